@@ -1,0 +1,1 @@
+//! C back end (being written).

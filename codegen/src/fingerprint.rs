@@ -1,0 +1,167 @@
+//! Layout fingerprints: a 64-bit hash of a record's canonical wire layout.
+//!
+//! The canonical text (see [`canonical`]) spells out everything a decoder depends on and nothing
+//! it does not:
+//! - every field in wire order, with its name (a swap of two same-typed fields changes meaning);
+//! - each number's type and byte order (`f32le`, `u16be`), so `u32` and `f32` differ;
+//! - nested structs expanded in place, never by type name, so two types that differ only in name
+//!   hash the same and two same-named types with different layouts hash differently;
+//! - sequences with their exact length rule: `[3]`, `[count u16le]`, `[size u32le]`, `[rest]`,
+//!   so `T`, `T[3]` and `T[]` all differ (ROS md5 drops array-ness of nested fields);
+//! - enum base types and every named value, flag bits, const values, padding widths;
+//! - unions with every variant's tag and body.
+//!
+//! Docs, units and type names are left out: they do not change the bytes.
+//! The hash is 64-bit FNV-1a over the UTF-8 canonical text.
+
+use std::fmt::Write;
+
+use crate::ir::{ConstValue, Endian, Field, Len, Schema, Ty, TypeDef, TypeId};
+
+/// FNV-1a, 64-bit: offset basis 0xcbf29ce484222325, prime 0x100000001b3.
+pub fn fnv1a64(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+/// The fingerprint of a struct's layout.
+pub fn of_struct(schema: &Schema, id: TypeId) -> u64 {
+    fnv1a64(canonical(schema, id).as_bytes())
+}
+
+/// The canonical layout text of a struct, e.g.
+/// `{x:f32le;y:f32le;src:enum u8{AUTOPILOT=0,MANUAL=1};_:pad3}`.
+pub fn canonical(schema: &Schema, id: TypeId) -> String {
+    let mut out = String::new();
+    match schema.ty(id) {
+        TypeDef::Struct(s) => fields(schema, &s.fields, &mut out),
+        _ => ty(schema, &Ty::Named(id), Endian::Little, &mut out),
+    }
+    out
+}
+
+fn fields(schema: &Schema, fs: &[Field], out: &mut String) {
+    out.push('{');
+    for (i, f) in fs.iter().enumerate() {
+        if i > 0 {
+            out.push(';');
+        }
+        out.push_str(if f.is_padding() { "_" } else { &f.name });
+        out.push(':');
+        ty(schema, &f.ty, f.endian, out);
+        match &f.value {
+            Some(ConstValue::Int(v)) => {
+                let _ = write!(out, "={v}");
+            }
+            Some(ConstValue::Bytes(b)) => {
+                out.push_str("=0x");
+                for x in b {
+                    let _ = write!(out, "{x:02x}");
+                }
+            }
+            None => {}
+        }
+    }
+    out.push('}');
+}
+
+fn order(e: Endian) -> &'static str {
+    match e {
+        Endian::Little => "le",
+        Endian::Big => "be",
+    }
+}
+
+fn len(l: &Len, e: Endian, out: &mut String) {
+    let _ = match l {
+        Len::Fixed(n) => write!(out, "[{n}]"),
+        Len::Count(p) => write!(out, "[count {}{}]", p.name(), order(e)),
+        Len::Size(p) => write!(out, "[size {}{}]", p.name(), order(e)),
+        Len::Rest => write!(out, "[rest]"),
+    };
+}
+
+fn ty(schema: &Schema, t: &Ty, e: Endian, out: &mut String) {
+    match t {
+        Ty::Prim(p) if p.size() == 1 => out.push_str(p.name()),
+        Ty::Prim(p) => {
+            out.push_str(p.name());
+            out.push_str(order(e));
+        }
+        Ty::Bool => out.push_str("bool"),
+        Ty::Pad(n) => {
+            let _ = write!(out, "pad{n}");
+        }
+        Ty::Bytes(l) => {
+            out.push_str("bytes");
+            len(l, e, out);
+        }
+        Ty::Str(l) => {
+            out.push_str("string");
+            len(l, e, out);
+        }
+        Ty::Array { elem, len: l } => {
+            out.push_str("array");
+            len(l, e, out);
+            out.push('(');
+            ty(schema, elem, e, out);
+            out.push(')');
+        }
+        Ty::Named(id) => match schema.ty(*id) {
+            TypeDef::Struct(s) => fields(schema, &s.fields, out),
+            TypeDef::Enum(en) => {
+                let _ = write!(out, "enum {}{}{{", en.base.name(), if en.base.size() > 1 { order(e) } else { "" });
+                for (i, v) in en.values.iter().enumerate() {
+                    let _ = write!(out, "{}{}={}", if i > 0 { "," } else { "" }, v.name, v.value);
+                }
+                out.push('}');
+            }
+            TypeDef::Flags(fl) => {
+                let _ = write!(out, "flags {}{}{{", fl.base.name(), if fl.base.size() > 1 { order(e) } else { "" });
+                for (i, f) in fl.flags.iter().enumerate() {
+                    let _ = write!(out, "{}{}={}", if i > 0 { "," } else { "" }, f.name, f.bit);
+                }
+                out.push('}');
+            }
+            TypeDef::Union(u) => union(schema, u, None, out),
+            TypeDef::Extern(x) => {
+                let _ = write!(out, "extern {}", x.path);
+            }
+        },
+        Ty::Union { id, tag_field } => {
+            if let TypeDef::Union(u) = schema.ty(*id) {
+                union(schema, u, Some(*tag_field), out);
+            }
+        }
+    }
+}
+
+fn union(schema: &Schema, u: &crate::ir::Union, tag_field: Option<usize>, out: &mut String) {
+    out.push_str("union");
+    if let Some(t) = tag_field {
+        let _ = write!(out, "@{t}");
+    }
+    out.push('{');
+    for (i, v) in u.variants.iter().enumerate() {
+        let _ = write!(out, "{}{}={}:", if i > 0 { "," } else { "" }, v.name, v.tag);
+        fields(schema, &v.fields, out);
+    }
+    out.push('}');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fnv1a64;
+
+    #[test]
+    fn fnv_reference_vectors() {
+        // Published FNV-1a 64 test vectors.
+        assert_eq!(fnv1a64(b""), 0xcbf29ce484222325);
+        assert_eq!(fnv1a64(b"a"), 0xaf63dc4c8601ec8c);
+        assert_eq!(fnv1a64(b"foobar"), 0x85944171f73967e8);
+    }
+}

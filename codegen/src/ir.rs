@@ -1,0 +1,391 @@
+//! The validated, immutable intermediate representation that every front end produces and every
+//! back end reads.
+//!
+//! Front ends (the TOML schema, `#[derive(Record)]`) lower into [`Schema`]; back ends (Rust, C,
+//! fingerprints) never look at anything else. Layout rules (sizes, offsets) are computed here once,
+//! in [`crate::layout`], so no back end re-derives them.
+
+use std::fmt;
+
+/// Byte order of a multi-byte value on the wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Endian {
+    Little,
+    Big,
+}
+
+impl Endian {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Endian::Little => "little",
+            Endian::Big => "big",
+        }
+    }
+}
+
+/// A fixed-width number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Prim {
+    U8,
+    U16,
+    U32,
+    U64,
+    I8,
+    I16,
+    I32,
+    I64,
+    F32,
+    F64,
+}
+
+impl Prim {
+    pub const ALL: [Prim; 10] = [
+        Prim::U8,
+        Prim::U16,
+        Prim::U32,
+        Prim::U64,
+        Prim::I8,
+        Prim::I16,
+        Prim::I32,
+        Prim::I64,
+        Prim::F32,
+        Prim::F64,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Prim::U8 => "u8",
+            Prim::U16 => "u16",
+            Prim::U32 => "u32",
+            Prim::U64 => "u64",
+            Prim::I8 => "i8",
+            Prim::I16 => "i16",
+            Prim::I32 => "i32",
+            Prim::I64 => "i64",
+            Prim::F32 => "f32",
+            Prim::F64 => "f64",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<Prim> {
+        Prim::ALL.iter().copied().find(|p| p.name() == s)
+    }
+
+    pub fn size(self) -> u32 {
+        match self {
+            Prim::U8 | Prim::I8 => 1,
+            Prim::U16 | Prim::I16 => 2,
+            Prim::U32 | Prim::I32 | Prim::F32 => 4,
+            Prim::U64 | Prim::I64 | Prim::F64 => 8,
+        }
+    }
+
+    pub fn is_float(self) -> bool {
+        matches!(self, Prim::F32 | Prim::F64)
+    }
+
+    pub fn is_signed(self) -> bool {
+        matches!(self, Prim::I8 | Prim::I16 | Prim::I32 | Prim::I64)
+    }
+
+    pub fn is_unsigned(self) -> bool {
+        matches!(self, Prim::U8 | Prim::U16 | Prim::U32 | Prim::U64)
+    }
+
+    /// The inclusive range of an integer type, `None` for floats.
+    pub fn int_range(self) -> Option<(i128, i128)> {
+        let bits = self.size() * 8;
+        if self.is_float() {
+            None
+        } else if self.is_signed() {
+            Some((-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1))
+        } else {
+            Some((0, (1i128 << bits) - 1))
+        }
+    }
+}
+
+impl fmt::Display for Prim {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Index of a named type in [`Schema::types`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TypeId(pub usize);
+
+/// How many elements (or bytes) a sequence holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Len {
+    /// Always exactly N elements.
+    Fixed(u32),
+    /// An unsigned integer of this width, written just before the elements, holds the element count.
+    /// For `string` and `bytes` an element is one byte.
+    Count(Prim),
+    /// An unsigned integer of this width, written just before the elements, holds their total size
+    /// in bytes; the element count is that size divided by the element size.
+    Size(Prim),
+    /// The elements run to the end of the enclosing record's payload.
+    Rest,
+}
+
+impl Len {
+    /// The prefix integer this length reads before the elements, if any.
+    pub fn prefix(self) -> Option<Prim> {
+        match self {
+            Len::Count(p) | Len::Size(p) => Some(p),
+            Len::Fixed(_) | Len::Rest => None,
+        }
+    }
+}
+
+/// The type of one field.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Ty {
+    Prim(Prim),
+    /// One byte; zero is false, anything else true. Encoded as 0 or 1.
+    Bool,
+    /// N bytes with no meaning, written as zero.
+    Pad(u32),
+    /// Opaque bytes.
+    Bytes(Len),
+    /// UTF-8 text. With [`Len::Fixed`], a NUL-padded character array.
+    Str(Len),
+    /// A sequence of elements of one type.
+    Array { elem: Box<Ty>, len: Len },
+    /// A struct, enum or flags type of the schema.
+    Named(TypeId),
+    /// A tagged union whose variant is selected by an earlier integer field of the same struct.
+    Union { id: TypeId, tag_field: usize },
+}
+
+/// A constant value that a field must hold (magic numbers, format markers).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum ConstValue {
+    Int(i128),
+    Bytes(Vec<u8>),
+}
+
+/// One field of a struct, in wire order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Field {
+    /// The field's name. Padding fields get a synthetic name `_pad<N>` and are never shown.
+    pub name: String,
+    pub ty: Ty,
+    /// The byte order of the field's numbers (the struct's unless overridden).
+    pub endian: Endian,
+    pub doc: Option<String>,
+    pub unit: Option<String>,
+    /// A value the field must always hold; decoders check it, encoders write it.
+    pub value: Option<ConstValue>,
+    /// Offset from the start of the struct, when every earlier field has a fixed size.
+    pub offset: Option<u32>,
+}
+
+impl Field {
+    pub fn is_padding(&self) -> bool {
+        matches!(self.ty, Ty::Pad(_))
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Struct {
+    pub name: String,
+    pub doc: Option<String>,
+    pub endian: Endian,
+    pub fields: Vec<Field>,
+    /// Total encoded size, when every field has a fixed size.
+    pub size: Option<u32>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EnumValue {
+    pub name: String,
+    pub value: i128,
+    pub doc: Option<String>,
+}
+
+/// A set of named values over an integer. Values outside the set are kept, not rejected, so that
+/// a newer writer's values survive a read-write round trip.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Enum {
+    pub name: String,
+    pub doc: Option<String>,
+    pub base: Prim,
+    pub values: Vec<EnumValue>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Flag {
+    pub name: String,
+    /// Bit index, 0 = least significant.
+    pub bit: u32,
+    pub doc: Option<String>,
+}
+
+/// Named bits over an unsigned integer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Flags {
+    pub name: String,
+    pub doc: Option<String>,
+    pub base: Prim,
+    pub flags: Vec<Flag>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Variant {
+    pub name: String,
+    pub tag: i128,
+    pub doc: Option<String>,
+    /// The variant's body; may be empty.
+    pub fields: Vec<Field>,
+    pub size: Option<u32>,
+}
+
+/// A tagged union: the value of the tag field selects one variant.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Union {
+    pub name: String,
+    pub doc: Option<String>,
+    pub endian: Endian,
+    pub variants: Vec<Variant>,
+}
+
+/// A type defined outside the schema (a hand-written Rust type named in `#[derive(Record)]`).
+/// Its layout is only known to the Rust compiler, through the runtime's traits.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Extern {
+    /// The Rust path, as written by the user.
+    pub path: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TypeDef {
+    Struct(Struct),
+    Enum(Enum),
+    Flags(Flags),
+    Union(Union),
+    Extern(Extern),
+}
+
+impl TypeDef {
+    pub fn name(&self) -> &str {
+        match self {
+            TypeDef::Struct(s) => &s.name,
+            TypeDef::Enum(e) => &e.name,
+            TypeDef::Flags(f) => &f.name,
+            TypeDef::Union(u) => &u.name,
+            TypeDef::Extern(e) => &e.path,
+        }
+    }
+
+    pub fn doc(&self) -> Option<&str> {
+        match self {
+            TypeDef::Struct(s) => s.doc.as_deref(),
+            TypeDef::Enum(e) => e.doc.as_deref(),
+            TypeDef::Flags(f) => f.doc.as_deref(),
+            TypeDef::Union(u) => u.doc.as_deref(),
+            TypeDef::Extern(_) => None,
+        }
+    }
+}
+
+/// A record type of the format's record stream.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Record {
+    /// The record's contract name (e.g. `REC_NAV_SOLUTION`).
+    pub name: String,
+    /// The value of the framing's tag field that announces this record.
+    pub id: u64,
+    pub doc: Option<String>,
+    /// The payload struct.
+    pub body: TypeId,
+    /// Layout fingerprint of the payload (see [`crate::fingerprint`]).
+    pub fingerprint: u64,
+}
+
+/// The format's schema id: a number that every breaking layout change must bump.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SchemaId {
+    pub value: u64,
+    /// The C macro that carries it (e.g. `FW_MODEL_SCHEMA`).
+    pub macro_name: String,
+    /// The file-header field that stores it, if any.
+    pub field: Option<usize>,
+}
+
+/// How the record stream after the file header is cut into records.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Framing {
+    /// The per-record header struct (fixed size).
+    pub header: TypeId,
+    /// Index of the header field whose value selects the record type.
+    pub tag: usize,
+    /// Index of the header field that holds the payload length in bytes. Without one, records are
+    /// self-delimiting and an unknown tag cannot be skipped.
+    pub length: Option<usize>,
+    /// Index of the header field that holds the record's timestamp, if any.
+    pub timestamp: Option<usize>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Format {
+    /// Short identifier: `usvlog`. Used for module, file and C prefix names.
+    pub name: String,
+    pub title: Option<String>,
+    pub doc: Option<String>,
+    pub endian: Endian,
+    pub version: Option<String>,
+    pub schema_id: Option<SchemaId>,
+}
+
+/// A whole validated schema: one format.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Schema {
+    pub format: Format,
+    /// Every named type, in declaration order (records' payload structs included).
+    pub types: Vec<TypeDef>,
+    /// The file header struct, written once at the start of a file.
+    pub file_header: Option<TypeId>,
+    pub framing: Option<Framing>,
+    pub records: Vec<Record>,
+    /// Where the schema came from, relative to the project (for "generated from" lines).
+    pub source: Option<String>,
+}
+
+impl Schema {
+    pub fn ty(&self, id: TypeId) -> &TypeDef {
+        &self.types[id.0]
+    }
+
+    pub fn strukt(&self, id: TypeId) -> &Struct {
+        match &self.types[id.0] {
+            TypeDef::Struct(s) => s,
+            other => panic!("type {} is not a struct", other.name()),
+        }
+    }
+
+    pub fn type_by_name(&self, name: &str) -> Option<TypeId> {
+        self.types.iter().position(|t| t.name() == name).map(TypeId)
+    }
+
+    /// The record whose payload struct is `id`, if any.
+    pub fn record_for(&self, id: TypeId) -> Option<&Record> {
+        self.records.iter().find(|r| r.body == id)
+    }
+
+    /// The constant bytes at the start of the file header (its magic), if it has any.
+    pub fn magic(&self) -> Option<&[u8]> {
+        let header = self.strukt(self.file_header?);
+        match header.fields.first()?.value.as_ref()? {
+            ConstValue::Bytes(b) => Some(b),
+            ConstValue::Int(_) => None,
+        }
+    }
+
+    /// The fixed size of a type, if it has one.
+    pub fn size_of(&self, ty: &Ty) -> Option<u32> {
+        crate::layout::size_of(self, ty)
+    }
+}

@@ -1,0 +1,492 @@
+//! The TOML front end's first stage: a spanned mirror of the schema file.
+//!
+//! This stage only checks the file's shape (known keys, required keys, value kinds) and keeps every
+//! value's byte span. Meaning (types, names, layout) is checked by [`crate::lower`].
+
+use std::cell::RefCell;
+use std::ops::Range;
+
+use toml::de::{DeTable, DeValue};
+use toml::Spanned;
+
+use crate::diag::{did_you_mean, Code, Diagnostic};
+
+pub type Span = Range<usize>;
+
+/// A value with the byte span of its source text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Sp<T> {
+    pub value: T,
+    pub span: Span,
+}
+
+impl<T> Sp<T> {
+    pub fn new(value: T, span: Span) -> Self {
+        Sp { value, span }
+    }
+}
+
+/// A whole schema file.
+#[derive(Clone, Debug, Default)]
+pub struct SchemaFile {
+    pub format: Option<FormatDecl>,
+    pub file_header: Option<StructDecl>,
+    pub framing: Option<FramingDecl>,
+    pub structs: Vec<StructDecl>,
+    pub enums: Vec<EnumDecl>,
+    pub flags: Vec<FlagsDecl>,
+    pub unions: Vec<UnionDecl>,
+    pub records: Vec<RecordDecl>,
+}
+
+#[derive(Clone, Debug)]
+pub struct FormatDecl {
+    pub name: Sp<String>,
+    pub title: Option<Sp<String>>,
+    pub doc: Option<Sp<String>>,
+    pub endian: Option<Sp<String>>,
+    pub version: Option<Sp<String>>,
+    pub schema_id: Option<SchemaIdDecl>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct SchemaIdDecl {
+    pub value: Sp<i128>,
+    pub name: Sp<String>,
+    pub field: Option<Sp<String>>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct StructDecl {
+    pub name: Sp<String>,
+    pub doc: Option<Sp<String>>,
+    pub endian: Option<Sp<String>>,
+    pub fields: Vec<FieldDecl>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct FramingDecl {
+    pub body: StructDecl,
+    pub tag: Sp<String>,
+    pub length: Option<Sp<String>>,
+    pub timestamp: Option<Sp<String>>,
+}
+
+/// A const value as written: an integer or a string (whose UTF-8 bytes are the value).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ConstDecl {
+    Int(i128),
+    Str(String),
+}
+
+#[derive(Clone, Debug)]
+pub struct FieldDecl {
+    pub name: Option<Sp<String>>,
+    pub ty: Option<Sp<String>>,
+    pub pad: Option<Sp<i128>>,
+    pub count: Option<Sp<String>>,
+    pub size: Option<Sp<String>>,
+    pub tag: Option<Sp<String>>,
+    pub endian: Option<Sp<String>>,
+    pub doc: Option<Sp<String>>,
+    pub unit: Option<Sp<String>>,
+    pub value: Option<Sp<ConstDecl>>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct EnumDecl {
+    pub name: Sp<String>,
+    pub doc: Option<Sp<String>>,
+    pub base: Sp<String>,
+    pub values: Vec<ValueDecl>,
+    pub span: Span,
+}
+
+/// One named value of an enum (`value`) or one bit of a flags type (`bit`).
+#[derive(Clone, Debug)]
+pub struct ValueDecl {
+    pub name: Sp<String>,
+    pub value: Sp<i128>,
+    pub doc: Option<Sp<String>>,
+}
+
+#[derive(Clone, Debug)]
+pub struct FlagsDecl {
+    pub name: Sp<String>,
+    pub doc: Option<Sp<String>>,
+    pub base: Sp<String>,
+    pub flags: Vec<ValueDecl>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct UnionDecl {
+    pub name: Sp<String>,
+    pub doc: Option<Sp<String>>,
+    pub endian: Option<Sp<String>>,
+    pub variants: Vec<VariantDecl>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct VariantDecl {
+    pub name: Sp<String>,
+    pub tag: Sp<i128>,
+    pub doc: Option<Sp<String>>,
+    pub fields: Vec<FieldDecl>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct RecordDecl {
+    pub name: Sp<String>,
+    pub id: Sp<i128>,
+    pub doc: Option<Sp<String>>,
+    pub endian: Option<Sp<String>>,
+    pub fields: Vec<FieldDecl>,
+    pub span: Span,
+}
+
+/// Parses schema text into the spanned model, collecting every shape error.
+pub fn parse(source: &str) -> (SchemaFile, Vec<Diagnostic>) {
+    let diags = RefCell::new(Vec::new());
+    let root = match DeTable::parse(source) {
+        Ok(root) => root,
+        Err(e) => {
+            let span = e.span().unwrap_or(0..0);
+            let message = e.message().trim().to_string();
+            let d = Diagnostic::new(Code::TomlSyntax, span, format!("invalid TOML: {message}"));
+            return (SchemaFile::default(), vec![d]);
+        }
+    };
+    let mut file = SchemaFile::default();
+    let span = root.span();
+    let mut t = Table::new(root.get_ref(), span, "the schema", &diags);
+    file.format = t.table("format", true).map(|(t, span)| format_decl(t, span));
+    file.file_header = t.table("file_header", false).map(|(t, span)| struct_decl(t, span, false));
+    file.framing = t.table("framing", false).map(|(mut t, span)| {
+        let tag = t.str("tag", true);
+        let length = t.str("length", false);
+        let timestamp = t.str("timestamp", false);
+        let body = struct_decl(t, span.clone(), true);
+        FramingDecl { tag: tag.unwrap_or_else(|| Sp::new(String::new(), span)), length, timestamp, body }
+    });
+    file.structs = t.tables("struct").into_iter().map(|(t, s)| struct_decl(t, s, false)).collect();
+    file.enums = t.tables("enum").into_iter().map(|(t, s)| enum_decl(t, s)).collect();
+    file.flags = t.tables("flags").into_iter().map(|(t, s)| flags_decl(t, s)).collect();
+    file.unions = t.tables("union").into_iter().map(|(t, s)| union_decl(t, s)).collect();
+    file.records = t.tables("record").into_iter().map(|(t, s)| record_decl(t, s)).collect();
+    t.finish(&["format", "file_header", "framing", "struct", "enum", "flags", "union", "record"]);
+    (file, diags.into_inner())
+}
+
+fn format_decl(mut t: Table<'_, '_>, span: Span) -> FormatDecl {
+    let name = t.str("name", true).unwrap_or_else(|| Sp::new(String::new(), span.clone()));
+    let title = t.str("title", false);
+    let doc = t.str("doc", false);
+    let endian = t.str("endian", false);
+    let version = t.str("version", false);
+    let schema_id = t.table("schema_id", false).map(|(mut s, sspan)| {
+        let value = s.int("value", true).unwrap_or_else(|| Sp::new(0, sspan.clone()));
+        let name = s.str("name", true).unwrap_or_else(|| Sp::new(String::new(), sspan.clone()));
+        let field = s.str("field", false);
+        s.finish(&["value", "name", "field"]);
+        SchemaIdDecl { value, name, field, span: sspan }
+    });
+    t.finish(&["name", "title", "doc", "endian", "version", "schema_id"]);
+    FormatDecl { name, title, doc, endian, version, schema_id, span }
+}
+
+fn struct_decl(mut t: Table<'_, '_>, span: Span, framing: bool) -> StructDecl {
+    let name = t.str("name", !framing).unwrap_or_else(|| Sp::new(String::new(), span.clone()));
+    let doc = t.str("doc", false);
+    let endian = t.str("endian", false);
+    let fields = t.fields("fields", true);
+    if framing {
+        t.finish(&["name", "doc", "endian", "fields", "tag", "length", "timestamp"]);
+    } else {
+        t.finish(&["name", "doc", "endian", "fields"]);
+    }
+    StructDecl { name, doc, endian, fields, span }
+}
+
+fn enum_decl(mut t: Table<'_, '_>, span: Span) -> EnumDecl {
+    let name = t.str("name", true).unwrap_or_else(|| Sp::new(String::new(), span.clone()));
+    let doc = t.str("doc", false);
+    let base = t.str("base", true).unwrap_or_else(|| Sp::new(String::new(), span.clone()));
+    let values = t.values("values", "value");
+    t.finish(&["name", "doc", "base", "values"]);
+    EnumDecl { name, doc, base, values, span }
+}
+
+fn flags_decl(mut t: Table<'_, '_>, span: Span) -> FlagsDecl {
+    let name = t.str("name", true).unwrap_or_else(|| Sp::new(String::new(), span.clone()));
+    let doc = t.str("doc", false);
+    let base = t.str("base", true).unwrap_or_else(|| Sp::new(String::new(), span.clone()));
+    let flags = t.values("flags", "bit");
+    t.finish(&["name", "doc", "base", "flags"]);
+    FlagsDecl { name, doc, base, flags, span }
+}
+
+fn union_decl(mut t: Table<'_, '_>, span: Span) -> UnionDecl {
+    let name = t.str("name", true).unwrap_or_else(|| Sp::new(String::new(), span.clone()));
+    let doc = t.str("doc", false);
+    let endian = t.str("endian", false);
+    let variants = t
+        .array_of_tables("variants", true)
+        .into_iter()
+        .map(|(mut v, vspan)| {
+            let name = v.str("name", true).unwrap_or_else(|| Sp::new(String::new(), vspan.clone()));
+            let tag = v.int("tag", true).unwrap_or_else(|| Sp::new(0, vspan.clone()));
+            let doc = v.str("doc", false);
+            let fields = v.fields("fields", false);
+            v.finish(&["name", "tag", "doc", "fields"]);
+            VariantDecl { name, tag, doc, fields, span: vspan }
+        })
+        .collect();
+    t.finish(&["name", "doc", "endian", "variants"]);
+    UnionDecl { name, doc, endian, variants, span }
+}
+
+fn record_decl(mut t: Table<'_, '_>, span: Span) -> RecordDecl {
+    let name = t.str("name", true).unwrap_or_else(|| Sp::new(String::new(), span.clone()));
+    let id = t.int("id", true).unwrap_or_else(|| Sp::new(-1, span.clone()));
+    let doc = t.str("doc", false);
+    let endian = t.str("endian", false);
+    let fields = t.fields("fields", true);
+    t.finish(&["name", "id", "doc", "endian", "fields"]);
+    RecordDecl { name, id, doc, endian, fields, span }
+}
+
+const FIELD_KEYS: &[&str] = &["name", "type", "pad", "count", "size", "tag", "endian", "doc", "unit", "const"];
+
+fn field_decl(mut t: Table<'_, '_>, span: Span) -> FieldDecl {
+    let pad = t.int("pad", false);
+    let name = t.str("name", false);
+    let ty = t.str("type", false);
+    if pad.is_none() {
+        if name.is_none() {
+            t.missing("name", "a field needs a `name` (or is `{ pad = N }`)");
+        }
+        if ty.is_none() {
+            t.missing("type", "a field needs a `type`");
+        }
+    }
+    let count = t.str("count", false);
+    let size = t.str("size", false);
+    let tag = t.str("tag", false);
+    let endian = t.str("endian", false);
+    let doc = t.str("doc", false);
+    let unit = t.str("unit", false);
+    let value = t.konst("const");
+    t.finish(FIELD_KEYS);
+    FieldDecl { name, ty, pad, count, size, tag, endian, doc, unit, value, span }
+}
+
+/// A cursor over one TOML table that records which keys were read, so that the rest can be
+/// reported as unknown, with a suggestion.
+struct Table<'a, 'd> {
+    table: &'a DeTable<'a>,
+    span: Span,
+    what: &'static str,
+    diags: &'d RefCell<Vec<Diagnostic>>,
+}
+
+impl<'a, 'd> Table<'a, 'd> {
+    fn new(table: &'a DeTable<'a>, span: Span, what: &'static str, diags: &'d RefCell<Vec<Diagnostic>>) -> Self {
+        Table { table, span, what, diags }
+    }
+
+    fn get(&self, key: &str) -> Option<&'a Spanned<DeValue<'a>>> {
+        self.table.get(key)
+    }
+
+    fn missing(&self, key: &str, why: &str) {
+        let span = self.span.start..self.span.start + 1;
+        self.diags.borrow_mut().push(
+            Diagnostic::new(Code::MissingKey, span, format!("missing key `{key}` in {}", self.what))
+                .label(format!("this table has no `{key}`"))
+                .help(why.to_string()),
+        );
+    }
+
+    fn wrong(&self, key: &str, expected: &str, v: &Spanned<DeValue<'_>>) {
+        self.diags.borrow_mut().push(
+            Diagnostic::new(
+                Code::WrongValueType,
+                v.span(),
+                format!("`{key}` must be {expected}, found {}", v.get_ref().type_str()),
+            )
+            .label(format!("expected {expected}")),
+        );
+    }
+
+    fn str(&mut self, key: &str, required: bool) -> Option<Sp<String>> {
+        match self.get(key) {
+            None => {
+                if required {
+                    self.missing(key, &format!("add `{key} = \"...\"`"));
+                }
+                None
+            }
+            Some(v) => match v.get_ref().as_str() {
+                Some(s) => Some(Sp::new(s.to_string(), v.span())),
+                None => {
+                    self.wrong(key, "a string", v);
+                    None
+                }
+            },
+        }
+    }
+
+    fn int(&mut self, key: &str, required: bool) -> Option<Sp<i128>> {
+        match self.get(key) {
+            None => {
+                if required {
+                    self.missing(key, &format!("add `{key} = <integer>`"));
+                }
+                None
+            }
+            Some(v) => match v.get_ref().as_integer().and_then(parse_int) {
+                Some(i) => Some(Sp::new(i, v.span())),
+                None => {
+                    self.wrong(key, "an integer", v);
+                    None
+                }
+            },
+        }
+    }
+
+    fn konst(&mut self, key: &str) -> Option<Sp<ConstDecl>> {
+        let v = self.get(key)?;
+        let value = v.get_ref();
+        if let Some(i) = value.as_integer().and_then(parse_int) {
+            Some(Sp::new(ConstDecl::Int(i), v.span()))
+        } else if let Some(s) = value.as_str() {
+            Some(Sp::new(ConstDecl::Str(s.to_string()), v.span()))
+        } else {
+            self.wrong(key, "an integer or a string", v);
+            None
+        }
+    }
+
+    fn table(&mut self, key: &str, required: bool) -> Option<(Table<'a, 'd>, Span)> {
+        match self.get(key) {
+            None => {
+                if required {
+                    self.missing(key, &format!("add a `[{key}]` table"));
+                }
+                None
+            }
+            Some(v) => match v.get_ref().as_table() {
+                Some(t) => Some((Table::new(t, v.span(), leak_what(key), self.diags), v.span())),
+                None => {
+                    self.wrong(key, "a table", v);
+                    None
+                }
+            },
+        }
+    }
+
+    /// The elements of an array of tables (`[[key]]` or `key = [{...}, ...]`).
+    fn array_of_tables(&mut self, key: &str, required: bool) -> Vec<(Table<'a, 'd>, Span)> {
+        let Some(v) = self.get(key) else {
+            if required {
+                self.missing(key, &format!("add `{key} = [ ... ]`"));
+            }
+            return Vec::new();
+        };
+        let Some(items) = v.get_ref().as_array() else {
+            self.wrong(key, "an array of tables", v);
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        let mut bad = Vec::new();
+        for item in items.iter() {
+            match item.get_ref().as_table() {
+                Some(t) => out.push((t, item.span())),
+                None => bad.push(item),
+            }
+        }
+        for item in bad {
+            self.wrong(key, "an array of tables", item);
+        }
+        let what = leak_what(key);
+        out.into_iter().map(|(t, span)| (Table::new(t, span.clone(), what, self.diags), span)).collect()
+    }
+
+    fn tables(&mut self, key: &str) -> Vec<(Table<'a, 'd>, Span)> {
+        self.array_of_tables(key, false)
+    }
+
+    fn fields(&mut self, key: &str, required: bool) -> Vec<FieldDecl> {
+        self.array_of_tables(key, required).into_iter().map(|(t, s)| field_decl(t, s)).collect()
+    }
+
+    fn values(&mut self, key: &str, value_key: &'static str) -> Vec<ValueDecl> {
+        self.array_of_tables(key, true)
+            .into_iter()
+            .map(|(mut t, span)| {
+                let name = t.str("name", true).unwrap_or_else(|| Sp::new(String::new(), span.clone()));
+                let value = t.int(value_key, true).unwrap_or_else(|| Sp::new(0, span.clone()));
+                let doc = t.str("doc", false);
+                t.finish(&["name", value_key, "doc"]);
+                ValueDecl { name, value, doc }
+            })
+            .collect()
+    }
+
+    /// Reports every key of the table that is not in `known`.
+    fn finish(self, known: &[&str]) {
+        for (k, _) in self.table.iter() {
+            let key: &str = k.get_ref();
+            if !known.contains(&key) {
+                let mut d = Diagnostic::new(
+                    Code::UnknownKey,
+                    k.span(),
+                    format!("unknown key `{key}` in {}", self.what),
+                )
+                .label("not a key of the schema language");
+                d = match did_you_mean(key, known.iter().copied()) {
+                    Some(s) => d.help(format!("did you mean `{s}`?")),
+                    None => d.help(format!("known keys here: {}", known.join(", "))),
+                };
+                self.diags.borrow_mut().push(d);
+            }
+        }
+    }
+}
+
+/// Describes the table a key opens, for messages ("unknown key `x` in [[record]]").
+fn leak_what(key: &str) -> &'static str {
+    match key {
+        "format" => "[format]",
+        "schema_id" => "[format.schema_id]",
+        "file_header" => "[file_header]",
+        "framing" => "[framing]",
+        "struct" => "[[struct]]",
+        "enum" => "[[enum]]",
+        "flags" => "a flags table",
+        "union" => "[[union]]",
+        "record" => "[[record]]",
+        "fields" => "a field",
+        "variants" => "a union variant",
+        "values" => "an enum value",
+        _ => "a table",
+    }
+}
+
+/// Integers are parsed as i128 so that every u64 and i64 value fits, with its sign.
+fn parse_int(i: &toml::de::DeInteger<'_>) -> Option<i128> {
+    let s = i.as_str().replace('_', "");
+    let (neg, digits) = match s.strip_prefix('-') {
+        Some(d) => (true, d.to_string()),
+        None => (false, s.trim_start_matches('+').to_string()),
+    };
+    let v = i128::from_str_radix(&digits, i.radix()).ok()?;
+    Some(if neg { -v } else { v })
+}

@@ -1,0 +1,139 @@
+//! Helpers for generated code. Not a public API: names and signatures may change at any time.
+
+use crate::cursor::Cursor;
+use crate::error::DecodeError;
+#[cfg(feature = "alloc")]
+use crate::error::DecodeErrorKind;
+
+/// `N` bytes of `b` starting at `off`. Generated code only calls it with constant offsets inside
+/// an array whose length it has already checked, so the slice indexing compiles away.
+#[inline(always)]
+pub fn sub<const N: usize>(b: &[u8], off: usize) -> [u8; N] {
+    let mut a = [0u8; N];
+    a.copy_from_slice(&b[off..off + N]);
+    a
+}
+
+/// Builds an array from a fallible element constructor, stopping at the first error.
+#[inline]
+pub fn try_array<T, E, const N: usize>(mut f: impl FnMut(usize) -> Result<T, E>) -> Result<[T; N], E> {
+    let mut err = None;
+    let arr: [Option<T>; N] = core::array::from_fn(|i| {
+        if err.is_some() {
+            return None;
+        }
+        match f(i) {
+            Ok(x) => Some(x),
+            Err(e) => {
+                err = Some(e);
+                None
+            }
+        }
+    });
+    match err {
+        Some(e) => Err(e),
+        // Every element is `Some` when no error was recorded.
+        None => Ok(arr.map(|x| x.unwrap_or_else(|| unreachable!()))),
+    }
+}
+
+/// Reads an unsigned length prefix of `W` bytes.
+#[inline(always)]
+pub fn prefix<const W: usize>(c: &mut Cursor<'_>, big: bool) -> Result<u64, DecodeError> {
+    let a = c.array::<W>()?;
+    let mut v: u64 = 0;
+    for i in 0..W {
+        let byte = if big { a[i] } else { a[W - 1 - i] };
+        v = (v << 8) | u64::from(byte);
+    }
+    Ok(v)
+}
+
+/// Converts a length read from the input to `usize`, failing (not truncating) where it cannot be.
+#[inline]
+pub fn len(n: u64, c: &Cursor<'_>) -> Result<usize, DecodeError> {
+    usize::try_from(n).map_err(|_| DecodeError::eof(usize::MAX, c.remaining()).at(c.position()))
+}
+
+#[cfg(feature = "alloc")]
+pub use alloc_helpers::*;
+
+#[cfg(feature = "alloc")]
+mod alloc_helpers {
+    use super::*;
+    use alloc::string::String;
+    use alloc::vec::Vec;
+
+    /// Decodes `n` elements. The capacity reserved up front is bounded by what the remaining input
+    /// can hold (`min_size` bytes per element at least), so a corrupt count cannot make us
+    /// allocate more than the input justifies.
+    #[inline]
+    pub fn vec<T>(
+        c: &mut Cursor<'_>,
+        n: usize,
+        min_size: usize,
+        mut f: impl FnMut(&mut Cursor<'_>) -> Result<T, DecodeError>,
+    ) -> Result<Vec<T>, DecodeError> {
+        let bound = if min_size == 0 { n.min(4096) } else { c.remaining() / min_size };
+        let mut v = Vec::with_capacity(n.min(bound));
+        for i in 0..n {
+            let _ = i;
+            v.push(f(c)?);
+        }
+        Ok(v)
+    }
+
+    /// Decodes elements until the cursor is empty (byte-length-prefixed and rest-of-payload arrays).
+    #[inline]
+    pub fn vec_to_end<T>(
+        mut c: Cursor<'_>,
+        elem_size: Option<usize>,
+        mut f: impl FnMut(&mut Cursor<'_>) -> Result<T, DecodeError>,
+    ) -> Result<Vec<T>, DecodeError> {
+        if let Some(es) = elem_size {
+            if es > 0 && c.remaining() % es != 0 {
+                return Err(DecodeError::new(DecodeErrorKind::RaggedLength { size: c.remaining() as u64, element: es as u64 })
+                    .at(c.position()));
+            }
+        }
+        let mut v = Vec::with_capacity(elem_size.filter(|s| *s > 0).map_or(0, |s| c.remaining() / s));
+        while !c.is_empty() {
+            v.push(f(&mut c)?);
+        }
+        Ok(v)
+    }
+
+    /// Decodes UTF-8 text.
+    #[inline]
+    pub fn string(b: &[u8], at: usize) -> Result<String, DecodeError> {
+        match core::str::from_utf8(b) {
+            Ok(s) => Ok(String::from(s)),
+            Err(e) => Err(DecodeError::new(DecodeErrorKind::InvalidUtf8 { valid_up_to: e.valid_up_to() as u64 }).at(at)),
+        }
+    }
+}
+
+/// Writes an unsigned length prefix of `W` bytes, failing if `n` does not fit.
+#[inline]
+pub fn put_prefix<S: crate::Sink + ?Sized, const W: usize>(
+    out: &mut S,
+    n: usize,
+    big: bool,
+    field: &'static str,
+) -> Result<(), crate::EncodeError> {
+    let max: u64 = if W >= 8 { u64::MAX } else { (1u64 << (8 * W)) - 1 };
+    if n as u64 > max {
+        return Err(crate::EncodeError::TooLong { field, len: n as u64, max });
+    }
+    let mut a = [0u8; W];
+    for i in 0..W {
+        let byte = ((n as u64) >> (8 * i)) as u8;
+        if big {
+            a[W - 1 - i] = byte;
+        } else {
+            a[i] = byte;
+        }
+    }
+    out.put(&a);
+    Ok(())
+}

@@ -1,0 +1,492 @@
+//! Framed record streams: a file header, then records that each start with a fixed-size record
+//! header holding a type tag, a payload length and, optionally, a timestamp.
+//!
+//! The generated code of each format implements [`FramedFormat`]; the reader and writer here are
+//! shared by every format, so no format has a hand-written reader loop.
+
+use std::fmt;
+use std::io::{self, Read, Write};
+use std::vec;
+use std::vec::Vec;
+
+use crate::cursor::Cursor;
+use crate::error::{DecodeError, DecodeErrorKind, EncodeError};
+use crate::traits::{Decode, Encode, Endian};
+use crate::visit::Visit;
+
+/// The framing fields of one record header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RecordHeader {
+    pub tag: u64,
+    pub len: u64,
+    pub timestamp: Option<u64>,
+}
+
+/// A format whose records are framed by a fixed-size header with a tag and a length.
+/// Implemented by generated code.
+pub trait FramedFormat {
+    /// The format's short name (`usvlog`).
+    const NAME: &'static str;
+    /// Size of the record header in bytes.
+    const RECORD_HEADER_SIZE: usize;
+    /// The largest payload the length field can express.
+    const MAX_PAYLOAD: u64;
+    /// Schema ids this build can decode.
+    const KNOWN_SCHEMA_IDS: &'static [u64];
+    type FileHeader: Decode + Encode + Visit;
+    /// "Any record of this format".
+    type Record: Encode + Visit;
+
+    /// Parses the framing fields from the first `RECORD_HEADER_SIZE` bytes of `b`.
+    fn parse_record_header(b: &[u8]) -> RecordHeader;
+    /// Writes a record header into the first `RECORD_HEADER_SIZE` bytes of `out`.
+    fn write_record_header(h: &RecordHeader, out: &mut [u8]);
+    /// Checks what decoding alone cannot (the schema id); consts were checked while decoding.
+    fn check_file_header(h: &Self::FileHeader) -> Result<(), ReadErrorKind>;
+    /// The name of the record type with this tag, if known.
+    fn record_name(tag: u64) -> Option<&'static str>;
+    /// Decodes a payload; `None` for a tag this schema does not know.
+    fn decode_record(tag: u64, payload: &[u8]) -> Option<Result<Self::Record, DecodeError>>;
+    /// The tag of a record.
+    fn record_tag(r: &Self::Record) -> u64;
+}
+
+/// What went wrong while reading a stream.
+#[derive(Debug)]
+pub enum ReadErrorKind {
+    Io(io::Error),
+    /// The input ended inside a header or payload.
+    Truncated { what: &'static str, needed: u64, available: u64 },
+    /// A payload or header did not decode.
+    Decode(DecodeError),
+    /// The file's schema id is not one this build knows.
+    UnknownSchemaId { field: &'static str, found: u64, known: &'static [u64] },
+}
+
+/// A read failure with its location: byte offset in the stream (of the record or header that
+/// failed), the record's index and type when known.
+#[derive(Debug)]
+pub struct ReadError {
+    pub kind: ReadErrorKind,
+    /// Absolute byte offset of the start of the failing header or record.
+    pub offset: u64,
+    /// Index of the failing record (0-based), `None` for the file header.
+    pub record_index: Option<u64>,
+    pub tag: Option<u64>,
+    pub record: Option<&'static str>,
+    pub format: &'static str,
+}
+
+impl ReadError {
+    /// Whether reading can go on after this error (a bad record whose length was known).
+    pub fn is_recoverable(&self) -> bool {
+        matches!(self.kind, ReadErrorKind::Decode(_)) && self.record_index.is_some()
+    }
+}
+
+impl fmt::Display for ReadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: at byte {}", self.format, self.offset)?;
+        match (self.record_index, self.record, self.tag) {
+            (Some(i), Some(name), _) => write!(f, " (record #{i}, {name})")?,
+            (Some(i), None, Some(t)) => write!(f, " (record #{i}, type {t})")?,
+            (Some(i), None, None) => write!(f, " (record #{i})")?,
+            (None, ..) => write!(f, " (file header)")?,
+        }
+        f.write_str(": ")?;
+        match &self.kind {
+            ReadErrorKind::Io(e) => write!(f, "I/O error: {e}"),
+            ReadErrorKind::Truncated { what, needed, available } => write!(
+                f,
+                "file truncated inside the {what}: needed {needed} bytes, only {available} left"
+            ),
+            ReadErrorKind::Decode(e) => {
+                let mut e = *e;
+                // Report the field's absolute position too.
+                let abs = self.offset + e.offset;
+                e.offset = abs;
+                write!(f, "{e}")
+            }
+            ReadErrorKind::UnknownSchemaId { field, found, known } => {
+                write!(f, "{field} is {found}, but this build only knows schema id")?;
+                if known.len() != 1 {
+                    f.write_str("s")?;
+                }
+                for (i, k) in known.iter().enumerate() {
+                    write!(f, "{}{k}", if i == 0 { " " } else { ", " })?;
+                }
+                f.write_str("; refusing to guess the layout")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ReadError {}
+
+/// One record as framed in the stream, before payload decoding.
+#[derive(Clone, Copy, Debug)]
+pub struct RawRecord<'a> {
+    /// Absolute offset of the record header.
+    pub offset: u64,
+    /// 0-based index in the stream.
+    pub index: u64,
+    pub header: RecordHeader,
+    pub payload: &'a [u8],
+}
+
+/// A decoded record, or one whose type this schema does not know.
+#[derive(Clone, Debug)]
+pub enum Event<'a, R> {
+    Record { raw: RawRecord<'a>, record: R },
+    Unknown { raw: RawRecord<'a> },
+}
+
+fn decode_event<F: FramedFormat>(raw: RawRecord<'_>) -> Result<Event<'_, F::Record>, ReadError> {
+    match F::decode_record(raw.header.tag, raw.payload) {
+        None => Ok(Event::Unknown { raw }),
+        Some(Ok(record)) => Ok(Event::Record { raw, record }),
+        Some(Err(e)) => Err(ReadError {
+            kind: ReadErrorKind::Decode(e.at(F::RECORD_HEADER_SIZE)),
+            offset: raw.offset,
+            record_index: Some(raw.index),
+            tag: Some(raw.header.tag),
+            record: F::record_name(raw.header.tag),
+            format: F::NAME,
+        }),
+    }
+}
+
+fn header_error<F: FramedFormat>(kind: ReadErrorKind) -> ReadError {
+    ReadError { kind, offset: 0, record_index: None, tag: None, record: None, format: F::NAME }
+}
+
+fn decode_file_header<F: FramedFormat>(bytes: &[u8], at_eof: bool) -> Result<Option<(F::FileHeader, usize)>, ReadError> {
+    let mut c = Cursor::new(bytes);
+    match F::FileHeader::decode(&mut c, Endian::Little) {
+        Ok(h) => {
+            F::check_file_header(&h).map_err(header_error::<F>)?;
+            Ok(Some((h, c.position())))
+        }
+        Err(DecodeError { kind: DecodeErrorKind::UnexpectedEof { needed, available }, offset, .. }) if at_eof => {
+            Err(header_error::<F>(ReadErrorKind::Truncated { what: "file header", needed: offset + needed, available: offset + available }))
+        }
+        Err(DecodeError { kind: DecodeErrorKind::UnexpectedEof { .. }, .. }) => Ok(None),
+        Err(e) => Err(header_error::<F>(ReadErrorKind::Decode(e))),
+    }
+}
+
+/// Reads records from an in-memory buffer without copying them.
+pub struct SliceReader<'a, F: FramedFormat> {
+    bytes: &'a [u8],
+    pos: usize,
+    index: u64,
+    done: bool,
+    _f: core::marker::PhantomData<F>,
+}
+
+impl<'a, F: FramedFormat> SliceReader<'a, F> {
+    /// Decodes and checks the file header, and returns it with a reader over the records.
+    pub fn new(bytes: &'a [u8]) -> Result<(F::FileHeader, Self), ReadError> {
+        let (h, n) = decode_file_header::<F>(bytes, true)?.ok_or_else(|| {
+            header_error::<F>(ReadErrorKind::Truncated { what: "file header", needed: 1, available: 0 })
+        })?;
+        Ok((h, SliceReader { bytes, pos: n, index: 0, done: false, _f: core::marker::PhantomData }))
+    }
+
+    /// Byte offset of the next record.
+    pub fn position(&self) -> u64 {
+        self.pos as u64
+    }
+
+    /// The next record, decoded.
+    #[inline]
+    pub fn next_event(&mut self) -> Option<Result<Event<'a, F::Record>, ReadError>> {
+        Some(match self.next()? {
+            Ok(raw) => decode_event::<F>(raw),
+            Err(e) => Err(e),
+        })
+    }
+}
+
+impl<'a, F: FramedFormat> Iterator for SliceReader<'a, F> {
+    type Item = Result<RawRecord<'a>, ReadError>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let rest = &self.bytes[self.pos..];
+        if rest.is_empty() {
+            self.done = true;
+            return None;
+        }
+        let h = F::RECORD_HEADER_SIZE;
+        let truncated = |what, needed: u64, available: usize, tag| ReadError {
+            kind: ReadErrorKind::Truncated { what, needed, available: available as u64 },
+            offset: self.pos as u64,
+            record_index: Some(self.index),
+            tag,
+            record: tag.and_then(F::record_name),
+            format: F::NAME,
+        };
+        if rest.len() < h {
+            self.done = true;
+            return Some(Err(truncated("record header", h as u64, rest.len(), None)));
+        }
+        let header = F::parse_record_header(rest);
+        let total = (h as u64).saturating_add(header.len);
+        if (rest.len() as u64) < total {
+            self.done = true;
+            return Some(Err(truncated("payload", header.len, rest.len() - h, Some(header.tag))));
+        }
+        let payload = &rest[h..total as usize];
+        let raw = RawRecord { offset: self.pos as u64, index: self.index, header, payload };
+        self.pos += total as usize;
+        self.index += 1;
+        Some(Ok(raw))
+    }
+}
+
+/// Reads records from any [`Read`] in constant memory: one reusable buffer that only grows to
+/// the largest record actually present, and only as its bytes arrive.
+pub struct Reader<R, F: FramedFormat> {
+    inner: R,
+    buf: Vec<u8>,
+    start: usize,
+    end: usize,
+    /// Absolute offset of `buf[start]`.
+    offset: u64,
+    index: u64,
+    eof: bool,
+    done: bool,
+    header: Option<F::FileHeader>,
+}
+
+const CHUNK: usize = 64 * 1024;
+
+impl<R: Read, F: FramedFormat> Reader<R, F> {
+    /// Reads and checks the file header.
+    pub fn new(inner: R) -> Result<Self, ReadError> {
+        let mut r = Reader {
+            inner,
+            buf: vec![0; CHUNK],
+            start: 0,
+            end: 0,
+            offset: 0,
+            index: 0,
+            eof: false,
+            done: false,
+            header: None,
+        };
+        let mut want = 1;
+        loop {
+            r.fill(want).map_err(|e| header_error::<F>(ReadErrorKind::Io(e)))?;
+            match decode_file_header::<F>(&r.buf[r.start..r.end], r.eof)? {
+                Some((h, n)) => {
+                    r.start += n;
+                    r.offset += n as u64;
+                    r.header = Some(h);
+                    return Ok(r);
+                }
+                None => want = r.available() + 1,
+            }
+        }
+    }
+
+    /// The file header.
+    pub fn file_header(&self) -> &F::FileHeader {
+        self.header.as_ref().expect("set by new()")
+    }
+
+    /// Byte offset of the next record.
+    pub fn position(&self) -> u64 {
+        self.offset
+    }
+
+    fn available(&self) -> usize {
+        self.end - self.start
+    }
+
+    /// Makes at least `min` bytes available unless the input ends first.
+    fn fill(&mut self, min: usize) -> io::Result<()> {
+        while self.available() < min && !self.eof {
+            if self.end == self.buf.len() {
+                if self.start > 0 {
+                    self.buf.copy_within(self.start..self.end, 0);
+                    self.end -= self.start;
+                    self.start = 0;
+                } else {
+                    // The buffer is full of real data and still too small: grow it, at most
+                    // doubling, so its size is always justified by bytes actually read.
+                    let new_len = (self.buf.len() * 2).min(self.buf.len() + min.max(CHUNK));
+                    self.buf.resize(new_len, 0);
+                }
+                continue;
+            }
+            match self.inner.read(&mut self.buf[self.end..]) {
+                Ok(0) => self.eof = true,
+                Ok(n) => self.end += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// The next framed record, or `None` at a clean end of the stream. After a truncation or I/O
+    /// error, every later call returns `None`.
+    pub fn next_raw(&mut self) -> Option<Result<RawRecord<'_>, ReadError>> {
+        if self.done {
+            return None;
+        }
+        let h = F::RECORD_HEADER_SIZE;
+        let fail = |s: &mut Self, kind, tag: Option<u64>| {
+            s.done = true;
+            Some(Err(ReadError {
+                kind,
+                offset: s.offset,
+                record_index: Some(s.index),
+                tag,
+                record: tag.and_then(F::record_name),
+                format: F::NAME,
+            }))
+        };
+        if let Err(e) = self.fill(h) {
+            return fail(self, ReadErrorKind::Io(e), None);
+        }
+        if self.available() == 0 {
+            self.done = true;
+            return None;
+        }
+        if self.available() < h {
+            let available = self.available() as u64;
+            return fail(self, ReadErrorKind::Truncated { what: "record header", needed: h as u64, available }, None);
+        }
+        let header = F::parse_record_header(&self.buf[self.start..self.end]);
+        let total = match usize::try_from(header.len).ok().and_then(|l| l.checked_add(h)) {
+            Some(t) => t,
+            None => {
+                let available = (self.available() - h) as u64;
+                return fail(self, ReadErrorKind::Truncated { what: "payload", needed: header.len, available }, Some(header.tag));
+            }
+        };
+        if let Err(e) = self.fill(total) {
+            return fail(self, ReadErrorKind::Io(e), Some(header.tag));
+        }
+        if self.available() < total {
+            let available = (self.available() - h) as u64;
+            return fail(self, ReadErrorKind::Truncated { what: "payload", needed: header.len, available }, Some(header.tag));
+        }
+        let payload = &self.buf[self.start + h..self.start + total];
+        let raw = RawRecord { offset: self.offset, index: self.index, header, payload };
+        self.start += total;
+        self.offset += total as u64;
+        self.index += 1;
+        Some(Ok(raw))
+    }
+
+    /// The next record, decoded. A record that fails to decode is reported and skipped (its
+    /// length is known), so reading can go on; truncation and I/O errors end the stream.
+    pub fn next_event(&mut self) -> Option<Result<Event<'_, F::Record>, ReadError>> {
+        Some(match self.next_raw()? {
+            Ok(raw) => decode_event::<F>(raw),
+            Err(e) => Err(e),
+        })
+    }
+}
+
+/// An error while writing.
+#[derive(Debug)]
+pub enum WriteError {
+    Io(io::Error),
+    Encode(EncodeError),
+}
+
+impl fmt::Display for WriteError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WriteError::Io(e) => write!(f, "I/O error: {e}"),
+            WriteError::Encode(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for WriteError {}
+
+impl From<io::Error> for WriteError {
+    fn from(e: io::Error) -> Self {
+        WriteError::Io(e)
+    }
+}
+
+impl From<EncodeError> for WriteError {
+    fn from(e: EncodeError) -> Self {
+        WriteError::Encode(e)
+    }
+}
+
+/// Writes a file header, then records, through one reusable buffer.
+pub struct Writer<W: Write, F: FramedFormat> {
+    inner: W,
+    buf: Vec<u8>,
+    _f: core::marker::PhantomData<F>,
+}
+
+impl<W: Write, F: FramedFormat> Writer<W, F> {
+    pub fn new(inner: W, header: &F::FileHeader) -> Result<Self, WriteError> {
+        let mut w = Writer { inner, buf: Vec::with_capacity(CHUNK), _f: core::marker::PhantomData };
+        header.encode(&mut w.buf, Endian::Little)?;
+        Ok(w)
+    }
+
+    /// Writes one record. Nothing is written if it cannot be encoded.
+    pub fn write(&mut self, timestamp: u64, record: &F::Record) -> Result<(), WriteError> {
+        let len = record.encoded_len();
+        self.check_len(len)?;
+        let start = self.buf.len();
+        let h = F::RECORD_HEADER_SIZE;
+        self.buf.resize(start + h, 0);
+        let header = RecordHeader { tag: F::record_tag(record), len: len as u64, timestamp: Some(timestamp) };
+        F::write_record_header(&header, &mut self.buf[start..]);
+        if let Err(e) = record.encode(&mut self.buf, Endian::Little) {
+            self.buf.truncate(start);
+            return Err(e.into());
+        }
+        self.maybe_flush()
+    }
+
+    /// Writes a record with a raw payload (e.g. one of a type this schema does not know).
+    pub fn write_raw(&mut self, tag: u64, timestamp: u64, payload: &[u8]) -> Result<(), WriteError> {
+        self.check_len(payload.len())?;
+        let start = self.buf.len();
+        self.buf.resize(start + F::RECORD_HEADER_SIZE, 0);
+        let header = RecordHeader { tag, len: payload.len() as u64, timestamp: Some(timestamp) };
+        F::write_record_header(&header, &mut self.buf[start..]);
+        self.buf.extend_from_slice(payload);
+        self.maybe_flush()
+    }
+
+    fn check_len(&self, len: usize) -> Result<(), WriteError> {
+        if len as u64 > F::MAX_PAYLOAD {
+            return Err(EncodeError::TooLong { field: "payload length", len: len as u64, max: F::MAX_PAYLOAD }.into());
+        }
+        Ok(())
+    }
+
+    fn maybe_flush(&mut self) -> Result<(), WriteError> {
+        if self.buf.len() >= CHUNK {
+            self.inner.write_all(&self.buf)?;
+            self.buf.clear();
+        }
+        Ok(())
+    }
+
+    /// Writes out everything buffered and returns the inner writer.
+    pub fn finish(mut self) -> Result<W, WriteError> {
+        self.inner.write_all(&self.buf)?;
+        self.buf.clear();
+        self.inner.flush()?;
+        Ok(self.inner)
+    }
+}

@@ -1,0 +1,33 @@
+//! Runtime support for logspec-generated code and `#[derive(Record)]`: the traits every record
+//! implements, byte cursors and sinks, errors, and the framed readers and writers of record streams.
+//!
+//! `no_std` by default-off features: with neither `alloc` nor `std`, fixed-layout records decode
+//! and encode with no allocation at all (what firmware needs); `alloc` adds strings and variable
+//! arrays; `std` adds the streaming [`framed`] reader and writer over `std::io`.
+
+#![no_std]
+#![forbid(unsafe_code)]
+
+#[cfg(feature = "alloc")]
+extern crate alloc;
+#[cfg(feature = "std")]
+extern crate std;
+
+mod cursor;
+mod error;
+mod traits;
+mod visit;
+
+#[cfg(feature = "std")]
+pub mod framed;
+
+#[doc(hidden)]
+pub mod __private;
+
+pub use cursor::{Cursor, Sink, SliceSink};
+pub use error::{DecodeError, DecodeErrorKind, EncodeError, Shown};
+pub use traits::{Decode, Encode, Endian, Fixed, FixedStr, Record, Union};
+pub use visit::{Visit, Visitor};
+
+#[cfg(feature = "std")]
+pub use framed::{Event, FramedFormat, RawRecord, ReadError, ReadErrorKind, Reader, RecordHeader, SliceReader, WriteError, Writer};
