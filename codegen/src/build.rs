@@ -1,1 +1,114 @@
-//! build.rs API.
+//! The `build.rs` API: compile schemas into Rust source in `OUT_DIR`, like `prost-build`.
+//!
+//! ```no_run
+//! // build.rs
+//! fn main() {
+//!     logspec_codegen::Builder::new()
+//!         .compile(&["schemas/usvlog.toml"])
+//!         .unwrap_or_else(|e| e.exit());
+//! }
+//! ```
+//! and in the crate: `mod usvlog { include!(concat!(env!("OUT_DIR"), "/usvlog.rs")); }`.
+
+use std::path::{Path, PathBuf};
+
+use crate::backend::rust::RustBackend;
+use crate::diag::SchemaError;
+
+/// Configures and runs schema compilation from a build script.
+#[derive(Clone, Debug, Default)]
+pub struct Builder {
+    out_dir: Option<PathBuf>,
+    runtime_path: Option<String>,
+    emit_rerun: bool,
+}
+
+/// A failure of [`Builder::compile`]: schema diagnostics or an I/O error.
+#[derive(Debug)]
+pub enum BuildError {
+    Schema(Vec<SchemaError>),
+    Io(PathBuf, std::io::Error),
+    NoOutDir,
+}
+
+impl std::fmt::Display for BuildError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BuildError::Schema(errors) => {
+                for e in errors {
+                    write!(f, "{}", e.render())?;
+                }
+                Ok(())
+            }
+            BuildError::Io(p, e) => write!(f, "{}: {e}", p.display()),
+            BuildError::NoOutDir => f.write_str("OUT_DIR is not set; call Builder::out_dir or run from a build script"),
+        }
+    }
+}
+
+impl std::error::Error for BuildError {}
+
+impl BuildError {
+    /// Prints the error (every diagnostic, with carets) to stderr and exits with status 1: the
+    /// friendliest failure inside a build script.
+    pub fn exit(self) -> ! {
+        eprintln!("{self}");
+        std::process::exit(1)
+    }
+}
+
+impl Builder {
+    pub fn new() -> Self {
+        Builder { out_dir: None, runtime_path: None, emit_rerun: true }
+    }
+
+    /// Where to write `<format>.rs` (default: `$OUT_DIR`).
+    pub fn out_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.out_dir = Some(dir.into());
+        self
+    }
+
+    /// The path generated code uses for the runtime (default `::logspec_runtime`; use
+    /// `::logspec::runtime` when depending on the `logspec` facade only).
+    pub fn runtime_path(mut self, path: impl Into<String>) -> Self {
+        self.runtime_path = Some(path.into());
+        self
+    }
+
+    /// Whether to print `cargo:rerun-if-changed` lines (default: yes).
+    pub fn emit_rerun_if_changed(mut self, yes: bool) -> Self {
+        self.emit_rerun = yes;
+        self
+    }
+
+    /// Compiles every schema, reporting the diagnostics of all of them before failing. Returns the
+    /// paths of the generated files.
+    pub fn compile(&self, schemas: &[impl AsRef<Path>]) -> Result<Vec<PathBuf>, BuildError> {
+        let out_dir = match &self.out_dir {
+            Some(d) => d.clone(),
+            None => std::env::var_os("OUT_DIR").map(PathBuf::from).ok_or(BuildError::NoOutDir)?,
+        };
+        let backend = RustBackend { runtime_path: self.runtime_path.clone().unwrap_or_else(|| RustBackend::default().runtime_path) };
+        let mut errors = Vec::new();
+        let mut written = Vec::new();
+        for path in schemas {
+            let path = path.as_ref();
+            if self.emit_rerun {
+                println!("cargo:rerun-if-changed={}", path.display());
+            }
+            match crate::compile_file(path) {
+                Ok(schema) => {
+                    let out = out_dir.join(format!("{}.rs", schema.format.name));
+                    std::fs::write(&out, backend.source(&schema)).map_err(|e| BuildError::Io(out.clone(), e))?;
+                    written.push(out);
+                }
+                Err(e) => errors.push(e),
+            }
+        }
+        if errors.is_empty() {
+            Ok(written)
+        } else {
+            Err(BuildError::Schema(errors))
+        }
+    }
+}

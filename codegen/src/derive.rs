@@ -1,1 +1,478 @@
-//! derive.
+//! `#[derive(Record)]`: lowers a hand-written Rust struct (or C-like enum) into the IR and emits
+//! the same impls as the Rust back end, through [`crate::backend::rust::codec`].
+//!
+//! Container attributes (`#[record(...)]` on the struct):
+//! - `id = N`: the record id; implements `Record` (with `name = "REC_X"`, default: the Rust name);
+//! - `endian = "little" | "big"`: default byte order of the fields (little);
+//! - `runtime = "::path"`: where the runtime is (default `::logspec::runtime`).
+//!
+//! Field attributes:
+//! - `endian = "big"`: this field's byte order;
+//! - `count = "u16"`: a `String`/`Vec` prefixed by its element count (u8, u16, u32, u64);
+//! - `size = "u32"`: a `String`/`Vec` prefixed by its size in bytes;
+//! - `rest`: a `String`/`Vec` running to the end of the payload (last field only);
+//! - `pad_before = N`, `pad_after = N`: N zero bytes before/after the field;
+//! - `unit = "m"`, `doc = "..."`: documentation (the fingerprint ignores them).
+//!
+//! On a C-like enum: `#[record(repr = "u8")]` (or `#[repr(u8)]`) gives the wire type; a value
+//! outside the variants is a decode error.
+//!
+//! Errors are spanned `syn::Error`s, all collected before returning; the macro never panics.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{quote, ToTokens};
+use syn::spanned::Spanned;
+
+use crate::backend::rust::codec::{self, StructSpec};
+use crate::backend::rust::Cx;
+use crate::ir::{self, Endian, Len, Prim, Ty, TypeDef, TypeId};
+
+/// Collects errors so that every mistake is reported in one compile.
+#[derive(Default)]
+struct Errors(Option<syn::Error>);
+
+impl Errors {
+    fn push(&mut self, e: syn::Error) {
+        match &mut self.0 {
+            Some(all) => all.combine(e),
+            None => self.0 = Some(e),
+        }
+    }
+
+    fn at(&mut self, span: Span, msg: impl std::fmt::Display) {
+        self.push(syn::Error::new(span, msg));
+    }
+
+    fn finish(self) -> syn::Result<()> {
+        match self.0 {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Expands `#[derive(Record)]`.
+pub fn expand(input: &syn::DeriveInput) -> syn::Result<TokenStream> {
+    let mut errors = Errors::default();
+    if !input.generics.params.is_empty() {
+        errors.at(input.generics.span(), "#[derive(Record)] does not support generic types: a wire layout must be concrete");
+    }
+    let attrs = container_attrs(&input.attrs, &mut errors);
+    let out = match &input.data {
+        syn::Data::Struct(s) => expand_struct(input, s, &attrs, &mut errors),
+        syn::Data::Enum(e) => expand_enum(input, e, &attrs, &mut errors),
+        syn::Data::Union(u) => {
+            errors.at(u.union_token.span, "#[derive(Record)] works on structs and C-like enums, not unions");
+            TokenStream::new()
+        }
+    };
+    errors.finish()?;
+    Ok(out)
+}
+
+#[derive(Default)]
+struct ContainerAttrs {
+    id: Option<(u64, Span)>,
+    name: Option<String>,
+    endian: Option<Endian>,
+    runtime: Option<String>,
+    repr: Option<Prim>,
+}
+
+#[derive(Default)]
+struct FieldAttrs {
+    endian: Option<Endian>,
+    count: Option<Prim>,
+    size: Option<Prim>,
+    rest: bool,
+    pad_before: u32,
+    pad_after: u32,
+    unit: Option<String>,
+    doc: Option<String>,
+    span: Option<Span>,
+}
+
+fn lit_str(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<syn::LitStr> {
+    meta.value()?.parse::<syn::LitStr>()
+}
+
+fn endian_of(s: &syn::LitStr) -> syn::Result<Endian> {
+    match s.value().as_str() {
+        "little" | "le" => Ok(Endian::Little),
+        "big" | "be" => Ok(Endian::Big),
+        other => Err(syn::Error::new(s.span(), format!("unknown endianness `{other}`; expected \"little\" or \"big\""))),
+    }
+}
+
+fn prefix_of(s: &syn::LitStr) -> syn::Result<Prim> {
+    match Prim::from_name(&s.value()) {
+        Some(p) if p.is_unsigned() => Ok(p),
+        _ => Err(syn::Error::new(s.span(), format!("a length prefix must be \"u8\", \"u16\", \"u32\" or \"u64\", found \"{}\"", s.value()))),
+    }
+}
+
+fn container_attrs(attrs: &[syn::Attribute], errors: &mut Errors) -> ContainerAttrs {
+    let mut out = ContainerAttrs::default();
+    for attr in attrs {
+        if attr.path().is_ident("repr") {
+            let _ = attr.parse_nested_meta(|meta| {
+                if let Some(id) = meta.path.get_ident() {
+                    if let Some(p) = Prim::from_name(&id.to_string()) {
+                        out.repr = Some(p);
+                    }
+                }
+                Ok(())
+            });
+        }
+        if !attr.path().is_ident("record") {
+            continue;
+        }
+        let r = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("id") {
+                let lit: syn::LitInt = meta.value()?.parse()?;
+                out.id = Some((lit.base10_parse::<u64>()?, lit.span()));
+            } else if meta.path.is_ident("name") {
+                out.name = Some(lit_str(&meta)?.value());
+            } else if meta.path.is_ident("endian") {
+                out.endian = Some(endian_of(&lit_str(&meta)?)?);
+            } else if meta.path.is_ident("runtime") {
+                out.runtime = Some(lit_str(&meta)?.value());
+            } else if meta.path.is_ident("repr") {
+                let s = lit_str(&meta)?;
+                match Prim::from_name(&s.value()) {
+                    Some(p) if !p.is_float() => out.repr = Some(p),
+                    _ => return Err(syn::Error::new(s.span(), "repr must be an integer type such as \"u8\"")),
+                }
+            } else {
+                return Err(meta.error(format!(
+                    "unknown record attribute `{}`; expected one of: id, name, endian, runtime, repr",
+                    meta.path.to_token_stream()
+                )));
+            }
+            Ok(())
+        });
+        if let Err(e) = r {
+            errors.push(e);
+        }
+    }
+    out
+}
+
+fn field_attrs(attrs: &[syn::Attribute], errors: &mut Errors) -> FieldAttrs {
+    let mut out = FieldAttrs::default();
+    let mut docs = Vec::new();
+    for attr in attrs {
+        if attr.path().is_ident("doc") {
+            if let syn::Meta::NameValue(nv) = &attr.meta {
+                if let syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) = &nv.value {
+                    docs.push(s.value().trim().to_string());
+                }
+            }
+            continue;
+        }
+        if !attr.path().is_ident("record") {
+            continue;
+        }
+        out.span = Some(attr.span());
+        let r = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("endian") {
+                out.endian = Some(endian_of(&lit_str(&meta)?)?);
+            } else if meta.path.is_ident("count") {
+                out.count = Some(prefix_of(&lit_str(&meta)?)?);
+            } else if meta.path.is_ident("size") {
+                out.size = Some(prefix_of(&lit_str(&meta)?)?);
+            } else if meta.path.is_ident("rest") {
+                out.rest = true;
+            } else if meta.path.is_ident("pad_before") || meta.path.is_ident("pad_after") {
+                let lit: syn::LitInt = meta.value()?.parse()?;
+                let n = lit.base10_parse::<u32>()?;
+                if n == 0 {
+                    return Err(syn::Error::new(lit.span(), "padding must be at least 1 byte"));
+                }
+                if meta.path.is_ident("pad_before") {
+                    out.pad_before = n;
+                } else {
+                    out.pad_after = n;
+                }
+            } else if meta.path.is_ident("unit") {
+                out.unit = Some(lit_str(&meta)?.value());
+            } else if meta.path.is_ident("doc") {
+                out.doc = Some(lit_str(&meta)?.value());
+            } else {
+                return Err(meta.error(format!(
+                    "unknown field attribute `{}`; expected one of: endian, count, size, rest, pad_before, pad_after, unit, doc",
+                    meta.path.to_token_stream()
+                )));
+            }
+            Ok(())
+        });
+        if let Err(e) = r {
+            errors.push(e);
+        }
+    }
+    if out.doc.is_none() && !docs.is_empty() {
+        out.doc = Some(docs.join(" "));
+    }
+    out
+}
+
+/// Maps a Rust field type onto an IR type, registering hand-written types as externs.
+fn lower_type(ty: &syn::Type, attrs: &FieldAttrs, externs: &mut Vec<String>, errors: &mut Errors, top: bool) -> Ty {
+    let seq_len = |errors: &mut Errors| -> Len {
+        match (attrs.count, attrs.size, attrs.rest) {
+            (Some(p), None, false) => Len::Count(p),
+            (None, Some(p), false) => Len::Size(p),
+            (None, None, true) => Len::Rest,
+            (None, None, false) => {
+                errors.at(ty.span(), "a variable-length field needs #[record(count = \"u16\")], #[record(size = \"u32\")] or #[record(rest)]");
+                Len::Rest
+            }
+            _ => {
+                errors.at(attrs.span.unwrap_or_else(|| ty.span()), "give only one of `count`, `size` and `rest`");
+                Len::Rest
+            }
+        }
+    };
+    match ty {
+        syn::Type::Array(a) => {
+            let n = match &a.len {
+                syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => i.base10_parse::<u32>().unwrap_or_else(|e| {
+                    errors.push(e);
+                    0
+                }),
+                other => {
+                    errors.at(other.span(), "array lengths must be integer literals so that the layout is known");
+                    0
+                }
+            };
+            let elem = lower_type(&a.elem, &FieldAttrs::default(), externs, errors, false);
+            Ty::Array { elem: Box::new(elem), len: Len::Fixed(n) }
+        }
+        syn::Type::Path(p) if p.qself.is_none() => {
+            let last = p.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
+            if p.path.segments.len() == 1 {
+                if let Some(prim) = Prim::from_name(&last) {
+                    return Ty::Prim(prim);
+                }
+                if last == "bool" {
+                    return Ty::Bool;
+                }
+            }
+            if last == "String" {
+                if !top {
+                    errors.at(ty.span(), "strings inside arrays are not supported by the derive; declare the layout in a schema");
+                }
+                return Ty::Str(seq_len(errors));
+            }
+            if last == "Vec" {
+                let inner = match &p.path.segments.last().map(|s| &s.arguments) {
+                    Some(syn::PathArguments::AngleBracketed(args)) => args.args.iter().find_map(|a| match a {
+                        syn::GenericArgument::Type(t) => Some(t.clone()),
+                        _ => None,
+                    }),
+                    _ => None,
+                };
+                let Some(inner) = inner else {
+                    errors.at(ty.span(), "expected `Vec<T>`");
+                    return Ty::Bool;
+                };
+                if !top {
+                    errors.at(ty.span(), "nested variable-length sequences are not supported by the derive");
+                }
+                let len = seq_len(errors);
+                let elem = lower_type(&inner, &FieldAttrs::default(), externs, errors, false);
+                if elem == Ty::Prim(Prim::U8) {
+                    return Ty::Bytes(len);
+                }
+                return Ty::Array { elem: Box::new(elem), len };
+            }
+            let path = p.path.to_token_stream().to_string().replace(' ', "");
+            let i = externs.iter().position(|x| *x == path).unwrap_or_else(|| {
+                externs.push(path);
+                externs.len() - 1
+            });
+            // Extern ids are patched to follow the struct itself (id 0).
+            Ty::Named(TypeId(i + 1))
+        }
+        other => {
+            errors.at(other.span(), "unsupported field type; use integers, floats, bool, [T; N], String, Vec<T> or a type that derives Record");
+            Ty::Bool
+        }
+    }
+}
+
+fn expand_struct(input: &syn::DeriveInput, data: &syn::DataStruct, attrs: &ContainerAttrs, errors: &mut Errors) -> TokenStream {
+    let syn::Fields::Named(named) = &data.fields else {
+        errors.at(data.fields.span(), "#[derive(Record)] needs a struct with named fields");
+        return TokenStream::new();
+    };
+    let endian = attrs.endian.unwrap_or(Endian::Little);
+    let mut externs = Vec::new();
+    let mut fields = Vec::new();
+    let mut pads = 0;
+    let n = named.named.len();
+    for (i, f) in named.named.iter().enumerate() {
+        let fa = field_attrs(&f.attrs, errors);
+        let ident = f.ident.as_ref().map(|i| i.to_string()).unwrap_or_default();
+        let name = ident.strip_prefix("r#").unwrap_or(&ident).to_string();
+        if fa.rest && i + 1 != n {
+            errors.at(fa.span.unwrap_or_else(|| f.span()), "`rest` is only allowed on the last field");
+        }
+        let mut pad = |n: u32, fields: &mut Vec<ir::Field>| {
+            fields.push(ir::Field {
+                name: format!("_pad{pads}"),
+                ty: Ty::Pad(n),
+                endian,
+                doc: None,
+                unit: None,
+                value: None,
+                offset: None,
+            });
+            pads += 1;
+        };
+        if fa.pad_before > 0 {
+            pad(fa.pad_before, &mut fields);
+        }
+        let ty = lower_type(&f.ty, &fa, &mut externs, errors, true);
+        if !matches!(ty, Ty::Str(_) | Ty::Bytes(_) | Ty::Array { len: Len::Count(_) | Len::Size(_) | Len::Rest, .. })
+            && (fa.count.is_some() || fa.size.is_some() || fa.rest)
+        {
+            errors.at(fa.span.unwrap_or_else(|| f.span()), "`count`, `size` and `rest` only apply to String and Vec fields");
+        }
+        fields.push(ir::Field {
+            name,
+            ty,
+            endian: fa.endian.unwrap_or(endian),
+            doc: fa.doc.clone(),
+            unit: fa.unit.clone(),
+            value: None,
+            offset: None,
+        });
+        if fa.pad_after > 0 {
+            pad(fa.pad_after, &mut fields);
+        }
+    }
+    let ident = &input.ident;
+    let name = attrs.name.clone().unwrap_or_else(|| ident.to_string());
+    let size = crate::layout::place_fields(&|_| None, &mut fields);
+    let mut types = vec![TypeDef::Struct(ir::Struct { name: ident.to_string(), doc: None, endian, fields, size })];
+    types.extend(externs.into_iter().map(|path| TypeDef::Extern(ir::Extern { path })));
+    let mut schema = ir::Schema {
+        format: ir::Format { name: String::new(), title: None, doc: None, endian, version: None, schema_id: None },
+        types,
+        file_header: None,
+        framing: None,
+        records: Vec::new(),
+        source: None,
+    };
+    let record = attrs.id.map(|(id, _)| ir::Record {
+        name: name.clone(),
+        id,
+        doc: None,
+        body: TypeId(0),
+        fingerprint: crate::fingerprint::of_struct(&schema, TypeId(0)),
+    });
+    schema.records.extend(record.clone());
+    let cx = Cx::new(&schema, attrs.runtime.as_deref().unwrap_or("::logspec::runtime"));
+    let TypeDef::Struct(s) = &schema.types[0] else { return TokenStream::new() };
+    codec::struct_impls(
+        &cx,
+        &StructSpec { display_name: &name, ident: quote!(#ident), fields: &s.fields, size: s.size, record: record.as_ref() },
+    )
+}
+
+fn expand_enum(input: &syn::DeriveInput, data: &syn::DataEnum, attrs: &ContainerAttrs, errors: &mut Errors) -> TokenStream {
+    let Some(repr) = attrs.repr else {
+        errors.at(input.ident.span(), "a C-like enum needs its wire type: #[repr(u8)] or #[record(repr = \"u8\")]");
+        return TokenStream::new();
+    };
+    let rt: TokenStream = attrs.runtime.as_deref().unwrap_or("::logspec::runtime").parse().unwrap_or_else(|_| quote!(::logspec::runtime));
+    let ident = &input.ident;
+    let name = ident.to_string();
+    let base = crate::backend::rust::prim_type(repr);
+    let mut next: i128 = 0;
+    let mut arms = TokenStream::new();
+    let mut names = TokenStream::new();
+    let mut raws = TokenStream::new();
+    for v in &data.variants {
+        if !matches!(v.fields, syn::Fields::Unit) {
+            errors.at(v.fields.span(), "only C-like enums (variants without data) can derive Record; use a schema union for tagged data");
+            continue;
+        }
+        if let Some((_, e)) = &v.discriminant {
+            match e {
+                syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => match i.base10_parse::<i128>() {
+                    Ok(x) => next = x,
+                    Err(err) => errors.push(err),
+                },
+                syn::Expr::Unary(syn::ExprUnary { op: syn::UnOp::Neg(_), expr, .. }) => match &**expr {
+                    syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => match i.base10_parse::<i128>() {
+                        Ok(x) => next = -x,
+                        Err(err) => errors.push(err),
+                    },
+                    other => errors.at(other.span(), "discriminants must be integer literals"),
+                },
+                other => errors.at(other.span(), "discriminants must be integer literals"),
+            }
+        }
+        if let Some((lo, hi)) = repr.int_range() {
+            if next < lo || next > hi {
+                errors.at(v.ident.span(), format!("discriminant {next} does not fit in {repr}"));
+            }
+        }
+        let vid = &v.ident;
+        let lit = proc_macro2::Literal::i128_unsuffixed(next);
+        arms.extend(quote!(#lit => ::core::result::Result::Ok(Self::#vid),));
+        let vname = vid.to_string();
+        names.extend(quote!(Self::#vid => #vname,));
+        raws.extend(quote!(Self::#vid => #lit,));
+        next += 1;
+    }
+    let size = repr.size() as usize;
+    quote! {
+        #[automatically_derived]
+        impl #rt::Fixed for #ident {
+            const SIZE: usize = #size;
+            #[inline]
+            fn decode_fixed(b: &[u8], order: #rt::Endian) -> ::core::result::Result<Self, #rt::DecodeError> {
+                let raw = <#base as #rt::Fixed>::decode_fixed(b, order)?;
+                match raw {
+                    #arms
+                    other => ::core::result::Result::Err(#rt::__private::invalid_value(other as i128, #name)),
+                }
+            }
+            #[inline]
+            fn encode_fixed(&self, out: &mut [u8], order: #rt::Endian) {
+                let raw: #base = match self { #raws };
+                #rt::Fixed::encode_fixed(&raw, out, order)
+            }
+        }
+        #[automatically_derived]
+        impl #rt::Decode for #ident {
+            #[inline]
+            fn decode(c: &mut #rt::Cursor<'_>, order: #rt::Endian) -> ::core::result::Result<Self, #rt::DecodeError> {
+                let at = c.position();
+                let b = c.take(#size)?;
+                <Self as #rt::Fixed>::decode_fixed(b, order).map_err(|e| e.at(at))
+            }
+        }
+        #[automatically_derived]
+        impl #rt::Encode for #ident {
+            fn encoded_len(&self) -> usize {
+                #size
+            }
+            fn encode<__S: #rt::Sink + ?Sized>(&self, out: &mut __S, order: #rt::Endian) -> ::core::result::Result<(), #rt::EncodeError> {
+                let raw: #base = match self { #raws };
+                #rt::Encode::encode(&raw, out, order)
+            }
+        }
+        #[automatically_derived]
+        impl #rt::Visit for #ident {
+            fn visit<__V: #rt::Visitor + ?Sized>(&self, name: ::core::option::Option<&str>, v: &mut __V) {
+                let label: &'static str = match self { #names };
+                let raw: #base = match self { #raws };
+                v.enumeration(name, raw as i128, ::core::option::Option::Some(label));
+            }
+        }
+    }
+}

@@ -1,1 +1,25 @@
+//! `#[derive(Record)]`: a thin shim; the logic lives in `logspec_codegen::derive`, where it can be
+//! unit-tested.
 
+use proc_macro::TokenStream;
+
+/// Derives the logspec runtime traits (`Fixed` when the layout is fixed, `Decode`, `Encode`,
+/// `Visit`, and `Record` when an `id` is given) for a struct or a C-like enum.
+///
+/// ```ignore
+/// #[derive(logspec::Record)]
+/// #[record(id = 1, endian = "little")]
+/// struct NavSolution {
+///     #[record(unit = "m")]
+///     x: f32,
+///     y: f32,
+///     #[record(pad_after = 3)]
+///     valid: u8,
+/// }
+/// ```
+/// See the crate docs of `logspec_codegen::derive` for every attribute.
+#[proc_macro_derive(Record, attributes(record))]
+pub fn derive_record(input: TokenStream) -> TokenStream {
+    let input = syn::parse_macro_input!(input as syn::DeriveInput);
+    logspec_codegen::derive::expand(&input).unwrap_or_else(syn::Error::into_compile_error).into()
+}

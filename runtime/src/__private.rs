@@ -137,3 +137,55 @@ pub fn put_prefix<S: crate::Sink + ?Sized, const W: usize>(
     out.put(&a);
     Ok(())
 }
+
+#[cfg(feature = "alloc")]
+pub use alloc::{string::String, vec::Vec};
+
+/// Decodes a record payload of a fixed-layout type: the payload must be exactly `T::SIZE` bytes.
+#[inline(always)]
+pub fn payload_fixed<T: crate::Fixed>(payload: &[u8], name: &'static str) -> Result<T, DecodeError> {
+    if payload.len() == T::SIZE {
+        T::decode_fixed(payload, crate::Endian::Little).map_err(|e| e.in_type(name))
+    } else {
+        Err(length_mismatch(payload.len(), T::SIZE, name))
+    }
+}
+
+#[cold]
+fn length_mismatch(len: usize, size: usize, name: &'static str) -> DecodeError {
+    if len < size {
+        DecodeError::eof(size, len).in_type(name)
+    } else {
+        DecodeError::new(crate::DecodeErrorKind::TrailingBytes { extra: (len - size) as u64 }).at(size).in_type(name)
+    }
+}
+
+/// Decodes a record payload of a variable-layout type, which must use the whole payload.
+#[inline]
+pub fn payload_var<T: crate::Decode>(payload: &[u8], name: &'static str) -> Result<T, DecodeError> {
+    let mut c = Cursor::new(payload);
+    let v = T::decode(&mut c, crate::Endian::Little).map_err(|e| e.in_type(name))?;
+    if c.is_empty() {
+        Ok(v)
+    } else {
+        Err(DecodeError::new(crate::DecodeErrorKind::TrailingBytes { extra: c.remaining() as u64 }).at(c.position()).in_type(name))
+    }
+}
+
+/// The error for a const field that holds the wrong value.
+#[cold]
+pub fn bad_const(expected: crate::Shown, found: crate::Shown, at: usize, field: &'static str) -> DecodeError {
+    DecodeError::new(crate::DecodeErrorKind::BadConst { expected, found }).at(at).in_field(field)
+}
+
+/// The error for a union tag that selects no variant.
+#[cold]
+pub fn unknown_variant(tag: i128, at: usize, ty: &'static str) -> DecodeError {
+    DecodeError::new(crate::DecodeErrorKind::UnknownVariant { tag }).at(at).in_type(ty)
+}
+
+/// The error for a value outside a hand-written Rust enum.
+#[cold]
+pub fn invalid_value(value: i128, ty: &'static str) -> DecodeError {
+    DecodeError::new(crate::DecodeErrorKind::InvalidValue { value }).in_type(ty)
+}

@@ -294,3 +294,26 @@ impl<const N: usize> Visit for FixedStr<N> {
         }
     }
 }
+
+/// `()` stands for "no file header" in formats that have none.
+impl Decode for () {
+    fn decode(_c: &mut Cursor<'_>, _order: Endian) -> Result<Self, DecodeError> {
+        Ok(())
+    }
+}
+
+impl Encode for () {
+    fn encoded_len(&self) -> usize {
+        0
+    }
+    fn encode<S: Sink + ?Sized>(&self, _out: &mut S, _order: Endian) -> Result<(), EncodeError> {
+        Ok(())
+    }
+}
+
+impl Visit for () {
+    fn visit<V: Visitor + ?Sized>(&self, name: Option<&str>, v: &mut V) {
+        v.begin_struct(name);
+        v.end_struct();
+    }
+}

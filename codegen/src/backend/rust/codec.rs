@@ -1,0 +1,683 @@
+//! The decode, encode and visit impls of one struct (or union variant), from its IR fields.
+//!
+//! Shared by the Rust back end and `#[derive(Record)]`: this is the only place that turns a wire
+//! layout into Rust code. Two strategies:
+//! - a fixed-size struct decodes from one bounds-checked `&[u8; SIZE]` with constant offsets, so
+//!   the compiler removes every other check (no allocation, no cursor);
+//! - anything else decodes field by field through a [`Cursor`], every read checked.
+//!
+//! [`Cursor`]: https://docs.rs/logspec-runtime
+
+use proc_macro2::{Literal, TokenStream};
+use quote::{format_ident, quote};
+
+use super::{field_ident, prim_type, Cx};
+use crate::ir::{ConstValue, Endian, Field, Len, Prim, Record, Ty, TypeDef};
+
+/// One struct to emit impls for.
+pub struct StructSpec<'a> {
+    /// Name used in error messages (the record name for records).
+    pub display_name: &'a str,
+    /// The Rust type.
+    pub ident: TokenStream,
+    pub fields: &'a [Field],
+    pub size: Option<u32>,
+    pub record: Option<&'a Record>,
+}
+
+/// Which fields are not members of the Rust struct: padding, consts, and union tags (implied by
+/// the union's variant).
+pub fn hidden(fields: &[Field]) -> Vec<bool> {
+    let mut h: Vec<bool> = fields.iter().map(|f| f.is_padding() || f.value.is_some()).collect();
+    for f in fields {
+        if let Ty::Union { tag_field, .. } = f.ty {
+            h[tag_field] = true;
+        }
+    }
+    h
+}
+
+/// Every impl of a struct: `Fixed` (when fixed-size), `Decode`, `Encode`, `Visit`, and `Record`.
+pub fn struct_impls(cx: &Cx<'_>, s: &StructSpec<'_>) -> TokenStream {
+    let rt = &cx.rt;
+    let ident = &s.ident;
+    let name = s.display_name;
+    let mut out = match s.size {
+        Some(size) => fixed_impls(cx, s, size as usize),
+        None => var_impls(cx, s),
+    };
+    let visit = visit_fields(cx, s.fields, &|f| {
+        let id = field_ident(&f.name);
+        quote!(&self.#id)
+    });
+    out.extend(quote! {
+        #[automatically_derived]
+        impl #rt::Visit for #ident {
+            fn visit<__V: #rt::Visitor + ?Sized>(&self, name: ::core::option::Option<&str>, v: &mut __V) {
+                v.begin_struct(name);
+                #visit
+                v.end_struct();
+            }
+        }
+    });
+    if let Some(r) = s.record {
+        let id = Literal::u64_unsuffixed(r.id);
+        let fp = Literal::u64_suffixed(r.fingerprint);
+        let fp = quote!(#fp);
+        out.extend(quote! {
+            #[automatically_derived]
+            impl #rt::Record for #ident {
+                const NAME: &'static str = #name;
+                const ID: u64 = #id;
+                const FINGERPRINT: u64 = #fp;
+            }
+        });
+    }
+    out
+}
+
+fn fixed_impls(cx: &Cx<'_>, s: &StructSpec<'_>, size: usize) -> TokenStream {
+    let rt = &cx.rt;
+    let ident = &s.ident;
+    let name = s.display_name;
+    let hide = hidden(s.fields);
+    let mut checks = TokenStream::new();
+    let mut inits = TokenStream::new();
+    let mut encodes = TokenStream::new();
+    for (i, f) in s.fields.iter().enumerate() {
+        let off = f.offset.expect("fixed-size structs have every offset") as usize;
+        let fname = f.name.as_str();
+        if let Some(v) = &f.value {
+            checks.extend(const_check(cx, f, v, quote!(b), off));
+            encodes.extend(const_encode(cx, f, v, off));
+            continue;
+        }
+        if f.is_padding() {
+            if let Ty::Pad(n) = f.ty {
+                let end = off + n as usize;
+                encodes.extend(quote!(out[#off..#end].fill(0);));
+            }
+            continue;
+        }
+        if hide[i] {
+            continue;
+        }
+        let id = field_ident(&f.name);
+        let (expr, fallible) = fixed_decode(cx, &f.ty, f.endian, quote!(#off));
+        let expr = if fallible { quote!(#expr.map_err(|e| e.in_field(#fname).in_type(#name))?) } else { expr };
+        inits.extend(quote!(#id: #expr,));
+        encodes.extend(fixed_encode(cx, &f.ty, f.endian, quote!(#off), quote!((&self.#id))));
+    }
+    let unused = if s.fields.iter().all(|f| f.is_padding()) { quote!(let _ = b;) } else { quote!() };
+    quote! {
+        #[automatically_derived]
+        impl #rt::Fixed for #ident {
+            const SIZE: usize = #size;
+            #[inline]
+            fn decode_fixed(b: &[u8], _order: #rt::Endian) -> ::core::result::Result<Self, #rt::DecodeError> {
+                let ::core::option::Option::Some(b) = b.first_chunk::<#size>() else {
+                    return ::core::result::Result::Err(#rt::DecodeError::eof(#size, b.len()).in_type(#name));
+                };
+                #unused
+                #checks
+                ::core::result::Result::Ok(Self { #inits })
+            }
+            #[inline]
+            fn encode_fixed(&self, out: &mut [u8], _order: #rt::Endian) {
+                let out = &mut out[..#size];
+                #encodes
+            }
+        }
+        #[automatically_derived]
+        impl #rt::Decode for #ident {
+            #[inline]
+            fn decode(c: &mut #rt::Cursor<'_>, order: #rt::Endian) -> ::core::result::Result<Self, #rt::DecodeError> {
+                let at = c.position();
+                let b = c.take(#size).map_err(|e| e.in_type(#name))?;
+                <Self as #rt::Fixed>::decode_fixed(b, order).map_err(|e| e.at(at))
+            }
+        }
+        #[automatically_derived]
+        impl #rt::Encode for #ident {
+            #[inline]
+            fn encoded_len(&self) -> usize {
+                #size
+            }
+            #[inline]
+            fn encode<__S: #rt::Sink + ?Sized>(&self, out: &mut __S, order: #rt::Endian) -> ::core::result::Result<(), #rt::EncodeError> {
+                let mut b = [0u8; #size];
+                <Self as #rt::Fixed>::encode_fixed(self, &mut b, order);
+                out.put(&b);
+                ::core::result::Result::Ok(())
+            }
+        }
+    }
+}
+
+fn from_bytes(p: Prim, e: Endian) -> TokenStream {
+    let t = prim_type(p);
+    match e {
+        Endian::Little => quote!(#t::from_le_bytes),
+        Endian::Big => quote!(#t::from_be_bytes),
+    }
+}
+
+fn to_bytes(e: Endian) -> TokenStream {
+    match e {
+        Endian::Little => quote!(to_le_bytes),
+        Endian::Big => quote!(to_be_bytes),
+    }
+}
+
+/// An expression decoding a fixed-size value at `off` in the array `b`; `true` if it returns a
+/// `Result`.
+fn fixed_decode(cx: &Cx<'_>, ty: &Ty, e: Endian, off: TokenStream) -> (TokenStream, bool) {
+    let rt = &cx.rt;
+    match ty {
+        Ty::Prim(p) => {
+            let n = p.size() as usize;
+            let f = from_bytes(*p, e);
+            (quote!(#f(#rt::__private::sub::<#n>(b, #off))), false)
+        }
+        Ty::Bool => (quote!(b[#off] != 0), false),
+        Ty::Bytes(Len::Fixed(n)) | Ty::Pad(n) => {
+            let n = *n as usize;
+            (quote!(#rt::__private::sub::<#n>(b, #off)), false)
+        }
+        Ty::Str(Len::Fixed(n)) => {
+            let n = *n as usize;
+            (quote!(#rt::FixedStr(#rt::__private::sub::<#n>(b, #off))), false)
+        }
+        Ty::Array { elem, len: Len::Fixed(n) } => {
+            let es = cx.schema.size_of(elem).expect("fixed element") as usize;
+            let n = *n as usize;
+            let (ex, fallible) = fixed_decode(cx, elem, e, quote!(#off + __i * #es));
+            if fallible {
+                (quote!(#rt::__private::try_array::<_, _, #n>(|__i| #ex)), true)
+            } else {
+                (quote!(::core::array::from_fn::<_, #n, _>(|__i| #ex)), false)
+            }
+        }
+        Ty::Named(id) => {
+            let t = cx.type_name(*id);
+            match cx.schema.ty(*id) {
+                TypeDef::Enum(en) => {
+                    let f = from_bytes(en.base, e);
+                    let n = en.base.size() as usize;
+                    (quote!(#t(#f(#rt::__private::sub::<#n>(b, #off)))), false)
+                }
+                TypeDef::Flags(fl) => {
+                    let f = from_bytes(fl.base, e);
+                    let n = fl.base.size() as usize;
+                    (quote!(#t(#f(#rt::__private::sub::<#n>(b, #off)))), false)
+                }
+                _ => {
+                    let order = cx.endian(e);
+                    (quote!(<#t as #rt::Fixed>::decode_fixed(&b[#off..], #order).map_err(|e| e.at(#off))), true)
+                }
+            }
+        }
+        _ => (quote!(compile_error!("variable-size field in a fixed-size struct")), false),
+    }
+}
+
+/// Statements encoding the value `v` (an expression of type `&T`) at `off` in `out`.
+fn fixed_encode(cx: &Cx<'_>, ty: &Ty, e: Endian, off: TokenStream, v: TokenStream) -> TokenStream {
+    let rt = &cx.rt;
+    let tb = to_bytes(e);
+    match ty {
+        Ty::Prim(p) => {
+            let n = p.size() as usize;
+            quote!(out[#off..#off + #n].copy_from_slice(&(*#v).#tb());)
+        }
+        Ty::Bool => quote!(out[#off] = u8::from(*#v);),
+        Ty::Bytes(Len::Fixed(n)) | Ty::Pad(n) => {
+            let n = *n as usize;
+            quote!(out[#off..#off + #n].copy_from_slice(&#v[..]);)
+        }
+        Ty::Str(Len::Fixed(n)) => {
+            let n = *n as usize;
+            quote!(out[#off..#off + #n].copy_from_slice(&#v.0[..]);)
+        }
+        Ty::Array { elem, len: Len::Fixed(_) } => {
+            let es = cx.schema.size_of(elem).expect("fixed element") as usize;
+            let inner = fixed_encode(cx, elem, e, quote!((#off + __i * #es)), quote!(__x));
+            quote!(for (__i, __x) in #v.iter().enumerate() { #inner })
+        }
+        Ty::Named(id) => match cx.schema.ty(*id) {
+            TypeDef::Enum(en) => {
+                let n = en.base.size() as usize;
+                quote!(out[#off..#off + #n].copy_from_slice(&#v.0.#tb());)
+            }
+            TypeDef::Flags(fl) => {
+                let n = fl.base.size() as usize;
+                quote!(out[#off..#off + #n].copy_from_slice(&#v.0.#tb());)
+            }
+            _ => {
+                let order = cx.endian(e);
+                quote!(#rt::Fixed::encode_fixed(#v, &mut out[#off..], #order);)
+            }
+        },
+        _ => quote!(compile_error!("variable-size field in a fixed-size struct");),
+    }
+}
+
+/// The integer a const field holds, as the field's Rust type.
+fn const_int(f: &Field, v: i128) -> (TokenStream, Prim) {
+    let p = match f.ty {
+        Ty::Prim(p) => p,
+        _ => Prim::I64,
+    };
+    let lit = match p {
+        Prim::U8 | Prim::U16 | Prim::U32 | Prim::U64 => Literal::u64_unsuffixed(v as u64),
+        _ => Literal::i64_unsuffixed(v as i64),
+    };
+    let t = prim_type(p);
+    (quote!((#lit as #t)), p)
+}
+
+fn const_check(cx: &Cx<'_>, f: &Field, v: &ConstValue, b: TokenStream, off: usize) -> TokenStream {
+    let rt = &cx.rt;
+    let fname = f.name.as_str();
+    match v {
+        ConstValue::Bytes(bytes) => {
+            let n = bytes.len();
+            let lit = Literal::byte_string(bytes);
+            quote! {
+                if #b[#off..#off + #n] != *#lit {
+                    return ::core::result::Result::Err(#rt::__private::bad_const(
+                        #rt::Shown::bytes(#lit), #rt::Shown::bytes(&#b[#off..#off + #n]), #off, #fname));
+                }
+            }
+        }
+        ConstValue::Int(i) => {
+            let (lit, p) = const_int(f, *i);
+            let (ex, _) = fixed_decode(cx, &Ty::Prim(p), f.endian, quote!(#off));
+            quote! {
+                let __v = #ex;
+                if __v != #lit {
+                    return ::core::result::Result::Err(#rt::__private::bad_const(
+                        #rt::Shown::Int(#lit as i128), #rt::Shown::Int(__v as i128), #off, #fname));
+                }
+            }
+        }
+    }
+}
+
+fn const_encode(cx: &Cx<'_>, f: &Field, v: &ConstValue, off: usize) -> TokenStream {
+    match v {
+        ConstValue::Bytes(bytes) => {
+            let n = bytes.len();
+            let lit = Literal::byte_string(bytes);
+            quote!(out[#off..#off + #n].copy_from_slice(#lit);)
+        }
+        ConstValue::Int(i) => {
+            let (lit, p) = const_int(f, *i);
+            fixed_encode(cx, &Ty::Prim(p), f.endian, quote!(#off), quote!((&#lit)))
+        }
+    }
+}
+
+fn var_impls(cx: &Cx<'_>, s: &StructSpec<'_>) -> TokenStream {
+    let rt = &cx.rt;
+    let ident = &s.ident;
+    let name = s.display_name;
+    let (stmts, inits) = decode_fields(cx, s.fields, name);
+    let (len, enc) = encode_fields(cx, s.fields, &|f| {
+        let id = field_ident(&f.name);
+        quote!((&self.#id))
+    });
+    quote! {
+        #[automatically_derived]
+        impl #rt::Decode for #ident {
+            fn decode(c: &mut #rt::Cursor<'_>, _order: #rt::Endian) -> ::core::result::Result<Self, #rt::DecodeError> {
+                #stmts
+                ::core::result::Result::Ok(Self { #inits })
+            }
+        }
+        #[automatically_derived]
+        impl #rt::Encode for #ident {
+            fn encoded_len(&self) -> usize {
+                #len
+            }
+            fn encode<__S: #rt::Sink + ?Sized>(&self, out: &mut __S, _order: #rt::Endian) -> ::core::result::Result<(), #rt::EncodeError> {
+                #enc
+                ::core::result::Result::Ok(())
+            }
+        }
+    }
+}
+
+fn local(i: usize) -> proc_macro2::Ident {
+    format_ident!("__f{}", i)
+}
+
+/// Cursor-based decoding of a field list: statements that bind every field to a local, and the
+/// `name: local,` initialisers of the visible ones.
+pub fn decode_fields(cx: &Cx<'_>, fields: &[Field], ty_name: &str) -> (TokenStream, TokenStream) {
+    let rt = &cx.rt;
+    let hide = hidden(fields);
+    let mut stmts = TokenStream::new();
+    let mut inits = TokenStream::new();
+    for (i, f) in fields.iter().enumerate() {
+        let fname = f.name.as_str();
+        let l = local(i);
+        if let Ty::Pad(n) = f.ty {
+            let n = n as usize;
+            stmts.extend(quote!(c.take(#n).map_err(|e| e.in_type(#ty_name))?;));
+            continue;
+        }
+        if let Some(v) = &f.value {
+            let at = quote!(__at);
+            let check = match v {
+                ConstValue::Bytes(bytes) => {
+                    let n = bytes.len();
+                    let lit = Literal::byte_string(bytes);
+                    quote! {
+                        let #at = c.position();
+                        let __b = c.take(#n).map_err(|e| e.in_field(#fname).in_type(#ty_name))?;
+                        if __b != #lit {
+                            return ::core::result::Result::Err(#rt::__private::bad_const(
+                                #rt::Shown::bytes(#lit), #rt::Shown::bytes(__b), 0, #fname).at(#at).in_type(#ty_name));
+                        }
+                    }
+                }
+                ConstValue::Int(iv) => {
+                    let (lit, p) = const_int(f, *iv);
+                    let ex = cursor_decode(cx, &Ty::Prim(p), f.endian);
+                    quote! {
+                        let #at = c.position();
+                        let __v = #ex.map_err(|e| e.in_field(#fname).in_type(#ty_name))?;
+                        if __v != #lit {
+                            return ::core::result::Result::Err(#rt::__private::bad_const(
+                                #rt::Shown::Int(#lit as i128), #rt::Shown::Int(__v as i128), 0, #fname).at(#at).in_type(#ty_name));
+                        }
+                    }
+                }
+            };
+            stmts.extend(check);
+            continue;
+        }
+        let ex = match &f.ty {
+            Ty::Union { id, tag_field } => {
+                let t = cx.type_name(*id);
+                let tag = local(*tag_field);
+                let raw = match &fields[*tag_field].ty {
+                    Ty::Named(_) => quote!(#tag.0),
+                    _ => quote!(#tag),
+                };
+                quote!(<#t as #rt::Union>::decode_variant(#raw as i128, c))
+            }
+            other => cursor_decode(cx, other, f.endian),
+        };
+        stmts.extend(quote!(let #l = #ex.map_err(|e| e.in_field(#fname).in_type(#ty_name))?;));
+        if !hide[i] {
+            let id = field_ident(&f.name);
+            inits.extend(quote!(#id: #l,));
+        }
+    }
+    (stmts, inits)
+}
+
+/// A `Result`-valued expression decoding one value from the cursor `c`.
+fn cursor_decode(cx: &Cx<'_>, ty: &Ty, e: Endian) -> TokenStream {
+    let rt = &cx.rt;
+    let order = cx.endian(e);
+    let big = e == Endian::Big;
+    let read_len = |p: &Prim| {
+        let w = p.size() as usize;
+        quote!(#rt::__private::prefix::<#w>(c, #big).and_then(|n| #rt::__private::len(n, c)))
+    };
+    match ty {
+        Ty::Prim(p) => {
+            let n = p.size() as usize;
+            let f = from_bytes(*p, e);
+            quote!(c.array::<#n>().map(#f))
+        }
+        Ty::Bool => quote!(c.array::<1>().map(|a| a[0] != 0)),
+        Ty::Pad(n) | Ty::Bytes(Len::Fixed(n)) => {
+            let n = *n as usize;
+            quote!(c.array::<#n>())
+        }
+        Ty::Str(Len::Fixed(n)) => {
+            let n = *n as usize;
+            quote!(c.array::<#n>().map(#rt::FixedStr))
+        }
+        Ty::Bytes(len) => match len {
+            Len::Count(p) | Len::Size(p) => {
+                let rl = read_len(p);
+                quote!(#rl.and_then(|n| c.take(n)).map(|b| b.to_vec()))
+            }
+            _ => quote!(::core::result::Result::<_, #rt::DecodeError>::Ok(c.take_rest().to_vec())),
+        },
+        Ty::Str(len) => {
+            let take = match len {
+                Len::Count(p) | Len::Size(p) => {
+                    let rl = read_len(p);
+                    quote!(#rl.and_then(|n| c.take(n)))
+                }
+                _ => quote!(::core::result::Result::<_, #rt::DecodeError>::Ok(c.take_rest())),
+            };
+            quote!(#take.and_then(|b| #rt::__private::string(b, c.position() - b.len())))
+        }
+        Ty::Array { elem, len } => {
+            let ex = cursor_decode(cx, elem, e);
+            let es = cx.schema.size_of(elem).map(|s| s as usize);
+            let es_opt = match es {
+                Some(s) => quote!(::core::option::Option::Some(#s)),
+                None => quote!(::core::option::Option::None),
+            };
+            match len {
+                Len::Fixed(n) => {
+                    let n = *n as usize;
+                    quote!(#rt::__private::try_array::<_, _, #n>(|_| #ex))
+                }
+                Len::Count(p) => {
+                    let rl = read_len(p);
+                    let min = es.unwrap_or(0);
+                    quote!(#rl.and_then(|n| #rt::__private::vec(c, n, #min, |c| #ex)))
+                }
+                Len::Size(p) => {
+                    let rl = read_len(p);
+                    quote!(#rl.and_then(|n| c.sub(n)).and_then(|sub| #rt::__private::vec_to_end(sub, #es_opt, |c| #ex)))
+                }
+                Len::Rest => {
+                    quote!(c.sub(c.remaining()).and_then(|sub| #rt::__private::vec_to_end(sub, #es_opt, |c| #ex)))
+                }
+            }
+        }
+        Ty::Named(id) => {
+            let t = cx.type_name(*id);
+            quote!(<#t as #rt::Decode>::decode(c, #order))
+        }
+        Ty::Union { .. } => quote!(compile_error!("a union needs its tag field")),
+    }
+}
+
+/// Encoding of a field list: an `encoded_len` expression and the encoding statements. `access`
+/// gives an expression of type `&T` for a visible field.
+pub fn encode_fields(cx: &Cx<'_>, fields: &[Field], access: &dyn Fn(&Field) -> TokenStream) -> (TokenStream, TokenStream) {
+    let rt = &cx.rt;
+    let hide = hidden(fields);
+    let mut len = quote!(0usize);
+    let mut enc = TokenStream::new();
+    // The union that each tag field announces, so that the tag can be derived from it.
+    let tag_of = |i: usize| {
+        fields.iter().find_map(|f| match f.ty {
+            Ty::Union { tag_field, .. } if tag_field == i => Some(f),
+            _ => None,
+        })
+    };
+    for (i, f) in fields.iter().enumerate() {
+        let fname = f.name.as_str();
+        if let Ty::Pad(n) = f.ty {
+            let n = n as usize;
+            len.extend(quote!(+ #n));
+            enc.extend(quote!(out.put(&[0u8; #n]);));
+            continue;
+        }
+        if let Some(v) = &f.value {
+            match v {
+                ConstValue::Bytes(bytes) => {
+                    let n = bytes.len();
+                    let lit = Literal::byte_string(bytes);
+                    len.extend(quote!(+ #n));
+                    enc.extend(quote!(out.put(#lit);));
+                }
+                ConstValue::Int(iv) => {
+                    let (lit, p) = const_int(f, *iv);
+                    let n = p.size() as usize;
+                    let tb = to_bytes(f.endian);
+                    len.extend(quote!(+ #n));
+                    enc.extend(quote!(out.put(&#lit.#tb());));
+                }
+            }
+            continue;
+        }
+        if hide[i] {
+            // A union tag: derived from the union's variant.
+            let Some(u) = tag_of(i) else { continue };
+            let uv = access(u);
+            let tb = to_bytes(f.endian);
+            let (p, wrap) = match &f.ty {
+                Ty::Prim(p) => (*p, false),
+                Ty::Named(id) => match cx.schema.ty(*id) {
+                    TypeDef::Enum(en) => (en.base, true),
+                    _ => (Prim::U8, false),
+                },
+                _ => (Prim::U8, false),
+            };
+            let _ = wrap;
+            let t = prim_type(p);
+            let n = p.size() as usize;
+            len.extend(quote!(+ #n));
+            enc.extend(quote!(out.put(&(#rt::Union::tag(#uv) as #t).#tb());));
+            continue;
+        }
+        let v = access(f);
+        let l = value_len(cx, &f.ty, v.clone());
+        len.extend(quote!(+ #l));
+        enc.extend(encode_value(cx, &f.ty, f.endian, v, fname));
+    }
+    (len, enc)
+}
+
+/// The encoded length of the value `v` (of type `&T`).
+fn value_len(cx: &Cx<'_>, ty: &Ty, v: TokenStream) -> TokenStream {
+    let rt = &cx.rt;
+    if let Some(n) = cx.schema.size_of(ty) {
+        let n = n as usize;
+        return quote!(#n);
+    }
+    let prefix = |len: &Len| len.prefix().map_or(0, |p| p.size() as usize);
+    match ty {
+        Ty::Bytes(len) | Ty::Str(len) => {
+            let w = prefix(len);
+            quote!((#w + #v.len()))
+        }
+        Ty::Array { elem, len } => {
+            let w = prefix(len);
+            match cx.schema.size_of(elem) {
+                Some(es) => {
+                    let es = es as usize;
+                    quote!((#w + #v.len() * #es))
+                }
+                None => {
+                    let inner = value_len(cx, elem, quote!(__x));
+                    quote!((#w + #v.iter().map(|__x| #inner).sum::<usize>()))
+                }
+            }
+        }
+        Ty::Union { .. } => quote!(#rt::Union::variant_len(#v)),
+        _ => quote!(#rt::Encode::encoded_len(#v)),
+    }
+}
+
+/// Statements encoding the value `v` (of type `&T`) to `out`.
+fn encode_value(cx: &Cx<'_>, ty: &Ty, e: Endian, v: TokenStream, fname: &str) -> TokenStream {
+    let rt = &cx.rt;
+    let tb = to_bytes(e);
+    let order = cx.endian(e);
+    let big = e == Endian::Big;
+    let put_len = |p: &Prim, n: TokenStream| {
+        let w = p.size() as usize;
+        quote!(#rt::__private::put_prefix::<_, #w>(out, #n, #big, #fname)?;)
+    };
+    match ty {
+        Ty::Prim(_) => quote!(out.put(&(*#v).#tb());),
+        Ty::Bool => quote!(out.put(&[u8::from(*#v)]);),
+        Ty::Pad(_) | Ty::Bytes(Len::Fixed(_)) => quote!(out.put(&#v[..]);),
+        Ty::Str(Len::Fixed(_)) => quote!(out.put(&#v.0[..]);),
+        Ty::Bytes(len) | Ty::Str(len) => {
+            let bytes = if matches!(ty, Ty::Str(_)) { quote!(#v.as_bytes()) } else { quote!(&#v[..]) };
+            let pre = match len {
+                Len::Count(p) | Len::Size(p) => put_len(p, quote!(#v.len())),
+                _ => quote!(),
+            };
+            quote!(#pre out.put(#bytes);)
+        }
+        Ty::Array { elem, len } => {
+            let inner = encode_value(cx, elem, e, quote!(__x), fname);
+            let pre = match len {
+                Len::Count(p) => put_len(p, quote!(#v.len())),
+                Len::Size(p) => {
+                    let size = match cx.schema.size_of(elem) {
+                        Some(es) => {
+                            let es = es as usize;
+                            quote!(#v.len() * #es)
+                        }
+                        None => {
+                            let il = value_len(cx, elem, quote!(__x));
+                            quote!(#v.iter().map(|__x| #il).sum::<usize>())
+                        }
+                    };
+                    put_len(p, size)
+                }
+                Len::Fixed(_) | Len::Rest => quote!(),
+            };
+            quote!(#pre for __x in #v.iter() { #inner })
+        }
+        Ty::Named(_) => quote!(#rt::Encode::encode(#v, out, #order)?;),
+        Ty::Union { .. } => quote!(#rt::Union::encode_variant(#v, out)?;),
+    }
+}
+
+/// Visitor calls for a field list; consts are shown, padding and union tags are not.
+pub fn visit_fields(cx: &Cx<'_>, fields: &[Field], access: &dyn Fn(&Field) -> TokenStream) -> TokenStream {
+    let rt = &cx.rt;
+    let hide = hidden(fields);
+    let mut out = TokenStream::new();
+    for (i, f) in fields.iter().enumerate() {
+        let fname = f.name.as_str();
+        if let Some(v) = &f.value {
+            out.extend(match v {
+                ConstValue::Bytes(b) => match std::str::from_utf8(b) {
+                    Ok(s) => quote!(v.str(::core::option::Option::Some(#fname), #s);),
+                    Err(_) => {
+                        let lit = Literal::byte_string(b);
+                        quote!(v.bytes(::core::option::Option::Some(#fname), #lit);)
+                    }
+                },
+                ConstValue::Int(iv) => {
+                    if *iv < 0 {
+                        let lit = Literal::i64_unsuffixed(*iv as i64);
+                        quote!(v.int(::core::option::Option::Some(#fname), #lit);)
+                    } else {
+                        let lit = Literal::u64_unsuffixed(*iv as u64);
+                        quote!(v.uint(::core::option::Option::Some(#fname), #lit);)
+                    }
+                }
+            });
+            continue;
+        }
+        if hide[i] {
+            continue;
+        }
+        let a = access(f);
+        out.extend(match &f.ty {
+            Ty::Bytes(_) => quote!(v.bytes(::core::option::Option::Some(#fname), &(#a)[..]);),
+            _ => quote!(#rt::Visit::visit(#a, ::core::option::Option::Some(#fname), v);),
+        });
+    }
+    out
+}

@@ -1,0 +1,258 @@
+//! Per-format items: the schema id, the record enum ("any record of this format") and the
+//! [`FramedFormat`](https://docs.rs/logspec-runtime) implementation that plugs the format into the
+//! runtime's shared reader and writer.
+
+use proc_macro2::{Literal, TokenStream};
+use quote::{format_ident, quote};
+
+use super::Cx;
+use crate::ir::{Prim, Ty};
+use crate::lower::camel_case;
+
+pub fn format_items(cx: &Cx<'_>) -> TokenStream {
+    let rt = &cx.rt;
+    let schema = cx.schema;
+    let fname = schema.format.name.as_str();
+    let mut out = TokenStream::new();
+    out.extend(quote! {
+        /// The format's short name.
+        pub const FORMAT_NAME: &str = #fname;
+    });
+    if let Some(sid) = &schema.format.schema_id {
+        let c = format_ident!("{}", sid.macro_name);
+        let v = Literal::u64_unsuffixed(sid.value);
+        let t = match (schema.file_header, sid.field) {
+            (Some(h), Some(f)) => match &schema.strukt(h).fields[f].ty {
+                Ty::Prim(p) => super::prim_type(*p),
+                _ => quote!(u64),
+            },
+            _ => quote!(u64),
+        };
+        let d = format!(" The schema id this code was generated for. Bump it in the schema on every breaking layout change.");
+        out.extend(quote!(#[doc = #d] pub const #c: #t = #v;));
+    }
+    if schema.records.is_empty() {
+        return out;
+    }
+
+    let enum_ident = format_ident!("{}Record", camel_case(fname));
+    let mut variants = TokenStream::new();
+    let mut name_arms = TokenStream::new();
+    let mut id_arms = TokenStream::new();
+    let mut visit_arms = TokenStream::new();
+    let mut len_arms = TokenStream::new();
+    let mut enc_arms = TokenStream::new();
+    let mut froms = TokenStream::new();
+    let mut float = false;
+    let mut plain = true;
+    for r in &schema.records {
+        let s = schema.strukt(r.body);
+        let v = format_ident!("{}", s.name);
+        let doc = format!(" `{}` (id {}).", r.name, r.id);
+        variants.extend(quote!(#[doc = #doc] #v(#v),));
+        let n = r.name.as_str();
+        name_arms.extend(quote!(Self::#v(_) => #n,));
+        let id = Literal::u64_unsuffixed(r.id);
+        id_arms.extend(quote!(Self::#v(_) => #id,));
+        visit_arms.extend(quote!(Self::#v(r) => #rt::Visit::visit(r, name, v),));
+        len_arms.extend(quote!(Self::#v(r) => #rt::Encode::encoded_len(r),));
+        enc_arms.extend(quote!(Self::#v(r) => #rt::Encode::encode(r, out, order),));
+        froms.extend(quote! {
+            impl ::core::convert::From<#v> for #enum_ident {
+                fn from(r: #v) -> Self {
+                    Self::#v(r)
+                }
+            }
+        });
+        float |= cx.has_float(&Ty::Named(r.body));
+        plain &= cx.is_plain(&Ty::Named(r.body));
+    }
+    let derives = match (plain, float) {
+        (true, true) => quote!(#[derive(Clone, Copy, Debug, PartialEq)]),
+        (true, false) => quote!(#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]),
+        (false, true) => quote!(#[derive(Clone, Debug, PartialEq)]),
+        (false, false) => quote!(#[derive(Clone, Debug, PartialEq, Eq, Hash)]),
+    };
+    let enum_doc = format!(" Any record of the `{fname}` format.");
+    out.extend(quote! {
+        #[doc = #enum_doc]
+        #derives
+        pub enum #enum_ident { #variants }
+        #[allow(dead_code)]
+        impl #enum_ident {
+            /// The record type's contract name.
+            pub fn name(&self) -> &'static str {
+                match self { #name_arms }
+            }
+            /// The record type's id (the framing tag).
+            pub fn id(&self) -> u64 {
+                match self { #id_arms }
+            }
+        }
+        #froms
+        #[automatically_derived]
+        impl #rt::Visit for #enum_ident {
+            fn visit<__V: #rt::Visitor + ?Sized>(&self, name: ::core::option::Option<&str>, v: &mut __V) {
+                match self { #visit_arms }
+            }
+        }
+        #[automatically_derived]
+        impl #rt::Encode for #enum_ident {
+            fn encoded_len(&self) -> usize {
+                match self { #len_arms }
+            }
+            fn encode<__S: #rt::Sink + ?Sized>(&self, out: &mut __S, order: #rt::Endian) -> ::core::result::Result<(), #rt::EncodeError> {
+                match self { #enc_arms }
+            }
+        }
+    });
+    out.extend(framed_impl(cx, &enum_ident));
+    out
+}
+
+/// `impl FramedFormat` when the schema has a framing with a length field.
+fn framed_impl(cx: &Cx<'_>, enum_ident: &proc_macro2::Ident) -> TokenStream {
+    let rt = &cx.rt;
+    let schema = cx.schema;
+    let Some(framing) = &schema.framing else { return TokenStream::new() };
+    let Some(length) = framing.length else { return TokenStream::new() };
+    let hdr = schema.strukt(framing.header);
+    let Some(hsize) = hdr.size else { return TokenStream::new() };
+    let hsize = hsize as usize;
+    let fname = schema.format.name.as_str();
+    let marker = format_ident!("{}", camel_case(fname));
+
+    let prim = |i: usize| match hdr.fields[i].ty {
+        Ty::Prim(p) => p,
+        _ => Prim::U64,
+    };
+    let read = |i: usize| {
+        let f = &hdr.fields[i];
+        let p = prim(i);
+        let n = p.size() as usize;
+        let off = f.offset.unwrap_or(0) as usize;
+        let t = super::prim_type(p);
+        let from = match f.endian {
+            crate::ir::Endian::Little => quote!(#t::from_le_bytes),
+            crate::ir::Endian::Big => quote!(#t::from_be_bytes),
+        };
+        quote!(#from(#rt::__private::sub::<#n>(b, #off)) as u64)
+    };
+    let write = |i: usize, v: TokenStream| {
+        let f = &hdr.fields[i];
+        let p = prim(i);
+        let n = p.size() as usize;
+        let off = f.offset.unwrap_or(0) as usize;
+        let t = super::prim_type(p);
+        let tb = match f.endian {
+            crate::ir::Endian::Little => quote!(to_le_bytes),
+            crate::ir::Endian::Big => quote!(to_be_bytes),
+        };
+        quote!(out[#off..#off + #n].copy_from_slice(&((#v) as #t).#tb());)
+    };
+    let tag = read(framing.tag);
+    let len = read(length);
+    let ts = match framing.timestamp {
+        Some(t) => {
+            let r = read(t);
+            quote!(::core::option::Option::Some(#r))
+        }
+        None => quote!(::core::option::Option::None),
+    };
+    let w_tag = write(framing.tag, quote!(h.tag));
+    let w_len = write(length, quote!(h.len));
+    let w_ts = framing.timestamp.map(|t| write(t, quote!(h.timestamp.unwrap_or(0)))).unwrap_or_default();
+    let max_payload = Literal::u64_unsuffixed(prim(length).int_range().map_or(u64::MAX, |(_, hi)| hi.min(u64::MAX as i128) as u64));
+
+    let (file_header, check) = match schema.file_header {
+        Some(h) => {
+            let ident = format_ident!("{}", schema.strukt(h).name);
+            let check = match schema.format.schema_id.as_ref().and_then(|s| s.field.map(|f| (s, f))) {
+                Some((_, f)) => {
+                    let fld = &schema.strukt(h).fields[f];
+                    let fid = super::field_ident(&fld.name);
+                    let fname = fld.name.as_str();
+                    quote! {
+                        let found = h.#fid as u64;
+                        if Self::KNOWN_SCHEMA_IDS.contains(&found) {
+                            ::core::result::Result::Ok(())
+                        } else {
+                            ::core::result::Result::Err(#rt::ReadErrorKind::UnknownSchemaId {
+                                field: #fname, found, known: Self::KNOWN_SCHEMA_IDS,
+                            })
+                        }
+                    }
+                }
+                None => quote!(let _ = h; ::core::result::Result::Ok(())),
+            };
+            (quote!(#ident), check)
+        }
+        None => (quote!(()), quote!(let _ = h; ::core::result::Result::Ok(()))),
+    };
+    let known = schema.format.schema_id.as_ref().map(|s| Literal::u64_unsuffixed(s.value));
+    let known = quote!(&[#known]);
+
+    let mut name_arms = TokenStream::new();
+    let mut decode_arms = TokenStream::new();
+    for r in &schema.records {
+        let s = schema.strukt(r.body);
+        let v = format_ident!("{}", s.name);
+        let id = Literal::u64_unsuffixed(r.id);
+        let n = r.name.as_str();
+        name_arms.extend(quote!(#id => ::core::option::Option::Some(#n),));
+        let dec = if s.size.is_some() {
+            quote!(#rt::__private::payload_fixed::<#v>(payload, #n))
+        } else {
+            quote!(#rt::__private::payload_var::<#v>(payload, #n))
+        };
+        decode_arms.extend(quote!(#id => ::core::option::Option::Some(#dec.map(#enum_ident::#v)),));
+    }
+    let doc = format!(" The `{fname}` format, for the runtime's framed [`Reader`]({rt}::Reader), [`SliceReader`]({rt}::SliceReader) and [`Writer`]({rt}::Writer).", rt = cx.rt.to_string().replace(' ', ""));
+    quote! {
+        #[doc = #doc]
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+        pub struct #marker;
+        #[automatically_derived]
+        impl #rt::FramedFormat for #marker {
+            const NAME: &'static str = #fname;
+            const RECORD_HEADER_SIZE: usize = #hsize;
+            const MAX_PAYLOAD: u64 = #max_payload;
+            const KNOWN_SCHEMA_IDS: &'static [u64] = #known;
+            type FileHeader = #file_header;
+            type Record = #enum_ident;
+            #[inline(always)]
+            fn parse_record_header(b: &[u8]) -> #rt::RecordHeader {
+                let ::core::option::Option::Some(b) = b.first_chunk::<#hsize>() else {
+                    return #rt::RecordHeader { tag: 0, len: u64::MAX, timestamp: ::core::option::Option::None };
+                };
+                #rt::RecordHeader { tag: #tag, len: #len, timestamp: #ts }
+            }
+            fn write_record_header(h: &#rt::RecordHeader, out: &mut [u8]) {
+                let out = &mut out[..#hsize];
+                out.fill(0);
+                #w_tag
+                #w_len
+                #w_ts
+            }
+            fn check_file_header(h: &Self::FileHeader) -> ::core::result::Result<(), #rt::ReadErrorKind> {
+                #check
+            }
+            fn record_name(tag: u64) -> ::core::option::Option<&'static str> {
+                match tag {
+                    #name_arms
+                    _ => ::core::option::Option::None,
+                }
+            }
+            #[inline]
+            fn decode_record(tag: u64, payload: &[u8]) -> ::core::option::Option<::core::result::Result<Self::Record, #rt::DecodeError>> {
+                match tag {
+                    #decode_arms
+                    _ => ::core::option::Option::None,
+                }
+            }
+            fn record_tag(r: &Self::Record) -> u64 {
+                r.id()
+            }
+        }
+    }
+}

@@ -1,0 +1,209 @@
+//! Rust back end: types for every struct, enum, flags type and union of a schema, with their
+//! decoders, encoders and visitors, plus a record enum and a [`FramedFormat`] implementation per
+//! format. Emitted with `quote!` and formatted once with prettyplease.
+//!
+//! The impls are produced by [`codec`], which `#[derive(Record)]` calls too, so hand-written and
+//! generated structs share one implementation.
+//!
+//! [`FramedFormat`]: https://docs.rs/logspec-runtime
+
+pub mod codec;
+mod format;
+mod types;
+
+use proc_macro2::{Ident, Span, TokenStream};
+use quote::{format_ident, quote};
+
+use crate::backend::{generated_banner, Artifact, Backend};
+use crate::ir::{Len, Prim, Schema, Ty, TypeDef, TypeId};
+
+/// Options of the Rust back end.
+#[derive(Clone, Debug)]
+pub struct RustBackend {
+    /// The path generated code uses to reach the runtime crate, e.g. `::logspec_runtime` or
+    /// `::logspec::runtime`.
+    pub runtime_path: String,
+}
+
+impl Default for RustBackend {
+    fn default() -> Self {
+        RustBackend { runtime_path: "::logspec_runtime".to_string() }
+    }
+}
+
+impl Backend for RustBackend {
+    fn name(&self) -> &'static str {
+        "rust"
+    }
+
+    fn generate(&self, schema: &Schema) -> Vec<Artifact> {
+        vec![Artifact { path: format!("{}.rs", schema.format.name), contents: self.source(schema) }]
+    }
+}
+
+impl RustBackend {
+    /// The formatted Rust source of a schema: module-level items, meant to be `include!`d into a
+    /// module of the user's crate.
+    pub fn source(&self, schema: &Schema) -> String {
+        let tokens = self.tokens(schema);
+        let file: syn::File = match syn::parse2(tokens.clone()) {
+            Ok(f) => f,
+            // A parse failure is a bug in this back end; emit the raw tokens so it shows.
+            Err(e) => return format!("compile_error!({:?});\n{tokens}", e.to_string()),
+        };
+        format!("// {}\n\n{}", generated_banner(schema), prettyplease::unparse(&file))
+    }
+
+    /// The unformatted tokens of a schema.
+    pub fn tokens(&self, schema: &Schema) -> TokenStream {
+        let cx = Cx::new(schema, &self.runtime_path);
+        let mut items = TokenStream::new();
+        for (i, def) in schema.types.iter().enumerate() {
+            items.extend(types::type_items(&cx, TypeId(i), def));
+        }
+        items.extend(format::format_items(&cx));
+        items
+    }
+}
+
+/// What the emitters need: the schema and the runtime path.
+pub struct Cx<'a> {
+    pub schema: &'a Schema,
+    pub rt: TokenStream,
+}
+
+impl<'a> Cx<'a> {
+    pub fn new(schema: &'a Schema, runtime_path: &str) -> Self {
+        let rt: TokenStream = runtime_path.parse().unwrap_or_else(|_| quote!(::logspec_runtime));
+        Cx { schema, rt }
+    }
+
+    /// The Rust type name of a named type.
+    pub fn type_name(&self, id: TypeId) -> TokenStream {
+        match self.schema.ty(id) {
+            TypeDef::Extern(x) => x.path.parse().unwrap_or_else(|_| quote!(compile_error!("bad type path"))),
+            other => {
+                let name = format_ident!("{}", other.name());
+                quote!(#name)
+            }
+        }
+    }
+
+    /// The Rust type of a field's value.
+    pub fn rust_type(&self, ty: &Ty) -> TokenStream {
+        let rt = &self.rt;
+        match ty {
+            Ty::Prim(p) => prim_type(*p),
+            Ty::Bool => quote!(bool),
+            Ty::Pad(n) => {
+                let n = *n as usize;
+                quote!([u8; #n])
+            }
+            Ty::Bytes(Len::Fixed(n)) => {
+                let n = *n as usize;
+                quote!([u8; #n])
+            }
+            Ty::Bytes(_) => quote!(#rt::__private::Vec<u8>),
+            Ty::Str(Len::Fixed(n)) => {
+                let n = *n as usize;
+                quote!(#rt::FixedStr<#n>)
+            }
+            Ty::Str(_) => quote!(#rt::__private::String),
+            Ty::Array { elem, len: Len::Fixed(n) } => {
+                let e = self.rust_type(elem);
+                let n = *n as usize;
+                quote!([#e; #n])
+            }
+            Ty::Array { elem, .. } => {
+                let e = self.rust_type(elem);
+                quote!(#rt::__private::Vec<#e>)
+            }
+            Ty::Named(id) | Ty::Union { id, .. } => self.type_name(*id),
+        }
+    }
+
+    pub fn endian(&self, e: crate::ir::Endian) -> TokenStream {
+        let rt = &self.rt;
+        match e {
+            crate::ir::Endian::Little => quote!(#rt::Endian::Little),
+            crate::ir::Endian::Big => quote!(#rt::Endian::Big),
+        }
+    }
+
+    /// Whether values of this type are plain data that can be `Copy` and `Default`.
+    pub fn is_plain(&self, ty: &Ty) -> bool {
+        match ty {
+            Ty::Bytes(Len::Fixed(_)) | Ty::Str(Len::Fixed(_)) => true,
+            Ty::Bytes(_) | Ty::Str(_) | Ty::Union { .. } => false,
+            Ty::Array { elem, len: Len::Fixed(n) } => *n <= 32 && self.is_plain(elem),
+            Ty::Array { .. } => false,
+            Ty::Named(id) => match self.schema.ty(*id) {
+                TypeDef::Struct(s) => s.fields.iter().all(|f| self.is_plain(&f.ty)),
+                TypeDef::Enum(_) | TypeDef::Flags(_) => true,
+                TypeDef::Union(_) | TypeDef::Extern(_) => false,
+            },
+            Ty::Pad(n) => *n <= 32,
+            _ => true,
+        }
+    }
+
+    /// Whether the type holds floats (and so cannot derive `Eq`).
+    pub fn has_float(&self, ty: &Ty) -> bool {
+        match ty {
+            Ty::Prim(p) => p.is_float(),
+            Ty::Array { elem, .. } => self.has_float(elem),
+            Ty::Named(id) | Ty::Union { id, .. } => match self.schema.ty(*id) {
+                TypeDef::Struct(s) => s.fields.iter().any(|f| self.has_float(&f.ty)),
+                TypeDef::Union(u) => u.variants.iter().flat_map(|v| &v.fields).any(|f| self.has_float(&f.ty)),
+                TypeDef::Extern(_) => true,
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+}
+
+pub fn prim_type(p: Prim) -> TokenStream {
+    let i = format_ident!("{}", p.name());
+    quote!(#i)
+}
+
+/// A field or variant identifier, escaped when it is a Rust keyword (`type` -> `r#type`).
+pub fn field_ident(name: &str) -> Ident {
+    if syn::parse_str::<Ident>(name).is_ok() {
+        Ident::new(name, Span::call_site())
+    } else {
+        Ident::new_raw(name, Span::call_site())
+    }
+}
+
+/// `#[doc]` attributes for a doc text and a unit.
+pub fn doc_attrs(doc: Option<&str>, unit: Option<&str>) -> TokenStream {
+    let mut lines: Vec<String> = doc.map(|d| d.lines().map(|l| format!(" {l}")).collect()).unwrap_or_default();
+    if let Some(u) = unit {
+        if !lines.is_empty() {
+            lines.push(String::new());
+        }
+        lines.push(format!(" Unit: `{u}`."));
+    }
+    quote!(#(#[doc = #lines])*)
+}
+
+/// `RecordHeader` -> `record_header`, for C-ish names and module names.
+pub fn snake_case(name: &str) -> String {
+    let mut out = String::new();
+    let chars: Vec<char> = name.chars().collect();
+    for (i, c) in chars.iter().enumerate() {
+        if c.is_ascii_uppercase() {
+            let prev_lower = i > 0 && (chars[i - 1].is_ascii_lowercase() || chars[i - 1].is_ascii_digit());
+            let next_lower = chars.get(i + 1).is_some_and(|n| n.is_ascii_lowercase());
+            if i > 0 && (prev_lower || (next_lower && chars[i - 1].is_ascii_uppercase())) && !out.ends_with('_') {
+                out.push('_');
+            }
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(*c);
+        }
+    }
+    out
+}

@@ -1,0 +1,380 @@
+//! Rust items for each named type: struct definitions, enum and flags newtypes, union enums.
+
+use proc_macro2::{Literal, TokenStream};
+use quote::{format_ident, quote};
+
+use super::codec::{self, StructSpec};
+use super::{doc_attrs, field_ident, prim_type, Cx};
+use crate::ir::{Enum, Flags, Prim, Struct, TypeDef, TypeId, Union};
+
+pub fn type_items(cx: &Cx<'_>, id: TypeId, def: &TypeDef) -> TokenStream {
+    match def {
+        TypeDef::Struct(s) => struct_items(cx, id, s),
+        TypeDef::Enum(e) => enum_items(cx, e),
+        TypeDef::Flags(f) => flags_items(cx, f),
+        TypeDef::Union(u) => union_items(cx, u),
+        TypeDef::Extern(_) => TokenStream::new(),
+    }
+}
+
+fn int_lit(p: Prim, v: i128) -> Literal {
+    if p.is_signed() {
+        Literal::i64_unsuffixed(v as i64)
+    } else {
+        Literal::u64_unsuffixed(v as u64)
+    }
+}
+
+fn struct_items(cx: &Cx<'_>, id: TypeId, s: &Struct) -> TokenStream {
+    let record = cx.schema.record_for(id);
+    let ident = format_ident!("{}", s.name);
+    let hide = codec::hidden(&s.fields);
+    let mut members = TokenStream::new();
+    let mut plain = true;
+    let mut float = false;
+    for (f, hidden) in s.fields.iter().zip(&hide) {
+        if *hidden {
+            continue;
+        }
+        plain &= cx.is_plain(&f.ty);
+        float |= cx.has_float(&f.ty);
+        let docs = doc_attrs(f.doc.as_deref(), f.unit.as_deref());
+        let name = field_ident(&f.name);
+        let ty = cx.rust_type(&f.ty);
+        members.extend(quote!(#docs pub #name: #ty,));
+    }
+    let mut doc = s.doc.clone().unwrap_or_default();
+    if let Some(r) = record {
+        if !doc.is_empty() {
+            doc.push_str("\n\n");
+        }
+        doc.push_str(&format!("Record `{}`, id {}", r.name, r.id));
+        match s.size {
+            Some(n) => doc.push_str(&format!(", {n} bytes")),
+            None => doc.push_str(", variable size"),
+        }
+        doc.push_str(&format!(", layout fingerprint `{:#018x}`.", r.fingerprint));
+    } else if let Some(n) = s.size {
+        if !doc.is_empty() {
+            doc.push_str("\n\n");
+        }
+        doc.push_str(&format!("{n} bytes on the wire."));
+    }
+    let docs = doc_attrs(Some(&doc), None);
+    let derives = match (plain, float) {
+        (true, true) => quote!(#[derive(Clone, Copy, Debug, Default, PartialEq)]),
+        (true, false) => quote!(#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]),
+        (false, true) => quote!(#[derive(Clone, Debug, PartialEq)]),
+        (false, false) => quote!(#[derive(Clone, Debug, PartialEq, Eq, Hash)]),
+    };
+    let size_const = s.size.map(|n| {
+        let n = n as usize;
+        let offs = s.fields.iter().filter(|f| !f.is_padding()).map(|f| {
+            let c = format_ident!("OFFSET_{}", f.name.to_ascii_uppercase());
+            let o = f.offset.unwrap_or(0) as usize;
+            let d = format!(" Byte offset of `{}`.", f.name);
+            quote!(#[doc = #d] pub const #c: usize = #o;)
+        });
+        quote! {
+            #[allow(dead_code)]
+            impl #ident {
+                /// Encoded size in bytes.
+                pub const SIZE: usize = #n;
+                #(#offs)*
+            }
+        }
+    });
+    let display = record.map_or(s.name.as_str(), |r| r.name.as_str());
+    let impls = codec::struct_impls(
+        cx,
+        &StructSpec { display_name: display, ident: quote!(#ident), fields: &s.fields, size: s.size, record },
+    );
+    quote! {
+        #docs
+        #derives
+        #[allow(non_snake_case)]
+        pub struct #ident { #members }
+        #size_const
+        #impls
+    }
+}
+
+fn enum_items(cx: &Cx<'_>, e: &Enum) -> TokenStream {
+    let rt = &cx.rt;
+    let ident = format_ident!("{}", e.name);
+    let base = prim_type(e.base);
+    let name = e.name.as_str();
+    let docs = doc_attrs(Some(&format!(
+        "{}\n\nAn enum over `{}`. Values without a name are kept (see [`{}::name`]), so that a newer writer's values survive a read-write round trip.",
+        e.doc.as_deref().unwrap_or(""),
+        e.base,
+        e.name
+    )), None);
+    let consts = e.values.iter().map(|v| {
+        let c = format_ident!("{}", v.name);
+        let lit = int_lit(e.base, v.value);
+        let d = doc_attrs(v.doc.as_deref(), None);
+        quote!(#d pub const #c: Self = Self(#lit);)
+    });
+    let arms = e.values.iter().map(|v| {
+        let lit = int_lit(e.base, v.value);
+        let n = v.name.as_str();
+        quote!(#lit => ::core::option::Option::Some(#n),)
+    });
+    let all = e.values.iter().map(|v| format_ident!("{}", v.name));
+    let size = e.base.size() as usize;
+    quote! {
+        #docs
+        #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+        #[repr(transparent)]
+        pub struct #ident(pub #base);
+        #[allow(dead_code)]
+        impl #ident {
+            #(#consts)*
+            /// Every named value, in declaration order.
+            pub const ALL: &'static [Self] = &[#(Self::#all),*];
+            /// The value's name, or `None` for a value the schema does not name.
+            pub const fn name(self) -> ::core::option::Option<&'static str> {
+                match self.0 {
+                    #(#arms)*
+                    _ => ::core::option::Option::None,
+                }
+            }
+        }
+        impl ::core::fmt::Debug for #ident {
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                match self.name() {
+                    ::core::option::Option::Some(n) => write!(f, "{}::{}", #name, n),
+                    ::core::option::Option::None => write!(f, "{}({})", #name, self.0),
+                }
+            }
+        }
+        #[automatically_derived]
+        impl #rt::Fixed for #ident {
+            const SIZE: usize = #size;
+            #[inline(always)]
+            fn decode_fixed(b: &[u8], order: #rt::Endian) -> ::core::result::Result<Self, #rt::DecodeError> {
+                <#base as #rt::Fixed>::decode_fixed(b, order).map(Self)
+            }
+            #[inline(always)]
+            fn encode_fixed(&self, out: &mut [u8], order: #rt::Endian) {
+                #rt::Fixed::encode_fixed(&self.0, out, order)
+            }
+        }
+        #[automatically_derived]
+        impl #rt::Decode for #ident {
+            #[inline(always)]
+            fn decode(c: &mut #rt::Cursor<'_>, order: #rt::Endian) -> ::core::result::Result<Self, #rt::DecodeError> {
+                <#base as #rt::Decode>::decode(c, order).map(Self)
+            }
+        }
+        #[automatically_derived]
+        impl #rt::Encode for #ident {
+            #[inline(always)]
+            fn encoded_len(&self) -> usize {
+                #size
+            }
+            #[inline(always)]
+            fn encode<__S: #rt::Sink + ?Sized>(&self, out: &mut __S, order: #rt::Endian) -> ::core::result::Result<(), #rt::EncodeError> {
+                #rt::Encode::encode(&self.0, out, order)
+            }
+        }
+        #[automatically_derived]
+        impl #rt::Visit for #ident {
+            fn visit<__V: #rt::Visitor + ?Sized>(&self, name: ::core::option::Option<&str>, v: &mut __V) {
+                v.enumeration(name, self.0 as i128, self.name());
+            }
+        }
+    }
+}
+
+fn flags_items(cx: &Cx<'_>, f: &Flags) -> TokenStream {
+    let rt = &cx.rt;
+    let ident = format_ident!("{}", f.name);
+    let base = prim_type(f.base);
+    let docs = doc_attrs(Some(&format!("{}\n\nBit flags over `{}`; unnamed bits are kept.", f.doc.as_deref().unwrap_or(""), f.base)), None);
+    let consts = f.flags.iter().map(|x| {
+        let c = format_ident!("{}", x.name);
+        let bit = x.bit;
+        let d = doc_attrs(x.doc.as_deref(), None);
+        quote!(#d pub const #c: Self = Self(1 << #bit);)
+    });
+    let names = f.flags.iter().map(|x| {
+        let c = format_ident!("{}", x.name);
+        let n = x.name.as_str();
+        quote!((Self::#c, #n))
+    });
+    let size = f.base.size() as usize;
+    quote! {
+        #docs
+        #[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+        #[repr(transparent)]
+        pub struct #ident(pub #base);
+        #[allow(dead_code)]
+        impl #ident {
+            #(#consts)*
+            /// Every named flag with its name.
+            pub const NAMED: &'static [(Self, &'static str)] = &[#(#names),*];
+            /// The raw bits.
+            pub const fn bits(self) -> #base {
+                self.0
+            }
+            /// Whether every bit of `other` is set.
+            pub const fn contains(self, other: Self) -> bool {
+                self.0 & other.0 == other.0
+            }
+        }
+        impl ::core::ops::BitOr for #ident {
+            type Output = Self;
+            fn bitor(self, rhs: Self) -> Self {
+                Self(self.0 | rhs.0)
+            }
+        }
+        impl ::core::ops::BitAnd for #ident {
+            type Output = Self;
+            fn bitand(self, rhs: Self) -> Self {
+                Self(self.0 & rhs.0)
+            }
+        }
+        impl ::core::fmt::Debug for #ident {
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                write!(f, "{:#x}", self.0)?;
+                let mut sep = " (";
+                for (flag, name) in Self::NAMED {
+                    if self.contains(*flag) {
+                        write!(f, "{sep}{name}")?;
+                        sep = " | ";
+                    }
+                }
+                if sep != " (" {
+                    f.write_str(")")?;
+                }
+                ::core::result::Result::Ok(())
+            }
+        }
+        #[automatically_derived]
+        impl #rt::Fixed for #ident {
+            const SIZE: usize = #size;
+            #[inline(always)]
+            fn decode_fixed(b: &[u8], order: #rt::Endian) -> ::core::result::Result<Self, #rt::DecodeError> {
+                <#base as #rt::Fixed>::decode_fixed(b, order).map(Self)
+            }
+            #[inline(always)]
+            fn encode_fixed(&self, out: &mut [u8], order: #rt::Endian) {
+                #rt::Fixed::encode_fixed(&self.0, out, order)
+            }
+        }
+        #[automatically_derived]
+        impl #rt::Decode for #ident {
+            #[inline(always)]
+            fn decode(c: &mut #rt::Cursor<'_>, order: #rt::Endian) -> ::core::result::Result<Self, #rt::DecodeError> {
+                <#base as #rt::Decode>::decode(c, order).map(Self)
+            }
+        }
+        #[automatically_derived]
+        impl #rt::Encode for #ident {
+            #[inline(always)]
+            fn encoded_len(&self) -> usize {
+                #size
+            }
+            #[inline(always)]
+            fn encode<__S: #rt::Sink + ?Sized>(&self, out: &mut __S, order: #rt::Endian) -> ::core::result::Result<(), #rt::EncodeError> {
+                #rt::Encode::encode(&self.0, out, order)
+            }
+        }
+        #[automatically_derived]
+        impl #rt::Visit for #ident {
+            fn visit<__V: #rt::Visitor + ?Sized>(&self, name: ::core::option::Option<&str>, v: &mut __V) {
+                v.flags(name, self.0 as u64);
+            }
+        }
+    }
+}
+
+fn union_items(cx: &Cx<'_>, u: &Union) -> TokenStream {
+    let rt = &cx.rt;
+    let ident = format_ident!("{}", u.name);
+    let name = u.name.as_str();
+    let docs = doc_attrs(Some(&format!(
+        "{}\n\nA tagged union: the variant is selected by a tag field of the enclosing struct.",
+        u.doc.as_deref().unwrap_or("")
+    )), None);
+    let mut variants = TokenStream::new();
+    let mut tag_arms = TokenStream::new();
+    let mut decode_arms = TokenStream::new();
+    let mut encode_arms = TokenStream::new();
+    let mut len_arms = TokenStream::new();
+    let mut visit_arms = TokenStream::new();
+    let mut float = false;
+    for v in &u.variants {
+        let vid = format_ident!("{}", v.name);
+        let vname = v.name.as_str();
+        let tag = Literal::i128_unsuffixed(v.tag);
+        let hide = codec::hidden(&v.fields);
+        let visible: Vec<_> = v.fields.iter().zip(&hide).filter(|(_, h)| !**h).map(|(f, _)| f).collect();
+        let members = visible.iter().map(|f| {
+            float |= cx.has_float(&f.ty);
+            let d = doc_attrs(f.doc.as_deref(), f.unit.as_deref());
+            let n = field_ident(&f.name);
+            let t = cx.rust_type(&f.ty);
+            quote!(#d #n: #t)
+        });
+        let binds: Vec<_> = visible.iter().map(|f| field_ident(&f.name)).collect();
+        let vdocs = doc_attrs(v.doc.as_deref(), None);
+        variants.extend(quote!(#vdocs #vid { #(#members),* },));
+        tag_arms.extend(quote!(Self::#vid { .. } => #tag,));
+        let (stmts, inits) = codec::decode_fields(cx, &v.fields, name);
+        decode_arms.extend(quote!(#tag => { #stmts ::core::result::Result::Ok(Self::#vid { #inits }) }));
+        let (len, enc) = codec::encode_fields(cx, &v.fields, &|f| {
+            let b = field_ident(&f.name);
+            quote!(#b)
+        });
+        encode_arms.extend(quote!(Self::#vid { #(#binds),* } => { #enc }));
+        len_arms.extend(quote!(Self::#vid { #(#binds),* } => { #len }));
+        let vis = codec::visit_fields(cx, &v.fields, &|f| {
+            let b = field_ident(&f.name);
+            quote!(#b)
+        });
+        visit_arms.extend(quote!(Self::#vid { #(#binds),* } => {
+            v.begin_variant(name, #vname, #tag);
+            #vis
+            v.end_variant();
+        }));
+    }
+    let derives = if float { quote!(#[derive(Clone, Debug, PartialEq)]) } else { quote!(#[derive(Clone, Debug, PartialEq, Eq, Hash)]) };
+    quote! {
+        #docs
+        #derives
+        #[allow(non_snake_case)]
+        pub enum #ident { #variants }
+        #[automatically_derived]
+        impl #rt::Union for #ident {
+            fn tag(&self) -> i128 {
+                match self { #tag_arms }
+            }
+            #[allow(unused_variables)]
+            fn decode_variant(tag: i128, c: &mut #rt::Cursor<'_>) -> ::core::result::Result<Self, #rt::DecodeError> {
+                match tag {
+                    #decode_arms
+                    _ => ::core::result::Result::Err(#rt::__private::unknown_variant(tag, c.position(), #name)),
+                }
+            }
+            #[allow(unused_variables)]
+            fn encode_variant<__S: #rt::Sink + ?Sized>(&self, out: &mut __S) -> ::core::result::Result<(), #rt::EncodeError> {
+                match self { #encode_arms }
+                ::core::result::Result::Ok(())
+            }
+            #[allow(unused_variables)]
+            fn variant_len(&self) -> usize {
+                match self { #len_arms }
+            }
+        }
+        #[automatically_derived]
+        impl #rt::Visit for #ident {
+            #[allow(unused_variables)]
+            fn visit<__V: #rt::Visitor + ?Sized>(&self, name: ::core::option::Option<&str>, v: &mut __V) {
+                match self { #visit_arms }
+            }
+        }
+    }
+}
