@@ -1,1 +1,204 @@
-//! json
+//! A JSON writer driven by the runtime's [`Visitor`], for JSON Lines dumps.
+//!
+//! Numbers follow the conventions of the reference dumps: an `f32` is widened exactly to `f64`
+//! and printed in shortest round-trip form (`0.2f32` prints as `0.20000000298023224`); NaN and
+//! infinities are the strings `"NaN"`, `"Infinity"` and `"-Infinity"`; enums and flags print as
+//! their raw integers; bytes print as lowercase hex strings.
+
+use std::fmt::Write;
+
+use logspec_runtime::Visitor;
+
+/// Writes one JSON value (usually an object) into a string.
+#[derive(Default)]
+pub struct JsonWriter {
+    out: String,
+    /// Per open container: whether it has an element yet.
+    stack: Vec<bool>,
+}
+
+impl JsonWriter {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The text written so far; clears the writer for reuse.
+    pub fn take(&mut self) -> String {
+        self.stack.clear();
+        std::mem::take(&mut self.out)
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.out
+    }
+
+    /// Starts an element: a comma if needed, and the key inside an object.
+    fn key(&mut self, name: Option<&str>) {
+        if let Some(first) = self.stack.last_mut() {
+            if *first {
+                self.out.push(',');
+            }
+            *first = true;
+        }
+        if let Some(n) = name {
+            string(&mut self.out, n);
+            self.out.push(':');
+        }
+    }
+
+    /// Opens an object that the caller fills with `key`/value calls.
+    pub fn begin_object(&mut self, name: Option<&str>) {
+        self.key(name);
+        self.out.push('{');
+        self.stack.push(false);
+    }
+
+    pub fn end_object(&mut self) {
+        self.stack.pop();
+        self.out.push('}');
+    }
+
+    /// Inserts already-rendered JSON as a value.
+    pub fn raw(&mut self, name: Option<&str>, json: &str) {
+        self.key(name);
+        self.out.push_str(json);
+    }
+
+    pub fn null(&mut self, name: Option<&str>) {
+        self.key(name);
+        self.out.push_str("null");
+    }
+}
+
+/// A JSON string literal.
+pub fn string(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// A float in shortest round-trip form, or a string for non-finite values.
+pub fn float(out: &mut String, v: f64) {
+    if v.is_nan() {
+        out.push_str("\"NaN\"");
+    } else if v.is_infinite() {
+        out.push_str(if v > 0.0 { "\"Infinity\"" } else { "\"-Infinity\"" });
+    } else {
+        // `{:?}` is Rust's shortest round-trip form, and always has a `.` or an exponent.
+        let _ = write!(out, "{v:?}");
+    }
+}
+
+/// Lowercase hex of a byte string.
+pub fn hex(out: &mut String, b: &[u8]) {
+    for x in b {
+        let _ = write!(out, "{x:02x}");
+    }
+}
+
+impl Visitor for JsonWriter {
+    fn uint(&mut self, name: Option<&str>, v: u64) {
+        self.key(name);
+        let _ = write!(self.out, "{v}");
+    }
+    fn int(&mut self, name: Option<&str>, v: i64) {
+        self.key(name);
+        let _ = write!(self.out, "{v}");
+    }
+    fn f32(&mut self, name: Option<&str>, v: f32) {
+        self.key(name);
+        float(&mut self.out, f64::from(v));
+    }
+    fn f64(&mut self, name: Option<&str>, v: f64) {
+        self.key(name);
+        float(&mut self.out, v);
+    }
+    fn bool(&mut self, name: Option<&str>, v: bool) {
+        self.key(name);
+        self.out.push_str(if v { "true" } else { "false" });
+    }
+    fn str(&mut self, name: Option<&str>, v: &str) {
+        self.key(name);
+        string(&mut self.out, v);
+    }
+    fn bytes(&mut self, name: Option<&str>, v: &[u8]) {
+        self.key(name);
+        self.out.push('"');
+        hex(&mut self.out, v);
+        self.out.push('"');
+    }
+    fn enumeration(&mut self, name: Option<&str>, raw: i128, _label: Option<&'static str>) {
+        self.key(name);
+        let _ = write!(self.out, "{raw}");
+    }
+    fn flags(&mut self, name: Option<&str>, raw: u64) {
+        self.key(name);
+        let _ = write!(self.out, "{raw}");
+    }
+    fn begin_struct(&mut self, name: Option<&str>) {
+        self.begin_object(name);
+    }
+    fn end_struct(&mut self) {
+        self.end_object();
+    }
+    fn begin_array(&mut self, name: Option<&str>, _len: usize) {
+        self.key(name);
+        self.out.push('[');
+        self.stack.push(false);
+    }
+    fn end_array(&mut self) {
+        self.stack.pop();
+        self.out.push(']');
+    }
+    fn begin_variant(&mut self, name: Option<&str>, variant: &'static str, _tag: i128) {
+        self.begin_object(name);
+        self.str(Some("variant"), variant);
+    }
+    fn end_variant(&mut self) {
+        self.end_object();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn floats_match_python_repr_values() {
+        let mut s = String::new();
+        float(&mut s, f64::from(0.2f32));
+        assert_eq!(s, "0.20000000298023224");
+        s.clear();
+        float(&mut s, 0.0);
+        assert_eq!(s, "0.0");
+        s.clear();
+        float(&mut s, f64::NAN);
+        assert_eq!(s, "\"NaN\"");
+    }
+
+    #[test]
+    fn nesting_and_escaping() {
+        let mut w = JsonWriter::new();
+        w.begin_struct(None);
+        w.uint(Some("a"), 1);
+        w.begin_array(Some("b"), 2);
+        w.int(None, -1);
+        w.str(None, "x\"y");
+        w.end_array();
+        w.bytes(Some("c"), &[0xde, 0xad]);
+        w.end_struct();
+        assert_eq!(w.take(), r#"{"a":1,"b":[-1,"x\"y"],"c":"dead"}"#);
+    }
+}

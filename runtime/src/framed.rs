@@ -33,6 +33,10 @@ pub trait FramedFormat {
     const MAX_PAYLOAD: u64;
     /// Schema ids this build can decode.
     const KNOWN_SCHEMA_IDS: &'static [u64];
+    /// Names of the record-header fields that hold the tag, the length and the timestamp.
+    const TAG_FIELD: &'static str;
+    const LENGTH_FIELD: &'static str;
+    const TIMESTAMP_FIELD: Option<&'static str>;
     type FileHeader: Decode + Encode + Visit;
     /// "Any record of this format".
     type Record: Encode + Visit;

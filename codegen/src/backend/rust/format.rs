@@ -31,6 +31,13 @@ pub fn format_items(cx: &Cx<'_>) -> TokenStream {
         let d = format!(" The schema id this code was generated for. Bump it in the schema on every breaking layout change.");
         out.extend(quote!(#[doc = #d] pub const #c: #t = #v;));
     }
+    if let Some(m) = schema.magic() {
+        let lit = Literal::byte_string(m);
+        out.extend(quote! {
+            /// The bytes every file of this format starts with.
+            pub const MAGIC: &[u8] = #lit;
+        });
+    }
     if schema.records.is_empty() {
         return out;
     }
@@ -150,6 +157,15 @@ fn framed_impl(cx: &Cx<'_>, enum_ident: &proc_macro2::Ident) -> TokenStream {
         };
         quote!(out[#off..#off + #n].copy_from_slice(&((#v) as #t).#tb());)
     };
+    let tag_name = hdr.fields[framing.tag].name.as_str();
+    let len_name = hdr.fields[length].name.as_str();
+    let ts_name = match framing.timestamp {
+        Some(t) => {
+            let n = hdr.fields[t].name.as_str();
+            quote!(::core::option::Option::Some(#n))
+        }
+        None => quote!(::core::option::Option::None),
+    };
     let tag = read(framing.tag);
     let len = read(length);
     let ts = match framing.timestamp {
@@ -218,6 +234,9 @@ fn framed_impl(cx: &Cx<'_>, enum_ident: &proc_macro2::Ident) -> TokenStream {
             const RECORD_HEADER_SIZE: usize = #hsize;
             const MAX_PAYLOAD: u64 = #max_payload;
             const KNOWN_SCHEMA_IDS: &'static [u64] = #known;
+            const TAG_FIELD: &'static str = #tag_name;
+            const LENGTH_FIELD: &'static str = #len_name;
+            const TIMESTAMP_FIELD: ::core::option::Option<&'static str> = #ts_name;
             type FileHeader = #file_header;
             type Record = #enum_ident;
             #[inline(always)]

@@ -1,0 +1,212 @@
+//! USVLOG decoding throughput, against `memcpy` of the same bytes measured in the same run.
+//!
+//! `cargo bench --bench usvlog` (optionally `-- --mb 200`). The input is built in memory with the
+//! record mix of `bench-inputs/gen_usvlog.py` (one 200 ms super period = 227 records: GYRO at
+//! 200 Hz, the control records at 100 Hz, EKF_DIAG 20 Hz, GNSS 10 Hz, MISSION_STATE 5 Hz).
+//! Reports, as medians of several runs:
+//! - memcpy of the whole buffer (the baseline);
+//! - in-memory decoding of every record into typed structs (`SliceReader`), as MB/s and as a
+//!   fraction of memcpy, and allocations per record (counted by a global allocator);
+//! - the streaming `Reader` over `Read` (copies through its 64 KiB buffer);
+//! - whole-process `logspec info` and `logspec dump > /dev/null` on a file, with peak RSS for two
+//!   file sizes (memory must stay flat as the file grows).
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::hint::black_box;
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use logspec::formats::usvlog::*;
+use logspec::runtime::{Event, Reader, SliceReader, Writer};
+
+struct Counting;
+static ALLOCS: AtomicU64 = AtomicU64::new(0);
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        unsafe { System.alloc(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        unsafe { System.dealloc(p, l) }
+    }
+}
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+const SUB_US: u64 = 5000;
+const SUBS: u64 = 40;
+
+/// The (sub-tick, record id) schedule of one 200 ms super period, as in gen_usvlog.py.
+fn schedule() -> Vec<(u64, u16)> {
+    const CONTROL: [u16; 8] = [2, 8, 9, 10, 3, 4, 7, 5];
+    let mut out = Vec::new();
+    for s in 0..SUBS {
+        out.push((s, 13));
+        if s % 20 == 5 {
+            out.push((s, 12));
+        }
+        if s % 2 == 0 {
+            out.push((s, 1));
+            if s % 10 == 0 {
+                out.push((s, 11));
+            }
+            if s == 0 {
+                out.push((s, 6));
+            }
+            out.extend(CONTROL.iter().map(|t| (s, *t)));
+        }
+    }
+    out
+}
+
+fn record(id: u16, t: f32) -> UsvlogRecord {
+    let s = t.sin();
+    let c = (0.3 * t).cos();
+    match id {
+        1 => RecNavSolution { x: 120.0 * s, y: 80.0 * c, psi: 0.6 * s, v: 1.2 + 0.4 * c, r: 0.02, b_g: 0.003 }.into(),
+        2 => RecGuidanceRef { psi_d: s, v_d: 1.3, e_y: 0.8 * c, e_psi: 0.15 * s }.into(),
+        3 => RecActuatorReq { u_s_req: 0.5 * c, u_d_req: 0.1 * s, src: ActSrc::AUTOPILOT }.into(),
+        4 => RecActuatorCmd { u_s_cmd: 0.5 * c, u_d_cmd: 0.1 * s }.into(),
+        5 => RecEscOutput { u_L: 0.4 * c, u_R: 0.6 * c }.into(),
+        6 => RecMissionState { idx: (t / 60.0) as u16, active: 1, done: 0, x0: 1.0, y0: 2.0, x1: 3.0, y1: 4.0, v_seg: 1.4, d_wp: 30.0 * c.abs() }.into(),
+        7 => RecMixerFeedback { u_s_ach: c, u_d_ach: s, sat_L: 0, sat_R: u8::from(s > 0.9), sat_any: u8::from(s > 0.9), u_L_ach: c - s, u_R_ach: c + s }.into(),
+        8 => RecSpeedSchedDebug { v_seg: 1.4, v_cap: 1.3, v_d: 1.3, e_psi: s, d_wp: 20.0, dv: 0.003, cap_wp: 0, cap_psi: u8::from(c > 0.5) }.into(),
+        9 => RecSpeedCtrlDebug { v_d: 1.3, v_hat: 1.2 + 0.1 * s, e_v: 0.1 * s, u_s_raw: c, u_s_req: c, i_v: 0.1 * s, sat_u_s: 0 }.into(),
+        10 => RecYawCtrlDebug { psi_d: s, psi: s * 0.9, e_psi: 0.1 * s, r_d: 0.2 * c, r: 0.19 * c, e_r: 0.01, u_d_req: 0.3 * s, sat_u_d: 0 }.into(),
+        11 => RecEkfDiag { P_xx: 0.2, P_yy: 0.2, P_psi: 0.08, P_v: 0.15, P_r: 0.12, P_bg: 0.02, status_flags: EkfStatus::HEALTHY }.into(),
+        12 => RecSensorGnss { x: 120.0 * s, y: 80.0 * c, cog: s, sog: 1.2, valid: 1 }.into(),
+        _ => RecSensorGyro { z_gyro: 0.02 + 0.01 * s, b_g_est: 0.003, valid: 1 }.into(),
+    }
+}
+
+fn build(mb: f64) -> Vec<u8> {
+    let sched = schedule();
+    let header = FileHeader { fw_model_schema: FW_MODEL_SCHEMA, t0_us: 1_000_000 };
+    let mut w = Writer::<_, Usvlog>::new(Vec::with_capacity((mb * 1e6) as usize + 8192), &header).unwrap();
+    let target = (mb * 1e6) as usize;
+    let mut k = 0u64;
+    let mut written = 32;
+    while written < target {
+        for (s, id) in &sched {
+            let t_us = 1_000_000 + (k * SUBS + s) * SUB_US;
+            let r = record(*id, (t_us as f64 * 1e-6) as f32);
+            written += 12 + logspec::runtime::Encode::encoded_len(&r);
+            w.write(t_us, &r).unwrap();
+        }
+        k += 1;
+    }
+    w.finish().unwrap()
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn time<T>(runs: usize, mut f: impl FnMut() -> T) -> Duration {
+    let _ = black_box(f());
+    median((0..runs).map(|_| {
+        let t = Instant::now();
+        black_box(f());
+        t.elapsed()
+    }).collect())
+}
+
+fn mbps(bytes: usize, d: Duration) -> f64 {
+    bytes as f64 / 1e6 / d.as_secs_f64()
+}
+
+fn decode_all(buf: &[u8]) -> u64 {
+    let (_, mut r) = SliceReader::<Usvlog>::new(buf).unwrap();
+    let mut n = 0u64;
+    while let Some(ev) = r.next_event() {
+        if let Ok(Event::Record { record, .. }) = ev {
+            black_box(&record);
+            n += 1;
+        }
+    }
+    n
+}
+
+fn stream_all(buf: &[u8]) -> u64 {
+    let mut r = Reader::<_, Usvlog>::new(buf).unwrap();
+    let mut n = 0u64;
+    while let Some(ev) = r.next_event() {
+        if let Ok(Event::Record { record, .. }) = ev {
+            black_box(&record);
+            n += 1;
+        }
+    }
+    n
+}
+
+/// Runs a command, returning its wall time and peak RSS (polled from /proc; Linux only).
+fn process(args: &[&str]) -> (Duration, Option<u64>) {
+    let t = Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_logspec")).args(args).stdout(Stdio::null()).spawn().expect("spawn logspec");
+    let status = format!("/proc/{}/status", child.id());
+    let mut peak = None;
+    loop {
+        if let Ok(s) = std::fs::read_to_string(&status) {
+            if let Some(kb) = s.lines().find_map(|l| l.strip_prefix("VmHWM:")).and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok()) {
+                peak = Some(kb);
+            }
+        }
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    (t.elapsed(), peak)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let mb = args.iter().position(|a| a == "--mb").and_then(|i| args.get(i + 1)).and_then(|v| v.parse().ok()).unwrap_or(200.0);
+    let runs = 7;
+    eprintln!("building a {mb} MB USVLOG stream in memory...");
+    let buf = build(mb);
+    let records = decode_all(&buf);
+    println!("input: {} bytes, {} records ({:.1} B/record)", buf.len(), records, buf.len() as f64 / records as f64);
+
+    let mut dst = vec![0u8; buf.len()];
+    let memcpy = time(runs, || {
+        dst.copy_from_slice(&buf);
+        dst[dst.len() / 2]
+    });
+    let decode = time(runs, || decode_all(&buf));
+    let a0 = ALLOCS.load(Ordering::Relaxed);
+    decode_all(&buf);
+    let allocs = ALLOCS.load(Ordering::Relaxed) - a0;
+    let stream = time(runs, || stream_all(&buf));
+
+    let m = mbps(buf.len(), memcpy);
+    println!("memcpy                          {:>8.0} MB/s   1.00x (baseline)", m);
+    let d = mbps(buf.len(), decode);
+    println!("decode, in memory (SliceReader) {:>8.0} MB/s   {:.2}x memcpy   {:.1} M records/s   {:.4} allocations/record",
+        d, d / m, records as f64 / decode.as_secs_f64() / 1e6, allocs as f64 / records as f64);
+    let s = mbps(buf.len(), stream);
+    println!("decode, streaming (Reader<Read>) {:>7.0} MB/s   {:.2}x memcpy", s, s / m);
+
+    // Whole process, file in the page cache.
+    let dir = std::env::temp_dir().join(format!("logspec-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let big = dir.join("big.usvlog");
+    std::fs::File::create(&big).unwrap().write_all(&buf).unwrap();
+    let quarter = dir.join("quarter.usvlog");
+    std::fs::write(&quarter, &buf[..32 + (buf.len() / 4 - 32) / 6948 * 6948]).unwrap();
+    let big_s = big.to_str().unwrap();
+    let _ = process(&["info", big_s]);
+    let info: Vec<_> = (0..3).map(|_| process(&["info", big_s])).collect();
+    let info_t = median(info.iter().map(|x| x.0).collect());
+    let info_rss = info.iter().filter_map(|x| x.1).max();
+    let q_rss = (0..3).filter_map(|_| process(&["info", quarter.to_str().unwrap()]).1).max();
+    println!("logspec info (whole process)     {:>7.0} MB/s   {:.2}x memcpy   peak RSS {} kB ({} MB file), {} kB ({} MB file)",
+        mbps(buf.len(), info_t), mbps(buf.len(), info_t) / m,
+        info_rss.unwrap_or(0), buf.len() / 1_000_000, q_rss.unwrap_or(0), buf.len() / 4_000_000);
+    let dump = process(&["dump", big_s]);
+    println!("logspec dump > /dev/null         {:>7.0} MB/s   peak RSS {} kB", mbps(buf.len(), dump.0), dump.1.unwrap_or(0));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,159 @@
+//! `logspec info`: what a log file is and what it holds.
+
+use std::collections::BTreeMap;
+use std::io::{self, Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use logspec::json::JsonWriter;
+use logspec::runtime::{Event, FramedFormat, Reader, Visit, Visitor};
+
+use super::{detect, open, shown, CliError, FormatKind};
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The log file (`-` for standard input).
+    pub file: PathBuf,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Skip format detection.
+    #[arg(long, value_enum)]
+    pub format: Option<FormatKind>,
+}
+
+/// Facts about a framed log, gathered in one pass.
+struct Summary {
+    header: String,
+    records_total: u64,
+    counts: BTreeMap<u64, (Option<&'static str>, u64)>,
+    unknown: Vec<(Option<u64>, u64, u64)>,
+    first_ts: Option<u64>,
+    last_ts: Option<u64>,
+    bytes_consumed: u64,
+    errors: Vec<String>,
+}
+
+pub fn run(args: Args) -> Result<ExitCode, CliError> {
+    let path = shown(&args.file);
+    let input = open(&args.file)?;
+    let (kind, input) = detect(&args.file, input, args.format)?;
+    let s = match kind {
+        FormatKind::Usvlog => summarise::<logspec::formats::usvlog::Usvlog>(input, &path)?,
+    };
+    let text = if args.json { json(&s, kind, &path) } else { text(&s, kind, &path) };
+    let mut out = io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => return Err(CliError::Input(format!("writing output: {e}"))),
+        _ => {}
+    }
+    Ok(if s.errors.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+fn summarise<F: FramedFormat>(input: impl Read, path: &str) -> Result<Summary, CliError> {
+    let mut reader = Reader::<_, F>::new(input).map_err(|e| CliError::Input(format!("{path}: {e}")))?;
+    let mut w = JsonWriter::new();
+    reader.file_header().visit(None, &mut w);
+    let mut s = Summary {
+        header: w.take(),
+        records_total: 0,
+        counts: BTreeMap::new(),
+        unknown: Vec::new(),
+        first_ts: None,
+        last_ts: None,
+        bytes_consumed: reader.position(),
+        errors: Vec::new(),
+    };
+    loop {
+        let ev = reader.next_event();
+        let Some(ev) = ev else { break };
+        match ev {
+            Ok(Event::Record { raw, .. }) => {
+                s.records_total += 1;
+                s.counts.entry(raw.header.tag).or_insert((F::record_name(raw.header.tag), 0)).1 += 1;
+                s.first_ts = s.first_ts.or(raw.header.timestamp);
+                s.last_ts = raw.header.timestamp.or(s.last_ts);
+            }
+            Ok(Event::Unknown { raw }) => {
+                s.unknown.push((raw.header.timestamp, raw.header.tag, raw.header.len));
+                s.first_ts = s.first_ts.or(raw.header.timestamp);
+                s.last_ts = raw.header.timestamp.or(s.last_ts);
+            }
+            Err(e) => s.errors.push(format!("{e}")),
+        }
+    }
+    s.bytes_consumed = reader.position();
+    Ok(s)
+}
+
+fn text(s: &Summary, kind: FormatKind, path: &str) -> String {
+    let mut t = String::new();
+    let fmt = match kind {
+        FormatKind::Usvlog => "USVLOG",
+    };
+    t.push_str(&format!("file:     {path}\nformat:   {fmt}\nheader:   {}\n", s.header));
+    if let (Some(a), Some(b)) = (s.first_ts, s.last_ts) {
+        t.push_str(&format!("time:     {a} .. {b} ({:.3} s)\n", b.saturating_sub(a) as f64 * 1e-6));
+    }
+    t.push_str(&format!("records:  {}\n", s.records_total));
+    for (id, (name, n)) in &s.counts {
+        t.push_str(&format!("  {:>4}  {:<28} {n}\n", id, name.unwrap_or("?")));
+    }
+    if !s.unknown.is_empty() {
+        t.push_str(&format!("unknown:  {} record(s) of unknown type, skipped\n", s.unknown.len()));
+    }
+    t.push_str(&format!("bytes:    {} read\n", s.bytes_consumed));
+    if s.errors.is_empty() {
+        t.push_str("integrity: ok\n");
+    }
+    for e in &s.errors {
+        t.push_str(&format!("integrity: {e}\n"));
+    }
+    t
+}
+
+fn json(s: &Summary, kind: FormatKind, path: &str) -> String {
+    let mut w = JsonWriter::new();
+    w.begin_object(None);
+    w.str(Some("file"), path);
+    w.str(Some("format"), match kind {
+        FormatKind::Usvlog => "usvlog",
+    });
+    w.bool(Some("ok"), s.errors.is_empty());
+    match s.errors.first() {
+        Some(e) => w.str(Some("error"), e),
+        None => w.null(Some("error")),
+    }
+    w.raw(Some("header"), &s.header);
+    w.uint(Some("records_total"), s.records_total);
+    w.begin_object(Some("record_counts"));
+    for (id, (name, n)) in &s.counts {
+        let key = name.map(str::to_string).unwrap_or_else(|| id.to_string());
+        w.uint(Some(&key), *n);
+    }
+    w.end_object();
+    w.begin_array(Some("unknown_records"), s.unknown.len());
+    for (ts, tag, len) in &s.unknown {
+        w.begin_object(None);
+        match ts {
+            Some(t) => w.uint(Some("t_us"), *t),
+            None => w.null(Some("t_us")),
+        }
+        w.uint(Some("type"), *tag);
+        w.uint(Some("len"), *len);
+        w.end_object();
+    }
+    w.end_array();
+    w.uint(Some("bytes_consumed"), s.bytes_consumed);
+    match (s.first_ts, s.last_ts) {
+        (Some(a), Some(b)) => {
+            w.uint(Some("first_timestamp"), a);
+            w.uint(Some("last_timestamp"), b);
+        }
+        _ => {}
+    }
+    w.end_object();
+    let mut out = w.take();
+    out.push('\n');
+    out
+}

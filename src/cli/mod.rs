@@ -1,0 +1,128 @@
+//! Command-line verbs. Each verb lives in its own module; this one holds the argument definitions,
+//! the error type and format detection.
+
+mod dump;
+mod gen;
+mod info;
+
+use std::fmt;
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Describe binary robot and simulation logs once; read, dump and generate code for them.
+#[derive(Parser, Debug)]
+#[command(name = "logspec", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Regenerate the checked-in artifacts (C headers) from the schemas.
+    ///
+    /// Example: `logspec gen` (from the project root) rewrites include/<format>/record_types.h
+    /// for every schemas/*.toml.
+    Gen(gen::Args),
+    /// Print a log file as JSON Lines, one object per record, in file order.
+    ///
+    /// Example: `logspec dump timeseries.bin | head`
+    Dump(dump::Args),
+    /// Summarise a log file: header, record counts, time span, integrity findings.
+    ///
+    /// Example: `logspec info timeseries.bin --json`
+    Info(info::Args),
+}
+
+pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
+    match cli.command {
+        Command::Gen(a) => gen::run(a),
+        Command::Dump(a) => dump::run(a),
+        Command::Info(a) => info::run(a),
+    }
+}
+
+/// A failure, with the exit code it maps to: 1 for bad input, 2 for bad usage.
+#[derive(Debug)]
+pub enum CliError {
+    /// The input is bad (a message that already names the file and where).
+    Input(String),
+    /// The command was used wrongly.
+    Usage(String),
+}
+
+impl CliError {
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            CliError::Input(_) => 1,
+            CliError::Usage(_) => 2,
+        }
+    }
+}
+
+impl fmt::Display for CliError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CliError::Input(m) | CliError::Usage(m) => f.write_str(m),
+        }
+    }
+}
+
+/// The log formats the CLI knows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum FormatKind {
+    Usvlog,
+}
+
+/// Opens a path, or standard input for `-`.
+pub fn open(path: &Path) -> Result<Box<dyn Read>, CliError> {
+    if path.as_os_str() == "-" {
+        return Ok(Box::new(io::stdin().lock()));
+    }
+    std::fs::File::open(path)
+        .map(|f| Box::new(f) as Box<dyn Read>)
+        .map_err(|e| CliError::Input(format!("{}: cannot open: {e}", path.display())))
+}
+
+/// Detects the format from the first bytes, which are read and handed back in front of the rest.
+pub fn detect(path: &Path, mut input: Box<dyn Read>, forced: Option<FormatKind>) -> Result<(FormatKind, Box<dyn Read>), CliError> {
+    let mut head = Vec::with_capacity(16);
+    (&mut input)
+        .take(16)
+        .read_to_end(&mut head)
+        .map_err(|e| CliError::Input(format!("{}: cannot read: {e}", path.display())))?;
+    let kind = match forced {
+        Some(k) => k,
+        None => {
+            if head.starts_with(logspec::formats::usvlog::MAGIC) {
+                FormatKind::Usvlog
+            } else {
+                let shown: Vec<String> = head.iter().take(8).map(|b| format!("{b:02x}")).collect();
+                return Err(CliError::Input(format!(
+                    "{}: unrecognised format: the file starts with [{}]{}; expected the USVLOG magic \"USVLOG\" (use --format to force one)",
+                    path.display(),
+                    shown.join(" "),
+                    if head.is_empty() { " (empty file)" } else { "" }
+                )));
+            }
+        }
+    };
+    Ok((kind, Box::new(io::Cursor::new(head).chain(input))))
+}
+
+/// The path shown in messages.
+pub fn shown(path: &Path) -> String {
+    if path.as_os_str() == "-" {
+        "<stdin>".to_string()
+    } else {
+        path.display().to_string()
+    }
+}
+
+/// Default schema directory: `schemas/` under the current directory.
+pub fn default_schemas() -> PathBuf {
+    PathBuf::from("schemas")
+}
