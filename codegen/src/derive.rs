@@ -11,6 +11,9 @@
 //! - `count = "u16"`: a `String`/`Vec` prefixed by its element count (u8, u16, u32, u64);
 //! - `size = "u32"`: a `String`/`Vec` prefixed by its size in bytes;
 //! - `rest`: a `String`/`Vec` running to the end of the payload (last field only);
+//! - `variable`: the field's hand-written type has no fixed size (it implements `Decode` and
+//!   `Encode` but not `Fixed`); without it, such types must implement `Fixed`, so that the
+//!   struct decodes with constant offsets;
 //! - `pad_before = N`, `pad_after = N`: N zero bytes before/after the field;
 //! - `unit = "m"`, `doc = "..."`: documentation (the fingerprint ignores them).
 //!
@@ -85,6 +88,7 @@ struct FieldAttrs {
     count: Option<Prim>,
     size: Option<Prim>,
     rest: bool,
+    variable: bool,
     pad_before: u32,
     pad_after: u32,
     unit: Option<String>,
@@ -183,6 +187,8 @@ fn field_attrs(attrs: &[syn::Attribute], errors: &mut Errors) -> FieldAttrs {
                 out.size = Some(prefix_of(&lit_str(&meta)?)?);
             } else if meta.path.is_ident("rest") {
                 out.rest = true;
+            } else if meta.path.is_ident("variable") {
+                out.variable = true;
             } else if meta.path.is_ident("pad_before") || meta.path.is_ident("pad_after") {
                 let lit: syn::LitInt = meta.value()?.parse()?;
                 let n = lit.base10_parse::<u32>()?;
@@ -200,7 +206,7 @@ fn field_attrs(attrs: &[syn::Attribute], errors: &mut Errors) -> FieldAttrs {
                 out.doc = Some(lit_str(&meta)?.value());
             } else {
                 return Err(meta.error(format!(
-                    "unknown field attribute `{}`; expected one of: endian, count, size, rest, pad_before, pad_after, unit, doc",
+                    "unknown field attribute `{}`; expected one of: endian, count, size, rest, variable, pad_before, pad_after, unit, doc",
                     meta.path.to_token_stream()
                 )));
             }
@@ -308,6 +314,9 @@ fn expand_struct(input: &syn::DeriveInput, data: &syn::DataStruct, attrs: &Conta
     };
     let endian = attrs.endian.unwrap_or(Endian::Little);
     let mut externs = Vec::new();
+    // Hand-written field types that the user marked `#[record(variable)]`; the others must
+    // implement `Fixed`, which lets the struct decode with constant offsets.
+    let mut variable: Vec<String> = Vec::new();
     let mut fields = Vec::new();
     let mut pads = 0;
     let n = named.named.len();
@@ -334,6 +343,17 @@ fn expand_struct(input: &syn::DeriveInput, data: &syn::DataStruct, attrs: &Conta
             pad(fa.pad_before, &mut fields);
         }
         let ty = lower_type(&f.ty, &fa, &mut externs, errors, true);
+        if fa.variable {
+            match &ty {
+                Ty::Named(TypeId(i)) => variable.push(externs[i - 1].clone()),
+                Ty::Array { elem, .. } if matches!(**elem, Ty::Named(_)) => {
+                    if let Ty::Named(TypeId(i)) = **elem {
+                        variable.push(externs[i - 1].clone());
+                    }
+                }
+                _ => errors.at(fa.span.unwrap_or_else(|| f.span()), "`variable` only applies to fields of a hand-written type"),
+            }
+        }
         if !matches!(ty, Ty::Str(_) | Ty::Bytes(_) | Ty::Array { len: Len::Count(_) | Len::Size(_) | Len::Rest, .. })
             && (fa.count.is_some() || fa.size.is_some() || fa.rest)
         {
@@ -356,7 +376,10 @@ fn expand_struct(input: &syn::DeriveInput, data: &syn::DataStruct, attrs: &Conta
     let name = attrs.name.clone().unwrap_or_else(|| ident.to_string());
     let size = crate::layout::place_fields(&|_| None, &mut fields);
     let mut types = vec![TypeDef::Struct(ir::Struct { name: ident.to_string(), doc: None, endian, fields, size })];
-    types.extend(externs.into_iter().map(|path| TypeDef::Extern(ir::Extern { path })));
+    types.extend(externs.into_iter().map(|path| {
+        let fixed = !variable.contains(&path);
+        TypeDef::Extern(ir::Extern { path, fixed })
+    }));
     let mut schema = ir::Schema {
         format: ir::Format { name: String::new(), title: None, doc: None, endian, version: None, schema_id: None },
         types,
@@ -377,7 +400,7 @@ fn expand_struct(input: &syn::DeriveInput, data: &syn::DataStruct, attrs: &Conta
     let TypeDef::Struct(s) = &schema.types[0] else { return TokenStream::new() };
     codec::struct_impls(
         &cx,
-        &StructSpec { display_name: &name, ident: quote!(#ident), fields: &s.fields, size: s.size, record: record.as_ref() },
+        &StructSpec { display_name: &name, ident: quote!(#ident), fields: &s.fields, record: record.as_ref() },
     )
 }
 

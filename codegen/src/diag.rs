@@ -7,21 +7,24 @@ use std::ops::Range;
 /// Every kind of schema error, with a stable code. Codes never change meaning once released.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Code {
-    /// The file is not valid TOML.
+    /// The file is not valid TOML (or cannot be read).
     TomlSyntax,
-    /// A key that the schema language does not know.
+    /// A key that the schema language does not know, or one that does not apply where it is
+    /// written (e.g. `name` in a padding entry).
     UnknownKey,
-    /// A required key is absent.
+    /// A required key is absent (including `count`/`size` of a variable-length sequence).
     MissingKey,
     /// A key holds the wrong kind of TOML value.
     WrongValueType,
     /// A type name that is neither built in nor declared.
     UnknownType,
-    /// A type expression that does not parse.
+    /// A type expression that does not parse, or a form that is not supported (`string[]`,
+    /// arrays of unions).
     BadTypeSyntax,
-    /// An endianness other than `little` or `big`.
+    /// An endianness other than `little` or `big`, or an `endian` that cannot apply where it is
+    /// given (on a field of struct or union type).
     BadEndian,
-    /// A name that is not a valid identifier in every target language.
+    /// A name that is not a valid identifier in every target language, or is reserved.
     BadName,
     /// Two types, records or variants share a name.
     DuplicateName,
@@ -29,9 +32,10 @@ pub enum Code {
     DuplicateField,
     /// Two records share an id.
     DuplicateRecordId,
-    /// Two enum values or flags share a name or value.
+    /// Two enum values or flags share a name, value or bit, or two union variants share a tag.
     DuplicateValue,
-    /// An enum or const value that does not fit its integer type.
+    /// A number that does not fit where it goes: an enum, const, record id or schema id value
+    /// outside its integer type, or a padding width below 1.
     ValueOutOfRange,
     /// A flag bit beyond the width of its base type.
     FlagOutOfRange,
@@ -39,7 +43,8 @@ pub enum Code {
     NotAnInteger,
     /// A payload can be larger than the framing's length field can express.
     PayloadTooLarge,
-    /// A union field whose tag field is missing, after it, or not an integer.
+    /// A union field whose tag field is missing, after it, or not an integer or enum; or a `tag`
+    /// on a field that is not a union.
     BadUnionTag,
     /// A union variant whose tag the tag field's type cannot hold, or a tag enum value without a variant.
     UnmatchedUnionTag,
@@ -47,13 +52,15 @@ pub enum Code {
     BadFraming,
     /// A struct that contains itself.
     RecursiveType,
-    /// A const value whose kind does not match the field's type.
+    /// A const value whose kind does not match the field's type, or a string const whose length
+    /// differs from its fixed field's.
     BadConst,
     /// A schema id that is inconsistent with the header.
     BadSchemaId,
     /// A struct that must have a fixed size (file or record header) does not.
     NotFixedSize,
-    /// A length expression that cannot apply here (e.g. `rest` outside a record payload's end).
+    /// A length rule that cannot apply here: `rest` anywhere but a record's last field (or without
+    /// a framing length), `count` with `size`, a length on a fixed or non-sequence type, `[0]`.
     BadLength,
 }
 
@@ -226,8 +233,8 @@ fn edit_distance(a: &str, b: &str) -> usize {
     for (i, row) in d.iter_mut().enumerate() {
         row[0] = i;
     }
-    for j in 0..=b.len() {
-        d[0][j] = j;
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
     }
     for i in 1..=a.len() {
         for j in 1..=b.len() {

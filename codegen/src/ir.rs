@@ -258,6 +258,8 @@ pub struct Union {
 pub struct Extern {
     /// The Rust path, as written by the user.
     pub path: String,
+    /// Whether the type implements the runtime's `Fixed` trait (a size known to the compiler).
+    pub fixed: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

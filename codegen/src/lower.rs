@@ -20,6 +20,8 @@ pub fn lower(file: &SchemaFile, source_name: Option<&str>) -> Result<ir::Schema,
         Ok(schema.expect("a schema is built whenever no diagnostic was reported"))
     } else {
         cx.diags.sort_by_key(|d| (d.span.start, d.code));
+        // A union used by several structs can report the same problem once per use.
+        cx.diags.dedup_by(|a, b| a.span == b.span && a.code == b.code && a.message == b.message);
         Err(cx.diags)
     }
 }
@@ -51,7 +53,7 @@ impl Cx {
             .and_then(|f| f.endian.as_ref())
             .map(|e| self.endian(e))
             .unwrap_or(Endian::Little);
-        if let Some(f) = format {
+        if let Some(f) = format.filter(|f| !f.name.is_placeholder()) {
             if !is_ident(&f.name.value) || f.name.value.chars().any(|c| c.is_ascii_uppercase()) {
                 self.err(Code::BadName, &f.name.span, format!("format name `{}` is not a lowercase identifier", f.name.value))
                     .help = Some("use lowercase letters, digits and `_`, e.g. `usvlog`".into());
@@ -60,11 +62,12 @@ impl Cx {
 
         // Declare every named type first so that fields can refer to types declared later.
         let mut decls: Vec<(String, Span, Decl<'_>)> = Vec::new();
+        // The headers' names are optional; without one, messages point at the table header.
         if let Some(h) = &file.file_header {
-            decls.push((name_or(&h.name, "FileHeader"), h.name.span.clone(), Decl::Struct(h)));
+            decls.push((name_or(&h.name, "FileHeader"), name_span(&h.name, &h.span), Decl::Struct(h)));
         }
         if let Some(fr) = &file.framing {
-            decls.push((name_or(&fr.body.name, "RecordHeader"), fr.body.name.span.clone(), Decl::Struct(&fr.body)));
+            decls.push((name_or(&fr.body.name, "RecordHeader"), name_span(&fr.body.name, &fr.body.span), Decl::Struct(&fr.body)));
         }
         decls.extend(file.structs.iter().map(|s| (s.name.value.clone(), s.name.span.clone(), Decl::Struct(s))));
         decls.extend(file.enums.iter().map(|e| (e.name.value.clone(), e.name.span.clone(), Decl::Enum(e))));
@@ -74,30 +77,39 @@ impl Cx {
 
         let mut names: BTreeMap<String, TypeId> = BTreeMap::new();
         for (i, (name, span, decl)) in decls.iter().enumerate() {
+            if name.is_empty() {
+                // A missing `name`, already reported.
+                continue;
+            }
             let is_record = matches!(decl, Decl::Record(_));
             let shown = match decl {
                 Decl::Record(r) => r.name.value.clone(),
                 _ => name.clone(),
             };
             if !is_ident(&shown) {
-                self.err(Code::BadName, span, format!("`{shown}` is not a valid identifier"))
-                    .help = Some("names start with a letter or `_` and contain only letters, digits and `_`".into());
+                bad_ident(self, span, &format!("`{shown}` is not a valid identifier"), &shown);
                 continue;
             }
             if !is_record && (Prim::from_name(name).is_some() || BUILTIN_TYPES.contains(&name.as_str())) {
-                self.err(Code::DuplicateName, span, format!("type name `{name}` is a built-in type"));
+                self.err(Code::DuplicateName, span, format!("type name `{name}` is a built-in type"))
+                    .label = Some("already means a built-in type".into());
                 continue;
             }
             if let Some(prev) = names.get(name) {
-                let prev_span = decls[prev.0].1.clone();
-                let (pl, _) = (prev_span.start, ());
-                let _ = pl;
-                self.err(Code::DuplicateName, span, format!("the name `{name}` is defined more than once"))
-                    .label = Some(if is_record {
+                let first = match decls[prev.0].2 {
+                    Decl::Struct(_) => "a struct".to_string(),
+                    Decl::Record(r) => format!("the Rust type of record `{}`", r.name.value),
+                    Decl::Enum(_) => "an enum".to_string(),
+                    Decl::Flags(_) => "a flags type".to_string(),
+                    Decl::Union(_) => "a union".to_string(),
+                };
+                let d = self.err(Code::DuplicateName, span, format!("the name `{name}` is defined more than once"));
+                d.label = Some(if is_record {
                     format!("record `{shown}` would be the Rust type `{name}`, which is already taken")
                 } else {
                     "defined again here".to_string()
                 });
+                d.help = Some(format!("`{name}` is already {first}; type, record and header names share one namespace"));
                 continue;
             }
             names.insert(name.clone(), TypeId(i));
@@ -116,7 +128,7 @@ impl Cx {
             types.push(def);
         }
         self.check_unions(&types, &decls);
-        self.compute_sizes(&mut types, &decls);
+        let recursive = self.compute_sizes(&mut types, &decls);
 
         let mut schema = ir::Schema {
             format: ir::Format {
@@ -133,15 +145,38 @@ impl Cx {
             records: Vec::new(),
             source: source_name.map(str::to_string),
         };
-        if !self.diags.is_empty() {
-            // Later checks assume well-formed types and sizes.
-            return None;
-        }
+        // The checks below also run when earlier ones failed, so that one run reports every
+        // problem; a field whose type could not be resolved is `Ty::Pad(0)` and is skipped.
         self.check_const_sizes(&schema, &decls);
         schema.format.schema_id = self.schema_id(file, &schema);
+        if let (Some(h), Some(id)) = (&file.file_header, schema.file_header) {
+            self.fixed_size(&schema, id, h, "the file header (`[file_header]`)");
+        }
         schema.framing = self.framing(file, &schema);
-        schema.records = self.records(file, &schema, &decls);
-        Some(schema)
+        // Payload bounds walk nested types, which only terminates when none contains itself.
+        schema.records = self.records(file, &schema, &decls, !recursive);
+        if self.diags.is_empty() {
+            let prints: Vec<u64> = schema.records.iter().map(|r| crate::fingerprint::of_struct(&schema, r.body)).collect();
+            for (r, p) in schema.records.iter_mut().zip(prints) {
+                r.fingerprint = p;
+            }
+            Some(schema)
+        } else {
+            None
+        }
+    }
+
+    /// Reports the first field that keeps a header struct from having a fixed size.
+    fn fixed_size(&mut self, schema: &ir::Schema, id: TypeId, decl: &StructDecl, what: &str) {
+        let s = schema.strukt(id);
+        if s.size.is_some() {
+            return;
+        }
+        let Some((f, fd)) = s.fields.iter().zip(&decl.fields).find(|(f, _)| schema.size_of(&f.ty).is_none()) else { return };
+        let span = fd.ty.as_ref().map_or(fd.span.clone(), |t| t.span.clone());
+        let d = self.err(Code::NotFixedSize, &span, format!("{what} must have a fixed size, but field `{}` does not", f.name));
+        d.label = Some("its size depends on the data".into());
+        d.help = Some("use fixed-size types only: numbers, `bool`, enums, flags, `T[N]`, `bytes[N]`, `string[N]` and structs made of those".into());
     }
 
     fn endian(&mut self, e: &Sp<String>) -> Endian {
@@ -192,6 +227,10 @@ impl Cx {
             let name = match (&f.name, &f.pad) {
                 (Some(n), _) => {
                     self.field_name(n);
+                    if is_pad_name(&n.value) {
+                        self.err(Code::BadName, &n.span, format!("field name `{}` is reserved for padding", n.value))
+                            .help = Some("padding entries are named `_pad0`, `_pad1`, ... in generated code; pick another name".into());
+                    }
                     if let Some(prev) = seen.get(&n.value) {
                         let _ = prev;
                         self.err(Code::DuplicateField, &n.span, format!("duplicate field name `{}`", n.value))
@@ -205,8 +244,13 @@ impl Cx {
                     format!("_pad{}", pads - 1)
                 }
             };
-            let ty = self.field_type(f, names, decls, &out, allow_rest && i + 1 == decls_f.len());
-            let value = f.value.as_ref().and_then(|v| self.konst(v, &ty, decls));
+            let ty = self.field_type(f, names, decls, &out, &decls_f[i + 1..], allow_rest && i + 1 == decls_f.len());
+            if let (Some(e), Some(own)) = (&f.endian, own_order(&ty, decls)) {
+                let d = self.err(Code::BadEndian, &e.span, format!("`endian` has no effect on a field of {own}"));
+                d.label = Some("ignored: the type's own byte order applies".into());
+                d.help = Some("set `endian` on the struct or union itself, or on its fields".into());
+            }
+            let value = f.value.as_ref().and_then(|v| self.konst(v, f, &ty, decls));
             out.push(ir::Field {
                 name,
                 ty,
@@ -222,10 +266,11 @@ impl Cx {
 
     fn field_name(&mut self, n: &Sp<String>) {
         if !is_ident(&n.value) {
-            self.err(Code::BadName, &n.span, format!("field name `{}` is not a valid identifier", n.value));
+            bad_ident(self, &n.span, &format!("field name `{}` is not a valid identifier", n.value), &n.value);
         } else if C_KEYWORDS.contains(&n.value.as_str()) || RUST_RESERVED.contains(&n.value.as_str()) {
-            self.err(Code::BadName, &n.span, format!("field name `{}` is a reserved word in C or Rust", n.value))
-                .help = Some(format!("rename it, e.g. `{}_`", n.value));
+            let d = self.err(Code::BadName, &n.span, format!("field name `{}` is a reserved word in C or Rust", n.value));
+            d.label = Some("reserved word".into());
+            d.help = Some(format!("generated code could not use it; rename it, e.g. `{}_`", n.value));
         }
     }
 
@@ -235,16 +280,15 @@ impl Cx {
         names: &BTreeMap<String, TypeId>,
         decls: &[(String, Span, Decl<'_>)],
         earlier: &[ir::Field],
+        later: &[FieldDecl],
         may_rest: bool,
     ) -> Ty {
         if let Some(pad) = &f.pad {
-            if let Some(t) = &f.ty {
-                self.err(Code::BadTypeSyntax, &t.span, "a padding entry `{ pad = N }` has no `type`");
-            }
             return match u32::try_from(pad.value) {
                 Ok(n) if n > 0 => Ty::Pad(n),
                 _ => {
-                    self.err(Code::ValueOutOfRange, &pad.span, format!("padding must be 1 or more bytes, found {}", pad.value));
+                    self.err(Code::ValueOutOfRange, &pad.span, format!("padding must be 1 or more bytes, found {}", pad.value))
+                        .label = Some("expected a positive byte count".into());
                     Ty::Pad(1)
                 }
             };
@@ -278,18 +322,25 @@ impl Cx {
                 (expr[..i].trim(), suffix)
             }
         };
+        if base.is_empty() {
+            self.err(Code::BadTypeSyntax, &inner, if expr.is_empty() { "empty type".to_string() } else { format!("type `{expr}` has no element type") })
+                .help = Some("write `T`, `T[N]` for N elements, or `T[]` with `count`/`size` for a prefixed sequence".into());
+            return Ty::Pad(0);
+        }
         let len = self.length(f, suffix, base, &inner, may_rest);
+        // Without a valid length (already reported), a sequence is left unresolved.
         let elem = match base {
-            "string" => return Ty::Str(len.unwrap_or(Len::Fixed(0))),
-            "bytes" => return Ty::Bytes(len.unwrap_or(Len::Fixed(0))),
+            "string" => return len.map_or(Ty::Pad(0), Ty::Str),
+            "bytes" => return len.map_or(Ty::Pad(0), Ty::Bytes),
             "bool" => Ty::Bool,
             _ => match Prim::from_name(base) {
                 Some(p) => Ty::Prim(p),
                 None => match names.get(base) {
                     Some(id) => match decls[id.0].2 {
                         Decl::Union(_) => {
-                            let tag_field = self.union_tag(f, earlier);
-                            Ty::Union { id: *id, tag_field: tag_field.unwrap_or(0) }
+                            // An unresolved tag becomes an index past the end, which later checks skip.
+                            let tag_field = self.union_tag(f, earlier, later);
+                            Ty::Union { id: *id, tag_field: tag_field.unwrap_or(usize::MAX) }
                         }
                         Decl::Record(_) => {
                             self.err(Code::UnknownType, &inner, format!("`{base}` is a record, not a type"))
@@ -303,12 +354,17 @@ impl Cx {
                             .iter()
                             .map(|p| p.name())
                             .chain(BUILTIN_TYPES.iter().copied())
-                            .chain(names.keys().map(String::as_str));
+                            .chain(names.keys().map(String::as_str))
+                            .chain(TYPE_ALIASES.iter().map(|(a, _)| *a));
                         let hint = did_you_mean(base, candidates).map(str::to_string);
                         let d = self.err(Code::UnknownType, &inner, format!("unknown type `{base}`"));
                         d.label = Some("not a built-in or declared type".into());
                         d.help = Some(match hint {
-                            Some(h) => format!("did you mean `{h}`?"),
+                            Some(h) => match TYPE_ALIASES.iter().find(|(a, _)| *a == h) {
+                                Some((a, t)) if *a == base => format!("write `{t}` for `{a}`"),
+                                Some((a, t)) => format!("did you mean `{t}` (`{a}`)?"),
+                                None => format!("did you mean `{h}`?"),
+                            },
                             None => "built-in types: u8..u64, i8..i64, f32, f64, bool, string, bytes; or declare a [[struct]], [[enum]], [[flags]] or [[union]]".into(),
                         });
                         Ty::Pad(0)
@@ -316,9 +372,12 @@ impl Cx {
                 },
             },
         };
-        if f.tag.is_some() && !matches!(elem, Ty::Union { .. }) {
+        if f.tag.as_ref().is_some_and(|t| !t.is_placeholder()) && !matches!(elem, Ty::Union { .. }) {
             let span = &f.tag.as_ref().expect("checked").span;
-            self.err(Code::BadUnionTag, span, "`tag` is only allowed on a field whose type is a union");
+            if !matches!(elem, Ty::Pad(0)) {
+                self.err(Code::BadUnionTag, span, "`tag` is only allowed on a field whose type is a union")
+                    .help = Some("remove `tag`, or give the field a `[[union]]` type".into());
+            }
         }
         match (suffix, len) {
             (None, _) => elem,
@@ -328,7 +387,7 @@ impl Cx {
                 }
                 Ty::Array { elem: Box::new(elem), len }
             }
-            (Some(_), None) => elem,
+            (Some(_), None) => Ty::Pad(0),
         }
     }
 
@@ -343,17 +402,28 @@ impl Cx {
         }
         if let Some(Some(n)) = suffix {
             for k in [&f.count, &f.size].into_iter().flatten() {
-                self.err(Code::BadLength, &k.span, format!("a fixed-length `[{n}]` takes no `count` or `size`"));
+                self.err(Code::BadLength, &k.span, format!("a fixed-length `[{n}]` takes no `count` or `size`"))
+                    .help = Some(format!("remove it, or write `{base}[]` for a prefixed sequence"));
+            }
+            if n == 0 {
+                self.err(Code::BadLength, inner, format!("`{base}[0]` holds nothing"))
+                    .label = Some("a fixed length must be 1 or more".into());
             }
             return Some(Len::Fixed(n));
         }
         if matches!(base, "string" | "bytes") && suffix.is_some() {
-            self.err(Code::BadTypeSyntax, inner, format!("write `{base}` with `count`/`size`, or `{base}[N]`; `{base}[]` is ambiguous"));
+            self.err(Code::BadTypeSyntax, inner, format!("`{base}[]` is not a type"))
+                .help = Some(format!("`{base}` is already a sequence: write `type = \"{base}\"` with `count`/`size`, or `{base}[N]` for N bytes"));
+            return None;
+        }
+        if [&f.count, &f.size].into_iter().flatten().any(|k| k.is_placeholder()) {
+            // A malformed `count`/`size`, already reported.
+            return None;
         }
         match (&f.count, &f.size) {
-            (Some(c), Some(s)) => {
-                self.err(Code::BadLength, &s.span, "give either `count` (elements) or `size` (bytes), not both");
-                let _ = c;
+            (Some(_), Some(s)) => {
+                self.err(Code::BadLength, &s.span, "give either `count` (elements) or `size` (bytes), not both")
+                    .label = Some("second length rule".into());
                 None
             }
             (None, None) => {
@@ -377,43 +447,77 @@ impl Cx {
         match Prim::from_name(&p.value) {
             Some(prim) if prim.is_unsigned() => Some(prim),
             _ => {
-                self.err(Code::NotAnInteger, &p.span, format!("a length prefix must be u8, u16, u32 or u64, found `{}`", p.value));
+                let d = self.err(Code::NotAnInteger, &p.span, format!("a length prefix must be u8, u16, u32 or u64, found `{}`", p.value));
+                d.label = Some("not an unsigned integer type".into());
+                d.help = Some("e.g. `count = \"u16\"`; or `count = \"rest\"` on the last field of a record".into());
                 None
             }
         }
     }
 
-    fn union_tag(&mut self, f: &FieldDecl, earlier: &[ir::Field]) -> Option<usize> {
+    fn union_tag(&mut self, f: &FieldDecl, earlier: &[ir::Field], later: &[FieldDecl]) -> Option<usize> {
         let Some(tag) = &f.tag else {
             let span = f.ty.as_ref().map_or(f.span.clone(), |t| t.span.clone());
             self.err(Code::BadUnionTag, &span, "a union field needs `tag`, the name of an earlier field that selects the variant")
-                .help = Some("add `tag = \"<field name>\"`".into());
+                .help = Some(match earlier.last() {
+                    Some(prev) => format!("add `tag = \"<field name>\"`, e.g. `tag = \"{}\"`", prev.name),
+                    None => "add an integer or enum field before it, and `tag = \"<that field>\"`".into(),
+                });
             return None;
         };
-        match earlier.iter().position(|e| e.name == tag.value) {
+        if tag.is_placeholder() {
+            return None;
+        }
+        match earlier.iter().position(|e| e.name == tag.value && !e.is_padding()) {
             Some(i) => Some(i),
+            None if later.iter().any(|l| l.name.as_ref().is_some_and(|n| n.value == tag.value)) => {
+                let this = f.name.as_ref().map_or("", |n| n.value.as_str());
+                let d = self.err(Code::BadUnionTag, &tag.span, format!("union tag field `{}` comes after the union field `{this}`", tag.value));
+                d.label = Some("declared later".into());
+                d.help = Some(format!("move `{}` before `{this}`: a decoder must read the tag before the union", tag.value));
+                None
+            }
             None => {
                 let hint = did_you_mean(&tag.value, earlier.iter().map(|e| e.name.as_str())).map(str::to_string);
                 let d = self.err(Code::BadUnionTag, &tag.span, format!("union tag field `{}` is not an earlier field of this struct", tag.value));
-                if let Some(h) = hint {
-                    d.help = Some(format!("did you mean `{h}`?"));
-                }
+                d.label = Some("no such field before this one".into());
+                d.help = Some(match hint {
+                    Some(h) => format!("did you mean `{h}`?"),
+                    None => "the tag must be an integer or enum field declared before the union field".into(),
+                });
                 None
             }
         }
     }
 
-    fn konst(&mut self, v: &Sp<ConstDecl>, ty: &Ty, decls: &[(String, Span, Decl<'_>)]) -> Option<ConstValue> {
+    fn konst(&mut self, v: &Sp<ConstDecl>, f: &FieldDecl, ty: &Ty, decls: &[(String, Span, Decl<'_>)]) -> Option<ConstValue> {
         match (&v.value, ty) {
+            // The type is already reported as wrong; a const cannot be judged against it.
+            (_, Ty::Pad(0)) => None,
             (ConstDecl::Int(i), Ty::Prim(p)) if !p.is_float() => {
                 self.fits(*i, *p, &v.span, "const value");
                 Some(ConstValue::Int(*i))
             }
-            (ConstDecl::Int(i), Ty::Named(id)) if matches!(decls[id.0].2, Decl::Enum(_)) => Some(ConstValue::Int(*i)),
-            (ConstDecl::Str(s), Ty::Bytes(Len::Fixed(_)) | Ty::Str(Len::Fixed(_)) | Ty::Str(_)) => Some(ConstValue::Bytes(s.as_bytes().to_vec())),
-            _ => {
-                self.err(Code::BadConst, &v.span, "this `const` does not match the field's type")
-                    .help = Some("integer consts need an integer type; string consts need `bytes[N]` or `string`".into());
+            (ConstDecl::Int(i), Ty::Named(id)) if matches!(decls[id.0].2, Decl::Enum(_)) => {
+                if let Decl::Enum(e) = decls[id.0].2 {
+                    if let Some(p) = Prim::from_name(&e.base.value).filter(|p| !p.is_float()) {
+                        self.fits(*i, p, &v.span, "const value");
+                    }
+                }
+                Some(ConstValue::Int(*i))
+            }
+            (ConstDecl::Str(s), Ty::Bytes(Len::Fixed(_)) | Ty::Str(_)) => Some(ConstValue::Bytes(s.as_bytes().to_vec())),
+            (value, _) => {
+                let name = f.name.as_ref().map_or("", |n| n.value.as_str());
+                let written = f.ty.as_ref().map_or(String::new(), |t| t.value.clone());
+                let d = self.err(Code::BadConst, &v.span, match value {
+                    ConstDecl::Int(_) => format!("an integer const cannot go in field `{name}` of type `{written}`"),
+                    ConstDecl::Str(_) => format!("a string const cannot go in field `{name}` of type `{written}`"),
+                });
+                d.help = Some(match value {
+                    ConstDecl::Str(s) => format!("string consts need `bytes[N]` or `string`: e.g. `type = \"bytes[{}]\"` for these {} bytes", s.len(), s.len()),
+                    ConstDecl::Int(_) => "integer consts need an integer or enum type; for bytes, write the const as a string".into(),
+                });
                 None
             }
         }
@@ -437,6 +541,7 @@ impl Cx {
     fn base(&mut self, base: &Sp<String>, unsigned: bool) -> Prim {
         match Prim::from_name(&base.value) {
             Some(p) if !p.is_float() && (!unsigned || p.is_unsigned()) => p,
+            _ if base.is_placeholder() => Prim::U8,
             _ => {
                 let want = if unsigned { "an unsigned integer type (u8..u64)" } else { "an integer type (u8..u64, i8..i64)" };
                 self.err(Code::NotAnInteger, &inner_span(&base.span), format!("`base` must be {want}, found `{}`", base.value));
@@ -450,17 +555,26 @@ impl Cx {
         let mut values = Vec::new();
         let mut names = BTreeSet::new();
         let mut seen = BTreeMap::new();
+        let base_ok = !e.base.is_placeholder() && Prim::from_name(&e.base.value).is_some_and(|p| !p.is_float());
         for v in &e.values {
-            if !is_ident(&v.name.value) {
-                self.err(Code::BadName, &v.name.span, format!("`{}` is not a valid identifier", v.name.value));
+            if !v.name.is_placeholder() {
+                if !is_ident(&v.name.value) {
+                    bad_ident(self, &v.name.span, &format!("`{}` is not a valid identifier", v.name.value), &v.name.value);
+                }
+                if !names.insert(v.name.value.clone()) {
+                    self.err(Code::DuplicateValue, &v.name.span, format!("enum `{}` names `{}` twice", e.name.value, v.name.value));
+                }
             }
-            if !names.insert(v.name.value.clone()) {
-                self.err(Code::DuplicateValue, &v.name.span, format!("enum `{}` names `{}` twice", e.name.value, v.name.value));
+            if v.value.is_placeholder() {
+                continue;
             }
             if let Some(prev) = seen.insert(v.value.value, v.name.value.clone()) {
-                self.err(Code::DuplicateValue, &v.value.span, format!("value {} is used by both `{prev}` and `{}`", v.value.value, v.name.value));
+                self.err(Code::DuplicateValue, &v.value.span, format!("value {} is used by both `{prev}` and `{}`", v.value.value, v.name.value))
+                    .help = Some("each value of an enum needs its own number; to give one value two names, drop one".into());
             }
-            self.fits(v.value.value, base, &v.value.span, &format!("enum value `{}` =", v.name.value));
+            if base_ok {
+                self.fits(v.value.value, base, &v.value.span, &format!("enum value `{}` =", v.name.value));
+            }
             values.push(ir::EnumValue { name: v.name.value.clone(), value: v.value.value, doc: v.doc.as_ref().map(|d| d.value.clone()) });
         }
         TypeDef::Enum(ir::Enum { name: e.name.value.clone(), doc: e.doc.as_ref().map(|d| d.value.clone()), base, values })
@@ -471,16 +585,26 @@ impl Cx {
         let mut flags = Vec::new();
         let mut names = BTreeSet::new();
         let mut bits = BTreeMap::new();
+        let base_ok = !f.base.is_placeholder() && Prim::from_name(&f.base.value).is_some_and(|p| p.is_unsigned());
         for v in &f.flags {
-            if !names.insert(v.name.value.clone()) {
-                self.err(Code::DuplicateValue, &v.name.span, format!("flags `{}` names `{}` twice", f.name.value, v.name.value));
+            if !v.name.is_placeholder() {
+                if !is_ident(&v.name.value) {
+                    bad_ident(self, &v.name.span, &format!("`{}` is not a valid identifier", v.name.value), &v.name.value);
+                }
+                if !names.insert(v.name.value.clone()) {
+                    self.err(Code::DuplicateValue, &v.name.span, format!("flags `{}` names `{}` twice", f.name.value, v.name.value));
+                }
+            }
+            if v.value.is_placeholder() {
+                continue;
             }
             if let Some(prev) = bits.insert(v.value.value, v.name.value.clone()) {
                 self.err(Code::DuplicateValue, &v.value.span, format!("bit {} is used by both `{prev}` and `{}`", v.value.value, v.name.value));
             }
             let width = i128::from(base.size() * 8);
-            if v.value.value < 0 || v.value.value >= width {
-                self.err(Code::FlagOutOfRange, &v.value.span, format!("bit {} is outside `{base}` (bits 0..{})", v.value.value, width - 1));
+            if base_ok && (v.value.value < 0 || v.value.value >= width) {
+                self.err(Code::FlagOutOfRange, &v.value.span, format!("bit {} is outside `{base}`", v.value.value))
+                    .label = Some(format!("`{base}` has bits 0..={}", width - 1));
             }
             flags.push(ir::Flag { name: v.name.value.clone(), bit: v.value.value.clamp(0, 63) as u32, doc: v.doc.as_ref().map(|d| d.value.clone()) });
         }
@@ -493,14 +617,18 @@ impl Cx {
         let mut vnames = BTreeSet::new();
         let mut tags = BTreeMap::new();
         for v in &u.variants {
-            if !is_ident(&v.name.value) {
-                self.err(Code::BadName, &v.name.span, format!("`{}` is not a valid identifier", v.name.value));
+            if !v.name.is_placeholder() {
+                if !is_ident(&v.name.value) {
+                    bad_ident(self, &v.name.span, &format!("`{}` is not a valid identifier", v.name.value), &v.name.value);
+                }
+                if !vnames.insert(v.name.value.clone()) {
+                    self.err(Code::DuplicateName, &v.name.span, format!("union `{}` has two variants named `{}`", u.name.value, v.name.value));
+                }
             }
-            if !vnames.insert(v.name.value.clone()) {
-                self.err(Code::DuplicateName, &v.name.span, format!("union `{}` has two variants named `{}`", u.name.value, v.name.value));
-            }
-            if let Some(prev) = tags.insert(v.tag.value, v.name.value.clone()) {
-                self.err(Code::DuplicateValue, &v.tag.span, format!("tag {} selects both `{prev}` and `{}`", v.tag.value, v.name.value));
+            if !v.tag.is_placeholder() {
+                if let Some(prev) = tags.insert(v.tag.value, v.name.value.clone()) {
+                    self.err(Code::DuplicateValue, &v.tag.span, format!("tag {} selects both `{prev}` and `{}`", v.tag.value, v.name.value));
+                }
             }
             let fields = self.fields(&v.fields, endian, names, decls, false);
             variants.push(ir::Variant { name: v.name.value.clone(), tag: v.tag.value, doc: v.doc.as_ref().map(|d| d.value.clone()), fields, size: None });
@@ -525,6 +653,10 @@ impl Cx {
                     .collect(),
                 _ => continue,
             };
+            let owner = match decls[ti].2 {
+                Decl::Record(r) => r.name.value.as_str(),
+                _ => decls[ti].0.as_str(),
+            };
             for (fields, field_decls) in lists {
             for (fi, f) in fields.iter().enumerate() {
                 let Ty::Union { id, tag_field } = &f.ty else { continue };
@@ -534,16 +666,21 @@ impl Cx {
                 // flattened list still puts it before the union field.
                 let Some(tag) = fields.get(*tag_field) else { continue };
                 let (base, enum_values) = match &tag.ty {
+                    // The tag field's own type is wrong, and already reported.
+                    Ty::Pad(0) => continue,
                     Ty::Prim(p) if !p.is_float() => (*p, None),
                     Ty::Named(eid) => match &types[eid.0] {
                         TypeDef::Enum(e) => (e.base, Some(e)),
                         _ => {
-                            self.err(Code::BadUnionTag, &tag_decl.span, format!("union tag `{}` must be an integer or enum field", tag.name));
+                            self.err(Code::BadUnionTag, &tag_decl.span, format!("union tag `{}` must be an integer or enum field", tag.name))
+                                .label = Some(format!("`{}` is a {}", tag.name, kind_of(&types[eid.0])));
                             continue;
                         }
                     },
                     _ => {
-                        self.err(Code::BadUnionTag, &tag_decl.span, format!("union tag `{}` must be an integer or enum field", tag.name));
+                        let written = field_decls.iter().find(|d| d.name.as_ref().is_some_and(|n| n.value == tag.name)).and_then(|d| d.ty.as_ref()).map_or(String::new(), |t| t.value.clone());
+                        self.err(Code::BadUnionTag, &tag_decl.span, format!("union tag `{}` must be an integer or enum field", tag.name))
+                            .label = Some(format!("`{}` is `{written}`", tag.name));
                         continue;
                     }
                 };
@@ -552,21 +689,27 @@ impl Cx {
                     _ => continue,
                 };
                 for (v, vd) in u.variants.iter().zip(&union_decl.variants) {
+                    if vd.tag.is_placeholder() {
+                        continue;
+                    }
                     let (lo, hi) = base.int_range().expect("integer");
                     if v.tag < lo || v.tag > hi {
-                        self.err(Code::UnmatchedUnionTag, &vd.tag.span, format!("variant `{}` has tag {}, which the tag field `{}` ({base}) cannot hold", v.name, v.tag, tag.name));
+                        let d = self.err(Code::UnmatchedUnionTag, &vd.tag.span, format!("variant `{}` has tag {}, which the tag field `{}` ({base}) of `{owner}` cannot hold", v.name, v.tag, tag.name));
+                        d.label = Some(format!("`{base}` holds {lo}..={hi}"));
+                        d.help = Some(format!("widen the tag field `{}`, or renumber the variant", tag.name));
                     } else if let Some(e) = enum_values {
                         if !e.values.iter().any(|ev| ev.value == v.tag) {
-                            self.err(Code::UnmatchedUnionTag, &vd.tag.span, format!("variant `{}` has tag {}, which is not a value of enum `{}`", v.name, v.tag, e.name))
+                            self.err(Code::UnmatchedUnionTag, &vd.tag.span, format!("variant `{}` has tag {}, which is not a value of the tag enum `{}`", v.name, v.tag, e.name))
                                 .help = Some(format!("`{}` has values {}", e.name, e.values.iter().map(|ev| format!("{}={}", ev.name, ev.value)).collect::<Vec<_>>().join(", ")));
                         }
                     }
                 }
                 if let Some(e) = enum_values {
-                    let missing: Vec<&str> = e.values.iter().filter(|ev| !u.variants.iter().any(|v| v.tag == ev.value)).map(|ev| ev.name.as_str()).collect();
+                    let missing: Vec<String> = e.values.iter().filter(|ev| !u.variants.iter().any(|v| v.tag == ev.value)).map(|ev| format!("{} = {}", ev.name, ev.value)).collect();
                     if !missing.is_empty() {
-                        self.err(Code::UnmatchedUnionTag, &tag_decl.span, format!("tag enum `{}` has values without a variant in union `{}`: {}", e.name, u.name, missing.join(", ")))
-                            .help = Some("add a variant (it may have no fields) for each value, so that every valid tag decodes".into());
+                        let d = self.err(Code::UnmatchedUnionTag, &tag_decl.span, format!("tag enum `{}` has values that no variant of union `{}` handles: {}", e.name, u.name, missing.join(", ")));
+                        d.label = Some(format!("`{}` is a `{}`", tag.name, e.name));
+                        d.help = Some("add a variant (it may have no fields) for each value, so that every valid tag decodes".into());
                     }
                 }
             }
@@ -576,37 +719,49 @@ impl Cx {
 
     /// Computes struct and variant sizes and field offsets, in dependency order, and reports
     /// structs that contain themselves.
-    fn compute_sizes(&mut self, types: &mut [TypeDef], decls: &[(String, Span, Decl<'_>)]) {
+    fn compute_sizes(&mut self, types: &mut [TypeDef], decls: &[(String, Span, Decl<'_>)]) -> bool {
         #[derive(Clone, Copy, PartialEq)]
         enum State {
             Todo,
             Busy,
             Done,
         }
-        fn deps(ty: &Ty, out: &mut Vec<usize>) {
+        fn deps(ty: &Ty) -> Option<usize> {
             match ty {
-                Ty::Named(id) | Ty::Union { id, .. } => out.push(id.0),
-                Ty::Array { elem, .. } => deps(elem, out),
-                _ => {}
+                Ty::Named(id) | Ty::Union { id, .. } => Some(id.0),
+                Ty::Array { elem, .. } => deps(elem),
+                _ => None,
             }
         }
-        fn visit(i: usize, types: &mut [TypeDef], state: &mut [State], cycle: &mut BTreeSet<usize>) {
+        /// `stack` holds the types being visited, each with the field (`Type.field`) leading on.
+        fn visit(i: usize, types: &mut [TypeDef], state: &mut [State], stack: &mut Vec<(usize, String)>, cycles: &mut BTreeMap<usize, String>) {
             if state[i] == State::Done {
                 return;
             }
             if state[i] == State::Busy {
-                cycle.insert(i);
+                let from = stack.iter().position(|(t, _)| *t == i).unwrap_or(0);
+                let path: Vec<&str> = stack[from..].iter().map(|(_, via)| via.as_str()).collect();
+                let name = types[i].name().to_string();
+                cycles.entry(i).or_insert_with(|| format!("{} -> {name}", path.join(" -> ")));
                 return;
             }
             state[i] = State::Busy;
-            let mut d = Vec::new();
+            let mut d: Vec<(usize, String)> = Vec::new();
             match &types[i] {
-                TypeDef::Struct(s) => s.fields.iter().for_each(|f| deps(&f.ty, &mut d)),
-                TypeDef::Union(u) => u.variants.iter().flat_map(|v| &v.fields).for_each(|f| deps(&f.ty, &mut d)),
+                TypeDef::Struct(s) => {
+                    d.extend(s.fields.iter().filter_map(|f| Some((deps(&f.ty)?, format!("{}.{}", s.name, f.name)))));
+                }
+                TypeDef::Union(u) => {
+                    for v in &u.variants {
+                        d.extend(v.fields.iter().filter_map(|f| Some((deps(&f.ty)?, format!("{}.{}.{}", u.name, v.name, f.name)))));
+                    }
+                }
                 _ => {}
             }
-            for j in d {
-                visit(j, types, state, cycle);
+            for (j, via) in d {
+                stack.push((i, via));
+                visit(j, types, state, stack, cycles);
+                stack.pop();
             }
             let sizes: Vec<Option<u32>> = types
                 .iter()
@@ -630,25 +785,35 @@ impl Cx {
             state[i] = State::Done;
         }
         let mut state = vec![State::Todo; types.len()];
-        let mut cycle = BTreeSet::new();
+        let mut cycles = BTreeMap::new();
         for i in 0..types.len() {
-            visit(i, types, &mut state, &mut cycle);
+            visit(i, types, &mut state, &mut Vec::new(), &mut cycles);
         }
-        for i in cycle {
-            self.err(Code::RecursiveType, &decls[i].1, format!("`{}` contains itself", decls[i].0))
-                .help = Some("a wire layout cannot nest a type inside itself".into());
+        let recursive = !cycles.is_empty();
+        for (i, path) in cycles {
+            let d = self.err(Code::RecursiveType, &decls[i].1, format!("`{}` contains itself: {path}", decls[i].0));
+            d.label = Some("recursive type".into());
+            d.help = Some("a type cannot contain itself, directly or through other types, not even in an array".into());
         }
+        recursive
     }
 
     /// String consts must have exactly the length of their fixed field.
     fn check_const_sizes(&mut self, schema: &ir::Schema, decls: &[(String, Span, Decl<'_>)]) {
         for (i, t) in schema.types.iter().enumerate() {
-            let (TypeDef::Struct(s), Some(fds)) = (t, decl_fields(&decls[i].2)) else { continue };
-            for (f, fd) in s.fields.iter().zip(fds) {
+            let lists: Vec<(&[ir::Field], &[FieldDecl])> = match (t, decls[i].2) {
+                (TypeDef::Struct(s), Decl::Struct(d)) => vec![(&s.fields, &d.fields)],
+                (TypeDef::Struct(s), Decl::Record(d)) => vec![(&s.fields, &d.fields)],
+                (TypeDef::Union(u), Decl::Union(d)) => u.variants.iter().zip(&d.variants).map(|(v, vd)| (&v.fields[..], &vd.fields[..])).collect(),
+                _ => continue,
+            };
+            for (f, fd) in lists.into_iter().flat_map(|(fs, fds)| fs.iter().zip(fds)) {
                 if let (Some(ConstValue::Bytes(b)), Ty::Bytes(Len::Fixed(n)) | Ty::Str(Len::Fixed(n))) = (&f.value, &f.ty) {
                     if b.len() != *n as usize {
                         let span = fd.value.as_ref().map_or(fd.span.clone(), |v| v.span.clone());
-                        self.err(Code::BadConst, &span, format!("const is {} bytes but field `{}` is {n} bytes", b.len(), f.name));
+                        let d = self.err(Code::BadConst, &span, format!("const is {} bytes long, but field `{}` is {n} bytes", b.len(), f.name));
+                        d.label = Some(format!("{} bytes", b.len()));
+                        d.help = Some(format!("a const must fill its field exactly: write {n} bytes, or make the field `{}[{}]`", if matches!(f.ty, Ty::Str(_)) { "string" } else { "bytes" }, b.len()));
                     }
                 }
             }
@@ -657,34 +822,43 @@ impl Cx {
 
     fn schema_id(&mut self, file: &SchemaFile, schema: &ir::Schema) -> Option<ir::SchemaId> {
         let sid = file.format.as_ref()?.schema_id.as_ref()?;
-        if !is_ident(&sid.name.value) || sid.name.value.chars().any(|c| c.is_ascii_lowercase()) {
-            self.err(Code::BadName, &sid.name.span, format!("schema id macro `{}` must be an UPPER_CASE identifier", sid.name.value));
+        if !sid.name.is_placeholder() && (!is_ident(&sid.name.value) || sid.name.value.chars().any(|c| c.is_ascii_lowercase())) {
+            self.err(Code::BadName, &sid.name.span, format!("schema id macro `{}` must be an UPPER_CASE identifier", sid.name.value))
+                .help = Some("it names a C macro, e.g. `FW_MODEL_SCHEMA`".into());
         }
-        if sid.value.value < 0 || sid.value.value > i128::from(u32::MAX) {
-            self.err(Code::ValueOutOfRange, &sid.value.span, format!("schema id {} is outside 0..=4294967295", sid.value.value));
+        let value_ok = sid.value.is_placeholder() || (0..=i128::from(u32::MAX)).contains(&sid.value.value);
+        if !value_ok {
+            self.err(Code::ValueOutOfRange, &sid.value.span, format!("schema id {} is outside 0..=4294967295", sid.value.value))
+                .label = Some("schema ids are u32".into());
         }
         let mut field = None;
         if let Some(fname) = &sid.field {
             match schema.file_header.map(|h| schema.strukt(h)) {
                 None => {
-                    self.err(Code::BadSchemaId, &fname.span, "`field` names a file-header field, but there is no `[file_header]`");
+                    self.err(Code::BadSchemaId, &fname.span, "`field` names a file-header field, but there is no `[file_header]`")
+                        .help = Some("add a `[file_header]` with an integer field for the schema id, or remove `field`".into());
                 }
-                Some(h) => match h.fields.iter().position(|f| f.name == fname.value) {
+                Some(h) => match h.fields.iter().position(|f| f.name == fname.value && !f.is_padding()) {
                     None => {
-                        let hint = did_you_mean(&fname.value, h.fields.iter().map(|f| f.name.as_str())).map(str::to_string);
+                        let names: Vec<&str> = h.fields.iter().filter(|f| !f.is_padding()).map(|f| f.name.as_str()).collect();
+                        let hint = did_you_mean(&fname.value, names.iter().copied()).map(str::to_string);
                         let d = self.err(Code::BadSchemaId, &fname.span, format!("the file header has no field `{}`", fname.value));
-                        if let Some(hh) = hint {
-                            d.help = Some(format!("did you mean `{hh}`?"));
-                        }
+                        d.label = Some("not a field of `[file_header]`".into());
+                        d.help = Some(match hint {
+                            Some(hh) => format!("did you mean `{hh}`?"),
+                            None => format!("the file header's fields are: {}", names.join(", ")),
+                        });
                     }
                     Some(i) => match &h.fields[i].ty {
                         Ty::Prim(p) if !p.is_float() => {
-                            if self.fits(sid.value.value, *p, &sid.value.span, "schema id") {
+                            if sid.value.is_placeholder() || !value_ok || self.fits(sid.value.value, *p, &sid.value.span, "schema id") {
                                 field = Some(i);
                             }
                         }
+                        Ty::Pad(0) => {}
                         _ => {
-                            self.err(Code::BadSchemaId, &fname.span, format!("schema id field `{}` must be an integer", fname.value));
+                            self.err(Code::BadSchemaId, &fname.span, format!("schema id field `{}` must be an integer", fname.value))
+                                .label = Some("not an integer field".into());
                         }
                     },
                 },
@@ -696,25 +870,32 @@ impl Cx {
     fn framing(&mut self, file: &SchemaFile, schema: &ir::Schema) -> Option<ir::Framing> {
         let fr = file.framing.as_ref()?;
         let header = TypeId(usize::from(file.file_header.is_some()));
+        self.fixed_size(schema, header, &fr.body, "the record header (`[framing]`)");
         let s = schema.strukt(header);
-        if s.size.is_none() {
-            self.err(Code::NotFixedSize, &fr.body.span, "the record header (`[framing]` fields) must have a fixed size");
-        }
         let role = |cx: &mut Cx, r: &Sp<String>, what: &str| -> Option<usize> {
-            match s.fields.iter().position(|f| f.name == r.value) {
+            if r.is_placeholder() {
+                return None;
+            }
+            match s.fields.iter().position(|f| f.name == r.value && !f.is_padding()) {
                 Some(i) => match &s.fields[i].ty {
                     Ty::Prim(p) if !p.is_float() => Some(i),
+                    Ty::Pad(0) => None,
                     _ => {
-                        cx.err(Code::BadFraming, &r.span, format!("the {what} field `{}` must be an integer", r.value));
+                        let written = fr.body.fields[i].ty.as_ref().map_or(String::new(), |t| t.value.clone());
+                        cx.err(Code::BadFraming, &r.span, format!("the {what} field `{}` must be an integer", r.value))
+                            .label = Some(format!("`{}` is `{written}`", r.value));
                         None
                     }
                 },
                 None => {
-                    let hint = did_you_mean(&r.value, s.fields.iter().map(|f| f.name.as_str())).map(str::to_string);
+                    let names = s.fields.iter().filter(|f| !f.is_padding()).map(|f| f.name.as_str());
+                    let hint = did_you_mean(&r.value, names).map(str::to_string);
                     let d = cx.err(Code::BadFraming, &r.span, format!("the {what} field `{}` is not a field of the record header", r.value));
-                    if let Some(h) = hint {
-                        d.help = Some(format!("did you mean `{h}`?"));
-                    }
+                    d.label = Some("not in `[framing]` `fields`".into());
+                    d.help = Some(match hint {
+                        Some(h) => format!("did you mean `{h}`?"),
+                        None => format!("add an integer field `{}` to `[framing]` `fields`", r.value),
+                    });
                     None
                 }
             }
@@ -725,64 +906,172 @@ impl Cx {
         Some(ir::Framing { header, tag: tag?, length, timestamp })
     }
 
-    fn records(&mut self, file: &SchemaFile, schema: &ir::Schema, decls: &[(String, Span, Decl<'_>)]) -> Vec<ir::Record> {
+    fn records(&mut self, file: &SchemaFile, schema: &ir::Schema, decls: &[(String, Span, Decl<'_>)], check_bounds: bool) -> Vec<ir::Record> {
         let framing_hdr = schema.framing.as_ref().map(|f| schema.strukt(f.header));
         let tag_prim = schema.framing.as_ref().and_then(|f| match &framing_hdr?.fields[f.tag].ty {
             Ty::Prim(p) => Some(*p),
             _ => None,
         });
-        let len_prim = schema.framing.as_ref().and_then(|f| match &framing_hdr?.fields[f.length?].ty {
-            Ty::Prim(p) => Some(*p),
-            _ => None,
+        let len_field = schema.framing.as_ref().and_then(|f| {
+            let field = &framing_hdr?.fields[f.length?];
+            match &field.ty {
+                Ty::Prim(p) => Some((*p, field.name.as_str())),
+                _ => None,
+            }
         });
         let mut ids: BTreeMap<i128, &str> = BTreeMap::new();
         let mut out = Vec::new();
         for r in &file.records {
             let Some(body) = decls.iter().position(|(_, _, d)| matches!(d, Decl::Record(x) if std::ptr::eq(*x, r))) else { continue };
             let id = r.id.value;
-            if let Some(prev) = ids.insert(id, &r.name.value) {
-                self.err(Code::DuplicateRecordId, &r.id.span, format!("record id {id} is used by both `{prev}` and `{}`", r.name.value))
-                    .label = Some("duplicate id".into());
-            }
-            let id_ok = match tag_prim {
-                Some(p) => self.fits(id, p, &r.id.span, "record id"),
-                None => {
-                    if id < 0 {
-                        self.err(Code::ValueOutOfRange, &r.id.span, format!("record id {id} is negative"));
-                    }
-                    id >= 0
+            let mut id_ok = !r.id.is_placeholder();
+            if id_ok {
+                if let Some(prev) = ids.insert(id, &r.name.value) {
+                    self.err(Code::DuplicateRecordId, &r.id.span, format!("record id {id} is used by both `{prev}` and `{}`", r.name.value))
+                        .label = Some("duplicate id".into());
                 }
-            };
-            if let Some(lp) = len_prim {
+                id_ok = match tag_prim {
+                    Some(p) => self.fits(id, p, &r.id.span, "record id"),
+                    None => {
+                        if id < 0 || id > i128::from(u64::MAX) {
+                            self.err(Code::ValueOutOfRange, &r.id.span, format!("record id {id} is outside 0..={}", u64::MAX));
+                        }
+                        (0..=i128::from(u64::MAX)).contains(&id)
+                    }
+                };
+            }
+            let s = schema.strukt(TypeId(body));
+            // `count = "rest"` runs to the end of the payload, which only the length field gives.
+            if let (Some(fr), Some(last)) = (&schema.framing, s.fields.last()) {
+                let rest = matches!(&last.ty, Ty::Bytes(Len::Rest) | Ty::Str(Len::Rest) | Ty::Array { len: Len::Rest, .. });
+                if rest && fr.length.is_none() {
+                    let span = r.fields.last().and_then(|f| f.count.as_ref()).map_or(r.name.span.clone(), |c| c.span.clone());
+                    self.err(Code::BadLength, &span, "`count = \"rest\"` needs a length field in `[framing]`")
+                        .help = Some("without `length`, nothing says where a payload ends; add a `length` role, or use a count prefix".into());
+                }
+            }
+            if let (Some((lp, lname)), true) = (len_field, check_bounds) {
                 let (_, hi) = lp.int_range().expect("integer");
                 match layout::max_size(schema, &Ty::Named(TypeId(body))) {
                     Some(max) if max > hi as u128 => {
-                        self.err(Code::PayloadTooLarge, &r.name.span, format!("record `{}` can be {max} bytes long, but the length field `{}` ({lp}) holds at most {hi}", r.name.value, framing_hdr.map_or("", |h| h.fields[schema.framing.as_ref().and_then(|f| f.length).unwrap_or(0)].name.as_str())))
-                            .help = Some("shrink the record, or widen the framing's length field (a breaking change)".into());
+                        // Point at the field that contributes most, usually the one to shrink.
+                        let biggest = s
+                            .fields
+                            .iter()
+                            .zip(&r.fields)
+                            .filter_map(|(f, fd)| Some((layout::max_size(schema, &f.ty)?, f, fd)))
+                            .max_by_key(|(m, _, _)| *m);
+                        let (span, label) = match biggest {
+                            Some((m, f, fd)) => (
+                                fd.count.as_ref().or(fd.size.as_ref()).or(fd.ty.as_ref()).map_or(fd.span.clone(), |x| x.span.clone()),
+                                format!("field `{}` alone can be {m} bytes", f.name),
+                            ),
+                            None => (r.name.span.clone(), String::new()),
+                        };
+                        let d = self.err(Code::PayloadTooLarge, &span, format!("record `{}` can be {max} bytes long, but the length field `{lname}` ({lp}) holds at most {hi}", r.name.value));
+                        if !label.is_empty() {
+                            d.label = Some(label);
+                        }
+                        d.help = Some(format!("shrink the field (a smaller array or length prefix), or widen the framing's length field `{lname}` (a breaking change)"));
                     }
                     _ => {}
                 }
             }
-            let body = TypeId(body);
             out.push(ir::Record {
                 name: r.name.value.clone(),
                 id: if id_ok { id as u64 } else { 0 },
                 doc: r.doc.as_ref().map(|d| d.value.clone()),
-                body,
-                fingerprint: crate::fingerprint::of_struct(schema, body),
+                body: TypeId(body),
+                // Filled in once the whole schema is known to be valid.
+                fingerprint: 0,
             });
         }
         out
     }
 }
 
-fn decl_fields<'a>(d: &Decl<'a>) -> Option<&'a [FieldDecl]> {
-    match d {
-        Decl::Struct(s) => Some(&s.fields),
-        Decl::Record(r) => Some(&r.fields),
+/// Reports a name that is not an identifier, suggesting one made of its letters and digits.
+fn bad_ident(cx: &mut Cx, span: &Span, message: &str, name: &str) {
+    let fixed: String = name.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
+    let fixed = if fixed.starts_with(|c: char| c.is_ascii_digit()) { format!("_{fixed}") } else { fixed };
+    let d = cx.err(Code::BadName, span, message);
+    d.label = Some("not an identifier".into());
+    d.help = Some(if is_ident(&fixed) && fixed != name {
+        format!("names start with a letter or `_` and contain only ASCII letters, digits and `_`, e.g. `{fixed}`")
+    } else {
+        "names start with a letter or `_` and contain only ASCII letters, digits and `_`".into()
+    });
+}
+
+/// `_pad0`, `_pad1`, ...: the names generated code gives padding entries.
+fn is_pad_name(name: &str) -> bool {
+    name.strip_prefix("_pad").is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+}
+
+/// Describes a field type that has its own byte order (a struct or union, or an array of them),
+/// so that a field's `endian` would not apply to it.
+fn own_order(ty: &Ty, decls: &[(String, Span, Decl<'_>)]) -> Option<String> {
+    match ty {
+        Ty::Named(id) => match decls[id.0].2 {
+            Decl::Struct(_) => Some(format!("struct type `{}`", decls[id.0].0)),
+            _ => None,
+        },
+        Ty::Union { id, .. } => Some(format!("union type `{}`", decls[id.0].0)),
+        Ty::Array { elem, .. } => own_order(elem, decls),
         _ => None,
     }
 }
+
+fn kind_of(t: &TypeDef) -> &'static str {
+    match t {
+        TypeDef::Struct(_) => "struct",
+        TypeDef::Enum(_) => "enum",
+        TypeDef::Flags(_) => "flags type",
+        TypeDef::Union(_) => "union",
+        TypeDef::Extern(_) => "external type",
+    }
+}
+
+/// How a header's name (optional) is located: the name if written, else the table.
+fn name_span(name: &Sp<String>, table: &Span) -> Span {
+    if name.is_placeholder() {
+        table.clone()
+    } else {
+        name.span.clone()
+    }
+}
+
+/// Type names from C and other languages, with the schema language's spelling.
+const TYPE_ALIASES: &[(&str, &str)] = &[
+    ("float", "f32"),
+    ("double", "f64"),
+    ("float32", "f32"),
+    ("float64", "f64"),
+    ("char", "u8"),
+    ("byte", "u8"),
+    ("uint8", "u8"),
+    ("uint16", "u16"),
+    ("uint32", "u32"),
+    ("uint64", "u64"),
+    ("int8", "i8"),
+    ("int16", "i16"),
+    ("int32", "i32"),
+    ("int64", "i64"),
+    ("uint8_t", "u8"),
+    ("uint16_t", "u16"),
+    ("uint32_t", "u32"),
+    ("uint64_t", "u64"),
+    ("int8_t", "i8"),
+    ("int16_t", "i16"),
+    ("int32_t", "i32"),
+    ("int64_t", "i64"),
+    ("short", "i16"),
+    ("int", "i32"),
+    ("long", "i64"),
+    ("boolean", "bool"),
+    ("str", "string"),
+    ("String", "string"),
+];
 
 fn name_or(n: &Sp<String>, default: &str) -> String {
     if n.value.is_empty() {

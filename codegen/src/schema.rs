@@ -24,6 +24,18 @@ impl<T> Sp<T> {
     pub fn new(value: T, span: Span) -> Self {
         Sp { value, span }
     }
+
+    /// A stand-in for a required value that is missing or malformed (already reported by
+    /// [`parse`]). It has an empty span at `at`, so later stages can tell it from a real value and
+    /// skip their own checks of it instead of reporting the same mistake again.
+    pub fn placeholder(value: T, at: usize) -> Self {
+        Sp { value, span: at..at }
+    }
+
+    /// Whether this is a [`Sp::placeholder`] rather than a value written in the file.
+    pub fn is_placeholder(&self) -> bool {
+        self.span.is_empty()
+    }
 }
 
 /// A whole schema file.
@@ -165,17 +177,17 @@ pub fn parse(source: &str) -> (SchemaFile, Vec<Diagnostic>) {
     };
     let mut file = SchemaFile::default();
     let span = root.span();
-    let mut t = Table::new(root.get_ref(), span, "the schema", &diags);
+    let mut t = Table::new(root.get_ref(), span, "the schema".to_string(), &diags);
     file.format = t.table("format", true).map(|(t, span)| format_decl(t, span));
-    file.file_header = t.table("file_header", false).map(|(t, span)| struct_decl(t, span, false));
+    file.file_header = t.table("file_header", false).map(|(t, span)| struct_decl(t, span, StructKind::FileHeader));
     file.framing = t.table("framing", false).map(|(mut t, span)| {
         let tag = t.str("tag", true);
         let length = t.str("length", false);
         let timestamp = t.str("timestamp", false);
-        let body = struct_decl(t, span.clone(), true);
-        FramingDecl { tag: tag.unwrap_or_else(|| Sp::new(String::new(), span)), length, timestamp, body }
+        let body = struct_decl(t, span.clone(), StructKind::Framing);
+        FramingDecl { tag: tag.unwrap_or_else(|| Sp::placeholder(String::new(), span.start)), length, timestamp, body }
     });
-    file.structs = t.tables("struct").into_iter().map(|(t, s)| struct_decl(t, s, false)).collect();
+    file.structs = t.tables("struct").into_iter().map(|(t, s)| struct_decl(t, s, StructKind::Struct)).collect();
     file.enums = t.tables("enum").into_iter().map(|(t, s)| enum_decl(t, s)).collect();
     file.flags = t.tables("flags").into_iter().map(|(t, s)| flags_decl(t, s)).collect();
     file.unions = t.tables("union").into_iter().map(|(t, s)| union_decl(t, s)).collect();
@@ -185,14 +197,14 @@ pub fn parse(source: &str) -> (SchemaFile, Vec<Diagnostic>) {
 }
 
 fn format_decl(mut t: Table<'_, '_>, span: Span) -> FormatDecl {
-    let name = t.str("name", true).unwrap_or_else(|| Sp::new(String::new(), span.clone()));
+    let name = t.str("name", true).unwrap_or_else(|| Sp::placeholder(String::new(), span.start));
     let title = t.str("title", false);
     let doc = t.str("doc", false);
     let endian = t.str("endian", false);
     let version = t.str("version", false);
     let schema_id = t.table("schema_id", false).map(|(mut s, sspan)| {
-        let value = s.int("value", true).unwrap_or_else(|| Sp::new(0, sspan.clone()));
-        let name = s.str("name", true).unwrap_or_else(|| Sp::new(String::new(), sspan.clone()));
+        let value = s.int("value", true).unwrap_or_else(|| Sp::placeholder(0, sspan.start));
+        let name = s.str("name", true).unwrap_or_else(|| Sp::placeholder(String::new(), sspan.start));
         let field = s.str("field", false);
         s.finish(&["value", "name", "field"]);
         SchemaIdDecl { value, name, field, span: sspan }
@@ -201,12 +213,22 @@ fn format_decl(mut t: Table<'_, '_>, span: Span) -> FormatDecl {
     FormatDecl { name, title, doc, endian, version, schema_id, span }
 }
 
-fn struct_decl(mut t: Table<'_, '_>, span: Span, framing: bool) -> StructDecl {
-    let name = t.str("name", !framing).unwrap_or_else(|| Sp::new(String::new(), span.clone()));
+/// Which table a struct body comes from: only `[[struct]]` needs a `name` (the headers default to
+/// `FileHeader` and `RecordHeader`), and only `[framing]` has role keys.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum StructKind {
+    Struct,
+    FileHeader,
+    Framing,
+}
+
+fn struct_decl(mut t: Table<'_, '_>, span: Span, kind: StructKind) -> StructDecl {
+    let name = t.str("name", kind == StructKind::Struct).unwrap_or_else(|| Sp::placeholder(String::new(), span.start));
+    t.named(&name);
     let doc = t.str("doc", false);
     let endian = t.str("endian", false);
     let fields = t.fields("fields", true);
-    if framing {
+    if kind == StructKind::Framing {
         t.finish(&["name", "doc", "endian", "fields", "tag", "length", "timestamp"]);
     } else {
         t.finish(&["name", "doc", "endian", "fields"]);
@@ -215,33 +237,37 @@ fn struct_decl(mut t: Table<'_, '_>, span: Span, framing: bool) -> StructDecl {
 }
 
 fn enum_decl(mut t: Table<'_, '_>, span: Span) -> EnumDecl {
-    let name = t.str("name", true).unwrap_or_else(|| Sp::new(String::new(), span.clone()));
+    let name = t.str("name", true).unwrap_or_else(|| Sp::placeholder(String::new(), span.start));
+    t.named(&name);
     let doc = t.str("doc", false);
-    let base = t.str("base", true).unwrap_or_else(|| Sp::new(String::new(), span.clone()));
+    let base = t.str("base", true).unwrap_or_else(|| Sp::placeholder(String::new(), span.start));
     let values = t.values("values", "value");
     t.finish(&["name", "doc", "base", "values"]);
     EnumDecl { name, doc, base, values, span }
 }
 
 fn flags_decl(mut t: Table<'_, '_>, span: Span) -> FlagsDecl {
-    let name = t.str("name", true).unwrap_or_else(|| Sp::new(String::new(), span.clone()));
+    let name = t.str("name", true).unwrap_or_else(|| Sp::placeholder(String::new(), span.start));
+    t.named(&name);
     let doc = t.str("doc", false);
-    let base = t.str("base", true).unwrap_or_else(|| Sp::new(String::new(), span.clone()));
+    let base = t.str("base", true).unwrap_or_else(|| Sp::placeholder(String::new(), span.start));
     let flags = t.values("flags", "bit");
     t.finish(&["name", "doc", "base", "flags"]);
     FlagsDecl { name, doc, base, flags, span }
 }
 
 fn union_decl(mut t: Table<'_, '_>, span: Span) -> UnionDecl {
-    let name = t.str("name", true).unwrap_or_else(|| Sp::new(String::new(), span.clone()));
+    let name = t.str("name", true).unwrap_or_else(|| Sp::placeholder(String::new(), span.start));
+    t.named(&name);
     let doc = t.str("doc", false);
     let endian = t.str("endian", false);
     let variants = t
         .array_of_tables("variants", true)
         .into_iter()
         .map(|(mut v, vspan)| {
-            let name = v.str("name", true).unwrap_or_else(|| Sp::new(String::new(), vspan.clone()));
-            let tag = v.int("tag", true).unwrap_or_else(|| Sp::new(0, vspan.clone()));
+            let name = v.str("name", true).unwrap_or_else(|| Sp::placeholder(String::new(), vspan.start));
+            v.named(&name);
+            let tag = v.int("tag", true).unwrap_or_else(|| Sp::placeholder(0, vspan.start));
             let doc = v.str("doc", false);
             let fields = v.fields("fields", false);
             v.finish(&["name", "tag", "doc", "fields"]);
@@ -253,8 +279,9 @@ fn union_decl(mut t: Table<'_, '_>, span: Span) -> UnionDecl {
 }
 
 fn record_decl(mut t: Table<'_, '_>, span: Span) -> RecordDecl {
-    let name = t.str("name", true).unwrap_or_else(|| Sp::new(String::new(), span.clone()));
-    let id = t.int("id", true).unwrap_or_else(|| Sp::new(-1, span.clone()));
+    let name = t.str("name", true).unwrap_or_else(|| Sp::placeholder(String::new(), span.start));
+    t.named(&name);
+    let id = t.int("id", true).unwrap_or_else(|| Sp::placeholder(-1, span.start));
     let doc = t.str("doc", false);
     let endian = t.str("endian", false);
     let fields = t.fields("fields", true);
@@ -265,26 +292,53 @@ fn record_decl(mut t: Table<'_, '_>, span: Span) -> RecordDecl {
 const FIELD_KEYS: &[&str] = &["name", "type", "pad", "count", "size", "tag", "endian", "doc", "unit", "const"];
 
 fn field_decl(mut t: Table<'_, '_>, span: Span) -> FieldDecl {
-    let pad = t.int("pad", false);
+    if t.get("pad").is_some() {
+        // `{ pad = N }`: N reserved zero bytes, with nothing else but an optional `doc`.
+        let pad = t.int("pad", false);
+        let doc = t.str("doc", false);
+        t.what = "a padding entry".to_string();
+        t.finish_except(&["pad", "doc"], FIELD_KEYS, "a padding entry `{ pad = N }` takes only `pad` and `doc`; padding has no name, type or value");
+        return FieldDecl {
+            name: None,
+            ty: None,
+            pad,
+            count: None,
+            size: None,
+            tag: None,
+            endian: None,
+            doc,
+            unit: None,
+            value: None,
+            span,
+        };
+    }
     let name = t.str("name", false);
     let ty = t.str("type", false);
-    if pad.is_none() {
-        if name.is_none() {
-            t.missing("name", "a field needs a `name` (or is `{ pad = N }`)");
-        }
-        if ty.is_none() {
-            t.missing("type", "a field needs a `type`");
-        }
+    match &name {
+        Some(n) => t.what = format!("field `{}`", n.value),
+        None => t.missing("name", "a field needs a `name` (or is a padding entry `{ pad = N }`)"),
     }
-    let count = t.str("count", false);
-    let size = t.str("size", false);
-    let tag = t.str("tag", false);
+    if ty.is_none() {
+        t.missing("type", "a field needs a `type`, e.g. `type = \"u16\"`");
+    }
+    // A present but malformed `count`, `size` or `tag` becomes a placeholder, so that later stages
+    // do not also report it as absent.
+    let keep = |t: &mut Table<'_, '_>, key: &str| {
+        let v = t.str(key, false);
+        match (&v, t.get(key)) {
+            (None, Some(raw)) => Some(Sp::placeholder(String::new(), raw.span().start)),
+            _ => v,
+        }
+    };
+    let count = keep(&mut t, "count");
+    let size = keep(&mut t, "size");
+    let tag = keep(&mut t, "tag");
     let endian = t.str("endian", false);
     let doc = t.str("doc", false);
     let unit = t.str("unit", false);
     let value = t.konst("const");
     t.finish(FIELD_KEYS);
-    FieldDecl { name, ty, pad, count, size, tag, endian, doc, unit, value, span }
+    FieldDecl { name, ty, pad: None, count, size, tag, endian, doc, unit, value, span }
 }
 
 /// A cursor over one TOML table that records which keys were read, so that the rest can be
@@ -292,37 +346,71 @@ fn field_decl(mut t: Table<'_, '_>, span: Span) -> FieldDecl {
 struct Table<'a, 'd> {
     table: &'a DeTable<'a>,
     span: Span,
-    what: &'static str,
+    /// How messages name this table: "[[record]] `REC_A`", "field `x`".
+    what: String,
     diags: &'d RefCell<Vec<Diagnostic>>,
+    /// Required keys found absent, reported by [`Table::finish`] unless an unknown key there is
+    /// a misspelling of one of them (then only the misspelling is reported).
+    missing: Vec<(String, Diagnostic)>,
 }
 
 impl<'a, 'd> Table<'a, 'd> {
-    fn new(table: &'a DeTable<'a>, span: Span, what: &'static str, diags: &'d RefCell<Vec<Diagnostic>>) -> Self {
-        Table { table, span, what, diags }
+    fn new(table: &'a DeTable<'a>, span: Span, what: String, diags: &'d RefCell<Vec<Diagnostic>>) -> Self {
+        Table { table, span, what, diags, missing: Vec::new() }
     }
 
     fn get(&self, key: &str) -> Option<&'a Spanned<DeValue<'a>>> {
         self.table.get(key)
     }
 
-    fn missing(&self, key: &str, why: &str) {
-        let span = self.span.start..self.span.start + 1;
-        self.diags.borrow_mut().push(
-            Diagnostic::new(Code::MissingKey, span, format!("missing key `{key}` in {}", self.what))
+    /// Adds the table's name to how messages refer to it, once it is known.
+    fn named(&mut self, name: &Sp<String>) {
+        if !name.is_placeholder() {
+            self.what = format!("{} `{}`", self.what, name.value);
+        }
+    }
+
+    fn missing(&mut self, key: &str, why: &str) {
+        let d = if self.what == "the schema" {
+            // The root table spans the whole file; point at its start.
+            Diagnostic::new(Code::MissingKey, 0..0, format!("the schema has no `[{key}]` table"))
+                .label(format!("expected a `[{key}]` table"))
+                .help(why.to_string())
+        } else {
+            // A table's span is its `[header]` or its whole `{ inline table }`; the caret is cut
+            // at the end of the first line.
+            Diagnostic::new(Code::MissingKey, self.span.clone(), format!("missing key `{key}` in {}", self.what))
                 .label(format!("this table has no `{key}`"))
-                .help(why.to_string()),
-        );
+                .help(why.to_string())
+        };
+        self.missing.push((key.to_string(), d));
     }
 
     fn wrong(&self, key: &str, expected: &str, v: &Spanned<DeValue<'_>>) {
-        self.diags.borrow_mut().push(
-            Diagnostic::new(
-                Code::WrongValueType,
-                v.span(),
-                format!("`{key}` must be {expected}, found {}", v.get_ref().type_str()),
-            )
-            .label(format!("expected {expected}")),
-        );
+        let mut d = Diagnostic::new(
+            Code::WrongValueType,
+            v.span(),
+            format!("`{key}` must be {expected}, found {}", v.get_ref().type_str()),
+        )
+        .label(format!("expected {expected}"));
+        // The usual slip is quoting a number, or not quoting a name.
+        let value = v.get_ref();
+        if let Some(text) = value.as_str().filter(|t| t.trim().parse::<i128>().is_ok()) {
+            if expected.contains("integer") {
+                d = d.help(format!("remove the quotes: `{key} = {}`", text.trim()));
+            }
+        } else if let Some(i) = value.as_integer() {
+            if key == "count" || key == "size" {
+                d = d.help(format!(
+                    "`{key}` names the integer type of the length prefix, e.g. `{key} = \"u16\"`; for exactly {} elements, write the type as `T[{}]`",
+                    i.as_str(),
+                    i.as_str()
+                ));
+            } else if expected.contains("string") {
+                d = d.help(format!("quote it: `{key} = \"{}\"`", i.as_str()));
+            }
+        }
+        self.diags.borrow_mut().push(d);
     }
 
     fn str(&mut self, key: &str, required: bool) -> Option<Sp<String>> {
@@ -378,12 +466,17 @@ impl<'a, 'd> Table<'a, 'd> {
         match self.get(key) {
             None => {
                 if required {
-                    self.missing(key, &format!("add a `[{key}]` table"));
+                    let help = if key == "format" {
+                        "every schema starts with `[format]` and at least `name = \"...\"`".to_string()
+                    } else {
+                        format!("add a `[{key}]` table")
+                    };
+                    self.missing(key, &help);
                 }
                 None
             }
             Some(v) => match v.get_ref().as_table() {
-                Some(t) => Some((Table::new(t, v.span(), leak_what(key), self.diags), v.span())),
+                Some(t) => Some((Table::new(t, v.span(), what_is(key).to_string(), self.diags), v.span())),
                 None => {
                     self.wrong(key, "a table", v);
                     None
@@ -415,8 +508,8 @@ impl<'a, 'd> Table<'a, 'd> {
         for item in bad {
             self.wrong(key, "an array of tables", item);
         }
-        let what = leak_what(key);
-        out.into_iter().map(|(t, span)| (Table::new(t, span.clone(), what, self.diags), span)).collect()
+        let what = what_is(key);
+        out.into_iter().map(|(t, span)| (Table::new(t, span.clone(), what.to_string(), self.diags), span)).collect()
     }
 
     fn tables(&mut self, key: &str) -> Vec<(Table<'a, 'd>, Span)> {
@@ -431,8 +524,10 @@ impl<'a, 'd> Table<'a, 'd> {
         self.array_of_tables(key, true)
             .into_iter()
             .map(|(mut t, span)| {
-                let name = t.str("name", true).unwrap_or_else(|| Sp::new(String::new(), span.clone()));
-                let value = t.int(value_key, true).unwrap_or_else(|| Sp::new(0, span.clone()));
+                t.what = if value_key == "bit" { "a flag" } else { "an enum value" }.to_string();
+                let name = t.str("name", true).unwrap_or_else(|| Sp::placeholder(String::new(), span.start));
+                t.named(&name);
+                let value = t.int(value_key, true).unwrap_or_else(|| Sp::placeholder(0, span.start));
                 let doc = t.str("doc", false);
                 t.finish(&["name", value_key, "doc"]);
                 ValueDecl { name, value, doc }
@@ -440,29 +535,50 @@ impl<'a, 'd> Table<'a, 'd> {
             .collect()
     }
 
-    /// Reports every key of the table that is not in `known`.
+    /// Reports every key of the table that is not in `known`, then the missing required keys.
     fn finish(self, known: &[&str]) {
+        self.finish_except(known, &[], "");
+    }
+
+    /// Like [`Table::finish`], but keys in `elsewhere` (valid in similar tables, not in this one)
+    /// are reported with `why` instead of as unknown.
+    fn finish_except(mut self, known: &[&str], elsewhere: &[&str], why: &str) {
+        let mut out = Vec::new();
         for (k, _) in self.table.iter() {
             let key: &str = k.get_ref();
-            if !known.contains(&key) {
-                let mut d = Diagnostic::new(
-                    Code::UnknownKey,
-                    k.span(),
-                    format!("unknown key `{key}` in {}", self.what),
-                )
-                .label("not a key of the schema language");
-                d = match did_you_mean(key, known.iter().copied()) {
-                    Some(s) => d.help(format!("did you mean `{s}`?")),
-                    None => d.help(format!("known keys here: {}", known.join(", "))),
-                };
-                self.diags.borrow_mut().push(d);
+            if known.contains(&key) {
+                continue;
             }
+            if elsewhere.contains(&key) {
+                out.push(
+                    Diagnostic::new(Code::UnknownKey, k.span(), format!("`{key}` does not apply to {}", self.what))
+                        .label("not allowed here")
+                        .help(why.to_string()),
+                );
+                continue;
+            }
+            let mut d = Diagnostic::new(Code::UnknownKey, k.span(), format!("unknown key `{key}` in {}", self.what))
+                .label("not a key of the schema language");
+            d = match did_you_mean(key, known.iter().copied()) {
+                Some(s) => {
+                    // A misspelt required key: report the spelling, not also the absence.
+                    if let Some(i) = self.missing.iter().position(|(m, _)| m == s) {
+                        self.missing.remove(i);
+                    }
+                    d.help(format!("did you mean `{s}`?"))
+                }
+                None => d.help(format!("known keys here: {}", known.join(", "))),
+            };
+            out.push(d);
         }
+        let mut diags = self.diags.borrow_mut();
+        diags.extend(self.missing.drain(..).map(|(_, d)| d));
+        diags.extend(out);
     }
 }
 
 /// Describes the table a key opens, for messages ("unknown key `x` in [[record]]").
-fn leak_what(key: &str) -> &'static str {
+fn what_is(key: &str) -> &'static str {
     match key {
         "format" => "[format]",
         "schema_id" => "[format.schema_id]",
@@ -470,7 +586,7 @@ fn leak_what(key: &str) -> &'static str {
         "framing" => "[framing]",
         "struct" => "[[struct]]",
         "enum" => "[[enum]]",
-        "flags" => "a flags table",
+        "flags" => "[[flags]]",
         "union" => "[[union]]",
         "record" => "[[record]]",
         "fields" => "a field",

@@ -16,6 +16,11 @@ pub enum Endian {
 ///
 /// `order` is the byte order of the field that holds the value; it matters for enums and flags,
 /// which take their field's byte order, and is ignored by structs, which have their own.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` has no fixed wire size",
+    label = "this type does not implement `Fixed`",
+    note = "derive `Record` on `{Self}` with only fixed-size fields, or mark the field `#[record(variable)]`"
+)]
 pub trait Fixed: Sized {
     const SIZE: usize;
     /// Decodes from the first `SIZE` bytes of `b`.
@@ -26,6 +31,11 @@ pub trait Fixed: Sized {
 }
 
 /// Decoding from a cursor, for every type (fixed or not).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be decoded by logspec",
+    label = "`{Self}` does not implement `Decode`",
+    note = "add `#[derive(logspec::Record)]` to `{Self}`, or describe it in a schema"
+)]
 pub trait Decode: Sized {
     fn decode(c: &mut Cursor<'_>, order: Endian) -> Result<Self, DecodeError>;
 
@@ -42,6 +52,11 @@ pub trait Decode: Sized {
 }
 
 /// Encoding to a sink, for every type.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be encoded by logspec",
+    label = "`{Self}` does not implement `Encode`",
+    note = "add `#[derive(logspec::Record)]` to `{Self}`, or describe it in a schema"
+)]
 pub trait Encode {
     /// The number of bytes [`Encode::encode`] writes.
     fn encoded_len(&self) -> usize;

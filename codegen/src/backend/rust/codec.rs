@@ -21,8 +21,78 @@ pub struct StructSpec<'a> {
     /// The Rust type.
     pub ident: TokenStream,
     pub fields: &'a [Field],
-    pub size: Option<u32>,
     pub record: Option<&'a Record>,
+}
+
+/// A size or offset: a constant plus symbolic terms (`<T as Fixed>::SIZE` of hand-written types,
+/// which only the Rust compiler knows). With no terms it prints as a plain literal.
+#[derive(Clone, Default)]
+pub struct Sz {
+    lit: usize,
+    terms: Vec<TokenStream>,
+}
+
+impl Sz {
+    fn lit(n: usize) -> Self {
+        Sz { lit: n, terms: Vec::new() }
+    }
+
+    fn add(&self, o: &Sz) -> Sz {
+        let mut terms = self.terms.clone();
+        terms.extend(o.terms.iter().cloned());
+        Sz { lit: self.lit + o.lit, terms }
+    }
+
+    fn is_literal(&self) -> bool {
+        self.terms.is_empty()
+    }
+}
+
+impl quote::ToTokens for Sz {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        let lit = Literal::usize_unsuffixed(self.lit);
+        if self.terms.is_empty() {
+            tokens.extend(quote!(#lit));
+        } else {
+            let terms = &self.terms;
+            tokens.extend(quote!((#lit #(+ #terms)*)));
+        }
+    }
+}
+
+/// The fixed size of a type, symbolic for hand-written types that implement `Fixed`; `None` when
+/// the size depends on the value.
+pub fn fixed_size(cx: &Cx<'_>, ty: &Ty) -> Option<Sz> {
+    if let Some(n) = cx.schema.size_of(ty) {
+        return Some(Sz::lit(n as usize));
+    }
+    let rt = &cx.rt;
+    match ty {
+        Ty::Named(id) => match cx.schema.ty(*id) {
+            TypeDef::Extern(x) if x.fixed => {
+                let t = cx.type_name(*id);
+                Some(Sz { lit: 0, terms: vec![quote!(<#t as #rt::Fixed>::SIZE)] })
+            }
+            _ => None,
+        },
+        Ty::Array { elem, len: Len::Fixed(n) } => {
+            let e = fixed_size(cx, elem)?;
+            let n = Literal::usize_unsuffixed(*n as usize);
+            Some(Sz { lit: 0, terms: vec![quote!(#n * #e)] })
+        }
+        _ => None,
+    }
+}
+
+/// Offsets of every field and the total size, when all fields have fixed sizes.
+fn fixed_layout(cx: &Cx<'_>, fields: &[Field]) -> Option<(Vec<Sz>, Sz)> {
+    let mut at = Sz::lit(0);
+    let mut offs = Vec::with_capacity(fields.len());
+    for f in fields {
+        offs.push(at.clone());
+        at = at.add(&fixed_size(cx, &f.ty)?);
+    }
+    Some((offs, at))
 }
 
 /// Which fields are not members of the Rust struct: padding, consts, and union tags (implied by
@@ -42,8 +112,8 @@ pub fn struct_impls(cx: &Cx<'_>, s: &StructSpec<'_>) -> TokenStream {
     let rt = &cx.rt;
     let ident = &s.ident;
     let name = s.display_name;
-    let mut out = match s.size {
-        Some(size) => fixed_impls(cx, s, size as usize),
+    let mut out = match fixed_layout(cx, s.fields) {
+        Some((offsets, size)) => fixed_impls(cx, s, &offsets, &size),
         None => var_impls(cx, s),
     };
     let visit = visit_fields(cx, s.fields, &|f| {
@@ -76,7 +146,7 @@ pub fn struct_impls(cx: &Cx<'_>, s: &StructSpec<'_>) -> TokenStream {
     out
 }
 
-fn fixed_impls(cx: &Cx<'_>, s: &StructSpec<'_>, size: usize) -> TokenStream {
+fn fixed_impls(cx: &Cx<'_>, s: &StructSpec<'_>, offsets: &[Sz], size: &Sz) -> TokenStream {
     let rt = &cx.rt;
     let ident = &s.ident;
     let name = s.display_name;
@@ -85,7 +155,7 @@ fn fixed_impls(cx: &Cx<'_>, s: &StructSpec<'_>, size: usize) -> TokenStream {
     let mut inits = TokenStream::new();
     let mut encodes = TokenStream::new();
     for (i, f) in s.fields.iter().enumerate() {
-        let off = f.offset.expect("fixed-size structs have every offset") as usize;
+        let off = &offsets[i];
         let fname = f.name.as_str();
         if let Some(v) = &f.value {
             checks.extend(const_check(cx, f, v, quote!(b), off));
@@ -94,7 +164,7 @@ fn fixed_impls(cx: &Cx<'_>, s: &StructSpec<'_>, size: usize) -> TokenStream {
         }
         if f.is_padding() {
             if let Ty::Pad(n) = f.ty {
-                let end = off + n as usize;
+                let end = off.add(&Sz::lit(n as usize));
                 encodes.extend(quote!(out[#off..#end].fill(0);));
             }
             continue;
@@ -108,6 +178,8 @@ fn fixed_impls(cx: &Cx<'_>, s: &StructSpec<'_>, size: usize) -> TokenStream {
         inits.extend(quote!(#id: #expr,));
         encodes.extend(fixed_encode(cx, &f.ty, f.endian, quote!(#off), quote!((&self.#id))));
     }
+    // A symbolic size must be braced to be a const generic argument.
+    let chunk = if size.is_literal() { quote!(#size) } else { quote!({ #size }) };
     let unused = if s.fields.iter().all(|f| f.is_padding()) { quote!(let _ = b;) } else { quote!() };
     quote! {
         #[automatically_derived]
@@ -115,7 +187,7 @@ fn fixed_impls(cx: &Cx<'_>, s: &StructSpec<'_>, size: usize) -> TokenStream {
             const SIZE: usize = #size;
             #[inline]
             fn decode_fixed(b: &[u8], _order: #rt::Endian) -> ::core::result::Result<Self, #rt::DecodeError> {
-                let ::core::option::Option::Some(b) = b.first_chunk::<#size>() else {
+                let ::core::option::Option::Some(b) = b.first_chunk::<#chunk>() else {
                     return ::core::result::Result::Err(#rt::DecodeError::eof(#size, b.len()).in_type(#name));
                 };
                 #unused
@@ -175,22 +247,22 @@ fn fixed_decode(cx: &Cx<'_>, ty: &Ty, e: Endian, off: TokenStream) -> (TokenStre
     let rt = &cx.rt;
     match ty {
         Ty::Prim(p) => {
-            let n = p.size() as usize;
+            let n = Literal::usize_unsuffixed(p.size() as usize);
             let f = from_bytes(*p, e);
             (quote!(#f(#rt::__private::sub::<#n>(b, #off))), false)
         }
         Ty::Bool => (quote!(b[#off] != 0), false),
         Ty::Bytes(Len::Fixed(n)) | Ty::Pad(n) => {
-            let n = *n as usize;
+            let n = Literal::usize_unsuffixed(*n as usize);
             (quote!(#rt::__private::sub::<#n>(b, #off)), false)
         }
         Ty::Str(Len::Fixed(n)) => {
-            let n = *n as usize;
+            let n = Literal::usize_unsuffixed(*n as usize);
             (quote!(#rt::FixedStr(#rt::__private::sub::<#n>(b, #off))), false)
         }
         Ty::Array { elem, len: Len::Fixed(n) } => {
-            let es = cx.schema.size_of(elem).expect("fixed element") as usize;
-            let n = *n as usize;
+            let es = fixed_size(cx, elem).unwrap_or_default();
+            let n = Literal::usize_unsuffixed(*n as usize);
             let (ex, fallible) = fixed_decode(cx, elem, e, quote!(#off + __i * #es));
             if fallible {
                 (quote!(#rt::__private::try_array::<_, _, #n>(|__i| #ex)), true)
@@ -203,12 +275,12 @@ fn fixed_decode(cx: &Cx<'_>, ty: &Ty, e: Endian, off: TokenStream) -> (TokenStre
             match cx.schema.ty(*id) {
                 TypeDef::Enum(en) => {
                     let f = from_bytes(en.base, e);
-                    let n = en.base.size() as usize;
+                    let n = Literal::usize_unsuffixed(en.base.size() as usize);
                     (quote!(#t(#f(#rt::__private::sub::<#n>(b, #off)))), false)
                 }
                 TypeDef::Flags(fl) => {
                     let f = from_bytes(fl.base, e);
-                    let n = fl.base.size() as usize;
+                    let n = Literal::usize_unsuffixed(fl.base.size() as usize);
                     (quote!(#t(#f(#rt::__private::sub::<#n>(b, #off)))), false)
                 }
                 _ => {
@@ -227,30 +299,30 @@ fn fixed_encode(cx: &Cx<'_>, ty: &Ty, e: Endian, off: TokenStream, v: TokenStrea
     let tb = to_bytes(e);
     match ty {
         Ty::Prim(p) => {
-            let n = p.size() as usize;
+            let n = Literal::usize_unsuffixed(p.size() as usize);
             quote!(out[#off..#off + #n].copy_from_slice(&(*#v).#tb());)
         }
         Ty::Bool => quote!(out[#off] = u8::from(*#v);),
         Ty::Bytes(Len::Fixed(n)) | Ty::Pad(n) => {
-            let n = *n as usize;
+            let n = Literal::usize_unsuffixed(*n as usize);
             quote!(out[#off..#off + #n].copy_from_slice(&#v[..]);)
         }
         Ty::Str(Len::Fixed(n)) => {
-            let n = *n as usize;
+            let n = Literal::usize_unsuffixed(*n as usize);
             quote!(out[#off..#off + #n].copy_from_slice(&#v.0[..]);)
         }
         Ty::Array { elem, len: Len::Fixed(_) } => {
-            let es = cx.schema.size_of(elem).expect("fixed element") as usize;
+            let es = fixed_size(cx, elem).unwrap_or_default();
             let inner = fixed_encode(cx, elem, e, quote!((#off + __i * #es)), quote!(__x));
             quote!(for (__i, __x) in #v.iter().enumerate() { #inner })
         }
         Ty::Named(id) => match cx.schema.ty(*id) {
             TypeDef::Enum(en) => {
-                let n = en.base.size() as usize;
+                let n = Literal::usize_unsuffixed(en.base.size() as usize);
                 quote!(out[#off..#off + #n].copy_from_slice(&#v.0.#tb());)
             }
             TypeDef::Flags(fl) => {
-                let n = fl.base.size() as usize;
+                let n = Literal::usize_unsuffixed(fl.base.size() as usize);
                 quote!(out[#off..#off + #n].copy_from_slice(&#v.0.#tb());)
             }
             _ => {
@@ -276,7 +348,7 @@ fn const_int(f: &Field, v: i128) -> (TokenStream, Prim) {
     (quote!((#lit as #t)), p)
 }
 
-fn const_check(cx: &Cx<'_>, f: &Field, v: &ConstValue, b: TokenStream, off: usize) -> TokenStream {
+fn const_check(cx: &Cx<'_>, f: &Field, v: &ConstValue, b: TokenStream, off: &Sz) -> TokenStream {
     let rt = &cx.rt;
     let fname = f.name.as_str();
     match v {
@@ -304,7 +376,7 @@ fn const_check(cx: &Cx<'_>, f: &Field, v: &ConstValue, b: TokenStream, off: usiz
     }
 }
 
-fn const_encode(cx: &Cx<'_>, f: &Field, v: &ConstValue, off: usize) -> TokenStream {
+fn const_encode(cx: &Cx<'_>, f: &Field, v: &ConstValue, off: &Sz) -> TokenStream {
     match v {
         ConstValue::Bytes(bytes) => {
             let n = bytes.len();
@@ -363,7 +435,7 @@ pub fn decode_fields(cx: &Cx<'_>, fields: &[Field], ty_name: &str) -> (TokenStre
         let fname = f.name.as_str();
         let l = local(i);
         if let Ty::Pad(n) = f.ty {
-            let n = n as usize;
+            let n = Literal::usize_unsuffixed(n as usize);
             stmts.extend(quote!(c.take(#n).map_err(|e| e.in_type(#ty_name))?;));
             continue;
         }
@@ -425,22 +497,22 @@ fn cursor_decode(cx: &Cx<'_>, ty: &Ty, e: Endian) -> TokenStream {
     let order = cx.endian(e);
     let big = e == Endian::Big;
     let read_len = |p: &Prim| {
-        let w = p.size() as usize;
+        let w = Literal::usize_unsuffixed(p.size() as usize);
         quote!(#rt::__private::prefix::<#w>(c, #big).and_then(|n| #rt::__private::len(n, c)))
     };
     match ty {
         Ty::Prim(p) => {
-            let n = p.size() as usize;
+            let n = Literal::usize_unsuffixed(p.size() as usize);
             let f = from_bytes(*p, e);
             quote!(c.array::<#n>().map(#f))
         }
         Ty::Bool => quote!(c.array::<1>().map(|a| a[0] != 0)),
         Ty::Pad(n) | Ty::Bytes(Len::Fixed(n)) => {
-            let n = *n as usize;
+            let n = Literal::usize_unsuffixed(*n as usize);
             quote!(c.array::<#n>())
         }
         Ty::Str(Len::Fixed(n)) => {
-            let n = *n as usize;
+            let n = Literal::usize_unsuffixed(*n as usize);
             quote!(c.array::<#n>().map(#rt::FixedStr))
         }
         Ty::Bytes(len) => match len {
@@ -469,7 +541,7 @@ fn cursor_decode(cx: &Cx<'_>, ty: &Ty, e: Endian) -> TokenStream {
             };
             match len {
                 Len::Fixed(n) => {
-                    let n = *n as usize;
+                    let n = Literal::usize_unsuffixed(*n as usize);
                     quote!(#rt::__private::try_array::<_, _, #n>(|_| #ex))
                 }
                 Len::Count(p) => {
@@ -511,7 +583,7 @@ pub fn encode_fields(cx: &Cx<'_>, fields: &[Field], access: &dyn Fn(&Field) -> T
     for (i, f) in fields.iter().enumerate() {
         let fname = f.name.as_str();
         if let Ty::Pad(n) = f.ty {
-            let n = n as usize;
+            let n = Literal::usize_unsuffixed(n as usize);
             len.extend(quote!(+ #n));
             enc.extend(quote!(out.put(&[0u8; #n]);));
             continue;
@@ -526,7 +598,7 @@ pub fn encode_fields(cx: &Cx<'_>, fields: &[Field], access: &dyn Fn(&Field) -> T
                 }
                 ConstValue::Int(iv) => {
                     let (lit, p) = const_int(f, *iv);
-                    let n = p.size() as usize;
+                    let n = Literal::usize_unsuffixed(p.size() as usize);
                     let tb = to_bytes(f.endian);
                     len.extend(quote!(+ #n));
                     enc.extend(quote!(out.put(&#lit.#tb());));
@@ -549,7 +621,7 @@ pub fn encode_fields(cx: &Cx<'_>, fields: &[Field], access: &dyn Fn(&Field) -> T
             };
             let _ = wrap;
             let t = prim_type(p);
-            let n = p.size() as usize;
+            let n = Literal::usize_unsuffixed(p.size() as usize);
             len.extend(quote!(+ #n));
             enc.extend(quote!(out.put(&(#rt::Union::tag(#uv) as #t).#tb());));
             continue;
@@ -566,7 +638,7 @@ pub fn encode_fields(cx: &Cx<'_>, fields: &[Field], access: &dyn Fn(&Field) -> T
 fn value_len(cx: &Cx<'_>, ty: &Ty, v: TokenStream) -> TokenStream {
     let rt = &cx.rt;
     if let Some(n) = cx.schema.size_of(ty) {
-        let n = n as usize;
+        let n = Literal::usize_unsuffixed(n as usize);
         return quote!(#n);
     }
     let prefix = |len: &Len| len.prefix().map_or(0, |p| p.size() as usize);
@@ -579,7 +651,7 @@ fn value_len(cx: &Cx<'_>, ty: &Ty, v: TokenStream) -> TokenStream {
             let w = prefix(len);
             match cx.schema.size_of(elem) {
                 Some(es) => {
-                    let es = es as usize;
+                    let es = Literal::usize_unsuffixed(es as usize);
                     quote!((#w + #v.len() * #es))
                 }
                 None => {
@@ -600,7 +672,7 @@ fn encode_value(cx: &Cx<'_>, ty: &Ty, e: Endian, v: TokenStream, fname: &str) ->
     let order = cx.endian(e);
     let big = e == Endian::Big;
     let put_len = |p: &Prim, n: TokenStream| {
-        let w = p.size() as usize;
+        let w = Literal::usize_unsuffixed(p.size() as usize);
         quote!(#rt::__private::put_prefix::<_, #w>(out, #n, #big, #fname)?;)
     };
     match ty {
@@ -623,7 +695,7 @@ fn encode_value(cx: &Cx<'_>, ty: &Ty, e: Endian, v: TokenStream, fname: &str) ->
                 Len::Size(p) => {
                     let size = match cx.schema.size_of(elem) {
                         Some(es) => {
-                            let es = es as usize;
+                            let es = Literal::usize_unsuffixed(es as usize);
                             quote!(#v.len() * #es)
                         }
                         None => {

@@ -125,7 +125,7 @@ fn framed_impl(cx: &Cx<'_>, enum_ident: &proc_macro2::Ident) -> TokenStream {
     let Some(length) = framing.length else { return TokenStream::new() };
     let hdr = schema.strukt(framing.header);
     let Some(hsize) = hdr.size else { return TokenStream::new() };
-    let hsize = hsize as usize;
+    let hsize = Literal::usize_unsuffixed(hsize as usize);
     let fname = schema.format.name.as_str();
     let marker = format_ident!("{}", camel_case(fname));
 
@@ -136,8 +136,8 @@ fn framed_impl(cx: &Cx<'_>, enum_ident: &proc_macro2::Ident) -> TokenStream {
     let read = |i: usize| {
         let f = &hdr.fields[i];
         let p = prim(i);
-        let n = p.size() as usize;
-        let off = f.offset.unwrap_or(0) as usize;
+        let n = Literal::usize_unsuffixed(p.size() as usize);
+        let off = Literal::usize_unsuffixed(f.offset.unwrap_or(0) as usize);
         let t = super::prim_type(p);
         let from = match f.endian {
             crate::ir::Endian::Little => quote!(#t::from_le_bytes),
@@ -148,8 +148,8 @@ fn framed_impl(cx: &Cx<'_>, enum_ident: &proc_macro2::Ident) -> TokenStream {
     let write = |i: usize, v: TokenStream| {
         let f = &hdr.fields[i];
         let p = prim(i);
-        let n = p.size() as usize;
-        let off = f.offset.unwrap_or(0) as usize;
+        let n = Literal::usize_unsuffixed(p.size() as usize);
+        let off = Literal::usize_unsuffixed(f.offset.unwrap_or(0) as usize);
         let t = super::prim_type(p);
         let tb = match f.endian {
             crate::ir::Endian::Little => quote!(to_le_bytes),

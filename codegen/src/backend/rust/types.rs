@@ -68,10 +68,10 @@ fn struct_items(cx: &Cx<'_>, id: TypeId, s: &Struct) -> TokenStream {
         (false, false) => quote!(#[derive(Clone, Debug, PartialEq, Eq, Hash)]),
     };
     let size_const = s.size.map(|n| {
-        let n = n as usize;
+        let n = Literal::usize_unsuffixed(n as usize);
         let offs = s.fields.iter().filter(|f| !f.is_padding()).map(|f| {
             let c = format_ident!("OFFSET_{}", f.name.to_ascii_uppercase());
-            let o = f.offset.unwrap_or(0) as usize;
+            let o = Literal::usize_unsuffixed(f.offset.unwrap_or(0) as usize);
             let d = format!(" Byte offset of `{}`.", f.name);
             quote!(#[doc = #d] pub const #c: usize = #o;)
         });
@@ -87,7 +87,7 @@ fn struct_items(cx: &Cx<'_>, id: TypeId, s: &Struct) -> TokenStream {
     let display = record.map_or(s.name.as_str(), |r| r.name.as_str());
     let impls = codec::struct_impls(
         cx,
-        &StructSpec { display_name: display, ident: quote!(#ident), fields: &s.fields, size: s.size, record },
+        &StructSpec { display_name: display, ident: quote!(#ident), fields: &s.fields, record },
     );
     quote! {
         #docs
@@ -122,7 +122,7 @@ fn enum_items(cx: &Cx<'_>, e: &Enum) -> TokenStream {
         quote!(#lit => ::core::option::Option::Some(#n),)
     });
     let all = e.values.iter().map(|v| format_ident!("{}", v.name));
-    let size = e.base.size() as usize;
+    let size = Literal::usize_unsuffixed(e.base.size() as usize);
     quote! {
         #docs
         #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
@@ -204,7 +204,7 @@ fn flags_items(cx: &Cx<'_>, f: &Flags) -> TokenStream {
         let n = x.name.as_str();
         quote!((Self::#c, #n))
     });
-    let size = f.base.size() as usize;
+    let size = Literal::usize_unsuffixed(f.base.size() as usize);
     quote! {
         #docs
         #[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]

@@ -1,1 +1,0 @@
-//! Rust back end.

@@ -1,0 +1,140 @@
+//! `#[derive(Record)]`: behaviour (round trips checked against Python's `struct` module) and
+//! compile-fail diagnostics (trybuild).
+
+use logspec::runtime::{Decode, Encode, Endian, Fixed, Record as _};
+use logspec::Record;
+
+/// A hand-written record: the USVLOG ACTUATOR_REQ layout `<2fB3x`, plus a C-like enum.
+#[derive(Record, Debug, Clone, Copy, PartialEq)]
+#[record(id = 3, name = "REC_ACTUATOR_REQ")]
+struct ActuatorReq {
+    /// Requested surge.
+    u_s_req: f32,
+    u_d_req: f32,
+    #[record(pad_after = 3)]
+    src: Source,
+}
+
+#[derive(Record, Debug, Clone, Copy, PartialEq)]
+#[repr(u8)]
+enum Source {
+    Autopilot = 0,
+    Manual = 1,
+    Test = 2,
+}
+
+#[derive(Record, Debug, Clone, PartialEq)]
+#[record(id = 9, endian = "big")]
+struct Status {
+    seq: u16,
+    #[record(endian = "little")]
+    flags: u32,
+    #[record(count = "u8")]
+    name: String,
+    pos: [i16; 3],
+    #[record(count = "u16")]
+    samples: Vec<f64>,
+    inner: ActuatorReq,
+    #[record(rest)]
+    tail: Vec<u8>,
+}
+
+fn python_pack(fmt: &str, args: &str) -> Vec<u8> {
+    let out = std::process::Command::new("python3")
+        .args(["-c", &format!("import struct,sys; sys.stdout.buffer.write(struct.pack({fmt:?}, {args}))")])
+        .output()
+        .expect("python3 is needed for the cross-check");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    out.stdout
+}
+
+#[test]
+fn fixed_layout_matches_python_struct() {
+    let r = ActuatorReq { u_s_req: 0.5, u_d_req: -0.25, src: Source::Manual };
+    assert_eq!(<ActuatorReq as Fixed>::SIZE, 12);
+    assert_eq!(ActuatorReq::ID, 3);
+    assert_eq!(ActuatorReq::NAME, "REC_ACTUATOR_REQ");
+    let bytes = r.to_bytes().unwrap();
+    assert_eq!(bytes, python_pack("<2fB3x", "0.5, -0.25, 1"));
+    assert_eq!(ActuatorReq::decode_exact(&bytes).unwrap(), r);
+}
+
+#[test]
+fn derived_record_has_the_schema_fingerprint() {
+    // The same layout in the bundled schema has the same fingerprint only if names and types
+    // agree; ours names the enum field `src` and types it `u8`-based, as the schema does, but the
+    // schema's enum has named values, so the fingerprints must differ. This checks that the derive
+    // and the schema share one fingerprint algorithm: a struct with plain u8 matches exactly.
+    #[derive(Record)]
+    #[record(id = 13)]
+    #[allow(non_snake_case, dead_code)]
+    struct Gyro {
+        z_gyro: f32,
+        b_g_est: f32,
+        #[record(pad_after = 3)]
+        valid: u8,
+    }
+    use logspec::formats::usvlog::RecSensorGyro;
+    assert_eq!(Gyro::FINGERPRINT, RecSensorGyro::FINGERPRINT);
+    assert_ne!(ActuatorReq::FINGERPRINT, logspec::formats::usvlog::RecActuatorReq::FINGERPRINT);
+}
+
+#[test]
+fn invalid_enum_value_is_an_error_not_a_panic() {
+    let mut b = python_pack("<2fB3x", "0.5, -0.25, 1");
+    b[8] = 7;
+    let e = ActuatorReq::decode_exact(&b).unwrap_err();
+    assert!(e.to_string().contains("7 is not a valid value"), "{e}");
+}
+
+#[test]
+fn variable_layout_matches_python_struct() {
+    let s = Status {
+        seq: 258,
+        flags: 0x0102_0304,
+        name: "näme".to_string(),
+        pos: [-1, 2, -3],
+        samples: vec![1.5, -2.0],
+        inner: ActuatorReq { u_s_req: 1.0, u_d_req: 2.0, src: Source::Test },
+        tail: vec![9, 8, 7],
+    };
+    let bytes = s.to_bytes().unwrap();
+    let name = "näme".as_bytes();
+    let mut expected = python_pack(">H", "258");
+    expected.extend(python_pack("<I", "0x01020304"));
+    expected.extend(python_pack(&format!(">B{}s", name.len()), &format!("{}, {:?}.encode()", name.len(), "näme")));
+    expected.extend(python_pack(">3hH2d", "-1, 2, -3, 2, 1.5, -2.0"));
+    expected.extend(python_pack("<2fB3x", "1.0, 2.0, 2"));
+    expected.extend([9, 8, 7]);
+    assert_eq!(bytes, expected);
+    assert_eq!(s.encoded_len(), bytes.len());
+    assert_eq!(Status::decode_exact(&bytes).unwrap(), s);
+
+    // Truncation anywhere is an error naming a field, never a panic.
+    for cut in 0..bytes.len() - 3 {
+        let mut c = logspec::runtime::Cursor::new(&bytes[..cut]);
+        let e = Status::decode(&mut c, Endian::Big).unwrap_err();
+        assert!(e.field.is_some(), "cut at {cut}: {e}");
+    }
+}
+
+#[test]
+fn string_too_long_for_its_prefix_is_refused() {
+    let s = Status {
+        seq: 0,
+        flags: 0,
+        name: "x".repeat(300),
+        pos: [0; 3],
+        samples: vec![],
+        inner: ActuatorReq { u_s_req: 0.0, u_d_req: 0.0, src: Source::Autopilot },
+        tail: vec![],
+    };
+    let e = s.to_bytes().unwrap_err();
+    assert_eq!(e.to_string(), "name: length 300 does not fit its length prefix (max 255)");
+}
+
+#[test]
+fn compile_fail() {
+    let t = trybuild::TestCases::new();
+    t.compile_fail("tests/ui/*.rs");
+}

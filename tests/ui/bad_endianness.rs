@@ -1,0 +1,7 @@
+#[derive(logspec::Record)]
+struct Sample {
+    #[record(endian = "middle")]
+    value: u32,
+}
+
+fn main() {}

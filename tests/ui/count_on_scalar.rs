@@ -1,0 +1,9 @@
+#[derive(logspec::Record)]
+struct Sample {
+    #[record(count = "u16")]
+    value: u32,
+    #[record(count = "i16")]
+    items: Vec<u8>,
+}
+
+fn main() {}

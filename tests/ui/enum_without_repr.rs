@@ -1,0 +1,7 @@
+#[derive(logspec::Record)]
+enum Mode {
+    Idle,
+    Run,
+}
+
+fn main() {}

@@ -1,0 +1,6 @@
+#[derive(logspec::Record)]
+struct Wrapper<T> {
+    value: T,
+}
+
+fn main() {}

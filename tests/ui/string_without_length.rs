@@ -1,0 +1,7 @@
+#[derive(logspec::Record)]
+struct Named {
+    id: u16,
+    name: String,
+}
+
+fn main() {}

@@ -1,0 +1,4 @@
+#[derive(logspec::Record)]
+struct Pair(u8, u8);
+
+fn main() {}

@@ -1,0 +1,7 @@
+#[derive(logspec::Record)]
+#[record(id = 1, endain = "little")]
+struct Nav {
+    x: f32,
+}
+
+fn main() {}
