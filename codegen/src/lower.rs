@@ -434,7 +434,7 @@ impl Cx {
             (Some(c), None) if c.value == "rest" => {
                 if !may_rest {
                     self.err(Code::BadLength, &c.span, "`count = \"rest\"` is only allowed on the last field of a record")
-                        .help = Some("only a record's payload has a known end (the framing's length field)".into());
+                        .help = Some("`rest` reads to the end of the record's payload, so nothing can follow it: move the field last in a record, or use a prefix such as `count = \"u16\"`".into());
                 }
                 Some(Len::Rest)
             }
@@ -506,7 +506,8 @@ impl Cx {
                 }
                 Some(ConstValue::Int(*i))
             }
-            (ConstDecl::Str(s), Ty::Bytes(Len::Fixed(_)) | Ty::Str(_)) => Some(ConstValue::Bytes(s.as_bytes().to_vec())),
+            // Only fixed-length fields: a const has one length, so a prefix would be redundant.
+            (ConstDecl::Str(s), Ty::Bytes(Len::Fixed(_)) | Ty::Str(Len::Fixed(_))) => Some(ConstValue::Bytes(s.as_bytes().to_vec())),
             (value, _) => {
                 let name = f.name.as_ref().map_or("", |n| n.value.as_str());
                 let written = f.ty.as_ref().map_or(String::new(), |t| t.value.clone());
@@ -515,7 +516,7 @@ impl Cx {
                     ConstDecl::Str(_) => format!("a string const cannot go in field `{name}` of type `{written}`"),
                 });
                 d.help = Some(match value {
-                    ConstDecl::Str(s) => format!("string consts need `bytes[N]` or `string`: e.g. `type = \"bytes[{}]\"` for these {} bytes", s.len(), s.len()),
+                    ConstDecl::Str(s) => format!("string consts need a fixed-length `bytes[N]` or `string[N]`: e.g. `type = \"bytes[{}]\"` for these {} bytes", s.len(), s.len()),
                     ConstDecl::Int(_) => "integer consts need an integer or enum type; for bytes, write the const as a string".into(),
                 });
                 None

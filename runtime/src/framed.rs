@@ -41,8 +41,9 @@ pub trait FramedFormat {
     /// "Any record of this format".
     type Record: Encode + Visit;
 
-    /// Parses the framing fields from the first `RECORD_HEADER_SIZE` bytes of `b`.
-    fn parse_record_header(b: &[u8]) -> RecordHeader;
+    /// Parses the framing fields from the first `RECORD_HEADER_SIZE` bytes of `b`, checking its
+    /// const fields (sync markers).
+    fn parse_record_header(b: &[u8]) -> Result<RecordHeader, DecodeError>;
     /// Writes a record header into the first `RECORD_HEADER_SIZE` bytes of `out`.
     fn write_record_header(h: &RecordHeader, out: &mut [u8]);
     /// Checks what decoding alone cannot (the schema id); consts were checked while decoding.
@@ -63,6 +64,8 @@ pub enum ReadErrorKind {
     Truncated { what: &'static str, needed: u64, available: u64 },
     /// A payload or header did not decode.
     Decode(DecodeError),
+    /// A record header is invalid (e.g. a wrong sync marker): the stream cannot be followed further.
+    BadRecordHeader(DecodeError),
     /// The file's schema id is not one this build knows.
     UnknownSchemaId { field: &'static str, found: u64, known: &'static [u64] },
 }
@@ -104,7 +107,7 @@ impl fmt::Display for ReadError {
                 f,
                 "file truncated inside the {what}: needed {needed} bytes, only {available} left"
             ),
-            ReadErrorKind::Decode(e) => {
+            ReadErrorKind::Decode(e) | ReadErrorKind::BadRecordHeader(e) => {
                 let mut e = *e;
                 // Report the field's absolute position too.
                 let abs = self.offset + e.offset;
@@ -238,7 +241,20 @@ impl<'a, F: FramedFormat> Iterator for SliceReader<'a, F> {
             self.done = true;
             return Some(Err(truncated("record header", h as u64, rest.len(), None)));
         }
-        let header = F::parse_record_header(rest);
+        let header = match F::parse_record_header(rest) {
+            Ok(h) => h,
+            Err(e) => {
+                self.done = true;
+                return Some(Err(ReadError {
+                    kind: ReadErrorKind::BadRecordHeader(e),
+                    offset: self.pos as u64,
+                    record_index: Some(self.index),
+                    tag: None,
+                    record: None,
+                    format: F::NAME,
+                }));
+            }
+        };
         let total = (h as u64).saturating_add(header.len);
         if (rest.len() as u64) < total {
             self.done = true;
@@ -367,7 +383,10 @@ impl<R: Read, F: FramedFormat> Reader<R, F> {
             let available = self.available() as u64;
             return fail(self, ReadErrorKind::Truncated { what: "record header", needed: h as u64, available }, None);
         }
-        let header = F::parse_record_header(&self.buf[self.start..self.end]);
+        let header = match F::parse_record_header(&self.buf[self.start..self.end]) {
+            Ok(h) => h,
+            Err(e) => return fail(self, ReadErrorKind::BadRecordHeader(e), None),
+        };
         let total = match usize::try_from(header.len).ok().and_then(|l| l.checked_add(h)) {
             Some(t) => t,
             None => {

@@ -176,7 +176,7 @@ fn fixed_impls(cx: &Cx<'_>, s: &StructSpec<'_>, offsets: &[Sz], size: &Sz) -> To
         let (expr, fallible) = fixed_decode(cx, &f.ty, f.endian, quote!(#off));
         let expr = if fallible { quote!(#expr.map_err(|e| e.in_field(#fname).in_type(#name))?) } else { expr };
         inits.extend(quote!(#id: #expr,));
-        encodes.extend(fixed_encode(cx, &f.ty, f.endian, quote!(#off), quote!((&self.#id))));
+        encodes.extend(fixed_encode(cx, &f.ty, f.endian, quote!(#off), quote!(&self.#id)));
     }
     // A symbolic size must be braced to be a const generic argument.
     let chunk = if size.is_literal() { quote!(#size) } else { quote!({ #size }) };
@@ -305,25 +305,25 @@ fn fixed_encode(cx: &Cx<'_>, ty: &Ty, e: Endian, off: TokenStream, v: TokenStrea
         Ty::Bool => quote!(out[#off] = u8::from(*#v);),
         Ty::Bytes(Len::Fixed(n)) | Ty::Pad(n) => {
             let n = Literal::usize_unsuffixed(*n as usize);
-            quote!(out[#off..#off + #n].copy_from_slice(&#v[..]);)
+            quote!(out[#off..#off + #n].copy_from_slice(&(#v)[..]);)
         }
         Ty::Str(Len::Fixed(n)) => {
             let n = Literal::usize_unsuffixed(*n as usize);
-            quote!(out[#off..#off + #n].copy_from_slice(&#v.0[..]);)
+            quote!(out[#off..#off + #n].copy_from_slice(&(#v).0[..]);)
         }
         Ty::Array { elem, len: Len::Fixed(_) } => {
             let es = fixed_size(cx, elem).unwrap_or_default();
-            let inner = fixed_encode(cx, elem, e, quote!((#off + __i * #es)), quote!(__x));
-            quote!(for (__i, __x) in #v.iter().enumerate() { #inner })
+            let inner = fixed_encode(cx, elem, e, quote!(#off + __i * #es), quote!(__x));
+            quote!(for (__i, __x) in (#v).iter().enumerate() { #inner })
         }
         Ty::Named(id) => match cx.schema.ty(*id) {
             TypeDef::Enum(en) => {
                 let n = Literal::usize_unsuffixed(en.base.size() as usize);
-                quote!(out[#off..#off + #n].copy_from_slice(&#v.0.#tb());)
+                quote!(out[#off..#off + #n].copy_from_slice(&(#v).0.#tb());)
             }
             TypeDef::Flags(fl) => {
                 let n = Literal::usize_unsuffixed(fl.base.size() as usize);
-                quote!(out[#off..#off + #n].copy_from_slice(&#v.0.#tb());)
+                quote!(out[#off..#off + #n].copy_from_slice(&(#v).0.#tb());)
             }
             _ => {
                 let order = cx.endian(e);
@@ -335,9 +335,14 @@ fn fixed_encode(cx: &Cx<'_>, ty: &Ty, e: Endian, off: TokenStream, v: TokenStrea
 }
 
 /// The integer a const field holds, as the field's Rust type.
-fn const_int(f: &Field, v: i128) -> (TokenStream, Prim) {
-    let p = match f.ty {
-        Ty::Prim(p) => p,
+fn const_int(cx: &Cx<'_>, f: &Field, v: i128) -> (TokenStream, Prim) {
+    let p = match &f.ty {
+        Ty::Prim(p) => *p,
+        Ty::Named(id) => match cx.schema.ty(*id) {
+            TypeDef::Enum(e) => e.base,
+            TypeDef::Flags(fl) => fl.base,
+            _ => Prim::I64,
+        },
         _ => Prim::I64,
     };
     let lit = match p {
@@ -363,7 +368,7 @@ fn const_check(cx: &Cx<'_>, f: &Field, v: &ConstValue, b: TokenStream, off: &Sz)
             }
         }
         ConstValue::Int(i) => {
-            let (lit, p) = const_int(f, *i);
+            let (lit, p) = const_int(cx, f, *i);
             let (ex, _) = fixed_decode(cx, &Ty::Prim(p), f.endian, quote!(#off));
             quote! {
                 let __v = #ex;
@@ -384,7 +389,7 @@ fn const_encode(cx: &Cx<'_>, f: &Field, v: &ConstValue, off: &Sz) -> TokenStream
             quote!(out[#off..#off + #n].copy_from_slice(#lit);)
         }
         ConstValue::Int(i) => {
-            let (lit, p) = const_int(f, *i);
+            let (lit, p) = const_int(cx, f, *i);
             fixed_encode(cx, &Ty::Prim(p), f.endian, quote!(#off), quote!((&#lit)))
         }
     }
@@ -397,7 +402,7 @@ fn var_impls(cx: &Cx<'_>, s: &StructSpec<'_>) -> TokenStream {
     let (stmts, inits) = decode_fields(cx, s.fields, name);
     let (len, enc) = encode_fields(cx, s.fields, &|f| {
         let id = field_ident(&f.name);
-        quote!((&self.#id))
+        quote!(&self.#id)
     });
     quote! {
         #[automatically_derived]
@@ -455,7 +460,7 @@ pub fn decode_fields(cx: &Cx<'_>, fields: &[Field], ty_name: &str) -> (TokenStre
                     }
                 }
                 ConstValue::Int(iv) => {
-                    let (lit, p) = const_int(f, *iv);
+                    let (lit, p) = const_int(cx, f, *iv);
                     let ex = cursor_decode(cx, &Ty::Prim(p), f.endian);
                     quote! {
                         let #at = c.position();
@@ -597,7 +602,7 @@ pub fn encode_fields(cx: &Cx<'_>, fields: &[Field], access: &dyn Fn(&Field) -> T
                     enc.extend(quote!(out.put(#lit);));
                 }
                 ConstValue::Int(iv) => {
-                    let (lit, p) = const_int(f, *iv);
+                    let (lit, p) = const_int(cx, f, *iv);
                     let n = Literal::usize_unsuffixed(p.size() as usize);
                     let tb = to_bytes(f.endian);
                     len.extend(quote!(+ #n));
@@ -645,18 +650,18 @@ fn value_len(cx: &Cx<'_>, ty: &Ty, v: TokenStream) -> TokenStream {
     match ty {
         Ty::Bytes(len) | Ty::Str(len) => {
             let w = prefix(len);
-            quote!((#w + #v.len()))
+            quote!((#w + (#v).len()))
         }
         Ty::Array { elem, len } => {
             let w = prefix(len);
             match cx.schema.size_of(elem) {
                 Some(es) => {
                     let es = Literal::usize_unsuffixed(es as usize);
-                    quote!((#w + #v.len() * #es))
+                    quote!((#w + (#v).len() * #es))
                 }
                 None => {
                     let inner = value_len(cx, elem, quote!(__x));
-                    quote!((#w + #v.iter().map(|__x| #inner).sum::<usize>()))
+                    quote!((#w + (#v).iter().map(|__x| #inner).sum::<usize>()))
                 }
             }
         }
@@ -678,12 +683,12 @@ fn encode_value(cx: &Cx<'_>, ty: &Ty, e: Endian, v: TokenStream, fname: &str) ->
     match ty {
         Ty::Prim(_) => quote!(out.put(&(*#v).#tb());),
         Ty::Bool => quote!(out.put(&[u8::from(*#v)]);),
-        Ty::Pad(_) | Ty::Bytes(Len::Fixed(_)) => quote!(out.put(&#v[..]);),
-        Ty::Str(Len::Fixed(_)) => quote!(out.put(&#v.0[..]);),
+        Ty::Pad(_) | Ty::Bytes(Len::Fixed(_)) => quote!(out.put(&(#v)[..]);),
+        Ty::Str(Len::Fixed(_)) => quote!(out.put(&(#v).0[..]);),
         Ty::Bytes(len) | Ty::Str(len) => {
-            let bytes = if matches!(ty, Ty::Str(_)) { quote!(#v.as_bytes()) } else { quote!(&#v[..]) };
+            let bytes = if matches!(ty, Ty::Str(_)) { quote!((#v).as_bytes()) } else { quote!(&(#v)[..]) };
             let pre = match len {
-                Len::Count(p) | Len::Size(p) => put_len(p, quote!(#v.len())),
+                Len::Count(p) | Len::Size(p) => put_len(p, quote!((#v).len())),
                 _ => quote!(),
             };
             quote!(#pre out.put(#bytes);)
@@ -691,23 +696,23 @@ fn encode_value(cx: &Cx<'_>, ty: &Ty, e: Endian, v: TokenStream, fname: &str) ->
         Ty::Array { elem, len } => {
             let inner = encode_value(cx, elem, e, quote!(__x), fname);
             let pre = match len {
-                Len::Count(p) => put_len(p, quote!(#v.len())),
+                Len::Count(p) => put_len(p, quote!((#v).len())),
                 Len::Size(p) => {
                     let size = match cx.schema.size_of(elem) {
                         Some(es) => {
                             let es = Literal::usize_unsuffixed(es as usize);
-                            quote!(#v.len() * #es)
+                            quote!((#v).len() * #es)
                         }
                         None => {
                             let il = value_len(cx, elem, quote!(__x));
-                            quote!(#v.iter().map(|__x| #il).sum::<usize>())
+                            quote!((#v).iter().map(|__x| #il).sum::<usize>())
                         }
                     };
                     put_len(p, size)
                 }
                 Len::Fixed(_) | Len::Rest => quote!(),
             };
-            quote!(#pre for __x in #v.iter() { #inner })
+            quote!(#pre for __x in (#v).iter() { #inner })
         }
         Ty::Named(_) => quote!(#rt::Encode::encode(#v, out, #order)?;),
         Ty::Union { .. } => quote!(#rt::Union::encode_variant(#v, out)?;),

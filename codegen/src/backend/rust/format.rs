@@ -157,6 +157,35 @@ fn framed_impl(cx: &Cx<'_>, enum_ident: &proc_macro2::Ident) -> TokenStream {
         };
         quote!(out[#off..#off + #n].copy_from_slice(&((#v) as #t).#tb());)
     };
+    let hdr_ident = format_ident!("{}", hdr.name);
+    let w_consts: TokenStream = hdr
+        .fields
+        .iter()
+        .filter_map(|f| match &f.value {
+            Some(crate::ir::ConstValue::Int(v)) => {
+                let off = Literal::usize_unsuffixed(f.offset.unwrap_or(0) as usize);
+                let p = match f.ty {
+                    Ty::Prim(p) => p,
+                    _ => Prim::U8,
+                };
+                let n = Literal::usize_unsuffixed(p.size() as usize);
+                let t = super::prim_type(p);
+                let v = Literal::i128_unsuffixed(*v);
+                let tb = match f.endian {
+                    crate::ir::Endian::Little => quote!(to_le_bytes),
+                    crate::ir::Endian::Big => quote!(to_be_bytes),
+                };
+                Some(quote!(out[#off..#off + #n].copy_from_slice(&(#v as #t).#tb());))
+            }
+            Some(crate::ir::ConstValue::Bytes(b)) => {
+                let off = Literal::usize_unsuffixed(f.offset.unwrap_or(0) as usize);
+                let n = Literal::usize_unsuffixed(b.len());
+                let lit = Literal::byte_string(b);
+                Some(quote!(out[#off..#off + #n].copy_from_slice(#lit);))
+            }
+            None => None,
+        })
+        .collect();
     let tag_name = hdr.fields[framing.tag].name.as_str();
     let len_name = hdr.fields[length].name.as_str();
     let ts_name = match framing.timestamp {
@@ -240,15 +269,19 @@ fn framed_impl(cx: &Cx<'_>, enum_ident: &proc_macro2::Ident) -> TokenStream {
             type FileHeader = #file_header;
             type Record = #enum_ident;
             #[inline(always)]
-            fn parse_record_header(b: &[u8]) -> #rt::RecordHeader {
+            fn parse_record_header(b: &[u8]) -> ::core::result::Result<#rt::RecordHeader, #rt::DecodeError> {
+                // The header struct's own decoder checks its const fields (sync markers).
+                let hdr = <#hdr_ident as #rt::Fixed>::decode_fixed(b, #rt::Endian::Little)?;
+                let _ = hdr;
                 let ::core::option::Option::Some(b) = b.first_chunk::<#hsize>() else {
-                    return #rt::RecordHeader { tag: 0, len: u64::MAX, timestamp: ::core::option::Option::None };
+                    return ::core::result::Result::Err(#rt::DecodeError::eof(#hsize, b.len()));
                 };
-                #rt::RecordHeader { tag: #tag, len: #len, timestamp: #ts }
+                ::core::result::Result::Ok(#rt::RecordHeader { tag: #tag, len: #len, timestamp: #ts })
             }
             fn write_record_header(h: &#rt::RecordHeader, out: &mut [u8]) {
                 let out = &mut out[..#hsize];
                 out.fill(0);
+                #w_consts
                 #w_tag
                 #w_len
                 #w_ts

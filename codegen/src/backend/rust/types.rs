@@ -319,20 +319,29 @@ fn union_items(cx: &Cx<'_>, u: &Union) -> TokenStream {
             let t = cx.rust_type(&f.ty);
             quote!(#d #n: #t)
         });
-        let binds: Vec<_> = visible.iter().map(|f| field_ident(&f.name)).collect();
+        // Fields are bound to `__b_<name>` so that they cannot shadow the generated code's own
+        // locals (`v`, `out`, `c`, `name`).
+        let binds: Vec<_> = visible
+            .iter()
+            .map(|f| {
+                let n = field_ident(&f.name);
+                let a = format_ident!("__b_{}", f.name);
+                quote!(#n: #a)
+            })
+            .collect();
         let vdocs = doc_attrs(v.doc.as_deref(), None);
         variants.extend(quote!(#vdocs #vid { #(#members),* },));
         tag_arms.extend(quote!(Self::#vid { .. } => #tag,));
         let (stmts, inits) = codec::decode_fields(cx, &v.fields, name);
         decode_arms.extend(quote!(#tag => { #stmts ::core::result::Result::Ok(Self::#vid { #inits }) }));
         let (len, enc) = codec::encode_fields(cx, &v.fields, &|f| {
-            let b = field_ident(&f.name);
+            let b = format_ident!("__b_{}", f.name);
             quote!(#b)
         });
         encode_arms.extend(quote!(Self::#vid { #(#binds),* } => { #enc }));
         len_arms.extend(quote!(Self::#vid { #(#binds),* } => { #len }));
         let vis = codec::visit_fields(cx, &v.fields, &|f| {
-            let b = field_ident(&f.name);
+            let b = format_ident!("__b_{}", f.name);
             quote!(#b)
         });
         visit_arms.extend(quote!(Self::#vid { #(#binds),* } => {
