@@ -122,8 +122,8 @@ fn decode_all(buf: &[u8]) -> u64 {
     let (_, mut r) = SliceReader::<Usvlog>::new(buf).unwrap();
     let mut n = 0u64;
     while let Some(ev) = r.next_event() {
-        if let Ok(Event::Record { record, .. }) = ev {
-            black_box(&record);
+        if let Ok(Event::Record { ref record, .. }) = ev {
+            black_box(record);
             n += 1;
         }
     }
@@ -134,8 +134,8 @@ fn stream_all(buf: &[u8]) -> u64 {
     let mut r = Reader::<_, Usvlog>::new(buf).unwrap();
     let mut n = 0u64;
     while let Some(ev) = r.next_event() {
-        if let Ok(Event::Record { record, .. }) = ev {
-            black_box(&record);
+        if let Ok(Event::Record { ref record, .. }) = ev {
+            black_box(record);
             n += 1;
         }
     }

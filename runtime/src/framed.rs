@@ -6,6 +6,7 @@
 
 use std::fmt;
 use std::io::{self, Read, Write};
+use std::boxed::Box;
 use std::vec;
 use std::vec::Vec;
 
@@ -71,9 +72,32 @@ pub enum ReadErrorKind {
 }
 
 /// A read failure with its location: byte offset in the stream (of the record or header that
-/// failed), the record's index and type when known.
+/// failed), the record's index and type when known. Boxed, so that `Result`s on the hot path stay
+/// small; its fields are reached through `Deref` (`err.offset`, `err.kind`).
 #[derive(Debug)]
-pub struct ReadError {
+pub struct ReadError(Box<ReadErrorDetail>);
+
+impl ReadError {
+    #[cold]
+    pub fn new(detail: ReadErrorDetail) -> Self {
+        ReadError(Box::new(detail))
+    }
+
+    pub fn into_detail(self) -> ReadErrorDetail {
+        *self.0
+    }
+}
+
+impl core::ops::Deref for ReadError {
+    type Target = ReadErrorDetail;
+    fn deref(&self) -> &ReadErrorDetail {
+        &self.0
+    }
+}
+
+/// The parts of a [`ReadError`].
+#[derive(Debug)]
+pub struct ReadErrorDetail {
     pub kind: ReadErrorKind,
     /// Absolute byte offset of the start of the failing header or record.
     pub offset: u64,
@@ -148,23 +172,35 @@ pub enum Event<'a, R> {
     Unknown { raw: RawRecord<'a> },
 }
 
+#[inline(always)]
 fn decode_event<F: FramedFormat>(raw: RawRecord<'_>) -> Result<Event<'_, F::Record>, ReadError> {
     match F::decode_record(raw.header.tag, raw.payload) {
         None => Ok(Event::Unknown { raw }),
         Some(Ok(record)) => Ok(Event::Record { raw, record }),
-        Some(Err(e)) => Err(ReadError {
-            kind: ReadErrorKind::Decode(e.at(F::RECORD_HEADER_SIZE)),
-            offset: raw.offset,
-            record_index: Some(raw.index),
-            tag: Some(raw.header.tag),
-            record: F::record_name(raw.header.tag),
-            format: F::NAME,
-        }),
+        Some(Err(e)) => Err(record_error::<F>(
+            ReadErrorKind::Decode(e.at(F::RECORD_HEADER_SIZE)),
+            raw.offset,
+            raw.index,
+            Some(raw.header.tag),
+        )),
     }
 }
 
+#[cold]
+fn record_error<F: FramedFormat>(kind: ReadErrorKind, offset: u64, index: u64, tag: Option<u64>) -> ReadError {
+    ReadError::new(ReadErrorDetail {
+        kind,
+        offset,
+        record_index: Some(index),
+        tag,
+        record: tag.and_then(F::record_name),
+        format: F::NAME,
+    })
+}
+
+#[cold]
 fn header_error<F: FramedFormat>(kind: ReadErrorKind) -> ReadError {
-    ReadError { kind, offset: 0, record_index: None, tag: None, record: None, format: F::NAME }
+    ReadError::new(ReadErrorDetail { kind, offset: 0, record_index: None, tag: None, record: None, format: F::NAME })
 }
 
 fn decode_file_header<F: FramedFormat>(bytes: &[u8], at_eof: bool) -> Result<Option<(F::FileHeader, usize)>, ReadError> {
@@ -229,13 +265,9 @@ impl<'a, F: FramedFormat> Iterator for SliceReader<'a, F> {
             return None;
         }
         let h = F::RECORD_HEADER_SIZE;
-        let truncated = |what, needed: u64, available: usize, tag| ReadError {
-            kind: ReadErrorKind::Truncated { what, needed, available: available as u64 },
-            offset: self.pos as u64,
-            record_index: Some(self.index),
-            tag,
-            record: tag.and_then(F::record_name),
-            format: F::NAME,
+        let (pos, index) = (self.pos as u64, self.index);
+        let truncated = |what, needed: u64, available: usize, tag| {
+            record_error::<F>(ReadErrorKind::Truncated { what, needed, available: available as u64 }, pos, index, tag)
         };
         if rest.len() < h {
             self.done = true;
@@ -245,14 +277,7 @@ impl<'a, F: FramedFormat> Iterator for SliceReader<'a, F> {
             Ok(h) => h,
             Err(e) => {
                 self.done = true;
-                return Some(Err(ReadError {
-                    kind: ReadErrorKind::BadRecordHeader(e),
-                    offset: self.pos as u64,
-                    record_index: Some(self.index),
-                    tag: None,
-                    record: None,
-                    format: F::NAME,
-                }));
+                return Some(Err(record_error::<F>(ReadErrorKind::BadRecordHeader(e), pos, index, None)));
             }
         };
         let total = (h as u64).saturating_add(header.len);
@@ -363,14 +388,7 @@ impl<R: Read, F: FramedFormat> Reader<R, F> {
         let h = F::RECORD_HEADER_SIZE;
         let fail = |s: &mut Self, kind, tag: Option<u64>| {
             s.done = true;
-            Some(Err(ReadError {
-                kind,
-                offset: s.offset,
-                record_index: Some(s.index),
-                tag,
-                record: tag.and_then(F::record_name),
-                format: F::NAME,
-            }))
+            Some(Err(record_error::<F>(kind, s.offset, s.index, tag)))
         };
         if let Err(e) = self.fill(h) {
             return fail(self, ReadErrorKind::Io(e), None);

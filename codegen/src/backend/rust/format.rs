@@ -186,6 +186,12 @@ fn framed_impl(cx: &Cx<'_>, enum_ident: &proc_macro2::Ident) -> TokenStream {
             None => None,
         })
         .collect();
+    // The header struct's own decoder checks its const fields (sync markers), when it has any.
+    let check_consts = if hdr.fields.iter().any(|f| f.value.is_some()) {
+        quote!(<#hdr_ident as #rt::Fixed>::decode_fixed(b, #rt::Endian::Little)?;)
+    } else {
+        quote!()
+    };
     let tag_name = hdr.fields[framing.tag].name.as_str();
     let len_name = hdr.fields[length].name.as_str();
     let ts_name = match framing.timestamp {
@@ -270,9 +276,7 @@ fn framed_impl(cx: &Cx<'_>, enum_ident: &proc_macro2::Ident) -> TokenStream {
             type Record = #enum_ident;
             #[inline(always)]
             fn parse_record_header(b: &[u8]) -> ::core::result::Result<#rt::RecordHeader, #rt::DecodeError> {
-                // The header struct's own decoder checks its const fields (sync markers).
-                let hdr = <#hdr_ident as #rt::Fixed>::decode_fixed(b, #rt::Endian::Little)?;
-                let _ = hdr;
+                #check_consts
                 let ::core::option::Option::Some(b) = b.first_chunk::<#hsize>() else {
                     return ::core::result::Result::Err(#rt::DecodeError::eof(#hsize, b.len()));
                 };
