@@ -130,6 +130,18 @@ fn decode_all(buf: &[u8]) -> u64 {
     n
 }
 
+fn frame_all(buf: &[u8]) -> u64 {
+    let (_, r) = SliceReader::<Usvlog>::new(buf).unwrap();
+    let mut n = 0u64;
+    for raw in r {
+        if let Ok(raw) = raw {
+            black_box(raw.payload);
+            n += 1;
+        }
+    }
+    n
+}
+
 fn stream_all(buf: &[u8]) -> u64 {
     let mut r = Reader::<_, Usvlog>::new(buf).unwrap();
     let mut n = 0u64;
@@ -176,6 +188,7 @@ fn main() {
         dst.copy_from_slice(&buf);
         dst[dst.len() / 2]
     });
+    let frame = time(runs, || frame_all(&buf));
     let decode = time(runs, || decode_all(&buf));
     let a0 = ALLOCS.load(Ordering::Relaxed);
     decode_all(&buf);
@@ -184,6 +197,8 @@ fn main() {
 
     let m = mbps(buf.len(), memcpy);
     println!("memcpy                          {:>8.0} MB/s   1.00x (baseline)", m);
+    let f = mbps(buf.len(), frame);
+    println!("framing only (no payload decode) {:>7.0} MB/s   {:.2}x memcpy", f, f / m);
     let d = mbps(buf.len(), decode);
     println!("decode, in memory (SliceReader) {:>8.0} MB/s   {:.2}x memcpy   {:.1} M records/s   {:.4} allocations/record",
         d, d / m, records as f64 / decode.as_secs_f64() / 1e6, allocs as f64 / records as f64);

@@ -242,7 +242,7 @@ impl<'a, F: FramedFormat> SliceReader<'a, F> {
     }
 
     /// The next record, decoded.
-    #[inline]
+    #[inline(always)]
     pub fn next_event(&mut self) -> Option<Result<Event<'a, F::Record>, ReadError>> {
         Some(match self.next()? {
             Ok(raw) => decode_event::<F>(raw),
@@ -354,7 +354,16 @@ impl<R: Read, F: FramedFormat> Reader<R, F> {
     }
 
     /// Makes at least `min` bytes available unless the input ends first.
+    #[inline(always)]
     fn fill(&mut self, min: usize) -> io::Result<()> {
+        if self.available() >= min {
+            return Ok(());
+        }
+        self.refill(min)
+    }
+
+    #[inline(never)]
+    fn refill(&mut self, min: usize) -> io::Result<()> {
         while self.available() < min && !self.eof {
             if self.end == self.buf.len() {
                 if self.start > 0 {
@@ -381,6 +390,7 @@ impl<R: Read, F: FramedFormat> Reader<R, F> {
 
     /// The next framed record, or `None` at a clean end of the stream. After a truncation or I/O
     /// error, every later call returns `None`.
+    #[inline]
     pub fn next_raw(&mut self) -> Option<Result<RawRecord<'_>, ReadError>> {
         if self.done {
             return None;
@@ -429,6 +439,7 @@ impl<R: Read, F: FramedFormat> Reader<R, F> {
 
     /// The next record, decoded. A record that fails to decode is reported and skipped (its
     /// length is known), so reading can go on; truncation and I/O errors end the stream.
+    #[inline]
     pub fn next_event(&mut self) -> Option<Result<Event<'_, F::Record>, ReadError>> {
         Some(match self.next_raw()? {
             Ok(raw) => decode_event::<F>(raw),
