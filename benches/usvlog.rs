@@ -70,12 +70,70 @@ fn record(id: u16, t: f32) -> UsvlogRecord {
         3 => RecActuatorReq { u_s_req: 0.5 * c, u_d_req: 0.1 * s, src: ActSrc::AUTOPILOT }.into(),
         4 => RecActuatorCmd { u_s_cmd: 0.5 * c, u_d_cmd: 0.1 * s }.into(),
         5 => RecEscOutput { u_L: 0.4 * c, u_R: 0.6 * c }.into(),
-        6 => RecMissionState { idx: (t / 60.0) as u16, active: 1, done: 0, x0: 1.0, y0: 2.0, x1: 3.0, y1: 4.0, v_seg: 1.4, d_wp: 30.0 * c.abs() }.into(),
-        7 => RecMixerFeedback { u_s_ach: c, u_d_ach: s, sat_L: 0, sat_R: u8::from(s > 0.9), sat_any: u8::from(s > 0.9), u_L_ach: c - s, u_R_ach: c + s }.into(),
-        8 => RecSpeedSchedDebug { v_seg: 1.4, v_cap: 1.3, v_d: 1.3, e_psi: s, d_wp: 20.0, dv: 0.003, cap_wp: 0, cap_psi: u8::from(c > 0.5) }.into(),
-        9 => RecSpeedCtrlDebug { v_d: 1.3, v_hat: 1.2 + 0.1 * s, e_v: 0.1 * s, u_s_raw: c, u_s_req: c, i_v: 0.1 * s, sat_u_s: 0 }.into(),
-        10 => RecYawCtrlDebug { psi_d: s, psi: s * 0.9, e_psi: 0.1 * s, r_d: 0.2 * c, r: 0.19 * c, e_r: 0.01, u_d_req: 0.3 * s, sat_u_d: 0 }.into(),
-        11 => RecEkfDiag { P_xx: 0.2, P_yy: 0.2, P_psi: 0.08, P_v: 0.15, P_r: 0.12, P_bg: 0.02, status_flags: EkfStatus::HEALTHY }.into(),
+        6 => RecMissionState {
+            idx: (t / 60.0) as u16,
+            active: 1,
+            done: 0,
+            x0: 1.0,
+            y0: 2.0,
+            x1: 3.0,
+            y1: 4.0,
+            v_seg: 1.4,
+            d_wp: 30.0 * c.abs(),
+        }
+        .into(),
+        7 => RecMixerFeedback {
+            u_s_ach: c,
+            u_d_ach: s,
+            sat_L: 0,
+            sat_R: u8::from(s > 0.9),
+            sat_any: u8::from(s > 0.9),
+            u_L_ach: c - s,
+            u_R_ach: c + s,
+        }
+        .into(),
+        8 => RecSpeedSchedDebug {
+            v_seg: 1.4,
+            v_cap: 1.3,
+            v_d: 1.3,
+            e_psi: s,
+            d_wp: 20.0,
+            dv: 0.003,
+            cap_wp: 0,
+            cap_psi: u8::from(c > 0.5),
+        }
+        .into(),
+        9 => RecSpeedCtrlDebug {
+            v_d: 1.3,
+            v_hat: 1.2 + 0.1 * s,
+            e_v: 0.1 * s,
+            u_s_raw: c,
+            u_s_req: c,
+            i_v: 0.1 * s,
+            sat_u_s: 0,
+        }
+        .into(),
+        10 => RecYawCtrlDebug {
+            psi_d: s,
+            psi: s * 0.9,
+            e_psi: 0.1 * s,
+            r_d: 0.2 * c,
+            r: 0.19 * c,
+            e_r: 0.01,
+            u_d_req: 0.3 * s,
+            sat_u_d: 0,
+        }
+        .into(),
+        11 => RecEkfDiag {
+            P_xx: 0.2,
+            P_yy: 0.2,
+            P_psi: 0.08,
+            P_v: 0.15,
+            P_r: 0.12,
+            P_bg: 0.02,
+            status_flags: EkfStatus::HEALTHY,
+        }
+        .into(),
         12 => RecSensorGnss { x: 120.0 * s, y: 80.0 * c, cog: s, sog: 1.2, valid: 1 }.into(),
         _ => RecSensorGyro { z_gyro: 0.02 + 0.01 * s, b_g_est: 0.003, valid: 1 }.into(),
     }
@@ -107,11 +165,15 @@ fn median(mut v: Vec<Duration>) -> Duration {
 
 fn time<T>(runs: usize, mut f: impl FnMut() -> T) -> Duration {
     let _ = black_box(f());
-    median((0..runs).map(|_| {
-        let t = Instant::now();
-        black_box(f());
-        t.elapsed()
-    }).collect())
+    median(
+        (0..runs)
+            .map(|_| {
+                let t = Instant::now();
+                black_box(f());
+                t.elapsed()
+            })
+            .collect(),
+    )
 }
 
 fn mbps(bytes: usize, d: Duration) -> f64 {
@@ -157,12 +219,17 @@ fn stream_all(buf: &[u8]) -> u64 {
 /// Runs a command, returning its wall time and peak RSS (polled from /proc; Linux only).
 fn process(args: &[&str]) -> (Duration, Option<u64>) {
     let t = Instant::now();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_logspec")).args(args).stdout(Stdio::null()).spawn().expect("spawn logspec");
+    let mut child =
+        Command::new(env!("CARGO_BIN_EXE_logspec")).args(args).stdout(Stdio::null()).spawn().expect("spawn logspec");
     let status = format!("/proc/{}/status", child.id());
     let mut peak = None;
     loop {
         if let Ok(s) = std::fs::read_to_string(&status) {
-            if let Some(kb) = s.lines().find_map(|l| l.strip_prefix("VmHWM:")).and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok()) {
+            if let Some(kb) = s
+                .lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            {
                 peak = Some(kb);
             }
         }
@@ -176,7 +243,12 @@ fn process(args: &[&str]) -> (Duration, Option<u64>) {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let mb = args.iter().position(|a| a == "--mb").and_then(|i| args.get(i + 1)).and_then(|v| v.parse().ok()).unwrap_or(200.0);
+    let mb = args
+        .iter()
+        .position(|a| a == "--mb")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(200.0);
     let runs = 7;
     eprintln!("building a {mb} MB USVLOG stream in memory...");
     let buf = build(mb);
@@ -200,8 +272,13 @@ fn main() {
     let f = mbps(buf.len(), frame);
     println!("framing only (no payload decode) {:>7.0} MB/s   {:.2}x memcpy", f, f / m);
     let d = mbps(buf.len(), decode);
-    println!("decode, in memory (SliceReader) {:>8.0} MB/s   {:.2}x memcpy   {:.1} M records/s   {:.4} allocations/record",
-        d, d / m, records as f64 / decode.as_secs_f64() / 1e6, allocs as f64 / records as f64);
+    println!(
+        "decode, in memory (SliceReader) {:>8.0} MB/s   {:.2}x memcpy   {:.1} M records/s   {:.4} allocations/record",
+        d,
+        d / m,
+        records as f64 / decode.as_secs_f64() / 1e6,
+        allocs as f64 / records as f64
+    );
     let s = mbps(buf.len(), stream);
     println!("decode, streaming (Reader<Read>) {:>7.0} MB/s   {:.2}x memcpy", s, s / m);
 
@@ -222,6 +299,10 @@ fn main() {
         mbps(buf.len(), info_t), mbps(buf.len(), info_t) / m,
         info_rss.unwrap_or(0), buf.len() / 1_000_000, q_rss.unwrap_or(0), buf.len() / 4_000_000);
     let dump = process(&["dump", big_s]);
-    println!("logspec dump > /dev/null         {:>7.0} MB/s   peak RSS {} kB", mbps(buf.len(), dump.0), dump.1.unwrap_or(0));
+    println!(
+        "logspec dump > /dev/null         {:>7.0} MB/s   peak RSS {} kB",
+        mbps(buf.len(), dump.0),
+        dump.1.unwrap_or(0)
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -43,16 +43,28 @@ fn c_program(schema: &Schema) -> String {
         let s = schema.strukt(rec.body);
         let ty = format!("usvlog_{}_t", rec.name.to_ascii_lowercase());
         let _ = writeln!(w, "    {{ {ty} v; memset(&v, 0, sizeof v);");
-        let _ = writeln!(r, "        case {}: {{ {ty} v; if (fread(&v, 1, sizeof v, f) != sizeof v || h.len != sizeof v) return 3;", rec.name);
+        let _ = writeln!(
+            r,
+            "        case {}: {{ {ty} v; if (fread(&v, 1, sizeof v, f) != sizeof v || h.len != sizeof v) return 3;",
+            rec.name
+        );
         for (j, f) in s.fields.iter().filter(|f| !f.is_padding()).enumerate() {
             let fl = is_float(schema, &f.ty);
             let val = value(fl, k, j);
             if fl {
                 let _ = writeln!(w, "      v.{} = {val:?}f;", f.name);
-                let _ = writeln!(r, "          printf(\"%s %s %.9g\\n\", \"{}\", \"{}\", (double)v.{});", rec.name, f.name, f.name);
+                let _ = writeln!(
+                    r,
+                    "          printf(\"%s %s %.9g\\n\", \"{}\", \"{}\", (double)v.{});",
+                    rec.name, f.name, f.name
+                );
             } else {
                 let _ = writeln!(w, "      v.{} = {};", f.name, val as u64);
-                let _ = writeln!(r, "          printf(\"%s %s %llu\\n\", \"{}\", \"{}\", (unsigned long long)v.{});", rec.name, f.name, f.name);
+                let _ = writeln!(
+                    r,
+                    "          printf(\"%s %s %llu\\n\", \"{}\", \"{}\", (unsigned long long)v.{});",
+                    rec.name, f.name, f.name
+                );
             }
         }
         let _ = writeln!(w, "      h.t_us = {}u; h.type = {}; h.len = (uint16_t)sizeof v; fwrite(&h, 1, sizeof h, f); fwrite(&v, 1, sizeof v, f); }}", 1000 + k, rec.name);
@@ -95,8 +107,9 @@ int main(int argc, char **argv) {{
     )
 }
 
-fn build_c() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("logspec-c-roundtrip-{}", std::process::id()));
+fn build_c(test: &str) -> PathBuf {
+    // One directory per test: the tests run in parallel and must not overwrite each other's binary.
+    let dir = std::env::temp_dir().join(format!("logspec-c-roundtrip-{}-{test}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let src = dir.join("roundtrip.c");
     std::fs::write(&src, c_program(&schema())).unwrap();
@@ -148,7 +161,7 @@ impl Visitor for Collect {
 
 #[test]
 fn c_writes_rust_reads() {
-    let exe = build_c();
+    let exe = build_c("c-writes");
     let file = exe.with_extension("usvlog");
     let st = Command::new(&exe).arg("w").arg(&file).status().unwrap();
     assert!(st.success());
@@ -178,23 +191,37 @@ fn c_writes_rust_reads() {
 
 #[test]
 fn rust_writes_c_reads() {
-    let exe = build_c();
+    let exe = build_c("rust-writes");
     let records: Vec<UsvlogRecord> = vec![
         RecNavSolution { x: 1.5, y: -2.25, psi: 3.1415927, v: 0.1, r: -1e-7, b_g: 6.5e3 }.into(),
         RecGuidanceRef { psi_d: 0.5, v_d: 1.25, e_y: -0.75, e_psi: 1e-3 }.into(),
         RecActuatorReq { u_s_req: 0.3, u_d_req: -0.3, src: ActSrc::MANUAL }.into(),
         RecActuatorCmd { u_s_cmd: 1.0, u_d_cmd: -1.0 }.into(),
         RecEscOutput { u_L: 0.125, u_R: 0.875 }.into(),
-        RecMissionState { idx: 65535, active: 1, done: 0, x0: 1.0, y0: 2.0, x1: 3.0, y1: 4.0, v_seg: 5.0, d_wp: 6.0 }.into(),
-        RecMixerFeedback { u_s_ach: 0.5, u_d_ach: 0.25, sat_L: 1, sat_R: 0, sat_any: 1, u_L_ach: 0.75, u_R_ach: 0.25 }.into(),
-        RecSpeedSchedDebug { v_seg: 1.0, v_cap: 2.0, v_d: 3.0, e_psi: 4.0, d_wp: 5.0, dv: 6.0, cap_wp: 1, cap_psi: 0 }.into(),
+        RecMissionState { idx: 65535, active: 1, done: 0, x0: 1.0, y0: 2.0, x1: 3.0, y1: 4.0, v_seg: 5.0, d_wp: 6.0 }
+            .into(),
+        RecMixerFeedback { u_s_ach: 0.5, u_d_ach: 0.25, sat_L: 1, sat_R: 0, sat_any: 1, u_L_ach: 0.75, u_R_ach: 0.25 }
+            .into(),
+        RecSpeedSchedDebug { v_seg: 1.0, v_cap: 2.0, v_d: 3.0, e_psi: 4.0, d_wp: 5.0, dv: 6.0, cap_wp: 1, cap_psi: 0 }
+            .into(),
         RecSpeedCtrlDebug { v_d: 1.0, v_hat: 2.0, e_v: 3.0, u_s_raw: 4.0, u_s_req: 5.0, i_v: 6.0, sat_u_s: 1 }.into(),
-        RecYawCtrlDebug { psi_d: 1.0, psi: 2.0, e_psi: 3.0, r_d: 4.0, r: 5.0, e_r: 6.0, u_d_req: 7.0, sat_u_d: 1 }.into(),
-        RecEkfDiag { P_xx: 0.1, P_yy: 0.2, P_psi: 0.3, P_v: 0.4, P_r: 0.5, P_bg: 0.6, status_flags: EkfStatus(0x8000_0011) }.into(),
+        RecYawCtrlDebug { psi_d: 1.0, psi: 2.0, e_psi: 3.0, r_d: 4.0, r: 5.0, e_r: 6.0, u_d_req: 7.0, sat_u_d: 1 }
+            .into(),
+        RecEkfDiag {
+            P_xx: 0.1,
+            P_yy: 0.2,
+            P_psi: 0.3,
+            P_v: 0.4,
+            P_r: 0.5,
+            P_bg: 0.6,
+            status_flags: EkfStatus(0x8000_0011),
+        }
+        .into(),
         RecSensorGnss { x: -100.5, y: 200.25, cog: 1.0, sog: 2.0, valid: 1 }.into(),
         RecSensorGyro { z_gyro: 0.01, b_g_est: -0.002, valid: 0 }.into(),
     ];
-    let mut w = Writer::<_, Usvlog>::new(Vec::new(), &FileHeader { fw_model_schema: FW_MODEL_SCHEMA, t0_us: 77 }).unwrap();
+    let mut w =
+        Writer::<_, Usvlog>::new(Vec::new(), &FileHeader { fw_model_schema: FW_MODEL_SCHEMA, t0_us: 77 }).unwrap();
     let mut expected = String::from("header t0_us 77\n");
     for (i, r) in records.iter().enumerate() {
         w.write(500 + i as u64, r).unwrap();

@@ -45,9 +45,22 @@ fn fixed_records_match_python_struct() {
     assert_eq!(RecState::decode_exact(&bytes).unwrap(), s);
 
     let w = RecWide {
-        a_u8: 200, a_i8: -100, a_u16: 60000, a_i16: -30000, a_u32: 4_000_000_000, a_i32: -2_000_000_000,
-        a_u64: u64::MAX, a_i64: i64::MIN, a_f32: 1.5, a_f64: -2.5, a_bool: false,
-        b_u16: 0x0102, b_i16: -2, b_u32: 0x01020304, b_u64: 0x0102030405060708, b_f64: 0.1,
+        a_u8: 200,
+        a_i8: -100,
+        a_u16: 60000,
+        a_i16: -30000,
+        a_u32: 4_000_000_000,
+        a_i32: -2_000_000_000,
+        a_u64: u64::MAX,
+        a_i64: i64::MIN,
+        a_f32: 1.5,
+        a_f64: -2.5,
+        a_bool: false,
+        b_u16: 0x0102,
+        b_i16: -2,
+        b_u32: 0x01020304,
+        b_u64: 0x0102030405060708,
+        b_f64: 0.1,
     };
     let bytes = w.to_bytes().unwrap();
     let mut expected = python_pack(
@@ -115,7 +128,11 @@ fn variable_records_match_python_struct() {
 
 #[test]
 fn framed_file_round_trip() {
-    let header = FileHeader { schema: EVERYTHING_SCHEMA, created_us: 42, host: logspec::runtime::FixedStr::new("boat").unwrap() };
+    let header = FileHeader {
+        schema: EVERYTHING_SCHEMA,
+        created_us: 42,
+        host: logspec::runtime::FixedStr::new("boat").unwrap(),
+    };
     let records: Vec<EverythingRecord> = vec![
         RecNote { text: "hello".into() }.into(),
         RecPath {

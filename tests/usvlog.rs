@@ -191,10 +191,7 @@ fn unknown_types_are_skipped_and_reported() {
     let out = logspec(&["dump", p.to_str().unwrap()]);
     assert!(out.status.success());
     let lines = jsonl(&String::from_utf8(out.stdout).unwrap());
-    assert_eq!(
-        lines[1],
-        serde_json::json!({"t_us":11,"type":200,"name":null,"len":7,"payload_hex":"deadbeef00017f"})
-    );
+    assert_eq!(lines[1], serde_json::json!({"t_us":11,"type":200,"name":null,"len":7,"payload_hex":"deadbeef00017f"}));
 }
 
 #[test]

@@ -88,7 +88,9 @@ impl Builder {
             Some(d) => d.clone(),
             None => std::env::var_os("OUT_DIR").map(PathBuf::from).ok_or(BuildError::NoOutDir)?,
         };
-        let backend = RustBackend { runtime_path: self.runtime_path.clone().unwrap_or_else(|| RustBackend::default().runtime_path) };
+        let backend = RustBackend {
+            runtime_path: self.runtime_path.clone().unwrap_or_else(|| RustBackend::default().runtime_path),
+        };
         let mut errors = Vec::new();
         let mut written = Vec::new();
         for path in schemas {

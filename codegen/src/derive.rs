@@ -58,7 +58,10 @@ impl Errors {
 pub fn expand(input: &syn::DeriveInput) -> syn::Result<TokenStream> {
     let mut errors = Errors::default();
     if !input.generics.params.is_empty() {
-        errors.at(input.generics.span(), "#[derive(Record)] does not support generic types: a wire layout must be concrete");
+        errors.at(
+            input.generics.span(),
+            "#[derive(Record)] does not support generic types: a wire layout must be concrete",
+        );
     }
     let attrs = container_attrs(&input.attrs, &mut errors);
     let out = match &input.data {
@@ -104,14 +107,19 @@ fn endian_of(s: &syn::LitStr) -> syn::Result<Endian> {
     match s.value().as_str() {
         "little" | "le" => Ok(Endian::Little),
         "big" | "be" => Ok(Endian::Big),
-        other => Err(syn::Error::new(s.span(), format!("unknown endianness `{other}`; expected \"little\" or \"big\""))),
+        other => {
+            Err(syn::Error::new(s.span(), format!("unknown endianness `{other}`; expected \"little\" or \"big\"")))
+        }
     }
 }
 
 fn prefix_of(s: &syn::LitStr) -> syn::Result<Prim> {
     match Prim::from_name(&s.value()) {
         Some(p) if p.is_unsigned() => Ok(p),
-        _ => Err(syn::Error::new(s.span(), format!("a length prefix must be \"u8\", \"u16\", \"u32\" or \"u64\", found \"{}\"", s.value()))),
+        _ => Err(syn::Error::new(
+            s.span(),
+            format!("a length prefix must be \"u8\", \"u16\", \"u32\" or \"u64\", found \"{}\"", s.value()),
+        )),
     }
 }
 
@@ -242,10 +250,12 @@ fn lower_type(ty: &syn::Type, attrs: &FieldAttrs, externs: &mut Vec<String>, err
     match ty {
         syn::Type::Array(a) => {
             let n = match &a.len {
-                syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => i.base10_parse::<u32>().unwrap_or_else(|e| {
-                    errors.push(e);
-                    0
-                }),
+                syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => {
+                    i.base10_parse::<u32>().unwrap_or_else(|e| {
+                        errors.push(e);
+                        0
+                    })
+                }
                 other => {
                     errors.at(other.span(), "array lengths must be integer literals so that the layout is known");
                     0
@@ -266,7 +276,10 @@ fn lower_type(ty: &syn::Type, attrs: &FieldAttrs, externs: &mut Vec<String>, err
             }
             if last == "String" {
                 if !top {
-                    errors.at(ty.span(), "strings inside arrays are not supported by the derive; declare the layout in a schema");
+                    errors.at(
+                        ty.span(),
+                        "strings inside arrays are not supported by the derive; declare the layout in a schema",
+                    );
                 }
                 return Ty::Str(seq_len(errors));
             }
@@ -307,7 +320,12 @@ fn lower_type(ty: &syn::Type, attrs: &FieldAttrs, externs: &mut Vec<String>, err
     }
 }
 
-fn expand_struct(input: &syn::DeriveInput, data: &syn::DataStruct, attrs: &ContainerAttrs, errors: &mut Errors) -> TokenStream {
+fn expand_struct(
+    input: &syn::DeriveInput,
+    data: &syn::DataStruct,
+    attrs: &ContainerAttrs,
+    errors: &mut Errors,
+) -> TokenStream {
     let syn::Fields::Named(named) = &data.fields else {
         errors.at(data.fields.span(), "#[derive(Record)] needs a struct with named fields");
         return TokenStream::new();
@@ -351,13 +369,19 @@ fn expand_struct(input: &syn::DeriveInput, data: &syn::DataStruct, attrs: &Conta
                         variable.push(externs[i - 1].clone());
                     }
                 }
-                _ => errors.at(fa.span.unwrap_or_else(|| f.span()), "`variable` only applies to fields of a hand-written type"),
+                _ => errors.at(
+                    fa.span.unwrap_or_else(|| f.span()),
+                    "`variable` only applies to fields of a hand-written type",
+                ),
             }
         }
         if !matches!(ty, Ty::Str(_) | Ty::Bytes(_) | Ty::Array { len: Len::Count(_) | Len::Size(_) | Len::Rest, .. })
             && (fa.count.is_some() || fa.size.is_some() || fa.rest)
         {
-            errors.at(fa.span.unwrap_or_else(|| f.span()), "`count`, `size` and `rest` only apply to String and Vec fields");
+            errors.at(
+                fa.span.unwrap_or_else(|| f.span()),
+                "`count`, `size` and `rest` only apply to String and Vec fields",
+            );
         }
         fields.push(ir::Field {
             name,
@@ -404,12 +428,18 @@ fn expand_struct(input: &syn::DeriveInput, data: &syn::DataStruct, attrs: &Conta
     )
 }
 
-fn expand_enum(input: &syn::DeriveInput, data: &syn::DataEnum, attrs: &ContainerAttrs, errors: &mut Errors) -> TokenStream {
+fn expand_enum(
+    input: &syn::DeriveInput,
+    data: &syn::DataEnum,
+    attrs: &ContainerAttrs,
+    errors: &mut Errors,
+) -> TokenStream {
     let Some(repr) = attrs.repr else {
         errors.at(input.ident.span(), "a C-like enum needs its wire type: #[repr(u8)] or #[record(repr = \"u8\")]");
         return TokenStream::new();
     };
-    let rt: TokenStream = attrs.runtime.as_deref().unwrap_or("::logspec::runtime").parse().unwrap_or_else(|_| quote!(::logspec::runtime));
+    let rt: TokenStream =
+        attrs.runtime.as_deref().unwrap_or("::logspec::runtime").parse().unwrap_or_else(|_| quote!(::logspec::runtime));
     let ident = &input.ident;
     let name = ident.to_string();
     let base = crate::backend::rust::prim_type(repr);
@@ -419,7 +449,10 @@ fn expand_enum(input: &syn::DeriveInput, data: &syn::DataEnum, attrs: &Container
     let mut raws = TokenStream::new();
     for v in &data.variants {
         if !matches!(v.fields, syn::Fields::Unit) {
-            errors.at(v.fields.span(), "only C-like enums (variants without data) can derive Record; use a schema union for tagged data");
+            errors.at(
+                v.fields.span(),
+                "only C-like enums (variants without data) can derive Record; use a schema union for tagged data",
+            );
             continue;
         }
         if let Some((_, e)) = &v.discriminant {

@@ -39,18 +39,8 @@ pub enum Prim {
 }
 
 impl Prim {
-    pub const ALL: [Prim; 10] = [
-        Prim::U8,
-        Prim::U16,
-        Prim::U32,
-        Prim::U64,
-        Prim::I8,
-        Prim::I16,
-        Prim::I32,
-        Prim::I64,
-        Prim::F32,
-        Prim::F64,
-    ];
+    pub const ALL: [Prim; 10] =
+        [Prim::U8, Prim::U16, Prim::U32, Prim::U64, Prim::I8, Prim::I16, Prim::I32, Prim::I64, Prim::F32, Prim::F64];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -153,11 +143,17 @@ pub enum Ty {
     /// UTF-8 text. With [`Len::Fixed`], a NUL-padded character array.
     Str(Len),
     /// A sequence of elements of one type.
-    Array { elem: Box<Ty>, len: Len },
+    Array {
+        elem: Box<Ty>,
+        len: Len,
+    },
     /// A struct, enum or flags type of the schema.
     Named(TypeId),
     /// A tagged union whose variant is selected by an earlier integer field of the same struct.
-    Union { id: TypeId, tag_field: usize },
+    Union {
+        id: TypeId,
+        tag_field: usize,
+    },
 }
 
 /// A constant value that a field must hold (magic numbers, format markers).

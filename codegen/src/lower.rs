@@ -49,14 +49,15 @@ impl Cx {
 
     fn run(&mut self, file: &SchemaFile, source_name: Option<&str>) -> Option<ir::Schema> {
         let format = file.format.as_ref();
-        let default_endian = format
-            .and_then(|f| f.endian.as_ref())
-            .map(|e| self.endian(e))
-            .unwrap_or(Endian::Little);
+        let default_endian = format.and_then(|f| f.endian.as_ref()).map(|e| self.endian(e)).unwrap_or(Endian::Little);
         if let Some(f) = format.filter(|f| !f.name.is_placeholder()) {
             if !is_ident(&f.name.value) || f.name.value.chars().any(|c| c.is_ascii_uppercase()) {
-                self.err(Code::BadName, &f.name.span, format!("format name `{}` is not a lowercase identifier", f.name.value))
-                    .help = Some("use lowercase letters, digits and `_`, e.g. `usvlog`".into());
+                self.err(
+                    Code::BadName,
+                    &f.name.span,
+                    format!("format name `{}` is not a lowercase identifier", f.name.value),
+                )
+                .help = Some("use lowercase letters, digits and `_`, e.g. `usvlog`".into());
             }
         }
 
@@ -67,7 +68,11 @@ impl Cx {
             decls.push((name_or(&h.name, "FileHeader"), name_span(&h.name, &h.span), Decl::Struct(h)));
         }
         if let Some(fr) = &file.framing {
-            decls.push((name_or(&fr.body.name, "RecordHeader"), name_span(&fr.body.name, &fr.body.span), Decl::Struct(&fr.body)));
+            decls.push((
+                name_or(&fr.body.name, "RecordHeader"),
+                name_span(&fr.body.name, &fr.body.span),
+                Decl::Struct(&fr.body),
+            ));
         }
         decls.extend(file.structs.iter().map(|s| (s.name.value.clone(), s.name.span.clone(), Decl::Struct(s))));
         decls.extend(file.enums.iter().map(|e| (e.name.value.clone(), e.name.span.clone(), Decl::Enum(e))));
@@ -91,8 +96,8 @@ impl Cx {
                 continue;
             }
             if !is_record && (Prim::from_name(name).is_some() || BUILTIN_TYPES.contains(&name.as_str())) {
-                self.err(Code::DuplicateName, span, format!("type name `{name}` is a built-in type"))
-                    .label = Some("already means a built-in type".into());
+                self.err(Code::DuplicateName, span, format!("type name `{name}` is a built-in type")).label =
+                    Some("already means a built-in type".into());
                 continue;
             }
             if let Some(prev) = names.get(name) {
@@ -109,7 +114,8 @@ impl Cx {
                 } else {
                     "defined again here".to_string()
                 });
-                d.help = Some(format!("`{name}` is already {first}; type, record and header names share one namespace"));
+                d.help =
+                    Some(format!("`{name}` is already {first}; type, record and header names share one namespace"));
                 continue;
             }
             names.insert(name.clone(), TypeId(i));
@@ -119,8 +125,26 @@ impl Cx {
         let mut types: Vec<TypeDef> = Vec::with_capacity(decls.len());
         for (name, _, decl) in &decls {
             let def = match decl {
-                Decl::Struct(s) => TypeDef::Struct(self.strukt(name, s.doc.as_ref(), s.endian.as_ref(), &s.fields, default_endian, &names, &decls, false)),
-                Decl::Record(r) => TypeDef::Struct(self.strukt(name, r.doc.as_ref(), r.endian.as_ref(), &r.fields, default_endian, &names, &decls, true)),
+                Decl::Struct(s) => TypeDef::Struct(self.strukt(
+                    name,
+                    s.doc.as_ref(),
+                    s.endian.as_ref(),
+                    &s.fields,
+                    default_endian,
+                    &names,
+                    &decls,
+                    false,
+                )),
+                Decl::Record(r) => TypeDef::Struct(self.strukt(
+                    name,
+                    r.doc.as_ref(),
+                    r.endian.as_ref(),
+                    &r.fields,
+                    default_endian,
+                    &names,
+                    &decls,
+                    true,
+                )),
                 Decl::Enum(e) => self.enumeration(e),
                 Decl::Flags(f) => self.flags(f),
                 Decl::Union(u) => self.union(u, default_endian, &names, &decls),
@@ -156,7 +180,8 @@ impl Cx {
         // Payload bounds walk nested types, which only terminates when none contains itself.
         schema.records = self.records(file, &schema, &decls, !recursive);
         if self.diags.is_empty() {
-            let prints: Vec<u64> = schema.records.iter().map(|r| crate::fingerprint::of_struct(&schema, r.body)).collect();
+            let prints: Vec<u64> =
+                schema.records.iter().map(|r| crate::fingerprint::of_struct(&schema, r.body)).collect();
             for (r, p) in schema.records.iter_mut().zip(prints) {
                 r.fingerprint = p;
             }
@@ -172,9 +197,15 @@ impl Cx {
         if s.size.is_some() {
             return;
         }
-        let Some((f, fd)) = s.fields.iter().zip(&decl.fields).find(|(f, _)| schema.size_of(&f.ty).is_none()) else { return };
+        let Some((f, fd)) = s.fields.iter().zip(&decl.fields).find(|(f, _)| schema.size_of(&f.ty).is_none()) else {
+            return;
+        };
         let span = fd.ty.as_ref().map_or(fd.span.clone(), |t| t.span.clone());
-        let d = self.err(Code::NotFixedSize, &span, format!("{what} must have a fixed size, but field `{}` does not", f.name));
+        let d = self.err(
+            Code::NotFixedSize,
+            &span,
+            format!("{what} must have a fixed size, but field `{}` does not", f.name),
+        );
         d.label = Some("its size depends on the data".into());
         d.help = Some("use fixed-size types only: numbers, `bool`, enums, flags, `T[N]`, `bytes[N]`, `string[N]` and structs made of those".into());
     }
@@ -229,12 +260,15 @@ impl Cx {
                     self.field_name(n);
                     if is_pad_name(&n.value) {
                         self.err(Code::BadName, &n.span, format!("field name `{}` is reserved for padding", n.value))
-                            .help = Some("padding entries are named `_pad0`, `_pad1`, ... in generated code; pick another name".into());
+                            .help = Some(
+                            "padding entries are named `_pad0`, `_pad1`, ... in generated code; pick another name"
+                                .into(),
+                        );
                     }
                     if let Some(prev) = seen.get(&n.value) {
                         let _ = prev;
-                        self.err(Code::DuplicateField, &n.span, format!("duplicate field name `{}`", n.value))
-                            .label = Some("a field of this name is declared earlier in the same struct".into());
+                        self.err(Code::DuplicateField, &n.span, format!("duplicate field name `{}`", n.value)).label =
+                            Some("a field of this name is declared earlier in the same struct".into());
                     }
                     seen.insert(n.value.clone(), n.span.clone());
                     n.value.clone()
@@ -268,7 +302,8 @@ impl Cx {
         if !is_ident(&n.value) {
             bad_ident(self, &n.span, &format!("field name `{}` is not a valid identifier", n.value), &n.value);
         } else if C_KEYWORDS.contains(&n.value.as_str()) || RUST_RESERVED.contains(&n.value.as_str()) {
-            let d = self.err(Code::BadName, &n.span, format!("field name `{}` is a reserved word in C or Rust", n.value));
+            let d =
+                self.err(Code::BadName, &n.span, format!("field name `{}` is a reserved word in C or Rust", n.value));
             d.label = Some("reserved word".into());
             d.help = Some(format!("generated code could not use it; rename it, e.g. `{}_`", n.value));
         }
@@ -287,8 +322,12 @@ impl Cx {
             return match u32::try_from(pad.value) {
                 Ok(n) if n > 0 => Ty::Pad(n),
                 _ => {
-                    self.err(Code::ValueOutOfRange, &pad.span, format!("padding must be 1 or more bytes, found {}", pad.value))
-                        .label = Some("expected a positive byte count".into());
+                    self.err(
+                        Code::ValueOutOfRange,
+                        &pad.span,
+                        format!("padding must be 1 or more bytes, found {}", pad.value),
+                    )
+                    .label = Some("expected a positive byte count".into());
                     Ty::Pad(1)
                 }
             };
@@ -302,8 +341,9 @@ impl Cx {
             Some(i) => {
                 let rest = &expr[i..];
                 if !rest.ends_with(']') || rest[1..rest.len() - 1].contains(['[', ']']) {
-                    self.err(Code::BadTypeSyntax, &inner, format!("cannot parse type `{expr}`"))
-                        .help = Some("write `T`, `T[N]` for N elements, or `T[]` with `count`/`size` for a prefixed sequence".into());
+                    self.err(Code::BadTypeSyntax, &inner, format!("cannot parse type `{expr}`")).help = Some(
+                        "write `T`, `T[N]` for N elements, or `T[]` with `count`/`size` for a prefixed sequence".into(),
+                    );
                     return Ty::Pad(0);
                 }
                 let n = rest[1..rest.len() - 1].trim();
@@ -313,8 +353,11 @@ impl Cx {
                     match n.parse::<u32>() {
                         Ok(n) => Some(Some(n)),
                         Err(_) => {
-                            self.err(Code::BadTypeSyntax, &inner, format!("array length `{n}` is not a number"))
-                                .help = Some("use a decimal element count, or `[]` with `count = \"u16\"` for a prefixed array".into());
+                            self.err(Code::BadTypeSyntax, &inner, format!("array length `{n}` is not a number")).help =
+                                Some(
+                                    "use a decimal element count, or `[]` with `count = \"u16\"` for a prefixed array"
+                                        .into(),
+                                );
                             return Ty::Pad(0);
                         }
                     }
@@ -323,8 +366,13 @@ impl Cx {
             }
         };
         if base.is_empty() {
-            self.err(Code::BadTypeSyntax, &inner, if expr.is_empty() { "empty type".to_string() } else { format!("type `{expr}` has no element type") })
-                .help = Some("write `T`, `T[N]` for N elements, or `T[]` with `count`/`size` for a prefixed sequence".into());
+            self.err(
+                Code::BadTypeSyntax,
+                &inner,
+                if expr.is_empty() { "empty type".to_string() } else { format!("type `{expr}` has no element type") },
+            )
+            .help =
+                Some("write `T`, `T[N]` for N elements, or `T[]` with `count`/`size` for a prefixed sequence".into());
             return Ty::Pad(0);
         }
         let len = self.length(f, suffix, base, &inner, may_rest);
@@ -343,8 +391,8 @@ impl Cx {
                             Ty::Union { id: *id, tag_field: tag_field.unwrap_or(usize::MAX) }
                         }
                         Decl::Record(_) => {
-                            self.err(Code::UnknownType, &inner, format!("`{base}` is a record, not a type"))
-                                .help = Some("declare the shared layout as a `[[struct]]` and use it in both places".into());
+                            self.err(Code::UnknownType, &inner, format!("`{base}` is a record, not a type")).help =
+                                Some("declare the shared layout as a `[[struct]]` and use it in both places".into());
                             Ty::Pad(0)
                         }
                         _ => Ty::Named(*id),
@@ -375,15 +423,19 @@ impl Cx {
         if f.tag.as_ref().is_some_and(|t| !t.is_placeholder()) && !matches!(elem, Ty::Union { .. }) {
             let span = &f.tag.as_ref().expect("checked").span;
             if !matches!(elem, Ty::Pad(0)) {
-                self.err(Code::BadUnionTag, span, "`tag` is only allowed on a field whose type is a union")
-                    .help = Some("remove `tag`, or give the field a `[[union]]` type".into());
+                self.err(Code::BadUnionTag, span, "`tag` is only allowed on a field whose type is a union").help =
+                    Some("remove `tag`, or give the field a `[[union]]` type".into());
             }
         }
         match (suffix, len) {
             (None, _) => elem,
             (Some(_), Some(len)) => {
                 if matches!(elem, Ty::Union { .. }) {
-                    self.err(Code::BadTypeSyntax, &inner, "an array of unions is not supported; wrap the union in a struct with its tag");
+                    self.err(
+                        Code::BadTypeSyntax,
+                        &inner,
+                        "an array of unions is not supported; wrap the union in a struct with its tag",
+                    );
                 }
                 Ty::Array { elem: Box::new(elem), len }
             }
@@ -392,22 +444,33 @@ impl Cx {
     }
 
     /// Works out the `Len` of a sequence type from its `[N]`/`[]` suffix and `count`/`size` keys.
-    fn length(&mut self, f: &FieldDecl, suffix: Option<Option<u32>>, base: &str, inner: &Span, may_rest: bool) -> Option<Len> {
+    fn length(
+        &mut self,
+        f: &FieldDecl,
+        suffix: Option<Option<u32>>,
+        base: &str,
+        inner: &Span,
+        may_rest: bool,
+    ) -> Option<Len> {
         let sequence = suffix.is_some() || base == "string" || base == "bytes";
         if !sequence {
             for k in [&f.count, &f.size].into_iter().flatten() {
-                self.err(Code::BadLength, &k.span, format!("`count`/`size` only apply to `string`, `bytes` and arrays, not `{base}`"));
+                self.err(
+                    Code::BadLength,
+                    &k.span,
+                    format!("`count`/`size` only apply to `string`, `bytes` and arrays, not `{base}`"),
+                );
             }
             return None;
         }
         if let Some(Some(n)) = suffix {
             for k in [&f.count, &f.size].into_iter().flatten() {
-                self.err(Code::BadLength, &k.span, format!("a fixed-length `[{n}]` takes no `count` or `size`"))
-                    .help = Some(format!("remove it, or write `{base}[]` for a prefixed sequence"));
+                self.err(Code::BadLength, &k.span, format!("a fixed-length `[{n}]` takes no `count` or `size`")).help =
+                    Some(format!("remove it, or write `{base}[]` for a prefixed sequence"));
             }
             if n == 0 {
-                self.err(Code::BadLength, inner, format!("`{base}[0]` holds nothing"))
-                    .label = Some("a fixed length must be 1 or more".into());
+                self.err(Code::BadLength, inner, format!("`{base}[0]` holds nothing")).label =
+                    Some("a fixed length must be 1 or more".into());
             }
             return Some(Len::Fixed(n));
         }
@@ -447,7 +510,11 @@ impl Cx {
         match Prim::from_name(&p.value) {
             Some(prim) if prim.is_unsigned() => Some(prim),
             _ => {
-                let d = self.err(Code::NotAnInteger, &p.span, format!("a length prefix must be u8, u16, u32 or u64, found `{}`", p.value));
+                let d = self.err(
+                    Code::NotAnInteger,
+                    &p.span,
+                    format!("a length prefix must be u8, u16, u32 or u64, found `{}`", p.value),
+                );
                 d.label = Some("not an unsigned integer type".into());
                 d.help = Some("e.g. `count = \"u16\"`; or `count = \"rest\"` on the last field of a record".into());
                 None
@@ -458,11 +525,15 @@ impl Cx {
     fn union_tag(&mut self, f: &FieldDecl, earlier: &[ir::Field], later: &[FieldDecl]) -> Option<usize> {
         let Some(tag) = &f.tag else {
             let span = f.ty.as_ref().map_or(f.span.clone(), |t| t.span.clone());
-            self.err(Code::BadUnionTag, &span, "a union field needs `tag`, the name of an earlier field that selects the variant")
-                .help = Some(match earlier.last() {
-                    Some(prev) => format!("add `tag = \"<field name>\"`, e.g. `tag = \"{}\"`", prev.name),
-                    None => "add an integer or enum field before it, and `tag = \"<that field>\"`".into(),
-                });
+            self.err(
+                Code::BadUnionTag,
+                &span,
+                "a union field needs `tag`, the name of an earlier field that selects the variant",
+            )
+            .help = Some(match earlier.last() {
+                Some(prev) => format!("add `tag = \"<field name>\"`, e.g. `tag = \"{}\"`", prev.name),
+                None => "add an integer or enum field before it, and `tag = \"<that field>\"`".into(),
+            });
             return None;
         };
         if tag.is_placeholder() {
@@ -472,14 +543,23 @@ impl Cx {
             Some(i) => Some(i),
             None if later.iter().any(|l| l.name.as_ref().is_some_and(|n| n.value == tag.value)) => {
                 let this = f.name.as_ref().map_or("", |n| n.value.as_str());
-                let d = self.err(Code::BadUnionTag, &tag.span, format!("union tag field `{}` comes after the union field `{this}`", tag.value));
+                let d = self.err(
+                    Code::BadUnionTag,
+                    &tag.span,
+                    format!("union tag field `{}` comes after the union field `{this}`", tag.value),
+                );
                 d.label = Some("declared later".into());
-                d.help = Some(format!("move `{}` before `{this}`: a decoder must read the tag before the union", tag.value));
+                d.help =
+                    Some(format!("move `{}` before `{this}`: a decoder must read the tag before the union", tag.value));
                 None
             }
             None => {
                 let hint = did_you_mean(&tag.value, earlier.iter().map(|e| e.name.as_str())).map(str::to_string);
-                let d = self.err(Code::BadUnionTag, &tag.span, format!("union tag field `{}` is not an earlier field of this struct", tag.value));
+                let d = self.err(
+                    Code::BadUnionTag,
+                    &tag.span,
+                    format!("union tag field `{}` is not an earlier field of this struct", tag.value),
+                );
                 d.label = Some("no such field before this one".into());
                 d.help = Some(match hint {
                     Some(h) => format!("did you mean `{h}`?"),
@@ -490,7 +570,13 @@ impl Cx {
         }
     }
 
-    fn konst(&mut self, v: &Sp<ConstDecl>, f: &FieldDecl, ty: &Ty, decls: &[(String, Span, Decl<'_>)]) -> Option<ConstValue> {
+    fn konst(
+        &mut self,
+        v: &Sp<ConstDecl>,
+        f: &FieldDecl,
+        ty: &Ty,
+        decls: &[(String, Span, Decl<'_>)],
+    ) -> Option<ConstValue> {
         match (&v.value, ty) {
             // The type is already reported as wrong; a const cannot be judged against it.
             (_, Ty::Pad(0)) => None,
@@ -507,14 +593,22 @@ impl Cx {
                 Some(ConstValue::Int(*i))
             }
             // Only fixed-length fields: a const has one length, so a prefix would be redundant.
-            (ConstDecl::Str(s), Ty::Bytes(Len::Fixed(_)) | Ty::Str(Len::Fixed(_))) => Some(ConstValue::Bytes(s.as_bytes().to_vec())),
+            (ConstDecl::Str(s), Ty::Bytes(Len::Fixed(_)) | Ty::Str(Len::Fixed(_))) => {
+                Some(ConstValue::Bytes(s.as_bytes().to_vec()))
+            }
             (value, _) => {
                 let name = f.name.as_ref().map_or("", |n| n.value.as_str());
                 let written = f.ty.as_ref().map_or(String::new(), |t| t.value.clone());
-                let d = self.err(Code::BadConst, &v.span, match value {
-                    ConstDecl::Int(_) => format!("an integer const cannot go in field `{name}` of type `{written}`"),
-                    ConstDecl::Str(_) => format!("a string const cannot go in field `{name}` of type `{written}`"),
-                });
+                let d = self.err(
+                    Code::BadConst,
+                    &v.span,
+                    match value {
+                        ConstDecl::Int(_) => {
+                            format!("an integer const cannot go in field `{name}` of type `{written}`")
+                        }
+                        ConstDecl::Str(_) => format!("a string const cannot go in field `{name}` of type `{written}`"),
+                    },
+                );
                 d.help = Some(match value {
                     ConstDecl::Str(s) => format!("string consts need a fixed-length `bytes[N]` or `string[N]`: e.g. `type = \"bytes[{}]\"` for these {} bytes", s.len(), s.len()),
                     ConstDecl::Int(_) => "integer consts need an integer or enum type; for bytes, write the const as a string".into(),
@@ -528,8 +622,8 @@ impl Cx {
         match p.int_range() {
             Some((lo, hi)) if v >= lo && v <= hi => true,
             Some((lo, hi)) => {
-                self.err(Code::ValueOutOfRange, span, format!("{what} {v} does not fit in `{p}`"))
-                    .label = Some(format!("`{p}` holds {lo}..={hi}"));
+                self.err(Code::ValueOutOfRange, span, format!("{what} {v} does not fit in `{p}`")).label =
+                    Some(format!("`{p}` holds {lo}..={hi}"));
                 false
             }
             None => {
@@ -544,8 +638,13 @@ impl Cx {
             Some(p) if !p.is_float() && (!unsigned || p.is_unsigned()) => p,
             _ if base.is_placeholder() => Prim::U8,
             _ => {
-                let want = if unsigned { "an unsigned integer type (u8..u64)" } else { "an integer type (u8..u64, i8..i64)" };
-                self.err(Code::NotAnInteger, &inner_span(&base.span), format!("`base` must be {want}, found `{}`", base.value));
+                let want =
+                    if unsigned { "an unsigned integer type (u8..u64)" } else { "an integer type (u8..u64, i8..i64)" };
+                self.err(
+                    Code::NotAnInteger,
+                    &inner_span(&base.span),
+                    format!("`base` must be {want}, found `{}`", base.value),
+                );
                 Prim::U8
             }
         }
@@ -560,25 +659,48 @@ impl Cx {
         for v in &e.values {
             if !v.name.is_placeholder() {
                 if !is_ident(&v.name.value) {
-                    bad_ident(self, &v.name.span, &format!("`{}` is not a valid identifier", v.name.value), &v.name.value);
+                    bad_ident(
+                        self,
+                        &v.name.span,
+                        &format!("`{}` is not a valid identifier", v.name.value),
+                        &v.name.value,
+                    );
                 }
                 if !names.insert(v.name.value.clone()) {
-                    self.err(Code::DuplicateValue, &v.name.span, format!("enum `{}` names `{}` twice", e.name.value, v.name.value));
+                    self.err(
+                        Code::DuplicateValue,
+                        &v.name.span,
+                        format!("enum `{}` names `{}` twice", e.name.value, v.name.value),
+                    );
                 }
             }
             if v.value.is_placeholder() {
                 continue;
             }
             if let Some(prev) = seen.insert(v.value.value, v.name.value.clone()) {
-                self.err(Code::DuplicateValue, &v.value.span, format!("value {} is used by both `{prev}` and `{}`", v.value.value, v.name.value))
-                    .help = Some("each value of an enum needs its own number; to give one value two names, drop one".into());
+                self.err(
+                    Code::DuplicateValue,
+                    &v.value.span,
+                    format!("value {} is used by both `{prev}` and `{}`", v.value.value, v.name.value),
+                )
+                .help =
+                    Some("each value of an enum needs its own number; to give one value two names, drop one".into());
             }
             if base_ok {
                 self.fits(v.value.value, base, &v.value.span, &format!("enum value `{}` =", v.name.value));
             }
-            values.push(ir::EnumValue { name: v.name.value.clone(), value: v.value.value, doc: v.doc.as_ref().map(|d| d.value.clone()) });
+            values.push(ir::EnumValue {
+                name: v.name.value.clone(),
+                value: v.value.value,
+                doc: v.doc.as_ref().map(|d| d.value.clone()),
+            });
         }
-        TypeDef::Enum(ir::Enum { name: e.name.value.clone(), doc: e.doc.as_ref().map(|d| d.value.clone()), base, values })
+        TypeDef::Enum(ir::Enum {
+            name: e.name.value.clone(),
+            doc: e.doc.as_ref().map(|d| d.value.clone()),
+            base,
+            values,
+        })
     }
 
     fn flags(&mut self, f: &FlagsDecl) -> TypeDef {
@@ -590,29 +712,57 @@ impl Cx {
         for v in &f.flags {
             if !v.name.is_placeholder() {
                 if !is_ident(&v.name.value) {
-                    bad_ident(self, &v.name.span, &format!("`{}` is not a valid identifier", v.name.value), &v.name.value);
+                    bad_ident(
+                        self,
+                        &v.name.span,
+                        &format!("`{}` is not a valid identifier", v.name.value),
+                        &v.name.value,
+                    );
                 }
                 if !names.insert(v.name.value.clone()) {
-                    self.err(Code::DuplicateValue, &v.name.span, format!("flags `{}` names `{}` twice", f.name.value, v.name.value));
+                    self.err(
+                        Code::DuplicateValue,
+                        &v.name.span,
+                        format!("flags `{}` names `{}` twice", f.name.value, v.name.value),
+                    );
                 }
             }
             if v.value.is_placeholder() {
                 continue;
             }
             if let Some(prev) = bits.insert(v.value.value, v.name.value.clone()) {
-                self.err(Code::DuplicateValue, &v.value.span, format!("bit {} is used by both `{prev}` and `{}`", v.value.value, v.name.value));
+                self.err(
+                    Code::DuplicateValue,
+                    &v.value.span,
+                    format!("bit {} is used by both `{prev}` and `{}`", v.value.value, v.name.value),
+                );
             }
             let width = i128::from(base.size() * 8);
             if base_ok && (v.value.value < 0 || v.value.value >= width) {
                 self.err(Code::FlagOutOfRange, &v.value.span, format!("bit {} is outside `{base}`", v.value.value))
                     .label = Some(format!("`{base}` has bits 0..={}", width - 1));
             }
-            flags.push(ir::Flag { name: v.name.value.clone(), bit: v.value.value.clamp(0, 63) as u32, doc: v.doc.as_ref().map(|d| d.value.clone()) });
+            flags.push(ir::Flag {
+                name: v.name.value.clone(),
+                bit: v.value.value.clamp(0, 63) as u32,
+                doc: v.doc.as_ref().map(|d| d.value.clone()),
+            });
         }
-        TypeDef::Flags(ir::Flags { name: f.name.value.clone(), doc: f.doc.as_ref().map(|d| d.value.clone()), base, flags })
+        TypeDef::Flags(ir::Flags {
+            name: f.name.value.clone(),
+            doc: f.doc.as_ref().map(|d| d.value.clone()),
+            base,
+            flags,
+        })
     }
 
-    fn union(&mut self, u: &UnionDecl, default: Endian, names: &BTreeMap<String, TypeId>, decls: &[(String, Span, Decl<'_>)]) -> TypeDef {
+    fn union(
+        &mut self,
+        u: &UnionDecl,
+        default: Endian,
+        names: &BTreeMap<String, TypeId>,
+        decls: &[(String, Span, Decl<'_>)],
+    ) -> TypeDef {
         let endian = u.endian.as_ref().map(|e| self.endian(e)).unwrap_or(default);
         let mut variants = Vec::new();
         let mut vnames = BTreeSet::new();
@@ -620,21 +770,45 @@ impl Cx {
         for v in &u.variants {
             if !v.name.is_placeholder() {
                 if !is_ident(&v.name.value) {
-                    bad_ident(self, &v.name.span, &format!("`{}` is not a valid identifier", v.name.value), &v.name.value);
+                    bad_ident(
+                        self,
+                        &v.name.span,
+                        &format!("`{}` is not a valid identifier", v.name.value),
+                        &v.name.value,
+                    );
                 }
                 if !vnames.insert(v.name.value.clone()) {
-                    self.err(Code::DuplicateName, &v.name.span, format!("union `{}` has two variants named `{}`", u.name.value, v.name.value));
+                    self.err(
+                        Code::DuplicateName,
+                        &v.name.span,
+                        format!("union `{}` has two variants named `{}`", u.name.value, v.name.value),
+                    );
                 }
             }
             if !v.tag.is_placeholder() {
                 if let Some(prev) = tags.insert(v.tag.value, v.name.value.clone()) {
-                    self.err(Code::DuplicateValue, &v.tag.span, format!("tag {} selects both `{prev}` and `{}`", v.tag.value, v.name.value));
+                    self.err(
+                        Code::DuplicateValue,
+                        &v.tag.span,
+                        format!("tag {} selects both `{prev}` and `{}`", v.tag.value, v.name.value),
+                    );
                 }
             }
             let fields = self.fields(&v.fields, endian, names, decls, false);
-            variants.push(ir::Variant { name: v.name.value.clone(), tag: v.tag.value, doc: v.doc.as_ref().map(|d| d.value.clone()), fields, size: None });
+            variants.push(ir::Variant {
+                name: v.name.value.clone(),
+                tag: v.tag.value,
+                doc: v.doc.as_ref().map(|d| d.value.clone()),
+                fields,
+                size: None,
+            });
         }
-        TypeDef::Union(ir::Union { name: u.name.value.clone(), doc: u.doc.as_ref().map(|d| d.value.clone()), endian, variants })
+        TypeDef::Union(ir::Union {
+            name: u.name.value.clone(),
+            doc: u.doc.as_ref().map(|d| d.value.clone()),
+            endian,
+            variants,
+        })
     }
 
     /// A union's tag field must be an integer (or enum) that can hold every variant's tag; with an
@@ -659,62 +833,106 @@ impl Cx {
                 _ => decls[ti].0.as_str(),
             };
             for (fields, field_decls) in lists {
-            for (fi, f) in fields.iter().enumerate() {
-                let Ty::Union { id, tag_field } = &f.ty else { continue };
-                let Some(tag_decl) = field_decls[fi].tag.as_ref() else { continue };
-                let TypeDef::Union(u) = &types[id.0] else { continue };
-                // The tag field is found among the same struct's earlier fields; for variants, the
-                // flattened list still puts it before the union field.
-                let Some(tag) = fields.get(*tag_field) else { continue };
-                let (base, enum_values) = match &tag.ty {
-                    // The tag field's own type is wrong, and already reported.
-                    Ty::Pad(0) => continue,
-                    Ty::Prim(p) if !p.is_float() => (*p, None),
-                    Ty::Named(eid) => match &types[eid.0] {
-                        TypeDef::Enum(e) => (e.base, Some(e)),
-                        _ => {
-                            self.err(Code::BadUnionTag, &tag_decl.span, format!("union tag `{}` must be an integer or enum field", tag.name))
+                for (fi, f) in fields.iter().enumerate() {
+                    let Ty::Union { id, tag_field } = &f.ty else { continue };
+                    let Some(tag_decl) = field_decls[fi].tag.as_ref() else { continue };
+                    let TypeDef::Union(u) = &types[id.0] else { continue };
+                    // The tag field is found among the same struct's earlier fields; for variants, the
+                    // flattened list still puts it before the union field.
+                    let Some(tag) = fields.get(*tag_field) else { continue };
+                    let (base, enum_values) = match &tag.ty {
+                        // The tag field's own type is wrong, and already reported.
+                        Ty::Pad(0) => continue,
+                        Ty::Prim(p) if !p.is_float() => (*p, None),
+                        Ty::Named(eid) => match &types[eid.0] {
+                            TypeDef::Enum(e) => (e.base, Some(e)),
+                            _ => {
+                                self.err(
+                                    Code::BadUnionTag,
+                                    &tag_decl.span,
+                                    format!("union tag `{}` must be an integer or enum field", tag.name),
+                                )
                                 .label = Some(format!("`{}` is a {}", tag.name, kind_of(&types[eid.0])));
+                                continue;
+                            }
+                        },
+                        _ => {
+                            let written = field_decls
+                                .iter()
+                                .find(|d| d.name.as_ref().is_some_and(|n| n.value == tag.name))
+                                .and_then(|d| d.ty.as_ref())
+                                .map_or(String::new(), |t| t.value.clone());
+                            self.err(
+                                Code::BadUnionTag,
+                                &tag_decl.span,
+                                format!("union tag `{}` must be an integer or enum field", tag.name),
+                            )
+                            .label = Some(format!("`{}` is `{written}`", tag.name));
                             continue;
                         }
-                    },
-                    _ => {
-                        let written = field_decls.iter().find(|d| d.name.as_ref().is_some_and(|n| n.value == tag.name)).and_then(|d| d.ty.as_ref()).map_or(String::new(), |t| t.value.clone());
-                        self.err(Code::BadUnionTag, &tag_decl.span, format!("union tag `{}` must be an integer or enum field", tag.name))
-                            .label = Some(format!("`{}` is `{written}`", tag.name));
-                        continue;
-                    }
-                };
-                let union_decl = match decls[id.0].2 {
-                    Decl::Union(ud) => ud,
-                    _ => continue,
-                };
-                for (v, vd) in u.variants.iter().zip(&union_decl.variants) {
-                    if vd.tag.is_placeholder() {
-                        continue;
-                    }
-                    let (lo, hi) = base.int_range().expect("integer");
-                    if v.tag < lo || v.tag > hi {
-                        let d = self.err(Code::UnmatchedUnionTag, &vd.tag.span, format!("variant `{}` has tag {}, which the tag field `{}` ({base}) of `{owner}` cannot hold", v.name, v.tag, tag.name));
-                        d.label = Some(format!("`{base}` holds {lo}..={hi}"));
-                        d.help = Some(format!("widen the tag field `{}`, or renumber the variant", tag.name));
-                    } else if let Some(e) = enum_values {
-                        if !e.values.iter().any(|ev| ev.value == v.tag) {
-                            self.err(Code::UnmatchedUnionTag, &vd.tag.span, format!("variant `{}` has tag {}, which is not a value of the tag enum `{}`", v.name, v.tag, e.name))
-                                .help = Some(format!("`{}` has values {}", e.name, e.values.iter().map(|ev| format!("{}={}", ev.name, ev.value)).collect::<Vec<_>>().join(", ")));
+                    };
+                    let union_decl = match decls[id.0].2 {
+                        Decl::Union(ud) => ud,
+                        _ => continue,
+                    };
+                    for (v, vd) in u.variants.iter().zip(&union_decl.variants) {
+                        if vd.tag.is_placeholder() {
+                            continue;
+                        }
+                        let (lo, hi) = base.int_range().expect("integer");
+                        if v.tag < lo || v.tag > hi {
+                            let d = self.err(Code::UnmatchedUnionTag, &vd.tag.span, format!("variant `{}` has tag {}, which the tag field `{}` ({base}) of `{owner}` cannot hold", v.name, v.tag, tag.name));
+                            d.label = Some(format!("`{base}` holds {lo}..={hi}"));
+                            d.help = Some(format!("widen the tag field `{}`, or renumber the variant", tag.name));
+                        } else if let Some(e) = enum_values {
+                            if !e.values.iter().any(|ev| ev.value == v.tag) {
+                                self.err(
+                                    Code::UnmatchedUnionTag,
+                                    &vd.tag.span,
+                                    format!(
+                                        "variant `{}` has tag {}, which is not a value of the tag enum `{}`",
+                                        v.name, v.tag, e.name
+                                    ),
+                                )
+                                .help = Some(format!(
+                                    "`{}` has values {}",
+                                    e.name,
+                                    e.values
+                                        .iter()
+                                        .map(|ev| format!("{}={}", ev.name, ev.value))
+                                        .collect::<Vec<_>>()
+                                        .join(", ")
+                                ));
+                            }
                         }
                     }
-                }
-                if let Some(e) = enum_values {
-                    let missing: Vec<String> = e.values.iter().filter(|ev| !u.variants.iter().any(|v| v.tag == ev.value)).map(|ev| format!("{} = {}", ev.name, ev.value)).collect();
-                    if !missing.is_empty() {
-                        let d = self.err(Code::UnmatchedUnionTag, &tag_decl.span, format!("tag enum `{}` has values that no variant of union `{}` handles: {}", e.name, u.name, missing.join(", ")));
-                        d.label = Some(format!("`{}` is a `{}`", tag.name, e.name));
-                        d.help = Some("add a variant (it may have no fields) for each value, so that every valid tag decodes".into());
+                    if let Some(e) = enum_values {
+                        let missing: Vec<String> = e
+                            .values
+                            .iter()
+                            .filter(|ev| !u.variants.iter().any(|v| v.tag == ev.value))
+                            .map(|ev| format!("{} = {}", ev.name, ev.value))
+                            .collect();
+                        if !missing.is_empty() {
+                            let d = self.err(
+                                Code::UnmatchedUnionTag,
+                                &tag_decl.span,
+                                format!(
+                                    "tag enum `{}` has values that no variant of union `{}` handles: {}",
+                                    e.name,
+                                    u.name,
+                                    missing.join(", ")
+                                ),
+                            );
+                            d.label = Some(format!("`{}` is a `{}`", tag.name, e.name));
+                            d.help = Some(
+                                "add a variant (it may have no fields) for each value, so that every valid tag decodes"
+                                    .into(),
+                            );
+                        }
                     }
                 }
             }
-        }
         }
     }
 
@@ -735,7 +953,13 @@ impl Cx {
             }
         }
         /// `stack` holds the types being visited, each with the field (`Type.field`) leading on.
-        fn visit(i: usize, types: &mut [TypeDef], state: &mut [State], stack: &mut Vec<(usize, String)>, cycles: &mut BTreeMap<usize, String>) {
+        fn visit(
+            i: usize,
+            types: &mut [TypeDef],
+            state: &mut [State],
+            stack: &mut Vec<(usize, String)>,
+            cycles: &mut BTreeMap<usize, String>,
+        ) {
             if state[i] == State::Done {
                 return;
             }
@@ -754,7 +978,11 @@ impl Cx {
                 }
                 TypeDef::Union(u) => {
                     for v in &u.variants {
-                        d.extend(v.fields.iter().filter_map(|f| Some((deps(&f.ty)?, format!("{}.{}.{}", u.name, v.name, f.name)))));
+                        d.extend(
+                            v.fields
+                                .iter()
+                                .filter_map(|f| Some((deps(&f.ty)?, format!("{}.{}.{}", u.name, v.name, f.name)))),
+                        );
                     }
                 }
                 _ => {}
@@ -805,16 +1033,28 @@ impl Cx {
             let lists: Vec<(&[ir::Field], &[FieldDecl])> = match (t, decls[i].2) {
                 (TypeDef::Struct(s), Decl::Struct(d)) => vec![(&s.fields, &d.fields)],
                 (TypeDef::Struct(s), Decl::Record(d)) => vec![(&s.fields, &d.fields)],
-                (TypeDef::Union(u), Decl::Union(d)) => u.variants.iter().zip(&d.variants).map(|(v, vd)| (&v.fields[..], &vd.fields[..])).collect(),
+                (TypeDef::Union(u), Decl::Union(d)) => {
+                    u.variants.iter().zip(&d.variants).map(|(v, vd)| (&v.fields[..], &vd.fields[..])).collect()
+                }
                 _ => continue,
             };
             for (f, fd) in lists.into_iter().flat_map(|(fs, fds)| fs.iter().zip(fds)) {
-                if let (Some(ConstValue::Bytes(b)), Ty::Bytes(Len::Fixed(n)) | Ty::Str(Len::Fixed(n))) = (&f.value, &f.ty) {
+                if let (Some(ConstValue::Bytes(b)), Ty::Bytes(Len::Fixed(n)) | Ty::Str(Len::Fixed(n))) =
+                    (&f.value, &f.ty)
+                {
                     if b.len() != *n as usize {
                         let span = fd.value.as_ref().map_or(fd.span.clone(), |v| v.span.clone());
-                        let d = self.err(Code::BadConst, &span, format!("const is {} bytes long, but field `{}` is {n} bytes", b.len(), f.name));
+                        let d = self.err(
+                            Code::BadConst,
+                            &span,
+                            format!("const is {} bytes long, but field `{}` is {n} bytes", b.len(), f.name),
+                        );
                         d.label = Some(format!("{} bytes", b.len()));
-                        d.help = Some(format!("a const must fill its field exactly: write {n} bytes, or make the field `{}[{}]`", if matches!(f.ty, Ty::Str(_)) { "string" } else { "bytes" }, b.len()));
+                        d.help = Some(format!(
+                            "a const must fill its field exactly: write {n} bytes, or make the field `{}[{}]`",
+                            if matches!(f.ty, Ty::Str(_)) { "string" } else { "bytes" },
+                            b.len()
+                        ));
                     }
                 }
             }
@@ -823,27 +1063,47 @@ impl Cx {
 
     fn schema_id(&mut self, file: &SchemaFile, schema: &ir::Schema) -> Option<ir::SchemaId> {
         let sid = file.format.as_ref()?.schema_id.as_ref()?;
-        if !sid.name.is_placeholder() && (!is_ident(&sid.name.value) || sid.name.value.chars().any(|c| c.is_ascii_lowercase())) {
-            self.err(Code::BadName, &sid.name.span, format!("schema id macro `{}` must be an UPPER_CASE identifier", sid.name.value))
-                .help = Some("it names a C macro, e.g. `FW_MODEL_SCHEMA`".into());
+        if !sid.name.is_placeholder()
+            && (!is_ident(&sid.name.value) || sid.name.value.chars().any(|c| c.is_ascii_lowercase()))
+        {
+            self.err(
+                Code::BadName,
+                &sid.name.span,
+                format!("schema id macro `{}` must be an UPPER_CASE identifier", sid.name.value),
+            )
+            .help = Some("it names a C macro, e.g. `FW_MODEL_SCHEMA`".into());
         }
         let value_ok = sid.value.is_placeholder() || (0..=i128::from(u32::MAX)).contains(&sid.value.value);
         if !value_ok {
-            self.err(Code::ValueOutOfRange, &sid.value.span, format!("schema id {} is outside 0..=4294967295", sid.value.value))
-                .label = Some("schema ids are u32".into());
+            self.err(
+                Code::ValueOutOfRange,
+                &sid.value.span,
+                format!("schema id {} is outside 0..=4294967295", sid.value.value),
+            )
+            .label = Some("schema ids are u32".into());
         }
         let mut field = None;
         if let Some(fname) = &sid.field {
             match schema.file_header.map(|h| schema.strukt(h)) {
                 None => {
-                    self.err(Code::BadSchemaId, &fname.span, "`field` names a file-header field, but there is no `[file_header]`")
-                        .help = Some("add a `[file_header]` with an integer field for the schema id, or remove `field`".into());
+                    self.err(
+                        Code::BadSchemaId,
+                        &fname.span,
+                        "`field` names a file-header field, but there is no `[file_header]`",
+                    )
+                    .help =
+                        Some("add a `[file_header]` with an integer field for the schema id, or remove `field`".into());
                 }
                 Some(h) => match h.fields.iter().position(|f| f.name == fname.value && !f.is_padding()) {
                     None => {
-                        let names: Vec<&str> = h.fields.iter().filter(|f| !f.is_padding()).map(|f| f.name.as_str()).collect();
+                        let names: Vec<&str> =
+                            h.fields.iter().filter(|f| !f.is_padding()).map(|f| f.name.as_str()).collect();
                         let hint = did_you_mean(&fname.value, names.iter().copied()).map(str::to_string);
-                        let d = self.err(Code::BadSchemaId, &fname.span, format!("the file header has no field `{}`", fname.value));
+                        let d = self.err(
+                            Code::BadSchemaId,
+                            &fname.span,
+                            format!("the file header has no field `{}`", fname.value),
+                        );
                         d.label = Some("not a field of `[file_header]`".into());
                         d.help = Some(match hint {
                             Some(hh) => format!("did you mean `{hh}`?"),
@@ -852,20 +1112,31 @@ impl Cx {
                     }
                     Some(i) => match &h.fields[i].ty {
                         Ty::Prim(p) if !p.is_float() => {
-                            if sid.value.is_placeholder() || !value_ok || self.fits(sid.value.value, *p, &sid.value.span, "schema id") {
+                            if sid.value.is_placeholder()
+                                || !value_ok
+                                || self.fits(sid.value.value, *p, &sid.value.span, "schema id")
+                            {
                                 field = Some(i);
                             }
                         }
                         Ty::Pad(0) => {}
                         _ => {
-                            self.err(Code::BadSchemaId, &fname.span, format!("schema id field `{}` must be an integer", fname.value))
-                                .label = Some("not an integer field".into());
+                            self.err(
+                                Code::BadSchemaId,
+                                &fname.span,
+                                format!("schema id field `{}` must be an integer", fname.value),
+                            )
+                            .label = Some("not an integer field".into());
                         }
                     },
                 },
             }
         }
-        Some(ir::SchemaId { value: sid.value.value.clamp(0, i128::from(u32::MAX)) as u64, macro_name: sid.name.value.clone(), field })
+        Some(ir::SchemaId {
+            value: sid.value.value.clamp(0, i128::from(u32::MAX)) as u64,
+            macro_name: sid.name.value.clone(),
+            field,
+        })
     }
 
     fn framing(&mut self, file: &SchemaFile, schema: &ir::Schema) -> Option<ir::Framing> {
@@ -883,15 +1154,23 @@ impl Cx {
                     Ty::Pad(0) => None,
                     _ => {
                         let written = fr.body.fields[i].ty.as_ref().map_or(String::new(), |t| t.value.clone());
-                        cx.err(Code::BadFraming, &r.span, format!("the {what} field `{}` must be an integer", r.value))
-                            .label = Some(format!("`{}` is `{written}`", r.value));
+                        cx.err(
+                            Code::BadFraming,
+                            &r.span,
+                            format!("the {what} field `{}` must be an integer", r.value),
+                        )
+                        .label = Some(format!("`{}` is `{written}`", r.value));
                         None
                     }
                 },
                 None => {
                     let names = s.fields.iter().filter(|f| !f.is_padding()).map(|f| f.name.as_str());
                     let hint = did_you_mean(&r.value, names).map(str::to_string);
-                    let d = cx.err(Code::BadFraming, &r.span, format!("the {what} field `{}` is not a field of the record header", r.value));
+                    let d = cx.err(
+                        Code::BadFraming,
+                        &r.span,
+                        format!("the {what} field `{}` is not a field of the record header", r.value),
+                    );
                     d.label = Some("not in `[framing]` `fields`".into());
                     d.help = Some(match hint {
                         Some(h) => format!("did you mean `{h}`?"),
@@ -907,7 +1186,13 @@ impl Cx {
         Some(ir::Framing { header, tag: tag?, length, timestamp })
     }
 
-    fn records(&mut self, file: &SchemaFile, schema: &ir::Schema, decls: &[(String, Span, Decl<'_>)], check_bounds: bool) -> Vec<ir::Record> {
+    fn records(
+        &mut self,
+        file: &SchemaFile,
+        schema: &ir::Schema,
+        decls: &[(String, Span, Decl<'_>)],
+        check_bounds: bool,
+    ) -> Vec<ir::Record> {
         let framing_hdr = schema.framing.as_ref().map(|f| schema.strukt(f.header));
         let tag_prim = schema.framing.as_ref().and_then(|f| match &framing_hdr?.fields[f.tag].ty {
             Ty::Prim(p) => Some(*p),
@@ -923,19 +1208,30 @@ impl Cx {
         let mut ids: BTreeMap<i128, &str> = BTreeMap::new();
         let mut out = Vec::new();
         for r in &file.records {
-            let Some(body) = decls.iter().position(|(_, _, d)| matches!(d, Decl::Record(x) if std::ptr::eq(*x, r))) else { continue };
+            let Some(body) = decls.iter().position(|(_, _, d)| matches!(d, Decl::Record(x) if std::ptr::eq(*x, r)))
+            else {
+                continue;
+            };
             let id = r.id.value;
             let mut id_ok = !r.id.is_placeholder();
             if id_ok {
                 if let Some(prev) = ids.insert(id, &r.name.value) {
-                    self.err(Code::DuplicateRecordId, &r.id.span, format!("record id {id} is used by both `{prev}` and `{}`", r.name.value))
-                        .label = Some("duplicate id".into());
+                    self.err(
+                        Code::DuplicateRecordId,
+                        &r.id.span,
+                        format!("record id {id} is used by both `{prev}` and `{}`", r.name.value),
+                    )
+                    .label = Some("duplicate id".into());
                 }
                 id_ok = match tag_prim {
                     Some(p) => self.fits(id, p, &r.id.span, "record id"),
                     None => {
                         if id < 0 || id > i128::from(u64::MAX) {
-                            self.err(Code::ValueOutOfRange, &r.id.span, format!("record id {id} is outside 0..={}", u64::MAX));
+                            self.err(
+                                Code::ValueOutOfRange,
+                                &r.id.span,
+                                format!("record id {id} is outside 0..={}", u64::MAX),
+                            );
                         }
                         (0..=i128::from(u64::MAX)).contains(&id)
                     }
@@ -944,9 +1240,11 @@ impl Cx {
             let s = schema.strukt(TypeId(body));
             // `count = "rest"` runs to the end of the payload, which only the length field gives.
             if let (Some(fr), Some(last)) = (&schema.framing, s.fields.last()) {
-                let rest = matches!(&last.ty, Ty::Bytes(Len::Rest) | Ty::Str(Len::Rest) | Ty::Array { len: Len::Rest, .. });
+                let rest =
+                    matches!(&last.ty, Ty::Bytes(Len::Rest) | Ty::Str(Len::Rest) | Ty::Array { len: Len::Rest, .. });
                 if rest && fr.length.is_none() {
-                    let span = r.fields.last().and_then(|f| f.count.as_ref()).map_or(r.name.span.clone(), |c| c.span.clone());
+                    let span =
+                        r.fields.last().and_then(|f| f.count.as_ref()).map_or(r.name.span.clone(), |c| c.span.clone());
                     self.err(Code::BadLength, &span, "`count = \"rest\"` needs a length field in `[framing]`")
                         .help = Some("without `length`, nothing says where a payload ends; add a `length` role, or use a count prefix".into());
                 }
@@ -964,7 +1262,11 @@ impl Cx {
                             .max_by_key(|(m, _, _)| *m);
                         let (span, label) = match biggest {
                             Some((m, f, fd)) => (
-                                fd.count.as_ref().or(fd.size.as_ref()).or(fd.ty.as_ref()).map_or(fd.span.clone(), |x| x.span.clone()),
+                                fd.count
+                                    .as_ref()
+                                    .or(fd.size.as_ref())
+                                    .or(fd.ty.as_ref())
+                                    .map_or(fd.span.clone(), |x| x.span.clone()),
                                 format!("field `{}` alone can be {m} bytes", f.name),
                             ),
                             None => (r.name.span.clone(), String::new()),
@@ -1111,18 +1413,72 @@ pub fn camel_case(name: &str) -> String {
 
 pub fn is_ident(s: &str) -> bool {
     let mut chars = s.chars();
-    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_') && chars.all(|c| c.is_ascii_alphanumeric() || c == '_') && s != "_"
+    matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && s != "_"
 }
 
 const BUILTIN_TYPES: &[&str] = &["bool", "string", "bytes"];
 
 /// Words that cannot name a field in generated C (C11 and C++11 keywords).
 const C_KEYWORDS: &[&str] = &[
-    "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum", "extern", "float", "for", "goto", "if",
-    "inline", "int", "long", "register", "restrict", "return", "short", "signed", "sizeof", "static", "struct", "switch", "typedef",
-    "union", "unsigned", "void", "volatile", "while", "class", "namespace", "template", "this", "new", "delete", "private", "public",
-    "protected", "virtual", "operator", "friend", "bool", "true", "false", "catch", "throw", "try", "using", "typename", "explicit",
-    "mutable", "nullptr",
+    "auto",
+    "break",
+    "case",
+    "char",
+    "const",
+    "continue",
+    "default",
+    "do",
+    "double",
+    "else",
+    "enum",
+    "extern",
+    "float",
+    "for",
+    "goto",
+    "if",
+    "inline",
+    "int",
+    "long",
+    "register",
+    "restrict",
+    "return",
+    "short",
+    "signed",
+    "sizeof",
+    "static",
+    "struct",
+    "switch",
+    "typedef",
+    "union",
+    "unsigned",
+    "void",
+    "volatile",
+    "while",
+    "class",
+    "namespace",
+    "template",
+    "this",
+    "new",
+    "delete",
+    "private",
+    "public",
+    "protected",
+    "virtual",
+    "operator",
+    "friend",
+    "bool",
+    "true",
+    "false",
+    "catch",
+    "throw",
+    "try",
+    "using",
+    "typename",
+    "explicit",
+    "mutable",
+    "nullptr",
 ];
 
 /// Words that not even a raw identifier can use in Rust.

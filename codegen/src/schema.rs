@@ -297,7 +297,11 @@ fn field_decl(mut t: Table<'_, '_>, span: Span) -> FieldDecl {
         let pad = t.int("pad", false);
         let doc = t.str("doc", false);
         t.what = "a padding entry".to_string();
-        t.finish_except(&["pad", "doc"], FIELD_KEYS, "a padding entry `{ pad = N }` takes only `pad` and `doc`; padding has no name, type or value");
+        t.finish_except(
+            &["pad", "doc"],
+            FIELD_KEYS,
+            "a padding entry `{ pad = N }` takes only `pad` and `doc`; padding has no name, type or value",
+        );
         return FieldDecl {
             name: None,
             ty: None,

@@ -92,8 +92,11 @@ mod alloc_helpers {
     ) -> Result<Vec<T>, DecodeError> {
         if let Some(es) = elem_size {
             if es > 0 && c.remaining() % es != 0 {
-                return Err(DecodeError::new(DecodeErrorKind::RaggedLength { size: c.remaining() as u64, element: es as u64 })
-                    .at(c.position()));
+                return Err(DecodeError::new(DecodeErrorKind::RaggedLength {
+                    size: c.remaining() as u64,
+                    element: es as u64,
+                })
+                .at(c.position()));
             }
         }
         let mut v = Vec::with_capacity(elem_size.filter(|s| *s > 0).map_or(0, |s| c.remaining() / s));
@@ -108,7 +111,9 @@ mod alloc_helpers {
     pub fn string(b: &[u8], at: usize) -> Result<String, DecodeError> {
         match core::str::from_utf8(b) {
             Ok(s) => Ok(String::from(s)),
-            Err(e) => Err(DecodeError::new(DecodeErrorKind::InvalidUtf8 { valid_up_to: e.valid_up_to() as u64 }).at(at)),
+            Err(e) => {
+                Err(DecodeError::new(DecodeErrorKind::InvalidUtf8 { valid_up_to: e.valid_up_to() as u64 }).at(at))
+            }
         }
     }
 }
@@ -168,7 +173,9 @@ pub fn payload_var<T: crate::Decode>(payload: &[u8], name: &'static str) -> Resu
     if c.is_empty() {
         Ok(v)
     } else {
-        Err(DecodeError::new(crate::DecodeErrorKind::TrailingBytes { extra: c.remaining() as u64 }).at(c.position()).in_type(name))
+        Err(DecodeError::new(crate::DecodeErrorKind::TrailingBytes { extra: c.remaining() as u64 })
+            .at(c.position())
+            .in_type(name))
     }
 }
 

@@ -4,9 +4,9 @@
 //! The generated code of each format implements [`FramedFormat`]; the reader and writer here are
 //! shared by every format, so no format has a hand-written reader loop.
 
+use std::boxed::Box;
 use std::fmt;
 use std::io::{self, Read, Write};
-use std::boxed::Box;
 use std::vec;
 use std::vec::Vec;
 
@@ -62,13 +62,21 @@ pub trait FramedFormat {
 pub enum ReadErrorKind {
     Io(io::Error),
     /// The input ended inside a header or payload.
-    Truncated { what: &'static str, needed: u64, available: u64 },
+    Truncated {
+        what: &'static str,
+        needed: u64,
+        available: u64,
+    },
     /// A payload or header did not decode.
     Decode(DecodeError),
     /// A record header is invalid (e.g. a wrong sync marker): the stream cannot be followed further.
     BadRecordHeader(DecodeError),
     /// The file's schema id is not one this build knows.
-    UnknownSchemaId { field: &'static str, found: u64, known: &'static [u64] },
+    UnknownSchemaId {
+        field: &'static str,
+        found: u64,
+        known: &'static [u64],
+    },
 }
 
 /// A read failure with its location: byte offset in the stream (of the record or header that
@@ -127,10 +135,9 @@ impl fmt::Display for ReadError {
         f.write_str(": ")?;
         match &self.kind {
             ReadErrorKind::Io(e) => write!(f, "I/O error: {e}"),
-            ReadErrorKind::Truncated { what, needed, available } => write!(
-                f,
-                "file truncated inside the {what}: needed {needed} bytes, only {available} left"
-            ),
+            ReadErrorKind::Truncated { what, needed, available } => {
+                write!(f, "file truncated inside the {what}: needed {needed} bytes, only {available} left")
+            }
             ReadErrorKind::Decode(e) | ReadErrorKind::BadRecordHeader(e) => {
                 let mut e = *e;
                 // Report the field's absolute position too.
@@ -203,7 +210,10 @@ fn header_error<F: FramedFormat>(kind: ReadErrorKind) -> ReadError {
     ReadError::new(ReadErrorDetail { kind, offset: 0, record_index: None, tag: None, record: None, format: F::NAME })
 }
 
-fn decode_file_header<F: FramedFormat>(bytes: &[u8], at_eof: bool) -> Result<Option<(F::FileHeader, usize)>, ReadError> {
+fn decode_file_header<F: FramedFormat>(
+    bytes: &[u8],
+    at_eof: bool,
+) -> Result<Option<(F::FileHeader, usize)>, ReadError> {
     let mut c = Cursor::new(bytes);
     match F::FileHeader::decode(&mut c, Endian::Little) {
         Ok(h) => {
@@ -211,7 +221,11 @@ fn decode_file_header<F: FramedFormat>(bytes: &[u8], at_eof: bool) -> Result<Opt
             Ok(Some((h, c.position())))
         }
         Err(DecodeError { kind: DecodeErrorKind::UnexpectedEof { needed, available }, offset, .. }) if at_eof => {
-            Err(header_error::<F>(ReadErrorKind::Truncated { what: "file header", needed: offset + needed, available: offset + available }))
+            Err(header_error::<F>(ReadErrorKind::Truncated {
+                what: "file header",
+                needed: offset + needed,
+                available: offset + available,
+            }))
         }
         Err(DecodeError { kind: DecodeErrorKind::UnexpectedEof { .. }, .. }) => Ok(None),
         Err(e) => Err(header_error::<F>(ReadErrorKind::Decode(e))),
@@ -419,7 +433,11 @@ impl<R: Read, F: FramedFormat> Reader<R, F> {
             Some(t) => t,
             None => {
                 let available = (self.available() - h) as u64;
-                return fail(self, ReadErrorKind::Truncated { what: "payload", needed: header.len, available }, Some(header.tag));
+                return fail(
+                    self,
+                    ReadErrorKind::Truncated { what: "payload", needed: header.len, available },
+                    Some(header.tag),
+                );
             }
         };
         if let Err(e) = self.fill(total) {
@@ -427,7 +445,11 @@ impl<R: Read, F: FramedFormat> Reader<R, F> {
         }
         if self.available() < total {
             let available = (self.available() - h) as u64;
-            return fail(self, ReadErrorKind::Truncated { what: "payload", needed: header.len, available }, Some(header.tag));
+            return fail(
+                self,
+                ReadErrorKind::Truncated { what: "payload", needed: header.len, available },
+                Some(header.tag),
+            );
         }
         let payload = &self.buf[self.start + h..self.start + total];
         let raw = RawRecord { offset: self.offset, index: self.index, header, payload };

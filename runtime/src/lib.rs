@@ -30,4 +30,7 @@ pub use traits::{Decode, Encode, Endian, Fixed, FixedStr, Record, Union};
 pub use visit::{Visit, Visitor};
 
 #[cfg(feature = "std")]
-pub use framed::{Event, FramedFormat, RawRecord, ReadError, ReadErrorDetail, ReadErrorKind, Reader, RecordHeader, SliceReader, WriteError, Writer};
+pub use framed::{
+    Event, FramedFormat, RawRecord, ReadError, ReadErrorDetail, ReadErrorKind, Reader, RecordHeader, SliceReader,
+    WriteError, Writer,
+};

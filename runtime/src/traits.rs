@@ -46,7 +46,8 @@ pub trait Decode: Sized {
         if c.is_empty() {
             Ok(v)
         } else {
-            Err(DecodeError::new(crate::DecodeErrorKind::TrailingBytes { extra: c.remaining() as u64 }).at(c.position()))
+            Err(DecodeError::new(crate::DecodeErrorKind::TrailingBytes { extra: c.remaining() as u64 })
+                .at(c.position()))
         }
     }
 }

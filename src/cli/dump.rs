@@ -43,7 +43,11 @@ pub enum Failure {
 /// Dumps any framed format. Every complete record is printed; a record that fails to decode is
 /// reported on stderr and skipped; a truncation or read error ends the dump with an error after
 /// everything before it was printed.
-pub fn dump_framed<F: FramedFormat>(input: impl io::Read, out: &mut impl Write, path: &str) -> Result<ExitCode, Failure> {
+pub fn dump_framed<F: FramedFormat>(
+    input: impl io::Read,
+    out: &mut impl Write,
+    path: &str,
+) -> Result<ExitCode, Failure> {
     let mut reader = Reader::<_, F>::new(input).map_err(|e| Failure::Input(format!("{path}: {e}")))?;
     let mut w = JsonWriter::new();
     let mut bad = 0u64;

@@ -116,9 +116,12 @@ fn json(s: &Summary, kind: FormatKind, path: &str) -> String {
     let mut w = JsonWriter::new();
     w.begin_object(None);
     w.str(Some("file"), path);
-    w.str(Some("format"), match kind {
-        FormatKind::Usvlog => "usvlog",
-    });
+    w.str(
+        Some("format"),
+        match kind {
+            FormatKind::Usvlog => "usvlog",
+        },
+    );
     w.bool(Some("ok"), s.errors.is_empty());
     match s.errors.first() {
         Some(e) => w.str(Some("error"), e),

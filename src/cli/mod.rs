@@ -88,7 +88,11 @@ pub fn open(path: &Path) -> Result<Box<dyn Read>, CliError> {
 }
 
 /// Detects the format from the first bytes, which are read and handed back in front of the rest.
-pub fn detect(path: &Path, mut input: Box<dyn Read>, forced: Option<FormatKind>) -> Result<(FormatKind, Box<dyn Read>), CliError> {
+pub fn detect(
+    path: &Path,
+    mut input: Box<dyn Read>,
+    forced: Option<FormatKind>,
+) -> Result<(FormatKind, Box<dyn Read>), CliError> {
     let mut head = Vec::with_capacity(16);
     (&mut input)
         .take(16)

@@ -573,7 +573,11 @@ fn cursor_decode(cx: &Cx<'_>, ty: &Ty, e: Endian) -> TokenStream {
 
 /// Encoding of a field list: an `encoded_len` expression and the encoding statements. `access`
 /// gives an expression of type `&T` for a visible field.
-pub fn encode_fields(cx: &Cx<'_>, fields: &[Field], access: &dyn Fn(&Field) -> TokenStream) -> (TokenStream, TokenStream) {
+pub fn encode_fields(
+    cx: &Cx<'_>,
+    fields: &[Field],
+    access: &dyn Fn(&Field) -> TokenStream,
+) -> (TokenStream, TokenStream) {
     let rt = &cx.rt;
     let hide = hidden(fields);
     let mut len = quote!(0usize);

@@ -28,7 +28,9 @@ pub fn format_items(cx: &Cx<'_>) -> TokenStream {
             },
             _ => quote!(u64),
         };
-        let d = format!(" The schema id this code was generated for. Bump it in the schema on every breaking layout change.");
+        let d = format!(
+            " The schema id this code was generated for. Bump it in the schema on every breaking layout change."
+        );
         out.extend(quote!(#[doc = #d] pub const #c: #t = #v;));
     }
     if let Some(m) = schema.magic() {
@@ -213,7 +215,8 @@ fn framed_impl(cx: &Cx<'_>, enum_ident: &proc_macro2::Ident) -> TokenStream {
     let w_tag = write(framing.tag, quote!(h.tag));
     let w_len = write(length, quote!(h.len));
     let w_ts = framing.timestamp.map(|t| write(t, quote!(h.timestamp.unwrap_or(0)))).unwrap_or_default();
-    let max_payload = Literal::u64_unsuffixed(prim(length).int_range().map_or(u64::MAX, |(_, hi)| hi.min(u64::MAX as i128) as u64));
+    let max_payload =
+        Literal::u64_unsuffixed(prim(length).int_range().map_or(u64::MAX, |(_, hi)| hi.min(u64::MAX as i128) as u64));
 
     let (file_header, check) = match schema.file_header {
         Some(h) => {

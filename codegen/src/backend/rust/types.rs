@@ -192,7 +192,10 @@ fn flags_items(cx: &Cx<'_>, f: &Flags) -> TokenStream {
     let rt = &cx.rt;
     let ident = format_ident!("{}", f.name);
     let base = prim_type(f.base);
-    let docs = doc_attrs(Some(&format!("{}\n\nBit flags over `{}`; unnamed bits are kept.", f.doc.as_deref().unwrap_or(""), f.base)), None);
+    let docs = doc_attrs(
+        Some(&format!("{}\n\nBit flags over `{}`; unnamed bits are kept.", f.doc.as_deref().unwrap_or(""), f.base)),
+        None,
+    );
     let consts = f.flags.iter().map(|x| {
         let c = format_ident!("{}", x.name);
         let bit = x.bit;
@@ -295,10 +298,13 @@ fn union_items(cx: &Cx<'_>, u: &Union) -> TokenStream {
     let rt = &cx.rt;
     let ident = format_ident!("{}", u.name);
     let name = u.name.as_str();
-    let docs = doc_attrs(Some(&format!(
-        "{}\n\nA tagged union: the variant is selected by a tag field of the enclosing struct.",
-        u.doc.as_deref().unwrap_or("")
-    )), None);
+    let docs = doc_attrs(
+        Some(&format!(
+            "{}\n\nA tagged union: the variant is selected by a tag field of the enclosing struct.",
+            u.doc.as_deref().unwrap_or("")
+        )),
+        None,
+    );
     let mut variants = TokenStream::new();
     let mut tag_arms = TokenStream::new();
     let mut decode_arms = TokenStream::new();
@@ -350,7 +356,11 @@ fn union_items(cx: &Cx<'_>, u: &Union) -> TokenStream {
             v.end_variant();
         }));
     }
-    let derives = if float { quote!(#[derive(Clone, Debug, PartialEq)]) } else { quote!(#[derive(Clone, Debug, PartialEq, Eq, Hash)]) };
+    let derives = if float {
+        quote!(#[derive(Clone, Debug, PartialEq)])
+    } else {
+        quote!(#[derive(Clone, Debug, PartialEq, Eq, Hash)])
+    };
     quote! {
         #docs
         #derives
