@@ -183,6 +183,20 @@ fn mbps(bytes: usize, d: Duration) -> f64 {
 fn decode_all(buf: &[u8]) -> u64 {
     let (_, mut r) = SliceReader::<Usvlog>::new(buf).unwrap();
     let mut n = 0u64;
+    r.decode_each(|_, record| {
+        if let Some(record) = record {
+            black_box(record);
+            n += 1;
+        }
+    })
+    .unwrap();
+    n
+}
+
+/// The same through the `next_event` iterator style, which moves each record out.
+fn decode_events(buf: &[u8]) -> u64 {
+    let (_, mut r) = SliceReader::<Usvlog>::new(buf).unwrap();
+    let mut n = 0u64;
     while let Some(ev) = r.next_event() {
         if let Ok(Event::Record { ref record, .. }) = ev {
             black_box(record);
@@ -195,11 +209,9 @@ fn decode_all(buf: &[u8]) -> u64 {
 fn frame_all(buf: &[u8]) -> u64 {
     let (_, r) = SliceReader::<Usvlog>::new(buf).unwrap();
     let mut n = 0u64;
-    for raw in r {
-        if let Ok(raw) = raw {
-            black_box(raw.payload);
-            n += 1;
-        }
+    for raw in r.flatten() {
+        black_box(raw.payload);
+        n += 1;
     }
     n
 }
@@ -207,12 +219,13 @@ fn frame_all(buf: &[u8]) -> u64 {
 fn stream_all(buf: &[u8]) -> u64 {
     let mut r = Reader::<_, Usvlog>::new(buf).unwrap();
     let mut n = 0u64;
-    while let Some(ev) = r.next_event() {
-        if let Ok(Event::Record { ref record, .. }) = ev {
+    r.decode_each(|_, record| {
+        if let Some(record) = record {
             black_box(record);
             n += 1;
         }
-    }
+    })
+    .unwrap();
     n
 }
 
@@ -262,6 +275,7 @@ fn main() {
     });
     let frame = time(runs, || frame_all(&buf));
     let decode = time(runs, || decode_all(&buf));
+    let events = time(runs, || decode_events(&buf));
     let a0 = ALLOCS.load(Ordering::Relaxed);
     decode_all(&buf);
     let allocs = ALLOCS.load(Ordering::Relaxed) - a0;
@@ -273,12 +287,14 @@ fn main() {
     println!("framing only (no payload decode) {:>7.0} MB/s   {:.2}x memcpy", f, f / m);
     let d = mbps(buf.len(), decode);
     println!(
-        "decode, in memory (SliceReader) {:>8.0} MB/s   {:.2}x memcpy   {:.1} M records/s   {:.4} allocations/record",
+        "decode, in memory (decode_each) {:>8.0} MB/s   {:.2}x memcpy   {:.1} M records/s   {:.4} allocations/record",
         d,
         d / m,
         records as f64 / decode.as_secs_f64() / 1e6,
         allocs as f64 / records as f64
     );
+    let e = mbps(buf.len(), events);
+    println!("decode, in memory (next_event)  {:>8.0} MB/s   {:.2}x memcpy", e, e / m);
     let s = mbps(buf.len(), stream);
     println!("decode, streaming (Reader<Read>) {:>7.0} MB/s   {:.2}x memcpy", s, s / m);
 

@@ -207,6 +207,31 @@ fn wrong_payload_length_is_reported_and_skipped() {
     let m = e.to_string();
     assert!(m.contains("REC_NAV_SOLUTION") && m.contains("needed 24 bytes, found 20"), "{m}");
     assert!(matches!(r.next_event(), Some(Ok(Event::Record { record: UsvlogRecord::RecSensorGyro(_), .. }))));
+
+    // The lending fast path stops at the bad record and resumes after it.
+    let (_, mut r) = SliceReader::<Usvlog>::new(&bytes).unwrap();
+    let mut seen = Vec::new();
+    let e = r.decode_each(|raw, rec| seen.push((raw.header.tag, rec.map(|r| r.name())))).unwrap_err();
+    assert!(e.is_recoverable() && e.to_string().contains("REC_NAV_SOLUTION"));
+    r.decode_each(|raw, rec| seen.push((raw.header.tag, rec.map(|r| r.name())))).unwrap();
+    assert_eq!(seen, [(13, Some("REC_SENSOR_GYRO"))]);
+}
+
+#[test]
+fn decode_each_sees_what_next_event_sees() {
+    let bytes = sample();
+    let (_, mut a) = SliceReader::<Usvlog>::new(&bytes).unwrap();
+    let mut via_events = Vec::new();
+    while let Some(ev) = a.next_event() {
+        if let Event::Record { raw, record } = ev.unwrap() {
+            via_events.push((raw.offset, record));
+        }
+    }
+    let mut via_each = Vec::new();
+    let mut r = Reader::<_, Usvlog>::new(&bytes[..]).unwrap();
+    r.decode_each(|raw, rec| via_each.push((raw.offset, *rec.unwrap()))).unwrap();
+    assert_eq!(via_events.len(), 5201);
+    assert_eq!(via_each, via_events);
 }
 
 #[test]

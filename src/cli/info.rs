@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use logspec::json::JsonWriter;
-use logspec::runtime::{Event, FramedFormat, Reader, Visit, Visitor};
+use logspec::runtime::{FramedFormat, Reader, Visit, Visitor};
 
 use super::{detect, open, shown, CliError, FormatKind};
 
@@ -64,22 +64,29 @@ fn summarise<F: FramedFormat>(input: impl Read, path: &str) -> Result<Summary, C
         bytes_consumed: reader.position(),
         errors: Vec::new(),
     };
+    // `decode_each` is the reader's fast path; it stops at each error, and resumes after a bad
+    // record when called again.
     loop {
-        let ev = reader.next_event();
-        let Some(ev) = ev else { break };
-        match ev {
-            Ok(Event::Record { raw, .. }) => {
-                s.records_total += 1;
-                s.counts.entry(raw.header.tag).or_insert((F::record_name(raw.header.tag), 0)).1 += 1;
-                s.first_ts = s.first_ts.or(raw.header.timestamp);
-                s.last_ts = raw.header.timestamp.or(s.last_ts);
+        let result = reader.decode_each(|raw, record| {
+            match record {
+                Some(_) => {
+                    s.records_total += 1;
+                    s.counts.entry(raw.header.tag).or_insert((F::record_name(raw.header.tag), 0)).1 += 1;
+                }
+                None => s.unknown.push((raw.header.timestamp, raw.header.tag, raw.header.len)),
             }
-            Ok(Event::Unknown { raw }) => {
-                s.unknown.push((raw.header.timestamp, raw.header.tag, raw.header.len));
-                s.first_ts = s.first_ts.or(raw.header.timestamp);
-                s.last_ts = raw.header.timestamp.or(s.last_ts);
+            s.first_ts = s.first_ts.or(raw.header.timestamp);
+            s.last_ts = raw.header.timestamp.or(s.last_ts);
+        });
+        match result {
+            Ok(()) => break,
+            Err(e) => {
+                let go_on = e.is_recoverable();
+                s.errors.push(e.to_string());
+                if !go_on {
+                    break;
+                }
             }
-            Err(e) => s.errors.push(format!("{e}")),
         }
     }
     s.bytes_consumed = reader.position();
