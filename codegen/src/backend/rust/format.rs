@@ -302,7 +302,7 @@ fn framed_impl(cx: &Cx<'_>, enum_ident: &proc_macro2::Ident) -> TokenStream {
                     _ => ::core::option::Option::None,
                 }
             }
-            #[inline]
+            #[inline(always)]
             fn decode_record(tag: u64, payload: &[u8]) -> ::core::option::Option<::core::result::Result<Self::Record, #rt::DecodeError>> {
                 match tag {
                     #decode_arms
