@@ -265,8 +265,7 @@ impl Cx {
                                 .into(),
                         );
                     }
-                    if let Some(prev) = seen.get(&n.value) {
-                        let _ = prev;
+                    if seen.contains_key(&n.value) {
                         self.err(Code::DuplicateField, &n.span, format!("duplicate field name `{}`", n.value)).label =
                             Some("a field of this name is declared earlier in the same struct".into());
                     }

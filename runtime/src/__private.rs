@@ -76,8 +76,7 @@ mod alloc_helpers {
     ) -> Result<Vec<T>, DecodeError> {
         let bound = if min_size == 0 { n.min(4096) } else { c.remaining() / min_size };
         let mut v = Vec::with_capacity(n.min(bound));
-        for i in 0..n {
-            let _ = i;
+        for _ in 0..n {
             v.push(f(c)?);
         }
         Ok(v)

@@ -620,15 +620,15 @@ pub fn encode_fields(
             let Some(u) = tag_of(i) else { continue };
             let uv = access(u);
             let tb = to_bytes(f.endian);
-            let (p, wrap) = match &f.ty {
-                Ty::Prim(p) => (*p, false),
+            // The front end only accepts integer and enum tag fields.
+            let p = match &f.ty {
                 Ty::Named(id) => match cx.schema.ty(*id) {
-                    TypeDef::Enum(en) => (en.base, true),
-                    _ => (Prim::U8, false),
+                    TypeDef::Enum(en) => en.base,
+                    _ => Prim::U8,
                 },
-                _ => (Prim::U8, false),
+                Ty::Prim(p) => *p,
+                _ => Prim::U8,
             };
-            let _ = wrap;
             let t = prim_type(p);
             let n = Literal::usize_unsuffixed(p.size() as usize);
             len.extend(quote!(+ #n));
