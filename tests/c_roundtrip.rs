@@ -193,7 +193,7 @@ fn c_writes_rust_reads() {
 fn rust_writes_c_reads() {
     let exe = build_c("rust-writes");
     let records: Vec<UsvlogRecord> = vec![
-        RecNavSolution { x: 1.5, y: -2.25, psi: 3.1415927, v: 0.1, r: -1e-7, b_g: 6.5e3 }.into(),
+        RecNavSolution { x: 1.5, y: -2.25, psi: 3.25, v: 0.1, r: -1e-7, b_g: 6.5e3 }.into(),
         RecGuidanceRef { psi_d: 0.5, v_d: 1.25, e_y: -0.75, e_psi: 1e-3 }.into(),
         RecActuatorReq { u_s_req: 0.3, u_d_req: -0.3, src: ActSrc::MANUAL }.into(),
         RecActuatorCmd { u_s_cmd: 1.0, u_d_cmd: -1.0 }.into(),

@@ -1,12 +1,10 @@
 //! The `build.rs` API: compile schemas into Rust source in `OUT_DIR`, like `prost-build`.
 //!
 //! ```no_run
-//! // build.rs
-//! fn main() {
-//!     logspec_codegen::Builder::new()
-//!         .compile(&["schemas/usvlog.toml"])
-//!         .unwrap_or_else(|e| e.exit());
-//! }
+//! // In build.rs:
+//! logspec_codegen::Builder::new()
+//!     .compile(&["schemas/usvlog.toml"])
+//!     .unwrap_or_else(|e| e.exit());
 //! ```
 //! and in the crate: `mod usvlog { include!(concat!(env!("OUT_DIR"), "/usvlog.rs")); }`.
 

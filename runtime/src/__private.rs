@@ -74,7 +74,7 @@ mod alloc_helpers {
         min_size: usize,
         mut f: impl FnMut(&mut Cursor<'_>) -> Result<T, DecodeError>,
     ) -> Result<Vec<T>, DecodeError> {
-        let bound = if min_size == 0 { n.min(4096) } else { c.remaining() / min_size };
+        let bound = c.remaining().checked_div(min_size).unwrap_or(n.min(4096));
         let mut v = Vec::with_capacity(n.min(bound));
         for _ in 0..n {
             v.push(f(c)?);

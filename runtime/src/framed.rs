@@ -274,7 +274,7 @@ impl<'a, F: FramedFormat> SliceReader<'a, F> {
     /// never moved.
     #[inline]
     pub fn decode_each(&mut self, mut f: impl FnMut(&RawRecord<'a>, Option<&F::Record>)) -> Result<(), ReadError> {
-        while let Some(raw) = self.next() {
+        for raw in self.by_ref() {
             let raw = raw?;
             // Matched by reference: moving the record out of the `Option<Result<..>>` would copy
             // it, and that copy (wide loads of just-written narrow stores) costs more than the

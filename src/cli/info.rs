@@ -155,12 +155,9 @@ fn json(s: &Summary, kind: FormatKind, path: &str) -> String {
     }
     w.end_array();
     w.uint(Some("bytes_consumed"), s.bytes_consumed);
-    match (s.first_ts, s.last_ts) {
-        (Some(a), Some(b)) => {
-            w.uint(Some("first_timestamp"), a);
-            w.uint(Some("last_timestamp"), b);
-        }
-        _ => {}
+    if let (Some(a), Some(b)) = (s.first_ts, s.last_ts) {
+        w.uint(Some("first_timestamp"), a);
+        w.uint(Some("last_timestamp"), b);
     }
     w.end_object();
     let mut out = w.take();

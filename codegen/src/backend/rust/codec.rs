@@ -48,6 +48,16 @@ impl Sz {
     }
 }
 
+/// `off + __i * es` for element `__i` of an array, without `0 +` or `* 1`.
+fn element_offset(off: &TokenStream, es: &Sz) -> TokenStream {
+    let step = if es.is_literal() && es.lit == 1 { quote!(__i) } else { quote!(__i * #es) };
+    if off.to_string() == "0" {
+        step
+    } else {
+        quote!(#off + #step)
+    }
+}
+
 impl quote::ToTokens for Sz {
     fn to_tokens(&self, tokens: &mut TokenStream) {
         let lit = Literal::usize_unsuffixed(self.lit);
@@ -118,7 +128,7 @@ pub fn struct_impls(cx: &Cx<'_>, s: &StructSpec<'_>) -> TokenStream {
     };
     let visit = visit_fields(cx, s.fields, &|f| {
         let id = field_ident(&f.name);
-        quote!(&self.#id)
+        quote!(self.#id)
     });
     out.extend(quote! {
         #[automatically_derived]
@@ -176,7 +186,7 @@ fn fixed_impls(cx: &Cx<'_>, s: &StructSpec<'_>, offsets: &[Sz], size: &Sz) -> To
         let (expr, fallible) = fixed_decode(cx, &f.ty, f.endian, quote!(#off));
         let expr = if fallible { quote!(#expr.map_err(|e| e.in_field(#fname).in_type(#name))?) } else { expr };
         inits.extend(quote!(#id: #expr,));
-        encodes.extend(fixed_encode(cx, &f.ty, f.endian, quote!(#off), quote!(&self.#id)));
+        encodes.extend(fixed_encode(cx, &f.ty, f.endian, quote!(#off), quote!(self.#id)));
     }
     // A symbolic size must be braced to be a const generic argument.
     let chunk = if size.is_literal() { quote!(#size) } else { quote!({ #size }) };
@@ -263,7 +273,7 @@ fn fixed_decode(cx: &Cx<'_>, ty: &Ty, e: Endian, off: TokenStream) -> (TokenStre
         Ty::Array { elem, len: Len::Fixed(n) } => {
             let es = fixed_size(cx, elem).unwrap_or_default();
             let n = Literal::usize_unsuffixed(*n as usize);
-            let (ex, fallible) = fixed_decode(cx, elem, e, quote!(#off + __i * #es));
+            let (ex, fallible) = fixed_decode(cx, elem, e, element_offset(&off, &es));
             if fallible {
                 (quote!(#rt::__private::try_array::<_, _, #n>(|__i| #ex)), true)
             } else {
@@ -300,37 +310,82 @@ fn fixed_encode(cx: &Cx<'_>, ty: &Ty, e: Endian, off: TokenStream, v: TokenStrea
     match ty {
         Ty::Prim(p) => {
             let n = Literal::usize_unsuffixed(p.size() as usize);
-            quote!(out[#off..#off + #n].copy_from_slice(&(*#v).#tb());)
+            {
+                let end = range_end(&off, &n);
+                quote!(out[#off..#end].copy_from_slice(&#v.#tb());)
+            }
         }
-        Ty::Bool => quote!(out[#off] = u8::from(*#v);),
+        Ty::Bool => {
+            let v = unparen(v);
+            quote!(out[#off] = u8::from(#v);)
+        }
         Ty::Bytes(Len::Fixed(n)) | Ty::Pad(n) => {
             let n = Literal::usize_unsuffixed(*n as usize);
-            quote!(out[#off..#off + #n].copy_from_slice(&(#v)[..]);)
+            {
+                let end = range_end(&off, &n);
+                quote!(out[#off..#end].copy_from_slice(&#v[..]);)
+            }
         }
         Ty::Str(Len::Fixed(n)) => {
             let n = Literal::usize_unsuffixed(*n as usize);
-            quote!(out[#off..#off + #n].copy_from_slice(&(#v).0[..]);)
+            {
+                let end = range_end(&off, &n);
+                quote!(out[#off..#end].copy_from_slice(&#v.0[..]);)
+            }
         }
         Ty::Array { elem, len: Len::Fixed(_) } => {
             let es = fixed_size(cx, elem).unwrap_or_default();
-            let inner = fixed_encode(cx, elem, e, quote!(#off + __i * #es), quote!(__x));
-            quote!(for (__i, __x) in (#v).iter().enumerate() { #inner })
+            let at = element_offset(&off, &es);
+            let inner = fixed_encode(cx, elem, e, at, quote!((*__x)));
+            quote!(for (__i, __x) in #v.iter().enumerate() { #inner })
         }
         Ty::Named(id) => match cx.schema.ty(*id) {
             TypeDef::Enum(en) => {
                 let n = Literal::usize_unsuffixed(en.base.size() as usize);
-                quote!(out[#off..#off + #n].copy_from_slice(&(#v).0.#tb());)
+                {
+                    let end = range_end(&off, &n);
+                    quote!(out[#off..#end].copy_from_slice(&#v.0.#tb());)
+                }
             }
             TypeDef::Flags(fl) => {
                 let n = Literal::usize_unsuffixed(fl.base.size() as usize);
-                quote!(out[#off..#off + #n].copy_from_slice(&(#v).0.#tb());)
+                {
+                    let end = range_end(&off, &n);
+                    quote!(out[#off..#end].copy_from_slice(&#v.0.#tb());)
+                }
             }
             _ => {
                 let order = cx.endian(e);
-                quote!(#rt::Fixed::encode_fixed(#v, &mut out[#off..], #order);)
+                quote!(#rt::Fixed::encode_fixed(&#v, &mut out[#off..], #order);)
             }
         },
         _ => quote!(compile_error!("variable-size field in a fixed-size struct");),
+    }
+}
+
+/// `(x)` -> `x`, for expressions used as a whole function argument.
+fn unparen(t: TokenStream) -> TokenStream {
+    let mut it = t.clone().into_iter();
+    match (it.next(), it.next()) {
+        (Some(proc_macro2::TokenTree::Group(g)), None) if g.delimiter() == proc_macro2::Delimiter::Parenthesis => {
+            g.stream()
+        }
+        _ => t,
+    }
+}
+
+/// The end of `n` bytes at `off`, folded to one literal when `off` is a literal.
+fn range_end(off: &TokenStream, n: &dyn std::fmt::Display) -> TokenStream {
+    let n: usize = n.to_string().parse().unwrap_or(0);
+    match off.to_string().parse::<usize>() {
+        Ok(o) => {
+            let end = Literal::usize_unsuffixed(o + n);
+            quote!(#end)
+        }
+        Err(_) => {
+            let n = Literal::usize_unsuffixed(n);
+            quote!(#off + #n)
+        }
     }
 }
 
@@ -345,12 +400,10 @@ fn const_int(cx: &Cx<'_>, f: &Field, v: i128) -> (TokenStream, Prim) {
         },
         _ => Prim::I64,
     };
-    let lit = match p {
-        Prim::U8 | Prim::U16 | Prim::U32 | Prim::U64 => Literal::u64_unsuffixed(v as u64),
-        _ => Literal::i64_unsuffixed(v as i64),
-    };
-    let t = prim_type(p);
-    (quote!((#lit as #t)), p)
+    // A suffixed literal (`1u8`), in parentheses only when negative, so that a method call on it
+    // applies to the whole value.
+    let text = if v < 0 { format!("({v}{})", p.name()) } else { format!("{v}{}", p.name()) };
+    (text.parse().unwrap_or_else(|_| quote!(0)), p)
 }
 
 fn const_check(cx: &Cx<'_>, f: &Field, v: &ConstValue, b: TokenStream, off: &Sz) -> TokenStream {
@@ -358,12 +411,12 @@ fn const_check(cx: &Cx<'_>, f: &Field, v: &ConstValue, b: TokenStream, off: &Sz)
     let fname = f.name.as_str();
     match v {
         ConstValue::Bytes(bytes) => {
-            let n = bytes.len();
+            let end = range_end(&quote!(#off), &bytes.len());
             let lit = Literal::byte_string(bytes);
             quote! {
-                if #b[#off..#off + #n] != *#lit {
+                if #b[#off..#end] != *#lit {
                     return ::core::result::Result::Err(#rt::__private::bad_const(
-                        #rt::Shown::bytes(#lit), #rt::Shown::bytes(&#b[#off..#off + #n]), #off, #fname));
+                        #rt::Shown::bytes(#lit), #rt::Shown::bytes(&#b[#off..#end]), #off, #fname));
                 }
             }
         }
@@ -384,13 +437,13 @@ fn const_check(cx: &Cx<'_>, f: &Field, v: &ConstValue, b: TokenStream, off: &Sz)
 fn const_encode(cx: &Cx<'_>, f: &Field, v: &ConstValue, off: &Sz) -> TokenStream {
     match v {
         ConstValue::Bytes(bytes) => {
-            let n = bytes.len();
+            let end = range_end(&quote!(#off), &bytes.len());
             let lit = Literal::byte_string(bytes);
-            quote!(out[#off..#off + #n].copy_from_slice(#lit);)
+            quote!(out[#off..#end].copy_from_slice(#lit);)
         }
         ConstValue::Int(i) => {
             let (lit, p) = const_int(cx, f, *i);
-            fixed_encode(cx, &Ty::Prim(p), f.endian, quote!(#off), quote!((&#lit)))
+            fixed_encode(cx, &Ty::Prim(p), f.endian, quote!(#off), quote!(#lit))
         }
     }
 }
@@ -402,7 +455,7 @@ fn var_impls(cx: &Cx<'_>, s: &StructSpec<'_>) -> TokenStream {
     let (stmts, inits) = decode_fields(cx, s.fields, name);
     let (len, enc) = encode_fields(cx, s.fields, &|f| {
         let id = field_ident(&f.name);
-        quote!(&self.#id)
+        quote!(self.#id)
     });
     quote! {
         #[automatically_derived]
@@ -583,12 +636,7 @@ pub fn encode_fields(
     let mut len = quote!(0usize);
     let mut enc = TokenStream::new();
     // The union that each tag field announces, so that the tag can be derived from it.
-    let tag_of = |i: usize| {
-        fields.iter().find_map(|f| match f.ty {
-            Ty::Union { tag_field, .. } if tag_field == i => Some(f),
-            _ => None,
-        })
-    };
+    let tag_of = |i: usize| fields.iter().find(|f| matches!(f.ty, Ty::Union { tag_field, .. } if tag_field == i));
     for (i, f) in fields.iter().enumerate() {
         let fname = f.name.as_str();
         if let Ty::Pad(n) = f.ty {
@@ -632,7 +680,7 @@ pub fn encode_fields(
             let t = prim_type(p);
             let n = Literal::usize_unsuffixed(p.size() as usize);
             len.extend(quote!(+ #n));
-            enc.extend(quote!(out.put(&(#rt::Union::tag(#uv) as #t).#tb());));
+            enc.extend(quote!(out.put(&(#rt::Union::tag(&#uv) as #t).#tb());));
             continue;
         }
         let v = access(f);
@@ -654,23 +702,23 @@ fn value_len(cx: &Cx<'_>, ty: &Ty, v: TokenStream) -> TokenStream {
     match ty {
         Ty::Bytes(len) | Ty::Str(len) => {
             let w = prefix(len);
-            quote!((#w + (#v).len()))
+            quote!((#w + #v.len()))
         }
         Ty::Array { elem, len } => {
             let w = prefix(len);
             match cx.schema.size_of(elem) {
                 Some(es) => {
                     let es = Literal::usize_unsuffixed(es as usize);
-                    quote!((#w + (#v).len() * #es))
+                    quote!((#w + #v.len() * #es))
                 }
                 None => {
-                    let inner = value_len(cx, elem, quote!(__x));
-                    quote!((#w + (#v).iter().map(|__x| #inner).sum::<usize>()))
+                    let inner = value_len(cx, elem, quote!((*__x)));
+                    quote!((#w + #v.iter().map(|__x| #inner).sum::<usize>()))
                 }
             }
         }
-        Ty::Union { .. } => quote!(#rt::Union::variant_len(#v)),
-        _ => quote!(#rt::Encode::encoded_len(#v)),
+        Ty::Union { .. } => quote!(#rt::Union::variant_len(&#v)),
+        _ => quote!(#rt::Encode::encoded_len(&#v)),
     }
 }
 
@@ -685,41 +733,44 @@ fn encode_value(cx: &Cx<'_>, ty: &Ty, e: Endian, v: TokenStream, fname: &str) ->
         quote!(#rt::__private::put_prefix::<_, #w>(out, #n, #big, #fname)?;)
     };
     match ty {
-        Ty::Prim(_) => quote!(out.put(&(*#v).#tb());),
-        Ty::Bool => quote!(out.put(&[u8::from(*#v)]);),
-        Ty::Pad(_) | Ty::Bytes(Len::Fixed(_)) => quote!(out.put(&(#v)[..]);),
-        Ty::Str(Len::Fixed(_)) => quote!(out.put(&(#v).0[..]);),
+        Ty::Prim(_) => quote!(out.put(&#v.#tb());),
+        Ty::Bool => {
+            let v = unparen(v);
+            quote!(out.put(&[u8::from(#v)]);)
+        }
+        Ty::Pad(_) | Ty::Bytes(Len::Fixed(_)) => quote!(out.put(&#v[..]);),
+        Ty::Str(Len::Fixed(_)) => quote!(out.put(&#v.0[..]);),
         Ty::Bytes(len) | Ty::Str(len) => {
-            let bytes = if matches!(ty, Ty::Str(_)) { quote!((#v).as_bytes()) } else { quote!(&(#v)[..]) };
+            let bytes = if matches!(ty, Ty::Str(_)) { quote!(#v.as_bytes()) } else { quote!(&#v[..]) };
             let pre = match len {
-                Len::Count(p) | Len::Size(p) => put_len(p, quote!((#v).len())),
+                Len::Count(p) | Len::Size(p) => put_len(p, quote!(#v.len())),
                 _ => quote!(),
             };
             quote!(#pre out.put(#bytes);)
         }
         Ty::Array { elem, len } => {
-            let inner = encode_value(cx, elem, e, quote!(__x), fname);
+            let inner = encode_value(cx, elem, e, quote!((*__x)), fname);
             let pre = match len {
-                Len::Count(p) => put_len(p, quote!((#v).len())),
+                Len::Count(p) => put_len(p, quote!(#v.len())),
                 Len::Size(p) => {
                     let size = match cx.schema.size_of(elem) {
                         Some(es) => {
                             let es = Literal::usize_unsuffixed(es as usize);
-                            quote!((#v).len() * #es)
+                            quote!(#v.len() * #es)
                         }
                         None => {
-                            let il = value_len(cx, elem, quote!(__x));
-                            quote!((#v).iter().map(|__x| #il).sum::<usize>())
+                            let il = value_len(cx, elem, quote!((*__x)));
+                            quote!(#v.iter().map(|__x| #il).sum::<usize>())
                         }
                     };
                     put_len(p, size)
                 }
                 Len::Fixed(_) | Len::Rest => quote!(),
             };
-            quote!(#pre for __x in (#v).iter() { #inner })
+            quote!(#pre for __x in #v.iter() { #inner })
         }
-        Ty::Named(_) => quote!(#rt::Encode::encode(#v, out, #order)?;),
-        Ty::Union { .. } => quote!(#rt::Union::encode_variant(#v, out)?;),
+        Ty::Named(_) => quote!(#rt::Encode::encode(&#v, out, #order)?;),
+        Ty::Union { .. } => quote!(#rt::Union::encode_variant(&#v, out)?;),
     }
 }
 
@@ -756,8 +807,8 @@ pub fn visit_fields(cx: &Cx<'_>, fields: &[Field], access: &dyn Fn(&Field) -> To
         }
         let a = access(f);
         out.extend(match &f.ty {
-            Ty::Bytes(_) => quote!(v.bytes(::core::option::Option::Some(#fname), &(#a)[..]);),
-            _ => quote!(#rt::Visit::visit(#a, ::core::option::Option::Some(#fname), v);),
+            Ty::Bytes(_) => quote!(v.bytes(::core::option::Option::Some(#fname), &#a[..]);),
+            _ => quote!(#rt::Visit::visit(&#a, ::core::option::Option::Some(#fname), v);),
         });
     }
     out

@@ -28,9 +28,7 @@ pub fn format_items(cx: &Cx<'_>) -> TokenStream {
             },
             _ => quote!(u64),
         };
-        let d = format!(
-            " The schema id this code was generated for. Bump it in the schema on every breaking layout change."
-        );
+        let d = " The schema id this code was generated for. Bump it in the schema on every breaking layout change.";
         out.extend(quote!(#[doc = #d] pub const #c: #t = #v;));
     }
     if let Some(m) = schema.magic() {
@@ -150,14 +148,18 @@ fn framed_impl(cx: &Cx<'_>, enum_ident: &proc_macro2::Ident) -> TokenStream {
     let write = |i: usize, v: TokenStream| {
         let f = &hdr.fields[i];
         let p = prim(i);
-        let n = Literal::usize_unsuffixed(p.size() as usize);
         let off = Literal::usize_unsuffixed(f.offset.unwrap_or(0) as usize);
         let t = super::prim_type(p);
         let tb = match f.endian {
             crate::ir::Endian::Little => quote!(to_le_bytes),
             crate::ir::Endian::Big => quote!(to_be_bytes),
         };
-        quote!(out[#off..#off + #n].copy_from_slice(&((#v) as #t).#tb());)
+        let end = Literal::usize_unsuffixed(f.offset.unwrap_or(0) as usize + p.size() as usize);
+        if p == Prim::U64 {
+            quote!(out[#off..#end].copy_from_slice(&#v.#tb());)
+        } else {
+            quote!(out[#off..#end].copy_from_slice(&(#v as #t).#tb());)
+        }
     };
     let hdr_ident = format_ident!("{}", hdr.name);
     let w_consts: TokenStream = hdr

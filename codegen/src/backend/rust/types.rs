@@ -123,6 +123,8 @@ fn enum_items(cx: &Cx<'_>, e: &Enum) -> TokenStream {
     });
     let all = e.values.iter().map(|v| format_ident!("{}", v.name));
     let size = Literal::usize_unsuffixed(e.base.size() as usize);
+    let named_fmt = format!("{name}::{{}}");
+    let raw_fmt = format!("{name}({{}})");
     quote! {
         #docs
         #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
@@ -144,8 +146,8 @@ fn enum_items(cx: &Cx<'_>, e: &Enum) -> TokenStream {
         impl ::core::fmt::Debug for #ident {
             fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
                 match self.name() {
-                    ::core::option::Option::Some(n) => write!(f, "{}::{}", #name, n),
-                    ::core::option::Option::None => write!(f, "{}({})", #name, self.0),
+                    ::core::option::Option::Some(n) => write!(f, #named_fmt, n),
+                    ::core::option::Option::None => write!(f, #raw_fmt, self.0),
                 }
             }
         }
@@ -342,13 +344,13 @@ fn union_items(cx: &Cx<'_>, u: &Union) -> TokenStream {
         decode_arms.extend(quote!(#tag => { #stmts ::core::result::Result::Ok(Self::#vid { #inits }) }));
         let (len, enc) = codec::encode_fields(cx, &v.fields, &|f| {
             let b = format_ident!("__b_{}", f.name);
-            quote!(#b)
+            quote!((*#b))
         });
         encode_arms.extend(quote!(Self::#vid { #(#binds),* } => { #enc }));
         len_arms.extend(quote!(Self::#vid { #(#binds),* } => { #len }));
         let vis = codec::visit_fields(cx, &v.fields, &|f| {
             let b = format_ident!("__b_{}", f.name);
-            quote!(#b)
+            quote!((*#b))
         });
         visit_arms.extend(quote!(Self::#vid { #(#binds),* } => {
             v.begin_variant(name, #vname, #tag);
