@@ -188,6 +188,23 @@ fn decode_event<F: FramedFormat>(raw: RawRecord<'_>) -> Result<Event<'_, F::Reco
     }
 }
 
+/// Decodes one record and lends it to `f`. The record is matched by reference: moving it out of
+/// the `Option<Result<..>>` would copy it, and that copy (wide loads of just-written narrow
+/// stores) costs more than the decoding itself.
+#[inline(always)]
+fn lend<'a, F: FramedFormat>(
+    raw: &RawRecord<'a>,
+    f: &mut impl FnMut(&RawRecord<'a>, Option<&F::Record>),
+) -> Result<(), ReadError> {
+    let decoded = F::decode_record(raw.header.tag, raw.payload);
+    match &decoded {
+        None => f(raw, None),
+        Some(Ok(record)) => f(raw, Some(record)),
+        Some(Err(e)) => return Err(payload_error::<F>(raw, *e)),
+    }
+    Ok(())
+}
+
 #[cold]
 fn payload_error<F: FramedFormat>(raw: &RawRecord<'_>, e: DecodeError) -> ReadError {
     record_error::<F>(ReadErrorKind::Decode(e.at(F::RECORD_HEADER_SIZE)), raw.offset, raw.index, Some(raw.header.tag))
@@ -275,16 +292,7 @@ impl<'a, F: FramedFormat> SliceReader<'a, F> {
     #[inline]
     pub fn decode_each(&mut self, mut f: impl FnMut(&RawRecord<'a>, Option<&F::Record>)) -> Result<(), ReadError> {
         for raw in self.by_ref() {
-            let raw = raw?;
-            // Matched by reference: moving the record out of the `Option<Result<..>>` would copy
-            // it, and that copy (wide loads of just-written narrow stores) costs more than the
-            // decoding itself.
-            let decoded = F::decode_record(raw.header.tag, raw.payload);
-            match &decoded {
-                None => f(&raw, None),
-                Some(Ok(record)) => f(&raw, Some(record)),
-                Some(Err(e)) => return Err(payload_error::<F>(&raw, *e)),
-            }
+            lend::<F>(&raw?, &mut f)?;
         }
         Ok(())
     }
@@ -489,16 +497,7 @@ impl<R: Read, F: FramedFormat> Reader<R, F> {
     #[inline]
     pub fn decode_each(&mut self, mut f: impl FnMut(&RawRecord<'_>, Option<&F::Record>)) -> Result<(), ReadError> {
         while let Some(raw) = self.next_raw() {
-            let raw = raw?;
-            // Matched by reference: moving the record out of the `Option<Result<..>>` would copy
-            // it, and that copy (wide loads of just-written narrow stores) costs more than the
-            // decoding itself.
-            let decoded = F::decode_record(raw.header.tag, raw.payload);
-            match &decoded {
-                None => f(&raw, None),
-                Some(Ok(record)) => f(&raw, Some(record)),
-                Some(Err(e)) => return Err(payload_error::<F>(&raw, *e)),
-            }
+            lend::<F>(&raw?, &mut f)?;
         }
         Ok(())
     }

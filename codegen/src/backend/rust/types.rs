@@ -123,6 +123,7 @@ fn enum_items(cx: &Cx<'_>, e: &Enum) -> TokenStream {
     });
     let all = e.values.iter().map(|v| format_ident!("{}", v.name));
     let size = Literal::usize_unsuffixed(e.base.size() as usize);
+    let codec_impls = newtype_impls(cx, &ident, &base, &size);
     let named_fmt = format!("{name}::{{}}");
     let raw_fmt = format!("{name}({{}})");
     quote! {
@@ -151,36 +152,7 @@ fn enum_items(cx: &Cx<'_>, e: &Enum) -> TokenStream {
                 }
             }
         }
-        #[automatically_derived]
-        impl #rt::Fixed for #ident {
-            const SIZE: usize = #size;
-            #[inline(always)]
-            fn decode_fixed(b: &[u8], order: #rt::Endian) -> ::core::result::Result<Self, #rt::DecodeError> {
-                <#base as #rt::Fixed>::decode_fixed(b, order).map(Self)
-            }
-            #[inline(always)]
-            fn encode_fixed(&self, out: &mut [u8], order: #rt::Endian) {
-                #rt::Fixed::encode_fixed(&self.0, out, order)
-            }
-        }
-        #[automatically_derived]
-        impl #rt::Decode for #ident {
-            #[inline(always)]
-            fn decode(c: &mut #rt::Cursor<'_>, order: #rt::Endian) -> ::core::result::Result<Self, #rt::DecodeError> {
-                <#base as #rt::Decode>::decode(c, order).map(Self)
-            }
-        }
-        #[automatically_derived]
-        impl #rt::Encode for #ident {
-            #[inline(always)]
-            fn encoded_len(&self) -> usize {
-                #size
-            }
-            #[inline(always)]
-            fn encode<__S: #rt::Sink + ?Sized>(&self, out: &mut __S, order: #rt::Endian) -> ::core::result::Result<(), #rt::EncodeError> {
-                #rt::Encode::encode(&self.0, out, order)
-            }
-        }
+        #codec_impls
         #[automatically_derived]
         impl #rt::Visit for #ident {
             fn visit<__V: #rt::Visitor + ?Sized>(&self, name: ::core::option::Option<&str>, v: &mut __V) {
@@ -210,6 +182,7 @@ fn flags_items(cx: &Cx<'_>, f: &Flags) -> TokenStream {
         quote!((Self::#c, #n))
     });
     let size = Literal::usize_unsuffixed(f.base.size() as usize);
+    let codec_impls = newtype_impls(cx, &ident, &base, &size);
     quote! {
         #docs
         #[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -257,36 +230,7 @@ fn flags_items(cx: &Cx<'_>, f: &Flags) -> TokenStream {
                 ::core::result::Result::Ok(())
             }
         }
-        #[automatically_derived]
-        impl #rt::Fixed for #ident {
-            const SIZE: usize = #size;
-            #[inline(always)]
-            fn decode_fixed(b: &[u8], order: #rt::Endian) -> ::core::result::Result<Self, #rt::DecodeError> {
-                <#base as #rt::Fixed>::decode_fixed(b, order).map(Self)
-            }
-            #[inline(always)]
-            fn encode_fixed(&self, out: &mut [u8], order: #rt::Endian) {
-                #rt::Fixed::encode_fixed(&self.0, out, order)
-            }
-        }
-        #[automatically_derived]
-        impl #rt::Decode for #ident {
-            #[inline(always)]
-            fn decode(c: &mut #rt::Cursor<'_>, order: #rt::Endian) -> ::core::result::Result<Self, #rt::DecodeError> {
-                <#base as #rt::Decode>::decode(c, order).map(Self)
-            }
-        }
-        #[automatically_derived]
-        impl #rt::Encode for #ident {
-            #[inline(always)]
-            fn encoded_len(&self) -> usize {
-                #size
-            }
-            #[inline(always)]
-            fn encode<__S: #rt::Sink + ?Sized>(&self, out: &mut __S, order: #rt::Endian) -> ::core::result::Result<(), #rt::EncodeError> {
-                #rt::Encode::encode(&self.0, out, order)
-            }
-        }
+        #codec_impls
         #[automatically_derived]
         impl #rt::Visit for #ident {
             fn visit<__V: #rt::Visitor + ?Sized>(&self, name: ::core::option::Option<&str>, v: &mut __V) {
@@ -395,6 +339,44 @@ fn union_items(cx: &Cx<'_>, u: &Union) -> TokenStream {
             #[allow(unused_variables)]
             fn visit<__V: #rt::Visitor + ?Sized>(&self, name: ::core::option::Option<&str>, v: &mut __V) {
                 match self { #visit_arms }
+            }
+        }
+    }
+}
+
+/// `Fixed`, `Decode` and `Encode` of an enum or flags newtype: its base integer, in the byte
+/// order of the field that holds it.
+fn newtype_impls(cx: &Cx<'_>, ident: &proc_macro2::Ident, base: &TokenStream, size: &Literal) -> TokenStream {
+    let rt = &cx.rt;
+    quote! {
+        #[automatically_derived]
+        impl #rt::Fixed for #ident {
+            const SIZE: usize = #size;
+            #[inline(always)]
+            fn decode_fixed(b: &[u8], order: #rt::Endian) -> ::core::result::Result<Self, #rt::DecodeError> {
+                <#base as #rt::Fixed>::decode_fixed(b, order).map(Self)
+            }
+            #[inline(always)]
+            fn encode_fixed(&self, out: &mut [u8], order: #rt::Endian) {
+                #rt::Fixed::encode_fixed(&self.0, out, order)
+            }
+        }
+        #[automatically_derived]
+        impl #rt::Decode for #ident {
+            #[inline(always)]
+            fn decode(c: &mut #rt::Cursor<'_>, order: #rt::Endian) -> ::core::result::Result<Self, #rt::DecodeError> {
+                <#base as #rt::Decode>::decode(c, order).map(Self)
+            }
+        }
+        #[automatically_derived]
+        impl #rt::Encode for #ident {
+            #[inline(always)]
+            fn encoded_len(&self) -> usize {
+                #size
+            }
+            #[inline(always)]
+            fn encode<__S: #rt::Sink + ?Sized>(&self, out: &mut __S, order: #rt::Endian) -> ::core::result::Result<(), #rt::EncodeError> {
+                #rt::Encode::encode(&self.0, out, order)
             }
         }
     }
