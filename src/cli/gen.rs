@@ -21,7 +21,9 @@ pub struct Args {
 }
 
 /// Every artifact that is generated into the tree and checked in, for every schema in `dir`.
-pub fn artifacts(dir: &Path) -> Result<Vec<Artifact>, CliError> {
+/// The generated files name their schema relative to `root` (`schemas/usvlog.toml`), so that the
+/// output does not depend on where the project is checked out.
+pub fn artifacts(dir: &Path, root: &Path) -> Result<Vec<Artifact>, CliError> {
     let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(|e| CliError::Usage(format!("{}: cannot list schemas: {e}", dir.display())))?
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -34,7 +36,11 @@ pub fn artifacts(dir: &Path) -> Result<Vec<Artifact>, CliError> {
     let mut out = Vec::new();
     let mut failed = String::new();
     for p in &paths {
-        let shown = p.display().to_string().replace('\\', "/");
+        let rel = match (p.canonicalize(), root.canonicalize()) {
+            (Ok(a), Ok(r)) => a.strip_prefix(&r).map(Path::to_path_buf).unwrap_or_else(|_| p.clone()),
+            _ => p.clone(),
+        };
+        let shown = rel.display().to_string().replace('\\', "/");
         let source = std::fs::read_to_string(p).map_err(|e| CliError::Input(format!("{shown}: {e}")))?;
         match logspec::codegen::compile_str(&shown, &source) {
             Ok(schema) => out.extend(logspec::codegen::backend::c::CBackend.generate(&schema)),
@@ -50,7 +56,7 @@ pub fn artifacts(dir: &Path) -> Result<Vec<Artifact>, CliError> {
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let mut stale = 0;
-    for a in artifacts(&args.schemas)? {
+    for a in artifacts(&args.schemas, &args.root)? {
         let path = args.root.join(&a.path);
         let current = std::fs::read_to_string(&path).ok();
         if current.as_deref() == Some(a.contents.as_str()) {

@@ -1,6 +1,7 @@
 //! Command-line verbs. Each verb lives in its own module; this one holds the argument definitions,
 //! the error type and format detection.
 
+mod check;
 mod dump;
 mod gen;
 mod info;
@@ -27,6 +28,10 @@ pub enum Command {
     /// Example: `logspec gen` (from the project root) rewrites include/<format>/record_types.h
     /// for every schemas/*.toml.
     Gen(gen::Args),
+    /// Fail, with a unified diff, when a checked-in generated file is stale or was edited by hand.
+    ///
+    /// Example: `logspec check` (from the project root; CI runs it).
+    Check(check::Args),
     /// Print a log file as JSON Lines, one object per record, in file order.
     ///
     /// Example: `logspec dump timeseries.bin | head`
@@ -40,6 +45,7 @@ pub enum Command {
 pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
     match cli.command {
         Command::Gen(a) => gen::run(a),
+        Command::Check(a) => check::run(a),
         Command::Dump(a) => dump::run(a),
         Command::Info(a) => info::run(a),
     }

@@ -1,0 +1,73 @@
+//! `logspec check` against a copy of the project's schemas and headers: clean, then with a
+//! hand-edited header.
+
+mod common;
+
+use std::path::Path;
+
+use common::logspec;
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dst = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &dst);
+        } else {
+            std::fs::copy(e.path(), &dst).unwrap();
+        }
+    }
+}
+
+#[test]
+fn hand_edited_header_fails_check_with_a_diff() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let tmp = std::env::temp_dir().join(format!("logspec-check-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    copy_dir(&root.join("schemas"), &tmp.join("schemas"));
+    copy_dir(&root.join("include"), &tmp.join("include"));
+    let args = |t: &Path| {
+        vec![
+            "check".to_string(),
+            "--root".into(),
+            t.to_str().unwrap().into(),
+            "--schemas".into(),
+            t.join("schemas").to_str().unwrap().into(),
+        ]
+    };
+    let run = |a: Vec<String>| logspec(&a.iter().map(String::as_str).collect::<Vec<_>>());
+
+    let out = run(args(&tmp));
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+
+    // A firmware engineer "fixes" an id by hand in the generated header.
+    let h = tmp.join("include/usvlog/record_types.h");
+    let text = std::fs::read_to_string(&h).unwrap();
+    let edited = text.replacen("#define REC_ESC_OUTPUT        5", "#define REC_ESC_OUTPUT        50", 1);
+    assert_ne!(edited, text, "the header should define REC_ESC_OUTPUT");
+    std::fs::write(&h, edited).unwrap();
+
+    let out = run(args(&tmp));
+    assert_eq!(out.status.code(), Some(1));
+    let diff = String::from_utf8(out.stdout).unwrap();
+    assert!(diff.contains("--- a/include/usvlog/record_types.h"), "{diff}");
+    assert!(diff.contains("-#define REC_ESC_OUTPUT        50"), "{diff}");
+    assert!(diff.contains("+#define REC_ESC_OUTPUT        5 "), "{diff}");
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stderr.contains("logspec gen"), "{stderr}");
+
+    // `logspec gen` repairs it.
+    let mut g = args(&tmp);
+    g[0] = "gen".into();
+    assert!(run(g).status.success());
+    assert!(run(args(&tmp)).status.success());
+    let _ = std::fs::remove_dir_all(&tmp);
+}
+
+#[test]
+fn the_repository_is_not_stale() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let out = logspec(&["check", "--root", root, "--schemas", &format!("{root}/schemas")]);
+    assert!(out.status.success(), "{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+}
