@@ -66,6 +66,38 @@ fn hand_edited_header_fails_check_with_a_diff() {
 }
 
 #[test]
+fn unbumped_breaking_change_fails_check_and_lock() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let tmp = std::env::temp_dir().join(format!("logspec-lockcheck-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    copy_dir(&root.join("schemas"), &tmp.join("schemas"));
+    let schemas = tmp.join("schemas");
+    let s = schemas.to_str().unwrap();
+    let schema = schemas.join("usvlog.toml");
+    let text = std::fs::read_to_string(&schema).unwrap();
+    // Renumber REC_SENSOR_GYRO without bumping FW_MODEL_SCHEMA.
+    std::fs::write(&schema, text.replace("name = \"REC_SENSOR_GYRO\"\nid = 13", "name = \"REC_SENSOR_GYRO\"\nid = 14"))
+        .unwrap();
+    let out = logspec(&["check", "--root", tmp.to_str().unwrap(), "--schemas", s]);
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(stdout.contains("breaking: record REC_SENSOR_GYRO was renumbered from id 13 to id 14"), "{stdout}");
+    assert!(stderr.contains("bump FW_MODEL_SCHEMA"), "{stderr}");
+    let out = logspec(&["lock", "--schemas", s]);
+    assert_eq!(out.status.code(), Some(1), "lock must refuse to overwrite history");
+
+    // Bumped: the lock keeps the id-1 layout as history and adds id 2.
+    let text =
+        std::fs::read_to_string(&schema).unwrap().replace("schema_id = { value = 1,", "schema_id = { value = 2,");
+    std::fs::write(&schema, text).unwrap();
+    assert!(logspec(&["lock", "--schemas", s]).status.success());
+    let lock = std::fs::read_to_string(schemas.join("usvlog.lock")).unwrap();
+    assert!(lock.contains("[[schema]]\nid = 1\n") && lock.contains("[[schema]]\nid = 2\n"), "{lock}");
+    let _ = std::fs::remove_dir_all(&tmp);
+}
+
+#[test]
 fn the_repository_is_not_stale() {
     let root = env!("CARGO_MANIFEST_DIR");
     let out = logspec(&["check", "--root", root, "--schemas", &format!("{root}/schemas")]);

@@ -44,6 +44,30 @@ pub fn canonical(schema: &Schema, id: TypeId) -> String {
     out
 }
 
+/// The canonical text of one field's type (with its const value), as it appears inside
+/// [`canonical`]; lock files record it per field.
+pub fn field_type(schema: &Schema, f: &Field) -> String {
+    let mut out = String::new();
+    ty(schema, &f.ty, f.endian, &mut out);
+    push_const(f, &mut out);
+    out
+}
+
+fn push_const(f: &Field, out: &mut String) {
+    match &f.value {
+        Some(ConstValue::Int(v)) => {
+            let _ = write!(out, "={v}");
+        }
+        Some(ConstValue::Bytes(b)) => {
+            out.push_str("=0x");
+            for x in b {
+                let _ = write!(out, "{x:02x}");
+            }
+        }
+        None => {}
+    }
+}
+
 fn fields(schema: &Schema, fs: &[Field], out: &mut String) {
     out.push('{');
     for (i, f) in fs.iter().enumerate() {
@@ -53,18 +77,7 @@ fn fields(schema: &Schema, fs: &[Field], out: &mut String) {
         out.push_str(if f.is_padding() { "_" } else { &f.name });
         out.push(':');
         ty(schema, &f.ty, f.endian, out);
-        match &f.value {
-            Some(ConstValue::Int(v)) => {
-                let _ = write!(out, "={v}");
-            }
-            Some(ConstValue::Bytes(b)) => {
-                out.push_str("=0x");
-                for x in b {
-                    let _ = write!(out, "{x:02x}");
-                }
-            }
-            None => {}
-        }
+        push_const(f, out);
     }
     out.push('}');
 }

@@ -11,6 +11,7 @@ pub mod diag;
 pub mod fingerprint;
 pub mod ir;
 pub mod layout;
+pub mod lock;
 pub mod lower;
 pub mod schema;
 

@@ -5,6 +5,7 @@ mod check;
 mod dump;
 mod gen;
 mod info;
+mod lock;
 
 use std::fmt;
 use std::io::{self, Read};
@@ -32,6 +33,10 @@ pub enum Command {
     ///
     /// Example: `logspec check` (from the project root; CI runs it).
     Check(check::Args),
+    /// Record each schema's wire layout in its lock file (schemas/<format>.lock), keeping history.
+    ///
+    /// Example: `logspec lock` after adding a record or bumping the schema id.
+    Lock(lock::Args),
     /// Print a log file as JSON Lines, one object per record, in file order.
     ///
     /// Example: `logspec dump timeseries.bin | head`
@@ -46,6 +51,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
     match cli.command {
         Command::Gen(a) => gen::run(a),
         Command::Check(a) => check::run(a),
+        Command::Lock(a) => lock::run(a),
         Command::Dump(a) => dump::run(a),
         Command::Info(a) => info::run(a),
     }
