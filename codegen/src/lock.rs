@@ -239,36 +239,37 @@ fn compare_fields(old: &LockedRecord, new: &LockedRecord, push: &mut impl FnMut(
         return;
     }
     let mut found = false;
-    let mut breaking = |m: String| {
-        found = true;
-        push(Verdict::Breaking, rec, m);
-    };
-    if old.size != new.size {
-        let show = |s: Option<u32>| s.map_or("variable".to_string(), |s| format!("{s} bytes"));
-        breaking(format!("{rec}: size changed from {} to {}", show(old.size), show(new.size)));
-    }
-    for (i, a) in o.iter().enumerate() {
-        match n.iter().position(|b| b.0 == a.0) {
-            None if a.0 != "_" => breaking(format!("{rec}: field `{}` ({}) was removed", a.0, a.1)),
-            None => {}
-            Some(j) => {
-                let b = n[j];
-                if a.1 != b.1 {
-                    breaking(format!("{rec}: field `{}` changed type from {} to {}", a.0, a.1, b.1));
-                } else if i != j || a.2 != b.2 {
-                    breaking(format!("{rec}: field `{}` moved from byte {} to byte {}", a.0, a.2, b.2));
+    {
+        let mut breaking = |m: String| {
+            found = true;
+            push(Verdict::Breaking, rec, m);
+        };
+        if old.size != new.size {
+            let show = |s: Option<u32>| s.map_or("variable".to_string(), |s| format!("{s} bytes"));
+            breaking(format!("{rec}: size changed from {} to {}", show(old.size), show(new.size)));
+        }
+        for (i, a) in o.iter().enumerate() {
+            match n.iter().position(|b| b.0 == a.0) {
+                None if a.0 != "_" => breaking(format!("{rec}: field `{}` ({}) was removed", a.0, a.1)),
+                None => {}
+                Some(j) => {
+                    let b = n[j];
+                    if a.1 != b.1 {
+                        breaking(format!("{rec}: field `{}` changed type from {} to {}", a.0, a.1, b.1));
+                    } else if i != j || a.2 != b.2 {
+                        breaking(format!("{rec}: field `{}` moved from byte {} to byte {}", a.0, a.2, b.2));
+                    }
                 }
             }
         }
-    }
-    for b in &n {
-        if b.0 != "_" && !o.iter().any(|a| a.0 == b.0) {
-            breaking(format!("{rec}: field `{}` ({}) was added at byte {}", b.0, b.1, b.2));
+        for b in &n {
+            if b.0 != "_" && !o.iter().any(|a| a.0 == b.0) {
+                breaking(format!("{rec}: field `{}` ({}) was added at byte {}", b.0, b.1, b.2));
+            }
         }
     }
     // Only padding or a const value changed: the bytes still differ.
     let generic = format!("{rec}: wire layout changed (fingerprint {} -> {})", old.fingerprint, new.fingerprint);
-    drop(breaking);
     if !found {
         push(Verdict::Breaking, rec, generic);
     }
