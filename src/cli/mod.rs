@@ -2,6 +2,7 @@
 //! the error type and format detection.
 
 mod check;
+mod diff;
 mod dump;
 mod gen;
 mod info;
@@ -37,6 +38,11 @@ pub enum Command {
     ///
     /// Example: `logspec lock` after adding a record or bumping the schema id.
     Lock(lock::Args),
+    /// Classify every schema change since a git revision; exit 1 on a breaking change without a
+    /// schema-id bump.
+    ///
+    /// Example: `logspec diff --against origin/main` (in pull-request CI).
+    Diff(diff::Args),
     /// Print a log file as JSON Lines, one object per record, in file order.
     ///
     /// Example: `logspec dump timeseries.bin | head`
@@ -52,6 +58,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Gen(a) => gen::run(a),
         Command::Check(a) => check::run(a),
         Command::Lock(a) => lock::run(a),
+        Command::Diff(a) => diff::run(a),
         Command::Dump(a) => dump::run(a),
         Command::Info(a) => info::run(a),
     }

@@ -1,0 +1,102 @@
+//! `logspec diff --against <git-ref>`: classifies every change of the schemas since a git
+//! revision (compatible / breaking / cosmetic), one line per change; exits 1 on a breaking change
+//! without a schema-id bump. Meant for pull-request CI.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+use logspec::codegen::ir::{Schema, TypeDef};
+use logspec::codegen::lock::{self, Verdict};
+
+use super::{default_schemas, CliError};
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The git revision to compare with (a branch, tag or commit).
+    #[arg(long)]
+    pub against: String,
+    /// The schema directory (every `*.toml` in it is compared).
+    #[arg(long, default_value_os_t = default_schemas())]
+    pub schemas: PathBuf,
+}
+
+/// The text of `path` at `rev`, or `None` if the file did not exist there.
+fn git_show(rev: &str, path: &Path) -> Result<Option<String>, CliError> {
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let name = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["show", &format!("{rev}:./{name}")])
+        .output()
+        .map_err(|e| CliError::Usage(format!("cannot run git: {e}")))?;
+    if out.status.success() {
+        return Ok(Some(String::from_utf8_lossy(&out.stdout).into_owned()));
+    }
+    let err = String::from_utf8_lossy(&out.stderr);
+    if err.contains("does not exist") || err.contains("exists on disk, but not in") {
+        Ok(None)
+    } else {
+        Err(CliError::Usage(format!("git show {rev}:{}: {}", path.display(), err.trim())))
+    }
+}
+
+/// Doc and unit changes, which the wire never sees.
+fn cosmetic(old: &Schema, new: &Schema) -> Vec<String> {
+    let mut out = Vec::new();
+    for r in &new.records {
+        let Some(o) = old.records.iter().find(|x| x.name == r.name) else { continue };
+        if o.doc != r.doc {
+            out.push(format!("{}: doc changed", r.name));
+        }
+        let (TypeDef::Struct(os), TypeDef::Struct(ns)) = (old.ty(o.body), new.ty(r.body)) else { continue };
+        for f in &ns.fields {
+            let Some(of) = os.fields.iter().find(|x| x.name == f.name && !f.is_padding()) else { continue };
+            if of.doc != f.doc {
+                out.push(format!("{}: field `{}` doc changed", r.name, f.name));
+            }
+            if of.unit != f.unit {
+                out.push(format!(
+                    "{}: field `{}` unit changed from {} to {}",
+                    r.name,
+                    f.name,
+                    of.unit.as_deref().unwrap_or("none"),
+                    f.unit.as_deref().unwrap_or("none")
+                ));
+            }
+        }
+    }
+    out
+}
+
+pub fn run(args: Args) -> Result<ExitCode, CliError> {
+    let mut failed = false;
+    for (path, new) in super::lock::schemas(&args.schemas)? {
+        let shown = path.display().to_string();
+        let Some(old_text) = git_show(&args.against, &path)? else {
+            println!("{shown}: compatible: new schema (not in {})", args.against);
+            continue;
+        };
+        let old = logspec::codegen::compile_str(&shown, &old_text)
+            .map_err(|e| CliError::Input(format!("{shown} at {}:\n{}", args.against, e.render())))?;
+        let report = lock::check(&lock::updated(None, &old), &new);
+        for c in &report.changes {
+            let v = match c.verdict {
+                Verdict::Breaking => "breaking",
+                Verdict::Compatible => "compatible",
+            };
+            println!("{shown}: {v}: {}", c.message);
+        }
+        for c in cosmetic(&old, &new) {
+            println!("{shown}: cosmetic: {c}");
+        }
+        let id = new.format.schema_id.as_ref().map_or("the schema id".to_string(), |s| s.macro_name.clone());
+        if report.is_error() {
+            eprintln!("logspec: {shown}: breaking changes since {} without a bump of {id}; bump it", args.against);
+            failed = true;
+        } else if report.against.is_some() && !report.id_locked {
+            println!("{shown}: {id} bumped to {}", report.schema_id);
+        }
+    }
+    Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
