@@ -138,3 +138,25 @@ fn compile_fail() {
     let t = trybuild::TestCases::new();
     t.compile_fail("tests/ui/*.rs");
 }
+
+/// A hand-written struct checked against the bundled schema at compile time.
+#[derive(Record, Debug, PartialEq)]
+#[record(schema = "schemas/usvlog.toml", name = "REC_NAV_SOLUTION")]
+struct Nav {
+    x: f32,
+    y: f32,
+    psi: f32,
+    v: f32,
+    r: f32,
+    b_g: f32,
+}
+
+#[test]
+fn schema_checked_derive_agrees_with_the_generated_type() {
+    use logspec::formats::usvlog::RecNavSolution;
+    assert_eq!(Nav::ID, RecNavSolution::ID);
+    assert_eq!(Nav::FINGERPRINT, RecNavSolution::FINGERPRINT);
+    let g = RecNavSolution { x: 1.0, y: 2.0, psi: 3.0, v: 4.0, r: 5.0, b_g: 6.0 };
+    let n = Nav::decode_exact(&g.to_bytes().unwrap()).unwrap();
+    assert_eq!(n, Nav { x: 1.0, y: 2.0, psi: 3.0, v: 4.0, r: 5.0, b_g: 6.0 });
+}

@@ -83,6 +83,8 @@ struct ContainerAttrs {
     endian: Option<Endian>,
     runtime: Option<String>,
     repr: Option<Prim>,
+    /// `schema = "schemas/x.toml"`: check the struct against that schema's record.
+    schema: Option<syn::LitStr>,
 }
 
 #[derive(Default)]
@@ -147,6 +149,8 @@ fn container_attrs(attrs: &[syn::Attribute], errors: &mut Errors) -> ContainerAt
                 out.name = Some(lit_str(&meta)?.value());
             } else if meta.path.is_ident("endian") {
                 out.endian = Some(endian_of(&lit_str(&meta)?)?);
+            } else if meta.path.is_ident("schema") {
+                out.schema = Some(lit_str(&meta)?);
             } else if meta.path.is_ident("runtime") {
                 out.runtime = Some(lit_str(&meta)?.value());
             } else if meta.path.is_ident("repr") {
@@ -157,7 +161,7 @@ fn container_attrs(attrs: &[syn::Attribute], errors: &mut Errors) -> ContainerAt
                 }
             } else {
                 return Err(meta.error(format!(
-                    "unknown record attribute `{}`; expected one of: id, name, endian, runtime, repr",
+                    "unknown record attribute `{}`; expected one of: id, name, schema, endian, runtime, repr",
                     meta.path.to_token_stream()
                 )));
             }
@@ -336,6 +340,8 @@ fn expand_struct(
     // implement `Fixed`, which lets the struct decode with constant offsets.
     let mut variable: Vec<String> = Vec::new();
     let mut fields = Vec::new();
+    // The source span of each IR field (padding: its field's), for cross-check errors.
+    let mut spans: Vec<Span> = Vec::new();
     let mut pads = 0;
     let n = named.named.len();
     for (i, f) in named.named.iter().enumerate() {
@@ -345,7 +351,9 @@ fn expand_struct(
         if fa.rest && i + 1 != n {
             errors.at(fa.span.unwrap_or_else(|| f.span()), "`rest` is only allowed on the last field");
         }
-        let mut pad = |n: u32, fields: &mut Vec<ir::Field>| {
+        let fspan = f.ident.as_ref().map_or_else(|| f.span(), |i| i.span());
+        let mut pad = |n: u32, fields: &mut Vec<ir::Field>, spans: &mut Vec<Span>| {
+            spans.push(fspan);
             fields.push(ir::Field {
                 name: format!("_pad{pads}"),
                 ty: Ty::Pad(n),
@@ -358,7 +366,7 @@ fn expand_struct(
             pads += 1;
         };
         if fa.pad_before > 0 {
-            pad(fa.pad_before, &mut fields);
+            pad(fa.pad_before, &mut fields, &mut spans);
         }
         let ty = lower_type(&f.ty, &fa, &mut externs, errors, true);
         if fa.variable {
@@ -383,6 +391,7 @@ fn expand_struct(
                 "`count`, `size` and `rest` only apply to String and Vec fields",
             );
         }
+        spans.push(fspan);
         fields.push(ir::Field {
             name,
             ty,
@@ -393,7 +402,7 @@ fn expand_struct(
             offset: None,
         });
         if fa.pad_after > 0 {
-            pad(fa.pad_after, &mut fields);
+            pad(fa.pad_after, &mut fields, &mut spans);
         }
     }
     let ident = &input.ident;
@@ -412,20 +421,128 @@ fn expand_struct(
         records: Vec::new(),
         source: None,
     };
-    let record = attrs.id.map(|(id, _)| ir::Record {
+    let mut record = attrs.id.map(|(id, _)| ir::Record {
         name: name.clone(),
         id,
         doc: None,
         body: TypeId(0),
         fingerprint: crate::fingerprint::of_struct(&schema, TypeId(0)),
     });
+    let mut tracking = TokenStream::new();
+    if let Some(lit) = &attrs.schema {
+        if let Some((rec, path)) = cross_check(lit, &name, attrs.id, &schema, &spans, errors) {
+            // Rebuild when the schema changes.
+            let p = path.display().to_string();
+            tracking = quote!(
+                const _: &[u8] = include_bytes!(#p);
+            );
+            record = Some(ir::Record { body: TypeId(0), ..rec });
+        }
+    }
+    let name = record.as_ref().map_or(name, |r| r.name.clone());
     schema.records.extend(record.clone());
     let cx = Cx::new(&schema, attrs.runtime.as_deref().unwrap_or("::logspec::runtime"));
     let TypeDef::Struct(s) = &schema.types[0] else { return TokenStream::new() };
-    codec::struct_impls(
+    let impls = codec::struct_impls(
         &cx,
         &StructSpec { display_name: &name, ident: quote!(#ident), fields: &s.fields, record: record.as_ref() },
-    )
+    );
+    quote!(#tracking #impls)
+}
+
+/// Checks the struct (lowered into `mini`) against record `name` of the schema file `lit`:
+/// the same fields, in the same order, with the same wire types (hand-written nested types are
+/// checked by name only). Returns the schema's record, whose id, name and fingerprint the derive
+/// then uses.
+fn cross_check(
+    lit: &syn::LitStr,
+    name: &str,
+    id: Option<(u64, Span)>,
+    mini: &ir::Schema,
+    spans: &[Span],
+    errors: &mut Errors,
+) -> Option<(ir::Record, std::path::PathBuf)> {
+    let base = std::env::var_os("CARGO_MANIFEST_DIR").map(std::path::PathBuf::from).unwrap_or_default();
+    let path = base.join(lit.value());
+    let schema = match crate::compile_file(&path) {
+        Ok(s) => s,
+        Err(e) => {
+            let first = e.diagnostics.first().map_or(String::new(), |d| d.message.clone());
+            errors.at(lit.span(), format!("cannot use schema `{}`: {first}", path.display()));
+            return None;
+        }
+    };
+    let Some(rec) = schema.records.iter().find(|r| r.name == name) else {
+        let names: Vec<&str> = schema.records.iter().map(|r| r.name.as_str()).collect();
+        let hint = crate::diag::did_you_mean(name, names.iter().copied())
+            .map_or_else(|| format!("its records are {}", names.join(", ")), |h| format!("did you mean `{h}`?"));
+        errors.at(
+            lit.span(),
+            format!("schema `{}` has no record `{name}`; {hint} (set it with `name = \"...\"`)", lit.value()),
+        );
+        return None;
+    };
+    if let Some((given, span)) = id {
+        if given != rec.id {
+            errors.at(span, format!("record {name} has id {} in `{}`, not {given}", rec.id, lit.value()));
+        }
+    }
+    let TypeDef::Struct(ours) = &mini.types[0] else { return None };
+    let theirs = schema.strukt(rec.body);
+    let describe = |s: &ir::Schema, f: &ir::Field| {
+        if f.is_padding() {
+            format!("{} bytes of padding", crate::layout::size_of(s, &f.ty).unwrap_or(0))
+        } else {
+            format!("`{}: {}`", f.name, crate::fingerprint::field_type(s, f))
+        }
+    };
+    let mut ok = true;
+    for (i, theirs_f) in theirs.fields.iter().enumerate() {
+        let Some(ours_f) = ours.fields.get(i) else {
+            let span = spans.last().copied().unwrap_or_else(Span::call_site);
+            errors.at(
+                span,
+                format!(
+                    "{name} in `{}` continues with {}, which this struct lacks",
+                    lit.value(),
+                    describe(&schema, theirs_f)
+                ),
+            );
+            ok = false;
+            break;
+        };
+        let extern_ty = matches!(&ours_f.ty, Ty::Named(id) if matches!(mini.types[id.0], TypeDef::Extern(_)));
+        let same_name =
+            ours_f.is_padding() == theirs_f.is_padding() && (ours_f.is_padding() || ours_f.name == theirs_f.name);
+        let same_type = extern_ty
+            || crate::fingerprint::field_type(mini, ours_f) == crate::fingerprint::field_type(&schema, theirs_f);
+        if !same_name || !same_type {
+            errors.at(
+                spans[i],
+                format!(
+                    "this struct disagrees with {name} in `{}`: field {} is {} there, {} here",
+                    lit.value(),
+                    i + 1,
+                    describe(&schema, theirs_f),
+                    describe(mini, ours_f)
+                ),
+            );
+            ok = false;
+            break;
+        }
+    }
+    if ok && ours.fields.len() > theirs.fields.len() {
+        let extra = &ours.fields[theirs.fields.len()];
+        errors.at(
+            spans[theirs.fields.len()],
+            format!(
+                "{name} in `{}` has no field after this point, but this struct has {}",
+                lit.value(),
+                describe(mini, extra)
+            ),
+        );
+    }
+    Some((rec.clone(), path))
 }
 
 fn expand_enum(
