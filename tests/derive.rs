@@ -1,6 +1,9 @@
 //! `#[derive(Record)]`: behaviour (round trips checked against Python's `struct` module) and
 //! compile-fail diagnostics (trybuild).
 
+mod common;
+
+use common::python_pack;
 use logspec::runtime::{Decode, Encode, Endian, Fixed, Record as _};
 use logspec::Record;
 
@@ -37,15 +40,6 @@ struct Status {
     inner: ActuatorReq,
     #[record(rest)]
     tail: Vec<u8>,
-}
-
-fn python_pack(fmt: &str, args: &str) -> Vec<u8> {
-    let out = std::process::Command::new("python3")
-        .args(["-c", &format!("import struct,sys; sys.stdout.buffer.write(struct.pack({fmt:?}, {args}))")])
-        .output()
-        .expect("python3 is needed for the cross-check");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    out.stdout
 }
 
 #[test]

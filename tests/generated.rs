@@ -11,17 +11,11 @@ mod allkinds {
     include!(concat!(env!("OUT_DIR"), "/test_schemas/allkinds.rs"));
 }
 
+mod common;
+
+use common::python_pack;
 use everything::*;
 use logspec::runtime::{Decode, Encode, Event, Fixed, SliceReader, Writer};
-
-fn python_pack(fmt: &str, args: &str) -> Vec<u8> {
-    let out = std::process::Command::new("python3")
-        .args(["-c", &format!("import struct,sys; sys.stdout.buffer.write(struct.pack({fmt:?}, {args}))")])
-        .output()
-        .expect("python3 is needed for the cross-check");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    out.stdout
-}
 
 fn vec3(x: f32, y: f32, z: f32) -> Vec3 {
     Vec3 { x, y, z }

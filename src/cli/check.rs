@@ -1,25 +1,20 @@
 //! `logspec check`: fails when a checked-in generated file differs from what the schemas generate
 //! now, printing a unified diff and the command that fixes it.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
-use super::{default_schemas, gen, CliError};
+use super::{gen, CliError, Project};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The schema directory (every `*.toml` in it is compiled).
-    #[arg(long, default_value_os_t = default_schemas())]
-    pub schemas: PathBuf,
-    /// The project root the artifacts live under.
-    #[arg(long, default_value = ".")]
-    pub root: PathBuf,
+    #[command(flatten)]
+    pub project: Project,
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let mut stale = Vec::new();
-    for a in gen::artifacts(&args.schemas, &args.root)? {
-        let path = args.root.join(&a.path);
+    for a in gen::artifacts(&args.project.schemas, &args.project.root)? {
+        let path = args.project.root.join(&a.path);
         let current = std::fs::read_to_string(&path).unwrap_or_default();
         if current == a.contents {
             continue;
@@ -41,7 +36,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             stale.join(", ")
         );
     }
-    failed |= check_locks(&args.schemas)?;
+    failed |= check_locks(&args.project.schemas)?;
     if !failed {
         eprintln!("logspec: every generated file and lock file is up to date");
     }

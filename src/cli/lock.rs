@@ -19,14 +19,8 @@ pub struct Args {
 
 /// Every schema of `dir` with its path, compiled.
 pub fn schemas(dir: &Path) -> Result<Vec<(PathBuf, Schema)>, CliError> {
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(|e| CliError::Usage(format!("{}: cannot list schemas: {e}", dir.display())))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .collect();
-    paths.sort();
     let mut out = Vec::new();
-    for p in paths {
+    for p in super::schema_paths(dir)? {
         let schema = logspec::codegen::compile_file(&p).map_err(|e| CliError::Input(e.render()))?;
         out.push((p, schema));
     }

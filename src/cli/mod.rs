@@ -149,3 +149,28 @@ pub fn shown(path: &Path) -> String {
 pub fn default_schemas() -> PathBuf {
     PathBuf::from("schemas")
 }
+
+/// Where a project's schemas and checked-in generated files are.
+#[derive(clap::Args, Debug)]
+pub struct Project {
+    /// The schema directory (every `*.toml` in it is compiled).
+    #[arg(long, default_value_os_t = default_schemas())]
+    pub schemas: PathBuf,
+    /// The project root the generated files live under.
+    #[arg(long, default_value = ".")]
+    pub root: PathBuf,
+}
+
+/// Every `*.toml` of a schema directory, sorted.
+pub fn schema_paths(dir: &Path) -> Result<Vec<PathBuf>, CliError> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| CliError::Usage(format!("{}: cannot list schemas: {e}", dir.display())))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    paths.sort();
+    if paths.is_empty() {
+        return Err(CliError::Usage(format!("{}: no *.toml schemas found", dir.display())));
+    }
+    Ok(paths)
+}

@@ -49,3 +49,13 @@ pub fn json_diff(a: &Value, b: &Value, path: &str) -> Option<String> {
 pub fn jsonl(text: &str) -> Vec<Value> {
     text.lines().filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str(l).expect("valid JSON line")).collect()
 }
+
+/// `struct.pack(fmt, args)` computed by Python, the independent reference for byte layouts.
+pub fn python_pack(fmt: &str, args: &str) -> Vec<u8> {
+    let out = std::process::Command::new("python3")
+        .args(["-c", &format!("import struct,sys; sys.stdout.buffer.write(struct.pack({fmt:?}, {args}))")])
+        .output()
+        .expect("python3 is needed for the cross-check");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    out.stdout
+}
