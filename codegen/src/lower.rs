@@ -656,23 +656,7 @@ impl Cx {
         let mut seen = BTreeMap::new();
         let base_ok = !e.base.is_placeholder() && Prim::from_name(&e.base.value).is_some_and(|p| !p.is_float());
         for v in &e.values {
-            if !v.name.is_placeholder() {
-                if !is_ident(&v.name.value) {
-                    bad_ident(
-                        self,
-                        &v.name.span,
-                        &format!("`{}` is not a valid identifier", v.name.value),
-                        &v.name.value,
-                    );
-                }
-                if !names.insert(v.name.value.clone()) {
-                    self.err(
-                        Code::DuplicateValue,
-                        &v.name.span,
-                        format!("enum `{}` names `{}` twice", e.name.value, v.name.value),
-                    );
-                }
-            }
+            self.value_name("enum", &e.name.value, &v.name, &mut names);
             if v.value.is_placeholder() {
                 continue;
             }
@@ -702,6 +686,19 @@ impl Cx {
         })
     }
 
+    /// Checks the name of an enum value or a flag: an identifier, used once in its type.
+    fn value_name(&mut self, kind: &str, owner: &str, name: &Sp<String>, names: &mut BTreeSet<String>) {
+        if name.is_placeholder() {
+            return;
+        }
+        if !is_ident(&name.value) {
+            bad_ident(self, &name.span, &format!("`{}` is not a valid identifier", name.value), &name.value);
+        }
+        if !names.insert(name.value.clone()) {
+            self.err(Code::DuplicateValue, &name.span, format!("{kind} `{owner}` names `{}` twice", name.value));
+        }
+    }
+
     fn flags(&mut self, f: &FlagsDecl) -> TypeDef {
         let base = self.base(&f.base, true);
         let mut flags = Vec::new();
@@ -709,23 +706,7 @@ impl Cx {
         let mut bits = BTreeMap::new();
         let base_ok = !f.base.is_placeholder() && Prim::from_name(&f.base.value).is_some_and(|p| p.is_unsigned());
         for v in &f.flags {
-            if !v.name.is_placeholder() {
-                if !is_ident(&v.name.value) {
-                    bad_ident(
-                        self,
-                        &v.name.span,
-                        &format!("`{}` is not a valid identifier", v.name.value),
-                        &v.name.value,
-                    );
-                }
-                if !names.insert(v.name.value.clone()) {
-                    self.err(
-                        Code::DuplicateValue,
-                        &v.name.span,
-                        format!("flags `{}` names `{}` twice", f.name.value, v.name.value),
-                    );
-                }
-            }
+            self.value_name("flags", &f.name.value, &v.name, &mut names);
             if v.value.is_placeholder() {
                 continue;
             }
