@@ -7,7 +7,7 @@
 
 use std::fmt::Write;
 
-use logspec_runtime::Visitor;
+use logspec_runtime::{Event, FramedFormat, RawRecord, Visit, Visitor};
 
 /// Writes one JSON value (usually an object) into a string.
 #[derive(Default)]
@@ -99,6 +99,35 @@ pub fn float(out: &mut String, v: f64) {
         // `{:?}` is Rust's shortest round-trip form, and always has a `.` or an exponent.
         let _ = write!(out, "{v:?}");
     }
+}
+
+/// One record of a framed stream as the JSON object of `logspec dump`: the timestamp and tag
+/// fields of the record header (under their schema names), `name`, and `fields`; a record of a
+/// type the schema does not know has `"name": null`, its length and `payload_hex` instead.
+pub fn framed_event<F: FramedFormat>(w: &mut JsonWriter, ev: &Event<'_, F::Record>) {
+    let header = |w: &mut JsonWriter, raw: &RawRecord<'_>| {
+        if let (Some(name), Some(ts)) = (F::TIMESTAMP_FIELD, raw.header.timestamp) {
+            w.uint(Some(name), ts);
+        }
+        w.uint(Some(F::TAG_FIELD), raw.header.tag);
+    };
+    w.begin_object(None);
+    match ev {
+        Event::Record { raw, record } => {
+            header(w, raw);
+            w.str(Some("name"), F::record_name(raw.header.tag).unwrap_or(""));
+            record.visit(Some("fields"), w);
+        }
+        Event::Unknown { raw } => {
+            header(w, raw);
+            w.null(Some("name"));
+            w.uint(Some(F::LENGTH_FIELD), raw.header.len);
+            let mut h = String::with_capacity(raw.payload.len() * 2);
+            hex(&mut h, raw.payload);
+            w.str(Some("payload_hex"), &h);
+        }
+    }
+    w.end_object();
 }
 
 /// Lowercase hex of a byte string.

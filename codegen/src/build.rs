@@ -7,6 +7,9 @@
 //!     .unwrap_or_else(|e| e.exit());
 //! ```
 //! and in the crate: `mod usvlog { include!(concat!(env!("OUT_DIR"), "/usvlog.rs")); }`.
+//!
+//! A lock file next to a schema (`schemas/usvlog.lock`) adds the layouts of its older schema ids,
+//! as `usvlog::history::schema_<id>` modules that `with_file_format` dispatches to.
 
 use std::path::{Path, PathBuf};
 
@@ -26,6 +29,8 @@ pub struct Builder {
 pub enum BuildError {
     Schema(Vec<SchemaError>),
     Io(PathBuf, std::io::Error),
+    /// A lock file that cannot be read, or whose history cannot be rebuilt.
+    Lock(String),
     NoOutDir,
 }
 
@@ -39,6 +44,7 @@ impl std::fmt::Display for BuildError {
                 Ok(())
             }
             BuildError::Io(p, e) => write!(f, "{}: {e}", p.display()),
+            BuildError::Lock(m) => f.write_str(m),
             BuildError::NoOutDir => f.write_str("OUT_DIR is not set; call Builder::out_dir or run from a build script"),
         }
     }
@@ -98,8 +104,10 @@ impl Builder {
             }
             match crate::compile_file(path) {
                 Ok(schema) => {
+                    let history = self.history(path, &schema)?;
                     let out = out_dir.join(format!("{}.rs", schema.format.name));
-                    std::fs::write(&out, backend.source(&schema)).map_err(|e| BuildError::Io(out.clone(), e))?;
+                    std::fs::write(&out, backend.source_with_history(&schema, &history))
+                        .map_err(|e| BuildError::Io(out.clone(), e))?;
                     written.push(out);
                 }
                 Err(e) => errors.push(e),
@@ -109,6 +117,19 @@ impl Builder {
             Ok(written)
         } else {
             Err(BuildError::Schema(errors))
+        }
+    }
+
+    /// The older layouts of the lock file next to the schema (`x.toml` -> `x.lock`), if any.
+    fn history(&self, path: &Path, schema: &crate::ir::Schema) -> Result<Vec<crate::ir::Schema>, BuildError> {
+        let (lock_path, lock) = crate::lock::read_next_to(path).map_err(BuildError::Lock)?;
+        if self.emit_rerun {
+            println!("cargo:rerun-if-changed={}", lock_path.display());
+        }
+        match lock {
+            Some(l) => crate::history::history(schema, &l)
+                .map_err(|e| BuildError::Lock(format!("{}: {e}", lock_path.display()))),
+            None => Ok(Vec::new()),
         }
     }
 }

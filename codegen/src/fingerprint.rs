@@ -53,6 +53,13 @@ pub fn field_type(schema: &Schema, f: &Field) -> String {
     out
 }
 
+/// The canonical text of a type as a field of byte order `endian` holds it.
+pub fn type_text(schema: &Schema, t: &Ty, endian: Endian) -> String {
+    let mut out = String::new();
+    ty(schema, t, endian, &mut out);
+    out
+}
+
 fn push_const(f: &Field, out: &mut String) {
     match &f.value {
         Some(ConstValue::Int(v)) => {

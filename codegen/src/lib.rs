@@ -9,6 +9,7 @@ pub mod build;
 pub mod derive;
 pub mod diag;
 pub mod fingerprint;
+pub mod history;
 pub mod ir;
 pub mod layout;
 pub mod lock;

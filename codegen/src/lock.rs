@@ -113,6 +113,19 @@ fn schema_id(schema: &Schema) -> u64 {
     schema.format.schema_id.as_ref().map_or(0, |s| s.value)
 }
 
+/// The lock file next to a schema (`x.toml` -> `x.lock`), and its parsed content if it exists.
+pub fn read_next_to(schema_path: &std::path::Path) -> Result<(std::path::PathBuf, Option<Lock>), String> {
+    let path = schema_path.with_extension("lock");
+    match std::fs::read_to_string(&path) {
+        Ok(text) => match parse(&text) {
+            Ok(l) => Ok((path, Some(l))),
+            Err(e) => Err(format!("{}: {e}", path.display())),
+        },
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok((path, None)),
+        Err(e) => Err(format!("{}: {e}", path.display())),
+    }
+}
+
 /// Parses a lock file.
 pub fn parse(text: &str) -> Result<Lock, String> {
     toml::from_str(text).map_err(|e| e.to_string())

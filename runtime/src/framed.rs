@@ -32,7 +32,7 @@ pub trait FramedFormat {
     const RECORD_HEADER_SIZE: usize;
     /// The largest payload the length field can express.
     const MAX_PAYLOAD: u64;
-    /// Schema ids this build can decode.
+    /// The schema id this layout decodes (empty for formats without one).
     const KNOWN_SCHEMA_IDS: &'static [u64];
     /// Names of the record-header fields that hold the tag, the length and the timestamp.
     const TAG_FIELD: &'static str;
@@ -49,12 +49,62 @@ pub trait FramedFormat {
     fn write_record_header(h: &RecordHeader, out: &mut [u8]);
     /// Checks what decoding alone cannot (the schema id); consts were checked while decoding.
     fn check_file_header(h: &Self::FileHeader) -> Result<(), ReadErrorKind>;
+    /// The schema id a file header declares, for formats that have one.
+    fn schema_id(h: &Self::FileHeader) -> Option<u64>;
     /// The name of the record type with this tag, if known.
     fn record_name(tag: u64) -> Option<&'static str>;
     /// Decodes a payload; `None` for a tag this schema does not know.
     fn decode_record(tag: u64, payload: &[u8]) -> Option<Result<Self::Record, DecodeError>>;
     /// The tag of a record.
     fn record_tag(r: &Self::Record) -> u64;
+}
+
+/// A computation over a format picked at run time, e.g. by a file's schema id: see
+/// [`with_file_format`] and [`Versioned`].
+pub trait WithFormat {
+    type Output;
+    fn call<F: FramedFormat>(self) -> Self::Output;
+}
+
+/// A format together with the older layouts of its lock history. Implemented by generated code
+/// for every framed format; the older layouts live in the generated `history` module.
+pub trait Versioned: FramedFormat {
+    /// Every schema id this build decodes: the current one first, then the locked older ones.
+    const SCHEMA_IDS: &'static [u64];
+    /// The file-header field that holds the schema id (`""` for formats without one).
+    const SCHEMA_ID_FIELD: &'static str;
+    /// Calls `w` with the format (this one or an older layout) of schema id `id`; hands `w` back
+    /// for an id this build does not know.
+    fn with_schema_id<W: WithFormat>(id: u64, w: W) -> Result<W::Output, W>;
+}
+
+/// Calls `w` with the layout a file was written under, read from the schema id in its header
+/// (`head` holds the first bytes of the file: at least the file header). Files without a schema
+/// id, and a `head` too short to hold the header, get `F` itself, whose reader then reports what
+/// is wrong. An unknown schema id is an error that lists the ids this build knows.
+///
+/// ```ignore
+/// struct Count;
+/// impl WithFormat for Count {
+///     type Output = usize;
+///     fn call<F: FramedFormat>(self) -> usize { /* SliceReader::<F>::new(..) */ 0 }
+/// }
+/// let n = with_file_format::<usvlog::Usvlog, _>(&bytes, Count)?;
+/// ```
+pub fn with_file_format<F: Versioned, W: WithFormat>(head: &[u8], w: W) -> Result<W::Output, ReadError> {
+    let Ok(h) = F::FileHeader::decode(&mut Cursor::new(head), Endian::Little) else {
+        return Ok(w.call::<F>());
+    };
+    match F::schema_id(&h) {
+        None => Ok(w.call::<F>()),
+        Some(id) => F::with_schema_id(id, w).map_err(|_| {
+            header_error::<F>(ReadErrorKind::UnknownSchemaId {
+                field: F::SCHEMA_ID_FIELD,
+                found: id,
+                known: F::SCHEMA_IDS,
+            })
+        }),
+    }
 }
 
 /// What went wrong while reading a stream.
@@ -76,6 +126,13 @@ pub enum ReadErrorKind {
         field: &'static str,
         found: u64,
         known: &'static [u64],
+    },
+    /// The file's schema id is one this build knows, but not the one of this reader's layout: pick
+    /// the reader by the file's schema id with [`with_file_format`].
+    OtherSchemaId {
+        field: &'static str,
+        found: u64,
+        expected: u64,
     },
 }
 
@@ -155,6 +212,11 @@ impl fmt::Display for ReadError {
                 }
                 f.write_str("; refusing to guess the layout")
             }
+            ReadErrorKind::OtherSchemaId { field, found, expected } => write!(
+                f,
+                "{field} is {found}, but this reader decodes schema id {expected}; \
+                 open the file with `with_file_format` to decode it with the layout of schema id {found}"
+            ),
         }
     }
 }

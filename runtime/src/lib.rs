@@ -31,6 +31,6 @@ pub use visit::{Visit, Visitor};
 
 #[cfg(feature = "std")]
 pub use framed::{
-    Event, FramedFormat, RawRecord, ReadError, ReadErrorDetail, ReadErrorKind, Reader, RecordHeader, SliceReader,
-    WriteError, Writer,
+    with_file_format, Event, FramedFormat, RawRecord, ReadError, ReadErrorDetail, ReadErrorKind, Reader, RecordHeader,
+    SliceReader, Versioned, WithFormat, WriteError, Writer,
 };

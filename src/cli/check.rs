@@ -54,6 +54,10 @@ fn check_locks(dir: &std::path::Path) -> Result<bool, CliError> {
             failed = true;
             continue;
         };
+        if let Err(e) = logspec::codegen::history::history(&schema, &l) {
+            eprintln!("logspec: {}: the history cannot be rebuilt: {e}", lock_path.display());
+            failed = true;
+        }
         let report = logspec::codegen::lock::check(&l, &schema);
         for c in &report.changes {
             let v = match c.verdict {

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use logspec::json::JsonWriter;
-use logspec::runtime::{Event, FramedFormat, Reader, Visit, Visitor};
+use logspec::runtime::{with_file_format, FramedFormat, Reader, WithFormat};
 
 use super::{detect, open, shown, CliError, FormatKind};
 
@@ -19,19 +19,35 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
-    let input = open(&args.file)?;
-    let (kind, input) = detect(&args.file, input, args.format)?;
+    let d = detect(&args.file, open(&args.file)?, args.format)?;
+    let path = shown(&args.file);
     let stdout = io::stdout().lock();
     let mut out = BufWriter::with_capacity(1 << 16, stdout);
-    let result = match kind {
-        FormatKind::Usvlog => dump_framed::<logspec::formats::usvlog::Usvlog>(input, &mut out, &shown(&args.file)),
+    let job = Dump { input: d.input, out: &mut out, path: &path };
+    // The file's schema id picks the layout: the current one or an older one from the lock.
+    let result = match d.kind {
+        FormatKind::Usvlog => with_file_format::<logspec::formats::usvlog::Usvlog, _>(&d.head, job),
     };
+    let result = result.map_err(|e| Failure::Input(format!("{path}: {e}"))).and_then(|r| r);
     match result.and_then(|code| out.flush().map(|_| code).map_err(Failure::Io)) {
         Ok(code) => Ok(code),
         // A closed pipe (`| head`) is how a reader says it has seen enough.
         Err(Failure::Io(e)) if e.kind() == io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
         Err(Failure::Io(e)) => Err(CliError::Input(format!("writing output: {e}"))),
         Err(Failure::Input(m)) => Err(CliError::Input(m)),
+    }
+}
+
+struct Dump<'a, W> {
+    input: Box<dyn io::Read>,
+    out: &'a mut W,
+    path: &'a str,
+}
+
+impl<W: Write> WithFormat for Dump<'_, W> {
+    type Output = Result<ExitCode, Failure>;
+    fn call<F: FramedFormat>(self) -> Self::Output {
+        dump_framed::<F>(self.input, self.out, self.path)
     }
 }
 
@@ -53,23 +69,7 @@ pub fn dump_framed<F: FramedFormat>(
     let mut bad = 0u64;
     while let Some(ev) = reader.next_event() {
         match ev {
-            Ok(Event::Record { raw, record }) => {
-                w.begin_object(None);
-                header_fields::<F>(&mut w, &raw);
-                w.str(Some("name"), F::record_name(raw.header.tag).unwrap_or(""));
-                record.visit(Some("fields"), &mut w);
-                w.end_object();
-            }
-            Ok(Event::Unknown { raw }) => {
-                w.begin_object(None);
-                header_fields::<F>(&mut w, &raw);
-                w.null(Some("name"));
-                w.uint(Some(F::LENGTH_FIELD), raw.header.len);
-                let mut hex = String::with_capacity(raw.payload.len() * 2);
-                logspec::json::hex(&mut hex, raw.payload);
-                w.str(Some("payload_hex"), &hex);
-                w.end_object();
-            }
+            Ok(ev) => logspec::json::framed_event::<F>(&mut w, &ev),
             Err(e) if e.is_recoverable() => {
                 eprintln!("logspec: {path}: {e}; skipped");
                 bad += 1;
@@ -85,11 +85,4 @@ pub fn dump_framed<F: FramedFormat>(
         return Err(Failure::Input(format!("{path}: {bad} record(s) could not be decoded (see above)")));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn header_fields<F: FramedFormat>(w: &mut JsonWriter, raw: &logspec::runtime::RawRecord<'_>) {
-    if let (Some(name), Some(ts)) = (F::TIMESTAMP_FIELD, raw.header.timestamp) {
-        w.uint(Some(name), ts);
-    }
-    w.uint(Some(F::TAG_FIELD), raw.header.tag);
 }

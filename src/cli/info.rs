@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use logspec::json::JsonWriter;
-use logspec::runtime::{FramedFormat, Reader, Visit, Visitor};
+use logspec::runtime::{with_file_format, FramedFormat, Reader, Versioned, Visit, Visitor, WithFormat};
 
 use super::{detect, open, shown, CliError, FormatKind};
 
@@ -25,6 +25,9 @@ pub struct Args {
 /// Facts about a framed log, gathered in one pass.
 struct Summary {
     header: String,
+    /// The schema id of the layout the records were decoded with.
+    schema_id: Option<u64>,
+    current_schema_id: Option<u64>,
     records_total: u64,
     counts: BTreeMap<u64, (Option<&'static str>, u64)>,
     unknown: Vec<(Option<u64>, u64, u64)>,
@@ -36,11 +39,17 @@ struct Summary {
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let path = shown(&args.file);
-    let input = open(&args.file)?;
-    let (kind, input) = detect(&args.file, input, args.format)?;
+    let d = detect(&args.file, open(&args.file)?, args.format)?;
+    let kind = d.kind;
+    // The file's schema id picks the layout: the current one or an older one from the lock.
     let s = match kind {
-        FormatKind::Usvlog => summarise::<logspec::formats::usvlog::Usvlog>(input, &path)?,
+        FormatKind::Usvlog => {
+            type F = logspec::formats::usvlog::Usvlog;
+            let job = Summarise { input: d.input, path: &path, current: F::SCHEMA_IDS.first().copied() };
+            with_file_format::<F, _>(&d.head, job)
+        }
     };
+    let s = s.map_err(|e| CliError::Input(format!("{path}: {e}")))??;
     let text = if args.json { json(&s, kind, &path) } else { text(&s, kind, &path) };
     let mut out = io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
@@ -50,12 +59,28 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     Ok(if s.errors.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
-fn summarise<F: FramedFormat>(input: impl Read, path: &str) -> Result<Summary, CliError> {
+struct Summarise<'a> {
+    input: Box<dyn Read>,
+    path: &'a str,
+    /// The schema id of the format's current layout.
+    current: Option<u64>,
+}
+
+impl WithFormat for Summarise<'_> {
+    type Output = Result<Summary, CliError>;
+    fn call<F: FramedFormat>(self) -> Self::Output {
+        summarise::<F>(self.input, self.path, self.current)
+    }
+}
+
+fn summarise<F: FramedFormat>(input: impl Read, path: &str, current: Option<u64>) -> Result<Summary, CliError> {
     let mut reader = Reader::<_, F>::new(input).map_err(|e| CliError::Input(format!("{path}: {e}")))?;
     let mut w = JsonWriter::new();
     reader.file_header().visit(None, &mut w);
     let mut s = Summary {
         header: w.take(),
+        schema_id: F::schema_id(reader.file_header()),
+        current_schema_id: current,
         records_total: 0,
         counts: BTreeMap::new(),
         unknown: Vec::new(),
@@ -99,6 +124,13 @@ fn text(s: &Summary, kind: FormatKind, path: &str) -> String {
         FormatKind::Usvlog => "USVLOG",
     };
     t.push_str(&format!("file:     {path}\nformat:   {fmt}\nheader:   {}\n", s.header));
+    if let (Some(id), Some(current)) = (s.schema_id, s.current_schema_id) {
+        if id == current {
+            t.push_str(&format!("layout:   schema id {id} (current)\n"));
+        } else {
+            t.push_str(&format!("layout:   schema id {id} (an older layout, from the lock history)\n"));
+        }
+    }
     if let (Some(a), Some(b)) = (s.first_ts, s.last_ts) {
         t.push_str(&format!("time:     {a} .. {b} ({:.3} s)\n", b.saturating_sub(a) as f64 * 1e-6));
     }
@@ -135,6 +167,10 @@ fn json(s: &Summary, kind: FormatKind, path: &str) -> String {
         None => w.null(Some("error")),
     }
     w.raw(Some("header"), &s.header);
+    match s.schema_id {
+        Some(id) => w.uint(Some("schema_id"), id),
+        None => w.null(Some("schema_id")),
+    }
     w.uint(Some("records_total"), s.records_total);
     w.begin_object(Some("record_counts"));
     for (id, (name, n)) in &s.counts {

@@ -29,15 +29,7 @@ pub fn schemas(dir: &Path) -> Result<Vec<(PathBuf, Schema)>, CliError> {
 
 /// The lock file next to a schema, and its parsed content if it exists.
 pub fn read_lock(schema_path: &Path) -> Result<(PathBuf, Option<lock::Lock>), CliError> {
-    let path = schema_path.with_extension("lock");
-    match std::fs::read_to_string(&path) {
-        Ok(text) => {
-            let l = lock::parse(&text).map_err(|e| CliError::Input(format!("{}: {e}", path.display())))?;
-            Ok((path, Some(l)))
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok((path, None)),
-        Err(e) => Err(CliError::Input(format!("{}: {e}", path.display()))),
-    }
+    lock::read_next_to(schema_path).map_err(CliError::Input)
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
@@ -59,9 +51,9 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
                 continue;
             }
         }
-        let name =
-            format!("schemas/{}", path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default());
-        let text = lock::render(&lock::updated(current.as_ref(), &schema), &name);
+        let name = path.display().to_string().replace('\\', "/");
+        let name = name.strip_prefix("./").unwrap_or(&name);
+        let text = lock::render(&lock::updated(current.as_ref(), &schema), name);
         let old = std::fs::read_to_string(&lock_path).unwrap_or_default();
         if old == text {
             println!("unchanged {}", lock_path.display());

@@ -106,15 +106,21 @@ pub fn open(path: &Path) -> Result<Box<dyn Read>, CliError> {
         .map_err(|e| CliError::Input(format!("{}: cannot open: {e}", path.display())))
 }
 
+/// How many bytes [`detect`] reads ahead: enough for every format's magic and file header.
+const HEAD: u64 = 4096;
+
+/// An opened input: its detected format, its first bytes (at most [`HEAD`]) and all of it.
+pub struct Detected {
+    pub kind: FormatKind,
+    pub head: Vec<u8>,
+    pub input: Box<dyn Read>,
+}
+
 /// Detects the format from the first bytes, which are read and handed back in front of the rest.
-pub fn detect(
-    path: &Path,
-    mut input: Box<dyn Read>,
-    forced: Option<FormatKind>,
-) -> Result<(FormatKind, Box<dyn Read>), CliError> {
-    let mut head = Vec::with_capacity(16);
+pub fn detect(path: &Path, mut input: Box<dyn Read>, forced: Option<FormatKind>) -> Result<Detected, CliError> {
+    let mut head = Vec::with_capacity(HEAD as usize);
     (&mut input)
-        .take(16)
+        .take(HEAD)
         .read_to_end(&mut head)
         .map_err(|e| CliError::Input(format!("{}: cannot read: {e}", path.display())))?;
     let kind = match forced {
@@ -133,7 +139,8 @@ pub fn detect(
             }
         }
     };
-    Ok((kind, Box::new(io::Cursor::new(head).chain(input))))
+    let input = Box::new(io::Cursor::new(head.clone()).chain(input));
+    Ok(Detected { kind, head, input })
 }
 
 /// The path shown in messages.

@@ -128,6 +128,7 @@ fn framed_impl(cx: &Cx<'_>, enum_ident: &proc_macro2::Ident) -> TokenStream {
     let hsize = Literal::usize_unsuffixed(hsize as usize);
     let fname = schema.format.name.as_str();
     let marker = format_ident!("{}", camel_case(fname));
+    let versioned = if cx.top { versioned_impl(cx, &marker) } else { TokenStream::new() };
 
     let prim = |i: usize| match hdr.fields[i].ty {
         Ty::Prim(p) => p,
@@ -220,21 +221,30 @@ fn framed_impl(cx: &Cx<'_>, enum_ident: &proc_macro2::Ident) -> TokenStream {
     let max_payload =
         Literal::u64_unsuffixed(prim(length).int_range().map_or(u64::MAX, |(_, hi)| hi.min(u64::MAX as i128) as u64));
 
+    let mut id_of = quote!(let _ = h; ::core::option::Option::None);
     let (file_header, check) = match schema.file_header {
         Some(h) => {
             let ident = format_ident!("{}", schema.strukt(h).name);
             let check = match schema.format.schema_id.as_ref().and_then(|s| s.field.map(|f| (s, f))) {
-                Some((_, f)) => {
+                Some((sid, f)) => {
                     let fld = &schema.strukt(h).fields[f];
                     let fid = super::field_ident(&fld.name);
                     let fname = fld.name.as_str();
+                    let cur = Literal::u64_unsuffixed(sid.value);
+                    let all = cx.schema_ids.iter().map(|i| Literal::u64_unsuffixed(*i));
+                    id_of = quote!(::core::option::Option::Some(h.#fid as u64));
                     quote! {
                         let found = h.#fid as u64;
-                        if Self::KNOWN_SCHEMA_IDS.contains(&found) {
+                        const ALL: &[u64] = &[#(#all),*];
+                        if found == #cur {
                             ::core::result::Result::Ok(())
+                        } else if ALL.contains(&found) {
+                            ::core::result::Result::Err(#rt::ReadErrorKind::OtherSchemaId {
+                                field: #fname, found, expected: #cur,
+                            })
                         } else {
                             ::core::result::Result::Err(#rt::ReadErrorKind::UnknownSchemaId {
-                                field: #fname, found, known: Self::KNOWN_SCHEMA_IDS,
+                                field: #fname, found, known: ALL,
                             })
                         }
                     }
@@ -298,6 +308,9 @@ fn framed_impl(cx: &Cx<'_>, enum_ident: &proc_macro2::Ident) -> TokenStream {
             fn check_file_header(h: &Self::FileHeader) -> ::core::result::Result<(), #rt::ReadErrorKind> {
                 #check
             }
+            fn schema_id(h: &Self::FileHeader) -> ::core::option::Option<u64> {
+                #id_of
+            }
             fn record_name(tag: u64) -> ::core::option::Option<&'static str> {
                 match tag {
                     #name_arms
@@ -313,6 +326,52 @@ fn framed_impl(cx: &Cx<'_>, enum_ident: &proc_macro2::Ident) -> TokenStream {
             }
             fn record_tag(r: &Self::Record) -> u64 {
                 r.id()
+            }
+        }
+        #versioned
+    }
+}
+
+/// `impl Versioned` of the top-level format: dispatch on the schema id, to the older layouts in
+/// the `history` module.
+fn versioned_impl(cx: &Cx<'_>, marker: &proc_macro2::Ident) -> TokenStream {
+    let rt = &cx.rt;
+    let schema = cx.schema;
+    let Some(sid) = &schema.format.schema_id else {
+        return quote! {
+            #[automatically_derived]
+            impl #rt::Versioned for #marker {
+                const SCHEMA_IDS: &'static [u64] = &[];
+                const SCHEMA_ID_FIELD: &'static str = "";
+                fn with_schema_id<W: #rt::WithFormat>(id: u64, w: W) -> ::core::result::Result<W::Output, W> {
+                    let _ = id;
+                    ::core::result::Result::Ok(w.call::<Self>())
+                }
+            }
+        };
+    };
+    let field = match (schema.file_header, sid.field) {
+        (Some(h), Some(f)) => schema.strukt(h).fields[f].name.clone(),
+        _ => String::new(),
+    };
+    let all = cx.schema_ids.iter().map(|i| Literal::u64_unsuffixed(*i));
+    let cur = Literal::u64_unsuffixed(sid.value);
+    let arms = cx.schema_ids.iter().filter(|&&i| i != sid.value).map(|&i| {
+        let m = format_ident!("schema_{}", i);
+        let lit = Literal::u64_unsuffixed(i);
+        quote!(#lit => ::core::result::Result::Ok(w.call::<history::#m::#marker>()),)
+    });
+    quote! {
+        #[automatically_derived]
+        impl #rt::Versioned for #marker {
+            const SCHEMA_IDS: &'static [u64] = &[#(#all),*];
+            const SCHEMA_ID_FIELD: &'static str = #field;
+            fn with_schema_id<W: #rt::WithFormat>(id: u64, w: W) -> ::core::result::Result<W::Output, W> {
+                match id {
+                    #cur => ::core::result::Result::Ok(w.call::<Self>()),
+                    #(#arms)*
+                    _ => ::core::result::Result::Err(w),
+                }
             }
         }
     }

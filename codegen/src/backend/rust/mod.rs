@@ -45,7 +45,13 @@ impl RustBackend {
     /// The formatted Rust source of a schema: module-level items, meant to be `include!`d into a
     /// module of the user's crate.
     pub fn source(&self, schema: &Schema) -> String {
-        let tokens = self.tokens(schema);
+        self.source_with_history(schema, &[])
+    }
+
+    /// Like [`source`](Self::source), plus a `history` module with the older layouts of the lock
+    /// history (see [`crate::history`]), which the format's `Versioned` impl dispatches to.
+    pub fn source_with_history(&self, schema: &Schema, history: &[Schema]) -> String {
+        let tokens = self.tokens_with_history(schema, history);
         let file: syn::File = match syn::parse2(tokens.clone()) {
             Ok(f) => f,
             // A parse failure is a bug in this back end; emit the raw tokens so it shows.
@@ -56,13 +62,51 @@ impl RustBackend {
 
     /// The unformatted tokens of a schema.
     pub fn tokens(&self, schema: &Schema) -> TokenStream {
-        let cx = Cx::new(schema, &self.runtime_path);
-        let mut items = TokenStream::new();
-        for (i, def) in schema.types.iter().enumerate() {
-            items.extend(types::type_items(&cx, TypeId(i), def));
+        self.tokens_with_history(schema, &[])
+    }
+
+    /// The unformatted tokens of a schema and its older layouts.
+    pub fn tokens_with_history(&self, schema: &Schema, history: &[Schema]) -> TokenStream {
+        let ids: Vec<u64> = schema
+            .format
+            .schema_id
+            .iter()
+            .chain(history.iter().filter_map(|h| h.format.schema_id.as_ref()))
+            .map(|s| s.value)
+            .collect();
+        let items = |schema: &Schema, top: bool| {
+            let mut cx = Cx::new(schema, &self.runtime_path);
+            cx.schema_ids.clone_from(&ids);
+            cx.top = top;
+            let mut items = TokenStream::new();
+            for (i, def) in schema.types.iter().enumerate() {
+                items.extend(types::type_items(&cx, TypeId(i), def));
+            }
+            items.extend(format::format_items(&cx));
+            items
+        };
+        let mut out = items(schema, true);
+        if !history.is_empty() {
+            let src = schema.source.as_deref().unwrap_or("the schema");
+            let mods = history.iter().map(|h| {
+                let id = h.format.schema_id.as_ref().map_or(0, |s| s.value);
+                let m = format_ident!("schema_{}", id);
+                let doc = format!(
+                    " The record layouts of schema id {id}, rebuilt from the lock file of `{src}`: files written \
+                     under schema id {id} decode with these types."
+                );
+                let body = items(h, false);
+                quote!(#[doc = #doc] pub mod #m { #body })
+            });
+            out.extend(quote! {
+                /// Older layouts of this format, from its lock file's history. `with_file_format` picks
+                /// the layout of a file by the schema id in its header.
+                pub mod history {
+                    #(#mods)*
+                }
+            });
         }
-        items.extend(format::format_items(&cx));
-        items
+        out
     }
 }
 
@@ -70,12 +114,17 @@ impl RustBackend {
 pub struct Cx<'a> {
     pub schema: &'a Schema,
     pub rt: TokenStream,
+    /// Every schema id the generated code decodes: the schema's own first, then the lock history.
+    pub schema_ids: Vec<u64>,
+    /// Whether this is the top-level format (which dispatches to the history), not an older layout.
+    pub top: bool,
 }
 
 impl<'a> Cx<'a> {
     pub fn new(schema: &'a Schema, runtime_path: &str) -> Self {
         let rt: TokenStream = runtime_path.parse().unwrap_or_else(|_| quote!(::logspec_runtime));
-        Cx { schema, rt }
+        let schema_ids = schema.format.schema_id.iter().map(|s| s.value).collect();
+        Cx { schema, rt, schema_ids, top: true }
     }
 
     /// The Rust type name of a named type.
