@@ -167,7 +167,19 @@ fn union(schema: &Schema, u: &crate::ir::Union, tag_field: Option<usize>, out: &
     }
     out.push('{');
     for (i, v) in u.variants.iter().enumerate() {
-        let _ = write!(out, "{}{}={}:", if i > 0 { "," } else { "" }, v.name, v.tag);
+        let _ = match &v.select {
+            None => write!(out, "{}{}={}:", if i > 0 { "," } else { "" }, v.name, v.tag),
+            Some(m) => {
+                let sel = match m {
+                    crate::ir::NameMatch::Exact(names) => {
+                        names.iter().map(|n| format!("{n:?}")).collect::<Vec<_>>().join("|")
+                    }
+                    crate::ir::NameMatch::Prefix(p) => format!("{p:?}*"),
+                    crate::ir::NameMatch::Default => "*".to_string(),
+                };
+                write!(out, "{}{}={sel}:", if i > 0 { "," } else { "" }, v.name)
+            }
+        };
         fields(schema, &v.fields, out);
     }
     out.push('}');

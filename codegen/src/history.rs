@@ -316,10 +316,10 @@ impl Rebuild<'_> {
                     p.expect(":")?;
                     let mut fields = self.fields(p, &format!("{synth}{}", camel_case(&name)))?;
                     let size = self.place(&mut fields);
-                    variants.push(Variant { name, tag, doc: None, fields, size });
+                    variants.push(Variant { name, tag, select: None, doc: None, fields, size });
                 }
                 let e = endian.unwrap_or(self.cur.format.endian);
-                let def = TypeDef::Union(Union { name: String::new(), doc: None, endian: e, variants });
+                let def = TypeDef::Union(Union { name: String::new(), doc: None, endian: e, variants, by_name: false });
                 match tag_field {
                     Some(t) => self.intern(def, |id| Ty::Union { id, tag_field: t }, e, synth.to_string()),
                     None => self.intern(def, Ty::Named, e, synth.to_string()),

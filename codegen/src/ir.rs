@@ -229,23 +229,58 @@ pub struct Flags {
     pub flags: Vec<Flag>,
 }
 
+/// How a variant of a union selected by a type name is chosen.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum NameMatch {
+    /// Any of these exact names.
+    Exact(Vec<String>),
+    /// Any name that starts with this.
+    Prefix(String),
+    /// Every name no other variant matches.
+    Default,
+}
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Variant {
     pub name: String,
+    /// The tag value; for a union selected by name, the variant's index.
     pub tag: i128,
+    /// For a union selected by a type name: the names that select this variant.
+    pub select: Option<NameMatch>,
     pub doc: Option<String>,
     /// The variant's body; may be empty.
     pub fields: Vec<Field>,
     pub size: Option<u32>,
 }
 
-/// A tagged union: the value of the tag field selects one variant.
+/// A tagged union: the value of the tag field selects one variant; or, for a union selected by
+/// name, a type name given at run time (exact names first, then prefixes in order, then the
+/// default variant).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Union {
     pub name: String,
     pub doc: Option<String>,
     pub endian: Endian,
     pub variants: Vec<Variant>,
+    /// Whether variants are selected by a type name rather than an integer tag field.
+    pub by_name: bool,
+}
+
+impl Union {
+    /// The index of the variant a type name selects (for a union selected by name).
+    pub fn select(&self, type_name: &str) -> Option<usize> {
+        let exact = self
+            .variants
+            .iter()
+            .position(|v| matches!(&v.select, Some(NameMatch::Exact(names)) if names.iter().any(|n| n == type_name)));
+        exact
+            .or_else(|| {
+                self.variants
+                    .iter()
+                    .position(|v| matches!(&v.select, Some(NameMatch::Prefix(p)) if type_name.starts_with(p.as_str())))
+            })
+            .or_else(|| self.variants.iter().position(|v| v.select == Some(NameMatch::Default)))
+    }
 }
 
 /// A type defined outside the schema (a hand-written Rust type named in `#[derive(Record)]`).

@@ -747,6 +747,9 @@ impl Cx {
         let mut variants = Vec::new();
         let mut vnames = BTreeSet::new();
         let mut tags = BTreeMap::new();
+        let mut names_seen = BTreeMap::new();
+        let mut default_seen: Option<String> = None;
+        let by_name = u.variants.iter().any(|v| !v.matches.is_empty() || v.prefix.is_some() || v.default.is_some());
         for v in &u.variants {
             if !v.name.is_placeholder() {
                 if !is_ident(&v.name.value) {
@@ -765,19 +768,78 @@ impl Cx {
                     );
                 }
             }
-            if !v.tag.is_placeholder() {
-                if let Some(prev) = tags.insert(v.tag.value, v.name.value.clone()) {
+            let selectors = usize::from(!v.matches.is_empty())
+                + usize::from(v.prefix.is_some())
+                + usize::from(v.default.as_ref().is_some_and(|d| d.value));
+            let select = if by_name {
+                if let Some(t) = &v.tag {
                     self.err(
-                        Code::DuplicateValue,
-                        &v.tag.span,
-                        format!("tag {} selects both `{prev}` and `{}`", v.tag.value, v.name.value),
+                        Code::BadUnionTag,
+                        &t.span,
+                        format!(
+                            "union `{}` is selected by type name, so its variants have no integer `tag`",
+                            u.name.value
+                        ),
+                    )
+                    .help = Some(
+                        "select this variant with `match = [\"name\", ...]`, `prefix = \"...\"` or `default = true`"
+                            .into(),
                     );
                 }
-            }
-            let fields = self.fields(&v.fields, endian, names, decls, false);
+                if selectors != 1 {
+                    self.err(Code::BadUnionTag, &v.name.span, format!("variant `{}` of a union selected by type name needs exactly one of `match`, `prefix` and `default = true`", v.name.value));
+                }
+                for m in &v.matches {
+                    if let Some(prev) = names_seen.insert(m.value.clone(), v.name.value.clone()) {
+                        self.err(
+                            Code::DuplicateValue,
+                            &m.span,
+                            format!("type name {:?} selects both `{prev}` and `{}`", m.value, v.name.value),
+                        );
+                    }
+                }
+                if v.default.as_ref().is_some_and(|d| d.value) {
+                    if let Some(prev) = default_seen.replace(v.name.value.clone()) {
+                        self.err(
+                            Code::DuplicateValue,
+                            &v.name.span,
+                            format!(
+                                "union `{}` has two default variants, `{prev}` and `{}`",
+                                u.name.value, v.name.value
+                            ),
+                        );
+                    }
+                }
+                Some(match (&v.prefix, v.matches.is_empty()) {
+                    (Some(p), _) => ir::NameMatch::Prefix(p.value.clone()),
+                    (None, false) => ir::NameMatch::Exact(v.matches.iter().map(|m| m.value.clone()).collect()),
+                    (None, true) => ir::NameMatch::Default,
+                })
+            } else {
+                match &v.tag {
+                    Some(t) => {
+                        if let Some(prev) = tags.insert(t.value, v.name.value.clone()) {
+                            self.err(
+                                Code::DuplicateValue,
+                                &t.span,
+                                format!("tag {} selects both `{prev}` and `{}`", t.value, v.name.value),
+                            );
+                        }
+                    }
+                    None => {
+                        self.err(Code::MissingKey, &v.span, format!("missing key `tag` in variant `{}`", v.name.value))
+                            .help = Some("add `tag = <integer>`: the value of the tag field that selects this variant (or, for a union selected by type name, `match`, `prefix` or `default = true`)".into());
+                    }
+                }
+                None
+            };
+            // A variant of a union selected by name is decoded from exactly the value's bytes, so
+            // its last field may run to the end.
+            let fields = self.fields(&v.fields, endian, names, decls, by_name);
             variants.push(ir::Variant {
                 name: v.name.value.clone(),
-                tag: v.tag.value,
+                tag: if by_name { variants.len() as i128 } else { v.tag.as_ref().map_or(0, |t| t.value) },
+                select,
                 doc: v.doc.as_ref().map(|d| d.value.clone()),
                 fields,
                 size: None,
@@ -788,6 +850,7 @@ impl Cx {
             doc: u.doc.as_ref().map(|d| d.value.clone()),
             endian,
             variants,
+            by_name,
         })
     }
 
@@ -817,6 +880,11 @@ impl Cx {
                     let Ty::Union { id, tag_field } = &f.ty else { continue };
                     let Some(tag_decl) = field_decls[fi].tag.as_ref() else { continue };
                     let TypeDef::Union(u) = &types[id.0] else { continue };
+                    if u.by_name {
+                        self.err(Code::BadUnionTag, &tag_decl.span, format!("union `{}` is selected by a type name given at run time, not by a field", u.name))
+                            .help = Some(format!("store the value as bytes (e.g. `size = \"u16\"`) and decode it with `{}::decode_named(type_name, bytes)`", u.name));
+                        continue;
+                    }
                     // The tag field is found among the same struct's earlier fields; for variants, the
                     // flattened list still puts it before the union field.
                     let Some(tag) = fields.get(*tag_field) else { continue };
@@ -856,19 +924,17 @@ impl Cx {
                         _ => continue,
                     };
                     for (v, vd) in u.variants.iter().zip(&union_decl.variants) {
-                        if vd.tag.is_placeholder() {
-                            continue;
-                        }
+                        let Some(vtag) = &vd.tag else { continue };
                         let (lo, hi) = base.int_range().expect("integer");
                         if v.tag < lo || v.tag > hi {
-                            let d = self.err(Code::UnmatchedUnionTag, &vd.tag.span, format!("variant `{}` has tag {}, which the tag field `{}` ({base}) of `{owner}` cannot hold", v.name, v.tag, tag.name));
+                            let d = self.err(Code::UnmatchedUnionTag, &vtag.span, format!("variant `{}` has tag {}, which the tag field `{}` ({base}) of `{owner}` cannot hold", v.name, v.tag, tag.name));
                             d.label = Some(format!("`{base}` holds {lo}..={hi}"));
                             d.help = Some(format!("widen the tag field `{}`, or renumber the variant", tag.name));
                         } else if let Some(e) = enum_values {
                             if !e.values.iter().any(|ev| ev.value == v.tag) {
                                 self.err(
                                     Code::UnmatchedUnionTag,
-                                    &vd.tag.span,
+                                    &vtag.span,
                                     format!(
                                         "variant `{}` has tag {}, which is not a value of the tag enum `{}`",
                                         v.name, v.tag, e.name

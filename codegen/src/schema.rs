@@ -147,7 +147,13 @@ pub struct UnionDecl {
 #[derive(Clone, Debug)]
 pub struct VariantDecl {
     pub name: Sp<String>,
-    pub tag: Sp<i128>,
+    /// The integer tag, for a union selected by a tag field.
+    pub tag: Option<Sp<i128>>,
+    /// For a union selected by a type name: the exact names (`match`), a name prefix (`prefix`), or
+    /// the fallback for every other name (`default = true`).
+    pub matches: Vec<Sp<String>>,
+    pub prefix: Option<Sp<String>>,
+    pub default: Option<Sp<bool>>,
     pub doc: Option<Sp<String>>,
     pub fields: Vec<FieldDecl>,
     pub span: Span,
@@ -267,11 +273,14 @@ fn union_decl(mut t: Table<'_, '_>, span: Span) -> UnionDecl {
         .map(|(mut v, vspan)| {
             let name = v.str("name", true).unwrap_or_else(|| Sp::placeholder(String::new(), vspan.start));
             v.named(&name);
-            let tag = v.int("tag", true).unwrap_or_else(|| Sp::placeholder(0, vspan.start));
+            let tag = v.int("tag", false);
+            let matches = v.str_list("match");
+            let prefix = v.str("prefix", false);
+            let default = v.boolean("default");
             let doc = v.str("doc", false);
             let fields = v.fields("fields", false);
-            v.finish(&["name", "tag", "doc", "fields"]);
-            VariantDecl { name, tag, doc, fields, span: vspan }
+            v.finish(&["name", "tag", "match", "prefix", "default", "doc", "fields"]);
+            VariantDecl { name, tag, matches, prefix, default, doc, fields, span: vspan }
         })
         .collect();
     t.finish(&["name", "doc", "endian", "variants"]);
@@ -450,6 +459,37 @@ impl<'a, 'd> Table<'a, 'd> {
                     None
                 }
             },
+        }
+    }
+
+    /// A string, or an array of strings.
+    fn str_list(&mut self, key: &str) -> Vec<Sp<String>> {
+        let Some(v) = self.get(key) else { return Vec::new() };
+        if let Some(s) = v.get_ref().as_str() {
+            return vec![Sp::new(s.to_string(), v.span())];
+        }
+        let Some(items) = v.get_ref().as_array() else {
+            self.wrong(key, "a string or an array of strings", v);
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        for item in items.iter() {
+            match item.get_ref().as_str() {
+                Some(s) => out.push(Sp::new(s.to_string(), item.span())),
+                None => self.wrong(key, "a string or an array of strings", item),
+            }
+        }
+        out
+    }
+
+    fn boolean(&mut self, key: &str) -> Option<Sp<bool>> {
+        let v = self.get(key)?;
+        match v.get_ref().as_bool() {
+            Some(b) => Some(Sp::new(b, v.span())),
+            None => {
+                self.wrong(key, "`true` or `false`", v);
+                None
+            }
         }
     }
 

@@ -178,6 +178,27 @@ pub fn payload_var<T: crate::Decode>(payload: &[u8], name: &'static str) -> Resu
     }
 }
 
+/// Decodes a value of a union selected by name: variant `index`, from exactly `bytes`.
+#[inline]
+pub fn named_exact<T: crate::Union>(index: i128, bytes: &[u8], name: &'static str) -> Result<T, DecodeError> {
+    let mut c = Cursor::new(bytes);
+    let v = T::decode_variant(index, &mut c).map_err(|e| e.in_type(name))?;
+    if c.is_empty() {
+        Ok(v)
+    } else {
+        Err(DecodeError::new(crate::DecodeErrorKind::TrailingBytes { extra: c.remaining() as u64 })
+            .at(c.position())
+            .in_type(name))
+    }
+}
+
+/// The error for a type name that selects no variant.
+#[cold]
+pub fn unknown_type_name(type_name: &str, ty: &'static str) -> DecodeError {
+    DecodeError::new(crate::DecodeErrorKind::UnknownTypeName { name: crate::Shown::bytes(type_name.as_bytes()) })
+        .in_type(ty)
+}
+
 /// The error for a const field that holds the wrong value.
 #[cold]
 pub fn bad_const(expected: crate::Shown, found: crate::Shown, at: usize, field: &'static str) -> DecodeError {

@@ -52,6 +52,8 @@ pub enum DecodeErrorKind {
     BadConst { expected: Shown, found: Shown },
     /// A union's tag selected no variant.
     UnknownVariant { tag: i128 },
+    /// A type name that selects no variant of a union selected by name.
+    UnknownTypeName { name: Shown },
     /// An enum value outside a hand-written Rust enum's variants.
     InvalidValue { value: i128 },
     /// A string is not UTF-8; `valid_up_to` bytes of it were.
@@ -119,6 +121,7 @@ impl fmt::Display for DecodeErrorKind {
             }
             DecodeErrorKind::BadConst { expected, found } => write!(f, "expected {expected}, found {found}"),
             DecodeErrorKind::UnknownVariant { tag } => write!(f, "tag {tag} selects no known variant"),
+            DecodeErrorKind::UnknownTypeName { name } => write!(f, "type name {name} selects no known variant"),
             DecodeErrorKind::InvalidValue { value } => write!(f, "{value} is not a valid value"),
             DecodeErrorKind::InvalidUtf8 { valid_up_to } => {
                 write!(f, "string is not valid UTF-8 (invalid after {valid_up_to} bytes)")

@@ -4,3 +4,7 @@
 pub mod usvlog {
     include!(concat!(env!("OUT_DIR"), "/usvlog.rs"));
 }
+
+/// AdvantageKit RLOG (R1 and R2 files, and the TCP live stream): the message types generated from
+/// `schemas/rlog.toml`, and the stateful reader, writer and network server built on them.
+pub mod rlog;

@@ -476,14 +476,28 @@ impl Gen<'_> {
         if let Some(d) = &u.doc {
             put!(text, " {d}");
         }
-        text.push_str(" The tag value selects the variant:");
+        text.push_str(if u.by_name {
+            " A type name given with the value selects the variant:"
+        } else {
+            " The tag value selects the variant:"
+        });
         self.comment_open(&text, false);
         for v in &u.variants {
             let doc = v.doc.as_deref().map(|d| format!(" {}", one_line(d))).unwrap_or_default();
-            putln!(self.out, " *   {} = {}:{doc}", v.name, v.tag);
+            let sel = match &v.select {
+                None => v.tag.to_string(),
+                Some(crate::ir::NameMatch::Exact(names)) => names.join(" | "),
+                Some(crate::ir::NameMatch::Prefix(p)) => format!("{p}*"),
+                Some(crate::ir::NameMatch::Default) => "any other name".to_string(),
+            };
+            putln!(self.out, " *   {} = {sel}:{doc}", v.name);
             self.field_table(&v.fields, "  ", u.endian);
         }
         self.out.push_str(" */\n");
+        if u.by_name {
+            self.out.push('\n');
+            return;
+        }
         let mac = self.n.mac(id);
         // Tags print without a type suffix: their width is the tag field's, which may differ per use.
         let tags: Vec<Def> = u

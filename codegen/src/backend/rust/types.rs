@@ -5,7 +5,7 @@ use quote::{format_ident, quote};
 
 use super::codec::{self, StructSpec};
 use super::{doc_attrs, field_ident, prim_type, Cx};
-use crate::ir::{Enum, Flags, Prim, Struct, TypeDef, TypeId, Union};
+use crate::ir::{Enum, Flags, NameMatch, Prim, Struct, TypeDef, TypeId, Union};
 
 pub fn type_items(cx: &Cx<'_>, id: TypeId, def: &TypeDef) -> TokenStream {
     match def {
@@ -240,6 +240,75 @@ fn flags_items(cx: &Cx<'_>, f: &Flags) -> TokenStream {
     }
 }
 
+/// The extra items of a union selected by a type name: the name lookup, whole-value decoding, and
+/// `Encode` (such a union is a value of its own, not a field behind a tag).
+fn by_name_items(cx: &Cx<'_>, u: &Union) -> TokenStream {
+    let rt = &cx.rt;
+    let ident = format_ident!("{}", u.name);
+    let name = u.name.as_str();
+    let mut exact = TokenStream::new();
+    let mut prefixes = TokenStream::new();
+    let mut default = quote!(::core::option::Option::None);
+    let mut listed = Vec::new();
+    for v in &u.variants {
+        let idx = Literal::i128_unsuffixed(v.tag);
+        match &v.select {
+            Some(NameMatch::Exact(names)) => {
+                exact.extend(quote!(#(#names)|* => return ::core::option::Option::Some(#idx),));
+                listed.extend(names.iter().map(|n| format!("`{n}`")));
+            }
+            Some(NameMatch::Prefix(p)) => {
+                prefixes.extend(quote! {
+                    if type_name.starts_with(#p) {
+                        return ::core::option::Option::Some(#idx);
+                    }
+                });
+                listed.push(format!("`{p}...`"));
+            }
+            Some(NameMatch::Default) => default = quote!(::core::option::Option::Some(#idx)),
+            None => {}
+        }
+    }
+    let doc = format!(
+        " The variant a type name selects ({}; exact names first, then prefixes, then the default), as the tag [`decode_variant_exact`](Self::decode_variant_exact) takes.",
+        listed.join(", ")
+    );
+    quote! {
+        impl #ident {
+            #[doc = #doc]
+            pub fn variant_index(type_name: &str) -> ::core::option::Option<i128> {
+                match type_name {
+                    #exact
+                    _ => {}
+                }
+                #prefixes
+                #default
+            }
+            /// Decodes a whole value (every byte of `bytes`) as the variant `type_name` selects.
+            pub fn decode_named(type_name: &str, bytes: &[u8]) -> ::core::result::Result<Self, #rt::DecodeError> {
+                match Self::variant_index(type_name) {
+                    ::core::option::Option::Some(i) => #rt::__private::named_exact(i, bytes, #name),
+                    ::core::option::Option::None => ::core::result::Result::Err(#rt::__private::unknown_type_name(type_name, #name)),
+                }
+            }
+            /// Decodes a whole value as the variant of index `index` (from [`variant_index`](Self::variant_index)).
+            pub fn decode_variant_exact(index: i128, bytes: &[u8]) -> ::core::result::Result<Self, #rt::DecodeError> {
+                #rt::__private::named_exact(index, bytes, #name)
+            }
+        }
+        #[automatically_derived]
+        impl #rt::Encode for #ident {
+            fn encoded_len(&self) -> usize {
+                #rt::Union::variant_len(self)
+            }
+            fn encode<__S: #rt::Sink + ?Sized>(&self, out: &mut __S, order: #rt::Endian) -> ::core::result::Result<(), #rt::EncodeError> {
+                let _ = order;
+                #rt::Union::encode_variant(self, out)
+            }
+        }
+    }
+}
+
 fn union_items(cx: &Cx<'_>, u: &Union) -> TokenStream {
     let rt = &cx.rt;
     let ident = format_ident!("{}", u.name);
@@ -302,6 +371,7 @@ fn union_items(cx: &Cx<'_>, u: &Union) -> TokenStream {
             v.end_variant();
         }));
     }
+    let by_name = if u.by_name { by_name_items(cx, u) } else { TokenStream::new() };
     let derives = if float {
         quote!(#[derive(Clone, Debug, PartialEq)])
     } else {
@@ -341,6 +411,7 @@ fn union_items(cx: &Cx<'_>, u: &Union) -> TokenStream {
                 match self { #visit_arms }
             }
         }
+        #by_name
     }
 }
 

@@ -1,0 +1,113 @@
+//! AdvantageKit RLOG: R1 and R2 files and live streams.
+//!
+//! The message layer (timestamps, key definitions, field values, R1's value codes and R2's
+//! declared-type encodings) is generated from `schemas/rlog.toml`; this module adds what a schema
+//! cannot say: the key table that carries key names and R2 declared types from a key's definition
+//! to its values, the revision byte, and cycles.
+//!
+//! - [`Reader`] reads messages or whole [`Cycle`]s from any `Read`, in constant memory;
+//! - [`Writer`] writes files (and frame payloads) message by message, with explicit key ids, so a
+//!   decoded file re-encodes byte for byte; [`Encoder`] is the producer side: it assigns key ids,
+//!   sends only changed values, and builds the catch-up ("newcomer") data of the live stream;
+//! - [`net`] is the TCP live stream (server and client).
+
+mod generated {
+    #![allow(clippy::all)]
+    include!(concat!(env!("OUT_DIR"), "/rlog.rs"));
+}
+pub mod net;
+mod reader;
+mod writer;
+
+use std::fmt;
+
+pub use generated::*;
+pub use reader::{Cycle, Event, Key, Reader, ReaderOptions, RlogError, RlogErrorKind};
+pub use writer::{Encoder, RlogWriteError, Writer, MAX_LEN};
+
+/// The RLOG revision, from the first byte of a file or stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Revision {
+    /// AdvantageKit v0.0.1–v1.8.1 files and streams, v2.2–v3.1 streams: self-describing values.
+    R1,
+    /// AdvantageKit v3.2 and later streams, PsiKit files: each key declares a type once.
+    R2,
+}
+
+impl Revision {
+    pub fn byte(self) -> u8 {
+        match self {
+            Revision::R1 => 1,
+            Revision::R2 => 2,
+        }
+    }
+
+    pub fn from_byte(b: u8) -> Option<Revision> {
+        match b {
+            1 => Some(Revision::R1),
+            2 => Some(Revision::R2),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Revision {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "R{}", self.byte())
+    }
+}
+
+/// One value of either revision.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    R1(R1Value),
+    R2(R2Value),
+}
+
+impl Value {
+    /// The type shown for this value: for R1 the value code's name (`double`, `string[]`, `null`),
+    /// for R2 the key's declared type (passed in, since R2 values do not carry it).
+    pub fn type_name<'a>(&self, declared: Option<&'a str>) -> &'a str {
+        match self {
+            Value::R1(v) => r1_type_name(v),
+            Value::R2(_) => declared.unwrap_or("raw"),
+        }
+    }
+}
+
+/// The name of an R1 value code, as AdvantageKit v1.8.1 spells its `LoggableType`s in lower case.
+pub fn r1_type_name(v: &R1Value) -> &'static str {
+    match v {
+        R1Value::Null { .. } => "null",
+        R1Value::Boolean { .. } => "boolean",
+        R1Value::BooleanArray { .. } => "boolean[]",
+        R1Value::Integer { .. } => "int",
+        R1Value::IntegerArray { .. } => "int[]",
+        R1Value::Double { .. } => "double",
+        R1Value::DoubleArray { .. } => "double[]",
+        R1Value::String { .. } => "string",
+        R1Value::StringArray { .. } => "string[]",
+        R1Value::Byte { .. } => "byte",
+        R1Value::ByteArray { .. } => "byte[]",
+    }
+}
+
+/// The R2 type name a value of this variant is declared with by default, when a writer is not
+/// given one; `None` where the name carries information the value does not (structs, protos).
+pub fn r2_default_type(v: &R2Value) -> Option<&'static str> {
+    Some(match v {
+        R2Value::Boolean { .. } => "boolean",
+        R2Value::Int64 { .. } => "int64",
+        R2Value::Float { .. } => "float",
+        R2Value::Double { .. } => "double",
+        R2Value::String { .. } => "string",
+        R2Value::BooleanArray { .. } => "boolean[]",
+        R2Value::Int64Array { .. } => "int64[]",
+        R2Value::FloatArray { .. } => "float[]",
+        R2Value::DoubleArray { .. } => "double[]",
+        R2Value::StringArray { .. } => "string[]",
+        R2Value::Json { .. } => "json",
+        R2Value::Raw { .. } => "raw",
+        R2Value::Struct { .. } | R2Value::Proto { .. } | R2Value::Other { .. } => return None,
+    })
+}

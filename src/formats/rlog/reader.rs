@@ -1,0 +1,400 @@
+//! The RLOG reader: messages decoded by the generated types, the key table, and cycles.
+
+use std::fmt;
+use std::io::{self, Read};
+
+use logspec_runtime::{Cursor, Decode, DecodeError, DecodeErrorKind, Endian};
+
+use super::{R1Body, R1Message, R2Body, R2Message, R2Value, Revision, Value};
+
+/// A key: its name and, in R2, its declared type.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Key {
+    pub name: String,
+    /// The R2 declared type (`double`, `struct:Pose2d`); `None` in R1.
+    pub declared_type: Option<String>,
+    /// The `R2Value` variant the declared type selects, looked up once.
+    variant: Option<i128>,
+}
+
+/// What a reader yields, message by message.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Event {
+    /// A cycle starts at this time (seconds).
+    Timestamp(f64),
+    /// A key was defined (see [`Reader::key`]).
+    KeyDef { key_id: i16 },
+    /// A value, with the timestamp of its cycle (0.0 before the first timestamp).
+    Value { timestamp: f64, key_id: i16, value: Value },
+}
+
+/// One cycle: its timestamp and every value record in it, in file order.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Cycle {
+    pub timestamp: f64,
+    /// `(key id, value)`; key names are in [`Reader::key`].
+    pub values: Vec<(i16, Value)>,
+}
+
+/// Reading options.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ReaderOptions {
+    /// Decode a file that starts without a revision byte (its first byte is the `00` of a
+    /// timestamp) with this revision. AdvantageKit#15 left such files in the wild; they are R1.
+    pub assume_revision: Option<Revision>,
+}
+
+/// A read failure: where, in which key, and what.
+#[derive(Debug)]
+pub struct RlogError {
+    /// Absolute byte offset of the start of the failing message (of the file for a header error).
+    pub offset: u64,
+    /// The key of the failing value, when known.
+    pub key: Option<String>,
+    pub kind: RlogErrorKind,
+}
+
+#[derive(Debug)]
+pub enum RlogErrorKind {
+    Io(io::Error),
+    /// The input is empty.
+    Empty,
+    /// The first byte is `00`: a timestamp, not a revision byte.
+    NoRevision,
+    /// The first byte is neither 1 nor 2 nor 0.
+    UnsupportedRevision(u8),
+    /// The input ends inside a message that needs at least `needed` bytes; `available` are left.
+    Truncated {
+        needed: u64,
+        available: u64,
+    },
+    /// A message does not decode (an unknown message kind or R1 value code, bad UTF-8, ...).
+    Decode(DecodeError),
+    /// An R2 value for a key id that was never defined: its type, hence its layout, is unknown.
+    UndefinedKey {
+        key_id: i16,
+    },
+}
+
+impl RlogError {
+    /// Whether reading can go on after this error: the failing message's length was known (an R2
+    /// value that does not decode as its declared type, or whose key is undefined).
+    pub fn is_recoverable(&self) -> bool {
+        matches!(self.kind, RlogErrorKind::UndefinedKey { .. })
+            || (matches!(self.kind, RlogErrorKind::Decode(_)) && self.key.is_some())
+    }
+}
+
+impl fmt::Display for RlogError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "rlog: at byte {}", self.offset)?;
+        if let Some(k) = &self.key {
+            write!(f, " (key {k:?})")?;
+        }
+        f.write_str(": ")?;
+        match &self.kind {
+            RlogErrorKind::Io(e) => write!(f, "I/O error: {e}"),
+            RlogErrorKind::Empty => f.write_str("the input is empty; expected a revision byte (1 or 2)"),
+            RlogErrorKind::NoRevision => f.write_str(
+                "the file starts without a revision byte: its first byte is 00, a timestamp message \
+                 (files like this were written by AdvantageKit before v1.8.1 fixed #15); decode it as \
+                 R1 with `--assume-r1` (ReaderOptions::assume_revision)",
+            ),
+            RlogErrorKind::UnsupportedRevision(b) => {
+                write!(f, "unsupported revision byte {b:#04x}; expected 1 (R1) or 2 (R2)")
+            }
+            RlogErrorKind::Truncated { needed, available } => write!(
+                f,
+                "the input ends inside a message that needs at least {needed} bytes; only {available} are left \
+                 (every message before it was read)"
+            ),
+            RlogErrorKind::Decode(e) => write!(f, "{e}"),
+            RlogErrorKind::UndefinedKey { key_id } => {
+                write!(f, "value for key id {key_id}, which was never defined, so its R2 type is unknown; skipped")
+            }
+        }
+    }
+}
+
+impl std::error::Error for RlogError {}
+
+const CHUNK: usize = 64 * 1024;
+
+/// Reads an RLOG file or stream from any [`Read`], in constant memory (one buffer, grown only to
+/// the largest message actually present).
+pub struct Reader<R> {
+    inner: R,
+    buf: Vec<u8>,
+    start: usize,
+    end: usize,
+    /// Absolute offset of `buf[start]`.
+    offset: u64,
+    eof: bool,
+    done: bool,
+    revision: Revision,
+    /// Whether the input had a revision byte.
+    has_revision_byte: bool,
+    /// Keys by id (`id as u16` as index).
+    keys: Vec<Option<Key>>,
+    timestamp: f64,
+    /// For `next_cycle`: a timestamp that starts the next cycle, or an error to report after the
+    /// values before it.
+    pending_ts: Option<f64>,
+    pending_err: Option<RlogError>,
+    started: bool,
+}
+
+impl<R: Read> Reader<R> {
+    /// Reads the revision byte. A file without one is an error that says so; see
+    /// [`ReaderOptions::assume_revision`].
+    pub fn new(inner: R) -> Result<Self, RlogError> {
+        Self::with_options(inner, ReaderOptions::default())
+    }
+
+    pub fn with_options(inner: R, options: ReaderOptions) -> Result<Self, RlogError> {
+        let mut r = Reader {
+            inner,
+            buf: vec![0; CHUNK],
+            start: 0,
+            end: 0,
+            offset: 0,
+            eof: false,
+            done: false,
+            revision: Revision::R1,
+            has_revision_byte: true,
+            keys: Vec::new(),
+            timestamp: 0.0,
+            pending_ts: None,
+            pending_err: None,
+            started: false,
+        };
+        r.fill(1).map_err(|e| r.error(0, RlogErrorKind::Io(e)))?;
+        let Some(&first) = r.buf[r.start..r.end].first() else {
+            return Err(r.error(0, RlogErrorKind::Empty));
+        };
+        match (Revision::from_byte(first), first, options.assume_revision) {
+            (Some(rev), ..) => {
+                r.revision = rev;
+                r.start += 1;
+                r.offset = 1;
+            }
+            (None, 0, Some(rev)) => {
+                r.revision = rev;
+                r.has_revision_byte = false;
+            }
+            (None, 0, None) => return Err(r.error(0, RlogErrorKind::NoRevision)),
+            (None, b, _) => return Err(r.error(0, RlogErrorKind::UnsupportedRevision(b))),
+        }
+        Ok(r)
+    }
+
+    pub fn revision(&self) -> Revision {
+        self.revision
+    }
+
+    /// Whether the input started with a revision byte (false for a headerless file read with
+    /// [`ReaderOptions::assume_revision`]).
+    pub fn has_revision_byte(&self) -> bool {
+        self.has_revision_byte
+    }
+
+    /// Byte offset of the next message.
+    pub fn position(&self) -> u64 {
+        self.offset
+    }
+
+    /// A defined key.
+    pub fn key(&self, key_id: i16) -> Option<&Key> {
+        self.keys.get(usize::from(key_id as u16)).and_then(Option::as_ref)
+    }
+
+    /// Every defined key, with its id.
+    pub fn keys(&self) -> impl Iterator<Item = (i16, &Key)> {
+        self.keys.iter().enumerate().filter_map(|(i, k)| Some((i as u16 as i16, k.as_ref()?)))
+    }
+
+    fn error(&self, offset: u64, kind: RlogErrorKind) -> RlogError {
+        RlogError { offset, key: None, kind }
+    }
+
+    fn available(&self) -> usize {
+        self.end - self.start
+    }
+
+    #[inline(always)]
+    fn fill(&mut self, min: usize) -> io::Result<()> {
+        if self.available() >= min {
+            return Ok(());
+        }
+        self.refill(min)
+    }
+
+    #[inline(never)]
+    fn refill(&mut self, min: usize) -> io::Result<()> {
+        while self.available() < min && !self.eof {
+            if self.end == self.buf.len() {
+                if self.start > 0 {
+                    self.buf.copy_within(self.start..self.end, 0);
+                    self.end -= self.start;
+                    self.start = 0;
+                } else {
+                    // Full of real data and still too small: grow, at most doubling, so the size
+                    // is always justified by bytes actually read.
+                    let new_len = (self.buf.len() * 2).min(self.buf.len() + min.max(CHUNK));
+                    self.buf.resize(new_len, 0);
+                }
+                continue;
+            }
+            match self.inner.read(&mut self.buf[self.end..]) {
+                Ok(0) => self.eof = true,
+                Ok(n) => self.end += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// The next message, or `None` at a clean end. After an error that is not recoverable
+    /// (truncation, I/O, a message that does not decode), every later call returns `None`.
+    pub fn next_event(&mut self) -> Option<Result<Event, RlogError>> {
+        if self.done {
+            return None;
+        }
+        if let Err(e) = self.fill(1) {
+            self.done = true;
+            return Some(Err(self.error(self.offset, RlogErrorKind::Io(e))));
+        }
+        loop {
+            if self.available() == 0 {
+                self.done = true;
+                return None;
+            }
+            let mut c = Cursor::new(&self.buf[self.start..self.end]);
+            let decoded = match self.revision {
+                Revision::R1 => R1Message::decode(&mut c, Endian::Big).map(|m| Body::R1(m.body)),
+                Revision::R2 => R2Message::decode(&mut c, Endian::Big).map(|m| Body::R2(m.body)),
+            };
+            let used = c.position();
+            match decoded {
+                Ok(body) => {
+                    let at = self.offset;
+                    self.start += used;
+                    self.offset += used as u64;
+                    return Some(self.apply(body, at));
+                }
+                Err(DecodeError { kind: DecodeErrorKind::UnexpectedEof { needed, available }, offset, .. }) => {
+                    if self.eof {
+                        self.done = true;
+                        let kind = RlogErrorKind::Truncated { needed: offset + needed, available: offset + available };
+                        return Some(Err(self.error(self.offset, kind)));
+                    }
+                    let want = (offset + needed).max(self.available() as u64 + 1);
+                    let want = usize::try_from(want).unwrap_or(usize::MAX);
+                    if let Err(e) = self.fill(want) {
+                        self.done = true;
+                        return Some(Err(self.error(self.offset, RlogErrorKind::Io(e))));
+                    }
+                }
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(self.error(self.offset, RlogErrorKind::Decode(e))));
+                }
+            }
+        }
+    }
+
+    fn apply(&mut self, body: Body, at: u64) -> Result<Event, RlogError> {
+        match body {
+            Body::R1(R1Body::Timestamp { timestamp }) | Body::R2(R2Body::Timestamp { timestamp }) => {
+                self.timestamp = timestamp;
+                Ok(Event::Timestamp(timestamp))
+            }
+            Body::R1(R1Body::KeyDef { key_id, key }) => {
+                self.define(key_id, Key { name: key, declared_type: None, variant: None });
+                Ok(Event::KeyDef { key_id })
+            }
+            Body::R2(R2Body::KeyDef { key_id, key, r#type }) => {
+                let variant = R2Value::variant_index(&r#type);
+                self.define(key_id, Key { name: key, declared_type: Some(r#type), variant });
+                Ok(Event::KeyDef { key_id })
+            }
+            Body::R1(R1Body::Field { key_id, value }) => {
+                Ok(Event::Value { timestamp: self.timestamp, key_id, value: Value::R1(value) })
+            }
+            Body::R2(R2Body::Field { key_id, value }) => {
+                let Some(key) = self.key(key_id) else {
+                    return Err(self.error(at, RlogErrorKind::UndefinedKey { key_id }));
+                };
+                // The schema's default variant takes every other type, so an index always exists.
+                let variant = key.variant.unwrap_or(i128::MAX);
+                match R2Value::decode_variant_exact(variant, &value) {
+                    Ok(v) => Ok(Event::Value { timestamp: self.timestamp, key_id, value: Value::R2(v) }),
+                    Err(e) => Err(RlogError {
+                        offset: at,
+                        key: Some(key.name.clone()),
+                        // Relative to the message: kind, key id and length come first.
+                        kind: RlogErrorKind::Decode(e.at(5)),
+                    }),
+                }
+            }
+        }
+    }
+
+    fn define(&mut self, key_id: i16, key: Key) {
+        let i = usize::from(key_id as u16);
+        if self.keys.len() <= i {
+            self.keys.resize(i + 1, None);
+        }
+        self.keys[i] = Some(key);
+    }
+
+    /// The next whole cycle: a timestamp and the values up to the next timestamp. Values before
+    /// the first timestamp (a file that starts mid-cycle) form a cycle of their own, at 0.0. On an
+    /// error, the values read before it are returned first, then the error.
+    pub fn next_cycle(&mut self) -> Option<Result<Cycle, RlogError>> {
+        if let Some(e) = self.pending_err.take() {
+            return Some(Err(e));
+        }
+        let mut cycle = Cycle::default();
+        let mut have = false;
+        if let Some(t) = self.pending_ts.take() {
+            cycle.timestamp = t;
+            have = true;
+        }
+        while let Some(ev) = self.next_event() {
+            match ev {
+                Ok(Event::Timestamp(t)) => {
+                    if have || !cycle.values.is_empty() {
+                        self.pending_ts = Some(t);
+                        return Some(Ok(cycle));
+                    }
+                    cycle.timestamp = t;
+                    have = true;
+                }
+                Ok(Event::KeyDef { .. }) => {}
+                Ok(Event::Value { key_id, value, timestamp }) => {
+                    if !have && !self.started {
+                        cycle.timestamp = timestamp;
+                    }
+                    have = true;
+                    cycle.values.push((key_id, value));
+                }
+                Err(e) => {
+                    if have {
+                        self.pending_err = Some(e);
+                        return Some(Ok(cycle));
+                    }
+                    return Some(Err(e));
+                }
+            }
+            self.started = true;
+        }
+        have.then_some(Ok(cycle))
+    }
+}
+
+enum Body {
+    R1(R1Body),
+    R2(R2Body),
+}
