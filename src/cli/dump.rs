@@ -16,6 +16,9 @@ pub struct Args {
     /// Skip format detection.
     #[arg(long, value_enum)]
     pub format: Option<FormatKind>,
+    /// RLOG: decode a file that starts without a revision byte as R1 (AdvantageKit#15).
+    #[arg(long)]
+    pub assume_r1: bool,
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
@@ -23,12 +26,20 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let path = shown(&args.file);
     let stdout = io::stdout().lock();
     let mut out = BufWriter::with_capacity(1 << 16, stdout);
-    let job = Dump { input: d.input, out: &mut out, path: &path };
-    // The file's schema id picks the layout: the current one or an older one from the lock.
     let result = match d.kind {
-        FormatKind::Usvlog => with_file_format::<logspec::formats::usvlog::Usvlog, _>(&d.head, job),
+        FormatKind::Usvlog => {
+            // The file's schema id picks the layout: the current one or an older one from the lock.
+            let job = Dump { input: d.input, out: &mut out, path: &path };
+            with_file_format::<logspec::formats::usvlog::Usvlog, _>(&d.head, job)
+                .map_err(|e| Failure::Input(format!("{path}: {e}")))
+                .and_then(|r| r)
+        }
+        FormatKind::Rlog | FormatKind::RlogStream => {
+            super::rlogfile::reader(d.input, d.kind == FormatKind::RlogStream, args.assume_r1, &path)
+                .map_err(Failure::Input)
+                .and_then(|r| super::rlogfile::dump(r, &mut out, &path))
+        }
     };
-    let result = result.map_err(|e| Failure::Input(format!("{path}: {e}"))).and_then(|r| r);
     match result.and_then(|code| out.flush().map(|_| code).map_err(Failure::Io)) {
         Ok(code) => Ok(code),
         // A closed pipe (`| head`) is how a reader says it has seen enough.

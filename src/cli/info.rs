@@ -20,6 +20,9 @@ pub struct Args {
     /// Skip format detection.
     #[arg(long, value_enum)]
     pub format: Option<FormatKind>,
+    /// RLOG: decode a file that starts without a revision byte as R1 (AdvantageKit#15).
+    #[arg(long)]
+    pub assume_r1: bool,
 }
 
 /// Facts about a framed log, gathered in one pass.
@@ -41,22 +44,30 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let path = shown(&args.file);
     let d = detect(&args.file, open(&args.file)?, args.format)?;
     let kind = d.kind;
+    if matches!(kind, FormatKind::Rlog | FormatKind::RlogStream) {
+        let stream = kind == FormatKind::RlogStream;
+        let s = super::rlogfile::summarise(d.input, stream, args.assume_r1, &path)?;
+        let text =
+            if args.json { super::rlogfile::json(&s, &path, stream) } else { super::rlogfile::text(&s, &path, stream) };
+        write_out(&text)?;
+        return Ok(if s.errors.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) });
+    }
     // The file's schema id picks the layout: the current one or an older one from the lock.
-    let s = match kind {
-        FormatKind::Usvlog => {
-            type F = logspec::formats::usvlog::Usvlog;
-            let job = Summarise { input: d.input, path: &path, current: F::SCHEMA_IDS.first().copied() };
-            with_file_format::<F, _>(&d.head, job)
-        }
-    };
+    type F = logspec::formats::usvlog::Usvlog;
+    let job = Summarise { input: d.input, path: &path, current: F::SCHEMA_IDS.first().copied() };
+    let s = with_file_format::<F, _>(&d.head, job);
     let s = s.map_err(|e| CliError::Input(format!("{path}: {e}")))??;
     let text = if args.json { json(&s, kind, &path) } else { text(&s, kind, &path) };
+    write_out(&text)?;
+    Ok(if s.errors.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+fn write_out(text: &str) -> Result<(), CliError> {
     let mut out = io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
-        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => return Err(CliError::Input(format!("writing output: {e}"))),
-        _ => {}
+        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(CliError::Input(format!("writing output: {e}"))),
+        _ => Ok(()),
     }
-    Ok(if s.errors.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
 struct Summarise<'a> {
@@ -120,9 +131,7 @@ fn summarise<F: FramedFormat>(input: impl Read, path: &str, current: Option<u64>
 
 fn text(s: &Summary, kind: FormatKind, path: &str) -> String {
     let mut t = String::new();
-    let fmt = match kind {
-        FormatKind::Usvlog => "USVLOG",
-    };
+    let fmt = kind.title();
     t.push_str(&format!("file:     {path}\nformat:   {fmt}\nheader:   {}\n", s.header));
     if let (Some(id), Some(current)) = (s.schema_id, s.current_schema_id) {
         if id == current {
@@ -159,6 +168,8 @@ fn json(s: &Summary, kind: FormatKind, path: &str) -> String {
         Some("format"),
         match kind {
             FormatKind::Usvlog => "usvlog",
+            FormatKind::Rlog => "rlog",
+            FormatKind::RlogStream => "rlog-stream",
         },
     );
     w.bool(Some("ok"), s.errors.is_empty());

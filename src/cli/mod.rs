@@ -7,6 +7,7 @@ mod dump;
 mod gen;
 mod info;
 mod lock;
+mod rlogfile;
 
 use std::fmt;
 use std::io::{self, Read};
@@ -93,7 +94,39 @@ impl fmt::Display for CliError {
 /// The log formats the CLI knows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum FormatKind {
+    /// USVLOG `timeseries.bin`.
     Usvlog,
+    /// AdvantageKit RLOG file (R1 or R2).
+    Rlog,
+    /// A captured RLOG TCP stream: i32 big-endian length-prefixed frames.
+    RlogStream,
+}
+
+impl FormatKind {
+    pub fn title(self) -> &'static str {
+        match self {
+            FormatKind::Usvlog => "USVLOG",
+            FormatKind::Rlog => "RLOG",
+            FormatKind::RlogStream => "RLOG stream",
+        }
+    }
+}
+
+/// Whether `head` looks like an RLOG file: a revision byte and a timestamp message, or (a file
+/// written without a revision byte) a timestamp message straight away.
+fn looks_like_rlog(head: &[u8]) -> bool {
+    match head {
+        [1 | 2, 0, ..] => head.len() >= 10,
+        [0, ..] => head.len() >= 9,
+        _ => false,
+    }
+}
+
+/// Whether `head` looks like a captured RLOG stream: a first frame whose length fits and whose
+/// payload starts like an RLOG file.
+fn looks_like_rlog_stream(head: &[u8]) -> bool {
+    let Some(len) = head.first_chunk::<4>().map(|b| i32::from_be_bytes(*b)) else { return false };
+    len > 9 && matches!(head.get(4..6), Some([1 | 2, 0]))
 }
 
 /// Opens a path, or standard input for `-`.
@@ -128,10 +161,14 @@ pub fn detect(path: &Path, mut input: Box<dyn Read>, forced: Option<FormatKind>)
         None => {
             if head.starts_with(logspec::formats::usvlog::MAGIC) {
                 FormatKind::Usvlog
+            } else if looks_like_rlog_stream(&head) {
+                FormatKind::RlogStream
+            } else if looks_like_rlog(&head) {
+                FormatKind::Rlog
             } else {
                 let shown: Vec<String> = head.iter().take(8).map(|b| format!("{b:02x}")).collect();
                 return Err(CliError::Input(format!(
-                    "{}: unrecognised format: the file starts with [{}]{}; expected the USVLOG magic \"USVLOG\" (use --format to force one)",
+                    "{}: unrecognised format: the file starts with [{}]{}; expected the USVLOG magic \"USVLOG\", an RLOG revision byte (01 or 02) and timestamp, or an RLOG stream frame (use --format to force one)",
                     path.display(),
                     shown.join(" "),
                     if head.is_empty() { " (empty file)" } else { "" }

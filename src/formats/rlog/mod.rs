@@ -111,3 +111,59 @@ pub fn r2_default_type(v: &R2Value) -> Option<&'static str> {
         R2Value::Struct { .. } | R2Value::Proto { .. } | R2Value::Other { .. } => return None,
     })
 }
+
+/// Writes a value as the JSON of `logspec dump`: the natural JSON value of its type. Integers are
+/// exact (an `int64` is not rounded to a double), floats follow [`crate::json`] (`f32` widened
+/// exactly; NaN and infinities as the strings `"NaN"`, `"Infinity"`, `"-Infinity"`), byte values
+/// (`byte`, `raw`, `msgpack`, struct and proto payloads) are lowercase hex strings, JSON text is
+/// a string, and an R1 null (key removed) is `null`.
+pub fn write_value_json(w: &mut crate::json::JsonWriter, name: Option<&str>, v: &Value) {
+    use logspec_runtime::Visitor;
+    fn hex(w: &mut crate::json::JsonWriter, name: Option<&str>, b: &[u8]) {
+        let mut s = String::with_capacity(b.len() * 2);
+        crate::json::hex(&mut s, b);
+        w.str(name, &s);
+    }
+    macro_rules! array {
+        ($w:expr, $name:expr, $items:expr, |$w2:ident, $x:ident| $body:expr) => {{
+            let items = $items;
+            $w.begin_array($name, items.len());
+            for $x in items.iter() {
+                let $w2 = &mut *$w;
+                $body;
+            }
+            $w.end_array();
+        }};
+    }
+    match v {
+        Value::R1(v) => match v {
+            R1Value::Null {} => w.null(name),
+            R1Value::Boolean { value } => w.bool(name, *value),
+            R1Value::BooleanArray { value } => array!(w, name, value, |w, x| w.bool(None, *x)),
+            R1Value::Integer { value } => w.int(name, i64::from(*value)),
+            R1Value::IntegerArray { value } => array!(w, name, value, |w, x| w.int(None, i64::from(*x))),
+            R1Value::Double { value } => w.f64(name, *value),
+            R1Value::DoubleArray { value } => array!(w, name, value, |w, x| w.f64(None, *x)),
+            R1Value::String { value } => w.str(name, value),
+            R1Value::StringArray { value } => array!(w, name, value, |w, x| w.str(None, &x.text)),
+            R1Value::Byte { value } => hex(w, name, &[*value]),
+            R1Value::ByteArray { value } => hex(w, name, value),
+        },
+        Value::R2(v) => match v {
+            R2Value::Boolean { value } => w.bool(name, *value),
+            R2Value::Int64 { value } => w.int(name, *value),
+            R2Value::Float { value } => w.f32(name, *value),
+            R2Value::Double { value } => w.f64(name, *value),
+            R2Value::String { value } | R2Value::Json { value } => w.str(name, value),
+            R2Value::BooleanArray { value } => array!(w, name, value, |w, x| w.bool(None, *x)),
+            R2Value::Int64Array { value } => array!(w, name, value, |w, x| w.int(None, *x)),
+            R2Value::FloatArray { value } => array!(w, name, value, |w, x| w.f32(None, *x)),
+            R2Value::DoubleArray { value } => array!(w, name, value, |w, x| w.f64(None, *x)),
+            R2Value::StringArray { value } => array!(w, name, value, |w, x| w.str(None, &x.text)),
+            R2Value::Raw { value }
+            | R2Value::Struct { value }
+            | R2Value::Proto { value }
+            | R2Value::Other { value } => hex(w, name, value),
+        },
+    }
+}

@@ -1,0 +1,194 @@
+//! `logspec dump` and `logspec info` for RLOG files and captured RLOG streams.
+
+use std::collections::BTreeMap;
+use std::io::{Read, Write};
+use std::process::ExitCode;
+
+use logspec::formats::rlog::{self, net::FrameReader, Event, Reader, ReaderOptions, Revision};
+use logspec::json::JsonWriter;
+use logspec::runtime::Visitor;
+
+use super::dump::Failure;
+use super::CliError;
+
+/// Opens an RLOG reader over a file (`stream = false`) or a captured stream of frames.
+pub fn reader(
+    input: Box<dyn Read>,
+    stream: bool,
+    assume_r1: bool,
+    path: &str,
+) -> Result<Reader<Box<dyn Read>>, String> {
+    let input: Box<dyn Read> = if stream { Box::new(FrameReader::new(input)) } else { input };
+    let options = ReaderOptions { assume_revision: assume_r1.then_some(Revision::R1) };
+    Reader::with_options(input, options).map_err(|e| format!("{path}: {e}"))
+}
+
+/// One JSON object per value record: `{"t", "key", "type", "value"}`. Every value before an
+/// error is printed; a value that does not decode as its declared type is reported and skipped.
+pub fn dump(mut r: Reader<Box<dyn Read>>, out: &mut impl Write, path: &str) -> Result<ExitCode, Failure> {
+    let mut w = JsonWriter::new();
+    let mut bad = 0u64;
+    while let Some(ev) = r.next_event() {
+        match ev {
+            Ok(Event::Value { timestamp, key_id, value }) => {
+                let key = r.key(key_id);
+                w.begin_object(None);
+                w.f64(Some("t"), timestamp);
+                match key {
+                    Some(k) => w.str(Some("key"), &k.name),
+                    None => w.null(Some("key")),
+                }
+                w.str(Some("type"), value.type_name(key.and_then(|k| k.declared_type.as_deref())));
+                rlog::write_value_json(&mut w, Some("value"), &value);
+                w.end_object();
+                let mut line = w.take();
+                line.push('\n');
+                out.write_all(line.as_bytes()).map_err(Failure::Io)?;
+            }
+            Ok(_) => {}
+            Err(e) if e.is_recoverable() => {
+                eprintln!("logspec: {path}: {e}");
+                bad += 1;
+            }
+            Err(e) => return Err(Failure::Input(format!("{path}: {e}"))),
+        }
+    }
+    if bad > 0 {
+        return Err(Failure::Input(format!("{path}: {bad} value(s) could not be decoded (see above)")));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Facts about an RLOG input, gathered in one pass.
+pub struct Summary {
+    pub revision: Revision,
+    pub has_revision_byte: bool,
+    pub cycles: u64,
+    pub values: u64,
+    pub keys_defined: u64,
+    pub first_ts: Option<f64>,
+    pub last_ts: Option<f64>,
+    /// Timestamps not greater than the one before.
+    pub non_monotonic: u64,
+    /// Keys per type (R2 declared type, or R1 value code name of the key's first value).
+    pub types: BTreeMap<String, u64>,
+    pub bytes_consumed: u64,
+    pub errors: Vec<String>,
+}
+
+pub fn summarise(input: Box<dyn Read>, stream: bool, assume_r1: bool, path: &str) -> Result<Summary, CliError> {
+    let mut r = reader(input, stream, assume_r1, path).map_err(CliError::Input)?;
+    let mut s = Summary {
+        revision: r.revision(),
+        has_revision_byte: r.has_revision_byte(),
+        cycles: 0,
+        values: 0,
+        keys_defined: 0,
+        first_ts: None,
+        last_ts: None,
+        non_monotonic: 0,
+        types: BTreeMap::new(),
+        bytes_consumed: 0,
+        errors: Vec::new(),
+    };
+    let mut first_type: BTreeMap<i16, ()> = BTreeMap::new();
+    while let Some(ev) = r.next_event() {
+        match ev {
+            Ok(Event::Timestamp(t)) => {
+                s.cycles += 1;
+                if s.last_ts.is_some_and(|l| t <= l) {
+                    s.non_monotonic += 1;
+                }
+                s.first_ts = s.first_ts.or(Some(t));
+                s.last_ts = Some(t);
+            }
+            Ok(Event::KeyDef { key_id }) => {
+                s.keys_defined += 1;
+                if let Some(t) = r.key(key_id).and_then(|k| k.declared_type.clone()) {
+                    *s.types.entry(t).or_default() += 1;
+                }
+            }
+            Ok(Event::Value { key_id, value, .. }) => {
+                s.values += 1;
+                if r.revision() == Revision::R1 && first_type.insert(key_id, ()).is_none() {
+                    *s.types.entry(value.type_name(None).to_string()).or_default() += 1;
+                }
+            }
+            Err(e) => {
+                let go_on = e.is_recoverable();
+                s.errors.push(e.to_string());
+                if !go_on {
+                    break;
+                }
+            }
+        }
+    }
+    s.bytes_consumed = r.position();
+    Ok(s)
+}
+
+pub fn text(s: &Summary, path: &str, stream: bool) -> String {
+    let mut t = String::new();
+    let fmt = if stream { "RLOG stream" } else { "RLOG" };
+    t.push_str(&format!("file:      {path}\nformat:    {fmt} {}\n", s.revision));
+    if !s.has_revision_byte {
+        t.push_str("           (no revision byte; decoded as R1 on request)\n");
+    }
+    if let (Some(a), Some(b)) = (s.first_ts, s.last_ts) {
+        t.push_str(&format!("time:      {a} .. {b} s ({:.3} s)\n", b - a));
+    }
+    t.push_str(&format!("cycles:    {}\nkeys:      {}\nvalues:    {}\n", s.cycles, s.keys_defined, s.values));
+    if s.non_monotonic > 0 {
+        t.push_str(&format!("timestamps: {} not increasing (kept, not dropped)\n", s.non_monotonic));
+    }
+    t.push_str(if s.revision == Revision::R2 { "declared types:\n" } else { "value types (by key):\n" });
+    for (ty, n) in &s.types {
+        t.push_str(&format!("  {ty:<28} {n}\n"));
+    }
+    t.push_str(&format!("bytes:     {} read\n", s.bytes_consumed));
+    if s.errors.is_empty() {
+        t.push_str("integrity: ok\n");
+    }
+    for e in &s.errors {
+        t.push_str(&format!("integrity: {e}\n"));
+    }
+    t
+}
+
+pub fn json(s: &Summary, path: &str, stream: bool) -> String {
+    let mut w = JsonWriter::new();
+    w.begin_object(None);
+    w.str(Some("file"), path);
+    w.str(Some("format"), if stream { "rlog-stream" } else { "rlog" });
+    w.bool(Some("ok"), s.errors.is_empty());
+    match s.errors.first() {
+        Some(e) => w.str(Some("error"), e),
+        None => w.null(Some("error")),
+    }
+    w.uint(Some("revision"), u64::from(s.revision.byte()));
+    w.bool(Some("revision_byte"), s.has_revision_byte);
+    w.uint(Some("cycles"), s.cycles);
+    w.uint(Some("keys_defined"), s.keys_defined);
+    w.uint(Some("values"), s.values);
+    match (s.first_ts, s.last_ts) {
+        (Some(a), Some(b)) => {
+            w.f64(Some("first_timestamp"), a);
+            w.f64(Some("last_timestamp"), b);
+        }
+        _ => {
+            w.null(Some("first_timestamp"));
+            w.null(Some("last_timestamp"));
+        }
+    }
+    w.uint(Some("non_monotonic_timestamps"), s.non_monotonic);
+    w.begin_object(Some("types"));
+    for (ty, n) in &s.types {
+        w.uint(Some(ty), *n);
+    }
+    w.end_object();
+    w.uint(Some("bytes_consumed"), s.bytes_consumed);
+    w.end_object();
+    let mut out = w.take();
+    out.push('\n');
+    out
+}
