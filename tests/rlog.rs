@@ -86,7 +86,8 @@ fn dump_equals_advantagescope_value_for_value() {
         .unwrap();
         assert_eq!(expected["decodeOk"], json!(true));
         // Per key: declared type, kinds in order of first appearance, and [t, value] records.
-        let mut ours: BTreeMap<String, (Option<String>, Vec<String>, Vec<Json>)> = BTreeMap::new();
+        type PerKey = (Option<String>, Vec<String>, Vec<Json>);
+        let mut ours: BTreeMap<String, PerKey> = BTreeMap::new();
         let r2 = expected["revision"] == json!(2);
         for line in dump(file) {
             let key = line["key"].as_str().expect("every key is defined").to_string();
@@ -177,7 +178,8 @@ fn r2(v: R2Value) -> Value {
 #[test]
 fn files_written_from_scratch_decode_equal() {
     for rev in [Revision::R1, Revision::R2] {
-        let cycles: Vec<(f64, Vec<(&str, Option<&str>, Value)>)> = match rev {
+        type Cycles<'a> = Vec<(f64, Vec<(&'a str, Option<&'a str>, Value)>)>;
+        let cycles: Cycles = match rev {
             Revision::R1 => vec![
                 (
                     0.02,

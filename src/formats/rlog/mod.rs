@@ -22,7 +22,7 @@ mod writer;
 use std::fmt;
 
 pub use generated::*;
-pub use reader::{Cycle, Event, Key, Reader, ReaderOptions, RlogError, RlogErrorKind};
+pub use reader::{Cycle, Event, Key, Reader, ReaderOptions, RlogError, RlogErrorDetail, RlogErrorKind};
 pub use writer::{Encoder, RlogWriteError, Writer, MAX_LEN};
 
 /// The RLOG revision, from the first byte of a file or stream.

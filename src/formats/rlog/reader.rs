@@ -44,9 +44,28 @@ pub struct ReaderOptions {
     pub assume_revision: Option<Revision>,
 }
 
-/// A read failure: where, in which key, and what.
+/// A read failure: where, in which key, and what. Boxed, so that results on the hot path stay
+/// small; its fields are reached through `Deref` (`err.offset`, `err.kind`).
 #[derive(Debug)]
-pub struct RlogError {
+pub struct RlogError(Box<RlogErrorDetail>);
+
+impl RlogError {
+    #[cold]
+    pub fn new(offset: u64, key: Option<String>, kind: RlogErrorKind) -> Self {
+        RlogError(Box::new(RlogErrorDetail { offset, key, kind }))
+    }
+}
+
+impl std::ops::Deref for RlogError {
+    type Target = RlogErrorDetail;
+    fn deref(&self) -> &RlogErrorDetail {
+        &self.0
+    }
+}
+
+/// The parts of an [`RlogError`].
+#[derive(Debug)]
+pub struct RlogErrorDetail {
     /// Absolute byte offset of the start of the failing message (of the file for a header error).
     pub offset: u64,
     /// The key of the failing value, when known.
@@ -214,7 +233,7 @@ impl<R: Read> Reader<R> {
     }
 
     fn error(&self, offset: u64, kind: RlogErrorKind) -> RlogError {
-        RlogError { offset, key: None, kind }
+        RlogError::new(offset, None, kind)
     }
 
     fn available(&self) -> usize {
@@ -330,12 +349,8 @@ impl<R: Read> Reader<R> {
                 let variant = key.variant.unwrap_or(i128::MAX);
                 match R2Value::decode_variant_exact(variant, &value) {
                     Ok(v) => Ok(Event::Value { timestamp: self.timestamp, key_id, value: Value::R2(v) }),
-                    Err(e) => Err(RlogError {
-                        offset: at,
-                        key: Some(key.name.clone()),
-                        // Relative to the message: kind, key id and length come first.
-                        kind: RlogErrorKind::Decode(e.at(5)),
-                    }),
+                    // Relative to the message: kind, key id and length come first.
+                    Err(e) => Err(RlogError::new(at, Some(key.name.clone()), RlogErrorKind::Decode(e.at(5)))),
                 }
             }
         }
