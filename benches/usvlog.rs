@@ -11,29 +11,18 @@
 //! - whole-process `logspec info` and `logspec dump > /dev/null` on a file, with peak RSS for two
 //!   file sizes (memory must stay flat as the file grows).
 
-use std::alloc::{GlobalAlloc, Layout, System};
+mod common;
+
 use std::hint::black_box;
 use std::io::Write;
-use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+
+use common::{allocations, mbps, median, process, time};
 
 use logspec::formats::usvlog::*;
 use logspec::runtime::{Event, Reader, SliceReader, Writer};
 
-struct Counting;
-static ALLOCS: AtomicU64 = AtomicU64::new(0);
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        unsafe { System.dealloc(p, l) }
-    }
-}
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: common::Counting = common::Counting;
 
 const SUB_US: u64 = 5000;
 const SUBS: u64 = 40;
@@ -158,28 +147,6 @@ fn build(mb: f64) -> Vec<u8> {
     w.finish().unwrap()
 }
 
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
-
-fn time<T>(runs: usize, mut f: impl FnMut() -> T) -> Duration {
-    let _ = black_box(f());
-    median(
-        (0..runs)
-            .map(|_| {
-                let t = Instant::now();
-                black_box(f());
-                t.elapsed()
-            })
-            .collect(),
-    )
-}
-
-fn mbps(bytes: usize, d: Duration) -> f64 {
-    bytes as f64 / 1e6 / d.as_secs_f64()
-}
-
 fn decode_all(buf: &[u8]) -> u64 {
     let (_, mut r) = SliceReader::<Usvlog>::new(buf).unwrap();
     let mut n = 0u64;
@@ -229,31 +196,6 @@ fn stream_all(buf: &[u8]) -> u64 {
     n
 }
 
-/// Runs a command, returning its wall time and peak RSS (polled from /proc; Linux only).
-fn process(args: &[&str]) -> (Duration, Option<u64>) {
-    let t = Instant::now();
-    let mut child =
-        Command::new(env!("CARGO_BIN_EXE_logspec")).args(args).stdout(Stdio::null()).spawn().expect("spawn logspec");
-    let status = format!("/proc/{}/status", child.id());
-    let mut peak = None;
-    loop {
-        if let Ok(s) = std::fs::read_to_string(&status) {
-            if let Some(kb) = s
-                .lines()
-                .find_map(|l| l.strip_prefix("VmHWM:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-            {
-                peak = Some(kb);
-            }
-        }
-        if child.try_wait().unwrap().is_some() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    }
-    (t.elapsed(), peak)
-}
-
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let mb = args
@@ -276,9 +218,9 @@ fn main() {
     let frame = time(runs, || frame_all(&buf));
     let decode = time(runs, || decode_all(&buf));
     let events = time(runs, || decode_events(&buf));
-    let a0 = ALLOCS.load(Ordering::Relaxed);
+    let a0 = allocations();
     decode_all(&buf);
-    let allocs = ALLOCS.load(Ordering::Relaxed) - a0;
+    let allocs = allocations() - a0;
     let stream = time(runs, || stream_all(&buf));
 
     let m = mbps(buf.len(), memcpy);

@@ -460,6 +460,7 @@ fn var_impls(cx: &Cx<'_>, s: &StructSpec<'_>) -> TokenStream {
     quote! {
         #[automatically_derived]
         impl #rt::Decode for #ident {
+            #[inline]
             fn decode(c: &mut #rt::Cursor<'_>, _order: #rt::Endian) -> ::core::result::Result<Self, #rt::DecodeError> {
                 #stmts
                 ::core::result::Result::Ok(Self { #inits })

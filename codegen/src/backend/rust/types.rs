@@ -388,6 +388,7 @@ fn union_items(cx: &Cx<'_>, u: &Union) -> TokenStream {
                 match self { #tag_arms }
             }
             #[allow(unused_variables)]
+            #[inline]
             fn decode_variant(tag: i128, c: &mut #rt::Cursor<'_>) -> ::core::result::Result<Self, #rt::DecodeError> {
                 match tag {
                     #decode_arms

@@ -1,0 +1,166 @@
+//! RLOG R1 decoding throughput, against `memcpy` of the same bytes measured in the same run.
+//!
+//! `cargo bench --bench rlog` (optionally `-- --mb 100`). The input is a large R1 file made of the
+//! real AdvantageKit v1.8.1 robot log (`tests/data/rlog/akit_v1.8.1_robotlog.rlog`: 98 keys, 97%
+//! doubles, plus double and int arrays, strings, string arrays, booleans) repeated: its cycles are
+//! written again and again by logspec's writer with timestamps continued, keys defined once.
+//! Reports, as medians of several runs:
+//! - memcpy of the whole buffer (the baseline);
+//! - decoding every message into typed values with the key table (`Reader::next_event`), and
+//!   whole cycles (`Reader::next_cycle`), as MB/s, x memcpy, values/s and allocations per value;
+//! - whole-process `logspec info` on a file, with its peak RSS for two file sizes (memory must not
+//!   grow with the file), and `logspec dump > /dev/null`;
+//! - the same throughput against AdvantageScope's decoder, from its reference figure (36 MB/s
+//!   with memcpy at 5.2 GB/s on a 2-core machine, `bench-inputs/README.md`), scaled by this run's
+//!   memcpy.
+
+mod common;
+
+use std::hint::black_box;
+
+use common::{allocations, mbps, median, process, time};
+use logspec::formats::rlog::{Event, Reader, Revision, Writer};
+
+#[global_allocator]
+static GLOBAL: common::Counting = common::Counting;
+
+/// AdvantageScope's RLOG decoder and memcpy on the reference machine, MB/s.
+const ADVANTAGESCOPE_MBPS: f64 = 36.0;
+const REFERENCE_MEMCPY_MBPS: f64 = 5200.0;
+
+fn build(mb: f64) -> Vec<u8> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/rlog/akit_v1.8.1_robotlog.rlog");
+    let sample = std::fs::read(path).expect("the bundled R1 sample");
+    let mut r = Reader::new(&sample[..]).unwrap();
+    let mut events = Vec::new();
+    let mut span = 0.0f64;
+    while let Some(ev) = r.next_event() {
+        let ev = ev.unwrap();
+        if let Event::Timestamp(t) = ev {
+            span = span.max(t);
+        }
+        events.push(ev);
+    }
+    let keys: Vec<(i16, String)> = r.keys().map(|(id, k)| (id, k.name.clone())).collect();
+    let target = (mb * 1e6) as usize;
+    let mut w = Writer::new(Vec::with_capacity(target + sample.len()), Revision::R1);
+    let mut rep = 0u32;
+    let mut written = 1usize;
+    while written < target {
+        let shift = f64::from(rep) * (span + 0.02);
+        for ev in &events {
+            match ev {
+                Event::Timestamp(t) => w.timestamp(t + shift).unwrap(),
+                Event::KeyDef { key_id } if rep == 0 => {
+                    let name = &keys.iter().find(|(id, _)| id == key_id).unwrap().1;
+                    w.define(*key_id, name, None).unwrap();
+                }
+                Event::KeyDef { .. } => {}
+                Event::Value { key_id, value, .. } => w.value(*key_id, value.clone()).unwrap(),
+            }
+        }
+        rep += 1;
+        written += sample.len();
+    }
+    w.finish().unwrap()
+}
+
+fn decode_events(buf: &[u8]) -> u64 {
+    let mut r = Reader::new(buf).unwrap();
+    let mut n = 0u64;
+    while let Some(ev) = r.next_event() {
+        if let Ok(Event::Value { ref value, key_id, .. }) = ev {
+            black_box((value, r.key(key_id)));
+            n += 1;
+        }
+    }
+    n
+}
+
+fn decode_cycles(buf: &[u8]) -> u64 {
+    let mut r = Reader::new(buf).unwrap();
+    let mut n = 0u64;
+    while let Some(c) = r.next_cycle() {
+        let c = c.unwrap();
+        n += c.values.len() as u64;
+        black_box(c);
+    }
+    n
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let mb = args
+        .iter()
+        .position(|a| a == "--mb")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(100.0);
+    let runs = 5;
+    eprintln!("building a {mb} MB R1 file in memory...");
+    let buf = build(mb);
+    let values = decode_events(&buf);
+    println!("input: {} bytes, {} values ({:.1} B/value)", buf.len(), values, buf.len() as f64 / values as f64);
+
+    let mut dst = vec![0u8; buf.len()];
+    let memcpy = time(runs, || {
+        dst.copy_from_slice(&buf);
+        dst[dst.len() / 2]
+    });
+    let events = time(runs, || decode_events(&buf));
+    let cycles = time(runs, || decode_cycles(&buf));
+    let a0 = allocations();
+    decode_events(&buf);
+    let allocs = allocations() - a0;
+
+    let m = mbps(buf.len(), memcpy);
+    // AdvantageScope's figure, scaled to this machine by the memcpy ratio.
+    let advantagescope = ADVANTAGESCOPE_MBPS * m / REFERENCE_MEMCPY_MBPS;
+    println!("memcpy                           {m:>7.0} MB/s   1.00x (baseline)");
+    println!("AdvantageScope (reference, scaled) {advantagescope:>5.0} MB/s   {:.4}x memcpy", advantagescope / m);
+    let e = mbps(buf.len(), events);
+    println!(
+        "decode, next_event               {e:>7.0} MB/s   {:.3}x memcpy   {:.1}x AdvantageScope   {:.1} M values/s   {:.3} allocations/value",
+        e / m,
+        e / advantagescope,
+        values as f64 / events.as_secs_f64() / 1e6,
+        allocs as f64 / values as f64
+    );
+    let c = mbps(buf.len(), cycles);
+    println!(
+        "decode, next_cycle               {c:>7.0} MB/s   {:.3}x memcpy   {:.1}x AdvantageScope",
+        c / m,
+        c / advantagescope
+    );
+
+    let dir = std::env::temp_dir().join(format!("logspec-bench-rlog-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let big = dir.join("big.rlog");
+    std::fs::write(&big, &buf).unwrap();
+    let quarter = dir.join("quarter.rlog");
+    std::fs::write(&quarter, &buf[..buf.len() / 4]).unwrap();
+    let big_s = big.to_str().unwrap();
+    let _ = process(&["info", big_s]);
+    let info: Vec<_> = (0..3).map(|_| process(&["info", big_s])).collect();
+    let info_t = median(info.iter().map(|x| x.0).collect());
+    let info_rss = info.iter().filter_map(|x| x.1).max();
+    // The quarter file is cut mid-message: info reports it and exits 1, after reading everything.
+    let q_rss = (0..3).filter_map(|_| process(&["info", quarter.to_str().unwrap()]).1).max();
+    let i = mbps(buf.len(), info_t);
+    println!(
+        "logspec info (whole process)     {i:>7.0} MB/s   {:.3}x memcpy   {:.1}x AdvantageScope   peak RSS {} kB ({} MB file), {} kB ({} MB file)",
+        i / m,
+        i / advantagescope,
+        info_rss.unwrap_or(0),
+        buf.len() / 1_000_000,
+        q_rss.unwrap_or(0),
+        buf.len() / 4_000_000
+    );
+    let dump = process(&["dump", big_s]);
+    println!(
+        "logspec dump > /dev/null         {:>7.0} MB/s   peak RSS {} kB",
+        mbps(buf.len(), dump.0),
+        dump.1.unwrap_or(0)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
