@@ -7,6 +7,7 @@ mod dump;
 mod gen;
 mod info;
 mod lock;
+mod rlog;
 mod rlogfile;
 
 use std::fmt;
@@ -52,6 +53,11 @@ pub enum Command {
     ///
     /// Example: `logspec info timeseries.bin --json`
     Info(info::Args),
+    /// Serve a log file as an AdvantageKit RLOG live stream, or record a live stream to a file.
+    ///
+    /// Example: `logspec rlog serve robot.rlog` (then connect AdvantageScope to 127.0.0.1:5800),
+    /// and `logspec rlog record 10.12.34.2 -o match.rlog` to record a robot's stream.
+    Rlog(rlog::Args),
 }
 
 pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
@@ -62,6 +68,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Diff(a) => diff::run(a),
         Command::Dump(a) => dump::run(a),
         Command::Info(a) => info::run(a),
+        Command::Rlog(a) => rlog::run(a),
     }
 }
 

@@ -1,0 +1,434 @@
+//! `logspec rlog serve` and `logspec rlog record`: the RLOG live stream on the command line.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::Read;
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use logspec::formats::rlog::net::{LiveEvent, Reconnecting, Server, ServerOptions, Stopper, DEFAULT_PORT};
+use logspec::formats::rlog::{Cycle, Reader, RlogWriteError, Value, Writer};
+
+use super::{detect, open, shown, CliError, FormatKind};
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[command(subcommand)]
+    pub command: Verb,
+}
+
+#[derive(clap::Subcommand, Debug)]
+pub enum Verb {
+    /// Replay an RLOG file (or a captured stream) as a live stream, like AdvantageKit's
+    /// RLOGServer: AdvantageScope connects to it as to a robot.
+    ///
+    /// Each cycle of the file is published in turn (only changed values are sent); a client that
+    /// connects gets the current state first. At the end of the file the server keeps serving the
+    /// final state until Ctrl-C, unless `--exit-at-end` or `--loop`.
+    ///
+    /// Example: `logspec rlog serve robot.rlog --rate real` then, in AdvantageScope, "Connect to
+    /// simulator" (127.0.0.1:5800).
+    Serve(ServeArgs),
+    /// Connect to a live stream (a robot, a simulator or `logspec rlog serve`) and write it as an
+    /// RLOG file, until Ctrl-C, `--duration` or the server closes the connection. Only complete
+    /// cycles are written.
+    ///
+    /// Example: `logspec rlog record 10.12.34.2 -o match.rlog --reconnect`
+    Record(RecordArgs),
+}
+
+#[derive(clap::Args, Debug)]
+pub struct ServeArgs {
+    /// The RLOG file, or a captured RLOG stream (detected).
+    pub file: PathBuf,
+    /// The TCP port (0 picks a free one; the address is printed on stderr).
+    #[arg(long, default_value_t = DEFAULT_PORT)]
+    pub port: u16,
+    /// The address to listen on (`0.0.0.0` for every interface).
+    #[arg(long, default_value = "127.0.0.1")]
+    pub bind: String,
+    /// Pace: `real` (by the file's timestamps), a number of cycles per second, or `max`.
+    #[arg(long, default_value = "real", value_parser = parse_rate)]
+    pub rate: Rate,
+    /// Replay the file again and again, timestamps shifted to keep increasing.
+    #[arg(long = "loop")]
+    pub repeat: bool,
+    /// Publish nothing before a first client has connected.
+    #[arg(long)]
+    pub wait_for_client: bool,
+    /// Exit after the last cycle, once clients have received it (at most 1 s), instead of
+    /// serving the final state until Ctrl-C.
+    #[arg(long, conflicts_with = "repeat")]
+    pub exit_at_end: bool,
+    /// Read a file that has no revision byte as R1 (AdvantageKit#15).
+    #[arg(long)]
+    pub assume_r1: bool,
+}
+
+/// How fast `serve` publishes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Rate {
+    /// As the file's timestamps say.
+    Real,
+    /// This many cycles per second.
+    PerSecond(f64),
+    /// As fast as possible.
+    Max,
+}
+
+fn parse_rate(s: &str) -> Result<Rate, String> {
+    match s {
+        "real" => Ok(Rate::Real),
+        "max" => Ok(Rate::Max),
+        n => n
+            .parse::<f64>()
+            .ok()
+            .filter(|r| r.is_finite() && *r > 0.0)
+            .map(Rate::PerSecond)
+            .ok_or_else(|| format!("expected `real`, `max` or a positive number of cycles per second, got {s:?}")),
+    }
+}
+
+#[derive(clap::Args, Debug)]
+pub struct RecordArgs {
+    /// The server: HOST or HOST:PORT (port 5800 when omitted), e.g. `10.12.34.2` or
+    /// `127.0.0.1:5810`.
+    pub addr: String,
+    /// The RLOG file to write.
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// Stop after this many seconds.
+    #[arg(long)]
+    pub duration: Option<f64>,
+    /// Keep recording across disconnects: reconnect after 0.5 s (as AdvantageScope does), and
+    /// keep trying while the server is down. Each connection starts with the server's current
+    /// state.
+    #[arg(long)]
+    pub reconnect: bool,
+    /// Seconds to wait for each connection attempt.
+    #[arg(long, default_value_t = 3.0)]
+    pub connect_timeout: f64,
+}
+
+pub fn run(args: Args) -> Result<ExitCode, CliError> {
+    match args.command {
+        Verb::Serve(a) => serve(a),
+        Verb::Record(a) => record(a),
+    }
+}
+
+/// Makes Ctrl-C (and SIGTERM, SIGHUP) stop `stopper`.
+fn on_interrupt(stopper: &Stopper) {
+    let s = stopper.clone();
+    if let Err(e) = ctrlc::set_handler(move || s.stop()) {
+        eprintln!("logspec: warning: cannot handle Ctrl-C: {e}");
+    }
+}
+
+fn seconds(s: f64, what: &str) -> Result<Duration, CliError> {
+    Duration::try_from_secs_f64(s)
+        .map_err(|_| CliError::Usage(format!("{what}: expected a number of seconds, got {s}")))
+}
+
+// ---------------------------------------------------------------------------------------------
+// serve
+
+/// Opens the file as an RLOG reader (a file or a captured stream).
+fn open_rlog(file: &Path, assume_r1: bool) -> Result<Reader<Box<dyn Read>>, CliError> {
+    let path = shown(file);
+    let d = detect(file, open(file)?, None)?;
+    let stream = match d.kind {
+        FormatKind::Rlog => false,
+        FormatKind::RlogStream => true,
+        other => return Err(CliError::Input(format!("{path}: this is a {} file, not RLOG", other.title()))),
+    };
+    super::rlogfile::reader(d.input, stream, assume_r1, &path).map_err(CliError::Input)
+}
+
+/// When each cycle is due.
+struct Pacer {
+    rate: Rate,
+    start: Option<Instant>,
+    first_ts: f64,
+    n: u64,
+}
+
+impl Pacer {
+    /// Waits until the cycle at `ts` is due; returns whether stopped meanwhile.
+    fn wait(&mut self, ts: f64, stop: &Stopper) -> bool {
+        let start = *self.start.get_or_insert_with(|| {
+            self.first_ts = ts;
+            Instant::now()
+        });
+        let after = match self.rate {
+            Rate::Max => return stop.is_stopped(),
+            Rate::Real => ts - self.first_ts,
+            Rate::PerSecond(r) => self.n as f64 / r,
+        };
+        self.n += 1;
+        let after = Duration::try_from_secs_f64(after).unwrap_or(Duration::ZERO);
+        stop.sleep_until(start.checked_add(after))
+    }
+}
+
+fn serve(a: ServeArgs) -> Result<ExitCode, CliError> {
+    let path = shown(&a.file);
+    if a.repeat && a.file.as_os_str() == "-" {
+        return Err(CliError::Usage("--loop needs a file, not standard input".into()));
+    }
+    let mut reader = open_rlog(&a.file, a.assume_r1)?;
+    let revision = reader.revision();
+    let server = Server::bind((a.bind.as_str(), a.port), revision, ServerOptions::default())
+        .map_err(|e| CliError::Input(format!("cannot listen on {}:{}: {e}", a.bind, a.port)))?;
+    let stop = Stopper::new();
+    on_interrupt(&stop);
+    eprintln!("logspec rlog serve: listening on {} ({revision}, {path}); Ctrl-C stops", server.local_addr());
+    if a.wait_for_client {
+        eprintln!("logspec rlog serve: waiting for a client");
+        while server.client_count() == 0 && !stop.sleep(Duration::from_millis(10)) {}
+    }
+
+    let mut pacer = Pacer { rate: a.rate, start: None, first_ts: 0.0, n: 0 };
+    let mut failed = false;
+    let mut warnings = 0u64;
+    let mut published = 0u64;
+    // Added to the file's timestamps, so that each pass of --loop continues the one before.
+    let mut shift = 0.0;
+    'passes: loop {
+        let (mut first, mut last, mut n) = (None::<f64>, 0.0, 0u64);
+        while let Some(cycle) = reader.next_cycle() {
+            let cycle = match cycle {
+                Ok(c) => c,
+                Err(e) if e.is_recoverable() => {
+                    warn(&mut warnings, format_args!("{path}: {e}"));
+                    continue;
+                }
+                Err(e) => {
+                    eprintln!("logspec: {path}: {e}");
+                    failed = true;
+                    break 'passes;
+                }
+            };
+            let ts = cycle.timestamp + shift;
+            first.get_or_insert(cycle.timestamp);
+            last = cycle.timestamp;
+            n += 1;
+            if pacer.wait(ts, &stop) {
+                break 'passes;
+            }
+            let mut values: Vec<(&str, Option<&str>, Value)> = Vec::with_capacity(cycle.values.len());
+            for (id, v) in cycle.values {
+                match reader.key(id) {
+                    Some(k) => values.push((&k.name, k.declared_type.as_deref(), v)),
+                    None => warn(
+                        &mut warnings,
+                        format_args!("{path}: a value of key id {id}, never defined, is not published"),
+                    ),
+                }
+            }
+            if let Err(e) = server.publish_cycle_with(ts, values) {
+                warn(&mut warnings, format_args!("{path}: at {ts} s: {e}"));
+            }
+            published += 1;
+        }
+        let Some(first) = first else { break };
+        if !a.repeat {
+            break;
+        }
+        let step = if n > 1 { (last - first) / (n - 1) as f64 } else { 0.02 };
+        let step = if step.is_finite() && step > 0.0 { step } else { 0.02 };
+        shift += last - first + step;
+        reader = open_rlog(&a.file, a.assume_r1)?;
+        if reader.revision() != revision {
+            return Err(CliError::Input(format!("{path}: the file changed revision while serving")));
+        }
+    }
+
+    if !stop.is_stopped() && !a.exit_at_end {
+        eprintln!("logspec rlog serve: end of {path} after {published} cycles; serving the final state until Ctrl-C");
+        stop.sleep_until(None);
+    }
+    let stats = server.stats();
+    server.shutdown();
+    eprintln!(
+        "logspec rlog serve: published {published} cycles to {} client connection(s); {} dropped as too slow, {} as silent",
+        stats.accepted, stats.dropped_slow, stats.dropped_idle
+    );
+    if warnings > MAX_WARNINGS {
+        eprintln!("logspec rlog serve: {warnings} warnings in all ({} shown)", MAX_WARNINGS);
+    }
+    Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+const MAX_WARNINGS: u64 = 20;
+
+fn warn(count: &mut u64, msg: std::fmt::Arguments<'_>) {
+    *count += 1;
+    if *count <= MAX_WARNINGS {
+        eprintln!("logspec: warning: {msg}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// record
+
+/// `HOST`, `HOST:PORT`, `IP`, `IP:PORT`, `[IPv6]:PORT`; port 5800 when omitted.
+fn resolve(s: &str) -> Result<Vec<SocketAddr>, CliError> {
+    if let Ok(a) = s.parse::<SocketAddr>() {
+        return Ok(vec![a]);
+    }
+    if let Ok(ip) = s.trim_start_matches('[').trim_end_matches(']').parse::<IpAddr>() {
+        return Ok(vec![SocketAddr::new(ip, DEFAULT_PORT)]);
+    }
+    let spec = if s.contains(':') { s.to_string() } else { format!("{s}:{DEFAULT_PORT}") };
+    let addrs: Vec<SocketAddr> =
+        spec.to_socket_addrs().map_err(|e| CliError::Usage(format!("{s}: cannot resolve the address: {e}")))?.collect();
+    if addrs.is_empty() {
+        return Err(CliError::Usage(format!("{s}: the name resolves to no address")));
+    }
+    Ok(addrs)
+}
+
+/// The output file: stream key ids mapped to the file's, which stay the same across reconnects.
+struct Recording {
+    writer: Writer<File>,
+    /// File key id per (name, declared type).
+    ids: HashMap<(String, Option<String>), i16>,
+    /// File key id per stream key id, for the current connection.
+    current: Vec<Option<i16>>,
+    cycles: u64,
+    values: u64,
+}
+
+impl Recording {
+    fn cycle(&mut self, live: &Reconnecting, cycle: Cycle) -> Result<(), RlogWriteError> {
+        self.writer.timestamp(cycle.timestamp)?;
+        for (sid, value) in cycle.values {
+            let i = usize::from(sid as u16);
+            let id = match self.current.get(i).copied().flatten() {
+                Some(id) => id,
+                None => {
+                    let Some(key) = live.key(sid) else {
+                        return Err(RlogWriteError::UndefinedKey { key_id: sid });
+                    };
+                    let named = (key.name.clone(), key.declared_type.clone());
+                    let id = match self.ids.get(&named) {
+                        Some(&id) => id,
+                        None => {
+                            if self.ids.len() > usize::from(u16::MAX) {
+                                return Err(RlogWriteError::TooManyKeys);
+                            }
+                            let id = self.ids.len() as u16 as i16;
+                            self.writer.define(id, &named.0, named.1.as_deref())?;
+                            self.ids.insert(named, id);
+                            id
+                        }
+                    };
+                    if self.current.len() <= i {
+                        self.current.resize(i + 1, None);
+                    }
+                    self.current[i] = Some(id);
+                    id
+                }
+            };
+            self.writer.value(id, value)?;
+            self.values += 1;
+        }
+        self.cycles += 1;
+        Ok(())
+    }
+}
+
+fn record(a: RecordArgs) -> Result<ExitCode, CliError> {
+    let addrs = resolve(&a.addr)?;
+    let timeout = seconds(a.connect_timeout, "--connect-timeout")?;
+    let duration = a.duration.map(|d| seconds(d, "--duration")).transpose()?;
+    let out_path = a.output.display().to_string();
+    let file = File::create(&a.output).map_err(|e| CliError::Input(format!("{out_path}: cannot create: {e}")))?;
+    let mut live =
+        Reconnecting::new(&addrs[..], timeout, a.reconnect).map_err(|e| CliError::Usage(format!("{}: {e}", a.addr)))?;
+    let stop = live.stopper();
+    on_interrupt(&stop);
+    if let Some(d) = duration {
+        let s = stop.clone();
+        std::thread::spawn(move || {
+            s.sleep(d);
+            s.stop();
+        });
+    }
+
+    let mut file = Some(file);
+    let mut rec: Option<Recording> = None;
+    let mut failure: Option<String> = None;
+    let mut connect_failures = 0u64;
+    while let Some(ev) = live.next_event() {
+        match ev {
+            LiveEvent::Connected { peer, revision } => {
+                eprintln!("logspec rlog record: connected to {peer} ({revision}), writing {out_path}");
+                connect_failures = 0;
+                match &mut rec {
+                    None => {
+                        let writer = Writer::new(file.take().expect("the file is taken once"), revision);
+                        rec =
+                            Some(Recording { writer, ids: HashMap::new(), current: Vec::new(), cycles: 0, values: 0 });
+                    }
+                    Some(r) if r.writer.revision() != revision => {
+                        failure = Some(format!(
+                            "{peer}: the stream is now {revision}, the file is {}; stopping",
+                            r.writer.revision()
+                        ));
+                        break;
+                    }
+                    Some(r) => r.current.clear(),
+                }
+            }
+            LiveEvent::Cycle(cycle) => {
+                let r = rec.as_mut().expect("a cycle comes after a connection");
+                // The catch-up frame of a server that has published nothing carries no state.
+                if cycle.values.is_empty() && r.cycles == 0 {
+                    continue;
+                }
+                if let Err(e) = r.cycle(&live, cycle) {
+                    failure = Some(format!("{out_path}: {e}"));
+                    break;
+                }
+            }
+            LiveEvent::Skipped(e) => eprintln!("logspec: warning: {}: {e}", a.addr),
+            LiveEvent::Disconnected(e) => match (e, a.reconnect) {
+                (None, true) => eprintln!("logspec rlog record: the server closed the connection; reconnecting"),
+                (Some(e), true) => eprintln!("logspec rlog record: disconnected ({e}); reconnecting"),
+                (None, false) => eprintln!("logspec rlog record: the server closed the connection"),
+                (Some(e), false) => failure = Some(format!("{}: disconnected: {e}", a.addr)),
+            },
+            LiveEvent::ConnectFailed(e) => {
+                if !a.reconnect {
+                    failure = Some(format!("{}: cannot connect: {e}", a.addr));
+                } else if connect_failures == 0 {
+                    eprintln!("logspec rlog record: cannot connect to {} ({e}); retrying", a.addr);
+                }
+                connect_failures += 1;
+            }
+        }
+    }
+    stop.stop();
+
+    let Some(r) = rec else {
+        drop(file);
+        let _ = std::fs::remove_file(&a.output);
+        return Err(CliError::Input(
+            failure.unwrap_or_else(|| format!("{}: nothing recorded: never connected", a.addr)),
+        ));
+    };
+    let (cycles, values, keys) = (r.cycles, r.values, r.ids.len());
+    r.writer.finish().map_err(|e| CliError::Input(format!("{out_path}: {e}")))?;
+    eprintln!("logspec rlog record: wrote {cycles} cycles ({values} values, {keys} keys) to {out_path}");
+    match failure {
+        Some(f) => {
+            eprintln!("logspec: {f}");
+            Ok(ExitCode::from(1))
+        }
+        None => Ok(ExitCode::SUCCESS),
+    }
+}

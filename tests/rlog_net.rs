@@ -1,0 +1,461 @@
+//! The RLOG live stream over loopback: frames, catch-up of late clients, many clients with a
+//! stalled one, abrupt disconnects, heartbeat timeouts, shutdown and port reuse, reconnecting,
+//! and `logspec rlog serve` recorded back by `logspec rlog record`.
+
+use std::collections::BTreeMap;
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use logspec::formats::rlog::net::{
+    Client, FrameReader, LiveEvent, Reconnecting, Server, ServerOptions, DEFAULT_PORT, HEARTBEAT,
+};
+use logspec::formats::rlog::{Cycle, R2Value, Reader, Revision, Value};
+
+const SECOND: Duration = Duration::from_secs(1);
+
+fn data(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/rlog").join(name)
+}
+
+fn int(v: i64) -> Value {
+    Value::R2(R2Value::Int64 { value: v })
+}
+
+fn double(v: f64) -> Value {
+    Value::R2(R2Value::Double { value: v })
+}
+
+fn text(s: &str) -> Value {
+    Value::R2(R2Value::String { value: s.to_string() })
+}
+
+fn server(options: ServerOptions) -> Server {
+    Server::bind("127.0.0.1:0", Revision::R2, options).expect("bind")
+}
+
+/// Waits for `cond`, failing the test after `limit`.
+fn wait_until(limit: Duration, what: &str, mut cond: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !cond() {
+        assert!(start.elapsed() < limit, "timed out waiting for {what}");
+        thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// A cycle's values by key name.
+fn named(client: &Client, cycle: &Cycle) -> BTreeMap<String, Value> {
+    cycle.values.iter().map(|(id, v)| (client.key(*id).expect("a defined key").name.clone(), v.clone())).collect()
+}
+
+fn connect(addr: SocketAddr) -> Client {
+    Client::connect(addr, 5 * SECOND).expect("connect")
+}
+
+#[test]
+fn frame_reader_reads_the_captured_stream_as_a_file() {
+    let bytes = std::fs::read(data("gen_akit_head_r2_stream.bin")).unwrap();
+    let mut frames = FrameReader::new(&bytes[..]);
+    let mut payload = Vec::new();
+    frames.read_to_end(&mut payload).unwrap();
+    // Spec §5: 1 newcomer frame, 5 cycle frames, 26 keep-alives.
+    assert_eq!((frames.frames(), frames.keepalives(), frames.offset()), (6, 26, bytes.len() as u64));
+    assert_eq!(payload[0], 2);
+    let mut reader = Reader::new(&payload[..]).unwrap();
+    let mut cycles = 0;
+    while let Some(c) = reader.next_cycle() {
+        c.unwrap();
+        cycles += 1;
+    }
+    assert_eq!(cycles, 6);
+
+    // Frame by frame.
+    let mut frames = FrameReader::new(&bytes[..]);
+    let mut sizes = Vec::new();
+    while let Some(f) = frames.next_frame().unwrap() {
+        sizes.push(f.len());
+    }
+    assert_eq!(sizes, [724, 258, 250, 250, 250, 250]);
+}
+
+#[test]
+fn frame_reader_errors_name_the_byte() {
+    // A keep-alive, a 2-byte frame, then a negative length at byte 10.
+    let bytes = [0, 0, 0, 0, 0, 0, 0, 2, 0xaa, 0xbb, 0xff, 0xff, 0xff, 0xfe, 1, 2];
+    let mut r = FrameReader::new(&bytes[..]);
+    assert_eq!(r.next_frame().unwrap(), Some(vec![0xaa, 0xbb]));
+    let e = r.next_frame().unwrap_err();
+    assert_eq!(e.kind(), io::ErrorKind::InvalidData);
+    assert!(e.to_string().contains("frame at byte 10 has a negative length, -2"), "{e}");
+    // The error sticks.
+    assert!(r.read(&mut [0; 8]).is_err());
+
+    // The stream ends inside a frame, and inside a length.
+    let mut out = Vec::new();
+    let e = FrameReader::new(&[0, 0, 0, 5, 1, 2][..]).read_to_end(&mut out).unwrap_err();
+    assert_eq!(e.kind(), io::ErrorKind::UnexpectedEof);
+    assert!(e.to_string().contains("inside the frame at byte 0"), "{e}");
+    let e = FrameReader::new(&[0, 0, 0, 1, 7, 0, 0][..]).read_to_end(&mut out).unwrap_err();
+    assert!(e.to_string().contains("inside the length of the frame at byte 5"), "{e}");
+}
+
+#[test]
+fn a_late_joiner_gets_the_current_state_then_every_cycle() {
+    let server = server(ServerOptions::default());
+    for i in 0..5 {
+        let mut values = vec![("/Robot/x".to_string(), None, double(i as f64 * 0.5))];
+        if i == 0 {
+            values.push(("/Robot/name".to_string(), None, text("bot")));
+        }
+        if i == 3 {
+            values.push(("/Robot/mode".to_string(), Some("string".to_string()), text("auto")));
+        }
+        server.publish_cycle(i as f64 * 0.02, values).unwrap();
+    }
+
+    let mut client = connect(server.local_addr());
+    wait_until(5 * SECOND, "the client to register", || server.client_count() == 1);
+    // The newcomer frame: the last timestamp and every current value.
+    let first = client.next_cycle().unwrap().unwrap();
+    assert_eq!(first.timestamp, 0.08);
+    let want: BTreeMap<String, Value> = [
+        ("/Robot/x".to_string(), double(2.0)),
+        ("/Robot/name".to_string(), text("bot")),
+        ("/Robot/mode".to_string(), text("auto")),
+    ]
+    .into();
+    assert_eq!(named(&client, &first), want);
+    assert_eq!(client.key(first.values[0].0).unwrap().declared_type.as_deref(), Some("double"));
+
+    // Then each cycle, with only what changed.
+    for i in 5..8 {
+        server.publish_cycle(i as f64 * 0.02, vec![("/Robot/x".into(), None, double(i as f64 * 0.5))]).unwrap();
+        server.publish_cycle(i as f64 * 0.02 + 0.01, vec![("/Robot/x".into(), None, double(i as f64 * 0.5))]).unwrap();
+    }
+    for i in 5..8 {
+        let c = client.next_cycle().unwrap().unwrap();
+        assert_eq!(c.timestamp, i as f64 * 0.02);
+        assert_eq!(named(&client, &c), [("/Robot/x".to_string(), double(i as f64 * 0.5))].into());
+        let c = client.next_cycle().unwrap().unwrap();
+        assert_eq!(c.timestamp, i as f64 * 0.02 + 0.01);
+        assert!(c.values.is_empty(), "an unchanged value is not sent again");
+    }
+    assert_eq!(client.counters().frames(), 7);
+    server.shutdown();
+    // The server's end is a clean end of the stream.
+    assert!(client.next_cycle().is_none());
+}
+
+/// What the producer of `many_clients_and_a_stalled_one` publishes at cycle `i`.
+fn blob(i: u64, k: u8) -> Value {
+    Value::R2(R2Value::Raw { value: vec![(i % 251) as u8 ^ k; 30_000] })
+}
+
+#[test]
+fn many_clients_and_a_stalled_one() {
+    const READERS: usize = 49;
+    const WINDOW: u64 = 4;
+    let server = server(ServerOptions { queue_frames: 32, client_timeout: 60 * SECOND, ..ServerOptions::default() });
+    let addr = server.local_addr();
+    // Never reads, never writes.
+    let mut stalled = TcpStream::connect(addr).unwrap();
+    let progress: Arc<Vec<AtomicU64>> = Arc::new((0..READERS).map(|_| AtomicU64::new(0)).collect());
+    let readers: Vec<_> = (0..READERS)
+        .map(|k| {
+            let progress = Arc::clone(&progress);
+            thread::spawn(move || {
+                let mut client = connect(addr);
+                let newcomer = client.next_cycle().unwrap().unwrap();
+                assert!(newcomer.values.is_empty(), "connected before the first cycle");
+                let mut expect = 0u64;
+                loop {
+                    let cycle = client.next_cycle().expect("the stream ended early").expect("a cycle");
+                    let values = named(&client, &cycle);
+                    if let Some(Value::R2(R2Value::Int64 { value })) = values.get("end") {
+                        assert_eq!(*value as u64, expect, "reader {k}");
+                        return expect;
+                    }
+                    assert_eq!(cycle.timestamp, expect as f64 * 0.01, "reader {k}");
+                    assert_eq!(values.get("n"), Some(&int(expect as i64)), "reader {k}, cycle {expect}");
+                    if values.len() > 1 {
+                        for b in 0..4u8 {
+                            assert!(
+                                values.get(&format!("blob{b}")) == Some(&blob(expect, b)),
+                                "reader {k}, cycle {expect}"
+                            );
+                        }
+                    }
+                    expect += 1;
+                    progress[k].store(expect, Ordering::Release);
+                }
+            })
+        })
+        .collect();
+    wait_until(30 * SECOND, "every client to connect", || server.client_count() == READERS + 1);
+
+    let mut i = 0u64;
+    let publish = |i: u64, big: bool| {
+        // Paced so that the reading clients stay a few cycles behind at most: their queues never
+        // fill, while the stalled client's does.
+        let start = Instant::now();
+        while progress.iter().map(|p| p.load(Ordering::Acquire)).min().unwrap() + WINDOW < i {
+            assert!(start.elapsed() < 60 * SECOND, "the readers stopped at cycle {i}");
+            thread::yield_now();
+        }
+        let mut values = vec![("n".to_string(), None, int(i as i64))];
+        if big {
+            values.extend((0..4u8).map(|b| (format!("blob{b}"), None, blob(i, b))));
+        }
+        server.publish_cycle(i as f64 * 0.01, values).unwrap();
+    };
+    // Big cycles until the stalled client's socket buffers and queue are full.
+    while server.stats().dropped_slow == 0 {
+        assert!(i < 3000, "the stalled client was never dropped");
+        publish(i, true);
+        i += 1;
+    }
+    for _ in 0..200 {
+        publish(i, false);
+        i += 1;
+    }
+    server.publish_cycle(i as f64 * 0.01, vec![("end".into(), None, int(i as i64))]).unwrap();
+    for r in readers {
+        assert_eq!(r.join().unwrap(), i);
+    }
+    let stats = server.stats();
+    assert_eq!((stats.dropped_slow, stats.dropped_idle), (1, 0), "{stats:?}");
+
+    // The stalled client's stream ends (after what the kernel had buffered).
+    stalled.set_read_timeout(Some(30 * SECOND)).unwrap();
+    let mut buf = vec![0; 1 << 16];
+    loop {
+        match stalled.read(&mut buf) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) if e.kind() == io::ErrorKind::ConnectionReset => break,
+            Err(e) => panic!("the stalled client's stream did not end: {e}"),
+        }
+    }
+    server.shutdown();
+}
+
+#[test]
+fn clients_that_drop_mid_frame_do_not_disturb_the_others() {
+    let server = server(ServerOptions::default());
+    let addr = server.local_addr();
+    let progress: Arc<Vec<AtomicU64>> = Arc::new((0..4).map(|_| AtomicU64::new(0)).collect());
+    let readers: Vec<_> = (0..4)
+        .map(|k| {
+            let progress = Arc::clone(&progress);
+            thread::spawn(move || {
+                let mut client = connect(addr);
+                client.next_cycle().unwrap().unwrap();
+                for expect in 0..300u64 {
+                    let cycle = client.next_cycle().expect("the stream ended early").expect("a cycle");
+                    assert_eq!(named(&client, &cycle).get("n"), Some(&int(expect as i64)));
+                    progress[k].store(expect + 1, Ordering::Release);
+                }
+            })
+        })
+        .collect();
+    wait_until(10 * SECOND, "the clients to connect", || server.client_count() == 4);
+    let mut abrupt = 0;
+    for i in 0..300u64 {
+        while progress.iter().map(|p| p.load(Ordering::Acquire)).min().unwrap() + 4 < i {
+            thread::yield_now();
+        }
+        if i % 30 == 10 {
+            // Half a heartbeat, part of a frame read, then gone with unread data (a reset).
+            let mut s = TcpStream::connect(addr).unwrap();
+            s.write_all(&HEARTBEAT[..2]).unwrap();
+            let mut part = [0; 3];
+            s.read_exact(&mut part).unwrap();
+            abrupt += 1;
+        }
+        if i % 30 == 20 {
+            // Gone while the server writes to it.
+            let s = TcpStream::connect(addr).unwrap();
+            s.shutdown(std::net::Shutdown::Both).unwrap();
+            abrupt += 1;
+        }
+        let big = "x".repeat(if i % 2 == 0 { 20_000 } else { 10 });
+        server
+            .publish_cycle(i as f64, vec![("n".into(), None, int(i as i64)), ("pad".into(), None, text(&big))])
+            .unwrap();
+    }
+    for r in readers {
+        r.join().unwrap();
+    }
+    // Every connection, abrupt or finished, is gone; none was taken for a slow one.
+    wait_until(10 * SECOND, "the connections to close", || server.stats().closed == abrupt + 4);
+    assert_eq!(server.client_count(), 0);
+    assert_eq!(server.stats().dropped_slow, 0);
+}
+
+#[test]
+fn silent_clients_are_dropped_heartbeating_ones_are_not() {
+    let server = server(ServerOptions { client_timeout: SECOND, ..ServerOptions::default() });
+    let mut client = connect(server.local_addr());
+    let _silent = TcpStream::connect(server.local_addr()).unwrap();
+    wait_until(5 * SECOND, "the silent client to be dropped", || server.stats().dropped_idle == 1);
+    thread::sleep(SECOND);
+    assert_eq!(server.client_count(), 1);
+    assert_eq!(server.stats().dropped_idle, 1);
+    // Keep-alives kept the client's connection up while nothing was published.
+    server.publish_cycle(1.0, vec![("a".into(), None, int(1))]).unwrap();
+    client.next_cycle().unwrap().unwrap(); // newcomer
+    let c = client.next_cycle().unwrap().unwrap();
+    assert_eq!(named(&client, &c), [("a".to_string(), int(1))].into());
+    assert!(client.counters().keepalives() > 10, "{}", client.counters().keepalives());
+}
+
+#[test]
+fn shutdown_frees_the_port() {
+    let first = server(ServerOptions::default());
+    let addr = first.local_addr();
+    let mut client = connect(addr);
+    first.publish_cycle(0.5, vec![("a".into(), None, int(1))]).unwrap();
+    client.next_cycle().unwrap().unwrap();
+    first.shutdown();
+    // The client sees the end of the stream, after every cycle.
+    while let Some(c) = client.next_cycle() {
+        c.unwrap();
+    }
+    drop(client);
+    // The same port, at once; then once more after a drop.
+    let second = Server::bind(addr, Revision::R2, ServerOptions::default()).expect("the port is free after shutdown");
+    let mut client = connect(addr);
+    assert!(client.next_cycle().unwrap().unwrap().values.is_empty());
+    drop(second);
+    drop(client);
+    let third = Server::bind(addr, Revision::R1, ServerOptions::default()).expect("the port is free after drop");
+    third.shutdown();
+    assert_eq!(DEFAULT_PORT, 5800);
+}
+
+#[test]
+fn reconnecting_client_gets_a_fresh_state_from_a_new_server() {
+    let first = server(ServerOptions::default());
+    let addr = first.local_addr();
+    first.publish_cycle(1.0, vec![("a".into(), None, int(1)), ("b".into(), None, int(2))]).unwrap();
+    let mut live = Reconnecting::new(addr, SECOND, true).unwrap();
+    assert!(matches!(live.next_event(), Some(LiveEvent::Connected { revision: Revision::R2, .. })));
+    let Some(LiveEvent::Cycle(c)) = live.next_event() else { panic!("the newcomer cycle") };
+    assert_eq!(c.values.len(), 2);
+    first.shutdown();
+    assert!(matches!(live.next_event(), Some(LiveEvent::Disconnected(_))));
+
+    // A new server on the same port, with other key ids.
+    let second = Server::bind(addr, Revision::R2, ServerOptions::default()).unwrap();
+    second.publish_cycle(2.0, vec![("b".into(), None, int(3))]).unwrap();
+    let start = Instant::now();
+    let ev = loop {
+        match live.next_event() {
+            Some(LiveEvent::ConnectFailed(_)) => {}
+            ev => break ev,
+        }
+    };
+    assert!(matches!(ev, Some(LiveEvent::Connected { .. })), "{ev:?}");
+    assert!(start.elapsed() >= Duration::from_millis(400), "reconnects after 500 ms");
+    let Some(LiveEvent::Cycle(c)) = live.next_event() else { panic!("the newcomer cycle") };
+    assert_eq!((c.timestamp, c.values.len()), (2.0, 1));
+    assert_eq!(live.key(c.values[0].0).unwrap().name, "b");
+
+    // A stop ends it, from another thread, while it waits for a cycle.
+    let stopper = live.stopper();
+    let t = thread::spawn(move || {
+        thread::sleep(Duration::from_millis(100));
+        stopper.stop();
+    });
+    assert!(live.next_event().is_none());
+    t.join().unwrap();
+    second.shutdown();
+}
+
+/// Per key, its values in order with their timestamps, consecutive repeats dropped (a live
+/// stream sends only changes); and the cycles' timestamps.
+type History = (BTreeMap<String, Vec<(f64, String)>>, Vec<f64>);
+
+fn history(path: &std::path::Path) -> History {
+    let mut r = Reader::new(std::fs::File::open(path).unwrap()).unwrap();
+    let (mut keys, mut times) = (BTreeMap::<String, Vec<(f64, String)>>::new(), Vec::new());
+    while let Some(c) = r.next_cycle() {
+        let c = c.unwrap();
+        if c.values.is_empty() {
+            continue;
+        }
+        times.push(c.timestamp);
+        for (id, v) in c.values {
+            let k = r.key(id).unwrap();
+            let seq = keys.entry(format!("{} ({:?})", k.name, k.declared_type)).or_default();
+            let shown = format!("{v:?}");
+            if seq.last().map(|(_, s)| s) != Some(&shown) {
+                seq.push((c.timestamp, shown));
+            }
+        }
+    }
+    (keys, times)
+}
+
+#[test]
+fn serve_then_record_gives_the_same_values() {
+    let bin = env!("CARGO_BIN_EXE_logspec");
+    let input = data("gen_akit_head_r2_alltypes.rlog");
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("rlog_net_recorded_{}.rlog", std::process::id()));
+    let _ = std::fs::remove_file(&out);
+    let mut serve = Command::new(bin)
+        .args(["rlog", "serve", "--port", "0", "--rate", "200", "--wait-for-client", "--exit-at-end"])
+        .arg(&input)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(serve.stderr.take().unwrap());
+    let mut line = String::new();
+    let addr = loop {
+        line.clear();
+        assert!(stderr.read_line(&mut line).unwrap() > 0, "serve ended without listening");
+        if let Some(rest) = line.split("listening on ").nth(1) {
+            break rest.split_whitespace().next().unwrap().to_string();
+        }
+    };
+    let drain = thread::spawn(move || {
+        let mut rest = String::new();
+        stderr.read_to_string(&mut rest).unwrap();
+        rest
+    });
+    let record =
+        Command::new(bin).args(["rlog", "record", &addr, "--duration", "60", "-o"]).arg(&out).output().unwrap();
+    let record_err = String::from_utf8_lossy(&record.stderr);
+    assert!(record.status.success(), "record failed: {record_err}");
+    assert!(record_err.contains("wrote 8 cycles"), "{record_err}");
+    let status = serve.wait().unwrap();
+    let serve_err = drain.join().unwrap();
+    assert!(status.success(), "serve failed: {serve_err}");
+    assert!(serve_err.contains("published 8 cycles"), "{serve_err}");
+
+    let (want, got) = (history(&input), history(&out));
+    assert_eq!(got.1, want.1, "cycle timestamps");
+    assert_eq!(got.0, want.0, "values per key");
+    assert_eq!(want.0.len(), 17);
+    let _ = std::fs::remove_file(&out);
+}
+
+#[test]
+fn record_without_a_server_fails_and_leaves_no_file() {
+    // A port nobody listens on: bind one, then free it.
+    let addr = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("rlog_net_nothing_{}.rlog", std::process::id()));
+    let r = Command::new(env!("CARGO_BIN_EXE_logspec"))
+        .args(["rlog", "record", &addr.to_string(), "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(r.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&r.stderr).contains("cannot connect"));
+    assert!(!out.exists());
+}
