@@ -479,6 +479,34 @@ fn var_impls(cx: &Cx<'_>, s: &StructSpec<'_>) -> TokenStream {
     }
 }
 
+/// The body of a union variant's decoder when every field has a fixed size (and none is a const):
+/// one bounds check, then constant offsets, as for fixed structs. `None` when it does not apply.
+pub fn fixed_variant_decode(cx: &Cx<'_>, fields: &[Field], ty_name: &str, ctor: TokenStream) -> Option<TokenStream> {
+    if fields.is_empty() || fields.iter().any(|f| f.value.is_some()) {
+        return None;
+    }
+    let (offsets, size) = fixed_layout(cx, fields)?;
+    let hide = hidden(fields);
+    let mut inits = TokenStream::new();
+    for (i, f) in fields.iter().enumerate() {
+        if f.is_padding() || hide[i] {
+            continue;
+        }
+        let off = &offsets[i];
+        let fname = f.name.as_str();
+        let id = field_ident(&f.name);
+        let (expr, fallible) = fixed_decode(cx, &f.ty, f.endian, quote!(#off));
+        let expr = if fallible { quote!(#expr.map_err(|e| e.in_field(#fname).in_type(#ty_name))?) } else { expr };
+        inits.extend(quote!(#id: #expr,));
+    }
+    let chunk = if size.is_literal() { quote!(#size) } else { quote!({ #size }) };
+    Some(quote! {
+        let __arr = c.array::<#chunk>().map_err(|e| e.in_type(#ty_name))?;
+        let b = &__arr[..];
+        ::core::result::Result::Ok(#ctor { #inits })
+    })
+}
+
 fn local(i: usize) -> proc_macro2::Ident {
     format_ident!("__f{}", i)
 }

@@ -353,8 +353,13 @@ fn union_items(cx: &Cx<'_>, u: &Union) -> TokenStream {
         let vdocs = doc_attrs(v.doc.as_deref(), None);
         variants.extend(quote!(#vdocs #vid { #(#members),* },));
         tag_arms.extend(quote!(Self::#vid { .. } => #tag,));
-        let (stmts, inits) = codec::decode_fields(cx, &v.fields, name);
-        decode_arms.extend(quote!(#tag => { #stmts ::core::result::Result::Ok(Self::#vid { #inits }) }));
+        match codec::fixed_variant_decode(cx, &v.fields, name, quote!(Self::#vid)) {
+            Some(fast) => decode_arms.extend(quote!(#tag => { #fast })),
+            None => {
+                let (stmts, inits) = codec::decode_fields(cx, &v.fields, name);
+                decode_arms.extend(quote!(#tag => { #stmts ::core::result::Result::Ok(Self::#vid { #inits }) }));
+            }
+        }
         let (len, enc) = codec::encode_fields(cx, &v.fields, &|f| {
             let b = format_ident!("__b_{}", f.name);
             quote!((*#b))
