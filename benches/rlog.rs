@@ -18,7 +18,7 @@ mod common;
 
 use std::hint::black_box;
 
-use common::{allocations, mbps, median, process, time};
+use common::{allocations, arg_mb, mbps, memcpy_time, time, whole_process};
 use logspec::formats::rlog::{Event, Reader, Revision, Writer};
 
 #[global_allocator]
@@ -89,24 +89,14 @@ fn decode_cycles(buf: &[u8]) -> u64 {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let mb = args
-        .iter()
-        .position(|a| a == "--mb")
-        .and_then(|i| args.get(i + 1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(100.0);
+    let mb = arg_mb(100.0);
     let runs = 5;
     eprintln!("building a {mb} MB R1 file in memory...");
     let buf = build(mb);
     let values = decode_events(&buf);
     println!("input: {} bytes, {} values ({:.1} B/value)", buf.len(), values, buf.len() as f64 / values as f64);
 
-    let mut dst = vec![0u8; buf.len()];
-    let memcpy = time(runs, || {
-        dst.copy_from_slice(&buf);
-        dst[dst.len() / 2]
-    });
+    let memcpy = memcpy_time(&buf, runs);
     let events = time(runs, || decode_events(&buf));
     let cycles = time(runs, || decode_cycles(&buf));
     let a0 = allocations();
@@ -133,34 +123,17 @@ fn main() {
         c / advantagescope
     );
 
-    let dir = std::env::temp_dir().join(format!("logspec-bench-rlog-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let big = dir.join("big.rlog");
-    std::fs::write(&big, &buf).unwrap();
-    let quarter = dir.join("quarter.rlog");
-    std::fs::write(&quarter, &buf[..buf.len() / 4]).unwrap();
-    let big_s = big.to_str().unwrap();
-    let _ = process(&["info", big_s]);
-    let info: Vec<_> = (0..3).map(|_| process(&["info", big_s])).collect();
-    let info_t = median(info.iter().map(|x| x.0).collect());
-    let info_rss = info.iter().filter_map(|x| x.1).max();
     // The quarter file is cut mid-message: info reports it and exits 1, after reading everything.
-    let q_rss = (0..3).filter_map(|_| process(&["info", quarter.to_str().unwrap()]).1).max();
-    let i = mbps(buf.len(), info_t);
+    let w = whole_process(&buf, buf.len() / 4, "rlog");
     println!(
-        "logspec info (whole process)     {i:>7.0} MB/s   {:.3}x memcpy   {:.1}x AdvantageScope   peak RSS {} kB ({} MB file), {} kB ({} MB file)",
-        i / m,
-        i / advantagescope,
-        info_rss.unwrap_or(0),
+        "logspec info (whole process)     {:>7.0} MB/s   {:.3}x memcpy   {:.1}x AdvantageScope   peak RSS {} kB ({} MB file), {} kB ({} MB file)",
+        w.info_mbps,
+        w.info_mbps / m,
+        w.info_mbps / advantagescope,
+        w.info_rss_kb,
         buf.len() / 1_000_000,
-        q_rss.unwrap_or(0),
+        w.quarter_rss_kb,
         buf.len() / 4_000_000
     );
-    let dump = process(&["dump", big_s]);
-    println!(
-        "logspec dump > /dev/null         {:>7.0} MB/s   peak RSS {} kB",
-        mbps(buf.len(), dump.0),
-        dump.1.unwrap_or(0)
-    );
-    let _ = std::fs::remove_dir_all(&dir);
+    println!("logspec dump > /dev/null         {:>7.0} MB/s   peak RSS {} kB", w.dump_mbps, w.dump_rss_kb);
 }

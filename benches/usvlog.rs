@@ -14,9 +14,8 @@
 mod common;
 
 use std::hint::black_box;
-use std::io::Write;
 
-use common::{allocations, mbps, median, process, time};
+use common::{allocations, arg_mb, mbps, memcpy_time, time, whole_process};
 
 use logspec::formats::usvlog::*;
 use logspec::runtime::{Event, Reader, SliceReader, Writer};
@@ -197,24 +196,14 @@ fn stream_all(buf: &[u8]) -> u64 {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().collect();
-    let mb = args
-        .iter()
-        .position(|a| a == "--mb")
-        .and_then(|i| args.get(i + 1))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(200.0);
+    let mb = arg_mb(200.0);
     let runs = 7;
     eprintln!("building a {mb} MB USVLOG stream in memory...");
     let buf = build(mb);
     let records = decode_all(&buf);
     println!("input: {} bytes, {} records ({:.1} B/record)", buf.len(), records, buf.len() as f64 / records as f64);
 
-    let mut dst = vec![0u8; buf.len()];
-    let memcpy = time(runs, || {
-        dst.copy_from_slice(&buf);
-        dst[dst.len() / 2]
-    });
+    let memcpy = memcpy_time(&buf, runs);
     let frame = time(runs, || frame_all(&buf));
     let decode = time(runs, || decode_all(&buf));
     let events = time(runs, || decode_events(&buf));
@@ -240,27 +229,16 @@ fn main() {
     let s = mbps(buf.len(), stream);
     println!("decode, streaming (Reader<Read>) {:>7.0} MB/s   {:.2}x memcpy", s, s / m);
 
-    // Whole process, file in the page cache.
-    let dir = std::env::temp_dir().join(format!("logspec-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let big = dir.join("big.usvlog");
-    std::fs::File::create(&big).unwrap().write_all(&buf).unwrap();
-    let quarter = dir.join("quarter.usvlog");
-    std::fs::write(&quarter, &buf[..32 + (buf.len() / 4 - 32) / 6948 * 6948]).unwrap();
-    let big_s = big.to_str().unwrap();
-    let _ = process(&["info", big_s]);
-    let info: Vec<_> = (0..3).map(|_| process(&["info", big_s])).collect();
-    let info_t = median(info.iter().map(|x| x.0).collect());
-    let info_rss = info.iter().filter_map(|x| x.1).max();
-    let q_rss = (0..3).filter_map(|_| process(&["info", quarter.to_str().unwrap()]).1).max();
-    println!("logspec info (whole process)     {:>7.0} MB/s   {:.2}x memcpy   peak RSS {} kB ({} MB file), {} kB ({} MB file)",
-        mbps(buf.len(), info_t), mbps(buf.len(), info_t) / m,
-        info_rss.unwrap_or(0), buf.len() / 1_000_000, q_rss.unwrap_or(0), buf.len() / 4_000_000);
-    let dump = process(&["dump", big_s]);
+    // Whole process, file in the page cache; the quarter file ends on a whole super period.
+    let w = whole_process(&buf, 32 + (buf.len() / 4 - 32) / 6948 * 6948, "usvlog");
     println!(
-        "logspec dump > /dev/null         {:>7.0} MB/s   peak RSS {} kB",
-        mbps(buf.len(), dump.0),
-        dump.1.unwrap_or(0)
+        "logspec info (whole process)     {:>7.0} MB/s   {:.2}x memcpy   peak RSS {} kB ({} MB file), {} kB ({} MB file)",
+        w.info_mbps,
+        w.info_mbps / m,
+        w.info_rss_kb,
+        buf.len() / 1_000_000,
+        w.quarter_rss_kb,
+        buf.len() / 4_000_000
     );
-    let _ = std::fs::remove_dir_all(&dir);
+    println!("logspec dump > /dev/null         {:>7.0} MB/s   peak RSS {} kB", w.dump_mbps, w.dump_rss_kb);
 }

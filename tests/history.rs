@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::{data, json_diff, jsonl, python_pack};
+use common::{assert_lines_eq, data, jsonl, python_pack};
 use logspec::json::JsonWriter;
 use logspec::runtime::{
     with_file_format, Event, FramedFormat, ReadErrorKind, SliceReader, Versioned, WithFormat, Writer,
@@ -56,12 +56,7 @@ fn a_real_schema_1_file_decodes_with_the_locked_layout() {
     let (ids, ours) = with_file_format::<v2::Usvlog, _>(&bytes, DumpAll(&bytes)).unwrap();
     assert_eq!(ids, [1], "decoded with the schema-1 layout");
     let expected = jsonl(&std::fs::read_to_string(data("usvlog/step.expected.jsonl")).unwrap());
-    assert_eq!(ours.len(), expected.len(), "record count");
-    for (i, (a, b)) in ours.iter().zip(&expected).enumerate() {
-        if let Some(d) = json_diff(a, b, &format!("line {}", i + 1)) {
-            panic!("{d}\nours:     {a}\nexpected: {b}");
-        }
-    }
+    assert_lines_eq(&ours, &expected);
 }
 
 #[test]

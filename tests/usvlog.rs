@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{data, json_diff, jsonl, logspec};
+use common::{assert_lines_eq, data, json_diff, jsonl, logspec};
 use logspec::formats::usvlog::{self, FileHeader, RecNavSolution, Usvlog, UsvlogRecord};
 use logspec::runtime::{Event, ReadErrorKind, Reader, SliceReader, Writer};
 
@@ -17,12 +17,7 @@ fn dump_equals_reference_value_for_value() {
     assert!(out.status.success(), "stderr: {}", String::from_utf8_lossy(&out.stderr));
     let ours = jsonl(&String::from_utf8(out.stdout).unwrap());
     let expected = jsonl(&std::fs::read_to_string(data("usvlog/step.expected.jsonl")).unwrap());
-    assert_eq!(ours.len(), expected.len(), "record count");
-    for (i, (a, b)) in ours.iter().zip(&expected).enumerate() {
-        if let Some(d) = json_diff(a, b, &format!("line {}", i + 1)) {
-            panic!("{d}\nours:     {a}\nexpected: {b}");
-        }
-    }
+    assert_lines_eq(&ours, &expected);
 }
 
 #[test]

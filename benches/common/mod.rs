@@ -72,3 +72,54 @@ pub fn process(args: &[&str]) -> (Duration, Option<u64>) {
     }
     (t.elapsed(), peak)
 }
+
+/// The `--mb N` argument of a bench, or `default`.
+pub fn arg_mb(default: f64) -> f64 {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter().position(|a| a == "--mb").and_then(|i| args.get(i + 1)).and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+/// The median time of copying `buf`, the baseline every figure is a ratio of.
+pub fn memcpy_time(buf: &[u8], runs: usize) -> Duration {
+    let mut dst = vec![0u8; buf.len()];
+    time(runs, || {
+        dst.copy_from_slice(buf);
+        dst[dst.len() / 2]
+    })
+}
+
+/// Whole-process figures of `logspec info` and `logspec dump` on a file (in the page cache).
+pub struct WholeProcess {
+    pub info_mbps: f64,
+    /// Peak RSS of `info` on the whole file, and on `buf[..quarter_len]`, in kB.
+    pub info_rss_kb: u64,
+    pub quarter_rss_kb: u64,
+    pub dump_mbps: f64,
+    pub dump_rss_kb: u64,
+}
+
+/// Writes `buf` (and its first `quarter_len` bytes) to temporary files named `*.{ext}` and runs
+/// `logspec info` (median of 3, after a warm-up) and `logspec dump > /dev/null` on them.
+pub fn whole_process(buf: &[u8], quarter_len: usize, ext: &str) -> WholeProcess {
+    let dir = std::env::temp_dir().join(format!("logspec-bench-{ext}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let big = dir.join(format!("big.{ext}"));
+    std::fs::write(&big, buf).unwrap();
+    let quarter = dir.join(format!("quarter.{ext}"));
+    std::fs::write(&quarter, &buf[..quarter_len]).unwrap();
+    let (big, quarter) = (big.to_str().unwrap(), quarter.to_str().unwrap());
+    let _ = process(&["info", big]);
+    let info: Vec<_> = (0..3).map(|_| process(&["info", big])).collect();
+    let info_t = median(info.iter().map(|x| x.0).collect());
+    let info_rss_kb = info.iter().filter_map(|x| x.1).max().unwrap_or(0);
+    let quarter_rss_kb = (0..3).filter_map(|_| process(&["info", quarter]).1).max().unwrap_or(0);
+    let dump = process(&["dump", big]);
+    let _ = std::fs::remove_dir_all(&dir);
+    WholeProcess {
+        info_mbps: mbps(buf.len(), info_t),
+        info_rss_kb,
+        quarter_rss_kb,
+        dump_mbps: mbps(buf.len(), dump.0),
+        dump_rss_kb: dump.1.unwrap_or(0),
+    }
+}

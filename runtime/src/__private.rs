@@ -167,22 +167,24 @@ fn length_mismatch(len: usize, size: usize, name: &'static str) -> DecodeError {
 /// Decodes a record payload of a variable-layout type, which must use the whole payload.
 #[inline]
 pub fn payload_var<T: crate::Decode>(payload: &[u8], name: &'static str) -> Result<T, DecodeError> {
-    let mut c = Cursor::new(payload);
-    let v = T::decode(&mut c, crate::Endian::Little).map_err(|e| e.in_type(name))?;
-    if c.is_empty() {
-        Ok(v)
-    } else {
-        Err(DecodeError::new(crate::DecodeErrorKind::TrailingBytes { extra: c.remaining() as u64 })
-            .at(c.position())
-            .in_type(name))
-    }
+    whole(payload, name, |c| T::decode(c, crate::Endian::Little))
 }
 
 /// Decodes a value of a union selected by name: variant `index`, from exactly `bytes`.
 #[inline]
 pub fn named_exact<T: crate::Union>(index: i128, bytes: &[u8], name: &'static str) -> Result<T, DecodeError> {
+    whole(bytes, name, |c| T::decode_variant(index, c))
+}
+
+/// Runs `decode` over `bytes`, which it must use up: bytes left over are an error.
+#[inline(always)]
+fn whole<T>(
+    bytes: &[u8],
+    name: &'static str,
+    decode: impl FnOnce(&mut Cursor<'_>) -> Result<T, DecodeError>,
+) -> Result<T, DecodeError> {
     let mut c = Cursor::new(bytes);
-    let v = T::decode_variant(index, &mut c).map_err(|e| e.in_type(name))?;
+    let v = decode(&mut c).map_err(|e| e.in_type(name))?;
     if c.is_empty() {
         Ok(v)
     } else {

@@ -7,11 +7,11 @@
 use std::boxed::Box;
 use std::fmt;
 use std::io::{self, Read, Write};
-use std::vec;
 use std::vec::Vec;
 
 use crate::cursor::Cursor;
 use crate::error::{DecodeError, DecodeErrorKind, EncodeError};
+use crate::readbuf::{ReadBuf, CHUNK};
 use crate::traits::{Decode, Encode, Endian};
 use crate::visit::Visit;
 
@@ -402,48 +402,28 @@ impl<'a, F: FramedFormat> Iterator for SliceReader<'a, F> {
     }
 }
 
-/// Reads records from any [`Read`] in constant memory: one reusable buffer that only grows to
-/// the largest record actually present, and only as its bytes arrive.
+/// Reads records from any [`Read`] in constant memory: one reusable buffer ([`ReadBuf`]) that
+/// only grows to the largest record actually present, and only as its bytes arrive.
 pub struct Reader<R, F: FramedFormat> {
-    inner: R,
-    buf: Vec<u8>,
-    start: usize,
-    end: usize,
-    /// Absolute offset of `buf[start]`.
-    offset: u64,
+    buf: ReadBuf<R>,
     index: u64,
-    eof: bool,
     done: bool,
     header: Option<F::FileHeader>,
 }
 
-const CHUNK: usize = 64 * 1024;
-
 impl<R: Read, F: FramedFormat> Reader<R, F> {
     /// Reads and checks the file header.
     pub fn new(inner: R) -> Result<Self, ReadError> {
-        let mut r = Reader {
-            inner,
-            buf: vec![0; CHUNK],
-            start: 0,
-            end: 0,
-            offset: 0,
-            index: 0,
-            eof: false,
-            done: false,
-            header: None,
-        };
+        let mut buf = ReadBuf::new(inner);
         let mut want = 1;
         loop {
-            r.fill(want).map_err(|e| header_error::<F>(ReadErrorKind::Io(e)))?;
-            match decode_file_header::<F>(&r.buf[r.start..r.end], r.eof)? {
+            buf.fill(want).map_err(|e| header_error::<F>(ReadErrorKind::Io(e)))?;
+            match decode_file_header::<F>(buf.bytes(), buf.is_eof())? {
                 Some((h, n)) => {
-                    r.start += n;
-                    r.offset += n as u64;
-                    r.header = Some(h);
-                    return Ok(r);
+                    buf.take(n);
+                    return Ok(Reader { buf, index: 0, done: false, header: Some(h) });
                 }
-                None => want = r.available() + 1,
+                None => want = buf.available() + 1,
             }
         }
     }
@@ -455,46 +435,7 @@ impl<R: Read, F: FramedFormat> Reader<R, F> {
 
     /// Byte offset of the next record.
     pub fn position(&self) -> u64 {
-        self.offset
-    }
-
-    fn available(&self) -> usize {
-        self.end - self.start
-    }
-
-    /// Makes at least `min` bytes available unless the input ends first.
-    #[inline(always)]
-    fn fill(&mut self, min: usize) -> io::Result<()> {
-        if self.available() >= min {
-            return Ok(());
-        }
-        self.refill(min)
-    }
-
-    #[inline(never)]
-    fn refill(&mut self, min: usize) -> io::Result<()> {
-        while self.available() < min && !self.eof {
-            if self.end == self.buf.len() {
-                if self.start > 0 {
-                    self.buf.copy_within(self.start..self.end, 0);
-                    self.end -= self.start;
-                    self.start = 0;
-                } else {
-                    // The buffer is full of real data and still too small: grow it, at most
-                    // doubling, so its size is always justified by bytes actually read.
-                    let new_len = (self.buf.len() * 2).min(self.buf.len() + min.max(CHUNK));
-                    self.buf.resize(new_len, 0);
-                }
-                continue;
-            }
-            match self.inner.read(&mut self.buf[self.end..]) {
-                Ok(0) => self.eof = true,
-                Ok(n) => self.end += n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(())
+        self.buf.position()
     }
 
     /// The next framed record, or `None` at a clean end of the stream. After a truncation or I/O
@@ -507,27 +448,27 @@ impl<R: Read, F: FramedFormat> Reader<R, F> {
         let h = F::RECORD_HEADER_SIZE;
         let fail = |s: &mut Self, kind, tag: Option<u64>| {
             s.done = true;
-            Some(Err(record_error::<F>(kind, s.offset, s.index, tag)))
+            Some(Err(record_error::<F>(kind, s.buf.position(), s.index, tag)))
         };
-        if let Err(e) = self.fill(h) {
+        if let Err(e) = self.buf.fill(h) {
             return fail(self, ReadErrorKind::Io(e), None);
         }
-        if self.available() == 0 {
+        if self.buf.available() == 0 {
             self.done = true;
             return None;
         }
-        if self.available() < h {
-            let available = self.available() as u64;
+        if self.buf.available() < h {
+            let available = self.buf.available() as u64;
             return fail(self, ReadErrorKind::Truncated { what: "record header", needed: h as u64, available }, None);
         }
-        let header = match F::parse_record_header(&self.buf[self.start..self.end]) {
+        let header = match F::parse_record_header(self.buf.bytes()) {
             Ok(h) => h,
             Err(e) => return fail(self, ReadErrorKind::BadRecordHeader(e), None),
         };
         let total = match usize::try_from(header.len).ok().and_then(|l| l.checked_add(h)) {
             Some(t) => t,
             None => {
-                let available = (self.available() - h) as u64;
+                let available = (self.buf.available() - h) as u64;
                 return fail(
                     self,
                     ReadErrorKind::Truncated { what: "payload", needed: header.len, available },
@@ -535,23 +476,21 @@ impl<R: Read, F: FramedFormat> Reader<R, F> {
                 );
             }
         };
-        if let Err(e) = self.fill(total) {
+        if let Err(e) = self.buf.fill(total) {
             return fail(self, ReadErrorKind::Io(e), Some(header.tag));
         }
-        if self.available() < total {
-            let available = (self.available() - h) as u64;
+        if self.buf.available() < total {
+            let available = (self.buf.available() - h) as u64;
             return fail(
                 self,
                 ReadErrorKind::Truncated { what: "payload", needed: header.len, available },
                 Some(header.tag),
             );
         }
-        let payload = &self.buf[self.start + h..self.start + total];
-        let raw = RawRecord { offset: self.offset, index: self.index, header, payload };
-        self.start += total;
-        self.offset += total as u64;
+        let (offset, index) = (self.buf.position(), self.index);
         self.index += 1;
-        Some(Ok(raw))
+        let payload = &self.buf.take(total)[h..];
+        Some(Ok(RawRecord { offset, index, header, payload }))
     }
 
     /// Like [`SliceReader::decode_each`]: decodes records until the end or the first error, lending

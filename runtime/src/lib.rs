@@ -20,6 +20,8 @@ mod visit;
 
 #[cfg(feature = "std")]
 pub mod framed;
+#[cfg(feature = "std")]
+mod readbuf;
 
 #[doc(hidden)]
 pub mod __private;
@@ -34,3 +36,5 @@ pub use framed::{
     with_file_format, Event, FramedFormat, RawRecord, ReadError, ReadErrorDetail, ReadErrorKind, Reader, RecordHeader,
     SliceReader, Versioned, WithFormat, WriteError, Writer,
 };
+#[cfg(feature = "std")]
+pub use readbuf::ReadBuf;

@@ -91,7 +91,7 @@ pub fn summarise(input: Box<dyn Read>, stream: bool, assume_r1: bool, path: &str
         bytes_consumed: 0,
         errors: Vec::new(),
     };
-    let mut first_type: BTreeMap<i16, ()> = BTreeMap::new();
+    let mut typed_keys = std::collections::BTreeSet::new();
     while let Some(ev) = r.next_event() {
         match ev {
             Ok(Event::Timestamp(t)) => {
@@ -110,7 +110,7 @@ pub fn summarise(input: Box<dyn Read>, stream: bool, assume_r1: bool, path: &str
             }
             Ok(Event::Value { key_id, value, .. }) => {
                 s.values += 1;
-                if r.revision() == Revision::R1 && first_type.insert(key_id, ()).is_none() {
+                if r.revision() == Revision::R1 && typed_keys.insert(key_id) {
                     *s.types.entry(value.type_name(None).to_string()).or_default() += 1;
                 }
             }

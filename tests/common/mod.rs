@@ -45,6 +45,16 @@ pub fn json_diff(a: &Value, b: &Value, path: &str) -> Option<String> {
     }
 }
 
+/// Asserts that two JSON Lines dumps are equal line for line, by [`json_diff`].
+pub fn assert_lines_eq(ours: &[Value], expected: &[Value]) {
+    assert_eq!(ours.len(), expected.len(), "record count");
+    for (i, (a, b)) in ours.iter().zip(expected).enumerate() {
+        if let Some(d) = json_diff(a, b, &format!("line {}", i + 1)) {
+            panic!("{d}\nours:     {a}\nexpected: {b}");
+        }
+    }
+}
+
 /// Parses JSON Lines.
 pub fn jsonl(text: &str) -> Vec<Value> {
     text.lines().filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str(l).expect("valid JSON line")).collect()

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::io::{self, Read};
 
-use logspec_runtime::{Cursor, Decode, DecodeError, DecodeErrorKind, Endian};
+use logspec_runtime::{Cursor, Decode, DecodeError, DecodeErrorKind, Endian, ReadBuf};
 
 use super::{R1Body, R1Message, R2Body, R2Message, R2Value, Revision, Value};
 
@@ -137,18 +137,10 @@ impl fmt::Display for RlogError {
 
 impl std::error::Error for RlogError {}
 
-const CHUNK: usize = 64 * 1024;
-
 /// Reads an RLOG file or stream from any [`Read`], in constant memory (one buffer, grown only to
 /// the largest message actually present).
 pub struct Reader<R> {
-    inner: R,
-    buf: Vec<u8>,
-    start: usize,
-    end: usize,
-    /// Absolute offset of `buf[start]`.
-    offset: u64,
-    eof: bool,
+    buf: ReadBuf<R>,
     done: bool,
     revision: Revision,
     /// Whether the input had a revision byte.
@@ -160,7 +152,6 @@ pub struct Reader<R> {
     /// values before it.
     pending_ts: Option<f64>,
     pending_err: Option<RlogError>,
-    started: bool,
 }
 
 impl<R: Read> Reader<R> {
@@ -172,12 +163,7 @@ impl<R: Read> Reader<R> {
 
     pub fn with_options(inner: R, options: ReaderOptions) -> Result<Self, RlogError> {
         let mut r = Reader {
-            inner,
-            buf: vec![0; CHUNK],
-            start: 0,
-            end: 0,
-            offset: 0,
-            eof: false,
+            buf: ReadBuf::new(inner),
             done: false,
             revision: Revision::R1,
             has_revision_byte: true,
@@ -185,17 +171,15 @@ impl<R: Read> Reader<R> {
             timestamp: 0.0,
             pending_ts: None,
             pending_err: None,
-            started: false,
         };
-        r.fill(1).map_err(|e| r.error(0, RlogErrorKind::Io(e)))?;
-        let Some(&first) = r.buf[r.start..r.end].first() else {
+        r.buf.fill(1).map_err(|e| r.error(0, RlogErrorKind::Io(e)))?;
+        let Some(&first) = r.buf.bytes().first() else {
             return Err(r.error(0, RlogErrorKind::Empty));
         };
         match (Revision::from_byte(first), first, options.assume_revision) {
             (Some(rev), ..) => {
                 r.revision = rev;
-                r.start += 1;
-                r.offset = 1;
+                r.buf.take(1);
             }
             (None, 0, Some(rev)) => {
                 r.revision = rev;
@@ -219,7 +203,7 @@ impl<R: Read> Reader<R> {
 
     /// Byte offset of the next message.
     pub fn position(&self) -> u64 {
-        self.offset
+        self.buf.position()
     }
 
     /// A defined key.
@@ -236,60 +220,22 @@ impl<R: Read> Reader<R> {
         RlogError::new(offset, None, kind)
     }
 
-    fn available(&self) -> usize {
-        self.end - self.start
-    }
-
-    #[inline(always)]
-    fn fill(&mut self, min: usize) -> io::Result<()> {
-        if self.available() >= min {
-            return Ok(());
-        }
-        self.refill(min)
-    }
-
-    #[inline(never)]
-    fn refill(&mut self, min: usize) -> io::Result<()> {
-        while self.available() < min && !self.eof {
-            if self.end == self.buf.len() {
-                if self.start > 0 {
-                    self.buf.copy_within(self.start..self.end, 0);
-                    self.end -= self.start;
-                    self.start = 0;
-                } else {
-                    // Full of real data and still too small: grow, at most doubling, so the size
-                    // is always justified by bytes actually read.
-                    let new_len = (self.buf.len() * 2).min(self.buf.len() + min.max(CHUNK));
-                    self.buf.resize(new_len, 0);
-                }
-                continue;
-            }
-            match self.inner.read(&mut self.buf[self.end..]) {
-                Ok(0) => self.eof = true,
-                Ok(n) => self.end += n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
-        Ok(())
-    }
-
     /// The next message, or `None` at a clean end. After an error that is not recoverable
     /// (truncation, I/O, a message that does not decode), every later call returns `None`.
     pub fn next_event(&mut self) -> Option<Result<Event, RlogError>> {
         if self.done {
             return None;
         }
-        if let Err(e) = self.fill(1) {
-            self.done = true;
-            return Some(Err(self.error(self.offset, RlogErrorKind::Io(e))));
-        }
+        let mut want = 1;
         loop {
-            if self.available() == 0 {
+            if let Err(e) = self.buf.fill(want) {
+                return Some(Err(self.fail(RlogErrorKind::Io(e))));
+            }
+            if self.buf.available() == 0 {
                 self.done = true;
                 return None;
             }
-            let mut c = Cursor::new(&self.buf[self.start..self.end]);
+            let mut c = Cursor::new(self.buf.bytes());
             let decoded = match self.revision {
                 Revision::R1 => R1Message::decode(&mut c, Endian::Big).map(|m| Body::R1(m.body)),
                 Revision::R2 => R2Message::decode(&mut c, Endian::Big).map(|m| Body::R2(m.body)),
@@ -297,30 +243,29 @@ impl<R: Read> Reader<R> {
             let used = c.position();
             match decoded {
                 Ok(body) => {
-                    let at = self.offset;
-                    self.start += used;
-                    self.offset += used as u64;
+                    let at = self.buf.position();
+                    self.buf.take(used);
                     return Some(self.apply(body, at));
                 }
                 Err(DecodeError { kind: DecodeErrorKind::UnexpectedEof { needed, available }, offset, .. }) => {
-                    if self.eof {
-                        self.done = true;
+                    if self.buf.is_eof() {
                         let kind = RlogErrorKind::Truncated { needed: offset + needed, available: offset + available };
-                        return Some(Err(self.error(self.offset, kind)));
+                        return Some(Err(self.fail(kind)));
                     }
-                    let want = (offset + needed).max(self.available() as u64 + 1);
-                    let want = usize::try_from(want).unwrap_or(usize::MAX);
-                    if let Err(e) = self.fill(want) {
-                        self.done = true;
-                        return Some(Err(self.error(self.offset, RlogErrorKind::Io(e))));
-                    }
+                    // At least the bytes the cut field needs, and always more than we have.
+                    let need = (offset + needed).max(self.buf.available() as u64 + 1);
+                    want = usize::try_from(need).unwrap_or(usize::MAX);
                 }
-                Err(e) => {
-                    self.done = true;
-                    return Some(Err(self.error(self.offset, RlogErrorKind::Decode(e))));
-                }
+                Err(e) => return Some(Err(self.fail(RlogErrorKind::Decode(e)))),
             }
         }
+    }
+
+    /// Ends the stream with an error at the next message.
+    #[cold]
+    fn fail(&mut self, kind: RlogErrorKind) -> RlogError {
+        self.done = true;
+        self.error(self.buf.position(), kind)
     }
 
     fn apply(&mut self, body: Body, at: u64) -> Result<Event, RlogError> {
@@ -389,7 +334,7 @@ impl<R: Read> Reader<R> {
                 }
                 Ok(Event::KeyDef { .. }) => {}
                 Ok(Event::Value { key_id, value, timestamp }) => {
-                    if !have && !self.started {
+                    if !have {
                         cycle.timestamp = timestamp;
                     }
                     have = true;
@@ -403,7 +348,6 @@ impl<R: Read> Reader<R> {
                     return Some(Err(e));
                 }
             }
-            self.started = true;
         }
         have.then_some(Ok(cycle))
     }
