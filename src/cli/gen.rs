@@ -1,4 +1,4 @@
-//! `logspec gen`: regenerate the checked-in artifacts (C headers) from the schemas.
+//! `logspec gen`: regenerate the checked-in artifacts (C headers, format docs) from the schemas.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -28,7 +28,10 @@ pub fn artifacts(dir: &Path, root: &Path) -> Result<Vec<Artifact>, CliError> {
         let shown = rel.display().to_string().replace('\\', "/");
         let source = std::fs::read_to_string(p).map_err(|e| CliError::Input(format!("{shown}: {e}")))?;
         match logspec::codegen::compile_str(&shown, &source) {
-            Ok(schema) => out.extend(logspec::codegen::backend::c::CBackend.generate(&schema)),
+            Ok(schema) => {
+                out.extend(logspec::codegen::backend::c::CBackend.generate(&schema));
+                out.extend(logspec::codegen::backend::doc::DocBackend.generate(&schema));
+            }
             Err(e) => failed.push_str(&e.render()),
         }
     }

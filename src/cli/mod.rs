@@ -3,6 +3,7 @@
 
 mod check;
 mod diff;
+mod doc;
 mod dump;
 mod gen;
 mod info;
@@ -45,6 +46,11 @@ pub enum Command {
     ///
     /// Example: `logspec diff --against origin/main` (in pull-request CI).
     Diff(diff::Args),
+    /// Write a format's documentation, generated from its schema, as Markdown: per-record tables
+    /// of offset, field, type, unit and description, with sizes and layout fingerprints.
+    ///
+    /// Example: `logspec doc schemas/usvlog.toml -o usvlog.md`
+    Doc(doc::Args),
     /// Print a log file as JSON Lines, one object per record, in file order.
     ///
     /// Example: `logspec dump timeseries.bin | head`
@@ -66,6 +72,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Check(a) => check::run(a),
         Command::Lock(a) => lock::run(a),
         Command::Diff(a) => diff::run(a),
+        Command::Doc(a) => doc::run(a),
         Command::Dump(a) => dump::run(a),
         Command::Info(a) => info::run(a),
         Command::Rlog(a) => rlog::run(a),
