@@ -11,3 +11,4 @@ pub use logspec_runtime as runtime;
 
 pub mod formats;
 pub mod json;
+pub mod value;

@@ -5,11 +5,13 @@ mod check;
 mod diff;
 mod doc;
 mod dump;
+mod export;
 mod gen;
 mod info;
 mod lock;
 mod rlog;
 mod rlogfile;
+mod source;
 
 use std::fmt;
 use std::io::{self, Read};
@@ -55,6 +57,11 @@ pub enum Command {
     ///
     /// Example: `logspec dump timeseries.bin | head`
     Dump(dump::Args),
+    /// Export a log to CSV: one file per record type / key / topic, with units in the column
+    /// names, or one time-aligned table resampled at a fixed rate.
+    ///
+    /// Example: `logspec export timeseries.bin --csv out/ --aligned 50`
+    Export(export::Args),
     /// Summarise a log file: header, record counts, time span, integrity findings.
     ///
     /// Example: `logspec info timeseries.bin --json`
@@ -74,6 +81,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Diff(a) => diff::run(a),
         Command::Doc(a) => doc::run(a),
         Command::Dump(a) => dump::run(a),
+        Command::Export(a) => export::run(a),
         Command::Info(a) => info::run(a),
         Command::Rlog(a) => rlog::run(a),
     }

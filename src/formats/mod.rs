@@ -2,6 +2,9 @@
 
 /// USVLOG, the USV autopilot's `timeseries.bin` (`schemas/usvlog.toml`).
 pub mod usvlog {
+    /// The schema this module was generated from (`schemas/usvlog.toml`), for tools that need
+    /// what only the schema says (units, docs).
+    pub const SCHEMA_TOML: &str = include_str!("../../schemas/usvlog.toml");
     include!(concat!(env!("OUT_DIR"), "/usvlog.rs"));
 }
 

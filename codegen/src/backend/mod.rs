@@ -2,6 +2,7 @@
 
 pub mod c;
 pub mod doc;
+pub mod jsonschema;
 pub mod rust;
 
 use crate::ir::Schema;

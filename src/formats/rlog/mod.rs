@@ -118,8 +118,20 @@ pub fn r2_default_type(v: &R2Value) -> Option<&'static str> {
 /// (`byte`, `raw`, `msgpack`, struct and proto payloads) are lowercase hex strings, JSON text is
 /// a string, and an R1 null (key removed) is `null`.
 pub fn write_value_json(w: &mut crate::json::JsonWriter, name: Option<&str>, v: &Value) {
-    use logspec_runtime::Visitor;
-    fn hex(w: &mut crate::json::JsonWriter, name: Option<&str>, b: &[u8]) {
+    write_value(w, name, v);
+}
+
+/// The value as a [`crate::value::Value`] tree, for the tools that handle every format alike;
+/// the same conventions as [`write_value_json`].
+pub fn to_value(v: &Value) -> crate::value::Value {
+    let mut b = crate::value::ValueBuilder::default();
+    write_value(&mut b, None, v);
+    b.finish()
+}
+
+/// Walks a value into any [`crate::value::ValueSink`] (the JSON writer, the value builder).
+fn write_value<W: crate::value::ValueSink>(w: &mut W, name: Option<&str>, v: &Value) {
+    fn hex<W: crate::value::ValueSink>(w: &mut W, name: Option<&str>, b: &[u8]) {
         let mut s = String::with_capacity(b.len() * 2);
         crate::json::hex(&mut s, b);
         w.str(name, &s);

@@ -1,0 +1,136 @@
+//! JSON Schema (draft 2020-12) of a struct's values as `logspec dump` and `logspec convert`
+//! print them: numbers as numbers (NaN and infinities as the strings `"NaN"`, `"Infinity"`,
+//! `"-Infinity"`), enums and flags as their raw integers, bytes as lowercase hex strings, unions
+//! as objects whose `variant` names the variant. Field docs and units become descriptions
+//! (`"Heading [rad]"`), so viewers such as Foxglove show them.
+
+use std::fmt::Write;
+
+use crate::ir::{Field, Schema, Ty, TypeDef, TypeId};
+
+/// The schema of a struct's values, as JSON text.
+pub fn struct_schema(schema: &Schema, id: TypeId) -> String {
+    let mut out = String::new();
+    let s = schema.strukt(id);
+    out.push_str("{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\",");
+    let title = schema.record_for(id).map_or(s.name.as_str(), |r| r.name.as_str());
+    let _ = write!(out, "\"title\":{},", string(title));
+    let doc = schema.record_for(id).and_then(|r| r.doc.as_deref()).or(s.doc.as_deref());
+    if let Some(d) = doc {
+        let _ = write!(out, "\"description\":{},", string(d));
+    }
+    object_body(schema, &s.fields, &mut out);
+    out.push('}');
+    out
+}
+
+/// `"type":"object","properties":{..},"required":[..]` of a field list.
+fn object_body(schema: &Schema, fields: &[Field], out: &mut String) {
+    out.push_str("\"type\":\"object\",\"properties\":{");
+    let shown: Vec<&Field> = fields.iter().filter(|f| !f.is_padding()).collect();
+    for (i, f) in shown.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        let _ = write!(out, "{}:{{", string(&f.name));
+        let desc = match (&f.doc, &f.unit) {
+            (Some(d), Some(u)) => Some(format!("{d} [{u}]")),
+            (Some(d), None) => Some(d.clone()),
+            (None, Some(u)) => Some(format!("[{u}]")),
+            (None, None) => None,
+        };
+        if let Some(d) = desc {
+            let _ = write!(out, "\"description\":{},", string(&d));
+        }
+        ty(schema, &f.ty, out);
+        out.push('}');
+    }
+    out.push_str("},\"required\":[");
+    let names: Vec<String> = shown.iter().map(|f| string(&f.name)).collect();
+    out.push_str(&names.join(","));
+    out.push(']');
+}
+
+/// The members of a type's schema (without the braces).
+fn ty(schema: &Schema, t: &Ty, out: &mut String) {
+    match t {
+        Ty::Prim(p) if p.is_float() => {
+            out.push_str("\"anyOf\":[{\"type\":\"number\"},{\"enum\":[\"NaN\",\"Infinity\",\"-Infinity\"]}]")
+        }
+        Ty::Prim(_) => out.push_str("\"type\":\"integer\""),
+        Ty::Bool => out.push_str("\"type\":\"boolean\""),
+        Ty::Pad(_) => out.push_str("\"type\":\"null\""),
+        Ty::Bytes(_) => out.push_str("\"type\":\"string\",\"contentEncoding\":\"base16\""),
+        Ty::Str(_) => out.push_str("\"type\":\"string\""),
+        Ty::Array { elem, len } => {
+            out.push_str("\"type\":\"array\",\"items\":{");
+            ty(schema, elem, out);
+            out.push('}');
+            if let crate::ir::Len::Fixed(n) = len {
+                let _ = write!(out, ",\"minItems\":{n},\"maxItems\":{n}");
+            }
+        }
+        Ty::Named(id) => match schema.ty(*id) {
+            TypeDef::Struct(s) => object_body(schema, &s.fields, out),
+            TypeDef::Enum(e) => {
+                let values: Vec<String> = e.values.iter().map(|v| format!("{} = {}", v.value, v.name)).collect();
+                let _ = write!(out, "\"type\":\"integer\",\"title\":{},", string(&e.name));
+                let _ = write!(out, "\"description\":{}", string(&format!("enum: {}", values.join(", "))));
+            }
+            TypeDef::Flags(f) => {
+                let bits: Vec<String> = f.flags.iter().map(|b| format!("bit {} = {}", b.bit, b.name)).collect();
+                let _ = write!(out, "\"type\":\"integer\",\"title\":{},", string(&f.name));
+                let _ = write!(out, "\"description\":{}", string(&format!("flags: {}", bits.join(", "))));
+            }
+            TypeDef::Union(u) => union(schema, u, out),
+            TypeDef::Extern(_) => {}
+        },
+        Ty::Union { id, .. } => {
+            if let TypeDef::Union(u) = schema.ty(*id) {
+                union(schema, u, out);
+            }
+        }
+    }
+}
+
+fn union(schema: &Schema, u: &crate::ir::Union, out: &mut String) {
+    let _ = write!(out, "\"title\":{},\"oneOf\":[", string(&u.name));
+    for (i, v) in u.variants.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        let mut fields = vec![Field {
+            name: "variant".to_string(),
+            ty: Ty::Str(crate::ir::Len::Rest),
+            endian: u.endian,
+            doc: None,
+            unit: None,
+            value: None,
+            offset: None,
+        }];
+        fields.extend(v.fields.iter().cloned());
+        out.push('{');
+        object_body(schema, &fields, out);
+        let _ = write!(out, ",\"title\":{}", string(&v.name));
+        out.push('}');
+    }
+    out.push(']');
+}
+
+/// A JSON string literal.
+fn string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}

@@ -1,0 +1,287 @@
+//! Any supported log as one stream of timestamped samples on named channels (a record type, an
+//! RLOG key, ...), for the verbs that treat every format alike: `export`, `convert`, `plot`.
+
+use std::collections::{BTreeMap, HashMap};
+use std::io::Read;
+
+use logspec::codegen::ir::{self, Schema, Ty, TypeDef};
+use logspec::formats::rlog::{self, Event as RlogEvent};
+use logspec::runtime::{with_file_format, Event, FramedFormat, Reader, WithFormat};
+use logspec::value::Value;
+
+use super::{CliError, Detected, FormatKind};
+
+/// A named stream of samples of one shape.
+#[derive(Clone, Debug)]
+pub struct Channel {
+    /// The record type name, RLOG key, ...
+    pub name: String,
+    /// The name of the values' type (`REC_NAV_SOLUTION`, `double[]`).
+    pub schema_name: String,
+    /// JSON Schema of the values, as text.
+    pub json_schema: String,
+    /// Units of flattened columns (see [`Value::flatten`]), with array indices removed.
+    pub units: BTreeMap<String, String>,
+}
+
+impl Channel {
+    /// The unit of a flattened column, if the schema gives one.
+    pub fn unit(&self, column: &str) -> Option<&str> {
+        let mut key = String::with_capacity(column.len());
+        let mut depth = 0;
+        for c in column.chars() {
+            match c {
+                '[' => depth += 1,
+                ']' => depth -= 1,
+                c if depth == 0 => key.push(c),
+                _ => {}
+            }
+        }
+        self.units.get(&key).map(String::as_str)
+    }
+}
+
+/// Receives the samples of a log, in file order.
+pub trait Sink {
+    /// A channel appears for the first time (before its first sample).
+    fn channel(&mut self, id: usize, channel: &Channel) -> Result<(), CliError>;
+    /// One sample: time in nanoseconds since the log's time origin.
+    fn sample(&mut self, id: usize, t_ns: u64, value: &Value) -> Result<(), CliError>;
+}
+
+/// Which samples to pass on.
+#[derive(Clone, Debug, Default)]
+pub struct Select {
+    /// Channel names to keep (exact, or a prefix ending in `*`); empty keeps all.
+    pub channels: Vec<String>,
+    /// Keep samples at or after this time (seconds).
+    pub since: Option<f64>,
+    /// Keep samples at or before this time (seconds).
+    pub until: Option<f64>,
+}
+
+impl Select {
+    pub fn wants_channel(&self, name: &str) -> bool {
+        self.channels.is_empty()
+            || self.channels.iter().any(|c| match c.strip_suffix('*') {
+                Some(prefix) => name.starts_with(prefix),
+                None => c == name,
+            })
+    }
+
+    pub fn wants_time(&self, t_ns: u64) -> bool {
+        let t = t_ns as f64 / 1e9;
+        self.since.map_or(true, |s| t >= s) && self.until.map_or(true, |u| t <= u)
+    }
+}
+
+/// What reading found besides the samples.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    pub samples: u64,
+    /// Problems that did not stop the reading (a record that did not decode).
+    pub warnings: Vec<String>,
+    /// The problem that ended the reading early, after every sample before it was delivered.
+    pub error: Option<String>,
+}
+
+/// Reads a detected log into `sink`.
+pub fn read(
+    d: Detected,
+    path: &str,
+    assume_r1: bool,
+    select: &Select,
+    sink: &mut dyn Sink,
+) -> Result<Outcome, CliError> {
+    let mut state = State { select, sink, ids: HashMap::new(), outcome: Outcome::default() };
+    match d.kind {
+        FormatKind::Usvlog => {
+            type F = logspec::formats::usvlog::Usvlog;
+            let schema = logspec::codegen::compile_str("schemas/usvlog.toml", logspec::formats::usvlog::SCHEMA_TOML)
+                .map_err(|e| CliError::Input(e.render()))?;
+            let job = Framed { input: d.input, path, schema: &schema, state: &mut state };
+            with_file_format::<F, _>(&d.head, job).map_err(|e| CliError::Input(format!("{path}: {e}")))??;
+        }
+        FormatKind::Rlog | FormatKind::RlogStream => {
+            let stream = d.kind == FormatKind::RlogStream;
+            let r = super::rlogfile::reader(d.input, stream, assume_r1, path).map_err(CliError::Input)?;
+            read_rlog(r, path, &mut state)?;
+        }
+    }
+    Ok(state.outcome)
+}
+
+struct State<'a> {
+    select: &'a Select,
+    sink: &'a mut dyn Sink,
+    /// Channel ids by name; `None` for a channel that is not selected.
+    ids: HashMap<String, Option<usize>>,
+    outcome: Outcome,
+}
+
+impl State<'_> {
+    /// Delivers a sample, announcing its channel first if it is new. `describe` builds the
+    /// channel description, only once per channel.
+    fn deliver(
+        &mut self,
+        name: &str,
+        t_ns: u64,
+        value: impl FnOnce() -> Value,
+        describe: impl FnOnce() -> Channel,
+    ) -> Result<(), CliError> {
+        if !self.select.wants_time(t_ns) {
+            return Ok(());
+        }
+        let id = match self.ids.get(name) {
+            Some(id) => *id,
+            None => {
+                let id = self.select.wants_channel(name).then_some(self.ids.values().flatten().count());
+                if let Some(id) = id {
+                    self.sink.channel(id, &describe())?;
+                }
+                self.ids.insert(name.to_string(), id);
+                id
+            }
+        };
+        if let Some(id) = id {
+            self.sink.sample(id, t_ns, &value())?;
+            self.outcome.samples += 1;
+        }
+        Ok(())
+    }
+}
+
+struct Framed<'a, 's> {
+    input: Box<dyn Read>,
+    path: &'a str,
+    schema: &'a Schema,
+    state: &'a mut State<'s>,
+}
+
+impl WithFormat for Framed<'_, '_> {
+    type Output = Result<(), CliError>;
+    fn call<F: FramedFormat>(self) -> Self::Output {
+        let Framed { input, path, schema, state } = self;
+        let ns_per_tick = timestamp_scale(schema);
+        let mut reader = Reader::<_, F>::new(input).map_err(|e| CliError::Input(format!("{path}: {e}")))?;
+        while let Some(ev) = reader.next_event() {
+            match ev {
+                Ok(Event::Record { raw, record }) => {
+                    let name = F::record_name(raw.header.tag).unwrap_or("?");
+                    let t_ns = raw.header.timestamp.unwrap_or(raw.index).saturating_mul(ns_per_tick);
+                    state.deliver(name, t_ns, || Value::of(&record), || record_channel(schema, name))?;
+                }
+                Ok(Event::Unknown { raw }) => {
+                    state.outcome.warnings.push(format!(
+                        "{path}: offset {}: record type {} is not in the schema; skipped",
+                        raw.offset, raw.header.tag
+                    ));
+                }
+                Err(e) if e.is_recoverable() => state.outcome.warnings.push(format!("{path}: {e}; skipped")),
+                Err(e) => {
+                    state.outcome.error = Some(format!("{path}: {e}"));
+                    break;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Nanoseconds per tick of the framing's timestamp field, from its unit (`us` -> 1000).
+fn timestamp_scale(schema: &Schema) -> u64 {
+    let unit = schema.framing.as_ref().and_then(|f| {
+        let h = schema.strukt(f.header);
+        f.timestamp.and_then(|i| h.fields[i].unit.as_deref())
+    });
+    match unit {
+        Some("ns") => 1,
+        Some("us" | "µs") => 1_000,
+        Some("ms") => 1_000_000,
+        Some("s") => 1_000_000_000,
+        _ => 1,
+    }
+}
+
+/// The channel of a record type: its JSON Schema and the units of its columns, from the IR.
+fn record_channel(schema: &Schema, name: &str) -> Channel {
+    let record = schema.records.iter().find(|r| r.name == name);
+    let (json_schema, units) = match record {
+        Some(r) => {
+            let mut units = BTreeMap::new();
+            units_of(schema, &schema.strukt(r.body).fields, "", &mut units);
+            (logspec::codegen::backend::jsonschema::struct_schema(schema, r.body), units)
+        }
+        // A record of an older schema id that the current schema no longer has.
+        None => ("{\"type\":\"object\"}".to_string(), BTreeMap::new()),
+    };
+    Channel { name: name.to_string(), schema_name: name.to_string(), json_schema, units }
+}
+
+fn units_of(schema: &Schema, fields: &[ir::Field], prefix: &str, out: &mut BTreeMap<String, String>) {
+    for f in fields.iter().filter(|f| !f.is_padding()) {
+        let path = if prefix.is_empty() { f.name.clone() } else { format!("{prefix}.{}", f.name) };
+        let mut t = &f.ty;
+        while let Ty::Array { elem, .. } = t {
+            t = elem;
+        }
+        match t {
+            Ty::Named(id) => {
+                if let TypeDef::Struct(s) = schema.ty(*id) {
+                    units_of(schema, &s.fields, &path, out);
+                    continue;
+                }
+            }
+            _ => {}
+        }
+        if let Some(u) = &f.unit {
+            out.insert(path, u.clone());
+        }
+    }
+}
+
+fn read_rlog(mut r: rlog::Reader<Box<dyn Read>>, path: &str, state: &mut State<'_>) -> Result<(), CliError> {
+    while let Some(ev) = r.next_event() {
+        match ev {
+            Ok(RlogEvent::Value { timestamp, key_id, value }) => {
+                let key = r.key(key_id);
+                let name = key.map_or("?", |k| k.name.as_str());
+                let type_name = value.type_name(key.and_then(|k| k.declared_type.as_deref())).to_string();
+                let t_ns = if timestamp > 0.0 { (timestamp * 1e9).round() as u64 } else { 0 };
+                let value = || Value::Object(vec![("value".to_string(), rlog::to_value(&value))]);
+                state.deliver(name, t_ns, value, || rlog_channel(name, &type_name))?;
+            }
+            Ok(_) => {}
+            Err(e) if e.is_recoverable() => state.outcome.warnings.push(format!("{path}: {e}")),
+            Err(e) => {
+                state.outcome.error = Some(format!("{path}: {e}"));
+                break;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The channel of an RLOG key: the JSON Schema of its declared (R2) or first seen (R1) type.
+fn rlog_channel(key: &str, type_name: &str) -> Channel {
+    let number = r#"{"anyOf":[{"type":"number"},{"enum":["NaN","Infinity","-Infinity"]}]}"#;
+    let item = match type_name.trim_end_matches("[]") {
+        "boolean" => r#"{"type":"boolean"}"#,
+        "int" | "int64" => r#"{"type":"integer"}"#,
+        "double" | "float" => number,
+        "string" | "json" => r#"{"type":"string"}"#,
+        "null" => r#"{"type":"null"}"#,
+        _ => r#"{"type":"string","contentEncoding":"base16"}"#,
+    };
+    let value = if type_name.ends_with("[]") && !type_name.starts_with("struct:") {
+        format!(r#"{{"type":"array","items":{item}}}"#)
+    } else {
+        item.to_string()
+    };
+    let mut title = String::new();
+    logspec::json::string(&mut title, type_name);
+    let json_schema = format!(
+        r#"{{"$schema":"https://json-schema.org/draft/2020-12/schema","title":{title},"type":"object","properties":{{"value":{value}}},"required":["value"]}}"#
+    );
+    Channel { name: key.to_string(), schema_name: type_name.to_string(), json_schema, units: BTreeMap::new() }
+}
