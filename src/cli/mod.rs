@@ -2,6 +2,7 @@
 //! the error type and format detection.
 
 mod check;
+mod convert;
 mod diff;
 mod doc;
 mod dump;
@@ -48,6 +49,11 @@ pub enum Command {
     ///
     /// Example: `logspec diff --against origin/main` (in pull-request CI).
     Diff(diff::Args),
+    /// Convert a log to MCAP for Foxglove: one channel per record type / key / topic, JSON
+    /// messages with JSON Schemas generated from the schema (units and docs included).
+    ///
+    /// Example: `logspec convert timeseries.bin -o run.mcap`
+    Convert(convert::Args),
     /// Write a format's documentation, generated from its schema, as Markdown: per-record tables
     /// of offset, field, type, unit and description, with sizes and layout fingerprints.
     ///
@@ -79,6 +85,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Check(a) => check::run(a),
         Command::Lock(a) => lock::run(a),
         Command::Diff(a) => diff::run(a),
+        Command::Convert(a) => convert::run(a),
         Command::Doc(a) => doc::run(a),
         Command::Dump(a) => dump::run(a),
         Command::Export(a) => export::run(a),

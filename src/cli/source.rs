@@ -225,14 +225,11 @@ fn units_of(schema: &Schema, fields: &[ir::Field], prefix: &str, out: &mut BTree
         while let Ty::Array { elem, .. } = t {
             t = elem;
         }
-        match t {
-            Ty::Named(id) => {
-                if let TypeDef::Struct(s) = schema.ty(*id) {
-                    units_of(schema, &s.fields, &path, out);
-                    continue;
-                }
+        if let Ty::Named(id) = t {
+            if let TypeDef::Struct(s) = schema.ty(*id) {
+                units_of(schema, &s.fields, &path, out);
+                continue;
             }
-            _ => {}
         }
         if let Some(u) = &f.unit {
             out.insert(path, u.clone());

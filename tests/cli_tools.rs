@@ -1,0 +1,162 @@
+//! The verbs that treat every format alike: `export` (CSV), `convert` (MCAP) and `plot`, checked
+//! against the independent reference decodes of the test data (the usv-autopilot reader's dump,
+//! AdvantageScope's decode) and, for MCAP, read back with an MCAP reader.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{data, jsonl, logspec};
+use serde_json::Value;
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("logspec-tools-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn ok(args: &[&str]) -> String {
+    let out = logspec(args);
+    assert!(out.status.success(), "logspec {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stderr).unwrap()
+}
+
+fn csv(path: &Path) -> (Vec<String>, Vec<Vec<String>>) {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut lines = text.lines();
+    let header = lines.next().unwrap().split(',').map(str::to_string).collect();
+    (header, lines.map(|l| l.split(',').map(str::to_string).collect()).collect())
+}
+
+/// The reference dump of step.usvlog: `(t_us, name, fields)`.
+fn usvlog_expected() -> Vec<(u64, String, Value)> {
+    let text = std::fs::read_to_string(data("usvlog/step.expected.jsonl")).unwrap();
+    jsonl(&text)
+        .into_iter()
+        .map(|v| (v["t_us"].as_u64().unwrap(), v["name"].as_str().unwrap().to_string(), v["fields"].clone()))
+        .collect()
+}
+
+/// AdvantageScope's records of one key: `(t, value)`.
+fn rlog_expected(file: &str, key: &str) -> Vec<(f64, Value)> {
+    let text = std::fs::read_to_string(data(&format!("rlog/{file}.expected.json"))).unwrap();
+    let v: Value = serde_json::from_str(&text).unwrap();
+    v["fields"][key]["records"].as_array().unwrap().iter().map(|r| (r[0].as_f64().unwrap(), r[1].clone())).collect()
+}
+
+#[test]
+fn csv_columns_equal_the_reference_values() {
+    let dir = tmp("csv");
+    let file = data("usvlog/step.usvlog");
+    let msg = ok(&["export", file.to_str().unwrap(), "--csv", dir.to_str().unwrap()]);
+    assert!(msg.contains("wrote 13 CSV file(s)"), "{msg}");
+    let (header, rows) = csv(&dir.join("REC_NAV_SOLUTION.csv"));
+    assert_eq!(header, ["t [s]", "x [m]", "y [m]", "psi [rad]", "v [m/s]", "r [rad/s]", "b_g [rad/s]"]);
+    let expected: Vec<_> = usvlog_expected().into_iter().filter(|(_, n, _)| n == "REC_NAV_SOLUTION").collect();
+    assert_eq!(rows.len(), expected.len());
+    for (row, (t_us, _, fields)) in rows.iter().zip(&expected) {
+        assert_eq!(row[0].parse::<f64>().unwrap(), *t_us as f64 / 1e6, "{row:?}");
+        assert_eq!(row[1].parse::<f64>().unwrap(), fields["x"].as_f64().unwrap(), "{row:?}");
+        assert_eq!(row[3].parse::<f64>().unwrap(), fields["psi"].as_f64().unwrap(), "{row:?}");
+    }
+
+    // RLOG: one file per key, named after it.
+    let dir = tmp("csv-rlog");
+    let file = data("rlog/akit_v1.8.1_robotlog.rlog");
+    ok(&["export", file.to_str().unwrap(), "--csv", dir.to_str().unwrap(), "--key", "/DriveTrain/*"]);
+    let (header, rows) = csv(&dir.join("DriveTrain_GyroAngleDegrees.csv"));
+    assert_eq!(header, ["t [s]", "value"]);
+    let expected = rlog_expected("akit_v1.8.1_robotlog", "/DriveTrain/GyroAngleDegrees");
+    assert_eq!(rows.len(), expected.len());
+    for (row, (t, v)) in rows.iter().zip(&expected) {
+        assert_eq!(row[0].parse::<f64>().unwrap(), *t);
+        assert_eq!(row[1].parse::<f64>().unwrap(), v.as_f64().unwrap());
+    }
+    let files = std::fs::read_dir(&dir).unwrap().count();
+    assert!(files > 0 && files < 98, "the --key filter keeps only /DriveTrain/* ({files} files)");
+}
+
+#[test]
+fn aligned_table_holds_the_last_value_at_each_time() {
+    let dir = tmp("aligned");
+    let file = data("usvlog/step.usvlog");
+    let f = file.to_str().unwrap();
+    ok(&["export", f, "--csv", dir.to_str().unwrap(), "--aligned", "7", "--record", "REC_SENSOR_GYRO", "--since", "1"]);
+    let (header, rows) = csv(&dir.join("aligned.csv"));
+    assert_eq!(
+        header,
+        ["t [s]", "REC_SENSOR_GYRO.z_gyro [rad/s]", "REC_SENSOR_GYRO.b_g_est [rad/s]", "REC_SENSOR_GYRO.valid"]
+    );
+    let gyro: Vec<(u64, f64)> = usvlog_expected()
+        .into_iter()
+        .filter(|(t, n, _)| n == "REC_SENSOR_GYRO" && *t >= 1_000_000)
+        .map(|(t, _, f)| (t, f["z_gyro"].as_f64().unwrap()))
+        .collect();
+    let (first, last) = (gyro[0].0, gyro.last().unwrap().0);
+    let step = 1e6 / 7.0;
+    assert_eq!(rows.len() as u64, ((last - first) as f64 / step).floor() as u64 + 1);
+    for row in &rows {
+        let t_us = (row[0].parse::<f64>().unwrap() * 1e6).round() as u64;
+        let held = gyro.iter().rev().find(|(t, _)| *t <= t_us).unwrap().1;
+        assert_eq!(row[1].parse::<f64>().unwrap(), held, "row {row:?}");
+    }
+}
+
+#[test]
+fn mcap_reads_back_with_every_message() {
+    let dir = tmp("mcap");
+    let out = dir.join("step.mcap");
+    let file = data("usvlog/step.usvlog");
+    let msg = ok(&["convert", file.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    assert!(msg.contains("wrote 5201 message(s) on 13 channel(s)"), "{msg}");
+    let bytes = std::fs::read(&out).unwrap();
+    let expected = usvlog_expected();
+    let messages: Vec<mcap::Message> = mcap::MessageStream::new(&bytes).unwrap().map(Result::unwrap).collect();
+    assert_eq!(messages.len(), expected.len());
+    for (m, (t_us, name, fields)) in messages.iter().zip(&expected) {
+        assert_eq!(m.channel.topic, format!("/{name}"));
+        assert_eq!(m.channel.message_encoding, "json");
+        assert_eq!(m.log_time, t_us * 1000);
+        let value: Value = serde_json::from_slice(&m.data).unwrap();
+        assert_eq!(&value, fields, "{name} at {t_us}");
+    }
+    let schema = messages[0].channel.schema.as_ref().expect("a schema");
+    assert_eq!(schema.encoding, "jsonschema");
+    let schema: Value = serde_json::from_slice(&schema.data).unwrap();
+    assert_eq!(schema["title"], "REC_NAV_SOLUTION");
+    assert_eq!(schema["properties"]["x"]["description"], "North position. [m]");
+
+    // RLOG: one channel per key, every value.
+    let out = dir.join("robot.mcap");
+    let file = data("rlog/akit_v1.8.1_robotlog.rlog");
+    ok(&["convert", file.to_str().unwrap(), "-o", out.to_str().unwrap(), "--compression", "none"]);
+    let bytes = std::fs::read(&out).unwrap();
+    let messages: Vec<mcap::Message> = mcap::MessageStream::new(&bytes).unwrap().map(Result::unwrap).collect();
+    assert_eq!(messages.len(), 9440);
+    let gyro: Vec<&mcap::Message> =
+        messages.iter().filter(|m| m.channel.topic == "/DriveTrain/GyroAngleDegrees").collect();
+    let expected = rlog_expected("akit_v1.8.1_robotlog", "/DriveTrain/GyroAngleDegrees");
+    assert_eq!(gyro.len(), expected.len());
+    for (m, (t, v)) in gyro.iter().zip(&expected) {
+        assert_eq!(m.log_time, (t * 1e9).round() as u64);
+        let value: Value = serde_json::from_slice(&m.data).unwrap();
+        assert_eq!(value["value"].as_f64(), v.as_f64());
+    }
+}
+
+#[test]
+fn bad_input_and_bad_usage_exit_codes() {
+    let dir = tmp("bad");
+    let junk = dir.join("junk.bin");
+    std::fs::write(&junk, b"\x89PNG\r\n\x1a\nnot a log").unwrap();
+    let out = logspec(&["export", junk.to_str().unwrap(), "--csv", dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("junk.bin") && err.contains("89 50 4e 47"), "{err}");
+    let file = data("usvlog/step.usvlog");
+    let out = logspec(&["export", file.to_str().unwrap(), "--csv", dir.to_str().unwrap(), "--aligned", "0"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = logspec(&["convert", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "missing -o is a usage error");
+}
