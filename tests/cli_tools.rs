@@ -160,3 +160,52 @@ fn bad_input_and_bad_usage_exit_codes() {
     let out = logspec(&["convert", file.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2), "missing -o is a usage error");
 }
+
+#[test]
+fn plot_writes_an_image_of_the_requested_size() {
+    let dir = tmp("plot");
+    let png = dir.join("x.png");
+    let file = data("usvlog/step.usvlog");
+    let f = file.to_str().unwrap();
+    let msg = ok(&[
+        "plot",
+        f,
+        "--field",
+        "REC_NAV_SOLUTION.x",
+        "-f",
+        "REC_SENSOR_GNSS.x",
+        "-o",
+        png.to_str().unwrap(),
+        "--width",
+        "640",
+        "--height",
+        "400",
+    ]);
+    // Every NAV_SOLUTION and GNSS sample is a point.
+    let expected = usvlog_expected();
+    let n = expected.iter().filter(|(_, name, _)| name == "REC_NAV_SOLUTION" || name == "REC_SENSOR_GNSS").count();
+    assert!(msg.contains(&format!("{n} point(s)")), "{msg}");
+    let bytes = std::fs::read(&png).unwrap();
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+    assert_eq!(&bytes[12..16], b"IHDR");
+    assert_eq!(u32::from_be_bytes(bytes[16..20].try_into().unwrap()), 640);
+    assert_eq!(u32::from_be_bytes(bytes[20..24].try_into().unwrap()), 400);
+    assert!(bytes.len() > 5_000, "a plot with lines and labels, not a blank image");
+
+    // SVG: the legend names the fields with their units.
+    let svg = dir.join("gyro.svg");
+    let rlog = data("rlog/akit_v1.8.1_robotlog.rlog");
+    ok(&["plot", rlog.to_str().unwrap(), "-f", "/DriveTrain/GyroAngleDegrees", "-o", svg.to_str().unwrap()]);
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.contains("/DriveTrain/GyroAngleDegrees") && text.contains("time [s]"), "{}", &text[..200]);
+    let out = logspec(&["plot", f, "-f", "REC_NAV_SOLUTION.x", "-o", svg.to_str().unwrap(), "--width", "640"]);
+    assert!(out.status.success());
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.contains("REC_NAV_SOLUTION.x [m]"), "the unit comes from the schema");
+
+    // A field the log does not have: a usage error that lists the channels.
+    let out = logspec(&["plot", f, "-f", "REC_NOPE.x", "-o", png.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("REC_NOPE.x") && err.contains("REC_NAV_SOLUTION"), "{err}");
+}

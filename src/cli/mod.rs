@@ -10,6 +10,7 @@ mod export;
 mod gen;
 mod info;
 mod lock;
+mod plot;
 mod rlog;
 mod rlogfile;
 mod source;
@@ -72,6 +73,10 @@ pub enum Command {
     ///
     /// Example: `logspec info timeseries.bin --json`
     Info(info::Args),
+    /// Plot fields over time to a PNG or SVG image, with axis labels, units and a legend.
+    ///
+    /// Example: `logspec plot timeseries.bin --field REC_NAV_SOLUTION.x --field REC_SENSOR_GNSS.x -o x.png`
+    Plot(plot::Args),
     /// Serve a log file as an AdvantageKit RLOG live stream, or record a live stream to a file.
     ///
     /// Example: `logspec rlog serve robot.rlog` (then connect AdvantageScope to 127.0.0.1:5800),
@@ -90,6 +95,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Dump(a) => dump::run(a),
         Command::Export(a) => export::run(a),
         Command::Info(a) => info::run(a),
+        Command::Plot(a) => plot::run(a),
         Command::Rlog(a) => rlog::run(a),
     }
 }

@@ -1,0 +1,287 @@
+//! `logspec plot FILE --field A --field B -o plot.png`: a time-series plot of chosen fields, with
+//! axis labels, units and a legend; PNG or SVG by the output's extension.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use plotters::prelude::*;
+
+use logspec::value::Value;
+
+use super::source::{self, Channel, Select, Sink};
+use super::{detect, open, shown, CliError, FormatKind};
+
+#[derive(clap::Args, Debug)]
+#[command(
+    after_help = "Examples:\n  logspec plot timeseries.bin --field REC_NAV_SOLUTION.x --field REC_SENSOR_GNSS.x -o x.png\n  logspec plot robot.rlog --field /DriveTrain/GyroAngleDegrees -o gyro.svg\n\nA field is CHANNEL.COLUMN (a record type and a field, `REC_NAV_SOLUTION.x`; nested fields and\narray elements as in `logspec export`: `pose.x`, `value[0]`), or just CHANNEL for a channel with\none value (an RLOG key)."
+)]
+pub struct Args {
+    /// The log file (`-` for standard input).
+    pub file: PathBuf,
+    /// A field to plot. Repeatable.
+    #[arg(long = "field", short = 'f', required = true, value_name = "CHANNEL.COLUMN")]
+    pub fields: Vec<String>,
+    /// The image to write: `.png` or `.svg`.
+    #[arg(short, long, value_name = "OUT.png")]
+    pub output: PathBuf,
+    /// Image width in pixels.
+    #[arg(long, default_value_t = 1280)]
+    pub width: u32,
+    /// Image height in pixels.
+    #[arg(long, default_value_t = 720)]
+    pub height: u32,
+    /// Title (the file name if not given).
+    #[arg(long)]
+    pub title: Option<String>,
+    /// Only samples at or after this time (seconds).
+    #[arg(long, value_name = "SECONDS")]
+    pub since: Option<f64>,
+    /// Only samples at or before this time (seconds).
+    #[arg(long, value_name = "SECONDS")]
+    pub until: Option<f64>,
+    /// Skip format detection.
+    #[arg(long, value_enum)]
+    pub format: Option<FormatKind>,
+    /// RLOG: decode a file that starts without a revision byte as R1 (AdvantageKit#15).
+    #[arg(long)]
+    pub assume_r1: bool,
+}
+
+/// The font every label is drawn with, bundled so that plots look the same on every machine.
+const FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Png,
+    Svg,
+}
+
+pub fn run(args: Args) -> Result<ExitCode, CliError> {
+    let kind = match args.output.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() {
+        Some("png") => Kind::Png,
+        Some("svg") => Kind::Svg,
+        _ => {
+            return Err(CliError::Usage(format!(
+                "{}: the plot is written as PNG or SVG; name the output `*.png` or `*.svg`",
+                args.output.display()
+            )))
+        }
+    };
+    if !(16..=16384).contains(&args.width) || !(16..=16384).contains(&args.height) {
+        return Err(CliError::Usage(format!(
+            "the image size must be 16..16384 pixels, not {}x{}",
+            args.width, args.height
+        )));
+    }
+    let path = shown(&args.file);
+    let d = detect(&args.file, open(&args.file)?, args.format)?;
+    let select = Select { channels: Vec::new(), since: args.since, until: args.until };
+    let mut sink = Collect {
+        fields: args.fields.iter().map(|f| Series::new(f)).collect(),
+        by_channel: Vec::new(),
+        seen: Vec::new(),
+    };
+    let outcome = source::read(d, &path, args.assume_r1, &select, &mut sink)?;
+    for w in &outcome.warnings {
+        eprintln!("logspec: {w}");
+    }
+    let missing: Vec<&str> = sink.fields.iter().filter(|s| s.points.is_empty()).map(|s| s.field.as_str()).collect();
+    if !missing.is_empty() {
+        let mut seen = sink.seen.clone();
+        seen.sort();
+        let shown_channels: Vec<&str> = seen.iter().take(20).map(String::as_str).collect();
+        return Err(CliError::Usage(format!(
+            "{path}: no numeric samples for {}; the log's channels are: {}{}",
+            missing.join(", "),
+            shown_channels.join(", "),
+            if seen.len() > 20 { format!(" and {} more", seen.len() - 20) } else { String::new() }
+        )));
+    }
+    let title = args
+        .title
+        .clone()
+        .unwrap_or_else(|| args.file.file_name().map_or(path.clone(), |n| n.to_string_lossy().into_owned()));
+    plotters::style::register_font("sans-serif", FontStyle::Normal, FONT)
+        .map_err(|_| CliError::Input("the bundled font does not load".into()))?;
+    let out = args.output.clone();
+    let size = (args.width, args.height);
+    let result = match kind {
+        Kind::Png => draw(BitMapBackend::new(&out, size).into_drawing_area(), &title, &sink.fields),
+        Kind::Svg => draw(SVGBackend::new(&out, size).into_drawing_area(), &title, &sink.fields),
+    };
+    result.map_err(|e| CliError::Input(format!("{}: cannot draw: {e}", out.display())))?;
+    let points: usize = sink.fields.iter().map(|s| s.points.len()).sum();
+    eprintln!("logspec: plotted {} field(s), {points} point(s), to {}", sink.fields.len(), out.display());
+    if let Some(e) = outcome.error {
+        return Err(CliError::Input(e));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One requested field and its samples.
+struct Series {
+    field: String,
+    /// The column within the channel, once the channel is known.
+    unit: Option<String>,
+    points: Vec<(f64, f64)>,
+}
+
+impl Series {
+    fn new(field: &str) -> Self {
+        Series { field: field.to_string(), unit: None, points: Vec::new() }
+    }
+
+    fn label(&self) -> String {
+        match &self.unit {
+            Some(u) => format!("{} [{u}]", self.field),
+            None => self.field.clone(),
+        }
+    }
+}
+
+struct Collect {
+    fields: Vec<Series>,
+    /// Per channel id: (series index, column name) pairs it feeds.
+    by_channel: Vec<Vec<(usize, String)>>,
+    /// Every channel name, for the message when a field is not found.
+    seen: Vec<String>,
+}
+
+impl Sink for Collect {
+    fn channel(&mut self, id: usize, channel: &Channel) -> Result<(), CliError> {
+        debug_assert_eq!(id, self.by_channel.len());
+        let mut feeds = Vec::new();
+        for (i, s) in self.fields.iter_mut().enumerate() {
+            // `CHANNEL` alone, or `CHANNEL.COLUMN` / `CHANNEL[i]`.
+            let column = match s.field.strip_prefix(channel.name.as_str()) {
+                Some("") => Some(String::new()),
+                Some(rest) if rest.starts_with('.') => Some(rest[1..].to_string()),
+                Some(rest) if rest.starts_with('[') => Some(format!("value{rest}")),
+                _ => None,
+            };
+            if let Some(c) = column {
+                s.unit = channel.unit(&c).map(str::to_string);
+                feeds.push((i, c));
+            }
+        }
+        self.by_channel.push(feeds);
+        self.seen.push(channel.name.clone());
+        Ok(())
+    }
+
+    fn sample(&mut self, id: usize, t_ns: u64, value: &Value) -> Result<(), CliError> {
+        let feeds = &self.by_channel[id];
+        if feeds.is_empty() {
+            return Ok(());
+        }
+        let mut leaves = Vec::new();
+        value.flatten("", &mut leaves);
+        for (i, column) in feeds {
+            let leaf = if column.is_empty() {
+                // The channel's only value.
+                (leaves.len() == 1).then(|| leaves[0].1)
+            } else {
+                leaves.iter().find(|(n, _)| n == column).map(|(_, v)| *v)
+            };
+            if let Some(y) = leaf.and_then(Value::as_f64).filter(|y| y.is_finite()) {
+                self.fields[*i].points.push((t_ns as f64 / 1e9, y));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// At most this many points per pixel column are drawn: the minimum and maximum of each column
+/// keep every spike visible without drawing millions of segments.
+fn decimate(points: &[(f64, f64)], x0: f64, x1: f64, columns: usize) -> Vec<(f64, f64)> {
+    if points.len() <= columns * 4 || x1 <= x0 {
+        return points.to_vec();
+    }
+    let mut out = Vec::with_capacity(columns * 2);
+    let bucket = |x: f64| (((x - x0) / (x1 - x0)) * columns as f64) as usize;
+    let mut i = 0;
+    while i < points.len() {
+        let b = bucket(points[i].0);
+        let (mut lo, mut hi) = (points[i], points[i]);
+        let mut j = i;
+        while j < points.len() && bucket(points[j].0) == b {
+            if points[j].1 < lo.1 {
+                lo = points[j];
+            }
+            if points[j].1 > hi.1 {
+                hi = points[j];
+            }
+            j += 1;
+        }
+        if lo.0 <= hi.0 {
+            out.extend([lo, hi]);
+        } else {
+            out.extend([hi, lo]);
+        }
+        i = j.max(i + 1);
+    }
+    out
+}
+
+fn draw<DB: DrawingBackend>(
+    root: DrawingArea<DB, plotters::coord::Shift>,
+    title: &str,
+    series: &[Series],
+) -> Result<(), Box<dyn std::error::Error>>
+where
+    DB::ErrorType: 'static,
+{
+    root.fill(&WHITE)?;
+    let (mut x0, mut x1, mut y0, mut y1) = (f64::INFINITY, f64::NEG_INFINITY, f64::INFINITY, f64::NEG_INFINITY);
+    for s in series {
+        for &(x, y) in &s.points {
+            x0 = x0.min(x);
+            x1 = x1.max(x);
+            y0 = y0.min(y);
+            y1 = y1.max(y);
+        }
+    }
+    // A flat line or a single point still gets a visible range.
+    if x1 - x0 < 1e-9 {
+        x0 -= 0.5;
+        x1 += 0.5;
+    }
+    let pad = if y1 - y0 < 1e-12 { y0.abs().max(1.0) * 0.1 } else { (y1 - y0) * 0.05 };
+    let (y0, y1) = (y0 - pad, y1 + pad);
+    let units: Vec<&str> = series.iter().filter_map(|s| s.unit.as_deref()).collect();
+    let y_label = match units.first() {
+        Some(u) if units.len() == series.len() && units.iter().all(|x| x == u) => (*u).to_string(),
+        _ => "value".to_string(),
+    };
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 24))
+        .margin(16)
+        .x_label_area_size(48)
+        .y_label_area_size(72)
+        .build_cartesian_2d(x0..x1, y0..y1)?;
+    chart
+        .configure_mesh()
+        .x_desc("time [s]")
+        .y_desc(y_label)
+        .label_style(("sans-serif", 14))
+        .axis_desc_style(("sans-serif", 16))
+        .draw()?;
+    let (w, _) = root.dim_in_pixel();
+    for (i, s) in series.iter().enumerate() {
+        let color = Palette99::pick(i).to_rgba();
+        let points = decimate(&s.points, x0, x1, w as usize);
+        chart
+            .draw_series(LineSeries::new(points, color.stroke_width(2)))?
+            .label(s.label())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .label_font(("sans-serif", 14))
+        .position(SeriesLabelPosition::UpperRight)
+        .draw()?;
+    root.present()?;
+    Ok(())
+}
