@@ -172,3 +172,16 @@ fn doc_tables_match_the_c_compiler() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `docs/cli.md` is generated from the command-line definitions; regenerate it with
+/// `logspec cli-reference > docs/cli.md` after changing a verb or option.
+#[test]
+fn cli_reference_is_current() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let out = logspec(&["cli-reference"]);
+    assert!(out.status.success());
+    let generated = String::from_utf8(out.stdout).unwrap();
+    let on_disk = std::fs::read_to_string(format!("{root}/docs/cli.md")).unwrap_or_default();
+    assert!(generated == on_disk, "docs/cli.md is stale: run `cargo run -- cli-reference > docs/cli.md`");
+    assert!(generated.contains("## `logspec dump`") && generated.contains("--quiet"));
+}

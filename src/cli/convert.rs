@@ -74,12 +74,12 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     for w in &outcome.warnings {
         eprintln!("logspec: {w}");
     }
-    eprintln!(
-        "logspec: wrote {} message(s) on {} channel(s) to {}",
+    super::progress::note(&format!(
+        "wrote {} message(s) on {} channel(s) to {}",
         outcome.samples,
         sink.channels.len(),
         args.output.display()
-    );
+    ));
     if let Some(e) = outcome.error {
         // Everything before the fault is in the file.
         return Err(CliError::Input(e));

@@ -86,7 +86,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
                     eprintln!("logspec: {name}: {dropped} value(s) did not fit the columns of its first sample (the shape changed) and were left out of {file}");
                 }
             }
-            eprintln!("logspec: wrote {} CSV file(s) to {}", files.len(), args.csv.display());
+            super::progress::note(&format!("wrote {} CSV file(s) to {}", files.len(), args.csv.display()));
             outcome
         }
         Some(rate) => {
@@ -103,7 +103,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             let mut sink = Aligned::new(&scan, rate, &out)?;
             let outcome = read(&mut sink)?;
             let rows = sink.finish()?;
-            eprintln!("logspec: wrote {rows} row(s) at {rate} Hz to {}", out.display());
+            super::progress::note(&format!("wrote {rows} row(s) at {rate} Hz to {}", out.display()));
             outcome
         }
     };

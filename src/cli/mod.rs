@@ -10,7 +10,9 @@ mod export;
 mod gen;
 mod info;
 mod lock;
+mod meta;
 mod plot;
+mod progress;
 mod rlog;
 mod rlogfile;
 mod source;
@@ -28,6 +30,9 @@ use clap::{Parser, Subcommand};
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// No progress bars or summary lines on standard error (errors still print).
+    #[arg(long, short, global = true)]
+    pub quiet: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -77,6 +82,15 @@ pub enum Command {
     ///
     /// Example: `logspec plot timeseries.bin --field REC_NAV_SOLUTION.x --field REC_SENSOR_GNSS.x -o x.png`
     Plot(plot::Args),
+    /// Print a shell completion script.
+    ///
+    /// Example: `logspec completions bash > ~/.local/share/bash-completion/completions/logspec`
+    Completions(meta::CompletionsArgs),
+    /// Print the command-line reference (every verb and option) as Markdown; `docs/cli.md` is
+    /// this output.
+    ///
+    /// Example: `logspec cli-reference > docs/cli.md`
+    CliReference,
     /// Serve a log file as an AdvantageKit RLOG live stream, or record a live stream to a file.
     ///
     /// Example: `logspec rlog serve robot.rlog` (then connect AdvantageScope to 127.0.0.1:5800),
@@ -85,6 +99,7 @@ pub enum Command {
 }
 
 pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
+    progress::set_quiet(cli.quiet);
     match cli.command {
         Command::Gen(a) => gen::run(a),
         Command::Check(a) => check::run(a),
@@ -96,6 +111,8 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Export(a) => export::run(a),
         Command::Info(a) => info::run(a),
         Command::Plot(a) => plot::run(a),
+        Command::Completions(a) => meta::completions(a),
+        Command::CliReference => meta::reference(),
         Command::Rlog(a) => rlog::run(a),
     }
 }
@@ -169,9 +186,11 @@ pub fn open(path: &Path) -> Result<Box<dyn Read>, CliError> {
     if path.as_os_str() == "-" {
         return Ok(Box::new(io::stdin().lock()));
     }
-    std::fs::File::open(path)
-        .map(|f| Box::new(f) as Box<dyn Read>)
-        .map_err(|e| CliError::Input(format!("{}: cannot open: {e}", path.display())))
+    let file =
+        std::fs::File::open(path).map_err(|e| CliError::Input(format!("{}: cannot open: {e}", path.display())))?;
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let label = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+    Ok(Box::new(progress::Progress::new(file, len, &label)))
 }
 
 /// How many bytes [`detect`] reads ahead: enough for every format's magic and file header.

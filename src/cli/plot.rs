@@ -111,7 +111,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     };
     result.map_err(|e| CliError::Input(format!("{}: cannot draw: {e}", out.display())))?;
     let points: usize = sink.fields.iter().map(|s| s.points.len()).sum();
-    eprintln!("logspec: plotted {} field(s), {points} point(s), to {}", sink.fields.len(), out.display());
+    super::progress::note(&format!("plotted {} field(s), {points} point(s), to {}", sink.fields.len(), out.display()));
     if let Some(e) = outcome.error {
         return Err(CliError::Input(e));
     }

@@ -1,0 +1,41 @@
+//! Verbs about the command line itself: shell completions and the Markdown reference.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::CommandFactory;
+
+use super::{Cli, CliError};
+
+#[derive(clap::Args, Debug)]
+pub struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+pub fn completions(args: CompletionsArgs) -> Result<ExitCode, CliError> {
+    let mut cmd = Cli::command();
+    let mut out = Vec::new();
+    clap_complete::generate(args.shell, &mut cmd, "logspec", &mut out);
+    write_stdout(&out)
+}
+
+/// The reference of every verb and option, as Markdown (`docs/cli.md`).
+pub fn reference_markdown() -> String {
+    let options = clap_markdown::MarkdownOptions::new().show_footer(false).show_table_of_contents(true);
+    clap_markdown::help_markdown_custom::<Cli>(&options)
+}
+
+pub fn reference() -> Result<ExitCode, CliError> {
+    write_stdout(reference_markdown().as_bytes())
+}
+
+fn write_stdout(bytes: &[u8]) -> Result<ExitCode, CliError> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes).and_then(|_| out.flush()) {
+        Ok(()) => Ok(ExitCode::SUCCESS),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
+        Err(e) => Err(CliError::Input(format!("writing output: {e}"))),
+    }
+}
