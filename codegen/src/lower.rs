@@ -441,7 +441,9 @@ impl Cx {
                 },
             },
         };
-        if f.tag.as_ref().is_some_and(|t| !t.is_placeholder()) && !matches!(elem, Ty::Union { .. }) {
+        if f.tag.as_ref().is_some_and(|t| !t.is_placeholder())
+            && !matches!(elem, Ty::Union { .. } | Ty::ParamUnion { .. })
+        {
             let span = &f.tag.as_ref().expect("checked").span;
             if !matches!(elem, Ty::Pad(0)) {
                 self.err(Code::BadUnionTag, span, "`tag` is only allowed on a field whose type is a union").help =
