@@ -15,11 +15,20 @@ pub struct JsonWriter {
     out: String,
     /// Per open container: whether it has an element yet.
     stack: Vec<bool>,
+    /// Whether a union's variant adds its fields to the enclosing object (instead of an object
+    /// of its own with a `variant` key).
+    flatten: bool,
 }
 
 impl JsonWriter {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A writer that shows a union's variant by its fields alone, as members of the enclosing
+    /// object: for formats whose reference dumps do not name variants (CARLA).
+    pub fn flattening() -> Self {
+        JsonWriter { flatten: true, ..Self::default() }
     }
 
     /// The text written so far; clears the writer for reuse.
@@ -192,11 +201,15 @@ impl Visitor for JsonWriter {
         self.out.push(']');
     }
     fn begin_variant(&mut self, name: Option<&str>, variant: &'static str, _tag: i128) {
-        self.begin_object(name);
-        self.str(Some("variant"), variant);
+        if !self.flatten {
+            self.begin_object(name);
+            self.str(Some("variant"), variant);
+        }
     }
     fn end_variant(&mut self) {
-        self.end_object();
+        if !self.flatten {
+            self.end_object();
+        }
     }
 }
 

@@ -419,6 +419,7 @@ fn expand_struct(
         file_header: None,
         framing: None,
         records: Vec::new(),
+        params: Vec::new(),
         source: None,
     };
     let mut record = attrs.id.map(|(id, _)| ir::Record {

@@ -48,6 +48,11 @@ pub enum Code {
     BadUnionTag,
     /// A union variant whose tag the tag field's type cannot hold, or a tag enum value without a variant.
     UnmatchedUnionTag,
+    /// A field's `param` that names no declared parameter, is on a field that is not a union (or
+    /// a union selected by type name), or comes together with `tag`.
+    BadParamUse,
+    /// A `[[param]]` whose name is taken or whose type is not an integer or enum.
+    BadParam,
     /// A framing role that names a missing or unsuitable header field.
     BadFraming,
     /// A struct that contains itself.
@@ -88,6 +93,8 @@ impl Code {
             Code::NotFixedSize => "E0307",
             Code::BadUnionTag => "E0401",
             Code::UnmatchedUnionTag => "E0402",
+            Code::BadParamUse => "E0403",
+            Code::BadParam => "E0404",
             Code::BadFraming => "E0501",
             Code::BadSchemaId => "E0502",
             Code::RecursiveType => "E0601",

@@ -147,24 +147,30 @@ fn ty(schema: &Schema, t: &Ty, e: Endian, out: &mut String) {
                 }
                 out.push('}');
             }
-            TypeDef::Union(u) => union(schema, u, None, out),
+            TypeDef::Union(u) => union(schema, u, "", out),
             TypeDef::Extern(x) => {
                 let _ = write!(out, "extern {}", x.path);
             }
         },
         Ty::Union { id, tag_field } => {
             if let TypeDef::Union(u) = schema.ty(*id) {
-                union(schema, u, Some(*tag_field), out);
+                union(schema, u, &format!("@{tag_field}"), out);
+            }
+        }
+        Ty::ParamUnion { id, param } => {
+            if let TypeDef::Union(u) = schema.ty(*id) {
+                // `union$<parameter>{...}`: selected by a reader parameter, not by a field.
+                let sel = format!("${}", schema.params.get(*param).map_or("?", |p| p.name.as_str()));
+                union(schema, u, &sel, out);
             }
         }
     }
 }
 
-fn union(schema: &Schema, u: &crate::ir::Union, tag_field: Option<usize>, out: &mut String) {
+/// `sel` says what selects the variant: `@<tag field index>`, `$<parameter>`, or nothing.
+fn union(schema: &Schema, u: &crate::ir::Union, sel: &str, out: &mut String) {
     out.push_str("union");
-    if let Some(t) = tag_field {
-        let _ = write!(out, "@{t}");
-    }
+    out.push_str(sel);
     out.push('{');
     for (i, v) in u.variants.iter().enumerate() {
         let _ = match &v.select {

@@ -49,12 +49,18 @@ pub fn rebuild(current: &Schema, locked: &LockedSchema) -> Result<Schema, String
             file_header: None,
             framing: None,
             records: Vec::new(),
+            params: Vec::new(),
             source: current.source.clone(),
         },
         imported: HashMap::new(),
         interned: HashMap::new(),
     };
     rb.out.file_header = current.file_header.map(|h| rb.import(h));
+    for p in &current.params {
+        let mut ty = p.ty.clone();
+        rb.import_ty(&mut ty);
+        rb.out.params.push(crate::ir::Param { ty, ..p.clone() });
+    }
     if let Some(f) = &current.framing {
         rb.out.framing = Some(Framing { header: rb.import(f.header), ..f.clone() });
     }
@@ -152,7 +158,7 @@ impl Rebuild<'_> {
 
     fn import_ty(&mut self, ty: &mut Ty) {
         match ty {
-            Ty::Named(id) | Ty::Union { id, .. } => *id = self.import(*id),
+            Ty::Named(id) | Ty::Union { id, .. } | Ty::ParamUnion { id, .. } => *id = self.import(*id),
             Ty::Array { elem, .. } => self.import_ty(elem),
             _ => {}
         }
@@ -304,6 +310,14 @@ impl Rebuild<'_> {
             }
             "union" => {
                 let tag_field = if p.eat("@") { Some(p.uint()? as usize) } else { None };
+                // `union$<parameter>`: selected by a reader parameter of the current schema.
+                let param = if tag_field.is_none() && p.eat("$") {
+                    let name = p.word();
+                    let i = self.cur.params.iter().position(|q| q.name == name);
+                    Some(i.ok_or_else(|| format!("unknown reader parameter `{name}`"))?)
+                } else {
+                    None
+                };
                 p.expect("{")?;
                 let mut variants = Vec::new();
                 while !p.eat("}") {
@@ -320,9 +334,10 @@ impl Rebuild<'_> {
                 }
                 let e = endian.unwrap_or(self.cur.format.endian);
                 let def = TypeDef::Union(Union { name: String::new(), doc: None, endian: e, variants, by_name: false });
-                match tag_field {
-                    Some(t) => self.intern(def, |id| Ty::Union { id, tag_field: t }, e, synth.to_string()),
-                    None => self.intern(def, Ty::Named, e, synth.to_string()),
+                match (tag_field, param) {
+                    (Some(t), _) => self.intern(def, |id| Ty::Union { id, tag_field: t }, e, synth.to_string()),
+                    (None, Some(param)) => self.intern(def, |id| Ty::ParamUnion { id, param }, e, synth.to_string()),
+                    (None, None) => self.intern(def, Ty::Named, e, synth.to_string()),
                 }
             }
             "extern" => return Err("types outside the schema (`extern`) cannot be rebuilt from a lock".to_string()),

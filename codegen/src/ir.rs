@@ -154,6 +154,13 @@ pub enum Ty {
         id: TypeId,
         tag_field: usize,
     },
+    /// A tagged union whose variant is selected by a reader parameter ([`Schema::params`], by
+    /// index): a value the reader knows from outside the struct (a file-header field, a layout
+    /// it detected), not a field of it.
+    ParamUnion {
+        id: TypeId,
+        param: usize,
+    },
 }
 
 /// A constant value that a field must hold (magic numbers, format markers).
@@ -348,6 +355,16 @@ pub struct SchemaId {
     pub field: Option<usize>,
 }
 
+/// A reader parameter (schema `[[param]]`): a value given to the decoder from outside the bytes
+/// being decoded, that selects the variant of unions declared with `param = "<name>"`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Param {
+    pub name: String,
+    /// An integer type or an enum (`Ty::Prim` or `Ty::Named`).
+    pub ty: Ty,
+    pub doc: Option<String>,
+}
+
 /// How the record stream after the file header is cut into records.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Framing {
@@ -383,6 +400,8 @@ pub struct Schema {
     pub file_header: Option<TypeId>,
     pub framing: Option<Framing>,
     pub records: Vec<Record>,
+    /// Reader parameters, in declaration order (their index is their position here).
+    pub params: Vec<Param>,
     /// Where the schema came from, relative to the project (for "generated from" lines).
     pub source: Option<String>,
 }

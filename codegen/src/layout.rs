@@ -29,7 +29,7 @@ pub fn size_with(named: &dyn Fn(crate::ir::TypeId) -> Option<u32>, ty: &Ty) -> O
         Ty::Named(id) => named(*id),
         // A union's size depends on the tag, except when every variant has the same fixed size;
         // we still treat it as variable so that the tag is always consulted.
-        Ty::Union { .. } => None,
+        Ty::Union { .. } | Ty::ParamUnion { .. } => None,
     }
 }
 
@@ -75,7 +75,7 @@ pub fn max_size(schema: &Schema, ty: &Ty) -> Option<u128> {
                 .try_fold(0u128, |acc, v| Some(acc.max(v?))),
             _ => size_of(schema, ty).map(u128::from),
         },
-        Ty::Union { id, .. } => max_size(schema, &Ty::Named(*id)),
+        Ty::Union { id, .. } | Ty::ParamUnion { id, .. } => max_size(schema, &Ty::Named(*id)),
         _ => size_of(schema, ty).map(u128::from),
     }
 }

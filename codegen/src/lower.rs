@@ -9,7 +9,7 @@ use crate::diag::{did_you_mean, Code, Diagnostic};
 use crate::ir::{self, ConstValue, Endian, Len, Prim, Ty, TypeDef, TypeId};
 use crate::layout;
 use crate::schema::{
-    ConstDecl, EnumDecl, FieldDecl, FlagsDecl, RecordDecl, SchemaFile, Sp, Span, StructDecl, UnionDecl,
+    ConstDecl, EnumDecl, FieldDecl, FlagsDecl, ParamDecl, RecordDecl, SchemaFile, Sp, Span, StructDecl, UnionDecl,
 };
 
 /// Lowers a parsed schema file into the IR, or returns every problem found.
@@ -26,6 +26,17 @@ pub fn lower(file: &SchemaFile, source_name: Option<&str>) -> Result<ir::Schema,
     }
 }
 
+/// What selects a union's variant, for messages: a tag field or a reader parameter.
+struct TagSource<'a> {
+    /// E.g. "the tag field `kind` (u8) of `RecMsg`".
+    what: &'a str,
+    name: &'a str,
+    /// "tag field" or "parameter".
+    kind: &'a str,
+    /// The `tag` or `param` key of the union field.
+    span: &'a Span,
+}
+
 /// What a declared name refers to before its body is lowered.
 #[derive(Clone, Copy, Debug)]
 enum Decl<'a> {
@@ -39,6 +50,8 @@ enum Decl<'a> {
 #[derive(Default)]
 struct Cx {
     diags: Vec<Diagnostic>,
+    /// The names of the declared `[[param]]`s, in order (a param union refers to one by index).
+    param_names: Vec<String>,
 }
 
 impl Cx {
@@ -121,6 +134,7 @@ impl Cx {
             names.insert(name.clone(), TypeId(i));
         }
 
+        self.param_names = file.params.iter().map(|p| p.name.value.clone()).collect();
         // Lower every type body. Struct sizes depend on each other, so they are computed after.
         let mut types: Vec<TypeDef> = Vec::with_capacity(decls.len());
         for (name, _, decl) in &decls {
@@ -151,7 +165,8 @@ impl Cx {
             };
             types.push(def);
         }
-        self.check_unions(&types, &decls);
+        let params = self.params(&file.params, &names, &decls);
+        self.check_unions(&types, &decls, &params);
         let recursive = self.compute_sizes(&mut types, &decls);
 
         let mut schema = ir::Schema {
@@ -167,6 +182,7 @@ impl Cx {
             file_header: file.file_header.as_ref().map(|_| TypeId(0)),
             framing: None,
             records: Vec::new(),
+            params,
             source: source_name.map(str::to_string),
         };
         // The checks below also run when earlier ones failed, so that one run reports every
@@ -178,7 +194,8 @@ impl Cx {
         }
         schema.framing = self.framing(file, &schema);
         // Payload bounds walk nested types, which only terminates when none contains itself.
-        schema.records = self.records(file, &schema, &decls, !recursive);
+        let bounded = file.framing.as_ref().and_then(|f| f.bounded.as_ref()).map_or(true, |b| b.value);
+        schema.records = self.records(file, &schema, &decls, !recursive && bounded);
         if self.diags.is_empty() {
             let prints: Vec<u64> =
                 schema.records.iter().map(|r| crate::fingerprint::of_struct(&schema, r.body)).collect();
@@ -384,6 +401,11 @@ impl Cx {
                 Some(p) => Ty::Prim(p),
                 None => match names.get(base) {
                     Some(id) => match decls[id.0].2 {
+                        Decl::Union(_) if f.param.is_some() => {
+                            // An unresolved parameter becomes an index past the end, which later checks skip.
+                            let param = self.union_param(f);
+                            Ty::ParamUnion { id: *id, param: param.unwrap_or(usize::MAX) }
+                        }
                         Decl::Union(_) => {
                             // An unresolved tag becomes an index past the end, which later checks skip.
                             let tag_field = self.union_tag(f, earlier, later);
@@ -419,17 +441,25 @@ impl Cx {
                 },
             },
         };
-        if f.tag.as_ref().is_some_and(|t| !t.is_placeholder()) && !matches!(elem, Ty::Union { .. }) {
+        if f.tag.as_ref().is_some_and(|t| !t.is_placeholder())
+            && !matches!(elem, Ty::Union { .. } | Ty::ParamUnion { .. })
+        {
             let span = &f.tag.as_ref().expect("checked").span;
             if !matches!(elem, Ty::Pad(0)) {
                 self.err(Code::BadUnionTag, span, "`tag` is only allowed on a field whose type is a union").help =
                     Some("remove `tag`, or give the field a `[[union]]` type".into());
             }
         }
+        if let Some(p) = f.param.as_ref().filter(|p| !p.is_placeholder()) {
+            if !matches!(elem, Ty::ParamUnion { .. } | Ty::Pad(0)) {
+                self.err(Code::BadParamUse, &p.span, "`param` is only allowed on a field whose type is a union").help =
+                    Some("remove `param`, or give the field a `[[union]]` type".into());
+            }
+        }
         match (suffix, len) {
             (None, _) => elem,
             (Some(_), Some(len)) => {
-                if matches!(elem, Ty::Union { .. }) {
+                if matches!(elem, Ty::Union { .. } | Ty::ParamUnion { .. }) {
                     self.err(
                         Code::BadTypeSyntax,
                         &inner,
@@ -519,6 +549,70 @@ impl Cx {
                 None
             }
         }
+    }
+
+    /// The index of the reader parameter that selects a union field's variant (`param = "..."`).
+    fn union_param(&mut self, f: &FieldDecl) -> Option<usize> {
+        let p = f.param.as_ref().filter(|p| !p.is_placeholder())?;
+        if let Some(t) = f.tag.as_ref().filter(|t| !t.is_placeholder()) {
+            self.err(Code::BadParamUse, &t.span, "a union field takes either `tag` or `param`, not both").help =
+                Some("`tag` names an earlier field; `param` a reader parameter declared with `[[param]]`".into());
+            return None;
+        }
+        if let Some(i) = self.param_names.iter().position(|n| *n == p.value) {
+            return Some(i);
+        }
+        let hint = did_you_mean(&p.value, self.param_names.iter().map(String::as_str)).map(str::to_string);
+        let d = self.err(Code::BadParamUse, &p.span, format!("no reader parameter named `{}`", p.value));
+        d.label = Some("not declared with `[[param]]`".into());
+        d.help = Some(match hint {
+            Some(h) => format!("did you mean `{h}`?"),
+            None => format!("declare it: `[[param]]` with `name = \"{}\"` and an integer or enum `type`", p.value),
+        });
+        None
+    }
+
+    /// Lowers the `[[param]]` declarations: unique identifiers with an integer or enum type.
+    fn params(
+        &mut self,
+        decls: &[ParamDecl],
+        names: &BTreeMap<String, TypeId>,
+        types: &[(String, Span, Decl<'_>)],
+    ) -> Vec<ir::Param> {
+        let mut out = Vec::with_capacity(decls.len());
+        for (i, p) in decls.iter().enumerate() {
+            if !p.name.is_placeholder() {
+                if !is_ident(&p.name.value) {
+                    bad_ident(
+                        self,
+                        &p.name.span,
+                        &format!("parameter name `{}` is not a valid identifier", p.name.value),
+                        &p.name.value,
+                    );
+                } else if decls[..i].iter().any(|q| q.name.value == p.name.value) {
+                    self.err(Code::BadParam, &p.name.span, format!("parameter `{}` is declared twice", p.name.value))
+                        .label = Some("declared again here".into());
+                }
+            }
+            let ty = match (Prim::from_name(&p.ty.value), names.get(&p.ty.value)) {
+                (Some(prim), _) if !prim.is_float() => Ty::Prim(prim),
+                (None, Some(id)) if matches!(types[id.0].2, Decl::Enum(_)) => Ty::Named(*id),
+                _ => {
+                    if !p.ty.is_placeholder() {
+                        let d = self.err(
+                            Code::BadParam,
+                            &p.ty.span,
+                            format!("a parameter's type must be an integer type or an enum, found `{}`", p.ty.value),
+                        );
+                        d.label = Some("not an integer or enum type".into());
+                        d.help = Some("e.g. `type = \"u16\"`, or the name of an `[[enum]]`".into());
+                    }
+                    Ty::Prim(Prim::I64)
+                }
+            };
+            out.push(ir::Param { name: p.name.value.clone(), ty, doc: p.doc.as_ref().map(|d| d.value.clone()) });
+        }
+        out
     }
 
     fn union_tag(&mut self, f: &FieldDecl, earlier: &[ir::Field], later: &[FieldDecl]) -> Option<usize> {
@@ -856,7 +950,7 @@ impl Cx {
 
     /// A union's tag field must be an integer (or enum) that can hold every variant's tag; with an
     /// enum tag, every variant's tag must be one of the enum's values.
-    fn check_unions(&mut self, types: &[TypeDef], decls: &[(String, Span, Decl<'_>)]) {
+    fn check_unions(&mut self, types: &[TypeDef], decls: &[(String, Span, Decl<'_>)], params: &[ir::Param]) {
         for (ti, t) in types.iter().enumerate() {
             // Each field list (a struct's, or one union variant's) is checked on its own, because a
             // tag field index counts within its own list.
@@ -877,6 +971,10 @@ impl Cx {
             };
             for (fields, field_decls) in lists {
                 for (fi, f) in fields.iter().enumerate() {
+                    if let (Ty::ParamUnion { id, param }, Some(pdecl)) = (&f.ty, field_decls[fi].param.as_ref()) {
+                        self.check_param_union(types, decls, params, (*id, *param), pdecl);
+                        continue;
+                    }
                     let Ty::Union { id, tag_field } = &f.ty else { continue };
                     let Some(tag_decl) = field_decls[fi].tag.as_ref() else { continue };
                     let TypeDef::Union(u) = &types[id.0] else { continue };
@@ -923,63 +1021,111 @@ impl Cx {
                         Decl::Union(ud) => ud,
                         _ => continue,
                     };
-                    for (v, vd) in u.variants.iter().zip(&union_decl.variants) {
-                        let Some(vtag) = &vd.tag else { continue };
-                        let (lo, hi) = base.int_range().expect("integer");
-                        if v.tag < lo || v.tag > hi {
-                            let d = self.err(Code::UnmatchedUnionTag, &vtag.span, format!("variant `{}` has tag {}, which the tag field `{}` ({base}) of `{owner}` cannot hold", v.name, v.tag, tag.name));
-                            d.label = Some(format!("`{base}` holds {lo}..={hi}"));
-                            d.help = Some(format!("widen the tag field `{}`, or renumber the variant", tag.name));
-                        } else if let Some(e) = enum_values {
-                            if !e.values.iter().any(|ev| ev.value == v.tag) {
-                                self.err(
-                                    Code::UnmatchedUnionTag,
-                                    &vtag.span,
-                                    format!(
-                                        "variant `{}` has tag {}, which is not a value of the tag enum `{}`",
-                                        v.name, v.tag, e.name
-                                    ),
-                                )
-                                .help = Some(format!(
-                                    "`{}` has values {}",
-                                    e.name,
-                                    e.values
-                                        .iter()
-                                        .map(|ev| format!("{}={}", ev.name, ev.value))
-                                        .collect::<Vec<_>>()
-                                        .join(", ")
-                                ));
-                            }
-                        }
-                    }
-                    if let Some(e) = enum_values {
-                        let missing: Vec<String> = e
-                            .values
-                            .iter()
-                            .filter(|ev| !u.variants.iter().any(|v| v.tag == ev.value))
-                            .map(|ev| format!("{} = {}", ev.name, ev.value))
-                            .collect();
-                        if !missing.is_empty() {
-                            let d = self.err(
-                                Code::UnmatchedUnionTag,
-                                &tag_decl.span,
-                                format!(
-                                    "tag enum `{}` has values that no variant of union `{}` handles: {}",
-                                    e.name,
-                                    u.name,
-                                    missing.join(", ")
-                                ),
-                            );
-                            d.label = Some(format!("`{}` is a `{}`", tag.name, e.name));
-                            d.help = Some(
-                                "add a variant (it may have no fields) for each value, so that every valid tag decodes"
-                                    .into(),
-                            );
-                        }
-                    }
+                    let what = format!("the tag field `{}` ({base}) of `{owner}`", tag.name);
+                    let sel = TagSource { what: &what, name: &tag.name, kind: "tag field", span: &tag_decl.span };
+                    self.check_variant_tags(u, union_decl, base, enum_values, &sel);
                 }
             }
         }
+    }
+
+    /// Checks a union's variant tags against what selects them (a tag field or a parameter of
+    /// integer type `base`, or of an enum type): every tag fits, and every enum value has a variant.
+    fn check_variant_tags(
+        &mut self,
+        u: &ir::Union,
+        union_decl: &UnionDecl,
+        base: Prim,
+        enum_values: Option<&ir::Enum>,
+        sel: &TagSource<'_>,
+    ) {
+        for (v, vd) in u.variants.iter().zip(&union_decl.variants) {
+            let Some(vtag) = &vd.tag else { continue };
+            let (lo, hi) = base.int_range().expect("integer");
+            if v.tag < lo || v.tag > hi {
+                let d = self.err(
+                    Code::UnmatchedUnionTag,
+                    &vtag.span,
+                    format!("variant `{}` has tag {}, which {} cannot hold", v.name, v.tag, sel.what),
+                );
+                d.label = Some(format!("`{base}` holds {lo}..={hi}"));
+                d.help = Some(format!("widen the {} `{}`, or renumber the variant", sel.kind, sel.name));
+            } else if let Some(e) = enum_values {
+                if !e.values.iter().any(|ev| ev.value == v.tag) {
+                    self.err(
+                        Code::UnmatchedUnionTag,
+                        &vtag.span,
+                        format!(
+                            "variant `{}` has tag {}, which is not a value of the tag enum `{}`",
+                            v.name, v.tag, e.name
+                        ),
+                    )
+                    .help = Some(format!(
+                        "`{}` has values {}",
+                        e.name,
+                        e.values.iter().map(|ev| format!("{}={}", ev.name, ev.value)).collect::<Vec<_>>().join(", ")
+                    ));
+                }
+            }
+        }
+        if let Some(e) = enum_values {
+            let missing: Vec<String> = e
+                .values
+                .iter()
+                .filter(|ev| !u.variants.iter().any(|v| v.tag == ev.value))
+                .map(|ev| format!("{} = {}", ev.name, ev.value))
+                .collect();
+            if !missing.is_empty() {
+                let d = self.err(
+                    Code::UnmatchedUnionTag,
+                    sel.span,
+                    format!(
+                        "tag enum `{}` has values that no variant of union `{}` handles: {}",
+                        e.name,
+                        u.name,
+                        missing.join(", ")
+                    ),
+                );
+                d.label = Some(format!("`{}` is a `{}`", sel.name, e.name));
+                d.help = Some(
+                    "add a variant (it may have no fields) for each value, so that every valid tag decodes".into(),
+                );
+            }
+        }
+    }
+
+    /// Checks a union selected by a reader parameter: not selected by name, and with variant tags
+    /// that the parameter's type can hold.
+    fn check_param_union(
+        &mut self,
+        types: &[TypeDef],
+        decls: &[(String, Span, Decl<'_>)],
+        params: &[ir::Param],
+        (id, param): (TypeId, usize),
+        pdecl: &Sp<String>,
+    ) {
+        let Some(p) = params.get(param) else { return };
+        let (TypeDef::Union(u), Decl::Union(union_decl)) = (&types[id.0], decls[id.0].2) else { return };
+        if u.by_name {
+            self.err(
+                Code::BadParamUse,
+                &pdecl.span,
+                format!("union `{}` is selected by a type name given at run time, not by a parameter", u.name),
+            )
+            .help = Some(format!("decode it with `{}::decode_named(type_name, bytes)`", u.name));
+            return;
+        }
+        let (base, enum_values) = match &p.ty {
+            Ty::Prim(b) => (*b, None),
+            Ty::Named(eid) => match &types[eid.0] {
+                TypeDef::Enum(e) => (e.base, Some(e)),
+                _ => return,
+            },
+            _ => return,
+        };
+        let what = format!("the parameter `{}` ({base})", p.name);
+        let sel = TagSource { what: &what, name: &p.name, kind: "parameter", span: &pdecl.span };
+        self.check_variant_tags(u, union_decl, base, enum_values, &sel);
     }
 
     /// Computes struct and variant sizes and field offsets, in dependency order, and reports
@@ -993,7 +1139,7 @@ impl Cx {
         }
         fn deps(ty: &Ty) -> Option<usize> {
             match ty {
-                Ty::Named(id) | Ty::Union { id, .. } => Some(id.0),
+                Ty::Named(id) | Ty::Union { id, .. } | Ty::ParamUnion { id, .. } => Some(id.0),
                 Ty::Array { elem, .. } => deps(elem),
                 _ => None,
             }
@@ -1365,7 +1511,7 @@ fn own_order(ty: &Ty, decls: &[(String, Span, Decl<'_>)]) -> Option<String> {
             Decl::Struct(_) => Some(format!("struct type `{}`", decls[id.0].0)),
             _ => None,
         },
-        Ty::Union { id, .. } => Some(format!("union type `{}`", decls[id.0].0)),
+        Ty::Union { id, .. } | Ty::ParamUnion { id, .. } => Some(format!("union type `{}`", decls[id.0].0)),
         Ty::Array { elem, .. } => own_order(elem, decls),
         _ => None,
     }

@@ -49,6 +49,16 @@ pub struct SchemaFile {
     pub flags: Vec<FlagsDecl>,
     pub unions: Vec<UnionDecl>,
     pub records: Vec<RecordDecl>,
+    pub params: Vec<ParamDecl>,
+}
+
+/// A reader parameter: `[[param]]` with `name`, `type` (an integer type or an enum) and `doc`.
+#[derive(Clone, Debug)]
+pub struct ParamDecl {
+    pub name: Sp<String>,
+    pub ty: Sp<String>,
+    pub doc: Option<Sp<String>>,
+    pub span: Span,
 }
 
 #[derive(Clone, Debug)]
@@ -85,6 +95,9 @@ pub struct FramingDecl {
     pub tag: Sp<String>,
     pub length: Option<Sp<String>>,
     pub timestamp: Option<Sp<String>>,
+    /// `bounded = false`: payloads may exceed what the length field can express (E0304 is not
+    /// checked); writers reject an oversized record at run time.
+    pub bounded: Option<Sp<bool>>,
 }
 
 /// A const value as written: an integer or a string (whose UTF-8 bytes are the value).
@@ -102,6 +115,8 @@ pub struct FieldDecl {
     pub count: Option<Sp<String>>,
     pub size: Option<Sp<String>>,
     pub tag: Option<Sp<String>>,
+    /// The reader parameter that selects the variant of a union-typed field.
+    pub param: Option<Sp<String>>,
     pub endian: Option<Sp<String>>,
     pub doc: Option<Sp<String>>,
     pub unit: Option<Sp<String>>,
@@ -190,15 +205,18 @@ pub fn parse(source: &str) -> (SchemaFile, Vec<Diagnostic>) {
         let tag = t.str("tag", true);
         let length = t.str("length", false);
         let timestamp = t.str("timestamp", false);
+        let bounded = t.boolean("bounded");
         let body = struct_decl(t, span.clone(), StructKind::Framing);
-        FramingDecl { tag: tag.unwrap_or_else(|| Sp::placeholder(String::new(), span.start)), length, timestamp, body }
+        let tag = tag.unwrap_or_else(|| Sp::placeholder(String::new(), span.start));
+        FramingDecl { tag, length, timestamp, bounded, body }
     });
     file.structs = t.tables("struct").into_iter().map(|(t, s)| struct_decl(t, s, StructKind::Struct)).collect();
     file.enums = t.tables("enum").into_iter().map(|(t, s)| enum_decl(t, s)).collect();
     file.flags = t.tables("flags").into_iter().map(|(t, s)| flags_decl(t, s)).collect();
     file.unions = t.tables("union").into_iter().map(|(t, s)| union_decl(t, s)).collect();
     file.records = t.tables("record").into_iter().map(|(t, s)| record_decl(t, s)).collect();
-    t.finish(&["format", "file_header", "framing", "struct", "enum", "flags", "union", "record"]);
+    file.params = t.tables("param").into_iter().map(|(t, s)| param_decl(t, s)).collect();
+    t.finish(&["format", "file_header", "framing", "struct", "enum", "flags", "union", "record", "param"]);
     (file, diags.into_inner())
 }
 
@@ -235,7 +253,7 @@ fn struct_decl(mut t: Table<'_, '_>, span: Span, kind: StructKind) -> StructDecl
     let endian = t.str("endian", false);
     let fields = t.fields("fields", true);
     if kind == StructKind::Framing {
-        t.finish(&["name", "doc", "endian", "fields", "tag", "length", "timestamp"]);
+        t.finish(&["name", "doc", "endian", "fields", "tag", "length", "timestamp", "bounded"]);
     } else {
         t.finish(&["name", "doc", "endian", "fields"]);
     }
@@ -298,7 +316,16 @@ fn record_decl(mut t: Table<'_, '_>, span: Span) -> RecordDecl {
     RecordDecl { name, id, doc, endian, fields, span }
 }
 
-const FIELD_KEYS: &[&str] = &["name", "type", "pad", "count", "size", "tag", "endian", "doc", "unit", "const"];
+fn param_decl(mut t: Table<'_, '_>, span: Span) -> ParamDecl {
+    let name = t.str("name", true).unwrap_or_else(|| Sp::placeholder(String::new(), span.start));
+    t.named(&name);
+    let ty = t.str("type", true).unwrap_or_else(|| Sp::placeholder(String::new(), span.start));
+    let doc = t.str("doc", false);
+    t.finish(&["name", "type", "doc"]);
+    ParamDecl { name, ty, doc, span }
+}
+
+const FIELD_KEYS: &[&str] = &["name", "type", "pad", "count", "size", "tag", "param", "endian", "doc", "unit", "const"];
 
 fn field_decl(mut t: Table<'_, '_>, span: Span) -> FieldDecl {
     if t.get("pad").is_some() {
@@ -318,6 +345,7 @@ fn field_decl(mut t: Table<'_, '_>, span: Span) -> FieldDecl {
             count: None,
             size: None,
             tag: None,
+            param: None,
             endian: None,
             doc,
             unit: None,
@@ -346,12 +374,13 @@ fn field_decl(mut t: Table<'_, '_>, span: Span) -> FieldDecl {
     let count = keep(&mut t, "count");
     let size = keep(&mut t, "size");
     let tag = keep(&mut t, "tag");
+    let param = keep(&mut t, "param");
     let endian = t.str("endian", false);
     let doc = t.str("doc", false);
     let unit = t.str("unit", false);
     let value = t.konst("const");
     t.finish(FIELD_KEYS);
-    FieldDecl { name, ty, pad: None, count, size, tag, endian, doc, unit, value, span }
+    FieldDecl { name, ty, pad: None, count, size, tag, param, endian, doc, unit, value, span }
 }
 
 /// A cursor over one TOML table that records which keys were read, so that the rest can be

@@ -521,6 +521,7 @@ fn hand_built_ir_edge_cases_still_make_valid_c() {
             Record { name: "Beat".into(), id: 7, doc: None, body: TypeId(1), fingerprint: 1 },
             Record { name: "REC_NOTHING".into(), id: 8, doc: None, body: TypeId(0), fingerprint: 2 },
         ],
+        params: Vec::new(),
         source: None,
     };
     assert_eq!(struct_type_name(&schema, TypeId(0)), None, "ISO C has no empty structs");

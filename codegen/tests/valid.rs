@@ -367,6 +367,8 @@ fn everything_covers_every_type_kind() {
                 TypeDef::Extern(_) => "extern".into(),
             },
             Ty::Union { .. } => "union".into(),
+            // Covered by `codegen/tests/schemas/params.toml`.
+            Ty::ParamUnion { .. } => "param union".into(),
         };
         kinds.insert(k);
     }

@@ -167,23 +167,34 @@ fn length_mismatch(len: usize, size: usize, name: &'static str) -> DecodeError {
 /// Decodes a record payload of a variable-layout type, which must use the whole payload.
 #[inline]
 pub fn payload_var<T: crate::Decode>(payload: &[u8], name: &'static str) -> Result<T, DecodeError> {
-    whole(payload, name, |c| T::decode(c, crate::Endian::Little))
+    whole(payload, &[], name, |c| T::decode(c, crate::Endian::Little))
+}
+
+/// [`payload_var`] with reader parameter values (see `Cursor::with_params`).
+#[inline]
+pub fn payload_var_with<T: crate::Decode>(
+    payload: &[u8],
+    params: &[i128],
+    name: &'static str,
+) -> Result<T, DecodeError> {
+    whole(payload, params, name, |c| T::decode(c, crate::Endian::Little))
 }
 
 /// Decodes a value of a union selected by name: variant `index`, from exactly `bytes`.
 #[inline]
 pub fn named_exact<T: crate::Union>(index: i128, bytes: &[u8], name: &'static str) -> Result<T, DecodeError> {
-    whole(bytes, name, |c| T::decode_variant(index, c))
+    whole(bytes, &[], name, |c| T::decode_variant(index, c))
 }
 
 /// Runs `decode` over `bytes`, which it must use up: bytes left over are an error.
 #[inline(always)]
 fn whole<T>(
     bytes: &[u8],
+    params: &[i128],
     name: &'static str,
     decode: impl FnOnce(&mut Cursor<'_>) -> Result<T, DecodeError>,
 ) -> Result<T, DecodeError> {
-    let mut c = Cursor::new(bytes);
+    let mut c = Cursor::with_params(bytes, params);
     let v = decode(&mut c).map_err(|e| e.in_type(name))?;
     if c.is_empty() {
         Ok(v)
@@ -211,6 +222,15 @@ pub fn bad_const(expected: crate::Shown, found: crate::Shown, at: usize, field: 
 #[cold]
 pub fn unknown_variant(tag: i128, at: usize, ty: &'static str) -> DecodeError {
     DecodeError::new(crate::DecodeErrorKind::UnknownVariant { tag }).at(at).in_type(ty)
+}
+
+/// The tag of a union selected by reader parameter `index` (named `name`), from the cursor.
+#[inline]
+pub fn param(c: &Cursor<'_>, index: usize, name: &'static str) -> Result<i128, DecodeError> {
+    match c.param(index) {
+        Some(v) => Ok(v),
+        None => Err(DecodeError::new(crate::DecodeErrorKind::MissingParam { name }).at(c.position())),
+    }
 }
 
 /// The error for a value outside a hand-written Rust enum.

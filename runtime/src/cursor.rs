@@ -8,12 +8,28 @@ use crate::error::DecodeError;
 pub struct Cursor<'a> {
     buf: &'a [u8],
     pos: usize,
+    /// Reader parameters (schema `[[param]]`), by declaration index; see [`Cursor::with_params`].
+    params: &'a [i128],
 }
 
 impl<'a> Cursor<'a> {
     #[inline]
     pub fn new(buf: &'a [u8]) -> Self {
-        Cursor { buf, pos: 0 }
+        Cursor { buf, pos: 0, params: &[] }
+    }
+
+    /// A cursor that carries reader parameters: the values of a schema's `[[param]]`s, in
+    /// declaration order (the generated `PARAM_<NAME>` consts are the indices). Unions selected
+    /// by a parameter read their variant's tag from here.
+    #[inline]
+    pub fn with_params(buf: &'a [u8], params: &'a [i128]) -> Self {
+        Cursor { buf, pos: 0, params }
+    }
+
+    /// The value of reader parameter `index`, if the cursor was given one.
+    #[inline]
+    pub fn param(&self, index: usize) -> Option<i128> {
+        self.params.get(index).copied()
     }
 
     /// Bytes consumed so far.
@@ -76,7 +92,7 @@ impl<'a> Cursor<'a> {
     pub fn sub(&mut self, n: usize) -> Result<Cursor<'a>, DecodeError> {
         let start = self.pos;
         let bytes = self.take(n)?;
-        Ok(Cursor { buf: &self.buf[..start + bytes.len()], pos: start })
+        Ok(Cursor { buf: &self.buf[..start + bytes.len()], pos: start, params: self.params })
     }
 }
 

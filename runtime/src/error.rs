@@ -62,6 +62,8 @@ pub enum DecodeErrorKind {
     RaggedLength { size: u64, element: u64 },
     /// A record's payload is longer than its layout.
     TrailingBytes { extra: u64 },
+    /// A union selected by a reader parameter was decoded without a value for that parameter.
+    MissingParam { name: &'static str },
 }
 
 /// A decode failure, located by byte offset (relative to the start of what was being decoded) and,
@@ -130,6 +132,9 @@ impl fmt::Display for DecodeErrorKind {
                 write!(f, "{size} bytes is not a whole number of {element}-byte elements")
             }
             DecodeErrorKind::TrailingBytes { extra } => write!(f, "{extra} bytes left over after the last field"),
+            DecodeErrorKind::MissingParam { name } => {
+                write!(f, "no value for reader parameter `{name}` (decode with `Cursor::with_params`)")
+            }
         }
     }
 }

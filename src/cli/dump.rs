@@ -19,10 +19,20 @@ pub struct Args {
     /// RLOG: decode a file that starts without a revision byte as R1 (AdvantageKit#15).
     #[arg(long)]
     pub assume_r1: bool,
+    /// CARLA: only the packets of frames A..B (0-based frame ordinals, B excluded; `A..` and
+    /// `..B` too), e.g. `--frames 0..3` for the first three frames.
+    #[arg(long, value_name = "A..B", value_parser = super::carla::parse_frames)]
+    pub frames: Option<std::ops::Range<u64>>,
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let d = detect(&args.file, open(&args.file)?, args.format)?;
+    if args.frames.is_some() && d.kind != FormatKind::Carla {
+        return Err(CliError::Usage(format!(
+            "--frames applies to CARLA recordings; {} has no frames",
+            shown(&args.file)
+        )));
+    }
     let path = shown(&args.file);
     let stdout = io::stdout().lock();
     let mut out = BufWriter::with_capacity(1 << 16, stdout);
@@ -34,6 +44,9 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
                 .map_err(|e| Failure::Input(format!("{path}: {e}")))
                 .and_then(|r| r)
         }
+        FormatKind::Carla => super::carla::reader(d.input, &path)
+            .map_err(Failure::Input)
+            .and_then(|r| super::carla::dump(r, &mut out, &path, args.frames.clone())),
         FormatKind::Rlog | FormatKind::RlogStream => {
             super::rlogfile::reader(d.input, d.kind == FormatKind::RlogStream, args.assume_r1, &path)
                 .map_err(Failure::Input)

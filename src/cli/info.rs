@@ -44,6 +44,13 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let path = shown(&args.file);
     let d = detect(&args.file, open(&args.file)?, args.format)?;
     let kind = d.kind;
+    if kind == FormatKind::Carla {
+        let s = super::carla::summarise(d.input, &path)?;
+        let file = args.file.file_name().map_or(path.clone(), |n| n.to_string_lossy().into_owned());
+        let text = if args.json { super::carla::json(&s, &file) } else { super::carla::text(&s, &path) };
+        write_out(&text)?;
+        return Ok(if s.ok() { ExitCode::SUCCESS } else { ExitCode::from(1) });
+    }
     if matches!(kind, FormatKind::Rlog | FormatKind::RlogStream) {
         let stream = kind == FormatKind::RlogStream;
         let s = super::rlogfile::summarise(d.input, stream, args.assume_r1, &path)?;
@@ -170,6 +177,7 @@ fn json(s: &Summary, kind: FormatKind, path: &str) -> String {
             FormatKind::Usvlog => "usvlog",
             FormatKind::Rlog => "rlog",
             FormatKind::RlogStream => "rlog-stream",
+            FormatKind::Carla => "carla",
         },
     );
     w.bool(Some("ok"), s.errors.is_empty());

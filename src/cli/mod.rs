@@ -1,6 +1,7 @@
 //! Command-line verbs. Each verb lives in its own module; this one holds the argument definitions,
 //! the error type and format detection.
 
+mod carla;
 mod check;
 mod convert;
 mod diff;
@@ -67,7 +68,8 @@ pub enum Command {
     Doc(doc::Args),
     /// Print a log file as JSON Lines, one object per record, in file order.
     ///
-    /// Example: `logspec dump timeseries.bin | head`
+    /// Example: `logspec dump timeseries.bin | head`, or `logspec dump recording.log --frames 0..3`
+    /// for the first three frames of a CARLA recording.
     Dump(dump::Args),
     /// Export a log to CSV: one file per record type / key / topic, with units in the column
     /// names, or one time-aligned table resampled at a fixed rate.
@@ -76,7 +78,8 @@ pub enum Command {
     Export(export::Args),
     /// Summarise a log file: header, record counts, time span, integrity findings.
     ///
-    /// Example: `logspec info timeseries.bin --json`
+    /// Example: `logspec info timeseries.bin --json`, or `logspec info recording.log` for a CARLA
+    /// recording's frames, duration, packets and actors.
     Info(info::Args),
     /// Plot fields over time to a PNG or SVG image, with axis labels, units and a legend.
     ///
@@ -152,6 +155,8 @@ pub enum FormatKind {
     Rlog,
     /// A captured RLOG TCP stream: i32 big-endian length-prefixed frames.
     RlogStream,
+    /// CARLA recorder log (UE4, 0.9.4-0.9.16).
+    Carla,
 }
 
 impl FormatKind {
@@ -160,6 +165,7 @@ impl FormatKind {
             FormatKind::Usvlog => "USVLOG",
             FormatKind::Rlog => "RLOG",
             FormatKind::RlogStream => "RLOG stream",
+            FormatKind::Carla => "CARLA recorder",
         }
     }
 }
@@ -215,6 +221,8 @@ pub fn detect(path: &Path, mut input: Box<dyn Read>, forced: Option<FormatKind>)
         None => {
             if head.starts_with(logspec::formats::usvlog::MAGIC) {
                 FormatKind::Usvlog
+            } else if carla::looks_like_carla(&head) {
+                FormatKind::Carla
             } else if looks_like_rlog_stream(&head) {
                 FormatKind::RlogStream
             } else if looks_like_rlog(&head) {
@@ -222,7 +230,7 @@ pub fn detect(path: &Path, mut input: Box<dyn Read>, forced: Option<FormatKind>)
             } else {
                 let shown: Vec<String> = head.iter().take(8).map(|b| format!("{b:02x}")).collect();
                 return Err(CliError::Input(format!(
-                    "{}: unrecognised format: the file starts with [{}]{}; expected the USVLOG magic \"USVLOG\", an RLOG revision byte (01 or 02) and timestamp, or an RLOG stream frame (use --format to force one)",
+                    "{}: unrecognised format: the file starts with [{}]{}; expected the USVLOG magic \"USVLOG\", a CARLA recorder header (u16 version, \"CARLA_RECORDER\"), an RLOG revision byte (01 or 02) and timestamp, or an RLOG stream frame (use --format to force one)",
                     path.display(),
                     shown.join(" "),
                     if head.is_empty() { " (empty file)" } else { "" }

@@ -11,3 +11,7 @@ pub mod usvlog {
 /// AdvantageKit RLOG (R1 and R2 files, and the TCP live stream): the message types generated from
 /// `schemas/rlog.toml`, and the stateful reader, writer and network server built on them.
 pub mod rlog;
+
+/// CARLA recorder logs (UE4, 0.9.4-0.9.16): the packet types generated from
+/// `schemas/carla.toml`, and the streaming reader and writer of whole recordings.
+pub mod carla;

@@ -718,6 +718,10 @@ impl Gen<'_> {
                     let tag = fields.get(*tag_field).map_or("?", |t| t.name.as_str());
                     doc = format!("Variant selected by `{tag}`. {doc}");
                 }
+                if let Ty::ParamUnion { param, .. } = &f.ty {
+                    let p = self.s.params.get(*param).map_or("?", |p| p.name.as_str());
+                    doc = format!("Variant selected by the reader parameter `{p}`. {doc}");
+                }
                 (off, name, self.describe(&f.ty, f.endian), doc)
             })
             .collect();
@@ -757,7 +761,7 @@ impl Gen<'_> {
                 TypeDef::Struct(st) if has_c_struct(st) => self.n.ty(*id),
                 other => other.name().to_string(),
             },
-            Ty::Union { id, .. } => format!("union {}", self.s.ty(*id).name()),
+            Ty::Union { id, .. } | Ty::ParamUnion { id, .. } => format!("union {}", self.s.ty(*id).name()),
         }
     }
 }

@@ -567,6 +567,11 @@ pub fn decode_fields(cx: &Cx<'_>, fields: &[Field], ty_name: &str) -> (TokenStre
                 };
                 quote!(<#t as #rt::Union>::decode_variant(#raw as i128, c))
             }
+            Ty::ParamUnion { id, param } => {
+                let t = cx.type_name(*id);
+                let pname = cx.schema.params.get(*param).map_or("?", |p| p.name.as_str());
+                quote!(#rt::__private::param(c, #param, #pname).and_then(|__t| <#t as #rt::Union>::decode_variant(__t, c)))
+            }
             other => cursor_decode(cx, other, f.endian),
         };
         stmts.extend(quote!(let #l = #ex.map_err(|e| e.in_field(#fname).in_type(#ty_name))?;));
@@ -649,7 +654,7 @@ fn cursor_decode(cx: &Cx<'_>, ty: &Ty, e: Endian) -> TokenStream {
             let t = cx.type_name(*id);
             quote!(<#t as #rt::Decode>::decode(c, #order))
         }
-        Ty::Union { .. } => quote!(compile_error!("a union needs its tag field")),
+        Ty::Union { .. } | Ty::ParamUnion { .. } => quote!(compile_error!("a union needs its tag field")),
     }
 }
 
@@ -746,7 +751,7 @@ fn value_len(cx: &Cx<'_>, ty: &Ty, v: TokenStream) -> TokenStream {
                 }
             }
         }
-        Ty::Union { .. } => quote!(#rt::Union::variant_len(&#v)),
+        Ty::Union { .. } | Ty::ParamUnion { .. } => quote!(#rt::Union::variant_len(&#v)),
         _ => quote!(#rt::Encode::encoded_len(&#v)),
     }
 }
@@ -799,7 +804,7 @@ fn encode_value(cx: &Cx<'_>, ty: &Ty, e: Endian, v: TokenStream, fname: &str) ->
             quote!(#pre for __x in #v.iter() { #inner })
         }
         Ty::Named(_) => quote!(#rt::Encode::encode(&#v, out, #order)?;),
-        Ty::Union { .. } => quote!(#rt::Union::encode_variant(&#v, out)?;),
+        Ty::Union { .. } | Ty::ParamUnion { .. } => quote!(#rt::Union::encode_variant(&#v, out)?;),
     }
 }
 

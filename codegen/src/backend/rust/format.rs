@@ -31,6 +31,7 @@ pub fn format_items(cx: &Cx<'_>) -> TokenStream {
         let d = " The schema id this code was generated for. Bump it in the schema on every breaking layout change.";
         out.extend(quote!(#[doc = #d] pub const #c: #t = #v;));
     }
+    out.extend(params(schema));
     if let Some(m) = schema.magic() {
         let lit = Literal::byte_string(m);
         out.extend(quote! {
@@ -260,6 +261,7 @@ fn framed_impl(cx: &Cx<'_>, enum_ident: &proc_macro2::Ident) -> TokenStream {
 
     let mut name_arms = TokenStream::new();
     let mut decode_arms = TokenStream::new();
+    let mut with_arms = TokenStream::new();
     for r in &schema.records {
         let s = schema.strukt(r.body);
         let v = format_ident!("{}", s.name);
@@ -272,7 +274,28 @@ fn framed_impl(cx: &Cx<'_>, enum_ident: &proc_macro2::Ident) -> TokenStream {
             quote!(#rt::__private::payload_var::<#v>(payload, #n))
         };
         decode_arms.extend(quote!(#id => ::core::option::Option::Some(#dec.map(#enum_ident::#v)),));
+        let dec =
+            if s.size.is_some() { dec } else { quote!(#rt::__private::payload_var_with::<#v>(payload, params, #n)) };
+        with_arms.extend(quote!(#id => ::core::option::Option::Some(#dec.map(#enum_ident::#v)),));
     }
+    // With reader parameters, a payload decodes with their values (see `PARAMS`).
+    let with_params = if schema.params.is_empty() {
+        TokenStream::new()
+    } else {
+        quote! {
+            impl #marker {
+                /// Decodes a payload like `FramedFormat::decode_record`, with the values of the reader
+                /// parameters (`params[PARAM_<NAME>]`) that select the variants of parameter unions.
+                #[inline(always)]
+                pub fn decode_record_with(tag: u64, payload: &[u8], params: &[i128]) -> ::core::option::Option<::core::result::Result<#enum_ident, #rt::DecodeError>> {
+                    match tag {
+                        #with_arms
+                        _ => ::core::option::Option::None,
+                    }
+                }
+            }
+        }
+    };
     let doc = format!(" The `{fname}` format, for the runtime's framed [`Reader`]({rt}::Reader), [`SliceReader`]({rt}::SliceReader) and [`Writer`]({rt}::Writer).", rt = cx.rt.to_string().replace(' ', ""));
     quote! {
         #[doc = #doc]
@@ -328,6 +351,7 @@ fn framed_impl(cx: &Cx<'_>, enum_ident: &proc_macro2::Ident) -> TokenStream {
                 r.id()
             }
         }
+        #with_params
         #versioned
     }
 }
@@ -375,4 +399,29 @@ fn versioned_impl(cx: &Cx<'_>, marker: &proc_macro2::Ident) -> TokenStream {
             }
         }
     }
+}
+
+/// One `PARAM_<NAME>` index const per reader parameter, and `PARAMS`, their names in order: the
+/// slice given to `Cursor::with_params` holds their values at these indices.
+fn params(schema: &crate::ir::Schema) -> TokenStream {
+    if schema.params.is_empty() {
+        return TokenStream::new();
+    }
+    let mut out = TokenStream::new();
+    let names: Vec<&str> = schema.params.iter().map(|p| p.name.as_str()).collect();
+    let n = names.len();
+    out.extend(quote! {
+        /// The reader parameters, in index order: decode with
+        /// `Cursor::with_params(bytes, &values)`, `values[i]` being the value of `PARAMS[i]`.
+        pub const PARAMS: [&str; #n] = [#(#names),*];
+    });
+    for (i, p) in schema.params.iter().enumerate() {
+        let c = format_ident!("PARAM_{}", p.name.to_uppercase());
+        let doc = match &p.doc {
+            Some(d) => format!(" Index of the reader parameter `{}`: {d}", p.name),
+            None => format!(" Index of the reader parameter `{}`.", p.name),
+        };
+        out.extend(quote!(#[doc = #doc] pub const #c: usize = #i;));
+    }
+    out
 }

@@ -167,7 +167,7 @@ impl<'a> Cx<'a> {
                 let e = self.rust_type(elem);
                 quote!(#rt::__private::Vec<#e>)
             }
-            Ty::Named(id) | Ty::Union { id, .. } => self.type_name(*id),
+            Ty::Named(id) | Ty::Union { id, .. } | Ty::ParamUnion { id, .. } => self.type_name(*id),
         }
     }
 
@@ -183,7 +183,7 @@ impl<'a> Cx<'a> {
     pub fn is_plain(&self, ty: &Ty) -> bool {
         match ty {
             Ty::Bytes(Len::Fixed(_)) | Ty::Str(Len::Fixed(_)) => true,
-            Ty::Bytes(_) | Ty::Str(_) | Ty::Union { .. } => false,
+            Ty::Bytes(_) | Ty::Str(_) | Ty::Union { .. } | Ty::ParamUnion { .. } => false,
             Ty::Array { elem, len: Len::Fixed(n) } => *n <= 32 && self.is_plain(elem),
             Ty::Array { .. } => false,
             Ty::Named(id) => match self.schema.ty(*id) {
@@ -201,7 +201,7 @@ impl<'a> Cx<'a> {
         match ty {
             Ty::Prim(p) => p.is_float(),
             Ty::Array { elem, .. } => self.has_float(elem),
-            Ty::Named(id) | Ty::Union { id, .. } => match self.schema.ty(*id) {
+            Ty::Named(id) | Ty::Union { id, .. } | Ty::ParamUnion { id, .. } => match self.schema.ty(*id) {
                 TypeDef::Struct(s) => s.fields.iter().any(|f| self.has_float(&f.ty)),
                 TypeDef::Union(u) => u.variants.iter().flat_map(|v| &v.fields).any(|f| self.has_float(&f.ty)),
                 TypeDef::Extern(_) => true,

@@ -1,0 +1,548 @@
+//! `logspec dump` and `logspec info` for CARLA recorder logs.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{Read, Write};
+use std::ops::Range;
+use std::process::ExitCode;
+
+use logspec::formats::carla::{
+    attribute_type_byte, packet_name, ActorType, Body, CarlaError, CarlaErrorKind, CarlaRecord, FrameStart, InfoHeader,
+    Packet, Reader,
+};
+use logspec::json::JsonWriter;
+use logspec::runtime::{Visit, Visitor};
+
+use super::dump::Failure;
+use super::CliError;
+
+/// The magic bytes after the u16 version: the u16 length 14 and `CARLA_RECORDER`.
+const MAGIC: &[u8] = b"\x0e\x00CARLA_RECORDER";
+
+/// Whether `head` starts like a CARLA recording: a u16 version, then the magic string.
+pub fn looks_like_carla(head: &[u8]) -> bool {
+    head.get(2..2 + MAGIC.len()) == Some(MAGIC)
+}
+
+pub fn reader(input: Box<dyn Read>, path: &str) -> Result<Reader<Box<dyn Read>>, String> {
+    Reader::new(input).map_err(|e| format!("{path}: {e}"))
+}
+
+/// Parses `--frames A..B` (0-based frame ordinals, B excluded; `A..` and `..B` too).
+pub fn parse_frames(s: &str) -> Result<Range<u64>, String> {
+    let (a, b) = s.split_once("..").ok_or_else(|| format!("`{s}` is not a range; write A..B, e.g. 0..3"))?;
+    let num = |t: &str, default: u64| -> Result<u64, String> {
+        if t.is_empty() {
+            Ok(default)
+        } else {
+            t.parse().map_err(|_| format!("`{t}` in `{s}` is not a frame number (0 is the first frame)"))
+        }
+    };
+    Ok(num(a, 0)?..num(b, u64::MAX)?)
+}
+
+/// `YYYY-MM-DDTHH:MM:SSZ` of a Unix time (proleptic Gregorian calendar, UTC).
+pub fn utc(t: i64) -> String {
+    let (days, secs) = (t.div_euclid(86_400), t.rem_euclid(86_400));
+    // Civil date from days since 1970-01-01 (eras of 400 years, March-based years).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", secs / 3600, secs % 3600 / 60, secs % 60)
+}
+
+/// The info header's facts, as keys of the open object.
+fn header_fields(w: &mut JsonWriter, h: &InfoHeader, len: u64) {
+    w.uint(Some("version"), u64::from(h.version));
+    w.str(Some("magic"), "CARLA_RECORDER");
+    w.int(Some("date"), h.date);
+    w.str(Some("date_utc"), &utc(h.date));
+    w.str(Some("map"), &h.map);
+    w.uint(Some("header_bytes"), len);
+}
+
+/// The u16 record count of a counted packet (the length of its `records`), if it has one.
+fn record_count(r: &CarlaRecord) -> Option<usize> {
+    struct Count(usize, Option<usize>);
+    impl Visitor for Count {
+        fn uint(&mut self, _: Option<&str>, _: u64) {}
+        fn int(&mut self, _: Option<&str>, _: i64) {}
+        fn f32(&mut self, _: Option<&str>, _: f32) {}
+        fn f64(&mut self, _: Option<&str>, _: f64) {}
+        fn bool(&mut self, _: Option<&str>, _: bool) {}
+        fn str(&mut self, _: Option<&str>, _: &str) {}
+        fn bytes(&mut self, _: Option<&str>, _: &[u8]) {}
+        fn enumeration(&mut self, _: Option<&str>, _: i128, _: Option<&'static str>) {}
+        fn flags(&mut self, _: Option<&str>, _: u64) {}
+        fn begin_struct(&mut self, _: Option<&str>) {
+            self.0 += 1;
+        }
+        fn end_struct(&mut self) {
+            self.0 -= 1;
+        }
+        fn begin_array(&mut self, name: Option<&str>, len: usize) {
+            if self.0 == 1 && name == Some("records") {
+                self.1 = Some(len);
+            }
+            self.0 += 1;
+        }
+        fn end_array(&mut self) {
+            self.0 -= 1;
+        }
+        fn begin_variant(&mut self, _: Option<&str>, _: &'static str, _: i128) {}
+        fn end_variant(&mut self) {}
+    }
+    let mut c = Count(0, None);
+    // Only the top level matters: a shallow visit of the record struct.
+    r.visit(None, &mut c);
+    c.1
+}
+
+/// Writes one packet as a `logspec dump` line (see `*.expected.head.jsonl` in the test data).
+fn packet_json(w: &mut JsonWriter, p: &Packet, frame: Option<(u64, &FrameStart)>) {
+    w.begin_object(None);
+    w.str(Some("kind"), "packet");
+    match frame {
+        Some((i, fs)) => {
+            w.uint(Some("frame"), i);
+            w.uint(Some("frame_id"), fs.frame_id);
+            w.f64(Some("elapsed"), fs.elapsed);
+        }
+        None => {
+            w.int(Some("frame"), -1);
+            w.null(Some("frame_id"));
+            w.null(Some("elapsed"));
+        }
+    }
+    w.uint(Some("offset"), p.offset);
+    w.uint(Some("id"), u64::from(p.id));
+    match p.name() {
+        Some(n) => w.str(Some("name"), n),
+        None => w.null(Some("name")),
+    }
+    w.uint(Some("size"), u64::from(p.size));
+    match &p.body {
+        Body::Record { record, wheel_size } => {
+            if let Some(n) = record_count(record) {
+                w.uint(Some("count"), n as u64);
+            }
+            if let Some(ws) = wheel_size {
+                w.uint(Some("wheel_size"), u64::from(ws.0));
+            }
+            record.visit(Some("fields"), w);
+        }
+        Body::Unknown(raw) => {
+            w.null(Some("fields"));
+            let mut h = String::with_capacity(raw.len() * 2);
+            logspec::json::hex(&mut h, raw);
+            w.str(Some("payload_hex"), &h);
+        }
+        Body::Mismatch { raw, error, .. } => {
+            w.null(Some("fields"));
+            w.str(Some("error"), &error.to_string());
+            let mut h = String::with_capacity(raw.len() * 2);
+            logspec::json::hex(&mut h, raw);
+            w.str(Some("payload_hex"), &h);
+        }
+    }
+    w.end_object();
+}
+
+/// A finding about one packet, for stderr and `info`.
+fn mismatch_text(p: &Packet, consumed: Option<u64>, error: &logspec::runtime::DecodeError) -> String {
+    let name = p.name().unwrap_or("?");
+    let used = consumed.map_or("does not fit in them".to_string(), |c| format!("decodes in {c}"));
+    format!(
+        "packet {} ({name}) at byte {}: declares {} bytes but its layout {used} ({error}); skipped by size",
+        p.id, p.offset, p.size
+    )
+}
+
+/// JSON Lines: a header line, then one line per packet of the selected frames.
+pub fn dump(
+    mut r: Reader<Box<dyn Read>>,
+    out: &mut impl Write,
+    path: &str,
+    frames: Option<Range<u64>>,
+) -> Result<ExitCode, Failure> {
+    let mut w = JsonWriter::flattening();
+    let line = |w: &mut JsonWriter, out: &mut dyn Write| {
+        let mut s = w.take();
+        s.push('\n');
+        out.write_all(s.as_bytes()).map_err(Failure::Io)
+    };
+    w.begin_object(None);
+    w.str(Some("kind"), "header");
+    header_fields(&mut w, r.header(), r.header_len());
+    w.end_object();
+    line(&mut w, out)?;
+    let range = frames.unwrap_or(0..u64::MAX);
+    let mut bad = 0u64;
+    while let Some(p) = r.next_packet() {
+        let p = match p {
+            Ok(p) => p,
+            Err(e) => return Err(Failure::Input(format!("{path}: {e}"))),
+        };
+        let state = r.frame();
+        let index = state.index;
+        if index.is_some_and(|i| i >= range.end) {
+            break;
+        }
+        if let Body::Mismatch { consumed, error, .. } = &p.body {
+            eprintln!("logspec: {path}: {}", mismatch_text(&p, *consumed, error));
+            bad += 1;
+        }
+        if index.map_or(range.start > 0, |i| i < range.start) {
+            continue;
+        }
+        let frame = index.zip(state.start.as_ref());
+        packet_json(&mut w, &p, frame);
+        line(&mut w, out)?;
+    }
+    if bad > 0 {
+        return Err(Failure::Input(format!(
+            "{path}: {bad} packet(s) did not decode in their declared size (see above)"
+        )));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(Default)]
+struct IdStats {
+    packets: u64,
+    records: u64,
+    payload_bytes: u64,
+}
+
+/// Facts about a CARLA recording, gathered in one pass.
+pub struct Summary {
+    header: InfoHeader,
+    header_len: u64,
+    size: u64,
+    frames: u64,
+    first: Option<FrameStart>,
+    last: Option<FrameStart>,
+    ids: BTreeMap<u8, IdStats>,
+    add_records: u64,
+    /// First EventAdd of each distinct actor: type and blueprint.
+    actors: BTreeMap<u32, (ActorType, String)>,
+    attr_types: BTreeMap<u8, u64>,
+    del_records: u64,
+    deleted: BTreeSet<u32>,
+    wheel_sizes: BTreeMap<u8, u64>,
+    mismatches: u64,
+    mismatch_examples: Vec<(u64, u8, u32, Option<u64>)>,
+    findings: Vec<String>,
+    outside: u64,
+    open: bool,
+    trailing: u64,
+    /// A fatal error (truncation, I/O).
+    error: Option<String>,
+}
+
+pub fn summarise(input: Box<dyn Read>, path: &str) -> Result<Summary, CliError> {
+    let mut r = reader(input, path).map_err(CliError::Input)?;
+    let mut s = Summary {
+        header: r.header().clone(),
+        header_len: r.header_len(),
+        size: 0,
+        frames: 0,
+        first: None,
+        last: None,
+        ids: BTreeMap::new(),
+        add_records: 0,
+        actors: BTreeMap::new(),
+        attr_types: BTreeMap::new(),
+        del_records: 0,
+        deleted: BTreeSet::new(),
+        wheel_sizes: BTreeMap::new(),
+        mismatches: 0,
+        mismatch_examples: Vec::new(),
+        findings: Vec::new(),
+        outside: 0,
+        open: false,
+        trailing: 0,
+        error: None,
+    };
+    while let Some(p) = r.next_packet() {
+        let p = match p {
+            Ok(p) => p,
+            Err(CarlaError { kind: CarlaErrorKind::Truncated { available, .. }, offset }) => {
+                s.trailing = available;
+                s.error = Some(format!(
+                    "the file ends inside the packet at byte {offset}: {available} trailing bytes (every complete packet before it was read)"
+                ));
+                break;
+            }
+            Err(e) => {
+                s.error = Some(e.to_string());
+                break;
+            }
+        };
+        let st = s.ids.entry(p.id).or_default();
+        st.packets += 1;
+        st.payload_bytes += u64::from(p.size);
+        let was_open = s.open;
+        match &p.body {
+            Body::Record { record, wheel_size } => {
+                st.records += record_count(record).unwrap_or(0) as u64;
+                if let Some(ws) = wheel_size {
+                    *s.wheel_sizes.entry(ws.0).or_default() += 1;
+                }
+                s.record(record);
+            }
+            Body::Unknown(_) => {}
+            Body::Mismatch { consumed, error, .. } => {
+                s.mismatches += 1;
+                if s.mismatch_examples.len() < 5 {
+                    s.mismatch_examples.push((p.offset, p.id, p.size, *consumed));
+                }
+                if s.findings.len() < 20 {
+                    s.findings.push(mismatch_text(&p, *consumed, error));
+                }
+            }
+        }
+        if !was_open && p.id != 0 {
+            s.outside += 1;
+        }
+        s.open = r.frame().open;
+    }
+    s.size = r.position() + s.trailing;
+    Ok(s)
+}
+
+impl Summary {
+    fn record(&mut self, record: &CarlaRecord) {
+        match record {
+            CarlaRecord::FrameStart(fs) => {
+                self.frames += 1;
+                self.first.get_or_insert(*fs);
+                self.last = Some(*fs);
+            }
+            CarlaRecord::EventAdd(add) => {
+                for a in &add.records {
+                    self.add_records += 1;
+                    self.actors.entry(a.db_id).or_insert_with(|| (a.r#type, a.desc_id.clone()));
+                    for at in &a.attributes {
+                        *self.attr_types.entry(attribute_type_byte(&at.r#type)).or_default() += 1;
+                    }
+                }
+            }
+            CarlaRecord::EventDel(del) => {
+                for d in &del.records {
+                    self.del_records += 1;
+                    self.deleted.insert(d.db_id);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn unknown_ids(&self) -> Vec<u8> {
+        self.ids.keys().copied().filter(|id| packet_name(*id).is_none()).collect()
+    }
+
+    fn histograms(&self) -> (BTreeMap<u8, u64>, BTreeMap<&str, u64>) {
+        let mut by_type = BTreeMap::new();
+        let mut by_desc = BTreeMap::new();
+        for (t, desc) in self.actors.values() {
+            *by_type.entry(t.0).or_default() += 1;
+            *by_desc.entry(desc.as_str()).or_default() += 1;
+        }
+        (by_type, by_desc)
+    }
+
+    fn wheel_size(&self) -> Option<String> {
+        match self.wheel_sizes.len() {
+            0 => None,
+            1 => self.wheel_sizes.keys().next().map(u8::to_string),
+            _ => Some("mixed".to_string()),
+        }
+    }
+
+    /// Whether anything is wrong: a fatal error or a packet that did not decode in its size.
+    pub fn ok(&self) -> bool {
+        self.error.is_none() && self.mismatches == 0
+    }
+}
+
+fn type_name(t: u8) -> String {
+    ActorType(t).name().map_or_else(|| t.to_string(), str::to_string)
+}
+
+fn frame_json(w: &mut JsonWriter, name: &str, f: Option<&FrameStart>) {
+    match f {
+        Some(f) => f.visit(Some(name), w),
+        None => w.null(Some(name)),
+    }
+}
+
+pub fn json(s: &Summary, file: &str) -> String {
+    let mut w = JsonWriter::new();
+    w.begin_object(None);
+    w.str(Some("file"), file);
+    w.str(Some("format"), "carla");
+    w.bool(Some("ok"), s.ok());
+    match &s.error {
+        Some(e) => w.str(Some("error"), e),
+        None => w.null(Some("error")),
+    }
+    w.uint(Some("size"), s.size);
+    w.begin_object(Some("header"));
+    header_fields(&mut w, &s.header, s.header_len);
+    w.end_object();
+    w.uint(Some("frames"), s.frames);
+    frame_json(&mut w, "first_frame", s.first.as_ref());
+    frame_json(&mut w, "last_frame", s.last.as_ref());
+    match &s.last {
+        Some(l) => w.f64(Some("duration"), l.elapsed),
+        None => w.null(Some("duration")),
+    }
+    w.uint(Some("packets_total"), s.ids.values().map(|i| i.packets).sum());
+    w.begin_object(Some("packets"));
+    for (id, st) in &s.ids {
+        w.begin_object(Some(&id.to_string()));
+        let name = packet_name(*id);
+        match name {
+            Some(n) => w.str(Some("name"), n),
+            None => w.null(Some("name")),
+        }
+        w.uint(Some("packets"), st.packets);
+        // Packets without a record count: FrameStart, FrameEnd, PlatformTime, FrameCounter, VisualTime.
+        if name.is_some() && !matches!(id, 0 | 1 | 14 | 18 | 20) {
+            w.uint(Some("records"), st.records);
+        } else {
+            w.null(Some("records"));
+        }
+        w.uint(Some("payload_bytes"), st.payload_bytes);
+        w.end_object();
+    }
+    w.end_object();
+    let (by_type, by_desc) = s.histograms();
+    w.begin_object(Some("actors"));
+    w.uint(Some("add_records"), s.add_records);
+    w.uint(Some("distinct_ids"), s.actors.len() as u64);
+    w.begin_object(Some("by_type"));
+    for (t, n) in &by_type {
+        w.uint(Some(&t.to_string()), *n);
+    }
+    w.end_object();
+    w.begin_object(Some("by_type_name"));
+    for (t, n) in &by_type {
+        w.uint(Some(&type_name(*t)), *n);
+    }
+    w.end_object();
+    w.begin_object(Some("by_desc_id"));
+    for (d, n) in &by_desc {
+        w.uint(Some(d), *n);
+    }
+    w.end_object();
+    w.begin_object(Some("attribute_type_bytes"));
+    for (t, n) in &s.attr_types {
+        w.uint(Some(&t.to_string()), *n);
+    }
+    w.end_object();
+    w.uint(Some("del_records"), s.del_records);
+    w.uint(Some("deleted_distinct_ids"), s.deleted.len() as u64);
+    w.end_object();
+    match s.wheel_size() {
+        Some(m) if m == "mixed" => w.str(Some("physics_wheel_size"), &m),
+        Some(n) => w.raw(Some("physics_wheel_size"), &n),
+        None => w.null(Some("physics_wheel_size")),
+    }
+    w.begin_object(Some("physics_wheel_size_packets"));
+    for (ws, n) in &s.wheel_sizes {
+        w.uint(Some(&ws.to_string()), *n);
+    }
+    w.end_object();
+    w.uint(Some("size_mismatches"), s.mismatches);
+    w.begin_array(Some("mismatch_examples"), s.mismatch_examples.len());
+    for (offset, id, declared, consumed) in &s.mismatch_examples {
+        w.begin_object(None);
+        w.uint(Some("offset"), *offset);
+        w.uint(Some("id"), u64::from(*id));
+        w.uint(Some("declared"), u64::from(*declared));
+        match consumed {
+            Some(c) => w.uint(Some("consumed"), *c),
+            None => w.null(Some("consumed")),
+        }
+        w.end_object();
+    }
+    w.end_array();
+    let unknown = s.unknown_ids();
+    w.begin_array(Some("unknown_packet_ids"), unknown.len());
+    for id in unknown {
+        w.uint(None, u64::from(id));
+    }
+    w.end_array();
+    w.uint(Some("packets_outside_frames"), s.outside);
+    w.bool(Some("ends_inside_frame"), s.open);
+    w.uint(Some("trailing_bytes"), s.trailing);
+    w.end_object();
+    let mut out = w.take();
+    out.push('\n');
+    out
+}
+
+pub fn text(s: &Summary, path: &str) -> String {
+    let mut t = String::new();
+    let h = &s.header;
+    t.push_str(&format!("file:      {path} ({} bytes)\n", s.size));
+    t.push_str(&format!("format:    CARLA recorder, version {} (header {} bytes)\n", h.version, s.header_len));
+    t.push_str(&format!("map:       {}\ndate:      {} ({})\n", h.map, utc(h.date), h.date));
+    t.push_str(&format!("frames:    {}", s.frames));
+    if let (Some(a), Some(b)) = (&s.first, &s.last) {
+        t.push_str(&format!(" (ids {} .. {})", a.frame_id, b.frame_id));
+    }
+    t.push('\n');
+    if let Some(l) = &s.last {
+        t.push_str(&format!("duration:  {} s (elapsed of the last frame)\n", l.elapsed));
+    }
+    t.push_str(&format!("packets:   {}\n", s.ids.values().map(|i| i.packets).sum::<u64>()));
+    t.push_str("  id  name                  packets    records      bytes\n");
+    for (id, st) in &s.ids {
+        let name = packet_name(*id).unwrap_or("(unknown)");
+        t.push_str(&format!("  {id:>2}  {name:<20} {:>8} {:>10} {:>10}\n", st.packets, st.records, st.payload_bytes));
+    }
+    let (by_type, by_desc) = s.histograms();
+    t.push_str(&format!(
+        "actors:    {} distinct ({} spawn records, {} deleted)\n",
+        s.actors.len(),
+        s.add_records,
+        s.deleted.len()
+    ));
+    for (ty, n) in &by_type {
+        t.push_str(&format!("  type {:<21} {n}\n", type_name(*ty)));
+    }
+    for (d, n) in &by_desc {
+        t.push_str(&format!("  {d:<26} {n}\n"));
+    }
+    if let Some(ws) = s.wheel_size() {
+        t.push_str(&format!("physics:   {ws}-byte PhysicsControl wheels\n"));
+    }
+    let unknown = s.unknown_ids();
+    if !unknown.is_empty() {
+        t.push_str(&format!("unknown packet ids (skipped by size): {unknown:?}\n"));
+    }
+    if s.outside > 0 {
+        t.push_str(&format!("integrity: {} packets outside frames\n", s.outside));
+    }
+    if s.open {
+        t.push_str("integrity: the file ends inside a frame (no FrameEnd)\n");
+    }
+    for f in &s.findings {
+        t.push_str(&format!("integrity: {f}\n"));
+    }
+    if let Some(e) = &s.error {
+        t.push_str(&format!("integrity: {e}\n"));
+    }
+    if s.ok() && unknown.is_empty() && s.outside == 0 && !s.open {
+        t.push_str("integrity: ok\n");
+    }
+    t
+}
