@@ -209,3 +209,41 @@ fn plot_writes_an_image_of_the_requested_size() {
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(err.contains("REC_NOPE.x") && err.contains("REC_NAV_SOLUTION"), "{err}");
 }
+
+#[test]
+fn carla_actors_export_and_convert() {
+    let file = data("carla/878-supp-mat_crash.log");
+    let f = file.to_str().unwrap();
+    // The reference dump of the first 3 frames: every Position record of actor 24.
+    let head = std::fs::read_to_string(data("carla/878-supp-mat_crash.expected.head.jsonl")).unwrap();
+    let expected: Vec<(f64, Value)> = jsonl(&head)
+        .into_iter()
+        .filter(|p| p["name"] == "Position")
+        .flat_map(|p| {
+            let t = p["elapsed"].as_f64().unwrap();
+            let recs = p["fields"]["records"].as_array().unwrap().clone();
+            recs.into_iter().filter(|r| r["db_id"] == 24).map(move |r| (t, r))
+        })
+        .collect();
+    assert_eq!(expected.len(), 3);
+
+    let dir = tmp("carla");
+    ok(&["export", f, "--csv", dir.to_str().unwrap(), "--channel", "Position/24", "--until", "0.08"]);
+    let (header, rows) = csv(&dir.join("Position_24.csv"));
+    assert_eq!(header[2], "location.x [cm]", "the unit of a Vec3 field applies to x, y, z");
+    assert_eq!(rows.len(), 3);
+    for (row, (t, r)) in rows.iter().zip(&expected) {
+        assert!((row[0].parse::<f64>().unwrap() - t).abs() < 1e-9);
+        assert_eq!(row[2].parse::<f64>().unwrap(), r["location"]["x"].as_f64().unwrap());
+        assert_eq!(row[7].parse::<f64>().unwrap(), r["rotation"]["z"].as_f64().unwrap());
+    }
+
+    let out = dir.join("crash.mcap");
+    ok(&["convert", f, "-o", out.to_str().unwrap(), "--channel", "Position/*"]);
+    let bytes = std::fs::read(&out).unwrap();
+    let messages: Vec<mcap::Message> = mcap::MessageStream::new(&bytes).unwrap().map(Result::unwrap).collect();
+    let actor: Vec<&mcap::Message> = messages.iter().filter(|m| m.channel.topic == "/Position/24").collect();
+    assert_eq!(actor.len(), 158, "one Position record per frame for a live actor");
+    let first: Value = serde_json::from_slice(&actor[0].data).unwrap();
+    assert_eq!(first, expected[0].1);
+}

@@ -102,6 +102,12 @@ pub fn read(
             let job = Framed { input: d.input, path, schema: &schema, state: &mut state };
             with_file_format::<F, _>(&d.head, job).map_err(|e| CliError::Input(format!("{path}: {e}")))??;
         }
+        FormatKind::Carla => {
+            let schema = logspec::codegen::compile_str("schemas/carla.toml", logspec::formats::carla::SCHEMA_TOML)
+                .map_err(|e| CliError::Input(e.render()))?;
+            let r = super::carla::reader(d.input, path).map_err(CliError::Input)?;
+            read_carla(r, path, &schema, &mut state)?;
+        }
         FormatKind::Rlog | FormatKind::RlogStream => {
             let stream = d.kind == FormatKind::RlogStream;
             let r = super::rlogfile::reader(d.input, stream, assume_r1, path).map_err(CliError::Input)?;
@@ -218,21 +224,34 @@ fn record_channel(schema: &Schema, name: &str) -> Channel {
     Channel { name: name.to_string(), schema_name: name.to_string(), json_schema, units }
 }
 
+/// Units of the leaf columns of a field list; a struct-typed field's unit (a `Vec3` in `cm`)
+/// applies to its fields that have none of their own.
 fn units_of(schema: &Schema, fields: &[ir::Field], prefix: &str, out: &mut BTreeMap<String, String>) {
+    units_inherited(schema, fields, prefix, None, out);
+}
+
+fn units_inherited(
+    schema: &Schema,
+    fields: &[ir::Field],
+    prefix: &str,
+    inherited: Option<&str>,
+    out: &mut BTreeMap<String, String>,
+) {
     for f in fields.iter().filter(|f| !f.is_padding()) {
         let path = if prefix.is_empty() { f.name.clone() } else { format!("{prefix}.{}", f.name) };
+        let unit = f.unit.as_deref().or(inherited);
         let mut t = &f.ty;
         while let Ty::Array { elem, .. } = t {
             t = elem;
         }
         if let Ty::Named(id) = t {
             if let TypeDef::Struct(s) = schema.ty(*id) {
-                units_of(schema, &s.fields, &path, out);
+                units_inherited(schema, &s.fields, &path, unit, out);
                 continue;
             }
         }
-        if let Some(u) = &f.unit {
-            out.insert(path, u.clone());
+        if let Some(u) = unit {
+            out.insert(path, u.to_string());
         }
     }
 }
@@ -281,4 +300,104 @@ fn rlog_channel(key: &str, type_name: &str) -> Channel {
         r#"{{"$schema":"https://json-schema.org/draft/2020-12/schema","title":{title},"type":"object","properties":{{"value":{value}}},"required":["value"]}}"#
     );
     Channel { name: key.to_string(), schema_name: type_name.to_string(), json_schema, units: BTreeMap::new() }
+}
+
+/// CARLA: a packet whose records each belong to an actor (`db_id`) gives one channel per packet
+/// kind and actor (`Position/231`), so that an actor's path is one series; other packets give one
+/// channel per kind. Time is the frame's `elapsed`.
+fn read_carla(
+    mut r: logspec::formats::carla::Reader<Box<dyn Read>>,
+    path: &str,
+    schema: &Schema,
+    state: &mut State<'_>,
+) -> Result<(), CliError> {
+    use logspec::formats::carla::Body;
+    while let Some(p) = r.next_packet() {
+        let p = match p {
+            Ok(p) => p,
+            Err(e) => {
+                state.outcome.error = Some(format!("{path}: {e}"));
+                break;
+            }
+        };
+        let elapsed = r.frame().start.as_ref().map_or(0.0, |s| s.elapsed);
+        let t_ns = if elapsed > 0.0 { (elapsed * 1e9).round() as u64 } else { 0 };
+        let name = p.name().unwrap_or("?");
+        match &p.body {
+            Body::Record { record, .. } => {
+                let value = Value::of(record);
+                match per_actor(&value) {
+                    Some(items) => {
+                        for (id, item) in items {
+                            let channel = format!("{name}/{id}");
+                            state.deliver(
+                                &channel,
+                                t_ns,
+                                || item.clone(),
+                                || carla_actor_channel(schema, name, &channel),
+                            )?;
+                        }
+                    }
+                    None => state.deliver(name, t_ns, || value.clone(), || record_channel(schema, name))?,
+                }
+            }
+            Body::Unknown(_) => state.outcome.warnings.push(format!(
+                "{path}: offset {}: packet id {} is not a CARLA 0.9 packet; skipped by its size",
+                p.offset, p.id
+            )),
+            Body::Mismatch { error, .. } => state.outcome.warnings.push(format!(
+                "{path}: offset {}: packet {name} does not decode in its {} bytes ({error}); skipped",
+                p.offset, p.size
+            )),
+        }
+    }
+    Ok(())
+}
+
+/// The records of a packet `{"records": [{"db_id": .., ..}, ..]}`, by actor id.
+fn per_actor(v: &Value) -> Option<Vec<(u64, &Value)>> {
+    let Value::Object(fields) = v else { return None };
+    let [(name, Value::Array(items))] = fields.as_slice() else { return None };
+    if name != "records" {
+        return None;
+    }
+    items
+        .iter()
+        .map(|item| match item {
+            Value::Object(f) => f.iter().find(|(k, _)| k == "db_id").and_then(|(_, id)| match id {
+                Value::UInt(u) => Some((*u, item)),
+                Value::Int(i) => u64::try_from(*i).ok().map(|u| (u, item)),
+                _ => None,
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The channel of one actor's records of a packet kind: the element type of the packet's
+/// `records` array.
+fn carla_actor_channel(schema: &Schema, packet: &str, channel: &str) -> Channel {
+    let elem = schema.records.iter().find(|r| r.name == packet).and_then(|r| {
+        let f = schema.strukt(r.body).fields.first()?;
+        match &f.ty {
+            Ty::Array { elem, .. } => match **elem {
+                Ty::Named(id) if matches!(schema.ty(id), TypeDef::Struct(_)) => Some(id),
+                _ => None,
+            },
+            _ => None,
+        }
+    });
+    match elem {
+        Some(id) => {
+            let mut units = BTreeMap::new();
+            units_of(schema, &schema.strukt(id).fields, "", &mut units);
+            Channel {
+                name: channel.to_string(),
+                schema_name: schema.ty(id).name().to_string(),
+                json_schema: logspec::codegen::backend::jsonschema::struct_schema(schema, id),
+                units,
+            }
+        }
+        None => Channel { name: channel.to_string(), ..record_channel(schema, packet) },
+    }
 }

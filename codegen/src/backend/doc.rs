@@ -302,7 +302,7 @@ impl Doc<'_> {
             Ty::Bool | Ty::Pad(_) => false,
             Ty::Bytes(l) | Ty::Str(l) => l.prefix().is_some_and(|p| p.size() > 1),
             Ty::Array { elem, len } => len.prefix().is_some_and(|p| p.size() > 1) || self.has_byte_order(elem),
-            Ty::Named(_) | Ty::Union { .. } => true,
+            Ty::Named(_) | Ty::Union { .. } | Ty::ParamUnion { .. } => true,
         }
     }
 
@@ -322,6 +322,11 @@ impl Doc<'_> {
             Ty::Union { id, tag_field: _ } => {
                 let name = self.s.ty(*id).name();
                 format!("[`{name}`](#{}) (union)", anchor(name))
+            }
+            Ty::ParamUnion { id, param } => {
+                let name = self.s.ty(*id).name();
+                let param = &self.s.params[*param].name;
+                format!("[`{name}`](#{}) (union on reader parameter `{param}`)", anchor(name))
             }
         }
     }

@@ -85,7 +85,7 @@ fn ty(schema: &Schema, t: &Ty, out: &mut String) {
             TypeDef::Union(u) => union(schema, u, out),
             TypeDef::Extern(_) => {}
         },
-        Ty::Union { id, .. } => {
+        Ty::Union { id, .. } | Ty::ParamUnion { id, .. } => {
             if let TypeDef::Union(u) = schema.ty(*id) {
                 union(schema, u, out);
             }

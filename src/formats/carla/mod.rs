@@ -9,6 +9,10 @@
 //!   and reported, never fatal; UE5 (CARLA 0.10) recordings are recognised and refused;
 //! - [`Writer`]: files CARLA's replayer accepts, with the recorder's FrameStart duration patching.
 
+/// The schema the packet types were generated from (`schemas/carla.toml`), for tools that need
+/// what only the schema says (units, docs).
+pub const SCHEMA_TOML: &str = include_str!("../../../schemas/carla.toml");
+
 mod generated {
     #![allow(clippy::all)]
     // Enum values keep CARLA's own names (`ActorType::Vehicle`, `TrafficLightState::Green`).
