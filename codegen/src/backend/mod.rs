@@ -1,6 +1,7 @@
 //! Back ends: each reads only the IR and produces text.
 
 pub mod c;
+pub mod python;
 pub mod rust;
 
 use crate::ir::Schema;
