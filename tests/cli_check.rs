@@ -26,7 +26,7 @@ fn hand_edited_header_fails_check_with_a_diff() {
     let tmp = std::env::temp_dir().join(format!("logspec-check-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
     copy_dir(&root.join("schemas"), &tmp.join("schemas"));
-    for generated in ["include", "python"] {
+    for generated in ["include", "python", "golden"] {
         copy_dir(&root.join(generated), &tmp.join(generated));
     }
     let args = |t: &Path| {

@@ -123,7 +123,7 @@ struct Sim {
 impl Sim {
     fn step(&mut self, k: u32, out: &mut Vec<UsvlogRecord>) {
         let z_gyro = self.r + 0.01;
-        self.b_g_est = self.b_g_est + 0.5 * DT * (z_gyro - self.r - self.b_g_est);
+        self.b_g_est += 0.5 * DT * (z_gyro - self.r - self.b_g_est);
         let gyro = RecSensorGyro { z_gyro, b_g_est: self.b_g_est, valid: 1 };
         let gnss = RecSensorGnss { x: self.x, y: self.y, cog: self.psi, sog: self.v, valid: 1 };
         let nav = RecNavSolution {
@@ -187,7 +187,7 @@ impl Sim {
             let u_s_req = clamp(u_s_raw, 0.0, 1.0);
             let sat = u_s_raw != u_s_req;
             if !sat {
-                self.i_v = self.i_v + 0.5 * e_v * (DT * GUIDANCE_DIV as f32);
+                self.i_v += 0.5 * e_v * (DT * GUIDANCE_DIV as f32);
             }
             self.speed = RecSpeedCtrlDebug {
                 v_d: self.v_d,
@@ -254,11 +254,11 @@ impl Sim {
             mixer.into(),
             RecEscOutput { u_L: u_l, u_R: u_r }.into(),
         ]);
-        self.v = self.v + DT * (1.2 * mixer.u_s_ach - 0.8 * self.v);
-        self.r = self.r + DT * (3.0 * mixer.u_d_ach - 2.0 * self.r);
-        self.psi = self.psi + DT * self.r;
-        self.x = self.x + DT * self.v * cos_poly(self.psi);
-        self.y = self.y + DT * self.v * sin_poly(self.psi);
+        self.v += DT * (1.2 * mixer.u_s_ach - 0.8 * self.v);
+        self.r += DT * (3.0 * mixer.u_d_ach - 2.0 * self.r);
+        self.psi += DT * self.r;
+        self.x += DT * self.v * cos_poly(self.psi);
+        self.y += DT * self.v * sin_poly(self.psi);
     }
 }
 

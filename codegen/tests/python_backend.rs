@@ -1,6 +1,8 @@
-//! The Python back end, checked from outside: the module of every framed schema is valid Python
-//! that imports and round-trips a record through its own tables (python3 run here), generation is
-//! deterministic and marked, the checked-in module is current, and the output is snapshotted.
+//! The Python and golden-vector back ends, checked from outside: the module of every framed schema
+//! is valid Python that imports, round-trips records through its own tables and agrees byte for
+//! byte with the schema's golden vectors (python3 run here; the test schemas cover nested structs,
+//! arrays, strings, bools and mixed byte order); generation is deterministic and marked; the
+//! checked-in files are current; and both outputs are snapshotted.
 //! Decoding real files against independent expected output is in the root crate's
 //! `tests/cross_language.rs`.
 //!
@@ -9,6 +11,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use logspec_codegen::backend::golden::{vectors, GoldenBackend};
 use logspec_codegen::backend::python::{module, PythonBackend};
 use logspec_codegen::backend::Backend;
 use logspec_codegen::ir::Schema;
@@ -89,6 +92,10 @@ fn modules_import_and_round_trip_in_python() {
         std::fs::write(&path, text).expect("write module");
         let out = Command::new("python3").arg("-c").arg(SELF_CHECK).arg(&path).output().expect("run python3");
         assert!(out.status.success(), "{label}: {}", String::from_utf8_lossy(&out.stderr));
+        let golden = dir.join(format!("{label}.json"));
+        std::fs::write(&golden, vectors(&schema).expect("a framed schema has fixed structs")).expect("write vectors");
+        let out = Command::new("python3").arg(&path).arg("golden").arg(&golden).output().expect("run python3");
+        assert!(out.status.success(), "{label}: {}", String::from_utf8_lossy(&out.stderr));
     }
 }
 
@@ -107,14 +114,15 @@ fn generation_is_deterministic_and_marked() {
         assert_eq!(first, format!("# {}", logspec_codegen::backend::generated_banner(&schema)), "{label}");
     }
     assert_eq!(PythonBackend.name(), "python");
+    assert_eq!(GoldenBackend.name(), "golden");
 }
 
 #[test]
-fn checked_in_modules_are_current() {
+fn checked_in_modules_and_vectors_are_current() {
     for (label, schema) in schemas().into_iter().filter(|(l, _)| ["usvlog", "rlog"].contains(l)) {
-        for a in PythonBackend.generate(&schema) {
+        for a in PythonBackend.generate(&schema).into_iter().chain(GoldenBackend.generate(&schema)) {
             let current = std::fs::read_to_string(root().join(&a.path)).unwrap_or_default();
-            assert!(current == a.contents, "{label}: {} is stale; run `logspec gen --lang python`", a.path);
+            assert!(current == a.contents, "{label}: {} is stale; run `logspec gen`", a.path);
         }
     }
 }
@@ -124,6 +132,9 @@ fn snapshots() {
     for (label, schema) in schemas() {
         if let Some(text) = module(&schema) {
             insta::assert_snapshot!(format!("module_{label}"), text);
+        }
+        if let Some(text) = vectors(&schema) {
+            insta::assert_snapshot!(format!("golden_{label}"), text);
         }
     }
 }

@@ -24,15 +24,18 @@ pub enum Lang {
     C,
     /// `python/<format>.py` (formats with framing).
     Python,
+    /// `golden/<format>.json`: known-value test vectors for every fixed-size struct.
+    Golden,
 }
 
 impl Lang {
-    pub const ALL: [Lang; 2] = [Lang::C, Lang::Python];
+    pub const ALL: [Lang; 3] = [Lang::C, Lang::Python, Lang::Golden];
 
     fn backend(self) -> &'static dyn Backend {
         match self {
             Lang::C => &logspec::codegen::backend::c::CBackend,
             Lang::Python => &logspec::codegen::backend::python::PythonBackend,
+            Lang::Golden => &logspec::codegen::backend::golden::GoldenBackend,
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Back ends: each reads only the IR and produces text.
 
 pub mod c;
+pub mod golden;
 pub mod python;
 pub mod rust;
 

@@ -523,6 +523,38 @@ def record_json(r):
     return obj
 
 
+def _from_json(ty, v):
+    """A value as JSON holds it (bytes as hex) turned back into what `encode_struct` takes."""
+    k = ty[0]
+    if k == "bytes":
+        return bytes.fromhex(v)
+    if k == "array":
+        return [_from_json(ty[1], x) for x in v]
+    if k == "struct":
+        return {n: _from_json(t, v[n]) for n, t, _c in STRUCTS[ty[1]][1] if t[0] != "pad"}
+    return v
+
+
+def check_golden(path):
+    """Checks the golden vectors of `golden/<format>.json`: each vector's values must encode to its
+    bytes, and its bytes decode to its values. Returns how many were checked; raises
+    AssertionError naming the first struct that disagrees."""
+    with open(path) as f:
+        doc = _json.load(f)
+    n = 0
+    for v in doc["vectors"]:
+        name = v["struct"]
+        want = bytes.fromhex(v["bytes"])
+        got = encode_struct(name, _from_json(("struct", name), v["values"]))
+        if got != want:
+            raise AssertionError("%s: the values encode to %s, the golden bytes are %s" % (name, got.hex(), want.hex()))
+        back = _json_value(decode_struct(name, want))
+        if back != v["values"]:
+            raise AssertionError("%s: the bytes decode to %r, the golden values are %r" % (name, back, v["values"]))
+        n += 1
+    return n
+
+
 def main(argv=None):
     import argparse
     import sys
@@ -535,6 +567,8 @@ def main(argv=None):
     d.add_argument("file")
     s = sub.add_parser("summary", help="print the header and record counts as JSON")
     s.add_argument("file")
+    g = sub.add_parser("golden", help="check golden vectors (golden/%s.json) against this module" % FORMAT)
+    g.add_argument("file")
     args = p.parse_args(argv)
     try:
         if args.verb == "dump":
@@ -543,6 +577,8 @@ def main(argv=None):
                 for rec in r:
                     out.write(_json.dumps(record_json(rec), separators=(",", ":"), ensure_ascii=False))
                     out.write("\n")
+        elif args.verb == "golden":
+            print("%d golden vectors agree" % check_golden(args.file))
         else:
             log = read(args.file)
             print(_json.dumps({
@@ -556,7 +592,7 @@ def main(argv=None):
         # A closed pipe (`| head`) is how a reader says it has seen enough.
         sys.stdout = None
         return 0
-    except (DecodeError, OSError) as e:
+    except (DecodeError, OSError, AssertionError, ValueError) as e:
         sys.stdout.flush()
         sys.stderr.write("%s: %s\n" % (FORMAT, e))
         return 1
