@@ -473,10 +473,22 @@ def read(source, numpy=False, strict=True):
     total = 0
     reader = Reader(source, strict)
 
+    def dtype(ty):
+        # The wire type's own width: float32 stays float32, u16 stays uint16.
+        if ty[0] in ("p", "enum", "flags"):
+            return np.dtype("=" + ty[1][1:])
+        return np.bool_ if ty[0] == "bool" else None
+
     def result():
         cols = columns
         if numpy:
-            cols = {r: {k: np.asarray(v) for k, v in c.items()} for r, c in columns.items()}
+            header_types = {n: t for n, t, _c in STRUCTS[FRAMING["header"]][1]}
+            cols = {}
+            for name, body, _size, _fp in RECORDS.values():
+                if name in columns:
+                    types = {ts_f: header_types.get(ts_f)}
+                    types.update((n, t) for n, t, _c in STRUCTS[body][1])
+                    cols[name] = {k: np.asarray(v, dtype=types[k] and dtype(types[k])) for k, v in columns[name].items()}
         return Log(reader.header, cols, counts, unknown, total, reader.offset)
 
     with reader:

@@ -111,6 +111,37 @@ print(json.dumps({
     assert_eq!(got_t, t_us);
 }
 
+/// `numpy=True` keeps each field's wire type (float32 stays float32) and its values. numpy is an
+/// optional extra of the module, so without it this check is skipped with a notice, also in CI.
+#[test]
+fn python_numpy_columns_keep_wire_types() {
+    if !have("python3") {
+        return;
+    }
+    let script = r#"
+import sys, usvlog
+try:
+    import numpy
+except ImportError:
+    print("no numpy"); sys.exit(0)
+log = usvlog.read_usvlog(sys.argv[1], numpy=True)
+plain = usvlog.read_usvlog(sys.argv[1])
+m = log.columns["REC_MISSION_STATE"]
+assert {k: str(v.dtype) for k, v in m.items()} == {"t_us": "uint64", "idx": "uint16", "active": "uint8",
+    "done": "uint8", "x0": "float32", "y0": "float32", "x1": "float32", "y1": "float32", "v_seg": "float32",
+    "d_wp": "float32"}, m
+for name, cols in plain.columns.items():
+    for k, v in cols.items():
+        assert log.columns[name][k].tolist() == v, (name, k)
+print("ok")
+"#;
+    let out = python(script, &[data("usvlog/step.usvlog").to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    if String::from_utf8_lossy(&out.stdout).trim() == "no numpy" {
+        eprintln!("\n*** NOTICE: numpy is not installed, so numpy=True was not checked.\n");
+    }
+}
+
 /// A truncated file and a corrupt length: every complete record first, then an error that names
 /// the file, byte offset, record index and what was expected and found.
 #[test]
