@@ -111,6 +111,39 @@ print(json.dumps({
     assert_eq!(got_t, t_us);
 }
 
+/// Corrupted and cut copies of the sample (seeded): the Python reader only ever raises its
+/// `DecodeError`, never another exception, and always after the records before the fault.
+#[test]
+fn python_survives_corrupted_input() {
+    if !have("python3") {
+        return;
+    }
+    let script = r#"
+import io, random, sys, usvlog
+data = open(sys.argv[1], "rb").read()
+rng = random.Random(8)
+faults = 0
+for trial in range(300):
+    b = bytearray(data[:rng.randrange(0, 4000)])
+    for _ in range(rng.randrange(1, 6)):
+        if b:
+            b[rng.randrange(len(b))] = rng.randrange(256)
+    n = 0
+    try:
+        for rec in usvlog.Reader(io.BytesIO(bytes(b))):
+            n += 1
+    except usvlog.DecodeError as e:
+        faults += 1
+        assert e.record_index is None or e.record_index >= n - 1, (e.record_index, n)
+        assert str(e).startswith("<stream>: byte "), str(e)
+print(faults)
+"#;
+    let out = python(script, &[data("usvlog/step.usvlog").to_str().unwrap()]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let faults: u32 = String::from_utf8_lossy(&out.stdout).trim().parse().unwrap();
+    assert!(faults > 100, "most corrupted copies should be rejected, {faults} were");
+}
+
 /// `numpy=True` keeps each field's wire type (float32 stays float32) and its values. numpy is an
 /// optional extra of the module, so without it this check is skipped with a notice, also in CI.
 #[test]
