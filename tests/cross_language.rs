@@ -9,9 +9,9 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
-use common::{assert_lines_eq, data, json_diff, jsonl, logspec};
+use common::{assert_lines_eq, data, have, json_diff, jsonl, logspec};
 use logspec::codegen::backend::c::struct_type_name;
 use logspec::codegen::ir::{Field, Prim, Schema, Ty};
 use logspec::formats::usvlog::{FileHeader, Usvlog};
@@ -21,17 +21,6 @@ use serde_json::Value;
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// Whether `tool` can be run. A missing tool is reported; under CI it fails the test.
-fn have(tool: &str) -> bool {
-    let ok = Command::new(tool).arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok();
-    if !ok {
-        let msg = format!("`{tool}` is not on PATH, so this check did not run");
-        assert!(std::env::var_os("CI").is_none(), "{msg}; CI must install it");
-        eprintln!("\n*** NOTICE: {msg}.\n");
-    }
-    ok
 }
 
 /// Runs a Python snippet with `python/` on the module path.
