@@ -26,8 +26,9 @@ fn hand_edited_header_fails_check_with_a_diff() {
     let tmp = std::env::temp_dir().join(format!("logspec-check-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
     copy_dir(&root.join("schemas"), &tmp.join("schemas"));
-    copy_dir(&root.join("include"), &tmp.join("include"));
-    copy_dir(&root.join("docs/formats"), &tmp.join("docs/formats"));
+    for generated in ["include", "python", "golden", "docs/formats"] {
+        copy_dir(&root.join(generated), &tmp.join(generated));
+    }
     let args = |t: &Path| {
         vec![
             "check".to_string(),
@@ -61,6 +62,16 @@ fn hand_edited_header_fails_check_with_a_diff() {
     // `logspec gen` repairs it.
     let mut g = args(&tmp);
     g[0] = "gen".into();
+    assert!(run(g.clone()).status.success());
+    assert!(run(args(&tmp)).status.success());
+
+    // The generated Python module is held to the same rule.
+    let py = tmp.join("python/usvlog.py");
+    let text = std::fs::read_to_string(&py).unwrap();
+    std::fs::write(&py, text.replacen("REC_ESC_OUTPUT = 5", "REC_ESC_OUTPUT = 50", 1)).unwrap();
+    let out = run(args(&tmp));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8(out.stdout).unwrap().contains("+REC_ESC_OUTPUT = 5\n"));
     assert!(run(g).status.success());
     assert!(run(args(&tmp)).status.success());
     let _ = std::fs::remove_dir_all(&tmp);

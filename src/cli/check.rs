@@ -13,7 +13,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let mut stale = Vec::new();
-    for a in gen::artifacts(&args.project.schemas, &args.project.root)? {
+    for a in gen::artifacts(&args.project.schemas, &args.project.root, &gen::Lang::ALL)? {
         let path = args.project.root.join(&a.path);
         let current = std::fs::read_to_string(&path).unwrap_or_default();
         if current == a.contents {

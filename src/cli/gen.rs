@@ -1,4 +1,5 @@
-//! `logspec gen`: regenerate the checked-in artifacts (C headers, format docs) from the schemas.
+//! `logspec gen`: regenerate the checked-in artifacts (C headers, Python modules, golden vectors, format docs)
+//! from the schemas.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -11,12 +12,41 @@ use super::{schema_paths, CliError, Project};
 pub struct Args {
     #[command(flatten)]
     pub project: Project,
+    /// Only this back end's files (default: every checked-in artifact).
+    #[arg(long, value_enum)]
+    pub lang: Option<Lang>,
+}
+
+/// The back ends whose output is checked in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Lang {
+    /// `include/<format>/record_types.h`.
+    C,
+    /// `python/<format>.py` (formats with framing).
+    Python,
+    /// `golden/<format>.json`: known-value test vectors for every fixed-size struct.
+    Golden,
+    /// `docs/formats/<format>.md`: the format's documentation (as `logspec doc`).
+    Md,
+}
+
+impl Lang {
+    pub const ALL: [Lang; 4] = [Lang::C, Lang::Python, Lang::Golden, Lang::Md];
+
+    fn backend(self) -> &'static dyn Backend {
+        match self {
+            Lang::C => &logspec::codegen::backend::c::CBackend,
+            Lang::Python => &logspec::codegen::backend::python::PythonBackend,
+            Lang::Golden => &logspec::codegen::backend::golden::GoldenBackend,
+            Lang::Md => &logspec::codegen::backend::doc::DocBackend,
+        }
+    }
 }
 
 /// Every artifact that is generated into the tree and checked in, for every schema in `dir`.
 /// The generated files name their schema relative to `root` (`schemas/usvlog.toml`), so that the
 /// output does not depend on where the project is checked out.
-pub fn artifacts(dir: &Path, root: &Path) -> Result<Vec<Artifact>, CliError> {
+pub fn artifacts(dir: &Path, root: &Path, langs: &[Lang]) -> Result<Vec<Artifact>, CliError> {
     let paths = schema_paths(dir)?;
     let mut out = Vec::new();
     let mut failed = String::new();
@@ -29,8 +59,9 @@ pub fn artifacts(dir: &Path, root: &Path) -> Result<Vec<Artifact>, CliError> {
         let source = std::fs::read_to_string(p).map_err(|e| CliError::Input(format!("{shown}: {e}")))?;
         match logspec::codegen::compile_str(&shown, &source) {
             Ok(schema) => {
-                out.extend(logspec::codegen::backend::c::CBackend.generate(&schema));
-                out.extend(logspec::codegen::backend::doc::DocBackend.generate(&schema));
+                for l in langs {
+                    out.extend(l.backend().generate(&schema));
+                }
             }
             Err(e) => failed.push_str(&e.render()),
         }
@@ -44,7 +75,8 @@ pub fn artifacts(dir: &Path, root: &Path) -> Result<Vec<Artifact>, CliError> {
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let Project { schemas, root } = &args.project;
-    for a in artifacts(schemas, root)? {
+    let langs = args.lang.as_ref().map_or(&Lang::ALL[..], std::slice::from_ref);
+    for a in artifacts(schemas, root, langs)? {
         let path = root.join(&a.path);
         if std::fs::read_to_string(&path).ok().as_deref() == Some(a.contents.as_str()) {
             println!("unchanged {}", a.path);

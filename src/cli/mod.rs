@@ -38,10 +38,12 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Regenerate the checked-in artifacts (C headers) from the schemas.
+    /// Regenerate the checked-in artifacts (C headers, Python modules, golden vectors) from the
+    /// schemas.
     ///
-    /// Example: `logspec gen` (from the project root) rewrites include/<format>/record_types.h
-    /// for every schemas/*.toml.
+    /// Example: `logspec gen` (from the project root) rewrites include/<format>/record_types.h,
+    /// python/<format>.py and golden/<format>.json for every schemas/*.toml;
+    /// `logspec gen --lang python` only the Python modules.
     Gen(gen::Args),
     /// Fail, with a unified diff, when a checked-in generated file is stale or was edited by hand.
     ///

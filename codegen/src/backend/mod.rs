@@ -2,7 +2,9 @@
 
 pub mod c;
 pub mod doc;
+pub mod golden;
 pub mod jsonschema;
+pub mod python;
 pub mod rust;
 
 use crate::ir::Schema;

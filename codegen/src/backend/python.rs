@@ -1,0 +1,383 @@
+//! Python back end: one dependency-free module per framed format (`python/<format>.py`) with the
+//! record ids, layouts and fingerprints as data, and a streaming reader, a writer and a JSON Lines
+//! dump over them.
+//!
+//! The module is two parts. The reader/writer (`python_runtime.py`, included verbatim) is the same
+//! for every schema and interprets layout tables; this file emits only the tables, from the IR. A
+//! struct whose fields are all numbers, bools, pads or fixed byte strings in one byte order decodes
+//! through one precompiled `struct.Struct`, so the common case costs one `unpack_from` per record.
+//!
+//! A schema without framing (RLOG: a message stream whose value layout depends on a key table
+//! carried between messages) gets no module: its records cannot be cut or named without that state,
+//! and the tables alone would describe only a one-byte file header.
+
+use std::fmt::Write;
+
+use super::{generated_banner, Artifact, Backend};
+use crate::ir::{ConstValue, Endian, Field, Len, Prim, Schema, Ty, TypeDef};
+
+/// The schema-independent reader and writer, placed after the module's docstring.
+const RUNTIME: &str = include_str!("python_runtime.py");
+
+/// Generates `python/<format>.py` for every schema with framing.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PythonBackend;
+
+impl Backend for PythonBackend {
+    fn name(&self) -> &'static str {
+        "python"
+    }
+
+    fn generate(&self, schema: &Schema) -> Vec<Artifact> {
+        match module(schema) {
+            Some(contents) => vec![Artifact { path: format!("python/{}.py", module_name(schema)), contents }],
+            None => Vec::new(),
+        }
+    }
+}
+
+/// The module's name: the format name, or `logspec_records` for IR without one.
+pub fn module_name(schema: &Schema) -> String {
+    if schema.format.name.is_empty() {
+        "logspec_records".to_string()
+    } else {
+        schema.format.name.to_ascii_lowercase()
+    }
+}
+
+/// The whole module text, or `None` when the schema has no framing (see the module docs), or
+/// has what the module's reader cannot do: a variable-size file header, or reader parameters
+/// (CARLA: layouts chosen by the header version and by trying the wheel layouts).
+pub fn module(schema: &Schema) -> Option<String> {
+    let framing = schema.framing.as_ref()?;
+    if !schema.params.is_empty() || schema.file_header.is_some_and(|h| schema.strukt(h).size.is_none()) {
+        return None;
+    }
+    let mut out = String::new();
+    let name = module_name(schema);
+    let _ = writeln!(out, "# {}", generated_banner(schema));
+    out.push_str(&docstring(schema, &name));
+    out.push_str(RUNTIME);
+    out.push_str(
+        "\n\n# ---------------------------------------------------------------------------------------------\n",
+    );
+    out.push_str("# The schema.\n");
+    out.push_str("# ---------------------------------------------------------------------------------------------\n\n");
+    let _ = writeln!(out, "FORMAT = {}", py_str(&schema.format.name));
+    let _ = writeln!(out, "ENDIAN = {}", py_str(schema.format.endian.as_str()));
+    match &schema.format.schema_id {
+        Some(id) => {
+            let _ = writeln!(out, "{} = {}", ident(&id.macro_name), id.value);
+            let _ = writeln!(out, "SCHEMA_ID = {}", id.value);
+            let field = match (id.field, schema.file_header) {
+                (Some(i), Some(h)) => py_str(&schema.strukt(h).fields[i].name),
+                _ => "None".into(),
+            };
+            let _ = writeln!(out, "SCHEMA_ID_FIELD = {field}");
+        }
+        None => out.push_str("SCHEMA_ID = None\nSCHEMA_ID_FIELD = None\n"),
+    }
+    let magic = schema.magic().map_or("None".to_string(), py_bytes);
+    let _ = writeln!(out, "MAGIC = {magic}");
+
+    out.push_str("\n# Record type ids: the value of the record header's `");
+    out.push_str(&schema.strukt(framing.header).fields[framing.tag].name);
+    out.push_str("` field.\n");
+    for r in &schema.records {
+        let _ = writeln!(out, "{} = {}", record_const(&r.name), r.id);
+    }
+    named_values(schema, &mut out);
+    tables(schema, &mut out);
+
+    let header =
+        |i: Option<usize>| i.map_or("None".to_string(), |i| py_str(&schema.strukt(framing.header).fields[i].name));
+    let _ = writeln!(
+        out,
+        "\n# How the stream after the file header is cut into records.\nFRAMING = {{\"header\": {}, \"tag\": {}, \"length\": {}, \"timestamp\": {}}}",
+        py_str(schema.ty(framing.header).name()),
+        header(Some(framing.tag)),
+        header(framing.length),
+        header(framing.timestamp),
+    );
+    let fh = schema.file_header.map_or("None".to_string(), |h| py_str(schema.ty(h).name()));
+    let _ = writeln!(out, "FILE_HEADER = {fh}");
+    let _ = writeln!(out, "\nread_{name} = read\n\nif __name__ == \"__main__\":\n    raise SystemExit(main())");
+    Some(out)
+}
+
+fn docstring(schema: &Schema, name: &str) -> String {
+    let f = &schema.format;
+    let mut text = format!("{} ({}", f.title.as_deref().unwrap_or(&f.name), f.name);
+    if let Some(v) = &f.version {
+        let _ = write!(text, ", version {v}");
+    }
+    text.push_str(").\n\n");
+    if let Some(d) = &f.doc {
+        text.push_str(d);
+        text.push_str("\n\n");
+    }
+    let _ = write!(
+        text,
+        "Standard library only (numpy optional). Read a file with `read_{name}(path)` (per-record-type\n\
+         columns; `numpy=True` for numpy arrays) or stream it with `Reader(path)`; write records with\n\
+         `encode_record(id, values, timestamp)`. From a shell: `python3 {name}.py dump FILE` prints JSON\n\
+         Lines like `logspec dump`.\n"
+    );
+    format!("\"\"\"{}\"\"\"\n", py_doc(&text))
+}
+
+/// One constant of an enum or flags class: name, Python value expression, doc.
+type Constant<'a> = (String, String, Option<&'a str>);
+
+/// Enum and flags types as classes of integer constants.
+fn named_values(schema: &Schema, out: &mut String) {
+    for t in &schema.types {
+        let (name, doc, base, values): (_, _, Prim, Vec<Constant>) = match t {
+            TypeDef::Enum(e) => (
+                &e.name,
+                &e.doc,
+                e.base,
+                e.values.iter().map(|v| (v.name.clone(), v.value.to_string(), v.doc.as_deref())).collect(),
+            ),
+            TypeDef::Flags(f) => (
+                &f.name,
+                &f.doc,
+                f.base,
+                f.flags.iter().map(|b| (b.name.clone(), format!("1 << {}", b.bit), b.doc.as_deref())).collect(),
+            ),
+            _ => continue,
+        };
+        let kind = if matches!(t, TypeDef::Enum(_)) { "Values" } else { "Bits" };
+        let _ = writeln!(out, "\n\nclass {}(object):", ident(name));
+        let summary = doc.as_deref().map_or(String::new(), |d| format!("{d} "));
+        let _ = writeln!(out, "    \"\"\"{}\"\"\"\n", py_doc(&format!("{summary}{kind} of a {base} field.")));
+        for (n, v, d) in &values {
+            match d {
+                Some(d) => {
+                    let _ = writeln!(out, "    {} = {v}  # {}", ident(n), one_line(d));
+                }
+                None => {
+                    let _ = writeln!(out, "    {} = {v}", ident(n));
+                }
+            }
+        }
+        let names: Vec<String> = values.iter().map(|(n, v, _)| format!("{v}: {}", py_str(n))).collect();
+        let _ = writeln!(out, "    NAMES = {{{}}}", names.join(", "));
+    }
+}
+
+/// `STRUCTS`, `UNIONS` and `RECORDS`: the layouts the runtime interprets.
+fn tables(schema: &Schema, out: &mut String) {
+    out.push_str(
+        "\n\n# Layouts. A type is a tuple: (\"p\", struct code), (\"bool\",), (\"pad\", n), (\"bytes\", len),\n\
+         # (\"str\", len), (\"array\", elem, len), (\"struct\", name), (\"enum\", code, name), (\"flags\", code,\n\
+         # name), (\"union\", name, tag field). A len is (\"fixed\", n), (\"count\", code), (\"size\", code)\n\
+         # or (\"rest\",). A field is (name, type, constant or None).\n",
+    );
+    out.push_str("STRUCTS = {\n");
+    for t in &schema.types {
+        if let TypeDef::Struct(s) = t {
+            let size = s.size.map_or("None".to_string(), |n| n.to_string());
+            let _ = writeln!(out, "    {}: ({size}, (", py_str(&s.name));
+            fields(schema, &s.fields, "        ", out);
+            out.push_str("    )),\n");
+        }
+    }
+    out.push_str("}\n\nUNIONS = {\n");
+    for t in &schema.types {
+        if let TypeDef::Union(u) = t {
+            let _ = writeln!(out, "    {}: ({}, {{", py_str(&u.name), if u.by_name { "True" } else { "False" });
+            for v in &u.variants {
+                let _ = writeln!(out, "        {}: ({}, (", v.tag, py_str(&v.name));
+                fields(schema, &v.fields, "            ", out);
+                out.push_str("        )),\n");
+            }
+            out.push_str("    }),\n");
+        }
+    }
+    out.push_str("}\n\n# id: (name, payload struct, payload size or None, layout fingerprint)\nRECORDS = {\n");
+    for r in &schema.records {
+        let size = schema.strukt(r.body).size.map_or("None".to_string(), |n| n.to_string());
+        let _ = writeln!(
+            out,
+            "    {}: ({}, {}, {size}, 0x{:016x}),",
+            r.id,
+            py_str(&r.name),
+            py_str(schema.ty(r.body).name()),
+            r.fingerprint
+        );
+    }
+    out.push_str("}\n");
+}
+
+fn fields(schema: &Schema, fields: &[Field], indent: &str, out: &mut String) {
+    for f in fields {
+        let constant = match &f.value {
+            None => "None".to_string(),
+            Some(ConstValue::Int(n)) => n.to_string(),
+            Some(ConstValue::Bytes(b)) => py_bytes(b),
+        };
+        let mut note = Vec::new();
+        if let Some(u) = &f.unit {
+            note.push(format!("[{u}]"));
+        }
+        if let Some(d) = &f.doc {
+            note.push(one_line(d));
+        }
+        let comment = if note.is_empty() { String::new() } else { format!("  # {}", note.join(" ")) };
+        let _ = writeln!(out, "{indent}({}, {}, {constant}),{comment}", py_str(&f.name), ty(schema, &f.ty, f.endian));
+    }
+}
+
+/// The descriptor tuple of a type (see the comment above `STRUCTS` in the output).
+fn ty(schema: &Schema, t: &Ty, endian: Endian) -> String {
+    match t {
+        Ty::Prim(p) => format!("(\"p\", {})", py_str(&code(*p, endian))),
+        Ty::Bool => "(\"bool\",)".into(),
+        Ty::Pad(n) => format!("(\"pad\", {n})"),
+        Ty::Bytes(l) => format!("(\"bytes\", {})", len(*l, endian)),
+        Ty::Str(l) => format!("(\"str\", {})", len(*l, endian)),
+        Ty::Array { elem, len: l } => format!("(\"array\", {}, {})", ty(schema, elem, endian), len(*l, endian)),
+        Ty::Named(id) => {
+            let def = schema.ty(*id);
+            let name = py_str(def.name());
+            match def {
+                TypeDef::Struct(_) => format!("(\"struct\", {name})"),
+                TypeDef::Enum(e) => format!("(\"enum\", {}, {name})", py_str(&code(e.base, endian))),
+                TypeDef::Flags(f) => format!("(\"flags\", {}, {name})", py_str(&code(f.base, endian))),
+                TypeDef::Union(_) => format!("(\"union\", {name}, None)"),
+                TypeDef::Extern(_) => format!("(\"extern\", {name})"),
+            }
+        }
+        // Selected by a reader parameter the Python reader does not know: decoding it reports that.
+        Ty::ParamUnion { id, .. } => format!("(\"union\", {}, None)", py_str(schema.ty(*id).name())),
+        Ty::Union { id, tag_field } => {
+            // The tag field is an earlier field of the same struct; find it by name at decode time.
+            let tag = enclosing_field_name(schema, *id, *tag_field);
+            format!("(\"union\", {}, {})", py_str(schema.ty(*id).name()), tag.map_or("None".into(), |n| py_str(&n)))
+        }
+    }
+}
+
+/// The name of the tag field of a union-typed field: the struct (or variant) holding the field
+/// whose type is this union with this tag index.
+fn enclosing_field_name(schema: &Schema, union: crate::ir::TypeId, tag_field: usize) -> Option<String> {
+    let holds = |fs: &[Field]| {
+        fs.iter()
+            .any(|f| matches!(f.ty, Ty::Union { id, tag_field: t } if id == union && t == tag_field))
+            .then(|| fs.get(tag_field).map(|f| f.name.clone()))
+            .flatten()
+    };
+    schema.types.iter().find_map(|t| match t {
+        TypeDef::Struct(s) => holds(&s.fields),
+        TypeDef::Union(u) => u.variants.iter().find_map(|v| holds(&v.fields)),
+        _ => None,
+    })
+}
+
+fn len(l: Len, endian: Endian) -> String {
+    match l {
+        Len::Fixed(n) => format!("(\"fixed\", {n})"),
+        Len::Count(p) => format!("(\"count\", {})", py_str(&code(p, endian))),
+        Len::Size(p) => format!("(\"size\", {})", py_str(&code(p, endian))),
+        Len::Rest => "(\"rest\",)".into(),
+    }
+}
+
+/// A Python `struct` format for one number: byte order and code (standard sizes, no alignment).
+fn code(p: Prim, endian: Endian) -> String {
+    let c = match p {
+        Prim::U8 => 'B',
+        Prim::U16 => 'H',
+        Prim::U32 => 'I',
+        Prim::U64 => 'Q',
+        Prim::I8 => 'b',
+        Prim::I16 => 'h',
+        Prim::I32 => 'i',
+        Prim::I64 => 'q',
+        Prim::F32 => 'f',
+        Prim::F64 => 'd',
+    };
+    format!("{}{c}", if endian == Endian::Big { '>' } else { '<' })
+}
+
+/// The module constant of a record id: contract names (`REC_*`) as they are, others `<NAME>_ID`.
+fn record_const(name: &str) -> String {
+    if name.starts_with("REC_") {
+        ident(name)
+    } else {
+        ident(&format!("{}_ID", name.to_ascii_uppercase()))
+    }
+}
+
+/// A Python identifier: keywords get a trailing underscore (PEP 8's convention).
+fn ident(name: &str) -> String {
+    const KEYWORDS: [&str; 35] = [
+        "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue", "def", "del",
+        "elif", "else", "except", "finally", "for", "from", "global", "if", "import", "in", "is", "lambda", "nonlocal",
+        "not", "or", "pass", "raise", "return", "try", "while", "with", "yield",
+    ];
+    if KEYWORDS.contains(&name) {
+        format!("{name}_")
+    } else {
+        name.to_string()
+    }
+}
+
+/// A Python string literal (ASCII only, so the file's encoding never matters).
+fn py_str(s: &str) -> String {
+    let mut out = String::from("\"");
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            ' '..='~' => out.push(c),
+            c if (c as u32) < 0x100 => {
+                let _ = write!(out, "\\x{:02x}", c as u32);
+            }
+            c if (c as u32) < 0x10000 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => {
+                let _ = write!(out, "\\U{:08x}", c as u32);
+            }
+        }
+    }
+    out.push('"');
+    out
+}
+
+fn py_bytes(b: &[u8]) -> String {
+    let mut out = String::from("b\"");
+    for &x in b {
+        match x {
+            b'"' => out.push_str("\\\""),
+            b'\\' => out.push_str("\\\\"),
+            b' '..=b'~' => out.push(x as char),
+            _ => {
+                let _ = write!(out, "\\x{x:02x}");
+            }
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Text for a docstring: no way to close it early and no escapes.
+fn py_doc(s: &str) -> String {
+    let mut t: String = s
+        .replace('\\', "\\\\")
+        .replace("\"\"\"", "\\\"\\\"\\\"")
+        .chars()
+        .map(|c| if c.is_control() && c != '\n' { ' ' } else { c })
+        .collect();
+    if t.ends_with('"') {
+        t.push(' ');
+    }
+    t
+}
+
+/// Text for a `#` comment: one line.
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
