@@ -247,3 +247,40 @@ fn carla_actors_export_and_convert() {
     let first: Value = serde_json::from_slice(&actor[0].data).unwrap();
     assert_eq!(first, expected[0].1);
 }
+
+#[test]
+fn dump_filters_by_channel_and_time() {
+    let file = data("usvlog/step.usvlog");
+    let out = logspec(&["dump", file.to_str().unwrap(), "--record", "REC_SENSOR_*", "--since", "1", "--until", "2.5"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let ours = jsonl(&String::from_utf8(out.stdout).unwrap());
+    let expected: Vec<Value> = jsonl(&std::fs::read_to_string(data("usvlog/step.expected.jsonl")).unwrap())
+        .into_iter()
+        .filter(|v| {
+            let t = v["t_us"].as_u64().unwrap();
+            v["name"].as_str().unwrap().starts_with("REC_SENSOR_") && (1_000_000..=2_500_000).contains(&t)
+        })
+        .collect();
+    assert!(!expected.is_empty());
+    common::assert_lines_eq(&ours, &expected);
+
+    let rlog = data("rlog/akit_v1.8.1_robotlog.rlog");
+    let out = logspec(&["dump", rlog.to_str().unwrap(), "--key", "/DriveTrain/GyroAngleDegrees", "--until", "5"]);
+    let ours = jsonl(&String::from_utf8(out.stdout).unwrap());
+    let expected: Vec<(f64, Value)> = rlog_expected("akit_v1.8.1_robotlog", "/DriveTrain/GyroAngleDegrees")
+        .into_iter()
+        .filter(|(t, _)| *t <= 5.0)
+        .collect();
+    assert_eq!(ours.len(), expected.len());
+    for (o, (t, v)) in ours.iter().zip(&expected) {
+        assert_eq!(o["t"].as_f64(), Some(*t));
+        assert_eq!(o["value"].as_f64(), v.as_f64());
+    }
+
+    let carla = data("carla/878-supp-mat_crash.log");
+    let out = logspec(&["dump", carla.to_str().unwrap(), "--packet", "FrameStart"]);
+    let ours = jsonl(&String::from_utf8(out.stdout).unwrap());
+    assert_eq!(ours[0]["kind"], "header");
+    assert_eq!(ours.len(), 1 + 158, "the header and one FrameStart per frame");
+    assert!(ours[1..].iter().all(|p| p["name"] == "FrameStart"));
+}

@@ -169,6 +169,7 @@ pub fn dump(
     out: &mut impl Write,
     path: &str,
     frames: Option<Range<u64>>,
+    select: &super::source::Select,
 ) -> Result<ExitCode, Failure> {
     let mut w = JsonWriter::flattening();
     let line = |w: &mut JsonWriter, out: &mut dyn Write| {
@@ -201,6 +202,11 @@ pub fn dump(
             continue;
         }
         let frame = index.zip(state.start.as_ref());
+        let elapsed = state.start.as_ref().map_or(0.0, |s| s.elapsed);
+        let t_ns = if elapsed > 0.0 { (elapsed * 1e9).round() as u64 } else { 0 };
+        if !select.wants_channel(p.name().unwrap_or("")) || !select.wants_time(t_ns) {
+            continue;
+        }
         packet_json(&mut w, &p, frame);
         line(&mut w, out)?;
     }

@@ -5,7 +5,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use logspec::json::JsonWriter;
-use logspec::runtime::{with_file_format, FramedFormat, Reader, WithFormat};
+use logspec::runtime::{with_file_format, Event, FramedFormat, Reader, WithFormat};
+
+use super::source::Select;
 
 use super::{detect, open, shown, CliError, FormatKind};
 
@@ -23,6 +25,8 @@ pub struct Args {
     /// `..B` too), e.g. `--frames 0..3` for the first three frames.
     #[arg(long, value_name = "A..B", value_parser = super::carla::parse_frames)]
     pub frames: Option<std::ops::Range<u64>>,
+    #[command(flatten)]
+    pub select: super::export::SelectArgs,
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
@@ -34,23 +38,27 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         )));
     }
     let path = shown(&args.file);
+    let select = args.select.select();
     let stdout = io::stdout().lock();
     let mut out = BufWriter::with_capacity(1 << 16, stdout);
     let result = match d.kind {
         FormatKind::Usvlog => {
             // The file's schema id picks the layout: the current one or an older one from the lock.
-            let job = Dump { input: d.input, out: &mut out, path: &path };
+            let schema = logspec::codegen::compile_str("schemas/usvlog.toml", logspec::formats::usvlog::SCHEMA_TOML)
+                .map_err(|e| CliError::Input(e.render()))?;
+            let ns_per_tick = super::source::timestamp_scale(&schema);
+            let job = Dump { input: d.input, out: &mut out, path: &path, select: &select, ns_per_tick };
             with_file_format::<logspec::formats::usvlog::Usvlog, _>(&d.head, job)
                 .map_err(|e| Failure::Input(format!("{path}: {e}")))
                 .and_then(|r| r)
         }
         FormatKind::Carla => super::carla::reader(d.input, &path)
             .map_err(Failure::Input)
-            .and_then(|r| super::carla::dump(r, &mut out, &path, args.frames.clone())),
+            .and_then(|r| super::carla::dump(r, &mut out, &path, args.frames.clone(), &select)),
         FormatKind::Rlog | FormatKind::RlogStream => {
             super::rlogfile::reader(d.input, d.kind == FormatKind::RlogStream, args.assume_r1, &path)
                 .map_err(Failure::Input)
-                .and_then(|r| super::rlogfile::dump(r, &mut out, &path))
+                .and_then(|r| super::rlogfile::dump(r, &mut out, &path, &select))
         }
     };
     match result.and_then(|code| out.flush().map(|_| code).map_err(Failure::Io)) {
@@ -66,12 +74,14 @@ struct Dump<'a, W> {
     input: Box<dyn io::Read>,
     out: &'a mut W,
     path: &'a str,
+    select: &'a Select,
+    ns_per_tick: u64,
 }
 
 impl<W: Write> WithFormat for Dump<'_, W> {
     type Output = Result<ExitCode, Failure>;
     fn call<F: FramedFormat>(self) -> Self::Output {
-        dump_framed::<F>(self.input, self.out, self.path)
+        dump_framed::<F>(self.input, self.out, self.path, self.select, self.ns_per_tick)
     }
 }
 
@@ -82,18 +92,31 @@ pub enum Failure {
 
 /// Dumps any framed format. Every complete record is printed; a record that fails to decode is
 /// reported on stderr and skipped; a truncation or read error ends the dump with an error after
-/// everything before it was printed.
+/// everything before it was printed. `select` keeps records by name and by time (the header's
+/// timestamp times `ns_per_tick`).
 pub fn dump_framed<F: FramedFormat>(
     input: impl io::Read,
     out: &mut impl Write,
     path: &str,
+    select: &Select,
+    ns_per_tick: u64,
 ) -> Result<ExitCode, Failure> {
     let mut reader = Reader::<_, F>::new(input).map_err(|e| Failure::Input(format!("{path}: {e}")))?;
     let mut w = JsonWriter::new();
     let mut bad = 0u64;
     while let Some(ev) = reader.next_event() {
         match ev {
-            Ok(ev) => logspec::json::framed_event::<F>(&mut w, &ev),
+            Ok(ev) => {
+                let raw = match &ev {
+                    Event::Record { raw, .. } | Event::Unknown { raw } => raw,
+                };
+                let name = F::record_name(raw.header.tag).unwrap_or("");
+                let t_ns = raw.header.timestamp.map(|t| t.saturating_mul(ns_per_tick));
+                if !select.wants_channel(name) || t_ns.is_some_and(|t| !select.wants_time(t)) {
+                    continue;
+                }
+                logspec::json::framed_event::<F>(&mut w, &ev)
+            }
             Err(e) if e.is_recoverable() => {
                 eprintln!("logspec: {path}: {e}; skipped");
                 bad += 1;

@@ -25,13 +25,22 @@ pub fn reader(
 
 /// One JSON object per value record: `{"t", "key", "type", "value"}`. Every value before an
 /// error is printed; a value that does not decode as its declared type is reported and skipped.
-pub fn dump(mut r: Reader<Box<dyn Read>>, out: &mut impl Write, path: &str) -> Result<ExitCode, Failure> {
+pub fn dump(
+    mut r: Reader<Box<dyn Read>>,
+    out: &mut impl Write,
+    path: &str,
+    select: &super::source::Select,
+) -> Result<ExitCode, Failure> {
     let mut w = JsonWriter::new();
     let mut bad = 0u64;
     while let Some(ev) = r.next_event() {
         match ev {
             Ok(Event::Value { timestamp, key_id, value }) => {
                 let key = r.key(key_id);
+                let t_ns = if timestamp > 0.0 { (timestamp * 1e9).round() as u64 } else { 0 };
+                if !select.wants_channel(key.map_or("", |k| k.name.as_str())) || !select.wants_time(t_ns) {
+                    continue;
+                }
                 w.begin_object(None);
                 w.f64(Some("t"), timestamp);
                 match key {

@@ -195,7 +195,7 @@ impl WithFormat for Framed<'_, '_> {
 }
 
 /// Nanoseconds per tick of the framing's timestamp field, from its unit (`us` -> 1000).
-fn timestamp_scale(schema: &Schema) -> u64 {
+pub fn timestamp_scale(schema: &Schema) -> u64 {
     let unit = schema.framing.as_ref().and_then(|f| {
         let h = schema.strukt(f.header);
         f.timestamp.and_then(|i| h.fields[i].unit.as_deref())
