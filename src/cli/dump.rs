@@ -19,11 +19,30 @@ pub struct Args {
     /// RLOG: decode a file that starts without a revision byte as R1 (AdvantageKit#15).
     #[arg(long)]
     pub assume_r1: bool,
+    /// ROS bag: only the messages (and connections) of this topic; repeat for several.
+    ///
+    /// Example: `logspec dump run.bag --topic /imu --topic /tf`
+    #[arg(long, value_name = "TOPIC")]
+    pub topic: Vec<String>,
+    /// ROS bag: a directory of `.msg` files (`<package>/msg/<Type>.msg`) for connections whose
+    /// embedded definition is empty or does not match their md5sum; repeat for several.
+    #[arg(long, value_name = "DIR")]
+    pub msg_path: Vec<PathBuf>,
+    /// ROS bag: messages in file order instead of time order.
+    #[arg(long)]
+    pub file_order: bool,
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let d = detect(&args.file, open(&args.file)?, args.format)?;
     let path = shown(&args.file);
+    let ros_only = !args.topic.is_empty() || !args.msg_path.is_empty() || args.file_order;
+    if ros_only && d.kind != FormatKind::Rosbag {
+        return Err(CliError::Usage(format!(
+            "--topic, --msg-path and --file-order apply to ROS bags; {path} is {}",
+            d.kind.title()
+        )));
+    }
     let stdout = io::stdout().lock();
     let mut out = BufWriter::with_capacity(1 << 16, stdout);
     let result = match d.kind {
@@ -38,6 +57,15 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             super::rlogfile::reader(d.input, d.kind == FormatKind::RlogStream, args.assume_r1, &path)
                 .map_err(Failure::Input)
                 .and_then(|r| super::rlogfile::dump(r, &mut out, &path))
+        }
+        FormatKind::Rosbag => {
+            drop(d.input);
+            let opts = super::rosbag::DumpOptions {
+                topics: &args.topic,
+                msg_path: &args.msg_path,
+                file_order: args.file_order,
+            };
+            super::rosbag::dump(&args.file, &path, &opts, &mut out)
         }
     };
     match result.and_then(|code| out.flush().map(|_| code).map_err(Failure::Io)) {

@@ -9,6 +9,7 @@ mod info;
 mod lock;
 mod rlog;
 mod rlogfile;
+mod rosbag;
 
 use std::fmt;
 use std::io::{self, Read};
@@ -107,6 +108,8 @@ pub enum FormatKind {
     Rlog,
     /// A captured RLOG TCP stream: i32 big-endian length-prefixed frames.
     RlogStream,
+    /// ROS1 bag, format 2.0.
+    Rosbag,
 }
 
 impl FormatKind {
@@ -115,6 +118,7 @@ impl FormatKind {
             FormatKind::Usvlog => "USVLOG",
             FormatKind::Rlog => "RLOG",
             FormatKind::RlogStream => "RLOG stream",
+            FormatKind::Rosbag => "ROS bag",
         }
     }
 }
@@ -168,6 +172,8 @@ pub fn detect(path: &Path, mut input: Box<dyn Read>, forced: Option<FormatKind>)
         None => {
             if head.starts_with(logspec::formats::usvlog::MAGIC) {
                 FormatKind::Usvlog
+            } else if head.starts_with(b"#ROSBAG V") {
+                FormatKind::Rosbag
             } else if looks_like_rlog_stream(&head) {
                 FormatKind::RlogStream
             } else if looks_like_rlog(&head) {
@@ -175,7 +181,7 @@ pub fn detect(path: &Path, mut input: Box<dyn Read>, forced: Option<FormatKind>)
             } else {
                 let shown: Vec<String> = head.iter().take(8).map(|b| format!("{b:02x}")).collect();
                 return Err(CliError::Input(format!(
-                    "{}: unrecognised format: the file starts with [{}]{}; expected the USVLOG magic \"USVLOG\", an RLOG revision byte (01 or 02) and timestamp, or an RLOG stream frame (use --format to force one)",
+                    "{}: unrecognised format: the file starts with [{}]{}; expected the USVLOG magic \"USVLOG\", \"#ROSBAG V2.0\", an RLOG revision byte (01 or 02) and timestamp, or an RLOG stream frame (use --format to force one)",
                     path.display(),
                     shown.join(" "),
                     if head.is_empty() { " (empty file)" } else { "" }
