@@ -129,10 +129,15 @@ fn strukt(name: &str, doc: String, fields: Vec<Field>) -> TypeDef {
     TypeDef::Struct(Struct { name: name.to_string(), doc: Some(doc), endian: Endian::Little, fields, size: None })
 }
 
+/// Names of the Rust prelude that a generated type must not shadow.
+const PRELUDE: [&str; 10] = ["String", "Vec", "Option", "Result", "Box", "Some", "None", "Ok", "Err", "Self"];
+
 /// Rust type names: the short name (`Imu`), or package and name in camel case
-/// (`SensorMsgsImu`) when two packages share the short name or it is reserved.
+/// (`SensorMsgsImu`) when two packages share the short name or it is reserved (`Time`,
+/// `Duration`, a prelude name such as `String`).
 fn rust_names(names: &[&str], reserved: &[&str]) -> Vec<String> {
     let short = |n: &str| n.rsplit('/').next().unwrap_or(n).to_string();
+    let reserved: Vec<&str> = reserved.iter().chain(PRELUDE.iter()).copied().collect();
     names
         .iter()
         .map(|n| {
