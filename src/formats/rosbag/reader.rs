@@ -268,6 +268,11 @@ impl<R: Read + Seek> Bag<R> {
         Ok((compression, size, stored))
     }
 
+    /// The uncompressed records of one chunk, decompressed on this thread.
+    pub fn chunk_records(&mut self, info: &ChunkInfo) -> Result<Vec<u8>, BagError> {
+        self.raw_chunk(info)?.decompress()
+    }
+
     /// Reads the stored bytes of a chunk.
     fn raw_chunk(&mut self, info: &ChunkInfo) -> Result<RawChunk, BagError> {
         let (header, data_len) = self.read_lengths(info.pos)?;
