@@ -80,6 +80,15 @@ fn read_all(r: impl Read, size: usize) -> std::io::Result<Vec<u8>> {
     Ok(out)
 }
 
+/// Worker threads for decompression: `LOGSPEC_THREADS` if set, else the available cores (at
+/// most 8).
+fn threads() -> usize {
+    std::env::var("LOGSPEC_THREADS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()).min(8))
+}
+
 /// How many chunks may be read ahead of the one being consumed, per worker thread.
 const WINDOW_PER_THREAD: usize = 2;
 
@@ -93,7 +102,7 @@ pub fn pipeline<E: From<BagError>>(
     mut consume: impl FnMut(usize, Vec<u8>) -> Result<(), E>,
     compressed: bool,
 ) -> Result<(), E> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(8);
+    let threads = threads();
     if !compressed || threads < 2 || n < 2 {
         for i in 0..n {
             let bytes = read(i)?.decompress()?;
