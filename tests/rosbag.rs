@@ -265,6 +265,11 @@ fn record(fields: &[(&str, &[u8])], data: &[u8]) -> Vec<u8> {
 /// An unindexed bag with one `std_msgs/Int32` connection (the given definition and md5) and
 /// one message holding 42.
 fn tiny_bag(definition: &str, md5sum: &str) -> Vec<u8> {
+    tiny_bag_to(definition, md5sum, 0)
+}
+
+/// [`tiny_bag`] with its message sent on connection `msg_conn`.
+fn tiny_bag_to(definition: &str, md5sum: &str, msg_conn: u32) -> Vec<u8> {
     let mut cdata = Vec::new();
     for (k, v) in
         [("topic", "/counter"), ("type", "std_msgs/Int32"), ("md5sum", md5sum), ("message_definition", definition)]
@@ -276,7 +281,7 @@ fn tiny_bag(definition: &str, md5sum: &str) -> Vec<u8> {
     let mut chunk = record(&[("op", &[7]), ("conn", &0u32.to_le_bytes()), ("topic", b"/counter")], &cdata);
     let mut time = 1u32.to_le_bytes().to_vec();
     time.extend_from_slice(&2u32.to_le_bytes());
-    chunk.extend(record(&[("op", &[2]), ("conn", &0u32.to_le_bytes()), ("time", &time)], &42i32.to_le_bytes()));
+    chunk.extend(record(&[("op", &[2]), ("conn", &msg_conn.to_le_bytes()), ("time", &time)], &42i32.to_le_bytes()));
     let size = (chunk.len() as u32).to_le_bytes();
     let mut bag = b"#ROSBAG V2.0\n".to_vec();
     let zero8 = 0u64.to_le_bytes();
@@ -336,6 +341,15 @@ fn bad_definitions_are_diagnosed_with_the_connection() {
         "{stderr}"
     );
     assert_eq!(lines[1]["data"], Json::Null);
+}
+
+#[test]
+fn a_message_of_an_undefined_connection_is_reported() {
+    let p = write_temp("bad_conn.bag", &tiny_bag_to("int32 data", "da5909fbe378aeaf85e547e830cc1bb7", 5));
+    let (code, lines, stderr) = dump(&[p.to_str().unwrap()]);
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(lines.len(), 1);
+    assert!(stderr.contains("connection 5, which the bag never defines"), "{stderr}");
 }
 
 #[test]

@@ -84,7 +84,14 @@ pub fn dump(path: &Path, shown: &str, opts: &DumpOptions<'_>, out: &mut impl Wri
     let mut bad = 0u64;
     let mut line = String::new();
     let walked = bag.for_each_message(order, selected.as_ref(), |m| -> Result<(), Walk> {
-        let c = &conns[&m.conn];
+        let Some(c) = conns.get(&m.conn) else {
+            eprintln!(
+                "logspec: {shown}: byte {} (chunk), record at byte {} of its data: message of connection {}, which the bag never defines; skipped",
+                m.chunk_pos, m.offset, m.conn
+            );
+            bad += 1;
+            return Ok(());
+        };
         w.begin_object(None);
         w.str(Some("kind"), "message");
         w.uint(Some("conn"), u64::from(m.conn));

@@ -73,9 +73,10 @@ impl RawChunk {
 }
 
 /// Reads at most `size + 1` bytes (one more than expected shows an oversized stream without
-/// allocating for it).
+/// decompressing all of it).
 fn read_all(r: impl Read, size: usize) -> std::io::Result<Vec<u8>> {
-    let mut out = Vec::with_capacity(size);
+    // The claimed size is reserved only up to a few MiB: a larger buffer grows as bytes arrive.
+    let mut out = Vec::with_capacity(size.min(8 << 20));
     r.take(size as u64 + 1).read_to_end(&mut out)?;
     Ok(out)
 }
