@@ -46,13 +46,15 @@ pub enum Command {
     ///
     /// Example: `logspec diff --against origin/main` (in pull-request CI).
     Diff(diff::Args),
-    /// Print a log file as JSON Lines, one object per record, in file order.
+    /// Print a log file as JSON Lines, one object per record, in file order (ROS bags: the
+    /// connections, then every message in time order, decoded from the bag's own definitions).
     ///
-    /// Example: `logspec dump timeseries.bin | head`
+    /// Examples: `logspec dump timeseries.bin | head`, `logspec dump run.bag --topic /imu`
     Dump(dump::Args),
-    /// Summarise a log file: header, record counts, time span, integrity findings.
+    /// Summarise a log file: header, record counts, time span, integrity findings (ROS bags: like
+    /// `rosbag info`, with md5 verdicts).
     ///
-    /// Example: `logspec info timeseries.bin --json`
+    /// Examples: `logspec info timeseries.bin --json`, `logspec info run.bag`
     Info(info::Args),
     /// Serve a log file as an AdvantageKit RLOG live stream, or record a live stream to a file.
     ///
