@@ -75,6 +75,19 @@ fn every_bag_dumps_as_the_reference() {
     }
 }
 
+/// lz4 chunks in roslz4's own flavour (FLG 0x64: content checksum, no content size), which the
+/// rosbags-written `test_lz4.bag` does not have: `test_unindexed.bag` with every chunk
+/// re-compressed that way.
+#[test]
+fn roslz4_frames_decode() {
+    let bytes = std::fs::read(bag_path("gen_roslz4_unindexed")).unwrap();
+    let frame = bytes.windows(4).position(|w| w == [0x04, 0x22, 0x4d, 0x18]).expect("an lz4 frame");
+    assert_eq!(bytes[frame + 4], 0x64, "FLG of the ROS flavour");
+    let (code, ours, stderr) = dump(&[&bag_path("gen_roslz4_unindexed")]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_lines_eq(&ours, &expected("test_unindexed"));
+}
+
 #[test]
 fn info_json_has_the_reference_facts() {
     for stem in BAGS {
