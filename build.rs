@@ -9,6 +9,16 @@ fn main() {
     std::fs::create_dir_all(&out).expect("create OUT_DIR/test_schemas");
     let test_schemas = ["codegen/tests/schemas/everything.toml", "codegen/tests/schemas/c_all_kinds.toml"];
     logspec_codegen::Builder::new().out_dir(&out).compile(&test_schemas).unwrap_or_else(|e| e.exit());
+    // The `.msg` definitions of the ROS test bags, for the differential test of tests/rosbag.rs.
+    let mut msgs = Vec::new();
+    msg_files(std::path::Path::new("tests/data/rosbag/msg"), &mut msgs);
+    msgs.sort();
+    println!("cargo:rerun-if-changed=tests/data/rosbag/msg");
+    logspec_codegen::Builder::new()
+        .out_dir(&out)
+        .runtime_path("::logspec::runtime")
+        .compile_msgs("ros_test", &msgs)
+        .unwrap_or_else(|e| e.exit());
     // A schema bumped to schema id 2 whose lock keeps schema id 1: the reader of older layouts.
     let history = out.join("history");
     std::fs::create_dir_all(&history).expect("create OUT_DIR/test_schemas/history");
@@ -17,4 +27,16 @@ fn main() {
         .runtime_path("::logspec::runtime")
         .compile(&["tests/data/history/usvlog.toml"])
         .unwrap_or_else(|e| e.exit());
+}
+
+/// Every `.msg` file under `dir`.
+fn msg_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            msg_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "msg") {
+            out.push(p);
+        }
+    }
 }

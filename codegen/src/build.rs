@@ -120,6 +120,36 @@ impl Builder {
         }
     }
 
+    /// Compiles ROS1 `.msg` files (each at `<package>/msg/<Type>.msg` or `<package>/<Type>.msg`)
+    /// into one Rust file, `<module>.rs`: a struct per message type (and per type they use), with
+    /// decoders, encoders, visitors and the messages' constants.
+    ///
+    /// ```no_run
+    /// // In build.rs:
+    /// logspec_codegen::Builder::new()
+    ///     .compile_msgs("ros_msgs", &["msg/sensor_msgs/msg/Imu.msg", "msg/std_msgs/msg/Header.msg"])
+    ///     .unwrap_or_else(|e| e.exit());
+    /// ```
+    pub fn compile_msgs(&self, module: &str, msgs: &[impl AsRef<Path>]) -> Result<PathBuf, BuildError> {
+        let out_dir = match &self.out_dir {
+            Some(d) => d.clone(),
+            None => std::env::var_os("OUT_DIR").map(PathBuf::from).ok_or(BuildError::NoOutDir)?,
+        };
+        if self.emit_rerun {
+            for p in msgs {
+                println!("cargo:rerun-if-changed={}", p.as_ref().display());
+            }
+        }
+        let set = crate::ros::compile_msg_files(msgs).map_err(BuildError::Schema)?;
+        let roots: Vec<&str> = set.types.keys().map(String::as_str).collect();
+        let runtime = self.runtime_path.clone().unwrap_or_else(|| RustBackend::default().runtime_path);
+        let from = format!("{} .msg file(s)", msgs.len());
+        let text = crate::ros::rust::source(&set, &roots, module, &runtime, Some(from));
+        let out = out_dir.join(format!("{module}.rs"));
+        std::fs::write(&out, text).map_err(|e| BuildError::Io(out.clone(), e))?;
+        Ok(out)
+    }
+
     /// The older layouts of the lock file next to the schema (`x.toml` -> `x.lock`), if any.
     fn history(&self, path: &Path, schema: &crate::ir::Schema) -> Result<Vec<crate::ir::Schema>, BuildError> {
         let (lock_path, lock) = crate::lock::read_next_to(path).map_err(BuildError::Lock)?;

@@ -16,6 +16,11 @@ pub enum Code {
     MissingKey,
     /// A key holds the wrong kind of TOML value.
     WrongValueType,
+    /// A ROS `.msg` line that is neither `TYPE NAME` (a field) nor `TYPE NAME=VALUE` (a constant).
+    MsgSyntax,
+    /// A ROS `message_definition` section separator (a line of `=`) not followed by `MSG: pkg/Type`,
+    /// or a section whose type is defined twice.
+    MsgSection,
     /// A type name that is neither built in nor declared.
     UnknownType,
     /// A type expression that does not parse, or a form that is not supported (`string[]`,
@@ -76,6 +81,8 @@ impl Code {
             Code::UnknownKey => "E0002",
             Code::MissingKey => "E0003",
             Code::WrongValueType => "E0004",
+            Code::MsgSyntax => "E0701",
+            Code::MsgSection => "E0702",
             Code::UnknownType => "E0101",
             Code::BadTypeSyntax => "E0102",
             Code::BadEndian => "E0103",

@@ -14,6 +14,7 @@ pub mod ir;
 pub mod layout;
 pub mod lock;
 pub mod lower;
+pub mod ros;
 pub mod schema;
 
 pub use build::Builder;

@@ -27,6 +27,13 @@ pub struct Args {
     pub frames: Option<std::ops::Range<u64>>,
     #[command(flatten)]
     pub select: super::export::SelectArgs,
+    /// ROS bag: a directory of `.msg` files (`<package>/msg/<Type>.msg`) for connections whose
+    /// embedded definition is empty or does not match their md5sum; repeat for several.
+    #[arg(long, value_name = "DIR")]
+    pub msg_path: Vec<PathBuf>,
+    /// ROS bag: messages in file order instead of time order.
+    #[arg(long)]
+    pub file_order: bool,
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
@@ -39,6 +46,13 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     }
     let path = shown(&args.file);
     let select = args.select.select();
+    let ros_only = !args.msg_path.is_empty() || args.file_order;
+    if ros_only && d.kind != FormatKind::Rosbag {
+        return Err(CliError::Usage(format!(
+            "--msg-path and --file-order apply to ROS bags; {path} is {}",
+            d.kind.title()
+        )));
+    }
     let stdout = io::stdout().lock();
     let mut out = BufWriter::with_capacity(1 << 16, stdout);
     let result = match d.kind {
@@ -59,6 +73,20 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             super::rlogfile::reader(d.input, d.kind == FormatKind::RlogStream, args.assume_r1, &path)
                 .map_err(Failure::Input)
                 .and_then(|r| super::rlogfile::dump(r, &mut out, &path, &select))
+        }
+        FormatKind::Rosbag => {
+            drop(d.input);
+            if select.since.is_some() || select.until.is_some() {
+                return Err(CliError::Usage(format!(
+                    "{path}: --since and --until are not supported for ROS bags yet; use --topic"
+                )));
+            }
+            let opts = super::rosbag::DumpOptions {
+                topics: &select.channels,
+                msg_path: &args.msg_path,
+                file_order: args.file_order,
+            };
+            super::rosbag::dump(&args.file, &path, &opts, &mut out)
         }
     };
     match result.and_then(|code| out.flush().map(|_| code).map_err(Failure::Io)) {

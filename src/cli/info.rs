@@ -23,6 +23,10 @@ pub struct Args {
     /// RLOG: decode a file that starts without a revision byte as R1 (AdvantageKit#15).
     #[arg(long)]
     pub assume_r1: bool,
+    /// ROS bag: a directory of `.msg` files for connections whose embedded definition is empty
+    /// or does not match their md5sum; repeat for several.
+    #[arg(long, value_name = "DIR")]
+    pub msg_path: Vec<PathBuf>,
 }
 
 /// Facts about a framed log, gathered in one pass.
@@ -50,6 +54,13 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         let text = if args.json { super::carla::json(&s, &file) } else { super::carla::text(&s, &path) };
         write_out(&text)?;
         return Ok(if s.ok() { ExitCode::SUCCESS } else { ExitCode::from(1) });
+    }
+    if kind == FormatKind::Rosbag {
+        drop(d.input);
+        let s = super::rosbag::summarise(&args.file, &path, &args.msg_path)?;
+        let text = if args.json { super::rosbag::json(&s, &path) } else { super::rosbag::text(&s, &path) };
+        write_out(&text)?;
+        return Ok(if super::rosbag::ok(&s) { ExitCode::SUCCESS } else { ExitCode::from(1) });
     }
     if matches!(kind, FormatKind::Rlog | FormatKind::RlogStream) {
         let stream = kind == FormatKind::RlogStream;
@@ -178,6 +189,7 @@ fn json(s: &Summary, kind: FormatKind, path: &str) -> String {
             FormatKind::Rlog => "rlog",
             FormatKind::RlogStream => "rlog-stream",
             FormatKind::Carla => "carla",
+            FormatKind::Rosbag => "rosbag",
         },
     );
     w.bool(Some("ok"), s.errors.is_empty());

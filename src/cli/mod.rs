@@ -16,6 +16,7 @@ mod plot;
 mod progress;
 mod rlog;
 mod rlogfile;
+mod rosbag;
 mod source;
 
 use std::fmt;
@@ -68,20 +69,22 @@ pub enum Command {
     ///
     /// Example: `logspec doc schemas/usvlog.toml -o usvlog.md`
     Doc(doc::Args),
-    /// Print a log file as JSON Lines, one object per record, in file order.
+    /// Print a log file as JSON Lines, one object per record, in file order (ROS bags: the
+    /// connections, then every message in time order, decoded from the bag's own definitions).
     ///
-    /// Example: `logspec dump timeseries.bin | head`, or `logspec dump recording.log --frames 0..3`
-    /// for the first three frames of a CARLA recording.
+    /// Examples: `logspec dump timeseries.bin | head`, `logspec dump recording.log --frames 0..3`
+    /// (the first three frames of a CARLA recording), `logspec dump run.bag --topic /imu`
     Dump(dump::Args),
     /// Export a log to CSV: one file per record type / key / topic, with units in the column
     /// names, or one time-aligned table resampled at a fixed rate.
     ///
     /// Example: `logspec export timeseries.bin --csv out/ --aligned 50`
     Export(export::Args),
-    /// Summarise a log file: header, record counts, time span, integrity findings.
+    /// Summarise a log file: header, record counts, time span, integrity findings (ROS bags: like
+    /// `rosbag info`, with md5 verdicts).
     ///
-    /// Example: `logspec info timeseries.bin --json`, or `logspec info recording.log` for a CARLA
-    /// recording's frames, duration, packets and actors.
+    /// Examples: `logspec info timeseries.bin --json`, `logspec info recording.log` (a CARLA
+    /// recording's frames, duration, packets and actors), `logspec info run.bag`
     Info(info::Args),
     /// Plot fields over time to a PNG or SVG image, with axis labels, units and a legend.
     ///
@@ -159,6 +162,8 @@ pub enum FormatKind {
     RlogStream,
     /// CARLA recorder log (UE4, 0.9.4-0.9.16).
     Carla,
+    /// ROS1 bag, format 2.0.
+    Rosbag,
 }
 
 impl FormatKind {
@@ -168,6 +173,7 @@ impl FormatKind {
             FormatKind::Rlog => "RLOG",
             FormatKind::RlogStream => "RLOG stream",
             FormatKind::Carla => "CARLA recorder",
+            FormatKind::Rosbag => "ROS bag",
         }
     }
 }
@@ -225,6 +231,8 @@ pub fn detect(path: &Path, mut input: Box<dyn Read>, forced: Option<FormatKind>)
                 FormatKind::Usvlog
             } else if carla::looks_like_carla(&head) {
                 FormatKind::Carla
+            } else if head.starts_with(b"#ROSBAG V") {
+                FormatKind::Rosbag
             } else if looks_like_rlog_stream(&head) {
                 FormatKind::RlogStream
             } else if looks_like_rlog(&head) {
@@ -232,7 +240,7 @@ pub fn detect(path: &Path, mut input: Box<dyn Read>, forced: Option<FormatKind>)
             } else {
                 let shown: Vec<String> = head.iter().take(8).map(|b| format!("{b:02x}")).collect();
                 return Err(CliError::Input(format!(
-                    "{}: unrecognised format: the file starts with [{}]{}; expected the USVLOG magic \"USVLOG\", a CARLA recorder header (u16 version, \"CARLA_RECORDER\"), an RLOG revision byte (01 or 02) and timestamp, or an RLOG stream frame (use --format to force one)",
+                    "{}: unrecognised format: the file starts with [{}]{}; expected the USVLOG magic \"USVLOG\", a CARLA recorder header (u16 version, \"CARLA_RECORDER\"), \"#ROSBAG V2.0\", an RLOG revision byte (01 or 02) and timestamp, or an RLOG stream frame (use --format to force one)",
                     path.display(),
                     shown.join(" "),
                     if head.is_empty() { " (empty file)" } else { "" }

@@ -102,6 +102,11 @@ pub fn read(
             let job = Framed { input: d.input, path, schema: &schema, state: &mut state };
             with_file_format::<F, _>(&d.head, job).map_err(|e| CliError::Input(format!("{path}: {e}")))??;
         }
+        FormatKind::Rosbag => {
+            return Err(CliError::Usage(format!(
+                "{path}: export, convert and plot do not read ROS bags yet; use `logspec dump` (JSON Lines) or `logspec info`"
+            )))
+        }
         FormatKind::Carla => {
             let schema = logspec::codegen::compile_str("schemas/carla.toml", logspec::formats::carla::SCHEMA_TOML)
                 .map_err(|e| CliError::Input(e.render()))?;

@@ -15,3 +15,6 @@ pub mod rlog;
 /// CARLA recorder logs (UE4, 0.9.4-0.9.16): the packet types generated from
 /// `schemas/carla.toml`, and the streaming reader and writer of whole recordings.
 pub mod carla;
+/// ROS1 bags (format 2.0): the container, and messages decoded from their connections' embedded
+/// `.msg` definitions.
+pub mod rosbag;

@@ -1,0 +1,142 @@
+//! ROS1 bag decoding throughput: full dynamic decoding of every message (every field of every
+//! message into a value tree, from the definitions embedded in the bag), for an uncompressed, a
+//! bz2 and an lz4 bag holding the same messages, against `memcpy` of the same bytes measured in
+//! the same run.
+//!
+//! The bags are written by `bench-inputs/gen_rosbag.py` (it needs the Python `rosbags` library,
+//! so they are not built here): in a directory DIR,
+//!
+//! ```text
+//! gen_rosbag.py DIR/big_none.bag --mb 100 --compression none    (and bz2, lz4)
+//! gen_rosbag.py DIR/small_none.bag --mb 25 --compression none
+//! cargo bench --bench rosbag -- --dir DIR
+//! ```
+//!
+//! Reports, as medians: memcpy (the baseline); full decode in time order per compression as MB/s
+//! of uncompressed message data and x memcpy; a single-threaded bzip2 pass over the bz2 bag's
+//! chunks (what the parallel chunk pipeline must beat); whole-process `logspec dump > /dev/null`
+//! and `logspec info` with their peak RSS on the 25 MB and 100 MB bags (memory must not grow
+//! with the bag); and the Python `rosbags` reference figure (62 MB/s with memcpy at 5.2 GB/s on a
+//! 2-core machine, `bench-inputs/README.md`) scaled by this run's memcpy. With
+//! `ROSBAGS_PYTHON=/path/to/python` (a Python with rosbags 0.11.9), rosbags is also timed here.
+
+mod common;
+
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use common::{mbps, memcpy_time, process, time};
+use logspec::formats::rosbag::{Bag, BagError, Decoders, Order};
+
+/// The Python `rosbags` library's full decode and memcpy on the reference machine, MB/s.
+const ROSBAGS_MBPS: f64 = 62.0;
+const REFERENCE_MEMCPY_MBPS: f64 = 5200.0;
+
+fn open(p: &Path) -> Bag<std::io::BufReader<std::fs::File>> {
+    Bag::open(std::io::BufReader::new(std::fs::File::open(p).unwrap())).unwrap()
+}
+
+/// Decodes every message; returns (messages, message bytes).
+fn decode_all(p: &Path) -> (u64, u64) {
+    let mut bag = open(p);
+    let decoders = Decoders::new("bench", &bag.connections, None);
+    let (mut n, mut bytes) = (0u64, 0u64);
+    bag.for_each_message(Order::Time, None, |m| -> Result<(), BagError> {
+        let d = decoders.get(m.conn).and_then(|t| t.decoder.as_ref()).expect("a decoder");
+        black_box(d.decode(m.data).expect("decodes"));
+        n += 1;
+        bytes += m.data.len() as u64;
+        Ok(())
+    })
+    .unwrap();
+    (n, bytes)
+}
+
+/// Decompresses every chunk on one thread.
+fn decompress_sequential(p: &Path) -> u64 {
+    let mut bag = open(p);
+    let chunks = bag.chunks.clone();
+    chunks.iter().map(|c| bag.chunk_records(c).unwrap().len() as u64).sum()
+}
+
+fn arg_dir() -> Option<PathBuf> {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter().position(|a| a == "--dir").and_then(|i| args.get(i + 1)).map(PathBuf::from)
+}
+
+/// rosbags' full decode (AnyReader + deserialize of every message), if a Python with it is given.
+fn rosbags_time(python: &str, bag: &Path) -> Option<f64> {
+    let script = "import sys,time\nfrom pathlib import Path\nfrom rosbags.highlevel import AnyReader\nt=time.perf_counter()\nwith AnyReader([Path(sys.argv[1])]) as r:\n    for c,ts,raw in r.messages():\n        r.deserialize(raw,c.msgtype)\nprint(time.perf_counter()-t)";
+    let out = std::process::Command::new(python).args(["-c", script, bag.to_str()?]).output().ok()?;
+    String::from_utf8(out.stdout).ok()?.trim().parse().ok()
+}
+
+fn main() {
+    let Some(dir) = arg_dir() else {
+        eprintln!("usage: cargo bench --bench rosbag -- --dir DIR (see the top of benches/rosbag.rs for the inputs)");
+        return;
+    };
+    let bag = |name: &str| dir.join(name);
+    let runs = 5;
+    let none = bag("big_none.bag");
+    let file = std::fs::read(&none).expect("DIR/big_none.bag");
+    let (msgs, msg_bytes) = decode_all(&none);
+    println!("input: {} ({} bytes), {msgs} messages, {msg_bytes} message bytes", none.display(), file.len());
+    let memcpy = mbps(file.len(), memcpy_time(&file, runs));
+    drop(file);
+    let rosbags_ref = ROSBAGS_MBPS * memcpy / REFERENCE_MEMCPY_MBPS;
+    println!("memcpy                              {memcpy:>7.0} MB/s   1.00x (baseline)");
+    println!("rosbags (reference, scaled)         {rosbags_ref:>7.0} MB/s   {:.4}x memcpy", rosbags_ref / memcpy);
+    for c in ["none", "bz2", "lz4"] {
+        let p = bag(&format!("big_{c}.bag"));
+        let stored = std::fs::metadata(&p).map(|m| m.len()).unwrap_or(0);
+        let t = time(runs, || decode_all(&p));
+        let m = mbps(msg_bytes as usize, t);
+        println!(
+            "full decode, {c:<4} ({:>4} MB stored)   {m:>7.0} MB/s   {:.3}x memcpy   {:.1}x rosbags   {:.2} M messages/s",
+            stored / 1_000_000,
+            m / memcpy,
+            m / rosbags_ref,
+            msgs as f64 / t.as_secs_f64() / 1e6
+        );
+    }
+    let bz2 = bag("big_bz2.bag");
+    let seq = time(3, || decompress_sequential(&bz2));
+    println!(
+        "bzip2 decompression, one thread     {:>7.0} MB/s   (full decode of the bz2 bag above must beat it)",
+        mbps(msg_bytes as usize, seq)
+    );
+    for (label, p) in [("25 MB", bag("small_none.bag")), ("100 MB", none.clone())] {
+        let len = std::fs::metadata(&p).unwrap().len() as usize;
+        let p = p.to_str().unwrap();
+        let _ = process(&["dump", p]);
+        let (t, rss) = process(&["dump", p]);
+        let (ti, rssi) = process(&["info", p]);
+        println!(
+            "logspec dump > /dev/null, {label:<6}   {:>7.0} MB/s   peak RSS {} kB;   logspec info {:.3} s, peak RSS {} kB",
+            mbps(len, t),
+            rss.unwrap_or(0),
+            ti.as_secs_f64(),
+            rssi.unwrap_or(0)
+        );
+    }
+    for c in ["bz2", "lz4"] {
+        let p = bag(&format!("big_{c}.bag"));
+        let (t, rss) = process(&["dump", p.to_str().unwrap()]);
+        println!(
+            "logspec dump > /dev/null, 100 MB {c:<3} {:>7.0} MB/s   peak RSS {} kB",
+            mbps(msg_bytes as usize, t),
+            rss.unwrap_or(0)
+        );
+    }
+    if let Ok(py) = std::env::var("ROSBAGS_PYTHON") {
+        let start = Instant::now();
+        if let Some(s) = rosbags_time(&py, &none) {
+            let m = msg_bytes as f64 / 1e6 / s;
+            println!("rosbags 0.11.9, measured here       {m:>7.0} MB/s   {:.4}x memcpy", m / memcpy);
+        } else {
+            println!("rosbags: could not run {py} ({:?})", start.elapsed());
+        }
+    }
+}

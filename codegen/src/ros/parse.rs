@@ -1,0 +1,248 @@
+//! The `.msg` line grammar (genmsg's `msg_loader`): comments, constants, fields, and the `MSG:`
+//! sections of a `message_definition` blob. Names are left as written; [`super::MsgSet::resolve`]
+//! resolves them.
+
+use std::ops::Range;
+
+use super::{Arity, Base, Builtin, MsgConst, MsgField, MsgSpec};
+use crate::diag::{Code, Diagnostic};
+
+/// Splits a blob into its sections (the main type, then one per `MSG: pkg/Type` after a line of
+/// `=`) and parses each. Returns the specs that parsed and every diagnostic.
+pub fn parse_definition(type_name: &str, text: &str, source: usize) -> (Vec<MsgSpec>, Vec<Diagnostic>) {
+    let mut diags = Vec::new();
+    let mut specs: Vec<MsgSpec> = Vec::new();
+    let mut current = MsgSpec { name: type_name.to_string(), fields: Vec::new(), constants: Vec::new(), source };
+    let mut expect_msg_line: Option<Range<usize>> = None;
+    let mut offset = 0usize;
+    for raw in text.split_inclusive('\n') {
+        let start = offset;
+        offset += raw.len();
+        let line = raw.trim_end_matches(['\n', '\r']);
+        let trimmed = line.trim();
+        if !trimmed.is_empty() && trimmed.bytes().all(|b| b == b'=') {
+            // A separator: the section so far is done, a `MSG:` line must follow.
+            specs.push(std::mem::replace(
+                &mut current,
+                MsgSpec { name: String::new(), fields: Vec::new(), constants: Vec::new(), source },
+            ));
+            expect_msg_line = Some(start..start + line.len());
+            continue;
+        }
+        if let Some(sep) = expect_msg_line.take() {
+            if trimmed.is_empty() {
+                expect_msg_line = Some(sep);
+                continue;
+            }
+            match trimmed.strip_prefix("MSG:").map(str::trim) {
+                Some(name) if is_type_name(name) && name.contains('/') => {
+                    current.name = name.to_string();
+                    continue;
+                }
+                _ => {
+                    diags.push(
+                        Diagnostic::new(Code::MsgSection, start..start + line.len(), "expected `MSG: pkg/Type`")
+                            .label("a section separator must be followed by the section's type")
+                            .help(
+                                "each dependency of a message_definition starts with a line of `=` and `MSG: pkg/Type`",
+                            ),
+                    );
+                    current.name = format!("<section at byte {start}>");
+                    continue;
+                }
+            }
+        }
+        if let Err(d) = parse_line(line, start, &mut current) {
+            diags.push(d);
+        }
+    }
+    if expect_msg_line.is_some() {
+        let end = text.len();
+        diags.push(Diagnostic::new(Code::MsgSection, end..end, "the definition ends after a section separator"));
+    } else {
+        specs.push(current);
+    }
+    let mut seen: Vec<&str> = Vec::new();
+    for s in &specs {
+        if seen.contains(&s.name.as_str()) {
+            let at = text.find(&format!("MSG: {}", s.name)).unwrap_or(0);
+            diags.push(Diagnostic::new(
+                Code::MsgSection,
+                at..at + 5 + s.name.len(),
+                format!("`{}` is defined twice in this definition", s.name),
+            ));
+        }
+        seen.push(&s.name);
+    }
+    (specs, diags)
+}
+
+/// Whether `s` is `Name` or `pkg/Name` (letters, digits and `_`, starting with a letter).
+fn is_type_name(s: &str) -> bool {
+    let mut parts = s.split('/');
+    let ok = |p: &str| p.chars().next().is_some_and(|c| c.is_ascii_alphabetic()) && p.chars().all(is_word);
+    let first = parts.next().is_some_and(ok);
+    let second = parts.next().map_or(true, ok);
+    first && second && parts.next().is_none()
+}
+
+fn is_word(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_'
+}
+
+fn is_field_name(s: &str) -> bool {
+    s.chars().next().is_some_and(|c| c.is_ascii_alphabetic()) && s.chars().all(is_word)
+}
+
+/// The whitespace-separated tokens of `s`, with their byte ranges (offset by `at`).
+fn tokens(s: &str, at: usize) -> Vec<(&str, Range<usize>)> {
+    let mut out = Vec::new();
+    let mut start = None;
+    for (i, c) in s.char_indices().chain(std::iter::once((s.len(), ' '))) {
+        match (c.is_whitespace(), start) {
+            (true, Some(b)) => {
+                out.push((&s[b..i], at + b..at + i));
+                start = None;
+            }
+            (false, None) => start = Some(i),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Parses one line into a field or constant of `spec`.
+fn parse_line(line: &str, at: usize, spec: &mut MsgSpec) -> Result<(), Diagnostic> {
+    let clean = line.split('#').next().unwrap_or("");
+    let toks = tokens(clean, at);
+    if toks.is_empty() {
+        return Ok(());
+    }
+    if clean.contains('=') {
+        let c = parse_constant(line, clean, at, &toks)?;
+        if spec.constants.iter().any(|x| x.name == c.name) || spec.fields.iter().any(|f| f.name == c.name) {
+            return Err(Diagnostic::new(
+                Code::DuplicateField,
+                at..at + line.len(),
+                format!("`{}` is defined twice", c.name),
+            ));
+        }
+        spec.constants.push(c);
+        return Ok(());
+    }
+    if toks.len() != 2 {
+        let whole = toks[0].1.start..toks[toks.len() - 1].1.end;
+        return Err(Diagnostic::new(
+            Code::MsgSyntax,
+            whole,
+            "expected a field `TYPE NAME` or a constant `TYPE NAME=VALUE`",
+        )
+        .label(format!("{} word(s)", toks.len())));
+    }
+    let ((ty, ty_span), (name, name_span)) = (toks[0].clone(), toks[1].clone());
+    if !is_field_name(name) {
+        return Err(Diagnostic::new(Code::BadName, name_span, format!("`{name}` is not a valid field name"))
+            .help("field names start with a letter and hold letters, digits and `_`"));
+    }
+    if spec.fields.iter().any(|f| f.name == name) || spec.constants.iter().any(|c| c.name == name) {
+        return Err(Diagnostic::new(Code::DuplicateField, name_span, format!("field `{name}` is defined twice")));
+    }
+    let (base_text, arity) = split_array(ty).ok_or_else(|| {
+        Diagnostic::new(Code::BadTypeSyntax, ty_span.clone(), format!("`{ty}` is not a valid field type"))
+            .help("a field type is `T`, `T[]` or `T[N]`, with one dimension")
+    })?;
+    let base = match Builtin::from_name(base_text) {
+        Some(b) => Base::Builtin(b),
+        None if is_type_name(base_text) => Base::Msg(base_text.to_string()),
+        None => {
+            return Err(Diagnostic::new(
+                Code::BadTypeSyntax,
+                ty_span,
+                format!("`{base_text}` is not a valid type name"),
+            ))
+        }
+    };
+    spec.fields.push(MsgField { name: name.to_string(), base, arity, written: ty.to_string(), span: ty_span });
+    Ok(())
+}
+
+/// `T` / `T[]` / `T[N]` into the base and the arity.
+fn split_array(ty: &str) -> Option<(&str, Arity)> {
+    let Some(open) = ty.find('[') else { return Some((ty, Arity::Scalar)) };
+    let inner = ty[open + 1..].strip_suffix(']')?;
+    let arity = if inner.is_empty() {
+        Arity::Var
+    } else if inner.bytes().all(|b| b.is_ascii_digit()) {
+        Arity::Fixed(inner.parse().ok()?)
+    } else {
+        return None;
+    };
+    Some((&ty[..open], arity))
+}
+
+/// A constant line (genmsg `_load_constant_line`): a string constant takes everything after the
+/// first `=` of the original line; other types split the comment-stripped line on `=`.
+fn parse_constant(line: &str, clean: &str, at: usize, toks: &[(&str, Range<usize>)]) -> Result<MsgConst, Diagnostic> {
+    let (ty_text, ty_span) = toks[0].clone();
+    let ty = Builtin::from_name(ty_text).filter(|b| b.is_constant_type()).ok_or_else(|| {
+        Diagnostic::new(Code::BadConst, ty_span.clone(), format!("a constant cannot have type `{ty_text}`"))
+            .help("constants are of a primitive type: integers, floats, bool, char, byte or string")
+    })?;
+    let after_type = ty_span.end - at;
+    let (name, value) = if ty == Builtin::String {
+        let eq = line.find('=').expect("a constant line has `=`");
+        (line[after_type..eq].trim(), line[eq + 1..].trim())
+    } else {
+        let rest = &clean[after_type..];
+        let mut parts = rest.split('=');
+        let (n, v) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+        if parts.next().is_some() {
+            return Err(Diagnostic::new(Code::MsgSyntax, at..at + clean.trim_end().len(), "a constant has one `="));
+        }
+        (n.trim(), v.trim())
+    };
+    let whole = at..at + line.trim_end().len();
+    if !is_field_name(name) {
+        return Err(Diagnostic::new(Code::BadName, whole, format!("`{name}` is not a valid constant name")));
+    }
+    check_constant_value(ty, value).map_err(|m| Diagnostic::new(Code::BadConst, whole, m))?;
+    Ok(MsgConst { ty, name: name.to_string(), value: value.to_string() })
+}
+
+/// Whether a constant's value text is a value of its type.
+fn check_constant_value(ty: Builtin, v: &str) -> Result<(), String> {
+    let range = match ty {
+        Builtin::Int8 | Builtin::Byte => Some((-128i128, 127i128)),
+        Builtin::Uint8 | Builtin::Char => Some((0, 255)),
+        Builtin::Int16 => Some((i16::MIN.into(), i16::MAX.into())),
+        Builtin::Uint16 => Some((0, u16::MAX.into())),
+        Builtin::Int32 => Some((i32::MIN.into(), i32::MAX.into())),
+        Builtin::Uint32 => Some((0, u32::MAX.into())),
+        Builtin::Int64 => Some((i64::MIN.into(), i64::MAX.into())),
+        Builtin::Uint64 => Some((0, u64::MAX.into())),
+        _ => None,
+    };
+    if let Some((lo, hi)) = range {
+        let n: i128 = v.parse().map_err(|_| format!("`{v}` is not an integer"))?;
+        if n < lo || n > hi {
+            return Err(format!("{n} is out of range for `{}` ({lo}..={hi})", ty.name()));
+        }
+        return Ok(());
+    }
+    match ty {
+        Builtin::Float32 | Builtin::Float64 => {
+            v.parse::<f64>().map(|_| ()).map_err(|_| format!("`{v}` is not a number"))
+        }
+        Builtin::Bool => parse_bool(v).map(|_| ()).ok_or_else(|| format!("`{v}` is not a bool (true, false, 1, 0)")),
+        _ => Ok(()),
+    }
+}
+
+/// A bool constant's value (`True`/`true`/`1`, `False`/`false`/`0`).
+pub fn parse_bool(v: &str) -> Option<bool> {
+    match v.to_ascii_lowercase().as_str() {
+        "true" | "1" => Some(true),
+        "false" | "0" => Some(false),
+        _ => None,
+    }
+}

@@ -1,0 +1,408 @@
+//! `logspec dump` and `logspec info` for ROS1 bags.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use logspec::formats::rosbag::{Bag, BagError, Compression, Connection, Decoders, Order, Registry, Time};
+use logspec::json::JsonWriter;
+use logspec::runtime::{Visit, Visitor};
+use sha2::{Digest, Sha256};
+
+use super::dump::Failure;
+use super::CliError;
+
+/// What `dump` takes besides the file.
+pub struct DumpOptions<'a> {
+    pub topics: &'a [String],
+    pub msg_path: &'a [PathBuf],
+    pub file_order: bool,
+}
+
+fn open(path: &Path, shown: &str) -> Result<Bag<std::io::BufReader<std::fs::File>>, String> {
+    if path.as_os_str() == "-" {
+        return Err(format!(
+            "{shown}: a bag must be a file (its index is at the end); standard input is not supported"
+        ));
+    }
+    let f = std::fs::File::open(path).map_err(|e| format!("{shown}: cannot open: {e}"))?;
+    let bag = Bag::open(std::io::BufReader::with_capacity(1 << 16, f)).map_err(|e| format!("{shown}: {e}"))?;
+    if let Some(e) = &bag.index_problem {
+        eprintln!("logspec: {shown}: the index is unusable ({e}); scanned the whole file instead");
+    } else if !bag.indexed {
+        eprintln!(
+            "logspec: {shown}: the bag has no index (index_pos = 0); scanned the whole file (like `rosbag reindex`)"
+        );
+    }
+    Ok(bag)
+}
+
+/// The `.msg` registry of `--msg-path`, if any.
+fn registry(msg_path: &[PathBuf]) -> Result<Option<Registry>, String> {
+    if msg_path.is_empty() {
+        return Ok(None);
+    }
+    Registry::from_dirs(msg_path)
+        .map(Some)
+        .map_err(|errs| errs.iter().map(|e| e.render()).collect::<String>().trim_end().to_string())
+}
+
+/// The connections on the selected topics (all without a filter; a trailing `*` matches a
+/// prefix); a topic that matches nothing is an error that lists the bag's topics.
+fn select(bag: &Bag<impl std::io::Read>, topics: &[String], shown: &str) -> Result<Option<BTreeSet<u32>>, String> {
+    if topics.is_empty() {
+        return Ok(None);
+    }
+    let filter = super::source::Select { channels: topics.to_vec(), ..Default::default() };
+    let all: BTreeSet<&str> = bag.connections.values().map(|c| c.topic.as_str()).collect();
+    for t in topics {
+        let one = super::source::Select { channels: vec![t.clone()], ..Default::default() };
+        if !all.iter().any(|a| one.wants_channel(a)) {
+            let list: Vec<&str> = all.into_iter().collect();
+            return Err(format!("{shown}: no connection on topic `{t}`; the bag's topics are: {}", list.join(", ")));
+        }
+    }
+    Ok(Some(bag.connections.values().filter(|c| filter.wants_channel(&c.topic)).map(|c| c.id).collect()))
+}
+
+/// JSON Lines: connection lines, then one line per message in time order (or file order).
+pub fn dump(path: &Path, shown: &str, opts: &DumpOptions<'_>, out: &mut impl Write) -> Result<ExitCode, Failure> {
+    let mut bag = open(path, shown).map_err(Failure::Input)?;
+    let registry = registry(opts.msg_path).map_err(Failure::Input)?;
+    let selected = select(&bag, opts.topics, shown).map_err(Failure::Input)?;
+    let decoders = Decoders::new(shown, &bag.connections, registry.as_ref());
+    let mut w = JsonWriter::new();
+    for c in bag.connections.values().filter(|c| selected.as_ref().map_or(true, |s| s.contains(&c.id))) {
+        let t = decoders.get(c.id).expect("a type per connection");
+        if let Some(p) = &t.problem {
+            eprintln!("logspec: {shown}: connection {} ({}, {}): {p}", c.id, c.topic, c.ty);
+        }
+        connection_json(&mut w, c, t.md5_ok);
+        let mut line = w.take();
+        line.push('\n');
+        out.write_all(line.as_bytes()).map_err(Failure::Io)?;
+    }
+    let order = if opts.file_order { Order::File } else { Order::Time };
+    let conns = bag.connections.clone();
+    let mut bad = 0u64;
+    let mut line = String::new();
+    let walked = bag.for_each_message(order, selected.as_ref(), |m| -> Result<(), Walk> {
+        let Some(c) = conns.get(&m.conn) else {
+            eprintln!(
+                "logspec: {shown}: byte {} (chunk), record at byte {} of its data: message of connection {}, which the bag never defines; skipped",
+                m.chunk_pos, m.offset, m.conn
+            );
+            bad += 1;
+            return Ok(());
+        };
+        w.begin_object(None);
+        w.str(Some("kind"), "message");
+        w.uint(Some("conn"), u64::from(m.conn));
+        w.str(Some("topic"), &c.topic);
+        w.str(Some("type"), &c.ty);
+        time_json(&mut w, Some("time"), m.time);
+        match decoders.get(m.conn).and_then(|t| t.decoder.as_ref()) {
+            Some(d) => match d.decode(m.data) {
+                Ok(v) => d.view(&v).visit(Some("data"), &mut w),
+                Err(e) => {
+                    eprintln!(
+                        "logspec: {shown}: byte {} (chunk), record at byte {} of its data: message on {} ({}) at {}.{:09}: {e}; skipped",
+                        m.chunk_pos, m.offset, c.topic, c.ty, m.time.sec, m.time.nsec
+                    );
+                    bad += 1;
+                    w.take();
+                    return Ok(());
+                }
+            },
+            None => w.null(Some("data")),
+        }
+        w.end_object();
+        line.clear();
+        line.push_str(w.as_str());
+        w.take();
+        line.push('\n');
+        out.write_all(line.as_bytes()).map_err(Walk::Io)
+    });
+    match walked {
+        Ok(()) => {}
+        Err(Walk::Io(e)) => return Err(Failure::Io(e)),
+        Err(Walk::Bag(e)) => return Err(Failure::Input(format!("{shown}: {e}"))),
+    }
+    if let Some(stop) = &bag.stop {
+        let what = if stop.truncated { "the file is truncated" } else { "a bad record" };
+        return Err(Failure::Input(format!(
+            "{shown}: {what}: {}; every message of the {} complete chunk(s) before it was recovered",
+            stop.error,
+            bag.chunks.len()
+        )));
+    }
+    if bad > 0 {
+        return Err(Failure::Input(format!("{shown}: {bad} message(s) could not be decoded (see above)")));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Why the message walk stopped.
+enum Walk {
+    Io(std::io::Error),
+    Bag(BagError),
+}
+
+impl From<BagError> for Walk {
+    fn from(e: BagError) -> Self {
+        Walk::Bag(e)
+    }
+}
+
+fn connection_json(w: &mut JsonWriter, c: &Connection, md5_ok: bool) {
+    w.begin_object(None);
+    w.str(Some("kind"), "connection");
+    w.uint(Some("conn"), u64::from(c.id));
+    w.str(Some("topic"), &c.topic);
+    w.str(Some("type"), &c.ty);
+    w.str(Some("md5sum"), &c.md5sum);
+    w.bool(Some("md5_ok"), md5_ok);
+    match &c.callerid {
+        Some(s) => w.str(Some("callerid"), s),
+        None => w.null(Some("callerid")),
+    }
+    match c.latching.as_deref().map(|l| (l, l.parse::<i64>())) {
+        Some((_, Ok(n))) => w.int(Some("latching"), n),
+        Some((l, Err(_))) => w.str(Some("latching"), l),
+        None => w.null(Some("latching")),
+    }
+    let digest = Sha256::digest(c.message_definition.as_bytes());
+    let mut hex = String::with_capacity(64);
+    logspec::json::hex(&mut hex, &digest);
+    w.str(Some("msgdef_sha256"), &hex);
+    w.end_object();
+}
+
+fn time_json(w: &mut JsonWriter, name: Option<&str>, t: Time) {
+    w.begin_object(name);
+    w.uint(Some("sec"), u64::from(t.sec));
+    w.uint(Some("nsec"), u64::from(t.nsec));
+    w.end_object();
+}
+
+/// Facts about a bag, from its index (or its scan): no message is decompressed.
+pub struct Summary {
+    pub bag: Bag<std::io::BufReader<std::fs::File>>,
+    pub decoders: Decoders,
+    pub topics: BTreeMap<String, (u64, BTreeSet<String>, usize)>,
+    pub messages: u64,
+    pub start: Option<Time>,
+    pub end: Option<Time>,
+}
+
+pub fn summarise(path: &Path, shown: &str, msg_path: &[PathBuf]) -> Result<Summary, CliError> {
+    let bag = open(path, shown).map_err(CliError::Input)?;
+    let registry = registry(msg_path).map_err(CliError::Input)?;
+    let decoders = Decoders::new(shown, &bag.connections, registry.as_ref());
+    let mut per_conn: BTreeMap<u32, u64> = BTreeMap::new();
+    let (mut start, mut end) = (None::<Time>, None::<Time>);
+    for c in &bag.chunks {
+        for (id, n) in &c.counts {
+            *per_conn.entry(*id).or_default() += u64::from(*n);
+        }
+        if !c.counts.is_empty() {
+            start = Some(start.map_or(c.start, |s| s.min(c.start)));
+            end = Some(end.map_or(c.end, |e| e.max(c.end)));
+        }
+    }
+    let mut topics: BTreeMap<String, (u64, BTreeSet<String>, usize)> = BTreeMap::new();
+    for c in bag.connections.values() {
+        let e = topics.entry(c.topic.clone()).or_default();
+        e.0 += per_conn.get(&c.id).copied().unwrap_or(0);
+        e.1.insert(c.ty.clone());
+        e.2 += 1;
+    }
+    let messages = per_conn.values().sum();
+    Ok(Summary { bag, decoders, topics, messages, start, end })
+}
+
+fn compressions(s: &Summary) -> BTreeMap<Compression, usize> {
+    let mut m = BTreeMap::new();
+    for c in &s.bag.chunks {
+        *m.entry(c.compression).or_default() += 1;
+    }
+    m
+}
+
+fn md5_all_ok(s: &Summary) -> bool {
+    s.decoders.conns.values().all(|t| t.md5_ok)
+}
+
+/// `rosbag info`-like text.
+pub fn text(s: &Summary, shown: &str) -> String {
+    let b = &s.bag;
+    let mut t = String::new();
+    let mut line = |k: &str, v: String| t.push_str(&format!("{k:<13}{v}\n"));
+    line("path:", shown.to_string());
+    line("version:", "2.0".into());
+    line(
+        "index:",
+        if b.indexed {
+            format!("yes (at byte {})", b.index_pos)
+        } else {
+            format!("none used (index_pos {}); connections and chunks found by scanning", b.index_pos)
+        },
+    );
+    if let (Some(a), Some(z)) = (s.start, s.end) {
+        let d = z.as_secs_f64() - a.as_secs_f64();
+        let whole = d as u64;
+        let dur = if d >= 60.0 { format!("{}:{:02}s ({d:.1}s)", whole / 60, whole % 60) } else { format!("{d:.1}s") };
+        line("duration:", dur);
+        line("start:", format!("{} ({:.2})", utc(a), a.as_secs_f64()));
+        line("end:", format!("{} ({:.2})", utc(z), z.as_secs_f64()));
+    }
+    line("size:", human(b.len));
+    line("messages:", s.messages.to_string());
+    let comp = compressions(s);
+    let n = b.chunks.len();
+    let mut parts: Vec<String> = comp.iter().map(|(c, k)| format!("{} [{k}/{n} chunks]", c.as_str())).collect();
+    if parts.is_empty() {
+        parts.push("none [0 chunks]".into());
+    }
+    let stored: u64 = b.chunks.iter().map(|c| c.stored).sum();
+    let raw: u64 = b.chunks.iter().map(|c| u64::from(c.size)).sum();
+    if comp.keys().any(|c| *c != Compression::None) && raw > 0 {
+        parts.push(format!("({:.1}% of {})", 100.0 * stored as f64 / raw as f64, human(raw)));
+    }
+    line("compression:", parts.join(", "));
+    let mut types: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    for c in b.connections.values() {
+        types.entry(&c.ty).or_default().insert(&c.md5sum);
+    }
+    let width = types.keys().map(|k| k.len()).max().unwrap_or(0);
+    let mut first = true;
+    for (ty, md5s) in &types {
+        for m in md5s {
+            line(if first { "types:" } else { "" }, format!("{ty:<width$} [{m}]"));
+            first = false;
+        }
+    }
+    let tw = s.topics.keys().map(|k| k.len()).max().unwrap_or(0);
+    let cw = s.topics.values().map(|v| v.0.to_string().len()).max().unwrap_or(0);
+    for (i, (topic, (count, tys, conns))) in s.topics.iter().enumerate() {
+        let tys: Vec<&str> = tys.iter().map(String::as_str).collect();
+        let extra = if *conns > 1 { format!(" ({conns} connections)") } else { String::new() };
+        line(
+            if i == 0 { "topics:" } else { "" },
+            format!("{topic:<tw$} {count:>cw$} msgs : {}{extra}", tys.join(", ")),
+        );
+    }
+    if md5_all_ok(s) {
+        line("md5:", "every connection's md5sum matches its definition".into());
+    }
+    for (id, ct) in &s.decoders.conns {
+        if let Some(p) = &ct.problem {
+            line("md5:", format!("connection {id}: {}", p.lines().next().unwrap_or("")));
+        }
+    }
+    if let Some(stop) = &b.stop {
+        let what = if stop.truncated { "truncated" } else { "stopped" };
+        line("integrity:", format!("{what} at {}", stop.error));
+    }
+    t
+}
+
+/// The facts of `*.expected.summary.json`, and more.
+pub fn json(s: &Summary, shown: &str) -> String {
+    let b = &s.bag;
+    let mut w = JsonWriter::new();
+    w.begin_object(None);
+    w.str(Some("file"), shown);
+    w.str(Some("format"), "rosbag");
+    w.str(Some("version"), "2.0");
+    w.uint(Some("index_pos"), b.index_pos);
+    w.bool(Some("indexed"), b.indexed);
+    w.uint(Some("chunks"), b.chunks.len() as u64);
+    w.begin_array(Some("compression"), 0);
+    for c in compressions(s).keys() {
+        w.str(None, c.as_str());
+    }
+    w.end_array();
+    w.bool(Some("truncated"), b.stop.as_ref().is_some_and(|x| x.truncated));
+    match &b.stop {
+        Some(x) => w.str(Some("stop"), &x.error.to_string()),
+        None => w.null(Some("stop")),
+    }
+    w.uint(Some("connections"), b.connections.len() as u64);
+    w.bool(Some("md5_all_ok"), md5_all_ok(s));
+    w.uint(Some("messages"), s.messages);
+    // Topics with messages, as the reference summaries count them.
+    w.begin_object(Some("topics"));
+    for (topic, (count, _, _)) in s.topics.iter().filter(|t| t.1 .0 > 0) {
+        w.uint(Some(topic), *count);
+    }
+    w.end_object();
+    w.begin_object(Some("types"));
+    for c in b.connections.values() {
+        w.str(Some(&c.ty), &c.md5sum);
+    }
+    w.end_object();
+    match (s.start, s.end) {
+        (Some(a), Some(z)) => {
+            time_json(&mut w, Some("start"), a);
+            time_json(&mut w, Some("end"), z);
+            w.f64(Some("duration"), z.as_secs_f64() - a.as_secs_f64());
+        }
+        _ => {
+            w.null(Some("start"));
+            w.null(Some("end"));
+            w.null(Some("duration"));
+        }
+    }
+    w.uint(Some("size"), b.len);
+    w.end_object();
+    let mut out = w.take();
+    out.push('\n');
+    out
+}
+
+/// Whether the bag read cleanly (every connection's md5 included).
+pub fn ok(s: &Summary) -> bool {
+    s.bag.stop.is_none() && md5_all_ok(s)
+}
+
+fn human(n: u64) -> String {
+    let units = ["B", "KB", "MB", "GB", "TB"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < units.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.1} {}", units[u])
+    }
+}
+
+/// `Nov 14 2023 22:13:20.00 UTC`.
+fn utc(t: Time) -> String {
+    let days = i64::from(t.sec / 86_400);
+    let secs = t.sec % 86_400;
+    // Howard Hinnant's civil_from_days.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+    format!(
+        "{} {day:02} {year} {:02}:{:02}:{:02}.{:02} UTC",
+        MONTHS[(month - 1) as usize],
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60,
+        t.nsec / 10_000_000
+    )
+}

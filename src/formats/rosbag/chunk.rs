@@ -1,0 +1,165 @@
+//! Chunk payloads: decompression (none, bz2, lz4 frames of both flavours) and the pipeline that
+//! decompresses a sequence of chunks on worker threads, a bounded window of them in flight, and
+//! hands them back in order.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::sync::{mpsc, Mutex};
+
+use super::BagError;
+
+/// The compression of a chunk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Compression {
+    None,
+    Bz2,
+    Lz4,
+}
+
+impl Compression {
+    pub fn parse(v: &[u8]) -> Option<Compression> {
+        match v {
+            b"none" => Some(Compression::None),
+            b"bz2" => Some(Compression::Bz2),
+            b"lz4" => Some(Compression::Lz4),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Compression::None => "none",
+            Compression::Bz2 => "bz2",
+            Compression::Lz4 => "lz4",
+        }
+    }
+}
+
+/// A chunk's bytes as stored in the file.
+pub struct RawChunk {
+    /// File offset of the chunk record.
+    pub pos: u64,
+    pub compression: Compression,
+    /// The uncompressed size from the chunk header.
+    pub size: u32,
+    pub data: Vec<u8>,
+}
+
+/// The largest uncompressed chunk accepted (the `size` header field is a u32; ROS writes 768 KiB).
+const MAX_CHUNK: usize = 1 << 30;
+
+impl RawChunk {
+    /// The uncompressed records. The result must be exactly `size` bytes.
+    pub fn decompress(self) -> Result<Vec<u8>, BagError> {
+        let size = self.size as usize;
+        let err = |m: String| BagError::at(self.pos, format!("chunk ({}): {m}", self.compression.as_str()));
+        if size > MAX_CHUNK {
+            return Err(err(format!("uncompressed size {size} exceeds the limit of {MAX_CHUNK} bytes")));
+        }
+        let out = match self.compression {
+            Compression::None => self.data,
+            Compression::Bz2 => read_all(bzip2::read::BzDecoder::new(&self.data[..]), size)
+                .map_err(|e| err(format!("bz2 data does not decompress: {e}")))?,
+            // lz4_flex's frame decoder takes both the roslz4 flavour (content checksum, no content
+            // size) and the generic one (content size, no checksum).
+            Compression::Lz4 => read_all(lz4_flex::frame::FrameDecoder::new(&self.data[..]), size)
+                .map_err(|e| err(format!("lz4 frame does not decompress: {e}")))?,
+        };
+        if out.len() != size {
+            return Err(err(format!("decompressed to {} bytes, the chunk header says {size}", out.len())));
+        }
+        Ok(out)
+    }
+}
+
+/// Reads at most `size + 1` bytes (one more than expected shows an oversized stream without
+/// decompressing all of it).
+fn read_all(r: impl Read, size: usize) -> std::io::Result<Vec<u8>> {
+    // The claimed size is reserved only up to a few MiB: a larger buffer grows as bytes arrive.
+    let mut out = Vec::with_capacity(size.min(8 << 20));
+    r.take(size as u64 + 1).read_to_end(&mut out)?;
+    Ok(out)
+}
+
+/// Worker threads for decompression: `LOGSPEC_THREADS` if set, else the available cores (at
+/// most 8).
+fn threads() -> usize {
+    std::env::var("LOGSPEC_THREADS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()).min(8))
+}
+
+/// How many chunks may be read ahead of the one being consumed, per worker thread.
+const WINDOW_PER_THREAD: usize = 2;
+
+/// Reads `n` chunks in order with `read(i)`, decompresses them (on worker threads when any is
+/// compressed) and calls `consume(i, bytes)` in order. At most a bounded window of chunks is in
+/// memory. A read or decompression error of chunk `i` is returned after chunks `0..i` were
+/// consumed; an error of `consume` stops everything at once.
+pub fn pipeline<E: From<BagError>>(
+    n: usize,
+    mut read: impl FnMut(usize) -> Result<RawChunk, BagError>,
+    mut consume: impl FnMut(usize, Vec<u8>) -> Result<(), E>,
+    compressed: bool,
+) -> Result<(), E> {
+    let threads = threads();
+    if !compressed || threads < 2 || n < 2 {
+        for i in 0..n {
+            let bytes = read(i)?.decompress()?;
+            consume(i, bytes)?;
+        }
+        return Ok(());
+    }
+    let window = threads * WINDOW_PER_THREAD;
+    let (job_tx, job_rx) = mpsc::sync_channel::<(usize, RawChunk)>(window);
+    let job_rx = Mutex::new(job_rx);
+    std::thread::scope(|s| {
+        // Owned by the closure, so that any return drops it and the workers stop.
+        let job_tx = job_tx;
+        let (res_tx, res_rx) = mpsc::channel::<(usize, Result<Vec<u8>, BagError>)>();
+        for _ in 0..threads {
+            let (job_rx, res_tx) = (&job_rx, res_tx.clone());
+            s.spawn(move || loop {
+                let job = job_rx.lock().map(|rx| rx.recv());
+                let Ok(Ok((i, raw))) = job else { break };
+                if res_tx.send((i, raw.decompress())).is_err() {
+                    break;
+                }
+            });
+        }
+        drop(res_tx);
+        let mut sent = 0usize;
+        let mut read_error: Option<(usize, BagError)> = None;
+        let mut pending: BTreeMap<usize, Result<Vec<u8>, BagError>> = BTreeMap::new();
+        for next in 0..n {
+            while read_error.is_none() && sent < n && sent - next < window {
+                match read(sent) {
+                    Ok(raw) => {
+                        if job_tx.send((sent, raw)).is_err() {
+                            break;
+                        }
+                    }
+                    Err(e) => read_error = Some((sent, e)),
+                }
+                sent += 1;
+            }
+            if read_error.as_ref().is_some_and(|(i, _)| *i == next) {
+                return Err(read_error.take().expect("checked").1.into());
+            }
+            let bytes = loop {
+                if let Some(r) = pending.remove(&next) {
+                    break r;
+                }
+                match res_rx.recv() {
+                    Ok((i, r)) => {
+                        pending.insert(i, r);
+                    }
+                    Err(_) => return Err(BagError::at(0, "a decompression thread stopped").into()),
+                }
+            };
+            consume(next, bytes?)?;
+        }
+        Ok(())
+    })
+}
