@@ -202,8 +202,7 @@ pub fn dump(
             continue;
         }
         let frame = index.zip(state.start.as_ref());
-        let elapsed = state.start.as_ref().map_or(0.0, |s| s.elapsed);
-        let t_ns = if elapsed > 0.0 { (elapsed * 1e9).round() as u64 } else { 0 };
+        let t_ns = super::source::seconds_to_ns(state.start.as_ref().map_or(0.0, |s| s.elapsed));
         if !select.wants_channel(p.name().unwrap_or("")) || !select.wants_time(t_ns) {
             continue;
         }

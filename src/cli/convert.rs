@@ -13,7 +13,7 @@ use logspec::value::Value;
 
 use super::export::SelectArgs;
 use super::source::{self, Channel, Sink};
-use super::{detect, open, shown, CliError, FormatKind};
+use super::{detect, open, shown, CliError};
 
 #[derive(clap::Args, Debug)]
 #[command(
@@ -30,12 +30,8 @@ pub struct Args {
     pub compression: Compression,
     #[command(flatten)]
     pub select: SelectArgs,
-    /// Skip format detection.
-    #[arg(long, value_enum)]
-    pub format: Option<FormatKind>,
-    /// RLOG: decode a file that starts without a revision byte as R1 (AdvantageKit#15).
-    #[arg(long)]
-    pub assume_r1: bool,
+    #[command(flatten)]
+    pub input: super::InputArgs,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -46,7 +42,7 @@ pub enum Compression {
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let path = shown(&args.file);
-    let d = detect(&args.file, open(&args.file)?, args.format)?;
+    let d = detect(&args.file, open(&args.file)?, args.input.format)?;
     let kind = d.kind;
     let out_err = |e: &dyn std::fmt::Display| CliError::Input(format!("{}: {e}", args.output.display()));
     let file = File::create(&args.output).map_err(|e| out_err(&e))?;
@@ -59,7 +55,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         .library(concat!("logspec ", env!("CARGO_PKG_VERSION")));
     let writer = mcap::Writer::with_options(BufWriter::new(file), options).map_err(|e| out_err(&e))?;
     let mut sink = Mcap { writer, channels: Vec::new(), sequence: 0, out: args.output.display().to_string() };
-    let outcome = source::read(d, &path, args.assume_r1, &args.select.select(), &mut sink)?;
+    let outcome = source::read(d, &path, args.input.assume_r1, &args.select.select(), &mut sink)?;
     let mut meta = BTreeMap::new();
     meta.insert("format".to_string(), kind.title().to_string());
     let source_name = args.file.file_name().map_or(path.clone(), |n| n.to_string_lossy().into_owned());

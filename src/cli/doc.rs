@@ -1,6 +1,5 @@
 //! `logspec doc`: a format's documentation, generated from its schema.
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -22,14 +21,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         Some(path) => {
             std::fs::write(path, text).map_err(|e| CliError::Input(format!("{}: cannot write: {e}", path.display())))?
         }
-        None => {
-            let mut out = std::io::stdout().lock();
-            match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
-                Err(e) => return Err(CliError::Input(format!("writing output: {e}"))),
-            }
-        }
+        None => super::write_stdout(text.as_bytes())?,
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -15,12 +15,8 @@ use super::{detect, open, shown, CliError, FormatKind};
 pub struct Args {
     /// The log file (`-` for standard input).
     pub file: PathBuf,
-    /// Skip format detection.
-    #[arg(long, value_enum)]
-    pub format: Option<FormatKind>,
-    /// RLOG: decode a file that starts without a revision byte as R1 (AdvantageKit#15).
-    #[arg(long)]
-    pub assume_r1: bool,
+    #[command(flatten)]
+    pub input: super::InputArgs,
     /// CARLA: only the packets of frames A..B (0-based frame ordinals, B excluded; `A..` and
     /// `..B` too), e.g. `--frames 0..3` for the first three frames.
     #[arg(long, value_name = "A..B", value_parser = super::carla::parse_frames)]
@@ -37,7 +33,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
-    let d = detect(&args.file, open(&args.file)?, args.format)?;
+    let d = detect(&args.file, open(&args.file)?, args.input.format)?;
     if args.frames.is_some() && d.kind != FormatKind::Carla {
         return Err(CliError::Usage(format!(
             "--frames applies to CARLA recordings; {} has no frames",
@@ -58,8 +54,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let result = match d.kind {
         FormatKind::Usvlog => {
             // The file's schema id picks the layout: the current one or an older one from the lock.
-            let schema = logspec::codegen::compile_str("schemas/usvlog.toml", logspec::formats::usvlog::SCHEMA_TOML)
-                .map_err(|e| CliError::Input(e.render()))?;
+            let schema = super::source::bundled_schema("schemas/usvlog.toml", logspec::formats::usvlog::SCHEMA_TOML)?;
             let ns_per_tick = super::source::timestamp_scale(&schema);
             let job = Dump { input: d.input, out: &mut out, path: &path, select: &select, ns_per_tick };
             with_file_format::<logspec::formats::usvlog::Usvlog, _>(&d.head, job)
@@ -70,7 +65,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             .map_err(Failure::Input)
             .and_then(|r| super::carla::dump(r, &mut out, &path, args.frames.clone(), &select)),
         FormatKind::Rlog | FormatKind::RlogStream => {
-            super::rlogfile::reader(d.input, d.kind == FormatKind::RlogStream, args.assume_r1, &path)
+            super::rlogfile::reader(d.input, d.kind == FormatKind::RlogStream, args.input.assume_r1, &path)
                 .map_err(Failure::Input)
                 .and_then(|r| super::rlogfile::dump(r, &mut out, &path, &select))
         }

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use logspec::value::Value;
 
 use super::source::{self, Channel, Select, Sink};
-use super::{detect, open, shown, CliError, FormatKind};
+use super::{detect, open, shown, CliError};
 
 #[derive(clap::Args, Debug)]
 #[command(
@@ -28,12 +28,8 @@ pub struct Args {
     pub aligned: Option<f64>,
     #[command(flatten)]
     pub select: SelectArgs,
-    /// Skip format detection.
-    #[arg(long, value_enum)]
-    pub format: Option<FormatKind>,
-    /// RLOG: decode a file that starts without a revision byte as R1 (AdvantageKit#15).
-    #[arg(long)]
-    pub assume_r1: bool,
+    #[command(flatten)]
+    pub input: super::InputArgs,
 }
 
 /// Channel and time filters shared by the verbs that read samples.
@@ -63,8 +59,8 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         .map_err(|e| CliError::Input(format!("{}: cannot create: {e}", args.csv.display())))?;
     let select = args.select.select();
     let read = |sink: &mut dyn Sink| {
-        let d = detect(&args.file, open(&args.file)?, args.format)?;
-        source::read(d, &path, args.assume_r1, &select, sink)
+        let d = detect(&args.file, open(&args.file)?, args.input.format)?;
+        source::read(d, &path, args.input.assume_r1, &select, sink)
     };
     let outcome = match args.aligned {
         None => {

@@ -1,7 +1,7 @@
 //! `logspec info`: what a log file is and what it holds.
 
 use std::collections::BTreeMap;
-use std::io::{self, Read, Write};
+use std::io::Read;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -17,12 +17,8 @@ pub struct Args {
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
-    /// Skip format detection.
-    #[arg(long, value_enum)]
-    pub format: Option<FormatKind>,
-    /// RLOG: decode a file that starts without a revision byte as R1 (AdvantageKit#15).
-    #[arg(long)]
-    pub assume_r1: bool,
+    #[command(flatten)]
+    pub input: super::InputArgs,
     /// ROS bag: a directory of `.msg` files for connections whose embedded definition is empty
     /// or does not match their md5sum; repeat for several.
     #[arg(long, value_name = "DIR")]
@@ -46,28 +42,28 @@ struct Summary {
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let path = shown(&args.file);
-    let d = detect(&args.file, open(&args.file)?, args.format)?;
+    let d = detect(&args.file, open(&args.file)?, args.input.format)?;
     let kind = d.kind;
     if kind == FormatKind::Carla {
         let s = super::carla::summarise(d.input, &path)?;
         let file = args.file.file_name().map_or(path.clone(), |n| n.to_string_lossy().into_owned());
         let text = if args.json { super::carla::json(&s, &file) } else { super::carla::text(&s, &path) };
-        write_out(&text)?;
+        super::write_stdout(text.as_bytes())?;
         return Ok(if s.ok() { ExitCode::SUCCESS } else { ExitCode::from(1) });
     }
     if kind == FormatKind::Rosbag {
         drop(d.input);
         let s = super::rosbag::summarise(&args.file, &path, &args.msg_path)?;
         let text = if args.json { super::rosbag::json(&s, &path) } else { super::rosbag::text(&s, &path) };
-        write_out(&text)?;
+        super::write_stdout(text.as_bytes())?;
         return Ok(if super::rosbag::ok(&s) { ExitCode::SUCCESS } else { ExitCode::from(1) });
     }
     if matches!(kind, FormatKind::Rlog | FormatKind::RlogStream) {
         let stream = kind == FormatKind::RlogStream;
-        let s = super::rlogfile::summarise(d.input, stream, args.assume_r1, &path)?;
+        let s = super::rlogfile::summarise(d.input, stream, args.input.assume_r1, &path)?;
         let text =
             if args.json { super::rlogfile::json(&s, &path, stream) } else { super::rlogfile::text(&s, &path, stream) };
-        write_out(&text)?;
+        super::write_stdout(text.as_bytes())?;
         return Ok(if s.errors.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) });
     }
     // The file's schema id picks the layout: the current one or an older one from the lock.
@@ -76,16 +72,8 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let s = with_file_format::<F, _>(&d.head, job);
     let s = s.map_err(|e| CliError::Input(format!("{path}: {e}")))??;
     let text = if args.json { json(&s, kind, &path) } else { text(&s, kind, &path) };
-    write_out(&text)?;
+    super::write_stdout(text.as_bytes())?;
     Ok(if s.errors.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
-}
-
-fn write_out(text: &str) -> Result<(), CliError> {
-    let mut out = io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
-        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(CliError::Input(format!("writing output: {e}"))),
-        _ => Ok(()),
-    }
 }
 
 struct Summarise<'a> {

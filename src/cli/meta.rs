@@ -1,6 +1,5 @@
 //! Verbs about the command line itself: shell completions and the Markdown reference.
 
-use std::io::Write;
 use std::process::ExitCode;
 
 use clap::CommandFactory;
@@ -18,7 +17,8 @@ pub fn completions(args: CompletionsArgs) -> Result<ExitCode, CliError> {
     let mut cmd = Cli::command();
     let mut out = Vec::new();
     clap_complete::generate(args.shell, &mut cmd, "logspec", &mut out);
-    write_stdout(&out)
+    super::write_stdout(&out)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The reference of every verb and option, as Markdown (`docs/cli.md`).
@@ -28,14 +28,6 @@ pub fn reference_markdown() -> String {
 }
 
 pub fn reference() -> Result<ExitCode, CliError> {
-    write_stdout(reference_markdown().as_bytes())
-}
-
-fn write_stdout(bytes: &[u8]) -> Result<ExitCode, CliError> {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(bytes).and_then(|_| out.flush()) {
-        Ok(()) => Ok(ExitCode::SUCCESS),
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
-        Err(e) => Err(CliError::Input(format!("writing output: {e}"))),
-    }
+    super::write_stdout(reference_markdown().as_bytes())?;
+    Ok(ExitCode::SUCCESS)
 }

@@ -151,6 +151,17 @@ impl fmt::Display for CliError {
     }
 }
 
+/// How the verbs that read a log open it.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct InputArgs {
+    /// Skip format detection.
+    #[arg(long, value_enum)]
+    pub format: Option<FormatKind>,
+    /// RLOG: decode a file that starts without a revision byte as R1 (AdvantageKit#15).
+    #[arg(long)]
+    pub assume_r1: bool,
+}
+
 /// The log formats the CLI knows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum FormatKind {
@@ -193,6 +204,16 @@ fn looks_like_rlog(head: &[u8]) -> bool {
 fn looks_like_rlog_stream(head: &[u8]) -> bool {
     let Some(len) = head.first_chunk::<4>().map(|b| i32::from_be_bytes(*b)) else { return false };
     len > 9 && matches!(head.get(4..6), Some([1 | 2, 0]))
+}
+
+/// Writes text to standard output; a closed pipe (`| head`) is not an error.
+pub fn write_stdout(bytes: &[u8]) -> Result<(), CliError> {
+    use std::io::Write;
+    let mut out = io::stdout().lock();
+    match out.write_all(bytes).and_then(|_| out.flush()) {
+        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(CliError::Input(format!("writing output: {e}"))),
+        _ => Ok(()),
+    }
 }
 
 /// Opens a path, or standard input for `-`.

@@ -9,7 +9,7 @@ use plotters::prelude::*;
 use logspec::value::Value;
 
 use super::source::{self, Channel, Select, Sink};
-use super::{detect, open, shown, CliError, FormatKind};
+use super::{detect, open, shown, CliError};
 
 #[derive(clap::Args, Debug)]
 #[command(
@@ -39,12 +39,8 @@ pub struct Args {
     /// Only samples at or before this time (seconds).
     #[arg(long, value_name = "SECONDS")]
     pub until: Option<f64>,
-    /// Skip format detection.
-    #[arg(long, value_enum)]
-    pub format: Option<FormatKind>,
-    /// RLOG: decode a file that starts without a revision byte as R1 (AdvantageKit#15).
-    #[arg(long)]
-    pub assume_r1: bool,
+    #[command(flatten)]
+    pub input: super::InputArgs,
 }
 
 /// The font every label is drawn with, bundled so that plots look the same on every machine.
@@ -74,14 +70,14 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         )));
     }
     let path = shown(&args.file);
-    let d = detect(&args.file, open(&args.file)?, args.format)?;
+    let d = detect(&args.file, open(&args.file)?, args.input.format)?;
     let select = Select { channels: Vec::new(), since: args.since, until: args.until };
     let mut sink = Collect {
         fields: args.fields.iter().map(|f| Series::new(f)).collect(),
         by_channel: Vec::new(),
         seen: Vec::new(),
     };
-    let outcome = source::read(d, &path, args.assume_r1, &select, &mut sink)?;
+    let outcome = source::read(d, &path, args.input.assume_r1, &select, &mut sink)?;
     for w in &outcome.warnings {
         eprintln!("logspec: {w}");
     }

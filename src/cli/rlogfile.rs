@@ -37,7 +37,7 @@ pub fn dump(
         match ev {
             Ok(Event::Value { timestamp, key_id, value }) => {
                 let key = r.key(key_id);
-                let t_ns = if timestamp > 0.0 { (timestamp * 1e9).round() as u64 } else { 0 };
+                let t_ns = super::source::seconds_to_ns(timestamp);
                 if !select.wants_channel(key.map_or("", |k| k.name.as_str())) || !select.wants_time(t_ns) {
                     continue;
                 }

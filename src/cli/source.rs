@@ -41,6 +41,21 @@ impl Channel {
     }
 }
 
+/// Nanoseconds of a time in seconds (RLOG timestamps, CARLA `elapsed`); negative times are 0.
+pub fn seconds_to_ns(t: f64) -> u64 {
+    if t > 0.0 {
+        (t * 1e9).round() as u64
+    } else {
+        0
+    }
+}
+
+/// The IR of a bundled format's schema (for what only the schema says: units, docs, the
+/// timestamp's unit).
+pub fn bundled_schema(path: &str, toml: &str) -> Result<Schema, CliError> {
+    logspec::codegen::compile_str(path, toml).map_err(|e| CliError::Input(e.render()))
+}
+
 /// Receives the samples of a log, in file order.
 pub trait Sink {
     /// A channel appears for the first time (before its first sample).
@@ -93,12 +108,11 @@ pub fn read(
     select: &Select,
     sink: &mut dyn Sink,
 ) -> Result<Outcome, CliError> {
-    let mut state = State { select, sink, ids: HashMap::new(), outcome: Outcome::default() };
+    let mut state = State { select, sink, ids: HashMap::new(), selected: 0, outcome: Outcome::default() };
     match d.kind {
         FormatKind::Usvlog => {
             type F = logspec::formats::usvlog::Usvlog;
-            let schema = logspec::codegen::compile_str("schemas/usvlog.toml", logspec::formats::usvlog::SCHEMA_TOML)
-                .map_err(|e| CliError::Input(e.render()))?;
+            let schema = bundled_schema("schemas/usvlog.toml", logspec::formats::usvlog::SCHEMA_TOML)?;
             let job = Framed { input: d.input, path, schema: &schema, state: &mut state };
             with_file_format::<F, _>(&d.head, job).map_err(|e| CliError::Input(format!("{path}: {e}")))??;
         }
@@ -108,8 +122,7 @@ pub fn read(
             )))
         }
         FormatKind::Carla => {
-            let schema = logspec::codegen::compile_str("schemas/carla.toml", logspec::formats::carla::SCHEMA_TOML)
-                .map_err(|e| CliError::Input(e.render()))?;
+            let schema = bundled_schema("schemas/carla.toml", logspec::formats::carla::SCHEMA_TOML)?;
             let r = super::carla::reader(d.input, path).map_err(CliError::Input)?;
             read_carla(r, path, &schema, &mut state)?;
         }
@@ -127,6 +140,8 @@ struct State<'a> {
     sink: &'a mut dyn Sink,
     /// Channel ids by name; `None` for a channel that is not selected.
     ids: HashMap<String, Option<usize>>,
+    /// How many channels were selected so far (the next channel id).
+    selected: usize,
     outcome: Outcome,
 }
 
@@ -146,9 +161,10 @@ impl State<'_> {
         let id = match self.ids.get(name) {
             Some(id) => *id,
             None => {
-                let id = self.select.wants_channel(name).then_some(self.ids.values().flatten().count());
+                let id = self.select.wants_channel(name).then_some(self.selected);
                 if let Some(id) = id {
                     self.sink.channel(id, &describe())?;
+                    self.selected += 1;
                 }
                 self.ids.insert(name.to_string(), id);
                 id
@@ -268,7 +284,7 @@ fn read_rlog(mut r: rlog::Reader<Box<dyn Read>>, path: &str, state: &mut State<'
                 let key = r.key(key_id);
                 let name = key.map_or("?", |k| k.name.as_str());
                 let type_name = value.type_name(key.and_then(|k| k.declared_type.as_deref())).to_string();
-                let t_ns = if timestamp > 0.0 { (timestamp * 1e9).round() as u64 } else { 0 };
+                let t_ns = seconds_to_ns(timestamp);
                 let value = || Value::Object(vec![("value".to_string(), rlog::to_value(&value))]);
                 state.deliver(name, t_ns, value, || rlog_channel(name, &type_name))?;
             }
@@ -325,8 +341,7 @@ fn read_carla(
                 break;
             }
         };
-        let elapsed = r.frame().start.as_ref().map_or(0.0, |s| s.elapsed);
-        let t_ns = if elapsed > 0.0 { (elapsed * 1e9).round() as u64 } else { 0 };
+        let t_ns = seconds_to_ns(r.frame().start.as_ref().map_or(0.0, |s| s.elapsed));
         let name = p.name().unwrap_or("?");
         match &p.body {
             Body::Record { record, .. } => {

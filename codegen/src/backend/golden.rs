@@ -15,7 +15,7 @@
 
 use std::fmt::Write;
 
-use super::{generated_banner, Artifact, Backend};
+use super::{generated_banner, json_string, Artifact, Backend};
 use crate::ir::{ConstValue, Endian, Field, Len, Prim, Schema, Struct, Ty, TypeDef, TypeId};
 
 /// Generates `golden/<format>.json` for every schema with at least one fixed-size struct.
@@ -51,19 +51,19 @@ pub fn vectors(schema: &Schema) -> Option<String> {
         return None;
     }
     let mut out = String::from("{\n");
-    let _ = writeln!(out, "  \"generated\": {},", json_str(&generated_banner(schema)));
+    let _ = writeln!(out, "  \"generated\": {},", json_string(&generated_banner(schema)));
     out.push_str(
         "  \"about\": \"Known values and their wire bytes for every fixed-size struct; checked by Rust, C and Python (see docs/schema-language.md).\",\n",
     );
-    let _ = writeln!(out, "  \"format\": {},", json_str(&schema.format.name));
+    let _ = writeln!(out, "  \"format\": {},", json_string(&schema.format.name));
     out.push_str("  \"vectors\": [\n");
     for (n, &id) in ids.iter().enumerate() {
         let s = schema.strukt(id);
         let mut g = Gen { schema, counter: id.0 as u64 * 1000, bytes: Vec::new() };
         let values = g.fields(s, Some(id));
-        let _ = write!(out, "    {{\"struct\": {}", json_str(&s.name));
+        let _ = write!(out, "    {{\"struct\": {}", json_string(&s.name));
         if let Some(r) = schema.record_for(id) {
-            let _ = write!(out, ", \"record\": {}, \"id\": {}", json_str(&r.name), r.id);
+            let _ = write!(out, ", \"record\": {}, \"id\": {}", json_string(&r.name), r.id);
         }
         let _ = write!(out, ", \"size\": {},\n     \"values\": {values},\n     \"bytes\": \"", g.bytes.len());
         for b in &g.bytes {
@@ -92,7 +92,7 @@ impl Gen<'_> {
                 None => self.field(f),
             };
             if !f.is_padding() {
-                parts.push(format!("{}: {v}", json_str(&f.name)));
+                parts.push(format!("{}: {v}", json_string(&f.name)));
             }
         }
         format!("{{{}}}", parts.join(", "))
@@ -155,7 +155,7 @@ impl Gen<'_> {
                 let mut b = text.clone().into_bytes();
                 b.resize(*n as usize, 0);
                 self.bytes.extend_from_slice(&b);
-                json_str(&text)
+                json_string(&text)
             }
             Ty::Array { elem, len: Len::Fixed(n) } => {
                 let items: Vec<String> = (0..*n).map(|_| self.value(elem, endian)).collect();
@@ -258,20 +258,4 @@ fn json_hex(b: &[u8]) -> String {
     }
     s.push('"');
     s
-}
-
-fn json_str(s: &str) -> String {
-    let mut out = String::from("\"");
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }

@@ -6,6 +6,7 @@
 
 use std::fmt::Write;
 
+use super::json_string;
 use crate::ir::{Field, Schema, Ty, TypeDef, TypeId};
 
 /// The schema of a struct's values, as JSON text.
@@ -14,10 +15,10 @@ pub fn struct_schema(schema: &Schema, id: TypeId) -> String {
     let s = schema.strukt(id);
     out.push_str("{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\",");
     let title = schema.record_for(id).map_or(s.name.as_str(), |r| r.name.as_str());
-    let _ = write!(out, "\"title\":{},", string(title));
+    let _ = write!(out, "\"title\":{},", json_string(title));
     let doc = schema.record_for(id).and_then(|r| r.doc.as_deref()).or(s.doc.as_deref());
     if let Some(d) = doc {
-        let _ = write!(out, "\"description\":{},", string(d));
+        let _ = write!(out, "\"description\":{},", json_string(d));
     }
     object_body(schema, &s.fields, &mut out);
     out.push('}');
@@ -32,7 +33,7 @@ fn object_body(schema: &Schema, fields: &[Field], out: &mut String) {
         if i > 0 {
             out.push(',');
         }
-        let _ = write!(out, "{}:{{", string(&f.name));
+        let _ = write!(out, "{}:{{", json_string(&f.name));
         let desc = match (&f.doc, &f.unit) {
             (Some(d), Some(u)) => Some(format!("{d} [{u}]")),
             (Some(d), None) => Some(d.clone()),
@@ -40,13 +41,13 @@ fn object_body(schema: &Schema, fields: &[Field], out: &mut String) {
             (None, None) => None,
         };
         if let Some(d) = desc {
-            let _ = write!(out, "\"description\":{},", string(&d));
+            let _ = write!(out, "\"description\":{},", json_string(&d));
         }
         ty(schema, &f.ty, out);
         out.push('}');
     }
     out.push_str("},\"required\":[");
-    let names: Vec<String> = shown.iter().map(|f| string(&f.name)).collect();
+    let names: Vec<String> = shown.iter().map(|f| json_string(&f.name)).collect();
     out.push_str(&names.join(","));
     out.push(']');
 }
@@ -74,13 +75,13 @@ fn ty(schema: &Schema, t: &Ty, out: &mut String) {
             TypeDef::Struct(s) => object_body(schema, &s.fields, out),
             TypeDef::Enum(e) => {
                 let values: Vec<String> = e.values.iter().map(|v| format!("{} = {}", v.value, v.name)).collect();
-                let _ = write!(out, "\"type\":\"integer\",\"title\":{},", string(&e.name));
-                let _ = write!(out, "\"description\":{}", string(&format!("enum: {}", values.join(", "))));
+                let _ = write!(out, "\"type\":\"integer\",\"title\":{},", json_string(&e.name));
+                let _ = write!(out, "\"description\":{}", json_string(&format!("enum: {}", values.join(", "))));
             }
             TypeDef::Flags(f) => {
                 let bits: Vec<String> = f.flags.iter().map(|b| format!("bit {} = {}", b.bit, b.name)).collect();
-                let _ = write!(out, "\"type\":\"integer\",\"title\":{},", string(&f.name));
-                let _ = write!(out, "\"description\":{}", string(&format!("flags: {}", bits.join(", "))));
+                let _ = write!(out, "\"type\":\"integer\",\"title\":{},", json_string(&f.name));
+                let _ = write!(out, "\"description\":{}", json_string(&format!("flags: {}", bits.join(", "))));
             }
             TypeDef::Union(u) => union(schema, u, out),
             TypeDef::Extern(_) => {}
@@ -94,7 +95,7 @@ fn ty(schema: &Schema, t: &Ty, out: &mut String) {
 }
 
 fn union(schema: &Schema, u: &crate::ir::Union, out: &mut String) {
-    let _ = write!(out, "\"title\":{},\"oneOf\":[", string(&u.name));
+    let _ = write!(out, "\"title\":{},\"oneOf\":[", json_string(&u.name));
     for (i, v) in u.variants.iter().enumerate() {
         if i > 0 {
             out.push(',');
@@ -111,26 +112,8 @@ fn union(schema: &Schema, u: &crate::ir::Union, out: &mut String) {
         fields.extend(v.fields.iter().cloned());
         out.push('{');
         object_body(schema, &fields, out);
-        let _ = write!(out, ",\"title\":{}", string(&v.name));
+        let _ = write!(out, ",\"title\":{}", json_string(&v.name));
         out.push('}');
     }
     out.push(']');
-}
-
-/// A JSON string literal.
-fn string(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
