@@ -284,3 +284,199 @@ fn dump_filters_by_channel_and_time() {
     assert_eq!(ours.len(), 1 + 158, "the header and one FrameStart per frame");
     assert!(ours[1..].iter().all(|p| p["name"] == "FrameStart"));
 }
+
+/// The message lines of a bag's reference dump.
+fn bag_expected(stem: &str) -> Vec<Value> {
+    let text = std::fs::read_to_string(data(&format!("rosbag/{stem}.expected.jsonl"))).unwrap();
+    jsonl(&text).into_iter().filter(|v| v["kind"] == "message").collect()
+}
+
+fn ros_time_ns(t: &Value) -> u64 {
+    t["sec"].as_u64().unwrap() * 1_000_000_000 + t["nsec"].as_u64().unwrap()
+}
+
+/// ROS bags convert losslessly: the messages' bytes pass through as `ros1` messages with the
+/// definitions as `ros1msg` schemas. Read back with the `mcap` crate, every message decodes (from
+/// the MCAP schema alone) to the reference decoder's value, at the record time.
+#[test]
+fn rosbag_converts_to_ros1_mcap() {
+    use logspec::formats::rosbag::{Connection, Decoders};
+    use logspec::runtime::Visit;
+    let dir = tmp("rosbag-mcap");
+    for stem in ["test_lz4", "test_bz2", "rosbagjs-example"] {
+        let out = dir.join(format!("{stem}.mcap"));
+        let file = data(&format!("rosbag/{stem}.bag"));
+        ok(&["convert", file.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+        let bytes = std::fs::read(&out).unwrap();
+        let summary = mcap::Summary::read(&bytes).unwrap().expect("a summary section");
+        let expected = bag_expected(stem);
+        assert_eq!(summary.stats.as_ref().unwrap().message_count, expected.len() as u64, "{stem}");
+        let messages: Vec<mcap::Message> = mcap::MessageStream::new(&bytes).unwrap().map(Result::unwrap).collect();
+        assert_eq!(messages.len(), expected.len(), "{stem}");
+        for (i, (m, e)) in messages.iter().zip(&expected).enumerate() {
+            assert_eq!(m.channel.topic, e["topic"].as_str().unwrap(), "{stem} message {i}");
+            assert_eq!(m.channel.message_encoding, "ros1");
+            assert_eq!(m.log_time, ros_time_ns(&e["time"]), "{stem} message {i}");
+            let schema = m.channel.schema.as_ref().expect("a schema");
+            assert_eq!(schema.encoding, "ros1msg");
+            assert_eq!(schema.name, e["type"].as_str().unwrap());
+            // Decode with nothing but what the MCAP file says.
+            let conn = Connection {
+                id: 0,
+                topic: m.channel.topic.clone(),
+                ty: schema.name.clone(),
+                md5sum: m.channel.metadata["md5sum"].clone(),
+                message_definition: String::from_utf8(schema.data.to_vec()).unwrap(),
+                callerid: m.channel.metadata.get("callerid").cloned(),
+                latching: m.channel.metadata.get("latching").cloned(),
+                offset: 0,
+            };
+            let decoders = Decoders::new("mcap", &[(0, conn)].into_iter().collect(), None);
+            let t = decoders.get(0).unwrap();
+            assert!(t.md5_ok, "{stem}: {}: the definition in the MCAP schema gives the md5sum", schema.name);
+            let d = t.decoder.as_ref().expect("a decoder");
+            let v = d.decode(&m.data).unwrap();
+            let mut w = logspec::json::JsonWriter::new();
+            d.view(&v).visit(None, &mut w);
+            let ours: Value = serde_json::from_str(&w.take()).unwrap();
+            if let Some(diff) = common::json_diff(&ours, &e["data"], &format!("{stem} message {i}")) {
+                panic!("{diff}");
+            }
+        }
+    }
+    // Two publishers on one topic keep their own caller ids (two MCAP channels, one topic).
+    let bytes = std::fs::read(dir.join("test_lz4.mcap")).unwrap();
+    let summary = mcap::Summary::read(&bytes).unwrap().unwrap();
+    let mut callers: Vec<&str> = summary
+        .channels
+        .values()
+        .filter(|c| c.topic == "/chatter")
+        .map(|c| c.metadata["callerid"].as_str())
+        .collect();
+    callers.sort();
+    assert_eq!(callers, ["/talker_a", "/talker_b"]);
+    let header = mcap::read::LinearReader::new(&bytes).unwrap().next().unwrap().unwrap();
+    assert!(matches!(header, mcap::records::Record::Header(h) if h.profile == "ros1"));
+
+    // Topic and time filters (seconds from the bag's first message).
+    let out = dir.join("imu.mcap");
+    let file = data("rosbag/test_lz4.bag");
+    ok(&["convert", file.to_str().unwrap(), "-o", out.to_str().unwrap(), "--topic", "/imu", "--since", "0.1"]);
+    let expected = bag_expected("test_lz4");
+    let start = expected.iter().map(|e| ros_time_ns(&e["time"])).min().unwrap();
+    let want = expected
+        .iter()
+        .filter(|e| e["topic"] == "/imu" && ros_time_ns(&e["time"]) - start >= 100_000_000)
+        .count();
+    let bytes = std::fs::read(&out).unwrap();
+    let n = mcap::MessageStream::new(&bytes).unwrap().count();
+    assert!(want > 0 && n == want, "{n} != {want}");
+}
+
+/// Foxglove's own Python reader (`mcap` with `mcap-ros1-support`, installed by `.ci/run`)
+/// decodes every message of the converted bag to the reference values.
+#[test]
+fn rosbag_mcap_decodes_with_foxglove_python_reader() {
+    let dir = tmp("rosbag-py");
+    let out = dir.join("bag.mcap");
+    let file = data("rosbag/test_none.bag");
+    ok(&["convert", file.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+    let script = r#"
+import json, math, sys
+from mcap.reader import make_reader
+from mcap_ros1.decoder import DecoderFactory
+
+def plain(x):
+    if hasattr(x, "secs") and hasattr(x, "nsecs"):
+        return {"sec": x.secs, "nsec": x.nsecs}
+    if hasattr(x, "__slots__") and hasattr(x, "_slot_types"):
+        return {k: plain(getattr(x, k)) for k in x.__slots__}
+    if isinstance(x, (bytes, bytearray)):
+        return list(x)
+    if isinstance(x, (list, tuple)):
+        return [plain(i) for i in x]
+    if isinstance(x, float) and not math.isfinite(x):
+        return "NaN" if math.isnan(x) else ("Infinity" if x > 0 else "-Infinity")
+    return x
+
+with open(sys.argv[1], "rb") as f:
+    reader = make_reader(f, decoder_factories=[DecoderFactory()])
+    for schema, channel, message, msg in reader.iter_decoded_messages(log_time_order=False):
+        print(json.dumps({"topic": channel.topic, "t": message.log_time, "data": plain(msg)}))
+"#;
+    let run = std::process::Command::new("python3").arg("-c").arg(script).arg(&out).output().expect("run python3");
+    assert!(
+        run.status.success(),
+        "python3 with the mcap and mcap-ros1-support packages (`.ci/run` installs them): {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let got = jsonl(&String::from_utf8(run.stdout).unwrap());
+    let expected = bag_expected("test_none");
+    assert_eq!(got.len(), expected.len());
+    for (i, (g, e)) in got.iter().zip(&expected).enumerate() {
+        assert_eq!(g["topic"], e["topic"]);
+        assert_eq!(g["t"].as_u64().unwrap(), ros_time_ns(&e["time"]));
+        // genpy normalises durations (-1 s -5 ns reads as -2 s 999999995 ns): times and
+        // durations are compared as nanoseconds.
+        let (g, e) = (total_ns(&g["data"]), total_ns(&e["data"]));
+        if let Some(diff) = common::json_diff(&g, &e, &format!("message {i}")) {
+            panic!("{diff}");
+        }
+    }
+}
+
+/// Every `{"sec", "nsec"}` object as its total nanoseconds.
+fn total_ns(v: &Value) -> Value {
+    match v {
+        Value::Object(m) if m.len() == 2 && m.contains_key("sec") && m.contains_key("nsec") => {
+            let ns = m["sec"].as_i64().unwrap() * 1_000_000_000 + m["nsec"].as_i64().unwrap();
+            Value::from(ns)
+        }
+        Value::Object(m) => Value::Object(m.iter().map(|(k, x)| (k.clone(), total_ns(x))).collect()),
+        Value::Array(a) => Value::Array(a.iter().map(total_ns).collect()),
+        _ => v.clone(),
+    }
+}
+
+/// ROS bags in CSV (one file per topic, times in Unix seconds), plots (time from the first
+/// message) and the dump's time filter.
+#[test]
+fn rosbag_export_plot_and_time_filter() {
+    let dir = tmp("rosbag-csv");
+    let file = data("rosbag/test_none.bag");
+    let f = file.to_str().unwrap();
+    ok(&["export", f, "--csv", dir.to_str().unwrap()]);
+    let expected = bag_expected("test_none");
+    let imu: Vec<&Value> = expected.iter().filter(|e| e["topic"] == "/imu").collect();
+    let (header, rows) = csv(&dir.join("imu.csv"));
+    assert_eq!(header[0], "t [s]");
+    let col = header.iter().position(|h| h == "linear_acceleration.z").expect("a linear_acceleration.z column");
+    assert_eq!(rows.len(), imu.len());
+    for (row, e) in rows.iter().zip(&imu) {
+        let t = e["time"]["sec"].as_f64().unwrap() + e["time"]["nsec"].as_f64().unwrap() * 1e-9;
+        assert!((row[0].parse::<f64>().unwrap() - t).abs() < 1e-6, "{} vs {t}", row[0]);
+        assert_eq!(row[col].parse::<f64>().unwrap(), e["data"]["linear_acceleration"]["z"].as_f64().unwrap());
+    }
+
+    let png = dir.join("imu.png");
+    let msg = ok(&["plot", f, "-f", "/imu.linear_acceleration.z", "-o", png.to_str().unwrap(), "--width", "500"]);
+    assert!(msg.contains(&format!("{} point(s)", imu.len())), "{msg}");
+    let bytes = std::fs::read(&png).unwrap();
+    assert_eq!(u32::from_be_bytes(bytes[16..20].try_into().unwrap()), 500);
+
+    // `dump --since/--until`: seconds from the first message, inclusive.
+    let out = logspec(&["dump", f, "--since", "0.2", "--until", "0.6"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let got: Vec<Value> =
+        jsonl(&String::from_utf8(out.stdout).unwrap()).into_iter().filter(|v| v["kind"] == "message").collect();
+    let start = expected.iter().map(|e| ros_time_ns(&e["time"])).min().unwrap();
+    let want: Vec<&Value> = expected
+        .iter()
+        .filter(|e| (200_000_000..=600_000_000).contains(&(ros_time_ns(&e["time"]) - start)))
+        .collect();
+    assert!(!want.is_empty() && want.len() < expected.len());
+    assert_eq!(got.len(), want.len());
+    for (g, e) in got.iter().zip(want) {
+        assert_eq!(g, e);
+    }
+}

@@ -1,7 +1,9 @@
 //! `logspec convert FILE -o out.mcap`: any supported log as an MCAP file that Foxglove opens.
 //! Every channel (record type, RLOG key, ...) becomes an MCAP channel of JSON messages with a
 //! JSON Schema generated from the IR (field docs and units in the descriptions); the log time of
-//! a message is the sample's timestamp. Chunks are LZ4-compressed and indexed.
+//! a message is the sample's timestamp. A ROS bag's messages are passed through as they are
+//! (`ros1` messages, the connections' definitions as `ros1msg` schemas, the `ros1` profile), so
+//! nothing is lost. Chunks are LZ4-compressed and indexed.
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -17,7 +19,7 @@ use super::{detect, open, shown, CliError};
 
 #[derive(clap::Args, Debug)]
 #[command(
-    after_help = "Examples:\n  logspec convert timeseries.bin -o run.mcap   (then open run.mcap in Foxglove)\n  logspec convert robot.rlog -o robot.mcap --key '/RealOutputs/*'"
+    after_help = "A ROS bag's messages are written as recorded (`ros1` messages, `ros1msg` schemas, the `ros1` profile); other formats become JSON messages with a JSON Schema from the format's schema.\n\nExamples:\n  logspec convert timeseries.bin -o run.mcap   (then open run.mcap in Foxglove)\n  logspec convert robot.rlog -o robot.mcap --key '/RealOutputs/*'\n  logspec convert run.bag -o run.mcap --topic /imu --since 10"
 )]
 pub struct Args {
     /// The log file (`-` for standard input).
@@ -51,11 +53,11 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             Compression::Lz4 => Some(mcap::Compression::Lz4),
             Compression::None => None,
         })
-        .profile("")
+        .profile(if kind == super::FormatKind::Rosbag { "ros1" } else { "" })
         .library(concat!("logspec ", env!("CARGO_PKG_VERSION")));
     let writer = mcap::Writer::with_options(BufWriter::new(file), options).map_err(|e| out_err(&e))?;
     let mut sink = Mcap { writer, channels: Vec::new(), sequence: 0, out: args.output.display().to_string() };
-    let outcome = source::read(d, &path, args.input.assume_r1, &args.select.select(), &mut sink)?;
+    let outcome = source::read(d, &args.file, &path, args.input.assume_r1, &args.select.select(), &mut sink)?;
     let mut meta = BTreeMap::new();
     meta.insert("format".to_string(), kind.title().to_string());
     let source_name = args.file.file_name().map_or(path.clone(), |n| n.to_string_lossy().into_owned());
@@ -85,34 +87,64 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
 
 struct Mcap {
     writer: mcap::Writer<BufWriter<File>>,
-    /// MCAP channel id per source channel id.
-    channels: Vec<u16>,
+    /// MCAP channel id per source channel id, and whether it carries ROS messages as recorded.
+    channels: Vec<(u16, bool)>,
     sequence: u32,
     out: String,
 }
 
 impl Sink for Mcap {
     fn channel(&mut self, _id: usize, channel: &Channel) -> Result<(), CliError> {
-        let err = |e: mcap::McapError| CliError::Input(format!("{}: {e}", self.out));
-        let schema = self.writer.add_schema(&channel.schema_name, "jsonschema", channel.json_schema.as_bytes());
-        let schema = schema.map_err(err)?;
+        let out = &self.out;
+        let err = |e: mcap::McapError| CliError::Input(format!("{out}: {e}"));
         let topic = if channel.name.starts_with('/') { channel.name.clone() } else { format!("/{}", channel.name) };
-        let id = self.writer.add_channel(schema, &topic, "json", &BTreeMap::new());
-        let id = id.map_err(|e| CliError::Input(format!("{}: {e}", self.out)))?;
+        let id = match &channel.ros1 {
+            Some(ros) => {
+                let schema = self.writer.add_schema(&ros.ty, "ros1msg", ros.definition.as_bytes()).map_err(err)?;
+                let mut meta = BTreeMap::new();
+                meta.insert("md5sum".to_string(), ros.md5sum.clone());
+                if let Some(c) = &ros.callerid {
+                    meta.insert("callerid".to_string(), c.clone());
+                }
+                if let Some(l) = &ros.latching {
+                    meta.insert("latching".to_string(), l.clone());
+                }
+                (self.writer.add_channel(schema, &topic, "ros1", &meta).map_err(err)?, true)
+            }
+            None => {
+                let schema = self.writer.add_schema(&channel.schema_name, "jsonschema", channel.json_schema.as_bytes());
+                let schema = schema.map_err(err)?;
+                (self.writer.add_channel(schema, &topic, "json", &BTreeMap::new()).map_err(err)?, false)
+            }
+        };
         self.channels.push(id);
         Ok(())
     }
 
     fn sample(&mut self, id: usize, t_ns: u64, value: &Value) -> Result<(), CliError> {
+        self.write(id, t_ns, value.to_json().as_bytes())
+    }
+
+    fn raw(&mut self, id: usize, t_ns: u64, bytes: &[u8]) -> Result<bool, CliError> {
+        if !self.channels[id].1 {
+            return Ok(false);
+        }
+        self.write(id, t_ns, bytes)?;
+        Ok(true)
+    }
+}
+
+impl Mcap {
+    fn write(&mut self, id: usize, t_ns: u64, data: &[u8]) -> Result<(), CliError> {
         let header = mcap::records::MessageHeader {
-            channel_id: self.channels[id],
+            channel_id: self.channels[id].0,
             sequence: self.sequence,
             log_time: t_ns,
             publish_time: t_ns,
         };
         self.sequence = self.sequence.wrapping_add(1);
         self.writer
-            .write_to_known_channel(&header, value.to_json().as_bytes())
+            .write_to_known_channel(&header, data)
             .map_err(|e| CliError::Input(format!("{}: {e}", self.out)))
     }
 }

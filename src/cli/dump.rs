@@ -71,13 +71,8 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         }
         FormatKind::Rosbag => {
             drop(d.input);
-            if select.since.is_some() || select.until.is_some() {
-                return Err(CliError::Usage(format!(
-                    "{path}: --since and --until are not supported for ROS bags yet; use --topic"
-                )));
-            }
             let opts = super::rosbag::DumpOptions {
-                topics: &select.channels,
+                select: &select,
                 msg_path: &args.msg_path,
                 file_order: args.file_order,
             };

@@ -39,10 +39,11 @@ pub struct SelectArgs {
     /// a prefix). Repeatable.
     #[arg(long = "channel", visible_aliases = ["record", "key", "topic", "packet"], value_name = "NAME")]
     pub channels: Vec<String>,
-    /// Only samples at or after this time (seconds).
+    /// Only samples at or after this time: seconds from the log's time origin (its own zero; for
+    /// ROS bags, the first message).
     #[arg(long, value_name = "SECONDS")]
     pub since: Option<f64>,
-    /// Only samples at or before this time (seconds).
+    /// Only samples at or before this time (seconds, as for --since).
     #[arg(long, value_name = "SECONDS")]
     pub until: Option<f64>,
 }
@@ -60,7 +61,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let select = args.select.select();
     let read = |sink: &mut dyn Sink| {
         let d = detect(&args.file, open(&args.file)?, args.input.format)?;
-        source::read(d, &path, args.input.assume_r1, &select, sink)
+        source::read(d, &args.file, &path, args.input.assume_r1, &select, sink)
     };
     let outcome = match args.aligned {
         None => {

@@ -33,10 +33,11 @@ pub struct Args {
     /// Title (the file name if not given).
     #[arg(long)]
     pub title: Option<String>,
-    /// Only samples at or after this time (seconds).
+    /// Only samples at or after this time: seconds from the log's time origin (its own zero; for
+    /// ROS bags, the first message).
     #[arg(long, value_name = "SECONDS")]
     pub since: Option<f64>,
-    /// Only samples at or before this time (seconds).
+    /// Only samples at or before this time (seconds, as for --since).
     #[arg(long, value_name = "SECONDS")]
     pub until: Option<f64>,
     #[command(flatten)]
@@ -76,8 +77,9 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         fields: args.fields.iter().map(|f| Series::new(f)).collect(),
         by_channel: Vec::new(),
         seen: Vec::new(),
+        origin_ns: 0,
     };
-    let outcome = source::read(d, &path, args.input.assume_r1, &select, &mut sink)?;
+    let outcome = source::read(d, &args.file, &path, args.input.assume_r1, &select, &mut sink)?;
     for w in &outcome.warnings {
         eprintln!("logspec: {w}");
     }
@@ -85,6 +87,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     if !missing.is_empty() {
         let mut seen = sink.seen.clone();
         seen.sort();
+        seen.dedup();
         let shown_channels: Vec<&str> = seen.iter().take(20).map(String::as_str).collect();
         return Err(CliError::Usage(format!(
             "{path}: no numeric samples for {}; the log's channels are: {}{}",
@@ -101,9 +104,11 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         .map_err(|_| CliError::Input("the bundled font does not load".into()))?;
     let out = args.output.clone();
     let size = (args.width, args.height);
+    // ROS bag times are Unix times: the axis counts from the first message instead.
+    let x_desc = if sink.origin_ns > 0 { "time since the first message [s]" } else { "time [s]" };
     let result = match kind {
-        Kind::Png => draw(BitMapBackend::new(&out, size).into_drawing_area(), &title, &sink.fields),
-        Kind::Svg => draw(SVGBackend::new(&out, size).into_drawing_area(), &title, &sink.fields),
+        Kind::Png => draw(BitMapBackend::new(&out, size).into_drawing_area(), &title, x_desc, &sink.fields),
+        Kind::Svg => draw(SVGBackend::new(&out, size).into_drawing_area(), &title, x_desc, &sink.fields),
     };
     result.map_err(|e| CliError::Input(format!("{}: cannot draw: {e}", out.display())))?;
     let points: usize = sink.fields.iter().map(|s| s.points.len()).sum();
@@ -141,6 +146,8 @@ struct Collect {
     by_channel: Vec<Vec<(usize, String)>>,
     /// Every channel name, for the message when a field is not found.
     seen: Vec<String>,
+    /// The log's time origin, subtracted from the sample times.
+    origin_ns: u64,
 }
 
 impl Sink for Collect {
@@ -165,7 +172,12 @@ impl Sink for Collect {
         Ok(())
     }
 
+    fn origin(&mut self, origin_ns: u64) {
+        self.origin_ns = origin_ns;
+    }
+
     fn sample(&mut self, id: usize, t_ns: u64, value: &Value) -> Result<(), CliError> {
+        let t = t_ns.saturating_sub(self.origin_ns) as f64 / 1e9;
         let feeds = &self.by_channel[id];
         if feeds.is_empty() {
             return Ok(());
@@ -180,7 +192,7 @@ impl Sink for Collect {
                 leaves.iter().find(|(n, _)| n == column).map(|(_, v)| *v)
             };
             if let Some(y) = leaf.and_then(Value::as_f64).filter(|y| y.is_finite()) {
-                self.fields[*i].points.push((t_ns as f64 / 1e9, y));
+                self.fields[*i].points.push((t, y));
             }
         }
         Ok(())
@@ -222,6 +234,7 @@ fn decimate(points: &[(f64, f64)], x0: f64, x1: f64, columns: usize) -> Vec<(f64
 fn draw<DB: DrawingBackend>(
     root: DrawingArea<DB, plotters::coord::Shift>,
     title: &str,
+    x_desc: &str,
     series: &[Series],
 ) -> Result<(), Box<dyn std::error::Error>>
 where
@@ -257,7 +270,7 @@ where
         .build_cartesian_2d(x0..x1, y0..y1)?;
     chart
         .configure_mesh()
-        .x_desc("time [s]")
+        .x_desc(x_desc)
         .y_desc(y_label)
         .label_style(("sans-serif", 14))
         .axis_desc_style(("sans-serif", 16))

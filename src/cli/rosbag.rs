@@ -15,12 +15,23 @@ use super::CliError;
 
 /// What `dump` takes besides the file.
 pub struct DumpOptions<'a> {
-    pub topics: &'a [String],
+    /// Topics (`channels`) and times (seconds since the bag's first message).
+    pub select: &'a super::source::Select,
     pub msg_path: &'a [PathBuf],
     pub file_order: bool,
 }
 
 fn open(path: &Path, shown: &str) -> Result<Bag<std::io::BufReader<std::fs::File>>, String> {
+    let (bag, notice) = open_noting(path, shown)?;
+    if let Some(n) = notice {
+        eprintln!("logspec: {n}");
+    }
+    Ok(bag)
+}
+
+/// Opens a bag; the second value says when its index was missing or unusable (the bag was
+/// scanned instead).
+pub fn open_noting(path: &Path, shown: &str) -> Result<(Bag<std::io::BufReader<std::fs::File>>, Option<String>), String> {
     if path.as_os_str() == "-" {
         return Err(format!(
             "{shown}: a bag must be a file (its index is at the end); standard input is not supported"
@@ -28,14 +39,16 @@ fn open(path: &Path, shown: &str) -> Result<Bag<std::io::BufReader<std::fs::File
     }
     let f = std::fs::File::open(path).map_err(|e| format!("{shown}: cannot open: {e}"))?;
     let bag = Bag::open(std::io::BufReader::with_capacity(1 << 16, f)).map_err(|e| format!("{shown}: {e}"))?;
-    if let Some(e) = &bag.index_problem {
-        eprintln!("logspec: {shown}: the index is unusable ({e}); scanned the whole file instead");
+    let notice = if let Some(e) = &bag.index_problem {
+        Some(format!("{shown}: the index is unusable ({e}); scanned the whole file instead"))
     } else if !bag.indexed {
-        eprintln!(
-            "logspec: {shown}: the bag has no index (index_pos = 0); scanned the whole file (like `rosbag reindex`)"
-        );
-    }
-    Ok(bag)
+        Some(format!(
+            "{shown}: the bag has no index (index_pos = 0); scanned the whole file (like `rosbag reindex`)"
+        ))
+    } else {
+        None
+    };
+    Ok((bag, notice))
 }
 
 /// The `.msg` registry of `--msg-path`, if any.
@@ -70,7 +83,8 @@ fn select(bag: &Bag<impl std::io::Read>, topics: &[String], shown: &str) -> Resu
 pub fn dump(path: &Path, shown: &str, opts: &DumpOptions<'_>, out: &mut impl Write) -> Result<ExitCode, Failure> {
     let mut bag = open(path, shown).map_err(Failure::Input)?;
     let registry = registry(opts.msg_path).map_err(Failure::Input)?;
-    let selected = select(&bag, opts.topics, shown).map_err(Failure::Input)?;
+    let selected = select(&bag, &opts.select.channels, shown).map_err(Failure::Input)?;
+    let origin = start(&bag).map_or(0, super::source::ros_time_ns);
     let decoders = Decoders::new(shown, &bag.connections, registry.as_ref());
     let mut w = JsonWriter::new();
     for c in bag.connections.values().filter(|c| selected.as_ref().map_or(true, |s| s.contains(&c.id))) {
@@ -88,6 +102,9 @@ pub fn dump(path: &Path, shown: &str, opts: &DumpOptions<'_>, out: &mut impl Wri
     let mut bad = 0u64;
     let mut line = String::new();
     let walked = bag.for_each_message(order, selected.as_ref(), |m| -> Result<(), Walk> {
+        if !opts.select.wants_time(super::source::ros_time_ns(m.time).saturating_sub(origin)) {
+            return Ok(());
+        }
         let Some(c) = conns.get(&m.conn) else {
             eprintln!(
                 "logspec: {shown}: byte {} (chunk), record at byte {} of its data: message of connection {}, which the bag never defines; skipped",
@@ -201,16 +218,12 @@ pub fn summarise(path: &Path, shown: &str, msg_path: &[PathBuf]) -> Result<Summa
     let registry = registry(msg_path).map_err(CliError::Input)?;
     let decoders = Decoders::new(shown, &bag.connections, registry.as_ref());
     let mut per_conn: BTreeMap<u32, u64> = BTreeMap::new();
-    let (mut start, mut end) = (None::<Time>, None::<Time>);
     for c in &bag.chunks {
         for (id, n) in &c.counts {
             *per_conn.entry(*id).or_default() += u64::from(*n);
         }
-        if !c.counts.is_empty() {
-            start = Some(start.map_or(c.start, |s| s.min(c.start)));
-            end = Some(end.map_or(c.end, |e| e.max(c.end)));
-        }
     }
+    let (start, end) = span(&bag);
     let mut topics: BTreeMap<String, (u64, BTreeSet<String>, usize)> = BTreeMap::new();
     for c in bag.connections.values() {
         let e = topics.entry(c.topic.clone()).or_default();
@@ -220,6 +233,21 @@ pub fn summarise(path: &Path, shown: &str, msg_path: &[PathBuf]) -> Result<Summa
     }
     let messages = per_conn.values().sum();
     Ok(Summary { bag, decoders, topics, messages, start, end })
+}
+
+/// The time of the bag's first and last message, from the chunk infos.
+pub fn span<R>(bag: &Bag<R>) -> (Option<Time>, Option<Time>) {
+    let (mut start, mut end) = (None::<Time>, None::<Time>);
+    for c in bag.chunks.iter().filter(|c| !c.counts.is_empty()) {
+        start = Some(start.map_or(c.start, |s| s.min(c.start)));
+        end = Some(end.map_or(c.end, |e| e.max(c.end)));
+    }
+    (start, end)
+}
+
+/// The time of the bag's first message, which the time filters count from.
+pub fn start<R>(bag: &Bag<R>) -> Option<Time> {
+    span(bag).0
 }
 
 fn compressions(s: &Summary) -> BTreeMap<Compression, usize> {

@@ -3,6 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
+use std::path::Path;
 
 use logspec::codegen::ir::{self, Schema, Ty, TypeDef};
 use logspec::formats::rlog::{self, Event as RlogEvent};
@@ -22,6 +23,20 @@ pub struct Channel {
     pub json_schema: String,
     /// Units of flattened columns (see [`Value::flatten`]), with array indices removed.
     pub units: BTreeMap<String, String>,
+    /// A ROS bag connection's type, for sinks that pass its messages through as they are.
+    pub ros1: Option<Ros1Type>,
+}
+
+/// What a ROS bag says about the messages of a connection.
+#[derive(Clone, Debug)]
+pub struct Ros1Type {
+    /// `pkg/Type`.
+    pub ty: String,
+    pub md5sum: String,
+    /// The `message_definition` text, as recorded.
+    pub definition: String,
+    pub callerid: Option<String>,
+    pub latching: Option<String>,
 }
 
 impl Channel {
@@ -60,8 +75,19 @@ pub fn bundled_schema(path: &str, toml: &str) -> Result<Schema, CliError> {
 pub trait Sink {
     /// A channel appears for the first time (before its first sample).
     fn channel(&mut self, id: usize, channel: &Channel) -> Result<(), CliError>;
-    /// One sample: time in nanoseconds since the log's time origin.
+    /// One sample. Time is in nanoseconds, in the log's own clock: since boot (or the log's
+    /// start) for USVLOG, RLOG and CARLA, since the Unix epoch for ROS bags (see
+    /// [`Sink::origin`]).
     fn sample(&mut self, id: usize, t_ns: u64, value: &Value) -> Result<(), CliError>;
+    /// The log's time origin in the clock of the samples: 0 where the clock starts with the log,
+    /// the time of the first message for ROS bags. Called once, before any channel.
+    fn origin(&mut self, _origin_ns: u64) {}
+    /// A ROS message as recorded, for a sink that passes messages through undecoded: it returns
+    /// `true` when it took the bytes, `false` to be handed the decoded value through
+    /// [`Sink::sample`] instead (the default).
+    fn raw(&mut self, _id: usize, _t_ns: u64, _bytes: &[u8]) -> Result<bool, CliError> {
+        Ok(false)
+    }
 }
 
 /// Which samples to pass on.
@@ -69,9 +95,9 @@ pub trait Sink {
 pub struct Select {
     /// Channel names to keep (exact, or a prefix ending in `*`); empty keeps all.
     pub channels: Vec<String>,
-    /// Keep samples at or after this time (seconds).
+    /// Keep samples at or after this time (seconds since the log's time origin).
     pub since: Option<f64>,
-    /// Keep samples at or before this time (seconds).
+    /// Keep samples at or before this time (seconds since the log's time origin).
     pub until: Option<f64>,
 }
 
@@ -84,6 +110,7 @@ impl Select {
             })
     }
 
+    /// Whether a sample at `t_ns` nanoseconds after the log's time origin is wanted.
     pub fn wants_time(&self, t_ns: u64) -> bool {
         let t = t_ns as f64 / 1e9;
         self.since.map_or(true, |s| t >= s) && self.until.map_or(true, |u| t <= u)
@@ -103,12 +130,14 @@ pub struct Outcome {
 /// Reads a detected log into `sink`.
 pub fn read(
     d: Detected,
+    file: &Path,
     path: &str,
     assume_r1: bool,
     select: &Select,
     sink: &mut dyn Sink,
 ) -> Result<Outcome, CliError> {
-    let mut state = State { select, sink, ids: HashMap::new(), selected: 0, outcome: Outcome::default() };
+    let mut state =
+        State { select, sink, ids: HashMap::new(), selected: 0, origin_ns: 0, outcome: Outcome::default() };
     match d.kind {
         FormatKind::Usvlog => {
             type F = logspec::formats::usvlog::Usvlog;
@@ -117,9 +146,8 @@ pub fn read(
             with_file_format::<F, _>(&d.head, job).map_err(|e| CliError::Input(format!("{path}: {e}")))??;
         }
         FormatKind::Rosbag => {
-            return Err(CliError::Usage(format!(
-                "{path}: export, convert and plot do not read ROS bags yet; use `logspec dump` (JSON Lines) or `logspec info`"
-            )))
+            drop(d.input);
+            read_rosbag(file, path, &mut state)?;
         }
         FormatKind::Carla => {
             let schema = bundled_schema("schemas/carla.toml", logspec::formats::carla::SCHEMA_TOML)?;
@@ -142,6 +170,8 @@ struct State<'a> {
     ids: HashMap<String, Option<usize>>,
     /// How many channels were selected so far (the next channel id).
     selected: usize,
+    /// The time origin the time filters count from (nanoseconds in the samples' clock).
+    origin_ns: u64,
     outcome: Outcome,
 }
 
@@ -155,26 +185,35 @@ impl State<'_> {
         value: impl FnOnce() -> Value,
         describe: impl FnOnce() -> Channel,
     ) -> Result<(), CliError> {
-        if !self.select.wants_time(t_ns) {
-            return Ok(());
-        }
-        let id = match self.ids.get(name) {
-            Some(id) => *id,
-            None => {
-                let id = self.select.wants_channel(name).then_some(self.selected);
-                if let Some(id) = id {
-                    self.sink.channel(id, &describe())?;
-                    self.selected += 1;
-                }
-                self.ids.insert(name.to_string(), id);
-                id
-            }
-        };
-        if let Some(id) = id {
+        if let Some(id) = self.wanted(name, t_ns, describe)? {
             self.sink.sample(id, t_ns, &value())?;
             self.outcome.samples += 1;
         }
         Ok(())
+    }
+
+    /// The channel id of a sample that passes the filters, announcing the channel first if it
+    /// is new; `None` for a sample that is not wanted.
+    /// `key` tells channels apart (the channel name, except for ROS connections that share a
+    /// topic); the channel filter applies to the described channel's name.
+    fn wanted(&mut self, key: &str, t_ns: u64, describe: impl FnOnce() -> Channel) -> Result<Option<usize>, CliError> {
+        if !self.select.wants_time(t_ns.saturating_sub(self.origin_ns)) {
+            return Ok(None);
+        }
+        let id = match self.ids.get(key) {
+            Some(id) => *id,
+            None => {
+                let channel = describe();
+                let id = self.select.wants_channel(&channel.name).then_some(self.selected);
+                if let Some(id) = id {
+                    self.sink.channel(id, &channel)?;
+                    self.selected += 1;
+                }
+                self.ids.insert(key.to_string(), id);
+                id
+            }
+        };
+        Ok(id)
     }
 }
 
@@ -242,7 +281,7 @@ fn record_channel(schema: &Schema, name: &str) -> Channel {
         // A record of an older schema id that the current schema no longer has.
         None => ("{\"type\":\"object\"}".to_string(), BTreeMap::new()),
     };
-    Channel { name: name.to_string(), schema_name: name.to_string(), json_schema, units }
+    Channel { name: name.to_string(), schema_name: name.to_string(), json_schema, units, ros1: None }
 }
 
 /// Units of the leaf columns of a field list; a struct-typed field's unit (a `Vec3` in `cm`)
@@ -320,7 +359,7 @@ fn rlog_channel(key: &str, type_name: &str) -> Channel {
     let json_schema = format!(
         r#"{{"$schema":"https://json-schema.org/draft/2020-12/schema","title":{title},"type":"object","properties":{{"value":{value}}},"required":["value"]}}"#
     );
-    Channel { name: key.to_string(), schema_name: type_name.to_string(), json_schema, units: BTreeMap::new() }
+    Channel { name: key.to_string(), schema_name: type_name.to_string(), json_schema, units: BTreeMap::new(), ros1: None }
 }
 
 /// CARLA: a packet whose records each belong to an actor (`db_id`) gives one channel per packet
@@ -416,8 +455,144 @@ fn carla_actor_channel(schema: &Schema, packet: &str, channel: &str) -> Channel 
                 schema_name: schema.ty(id).name().to_string(),
                 json_schema: logspec::codegen::backend::jsonschema::struct_schema(schema, id),
                 units,
+                ros1: None,
             }
         }
         None => Channel { name: channel.to_string(), ..record_channel(schema, packet) },
+    }
+}
+
+/// Nanoseconds since the Unix epoch of a ROS time.
+pub fn ros_time_ns(t: logspec::formats::rosbag::Time) -> u64 {
+    u64::from(t.sec) * 1_000_000_000 + u64::from(t.nsec)
+}
+
+/// ROS bags: one channel per topic, in time order (connections on one topic are one channel
+/// when they agree on type, definition, caller id and latching, and one channel each otherwise,
+/// all named by the topic); times are the messages' record times (Unix time), and the time
+/// filters count from the bag's first message. A sink may take the messages' bytes as they are
+/// ([`Sink::raw`]); others get them decoded from the connections' embedded definitions.
+fn read_rosbag(file: &Path, path: &str, state: &mut State<'_>) -> Result<(), CliError> {
+    use logspec::formats::rosbag::{BagError, Connection, Decoders, Order};
+    let (mut bag, notice) = super::rosbag::open_noting(file, path).map_err(CliError::Input)?;
+    state.outcome.warnings.extend(notice);
+    let decoders = Decoders::new(path, &bag.connections, None);
+    for (id, t) in &decoders.conns {
+        if let Some(p) = &t.problem {
+            let c = &bag.connections[id];
+            state.outcome.warnings.push(format!("{path}: connection {id} ({}, {}): {p}", c.topic, c.ty));
+        }
+    }
+    let same = |a: &Connection, b: &Connection| {
+        (&a.ty, &a.md5sum, &a.message_definition, &a.callerid, &a.latching)
+            == (&b.ty, &b.md5sum, &b.message_definition, &b.callerid, &b.latching)
+    };
+    let mut first: HashMap<&str, &Connection> = HashMap::new();
+    let mut mixed: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    for c in bag.connections.values() {
+        match first.get(c.topic.as_str()) {
+            Some(f) if !same(f, c) => {
+                mixed.insert(&c.topic);
+            }
+            Some(_) => {}
+            None => {
+                first.insert(&c.topic, c);
+            }
+        }
+    }
+    let names: BTreeMap<u32, String> = bag
+        .connections
+        .values()
+        .map(|c| (c.id, if mixed.contains(c.topic.as_str()) { format!("{}#{}", c.topic, c.id) } else { c.topic.clone() }))
+        .collect();
+    let wanted: std::collections::BTreeSet<u32> =
+        bag.connections.values().filter(|c| state.select.wants_channel(&c.topic)).map(|c| c.id).collect();
+    state.origin_ns = super::rosbag::start(&bag).map_or(0, ros_time_ns);
+    state.sink.origin(state.origin_ns);
+    let conns = bag.connections.clone();
+
+    enum Walk {
+        Cli(CliError),
+        Bag(BagError),
+    }
+    impl From<BagError> for Walk {
+        fn from(e: BagError) -> Self {
+            Walk::Bag(e)
+        }
+    }
+    let walked = bag.for_each_message(Order::Time, Some(&wanted), |m| -> Result<(), Walk> {
+        let (Some(c), Some(key)) = (conns.get(&m.conn), names.get(&m.conn)) else {
+            state.outcome.warnings.push(format!(
+                "{path}: byte {} (chunk), record at byte {} of its data: message of connection {}, which the bag never defines; skipped",
+                m.chunk_pos, m.offset, m.conn
+            ));
+            return Ok(());
+        };
+        let t_ns = ros_time_ns(m.time);
+        let conn_type = decoders.get(m.conn);
+        let describe = || ros_channel(c, conn_type.and_then(|t| t.decoder.as_deref()));
+        let Some(id) = state.wanted(key, t_ns, describe).map_err(Walk::Cli)? else { return Ok(()) };
+        if !state.sink.raw(id, t_ns, m.data).map_err(Walk::Cli)? {
+            let Some(d) = conn_type.and_then(|t| t.decoder.as_ref()) else {
+                // Reported once above, with the connection.
+                return Ok(());
+            };
+            match d.decode(m.data) {
+                Ok(v) => state.sink.sample(id, t_ns, &Value::of(&d.view(&v))).map_err(Walk::Cli)?,
+                Err(e) => {
+                    state.outcome.warnings.push(format!(
+                        "{path}: byte {} (chunk), record at byte {} of its data: message on {} ({}) at {}.{:09}: {e}; skipped",
+                        m.chunk_pos, m.offset, c.topic, c.ty, m.time.sec, m.time.nsec
+                    ));
+                    return Ok(());
+                }
+            }
+        }
+        state.outcome.samples += 1;
+        Ok(())
+    });
+    match walked {
+        Ok(()) => {}
+        Err(Walk::Cli(e)) => return Err(e),
+        Err(Walk::Bag(e)) => {
+            state.outcome.error = Some(format!("{path}: {e}"));
+            return Ok(());
+        }
+    }
+    if let Some(stop) = &bag.stop {
+        let what = if stop.truncated { "the file is truncated" } else { "a bad record" };
+        state.outcome.error = Some(format!(
+            "{path}: {what}: {}; every message of the {} complete chunk(s) before it was read",
+            stop.error,
+            bag.chunks.len()
+        ));
+    }
+    Ok(())
+}
+
+/// The channel of a ROS connection: its JSON Schema from the compiled definition (an open object
+/// when the definition did not compile), and the type for passing messages through.
+fn ros_channel(
+    c: &logspec::formats::rosbag::Connection,
+    decoder: Option<&logspec::formats::rosbag::MsgDecoder>,
+) -> Channel {
+    let json_schema = decoder
+        .and_then(|d| {
+            let id = *d.lowered.ids.get(&d.name)?;
+            Some(logspec::codegen::backend::jsonschema::struct_schema(&d.lowered.schema, id))
+        })
+        .unwrap_or_else(|| "{\"type\":\"object\"}".to_string());
+    Channel {
+        name: c.topic.clone(),
+        schema_name: c.ty.clone(),
+        json_schema,
+        units: BTreeMap::new(),
+        ros1: Some(Ros1Type {
+            ty: c.ty.clone(),
+            md5sum: c.md5sum.clone(),
+            definition: c.message_definition.clone(),
+            callerid: c.callerid.clone(),
+            latching: c.latching.clone(),
+        }),
     }
 }
