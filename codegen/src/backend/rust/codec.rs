@@ -746,7 +746,7 @@ fn value_len(cx: &Cx<'_>, ty: &Ty, v: TokenStream) -> TokenStream {
                     quote!((#w + #v.len() * #es))
                 }
                 None => {
-                    let inner = value_len(cx, elem, quote!((*__x)));
+                    let inner = unparen(value_len(cx, elem, quote!((*__x))));
                     quote!((#w + #v.iter().map(|__x| #inner).sum::<usize>()))
                 }
             }
@@ -793,7 +793,7 @@ fn encode_value(cx: &Cx<'_>, ty: &Ty, e: Endian, v: TokenStream, fname: &str) ->
                             quote!(#v.len() * #es)
                         }
                         None => {
-                            let il = value_len(cx, elem, quote!((*__x)));
+                            let il = unparen(value_len(cx, elem, quote!((*__x))));
                             quote!(#v.iter().map(|__x| #il).sum::<usize>())
                         }
                     };
