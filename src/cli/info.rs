@@ -14,7 +14,7 @@ use super::{detect, open, shown, CliError, FormatKind};
 pub struct Args {
     /// The log file (`-` for standard input).
     pub file: PathBuf,
-    /// Print one JSON object instead of text.
+    /// Print one JSON object instead of text (its keys per format: docs/output.md).
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]

@@ -74,6 +74,8 @@ pub enum Command {
     ///
     /// Examples: `logspec dump timeseries.bin | head`, `logspec dump recording.log --frames 0..3`
     /// (the first three frames of a CARLA recording), `logspec dump run.bag --topic /imu`
+    ///
+    /// The keys of each line, per format: docs/output.md.
     Dump(dump::Args),
     /// Export a log to CSV: one file per record type / key / topic, with units in the column
     /// names, or one time-aligned table resampled at a fixed rate.
