@@ -580,3 +580,35 @@ fn every_verb_on_every_testdata_file() {
         assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n", "plot {name}");
     }
 }
+
+/// `info` on several files: one summary per file (JSON Lines with `--json`), each the same as
+/// for the file alone; an unreadable file is reported, the others still summarised, exit 1.
+#[test]
+fn info_on_several_files() {
+    let files = [
+        data("usvlog/step.usvlog"),
+        data("rosbag/test_lz4.bag"),
+        data("rlog/psikit_core_logs_testLog.rlog"),
+        data("carla/878-supp-mat_crash.log"),
+    ];
+    let names: Vec<&str> = files.iter().map(|f| f.to_str().unwrap()).collect();
+    let alone: Vec<String> = names.iter().map(|f| String::from_utf8(logspec(&["info", "--json", f]).stdout).unwrap()).collect();
+    let mut args = vec!["info", "--json"];
+    args.extend(&names);
+    let out = logspec(&args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), alone.concat());
+
+    let mut args = vec!["info", "--json", names[0], "no/such/file.rlog", names[1]];
+    let out = logspec(&args);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), [alone[0].as_str(), alone[1].as_str()].concat());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no/such/file.rlog"));
+
+    // Text: one block per file, separated by a blank line.
+    args = vec!["info", names[0], names[2]];
+    let text = String::from_utf8(logspec(&args).stdout).unwrap();
+    let a = String::from_utf8(logspec(&["info", names[0]]).stdout).unwrap();
+    let b = String::from_utf8(logspec(&["info", names[2]]).stdout).unwrap();
+    assert_eq!(text, format!("{a}\n{b}"));
+}

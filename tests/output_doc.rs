@@ -414,8 +414,8 @@ fn the_documented_shapes_are_the_printed_ones() {
 fn usage_errors_exit_2() {
     let step = data("usvlog/step.usvlog");
     let step = step.to_str().unwrap();
-    // `info` takes one file.
-    run(&["info", "--json", step, step], 2);
+    // Standard input can be read once.
+    run(&["info", "--json", "-", "-"], 2);
     // An option that does not apply to the format.
     run(&["dump", step, "--frames", "0..1"], 2);
 }

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::io::Read;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use logspec::json::JsonWriter;
@@ -12,9 +12,11 @@ use super::{detect, open, shown, CliError, FormatKind};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The log file (`-` for standard input).
-    pub file: PathBuf,
-    /// Print one JSON object instead of text (its keys per format: docs/output.md).
+    /// The log files (`-` for standard input).
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Print one JSON object per file, one per line, instead of text (its keys per format:
+    /// docs/output.md).
     #[arg(long)]
     pub json: bool,
     #[command(flatten)]
@@ -40,31 +42,59 @@ struct Summary {
     errors: Vec<String>,
 }
 
+/// Summarises each file in turn. With several files, a file that cannot be read is reported on
+/// stderr and the others are still summarised (text separated by a blank line; `--json` gives
+/// one object per line); the exit status is 1 when any file had a problem.
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
-    let path = shown(&args.file);
-    let d = detect(&args.file, open(&args.file)?, args.input.format)?;
+    if args.files.iter().filter(|f| f.as_os_str() == "-").count() > 1 {
+        return Err(CliError::Usage("standard input (`-`) can be read only once".into()));
+    }
+    if args.files.len() == 1 {
+        let (text, ok) = one(&args.files[0], &args)?;
+        super::write_stdout(text.as_bytes())?;
+        return Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) });
+    }
+    let mut all_ok = true;
+    for (i, file) in args.files.iter().enumerate() {
+        match one(file, &args) {
+            Ok((text, ok)) => {
+                all_ok &= ok;
+                let sep = if i > 0 && !args.json { "\n" } else { "" };
+                super::write_stdout(format!("{sep}{text}").as_bytes())?;
+            }
+            Err(CliError::Input(m)) => {
+                all_ok = false;
+                eprintln!("logspec: {m}");
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(if all_ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// The summary of one file (text or one JSON line) and whether the file read cleanly.
+fn one(file: &Path, args: &Args) -> Result<(String, bool), CliError> {
+    let path = shown(file);
+    let d = detect(file, open(file)?, args.input.format)?;
     let kind = d.kind;
     if kind == FormatKind::Carla {
         let s = super::carla::summarise(d.input, &path)?;
-        let file = args.file.file_name().map_or(path.clone(), |n| n.to_string_lossy().into_owned());
-        let text = if args.json { super::carla::json(&s, &file) } else { super::carla::text(&s, &path) };
-        super::write_stdout(text.as_bytes())?;
-        return Ok(if s.ok() { ExitCode::SUCCESS } else { ExitCode::from(1) });
+        let name = file.file_name().map_or(path.clone(), |n| n.to_string_lossy().into_owned());
+        let text = if args.json { super::carla::json(&s, &name) } else { super::carla::text(&s, &path) };
+        return Ok((text, s.ok()));
     }
     if kind == FormatKind::Rosbag {
         drop(d.input);
-        let s = super::rosbag::summarise(&args.file, &path, &args.msg_path)?;
+        let s = super::rosbag::summarise(file, &path, &args.msg_path)?;
         let text = if args.json { super::rosbag::json(&s, &path) } else { super::rosbag::text(&s, &path) };
-        super::write_stdout(text.as_bytes())?;
-        return Ok(if super::rosbag::ok(&s) { ExitCode::SUCCESS } else { ExitCode::from(1) });
+        return Ok((text, super::rosbag::ok(&s)));
     }
     if matches!(kind, FormatKind::Rlog | FormatKind::RlogStream) {
         let stream = kind == FormatKind::RlogStream;
         let s = super::rlogfile::summarise(d.input, stream, args.input.assume_r1, &path)?;
         let text =
             if args.json { super::rlogfile::json(&s, &path, stream) } else { super::rlogfile::text(&s, &path, stream) };
-        super::write_stdout(text.as_bytes())?;
-        return Ok(if s.errors.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) });
+        return Ok((text, s.errors.is_empty()));
     }
     // The file's schema id picks the layout: the current one or an older one from the lock.
     type F = logspec::formats::usvlog::Usvlog;
@@ -72,8 +102,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let s = with_file_format::<F, _>(&d.head, job);
     let s = s.map_err(|e| CliError::Input(format!("{path}: {e}")))??;
     let text = if args.json { json(&s, kind, &path) } else { text(&s, kind, &path) };
-    super::write_stdout(text.as_bytes())?;
-    Ok(if s.errors.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok((text, s.errors.is_empty()))
 }
 
 struct Summarise<'a> {

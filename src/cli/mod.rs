@@ -82,11 +82,12 @@ pub enum Command {
     ///
     /// Example: `logspec export timeseries.bin --csv out/ --aligned 50`
     Export(export::Args),
-    /// Summarise a log file: header, record counts, time span, integrity findings (ROS bags: like
+    /// Summarise log files: header, record counts, time span, integrity findings (ROS bags: like
     /// `rosbag info`, with md5 verdicts).
     ///
     /// Examples: `logspec info timeseries.bin --json`, `logspec info recording.log` (a CARLA
-    /// recording's frames, duration, packets and actors), `logspec info run.bag`
+    /// recording's frames, duration, packets and actors), `logspec info --json logs/*.rlog` (one
+    /// JSON object per line)
     Info(info::Args),
     /// Plot fields over time to a PNG or SVG image, with axis labels, units and a legend.
     ///
