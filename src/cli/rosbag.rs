@@ -366,9 +366,18 @@ pub fn json(s: &Summary, shown: &str) -> String {
         w.uint(Some(topic), *count);
     }
     w.end_object();
-    w.begin_object(Some("types"));
+    // One member per type (connections of one type usually share it; were the md5sums to
+    // differ, the last connection's is kept, as the reference summaries do).
+    let mut types: Vec<(&str, &str)> = Vec::new();
     for c in b.connections.values() {
-        w.str(Some(&c.ty), &c.md5sum);
+        match types.iter_mut().find(|(t, _)| *t == c.ty) {
+            Some(e) => e.1 = &c.md5sum,
+            None => types.push((&c.ty, &c.md5sum)),
+        }
+    }
+    w.begin_object(Some("types"));
+    for (ty, md5) in types {
+        w.str(Some(ty), md5);
     }
     w.end_object();
     match (s.start, s.end) {
