@@ -612,3 +612,49 @@ fn info_on_several_files() {
     let b = String::from_utf8(logspec(&["info", names[2]]).stdout).unwrap();
     assert_eq!(text, format!("{a}\n{b}"));
 }
+
+/// `logspec dump BIG | head -1`: when the reader closes the pipe, dump stops at once and exits 0.
+/// The input is an endless RLOG stream on stdin (the real robot log's messages again and again,
+/// up to 4 GB): dump must quit long before the writer runs out, which it notices as a broken pipe.
+#[test]
+fn dump_into_a_closed_pipe_exits_at_once_with_status_0() {
+    use std::io::{BufRead, BufReader, Write};
+    use std::process::{Command, Stdio};
+    let log = std::fs::read(data("rlog/akit_v1.8.1_robotlog.rlog")).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_logspec"))
+        .args(["dump", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    const LIMIT: u64 = 4 << 30;
+    let writer = std::thread::spawn(move || {
+        let mut written = 0u64;
+        if stdin.write_all(&log).is_err() {
+            return written;
+        }
+        written += log.len() as u64;
+        while written < LIMIT {
+            // The messages without the revision byte, as if the robot kept logging.
+            if stdin.write_all(&log[1..]).is_err() {
+                break;
+            }
+            written += log.len() as u64 - 1;
+        }
+        written
+    });
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
+    // `head -1` has its line and closes the pipe (the reader is dropped here).
+    let v: Value = serde_json::from_str(&first).unwrap();
+    assert!(v["key"].is_string(), "{first}");
+    let status = child.wait().unwrap();
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut err).unwrap();
+    assert!(status.success(), "exit status {status:?}: {err}");
+    assert!(err.is_empty(), "nothing on stderr for a closed pipe: {err}");
+    let written = writer.join().unwrap();
+    assert!(written < LIMIT, "dump kept reading after its output was closed");
+}
