@@ -99,6 +99,7 @@ fn decode_events_ref(buf: &[u8]) -> u64 {
     n
 }
 
+#[inline]
 fn consume(v: R1ValueRef<'_>) {
     match v {
         R1ValueRef::Null => {}

@@ -244,6 +244,28 @@ pub(super) const KEY_START: usize = 5;
 /// Kind, key id, value code, element count or byte length: the elements follow.
 const VAR_START: usize = 6;
 
+/// A double value message: kind 2, key id, value code 5, the double.
+pub(super) const DOUBLE_LEN: usize = 12;
+
+/// A double value.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Double {
+    pub key_id: i16,
+    pub value: f64,
+}
+
+/// Decodes the message at the start of `b` if it is a double value: most are, and one length
+/// check and two byte compares take them.
+#[inline(always)]
+pub(super) fn double(b: &[u8]) -> Option<Double> {
+    let h = b.first_chunk::<DOUBLE_LEN>()?;
+    if h[0] != 2 || h[3] != 5 {
+        return None;
+    }
+    let value = f64::from_be_bytes([h[4], h[5], h[6], h[7], h[8], h[9], h[10], h[11]]);
+    Some(Double { key_id: i16::from_be_bytes([h[1], h[2]]), value })
+}
+
 /// Decodes the R1 message at the start of `b`, or returns `None` when `b` does not hold a whole
 /// message or the message does not decode (the generated decoder then tells which, and where).
 #[inline(always)]

@@ -311,6 +311,13 @@ impl<R: Read> Reader<R> {
         if self.done {
             return None;
         }
+        let rest = &self.buf.bytes()[self.pos..];
+        if let Some(d) = borrowed::double(rest) {
+            self.pos += borrowed::DOUBLE_LEN;
+            let key = self.keys.get(usize::from(d.key_id as u16)).and_then(Option::as_deref);
+            let value = ValueRef::R1(R1ValueRef::Double { value: d.value });
+            return Some(Ok(EventRef::Value { timestamp: self.timestamp, key_id: d.key_id, key, value }));
+        }
         let mut refilled = false;
         let m = loop {
             if let Some(m) = borrowed::decode(&self.buf.bytes()[self.pos..]) {
@@ -476,11 +483,7 @@ impl<R: Read> Reader<R> {
     }
 
     fn define(&mut self, key_id: i16, key: Key) -> &Key {
-        let i = usize::from(key_id as u16);
-        if self.keys.len() <= i {
-            self.keys.resize(i + 1, None);
-        }
-        self.keys[i].insert(Box::new(key))
+        define(&mut self.keys, key_id, key)
     }
 
     /// The next whole cycle: a timestamp and the values up to the next timestamp. Values before
@@ -496,9 +499,9 @@ impl<R: Read> Reader<R> {
             cycle.timestamp = t;
             have = true;
         }
-        while let Some(ev) = self.next_event() {
+        while let Some(ev) = self.next_event_ref() {
             match ev {
-                Ok(Event::Timestamp(t)) => {
+                Ok(EventRef::Timestamp(t)) => {
                     if have || !cycle.values.is_empty() {
                         self.pending_ts = Some(t);
                         return Some(Ok(cycle));
@@ -506,13 +509,13 @@ impl<R: Read> Reader<R> {
                     cycle.timestamp = t;
                     have = true;
                 }
-                Ok(Event::KeyDef { .. }) => {}
-                Ok(Event::Value { key_id, value, timestamp }) => {
+                Ok(EventRef::KeyDef { .. }) => {}
+                Ok(EventRef::Value { key_id, value, timestamp, .. }) => {
                     if !have {
                         cycle.timestamp = timestamp;
                     }
                     have = true;
-                    cycle.values.push((key_id, value));
+                    cycle.values.push((key_id, value.to_value()));
                 }
                 Err(e) => {
                     if have {
@@ -525,6 +528,15 @@ impl<R: Read> Reader<R> {
         }
         have.then_some(Ok(cycle))
     }
+}
+
+/// Defines a key in a key table.
+fn define(keys: &mut Vec<Option<Box<Key>>>, key_id: i16, key: Key) -> &Key {
+    let i = usize::from(key_id as u16);
+    if keys.len() <= i {
+        keys.resize(i + 1, None);
+    }
+    keys[i].insert(Box::new(key))
 }
 
 /// What [`Reader::next_r2_step`] read.
