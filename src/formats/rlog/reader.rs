@@ -6,7 +6,7 @@ use std::io::{self, Read};
 use logspec_runtime::{Cursor, Decode, DecodeError, DecodeErrorKind, Endian, ReadBuf};
 
 use super::borrowed::{self, R1ValueRef};
-use super::{R1Message, R2Body, R2Message, R2Value, Revision, Value};
+use super::{R1Message, R1Value, R2Body, R2Message, R2Value, Revision, Value};
 
 /// A key: its name and, in R2, its declared type.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -209,6 +209,8 @@ pub struct Reader<R> {
     /// values before it.
     pending_ts: Option<f64>,
     pending_err: Option<RlogError>,
+    /// The number of values of the last cycle, to size the next one's vector.
+    cycle_len: usize,
     /// The last R2 value, which [`Reader::next_event_ref`] lends.
     r2_value: R2Value,
 }
@@ -231,6 +233,7 @@ impl<R: Read> Reader<R> {
             timestamp: 0.0,
             pending_ts: None,
             pending_err: None,
+            cycle_len: 0,
             r2_value: R2Value::Other { value: Vec::new() },
         };
         r.buf.fill(1).map_err(|e| r.error(0, RlogErrorKind::Io(e)))?;
@@ -283,10 +286,17 @@ impl<R: Read> Reader<R> {
 
     /// The next message, or `None` at a clean end. After an error that is not recoverable
     /// (truncation, I/O, a message that does not decode), every later call returns `None`.
-    #[inline]
+    #[inline(always)]
     pub fn next_event(&mut self) -> Option<Result<Event, RlogError>> {
         match self.revision {
-            Revision::R1 => Some(self.next_event_ref()?.map(|e| e.to_event())),
+            Revision::R1 => {
+                if let Some(d) = borrowed::double(&self.buf.bytes()[self.pos..]) {
+                    self.pos += borrowed::DOUBLE_LEN;
+                    let value = Value::R1(R1Value::Double { value: d.value });
+                    return Some(Ok(Event::Value { timestamp: self.timestamp, key_id: d.key_id, value }));
+                }
+                Some(self.next_event_ref()?.map(|e| e.to_event()))
+            }
             Revision::R2 => self.next_r2_event(),
         }
     }
@@ -493,29 +503,30 @@ impl<R: Read> Reader<R> {
         if let Some(e) = self.pending_err.take() {
             return Some(Err(e));
         }
-        let mut cycle = Cycle::default();
+        let mut cycle = Cycle { timestamp: 0.0, values: Vec::with_capacity(self.cycle_len) };
         let mut have = false;
         if let Some(t) = self.pending_ts.take() {
             cycle.timestamp = t;
             have = true;
         }
-        while let Some(ev) = self.next_event_ref() {
+        while let Some(ev) = self.next_event() {
             match ev {
-                Ok(EventRef::Timestamp(t)) => {
+                Ok(Event::Timestamp(t)) => {
                     if have || !cycle.values.is_empty() {
                         self.pending_ts = Some(t);
+                        self.cycle_len = cycle.values.len();
                         return Some(Ok(cycle));
                     }
                     cycle.timestamp = t;
                     have = true;
                 }
-                Ok(EventRef::KeyDef { .. }) => {}
-                Ok(EventRef::Value { key_id, value, timestamp, .. }) => {
+                Ok(Event::KeyDef { .. }) => {}
+                Ok(Event::Value { key_id, value, timestamp }) => {
                     if !have {
                         cycle.timestamp = timestamp;
                     }
                     have = true;
-                    cycle.values.push((key_id, value.to_value()));
+                    cycle.values.push((key_id, value));
                 }
                 Err(e) => {
                     if have {
