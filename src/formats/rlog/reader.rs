@@ -290,7 +290,10 @@ impl<R: Read> Reader<R> {
     pub fn next_event(&mut self) -> Option<Result<Event, RlogError>> {
         match self.revision {
             Revision::R1 => {
-                if let Some(d) = borrowed::double(&self.buf.bytes()[self.pos..]) {
+                // Doubles straight into the owned value (`next_event_ref` would build a borrowed
+                // one first); everything else through `next_event_ref`.
+                let d = if self.done { None } else { borrowed::double(&self.buf.bytes()[self.pos..]) };
+                if let Some(d) = d {
                     self.pos += borrowed::DOUBLE_LEN;
                     let value = Value::R1(R1Value::Double { value: d.value });
                     return Some(Ok(Event::Value { timestamp: self.timestamp, key_id: d.key_id, value }));
