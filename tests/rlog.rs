@@ -415,7 +415,10 @@ fn generated_r1(bytes: &[u8]) -> (Vec<Event>, Option<(u64, String)>) {
             Err(e) => {
                 let kind = match e.kind {
                     DecodeErrorKind::UnexpectedEof { needed, available } => {
-                        format!("{:?}", RlogErrorKind::Truncated { needed: e.offset + needed, available: e.offset + available })
+                        format!(
+                            "{:?}",
+                            RlogErrorKind::Truncated { needed: e.offset + needed, available: e.offset + available }
+                        )
                     }
                     _ => format!("{:?}", RlogErrorKind::Decode(e)),
                 };

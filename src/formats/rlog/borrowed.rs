@@ -172,16 +172,36 @@ impl ExactSizeIterator for StrIter<'_> {}
 pub enum R1ValueRef<'a> {
     /// The key was removed this cycle (v1.x only).
     Null,
-    Boolean { value: bool },
-    BooleanArray { value: BeArray<'a, bool> },
-    Integer { value: i32 },
-    IntegerArray { value: BeArray<'a, i32> },
-    Double { value: f64 },
-    DoubleArray { value: BeArray<'a, f64> },
-    String { value: &'a str },
-    StringArray { value: StrArray<'a> },
-    Byte { value: u8 },
-    ByteArray { value: &'a [u8] },
+    Boolean {
+        value: bool,
+    },
+    BooleanArray {
+        value: BeArray<'a, bool>,
+    },
+    Integer {
+        value: i32,
+    },
+    IntegerArray {
+        value: BeArray<'a, i32>,
+    },
+    Double {
+        value: f64,
+    },
+    DoubleArray {
+        value: BeArray<'a, f64>,
+    },
+    String {
+        value: &'a str,
+    },
+    StringArray {
+        value: StrArray<'a>,
+    },
+    Byte {
+        value: u8,
+    },
+    ByteArray {
+        value: &'a [u8],
+    },
 }
 
 impl R1ValueRef<'_> {

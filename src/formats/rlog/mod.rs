@@ -24,8 +24,8 @@ mod writer;
 
 use std::fmt;
 
-pub use generated::*;
 pub use borrowed::{BeArray, BeElement, R1ValueRef, StrArray, StrIter};
+pub use generated::*;
 pub use reader::{
     Cycle, Event, EventRef, Key, Reader, ReaderOptions, RlogError, RlogErrorDetail, RlogErrorKind, ValueRef,
 };

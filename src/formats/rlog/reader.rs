@@ -49,7 +49,9 @@ impl EventRef<'_> {
         match *self {
             EventRef::Timestamp(t) => Event::Timestamp(t),
             EventRef::KeyDef { key_id, .. } => Event::KeyDef { key_id },
-            EventRef::Value { timestamp, key_id, value, .. } => Event::Value { timestamp, key_id, value: value.to_value() },
+            EventRef::Value { timestamp, key_id, value, .. } => {
+                Event::Value { timestamp, key_id, value: value.to_value() }
+            }
         }
     }
 }
@@ -317,7 +319,12 @@ impl<R: Read> Reader<R> {
                 R2Step::KeyDef(key_id) => self.key(key_id).map(|key| Ok(EventRef::KeyDef { key_id, key })),
                 R2Step::Value(key_id) => {
                     let key = self.key(key_id);
-                    Some(Ok(EventRef::Value { timestamp: self.timestamp, key_id, key, value: ValueRef::R2(&self.r2_value) }))
+                    Some(Ok(EventRef::Value {
+                        timestamp: self.timestamp,
+                        key_id,
+                        key,
+                        value: ValueRef::R2(&self.r2_value),
+                    }))
                 }
             };
         }
@@ -413,7 +420,9 @@ impl<R: Read> Reader<R> {
         Some(self.next_r2()?.map(|m| match m {
             R2Event::Timestamp(t) => Event::Timestamp(t),
             R2Event::KeyDef(key_id) => Event::KeyDef { key_id },
-            R2Event::Value { key_id, value } => Event::Value { timestamp: self.timestamp, key_id, value: Value::R2(value) },
+            R2Event::Value { key_id, value } => {
+                Event::Value { timestamp: self.timestamp, key_id, value: Value::R2(value) }
+            }
         }))
     }
 
