@@ -2,7 +2,7 @@
 //! that doubles, strings and arrays are decoded without allocating or copying.
 //!
 //! This is the one place outside the generated code that knows the R1 message layout, for speed
-//! (one bounds check per fixed-size message, no intermediate enums). It accepts exactly what the
+//! (a double value taken with one length check, no intermediate enums, no large `Result`s). It accepts exactly what the
 //! generated `R1Message` decoder accepts and decodes it to the same values: whatever it does not
 //! take (a message cut by the end of the buffer, or one that does not decode) goes to the
 //! generated decoder, which refills or reports the error. `tests/rlog.rs` holds the two to each
