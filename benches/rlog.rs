@@ -6,8 +6,10 @@
 //! written again and again by logspec's writer with timestamps continued, keys defined once.
 //! Reports, as medians of several runs:
 //! - memcpy of the whole buffer (the baseline);
-//! - decoding every message into typed values with the key table (`Reader::next_event`), and
-//!   whole cycles (`Reader::next_cycle`), as MB/s, x memcpy, values/s and allocations per value;
+//! - decoding every message into typed values with the key table: owned (`Reader::next_event`),
+//!   borrowed (`Reader::next_event_ref`: every array element and string still produced and
+//!   passed to `black_box`), and whole cycles (`Reader::next_cycle`), as MB/s, x memcpy, values/s
+//!   and allocations per value;
 //! - whole-process `logspec info` on a file, with its peak RSS for two file sizes (memory must not
 //!   grow with the file), and `logspec dump > /dev/null`;
 //! - the same throughput against AdvantageScope's decoder, from its reference figure (36 MB/s
@@ -19,7 +21,7 @@ mod common;
 use std::hint::black_box;
 
 use common::{allocations, arg_mb, mbps, memcpy_time, time, whole_process};
-use logspec::formats::rlog::{Event, Reader, Revision, Writer};
+use logspec::formats::rlog::{Event, EventRef, R1ValueRef, Reader, Revision, ValueRef, Writer};
 
 #[global_allocator]
 static GLOBAL: common::Counting = common::Counting;
@@ -77,6 +79,63 @@ fn decode_events(buf: &[u8]) -> u64 {
     n
 }
 
+/// Every message lent by `next_event_ref`: each value's typed content (every array element and
+/// string) is produced and passed to `black_box`, with its key.
+fn decode_events_ref(buf: &[u8]) -> u64 {
+    let mut r = Reader::new(buf).unwrap();
+    let mut n = 0u64;
+    while let Some(ev) = r.next_event_ref() {
+        if let Ok(EventRef::Value { key, value, .. }) = ev {
+            black_box(key);
+            match value {
+                ValueRef::R1(v) => consume(v),
+                ValueRef::R2(v) => {
+                    black_box(v);
+                }
+            }
+            n += 1;
+        }
+    }
+    n
+}
+
+#[inline]
+fn consume(v: R1ValueRef<'_>) {
+    match v {
+        R1ValueRef::Null => {}
+        R1ValueRef::Boolean { value } => {
+            black_box(value);
+        }
+        R1ValueRef::BooleanArray { value } => value.iter().for_each(|x| {
+            black_box(x);
+        }),
+        R1ValueRef::Integer { value } => {
+            black_box(value);
+        }
+        R1ValueRef::IntegerArray { value } => value.iter().for_each(|x| {
+            black_box(x);
+        }),
+        R1ValueRef::Double { value } => {
+            black_box(value);
+        }
+        R1ValueRef::DoubleArray { value } => value.iter().for_each(|x| {
+            black_box(x);
+        }),
+        R1ValueRef::String { value } => {
+            black_box(value);
+        }
+        R1ValueRef::StringArray { value } => value.iter().for_each(|x| {
+            black_box(x);
+        }),
+        R1ValueRef::Byte { value } => {
+            black_box(value);
+        }
+        R1ValueRef::ByteArray { value } => {
+            black_box(value);
+        }
+    }
+}
+
 fn decode_cycles(buf: &[u8]) -> u64 {
     let mut r = Reader::new(buf).unwrap();
     let mut n = 0u64;
@@ -94,14 +153,19 @@ fn main() {
     eprintln!("building a {mb} MB R1 file in memory...");
     let buf = build(mb);
     let values = decode_events(&buf);
+    assert_eq!(decode_events_ref(&buf), values);
     println!("input: {} bytes, {} values ({:.1} B/value)", buf.len(), values, buf.len() as f64 / values as f64);
 
     let memcpy = memcpy_time(&buf, runs);
     let events = time(runs, || decode_events(&buf));
+    let events_ref = time(runs, || decode_events_ref(&buf));
     let cycles = time(runs, || decode_cycles(&buf));
     let a0 = allocations();
     decode_events(&buf);
     let allocs = allocations() - a0;
+    let a0 = allocations();
+    decode_events_ref(&buf);
+    let allocs_ref = allocations() - a0;
 
     let m = mbps(buf.len(), memcpy);
     // AdvantageScope's figure, scaled to this machine by the memcpy ratio.
@@ -115,6 +179,14 @@ fn main() {
         e / advantagescope,
         values as f64 / events.as_secs_f64() / 1e6,
         allocs as f64 / values as f64
+    );
+    let e = mbps(buf.len(), events_ref);
+    println!(
+        "decode, next_event_ref (borrowed) {e:>6.0} MB/s   {:.3}x memcpy   {:.1}x AdvantageScope   {:.1} M values/s   {:.3} allocations/value",
+        e / m,
+        e / advantagescope,
+        values as f64 / events_ref.as_secs_f64() / 1e6,
+        allocs_ref as f64 / values as f64
     );
     let c = mbps(buf.len(), cycles);
     println!(

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::process::ExitCode;
 
-use logspec::formats::rlog::{self, net::FrameReader, Event, Reader, ReaderOptions, Revision};
+use logspec::formats::rlog::{self, net::FrameReader, Event, EventRef, Reader, ReaderOptions, Revision};
 use logspec::json::JsonWriter;
 use logspec::runtime::Visitor;
 
@@ -100,10 +100,12 @@ pub fn summarise(input: Box<dyn Read>, stream: bool, assume_r1: bool, path: &str
         bytes_consumed: 0,
         errors: Vec::new(),
     };
-    let mut typed_keys = std::collections::BTreeSet::new();
-    while let Some(ev) = r.next_event() {
+    // Keys whose type was counted (R1: by the code of the key's first value), by id as u16.
+    let mut typed_keys = vec![false; 1 << 16];
+    let r1 = r.revision() == Revision::R1;
+    while let Some(ev) = r.next_event_ref() {
         match ev {
-            Ok(Event::Timestamp(t)) => {
+            Ok(EventRef::Timestamp(t)) => {
                 s.cycles += 1;
                 if s.last_ts.is_some_and(|l| t <= l) {
                     s.non_monotonic += 1;
@@ -111,15 +113,17 @@ pub fn summarise(input: Box<dyn Read>, stream: bool, assume_r1: bool, path: &str
                 s.first_ts = s.first_ts.or(Some(t));
                 s.last_ts = Some(t);
             }
-            Ok(Event::KeyDef { key_id }) => {
+            Ok(EventRef::KeyDef { key, .. }) => {
                 s.keys_defined += 1;
-                if let Some(t) = r.key(key_id).and_then(|k| k.declared_type.clone()) {
-                    *s.types.entry(t).or_default() += 1;
+                if let Some(t) = &key.declared_type {
+                    *s.types.entry(t.clone()).or_default() += 1;
                 }
             }
-            Ok(Event::Value { key_id, value, .. }) => {
+            Ok(EventRef::Value { key_id, value, .. }) => {
                 s.values += 1;
-                if r.revision() == Revision::R1 && typed_keys.insert(key_id) {
+                let seen = &mut typed_keys[usize::from(key_id as u16)];
+                if r1 && !*seen {
+                    *seen = true;
                     *s.types.entry(value.type_name(None).to_string()).or_default() += 1;
                 }
             }

@@ -5,7 +5,9 @@
 //! cannot say: the key table that carries key names and R2 declared types from a key's definition
 //! to its values, the revision byte, and cycles.
 //!
-//! - [`Reader`] reads messages or whole [`Cycle`]s from any `Read`, in constant memory;
+//! - [`Reader`] reads messages or whole [`Cycle`]s from any `Read`, in constant memory; its
+//!   [`Reader::next_event_ref`] lends each message instead ([`EventRef`], R1 values as
+//!   [`R1ValueRef`] borrowed from the input), the fastest way through a file;
 //! - [`Writer`] writes files (and frame payloads) message by message, with explicit key ids, so a
 //!   decoded file re-encodes byte for byte; [`Encoder`] is the producer side: it assigns key ids,
 //!   sends only changed values, and builds the catch-up ("newcomer") data of the live stream;
@@ -15,14 +17,18 @@ mod generated {
     #![allow(clippy::all)]
     include!(concat!(env!("OUT_DIR"), "/rlog.rs"));
 }
+mod borrowed;
 pub mod net;
 mod reader;
 mod writer;
 
 use std::fmt;
 
+pub use borrowed::{BeArray, BeElement, R1ValueRef, StrArray, StrIter};
 pub use generated::*;
-pub use reader::{Cycle, Event, Key, Reader, ReaderOptions, RlogError, RlogErrorDetail, RlogErrorKind};
+pub use reader::{
+    Cycle, Event, EventRef, Key, Reader, ReaderOptions, RlogError, RlogErrorDetail, RlogErrorKind, ValueRef,
+};
 pub use writer::{Encoder, RlogWriteError, Writer, MAX_LEN};
 
 /// The RLOG revision, from the first byte of a file or stream.

@@ -5,7 +5,8 @@ use std::io::{self, Read};
 
 use logspec_runtime::{Cursor, Decode, DecodeError, DecodeErrorKind, Endian, ReadBuf};
 
-use super::{R1Body, R1Message, R2Body, R2Message, R2Value, Revision, Value};
+use super::borrowed::{self, R1ValueRef};
+use super::{R1Message, R1Value, R2Body, R2Message, R2Value, Revision, Value};
 
 /// A key: its name and, in R2, its declared type.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -26,6 +27,60 @@ pub enum Event {
     KeyDef { key_id: i16 },
     /// A value, with the timestamp of its cycle (0.0 before the first timestamp).
     Value { timestamp: f64, key_id: i16, value: Value },
+}
+
+/// A message as [`Reader::next_event_ref`] yields it: borrowed from the reader until the next
+/// call, with the key it refers to.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum EventRef<'a> {
+    /// A cycle starts at this time (seconds).
+    Timestamp(f64),
+    /// A key was defined.
+    KeyDef { key_id: i16, key: &'a Key },
+    /// A value, with the timestamp of its cycle (0.0 before the first timestamp) and its key
+    /// (`None` for a key id that was never defined).
+    Value { timestamp: f64, key_id: i16, key: Option<&'a Key>, value: ValueRef<'a> },
+}
+
+impl EventRef<'_> {
+    /// The owned event, as [`Reader::next_event`] yields it.
+    #[inline]
+    pub fn to_event(&self) -> Event {
+        match *self {
+            EventRef::Timestamp(t) => Event::Timestamp(t),
+            EventRef::KeyDef { key_id, .. } => Event::KeyDef { key_id },
+            EventRef::Value { timestamp, key_id, value, .. } => {
+                Event::Value { timestamp, key_id, value: value.to_value() }
+            }
+        }
+    }
+}
+
+/// A value of either revision, borrowed: R1 values from the input bytes, R2 values (decoded by
+/// their key's declared type) from the reader.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ValueRef<'a> {
+    R1(R1ValueRef<'a>),
+    R2(&'a R2Value),
+}
+
+impl ValueRef<'_> {
+    /// The owned value.
+    #[inline]
+    pub fn to_value(&self) -> Value {
+        match self {
+            ValueRef::R1(v) => Value::R1(v.to_value()),
+            ValueRef::R2(v) => Value::R2((*v).clone()),
+        }
+    }
+
+    /// As [`Value::type_name`].
+    pub fn type_name<'t>(&self, declared: Option<&'t str>) -> &'t str {
+        match self {
+            ValueRef::R1(v) => v.type_name(),
+            ValueRef::R2(_) => declared.unwrap_or("raw"),
+        }
+    }
 }
 
 /// One cycle: its timestamp and every value record in it, in file order.
@@ -141,17 +196,25 @@ impl std::error::Error for RlogError {}
 /// the largest message actually present).
 pub struct Reader<R> {
     buf: ReadBuf<R>,
+    /// Bytes at the front of `buf.bytes()` already decoded and not yet consumed from `buf`: R1
+    /// messages are decoded one after the other from the bytes already read, and given back to
+    /// the buffer only when it must read more.
+    pos: usize,
     done: bool,
     revision: Revision,
     /// Whether the input had a revision byte.
     has_revision_byte: bool,
-    /// Keys by id (`id as u16` as index).
-    keys: Vec<Option<Key>>,
+    /// Keys by id (`id as u16` as index), boxed so that looking one up reads a pointer.
+    keys: Vec<Option<Box<Key>>>,
     timestamp: f64,
     /// For `next_cycle`: a timestamp that starts the next cycle, or an error to report after the
     /// values before it.
     pending_ts: Option<f64>,
     pending_err: Option<RlogError>,
+    /// The number of values of the last cycle, to size the next one's vector.
+    cycle_len: usize,
+    /// The last R2 value, which [`Reader::next_event_ref`] lends.
+    r2_value: R2Value,
 }
 
 impl<R: Read> Reader<R> {
@@ -164,6 +227,7 @@ impl<R: Read> Reader<R> {
     pub fn with_options(inner: R, options: ReaderOptions) -> Result<Self, RlogError> {
         let mut r = Reader {
             buf: ReadBuf::new(inner),
+            pos: 0,
             done: false,
             revision: Revision::R1,
             has_revision_byte: true,
@@ -171,6 +235,8 @@ impl<R: Read> Reader<R> {
             timestamp: 0.0,
             pending_ts: None,
             pending_err: None,
+            cycle_len: 0,
+            r2_value: R2Value::Other { value: Vec::new() },
         };
         r.buf.fill(1).map_err(|e| r.error(0, RlogErrorKind::Io(e)))?;
         let Some(&first) = r.buf.bytes().first() else {
@@ -203,17 +269,17 @@ impl<R: Read> Reader<R> {
 
     /// Byte offset of the next message.
     pub fn position(&self) -> u64 {
-        self.buf.position()
+        self.buf.position() + self.pos as u64
     }
 
     /// A defined key.
     pub fn key(&self, key_id: i16) -> Option<&Key> {
-        self.keys.get(usize::from(key_id as u16)).and_then(Option::as_ref)
+        self.keys.get(usize::from(key_id as u16)).and_then(Option::as_deref)
     }
 
     /// Every defined key, with its id.
     pub fn keys(&self) -> impl Iterator<Item = (i16, &Key)> {
-        self.keys.iter().enumerate().filter_map(|(i, k)| Some((i as u16 as i16, k.as_ref()?)))
+        self.keys.iter().enumerate().filter_map(|(i, k)| Some((i as u16 as i16, k.as_deref()?)))
     }
 
     fn error(&self, offset: u64, kind: RlogErrorKind) -> RlogError {
@@ -222,7 +288,162 @@ impl<R: Read> Reader<R> {
 
     /// The next message, or `None` at a clean end. After an error that is not recoverable
     /// (truncation, I/O, a message that does not decode), every later call returns `None`.
+    #[inline(always)]
     pub fn next_event(&mut self) -> Option<Result<Event, RlogError>> {
+        match self.revision {
+            Revision::R1 => {
+                // Doubles straight into the owned value (`next_event_ref` would build a borrowed
+                // one first); everything else through `next_event_ref`.
+                let d = if self.done { None } else { borrowed::double(&self.buf.bytes()[self.pos..]) };
+                if let Some(d) = d {
+                    self.pos += borrowed::DOUBLE_LEN;
+                    let value = Value::R1(R1Value::Double { value: d.value });
+                    return Some(Ok(Event::Value { timestamp: self.timestamp, key_id: d.key_id, value }));
+                }
+                Some(self.next_event_ref()?.map(|e| e.to_event()))
+            }
+            Revision::R2 => self.next_r2_event(),
+        }
+    }
+
+    /// The next message, borrowed from the reader until the next call: as [`Reader::next_event`]
+    /// (the same messages, values, key table and errors) but R1 values are not copied out of the
+    /// input (no allocation for strings and arrays), and each value comes with its key.
+    #[inline(always)]
+    pub fn next_event_ref(&mut self) -> Option<Result<EventRef<'_>, RlogError>> {
+        if self.revision == Revision::R2 {
+            return match self.next_r2_step() {
+                R2Step::End => None,
+                R2Step::Error(e) => Some(Err(e)),
+                R2Step::Timestamp(t) => Some(Ok(EventRef::Timestamp(t))),
+                R2Step::KeyDef(key_id) => self.key(key_id).map(|key| Ok(EventRef::KeyDef { key_id, key })),
+                R2Step::Value(key_id) => {
+                    let key = self.key(key_id);
+                    Some(Ok(EventRef::Value {
+                        timestamp: self.timestamp,
+                        key_id,
+                        key,
+                        value: ValueRef::R2(&self.r2_value),
+                    }))
+                }
+            };
+        }
+        if self.done {
+            return None;
+        }
+        let rest = &self.buf.bytes()[self.pos..];
+        if let Some(d) = borrowed::double(rest) {
+            self.pos += borrowed::DOUBLE_LEN;
+            let key = self.keys.get(usize::from(d.key_id as u16)).and_then(Option::as_deref);
+            let value = ValueRef::R1(R1ValueRef::Double { value: d.value });
+            return Some(Ok(EventRef::Value { timestamp: self.timestamp, key_id: d.key_id, key, value }));
+        }
+        let mut refilled = false;
+        let m = loop {
+            if let Some(m) = borrowed::decode(&self.buf.bytes()[self.pos..]) {
+                break m;
+            }
+            if refilled {
+                // The generated decoder took the message that `borrowed::decode` did not.
+                return Some(Err(self.fail(RlogErrorKind::Decode(
+                    DecodeError::new(DecodeErrorKind::InvalidValue { value: 0 }).in_type("R1Message"),
+                ))));
+            }
+            if let Err(end) = self.r1_refill() {
+                return end.map(Err);
+            }
+            refilled = true;
+        };
+        let start = self.pos;
+        self.pos += m.len;
+        match m.kind {
+            2 => {
+                let bytes = &self.buf.bytes()[start..start + m.len];
+                let key = self.keys.get(usize::from(m.key_id as u16)).and_then(Option::as_deref);
+                let value = ValueRef::R1(borrowed::value(m, bytes));
+                Some(Ok(EventRef::Value { timestamp: self.timestamp, key_id: m.key_id, key, value }))
+            }
+            0 => {
+                self.timestamp = f64::from_bits(m.bits);
+                Some(Ok(EventRef::Timestamp(self.timestamp)))
+            }
+            _ => {
+                let name = &self.buf.bytes()[start + borrowed::KEY_START..start + m.len];
+                let name = String::from_utf8_lossy(name).into_owned();
+                let key = self.define(m.key_id, Key { name, declared_type: None, variant: None });
+                Some(Ok(EventRef::KeyDef { key_id: m.key_id, key }))
+            }
+        }
+    }
+
+    /// The bytes read do not hold the next R1 message whole, or it does not decode: reads more
+    /// until the generated decoder takes it (`Ok`), or ends (`Err(None)`) or fails.
+    #[cold]
+    #[inline(never)]
+    fn r1_refill(&mut self) -> Result<(), Option<RlogError>> {
+        self.buf.take(std::mem::take(&mut self.pos));
+        let mut want = 1;
+        loop {
+            if let Err(e) = self.buf.fill(want) {
+                return Err(Some(self.fail(RlogErrorKind::Io(e))));
+            }
+            if self.buf.available() == 0 {
+                self.done = true;
+                return Err(None);
+            }
+            match R1Message::decode(&mut Cursor::new(self.buf.bytes()), Endian::Big) {
+                Ok(_) => return Ok(()),
+                Err(e) => want = self.want_more(e)?,
+            }
+        }
+    }
+
+    /// After a decode error: the bytes to read for a message cut by the end of the bytes read, or
+    /// the error that ends reading.
+    fn want_more(&mut self, e: DecodeError) -> Result<usize, Option<RlogError>> {
+        match e {
+            DecodeError { kind: DecodeErrorKind::UnexpectedEof { needed, available }, offset, .. } => {
+                if self.buf.is_eof() {
+                    let kind = RlogErrorKind::Truncated { needed: offset + needed, available: offset + available };
+                    return Err(Some(self.fail(kind)));
+                }
+                // At least the bytes the cut field needs, and always more than we have.
+                let need = (offset + needed).max(self.buf.available() as u64 + 1);
+                Ok(usize::try_from(need).unwrap_or(usize::MAX))
+            }
+            e => Err(Some(self.fail(RlogErrorKind::Decode(e)))),
+        }
+    }
+
+    /// An R2 message, owned.
+    fn next_r2_event(&mut self) -> Option<Result<Event, RlogError>> {
+        Some(self.next_r2()?.map(|m| match m {
+            R2Event::Timestamp(t) => Event::Timestamp(t),
+            R2Event::KeyDef(key_id) => Event::KeyDef { key_id },
+            R2Event::Value { key_id, value } => {
+                Event::Value { timestamp: self.timestamp, key_id, value: Value::R2(value) }
+            }
+        }))
+    }
+
+    /// The next R2 message, its value kept in `self.r2_value` to be lent: small enough to be
+    /// returned in registers, so that the R1 path does not go through memory either.
+    #[inline(never)]
+    fn next_r2_step(&mut self) -> R2Step {
+        match self.next_r2() {
+            None => R2Step::End,
+            Some(Err(e)) => R2Step::Error(e),
+            Some(Ok(R2Event::Timestamp(t))) => R2Step::Timestamp(t),
+            Some(Ok(R2Event::KeyDef(key_id))) => R2Step::KeyDef(key_id),
+            Some(Ok(R2Event::Value { key_id, value })) => {
+                self.r2_value = value;
+                R2Step::Value(key_id)
+            }
+        }
+    }
+
+    /// The next R2 message, through the generated decoders.
+    fn next_r2(&mut self) -> Option<Result<R2Event, RlogError>> {
         if self.done {
             return None;
         }
@@ -236,27 +457,16 @@ impl<R: Read> Reader<R> {
                 return None;
             }
             let mut c = Cursor::new(self.buf.bytes());
-            let decoded = match self.revision {
-                Revision::R1 => R1Message::decode(&mut c, Endian::Big).map(|m| Body::R1(m.body)),
-                Revision::R2 => R2Message::decode(&mut c, Endian::Big).map(|m| Body::R2(m.body)),
-            };
-            let used = c.position();
-            match decoded {
-                Ok(body) => {
+            match R2Message::decode(&mut c, Endian::Big) {
+                Ok(m) => {
                     let at = self.buf.position();
-                    self.buf.take(used);
-                    return Some(self.apply(body, at));
+                    self.buf.take(c.position());
+                    return Some(self.apply_r2(m.body, at));
                 }
-                Err(DecodeError { kind: DecodeErrorKind::UnexpectedEof { needed, available }, offset, .. }) => {
-                    if self.buf.is_eof() {
-                        let kind = RlogErrorKind::Truncated { needed: offset + needed, available: offset + available };
-                        return Some(Err(self.fail(kind)));
-                    }
-                    // At least the bytes the cut field needs, and always more than we have.
-                    let need = (offset + needed).max(self.buf.available() as u64 + 1);
-                    want = usize::try_from(need).unwrap_or(usize::MAX);
-                }
-                Err(e) => return Some(Err(self.fail(RlogErrorKind::Decode(e)))),
+                Err(e) => match self.want_more(e) {
+                    Ok(n) => want = n,
+                    Err(end) => return end.map(Err),
+                },
             }
         }
     }
@@ -265,35 +475,28 @@ impl<R: Read> Reader<R> {
     #[cold]
     fn fail(&mut self, kind: RlogErrorKind) -> RlogError {
         self.done = true;
-        self.error(self.buf.position(), kind)
+        self.error(self.position(), kind)
     }
 
-    fn apply(&mut self, body: Body, at: u64) -> Result<Event, RlogError> {
+    fn apply_r2(&mut self, body: R2Body, at: u64) -> Result<R2Event, RlogError> {
         match body {
-            Body::R1(R1Body::Timestamp { timestamp }) | Body::R2(R2Body::Timestamp { timestamp }) => {
+            R2Body::Timestamp { timestamp } => {
                 self.timestamp = timestamp;
-                Ok(Event::Timestamp(timestamp))
+                Ok(R2Event::Timestamp(timestamp))
             }
-            Body::R1(R1Body::KeyDef { key_id, key }) => {
-                self.define(key_id, Key { name: key, declared_type: None, variant: None });
-                Ok(Event::KeyDef { key_id })
-            }
-            Body::R2(R2Body::KeyDef { key_id, key, r#type }) => {
+            R2Body::KeyDef { key_id, key, r#type } => {
                 let variant = R2Value::variant_index(&r#type);
                 self.define(key_id, Key { name: key, declared_type: Some(r#type), variant });
-                Ok(Event::KeyDef { key_id })
+                Ok(R2Event::KeyDef(key_id))
             }
-            Body::R1(R1Body::Field { key_id, value }) => {
-                Ok(Event::Value { timestamp: self.timestamp, key_id, value: Value::R1(value) })
-            }
-            Body::R2(R2Body::Field { key_id, value }) => {
+            R2Body::Field { key_id, value } => {
                 let Some(key) = self.key(key_id) else {
                     return Err(self.error(at, RlogErrorKind::UndefinedKey { key_id }));
                 };
                 // The schema's default variant takes every other type, so an index always exists.
                 let variant = key.variant.unwrap_or(i128::MAX);
                 match R2Value::decode_variant_exact(variant, &value) {
-                    Ok(v) => Ok(Event::Value { timestamp: self.timestamp, key_id, value: Value::R2(v) }),
+                    Ok(value) => Ok(R2Event::Value { key_id, value }),
                     // Relative to the message: kind, key id and length come first.
                     Err(e) => Err(RlogError::new(at, Some(key.name.clone()), RlogErrorKind::Decode(e.at(5)))),
                 }
@@ -301,12 +504,8 @@ impl<R: Read> Reader<R> {
         }
     }
 
-    fn define(&mut self, key_id: i16, key: Key) {
-        let i = usize::from(key_id as u16);
-        if self.keys.len() <= i {
-            self.keys.resize(i + 1, None);
-        }
-        self.keys[i] = Some(key);
+    fn define(&mut self, key_id: i16, key: Key) -> &Key {
+        define(&mut self.keys, key_id, key)
     }
 
     /// The next whole cycle: a timestamp and the values up to the next timestamp. Values before
@@ -316,7 +515,7 @@ impl<R: Read> Reader<R> {
         if let Some(e) = self.pending_err.take() {
             return Some(Err(e));
         }
-        let mut cycle = Cycle::default();
+        let mut cycle = Cycle { timestamp: 0.0, values: Vec::with_capacity(self.cycle_len) };
         let mut have = false;
         if let Some(t) = self.pending_ts.take() {
             cycle.timestamp = t;
@@ -327,6 +526,7 @@ impl<R: Read> Reader<R> {
                 Ok(Event::Timestamp(t)) => {
                     if have || !cycle.values.is_empty() {
                         self.pending_ts = Some(t);
+                        self.cycle_len = cycle.values.len();
                         return Some(Ok(cycle));
                     }
                     cycle.timestamp = t;
@@ -353,7 +553,28 @@ impl<R: Read> Reader<R> {
     }
 }
 
-enum Body {
-    R1(R1Body),
-    R2(R2Body),
+/// Defines a key in a key table.
+fn define(keys: &mut Vec<Option<Box<Key>>>, key_id: i16, key: Key) -> &Key {
+    let i = usize::from(key_id as u16);
+    if keys.len() <= i {
+        keys.resize(i + 1, None);
+    }
+    keys[i].insert(Box::new(key))
+}
+
+/// What [`Reader::next_r2_step`] read.
+enum R2Step {
+    End,
+    Error(RlogError),
+    Timestamp(f64),
+    KeyDef(i16),
+    /// The value is in `Reader::r2_value`.
+    Value(i16),
+}
+
+/// An R2 message, applied to the key table.
+enum R2Event {
+    Timestamp(f64),
+    KeyDef(i16),
+    Value { key_id: i16, value: R2Value },
 }
