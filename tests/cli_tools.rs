@@ -347,12 +347,8 @@ fn rosbag_converts_to_ros1_mcap() {
     // Two publishers on one topic keep their own caller ids (two MCAP channels, one topic).
     let bytes = std::fs::read(dir.join("test_lz4.mcap")).unwrap();
     let summary = mcap::Summary::read(&bytes).unwrap().unwrap();
-    let mut callers: Vec<&str> = summary
-        .channels
-        .values()
-        .filter(|c| c.topic == "/chatter")
-        .map(|c| c.metadata["callerid"].as_str())
-        .collect();
+    let mut callers: Vec<&str> =
+        summary.channels.values().filter(|c| c.topic == "/chatter").map(|c| c.metadata["callerid"].as_str()).collect();
     callers.sort();
     assert_eq!(callers, ["/talker_a", "/talker_b"]);
     let header = mcap::read::LinearReader::new(&bytes).unwrap().next().unwrap().unwrap();
@@ -364,10 +360,8 @@ fn rosbag_converts_to_ros1_mcap() {
     ok(&["convert", file.to_str().unwrap(), "-o", out.to_str().unwrap(), "--topic", "/imu", "--since", "0.1"]);
     let expected = bag_expected("test_lz4");
     let start = expected.iter().map(|e| ros_time_ns(&e["time"])).min().unwrap();
-    let want = expected
-        .iter()
-        .filter(|e| e["topic"] == "/imu" && ros_time_ns(&e["time"]) - start >= 100_000_000)
-        .count();
+    let want =
+        expected.iter().filter(|e| e["topic"] == "/imu" && ros_time_ns(&e["time"]) - start >= 100_000_000).count();
     let bytes = std::fs::read(&out).unwrap();
     let n = mcap::MessageStream::new(&bytes).unwrap().count();
     assert!(want > 0 && n == want, "{n} != {want}");
@@ -470,10 +464,8 @@ fn rosbag_export_plot_and_time_filter() {
     let got: Vec<Value> =
         jsonl(&String::from_utf8(out.stdout).unwrap()).into_iter().filter(|v| v["kind"] == "message").collect();
     let start = expected.iter().map(|e| ros_time_ns(&e["time"])).min().unwrap();
-    let want: Vec<&Value> = expected
-        .iter()
-        .filter(|e| (200_000_000..=600_000_000).contains(&(ros_time_ns(&e["time"]) - start)))
-        .collect();
+    let want: Vec<&Value> =
+        expected.iter().filter(|e| (200_000_000..=600_000_000).contains(&(ros_time_ns(&e["time"]) - start))).collect();
     assert!(!want.is_empty() && want.len() < expected.len());
     assert_eq!(got.len(), want.len());
     for (g, e) in got.iter().zip(want) {
@@ -485,9 +477,9 @@ fn rosbag_export_plot_and_time_filter() {
 fn first_number(v: &Value, path: &str) -> Option<String> {
     match v {
         Value::Number(_) => Some(path.to_string()),
-        Value::Object(m) => m.iter().find_map(|(k, x)| {
-            first_number(x, &if path.is_empty() { k.clone() } else { format!("{path}.{k}") })
-        }),
+        Value::Object(m) => m
+            .iter()
+            .find_map(|(k, x)| first_number(x, &if path.is_empty() { k.clone() } else { format!("{path}.{k}") })),
         Value::Array(a) => a.iter().enumerate().find_map(|(i, x)| first_number(x, &format!("{path}[{i}]"))),
         _ => None,
     }
@@ -592,7 +584,8 @@ fn info_on_several_files() {
         data("carla/878-supp-mat_crash.log"),
     ];
     let names: Vec<&str> = files.iter().map(|f| f.to_str().unwrap()).collect();
-    let alone: Vec<String> = names.iter().map(|f| String::from_utf8(logspec(&["info", "--json", f]).stdout).unwrap()).collect();
+    let alone: Vec<String> =
+        names.iter().map(|f| String::from_utf8(logspec(&["info", "--json", f]).stdout).unwrap()).collect();
     let mut args = vec!["info", "--json"];
     args.extend(&names);
     let out = logspec(&args);

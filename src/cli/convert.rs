@@ -143,8 +143,6 @@ impl Mcap {
             publish_time: t_ns,
         };
         self.sequence = self.sequence.wrapping_add(1);
-        self.writer
-            .write_to_known_channel(&header, data)
-            .map_err(|e| CliError::Input(format!("{}: {e}", self.out)))
+        self.writer.write_to_known_channel(&header, data).map_err(|e| CliError::Input(format!("{}: {e}", self.out)))
     }
 }

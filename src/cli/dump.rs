@@ -71,11 +71,8 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         }
         FormatKind::Rosbag => {
             drop(d.input);
-            let opts = super::rosbag::DumpOptions {
-                select: &select,
-                msg_path: &args.msg_path,
-                file_order: args.file_order,
-            };
+            let opts =
+                super::rosbag::DumpOptions { select: &select, msg_path: &args.msg_path, file_order: args.file_order };
             super::rosbag::dump(&args.file, &path, &opts, &mut out)
         }
     };

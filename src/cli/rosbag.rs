@@ -31,7 +31,10 @@ fn open(path: &Path, shown: &str) -> Result<Bag<std::io::BufReader<std::fs::File
 
 /// Opens a bag; the second value says when its index was missing or unusable (the bag was
 /// scanned instead).
-pub fn open_noting(path: &Path, shown: &str) -> Result<(Bag<std::io::BufReader<std::fs::File>>, Option<String>), String> {
+pub fn open_noting(
+    path: &Path,
+    shown: &str,
+) -> Result<(Bag<std::io::BufReader<std::fs::File>>, Option<String>), String> {
     if path.as_os_str() == "-" {
         return Err(format!(
             "{shown}: a bag must be a file (its index is at the end); standard input is not supported"
@@ -42,9 +45,7 @@ pub fn open_noting(path: &Path, shown: &str) -> Result<(Bag<std::io::BufReader<s
     let notice = if let Some(e) = &bag.index_problem {
         Some(format!("{shown}: the index is unusable ({e}); scanned the whole file instead"))
     } else if !bag.indexed {
-        Some(format!(
-            "{shown}: the bag has no index (index_pos = 0); scanned the whole file (like `rosbag reindex`)"
-        ))
+        Some(format!("{shown}: the bag has no index (index_pos = 0); scanned the whole file (like `rosbag reindex`)"))
     } else {
         None
     };

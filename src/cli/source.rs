@@ -136,8 +136,7 @@ pub fn read(
     select: &Select,
     sink: &mut dyn Sink,
 ) -> Result<Outcome, CliError> {
-    let mut state =
-        State { select, sink, ids: HashMap::new(), selected: 0, origin_ns: 0, outcome: Outcome::default() };
+    let mut state = State { select, sink, ids: HashMap::new(), selected: 0, origin_ns: 0, outcome: Outcome::default() };
     match d.kind {
         FormatKind::Usvlog => {
             type F = logspec::formats::usvlog::Usvlog;
@@ -359,7 +358,13 @@ fn rlog_channel(key: &str, type_name: &str) -> Channel {
     let json_schema = format!(
         r#"{{"$schema":"https://json-schema.org/draft/2020-12/schema","title":{title},"type":"object","properties":{{"value":{value}}},"required":["value"]}}"#
     );
-    Channel { name: key.to_string(), schema_name: type_name.to_string(), json_schema, units: BTreeMap::new(), ros1: None }
+    Channel {
+        name: key.to_string(),
+        schema_name: type_name.to_string(),
+        json_schema,
+        units: BTreeMap::new(),
+        ros1: None,
+    }
 }
 
 /// CARLA: a packet whose records each belong to an actor (`db_id`) gives one channel per packet
@@ -503,7 +508,9 @@ fn read_rosbag(file: &Path, path: &str, state: &mut State<'_>) -> Result<(), Cli
     let names: BTreeMap<u32, String> = bag
         .connections
         .values()
-        .map(|c| (c.id, if mixed.contains(c.topic.as_str()) { format!("{}#{}", c.topic, c.id) } else { c.topic.clone() }))
+        .map(|c| {
+            (c.id, if mixed.contains(c.topic.as_str()) { format!("{}#{}", c.topic, c.id) } else { c.topic.clone() })
+        })
         .collect();
     let wanted: std::collections::BTreeSet<u32> =
         bag.connections.values().filter(|c| state.select.wants_channel(&c.topic)).map(|c| c.id).collect();
