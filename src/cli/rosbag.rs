@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use logspec::formats::rosbag::{Bag, BagError, Compression, Connection, Decoders, Order, Registry, Time};
+use logspec::formats::rosbag::{Bag, BagError, Compression, Connection, Decoders, Message, Order, Registry, Time};
 use logspec::json::JsonWriter;
 use logspec::runtime::{Visit, Visitor};
 use sha2::{Digest, Sha256};
@@ -85,7 +85,7 @@ pub fn dump(path: &Path, shown: &str, opts: &DumpOptions<'_>, out: &mut impl Wri
     let mut bag = open(path, shown).map_err(Failure::Input)?;
     let registry = registry(opts.msg_path).map_err(Failure::Input)?;
     let selected = select(&bag, &opts.select.channels, shown).map_err(Failure::Input)?;
-    let origin = start(&bag).map_or(0, super::source::ros_time_ns);
+    let origin = start(&bag).map_or(0, Time::as_nanos);
     let decoders = Decoders::new(shown, &bag.connections, registry.as_ref());
     let mut w = JsonWriter::new();
     for c in bag.connections.values().filter(|c| selected.as_ref().map_or(true, |s| s.contains(&c.id))) {
@@ -102,15 +102,12 @@ pub fn dump(path: &Path, shown: &str, opts: &DumpOptions<'_>, out: &mut impl Wri
     let conns = bag.connections.clone();
     let mut bad = 0u64;
     let mut line = String::new();
-    let walked = bag.for_each_message(order, selected.as_ref(), |m| -> Result<(), Walk> {
-        if !opts.select.wants_time(super::source::ros_time_ns(m.time).saturating_sub(origin)) {
+    let walked = bag.for_each_message(order, selected.as_ref(), |m| -> Result<(), Walk<std::io::Error>> {
+        if !opts.select.wants_time(m.time.as_nanos().saturating_sub(origin)) {
             return Ok(());
         }
         let Some(c) = conns.get(&m.conn) else {
-            eprintln!(
-                "logspec: {shown}: byte {} (chunk), record at byte {} of its data: message of connection {}, which the bag never defines; skipped",
-                m.chunk_pos, m.offset, m.conn
-            );
+            eprintln!("logspec: {}", unknown_connection(shown, &m));
             bad += 1;
             return Ok(());
         };
@@ -124,10 +121,7 @@ pub fn dump(path: &Path, shown: &str, opts: &DumpOptions<'_>, out: &mut impl Wri
             Some(d) => match d.decode(m.data) {
                 Ok(v) => d.view(&v).visit(Some("data"), &mut w),
                 Err(e) => {
-                    eprintln!(
-                        "logspec: {shown}: byte {} (chunk), record at byte {} of its data: message on {} ({}) at {}.{:09}: {e}; skipped",
-                        m.chunk_pos, m.offset, c.topic, c.ty, m.time.sec, m.time.nsec
-                    );
+                    eprintln!("logspec: {}", undecodable(shown, &m, c, &e));
                     bad += 1;
                     w.take();
                     return Ok(());
@@ -140,20 +134,15 @@ pub fn dump(path: &Path, shown: &str, opts: &DumpOptions<'_>, out: &mut impl Wri
         line.push_str(w.as_str());
         w.take();
         line.push('\n');
-        out.write_all(line.as_bytes()).map_err(Walk::Io)
+        out.write_all(line.as_bytes()).map_err(Walk::Out)
     });
     match walked {
         Ok(()) => {}
-        Err(Walk::Io(e)) => return Err(Failure::Io(e)),
+        Err(Walk::Out(e)) => return Err(Failure::Io(e)),
         Err(Walk::Bag(e)) => return Err(Failure::Input(format!("{shown}: {e}"))),
     }
-    if let Some(stop) = &bag.stop {
-        let what = if stop.truncated { "the file is truncated" } else { "a bad record" };
-        return Err(Failure::Input(format!(
-            "{shown}: {what}: {}; every message of the {} complete chunk(s) before it was recovered",
-            stop.error,
-            bag.chunks.len()
-        )));
+    if let Some(e) = stop_error(&bag, shown) {
+        return Err(Failure::Input(e));
     }
     if bad > 0 {
         return Err(Failure::Input(format!("{shown}: {bad} message(s) could not be decoded (see above)")));
@@ -161,16 +150,43 @@ pub fn dump(path: &Path, shown: &str, opts: &DumpOptions<'_>, out: &mut impl Wri
     Ok(ExitCode::SUCCESS)
 }
 
-/// Why the message walk stopped.
-enum Walk {
-    Io(std::io::Error),
+/// Why a walk over a bag's messages stopped: the consumer's error, or the bag's.
+pub enum Walk<E> {
+    Out(E),
     Bag(BagError),
 }
 
-impl From<BagError> for Walk {
+impl<E> From<BagError> for Walk<E> {
     fn from(e: BagError) -> Self {
         Walk::Bag(e)
     }
+}
+
+/// A message whose connection the bag never defines (it is skipped).
+pub fn unknown_connection(shown: &str, m: &Message<'_>) -> String {
+    format!(
+        "{shown}: byte {} (chunk), record at byte {} of its data: message of connection {}, which the bag never defines; skipped",
+        m.chunk_pos, m.offset, m.conn
+    )
+}
+
+/// A message that does not decode with its connection's definition (it is skipped).
+pub fn undecodable(shown: &str, m: &Message<'_>, c: &Connection, e: &dyn std::fmt::Display) -> String {
+    format!(
+        "{shown}: byte {} (chunk), record at byte {} of its data: message on {} ({}) at {}.{:09}: {e}; skipped",
+        m.chunk_pos, m.offset, c.topic, c.ty, m.time.sec, m.time.nsec
+    )
+}
+
+/// Where and why reading the bag stopped early, if it did: everything before was delivered.
+pub fn stop_error<R>(bag: &Bag<R>, shown: &str) -> Option<String> {
+    let stop = bag.stop.as_ref()?;
+    let what = if stop.truncated { "the file is truncated" } else { "a bad record" };
+    Some(format!(
+        "{shown}: {what}: {}; every message of the {} complete chunk(s) before it was recovered",
+        stop.error,
+        bag.chunks.len()
+    ))
 }
 
 fn connection_json(w: &mut JsonWriter, c: &Connection, md5_ok: bool) {

@@ -467,18 +467,14 @@ fn carla_actor_channel(schema: &Schema, packet: &str, channel: &str) -> Channel 
     }
 }
 
-/// Nanoseconds since the Unix epoch of a ROS time.
-pub fn ros_time_ns(t: logspec::formats::rosbag::Time) -> u64 {
-    u64::from(t.sec) * 1_000_000_000 + u64::from(t.nsec)
-}
-
 /// ROS bags: one channel per topic, in time order (connections on one topic are one channel
 /// when they agree on type, definition, caller id and latching, and one channel each otherwise,
 /// all named by the topic); times are the messages' record times (Unix time), and the time
 /// filters count from the bag's first message. A sink may take the messages' bytes as they are
 /// ([`Sink::raw`]); others get them decoded from the connections' embedded definitions.
 fn read_rosbag(file: &Path, path: &str, state: &mut State<'_>) -> Result<(), CliError> {
-    use logspec::formats::rosbag::{BagError, Connection, Decoders, Order};
+    use super::rosbag::Walk;
+    use logspec::formats::rosbag::{Connection, Decoders, Order, Time};
     let (mut bag, notice) = super::rosbag::open_noting(file, path).map_err(CliError::Input)?;
     state.outcome.warnings.extend(notice);
     let decoders = Decoders::new(path, &bag.connections, None);
@@ -514,43 +510,27 @@ fn read_rosbag(file: &Path, path: &str, state: &mut State<'_>) -> Result<(), Cli
         .collect();
     let wanted: std::collections::BTreeSet<u32> =
         bag.connections.values().filter(|c| state.select.wants_channel(&c.topic)).map(|c| c.id).collect();
-    state.origin_ns = super::rosbag::start(&bag).map_or(0, ros_time_ns);
+    state.origin_ns = super::rosbag::start(&bag).map_or(0, Time::as_nanos);
     state.sink.origin(state.origin_ns);
     let conns = bag.connections.clone();
-
-    enum Walk {
-        Cli(CliError),
-        Bag(BagError),
-    }
-    impl From<BagError> for Walk {
-        fn from(e: BagError) -> Self {
-            Walk::Bag(e)
-        }
-    }
-    let walked = bag.for_each_message(Order::Time, Some(&wanted), |m| -> Result<(), Walk> {
+    let walked = bag.for_each_message(Order::Time, Some(&wanted), |m| -> Result<(), Walk<CliError>> {
         let (Some(c), Some(key)) = (conns.get(&m.conn), names.get(&m.conn)) else {
-            state.outcome.warnings.push(format!(
-                "{path}: byte {} (chunk), record at byte {} of its data: message of connection {}, which the bag never defines; skipped",
-                m.chunk_pos, m.offset, m.conn
-            ));
+            state.outcome.warnings.push(super::rosbag::unknown_connection(path, &m));
             return Ok(());
         };
-        let t_ns = ros_time_ns(m.time);
+        let t_ns = m.time.as_nanos();
         let conn_type = decoders.get(m.conn);
         let describe = || ros_channel(c, conn_type.and_then(|t| t.decoder.as_deref()));
-        let Some(id) = state.wanted(key, t_ns, describe).map_err(Walk::Cli)? else { return Ok(()) };
-        if !state.sink.raw(id, t_ns, m.data).map_err(Walk::Cli)? {
+        let Some(id) = state.wanted(key, t_ns, describe).map_err(Walk::Out)? else { return Ok(()) };
+        if !state.sink.raw(id, t_ns, m.data).map_err(Walk::Out)? {
             let Some(d) = conn_type.and_then(|t| t.decoder.as_ref()) else {
                 // Reported once above, with the connection.
                 return Ok(());
             };
             match d.decode(m.data) {
-                Ok(v) => state.sink.sample(id, t_ns, &Value::of(&d.view(&v))).map_err(Walk::Cli)?,
+                Ok(v) => state.sink.sample(id, t_ns, &Value::of(&d.view(&v))).map_err(Walk::Out)?,
                 Err(e) => {
-                    state.outcome.warnings.push(format!(
-                        "{path}: byte {} (chunk), record at byte {} of its data: message on {} ({}) at {}.{:09}: {e}; skipped",
-                        m.chunk_pos, m.offset, c.topic, c.ty, m.time.sec, m.time.nsec
-                    ));
+                    state.outcome.warnings.push(super::rosbag::undecodable(path, &m, c, &e));
                     return Ok(());
                 }
             }
@@ -559,20 +539,9 @@ fn read_rosbag(file: &Path, path: &str, state: &mut State<'_>) -> Result<(), Cli
         Ok(())
     });
     match walked {
-        Ok(()) => {}
-        Err(Walk::Cli(e)) => return Err(e),
-        Err(Walk::Bag(e)) => {
-            state.outcome.error = Some(format!("{path}: {e}"));
-            return Ok(());
-        }
-    }
-    if let Some(stop) = &bag.stop {
-        let what = if stop.truncated { "the file is truncated" } else { "a bad record" };
-        state.outcome.error = Some(format!(
-            "{path}: {what}: {}; every message of the {} complete chunk(s) before it was read",
-            stop.error,
-            bag.chunks.len()
-        ));
+        Ok(()) => state.outcome.error = super::rosbag::stop_error(&bag, path),
+        Err(Walk::Out(e)) => return Err(e),
+        Err(Walk::Bag(e)) => state.outcome.error = Some(format!("{path}: {e}")),
     }
     Ok(())
 }

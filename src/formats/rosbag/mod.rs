@@ -46,6 +46,11 @@ impl Time {
     pub fn as_secs_f64(self) -> f64 {
         f64::from(self.sec) + f64::from(self.nsec) * 1e-9
     }
+
+    /// Nanoseconds since the epoch.
+    pub fn as_nanos(self) -> u64 {
+        u64::from(self.sec) * 1_000_000_000 + u64::from(self.nsec)
+    }
 }
 
 /// A bag that cannot be read (further): the absolute byte offset of the record at fault and what
