@@ -6,10 +6,13 @@
  * Little-endian, packed.
  *
  * Byte order: every multi-byte value is little-endian on the wire unless its comment says
- * otherwise. The structs below are packed (`#pragma pack(1)`) with their padding spelled out, so
- * they match the wire byte for byte on a little-endian host; on a big-endian host, swap each
- * multi-byte field after reading and before writing. Members of a packed struct may be misaligned:
- * copy them out (or use memcpy) instead of taking their address.
+ * otherwise. The fixed-size structs below are packed (`#pragma pack(1)`) with their padding
+ * spelled out; their members hold host values. Move them to and from the wire with the generated
+ * <type>_encode and <type>_decode functions, which produce and check the exact wire bytes on a
+ * host of either byte order (so a big-endian host needs no hand swapping). Variable-size types get
+ * a _t struct to encode from (pointer and length members) and a _view_t struct that _decode fills
+ * with pointers into the input buffer; nothing allocates. Members of a packed struct may be
+ * misaligned: copy them out instead of taking their address.
  *
  * Names: types are carla_<name>_t and macros CARLA_<NAME>..., except the contract macros (the
  * schema id and the REC_* record ids), which firmware spells without a prefix.
@@ -21,8 +24,9 @@
 #ifndef CARLA_RECORD_TYPES_H
 #define CARLA_RECORD_TYPES_H
 
-#include <stddef.h> /* offsetof */
+#include <stddef.h> /* offsetof, size_t */
 #include <stdint.h>
+#include <string.h> /* memcpy, memset, memcmp */
 
 #ifdef __cplusplus
 extern "C" {
@@ -167,21 +171,195 @@ typedef uint32_t carla_light_flags_t;
 #define CARLA_LIGHT_FLAGS_SPECIAL1     (1u << 9)
 #define CARLA_LIGHT_FLAGS_SPECIAL2     (1u << 10)
 
-#pragma pack(push, 1)
+/*
+ * Error codes of the functions below: 0 is success, every failure is negative. Decoders check
+ * every length before they read, so a short or corrupt buffer returns an error, never reads past
+ * its end.
+ */
+#define CARLA_OK         0    /* Success. */
+#define CARLA_ERR_SHORT  (-1) /* The input ends before the value does. */
+#define CARLA_ERR_CONST  (-2) /* A constant field (magic, marker) holds another value. */
+#define CARLA_ERR_TAG    (-3) /* A union tag selects no variant. */
+#define CARLA_ERR_COUNT  (-4) /* A length or count runs past the end of the input, or is not a whole number of elements. */
+#define CARLA_ERR_SPACE  (-5) /* Encoding: the output buffer is too small. */
+#define CARLA_ERR_RANGE  (-6) /* Encoding: a length or count does not fit its prefix. */
+#define CARLA_ERR_SCHEMA (-7) /* The file header's schema id is not the one this header describes. */
+#define CARLA_ERR_LENGTH (-8) /* A known record's length field disagrees with its fixed size. */
+
+/*
+ * Wire access: numbers are read and written byte by byte with shifts, so these are right on a host
+ * of either byte order; compilers merge them into single loads and stores where the orders agree.
+ * Floats travel as their IEEE 754 bit patterns.
+ */
+static inline uint16_t carla_get_u16le(const uint8_t *p)
+{
+    return (uint16_t)((unsigned)p[0] | ((unsigned)p[1] << 8));
+}
+static inline void carla_put_u16le(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+static inline uint32_t carla_get_u32le(const uint8_t *p)
+{
+    return (uint32_t)((uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24));
+}
+static inline void carla_put_u32le(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+static inline uint64_t carla_get_u64le(const uint8_t *p)
+{
+    return (uint64_t)((uint64_t)p[0] | ((uint64_t)p[1] << 8) | ((uint64_t)p[2] << 16) | ((uint64_t)p[3] << 24) | ((uint64_t)p[4] << 32) | ((uint64_t)p[5] << 40) | ((uint64_t)p[6] << 48) | ((uint64_t)p[7] << 56));
+}
+static inline void carla_put_u64le(uint8_t *p, uint64_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+    p[4] = (uint8_t)(v >> 32);
+    p[5] = (uint8_t)(v >> 40);
+    p[6] = (uint8_t)(v >> 48);
+    p[7] = (uint8_t)(v >> 56);
+}
+static inline float carla_get_f32le(const uint8_t *p)
+{
+    uint32_t u = carla_get_u32le(p);
+    float v;
+    memcpy(&v, &u, sizeof v);
+    return v;
+}
+static inline void carla_put_f32le(uint8_t *p, float v)
+{
+    uint32_t u;
+    memcpy(&u, &v, sizeof u);
+    carla_put_u32le(p, u);
+}
+static inline double carla_get_f64le(const uint8_t *p)
+{
+    uint64_t u = carla_get_u64le(p);
+    double v;
+    memcpy(&v, &u, sizeof v);
+    return v;
+}
+static inline void carla_put_f64le(uint8_t *p, double v)
+{
+    uint64_t u;
+    memcpy(&u, &v, sizeof u);
+    carla_put_u64le(p, u);
+}
+static inline uint16_t carla_get_u16be(const uint8_t *p)
+{
+    return (uint16_t)(((unsigned)p[0] << 8) | (unsigned)p[1]);
+}
+static inline void carla_put_u16be(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)(v >> 8);
+    p[1] = (uint8_t)v;
+}
+static inline uint32_t carla_get_u32be(const uint8_t *p)
+{
+    return (uint32_t)(((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | (uint32_t)p[3]);
+}
+static inline void carla_put_u32be(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)(v >> 24);
+    p[1] = (uint8_t)(v >> 16);
+    p[2] = (uint8_t)(v >> 8);
+    p[3] = (uint8_t)v;
+}
+static inline uint64_t carla_get_u64be(const uint8_t *p)
+{
+    return (uint64_t)(((uint64_t)p[0] << 56) | ((uint64_t)p[1] << 48) | ((uint64_t)p[2] << 40) | ((uint64_t)p[3] << 32) | ((uint64_t)p[4] << 24) | ((uint64_t)p[5] << 16) | ((uint64_t)p[6] << 8) | (uint64_t)p[7]);
+}
+static inline void carla_put_u64be(uint8_t *p, uint64_t v)
+{
+    p[0] = (uint8_t)(v >> 56);
+    p[1] = (uint8_t)(v >> 48);
+    p[2] = (uint8_t)(v >> 40);
+    p[3] = (uint8_t)(v >> 32);
+    p[4] = (uint8_t)(v >> 24);
+    p[5] = (uint8_t)(v >> 16);
+    p[6] = (uint8_t)(v >> 8);
+    p[7] = (uint8_t)v;
+}
+static inline float carla_get_f32be(const uint8_t *p)
+{
+    uint32_t u = carla_get_u32be(p);
+    float v;
+    memcpy(&v, &u, sizeof v);
+    return v;
+}
+static inline void carla_put_f32be(uint8_t *p, float v)
+{
+    uint32_t u;
+    memcpy(&u, &v, sizeof u);
+    carla_put_u32be(p, u);
+}
+static inline double carla_get_f64be(const uint8_t *p)
+{
+    uint64_t u = carla_get_u64be(p);
+    double v;
+    memcpy(&v, &u, sizeof v);
+    return v;
+}
+static inline void carla_put_f64be(uint8_t *p, double v)
+{
+    uint64_t u;
+    memcpy(&u, &v, sizeof u);
+    carla_put_u64be(p, u);
+}
 
 /**
  * PacketHeader.
  *
  * 5 bytes on the wire, little-endian.
  */
+#pragma pack(push, 1)
 typedef struct carla_packet_header {
     uint8_t id;
     uint32_t size; /**< Bytes after this header (covers the record count). [B] */
 } carla_packet_header_t;
+#pragma pack(pop)
 #define CARLA_PACKET_HEADER_SIZE 5u
 CARLA_STATIC_ASSERT(sizeof(carla_packet_header_t) == CARLA_PACKET_HEADER_SIZE, "carla_packet_header_t must be 5 bytes");
 CARLA_STATIC_ASSERT(offsetof(carla_packet_header_t, id) == 0u, "carla_packet_header_t.id must be at byte 0");
 CARLA_STATIC_ASSERT(offsetof(carla_packet_header_t, size) == 1u, "carla_packet_header_t.size must be at byte 1");
+
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int carla_packet_header_encode(uint8_t *buf, size_t cap, const carla_packet_header_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 5u) return CARLA_ERR_SPACE;
+    (buf + n)[0] = (uint8_t)(v->id);
+    n += 1u;
+    carla_put_u32le(buf + n, (uint32_t)(v->size));
+    n += 4u;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return CARLA_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int carla_packet_header_decode(carla_packet_header_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len < 5u) return CARLA_ERR_SHORT;
+    v->id = ((buf + n))[0];
+    n += 1u;
+    v->size = carla_get_u32le((buf + n));
+    n += 4u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return CARLA_OK;
+}
 
 /*
  * InfoHeader. The start of every file. Its length is 28 + the length of the map name.
@@ -195,21 +373,217 @@ CARLA_STATIC_ASSERT(offsetof(carla_packet_header_t, size) == 1u, "carla_packet_h
  */
 
 /**
+ * InfoHeader. Variable size: the input of _encode; pointers are the caller's, sequences are host
+ * values.
+ */
+typedef struct carla_info_header {
+    uint16_t version; /**< 1 from 0.9.4 through 0.9.15 (and UE5 0.10.0); 2 in 0.9.16. */
+    int64_t date; /**< Unix time of the recording's start (`std::time(0)`). [s] */
+    const char *map; /**< The map name, e.g. `Town01`. */
+    size_t map_len; /**< In bytes. */
+} carla_info_header_t;
+/**
+ * InfoHeader. Variable size: decoded by _decode; pointers point into the input buffer, sequences
+ * of numbers stay as wire bytes (read them with the _at functions).
+ */
+typedef struct carla_info_header_view {
+    uint16_t version; /**< 1 from 0.9.4 through 0.9.15 (and UE5 0.10.0); 2 in 0.9.16. */
+    int64_t date; /**< Unix time of the recording's start (`std::time(0)`). [s] */
+    const char *map; /**< The map name, e.g. `Town01`. */
+    size_t map_len; /**< In bytes. */
+} carla_info_header_view_t;
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int carla_info_header_encode(uint8_t *buf, size_t cap, const carla_info_header_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap - n < 2u) return CARLA_ERR_SPACE;
+    carla_put_u16le(buf + n, (uint16_t)(v->version));
+    n += 2u;
+    if (cap - n < 2u) return CARLA_ERR_SPACE;
+    carla_put_u16le(buf + n, (uint16_t)(14u));
+    n += 2u;
+    if (cap - n < 14u) return CARLA_ERR_SPACE;
+    memcpy(buf + n, "CARLA_RECORDER", 14u);
+    n += 14u;
+    if (cap - n < 8u) return CARLA_ERR_SPACE;
+    carla_put_u64le(buf + n, (uint64_t)(v->date));
+    n += 8u;
+    if (v->map_len > 65535u) return CARLA_ERR_RANGE;
+    if (cap - n < 2u) return CARLA_ERR_SPACE;
+    carla_put_u16le(buf + n, (uint16_t)(v->map_len));
+    n += 2u;
+    if (cap - n < v->map_len) return CARLA_ERR_SPACE;
+    if (v->map_len) memcpy(buf + n, v->map, v->map_len);
+    n += v->map_len;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return CARLA_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int carla_info_header_decode(carla_info_header_view_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len - n < 2u) return CARLA_ERR_SHORT;
+    v->version = carla_get_u16le((buf + n));
+    n += 2u;
+    if (len - n < 2u) return CARLA_ERR_SHORT;
+    if (carla_get_u16le((buf + n)) != 14u) return CARLA_ERR_CONST;
+    n += 2u;
+    if (len - n < 14u) return CARLA_ERR_SHORT;
+    if (memcmp(buf + n, "CARLA_RECORDER", 14u) != 0) return CARLA_ERR_CONST;
+    n += 14u;
+    if (len - n < 8u) return CARLA_ERR_SHORT;
+    v->date = (int64_t)(carla_get_u64le((buf + n)));
+    n += 8u;
+    if (len - n < 2u) return CARLA_ERR_SHORT;
+    v->map_len = (size_t)carla_get_u16le((buf + n));
+    n += 2u;
+    if (v->map_len > len - n) return CARLA_ERR_COUNT;
+    v->map = (const char *)(buf + n);
+    n += v->map_len;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return CARLA_OK;
+}
+
+/**
  * Vec3. An FVector: 3 x f32. Locations are in cm; rotations are x = roll, y = pitch, z = yaw, in
  * degrees.
  *
  * 12 bytes on the wire, little-endian.
  */
+#pragma pack(push, 1)
 typedef struct carla_vec3 {
     float x;
     float y;
     float z;
 } carla_vec3_t;
+#pragma pack(pop)
 #define CARLA_VEC3_SIZE 12u
 CARLA_STATIC_ASSERT(sizeof(carla_vec3_t) == CARLA_VEC3_SIZE, "carla_vec3_t must be 12 bytes");
 CARLA_STATIC_ASSERT(offsetof(carla_vec3_t, x) == 0u, "carla_vec3_t.x must be at byte 0");
 CARLA_STATIC_ASSERT(offsetof(carla_vec3_t, y) == 4u, "carla_vec3_t.y must be at byte 4");
 CARLA_STATIC_ASSERT(offsetof(carla_vec3_t, z) == 8u, "carla_vec3_t.z must be at byte 8");
+
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int carla_vec3_encode(uint8_t *buf, size_t cap, const carla_vec3_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 12u) return CARLA_ERR_SPACE;
+    carla_put_f32le(buf + n, v->x);
+    n += 4u;
+    carla_put_f32le(buf + n, v->y);
+    n += 4u;
+    carla_put_f32le(buf + n, v->z);
+    n += 4u;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return CARLA_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int carla_vec3_decode(carla_vec3_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len < 12u) return CARLA_ERR_SHORT;
+    v->x = carla_get_f32le((buf + n));
+    n += 4u;
+    v->y = carla_get_f32le((buf + n));
+    n += 4u;
+    v->z = carla_get_f32le((buf + n));
+    n += 4u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return CARLA_OK;
+}
+
+/*
+ * AttributeType: a tagged union; variable size, so no C type. The attribute type byte, whose
+ * numbering depends on the header's version. The tag value selects the variant:
+ *   V1 = 1:
+ *     0  type  AttributeTypeV1  One of CARLA_ATTRIBUTE_TYPE_V1_*.
+ *   V2 = 2:
+ *     0  type  AttributeTypeV2  One of CARLA_ATTRIBUTE_TYPE_V2_*.
+ */
+#define CARLA_ATTRIBUTE_TYPE_V1_TAG 1
+#define CARLA_ATTRIBUTE_TYPE_V2_TAG 2
+
+/** AttributeType.V1: the body of this variant. 1 bytes on the wire, little-endian. */
+#pragma pack(push, 1)
+typedef struct carla_attribute_type_v1_variant {
+    carla_attribute_type_v1_t type; /**< One of CARLA_ATTRIBUTE_TYPE_V1_*. */
+} carla_attribute_type_v1_variant_t;
+#pragma pack(pop)
+#define CARLA_ATTRIBUTE_TYPE_V1_VARIANT_SIZE 1u
+CARLA_STATIC_ASSERT(sizeof(carla_attribute_type_v1_variant_t) == CARLA_ATTRIBUTE_TYPE_V1_VARIANT_SIZE, "carla_attribute_type_v1_variant_t must be 1 bytes");
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int carla_attribute_type_v1_variant_encode(uint8_t *buf, size_t cap, const carla_attribute_type_v1_variant_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 1u) return CARLA_ERR_SPACE;
+    (buf + n)[0] = (uint8_t)(v->type);
+    n += 1u;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return CARLA_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int carla_attribute_type_v1_variant_decode(carla_attribute_type_v1_variant_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len < 1u) return CARLA_ERR_SHORT;
+    v->type = ((buf + n))[0];
+    n += 1u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return CARLA_OK;
+}
+
+/** AttributeType.V2: the body of this variant. 1 bytes on the wire, little-endian. */
+#pragma pack(push, 1)
+typedef struct carla_attribute_type_v2_variant {
+    carla_attribute_type_v2_t type; /**< One of CARLA_ATTRIBUTE_TYPE_V2_*. */
+} carla_attribute_type_v2_variant_t;
+#pragma pack(pop)
+#define CARLA_ATTRIBUTE_TYPE_V2_VARIANT_SIZE 1u
+CARLA_STATIC_ASSERT(sizeof(carla_attribute_type_v2_variant_t) == CARLA_ATTRIBUTE_TYPE_V2_VARIANT_SIZE, "carla_attribute_type_v2_variant_t must be 1 bytes");
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int carla_attribute_type_v2_variant_encode(uint8_t *buf, size_t cap, const carla_attribute_type_v2_variant_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 1u) return CARLA_ERR_SPACE;
+    (buf + n)[0] = (uint8_t)(v->type);
+    n += 1u;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return CARLA_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int carla_attribute_type_v2_variant_decode(carla_attribute_type_v2_variant_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len < 1u) return CARLA_ERR_SHORT;
+    v->type = ((buf + n))[0];
+    n += 1u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return CARLA_OK;
+}
 
 /*
  * Attribute.
@@ -218,6 +592,11 @@ CARLA_STATIC_ASSERT(offsetof(carla_vec3_t, z) == 8u, "carla_vec3_t.z must be at 
  *   0  type   union AttributeType  Variant selected by the reader parameter `version`.
  *   -  id     string[count u16le]
  *   -  value  string[count u16le]
+ */
+
+/*
+ * Attribute: no encode/decode functions, because a field's layout is chosen outside the bytes (a
+ * reader parameter) or is not described by the schema (an extern type).
  */
 
 /*
@@ -233,37 +612,105 @@ CARLA_STATIC_ASSERT(offsetof(carla_vec3_t, z) == 8u, "carla_vec3_t.z must be at 
  *   -   attributes  Attribute[count u16le]
  */
 
+/*
+ * ActorAdd: no encode/decode functions, because a field's layout is chosen outside the bytes (a
+ * reader parameter) or is not described by the schema (an extern type).
+ */
+
 /**
  * ActorDel.
  *
  * 4 bytes on the wire, little-endian.
  */
+#pragma pack(push, 1)
 typedef struct carla_actor_del {
     uint32_t db_id;
 } carla_actor_del_t;
+#pragma pack(pop)
 #define CARLA_ACTOR_DEL_SIZE 4u
 CARLA_STATIC_ASSERT(sizeof(carla_actor_del_t) == CARLA_ACTOR_DEL_SIZE, "carla_actor_del_t must be 4 bytes");
 CARLA_STATIC_ASSERT(offsetof(carla_actor_del_t, db_id) == 0u, "carla_actor_del_t.db_id must be at byte 0");
+
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int carla_actor_del_encode(uint8_t *buf, size_t cap, const carla_actor_del_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 4u) return CARLA_ERR_SPACE;
+    carla_put_u32le(buf + n, (uint32_t)(v->db_id));
+    n += 4u;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return CARLA_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int carla_actor_del_decode(carla_actor_del_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len < 4u) return CARLA_ERR_SHORT;
+    v->db_id = carla_get_u32le((buf + n));
+    n += 4u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return CARLA_OK;
+}
 
 /**
  * ActorParent.
  *
  * 8 bytes on the wire, little-endian.
  */
+#pragma pack(push, 1)
 typedef struct carla_actor_parent {
     uint32_t db_id; /**< The child. */
     uint32_t db_id_parent;
 } carla_actor_parent_t;
+#pragma pack(pop)
 #define CARLA_ACTOR_PARENT_SIZE 8u
 CARLA_STATIC_ASSERT(sizeof(carla_actor_parent_t) == CARLA_ACTOR_PARENT_SIZE, "carla_actor_parent_t must be 8 bytes");
 CARLA_STATIC_ASSERT(offsetof(carla_actor_parent_t, db_id) == 0u, "carla_actor_parent_t.db_id must be at byte 0");
 CARLA_STATIC_ASSERT(offsetof(carla_actor_parent_t, db_id_parent) == 4u, "carla_actor_parent_t.db_id_parent must be at byte 4");
+
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int carla_actor_parent_encode(uint8_t *buf, size_t cap, const carla_actor_parent_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 8u) return CARLA_ERR_SPACE;
+    carla_put_u32le(buf + n, (uint32_t)(v->db_id));
+    n += 4u;
+    carla_put_u32le(buf + n, (uint32_t)(v->db_id_parent));
+    n += 4u;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return CARLA_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int carla_actor_parent_decode(carla_actor_parent_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len < 8u) return CARLA_ERR_SHORT;
+    v->db_id = carla_get_u32le((buf + n));
+    n += 4u;
+    v->db_id_parent = carla_get_u32le((buf + n));
+    n += 4u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return CARLA_OK;
+}
 
 /**
  * CollisionInfo.
  *
  * 14 bytes on the wire, little-endian.
  */
+#pragma pack(push, 1)
 typedef struct carla_collision_info {
     uint32_t id;
     uint32_t actor1;        /**< 0xFFFFFFFF: not a CARLA actor (0.9.13+). */
@@ -271,6 +718,7 @@ typedef struct carla_collision_info {
     uint8_t actor1_is_hero; /**< bool: 0 or 1. */
     uint8_t actor2_is_hero; /**< bool: 0 or 1. */
 } carla_collision_info_t;
+#pragma pack(pop)
 #define CARLA_COLLISION_INFO_SIZE 14u
 CARLA_STATIC_ASSERT(sizeof(carla_collision_info_t) == CARLA_COLLISION_INFO_SIZE, "carla_collision_info_t must be 14 bytes");
 CARLA_STATIC_ASSERT(offsetof(carla_collision_info_t, id) == 0u, "carla_collision_info_t.id must be at byte 0");
@@ -279,33 +727,118 @@ CARLA_STATIC_ASSERT(offsetof(carla_collision_info_t, actor2) == 8u, "carla_colli
 CARLA_STATIC_ASSERT(offsetof(carla_collision_info_t, actor1_is_hero) == 12u, "carla_collision_info_t.actor1_is_hero must be at byte 12");
 CARLA_STATIC_ASSERT(offsetof(carla_collision_info_t, actor2_is_hero) == 13u, "carla_collision_info_t.actor2_is_hero must be at byte 13");
 
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int carla_collision_info_encode(uint8_t *buf, size_t cap, const carla_collision_info_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 14u) return CARLA_ERR_SPACE;
+    carla_put_u32le(buf + n, (uint32_t)(v->id));
+    n += 4u;
+    carla_put_u32le(buf + n, (uint32_t)(v->actor1));
+    n += 4u;
+    carla_put_u32le(buf + n, (uint32_t)(v->actor2));
+    n += 4u;
+    buf[n] = (uint8_t)(v->actor1_is_hero != 0);
+    n += 1u;
+    buf[n] = (uint8_t)(v->actor2_is_hero != 0);
+    n += 1u;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return CARLA_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int carla_collision_info_decode(carla_collision_info_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len < 14u) return CARLA_ERR_SHORT;
+    v->id = carla_get_u32le((buf + n));
+    n += 4u;
+    v->actor1 = carla_get_u32le((buf + n));
+    n += 4u;
+    v->actor2 = carla_get_u32le((buf + n));
+    n += 4u;
+    v->actor1_is_hero = (uint8_t)(buf[n] != 0);
+    n += 1u;
+    v->actor2_is_hero = (uint8_t)(buf[n] != 0);
+    n += 1u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return CARLA_OK;
+}
+
 /**
  * ActorPosition.
  *
  * 28 bytes on the wire, little-endian.
  */
+#pragma pack(push, 1)
 typedef struct carla_actor_position {
     uint32_t db_id;
     carla_vec3_t location; /**< [cm] */
     carla_vec3_t rotation; /**< [deg] */
 } carla_actor_position_t;
+#pragma pack(pop)
 #define CARLA_ACTOR_POSITION_SIZE 28u
 CARLA_STATIC_ASSERT(sizeof(carla_actor_position_t) == CARLA_ACTOR_POSITION_SIZE, "carla_actor_position_t must be 28 bytes");
 CARLA_STATIC_ASSERT(offsetof(carla_actor_position_t, db_id) == 0u, "carla_actor_position_t.db_id must be at byte 0");
 CARLA_STATIC_ASSERT(offsetof(carla_actor_position_t, location) == 4u, "carla_actor_position_t.location must be at byte 4");
 CARLA_STATIC_ASSERT(offsetof(carla_actor_position_t, rotation) == 16u, "carla_actor_position_t.rotation must be at byte 16");
 
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int carla_actor_position_encode(uint8_t *buf, size_t cap, const carla_actor_position_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 28u) return CARLA_ERR_SPACE;
+    carla_put_u32le(buf + n, (uint32_t)(v->db_id));
+    n += 4u;
+    (void)carla_vec3_encode(buf + n, cap - n, &v->location, NULL);
+    n += 12u;
+    (void)carla_vec3_encode(buf + n, cap - n, &v->rotation, NULL);
+    n += 12u;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return CARLA_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int carla_actor_position_decode(carla_actor_position_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    int e;
+    if (len < 28u) return CARLA_ERR_SHORT;
+    v->db_id = carla_get_u32le((buf + n));
+    n += 4u;
+    e = carla_vec3_decode(&v->location, buf + n, len - n, NULL);
+    if (e) return e;
+    n += 12u;
+    e = carla_vec3_decode(&v->rotation, buf + n, len - n, NULL);
+    if (e) return e;
+    n += 12u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return CARLA_OK;
+}
+
 /**
  * TrafficLight.
  *
  * 10 bytes on the wire, little-endian.
  */
+#pragma pack(push, 1)
 typedef struct carla_traffic_light {
     uint32_t db_id;
     uint8_t is_frozen;                 /**< bool: 0 or 1. */
     float elapsed_time;                /**< [s] */
     carla_traffic_light_state_t state; /**< One of CARLA_TRAFFIC_LIGHT_STATE_*. */
 } carla_traffic_light_t;
+#pragma pack(pop)
 #define CARLA_TRAFFIC_LIGHT_SIZE 10u
 CARLA_STATIC_ASSERT(sizeof(carla_traffic_light_t) == CARLA_TRAFFIC_LIGHT_SIZE, "carla_traffic_light_t must be 10 bytes");
 CARLA_STATIC_ASSERT(offsetof(carla_traffic_light_t, db_id) == 0u, "carla_traffic_light_t.db_id must be at byte 0");
@@ -313,11 +846,51 @@ CARLA_STATIC_ASSERT(offsetof(carla_traffic_light_t, is_frozen) == 4u, "carla_tra
 CARLA_STATIC_ASSERT(offsetof(carla_traffic_light_t, elapsed_time) == 5u, "carla_traffic_light_t.elapsed_time must be at byte 5");
 CARLA_STATIC_ASSERT(offsetof(carla_traffic_light_t, state) == 9u, "carla_traffic_light_t.state must be at byte 9");
 
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int carla_traffic_light_encode(uint8_t *buf, size_t cap, const carla_traffic_light_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 10u) return CARLA_ERR_SPACE;
+    carla_put_u32le(buf + n, (uint32_t)(v->db_id));
+    n += 4u;
+    buf[n] = (uint8_t)(v->is_frozen != 0);
+    n += 1u;
+    carla_put_f32le(buf + n, v->elapsed_time);
+    n += 4u;
+    (buf + n)[0] = (uint8_t)(v->state);
+    n += 1u;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return CARLA_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int carla_traffic_light_decode(carla_traffic_light_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len < 10u) return CARLA_ERR_SHORT;
+    v->db_id = carla_get_u32le((buf + n));
+    n += 4u;
+    v->is_frozen = (uint8_t)(buf[n] != 0);
+    n += 1u;
+    v->elapsed_time = carla_get_f32le((buf + n));
+    n += 4u;
+    v->state = ((buf + n))[0];
+    n += 1u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return CARLA_OK;
+}
+
 /**
  * VehicleAnim.
  *
  * 21 bytes on the wire, little-endian.
  */
+#pragma pack(push, 1)
 typedef struct carla_vehicle_anim {
     uint32_t db_id;
     float steering;
@@ -326,6 +899,7 @@ typedef struct carla_vehicle_anim {
     uint8_t handbrake; /**< bool: 0 or 1. */
     int32_t gear;
 } carla_vehicle_anim_t;
+#pragma pack(pop)
 #define CARLA_VEHICLE_ANIM_SIZE 21u
 CARLA_STATIC_ASSERT(sizeof(carla_vehicle_anim_t) == CARLA_VEHICLE_ANIM_SIZE, "carla_vehicle_anim_t must be 21 bytes");
 CARLA_STATIC_ASSERT(offsetof(carla_vehicle_anim_t, db_id) == 0u, "carla_vehicle_anim_t.db_id must be at byte 0");
@@ -335,45 +909,160 @@ CARLA_STATIC_ASSERT(offsetof(carla_vehicle_anim_t, brake) == 12u, "carla_vehicle
 CARLA_STATIC_ASSERT(offsetof(carla_vehicle_anim_t, handbrake) == 16u, "carla_vehicle_anim_t.handbrake must be at byte 16");
 CARLA_STATIC_ASSERT(offsetof(carla_vehicle_anim_t, gear) == 17u, "carla_vehicle_anim_t.gear must be at byte 17");
 
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int carla_vehicle_anim_encode(uint8_t *buf, size_t cap, const carla_vehicle_anim_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 21u) return CARLA_ERR_SPACE;
+    carla_put_u32le(buf + n, (uint32_t)(v->db_id));
+    n += 4u;
+    carla_put_f32le(buf + n, v->steering);
+    n += 4u;
+    carla_put_f32le(buf + n, v->throttle);
+    n += 4u;
+    carla_put_f32le(buf + n, v->brake);
+    n += 4u;
+    buf[n] = (uint8_t)(v->handbrake != 0);
+    n += 1u;
+    carla_put_u32le(buf + n, (uint32_t)(v->gear));
+    n += 4u;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return CARLA_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int carla_vehicle_anim_decode(carla_vehicle_anim_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len < 21u) return CARLA_ERR_SHORT;
+    v->db_id = carla_get_u32le((buf + n));
+    n += 4u;
+    v->steering = carla_get_f32le((buf + n));
+    n += 4u;
+    v->throttle = carla_get_f32le((buf + n));
+    n += 4u;
+    v->brake = carla_get_f32le((buf + n));
+    n += 4u;
+    v->handbrake = (uint8_t)(buf[n] != 0);
+    n += 1u;
+    v->gear = (int32_t)(carla_get_u32le((buf + n)));
+    n += 4u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return CARLA_OK;
+}
+
 /**
  * WalkerAnim.
  *
  * 8 bytes on the wire, little-endian.
  */
+#pragma pack(push, 1)
 typedef struct carla_walker_anim {
     uint32_t db_id;
     float speed;
 } carla_walker_anim_t;
+#pragma pack(pop)
 #define CARLA_WALKER_ANIM_SIZE 8u
 CARLA_STATIC_ASSERT(sizeof(carla_walker_anim_t) == CARLA_WALKER_ANIM_SIZE, "carla_walker_anim_t must be 8 bytes");
 CARLA_STATIC_ASSERT(offsetof(carla_walker_anim_t, db_id) == 0u, "carla_walker_anim_t.db_id must be at byte 0");
 CARLA_STATIC_ASSERT(offsetof(carla_walker_anim_t, speed) == 4u, "carla_walker_anim_t.speed must be at byte 4");
+
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int carla_walker_anim_encode(uint8_t *buf, size_t cap, const carla_walker_anim_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 8u) return CARLA_ERR_SPACE;
+    carla_put_u32le(buf + n, (uint32_t)(v->db_id));
+    n += 4u;
+    carla_put_f32le(buf + n, v->speed);
+    n += 4u;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return CARLA_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int carla_walker_anim_decode(carla_walker_anim_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len < 8u) return CARLA_ERR_SHORT;
+    v->db_id = carla_get_u32le((buf + n));
+    n += 4u;
+    v->speed = carla_get_f32le((buf + n));
+    n += 4u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return CARLA_OK;
+}
 
 /**
  * VehicleLightState.
  *
  * 8 bytes on the wire, little-endian.
  */
+#pragma pack(push, 1)
 typedef struct carla_vehicle_light_state {
     uint32_t db_id;
     carla_light_flags_t light_flags; /**< Bits CARLA_LIGHT_FLAGS_*. */
 } carla_vehicle_light_state_t;
+#pragma pack(pop)
 #define CARLA_VEHICLE_LIGHT_STATE_SIZE 8u
 CARLA_STATIC_ASSERT(sizeof(carla_vehicle_light_state_t) == CARLA_VEHICLE_LIGHT_STATE_SIZE, "carla_vehicle_light_state_t must be 8 bytes");
 CARLA_STATIC_ASSERT(offsetof(carla_vehicle_light_state_t, db_id) == 0u, "carla_vehicle_light_state_t.db_id must be at byte 0");
 CARLA_STATIC_ASSERT(offsetof(carla_vehicle_light_state_t, light_flags) == 4u, "carla_vehicle_light_state_t.light_flags must be at byte 4");
+
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int carla_vehicle_light_state_encode(uint8_t *buf, size_t cap, const carla_vehicle_light_state_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 8u) return CARLA_ERR_SPACE;
+    carla_put_u32le(buf + n, (uint32_t)(v->db_id));
+    n += 4u;
+    carla_put_u32le(buf + n, (uint32_t)(v->light_flags));
+    n += 4u;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return CARLA_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int carla_vehicle_light_state_decode(carla_vehicle_light_state_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len < 8u) return CARLA_ERR_SHORT;
+    v->db_id = carla_get_u32le((buf + n));
+    n += 4u;
+    v->light_flags = carla_get_u32le((buf + n));
+    n += 4u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return CARLA_OK;
+}
 
 /**
  * LinearColor. An FLinearColor (f32 even in UE5).
  *
  * 16 bytes on the wire, little-endian.
  */
+#pragma pack(push, 1)
 typedef struct carla_linear_color {
     float r;
     float g;
     float b;
     float a;
 } carla_linear_color_t;
+#pragma pack(pop)
 #define CARLA_LINEAR_COLOR_SIZE 16u
 CARLA_STATIC_ASSERT(sizeof(carla_linear_color_t) == CARLA_LINEAR_COLOR_SIZE, "carla_linear_color_t must be 16 bytes");
 CARLA_STATIC_ASSERT(offsetof(carla_linear_color_t, r) == 0u, "carla_linear_color_t.r must be at byte 0");
@@ -381,11 +1070,51 @@ CARLA_STATIC_ASSERT(offsetof(carla_linear_color_t, g) == 4u, "carla_linear_color
 CARLA_STATIC_ASSERT(offsetof(carla_linear_color_t, b) == 8u, "carla_linear_color_t.b must be at byte 8");
 CARLA_STATIC_ASSERT(offsetof(carla_linear_color_t, a) == 12u, "carla_linear_color_t.a must be at byte 12");
 
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int carla_linear_color_encode(uint8_t *buf, size_t cap, const carla_linear_color_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 16u) return CARLA_ERR_SPACE;
+    carla_put_f32le(buf + n, v->r);
+    n += 4u;
+    carla_put_f32le(buf + n, v->g);
+    n += 4u;
+    carla_put_f32le(buf + n, v->b);
+    n += 4u;
+    carla_put_f32le(buf + n, v->a);
+    n += 4u;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return CARLA_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int carla_linear_color_decode(carla_linear_color_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len < 16u) return CARLA_ERR_SHORT;
+    v->r = carla_get_f32le((buf + n));
+    n += 4u;
+    v->g = carla_get_f32le((buf + n));
+    n += 4u;
+    v->b = carla_get_f32le((buf + n));
+    n += 4u;
+    v->a = carla_get_f32le((buf + n));
+    n += 4u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return CARLA_OK;
+}
+
 /**
  * SceneLightState.
  *
  * 26 bytes on the wire, little-endian.
  */
+#pragma pack(push, 1)
 typedef struct carla_scene_light_state {
     int32_t light_id;
     float intensity;
@@ -393,6 +1122,7 @@ typedef struct carla_scene_light_state {
     uint8_t on;                /**< bool: 0 or 1. */
     carla_light_group_t group; /**< One of CARLA_LIGHT_GROUP_*. */
 } carla_scene_light_state_t;
+#pragma pack(pop)
 #define CARLA_SCENE_LIGHT_STATE_SIZE 26u
 CARLA_STATIC_ASSERT(sizeof(carla_scene_light_state_t) == CARLA_SCENE_LIGHT_STATE_SIZE, "carla_scene_light_state_t must be 26 bytes");
 CARLA_STATIC_ASSERT(offsetof(carla_scene_light_state_t, light_id) == 0u, "carla_scene_light_state_t.light_id must be at byte 0");
@@ -401,67 +1131,320 @@ CARLA_STATIC_ASSERT(offsetof(carla_scene_light_state_t, color) == 8u, "carla_sce
 CARLA_STATIC_ASSERT(offsetof(carla_scene_light_state_t, on) == 24u, "carla_scene_light_state_t.on must be at byte 24");
 CARLA_STATIC_ASSERT(offsetof(carla_scene_light_state_t, group) == 25u, "carla_scene_light_state_t.group must be at byte 25");
 
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int carla_scene_light_state_encode(uint8_t *buf, size_t cap, const carla_scene_light_state_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 26u) return CARLA_ERR_SPACE;
+    carla_put_u32le(buf + n, (uint32_t)(v->light_id));
+    n += 4u;
+    carla_put_f32le(buf + n, v->intensity);
+    n += 4u;
+    (void)carla_linear_color_encode(buf + n, cap - n, &v->color, NULL);
+    n += 16u;
+    buf[n] = (uint8_t)(v->on != 0);
+    n += 1u;
+    (buf + n)[0] = (uint8_t)(v->group);
+    n += 1u;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return CARLA_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int carla_scene_light_state_decode(carla_scene_light_state_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    int e;
+    if (len < 26u) return CARLA_ERR_SHORT;
+    v->light_id = (int32_t)(carla_get_u32le((buf + n)));
+    n += 4u;
+    v->intensity = carla_get_f32le((buf + n));
+    n += 4u;
+    e = carla_linear_color_decode(&v->color, buf + n, len - n, NULL);
+    if (e) return e;
+    n += 16u;
+    v->on = (uint8_t)(buf[n] != 0);
+    n += 1u;
+    v->group = ((buf + n))[0];
+    n += 1u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return CARLA_OK;
+}
+
 /**
  * ActorKinematics.
  *
  * 28 bytes on the wire, little-endian.
  */
+#pragma pack(push, 1)
 typedef struct carla_actor_kinematics {
     uint32_t db_id;
     carla_vec3_t linear_velocity;  /**< [m/s] */
     carla_vec3_t angular_velocity; /**< [deg/s] */
 } carla_actor_kinematics_t;
+#pragma pack(pop)
 #define CARLA_ACTOR_KINEMATICS_SIZE 28u
 CARLA_STATIC_ASSERT(sizeof(carla_actor_kinematics_t) == CARLA_ACTOR_KINEMATICS_SIZE, "carla_actor_kinematics_t must be 28 bytes");
 CARLA_STATIC_ASSERT(offsetof(carla_actor_kinematics_t, db_id) == 0u, "carla_actor_kinematics_t.db_id must be at byte 0");
 CARLA_STATIC_ASSERT(offsetof(carla_actor_kinematics_t, linear_velocity) == 4u, "carla_actor_kinematics_t.linear_velocity must be at byte 4");
 CARLA_STATIC_ASSERT(offsetof(carla_actor_kinematics_t, angular_velocity) == 16u, "carla_actor_kinematics_t.angular_velocity must be at byte 16");
 
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int carla_actor_kinematics_encode(uint8_t *buf, size_t cap, const carla_actor_kinematics_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 28u) return CARLA_ERR_SPACE;
+    carla_put_u32le(buf + n, (uint32_t)(v->db_id));
+    n += 4u;
+    (void)carla_vec3_encode(buf + n, cap - n, &v->linear_velocity, NULL);
+    n += 12u;
+    (void)carla_vec3_encode(buf + n, cap - n, &v->angular_velocity, NULL);
+    n += 12u;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return CARLA_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int carla_actor_kinematics_decode(carla_actor_kinematics_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    int e;
+    if (len < 28u) return CARLA_ERR_SHORT;
+    v->db_id = carla_get_u32le((buf + n));
+    n += 4u;
+    e = carla_vec3_decode(&v->linear_velocity, buf + n, len - n, NULL);
+    if (e) return e;
+    n += 12u;
+    e = carla_vec3_decode(&v->angular_velocity, buf + n, len - n, NULL);
+    if (e) return e;
+    n += 12u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return CARLA_OK;
+}
+
 /**
  * ActorBoundingBox.
  *
  * 28 bytes on the wire, little-endian.
  */
+#pragma pack(push, 1)
 typedef struct carla_actor_bounding_box {
     uint32_t db_id;
     carla_vec3_t origin; /**< [cm] */
     carla_vec3_t extent; /**< [cm] */
 } carla_actor_bounding_box_t;
+#pragma pack(pop)
 #define CARLA_ACTOR_BOUNDING_BOX_SIZE 28u
 CARLA_STATIC_ASSERT(sizeof(carla_actor_bounding_box_t) == CARLA_ACTOR_BOUNDING_BOX_SIZE, "carla_actor_bounding_box_t must be 28 bytes");
 CARLA_STATIC_ASSERT(offsetof(carla_actor_bounding_box_t, db_id) == 0u, "carla_actor_bounding_box_t.db_id must be at byte 0");
 CARLA_STATIC_ASSERT(offsetof(carla_actor_bounding_box_t, origin) == 4u, "carla_actor_bounding_box_t.origin must be at byte 4");
 CARLA_STATIC_ASSERT(offsetof(carla_actor_bounding_box_t, extent) == 16u, "carla_actor_bounding_box_t.extent must be at byte 16");
 
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int carla_actor_bounding_box_encode(uint8_t *buf, size_t cap, const carla_actor_bounding_box_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 28u) return CARLA_ERR_SPACE;
+    carla_put_u32le(buf + n, (uint32_t)(v->db_id));
+    n += 4u;
+    (void)carla_vec3_encode(buf + n, cap - n, &v->origin, NULL);
+    n += 12u;
+    (void)carla_vec3_encode(buf + n, cap - n, &v->extent, NULL);
+    n += 12u;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return CARLA_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int carla_actor_bounding_box_decode(carla_actor_bounding_box_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    int e;
+    if (len < 28u) return CARLA_ERR_SHORT;
+    v->db_id = carla_get_u32le((buf + n));
+    n += 4u;
+    e = carla_vec3_decode(&v->origin, buf + n, len - n, NULL);
+    if (e) return e;
+    n += 12u;
+    e = carla_vec3_decode(&v->extent, buf + n, len - n, NULL);
+    if (e) return e;
+    n += 12u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return CARLA_OK;
+}
+
 /**
  * Vec2.
  *
  * 8 bytes on the wire, little-endian.
  */
+#pragma pack(push, 1)
 typedef struct carla_vec2 {
     float x;
     float y;
 } carla_vec2_t;
+#pragma pack(pop)
 #define CARLA_VEC2_SIZE 8u
 CARLA_STATIC_ASSERT(sizeof(carla_vec2_t) == CARLA_VEC2_SIZE, "carla_vec2_t must be 8 bytes");
 CARLA_STATIC_ASSERT(offsetof(carla_vec2_t, x) == 0u, "carla_vec2_t.x must be at byte 0");
 CARLA_STATIC_ASSERT(offsetof(carla_vec2_t, y) == 4u, "carla_vec2_t.y must be at byte 4");
+
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int carla_vec2_encode(uint8_t *buf, size_t cap, const carla_vec2_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 8u) return CARLA_ERR_SPACE;
+    carla_put_f32le(buf + n, v->x);
+    n += 4u;
+    carla_put_f32le(buf + n, v->y);
+    n += 4u;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return CARLA_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int carla_vec2_decode(carla_vec2_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len < 8u) return CARLA_ERR_SHORT;
+    v->x = carla_get_f32le((buf + n));
+    n += 4u;
+    v->y = carla_get_f32le((buf + n));
+    n += 4u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return CARLA_OK;
+}
 
 /**
  * Gear.
  *
  * 12 bytes on the wire, little-endian.
  */
+#pragma pack(push, 1)
 typedef struct carla_gear {
     float ratio;
     float down_ratio;
     float up_ratio;
 } carla_gear_t;
+#pragma pack(pop)
 #define CARLA_GEAR_SIZE 12u
 CARLA_STATIC_ASSERT(sizeof(carla_gear_t) == CARLA_GEAR_SIZE, "carla_gear_t must be 12 bytes");
 CARLA_STATIC_ASSERT(offsetof(carla_gear_t, ratio) == 0u, "carla_gear_t.ratio must be at byte 0");
 CARLA_STATIC_ASSERT(offsetof(carla_gear_t, down_ratio) == 4u, "carla_gear_t.down_ratio must be at byte 4");
 CARLA_STATIC_ASSERT(offsetof(carla_gear_t, up_ratio) == 8u, "carla_gear_t.up_ratio must be at byte 8");
+
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int carla_gear_encode(uint8_t *buf, size_t cap, const carla_gear_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 12u) return CARLA_ERR_SPACE;
+    carla_put_f32le(buf + n, v->ratio);
+    n += 4u;
+    carla_put_f32le(buf + n, v->down_ratio);
+    n += 4u;
+    carla_put_f32le(buf + n, v->up_ratio);
+    n += 4u;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return CARLA_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int carla_gear_decode(carla_gear_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len < 12u) return CARLA_ERR_SHORT;
+    v->ratio = carla_get_f32le((buf + n));
+    n += 4u;
+    v->down_ratio = carla_get_f32le((buf + n));
+    n += 4u;
+    v->up_ratio = carla_get_f32le((buf + n));
+    n += 4u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return CARLA_OK;
+}
+
+/*
+ * TireStiffness: a tagged union; variable size, so no C type. The tire stiffness fields that CARLA
+ * 0.9.12 added to `carla::rpc::WheelPhysicsControl`. The tag value selects the variant:
+ *   Absent = 36:
+ *     (no fields)
+ *   Present = 48:
+ *     0  lat_stiff_max_load  f32
+ *     4  lat_stiff_value     f32
+ *     8  long_stiff_value    f32
+ */
+#define CARLA_TIRE_STIFFNESS_ABSENT_TAG  36
+#define CARLA_TIRE_STIFFNESS_PRESENT_TAG 48
+
+/** TireStiffness.Present: the body of this variant. 12 bytes on the wire, little-endian. */
+#pragma pack(push, 1)
+typedef struct carla_tire_stiffness_present {
+    float lat_stiff_max_load;
+    float lat_stiff_value;
+    float long_stiff_value;
+} carla_tire_stiffness_present_t;
+#pragma pack(pop)
+#define CARLA_TIRE_STIFFNESS_PRESENT_SIZE 12u
+CARLA_STATIC_ASSERT(sizeof(carla_tire_stiffness_present_t) == CARLA_TIRE_STIFFNESS_PRESENT_SIZE, "carla_tire_stiffness_present_t must be 12 bytes");
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int carla_tire_stiffness_present_encode(uint8_t *buf, size_t cap, const carla_tire_stiffness_present_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 12u) return CARLA_ERR_SPACE;
+    carla_put_f32le(buf + n, v->lat_stiff_max_load);
+    n += 4u;
+    carla_put_f32le(buf + n, v->lat_stiff_value);
+    n += 4u;
+    carla_put_f32le(buf + n, v->long_stiff_value);
+    n += 4u;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return CARLA_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int carla_tire_stiffness_present_decode(carla_tire_stiffness_present_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len < 12u) return CARLA_ERR_SHORT;
+    v->lat_stiff_max_load = carla_get_f32le((buf + n));
+    n += 4u;
+    v->lat_stiff_value = carla_get_f32le((buf + n));
+    n += 4u;
+    v->long_stiff_value = carla_get_f32le((buf + n));
+    n += 4u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return CARLA_OK;
+}
 
 /*
  * WheelPhysics. Raw `carla::rpc::WheelPhysicsControl` memory: 36 or 48 bytes.
@@ -475,6 +1458,11 @@ CARLA_STATIC_ASSERT(offsetof(carla_gear_t, up_ratio) == 8u, "carla_gear_t.up_rat
  *   20  max_handbrake_torque  f32
  *   24  stiffness             union TireStiffness  Variant selected by the reader parameter `wheel_size`.
  *   -   position              carla_vec3_t
+ */
+
+/*
+ * WheelPhysics: no encode/decode functions, because a field's layout is chosen outside the bytes
+ * (a reader parameter) or is not described by the schema (an extern type).
  */
 
 /*
@@ -500,23 +1488,69 @@ CARLA_STATIC_ASSERT(offsetof(carla_gear_t, up_ratio) == 8u, "carla_gear_t.up_rat
  *   -   wheels                                        WheelPhysics[count u32le]
  */
 
+/*
+ * VehiclePhysics: no encode/decode functions, because a field's layout is chosen outside the bytes
+ * (a reader parameter) or is not described by the schema (an extern type).
+ */
+
 /**
  * TrafficLightTimes.
  *
  * 16 bytes on the wire, little-endian.
  */
+#pragma pack(push, 1)
 typedef struct carla_traffic_light_times {
     uint32_t db_id;
     float green_time;  /**< [s] */
     float yellow_time; /**< [s] */
     float red_time;    /**< [s] */
 } carla_traffic_light_times_t;
+#pragma pack(pop)
 #define CARLA_TRAFFIC_LIGHT_TIMES_SIZE 16u
 CARLA_STATIC_ASSERT(sizeof(carla_traffic_light_times_t) == CARLA_TRAFFIC_LIGHT_TIMES_SIZE, "carla_traffic_light_times_t must be 16 bytes");
 CARLA_STATIC_ASSERT(offsetof(carla_traffic_light_times_t, db_id) == 0u, "carla_traffic_light_times_t.db_id must be at byte 0");
 CARLA_STATIC_ASSERT(offsetof(carla_traffic_light_times_t, green_time) == 4u, "carla_traffic_light_times_t.green_time must be at byte 4");
 CARLA_STATIC_ASSERT(offsetof(carla_traffic_light_times_t, yellow_time) == 8u, "carla_traffic_light_times_t.yellow_time must be at byte 8");
 CARLA_STATIC_ASSERT(offsetof(carla_traffic_light_times_t, red_time) == 12u, "carla_traffic_light_times_t.red_time must be at byte 12");
+
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int carla_traffic_light_times_encode(uint8_t *buf, size_t cap, const carla_traffic_light_times_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 16u) return CARLA_ERR_SPACE;
+    carla_put_u32le(buf + n, (uint32_t)(v->db_id));
+    n += 4u;
+    carla_put_f32le(buf + n, v->green_time);
+    n += 4u;
+    carla_put_f32le(buf + n, v->yellow_time);
+    n += 4u;
+    carla_put_f32le(buf + n, v->red_time);
+    n += 4u;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return CARLA_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int carla_traffic_light_times_decode(carla_traffic_light_times_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len < 16u) return CARLA_ERR_SHORT;
+    v->db_id = carla_get_u32le((buf + n));
+    n += 4u;
+    v->green_time = carla_get_f32le((buf + n));
+    n += 4u;
+    v->yellow_time = carla_get_f32le((buf + n));
+    n += 4u;
+    v->red_time = carla_get_f32le((buf + n));
+    n += 4u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return CARLA_OK;
+}
 
 /*
  * Bone.
@@ -527,6 +1561,72 @@ CARLA_STATIC_ASSERT(offsetof(carla_traffic_light_times_t, red_time) == 12u, "car
  *   -  rotation  carla_vec3_t
  */
 
+/** Bone. Variable size: the input of _encode; pointers are the caller's, sequences are host values. */
+typedef struct carla_bone {
+    const char *name;
+    size_t name_len; /**< In bytes. */
+    carla_vec3_t location;
+    carla_vec3_t rotation;
+} carla_bone_t;
+/**
+ * Bone. Variable size: decoded by _decode; pointers point into the input buffer, sequences of
+ * numbers stay as wire bytes (read them with the _at functions).
+ */
+typedef struct carla_bone_view {
+    const char *name;
+    size_t name_len; /**< In bytes. */
+    carla_vec3_t location;
+    carla_vec3_t rotation;
+} carla_bone_view_t;
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int carla_bone_encode(uint8_t *buf, size_t cap, const carla_bone_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (v->name_len > 65535u) return CARLA_ERR_RANGE;
+    if (cap - n < 2u) return CARLA_ERR_SPACE;
+    carla_put_u16le(buf + n, (uint16_t)(v->name_len));
+    n += 2u;
+    if (cap - n < v->name_len) return CARLA_ERR_SPACE;
+    if (v->name_len) memcpy(buf + n, v->name, v->name_len);
+    n += v->name_len;
+    if (cap - n < 12u) return CARLA_ERR_SPACE;
+    (void)carla_vec3_encode(buf + n, cap - n, &v->location, NULL);
+    n += 12u;
+    if (cap - n < 12u) return CARLA_ERR_SPACE;
+    (void)carla_vec3_encode(buf + n, cap - n, &v->rotation, NULL);
+    n += 12u;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return CARLA_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int carla_bone_decode(carla_bone_view_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    int e;
+    if (len - n < 2u) return CARLA_ERR_SHORT;
+    v->name_len = (size_t)carla_get_u16le((buf + n));
+    n += 2u;
+    if (v->name_len > len - n) return CARLA_ERR_COUNT;
+    v->name = (const char *)(buf + n);
+    n += v->name_len;
+    if (len - n < 12u) return CARLA_ERR_SHORT;
+    e = carla_vec3_decode(&v->location, buf + n, len - n, NULL);
+    if (e) return e;
+    n += 12u;
+    if (len - n < 12u) return CARLA_ERR_SHORT;
+    e = carla_vec3_decode(&v->rotation, buf + n, len - n, NULL);
+    if (e) return e;
+    n += 12u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return CARLA_OK;
+}
+
 /*
  * WalkerPose.
  *
@@ -536,20 +1636,135 @@ CARLA_STATIC_ASSERT(offsetof(carla_traffic_light_times_t, red_time) == 12u, "car
  */
 
 /**
+ * WalkerPose. Variable size: the input of _encode; pointers are the caller's, sequences are host
+ * values.
+ */
+typedef struct carla_walker_pose {
+    uint32_t db_id;
+    const carla_bone_t *bones;
+    size_t bones_count;
+} carla_walker_pose_t;
+/**
+ * WalkerPose. Variable size: decoded by _decode; pointers point into the input buffer, sequences
+ * of numbers stay as wire bytes (read them with the _at functions).
+ */
+typedef struct carla_walker_pose_view {
+    uint32_t db_id;
+    const uint8_t *bones; /* wire bytes */
+    size_t bones_count;
+    size_t bones_size; /**< In bytes; walk the elements with their _decode. */
+} carla_walker_pose_view_t;
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int carla_walker_pose_encode(uint8_t *buf, size_t cap, const carla_walker_pose_t *v, size_t *written)
+{
+    size_t n = 0;
+    int e;
+    size_t k = 0;
+    if (cap - n < 4u) return CARLA_ERR_SPACE;
+    carla_put_u32le(buf + n, (uint32_t)(v->db_id));
+    n += 4u;
+    if (v->bones_count > 65535u) return CARLA_ERR_RANGE;
+    if (cap - n < 2u) return CARLA_ERR_SPACE;
+    carla_put_u16le(buf + n, (uint16_t)(v->bones_count));
+    n += 2u;
+    {
+        size_t i;
+        for (i = 0; i < v->bones_count; i++) {
+            e = carla_bone_encode(buf + n, cap - n, &v->bones[i], &k);
+            if (e) return e;
+            n += k;
+        }
+    }
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return CARLA_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int carla_walker_pose_decode(carla_walker_pose_view_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    int e;
+    size_t k = 0;
+    if (len - n < 4u) return CARLA_ERR_SHORT;
+    v->db_id = carla_get_u32le((buf + n));
+    n += 4u;
+    if (len - n < 2u) return CARLA_ERR_SHORT;
+    v->bones_count = (size_t)carla_get_u16le((buf + n));
+    n += 2u;
+    v->bones = buf + n;
+    if (v->bones_count > (len - n) / 26u) return CARLA_ERR_COUNT;
+    {
+        size_t i;
+        carla_bone_view_t tmp;
+        size_t start = n;
+        for (i = 0; i < v->bones_count; i++) {
+            e = carla_bone_decode(&tmp, buf + n, len - n, &k);
+            if (e) return e;
+            n += k;
+        }
+        v->bones_size = n - start;
+    }
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return CARLA_OK;
+}
+
+/**
  * WheelAnim.
  *
  * 9 bytes on the wire, little-endian.
  */
+#pragma pack(push, 1)
 typedef struct carla_wheel_anim {
     carla_wheel_location_t location; /**< One of CARLA_WHEEL_LOCATION_*. */
     float steering_angle;
     float tire_rotation;
 } carla_wheel_anim_t;
+#pragma pack(pop)
 #define CARLA_WHEEL_ANIM_SIZE 9u
 CARLA_STATIC_ASSERT(sizeof(carla_wheel_anim_t) == CARLA_WHEEL_ANIM_SIZE, "carla_wheel_anim_t must be 9 bytes");
 CARLA_STATIC_ASSERT(offsetof(carla_wheel_anim_t, location) == 0u, "carla_wheel_anim_t.location must be at byte 0");
 CARLA_STATIC_ASSERT(offsetof(carla_wheel_anim_t, steering_angle) == 1u, "carla_wheel_anim_t.steering_angle must be at byte 1");
 CARLA_STATIC_ASSERT(offsetof(carla_wheel_anim_t, tire_rotation) == 5u, "carla_wheel_anim_t.tire_rotation must be at byte 5");
+
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int carla_wheel_anim_encode(uint8_t *buf, size_t cap, const carla_wheel_anim_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 9u) return CARLA_ERR_SPACE;
+    (buf + n)[0] = (uint8_t)(v->location);
+    n += 1u;
+    carla_put_f32le(buf + n, v->steering_angle);
+    n += 4u;
+    carla_put_f32le(buf + n, v->tire_rotation);
+    n += 4u;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return CARLA_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int carla_wheel_anim_decode(carla_wheel_anim_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len < 9u) return CARLA_ERR_SHORT;
+    v->location = ((buf + n))[0];
+    n += 1u;
+    v->steering_angle = carla_get_f32le((buf + n));
+    n += 4u;
+    v->tire_rotation = carla_get_f32le((buf + n));
+    n += 4u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return CARLA_OK;
+}
 
 /*
  * VehicleWheelsAnim.
@@ -560,42 +1775,180 @@ CARLA_STATIC_ASSERT(offsetof(carla_wheel_anim_t, tire_rotation) == 5u, "carla_wh
  */
 
 /**
+ * VehicleWheelsAnim. Variable size: the input of _encode; pointers are the caller's, sequences are
+ * host values.
+ */
+typedef struct carla_vehicle_wheels_anim {
+    uint32_t db_id;
+    const carla_wheel_anim_t *wheels;
+    size_t wheels_count;
+} carla_vehicle_wheels_anim_t;
+/**
+ * VehicleWheelsAnim. Variable size: decoded by _decode; pointers point into the input buffer,
+ * sequences of numbers stay as wire bytes (read them with the _at functions).
+ */
+typedef struct carla_vehicle_wheels_anim_view {
+    uint32_t db_id;
+    const uint8_t *wheels; /* wire bytes */
+    size_t wheels_count;
+} carla_vehicle_wheels_anim_view_t;
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int carla_vehicle_wheels_anim_encode(uint8_t *buf, size_t cap, const carla_vehicle_wheels_anim_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap - n < 4u) return CARLA_ERR_SPACE;
+    carla_put_u32le(buf + n, (uint32_t)(v->db_id));
+    n += 4u;
+    if (v->wheels_count > 4294967295u) return CARLA_ERR_RANGE;
+    if (cap - n < 4u) return CARLA_ERR_SPACE;
+    carla_put_u32le(buf + n, (uint32_t)(v->wheels_count));
+    n += 4u;
+    if (v->wheels_count > (cap - n) / 9u) return CARLA_ERR_SPACE;
+    {
+        size_t i;
+        for (i = 0; i < v->wheels_count; i++) {
+            (void)carla_wheel_anim_encode(buf + n, cap - n, &v->wheels[i], NULL);
+            n += 9u;
+        }
+    }
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return CARLA_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int carla_vehicle_wheels_anim_decode(carla_vehicle_wheels_anim_view_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len - n < 4u) return CARLA_ERR_SHORT;
+    v->db_id = carla_get_u32le((buf + n));
+    n += 4u;
+    if (len - n < 4u) return CARLA_ERR_SHORT;
+    v->wheels_count = (size_t)carla_get_u32le((buf + n));
+    n += 4u;
+    v->wheels = buf + n;
+    if (v->wheels_count > (len - n) / 9u) return CARLA_ERR_COUNT;
+    n += v->wheels_count * 9u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return CARLA_OK;
+}
+
+/**
  * BikerAnim.
  *
  * 12 bytes on the wire, little-endian.
  */
+#pragma pack(push, 1)
 typedef struct carla_biker_anim {
     uint32_t db_id;
     float forward_speed;
     float engine_rotation;
 } carla_biker_anim_t;
+#pragma pack(pop)
 #define CARLA_BIKER_ANIM_SIZE 12u
 CARLA_STATIC_ASSERT(sizeof(carla_biker_anim_t) == CARLA_BIKER_ANIM_SIZE, "carla_biker_anim_t must be 12 bytes");
 CARLA_STATIC_ASSERT(offsetof(carla_biker_anim_t, db_id) == 0u, "carla_biker_anim_t.db_id must be at byte 0");
 CARLA_STATIC_ASSERT(offsetof(carla_biker_anim_t, forward_speed) == 4u, "carla_biker_anim_t.forward_speed must be at byte 4");
 CARLA_STATIC_ASSERT(offsetof(carla_biker_anim_t, engine_rotation) == 8u, "carla_biker_anim_t.engine_rotation must be at byte 8");
 
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int carla_biker_anim_encode(uint8_t *buf, size_t cap, const carla_biker_anim_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 12u) return CARLA_ERR_SPACE;
+    carla_put_u32le(buf + n, (uint32_t)(v->db_id));
+    n += 4u;
+    carla_put_f32le(buf + n, v->forward_speed);
+    n += 4u;
+    carla_put_f32le(buf + n, v->engine_rotation);
+    n += 4u;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return CARLA_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int carla_biker_anim_decode(carla_biker_anim_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len < 12u) return CARLA_ERR_SHORT;
+    v->db_id = carla_get_u32le((buf + n));
+    n += 4u;
+    v->forward_speed = carla_get_f32le((buf + n));
+    n += 4u;
+    v->engine_rotation = carla_get_f32le((buf + n));
+    n += 4u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return CARLA_OK;
+}
+
 /**
  * DoorState.
  *
  * 6 bytes on the wire, little-endian.
  */
+#pragma pack(push, 1)
 typedef struct carla_door_state {
     uint32_t db_id;
     carla_door_t door; /**< One of CARLA_DOOR_*. */
     uint8_t is_open;   /**< bool: 0 or 1. */
 } carla_door_state_t;
+#pragma pack(pop)
 #define CARLA_DOOR_STATE_SIZE 6u
 CARLA_STATIC_ASSERT(sizeof(carla_door_state_t) == CARLA_DOOR_STATE_SIZE, "carla_door_state_t must be 6 bytes");
 CARLA_STATIC_ASSERT(offsetof(carla_door_state_t, db_id) == 0u, "carla_door_state_t.db_id must be at byte 0");
 CARLA_STATIC_ASSERT(offsetof(carla_door_state_t, door) == 4u, "carla_door_state_t.door must be at byte 4");
 CARLA_STATIC_ASSERT(offsetof(carla_door_state_t, is_open) == 5u, "carla_door_state_t.is_open must be at byte 5");
 
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int carla_door_state_encode(uint8_t *buf, size_t cap, const carla_door_state_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 6u) return CARLA_ERR_SPACE;
+    carla_put_u32le(buf + n, (uint32_t)(v->db_id));
+    n += 4u;
+    (buf + n)[0] = (uint8_t)(v->door);
+    n += 1u;
+    buf[n] = (uint8_t)(v->is_open != 0);
+    n += 1u;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return CARLA_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int carla_door_state_decode(carla_door_state_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len < 6u) return CARLA_ERR_SHORT;
+    v->db_id = carla_get_u32le((buf + n));
+    n += 4u;
+    v->door = ((buf + n))[0];
+    n += 1u;
+    v->is_open = (uint8_t)(buf[n] != 0);
+    n += 1u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return CARLA_OK;
+}
+
 /**
  * WeatherState.
  *
  * 56 bytes on the wire, little-endian.
  */
+#pragma pack(push, 1)
 typedef struct carla_weather_state {
     float cloudiness;
     float precipitation;
@@ -612,6 +1965,7 @@ typedef struct carla_weather_state {
     float rayleigh_scattering_scale;
     float dust_storm;
 } carla_weather_state_t;
+#pragma pack(pop)
 #define CARLA_WEATHER_STATE_SIZE 56u
 CARLA_STATIC_ASSERT(sizeof(carla_weather_state_t) == CARLA_WEATHER_STATE_SIZE, "carla_weather_state_t must be 56 bytes");
 CARLA_STATIC_ASSERT(offsetof(carla_weather_state_t, cloudiness) == 0u, "carla_weather_state_t.cloudiness must be at byte 0");
@@ -629,29 +1983,84 @@ CARLA_STATIC_ASSERT(offsetof(carla_weather_state_t, mie_scattering_scale) == 44u
 CARLA_STATIC_ASSERT(offsetof(carla_weather_state_t, rayleigh_scattering_scale) == 48u, "carla_weather_state_t.rayleigh_scattering_scale must be at byte 48");
 CARLA_STATIC_ASSERT(offsetof(carla_weather_state_t, dust_storm) == 52u, "carla_weather_state_t.dust_storm must be at byte 52");
 
-/*
- * AttributeType: a tagged union; variable size, so no C type. The attribute type byte, whose
- * numbering depends on the header's version. The tag value selects the variant:
- *   V1 = 1:
- *     0  type  AttributeTypeV1  One of CARLA_ATTRIBUTE_TYPE_V1_*.
- *   V2 = 2:
- *     0  type  AttributeTypeV2  One of CARLA_ATTRIBUTE_TYPE_V2_*.
- */
-#define CARLA_ATTRIBUTE_TYPE_V1_TAG 1
-#define CARLA_ATTRIBUTE_TYPE_V2_TAG 2
-
-/*
- * TireStiffness: a tagged union; variable size, so no C type. The tire stiffness fields that CARLA
- * 0.9.12 added to `carla::rpc::WheelPhysicsControl`. The tag value selects the variant:
- *   Absent = 36:
- *     (no fields)
- *   Present = 48:
- *     0  lat_stiff_max_load  f32
- *     4  lat_stiff_value     f32
- *     8  long_stiff_value    f32
- */
-#define CARLA_TIRE_STIFFNESS_ABSENT_TAG  36
-#define CARLA_TIRE_STIFFNESS_PRESENT_TAG 48
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int carla_weather_state_encode(uint8_t *buf, size_t cap, const carla_weather_state_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 56u) return CARLA_ERR_SPACE;
+    carla_put_f32le(buf + n, v->cloudiness);
+    n += 4u;
+    carla_put_f32le(buf + n, v->precipitation);
+    n += 4u;
+    carla_put_f32le(buf + n, v->precipitation_deposits);
+    n += 4u;
+    carla_put_f32le(buf + n, v->wind_intensity);
+    n += 4u;
+    carla_put_f32le(buf + n, v->sun_azimuth_angle);
+    n += 4u;
+    carla_put_f32le(buf + n, v->sun_altitude_angle);
+    n += 4u;
+    carla_put_f32le(buf + n, v->fog_density);
+    n += 4u;
+    carla_put_f32le(buf + n, v->fog_distance);
+    n += 4u;
+    carla_put_f32le(buf + n, v->fog_falloff);
+    n += 4u;
+    carla_put_f32le(buf + n, v->wetness);
+    n += 4u;
+    carla_put_f32le(buf + n, v->scattering_intensity);
+    n += 4u;
+    carla_put_f32le(buf + n, v->mie_scattering_scale);
+    n += 4u;
+    carla_put_f32le(buf + n, v->rayleigh_scattering_scale);
+    n += 4u;
+    carla_put_f32le(buf + n, v->dust_storm);
+    n += 4u;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return CARLA_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int carla_weather_state_decode(carla_weather_state_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len < 56u) return CARLA_ERR_SHORT;
+    v->cloudiness = carla_get_f32le((buf + n));
+    n += 4u;
+    v->precipitation = carla_get_f32le((buf + n));
+    n += 4u;
+    v->precipitation_deposits = carla_get_f32le((buf + n));
+    n += 4u;
+    v->wind_intensity = carla_get_f32le((buf + n));
+    n += 4u;
+    v->sun_azimuth_angle = carla_get_f32le((buf + n));
+    n += 4u;
+    v->sun_altitude_angle = carla_get_f32le((buf + n));
+    n += 4u;
+    v->fog_density = carla_get_f32le((buf + n));
+    n += 4u;
+    v->fog_distance = carla_get_f32le((buf + n));
+    n += 4u;
+    v->fog_falloff = carla_get_f32le((buf + n));
+    n += 4u;
+    v->wetness = carla_get_f32le((buf + n));
+    n += 4u;
+    v->scattering_intensity = carla_get_f32le((buf + n));
+    n += 4u;
+    v->mie_scattering_scale = carla_get_f32le((buf + n));
+    n += 4u;
+    v->rayleigh_scattering_scale = carla_get_f32le((buf + n));
+    n += 4u;
+    v->dust_storm = carla_get_f32le((buf + n));
+    n += 4u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return CARLA_OK;
+}
 
 /**
  * FrameStart (id 0). Starts a frame. The recorder writes `duration_this = -1.0` and patches it at
@@ -659,17 +2068,54 @@ CARLA_STATIC_ASSERT(offsetof(carla_weather_state_t, dust_storm) == 52u, "carla_w
  *
  * 24 bytes on the wire, little-endian. Layout fingerprint 0x1a313af992f2571f.
  */
+#pragma pack(push, 1)
 typedef struct carla_frame_start {
     uint64_t frame_id;    /**< 1 in the first frame. */
     double duration_this; /**< [s] */
     double elapsed;       /**< Sum of the earlier frames' durations. [s] */
 } carla_frame_start_t;
+#pragma pack(pop)
 #define CARLA_FRAME_START_SIZE        24u
 #define CARLA_FRAME_START_FINGERPRINT 0x1a313af992f2571fULL
 CARLA_STATIC_ASSERT(sizeof(carla_frame_start_t) == CARLA_FRAME_START_SIZE, "carla_frame_start_t must be 24 bytes");
 CARLA_STATIC_ASSERT(offsetof(carla_frame_start_t, frame_id) == 0u, "carla_frame_start_t.frame_id must be at byte 0");
 CARLA_STATIC_ASSERT(offsetof(carla_frame_start_t, duration_this) == 8u, "carla_frame_start_t.duration_this must be at byte 8");
 CARLA_STATIC_ASSERT(offsetof(carla_frame_start_t, elapsed) == 16u, "carla_frame_start_t.elapsed must be at byte 16");
+
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int carla_frame_start_encode(uint8_t *buf, size_t cap, const carla_frame_start_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 24u) return CARLA_ERR_SPACE;
+    carla_put_u64le(buf + n, (uint64_t)(v->frame_id));
+    n += 8u;
+    carla_put_f64le(buf + n, v->duration_this);
+    n += 8u;
+    carla_put_f64le(buf + n, v->elapsed);
+    n += 8u;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return CARLA_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int carla_frame_start_decode(carla_frame_start_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len < 24u) return CARLA_ERR_SHORT;
+    v->frame_id = carla_get_u64le((buf + n));
+    n += 8u;
+    v->duration_this = carla_get_f64le((buf + n));
+    n += 8u;
+    v->elapsed = carla_get_f64le((buf + n));
+    n += 8u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return CARLA_OK;
+}
 
 /*
  * FrameEnd (id 1).
@@ -688,12 +2134,72 @@ CARLA_STATIC_ASSERT(offsetof(carla_frame_start_t, elapsed) == 16u, "carla_frame_
 #define CARLA_EVENT_ADD_FINGERPRINT 0x245519165ea35a51ULL
 
 /*
+ * EventAdd: no encode/decode functions, because a field's layout is chosen outside the bytes (a
+ * reader parameter) or is not described by the schema (an extern type).
+ */
+
+/*
  * EventDel (id 3).
  *
  * Variable size, so no C struct. Wire layout (little-endian):
  *   0  records  carla_actor_del_t[count u16le]
  */
 #define CARLA_EVENT_DEL_FINGERPRINT 0xb098cbaa7c19eeb4ULL
+
+/**
+ * EventDel. Variable size: the input of _encode; pointers are the caller's, sequences are host
+ * values.
+ */
+typedef struct carla_event_del {
+    const carla_actor_del_t *records;
+    size_t records_count;
+} carla_event_del_t;
+/**
+ * EventDel. Variable size: decoded by _decode; pointers point into the input buffer, sequences of
+ * numbers stay as wire bytes (read them with the _at functions).
+ */
+typedef struct carla_event_del_view {
+    const uint8_t *records; /* wire bytes */
+    size_t records_count;
+} carla_event_del_view_t;
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int carla_event_del_encode(uint8_t *buf, size_t cap, const carla_event_del_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (v->records_count > 65535u) return CARLA_ERR_RANGE;
+    if (cap - n < 2u) return CARLA_ERR_SPACE;
+    carla_put_u16le(buf + n, (uint16_t)(v->records_count));
+    n += 2u;
+    if (v->records_count > (cap - n) / 4u) return CARLA_ERR_SPACE;
+    {
+        size_t i;
+        for (i = 0; i < v->records_count; i++) {
+            (void)carla_actor_del_encode(buf + n, cap - n, &v->records[i], NULL);
+            n += 4u;
+        }
+    }
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return CARLA_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int carla_event_del_decode(carla_event_del_view_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len - n < 2u) return CARLA_ERR_SHORT;
+    v->records_count = (size_t)carla_get_u16le((buf + n));
+    n += 2u;
+    v->records = buf + n;
+    if (v->records_count > (len - n) / 4u) return CARLA_ERR_COUNT;
+    n += v->records_count * 4u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return CARLA_OK;
+}
 
 /*
  * EventParent (id 4).
@@ -703,6 +2209,61 @@ CARLA_STATIC_ASSERT(offsetof(carla_frame_start_t, elapsed) == 16u, "carla_frame_
  */
 #define CARLA_EVENT_PARENT_FINGERPRINT 0x854c1b1c40bed0f9ULL
 
+/**
+ * EventParent. Variable size: the input of _encode; pointers are the caller's, sequences are host
+ * values.
+ */
+typedef struct carla_event_parent {
+    const carla_actor_parent_t *records;
+    size_t records_count;
+} carla_event_parent_t;
+/**
+ * EventParent. Variable size: decoded by _decode; pointers point into the input buffer, sequences
+ * of numbers stay as wire bytes (read them with the _at functions).
+ */
+typedef struct carla_event_parent_view {
+    const uint8_t *records; /* wire bytes */
+    size_t records_count;
+} carla_event_parent_view_t;
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int carla_event_parent_encode(uint8_t *buf, size_t cap, const carla_event_parent_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (v->records_count > 65535u) return CARLA_ERR_RANGE;
+    if (cap - n < 2u) return CARLA_ERR_SPACE;
+    carla_put_u16le(buf + n, (uint16_t)(v->records_count));
+    n += 2u;
+    if (v->records_count > (cap - n) / 8u) return CARLA_ERR_SPACE;
+    {
+        size_t i;
+        for (i = 0; i < v->records_count; i++) {
+            (void)carla_actor_parent_encode(buf + n, cap - n, &v->records[i], NULL);
+            n += 8u;
+        }
+    }
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return CARLA_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int carla_event_parent_decode(carla_event_parent_view_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len - n < 2u) return CARLA_ERR_SHORT;
+    v->records_count = (size_t)carla_get_u16le((buf + n));
+    n += 2u;
+    v->records = buf + n;
+    if (v->records_count > (len - n) / 8u) return CARLA_ERR_COUNT;
+    n += v->records_count * 8u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return CARLA_OK;
+}
+
 /*
  * Collision (id 5).
  *
@@ -710,6 +2271,61 @@ CARLA_STATIC_ASSERT(offsetof(carla_frame_start_t, elapsed) == 16u, "carla_frame_
  *   0  records  carla_collision_info_t[count u16le]
  */
 #define CARLA_COLLISION_FINGERPRINT 0x59fcd05a6295d94bULL
+
+/**
+ * Collision. Variable size: the input of _encode; pointers are the caller's, sequences are host
+ * values.
+ */
+typedef struct carla_collision {
+    const carla_collision_info_t *records;
+    size_t records_count;
+} carla_collision_t;
+/**
+ * Collision. Variable size: decoded by _decode; pointers point into the input buffer, sequences of
+ * numbers stay as wire bytes (read them with the _at functions).
+ */
+typedef struct carla_collision_view {
+    const uint8_t *records; /* wire bytes */
+    size_t records_count;
+} carla_collision_view_t;
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int carla_collision_encode(uint8_t *buf, size_t cap, const carla_collision_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (v->records_count > 65535u) return CARLA_ERR_RANGE;
+    if (cap - n < 2u) return CARLA_ERR_SPACE;
+    carla_put_u16le(buf + n, (uint16_t)(v->records_count));
+    n += 2u;
+    if (v->records_count > (cap - n) / 14u) return CARLA_ERR_SPACE;
+    {
+        size_t i;
+        for (i = 0; i < v->records_count; i++) {
+            (void)carla_collision_info_encode(buf + n, cap - n, &v->records[i], NULL);
+            n += 14u;
+        }
+    }
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return CARLA_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int carla_collision_decode(carla_collision_view_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len - n < 2u) return CARLA_ERR_SHORT;
+    v->records_count = (size_t)carla_get_u16le((buf + n));
+    n += 2u;
+    v->records = buf + n;
+    if (v->records_count > (len - n) / 14u) return CARLA_ERR_COUNT;
+    n += v->records_count * 14u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return CARLA_OK;
+}
 
 /*
  * Position (id 6).
@@ -719,6 +2335,61 @@ CARLA_STATIC_ASSERT(offsetof(carla_frame_start_t, elapsed) == 16u, "carla_frame_
  */
 #define CARLA_POSITION_FINGERPRINT 0xc1e31fa9a6d05779ULL
 
+/**
+ * Position. Variable size: the input of _encode; pointers are the caller's, sequences are host
+ * values.
+ */
+typedef struct carla_position {
+    const carla_actor_position_t *records;
+    size_t records_count;
+} carla_position_t;
+/**
+ * Position. Variable size: decoded by _decode; pointers point into the input buffer, sequences of
+ * numbers stay as wire bytes (read them with the _at functions).
+ */
+typedef struct carla_position_view {
+    const uint8_t *records; /* wire bytes */
+    size_t records_count;
+} carla_position_view_t;
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int carla_position_encode(uint8_t *buf, size_t cap, const carla_position_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (v->records_count > 65535u) return CARLA_ERR_RANGE;
+    if (cap - n < 2u) return CARLA_ERR_SPACE;
+    carla_put_u16le(buf + n, (uint16_t)(v->records_count));
+    n += 2u;
+    if (v->records_count > (cap - n) / 28u) return CARLA_ERR_SPACE;
+    {
+        size_t i;
+        for (i = 0; i < v->records_count; i++) {
+            (void)carla_actor_position_encode(buf + n, cap - n, &v->records[i], NULL);
+            n += 28u;
+        }
+    }
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return CARLA_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int carla_position_decode(carla_position_view_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len - n < 2u) return CARLA_ERR_SHORT;
+    v->records_count = (size_t)carla_get_u16le((buf + n));
+    n += 2u;
+    v->records = buf + n;
+    if (v->records_count > (len - n) / 28u) return CARLA_ERR_COUNT;
+    n += v->records_count * 28u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return CARLA_OK;
+}
+
 /*
  * State (id 7). Traffic light states.
  *
@@ -726,6 +2397,61 @@ CARLA_STATIC_ASSERT(offsetof(carla_frame_start_t, elapsed) == 16u, "carla_frame_
  *   0  records  carla_traffic_light_t[count u16le]
  */
 #define CARLA_STATE_FINGERPRINT 0x845613212abcc134ULL
+
+/**
+ * State. Variable size: the input of _encode; pointers are the caller's, sequences are host
+ * values.
+ */
+typedef struct carla_state {
+    const carla_traffic_light_t *records;
+    size_t records_count;
+} carla_state_t;
+/**
+ * State. Variable size: decoded by _decode; pointers point into the input buffer, sequences of
+ * numbers stay as wire bytes (read them with the _at functions).
+ */
+typedef struct carla_state_view {
+    const uint8_t *records; /* wire bytes */
+    size_t records_count;
+} carla_state_view_t;
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int carla_state_encode(uint8_t *buf, size_t cap, const carla_state_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (v->records_count > 65535u) return CARLA_ERR_RANGE;
+    if (cap - n < 2u) return CARLA_ERR_SPACE;
+    carla_put_u16le(buf + n, (uint16_t)(v->records_count));
+    n += 2u;
+    if (v->records_count > (cap - n) / 10u) return CARLA_ERR_SPACE;
+    {
+        size_t i;
+        for (i = 0; i < v->records_count; i++) {
+            (void)carla_traffic_light_encode(buf + n, cap - n, &v->records[i], NULL);
+            n += 10u;
+        }
+    }
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return CARLA_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int carla_state_decode(carla_state_view_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len - n < 2u) return CARLA_ERR_SHORT;
+    v->records_count = (size_t)carla_get_u16le((buf + n));
+    n += 2u;
+    v->records = buf + n;
+    if (v->records_count > (len - n) / 10u) return CARLA_ERR_COUNT;
+    n += v->records_count * 10u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return CARLA_OK;
+}
 
 /*
  * AnimVehicle (id 8). Since 0.9.6.
@@ -735,6 +2461,61 @@ CARLA_STATIC_ASSERT(offsetof(carla_frame_start_t, elapsed) == 16u, "carla_frame_
  */
 #define CARLA_ANIM_VEHICLE_FINGERPRINT 0x42ac15ee03e4b4c3ULL
 
+/**
+ * AnimVehicle. Variable size: the input of _encode; pointers are the caller's, sequences are host
+ * values.
+ */
+typedef struct carla_anim_vehicle {
+    const carla_vehicle_anim_t *records;
+    size_t records_count;
+} carla_anim_vehicle_t;
+/**
+ * AnimVehicle. Variable size: decoded by _decode; pointers point into the input buffer, sequences
+ * of numbers stay as wire bytes (read them with the _at functions).
+ */
+typedef struct carla_anim_vehicle_view {
+    const uint8_t *records; /* wire bytes */
+    size_t records_count;
+} carla_anim_vehicle_view_t;
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int carla_anim_vehicle_encode(uint8_t *buf, size_t cap, const carla_anim_vehicle_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (v->records_count > 65535u) return CARLA_ERR_RANGE;
+    if (cap - n < 2u) return CARLA_ERR_SPACE;
+    carla_put_u16le(buf + n, (uint16_t)(v->records_count));
+    n += 2u;
+    if (v->records_count > (cap - n) / 21u) return CARLA_ERR_SPACE;
+    {
+        size_t i;
+        for (i = 0; i < v->records_count; i++) {
+            (void)carla_vehicle_anim_encode(buf + n, cap - n, &v->records[i], NULL);
+            n += 21u;
+        }
+    }
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return CARLA_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int carla_anim_vehicle_decode(carla_anim_vehicle_view_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len - n < 2u) return CARLA_ERR_SHORT;
+    v->records_count = (size_t)carla_get_u16le((buf + n));
+    n += 2u;
+    v->records = buf + n;
+    if (v->records_count > (len - n) / 21u) return CARLA_ERR_COUNT;
+    n += v->records_count * 21u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return CARLA_OK;
+}
+
 /*
  * AnimWalker (id 9). Since 0.9.6.
  *
@@ -742,6 +2523,61 @@ CARLA_STATIC_ASSERT(offsetof(carla_frame_start_t, elapsed) == 16u, "carla_frame_
  *   0  records  carla_walker_anim_t[count u16le]
  */
 #define CARLA_ANIM_WALKER_FINGERPRINT 0x186f229fb60cc2c2ULL
+
+/**
+ * AnimWalker. Variable size: the input of _encode; pointers are the caller's, sequences are host
+ * values.
+ */
+typedef struct carla_anim_walker {
+    const carla_walker_anim_t *records;
+    size_t records_count;
+} carla_anim_walker_t;
+/**
+ * AnimWalker. Variable size: decoded by _decode; pointers point into the input buffer, sequences
+ * of numbers stay as wire bytes (read them with the _at functions).
+ */
+typedef struct carla_anim_walker_view {
+    const uint8_t *records; /* wire bytes */
+    size_t records_count;
+} carla_anim_walker_view_t;
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int carla_anim_walker_encode(uint8_t *buf, size_t cap, const carla_anim_walker_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (v->records_count > 65535u) return CARLA_ERR_RANGE;
+    if (cap - n < 2u) return CARLA_ERR_SPACE;
+    carla_put_u16le(buf + n, (uint16_t)(v->records_count));
+    n += 2u;
+    if (v->records_count > (cap - n) / 8u) return CARLA_ERR_SPACE;
+    {
+        size_t i;
+        for (i = 0; i < v->records_count; i++) {
+            (void)carla_walker_anim_encode(buf + n, cap - n, &v->records[i], NULL);
+            n += 8u;
+        }
+    }
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return CARLA_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int carla_anim_walker_decode(carla_anim_walker_view_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len - n < 2u) return CARLA_ERR_SHORT;
+    v->records_count = (size_t)carla_get_u16le((buf + n));
+    n += 2u;
+    v->records = buf + n;
+    if (v->records_count > (len - n) / 8u) return CARLA_ERR_COUNT;
+    n += v->records_count * 8u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return CARLA_OK;
+}
 
 /*
  * VehicleLight (id 10). Since 0.9.10.
@@ -751,6 +2587,61 @@ CARLA_STATIC_ASSERT(offsetof(carla_frame_start_t, elapsed) == 16u, "carla_frame_
  */
 #define CARLA_VEHICLE_LIGHT_FINGERPRINT 0x460f7a6ce4ace86aULL
 
+/**
+ * VehicleLight. Variable size: the input of _encode; pointers are the caller's, sequences are host
+ * values.
+ */
+typedef struct carla_vehicle_light {
+    const carla_vehicle_light_state_t *records;
+    size_t records_count;
+} carla_vehicle_light_t;
+/**
+ * VehicleLight. Variable size: decoded by _decode; pointers point into the input buffer, sequences
+ * of numbers stay as wire bytes (read them with the _at functions).
+ */
+typedef struct carla_vehicle_light_view {
+    const uint8_t *records; /* wire bytes */
+    size_t records_count;
+} carla_vehicle_light_view_t;
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int carla_vehicle_light_encode(uint8_t *buf, size_t cap, const carla_vehicle_light_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (v->records_count > 65535u) return CARLA_ERR_RANGE;
+    if (cap - n < 2u) return CARLA_ERR_SPACE;
+    carla_put_u16le(buf + n, (uint16_t)(v->records_count));
+    n += 2u;
+    if (v->records_count > (cap - n) / 8u) return CARLA_ERR_SPACE;
+    {
+        size_t i;
+        for (i = 0; i < v->records_count; i++) {
+            (void)carla_vehicle_light_state_encode(buf + n, cap - n, &v->records[i], NULL);
+            n += 8u;
+        }
+    }
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return CARLA_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int carla_vehicle_light_decode(carla_vehicle_light_view_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len - n < 2u) return CARLA_ERR_SHORT;
+    v->records_count = (size_t)carla_get_u16le((buf + n));
+    n += 2u;
+    v->records = buf + n;
+    if (v->records_count > (len - n) / 8u) return CARLA_ERR_COUNT;
+    n += v->records_count * 8u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return CARLA_OK;
+}
+
 /*
  * SceneLight (id 11). Since 0.9.10.
  *
@@ -759,6 +2650,61 @@ CARLA_STATIC_ASSERT(offsetof(carla_frame_start_t, elapsed) == 16u, "carla_frame_
  */
 #define CARLA_SCENE_LIGHT_FINGERPRINT 0x249188d14d26693bULL
 
+/**
+ * SceneLight. Variable size: the input of _encode; pointers are the caller's, sequences are host
+ * values.
+ */
+typedef struct carla_scene_light {
+    const carla_scene_light_state_t *records;
+    size_t records_count;
+} carla_scene_light_t;
+/**
+ * SceneLight. Variable size: decoded by _decode; pointers point into the input buffer, sequences
+ * of numbers stay as wire bytes (read them with the _at functions).
+ */
+typedef struct carla_scene_light_view {
+    const uint8_t *records; /* wire bytes */
+    size_t records_count;
+} carla_scene_light_view_t;
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int carla_scene_light_encode(uint8_t *buf, size_t cap, const carla_scene_light_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (v->records_count > 65535u) return CARLA_ERR_RANGE;
+    if (cap - n < 2u) return CARLA_ERR_SPACE;
+    carla_put_u16le(buf + n, (uint16_t)(v->records_count));
+    n += 2u;
+    if (v->records_count > (cap - n) / 26u) return CARLA_ERR_SPACE;
+    {
+        size_t i;
+        for (i = 0; i < v->records_count; i++) {
+            (void)carla_scene_light_state_encode(buf + n, cap - n, &v->records[i], NULL);
+            n += 26u;
+        }
+    }
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return CARLA_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int carla_scene_light_decode(carla_scene_light_view_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len - n < 2u) return CARLA_ERR_SHORT;
+    v->records_count = (size_t)carla_get_u16le((buf + n));
+    n += 2u;
+    v->records = buf + n;
+    if (v->records_count > (len - n) / 26u) return CARLA_ERR_COUNT;
+    n += v->records_count * 26u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return CARLA_OK;
+}
+
 /*
  * Kinematics (id 12). Additional data, since 0.9.10.
  *
@@ -766,6 +2712,61 @@ CARLA_STATIC_ASSERT(offsetof(carla_frame_start_t, elapsed) == 16u, "carla_frame_
  *   0  records  carla_actor_kinematics_t[count u16le]
  */
 #define CARLA_KINEMATICS_FINGERPRINT 0xe79f048fd889b3c9ULL
+
+/**
+ * Kinematics. Variable size: the input of _encode; pointers are the caller's, sequences are host
+ * values.
+ */
+typedef struct carla_kinematics {
+    const carla_actor_kinematics_t *records;
+    size_t records_count;
+} carla_kinematics_t;
+/**
+ * Kinematics. Variable size: decoded by _decode; pointers point into the input buffer, sequences
+ * of numbers stay as wire bytes (read them with the _at functions).
+ */
+typedef struct carla_kinematics_view {
+    const uint8_t *records; /* wire bytes */
+    size_t records_count;
+} carla_kinematics_view_t;
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int carla_kinematics_encode(uint8_t *buf, size_t cap, const carla_kinematics_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (v->records_count > 65535u) return CARLA_ERR_RANGE;
+    if (cap - n < 2u) return CARLA_ERR_SPACE;
+    carla_put_u16le(buf + n, (uint16_t)(v->records_count));
+    n += 2u;
+    if (v->records_count > (cap - n) / 28u) return CARLA_ERR_SPACE;
+    {
+        size_t i;
+        for (i = 0; i < v->records_count; i++) {
+            (void)carla_actor_kinematics_encode(buf + n, cap - n, &v->records[i], NULL);
+            n += 28u;
+        }
+    }
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return CARLA_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int carla_kinematics_decode(carla_kinematics_view_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len - n < 2u) return CARLA_ERR_SHORT;
+    v->records_count = (size_t)carla_get_u16le((buf + n));
+    n += 2u;
+    v->records = buf + n;
+    if (v->records_count > (len - n) / 28u) return CARLA_ERR_COUNT;
+    n += v->records_count * 28u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return CARLA_OK;
+}
 
 /*
  * BoundingBox (id 13). Additional data, since 0.9.10: actor-local boxes.
@@ -776,18 +2777,102 @@ CARLA_STATIC_ASSERT(offsetof(carla_frame_start_t, elapsed) == 16u, "carla_frame_
 #define CARLA_BOUNDING_BOX_FINGERPRINT 0x863ad6be3e92423aULL
 
 /**
+ * BoundingBox. Variable size: the input of _encode; pointers are the caller's, sequences are host
+ * values.
+ */
+typedef struct carla_bounding_box {
+    const carla_actor_bounding_box_t *records;
+    size_t records_count;
+} carla_bounding_box_t;
+/**
+ * BoundingBox. Variable size: decoded by _decode; pointers point into the input buffer, sequences
+ * of numbers stay as wire bytes (read them with the _at functions).
+ */
+typedef struct carla_bounding_box_view {
+    const uint8_t *records; /* wire bytes */
+    size_t records_count;
+} carla_bounding_box_view_t;
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int carla_bounding_box_encode(uint8_t *buf, size_t cap, const carla_bounding_box_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (v->records_count > 65535u) return CARLA_ERR_RANGE;
+    if (cap - n < 2u) return CARLA_ERR_SPACE;
+    carla_put_u16le(buf + n, (uint16_t)(v->records_count));
+    n += 2u;
+    if (v->records_count > (cap - n) / 28u) return CARLA_ERR_SPACE;
+    {
+        size_t i;
+        for (i = 0; i < v->records_count; i++) {
+            (void)carla_actor_bounding_box_encode(buf + n, cap - n, &v->records[i], NULL);
+            n += 28u;
+        }
+    }
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return CARLA_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int carla_bounding_box_decode(carla_bounding_box_view_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len - n < 2u) return CARLA_ERR_SHORT;
+    v->records_count = (size_t)carla_get_u16le((buf + n));
+    n += 2u;
+    v->records = buf + n;
+    if (v->records_count > (len - n) / 28u) return CARLA_ERR_COUNT;
+    n += v->records_count * 28u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return CARLA_OK;
+}
+
+/**
  * PlatformTime (id 14). Additional data, since 0.9.10: wall-clock seconds since the recorder
  * started.
  *
  * 8 bytes on the wire, little-endian. Layout fingerprint 0xb7641363e3baadbd.
  */
+#pragma pack(push, 1)
 typedef struct carla_platform_time {
     double time; /**< [s] */
 } carla_platform_time_t;
+#pragma pack(pop)
 #define CARLA_PLATFORM_TIME_SIZE        8u
 #define CARLA_PLATFORM_TIME_FINGERPRINT 0xb7641363e3baadbdULL
 CARLA_STATIC_ASSERT(sizeof(carla_platform_time_t) == CARLA_PLATFORM_TIME_SIZE, "carla_platform_time_t must be 8 bytes");
 CARLA_STATIC_ASSERT(offsetof(carla_platform_time_t, time) == 0u, "carla_platform_time_t.time must be at byte 0");
+
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int carla_platform_time_encode(uint8_t *buf, size_t cap, const carla_platform_time_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 8u) return CARLA_ERR_SPACE;
+    carla_put_f64le(buf + n, v->time);
+    n += 8u;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return CARLA_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int carla_platform_time_decode(carla_platform_time_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len < 8u) return CARLA_ERR_SHORT;
+    v->time = carla_get_f64le((buf + n));
+    n += 8u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return CARLA_OK;
+}
 
 /*
  * PhysicsControl (id 15). Additional data, since 0.9.10: written at vehicle spawn.
@@ -798,12 +2883,72 @@ CARLA_STATIC_ASSERT(offsetof(carla_platform_time_t, time) == 0u, "carla_platform
 #define CARLA_PHYSICS_CONTROL_FINGERPRINT 0x1db1b5e91a0c73f8ULL
 
 /*
+ * PhysicsControl: no encode/decode functions, because a field's layout is chosen outside the bytes
+ * (a reader parameter) or is not described by the schema (an extern type).
+ */
+
+/*
  * TrafficLightTime (id 16). Additional data, since 0.9.10.
  *
  * Variable size, so no C struct. Wire layout (little-endian):
  *   0  records  carla_traffic_light_times_t[count u16le]
  */
 #define CARLA_TRAFFIC_LIGHT_TIME_FINGERPRINT 0x860d27ea308515e5ULL
+
+/**
+ * TrafficLightTime. Variable size: the input of _encode; pointers are the caller's, sequences are
+ * host values.
+ */
+typedef struct carla_traffic_light_time {
+    const carla_traffic_light_times_t *records;
+    size_t records_count;
+} carla_traffic_light_time_t;
+/**
+ * TrafficLightTime. Variable size: decoded by _decode; pointers point into the input buffer,
+ * sequences of numbers stay as wire bytes (read them with the _at functions).
+ */
+typedef struct carla_traffic_light_time_view {
+    const uint8_t *records; /* wire bytes */
+    size_t records_count;
+} carla_traffic_light_time_view_t;
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int carla_traffic_light_time_encode(uint8_t *buf, size_t cap, const carla_traffic_light_time_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (v->records_count > 65535u) return CARLA_ERR_RANGE;
+    if (cap - n < 2u) return CARLA_ERR_SPACE;
+    carla_put_u16le(buf + n, (uint16_t)(v->records_count));
+    n += 2u;
+    if (v->records_count > (cap - n) / 16u) return CARLA_ERR_SPACE;
+    {
+        size_t i;
+        for (i = 0; i < v->records_count; i++) {
+            (void)carla_traffic_light_times_encode(buf + n, cap - n, &v->records[i], NULL);
+            n += 16u;
+        }
+    }
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return CARLA_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int carla_traffic_light_time_decode(carla_traffic_light_time_view_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len - n < 2u) return CARLA_ERR_SHORT;
+    v->records_count = (size_t)carla_get_u16le((buf + n));
+    n += 2u;
+    v->records = buf + n;
+    if (v->records_count > (len - n) / 16u) return CARLA_ERR_COUNT;
+    n += v->records_count * 16u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return CARLA_OK;
+}
 
 /*
  * TriggerVolume (id 17). Additional data, since 0.9.10: traffic-sign trigger boxes in world
@@ -815,18 +2960,102 @@ CARLA_STATIC_ASSERT(offsetof(carla_platform_time_t, time) == 0u, "carla_platform
 #define CARLA_TRIGGER_VOLUME_FINGERPRINT 0x863ad6be3e92423aULL
 
 /**
+ * TriggerVolume. Variable size: the input of _encode; pointers are the caller's, sequences are
+ * host values.
+ */
+typedef struct carla_trigger_volume {
+    const carla_actor_bounding_box_t *records;
+    size_t records_count;
+} carla_trigger_volume_t;
+/**
+ * TriggerVolume. Variable size: decoded by _decode; pointers point into the input buffer,
+ * sequences of numbers stay as wire bytes (read them with the _at functions).
+ */
+typedef struct carla_trigger_volume_view {
+    const uint8_t *records; /* wire bytes */
+    size_t records_count;
+} carla_trigger_volume_view_t;
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int carla_trigger_volume_encode(uint8_t *buf, size_t cap, const carla_trigger_volume_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (v->records_count > 65535u) return CARLA_ERR_RANGE;
+    if (cap - n < 2u) return CARLA_ERR_SPACE;
+    carla_put_u16le(buf + n, (uint16_t)(v->records_count));
+    n += 2u;
+    if (v->records_count > (cap - n) / 28u) return CARLA_ERR_SPACE;
+    {
+        size_t i;
+        for (i = 0; i < v->records_count; i++) {
+            (void)carla_actor_bounding_box_encode(buf + n, cap - n, &v->records[i], NULL);
+            n += 28u;
+        }
+    }
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return CARLA_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int carla_trigger_volume_decode(carla_trigger_volume_view_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len - n < 2u) return CARLA_ERR_SHORT;
+    v->records_count = (size_t)carla_get_u16le((buf + n));
+    n += 2u;
+    v->records = buf + n;
+    if (v->records_count > (len - n) / 28u) return CARLA_ERR_COUNT;
+    n += v->records_count * 28u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return CARLA_OK;
+}
+
+/**
  * FrameCounter (id 18). Since 0.9.14; used by the multi-GPU frame stream only, never written to a
  * .log.
  *
  * 8 bytes on the wire, little-endian. Layout fingerprint 0x66be7df41bddbedf.
  */
+#pragma pack(push, 1)
 typedef struct carla_frame_counter {
     uint64_t frame_counter;
 } carla_frame_counter_t;
+#pragma pack(pop)
 #define CARLA_FRAME_COUNTER_SIZE        8u
 #define CARLA_FRAME_COUNTER_FINGERPRINT 0x66be7df41bddbedfULL
 CARLA_STATIC_ASSERT(sizeof(carla_frame_counter_t) == CARLA_FRAME_COUNTER_SIZE, "carla_frame_counter_t must be 8 bytes");
 CARLA_STATIC_ASSERT(offsetof(carla_frame_counter_t, frame_counter) == 0u, "carla_frame_counter_t.frame_counter must be at byte 0");
+
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int carla_frame_counter_encode(uint8_t *buf, size_t cap, const carla_frame_counter_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 8u) return CARLA_ERR_SPACE;
+    carla_put_u64le(buf + n, (uint64_t)(v->frame_counter));
+    n += 8u;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return CARLA_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int carla_frame_counter_decode(carla_frame_counter_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len < 8u) return CARLA_ERR_SHORT;
+    v->frame_counter = carla_get_u64le((buf + n));
+    n += 8u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return CARLA_OK;
+}
 
 /*
  * WalkerBones (id 19). Additional data, since 0.9.14: bone-relative transforms.
@@ -837,17 +3066,116 @@ CARLA_STATIC_ASSERT(offsetof(carla_frame_counter_t, frame_counter) == 0u, "carla
 #define CARLA_WALKER_BONES_FINGERPRINT 0x072d137bff117447ULL
 
 /**
+ * WalkerBones. Variable size: the input of _encode; pointers are the caller's, sequences are host
+ * values.
+ */
+typedef struct carla_walker_bones {
+    const carla_walker_pose_t *records;
+    size_t records_count;
+} carla_walker_bones_t;
+/**
+ * WalkerBones. Variable size: decoded by _decode; pointers point into the input buffer, sequences
+ * of numbers stay as wire bytes (read them with the _at functions).
+ */
+typedef struct carla_walker_bones_view {
+    const uint8_t *records; /* wire bytes */
+    size_t records_count;
+    size_t records_size; /**< In bytes; walk the elements with their _decode. */
+} carla_walker_bones_view_t;
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int carla_walker_bones_encode(uint8_t *buf, size_t cap, const carla_walker_bones_t *v, size_t *written)
+{
+    size_t n = 0;
+    int e;
+    size_t k = 0;
+    if (v->records_count > 65535u) return CARLA_ERR_RANGE;
+    if (cap - n < 2u) return CARLA_ERR_SPACE;
+    carla_put_u16le(buf + n, (uint16_t)(v->records_count));
+    n += 2u;
+    {
+        size_t i;
+        for (i = 0; i < v->records_count; i++) {
+            e = carla_walker_pose_encode(buf + n, cap - n, &v->records[i], &k);
+            if (e) return e;
+            n += k;
+        }
+    }
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return CARLA_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int carla_walker_bones_decode(carla_walker_bones_view_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    int e;
+    size_t k = 0;
+    if (len - n < 2u) return CARLA_ERR_SHORT;
+    v->records_count = (size_t)carla_get_u16le((buf + n));
+    n += 2u;
+    v->records = buf + n;
+    if (v->records_count > (len - n) / 6u) return CARLA_ERR_COUNT;
+    {
+        size_t i;
+        carla_walker_pose_view_t tmp;
+        size_t start = n;
+        for (i = 0; i < v->records_count; i++) {
+            e = carla_walker_pose_decode(&tmp, buf + n, len - n, &k);
+            if (e) return e;
+            n += k;
+        }
+        v->records_size = n - start;
+    }
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return CARLA_OK;
+}
+
+/**
  * VisualTime (id 20). Since 0.9.14: visual game time, right after FrameStart.
  *
  * 8 bytes on the wire, little-endian. Layout fingerprint 0xb7641363e3baadbd.
  */
+#pragma pack(push, 1)
 typedef struct carla_visual_time {
     double time; /**< [s] */
 } carla_visual_time_t;
+#pragma pack(pop)
 #define CARLA_VISUAL_TIME_SIZE        8u
 #define CARLA_VISUAL_TIME_FINGERPRINT 0xb7641363e3baadbdULL
 CARLA_STATIC_ASSERT(sizeof(carla_visual_time_t) == CARLA_VISUAL_TIME_SIZE, "carla_visual_time_t must be 8 bytes");
 CARLA_STATIC_ASSERT(offsetof(carla_visual_time_t, time) == 0u, "carla_visual_time_t.time must be at byte 0");
+
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int carla_visual_time_encode(uint8_t *buf, size_t cap, const carla_visual_time_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 8u) return CARLA_ERR_SPACE;
+    carla_put_f64le(buf + n, v->time);
+    n += 8u;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return CARLA_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int carla_visual_time_decode(carla_visual_time_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len < 8u) return CARLA_ERR_SHORT;
+    v->time = carla_get_f64le((buf + n));
+    n += 8u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return CARLA_OK;
+}
 
 /*
  * AnimVehicleWheels (id 21). Since 0.9.15.
@@ -857,6 +3185,76 @@ CARLA_STATIC_ASSERT(offsetof(carla_visual_time_t, time) == 0u, "carla_visual_tim
  */
 #define CARLA_ANIM_VEHICLE_WHEELS_FINGERPRINT 0x7aaf28589368598cULL
 
+/**
+ * AnimVehicleWheels. Variable size: the input of _encode; pointers are the caller's, sequences are
+ * host values.
+ */
+typedef struct carla_anim_vehicle_wheels {
+    const carla_vehicle_wheels_anim_t *records;
+    size_t records_count;
+} carla_anim_vehicle_wheels_t;
+/**
+ * AnimVehicleWheels. Variable size: decoded by _decode; pointers point into the input buffer,
+ * sequences of numbers stay as wire bytes (read them with the _at functions).
+ */
+typedef struct carla_anim_vehicle_wheels_view {
+    const uint8_t *records; /* wire bytes */
+    size_t records_count;
+    size_t records_size; /**< In bytes; walk the elements with their _decode. */
+} carla_anim_vehicle_wheels_view_t;
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int carla_anim_vehicle_wheels_encode(uint8_t *buf, size_t cap, const carla_anim_vehicle_wheels_t *v, size_t *written)
+{
+    size_t n = 0;
+    int e;
+    size_t k = 0;
+    if (v->records_count > 65535u) return CARLA_ERR_RANGE;
+    if (cap - n < 2u) return CARLA_ERR_SPACE;
+    carla_put_u16le(buf + n, (uint16_t)(v->records_count));
+    n += 2u;
+    {
+        size_t i;
+        for (i = 0; i < v->records_count; i++) {
+            e = carla_vehicle_wheels_anim_encode(buf + n, cap - n, &v->records[i], &k);
+            if (e) return e;
+            n += k;
+        }
+    }
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return CARLA_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int carla_anim_vehicle_wheels_decode(carla_anim_vehicle_wheels_view_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    int e;
+    size_t k = 0;
+    if (len - n < 2u) return CARLA_ERR_SHORT;
+    v->records_count = (size_t)carla_get_u16le((buf + n));
+    n += 2u;
+    v->records = buf + n;
+    if (v->records_count > (len - n) / 8u) return CARLA_ERR_COUNT;
+    {
+        size_t i;
+        carla_vehicle_wheels_anim_view_t tmp;
+        size_t start = n;
+        for (i = 0; i < v->records_count; i++) {
+            e = carla_vehicle_wheels_anim_decode(&tmp, buf + n, len - n, &k);
+            if (e) return e;
+            n += k;
+        }
+        v->records_size = n - start;
+    }
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return CARLA_OK;
+}
+
 /*
  * AnimBiker (id 22). Since 0.9.15.
  *
@@ -864,6 +3262,61 @@ CARLA_STATIC_ASSERT(offsetof(carla_visual_time_t, time) == 0u, "carla_visual_tim
  *   0  records  carla_biker_anim_t[count u16le]
  */
 #define CARLA_ANIM_BIKER_FINGERPRINT 0x5aa72c8bdf473244ULL
+
+/**
+ * AnimBiker. Variable size: the input of _encode; pointers are the caller's, sequences are host
+ * values.
+ */
+typedef struct carla_anim_biker {
+    const carla_biker_anim_t *records;
+    size_t records_count;
+} carla_anim_biker_t;
+/**
+ * AnimBiker. Variable size: decoded by _decode; pointers point into the input buffer, sequences of
+ * numbers stay as wire bytes (read them with the _at functions).
+ */
+typedef struct carla_anim_biker_view {
+    const uint8_t *records; /* wire bytes */
+    size_t records_count;
+} carla_anim_biker_view_t;
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int carla_anim_biker_encode(uint8_t *buf, size_t cap, const carla_anim_biker_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (v->records_count > 65535u) return CARLA_ERR_RANGE;
+    if (cap - n < 2u) return CARLA_ERR_SPACE;
+    carla_put_u16le(buf + n, (uint16_t)(v->records_count));
+    n += 2u;
+    if (v->records_count > (cap - n) / 12u) return CARLA_ERR_SPACE;
+    {
+        size_t i;
+        for (i = 0; i < v->records_count; i++) {
+            (void)carla_biker_anim_encode(buf + n, cap - n, &v->records[i], NULL);
+            n += 12u;
+        }
+    }
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return CARLA_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int carla_anim_biker_decode(carla_anim_biker_view_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len - n < 2u) return CARLA_ERR_SHORT;
+    v->records_count = (size_t)carla_get_u16le((buf + n));
+    n += 2u;
+    v->records = buf + n;
+    if (v->records_count > (len - n) / 12u) return CARLA_ERR_COUNT;
+    n += v->records_count * 12u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return CARLA_OK;
+}
 
 /*
  * VehicleDoor (id 23). 0.9.16: written right after Collision.
@@ -873,6 +3326,61 @@ CARLA_STATIC_ASSERT(offsetof(carla_visual_time_t, time) == 0u, "carla_visual_tim
  */
 #define CARLA_VEHICLE_DOOR_FINGERPRINT 0xb3822bc907418400ULL
 
+/**
+ * VehicleDoor. Variable size: the input of _encode; pointers are the caller's, sequences are host
+ * values.
+ */
+typedef struct carla_vehicle_door {
+    const carla_door_state_t *records;
+    size_t records_count;
+} carla_vehicle_door_t;
+/**
+ * VehicleDoor. Variable size: decoded by _decode; pointers point into the input buffer, sequences
+ * of numbers stay as wire bytes (read them with the _at functions).
+ */
+typedef struct carla_vehicle_door_view {
+    const uint8_t *records; /* wire bytes */
+    size_t records_count;
+} carla_vehicle_door_view_t;
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int carla_vehicle_door_encode(uint8_t *buf, size_t cap, const carla_vehicle_door_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (v->records_count > 65535u) return CARLA_ERR_RANGE;
+    if (cap - n < 2u) return CARLA_ERR_SPACE;
+    carla_put_u16le(buf + n, (uint16_t)(v->records_count));
+    n += 2u;
+    if (v->records_count > (cap - n) / 6u) return CARLA_ERR_SPACE;
+    {
+        size_t i;
+        for (i = 0; i < v->records_count; i++) {
+            (void)carla_door_state_encode(buf + n, cap - n, &v->records[i], NULL);
+            n += 6u;
+        }
+    }
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return CARLA_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int carla_vehicle_door_decode(carla_vehicle_door_view_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len - n < 2u) return CARLA_ERR_SHORT;
+    v->records_count = (size_t)carla_get_u16le((buf + n));
+    n += 2u;
+    v->records = buf + n;
+    if (v->records_count > (len - n) / 6u) return CARLA_ERR_COUNT;
+    n += v->records_count * 6u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return CARLA_OK;
+}
+
 /*
  * Weather (id 24). ue4-dev after 0.9.16 (CARLA PR #9556): the initial weather, then changes.
  *
@@ -881,7 +3389,525 @@ CARLA_STATIC_ASSERT(offsetof(carla_visual_time_t, time) == 0u, "carla_visual_tim
  */
 #define CARLA_WEATHER_FINGERPRINT 0xb5857a08c7491878ULL
 
-#pragma pack(pop)
+/**
+ * Weather. Variable size: the input of _encode; pointers are the caller's, sequences are host
+ * values.
+ */
+typedef struct carla_weather {
+    const carla_weather_state_t *records;
+    size_t records_count;
+} carla_weather_t;
+/**
+ * Weather. Variable size: decoded by _decode; pointers point into the input buffer, sequences of
+ * numbers stay as wire bytes (read them with the _at functions).
+ */
+typedef struct carla_weather_view {
+    const uint8_t *records; /* wire bytes */
+    size_t records_count;
+} carla_weather_view_t;
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int carla_weather_encode(uint8_t *buf, size_t cap, const carla_weather_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (v->records_count > 65535u) return CARLA_ERR_RANGE;
+    if (cap - n < 2u) return CARLA_ERR_SPACE;
+    carla_put_u16le(buf + n, (uint16_t)(v->records_count));
+    n += 2u;
+    if (v->records_count > (cap - n) / 56u) return CARLA_ERR_SPACE;
+    {
+        size_t i;
+        for (i = 0; i < v->records_count; i++) {
+            (void)carla_weather_state_encode(buf + n, cap - n, &v->records[i], NULL);
+            n += 56u;
+        }
+    }
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return CARLA_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int carla_weather_decode(carla_weather_view_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len - n < 2u) return CARLA_ERR_SHORT;
+    v->records_count = (size_t)carla_get_u16le((buf + n));
+    n += 2u;
+    v->records = buf + n;
+    if (v->records_count > (len - n) / 56u) return CARLA_ERR_COUNT;
+    n += v->records_count * 56u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return CARLA_OK;
+}
+
+/**
+ * Writes one FrameStart record (header and payload) at `buf`. Returns the bytes written, or 0 when
+ * it does not fit in `cap` bytes.
+ */
+static inline size_t carla_write_frame_start(uint8_t *buf, size_t cap, const carla_frame_start_t *p)
+{
+    carla_packet_header_t h;
+    size_t k = 0;
+    if (cap < 5u) return 0u;
+    if (carla_frame_start_encode(buf + 5u, cap - 5u, p, &k) != CARLA_OK) return 0u;
+    memset(&h, 0, sizeof h);
+    h.id = (uint8_t)0u;
+    if (k > 4294967295u) return 0u;
+    h.size = (uint32_t)k;
+    (void)carla_packet_header_encode(buf, 5u, &h, NULL);
+    return 5u + k;
+}
+
+/**
+ * Writes one FrameEnd record (header and payload) at `buf`. Returns the bytes written, or 0 when
+ * it does not fit in `cap` bytes.
+ */
+static inline size_t carla_write_frame_end(uint8_t *buf, size_t cap)
+{
+    carla_packet_header_t h;
+    size_t k = 0;
+    if (cap < 5u) return 0u;
+    memset(&h, 0, sizeof h);
+    h.id = (uint8_t)1u;
+    if (k > 4294967295u) return 0u;
+    h.size = (uint32_t)k;
+    (void)carla_packet_header_encode(buf, 5u, &h, NULL);
+    return 5u + k;
+}
+
+/**
+ * Writes one EventDel record (header and payload) at `buf`. Returns the bytes written, or 0 when
+ * it does not fit in `cap` bytes or a length does not fit its field.
+ */
+static inline size_t carla_write_event_del(uint8_t *buf, size_t cap, const carla_event_del_t *p)
+{
+    carla_packet_header_t h;
+    size_t k = 0;
+    if (cap < 5u) return 0u;
+    if (carla_event_del_encode(buf + 5u, cap - 5u, p, &k) != CARLA_OK) return 0u;
+    memset(&h, 0, sizeof h);
+    h.id = (uint8_t)3u;
+    if (k > 4294967295u) return 0u;
+    h.size = (uint32_t)k;
+    (void)carla_packet_header_encode(buf, 5u, &h, NULL);
+    return 5u + k;
+}
+
+/**
+ * Writes one EventParent record (header and payload) at `buf`. Returns the bytes written, or 0
+ * when it does not fit in `cap` bytes or a length does not fit its field.
+ */
+static inline size_t carla_write_event_parent(uint8_t *buf, size_t cap, const carla_event_parent_t *p)
+{
+    carla_packet_header_t h;
+    size_t k = 0;
+    if (cap < 5u) return 0u;
+    if (carla_event_parent_encode(buf + 5u, cap - 5u, p, &k) != CARLA_OK) return 0u;
+    memset(&h, 0, sizeof h);
+    h.id = (uint8_t)4u;
+    if (k > 4294967295u) return 0u;
+    h.size = (uint32_t)k;
+    (void)carla_packet_header_encode(buf, 5u, &h, NULL);
+    return 5u + k;
+}
+
+/**
+ * Writes one Collision record (header and payload) at `buf`. Returns the bytes written, or 0 when
+ * it does not fit in `cap` bytes or a length does not fit its field.
+ */
+static inline size_t carla_write_collision(uint8_t *buf, size_t cap, const carla_collision_t *p)
+{
+    carla_packet_header_t h;
+    size_t k = 0;
+    if (cap < 5u) return 0u;
+    if (carla_collision_encode(buf + 5u, cap - 5u, p, &k) != CARLA_OK) return 0u;
+    memset(&h, 0, sizeof h);
+    h.id = (uint8_t)5u;
+    if (k > 4294967295u) return 0u;
+    h.size = (uint32_t)k;
+    (void)carla_packet_header_encode(buf, 5u, &h, NULL);
+    return 5u + k;
+}
+
+/**
+ * Writes one Position record (header and payload) at `buf`. Returns the bytes written, or 0 when
+ * it does not fit in `cap` bytes or a length does not fit its field.
+ */
+static inline size_t carla_write_position(uint8_t *buf, size_t cap, const carla_position_t *p)
+{
+    carla_packet_header_t h;
+    size_t k = 0;
+    if (cap < 5u) return 0u;
+    if (carla_position_encode(buf + 5u, cap - 5u, p, &k) != CARLA_OK) return 0u;
+    memset(&h, 0, sizeof h);
+    h.id = (uint8_t)6u;
+    if (k > 4294967295u) return 0u;
+    h.size = (uint32_t)k;
+    (void)carla_packet_header_encode(buf, 5u, &h, NULL);
+    return 5u + k;
+}
+
+/**
+ * Writes one State record (header and payload) at `buf`. Returns the bytes written, or 0 when it
+ * does not fit in `cap` bytes or a length does not fit its field.
+ */
+static inline size_t carla_write_state(uint8_t *buf, size_t cap, const carla_state_t *p)
+{
+    carla_packet_header_t h;
+    size_t k = 0;
+    if (cap < 5u) return 0u;
+    if (carla_state_encode(buf + 5u, cap - 5u, p, &k) != CARLA_OK) return 0u;
+    memset(&h, 0, sizeof h);
+    h.id = (uint8_t)7u;
+    if (k > 4294967295u) return 0u;
+    h.size = (uint32_t)k;
+    (void)carla_packet_header_encode(buf, 5u, &h, NULL);
+    return 5u + k;
+}
+
+/**
+ * Writes one AnimVehicle record (header and payload) at `buf`. Returns the bytes written, or 0
+ * when it does not fit in `cap` bytes or a length does not fit its field.
+ */
+static inline size_t carla_write_anim_vehicle(uint8_t *buf, size_t cap, const carla_anim_vehicle_t *p)
+{
+    carla_packet_header_t h;
+    size_t k = 0;
+    if (cap < 5u) return 0u;
+    if (carla_anim_vehicle_encode(buf + 5u, cap - 5u, p, &k) != CARLA_OK) return 0u;
+    memset(&h, 0, sizeof h);
+    h.id = (uint8_t)8u;
+    if (k > 4294967295u) return 0u;
+    h.size = (uint32_t)k;
+    (void)carla_packet_header_encode(buf, 5u, &h, NULL);
+    return 5u + k;
+}
+
+/**
+ * Writes one AnimWalker record (header and payload) at `buf`. Returns the bytes written, or 0 when
+ * it does not fit in `cap` bytes or a length does not fit its field.
+ */
+static inline size_t carla_write_anim_walker(uint8_t *buf, size_t cap, const carla_anim_walker_t *p)
+{
+    carla_packet_header_t h;
+    size_t k = 0;
+    if (cap < 5u) return 0u;
+    if (carla_anim_walker_encode(buf + 5u, cap - 5u, p, &k) != CARLA_OK) return 0u;
+    memset(&h, 0, sizeof h);
+    h.id = (uint8_t)9u;
+    if (k > 4294967295u) return 0u;
+    h.size = (uint32_t)k;
+    (void)carla_packet_header_encode(buf, 5u, &h, NULL);
+    return 5u + k;
+}
+
+/**
+ * Writes one VehicleLight record (header and payload) at `buf`. Returns the bytes written, or 0
+ * when it does not fit in `cap` bytes or a length does not fit its field.
+ */
+static inline size_t carla_write_vehicle_light(uint8_t *buf, size_t cap, const carla_vehicle_light_t *p)
+{
+    carla_packet_header_t h;
+    size_t k = 0;
+    if (cap < 5u) return 0u;
+    if (carla_vehicle_light_encode(buf + 5u, cap - 5u, p, &k) != CARLA_OK) return 0u;
+    memset(&h, 0, sizeof h);
+    h.id = (uint8_t)10u;
+    if (k > 4294967295u) return 0u;
+    h.size = (uint32_t)k;
+    (void)carla_packet_header_encode(buf, 5u, &h, NULL);
+    return 5u + k;
+}
+
+/**
+ * Writes one SceneLight record (header and payload) at `buf`. Returns the bytes written, or 0 when
+ * it does not fit in `cap` bytes or a length does not fit its field.
+ */
+static inline size_t carla_write_scene_light(uint8_t *buf, size_t cap, const carla_scene_light_t *p)
+{
+    carla_packet_header_t h;
+    size_t k = 0;
+    if (cap < 5u) return 0u;
+    if (carla_scene_light_encode(buf + 5u, cap - 5u, p, &k) != CARLA_OK) return 0u;
+    memset(&h, 0, sizeof h);
+    h.id = (uint8_t)11u;
+    if (k > 4294967295u) return 0u;
+    h.size = (uint32_t)k;
+    (void)carla_packet_header_encode(buf, 5u, &h, NULL);
+    return 5u + k;
+}
+
+/**
+ * Writes one Kinematics record (header and payload) at `buf`. Returns the bytes written, or 0 when
+ * it does not fit in `cap` bytes or a length does not fit its field.
+ */
+static inline size_t carla_write_kinematics(uint8_t *buf, size_t cap, const carla_kinematics_t *p)
+{
+    carla_packet_header_t h;
+    size_t k = 0;
+    if (cap < 5u) return 0u;
+    if (carla_kinematics_encode(buf + 5u, cap - 5u, p, &k) != CARLA_OK) return 0u;
+    memset(&h, 0, sizeof h);
+    h.id = (uint8_t)12u;
+    if (k > 4294967295u) return 0u;
+    h.size = (uint32_t)k;
+    (void)carla_packet_header_encode(buf, 5u, &h, NULL);
+    return 5u + k;
+}
+
+/**
+ * Writes one BoundingBox record (header and payload) at `buf`. Returns the bytes written, or 0
+ * when it does not fit in `cap` bytes or a length does not fit its field.
+ */
+static inline size_t carla_write_bounding_box(uint8_t *buf, size_t cap, const carla_bounding_box_t *p)
+{
+    carla_packet_header_t h;
+    size_t k = 0;
+    if (cap < 5u) return 0u;
+    if (carla_bounding_box_encode(buf + 5u, cap - 5u, p, &k) != CARLA_OK) return 0u;
+    memset(&h, 0, sizeof h);
+    h.id = (uint8_t)13u;
+    if (k > 4294967295u) return 0u;
+    h.size = (uint32_t)k;
+    (void)carla_packet_header_encode(buf, 5u, &h, NULL);
+    return 5u + k;
+}
+
+/**
+ * Writes one PlatformTime record (header and payload) at `buf`. Returns the bytes written, or 0
+ * when it does not fit in `cap` bytes.
+ */
+static inline size_t carla_write_platform_time(uint8_t *buf, size_t cap, const carla_platform_time_t *p)
+{
+    carla_packet_header_t h;
+    size_t k = 0;
+    if (cap < 5u) return 0u;
+    if (carla_platform_time_encode(buf + 5u, cap - 5u, p, &k) != CARLA_OK) return 0u;
+    memset(&h, 0, sizeof h);
+    h.id = (uint8_t)14u;
+    if (k > 4294967295u) return 0u;
+    h.size = (uint32_t)k;
+    (void)carla_packet_header_encode(buf, 5u, &h, NULL);
+    return 5u + k;
+}
+
+/**
+ * Writes one TrafficLightTime record (header and payload) at `buf`. Returns the bytes written, or
+ * 0 when it does not fit in `cap` bytes or a length does not fit its field.
+ */
+static inline size_t carla_write_traffic_light_time(uint8_t *buf, size_t cap, const carla_traffic_light_time_t *p)
+{
+    carla_packet_header_t h;
+    size_t k = 0;
+    if (cap < 5u) return 0u;
+    if (carla_traffic_light_time_encode(buf + 5u, cap - 5u, p, &k) != CARLA_OK) return 0u;
+    memset(&h, 0, sizeof h);
+    h.id = (uint8_t)16u;
+    if (k > 4294967295u) return 0u;
+    h.size = (uint32_t)k;
+    (void)carla_packet_header_encode(buf, 5u, &h, NULL);
+    return 5u + k;
+}
+
+/**
+ * Writes one TriggerVolume record (header and payload) at `buf`. Returns the bytes written, or 0
+ * when it does not fit in `cap` bytes or a length does not fit its field.
+ */
+static inline size_t carla_write_trigger_volume(uint8_t *buf, size_t cap, const carla_trigger_volume_t *p)
+{
+    carla_packet_header_t h;
+    size_t k = 0;
+    if (cap < 5u) return 0u;
+    if (carla_trigger_volume_encode(buf + 5u, cap - 5u, p, &k) != CARLA_OK) return 0u;
+    memset(&h, 0, sizeof h);
+    h.id = (uint8_t)17u;
+    if (k > 4294967295u) return 0u;
+    h.size = (uint32_t)k;
+    (void)carla_packet_header_encode(buf, 5u, &h, NULL);
+    return 5u + k;
+}
+
+/**
+ * Writes one FrameCounter record (header and payload) at `buf`. Returns the bytes written, or 0
+ * when it does not fit in `cap` bytes.
+ */
+static inline size_t carla_write_frame_counter(uint8_t *buf, size_t cap, const carla_frame_counter_t *p)
+{
+    carla_packet_header_t h;
+    size_t k = 0;
+    if (cap < 5u) return 0u;
+    if (carla_frame_counter_encode(buf + 5u, cap - 5u, p, &k) != CARLA_OK) return 0u;
+    memset(&h, 0, sizeof h);
+    h.id = (uint8_t)18u;
+    if (k > 4294967295u) return 0u;
+    h.size = (uint32_t)k;
+    (void)carla_packet_header_encode(buf, 5u, &h, NULL);
+    return 5u + k;
+}
+
+/**
+ * Writes one WalkerBones record (header and payload) at `buf`. Returns the bytes written, or 0
+ * when it does not fit in `cap` bytes or a length does not fit its field.
+ */
+static inline size_t carla_write_walker_bones(uint8_t *buf, size_t cap, const carla_walker_bones_t *p)
+{
+    carla_packet_header_t h;
+    size_t k = 0;
+    if (cap < 5u) return 0u;
+    if (carla_walker_bones_encode(buf + 5u, cap - 5u, p, &k) != CARLA_OK) return 0u;
+    memset(&h, 0, sizeof h);
+    h.id = (uint8_t)19u;
+    if (k > 4294967295u) return 0u;
+    h.size = (uint32_t)k;
+    (void)carla_packet_header_encode(buf, 5u, &h, NULL);
+    return 5u + k;
+}
+
+/**
+ * Writes one VisualTime record (header and payload) at `buf`. Returns the bytes written, or 0 when
+ * it does not fit in `cap` bytes.
+ */
+static inline size_t carla_write_visual_time(uint8_t *buf, size_t cap, const carla_visual_time_t *p)
+{
+    carla_packet_header_t h;
+    size_t k = 0;
+    if (cap < 5u) return 0u;
+    if (carla_visual_time_encode(buf + 5u, cap - 5u, p, &k) != CARLA_OK) return 0u;
+    memset(&h, 0, sizeof h);
+    h.id = (uint8_t)20u;
+    if (k > 4294967295u) return 0u;
+    h.size = (uint32_t)k;
+    (void)carla_packet_header_encode(buf, 5u, &h, NULL);
+    return 5u + k;
+}
+
+/**
+ * Writes one AnimVehicleWheels record (header and payload) at `buf`. Returns the bytes written, or
+ * 0 when it does not fit in `cap` bytes or a length does not fit its field.
+ */
+static inline size_t carla_write_anim_vehicle_wheels(uint8_t *buf, size_t cap, const carla_anim_vehicle_wheels_t *p)
+{
+    carla_packet_header_t h;
+    size_t k = 0;
+    if (cap < 5u) return 0u;
+    if (carla_anim_vehicle_wheels_encode(buf + 5u, cap - 5u, p, &k) != CARLA_OK) return 0u;
+    memset(&h, 0, sizeof h);
+    h.id = (uint8_t)21u;
+    if (k > 4294967295u) return 0u;
+    h.size = (uint32_t)k;
+    (void)carla_packet_header_encode(buf, 5u, &h, NULL);
+    return 5u + k;
+}
+
+/**
+ * Writes one AnimBiker record (header and payload) at `buf`. Returns the bytes written, or 0 when
+ * it does not fit in `cap` bytes or a length does not fit its field.
+ */
+static inline size_t carla_write_anim_biker(uint8_t *buf, size_t cap, const carla_anim_biker_t *p)
+{
+    carla_packet_header_t h;
+    size_t k = 0;
+    if (cap < 5u) return 0u;
+    if (carla_anim_biker_encode(buf + 5u, cap - 5u, p, &k) != CARLA_OK) return 0u;
+    memset(&h, 0, sizeof h);
+    h.id = (uint8_t)22u;
+    if (k > 4294967295u) return 0u;
+    h.size = (uint32_t)k;
+    (void)carla_packet_header_encode(buf, 5u, &h, NULL);
+    return 5u + k;
+}
+
+/**
+ * Writes one VehicleDoor record (header and payload) at `buf`. Returns the bytes written, or 0
+ * when it does not fit in `cap` bytes or a length does not fit its field.
+ */
+static inline size_t carla_write_vehicle_door(uint8_t *buf, size_t cap, const carla_vehicle_door_t *p)
+{
+    carla_packet_header_t h;
+    size_t k = 0;
+    if (cap < 5u) return 0u;
+    if (carla_vehicle_door_encode(buf + 5u, cap - 5u, p, &k) != CARLA_OK) return 0u;
+    memset(&h, 0, sizeof h);
+    h.id = (uint8_t)23u;
+    if (k > 4294967295u) return 0u;
+    h.size = (uint32_t)k;
+    (void)carla_packet_header_encode(buf, 5u, &h, NULL);
+    return 5u + k;
+}
+
+/**
+ * Writes one Weather record (header and payload) at `buf`. Returns the bytes written, or 0 when it
+ * does not fit in `cap` bytes or a length does not fit its field.
+ */
+static inline size_t carla_write_weather(uint8_t *buf, size_t cap, const carla_weather_t *p)
+{
+    carla_packet_header_t h;
+    size_t k = 0;
+    if (cap < 5u) return 0u;
+    if (carla_weather_encode(buf + 5u, cap - 5u, p, &k) != CARLA_OK) return 0u;
+    memset(&h, 0, sizeof h);
+    h.id = (uint8_t)24u;
+    if (k > 4294967295u) return 0u;
+    h.size = (uint32_t)k;
+    (void)carla_packet_header_encode(buf, 5u, &h, NULL);
+    return 5u + k;
+}
+
+/**
+ * One record found by carla_next_record: its decoded header and where its payload is in the
+ * buffer.
+ */
+typedef struct carla_framed_record {
+    carla_packet_header_t header;
+    const uint8_t *payload; /**< Points into the buffer given to carla_next_record. */
+    size_t payload_len;
+    size_t offset; /**< Of the record header, from the start of the buffer. */
+} carla_framed_record_t;
+/**
+ * Reads the record at `*pos` in `buf` (`len` bytes; records only, after the file header) into
+ * `*rec` and advances `*pos` past it. Returns 1 for a record, 0 at the end of the buffer, or an
+ * error code (with `*pos` left at the bad record: every record before it was returned). A known
+ * record whose length is not its fixed size is CARLA_ERR_LENGTH; an unknown id is returned like
+ * any other (skip it by its length).
+ */
+static inline int carla_next_record(const uint8_t *buf, size_t len, size_t *pos, carla_framed_record_t *rec)
+{
+    size_t at = *pos, plen = 0;
+    int e;
+    if (at >= len) return 0;
+    e = carla_packet_header_decode(&rec->header, buf + at, len - at, NULL);
+    if (e) return e;
+    plen = (size_t)rec->header.size;
+    if (plen > len - at - 5u) return CARLA_ERR_SHORT;
+    switch (rec->header.id) {
+    case CARLA_FRAME_START_ID:
+        if (plen != 24u) return CARLA_ERR_LENGTH;
+        break;
+    case CARLA_FRAME_END_ID:
+        if (plen != 0u) return CARLA_ERR_LENGTH;
+        break;
+    case CARLA_PLATFORM_TIME_ID:
+        if (plen != 8u) return CARLA_ERR_LENGTH;
+        break;
+    case CARLA_FRAME_COUNTER_ID:
+        if (plen != 8u) return CARLA_ERR_LENGTH;
+        break;
+    case CARLA_VISUAL_TIME_ID:
+        if (plen != 8u) return CARLA_ERR_LENGTH;
+        break;
+    default:
+        break;
+    }
+    rec->payload = buf + at + 5u;
+    rec->payload_len = plen;
+    rec->offset = at;
+    *pos = at + 5u + plen;
+    return 1;
+}
 
 #ifdef __cplusplus
 } /* extern "C" */

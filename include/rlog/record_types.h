@@ -6,10 +6,13 @@
  * value. Big-endian.
  *
  * Byte order: every multi-byte value is big-endian on the wire unless its comment says otherwise.
- * The structs below are packed (`#pragma pack(1)`) with their padding spelled out, so they match
- * the wire byte for byte on a big-endian host; on a little-endian host, swap each multi-byte field
- * after reading and before writing. Members of a packed struct may be misaligned: copy them out
- * (or use memcpy) instead of taking their address.
+ * The fixed-size structs below are packed (`#pragma pack(1)`) with their padding spelled out;
+ * their members hold host values. Move them to and from the wire with the generated <type>_encode
+ * and <type>_decode functions, which produce and check the exact wire bytes on a host of either
+ * byte order (so a little-endian host needs no hand swapping). Variable-size types get a _t struct
+ * to encode from (pointer and length members) and a _view_t struct that _decode fills with
+ * pointers into the input buffer; nothing allocates. Members of a packed struct may be misaligned:
+ * copy them out instead of taking their address.
  *
  * Names: types are rlog_<name>_t and macros RLOG_<NAME>..., except the contract macros (the schema
  * id and the REC_* record ids), which firmware spells without a prefix.
@@ -21,8 +24,9 @@
 #ifndef RLOG_RECORD_TYPES_H
 #define RLOG_RECORD_TYPES_H
 
-#include <stddef.h> /* offsetof */
+#include <stddef.h> /* offsetof, size_t */
 #include <stdint.h>
+#include <string.h> /* memcpy, memset, memcmp */
 
 #ifdef __cplusplus
 extern "C" {
@@ -45,19 +49,189 @@ extern "C" {
 /* Format constants. */
 #define RLOG_RECORD_COUNT 0u /* Number of record types. */
 
-#pragma pack(push, 1)
+/*
+ * Error codes of the functions below: 0 is success, every failure is negative. Decoders check
+ * every length before they read, so a short or corrupt buffer returns an error, never reads past
+ * its end.
+ */
+#define RLOG_OK         0    /* Success. */
+#define RLOG_ERR_SHORT  (-1) /* The input ends before the value does. */
+#define RLOG_ERR_CONST  (-2) /* A constant field (magic, marker) holds another value. */
+#define RLOG_ERR_TAG    (-3) /* A union tag selects no variant. */
+#define RLOG_ERR_COUNT  (-4) /* A length or count runs past the end of the input, or is not a whole number of elements. */
+#define RLOG_ERR_SPACE  (-5) /* Encoding: the output buffer is too small. */
+#define RLOG_ERR_RANGE  (-6) /* Encoding: a length or count does not fit its prefix. */
+#define RLOG_ERR_SCHEMA (-7) /* The file header's schema id is not the one this header describes. */
+#define RLOG_ERR_LENGTH (-8) /* A known record's length field disagrees with its fixed size. */
+
+/*
+ * Wire access: numbers are read and written byte by byte with shifts, so these are right on a host
+ * of either byte order; compilers merge them into single loads and stores where the orders agree.
+ * Floats travel as their IEEE 754 bit patterns.
+ */
+static inline uint16_t rlog_get_u16le(const uint8_t *p)
+{
+    return (uint16_t)((unsigned)p[0] | ((unsigned)p[1] << 8));
+}
+static inline void rlog_put_u16le(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+static inline uint32_t rlog_get_u32le(const uint8_t *p)
+{
+    return (uint32_t)((uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24));
+}
+static inline void rlog_put_u32le(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+static inline uint64_t rlog_get_u64le(const uint8_t *p)
+{
+    return (uint64_t)((uint64_t)p[0] | ((uint64_t)p[1] << 8) | ((uint64_t)p[2] << 16) | ((uint64_t)p[3] << 24) | ((uint64_t)p[4] << 32) | ((uint64_t)p[5] << 40) | ((uint64_t)p[6] << 48) | ((uint64_t)p[7] << 56));
+}
+static inline void rlog_put_u64le(uint8_t *p, uint64_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+    p[4] = (uint8_t)(v >> 32);
+    p[5] = (uint8_t)(v >> 40);
+    p[6] = (uint8_t)(v >> 48);
+    p[7] = (uint8_t)(v >> 56);
+}
+static inline float rlog_get_f32le(const uint8_t *p)
+{
+    uint32_t u = rlog_get_u32le(p);
+    float v;
+    memcpy(&v, &u, sizeof v);
+    return v;
+}
+static inline void rlog_put_f32le(uint8_t *p, float v)
+{
+    uint32_t u;
+    memcpy(&u, &v, sizeof u);
+    rlog_put_u32le(p, u);
+}
+static inline double rlog_get_f64le(const uint8_t *p)
+{
+    uint64_t u = rlog_get_u64le(p);
+    double v;
+    memcpy(&v, &u, sizeof v);
+    return v;
+}
+static inline void rlog_put_f64le(uint8_t *p, double v)
+{
+    uint64_t u;
+    memcpy(&u, &v, sizeof u);
+    rlog_put_u64le(p, u);
+}
+static inline uint16_t rlog_get_u16be(const uint8_t *p)
+{
+    return (uint16_t)(((unsigned)p[0] << 8) | (unsigned)p[1]);
+}
+static inline void rlog_put_u16be(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)(v >> 8);
+    p[1] = (uint8_t)v;
+}
+static inline uint32_t rlog_get_u32be(const uint8_t *p)
+{
+    return (uint32_t)(((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | (uint32_t)p[3]);
+}
+static inline void rlog_put_u32be(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)(v >> 24);
+    p[1] = (uint8_t)(v >> 16);
+    p[2] = (uint8_t)(v >> 8);
+    p[3] = (uint8_t)v;
+}
+static inline uint64_t rlog_get_u64be(const uint8_t *p)
+{
+    return (uint64_t)(((uint64_t)p[0] << 56) | ((uint64_t)p[1] << 48) | ((uint64_t)p[2] << 40) | ((uint64_t)p[3] << 32) | ((uint64_t)p[4] << 24) | ((uint64_t)p[5] << 16) | ((uint64_t)p[6] << 8) | (uint64_t)p[7]);
+}
+static inline void rlog_put_u64be(uint8_t *p, uint64_t v)
+{
+    p[0] = (uint8_t)(v >> 56);
+    p[1] = (uint8_t)(v >> 48);
+    p[2] = (uint8_t)(v >> 40);
+    p[3] = (uint8_t)(v >> 32);
+    p[4] = (uint8_t)(v >> 24);
+    p[5] = (uint8_t)(v >> 16);
+    p[6] = (uint8_t)(v >> 8);
+    p[7] = (uint8_t)v;
+}
+static inline float rlog_get_f32be(const uint8_t *p)
+{
+    uint32_t u = rlog_get_u32be(p);
+    float v;
+    memcpy(&v, &u, sizeof v);
+    return v;
+}
+static inline void rlog_put_f32be(uint8_t *p, float v)
+{
+    uint32_t u;
+    memcpy(&u, &v, sizeof u);
+    rlog_put_u32be(p, u);
+}
+static inline double rlog_get_f64be(const uint8_t *p)
+{
+    uint64_t u = rlog_get_u64be(p);
+    double v;
+    memcpy(&v, &u, sizeof v);
+    return v;
+}
+static inline void rlog_put_f64be(uint8_t *p, double v)
+{
+    uint64_t u;
+    memcpy(&u, &v, sizeof u);
+    rlog_put_u64be(p, u);
+}
 
 /**
  * FileHeader. The first byte of a file, and of the first frame of a live stream.
  *
  * 1 bytes on the wire, big-endian.
  */
+#pragma pack(push, 1)
 typedef struct rlog_file_header {
     uint8_t revision; /**< 1 = R1 (AdvantageKit v0.0.1-v1.8.1 files, v2.2-v3.1 streams), 2 = R2 (v3.2 and later streams, PsiKit files). */
 } rlog_file_header_t;
+#pragma pack(pop)
 #define RLOG_FILE_HEADER_SIZE 1u
 RLOG_STATIC_ASSERT(sizeof(rlog_file_header_t) == RLOG_FILE_HEADER_SIZE, "rlog_file_header_t must be 1 bytes");
 RLOG_STATIC_ASSERT(offsetof(rlog_file_header_t, revision) == 0u, "rlog_file_header_t.revision must be at byte 0");
+
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int rlog_file_header_encode(uint8_t *buf, size_t cap, const rlog_file_header_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 1u) return RLOG_ERR_SPACE;
+    (buf + n)[0] = (uint8_t)(v->revision);
+    n += 1u;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return RLOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int rlog_file_header_decode(rlog_file_header_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len < 1u) return RLOG_ERR_SHORT;
+    v->revision = ((buf + n))[0];
+    n += 1u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return RLOG_OK;
+}
 
 /*
  * Utf8U16. A UTF-8 string with a u16 byte length (R1 string arrays).
@@ -66,6 +240,56 @@ RLOG_STATIC_ASSERT(offsetof(rlog_file_header_t, revision) == 0u, "rlog_file_head
  *   0  text  string[count u16be]
  */
 
+/**
+ * Utf8U16. Variable size: the input of _encode; pointers are the caller's, sequences are host
+ * values.
+ */
+typedef struct rlog_utf8_u16 {
+    const char *text;
+    size_t text_len; /**< In bytes. */
+} rlog_utf8_u16_t;
+/**
+ * Utf8U16. Variable size: decoded by _decode; pointers point into the input buffer, sequences of
+ * numbers stay as wire bytes (read them with the _at functions).
+ */
+typedef struct rlog_utf8_u16_view {
+    const char *text;
+    size_t text_len; /**< In bytes. */
+} rlog_utf8_u16_view_t;
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int rlog_utf8_u16_encode(uint8_t *buf, size_t cap, const rlog_utf8_u16_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (v->text_len > 65535u) return RLOG_ERR_RANGE;
+    if (cap - n < 2u) return RLOG_ERR_SPACE;
+    rlog_put_u16be(buf + n, (uint16_t)(v->text_len));
+    n += 2u;
+    if (cap - n < v->text_len) return RLOG_ERR_SPACE;
+    if (v->text_len) memcpy(buf + n, v->text, v->text_len);
+    n += v->text_len;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return RLOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int rlog_utf8_u16_decode(rlog_utf8_u16_view_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len - n < 2u) return RLOG_ERR_SHORT;
+    v->text_len = (size_t)rlog_get_u16be((buf + n));
+    n += 2u;
+    if (v->text_len > len - n) return RLOG_ERR_COUNT;
+    v->text = (const char *)(buf + n);
+    n += v->text_len;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return RLOG_OK;
+}
+
 /*
  * Utf8U32. A UTF-8 string with a u32 byte length (R2 string arrays).
  *
@@ -73,21 +297,55 @@ RLOG_STATIC_ASSERT(offsetof(rlog_file_header_t, revision) == 0u, "rlog_file_head
  *   0  text  string[count u32be]
  */
 
-/*
- * R1Message. One R1 message.
- *
- * Variable size, so no C struct. Wire layout (big-endian):
- *   0  kind  u8
- *   1  body  union R1Body  Variant selected by `kind`.
+/**
+ * Utf8U32. Variable size: the input of _encode; pointers are the caller's, sequences are host
+ * values.
  */
-
-/*
- * R2Message. One R2 message.
- *
- * Variable size, so no C struct. Wire layout (big-endian):
- *   0  kind  u8
- *   1  body  union R2Body  Variant selected by `kind`.
+typedef struct rlog_utf8_u32 {
+    const char *text;
+    size_t text_len; /**< In bytes. */
+} rlog_utf8_u32_t;
+/**
+ * Utf8U32. Variable size: decoded by _decode; pointers point into the input buffer, sequences of
+ * numbers stay as wire bytes (read them with the _at functions).
  */
+typedef struct rlog_utf8_u32_view {
+    const char *text;
+    size_t text_len; /**< In bytes. */
+} rlog_utf8_u32_view_t;
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int rlog_utf8_u32_encode(uint8_t *buf, size_t cap, const rlog_utf8_u32_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (v->text_len > 4294967295u) return RLOG_ERR_RANGE;
+    if (cap - n < 4u) return RLOG_ERR_SPACE;
+    rlog_put_u32be(buf + n, (uint32_t)(v->text_len));
+    n += 4u;
+    if (cap - n < v->text_len) return RLOG_ERR_SPACE;
+    if (v->text_len) memcpy(buf + n, v->text, v->text_len);
+    n += v->text_len;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return RLOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int rlog_utf8_u32_decode(rlog_utf8_u32_view_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len - n < 4u) return RLOG_ERR_SHORT;
+    v->text_len = (size_t)rlog_get_u32be((buf + n));
+    n += 4u;
+    if (v->text_len > len - n) return RLOG_ERR_COUNT;
+    v->text = (const char *)(buf + n);
+    n += v->text_len;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return RLOG_OK;
+}
 
 /*
  * R1Value: a tagged union; variable size, so no C type. An R1 value; the type code before it
@@ -128,6 +386,501 @@ RLOG_STATIC_ASSERT(offsetof(rlog_file_header_t, revision) == 0u, "rlog_file_head
 #define RLOG_R1_VALUE_BYTE_TAG         9
 #define RLOG_R1_VALUE_BYTEARRAY_TAG    10
 
+/** R1Value.Boolean: the body of this variant. 1 bytes on the wire, big-endian. */
+#pragma pack(push, 1)
+typedef struct rlog_r1_value_boolean {
+    uint8_t value; /**< bool: 0 or 1. */
+} rlog_r1_value_boolean_t;
+#pragma pack(pop)
+#define RLOG_R1_VALUE_BOOLEAN_SIZE 1u
+RLOG_STATIC_ASSERT(sizeof(rlog_r1_value_boolean_t) == RLOG_R1_VALUE_BOOLEAN_SIZE, "rlog_r1_value_boolean_t must be 1 bytes");
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int rlog_r1_value_boolean_encode(uint8_t *buf, size_t cap, const rlog_r1_value_boolean_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 1u) return RLOG_ERR_SPACE;
+    buf[n] = (uint8_t)(v->value != 0);
+    n += 1u;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return RLOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int rlog_r1_value_boolean_decode(rlog_r1_value_boolean_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len < 1u) return RLOG_ERR_SHORT;
+    v->value = (uint8_t)(buf[n] != 0);
+    n += 1u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return RLOG_OK;
+}
+
+/**
+ * R1Value.BooleanArray: the body of this variant. Variable size: the input of _encode; pointers
+ * are the caller's, sequences are host values.
+ */
+typedef struct rlog_r1_value_boolean_array {
+    const uint8_t *value;
+    size_t value_count;
+} rlog_r1_value_boolean_array_t;
+/**
+ * R1Value.BooleanArray: the body of this variant. Variable size: decoded by _decode; pointers
+ * point into the input buffer, sequences of numbers stay as wire bytes (read them with the _at
+ * functions).
+ */
+typedef struct rlog_r1_value_boolean_array_view {
+    const uint8_t *value; /* wire bytes */
+    size_t value_count;
+} rlog_r1_value_boolean_array_view_t;
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int rlog_r1_value_boolean_array_encode(uint8_t *buf, size_t cap, const rlog_r1_value_boolean_array_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (v->value_count > 65535u) return RLOG_ERR_RANGE;
+    if (cap - n < 2u) return RLOG_ERR_SPACE;
+    rlog_put_u16be(buf + n, (uint16_t)(v->value_count));
+    n += 2u;
+    if (v->value_count > (cap - n) / 1u) return RLOG_ERR_SPACE;
+    {
+        size_t i;
+        for (i = 0; i < v->value_count; i++) {
+            buf[n] = (uint8_t)(v->value[i] != 0);
+            n += 1u;
+        }
+    }
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return RLOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int rlog_r1_value_boolean_array_decode(rlog_r1_value_boolean_array_view_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len - n < 2u) return RLOG_ERR_SHORT;
+    v->value_count = (size_t)rlog_get_u16be((buf + n));
+    n += 2u;
+    v->value = buf + n;
+    if (v->value_count > (len - n) / 1u) return RLOG_ERR_COUNT;
+    n += v->value_count * 1u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return RLOG_OK;
+}
+/** Element `i` (below `v->value_count`) of a decoded `value`. */
+static inline uint8_t rlog_r1_value_boolean_array_value_at(const rlog_r1_value_boolean_array_view_t *v, size_t i)
+{
+    return (uint8_t)(v->value[i] != 0);
+}
+
+/** R1Value.Integer: the body of this variant. 4 bytes on the wire, big-endian. */
+#pragma pack(push, 1)
+typedef struct rlog_r1_value_integer {
+    int32_t value;
+} rlog_r1_value_integer_t;
+#pragma pack(pop)
+#define RLOG_R1_VALUE_INTEGER_SIZE 4u
+RLOG_STATIC_ASSERT(sizeof(rlog_r1_value_integer_t) == RLOG_R1_VALUE_INTEGER_SIZE, "rlog_r1_value_integer_t must be 4 bytes");
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int rlog_r1_value_integer_encode(uint8_t *buf, size_t cap, const rlog_r1_value_integer_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 4u) return RLOG_ERR_SPACE;
+    rlog_put_u32be(buf + n, (uint32_t)(v->value));
+    n += 4u;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return RLOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int rlog_r1_value_integer_decode(rlog_r1_value_integer_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len < 4u) return RLOG_ERR_SHORT;
+    v->value = (int32_t)(rlog_get_u32be((buf + n)));
+    n += 4u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return RLOG_OK;
+}
+
+/**
+ * R1Value.IntegerArray: the body of this variant. Variable size: the input of _encode; pointers
+ * are the caller's, sequences are host values.
+ */
+typedef struct rlog_r1_value_integer_array {
+    const int32_t *value;
+    size_t value_count;
+} rlog_r1_value_integer_array_t;
+/**
+ * R1Value.IntegerArray: the body of this variant. Variable size: decoded by _decode; pointers
+ * point into the input buffer, sequences of numbers stay as wire bytes (read them with the _at
+ * functions).
+ */
+typedef struct rlog_r1_value_integer_array_view {
+    const uint8_t *value; /* wire bytes */
+    size_t value_count;
+} rlog_r1_value_integer_array_view_t;
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int rlog_r1_value_integer_array_encode(uint8_t *buf, size_t cap, const rlog_r1_value_integer_array_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (v->value_count > 65535u) return RLOG_ERR_RANGE;
+    if (cap - n < 2u) return RLOG_ERR_SPACE;
+    rlog_put_u16be(buf + n, (uint16_t)(v->value_count));
+    n += 2u;
+    if (v->value_count > (cap - n) / 4u) return RLOG_ERR_SPACE;
+    {
+        size_t i;
+        for (i = 0; i < v->value_count; i++) {
+            rlog_put_u32be(buf + n, (uint32_t)(v->value[i]));
+            n += 4u;
+        }
+    }
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return RLOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int rlog_r1_value_integer_array_decode(rlog_r1_value_integer_array_view_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len - n < 2u) return RLOG_ERR_SHORT;
+    v->value_count = (size_t)rlog_get_u16be((buf + n));
+    n += 2u;
+    v->value = buf + n;
+    if (v->value_count > (len - n) / 4u) return RLOG_ERR_COUNT;
+    n += v->value_count * 4u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return RLOG_OK;
+}
+/** Element `i` (below `v->value_count`) of a decoded `value`. */
+static inline int32_t rlog_r1_value_integer_array_value_at(const rlog_r1_value_integer_array_view_t *v, size_t i)
+{
+    return (int32_t)(rlog_get_u32be((v->value + 4u * i)));
+}
+
+/** R1Value.Double: the body of this variant. 8 bytes on the wire, big-endian. */
+#pragma pack(push, 1)
+typedef struct rlog_r1_value_double {
+    double value;
+} rlog_r1_value_double_t;
+#pragma pack(pop)
+#define RLOG_R1_VALUE_DOUBLE_SIZE 8u
+RLOG_STATIC_ASSERT(sizeof(rlog_r1_value_double_t) == RLOG_R1_VALUE_DOUBLE_SIZE, "rlog_r1_value_double_t must be 8 bytes");
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int rlog_r1_value_double_encode(uint8_t *buf, size_t cap, const rlog_r1_value_double_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 8u) return RLOG_ERR_SPACE;
+    rlog_put_f64be(buf + n, v->value);
+    n += 8u;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return RLOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int rlog_r1_value_double_decode(rlog_r1_value_double_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len < 8u) return RLOG_ERR_SHORT;
+    v->value = rlog_get_f64be((buf + n));
+    n += 8u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return RLOG_OK;
+}
+
+/**
+ * R1Value.DoubleArray: the body of this variant. Variable size: the input of _encode; pointers are
+ * the caller's, sequences are host values.
+ */
+typedef struct rlog_r1_value_double_array {
+    const double *value;
+    size_t value_count;
+} rlog_r1_value_double_array_t;
+/**
+ * R1Value.DoubleArray: the body of this variant. Variable size: decoded by _decode; pointers point
+ * into the input buffer, sequences of numbers stay as wire bytes (read them with the _at
+ * functions).
+ */
+typedef struct rlog_r1_value_double_array_view {
+    const uint8_t *value; /* wire bytes */
+    size_t value_count;
+} rlog_r1_value_double_array_view_t;
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int rlog_r1_value_double_array_encode(uint8_t *buf, size_t cap, const rlog_r1_value_double_array_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (v->value_count > 65535u) return RLOG_ERR_RANGE;
+    if (cap - n < 2u) return RLOG_ERR_SPACE;
+    rlog_put_u16be(buf + n, (uint16_t)(v->value_count));
+    n += 2u;
+    if (v->value_count > (cap - n) / 8u) return RLOG_ERR_SPACE;
+    {
+        size_t i;
+        for (i = 0; i < v->value_count; i++) {
+            rlog_put_f64be(buf + n, v->value[i]);
+            n += 8u;
+        }
+    }
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return RLOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int rlog_r1_value_double_array_decode(rlog_r1_value_double_array_view_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len - n < 2u) return RLOG_ERR_SHORT;
+    v->value_count = (size_t)rlog_get_u16be((buf + n));
+    n += 2u;
+    v->value = buf + n;
+    if (v->value_count > (len - n) / 8u) return RLOG_ERR_COUNT;
+    n += v->value_count * 8u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return RLOG_OK;
+}
+/** Element `i` (below `v->value_count`) of a decoded `value`. */
+static inline double rlog_r1_value_double_array_value_at(const rlog_r1_value_double_array_view_t *v, size_t i)
+{
+    return rlog_get_f64be((v->value + 8u * i));
+}
+
+/**
+ * R1Value.String: the body of this variant. Variable size: the input of _encode; pointers are the
+ * caller's, sequences are host values.
+ */
+typedef struct rlog_r1_value_string {
+    const char *value;
+    size_t value_len; /**< In bytes. */
+} rlog_r1_value_string_t;
+/**
+ * R1Value.String: the body of this variant. Variable size: decoded by _decode; pointers point into
+ * the input buffer, sequences of numbers stay as wire bytes (read them with the _at functions).
+ */
+typedef struct rlog_r1_value_string_view {
+    const char *value;
+    size_t value_len; /**< In bytes. */
+} rlog_r1_value_string_view_t;
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int rlog_r1_value_string_encode(uint8_t *buf, size_t cap, const rlog_r1_value_string_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (v->value_len > 65535u) return RLOG_ERR_RANGE;
+    if (cap - n < 2u) return RLOG_ERR_SPACE;
+    rlog_put_u16be(buf + n, (uint16_t)(v->value_len));
+    n += 2u;
+    if (cap - n < v->value_len) return RLOG_ERR_SPACE;
+    if (v->value_len) memcpy(buf + n, v->value, v->value_len);
+    n += v->value_len;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return RLOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int rlog_r1_value_string_decode(rlog_r1_value_string_view_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len - n < 2u) return RLOG_ERR_SHORT;
+    v->value_len = (size_t)rlog_get_u16be((buf + n));
+    n += 2u;
+    if (v->value_len > len - n) return RLOG_ERR_COUNT;
+    v->value = (const char *)(buf + n);
+    n += v->value_len;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return RLOG_OK;
+}
+
+/**
+ * R1Value.StringArray: the body of this variant. Variable size: the input of _encode; pointers are
+ * the caller's, sequences are host values.
+ */
+typedef struct rlog_r1_value_string_array {
+    const rlog_utf8_u16_t *value;
+    size_t value_count;
+} rlog_r1_value_string_array_t;
+/**
+ * R1Value.StringArray: the body of this variant. Variable size: decoded by _decode; pointers point
+ * into the input buffer, sequences of numbers stay as wire bytes (read them with the _at
+ * functions).
+ */
+typedef struct rlog_r1_value_string_array_view {
+    const uint8_t *value; /* wire bytes */
+    size_t value_count;
+    size_t value_size; /**< In bytes; walk the elements with their _decode. */
+} rlog_r1_value_string_array_view_t;
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int rlog_r1_value_string_array_encode(uint8_t *buf, size_t cap, const rlog_r1_value_string_array_t *v, size_t *written)
+{
+    size_t n = 0;
+    int e;
+    size_t k = 0;
+    if (v->value_count > 65535u) return RLOG_ERR_RANGE;
+    if (cap - n < 2u) return RLOG_ERR_SPACE;
+    rlog_put_u16be(buf + n, (uint16_t)(v->value_count));
+    n += 2u;
+    {
+        size_t i;
+        for (i = 0; i < v->value_count; i++) {
+            e = rlog_utf8_u16_encode(buf + n, cap - n, &v->value[i], &k);
+            if (e) return e;
+            n += k;
+        }
+    }
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return RLOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int rlog_r1_value_string_array_decode(rlog_r1_value_string_array_view_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    int e;
+    size_t k = 0;
+    if (len - n < 2u) return RLOG_ERR_SHORT;
+    v->value_count = (size_t)rlog_get_u16be((buf + n));
+    n += 2u;
+    v->value = buf + n;
+    if (v->value_count > (len - n) / 2u) return RLOG_ERR_COUNT;
+    {
+        size_t i;
+        rlog_utf8_u16_view_t tmp;
+        size_t start = n;
+        for (i = 0; i < v->value_count; i++) {
+            e = rlog_utf8_u16_decode(&tmp, buf + n, len - n, &k);
+            if (e) return e;
+            n += k;
+        }
+        v->value_size = n - start;
+    }
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return RLOG_OK;
+}
+
+/** R1Value.Byte: the body of this variant. 1 bytes on the wire, big-endian. */
+#pragma pack(push, 1)
+typedef struct rlog_r1_value_byte {
+    uint8_t value;
+} rlog_r1_value_byte_t;
+#pragma pack(pop)
+#define RLOG_R1_VALUE_BYTE_SIZE 1u
+RLOG_STATIC_ASSERT(sizeof(rlog_r1_value_byte_t) == RLOG_R1_VALUE_BYTE_SIZE, "rlog_r1_value_byte_t must be 1 bytes");
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int rlog_r1_value_byte_encode(uint8_t *buf, size_t cap, const rlog_r1_value_byte_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 1u) return RLOG_ERR_SPACE;
+    (buf + n)[0] = (uint8_t)(v->value);
+    n += 1u;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return RLOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int rlog_r1_value_byte_decode(rlog_r1_value_byte_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len < 1u) return RLOG_ERR_SHORT;
+    v->value = ((buf + n))[0];
+    n += 1u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return RLOG_OK;
+}
+
+/**
+ * R1Value.ByteArray: the body of this variant. Variable size: the input of _encode; pointers are
+ * the caller's, sequences are host values.
+ */
+typedef struct rlog_r1_value_byte_array {
+    const uint8_t *value;
+    size_t value_len;
+} rlog_r1_value_byte_array_t;
+/**
+ * R1Value.ByteArray: the body of this variant. Variable size: decoded by _decode; pointers point
+ * into the input buffer, sequences of numbers stay as wire bytes (read them with the _at
+ * functions).
+ */
+typedef struct rlog_r1_value_byte_array_view {
+    const uint8_t *value;
+    size_t value_len;
+} rlog_r1_value_byte_array_view_t;
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int rlog_r1_value_byte_array_encode(uint8_t *buf, size_t cap, const rlog_r1_value_byte_array_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (v->value_len > 65535u) return RLOG_ERR_RANGE;
+    if (cap - n < 2u) return RLOG_ERR_SPACE;
+    rlog_put_u16be(buf + n, (uint16_t)(v->value_len));
+    n += 2u;
+    if (cap - n < v->value_len) return RLOG_ERR_SPACE;
+    if (v->value_len) memcpy(buf + n, v->value, v->value_len);
+    n += v->value_len;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return RLOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int rlog_r1_value_byte_array_decode(rlog_r1_value_byte_array_view_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len - n < 2u) return RLOG_ERR_SHORT;
+    v->value_len = (size_t)rlog_get_u16be((buf + n));
+    n += 2u;
+    if (v->value_len > len - n) return RLOG_ERR_COUNT;
+    v->value = (buf + n);
+    n += v->value_len;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return RLOG_OK;
+}
+
 /*
  * R1Body: a tagged union; variable size, so no C type. An R1 message body, selected by its kind
  * byte. The tag value selects the variant:
@@ -145,6 +898,404 @@ RLOG_STATIC_ASSERT(offsetof(rlog_file_header_t, revision) == 0u, "rlog_file_head
 #define RLOG_R1_BODY_KEYDEF_TAG    1
 #define RLOG_R1_BODY_FIELD_TAG     2
 
+/** R1Body.Timestamp: the body of this variant. Starts a cycle. 8 bytes on the wire, big-endian. */
+#pragma pack(push, 1)
+typedef struct rlog_r1_body_timestamp {
+    double timestamp; /**< Cycle time in seconds. [s] */
+} rlog_r1_body_timestamp_t;
+#pragma pack(pop)
+#define RLOG_R1_BODY_TIMESTAMP_SIZE 8u
+RLOG_STATIC_ASSERT(sizeof(rlog_r1_body_timestamp_t) == RLOG_R1_BODY_TIMESTAMP_SIZE, "rlog_r1_body_timestamp_t must be 8 bytes");
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int rlog_r1_body_timestamp_encode(uint8_t *buf, size_t cap, const rlog_r1_body_timestamp_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 8u) return RLOG_ERR_SPACE;
+    rlog_put_f64be(buf + n, v->timestamp);
+    n += 8u;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return RLOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int rlog_r1_body_timestamp_decode(rlog_r1_body_timestamp_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len < 8u) return RLOG_ERR_SHORT;
+    v->timestamp = rlog_get_f64be((buf + n));
+    n += 8u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return RLOG_OK;
+}
+
+/**
+ * R1Body.KeyDef: the body of this variant. Defines a key id, just before the key's first value.
+ * Variable size: the input of _encode; pointers are the caller's, sequences are host values.
+ */
+typedef struct rlog_r1_body_key_def {
+    int16_t key_id;
+    const char *key;
+    size_t key_len; /**< In bytes. */
+} rlog_r1_body_key_def_t;
+/**
+ * R1Body.KeyDef: the body of this variant. Defines a key id, just before the key's first value.
+ * Variable size: decoded by _decode; pointers point into the input buffer, sequences of numbers
+ * stay as wire bytes (read them with the _at functions).
+ */
+typedef struct rlog_r1_body_key_def_view {
+    int16_t key_id;
+    const char *key;
+    size_t key_len; /**< In bytes. */
+} rlog_r1_body_key_def_view_t;
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int rlog_r1_body_key_def_encode(uint8_t *buf, size_t cap, const rlog_r1_body_key_def_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap - n < 2u) return RLOG_ERR_SPACE;
+    rlog_put_u16be(buf + n, (uint16_t)(v->key_id));
+    n += 2u;
+    if (v->key_len > 65535u) return RLOG_ERR_RANGE;
+    if (cap - n < 2u) return RLOG_ERR_SPACE;
+    rlog_put_u16be(buf + n, (uint16_t)(v->key_len));
+    n += 2u;
+    if (cap - n < v->key_len) return RLOG_ERR_SPACE;
+    if (v->key_len) memcpy(buf + n, v->key, v->key_len);
+    n += v->key_len;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return RLOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int rlog_r1_body_key_def_decode(rlog_r1_body_key_def_view_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len - n < 2u) return RLOG_ERR_SHORT;
+    v->key_id = (int16_t)(rlog_get_u16be((buf + n)));
+    n += 2u;
+    if (len - n < 2u) return RLOG_ERR_SHORT;
+    v->key_len = (size_t)rlog_get_u16be((buf + n));
+    n += 2u;
+    if (v->key_len > len - n) return RLOG_ERR_COUNT;
+    v->key = (const char *)(buf + n);
+    n += v->key_len;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return RLOG_OK;
+}
+
+/**
+ * R1Body.Field: the body of this variant. A value that changed this cycle. Variable size: the
+ * input of _encode; pointers are the caller's, sequences are host values.
+ */
+typedef struct rlog_r1_body_field {
+    int16_t key_id;
+    uint8_t value_type;
+    union { rlog_r1_value_boolean_t boolean; rlog_r1_value_boolean_array_t boolean_array; rlog_r1_value_integer_t integer; rlog_r1_value_integer_array_t integer_array; rlog_r1_value_double_t double_; rlog_r1_value_double_array_t double_array; rlog_r1_value_string_t string; rlog_r1_value_string_array_t string_array; rlog_r1_value_byte_t byte; rlog_r1_value_byte_array_t byte_array; } value;
+} rlog_r1_body_field_t;
+/**
+ * R1Body.Field: the body of this variant. A value that changed this cycle. Variable size: decoded
+ * by _decode; pointers point into the input buffer, sequences of numbers stay as wire bytes (read
+ * them with the _at functions).
+ */
+typedef struct rlog_r1_body_field_view {
+    int16_t key_id;
+    uint8_t value_type;
+    union { rlog_r1_value_boolean_t boolean; rlog_r1_value_boolean_array_view_t boolean_array; rlog_r1_value_integer_t integer; rlog_r1_value_integer_array_view_t integer_array; rlog_r1_value_double_t double_; rlog_r1_value_double_array_view_t double_array; rlog_r1_value_string_view_t string; rlog_r1_value_string_array_view_t string_array; rlog_r1_value_byte_t byte; rlog_r1_value_byte_array_view_t byte_array; } value;
+} rlog_r1_body_field_view_t;
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int rlog_r1_body_field_encode(uint8_t *buf, size_t cap, const rlog_r1_body_field_t *v, size_t *written)
+{
+    size_t n = 0;
+    int e;
+    size_t k = 0;
+    if (cap - n < 2u) return RLOG_ERR_SPACE;
+    rlog_put_u16be(buf + n, (uint16_t)(v->key_id));
+    n += 2u;
+    if (cap - n < 1u) return RLOG_ERR_SPACE;
+    (buf + n)[0] = (uint8_t)(v->value_type);
+    n += 1u;
+    switch (v->value_type) {
+    case 0:
+        break;
+    case 1:
+        e = rlog_r1_value_boolean_encode(buf + n, cap - n, &v->value.boolean, &k);
+        if (e) return e;
+        n += k;
+        break;
+    case 2:
+        e = rlog_r1_value_boolean_array_encode(buf + n, cap - n, &v->value.boolean_array, &k);
+        if (e) return e;
+        n += k;
+        break;
+    case 3:
+        e = rlog_r1_value_integer_encode(buf + n, cap - n, &v->value.integer, &k);
+        if (e) return e;
+        n += k;
+        break;
+    case 4:
+        e = rlog_r1_value_integer_array_encode(buf + n, cap - n, &v->value.integer_array, &k);
+        if (e) return e;
+        n += k;
+        break;
+    case 5:
+        e = rlog_r1_value_double_encode(buf + n, cap - n, &v->value.double_, &k);
+        if (e) return e;
+        n += k;
+        break;
+    case 6:
+        e = rlog_r1_value_double_array_encode(buf + n, cap - n, &v->value.double_array, &k);
+        if (e) return e;
+        n += k;
+        break;
+    case 7:
+        e = rlog_r1_value_string_encode(buf + n, cap - n, &v->value.string, &k);
+        if (e) return e;
+        n += k;
+        break;
+    case 8:
+        e = rlog_r1_value_string_array_encode(buf + n, cap - n, &v->value.string_array, &k);
+        if (e) return e;
+        n += k;
+        break;
+    case 9:
+        e = rlog_r1_value_byte_encode(buf + n, cap - n, &v->value.byte, &k);
+        if (e) return e;
+        n += k;
+        break;
+    case 10:
+        e = rlog_r1_value_byte_array_encode(buf + n, cap - n, &v->value.byte_array, &k);
+        if (e) return e;
+        n += k;
+        break;
+    default:
+        return RLOG_ERR_TAG;
+    }
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return RLOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int rlog_r1_body_field_decode(rlog_r1_body_field_view_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    int e;
+    size_t k = 0;
+    if (len - n < 2u) return RLOG_ERR_SHORT;
+    v->key_id = (int16_t)(rlog_get_u16be((buf + n)));
+    n += 2u;
+    if (len - n < 1u) return RLOG_ERR_SHORT;
+    v->value_type = ((buf + n))[0];
+    n += 1u;
+    switch (v->value_type) {
+    case 0:
+        break;
+    case 1:
+        e = rlog_r1_value_boolean_decode(&v->value.boolean, buf + n, len - n, &k);
+        if (e) return e;
+        n += k;
+        break;
+    case 2:
+        e = rlog_r1_value_boolean_array_decode(&v->value.boolean_array, buf + n, len - n, &k);
+        if (e) return e;
+        n += k;
+        break;
+    case 3:
+        e = rlog_r1_value_integer_decode(&v->value.integer, buf + n, len - n, &k);
+        if (e) return e;
+        n += k;
+        break;
+    case 4:
+        e = rlog_r1_value_integer_array_decode(&v->value.integer_array, buf + n, len - n, &k);
+        if (e) return e;
+        n += k;
+        break;
+    case 5:
+        e = rlog_r1_value_double_decode(&v->value.double_, buf + n, len - n, &k);
+        if (e) return e;
+        n += k;
+        break;
+    case 6:
+        e = rlog_r1_value_double_array_decode(&v->value.double_array, buf + n, len - n, &k);
+        if (e) return e;
+        n += k;
+        break;
+    case 7:
+        e = rlog_r1_value_string_decode(&v->value.string, buf + n, len - n, &k);
+        if (e) return e;
+        n += k;
+        break;
+    case 8:
+        e = rlog_r1_value_string_array_decode(&v->value.string_array, buf + n, len - n, &k);
+        if (e) return e;
+        n += k;
+        break;
+    case 9:
+        e = rlog_r1_value_byte_decode(&v->value.byte, buf + n, len - n, &k);
+        if (e) return e;
+        n += k;
+        break;
+    case 10:
+        e = rlog_r1_value_byte_array_decode(&v->value.byte_array, buf + n, len - n, &k);
+        if (e) return e;
+        n += k;
+        break;
+    default:
+        return RLOG_ERR_TAG;
+    }
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return RLOG_OK;
+}
+
+/*
+ * R1Message. One R1 message.
+ *
+ * Variable size, so no C struct. Wire layout (big-endian):
+ *   0  kind  u8
+ *   1  body  union R1Body  Variant selected by `kind`.
+ */
+
+/**
+ * R1Message. Variable size: the input of _encode; pointers are the caller's, sequences are host
+ * values.
+ */
+typedef struct rlog_r1_message {
+    uint8_t kind;
+    union { rlog_r1_body_timestamp_t timestamp; rlog_r1_body_key_def_t key_def; rlog_r1_body_field_t field; } body;
+} rlog_r1_message_t;
+/**
+ * R1Message. Variable size: decoded by _decode; pointers point into the input buffer, sequences of
+ * numbers stay as wire bytes (read them with the _at functions).
+ */
+typedef struct rlog_r1_message_view {
+    uint8_t kind;
+    union { rlog_r1_body_timestamp_t timestamp; rlog_r1_body_key_def_view_t key_def; rlog_r1_body_field_view_t field; } body;
+} rlog_r1_message_view_t;
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int rlog_r1_message_encode(uint8_t *buf, size_t cap, const rlog_r1_message_t *v, size_t *written)
+{
+    size_t n = 0;
+    int e;
+    size_t k = 0;
+    if (cap - n < 1u) return RLOG_ERR_SPACE;
+    (buf + n)[0] = (uint8_t)(v->kind);
+    n += 1u;
+    switch (v->kind) {
+    case 0:
+        e = rlog_r1_body_timestamp_encode(buf + n, cap - n, &v->body.timestamp, &k);
+        if (e) return e;
+        n += k;
+        break;
+    case 1:
+        e = rlog_r1_body_key_def_encode(buf + n, cap - n, &v->body.key_def, &k);
+        if (e) return e;
+        n += k;
+        break;
+    case 2:
+        e = rlog_r1_body_field_encode(buf + n, cap - n, &v->body.field, &k);
+        if (e) return e;
+        n += k;
+        break;
+    default:
+        return RLOG_ERR_TAG;
+    }
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return RLOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int rlog_r1_message_decode(rlog_r1_message_view_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    int e;
+    size_t k = 0;
+    if (len - n < 1u) return RLOG_ERR_SHORT;
+    v->kind = ((buf + n))[0];
+    n += 1u;
+    switch (v->kind) {
+    case 0:
+        e = rlog_r1_body_timestamp_decode(&v->body.timestamp, buf + n, len - n, &k);
+        if (e) return e;
+        n += k;
+        break;
+    case 1:
+        e = rlog_r1_body_key_def_decode(&v->body.key_def, buf + n, len - n, &k);
+        if (e) return e;
+        n += k;
+        break;
+    case 2:
+        e = rlog_r1_body_field_decode(&v->body.field, buf + n, len - n, &k);
+        if (e) return e;
+        n += k;
+        break;
+    default:
+        return RLOG_ERR_TAG;
+    }
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return RLOG_OK;
+}
+
+/**
+ * Writes one R1Message with the Timestamp body (kind = 0). Starts a cycle. Returns the bytes
+ * written, or 0 when it does not fit in `cap` bytes or a length does not fit its prefix.
+ */
+static inline size_t rlog_r1_message_write_timestamp(uint8_t *buf, size_t cap, const rlog_r1_body_timestamp_t *p)
+{
+    rlog_r1_message_t m;
+    size_t k = 0;
+    memset(&m, 0, sizeof m);
+    m.kind = (uint8_t)0;
+    m.body.timestamp = *p;
+    return rlog_r1_message_encode(buf, cap, &m, &k) == RLOG_OK ? k : 0u;
+}
+
+/**
+ * Writes one R1Message with the KeyDef body (kind = 1). Defines a key id, just before the key's
+ * first value. Returns the bytes written, or 0 when it does not fit in `cap` bytes or a length
+ * does not fit its prefix.
+ */
+static inline size_t rlog_r1_message_write_key_def(uint8_t *buf, size_t cap, const rlog_r1_body_key_def_t *p)
+{
+    rlog_r1_message_t m;
+    size_t k = 0;
+    memset(&m, 0, sizeof m);
+    m.kind = (uint8_t)1;
+    m.body.key_def = *p;
+    return rlog_r1_message_encode(buf, cap, &m, &k) == RLOG_OK ? k : 0u;
+}
+
+/**
+ * Writes one R1Message with the Field body (kind = 2). A value that changed this cycle. Returns
+ * the bytes written, or 0 when it does not fit in `cap` bytes or a length does not fit its prefix.
+ */
+static inline size_t rlog_r1_message_write_field(uint8_t *buf, size_t cap, const rlog_r1_body_field_t *p)
+{
+    rlog_r1_message_t m;
+    size_t k = 0;
+    memset(&m, 0, sizeof m);
+    m.kind = (uint8_t)2;
+    m.body.field = *p;
+    return rlog_r1_message_encode(buf, cap, &m, &k) == RLOG_OK ? k : 0u;
+}
+
 /*
  * R2Body: a tagged union; variable size, so no C type. An R2 message body, selected by its kind
  * byte. The tag value selects the variant:
@@ -161,6 +1312,316 @@ RLOG_STATIC_ASSERT(offsetof(rlog_file_header_t, revision) == 0u, "rlog_file_head
 #define RLOG_R2_BODY_TIMESTAMP_TAG 0
 #define RLOG_R2_BODY_KEYDEF_TAG    1
 #define RLOG_R2_BODY_FIELD_TAG     2
+
+/** R2Body.Timestamp: the body of this variant. Starts a cycle. 8 bytes on the wire, big-endian. */
+#pragma pack(push, 1)
+typedef struct rlog_r2_body_timestamp {
+    double timestamp; /**< Cycle time in seconds. [s] */
+} rlog_r2_body_timestamp_t;
+#pragma pack(pop)
+#define RLOG_R2_BODY_TIMESTAMP_SIZE 8u
+RLOG_STATIC_ASSERT(sizeof(rlog_r2_body_timestamp_t) == RLOG_R2_BODY_TIMESTAMP_SIZE, "rlog_r2_body_timestamp_t must be 8 bytes");
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int rlog_r2_body_timestamp_encode(uint8_t *buf, size_t cap, const rlog_r2_body_timestamp_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 8u) return RLOG_ERR_SPACE;
+    rlog_put_f64be(buf + n, v->timestamp);
+    n += 8u;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return RLOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int rlog_r2_body_timestamp_decode(rlog_r2_body_timestamp_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len < 8u) return RLOG_ERR_SHORT;
+    v->timestamp = rlog_get_f64be((buf + n));
+    n += 8u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return RLOG_OK;
+}
+
+/**
+ * R2Body.KeyDef: the body of this variant. Defines a key id and its declared type, just before the
+ * key's first value. Variable size: the input of _encode; pointers are the caller's, sequences are
+ * host values.
+ */
+typedef struct rlog_r2_body_key_def {
+    int16_t key_id;
+    const char *key;
+    size_t key_len; /**< In bytes. */
+    const char *type; /**< The declared type (WPILOG type name), e.g. `double`, `struct:Pose2d`. */
+    size_t type_len; /**< In bytes. */
+} rlog_r2_body_key_def_t;
+/**
+ * R2Body.KeyDef: the body of this variant. Defines a key id and its declared type, just before the
+ * key's first value. Variable size: decoded by _decode; pointers point into the input buffer,
+ * sequences of numbers stay as wire bytes (read them with the _at functions).
+ */
+typedef struct rlog_r2_body_key_def_view {
+    int16_t key_id;
+    const char *key;
+    size_t key_len; /**< In bytes. */
+    const char *type; /**< The declared type (WPILOG type name), e.g. `double`, `struct:Pose2d`. */
+    size_t type_len; /**< In bytes. */
+} rlog_r2_body_key_def_view_t;
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int rlog_r2_body_key_def_encode(uint8_t *buf, size_t cap, const rlog_r2_body_key_def_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap - n < 2u) return RLOG_ERR_SPACE;
+    rlog_put_u16be(buf + n, (uint16_t)(v->key_id));
+    n += 2u;
+    if (v->key_len > 65535u) return RLOG_ERR_RANGE;
+    if (cap - n < 2u) return RLOG_ERR_SPACE;
+    rlog_put_u16be(buf + n, (uint16_t)(v->key_len));
+    n += 2u;
+    if (cap - n < v->key_len) return RLOG_ERR_SPACE;
+    if (v->key_len) memcpy(buf + n, v->key, v->key_len);
+    n += v->key_len;
+    if (v->type_len > 65535u) return RLOG_ERR_RANGE;
+    if (cap - n < 2u) return RLOG_ERR_SPACE;
+    rlog_put_u16be(buf + n, (uint16_t)(v->type_len));
+    n += 2u;
+    if (cap - n < v->type_len) return RLOG_ERR_SPACE;
+    if (v->type_len) memcpy(buf + n, v->type, v->type_len);
+    n += v->type_len;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return RLOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int rlog_r2_body_key_def_decode(rlog_r2_body_key_def_view_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len - n < 2u) return RLOG_ERR_SHORT;
+    v->key_id = (int16_t)(rlog_get_u16be((buf + n)));
+    n += 2u;
+    if (len - n < 2u) return RLOG_ERR_SHORT;
+    v->key_len = (size_t)rlog_get_u16be((buf + n));
+    n += 2u;
+    if (v->key_len > len - n) return RLOG_ERR_COUNT;
+    v->key = (const char *)(buf + n);
+    n += v->key_len;
+    if (len - n < 2u) return RLOG_ERR_SHORT;
+    v->type_len = (size_t)rlog_get_u16be((buf + n));
+    n += 2u;
+    if (v->type_len > len - n) return RLOG_ERR_COUNT;
+    v->type = (const char *)(buf + n);
+    n += v->type_len;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return RLOG_OK;
+}
+
+/**
+ * R2Body.Field: the body of this variant. A value that changed this cycle; decode it with
+ * `R2Value::decode_named(declared type, value)`. Variable size: the input of _encode; pointers are
+ * the caller's, sequences are host values.
+ */
+typedef struct rlog_r2_body_field {
+    int16_t key_id;
+    const uint8_t *value;
+    size_t value_len;
+} rlog_r2_body_field_t;
+/**
+ * R2Body.Field: the body of this variant. A value that changed this cycle; decode it with
+ * `R2Value::decode_named(declared type, value)`. Variable size: decoded by _decode; pointers point
+ * into the input buffer, sequences of numbers stay as wire bytes (read them with the _at
+ * functions).
+ */
+typedef struct rlog_r2_body_field_view {
+    int16_t key_id;
+    const uint8_t *value;
+    size_t value_len;
+} rlog_r2_body_field_view_t;
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int rlog_r2_body_field_encode(uint8_t *buf, size_t cap, const rlog_r2_body_field_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap - n < 2u) return RLOG_ERR_SPACE;
+    rlog_put_u16be(buf + n, (uint16_t)(v->key_id));
+    n += 2u;
+    if (v->value_len > 65535u) return RLOG_ERR_RANGE;
+    if (cap - n < 2u) return RLOG_ERR_SPACE;
+    rlog_put_u16be(buf + n, (uint16_t)(v->value_len));
+    n += 2u;
+    if (cap - n < v->value_len) return RLOG_ERR_SPACE;
+    if (v->value_len) memcpy(buf + n, v->value, v->value_len);
+    n += v->value_len;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return RLOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int rlog_r2_body_field_decode(rlog_r2_body_field_view_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len - n < 2u) return RLOG_ERR_SHORT;
+    v->key_id = (int16_t)(rlog_get_u16be((buf + n)));
+    n += 2u;
+    if (len - n < 2u) return RLOG_ERR_SHORT;
+    v->value_len = (size_t)rlog_get_u16be((buf + n));
+    n += 2u;
+    if (v->value_len > len - n) return RLOG_ERR_COUNT;
+    v->value = (buf + n);
+    n += v->value_len;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return RLOG_OK;
+}
+
+/*
+ * R2Message. One R2 message.
+ *
+ * Variable size, so no C struct. Wire layout (big-endian):
+ *   0  kind  u8
+ *   1  body  union R2Body  Variant selected by `kind`.
+ */
+
+/**
+ * R2Message. Variable size: the input of _encode; pointers are the caller's, sequences are host
+ * values.
+ */
+typedef struct rlog_r2_message {
+    uint8_t kind;
+    union { rlog_r2_body_timestamp_t timestamp; rlog_r2_body_key_def_t key_def; rlog_r2_body_field_t field; } body;
+} rlog_r2_message_t;
+/**
+ * R2Message. Variable size: decoded by _decode; pointers point into the input buffer, sequences of
+ * numbers stay as wire bytes (read them with the _at functions).
+ */
+typedef struct rlog_r2_message_view {
+    uint8_t kind;
+    union { rlog_r2_body_timestamp_t timestamp; rlog_r2_body_key_def_view_t key_def; rlog_r2_body_field_view_t field; } body;
+} rlog_r2_message_view_t;
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int rlog_r2_message_encode(uint8_t *buf, size_t cap, const rlog_r2_message_t *v, size_t *written)
+{
+    size_t n = 0;
+    int e;
+    size_t k = 0;
+    if (cap - n < 1u) return RLOG_ERR_SPACE;
+    (buf + n)[0] = (uint8_t)(v->kind);
+    n += 1u;
+    switch (v->kind) {
+    case 0:
+        e = rlog_r2_body_timestamp_encode(buf + n, cap - n, &v->body.timestamp, &k);
+        if (e) return e;
+        n += k;
+        break;
+    case 1:
+        e = rlog_r2_body_key_def_encode(buf + n, cap - n, &v->body.key_def, &k);
+        if (e) return e;
+        n += k;
+        break;
+    case 2:
+        e = rlog_r2_body_field_encode(buf + n, cap - n, &v->body.field, &k);
+        if (e) return e;
+        n += k;
+        break;
+    default:
+        return RLOG_ERR_TAG;
+    }
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return RLOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int rlog_r2_message_decode(rlog_r2_message_view_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    int e;
+    size_t k = 0;
+    if (len - n < 1u) return RLOG_ERR_SHORT;
+    v->kind = ((buf + n))[0];
+    n += 1u;
+    switch (v->kind) {
+    case 0:
+        e = rlog_r2_body_timestamp_decode(&v->body.timestamp, buf + n, len - n, &k);
+        if (e) return e;
+        n += k;
+        break;
+    case 1:
+        e = rlog_r2_body_key_def_decode(&v->body.key_def, buf + n, len - n, &k);
+        if (e) return e;
+        n += k;
+        break;
+    case 2:
+        e = rlog_r2_body_field_decode(&v->body.field, buf + n, len - n, &k);
+        if (e) return e;
+        n += k;
+        break;
+    default:
+        return RLOG_ERR_TAG;
+    }
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return RLOG_OK;
+}
+
+/**
+ * Writes one R2Message with the Timestamp body (kind = 0). Starts a cycle. Returns the bytes
+ * written, or 0 when it does not fit in `cap` bytes or a length does not fit its prefix.
+ */
+static inline size_t rlog_r2_message_write_timestamp(uint8_t *buf, size_t cap, const rlog_r2_body_timestamp_t *p)
+{
+    rlog_r2_message_t m;
+    size_t k = 0;
+    memset(&m, 0, sizeof m);
+    m.kind = (uint8_t)0;
+    m.body.timestamp = *p;
+    return rlog_r2_message_encode(buf, cap, &m, &k) == RLOG_OK ? k : 0u;
+}
+
+/**
+ * Writes one R2Message with the KeyDef body (kind = 1). Defines a key id and its declared type,
+ * just before the key's first value. Returns the bytes written, or 0 when it does not fit in `cap`
+ * bytes or a length does not fit its prefix.
+ */
+static inline size_t rlog_r2_message_write_key_def(uint8_t *buf, size_t cap, const rlog_r2_body_key_def_t *p)
+{
+    rlog_r2_message_t m;
+    size_t k = 0;
+    memset(&m, 0, sizeof m);
+    m.kind = (uint8_t)1;
+    m.body.key_def = *p;
+    return rlog_r2_message_encode(buf, cap, &m, &k) == RLOG_OK ? k : 0u;
+}
+
+/**
+ * Writes one R2Message with the Field body (kind = 2). A value that changed this cycle; decode it
+ * with `R2Value::decode_named(declared type, value)`. Returns the bytes written, or 0 when it does
+ * not fit in `cap` bytes or a length does not fit its prefix.
+ */
+static inline size_t rlog_r2_message_write_field(uint8_t *buf, size_t cap, const rlog_r2_body_field_t *p)
+{
+    rlog_r2_message_t m;
+    size_t k = 0;
+    memset(&m, 0, sizeof m);
+    m.kind = (uint8_t)2;
+    m.body.field = *p;
+    return rlog_r2_message_encode(buf, cap, &m, &k) == RLOG_OK ? k : 0u;
+}
 
 /*
  * R2Value: a tagged union; variable size, so no C type. An R2 value, selected by its key's
@@ -198,7 +1659,771 @@ RLOG_STATIC_ASSERT(offsetof(rlog_file_header_t, revision) == 0u, "rlog_file_head
  *     0  value  bytes[rest of payload]
  */
 
+/** R2Value.Boolean: the body of this variant. 1 bytes on the wire, big-endian. */
+#pragma pack(push, 1)
+typedef struct rlog_r2_value_boolean {
+    uint8_t value; /**< bool: 0 or 1. */
+} rlog_r2_value_boolean_t;
 #pragma pack(pop)
+#define RLOG_R2_VALUE_BOOLEAN_SIZE 1u
+RLOG_STATIC_ASSERT(sizeof(rlog_r2_value_boolean_t) == RLOG_R2_VALUE_BOOLEAN_SIZE, "rlog_r2_value_boolean_t must be 1 bytes");
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int rlog_r2_value_boolean_encode(uint8_t *buf, size_t cap, const rlog_r2_value_boolean_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 1u) return RLOG_ERR_SPACE;
+    buf[n] = (uint8_t)(v->value != 0);
+    n += 1u;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return RLOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int rlog_r2_value_boolean_decode(rlog_r2_value_boolean_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len < 1u) return RLOG_ERR_SHORT;
+    v->value = (uint8_t)(buf[n] != 0);
+    n += 1u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return RLOG_OK;
+}
+
+/** R2Value.Int64: the body of this variant. 8 bytes on the wire, big-endian. */
+#pragma pack(push, 1)
+typedef struct rlog_r2_value_int64 {
+    int64_t value;
+} rlog_r2_value_int64_t;
+#pragma pack(pop)
+#define RLOG_R2_VALUE_INT64_SIZE 8u
+RLOG_STATIC_ASSERT(sizeof(rlog_r2_value_int64_t) == RLOG_R2_VALUE_INT64_SIZE, "rlog_r2_value_int64_t must be 8 bytes");
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int rlog_r2_value_int64_encode(uint8_t *buf, size_t cap, const rlog_r2_value_int64_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 8u) return RLOG_ERR_SPACE;
+    rlog_put_u64be(buf + n, (uint64_t)(v->value));
+    n += 8u;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return RLOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int rlog_r2_value_int64_decode(rlog_r2_value_int64_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len < 8u) return RLOG_ERR_SHORT;
+    v->value = (int64_t)(rlog_get_u64be((buf + n)));
+    n += 8u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return RLOG_OK;
+}
+
+/** R2Value.Float: the body of this variant. 4 bytes on the wire, big-endian. */
+#pragma pack(push, 1)
+typedef struct rlog_r2_value_float {
+    float value;
+} rlog_r2_value_float_t;
+#pragma pack(pop)
+#define RLOG_R2_VALUE_FLOAT_SIZE 4u
+RLOG_STATIC_ASSERT(sizeof(rlog_r2_value_float_t) == RLOG_R2_VALUE_FLOAT_SIZE, "rlog_r2_value_float_t must be 4 bytes");
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int rlog_r2_value_float_encode(uint8_t *buf, size_t cap, const rlog_r2_value_float_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 4u) return RLOG_ERR_SPACE;
+    rlog_put_f32be(buf + n, v->value);
+    n += 4u;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return RLOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int rlog_r2_value_float_decode(rlog_r2_value_float_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len < 4u) return RLOG_ERR_SHORT;
+    v->value = rlog_get_f32be((buf + n));
+    n += 4u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return RLOG_OK;
+}
+
+/** R2Value.Double: the body of this variant. 8 bytes on the wire, big-endian. */
+#pragma pack(push, 1)
+typedef struct rlog_r2_value_double {
+    double value;
+} rlog_r2_value_double_t;
+#pragma pack(pop)
+#define RLOG_R2_VALUE_DOUBLE_SIZE 8u
+RLOG_STATIC_ASSERT(sizeof(rlog_r2_value_double_t) == RLOG_R2_VALUE_DOUBLE_SIZE, "rlog_r2_value_double_t must be 8 bytes");
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int rlog_r2_value_double_encode(uint8_t *buf, size_t cap, const rlog_r2_value_double_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 8u) return RLOG_ERR_SPACE;
+    rlog_put_f64be(buf + n, v->value);
+    n += 8u;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return RLOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int rlog_r2_value_double_decode(rlog_r2_value_double_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len < 8u) return RLOG_ERR_SHORT;
+    v->value = rlog_get_f64be((buf + n));
+    n += 8u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return RLOG_OK;
+}
+
+/**
+ * R2Value.String: the body of this variant. Variable size: the input of _encode; pointers are the
+ * caller's, sequences are host values.
+ */
+typedef struct rlog_r2_value_string {
+    const char *value;
+    size_t value_len; /**< In bytes. */
+} rlog_r2_value_string_t;
+/**
+ * R2Value.String: the body of this variant. Variable size: decoded by _decode; pointers point into
+ * the input buffer, sequences of numbers stay as wire bytes (read them with the _at functions).
+ */
+typedef struct rlog_r2_value_string_view {
+    const char *value;
+    size_t value_len; /**< In bytes. */
+} rlog_r2_value_string_view_t;
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int rlog_r2_value_string_encode(uint8_t *buf, size_t cap, const rlog_r2_value_string_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap - n < v->value_len) return RLOG_ERR_SPACE;
+    if (v->value_len) memcpy(buf + n, v->value, v->value_len);
+    n += v->value_len;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return RLOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int rlog_r2_value_string_decode(rlog_r2_value_string_view_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    v->value_len = len - n;
+    v->value = (const char *)(buf + n);
+    n += v->value_len;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return RLOG_OK;
+}
+
+/**
+ * R2Value.BooleanArray: the body of this variant. Variable size: the input of _encode; pointers
+ * are the caller's, sequences are host values.
+ */
+typedef struct rlog_r2_value_boolean_array {
+    const uint8_t *value;
+    size_t value_count;
+} rlog_r2_value_boolean_array_t;
+/**
+ * R2Value.BooleanArray: the body of this variant. Variable size: decoded by _decode; pointers
+ * point into the input buffer, sequences of numbers stay as wire bytes (read them with the _at
+ * functions).
+ */
+typedef struct rlog_r2_value_boolean_array_view {
+    const uint8_t *value; /* wire bytes */
+    size_t value_count;
+} rlog_r2_value_boolean_array_view_t;
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int rlog_r2_value_boolean_array_encode(uint8_t *buf, size_t cap, const rlog_r2_value_boolean_array_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (v->value_count > (cap - n) / 1u) return RLOG_ERR_SPACE;
+    {
+        size_t i;
+        for (i = 0; i < v->value_count; i++) {
+            buf[n] = (uint8_t)(v->value[i] != 0);
+            n += 1u;
+        }
+    }
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return RLOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int rlog_r2_value_boolean_array_decode(rlog_r2_value_boolean_array_view_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if ((len - n) % 1u != 0) return RLOG_ERR_COUNT;
+    v->value_count = (len - n) / 1u;
+    v->value = buf + n;
+    if (v->value_count > (len - n) / 1u) return RLOG_ERR_COUNT;
+    n += v->value_count * 1u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return RLOG_OK;
+}
+/** Element `i` (below `v->value_count`) of a decoded `value`. */
+static inline uint8_t rlog_r2_value_boolean_array_value_at(const rlog_r2_value_boolean_array_view_t *v, size_t i)
+{
+    return (uint8_t)(v->value[i] != 0);
+}
+
+/**
+ * R2Value.Int64Array: the body of this variant. Variable size: the input of _encode; pointers are
+ * the caller's, sequences are host values.
+ */
+typedef struct rlog_r2_value_int64_array {
+    const int64_t *value;
+    size_t value_count;
+} rlog_r2_value_int64_array_t;
+/**
+ * R2Value.Int64Array: the body of this variant. Variable size: decoded by _decode; pointers point
+ * into the input buffer, sequences of numbers stay as wire bytes (read them with the _at
+ * functions).
+ */
+typedef struct rlog_r2_value_int64_array_view {
+    const uint8_t *value; /* wire bytes */
+    size_t value_count;
+} rlog_r2_value_int64_array_view_t;
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int rlog_r2_value_int64_array_encode(uint8_t *buf, size_t cap, const rlog_r2_value_int64_array_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (v->value_count > (cap - n) / 8u) return RLOG_ERR_SPACE;
+    {
+        size_t i;
+        for (i = 0; i < v->value_count; i++) {
+            rlog_put_u64be(buf + n, (uint64_t)(v->value[i]));
+            n += 8u;
+        }
+    }
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return RLOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int rlog_r2_value_int64_array_decode(rlog_r2_value_int64_array_view_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if ((len - n) % 8u != 0) return RLOG_ERR_COUNT;
+    v->value_count = (len - n) / 8u;
+    v->value = buf + n;
+    if (v->value_count > (len - n) / 8u) return RLOG_ERR_COUNT;
+    n += v->value_count * 8u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return RLOG_OK;
+}
+/** Element `i` (below `v->value_count`) of a decoded `value`. */
+static inline int64_t rlog_r2_value_int64_array_value_at(const rlog_r2_value_int64_array_view_t *v, size_t i)
+{
+    return (int64_t)(rlog_get_u64be((v->value + 8u * i)));
+}
+
+/**
+ * R2Value.FloatArray: the body of this variant. Variable size: the input of _encode; pointers are
+ * the caller's, sequences are host values.
+ */
+typedef struct rlog_r2_value_float_array {
+    const float *value;
+    size_t value_count;
+} rlog_r2_value_float_array_t;
+/**
+ * R2Value.FloatArray: the body of this variant. Variable size: decoded by _decode; pointers point
+ * into the input buffer, sequences of numbers stay as wire bytes (read them with the _at
+ * functions).
+ */
+typedef struct rlog_r2_value_float_array_view {
+    const uint8_t *value; /* wire bytes */
+    size_t value_count;
+} rlog_r2_value_float_array_view_t;
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int rlog_r2_value_float_array_encode(uint8_t *buf, size_t cap, const rlog_r2_value_float_array_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (v->value_count > (cap - n) / 4u) return RLOG_ERR_SPACE;
+    {
+        size_t i;
+        for (i = 0; i < v->value_count; i++) {
+            rlog_put_f32be(buf + n, v->value[i]);
+            n += 4u;
+        }
+    }
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return RLOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int rlog_r2_value_float_array_decode(rlog_r2_value_float_array_view_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if ((len - n) % 4u != 0) return RLOG_ERR_COUNT;
+    v->value_count = (len - n) / 4u;
+    v->value = buf + n;
+    if (v->value_count > (len - n) / 4u) return RLOG_ERR_COUNT;
+    n += v->value_count * 4u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return RLOG_OK;
+}
+/** Element `i` (below `v->value_count`) of a decoded `value`. */
+static inline float rlog_r2_value_float_array_value_at(const rlog_r2_value_float_array_view_t *v, size_t i)
+{
+    return rlog_get_f32be((v->value + 4u * i));
+}
+
+/**
+ * R2Value.DoubleArray: the body of this variant. Variable size: the input of _encode; pointers are
+ * the caller's, sequences are host values.
+ */
+typedef struct rlog_r2_value_double_array {
+    const double *value;
+    size_t value_count;
+} rlog_r2_value_double_array_t;
+/**
+ * R2Value.DoubleArray: the body of this variant. Variable size: decoded by _decode; pointers point
+ * into the input buffer, sequences of numbers stay as wire bytes (read them with the _at
+ * functions).
+ */
+typedef struct rlog_r2_value_double_array_view {
+    const uint8_t *value; /* wire bytes */
+    size_t value_count;
+} rlog_r2_value_double_array_view_t;
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int rlog_r2_value_double_array_encode(uint8_t *buf, size_t cap, const rlog_r2_value_double_array_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (v->value_count > (cap - n) / 8u) return RLOG_ERR_SPACE;
+    {
+        size_t i;
+        for (i = 0; i < v->value_count; i++) {
+            rlog_put_f64be(buf + n, v->value[i]);
+            n += 8u;
+        }
+    }
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return RLOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int rlog_r2_value_double_array_decode(rlog_r2_value_double_array_view_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if ((len - n) % 8u != 0) return RLOG_ERR_COUNT;
+    v->value_count = (len - n) / 8u;
+    v->value = buf + n;
+    if (v->value_count > (len - n) / 8u) return RLOG_ERR_COUNT;
+    n += v->value_count * 8u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return RLOG_OK;
+}
+/** Element `i` (below `v->value_count`) of a decoded `value`. */
+static inline double rlog_r2_value_double_array_value_at(const rlog_r2_value_double_array_view_t *v, size_t i)
+{
+    return rlog_get_f64be((v->value + 8u * i));
+}
+
+/**
+ * R2Value.StringArray: the body of this variant. u32 count, then each string with a u32 length.
+ * Variable size: the input of _encode; pointers are the caller's, sequences are host values.
+ */
+typedef struct rlog_r2_value_string_array {
+    const rlog_utf8_u32_t *value;
+    size_t value_count;
+} rlog_r2_value_string_array_t;
+/**
+ * R2Value.StringArray: the body of this variant. u32 count, then each string with a u32 length.
+ * Variable size: decoded by _decode; pointers point into the input buffer, sequences of numbers
+ * stay as wire bytes (read them with the _at functions).
+ */
+typedef struct rlog_r2_value_string_array_view {
+    const uint8_t *value; /* wire bytes */
+    size_t value_count;
+    size_t value_size; /**< In bytes; walk the elements with their _decode. */
+} rlog_r2_value_string_array_view_t;
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int rlog_r2_value_string_array_encode(uint8_t *buf, size_t cap, const rlog_r2_value_string_array_t *v, size_t *written)
+{
+    size_t n = 0;
+    int e;
+    size_t k = 0;
+    if (v->value_count > 4294967295u) return RLOG_ERR_RANGE;
+    if (cap - n < 4u) return RLOG_ERR_SPACE;
+    rlog_put_u32be(buf + n, (uint32_t)(v->value_count));
+    n += 4u;
+    {
+        size_t i;
+        for (i = 0; i < v->value_count; i++) {
+            e = rlog_utf8_u32_encode(buf + n, cap - n, &v->value[i], &k);
+            if (e) return e;
+            n += k;
+        }
+    }
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return RLOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int rlog_r2_value_string_array_decode(rlog_r2_value_string_array_view_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    int e;
+    size_t k = 0;
+    if (len - n < 4u) return RLOG_ERR_SHORT;
+    v->value_count = (size_t)rlog_get_u32be((buf + n));
+    n += 4u;
+    v->value = buf + n;
+    if (v->value_count > (len - n) / 4u) return RLOG_ERR_COUNT;
+    {
+        size_t i;
+        rlog_utf8_u32_view_t tmp;
+        size_t start = n;
+        for (i = 0; i < v->value_count; i++) {
+            e = rlog_utf8_u32_decode(&tmp, buf + n, len - n, &k);
+            if (e) return e;
+            n += k;
+        }
+        v->value_size = n - start;
+    }
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return RLOG_OK;
+}
+
+/**
+ * R2Value.Json: the body of this variant. JSON text. Variable size: the input of _encode; pointers
+ * are the caller's, sequences are host values.
+ */
+typedef struct rlog_r2_value_json {
+    const char *value;
+    size_t value_len; /**< In bytes. */
+} rlog_r2_value_json_t;
+/**
+ * R2Value.Json: the body of this variant. JSON text. Variable size: decoded by _decode; pointers
+ * point into the input buffer, sequences of numbers stay as wire bytes (read them with the _at
+ * functions).
+ */
+typedef struct rlog_r2_value_json_view {
+    const char *value;
+    size_t value_len; /**< In bytes. */
+} rlog_r2_value_json_view_t;
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int rlog_r2_value_json_encode(uint8_t *buf, size_t cap, const rlog_r2_value_json_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap - n < v->value_len) return RLOG_ERR_SPACE;
+    if (v->value_len) memcpy(buf + n, v->value, v->value_len);
+    n += v->value_len;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return RLOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int rlog_r2_value_json_decode(rlog_r2_value_json_view_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    v->value_len = len - n;
+    v->value = (const char *)(buf + n);
+    n += v->value_len;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return RLOG_OK;
+}
+
+/**
+ * R2Value.Raw: the body of this variant. Opaque bytes: raw, MessagePack, a struct schema's text.
+ * Variable size: the input of _encode; pointers are the caller's, sequences are host values.
+ */
+typedef struct rlog_r2_value_raw {
+    const uint8_t *value;
+    size_t value_len;
+} rlog_r2_value_raw_t;
+/**
+ * R2Value.Raw: the body of this variant. Opaque bytes: raw, MessagePack, a struct schema's text.
+ * Variable size: decoded by _decode; pointers point into the input buffer, sequences of numbers
+ * stay as wire bytes (read them with the _at functions).
+ */
+typedef struct rlog_r2_value_raw_view {
+    const uint8_t *value;
+    size_t value_len;
+} rlog_r2_value_raw_view_t;
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int rlog_r2_value_raw_encode(uint8_t *buf, size_t cap, const rlog_r2_value_raw_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap - n < v->value_len) return RLOG_ERR_SPACE;
+    if (v->value_len) memcpy(buf + n, v->value, v->value_len);
+    n += v->value_len;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return RLOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int rlog_r2_value_raw_decode(rlog_r2_value_raw_view_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    v->value_len = len - n;
+    v->value = (buf + n);
+    n += v->value_len;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return RLOG_OK;
+}
+
+/**
+ * R2Value.Struct: the body of this variant. WPILib struct bytes (little-endian inside),
+ * concatenated for `struct:X[]`. Variable size: the input of _encode; pointers are the caller's,
+ * sequences are host values.
+ */
+typedef struct rlog_r2_value_struct {
+    const uint8_t *value;
+    size_t value_len;
+} rlog_r2_value_struct_t;
+/**
+ * R2Value.Struct: the body of this variant. WPILib struct bytes (little-endian inside),
+ * concatenated for `struct:X[]`. Variable size: decoded by _decode; pointers point into the input
+ * buffer, sequences of numbers stay as wire bytes (read them with the _at functions).
+ */
+typedef struct rlog_r2_value_struct_view {
+    const uint8_t *value;
+    size_t value_len;
+} rlog_r2_value_struct_view_t;
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int rlog_r2_value_struct_encode(uint8_t *buf, size_t cap, const rlog_r2_value_struct_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap - n < v->value_len) return RLOG_ERR_SPACE;
+    if (v->value_len) memcpy(buf + n, v->value, v->value_len);
+    n += v->value_len;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return RLOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int rlog_r2_value_struct_decode(rlog_r2_value_struct_view_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    v->value_len = len - n;
+    v->value = (buf + n);
+    n += v->value_len;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return RLOG_OK;
+}
+
+/**
+ * R2Value.Proto: the body of this variant. Protobuf bytes. Variable size: the input of _encode;
+ * pointers are the caller's, sequences are host values.
+ */
+typedef struct rlog_r2_value_proto {
+    const uint8_t *value;
+    size_t value_len;
+} rlog_r2_value_proto_t;
+/**
+ * R2Value.Proto: the body of this variant. Protobuf bytes. Variable size: decoded by _decode;
+ * pointers point into the input buffer, sequences of numbers stay as wire bytes (read them with
+ * the _at functions).
+ */
+typedef struct rlog_r2_value_proto_view {
+    const uint8_t *value;
+    size_t value_len;
+} rlog_r2_value_proto_view_t;
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int rlog_r2_value_proto_encode(uint8_t *buf, size_t cap, const rlog_r2_value_proto_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap - n < v->value_len) return RLOG_ERR_SPACE;
+    if (v->value_len) memcpy(buf + n, v->value, v->value_len);
+    n += v->value_len;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return RLOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int rlog_r2_value_proto_decode(rlog_r2_value_proto_view_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    v->value_len = len - n;
+    v->value = (buf + n);
+    n += v->value_len;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return RLOG_OK;
+}
+
+/**
+ * R2Value.Other: the body of this variant. Any other declared type: kept as bytes. Variable size:
+ * the input of _encode; pointers are the caller's, sequences are host values.
+ */
+typedef struct rlog_r2_value_other {
+    const uint8_t *value;
+    size_t value_len;
+} rlog_r2_value_other_t;
+/**
+ * R2Value.Other: the body of this variant. Any other declared type: kept as bytes. Variable size:
+ * decoded by _decode; pointers point into the input buffer, sequences of numbers stay as wire
+ * bytes (read them with the _at functions).
+ */
+typedef struct rlog_r2_value_other_view {
+    const uint8_t *value;
+    size_t value_len;
+} rlog_r2_value_other_view_t;
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int rlog_r2_value_other_encode(uint8_t *buf, size_t cap, const rlog_r2_value_other_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap - n < v->value_len) return RLOG_ERR_SPACE;
+    if (v->value_len) memcpy(buf + n, v->value, v->value_len);
+    n += v->value_len;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return RLOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int rlog_r2_value_other_decode(rlog_r2_value_other_view_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    v->value_len = len - n;
+    v->value = (buf + n);
+    n += v->value_len;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return RLOG_OK;
+}
+
+#define RLOG_R2_VALUE_BOOLEAN_INDEX       0
+#define RLOG_R2_VALUE_INT64_INDEX         1
+#define RLOG_R2_VALUE_FLOAT_INDEX         2
+#define RLOG_R2_VALUE_DOUBLE_INDEX        3
+#define RLOG_R2_VALUE_STRING_INDEX        4
+#define RLOG_R2_VALUE_BOOLEAN_ARRAY_INDEX 5
+#define RLOG_R2_VALUE_INT64_ARRAY_INDEX   6
+#define RLOG_R2_VALUE_FLOAT_ARRAY_INDEX   7
+#define RLOG_R2_VALUE_DOUBLE_ARRAY_INDEX  8
+#define RLOG_R2_VALUE_STRING_ARRAY_INDEX  9
+#define RLOG_R2_VALUE_JSON_INDEX          10
+#define RLOG_R2_VALUE_RAW_INDEX           11
+#define RLOG_R2_VALUE_STRUCT_INDEX        12
+#define RLOG_R2_VALUE_PROTO_INDEX         13
+#define RLOG_R2_VALUE_OTHER_INDEX         14
+/**
+ * The variant of R2Value that a type name selects (one of RLOG_R2_VALUE_*_INDEX): exact names
+ * first, then prefixes, then the default; -1 when none does.
+ */
+static inline int rlog_r2_value_select(const char *name, size_t len)
+{
+    if (len == 7u && memcmp(name, "boolean", 7u) == 0) return 0;
+    if (len == 5u && memcmp(name, "int64", 5u) == 0) return 1;
+    if (len == 3u && memcmp(name, "int", 3u) == 0) return 1;
+    if (len == 5u && memcmp(name, "float", 5u) == 0) return 2;
+    if (len == 6u && memcmp(name, "double", 6u) == 0) return 3;
+    if (len == 6u && memcmp(name, "string", 6u) == 0) return 4;
+    if (len == 9u && memcmp(name, "boolean[]", 9u) == 0) return 5;
+    if (len == 7u && memcmp(name, "int64[]", 7u) == 0) return 6;
+    if (len == 5u && memcmp(name, "int[]", 5u) == 0) return 6;
+    if (len == 7u && memcmp(name, "float[]", 7u) == 0) return 7;
+    if (len == 8u && memcmp(name, "double[]", 8u) == 0) return 8;
+    if (len == 8u && memcmp(name, "string[]", 8u) == 0) return 9;
+    if (len == 4u && memcmp(name, "json", 4u) == 0) return 10;
+    if (len == 3u && memcmp(name, "raw", 3u) == 0) return 11;
+    if (len == 7u && memcmp(name, "msgpack", 7u) == 0) return 11;
+    if (len == 12u && memcmp(name, "structschema", 12u) == 0) return 11;
+    if (len >= 7u && memcmp(name, "struct:", 7u) == 0) return 12;
+    if (len >= 6u && memcmp(name, "proto:", 6u) == 0) return 13;
+    (void)name;
+    (void)len;
+    return 14;
+}
+
+/**
+ * Writes the file header (1 bytes) at `buf`: constants filled in, padding zeroed. Returns the
+ * bytes written, or 0 when `cap` is too small.
+ */
+static inline size_t rlog_write_file_header(uint8_t *buf, size_t cap, uint8_t revision)
+{
+    rlog_file_header_t h;
+    size_t k = 0;
+    memset(&h, 0, sizeof h);
+    h.revision = revision;
+    return rlog_file_header_encode(buf, cap, &h, &k) == RLOG_OK ? k : 0u;
+}
+/**
+ * Reads the file header at `buf` (`len` bytes) into `*h`, checking its constants. Returns RLOG_OK
+ * or an error code.
+ */
+static inline int rlog_read_file_header(rlog_file_header_t *h, const uint8_t *buf, size_t len)
+{
+    int e = rlog_file_header_decode(h, buf, len, NULL);
+    if (e) return e;
+    return RLOG_OK;
+}
 
 #ifdef __cplusplus
 } /* extern "C" */

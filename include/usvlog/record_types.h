@@ -6,10 +6,13 @@
  * Unknown types are skipped by len.
  *
  * Byte order: every multi-byte value is little-endian on the wire unless its comment says
- * otherwise. The structs below are packed (`#pragma pack(1)`) with their padding spelled out, so
- * they match the wire byte for byte on a little-endian host; on a big-endian host, swap each
- * multi-byte field after reading and before writing. Members of a packed struct may be misaligned:
- * copy them out (or use memcpy) instead of taking their address.
+ * otherwise. The fixed-size structs below are packed (`#pragma pack(1)`) with their padding
+ * spelled out; their members hold host values. Move them to and from the wire with the generated
+ * <type>_encode and <type>_decode functions, which produce and check the exact wire bytes on a
+ * host of either byte order (so a big-endian host needs no hand swapping). Variable-size types get
+ * a _t struct to encode from (pointer and length members) and a _view_t struct that _decode fills
+ * with pointers into the input buffer; nothing allocates. Members of a packed struct may be
+ * misaligned: copy them out instead of taking their address.
  *
  * Names: types are usvlog_<name>_t and macros USVLOG_<NAME>..., except the contract macros (the
  * schema id and the REC_* record ids), which firmware spells without a prefix.
@@ -21,8 +24,9 @@
 #ifndef USVLOG_RECORD_TYPES_H
 #define USVLOG_RECORD_TYPES_H
 
-#include <stddef.h> /* offsetof */
+#include <stddef.h> /* offsetof, size_t */
 #include <stdint.h>
+#include <string.h> /* memcpy, memset, memcmp */
 
 #ifdef __cplusplus
 extern "C" {
@@ -76,13 +80,155 @@ typedef uint8_t usvlog_act_src_t;
 typedef uint32_t usvlog_ekf_status_t;
 #define USVLOG_EKF_STATUS_HEALTHY (1u << 0) /* The filter is healthy. */
 
-#pragma pack(push, 1)
+/*
+ * Error codes of the functions below: 0 is success, every failure is negative. Decoders check
+ * every length before they read, so a short or corrupt buffer returns an error, never reads past
+ * its end.
+ */
+#define USVLOG_OK         0    /* Success. */
+#define USVLOG_ERR_SHORT  (-1) /* The input ends before the value does. */
+#define USVLOG_ERR_CONST  (-2) /* A constant field (magic, marker) holds another value. */
+#define USVLOG_ERR_TAG    (-3) /* A union tag selects no variant. */
+#define USVLOG_ERR_COUNT  (-4) /* A length or count runs past the end of the input, or is not a whole number of elements. */
+#define USVLOG_ERR_SPACE  (-5) /* Encoding: the output buffer is too small. */
+#define USVLOG_ERR_RANGE  (-6) /* Encoding: a length or count does not fit its prefix. */
+#define USVLOG_ERR_SCHEMA (-7) /* The file header's schema id is not the one this header describes. */
+#define USVLOG_ERR_LENGTH (-8) /* A known record's length field disagrees with its fixed size. */
+
+/*
+ * Wire access: numbers are read and written byte by byte with shifts, so these are right on a host
+ * of either byte order; compilers merge them into single loads and stores where the orders agree.
+ * Floats travel as their IEEE 754 bit patterns.
+ */
+static inline uint16_t usvlog_get_u16le(const uint8_t *p)
+{
+    return (uint16_t)((unsigned)p[0] | ((unsigned)p[1] << 8));
+}
+static inline void usvlog_put_u16le(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+static inline uint32_t usvlog_get_u32le(const uint8_t *p)
+{
+    return (uint32_t)((uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24));
+}
+static inline void usvlog_put_u32le(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+static inline uint64_t usvlog_get_u64le(const uint8_t *p)
+{
+    return (uint64_t)((uint64_t)p[0] | ((uint64_t)p[1] << 8) | ((uint64_t)p[2] << 16) | ((uint64_t)p[3] << 24) | ((uint64_t)p[4] << 32) | ((uint64_t)p[5] << 40) | ((uint64_t)p[6] << 48) | ((uint64_t)p[7] << 56));
+}
+static inline void usvlog_put_u64le(uint8_t *p, uint64_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+    p[4] = (uint8_t)(v >> 32);
+    p[5] = (uint8_t)(v >> 40);
+    p[6] = (uint8_t)(v >> 48);
+    p[7] = (uint8_t)(v >> 56);
+}
+static inline float usvlog_get_f32le(const uint8_t *p)
+{
+    uint32_t u = usvlog_get_u32le(p);
+    float v;
+    memcpy(&v, &u, sizeof v);
+    return v;
+}
+static inline void usvlog_put_f32le(uint8_t *p, float v)
+{
+    uint32_t u;
+    memcpy(&u, &v, sizeof u);
+    usvlog_put_u32le(p, u);
+}
+static inline double usvlog_get_f64le(const uint8_t *p)
+{
+    uint64_t u = usvlog_get_u64le(p);
+    double v;
+    memcpy(&v, &u, sizeof v);
+    return v;
+}
+static inline void usvlog_put_f64le(uint8_t *p, double v)
+{
+    uint64_t u;
+    memcpy(&u, &v, sizeof u);
+    usvlog_put_u64le(p, u);
+}
+static inline uint16_t usvlog_get_u16be(const uint8_t *p)
+{
+    return (uint16_t)(((unsigned)p[0] << 8) | (unsigned)p[1]);
+}
+static inline void usvlog_put_u16be(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)(v >> 8);
+    p[1] = (uint8_t)v;
+}
+static inline uint32_t usvlog_get_u32be(const uint8_t *p)
+{
+    return (uint32_t)(((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | (uint32_t)p[3]);
+}
+static inline void usvlog_put_u32be(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)(v >> 24);
+    p[1] = (uint8_t)(v >> 16);
+    p[2] = (uint8_t)(v >> 8);
+    p[3] = (uint8_t)v;
+}
+static inline uint64_t usvlog_get_u64be(const uint8_t *p)
+{
+    return (uint64_t)(((uint64_t)p[0] << 56) | ((uint64_t)p[1] << 48) | ((uint64_t)p[2] << 40) | ((uint64_t)p[3] << 32) | ((uint64_t)p[4] << 24) | ((uint64_t)p[5] << 16) | ((uint64_t)p[6] << 8) | (uint64_t)p[7]);
+}
+static inline void usvlog_put_u64be(uint8_t *p, uint64_t v)
+{
+    p[0] = (uint8_t)(v >> 56);
+    p[1] = (uint8_t)(v >> 48);
+    p[2] = (uint8_t)(v >> 40);
+    p[3] = (uint8_t)(v >> 32);
+    p[4] = (uint8_t)(v >> 24);
+    p[5] = (uint8_t)(v >> 16);
+    p[6] = (uint8_t)(v >> 8);
+    p[7] = (uint8_t)v;
+}
+static inline float usvlog_get_f32be(const uint8_t *p)
+{
+    uint32_t u = usvlog_get_u32be(p);
+    float v;
+    memcpy(&v, &u, sizeof v);
+    return v;
+}
+static inline void usvlog_put_f32be(uint8_t *p, float v)
+{
+    uint32_t u;
+    memcpy(&u, &v, sizeof u);
+    usvlog_put_u32be(p, u);
+}
+static inline double usvlog_get_f64be(const uint8_t *p)
+{
+    uint64_t u = usvlog_get_u64be(p);
+    double v;
+    memcpy(&v, &u, sizeof v);
+    return v;
+}
+static inline void usvlog_put_f64be(uint8_t *p, double v)
+{
+    uint64_t u;
+    memcpy(&u, &v, sizeof u);
+    usvlog_put_u64be(p, u);
+}
 
 /**
  * FileHeader. Written once at the start of the file (Python struct `<6sIBQ13x`).
  *
  * 32 bytes on the wire, little-endian.
  */
+#pragma pack(push, 1)
 typedef struct usvlog_file_header {
     uint8_t magic[6];         /**< ASCII `USVLOG`, no NUL. Always "USVLOG". See USVLOG_MAGIC. */
     uint32_t fw_model_schema; /**< The firmware's FW_MODEL_SCHEMA; readers reject values they do not know. Holds FW_MODEL_SCHEMA. */
@@ -90,6 +236,7 @@ typedef struct usvlog_file_header {
     uint64_t t0_us;           /**< Session start, monotonic microseconds (0 if unknown). [us] */
     uint8_t _pad0[13];        /**< Reserved, zero. */
 } usvlog_file_header_t;
+#pragma pack(pop)
 #define USVLOG_FILE_HEADER_SIZE 32u
 USVLOG_STATIC_ASSERT(sizeof(usvlog_file_header_t) == USVLOG_FILE_HEADER_SIZE, "usvlog_file_header_t must be 32 bytes");
 USVLOG_STATIC_ASSERT(offsetof(usvlog_file_header_t, magic) == 0u, "usvlog_file_header_t.magic must be at byte 0");
@@ -97,27 +244,109 @@ USVLOG_STATIC_ASSERT(offsetof(usvlog_file_header_t, fw_model_schema) == 6u, "usv
 USVLOG_STATIC_ASSERT(offsetof(usvlog_file_header_t, endianness) == 10u, "usvlog_file_header_t.endianness must be at byte 10");
 USVLOG_STATIC_ASSERT(offsetof(usvlog_file_header_t, t0_us) == 11u, "usvlog_file_header_t.t0_us must be at byte 11");
 
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int usvlog_file_header_encode(uint8_t *buf, size_t cap, const usvlog_file_header_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 32u) return USVLOG_ERR_SPACE;
+    memcpy(buf + n, "USVLOG", 6u);
+    n += 6u;
+    usvlog_put_u32le(buf + n, (uint32_t)(v->fw_model_schema));
+    n += 4u;
+    (buf + n)[0] = (uint8_t)(1u);
+    n += 1u;
+    usvlog_put_u64le(buf + n, (uint64_t)(v->t0_us));
+    n += 8u;
+    memset(buf + n, 0, 13u);
+    n += 13u;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return USVLOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int usvlog_file_header_decode(usvlog_file_header_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len < 32u) return USVLOG_ERR_SHORT;
+    if (memcmp(buf + n, "USVLOG", 6u) != 0) return USVLOG_ERR_CONST;
+    memcpy(v->magic, buf + n, 6u);
+    n += 6u;
+    v->fw_model_schema = usvlog_get_u32le((buf + n));
+    n += 4u;
+    if (((buf + n))[0] != 1u) return USVLOG_ERR_CONST;
+    v->endianness = ((buf + n))[0];
+    n += 1u;
+    v->t0_us = usvlog_get_u64le((buf + n));
+    n += 8u;
+    n += 13u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return USVLOG_OK;
+}
+
 /**
  * RecordHeader. Precedes every record (Python struct `<QHH`).
  *
  * 12 bytes on the wire, little-endian.
  */
+#pragma pack(push, 1)
 typedef struct usvlog_record_header {
     uint64_t t_us; /**< Monotonic microseconds. [us] */
     uint16_t type; /**< Record type id (REC_*). */
     uint16_t len;  /**< Payload length in bytes. [B] */
 } usvlog_record_header_t;
+#pragma pack(pop)
 #define USVLOG_RECORD_HEADER_SIZE 12u
 USVLOG_STATIC_ASSERT(sizeof(usvlog_record_header_t) == USVLOG_RECORD_HEADER_SIZE, "usvlog_record_header_t must be 12 bytes");
 USVLOG_STATIC_ASSERT(offsetof(usvlog_record_header_t, t_us) == 0u, "usvlog_record_header_t.t_us must be at byte 0");
 USVLOG_STATIC_ASSERT(offsetof(usvlog_record_header_t, type) == 8u, "usvlog_record_header_t.type must be at byte 8");
 USVLOG_STATIC_ASSERT(offsetof(usvlog_record_header_t, len) == 10u, "usvlog_record_header_t.len must be at byte 10");
 
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int usvlog_record_header_encode(uint8_t *buf, size_t cap, const usvlog_record_header_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 12u) return USVLOG_ERR_SPACE;
+    usvlog_put_u64le(buf + n, (uint64_t)(v->t_us));
+    n += 8u;
+    usvlog_put_u16le(buf + n, (uint16_t)(v->type));
+    n += 2u;
+    usvlog_put_u16le(buf + n, (uint16_t)(v->len));
+    n += 2u;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return USVLOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int usvlog_record_header_decode(usvlog_record_header_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len < 12u) return USVLOG_ERR_SHORT;
+    v->t_us = usvlog_get_u64le((buf + n));
+    n += 8u;
+    v->type = usvlog_get_u16le((buf + n));
+    n += 2u;
+    v->len = usvlog_get_u16le((buf + n));
+    n += 2u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return USVLOG_OK;
+}
+
 /**
  * REC_NAV_SOLUTION (id 1). Navigation solution from the EKF.
  *
  * 24 bytes on the wire, little-endian. Layout fingerprint 0xcf82b52f61907039.
  */
+#pragma pack(push, 1)
 typedef struct usvlog_rec_nav_solution {
     float x;   /**< North position. [m] */
     float y;   /**< East position. [m] */
@@ -126,6 +355,7 @@ typedef struct usvlog_rec_nav_solution {
     float r;   /**< Yaw rate. [rad/s] */
     float b_g; /**< Gyro bias estimate. [rad/s] */
 } usvlog_rec_nav_solution_t;
+#pragma pack(pop)
 #define USVLOG_REC_NAV_SOLUTION_SIZE        24u
 #define USVLOG_REC_NAV_SOLUTION_FINGERPRINT 0xcf82b52f61907039ULL
 USVLOG_STATIC_ASSERT(sizeof(usvlog_rec_nav_solution_t) == USVLOG_REC_NAV_SOLUTION_SIZE, "usvlog_rec_nav_solution_t must be 24 bytes");
@@ -136,17 +366,66 @@ USVLOG_STATIC_ASSERT(offsetof(usvlog_rec_nav_solution_t, v) == 12u, "usvlog_rec_
 USVLOG_STATIC_ASSERT(offsetof(usvlog_rec_nav_solution_t, r) == 16u, "usvlog_rec_nav_solution_t.r must be at byte 16");
 USVLOG_STATIC_ASSERT(offsetof(usvlog_rec_nav_solution_t, b_g) == 20u, "usvlog_rec_nav_solution_t.b_g must be at byte 20");
 
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int usvlog_rec_nav_solution_encode(uint8_t *buf, size_t cap, const usvlog_rec_nav_solution_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 24u) return USVLOG_ERR_SPACE;
+    usvlog_put_f32le(buf + n, v->x);
+    n += 4u;
+    usvlog_put_f32le(buf + n, v->y);
+    n += 4u;
+    usvlog_put_f32le(buf + n, v->psi);
+    n += 4u;
+    usvlog_put_f32le(buf + n, v->v);
+    n += 4u;
+    usvlog_put_f32le(buf + n, v->r);
+    n += 4u;
+    usvlog_put_f32le(buf + n, v->b_g);
+    n += 4u;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return USVLOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int usvlog_rec_nav_solution_decode(usvlog_rec_nav_solution_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len < 24u) return USVLOG_ERR_SHORT;
+    v->x = usvlog_get_f32le((buf + n));
+    n += 4u;
+    v->y = usvlog_get_f32le((buf + n));
+    n += 4u;
+    v->psi = usvlog_get_f32le((buf + n));
+    n += 4u;
+    v->v = usvlog_get_f32le((buf + n));
+    n += 4u;
+    v->r = usvlog_get_f32le((buf + n));
+    n += 4u;
+    v->b_g = usvlog_get_f32le((buf + n));
+    n += 4u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return USVLOG_OK;
+}
+
 /**
  * REC_GUIDANCE_REF (id 2). Guidance references.
  *
  * 16 bytes on the wire, little-endian. Layout fingerprint 0xc5741a608f6b290b.
  */
+#pragma pack(push, 1)
 typedef struct usvlog_rec_guidance_ref {
     float psi_d; /**< Desired heading. [rad] */
     float v_d;   /**< Desired speed. [m/s] */
     float e_y;   /**< Cross-track error. [m] */
     float e_psi; /**< Heading error. [rad] */
 } usvlog_rec_guidance_ref_t;
+#pragma pack(pop)
 #define USVLOG_REC_GUIDANCE_REF_SIZE        16u
 #define USVLOG_REC_GUIDANCE_REF_FINGERPRINT 0xc5741a608f6b290bULL
 USVLOG_STATIC_ASSERT(sizeof(usvlog_rec_guidance_ref_t) == USVLOG_REC_GUIDANCE_REF_SIZE, "usvlog_rec_guidance_ref_t must be 16 bytes");
@@ -155,17 +434,58 @@ USVLOG_STATIC_ASSERT(offsetof(usvlog_rec_guidance_ref_t, v_d) == 4u, "usvlog_rec
 USVLOG_STATIC_ASSERT(offsetof(usvlog_rec_guidance_ref_t, e_y) == 8u, "usvlog_rec_guidance_ref_t.e_y must be at byte 8");
 USVLOG_STATIC_ASSERT(offsetof(usvlog_rec_guidance_ref_t, e_psi) == 12u, "usvlog_rec_guidance_ref_t.e_psi must be at byte 12");
 
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int usvlog_rec_guidance_ref_encode(uint8_t *buf, size_t cap, const usvlog_rec_guidance_ref_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 16u) return USVLOG_ERR_SPACE;
+    usvlog_put_f32le(buf + n, v->psi_d);
+    n += 4u;
+    usvlog_put_f32le(buf + n, v->v_d);
+    n += 4u;
+    usvlog_put_f32le(buf + n, v->e_y);
+    n += 4u;
+    usvlog_put_f32le(buf + n, v->e_psi);
+    n += 4u;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return USVLOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int usvlog_rec_guidance_ref_decode(usvlog_rec_guidance_ref_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len < 16u) return USVLOG_ERR_SHORT;
+    v->psi_d = usvlog_get_f32le((buf + n));
+    n += 4u;
+    v->v_d = usvlog_get_f32le((buf + n));
+    n += 4u;
+    v->e_y = usvlog_get_f32le((buf + n));
+    n += 4u;
+    v->e_psi = usvlog_get_f32le((buf + n));
+    n += 4u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return USVLOG_OK;
+}
+
 /**
  * REC_ACTUATOR_REQ (id 3). Actuator request before arbitration.
  *
  * 12 bytes on the wire, little-endian. Layout fingerprint 0xc36d39803b96c2df.
  */
+#pragma pack(push, 1)
 typedef struct usvlog_rec_actuator_req {
     float u_s_req;        /**< Requested surge command, normalised. */
     float u_d_req;        /**< Requested differential command, normalised. */
     usvlog_act_src_t src; /**< Source of the request. One of USVLOG_ACT_SRC_*. */
     uint8_t _pad0[3];     /**< Padding, zero on the wire. */
 } usvlog_rec_actuator_req_t;
+#pragma pack(pop)
 #define USVLOG_REC_ACTUATOR_REQ_SIZE        12u
 #define USVLOG_REC_ACTUATOR_REQ_FINGERPRINT 0xc36d39803b96c2dfULL
 USVLOG_STATIC_ASSERT(sizeof(usvlog_rec_actuator_req_t) == USVLOG_REC_ACTUATOR_REQ_SIZE, "usvlog_rec_actuator_req_t must be 12 bytes");
@@ -173,41 +493,146 @@ USVLOG_STATIC_ASSERT(offsetof(usvlog_rec_actuator_req_t, u_s_req) == 0u, "usvlog
 USVLOG_STATIC_ASSERT(offsetof(usvlog_rec_actuator_req_t, u_d_req) == 4u, "usvlog_rec_actuator_req_t.u_d_req must be at byte 4");
 USVLOG_STATIC_ASSERT(offsetof(usvlog_rec_actuator_req_t, src) == 8u, "usvlog_rec_actuator_req_t.src must be at byte 8");
 
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int usvlog_rec_actuator_req_encode(uint8_t *buf, size_t cap, const usvlog_rec_actuator_req_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 12u) return USVLOG_ERR_SPACE;
+    usvlog_put_f32le(buf + n, v->u_s_req);
+    n += 4u;
+    usvlog_put_f32le(buf + n, v->u_d_req);
+    n += 4u;
+    (buf + n)[0] = (uint8_t)(v->src);
+    n += 1u;
+    memset(buf + n, 0, 3u);
+    n += 3u;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return USVLOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int usvlog_rec_actuator_req_decode(usvlog_rec_actuator_req_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len < 12u) return USVLOG_ERR_SHORT;
+    v->u_s_req = usvlog_get_f32le((buf + n));
+    n += 4u;
+    v->u_d_req = usvlog_get_f32le((buf + n));
+    n += 4u;
+    v->src = ((buf + n))[0];
+    n += 1u;
+    n += 3u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return USVLOG_OK;
+}
+
 /**
  * REC_ACTUATOR_CMD (id 4). Arbitrated actuator command.
  *
  * 8 bytes on the wire, little-endian. Layout fingerprint 0x80ac321075b88d83.
  */
+#pragma pack(push, 1)
 typedef struct usvlog_rec_actuator_cmd {
     float u_s_cmd; /**< Surge command, normalised. */
     float u_d_cmd; /**< Differential command, normalised. */
 } usvlog_rec_actuator_cmd_t;
+#pragma pack(pop)
 #define USVLOG_REC_ACTUATOR_CMD_SIZE        8u
 #define USVLOG_REC_ACTUATOR_CMD_FINGERPRINT 0x80ac321075b88d83ULL
 USVLOG_STATIC_ASSERT(sizeof(usvlog_rec_actuator_cmd_t) == USVLOG_REC_ACTUATOR_CMD_SIZE, "usvlog_rec_actuator_cmd_t must be 8 bytes");
 USVLOG_STATIC_ASSERT(offsetof(usvlog_rec_actuator_cmd_t, u_s_cmd) == 0u, "usvlog_rec_actuator_cmd_t.u_s_cmd must be at byte 0");
 USVLOG_STATIC_ASSERT(offsetof(usvlog_rec_actuator_cmd_t, u_d_cmd) == 4u, "usvlog_rec_actuator_cmd_t.u_d_cmd must be at byte 4");
 
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int usvlog_rec_actuator_cmd_encode(uint8_t *buf, size_t cap, const usvlog_rec_actuator_cmd_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 8u) return USVLOG_ERR_SPACE;
+    usvlog_put_f32le(buf + n, v->u_s_cmd);
+    n += 4u;
+    usvlog_put_f32le(buf + n, v->u_d_cmd);
+    n += 4u;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return USVLOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int usvlog_rec_actuator_cmd_decode(usvlog_rec_actuator_cmd_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len < 8u) return USVLOG_ERR_SHORT;
+    v->u_s_cmd = usvlog_get_f32le((buf + n));
+    n += 4u;
+    v->u_d_cmd = usvlog_get_f32le((buf + n));
+    n += 4u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return USVLOG_OK;
+}
+
 /**
  * REC_ESC_OUTPUT (id 5). Per-thruster ESC outputs.
  *
  * 8 bytes on the wire, little-endian. Layout fingerprint 0xddbe4c1894c474f6.
  */
+#pragma pack(push, 1)
 typedef struct usvlog_rec_esc_output {
     float u_L; /**< Left thruster output, normalised. */
     float u_R; /**< Right thruster output, normalised. */
 } usvlog_rec_esc_output_t;
+#pragma pack(pop)
 #define USVLOG_REC_ESC_OUTPUT_SIZE        8u
 #define USVLOG_REC_ESC_OUTPUT_FINGERPRINT 0xddbe4c1894c474f6ULL
 USVLOG_STATIC_ASSERT(sizeof(usvlog_rec_esc_output_t) == USVLOG_REC_ESC_OUTPUT_SIZE, "usvlog_rec_esc_output_t must be 8 bytes");
 USVLOG_STATIC_ASSERT(offsetof(usvlog_rec_esc_output_t, u_L) == 0u, "usvlog_rec_esc_output_t.u_L must be at byte 0");
 USVLOG_STATIC_ASSERT(offsetof(usvlog_rec_esc_output_t, u_R) == 4u, "usvlog_rec_esc_output_t.u_R must be at byte 4");
 
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int usvlog_rec_esc_output_encode(uint8_t *buf, size_t cap, const usvlog_rec_esc_output_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 8u) return USVLOG_ERR_SPACE;
+    usvlog_put_f32le(buf + n, v->u_L);
+    n += 4u;
+    usvlog_put_f32le(buf + n, v->u_R);
+    n += 4u;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return USVLOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int usvlog_rec_esc_output_decode(usvlog_rec_esc_output_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len < 8u) return USVLOG_ERR_SHORT;
+    v->u_L = usvlog_get_f32le((buf + n));
+    n += 4u;
+    v->u_R = usvlog_get_f32le((buf + n));
+    n += 4u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return USVLOG_OK;
+}
+
 /**
  * REC_MISSION_STATE (id 6). Mission progress and the active segment.
  *
  * 32 bytes on the wire, little-endian. Layout fingerprint 0x808ce9fe01955db6.
  */
+#pragma pack(push, 1)
 typedef struct usvlog_rec_mission_state {
     uint16_t idx;     /**< Active waypoint index. */
     uint8_t active;   /**< 1 while a mission runs (bool). */
@@ -220,6 +645,7 @@ typedef struct usvlog_rec_mission_state {
     float v_seg;      /**< Segment speed. [m/s] */
     float d_wp;       /**< Distance to the next waypoint. [m] */
 } usvlog_rec_mission_state_t;
+#pragma pack(pop)
 #define USVLOG_REC_MISSION_STATE_SIZE        32u
 #define USVLOG_REC_MISSION_STATE_FINGERPRINT 0x808ce9fe01955db6ULL
 USVLOG_STATIC_ASSERT(sizeof(usvlog_rec_mission_state_t) == USVLOG_REC_MISSION_STATE_SIZE, "usvlog_rec_mission_state_t must be 32 bytes");
@@ -233,11 +659,74 @@ USVLOG_STATIC_ASSERT(offsetof(usvlog_rec_mission_state_t, y1) == 20u, "usvlog_re
 USVLOG_STATIC_ASSERT(offsetof(usvlog_rec_mission_state_t, v_seg) == 24u, "usvlog_rec_mission_state_t.v_seg must be at byte 24");
 USVLOG_STATIC_ASSERT(offsetof(usvlog_rec_mission_state_t, d_wp) == 28u, "usvlog_rec_mission_state_t.d_wp must be at byte 28");
 
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int usvlog_rec_mission_state_encode(uint8_t *buf, size_t cap, const usvlog_rec_mission_state_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 32u) return USVLOG_ERR_SPACE;
+    usvlog_put_u16le(buf + n, (uint16_t)(v->idx));
+    n += 2u;
+    (buf + n)[0] = (uint8_t)(v->active);
+    n += 1u;
+    (buf + n)[0] = (uint8_t)(v->done);
+    n += 1u;
+    memset(buf + n, 0, 4u);
+    n += 4u;
+    usvlog_put_f32le(buf + n, v->x0);
+    n += 4u;
+    usvlog_put_f32le(buf + n, v->y0);
+    n += 4u;
+    usvlog_put_f32le(buf + n, v->x1);
+    n += 4u;
+    usvlog_put_f32le(buf + n, v->y1);
+    n += 4u;
+    usvlog_put_f32le(buf + n, v->v_seg);
+    n += 4u;
+    usvlog_put_f32le(buf + n, v->d_wp);
+    n += 4u;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return USVLOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int usvlog_rec_mission_state_decode(usvlog_rec_mission_state_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len < 32u) return USVLOG_ERR_SHORT;
+    v->idx = usvlog_get_u16le((buf + n));
+    n += 2u;
+    v->active = ((buf + n))[0];
+    n += 1u;
+    v->done = ((buf + n))[0];
+    n += 1u;
+    n += 4u;
+    v->x0 = usvlog_get_f32le((buf + n));
+    n += 4u;
+    v->y0 = usvlog_get_f32le((buf + n));
+    n += 4u;
+    v->x1 = usvlog_get_f32le((buf + n));
+    n += 4u;
+    v->y1 = usvlog_get_f32le((buf + n));
+    n += 4u;
+    v->v_seg = usvlog_get_f32le((buf + n));
+    n += 4u;
+    v->d_wp = usvlog_get_f32le((buf + n));
+    n += 4u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return USVLOG_OK;
+}
+
 /**
  * REC_MIXER_FEEDBACK (id 7). What the mixer achieved after saturation.
  *
  * 24 bytes on the wire, little-endian. Layout fingerprint 0x45607b9d97a6d200.
  */
+#pragma pack(push, 1)
 typedef struct usvlog_rec_mixer_feedback {
     float u_s_ach;    /**< Achieved surge command. */
     float u_d_ach;    /**< Achieved differential command. */
@@ -248,6 +737,7 @@ typedef struct usvlog_rec_mixer_feedback {
     float u_L_ach;    /**< Achieved left output. */
     float u_R_ach;    /**< Achieved right output. */
 } usvlog_rec_mixer_feedback_t;
+#pragma pack(pop)
 #define USVLOG_REC_MIXER_FEEDBACK_SIZE        24u
 #define USVLOG_REC_MIXER_FEEDBACK_FINGERPRINT 0x45607b9d97a6d200ULL
 USVLOG_STATIC_ASSERT(sizeof(usvlog_rec_mixer_feedback_t) == USVLOG_REC_MIXER_FEEDBACK_SIZE, "usvlog_rec_mixer_feedback_t must be 24 bytes");
@@ -259,11 +749,66 @@ USVLOG_STATIC_ASSERT(offsetof(usvlog_rec_mixer_feedback_t, sat_any) == 10u, "usv
 USVLOG_STATIC_ASSERT(offsetof(usvlog_rec_mixer_feedback_t, u_L_ach) == 16u, "usvlog_rec_mixer_feedback_t.u_L_ach must be at byte 16");
 USVLOG_STATIC_ASSERT(offsetof(usvlog_rec_mixer_feedback_t, u_R_ach) == 20u, "usvlog_rec_mixer_feedback_t.u_R_ach must be at byte 20");
 
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int usvlog_rec_mixer_feedback_encode(uint8_t *buf, size_t cap, const usvlog_rec_mixer_feedback_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 24u) return USVLOG_ERR_SPACE;
+    usvlog_put_f32le(buf + n, v->u_s_ach);
+    n += 4u;
+    usvlog_put_f32le(buf + n, v->u_d_ach);
+    n += 4u;
+    (buf + n)[0] = (uint8_t)(v->sat_L);
+    n += 1u;
+    (buf + n)[0] = (uint8_t)(v->sat_R);
+    n += 1u;
+    (buf + n)[0] = (uint8_t)(v->sat_any);
+    n += 1u;
+    memset(buf + n, 0, 5u);
+    n += 5u;
+    usvlog_put_f32le(buf + n, v->u_L_ach);
+    n += 4u;
+    usvlog_put_f32le(buf + n, v->u_R_ach);
+    n += 4u;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return USVLOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int usvlog_rec_mixer_feedback_decode(usvlog_rec_mixer_feedback_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len < 24u) return USVLOG_ERR_SHORT;
+    v->u_s_ach = usvlog_get_f32le((buf + n));
+    n += 4u;
+    v->u_d_ach = usvlog_get_f32le((buf + n));
+    n += 4u;
+    v->sat_L = ((buf + n))[0];
+    n += 1u;
+    v->sat_R = ((buf + n))[0];
+    n += 1u;
+    v->sat_any = ((buf + n))[0];
+    n += 1u;
+    n += 5u;
+    v->u_L_ach = usvlog_get_f32le((buf + n));
+    n += 4u;
+    v->u_R_ach = usvlog_get_f32le((buf + n));
+    n += 4u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return USVLOG_OK;
+}
+
 /**
  * REC_SPEED_SCHED_DEBUG (id 8). Speed scheduler internals.
  *
  * 28 bytes on the wire, little-endian. Layout fingerprint 0x1df8e48f9cbbc2c8.
  */
+#pragma pack(push, 1)
 typedef struct usvlog_rec_speed_sched_debug {
     float v_seg;      /**< Segment speed. [m/s] */
     float v_cap;      /**< Speed cap. [m/s] */
@@ -275,6 +820,7 @@ typedef struct usvlog_rec_speed_sched_debug {
     uint8_t cap_psi;  /**< 1 if capped by heading error (bool). */
     uint8_t _pad0[2]; /**< Padding, zero on the wire. */
 } usvlog_rec_speed_sched_debug_t;
+#pragma pack(pop)
 #define USVLOG_REC_SPEED_SCHED_DEBUG_SIZE        28u
 #define USVLOG_REC_SPEED_SCHED_DEBUG_FINGERPRINT 0x1df8e48f9cbbc2c8ULL
 USVLOG_STATIC_ASSERT(sizeof(usvlog_rec_speed_sched_debug_t) == USVLOG_REC_SPEED_SCHED_DEBUG_SIZE, "usvlog_rec_speed_sched_debug_t must be 28 bytes");
@@ -287,11 +833,70 @@ USVLOG_STATIC_ASSERT(offsetof(usvlog_rec_speed_sched_debug_t, dv) == 20u, "usvlo
 USVLOG_STATIC_ASSERT(offsetof(usvlog_rec_speed_sched_debug_t, cap_wp) == 24u, "usvlog_rec_speed_sched_debug_t.cap_wp must be at byte 24");
 USVLOG_STATIC_ASSERT(offsetof(usvlog_rec_speed_sched_debug_t, cap_psi) == 25u, "usvlog_rec_speed_sched_debug_t.cap_psi must be at byte 25");
 
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int usvlog_rec_speed_sched_debug_encode(uint8_t *buf, size_t cap, const usvlog_rec_speed_sched_debug_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 28u) return USVLOG_ERR_SPACE;
+    usvlog_put_f32le(buf + n, v->v_seg);
+    n += 4u;
+    usvlog_put_f32le(buf + n, v->v_cap);
+    n += 4u;
+    usvlog_put_f32le(buf + n, v->v_d);
+    n += 4u;
+    usvlog_put_f32le(buf + n, v->e_psi);
+    n += 4u;
+    usvlog_put_f32le(buf + n, v->d_wp);
+    n += 4u;
+    usvlog_put_f32le(buf + n, v->dv);
+    n += 4u;
+    (buf + n)[0] = (uint8_t)(v->cap_wp);
+    n += 1u;
+    (buf + n)[0] = (uint8_t)(v->cap_psi);
+    n += 1u;
+    memset(buf + n, 0, 2u);
+    n += 2u;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return USVLOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int usvlog_rec_speed_sched_debug_decode(usvlog_rec_speed_sched_debug_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len < 28u) return USVLOG_ERR_SHORT;
+    v->v_seg = usvlog_get_f32le((buf + n));
+    n += 4u;
+    v->v_cap = usvlog_get_f32le((buf + n));
+    n += 4u;
+    v->v_d = usvlog_get_f32le((buf + n));
+    n += 4u;
+    v->e_psi = usvlog_get_f32le((buf + n));
+    n += 4u;
+    v->d_wp = usvlog_get_f32le((buf + n));
+    n += 4u;
+    v->dv = usvlog_get_f32le((buf + n));
+    n += 4u;
+    v->cap_wp = ((buf + n))[0];
+    n += 1u;
+    v->cap_psi = ((buf + n))[0];
+    n += 1u;
+    n += 2u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return USVLOG_OK;
+}
+
 /**
  * REC_SPEED_CTRL_DEBUG (id 9). Speed controller internals.
  *
  * 28 bytes on the wire, little-endian. Layout fingerprint 0x7f56c19eb6bb512b.
  */
+#pragma pack(push, 1)
 typedef struct usvlog_rec_speed_ctrl_debug {
     float v_d;        /**< Desired speed. [m/s] */
     float v_hat;      /**< Estimated speed. [m/s] */
@@ -302,6 +907,7 @@ typedef struct usvlog_rec_speed_ctrl_debug {
     uint8_t sat_u_s;  /**< 1 if the surge command saturated (bool). */
     uint8_t _pad0[3]; /**< Padding, zero on the wire. */
 } usvlog_rec_speed_ctrl_debug_t;
+#pragma pack(pop)
 #define USVLOG_REC_SPEED_CTRL_DEBUG_SIZE        28u
 #define USVLOG_REC_SPEED_CTRL_DEBUG_FINGERPRINT 0x7f56c19eb6bb512bULL
 USVLOG_STATIC_ASSERT(sizeof(usvlog_rec_speed_ctrl_debug_t) == USVLOG_REC_SPEED_CTRL_DEBUG_SIZE, "usvlog_rec_speed_ctrl_debug_t must be 28 bytes");
@@ -313,11 +919,66 @@ USVLOG_STATIC_ASSERT(offsetof(usvlog_rec_speed_ctrl_debug_t, u_s_req) == 16u, "u
 USVLOG_STATIC_ASSERT(offsetof(usvlog_rec_speed_ctrl_debug_t, i_v) == 20u, "usvlog_rec_speed_ctrl_debug_t.i_v must be at byte 20");
 USVLOG_STATIC_ASSERT(offsetof(usvlog_rec_speed_ctrl_debug_t, sat_u_s) == 24u, "usvlog_rec_speed_ctrl_debug_t.sat_u_s must be at byte 24");
 
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int usvlog_rec_speed_ctrl_debug_encode(uint8_t *buf, size_t cap, const usvlog_rec_speed_ctrl_debug_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 28u) return USVLOG_ERR_SPACE;
+    usvlog_put_f32le(buf + n, v->v_d);
+    n += 4u;
+    usvlog_put_f32le(buf + n, v->v_hat);
+    n += 4u;
+    usvlog_put_f32le(buf + n, v->e_v);
+    n += 4u;
+    usvlog_put_f32le(buf + n, v->u_s_raw);
+    n += 4u;
+    usvlog_put_f32le(buf + n, v->u_s_req);
+    n += 4u;
+    usvlog_put_f32le(buf + n, v->i_v);
+    n += 4u;
+    (buf + n)[0] = (uint8_t)(v->sat_u_s);
+    n += 1u;
+    memset(buf + n, 0, 3u);
+    n += 3u;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return USVLOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int usvlog_rec_speed_ctrl_debug_decode(usvlog_rec_speed_ctrl_debug_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len < 28u) return USVLOG_ERR_SHORT;
+    v->v_d = usvlog_get_f32le((buf + n));
+    n += 4u;
+    v->v_hat = usvlog_get_f32le((buf + n));
+    n += 4u;
+    v->e_v = usvlog_get_f32le((buf + n));
+    n += 4u;
+    v->u_s_raw = usvlog_get_f32le((buf + n));
+    n += 4u;
+    v->u_s_req = usvlog_get_f32le((buf + n));
+    n += 4u;
+    v->i_v = usvlog_get_f32le((buf + n));
+    n += 4u;
+    v->sat_u_s = ((buf + n))[0];
+    n += 1u;
+    n += 3u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return USVLOG_OK;
+}
+
 /**
  * REC_YAW_CTRL_DEBUG (id 10). Yaw controller internals.
  *
  * 32 bytes on the wire, little-endian. Layout fingerprint 0x7f6a0afcf75bbdc1.
  */
+#pragma pack(push, 1)
 typedef struct usvlog_rec_yaw_ctrl_debug {
     float psi_d;      /**< Desired heading. [rad] */
     float psi;        /**< Heading. [rad] */
@@ -329,6 +990,7 @@ typedef struct usvlog_rec_yaw_ctrl_debug {
     uint8_t sat_u_d;  /**< 1 if the differential command saturated (bool). */
     uint8_t _pad0[3]; /**< Padding, zero on the wire. */
 } usvlog_rec_yaw_ctrl_debug_t;
+#pragma pack(pop)
 #define USVLOG_REC_YAW_CTRL_DEBUG_SIZE        32u
 #define USVLOG_REC_YAW_CTRL_DEBUG_FINGERPRINT 0x7f6a0afcf75bbdc1ULL
 USVLOG_STATIC_ASSERT(sizeof(usvlog_rec_yaw_ctrl_debug_t) == USVLOG_REC_YAW_CTRL_DEBUG_SIZE, "usvlog_rec_yaw_ctrl_debug_t must be 32 bytes");
@@ -341,11 +1003,70 @@ USVLOG_STATIC_ASSERT(offsetof(usvlog_rec_yaw_ctrl_debug_t, e_r) == 20u, "usvlog_
 USVLOG_STATIC_ASSERT(offsetof(usvlog_rec_yaw_ctrl_debug_t, u_d_req) == 24u, "usvlog_rec_yaw_ctrl_debug_t.u_d_req must be at byte 24");
 USVLOG_STATIC_ASSERT(offsetof(usvlog_rec_yaw_ctrl_debug_t, sat_u_d) == 28u, "usvlog_rec_yaw_ctrl_debug_t.sat_u_d must be at byte 28");
 
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int usvlog_rec_yaw_ctrl_debug_encode(uint8_t *buf, size_t cap, const usvlog_rec_yaw_ctrl_debug_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 32u) return USVLOG_ERR_SPACE;
+    usvlog_put_f32le(buf + n, v->psi_d);
+    n += 4u;
+    usvlog_put_f32le(buf + n, v->psi);
+    n += 4u;
+    usvlog_put_f32le(buf + n, v->e_psi);
+    n += 4u;
+    usvlog_put_f32le(buf + n, v->r_d);
+    n += 4u;
+    usvlog_put_f32le(buf + n, v->r);
+    n += 4u;
+    usvlog_put_f32le(buf + n, v->e_r);
+    n += 4u;
+    usvlog_put_f32le(buf + n, v->u_d_req);
+    n += 4u;
+    (buf + n)[0] = (uint8_t)(v->sat_u_d);
+    n += 1u;
+    memset(buf + n, 0, 3u);
+    n += 3u;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return USVLOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int usvlog_rec_yaw_ctrl_debug_decode(usvlog_rec_yaw_ctrl_debug_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len < 32u) return USVLOG_ERR_SHORT;
+    v->psi_d = usvlog_get_f32le((buf + n));
+    n += 4u;
+    v->psi = usvlog_get_f32le((buf + n));
+    n += 4u;
+    v->e_psi = usvlog_get_f32le((buf + n));
+    n += 4u;
+    v->r_d = usvlog_get_f32le((buf + n));
+    n += 4u;
+    v->r = usvlog_get_f32le((buf + n));
+    n += 4u;
+    v->e_r = usvlog_get_f32le((buf + n));
+    n += 4u;
+    v->u_d_req = usvlog_get_f32le((buf + n));
+    n += 4u;
+    v->sat_u_d = ((buf + n))[0];
+    n += 1u;
+    n += 3u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return USVLOG_OK;
+}
+
 /**
  * REC_EKF_DIAG (id 11). EKF covariance diagonal and status.
  *
  * 28 bytes on the wire, little-endian. Layout fingerprint 0xeb31c7fff11d83a8.
  */
+#pragma pack(push, 1)
 typedef struct usvlog_rec_ekf_diag {
     float P_xx;                       /**< North position variance. [m^2] */
     float P_yy;                       /**< East position variance. [m^2] */
@@ -355,6 +1076,7 @@ typedef struct usvlog_rec_ekf_diag {
     float P_bg;                       /**< Gyro-bias variance. [(rad/s)^2] */
     usvlog_ekf_status_t status_flags; /**< Status bits (bit 0 = healthy). Bits USVLOG_EKF_STATUS_*. */
 } usvlog_rec_ekf_diag_t;
+#pragma pack(pop)
 #define USVLOG_REC_EKF_DIAG_SIZE        28u
 #define USVLOG_REC_EKF_DIAG_FINGERPRINT 0xeb31c7fff11d83a8ULL
 USVLOG_STATIC_ASSERT(sizeof(usvlog_rec_ekf_diag_t) == USVLOG_REC_EKF_DIAG_SIZE, "usvlog_rec_ekf_diag_t must be 28 bytes");
@@ -366,11 +1088,63 @@ USVLOG_STATIC_ASSERT(offsetof(usvlog_rec_ekf_diag_t, P_r) == 16u, "usvlog_rec_ek
 USVLOG_STATIC_ASSERT(offsetof(usvlog_rec_ekf_diag_t, P_bg) == 20u, "usvlog_rec_ekf_diag_t.P_bg must be at byte 20");
 USVLOG_STATIC_ASSERT(offsetof(usvlog_rec_ekf_diag_t, status_flags) == 24u, "usvlog_rec_ekf_diag_t.status_flags must be at byte 24");
 
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int usvlog_rec_ekf_diag_encode(uint8_t *buf, size_t cap, const usvlog_rec_ekf_diag_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 28u) return USVLOG_ERR_SPACE;
+    usvlog_put_f32le(buf + n, v->P_xx);
+    n += 4u;
+    usvlog_put_f32le(buf + n, v->P_yy);
+    n += 4u;
+    usvlog_put_f32le(buf + n, v->P_psi);
+    n += 4u;
+    usvlog_put_f32le(buf + n, v->P_v);
+    n += 4u;
+    usvlog_put_f32le(buf + n, v->P_r);
+    n += 4u;
+    usvlog_put_f32le(buf + n, v->P_bg);
+    n += 4u;
+    usvlog_put_u32le(buf + n, (uint32_t)(v->status_flags));
+    n += 4u;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return USVLOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int usvlog_rec_ekf_diag_decode(usvlog_rec_ekf_diag_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len < 28u) return USVLOG_ERR_SHORT;
+    v->P_xx = usvlog_get_f32le((buf + n));
+    n += 4u;
+    v->P_yy = usvlog_get_f32le((buf + n));
+    n += 4u;
+    v->P_psi = usvlog_get_f32le((buf + n));
+    n += 4u;
+    v->P_v = usvlog_get_f32le((buf + n));
+    n += 4u;
+    v->P_r = usvlog_get_f32le((buf + n));
+    n += 4u;
+    v->P_bg = usvlog_get_f32le((buf + n));
+    n += 4u;
+    v->status_flags = usvlog_get_u32le((buf + n));
+    n += 4u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return USVLOG_OK;
+}
+
 /**
  * REC_SENSOR_GNSS (id 12). GNSS fix in the local frame.
  *
  * 20 bytes on the wire, little-endian. Layout fingerprint 0xbfcc4b5ca8062603.
  */
+#pragma pack(push, 1)
 typedef struct usvlog_rec_sensor_gnss {
     float x;          /**< North position. [m] */
     float y;          /**< East position. [m] */
@@ -379,6 +1153,7 @@ typedef struct usvlog_rec_sensor_gnss {
     uint8_t valid;    /**< 1 if the fix is valid (bool). */
     uint8_t _pad0[3]; /**< Padding, zero on the wire. */
 } usvlog_rec_sensor_gnss_t;
+#pragma pack(pop)
 #define USVLOG_REC_SENSOR_GNSS_SIZE        20u
 #define USVLOG_REC_SENSOR_GNSS_FINGERPRINT 0xbfcc4b5ca8062603ULL
 USVLOG_STATIC_ASSERT(sizeof(usvlog_rec_sensor_gnss_t) == USVLOG_REC_SENSOR_GNSS_SIZE, "usvlog_rec_sensor_gnss_t must be 20 bytes");
@@ -388,17 +1163,65 @@ USVLOG_STATIC_ASSERT(offsetof(usvlog_rec_sensor_gnss_t, cog) == 8u, "usvlog_rec_
 USVLOG_STATIC_ASSERT(offsetof(usvlog_rec_sensor_gnss_t, sog) == 12u, "usvlog_rec_sensor_gnss_t.sog must be at byte 12");
 USVLOG_STATIC_ASSERT(offsetof(usvlog_rec_sensor_gnss_t, valid) == 16u, "usvlog_rec_sensor_gnss_t.valid must be at byte 16");
 
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int usvlog_rec_sensor_gnss_encode(uint8_t *buf, size_t cap, const usvlog_rec_sensor_gnss_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 20u) return USVLOG_ERR_SPACE;
+    usvlog_put_f32le(buf + n, v->x);
+    n += 4u;
+    usvlog_put_f32le(buf + n, v->y);
+    n += 4u;
+    usvlog_put_f32le(buf + n, v->cog);
+    n += 4u;
+    usvlog_put_f32le(buf + n, v->sog);
+    n += 4u;
+    (buf + n)[0] = (uint8_t)(v->valid);
+    n += 1u;
+    memset(buf + n, 0, 3u);
+    n += 3u;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return USVLOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int usvlog_rec_sensor_gnss_decode(usvlog_rec_sensor_gnss_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len < 20u) return USVLOG_ERR_SHORT;
+    v->x = usvlog_get_f32le((buf + n));
+    n += 4u;
+    v->y = usvlog_get_f32le((buf + n));
+    n += 4u;
+    v->cog = usvlog_get_f32le((buf + n));
+    n += 4u;
+    v->sog = usvlog_get_f32le((buf + n));
+    n += 4u;
+    v->valid = ((buf + n))[0];
+    n += 1u;
+    n += 3u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return USVLOG_OK;
+}
+
 /**
  * REC_SENSOR_GYRO (id 13). Gyro measurement.
  *
  * 12 bytes on the wire, little-endian. Layout fingerprint 0x281c87f575af89df.
  */
+#pragma pack(push, 1)
 typedef struct usvlog_rec_sensor_gyro {
     float z_gyro;     /**< Yaw rate measured by the gyro. [rad/s] */
     float b_g_est;    /**< Bias estimate applied. [rad/s] */
     uint8_t valid;    /**< 1 if the sample is valid (bool). */
     uint8_t _pad0[3]; /**< Padding, zero on the wire. */
 } usvlog_rec_sensor_gyro_t;
+#pragma pack(pop)
 #define USVLOG_REC_SENSOR_GYRO_SIZE        12u
 #define USVLOG_REC_SENSOR_GYRO_FINGERPRINT 0x281c87f575af89dfULL
 USVLOG_STATIC_ASSERT(sizeof(usvlog_rec_sensor_gyro_t) == USVLOG_REC_SENSOR_GYRO_SIZE, "usvlog_rec_sensor_gyro_t must be 12 bytes");
@@ -406,7 +1229,391 @@ USVLOG_STATIC_ASSERT(offsetof(usvlog_rec_sensor_gyro_t, z_gyro) == 0u, "usvlog_r
 USVLOG_STATIC_ASSERT(offsetof(usvlog_rec_sensor_gyro_t, b_g_est) == 4u, "usvlog_rec_sensor_gyro_t.b_g_est must be at byte 4");
 USVLOG_STATIC_ASSERT(offsetof(usvlog_rec_sensor_gyro_t, valid) == 8u, "usvlog_rec_sensor_gyro_t.valid must be at byte 8");
 
-#pragma pack(pop)
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int usvlog_rec_sensor_gyro_encode(uint8_t *buf, size_t cap, const usvlog_rec_sensor_gyro_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 12u) return USVLOG_ERR_SPACE;
+    usvlog_put_f32le(buf + n, v->z_gyro);
+    n += 4u;
+    usvlog_put_f32le(buf + n, v->b_g_est);
+    n += 4u;
+    (buf + n)[0] = (uint8_t)(v->valid);
+    n += 1u;
+    memset(buf + n, 0, 3u);
+    n += 3u;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return USVLOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int usvlog_rec_sensor_gyro_decode(usvlog_rec_sensor_gyro_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len < 12u) return USVLOG_ERR_SHORT;
+    v->z_gyro = usvlog_get_f32le((buf + n));
+    n += 4u;
+    v->b_g_est = usvlog_get_f32le((buf + n));
+    n += 4u;
+    v->valid = ((buf + n))[0];
+    n += 1u;
+    n += 3u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return USVLOG_OK;
+}
+
+/**
+ * Writes the file header (32 bytes) at `buf`: constants and FW_MODEL_SCHEMA filled in, padding
+ * zeroed. Returns the bytes written, or 0 when `cap` is too small.
+ */
+static inline size_t usvlog_write_file_header(uint8_t *buf, size_t cap, uint64_t t0_us)
+{
+    usvlog_file_header_t h;
+    size_t k = 0;
+    memset(&h, 0, sizeof h);
+    h.t0_us = t0_us;
+    h.fw_model_schema = FW_MODEL_SCHEMA;
+    return usvlog_file_header_encode(buf, cap, &h, &k) == USVLOG_OK ? k : 0u;
+}
+/**
+ * Reads the file header at `buf` (`len` bytes) into `*h`, checking its constants and schema id.
+ * Returns USVLOG_OK or an error code.
+ */
+static inline int usvlog_read_file_header(usvlog_file_header_t *h, const uint8_t *buf, size_t len)
+{
+    int e = usvlog_file_header_decode(h, buf, len, NULL);
+    if (e) return e;
+    if (h->fw_model_schema != FW_MODEL_SCHEMA) return USVLOG_ERR_SCHEMA;
+    return USVLOG_OK;
+}
+
+/**
+ * Writes one REC_NAV_SOLUTION record (header and payload) at `buf`. Returns the bytes written, or
+ * 0 when it does not fit in `cap` bytes.
+ */
+static inline size_t usvlog_write_rec_nav_solution(uint8_t *buf, size_t cap, uint64_t t_us, const usvlog_rec_nav_solution_t *p)
+{
+    usvlog_record_header_t h;
+    size_t k = 0;
+    if (cap < 12u) return 0u;
+    if (usvlog_rec_nav_solution_encode(buf + 12u, cap - 12u, p, &k) != USVLOG_OK) return 0u;
+    memset(&h, 0, sizeof h);
+    h.type = (uint16_t)1u;
+    if (k > 65535u) return 0u;
+    h.len = (uint16_t)k;
+    h.t_us = t_us;
+    (void)usvlog_record_header_encode(buf, 12u, &h, NULL);
+    return 12u + k;
+}
+
+/**
+ * Writes one REC_GUIDANCE_REF record (header and payload) at `buf`. Returns the bytes written, or
+ * 0 when it does not fit in `cap` bytes.
+ */
+static inline size_t usvlog_write_rec_guidance_ref(uint8_t *buf, size_t cap, uint64_t t_us, const usvlog_rec_guidance_ref_t *p)
+{
+    usvlog_record_header_t h;
+    size_t k = 0;
+    if (cap < 12u) return 0u;
+    if (usvlog_rec_guidance_ref_encode(buf + 12u, cap - 12u, p, &k) != USVLOG_OK) return 0u;
+    memset(&h, 0, sizeof h);
+    h.type = (uint16_t)2u;
+    if (k > 65535u) return 0u;
+    h.len = (uint16_t)k;
+    h.t_us = t_us;
+    (void)usvlog_record_header_encode(buf, 12u, &h, NULL);
+    return 12u + k;
+}
+
+/**
+ * Writes one REC_ACTUATOR_REQ record (header and payload) at `buf`. Returns the bytes written, or
+ * 0 when it does not fit in `cap` bytes.
+ */
+static inline size_t usvlog_write_rec_actuator_req(uint8_t *buf, size_t cap, uint64_t t_us, const usvlog_rec_actuator_req_t *p)
+{
+    usvlog_record_header_t h;
+    size_t k = 0;
+    if (cap < 12u) return 0u;
+    if (usvlog_rec_actuator_req_encode(buf + 12u, cap - 12u, p, &k) != USVLOG_OK) return 0u;
+    memset(&h, 0, sizeof h);
+    h.type = (uint16_t)3u;
+    if (k > 65535u) return 0u;
+    h.len = (uint16_t)k;
+    h.t_us = t_us;
+    (void)usvlog_record_header_encode(buf, 12u, &h, NULL);
+    return 12u + k;
+}
+
+/**
+ * Writes one REC_ACTUATOR_CMD record (header and payload) at `buf`. Returns the bytes written, or
+ * 0 when it does not fit in `cap` bytes.
+ */
+static inline size_t usvlog_write_rec_actuator_cmd(uint8_t *buf, size_t cap, uint64_t t_us, const usvlog_rec_actuator_cmd_t *p)
+{
+    usvlog_record_header_t h;
+    size_t k = 0;
+    if (cap < 12u) return 0u;
+    if (usvlog_rec_actuator_cmd_encode(buf + 12u, cap - 12u, p, &k) != USVLOG_OK) return 0u;
+    memset(&h, 0, sizeof h);
+    h.type = (uint16_t)4u;
+    if (k > 65535u) return 0u;
+    h.len = (uint16_t)k;
+    h.t_us = t_us;
+    (void)usvlog_record_header_encode(buf, 12u, &h, NULL);
+    return 12u + k;
+}
+
+/**
+ * Writes one REC_ESC_OUTPUT record (header and payload) at `buf`. Returns the bytes written, or 0
+ * when it does not fit in `cap` bytes.
+ */
+static inline size_t usvlog_write_rec_esc_output(uint8_t *buf, size_t cap, uint64_t t_us, const usvlog_rec_esc_output_t *p)
+{
+    usvlog_record_header_t h;
+    size_t k = 0;
+    if (cap < 12u) return 0u;
+    if (usvlog_rec_esc_output_encode(buf + 12u, cap - 12u, p, &k) != USVLOG_OK) return 0u;
+    memset(&h, 0, sizeof h);
+    h.type = (uint16_t)5u;
+    if (k > 65535u) return 0u;
+    h.len = (uint16_t)k;
+    h.t_us = t_us;
+    (void)usvlog_record_header_encode(buf, 12u, &h, NULL);
+    return 12u + k;
+}
+
+/**
+ * Writes one REC_MISSION_STATE record (header and payload) at `buf`. Returns the bytes written, or
+ * 0 when it does not fit in `cap` bytes.
+ */
+static inline size_t usvlog_write_rec_mission_state(uint8_t *buf, size_t cap, uint64_t t_us, const usvlog_rec_mission_state_t *p)
+{
+    usvlog_record_header_t h;
+    size_t k = 0;
+    if (cap < 12u) return 0u;
+    if (usvlog_rec_mission_state_encode(buf + 12u, cap - 12u, p, &k) != USVLOG_OK) return 0u;
+    memset(&h, 0, sizeof h);
+    h.type = (uint16_t)6u;
+    if (k > 65535u) return 0u;
+    h.len = (uint16_t)k;
+    h.t_us = t_us;
+    (void)usvlog_record_header_encode(buf, 12u, &h, NULL);
+    return 12u + k;
+}
+
+/**
+ * Writes one REC_MIXER_FEEDBACK record (header and payload) at `buf`. Returns the bytes written,
+ * or 0 when it does not fit in `cap` bytes.
+ */
+static inline size_t usvlog_write_rec_mixer_feedback(uint8_t *buf, size_t cap, uint64_t t_us, const usvlog_rec_mixer_feedback_t *p)
+{
+    usvlog_record_header_t h;
+    size_t k = 0;
+    if (cap < 12u) return 0u;
+    if (usvlog_rec_mixer_feedback_encode(buf + 12u, cap - 12u, p, &k) != USVLOG_OK) return 0u;
+    memset(&h, 0, sizeof h);
+    h.type = (uint16_t)7u;
+    if (k > 65535u) return 0u;
+    h.len = (uint16_t)k;
+    h.t_us = t_us;
+    (void)usvlog_record_header_encode(buf, 12u, &h, NULL);
+    return 12u + k;
+}
+
+/**
+ * Writes one REC_SPEED_SCHED_DEBUG record (header and payload) at `buf`. Returns the bytes
+ * written, or 0 when it does not fit in `cap` bytes.
+ */
+static inline size_t usvlog_write_rec_speed_sched_debug(uint8_t *buf, size_t cap, uint64_t t_us, const usvlog_rec_speed_sched_debug_t *p)
+{
+    usvlog_record_header_t h;
+    size_t k = 0;
+    if (cap < 12u) return 0u;
+    if (usvlog_rec_speed_sched_debug_encode(buf + 12u, cap - 12u, p, &k) != USVLOG_OK) return 0u;
+    memset(&h, 0, sizeof h);
+    h.type = (uint16_t)8u;
+    if (k > 65535u) return 0u;
+    h.len = (uint16_t)k;
+    h.t_us = t_us;
+    (void)usvlog_record_header_encode(buf, 12u, &h, NULL);
+    return 12u + k;
+}
+
+/**
+ * Writes one REC_SPEED_CTRL_DEBUG record (header and payload) at `buf`. Returns the bytes written,
+ * or 0 when it does not fit in `cap` bytes.
+ */
+static inline size_t usvlog_write_rec_speed_ctrl_debug(uint8_t *buf, size_t cap, uint64_t t_us, const usvlog_rec_speed_ctrl_debug_t *p)
+{
+    usvlog_record_header_t h;
+    size_t k = 0;
+    if (cap < 12u) return 0u;
+    if (usvlog_rec_speed_ctrl_debug_encode(buf + 12u, cap - 12u, p, &k) != USVLOG_OK) return 0u;
+    memset(&h, 0, sizeof h);
+    h.type = (uint16_t)9u;
+    if (k > 65535u) return 0u;
+    h.len = (uint16_t)k;
+    h.t_us = t_us;
+    (void)usvlog_record_header_encode(buf, 12u, &h, NULL);
+    return 12u + k;
+}
+
+/**
+ * Writes one REC_YAW_CTRL_DEBUG record (header and payload) at `buf`. Returns the bytes written,
+ * or 0 when it does not fit in `cap` bytes.
+ */
+static inline size_t usvlog_write_rec_yaw_ctrl_debug(uint8_t *buf, size_t cap, uint64_t t_us, const usvlog_rec_yaw_ctrl_debug_t *p)
+{
+    usvlog_record_header_t h;
+    size_t k = 0;
+    if (cap < 12u) return 0u;
+    if (usvlog_rec_yaw_ctrl_debug_encode(buf + 12u, cap - 12u, p, &k) != USVLOG_OK) return 0u;
+    memset(&h, 0, sizeof h);
+    h.type = (uint16_t)10u;
+    if (k > 65535u) return 0u;
+    h.len = (uint16_t)k;
+    h.t_us = t_us;
+    (void)usvlog_record_header_encode(buf, 12u, &h, NULL);
+    return 12u + k;
+}
+
+/**
+ * Writes one REC_EKF_DIAG record (header and payload) at `buf`. Returns the bytes written, or 0
+ * when it does not fit in `cap` bytes.
+ */
+static inline size_t usvlog_write_rec_ekf_diag(uint8_t *buf, size_t cap, uint64_t t_us, const usvlog_rec_ekf_diag_t *p)
+{
+    usvlog_record_header_t h;
+    size_t k = 0;
+    if (cap < 12u) return 0u;
+    if (usvlog_rec_ekf_diag_encode(buf + 12u, cap - 12u, p, &k) != USVLOG_OK) return 0u;
+    memset(&h, 0, sizeof h);
+    h.type = (uint16_t)11u;
+    if (k > 65535u) return 0u;
+    h.len = (uint16_t)k;
+    h.t_us = t_us;
+    (void)usvlog_record_header_encode(buf, 12u, &h, NULL);
+    return 12u + k;
+}
+
+/**
+ * Writes one REC_SENSOR_GNSS record (header and payload) at `buf`. Returns the bytes written, or 0
+ * when it does not fit in `cap` bytes.
+ */
+static inline size_t usvlog_write_rec_sensor_gnss(uint8_t *buf, size_t cap, uint64_t t_us, const usvlog_rec_sensor_gnss_t *p)
+{
+    usvlog_record_header_t h;
+    size_t k = 0;
+    if (cap < 12u) return 0u;
+    if (usvlog_rec_sensor_gnss_encode(buf + 12u, cap - 12u, p, &k) != USVLOG_OK) return 0u;
+    memset(&h, 0, sizeof h);
+    h.type = (uint16_t)12u;
+    if (k > 65535u) return 0u;
+    h.len = (uint16_t)k;
+    h.t_us = t_us;
+    (void)usvlog_record_header_encode(buf, 12u, &h, NULL);
+    return 12u + k;
+}
+
+/**
+ * Writes one REC_SENSOR_GYRO record (header and payload) at `buf`. Returns the bytes written, or 0
+ * when it does not fit in `cap` bytes.
+ */
+static inline size_t usvlog_write_rec_sensor_gyro(uint8_t *buf, size_t cap, uint64_t t_us, const usvlog_rec_sensor_gyro_t *p)
+{
+    usvlog_record_header_t h;
+    size_t k = 0;
+    if (cap < 12u) return 0u;
+    if (usvlog_rec_sensor_gyro_encode(buf + 12u, cap - 12u, p, &k) != USVLOG_OK) return 0u;
+    memset(&h, 0, sizeof h);
+    h.type = (uint16_t)13u;
+    if (k > 65535u) return 0u;
+    h.len = (uint16_t)k;
+    h.t_us = t_us;
+    (void)usvlog_record_header_encode(buf, 12u, &h, NULL);
+    return 12u + k;
+}
+
+/**
+ * One record found by usvlog_next_record: its decoded header and where its payload is in the
+ * buffer.
+ */
+typedef struct usvlog_framed_record {
+    usvlog_record_header_t header;
+    const uint8_t *payload; /**< Points into the buffer given to usvlog_next_record. */
+    size_t payload_len;
+    size_t offset; /**< Of the record header, from the start of the buffer. */
+} usvlog_framed_record_t;
+/**
+ * Reads the record at `*pos` in `buf` (`len` bytes; records only, after the file header) into
+ * `*rec` and advances `*pos` past it. Returns 1 for a record, 0 at the end of the buffer, or an
+ * error code (with `*pos` left at the bad record: every record before it was returned). A known
+ * record whose length is not its fixed size is USVLOG_ERR_LENGTH; an unknown id is returned like
+ * any other (skip it by its length).
+ */
+static inline int usvlog_next_record(const uint8_t *buf, size_t len, size_t *pos, usvlog_framed_record_t *rec)
+{
+    size_t at = *pos, plen = 0;
+    int e;
+    if (at >= len) return 0;
+    e = usvlog_record_header_decode(&rec->header, buf + at, len - at, NULL);
+    if (e) return e;
+    plen = (size_t)rec->header.len;
+    if (plen > len - at - 12u) return USVLOG_ERR_SHORT;
+    switch (rec->header.type) {
+    case REC_NAV_SOLUTION:
+        if (plen != 24u) return USVLOG_ERR_LENGTH;
+        break;
+    case REC_GUIDANCE_REF:
+        if (plen != 16u) return USVLOG_ERR_LENGTH;
+        break;
+    case REC_ACTUATOR_REQ:
+        if (plen != 12u) return USVLOG_ERR_LENGTH;
+        break;
+    case REC_ACTUATOR_CMD:
+        if (plen != 8u) return USVLOG_ERR_LENGTH;
+        break;
+    case REC_ESC_OUTPUT:
+        if (plen != 8u) return USVLOG_ERR_LENGTH;
+        break;
+    case REC_MISSION_STATE:
+        if (plen != 32u) return USVLOG_ERR_LENGTH;
+        break;
+    case REC_MIXER_FEEDBACK:
+        if (plen != 24u) return USVLOG_ERR_LENGTH;
+        break;
+    case REC_SPEED_SCHED_DEBUG:
+        if (plen != 28u) return USVLOG_ERR_LENGTH;
+        break;
+    case REC_SPEED_CTRL_DEBUG:
+        if (plen != 28u) return USVLOG_ERR_LENGTH;
+        break;
+    case REC_YAW_CTRL_DEBUG:
+        if (plen != 32u) return USVLOG_ERR_LENGTH;
+        break;
+    case REC_EKF_DIAG:
+        if (plen != 28u) return USVLOG_ERR_LENGTH;
+        break;
+    case REC_SENSOR_GNSS:
+        if (plen != 20u) return USVLOG_ERR_LENGTH;
+        break;
+    case REC_SENSOR_GYRO:
+        if (plen != 12u) return USVLOG_ERR_LENGTH;
+        break;
+    default:
+        break;
+    }
+    rec->payload = buf + at + 12u;
+    rec->payload_len = plen;
+    rec->offset = at;
+    *pos = at + 12u + plen;
+    return 1;
+}
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -9,6 +9,8 @@
 //! macros (`REC_NAV_SOLUTION`). A record's payload type is named after the record, not after its
 //! Rust-style type name: `REC_NAV_SOLUTION` -> `usvlog_rec_nav_solution_t`.
 
+mod codec;
+
 use std::collections::BTreeSet;
 use std::fmt::Write;
 
@@ -262,7 +264,7 @@ impl Gen<'_> {
         put!(
             self.out,
             "#ifndef {upper}_RECORD_TYPES_H\n#define {upper}_RECORD_TYPES_H\n\n\
-             #include <stddef.h> /* offsetof */\n#include <stdint.h>\n\n\
+             #include <stddef.h> /* offsetof, size_t */\n#include <stdint.h>\n#include <string.h> /* memcpy, memset, memcmp */\n\n\
              #ifdef __cplusplus\nextern \"C\" {{\n#endif\n\n\
              /* Compile-time layout checks, in C11 and C++11 (and in C99 through a negative array size). */\n\
              #ifndef {upper}_STATIC_ASSERT\n\
@@ -280,7 +282,9 @@ impl Gen<'_> {
         self.constants();
         self.record_ids();
         self.enums();
+        self.codec_preamble();
         self.structs();
+        self.framing_functions();
         put!(self.out, "#ifdef __cplusplus\n}} /* extern \"C\" */\n#endif\n\n#endif /* {upper}_RECORD_TYPES_H */\n");
     }
 
@@ -297,10 +301,13 @@ impl Gen<'_> {
         paras.extend(f.doc.clone());
         paras.push(format!(
             "Byte order: every multi-byte value is {order}-endian on the wire unless its comment says otherwise. \
-             The structs below are packed (`#pragma pack(1)`) with their padding spelled out, so they match the \
-             wire byte for byte on a {order}-endian host; on a {other}-endian host, swap each multi-byte field \
-             after reading and before writing. Members of a packed struct may be misaligned: copy them out (or \
-             use memcpy) instead of taking their address."
+             The fixed-size structs below are packed (`#pragma pack(1)`) with their padding spelled out; their \
+             members hold host values. Move them to and from the wire with the generated <type>_encode and \
+             <type>_decode functions, which produce and check the exact wire bytes on a host of either byte order \
+             (so a {other}-endian host needs no hand swapping). Variable-size types get a _t struct to encode \
+             from (pointer and length members) and a _view_t struct that _decode fills with pointers into the \
+             input buffer; nothing allocates. Members of a packed struct may be misaligned: copy them out \
+             instead of taking their address."
         ));
         paras.push(format!(
             "Names: types are {l}_<name>_t and macros {u}_<NAME>..., except the contract macros (the schema id \
@@ -454,19 +461,52 @@ impl Gen<'_> {
         for i in 0..self.s.types.len() {
             visit(self.s, i, &mut seen, &mut order);
         }
-        self.out.push_str("#pragma pack(push, 1)\n\n");
         for id in order {
+            let supported = self.supported(&Ty::Named(id));
             match self.s.ty(id) {
-                TypeDef::Struct(st) if has_c_struct(st) => self.c_struct(id, st),
-                TypeDef::Struct(st) => self.wire_comment(id, st),
-                TypeDef::Union(u) => self.union_comment(id, u),
+                TypeDef::Struct(st) if has_c_struct(st) => {
+                    self.c_struct(id, st);
+                    if supported {
+                        let sh = self.struct_shape(id, st);
+                        self.functions(&sh);
+                    } else {
+                        self.no_functions(st);
+                    }
+                }
+                TypeDef::Struct(st) => {
+                    self.wire_comment(id, st);
+                    if supported {
+                        let sh = self.struct_shape(id, st);
+                        self.var_structs(&sh, &format!("{}.", st.name));
+                        self.functions(&sh);
+                        self.message_writers(id, st);
+                    } else if st.size != Some(0) {
+                        self.no_functions(st);
+                    }
+                }
+                TypeDef::Union(u) => {
+                    self.union_comment(id, u);
+                    self.union_variants(id, u);
+                }
                 TypeDef::Extern(x) => {
                     putln!(self.out, "/* {}: defined outside the schema; no C type. */\n", one_line(&x.path));
                 }
                 TypeDef::Enum(_) | TypeDef::Flags(_) => {}
             }
         }
-        self.out.push_str("#pragma pack(pop)\n\n");
+    }
+
+    /// Says why a struct gets no functions (a reader-parameter union or an extern type in it).
+    fn no_functions(&mut self, st: &Struct) {
+        self.block(
+            &format!(
+                "{}: no encode/decode functions, because a field's layout is chosen outside the bytes (a reader \
+                 parameter) or is not described by the schema (an extern type).",
+                st.name
+            ),
+            false,
+        );
+        self.out.push('\n');
     }
 
     /// A union has no fixed size, hence no C type: its variants are described in a comment, and
@@ -545,8 +585,8 @@ impl Gen<'_> {
         }
         self.comment_open(&text, true);
         self.out.push_str(" */\n");
-        let members = self.members(id, st);
-        putln!(self.out, "typedef struct {}_{} {{", self.n.lower, self.n.stems[id.0]);
+        let members = self.members(Some(id), st);
+        putln!(self.out, "#pragma pack(push, 1)\ntypedef struct {}_{} {{", self.n.lower, self.n.stems[id.0]);
         let width = members.iter().filter(|m| !m.1.is_empty()).map(|m| m.0.len()).max().unwrap_or(0);
         for (decl, comment) in &members {
             if comment.is_empty() {
@@ -555,7 +595,7 @@ impl Gen<'_> {
                 putln!(self.out, "    {decl:<width$} /**< {comment} */");
             }
         }
-        putln!(self.out, "}} {ty};");
+        putln!(self.out, "}} {ty};\n#pragma pack(pop)");
         let defs = self.size_defs(id, st.size);
         defines(&mut self.out, &defs);
         let sa = format!("{}_STATIC_ASSERT", self.n.upper);
@@ -577,9 +617,9 @@ impl Gen<'_> {
 
     /// The declaration and doc comment (empty for none) of each member of a fixed-size struct.
     /// Padding is named `_pad0`, `_pad1`, ..., made unique against the real field names.
-    fn members(&self, id: TypeId, st: &Struct) -> Vec<(String, String)> {
+    fn members(&self, id: Option<TypeId>, st: &Struct) -> Vec<(String, String)> {
         // The file header's fields point at the format constants that firmware writes into them.
-        let is_file_header = self.s.file_header == Some(id);
+        let is_file_header = id.is_some() && self.s.file_header == id;
         let schema_id = self.s.format.schema_id.as_ref().filter(|_| is_file_header);
         let mut pads = 0;
         let mut out = Vec::new();
@@ -777,15 +817,18 @@ fn visit(s: &Schema, i: usize, seen: &mut [bool], out: &mut Vec<TypeId>) {
     if std::mem::replace(&mut seen[i], true) {
         return;
     }
-    if let TypeDef::Struct(st) = &s.types[i] {
-        for f in &st.fields {
-            let mut t = &f.ty;
-            while let Ty::Array { elem, .. } = t {
-                t = elem;
-            }
-            if let Ty::Named(id) = t {
-                visit(s, id.0, seen, out);
-            }
+    let fields: Vec<&Field> = match &s.types[i] {
+        TypeDef::Struct(st) => st.fields.iter().collect(),
+        TypeDef::Union(u) => u.variants.iter().flat_map(|v| v.fields.iter()).collect(),
+        _ => Vec::new(),
+    };
+    for f in fields {
+        let mut t = &f.ty;
+        while let Ty::Array { elem, .. } = t {
+            t = elem;
+        }
+        if let Ty::Named(id) | Ty::Union { id, .. } | Ty::ParamUnion { id, .. } = t {
+            visit(s, id.0, seen, out);
         }
     }
     out.push(TypeId(i));
