@@ -3,6 +3,11 @@
 //! `golden/<format>.json`. Rust, C (compiled against the generated header) and the generated Python
 //! module each check that the values encode to exactly these bytes and decode back to the values.
 //!
+//! Variable-size types get vectors too (`variable_vectors`): every variable-size struct, with
+//! strings, byte strings and arrays of a few elements, and as many vectors as it takes for every
+//! variant of every union it reaches to appear once; and every variant of a union selected by a
+//! type name, with a name that selects it. A union's value is `{"variant": name, "fields": {..}}`.
+//!
 //! The bytes are computed here by the plainest possible walk over the IR layout, independently of
 //! the Rust codec, the C compiler's struct layout and Python's `struct`, so that a disagreement
 //! between any of them shows up as a failed vector.
@@ -16,7 +21,7 @@
 use std::fmt::Write;
 
 use super::{generated_banner, json_string, Artifact, Backend};
-use crate::ir::{ConstValue, Endian, Field, Len, Prim, Schema, Struct, Ty, TypeDef, TypeId};
+use crate::ir::{ConstValue, Endian, Field, Len, NameMatch, Prim, Schema, Struct, Ty, TypeDef, TypeId};
 
 /// Generates `golden/<format>.json` for every schema with at least one fixed-size struct.
 #[derive(Clone, Copy, Debug, Default)]
@@ -44,10 +49,43 @@ pub fn covered(schema: &Schema) -> Vec<TypeId> {
         .collect()
 }
 
-/// The JSON text, or `None` when no struct has a fixed size.
+/// The variable-size structs that get vectors: every one whose layout is in the schema (no
+/// reader-parameter union, no extern type).
+pub fn covered_variable(schema: &Schema) -> Vec<TypeId> {
+    (0..schema.types.len())
+        .map(TypeId)
+        .filter(|&id| {
+            matches!(schema.ty(id), TypeDef::Struct(Struct { size: None, .. })) && walkable(schema, &Ty::Named(id))
+        })
+        .collect()
+}
+
+/// Whether the walk can give a value of the type: everything but reader-parameter unions, extern
+/// types and unions selected by name inside a struct.
+fn walkable(schema: &Schema, ty: &Ty) -> bool {
+    match ty {
+        Ty::Array { elem, .. } => walkable(schema, elem),
+        Ty::Named(id) => match schema.ty(*id) {
+            TypeDef::Struct(s) => s.fields.iter().all(|f| walkable(schema, &f.ty)),
+            TypeDef::Union(_) | TypeDef::Extern(_) => false,
+            _ => true,
+        },
+        Ty::Union { id, .. } => match schema.ty(*id) {
+            TypeDef::Union(u) => {
+                !u.by_name && u.variants.iter().all(|v| v.fields.iter().all(|f| walkable(schema, &f.ty)))
+            }
+            _ => false,
+        },
+        Ty::ParamUnion { .. } => false,
+        _ => true,
+    }
+}
+
+/// The JSON text, or `None` when no struct has a fixed size and nothing variable is covered.
 pub fn vectors(schema: &Schema) -> Option<String> {
     let ids = covered(schema);
-    if ids.is_empty() {
+    let var = variable(schema);
+    if ids.is_empty() && var.is_empty() {
         return None;
     }
     let mut out = String::from("{\n");
@@ -59,7 +97,7 @@ pub fn vectors(schema: &Schema) -> Option<String> {
     out.push_str("  \"vectors\": [\n");
     for (n, &id) in ids.iter().enumerate() {
         let s = schema.strukt(id);
-        let mut g = Gen { schema, counter: id.0 as u64 * 1000, bytes: Vec::new() };
+        let mut g = Gen::new(schema, id.0 as u64 * 1000);
         let values = g.fields(s, Some(id));
         let _ = write!(out, "    {{\"struct\": {}", json_string(&s.name));
         if let Some(r) = schema.record_for(id) {
@@ -71,8 +109,92 @@ pub fn vectors(schema: &Schema) -> Option<String> {
         }
         out.push_str(if n + 1 < ids.len() { "\"},\n" } else { "\"}\n" });
     }
-    out.push_str("  ]\n}\n");
+    out.push_str("  ]");
+    if !var.is_empty() {
+        out.push_str(",\n  \"variable_vectors\": [\n");
+        out.push_str(&var.join(",\n"));
+        out.push_str("\n  ]");
+    }
+    out.push_str("\n}\n");
     Some(out)
+}
+
+/// The vectors of variable-size structs and of by-name union variants, as JSON object texts.
+fn variable(schema: &Schema) -> Vec<String> {
+    let mut out = Vec::new();
+    for id in covered_variable(schema) {
+        let s = schema.strukt(id);
+        let mut used = std::collections::BTreeSet::new();
+        for k in 0..64u64 {
+            let mut g = Gen::new(schema, id.0 as u64 * 1000 + k * 100);
+            g.used = std::mem::take(&mut used);
+            let values = g.fields(s, Some(id));
+            used = std::mem::take(&mut g.used);
+            let mut text = format!("    {{\"struct\": {}", json_string(&s.name));
+            if let Some(r) = schema.record_for(id) {
+                let _ = write!(text, ", \"record\": {}, \"id\": {}", json_string(&r.name), r.id);
+            }
+            let _ = write!(
+                text,
+                ", \"size\": {},\n     \"values\": {values},\n     \"bytes\": {}}}",
+                g.bytes.len(),
+                json_hex(&g.bytes)
+            );
+            out.push(text);
+            if !unused_below(schema, &Ty::Named(id), &used) {
+                break;
+            }
+        }
+    }
+    for (i, t) in schema.types.iter().enumerate() {
+        let TypeDef::Union(u) = t else { continue };
+        if !u.by_name {
+            continue;
+        }
+        for v in &u.variants {
+            if !v.fields.iter().all(|f| walkable(schema, &f.ty)) {
+                continue;
+            }
+            let select = match &v.select {
+                Some(NameMatch::Exact(names)) => names.first().cloned().unwrap_or_default(),
+                Some(NameMatch::Prefix(p)) => format!("{p}Pose2d"),
+                Some(NameMatch::Default) | None => "other".to_string(),
+            };
+            let s =
+                Struct { name: v.name.clone(), doc: None, endian: u.endian, fields: v.fields.clone(), size: v.size };
+            let mut g = Gen::new(schema, i as u64 * 1000 + v.tag as u64 * 10);
+            let values = g.fields(&s, None);
+            out.push(format!(
+                "    {{\"union\": {}, \"variant\": {}, \"select\": {}, \"size\": {},\n     \"values\": {values},\n     \"bytes\": {}}}",
+                json_string(&u.name),
+                json_string(&v.name),
+                json_string(&select),
+                g.bytes.len(),
+                json_hex(&g.bytes)
+            ));
+        }
+    }
+    out
+}
+
+/// Whether a type reaches a union variant that no vector has used yet.
+fn unused_below(schema: &Schema, ty: &Ty, used: &std::collections::BTreeSet<(usize, usize)>) -> bool {
+    match ty {
+        Ty::Array { elem, .. } => unused_below(schema, elem, used),
+        Ty::Named(id) => match schema.ty(*id) {
+            TypeDef::Struct(s) => s.fields.iter().any(|f| unused_below(schema, &f.ty, used)),
+            _ => false,
+        },
+        Ty::Union { id, .. } => {
+            match schema.ty(*id) {
+                TypeDef::Union(u) => u.variants.iter().enumerate().any(|(i, v)| {
+                    !used.contains(&(id.0, i)) || v.fields.iter().any(|f| unused_below(schema, &f.ty, used))
+                }),
+                _ => false,
+            }
+        }
+        _ => false,
+    }
 }
 
 struct Gen<'a> {
@@ -80,16 +202,63 @@ struct Gen<'a> {
     /// Advances once per scalar, so that every scalar gets its own value.
     counter: u64,
     bytes: Vec<u8>,
+    /// Union variants (type index, variant index) that earlier vectors of a struct chose.
+    used: std::collections::BTreeSet<(usize, usize)>,
 }
 
-impl Gen<'_> {
+impl<'a> Gen<'a> {
+    fn new(schema: &'a Schema, counter: u64) -> Self {
+        Gen { schema, counter, bytes: Vec::new(), used: Default::default() }
+    }
+
+    /// The variant a union field takes: the first one no vector used yet, else one that reaches an
+    /// unused variant further down, else the first.
+    fn choose(&mut self, id: TypeId) -> usize {
+        let TypeDef::Union(u) = self.schema.ty(id) else { return 0 };
+        let pick = (0..u.variants.len())
+            .find(|&i| !self.used.contains(&(id.0, i)))
+            .or_else(|| {
+                (0..u.variants.len())
+                    .find(|&i| u.variants[i].fields.iter().any(|f| unused_below(self.schema, &f.ty, &self.used)))
+            })
+            .unwrap_or(0);
+        self.used.insert((id.0, pick));
+        pick
+    }
+
     /// A struct's fields as a JSON object (padding omitted), appending their bytes.
     fn fields(&mut self, s: &Struct, id: Option<TypeId>) -> String {
+        // A union's tag field comes before it: choose the variants first, so the tags are known.
+        let mut tags: Vec<Option<i128>> = vec![None; s.fields.len()];
+        let mut chosen: Vec<Option<usize>> = vec![None; s.fields.len()];
+        for (i, f) in s.fields.iter().enumerate() {
+            if let Ty::Union { id: uid, tag_field } = &f.ty {
+                let k = self.choose(*uid);
+                if let TypeDef::Union(u) = self.schema.ty(*uid) {
+                    tags[*tag_field] = Some(u.variants[k].tag);
+                }
+                chosen[i] = Some(k);
+            }
+        }
         let mut parts = Vec::new();
         for (i, f) in s.fields.iter().enumerate() {
-            let v = match self.special(id, i) {
-                Some(v) => self.int(v, prim_of(self.schema, &f.ty), f.endian),
-                None => self.field(f),
+            let v = match (self.special(id, i), tags[i], &f.ty, chosen[i]) {
+                (Some(v), ..) => self.int(v, prim_of(self.schema, &f.ty), f.endian),
+                (None, Some(t), ..) => self.int(t as u64, prim_of(self.schema, &f.ty), f.endian),
+                (None, None, Ty::Union { id: uid, .. }, Some(k)) => {
+                    let TypeDef::Union(u) = self.schema.ty(*uid) else { continue };
+                    let var = &u.variants[k];
+                    let body = Struct {
+                        name: var.name.clone(),
+                        doc: None,
+                        endian: u.endian,
+                        fields: var.fields.clone(),
+                        size: var.size,
+                    };
+                    let inner = self.fields(&body, None);
+                    format!("{{\"variant\": {}, \"fields\": {inner}}}", json_string(&var.name))
+                }
+                _ => self.field(f),
             };
             if !f.is_padding() {
                 parts.push(format!("{}: {v}", json_string(&f.name)));
@@ -178,8 +347,38 @@ impl Gen<'_> {
                 // Not fixed-size: structs containing them are not covered.
                 TypeDef::Union(_) | TypeDef::Extern(_) => "null".into(),
             },
-            // Variable-size types never occur in a fixed-size struct.
+            Ty::Bytes(len) => {
+                self.counter += 1;
+                let b: Vec<u8> = (0..1 + self.counter % 4).map(|i| (self.counter * 7 + i * 31 + 2) as u8).collect();
+                self.prefix(len, b.len() as u64, endian);
+                self.bytes.extend_from_slice(&b);
+                json_hex(&b)
+            }
+            Ty::Str(len) => {
+                self.counter += 1;
+                // A two-byte character, so that a length in bytes and one in characters differ.
+                let text = format!("s{}\u{e9}", self.counter);
+                self.prefix(len, text.len() as u64, endian);
+                self.bytes.extend_from_slice(text.as_bytes());
+                json_string(&text)
+            }
+            Ty::Array { elem, len } => {
+                self.counter += 1;
+                let n = 1 + self.counter % 3;
+                let size = self.schema.size_of(elem).map_or(0, u64::from);
+                self.prefix(len, if matches!(len, Len::Size(_)) { n * size } else { n }, endian);
+                let items: Vec<String> = (0..n).map(|_| self.value(elem, endian)).collect();
+                format!("[{}]", items.join(", "))
+            }
+            // Unions are chosen by `fields`, which knows their tag fields.
             _ => "null".into(),
+        }
+    }
+
+    /// The length prefix of a variable-size sequence, if it has one.
+    fn prefix(&mut self, len: &Len, n: u64, endian: Endian) {
+        if let Some(p) = len.prefix() {
+            self.int(n, p, endian);
         }
     }
 
