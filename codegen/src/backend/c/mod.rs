@@ -63,6 +63,34 @@ pub fn struct_type_name(schema: &Schema, id: TypeId) -> Option<String> {
     }
 }
 
+/// The C stem of a struct's type and functions (`usvlog_rec_nav_solution`: `_t`, `_view_t`,
+/// `_encode`, `_decode`), when the header gives it functions. Tests use it to call them.
+pub fn function_stem(schema: &Schema, id: TypeId) -> Option<String> {
+    let g = Gen { s: schema, n: Names::new(schema), out: String::new() };
+    match schema.ty(id) {
+        TypeDef::Struct(st) if g.supported(&Ty::Named(id)) => Some(g.struct_shape(id, st).stem),
+        _ => None,
+    }
+}
+
+/// The C stem of variant `i` of union `id` (`rlog_r1_value_double`), when it has functions.
+pub fn variant_stem(schema: &Schema, id: TypeId, i: usize) -> Option<String> {
+    let g = Gen { s: schema, n: Names::new(schema), out: String::new() };
+    match schema.ty(id) {
+        TypeDef::Union(u)
+            if !u.variants.get(i)?.fields.is_empty() && u.variants[i].fields.iter().all(|f| g.supported(&f.ty)) =>
+        {
+            Some(g.variant_shape(id, u, i).stem)
+        }
+        _ => None,
+    }
+}
+
+/// The member name of a union variant in the struct that holds the union (`double_`).
+pub fn variant_member(name: &str) -> String {
+    codec::ident(name)
+}
+
 /// Whether a struct becomes a C struct: it needs a fixed size, and ISO C has no empty structs.
 fn has_c_struct(s: &Struct) -> bool {
     matches!(s.size, Some(n) if n > 0)
