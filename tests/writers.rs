@@ -185,3 +185,57 @@ fn a_writer_killed_mid_write_leaves_a_decodable_prefix() {
     assert!(frames.iter().enumerate().all(|(i, f)| *f == i as u64 + 1));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A reader that fails after its first bytes.
+struct Failing<'a>(&'a [u8]);
+
+impl std::io::Read for Failing<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.0.is_empty() {
+            return Err(std::io::Error::other("the disk went away"));
+        }
+        let n = buf.len().min(self.0.len());
+        buf[..n].copy_from_slice(&self.0[..n]);
+        self.0 = &self.0[n..];
+        Ok(n)
+    }
+}
+
+#[test]
+fn errors_expose_what_they_wrap() {
+    use std::error::Error;
+    let io = || std::io::Error::other("the disk went away");
+    let wrapped: Vec<Box<dyn Error>> = vec![
+        Box::new(WriteError::Io(io())),
+        Box::new(logspec::formats::rlog::RlogWriteError::Io(io())),
+        Box::new(logspec::formats::carla::CarlaWriteError::Io(io())),
+    ];
+    for e in wrapped {
+        assert_eq!(e.source().map(|s| s.to_string()).as_deref(), Some("the disk went away"), "{e}");
+    }
+    // Read errors: an I/O error after the header, and a record that does not decode.
+    let mut bytes = Vec::new();
+    {
+        let mut w = Writer::<_, Usvlog>::new(&mut bytes, &usvlog_header()).unwrap();
+        w.write(0, &gyro(0)).unwrap();
+    }
+    let mut r = Reader::<_, Usvlog>::new(Failing(&bytes)).unwrap();
+    let e = loop {
+        match r.next_event() {
+            Some(Err(e)) => break e,
+            Some(Ok(_)) => {}
+            None => panic!("the reader must report the failure"),
+        }
+    };
+    assert_eq!(e.source().map(|s| s.to_string()).as_deref(), Some("the disk went away"), "{e}");
+    let e = match rlog::Reader::new(Failing(&[])) {
+        Err(e) => e,
+        Ok(_) => panic!("an input that fails at once has no revision byte"),
+    };
+    assert!(e.source().is_some(), "{e}");
+    let e = match carla::Reader::new(Failing(&[])) {
+        Err(e) => e,
+        Ok(_) => panic!("an input that fails at once has no header"),
+    };
+    assert!(e.source().is_some(), "{e}");
+}

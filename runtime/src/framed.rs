@@ -223,7 +223,15 @@ impl fmt::Display for ReadError {
     }
 }
 
-impl std::error::Error for ReadError {}
+impl std::error::Error for ReadError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.kind {
+            ReadErrorKind::Io(e) => Some(e),
+            ReadErrorKind::Decode(e) | ReadErrorKind::BadRecordHeader(e) => Some(e),
+            _ => None,
+        }
+    }
+}
 
 /// One record as framed in the stream, before payload decoding.
 #[derive(Clone, Copy, Debug)]

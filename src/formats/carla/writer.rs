@@ -36,7 +36,15 @@ impl std::fmt::Display for CarlaWriteError {
     }
 }
 
-impl std::error::Error for CarlaWriteError {}
+impl std::error::Error for CarlaWriteError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            CarlaWriteError::Io(e) => Some(e),
+            CarlaWriteError::Encode(e) => Some(e),
+            CarlaWriteError::TooLarge { .. } => None,
+        }
+    }
+}
 
 impl From<io::Error> for CarlaWriteError {
     fn from(e: io::Error) -> Self {

@@ -72,7 +72,15 @@ impl fmt::Display for RlogWriteError {
     }
 }
 
-impl std::error::Error for RlogWriteError {}
+impl std::error::Error for RlogWriteError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            RlogWriteError::Io(e) => Some(e),
+            RlogWriteError::Encode(e) => Some(e),
+            _ => None,
+        }
+    }
+}
 
 impl From<io::Error> for RlogWriteError {
     fn from(e: io::Error) -> Self {
