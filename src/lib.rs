@@ -10,5 +10,7 @@ pub use logspec_derive::Record;
 pub use logspec_runtime as runtime;
 
 pub mod formats;
+#[doc(hidden)]
+pub mod fuzz;
 pub mod json;
 pub mod value;

@@ -50,7 +50,16 @@ impl std::fmt::Display for BuildError {
     }
 }
 
-impl std::error::Error for BuildError {}
+impl std::error::Error for BuildError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            BuildError::Io(_, e) => Some(e),
+            // Several diagnostics: the first is the source, `Display` renders them all.
+            BuildError::Schema(errors) => errors.first().map(|e| e as &(dyn std::error::Error + 'static)),
+            BuildError::Lock(_) | BuildError::NoOutDir => None,
+        }
+    }
+}
 
 impl BuildError {
     /// Prints the error (every diagnostic, with carets) to stderr and exits with status 1: the

@@ -32,6 +32,8 @@ pub trait FramedFormat {
     const RECORD_HEADER_SIZE: usize;
     /// The largest payload the length field can express.
     const MAX_PAYLOAD: u64;
+    /// The largest tag the tag field can express.
+    const MAX_TAG: u64;
     /// The schema id this layout decodes (empty for formats without one).
     const KNOWN_SCHEMA_IDS: &'static [u64];
     /// Names of the record-header fields that hold the tag, the length and the timestamp.
@@ -221,7 +223,15 @@ impl fmt::Display for ReadError {
     }
 }
 
-impl std::error::Error for ReadError {}
+impl std::error::Error for ReadError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.kind {
+            ReadErrorKind::Io(e) => Some(e),
+            ReadErrorKind::Decode(e) | ReadErrorKind::BadRecordHeader(e) => Some(e),
+            _ => None,
+        }
+    }
+}
 
 /// One record as framed in the stream, before payload decoding.
 #[derive(Clone, Copy, Debug)]
@@ -519,6 +529,12 @@ impl<R: Read, F: FramedFormat> Reader<R, F> {
 pub enum WriteError {
     Io(io::Error),
     Encode(EncodeError),
+    /// A raw record's tag does not fit the record header's tag field.
+    TagTooLarge {
+        field: &'static str,
+        tag: u64,
+        max: u64,
+    },
 }
 
 impl fmt::Display for WriteError {
@@ -526,11 +542,22 @@ impl fmt::Display for WriteError {
         match self {
             WriteError::Io(e) => write!(f, "I/O error: {e}"),
             WriteError::Encode(e) => write!(f, "{e}"),
+            WriteError::TagTooLarge { field, tag, max } => {
+                write!(f, "record tag {tag} does not fit the header field `{field}` (max {max}); nothing was written")
+            }
         }
     }
 }
 
-impl std::error::Error for WriteError {}
+impl std::error::Error for WriteError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            WriteError::Io(e) => Some(e),
+            WriteError::Encode(e) => Some(e),
+            WriteError::TagTooLarge { .. } => None,
+        }
+    }
+}
 
 impl From<io::Error> for WriteError {
     fn from(e: io::Error) -> Self {
@@ -544,16 +571,32 @@ impl From<EncodeError> for WriteError {
     }
 }
 
-/// Writes a file header, then records, through one reusable buffer.
+/// Writes a file header, then records, through one reusable buffer (64 KiB).
+///
+/// Like [`std::io::BufWriter`], a writer that is dropped writes out what it buffered, so an
+/// early return (`?`) in the caller loses nothing it was given; an error at that point cannot be
+/// reported, so call [`finish`](Self::finish) to see it. A process killed mid-write leaves a
+/// file whose complete records decode (at most the buffered ones are missing).
+#[must_use = "records are buffered; call `finish` to write them out and see any error"]
 pub struct Writer<W: Write, F: FramedFormat> {
-    inner: W,
+    /// `None` only once `finish` has taken it.
+    inner: Option<W>,
     buf: Vec<u8>,
     _f: core::marker::PhantomData<F>,
 }
 
+impl<W: Write, F: FramedFormat> Drop for Writer<W, F> {
+    fn drop(&mut self) {
+        if let Some(inner) = self.inner.as_mut() {
+            // Errors cannot be reported from drop; `finish` is the way to see them.
+            let _ = inner.write_all(&self.buf).and_then(|_| inner.flush());
+        }
+    }
+}
+
 impl<W: Write, F: FramedFormat> Writer<W, F> {
     pub fn new(inner: W, header: &F::FileHeader) -> Result<Self, WriteError> {
-        let mut w = Writer { inner, buf: Vec::with_capacity(CHUNK), _f: core::marker::PhantomData };
+        let mut w = Writer { inner: Some(inner), buf: Vec::with_capacity(CHUNK), _f: core::marker::PhantomData };
         header.encode(&mut w.buf, Endian::Little)?;
         Ok(w)
     }
@@ -575,7 +618,11 @@ impl<W: Write, F: FramedFormat> Writer<W, F> {
     }
 
     /// Writes a record with a raw payload (e.g. one of a type this schema does not know).
+    /// A tag that the header's tag field cannot hold is refused (it would become another tag).
     pub fn write_raw(&mut self, tag: u64, timestamp: u64, payload: &[u8]) -> Result<(), WriteError> {
+        if tag > F::MAX_TAG {
+            return Err(WriteError::TagTooLarge { field: F::TAG_FIELD, tag, max: F::MAX_TAG });
+        }
         self.check_len(payload.len())?;
         let start = self.buf.len();
         self.buf.resize(start + F::RECORD_HEADER_SIZE, 0);
@@ -594,17 +641,23 @@ impl<W: Write, F: FramedFormat> Writer<W, F> {
 
     fn maybe_flush(&mut self) -> Result<(), WriteError> {
         if self.buf.len() >= CHUNK {
-            self.inner.write_all(&self.buf)?;
+            if let Some(inner) = self.inner.as_mut() {
+                inner.write_all(&self.buf)?;
+            }
             self.buf.clear();
         }
         Ok(())
     }
 
-    /// Writes out everything buffered and returns the inner writer.
+    /// Writes out everything buffered and returns the inner writer. This is how to see a write
+    /// error; dropping the writer flushes too, but silently.
     pub fn finish(mut self) -> Result<W, WriteError> {
-        self.inner.write_all(&self.buf)?;
+        let Some(mut inner) = self.inner.take() else {
+            return Err(WriteError::Io(io::Error::other("the writer was already finished")));
+        };
+        inner.write_all(&self.buf)?;
         self.buf.clear();
-        self.inner.flush()?;
-        Ok(self.inner)
+        inner.flush()?;
+        Ok(inner)
     }
 }

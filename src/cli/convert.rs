@@ -6,7 +6,6 @@
 //! nothing is lost. Chunks are LZ4-compressed and indexed.
 
 use std::collections::BTreeMap;
-use std::fs::File;
 use std::io::BufWriter;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -14,6 +13,7 @@ use std::process::ExitCode;
 use logspec::value::Value;
 
 use super::export::SelectArgs;
+use super::output::OutFile;
 use super::source::{self, Channel, Sink};
 use super::{detect, open, shown, CliError};
 
@@ -44,10 +44,10 @@ pub enum Compression {
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let path = shown(&args.file);
+    let file = OutFile::create(&args.output, &[&args.file])?;
     let d = detect(&args.file, open(&args.file)?, args.input.format)?;
     let kind = d.kind;
     let out_err = |e: &dyn std::fmt::Display| CliError::Input(format!("{}: {e}", args.output.display()));
-    let file = File::create(&args.output).map_err(|e| out_err(&e))?;
     let options = mcap::WriteOptions::new()
         .compression(match args.compression {
             Compression::Lz4 => Some(mcap::Compression::Lz4),
@@ -69,6 +69,9 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         .write_metadata(&mcap::records::Metadata { name: "logspec".to_string(), metadata: meta })
         .map_err(|e| out_err(&e))?;
     sink.writer.finish().map_err(|e| out_err(&e))?;
+    let file = sink.writer.into_inner().into_inner().map_err(|e| out_err(&e.error()))?;
+    // Committed even when the input ended in a fault: everything before it is in the file.
+    file.commit()?;
     for w in &outcome.warnings {
         eprintln!("logspec: {w}");
     }
@@ -86,7 +89,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
 }
 
 struct Mcap {
-    writer: mcap::Writer<BufWriter<File>>,
+    writer: mcap::Writer<BufWriter<OutFile>>,
     /// MCAP channel id per source channel id, and whether it carries ROS messages as recorded.
     channels: Vec<(u16, bool)>,
     sequence: u32,

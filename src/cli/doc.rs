@@ -18,9 +18,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let schema = logspec::codegen::compile_file(&args.schema).map_err(|e| CliError::Input(e.render()))?;
     let text = logspec::codegen::backend::doc::markdown(&schema);
     match &args.output {
-        Some(path) => {
-            std::fs::write(path, text).map_err(|e| CliError::Input(format!("{}: cannot write: {e}", path.display())))?
-        }
+        Some(path) => super::output::write_file(path, &[&args.schema], text.as_bytes())?,
         None => super::write_stdout(text.as_bytes())?,
     }
     Ok(ExitCode::SUCCESS)

@@ -2,13 +2,13 @@
 //! `--aligned RATE` one table resampled at RATE Hz.
 
 use std::collections::BTreeMap;
-use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use logspec::value::Value;
 
+use super::output::OutFile;
 use super::source::{self, Channel, Select, Sink};
 use super::{detect, open, shown, CliError};
 
@@ -75,7 +75,13 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
                 Some(scan)
             };
             let known = scan.map(|s| s.channels.into_iter().map(|(_, cols)| cols).collect());
-            let mut sink = PerChannel { dir: args.csv.clone(), channels: Vec::new(), names: BTreeMap::new(), known };
+            let mut sink = PerChannel {
+                dir: args.csv.clone(),
+                input: args.file.clone(),
+                channels: Vec::new(),
+                names: BTreeMap::new(),
+                known,
+            };
             let outcome = read(&mut sink)?;
             let files = sink.finish()?;
             for (name, file, dropped) in &files {
@@ -97,7 +103,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             let mut scan = Scan::default();
             read(&mut scan)?;
             let out = args.csv.join("aligned.csv");
-            let mut sink = Aligned::new(&scan, rate, &out)?;
+            let mut sink = Aligned::new(&scan, rate, &out, &args.file)?;
             let outcome = read(&mut sink)?;
             let rows = sink.finish()?;
             super::progress::note(&format!("wrote {rows} row(s) at {rate} Hz to {}", out.display()));
@@ -145,6 +151,8 @@ fn io_err(path: &Path) -> impl Fn(std::io::Error) -> CliError + '_ {
 /// One file per channel, with the columns found by a first pass or those of its first sample.
 struct PerChannel {
     dir: PathBuf,
+    /// The log, which no output may be.
+    input: PathBuf,
     channels: Vec<ChannelFile>,
     /// File names in use, to keep two channels from sharing one.
     names: BTreeMap<String, usize>,
@@ -155,7 +163,7 @@ struct PerChannel {
 struct ChannelFile {
     name: String,
     path: PathBuf,
-    out: BufWriter<File>,
+    out: BufWriter<OutFile>,
     channel: Channel,
     columns: Option<Vec<String>>,
     dropped: u64,
@@ -184,8 +192,9 @@ impl PerChannel {
     /// Flushes every file; returns (channel, file, values dropped) per file.
     fn finish(self) -> Result<Vec<(String, String, u64)>, CliError> {
         let mut done = Vec::new();
-        for mut f in self.channels {
-            f.out.flush().map_err(io_err(&f.path))?;
+        for f in self.channels {
+            let file = f.out.into_inner().map_err(|e| io_err(&f.path)(e.into_error()))?;
+            file.commit()?;
             done.push((f.name, f.path.display().to_string(), f.dropped));
         }
         Ok(done)
@@ -197,7 +206,7 @@ impl Sink for PerChannel {
         debug_assert_eq!(id, self.channels.len());
         let name = self.file_name(&channel.name);
         let path = self.dir.join(name);
-        let file = File::create(&path).map_err(io_err(&path))?;
+        let file = OutFile::create(&path, &[&self.input])?;
         self.channels.push(ChannelFile {
             name: channel.name.clone(),
             path,
@@ -276,7 +285,7 @@ impl Sink for Scan {
 /// Pass 2 of `--aligned`: the last value of every column, written out at each grid time.
 struct Aligned {
     path: PathBuf,
-    out: BufWriter<File>,
+    out: BufWriter<OutFile>,
     /// Per channel: its columns' indices in the row, by column name.
     index: Vec<BTreeMap<String, usize>>,
     row: Vec<String>,
@@ -292,7 +301,7 @@ struct Aligned {
 const MAX_ROWS: u64 = 50_000_000;
 
 impl Aligned {
-    fn new(scan: &Scan, rate: f64, path: &Path) -> Result<Self, CliError> {
+    fn new(scan: &Scan, rate: f64, path: &Path, input: &Path) -> Result<Self, CliError> {
         let (start, end) = (scan.first.unwrap_or(0), scan.last.unwrap_or(0));
         let step_ns = 1e9 / rate;
         let span = (end - start) as f64;
@@ -303,7 +312,7 @@ impl Aligned {
                 seconds(end - start)
             )));
         }
-        let file = File::create(path).map_err(io_err(path))?;
+        let file = OutFile::create(path, &[input])?;
         let mut out = BufWriter::new(file);
         let mut line = String::from("t [s]");
         let mut index = Vec::new();
@@ -356,7 +365,8 @@ impl Aligned {
 
     fn finish(mut self) -> Result<u64, CliError> {
         self.emit_until(None)?;
-        self.out.flush().map_err(io_err(&self.path))?;
+        let file = self.out.into_inner().map_err(|e| io_err(&self.path)(e.into_error()))?;
+        file.commit()?;
         Ok(self.rows)
     }
 }

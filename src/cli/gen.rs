@@ -76,6 +76,8 @@ pub fn artifacts(dir: &Path, root: &Path, langs: &[Lang]) -> Result<Vec<Artifact
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let Project { schemas, root } = &args.project;
     let langs = args.lang.as_ref().map_or(&Lang::ALL[..], std::slice::from_ref);
+    let inputs = super::schema_paths(schemas)?;
+    let inputs: Vec<&std::path::Path> = inputs.iter().map(|p| p.as_path()).collect();
     for a in artifacts(schemas, root, langs)? {
         let path = root.join(&a.path);
         if std::fs::read_to_string(&path).ok().as_deref() == Some(a.contents.as_str()) {
@@ -85,7 +87,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(|e| CliError::Input(format!("{}: {e}", parent.display())))?;
         }
-        std::fs::write(&path, &a.contents).map_err(|e| CliError::Input(format!("{}: {e}", path.display())))?;
+        super::output::write_file(&path, &inputs, a.contents.as_bytes())?;
         println!("wrote     {}", a.path);
     }
     Ok(ExitCode::SUCCESS)

@@ -58,7 +58,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         if old == text {
             println!("unchanged {}", lock_path.display());
         } else {
-            std::fs::write(&lock_path, text).map_err(|e| CliError::Input(format!("{}: {e}", lock_path.display())))?;
+            super::output::write_file(&lock_path, &[&path], text.as_bytes())?;
             println!("wrote     {}", lock_path.display());
         }
     }

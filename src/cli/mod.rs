@@ -12,6 +12,7 @@ mod gen;
 mod info;
 mod lock;
 mod meta;
+mod output;
 mod plot;
 mod progress;
 mod rlog;

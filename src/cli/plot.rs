@@ -54,6 +54,7 @@ enum Kind {
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
+    super::output::refuse_input(&args.output, &[&args.file])?;
     let kind = match args.output.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase).as_deref() {
         Some("png") => Kind::Png,
         Some("svg") => Kind::Svg,
@@ -102,15 +103,17 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         .unwrap_or_else(|| args.file.file_name().map_or(path.clone(), |n| n.to_string_lossy().into_owned()));
     plotters::style::register_font("sans-serif", FontStyle::Normal, FONT)
         .map_err(|_| CliError::Input("the bundled font does not load".into()))?;
-    let out = args.output.clone();
+    let file = super::output::OutFile::create(&args.output, &[&args.file])?;
+    let (out, tmp) = (args.output.clone(), file.path().to_path_buf());
     let size = (args.width, args.height);
     // ROS bag times are Unix times: the axis counts from the first message instead.
     let x_desc = if sink.origin_ns > 0 { "time since the first message [s]" } else { "time [s]" };
     let result = match kind {
-        Kind::Png => draw(BitMapBackend::new(&out, size).into_drawing_area(), &title, x_desc, &sink.fields),
-        Kind::Svg => draw(SVGBackend::new(&out, size).into_drawing_area(), &title, x_desc, &sink.fields),
+        Kind::Png => draw(BitMapBackend::new(&tmp, size).into_drawing_area(), &title, x_desc, &sink.fields),
+        Kind::Svg => draw(SVGBackend::new(&tmp, size).into_drawing_area(), &title, x_desc, &sink.fields),
     };
     result.map_err(|e| CliError::Input(format!("{}: cannot draw: {e}", out.display())))?;
+    file.commit()?;
     let points: usize = sink.fields.iter().map(|s| s.points.len()).sum();
     super::progress::note(&format!("plotted {} field(s), {points} point(s), to {}", sink.fields.len(), out.display()));
     if let Some(e) = outcome.error {

@@ -1,7 +1,6 @@
 //! `logspec rlog serve` and `logspec rlog record`: the RLOG live stream on the command line.
 
 use std::collections::HashMap;
-use std::fs::File;
 use std::io::Read;
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::path::{Path, PathBuf};
@@ -293,7 +292,7 @@ fn resolve(s: &str) -> Result<Vec<SocketAddr>, CliError> {
 
 /// The output file: stream key ids mapped to the file's, which stay the same across reconnects.
 struct Recording {
-    writer: Writer<File>,
+    writer: Writer<super::output::OutFile>,
     /// File key id per (name, declared type).
     ids: HashMap<(String, Option<String>), i16>,
     /// File key id per stream key id, for the current connection.
@@ -346,7 +345,8 @@ fn record(a: RecordArgs) -> Result<ExitCode, CliError> {
     let timeout = seconds(a.connect_timeout, "--connect-timeout")?;
     let duration = a.duration.map(|d| seconds(d, "--duration")).transpose()?;
     let out_path = a.output.display().to_string();
-    let file = File::create(&a.output).map_err(|e| CliError::Input(format!("{out_path}: cannot create: {e}")))?;
+    // Written through a temporary file, renamed over the output when the recording ends.
+    let file = super::output::OutFile::create(&a.output, &[])?;
     let mut live =
         Reconnecting::new(&addrs[..], timeout, a.reconnect).map_err(|e| CliError::Usage(format!("{}: {e}", a.addr)))?;
     let stop = live.stopper();
@@ -415,14 +415,14 @@ fn record(a: RecordArgs) -> Result<ExitCode, CliError> {
     stop.stop();
 
     let Some(r) = rec else {
+        // Nothing was written: the temporary file goes, an existing output stays as it was.
         drop(file);
-        let _ = std::fs::remove_file(&a.output);
         return Err(CliError::Input(
             failure.unwrap_or_else(|| format!("{}: nothing recorded: never connected", a.addr)),
         ));
     };
     let (cycles, values, keys) = (r.cycles, r.values, r.ids.len());
-    r.writer.finish().map_err(|e| CliError::Input(format!("{out_path}: {e}")))?;
+    r.writer.finish().map_err(|e| CliError::Input(format!("{out_path}: {e}")))?.commit()?;
     eprintln!("logspec rlog record: wrote {cycles} cycles ({values} values, {keys} keys) to {out_path}");
     match failure {
         Some(f) => {

@@ -46,6 +46,12 @@ pub fn open_noting(
         Some(format!("{shown}: the index is unusable ({e}); scanned the whole file instead"))
     } else if !bag.indexed {
         Some(format!("{shown}: the bag has no index (index_pos = 0); scanned the whole file (like `rosbag reindex`)"))
+    } else if bag.duplicate_chunk_refs > 0 {
+        Some(format!(
+            "{shown}: the index lists {} chunk(s) more than once ({} duplicate reference(s)); each chunk is read once",
+            bag.chunks.len(),
+            bag.duplicate_chunk_refs
+        ))
     } else {
         None
     };
@@ -288,7 +294,12 @@ pub fn text(s: &Summary, shown: &str) -> String {
     line("version:", "2.0".into());
     line(
         "index:",
-        if b.indexed {
+        if b.indexed && b.duplicate_chunk_refs > 0 {
+            format!(
+                "yes (at byte {}); {} duplicate chunk reference(s) in it ignored",
+                b.index_pos, b.duplicate_chunk_refs
+            )
+        } else if b.indexed {
             format!("yes (at byte {})", b.index_pos)
         } else {
             format!("none used (index_pos {}); connections and chunks found by scanning", b.index_pos)

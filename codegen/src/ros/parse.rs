@@ -2,6 +2,7 @@
 //! sections of a `message_definition` blob. Names are left as written; [`super::MsgSet::resolve`]
 //! resolves them.
 
+use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
 use super::{Arity, Base, Builtin, MsgConst, MsgField, MsgSpec};
@@ -14,6 +15,11 @@ pub fn parse_definition(type_name: &str, text: &str, source: usize) -> (Vec<MsgS
     let mut specs: Vec<MsgSpec> = Vec::new();
     let mut current = MsgSpec { name: type_name.to_string(), fields: Vec::new(), constants: Vec::new(), source };
     let mut expect_msg_line: Option<Range<usize>> = None;
+    // The field and constant names of the current section, so that a duplicate is found in
+    // constant time (a definition may hold many thousands of fields).
+    let mut names: HashSet<String> = HashSet::new();
+    // Where each section's `MSG:` line is, by section index.
+    let mut msg_lines: Vec<usize> = vec![0];
     let mut offset = 0usize;
     for raw in text.split_inclusive('\n') {
         let start = offset;
@@ -27,6 +33,7 @@ pub fn parse_definition(type_name: &str, text: &str, source: usize) -> (Vec<MsgS
                 MsgSpec { name: String::new(), fields: Vec::new(), constants: Vec::new(), source },
             ));
             expect_msg_line = Some(start..start + line.len());
+            names.clear();
             continue;
         }
         if let Some(sep) = expect_msg_line.take() {
@@ -37,6 +44,7 @@ pub fn parse_definition(type_name: &str, text: &str, source: usize) -> (Vec<MsgS
             match trimmed.strip_prefix("MSG:").map(str::trim) {
                 Some(name) if is_type_name(name) && name.contains('/') => {
                     current.name = name.to_string();
+                    msg_lines.push(start);
                     continue;
                 }
                 _ => {
@@ -48,11 +56,12 @@ pub fn parse_definition(type_name: &str, text: &str, source: usize) -> (Vec<MsgS
                             ),
                     );
                     current.name = format!("<section at byte {start}>");
+                    msg_lines.push(start);
                     continue;
                 }
             }
         }
-        if let Err(d) = parse_line(line, start, &mut current) {
+        if let Err(d) = parse_line(line, start, &mut current, &mut names) {
             diags.push(d);
         }
     }
@@ -62,17 +71,17 @@ pub fn parse_definition(type_name: &str, text: &str, source: usize) -> (Vec<MsgS
     } else {
         specs.push(current);
     }
-    let mut seen: Vec<&str> = Vec::new();
-    for s in &specs {
-        if seen.contains(&s.name.as_str()) {
-            let at = text.find(&format!("MSG: {}", s.name)).unwrap_or(0);
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    for (i, s) in specs.iter().enumerate() {
+        if seen.insert(&s.name, i).is_some() {
+            let at = msg_lines.get(i).copied().unwrap_or(0);
+            let len = text[at..].find('\n').unwrap_or(text.len() - at);
             diags.push(Diagnostic::new(
                 Code::MsgSection,
-                at..at + 5 + s.name.len(),
+                at..at + len,
                 format!("`{}` is defined twice in this definition", s.name),
             ));
         }
-        seen.push(&s.name);
     }
     (specs, diags)
 }
@@ -112,7 +121,8 @@ fn tokens(s: &str, at: usize) -> Vec<(&str, Range<usize>)> {
 }
 
 /// Parses one line into a field or constant of `spec`.
-fn parse_line(line: &str, at: usize, spec: &mut MsgSpec) -> Result<(), Diagnostic> {
+/// `names` holds the field and constant names of `spec` so far.
+fn parse_line(line: &str, at: usize, spec: &mut MsgSpec, names: &mut HashSet<String>) -> Result<(), Diagnostic> {
     let clean = line.split('#').next().unwrap_or("");
     let toks = tokens(clean, at);
     if toks.is_empty() {
@@ -120,7 +130,7 @@ fn parse_line(line: &str, at: usize, spec: &mut MsgSpec) -> Result<(), Diagnosti
     }
     if clean.contains('=') {
         let c = parse_constant(line, clean, at, &toks)?;
-        if spec.constants.iter().any(|x| x.name == c.name) || spec.fields.iter().any(|f| f.name == c.name) {
+        if !names.insert(c.name.clone()) {
             return Err(Diagnostic::new(
                 Code::DuplicateField,
                 at..at + line.len(),
@@ -144,7 +154,7 @@ fn parse_line(line: &str, at: usize, spec: &mut MsgSpec) -> Result<(), Diagnosti
         return Err(Diagnostic::new(Code::BadName, name_span, format!("`{name}` is not a valid field name"))
             .help("field names start with a letter and hold letters, digits and `_`"));
     }
-    if spec.fields.iter().any(|f| f.name == name) || spec.constants.iter().any(|c| c.name == name) {
+    if names.contains(name) {
         return Err(Diagnostic::new(Code::DuplicateField, name_span, format!("field `{name}` is defined twice")));
     }
     let (base_text, arity) = split_array(ty).ok_or_else(|| {
@@ -162,6 +172,7 @@ fn parse_line(line: &str, at: usize, spec: &mut MsgSpec) -> Result<(), Diagnosti
             ))
         }
     };
+    names.insert(name.to_string());
     spec.fields.push(MsgField { name: name.to_string(), base, arity, written: ty.to_string(), span: ty_span });
     Ok(())
 }

@@ -108,7 +108,14 @@ impl fmt::Display for CarlaError {
     }
 }
 
-impl std::error::Error for CarlaError {}
+impl std::error::Error for CarlaError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.kind {
+            CarlaErrorKind::Io(e) => Some(e),
+            _ => None,
+        }
+    }
+}
 
 /// Where the reader is in the frame structure.
 #[derive(Clone, Debug, Default, PartialEq)]

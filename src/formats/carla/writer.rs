@@ -36,7 +36,15 @@ impl std::fmt::Display for CarlaWriteError {
     }
 }
 
-impl std::error::Error for CarlaWriteError {}
+impl std::error::Error for CarlaWriteError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            CarlaWriteError::Io(e) => Some(e),
+            CarlaWriteError::Encode(e) => Some(e),
+            CarlaWriteError::TooLarge { .. } => None,
+        }
+    }
+}
 
 impl From<io::Error> for CarlaWriteError {
     fn from(e: io::Error) -> Self {
@@ -54,8 +62,14 @@ impl From<io::Error> for CarlaWriteError {
 ///   (so the last frame keeps -1.0), with `elapsed` the sum of the durations before.
 ///
 /// Memory is bounded by one frame (the bytes after a FrameStart that waits for its duration).
+///
+/// Like [`std::io::BufWriter`], a writer that is dropped writes out what it buffered (the last
+/// frame keeps `duration_this = -1.0`), silently; [`finish`](Self::finish) is the way to see a
+/// write error.
+#[must_use = "packets are buffered; call `finish` to write them out and see any error"]
 pub struct Writer<W: Write> {
-    out: W,
+    /// `None` only once `finish` has taken it.
+    out: Option<W>,
     buf: Vec<u8>,
     /// Where in `buf` the last `begin_frame` FrameStart's `duration_this` is, until it is patched.
     patch_at: Option<usize>,
@@ -70,7 +84,7 @@ impl<W: Write> Writer<W> {
     pub fn new(out: W, header: &InfoHeader) -> Result<Self, CarlaWriteError> {
         let mut buf = Vec::with_capacity(FLUSH_AT);
         header.encode(&mut buf, Endian::Little).map_err(CarlaWriteError::Encode)?;
-        Ok(Writer { out, buf, patch_at: None, last: None, scratch: Vec::new() })
+        Ok(Writer { out: Some(out), buf, patch_at: None, last: None, scratch: Vec::new() })
     }
 
     /// Writes one packet: its header (id, size) and the record.
@@ -121,7 +135,9 @@ impl<W: Write> Writer<W> {
     }
 
     fn flush_buf(&mut self) -> io::Result<()> {
-        self.out.write_all(&self.buf)?;
+        if let Some(out) = self.out.as_mut() {
+            out.write_all(&self.buf)?;
+        }
         self.buf.clear();
         Ok(())
     }
@@ -129,7 +145,19 @@ impl<W: Write> Writer<W> {
     /// Writes out everything (the last frame keeps `duration_this = -1.0`) and returns the output.
     pub fn finish(mut self) -> Result<W, CarlaWriteError> {
         self.flush_buf()?;
-        self.out.flush()?;
-        Ok(self.out)
+        let Some(mut out) = self.out.take() else {
+            return Err(io::Error::other("the writer was already finished").into());
+        };
+        out.flush()?;
+        Ok(out)
+    }
+}
+
+impl<W: Write> Drop for Writer<W> {
+    fn drop(&mut self) {
+        if let Some(out) = self.out.as_mut() {
+            // Errors cannot be reported from drop; `finish` is the way to see them.
+            let _ = out.write_all(&self.buf).and_then(|_| out.flush());
+        }
     }
 }

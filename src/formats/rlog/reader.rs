@@ -190,7 +190,15 @@ impl fmt::Display for RlogError {
     }
 }
 
-impl std::error::Error for RlogError {}
+impl std::error::Error for RlogError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &self.kind {
+            RlogErrorKind::Io(e) => Some(e),
+            RlogErrorKind::Decode(e) => Some(e),
+            _ => None,
+        }
+    }
+}
 
 /// Reads an RLOG file or stream from any [`Read`], in constant memory (one buffer, grown only to
 /// the largest message actually present).

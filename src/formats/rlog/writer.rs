@@ -72,7 +72,15 @@ impl fmt::Display for RlogWriteError {
     }
 }
 
-impl std::error::Error for RlogWriteError {}
+impl std::error::Error for RlogWriteError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            RlogWriteError::Io(e) => Some(e),
+            RlogWriteError::Encode(e) => Some(e),
+            _ => None,
+        }
+    }
+}
 
 impl From<io::Error> for RlogWriteError {
     fn from(e: io::Error) -> Self {
@@ -173,8 +181,13 @@ const CHUNK: usize = 64 * 1024;
 
 /// Writes RLOG messages as given: timestamps, key definitions with explicit ids, and values.
 /// Re-encoding the events of a [`Reader`](super::Reader) reproduces its input byte for byte.
+///
+/// Messages are buffered (64 KiB). Like [`std::io::BufWriter`], a writer that is dropped writes
+/// out what it buffered, silently; [`finish`](Self::finish) is the way to see a write error.
+#[must_use = "messages are buffered; call `finish` to write them out and see any error"]
 pub struct Writer<W: Write> {
-    inner: W,
+    /// `None` only once `finish` has taken it.
+    inner: Option<W>,
     revision: Revision,
     buf: Vec<u8>,
     /// Key names and R2 declared types, by `id as u16`.
@@ -192,7 +205,7 @@ impl<W: Write> Writer<W> {
     /// Writes messages only, with no revision byte (a stream frame after the first, or a
     /// headerless file).
     pub fn without_revision(inner: W, revision: Revision) -> Self {
-        Writer { inner, revision, buf: Vec::with_capacity(CHUNK), keys: Vec::new() }
+        Writer { inner: Some(inner), revision, buf: Vec::with_capacity(CHUNK), keys: Vec::new() }
     }
 
     pub fn revision(&self) -> Revision {
@@ -233,7 +246,9 @@ impl<W: Write> Writer<W> {
 
     fn maybe_flush(&mut self) -> Result<(), RlogWriteError> {
         if self.buf.len() >= CHUNK {
-            self.inner.write_all(&self.buf)?;
+            if let Some(inner) = self.inner.as_mut() {
+                inner.write_all(&self.buf)?;
+            }
             self.buf.clear();
         }
         Ok(())
@@ -241,9 +256,22 @@ impl<W: Write> Writer<W> {
 
     /// Writes out everything buffered and returns the inner writer.
     pub fn finish(mut self) -> Result<W, RlogWriteError> {
-        self.inner.write_all(&self.buf)?;
-        self.inner.flush()?;
-        Ok(self.inner)
+        let Some(mut inner) = self.inner.take() else {
+            return Err(std::io::Error::other("the writer was already finished").into());
+        };
+        inner.write_all(&self.buf)?;
+        self.buf.clear();
+        inner.flush()?;
+        Ok(inner)
+    }
+}
+
+impl<W: Write> Drop for Writer<W> {
+    fn drop(&mut self) {
+        if let Some(inner) = self.inner.as_mut() {
+            // Errors cannot be reported from drop; `finish` is the way to see them.
+            let _ = inner.write_all(&self.buf).and_then(|_| inner.flush());
+        }
     }
 }
 

@@ -84,6 +84,9 @@ pub struct Bag<R> {
     pub index_problem: Option<BagError>,
     /// Where the scan stopped, for a bag read by scanning.
     pub stop: Option<Stop>,
+    /// Chunk info records of the index that name a chunk an earlier one already named: each
+    /// chunk is listed (and read) once.
+    pub duplicate_chunk_refs: u32,
 }
 
 /// The largest record header accepted (connection headers hold a topic and little else; the
@@ -114,6 +117,7 @@ impl<R: Read + Seek> Bag<R> {
             indexed: false,
             index_problem: None,
             stop: None,
+            duplicate_chunk_refs: 0,
         };
         let (op, header, data_end) = bag.read_record_header(13)?;
         let ctx = Ctx { offset: 13, op: Some(op), chunk: None };
@@ -223,6 +227,7 @@ impl<R: Read + Seek> Bag<R> {
             self.connections.insert(c.id, c);
             at = next;
         }
+        let mut seen = BTreeSet::new();
         for _ in 0..self.chunk_count {
             let (op, fields, data, next) = self.read_record(at)?;
             let ctx = Ctx { offset: at, op: Some(op), chunk: None };
@@ -243,6 +248,13 @@ impl<R: Read + Seek> Bag<R> {
                     (u32::from_le_bytes(c[..4].try_into().unwrap()), u32::from_le_bytes(c[4..].try_into().unwrap()))
                 })
                 .collect();
+            if !seen.insert(pos) {
+                // A hostile (or broken) index may name one chunk many times; reading it once per
+                // reference would cost time and, in time order, memory per reference.
+                self.duplicate_chunk_refs += 1;
+                at = next;
+                continue;
+            }
             let (compression, size, stored) = self.chunk_header(pos)?;
             self.chunks.push(ChunkInfo { pos, start, end, counts, compression, size, stored });
             at = next;

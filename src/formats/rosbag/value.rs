@@ -72,7 +72,13 @@ impl std::fmt::Display for DecodeFault {
 
 /// Decodes one whole message of type `ty`; trailing bytes are an error.
 pub fn decode(schema: &Schema, ty: &Ty, bytes: &[u8]) -> Result<Value, DecodeFault> {
-    let mut d = Dec { schema, b: bytes, pos: 0 };
+    let mut d = Dec {
+        schema,
+        b: bytes,
+        pos: 0,
+        empty_left: EMPTY_BUDGET.saturating_add(bytes.len()),
+        min_sizes: Default::default(),
+    };
     let v = d.value(ty)?;
     if d.pos != bytes.len() {
         return Err(d.fault(format!("{} bytes left over after the message", bytes.len() - d.pos)));
@@ -80,10 +86,20 @@ pub fn decode(schema: &Schema, ty: &Ty, bytes: &[u8]) -> Result<Value, DecodeFau
     Ok(v)
 }
 
+/// How many array elements that take no bytes (messages without fields, `T[0]`) a message may
+/// hold beyond one per byte of the message. Such elements cost memory but no input, so a
+/// definition like `Empty[4294967295] e` would otherwise allocate without bound.
+pub const EMPTY_BUDGET: usize = 1 << 16;
+
 struct Dec<'a> {
     schema: &'a Schema,
     b: &'a [u8],
     pos: usize,
+    /// Values that take no bytes this message may still produce (see [`EMPTY_BUDGET`]).
+    empty_left: usize,
+    /// [`min_size`] of the message types met so far (a type used twice by each of a chain of
+    /// types would otherwise cost exponential time).
+    min_sizes: std::collections::HashMap<logspec_codegen::ir::TypeId, usize>,
 }
 
 /// Decodes `n` little-endian numbers of one type.
@@ -138,7 +154,7 @@ impl<'a> Dec<'a> {
                     _ => {
                         let at = self.pos;
                         let n = self.u32()? as usize;
-                        let min = min_size(self.schema, elem);
+                        let min = min_size(self.schema, elem, &mut self.min_sizes);
                         let left = self.b.len() - self.pos;
                         if n.saturating_mul(min.max(1)) > left && (min > 0 || n > left) {
                             return Err(DecodeFault {
@@ -159,6 +175,18 @@ impl<'a> Dec<'a> {
                 let TypeDef::Struct(s) = self.schema.ty(*id) else {
                     return Err(self.fault("a type the ROS front end does not produce".into()));
                 };
+                // A message that takes no bytes costs memory but no input: it is counted against
+                // the message's budget, so a tree of empty messages cannot grow without bound.
+                if s.size == Some(0) {
+                    if self.empty_left == 0 {
+                        return Err(self.fault(format!(
+                            "more values that take no bytes than a message of {} bytes can justify (at most {})",
+                            self.b.len(),
+                            EMPTY_BUDGET.saturating_add(self.b.len())
+                        )));
+                    }
+                    self.empty_left -= 1;
+                }
                 let mut fields = Vec::with_capacity(s.fields.len());
                 for f in &s.fields {
                     match self.value(&f.ty) {
@@ -210,6 +238,17 @@ impl<'a> Dec<'a> {
                 Prim::F64 => packed!(self, n, f64, F64),
             }),
             _ => {
+                if n > 0 && self.schema.size_of(elem) == Some(0) {
+                    if n > self.empty_left {
+                        return Err(self.fault(format!(
+                            "an array of {n} elements that take no bytes each is more than a message of {} bytes \
+                             can justify (at most {} such elements per message)",
+                            self.b.len(),
+                            EMPTY_BUDGET.saturating_add(self.b.len())
+                        )));
+                    }
+                    self.empty_left -= n;
+                }
                 let mut items = Vec::with_capacity(n.min(self.b.len() - self.pos + 1));
                 for i in 0..n {
                     match self.value(elem) {
@@ -226,19 +265,33 @@ impl<'a> Dec<'a> {
     }
 }
 
-/// The fewest bytes a value of `ty` can take (a prefix counts, its elements do not).
-fn min_size(schema: &Schema, ty: &Ty) -> usize {
+/// The fewest bytes a value of `ty` can take (a prefix counts, its elements do not), with the
+/// answers for message types kept in `memo`.
+fn min_size(
+    schema: &Schema,
+    ty: &Ty,
+    memo: &mut std::collections::HashMap<logspec_codegen::ir::TypeId, usize>,
+) -> usize {
     if let Some(n) = schema.size_of(ty) {
         return n as usize;
     }
     match ty {
         Ty::Str(_) | Ty::Bytes(_) => 4,
-        Ty::Array { elem, len: Len::Fixed(n) } => min_size(schema, elem).saturating_mul(*n as usize),
+        Ty::Array { elem, len: Len::Fixed(n) } => min_size(schema, elem, memo).saturating_mul(*n as usize),
         Ty::Array { .. } => 4,
-        Ty::Named(id) => match schema.ty(*id) {
-            TypeDef::Struct(s) => s.fields.iter().map(|f| min_size(schema, &f.ty)).sum(),
-            _ => 0,
-        },
+        Ty::Named(id) => {
+            if let Some(n) = memo.get(id) {
+                return *n;
+            }
+            let n = match schema.ty(*id) {
+                TypeDef::Struct(s) => {
+                    s.fields.iter().fold(0usize, |a, f| a.saturating_add(min_size(schema, &f.ty, memo)))
+                }
+                _ => 0,
+            };
+            memo.insert(*id, n);
+            n
+        }
         _ => 0,
     }
 }

@@ -219,6 +219,9 @@ fn framed_impl(cx: &Cx<'_>, enum_ident: &proc_macro2::Ident) -> TokenStream {
     let w_tag = write(framing.tag, quote!(h.tag));
     let w_len = write(length, quote!(h.len));
     let w_ts = framing.timestamp.map(|t| write(t, quote!(h.timestamp.unwrap_or(0)))).unwrap_or_default();
+    let max_tag = Literal::u64_unsuffixed(
+        prim(framing.tag).int_range().map_or(u64::MAX, |(_, hi)| hi.min(u64::MAX as i128) as u64),
+    );
     let max_payload =
         Literal::u64_unsuffixed(prim(length).int_range().map_or(u64::MAX, |(_, hi)| hi.min(u64::MAX as i128) as u64));
 
@@ -306,6 +309,7 @@ fn framed_impl(cx: &Cx<'_>, enum_ident: &proc_macro2::Ident) -> TokenStream {
             const NAME: &'static str = #fname;
             const RECORD_HEADER_SIZE: usize = #hsize;
             const MAX_PAYLOAD: u64 = #max_payload;
+            const MAX_TAG: u64 = #max_tag;
             const KNOWN_SCHEMA_IDS: &'static [u64] = #known;
             const TAG_FIELD: &'static str = #tag_name;
             const LENGTH_FIELD: &'static str = #len_name;

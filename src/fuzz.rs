@@ -1,0 +1,182 @@
+//! The bodies of the fuzz targets (`fuzz/fuzz_targets/*.rs`), here so that the committed
+//! regression corpus (`fuzz/corpus/<target>/`) is replayed by an ordinary `cargo test`
+//! (`tests/fuzz_corpus.rs`) through exactly the code the fuzzer ran.
+//!
+//! Each function takes arbitrary bytes, must never panic, and must never allocate more than the
+//! input can justify; decoders are driven the way the CLI drives them. Not a stable API.
+
+use std::collections::BTreeMap;
+use std::io::Cursor;
+
+use logspec_runtime::{with_file_format, Event, FramedFormat, Reader, WithFormat};
+
+use crate::formats::rlog::net::FrameReader;
+use crate::formats::rlog::{Reader as RlogReader, ReaderOptions};
+use crate::formats::rosbag::{Bag, BagError, Decoders, Order};
+use crate::formats::{carla, usvlog};
+use crate::json::JsonWriter;
+
+/// Every target, by the name of its `fuzz/fuzz_targets/<name>.rs` and corpus folder.
+pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+    ("usvlog", usvlog),
+    ("rlog", rlog),
+    ("rlog_stream", rlog_stream),
+    ("carla", carla),
+    ("rosbag", rosbag),
+    ("schema", schema),
+    ("msg", msg),
+];
+
+/// Records of a framed format, each written as JSON as `dump` does.
+struct Drain<'a>(&'a [u8]);
+
+impl WithFormat for Drain<'_> {
+    type Output = ();
+    fn call<F: FramedFormat>(self) {
+        let Ok(mut r) = Reader::<_, F>::new(self.0) else { return };
+        let mut w = JsonWriter::new();
+        while let Some(ev) = r.next_event() {
+            match ev {
+                Ok(ev) => {
+                    if let Event::Record { .. } = ev {
+                        crate::json::framed_event::<F>(&mut w, &ev);
+                        w.take();
+                    }
+                }
+                Err(e) if e.is_recoverable() => {}
+                Err(_) => break,
+            }
+        }
+    }
+}
+
+/// USVLOG: the header's schema id picks the layout (current or locked history), then every
+/// record is decoded and written as JSON.
+pub fn usvlog(data: &[u8]) {
+    let _ = with_file_format::<usvlog::Usvlog, _>(data, Drain(data));
+}
+
+/// RLOG files: every event through the owned path, then through the borrowed path (which must
+/// agree with it), then by cycles; with and without an assumed revision.
+pub fn rlog(data: &[u8]) {
+    for opts in [ReaderOptions::default(), ReaderOptions { assume_revision: Some(crate::formats::rlog::Revision::R1) }]
+    {
+        let owned = rlog_events(data, opts, false);
+        let borrowed = rlog_events(data, opts, true);
+        assert_eq!(owned, borrowed, "next_event and next_event_ref disagree");
+        if let Ok(mut r) = RlogReader::with_options(data, opts) {
+            while let Some(c) = r.next_cycle() {
+                if c.is_err() {
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/// The events of an RLOG input as text (values by their debug form), up to the first fatal error.
+fn rlog_events(data: &[u8], opts: ReaderOptions, by_ref: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    let Ok(mut r) = RlogReader::with_options(data, opts) else { return out };
+    loop {
+        let ev = if by_ref {
+            match r.next_event_ref() {
+                None => break,
+                Some(e) => e.map(|e| e.to_event()),
+            }
+        } else {
+            match r.next_event() {
+                None => break,
+                Some(e) => e,
+            }
+        };
+        match ev {
+            Ok(e) => out.push(format!("{e:?}")),
+            Err(e) => {
+                out.push(format!("error at {}: {e}", e.offset));
+                if !e.is_recoverable() {
+                    break;
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The RLOG live stream: length-prefixed frames, the messages inside them decoded.
+pub fn rlog_stream(data: &[u8]) {
+    let Ok(mut r) = RlogReader::new(FrameReader::new(data)) else { return };
+    while let Some(ev) = r.next_event() {
+        if ev.is_err_and(|e| !e.is_recoverable()) {
+            break;
+        }
+    }
+}
+
+/// CARLA recordings: every frame, every packet decoded.
+pub fn carla(data: &[u8]) {
+    let Ok(mut r) = carla::Reader::new(data) else { return };
+    while let Some(f) = r.next_frame() {
+        if f.is_err() {
+            break;
+        }
+    }
+}
+
+/// ROS bags from memory, in time and file order, every message decoded with its connection's
+/// embedded definition and written as JSON.
+pub fn rosbag(data: &[u8]) {
+    for order in [Order::Time, Order::File] {
+        let Ok(mut bag) = Bag::open(Cursor::new(data)) else { return };
+        let decoders = Decoders::new("fuzz", &bag.connections, None);
+        let _ = bag.for_each_message(order, None, |m| -> Result<(), BagError> {
+            if let Some(d) = decoders.get(m.conn).and_then(|t| t.decoder.as_ref()) {
+                if let Ok(v) = d.decode(m.data) {
+                    let mut w = JsonWriter::new();
+                    logspec_runtime::Visit::visit(&d.view(&v), None, &mut w);
+                    w.take();
+                }
+            }
+            Ok(())
+        });
+    }
+}
+
+/// The TOML schema compiler and every back end of a schema it accepts.
+pub fn schema(data: &[u8]) {
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    let Ok(s) = logspec_codegen::compile_str("fuzz.toml", text) else { return };
+    let _ = logspec_codegen::backend::rust::RustBackend::default().source(&s);
+    let _ = logspec_codegen::backend::c::header(&s);
+    let _ = logspec_codegen::backend::python::module(&s);
+    let _ = logspec_codegen::backend::golden::vectors(&s);
+    let _ = logspec_codegen::backend::doc::markdown(&s);
+}
+
+/// The `.msg` front end: a `message_definition` (the input up to the first NUL byte) of type
+/// `fuzz/Msg`, its md5, and the bytes after the NUL decoded as one message of it.
+pub fn msg(data: &[u8]) {
+    let (def, body) = match data.iter().position(|b| *b == 0) {
+        Some(i) => (&data[..i], &data[i + 1..]),
+        None => (data, &[][..]),
+    };
+    let Ok(def) = std::str::from_utf8(def) else { return };
+    let conn = crate::formats::rosbag::Connection {
+        id: 0,
+        topic: "/fuzz".into(),
+        ty: "fuzz/Msg".into(),
+        md5sum: String::new(),
+        message_definition: def.to_string(),
+        callerid: None,
+        latching: None,
+        offset: 0,
+    };
+    let decoders = Decoders::new("fuzz", &BTreeMap::from([(0, conn)]), None);
+    if let Some(d) = decoders.get(0).and_then(|t| t.decoder.as_ref()) {
+        if let Ok(v) = d.decode(body) {
+            let mut w = JsonWriter::new();
+            logspec_runtime::Visit::visit(&d.view(&v), None, &mut w);
+            w.take();
+        }
+    }
+}

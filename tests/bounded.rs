@@ -1,0 +1,307 @@
+//! Bounded work on hostile input, checked by counting every allocation of this test binary.
+//!
+//! - The fuzz regression corpus (`fuzz/corpus/<target>/*`) is replayed through the fuzz targets'
+//!   bodies (`logspec::fuzz`), each input under an allocation limit proportional to its size.
+//! - The three hostile-bag classes (a fixed array of messages without fields, a definition with
+//!   100,000 fields, an index that lists one chunk 800 times) are built here; each is decoded
+//!   under an allocation limit, and `logspec dump` on each ends with the messages it could decode
+//!   and a clear error where it could not.
+
+mod common;
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::collections::BTreeMap;
+use std::io::Cursor;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use common::logspec;
+use logspec::formats::rosbag::{Bag, BagError, Decoders, Order};
+
+/// Counts the bytes allocated and not yet freed, and the peak since the last [`reset_peak`].
+struct Counting;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        let p = System.alloc(l);
+        if !p.is_null() {
+            let now = LIVE.fetch_add(l.size(), Ordering::Relaxed) + l.size();
+            PEAK.fetch_max(now, Ordering::Relaxed);
+        }
+        p
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        System.dealloc(p, l);
+        LIVE.fetch_sub(l.size(), Ordering::Relaxed);
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
+        let q = System.realloc(p, l, new);
+        if !q.is_null() {
+            if new >= l.size() {
+                let now = LIVE.fetch_add(new - l.size(), Ordering::Relaxed) + (new - l.size());
+                PEAK.fetch_max(now, Ordering::Relaxed);
+            } else {
+                LIVE.fetch_sub(l.size() - new, Ordering::Relaxed);
+            }
+        }
+        q
+    }
+}
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
+
+/// Measurements are serialised: the counters are global.
+static MEASURE: Mutex<()> = Mutex::new(());
+
+/// The peak number of bytes `f` holds allocated at once, above what was live before it.
+fn peak_of(f: impl FnOnce()) -> usize {
+    let _g = MEASURE.lock().unwrap_or_else(|e| e.into_inner());
+    let base = LIVE.load(Ordering::Relaxed);
+    PEAK.store(base, Ordering::Relaxed);
+    f();
+    PEAK.load(Ordering::Relaxed).saturating_sub(base)
+}
+
+/// The allocation limit of one input: a fixed allowance (buffers, compiled schemas, the JSON of
+/// one value) plus a multiple of the input's size.
+fn limit(target: &str, len: usize) -> usize {
+    let per_byte = match target {
+        // A schema is compiled and every back end's text generated from it.
+        "schema" | "msg" => 512,
+        _ => 64,
+    };
+    (4 << 20) + per_byte * len
+}
+
+#[test]
+fn fuzz_corpus_replays_within_its_allocation_limit() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus");
+    let mut replayed = 0;
+    for (name, body) in logspec::fuzz::TARGETS {
+        let dir = root.join(name);
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("{}: {e} (every target has a committed corpus)", dir.display()))
+            .map(|e| e.unwrap().path())
+            .collect();
+        files.sort();
+        assert!(!files.is_empty(), "{}: empty corpus", dir.display());
+        for f in files {
+            let data = std::fs::read(&f).unwrap();
+            let peak = peak_of(|| body(&data));
+            let max = limit(name, data.len());
+            assert!(
+                peak <= max,
+                "{}: {peak} bytes allocated at once for {} bytes of input (limit {max})",
+                f.display(),
+                data.len()
+            );
+            replayed += 1;
+        }
+    }
+    assert!(replayed >= logspec::fuzz::TARGETS.len());
+}
+
+/// A bag record: header fields, then data.
+fn record(fields: &[(&str, &[u8])], data: &[u8]) -> Vec<u8> {
+    let mut h = Vec::new();
+    for (k, v) in fields {
+        h.extend_from_slice(&((k.len() + 1 + v.len()) as u32).to_le_bytes());
+        h.extend_from_slice(k.as_bytes());
+        h.push(b'=');
+        h.extend_from_slice(v);
+    }
+    let mut r = (h.len() as u32).to_le_bytes().to_vec();
+    r.extend_from_slice(&h);
+    r.extend_from_slice(&(data.len() as u32).to_le_bytes());
+    r.extend_from_slice(data);
+    r
+}
+
+/// A connection record (op 7) of connection 0 on `/hostile`.
+fn connection(ty: &str, definition: &str) -> Vec<u8> {
+    let mut data = Vec::new();
+    for (k, v) in [("topic", "/hostile"), ("type", ty), ("md5sum", "*"), ("message_definition", definition)] {
+        let f = record(&[(k, v.as_bytes())], b"");
+        // A field list is a header without the record framing: drop the header and data lengths.
+        data.extend_from_slice(&f[4..f.len() - 4]);
+    }
+    record(&[("op", &[7]), ("conn", &0u32.to_le_bytes()), ("topic", b"/hostile")], &data)
+}
+
+fn time(sec: u32) -> Vec<u8> {
+    let mut t = sec.to_le_bytes().to_vec();
+    t.extend_from_slice(&0u32.to_le_bytes());
+    t
+}
+
+/// A bag with one connection and one uncompressed chunk holding `messages` (one a second, from
+/// t = 1), whose index lists that chunk `refs` times.
+fn bag(ty: &str, definition: &str, messages: &[Vec<u8>], refs: u32) -> Vec<u8> {
+    let conn = connection(ty, definition);
+    let mut chunk = conn.clone();
+    for (i, m) in messages.iter().enumerate() {
+        chunk.extend(record(&[("op", &[2]), ("conn", &0u32.to_le_bytes()), ("time", &time(i as u32 + 1))], m));
+    }
+    let mut out = b"#ROSBAG V2.0\n".to_vec();
+    let header_at = out.len();
+    let header_len =
+        record(&[("op", &[3]), ("index_pos", &[0; 8]), ("conn_count", &[0; 4]), ("chunk_count", &[0; 4])], &[b' '; 64])
+            .len();
+    out.resize(header_at + header_len, 0);
+    let chunk_pos = out.len() as u64;
+    out.extend(record(
+        &[("op", &[5]), ("compression", b"none"), ("size", &(chunk.len() as u32).to_le_bytes())],
+        &chunk,
+    ));
+    let index_pos = out.len() as u64;
+    out.extend(conn);
+    let mut counts = 0u32.to_le_bytes().to_vec();
+    counts.extend_from_slice(&(messages.len() as u32).to_le_bytes());
+    for _ in 0..refs {
+        out.extend(record(
+            &[
+                ("op", &[6]),
+                ("ver", &1u32.to_le_bytes()),
+                ("chunk_pos", &chunk_pos.to_le_bytes()),
+                ("start_time", &time(1)),
+                ("end_time", &time(messages.len().max(1) as u32)),
+                ("count", &1u32.to_le_bytes()),
+            ],
+            &counts,
+        ));
+    }
+    let header = record(
+        &[
+            ("op", &[3]),
+            ("index_pos", &index_pos.to_le_bytes()),
+            ("conn_count", &1u32.to_le_bytes()),
+            ("chunk_count", &refs.to_le_bytes()),
+        ],
+        &[b' '; 64],
+    );
+    out[header_at..header_at + header_len].copy_from_slice(&header);
+    out
+}
+
+/// The three hostile classes of issue 16.
+fn zero_size_array_bag() -> Vec<u8> {
+    bag("pkg/Hostile", "pkg/E[4294967295] e\n================================================================================\nMSG: pkg/E\n", &[vec![], vec![]], 1)
+}
+
+fn many_fields_bag() -> Vec<u8> {
+    let mut def = String::new();
+    for i in 0..100_000 {
+        def.push_str(&format!("int32 f{i}\n"));
+    }
+    let msg: Vec<u8> = (0..100_000i32).flat_map(|i| i.to_le_bytes()).collect();
+    bag("pkg/Wide", &def, &[msg], 1)
+}
+
+fn repeated_chunk_bag() -> Vec<u8> {
+    bag(
+        "pkg/Blob",
+        "uint8[] data",
+        &[vec![0, 0, 16, 0].into_iter().chain(std::iter::repeat(7).take(1 << 20)).collect()],
+        800,
+    )
+}
+
+/// Messages decoded (and failed) in `order`, and the peak allocation while reading.
+fn decode_all(bytes: &[u8], order: Order) -> (usize, usize, usize) {
+    let (mut ok, mut bad) = (0, 0);
+    let peak = peak_of(|| {
+        let mut bag = Bag::open(Cursor::new(bytes)).expect("opens");
+        let decoders = Decoders::new("hostile", &bag.connections, None);
+        bag.for_each_message(order, None, |m| -> Result<(), BagError> {
+            match decoders.get(m.conn).and_then(|t| t.decoder.as_ref()).map(|d| d.decode(m.data)) {
+                Some(Ok(_)) => ok += 1,
+                _ => bad += 1,
+            }
+            Ok(())
+        })
+        .expect("walks");
+    });
+    (ok, bad, peak)
+}
+
+fn write_temp(name: &str, bytes: &[u8]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("logspec-bounded-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(name);
+    std::fs::write(&p, bytes).unwrap();
+    p
+}
+
+#[test]
+fn fixed_array_of_empty_messages_is_refused_not_allocated() {
+    let bytes = zero_size_array_bag();
+    let (ok, bad, peak) = decode_all(&bytes, Order::Time);
+    assert_eq!((ok, bad), (0, 2));
+    assert!(peak < 16 << 20, "{peak} bytes");
+    let p = write_temp("zero_size.bag", &bytes);
+    let out = logspec(&["dump", p.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("4294967295 elements that take no bytes"), "{err}");
+    // The connection is printed, both messages are reported as not decoded, and the exit status
+    // says so.
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 1);
+    assert!(err.contains("2 message(s) could not be decoded"), "{err}");
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn a_definition_of_100000_fields_parses_in_linear_time() {
+    let bytes = many_fields_bag();
+    let (ok, bad, peak) = decode_all(&bytes, Order::Time);
+    assert_eq!((ok, bad), (1, 0));
+    // The definition is 1.1 MB; its IR and decoded value take a few times that.
+    assert!(peak < 64 << 20, "{peak} bytes");
+    // A duplicate among them is still found.
+    let dup = bag("pkg/Wide", "int32 a\nint32 b\nint32 a\n", &[vec![0; 12]], 1);
+    let p = write_temp("dup.bag", &dup);
+    let out = logspec(&["dump", p.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("field `a` is defined twice"), "{err}");
+}
+
+#[test]
+fn an_index_listing_one_chunk_800_times_reads_it_once() {
+    let bytes = repeated_chunk_bag();
+    let bag = Bag::open(Cursor::new(&bytes[..])).unwrap();
+    assert_eq!(bag.chunks.len(), 1);
+    assert_eq!(bag.duplicate_chunk_refs, 799);
+    for order in [Order::Time, Order::File] {
+        let (ok, bad, peak) = decode_all(&bytes, order);
+        assert_eq!((ok, bad), (1, 0), "{order:?}");
+        assert!(peak < 16 << 20, "{order:?}: {peak} bytes");
+    }
+    let p = write_temp("repeated.bag", &bytes);
+    let out = logspec(&["info", p.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("799 duplicate chunk reference"), "{text}");
+    let out = logspec(&["dump", p.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 2);
+}
+
+/// Writes the three hostile bags to `$LOGSPEC_HOSTILE_DIR` for measuring `logspec dump` by hand
+/// (docs/fuzzing.md); does nothing without it.
+#[test]
+fn write_hostile_bags_for_measurement() {
+    let Some(dir) = std::env::var_os("LOGSPEC_HOSTILE_DIR") else { return };
+    let dir = PathBuf::from(dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let bags: BTreeMap<&str, Vec<u8>> = BTreeMap::from([
+        ("zero_size_array.bag", zero_size_array_bag()),
+        ("many_fields.bag", many_fields_bag()),
+        ("repeated_chunk.bag", repeated_chunk_bag()),
+    ]);
+    for (name, bytes) in bags {
+        std::fs::write(dir.join(name), bytes).unwrap();
+    }
+}
