@@ -3,6 +3,7 @@
 
 mod carla;
 mod check;
+mod columns;
 mod convert;
 mod diff;
 mod doc;
@@ -12,6 +13,7 @@ mod gen;
 mod info;
 mod lock;
 mod meta;
+mod parquet;
 mod plot;
 mod progress;
 mod rlog;
