@@ -331,6 +331,8 @@ struct LogSink {
 
 struct Table {
     name: String,
+    /// The channel's type name (`REC_NAV_SOLUTION`, `double[]`, `pkg/Type`).
+    schema_name: String,
     /// `OUT/<table>/log=<log>/`.
     dir: PathBuf,
     /// Written under a hidden name, renamed to `part-0.parquet` when complete.
@@ -353,7 +355,7 @@ impl LogSink {
     fn new_table(&mut self, name: &str, channel: &Channel) -> Result<Table, CliError> {
         let tz: Option<Arc<str>> = self.utc.then(|| Arc::from("UTC"));
         let mut fields = vec![
-            Field::new("time", DataType::Timestamp(TimeUnit::Nanosecond, tz), false).with_metadata(
+            Field::new("log_time", DataType::Timestamp(TimeUnit::Nanosecond, tz), false).with_metadata(
                 [(
                     "doc".to_string(),
                     if self.utc {
@@ -365,7 +367,7 @@ impl LogSink {
                 )]
                 .into(),
             ),
-            Field::new("elapsed_ns", DataType::Int64, false).with_metadata(
+            Field::new("log_elapsed_ns", DataType::Int64, false).with_metadata(
                 [
                     ("unit".to_string(), "ns".to_string()),
                     (
@@ -388,8 +390,16 @@ impl LogSink {
         let cols = match &channel.ty {
             Some(t) => {
                 let body = arrow_fields(&t.schema, &t.schema.strukt(t.id).fields, None);
-                let cols = body.iter().map(|f| (f.name().to_string(), Col::new(f.data_type()))).collect();
-                fields.extend(body);
+                let mut cols = Vec::with_capacity(body.len());
+                for f in body {
+                    // A field named like a column of ours (`log_time`) gets a `_` appended.
+                    let mut name = f.name().to_string();
+                    while fields.iter().any(|g| g.name() == &name) {
+                        name.push('_');
+                    }
+                    cols.push((f.name().to_string(), Col::new(f.data_type())));
+                    fields.push(f.with_name(name));
+                }
                 if let Some(id) = &t.schema.format.schema_id {
                     meta.push(kv("logspec.schema_id", &id.value.to_string()));
                 }
@@ -427,6 +437,7 @@ impl LogSink {
             .map_err(|e| CliError::Input(format!("{}: {e}", tmp.display())))?;
         Ok(Table {
             name: name.to_string(),
+            schema_name: channel.schema_name.clone(),
             dir,
             tmp,
             schema,
@@ -529,7 +540,12 @@ impl Sink for LogSink {
 
     fn channel(&mut self, id: usize, channel: &Channel) -> Result<(), CliError> {
         debug_assert_eq!(id, self.by_channel.len());
-        let name = channel.group.clone().unwrap_or_else(|| channel.name.clone());
+        let mut name = channel.group.clone().unwrap_or_else(|| channel.name.clone());
+        // A second channel of one name with another type (an R1 key whose type changed) is
+        // its own table, `<name>#<type>`.
+        if self.by_table.get(&name).is_some_and(|i| self.tables[*i].schema_name != channel.schema_name) {
+            name = format!("{name}#{}", channel.schema_name);
+        }
         let i = match self.by_table.get(&name) {
             Some(i) => *i,
             None => {

@@ -334,7 +334,11 @@ fn units_inherited(
     }
 }
 
+/// RLOG: one channel per key, typed by its declared (R2) or first value's (R1) type. An R1 key
+/// whose values change type (other than to `null`, a removed key) gets one more channel of the
+/// same name for each other type, so that no sink has to drop the values that do not fit.
 fn read_rlog(mut r: rlog::Reader<Box<dyn Read>>, path: &str, state: &mut State<'_>) -> Result<(), CliError> {
+    let mut first_type: HashMap<String, String> = HashMap::new();
     while let Some(ev) = r.next_event() {
         match ev {
             Ok(RlogEvent::Value { timestamp, key_id, value }) => {
@@ -343,7 +347,13 @@ fn read_rlog(mut r: rlog::Reader<Box<dyn Read>>, path: &str, state: &mut State<'
                 let type_name = value.type_name(key.and_then(|k| k.declared_type.as_deref())).to_string();
                 let t_ns = seconds_to_ns(timestamp);
                 let value = || Value::Object(vec![("value".to_string(), rlog::to_value(&value))]);
-                state.deliver(name, t_ns, value, || rlog_channel(name, &type_name))?;
+                let first = first_type.entry(name.to_string()).or_insert_with(|| type_name.clone());
+                if *first == type_name || type_name == "null" {
+                    state.deliver(name, t_ns, value, || rlog_channel(name, first))?;
+                } else {
+                    let channel_key = format!("{name}\0{type_name}");
+                    state.deliver(&channel_key, t_ns, value, || rlog_channel(name, &type_name))?;
+                }
             }
             Ok(_) => {}
             Err(e) if e.is_recoverable() => state.outcome.warnings.push(format!("{path}: {e}")),
