@@ -1,5 +1,6 @@
 //! `logspec export FILE --csv DIR`: one CSV per channel (record type, RLOG key, ...), or with
-//! `--aligned RATE` one table resampled at RATE Hz.
+//! `--aligned RATE` one table resampled at RATE Hz. `logspec export --parquet OUT FILE...`: a
+//! typed Parquet dataset of many logs (`super::parquet`).
 
 use std::collections::BTreeMap;
 use std::io::{BufWriter, Write};
@@ -14,14 +15,28 @@ use super::{detect, open, shown, CliError};
 
 #[derive(clap::Args, Debug)]
 #[command(
-    after_help = "Examples:\n  logspec export timeseries.bin --csv out/\n  logspec export robot.rlog --csv out/ --key '/RealOutputs/*'\n  logspec export timeseries.bin --csv out/ --aligned 50"
+    after_help = "Examples:\n  logspec export timeseries.bin --csv out/\n  logspec export robot.rlog --csv out/ --key '/RealOutputs/*'\n  logspec export timeseries.bin --csv out/ --aligned 50\n  logspec export --parquet fleet/ logs/ 'more/*.bag'"
 )]
+#[command(group(clap::ArgGroup::new("output").required(true).args(["csv", "parquet"])))]
 pub struct Args {
-    /// The log file.
-    pub file: PathBuf,
+    /// The log file (`-`: standard input). With --parquet: log files, directories (searched
+    /// recursively for logs) and glob patterns, any number.
+    #[arg(required = true, num_args = 1.., value_name = "FILE")]
+    pub files: Vec<PathBuf>,
     /// Write CSV files into this directory (created if missing).
     #[arg(long, value_name = "DIR")]
-    pub csv: PathBuf,
+    pub csv: Option<PathBuf>,
+    /// Write a Parquet dataset into this directory (created if missing): one table per channel,
+    /// `DIR/<channel>/log=<name>/part-0.parquet`, columns typed from the schema. See
+    /// docs/parquet.md.
+    #[arg(long, value_name = "DIR", conflicts_with = "aligned")]
+    pub parquet: Option<PathBuf>,
+    /// With --parquet: logs converted at once (default: one per core).
+    #[arg(long, short = 'j', value_name = "N", requires = "parquet")]
+    pub jobs: Option<usize>,
+    /// With --parquet: the compression of the Parquet pages.
+    #[arg(long, value_enum, default_value_t, requires = "parquet")]
+    pub compression: super::parquet::Codec,
     /// Write one table, `aligned.csv`, resampled at RATE samples per second: each row holds the
     /// last value of every column at or before its time.
     #[arg(long, value_name = "RATE")]
@@ -55,19 +70,40 @@ impl SelectArgs {
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
-    let path = shown(&args.file);
-    std::fs::create_dir_all(&args.csv)
-        .map_err(|e| CliError::Input(format!("{}: cannot create: {e}", args.csv.display())))?;
+    if let Some(out) = args.parquet {
+        let jobs = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+        if jobs == 0 {
+            return Err(CliError::Usage("--jobs: at least 1".into()));
+        }
+        return super::parquet::run(super::parquet::Options {
+            out,
+            inputs: args.files,
+            select: args.select.select(),
+            format: args.input.format,
+            assume_r1: args.input.assume_r1,
+            jobs,
+            codec: args.compression,
+        });
+    }
+    let csv = args.csv.expect("clap requires --csv or --parquet");
+    let [file] = args.files.as_slice() else {
+        return Err(CliError::Usage(format!(
+            "--csv exports one log, but {} were given (--parquet takes many)",
+            args.files.len()
+        )));
+    };
+    let path = shown(file);
+    std::fs::create_dir_all(&csv).map_err(|e| CliError::Input(format!("{}: cannot create: {e}", csv.display())))?;
     let select = args.select.select();
     let read = |sink: &mut dyn Sink| {
-        let d = detect(&args.file, open(&args.file)?, args.input.format)?;
-        source::read(d, &args.file, &path, args.input.assume_r1, &select, sink)
+        let d = detect(file, open(file)?, args.input.format)?;
+        source::read(d, file, &path, args.input.assume_r1, &select, sink)
     };
     let outcome = match args.aligned {
         None => {
             // From a file, a first pass finds every column of every channel (an RLOG array can
             // grow); from standard input, a channel's columns are those of its first sample.
-            let scan = if args.file.as_os_str() == "-" {
+            let scan = if file.as_os_str() == "-" {
                 None
             } else {
                 let mut scan = Scan::default();
@@ -76,8 +112,8 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             };
             let known = scan.map(|s| s.channels.into_iter().map(|(_, cols)| cols).collect());
             let mut sink = PerChannel {
-                dir: args.csv.clone(),
-                input: args.file.clone(),
+                dir: csv.clone(),
+                input: file.clone(),
                 channels: Vec::new(),
                 names: BTreeMap::new(),
                 known,
@@ -89,21 +125,21 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
                     eprintln!("logspec: {name}: {dropped} value(s) did not fit the columns of its first sample (the shape changed) and were left out of {file}");
                 }
             }
-            super::progress::note(&format!("wrote {} CSV file(s) to {}", files.len(), args.csv.display()));
+            super::progress::note(&format!("wrote {} CSV file(s) to {}", files.len(), csv.display()));
             outcome
         }
         Some(rate) => {
             if !(rate.is_finite() && rate > 0.0) {
                 return Err(CliError::Usage(format!("--aligned: the rate must be a positive number, not {rate}")));
             }
-            if args.file.as_os_str() == "-" {
+            if file.as_os_str() == "-" {
                 return Err(CliError::Usage("--aligned reads the file twice, so it needs a path, not `-`".into()));
             }
             // Pass 1: every column and the time span.
             let mut scan = Scan::default();
             read(&mut scan)?;
-            let out = args.csv.join("aligned.csv");
-            let mut sink = Aligned::new(&scan, rate, &out, &args.file)?;
+            let out = csv.join("aligned.csv");
+            let mut sink = Aligned::new(&scan, rate, &out, file)?;
             let outcome = read(&mut sink)?;
             let rows = sink.finish()?;
             super::progress::note(&format!("wrote {rows} row(s) at {rate} Hz to {}", out.display()));

@@ -3,6 +3,7 @@
 
 mod carla;
 mod check;
+mod columns;
 mod convert;
 mod diff;
 mod doc;
@@ -13,6 +14,7 @@ mod info;
 mod lock;
 mod meta;
 mod output;
+mod parquet;
 mod plot;
 mod progress;
 mod rlog;

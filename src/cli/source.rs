@@ -4,8 +4,9 @@
 use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
 use std::path::Path;
+use std::sync::Arc;
 
-use logspec::codegen::ir::{self, Schema, Ty, TypeDef};
+use logspec::codegen::ir::{self, Schema, Ty, TypeDef, TypeId};
 use logspec::formats::rlog::{self, Event as RlogEvent};
 use logspec::runtime::{with_file_format, Event, FramedFormat, Reader, WithFormat};
 use logspec::value::Value;
@@ -25,6 +26,23 @@ pub struct Channel {
     pub units: BTreeMap<String, String>,
     /// A ROS bag connection's type, for sinks that pass its messages through as they are.
     pub ros1: Option<Ros1Type>,
+    /// The IR type of the values, for sinks that write typed columns (`None` when the source
+    /// has no description of them).
+    pub ty: Option<ValueType>,
+    /// Channels that are parts of one table: the packet kind of a CARLA per-actor channel
+    /// (`Position` for `Position/231`), whose values carry the actor id themselves.
+    pub group: Option<String>,
+}
+
+/// The IR type of a channel's values: a struct of a schema (a record's payload, a CARLA
+/// packet's element type, a ROS message), or for RLOG a one-field struct `{ value: T }` made
+/// from the key's type name ([`rlog_value_type`]). A sample's [`Value`] is this struct's
+/// visit: padding and union tags are left out, consts are shown, a union is an object whose
+/// first field `variant` names the variant.
+#[derive(Clone, Debug)]
+pub struct ValueType {
+    pub schema: Arc<Schema>,
+    pub id: TypeId,
 }
 
 /// What a ROS bag says about the messages of a connection.
@@ -140,7 +158,7 @@ pub fn read(
     match d.kind {
         FormatKind::Usvlog => {
             type F = logspec::formats::usvlog::Usvlog;
-            let schema = bundled_schema("schemas/usvlog.toml", logspec::formats::usvlog::SCHEMA_TOML)?;
+            let schema = Arc::new(bundled_schema("schemas/usvlog.toml", logspec::formats::usvlog::SCHEMA_TOML)?);
             let job = Framed { input: d.input, path, schema: &schema, state: &mut state };
             with_file_format::<F, _>(&d.head, job).map_err(|e| CliError::Input(format!("{path}: {e}")))??;
         }
@@ -149,7 +167,7 @@ pub fn read(
             read_rosbag(file, path, &mut state)?;
         }
         FormatKind::Carla => {
-            let schema = bundled_schema("schemas/carla.toml", logspec::formats::carla::SCHEMA_TOML)?;
+            let schema = Arc::new(bundled_schema("schemas/carla.toml", logspec::formats::carla::SCHEMA_TOML)?);
             let r = super::carla::reader(d.input, path).map_err(CliError::Input)?;
             read_carla(r, path, &schema, &mut state)?;
         }
@@ -219,7 +237,7 @@ impl State<'_> {
 struct Framed<'a, 's> {
     input: Box<dyn Read>,
     path: &'a str,
-    schema: &'a Schema,
+    schema: &'a Arc<Schema>,
     state: &'a mut State<'s>,
 }
 
@@ -269,7 +287,7 @@ pub fn timestamp_scale(schema: &Schema) -> u64 {
 }
 
 /// The channel of a record type: its JSON Schema and the units of its columns, from the IR.
-fn record_channel(schema: &Schema, name: &str) -> Channel {
+fn record_channel(schema: &Arc<Schema>, name: &str) -> Channel {
     let record = schema.records.iter().find(|r| r.name == name);
     let (json_schema, units) = match record {
         Some(r) => {
@@ -280,7 +298,8 @@ fn record_channel(schema: &Schema, name: &str) -> Channel {
         // A record of an older schema id that the current schema no longer has.
         None => ("{\"type\":\"object\"}".to_string(), BTreeMap::new()),
     };
-    Channel { name: name.to_string(), schema_name: name.to_string(), json_schema, units, ros1: None }
+    let ty = record.map(|r| ValueType { schema: schema.clone(), id: r.body });
+    Channel { name: name.to_string(), schema_name: name.to_string(), json_schema, units, ros1: None, ty, group: None }
 }
 
 /// Units of the leaf columns of a field list; a struct-typed field's unit (a `Vec3` in `cm`)
@@ -315,7 +334,11 @@ fn units_inherited(
     }
 }
 
+/// RLOG: one channel per key, typed by its declared (R2) or first value's (R1) type. An R1 key
+/// whose values change type (other than to `null`, a removed key) gets one more channel of the
+/// same name for each other type, so that no sink has to drop the values that do not fit.
 fn read_rlog(mut r: rlog::Reader<Box<dyn Read>>, path: &str, state: &mut State<'_>) -> Result<(), CliError> {
+    let mut first_type: HashMap<String, String> = HashMap::new();
     while let Some(ev) = r.next_event() {
         match ev {
             Ok(RlogEvent::Value { timestamp, key_id, value }) => {
@@ -324,7 +347,13 @@ fn read_rlog(mut r: rlog::Reader<Box<dyn Read>>, path: &str, state: &mut State<'
                 let type_name = value.type_name(key.and_then(|k| k.declared_type.as_deref())).to_string();
                 let t_ns = seconds_to_ns(timestamp);
                 let value = || Value::Object(vec![("value".to_string(), rlog::to_value(&value))]);
-                state.deliver(name, t_ns, value, || rlog_channel(name, &type_name))?;
+                let first = first_type.entry(name.to_string()).or_insert_with(|| type_name.clone());
+                if *first == type_name || type_name == "null" {
+                    state.deliver(name, t_ns, value, || rlog_channel(name, first))?;
+                } else {
+                    let channel_key = format!("{name}\0{type_name}");
+                    state.deliver(&channel_key, t_ns, value, || rlog_channel(name, &type_name))?;
+                }
             }
             Ok(_) => {}
             Err(e) if e.is_recoverable() => state.outcome.warnings.push(format!("{path}: {e}")),
@@ -364,7 +393,64 @@ fn rlog_channel(key: &str, type_name: &str) -> Channel {
         json_schema,
         units: BTreeMap::new(),
         ros1: None,
+        ty: Some(rlog_value_type(type_name)),
+        group: None,
     }
+}
+
+/// The IR of an RLOG key's values, `{ value: T }`, from its type name (the WPILOG type names of
+/// R2, the LoggableType names of R1): numbers, booleans and strings as themselves, `T[]` as an
+/// array, and what logspec keeps as bytes (`raw`, `struct:..`, `proto:..`, `byte`, any other
+/// name) as bytes.
+pub fn rlog_value_type(type_name: &str) -> ValueType {
+    let scalar = |name: &str| match name {
+        "boolean" => Ty::Bool,
+        "int" | "int64" => Ty::Prim(ir::Prim::I64),
+        "float" => Ty::Prim(ir::Prim::F32),
+        "double" => Ty::Prim(ir::Prim::F64),
+        "string" | "json" => Ty::Str(ir::Len::Rest),
+        _ => Ty::Bytes(ir::Len::Rest),
+    };
+    let ty = match type_name.strip_suffix("[]") {
+        Some("byte") => Ty::Bytes(ir::Len::Rest),
+        Some(elem) if !type_name.starts_with("struct:") && !type_name.starts_with("proto:") => {
+            Ty::Array { elem: Box::new(scalar(elem)), len: ir::Len::Rest }
+        }
+        _ => scalar(type_name),
+    };
+    let field = ir::Field {
+        name: "value".to_string(),
+        ty,
+        endian: ir::Endian::Little,
+        doc: None,
+        unit: None,
+        value: None,
+        offset: None,
+    };
+    let body = ir::Struct {
+        name: type_name.to_string(),
+        doc: None,
+        endian: ir::Endian::Little,
+        fields: vec![field],
+        size: None,
+    };
+    let schema = Schema {
+        format: ir::Format {
+            name: "rlog".to_string(),
+            title: None,
+            doc: None,
+            endian: ir::Endian::Little,
+            version: None,
+            schema_id: None,
+        },
+        types: vec![TypeDef::Struct(body)],
+        file_header: None,
+        framing: None,
+        records: Vec::new(),
+        params: Vec::new(),
+        source: None,
+    };
+    ValueType { schema: Arc::new(schema), id: TypeId(0) }
 }
 
 /// CARLA: a packet whose records each belong to an actor (`db_id`) gives one channel per packet
@@ -373,7 +459,7 @@ fn rlog_channel(key: &str, type_name: &str) -> Channel {
 fn read_carla(
     mut r: logspec::formats::carla::Reader<Box<dyn Read>>,
     path: &str,
-    schema: &Schema,
+    schema: &Arc<Schema>,
     state: &mut State<'_>,
 ) -> Result<(), CliError> {
     use logspec::formats::carla::Body;
@@ -440,7 +526,7 @@ fn per_actor(v: &Value) -> Option<Vec<(u64, &Value)>> {
 
 /// The channel of one actor's records of a packet kind: the element type of the packet's
 /// `records` array.
-fn carla_actor_channel(schema: &Schema, packet: &str, channel: &str) -> Channel {
+fn carla_actor_channel(schema: &Arc<Schema>, packet: &str, channel: &str) -> Channel {
     let elem = schema.records.iter().find(|r| r.name == packet).and_then(|r| {
         let f = schema.strukt(r.body).fields.first()?;
         match &f.ty {
@@ -461,6 +547,8 @@ fn carla_actor_channel(schema: &Schema, packet: &str, channel: &str) -> Channel 
                 json_schema: logspec::codegen::backend::jsonschema::struct_schema(schema, id),
                 units,
                 ros1: None,
+                ty: Some(ValueType { schema: schema.clone(), id }),
+                group: Some(packet.to_string()),
             }
         }
         None => Channel { name: channel.to_string(), ..record_channel(schema, packet) },
@@ -552,11 +640,13 @@ fn ros_channel(
     c: &logspec::formats::rosbag::Connection,
     decoder: Option<&logspec::formats::rosbag::MsgDecoder>,
 ) -> Channel {
-    let json_schema = decoder
-        .and_then(|d| {
-            let id = *d.lowered.ids.get(&d.name)?;
-            Some(logspec::codegen::backend::jsonschema::struct_schema(&d.lowered.schema, id))
-        })
+    let ty = decoder.and_then(|d| {
+        let id = *d.lowered.ids.get(&d.name)?;
+        Some(ValueType { schema: Arc::new(d.lowered.schema.clone()), id })
+    });
+    let json_schema = ty
+        .as_ref()
+        .map(|t| logspec::codegen::backend::jsonschema::struct_schema(&t.schema, t.id))
         .unwrap_or_else(|| "{\"type\":\"object\"}".to_string());
     Channel {
         name: c.topic.clone(),
@@ -570,5 +660,7 @@ fn ros_channel(
             callerid: c.callerid.clone(),
             latching: c.latching.clone(),
         }),
+        ty,
+        group: None,
     }
 }

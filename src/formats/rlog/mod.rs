@@ -135,13 +135,9 @@ pub fn to_value(v: &Value) -> crate::value::Value {
     b.finish()
 }
 
-/// Walks a value into any [`crate::value::ValueSink`] (the JSON writer, the value builder).
+/// Walks a value into any [`crate::value::ValueSink`] (the JSON writer, the value builder). Bytes
+/// are visited as bytes (JSON shows them as lowercase hex), so typed sinks keep them binary.
 fn write_value<W: crate::value::ValueSink>(w: &mut W, name: Option<&str>, v: &Value) {
-    fn hex<W: crate::value::ValueSink>(w: &mut W, name: Option<&str>, b: &[u8]) {
-        let mut s = String::with_capacity(b.len() * 2);
-        crate::json::hex(&mut s, b);
-        w.str(name, &s);
-    }
     macro_rules! array {
         ($w:expr, $name:expr, $items:expr, |$w2:ident, $x:ident| $body:expr) => {{
             let items = $items;
@@ -164,8 +160,8 @@ fn write_value<W: crate::value::ValueSink>(w: &mut W, name: Option<&str>, v: &Va
             R1Value::DoubleArray { value } => array!(w, name, value, |w, x| w.f64(None, *x)),
             R1Value::String { value } => w.str(name, value),
             R1Value::StringArray { value } => array!(w, name, value, |w, x| w.str(None, &x.text)),
-            R1Value::Byte { value } => hex(w, name, &[*value]),
-            R1Value::ByteArray { value } => hex(w, name, value),
+            R1Value::Byte { value } => w.bytes(name, &[*value]),
+            R1Value::ByteArray { value } => w.bytes(name, value),
         },
         Value::R2(v) => match v {
             R2Value::Boolean { value } => w.bool(name, *value),
@@ -181,7 +177,7 @@ fn write_value<W: crate::value::ValueSink>(w: &mut W, name: Option<&str>, v: &Va
             R2Value::Raw { value }
             | R2Value::Struct { value }
             | R2Value::Proto { value }
-            | R2Value::Other { value } => hex(w, name, value),
+            | R2Value::Other { value } => w.bytes(name, value),
         },
     }
 }

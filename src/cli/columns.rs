@@ -1,0 +1,430 @@
+//! Arrow columns typed from the IR: the Arrow type of a channel's values ([`arrow_fields`]) and
+//! builders that append decoded [`Value`]s to them ([`Col`]). Used by `export --parquet`.
+//!
+//! The mapping (docs/parquet.md): integers, floats and bools as themselves; enums and flags as
+//! their integer, with the name table in the field metadata (`enum`, `flags`); strings as UTF-8;
+//! bytes as binary; fixed and variable arrays as lists; structs as Arrow structs; a union as a
+//! struct of `variant` (the variant's name) and one struct per variant that has fields (null
+//! unless it is the variant). Units and docs go in the field metadata (`unit`, `doc`); a
+//! struct-typed field's unit applies to the fields under it that have none of their own.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow_array::builder::{
+    BinaryBuilder, BooleanBuilder, Float32Builder, Float64Builder, Int16Builder, Int32Builder, Int64Builder,
+    Int8Builder, StringBuilder, UInt16Builder, UInt32Builder, UInt64Builder, UInt8Builder,
+};
+use arrow_array::{ArrayRef, ListArray, StructArray};
+use arrow_buffer::{NullBufferBuilder, OffsetBuffer, ScalarBuffer};
+use arrow_schema::{DataType, Field, FieldRef, Fields};
+use logspec::codegen::ir::{self, Prim, Schema, Ty, TypeDef};
+use logspec::value::Value;
+
+/// The Arrow fields of a struct's visible fields (padding and union tags are left out, as the
+/// visit leaves them out).
+pub fn arrow_fields(schema: &Schema, fields: &[ir::Field], inherited_unit: Option<&str>) -> Vec<Field> {
+    let mut hidden: Vec<bool> = fields.iter().map(|f| f.is_padding()).collect();
+    for f in fields {
+        if let Ty::Union { tag_field, .. } = f.ty {
+            hidden[tag_field] = true;
+        }
+    }
+    let mut out = Vec::new();
+    for (f, hide) in fields.iter().zip(hidden) {
+        if hide {
+            continue;
+        }
+        let unit = f.unit.as_deref().or(inherited_unit);
+        let mut meta = HashMap::new();
+        if let Some(u) = unit {
+            meta.insert("unit".to_string(), u.to_string());
+        }
+        if let Some(d) = &f.doc {
+            meta.insert("doc".to_string(), d.clone());
+        }
+        if let Some(ty) = arrow_type(schema, &f.ty, unit, &mut meta) {
+            out.push(Field::new(&f.name, ty, true).with_metadata(meta));
+        }
+    }
+    out
+}
+
+/// The Arrow type of an IR type; `None` for what has no columns (an empty struct: Parquet cannot
+/// hold one). Enum and flags tables go into `meta`.
+fn arrow_type(schema: &Schema, ty: &Ty, unit: Option<&str>, meta: &mut HashMap<String, String>) -> Option<DataType> {
+    Some(match ty {
+        Ty::Prim(p) => prim_type(*p),
+        Ty::Bool => DataType::Boolean,
+        Ty::Pad(_) => return None,
+        Ty::Bytes(_) => DataType::Binary,
+        Ty::Str(_) => DataType::Utf8,
+        Ty::Array { elem, .. } => {
+            let mut item_meta = HashMap::new();
+            let item = arrow_type(schema, elem, unit, &mut item_meta)?;
+            // The element's enum table and unit stay on the list field, where a user looks.
+            for (k, v) in item_meta {
+                meta.entry(k).or_insert(v);
+            }
+            DataType::List(Arc::new(Field::new("item", item, true)))
+        }
+        Ty::Named(id) => match schema.ty(*id) {
+            TypeDef::Struct(s) => {
+                let fields = arrow_fields(schema, &s.fields, unit);
+                if fields.is_empty() {
+                    return None;
+                }
+                DataType::Struct(fields.into())
+            }
+            TypeDef::Enum(e) => {
+                let names: Vec<String> = e.values.iter().map(|v| format!("{}={}", v.value, v.name)).collect();
+                meta.insert("enum".to_string(), names.join(","));
+                meta.insert("type".to_string(), e.name.clone());
+                prim_type(e.base)
+            }
+            TypeDef::Flags(f) => {
+                let bits: Vec<String> = f.flags.iter().map(|b| format!("{}={}", b.bit, b.name)).collect();
+                meta.insert("flags".to_string(), bits.join(","));
+                meta.insert("type".to_string(), f.name.clone());
+                prim_type(f.base)
+            }
+            TypeDef::Union(u) => union_type(schema, u, unit),
+            TypeDef::Extern(_) => return None,
+        },
+        Ty::Union { id, .. } | Ty::ParamUnion { id, .. } => match schema.ty(*id) {
+            TypeDef::Union(u) => union_type(schema, u, unit),
+            _ => return None,
+        },
+    })
+}
+
+fn union_type(schema: &Schema, u: &ir::Union, unit: Option<&str>) -> DataType {
+    let mut fields = vec![Field::new("variant", DataType::Utf8, true)];
+    for v in &u.variants {
+        let inner = arrow_fields(schema, &v.fields, unit);
+        if !inner.is_empty() {
+            fields.push(Field::new(&v.name, DataType::Struct(inner.into()), true));
+        }
+    }
+    DataType::Struct(fields.into())
+}
+
+fn prim_type(p: Prim) -> DataType {
+    match p {
+        Prim::U8 => DataType::UInt8,
+        Prim::U16 => DataType::UInt16,
+        Prim::U32 => DataType::UInt32,
+        Prim::U64 => DataType::UInt64,
+        Prim::I8 => DataType::Int8,
+        Prim::I16 => DataType::Int16,
+        Prim::I32 => DataType::Int32,
+        Prim::I64 => DataType::Int64,
+        Prim::F32 => DataType::Float32,
+        Prim::F64 => DataType::Float64,
+    }
+}
+
+/// A column being built. Appending never fails: a value that does not fit the column's type (an
+/// RLOG key whose type changed, a string that is not UTF-8) is appended as null and counted in
+/// [`Col::misfits`] by the caller's counter, so every column keeps the same length.
+pub enum Col {
+    Bool(BooleanBuilder),
+    I8(Int8Builder),
+    I16(Int16Builder),
+    I32(Int32Builder),
+    I64(Int64Builder),
+    U8(UInt8Builder),
+    U16(UInt16Builder),
+    U32(UInt32Builder),
+    U64(UInt64Builder),
+    F32(Float32Builder),
+    F64(Float64Builder),
+    Str(StringBuilder),
+    Bin(BinaryBuilder),
+    List { field: FieldRef, offsets: Vec<i32>, nulls: NullBufferBuilder, item: Box<Col> },
+    Struct { fields: Fields, children: Vec<Col>, nulls: NullBufferBuilder, len: usize },
+}
+
+impl Col {
+    /// An empty column of an Arrow type made by [`arrow_fields`].
+    pub fn new(ty: &DataType) -> Col {
+        match ty {
+            DataType::Boolean => Col::Bool(BooleanBuilder::new()),
+            DataType::Int8 => Col::I8(Int8Builder::new()),
+            DataType::Int16 => Col::I16(Int16Builder::new()),
+            DataType::Int32 => Col::I32(Int32Builder::new()),
+            DataType::Int64 => Col::I64(Int64Builder::new()),
+            DataType::UInt8 => Col::U8(UInt8Builder::new()),
+            DataType::UInt16 => Col::U16(UInt16Builder::new()),
+            DataType::UInt32 => Col::U32(UInt32Builder::new()),
+            DataType::UInt64 => Col::U64(UInt64Builder::new()),
+            DataType::Float32 => Col::F32(Float32Builder::new()),
+            DataType::Float64 => Col::F64(Float64Builder::new()),
+            DataType::Binary => Col::Bin(BinaryBuilder::new()),
+            DataType::List(field) => Col::List {
+                field: field.clone(),
+                offsets: vec![0],
+                nulls: NullBufferBuilder::new(0),
+                item: Box::new(Col::new(field.data_type())),
+            },
+            DataType::Struct(fields) => Col::Struct {
+                fields: fields.clone(),
+                children: fields.iter().map(|f| Col::new(f.data_type())).collect(),
+                nulls: NullBufferBuilder::new(0),
+                len: 0,
+            },
+            // Utf8, and anything else `arrow_fields` does not make.
+            _ => Col::Str(StringBuilder::new()),
+        }
+    }
+
+    /// Appends a value (`None`: null). Returns how many leaves did not fit their type and were
+    /// written as null.
+    pub fn append(&mut self, v: Option<&Value>) -> u64 {
+        let v = match v {
+            Some(Value::Null) | None => {
+                self.append_null();
+                return 0;
+            }
+            Some(v) => v,
+        };
+        macro_rules! int {
+            ($b:expr, $t:ty) => {{
+                let x = match v {
+                    Value::Int(i) => <$t>::try_from(*i).ok(),
+                    Value::UInt(u) => <$t>::try_from(*u).ok(),
+                    Value::Bool(b) => Some(<$t>::from(*b)),
+                    _ => None,
+                };
+                $b.append_option(x);
+                u64::from(x.is_none())
+            }};
+        }
+        match self {
+            Col::Bool(b) => match v {
+                Value::Bool(x) => {
+                    b.append_value(*x);
+                    0
+                }
+                _ => {
+                    b.append_null();
+                    1
+                }
+            },
+            Col::I8(b) => int!(b, i8),
+            Col::I16(b) => int!(b, i16),
+            Col::I32(b) => int!(b, i32),
+            Col::I64(b) => int!(b, i64),
+            Col::U8(b) => int!(b, u8),
+            Col::U16(b) => int!(b, u16),
+            Col::U32(b) => int!(b, u32),
+            Col::U64(b) => int!(b, u64),
+            Col::F32(b) => match v {
+                // An f32 was widened exactly, so narrowing gives it back.
+                Value::Float(x) => {
+                    b.append_value(*x as f32);
+                    0
+                }
+                _ => {
+                    b.append_null();
+                    1
+                }
+            },
+            Col::F64(b) => match v {
+                Value::Float(x) => {
+                    b.append_value(*x);
+                    0
+                }
+                Value::Int(i) => {
+                    b.append_value(*i as f64);
+                    0
+                }
+                Value::UInt(u) => {
+                    b.append_value(*u as f64);
+                    0
+                }
+                _ => {
+                    b.append_null();
+                    1
+                }
+            },
+            Col::Str(b) => match v {
+                Value::Str(s) => {
+                    b.append_value(s);
+                    0
+                }
+                Value::Bytes(bytes) => match std::str::from_utf8(bytes) {
+                    Ok(s) => {
+                        b.append_value(s);
+                        0
+                    }
+                    Err(_) => {
+                        b.append_null();
+                        1
+                    }
+                },
+                _ => {
+                    b.append_null();
+                    1
+                }
+            },
+            Col::Bin(b) => match v {
+                Value::Bytes(bytes) => {
+                    b.append_value(bytes);
+                    0
+                }
+                // A const byte field whose bytes are text is visited as a string.
+                Value::Str(s) => {
+                    b.append_value(s.as_bytes());
+                    0
+                }
+                _ => {
+                    b.append_null();
+                    1
+                }
+            },
+            Col::List { offsets, nulls, item, .. } => {
+                let mut misfits = 0;
+                let n = match v {
+                    Value::Array(items) => {
+                        for x in items {
+                            misfits += item.append(Some(x));
+                        }
+                        items.len()
+                    }
+                    // A byte string where the IR says an array of u8.
+                    Value::Bytes(bytes) => {
+                        for x in bytes {
+                            misfits += item.append(Some(&Value::UInt(u64::from(*x))));
+                        }
+                        bytes.len()
+                    }
+                    _ => {
+                        nulls.append_null();
+                        offsets.push(*offsets.last().unwrap_or(&0));
+                        return 1;
+                    }
+                };
+                let last = *offsets.last().unwrap_or(&0);
+                offsets.push(last + i32::try_from(n).unwrap_or(i32::MAX));
+                nulls.append_non_null();
+                misfits
+            }
+            Col::Struct { fields, children, nulls, len } => {
+                let Value::Object(members) = v else {
+                    self.append_null();
+                    return 1;
+                };
+                *len += 1;
+                nulls.append_non_null();
+                let mut misfits = 0;
+                // A union value: `variant` first, then the variant's fields, which go into the
+                // child struct named by the variant.
+                let variant = match members.first() {
+                    Some((k, Value::Str(name)))
+                        if k == "variant" && fields.first().is_some_and(|f| f.name() == "variant") =>
+                    {
+                        Some(name.as_str())
+                    }
+                    _ => None,
+                };
+                for (i, (f, c)) in fields.iter().zip(children.iter_mut()).enumerate() {
+                    if let Some(name) = variant {
+                        if i == 0 {
+                            misfits += c.append(members.first().map(|(_, v)| v));
+                        } else if f.name() == name {
+                            misfits += c.append_fields(&members[1..]);
+                        } else {
+                            c.append_null();
+                        }
+                        continue;
+                    }
+                    // Fields come in schema order; look there first.
+                    let found = match members.get(i) {
+                        Some((k, x)) if k == f.name() => Some(x),
+                        _ => members.iter().find(|(k, _)| k == f.name()).map(|(_, x)| x),
+                    };
+                    misfits += c.append(found);
+                }
+                misfits
+            }
+        }
+    }
+
+    /// Appends a struct made of `members` (a union variant's fields).
+    fn append_fields(&mut self, members: &[(String, Value)]) -> u64 {
+        match self {
+            Col::Struct { fields, children, nulls, len } => {
+                *len += 1;
+                nulls.append_non_null();
+                let mut misfits = 0;
+                for (f, c) in fields.iter().zip(children.iter_mut()) {
+                    misfits += c.append(members.iter().find(|(k, _)| k == f.name()).map(|(_, x)| x));
+                }
+                misfits
+            }
+            other => {
+                other.append_null();
+                1
+            }
+        }
+    }
+
+    pub fn append_null(&mut self) {
+        match self {
+            Col::Bool(b) => b.append_null(),
+            Col::I8(b) => b.append_null(),
+            Col::I16(b) => b.append_null(),
+            Col::I32(b) => b.append_null(),
+            Col::I64(b) => b.append_null(),
+            Col::U8(b) => b.append_null(),
+            Col::U16(b) => b.append_null(),
+            Col::U32(b) => b.append_null(),
+            Col::U64(b) => b.append_null(),
+            Col::F32(b) => b.append_null(),
+            Col::F64(b) => b.append_null(),
+            Col::Str(b) => b.append_null(),
+            Col::Bin(b) => b.append_null(),
+            Col::List { offsets, nulls, .. } => {
+                offsets.push(*offsets.last().unwrap_or(&0));
+                nulls.append_null();
+            }
+            Col::Struct { children, nulls, len, .. } => {
+                for c in children {
+                    c.append_null();
+                }
+                nulls.append_null();
+                *len += 1;
+            }
+        }
+    }
+
+    /// The built array; the column starts over empty.
+    pub fn finish(&mut self) -> ArrayRef {
+        match self {
+            Col::Bool(b) => Arc::new(b.finish()),
+            Col::I8(b) => Arc::new(b.finish()),
+            Col::I16(b) => Arc::new(b.finish()),
+            Col::I32(b) => Arc::new(b.finish()),
+            Col::I64(b) => Arc::new(b.finish()),
+            Col::U8(b) => Arc::new(b.finish()),
+            Col::U16(b) => Arc::new(b.finish()),
+            Col::U32(b) => Arc::new(b.finish()),
+            Col::U64(b) => Arc::new(b.finish()),
+            Col::F32(b) => Arc::new(b.finish()),
+            Col::F64(b) => Arc::new(b.finish()),
+            Col::Str(b) => Arc::new(b.finish()),
+            Col::Bin(b) => Arc::new(b.finish()),
+            Col::List { field, offsets, nulls, item } => {
+                let offsets = OffsetBuffer::new(ScalarBuffer::from(std::mem::replace(offsets, vec![0])));
+                let values = item.finish();
+                Arc::new(ListArray::new(field.clone(), offsets, values, nulls.finish()))
+            }
+            Col::Struct { fields, children, nulls, len } => {
+                let arrays: Vec<ArrayRef> = children.iter_mut().map(Col::finish).collect();
+                *len = 0;
+                Arc::new(StructArray::new(fields.clone(), arrays, nulls.finish()))
+            }
+        }
+    }
+}

@@ -1,0 +1,602 @@
+//! `logspec export --parquet OUT FILE...`: logs as one typed Parquet dataset, a sink of the
+//! sample source. Each channel is a table, `OUT/<channel>/log=<name>/part-0.parquet`
+//! (Hive-style partitions): columns typed from the IR ([`super::columns`]), row groups streamed so
+//! that a log is never held in memory, files converted in parallel. docs/parquet.md.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use arrow_array::builder::{Int64Builder, TimestampNanosecondBuilder};
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::{DataType, Field, Schema as ArrowSchema, SchemaRef, TimeUnit};
+use logspec::value::Value;
+use parquet::arrow::ArrowWriter;
+use parquet::basic::Compression;
+use parquet::file::properties::WriterProperties;
+use parquet::format::KeyValue;
+
+use super::columns::{arrow_fields, Col};
+use super::source::{self, Channel, Select, Sink};
+use super::{detect, CliError, FormatKind};
+
+/// Rows buffered per table before they are encoded into the open row group.
+const BATCH_ROWS: usize = 8192;
+/// Bytes of values buffered per table before they are encoded (large ROS messages).
+const BATCH_BYTES: usize = 4 << 20;
+/// A table's open row group is closed when its encoded size passes this.
+const ROW_GROUP_BYTES: usize = 8 << 20;
+/// The open row groups of one log together stay under this; past it the largest is closed.
+const LOG_BYTES: usize = 24 << 20;
+
+/// The compression of the Parquet pages.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Codec {
+    /// Snappy: fast, and what Spark writes by default.
+    #[default]
+    Snappy,
+    /// LZ4 (the LZ4_RAW codec).
+    Lz4,
+    /// No compression.
+    None,
+}
+
+impl Codec {
+    fn parquet(self) -> Compression {
+        match self {
+            Codec::Snappy => Compression::SNAPPY,
+            Codec::Lz4 => Compression::LZ4_RAW,
+            Codec::None => Compression::UNCOMPRESSED,
+        }
+    }
+}
+
+/// What `export --parquet` was asked to do.
+pub struct Options {
+    pub out: PathBuf,
+    pub inputs: Vec<PathBuf>,
+    pub select: Select,
+    pub format: Option<FormatKind>,
+    pub assume_r1: bool,
+    pub jobs: usize,
+    pub codec: Codec,
+}
+
+/// A log to convert: its file and its partition name (`log=<name>`).
+struct Job {
+    file: PathBuf,
+    log: String,
+}
+
+/// What converting one log gave.
+struct Done {
+    log: String,
+    file: String,
+    tables: usize,
+    rows: u64,
+    warnings: Vec<String>,
+    /// The problem that stopped the log early (its complete rows are written), or that kept it
+    /// from being read at all.
+    error: Option<String>,
+}
+
+pub fn run(opts: Options) -> Result<ExitCode, CliError> {
+    let jobs = plan(&opts)?;
+    std::fs::create_dir_all(&opts.out)
+        .map_err(|e| CliError::Input(format!("{}: cannot create: {e}", opts.out.display())))?;
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<Done>>> = Mutex::new((0..jobs.len()).map(|_| None).collect());
+    let workers = opts.jobs.clamp(1, jobs.len().max(1));
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(job) = jobs.get(i) else { break };
+                let done = convert(&opts, job);
+                if let Ok(mut r) = results.lock() {
+                    r[i] = Some(done);
+                }
+            });
+        }
+    });
+    let results = results.into_inner().map_err(|_| CliError::Input("a conversion thread panicked".into()))?;
+    let mut failed = 0;
+    let (mut rows, mut tables) = (0u64, std::collections::BTreeSet::new());
+    for d in results.into_iter().flatten() {
+        for w in &d.warnings {
+            eprintln!("logspec: {w}");
+        }
+        rows += d.rows;
+        match &d.error {
+            Some(e) => {
+                failed += 1;
+                eprintln!("logspec: error: log={}: {e}", d.log);
+                eprintln!(
+                    "logspec: log={} ({}): FAILED; {} complete row(s) in {} table(s) kept",
+                    d.log, d.file, d.rows, d.tables
+                );
+            }
+            None => super::progress::note(&format!(
+                "log={} ({}): {} row(s) in {} table(s)",
+                d.log, d.file, d.rows, d.tables
+            )),
+        }
+        tables.insert(d.tables);
+    }
+    let tables_written = count_tables(&opts.out);
+    super::progress::note(&format!(
+        "wrote {rows} row(s) from {} log(s) to {} ({} table(s) in the dataset){}",
+        jobs.len(),
+        opts.out.display(),
+        tables_written,
+        if failed > 0 { format!("; {failed} log(s) failed") } else { String::new() }
+    ));
+    Ok(if failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// The number of table folders under the output directory.
+fn count_tables(out: &Path) -> usize {
+    std::fs::read_dir(out).map_or(0, |d| d.filter_map(Result::ok).filter(|e| e.path().is_dir()).count())
+}
+
+/// The logs named by the inputs (files, directories searched recursively, glob patterns), each
+/// with its partition name; two logs that would share a name are refused.
+fn plan(opts: &Options) -> Result<Vec<Job>, CliError> {
+    let mut files = Vec::new();
+    for input in &opts.inputs {
+        let text = input.to_string_lossy();
+        if input.as_os_str() == "-" {
+            return Err(CliError::Usage("--parquet reads files, not standard input".into()));
+        }
+        if !input.exists() && text.contains(['*', '?', '[']) {
+            let paths = glob::glob(&text).map_err(|e| CliError::Usage(format!("{text}: bad pattern: {e}")))?;
+            let mut n = 0;
+            for p in paths {
+                let p = p.map_err(|e| CliError::Input(format!("{text}: {e}")))?;
+                add(&p, &mut files)?;
+                n += 1;
+            }
+            if n == 0 {
+                return Err(CliError::Input(format!("{text}: no file matches the pattern")));
+            }
+        } else {
+            add(input, &mut files)?;
+        }
+    }
+    if files.is_empty() {
+        return Err(CliError::Usage("no log files among the inputs".into()));
+    }
+    let out = std::fs::canonicalize(&opts.out).ok();
+    let mut by_name: BTreeMap<String, PathBuf> = BTreeMap::new();
+    let mut jobs = Vec::new();
+    for file in files {
+        if let (Some(out), Ok(f)) = (&out, std::fs::canonicalize(&file)) {
+            if f.starts_with(out) {
+                continue; // Our own output, when OUT is under an input directory.
+            }
+        }
+        let stem = file.file_stem().map_or_else(|| "log".to_string(), |s| s.to_string_lossy().into_owned());
+        let log = escape(&stem);
+        if let Some(other) = by_name.get(&log) {
+            if other == &file {
+                continue; // Named twice.
+            }
+            return Err(CliError::Usage(format!(
+                "{} and {} would both be log={log}: a log's partition is its file name without the extension; rename one or export them in separate runs to separate folders",
+                other.display(),
+                file.display()
+            )));
+        }
+        by_name.insert(log.clone(), file.clone());
+        jobs.push(Job { file, log });
+    }
+    Ok(jobs)
+}
+
+/// Adds a file, or every file under a directory (sorted; hidden files skipped).
+fn add(path: &Path, files: &mut Vec<PathBuf>) -> Result<(), CliError> {
+    let meta = std::fs::metadata(path).map_err(|e| CliError::Input(format!("{}: {e}", path.display())))?;
+    if !meta.is_dir() {
+        files.push(path.to_path_buf());
+        return Ok(());
+    }
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
+        .map_err(|e| CliError::Input(format!("{}: cannot list: {e}", path.display())))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| !p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.')))
+        .collect();
+    entries.sort();
+    for e in entries {
+        if e.is_dir() {
+            add(&e, files)?;
+        } else if looks_like_log(&e) {
+            files.push(e);
+        }
+    }
+    Ok(())
+}
+
+/// Whether a file found in a directory is a log of a format logspec reads (other files there,
+/// such as expected outputs or notes, are passed over).
+fn looks_like_log(path: &Path) -> bool {
+    File::open(path).ok().is_some_and(|f| detect(path, Box::new(f), None).is_ok())
+}
+
+/// A name as a path component and Hive partition value: `/` and characters that engines or file
+/// systems treat specially are percent-encoded (Spark decodes them in partition values).
+pub fn escape(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for (i, c) in name.chars().enumerate() {
+        let keep = c.is_ascii_alphanumeric() || c == '_' || c == '-' || (c == '.' && i > 0);
+        if keep {
+            out.push(c);
+        } else {
+            let mut buf = [0; 4];
+            for b in c.encode_utf8(&mut buf).bytes() {
+                out.push_str(&format!("%{b:02X}"));
+            }
+        }
+    }
+    if out.is_empty() {
+        out.push_str("%00");
+    }
+    out
+}
+
+/// A channel name as its table folder: a leading `/` dropped (ROS topics, RLOG keys), the other
+/// `/` as `.` (`/imu/data` is `imu.data`), a `.` of the name as `%2E`, the rest as [`escape`].
+pub fn table_dir(channel: &str) -> String {
+    let name = channel.strip_prefix('/').unwrap_or(channel);
+    name.split('/').map(|part| escape(part).replace('.', "%2E")).collect::<Vec<_>>().join(".")
+}
+
+fn convert(opts: &Options, job: &Job) -> Done {
+    let shown = job.file.display().to_string();
+    let mut sink = LogSink {
+        out: opts.out.clone(),
+        log: job.log.clone(),
+        file: job.file.file_name().map_or_else(|| shown.clone(), |n| n.to_string_lossy().into_owned()),
+        format: String::new(),
+        codec: opts.codec,
+        utc: false,
+        origin_ns: 0,
+        by_channel: Vec::new(),
+        by_table: HashMap::new(),
+        tables: Vec::new(),
+        warnings: Vec::new(),
+    };
+    let mut read = || -> Result<source::Outcome, CliError> {
+        let f = File::open(&job.file).map_err(|e| CliError::Input(format!("{shown}: cannot open: {e}")))?;
+        let d = detect(&job.file, Box::new(f), opts.format)?;
+        sink.format = format_name(d.kind).to_string();
+        sink.utc = d.kind == FormatKind::Rosbag;
+        source::read(d, &job.file, &shown, opts.assume_r1, &opts.select, &mut sink)
+    };
+    let outcome = read();
+    let mut done =
+        Done { log: job.log.clone(), file: shown.clone(), tables: 0, rows: 0, warnings: Vec::new(), error: None };
+    let (warnings, error) = match outcome {
+        Ok(o) => (o.warnings, o.error),
+        Err(e) => (Vec::new(), Some(e.to_string())),
+    };
+    done.warnings = warnings;
+    done.error = error;
+    match sink.finish() {
+        Ok((tables, rows)) => {
+            done.tables = tables;
+            done.rows = rows;
+        }
+        Err(e) => {
+            done.error = Some(match done.error.take() {
+                Some(first) => format!("{first}; then {e}"),
+                None => e.to_string(),
+            })
+        }
+    }
+    done.warnings.extend(std::mem::take(&mut sink.warnings));
+    done
+}
+
+fn format_name(kind: FormatKind) -> &'static str {
+    match kind {
+        FormatKind::Usvlog => "usvlog",
+        FormatKind::Rlog => "rlog",
+        FormatKind::RlogStream => "rlog-stream",
+        FormatKind::Carla => "carla",
+        FormatKind::Rosbag => "rosbag",
+    }
+}
+
+/// The tables of one log.
+struct LogSink {
+    out: PathBuf,
+    log: String,
+    /// The source file's name, for the file metadata.
+    file: String,
+    format: String,
+    codec: Codec,
+    /// Whether the log's clock is Unix time (ROS bags), so `time` carries the UTC time zone.
+    utc: bool,
+    origin_ns: u64,
+    /// Table index of each channel id.
+    by_channel: Vec<usize>,
+    /// Table index by table name (a channel, or a group of channels).
+    by_table: HashMap<String, usize>,
+    tables: Vec<Table>,
+    warnings: Vec<String>,
+}
+
+struct Table {
+    name: String,
+    /// The channel's type name (`REC_NAV_SOLUTION`, `double[]`, `pkg/Type`).
+    schema_name: String,
+    /// `OUT/<table>/log=<log>/`.
+    dir: PathBuf,
+    /// Written under a hidden name, renamed to `part-0.parquet` when complete.
+    tmp: PathBuf,
+    schema: SchemaRef,
+    writer: ArrowWriter<File>,
+    time: TimestampNanosecondBuilder,
+    elapsed: Int64Builder,
+    /// The typed columns; `None` for a channel with no type description, whose values are one
+    /// JSON text column.
+    cols: Option<Vec<(String, Col)>>,
+    json: arrow_array::builder::StringBuilder,
+    rows: usize,
+    bytes: usize,
+    written: u64,
+    misfits: u64,
+}
+
+impl LogSink {
+    fn new_table(&mut self, name: &str, channel: &Channel) -> Result<Table, CliError> {
+        let tz: Option<Arc<str>> = self.utc.then(|| Arc::from("UTC"));
+        let mut fields = vec![
+            Field::new("log_time", DataType::Timestamp(TimeUnit::Nanosecond, tz), false).with_metadata(
+                [(
+                    "doc".to_string(),
+                    if self.utc {
+                        "The sample's time: the log's clock (ROS bags: Unix time)."
+                    } else {
+                        "The sample's time: the log's own clock (since its clock's zero, e.g. boot)."
+                    }
+                    .to_string(),
+                )]
+                .into(),
+            ),
+            Field::new("log_elapsed_ns", DataType::Int64, false).with_metadata(
+                [
+                    ("unit".to_string(), "ns".to_string()),
+                    (
+                        "doc".to_string(),
+                        "Nanoseconds since the log's time origin (its clock's zero; a ROS bag's first message)."
+                            .to_string(),
+                    ),
+                ]
+                .into(),
+            ),
+        ];
+        let mut meta = vec![
+            kv("logspec.version", env!("CARGO_PKG_VERSION")),
+            kv("logspec.source", &self.file),
+            kv("logspec.format", &self.format),
+            kv("logspec.log", &self.log),
+            kv("logspec.table", name),
+            kv("logspec.type", &channel.schema_name),
+        ];
+        let cols = match &channel.ty {
+            Some(t) => {
+                let body = arrow_fields(&t.schema, &t.schema.strukt(t.id).fields, None);
+                let mut cols = Vec::with_capacity(body.len());
+                for f in body {
+                    // A field named like a column of ours (`log_time`) gets a `_` appended.
+                    let mut name = f.name().to_string();
+                    while fields.iter().any(|g| g.name() == &name) {
+                        name.push('_');
+                    }
+                    cols.push((f.name().to_string(), Col::new(f.data_type())));
+                    fields.push(f.with_name(name));
+                }
+                if let Some(id) = &t.schema.format.schema_id {
+                    meta.push(kv("logspec.schema_id", &id.value.to_string()));
+                }
+                if let Some(r) = t.schema.record_for(t.id) {
+                    meta.push(kv("logspec.fingerprint", &format!("{:016x}", r.fingerprint)));
+                }
+                Some(cols)
+            }
+            None => {
+                fields.push(
+                    Field::new("json", DataType::Utf8, true).with_metadata(
+                        [(
+                            "doc".to_string(),
+                            "The value as `logspec dump` prints it (no type description)".to_string(),
+                        )]
+                        .into(),
+                    ),
+                );
+                None
+            }
+        };
+        if let Some(r) = &channel.ros1 {
+            meta.push(kv("logspec.fingerprint", &r.md5sum));
+        }
+        let schema = Arc::new(ArrowSchema::new(fields));
+        let dir = self.out.join(table_dir(name)).join(format!("log={}", self.log));
+        std::fs::create_dir_all(&dir).map_err(|e| CliError::Input(format!("{}: cannot create: {e}", dir.display())))?;
+        let tmp = dir.join(".part-0.parquet.tmp");
+        let file = File::create(&tmp).map_err(|e| CliError::Input(format!("{}: cannot create: {e}", tmp.display())))?;
+        let props = WriterProperties::builder()
+            .set_compression(self.codec.parquet())
+            .set_key_value_metadata(Some(meta))
+            .build();
+        let writer = ArrowWriter::try_new(file, schema.clone(), Some(props))
+            .map_err(|e| CliError::Input(format!("{}: {e}", tmp.display())))?;
+        Ok(Table {
+            name: name.to_string(),
+            schema_name: channel.schema_name.clone(),
+            dir,
+            tmp,
+            schema,
+            writer,
+            time: TimestampNanosecondBuilder::new().with_timezone_opt(self.utc.then_some("UTC")),
+            elapsed: Int64Builder::new(),
+            cols,
+            json: arrow_array::builder::StringBuilder::new(),
+            rows: 0,
+            bytes: 0,
+            written: 0,
+            misfits: 0,
+        })
+    }
+
+    /// Encodes a table's buffered rows; closes row groups to keep the log's memory bounded.
+    fn flush(&mut self, i: usize) -> Result<(), CliError> {
+        self.tables[i].write_batch()?;
+        if self.tables[i].writer.in_progress_size() > ROW_GROUP_BYTES {
+            self.tables[i].close_row_group()?;
+        }
+        let total: usize = self.tables.iter().map(|t| t.writer.in_progress_size()).sum();
+        if total > LOG_BYTES {
+            if let Some(t) = self.tables.iter_mut().max_by_key(|t| t.writer.in_progress_size()) {
+                t.close_row_group()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the rest of every table and puts each file in place; returns (tables, rows).
+    fn finish(&mut self) -> Result<(usize, u64), CliError> {
+        let mut rows = 0;
+        let mut first_err = None;
+        for t in std::mem::take(&mut self.tables) {
+            if t.misfits > 0 {
+                self.warnings.push(format!(
+                    "log={}: {}: {} value(s) did not fit the column types of the channel's first description and were written as null",
+                    self.log, t.name, t.misfits
+                ));
+            }
+            match t.close() {
+                Ok(n) => rows += n,
+                Err(e) => {
+                    first_err.get_or_insert(e);
+                }
+            }
+        }
+        let n = self.by_table.len();
+        match first_err {
+            Some(e) => Err(e),
+            None => Ok((n, rows)),
+        }
+    }
+}
+
+fn kv(key: &str, value: &str) -> KeyValue {
+    KeyValue::new(key.to_string(), value.to_string())
+}
+
+impl Table {
+    fn write_batch(&mut self) -> Result<(), CliError> {
+        if self.rows == 0 {
+            return Ok(());
+        }
+        let mut arrays: Vec<ArrayRef> = vec![Arc::new(self.time.finish()), Arc::new(self.elapsed.finish())];
+        match &mut self.cols {
+            Some(cols) => arrays.extend(cols.iter_mut().map(|(_, c)| c.finish())),
+            None => arrays.push(Arc::new(self.json.finish())),
+        }
+        let batch = RecordBatch::try_new(self.schema.clone(), arrays)
+            .map_err(|e| CliError::Input(format!("{}: building a batch: {e}", self.tmp.display())))?;
+        self.writer.write(&batch).map_err(|e| CliError::Input(format!("{}: {e}", self.tmp.display())))?;
+        self.written += self.rows as u64;
+        self.rows = 0;
+        self.bytes = 0;
+        Ok(())
+    }
+
+    fn close_row_group(&mut self) -> Result<(), CliError> {
+        self.writer.flush().map_err(|e| CliError::Input(format!("{}: {e}", self.tmp.display())))
+    }
+
+    /// Writes the buffered rows and the footer, then renames the file to `part-0.parquet`.
+    fn close(mut self) -> Result<u64, CliError> {
+        self.write_batch()?;
+        self.writer.close().map_err(|e| CliError::Input(format!("{}: {e}", self.tmp.display())))?;
+        let part = self.dir.join("part-0.parquet");
+        std::fs::rename(&self.tmp, &part).map_err(|e| {
+            CliError::Input(format!("{}: cannot rename to {}: {e}", self.tmp.display(), part.display()))
+        })?;
+        Ok(self.written)
+    }
+}
+
+impl Sink for LogSink {
+    fn origin(&mut self, origin_ns: u64) {
+        self.origin_ns = origin_ns;
+    }
+
+    fn channel(&mut self, id: usize, channel: &Channel) -> Result<(), CliError> {
+        debug_assert_eq!(id, self.by_channel.len());
+        let mut name = channel.group.clone().unwrap_or_else(|| channel.name.clone());
+        // A second channel of one name with another type (an R1 key whose type changed) is
+        // its own table, `<name>#<type>`.
+        if self.by_table.get(&name).is_some_and(|i| self.tables[*i].schema_name != channel.schema_name) {
+            name = format!("{name}#{}", channel.schema_name);
+        }
+        let i = match self.by_table.get(&name) {
+            Some(i) => *i,
+            None => {
+                let t = self.new_table(&name, channel)?;
+                self.tables.push(t);
+                self.by_table.insert(name, self.tables.len() - 1);
+                self.tables.len() - 1
+            }
+        };
+        self.by_channel.push(i);
+        Ok(())
+    }
+
+    fn sample(&mut self, id: usize, t_ns: u64, value: &Value) -> Result<(), CliError> {
+        let i = self.by_channel[id];
+        let origin = self.origin_ns;
+        let t = &mut self.tables[i];
+        t.time.append_value(i64::try_from(t_ns).unwrap_or(i64::MAX));
+        t.elapsed.append_value(i64::try_from(t_ns.saturating_sub(origin)).unwrap_or(i64::MAX));
+        t.bytes += approx_size(value);
+        match &mut t.cols {
+            Some(cols) => {
+                let members = match value {
+                    Value::Object(m) => m.as_slice(),
+                    _ => &[],
+                };
+                for (k, (name, c)) in cols.iter_mut().enumerate() {
+                    let found = match members.get(k) {
+                        Some((n, v)) if n == name => Some(v),
+                        _ => members.iter().find(|(n, _)| n == name).map(|(_, v)| v),
+                    };
+                    t.misfits += c.append(found);
+                }
+            }
+            None => t.json.append_value(value.to_json()),
+        }
+        t.rows += 1;
+        if t.rows >= BATCH_ROWS || t.bytes >= BATCH_BYTES {
+            self.flush(i)?;
+        }
+        Ok(())
+    }
+}
+
+/// About how many bytes a value takes in column builders.
+fn approx_size(v: &Value) -> usize {
+    match v {
+        Value::Str(s) => s.len() + 4,
+        Value::Bytes(b) => b.len() + 4,
+        Value::Array(items) => 4 + items.iter().map(approx_size).sum::<usize>(),
+        Value::Object(fields) => fields.iter().map(|(_, x)| approx_size(x)).sum(),
+        _ => 8,
+    }
+}
