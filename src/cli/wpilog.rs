@@ -446,3 +446,79 @@ pub(super) fn read_samples(
     }
     Ok(())
 }
+
+/// `logspec convert FILE.rlog -o OUT.wpilog`: an RLOG file (or captured stream) as a WPILib
+/// DataLog ([`wpilog::from_rlog`]). A `.wpilog` input is copied record by record (byte-identical
+/// without filters; with `--key`, `--since`, `--until`, only the wanted records).
+pub(super) fn convert(
+    d: super::Detected,
+    path: &str,
+    output: &std::path::Path,
+    assume_r1: bool,
+    select: &Select,
+) -> Result<ExitCode, CliError> {
+    use super::FormatKind;
+    let out_err = |e: &dyn std::fmt::Display| CliError::Input(format!("{}: {e}", output.display()));
+    if !matches!(d.kind, FormatKind::Rlog | FormatKind::RlogStream | FormatKind::Wpilog) {
+        return Err(CliError::Usage(format!(
+            "{path} is {}; only RLOG and WPILOG inputs can be written as .wpilog (write .mcap for the others)",
+            d.kind.title()
+        )));
+    }
+    if same_file(std::path::Path::new(path), output) {
+        return Err(CliError::Usage(format!("{}: the output would overwrite the input", output.display())));
+    }
+    let file = std::fs::File::create(output).map_err(|e| out_err(&e))?;
+    let out = std::io::BufWriter::new(file);
+    let (warnings, error, note) = if d.kind == FormatKind::Wpilog {
+        let mut r = reader(d.input, path).map_err(CliError::Input)?;
+        let mut w = wpilog::Writer::with_header(out, r.header()).map_err(|e| out_err(&e))?;
+        let mut n = 0u64;
+        let mut error = None;
+        while let Some(rec) = r.next_record() {
+            match rec {
+                Ok(rec) => {
+                    let keep = wants_time(select, rec.header.timestamp)
+                        && (select.channels.is_empty() || channel_of(&rec).is_some_and(|c| select.wants_channel(c)));
+                    if keep {
+                        w.record(&rec.header, rec.payload).map_err(|e| out_err(&e))?;
+                        n += 1;
+                    }
+                }
+                Err(e) => {
+                    error = Some(format!("{path}: {e}"));
+                    break;
+                }
+            }
+        }
+        w.finish_file().map_err(|e| out_err(&e))?;
+        (Vec::new(), error, format!("wrote {n} record(s) to {}", output.display()))
+    } else {
+        let stream = d.kind == FormatKind::RlogStream;
+        let mut r = super::rlogfile::reader(d.input, stream, assume_r1, path).map_err(CliError::Input)?;
+        let header = format!("logspec {} (from RLOG {})", env!("CARGO_PKG_VERSION"), r.revision());
+        let mut w = wpilog::Writer::new(out, &header).map_err(|e| out_err(&e))?;
+        let mut wanted = |key: &str, t: f64| {
+            select.wants_channel(key) && select.since.map_or(true, |s| t >= s) && select.until.map_or(true, |u| t <= u)
+        };
+        let c = wpilog::from_rlog::from_rlog(&mut r, &mut w, &mut wanted).map_err(|e| out_err(&e))?;
+        w.finish_file().map_err(|e| out_err(&e))?;
+        let warnings = c.warnings.iter().map(|w| format!("{path}: {w}")).collect();
+        let note = format!("wrote {} value(s) of {} entries to {}", c.values, c.entries, output.display());
+        (warnings, c.error.map(|e| format!("{path}: {e}")), note)
+    };
+    for w in &warnings {
+        eprintln!("logspec: {w}");
+    }
+    super::progress::note(&note);
+    if let Some(e) = error {
+        // Everything before the fault is in the file.
+        return Err(CliError::Input(e));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Whether two paths name one existing file (so writing one would destroy the other).
+fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
+    matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
+}

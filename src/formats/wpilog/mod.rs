@@ -10,8 +10,10 @@
 //!   ([`RecordRef`]) with the entry it belongs to; [`read_all`] is the plain `&[u8]` entry point
 //!   (for fuzzing and tests);
 //! - [`Writer`] writes files: records as read (so a file re-encodes byte for byte), or new
-//!   control and data records with the fewest header bytes, as WPILib's writer does.
+//!   control and data records with the fewest header bytes, as WPILib's writer does;
+//! - [`from_rlog`] converts an AdvantageKit RLOG file into one.
 
+pub mod from_rlog;
 mod generated {
     #![allow(clippy::all)]
     include!(concat!(env!("OUT_DIR"), "/wpilog.rs"));
