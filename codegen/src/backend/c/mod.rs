@@ -403,6 +403,18 @@ impl Gen<'_> {
             }
         }
         defs.push((format!("{u}_RECORD_COUNT"), u_lit(s.records.len() as u64), Some("Number of record types.".into())));
+        // Firmware sizes its staging buffers by the largest record, when every record is fixed.
+        let sizes: Option<Vec<u32>> = s.records.iter().map(|r| s.strukt(r.body).size).collect();
+        if let (Some(max), Some(fr)) = (sizes.and_then(|v| v.into_iter().max()), &s.framing) {
+            defs.push((format!("{u}_MAX_PAYLOAD_SIZE"), u_lit(max.into()), Some("The largest record payload.".into())));
+            if let Some(h) = s.strukt(fr.header).size {
+                defs.push((
+                    format!("{u}_MAX_RECORD_SIZE"),
+                    u_lit(u64::from(h) + u64::from(max)),
+                    Some("Record header plus the largest payload: a staging buffer for any record.".into()),
+                ));
+            }
+        }
         self.out.push_str("/* Format constants. */\n");
         defines(&mut self.out, &defs);
         self.out.push('\n');
