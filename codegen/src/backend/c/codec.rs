@@ -662,7 +662,10 @@ impl Gen<'_> {
             }
             (None, Ty::Bytes(len) | Ty::Str(len)) => {
                 if let Some(p) = len.prefix() {
-                    putln!(out, "    if ({src}_len > {}) return {u}_ERR_RANGE;", prefix_max(p));
+                    // A `size_t` always fits a 64-bit prefix (and the comparison would be constant).
+                    if p.size() < 8 {
+                        putln!(out, "    if ({src}_len > {}) return {u}_ERR_RANGE;", prefix_max(p));
+                    }
                     self.need(out, true, &format!("{}u", p.size()), "ERR_SPACE", "cap");
                     putln!(
                         out,
@@ -683,7 +686,9 @@ impl Gen<'_> {
                             format!("{src}_count * {s}u")
                         }
                         _ => {
-                            putln!(out, "    if ({src}_count > {}) return {u}_ERR_RANGE;", prefix_max(p));
+                            if p.size() < 8 {
+                                putln!(out, "    if ({src}_count > {}) return {u}_ERR_RANGE;", prefix_max(p));
+                            }
                             format!("{src}_count")
                         }
                     };
@@ -811,6 +816,7 @@ impl Gen<'_> {
                 match len.prefix() {
                     Some(p) => {
                         self.need(out, true, &format!("{}u", p.size()), "ERR_SHORT", "len");
+                        self.wide_prefix_guard(out, p, f.endian);
                         putln!(
                             out,
                             "    {dst}_len = (size_t){};\n    n += {}u;",
@@ -828,6 +834,7 @@ impl Gen<'_> {
                 match len.prefix() {
                     Some(p) => {
                         self.need(out, true, &format!("{}u", p.size()), "ERR_SHORT", "len");
+                        self.wide_prefix_guard(out, p, f.endian);
                         putln!(
                             out,
                             "    {dst}_count = (size_t){};\n    n += {}u;",
@@ -889,6 +896,15 @@ impl Gen<'_> {
                 putln!(out, "    default:\n        return {u}_ERR_TAG;\n    }}");
             }
             (None, _) => {}
+        }
+    }
+
+    /// A 64-bit length or count could be cut by the conversion to a 32-bit `size_t`: check it
+    /// against the bytes left first (every element takes at least one byte).
+    fn wide_prefix_guard(&self, out: &mut String, p: Prim, e: Endian) {
+        if p.size() == 8 {
+            let g = get(&self.n.lower, p, e, "(buf + n)");
+            putln!(out, "    if ((uint64_t){g} > (uint64_t)(len - n - 8u)) return {}_ERR_COUNT;", self.n.upper);
         }
     }
 
