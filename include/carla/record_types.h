@@ -410,6 +410,8 @@ static inline int carla_packet_header_decode(carla_packet_header_t *v, const uin
  *   18  date       i64                  Unix time of the recording's start (`std::time(0)`). [s]
  *   26  map        string[count u16le]  The map name, e.g. `Town01`.
  */
+#define CARLA_INFO_HEADER_MAGIC_LEN_VALUE 14u              /* The constant `magic_len`. */
+#define CARLA_INFO_HEADER_MAGIC_VALUE     "CARLA_RECORDER" /* The constant `magic`. */
 
 /**
  * InfoHeader. Variable size: the input of _encode; pointers are the caller's, sequences are host

@@ -268,7 +268,9 @@ typedef struct usvlog_file_header {
     uint8_t _pad0[13];        /**< Reserved, zero. */
 } usvlog_file_header_t;
 #pragma pack(pop)
-#define USVLOG_FILE_HEADER_SIZE 32u
+#define USVLOG_FILE_HEADER_SIZE             32u
+#define USVLOG_FILE_HEADER_MAGIC_VALUE      "USVLOG" /* The constant `magic`. */
+#define USVLOG_FILE_HEADER_ENDIANNESS_VALUE 1u       /* The constant `endianness`. */
 USVLOG_STATIC_ASSERT(sizeof(usvlog_file_header_t) == USVLOG_FILE_HEADER_SIZE, "usvlog_file_header_t must be 32 bytes");
 USVLOG_STATIC_ASSERT(offsetof(usvlog_file_header_t, magic) == 0u, "usvlog_file_header_t.magic must be at byte 0");
 USVLOG_STATIC_ASSERT(offsetof(usvlog_file_header_t, fw_model_schema) == 6u, "usvlog_file_header_t.fw_model_schema must be at byte 6");

@@ -151,6 +151,11 @@ fn order(e: Endian) -> &'static str {
     }
 }
 
+/// The integer behind an enum, flags or prim type (for the declarations in `mod.rs`).
+pub(super) fn base_prim_of(g: &Gen, ty: &Ty) -> Option<Prim> {
+    base_prim(g, ty)
+}
+
 /// The integer behind an enum, flags or prim type.
 fn base_prim(g: &Gen, ty: &Ty) -> Option<Prim> {
     match ty {
@@ -1337,7 +1342,9 @@ impl Gen<'_> {
             }
         }
         putln!(self.out, "}} {};\n#pragma pack(pop)", sh.enc_ty());
-        defines(&mut self.out, &[(format!("{}_SIZE", sh.mac), u_lit(size.into()), None)]);
+        let mut defs = vec![(format!("{}_SIZE", sh.mac), u_lit(size.into()), None)];
+        defs.extend(self.const_defs(&sh.mac, sh.fields));
+        defines(&mut self.out, &defs);
         let sa = format!("{}_STATIC_ASSERT", self.n.upper);
         putln!(self.out, "{sa}(sizeof({}) == {}_SIZE, \"{} must be {size} bytes\");", sh.enc_ty(), sh.mac, sh.enc_ty());
     }
