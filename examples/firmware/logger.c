@@ -5,10 +5,6 @@
 
 #include <string.h>
 
-#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-#error "the generated USVLOG structs match the wire only on a little-endian target"
-#endif
-
 static void put(logger_t *lg, const uint8_t *src, uint32_t n)
 {
     while (n > 0) {
@@ -44,27 +40,18 @@ void logger_init(logger_t *lg, logger_sink_fn sink, void *sink_ctx, uint64_t t0_
     memset(lg, 0, sizeof *lg);
     lg->sink = sink;
     lg->sink_ctx = sink_ctx;
-    usvlog_file_header_t h;
-    memset(&h, 0, sizeof h);
-    memcpy(h.magic, USVLOG_MAGIC, USVLOG_MAGIC_LEN);
-    h.fw_model_schema = FW_MODEL_SCHEMA;
-    h.endianness = 1;
-    h.t0_us = t0_us;
-    put(lg, (const uint8_t *)&h, sizeof h);
+    uint8_t h[USVLOG_FILE_HEADER_SIZE];
+    size_t n = usvlog_write_file_header(h, sizeof h, t0_us);
+    put(lg, h, (uint32_t)n);
 }
 
-bool logger_record(logger_t *lg, uint64_t t_us, uint16_t type, const void *payload, uint16_t len)
+bool logger_append(logger_t *lg, size_t len)
 {
-    if (room(lg) < USVLOG_RECORD_HEADER_SIZE + (uint32_t)len) {
+    if (len == 0 || room(lg) < len) {
         lg->dropped++;
         return false;
     }
-    usvlog_record_header_t h;
-    h.t_us = t_us;
-    h.type = type;
-    h.len = len;
-    put(lg, (const uint8_t *)&h, sizeof h);
-    put(lg, (const uint8_t *)payload, len);
+    put(lg, lg->stage, (uint32_t)len);
     lg->records++;
     return true;
 }

@@ -1,11 +1,13 @@
 /* A double-buffered USVLOG record logger: the 1 kHz control task appends records to one
  * sector-sized buffer while the storage task writes the other one out (to an SD card on a real
- * board, to a host file through semihosting here). Every record layout and id comes from the
- * generated usvlog/record_types.h; nothing here repeats the schema. */
+ * board, to a host file through semihosting here). Every byte on the wire is made by the
+ * generated usvlog/record_types.h (usvlog_write_file_header, usvlog_write_<record>); this file
+ * only moves finished bytes, and repeats nothing of the schema. */
 #ifndef LOGGER_H
 #define LOGGER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "usvlog/record_types.h"
@@ -18,6 +20,9 @@ typedef int (*logger_sink_fn)(void *ctx, const uint8_t *data, uint32_t len);
 
 typedef struct logger {
     uint8_t buf[2][LOGGER_BUF_SIZE];
+    /* One encoded record (header and payload) on its way into buf; the generated writers need
+     * contiguous space, and a record may span the two buffers. */
+    uint8_t stage[USVLOG_MAX_RECORD_SIZE];
     /* Written by the control task only. */
     uint16_t fill;   /* bytes used in buf[active] */
     uint8_t active;  /* the buffer being filled */
@@ -30,13 +35,15 @@ typedef struct logger {
     void *sink_ctx;
 } logger_t;
 
-/* Starts a log: writes the 32-byte file header (magic, FW_MODEL_SCHEMA, endianness, t0_us). */
+/* Starts a log: writes the file header (usvlog_write_file_header: magic, FW_MODEL_SCHEMA, the
+ * endianness constant, t0_us). */
 void logger_init(logger_t *lg, logger_sink_fn sink, void *sink_ctx, uint64_t t0_us);
 
-/* Appends one record (control task). Never blocks: returns false and counts a drop when the
- * record does not fit in the free buffer space. A record may span the two buffers, so the file is
- * one contiguous TLV stream and every sector write is full. */
-bool logger_record(logger_t *lg, uint64_t t_us, uint16_t type, const void *payload, uint16_t len);
+/* Appends the `len` bytes of lg->stage, one record encoded there by a generated writer (control
+ * task). Never blocks: returns false and counts a drop when the record does not fit in the free
+ * buffer space, or when `len` is 0 (the writer failed). A record may span the two buffers, so the
+ * file is one contiguous record stream and every sector write is full. */
+bool logger_append(logger_t *lg, size_t len);
 
 /* The storage task: writes out a full buffer, if there is one. */
 void logger_service(logger_t *lg);
@@ -44,9 +51,10 @@ void logger_service(logger_t *lg);
 /* Writes everything still buffered (at shutdown). */
 void logger_flush(logger_t *lg);
 
-/* Typed wrappers: the payload size is the generated struct's, checked at compile time against
- * the id's documented size by the header's static asserts. */
-#define LOG_REC(lg, t_us, id, payload_ptr) \
-    logger_record((lg), (t_us), (uint16_t)(id), (payload_ptr), (uint16_t)sizeof(*(payload_ptr)))
+/* Logs one record through its generated writer: LOG_REC(lg, t_us, rec_nav_solution, &nav) calls
+ * usvlog_write_rec_nav_solution, which writes the id, length and payload for that record type
+ * only, so a record id cannot be paired with the wrong struct (the compiler checks the pointer). */
+#define LOG_REC(lg, t_us, record, payload_ptr) \
+    logger_append((lg), usvlog_write_##record((lg)->stage, sizeof (lg)->stage, (t_us), (payload_ptr)))
 
 #endif

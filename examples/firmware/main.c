@@ -23,25 +23,25 @@ static void control_task(uint32_t k)
     bool slow = k % SIM_SLOW_DIV == 0u;
     bool guidance = k % SIM_GUIDANCE_DIV == 0u;
     sim_step(&sim, k);
-    LOG_REC(&logger, t, REC_SENSOR_GYRO, &sim.gyro);
+    LOG_REC(&logger, t, rec_sensor_gyro, &sim.gyro);
     if (slow) {
-        LOG_REC(&logger, t, REC_SENSOR_GNSS, &sim.gnss);
+        LOG_REC(&logger, t, rec_sensor_gnss, &sim.gnss);
     }
-    LOG_REC(&logger, t, REC_NAV_SOLUTION, &sim.nav);
+    LOG_REC(&logger, t, rec_nav_solution, &sim.nav);
     if (slow) {
-        LOG_REC(&logger, t, REC_EKF_DIAG, &sim.ekf);
-        LOG_REC(&logger, t, REC_MISSION_STATE, &sim.mission);
+        LOG_REC(&logger, t, rec_ekf_diag, &sim.ekf);
+        LOG_REC(&logger, t, rec_mission_state, &sim.mission);
     }
     if (guidance) {
-        LOG_REC(&logger, t, REC_GUIDANCE_REF, &sim.guidance);
-        LOG_REC(&logger, t, REC_SPEED_SCHED_DEBUG, &sim.sched);
-        LOG_REC(&logger, t, REC_SPEED_CTRL_DEBUG, &sim.speed);
+        LOG_REC(&logger, t, rec_guidance_ref, &sim.guidance);
+        LOG_REC(&logger, t, rec_speed_sched_debug, &sim.sched);
+        LOG_REC(&logger, t, rec_speed_ctrl_debug, &sim.speed);
     }
-    LOG_REC(&logger, t, REC_YAW_CTRL_DEBUG, &sim.yaw);
-    LOG_REC(&logger, t, REC_ACTUATOR_REQ, &sim.req);
-    LOG_REC(&logger, t, REC_ACTUATOR_CMD, &sim.cmd);
-    LOG_REC(&logger, t, REC_MIXER_FEEDBACK, &sim.mixer);
-    LOG_REC(&logger, t, REC_ESC_OUTPUT, &sim.esc);
+    LOG_REC(&logger, t, rec_yaw_ctrl_debug, &sim.yaw);
+    LOG_REC(&logger, t, rec_actuator_req, &sim.req);
+    LOG_REC(&logger, t, rec_actuator_cmd, &sim.cmd);
+    LOG_REC(&logger, t, rec_mixer_feedback, &sim.mixer);
+    LOG_REC(&logger, t, rec_esc_output, &sim.esc);
 }
 
 int main(void)

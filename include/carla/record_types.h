@@ -191,6 +191,35 @@ typedef uint32_t carla_light_flags_t;
  * of either byte order; compilers merge them into single loads and stores where the orders agree.
  * Floats travel as their IEEE 754 bit patterns.
  */
+/* Byte copies: the compiler's builtins where it has them, so that they inline even under -ffreestanding or -fno-builtin; define CARLA_MEMCPY, CARLA_MEMSET and CARLA_MEMCMP first to use others. */
+#ifndef CARLA_MEMCPY
+#if defined(__GNUC__) || defined(__clang__)
+#define CARLA_MEMCPY(d, s, n) __builtin_memcpy((d), (s), (n))
+#define CARLA_MEMSET(d, c, n) __builtin_memset((d), (c), (n))
+#define CARLA_MEMCMP(a, b, n) __builtin_memcmp((a), (b), (n))
+#else
+#define CARLA_MEMCPY(d, s, n) memcpy((d), (s), (n))
+#define CARLA_MEMSET(d, c, n) memset((d), (c), (n))
+#define CARLA_MEMCMP(a, b, n) memcmp((a), (b), (n))
+#endif
+#endif
+
+/* The host's byte order, where the compiler says it: a packed struct whose numbers are all in the host's order is copied to and from the wire whole. Elsewhere, field by field. */
+#ifndef CARLA_HOST_LE
+#if defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define CARLA_HOST_LE 1
+#else
+#define CARLA_HOST_LE 0
+#endif
+#endif
+#ifndef CARLA_HOST_BE
+#if defined(__BYTE_ORDER__) && defined(__ORDER_BIG_ENDIAN__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define CARLA_HOST_BE 1
+#else
+#define CARLA_HOST_BE 0
+#endif
+#endif
+
 static inline uint16_t carla_get_u16le(const uint8_t *p)
 {
     return (uint16_t)((unsigned)p[0] | ((unsigned)p[1] << 8));
@@ -230,26 +259,26 @@ static inline float carla_get_f32le(const uint8_t *p)
 {
     uint32_t u = carla_get_u32le(p);
     float v;
-    memcpy(&v, &u, sizeof v);
+    CARLA_MEMCPY(&v, &u, sizeof v);
     return v;
 }
 static inline void carla_put_f32le(uint8_t *p, float v)
 {
     uint32_t u;
-    memcpy(&u, &v, sizeof u);
+    CARLA_MEMCPY(&u, &v, sizeof u);
     carla_put_u32le(p, u);
 }
 static inline double carla_get_f64le(const uint8_t *p)
 {
     uint64_t u = carla_get_u64le(p);
     double v;
-    memcpy(&v, &u, sizeof v);
+    CARLA_MEMCPY(&v, &u, sizeof v);
     return v;
 }
 static inline void carla_put_f64le(uint8_t *p, double v)
 {
     uint64_t u;
-    memcpy(&u, &v, sizeof u);
+    CARLA_MEMCPY(&u, &v, sizeof u);
     carla_put_u64le(p, u);
 }
 static inline uint16_t carla_get_u16be(const uint8_t *p)
@@ -291,26 +320,26 @@ static inline float carla_get_f32be(const uint8_t *p)
 {
     uint32_t u = carla_get_u32be(p);
     float v;
-    memcpy(&v, &u, sizeof v);
+    CARLA_MEMCPY(&v, &u, sizeof v);
     return v;
 }
 static inline void carla_put_f32be(uint8_t *p, float v)
 {
     uint32_t u;
-    memcpy(&u, &v, sizeof u);
+    CARLA_MEMCPY(&u, &v, sizeof u);
     carla_put_u32be(p, u);
 }
 static inline double carla_get_f64be(const uint8_t *p)
 {
     uint64_t u = carla_get_u64be(p);
     double v;
-    memcpy(&v, &u, sizeof v);
+    CARLA_MEMCPY(&v, &u, sizeof v);
     return v;
 }
 static inline void carla_put_f64be(uint8_t *p, double v)
 {
     uint64_t u;
-    memcpy(&u, &v, sizeof u);
+    CARLA_MEMCPY(&u, &v, sizeof u);
     carla_put_u64be(p, u);
 }
 
@@ -335,10 +364,15 @@ static inline int carla_packet_header_encode(uint8_t *buf, size_t cap, const car
 {
     size_t n = 0;
     if (cap < 5u) return CARLA_ERR_SPACE;
+#if CARLA_HOST_LE
+    CARLA_MEMCPY(buf, v, 5u);
+    n = 5u;
+#else
     (buf + n)[0] = (uint8_t)(v->id);
     n += 1u;
     carla_put_u32le(buf + n, (uint32_t)(v->size));
     n += 4u;
+#endif
     (void)buf;
     (void)cap;
     (void)v;
@@ -350,10 +384,15 @@ static inline int carla_packet_header_decode(carla_packet_header_t *v, const uin
 {
     size_t n = 0;
     if (len < 5u) return CARLA_ERR_SHORT;
+#if CARLA_HOST_LE
+    CARLA_MEMCPY(v, buf, 5u);
+    n = 5u;
+#else
     v->id = ((buf + n))[0];
     n += 1u;
     v->size = carla_get_u32le((buf + n));
     n += 4u;
+#endif
     (void)buf;
     (void)len;
     (void)v;
@@ -371,6 +410,8 @@ static inline int carla_packet_header_decode(carla_packet_header_t *v, const uin
  *   18  date       i64                  Unix time of the recording's start (`std::time(0)`). [s]
  *   26  map        string[count u16le]  The map name, e.g. `Town01`.
  */
+#define CARLA_INFO_HEADER_MAGIC_LEN_VALUE 14u              /* The constant `magic_len`. */
+#define CARLA_INFO_HEADER_MAGIC_VALUE     "CARLA_RECORDER" /* The constant `magic`. */
 
 /**
  * InfoHeader. Variable size: the input of _encode; pointers are the caller's, sequences are host
@@ -403,7 +444,7 @@ static inline int carla_info_header_encode(uint8_t *buf, size_t cap, const carla
     carla_put_u16le(buf + n, (uint16_t)(14u));
     n += 2u;
     if (cap - n < 14u) return CARLA_ERR_SPACE;
-    memcpy(buf + n, "CARLA_RECORDER", 14u);
+    CARLA_MEMCPY(buf + n, "CARLA_RECORDER", 14u);
     n += 14u;
     if (cap - n < 8u) return CARLA_ERR_SPACE;
     carla_put_u64le(buf + n, (uint64_t)(v->date));
@@ -413,7 +454,7 @@ static inline int carla_info_header_encode(uint8_t *buf, size_t cap, const carla
     carla_put_u16le(buf + n, (uint16_t)(v->map_len));
     n += 2u;
     if (cap - n < v->map_len) return CARLA_ERR_SPACE;
-    if (v->map_len) memcpy(buf + n, v->map, v->map_len);
+    if (v->map_len) CARLA_MEMCPY(buf + n, v->map, v->map_len);
     n += v->map_len;
     (void)buf;
     (void)cap;
@@ -432,7 +473,7 @@ static inline int carla_info_header_decode(carla_info_header_view_t *v, const ui
     if (carla_get_u16le((buf + n)) != 14u) return CARLA_ERR_CONST;
     n += 2u;
     if (len - n < 14u) return CARLA_ERR_SHORT;
-    if (memcmp(buf + n, "CARLA_RECORDER", 14u) != 0) return CARLA_ERR_CONST;
+    if (CARLA_MEMCMP(buf + n, "CARLA_RECORDER", 14u) != 0) return CARLA_ERR_CONST;
     n += 14u;
     if (len - n < 8u) return CARLA_ERR_SHORT;
     v->date = (int64_t)(carla_get_u64le((buf + n)));
@@ -474,12 +515,17 @@ static inline int carla_vec3_encode(uint8_t *buf, size_t cap, const carla_vec3_t
 {
     size_t n = 0;
     if (cap < 12u) return CARLA_ERR_SPACE;
+#if CARLA_HOST_LE
+    CARLA_MEMCPY(buf, v, 12u);
+    n = 12u;
+#else
     carla_put_f32le(buf + n, v->x);
     n += 4u;
     carla_put_f32le(buf + n, v->y);
     n += 4u;
     carla_put_f32le(buf + n, v->z);
     n += 4u;
+#endif
     (void)buf;
     (void)cap;
     (void)v;
@@ -491,12 +537,17 @@ static inline int carla_vec3_decode(carla_vec3_t *v, const uint8_t *buf, size_t 
 {
     size_t n = 0;
     if (len < 12u) return CARLA_ERR_SHORT;
+#if CARLA_HOST_LE
+    CARLA_MEMCPY(v, buf, 12u);
+    n = 12u;
+#else
     v->x = carla_get_f32le((buf + n));
     n += 4u;
     v->y = carla_get_f32le((buf + n));
     n += 4u;
     v->z = carla_get_f32le((buf + n));
     n += 4u;
+#endif
     (void)buf;
     (void)len;
     (void)v;
@@ -528,8 +579,13 @@ static inline int carla_attribute_type_v1_variant_encode(uint8_t *buf, size_t ca
 {
     size_t n = 0;
     if (cap < 1u) return CARLA_ERR_SPACE;
+#if CARLA_HOST_LE
+    CARLA_MEMCPY(buf, v, 1u);
+    n = 1u;
+#else
     (buf + n)[0] = (uint8_t)(v->type);
     n += 1u;
+#endif
     (void)buf;
     (void)cap;
     (void)v;
@@ -541,8 +597,13 @@ static inline int carla_attribute_type_v1_variant_decode(carla_attribute_type_v1
 {
     size_t n = 0;
     if (len < 1u) return CARLA_ERR_SHORT;
+#if CARLA_HOST_LE
+    CARLA_MEMCPY(v, buf, 1u);
+    n = 1u;
+#else
     v->type = ((buf + n))[0];
     n += 1u;
+#endif
     (void)buf;
     (void)len;
     (void)v;
@@ -563,8 +624,13 @@ static inline int carla_attribute_type_v2_variant_encode(uint8_t *buf, size_t ca
 {
     size_t n = 0;
     if (cap < 1u) return CARLA_ERR_SPACE;
+#if CARLA_HOST_LE
+    CARLA_MEMCPY(buf, v, 1u);
+    n = 1u;
+#else
     (buf + n)[0] = (uint8_t)(v->type);
     n += 1u;
+#endif
     (void)buf;
     (void)cap;
     (void)v;
@@ -576,8 +642,13 @@ static inline int carla_attribute_type_v2_variant_decode(carla_attribute_type_v2
 {
     size_t n = 0;
     if (len < 1u) return CARLA_ERR_SHORT;
+#if CARLA_HOST_LE
+    CARLA_MEMCPY(v, buf, 1u);
+    n = 1u;
+#else
     v->type = ((buf + n))[0];
     n += 1u;
+#endif
     (void)buf;
     (void)len;
     (void)v;
@@ -636,8 +707,13 @@ static inline int carla_actor_del_encode(uint8_t *buf, size_t cap, const carla_a
 {
     size_t n = 0;
     if (cap < 4u) return CARLA_ERR_SPACE;
+#if CARLA_HOST_LE
+    CARLA_MEMCPY(buf, v, 4u);
+    n = 4u;
+#else
     carla_put_u32le(buf + n, (uint32_t)(v->db_id));
     n += 4u;
+#endif
     (void)buf;
     (void)cap;
     (void)v;
@@ -649,8 +725,13 @@ static inline int carla_actor_del_decode(carla_actor_del_t *v, const uint8_t *bu
 {
     size_t n = 0;
     if (len < 4u) return CARLA_ERR_SHORT;
+#if CARLA_HOST_LE
+    CARLA_MEMCPY(v, buf, 4u);
+    n = 4u;
+#else
     v->db_id = carla_get_u32le((buf + n));
     n += 4u;
+#endif
     (void)buf;
     (void)len;
     (void)v;
@@ -679,10 +760,15 @@ static inline int carla_actor_parent_encode(uint8_t *buf, size_t cap, const carl
 {
     size_t n = 0;
     if (cap < 8u) return CARLA_ERR_SPACE;
+#if CARLA_HOST_LE
+    CARLA_MEMCPY(buf, v, 8u);
+    n = 8u;
+#else
     carla_put_u32le(buf + n, (uint32_t)(v->db_id));
     n += 4u;
     carla_put_u32le(buf + n, (uint32_t)(v->db_id_parent));
     n += 4u;
+#endif
     (void)buf;
     (void)cap;
     (void)v;
@@ -694,10 +780,15 @@ static inline int carla_actor_parent_decode(carla_actor_parent_t *v, const uint8
 {
     size_t n = 0;
     if (len < 8u) return CARLA_ERR_SHORT;
+#if CARLA_HOST_LE
+    CARLA_MEMCPY(v, buf, 8u);
+    n = 8u;
+#else
     v->db_id = carla_get_u32le((buf + n));
     n += 4u;
     v->db_id_parent = carla_get_u32le((buf + n));
     n += 4u;
+#endif
     (void)buf;
     (void)len;
     (void)v;
@@ -793,12 +884,17 @@ static inline int carla_actor_position_encode(uint8_t *buf, size_t cap, const ca
 {
     size_t n = 0;
     if (cap < 28u) return CARLA_ERR_SPACE;
+#if CARLA_HOST_LE
+    CARLA_MEMCPY(buf, v, 28u);
+    n = 28u;
+#else
     carla_put_u32le(buf + n, (uint32_t)(v->db_id));
     n += 4u;
     (void)carla_vec3_encode(buf + n, cap - n, &v->location, NULL);
     n += 12u;
     (void)carla_vec3_encode(buf + n, cap - n, &v->rotation, NULL);
     n += 12u;
+#endif
     (void)buf;
     (void)cap;
     (void)v;
@@ -809,8 +905,13 @@ static inline int carla_actor_position_encode(uint8_t *buf, size_t cap, const ca
 static inline int carla_actor_position_decode(carla_actor_position_t *v, const uint8_t *buf, size_t len, size_t *used)
 {
     size_t n = 0;
-    int e;
+    int e = 0;
+    (void)e;
     if (len < 28u) return CARLA_ERR_SHORT;
+#if CARLA_HOST_LE
+    CARLA_MEMCPY(v, buf, 28u);
+    n = 28u;
+#else
     v->db_id = carla_get_u32le((buf + n));
     n += 4u;
     e = carla_vec3_decode(&v->location, buf + n, len - n, NULL);
@@ -819,6 +920,7 @@ static inline int carla_actor_position_decode(carla_actor_position_t *v, const u
     e = carla_vec3_decode(&v->rotation, buf + n, len - n, NULL);
     if (e) return e;
     n += 12u;
+#endif
     (void)buf;
     (void)len;
     (void)v;
@@ -977,10 +1079,15 @@ static inline int carla_walker_anim_encode(uint8_t *buf, size_t cap, const carla
 {
     size_t n = 0;
     if (cap < 8u) return CARLA_ERR_SPACE;
+#if CARLA_HOST_LE
+    CARLA_MEMCPY(buf, v, 8u);
+    n = 8u;
+#else
     carla_put_u32le(buf + n, (uint32_t)(v->db_id));
     n += 4u;
     carla_put_f32le(buf + n, v->speed);
     n += 4u;
+#endif
     (void)buf;
     (void)cap;
     (void)v;
@@ -992,10 +1099,15 @@ static inline int carla_walker_anim_decode(carla_walker_anim_t *v, const uint8_t
 {
     size_t n = 0;
     if (len < 8u) return CARLA_ERR_SHORT;
+#if CARLA_HOST_LE
+    CARLA_MEMCPY(v, buf, 8u);
+    n = 8u;
+#else
     v->db_id = carla_get_u32le((buf + n));
     n += 4u;
     v->speed = carla_get_f32le((buf + n));
     n += 4u;
+#endif
     (void)buf;
     (void)len;
     (void)v;
@@ -1024,10 +1136,15 @@ static inline int carla_vehicle_light_state_encode(uint8_t *buf, size_t cap, con
 {
     size_t n = 0;
     if (cap < 8u) return CARLA_ERR_SPACE;
+#if CARLA_HOST_LE
+    CARLA_MEMCPY(buf, v, 8u);
+    n = 8u;
+#else
     carla_put_u32le(buf + n, (uint32_t)(v->db_id));
     n += 4u;
     carla_put_u32le(buf + n, (uint32_t)(v->light_flags));
     n += 4u;
+#endif
     (void)buf;
     (void)cap;
     (void)v;
@@ -1039,10 +1156,15 @@ static inline int carla_vehicle_light_state_decode(carla_vehicle_light_state_t *
 {
     size_t n = 0;
     if (len < 8u) return CARLA_ERR_SHORT;
+#if CARLA_HOST_LE
+    CARLA_MEMCPY(v, buf, 8u);
+    n = 8u;
+#else
     v->db_id = carla_get_u32le((buf + n));
     n += 4u;
     v->light_flags = carla_get_u32le((buf + n));
     n += 4u;
+#endif
     (void)buf;
     (void)len;
     (void)v;
@@ -1075,6 +1197,10 @@ static inline int carla_linear_color_encode(uint8_t *buf, size_t cap, const carl
 {
     size_t n = 0;
     if (cap < 16u) return CARLA_ERR_SPACE;
+#if CARLA_HOST_LE
+    CARLA_MEMCPY(buf, v, 16u);
+    n = 16u;
+#else
     carla_put_f32le(buf + n, v->r);
     n += 4u;
     carla_put_f32le(buf + n, v->g);
@@ -1083,6 +1209,7 @@ static inline int carla_linear_color_encode(uint8_t *buf, size_t cap, const carl
     n += 4u;
     carla_put_f32le(buf + n, v->a);
     n += 4u;
+#endif
     (void)buf;
     (void)cap;
     (void)v;
@@ -1094,6 +1221,10 @@ static inline int carla_linear_color_decode(carla_linear_color_t *v, const uint8
 {
     size_t n = 0;
     if (len < 16u) return CARLA_ERR_SHORT;
+#if CARLA_HOST_LE
+    CARLA_MEMCPY(v, buf, 16u);
+    n = 16u;
+#else
     v->r = carla_get_f32le((buf + n));
     n += 4u;
     v->g = carla_get_f32le((buf + n));
@@ -1102,6 +1233,7 @@ static inline int carla_linear_color_decode(carla_linear_color_t *v, const uint8
     n += 4u;
     v->a = carla_get_f32le((buf + n));
     n += 4u;
+#endif
     (void)buf;
     (void)len;
     (void)v;
@@ -1156,7 +1288,8 @@ static inline int carla_scene_light_state_encode(uint8_t *buf, size_t cap, const
 static inline int carla_scene_light_state_decode(carla_scene_light_state_t *v, const uint8_t *buf, size_t len, size_t *used)
 {
     size_t n = 0;
-    int e;
+    int e = 0;
+    (void)e;
     if (len < 26u) return CARLA_ERR_SHORT;
     v->light_id = (int32_t)(carla_get_u32le((buf + n)));
     n += 4u;
@@ -1199,12 +1332,17 @@ static inline int carla_actor_kinematics_encode(uint8_t *buf, size_t cap, const 
 {
     size_t n = 0;
     if (cap < 28u) return CARLA_ERR_SPACE;
+#if CARLA_HOST_LE
+    CARLA_MEMCPY(buf, v, 28u);
+    n = 28u;
+#else
     carla_put_u32le(buf + n, (uint32_t)(v->db_id));
     n += 4u;
     (void)carla_vec3_encode(buf + n, cap - n, &v->linear_velocity, NULL);
     n += 12u;
     (void)carla_vec3_encode(buf + n, cap - n, &v->angular_velocity, NULL);
     n += 12u;
+#endif
     (void)buf;
     (void)cap;
     (void)v;
@@ -1215,8 +1353,13 @@ static inline int carla_actor_kinematics_encode(uint8_t *buf, size_t cap, const 
 static inline int carla_actor_kinematics_decode(carla_actor_kinematics_t *v, const uint8_t *buf, size_t len, size_t *used)
 {
     size_t n = 0;
-    int e;
+    int e = 0;
+    (void)e;
     if (len < 28u) return CARLA_ERR_SHORT;
+#if CARLA_HOST_LE
+    CARLA_MEMCPY(v, buf, 28u);
+    n = 28u;
+#else
     v->db_id = carla_get_u32le((buf + n));
     n += 4u;
     e = carla_vec3_decode(&v->linear_velocity, buf + n, len - n, NULL);
@@ -1225,6 +1368,7 @@ static inline int carla_actor_kinematics_decode(carla_actor_kinematics_t *v, con
     e = carla_vec3_decode(&v->angular_velocity, buf + n, len - n, NULL);
     if (e) return e;
     n += 12u;
+#endif
     (void)buf;
     (void)len;
     (void)v;
@@ -1255,12 +1399,17 @@ static inline int carla_actor_bounding_box_encode(uint8_t *buf, size_t cap, cons
 {
     size_t n = 0;
     if (cap < 28u) return CARLA_ERR_SPACE;
+#if CARLA_HOST_LE
+    CARLA_MEMCPY(buf, v, 28u);
+    n = 28u;
+#else
     carla_put_u32le(buf + n, (uint32_t)(v->db_id));
     n += 4u;
     (void)carla_vec3_encode(buf + n, cap - n, &v->origin, NULL);
     n += 12u;
     (void)carla_vec3_encode(buf + n, cap - n, &v->extent, NULL);
     n += 12u;
+#endif
     (void)buf;
     (void)cap;
     (void)v;
@@ -1271,8 +1420,13 @@ static inline int carla_actor_bounding_box_encode(uint8_t *buf, size_t cap, cons
 static inline int carla_actor_bounding_box_decode(carla_actor_bounding_box_t *v, const uint8_t *buf, size_t len, size_t *used)
 {
     size_t n = 0;
-    int e;
+    int e = 0;
+    (void)e;
     if (len < 28u) return CARLA_ERR_SHORT;
+#if CARLA_HOST_LE
+    CARLA_MEMCPY(v, buf, 28u);
+    n = 28u;
+#else
     v->db_id = carla_get_u32le((buf + n));
     n += 4u;
     e = carla_vec3_decode(&v->origin, buf + n, len - n, NULL);
@@ -1281,6 +1435,7 @@ static inline int carla_actor_bounding_box_decode(carla_actor_bounding_box_t *v,
     e = carla_vec3_decode(&v->extent, buf + n, len - n, NULL);
     if (e) return e;
     n += 12u;
+#endif
     (void)buf;
     (void)len;
     (void)v;
@@ -1309,10 +1464,15 @@ static inline int carla_vec2_encode(uint8_t *buf, size_t cap, const carla_vec2_t
 {
     size_t n = 0;
     if (cap < 8u) return CARLA_ERR_SPACE;
+#if CARLA_HOST_LE
+    CARLA_MEMCPY(buf, v, 8u);
+    n = 8u;
+#else
     carla_put_f32le(buf + n, v->x);
     n += 4u;
     carla_put_f32le(buf + n, v->y);
     n += 4u;
+#endif
     (void)buf;
     (void)cap;
     (void)v;
@@ -1324,10 +1484,15 @@ static inline int carla_vec2_decode(carla_vec2_t *v, const uint8_t *buf, size_t 
 {
     size_t n = 0;
     if (len < 8u) return CARLA_ERR_SHORT;
+#if CARLA_HOST_LE
+    CARLA_MEMCPY(v, buf, 8u);
+    n = 8u;
+#else
     v->x = carla_get_f32le((buf + n));
     n += 4u;
     v->y = carla_get_f32le((buf + n));
     n += 4u;
+#endif
     (void)buf;
     (void)len;
     (void)v;
@@ -1358,12 +1523,17 @@ static inline int carla_gear_encode(uint8_t *buf, size_t cap, const carla_gear_t
 {
     size_t n = 0;
     if (cap < 12u) return CARLA_ERR_SPACE;
+#if CARLA_HOST_LE
+    CARLA_MEMCPY(buf, v, 12u);
+    n = 12u;
+#else
     carla_put_f32le(buf + n, v->ratio);
     n += 4u;
     carla_put_f32le(buf + n, v->down_ratio);
     n += 4u;
     carla_put_f32le(buf + n, v->up_ratio);
     n += 4u;
+#endif
     (void)buf;
     (void)cap;
     (void)v;
@@ -1375,12 +1545,17 @@ static inline int carla_gear_decode(carla_gear_t *v, const uint8_t *buf, size_t 
 {
     size_t n = 0;
     if (len < 12u) return CARLA_ERR_SHORT;
+#if CARLA_HOST_LE
+    CARLA_MEMCPY(v, buf, 12u);
+    n = 12u;
+#else
     v->ratio = carla_get_f32le((buf + n));
     n += 4u;
     v->down_ratio = carla_get_f32le((buf + n));
     n += 4u;
     v->up_ratio = carla_get_f32le((buf + n));
     n += 4u;
+#endif
     (void)buf;
     (void)len;
     (void)v;
@@ -1416,12 +1591,17 @@ static inline int carla_tire_stiffness_present_encode(uint8_t *buf, size_t cap, 
 {
     size_t n = 0;
     if (cap < 12u) return CARLA_ERR_SPACE;
+#if CARLA_HOST_LE
+    CARLA_MEMCPY(buf, v, 12u);
+    n = 12u;
+#else
     carla_put_f32le(buf + n, v->lat_stiff_max_load);
     n += 4u;
     carla_put_f32le(buf + n, v->lat_stiff_value);
     n += 4u;
     carla_put_f32le(buf + n, v->long_stiff_value);
     n += 4u;
+#endif
     (void)buf;
     (void)cap;
     (void)v;
@@ -1433,12 +1613,17 @@ static inline int carla_tire_stiffness_present_decode(carla_tire_stiffness_prese
 {
     size_t n = 0;
     if (len < 12u) return CARLA_ERR_SHORT;
+#if CARLA_HOST_LE
+    CARLA_MEMCPY(v, buf, 12u);
+    n = 12u;
+#else
     v->lat_stiff_max_load = carla_get_f32le((buf + n));
     n += 4u;
     v->lat_stiff_value = carla_get_f32le((buf + n));
     n += 4u;
     v->long_stiff_value = carla_get_f32le((buf + n));
     n += 4u;
+#endif
     (void)buf;
     (void)len;
     (void)v;
@@ -1518,6 +1703,10 @@ static inline int carla_traffic_light_times_encode(uint8_t *buf, size_t cap, con
 {
     size_t n = 0;
     if (cap < 16u) return CARLA_ERR_SPACE;
+#if CARLA_HOST_LE
+    CARLA_MEMCPY(buf, v, 16u);
+    n = 16u;
+#else
     carla_put_u32le(buf + n, (uint32_t)(v->db_id));
     n += 4u;
     carla_put_f32le(buf + n, v->green_time);
@@ -1526,6 +1715,7 @@ static inline int carla_traffic_light_times_encode(uint8_t *buf, size_t cap, con
     n += 4u;
     carla_put_f32le(buf + n, v->red_time);
     n += 4u;
+#endif
     (void)buf;
     (void)cap;
     (void)v;
@@ -1537,6 +1727,10 @@ static inline int carla_traffic_light_times_decode(carla_traffic_light_times_t *
 {
     size_t n = 0;
     if (len < 16u) return CARLA_ERR_SHORT;
+#if CARLA_HOST_LE
+    CARLA_MEMCPY(v, buf, 16u);
+    n = 16u;
+#else
     v->db_id = carla_get_u32le((buf + n));
     n += 4u;
     v->green_time = carla_get_f32le((buf + n));
@@ -1545,6 +1739,7 @@ static inline int carla_traffic_light_times_decode(carla_traffic_light_times_t *
     n += 4u;
     v->red_time = carla_get_f32le((buf + n));
     n += 4u;
+#endif
     (void)buf;
     (void)len;
     (void)v;
@@ -1587,7 +1782,7 @@ static inline int carla_bone_encode(uint8_t *buf, size_t cap, const carla_bone_t
     carla_put_u16le(buf + n, (uint16_t)(v->name_len));
     n += 2u;
     if (cap - n < v->name_len) return CARLA_ERR_SPACE;
-    if (v->name_len) memcpy(buf + n, v->name, v->name_len);
+    if (v->name_len) CARLA_MEMCPY(buf + n, v->name, v->name_len);
     n += v->name_len;
     if (cap - n < 12u) return CARLA_ERR_SPACE;
     (void)carla_vec3_encode(buf + n, cap - n, &v->location, NULL);
@@ -1605,7 +1800,8 @@ static inline int carla_bone_encode(uint8_t *buf, size_t cap, const carla_bone_t
 static inline int carla_bone_decode(carla_bone_view_t *v, const uint8_t *buf, size_t len, size_t *used)
 {
     size_t n = 0;
-    int e;
+    int e = 0;
+    (void)e;
     if (len - n < 2u) return CARLA_ERR_SHORT;
     v->name_len = (size_t)carla_get_u16le((buf + n));
     n += 2u;
@@ -1658,8 +1854,10 @@ typedef struct carla_walker_pose_view {
 static inline int carla_walker_pose_encode(uint8_t *buf, size_t cap, const carla_walker_pose_t *v, size_t *written)
 {
     size_t n = 0;
-    int e;
+    int e = 0;
     size_t k = 0;
+    (void)e;
+    (void)k;
     if (cap - n < 4u) return CARLA_ERR_SPACE;
     carla_put_u32le(buf + n, (uint32_t)(v->db_id));
     n += 4u;
@@ -1685,8 +1883,10 @@ static inline int carla_walker_pose_encode(uint8_t *buf, size_t cap, const carla
 static inline int carla_walker_pose_decode(carla_walker_pose_view_t *v, const uint8_t *buf, size_t len, size_t *used)
 {
     size_t n = 0;
-    int e;
+    int e = 0;
     size_t k = 0;
+    (void)e;
+    (void)k;
     if (len - n < 4u) return CARLA_ERR_SHORT;
     v->db_id = carla_get_u32le((buf + n));
     n += 4u;
@@ -1736,12 +1936,17 @@ static inline int carla_wheel_anim_encode(uint8_t *buf, size_t cap, const carla_
 {
     size_t n = 0;
     if (cap < 9u) return CARLA_ERR_SPACE;
+#if CARLA_HOST_LE
+    CARLA_MEMCPY(buf, v, 9u);
+    n = 9u;
+#else
     (buf + n)[0] = (uint8_t)(v->location);
     n += 1u;
     carla_put_f32le(buf + n, v->steering_angle);
     n += 4u;
     carla_put_f32le(buf + n, v->tire_rotation);
     n += 4u;
+#endif
     (void)buf;
     (void)cap;
     (void)v;
@@ -1753,12 +1958,17 @@ static inline int carla_wheel_anim_decode(carla_wheel_anim_t *v, const uint8_t *
 {
     size_t n = 0;
     if (len < 9u) return CARLA_ERR_SHORT;
+#if CARLA_HOST_LE
+    CARLA_MEMCPY(v, buf, 9u);
+    n = 9u;
+#else
     v->location = ((buf + n))[0];
     n += 1u;
     v->steering_angle = carla_get_f32le((buf + n));
     n += 4u;
     v->tire_rotation = carla_get_f32le((buf + n));
     n += 4u;
+#endif
     (void)buf;
     (void)len;
     (void)v;
@@ -1860,12 +2070,17 @@ static inline int carla_biker_anim_encode(uint8_t *buf, size_t cap, const carla_
 {
     size_t n = 0;
     if (cap < 12u) return CARLA_ERR_SPACE;
+#if CARLA_HOST_LE
+    CARLA_MEMCPY(buf, v, 12u);
+    n = 12u;
+#else
     carla_put_u32le(buf + n, (uint32_t)(v->db_id));
     n += 4u;
     carla_put_f32le(buf + n, v->forward_speed);
     n += 4u;
     carla_put_f32le(buf + n, v->engine_rotation);
     n += 4u;
+#endif
     (void)buf;
     (void)cap;
     (void)v;
@@ -1877,12 +2092,17 @@ static inline int carla_biker_anim_decode(carla_biker_anim_t *v, const uint8_t *
 {
     size_t n = 0;
     if (len < 12u) return CARLA_ERR_SHORT;
+#if CARLA_HOST_LE
+    CARLA_MEMCPY(v, buf, 12u);
+    n = 12u;
+#else
     v->db_id = carla_get_u32le((buf + n));
     n += 4u;
     v->forward_speed = carla_get_f32le((buf + n));
     n += 4u;
     v->engine_rotation = carla_get_f32le((buf + n));
     n += 4u;
+#endif
     (void)buf;
     (void)len;
     (void)v;
@@ -1988,6 +2208,10 @@ static inline int carla_weather_state_encode(uint8_t *buf, size_t cap, const car
 {
     size_t n = 0;
     if (cap < 56u) return CARLA_ERR_SPACE;
+#if CARLA_HOST_LE
+    CARLA_MEMCPY(buf, v, 56u);
+    n = 56u;
+#else
     carla_put_f32le(buf + n, v->cloudiness);
     n += 4u;
     carla_put_f32le(buf + n, v->precipitation);
@@ -2016,6 +2240,7 @@ static inline int carla_weather_state_encode(uint8_t *buf, size_t cap, const car
     n += 4u;
     carla_put_f32le(buf + n, v->dust_storm);
     n += 4u;
+#endif
     (void)buf;
     (void)cap;
     (void)v;
@@ -2027,6 +2252,10 @@ static inline int carla_weather_state_decode(carla_weather_state_t *v, const uin
 {
     size_t n = 0;
     if (len < 56u) return CARLA_ERR_SHORT;
+#if CARLA_HOST_LE
+    CARLA_MEMCPY(v, buf, 56u);
+    n = 56u;
+#else
     v->cloudiness = carla_get_f32le((buf + n));
     n += 4u;
     v->precipitation = carla_get_f32le((buf + n));
@@ -2055,6 +2284,7 @@ static inline int carla_weather_state_decode(carla_weather_state_t *v, const uin
     n += 4u;
     v->dust_storm = carla_get_f32le((buf + n));
     n += 4u;
+#endif
     (void)buf;
     (void)len;
     (void)v;
@@ -2087,12 +2317,17 @@ static inline int carla_frame_start_encode(uint8_t *buf, size_t cap, const carla
 {
     size_t n = 0;
     if (cap < 24u) return CARLA_ERR_SPACE;
+#if CARLA_HOST_LE
+    CARLA_MEMCPY(buf, v, 24u);
+    n = 24u;
+#else
     carla_put_u64le(buf + n, (uint64_t)(v->frame_id));
     n += 8u;
     carla_put_f64le(buf + n, v->duration_this);
     n += 8u;
     carla_put_f64le(buf + n, v->elapsed);
     n += 8u;
+#endif
     (void)buf;
     (void)cap;
     (void)v;
@@ -2104,12 +2339,17 @@ static inline int carla_frame_start_decode(carla_frame_start_t *v, const uint8_t
 {
     size_t n = 0;
     if (len < 24u) return CARLA_ERR_SHORT;
+#if CARLA_HOST_LE
+    CARLA_MEMCPY(v, buf, 24u);
+    n = 24u;
+#else
     v->frame_id = carla_get_u64le((buf + n));
     n += 8u;
     v->duration_this = carla_get_f64le((buf + n));
     n += 8u;
     v->elapsed = carla_get_f64le((buf + n));
     n += 8u;
+#endif
     (void)buf;
     (void)len;
     (void)v;
@@ -2852,8 +3092,13 @@ static inline int carla_platform_time_encode(uint8_t *buf, size_t cap, const car
 {
     size_t n = 0;
     if (cap < 8u) return CARLA_ERR_SPACE;
+#if CARLA_HOST_LE
+    CARLA_MEMCPY(buf, v, 8u);
+    n = 8u;
+#else
     carla_put_f64le(buf + n, v->time);
     n += 8u;
+#endif
     (void)buf;
     (void)cap;
     (void)v;
@@ -2865,8 +3110,13 @@ static inline int carla_platform_time_decode(carla_platform_time_t *v, const uin
 {
     size_t n = 0;
     if (len < 8u) return CARLA_ERR_SHORT;
+#if CARLA_HOST_LE
+    CARLA_MEMCPY(v, buf, 8u);
+    n = 8u;
+#else
     v->time = carla_get_f64le((buf + n));
     n += 8u;
+#endif
     (void)buf;
     (void)len;
     (void)v;
@@ -3035,8 +3285,13 @@ static inline int carla_frame_counter_encode(uint8_t *buf, size_t cap, const car
 {
     size_t n = 0;
     if (cap < 8u) return CARLA_ERR_SPACE;
+#if CARLA_HOST_LE
+    CARLA_MEMCPY(buf, v, 8u);
+    n = 8u;
+#else
     carla_put_u64le(buf + n, (uint64_t)(v->frame_counter));
     n += 8u;
+#endif
     (void)buf;
     (void)cap;
     (void)v;
@@ -3048,8 +3303,13 @@ static inline int carla_frame_counter_decode(carla_frame_counter_t *v, const uin
 {
     size_t n = 0;
     if (len < 8u) return CARLA_ERR_SHORT;
+#if CARLA_HOST_LE
+    CARLA_MEMCPY(v, buf, 8u);
+    n = 8u;
+#else
     v->frame_counter = carla_get_u64le((buf + n));
     n += 8u;
+#endif
     (void)buf;
     (void)len;
     (void)v;
@@ -3086,8 +3346,10 @@ typedef struct carla_walker_bones_view {
 static inline int carla_walker_bones_encode(uint8_t *buf, size_t cap, const carla_walker_bones_t *v, size_t *written)
 {
     size_t n = 0;
-    int e;
+    int e = 0;
     size_t k = 0;
+    (void)e;
+    (void)k;
     if (v->records_count > 65535u) return CARLA_ERR_RANGE;
     if (cap - n < 2u) return CARLA_ERR_SPACE;
     carla_put_u16le(buf + n, (uint16_t)(v->records_count));
@@ -3110,8 +3372,10 @@ static inline int carla_walker_bones_encode(uint8_t *buf, size_t cap, const carl
 static inline int carla_walker_bones_decode(carla_walker_bones_view_t *v, const uint8_t *buf, size_t len, size_t *used)
 {
     size_t n = 0;
-    int e;
+    int e = 0;
     size_t k = 0;
+    (void)e;
+    (void)k;
     if (len - n < 2u) return CARLA_ERR_SHORT;
     v->records_count = (size_t)carla_get_u16le((buf + n));
     n += 2u;
@@ -3155,8 +3419,13 @@ static inline int carla_visual_time_encode(uint8_t *buf, size_t cap, const carla
 {
     size_t n = 0;
     if (cap < 8u) return CARLA_ERR_SPACE;
+#if CARLA_HOST_LE
+    CARLA_MEMCPY(buf, v, 8u);
+    n = 8u;
+#else
     carla_put_f64le(buf + n, v->time);
     n += 8u;
+#endif
     (void)buf;
     (void)cap;
     (void)v;
@@ -3168,8 +3437,13 @@ static inline int carla_visual_time_decode(carla_visual_time_t *v, const uint8_t
 {
     size_t n = 0;
     if (len < 8u) return CARLA_ERR_SHORT;
+#if CARLA_HOST_LE
+    CARLA_MEMCPY(v, buf, 8u);
+    n = 8u;
+#else
     v->time = carla_get_f64le((buf + n));
     n += 8u;
+#endif
     (void)buf;
     (void)len;
     (void)v;
@@ -3206,8 +3480,10 @@ typedef struct carla_anim_vehicle_wheels_view {
 static inline int carla_anim_vehicle_wheels_encode(uint8_t *buf, size_t cap, const carla_anim_vehicle_wheels_t *v, size_t *written)
 {
     size_t n = 0;
-    int e;
+    int e = 0;
     size_t k = 0;
+    (void)e;
+    (void)k;
     if (v->records_count > 65535u) return CARLA_ERR_RANGE;
     if (cap - n < 2u) return CARLA_ERR_SPACE;
     carla_put_u16le(buf + n, (uint16_t)(v->records_count));
@@ -3230,8 +3506,10 @@ static inline int carla_anim_vehicle_wheels_encode(uint8_t *buf, size_t cap, con
 static inline int carla_anim_vehicle_wheels_decode(carla_anim_vehicle_wheels_view_t *v, const uint8_t *buf, size_t len, size_t *used)
 {
     size_t n = 0;
-    int e;
+    int e = 0;
     size_t k = 0;
+    (void)e;
+    (void)k;
     if (len - n < 2u) return CARLA_ERR_SHORT;
     v->records_count = (size_t)carla_get_u16le((buf + n));
     n += 2u;
@@ -3454,7 +3732,7 @@ static inline size_t carla_write_frame_start(uint8_t *buf, size_t cap, const car
     size_t k = 0;
     if (cap < 5u) return 0u;
     if (carla_frame_start_encode(buf + 5u, cap - 5u, p, &k) != CARLA_OK) return 0u;
-    memset(&h, 0, sizeof h);
+    CARLA_MEMSET(&h, 0, sizeof h);
     h.id = (uint8_t)0u;
     if (k > 4294967295u) return 0u;
     h.size = (uint32_t)k;
@@ -3471,7 +3749,7 @@ static inline size_t carla_write_frame_end(uint8_t *buf, size_t cap)
     carla_packet_header_t h;
     size_t k = 0;
     if (cap < 5u) return 0u;
-    memset(&h, 0, sizeof h);
+    CARLA_MEMSET(&h, 0, sizeof h);
     h.id = (uint8_t)1u;
     if (k > 4294967295u) return 0u;
     h.size = (uint32_t)k;
@@ -3489,7 +3767,7 @@ static inline size_t carla_write_event_del(uint8_t *buf, size_t cap, const carla
     size_t k = 0;
     if (cap < 5u) return 0u;
     if (carla_event_del_encode(buf + 5u, cap - 5u, p, &k) != CARLA_OK) return 0u;
-    memset(&h, 0, sizeof h);
+    CARLA_MEMSET(&h, 0, sizeof h);
     h.id = (uint8_t)3u;
     if (k > 4294967295u) return 0u;
     h.size = (uint32_t)k;
@@ -3507,7 +3785,7 @@ static inline size_t carla_write_event_parent(uint8_t *buf, size_t cap, const ca
     size_t k = 0;
     if (cap < 5u) return 0u;
     if (carla_event_parent_encode(buf + 5u, cap - 5u, p, &k) != CARLA_OK) return 0u;
-    memset(&h, 0, sizeof h);
+    CARLA_MEMSET(&h, 0, sizeof h);
     h.id = (uint8_t)4u;
     if (k > 4294967295u) return 0u;
     h.size = (uint32_t)k;
@@ -3525,7 +3803,7 @@ static inline size_t carla_write_collision(uint8_t *buf, size_t cap, const carla
     size_t k = 0;
     if (cap < 5u) return 0u;
     if (carla_collision_encode(buf + 5u, cap - 5u, p, &k) != CARLA_OK) return 0u;
-    memset(&h, 0, sizeof h);
+    CARLA_MEMSET(&h, 0, sizeof h);
     h.id = (uint8_t)5u;
     if (k > 4294967295u) return 0u;
     h.size = (uint32_t)k;
@@ -3543,7 +3821,7 @@ static inline size_t carla_write_position(uint8_t *buf, size_t cap, const carla_
     size_t k = 0;
     if (cap < 5u) return 0u;
     if (carla_position_encode(buf + 5u, cap - 5u, p, &k) != CARLA_OK) return 0u;
-    memset(&h, 0, sizeof h);
+    CARLA_MEMSET(&h, 0, sizeof h);
     h.id = (uint8_t)6u;
     if (k > 4294967295u) return 0u;
     h.size = (uint32_t)k;
@@ -3561,7 +3839,7 @@ static inline size_t carla_write_state(uint8_t *buf, size_t cap, const carla_sta
     size_t k = 0;
     if (cap < 5u) return 0u;
     if (carla_state_encode(buf + 5u, cap - 5u, p, &k) != CARLA_OK) return 0u;
-    memset(&h, 0, sizeof h);
+    CARLA_MEMSET(&h, 0, sizeof h);
     h.id = (uint8_t)7u;
     if (k > 4294967295u) return 0u;
     h.size = (uint32_t)k;
@@ -3579,7 +3857,7 @@ static inline size_t carla_write_anim_vehicle(uint8_t *buf, size_t cap, const ca
     size_t k = 0;
     if (cap < 5u) return 0u;
     if (carla_anim_vehicle_encode(buf + 5u, cap - 5u, p, &k) != CARLA_OK) return 0u;
-    memset(&h, 0, sizeof h);
+    CARLA_MEMSET(&h, 0, sizeof h);
     h.id = (uint8_t)8u;
     if (k > 4294967295u) return 0u;
     h.size = (uint32_t)k;
@@ -3597,7 +3875,7 @@ static inline size_t carla_write_anim_walker(uint8_t *buf, size_t cap, const car
     size_t k = 0;
     if (cap < 5u) return 0u;
     if (carla_anim_walker_encode(buf + 5u, cap - 5u, p, &k) != CARLA_OK) return 0u;
-    memset(&h, 0, sizeof h);
+    CARLA_MEMSET(&h, 0, sizeof h);
     h.id = (uint8_t)9u;
     if (k > 4294967295u) return 0u;
     h.size = (uint32_t)k;
@@ -3615,7 +3893,7 @@ static inline size_t carla_write_vehicle_light(uint8_t *buf, size_t cap, const c
     size_t k = 0;
     if (cap < 5u) return 0u;
     if (carla_vehicle_light_encode(buf + 5u, cap - 5u, p, &k) != CARLA_OK) return 0u;
-    memset(&h, 0, sizeof h);
+    CARLA_MEMSET(&h, 0, sizeof h);
     h.id = (uint8_t)10u;
     if (k > 4294967295u) return 0u;
     h.size = (uint32_t)k;
@@ -3633,7 +3911,7 @@ static inline size_t carla_write_scene_light(uint8_t *buf, size_t cap, const car
     size_t k = 0;
     if (cap < 5u) return 0u;
     if (carla_scene_light_encode(buf + 5u, cap - 5u, p, &k) != CARLA_OK) return 0u;
-    memset(&h, 0, sizeof h);
+    CARLA_MEMSET(&h, 0, sizeof h);
     h.id = (uint8_t)11u;
     if (k > 4294967295u) return 0u;
     h.size = (uint32_t)k;
@@ -3651,7 +3929,7 @@ static inline size_t carla_write_kinematics(uint8_t *buf, size_t cap, const carl
     size_t k = 0;
     if (cap < 5u) return 0u;
     if (carla_kinematics_encode(buf + 5u, cap - 5u, p, &k) != CARLA_OK) return 0u;
-    memset(&h, 0, sizeof h);
+    CARLA_MEMSET(&h, 0, sizeof h);
     h.id = (uint8_t)12u;
     if (k > 4294967295u) return 0u;
     h.size = (uint32_t)k;
@@ -3669,7 +3947,7 @@ static inline size_t carla_write_bounding_box(uint8_t *buf, size_t cap, const ca
     size_t k = 0;
     if (cap < 5u) return 0u;
     if (carla_bounding_box_encode(buf + 5u, cap - 5u, p, &k) != CARLA_OK) return 0u;
-    memset(&h, 0, sizeof h);
+    CARLA_MEMSET(&h, 0, sizeof h);
     h.id = (uint8_t)13u;
     if (k > 4294967295u) return 0u;
     h.size = (uint32_t)k;
@@ -3687,7 +3965,7 @@ static inline size_t carla_write_platform_time(uint8_t *buf, size_t cap, const c
     size_t k = 0;
     if (cap < 5u) return 0u;
     if (carla_platform_time_encode(buf + 5u, cap - 5u, p, &k) != CARLA_OK) return 0u;
-    memset(&h, 0, sizeof h);
+    CARLA_MEMSET(&h, 0, sizeof h);
     h.id = (uint8_t)14u;
     if (k > 4294967295u) return 0u;
     h.size = (uint32_t)k;
@@ -3705,7 +3983,7 @@ static inline size_t carla_write_traffic_light_time(uint8_t *buf, size_t cap, co
     size_t k = 0;
     if (cap < 5u) return 0u;
     if (carla_traffic_light_time_encode(buf + 5u, cap - 5u, p, &k) != CARLA_OK) return 0u;
-    memset(&h, 0, sizeof h);
+    CARLA_MEMSET(&h, 0, sizeof h);
     h.id = (uint8_t)16u;
     if (k > 4294967295u) return 0u;
     h.size = (uint32_t)k;
@@ -3723,7 +4001,7 @@ static inline size_t carla_write_trigger_volume(uint8_t *buf, size_t cap, const 
     size_t k = 0;
     if (cap < 5u) return 0u;
     if (carla_trigger_volume_encode(buf + 5u, cap - 5u, p, &k) != CARLA_OK) return 0u;
-    memset(&h, 0, sizeof h);
+    CARLA_MEMSET(&h, 0, sizeof h);
     h.id = (uint8_t)17u;
     if (k > 4294967295u) return 0u;
     h.size = (uint32_t)k;
@@ -3741,7 +4019,7 @@ static inline size_t carla_write_frame_counter(uint8_t *buf, size_t cap, const c
     size_t k = 0;
     if (cap < 5u) return 0u;
     if (carla_frame_counter_encode(buf + 5u, cap - 5u, p, &k) != CARLA_OK) return 0u;
-    memset(&h, 0, sizeof h);
+    CARLA_MEMSET(&h, 0, sizeof h);
     h.id = (uint8_t)18u;
     if (k > 4294967295u) return 0u;
     h.size = (uint32_t)k;
@@ -3759,7 +4037,7 @@ static inline size_t carla_write_walker_bones(uint8_t *buf, size_t cap, const ca
     size_t k = 0;
     if (cap < 5u) return 0u;
     if (carla_walker_bones_encode(buf + 5u, cap - 5u, p, &k) != CARLA_OK) return 0u;
-    memset(&h, 0, sizeof h);
+    CARLA_MEMSET(&h, 0, sizeof h);
     h.id = (uint8_t)19u;
     if (k > 4294967295u) return 0u;
     h.size = (uint32_t)k;
@@ -3777,7 +4055,7 @@ static inline size_t carla_write_visual_time(uint8_t *buf, size_t cap, const car
     size_t k = 0;
     if (cap < 5u) return 0u;
     if (carla_visual_time_encode(buf + 5u, cap - 5u, p, &k) != CARLA_OK) return 0u;
-    memset(&h, 0, sizeof h);
+    CARLA_MEMSET(&h, 0, sizeof h);
     h.id = (uint8_t)20u;
     if (k > 4294967295u) return 0u;
     h.size = (uint32_t)k;
@@ -3795,7 +4073,7 @@ static inline size_t carla_write_anim_vehicle_wheels(uint8_t *buf, size_t cap, c
     size_t k = 0;
     if (cap < 5u) return 0u;
     if (carla_anim_vehicle_wheels_encode(buf + 5u, cap - 5u, p, &k) != CARLA_OK) return 0u;
-    memset(&h, 0, sizeof h);
+    CARLA_MEMSET(&h, 0, sizeof h);
     h.id = (uint8_t)21u;
     if (k > 4294967295u) return 0u;
     h.size = (uint32_t)k;
@@ -3813,7 +4091,7 @@ static inline size_t carla_write_anim_biker(uint8_t *buf, size_t cap, const carl
     size_t k = 0;
     if (cap < 5u) return 0u;
     if (carla_anim_biker_encode(buf + 5u, cap - 5u, p, &k) != CARLA_OK) return 0u;
-    memset(&h, 0, sizeof h);
+    CARLA_MEMSET(&h, 0, sizeof h);
     h.id = (uint8_t)22u;
     if (k > 4294967295u) return 0u;
     h.size = (uint32_t)k;
@@ -3831,7 +4109,7 @@ static inline size_t carla_write_vehicle_door(uint8_t *buf, size_t cap, const ca
     size_t k = 0;
     if (cap < 5u) return 0u;
     if (carla_vehicle_door_encode(buf + 5u, cap - 5u, p, &k) != CARLA_OK) return 0u;
-    memset(&h, 0, sizeof h);
+    CARLA_MEMSET(&h, 0, sizeof h);
     h.id = (uint8_t)23u;
     if (k > 4294967295u) return 0u;
     h.size = (uint32_t)k;
@@ -3849,7 +4127,7 @@ static inline size_t carla_write_weather(uint8_t *buf, size_t cap, const carla_w
     size_t k = 0;
     if (cap < 5u) return 0u;
     if (carla_weather_encode(buf + 5u, cap - 5u, p, &k) != CARLA_OK) return 0u;
-    memset(&h, 0, sizeof h);
+    CARLA_MEMSET(&h, 0, sizeof h);
     h.id = (uint8_t)24u;
     if (k > 4294967295u) return 0u;
     h.size = (uint32_t)k;

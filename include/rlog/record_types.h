@@ -69,6 +69,35 @@ extern "C" {
  * of either byte order; compilers merge them into single loads and stores where the orders agree.
  * Floats travel as their IEEE 754 bit patterns.
  */
+/* Byte copies: the compiler's builtins where it has them, so that they inline even under -ffreestanding or -fno-builtin; define RLOG_MEMCPY, RLOG_MEMSET and RLOG_MEMCMP first to use others. */
+#ifndef RLOG_MEMCPY
+#if defined(__GNUC__) || defined(__clang__)
+#define RLOG_MEMCPY(d, s, n) __builtin_memcpy((d), (s), (n))
+#define RLOG_MEMSET(d, c, n) __builtin_memset((d), (c), (n))
+#define RLOG_MEMCMP(a, b, n) __builtin_memcmp((a), (b), (n))
+#else
+#define RLOG_MEMCPY(d, s, n) memcpy((d), (s), (n))
+#define RLOG_MEMSET(d, c, n) memset((d), (c), (n))
+#define RLOG_MEMCMP(a, b, n) memcmp((a), (b), (n))
+#endif
+#endif
+
+/* The host's byte order, where the compiler says it: a packed struct whose numbers are all in the host's order is copied to and from the wire whole. Elsewhere, field by field. */
+#ifndef RLOG_HOST_LE
+#if defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define RLOG_HOST_LE 1
+#else
+#define RLOG_HOST_LE 0
+#endif
+#endif
+#ifndef RLOG_HOST_BE
+#if defined(__BYTE_ORDER__) && defined(__ORDER_BIG_ENDIAN__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define RLOG_HOST_BE 1
+#else
+#define RLOG_HOST_BE 0
+#endif
+#endif
+
 static inline uint16_t rlog_get_u16le(const uint8_t *p)
 {
     return (uint16_t)((unsigned)p[0] | ((unsigned)p[1] << 8));
@@ -108,26 +137,26 @@ static inline float rlog_get_f32le(const uint8_t *p)
 {
     uint32_t u = rlog_get_u32le(p);
     float v;
-    memcpy(&v, &u, sizeof v);
+    RLOG_MEMCPY(&v, &u, sizeof v);
     return v;
 }
 static inline void rlog_put_f32le(uint8_t *p, float v)
 {
     uint32_t u;
-    memcpy(&u, &v, sizeof u);
+    RLOG_MEMCPY(&u, &v, sizeof u);
     rlog_put_u32le(p, u);
 }
 static inline double rlog_get_f64le(const uint8_t *p)
 {
     uint64_t u = rlog_get_u64le(p);
     double v;
-    memcpy(&v, &u, sizeof v);
+    RLOG_MEMCPY(&v, &u, sizeof v);
     return v;
 }
 static inline void rlog_put_f64le(uint8_t *p, double v)
 {
     uint64_t u;
-    memcpy(&u, &v, sizeof u);
+    RLOG_MEMCPY(&u, &v, sizeof u);
     rlog_put_u64le(p, u);
 }
 static inline uint16_t rlog_get_u16be(const uint8_t *p)
@@ -169,26 +198,26 @@ static inline float rlog_get_f32be(const uint8_t *p)
 {
     uint32_t u = rlog_get_u32be(p);
     float v;
-    memcpy(&v, &u, sizeof v);
+    RLOG_MEMCPY(&v, &u, sizeof v);
     return v;
 }
 static inline void rlog_put_f32be(uint8_t *p, float v)
 {
     uint32_t u;
-    memcpy(&u, &v, sizeof u);
+    RLOG_MEMCPY(&u, &v, sizeof u);
     rlog_put_u32be(p, u);
 }
 static inline double rlog_get_f64be(const uint8_t *p)
 {
     uint64_t u = rlog_get_u64be(p);
     double v;
-    memcpy(&v, &u, sizeof v);
+    RLOG_MEMCPY(&v, &u, sizeof v);
     return v;
 }
 static inline void rlog_put_f64be(uint8_t *p, double v)
 {
     uint64_t u;
-    memcpy(&u, &v, sizeof u);
+    RLOG_MEMCPY(&u, &v, sizeof u);
     rlog_put_u64be(p, u);
 }
 
@@ -211,8 +240,13 @@ static inline int rlog_file_header_encode(uint8_t *buf, size_t cap, const rlog_f
 {
     size_t n = 0;
     if (cap < 1u) return RLOG_ERR_SPACE;
+#if RLOG_HOST_BE
+    RLOG_MEMCPY(buf, v, 1u);
+    n = 1u;
+#else
     (buf + n)[0] = (uint8_t)(v->revision);
     n += 1u;
+#endif
     (void)buf;
     (void)cap;
     (void)v;
@@ -224,8 +258,13 @@ static inline int rlog_file_header_decode(rlog_file_header_t *v, const uint8_t *
 {
     size_t n = 0;
     if (len < 1u) return RLOG_ERR_SHORT;
+#if RLOG_HOST_BE
+    RLOG_MEMCPY(v, buf, 1u);
+    n = 1u;
+#else
     v->revision = ((buf + n))[0];
     n += 1u;
+#endif
     (void)buf;
     (void)len;
     (void)v;
@@ -265,7 +304,7 @@ static inline int rlog_utf8_u16_encode(uint8_t *buf, size_t cap, const rlog_utf8
     rlog_put_u16be(buf + n, (uint16_t)(v->text_len));
     n += 2u;
     if (cap - n < v->text_len) return RLOG_ERR_SPACE;
-    if (v->text_len) memcpy(buf + n, v->text, v->text_len);
+    if (v->text_len) RLOG_MEMCPY(buf + n, v->text, v->text_len);
     n += v->text_len;
     (void)buf;
     (void)cap;
@@ -322,7 +361,7 @@ static inline int rlog_utf8_u32_encode(uint8_t *buf, size_t cap, const rlog_utf8
     rlog_put_u32be(buf + n, (uint32_t)(v->text_len));
     n += 4u;
     if (cap - n < v->text_len) return RLOG_ERR_SPACE;
-    if (v->text_len) memcpy(buf + n, v->text, v->text_len);
+    if (v->text_len) RLOG_MEMCPY(buf + n, v->text, v->text_len);
     n += v->text_len;
     (void)buf;
     (void)cap;
@@ -495,8 +534,13 @@ static inline int rlog_r1_value_integer_encode(uint8_t *buf, size_t cap, const r
 {
     size_t n = 0;
     if (cap < 4u) return RLOG_ERR_SPACE;
+#if RLOG_HOST_BE
+    RLOG_MEMCPY(buf, v, 4u);
+    n = 4u;
+#else
     rlog_put_u32be(buf + n, (uint32_t)(v->value));
     n += 4u;
+#endif
     (void)buf;
     (void)cap;
     (void)v;
@@ -508,8 +552,13 @@ static inline int rlog_r1_value_integer_decode(rlog_r1_value_integer_t *v, const
 {
     size_t n = 0;
     if (len < 4u) return RLOG_ERR_SHORT;
+#if RLOG_HOST_BE
+    RLOG_MEMCPY(v, buf, 4u);
+    n = 4u;
+#else
     v->value = (int32_t)(rlog_get_u32be((buf + n)));
     n += 4u;
+#endif
     (void)buf;
     (void)len;
     (void)v;
@@ -591,8 +640,13 @@ static inline int rlog_r1_value_double_encode(uint8_t *buf, size_t cap, const rl
 {
     size_t n = 0;
     if (cap < 8u) return RLOG_ERR_SPACE;
+#if RLOG_HOST_BE
+    RLOG_MEMCPY(buf, v, 8u);
+    n = 8u;
+#else
     rlog_put_f64be(buf + n, v->value);
     n += 8u;
+#endif
     (void)buf;
     (void)cap;
     (void)v;
@@ -604,8 +658,13 @@ static inline int rlog_r1_value_double_decode(rlog_r1_value_double_t *v, const u
 {
     size_t n = 0;
     if (len < 8u) return RLOG_ERR_SHORT;
+#if RLOG_HOST_BE
+    RLOG_MEMCPY(v, buf, 8u);
+    n = 8u;
+#else
     v->value = rlog_get_f64be((buf + n));
     n += 8u;
+#endif
     (void)buf;
     (void)len;
     (void)v;
@@ -699,7 +758,7 @@ static inline int rlog_r1_value_string_encode(uint8_t *buf, size_t cap, const rl
     rlog_put_u16be(buf + n, (uint16_t)(v->value_len));
     n += 2u;
     if (cap - n < v->value_len) return RLOG_ERR_SPACE;
-    if (v->value_len) memcpy(buf + n, v->value, v->value_len);
+    if (v->value_len) RLOG_MEMCPY(buf + n, v->value, v->value_len);
     n += v->value_len;
     (void)buf;
     (void)cap;
@@ -746,8 +805,10 @@ typedef struct rlog_r1_value_string_array_view {
 static inline int rlog_r1_value_string_array_encode(uint8_t *buf, size_t cap, const rlog_r1_value_string_array_t *v, size_t *written)
 {
     size_t n = 0;
-    int e;
+    int e = 0;
     size_t k = 0;
+    (void)e;
+    (void)k;
     if (v->value_count > 65535u) return RLOG_ERR_RANGE;
     if (cap - n < 2u) return RLOG_ERR_SPACE;
     rlog_put_u16be(buf + n, (uint16_t)(v->value_count));
@@ -770,8 +831,10 @@ static inline int rlog_r1_value_string_array_encode(uint8_t *buf, size_t cap, co
 static inline int rlog_r1_value_string_array_decode(rlog_r1_value_string_array_view_t *v, const uint8_t *buf, size_t len, size_t *used)
 {
     size_t n = 0;
-    int e;
+    int e = 0;
     size_t k = 0;
+    (void)e;
+    (void)k;
     if (len - n < 2u) return RLOG_ERR_SHORT;
     v->value_count = (size_t)rlog_get_u16be((buf + n));
     n += 2u;
@@ -808,8 +871,13 @@ static inline int rlog_r1_value_byte_encode(uint8_t *buf, size_t cap, const rlog
 {
     size_t n = 0;
     if (cap < 1u) return RLOG_ERR_SPACE;
+#if RLOG_HOST_BE
+    RLOG_MEMCPY(buf, v, 1u);
+    n = 1u;
+#else
     (buf + n)[0] = (uint8_t)(v->value);
     n += 1u;
+#endif
     (void)buf;
     (void)cap;
     (void)v;
@@ -821,8 +889,13 @@ static inline int rlog_r1_value_byte_decode(rlog_r1_value_byte_t *v, const uint8
 {
     size_t n = 0;
     if (len < 1u) return RLOG_ERR_SHORT;
+#if RLOG_HOST_BE
+    RLOG_MEMCPY(v, buf, 1u);
+    n = 1u;
+#else
     v->value = ((buf + n))[0];
     n += 1u;
+#endif
     (void)buf;
     (void)len;
     (void)v;
@@ -856,7 +929,7 @@ static inline int rlog_r1_value_byte_array_encode(uint8_t *buf, size_t cap, cons
     rlog_put_u16be(buf + n, (uint16_t)(v->value_len));
     n += 2u;
     if (cap - n < v->value_len) return RLOG_ERR_SPACE;
-    if (v->value_len) memcpy(buf + n, v->value, v->value_len);
+    if (v->value_len) RLOG_MEMCPY(buf + n, v->value, v->value_len);
     n += v->value_len;
     (void)buf;
     (void)cap;
@@ -911,8 +984,13 @@ static inline int rlog_r1_body_timestamp_encode(uint8_t *buf, size_t cap, const 
 {
     size_t n = 0;
     if (cap < 8u) return RLOG_ERR_SPACE;
+#if RLOG_HOST_BE
+    RLOG_MEMCPY(buf, v, 8u);
+    n = 8u;
+#else
     rlog_put_f64be(buf + n, v->timestamp);
     n += 8u;
+#endif
     (void)buf;
     (void)cap;
     (void)v;
@@ -924,8 +1002,13 @@ static inline int rlog_r1_body_timestamp_decode(rlog_r1_body_timestamp_t *v, con
 {
     size_t n = 0;
     if (len < 8u) return RLOG_ERR_SHORT;
+#if RLOG_HOST_BE
+    RLOG_MEMCPY(v, buf, 8u);
+    n = 8u;
+#else
     v->timestamp = rlog_get_f64be((buf + n));
     n += 8u;
+#endif
     (void)buf;
     (void)len;
     (void)v;
@@ -964,7 +1047,7 @@ static inline int rlog_r1_body_key_def_encode(uint8_t *buf, size_t cap, const rl
     rlog_put_u16be(buf + n, (uint16_t)(v->key_len));
     n += 2u;
     if (cap - n < v->key_len) return RLOG_ERR_SPACE;
-    if (v->key_len) memcpy(buf + n, v->key, v->key_len);
+    if (v->key_len) RLOG_MEMCPY(buf + n, v->key, v->key_len);
     n += v->key_len;
     (void)buf;
     (void)cap;
@@ -1015,8 +1098,10 @@ typedef struct rlog_r1_body_field_view {
 static inline int rlog_r1_body_field_encode(uint8_t *buf, size_t cap, const rlog_r1_body_field_t *v, size_t *written)
 {
     size_t n = 0;
-    int e;
+    int e = 0;
     size_t k = 0;
+    (void)e;
+    (void)k;
     if (cap - n < 2u) return RLOG_ERR_SPACE;
     rlog_put_u16be(buf + n, (uint16_t)(v->key_id));
     n += 2u;
@@ -1089,8 +1174,10 @@ static inline int rlog_r1_body_field_encode(uint8_t *buf, size_t cap, const rlog
 static inline int rlog_r1_body_field_decode(rlog_r1_body_field_view_t *v, const uint8_t *buf, size_t len, size_t *used)
 {
     size_t n = 0;
-    int e;
+    int e = 0;
     size_t k = 0;
+    (void)e;
+    (void)k;
     if (len - n < 2u) return RLOG_ERR_SHORT;
     v->key_id = (int16_t)(rlog_get_u16be((buf + n)));
     n += 2u;
@@ -1188,8 +1275,10 @@ typedef struct rlog_r1_message_view {
 static inline int rlog_r1_message_encode(uint8_t *buf, size_t cap, const rlog_r1_message_t *v, size_t *written)
 {
     size_t n = 0;
-    int e;
+    int e = 0;
     size_t k = 0;
+    (void)e;
+    (void)k;
     if (cap - n < 1u) return RLOG_ERR_SPACE;
     (buf + n)[0] = (uint8_t)(v->kind);
     n += 1u;
@@ -1222,8 +1311,10 @@ static inline int rlog_r1_message_encode(uint8_t *buf, size_t cap, const rlog_r1
 static inline int rlog_r1_message_decode(rlog_r1_message_view_t *v, const uint8_t *buf, size_t len, size_t *used)
 {
     size_t n = 0;
-    int e;
+    int e = 0;
     size_t k = 0;
+    (void)e;
+    (void)k;
     if (len - n < 1u) return RLOG_ERR_SHORT;
     v->kind = ((buf + n))[0];
     n += 1u;
@@ -1261,7 +1352,7 @@ static inline size_t rlog_r1_message_write_timestamp(uint8_t *buf, size_t cap, c
 {
     rlog_r1_message_t m;
     size_t k = 0;
-    memset(&m, 0, sizeof m);
+    RLOG_MEMSET(&m, 0, sizeof m);
     m.kind = (uint8_t)0;
     m.body.timestamp = *p;
     return rlog_r1_message_encode(buf, cap, &m, &k) == RLOG_OK ? k : 0u;
@@ -1276,7 +1367,7 @@ static inline size_t rlog_r1_message_write_key_def(uint8_t *buf, size_t cap, con
 {
     rlog_r1_message_t m;
     size_t k = 0;
-    memset(&m, 0, sizeof m);
+    RLOG_MEMSET(&m, 0, sizeof m);
     m.kind = (uint8_t)1;
     m.body.key_def = *p;
     return rlog_r1_message_encode(buf, cap, &m, &k) == RLOG_OK ? k : 0u;
@@ -1290,7 +1381,7 @@ static inline size_t rlog_r1_message_write_field(uint8_t *buf, size_t cap, const
 {
     rlog_r1_message_t m;
     size_t k = 0;
-    memset(&m, 0, sizeof m);
+    RLOG_MEMSET(&m, 0, sizeof m);
     m.kind = (uint8_t)2;
     m.body.field = *p;
     return rlog_r1_message_encode(buf, cap, &m, &k) == RLOG_OK ? k : 0u;
@@ -1326,8 +1417,13 @@ static inline int rlog_r2_body_timestamp_encode(uint8_t *buf, size_t cap, const 
 {
     size_t n = 0;
     if (cap < 8u) return RLOG_ERR_SPACE;
+#if RLOG_HOST_BE
+    RLOG_MEMCPY(buf, v, 8u);
+    n = 8u;
+#else
     rlog_put_f64be(buf + n, v->timestamp);
     n += 8u;
+#endif
     (void)buf;
     (void)cap;
     (void)v;
@@ -1339,8 +1435,13 @@ static inline int rlog_r2_body_timestamp_decode(rlog_r2_body_timestamp_t *v, con
 {
     size_t n = 0;
     if (len < 8u) return RLOG_ERR_SHORT;
+#if RLOG_HOST_BE
+    RLOG_MEMCPY(v, buf, 8u);
+    n = 8u;
+#else
     v->timestamp = rlog_get_f64be((buf + n));
     n += 8u;
+#endif
     (void)buf;
     (void)len;
     (void)v;
@@ -1384,14 +1485,14 @@ static inline int rlog_r2_body_key_def_encode(uint8_t *buf, size_t cap, const rl
     rlog_put_u16be(buf + n, (uint16_t)(v->key_len));
     n += 2u;
     if (cap - n < v->key_len) return RLOG_ERR_SPACE;
-    if (v->key_len) memcpy(buf + n, v->key, v->key_len);
+    if (v->key_len) RLOG_MEMCPY(buf + n, v->key, v->key_len);
     n += v->key_len;
     if (v->type_len > 65535u) return RLOG_ERR_RANGE;
     if (cap - n < 2u) return RLOG_ERR_SPACE;
     rlog_put_u16be(buf + n, (uint16_t)(v->type_len));
     n += 2u;
     if (cap - n < v->type_len) return RLOG_ERR_SPACE;
-    if (v->type_len) memcpy(buf + n, v->type, v->type_len);
+    if (v->type_len) RLOG_MEMCPY(buf + n, v->type, v->type_len);
     n += v->type_len;
     (void)buf;
     (void)cap;
@@ -1458,7 +1559,7 @@ static inline int rlog_r2_body_field_encode(uint8_t *buf, size_t cap, const rlog
     rlog_put_u16be(buf + n, (uint16_t)(v->value_len));
     n += 2u;
     if (cap - n < v->value_len) return RLOG_ERR_SPACE;
-    if (v->value_len) memcpy(buf + n, v->value, v->value_len);
+    if (v->value_len) RLOG_MEMCPY(buf + n, v->value, v->value_len);
     n += v->value_len;
     (void)buf;
     (void)cap;
@@ -1514,8 +1615,10 @@ typedef struct rlog_r2_message_view {
 static inline int rlog_r2_message_encode(uint8_t *buf, size_t cap, const rlog_r2_message_t *v, size_t *written)
 {
     size_t n = 0;
-    int e;
+    int e = 0;
     size_t k = 0;
+    (void)e;
+    (void)k;
     if (cap - n < 1u) return RLOG_ERR_SPACE;
     (buf + n)[0] = (uint8_t)(v->kind);
     n += 1u;
@@ -1548,8 +1651,10 @@ static inline int rlog_r2_message_encode(uint8_t *buf, size_t cap, const rlog_r2
 static inline int rlog_r2_message_decode(rlog_r2_message_view_t *v, const uint8_t *buf, size_t len, size_t *used)
 {
     size_t n = 0;
-    int e;
+    int e = 0;
     size_t k = 0;
+    (void)e;
+    (void)k;
     if (len - n < 1u) return RLOG_ERR_SHORT;
     v->kind = ((buf + n))[0];
     n += 1u;
@@ -1587,7 +1692,7 @@ static inline size_t rlog_r2_message_write_timestamp(uint8_t *buf, size_t cap, c
 {
     rlog_r2_message_t m;
     size_t k = 0;
-    memset(&m, 0, sizeof m);
+    RLOG_MEMSET(&m, 0, sizeof m);
     m.kind = (uint8_t)0;
     m.body.timestamp = *p;
     return rlog_r2_message_encode(buf, cap, &m, &k) == RLOG_OK ? k : 0u;
@@ -1602,7 +1707,7 @@ static inline size_t rlog_r2_message_write_key_def(uint8_t *buf, size_t cap, con
 {
     rlog_r2_message_t m;
     size_t k = 0;
-    memset(&m, 0, sizeof m);
+    RLOG_MEMSET(&m, 0, sizeof m);
     m.kind = (uint8_t)1;
     m.body.key_def = *p;
     return rlog_r2_message_encode(buf, cap, &m, &k) == RLOG_OK ? k : 0u;
@@ -1617,7 +1722,7 @@ static inline size_t rlog_r2_message_write_field(uint8_t *buf, size_t cap, const
 {
     rlog_r2_message_t m;
     size_t k = 0;
-    memset(&m, 0, sizeof m);
+    RLOG_MEMSET(&m, 0, sizeof m);
     m.kind = (uint8_t)2;
     m.body.field = *p;
     return rlog_r2_message_encode(buf, cap, &m, &k) == RLOG_OK ? k : 0u;
@@ -1707,8 +1812,13 @@ static inline int rlog_r2_value_int64_encode(uint8_t *buf, size_t cap, const rlo
 {
     size_t n = 0;
     if (cap < 8u) return RLOG_ERR_SPACE;
+#if RLOG_HOST_BE
+    RLOG_MEMCPY(buf, v, 8u);
+    n = 8u;
+#else
     rlog_put_u64be(buf + n, (uint64_t)(v->value));
     n += 8u;
+#endif
     (void)buf;
     (void)cap;
     (void)v;
@@ -1720,8 +1830,13 @@ static inline int rlog_r2_value_int64_decode(rlog_r2_value_int64_t *v, const uin
 {
     size_t n = 0;
     if (len < 8u) return RLOG_ERR_SHORT;
+#if RLOG_HOST_BE
+    RLOG_MEMCPY(v, buf, 8u);
+    n = 8u;
+#else
     v->value = (int64_t)(rlog_get_u64be((buf + n)));
     n += 8u;
+#endif
     (void)buf;
     (void)len;
     (void)v;
@@ -1742,8 +1857,13 @@ static inline int rlog_r2_value_float_encode(uint8_t *buf, size_t cap, const rlo
 {
     size_t n = 0;
     if (cap < 4u) return RLOG_ERR_SPACE;
+#if RLOG_HOST_BE
+    RLOG_MEMCPY(buf, v, 4u);
+    n = 4u;
+#else
     rlog_put_f32be(buf + n, v->value);
     n += 4u;
+#endif
     (void)buf;
     (void)cap;
     (void)v;
@@ -1755,8 +1875,13 @@ static inline int rlog_r2_value_float_decode(rlog_r2_value_float_t *v, const uin
 {
     size_t n = 0;
     if (len < 4u) return RLOG_ERR_SHORT;
+#if RLOG_HOST_BE
+    RLOG_MEMCPY(v, buf, 4u);
+    n = 4u;
+#else
     v->value = rlog_get_f32be((buf + n));
     n += 4u;
+#endif
     (void)buf;
     (void)len;
     (void)v;
@@ -1777,8 +1902,13 @@ static inline int rlog_r2_value_double_encode(uint8_t *buf, size_t cap, const rl
 {
     size_t n = 0;
     if (cap < 8u) return RLOG_ERR_SPACE;
+#if RLOG_HOST_BE
+    RLOG_MEMCPY(buf, v, 8u);
+    n = 8u;
+#else
     rlog_put_f64be(buf + n, v->value);
     n += 8u;
+#endif
     (void)buf;
     (void)cap;
     (void)v;
@@ -1790,8 +1920,13 @@ static inline int rlog_r2_value_double_decode(rlog_r2_value_double_t *v, const u
 {
     size_t n = 0;
     if (len < 8u) return RLOG_ERR_SHORT;
+#if RLOG_HOST_BE
+    RLOG_MEMCPY(v, buf, 8u);
+    n = 8u;
+#else
     v->value = rlog_get_f64be((buf + n));
     n += 8u;
+#endif
     (void)buf;
     (void)len;
     (void)v;
@@ -1820,7 +1955,7 @@ static inline int rlog_r2_value_string_encode(uint8_t *buf, size_t cap, const rl
 {
     size_t n = 0;
     if (cap - n < v->value_len) return RLOG_ERR_SPACE;
-    if (v->value_len) memcpy(buf + n, v->value, v->value_len);
+    if (v->value_len) RLOG_MEMCPY(buf + n, v->value, v->value_len);
     n += v->value_len;
     (void)buf;
     (void)cap;
@@ -2088,8 +2223,10 @@ typedef struct rlog_r2_value_string_array_view {
 static inline int rlog_r2_value_string_array_encode(uint8_t *buf, size_t cap, const rlog_r2_value_string_array_t *v, size_t *written)
 {
     size_t n = 0;
-    int e;
+    int e = 0;
     size_t k = 0;
+    (void)e;
+    (void)k;
     if (v->value_count > 4294967295u) return RLOG_ERR_RANGE;
     if (cap - n < 4u) return RLOG_ERR_SPACE;
     rlog_put_u32be(buf + n, (uint32_t)(v->value_count));
@@ -2112,8 +2249,10 @@ static inline int rlog_r2_value_string_array_encode(uint8_t *buf, size_t cap, co
 static inline int rlog_r2_value_string_array_decode(rlog_r2_value_string_array_view_t *v, const uint8_t *buf, size_t len, size_t *used)
 {
     size_t n = 0;
-    int e;
+    int e = 0;
     size_t k = 0;
+    (void)e;
+    (void)k;
     if (len - n < 4u) return RLOG_ERR_SHORT;
     v->value_count = (size_t)rlog_get_u32be((buf + n));
     n += 4u;
@@ -2159,7 +2298,7 @@ static inline int rlog_r2_value_json_encode(uint8_t *buf, size_t cap, const rlog
 {
     size_t n = 0;
     if (cap - n < v->value_len) return RLOG_ERR_SPACE;
-    if (v->value_len) memcpy(buf + n, v->value, v->value_len);
+    if (v->value_len) RLOG_MEMCPY(buf + n, v->value, v->value_len);
     n += v->value_len;
     (void)buf;
     (void)cap;
@@ -2203,7 +2342,7 @@ static inline int rlog_r2_value_raw_encode(uint8_t *buf, size_t cap, const rlog_
 {
     size_t n = 0;
     if (cap - n < v->value_len) return RLOG_ERR_SPACE;
-    if (v->value_len) memcpy(buf + n, v->value, v->value_len);
+    if (v->value_len) RLOG_MEMCPY(buf + n, v->value, v->value_len);
     n += v->value_len;
     (void)buf;
     (void)cap;
@@ -2248,7 +2387,7 @@ static inline int rlog_r2_value_struct_encode(uint8_t *buf, size_t cap, const rl
 {
     size_t n = 0;
     if (cap - n < v->value_len) return RLOG_ERR_SPACE;
-    if (v->value_len) memcpy(buf + n, v->value, v->value_len);
+    if (v->value_len) RLOG_MEMCPY(buf + n, v->value, v->value_len);
     n += v->value_len;
     (void)buf;
     (void)cap;
@@ -2292,7 +2431,7 @@ static inline int rlog_r2_value_proto_encode(uint8_t *buf, size_t cap, const rlo
 {
     size_t n = 0;
     if (cap - n < v->value_len) return RLOG_ERR_SPACE;
-    if (v->value_len) memcpy(buf + n, v->value, v->value_len);
+    if (v->value_len) RLOG_MEMCPY(buf + n, v->value, v->value_len);
     n += v->value_len;
     (void)buf;
     (void)cap;
@@ -2336,7 +2475,7 @@ static inline int rlog_r2_value_other_encode(uint8_t *buf, size_t cap, const rlo
 {
     size_t n = 0;
     if (cap - n < v->value_len) return RLOG_ERR_SPACE;
-    if (v->value_len) memcpy(buf + n, v->value, v->value_len);
+    if (v->value_len) RLOG_MEMCPY(buf + n, v->value, v->value_len);
     n += v->value_len;
     (void)buf;
     (void)cap;
@@ -2379,24 +2518,24 @@ static inline int rlog_r2_value_other_decode(rlog_r2_value_other_view_t *v, cons
  */
 static inline int rlog_r2_value_select(const char *name, size_t len)
 {
-    if (len == 7u && memcmp(name, "boolean", 7u) == 0) return 0;
-    if (len == 5u && memcmp(name, "int64", 5u) == 0) return 1;
-    if (len == 3u && memcmp(name, "int", 3u) == 0) return 1;
-    if (len == 5u && memcmp(name, "float", 5u) == 0) return 2;
-    if (len == 6u && memcmp(name, "double", 6u) == 0) return 3;
-    if (len == 6u && memcmp(name, "string", 6u) == 0) return 4;
-    if (len == 9u && memcmp(name, "boolean[]", 9u) == 0) return 5;
-    if (len == 7u && memcmp(name, "int64[]", 7u) == 0) return 6;
-    if (len == 5u && memcmp(name, "int[]", 5u) == 0) return 6;
-    if (len == 7u && memcmp(name, "float[]", 7u) == 0) return 7;
-    if (len == 8u && memcmp(name, "double[]", 8u) == 0) return 8;
-    if (len == 8u && memcmp(name, "string[]", 8u) == 0) return 9;
-    if (len == 4u && memcmp(name, "json", 4u) == 0) return 10;
-    if (len == 3u && memcmp(name, "raw", 3u) == 0) return 11;
-    if (len == 7u && memcmp(name, "msgpack", 7u) == 0) return 11;
-    if (len == 12u && memcmp(name, "structschema", 12u) == 0) return 11;
-    if (len >= 7u && memcmp(name, "struct:", 7u) == 0) return 12;
-    if (len >= 6u && memcmp(name, "proto:", 6u) == 0) return 13;
+    if (len == 7u && RLOG_MEMCMP(name, "boolean", 7u) == 0) return 0;
+    if (len == 5u && RLOG_MEMCMP(name, "int64", 5u) == 0) return 1;
+    if (len == 3u && RLOG_MEMCMP(name, "int", 3u) == 0) return 1;
+    if (len == 5u && RLOG_MEMCMP(name, "float", 5u) == 0) return 2;
+    if (len == 6u && RLOG_MEMCMP(name, "double", 6u) == 0) return 3;
+    if (len == 6u && RLOG_MEMCMP(name, "string", 6u) == 0) return 4;
+    if (len == 9u && RLOG_MEMCMP(name, "boolean[]", 9u) == 0) return 5;
+    if (len == 7u && RLOG_MEMCMP(name, "int64[]", 7u) == 0) return 6;
+    if (len == 5u && RLOG_MEMCMP(name, "int[]", 5u) == 0) return 6;
+    if (len == 7u && RLOG_MEMCMP(name, "float[]", 7u) == 0) return 7;
+    if (len == 8u && RLOG_MEMCMP(name, "double[]", 8u) == 0) return 8;
+    if (len == 8u && RLOG_MEMCMP(name, "string[]", 8u) == 0) return 9;
+    if (len == 4u && RLOG_MEMCMP(name, "json", 4u) == 0) return 10;
+    if (len == 3u && RLOG_MEMCMP(name, "raw", 3u) == 0) return 11;
+    if (len == 7u && RLOG_MEMCMP(name, "msgpack", 7u) == 0) return 11;
+    if (len == 12u && RLOG_MEMCMP(name, "structschema", 12u) == 0) return 11;
+    if (len >= 7u && RLOG_MEMCMP(name, "struct:", 7u) == 0) return 12;
+    if (len >= 6u && RLOG_MEMCMP(name, "proto:", 6u) == 0) return 13;
     (void)name;
     (void)len;
     return 14;
@@ -2410,7 +2549,7 @@ static inline size_t rlog_write_file_header(uint8_t *buf, size_t cap, uint8_t re
 {
     rlog_file_header_t h;
     size_t k = 0;
-    memset(&h, 0, sizeof h);
+    RLOG_MEMSET(&h, 0, sizeof h);
     h.revision = revision;
     return rlog_file_header_encode(buf, cap, &h, &k) == RLOG_OK ? k : 0u;
 }

@@ -47,10 +47,12 @@ extern "C" {
 #endif
 
 /* Format constants. */
-#define FW_MODEL_SCHEMA     1        /* Bump on every breaking layout change; stored in usvlog_file_header_t.fw_model_schema. */
-#define USVLOG_MAGIC        "USVLOG" /* The first bytes of every file (no NUL on the wire). */
-#define USVLOG_MAGIC_LEN    6u
-#define USVLOG_RECORD_COUNT 13u      /* Number of record types. */
+#define FW_MODEL_SCHEMA         1        /* Bump on every breaking layout change; stored in usvlog_file_header_t.fw_model_schema. */
+#define USVLOG_MAGIC            "USVLOG" /* The first bytes of every file (no NUL on the wire). */
+#define USVLOG_MAGIC_LEN        6u
+#define USVLOG_RECORD_COUNT     13u      /* Number of record types. */
+#define USVLOG_MAX_PAYLOAD_SIZE 32u      /* The largest record payload. */
+#define USVLOG_MAX_RECORD_SIZE  44u      /* Record header plus the largest payload: a staging buffer for any record. */
 
 /*
  * Record type ids: the value of usvlog_record_header_t.type. A reader skips a record with an
@@ -100,6 +102,35 @@ typedef uint32_t usvlog_ekf_status_t;
  * of either byte order; compilers merge them into single loads and stores where the orders agree.
  * Floats travel as their IEEE 754 bit patterns.
  */
+/* Byte copies: the compiler's builtins where it has them, so that they inline even under -ffreestanding or -fno-builtin; define USVLOG_MEMCPY, USVLOG_MEMSET and USVLOG_MEMCMP first to use others. */
+#ifndef USVLOG_MEMCPY
+#if defined(__GNUC__) || defined(__clang__)
+#define USVLOG_MEMCPY(d, s, n) __builtin_memcpy((d), (s), (n))
+#define USVLOG_MEMSET(d, c, n) __builtin_memset((d), (c), (n))
+#define USVLOG_MEMCMP(a, b, n) __builtin_memcmp((a), (b), (n))
+#else
+#define USVLOG_MEMCPY(d, s, n) memcpy((d), (s), (n))
+#define USVLOG_MEMSET(d, c, n) memset((d), (c), (n))
+#define USVLOG_MEMCMP(a, b, n) memcmp((a), (b), (n))
+#endif
+#endif
+
+/* The host's byte order, where the compiler says it: a packed struct whose numbers are all in the host's order is copied to and from the wire whole. Elsewhere, field by field. */
+#ifndef USVLOG_HOST_LE
+#if defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define USVLOG_HOST_LE 1
+#else
+#define USVLOG_HOST_LE 0
+#endif
+#endif
+#ifndef USVLOG_HOST_BE
+#if defined(__BYTE_ORDER__) && defined(__ORDER_BIG_ENDIAN__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define USVLOG_HOST_BE 1
+#else
+#define USVLOG_HOST_BE 0
+#endif
+#endif
+
 static inline uint16_t usvlog_get_u16le(const uint8_t *p)
 {
     return (uint16_t)((unsigned)p[0] | ((unsigned)p[1] << 8));
@@ -139,26 +170,26 @@ static inline float usvlog_get_f32le(const uint8_t *p)
 {
     uint32_t u = usvlog_get_u32le(p);
     float v;
-    memcpy(&v, &u, sizeof v);
+    USVLOG_MEMCPY(&v, &u, sizeof v);
     return v;
 }
 static inline void usvlog_put_f32le(uint8_t *p, float v)
 {
     uint32_t u;
-    memcpy(&u, &v, sizeof u);
+    USVLOG_MEMCPY(&u, &v, sizeof u);
     usvlog_put_u32le(p, u);
 }
 static inline double usvlog_get_f64le(const uint8_t *p)
 {
     uint64_t u = usvlog_get_u64le(p);
     double v;
-    memcpy(&v, &u, sizeof v);
+    USVLOG_MEMCPY(&v, &u, sizeof v);
     return v;
 }
 static inline void usvlog_put_f64le(uint8_t *p, double v)
 {
     uint64_t u;
-    memcpy(&u, &v, sizeof u);
+    USVLOG_MEMCPY(&u, &v, sizeof u);
     usvlog_put_u64le(p, u);
 }
 static inline uint16_t usvlog_get_u16be(const uint8_t *p)
@@ -200,26 +231,26 @@ static inline float usvlog_get_f32be(const uint8_t *p)
 {
     uint32_t u = usvlog_get_u32be(p);
     float v;
-    memcpy(&v, &u, sizeof v);
+    USVLOG_MEMCPY(&v, &u, sizeof v);
     return v;
 }
 static inline void usvlog_put_f32be(uint8_t *p, float v)
 {
     uint32_t u;
-    memcpy(&u, &v, sizeof u);
+    USVLOG_MEMCPY(&u, &v, sizeof u);
     usvlog_put_u32be(p, u);
 }
 static inline double usvlog_get_f64be(const uint8_t *p)
 {
     uint64_t u = usvlog_get_u64be(p);
     double v;
-    memcpy(&v, &u, sizeof v);
+    USVLOG_MEMCPY(&v, &u, sizeof v);
     return v;
 }
 static inline void usvlog_put_f64be(uint8_t *p, double v)
 {
     uint64_t u;
-    memcpy(&u, &v, sizeof u);
+    USVLOG_MEMCPY(&u, &v, sizeof u);
     usvlog_put_u64be(p, u);
 }
 
@@ -237,7 +268,9 @@ typedef struct usvlog_file_header {
     uint8_t _pad0[13];        /**< Reserved, zero. */
 } usvlog_file_header_t;
 #pragma pack(pop)
-#define USVLOG_FILE_HEADER_SIZE 32u
+#define USVLOG_FILE_HEADER_SIZE             32u
+#define USVLOG_FILE_HEADER_MAGIC_VALUE      "USVLOG" /* The constant `magic`. */
+#define USVLOG_FILE_HEADER_ENDIANNESS_VALUE 1u       /* The constant `endianness`. */
 USVLOG_STATIC_ASSERT(sizeof(usvlog_file_header_t) == USVLOG_FILE_HEADER_SIZE, "usvlog_file_header_t must be 32 bytes");
 USVLOG_STATIC_ASSERT(offsetof(usvlog_file_header_t, magic) == 0u, "usvlog_file_header_t.magic must be at byte 0");
 USVLOG_STATIC_ASSERT(offsetof(usvlog_file_header_t, fw_model_schema) == 6u, "usvlog_file_header_t.fw_model_schema must be at byte 6");
@@ -249,7 +282,7 @@ static inline int usvlog_file_header_encode(uint8_t *buf, size_t cap, const usvl
 {
     size_t n = 0;
     if (cap < 32u) return USVLOG_ERR_SPACE;
-    memcpy(buf + n, "USVLOG", 6u);
+    USVLOG_MEMCPY(buf + n, "USVLOG", 6u);
     n += 6u;
     usvlog_put_u32le(buf + n, (uint32_t)(v->fw_model_schema));
     n += 4u;
@@ -257,7 +290,7 @@ static inline int usvlog_file_header_encode(uint8_t *buf, size_t cap, const usvl
     n += 1u;
     usvlog_put_u64le(buf + n, (uint64_t)(v->t0_us));
     n += 8u;
-    memset(buf + n, 0, 13u);
+    USVLOG_MEMSET(buf + n, 0, 13u);
     n += 13u;
     (void)buf;
     (void)cap;
@@ -270,8 +303,8 @@ static inline int usvlog_file_header_decode(usvlog_file_header_t *v, const uint8
 {
     size_t n = 0;
     if (len < 32u) return USVLOG_ERR_SHORT;
-    if (memcmp(buf + n, "USVLOG", 6u) != 0) return USVLOG_ERR_CONST;
-    memcpy(v->magic, buf + n, 6u);
+    if (USVLOG_MEMCMP(buf + n, "USVLOG", 6u) != 0) return USVLOG_ERR_CONST;
+    USVLOG_MEMCPY(v->magic, buf + n, 6u);
     n += 6u;
     v->fw_model_schema = usvlog_get_u32le((buf + n));
     n += 4u;
@@ -311,12 +344,17 @@ static inline int usvlog_record_header_encode(uint8_t *buf, size_t cap, const us
 {
     size_t n = 0;
     if (cap < 12u) return USVLOG_ERR_SPACE;
+#if USVLOG_HOST_LE
+    USVLOG_MEMCPY(buf, v, 12u);
+    n = 12u;
+#else
     usvlog_put_u64le(buf + n, (uint64_t)(v->t_us));
     n += 8u;
     usvlog_put_u16le(buf + n, (uint16_t)(v->type));
     n += 2u;
     usvlog_put_u16le(buf + n, (uint16_t)(v->len));
     n += 2u;
+#endif
     (void)buf;
     (void)cap;
     (void)v;
@@ -328,12 +366,17 @@ static inline int usvlog_record_header_decode(usvlog_record_header_t *v, const u
 {
     size_t n = 0;
     if (len < 12u) return USVLOG_ERR_SHORT;
+#if USVLOG_HOST_LE
+    USVLOG_MEMCPY(v, buf, 12u);
+    n = 12u;
+#else
     v->t_us = usvlog_get_u64le((buf + n));
     n += 8u;
     v->type = usvlog_get_u16le((buf + n));
     n += 2u;
     v->len = usvlog_get_u16le((buf + n));
     n += 2u;
+#endif
     (void)buf;
     (void)len;
     (void)v;
@@ -371,6 +414,10 @@ static inline int usvlog_rec_nav_solution_encode(uint8_t *buf, size_t cap, const
 {
     size_t n = 0;
     if (cap < 24u) return USVLOG_ERR_SPACE;
+#if USVLOG_HOST_LE
+    USVLOG_MEMCPY(buf, v, 24u);
+    n = 24u;
+#else
     usvlog_put_f32le(buf + n, v->x);
     n += 4u;
     usvlog_put_f32le(buf + n, v->y);
@@ -383,6 +430,7 @@ static inline int usvlog_rec_nav_solution_encode(uint8_t *buf, size_t cap, const
     n += 4u;
     usvlog_put_f32le(buf + n, v->b_g);
     n += 4u;
+#endif
     (void)buf;
     (void)cap;
     (void)v;
@@ -394,6 +442,10 @@ static inline int usvlog_rec_nav_solution_decode(usvlog_rec_nav_solution_t *v, c
 {
     size_t n = 0;
     if (len < 24u) return USVLOG_ERR_SHORT;
+#if USVLOG_HOST_LE
+    USVLOG_MEMCPY(v, buf, 24u);
+    n = 24u;
+#else
     v->x = usvlog_get_f32le((buf + n));
     n += 4u;
     v->y = usvlog_get_f32le((buf + n));
@@ -406,6 +458,7 @@ static inline int usvlog_rec_nav_solution_decode(usvlog_rec_nav_solution_t *v, c
     n += 4u;
     v->b_g = usvlog_get_f32le((buf + n));
     n += 4u;
+#endif
     (void)buf;
     (void)len;
     (void)v;
@@ -439,6 +492,10 @@ static inline int usvlog_rec_guidance_ref_encode(uint8_t *buf, size_t cap, const
 {
     size_t n = 0;
     if (cap < 16u) return USVLOG_ERR_SPACE;
+#if USVLOG_HOST_LE
+    USVLOG_MEMCPY(buf, v, 16u);
+    n = 16u;
+#else
     usvlog_put_f32le(buf + n, v->psi_d);
     n += 4u;
     usvlog_put_f32le(buf + n, v->v_d);
@@ -447,6 +504,7 @@ static inline int usvlog_rec_guidance_ref_encode(uint8_t *buf, size_t cap, const
     n += 4u;
     usvlog_put_f32le(buf + n, v->e_psi);
     n += 4u;
+#endif
     (void)buf;
     (void)cap;
     (void)v;
@@ -458,6 +516,10 @@ static inline int usvlog_rec_guidance_ref_decode(usvlog_rec_guidance_ref_t *v, c
 {
     size_t n = 0;
     if (len < 16u) return USVLOG_ERR_SHORT;
+#if USVLOG_HOST_LE
+    USVLOG_MEMCPY(v, buf, 16u);
+    n = 16u;
+#else
     v->psi_d = usvlog_get_f32le((buf + n));
     n += 4u;
     v->v_d = usvlog_get_f32le((buf + n));
@@ -466,6 +528,7 @@ static inline int usvlog_rec_guidance_ref_decode(usvlog_rec_guidance_ref_t *v, c
     n += 4u;
     v->e_psi = usvlog_get_f32le((buf + n));
     n += 4u;
+#endif
     (void)buf;
     (void)len;
     (void)v;
@@ -498,14 +561,20 @@ static inline int usvlog_rec_actuator_req_encode(uint8_t *buf, size_t cap, const
 {
     size_t n = 0;
     if (cap < 12u) return USVLOG_ERR_SPACE;
+#if USVLOG_HOST_LE
+    USVLOG_MEMCPY(buf, v, 12u);
+    USVLOG_MEMSET(buf + 9u, 0, 3u);
+    n = 12u;
+#else
     usvlog_put_f32le(buf + n, v->u_s_req);
     n += 4u;
     usvlog_put_f32le(buf + n, v->u_d_req);
     n += 4u;
     (buf + n)[0] = (uint8_t)(v->src);
     n += 1u;
-    memset(buf + n, 0, 3u);
+    USVLOG_MEMSET(buf + n, 0, 3u);
     n += 3u;
+#endif
     (void)buf;
     (void)cap;
     (void)v;
@@ -517,6 +586,10 @@ static inline int usvlog_rec_actuator_req_decode(usvlog_rec_actuator_req_t *v, c
 {
     size_t n = 0;
     if (len < 12u) return USVLOG_ERR_SHORT;
+#if USVLOG_HOST_LE
+    USVLOG_MEMCPY(v, buf, 12u);
+    n = 12u;
+#else
     v->u_s_req = usvlog_get_f32le((buf + n));
     n += 4u;
     v->u_d_req = usvlog_get_f32le((buf + n));
@@ -524,6 +597,7 @@ static inline int usvlog_rec_actuator_req_decode(usvlog_rec_actuator_req_t *v, c
     v->src = ((buf + n))[0];
     n += 1u;
     n += 3u;
+#endif
     (void)buf;
     (void)len;
     (void)v;
@@ -553,10 +627,15 @@ static inline int usvlog_rec_actuator_cmd_encode(uint8_t *buf, size_t cap, const
 {
     size_t n = 0;
     if (cap < 8u) return USVLOG_ERR_SPACE;
+#if USVLOG_HOST_LE
+    USVLOG_MEMCPY(buf, v, 8u);
+    n = 8u;
+#else
     usvlog_put_f32le(buf + n, v->u_s_cmd);
     n += 4u;
     usvlog_put_f32le(buf + n, v->u_d_cmd);
     n += 4u;
+#endif
     (void)buf;
     (void)cap;
     (void)v;
@@ -568,10 +647,15 @@ static inline int usvlog_rec_actuator_cmd_decode(usvlog_rec_actuator_cmd_t *v, c
 {
     size_t n = 0;
     if (len < 8u) return USVLOG_ERR_SHORT;
+#if USVLOG_HOST_LE
+    USVLOG_MEMCPY(v, buf, 8u);
+    n = 8u;
+#else
     v->u_s_cmd = usvlog_get_f32le((buf + n));
     n += 4u;
     v->u_d_cmd = usvlog_get_f32le((buf + n));
     n += 4u;
+#endif
     (void)buf;
     (void)len;
     (void)v;
@@ -601,10 +685,15 @@ static inline int usvlog_rec_esc_output_encode(uint8_t *buf, size_t cap, const u
 {
     size_t n = 0;
     if (cap < 8u) return USVLOG_ERR_SPACE;
+#if USVLOG_HOST_LE
+    USVLOG_MEMCPY(buf, v, 8u);
+    n = 8u;
+#else
     usvlog_put_f32le(buf + n, v->u_L);
     n += 4u;
     usvlog_put_f32le(buf + n, v->u_R);
     n += 4u;
+#endif
     (void)buf;
     (void)cap;
     (void)v;
@@ -616,10 +705,15 @@ static inline int usvlog_rec_esc_output_decode(usvlog_rec_esc_output_t *v, const
 {
     size_t n = 0;
     if (len < 8u) return USVLOG_ERR_SHORT;
+#if USVLOG_HOST_LE
+    USVLOG_MEMCPY(v, buf, 8u);
+    n = 8u;
+#else
     v->u_L = usvlog_get_f32le((buf + n));
     n += 4u;
     v->u_R = usvlog_get_f32le((buf + n));
     n += 4u;
+#endif
     (void)buf;
     (void)len;
     (void)v;
@@ -664,13 +758,18 @@ static inline int usvlog_rec_mission_state_encode(uint8_t *buf, size_t cap, cons
 {
     size_t n = 0;
     if (cap < 32u) return USVLOG_ERR_SPACE;
+#if USVLOG_HOST_LE
+    USVLOG_MEMCPY(buf, v, 32u);
+    USVLOG_MEMSET(buf + 4u, 0, 4u);
+    n = 32u;
+#else
     usvlog_put_u16le(buf + n, (uint16_t)(v->idx));
     n += 2u;
     (buf + n)[0] = (uint8_t)(v->active);
     n += 1u;
     (buf + n)[0] = (uint8_t)(v->done);
     n += 1u;
-    memset(buf + n, 0, 4u);
+    USVLOG_MEMSET(buf + n, 0, 4u);
     n += 4u;
     usvlog_put_f32le(buf + n, v->x0);
     n += 4u;
@@ -684,6 +783,7 @@ static inline int usvlog_rec_mission_state_encode(uint8_t *buf, size_t cap, cons
     n += 4u;
     usvlog_put_f32le(buf + n, v->d_wp);
     n += 4u;
+#endif
     (void)buf;
     (void)cap;
     (void)v;
@@ -695,6 +795,10 @@ static inline int usvlog_rec_mission_state_decode(usvlog_rec_mission_state_t *v,
 {
     size_t n = 0;
     if (len < 32u) return USVLOG_ERR_SHORT;
+#if USVLOG_HOST_LE
+    USVLOG_MEMCPY(v, buf, 32u);
+    n = 32u;
+#else
     v->idx = usvlog_get_u16le((buf + n));
     n += 2u;
     v->active = ((buf + n))[0];
@@ -714,6 +818,7 @@ static inline int usvlog_rec_mission_state_decode(usvlog_rec_mission_state_t *v,
     n += 4u;
     v->d_wp = usvlog_get_f32le((buf + n));
     n += 4u;
+#endif
     (void)buf;
     (void)len;
     (void)v;
@@ -754,6 +859,11 @@ static inline int usvlog_rec_mixer_feedback_encode(uint8_t *buf, size_t cap, con
 {
     size_t n = 0;
     if (cap < 24u) return USVLOG_ERR_SPACE;
+#if USVLOG_HOST_LE
+    USVLOG_MEMCPY(buf, v, 24u);
+    USVLOG_MEMSET(buf + 11u, 0, 5u);
+    n = 24u;
+#else
     usvlog_put_f32le(buf + n, v->u_s_ach);
     n += 4u;
     usvlog_put_f32le(buf + n, v->u_d_ach);
@@ -764,12 +874,13 @@ static inline int usvlog_rec_mixer_feedback_encode(uint8_t *buf, size_t cap, con
     n += 1u;
     (buf + n)[0] = (uint8_t)(v->sat_any);
     n += 1u;
-    memset(buf + n, 0, 5u);
+    USVLOG_MEMSET(buf + n, 0, 5u);
     n += 5u;
     usvlog_put_f32le(buf + n, v->u_L_ach);
     n += 4u;
     usvlog_put_f32le(buf + n, v->u_R_ach);
     n += 4u;
+#endif
     (void)buf;
     (void)cap;
     (void)v;
@@ -781,6 +892,10 @@ static inline int usvlog_rec_mixer_feedback_decode(usvlog_rec_mixer_feedback_t *
 {
     size_t n = 0;
     if (len < 24u) return USVLOG_ERR_SHORT;
+#if USVLOG_HOST_LE
+    USVLOG_MEMCPY(v, buf, 24u);
+    n = 24u;
+#else
     v->u_s_ach = usvlog_get_f32le((buf + n));
     n += 4u;
     v->u_d_ach = usvlog_get_f32le((buf + n));
@@ -796,6 +911,7 @@ static inline int usvlog_rec_mixer_feedback_decode(usvlog_rec_mixer_feedback_t *
     n += 4u;
     v->u_R_ach = usvlog_get_f32le((buf + n));
     n += 4u;
+#endif
     (void)buf;
     (void)len;
     (void)v;
@@ -838,6 +954,11 @@ static inline int usvlog_rec_speed_sched_debug_encode(uint8_t *buf, size_t cap, 
 {
     size_t n = 0;
     if (cap < 28u) return USVLOG_ERR_SPACE;
+#if USVLOG_HOST_LE
+    USVLOG_MEMCPY(buf, v, 28u);
+    USVLOG_MEMSET(buf + 26u, 0, 2u);
+    n = 28u;
+#else
     usvlog_put_f32le(buf + n, v->v_seg);
     n += 4u;
     usvlog_put_f32le(buf + n, v->v_cap);
@@ -854,8 +975,9 @@ static inline int usvlog_rec_speed_sched_debug_encode(uint8_t *buf, size_t cap, 
     n += 1u;
     (buf + n)[0] = (uint8_t)(v->cap_psi);
     n += 1u;
-    memset(buf + n, 0, 2u);
+    USVLOG_MEMSET(buf + n, 0, 2u);
     n += 2u;
+#endif
     (void)buf;
     (void)cap;
     (void)v;
@@ -867,6 +989,10 @@ static inline int usvlog_rec_speed_sched_debug_decode(usvlog_rec_speed_sched_deb
 {
     size_t n = 0;
     if (len < 28u) return USVLOG_ERR_SHORT;
+#if USVLOG_HOST_LE
+    USVLOG_MEMCPY(v, buf, 28u);
+    n = 28u;
+#else
     v->v_seg = usvlog_get_f32le((buf + n));
     n += 4u;
     v->v_cap = usvlog_get_f32le((buf + n));
@@ -884,6 +1010,7 @@ static inline int usvlog_rec_speed_sched_debug_decode(usvlog_rec_speed_sched_deb
     v->cap_psi = ((buf + n))[0];
     n += 1u;
     n += 2u;
+#endif
     (void)buf;
     (void)len;
     (void)v;
@@ -924,6 +1051,11 @@ static inline int usvlog_rec_speed_ctrl_debug_encode(uint8_t *buf, size_t cap, c
 {
     size_t n = 0;
     if (cap < 28u) return USVLOG_ERR_SPACE;
+#if USVLOG_HOST_LE
+    USVLOG_MEMCPY(buf, v, 28u);
+    USVLOG_MEMSET(buf + 25u, 0, 3u);
+    n = 28u;
+#else
     usvlog_put_f32le(buf + n, v->v_d);
     n += 4u;
     usvlog_put_f32le(buf + n, v->v_hat);
@@ -938,8 +1070,9 @@ static inline int usvlog_rec_speed_ctrl_debug_encode(uint8_t *buf, size_t cap, c
     n += 4u;
     (buf + n)[0] = (uint8_t)(v->sat_u_s);
     n += 1u;
-    memset(buf + n, 0, 3u);
+    USVLOG_MEMSET(buf + n, 0, 3u);
     n += 3u;
+#endif
     (void)buf;
     (void)cap;
     (void)v;
@@ -951,6 +1084,10 @@ static inline int usvlog_rec_speed_ctrl_debug_decode(usvlog_rec_speed_ctrl_debug
 {
     size_t n = 0;
     if (len < 28u) return USVLOG_ERR_SHORT;
+#if USVLOG_HOST_LE
+    USVLOG_MEMCPY(v, buf, 28u);
+    n = 28u;
+#else
     v->v_d = usvlog_get_f32le((buf + n));
     n += 4u;
     v->v_hat = usvlog_get_f32le((buf + n));
@@ -966,6 +1103,7 @@ static inline int usvlog_rec_speed_ctrl_debug_decode(usvlog_rec_speed_ctrl_debug
     v->sat_u_s = ((buf + n))[0];
     n += 1u;
     n += 3u;
+#endif
     (void)buf;
     (void)len;
     (void)v;
@@ -1008,6 +1146,11 @@ static inline int usvlog_rec_yaw_ctrl_debug_encode(uint8_t *buf, size_t cap, con
 {
     size_t n = 0;
     if (cap < 32u) return USVLOG_ERR_SPACE;
+#if USVLOG_HOST_LE
+    USVLOG_MEMCPY(buf, v, 32u);
+    USVLOG_MEMSET(buf + 29u, 0, 3u);
+    n = 32u;
+#else
     usvlog_put_f32le(buf + n, v->psi_d);
     n += 4u;
     usvlog_put_f32le(buf + n, v->psi);
@@ -1024,8 +1167,9 @@ static inline int usvlog_rec_yaw_ctrl_debug_encode(uint8_t *buf, size_t cap, con
     n += 4u;
     (buf + n)[0] = (uint8_t)(v->sat_u_d);
     n += 1u;
-    memset(buf + n, 0, 3u);
+    USVLOG_MEMSET(buf + n, 0, 3u);
     n += 3u;
+#endif
     (void)buf;
     (void)cap;
     (void)v;
@@ -1037,6 +1181,10 @@ static inline int usvlog_rec_yaw_ctrl_debug_decode(usvlog_rec_yaw_ctrl_debug_t *
 {
     size_t n = 0;
     if (len < 32u) return USVLOG_ERR_SHORT;
+#if USVLOG_HOST_LE
+    USVLOG_MEMCPY(v, buf, 32u);
+    n = 32u;
+#else
     v->psi_d = usvlog_get_f32le((buf + n));
     n += 4u;
     v->psi = usvlog_get_f32le((buf + n));
@@ -1054,6 +1202,7 @@ static inline int usvlog_rec_yaw_ctrl_debug_decode(usvlog_rec_yaw_ctrl_debug_t *
     v->sat_u_d = ((buf + n))[0];
     n += 1u;
     n += 3u;
+#endif
     (void)buf;
     (void)len;
     (void)v;
@@ -1093,6 +1242,10 @@ static inline int usvlog_rec_ekf_diag_encode(uint8_t *buf, size_t cap, const usv
 {
     size_t n = 0;
     if (cap < 28u) return USVLOG_ERR_SPACE;
+#if USVLOG_HOST_LE
+    USVLOG_MEMCPY(buf, v, 28u);
+    n = 28u;
+#else
     usvlog_put_f32le(buf + n, v->P_xx);
     n += 4u;
     usvlog_put_f32le(buf + n, v->P_yy);
@@ -1107,6 +1260,7 @@ static inline int usvlog_rec_ekf_diag_encode(uint8_t *buf, size_t cap, const usv
     n += 4u;
     usvlog_put_u32le(buf + n, (uint32_t)(v->status_flags));
     n += 4u;
+#endif
     (void)buf;
     (void)cap;
     (void)v;
@@ -1118,6 +1272,10 @@ static inline int usvlog_rec_ekf_diag_decode(usvlog_rec_ekf_diag_t *v, const uin
 {
     size_t n = 0;
     if (len < 28u) return USVLOG_ERR_SHORT;
+#if USVLOG_HOST_LE
+    USVLOG_MEMCPY(v, buf, 28u);
+    n = 28u;
+#else
     v->P_xx = usvlog_get_f32le((buf + n));
     n += 4u;
     v->P_yy = usvlog_get_f32le((buf + n));
@@ -1132,6 +1290,7 @@ static inline int usvlog_rec_ekf_diag_decode(usvlog_rec_ekf_diag_t *v, const uin
     n += 4u;
     v->status_flags = usvlog_get_u32le((buf + n));
     n += 4u;
+#endif
     (void)buf;
     (void)len;
     (void)v;
@@ -1168,6 +1327,11 @@ static inline int usvlog_rec_sensor_gnss_encode(uint8_t *buf, size_t cap, const 
 {
     size_t n = 0;
     if (cap < 20u) return USVLOG_ERR_SPACE;
+#if USVLOG_HOST_LE
+    USVLOG_MEMCPY(buf, v, 20u);
+    USVLOG_MEMSET(buf + 17u, 0, 3u);
+    n = 20u;
+#else
     usvlog_put_f32le(buf + n, v->x);
     n += 4u;
     usvlog_put_f32le(buf + n, v->y);
@@ -1178,8 +1342,9 @@ static inline int usvlog_rec_sensor_gnss_encode(uint8_t *buf, size_t cap, const 
     n += 4u;
     (buf + n)[0] = (uint8_t)(v->valid);
     n += 1u;
-    memset(buf + n, 0, 3u);
+    USVLOG_MEMSET(buf + n, 0, 3u);
     n += 3u;
+#endif
     (void)buf;
     (void)cap;
     (void)v;
@@ -1191,6 +1356,10 @@ static inline int usvlog_rec_sensor_gnss_decode(usvlog_rec_sensor_gnss_t *v, con
 {
     size_t n = 0;
     if (len < 20u) return USVLOG_ERR_SHORT;
+#if USVLOG_HOST_LE
+    USVLOG_MEMCPY(v, buf, 20u);
+    n = 20u;
+#else
     v->x = usvlog_get_f32le((buf + n));
     n += 4u;
     v->y = usvlog_get_f32le((buf + n));
@@ -1202,6 +1371,7 @@ static inline int usvlog_rec_sensor_gnss_decode(usvlog_rec_sensor_gnss_t *v, con
     v->valid = ((buf + n))[0];
     n += 1u;
     n += 3u;
+#endif
     (void)buf;
     (void)len;
     (void)v;
@@ -1234,14 +1404,20 @@ static inline int usvlog_rec_sensor_gyro_encode(uint8_t *buf, size_t cap, const 
 {
     size_t n = 0;
     if (cap < 12u) return USVLOG_ERR_SPACE;
+#if USVLOG_HOST_LE
+    USVLOG_MEMCPY(buf, v, 12u);
+    USVLOG_MEMSET(buf + 9u, 0, 3u);
+    n = 12u;
+#else
     usvlog_put_f32le(buf + n, v->z_gyro);
     n += 4u;
     usvlog_put_f32le(buf + n, v->b_g_est);
     n += 4u;
     (buf + n)[0] = (uint8_t)(v->valid);
     n += 1u;
-    memset(buf + n, 0, 3u);
+    USVLOG_MEMSET(buf + n, 0, 3u);
     n += 3u;
+#endif
     (void)buf;
     (void)cap;
     (void)v;
@@ -1253,6 +1429,10 @@ static inline int usvlog_rec_sensor_gyro_decode(usvlog_rec_sensor_gyro_t *v, con
 {
     size_t n = 0;
     if (len < 12u) return USVLOG_ERR_SHORT;
+#if USVLOG_HOST_LE
+    USVLOG_MEMCPY(v, buf, 12u);
+    n = 12u;
+#else
     v->z_gyro = usvlog_get_f32le((buf + n));
     n += 4u;
     v->b_g_est = usvlog_get_f32le((buf + n));
@@ -1260,6 +1440,7 @@ static inline int usvlog_rec_sensor_gyro_decode(usvlog_rec_sensor_gyro_t *v, con
     v->valid = ((buf + n))[0];
     n += 1u;
     n += 3u;
+#endif
     (void)buf;
     (void)len;
     (void)v;
@@ -1275,7 +1456,7 @@ static inline size_t usvlog_write_file_header(uint8_t *buf, size_t cap, uint64_t
 {
     usvlog_file_header_t h;
     size_t k = 0;
-    memset(&h, 0, sizeof h);
+    USVLOG_MEMSET(&h, 0, sizeof h);
     h.t0_us = t0_us;
     h.fw_model_schema = FW_MODEL_SCHEMA;
     return usvlog_file_header_encode(buf, cap, &h, &k) == USVLOG_OK ? k : 0u;
@@ -1302,7 +1483,7 @@ static inline size_t usvlog_write_rec_nav_solution(uint8_t *buf, size_t cap, uin
     size_t k = 0;
     if (cap < 12u) return 0u;
     if (usvlog_rec_nav_solution_encode(buf + 12u, cap - 12u, p, &k) != USVLOG_OK) return 0u;
-    memset(&h, 0, sizeof h);
+    USVLOG_MEMSET(&h, 0, sizeof h);
     h.type = (uint16_t)1u;
     if (k > 65535u) return 0u;
     h.len = (uint16_t)k;
@@ -1321,7 +1502,7 @@ static inline size_t usvlog_write_rec_guidance_ref(uint8_t *buf, size_t cap, uin
     size_t k = 0;
     if (cap < 12u) return 0u;
     if (usvlog_rec_guidance_ref_encode(buf + 12u, cap - 12u, p, &k) != USVLOG_OK) return 0u;
-    memset(&h, 0, sizeof h);
+    USVLOG_MEMSET(&h, 0, sizeof h);
     h.type = (uint16_t)2u;
     if (k > 65535u) return 0u;
     h.len = (uint16_t)k;
@@ -1340,7 +1521,7 @@ static inline size_t usvlog_write_rec_actuator_req(uint8_t *buf, size_t cap, uin
     size_t k = 0;
     if (cap < 12u) return 0u;
     if (usvlog_rec_actuator_req_encode(buf + 12u, cap - 12u, p, &k) != USVLOG_OK) return 0u;
-    memset(&h, 0, sizeof h);
+    USVLOG_MEMSET(&h, 0, sizeof h);
     h.type = (uint16_t)3u;
     if (k > 65535u) return 0u;
     h.len = (uint16_t)k;
@@ -1359,7 +1540,7 @@ static inline size_t usvlog_write_rec_actuator_cmd(uint8_t *buf, size_t cap, uin
     size_t k = 0;
     if (cap < 12u) return 0u;
     if (usvlog_rec_actuator_cmd_encode(buf + 12u, cap - 12u, p, &k) != USVLOG_OK) return 0u;
-    memset(&h, 0, sizeof h);
+    USVLOG_MEMSET(&h, 0, sizeof h);
     h.type = (uint16_t)4u;
     if (k > 65535u) return 0u;
     h.len = (uint16_t)k;
@@ -1378,7 +1559,7 @@ static inline size_t usvlog_write_rec_esc_output(uint8_t *buf, size_t cap, uint6
     size_t k = 0;
     if (cap < 12u) return 0u;
     if (usvlog_rec_esc_output_encode(buf + 12u, cap - 12u, p, &k) != USVLOG_OK) return 0u;
-    memset(&h, 0, sizeof h);
+    USVLOG_MEMSET(&h, 0, sizeof h);
     h.type = (uint16_t)5u;
     if (k > 65535u) return 0u;
     h.len = (uint16_t)k;
@@ -1397,7 +1578,7 @@ static inline size_t usvlog_write_rec_mission_state(uint8_t *buf, size_t cap, ui
     size_t k = 0;
     if (cap < 12u) return 0u;
     if (usvlog_rec_mission_state_encode(buf + 12u, cap - 12u, p, &k) != USVLOG_OK) return 0u;
-    memset(&h, 0, sizeof h);
+    USVLOG_MEMSET(&h, 0, sizeof h);
     h.type = (uint16_t)6u;
     if (k > 65535u) return 0u;
     h.len = (uint16_t)k;
@@ -1416,7 +1597,7 @@ static inline size_t usvlog_write_rec_mixer_feedback(uint8_t *buf, size_t cap, u
     size_t k = 0;
     if (cap < 12u) return 0u;
     if (usvlog_rec_mixer_feedback_encode(buf + 12u, cap - 12u, p, &k) != USVLOG_OK) return 0u;
-    memset(&h, 0, sizeof h);
+    USVLOG_MEMSET(&h, 0, sizeof h);
     h.type = (uint16_t)7u;
     if (k > 65535u) return 0u;
     h.len = (uint16_t)k;
@@ -1435,7 +1616,7 @@ static inline size_t usvlog_write_rec_speed_sched_debug(uint8_t *buf, size_t cap
     size_t k = 0;
     if (cap < 12u) return 0u;
     if (usvlog_rec_speed_sched_debug_encode(buf + 12u, cap - 12u, p, &k) != USVLOG_OK) return 0u;
-    memset(&h, 0, sizeof h);
+    USVLOG_MEMSET(&h, 0, sizeof h);
     h.type = (uint16_t)8u;
     if (k > 65535u) return 0u;
     h.len = (uint16_t)k;
@@ -1454,7 +1635,7 @@ static inline size_t usvlog_write_rec_speed_ctrl_debug(uint8_t *buf, size_t cap,
     size_t k = 0;
     if (cap < 12u) return 0u;
     if (usvlog_rec_speed_ctrl_debug_encode(buf + 12u, cap - 12u, p, &k) != USVLOG_OK) return 0u;
-    memset(&h, 0, sizeof h);
+    USVLOG_MEMSET(&h, 0, sizeof h);
     h.type = (uint16_t)9u;
     if (k > 65535u) return 0u;
     h.len = (uint16_t)k;
@@ -1473,7 +1654,7 @@ static inline size_t usvlog_write_rec_yaw_ctrl_debug(uint8_t *buf, size_t cap, u
     size_t k = 0;
     if (cap < 12u) return 0u;
     if (usvlog_rec_yaw_ctrl_debug_encode(buf + 12u, cap - 12u, p, &k) != USVLOG_OK) return 0u;
-    memset(&h, 0, sizeof h);
+    USVLOG_MEMSET(&h, 0, sizeof h);
     h.type = (uint16_t)10u;
     if (k > 65535u) return 0u;
     h.len = (uint16_t)k;
@@ -1492,7 +1673,7 @@ static inline size_t usvlog_write_rec_ekf_diag(uint8_t *buf, size_t cap, uint64_
     size_t k = 0;
     if (cap < 12u) return 0u;
     if (usvlog_rec_ekf_diag_encode(buf + 12u, cap - 12u, p, &k) != USVLOG_OK) return 0u;
-    memset(&h, 0, sizeof h);
+    USVLOG_MEMSET(&h, 0, sizeof h);
     h.type = (uint16_t)11u;
     if (k > 65535u) return 0u;
     h.len = (uint16_t)k;
@@ -1511,7 +1692,7 @@ static inline size_t usvlog_write_rec_sensor_gnss(uint8_t *buf, size_t cap, uint
     size_t k = 0;
     if (cap < 12u) return 0u;
     if (usvlog_rec_sensor_gnss_encode(buf + 12u, cap - 12u, p, &k) != USVLOG_OK) return 0u;
-    memset(&h, 0, sizeof h);
+    USVLOG_MEMSET(&h, 0, sizeof h);
     h.type = (uint16_t)12u;
     if (k > 65535u) return 0u;
     h.len = (uint16_t)k;
@@ -1530,7 +1711,7 @@ static inline size_t usvlog_write_rec_sensor_gyro(uint8_t *buf, size_t cap, uint
     size_t k = 0;
     if (cap < 12u) return 0u;
     if (usvlog_rec_sensor_gyro_encode(buf + 12u, cap - 12u, p, &k) != USVLOG_OK) return 0u;
-    memset(&h, 0, sizeof h);
+    USVLOG_MEMSET(&h, 0, sizeof h);
     h.type = (uint16_t)13u;
     if (k > 65535u) return 0u;
     h.len = (uint16_t)k;

@@ -20,11 +20,11 @@ pub struct Args {
 /// The back ends whose output is checked in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Lang {
-    /// `include/<format>/record_types.h`.
+    /// `include/<format>/record_types.h`: structs, encoders, decoders and typed writers.
     C,
     /// `python/<format>.py` (formats with framing).
     Python,
-    /// `golden/<format>.json`: known-value test vectors for every fixed-size struct.
+    /// `golden/<format>.json`: known-value test vectors for the structs and union variants.
     Golden,
     /// `docs/formats/<format>.md`: the format's documentation (as `logspec doc`).
     Md,

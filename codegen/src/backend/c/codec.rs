@@ -151,6 +151,11 @@ fn order(e: Endian) -> &'static str {
     }
 }
 
+/// The integer behind an enum, flags or prim type (for the declarations in `mod.rs`).
+pub(super) fn base_prim_of(g: &Gen, ty: &Ty) -> Option<Prim> {
+    base_prim(g, ty)
+}
+
 /// The integer behind an enum, flags or prim type.
 fn base_prim(g: &Gen, ty: &Ty) -> Option<Prim> {
     match ty {
@@ -206,6 +211,41 @@ impl Gen<'_> {
             false,
         );
         let o = &mut self.out;
+        putln!(
+            o,
+            "/* Byte copies: the compiler's builtins where it has them, so that they inline even under \
+             -ffreestanding or -fno-builtin; define {u}_MEMCPY, {u}_MEMSET and {u}_MEMCMP first to use others. */\n\
+             #ifndef {u}_MEMCPY\n\
+             #if defined(__GNUC__) || defined(__clang__)\n\
+             #define {u}_MEMCPY(d, s, n) __builtin_memcpy((d), (s), (n))\n\
+             #define {u}_MEMSET(d, c, n) __builtin_memset((d), (c), (n))\n\
+             #define {u}_MEMCMP(a, b, n) __builtin_memcmp((a), (b), (n))\n\
+             #else\n\
+             #define {u}_MEMCPY(d, s, n) memcpy((d), (s), (n))\n\
+             #define {u}_MEMSET(d, c, n) memset((d), (c), (n))\n\
+             #define {u}_MEMCMP(a, b, n) memcmp((a), (b), (n))\n\
+             #endif\n\
+             #endif\n"
+        );
+        putln!(
+            o,
+            "/* The host's byte order, where the compiler says it: a packed struct whose numbers are all in \
+             the host's order is copied to and from the wire whole. Elsewhere, field by field. */\n\
+             #ifndef {u}_HOST_LE\n\
+             #if defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__\n\
+             #define {u}_HOST_LE 1\n\
+             #else\n\
+             #define {u}_HOST_LE 0\n\
+             #endif\n\
+             #endif\n\
+             #ifndef {u}_HOST_BE\n\
+             #if defined(__BYTE_ORDER__) && defined(__ORDER_BIG_ENDIAN__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__\n\
+             #define {u}_HOST_BE 1\n\
+             #else\n\
+             #define {u}_HOST_BE 0\n\
+             #endif\n\
+             #endif\n"
+        );
         for (e, be) in [("le", false), ("be", true)] {
             for bits in [16u32, 32, 64] {
                 let n = bits / 8;
@@ -235,11 +275,11 @@ impl Gen<'_> {
             for (f, bits, ty) in [("f32", 32, "float"), ("f64", 64, "double")] {
                 putln!(
                     o,
-                    "static inline {ty} {l}_get_{f}{e}(const uint8_t *p)\n{{\n    uint{bits}_t u = {l}_get_u{bits}{e}(p);\n    {ty} v;\n    memcpy(&v, &u, sizeof v);\n    return v;\n}}"
+                    "static inline {ty} {l}_get_{f}{e}(const uint8_t *p)\n{{\n    uint{bits}_t u = {l}_get_u{bits}{e}(p);\n    {ty} v;\n    {u}_MEMCPY(&v, &u, sizeof v);\n    return v;\n}}"
                 );
                 putln!(
                     o,
-                    "static inline void {l}_put_{f}{e}(uint8_t *p, {ty} v)\n{{\n    uint{bits}_t u;\n    memcpy(&u, &v, sizeof u);\n    {l}_put_u{bits}{e}(p, u);\n}}"
+                    "static inline void {l}_put_{f}{e}(uint8_t *p, {ty} v)\n{{\n    uint{bits}_t u;\n    {u}_MEMCPY(&u, &v, sizeof u);\n    {l}_put_u{bits}{e}(p, u);\n}}"
                 );
             }
         }
@@ -414,13 +454,31 @@ impl Gen<'_> {
         let u = self.n.upper.clone();
         let fixed = sh.fixed();
         let (enc, view) = (sh.enc_ty(), sh.view_ty());
+        // A packed struct whose bytes are its wire bytes on a host of one order: copied whole there.
+        let whole = if fixed { self.copy_order(sh.fields, true, sh.endian) } else { None };
+        let host = whole.map(|e| match e {
+            Endian::Little => format!("{u}_HOST_LE"),
+            Endian::Big => format!("{u}_HOST_BE"),
+        });
         // Encode.
         let mut body = String::new();
         if let Some(n) = sh.size.filter(|_| fixed) {
             putln!(body, "    if (cap < {n}u) return {u}_ERR_SPACE;");
         }
+        if let (Some(h), Some(size)) = (&host, sh.size) {
+            putln!(body, "#if {h}\n    {u}_MEMCPY(buf, v, {size}u);");
+            for f in sh.fields {
+                if let (Ty::Pad(k), Some(off)) = (&f.ty, f.offset) {
+                    putln!(body, "    {u}_MEMSET(buf + {off}u, 0, {k}u);");
+                }
+            }
+            putln!(body, "    n = {size}u;\n#else");
+        }
         for f in sh.fields {
             self.enc_field(&mut body, f, sh, !fixed);
+        }
+        if host.is_some() {
+            putln!(body, "#endif");
         }
         let uses_e = body.contains(" e = ");
         let uses_k = body.contains("&k)");
@@ -433,11 +491,18 @@ impl Gen<'_> {
             "static inline int {}_encode(uint8_t *buf, size_t cap, const {enc} *v, size_t *written)\n{{\n    size_t n = 0;",
             sh.stem
         );
+        // Both may go unused on the whole-copy path of the host's byte order.
         if uses_e {
-            putln!(self.out, "    int e;");
+            putln!(self.out, "    int e = 0;");
         }
         if uses_k {
             putln!(self.out, "    size_t k = 0;");
+        }
+        if uses_e {
+            putln!(self.out, "    (void)e;");
+        }
+        if uses_k {
+            putln!(self.out, "    (void)k;");
         }
         self.out.push_str(&body);
         putln!(
@@ -449,8 +514,14 @@ impl Gen<'_> {
         if let Some(n) = sh.size.filter(|_| fixed) {
             putln!(body, "    if (len < {n}u) return {u}_ERR_SHORT;");
         }
+        if let (Some(h), Some(size)) = (&host, sh.size) {
+            putln!(body, "#if {h}\n    {u}_MEMCPY(v, buf, {size}u);\n    n = {size}u;\n#else");
+        }
         for f in sh.fields {
             self.dec_field(&mut body, f, sh, !fixed);
+        }
+        if host.is_some() {
+            putln!(body, "#endif");
         }
         let uses_e = body.contains(" e = ");
         let uses_k = body.contains("&k)");
@@ -463,11 +534,18 @@ impl Gen<'_> {
             "static inline int {}_decode({view} *v, const uint8_t *buf, size_t len, size_t *used)\n{{\n    size_t n = 0;",
             sh.stem
         );
+        // Both may go unused on the whole-copy path of the host's byte order.
         if uses_e {
-            putln!(self.out, "    int e;");
+            putln!(self.out, "    int e = 0;");
         }
         if uses_k {
             putln!(self.out, "    size_t k = 0;");
+        }
+        if uses_e {
+            putln!(self.out, "    (void)e;");
+        }
+        if uses_k {
+            putln!(self.out, "    (void)k;");
         }
         self.out.push_str(&body);
         putln!(
@@ -503,6 +581,51 @@ impl Gen<'_> {
         self.out.push('\n');
     }
 
+    /// The one byte order in which a fixed-size layout's wire bytes are its packed struct's memory:
+    /// no constant to write or check, no bool to normalise, padding only at the top level (zeroed
+    /// after the copy), and every number in that order. `None` when there is none.
+    fn copy_order(&self, fields: &[Field], top: bool, default: Endian) -> Option<Endian> {
+        let mut order: Option<Endian> = None;
+        let mut agree = |e: Endian| match order {
+            Some(o) if o != e => false,
+            _ => {
+                order = Some(e);
+                true
+            }
+        };
+        for f in fields {
+            if f.value.is_some() {
+                return None;
+            }
+            let mut t = &f.ty;
+            while let Ty::Array { elem, .. } = t {
+                t = elem;
+            }
+            match t {
+                Ty::Bool => return None,
+                Ty::Pad(_) if !top => return None,
+                Ty::Pad(_) | Ty::Bytes(_) | Ty::Str(_) => {}
+                Ty::Named(id) if matches!(self.s.ty(*id), TypeDef::Struct(_)) => {
+                    let st = self.s.strukt(*id);
+                    let e = self.copy_order(&st.fields, false, st.endian)?;
+                    if !agree(e) {
+                        return None;
+                    }
+                }
+                t => match base_prim(self, t) {
+                    Some(p) if p.size() > 1 => {
+                        if !agree(f.endian) {
+                            return None;
+                        }
+                    }
+                    Some(_) => {}
+                    None => return None,
+                },
+            }
+        }
+        Some(order.unwrap_or(default))
+    }
+
     fn need(&self, out: &mut String, checked: bool, what: &str, err: &str, limit: &str) {
         if checked {
             putln!(out, "    if ({limit} - n < {what}) return {}_{err};", self.n.upper);
@@ -516,7 +639,7 @@ impl Gen<'_> {
         match (&f.value, &f.ty) {
             (Some(ConstValue::Bytes(b)), _) => {
                 self.need(out, checked, &format!("{}u", b.len()), "ERR_SPACE", "cap");
-                putln!(out, "    memcpy(buf + n, {}, {}u);\n    n += {}u;", c_string(b), b.len(), b.len());
+                putln!(out, "    {u}_MEMCPY(buf + n, {}, {}u);\n    n += {}u;", c_string(b), b.len(), b.len());
             }
             (Some(ConstValue::Int(c)), t) => {
                 let p = base_prim(self, t).unwrap_or(Prim::U8);
@@ -526,7 +649,7 @@ impl Gen<'_> {
             }
             (None, Ty::Pad(k)) => {
                 self.need(out, checked, &format!("{k}u"), "ERR_SPACE", "cap");
-                putln!(out, "    memset(buf + n, 0, {k}u);\n    n += {k}u;");
+                putln!(out, "    {u}_MEMSET(buf + n, 0, {k}u);\n    n += {k}u;");
             }
             (None, Ty::Bytes(Len::Fixed(_)) | Ty::Str(Len::Fixed(_)) | Ty::Prim(_) | Ty::Bool | Ty::Named(_))
             | (None, Ty::Array { len: Len::Fixed(_), .. })
@@ -544,7 +667,10 @@ impl Gen<'_> {
             }
             (None, Ty::Bytes(len) | Ty::Str(len)) => {
                 if let Some(p) = len.prefix() {
-                    putln!(out, "    if ({src}_len > {}) return {u}_ERR_RANGE;", prefix_max(p));
+                    // A `size_t` always fits a 64-bit prefix (and the comparison would be constant).
+                    if p.size() < 8 {
+                        putln!(out, "    if ({src}_len > {}) return {u}_ERR_RANGE;", prefix_max(p));
+                    }
                     self.need(out, true, &format!("{}u", p.size()), "ERR_SPACE", "cap");
                     putln!(
                         out,
@@ -554,7 +680,7 @@ impl Gen<'_> {
                     );
                 }
                 self.need(out, true, &format!("{src}_len"), "ERR_SPACE", "cap");
-                putln!(out, "    if ({src}_len) memcpy(buf + n, {src}, {src}_len);\n    n += {src}_len;");
+                putln!(out, "    if ({src}_len) {u}_MEMCPY(buf + n, {src}, {src}_len);\n    n += {src}_len;");
             }
             (None, Ty::Array { elem, len }) => {
                 let esize = self.s.size_of(elem);
@@ -565,7 +691,9 @@ impl Gen<'_> {
                             format!("{src}_count * {s}u")
                         }
                         _ => {
-                            putln!(out, "    if ({src}_count > {}) return {u}_ERR_RANGE;", prefix_max(p));
+                            if p.size() < 8 {
+                                putln!(out, "    if ({src}_count > {}) return {u}_ERR_RANGE;", prefix_max(p));
+                            }
                             format!("{src}_count")
                         }
                     };
@@ -616,9 +744,9 @@ impl Gen<'_> {
         match ty {
             Ty::Bool => putln!(out, "    buf[n] = (uint8_t)({src} != 0);\n    n += 1u;"),
             Ty::Bytes(Len::Fixed(k)) | Ty::Str(Len::Fixed(k)) => {
-                putln!(out, "    memcpy(buf + n, {src}, {k}u);\n    n += {k}u;")
+                putln!(out, "    {}_MEMCPY(buf + n, {src}, {k}u);\n    n += {k}u;", self.n.upper)
             }
-            Ty::Pad(k) => putln!(out, "    memset(buf + n, 0, {k}u);\n    n += {k}u;"),
+            Ty::Pad(k) => putln!(out, "    {}_MEMSET(buf + n, 0, {k}u);\n    n += {k}u;", self.n.upper),
             Ty::Array { elem, len: Len::Fixed(k) } => {
                 let i = format!("i{depth}");
                 putln!(out, "    {{\n    size_t {i};\n    for ({i} = 0; {i} < {k}u; {i}++) {{");
@@ -657,9 +785,9 @@ impl Gen<'_> {
         match (&f.value, &f.ty) {
             (Some(ConstValue::Bytes(b)), _) => {
                 self.need(out, checked, &format!("{}u", b.len()), "ERR_SHORT", "len");
-                putln!(out, "    if (memcmp(buf + n, {}, {}u) != 0) return {u}_ERR_CONST;", c_string(b), b.len());
+                putln!(out, "    if ({u}_MEMCMP(buf + n, {}, {}u) != 0) return {u}_ERR_CONST;", c_string(b), b.len());
                 if sh.fixed() {
-                    putln!(out, "    memcpy({dst}, buf + n, {}u);", b.len());
+                    putln!(out, "    {u}_MEMCPY({dst}, buf + n, {}u);", b.len());
                 }
                 putln!(out, "    n += {}u;", b.len());
             }
@@ -693,6 +821,7 @@ impl Gen<'_> {
                 match len.prefix() {
                     Some(p) => {
                         self.need(out, true, &format!("{}u", p.size()), "ERR_SHORT", "len");
+                        self.wide_prefix_guard(out, p, f.endian);
                         putln!(
                             out,
                             "    {dst}_len = (size_t){};\n    n += {}u;",
@@ -710,6 +839,7 @@ impl Gen<'_> {
                 match len.prefix() {
                     Some(p) => {
                         self.need(out, true, &format!("{}u", p.size()), "ERR_SHORT", "len");
+                        self.wide_prefix_guard(out, p, f.endian);
                         putln!(
                             out,
                             "    {dst}_count = (size_t){};\n    n += {}u;",
@@ -774,6 +904,15 @@ impl Gen<'_> {
         }
     }
 
+    /// A 64-bit length or count could be cut by the conversion to a 32-bit `size_t`: check it
+    /// against the bytes left first (every element takes at least one byte).
+    fn wide_prefix_guard(&self, out: &mut String, p: Prim, e: Endian) {
+        if p.size() == 8 {
+            let g = get(&self.n.lower, p, e, "(buf + n)");
+            putln!(out, "    if ((uint64_t){g} > (uint64_t)(len - n - 8u)) return {}_ERR_COUNT;", self.n.upper);
+        }
+    }
+
     fn is_var_struct(&self, id: TypeId) -> bool {
         matches!(self.s.ty(id), TypeDef::Struct(s) if s.size.is_none())
     }
@@ -788,7 +927,7 @@ impl Gen<'_> {
         match ty {
             Ty::Bool => putln!(out, "    {dst} = (uint8_t)(buf[n] != 0);\n    n += 1u;"),
             Ty::Bytes(Len::Fixed(k)) | Ty::Str(Len::Fixed(k)) => {
-                putln!(out, "    memcpy({dst}, buf + n, {k}u);\n    n += {k}u;")
+                putln!(out, "    {}_MEMCPY({dst}, buf + n, {k}u);\n    n += {k}u;", self.n.upper)
             }
             Ty::Pad(k) => putln!(out, "    n += {k}u;"),
             Ty::Array { elem, len: Len::Fixed(k) } => {
@@ -850,7 +989,7 @@ impl Gen<'_> {
                 putln!(self.out, "static inline size_t {l}_write_file_header({})\n{{", p.join(", "));
                 putln!(self.out, "    {} h;\n    size_t k = 0;", sh.enc_ty());
                 if scalar {
-                    putln!(self.out, "    memset(&h, 0, sizeof h);");
+                    putln!(self.out, "    {u}_MEMSET(&h, 0, sizeof h);");
                     for f in &settable {
                         putln!(self.out, "    h.{0} = {0};", f.name);
                     }
@@ -940,7 +1079,7 @@ impl Gen<'_> {
                     bsh.stem
                 );
             }
-            putln!(self.out, "    memset(&h, 0, sizeof h);");
+            putln!(self.out, "    {u}_MEMSET(&h, 0, sizeof h);");
             putln!(
                 self.out,
                 "    h.{} = ({}){};",
@@ -1089,7 +1228,7 @@ impl Gen<'_> {
             self.block(&doc, true);
             let vname = ident(&var.name).trim_end_matches('_').to_string();
             putln!(self.out, "static inline size_t {}_write_{vname}({})\n{{", sh.stem, params.join(", "));
-            putln!(self.out, "    {} m;\n    size_t k = 0;\n    memset(&m, 0, sizeof m);", sh.enc_ty());
+            putln!(self.out, "    {} m;\n    size_t k = 0;\n    {u}_MEMSET(&m, 0, sizeof m);", sh.enc_ty());
             putln!(self.out, "    m.{} = ({tag_c}){};", tag_f.name, int_lit(var.tag, Prim::I64).trim_end_matches("LL"));
             for f in &others {
                 putln!(self.out, "    m.{0} = {0};", f.name);
@@ -1156,8 +1295,9 @@ impl Gen<'_> {
                         for n in names {
                             putln!(
                                 self.out,
-                                "    if (len == {}u && memcmp(name, {}, {}u) == 0) return {i};",
+                                "    if (len == {}u && {}_MEMCMP(name, {}, {}u) == 0) return {i};",
                                 n.len(),
+                                self.n.upper,
                                 c_string(n.as_bytes()),
                                 n.len()
                             );
@@ -1171,8 +1311,9 @@ impl Gen<'_> {
             for (i, p) in prefixes {
                 putln!(
                     self.out,
-                    "    if (len >= {}u && memcmp(name, {}, {}u) == 0) return {i};",
+                    "    if (len >= {}u && {}_MEMCMP(name, {}, {}u) == 0) return {i};",
                     p.len(),
+                    self.n.upper,
                     c_string(p.as_bytes()),
                     p.len()
                 );
@@ -1201,7 +1342,9 @@ impl Gen<'_> {
             }
         }
         putln!(self.out, "}} {};\n#pragma pack(pop)", sh.enc_ty());
-        defines(&mut self.out, &[(format!("{}_SIZE", sh.mac), u_lit(size.into()), None)]);
+        let mut defs = vec![(format!("{}_SIZE", sh.mac), u_lit(size.into()), None)];
+        defs.extend(self.const_defs(&sh.mac, sh.fields));
+        defines(&mut self.out, &defs);
         let sa = format!("{}_STATIC_ASSERT", self.n.upper);
         putln!(self.out, "{sa}(sizeof({}) == {}_SIZE, \"{} must be {size} bytes\");", sh.enc_ty(), sh.mac, sh.enc_ty());
     }

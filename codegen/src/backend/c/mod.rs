@@ -403,6 +403,18 @@ impl Gen<'_> {
             }
         }
         defs.push((format!("{u}_RECORD_COUNT"), u_lit(s.records.len() as u64), Some("Number of record types.".into())));
+        // Firmware sizes its staging buffers by the largest record, when every record is fixed.
+        let sizes: Option<Vec<u32>> = s.records.iter().map(|r| s.strukt(r.body).size).collect();
+        if let (Some(max), Some(fr)) = (sizes.and_then(|v| v.into_iter().max()), &s.framing) {
+            defs.push((format!("{u}_MAX_PAYLOAD_SIZE"), u_lit(max.into()), Some("The largest record payload.".into())));
+            if let Some(h) = s.strukt(fr.header).size {
+                defs.push((
+                    format!("{u}_MAX_RECORD_SIZE"),
+                    u_lit(u64::from(h) + u64::from(max)),
+                    Some("Record header plus the largest payload: a staging buffer for any record.".into()),
+                ));
+            }
+        }
         self.out.push_str("/* Format constants. */\n");
         defines(&mut self.out, &defs);
         self.out.push('\n');
@@ -603,6 +615,24 @@ impl Gen<'_> {
         defs
     }
 
+    /// One macro per constant field (`USVLOG_FILE_HEADER_ENDIANNESS_VALUE 1u`): the value the
+    /// encoder writes and the decoder checks.
+    fn const_defs(&self, mac: &str, fields: &[Field]) -> Vec<Def> {
+        fields
+            .iter()
+            .filter_map(|f| {
+                let value = match (&f.value, &f.ty) {
+                    (Some(ConstValue::Int(v)), Ty::Bool) => u_lit(*v as u64),
+                    (Some(ConstValue::Int(v)), t) => int_lit(*v, codec::base_prim_of(self, t).unwrap_or(Prim::I64)),
+                    (Some(ConstValue::Bytes(b)), _) => c_string(b),
+                    (None, _) => return None,
+                };
+                let name = format!("{mac}_{}_VALUE", f.name.to_ascii_uppercase());
+                Some((name, value, Some(format!("The constant `{}`.", f.name))))
+            })
+            .collect()
+    }
+
     fn c_struct(&mut self, id: TypeId, st: &Struct) {
         let (ty, mac) = (self.n.ty(id), self.n.mac(id));
         let size = st.size.unwrap_or(0);
@@ -624,7 +654,8 @@ impl Gen<'_> {
             }
         }
         putln!(self.out, "}} {ty};\n#pragma pack(pop)");
-        let defs = self.size_defs(id, st.size);
+        let mut defs = self.size_defs(id, st.size);
+        defs.extend(self.const_defs(&self.n.mac(id), &st.fields));
         defines(&mut self.out, &defs);
         let sa = format!("{}_STATIC_ASSERT", self.n.upper);
         putln!(self.out, "{sa}(sizeof({ty}) == {mac}_SIZE, \"{ty} must be {size} bytes\");");
@@ -769,7 +800,8 @@ impl Gen<'_> {
             self.field_table(&st.fields, "", st.endian);
         }
         self.out.push_str(" */\n");
-        let defs = self.size_defs(id, st.size);
+        let mut defs = self.size_defs(id, st.size);
+        defs.extend(self.const_defs(&self.n.mac(id), &st.fields));
         defines(&mut self.out, &defs);
         self.out.push('\n');
     }
