@@ -459,3 +459,86 @@ fn record_without_a_server_fails_and_leaves_no_file() {
     assert!(String::from_utf8_lossy(&r.stderr).contains("cannot connect"));
     assert!(!out.exists());
 }
+
+/// A file of `cycles` cycles, each changing a 2 KB byte array and a double, as AdvantageKit's
+/// encoder writes it (only changed values, keys defined before their first value).
+fn big_file(cycles: u32) -> Vec<u8> {
+    use logspec::formats::rlog::{Encoder, R1Value};
+    let mut enc = Encoder::new(Revision::R1);
+    let mut out = vec![Revision::R1.byte()];
+    for i in 0..cycles {
+        let blob: Vec<u8> = (0..2000u32).map(|j| (i.wrapping_mul(31) ^ j) as u8).collect();
+        let values = [
+            ("/Blob", None, Value::R1(R1Value::ByteArray { value: blob })),
+            ("/Double", None, Value::R1(R1Value::Double { value: f64::from(i) * 0.5 })),
+        ];
+        enc.encode_cycle(f64::from(i) * 0.02, values, &mut out).unwrap();
+    }
+    out
+}
+
+/// The acceptance test of the file replay: 20 `rlog record` clients and one client that never
+/// reads (nor sends a heartbeat), on `rlog serve FILE --rate max`. Every recording is
+/// byte-identical to the file; the stalled client is dropped (after the documented 3 s) and the
+/// summary and exit status say so.
+#[test]
+fn serve_at_max_rate_delivers_every_cycle_to_20_recorders_and_drops_a_stalled_client() {
+    let bin = env!("CARGO_BIN_EXE_logspec");
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("rlog_net_twenty_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    // Far more than the socket buffers of a client that never reads can hold.
+    let input = dir.join("big.rlog");
+    let bytes = big_file(4000);
+    assert!(bytes.len() > 8_000_000);
+    std::fs::write(&input, &bytes).unwrap();
+    let mut serve = Command::new(bin)
+        .args(["rlog", "serve", "--port", "0", "--rate", "max", "--wait-for-clients", "21", "--exit-at-end"])
+        .arg(&input)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(serve.stderr.take().unwrap());
+    let mut line = String::new();
+    let addr = loop {
+        line.clear();
+        assert!(stderr.read_line(&mut line).unwrap() > 0, "serve ended without listening");
+        if let Some(rest) = line.split("listening on ").nth(1) {
+            break rest.split_whitespace().next().unwrap().to_string();
+        }
+    };
+    let drain = thread::spawn(move || {
+        let mut rest = String::new();
+        stderr.read_to_string(&mut rest).unwrap();
+        rest
+    });
+    let stalled = TcpStream::connect(&addr).unwrap();
+    let recorders: Vec<(PathBuf, std::process::Child)> = (0..20)
+        .map(|i| {
+            let out = dir.join(format!("rec{i}.rlog"));
+            let child = Command::new(bin)
+                .args(["rlog", "record", &addr, "--duration", "300", "-o"])
+                .arg(&out)
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            (out, child)
+        })
+        .collect();
+    for (out, child) in recorders {
+        let done = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&done.stderr);
+        assert!(done.status.success(), "{}: {err}", out.display());
+        assert!(err.contains("it ended"), "{err}");
+        assert!(std::fs::read(&out).unwrap() == bytes, "{} is not byte-identical to the file", out.display());
+    }
+    let status = serve.wait().unwrap();
+    let summary = drain.join().unwrap();
+    drop(stalled);
+    assert_eq!(status.code(), Some(1), "a dropped client makes serve fail: {summary}");
+    assert!(summary.contains("published 4000 cycles to 21 client connection(s); 1 dropped"), "{summary}");
+    assert_eq!(summary.matches("4000 cycles sent; every cycle written").count(), 20, "{summary}");
+    assert_eq!(summary.matches("DROPPED").count(), 1, "{summary}");
+    assert!(summary.contains("for 3 s"), "{summary}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -267,7 +267,7 @@ fn serve(a: ServeArgs) -> Result<ExitCode, CliError> {
     );
     for r in &reports {
         let end = match r.end {
-            Some(ClientEnd::Served) | None => "received every cycle".to_string(),
+            Some(ClientEnd::Served) | None => "every cycle written".to_string(),
             Some(ClientEnd::Closed) => "closed the connection".to_string(),
             Some(ClientEnd::CutAtShutdown) => {
                 format!("DROPPED: still receiving {} s after the end", IDLE_TIMEOUT.as_secs())
