@@ -29,12 +29,26 @@ pub enum Verb {
     /// connects gets the current state first. At the end of the file the server keeps serving the
     /// final state until Ctrl-C, unless `--exit-at-end` or `--loop`.
     ///
+    /// A file has no deadline: at any `--rate`, `max` included, the server waits for a client
+    /// that is slow but reading, so every such client gets every cycle. A client that accepts
+    /// nothing for 3 s (it stopped reading), or sends nothing (no heartbeat) for 3 s, is dropped.
+    /// At the end, a line per client says how many cycles it was sent and whether it was dropped;
+    /// the exit status is 1 when any client was dropped.
+    ///
     /// Example: `logspec rlog serve robot.rlog --rate real` then, in AdvantageScope, "Connect to
     /// simulator" (127.0.0.1:5800).
     Serve(ServeArgs),
     /// Connect to a live stream (a robot, a simulator or `logspec rlog serve`) and write it as an
     /// RLOG file, until Ctrl-C, `--duration` or the server closes the connection. Only complete
-    /// cycles are written.
+    /// cycles are written; a cycle that repeats the timestamp of the catch-up state right after
+    /// joining (AdvantageKit's server sends the cycle of its snapshot twice at times) joins the
+    /// catch-up cycle instead of repeating its timestamp. The file is written through a
+    /// temporary file beside OUT, renamed to OUT at the end.
+    ///
+    /// At the end, `record` says whether the stream ended (the server closed it at a frame
+    /// boundary; exit 0) or was cut (inside a frame, or the connection failed; exit 1). The
+    /// protocol has no end-of-stream message: a server that drops a slow client closes it at a
+    /// frame boundary too, which looks the same as an end.
     ///
     /// Example: `logspec rlog record 10.12.34.2 -o match.rlog --reconnect`
     Record(RecordArgs),
@@ -62,7 +76,7 @@ pub struct ServeArgs {
     /// Publish nothing before N clients have connected.
     #[arg(long, value_name = "N", conflicts_with = "wait_for_client")]
     pub wait_for_clients: Option<usize>,
-    /// Exit after the last cycle, once clients have received it (at most 1 s), instead of
+    /// Exit after the last cycle, once clients have received it (at most 3 s), instead of
     /// serving the final state until Ctrl-C.
     #[arg(long, conflicts_with = "repeat")]
     pub exit_at_end: bool,
@@ -108,7 +122,9 @@ pub struct RecordArgs {
     pub duration: Option<f64>,
     /// Keep recording across disconnects: reconnect after 0.5 s (as AdvantageScope does), and
     /// keep trying while the server is down. Each connection starts with the server's current
-    /// state.
+    /// state, written as a cycle unless it is empty. When the server's time restarted (a new
+    /// server), the file so far is complete and recording goes on in OUT.2.EXT, OUT.3.EXT, ...,
+    /// so time never steps back inside one file.
     #[arg(long)]
     pub reconnect: bool,
     /// Seconds to wait for each connection attempt.

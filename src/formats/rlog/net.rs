@@ -34,7 +34,17 @@
 //!   whole cycles when its shared queue is full) would corrupt the client's state, since frames are
 //!   diffs: a value sent only in a dropped frame would never reach it. A client that accepts no
 //!   bytes for `client_timeout` while its writer is blocked is disconnected the same way. Other
-//!   clients and the producer are never held up by a slow or dead one.
+//!   clients and the producer are never held up by a slow or dead one. This is the policy for
+//!   live robot code, which cannot wait (the default, [`ServerOptions::stall_timeout`] `None`).
+//! - **A file replay waits instead.** With [`ServerOptions::stall_timeout`] `Some(t)` (what
+//!   `logspec rlog serve FILE` uses, with `t` = 3 s), publishing waits while a client's queue is
+//!   full, so a client that is slow but reading gets every cycle at any rate; a client whose
+//!   queue stays full for `t` (it stopped reading) is disconnected, holding the others up at most
+//!   `t`, once.
+//! - **Loss is never silent.** [`Server::client_reports`] (and [`Server::shutdown_reports`]) say
+//!   for every connection how many cycles were written to it and how it ended ([`ClientEnd`]).
+//!   The protocol has no end-of-stream message, so a client cannot tell a drop from an end:
+//!   both close the stream at a frame boundary.
 //! - **Shutdown frees everything.** [`Server::shutdown`] (also run on drop) stops accepting and
 //!   closes the listening socket, lets each client receive what was queued for it (for at most
 //!   [`ServerOptions::shutdown_grace`]), closes every connection and joins every thread, so the port
