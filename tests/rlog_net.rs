@@ -459,3 +459,186 @@ fn record_without_a_server_fails_and_leaves_no_file() {
     assert!(String::from_utf8_lossy(&r.stderr).contains("cannot connect"));
     assert!(!out.exists());
 }
+
+/// A file of `cycles` cycles, each changing a 2 KB byte array and a double, as AdvantageKit's
+/// encoder writes it (only changed values, keys defined before their first value).
+fn big_file(cycles: u32) -> Vec<u8> {
+    use logspec::formats::rlog::{Encoder, R1Value};
+    let mut enc = Encoder::new(Revision::R1);
+    let mut out = vec![Revision::R1.byte()];
+    for i in 0..cycles {
+        let blob: Vec<u8> = (0..2000u32).map(|j| (i.wrapping_mul(31) ^ j) as u8).collect();
+        let values = [
+            ("/Blob", None, Value::R1(R1Value::ByteArray { value: blob })),
+            ("/Double", None, Value::R1(R1Value::Double { value: f64::from(i) * 0.5 })),
+        ];
+        enc.encode_cycle(f64::from(i) * 0.02, values, &mut out).unwrap();
+    }
+    out
+}
+
+/// The acceptance test of the file replay: 20 `rlog record` clients and one client that never
+/// reads (nor sends a heartbeat), on `rlog serve FILE --rate max`. Every recording is
+/// byte-identical to the file; the stalled client is dropped (after the documented 3 s) and the
+/// summary and exit status say so.
+#[test]
+fn serve_at_max_rate_delivers_every_cycle_to_20_recorders_and_drops_a_stalled_client() {
+    let bin = env!("CARGO_BIN_EXE_logspec");
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("rlog_net_twenty_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    // Far more than the socket buffers of a client that never reads can hold.
+    let input = dir.join("big.rlog");
+    let bytes = big_file(4000);
+    assert!(bytes.len() > 8_000_000);
+    std::fs::write(&input, &bytes).unwrap();
+    let mut serve = Command::new(bin)
+        .args(["rlog", "serve", "--port", "0", "--rate", "max", "--wait-for-clients", "21", "--exit-at-end"])
+        .arg(&input)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(serve.stderr.take().unwrap());
+    let mut line = String::new();
+    let addr = loop {
+        line.clear();
+        assert!(stderr.read_line(&mut line).unwrap() > 0, "serve ended without listening");
+        if let Some(rest) = line.split("listening on ").nth(1) {
+            break rest.split_whitespace().next().unwrap().to_string();
+        }
+    };
+    let drain = thread::spawn(move || {
+        let mut rest = String::new();
+        stderr.read_to_string(&mut rest).unwrap();
+        rest
+    });
+    let stalled = TcpStream::connect(&addr).unwrap();
+    let recorders: Vec<(PathBuf, std::process::Child)> = (0..20)
+        .map(|i| {
+            let out = dir.join(format!("rec{i}.rlog"));
+            let child = Command::new(bin)
+                .args(["rlog", "record", &addr, "--duration", "300", "-o"])
+                .arg(&out)
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            (out, child)
+        })
+        .collect();
+    for (out, child) in recorders {
+        let done = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&done.stderr);
+        assert!(done.status.success(), "{}: {err}", out.display());
+        assert!(err.contains("it ended"), "{err}");
+        assert!(std::fs::read(&out).unwrap() == bytes, "{} is not byte-identical to the file", out.display());
+    }
+    let status = serve.wait().unwrap();
+    let summary = drain.join().unwrap();
+    drop(stalled);
+    assert_eq!(status.code(), Some(1), "a dropped client makes serve fail: {summary}");
+    assert!(summary.contains("published 4000 cycles to 21 client connection(s); 1 dropped"), "{summary}");
+    assert_eq!(summary.matches("4000 cycles sent; every cycle written").count(), 20, "{summary}");
+    assert_eq!(summary.matches("DROPPED").count(), 1, "{summary}");
+    assert!(summary.contains("for 3 s"), "{summary}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A fake server: on each accepted connection, the frames of one session (payloads), then close.
+fn fake_server(sessions: Vec<Vec<Vec<u8>>>) -> (SocketAddr, thread::JoinHandle<()>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let t = thread::spawn(move || {
+        for frames in sessions {
+            let (mut s, _) = listener.accept().unwrap();
+            for f in frames {
+                s.write_all(&(f.len() as i32).to_be_bytes()).unwrap();
+                s.write_all(&f).unwrap();
+            }
+            s.flush().unwrap();
+            // End our side, then read the client's heartbeats until it closes: closing with unread
+            // bytes would reset the connection.
+            s.shutdown(std::net::Shutdown::Write).unwrap();
+            s.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+            let mut sink = [0; 64];
+            while matches!(s.read(&mut sink), Ok(n) if n > 0) {}
+        }
+    });
+    (addr, t)
+}
+
+fn r1_cycle(enc: &mut logspec::formats::rlog::Encoder, t: f64, v: f64) -> Vec<u8> {
+    let mut out = Vec::new();
+    let value = Value::R1(logspec::formats::rlog::R1Value::Double { value: v });
+    enc.encode_cycle(t, [("/a", None, value)], &mut out).unwrap();
+    out
+}
+
+fn record_cmd(addr: SocketAddr, out: &std::path::Path, extra: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_logspec"))
+        .args(["rlog", "record", &addr.to_string(), "-o"])
+        .arg(out)
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+fn timestamps(path: &std::path::Path) -> Vec<f64> {
+    let mut r = Reader::new(std::fs::File::open(path).unwrap()).unwrap();
+    let mut out = Vec::new();
+    while let Some(c) = r.next_cycle() {
+        out.push(c.unwrap().timestamp);
+    }
+    out
+}
+
+/// AdvantageKit's server can send the cycle its newcomer snapshot was taken in once more right
+/// after it: `record` does not repeat that timestamp.
+#[test]
+fn record_does_not_repeat_the_catch_up_timestamp() {
+    use logspec::formats::rlog::Encoder;
+    let mut enc = Encoder::new(Revision::R1);
+    let _ = r1_cycle(&mut enc, 4.0, 1.0);
+    let c5 = r1_cycle(&mut enc, 5.0, 2.0);
+    let mut newcomer = Vec::new();
+    enc.newcomer(&mut newcomer);
+    let c6 = r1_cycle(&mut enc, 6.0, 3.0);
+    let (addr, server) = fake_server(vec![vec![newcomer, c5, c6]]);
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("rlog_net_repeat_{}.rlog", std::process::id()));
+    let r = record_cmd(addr, &out, &[]);
+    server.join().unwrap();
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(r.status.success(), "{err}");
+    assert!(err.contains("it ended"), "{err}");
+    assert_eq!(timestamps(&out), [5.0, 6.0]);
+    let _ = std::fs::remove_file(&out);
+}
+
+/// With `--reconnect`, an empty catch-up is never a cycle, and a server whose time restarted
+/// gets a new file: time never steps back inside one.
+#[test]
+fn record_reconnect_across_a_server_restart_starts_a_new_file() {
+    use logspec::formats::rlog::Encoder;
+    let (mut a, mut b) = (Encoder::new(Revision::R1), Encoder::new(Revision::R1));
+    let (mut empty_a, mut empty_b) = (Vec::new(), Vec::new());
+    a.newcomer(&mut empty_a);
+    b.newcomer(&mut empty_b);
+    let first = vec![empty_a, r1_cycle(&mut a, 1.0, 1.0), r1_cycle(&mut a, 2.0, 2.0)];
+    let second = vec![empty_b, r1_cycle(&mut b, 0.5, 5.0), r1_cycle(&mut b, 1.0, 6.0)];
+    let (addr, server) = fake_server(vec![first, second]);
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("rlog_net_restart_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("run.rlog");
+    let r = record_cmd(addr, &out, &["--reconnect", "--duration", "3"]);
+    server.join().unwrap();
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(r.status.success(), "{err}");
+    assert!(err.contains("the server's time restarted"), "{err}");
+    assert_eq!(timestamps(&out), [1.0, 2.0]);
+    assert_eq!(timestamps(&dir.join("run.2.rlog")), [0.5, 1.0]);
+    let mut names: Vec<String> =
+        std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    assert_eq!(names, ["run.2.rlog", "run.rlog"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -119,7 +119,7 @@ fn topic_filter_keeps_only_those_topics() {
     assert_lines_eq(&ours, &exp);
     let (code, _, stderr) = dump(&[&bag_path("test_bz2"), "--topic", "/nope"]);
     assert_eq!(code, 1);
-    assert!(stderr.contains("no connection on topic `/nope`") && stderr.contains("/chatter"), "{stderr}");
+    assert!(stderr.contains("no topic matches `/nope`") && stderr.contains("/chatter"), "{stderr}");
 }
 
 #[test]

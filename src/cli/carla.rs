@@ -184,6 +184,7 @@ pub fn dump(
     line(&mut w, out)?;
     let range = frames.unwrap_or(0..u64::MAX);
     let mut bad = 0u64;
+    let (filtering, mut tally) = (super::filter::Tally::needed(select), super::filter::Tally::default());
     while let Some(p) = r.next_packet() {
         let p = match p {
             Ok(p) => p,
@@ -203,7 +204,7 @@ pub fn dump(
         }
         let frame = index.zip(state.start.as_ref());
         let t_ns = super::source::seconds_to_ns(state.start.as_ref().map_or(0.0, |s| s.elapsed));
-        if !select.wants_channel(p.name().unwrap_or("")) || !select.wants_time(t_ns) {
+        if filtering && !tally.note(select, p.name().unwrap_or(""), Some(t_ns)) {
             continue;
         }
         packet_json(&mut w, &p, frame);
@@ -214,6 +215,7 @@ pub fn dump(
             "{path}: {bad} packet(s) did not decode in their declared size (see above)"
         )));
     }
+    tally.check(select, path).map_err(Failure::Input)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -122,6 +122,7 @@ pub fn dump_framed<F: FramedFormat>(
     let mut reader = Reader::<_, F>::new(input).map_err(|e| Failure::Input(format!("{path}: {e}")))?;
     let mut w = JsonWriter::new();
     let mut bad = 0u64;
+    let (filtering, mut tally) = (super::filter::Tally::needed(select), super::filter::Tally::default());
     while let Some(ev) = reader.next_event() {
         match ev {
             Ok(ev) => {
@@ -130,7 +131,7 @@ pub fn dump_framed<F: FramedFormat>(
                 };
                 let name = F::record_name(raw.header.tag).unwrap_or("");
                 let t_ns = raw.header.timestamp.map(|t| t.saturating_mul(ns_per_tick));
-                if !select.wants_channel(name) || t_ns.is_some_and(|t| !select.wants_time(t)) {
+                if filtering && !tally.note(select, name, t_ns) {
                     continue;
                 }
                 logspec::json::framed_event::<F>(&mut w, &ev)
@@ -149,5 +150,6 @@ pub fn dump_framed<F: FramedFormat>(
     if bad > 0 {
         return Err(Failure::Input(format!("{path}: {bad} record(s) could not be decoded (see above)")));
     }
+    tally.check(select, path).map_err(Failure::Input)?;
     Ok(ExitCode::SUCCESS)
 }

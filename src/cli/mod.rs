@@ -9,6 +9,7 @@ mod diff;
 mod doc;
 mod dump;
 mod export;
+mod filter;
 mod gen;
 mod info;
 mod lock;

@@ -84,7 +84,30 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     for w in &outcome.warnings {
         eprintln!("logspec: {w}");
     }
+    // A field of a channel the log has, but a column that channel does not have.
+    if let Some(s) = sink.fields.iter().find(|s| s.points.is_empty() && s.channel.is_some() && !s.columns.is_empty()) {
+        let (channel, column) =
+            (s.channel.as_deref().unwrap_or(""), &s.field[s.channel.as_ref().map_or(0, String::len)..]);
+        let column = column.trim_start_matches('.');
+        let names: Vec<&str> = s.columns.iter().map(String::as_str).collect();
+        let one = Select { channels: vec![column.to_string()], ..Default::default() };
+        if let Err(e) = super::filter::no_match(&one, &names, &path, &format!("column of {channel}"), "its columns") {
+            return Err(CliError::Usage(format!("{e} (plot them as {channel}.COLUMN)")));
+        }
+    }
     let missing: Vec<&str> = sink.fields.iter().filter(|s| s.points.is_empty()).map(|s| s.field.as_str()).collect();
+    if let Some(first) = sink.fields.iter().find(|s| s.points.is_empty() && s.channel.is_none()) {
+        // No channel is a prefix of the field: say which channel was meant.
+        let mut seen = sink.seen.clone();
+        seen.sort();
+        seen.dedup();
+        let names: Vec<&str> = seen.iter().map(String::as_str).collect();
+        let head = first.field.split(['.', '[']).next().unwrap_or(&first.field).to_string();
+        let one = Select { channels: vec![head], ..Default::default() };
+        if let Err(e) = super::filter::no_match(&one, &names, &path, "channel", "the log's channels") {
+            return Err(CliError::Usage(format!("{e} (for --field {})", first.field)));
+        }
+    }
     if !missing.is_empty() {
         let mut seen = sink.seen.clone();
         seen.sort();
@@ -125,6 +148,10 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
 /// One requested field and its samples.
 struct Series {
     field: String,
+    /// The channel the field names, once met.
+    channel: Option<String>,
+    /// The columns of that channel, when a sample lacked the field's column.
+    columns: std::collections::BTreeSet<String>,
     /// The column within the channel, once the channel is known.
     unit: Option<String>,
     points: Vec<(f64, f64)>,
@@ -132,7 +159,13 @@ struct Series {
 
 impl Series {
     fn new(field: &str) -> Self {
-        Series { field: field.to_string(), unit: None, points: Vec::new() }
+        Series {
+            field: field.to_string(),
+            channel: None,
+            columns: std::collections::BTreeSet::new(),
+            unit: None,
+            points: Vec::new(),
+        }
     }
 
     fn label(&self) -> String {
@@ -167,6 +200,7 @@ impl Sink for Collect {
             };
             if let Some(c) = column {
                 s.unit = channel.unit(&c).map(str::to_string);
+                s.channel = Some(channel.name.clone());
                 feeds.push((i, c));
             }
         }
@@ -196,6 +230,8 @@ impl Sink for Collect {
             };
             if let Some(y) = leaf.and_then(Value::as_f64).filter(|y| y.is_finite()) {
                 self.fields[*i].points.push((t, y));
+            } else if leaf.is_none() && self.fields[*i].columns.is_empty() {
+                self.fields[*i].columns = leaves.iter().map(|(n, _)| n.clone()).collect();
             }
         }
         Ok(())

@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use logspec::formats::rlog::net::{LiveEvent, Reconnecting, Server, ServerOptions, Stopper, DEFAULT_PORT};
+use logspec::formats::rlog::net::{
+    ClientEnd, LiveEvent, Reconnecting, Server, ServerOptions, Stopper, DEFAULT_PORT, IDLE_TIMEOUT,
+};
 use logspec::formats::rlog::{Cycle, Reader, RlogWriteError, Value, Writer};
 
 use super::{detect, open, shown, CliError, FormatKind};
@@ -27,12 +29,26 @@ pub enum Verb {
     /// connects gets the current state first. At the end of the file the server keeps serving the
     /// final state until Ctrl-C, unless `--exit-at-end` or `--loop`.
     ///
+    /// A file has no deadline: at any `--rate`, `max` included, the server waits for a client
+    /// that is slow but reading, so every such client gets every cycle. A client that accepts
+    /// nothing for 3 s (it stopped reading), or sends nothing (no heartbeat) for 3 s, is dropped.
+    /// At the end, a line per client says how many cycles it was sent and whether it was dropped;
+    /// the exit status is 1 when any client was dropped.
+    ///
     /// Example: `logspec rlog serve robot.rlog --rate real` then, in AdvantageScope, "Connect to
     /// simulator" (127.0.0.1:5800).
     Serve(ServeArgs),
     /// Connect to a live stream (a robot, a simulator or `logspec rlog serve`) and write it as an
     /// RLOG file, until Ctrl-C, `--duration` or the server closes the connection. Only complete
-    /// cycles are written.
+    /// cycles are written; a cycle that repeats the timestamp of the catch-up state right after
+    /// joining (AdvantageKit's server sends the cycle of its snapshot twice at times) joins the
+    /// catch-up cycle instead of repeating its timestamp. The file is written through a
+    /// temporary file beside OUT, renamed to OUT at the end.
+    ///
+    /// At the end, `record` says whether the stream ended (the server closed it at a frame
+    /// boundary; exit 0) or was cut (inside a frame, or the connection failed; exit 1). The
+    /// protocol has no end-of-stream message: a server that drops a slow client closes it at a
+    /// frame boundary too, which looks the same as an end.
     ///
     /// Example: `logspec rlog record 10.12.34.2 -o match.rlog --reconnect`
     Record(RecordArgs),
@@ -57,7 +73,10 @@ pub struct ServeArgs {
     /// Publish nothing before a first client has connected.
     #[arg(long)]
     pub wait_for_client: bool,
-    /// Exit after the last cycle, once clients have received it (at most 1 s), instead of
+    /// Publish nothing before N clients have connected.
+    #[arg(long, value_name = "N", conflicts_with = "wait_for_client")]
+    pub wait_for_clients: Option<usize>,
+    /// Exit after the last cycle, once clients have received it (at most 3 s), instead of
     /// serving the final state until Ctrl-C.
     #[arg(long, conflicts_with = "repeat")]
     pub exit_at_end: bool,
@@ -103,7 +122,9 @@ pub struct RecordArgs {
     pub duration: Option<f64>,
     /// Keep recording across disconnects: reconnect after 0.5 s (as AdvantageScope does), and
     /// keep trying while the server is down. Each connection starts with the server's current
-    /// state.
+    /// state, written as a cycle unless it is empty. When the server's time restarted (a new
+    /// server), the file so far is complete and recording goes on in OUT.2.EXT, OUT.3.EXT, ...,
+    /// so time never steps back inside one file.
     #[arg(long)]
     pub reconnect: bool,
     /// Seconds to wait for each connection attempt.
@@ -179,14 +200,19 @@ fn serve(a: ServeArgs) -> Result<ExitCode, CliError> {
     }
     let mut reader = open_rlog(&a.file, a.assume_r1)?;
     let revision = reader.revision();
-    let server = Server::bind((a.bind.as_str(), a.port), revision, ServerOptions::default())
+    // A file has no deadline: the server waits for a client that is slow but reading, and drops
+    // one that stopped reading only after it accepted nothing for the client timeout (3 s).
+    let options =
+        ServerOptions { stall_timeout: Some(IDLE_TIMEOUT), shutdown_grace: IDLE_TIMEOUT, ..ServerOptions::default() };
+    let server = Server::bind((a.bind.as_str(), a.port), revision, options)
         .map_err(|e| CliError::Input(format!("cannot listen on {}:{}: {e}", a.bind, a.port)))?;
     let stop = Stopper::new();
     on_interrupt(&stop);
     eprintln!("logspec rlog serve: listening on {} ({revision}, {path}); Ctrl-C stops", server.local_addr());
-    if a.wait_for_client {
-        eprintln!("logspec rlog serve: waiting for a client");
-        while server.client_count() == 0 && !stop.sleep(Duration::from_millis(10)) {}
+    let wait_for = a.wait_for_clients.unwrap_or(usize::from(a.wait_for_client));
+    if wait_for > 0 {
+        eprintln!("logspec rlog serve: waiting for {wait_for} client(s)");
+        while server.client_count() < wait_for && !stop.sleep(Duration::from_millis(10)) {}
     }
 
     let mut pacer = Pacer { rate: a.rate, start: None, first_ts: 0.0, n: 0 };
@@ -249,12 +275,31 @@ fn serve(a: ServeArgs) -> Result<ExitCode, CliError> {
         eprintln!("logspec rlog serve: end of {path} after {published} cycles; serving the final state until Ctrl-C");
         stop.sleep_until(None);
     }
-    let stats = server.stats();
-    server.shutdown();
+    let reports = server.shutdown_reports();
+    let dropped = reports.iter().filter(|r| r.end.is_some_and(|e| e.dropped())).count();
     eprintln!(
-        "logspec rlog serve: published {published} cycles to {} client connection(s); {} dropped as too slow, {} as silent",
-        stats.accepted, stats.dropped_slow, stats.dropped_idle
+        "logspec rlog serve: published {published} cycles to {} client connection(s); {dropped} dropped",
+        reports.len()
     );
+    for r in &reports {
+        let end = match r.end {
+            Some(ClientEnd::Served) | None => "every cycle written".to_string(),
+            Some(ClientEnd::Closed) => "closed the connection".to_string(),
+            Some(ClientEnd::CutAtShutdown) => {
+                format!("DROPPED: still receiving {} s after the end", IDLE_TIMEOUT.as_secs())
+            }
+            Some(ClientEnd::DroppedSlow) => {
+                format!("DROPPED: stopped reading for {} s", IDLE_TIMEOUT.as_secs())
+            }
+            Some(ClientEnd::DroppedIdle) => {
+                format!("DROPPED: sent nothing (no heartbeat) for {} s", IDLE_TIMEOUT.as_secs())
+            }
+        };
+        eprintln!("logspec rlog serve:   client {}: {} cycles sent; {end}", r.peer, r.cycles);
+    }
+    if dropped > 0 {
+        failed = true;
+    }
     if warnings > MAX_WARNINGS {
         eprintln!("logspec rlog serve: {warnings} warnings in all ({} shown)", MAX_WARNINGS);
     }
@@ -299,11 +344,19 @@ struct Recording {
     current: Vec<Option<i16>>,
     cycles: u64,
     values: u64,
+    /// The timestamp of the last cycle written.
+    last: Option<f64>,
 }
 
 impl Recording {
-    fn cycle(&mut self, live: &Reconnecting, cycle: Cycle) -> Result<(), RlogWriteError> {
-        self.writer.timestamp(cycle.timestamp)?;
+    /// Writes a cycle. With `repeat` (a cycle that repeats the catch-up's timestamp right after
+    /// joining), its values join the catch-up cycle instead of repeating the timestamp.
+    fn cycle(&mut self, live: &Reconnecting, cycle: Cycle, repeat: bool) -> Result<(), RlogWriteError> {
+        if !repeat {
+            self.writer.timestamp(cycle.timestamp)?;
+            self.cycles += 1;
+            self.last = Some(cycle.timestamp);
+        }
         for (sid, value) in cycle.values {
             let i = usize::from(sid as u16);
             let id = match self.current.get(i).copied().flatten() {
@@ -335,7 +388,6 @@ impl Recording {
             self.writer.value(id, value)?;
             self.values += 1;
         }
-        self.cycles += 1;
         Ok(())
     }
 }
@@ -344,9 +396,8 @@ fn record(a: RecordArgs) -> Result<ExitCode, CliError> {
     let addrs = resolve(&a.addr)?;
     let timeout = seconds(a.connect_timeout, "--connect-timeout")?;
     let duration = a.duration.map(|d| seconds(d, "--duration")).transpose()?;
-    let out_path = a.output.display().to_string();
-    // Written through a temporary file, renamed over the output when the recording ends.
-    let file = super::output::OutFile::create(&a.output, &[])?;
+    // Refused before connecting: an output that exists as a directory, or cannot be created.
+    let first = super::output::OutFile::create(&a.output, &[])?;
     let mut live =
         Reconnecting::new(&addrs[..], timeout, a.reconnect).map_err(|e| CliError::Usage(format!("{}: {e}", a.addr)))?;
     let stop = live.stopper();
@@ -359,49 +410,80 @@ fn record(a: RecordArgs) -> Result<ExitCode, CliError> {
         });
     }
 
-    let mut file = Some(file);
-    let mut rec: Option<Recording> = None;
+    let mut files = Files { base: a.output.clone(), next: Some(first), rec: None, done: Vec::new(), revision: None };
     let mut failure: Option<String> = None;
     let mut connect_failures = 0u64;
+    // Set at each connection: the next cycle is the server's catch-up (newcomer) state.
+    let mut catch_up = false;
+    // The catch-up's timestamp, until the cycle after it: AdvantageKit's server can send the
+    // cycle it took the snapshot in once more, right after it.
+    let mut joined_at: Option<f64> = None;
+    // Whether the current connection has written no cycle yet (a restart of time is checked then).
+    let mut fresh = false;
     while let Some(ev) = live.next_event() {
         match ev {
             LiveEvent::Connected { peer, revision } => {
-                eprintln!("logspec rlog record: connected to {peer} ({revision}), writing {out_path}");
+                eprintln!("logspec rlog record: connected to {peer} ({revision}), writing {}", files.current_name());
                 connect_failures = 0;
-                match &mut rec {
-                    None => {
-                        let writer = Writer::new(file.take().expect("the file is taken once"), revision);
-                        rec =
-                            Some(Recording { writer, ids: HashMap::new(), current: Vec::new(), cycles: 0, values: 0 });
-                    }
-                    Some(r) if r.writer.revision() != revision => {
+                (catch_up, joined_at, fresh) = (true, None, true);
+                if let Some(r) = &mut files.rec {
+                    if r.writer.revision() != revision {
                         failure = Some(format!(
                             "{peer}: the stream is now {revision}, the file is {}; stopping",
                             r.writer.revision()
                         ));
                         break;
                     }
-                    Some(r) => r.current.clear(),
+                    r.current.clear();
                 }
+                files.revision = Some(revision);
             }
             LiveEvent::Cycle(cycle) => {
-                let r = rec.as_mut().expect("a cycle comes after a connection");
-                // The catch-up frame of a server that has published nothing carries no state.
-                if cycle.values.is_empty() && r.cycles == 0 {
+                let was_catch_up = std::mem::take(&mut catch_up);
+                // A catch-up without values carries no state (a server that has published
+                // nothing yet): it is not a cycle.
+                if was_catch_up && cycle.values.is_empty() {
                     continue;
                 }
-                if let Err(e) = r.cycle(&live, cycle) {
-                    failure = Some(format!("{out_path}: {e}"));
+                let repeat = joined_at.take() == Some(cycle.timestamp);
+                if fresh {
+                    fresh = false;
+                    // A server that restarted counts time from zero again: a new file, so that
+                    // time never steps back inside one.
+                    if files.rec.as_ref().and_then(|r| r.last).is_some_and(|last| cycle.timestamp < last) {
+                        let note = files.rotate().map_err(|e| CliError::Input(e.to_string()))?;
+                        eprintln!("logspec rlog record: {note}");
+                    }
+                }
+                let r = match files.recording() {
+                    Ok(r) => r,
+                    Err(e) => {
+                        failure = Some(e.to_string());
+                        break;
+                    }
+                };
+                if let Err(e) = r.cycle(&live, cycle, repeat) {
+                    failure = Some(format!("{}: {e}", a.output.display()));
                     break;
+                }
+                if was_catch_up {
+                    joined_at = r.last;
                 }
             }
             LiveEvent::Skipped(e) => eprintln!("logspec: warning: {}: {e}", a.addr),
-            LiveEvent::Disconnected(e) => match (e, a.reconnect) {
-                (None, true) => eprintln!("logspec rlog record: the server closed the connection; reconnecting"),
-                (Some(e), true) => eprintln!("logspec rlog record: disconnected ({e}); reconnecting"),
-                (None, false) => eprintln!("logspec rlog record: the server closed the connection"),
-                (Some(e), false) => failure = Some(format!("{}: disconnected: {e}", a.addr)),
-            },
+            LiveEvent::Disconnected(e) => {
+                let how = match &e {
+                    None => "the server closed the stream at a frame boundary: it ended (a server that drops a \
+                             client closes it the same way)"
+                        .to_string(),
+                    Some(e) => format!("the stream was cut: {e}"),
+                };
+                match (e, a.reconnect) {
+                    (_, true) => eprintln!("logspec rlog record: {how}; reconnecting"),
+                    (None, false) => eprintln!("logspec rlog record: {how}"),
+                    (Some(_), false) => failure = Some(format!("{}: {how}", a.addr)),
+                }
+            }
             LiveEvent::ConnectFailed(e) => {
                 if !a.reconnect {
                     failure = Some(format!("{}: cannot connect: {e}", a.addr));
@@ -414,21 +496,88 @@ fn record(a: RecordArgs) -> Result<ExitCode, CliError> {
     }
     stop.stop();
 
-    let Some(r) = rec else {
+    if files.rec.is_none() && files.done.is_empty() {
         // Nothing was written: the temporary file goes, an existing output stays as it was.
-        drop(file);
         return Err(CliError::Input(
             failure.unwrap_or_else(|| format!("{}: nothing recorded: never connected", a.addr)),
         ));
-    };
-    let (cycles, values, keys) = (r.cycles, r.values, r.ids.len());
-    r.writer.finish().map_err(|e| CliError::Input(format!("{out_path}: {e}")))?.commit()?;
-    eprintln!("logspec rlog record: wrote {cycles} cycles ({values} values, {keys} keys) to {out_path}");
+    }
+    files.finish()?;
+    for (name, cycles, values, keys) in &files.done {
+        eprintln!("logspec rlog record: wrote {cycles} cycles ({values} values, {keys} keys) to {name}");
+    }
     match failure {
         Some(f) => {
             eprintln!("logspec: {f}");
             Ok(ExitCode::from(1))
         }
         None => Ok(ExitCode::SUCCESS),
+    }
+}
+
+/// The files of one `record`: `OUT`, then `OUT.2.EXT`, `OUT.3.EXT`, ... when a reconnect finds
+/// that the server's time restarted.
+struct Files {
+    base: PathBuf,
+    /// The output file of the next recording, created but not yet written.
+    next: Option<super::output::OutFile>,
+    rec: Option<Recording>,
+    /// Committed files: name, cycles, values, keys.
+    done: Vec<(String, u64, u64, usize)>,
+    revision: Option<logspec::formats::rlog::Revision>,
+}
+
+impl Files {
+    /// The name of the file being (or about to be) written.
+    fn current_name(&self) -> String {
+        self.name(self.done.len() + 1).display().to_string()
+    }
+
+    /// `OUT` for the first file, `OUT-STEM.N.EXT` after.
+    fn name(&self, n: usize) -> PathBuf {
+        if n == 1 {
+            return self.base.clone();
+        }
+        let stem = self.base.file_stem().map_or_else(|| "recording".into(), |s| s.to_string_lossy().into_owned());
+        let name = match self.base.extension() {
+            Some(x) => format!("{stem}.{n}.{}", x.to_string_lossy()),
+            None => format!("{stem}.{n}"),
+        };
+        self.base.with_file_name(name)
+    }
+
+    /// The recording being written, started on its first cycle.
+    fn recording(&mut self) -> Result<&mut Recording, CliError> {
+        if self.rec.is_none() {
+            let file = match self.next.take() {
+                Some(f) => f,
+                None => super::output::OutFile::create(&self.name(self.done.len() + 1), &[])?,
+            };
+            let revision = self.revision.expect("a cycle comes after a connection");
+            let writer = Writer::new(file, revision);
+            self.rec =
+                Some(Recording { writer, ids: HashMap::new(), current: Vec::new(), cycles: 0, values: 0, last: None });
+        }
+        Ok(self.rec.as_mut().expect("set above"))
+    }
+
+    /// Commits the current file; the next cycle starts a new one.
+    fn rotate(&mut self) -> Result<String, CliError> {
+        let ended = self.current_name();
+        self.commit()?;
+        Ok(format!("the server's time restarted: {ended} is complete; continuing in {}", self.current_name()))
+    }
+
+    fn commit(&mut self) -> Result<(), CliError> {
+        let Some(r) = self.rec.take() else { return Ok(()) };
+        let name = self.current_name();
+        let (cycles, values, keys) = (r.cycles, r.values, r.ids.len());
+        r.writer.finish().map_err(|e| CliError::Input(format!("{name}: {e}")))?.commit()?;
+        self.done.push((name, cycles, values, keys));
+        Ok(())
+    }
+
+    fn finish(&mut self) -> Result<(), CliError> {
+        self.commit()
     }
 }

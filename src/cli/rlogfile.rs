@@ -33,12 +33,13 @@ pub fn dump(
 ) -> Result<ExitCode, Failure> {
     let mut w = JsonWriter::new();
     let mut bad = 0u64;
+    let (filtering, mut tally) = (super::filter::Tally::needed(select), super::filter::Tally::default());
     while let Some(ev) = r.next_event() {
         match ev {
             Ok(Event::Value { timestamp, key_id, value }) => {
                 let key = r.key(key_id);
                 let t_ns = super::source::seconds_to_ns(timestamp);
-                if !select.wants_channel(key.map_or("", |k| k.name.as_str())) || !select.wants_time(t_ns) {
+                if filtering && !tally.note(select, key.map_or("", |k| k.name.as_str()), Some(t_ns)) {
                     continue;
                 }
                 w.begin_object(None);
@@ -65,6 +66,7 @@ pub fn dump(
     if bad > 0 {
         return Err(Failure::Input(format!("{path}: {bad} value(s) could not be decoded (see above)")));
     }
+    tally.check(select, path).map_err(Failure::Input)?;
     Ok(ExitCode::SUCCESS)
 }
 

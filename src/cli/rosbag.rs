@@ -76,13 +76,8 @@ fn select(bag: &Bag<impl std::io::Read>, topics: &[String], shown: &str) -> Resu
     }
     let filter = super::source::Select { channels: topics.to_vec(), ..Default::default() };
     let all: BTreeSet<&str> = bag.connections.values().map(|c| c.topic.as_str()).collect();
-    for t in topics {
-        let one = super::source::Select { channels: vec![t.clone()], ..Default::default() };
-        if !all.iter().any(|a| one.wants_channel(a)) {
-            let list: Vec<&str> = all.into_iter().collect();
-            return Err(format!("{shown}: no connection on topic `{t}`; the bag's topics are: {}", list.join(", ")));
-        }
-    }
+    let list: Vec<&str> = all.into_iter().collect();
+    super::filter::no_match(&filter, &list, shown, "topic", "the bag's topics")?;
     Ok(Some(bag.connections.values().filter(|c| filter.wants_channel(&c.topic)).map(|c| c.id).collect()))
 }
 
@@ -108,8 +103,13 @@ pub fn dump(path: &Path, shown: &str, opts: &DumpOptions<'_>, out: &mut impl Wri
     let conns = bag.connections.clone();
     let mut bad = 0u64;
     let mut line = String::new();
+    // Topics were checked above; the tally tells an empty time window.
+    let mut tally = super::filter::Tally::default();
     let walked = bag.for_each_message(order, selected.as_ref(), |m| -> Result<(), Walk<std::io::Error>> {
-        if !opts.select.wants_time(m.time.as_nanos().saturating_sub(origin)) {
+        let t = m.time.as_nanos().saturating_sub(origin);
+        let kept = opts.select.wants_time(t);
+        tally.sample(Some(t), kept);
+        if !kept {
             return Ok(());
         }
         let Some(c) = conns.get(&m.conn) else {
@@ -153,6 +153,8 @@ pub fn dump(path: &Path, shown: &str, opts: &DumpOptions<'_>, out: &mut impl Wri
     if bad > 0 {
         return Err(Failure::Input(format!("{shown}: {bad} message(s) could not be decoded (see above)")));
     }
+    let time_only = super::source::Select { channels: Vec::new(), ..opts.select.clone() };
+    tally.check(&time_only, shown).map_err(Failure::Input)?;
     Ok(ExitCode::SUCCESS)
 }
 

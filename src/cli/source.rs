@@ -154,7 +154,15 @@ pub fn read(
     select: &Select,
     sink: &mut dyn Sink,
 ) -> Result<Outcome, CliError> {
-    let mut state = State { select, sink, ids: HashMap::new(), selected: 0, origin_ns: 0, outcome: Outcome::default() };
+    let mut state = State {
+        select,
+        sink,
+        ids: HashMap::new(),
+        selected: 0,
+        origin_ns: 0,
+        outcome: Outcome::default(),
+        tally: super::filter::Tally::default(),
+    };
     match d.kind {
         FormatKind::Usvlog => {
             type F = logspec::formats::usvlog::Usvlog;
@@ -181,19 +189,30 @@ pub fn read(
             super::wpilog::read_samples(r, path, &mut state)?;
         }
     }
+    // A filter that matched nothing is an error, not an empty output.
+    state.tally.check(select, path).map_err(CliError::Input)?;
     Ok(state.outcome)
 }
 
 pub(super) struct State<'a> {
     select: &'a Select,
     sink: &'a mut dyn Sink,
-    /// Channel ids by name; `None` for a channel that is not selected.
-    ids: HashMap<String, Option<usize>>,
+    /// Channels by key: not selected, selected but not yet given a sample in the time window,
+    /// or announced to the sink with an id.
+    ids: HashMap<String, Slot>,
     /// How many channels were selected so far (the next channel id).
     selected: usize,
     /// The time origin the time filters count from (nanoseconds in the samples' clock).
     origin_ns: u64,
     pub(super) outcome: Outcome,
+    /// The channels met and samples kept, to tell a filter that matched nothing.
+    tally: super::filter::Tally,
+}
+
+enum Slot {
+    Skip,
+    Pending(Box<Channel>),
+    Id(usize),
 }
 
 impl State<'_> {
@@ -217,24 +236,40 @@ impl State<'_> {
     /// is new; `None` for a sample that is not wanted.
     /// `key` tells channels apart (the channel name, except for ROS connections that share a
     /// topic); the channel filter applies to the described channel's name.
+    /// A channel is announced to the sink with its first sample in the time window.
     fn wanted(&mut self, key: &str, t_ns: u64, describe: impl FnOnce() -> Channel) -> Result<Option<usize>, CliError> {
-        if !self.select.wants_time(t_ns.saturating_sub(self.origin_ns)) {
-            return Ok(None);
-        }
-        let id = match self.ids.get(key) {
-            Some(id) => *id,
+        let slot = match self.ids.get_mut(key) {
+            Some(slot) => slot,
             None => {
                 let channel = describe();
-                let id = self.select.wants_channel(&channel.name).then_some(self.selected);
-                if let Some(id) = id {
-                    self.sink.channel(id, &channel)?;
-                    self.selected += 1;
-                }
-                self.ids.insert(key.to_string(), id);
-                id
+                self.tally.channel(&channel.name);
+                let slot = if self.select.wants_channel(&channel.name) {
+                    Slot::Pending(Box::new(channel))
+                } else {
+                    Slot::Skip
+                };
+                self.ids.entry(key.to_string()).or_insert(slot)
             }
         };
-        Ok(id)
+        if matches!(slot, Slot::Skip) {
+            return Ok(None);
+        }
+        let t = t_ns.saturating_sub(self.origin_ns);
+        let kept = self.select.wants_time(t);
+        self.tally.sample(Some(t), kept);
+        if !kept {
+            return Ok(None);
+        }
+        if let Slot::Pending(channel) = slot {
+            let id = self.selected;
+            self.sink.channel(id, channel)?;
+            self.selected += 1;
+            *slot = Slot::Id(id);
+        }
+        Ok(match slot {
+            Slot::Id(id) => Some(*id),
+            _ => None,
+        })
     }
 }
 
@@ -602,6 +637,10 @@ fn read_rosbag(file: &Path, path: &str, state: &mut State<'_>) -> Result<(), Cli
         .collect();
     let wanted: std::collections::BTreeSet<u32> =
         bag.connections.values().filter(|c| state.select.wants_channel(&c.topic)).map(|c| c.id).collect();
+    // Topics of connections that are not read are still channels of the log.
+    for c in bag.connections.values() {
+        state.tally.channel(&c.topic);
+    }
     state.origin_ns = super::rosbag::start(&bag).map_or(0, Time::as_nanos);
     state.sink.origin(state.origin_ns);
     let conns = bag.connections.clone();

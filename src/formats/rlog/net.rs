@@ -34,7 +34,17 @@
 //!   whole cycles when its shared queue is full) would corrupt the client's state, since frames are
 //!   diffs: a value sent only in a dropped frame would never reach it. A client that accepts no
 //!   bytes for `client_timeout` while its writer is blocked is disconnected the same way. Other
-//!   clients and the producer are never held up by a slow or dead one.
+//!   clients and the producer are never held up by a slow or dead one. This is the policy for
+//!   live robot code, which cannot wait (the default, [`ServerOptions::stall_timeout`] `None`).
+//! - **A file replay waits instead.** With [`ServerOptions::stall_timeout`] `Some(t)` (what
+//!   `logspec rlog serve FILE` uses, with `t` = 3 s), publishing waits while a client's queue is
+//!   full, so a client that is slow but reading gets every cycle at any rate; a client whose
+//!   queue stays full for `t` (it stopped reading) is disconnected, holding the others up at most
+//!   `t`, once.
+//! - **Loss is never silent.** [`Server::client_reports`] (and [`Server::shutdown_reports`]) say
+//!   for every connection how many cycles were written to it and how it ended ([`ClientEnd`]).
+//!   The protocol has no end-of-stream message, so a client cannot tell a drop from an end:
+//!   both close the stream at a frame boundary.
 //! - **Shutdown frees everything.** [`Server::shutdown`] (also run on drop) stops accepting and
 //!   closes the listening socket, lets each client receive what was queued for it (for at most
 //!   [`ServerOptions::shutdown_grace`]), closes every connection and joins every thread, so the port
@@ -397,6 +407,12 @@ pub struct ServerOptions {
     /// How long [`Server::shutdown`] lets clients receive what is queued for them before it
     /// closes their connections.
     pub shutdown_grace: Duration,
+    /// `None` (live robot code, the default): publishing never blocks, and a client whose queue
+    /// is full is disconnected. `Some(t)` (replaying a file, which has no deadline): publishing
+    /// waits for a client whose queue is full, so that every client that keeps reading gets
+    /// every cycle, and disconnects it only when its queue stayed full for `t` (it stopped
+    /// reading); the others are held up at most `t`, once.
+    pub stall_timeout: Option<Duration>,
 }
 
 impl Default for ServerOptions {
@@ -406,6 +422,7 @@ impl Default for ServerOptions {
             keepalive_interval: Duration::from_millis(20),
             client_timeout: IDLE_TIMEOUT,
             shutdown_grace: Duration::from_secs(1),
+            stall_timeout: None,
         }
     }
 }
@@ -430,24 +447,66 @@ pub struct ServerStats {
 
 type Frame = Arc<Vec<u8>>;
 
-/// Why a client goes.
-#[derive(Clone, Copy)]
-enum Reason {
-    Slow,
-    Idle,
+/// Why a client went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClientEnd {
+    /// Still connected when the server stopped, and every frame queued for it was written.
+    Served,
+    /// Still connected when the server stopped, but cut before its queue was written out
+    /// (after [`ServerOptions::shutdown_grace`]).
+    CutAtShutdown,
+    /// Disconnected as too slow: its queue was full (or stayed full for the stall timeout), or
+    /// it accepted no byte for `client_timeout`.
+    DroppedSlow,
+    /// Disconnected because it sent nothing (no heartbeat) for `client_timeout`.
+    DroppedIdle,
+    /// It closed the connection, or the socket failed.
     Closed,
 }
+
+impl ClientEnd {
+    /// Whether the server dropped the client (it may have missed cycles).
+    pub fn dropped(self) -> bool {
+        matches!(self, ClientEnd::DroppedSlow | ClientEnd::DroppedIdle | ClientEnd::CutAtShutdown)
+    }
+}
+
+/// One client connection as [`Server::client_reports`] tells it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClientReport {
+    pub peer: SocketAddr,
+    /// Cycle frames written to its socket (the newcomer frame not counted).
+    pub cycles: u64,
+    /// `None` while it is connected.
+    pub end: Option<ClientEnd>,
+}
+
+type Reason = ClientEnd;
 
 /// One client connection, shared by the publisher and the client's two threads.
 struct Conn {
     /// A handle to shut the socket down with.
     stream: TcpStream,
     dead: AtomicBool,
+    peer: SocketAddr,
+    /// Frames written, the newcomer frame included.
+    frames: AtomicU64,
+    /// Set by its writer once every frame queued for it is written (at shutdown).
+    drained: AtomicBool,
+    end: Mutex<Option<ClientEnd>>,
 }
 
 impl Conn {
     fn dead(&self) -> bool {
         self.dead.load(Ordering::Acquire)
+    }
+
+    fn report(&self) -> ClientReport {
+        ClientReport {
+            peer: self.peer,
+            cycles: self.frames.load(Ordering::Relaxed).saturating_sub(1),
+            end: *lock(&self.end),
+        }
     }
 
     /// Disconnects the client (once): shuts the socket down, which wakes both its threads.
@@ -457,12 +516,15 @@ impl Conn {
         }
         let _ = self.stream.shutdown(Shutdown::Both);
         if shared.stop.load(Ordering::Acquire) {
+            let end = if self.drained.load(Ordering::Acquire) { ClientEnd::Served } else { ClientEnd::CutAtShutdown };
+            *lock(&self.end) = Some(end);
             return;
         }
+        *lock(&self.end) = Some(reason);
         let counter = match reason {
-            Reason::Slow => &shared.dropped_slow,
-            Reason::Idle => &shared.dropped_idle,
-            Reason::Closed => &shared.closed,
+            Reason::DroppedSlow | Reason::CutAtShutdown => &shared.dropped_slow,
+            Reason::DroppedIdle => &shared.dropped_idle,
+            Reason::Closed | Reason::Served => &shared.closed,
         };
         counter.fetch_add(1, Ordering::Relaxed);
     }
@@ -487,6 +549,8 @@ struct Shared {
     options: ServerOptions,
     /// Every client thread not yet joined.
     threads: Mutex<Vec<JoinHandle<()>>>,
+    /// Every connection ever accepted, for the reports.
+    all: Mutex<Vec<Arc<Conn>>>,
     accepted: AtomicU64,
     cycles: AtomicU64,
     dropped_slow: AtomicU64,
@@ -523,6 +587,7 @@ impl Server {
             stop: AtomicBool::new(false),
             options,
             threads: Mutex::new(Vec::new()),
+            all: Mutex::new(Vec::new()),
             accepted: AtomicU64::new(0),
             cycles: AtomicU64::new(0),
             dropped_slow: AtomicU64::new(0),
@@ -577,26 +642,37 @@ impl Server {
         if let Err(e) = seal(&mut frame) {
             // Every client would miss this cycle's values: none may go on with a wrong state.
             for slot in st.clients.drain(..) {
-                slot.conn.kill(shared, Reason::Slow);
+                slot.conn.kill(shared, Reason::DroppedSlow);
             }
             return Err(RlogWriteError::Io(e));
         }
         let frame = Arc::new(frame);
+        let stall = shared.options.stall_timeout;
         st.clients.retain(|slot| {
             if slot.conn.dead() {
                 return false;
             }
-            match slot.tx.try_send(Arc::clone(&frame)) {
-                Ok(()) => true,
-                Err(TrySendError::Full(_)) => {
-                    slot.conn.kill(shared, Reason::Slow);
-                    false
-                }
-                Err(TrySendError::Disconnected(_)) => {
-                    slot.conn.kill(shared, Reason::Closed);
-                    false
+            let mut waited_since: Option<Instant> = None;
+            loop {
+                match slot.tx.try_send(Arc::clone(&frame)) {
+                    Ok(()) => return true,
+                    Err(TrySendError::Full(_)) => {
+                        // Live: never block. Replay: wait while the client reads, up to `stall`.
+                        let Some(limit) = stall else { break };
+                        let since = *waited_since.get_or_insert_with(Instant::now);
+                        if since.elapsed() >= limit || slot.conn.dead() {
+                            break;
+                        }
+                        thread::sleep(Duration::from_micros(200));
+                    }
+                    Err(TrySendError::Disconnected(_)) => {
+                        slot.conn.kill(shared, Reason::Closed);
+                        return false;
+                    }
                 }
             }
+            slot.conn.kill(shared, Reason::DroppedSlow);
+            false
         });
         shared.cycles.fetch_add(1, Ordering::Relaxed);
         result
@@ -605,6 +681,11 @@ impl Server {
     /// Clients connected now.
     pub fn client_count(&self) -> usize {
         lock(&self.shared.state).clients.iter().filter(|s| !s.conn.dead()).count()
+    }
+
+    /// Every connection accepted so far: where from, the cycles written to it, and how it ended.
+    pub fn client_reports(&self) -> Vec<ClientReport> {
+        lock(&self.shared.all).iter().map(|c| c.report()).collect()
     }
 
     pub fn stats(&self) -> ServerStats {
@@ -624,6 +705,12 @@ impl Server {
     /// closes every connection and joins every thread. Dropping the server does the same.
     pub fn shutdown(mut self) {
         self.stop();
+    }
+
+    /// [`Server::shutdown`], then every connection's report (each has an end).
+    pub fn shutdown_reports(mut self) -> Vec<ClientReport> {
+        self.stop();
+        self.client_reports()
     }
 
     fn stop(&mut self) {
@@ -679,7 +766,14 @@ fn add_client(shared: &Arc<Shared>, stream: TcpStream) -> io::Result<()> {
     stream.set_nodelay(true)?;
     stream.set_read_timeout(Some(o.client_timeout))?;
     stream.set_write_timeout(Some(o.client_timeout))?;
-    let conn = Arc::new(Conn { stream: stream.try_clone()?, dead: AtomicBool::new(false) });
+    let conn = Arc::new(Conn {
+        stream: stream.try_clone()?,
+        dead: AtomicBool::new(false),
+        peer: stream.peer_addr()?,
+        frames: AtomicU64::new(0),
+        drained: AtomicBool::new(false),
+        end: Mutex::new(None),
+    });
     let (tx, rx) = mpsc::sync_channel::<Frame>(o.queue_frames.max(1));
     let writer_stream = stream.try_clone()?;
     {
@@ -709,6 +803,7 @@ fn add_client(shared: &Arc<Shared>, stream: TcpStream) -> io::Result<()> {
         return Err(e);
     }
     shared.accepted.fetch_add(1, Ordering::Relaxed);
+    lock(&shared.all).push(conn);
     Ok(())
 }
 
@@ -718,11 +813,14 @@ fn writer_loop(mut stream: TcpStream, rx: Receiver<Frame>, conn: Arc<Conn>, shar
     let mut last = Instant::now();
     while !conn.dead() {
         let written = match rx.recv_timeout(keepalive.saturating_sub(last.elapsed())) {
-            Ok(frame) => stream.write_all(&frame),
+            Ok(frame) => stream.write_all(&frame).map(|()| {
+                conn.frames.fetch_add(1, Ordering::Relaxed);
+            }),
             Err(RecvTimeoutError::Timeout) => stream.write_all(&[0; 4]),
             Err(RecvTimeoutError::Disconnected) => {
                 // Unregistered by shutdown, and everything queued is written: end our side, and
                 // let the client close its own.
+                conn.drained.store(true, Ordering::Release);
                 let _ = stream.shutdown(Shutdown::Write);
                 return;
             }
@@ -731,7 +829,7 @@ fn writer_loop(mut stream: TcpStream, rx: Receiver<Frame>, conn: Arc<Conn>, shar
             Ok(()) => last = Instant::now(),
             Err(e) => {
                 let reason = match e.kind() {
-                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => Reason::Slow,
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => Reason::DroppedSlow,
                     _ => Reason::Closed,
                 };
                 conn.kill(&shared, reason);
@@ -750,7 +848,7 @@ fn reader_loop(mut stream: TcpStream, conn: Arc<Conn>, shared: Arc<Shared>) {
             Ok(_) => {}
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {
-                conn.kill(&shared, Reason::Idle)
+                conn.kill(&shared, Reason::DroppedIdle)
             }
             Err(_) => conn.kill(&shared, Reason::Closed),
         }
