@@ -123,3 +123,5 @@ pub fn whole_process(buf: &[u8], quarter_len: usize, ext: &str) -> WholeProcess 
         dump_rss_kb: dump.1.unwrap_or(0),
     }
 }
+
+pub mod usvlog_input;

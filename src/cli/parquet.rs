@@ -19,8 +19,8 @@ use parquet::basic::Compression;
 use parquet::file::properties::WriterProperties;
 use parquet::format::KeyValue;
 
-use super::columns::{arrow_fields, Col};
-use super::source::{self, Channel, Select, Sink};
+use super::columns::{arrow_fields, Col, FlatRow};
+use super::source::{self, Channel, DynVisit, Select, Sink};
 use super::{detect, CliError, FormatKind};
 
 /// Rows buffered per table before they are encoded into the open row group.
@@ -345,6 +345,10 @@ struct Table {
     /// JSON text column.
     cols: Option<Vec<(String, Col)>>,
     json: arrow_array::builder::StringBuilder,
+    /// Whether every column is a scalar, so that a visit fills them directly ([`FlatRow`]).
+    flat: bool,
+    /// Scratch for [`FlatRow`].
+    filled: Vec<bool>,
     rows: usize,
     bytes: usize,
     written: u64,
@@ -435,6 +439,7 @@ impl LogSink {
             .build();
         let writer = ArrowWriter::try_new(file, schema.clone(), Some(props))
             .map_err(|e| CliError::Input(format!("{}: {e}", tmp.display())))?;
+        let flat = cols.as_ref().is_some_and(|c: &Vec<(String, Col)>| c.iter().all(|(_, c)| c.is_scalar()));
         Ok(Table {
             name: name.to_string(),
             schema_name: channel.schema_name.clone(),
@@ -446,6 +451,8 @@ impl LogSink {
             elapsed: Int64Builder::new(),
             cols,
             json: arrow_array::builder::StringBuilder::new(),
+            flat,
+            filled: Vec::new(),
             rows: 0,
             bytes: 0,
             written: 0,
@@ -556,6 +563,27 @@ impl Sink for LogSink {
             }
         };
         self.by_channel.push(i);
+        Ok(())
+    }
+
+    fn visit(&mut self, id: usize, t_ns: u64, value: &dyn DynVisit) -> Result<(), CliError> {
+        let i = self.by_channel[id];
+        let t = &mut self.tables[i];
+        let Some(cols) = t.cols.as_mut().filter(|_| t.flat) else {
+            let mut b = logspec::value::ValueBuilder::default();
+            value.visit_dyn(&mut b);
+            return self.sample(id, t_ns, &b.finish());
+        };
+        let mut row = FlatRow::new(cols, &mut t.filled);
+        value.visit_dyn(&mut row);
+        t.bytes += row.bytes + 8 * row.cols.len();
+        t.misfits += row.finish();
+        t.time.append_value(i64::try_from(t_ns).unwrap_or(i64::MAX));
+        t.elapsed.append_value(i64::try_from(t_ns.saturating_sub(self.origin_ns)).unwrap_or(i64::MAX));
+        t.rows += 1;
+        if t.rows >= BATCH_ROWS || t.bytes >= BATCH_BYTES {
+            self.flush(i)?;
+        }
         Ok(())
     }
 

@@ -97,6 +97,14 @@ pub trait Sink {
     /// start) for USVLOG, RLOG and CARLA, since the Unix epoch for ROS bags (see
     /// [`Sink::origin`]).
     fn sample(&mut self, id: usize, t_ns: u64, value: &Value) -> Result<(), CliError>;
+    /// One sample handed as a visit of its value (records of framed formats), so that a sink
+    /// can take the fields without building a [`Value`] tree. The default builds the tree and
+    /// calls [`Sink::sample`].
+    fn visit(&mut self, id: usize, t_ns: u64, value: &dyn DynVisit) -> Result<(), CliError> {
+        let mut b = logspec::value::ValueBuilder::default();
+        value.visit_dyn(&mut b);
+        self.sample(id, t_ns, &b.finish())
+    }
     /// The log's time origin in the clock of the samples: 0 where the clock starts with the log,
     /// the time of the first message for ROS bags. Called once, before any channel.
     fn origin(&mut self, _origin_ns: u64) {}
@@ -105,6 +113,17 @@ pub trait Sink {
     /// [`Sink::sample`] instead (the default).
     fn raw(&mut self, _id: usize, _t_ns: u64, _bytes: &[u8]) -> Result<bool, CliError> {
         Ok(false)
+    }
+}
+
+/// A [`logspec::runtime::Visit`] value behind a `dyn` pointer.
+pub trait DynVisit {
+    fn visit_dyn(&self, v: &mut dyn logspec::runtime::Visitor);
+}
+
+impl<T: logspec::runtime::Visit> DynVisit for T {
+    fn visit_dyn(&self, v: &mut dyn logspec::runtime::Visitor) {
+        self.visit(None, v);
     }
 }
 
@@ -232,6 +251,21 @@ impl State<'_> {
         Ok(())
     }
 
+    /// As [`State::deliver`], for a value handed as a visit ([`Sink::visit`]).
+    fn deliver_visit(
+        &mut self,
+        name: &str,
+        t_ns: u64,
+        value: &dyn DynVisit,
+        describe: impl FnOnce() -> Channel,
+    ) -> Result<(), CliError> {
+        if let Some(id) = self.wanted(name, t_ns, describe)? {
+            self.sink.visit(id, t_ns, value)?;
+            self.outcome.samples += 1;
+        }
+        Ok(())
+    }
+
     /// The channel id of a sample that passes the filters, announcing the channel first if it
     /// is new; `None` for a sample that is not wanted.
     /// `key` tells channels apart (the channel name, except for ROS connections that share a
@@ -291,7 +325,7 @@ impl WithFormat for Framed<'_, '_> {
                 Ok(Event::Record { raw, record }) => {
                     let name = F::record_name(raw.header.tag).unwrap_or("?");
                     let t_ns = raw.header.timestamp.unwrap_or(raw.index).saturating_mul(ns_per_tick);
-                    state.deliver(name, t_ns, || Value::of(&record), || record_channel(schema, name))?;
+                    state.deliver_visit(name, t_ns, &record, || record_channel(schema, name))?;
                 }
                 Ok(Event::Unknown { raw }) => {
                     state.outcome.warnings.push(format!(

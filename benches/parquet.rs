@@ -1,0 +1,139 @@
+//! `logspec export --parquet` throughput and memory, whole process, on a USVLOG file.
+//!
+//! `cargo bench --bench parquet` (optionally `-- --mb 50`). The input is the USVLOG stream of
+//! the `usvlog` bench (record mix of `bench-inputs/gen_usvlog.py`), written to a temporary file
+//! (in the page cache). Reports, as medians of 3 runs:
+//! - `logspec dump > /dev/null` on the same file (the baseline, measured in the same run);
+//! - `export --parquet` of one file with one job: MB/s of input, the ratio to dump;
+//! - `export --parquet -j 2` of two such files: MB/s of input, the ratio to one file;
+//! - peak RSS of the one-file export, for the file and for a quarter of it (flat as it grows);
+//! - where `python3` has numpy, pandas and pyarrow: logspec's generated Python reader
+//!   (`python/usvlog.py`, `read(numpy=True)`: columns per record type, the shape of the upstream
+//!   reader's `read_timeseries_bin`) into a `pandas.DataFrame` per record type and
+//!   `DataFrame.to_parquet`, on the same file, as a ratio (the upstream USV reader is not on
+//!   this machine).
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::usvlog_input::build;
+use common::{arg_mb, mbps, median, process};
+
+fn main() {
+    let mb = arg_mb(200.0);
+    let runs = 3;
+    eprintln!("building a {mb} MB USVLOG stream...");
+    let buf = build(mb);
+    let dir = std::env::temp_dir().join(format!("logspec-bench-parquet-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let big = dir.join("big.usvlog");
+    let big2 = dir.join("big2.usvlog");
+    // A quarter that ends on a whole super period (6948 bytes), as in the usvlog bench.
+    let quarter = dir.join("quarter.usvlog");
+    std::fs::write(&big, &buf).unwrap();
+    std::fs::write(&big2, &buf).unwrap();
+    std::fs::write(&quarter, &buf[..32 + (buf.len() / 4 - 32) / 6948 * 6948]).unwrap();
+    let out = dir.join("out");
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    let (big_s, big2_s, quarter_s, out_s) = (s(&big), s(&big2), s(&quarter), s(&out));
+    println!("input: {} bytes", buf.len());
+
+    let run = |args: &[&str]| {
+        let _ = std::fs::remove_dir_all(&out);
+        process(args)
+    };
+    let dump: Vec<_> = (0..runs).map(|_| process(&["dump", &big_s])).collect();
+    let dump_t = median(dump.iter().map(|x| x.0).collect());
+    let one: Vec<_> = (0..runs).map(|_| run(&["-q", "export", "--parquet", &out_s, "-j", "1", &big_s])).collect();
+    let one_t = median(one.iter().map(|x| x.0).collect());
+    let one_rss = one.iter().filter_map(|x| x.1).max().unwrap_or(0);
+    let parquet_bytes = dir_size(&out);
+    let two: Vec<_> =
+        (0..runs).map(|_| run(&["-q", "export", "--parquet", &out_s, "-j", "2", &big_s, &big2_s])).collect();
+    let two_t = median(two.iter().map(|x| x.0).collect());
+    let two_rss = two.iter().filter_map(|x| x.1).max().unwrap_or(0);
+    let quarter_rss = (0..runs)
+        .filter_map(|_| run(&["-q", "export", "--parquet", &out_s, "-j", "1", &quarter_s]).1)
+        .max()
+        .unwrap_or(0);
+
+    let d = mbps(buf.len(), dump_t);
+    let o = mbps(buf.len(), one_t);
+    let t = mbps(2 * buf.len(), two_t);
+    println!("logspec dump > /dev/null (baseline)       {d:>7.1} MB/s   1.00x");
+    println!(
+        "export --parquet, 1 file, -j 1            {o:>7.1} MB/s   {:.2}x dump   peak RSS {} kB ({} MB file), {} kB ({} MB file); {:.1} MB of Parquet",
+        o / d,
+        one_rss,
+        buf.len() / 1_000_000,
+        quarter_rss,
+        buf.len() / 4_000_000,
+        parquet_bytes as f64 / 1e6
+    );
+    println!(
+        "export --parquet, 2 files, -j 2           {t:>7.1} MB/s   {:.2}x one file   peak RSS {} kB",
+        t / o,
+        two_rss
+    );
+    match python_pandas(&big) {
+        Some(p) => {
+            let pm = mbps(buf.len(), p);
+            println!(
+                "python/usvlog.py + pandas.to_parquet      {pm:>7.1} MB/s   export --parquet is {:.1}x faster",
+                o / pm
+            );
+        }
+        None => println!("python/usvlog.py + pandas.to_parquet: not run (python3 with pandas and pyarrow not found)"),
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn dir_size(dir: &Path) -> u64 {
+    let mut n = 0;
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            let p = e.path();
+            n += if p.is_dir() { dir_size(&p) } else { e.metadata().map_or(0, |m| m.len()) };
+        }
+    }
+    n
+}
+
+/// One run of the generated Python reader into pandas and `to_parquet` (a table per record
+/// type), or `None` without python3, pandas and pyarrow.
+fn python_pandas(file: &Path) -> Option<Duration> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let probe =
+        Command::new("python3").args(["-c", "import numpy, pandas, pyarrow"]).stderr(Stdio::null()).status().ok()?;
+    if !probe.success() {
+        return None;
+    }
+    let out = file.with_extension("pandas");
+    // `read(numpy=True)` has the shape of the upstream reader's `read_timeseries_bin`: columns
+    // per record type.
+    let script = r#"
+import sys, os
+sys.path.insert(0, sys.argv[1])
+import pandas as pd
+import usvlog
+log = usvlog.read(sys.argv[2], numpy=True)
+os.makedirs(sys.argv[3], exist_ok=True)
+for name, cols in log.columns.items():
+    pd.DataFrame(cols).to_parquet(os.path.join(sys.argv[3], name + ".parquet"))
+"#;
+    let t = Instant::now();
+    let status = Command::new("python3")
+        .args(["-c", script])
+        .arg(root.join("python"))
+        .arg(file)
+        .arg(&out)
+        .stdout(Stdio::null())
+        .status()
+        .ok()?;
+    let d = t.elapsed();
+    let _ = std::fs::remove_dir_all(&out);
+    status.success().then_some(d)
+}
