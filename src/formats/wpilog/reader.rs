@@ -44,9 +44,27 @@ pub enum Body<'a> {
     Data(Option<&'a Entry>),
 }
 
-/// An error that ends reading.
+/// An error that ends reading (boxed, so that a record's `Result` stays small).
 #[derive(Debug)]
-pub struct WpilogError {
+pub struct WpilogError(Box<WpilogErrorDetail>);
+
+impl WpilogError {
+    #[cold]
+    pub fn new(offset: u64, record: Option<u64>, kind: WpilogErrorKind) -> Self {
+        WpilogError(Box::new(WpilogErrorDetail { offset, record, kind }))
+    }
+}
+
+impl std::ops::Deref for WpilogError {
+    type Target = WpilogErrorDetail;
+    fn deref(&self) -> &WpilogErrorDetail {
+        &self.0
+    }
+}
+
+/// The parts of a [`WpilogError`].
+#[derive(Debug)]
+pub struct WpilogErrorDetail {
     /// Absolute byte offset: of the record that failed, or 0 for the file header.
     pub offset: u64,
     /// The index of the failing record (0 for the first record after the header), if past the header.
@@ -174,7 +192,7 @@ impl<R: Read> Reader<R> {
     /// Reads and checks the file header.
     pub fn new(inner: R) -> Result<Self, WpilogError> {
         let mut buf = ReadBuf::new(inner);
-        let header_err = |kind| WpilogError { offset: 0, record: None, kind };
+        let header_err = |kind| WpilogError::new(0, None, kind);
         let mut want = 1;
         let header = loop {
             buf.fill(want).map_err(|e| header_err(WpilogErrorKind::Io(e)))?;
@@ -294,9 +312,11 @@ impl<R: Read> Reader<R> {
         Some(Ok(RecordRef { offset, header, payload, body }))
     }
 
+    #[cold]
+    #[inline(never)]
     fn fail(&mut self, offset: u64, kind: WpilogErrorKind) -> WpilogError {
         self.done = true;
-        WpilogError { offset, record: Some(self.records), kind }
+        WpilogError::new(offset, Some(self.records), kind)
     }
 }
 
