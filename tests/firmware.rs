@@ -13,8 +13,8 @@ use std::process::{Command, Stdio};
 
 #[path = "common/tools.rs"]
 mod tools;
-use tools::Need;
 use std::time::{Duration, Instant};
+use tools::Need;
 
 use logspec::formats::usvlog::*;
 use logspec::runtime::{Event, SliceReader};
@@ -252,7 +252,11 @@ impl Sim {
 
 fn main() {
     let needs = [Need::Program("arm-none-eabi-gcc"), Need::Program("qemu-system-arm"), Need::Program("make")];
-    tools::run(vec![tools::trial("firmware_logs_every_record_under_qemu", &needs, firmware_logs_every_record_under_qemu)]);
+    tools::run(vec![tools::trial(
+        "firmware_logs_every_record_under_qemu",
+        &needs,
+        firmware_logs_every_record_under_qemu,
+    )]);
 }
 
 fn firmware_logs_every_record_under_qemu() {

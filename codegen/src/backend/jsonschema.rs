@@ -29,10 +29,31 @@ pub fn struct_schema(schema: &Schema, id: TypeId) -> String {
 fn object_body(schema: &Schema, fields: &[Field], out: &mut String) {
     out.push_str("\"type\":\"object\",\"properties\":{");
     let shown: Vec<&Field> = fields.iter().filter(|f| !f.is_padding()).collect();
-    for (i, f) in shown.iter().enumerate() {
-        if i > 0 {
+    let mut names: Vec<String> = Vec::new();
+    for f in shown.iter() {
+        if !names.is_empty() {
             out.push(',');
         }
+        // A storage integer of bit-fields is not a member of its own: its bit-fields are
+        // members of the struct, as a decoder shows them.
+        if let Ty::Named(id) = &f.ty {
+            if let TypeDef::Flags(fl) = schema.ty(*id) {
+                if !fl.fields.is_empty() {
+                    for (j, b) in fl.fields.iter().enumerate() {
+                        let _ = write!(out, "{}{}:{{", if j > 0 { "," } else { "" }, json_string(&b.name));
+                        match b.kind {
+                            crate::ir::BitKind::Bool => out.push_str("\"type\":\"boolean\""),
+                            crate::ir::BitKind::Enum(id) => ty(schema, &Ty::Named(id), out),
+                            _ => out.push_str("\"type\":\"integer\""),
+                        }
+                        out.push('}');
+                        names.push(json_string(&b.name));
+                    }
+                    continue;
+                }
+            }
+        }
+        names.push(json_string(&f.name));
         let _ = write!(out, "{}:{{", json_string(&f.name));
         let desc = match (&f.doc, &f.unit) {
             (Some(d), Some(u)) => Some(format!("{d} [{u}]")),
@@ -47,7 +68,6 @@ fn object_body(schema: &Schema, fields: &[Field], out: &mut String) {
         out.push('}');
     }
     out.push_str("},\"required\":[");
-    let names: Vec<String> = shown.iter().map(|f| json_string(&f.name)).collect();
     out.push_str(&names.join(","));
     out.push(']');
 }
@@ -77,6 +97,20 @@ fn ty(schema: &Schema, t: &Ty, out: &mut String) {
                 let values: Vec<String> = e.values.iter().map(|v| format!("{} = {}", v.value, v.name)).collect();
                 let _ = write!(out, "\"type\":\"integer\",\"title\":{},", json_string(&e.name));
                 let _ = write!(out, "\"description\":{}", json_string(&format!("enum: {}", values.join(", "))));
+            }
+            TypeDef::Flags(f) if !f.fields.is_empty() => {
+                // Bit-fields decode to an object of their members, like a struct.
+                let _ = write!(out, "\"type\":\"object\",\"title\":{},\"properties\":{{", json_string(&f.name));
+                for (i, b) in f.fields.iter().enumerate() {
+                    let _ = write!(out, "{}{}:{{", if i > 0 { "," } else { "" }, json_string(&b.name));
+                    match b.kind {
+                        crate::ir::BitKind::Bool => out.push_str("\"type\":\"boolean\""),
+                        crate::ir::BitKind::Enum(id) => ty(schema, &Ty::Named(id), out),
+                        _ => out.push_str("\"type\":\"integer\""),
+                    }
+                    out.push('}');
+                }
+                out.push('}');
             }
             TypeDef::Flags(f) => {
                 let bits: Vec<String> = f.flags.iter().map(|b| format!("bit {} = {}", b.bit, b.name)).collect();
