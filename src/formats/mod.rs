@@ -18,3 +18,7 @@ pub mod carla;
 /// ROS1 bags (format 2.0): the container, and messages decoded from their connections' embedded
 /// `.msg` definitions.
 pub mod rosbag;
+
+/// WPILib struct and protobuf values (`struct:X`, `proto:X`), as RLOG and WPILOG files carry
+/// them, decoded through the schemas in the log (the struct-schema front end and `prost-reflect`).
+pub mod wpistruct;

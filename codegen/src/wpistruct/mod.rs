@@ -214,6 +214,22 @@ impl StructSet {
             .collect())
     }
 
+    /// Checks the structs `root` depends on at run time: each is defined and none contains
+    /// itself. The error is one line of text.
+    pub fn resolve_one(&self, root: &str) -> Result<(), String> {
+        let closure = self.closure(root).map_err(|missing| format!("struct `{missing}` is not defined"))?;
+        for spec in closure {
+            for m in &spec.members {
+                if let MemberType::Struct(n) = &m.ty {
+                    if self.reaches(n, &spec.name, &mut BTreeSet::new()) {
+                        return Err(format!("struct `{}` contains itself (through member `{}`)", spec.name, m.name));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn reaches(&self, from: &str, target: &str, seen: &mut BTreeSet<String>) -> bool {
         if from == target {
             return true;
