@@ -18,6 +18,7 @@ mod rlog;
 mod rlogfile;
 mod rosbag;
 mod source;
+mod structs;
 
 use std::fmt;
 use std::io::{self, Read};
