@@ -66,8 +66,8 @@ pub fn lower(set: &StructSet, roots: &[&str], format: &str, source: Option<Strin
             });
             if let (Some(width), MemberType::Scalar(s)) = (m.bits, &m.ty) {
                 let size = match (s, run) {
-                    (Scalar::Bool, Some((size, _, _))) => size,
-                    (Scalar::Bool, None) => 1,
+                    (Scalar::Bool, Some((size, used, _))) if used < size * 8 => size,
+                    (Scalar::Bool, _) => 1,
                     _ => s.prim().map_or(1, Prim::size),
                 };
                 let fits = run.filter(|&(sz, used, _)| sz == size && used + width <= sz * 8);
