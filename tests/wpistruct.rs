@@ -236,3 +236,27 @@ fn dump_has_decoded_values() {
     }
     assert!(Path::new(&data("rlog/psikit_core_logs_testLog.rlog")).exists());
 }
+
+#[allow(dead_code, clippy::all)]
+mod generated {
+    include!(concat!(env!("OUT_DIR"), "/test_schemas/wpistruct_test.rs"));
+}
+
+/// The static Rust types `Builder::compile_struct_schemas` generates decode the first `Custom`
+/// value of the test file to the values AdvantageScope shows, as the dynamic decoder does.
+#[test]
+fn generated_types_decode_custom() {
+    use logspec::runtime::Decode;
+    let records = lines("wpilog/gen_wpilib_structs.expected.jsonl");
+    let first = records.iter().find(|r| r["rec"] == "data" && r["type"] == "struct:Custom").unwrap();
+    let bytes = hex(first["value"].as_str().unwrap());
+    let c = generated::Custom::decode_exact(&bytes).unwrap();
+    assert_eq!(c.state, generated::CustomState::run);
+    assert_eq!((c.bits0.a(), c.bits0.b(), c.bits0.flag()), (3, 7, true));
+    assert_eq!((c.bits1.c(), c.bits1.d()), (31, 2047));
+    assert_eq!((c.bits2.e(), c.bits2.f()), (true, false));
+    assert_eq!((c.i32, c.u32, c.i64, c.u64), (-2, 4_000_000_000, -4611686018427387904, u64::MAX));
+    assert_eq!(c.inner.id, -1);
+    assert_eq!(c.pair[0].id, 2);
+    assert!(c.ok);
+}

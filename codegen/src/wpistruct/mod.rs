@@ -278,3 +278,15 @@ pub fn compile_schemas(path: &str, schemas: &[(&str, &str)]) -> Result<StructSet
     set.resolve()?;
     Ok(set)
 }
+
+/// The formatted Rust source (the Rust back end's items) for `roots` and every struct they use.
+pub fn rust_source(set: &StructSet, roots: &[&str], module: &str, runtime_path: &str, from: Option<String>) -> String {
+    let lowered = lower::lower(set, roots, module, from);
+    let backend = crate::backend::rust::RustBackend { runtime_path: runtime_path.to_string() };
+    let tokens = backend.tokens(&lowered.schema);
+    let file: syn::File = match syn::parse2(tokens.clone()) {
+        Ok(f) => f,
+        Err(e) => return format!("compile_error!({:?});\n{tokens}", e.to_string()),
+    };
+    format!("// {}\n\n{}", crate::backend::generated_banner(&lowered.schema), prettyplease::unparse(&file))
+}
