@@ -7,6 +7,7 @@ use std::path::Path;
 
 use logspec::codegen::ir::{self, Schema, Ty, TypeDef};
 use logspec::formats::rlog::{self, Event as RlogEvent};
+use logspec::formats::wpistruct::TypeRegistry;
 use logspec::runtime::{with_file_format, Event, FramedFormat, Reader, WithFormat};
 use logspec::value::Value;
 
@@ -155,8 +156,9 @@ pub fn read(
         }
         FormatKind::Rlog | FormatKind::RlogStream => {
             let stream = d.kind == FormatKind::RlogStream;
+            let schemas = super::structs::rlog_schemas(file, stream, assume_r1, path);
             let r = super::rlogfile::reader(d.input, stream, assume_r1, path).map_err(CliError::Input)?;
-            read_rlog(r, path, &mut state)?;
+            read_rlog(r, path, schemas, &mut state)?;
         }
     }
     Ok(state.outcome)
@@ -315,7 +317,14 @@ fn units_inherited(
     }
 }
 
-fn read_rlog(mut r: rlog::Reader<Box<dyn Read>>, path: &str, state: &mut State<'_>) -> Result<(), CliError> {
+fn read_rlog(
+    mut r: rlog::Reader<Box<dyn Read>>,
+    path: &str,
+    mut schemas: TypeRegistry,
+    state: &mut State<'_>,
+) -> Result<(), CliError> {
+    // Keys whose struct or proto values did not decode (warned about once).
+    let mut undecoded: std::collections::HashSet<String> = std::collections::HashSet::new();
     while let Some(ev) = r.next_event() {
         match ev {
             Ok(RlogEvent::Value { timestamp, key_id, value }) => {
@@ -323,8 +332,43 @@ fn read_rlog(mut r: rlog::Reader<Box<dyn Read>>, path: &str, state: &mut State<'
                 let name = key.map_or("?", |k| k.name.as_str());
                 let type_name = value.type_name(key.and_then(|k| k.declared_type.as_deref())).to_string();
                 let t_ns = seconds_to_ns(timestamp);
-                let value = || Value::Object(vec![("value".to_string(), rlog::to_value(&value))]);
-                state.deliver(name, t_ns, value, || rlog_channel(name, &type_name))?;
+                let bytes = super::structs::rlog_bytes(&value);
+                if let Some(b) = bytes {
+                    schemas.offer(name, &type_name, b);
+                    for w in schemas.take_warnings() {
+                        state.outcome.warnings.push(format!("{path}: {w}"));
+                    }
+                }
+                let decoded = match bytes {
+                    Some(b) if TypeRegistry::decodes(&type_name) => match schemas.decode(&type_name, b) {
+                        Ok(v) => Some(v),
+                        Err(e) => {
+                            if undecoded.insert(name.to_string()) {
+                                state
+                                    .outcome
+                                    .warnings
+                                    .push(format!("{path}: `{name}`: {e}; its values are kept as hex"));
+                            }
+                            None
+                        }
+                    },
+                    _ => None,
+                };
+                match decoded {
+                    // A struct's members are the channel's columns (`translation.x`); anything
+                    // else is the one column `value` (`value[0].x` for arrays of structs).
+                    Some(v) => {
+                        let v = match v {
+                            Value::Object(_) => v,
+                            other => Value::Object(vec![("value".to_string(), other)]),
+                        };
+                        state.deliver(name, t_ns, || v, || struct_channel(&schemas, name, &type_name))?;
+                    }
+                    None => {
+                        let value = || Value::Object(vec![("value".to_string(), rlog::to_value(&value))]);
+                        state.deliver(name, t_ns, value, || rlog_channel(name, &type_name))?;
+                    }
+                }
             }
             Ok(_) => {}
             Err(e) if e.is_recoverable() => state.outcome.warnings.push(format!("{path}: {e}")),
@@ -335,6 +379,41 @@ fn read_rlog(mut r: rlog::Reader<Box<dyn Read>>, path: &str, state: &mut State<'
         }
     }
     Ok(())
+}
+
+/// The channel of a key of decoded WPILib struct or protobuf values: the JSON Schema of a
+/// struct from its IR (enums as their names, as decoded); protobuf values are objects.
+fn struct_channel(schemas: &TypeRegistry, key: &str, type_name: &str) -> Channel {
+    use logspec::codegen::backend::jsonschema::{struct_schema_with, type_schema, Opts};
+    let o = Opts { enum_names: true };
+    let name = type_name.strip_prefix("struct:").unwrap_or("");
+    let (name, array) = match name.strip_suffix("[]") {
+        Some(n) => (n, true),
+        None => (name, false),
+    };
+    let json_schema = match schemas.struct_ir(name) {
+        Ok((l, id)) if !array => struct_schema_with(&l.schema, id, o),
+        Ok((l, id)) => {
+            let items = type_schema(&l.schema, &Ty::Named(id), o);
+            let mut title = String::new();
+            logspec::json::string(&mut title, type_name);
+            format!(
+                r#"{{"$schema":"https://json-schema.org/draft/2020-12/schema","title":{title},"type":"object","properties":{{"value":{{"type":"array","items":{items}}}}},"required":["value"]}}"#
+            )
+        }
+        Err(_) => {
+            let mut title = String::new();
+            logspec::json::string(&mut title, type_name);
+            format!(r#"{{"$schema":"https://json-schema.org/draft/2020-12/schema","title":{title},"type":"object"}}"#)
+        }
+    };
+    Channel {
+        name: key.to_string(),
+        schema_name: type_name.to_string(),
+        json_schema,
+        units: BTreeMap::new(),
+        ros1: None,
+    }
 }
 
 /// The channel of an RLOG key: the JSON Schema of its declared (R2) or first seen (R1) type.
