@@ -260,3 +260,73 @@ fn generated_types_decode_custom() {
     assert_eq!(c.pair[0].id, 2);
     assert!(c.ok);
 }
+
+fn logspec(args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_logspec")).args(args).output().unwrap();
+    assert!(out.status.success(), "logspec {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stderr).unwrap()
+}
+
+fn temp_dir(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("logspec-wpistruct-{name}-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&d);
+    fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// `export` writes a struct's members as columns (`translation.x`), with AdvantageScope's values.
+#[test]
+fn export_has_struct_columns() {
+    let dir = temp_dir("export");
+    let rlog = data("rlog/psikit_core_logs_testLog.rlog");
+    logspec(&["export", &rlog, "--channel", "TestInput/pose", "--csv", dir.to_str().unwrap()]);
+    let csv = fs::read_to_string(dir.join("TestInput_pose.csv")).unwrap();
+    let mut rows = csv.lines();
+    assert_eq!(rows.next(), Some("t [s],translation.x,translation.y,rotation.value"));
+    let want = lines("rlog/psikit_core_logs_testLog.expected.structs.jsonl");
+    let rows: Vec<&str> = rows.collect();
+    assert_eq!(rows.len(), want.len());
+    for (row, w) in rows.iter().zip(&want) {
+        let cells: Vec<f64> = row.split(',').map(|c| c.parse().unwrap()).collect();
+        let v = &w["value"];
+        let expected = [
+            w["ts"].as_f64().unwrap(),
+            v["translation"]["x"].as_f64().unwrap(),
+            v["translation"]["y"].as_f64().unwrap(),
+            v["rotation"]["value"].as_f64().unwrap(),
+        ];
+        assert_eq!(cells, expected, "{row}");
+    }
+    let _ = fs::remove_dir_all(&dir);
+}
+
+/// MCAP channels of struct keys carry the JSON Schema of the struct (from its IR) and the
+/// decoded values; `plot` finds a struct member by `KEY.member`.
+#[test]
+fn mcap_and_plot_use_struct_members() {
+    let dir = temp_dir("mcap");
+    let rlog = data("rlog/gen_akit_head_r2_alltypes.rlog");
+    let out = dir.join("a.mcap");
+    logspec(&["convert", &rlog, "-o", out.to_str().unwrap()]);
+    let bytes = fs::read(&out).unwrap();
+    let messages: Vec<mcap::Message> = mcap::MessageStream::new(&bytes).unwrap().map(Result::unwrap).collect();
+    let want = lines("rlog/gen_akit_head_r2_alltypes.expected.structs.jsonl");
+    for topic in ["/Pose/Translation", "/Pose/TranslationArr"] {
+        let ours: Vec<&mcap::Message> = messages.iter().filter(|m| m.channel.topic == topic).collect();
+        let theirs: Vec<&Json> = want.iter().filter(|w| w["name"] == topic).collect();
+        assert_eq!(ours.len(), theirs.len(), "{topic}");
+        let schema: Json = serde_json::from_slice(&ours[0].channel.schema.as_ref().unwrap().data).unwrap();
+        let props = if topic.ends_with("Arr") { &schema["properties"]["value"]["items"] } else { &schema };
+        assert_eq!(props["required"], serde_json::json!(["x", "y"]), "{topic}: {schema}");
+        for (m, w) in ours.iter().zip(theirs) {
+            let v: Json = serde_json::from_slice(&m.data).unwrap();
+            let v = if topic.ends_with("Arr") { v["value"].clone() } else { v };
+            same(&v, &w["value"]).unwrap_or_else(|e| panic!("{topic}: {e}"));
+        }
+    }
+    let svg = dir.join("p.svg");
+    let note = logspec(&["plot", &rlog, "-f", "/Pose/Translation.x", "-o", svg.to_str().unwrap()]);
+    let points = want.iter().filter(|w| w["name"] == "/Pose/Translation").count();
+    assert!(note.contains(&format!("{points} point(s)")), "{note}");
+    let _ = fs::remove_dir_all(&dir);
+}
