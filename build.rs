@@ -2,7 +2,7 @@
 //! test suite compiles and exercises what the Rust back end emits for every feature.
 
 fn main() {
-    let schemas = ["schemas/usvlog.toml", "schemas/rlog.toml", "schemas/carla.toml"];
+    let schemas = ["schemas/usvlog.toml", "schemas/rlog.toml", "schemas/carla.toml", "schemas/wpilog.toml"];
     logspec_codegen::Builder::new().compile(&schemas).unwrap_or_else(|e| e.exit());
 
     let out = std::path::PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR")).join("test_schemas");

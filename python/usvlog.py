@@ -225,6 +225,15 @@ def _dec(ty, buf, pos, end, scope, field):
         return out, pos
     if k == "struct":
         return _dec_fields(STRUCTS[ty[1]][1], buf, pos, end)
+    if k == "varint":
+        _k, size, signed, big, wf, lo, bits = ty
+        n = ((scope.get(wf, 0) >> lo) & ((1 << bits) - 1)) + 1
+        if pos + n > end:
+            raise _Bad(pos, field, "needs %d bytes, found %d" % (n, end - pos))
+        v = int.from_bytes(buf[pos:pos + n], "big" if big else "little")
+        if signed and v >> (8 * size - 1):
+            v -= 1 << (8 * size)
+        return v, pos + n
     if k == "union":
         by_name, variants = UNIONS[ty[1]]
         tag = scope.get(ty[2])
@@ -299,6 +308,13 @@ def _enc(ty, value, out, scope, field):
             _enc(ty[1], v, out, scope, field)
     elif k == "struct":
         _enc_fields(STRUCTS[ty[1]][1], value, out)
+    elif k == "varint":
+        _k, size, signed, big, wf, lo, bits = ty
+        n = ((scope.get(wf, 0) >> lo) & ((1 << bits) - 1)) + 1
+        raw = value + (1 << (8 * size)) if value < 0 else value
+        if raw >> (8 * n):
+            raise ValueError("%s: %d does not fit the %d bytes its width field %s announces" % (field, value, n, wf))
+        out += raw.to_bytes(n, "big" if big else "little")
     elif k == "union":
         by_name, variants = UNIONS[ty[1]]
         v = None if by_name else variants.get(scope.get(ty[2]))

@@ -121,6 +121,31 @@ fn variable_records_match_python_struct() {
 }
 
 #[test]
+fn variable_width_integers() {
+    // fit_widths picks the fewest bytes: id 0x1234 in 2, stamp -1 in all 8 (negative only at
+    // full width), word 7 in 1 (big-endian).
+    let mut v = RecVarint { lengths: 0, id: 0x1234, stamp: -1, word: 7 };
+    v.fit_widths();
+    assert_eq!(v.lengths, 0b0_111_01);
+    let bytes = v.to_bytes().unwrap();
+    assert_eq!(bytes, python_pack("<BHqB", "0b011101, 0x1234, -1, 7"));
+    assert_eq!(RecVarint::decode_exact(&bytes).unwrap(), v);
+    // Widths announced by the file are kept, even when wider than needed: 4-byte id, 3-byte
+    // stamp (zero-extended, so positive), 2-byte big-endian word.
+    let wide =
+        python_pack("<BI", "0b1_010_11, 5").into_iter().chain([0xff, 0xff, 0x7f, 0x01, 0x02]).collect::<Vec<u8>>();
+    let d = RecVarint::decode_exact(&wide).unwrap();
+    assert_eq!((d.lengths, d.id, d.stamp, d.word), (0b101011, 5, 0x7fffff, 0x0102));
+    assert_eq!(d.to_bytes().unwrap(), wide, "re-encoded in the widths it was read with");
+    // A value too wide for its announced bytes is an encode error, not a truncation.
+    let bad = RecVarint { lengths: 0, id: 256, stamp: 0, word: 0 };
+    assert!(bad.to_bytes().unwrap_err().to_string().contains("does not fit"), "id 256 in 1 byte");
+    // A cut field is a decode error naming it.
+    let err = RecVarint::decode_exact(&wide[..6]).unwrap_err();
+    assert_eq!(err.field, Some("stamp"), "{err}");
+}
+
+#[test]
 fn framed_file_round_trip() {
     let header = FileHeader {
         schema: EVERYTHING_SCHEMA,

@@ -81,6 +81,10 @@ pub enum Code {
     /// A length rule that cannot apply here: `rest` anywhere but a record's last field (or without
     /// a framing length), `count` with `size`, a length on a fixed or non-sequence type, `[0]`.
     BadLength,
+    /// A `width` that cannot give a variable-width integer its byte count: not on a plain integer
+    /// field, bad `field[lo..hi]` syntax, no such earlier unsigned integer field, a bit range
+    /// outside that field, or a range that can announce more bytes than the integer holds.
+    BadWidth,
 }
 
 impl Code {
@@ -111,6 +115,7 @@ impl Code {
             Code::BadConst => "E0305",
             Code::BadLength => "E0306",
             Code::NotFixedSize => "E0307",
+            Code::BadWidth => "E0308",
             Code::BadUnionTag => "E0401",
             Code::UnmatchedUnionTag => "E0402",
             Code::BadParamUse => "E0403",

@@ -176,6 +176,11 @@ fn ty(schema: &Schema, t: &Ty, e: Endian, out: &mut String) {
                 union(schema, u, &format!("@{tag_field}"), out);
             }
         }
+        Ty::VarInt { prim, width } => {
+            // `varint u32le@0[0..2]`: bits 0..2 of field 0, plus one, give the byte count.
+            let hi = width.lo + width.bits;
+            let _ = write!(out, "varint {}{}@{}[{}..{hi}]", prim.name(), order(e), width.field, width.lo);
+        }
         Ty::ParamUnion { id, param } => {
             if let TypeDef::Union(u) = schema.ty(*id) {
                 // `union$<parameter>{...}`: selected by a reader parameter, not by a field.

@@ -340,6 +340,23 @@ impl Rebuild<'_> {
                     (None, None) => self.intern(def, Ty::Named, e, synth.to_string()),
                 }
             }
+            "varint" => {
+                // `varint u32le@<width field>[lo..hi]`.
+                p.expect(" ")?;
+                let prim = p.prim(endian)?;
+                p.expect("@")?;
+                let field = p.uint()? as usize;
+                p.expect("[")?;
+                let lo = p.uint()?;
+                p.expect("..")?;
+                let hi = p.uint()?;
+                p.expect("]")?;
+                let (lo, bits) = match (u8::try_from(lo), hi.checked_sub(lo).and_then(|b| u8::try_from(b).ok())) {
+                    (Ok(lo), Some(bits)) if bits > 0 && bits <= 3 => (lo, bits),
+                    _ => return Err(format!("bad width bit range {lo}..{hi}")),
+                };
+                Ty::VarInt { prim, width: crate::ir::Width { field, lo, bits } }
+            }
             "extern" => return Err("types outside the schema (`extern`) cannot be rebuilt from a lock".to_string()),
             w => {
                 if let Some(n) = w.strip_prefix("pad").filter(|n| !n.is_empty()) {

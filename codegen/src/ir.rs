@@ -161,6 +161,34 @@ pub enum Ty {
         id: TypeId,
         param: usize,
     },
+    /// An integer whose byte count on the wire is given by a bit range of an earlier unsigned
+    /// integer field of the same struct (its [`Width`]): `bits + 1` bytes, in the field's byte
+    /// order, zero-extended to `prim` (so a signed value is negative only at full width).
+    VarInt {
+        prim: Prim,
+        width: Width,
+    },
+}
+
+/// Where a [`Ty::VarInt`] finds its byte count: bits `lo..lo + bits` of the earlier field with
+/// index `field` (of the same struct or variant), plus one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Width {
+    pub field: usize,
+    pub lo: u8,
+    pub bits: u8,
+}
+
+impl Width {
+    /// The largest byte count the bit range can announce.
+    pub fn max_bytes(self) -> u32 {
+        1u32 << self.bits
+    }
+
+    /// The mask of the bit range within the width field, unshifted.
+    pub fn mask(self) -> u64 {
+        ((1u64 << self.bits) - 1) << self.lo
+    }
 }
 
 /// A constant value that a field must hold (magic numbers, format markers).

@@ -30,6 +30,8 @@ pub fn size_with(named: &dyn Fn(crate::ir::TypeId) -> Option<u32>, ty: &Ty) -> O
         // A union's size depends on the tag, except when every variant has the same fixed size;
         // we still treat it as variable so that the tag is always consulted.
         Ty::Union { .. } | Ty::ParamUnion { .. } => None,
+        // 1 to `prim`'s size bytes, as an earlier field says.
+        Ty::VarInt { .. } => None,
     }
 }
 
@@ -76,6 +78,7 @@ pub fn max_size(schema: &Schema, ty: &Ty) -> Option<u128> {
             _ => size_of(schema, ty).map(u128::from),
         },
         Ty::Union { id, .. } | Ty::ParamUnion { id, .. } => max_size(schema, &Ty::Named(*id)),
+        Ty::VarInt { width, .. } => Some(u128::from(width.max_bytes())),
         _ => size_of(schema, ty).map(u128::from),
     }
 }

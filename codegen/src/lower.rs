@@ -295,6 +295,10 @@ impl Cx {
                 }
             };
             let ty = self.field_type(f, names, decls, &out, &decls_f[i + 1..], allow_rest && i + 1 == decls_f.len());
+            let ty = match &f.width {
+                Some(w) if !w.is_placeholder() => self.var_width(w, ty, &out),
+                _ => ty,
+            };
             if let (Some(e), Some(own)) = (&f.endian, own_order(&ty, decls)) {
                 let d = self.err(Code::BadEndian, &e.span, format!("`endian` has no effect on a field of {own}"));
                 d.label = Some("ignored: the type's own byte order applies".into());
@@ -312,6 +316,89 @@ impl Cx {
             });
         }
         out
+    }
+
+    /// Turns an integer field with `width = "field[lo..hi]"` into a [`Ty::VarInt`], checking that
+    /// the bit range belongs to an earlier unsigned integer field and announces no more bytes
+    /// than the integer holds.
+    fn var_width(&mut self, w: &Sp<String>, ty: Ty, earlier: &[ir::Field]) -> Ty {
+        const HELP: &str = "write `width = \"<earlier field>[lo..hi]\"`: bits lo..hi (hi exclusive) of an earlier unsigned integer field hold the byte count minus one";
+        let prim = match ty {
+            Ty::Prim(p) if !p.is_float() => p,
+            // The type itself is wrong, and already reported.
+            Ty::Pad(0) => return ty,
+            _ => {
+                self.err(
+                    Code::BadWidth,
+                    &w.span,
+                    "`width` is only allowed on an integer field (`u8`..`u64`, `i8`..`i64`)",
+                )
+                .help = Some("remove `width`, or give the field a plain integer type".into());
+                return ty;
+            }
+        };
+        let text = w.value.trim();
+        let parsed = text.strip_suffix(']').and_then(|t| t.split_once('[')).and_then(|(name, range)| {
+            let (lo, hi) = range.split_once("..")?;
+            Some((name.trim(), lo.trim().parse::<u8>().ok()?, hi.trim().parse::<u8>().ok()?))
+        });
+        let Some((name, lo, hi)) = parsed.filter(|(_, lo, hi)| hi > lo) else {
+            self.err(Code::BadWidth, &w.span, format!("cannot parse width `{text}`")).help = Some(HELP.into());
+            return ty;
+        };
+        let Some(field) = earlier.iter().position(|e| e.name == name && !e.is_padding()) else {
+            let hint = did_you_mean(name, earlier.iter().map(|e| e.name.as_str())).map(str::to_string);
+            let d = self.err(
+                Code::BadWidth,
+                &w.span,
+                format!("width field `{name}` is not an earlier field of this struct"),
+            );
+            d.label = Some("no such field before this one".into());
+            d.help = Some(match hint {
+                Some(h) => format!("did you mean `{h}`?"),
+                None => "the field that holds the byte count must come before the integer it sizes".into(),
+            });
+            return ty;
+        };
+        let src = &earlier[field];
+        let src_bits = match src.ty {
+            Ty::Prim(p) if p.is_unsigned() && src.value.is_none() => p.size() * 8,
+            _ => {
+                let d = self.err(
+                    Code::BadWidth,
+                    &w.span,
+                    format!("width field `{name}` must be an unsigned integer field without `const`"),
+                );
+                d.label = Some(format!("`{name}` is not a plain `u8`..`u64`"));
+                d.help = Some(HELP.into());
+                return ty;
+            }
+        };
+        let bits = hi - lo;
+        if u32::from(hi) > src_bits {
+            let d = self.err(
+                Code::BadWidth,
+                &w.span,
+                format!("bits {lo}..{hi} are outside `{name}`, which has {src_bits} bits"),
+            );
+            d.label = Some("bit range too high".into());
+            return ty;
+        }
+        if bits > 6 || (1u32 << bits) > prim.size() {
+            let d = self.err(
+                Code::BadWidth,
+                &w.span,
+                format!(
+                    "{bits} bits can announce up to {} bytes, more than the {} bytes of `{prim}`",
+                    1u64 << bits.min(63),
+                    prim.size()
+                ),
+            );
+            d.label = Some("range too wide for the integer".into());
+            d.help = Some(format!("use at most {} bits, or a wider integer type", prim.size().trailing_zeros()));
+            return ty;
+        }
+        Ty::VarInt { prim, width: ir::Width { field, lo, bits } }
     }
 
     fn field_name(&mut self, n: &Sp<String>) {

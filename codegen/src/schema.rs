@@ -117,6 +117,9 @@ pub struct FieldDecl {
     pub tag: Option<Sp<String>>,
     /// The reader parameter that selects the variant of a union-typed field.
     pub param: Option<Sp<String>>,
+    /// The bit range of an earlier field that gives a variable-width integer's byte count
+    /// (`"lengths[0..2]"`).
+    pub width: Option<Sp<String>>,
     pub endian: Option<Sp<String>>,
     pub doc: Option<Sp<String>>,
     pub unit: Option<Sp<String>>,
@@ -325,7 +328,8 @@ fn param_decl(mut t: Table<'_, '_>, span: Span) -> ParamDecl {
     ParamDecl { name, ty, doc, span }
 }
 
-const FIELD_KEYS: &[&str] = &["name", "type", "pad", "count", "size", "tag", "param", "endian", "doc", "unit", "const"];
+const FIELD_KEYS: &[&str] =
+    &["name", "type", "pad", "count", "size", "tag", "param", "width", "endian", "doc", "unit", "const"];
 
 fn field_decl(mut t: Table<'_, '_>, span: Span) -> FieldDecl {
     if t.get("pad").is_some() {
@@ -346,6 +350,7 @@ fn field_decl(mut t: Table<'_, '_>, span: Span) -> FieldDecl {
             size: None,
             tag: None,
             param: None,
+            width: None,
             endian: None,
             doc,
             unit: None,
@@ -375,12 +380,13 @@ fn field_decl(mut t: Table<'_, '_>, span: Span) -> FieldDecl {
     let size = keep(&mut t, "size");
     let tag = keep(&mut t, "tag");
     let param = keep(&mut t, "param");
+    let width = keep(&mut t, "width");
     let endian = t.str("endian", false);
     let doc = t.str("doc", false);
     let unit = t.str("unit", false);
     let value = t.konst("const");
     t.finish(FIELD_KEYS);
-    FieldDecl { name, ty, pad: None, count, size, tag, param, endian, doc, unit, value, span }
+    FieldDecl { name, ty, pad: None, count, size, tag, param, width, endian, doc, unit, value, span }
 }
 
 /// A cursor over one TOML table that records which keys were read, so that the rest can be

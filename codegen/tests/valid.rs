@@ -195,11 +195,12 @@ fn everything_sizes() {
         ("REC_SCAN", None),
         ("REC_NOTE", None),
         ("REC_HEARTBEAT", Some(8)),
+        ("REC_VARINT", None),
     ];
     let got: Vec<(&str, Option<u32>)> =
         schema.records.iter().map(|r| (r.name.as_str(), schema.strukt(r.body).size)).collect();
     assert_eq!(got, want);
-    assert_eq!(schema.records.iter().map(|r| r.id).collect::<Vec<_>>(), (1..=15).collect::<Vec<_>>());
+    assert_eq!(schema.records.iter().map(|r| r.id).collect::<Vec<_>>(), (1..=16).collect::<Vec<_>>());
 
     for (name, size) in [
         ("Vec3", Some(12)),
@@ -369,6 +370,7 @@ fn everything_covers_every_type_kind() {
             Ty::Union { .. } => "union".into(),
             // Covered by `codegen/tests/schemas/params.toml`.
             Ty::ParamUnion { .. } => "param union".into(),
+            Ty::VarInt { .. } => "varint".into(),
         };
         kinds.insert(k);
     }
@@ -395,6 +397,7 @@ fn everything_covers_every_type_kind() {
         [
             "bool",
             "pad",
+            "varint",
             "struct",
             "enum",
             "flags",

@@ -49,6 +49,51 @@ pub fn prefix<const W: usize>(c: &mut Cursor<'_>, big: bool) -> Result<u64, Deco
     Ok(v)
 }
 
+/// The byte count that bits `lo..lo + bits` of a width field announce: their value plus one.
+#[inline]
+pub fn width(w: u64, lo: u32, bits: u32) -> usize {
+    ((w >> lo) & ((1u64 << bits) - 1)) as usize + 1
+}
+
+/// The fewest bytes (at least one) that hold `v`: what a writer announces for a variable-width
+/// integer.
+#[inline]
+pub fn min_bytes(v: u64) -> u64 {
+    u64::from((64 - v.leading_zeros()).div_ceil(8).max(1))
+}
+
+/// Reads an `n`-byte unsigned integer (`n` at most 8, as the front end checks), zero-extended.
+#[inline]
+pub fn var_uint(c: &mut Cursor<'_>, n: usize, big: bool) -> Result<u64, DecodeError> {
+    let b = c.take(n)?;
+    let mut v: u64 = 0;
+    for i in 0..b.len() {
+        let byte = if big { b[i] } else { b[b.len() - 1 - i] };
+        v = (v << 8) | u64::from(byte);
+    }
+    Ok(v)
+}
+
+/// Writes `v` as an `n`-byte unsigned integer, failing when it does not fit.
+#[inline]
+pub fn put_var_uint<S: crate::Sink + ?Sized>(
+    out: &mut S,
+    v: u64,
+    n: usize,
+    big: bool,
+    field: &'static str,
+) -> Result<(), crate::EncodeError> {
+    if n < 8 && v >> (8 * n) != 0 {
+        return Err(crate::EncodeError::TooWide { field, value: v, bytes: n as u8 });
+    }
+    let mut a = [0u8; 8];
+    for (i, slot) in a.iter_mut().enumerate().take(n) {
+        *slot = (v >> (8 * if big { n - 1 - i } else { i })) as u8;
+    }
+    out.put(&a[..n]);
+    Ok(())
+}
+
 /// Converts a length read from the input to `usize`, failing (not truncating) where it cannot be.
 #[inline]
 pub fn len(n: u64, c: &Cursor<'_>) -> Result<usize, DecodeError> {

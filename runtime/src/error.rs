@@ -161,6 +161,8 @@ pub enum EncodeError {
     TooLong { field: &'static str, len: u64, max: u64 },
     /// A fixed-length field got a value of another length.
     WrongLength { field: &'static str, len: u64, expected: u64 },
+    /// A variable-width integer does not fit the byte count its width field announces.
+    TooWide { field: &'static str, value: u64, bytes: u8 },
     /// The output buffer is too small.
     BufferFull,
 }
@@ -173,6 +175,9 @@ impl fmt::Display for EncodeError {
             }
             EncodeError::WrongLength { field, len, expected } => {
                 write!(f, "{field}: length {len}, the layout requires exactly {expected}")
+            }
+            EncodeError::TooWide { field, value, bytes } => {
+                write!(f, "{field}: value {value:#x} does not fit the {bytes} bytes its width field announces")
             }
             EncodeError::BufferFull => f.write_str("the output buffer is too small"),
         }

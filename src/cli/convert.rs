@@ -1,4 +1,5 @@
-//! `logspec convert FILE -o out.mcap`: any supported log as an MCAP file that Foxglove opens.
+//! `logspec convert FILE -o out.mcap`: any supported log as an MCAP file that Foxglove opens
+//! (`-o out.wpilog` writes an RLOG file as a WPILib DataLog instead: `super::wpilog::convert`).
 //! Every channel (record type, RLOG key, ...) becomes an MCAP channel of JSON messages with a
 //! JSON Schema generated from the IR (field docs and units in the descriptions); the log time of
 //! a message is the sample's timestamp. A ROS bag's messages are passed through as they are
@@ -19,13 +20,13 @@ use super::{detect, open, shown, CliError};
 
 #[derive(clap::Args, Debug)]
 #[command(
-    after_help = "A ROS bag's messages are written as recorded (`ros1` messages, `ros1msg` schemas, the `ros1` profile); other formats become JSON messages with a JSON Schema from the format's schema.\n\nExamples:\n  logspec convert timeseries.bin -o run.mcap   (then open run.mcap in Foxglove)\n  logspec convert robot.rlog -o robot.mcap --key '/RealOutputs/*'\n  logspec convert run.bag -o run.mcap --topic /imu --since 10"
+    after_help = "A ROS bag's messages are written as recorded (`ros1` messages, `ros1msg` schemas, the `ros1` profile); other formats become JSON messages with a JSON Schema from the format's schema.\n\nExamples:\n  logspec convert timeseries.bin -o run.mcap   (then open run.mcap in Foxglove)\n  logspec convert robot.rlog -o robot.mcap --key '/RealOutputs/*'\n  logspec convert run.bag -o run.mcap --topic /imu --since 10\n  logspec convert robot.rlog -o robot.wpilog   (RLOG as a WPILib DataLog: one entry per key)"
 )]
 pub struct Args {
     /// The log file (`-` for standard input).
     pub file: PathBuf,
-    /// The MCAP file to write.
-    #[arg(short, long, value_name = "OUT.mcap")]
+    /// The file to write: MCAP, or (for an RLOG input) `.wpilog`, WPILib's DataLog format.
+    #[arg(short, long, value_name = "OUT.mcap|OUT.wpilog")]
     pub output: PathBuf,
     /// Chunk compression.
     #[arg(long, value_enum, default_value_t = Compression::Lz4)]
@@ -45,6 +46,9 @@ pub enum Compression {
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let path = shown(&args.file);
     let d = detect(&args.file, open(&args.file)?, args.input.format)?;
+    if args.output.extension().is_some_and(|x| x.eq_ignore_ascii_case("wpilog")) {
+        return super::wpilog::convert(d, &path, &args.output, args.input.assume_r1, &args.select.select());
+    }
     let kind = d.kind;
     let out_err = |e: &dyn std::fmt::Display| CliError::Input(format!("{}: {e}", args.output.display()));
     let file = File::create(&args.output).map_err(|e| out_err(&e))?;

@@ -89,6 +89,12 @@ fn one(file: &Path, args: &Args) -> Result<(String, bool), CliError> {
         let text = if args.json { super::rosbag::json(&s, &path) } else { super::rosbag::text(&s, &path) };
         return Ok((text, super::rosbag::ok(&s)));
     }
+    if kind == FormatKind::Wpilog {
+        let s = super::wpilog::summarise(d.input, &path)?;
+        let name = file.file_name().map_or(path.clone(), |n| n.to_string_lossy().into_owned());
+        let text = if args.json { super::wpilog::json(&s, &name) } else { super::wpilog::text(&s, &path) };
+        return Ok((text, s.errors.is_empty()));
+    }
     if matches!(kind, FormatKind::Rlog | FormatKind::RlogStream) {
         let stream = kind == FormatKind::RlogStream;
         let s = super::rlogfile::summarise(d.input, stream, args.input.assume_r1, &path)?;
@@ -207,6 +213,7 @@ fn json(s: &Summary, kind: FormatKind, path: &str) -> String {
             FormatKind::RlogStream => "rlog-stream",
             FormatKind::Carla => "carla",
             FormatKind::Rosbag => "rosbag",
+            FormatKind::Wpilog => "wpilog",
         },
     );
     w.bool(Some("ok"), s.errors.is_empty());

@@ -19,6 +19,7 @@ mod rlogfile;
 mod rosbag;
 mod source;
 mod structs;
+mod wpilog;
 
 use std::fmt;
 use std::io::{self, Read};
@@ -179,6 +180,7 @@ pub enum FormatKind {
     Carla,
     /// ROS1 bag, format 2.0.
     Rosbag,
+    Wpilog,
 }
 
 impl FormatKind {
@@ -189,6 +191,7 @@ impl FormatKind {
             FormatKind::RlogStream => "RLOG stream",
             FormatKind::Carla => "CARLA recorder",
             FormatKind::Rosbag => "ROS bag",
+            FormatKind::Wpilog => "WPILOG",
         }
     }
 }
@@ -258,6 +261,8 @@ pub fn detect(path: &Path, mut input: Box<dyn Read>, forced: Option<FormatKind>)
                 FormatKind::Carla
             } else if head.starts_with(b"#ROSBAG V") {
                 FormatKind::Rosbag
+            } else if wpilog::looks_like_wpilog(&head) {
+                FormatKind::Wpilog
             } else if looks_like_rlog_stream(&head) {
                 FormatKind::RlogStream
             } else if looks_like_rlog(&head) {
@@ -265,7 +270,7 @@ pub fn detect(path: &Path, mut input: Box<dyn Read>, forced: Option<FormatKind>)
             } else {
                 let shown: Vec<String> = head.iter().take(8).map(|b| format!("{b:02x}")).collect();
                 return Err(CliError::Input(format!(
-                    "{}: unrecognised format: the file starts with [{}]{}; expected the USVLOG magic \"USVLOG\", a CARLA recorder header (u16 version, \"CARLA_RECORDER\"), \"#ROSBAG V2.0\", an RLOG revision byte (01 or 02) and timestamp, or an RLOG stream frame (use --format to force one)",
+                    "{}: unrecognised format: the file starts with [{}]{}; expected the USVLOG magic \"USVLOG\", a CARLA recorder header (u16 version, \"CARLA_RECORDER\"), \"#ROSBAG V2.0\", the WPILOG magic \"WPILOG\", an RLOG revision byte (01 or 02) and timestamp, or an RLOG stream frame (use --format to force one)",
                     path.display(),
                     shown.join(" "),
                     if head.is_empty() { " (empty file)" } else { "" }

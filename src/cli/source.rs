@@ -160,11 +160,15 @@ pub fn read(
             let r = super::rlogfile::reader(d.input, stream, assume_r1, path).map_err(CliError::Input)?;
             read_rlog(r, path, schemas, &mut state)?;
         }
+        FormatKind::Wpilog => {
+            let r = super::wpilog::reader(d.input, path).map_err(CliError::Input)?;
+            super::wpilog::read_samples(r, path, &mut state)?;
+        }
     }
     Ok(state.outcome)
 }
 
-struct State<'a> {
+pub(super) struct State<'a> {
     select: &'a Select,
     sink: &'a mut dyn Sink,
     /// Channel ids by name; `None` for a channel that is not selected.
@@ -173,13 +177,13 @@ struct State<'a> {
     selected: usize,
     /// The time origin the time filters count from (nanoseconds in the samples' clock).
     origin_ns: u64,
-    outcome: Outcome,
+    pub(super) outcome: Outcome,
 }
 
 impl State<'_> {
     /// Delivers a sample, announcing its channel first if it is new. `describe` builds the
     /// channel description, only once per channel.
-    fn deliver(
+    pub(super) fn deliver(
         &mut self,
         name: &str,
         t_ns: u64,
@@ -417,7 +421,7 @@ fn struct_channel(schemas: &TypeRegistry, key: &str, type_name: &str) -> Channel
 }
 
 /// The channel of an RLOG key: the JSON Schema of its declared (R2) or first seen (R1) type.
-fn rlog_channel(key: &str, type_name: &str) -> Channel {
+pub(super) fn rlog_channel(key: &str, type_name: &str) -> Channel {
     let number = r#"{"anyOf":[{"type":"number"},{"enum":["NaN","Infinity","-Infinity"]}]}"#;
     let item = match type_name.trim_end_matches("[]") {
         "boolean" => r#"{"type":"boolean"}"#,

@@ -722,6 +722,11 @@ impl Gen<'_> {
                     let p = self.s.params.get(*param).map_or("?", |p| p.name.as_str());
                     doc = format!("Variant selected by the reader parameter `{p}`. {doc}");
                 }
+                if let Ty::VarInt { width, .. } = &f.ty {
+                    let w = fields.get(width.field).map_or("?", |t| t.name.as_str());
+                    let (lo, hi) = (width.lo, width.lo + width.bits);
+                    doc = format!("Byte count: bits {lo}..{hi} of `{w}`, plus one. {doc}");
+                }
                 (off, name, self.describe(&f.ty, f.endian), doc)
             })
             .collect();
@@ -762,6 +767,7 @@ impl Gen<'_> {
                 other => other.name().to_string(),
             },
             Ty::Union { id, .. } | Ty::ParamUnion { id, .. } => format!("union {}", self.s.ty(*id).name()),
+            Ty::VarInt { prim, width } => format!("{}{}[1..{} bytes]", prim.name(), order(*prim), width.max_bytes()),
         }
     }
 }

@@ -299,6 +299,7 @@ impl Doc<'_> {
     fn has_byte_order(&self, t: &Ty) -> bool {
         match t {
             Ty::Prim(p) => p.size() > 1,
+            Ty::VarInt { width, .. } => width.max_bytes() > 1,
             Ty::Bool | Ty::Pad(_) => false,
             Ty::Bytes(l) | Ty::Str(l) => l.prefix().is_some_and(|p| p.size() > 1),
             Ty::Array { elem, len } => len.prefix().is_some_and(|p| p.size() > 1) || self.has_byte_order(elem),
@@ -327,6 +328,15 @@ impl Doc<'_> {
                 let name = self.s.ty(*id).name();
                 let param = &self.s.params[*param].name;
                 format!("[`{name}`](#{}) (union on reader parameter `{param}`)", anchor(name))
+            }
+            Ty::VarInt { prim, width } => {
+                format!(
+                    "`{prim}` in 1 to {} bytes (bits {}..{} of field {} plus one)",
+                    width.max_bytes(),
+                    width.lo,
+                    width.lo + width.bits,
+                    width.field
+                )
             }
         }
     }

@@ -99,7 +99,7 @@ fn ty(schema: &Schema, t: &Ty, o: Opts, out: &mut String) {
         Ty::Prim(p) if p.is_float() => {
             out.push_str("\"anyOf\":[{\"type\":\"number\"},{\"enum\":[\"NaN\",\"Infinity\",\"-Infinity\"]}]")
         }
-        Ty::Prim(_) => out.push_str("\"type\":\"integer\""),
+        Ty::Prim(_) | Ty::VarInt { .. } => out.push_str("\"type\":\"integer\""),
         Ty::Bool => out.push_str("\"type\":\"boolean\""),
         Ty::Pad(_) => out.push_str("\"type\":\"null\""),
         Ty::Bytes(_) => out.push_str("\"type\":\"string\",\"contentEncoding\":\"base16\""),

@@ -225,7 +225,21 @@ fn fields(schema: &Schema, fields: &[Field], indent: &str, out: &mut String) {
             note.push(one_line(d));
         }
         let comment = if note.is_empty() { String::new() } else { format!("  # {}", note.join(" ")) };
-        let _ = writeln!(out, "{indent}({}, {}, {constant}),{comment}", py_str(&f.name), ty(schema, &f.ty, f.endian));
+        let desc = match &f.ty {
+            // `("varint", size, signed, big, width field, lo, bits)`: the width field is an earlier
+            // field of the same list, found by name at decode time.
+            Ty::VarInt { prim, width } => format!(
+                "(\"varint\", {}, {}, {}, {}, {}, {})",
+                prim.size(),
+                if prim.is_signed() { "True" } else { "False" },
+                if f.endian == Endian::Big { "True" } else { "False" },
+                fields.get(width.field).map_or("None".into(), |w| py_str(&w.name)),
+                width.lo,
+                width.bits
+            ),
+            other => ty(schema, other, f.endian),
+        };
+        let _ = writeln!(out, "{indent}({}, {desc}, {constant}),{comment}", py_str(&f.name));
     }
 }
 
@@ -249,6 +263,8 @@ fn ty(schema: &Schema, t: &Ty, endian: Endian) -> String {
                 TypeDef::Extern(_) => format!("(\"extern\", {name})"),
             }
         }
+        // Only a field list knows the width field's name; `fields` writes the descriptor.
+        Ty::VarInt { .. } => "(\"varint\",)".into(),
         // Selected by a reader parameter the Python reader does not know: decoding it reports that.
         Ty::ParamUnion { id, .. } => format!("(\"union\", {}, None)", py_str(schema.ty(*id).name())),
         Ty::Union { id, tag_field } => {

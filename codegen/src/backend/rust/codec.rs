@@ -457,7 +457,9 @@ fn var_impls(cx: &Cx<'_>, s: &StructSpec<'_>) -> TokenStream {
         let id = field_ident(&f.name);
         quote!(self.#id)
     });
+    let widths = fit_widths(cx, ident, s.fields);
     quote! {
+        #widths
         #[automatically_derived]
         impl #rt::Decode for #ident {
             #[inline]
@@ -476,6 +478,53 @@ fn var_impls(cx: &Cx<'_>, s: &StructSpec<'_>) -> TokenStream {
                 ::core::result::Result::Ok(())
             }
         }
+    }
+}
+
+/// For a struct with variable-width integers, `fit_widths`: sets each one's width bits to the
+/// fewest bytes that hold its value (what a writer of new records wants; a record read from a file
+/// keeps the widths it was read with).
+fn fit_widths(cx: &Cx<'_>, ident: &TokenStream, fields: &[Field]) -> TokenStream {
+    let rt = &cx.rt;
+    let mut body = TokenStream::new();
+    for f in fields {
+        let Ty::VarInt { prim, width } = &f.ty else { continue };
+        let v = field_ident(&f.name);
+        let w = field_ident(&fields[width.field].name);
+        let wt = match &fields[width.field].ty {
+            Ty::Prim(p) => prim_type(*p),
+            _ => continue,
+        };
+        let ut = prim_type(unsigned_of(*prim));
+        let lo = u32::from(width.lo);
+        let mask = Literal::u64_unsuffixed(width.mask());
+        body.extend(quote! {
+            let __n = #rt::__private::min_bytes((self.#v as #ut) as u64);
+            self.#w = ((u64::from(self.#w) & !#mask) | (((__n - 1) << #lo) & #mask)) as #wt;
+        });
+    }
+    if body.is_empty() {
+        return body;
+    }
+    quote! {
+        impl #ident {
+            /// Sets the width bits of every variable-width integer to the fewest bytes that hold
+            /// its value (a record read from a file keeps the widths it was read with).
+            pub fn fit_widths(&mut self) {
+                #body
+            }
+        }
+    }
+}
+
+/// The unsigned integer type of the same width.
+fn unsigned_of(p: Prim) -> Prim {
+    match p {
+        Prim::I8 => Prim::U8,
+        Prim::I16 => Prim::U16,
+        Prim::I32 => Prim::U32,
+        Prim::I64 => Prim::U64,
+        other => other,
     }
 }
 
@@ -572,6 +621,13 @@ pub fn decode_fields(cx: &Cx<'_>, fields: &[Field], ty_name: &str) -> (TokenStre
                 let pname = cx.schema.params.get(*param).map_or("?", |p| p.name.as_str());
                 quote!(#rt::__private::param(c, #param, #pname).and_then(|__t| <#t as #rt::Union>::decode_variant(__t, c)))
             }
+            Ty::VarInt { prim, width } => {
+                let t = prim_type(*prim);
+                let w = local(width.field);
+                let (lo, bits) = (u32::from(width.lo), u32::from(width.bits));
+                let big = f.endian == Endian::Big;
+                quote!(#rt::__private::var_uint(c, #rt::__private::width(#w as u64, #lo, #bits), #big).map(|__v| __v as #t))
+            }
             other => cursor_decode(cx, other, f.endian),
         };
         stmts.extend(quote!(let #l = #ex.map_err(|e| e.in_field(#fname).in_type(#ty_name))?;));
@@ -655,6 +711,7 @@ fn cursor_decode(cx: &Cx<'_>, ty: &Ty, e: Endian) -> TokenStream {
             quote!(<#t as #rt::Decode>::decode(c, #order))
         }
         Ty::Union { .. } | Ty::ParamUnion { .. } => quote!(compile_error!("a union needs its tag field")),
+        Ty::VarInt { .. } => quote!(compile_error!("a variable-width integer needs its width field")),
     }
 }
 
@@ -718,6 +775,18 @@ pub fn encode_fields(
             continue;
         }
         let v = access(f);
+        if let Ty::VarInt { prim, width } = &f.ty {
+            // The byte count comes from the width field's current value, so a value read from a
+            // file is written back in the width it was read in.
+            let wv = access(&fields[width.field]);
+            let (lo, bits) = (u32::from(width.lo), u32::from(width.bits));
+            let n = quote!(#rt::__private::width(#wv as u64, #lo, #bits));
+            let ut = prim_type(unsigned_of(*prim));
+            let big = f.endian == Endian::Big;
+            len.extend(quote!(+ #n));
+            enc.extend(quote!(#rt::__private::put_var_uint(out, (#v as #ut) as u64, #n, #big, #fname)?;));
+            continue;
+        }
         let l = value_len(cx, &f.ty, v.clone());
         len.extend(quote!(+ #l));
         enc.extend(encode_value(cx, &f.ty, f.endian, v, fname));
@@ -752,6 +821,7 @@ fn value_len(cx: &Cx<'_>, ty: &Ty, v: TokenStream) -> TokenStream {
             }
         }
         Ty::Union { .. } | Ty::ParamUnion { .. } => quote!(#rt::Union::variant_len(&#v)),
+        Ty::VarInt { .. } => quote!(compile_error!("a variable-width integer needs its width field")),
         _ => quote!(#rt::Encode::encoded_len(&#v)),
     }
 }
@@ -805,6 +875,7 @@ fn encode_value(cx: &Cx<'_>, ty: &Ty, e: Endian, v: TokenStream, fname: &str) ->
         }
         Ty::Named(_) => quote!(#rt::Encode::encode(&#v, out, #order)?;),
         Ty::Union { .. } | Ty::ParamUnion { .. } => quote!(#rt::Union::encode_variant(&#v, out)?;),
+        Ty::VarInt { .. } => quote!(compile_error!("a variable-width integer needs its width field")),
     }
 }
 

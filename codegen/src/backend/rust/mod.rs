@@ -168,6 +168,7 @@ impl<'a> Cx<'a> {
                 quote!(#rt::__private::Vec<#e>)
             }
             Ty::Named(id) | Ty::Union { id, .. } | Ty::ParamUnion { id, .. } => self.type_name(*id),
+            Ty::VarInt { prim, .. } => prim_type(*prim),
         }
     }
 
@@ -199,7 +200,7 @@ impl<'a> Cx<'a> {
     /// Whether the type holds floats (and so cannot derive `Eq`).
     pub fn has_float(&self, ty: &Ty) -> bool {
         match ty {
-            Ty::Prim(p) => p.is_float(),
+            Ty::Prim(p) | Ty::VarInt { prim: p, .. } => p.is_float(),
             Ty::Array { elem, .. } => self.has_float(elem),
             Ty::Named(id) | Ty::Union { id, .. } | Ty::ParamUnion { id, .. } => match self.schema.ty(*id) {
                 TypeDef::Struct(s) => s.fields.iter().any(|f| self.has_float(&f.ty)),

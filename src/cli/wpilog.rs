@@ -1,0 +1,524 @@
+//! `logspec dump` and `logspec info` for WPILOG files.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{Read, Write};
+use std::process::ExitCode;
+
+use logspec::formats::wpilog::{self, Body, ControlBody, Reader, RecordRef};
+use logspec::json::JsonWriter;
+use logspec::runtime::Visitor;
+
+use super::dump::Failure;
+use super::source::Select;
+use super::CliError;
+
+/// Whether the input starts like a WPILOG file.
+pub fn looks_like_wpilog(head: &[u8]) -> bool {
+    head.starts_with(b"WPILOG")
+}
+
+pub fn reader(input: Box<dyn Read>, path: &str) -> Result<Reader<Box<dyn Read>>, String> {
+    Reader::new(input).map_err(|e| format!("{path}: {e}"))
+}
+
+/// Seconds since the log's zero, for `--since`/`--until`.
+fn seconds(ts: i64) -> f64 {
+    ts as f64 / 1e6
+}
+
+fn wants_time(select: &Select, ts: i64) -> bool {
+    let t = seconds(ts);
+    select.since.map_or(true, |s| t >= s) && select.until.map_or(true, |u| t <= u)
+}
+
+/// The name a record is selected by (`--key`): the name of its entry, for data and control
+/// records alike; `None` for orphans and invalid control records.
+fn channel_of<'a>(rec: &RecordRef<'a>) -> Option<&'a str> {
+    match rec.body {
+        Body::Data(e) | Body::Control { entry: e, .. } => e.map(|e| e.name.as_str()),
+        Body::ControlInvalid(_) => None,
+    }
+}
+
+/// Writes one record as its dump line (without the newline). Returns whether the value was
+/// invalid (a standard-typed payload that did not decode).
+pub fn record_json(w: &mut JsonWriter, rec: &RecordRef<'_>) -> bool {
+    let mut invalid = false;
+    w.begin_object(None);
+    let ts = rec.header.timestamp;
+    match rec.body {
+        Body::Control { record, .. } => match &record.body {
+            ControlBody::Start { entry, name, r#type, metadata } => {
+                w.str(Some("rec"), "start");
+                w.int(Some("ts"), ts);
+                w.uint(Some("entry"), u64::from(*entry));
+                w.str(Some("name"), name);
+                w.str(Some("type"), r#type);
+                w.str(Some("metadata"), metadata);
+            }
+            ControlBody::Finish { entry } => {
+                w.str(Some("rec"), "finish");
+                w.int(Some("ts"), ts);
+                w.uint(Some("entry"), u64::from(*entry));
+            }
+            ControlBody::SetMetadata { entry, metadata } => {
+                w.str(Some("rec"), "set_metadata");
+                w.int(Some("ts"), ts);
+                w.uint(Some("entry"), u64::from(*entry));
+                w.str(Some("metadata"), metadata);
+            }
+        },
+        Body::ControlInvalid(_) => {
+            w.str(Some("rec"), "control_invalid");
+            w.int(Some("ts"), ts);
+            wpilog::write_hex(w, Some("payload"), rec.payload);
+        }
+        Body::Data(entry) => {
+            w.str(Some("rec"), "data");
+            w.int(Some("ts"), ts);
+            w.uint(Some("entry"), u64::from(rec.header.entry));
+            match entry {
+                Some(e) => {
+                    w.str(Some("name"), &e.name);
+                    w.str(Some("type"), &e.type_name);
+                }
+                None => {
+                    w.null(Some("name"));
+                    w.null(Some("type"));
+                }
+            }
+            // The one place a value is shown: `write_value` (hex for every non-standard type).
+            if wpilog::write_value(w, Some("value"), entry, rec.payload, wpilog::NegZero::String).is_err() {
+                invalid = true;
+                w.null(Some("value"));
+                wpilog::write_hex(w, Some("invalid"), rec.payload);
+            }
+        }
+    }
+    w.end_object();
+    invalid
+}
+
+/// The file header line, then one JSON object per record in file order (docs/output.md).
+/// Orphans (data records of an entry that is not started) are printed with null name and type,
+/// and reported on stderr; a standard-typed value that does not decode is printed as `invalid`
+/// and makes the exit status 1; a truncated record ends the dump with an error after every
+/// complete record.
+pub fn dump(
+    mut r: Reader<Box<dyn Read>>,
+    out: &mut impl Write,
+    path: &str,
+    select: &Select,
+) -> Result<ExitCode, Failure> {
+    let mut w = JsonWriter::new();
+    w.begin_object(None);
+    w.str(Some("rec"), "header");
+    w.uint(Some("version"), u64::from(r.header().version));
+    w.str(Some("extra_header"), &r.header().extra_header);
+    w.end_object();
+    let mut line = w.take();
+    line.push('\n');
+    out.write_all(line.as_bytes()).map_err(Failure::Io)?;
+    let mut invalid = 0u64;
+    let mut orphans = 0u64;
+    let mut first_orphan = None;
+    let mut first_invalid = None;
+    let filtering = !select.channels.is_empty();
+    loop {
+        let rec = match r.next_record() {
+            None => break,
+            Some(Ok(rec)) => rec,
+            Some(Err(e)) => {
+                report(path, orphans, first_orphan, invalid, first_invalid);
+                return Err(Failure::Input(format!("{path}: {e}")));
+            }
+        };
+        if !wants_time(select, rec.header.timestamp) {
+            continue;
+        }
+        if filtering && !channel_of(&rec).is_some_and(|n| select.wants_channel(n)) {
+            continue;
+        }
+        if let Body::Data(None) = rec.body {
+            orphans += 1;
+            first_orphan.get_or_insert((rec.offset, rec.header.entry));
+        }
+        if record_json(&mut w, &rec) {
+            invalid += 1;
+            first_invalid.get_or_insert((rec.offset, rec.header.entry));
+        }
+        let mut line = w.take();
+        line.push('\n');
+        out.write_all(line.as_bytes()).map_err(Failure::Io)?;
+    }
+    report(path, orphans, first_orphan, invalid, first_invalid);
+    if invalid > 0 {
+        return Err(Failure::Input(format!("{path}: {invalid} value(s) could not be decoded as their entry's type")));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn report(path: &str, orphans: u64, first_orphan: Option<(u64, u32)>, invalid: u64, first_invalid: Option<(u64, u32)>) {
+    if let Some((at, entry)) = first_orphan {
+        eprintln!(
+            "logspec: {path}: {orphans} data record(s) of entries that were not started (the first at byte {at}, entry {entry}); their values are shown as hex"
+        );
+    }
+    if let Some((at, entry)) = first_invalid {
+        eprintln!(
+            "logspec: {path}: {invalid} value(s) do not decode as their entry's type (the first at byte {at}, entry {entry}); shown as `invalid` hex"
+        );
+    }
+}
+
+/// Facts about a WPILOG file, gathered in one pass (the keys of `info --json`, docs/output.md).
+#[derive(Debug, Default)]
+pub struct Summary {
+    pub version: u16,
+    pub extra_header: String,
+    pub records: u64,
+    pub start: u64,
+    pub finish: u64,
+    pub set_metadata: u64,
+    pub control_invalid: u64,
+    pub data_records: u64,
+    pub orphan_data_records: u64,
+    pub invalid_values: u64,
+    /// Every name started, with the types it was started with.
+    pub names: BTreeMap<String, BTreeSet<String>>,
+    pub timestamp_min: Option<i64>,
+    pub timestamp_max: Option<i64>,
+    pub data_records_by_type: BTreeMap<String, u64>,
+    /// Bytes of complete records and the header.
+    pub bytes_consumed: u64,
+    pub trailing_bytes: u64,
+    pub errors: Vec<String>,
+}
+
+impl Summary {
+    pub fn control_records(&self) -> u64 {
+        self.start + self.finish + self.set_metadata + self.control_invalid
+    }
+
+    /// For each type, the number of distinct names started with it.
+    pub fn entries_by_declared_type(&self) -> BTreeMap<&str, u64> {
+        let mut m = BTreeMap::new();
+        for types in self.names.values() {
+            for t in types {
+                *m.entry(t.as_str()).or_default() += 1;
+            }
+        }
+        m
+    }
+
+    fn types_with_prefix(&self, prefix: &str) -> BTreeSet<&str> {
+        self.names.values().flatten().filter(|t| t.starts_with(prefix)).map(String::as_str).collect()
+    }
+}
+
+pub fn summarise(input: Box<dyn Read>, path: &str) -> Result<Summary, CliError> {
+    let mut r = reader(input, path).map_err(CliError::Input)?;
+    let mut s =
+        Summary { version: r.header().version, extra_header: r.header().extra_header.clone(), ..Summary::default() };
+    loop {
+        let rec = match r.next_record() {
+            None => break,
+            Some(Ok(rec)) => rec,
+            Some(Err(e)) => {
+                if let wpilog::WpilogErrorKind::Truncated { available, .. } = e.kind {
+                    s.trailing_bytes = available;
+                }
+                s.errors.push(e.to_string());
+                break;
+            }
+        };
+        s.records += 1;
+        let ts = rec.header.timestamp;
+        s.timestamp_min = Some(s.timestamp_min.map_or(ts, |m| m.min(ts)));
+        s.timestamp_max = Some(s.timestamp_max.map_or(ts, |m| m.max(ts)));
+        match rec.body {
+            Body::Control { record, .. } => match &record.body {
+                ControlBody::Start { name, r#type, .. } => {
+                    s.start += 1;
+                    let types = match s.names.get_mut(name.as_str()) {
+                        Some(t) => t,
+                        None => s.names.entry(name.clone()).or_default(),
+                    };
+                    if !types.contains(r#type.as_str()) {
+                        types.insert(r#type.clone());
+                    }
+                }
+                ControlBody::Finish { .. } => s.finish += 1,
+                ControlBody::SetMetadata { .. } => s.set_metadata += 1,
+            },
+            Body::ControlInvalid(_) => s.control_invalid += 1,
+            Body::Data(None) => {
+                s.data_records += 1;
+                s.orphan_data_records += 1;
+            }
+            Body::Data(Some(e)) => {
+                s.data_records += 1;
+                match s.data_records_by_type.get_mut(e.type_name.as_str()) {
+                    Some(n) => *n += 1,
+                    None => {
+                        s.data_records_by_type.insert(e.type_name.clone(), 1);
+                    }
+                }
+                if e.is_standard() && e.decode(rec.payload).is_err() {
+                    s.invalid_values += 1;
+                }
+            }
+        }
+    }
+    s.bytes_consumed = r.position();
+    Ok(s)
+}
+
+pub fn text(s: &Summary, path: &str) -> String {
+    let mut t = String::new();
+    t.push_str(&format!("file:      {path}\nformat:    WPILOG {}.{}\n", s.version >> 8, s.version & 0xff));
+    if !s.extra_header.is_empty() {
+        t.push_str(&format!("header:    {}\n", s.extra_header));
+    }
+    if let (Some(a), Some(b)) = (s.timestamp_min, s.timestamp_max) {
+        t.push_str(&format!("time:      {} .. {} s ({:.3} s)\n", seconds(a), seconds(b), seconds(b) - seconds(a)));
+    }
+    t.push_str(&format!(
+        "records:   {} ({} control: {} start, {} finish, {} set metadata, {} invalid; {} data)\n",
+        s.records,
+        s.control_records(),
+        s.start,
+        s.finish,
+        s.set_metadata,
+        s.control_invalid,
+        s.data_records
+    ));
+    t.push_str(&format!("entries:   {} names\n", s.names.len()));
+    if s.orphan_data_records > 0 {
+        t.push_str(&format!(
+            "orphans:   {} data records of entries not started (shown as hex)\n",
+            s.orphan_data_records
+        ));
+    }
+    if s.invalid_values > 0 {
+        t.push_str(&format!("invalid:   {} values that do not decode as their type\n", s.invalid_values));
+    }
+    t.push_str("types (names, data records):\n");
+    for (ty, n) in s.entries_by_declared_type() {
+        let d = s.data_records_by_type.get(ty).copied().unwrap_or(0);
+        t.push_str(&format!("  {ty:<32} {n:>5} {d:>9}\n"));
+    }
+    t.push_str(&format!("bytes:     {} read\n", s.bytes_consumed));
+    if s.errors.is_empty() {
+        t.push_str("integrity: ok\n");
+    }
+    for e in &s.errors {
+        t.push_str(&format!("integrity: {e}\n"));
+    }
+    t
+}
+
+/// One JSON object: the keys of the reference summaries (`.expected.summary.json`) and the
+/// common `format`, `ok`, `error`.
+pub fn json(s: &Summary, file_name: &str) -> String {
+    let mut w = JsonWriter::new();
+    w.begin_object(None);
+    w.str(Some("file"), file_name);
+    w.str(Some("format"), "wpilog");
+    w.bool(Some("ok"), s.errors.is_empty());
+    match s.errors.first() {
+        Some(e) => w.str(Some("error"), e),
+        None => w.null(Some("error")),
+    }
+    w.uint(Some("bytes"), s.bytes_consumed + s.trailing_bytes);
+    w.uint(Some("version"), u64::from(s.version));
+    w.str(Some("extra_header"), &s.extra_header);
+    w.uint(Some("records"), s.records);
+    w.uint(Some("control_records"), s.control_records());
+    w.uint(Some("start"), s.start);
+    w.uint(Some("finish"), s.finish);
+    w.uint(Some("set_metadata"), s.set_metadata);
+    w.uint(Some("control_invalid"), s.control_invalid);
+    w.uint(Some("data_records"), s.data_records);
+    w.uint(Some("orphan_data_records"), s.orphan_data_records);
+    w.uint(Some("invalid_values"), s.invalid_values);
+    w.uint(Some("distinct_entry_names"), s.names.len() as u64);
+    let several: Vec<&str> = s.names.iter().filter(|(_, t)| t.len() > 1).map(|(n, _)| n.as_str()).collect();
+    strings(&mut w, "names_with_several_types", several);
+    match (s.timestamp_min, s.timestamp_max) {
+        (Some(a), Some(b)) => {
+            w.int(Some("timestamp_min_us"), a);
+            w.int(Some("timestamp_max_us"), b);
+        }
+        _ => {
+            w.null(Some("timestamp_min_us"));
+            w.null(Some("timestamp_max_us"));
+        }
+    }
+    w.begin_object(Some("entries_by_declared_type"));
+    for (ty, n) in s.entries_by_declared_type() {
+        w.uint(Some(ty), n);
+    }
+    w.end_object();
+    w.begin_object(Some("data_records_by_type"));
+    for (ty, n) in &s.data_records_by_type {
+        w.uint(Some(ty), *n);
+    }
+    w.end_object();
+    strings(&mut w, "struct_types", s.types_with_prefix("struct:"));
+    strings(&mut w, "proto_types", s.types_with_prefix("proto:"));
+    strings(&mut w, "schema_entries", s.names.keys().filter(|n| n.contains("/.schema/")).map(String::as_str));
+    w.uint(Some("trailing_bytes"), s.trailing_bytes);
+    w.end_object();
+    let mut out = w.take();
+    out.push('\n');
+    out
+}
+
+fn strings<'a>(w: &mut JsonWriter, key: &str, items: impl IntoIterator<Item = &'a str>) {
+    let items: Vec<&str> = items.into_iter().collect();
+    w.begin_array(Some(key), items.len());
+    for i in items {
+        w.str(None, i);
+    }
+    w.end_array();
+}
+
+/// Every data record as a sample on the channel of its entry's name (`export`, `convert`,
+/// `plot`), `{"value": ...}` as in RLOG. Orphans, values that do not decode and records before
+/// time zero (a sample's time is unsigned) are reported as warnings, not delivered.
+pub(super) fn read_samples(
+    mut r: Reader<Box<dyn Read>>,
+    path: &str,
+    state: &mut super::source::State<'_>,
+) -> Result<(), CliError> {
+    use logspec::value::Value;
+    let mut orphans = 0u64;
+    let mut negative = 0u64;
+    while let Some(rec) = r.next_record() {
+        let rec = match rec {
+            Ok(rec) => rec,
+            Err(e) => {
+                state.outcome.error = Some(format!("{path}: {e}"));
+                break;
+            }
+        };
+        let Body::Data(entry) = rec.body else { continue };
+        let Some(entry) = entry else {
+            orphans += 1;
+            continue;
+        };
+        let Ok(t_us) = u64::try_from(rec.header.timestamp) else {
+            negative += 1;
+            continue;
+        };
+        let value = match wpilog::to_value(Some(entry), rec.payload) {
+            Ok(v) => v,
+            Err(e) => {
+                state
+                    .outcome
+                    .warnings
+                    .push(format!("{path}: byte {}: {} ({}): {e}; skipped", rec.offset, entry.name, entry.type_name));
+                continue;
+            }
+        };
+        let value = || Value::Object(vec![("value".to_string(), value)]);
+        let describe = || {
+            // Non-standard types are shown as hex, so their channel schema is that of `raw`.
+            let shown = if entry.is_standard() { entry.type_name.as_str() } else { "raw" };
+            let mut c = super::source::rlog_channel(&entry.name, shown);
+            c.schema_name.clone_from(&entry.type_name);
+            c
+        };
+        state.deliver(&entry.name, t_us.saturating_mul(1000), value, describe)?;
+    }
+    if orphans > 0 {
+        state
+            .outcome
+            .warnings
+            .push(format!("{path}: {orphans} data record(s) of entries that were not started; skipped"));
+    }
+    if negative > 0 {
+        state
+            .outcome
+            .warnings
+            .push(format!("{path}: {negative} data record(s) before time zero (negative timestamps); skipped"));
+    }
+    Ok(())
+}
+
+/// `logspec convert FILE.rlog -o OUT.wpilog`: an RLOG file (or captured stream) as a WPILib
+/// DataLog ([`wpilog::from_rlog`]). A `.wpilog` input is copied record by record (byte-identical
+/// without filters; with `--key`, `--since`, `--until`, only the wanted records).
+pub(super) fn convert(
+    d: super::Detected,
+    path: &str,
+    output: &std::path::Path,
+    assume_r1: bool,
+    select: &Select,
+) -> Result<ExitCode, CliError> {
+    use super::FormatKind;
+    let out_err = |e: &dyn std::fmt::Display| CliError::Input(format!("{}: {e}", output.display()));
+    if !matches!(d.kind, FormatKind::Rlog | FormatKind::RlogStream | FormatKind::Wpilog) {
+        return Err(CliError::Usage(format!(
+            "{path} is {}; only RLOG and WPILOG inputs can be written as .wpilog (write .mcap for the others)",
+            d.kind.title()
+        )));
+    }
+    if same_file(std::path::Path::new(path), output) {
+        return Err(CliError::Usage(format!("{}: the output would overwrite the input", output.display())));
+    }
+    let file = std::fs::File::create(output).map_err(|e| out_err(&e))?;
+    let out = std::io::BufWriter::new(file);
+    let (warnings, error, note) = if d.kind == FormatKind::Wpilog {
+        let mut r = reader(d.input, path).map_err(CliError::Input)?;
+        let mut w = wpilog::Writer::with_header(out, r.header()).map_err(|e| out_err(&e))?;
+        let mut n = 0u64;
+        let mut error = None;
+        while let Some(rec) = r.next_record() {
+            match rec {
+                Ok(rec) => {
+                    let keep = wants_time(select, rec.header.timestamp)
+                        && (select.channels.is_empty() || channel_of(&rec).is_some_and(|c| select.wants_channel(c)));
+                    if keep {
+                        w.record(&rec.header, rec.payload).map_err(|e| out_err(&e))?;
+                        n += 1;
+                    }
+                }
+                Err(e) => {
+                    error = Some(format!("{path}: {e}"));
+                    break;
+                }
+            }
+        }
+        w.finish_file().map_err(|e| out_err(&e))?;
+        (Vec::new(), error, format!("wrote {n} record(s) to {}", output.display()))
+    } else {
+        let stream = d.kind == FormatKind::RlogStream;
+        let mut r = super::rlogfile::reader(d.input, stream, assume_r1, path).map_err(CliError::Input)?;
+        let header = format!("logspec {} (from RLOG {})", env!("CARGO_PKG_VERSION"), r.revision());
+        let mut w = wpilog::Writer::new(out, &header).map_err(|e| out_err(&e))?;
+        let mut wanted = |key: &str, t: f64| {
+            select.wants_channel(key) && select.since.map_or(true, |s| t >= s) && select.until.map_or(true, |u| t <= u)
+        };
+        let c = wpilog::from_rlog::from_rlog(&mut r, &mut w, &mut wanted).map_err(|e| out_err(&e))?;
+        w.finish_file().map_err(|e| out_err(&e))?;
+        let warnings = c.warnings.iter().map(|w| format!("{path}: {w}")).collect();
+        let note = format!("wrote {} value(s) of {} entries to {}", c.values, c.entries, output.display());
+        (warnings, c.error.map(|e| format!("{path}: {e}")), note)
+    };
+    for w in &warnings {
+        eprintln!("logspec: {w}");
+    }
+    super::progress::note(&note);
+    if let Some(e) = error {
+        // Everything before the fault is in the file.
+        return Err(CliError::Input(e));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Whether two paths name one existing file (so writing one would destroy the other).
+fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
+    matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
+}
