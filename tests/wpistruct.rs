@@ -330,3 +330,62 @@ fn mcap_and_plot_use_struct_members() {
     assert!(note.contains(&format!("{points} point(s)")), "{note}");
     let _ = fs::remove_dir_all(&dir);
 }
+
+/// `logspec dump` of the WPILOG file made by WPILib's own writer: all 34 struct and proto
+/// values carry `decoded` equal to AdvantageScope's values (the first `Custom` value comes before
+/// its schema, and before the schema of `Inner` it uses), and the struct type whose schema never
+/// appears carries `decode_error`.
+#[test]
+fn wpilog_dump_has_decoded_values() {
+    let out = Command::new(env!("CARGO_BIN_EXE_logspec"))
+        .args(["dump", &data("wpilog/gen_wpilib_structs.wpilog")])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let ours: Vec<Json> = text
+        .lines()
+        .map(|l| serde_json::from_str::<Json>(l).unwrap())
+        .filter(|j| j["rec"] == "data" && j["type"].as_str().is_some_and(TypeRegistry::decodes))
+        .collect();
+    let want = lines("wpilog/gen_wpilib_structs.expected.structs.jsonl");
+    assert_eq!(ours.len(), 34);
+    assert_eq!(ours.len(), want.len());
+    for (n, (o, w)) in ours.iter().zip(&want).enumerate() {
+        assert_eq!((&o["name"], &o["ts"]), (&w["name"], &w["ts"]));
+        assert!(o["value"].is_string(), "the hex value stays: {o}");
+        let got = match (&o.get("decoded"), o.get("decode_error")) {
+            (Some(d), None) => Ok(d.to_string()),
+            (None, Some(Json::String(e))) => Err(e.clone()),
+            _ => panic!("line {}: neither decoded nor decode_error: {o}", n + 1),
+        };
+        check(w, got, &format!("dump line {} ({})", n + 1, o["name"]));
+    }
+}
+
+/// `export` of a WPILOG file: struct members are columns, nested structs and arrays flattened.
+#[test]
+fn wpilog_export_has_struct_columns() {
+    let dir = temp_dir("wpilog-export");
+    let file = data("wpilog/gen_wpilib_structs.wpilog");
+    logspec(&["export", &file, "--channel", "/Robot/Pose3d", "--csv", dir.to_str().unwrap()]);
+    let csv = fs::read_to_string(dir.join("Robot_Pose3d.csv")).unwrap();
+    let header = csv.lines().next().unwrap();
+    assert_eq!(
+        header,
+        "t [s],translation.x,translation.y,translation.z,rotation.q.w,rotation.q.x,rotation.q.y,rotation.q.z"
+    );
+    let want: Vec<Json> = lines("wpilog/gen_wpilib_structs.expected.structs.jsonl")
+        .into_iter()
+        .filter(|w| w["name"] == "/Robot/Pose3d")
+        .collect();
+    let rows: Vec<&str> = csv.lines().skip(1).collect();
+    assert_eq!(rows.len(), want.len());
+    for (row, w) in rows.iter().zip(&want) {
+        let cells: Vec<f64> = row.split(',').map(|c| c.parse().unwrap()).collect();
+        assert_eq!(cells[0], w["ts"].as_f64().unwrap() / 1e6);
+        assert_eq!(cells[1], w["value"]["translation"]["x"].as_f64().unwrap());
+        assert_eq!(cells[7], w["value"]["rotation"]["q"]["z"].as_f64().unwrap());
+    }
+    let _ = fs::remove_dir_all(&dir);
+}

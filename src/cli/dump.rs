@@ -72,9 +72,13 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
                 .map_err(Failure::Input)
                 .and_then(|r| super::rlogfile::dump(r, &mut out, &path, &select, &mut structs))
         }
-        FormatKind::Wpilog => super::wpilog::reader(d.input, &path)
-            .map_err(Failure::Input)
-            .and_then(|r| super::wpilog::dump(r, &mut out, &path, &select)),
+        FormatKind::Wpilog => {
+            let schemas = super::structs::wpilog_schemas(&args.file, &path);
+            let mut structs = super::structs::Decoder::new(schemas, &path);
+            super::wpilog::reader(d.input, &path)
+                .map_err(Failure::Input)
+                .and_then(|r| super::wpilog::dump(r, &mut out, &path, &select, &mut structs))
+        }
         FormatKind::Rosbag => {
             drop(d.input);
             let opts =

@@ -161,8 +161,9 @@ pub fn read(
             read_rlog(r, path, schemas, &mut state)?;
         }
         FormatKind::Wpilog => {
+            let schemas = super::structs::wpilog_schemas(file, path);
             let r = super::wpilog::reader(d.input, path).map_err(CliError::Input)?;
-            super::wpilog::read_samples(r, path, &mut state)?;
+            super::wpilog::read_samples(r, path, schemas, &mut state)?;
         }
     }
     Ok(state.outcome)
@@ -387,7 +388,7 @@ fn read_rlog(
 
 /// The channel of a key of decoded WPILib struct or protobuf values: the JSON Schema of a
 /// struct from its IR (enums as their names, as decoded); protobuf values are objects.
-fn struct_channel(schemas: &TypeRegistry, key: &str, type_name: &str) -> Channel {
+pub(super) fn struct_channel(schemas: &TypeRegistry, key: &str, type_name: &str) -> Channel {
     use logspec::codegen::backend::jsonschema::{struct_schema_with, type_schema, Opts};
     let o = Opts { enum_names: true };
     let name = type_name.strip_prefix("struct:").unwrap_or("");

@@ -61,6 +61,26 @@ pub fn rlog_schemas(file: &Path, stream: bool, assume_r1: bool, path: &str) -> T
     reg
 }
 
+/// A registry with every schema of a WPILOG file, read in a first pass; empty for standard
+/// input (`-`), which cannot be read twice.
+pub fn wpilog_schemas(file: &Path, path: &str) -> TypeRegistry {
+    use logspec::formats::wpilog::Body;
+    let mut reg = TypeRegistry::new();
+    if file.as_os_str() == "-" {
+        return reg;
+    }
+    let Ok(f) = std::fs::File::open(file) else { return reg };
+    let input: Box<dyn std::io::Read> = Box::new(std::io::BufReader::with_capacity(1 << 16, f));
+    let Ok(mut r) = super::wpilog::reader(input, path) else { return reg };
+    // The main pass reports errors; here they only end the search for schemas.
+    while let Some(Ok(rec)) = r.next_record() {
+        if let Body::Data(Some(e)) = rec.body {
+            reg.offer(&e.name, &e.type_name, rec.payload);
+        }
+    }
+    reg
+}
+
 /// Decodes a struct or proto value, warning on stderr once per type that does not decode.
 pub struct Decoder {
     pub reg: TypeRegistry,
