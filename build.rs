@@ -19,6 +19,23 @@ fn main() {
         .runtime_path("::logspec::runtime")
         .compile_msgs("ros_test", &msgs)
         .unwrap_or_else(|e| e.exit());
+    // WPILib struct schemas (the `Custom` struct of tests/data/wpilog), for tests/wpistruct.rs.
+    logspec_codegen::Builder::new()
+        .out_dir(&out)
+        .runtime_path("::logspec::runtime")
+        .compile_struct_schemas(
+            "wpistruct_test",
+            &[
+                (
+                    "Custom",
+                    "enum{idle=0,run=1,fault=7}uint8 state;int8 a:3;int8 b:4;bool flag:1;uint16 c:5;uint16 d:11;\
+                     bool e:1;bool f:1;int32 i32;uint32 u32;int64 i64;uint64 u64;float f32;double f64;Inner inner;\
+                     Inner pair[2];bool ok",
+                ),
+                ("Inner", "int16 id;char tag[8]"),
+            ],
+        )
+        .unwrap_or_else(|e| e.exit());
     // A schema bumped to schema id 2 whose lock keeps schema id 1: the reader of older layouts.
     let history = out.join("history");
     std::fs::create_dir_all(&history).expect("create OUT_DIR/test_schemas/history");

@@ -370,6 +370,15 @@ fn the_documented_shapes_are_the_printed_ones() {
         dump(&mut c, &data(f), &[], 0, |_| "rlog.dump".into());
     }
 
+    // An RLOG file whose `Translation2d` schema names an unknown type: its values get
+    // `decode_error` (exit 0: the values are kept as hex, with a warning).
+    let mut r2 = std::fs::read(data("rlog/gen_akit_head_r2_alltypes.rlog")).unwrap();
+    let at = r2.windows(17).position(|w| w == b"double x;double y").expect("the Translation2d schema");
+    r2[at + 10..at + 12].copy_from_slice(b"oo");
+    let bad_schema = scratch("bad_schema.rlog");
+    std::fs::write(&bad_schema, &r2).unwrap();
+    dump(&mut c, &bad_schema, &[], 0, |_| "rlog.dump".into());
+
     // CARLA: a recording without and one with PhysicsControl packets; a copy with an unknown and
     // a short packet before the first frame (exit 1).
     let by_kind = |prefix: &'static str| move |v: &J| format!("{prefix}.{}", str_member(v, "kind"));

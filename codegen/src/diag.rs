@@ -21,6 +21,15 @@ pub enum Code {
     /// A ROS `message_definition` section separator (a line of `=`) not followed by `MSG: pkg/Type`,
     /// or a section whose type is defined twice.
     MsgSection,
+    /// A WPILib struct schema declaration that does not parse.
+    StructSyntax,
+    /// A WPILib struct schema bit-field on a type that cannot be one, or of a width the type cannot hold.
+    StructBitField,
+    /// A WPILib struct schema enum on a type that is not an integer.
+    StructEnum,
+    /// A comma where a WPILib struct schema wants `;` between declarations (an error when
+    /// compiling; read as `;` with a warning in logs).
+    StructComma,
     /// A type name that is neither built in nor declared.
     UnknownType,
     /// A type expression that does not parse, or a form that is not supported (`string[]`,
@@ -87,6 +96,10 @@ impl Code {
             Code::WrongValueType => "E0004",
             Code::MsgSyntax => "E0701",
             Code::MsgSection => "E0702",
+            Code::StructSyntax => "E0801",
+            Code::StructBitField => "E0802",
+            Code::StructEnum => "E0803",
+            Code::StructComma => "E0804",
             Code::UnknownType => "E0101",
             Code::BadTypeSyntax => "E0102",
             Code::BadEndian => "E0103",

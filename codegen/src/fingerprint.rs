@@ -145,6 +145,25 @@ fn ty(schema: &Schema, t: &Ty, e: Endian, out: &mut String) {
                 for (i, f) in fl.flags.iter().enumerate() {
                     let _ = write!(out, "{}{}={}", if i > 0 { "," } else { "" }, f.name, f.bit);
                 }
+                // Bit-fields are written only when present, so that the fingerprints of TOML
+                // flags types (which have none) stay what they were.
+                if !fl.fields.is_empty() {
+                    out.push(';');
+                    for (i, f) in fl.fields.iter().enumerate() {
+                        let kind = match f.kind {
+                            crate::ir::BitKind::Bool => "bool".to_string(),
+                            crate::ir::BitKind::Unsigned => "u".to_string(),
+                            crate::ir::BitKind::Signed => "i".to_string(),
+                            crate::ir::BitKind::Enum(id) => {
+                                let mut k = String::from("enum(");
+                                ty(schema, &Ty::Named(id), e, &mut k);
+                                k.push(')');
+                                k
+                            }
+                        };
+                        let _ = write!(out, "{}{}@{}:{}{}", if i > 0 { "," } else { "" }, f.name, f.bit, f.width, kind);
+                    }
+                }
                 out.push('}');
             }
             TypeDef::Union(u) => union(schema, u, "", out),

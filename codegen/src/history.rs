@@ -304,7 +304,7 @@ impl Rebuild<'_> {
                             Ok(Flag { name, bit, doc: None })
                         })
                         .collect::<Result<_, String>>()?;
-                    TypeDef::Flags(Flags { name: String::new(), doc: None, base, flags })
+                    TypeDef::Flags(Flags { name: String::new(), doc: None, base, flags, fields: Vec::new() })
                 };
                 self.intern(def, Ty::Named, e, synth.to_string())
             }

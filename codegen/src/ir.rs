@@ -255,13 +255,42 @@ pub struct Flag {
     pub doc: Option<String>,
 }
 
-/// Named bits over an unsigned integer.
+/// What a bit-field ([`BitField`]) holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BitKind {
+    /// One bit, false or true.
+    Bool,
+    /// An unsigned integer of the field's width.
+    Unsigned,
+    /// A two's-complement integer of the field's width (sign-extended when read).
+    Signed,
+    /// An unsigned value of this enum (a schema type); values outside it are kept.
+    Enum(TypeId),
+}
+
+/// A field of several bits (or a `bool` of one) packed into a [`Flags`] storage integer: a C-style
+/// bit-field, as WPILib struct schemas write `int8 a:3`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BitField {
+    pub name: String,
+    /// The least significant bit, 0 = least significant of the storage integer.
+    pub bit: u32,
+    /// The number of bits, 1 up to the storage integer's width.
+    pub width: u32,
+    pub kind: BitKind,
+    pub doc: Option<String>,
+}
+
+/// Named bits over an unsigned integer: single-bit flags, and bit-fields of several bits.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Flags {
     pub name: String,
     pub doc: Option<String>,
     pub base: Prim,
     pub flags: Vec<Flag>,
+    /// Bit-fields in declaration order (lowest bits first); empty for TOML `[[flags]]` types.
+    /// On the wire the type is still its `base` integer: the fields only say how to read it.
+    pub fields: Vec<BitField>,
 }
 
 /// How a variant of a union selected by a type name is chosen.

@@ -16,6 +16,7 @@ pub mod lock;
 pub mod lower;
 pub mod ros;
 pub mod schema;
+pub mod wpistruct;
 
 pub use build::Builder;
 pub use diag::{Diagnostic, SchemaError};

@@ -914,6 +914,7 @@ impl Cx {
             doc: f.doc.as_ref().map(|d| d.value.clone()),
             base,
             flags,
+            fields: Vec::new(),
         })
     }
 

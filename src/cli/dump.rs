@@ -65,13 +65,20 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             .map_err(Failure::Input)
             .and_then(|r| super::carla::dump(r, &mut out, &path, args.frames.clone(), &select)),
         FormatKind::Rlog | FormatKind::RlogStream => {
-            super::rlogfile::reader(d.input, d.kind == FormatKind::RlogStream, args.input.assume_r1, &path)
+            let stream = d.kind == FormatKind::RlogStream;
+            let schemas = super::structs::rlog_schemas(&args.file, stream, args.input.assume_r1, &path);
+            let mut structs = super::structs::Decoder::new(schemas, &path);
+            super::rlogfile::reader(d.input, stream, args.input.assume_r1, &path)
                 .map_err(Failure::Input)
-                .and_then(|r| super::rlogfile::dump(r, &mut out, &path, &select))
+                .and_then(|r| super::rlogfile::dump(r, &mut out, &path, &select, &mut structs))
         }
-        FormatKind::Wpilog => super::wpilog::reader(d.input, &path)
-            .map_err(Failure::Input)
-            .and_then(|r| super::wpilog::dump(r, &mut out, &path, &select)),
+        FormatKind::Wpilog => {
+            let schemas = super::structs::wpilog_schemas(&args.file, &path);
+            let mut structs = super::structs::Decoder::new(schemas, &path);
+            super::wpilog::reader(d.input, &path)
+                .map_err(Failure::Input)
+                .and_then(|r| super::wpilog::dump(r, &mut out, &path, &select, &mut structs))
+        }
         FormatKind::Rosbag => {
             drop(d.input);
             let opts =

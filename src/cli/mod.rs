@@ -22,6 +22,7 @@ mod rlog;
 mod rlogfile;
 mod rosbag;
 mod source;
+mod structs;
 mod wpilog;
 
 use std::fmt;

@@ -23,13 +23,15 @@ pub fn reader(
     Reader::with_options(input, options).map_err(|e| format!("{path}: {e}"))
 }
 
-/// One JSON object per value record: `{"t", "key", "type", "value"}`. Every value before an
-/// error is printed; a value that does not decode as its declared type is reported and skipped.
+/// One JSON object per value record: `{"t", "key", "type", "value"}`, and for struct and proto
+/// values `decoded` or `decode_error`. Every value before an error is printed; a value that does
+/// not decode as its declared type is reported and skipped.
 pub fn dump(
     mut r: Reader<Box<dyn Read>>,
     out: &mut impl Write,
     path: &str,
     select: &super::source::Select,
+    structs: &mut super::structs::Decoder,
 ) -> Result<ExitCode, Failure> {
     let mut w = JsonWriter::new();
     let mut bad = 0u64;
@@ -48,8 +50,12 @@ pub fn dump(
                     Some(k) => w.str(Some("key"), &k.name),
                     None => w.null(Some("key")),
                 }
-                w.str(Some("type"), value.type_name(key.and_then(|k| k.declared_type.as_deref())));
+                let type_name = value.type_name(key.and_then(|k| k.declared_type.as_deref()));
+                w.str(Some("type"), type_name);
                 rlog::write_value_json(&mut w, Some("value"), &value);
+                if let Some(bytes) = super::structs::rlog_bytes(&value) {
+                    structs.write_json(&mut w, key.map_or("", |k| k.name.as_str()), type_name, bytes);
+                }
                 w.end_object();
                 let mut line = w.take();
                 line.push('\n');

@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use logspec::codegen::ir::{self, Schema, Ty, TypeDef, TypeId};
 use logspec::formats::rlog::{self, Event as RlogEvent};
+use logspec::formats::wpistruct::TypeRegistry;
 use logspec::runtime::{with_file_format, Event, FramedFormat, Reader, WithFormat};
 use logspec::value::Value;
 
@@ -200,12 +201,14 @@ pub fn read(
         }
         FormatKind::Rlog | FormatKind::RlogStream => {
             let stream = d.kind == FormatKind::RlogStream;
+            let schemas = super::structs::rlog_schemas(file, stream, assume_r1, path);
             let r = super::rlogfile::reader(d.input, stream, assume_r1, path).map_err(CliError::Input)?;
-            read_rlog(r, path, &mut state)?;
+            read_rlog(r, path, schemas, &mut state)?;
         }
         FormatKind::Wpilog => {
+            let schemas = super::structs::wpilog_schemas(file, path);
             let r = super::wpilog::reader(d.input, path).map_err(CliError::Input)?;
-            super::wpilog::read_samples(r, path, &mut state)?;
+            super::wpilog::read_samples(r, path, schemas, &mut state)?;
         }
     }
     // A filter that matched nothing is an error, not an empty output.
@@ -410,8 +413,16 @@ fn units_inherited(
 /// RLOG: one channel per key, typed by its declared (R2) or first value's (R1) type. An R1 key
 /// whose values change type (other than to `null`, a removed key) gets one more channel of the
 /// same name for each other type, so that no sink has to drop the values that do not fit.
-fn read_rlog(mut r: rlog::Reader<Box<dyn Read>>, path: &str, state: &mut State<'_>) -> Result<(), CliError> {
+/// RLOG: one channel per key; `struct:` and `proto:` values decoded through the log's schemas.
+fn read_rlog(
+    mut r: rlog::Reader<Box<dyn Read>>,
+    path: &str,
+    mut schemas: TypeRegistry,
+    state: &mut State<'_>,
+) -> Result<(), CliError> {
     let mut first_type: HashMap<String, String> = HashMap::new();
+    // Keys whose struct or proto values did not decode (warned about once).
+    let mut undecoded: std::collections::HashSet<String> = std::collections::HashSet::new();
     while let Some(ev) = r.next_event() {
         match ev {
             Ok(RlogEvent::Value { timestamp, key_id, value }) => {
@@ -419,13 +430,59 @@ fn read_rlog(mut r: rlog::Reader<Box<dyn Read>>, path: &str, state: &mut State<'
                 let name = key.map_or("?", |k| k.name.as_str());
                 let type_name = value.type_name(key.and_then(|k| k.declared_type.as_deref())).to_string();
                 let t_ns = seconds_to_ns(timestamp);
-                let value = || Value::Object(vec![("value".to_string(), rlog::to_value(&value))]);
-                let first = first_type.entry(name.to_string()).or_insert_with(|| type_name.clone());
-                if *first == type_name || type_name == "null" {
-                    state.deliver(name, t_ns, value, || rlog_channel(name, first))?;
-                } else {
-                    let channel_key = format!("{name}\0{type_name}");
-                    state.deliver(&channel_key, t_ns, value, || rlog_channel(name, &type_name))?;
+                let bytes = super::structs::rlog_bytes(&value);
+                if let Some(b) = bytes {
+                    schemas.offer(name, &type_name, b);
+                    for w in schemas.take_warnings() {
+                        state.outcome.warnings.push(format!("{path}: {w}"));
+                    }
+                }
+                let decoded = match bytes {
+                    Some(b) if TypeRegistry::decodes(&type_name) => match schemas.decode(&type_name, b) {
+                        Ok(v) => Some(v),
+                        Err(e) => {
+                            if undecoded.insert(name.to_string()) {
+                                state
+                                    .outcome
+                                    .warnings
+                                    .push(format!("{path}: `{name}`: {e}; its values are kept as hex"));
+                            }
+                            None
+                        }
+                    },
+                    _ => None,
+                };
+                match decoded {
+                    // A struct's members are the channel's columns (`translation.x`); anything
+                    // else is the one column `value` (`value[0].x` for arrays of structs).
+                    Some(v) => {
+                        let v = match v {
+                            Value::Object(_) => v,
+                            other => Value::Object(vec![("value".to_string(), other)]),
+                        };
+                        state.deliver(name, t_ns, || v, || struct_channel(&schemas, name, &type_name))?;
+                    }
+                    // A struct or proto value that does not decode stays hex, on a channel of
+                    // its own so that it never shares columns with the decoded values.
+                    None if TypeRegistry::decodes(&type_name) => {
+                        let value = || Value::Object(vec![("value".to_string(), rlog::to_value(&value))]);
+                        let channel_key = format!("{name}\0{type_name}\0hex");
+                        state.deliver(&channel_key, t_ns, value, || rlog_channel(name, &type_name))?;
+                    }
+                    // Other values: one channel per key, typed by its declared (R2) or first
+                    // value's (R1) type; an R1 key whose values change type (other than to
+                    // `null`, a removed key) gets one more channel of the same name per other
+                    // type, so that no sink has to drop the values that do not fit.
+                    None => {
+                        let value = || Value::Object(vec![("value".to_string(), rlog::to_value(&value))]);
+                        let first = first_type.entry(name.to_string()).or_insert_with(|| type_name.clone());
+                        if *first == type_name || type_name == "null" {
+                            state.deliver(name, t_ns, value, || rlog_channel(name, first))?;
+                        } else {
+                            let channel_key = format!("{name}\0{type_name}");
+                            state.deliver(&channel_key, t_ns, value, || rlog_channel(name, &type_name))?;
+                        }
+                    }
                 }
             }
             Ok(_) => {}
@@ -437,6 +494,41 @@ fn read_rlog(mut r: rlog::Reader<Box<dyn Read>>, path: &str, state: &mut State<'
         }
     }
     Ok(())
+}
+
+/// The channel of a key of decoded WPILib struct or protobuf values: the JSON Schema of a
+/// struct from its IR (enums as their names, as decoded); protobuf values are objects.
+pub(super) fn struct_channel(schemas: &TypeRegistry, key: &str, type_name: &str) -> Channel {
+    use logspec::codegen::backend::jsonschema::{struct_schema_with, type_schema, Opts};
+    let o = Opts { enum_names: true };
+    let name = type_name.strip_prefix("struct:").unwrap_or("");
+    let (name, array) = match name.strip_suffix("[]") {
+        Some(n) => (n, true),
+        None => (name, false),
+    };
+    let json_schema = match schemas.struct_ir(name) {
+        Ok((l, id)) if !array => struct_schema_with(&l.schema, id, o),
+        Ok((l, id)) => {
+            let items = type_schema(&l.schema, &Ty::Named(id), o);
+            let mut title = String::new();
+            logspec::json::string(&mut title, type_name);
+            format!(
+                r#"{{"$schema":"https://json-schema.org/draft/2020-12/schema","title":{title},"type":"object","properties":{{"value":{{"type":"array","items":{items}}}}},"required":["value"]}}"#
+            )
+        }
+        Err(_) => {
+            let mut title = String::new();
+            logspec::json::string(&mut title, type_name);
+            format!(r#"{{"$schema":"https://json-schema.org/draft/2020-12/schema","title":{title},"type":"object"}}"#)
+        }
+    };
+    Channel {
+        name: key.to_string(),
+        schema_name: type_name.to_string(),
+        json_schema,
+        units: BTreeMap::new(),
+        ros1: None,
+    }
 }
 
 /// The channel of an RLOG key: the JSON Schema of its declared (R2) or first seen (R1) type.

@@ -42,7 +42,7 @@ fn channel_of<'a>(rec: &RecordRef<'a>) -> Option<&'a str> {
 
 /// Writes one record as its dump line (without the newline). Returns whether the value was
 /// invalid (a standard-typed payload that did not decode).
-pub fn record_json(w: &mut JsonWriter, rec: &RecordRef<'_>) -> bool {
+pub fn record_json(w: &mut JsonWriter, rec: &RecordRef<'_>, structs: Option<&mut super::structs::Decoder>) -> bool {
     let mut invalid = false;
     w.begin_object(None);
     let ts = rec.header.timestamp;
@@ -93,6 +93,10 @@ pub fn record_json(w: &mut JsonWriter, rec: &RecordRef<'_>) -> bool {
                 w.null(Some("value"));
                 wpilog::write_hex(w, Some("invalid"), rec.payload);
             }
+            // `struct:` and `proto:` values: `decoded` or `decode_error` beside the hex value.
+            if let (Some(e), Some(structs)) = (entry, structs) {
+                structs.write_json(w, &e.name, &e.type_name, rec.payload);
+            }
         }
     }
     w.end_object();
@@ -109,6 +113,7 @@ pub fn dump(
     out: &mut impl Write,
     path: &str,
     select: &Select,
+    structs: &mut super::structs::Decoder,
 ) -> Result<ExitCode, Failure> {
     let mut w = JsonWriter::new();
     w.begin_object(None);
@@ -133,6 +138,10 @@ pub fn dump(
                 return Err(Failure::Input(format!("{path}: {e}")));
             }
         };
+        // Schemas are offered even when their records are filtered out, so values still decode.
+        if let Body::Data(Some(e)) = rec.body {
+            structs.reg.offer(&e.name, &e.type_name, rec.payload);
+        }
         if !wants_time(select, rec.header.timestamp) {
             continue;
         }
@@ -143,7 +152,7 @@ pub fn dump(
             orphans += 1;
             first_orphan.get_or_insert((rec.offset, rec.header.entry));
         }
-        if record_json(&mut w, &rec) {
+        if record_json(&mut w, &rec, Some(&mut *structs)) {
             invalid += 1;
             first_invalid.get_or_insert((rec.offset, rec.header.entry));
         }
@@ -436,9 +445,13 @@ fn strings<'a>(w: &mut JsonWriter, key: &str, items: impl IntoIterator<Item = &'
 pub(super) fn read_samples(
     mut r: Reader<Box<dyn Read>>,
     path: &str,
+    mut schemas: logspec::formats::wpistruct::TypeRegistry,
     state: &mut super::source::State<'_>,
 ) -> Result<(), CliError> {
+    use logspec::formats::wpistruct::TypeRegistry;
     use logspec::value::Value;
+    // Entries whose struct or proto values did not decode (warned about once).
+    let mut undecoded: BTreeSet<String> = BTreeSet::new();
     let mut orphans = 0u64;
     let mut negative = 0u64;
     while let Some(rec) = r.next_record() {
@@ -458,6 +471,32 @@ pub(super) fn read_samples(
             negative += 1;
             continue;
         };
+        schemas.offer(&entry.name, &entry.type_name, rec.payload);
+        for w in schemas.take_warnings() {
+            state.outcome.warnings.push(format!("{path}: {w}"));
+        }
+        if TypeRegistry::decodes(&entry.type_name) {
+            match schemas.decode(&entry.type_name, rec.payload) {
+                Ok(v) => {
+                    // As for RLOG: a struct's members are the channel's columns.
+                    let v = match v {
+                        Value::Object(_) => v,
+                        other => Value::Object(vec![("value".to_string(), other)]),
+                    };
+                    let describe = || super::source::struct_channel(&schemas, &entry.name, &entry.type_name);
+                    state.deliver(&entry.name, t_us.saturating_mul(1000), || v, describe)?;
+                    continue;
+                }
+                Err(e) => {
+                    if undecoded.insert(entry.name.clone()) {
+                        state
+                            .outcome
+                            .warnings
+                            .push(format!("{path}: `{}`: {e}; its values are kept as hex", entry.name));
+                    }
+                }
+            }
+        }
         let value = match wpilog::to_value(Some(entry), rec.payload) {
             Ok(v) => v,
             Err(e) => {

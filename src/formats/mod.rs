@@ -18,6 +18,10 @@ pub mod carla;
 /// ROS1 bags (format 2.0): the container, and messages decoded from their connections' embedded
 /// `.msg` definitions.
 pub mod rosbag;
+
 /// WPILib DataLog (`.wpilog`): the header, record header and control record types generated from
 /// `schemas/wpilog.toml`, and the streaming reader and writer that keep the entry table.
 pub mod wpilog;
+/// WPILib struct and protobuf values (`struct:X`, `proto:X`), as RLOG and WPILOG files carry
+/// them, decoded through the schemas in the log (the struct-schema front end and `prost-reflect`).
+pub mod wpistruct;

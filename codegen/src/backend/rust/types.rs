@@ -162,6 +162,45 @@ fn enum_items(cx: &Cx<'_>, e: &Enum) -> TokenStream {
     }
 }
 
+/// The getter of one bit-field: its bits shifted down, sign-extended for a signed field, as the
+/// field's declared type (`bool`, the signed or unsigned integer of the storage width, or an enum).
+fn bit_field_getter(cx: &Cx<'_>, base: Prim, b: &crate::ir::BitField) -> TokenStream {
+    use crate::ir::BitKind;
+    let name = super::field_ident(&b.name);
+    let bit = b.bit;
+    let mask = Literal::u64_unsuffixed(if b.width >= 64 { u64::MAX } else { (1u64 << b.width) - 1 });
+    let d = doc_attrs(Some(&format!("Bits {}..{} ({} bit(s)).", b.bit, b.bit + b.width, b.width)), None);
+    let raw = quote!(((self.0 as u64 >> #bit) & #mask));
+    let (ty, body) = match b.kind {
+        BitKind::Bool => (quote!(bool), quote!(#raw != 0)),
+        BitKind::Unsigned => (prim_type(base), {
+            let t = prim_type(base);
+            quote!(#raw as #t)
+        }),
+        BitKind::Signed => {
+            let signed = match base.size() {
+                1 => Prim::I8,
+                2 => Prim::I16,
+                4 => Prim::I32,
+                _ => Prim::I64,
+            };
+            let t = prim_type(signed);
+            let up = 64 - b.width;
+            (t.clone(), quote!((((#raw << #up) as i64) >> #up) as #t))
+        }
+        BitKind::Enum(id) => {
+            let e = match cx.schema.ty(id) {
+                TypeDef::Enum(e) => e,
+                other => panic!("bit-field enum {} is not an enum", other.name()),
+            };
+            let ident = format_ident!("{}", e.name);
+            let t = prim_type(e.base);
+            (quote!(#ident), quote!(#ident(#raw as #t)))
+        }
+    };
+    quote!(#d pub const fn #name(self) -> #ty { #body })
+}
+
 fn flags_items(cx: &Cx<'_>, f: &Flags) -> TokenStream {
     let rt = &cx.rt;
     let ident = format_ident!("{}", f.name);
@@ -183,6 +222,7 @@ fn flags_items(cx: &Cx<'_>, f: &Flags) -> TokenStream {
     });
     let size = Literal::usize_unsuffixed(f.base.size() as usize);
     let codec_impls = newtype_impls(cx, &ident, &base, &size);
+    let getters = f.fields.iter().map(|b| bit_field_getter(cx, f.base, b));
     quote! {
         #docs
         #[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -190,6 +230,7 @@ fn flags_items(cx: &Cx<'_>, f: &Flags) -> TokenStream {
         pub struct #ident(pub #base);
         #[allow(dead_code)]
         impl #ident {
+            #(#getters)*
             #(#consts)*
             /// Every named flag with its name.
             pub const NAMED: &'static [(Self, &'static str)] = &[#(#names),*];

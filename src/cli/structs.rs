@@ -1,0 +1,125 @@
+//! WPILib struct and protobuf values in the tools: the [`TypeRegistry`] of an RLOG input filled
+//! from its schema values, and the `decoded` / `decode_error` keys of `logspec dump`.
+//!
+//! Schema order: AdvantageScope decodes every value with every schema of the log, even one
+//! written after the value. For a file, logspec does the same by reading the file's schemas
+//! first (one extra pass that keeps only the schemas, so memory does not grow with the file);
+//! standard input and live streams are read once, so a value that comes before its schema there
+//! stays hex, with `decode_error` and a warning.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use logspec::formats::rlog::{self, Event, R2Value};
+use logspec::formats::wpistruct::TypeRegistry;
+use logspec::json::JsonWriter;
+use logspec::runtime::Visitor;
+use logspec::value::Value;
+
+/// The bytes of an R2 value that carries bytes (raw, struct, proto, any other declared type).
+pub fn rlog_bytes(v: &rlog::Value) -> Option<&[u8]> {
+    match v {
+        rlog::Value::R2(
+            R2Value::Raw { value } | R2Value::Struct { value } | R2Value::Proto { value } | R2Value::Other { value },
+        ) => Some(value),
+        _ => None,
+    }
+}
+
+/// Offers an RLOG value to the registry; returns whether it was a schema.
+pub fn offer_rlog(reg: &mut TypeRegistry, key: &str, declared: Option<&str>, v: &rlog::Value) -> bool {
+    match (declared, rlog_bytes(v)) {
+        (Some(t), Some(b)) => reg.offer(key, t, b),
+        _ => false,
+    }
+}
+
+/// A registry with every schema of an RLOG file, read in a first pass; empty for standard input
+/// (`-`), which cannot be read twice.
+pub fn rlog_schemas(file: &Path, stream: bool, assume_r1: bool, path: &str) -> TypeRegistry {
+    let mut reg = TypeRegistry::new();
+    if file.as_os_str() == "-" {
+        return reg;
+    }
+    let Ok(f) = std::fs::File::open(file) else { return reg };
+    let input: Box<dyn std::io::Read> = Box::new(std::io::BufReader::with_capacity(1 << 16, f));
+    let Ok(mut r) = super::rlogfile::reader(input, stream, assume_r1, path) else { return reg };
+    while let Some(ev) = r.next_event() {
+        match ev {
+            Ok(Event::Value { key_id, value, .. }) => {
+                if let Some(k) = r.key(key_id) {
+                    let (name, declared) = (k.name.clone(), k.declared_type.clone());
+                    offer_rlog(&mut reg, &name, declared.as_deref(), &value);
+                }
+            }
+            Ok(_) => {}
+            // The main pass reports errors; here they only end the search for schemas.
+            Err(e) if e.is_recoverable() => {}
+            Err(_) => break,
+        }
+    }
+    reg
+}
+
+/// A registry with every schema of a WPILOG file, read in a first pass; empty for standard
+/// input (`-`), which cannot be read twice.
+pub fn wpilog_schemas(file: &Path, path: &str) -> TypeRegistry {
+    use logspec::formats::wpilog::Body;
+    let mut reg = TypeRegistry::new();
+    if file.as_os_str() == "-" {
+        return reg;
+    }
+    let Ok(f) = std::fs::File::open(file) else { return reg };
+    let input: Box<dyn std::io::Read> = Box::new(std::io::BufReader::with_capacity(1 << 16, f));
+    let Ok(mut r) = super::wpilog::reader(input, path) else { return reg };
+    // The main pass reports errors; here they only end the search for schemas.
+    while let Some(Ok(rec)) = r.next_record() {
+        if let Body::Data(Some(e)) = rec.body {
+            reg.offer(&e.name, &e.type_name, rec.payload);
+        }
+    }
+    reg
+}
+
+/// Decodes a struct or proto value, warning on stderr once per type that does not decode.
+pub struct Decoder {
+    pub reg: TypeRegistry,
+    warned: BTreeSet<String>,
+    pub path: String,
+}
+
+impl Decoder {
+    pub fn new(reg: TypeRegistry, path: &str) -> Self {
+        Decoder { reg, warned: BTreeSet::new(), path: path.to_string() }
+    }
+
+    /// Offers the value to the registry (a schema), then, for a struct or proto type, decodes
+    /// it. `None` when the type is not decoded here.
+    pub fn decode(&mut self, key: &str, type_name: &str, bytes: &[u8]) -> Option<Result<Value, String>> {
+        self.reg.offer(key, type_name, bytes);
+        for w in self.reg.take_warnings() {
+            eprintln!("logspec: warning: {}: {w}", self.path);
+        }
+        if !TypeRegistry::decodes(type_name) {
+            return None;
+        }
+        Some(self.reg.decode(type_name, bytes).map_err(|e| {
+            if self.warned.insert(type_name.to_string()) {
+                eprintln!(
+                    "logspec: warning: {}: `{key}`: {e} (kept as hex; further values of this type are not reported)",
+                    self.path
+                );
+            }
+            e.message
+        }))
+    }
+
+    /// Writes `decoded` (the value) or `decode_error` (why not) for a struct or proto value.
+    pub fn write_json(&mut self, w: &mut JsonWriter, key: &str, type_name: &str, bytes: &[u8]) {
+        match self.decode(key, type_name, bytes) {
+            Some(Ok(v)) => v.write_json(w, Some("decoded")),
+            Some(Err(e)) => w.str(Some("decode_error"), &e),
+            None => {}
+        }
+    }
+}

@@ -1,0 +1,122 @@
+//! Protobuf values (`proto:X`), decoded with `prost-reflect` through the
+//! `proto:FileDescriptorProto` values of the log. The shape is protobufjs's
+//! `toObject(message, {defaults: true})`, as AdvantageScope shows it: every field of the message
+//! type by its declared name; an unset message field is `null`, an unset scalar its default;
+//! enums are numbers; repeated fields are arrays; maps are objects keyed by the key's text.
+
+use prost::Message;
+use prost_reflect::{DescriptorPool, DynamicMessage, MapKey, ReflectMessage};
+use prost_types::FileDescriptorProto;
+
+use crate::value::Value;
+
+/// The descriptor pool of a log, and the files that wait for a dependency not seen yet.
+#[derive(Default)]
+pub struct Protos {
+    pool: DescriptorPool,
+    pending: Vec<FileDescriptorProto>,
+}
+
+impl Protos {
+    /// Adds one serialized `FileDescriptorProto`. A file whose dependencies are not in the pool
+    /// yet waits for them (bounded by [`super::MAX_PENDING_PROTOS`]); a file already present is
+    /// ignored (the first definition wins).
+    pub fn add(&mut self, bytes: &[u8]) -> Result<(), String> {
+        let file = FileDescriptorProto::decode(bytes).map_err(|e| format!("not a FileDescriptorProto: {e}"))?;
+        if self.pool.get_file_by_name(file.name()).is_some() || self.pending.iter().any(|p| p.name == file.name) {
+            return Ok(());
+        }
+        if self.pending.len() >= super::MAX_PENDING_PROTOS {
+            return Err(format!(
+                "more than {} protobuf files wait for dependencies; `{}` is ignored",
+                super::MAX_PENDING_PROTOS,
+                file.name()
+            ));
+        }
+        self.pending.push(file);
+        // Add every waiting file whose dependencies are all present, until none can be added.
+        loop {
+            let ready =
+                self.pending.iter().position(|f| f.dependency.iter().all(|d| self.pool.get_file_by_name(d).is_some()));
+            let Some(i) = ready else { break };
+            let f = self.pending.swap_remove(i);
+            let name = f.name().to_string();
+            if let Err(e) = self.pool.add_file_descriptor_proto(f) {
+                return Err(format!("protobuf file `{name}` is not valid: {e}"));
+            }
+        }
+        Ok(())
+    }
+
+    /// Decodes a message of the full name `name` (`wpi.proto.ProtobufPose2d`).
+    pub fn decode(&self, name: &str, bytes: &[u8]) -> Result<Value, String> {
+        let Some(desc) = self.pool.get_message_by_name(name) else {
+            let waiting = self.pending.iter().any(|f| {
+                let pkg = f.package();
+                f.message_type.iter().any(|m| {
+                    let full = if pkg.is_empty() { m.name().to_string() } else { format!("{pkg}.{}", m.name()) };
+                    full == name
+                })
+            });
+            return Err(if waiting {
+                format!("Schema not defined: the file that defines `{name}` waits for a dependency not seen")
+            } else {
+                format!("Schema not defined: no FileDescriptorProto defines `{name}`")
+            });
+        };
+        let msg = DynamicMessage::decode(desc, bytes).map_err(|e| format!("not a valid `{name}` message: {e}"))?;
+        Ok(message(&msg))
+    }
+}
+
+fn message(m: &DynamicMessage) -> Value {
+    let desc = m.descriptor();
+    let mut out = Vec::new();
+    for f in desc.fields() {
+        let v = if f.is_list() || f.is_map() || m.has_field(&f) || !matches!(f.kind(), prost_reflect::Kind::Message(_))
+        {
+            value(&m.get_field(&f))
+        } else {
+            Value::Null
+        };
+        out.push((f.name().to_string(), v));
+    }
+    Value::Object(out)
+}
+
+fn value(v: &prost_reflect::Value) -> Value {
+    use prost_reflect::Value as P;
+    match v {
+        P::Bool(b) => Value::Bool(*b),
+        P::I32(i) => Value::Int(i64::from(*i)),
+        P::I64(i) => Value::Int(*i),
+        P::U32(u) => Value::UInt(u64::from(*u)),
+        P::U64(u) => Value::UInt(*u),
+        P::F32(f) => Value::Float(f64::from(*f)),
+        P::F64(f) => Value::Float(*f),
+        P::String(s) => Value::Str(s.clone()),
+        P::Bytes(b) => Value::Bytes(b.to_vec()),
+        P::EnumNumber(n) => Value::Int(i64::from(*n)),
+        P::Message(m) => message(m),
+        P::List(items) => Value::Array(items.iter().map(value).collect()),
+        P::Map(map) => {
+            let mut entries: Vec<(String, Value)> = map
+                .iter()
+                .map(|(k, v)| {
+                    let key = match k {
+                        MapKey::Bool(b) => b.to_string(),
+                        MapKey::I32(i) => i.to_string(),
+                        MapKey::I64(i) => i.to_string(),
+                        MapKey::U32(u) => u.to_string(),
+                        MapKey::U64(u) => u.to_string(),
+                        MapKey::String(s) => s.clone(),
+                    };
+                    (key, value(v))
+                })
+                .collect();
+            // Map order on the wire is not meaningful; sorted keys make output deterministic.
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            Value::Object(entries)
+        }
+    }
+}
