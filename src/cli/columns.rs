@@ -54,7 +54,7 @@ pub fn arrow_fields(schema: &Schema, fields: &[ir::Field], inherited_unit: Optio
 /// hold one). Enum and flags tables go into `meta`.
 fn arrow_type(schema: &Schema, ty: &Ty, unit: Option<&str>, meta: &mut HashMap<String, String>) -> Option<DataType> {
     Some(match ty {
-        Ty::Prim(p) => prim_type(*p),
+        Ty::Prim(p) | Ty::VarInt { prim: p, .. } => prim_type(*p),
         Ty::Bool => DataType::Boolean,
         Ty::Pad(_) => return None,
         Ty::Bytes(_) => DataType::Binary,

@@ -307,6 +307,7 @@ fn format_name(kind: FormatKind) -> &'static str {
         FormatKind::RlogStream => "rlog-stream",
         FormatKind::Carla => "carla",
         FormatKind::Rosbag => "rosbag",
+        FormatKind::Wpilog => "wpilog",
     }
 }
 

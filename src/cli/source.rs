@@ -528,6 +528,10 @@ pub(super) fn struct_channel(schemas: &TypeRegistry, key: &str, type_name: &str)
         json_schema,
         units: BTreeMap::new(),
         ros1: None,
+        // Decoded struct values show enums by name and bit-fields as members, which is not the
+        // shape of the struct's IR, so typed sinks get the values as JSON.
+        ty: None,
+        group: None,
     }
 }
 

@@ -309,7 +309,9 @@ impl Gen<'_> {
                 }
                 _ => false,
             },
-            Ty::ParamUnion { .. } => false,
+            // Variable-width integers (WPILOG's record header) are not generated in C yet: the
+            // header documents their layout in a comment.
+            Ty::ParamUnion { .. } | Ty::VarInt { .. } => false,
         }
     }
 
