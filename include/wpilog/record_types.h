@@ -7,10 +7,13 @@
  * Entry 0 holds control records. Little-endian.
  *
  * Byte order: every multi-byte value is little-endian on the wire unless its comment says
- * otherwise. The structs below are packed (`#pragma pack(1)`) with their padding spelled out, so
- * they match the wire byte for byte on a little-endian host; on a big-endian host, swap each
- * multi-byte field after reading and before writing. Members of a packed struct may be misaligned:
- * copy them out (or use memcpy) instead of taking their address.
+ * otherwise. The fixed-size structs below are packed (`#pragma pack(1)`) with their padding
+ * spelled out; their members hold host values. Move them to and from the wire with the generated
+ * <type>_encode and <type>_decode functions, which produce and check the exact wire bytes on a
+ * host of either byte order (so a big-endian host needs no hand swapping). Variable-size types get
+ * a _t struct to encode from (pointer and length members) and a _view_t struct that _decode fills
+ * with pointers into the input buffer; nothing allocates. Members of a packed struct may be
+ * misaligned: copy them out instead of taking their address.
  *
  * Names: types are wpilog_<name>_t and macros WPILOG_<NAME>..., except the contract macros (the
  * schema id and the REC_* record ids), which firmware spells without a prefix.
@@ -22,8 +25,9 @@
 #ifndef WPILOG_RECORD_TYPES_H
 #define WPILOG_RECORD_TYPES_H
 
-#include <stddef.h> /* offsetof */
+#include <stddef.h> /* offsetof, size_t */
 #include <stdint.h>
+#include <string.h> /* memcpy, memset, memcmp */
 
 #ifdef __cplusplus
 extern "C" {
@@ -46,7 +50,177 @@ extern "C" {
 /* Format constants. */
 #define WPILOG_RECORD_COUNT 0u /* Number of record types. */
 
-#pragma pack(push, 1)
+/*
+ * Error codes of the functions below: 0 is success, every failure is negative. Decoders check
+ * every length before they read, so a short or corrupt buffer returns an error, never reads past
+ * its end.
+ */
+#define WPILOG_OK         0    /* Success. */
+#define WPILOG_ERR_SHORT  (-1) /* The input ends before the value does. */
+#define WPILOG_ERR_CONST  (-2) /* A constant field (magic, marker) holds another value. */
+#define WPILOG_ERR_TAG    (-3) /* A union tag selects no variant. */
+#define WPILOG_ERR_COUNT  (-4) /* A length or count runs past the end of the input, or is not a whole number of elements. */
+#define WPILOG_ERR_SPACE  (-5) /* Encoding: the output buffer is too small. */
+#define WPILOG_ERR_RANGE  (-6) /* Encoding: a length or count does not fit its prefix. */
+#define WPILOG_ERR_SCHEMA (-7) /* The file header's schema id is not the one this header describes. */
+#define WPILOG_ERR_LENGTH (-8) /* A known record's length field disagrees with its fixed size. */
+
+/*
+ * Wire access: numbers are read and written byte by byte with shifts, so these are right on a host
+ * of either byte order; compilers merge them into single loads and stores where the orders agree.
+ * Floats travel as their IEEE 754 bit patterns.
+ */
+/* Byte copies: the compiler's builtins where it has them, so that they inline even under -ffreestanding or -fno-builtin; define WPILOG_MEMCPY, WPILOG_MEMSET and WPILOG_MEMCMP first to use others. */
+#ifndef WPILOG_MEMCPY
+#if defined(__GNUC__) || defined(__clang__)
+#define WPILOG_MEMCPY(d, s, n) __builtin_memcpy((d), (s), (n))
+#define WPILOG_MEMSET(d, c, n) __builtin_memset((d), (c), (n))
+#define WPILOG_MEMCMP(a, b, n) __builtin_memcmp((a), (b), (n))
+#else
+#define WPILOG_MEMCPY(d, s, n) memcpy((d), (s), (n))
+#define WPILOG_MEMSET(d, c, n) memset((d), (c), (n))
+#define WPILOG_MEMCMP(a, b, n) memcmp((a), (b), (n))
+#endif
+#endif
+
+/* The host's byte order, where the compiler says it: a packed struct whose numbers are all in the host's order is copied to and from the wire whole. Elsewhere, field by field. */
+#ifndef WPILOG_HOST_LE
+#if defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define WPILOG_HOST_LE 1
+#else
+#define WPILOG_HOST_LE 0
+#endif
+#endif
+#ifndef WPILOG_HOST_BE
+#if defined(__BYTE_ORDER__) && defined(__ORDER_BIG_ENDIAN__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define WPILOG_HOST_BE 1
+#else
+#define WPILOG_HOST_BE 0
+#endif
+#endif
+
+static inline uint16_t wpilog_get_u16le(const uint8_t *p)
+{
+    return (uint16_t)((unsigned)p[0] | ((unsigned)p[1] << 8));
+}
+static inline void wpilog_put_u16le(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+static inline uint32_t wpilog_get_u32le(const uint8_t *p)
+{
+    return (uint32_t)((uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24));
+}
+static inline void wpilog_put_u32le(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+static inline uint64_t wpilog_get_u64le(const uint8_t *p)
+{
+    return (uint64_t)((uint64_t)p[0] | ((uint64_t)p[1] << 8) | ((uint64_t)p[2] << 16) | ((uint64_t)p[3] << 24) | ((uint64_t)p[4] << 32) | ((uint64_t)p[5] << 40) | ((uint64_t)p[6] << 48) | ((uint64_t)p[7] << 56));
+}
+static inline void wpilog_put_u64le(uint8_t *p, uint64_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+    p[4] = (uint8_t)(v >> 32);
+    p[5] = (uint8_t)(v >> 40);
+    p[6] = (uint8_t)(v >> 48);
+    p[7] = (uint8_t)(v >> 56);
+}
+static inline float wpilog_get_f32le(const uint8_t *p)
+{
+    uint32_t u = wpilog_get_u32le(p);
+    float v;
+    WPILOG_MEMCPY(&v, &u, sizeof v);
+    return v;
+}
+static inline void wpilog_put_f32le(uint8_t *p, float v)
+{
+    uint32_t u;
+    WPILOG_MEMCPY(&u, &v, sizeof u);
+    wpilog_put_u32le(p, u);
+}
+static inline double wpilog_get_f64le(const uint8_t *p)
+{
+    uint64_t u = wpilog_get_u64le(p);
+    double v;
+    WPILOG_MEMCPY(&v, &u, sizeof v);
+    return v;
+}
+static inline void wpilog_put_f64le(uint8_t *p, double v)
+{
+    uint64_t u;
+    WPILOG_MEMCPY(&u, &v, sizeof u);
+    wpilog_put_u64le(p, u);
+}
+static inline uint16_t wpilog_get_u16be(const uint8_t *p)
+{
+    return (uint16_t)(((unsigned)p[0] << 8) | (unsigned)p[1]);
+}
+static inline void wpilog_put_u16be(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)(v >> 8);
+    p[1] = (uint8_t)v;
+}
+static inline uint32_t wpilog_get_u32be(const uint8_t *p)
+{
+    return (uint32_t)(((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) | ((uint32_t)p[2] << 8) | (uint32_t)p[3]);
+}
+static inline void wpilog_put_u32be(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)(v >> 24);
+    p[1] = (uint8_t)(v >> 16);
+    p[2] = (uint8_t)(v >> 8);
+    p[3] = (uint8_t)v;
+}
+static inline uint64_t wpilog_get_u64be(const uint8_t *p)
+{
+    return (uint64_t)(((uint64_t)p[0] << 56) | ((uint64_t)p[1] << 48) | ((uint64_t)p[2] << 40) | ((uint64_t)p[3] << 32) | ((uint64_t)p[4] << 24) | ((uint64_t)p[5] << 16) | ((uint64_t)p[6] << 8) | (uint64_t)p[7]);
+}
+static inline void wpilog_put_u64be(uint8_t *p, uint64_t v)
+{
+    p[0] = (uint8_t)(v >> 56);
+    p[1] = (uint8_t)(v >> 48);
+    p[2] = (uint8_t)(v >> 40);
+    p[3] = (uint8_t)(v >> 32);
+    p[4] = (uint8_t)(v >> 24);
+    p[5] = (uint8_t)(v >> 16);
+    p[6] = (uint8_t)(v >> 8);
+    p[7] = (uint8_t)v;
+}
+static inline float wpilog_get_f32be(const uint8_t *p)
+{
+    uint32_t u = wpilog_get_u32be(p);
+    float v;
+    WPILOG_MEMCPY(&v, &u, sizeof v);
+    return v;
+}
+static inline void wpilog_put_f32be(uint8_t *p, float v)
+{
+    uint32_t u;
+    WPILOG_MEMCPY(&u, &v, sizeof u);
+    wpilog_put_u32be(p, u);
+}
+static inline double wpilog_get_f64be(const uint8_t *p)
+{
+    uint64_t u = wpilog_get_u64be(p);
+    double v;
+    WPILOG_MEMCPY(&v, &u, sizeof v);
+    return v;
+}
+static inline void wpilog_put_f64be(uint8_t *p, double v)
+{
+    uint64_t u;
+    WPILOG_MEMCPY(&u, &v, sizeof u);
+    wpilog_put_u64be(p, u);
+}
 
 /*
  * FileHeader. The start of every file. The extra header is free text (WPILib writes an empty
@@ -57,6 +231,71 @@ extern "C" {
  *   6  version       u16                  Major version in the high byte, minor in the low: 0x0100 is 1.0. Readers accept major version 1.
  *   8  extra_header  string[count u32le]  Arbitrary text, UTF-8.
  */
+#define WPILOG_FILE_HEADER_MAGIC_VALUE "WPILOG" /* The constant `magic`. */
+
+/**
+ * FileHeader. Variable size: the input of _encode; pointers are the caller's, sequences are host
+ * values.
+ */
+typedef struct wpilog_file_header {
+    uint16_t version; /**< Major version in the high byte, minor in the low: 0x0100 is 1.0. Readers accept major version 1. */
+    const char *extra_header; /**< Arbitrary text, UTF-8. */
+    size_t extra_header_len; /**< In bytes. */
+} wpilog_file_header_t;
+/**
+ * FileHeader. Variable size: decoded by _decode; pointers point into the input buffer, sequences
+ * of numbers stay as wire bytes (read them with the _at functions).
+ */
+typedef struct wpilog_file_header_view {
+    uint16_t version; /**< Major version in the high byte, minor in the low: 0x0100 is 1.0. Readers accept major version 1. */
+    const char *extra_header; /**< Arbitrary text, UTF-8. */
+    size_t extra_header_len; /**< In bytes. */
+} wpilog_file_header_view_t;
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int wpilog_file_header_encode(uint8_t *buf, size_t cap, const wpilog_file_header_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap - n < 6u) return WPILOG_ERR_SPACE;
+    WPILOG_MEMCPY(buf + n, "WPILOG", 6u);
+    n += 6u;
+    if (cap - n < 2u) return WPILOG_ERR_SPACE;
+    wpilog_put_u16le(buf + n, (uint16_t)(v->version));
+    n += 2u;
+    if (v->extra_header_len > 4294967295u) return WPILOG_ERR_RANGE;
+    if (cap - n < 4u) return WPILOG_ERR_SPACE;
+    wpilog_put_u32le(buf + n, (uint32_t)(v->extra_header_len));
+    n += 4u;
+    if (cap - n < v->extra_header_len) return WPILOG_ERR_SPACE;
+    if (v->extra_header_len) WPILOG_MEMCPY(buf + n, v->extra_header, v->extra_header_len);
+    n += v->extra_header_len;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return WPILOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int wpilog_file_header_decode(wpilog_file_header_view_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len - n < 6u) return WPILOG_ERR_SHORT;
+    if (WPILOG_MEMCMP(buf + n, "WPILOG", 6u) != 0) return WPILOG_ERR_CONST;
+    n += 6u;
+    if (len - n < 2u) return WPILOG_ERR_SHORT;
+    v->version = wpilog_get_u16le((buf + n));
+    n += 2u;
+    if (len - n < 4u) return WPILOG_ERR_SHORT;
+    v->extra_header_len = (size_t)wpilog_get_u32le((buf + n));
+    n += 4u;
+    if (v->extra_header_len > len - n) return WPILOG_ERR_COUNT;
+    v->extra_header = (const char *)(buf + n);
+    n += v->extra_header_len;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return WPILOG_OK;
+}
 
 /*
  * RecordHeader. Precedes every record. The first byte gives the byte counts of the three integers
@@ -70,18 +309,8 @@ extern "C" {
  */
 
 /*
- * ControlRecord. The payload of a record of entry 0.
- *
- * Variable size, so no C struct. Wire layout (little-endian):
- *   0  kind  u8                 0 = Start, 1 = Finish, 2 = Set Metadata.
- *   1  body  union ControlBody  Variant selected by `kind`.
- */
-
-/*
- * Utf8U32. A UTF-8 string with a u32 byte length (an element of `string[]`).
- *
- * Variable size, so no C struct. Wire layout (little-endian):
- *   0  text  string[count u32le]
+ * RecordHeader: no encode/decode functions, because a field's layout is chosen outside the bytes
+ * (a reader parameter) or is not described by the schema (an extern type).
  */
 
 /*
@@ -101,6 +330,407 @@ extern "C" {
 #define WPILOG_CONTROL_BODY_START_TAG       0
 #define WPILOG_CONTROL_BODY_FINISH_TAG      1
 #define WPILOG_CONTROL_BODY_SETMETADATA_TAG 2
+
+/**
+ * ControlBody.Start: the body of this variant. Starts an entry: its id, name, type name and
+ * metadata. At least 17 bytes. Variable size: the input of _encode; pointers are the caller's,
+ * sequences are host values.
+ */
+typedef struct wpilog_control_body_start {
+    uint32_t entry; /**< The entry id being started (not 0). */
+    const char *name; /**< The entry's name, e.g. `NT:/SmartDashboard/x` or `/Robot/Pose`. */
+    size_t name_len; /**< In bytes. */
+    const char *type; /**< The data type: `boolean`, `int64`, `float`, `double`, `string`, the same with `[]`, `raw`, `json`, `struct:Name`, `proto:Name`, ... */
+    size_t type_len; /**< In bytes. */
+    const char *metadata; /**< Free text, often JSON. */
+    size_t metadata_len; /**< In bytes. */
+} wpilog_control_body_start_t;
+/**
+ * ControlBody.Start: the body of this variant. Starts an entry: its id, name, type name and
+ * metadata. At least 17 bytes. Variable size: decoded by _decode; pointers point into the input
+ * buffer, sequences of numbers stay as wire bytes (read them with the _at functions).
+ */
+typedef struct wpilog_control_body_start_view {
+    uint32_t entry; /**< The entry id being started (not 0). */
+    const char *name; /**< The entry's name, e.g. `NT:/SmartDashboard/x` or `/Robot/Pose`. */
+    size_t name_len; /**< In bytes. */
+    const char *type; /**< The data type: `boolean`, `int64`, `float`, `double`, `string`, the same with `[]`, `raw`, `json`, `struct:Name`, `proto:Name`, ... */
+    size_t type_len; /**< In bytes. */
+    const char *metadata; /**< Free text, often JSON. */
+    size_t metadata_len; /**< In bytes. */
+} wpilog_control_body_start_view_t;
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int wpilog_control_body_start_encode(uint8_t *buf, size_t cap, const wpilog_control_body_start_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap - n < 4u) return WPILOG_ERR_SPACE;
+    wpilog_put_u32le(buf + n, (uint32_t)(v->entry));
+    n += 4u;
+    if (v->name_len > 4294967295u) return WPILOG_ERR_RANGE;
+    if (cap - n < 4u) return WPILOG_ERR_SPACE;
+    wpilog_put_u32le(buf + n, (uint32_t)(v->name_len));
+    n += 4u;
+    if (cap - n < v->name_len) return WPILOG_ERR_SPACE;
+    if (v->name_len) WPILOG_MEMCPY(buf + n, v->name, v->name_len);
+    n += v->name_len;
+    if (v->type_len > 4294967295u) return WPILOG_ERR_RANGE;
+    if (cap - n < 4u) return WPILOG_ERR_SPACE;
+    wpilog_put_u32le(buf + n, (uint32_t)(v->type_len));
+    n += 4u;
+    if (cap - n < v->type_len) return WPILOG_ERR_SPACE;
+    if (v->type_len) WPILOG_MEMCPY(buf + n, v->type, v->type_len);
+    n += v->type_len;
+    if (v->metadata_len > 4294967295u) return WPILOG_ERR_RANGE;
+    if (cap - n < 4u) return WPILOG_ERR_SPACE;
+    wpilog_put_u32le(buf + n, (uint32_t)(v->metadata_len));
+    n += 4u;
+    if (cap - n < v->metadata_len) return WPILOG_ERR_SPACE;
+    if (v->metadata_len) WPILOG_MEMCPY(buf + n, v->metadata, v->metadata_len);
+    n += v->metadata_len;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return WPILOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int wpilog_control_body_start_decode(wpilog_control_body_start_view_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len - n < 4u) return WPILOG_ERR_SHORT;
+    v->entry = wpilog_get_u32le((buf + n));
+    n += 4u;
+    if (len - n < 4u) return WPILOG_ERR_SHORT;
+    v->name_len = (size_t)wpilog_get_u32le((buf + n));
+    n += 4u;
+    if (v->name_len > len - n) return WPILOG_ERR_COUNT;
+    v->name = (const char *)(buf + n);
+    n += v->name_len;
+    if (len - n < 4u) return WPILOG_ERR_SHORT;
+    v->type_len = (size_t)wpilog_get_u32le((buf + n));
+    n += 4u;
+    if (v->type_len > len - n) return WPILOG_ERR_COUNT;
+    v->type = (const char *)(buf + n);
+    n += v->type_len;
+    if (len - n < 4u) return WPILOG_ERR_SHORT;
+    v->metadata_len = (size_t)wpilog_get_u32le((buf + n));
+    n += 4u;
+    if (v->metadata_len > len - n) return WPILOG_ERR_COUNT;
+    v->metadata = (const char *)(buf + n);
+    n += v->metadata_len;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return WPILOG_OK;
+}
+
+/**
+ * ControlBody.Finish: the body of this variant. No more records for the entry; its id may be
+ * started again. Exactly 5 bytes. 4 bytes on the wire, little-endian.
+ */
+#pragma pack(push, 1)
+typedef struct wpilog_control_body_finish {
+    uint32_t entry;
+} wpilog_control_body_finish_t;
+#pragma pack(pop)
+#define WPILOG_CONTROL_BODY_FINISH_SIZE 4u
+WPILOG_STATIC_ASSERT(sizeof(wpilog_control_body_finish_t) == WPILOG_CONTROL_BODY_FINISH_SIZE, "wpilog_control_body_finish_t must be 4 bytes");
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int wpilog_control_body_finish_encode(uint8_t *buf, size_t cap, const wpilog_control_body_finish_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 4u) return WPILOG_ERR_SPACE;
+#if WPILOG_HOST_LE
+    WPILOG_MEMCPY(buf, v, 4u);
+    n = 4u;
+#else
+    wpilog_put_u32le(buf + n, (uint32_t)(v->entry));
+    n += 4u;
+#endif
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return WPILOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int wpilog_control_body_finish_decode(wpilog_control_body_finish_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len < 4u) return WPILOG_ERR_SHORT;
+#if WPILOG_HOST_LE
+    WPILOG_MEMCPY(v, buf, 4u);
+    n = 4u;
+#else
+    v->entry = wpilog_get_u32le((buf + n));
+    n += 4u;
+#endif
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return WPILOG_OK;
+}
+
+/**
+ * ControlBody.SetMetadata: the body of this variant. Replaces an entry's metadata. At least 9
+ * bytes. Variable size: the input of _encode; pointers are the caller's, sequences are host
+ * values.
+ */
+typedef struct wpilog_control_body_set_metadata {
+    uint32_t entry;
+    const char *metadata;
+    size_t metadata_len; /**< In bytes. */
+} wpilog_control_body_set_metadata_t;
+/**
+ * ControlBody.SetMetadata: the body of this variant. Replaces an entry's metadata. At least 9
+ * bytes. Variable size: decoded by _decode; pointers point into the input buffer, sequences of
+ * numbers stay as wire bytes (read them with the _at functions).
+ */
+typedef struct wpilog_control_body_set_metadata_view {
+    uint32_t entry;
+    const char *metadata;
+    size_t metadata_len; /**< In bytes. */
+} wpilog_control_body_set_metadata_view_t;
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int wpilog_control_body_set_metadata_encode(uint8_t *buf, size_t cap, const wpilog_control_body_set_metadata_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap - n < 4u) return WPILOG_ERR_SPACE;
+    wpilog_put_u32le(buf + n, (uint32_t)(v->entry));
+    n += 4u;
+    if (v->metadata_len > 4294967295u) return WPILOG_ERR_RANGE;
+    if (cap - n < 4u) return WPILOG_ERR_SPACE;
+    wpilog_put_u32le(buf + n, (uint32_t)(v->metadata_len));
+    n += 4u;
+    if (cap - n < v->metadata_len) return WPILOG_ERR_SPACE;
+    if (v->metadata_len) WPILOG_MEMCPY(buf + n, v->metadata, v->metadata_len);
+    n += v->metadata_len;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return WPILOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int wpilog_control_body_set_metadata_decode(wpilog_control_body_set_metadata_view_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len - n < 4u) return WPILOG_ERR_SHORT;
+    v->entry = wpilog_get_u32le((buf + n));
+    n += 4u;
+    if (len - n < 4u) return WPILOG_ERR_SHORT;
+    v->metadata_len = (size_t)wpilog_get_u32le((buf + n));
+    n += 4u;
+    if (v->metadata_len > len - n) return WPILOG_ERR_COUNT;
+    v->metadata = (const char *)(buf + n);
+    n += v->metadata_len;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return WPILOG_OK;
+}
+
+/*
+ * ControlRecord. The payload of a record of entry 0.
+ *
+ * Variable size, so no C struct. Wire layout (little-endian):
+ *   0  kind  u8                 0 = Start, 1 = Finish, 2 = Set Metadata.
+ *   1  body  union ControlBody  Variant selected by `kind`.
+ */
+
+/**
+ * ControlRecord. Variable size: the input of _encode; pointers are the caller's, sequences are
+ * host values.
+ */
+typedef struct wpilog_control_record {
+    uint8_t kind; /**< 0 = Start, 1 = Finish, 2 = Set Metadata. */
+    union { wpilog_control_body_start_t start; wpilog_control_body_finish_t finish; wpilog_control_body_set_metadata_t set_metadata; } body;
+} wpilog_control_record_t;
+/**
+ * ControlRecord. Variable size: decoded by _decode; pointers point into the input buffer,
+ * sequences of numbers stay as wire bytes (read them with the _at functions).
+ */
+typedef struct wpilog_control_record_view {
+    uint8_t kind; /**< 0 = Start, 1 = Finish, 2 = Set Metadata. */
+    union { wpilog_control_body_start_view_t start; wpilog_control_body_finish_t finish; wpilog_control_body_set_metadata_view_t set_metadata; } body;
+} wpilog_control_record_view_t;
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int wpilog_control_record_encode(uint8_t *buf, size_t cap, const wpilog_control_record_t *v, size_t *written)
+{
+    size_t n = 0;
+    int e = 0;
+    size_t k = 0;
+    (void)e;
+    (void)k;
+    if (cap - n < 1u) return WPILOG_ERR_SPACE;
+    (buf + n)[0] = (uint8_t)(v->kind);
+    n += 1u;
+    switch (v->kind) {
+    case 0:
+        e = wpilog_control_body_start_encode(buf + n, cap - n, &v->body.start, &k);
+        if (e) return e;
+        n += k;
+        break;
+    case 1:
+        e = wpilog_control_body_finish_encode(buf + n, cap - n, &v->body.finish, &k);
+        if (e) return e;
+        n += k;
+        break;
+    case 2:
+        e = wpilog_control_body_set_metadata_encode(buf + n, cap - n, &v->body.set_metadata, &k);
+        if (e) return e;
+        n += k;
+        break;
+    default:
+        return WPILOG_ERR_TAG;
+    }
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return WPILOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int wpilog_control_record_decode(wpilog_control_record_view_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    int e = 0;
+    size_t k = 0;
+    (void)e;
+    (void)k;
+    if (len - n < 1u) return WPILOG_ERR_SHORT;
+    v->kind = ((buf + n))[0];
+    n += 1u;
+    switch (v->kind) {
+    case 0:
+        e = wpilog_control_body_start_decode(&v->body.start, buf + n, len - n, &k);
+        if (e) return e;
+        n += k;
+        break;
+    case 1:
+        e = wpilog_control_body_finish_decode(&v->body.finish, buf + n, len - n, &k);
+        if (e) return e;
+        n += k;
+        break;
+    case 2:
+        e = wpilog_control_body_set_metadata_decode(&v->body.set_metadata, buf + n, len - n, &k);
+        if (e) return e;
+        n += k;
+        break;
+    default:
+        return WPILOG_ERR_TAG;
+    }
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return WPILOG_OK;
+}
+
+/**
+ * Writes one ControlRecord with the Start body (kind = 0). Starts an entry: its id, name, type
+ * name and metadata. At least 17 bytes. Returns the bytes written, or 0 when it does not fit in
+ * `cap` bytes or a length does not fit its prefix.
+ */
+static inline size_t wpilog_control_record_write_start(uint8_t *buf, size_t cap, const wpilog_control_body_start_t *p)
+{
+    wpilog_control_record_t m;
+    size_t k = 0;
+    WPILOG_MEMSET(&m, 0, sizeof m);
+    m.kind = (uint8_t)0;
+    m.body.start = *p;
+    return wpilog_control_record_encode(buf, cap, &m, &k) == WPILOG_OK ? k : 0u;
+}
+
+/**
+ * Writes one ControlRecord with the Finish body (kind = 1). No more records for the entry; its id
+ * may be started again. Exactly 5 bytes. Returns the bytes written, or 0 when it does not fit in
+ * `cap` bytes or a length does not fit its prefix.
+ */
+static inline size_t wpilog_control_record_write_finish(uint8_t *buf, size_t cap, const wpilog_control_body_finish_t *p)
+{
+    wpilog_control_record_t m;
+    size_t k = 0;
+    WPILOG_MEMSET(&m, 0, sizeof m);
+    m.kind = (uint8_t)1;
+    m.body.finish = *p;
+    return wpilog_control_record_encode(buf, cap, &m, &k) == WPILOG_OK ? k : 0u;
+}
+
+/**
+ * Writes one ControlRecord with the SetMetadata body (kind = 2). Replaces an entry's metadata. At
+ * least 9 bytes. Returns the bytes written, or 0 when it does not fit in `cap` bytes or a length
+ * does not fit its prefix.
+ */
+static inline size_t wpilog_control_record_write_set_metadata(uint8_t *buf, size_t cap, const wpilog_control_body_set_metadata_t *p)
+{
+    wpilog_control_record_t m;
+    size_t k = 0;
+    WPILOG_MEMSET(&m, 0, sizeof m);
+    m.kind = (uint8_t)2;
+    m.body.set_metadata = *p;
+    return wpilog_control_record_encode(buf, cap, &m, &k) == WPILOG_OK ? k : 0u;
+}
+
+/*
+ * Utf8U32. A UTF-8 string with a u32 byte length (an element of `string[]`).
+ *
+ * Variable size, so no C struct. Wire layout (little-endian):
+ *   0  text  string[count u32le]
+ */
+
+/**
+ * Utf8U32. Variable size: the input of _encode; pointers are the caller's, sequences are host
+ * values.
+ */
+typedef struct wpilog_utf8_u32 {
+    const char *text;
+    size_t text_len; /**< In bytes. */
+} wpilog_utf8_u32_t;
+/**
+ * Utf8U32. Variable size: decoded by _decode; pointers point into the input buffer, sequences of
+ * numbers stay as wire bytes (read them with the _at functions).
+ */
+typedef struct wpilog_utf8_u32_view {
+    const char *text;
+    size_t text_len; /**< In bytes. */
+} wpilog_utf8_u32_view_t;
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int wpilog_utf8_u32_encode(uint8_t *buf, size_t cap, const wpilog_utf8_u32_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (v->text_len > 4294967295u) return WPILOG_ERR_RANGE;
+    if (cap - n < 4u) return WPILOG_ERR_SPACE;
+    wpilog_put_u32le(buf + n, (uint32_t)(v->text_len));
+    n += 4u;
+    if (cap - n < v->text_len) return WPILOG_ERR_SPACE;
+    if (v->text_len) WPILOG_MEMCPY(buf + n, v->text, v->text_len);
+    n += v->text_len;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return WPILOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int wpilog_utf8_u32_decode(wpilog_utf8_u32_view_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len - n < 4u) return WPILOG_ERR_SHORT;
+    v->text_len = (size_t)wpilog_get_u32le((buf + n));
+    n += 4u;
+    if (v->text_len > len - n) return WPILOG_ERR_COUNT;
+    v->text = (const char *)(buf + n);
+    n += v->text_len;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return WPILOG_OK;
+}
 
 /*
  * DataValue: a tagged union; variable size, so no C type. A data record's payload, selected by its
@@ -130,7 +760,599 @@ extern "C" {
  *     0  value  bytes[rest of payload]
  */
 
+/**
+ * DataValue.Boolean: the body of this variant. One byte; non-zero is true. 1 bytes on the wire,
+ * little-endian.
+ */
+#pragma pack(push, 1)
+typedef struct wpilog_data_value_boolean {
+    uint8_t value; /**< bool: 0 or 1. */
+} wpilog_data_value_boolean_t;
 #pragma pack(pop)
+#define WPILOG_DATA_VALUE_BOOLEAN_SIZE 1u
+WPILOG_STATIC_ASSERT(sizeof(wpilog_data_value_boolean_t) == WPILOG_DATA_VALUE_BOOLEAN_SIZE, "wpilog_data_value_boolean_t must be 1 bytes");
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int wpilog_data_value_boolean_encode(uint8_t *buf, size_t cap, const wpilog_data_value_boolean_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 1u) return WPILOG_ERR_SPACE;
+    buf[n] = (uint8_t)(v->value != 0);
+    n += 1u;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return WPILOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int wpilog_data_value_boolean_decode(wpilog_data_value_boolean_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len < 1u) return WPILOG_ERR_SHORT;
+    v->value = (uint8_t)(buf[n] != 0);
+    n += 1u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return WPILOG_OK;
+}
+
+/** DataValue.Int64: the body of this variant. 8 bytes on the wire, little-endian. */
+#pragma pack(push, 1)
+typedef struct wpilog_data_value_int64 {
+    int64_t value;
+} wpilog_data_value_int64_t;
+#pragma pack(pop)
+#define WPILOG_DATA_VALUE_INT64_SIZE 8u
+WPILOG_STATIC_ASSERT(sizeof(wpilog_data_value_int64_t) == WPILOG_DATA_VALUE_INT64_SIZE, "wpilog_data_value_int64_t must be 8 bytes");
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int wpilog_data_value_int64_encode(uint8_t *buf, size_t cap, const wpilog_data_value_int64_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 8u) return WPILOG_ERR_SPACE;
+#if WPILOG_HOST_LE
+    WPILOG_MEMCPY(buf, v, 8u);
+    n = 8u;
+#else
+    wpilog_put_u64le(buf + n, (uint64_t)(v->value));
+    n += 8u;
+#endif
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return WPILOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int wpilog_data_value_int64_decode(wpilog_data_value_int64_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len < 8u) return WPILOG_ERR_SHORT;
+#if WPILOG_HOST_LE
+    WPILOG_MEMCPY(v, buf, 8u);
+    n = 8u;
+#else
+    v->value = (int64_t)(wpilog_get_u64le((buf + n)));
+    n += 8u;
+#endif
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return WPILOG_OK;
+}
+
+/** DataValue.Float: the body of this variant. 4 bytes on the wire, little-endian. */
+#pragma pack(push, 1)
+typedef struct wpilog_data_value_float {
+    float value;
+} wpilog_data_value_float_t;
+#pragma pack(pop)
+#define WPILOG_DATA_VALUE_FLOAT_SIZE 4u
+WPILOG_STATIC_ASSERT(sizeof(wpilog_data_value_float_t) == WPILOG_DATA_VALUE_FLOAT_SIZE, "wpilog_data_value_float_t must be 4 bytes");
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int wpilog_data_value_float_encode(uint8_t *buf, size_t cap, const wpilog_data_value_float_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 4u) return WPILOG_ERR_SPACE;
+#if WPILOG_HOST_LE
+    WPILOG_MEMCPY(buf, v, 4u);
+    n = 4u;
+#else
+    wpilog_put_f32le(buf + n, v->value);
+    n += 4u;
+#endif
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return WPILOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int wpilog_data_value_float_decode(wpilog_data_value_float_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len < 4u) return WPILOG_ERR_SHORT;
+#if WPILOG_HOST_LE
+    WPILOG_MEMCPY(v, buf, 4u);
+    n = 4u;
+#else
+    v->value = wpilog_get_f32le((buf + n));
+    n += 4u;
+#endif
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return WPILOG_OK;
+}
+
+/** DataValue.Double: the body of this variant. 8 bytes on the wire, little-endian. */
+#pragma pack(push, 1)
+typedef struct wpilog_data_value_double {
+    double value;
+} wpilog_data_value_double_t;
+#pragma pack(pop)
+#define WPILOG_DATA_VALUE_DOUBLE_SIZE 8u
+WPILOG_STATIC_ASSERT(sizeof(wpilog_data_value_double_t) == WPILOG_DATA_VALUE_DOUBLE_SIZE, "wpilog_data_value_double_t must be 8 bytes");
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int wpilog_data_value_double_encode(uint8_t *buf, size_t cap, const wpilog_data_value_double_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 8u) return WPILOG_ERR_SPACE;
+#if WPILOG_HOST_LE
+    WPILOG_MEMCPY(buf, v, 8u);
+    n = 8u;
+#else
+    wpilog_put_f64le(buf + n, v->value);
+    n += 8u;
+#endif
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return WPILOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int wpilog_data_value_double_decode(wpilog_data_value_double_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len < 8u) return WPILOG_ERR_SHORT;
+#if WPILOG_HOST_LE
+    WPILOG_MEMCPY(v, buf, 8u);
+    n = 8u;
+#else
+    v->value = wpilog_get_f64le((buf + n));
+    n += 8u;
+#endif
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return WPILOG_OK;
+}
+
+/**
+ * DataValue.String: the body of this variant. UTF-8 text, the whole payload. Variable size: the
+ * input of _encode; pointers are the caller's, sequences are host values.
+ */
+typedef struct wpilog_data_value_string {
+    const char *value;
+    size_t value_len; /**< In bytes. */
+} wpilog_data_value_string_t;
+/**
+ * DataValue.String: the body of this variant. UTF-8 text, the whole payload. Variable size:
+ * decoded by _decode; pointers point into the input buffer, sequences of numbers stay as wire
+ * bytes (read them with the _at functions).
+ */
+typedef struct wpilog_data_value_string_view {
+    const char *value;
+    size_t value_len; /**< In bytes. */
+} wpilog_data_value_string_view_t;
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int wpilog_data_value_string_encode(uint8_t *buf, size_t cap, const wpilog_data_value_string_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap - n < v->value_len) return WPILOG_ERR_SPACE;
+    if (v->value_len) WPILOG_MEMCPY(buf + n, v->value, v->value_len);
+    n += v->value_len;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return WPILOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int wpilog_data_value_string_decode(wpilog_data_value_string_view_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    v->value_len = len - n;
+    v->value = (const char *)(buf + n);
+    n += v->value_len;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return WPILOG_OK;
+}
+
+/**
+ * DataValue.BooleanArray: the body of this variant. Variable size: the input of _encode; pointers
+ * are the caller's, sequences are host values.
+ */
+typedef struct wpilog_data_value_boolean_array {
+    const uint8_t *value;
+    size_t value_count;
+} wpilog_data_value_boolean_array_t;
+/**
+ * DataValue.BooleanArray: the body of this variant. Variable size: decoded by _decode; pointers
+ * point into the input buffer, sequences of numbers stay as wire bytes (read them with the _at
+ * functions).
+ */
+typedef struct wpilog_data_value_boolean_array_view {
+    const uint8_t *value; /* wire bytes */
+    size_t value_count;
+} wpilog_data_value_boolean_array_view_t;
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int wpilog_data_value_boolean_array_encode(uint8_t *buf, size_t cap, const wpilog_data_value_boolean_array_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (v->value_count > (cap - n) / 1u) return WPILOG_ERR_SPACE;
+    {
+        size_t i;
+        for (i = 0; i < v->value_count; i++) {
+            buf[n] = (uint8_t)(v->value[i] != 0);
+            n += 1u;
+        }
+    }
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return WPILOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int wpilog_data_value_boolean_array_decode(wpilog_data_value_boolean_array_view_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if ((len - n) % 1u != 0) return WPILOG_ERR_COUNT;
+    v->value_count = (len - n) / 1u;
+    v->value = buf + n;
+    if (v->value_count > (len - n) / 1u) return WPILOG_ERR_COUNT;
+    n += v->value_count * 1u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return WPILOG_OK;
+}
+/** Element `i` (below `v->value_count`) of a decoded `value`. */
+static inline uint8_t wpilog_data_value_boolean_array_value_at(const wpilog_data_value_boolean_array_view_t *v, size_t i)
+{
+    return (uint8_t)(v->value[i] != 0);
+}
+
+/**
+ * DataValue.Int64Array: the body of this variant. Variable size: the input of _encode; pointers
+ * are the caller's, sequences are host values.
+ */
+typedef struct wpilog_data_value_int64_array {
+    const int64_t *value;
+    size_t value_count;
+} wpilog_data_value_int64_array_t;
+/**
+ * DataValue.Int64Array: the body of this variant. Variable size: decoded by _decode; pointers
+ * point into the input buffer, sequences of numbers stay as wire bytes (read them with the _at
+ * functions).
+ */
+typedef struct wpilog_data_value_int64_array_view {
+    const uint8_t *value; /* wire bytes */
+    size_t value_count;
+} wpilog_data_value_int64_array_view_t;
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int wpilog_data_value_int64_array_encode(uint8_t *buf, size_t cap, const wpilog_data_value_int64_array_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (v->value_count > (cap - n) / 8u) return WPILOG_ERR_SPACE;
+    {
+        size_t i;
+        for (i = 0; i < v->value_count; i++) {
+            wpilog_put_u64le(buf + n, (uint64_t)(v->value[i]));
+            n += 8u;
+        }
+    }
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return WPILOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int wpilog_data_value_int64_array_decode(wpilog_data_value_int64_array_view_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if ((len - n) % 8u != 0) return WPILOG_ERR_COUNT;
+    v->value_count = (len - n) / 8u;
+    v->value = buf + n;
+    if (v->value_count > (len - n) / 8u) return WPILOG_ERR_COUNT;
+    n += v->value_count * 8u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return WPILOG_OK;
+}
+/** Element `i` (below `v->value_count`) of a decoded `value`. */
+static inline int64_t wpilog_data_value_int64_array_value_at(const wpilog_data_value_int64_array_view_t *v, size_t i)
+{
+    return (int64_t)(wpilog_get_u64le((v->value + 8u * i)));
+}
+
+/**
+ * DataValue.FloatArray: the body of this variant. Variable size: the input of _encode; pointers
+ * are the caller's, sequences are host values.
+ */
+typedef struct wpilog_data_value_float_array {
+    const float *value;
+    size_t value_count;
+} wpilog_data_value_float_array_t;
+/**
+ * DataValue.FloatArray: the body of this variant. Variable size: decoded by _decode; pointers
+ * point into the input buffer, sequences of numbers stay as wire bytes (read them with the _at
+ * functions).
+ */
+typedef struct wpilog_data_value_float_array_view {
+    const uint8_t *value; /* wire bytes */
+    size_t value_count;
+} wpilog_data_value_float_array_view_t;
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int wpilog_data_value_float_array_encode(uint8_t *buf, size_t cap, const wpilog_data_value_float_array_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (v->value_count > (cap - n) / 4u) return WPILOG_ERR_SPACE;
+    {
+        size_t i;
+        for (i = 0; i < v->value_count; i++) {
+            wpilog_put_f32le(buf + n, v->value[i]);
+            n += 4u;
+        }
+    }
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return WPILOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int wpilog_data_value_float_array_decode(wpilog_data_value_float_array_view_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if ((len - n) % 4u != 0) return WPILOG_ERR_COUNT;
+    v->value_count = (len - n) / 4u;
+    v->value = buf + n;
+    if (v->value_count > (len - n) / 4u) return WPILOG_ERR_COUNT;
+    n += v->value_count * 4u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return WPILOG_OK;
+}
+/** Element `i` (below `v->value_count`) of a decoded `value`. */
+static inline float wpilog_data_value_float_array_value_at(const wpilog_data_value_float_array_view_t *v, size_t i)
+{
+    return wpilog_get_f32le((v->value + 4u * i));
+}
+
+/**
+ * DataValue.DoubleArray: the body of this variant. Variable size: the input of _encode; pointers
+ * are the caller's, sequences are host values.
+ */
+typedef struct wpilog_data_value_double_array {
+    const double *value;
+    size_t value_count;
+} wpilog_data_value_double_array_t;
+/**
+ * DataValue.DoubleArray: the body of this variant. Variable size: decoded by _decode; pointers
+ * point into the input buffer, sequences of numbers stay as wire bytes (read them with the _at
+ * functions).
+ */
+typedef struct wpilog_data_value_double_array_view {
+    const uint8_t *value; /* wire bytes */
+    size_t value_count;
+} wpilog_data_value_double_array_view_t;
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int wpilog_data_value_double_array_encode(uint8_t *buf, size_t cap, const wpilog_data_value_double_array_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (v->value_count > (cap - n) / 8u) return WPILOG_ERR_SPACE;
+    {
+        size_t i;
+        for (i = 0; i < v->value_count; i++) {
+            wpilog_put_f64le(buf + n, v->value[i]);
+            n += 8u;
+        }
+    }
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return WPILOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int wpilog_data_value_double_array_decode(wpilog_data_value_double_array_view_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if ((len - n) % 8u != 0) return WPILOG_ERR_COUNT;
+    v->value_count = (len - n) / 8u;
+    v->value = buf + n;
+    if (v->value_count > (len - n) / 8u) return WPILOG_ERR_COUNT;
+    n += v->value_count * 8u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return WPILOG_OK;
+}
+/** Element `i` (below `v->value_count`) of a decoded `value`. */
+static inline double wpilog_data_value_double_array_value_at(const wpilog_data_value_double_array_view_t *v, size_t i)
+{
+    return wpilog_get_f64le((v->value + 8u * i));
+}
+
+/**
+ * DataValue.StringArray: the body of this variant. u32 count, then each string with a u32 length.
+ * Variable size: the input of _encode; pointers are the caller's, sequences are host values.
+ */
+typedef struct wpilog_data_value_string_array {
+    const wpilog_utf8_u32_t *value;
+    size_t value_count;
+} wpilog_data_value_string_array_t;
+/**
+ * DataValue.StringArray: the body of this variant. u32 count, then each string with a u32 length.
+ * Variable size: decoded by _decode; pointers point into the input buffer, sequences of numbers
+ * stay as wire bytes (read them with the _at functions).
+ */
+typedef struct wpilog_data_value_string_array_view {
+    const uint8_t *value; /* wire bytes */
+    size_t value_count;
+    size_t value_size; /**< In bytes; walk the elements with their _decode. */
+} wpilog_data_value_string_array_view_t;
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int wpilog_data_value_string_array_encode(uint8_t *buf, size_t cap, const wpilog_data_value_string_array_t *v, size_t *written)
+{
+    size_t n = 0;
+    int e = 0;
+    size_t k = 0;
+    (void)e;
+    (void)k;
+    if (v->value_count > 4294967295u) return WPILOG_ERR_RANGE;
+    if (cap - n < 4u) return WPILOG_ERR_SPACE;
+    wpilog_put_u32le(buf + n, (uint32_t)(v->value_count));
+    n += 4u;
+    {
+        size_t i;
+        for (i = 0; i < v->value_count; i++) {
+            e = wpilog_utf8_u32_encode(buf + n, cap - n, &v->value[i], &k);
+            if (e) return e;
+            n += k;
+        }
+    }
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return WPILOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int wpilog_data_value_string_array_decode(wpilog_data_value_string_array_view_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    int e = 0;
+    size_t k = 0;
+    (void)e;
+    (void)k;
+    if (len - n < 4u) return WPILOG_ERR_SHORT;
+    v->value_count = (size_t)wpilog_get_u32le((buf + n));
+    n += 4u;
+    v->value = buf + n;
+    if (v->value_count > (len - n) / 4u) return WPILOG_ERR_COUNT;
+    {
+        size_t i;
+        wpilog_utf8_u32_view_t tmp;
+        size_t start = n;
+        for (i = 0; i < v->value_count; i++) {
+            e = wpilog_utf8_u32_decode(&tmp, buf + n, len - n, &k);
+            if (e) return e;
+            n += k;
+        }
+        v->value_size = n - start;
+    }
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return WPILOG_OK;
+}
+
+/**
+ * DataValue.Other: the body of this variant. Any other type (`raw`, `json`, `msgpack`,
+ * `structschema`, `struct:...`, `proto:...`, NT4's `int`): the payload as bytes. Variable size:
+ * the input of _encode; pointers are the caller's, sequences are host values.
+ */
+typedef struct wpilog_data_value_other {
+    const uint8_t *value;
+    size_t value_len;
+} wpilog_data_value_other_t;
+/**
+ * DataValue.Other: the body of this variant. Any other type (`raw`, `json`, `msgpack`,
+ * `structschema`, `struct:...`, `proto:...`, NT4's `int`): the payload as bytes. Variable size:
+ * decoded by _decode; pointers point into the input buffer, sequences of numbers stay as wire
+ * bytes (read them with the _at functions).
+ */
+typedef struct wpilog_data_value_other_view {
+    const uint8_t *value;
+    size_t value_len;
+} wpilog_data_value_other_view_t;
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int wpilog_data_value_other_encode(uint8_t *buf, size_t cap, const wpilog_data_value_other_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap - n < v->value_len) return WPILOG_ERR_SPACE;
+    if (v->value_len) WPILOG_MEMCPY(buf + n, v->value, v->value_len);
+    n += v->value_len;
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return WPILOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int wpilog_data_value_other_decode(wpilog_data_value_other_view_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    v->value_len = len - n;
+    v->value = (buf + n);
+    n += v->value_len;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return WPILOG_OK;
+}
+
+#define WPILOG_DATA_VALUE_BOOLEAN_INDEX       0
+#define WPILOG_DATA_VALUE_INT64_INDEX         1
+#define WPILOG_DATA_VALUE_FLOAT_INDEX         2
+#define WPILOG_DATA_VALUE_DOUBLE_INDEX        3
+#define WPILOG_DATA_VALUE_STRING_INDEX        4
+#define WPILOG_DATA_VALUE_BOOLEAN_ARRAY_INDEX 5
+#define WPILOG_DATA_VALUE_INT64_ARRAY_INDEX   6
+#define WPILOG_DATA_VALUE_FLOAT_ARRAY_INDEX   7
+#define WPILOG_DATA_VALUE_DOUBLE_ARRAY_INDEX  8
+#define WPILOG_DATA_VALUE_STRING_ARRAY_INDEX  9
+#define WPILOG_DATA_VALUE_OTHER_INDEX         10
+/**
+ * The variant of DataValue that a type name selects (one of WPILOG_DATA_VALUE_*_INDEX): exact
+ * names first, then prefixes, then the default; -1 when none does.
+ */
+static inline int wpilog_data_value_select(const char *name, size_t len)
+{
+    if (len == 7u && WPILOG_MEMCMP(name, "boolean", 7u) == 0) return 0;
+    if (len == 5u && WPILOG_MEMCMP(name, "int64", 5u) == 0) return 1;
+    if (len == 5u && WPILOG_MEMCMP(name, "float", 5u) == 0) return 2;
+    if (len == 6u && WPILOG_MEMCMP(name, "double", 6u) == 0) return 3;
+    if (len == 6u && WPILOG_MEMCMP(name, "string", 6u) == 0) return 4;
+    if (len == 9u && WPILOG_MEMCMP(name, "boolean[]", 9u) == 0) return 5;
+    if (len == 7u && WPILOG_MEMCMP(name, "int64[]", 7u) == 0) return 6;
+    if (len == 7u && WPILOG_MEMCMP(name, "float[]", 7u) == 0) return 7;
+    if (len == 8u && WPILOG_MEMCMP(name, "double[]", 8u) == 0) return 8;
+    if (len == 8u && WPILOG_MEMCMP(name, "string[]", 8u) == 0) return 9;
+    (void)name;
+    (void)len;
+    return 10;
+}
 
 #ifdef __cplusplus
 } /* extern "C" */
