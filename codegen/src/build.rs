@@ -189,7 +189,13 @@ impl Builder {
     fn history(&self, path: &Path, schema: &crate::ir::Schema) -> Result<Vec<crate::ir::Schema>, BuildError> {
         let (lock_path, lock) = crate::lock::read_next_to(path).map_err(BuildError::Lock)?;
         if self.emit_rerun {
-            println!("cargo:rerun-if-changed={}", lock_path.display());
+            // Cargo treats a watched path that does not exist as changed on every build, so a
+            // missing lock file is watched through its folder (which changes when it is created).
+            let watched = match (&lock, lock_path.parent()) {
+                (None, Some(dir)) if !dir.as_os_str().is_empty() => dir,
+                _ => lock_path.as_path(),
+            };
+            println!("cargo:rerun-if-changed={}", watched.display());
         }
         match lock {
             Some(l) => crate::history::history(schema, &l)
