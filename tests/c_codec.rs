@@ -3,7 +3,8 @@
 //!
 //! - x86-64 (little-endian) with gcc under `-fsanitize=address,undefined`, and with clang, and
 //!   as C++11 with g++;
-//! - a big-endian host: Debian's `powerpc-linux-gnu-gcc`, run with `qemu-ppc` (qemu-user).
+//! - a big-endian host: Debian's `powerpc-linux-gnu-gcc`, run with `qemu-ppc` (qemu-user);
+//! - the firmware's target, Cortex-M4F, on QEMU's netduinoplus2 board (bare, semihosting).
 //!
 //! For every vector a generated C program stores the values into the `_t` struct, encodes it and
 //! compares the bytes; decodes the bytes and compares every value (numbers, strings, byte
@@ -432,16 +433,71 @@ fn golden_program(format: &str, schema: &Schema) -> (String, usize) {
         n += 1;
     }
     let prog = format!(
-        "#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n#include \"{format}/record_types.h\"\n\n\
-         static int bad = 0;\n\
-         static void check(int ok, const char *what)\n{{\n    if (!ok) {{\n        printf(\"FAIL %s\\n\", what);\n        bad++;\n    }}\n}}\n\n\
-         /* An exact-size heap copy, so that the sanitizer sees any read past its end. */\n\
-         static uint8_t *dup(const uint8_t *p, size_t n)\n{{\n    uint8_t *c = (uint8_t *)malloc(n ? n : 1u);\n    if (n) memcpy(c, p, n);\n    return c;\n}}\n\n\
-         {funcs}{extra}\nint main(void)\n{{\n{calls}    extra();\n    printf(\"%d\\n\", {n} - bad);\n    return bad != 0;\n}}\n",
+        "#include <string.h>\n#include \"{format}/record_types.h\"\n\n{PRELUDE}\n{funcs}{extra}\nint main(void)\n{{\n{calls}    extra();\n    say_int({n} - bad);\n    say(\"\\n\");\n    return bad != 0;\n}}\n",
         extra = extra_cases(format)
     );
     (prog, n)
 }
+
+/// The program's output and heap: stdio and malloc on a hosted target; on the bare Cortex-M4
+/// (`GOLDEN_BARE`), the firmware's semihosting console and one static buffer (each vector holds
+/// one allocation at a time).
+const PRELUDE: &str = r#"#ifdef GOLDEN_BARE
+#include "semihost.h"
+static uint8_t pool_[16384];
+static void *golden_alloc(size_t n)
+{
+    return n <= sizeof pool_ ? (void *)pool_ : (void *)0;
+}
+#define malloc(n) golden_alloc(n)
+#define free(p) ((void)(p))
+static void say(const char *s)
+{
+    sh_puts(s);
+}
+#else
+#include <stdio.h>
+#include <stdlib.h>
+static void say(const char *s)
+{
+    fputs(s, stdout);
+}
+#endif
+static void say_int(int v)
+{
+    char b[16];
+    int i = 15;
+    b[i] = 0;
+    if (v < 0) {
+        say("-");
+        v = -v;
+    }
+    do {
+        b[--i] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v > 0 && i > 0);
+    say(b + i);
+}
+
+static int bad = 0;
+static void check(int ok, const char *what)
+{
+    if (!ok) {
+        say("FAIL ");
+        say(what);
+        say("\n");
+        bad++;
+    }
+}
+
+/* An exact-size heap copy, so that the sanitizer sees any read past its end. */
+static uint8_t *dup(const uint8_t *p, size_t n)
+{
+    uint8_t *c = (uint8_t *)malloc(n ? n : 1u);
+    if (n) memcpy(c, p, n);
+    return c;
+}
+"#;
 
 /// Hand-written checks of the error codes and of the framed reader and writers.
 fn extra_cases(format: &str) -> String {
@@ -605,13 +661,87 @@ fn big_endian_powerpc_under_qemu() {
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "1", "the PowerPC host is big-endian");
 }
 
+/// The firmware's target: Cortex-M4F (little-endian, 32-bit `size_t`, doubles in software) on
+/// QEMU's netduinoplus2 board, with the firmware example's startup code, semihosting console and
+/// linker script; the vector programs run bare, with a static buffer for a heap.
+fn cortex_m4_under_qemu() {
+    let fw = root().join("examples/firmware");
+    let arch = ["-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16"];
+    for rel in SCHEMAS {
+        let schema = compile(rel);
+        let format = schema.format.name.clone();
+        let (prog, n) = golden_program(&format, &schema);
+        let dir = scratch(&format!("cortex-m4-{format}"));
+        for a in logspec::codegen::backend::c::CBackend.generate(&schema) {
+            let path = dir.join(&a.path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, a.contents).unwrap();
+        }
+        std::fs::write(dir.join("golden.c"), prog).unwrap();
+        let cc = |args: &[&std::ffi::OsStr], what: &str| {
+            let out = Command::new("arm-none-eabi-gcc").args(arch).args(args).output().expect("run arm-none-eabi-gcc");
+            assert!(out.status.success(), "{what} ({format}):\n{}", String::from_utf8_lossy(&out.stderr));
+        };
+        let os = |s: &str| std::ffi::OsString::from(s);
+        let inc = [os("-I"), dir.join("include").into_os_string(), os("-I"), fw.clone().into_os_string()];
+        let common = [os("-std=c11"), os("-Os"), os("-ffunction-sections"), os("-fdata-sections"), os("-DGOLDEN_BARE")];
+        let mut objs = Vec::new();
+        for (src, strict) in
+            [(dir.join("golden.c"), true), (fw.join("startup.c"), false), (fw.join("semihost.c"), false)]
+        {
+            let obj = dir.join(src.file_name().unwrap()).with_extension("o");
+            let mut a: Vec<std::ffi::OsString> = common.to_vec();
+            a.extend(inc.iter().cloned());
+            if strict {
+                a.extend(WARNINGS.iter().map(|w| os(w)));
+            }
+            a.extend([os("-c"), src.into_os_string(), os("-o"), obj.clone().into_os_string()]);
+            let refs: Vec<&std::ffi::OsStr> = a.iter().map(|x| x.as_os_str()).collect();
+            cc(&refs, "compile");
+            objs.push(obj.into_os_string());
+        }
+        let elf = dir.join("golden.elf");
+        let mut a =
+            vec![os("-nostartfiles"), os("--specs=nano.specs"), os("-T"), fw.join("stm32f405.ld").into_os_string()];
+        a.extend([os("-Wl,--gc-sections"), os("-o"), elf.clone().into_os_string()]);
+        a.extend(objs);
+        let refs: Vec<&std::ffi::OsStr> = a.iter().map(|x| x.as_os_str()).collect();
+        cc(&refs, "link");
+        let mut child = Command::new("qemu-system-arm")
+            .args(["-M", "netduinoplus2", "-nographic", "-monitor", "none", "-serial", "none"])
+            .args(["-semihosting-config", "enable=on,target=native", "-kernel"])
+            .arg(&elf)
+            .current_dir(&dir)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("start qemu-system-arm");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(300);
+        while child.try_wait().expect("wait for qemu").is_none() {
+            if std::time::Instant::now() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("{format}: the Cortex-M4 vector program did not finish in 300 s");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let out = child.wait_with_output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{format} on Cortex-M4: C disagrees with the golden vectors:\n{text}");
+        assert_eq!(text.trim(), n.to_string(), "{format} on Cortex-M4");
+    }
+}
+
 fn main() {
     let gcc = [Need::Program("gcc")];
     let ppc = [Need::Program("powerpc-linux-gnu-gcc"), Need::Program("qemu-ppc")];
+    let arm = [Need::Program("arm-none-eabi-gcc"), Need::Program("qemu-system-arm")];
     tools::run(vec![
         tools::trial("golden_vectors_x86_64_gcc_asan_ubsan", &gcc, x86_64_gcc_asan_ubsan),
         tools::trial("golden_vectors_x86_64_clang_c11", &[Need::Program("clang")], x86_64_clang_c11),
         tools::trial("golden_vectors_x86_64_gpp_cpp11", &[Need::Program("g++")], x86_64_gpp_cpp11),
         tools::trial("golden_vectors_big_endian_powerpc_qemu", &ppc, big_endian_powerpc_under_qemu),
+        tools::trial("golden_vectors_cortex_m4_qemu", &arm, cortex_m4_under_qemu),
     ]);
 }

@@ -1,5 +1,6 @@
 //! The STM32F4 logger demo (`examples/firmware/`), end to end: built with arm-none-eabi-gcc against
-//! the generated `include/usvlog/record_types.h`, run on QEMU's netduinoplus2 board (STM32F405,
+//! the generated `include/usvlog/record_types.h`, whose writers (`usvlog_write_file_header`,
+//! `usvlog_write_<record>`) make every byte the firmware logs, run on QEMU's netduinoplus2 board (STM32F405,
 //! Cortex-M4F) with semihosting, and the `timeseries.bin` it writes on the host decoded with the
 //! USVLOG reader. Every record is compared bit for bit with a host recomputation of the firmware's
 //! toy simulation (single-precision IEEE arithmetic without fused multiply-add is the same on both).

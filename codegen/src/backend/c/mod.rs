@@ -10,6 +10,9 @@
 //! Rust-style type name: `REC_NAV_SOLUTION` -> `usvlog_rec_nav_solution_t`.
 
 mod codec;
+mod variants;
+mod wire;
+mod writers;
 
 use std::collections::BTreeSet;
 use std::fmt::Write;
@@ -623,7 +626,7 @@ impl Gen<'_> {
             .filter_map(|f| {
                 let value = match (&f.value, &f.ty) {
                     (Some(ConstValue::Int(v)), Ty::Bool) => u_lit(*v as u64),
-                    (Some(ConstValue::Int(v)), t) => int_lit(*v, codec::base_prim_of(self, t).unwrap_or(Prim::I64)),
+                    (Some(ConstValue::Int(v)), t) => int_lit(*v, wire::base_prim_of(self, t).unwrap_or(Prim::I64)),
                     (Some(ConstValue::Bytes(b)), _) => c_string(b),
                     (None, _) => return None,
                 };

@@ -1,0 +1,305 @@
+//! The typed writers and the record reader of framed formats (`<format>_write_file_header`,
+//! `<format>_write_<record>`, `<format>_next_record`), and the per-variant writers of tagged
+//! messages (`rlog_r2_message_write_field`): the functions that pair a tag with its body.
+
+use std::fmt::Write;
+
+use super::codec::ident;
+use super::wire::{base_prim, prefix_max};
+use super::{int_lit, one_line, prim_c, snake, Gen};
+use crate::ir::{Field, Prim, Struct, Ty, TypeDef, TypeId};
+
+macro_rules! putln {
+    ($out:expr, $($arg:tt)*) => {{
+        let _ = writeln!($out, $($arg)*);
+    }};
+}
+
+impl Gen<'_> {
+    /// The typed writers and the record reader of a framed format.
+    pub(super) fn framing_functions(&mut self) {
+        let s = self.s;
+        let (l, u) = (self.n.lower.clone(), self.n.upper.clone());
+        if let Some(fh) = s.file_header {
+            let st = s.strukt(fh);
+            let sh = self.struct_shape(fh, st);
+            if sh.fixed() && self.supported(&Ty::Named(fh)) {
+                let sid = s.format.schema_id.as_ref().and_then(|id| id.field.map(|f| (f, id.macro_name.clone())));
+                let settable: Vec<&Field> = st
+                    .fields
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, f)| !f.is_padding() && f.value.is_none() && sid.as_ref().map(|x| x.0) != Some(*i))
+                    .map(|(_, f)| f)
+                    .collect();
+                let scalar = settable.iter().all(|f| base_prim(self, &f.ty).is_some() || f.ty == Ty::Bool);
+                let params: Vec<String> = if scalar {
+                    settable
+                        .iter()
+                        .map(|f| format!("{} {}", self.c_decl(&f.ty).map(|d| d.0).unwrap_or_default(), f.name))
+                        .collect()
+                } else {
+                    vec![format!("const {} *fields", sh.enc_ty())]
+                };
+                let mut doc = format!("Writes the file header ({} bytes) at `buf`: constants", st.size.unwrap_or(0));
+                if let Some((_, m)) = &sid {
+                    doc.push_str(&format!(" and {m}"));
+                }
+                doc.push_str(" filled in, padding zeroed. Returns the bytes written, or 0 when `cap` is too small.");
+                self.block(&doc, true);
+                let mut p = vec!["uint8_t *buf".to_string(), "size_t cap".to_string()];
+                p.extend(params);
+                putln!(self.out, "static inline size_t {l}_write_file_header({})\n{{", p.join(", "));
+                putln!(self.out, "    {} h;\n    size_t k = 0;", sh.enc_ty());
+                if scalar {
+                    putln!(self.out, "    {u}_MEMSET(&h, 0, sizeof h);");
+                    for f in &settable {
+                        putln!(self.out, "    h.{0} = {0};", f.name);
+                    }
+                } else {
+                    putln!(self.out, "    h = *fields;");
+                }
+                if let Some((i, m)) = &sid {
+                    putln!(self.out, "    h.{} = {m};", st.fields[*i].name);
+                }
+                putln!(self.out, "    return {}_encode(buf, cap, &h, &k) == {u}_OK ? k : 0u;\n}}", sh.stem);
+                // Reading it back.
+                self.block(
+                    &format!(
+                        "Reads the file header at `buf` (`len` bytes) into `*h`, checking its constants{}. Returns {u}_OK or an error code.",
+                        if sid.is_some() { " and schema id" } else { "" }
+                    ),
+                    true,
+                );
+                putln!(
+                    self.out,
+                    "static inline int {l}_read_file_header({} *h, const uint8_t *buf, size_t len)\n{{\n    int e = {}_decode(h, buf, len, NULL);\n    if (e) return e;",
+                    sh.enc_ty(),
+                    sh.stem
+                );
+                if let Some((i, m)) = &sid {
+                    putln!(self.out, "    if (h->{} != {m}) return {u}_ERR_SCHEMA;", st.fields[*i].name);
+                }
+                putln!(self.out, "    return {u}_OK;\n}}\n");
+            }
+        }
+        let Some(fr) = &s.framing else { return };
+        let hst = s.strukt(fr.header);
+        let hsh = self.struct_shape(fr.header, hst);
+        let Some(hsize) = hst.size.filter(|_| self.supported(&Ty::Named(fr.header))) else { return };
+        let tag_f = &hst.fields[fr.tag];
+        let tag_p = base_prim(self, &tag_f.ty).unwrap_or(Prim::U64);
+        let len_f = fr.length.map(|i| &hst.fields[i]);
+        let extra: Vec<&Field> = hst
+            .fields
+            .iter()
+            .enumerate()
+            .filter(|(i, f)| {
+                !f.is_padding()
+                    && f.value.is_none()
+                    && *i != fr.tag
+                    && Some(*i) != fr.length
+                    && Some(*i) != fr.timestamp
+            })
+            .map(|(_, f)| f)
+            .collect();
+        if !extra.iter().all(|f| base_prim(self, &f.ty).is_some()) {
+            return;
+        }
+        for r in &s.records {
+            let body = s.strukt(r.body);
+            if !self.supported(&Ty::Named(r.body)) && body.size != Some(0) {
+                continue;
+            }
+            let bsh = self.struct_shape(r.body, body);
+            let mut params = vec!["uint8_t *buf".to_string(), "size_t cap".to_string()];
+            if let Some(ts) = fr.timestamp {
+                let f = &hst.fields[ts];
+                params.push(format!("{} {}", self.c_decl(&f.ty).map(|d| d.0).unwrap_or_default(), f.name));
+            }
+            for f in &extra {
+                params.push(format!("{} {}", self.c_decl(&f.ty).map(|d| d.0).unwrap_or_default(), f.name));
+            }
+            let empty = body.size == Some(0);
+            if !empty {
+                params.push(format!("const {} *p", bsh.enc_ty()));
+            }
+            self.block(
+                &format!(
+                    "Writes one {} record (header and payload) at `buf`. Returns the bytes written, or 0 when it does not fit in `cap` bytes{}.",
+                    r.name,
+                    if body.size.is_none() { " or a length does not fit its field" } else { "" }
+                ),
+                true,
+            );
+            let fname = format!("{l}_write_{}", snake(&r.name).to_ascii_lowercase());
+            putln!(self.out, "static inline size_t {fname}({})\n{{", params.join(", "));
+            putln!(self.out, "    {} h;\n    size_t k = 0;\n    if (cap < {hsize}u) return 0u;", hsh.enc_ty());
+            if !empty {
+                putln!(
+                    self.out,
+                    "    if ({}_encode(buf + {hsize}u, cap - {hsize}u, p, &k) != {u}_OK) return 0u;",
+                    bsh.stem
+                );
+            }
+            putln!(self.out, "    {u}_MEMSET(&h, 0, sizeof h);");
+            putln!(
+                self.out,
+                "    h.{} = ({}){};",
+                tag_f.name,
+                self.c_decl(&tag_f.ty).map(|d| d.0).unwrap_or_default(),
+                int_lit(r.id.into(), tag_p)
+            );
+            if let Some(lf) = len_f {
+                let lp = base_prim(self, &lf.ty).unwrap_or(Prim::U64);
+                putln!(self.out, "    if (k > {}) return 0u;", prefix_max(lp));
+                putln!(self.out, "    h.{} = ({})k;", lf.name, prim_c(lp));
+            }
+            if let Some(ts) = fr.timestamp {
+                putln!(self.out, "    h.{0} = {0};", hst.fields[ts].name);
+            }
+            for f in &extra {
+                putln!(self.out, "    h.{0} = {0};", f.name);
+            }
+            putln!(self.out, "    (void){}_encode(buf, {hsize}u, &h, NULL);\n    return {hsize}u + k;\n}}\n", hsh.stem);
+        }
+        // The reader.
+        let rec_t = format!("{l}_framed_record_t");
+        self.block(
+            &format!("One record found by {l}_next_record: its decoded header and where its payload is in the buffer."),
+            true,
+        );
+        putln!(
+            self.out,
+            "typedef struct {l}_framed_record {{\n    {} header;\n    const uint8_t *payload; /**< Points into the buffer given to {l}_next_record. */\n    size_t payload_len;\n    size_t offset; /**< Of the record header, from the start of the buffer. */\n}} {rec_t};",
+            hsh.enc_ty()
+        );
+        self.block(
+            &format!(
+                "Reads the record at `*pos` in `buf` (`len` bytes; records only, after the file header) into `*rec` and advances `*pos` past it. Returns 1 for a record, 0 at the end of the buffer, or an error code (with `*pos` left at the bad record: every record before it was returned). {}",
+                if len_f.is_some() {
+                    format!("A known record whose length is not its fixed size is {u}_ERR_LENGTH; an unknown id is returned like any other (skip it by its length).")
+                } else {
+                    format!("Records carry no length, so an unknown id is {u}_ERR_TAG.")
+                }
+            ),
+            true,
+        );
+        putln!(
+            self.out,
+            "static inline int {l}_next_record(const uint8_t *buf, size_t len, size_t *pos, {rec_t} *rec)\n{{\n    size_t at = *pos, plen = 0;\n    int e;\n    if (at >= len) return 0;\n    e = {}_decode(&rec->header, buf + at, len - at, NULL);\n    if (e) return e;",
+            hsh.stem
+        );
+        match len_f {
+            Some(lf) => {
+                putln!(
+                    self.out,
+                    "    plen = (size_t)rec->header.{};\n    if (plen > len - at - {hsize}u) return {u}_ERR_SHORT;\n    switch (rec->header.{}) {{",
+                    lf.name,
+                    tag_f.name
+                );
+                for r in &s.records {
+                    if let Some(n) = s.strukt(r.body).size {
+                        let rmac = if r.name.starts_with("REC_") {
+                            r.name.clone()
+                        } else {
+                            format!("{}_ID", self.n.mac(r.body))
+                        };
+                        putln!(
+                            self.out,
+                            "    case {rmac}:\n        if (plen != {n}u) return {u}_ERR_LENGTH;\n        break;"
+                        );
+                    }
+                }
+                putln!(self.out, "    default:\n        break;\n    }}");
+            }
+            None => {
+                putln!(self.out, "    switch (rec->header.{}) {{", tag_f.name);
+                for r in &s.records {
+                    let rmac =
+                        if r.name.starts_with("REC_") { r.name.clone() } else { format!("{}_ID", self.n.mac(r.body)) };
+                    let body = s.strukt(r.body);
+                    match body.size {
+                        Some(n) => putln!(self.out, "    case {rmac}:\n        plen = {n}u;\n        break;"),
+                        None if self.supported(&Ty::Named(r.body)) => {
+                            let bsh = self.struct_shape(r.body, body);
+                            putln!(
+                                self.out,
+                                "    case {rmac}: {{\n        {} tmp;\n        e = {}_decode(&tmp, buf + at + {hsize}u, len - at - {hsize}u, &plen);\n        if (e) return e;\n        break;\n    }}",
+                                bsh.view_ty(),
+                                bsh.stem
+                            );
+                        }
+                        None => {}
+                    }
+                }
+                putln!(self.out, "    default:\n        return {u}_ERR_TAG;\n    }}\n    if (plen > len - at - {hsize}u) return {u}_ERR_SHORT;");
+            }
+        }
+        putln!(
+            self.out,
+            "    rec->payload = buf + at + {hsize}u;\n    rec->payload_len = plen;\n    rec->offset = at;\n    *pos = at + {hsize}u + plen;\n    return 1;\n}}\n"
+        );
+    }
+
+    /// Message writers: for a struct whose body is a union selected by one of its own fields (an
+    /// RLOG message: kind byte, then the body), one `<struct>_write_<variant>` per variant that
+    /// sets the tag, so that a tag cannot be paired with the wrong body.
+    pub(super) fn message_writers(&mut self, id: TypeId, st: &Struct) {
+        let u = self.n.upper.clone();
+        let unions: Vec<(usize, TypeId, usize)> = st
+            .fields
+            .iter()
+            .enumerate()
+            .filter_map(|(i, f)| match f.ty {
+                Ty::Union { id, tag_field } => Some((i, id, tag_field)),
+                _ => None,
+            })
+            .collect();
+        let [(ui, uid, tag)] = unions.as_slice() else { return };
+        let others: Vec<&Field> = st
+            .fields
+            .iter()
+            .enumerate()
+            .filter(|(i, f)| i != ui && i != tag && !f.is_padding() && f.value.is_none())
+            .map(|(_, f)| f)
+            .collect();
+        if !others.iter().all(|f| base_prim(self, &f.ty).is_some() || f.ty == Ty::Bool)
+            || !self.supported(&Ty::Named(id))
+        {
+            return;
+        }
+        let TypeDef::Union(un) = self.s.ty(*uid) else { return };
+        let sh = self.struct_shape(id, st);
+        let tag_f = &st.fields[*tag];
+        let tag_c = self.c_decl(&tag_f.ty).map(|d| d.0).unwrap_or_default();
+        for (i, var) in un.variants.iter().enumerate() {
+            let vs = self.variant_shape(*uid, un, i);
+            let mut params = vec!["uint8_t *buf".to_string(), "size_t cap".to_string()];
+            for f in &others {
+                params.push(format!("{} {}", self.c_decl(&f.ty).map(|d| d.0).unwrap_or_default(), f.name));
+            }
+            if !var.fields.is_empty() {
+                params.push(format!("const {} *p", vs.enc_ty()));
+            }
+            let mut doc = format!("Writes one {} with the {} body ({} = {}).", st.name, var.name, tag_f.name, var.tag);
+            if let Some(d) = &var.doc {
+                doc.push(' ');
+                doc.push_str(&one_line(d));
+            }
+            doc.push_str(" Returns the bytes written, or 0 when it does not fit in `cap` bytes or a length does not fit its prefix.");
+            self.block(&doc, true);
+            let vname = ident(&var.name).trim_end_matches('_').to_string();
+            putln!(self.out, "static inline size_t {}_write_{vname}({})\n{{", sh.stem, params.join(", "));
+            putln!(self.out, "    {} m;\n    size_t k = 0;\n    {u}_MEMSET(&m, 0, sizeof m);", sh.enc_ty());
+            putln!(self.out, "    m.{} = ({tag_c}){};", tag_f.name, int_lit(var.tag, Prim::I64).trim_end_matches("LL"));
+            for f in &others {
+                putln!(self.out, "    m.{0} = {0};", f.name);
+            }
+            if !var.fields.is_empty() {
+                putln!(self.out, "    m.{}.{} = *p;", st.fields[*ui].name, ident(&var.name));
+            }
+            putln!(self.out, "    return {}_encode(buf, cap, &m, &k) == {u}_OK ? k : 0u;\n}}\n", sh.stem);
+        }
+    }
+}
