@@ -294,7 +294,8 @@ struct Tally {
 }
 
 impl Tally {
-    const DENSE: u32 = 4096;
+    /// Ids below this are counted in a vector (at most 32 KB of slots), larger ones in a map.
+    const DENSE: u32 = 1024;
 
     #[inline]
     fn count(&mut self, id: u32) {

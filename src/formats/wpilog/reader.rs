@@ -10,8 +10,8 @@ use logspec_runtime::{Cursor, Decode, DecodeError, DecodeErrorKind, Endian, Read
 use super::{ControlBody, ControlRecord, Entry, FileHeader, RecordHeader};
 
 /// Entry ids below this are kept in a vector indexed by id (the common case: writers number
-/// entries from 1); larger ids go to a map, so a single Start record can never make the reader
-/// allocate more than this table.
+/// entries from 1); larger ids go to a map. A Start record can make the reader allocate at most
+/// this many pointers (32 KB), never an entry per id up to its own.
 const DENSE_IDS: u32 = 4096;
 
 /// The longest record header: the lengths byte, 4 + 4 + 8 bytes.
@@ -129,7 +129,7 @@ impl std::error::Error for WpilogError {
 /// The entry table: id -> the active entry.
 #[derive(Default)]
 struct Entries {
-    dense: Vec<Option<Entry>>,
+    dense: Vec<Option<Box<Entry>>>,
     sparse: HashMap<u32, Entry>,
 }
 
@@ -137,7 +137,7 @@ impl Entries {
     #[inline]
     fn get(&self, id: u32) -> Option<&Entry> {
         if id < DENSE_IDS {
-            self.dense.get(id as usize).and_then(Option::as_ref)
+            self.dense.get(id as usize).and_then(|e| e.as_deref())
         } else {
             self.sparse.get(&id)
         }
@@ -145,7 +145,7 @@ impl Entries {
 
     fn get_mut(&mut self, id: u32) -> Option<&mut Entry> {
         if id < DENSE_IDS {
-            self.dense.get_mut(id as usize).and_then(Option::as_mut)
+            self.dense.get_mut(id as usize).and_then(|e| e.as_deref_mut())
         } else {
             self.sparse.get_mut(&id)
         }
@@ -157,7 +157,7 @@ impl Entries {
             if self.dense.len() <= i {
                 self.dense.resize(i + 1, None);
             }
-            self.dense[i] = Some(e);
+            self.dense[i] = Some(Box::new(e));
         } else {
             self.sparse.insert(e.id, e);
         }
@@ -165,7 +165,7 @@ impl Entries {
 
     fn remove(&mut self, id: u32) -> Option<Entry> {
         if id < DENSE_IDS {
-            self.dense.get_mut(id as usize).and_then(Option::take)
+            self.dense.get_mut(id as usize).and_then(Option::take).map(|e| *e)
         } else {
             self.sparse.remove(&id)
         }
