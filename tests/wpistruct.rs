@@ -214,6 +214,25 @@ fn bit_fields_sizes_and_bad_schemas() {
     assert!(e.contains("contains itself"), "{e}");
 }
 
+/// A log cannot make the decoder recurse without bound: structs nest at most 64 deep, and a
+/// cycle through several structs is an error, not a hang.
+#[test]
+fn deep_and_cyclic_schemas_are_errors() {
+    let mut reg = TypeRegistry::new();
+    for i in 0..100 {
+        reg.offer(&format!("/.schema/struct:S{i}"), "structschema", format!("S{} next;uint8 v", i + 1).as_bytes());
+    }
+    reg.offer("/.schema/struct:S100", "structschema", b"uint8 v");
+    let e = reg.decode("struct:S0", &[0; 101]).unwrap_err().to_string();
+    assert!(e.contains("nest more than 64"), "{e}");
+    assert_eq!(reg.decode("struct:S90", &[1; 11]).unwrap().to_json().matches("\"v\":1").count(), 11);
+    reg.offer("/.schema/struct:A", "structschema", b"B b");
+    reg.offer("/.schema/struct:B", "structschema", b"C c");
+    reg.offer("/.schema/struct:C", "structschema", b"A a");
+    let e = reg.decode("struct:A", &[]).unwrap_err().to_string();
+    assert!(e.contains("contains itself (A -> B -> C -> A)"), "{e}");
+}
+
 /// `logspec dump` keeps the hex `value` and adds `decoded`, equal to AdvantageScope's values.
 #[test]
 fn dump_has_decoded_values() {
