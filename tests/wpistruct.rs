@@ -122,7 +122,8 @@ fn rlog_struct_values_equal_advantagescope() {
         for (_, k, t, b) in &values {
             reg.offer(k, t, b);
         }
-        let mut decoded: Vec<(f64, String, usize, String, Result<String, String>)> = values
+        type Decoded = (f64, String, usize, String, Result<String, String>);
+        let mut decoded: Vec<Decoded> = values
             .iter()
             .enumerate()
             .filter(|(_, (_, _, t, _))| TypeRegistry::decodes(t))
@@ -199,7 +200,7 @@ fn bit_fields_sizes_and_bad_schemas() {
     let mut reg = TypeRegistry::new();
     reg.offer("/.schema/struct:B", "structschema", b"int8 a:3;uint8 b:4;bool c:1;int16 d");
     assert_eq!(
-        reg.decode("struct:B", &[0b1_0011_101, 0xff, 0xff]).unwrap().to_json(),
+        reg.decode("struct:B", &[0b1001_1101, 0xff, 0xff]).unwrap().to_json(),
         r#"{"a":-3,"b":3,"c":true,"d":-1}"#
     );
     let e = reg.decode("struct:B", &[0, 0]).unwrap_err().to_string();

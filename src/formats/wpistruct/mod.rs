@@ -138,9 +138,7 @@ impl TypeRegistry {
             }
             Ok(_) => {}
         }
-        if let Err(errs) = self.structs.resolve_one(name) {
-            return Err(errs);
-        }
+        self.structs.resolve_one(name)?;
         let l = Rc::new(lower::lower(&self.structs, &[name], "wpistruct", None));
         let id = l.ids[name];
         self.compiled.borrow_mut().insert(name.to_string(), l.clone());
