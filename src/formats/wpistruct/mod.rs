@@ -145,6 +145,12 @@ impl TypeRegistry {
         Ok((l, id))
     }
 
+    /// The JSON Schema of the values of protobuf message `name` (`wpi.proto.ProtobufPose2d`), if
+    /// a descriptor of the log defines it.
+    pub fn proto_json_schema(&self, name: &str) -> Option<String> {
+        self.protos.json_schema(name)
+    }
+
     /// Decodes a value of type `struct:X`, `struct:X[]` or `proto:X`.
     pub fn decode(&self, type_str: &str, data: &[u8]) -> Result<Value, DecodeError> {
         let fail = |message: String| DecodeError { type_name: type_str.to_string(), message };
