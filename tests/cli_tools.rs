@@ -493,11 +493,11 @@ fn first_number(v: &Value, path: &str) -> Option<String> {
 fn every_verb_on_every_testdata_file() {
     let dir = tmp("every");
     let mut files = Vec::new();
-    for sub in ["usvlog", "rlog", "carla", "rosbag"] {
+    for sub in ["usvlog", "rlog", "carla", "rosbag", "wpilog"] {
         for e in std::fs::read_dir(data(sub)).unwrap() {
             let p = e.unwrap().path();
             let ext = p.extension().and_then(|x| x.to_str()).unwrap_or("");
-            if ["usvlog", "rlog", "bin", "log", "bag"].contains(&ext) {
+            if ["usvlog", "rlog", "bin", "log", "bag", "wpilog"].contains(&ext) {
                 files.push((sub, p));
             }
         }
@@ -523,7 +523,17 @@ fn every_verb_on_every_testdata_file() {
         let out = logspec(&["dump", f]);
         code(&out, "dump");
         let lines = jsonl(&String::from_utf8(out.stdout).unwrap());
-        let records: Vec<&Value> = lines.iter().filter(|l| l["kind"] != "connection").collect();
+        let records: Vec<&Value> = match *format {
+            // WPILOG: the samples are the data records of started entries (control records and
+            // orphans are not samples).
+            "wpilog" => lines.iter().filter(|l| l["rec"] == "data" && !l["name"].is_null()).collect(),
+            _ => lines.iter().filter(|l| l["kind"] != "connection").collect(),
+        };
+        if *format == "wpilog" && records.is_empty() {
+            // The specification's example: its one value is an orphan.
+            assert!(lines.len() > 1, "dump {name}");
+            continue;
+        }
         assert!(!records.is_empty(), "dump {name}");
 
         let csv_dir = dir.join(format!("{name}.csv"));
@@ -552,6 +562,13 @@ fn every_verb_on_every_testdata_file() {
             "rlog" => {
                 let r = records.iter().find(|r| r["type"] == "double").expect("a double");
                 r["key"].as_str().unwrap().to_string()
+            }
+            "wpilog" => {
+                let r = records
+                    .iter()
+                    .find(|r| r["type"] == "double" && !r["name"].as_str().unwrap().contains('.'))
+                    .expect("a double");
+                r["name"].as_str().unwrap().to_string()
             }
             "carla" => {
                 let r = records.iter().find(|r| r["name"] == "Position").expect("a Position packet");

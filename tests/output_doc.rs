@@ -405,6 +405,27 @@ fn the_documented_shapes_are_the_printed_ones() {
 
     let _ = std::fs::remove_dir_all(header_only.parent().unwrap());
 
+    // WPILOG: every test file; a file with an invalid control record and an invalid value (exit
+    // 1); a cut file (exit 1, trailing bytes).
+    let by_rec = |v: &J| format!("wpilog.dump.{}", str_member(v, "rec"));
+    for f in ["wpilog/nukkeldev_spec_example.wpilog", "wpilog/gen_wpilib_structs.wpilog"] {
+        let v = info(&mut c, "wpilog.info", &data(f), 0);
+        assert_eq!(str_member(&v, "format"), "wpilog");
+        dump(&mut c, &data(f), &[], 0, by_rec);
+    }
+    let odd = scratch("odd.wpilog");
+    let mut w = logspec::formats::wpilog::Writer::new(Vec::new(), "").unwrap();
+    w.start(1, "/a", "double", "", 1).unwrap();
+    w.raw(1, 2, &[1, 2, 3]).unwrap();
+    w.raw(0, 3, &[9]).unwrap();
+    std::fs::write(&odd, w.finish_file().unwrap()).unwrap();
+    info(&mut c, "wpilog.info", &odd, 0);
+    dump(&mut c, &odd, &[], 1, by_rec);
+    let cut = scratch("cut.wpilog");
+    let bytes = std::fs::read(data("wpilog/nukkeldev_spec_example.wpilog")).unwrap();
+    std::fs::write(&cut, &bytes[..bytes.len() - 2]).unwrap();
+    info(&mut c, "wpilog.info", &cut, 1);
+
     // Every documented shape and key was printed at least once.
     let unchecked: Vec<&String> = c.shapes.keys().filter(|s| !c.checked.contains(*s)).collect();
     assert!(unchecked.is_empty(), "documented shapes never printed by the runs above: {unchecked:?}");

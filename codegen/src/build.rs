@@ -180,7 +180,13 @@ impl Builder {
     fn history(&self, path: &Path, schema: &crate::ir::Schema) -> Result<Vec<crate::ir::Schema>, BuildError> {
         let (lock_path, lock) = crate::lock::read_next_to(path).map_err(BuildError::Lock)?;
         if self.emit_rerun {
-            println!("cargo:rerun-if-changed={}", lock_path.display());
+            // Cargo treats a missing file as changed on every build, so without a lock the
+            // schema's directory is watched instead (a lock created later is still noticed).
+            let watched = match (&lock, lock_path.parent()) {
+                (None, Some(dir)) if !lock_path.exists() => dir,
+                _ => lock_path.as_path(),
+            };
+            println!("cargo:rerun-if-changed={}", watched.display());
         }
         match lock {
             Some(l) => crate::history::history(schema, &l)

@@ -75,7 +75,8 @@ pub enum Command {
     /// connections, then every message in time order, decoded from the bag's own definitions).
     ///
     /// Examples: `logspec dump timeseries.bin | head`, `logspec dump recording.log --frames 0..3`
-    /// (the first three frames of a CARLA recording), `logspec dump run.bag --topic /imu`
+    /// (the first three frames of a CARLA recording), `logspec dump run.bag --topic /imu`,
+    /// `logspec dump robot.wpilog --key 'NT:/SmartDashboard/*'`
     ///
     /// The keys of each line, per format: docs/output.md.
     Dump(dump::Args),
@@ -180,6 +181,7 @@ pub enum FormatKind {
     Carla,
     /// ROS1 bag, format 2.0.
     Rosbag,
+    /// WPILib DataLog (`.wpilog`), version 1.0.
     Wpilog,
 }
 

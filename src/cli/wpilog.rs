@@ -229,6 +229,7 @@ pub fn summarise(input: Box<dyn Read>, path: &str) -> Result<Summary, CliError> 
     let mut r = reader(input, path).map_err(CliError::Input)?;
     let mut s =
         Summary { version: r.header().version, extra_header: r.header().extra_header.clone(), ..Summary::default() };
+    let mut tally = Tally::default();
     loop {
         let rec = match r.next_record() {
             None => break,
@@ -247,7 +248,8 @@ pub fn summarise(input: Box<dyn Read>, path: &str) -> Result<Summary, CliError> 
         s.timestamp_max = Some(s.timestamp_max.map_or(ts, |m| m.max(ts)));
         match rec.body {
             Body::Control { record, .. } => match &record.body {
-                ControlBody::Start { name, r#type, .. } => {
+                ControlBody::Start { entry, name, r#type, .. } => {
+                    tally.start(*entry, r#type, &mut s.data_records_by_type);
                     s.start += 1;
                     let types = match s.names.get_mut(name.as_str()) {
                         Some(t) => t,
@@ -257,7 +259,10 @@ pub fn summarise(input: Box<dyn Read>, path: &str) -> Result<Summary, CliError> 
                         types.insert(r#type.clone());
                     }
                 }
-                ControlBody::Finish { .. } => s.finish += 1,
+                ControlBody::Finish { entry } => {
+                    tally.start(*entry, "", &mut s.data_records_by_type);
+                    s.finish += 1;
+                }
                 ControlBody::SetMetadata { .. } => s.set_metadata += 1,
             },
             Body::ControlInvalid(_) => s.control_invalid += 1,
@@ -267,20 +272,62 @@ pub fn summarise(input: Box<dyn Read>, path: &str) -> Result<Summary, CliError> 
             }
             Body::Data(Some(e)) => {
                 s.data_records += 1;
-                match s.data_records_by_type.get_mut(e.type_name.as_str()) {
-                    Some(n) => *n += 1,
-                    None => {
-                        s.data_records_by_type.insert(e.type_name.clone(), 1);
-                    }
-                }
+                tally.count(e.id);
                 if e.is_standard() && e.decode(rec.payload).is_err() {
                     s.invalid_values += 1;
                 }
             }
         }
     }
+    tally.flush_all(&mut s.data_records_by_type);
     s.bytes_consumed = r.position();
     Ok(s)
+}
+
+/// Data records per type, counted per entry id while the entry is active (an integer index per
+/// record, not a lookup by type name) and added to the per-type totals when the id is started
+/// again, finished, or the file ends.
+#[derive(Default)]
+struct Tally {
+    dense: Vec<(u64, String)>,
+    sparse: std::collections::HashMap<u32, (u64, String)>,
+}
+
+impl Tally {
+    /// Ids below this are counted in a vector (at most 32 KB of slots), larger ones in a map.
+    const DENSE: u32 = 1024;
+
+    #[inline]
+    fn count(&mut self, id: u32) {
+        let slot = if id < Self::DENSE { self.dense.get_mut(id as usize) } else { self.sparse.get_mut(&id) };
+        if let Some(slot) = slot {
+            slot.0 += 1;
+        }
+    }
+
+    /// Closes the count of `id` and starts one for `type_name` (`""`: none, the id finished).
+    fn start(&mut self, id: u32, type_name: &str, totals: &mut BTreeMap<String, u64>) {
+        let slot = if id < Self::DENSE {
+            if self.dense.len() <= id as usize {
+                self.dense.resize(id as usize + 1, (0, String::new()));
+            }
+            &mut self.dense[id as usize]
+        } else {
+            self.sparse.entry(id).or_default()
+        };
+        let (n, old) = std::mem::replace(slot, (0, type_name.to_string()));
+        if n > 0 {
+            *totals.entry(old).or_default() += n;
+        }
+    }
+
+    fn flush_all(&mut self, totals: &mut BTreeMap<String, u64>) {
+        for (n, t) in self.dense.drain(..).chain(self.sparse.drain().map(|(_, v)| v)) {
+            if n > 0 {
+                *totals.entry(t).or_default() += n;
+            }
+        }
+    }
 }
 
 pub fn text(s: &Summary, path: &str) -> String {

@@ -23,7 +23,7 @@ mod value;
 mod writer;
 
 pub use generated::*;
-pub use reader::{control, read_all, Body, Reader, RecordRef, WpilogError, WpilogErrorKind};
+pub use reader::{control, read_all, Body, Reader, RecordRef, WpilogError, WpilogErrorDetail, WpilogErrorKind};
 pub use value::{to_value, write_hex, write_value, NegZero};
 pub use writer::{WpilogWriteError, Writer};
 
@@ -43,23 +43,27 @@ pub struct Entry {
     pub metadata: String,
     /// The [`DataValue`] variant the type selects, looked up once.
     variant: i128,
+    standard: bool,
 }
 
 impl Entry {
     pub fn new(id: u32, name: String, type_name: String, metadata: String) -> Self {
         // `DataValue` has a default variant, so every type name selects one.
         let variant = DataValue::variant_index(&type_name).unwrap_or_else(DataValue::other_index);
-        Entry { id, name, type_name, metadata, variant }
+        let standard = variant != DataValue::other_index();
+        Entry { id, name, type_name, metadata, variant, standard }
     }
 
     /// Whether the type is one of the standard types of the specification that [`DataValue`]
     /// decodes (`boolean`, `int64`, `float`, `double`, `string` and their arrays). Every other
     /// type, `raw` included, is kept as bytes ([`DataValue::Other`]).
+    #[inline]
     pub fn is_standard(&self) -> bool {
-        self.variant != DataValue::other_index()
+        self.standard
     }
 
     /// A data payload decoded as this entry's type: every byte, exactly.
+    #[inline]
     pub fn decode(&self, payload: &[u8]) -> Result<DataValue, DecodeError> {
         DataValue::decode_variant_exact(self.variant, payload)
     }

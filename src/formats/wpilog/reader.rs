@@ -10,8 +10,8 @@ use logspec_runtime::{Cursor, Decode, DecodeError, DecodeErrorKind, Endian, Read
 use super::{ControlBody, ControlRecord, Entry, FileHeader, RecordHeader};
 
 /// Entry ids below this are kept in a vector indexed by id (the common case: writers number
-/// entries from 1); larger ids go to a map, so a single Start record can never make the reader
-/// allocate more than this table.
+/// entries from 1); larger ids go to a map. A Start record can make the reader allocate at most
+/// this many pointers (32 KB), never an entry per id up to its own.
 const DENSE_IDS: u32 = 4096;
 
 /// The longest record header: the lengths byte, 4 + 4 + 8 bytes.
@@ -44,9 +44,27 @@ pub enum Body<'a> {
     Data(Option<&'a Entry>),
 }
 
-/// An error that ends reading.
+/// An error that ends reading (boxed, so that a record's `Result` stays small).
 #[derive(Debug)]
-pub struct WpilogError {
+pub struct WpilogError(Box<WpilogErrorDetail>);
+
+impl WpilogError {
+    #[cold]
+    pub fn new(offset: u64, record: Option<u64>, kind: WpilogErrorKind) -> Self {
+        WpilogError(Box::new(WpilogErrorDetail { offset, record, kind }))
+    }
+}
+
+impl std::ops::Deref for WpilogError {
+    type Target = WpilogErrorDetail;
+    fn deref(&self) -> &WpilogErrorDetail {
+        &self.0
+    }
+}
+
+/// The parts of a [`WpilogError`].
+#[derive(Debug)]
+pub struct WpilogErrorDetail {
     /// Absolute byte offset: of the record that failed, or 0 for the file header.
     pub offset: u64,
     /// The index of the failing record (0 for the first record after the header), if past the header.
@@ -111,7 +129,7 @@ impl std::error::Error for WpilogError {
 /// The entry table: id -> the active entry.
 #[derive(Default)]
 struct Entries {
-    dense: Vec<Option<Entry>>,
+    dense: Vec<Option<Box<Entry>>>,
     sparse: HashMap<u32, Entry>,
 }
 
@@ -119,7 +137,7 @@ impl Entries {
     #[inline]
     fn get(&self, id: u32) -> Option<&Entry> {
         if id < DENSE_IDS {
-            self.dense.get(id as usize).and_then(Option::as_ref)
+            self.dense.get(id as usize).and_then(|e| e.as_deref())
         } else {
             self.sparse.get(&id)
         }
@@ -127,7 +145,7 @@ impl Entries {
 
     fn get_mut(&mut self, id: u32) -> Option<&mut Entry> {
         if id < DENSE_IDS {
-            self.dense.get_mut(id as usize).and_then(Option::as_mut)
+            self.dense.get_mut(id as usize).and_then(|e| e.as_deref_mut())
         } else {
             self.sparse.get_mut(&id)
         }
@@ -139,7 +157,7 @@ impl Entries {
             if self.dense.len() <= i {
                 self.dense.resize(i + 1, None);
             }
-            self.dense[i] = Some(e);
+            self.dense[i] = Some(Box::new(e));
         } else {
             self.sparse.insert(e.id, e);
         }
@@ -147,7 +165,7 @@ impl Entries {
 
     fn remove(&mut self, id: u32) -> Option<Entry> {
         if id < DENSE_IDS {
-            self.dense.get_mut(id as usize).and_then(Option::take)
+            self.dense.get_mut(id as usize).and_then(Option::take).map(|e| *e)
         } else {
             self.sparse.remove(&id)
         }
@@ -174,7 +192,7 @@ impl<R: Read> Reader<R> {
     /// Reads and checks the file header.
     pub fn new(inner: R) -> Result<Self, WpilogError> {
         let mut buf = ReadBuf::new(inner);
-        let header_err = |kind| WpilogError { offset: 0, record: None, kind };
+        let header_err = |kind| WpilogError::new(0, None, kind);
         let mut want = 1;
         let header = loop {
             buf.fill(want).map_err(|e| header_err(WpilogErrorKind::Io(e)))?;
@@ -294,9 +312,11 @@ impl<R: Read> Reader<R> {
         Some(Ok(RecordRef { offset, header, payload, body }))
     }
 
+    #[cold]
+    #[inline(never)]
     fn fail(&mut self, offset: u64, kind: WpilogErrorKind) -> WpilogError {
         self.done = true;
-        WpilogError { offset, record: Some(self.records), kind }
+        WpilogError::new(offset, Some(self.records), kind)
     }
 }
 
