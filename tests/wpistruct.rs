@@ -122,7 +122,8 @@ fn rlog_struct_values_equal_advantagescope() {
         for (_, k, t, b) in &values {
             reg.offer(k, t, b);
         }
-        let mut decoded: Vec<(f64, String, usize, String, Result<String, String>)> = values
+        type Decoded = (f64, String, usize, String, Result<String, String>);
+        let mut decoded: Vec<Decoded> = values
             .iter()
             .enumerate()
             .filter(|(_, (_, _, t, _))| TypeRegistry::decodes(t))
@@ -199,7 +200,7 @@ fn bit_fields_sizes_and_bad_schemas() {
     let mut reg = TypeRegistry::new();
     reg.offer("/.schema/struct:B", "structschema", b"int8 a:3;uint8 b:4;bool c:1;int16 d");
     assert_eq!(
-        reg.decode("struct:B", &[0b1_0011_101, 0xff, 0xff]).unwrap().to_json(),
+        reg.decode("struct:B", &[0b1001_1101, 0xff, 0xff]).unwrap().to_json(),
         r#"{"a":-3,"b":3,"c":true,"d":-1}"#
     );
     let e = reg.decode("struct:B", &[0, 0]).unwrap_err().to_string();
@@ -212,6 +213,25 @@ fn bit_fields_sizes_and_bad_schemas() {
     reg.offer("/.schema/struct:Loop", "structschema", b"Loop next");
     let e = reg.decode("struct:Loop", &[]).unwrap_err().to_string();
     assert!(e.contains("contains itself"), "{e}");
+}
+
+/// A log cannot make the decoder recurse without bound: structs nest at most 64 deep, and a
+/// cycle through several structs is an error, not a hang.
+#[test]
+fn deep_and_cyclic_schemas_are_errors() {
+    let mut reg = TypeRegistry::new();
+    for i in 0..100 {
+        reg.offer(&format!("/.schema/struct:S{i}"), "structschema", format!("S{} next;uint8 v", i + 1).as_bytes());
+    }
+    reg.offer("/.schema/struct:S100", "structschema", b"uint8 v");
+    let e = reg.decode("struct:S0", &[0; 101]).unwrap_err().to_string();
+    assert!(e.contains("nest more than 64"), "{e}");
+    assert_eq!(reg.decode("struct:S90", &[1; 11]).unwrap().to_json().matches("\"v\":1").count(), 11);
+    reg.offer("/.schema/struct:A", "structschema", b"B b");
+    reg.offer("/.schema/struct:B", "structschema", b"C c");
+    reg.offer("/.schema/struct:C", "structschema", b"A a");
+    let e = reg.decode("struct:A", &[]).unwrap_err().to_string();
+    assert!(e.contains("contains itself (A -> B -> C -> A)"), "{e}");
 }
 
 /// `logspec dump` keeps the hex `value` and adds `decoded`, equal to AdvantageScope's values.

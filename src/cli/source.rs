@@ -497,7 +497,8 @@ fn read_rlog(
 }
 
 /// The channel of a key of decoded WPILib struct or protobuf values: the JSON Schema of a
-/// struct from its IR (enums as their names, as decoded); protobuf values are objects.
+/// struct from its IR (enums as their names, as decoded), or of a protobuf message from its
+/// descriptor.
 pub(super) fn struct_channel(schemas: &TypeRegistry, key: &str, type_name: &str) -> Channel {
     use logspec::codegen::backend::jsonschema::{struct_schema_with, type_schema, Opts};
     let o = Opts { enum_names: true };
@@ -506,7 +507,9 @@ pub(super) fn struct_channel(schemas: &TypeRegistry, key: &str, type_name: &str)
         Some(n) => (n, true),
         None => (name, false),
     };
+    let proto = type_name.strip_prefix("proto:").and_then(|p| schemas.proto_json_schema(p));
     let json_schema = match schemas.struct_ir(name) {
+        _ if proto.is_some() => proto.unwrap_or_default(),
         Ok((l, id)) if !array => struct_schema_with(&l.schema, id, o),
         Ok((l, id)) => {
             let items = type_schema(&l.schema, &Ty::Named(id), o);

@@ -22,6 +22,9 @@ use std::ops::Range;
 use crate::diag::{Code, Diagnostic, SchemaError};
 use crate::ir::Prim;
 
+/// How deep structs may nest in a log's schemas (WPILib's own nest three deep).
+pub const MAX_DEPTH: usize = 64;
+
 /// A built-in type of struct schemas.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Scalar {
@@ -214,20 +217,42 @@ impl StructSet {
             .collect())
     }
 
-    /// Checks the structs `root` depends on at run time: each is defined and none contains
-    /// itself. The error is one line of text.
+    /// Checks the structs `root` depends on at run time: each is defined, none contains itself,
+    /// and structs nest at most [`MAX_DEPTH`] deep (so that no log can make a decoder recurse
+    /// without bound). The error is one line of text.
     pub fn resolve_one(&self, root: &str) -> Result<(), String> {
-        let closure = self.closure(root).map_err(|missing| format!("struct `{missing}` is not defined"))?;
-        for spec in closure {
-            for m in &spec.members {
-                if let MemberType::Struct(n) = &m.ty {
-                    if self.reaches(n, &spec.name, &mut BTreeSet::new()) {
-                        return Err(format!("struct `{}` contains itself (through member `{}`)", spec.name, m.name));
-                    }
-                }
+        self.closure(root).map_err(|missing| format!("struct `{missing}` is not defined"))?;
+        let mut done = BTreeMap::new();
+        self.depth(root, &mut Vec::new(), &mut done).map(|_| ())
+    }
+
+    /// How deep `name` nests (1 for a struct of built-in members), checking for cycles.
+    fn depth<'a>(
+        &'a self,
+        name: &'a str,
+        path: &mut Vec<&'a str>,
+        done: &mut BTreeMap<&'a str, usize>,
+    ) -> Result<usize, String> {
+        if let Some(d) = done.get(name) {
+            return Ok(*d);
+        }
+        if path.contains(&name) {
+            return Err(format!("struct `{name}` contains itself ({} -> {name})", path.join(" -> ")));
+        }
+        if path.len() >= MAX_DEPTH {
+            return Err(format!("structs nest more than {MAX_DEPTH} deep ({} -> ...)", path[..3].join(" -> ")));
+        }
+        let Some(spec) = self.types.get(name) else { return Err(format!("struct `{name}` is not defined")) };
+        path.push(name);
+        let mut d = 1;
+        for m in &spec.members {
+            if let MemberType::Struct(n) = &m.ty {
+                d = d.max(1 + self.depth(n, path, done)?);
             }
         }
-        Ok(())
+        path.pop();
+        done.insert(name, d);
+        Ok(d)
     }
 
     fn reaches(&self, from: &str, target: &str, seen: &mut BTreeSet<String>) -> bool {
@@ -284,9 +309,27 @@ pub fn rust_source(set: &StructSet, roots: &[&str], module: &str, runtime_path: 
     let lowered = lower::lower(set, roots, module, from);
     let backend = crate::backend::rust::RustBackend { runtime_path: runtime_path.to_string() };
     let tokens = backend.tokens(&lowered.schema);
-    let file: syn::File = match syn::parse2(tokens.clone()) {
+    let mut file: syn::File = match syn::parse2(tokens.clone()) {
         Ok(f) => f,
         Err(e) => return format!("compile_error!({:?});\n{tokens}", e.to_string()),
     };
+    // Enum values keep the schema's spelling (`idle`), which is how logs name them.
+    let enums: Vec<&str> = lowered
+        .schema
+        .types
+        .iter()
+        .filter_map(|t| match t {
+            crate::ir::TypeDef::Enum(e) => Some(e.name.as_str()),
+            _ => None,
+        })
+        .collect();
+    for item in &mut file.items {
+        if let syn::Item::Impl(i) = item {
+            let is_enum = matches!(&*i.self_ty, syn::Type::Path(p) if p.path.get_ident().is_some_and(|id| enums.iter().any(|e| id == e)));
+            if is_enum && i.trait_.is_none() {
+                i.attrs.push(syn::parse_quote!(#[allow(non_upper_case_globals)]));
+            }
+        }
+    }
     format!("// {}\n\n{}", crate::backend::generated_banner(&lowered.schema), prettyplease::unparse(&file))
 }

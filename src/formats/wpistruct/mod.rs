@@ -138,13 +138,17 @@ impl TypeRegistry {
             }
             Ok(_) => {}
         }
-        if let Err(errs) = self.structs.resolve_one(name) {
-            return Err(errs);
-        }
+        self.structs.resolve_one(name)?;
         let l = Rc::new(lower::lower(&self.structs, &[name], "wpistruct", None));
         let id = l.ids[name];
         self.compiled.borrow_mut().insert(name.to_string(), l.clone());
         Ok((l, id))
+    }
+
+    /// The JSON Schema of the values of protobuf message `name` (`wpi.proto.ProtobufPose2d`), if
+    /// a descriptor of the log defines it.
+    pub fn proto_json_schema(&self, name: &str) -> Option<String> {
+        self.protos.json_schema(name)
     }
 
     /// Decodes a value of type `struct:X`, `struct:X[]` or `proto:X`.

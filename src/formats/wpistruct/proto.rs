@@ -120,3 +120,69 @@ fn value(v: &prost_reflect::Value) -> Value {
         }
     }
 }
+
+impl Protos {
+    /// The JSON Schema (draft 2020-12) of the values [`Protos::decode`] gives for message `name`,
+    /// as JSON text; `None` when no descriptor defines it. Recursive message types are cut at a
+    /// depth of 16 (deeper levels are any object).
+    pub fn json_schema(&self, name: &str) -> Option<String> {
+        let desc = self.pool.get_message_by_name(name)?;
+        let mut out = String::from("{\"$schema\":\"https://json-schema.org/draft/2020-12/schema\",\"title\":");
+        crate::json::string(&mut out, &format!("proto:{name}"));
+        out.push(',');
+        message_schema(&desc, 0, &mut out);
+        out.push('}');
+        Some(out)
+    }
+}
+
+/// `"type":"object","properties":{...}` of a message type.
+fn message_schema(desc: &prost_reflect::MessageDescriptor, depth: usize, out: &mut String) {
+    out.push_str("\"type\":\"object\"");
+    if depth >= 16 {
+        return;
+    }
+    out.push_str(",\"properties\":{");
+    for (i, f) in desc.fields().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        crate::json::string(out, f.name());
+        out.push_str(":{");
+        if f.is_map() {
+            out.push_str("\"type\":\"object\",\"additionalProperties\":{");
+            if let prost_reflect::Kind::Message(entry) = f.kind() {
+                kind_schema(&entry.map_entry_value_field().kind(), depth, out);
+            }
+            out.push('}');
+        } else if f.is_list() {
+            out.push_str("\"type\":\"array\",\"items\":{");
+            kind_schema(&f.kind(), depth, out);
+            out.push('}');
+        } else if let prost_reflect::Kind::Message(m) = f.kind() {
+            // An unset message field is `null`.
+            out.push_str("\"anyOf\":[{\"type\":\"null\"},{");
+            message_schema(&m, depth + 1, out);
+            out.push_str("}]");
+        } else {
+            kind_schema(&f.kind(), depth, out);
+        }
+        out.push('}');
+    }
+    out.push('}');
+}
+
+fn kind_schema(kind: &prost_reflect::Kind, depth: usize, out: &mut String) {
+    use prost_reflect::Kind as K;
+    match kind {
+        K::Double | K::Float => {
+            out.push_str("\"anyOf\":[{\"type\":\"number\"},{\"enum\":[\"NaN\",\"Infinity\",\"-Infinity\"]}]")
+        }
+        K::Bool => out.push_str("\"type\":\"boolean\""),
+        K::String => out.push_str("\"type\":\"string\""),
+        K::Bytes => out.push_str("\"type\":\"string\",\"contentEncoding\":\"base16\""),
+        K::Message(m) => message_schema(m, depth + 1, out),
+        // Integers of every width, and enums (as their numbers).
+        _ => out.push_str("\"type\":\"integer\""),
+    }
+}
