@@ -50,7 +50,16 @@ impl std::fmt::Display for BuildError {
     }
 }
 
-impl std::error::Error for BuildError {}
+impl std::error::Error for BuildError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            BuildError::Io(_, e) => Some(e),
+            // Several diagnostics: the first is the source, `Display` renders them all.
+            BuildError::Schema(errors) => errors.first().map(|e| e as &(dyn std::error::Error + 'static)),
+            BuildError::Lock(_) | BuildError::NoOutDir => None,
+        }
+    }
+}
 
 impl BuildError {
     /// Prints the error (every diagnostic, with carets) to stderr and exits with status 1: the
@@ -150,14 +159,40 @@ impl Builder {
         Ok(out)
     }
 
+    /// Compiles WPILib struct schemas (`wpiutil/doc/struct.adoc`), given as `(name, schema text)`
+    /// pairs such as `("Pose2d", "Translation2d translation;Rotation2d rotation")`, into one Rust
+    /// file, `<module>.rs`: a struct per schema, with decoders, encoders and visitors; bit-fields
+    /// are a storage integer per run with a getter per field.
+    ///
+    /// ```no_run
+    /// // In build.rs:
+    /// logspec_codegen::Builder::new()
+    ///     .compile_struct_schemas("geometry", &[("Translation2d", "double x;double y")])
+    ///     .unwrap_or_else(|e| e.exit());
+    /// ```
+    pub fn compile_struct_schemas(&self, module: &str, schemas: &[(&str, &str)]) -> Result<PathBuf, BuildError> {
+        let out_dir = match &self.out_dir {
+            Some(d) => d.clone(),
+            None => std::env::var_os("OUT_DIR").map(PathBuf::from).ok_or(BuildError::NoOutDir)?,
+        };
+        let set = crate::wpistruct::compile_schemas(module, schemas).map_err(BuildError::Schema)?;
+        let roots: Vec<&str> = set.types.keys().map(String::as_str).collect();
+        let runtime = self.runtime_path.clone().unwrap_or_else(|| RustBackend::default().runtime_path);
+        let from = format!("{} struct schema(s)", schemas.len());
+        let text = crate::wpistruct::rust_source(&set, &roots, module, &runtime, Some(from));
+        let out = out_dir.join(format!("{module}.rs"));
+        std::fs::write(&out, text).map_err(|e| BuildError::Io(out.clone(), e))?;
+        Ok(out)
+    }
+
     /// The older layouts of the lock file next to the schema (`x.toml` -> `x.lock`), if any.
     fn history(&self, path: &Path, schema: &crate::ir::Schema) -> Result<Vec<crate::ir::Schema>, BuildError> {
         let (lock_path, lock) = crate::lock::read_next_to(path).map_err(BuildError::Lock)?;
         if self.emit_rerun {
-            // Cargo treats a missing file as changed on every build, so without a lock the
-            // schema's directory is watched instead (a lock created later is still noticed).
+            // Cargo treats a watched path that does not exist as changed on every build, so a
+            // missing lock file is watched through its folder (which changes when it is created).
             let watched = match (&lock, lock_path.parent()) {
-                (None, Some(dir)) if !lock_path.exists() => dir,
+                (None, Some(dir)) if !dir.as_os_str().is_empty() => dir,
                 _ => lock_path.as_path(),
             };
             println!("cargo:rerun-if-changed={}", watched.display());
