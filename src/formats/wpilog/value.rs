@@ -64,11 +64,10 @@ pub fn write_value<W: ValueSink>(
     Ok(())
 }
 
-/// Lowercase hex of the payload, `""` when empty.
+/// The payload as bytes: lowercase hex in JSON (`""` when empty), bytes in a value tree (so
+/// typed sinks such as Parquet get binary, and CSV shows hex).
 pub fn write_hex<W: Visitor + ?Sized>(w: &mut W, name: Option<&str>, payload: &[u8]) {
-    let mut s = String::with_capacity(payload.len() * 2);
-    crate::json::hex(&mut s, payload);
-    w.str(name, &s);
+    w.bytes(name, payload);
 }
 
 /// The value as a [`crate::value::Value`] tree (numbers stay numbers), for export, convert and
