@@ -2,10 +2,10 @@
 //!
 //! - The fuzz regression corpus (`fuzz/corpus/<target>/*`) is replayed through the fuzz targets'
 //!   bodies (`logspec::fuzz`), each input under an allocation limit proportional to its size.
-//! - The three hostile-bag classes (a fixed array of messages without fields, a definition with
-//!   100,000 fields, an index that lists one chunk 800 times) are built here; each is decoded
-//!   under an allocation limit, and `logspec dump` on each ends with the messages it could decode
-//!   and a clear error where it could not.
+//! - The hostile bags (a fixed array of messages without fields, a definition with 100,000
+//!   fields, an index that lists one chunk 800 times, a definition chaining 20,000 types) are
+//!   built here; each is decoded under an allocation limit, and `logspec dump` on each ends with
+//!   the messages it could decode and a clear error where it could not.
 
 mod common;
 
@@ -191,7 +191,7 @@ fn bag(ty: &str, definition: &str, messages: &[Vec<u8>], refs: u32) -> Vec<u8> {
     out
 }
 
-/// The three hostile classes of issue 16.
+/// The hostile classes of issue 16.
 fn zero_size_array_bag() -> Vec<u8> {
     bag("pkg/Hostile", "pkg/E[4294967295] e\n================================================================================\nMSG: pkg/E\n", &[vec![], vec![]], 1)
 }
@@ -292,7 +292,7 @@ fn an_index_listing_one_chunk_800_times_reads_it_once() {
     assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 2);
 }
 
-/// Writes the three hostile bags to `$LOGSPEC_HOSTILE_DIR` for measuring `logspec dump` by hand
+/// Writes the hostile bags to `$LOGSPEC_HOSTILE_DIR` for measuring `logspec dump` by hand
 /// (docs/fuzzing.md); does nothing without it.
 #[test]
 fn write_hostile_bags_for_measurement() {
