@@ -2,51 +2,56 @@
 //!
 //! - The fuzz regression corpus (`fuzz/corpus/<target>/*`) is replayed through the fuzz targets'
 //!   bodies (`logspec::fuzz`), each input under an allocation limit proportional to its size.
-//! - The three hostile-bag classes (a fixed array of messages without fields, a definition with
-//!   100,000 fields, an index that lists one chunk 800 times) are built here; each is decoded
-//!   under an allocation limit, and `logspec dump` on each ends with the messages it could decode
-//!   and a clear error where it could not.
+//! - The hostile bags (a fixed array of messages without fields, a definition with 100,000
+//!   fields, an index that lists one chunk 800 times, a definition chaining 20,000 types) are
+//!   built here; each is decoded under an allocation limit, and `logspec dump` on each ends with
+//!   the messages it could decode and a clear error where it could not.
 
 mod common;
 
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::io::Cursor;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 
 use common::logspec;
 use logspec::formats::rosbag::{Bag, BagError, Decoders, Order};
 
-/// Counts the bytes allocated and not yet freed, and the peak since the last [`reset_peak`].
+/// Counts, per thread, the bytes allocated and not yet freed, and the peak since the last
+/// [`peak_of`]. Per thread, so that tests running in parallel do not count each other's work
+/// (`LOGSPEC_THREADS=1` keeps bag decompression on the calling thread).
 struct Counting;
 
-static LIVE: AtomicUsize = AtomicUsize::new(0);
-static PEAK: AtomicUsize = AtomicUsize::new(0);
+thread_local! {
+    static LIVE: Cell<isize> = const { Cell::new(0) };
+    static PEAK: Cell<isize> = const { Cell::new(0) };
+}
+
+fn add(n: isize) {
+    let _ = LIVE.try_with(|l| {
+        let now = l.get() + n;
+        l.set(now);
+        let _ = PEAK.try_with(|p| p.set(p.get().max(now)));
+    });
+}
 
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, l: Layout) -> *mut u8 {
         let p = System.alloc(l);
         if !p.is_null() {
-            let now = LIVE.fetch_add(l.size(), Ordering::Relaxed) + l.size();
-            PEAK.fetch_max(now, Ordering::Relaxed);
+            add(l.size() as isize);
         }
         p
     }
     unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
         System.dealloc(p, l);
-        LIVE.fetch_sub(l.size(), Ordering::Relaxed);
+        add(-(l.size() as isize));
     }
     unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
         let q = System.realloc(p, l, new);
         if !q.is_null() {
-            if new >= l.size() {
-                let now = LIVE.fetch_add(new - l.size(), Ordering::Relaxed) + (new - l.size());
-                PEAK.fetch_max(now, Ordering::Relaxed);
-            } else {
-                LIVE.fetch_sub(l.size() - new, Ordering::Relaxed);
-            }
+            add(new as isize - l.size() as isize);
         }
         q
     }
@@ -55,16 +60,14 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static ALLOC: Counting = Counting;
 
-/// Measurements are serialised: the counters are global.
-static MEASURE: Mutex<()> = Mutex::new(());
-
-/// The peak number of bytes `f` holds allocated at once, above what was live before it.
+/// The peak number of bytes `f` holds allocated at once on this thread, above what was live
+/// before it.
 fn peak_of(f: impl FnOnce()) -> usize {
-    let _g = MEASURE.lock().unwrap_or_else(|e| e.into_inner());
-    let base = LIVE.load(Ordering::Relaxed);
-    PEAK.store(base, Ordering::Relaxed);
+    std::env::set_var("LOGSPEC_THREADS", "1");
+    let base = LIVE.with(Cell::get);
+    PEAK.with(|p| p.set(base));
     f();
-    PEAK.load(Ordering::Relaxed).saturating_sub(base)
+    (PEAK.with(Cell::get) - base).max(0) as usize
 }
 
 /// The allocation limit of one input: a fixed allowance (buffers, compiled schemas, the JSON of
@@ -188,7 +191,7 @@ fn bag(ty: &str, definition: &str, messages: &[Vec<u8>], refs: u32) -> Vec<u8> {
     out
 }
 
-/// The three hostile classes of issue 16.
+/// The hostile classes of issue 16.
 fn zero_size_array_bag() -> Vec<u8> {
     bag("pkg/Hostile", "pkg/E[4294967295] e\n================================================================================\nMSG: pkg/E\n", &[vec![], vec![]], 1)
 }
@@ -289,7 +292,7 @@ fn an_index_listing_one_chunk_800_times_reads_it_once() {
     assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 2);
 }
 
-/// Writes the three hostile bags to `$LOGSPEC_HOSTILE_DIR` for measuring `logspec dump` by hand
+/// Writes the hostile bags to `$LOGSPEC_HOSTILE_DIR` for measuring `logspec dump` by hand
 /// (docs/fuzzing.md); does nothing without it.
 #[test]
 fn write_hostile_bags_for_measurement() {
@@ -300,8 +303,41 @@ fn write_hostile_bags_for_measurement() {
         ("zero_size_array.bag", zero_size_array_bag()),
         ("many_fields.bag", many_fields_bag()),
         ("repeated_chunk.bag", repeated_chunk_bag()),
+        ("deep_chain.bag", deep_chain_bag()),
     ]);
     for (name, bytes) in bags {
         std::fs::write(dir.join(name), bytes).unwrap();
     }
+}
+
+/// A definition that chains 20,000 message types, each the only field of the one before: every
+/// recursive walk over it (md5, lowering, decoding) would exhaust the stack. It is refused
+/// (E0602, more than 100 levels), in time linear in its size.
+fn deep_chain_bag() -> Vec<u8> {
+    let sep = "=".repeat(80);
+    let mut def = String::from("pkg/T1 t\n");
+    for i in 1..20_000 {
+        def.push_str(&format!("{sep}\nMSG: pkg/T{i}\npkg/T{} t\n", i + 1));
+    }
+    def.push_str(&format!("{sep}\nMSG: pkg/T20000\nint32 v\n"));
+    bag("pkg/Deep", &def, &[7i32.to_le_bytes().to_vec()], 1)
+}
+
+#[test]
+fn a_chain_of_20000_message_types_is_refused_not_a_stack_overflow() {
+    let bytes = deep_chain_bag();
+    // Run on a thread with a small stack, as the test harness does: a recursive walk would
+    // overflow it long before 20,000 levels.
+    let (ok, bad, peak) = std::thread::Builder::new()
+        .stack_size(1 << 20)
+        .spawn(move || decode_all(&bytes, Order::Time))
+        .unwrap()
+        .join()
+        .unwrap();
+    assert_eq!((ok, bad), (0, 1), "no decoder for the connection");
+    assert!(peak < 64 << 20, "{peak} bytes");
+    let p = write_temp("deep.bag", &deep_chain_bag());
+    let out = logspec(&["dump", p.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("error[E0602]") && err.contains("more than 100 levels deep"), "{err}");
 }

@@ -71,6 +71,8 @@ pub enum Code {
     BadFraming,
     /// A struct that contains itself.
     RecursiveType,
+    /// Types nested deeper than the compiler walks (ROS `.msg` definitions: 100 levels).
+    TooDeep,
     /// A const value whose kind does not match the field's type, or a string const whose length
     /// differs from its fixed field's.
     BadConst,
@@ -123,6 +125,7 @@ impl Code {
             Code::BadFraming => "E0501",
             Code::BadSchemaId => "E0502",
             Code::RecursiveType => "E0601",
+            Code::TooDeep => "E0602",
         }
     }
 }

@@ -139,11 +139,15 @@ const PRELUDE: [&str; 10] = ["String", "Vec", "Option", "Result", "Box", "Some",
 fn rust_names(names: &[&str], reserved: &[&str]) -> Vec<String> {
     let short = |n: &str| n.rsplit('/').next().unwrap_or(n).to_string();
     let reserved: Vec<&str> = reserved.iter().chain(PRELUDE.iter()).copied().collect();
+    let mut count: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for n in names {
+        *count.entry(short(n)).or_default() += 1;
+    }
     names
         .iter()
         .map(|n| {
             let s = short(n);
-            let clash = reserved.contains(&s.as_str()) || names.iter().filter(|m| short(m) == s).count() > 1;
+            let clash = reserved.contains(&s.as_str()) || count.get(&s).is_some_and(|c| *c > 1);
             if clash {
                 let pkg = n.rsplit_once('/').map_or("", |(p, _)| p);
                 let camel: String = pkg

@@ -10,7 +10,7 @@ pub mod md5;
 pub mod parse;
 pub mod rust;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ops::Range;
 use std::path::Path;
 
@@ -214,12 +214,16 @@ impl MsgSet {
     /// checks that no type contains itself. Errors are grouped per source.
     pub fn resolve(&mut self) -> Result<(), Vec<SchemaError>> {
         let names: Vec<String> = self.types.keys().cloned().collect();
+        let index = Names::new(&names);
         let mut diags: BTreeMap<usize, Vec<Diagnostic>> = BTreeMap::new();
+        let mut unknown = 0usize;
         for spec in self.types.values_mut() {
             let package = spec.package().to_string();
             for f in &mut spec.fields {
                 let Base::Msg(written) = &f.base else { continue };
-                match resolve_name(written, &package, &names) {
+                // Suggestions compare against every name: only for the first few failures.
+                unknown += 1;
+                match resolve_name(written, &package, &index, unknown <= MAX_SUGGESTIONS) {
                     Ok(full) => f.base = Base::Msg(full),
                     Err(help) => {
                         let mut d = Diagnostic::new(
@@ -232,6 +236,21 @@ impl MsgSet {
                         diags.entry(spec.source).or_default().push(d);
                     }
                 }
+            }
+        }
+        if diags.is_empty() {
+            if let Some(name) = self.too_deep() {
+                let spec = &self.types[&name];
+                let at = spec.fields.iter().find(|f| matches!(f.base, Base::Msg(_))).map_or(0..0, |f| f.span.clone());
+                diags.entry(spec.source).or_default().push(
+                    Diagnostic::new(
+                        Code::TooDeep,
+                        at,
+                        format!("`{name}` nests message types more than {MAX_NESTING} levels deep"),
+                    )
+                    .label("the chain of message types starts here")
+                    .help("ROS messages nest a handful of levels; a chain this deep is not a real message"),
+                );
             }
         }
         if diags.is_empty() {
@@ -270,24 +289,86 @@ impl MsgSet {
         })
     }
 
+    /// Whether `target` is reachable from `from` (without recursion: a definition may chain many
+    /// types).
     fn reaches(&self, from: &str, target: &str, seen: &mut std::collections::BTreeSet<String>) -> bool {
-        if from == target {
-            return true;
+        let mut stack = vec![from];
+        while let Some(n) = stack.pop() {
+            if n == target {
+                return true;
+            }
+            if !seen.insert(n.to_string()) {
+                continue;
+            }
+            let Some(spec) = self.types.get(n) else { continue };
+            for f in &spec.fields {
+                if let Base::Msg(s) = &f.base {
+                    stack.push(s);
+                }
+            }
         }
-        if !seen.insert(from.to_string()) {
-            return false;
+        false
+    }
+
+    /// A type that nests message types more than [`MAX_NESTING`] levels deep (or a cycle that
+    /// long). A walk without recursion, each type finished once.
+    fn too_deep(&self) -> Option<String> {
+        let mut depth: HashMap<&str, usize> = HashMap::new();
+        let mut on_stack: HashSet<&str> = HashSet::new();
+        let mut worst: Option<(&str, usize)> = None;
+        for root in self.types.keys() {
+            if depth.contains_key(root.as_str()) {
+                continue;
+            }
+            // (type, index of its next field, deepest child so far)
+            let mut stack: Vec<(&str, usize, usize)> = vec![(root.as_str(), 0, 0)];
+            on_stack.insert(root.as_str());
+            while let Some(top) = stack.last_mut() {
+                let (name, next, deepest) = *top;
+                let fields = self.types.get(name).map_or(&[][..], |s| &s.fields[..]);
+                if let Some(f) = fields.get(next) {
+                    top.1 += 1;
+                    let Base::Msg(child) = &f.base else { continue };
+                    let child = child.as_str();
+                    if let Some(d) = depth.get(child) {
+                        top.2 = deepest.max(*d);
+                    } else if on_stack.contains(child) {
+                        // A cycle: the depth so far is the stack's.
+                        if stack.len() > MAX_NESTING {
+                            return Some(root.clone());
+                        }
+                    } else if self.types.contains_key(child) {
+                        if stack.len() > MAX_NESTING {
+                            return Some(root.clone());
+                        }
+                        on_stack.insert(child);
+                        stack.push((child, 0, 0));
+                    }
+                } else {
+                    stack.pop();
+                    on_stack.remove(name);
+                    let d = deepest + 1;
+                    depth.insert(name, d);
+                    if worst.map_or(true, |(_, w)| d > w) {
+                        worst = Some((name, d));
+                    }
+                    if let Some(parent) = stack.last_mut() {
+                        parent.2 = parent.2.max(d);
+                    }
+                }
+            }
         }
-        let Some(spec) = self.types.get(from) else { return false };
-        spec.fields.iter().any(|f| matches!(&f.base, Base::Msg(s) if self.reaches(s, target, seen)))
+        worst.filter(|(_, d)| *d > MAX_NESTING).map(|(n, _)| n.to_string())
     }
 
     /// The types `root` depends on (itself first), depth first, each once.
     pub fn closure(&self, root: &str) -> Vec<&MsgSpec> {
         let mut out: Vec<&MsgSpec> = Vec::new();
+        let mut taken: HashSet<&str> = HashSet::new();
         let mut stack = vec![root];
         while let Some(n) = stack.pop() {
             let Some(spec) = self.types.get(n) else { continue };
-            if out.iter().any(|s| s.name == n) {
+            if !taken.insert(n) {
                 continue;
             }
             out.push(spec);
@@ -334,11 +415,36 @@ pub fn msg_file_type(path: &Path) -> Option<String> {
     Some(format!("{package}/{stem}"))
 }
 
+/// The deepest nesting of message types accepted (ROS messages nest a handful of levels; a chain
+/// of thousands would exhaust the stack of every recursive walk over it).
+pub const MAX_NESTING: usize = 100;
+
+/// Unknown message types that get a did-you-mean (each compares against every name).
+const MAX_SUGGESTIONS: usize = 20;
+
+/// The names of a set, for lookups in constant time.
+struct Names<'a> {
+    list: &'a [String],
+    all: HashSet<&'a str>,
+    /// By short name (`Imu`).
+    by_short: HashMap<&'a str, Vec<&'a String>>,
+}
+
+impl<'a> Names<'a> {
+    fn new(list: &'a [String]) -> Self {
+        let mut by_short: HashMap<&str, Vec<&String>> = HashMap::new();
+        for n in list {
+            by_short.entry(n.rsplit('/').next().unwrap_or(n)).or_default().push(n);
+        }
+        Names { list, all: list.iter().map(String::as_str).collect(), by_short }
+    }
+}
+
 /// The full name of a message type written in a section of `package`: genmsg's rules (`Header`
 /// is `std_msgs/Header`; an unqualified name is in the section's package), then, leniently, the
 /// one type of the set with that short name. On failure, a suggestion.
-fn resolve_name(written: &str, package: &str, names: &[String]) -> Result<String, Option<String>> {
-    let exists = |n: &str| names.iter().any(|x| x == n);
+fn resolve_name(written: &str, package: &str, names: &Names<'_>, suggest: bool) -> Result<String, Option<String>> {
+    let exists = |n: &str| names.all.contains(n);
     let candidate = if written == "roslib/Header" && !exists(written) {
         HEADER.to_string()
     } else if written.contains('/') {
@@ -352,10 +458,11 @@ fn resolve_name(written: &str, package: &str, names: &[String]) -> Result<String
         return Ok(candidate);
     }
     let short = written.rsplit('/').next().unwrap_or(written);
-    let same: Vec<&String> = names.iter().filter(|n| n.rsplit('/').next() == Some(short)).collect();
-    match same.as_slice() {
+    let same: &[&String] = names.by_short.get(short).map_or(&[], Vec::as_slice);
+    match same {
         [one] if !written.contains('/') => Ok((*one).clone()),
-        [] => Err(crate::diag::did_you_mean(short, names.iter().map(|n| n.rsplit('/').next().unwrap_or(n)))
+        [] if !suggest => Err(None),
+        [] => Err(crate::diag::did_you_mean(short, names.list.iter().map(|n| n.rsplit('/').next().unwrap_or(n)))
             .map(|s| format!("did you mean `{s}`?"))),
         several => Err(Some(format!(
             "qualify the name: {}",
