@@ -25,6 +25,8 @@ pub const TARGETS: &[(&str, fn(&[u8]))] = &[
     ("rosbag", rosbag),
     ("schema", schema),
     ("msg", msg),
+    ("wpilog", wpilog),
+    ("wpistruct", wpistruct),
 ];
 
 /// Records of a framed format, each written as JSON as `dump` does.
@@ -179,4 +181,41 @@ pub fn msg(data: &[u8]) {
             w.take();
         }
     }
+}
+
+/// WPILOG: every record as `dump` reads it, with `struct:` and `proto:` values decoded through
+/// the schemas the log carries.
+pub fn wpilog(data: &[u8]) {
+    use crate::formats::wpilog::{to_value, Body, Reader};
+    use crate::formats::wpistruct::TypeRegistry;
+    let Ok(mut r) = Reader::new(data) else { return };
+    let mut schemas = TypeRegistry::new();
+    while let Some(rec) = r.next_record() {
+        let Ok(rec) = rec else { break };
+        let Body::Data(Some(entry)) = rec.body else { continue };
+        schemas.offer(&entry.name, &entry.type_name, rec.payload);
+        schemas.take_warnings();
+        if TypeRegistry::decodes(&entry.type_name) {
+            let _ = schemas.decode(&entry.type_name, rec.payload);
+        }
+        let _ = to_value(Some(entry), rec.payload);
+    }
+}
+
+/// The WPILib struct-schema front end: the input up to the first NUL byte is the schema of
+/// `struct:Fuzz`, parsed and lowered; the bytes after it are decoded as one value and as an
+/// array of them.
+pub fn wpistruct(data: &[u8]) {
+    use crate::formats::wpistruct::TypeRegistry;
+    let (schema, body) = match data.iter().position(|b| *b == 0) {
+        Some(i) => (&data[..i], &data[i + 1..]),
+        None => (data, &[][..]),
+    };
+    if let Ok(text) = std::str::from_utf8(schema) {
+        let _ = logspec_codegen::wpistruct::parse::parse(text);
+    }
+    let mut schemas = TypeRegistry::new();
+    schemas.offer("/.schema/struct:Fuzz", "structschema", schema);
+    let _ = schemas.decode("struct:Fuzz", body);
+    let _ = schemas.decode("struct:Fuzz[]", body);
 }

@@ -75,7 +75,7 @@ fn peak_of(f: impl FnOnce()) -> usize {
 fn limit(target: &str, len: usize) -> usize {
     let per_byte = match target {
         // A schema is compiled and every back end's text generated from it.
-        "schema" | "msg" => 512,
+        "schema" | "msg" | "wpistruct" => 512,
         _ => 64,
     };
     (4 << 20) + per_byte * len
