@@ -16,7 +16,7 @@ use arrow_schema::{DataType, Field, Schema as ArrowSchema, SchemaRef, TimeUnit};
 use logspec::value::Value;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
-use parquet::file::properties::WriterProperties;
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::format::KeyValue;
 use parquet::schema::types::ColumnPath;
 
@@ -30,6 +30,8 @@ const BATCH_ROWS: usize = 8192;
 const BATCH_BYTES: usize = 4 << 20;
 /// A table's open row group is closed when its encoded size passes this.
 const ROW_GROUP_BYTES: usize = 4 << 20;
+/// A column's page is closed when its data passes this.
+const PAGE_BYTES: usize = 128 << 10;
 /// The open row groups of one log together stay under this; past it the largest is closed.
 const LOG_BYTES: usize = 16 << 20;
 
@@ -438,7 +440,13 @@ impl LogSink {
         let mut props = WriterProperties::builder()
             .set_compression(self.codec.parquet())
             .set_key_value_metadata(Some(meta))
-            .set_dictionary_enabled(false);
+            .set_dictionary_enabled(false)
+            // Each column buffers a page before encoding it into the row group: small pages keep
+            // a log of many tables and columns within its memory budget.
+            .set_data_page_size_limit(PAGE_BYTES)
+            // Min/max per row group (what engines prune by); no per-page index, which the
+            // writer would hold for the whole file.
+            .set_statistics_enabled(EnabledStatistics::Chunk);
         for path in string_paths(schema.fields(), &mut Vec::new()) {
             props = props.set_column_dictionary_enabled(ColumnPath::new(path), true);
         }
