@@ -20,7 +20,37 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::usvlog_input::build;
-use common::{arg_mb, mbps, median, process};
+use common::{arg_mb, mbps, median};
+
+/// Wall time, CPU time (user + system) and peak RSS (kB) of a `logspec` run, through
+/// `/usr/bin/time` when it is there (else wall time and RSS polled from /proc, CPU time unknown).
+fn process(args: &[&str]) -> (Duration, Option<Duration>, Option<u64>) {
+    if Path::new("/usr/bin/time").exists() {
+        let t = Instant::now();
+        let out = Command::new("/usr/bin/time")
+            .args(["-f", "@@ %U %S %M"])
+            .arg(env!("CARGO_BIN_EXE_logspec"))
+            .args(args)
+            .stdout(Stdio::null())
+            .output()
+            .expect("run /usr/bin/time");
+        let wall = t.elapsed();
+        let text = String::from_utf8_lossy(&out.stderr);
+        let line = text.lines().find_map(|l| l.strip_prefix("@@ ")).unwrap_or("");
+        let v: Vec<f64> = line.split_whitespace().filter_map(|x| x.parse().ok()).collect();
+        if let [u, s, m] = v[..] {
+            return (wall, Some(Duration::from_secs_f64(u + s)), Some(m as u64));
+        }
+        return (wall, None, None);
+    }
+    let (wall, rss) = common::process(args);
+    (wall, None, rss)
+}
+
+fn cpu_median(v: &[(Duration, Option<Duration>, Option<u64>)]) -> Option<Duration> {
+    let c: Vec<Duration> = v.iter().filter_map(|x| x.1).collect();
+    (c.len() == v.len()).then(|| median(c))
+}
 
 fn main() {
     let mb = arg_mb(200.0);
@@ -49,17 +79,27 @@ fn main() {
     let dump_t = median(dump.iter().map(|x| x.0).collect());
     let one: Vec<_> = (0..runs).map(|_| run(&["-q", "export", "--parquet", &out_s, "-j", "1", &big_s])).collect();
     let one_t = median(one.iter().map(|x| x.0).collect());
-    let one_rss = one.iter().filter_map(|x| x.1).max().unwrap_or(0);
+    let one_rss = one.iter().filter_map(|x| x.2).max().unwrap_or(0);
     let parquet_bytes = dir_size(&out);
     let two: Vec<_> =
         (0..runs).map(|_| run(&["-q", "export", "--parquet", &out_s, "-j", "2", &big_s, &big2_s])).collect();
     let two_t = median(two.iter().map(|x| x.0).collect());
-    let two_rss = two.iter().filter_map(|x| x.1).max().unwrap_or(0);
+    let two_rss = two.iter().filter_map(|x| x.2).max().unwrap_or(0);
     let quarter_rss = (0..runs)
-        .filter_map(|_| run(&["-q", "export", "--parquet", &out_s, "-j", "1", &quarter_s]).1)
+        .filter_map(|_| run(&["-q", "export", "--parquet", &out_s, "-j", "1", &quarter_s]).2)
         .max()
         .unwrap_or(0);
 
+    // CPU time shows the cost when the machine is shared (wall time then includes waiting).
+    let cpu = |v: &[(Duration, Option<Duration>, Option<u64>)], bytes: usize| {
+        cpu_median(v).map_or("CPU time unknown".to_string(), |c| format!("{:.1} MB/s of CPU time", mbps(bytes, c)))
+    };
+    println!(
+        "CPU: dump {}; export 1 file {}; export 2 files {}",
+        cpu(&dump, buf.len()),
+        cpu(&one, buf.len()),
+        cpu(&two, 2 * buf.len())
+    );
     let d = mbps(buf.len(), dump_t);
     let o = mbps(buf.len(), one_t);
     let t = mbps(2 * buf.len(), two_t);

@@ -16,8 +16,9 @@ use arrow_schema::{DataType, Field, Schema as ArrowSchema, SchemaRef, TimeUnit};
 use logspec::value::Value;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
-use parquet::file::properties::WriterProperties;
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::format::KeyValue;
+use parquet::schema::types::ColumnPath;
 
 use super::columns::{arrow_fields, Col, FlatRow};
 use super::source::{self, Channel, DynVisit, Select, Sink};
@@ -28,9 +29,11 @@ const BATCH_ROWS: usize = 8192;
 /// Bytes of values buffered per table before they are encoded (large ROS messages).
 const BATCH_BYTES: usize = 4 << 20;
 /// A table's open row group is closed when its encoded size passes this.
-const ROW_GROUP_BYTES: usize = 8 << 20;
+const ROW_GROUP_BYTES: usize = 4 << 20;
+/// A column's page is closed when its data passes this.
+const PAGE_BYTES: usize = 128 << 10;
 /// The open row groups of one log together stay under this; past it the largest is closed.
-const LOG_BYTES: usize = 24 << 20;
+const LOG_BYTES: usize = 16 << 20;
 
 /// The compression of the Parquet pages.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -104,7 +107,7 @@ pub fn run(opts: Options) -> Result<ExitCode, CliError> {
     });
     let results = results.into_inner().map_err(|_| CliError::Input("a conversion thread panicked".into()))?;
     let mut failed = 0;
-    let (mut rows, mut tables) = (0u64, std::collections::BTreeSet::new());
+    let mut rows = 0u64;
     for d in results.into_iter().flatten() {
         for w in &d.warnings {
             eprintln!("logspec: {w}");
@@ -124,7 +127,6 @@ pub fn run(opts: Options) -> Result<ExitCode, CliError> {
                 d.log, d.file, d.rows, d.tables
             )),
         }
-        tables.insert(d.tables);
     }
     let tables_written = count_tables(&opts.out);
     super::progress::note(&format!(
@@ -434,10 +436,22 @@ impl LogSink {
         std::fs::create_dir_all(&dir).map_err(|e| CliError::Input(format!("{}: cannot create: {e}", dir.display())))?;
         let tmp = dir.join(".part-0.parquet.tmp");
         let file = File::create(&tmp).map_err(|e| CliError::Input(format!("{}: cannot create: {e}", tmp.display())))?;
-        let props = WriterProperties::builder()
+        // Dictionary encoding costs a hash per value and pays off only for repeated text
+        // (frame ids, names): on for string columns outside lists, off for the rest.
+        let mut props = WriterProperties::builder()
             .set_compression(self.codec.parquet())
             .set_key_value_metadata(Some(meta))
-            .build();
+            .set_dictionary_enabled(false)
+            // Each column buffers a page before encoding it into the row group: small pages keep
+            // a log of many tables and columns within its memory budget.
+            .set_data_page_size_limit(PAGE_BYTES)
+            // Min/max per row group (what engines prune by); no per-page index, which the
+            // writer would hold for the whole file.
+            .set_statistics_enabled(EnabledStatistics::Chunk);
+        for path in string_paths(schema.fields(), &mut Vec::new()) {
+            props = props.set_column_dictionary_enabled(ColumnPath::new(path), true);
+        }
+        let props = props.build();
         let writer = ArrowWriter::try_new(file, schema.clone(), Some(props))
             .map_err(|e| CliError::Input(format!("{}: {e}", tmp.display())))?;
         let flat = cols.as_ref().is_some_and(|c: &Vec<(String, Col)>| c.iter().all(|(_, c)| c.is_scalar()));
@@ -500,6 +514,21 @@ impl LogSink {
             None => Ok((n, rows)),
         }
     }
+}
+
+/// The Parquet column paths of the string leaves of some fields, not inside lists.
+fn string_paths(fields: &arrow_schema::Fields, prefix: &mut Vec<String>) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    for f in fields {
+        prefix.push(f.name().clone());
+        match f.data_type() {
+            DataType::Utf8 => out.push(prefix.clone()),
+            DataType::Struct(inner) => out.extend(string_paths(inner, prefix)),
+            _ => {}
+        }
+        prefix.pop();
+    }
+    out
 }
 
 fn kv(key: &str, value: &str) -> KeyValue {
