@@ -4,7 +4,8 @@
 //! Container attributes (`#[record(...)]` on the struct):
 //! - `id = N`: the record id; implements `Record` (with `name = "REC_X"`, default: the Rust name);
 //! - `endian = "little" | "big"`: default byte order of the fields (little);
-//! - `runtime = "::path"`: where the runtime is (default `::logspec::runtime`).
+//! - `runtime = "::path"`: where the runtime is (default `::logspec_runtime`, as the build
+//!   script's generated code; `::logspec::runtime` through the facade); not a path is an error.
 //!
 //! Field attributes:
 //! - `endian = "big"`: this field's byte order;
@@ -101,6 +102,13 @@ struct FieldAttrs {
     span: Option<Span>,
 }
 
+impl ContainerAttrs {
+    /// The runtime path: the one the build script's generated code uses unless told otherwise.
+    fn runtime_path(&self) -> String {
+        self.runtime.clone().unwrap_or_else(|| crate::backend::rust::DEFAULT_RUNTIME_PATH.to_string())
+    }
+}
+
 fn lit_str(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<syn::LitStr> {
     meta.value()?.parse::<syn::LitStr>()
 }
@@ -152,7 +160,9 @@ fn container_attrs(attrs: &[syn::Attribute], errors: &mut Errors) -> ContainerAt
             } else if meta.path.is_ident("schema") {
                 out.schema = Some(lit_str(&meta)?);
             } else if meta.path.is_ident("runtime") {
-                out.runtime = Some(lit_str(&meta)?.value());
+                let lit = lit_str(&meta)?;
+                crate::backend::rust::parse_runtime_path(&lit.value()).map_err(|e| syn::Error::new(lit.span(), e))?;
+                out.runtime = Some(lit.value());
             } else if meta.path.is_ident("repr") {
                 let s = lit_str(&meta)?;
                 match Prim::from_name(&s.value()) {
@@ -442,7 +452,7 @@ fn expand_struct(
     }
     let name = record.as_ref().map_or(name, |r| r.name.clone());
     schema.records.extend(record.clone());
-    let cx = Cx::new(&schema, attrs.runtime.as_deref().unwrap_or("::logspec::runtime"));
+    let cx = Cx::new(&schema, &attrs.runtime_path());
     let TypeDef::Struct(s) = &schema.types[0] else { return TokenStream::new() };
     let impls = codec::struct_impls(
         &cx,
@@ -556,8 +566,8 @@ fn expand_enum(
         errors.at(input.ident.span(), "a C-like enum needs its wire type: #[repr(u8)] or #[record(repr = \"u8\")]");
         return TokenStream::new();
     };
-    let rt: TokenStream =
-        attrs.runtime.as_deref().unwrap_or("::logspec::runtime").parse().unwrap_or_else(|_| quote!(::logspec::runtime));
+    let rt =
+        crate::backend::rust::parse_runtime_path(&attrs.runtime_path()).unwrap_or_else(|e| quote!(compile_error!(#e)));
     let ident = &input.ident;
     let name = ident.to_string();
     let base = crate::backend::rust::prim_type(repr);
