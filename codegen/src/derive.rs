@@ -86,6 +86,8 @@ struct ContainerAttrs {
     repr: Option<Prim>,
     /// `schema = "schemas/x.toml"`: check the struct against that schema's record.
     schema: Option<syn::LitStr>,
+    /// `magic = b"MINI"`: a const at the start of the struct.
+    magic: Option<(Ty, ir::ConstValue)>,
 }
 
 #[derive(Default)]
@@ -99,7 +101,12 @@ struct FieldAttrs {
     pad_after: u32,
     unit: Option<String>,
     doc: Option<String>,
+    /// `magic = ...`: a const just before the field.
+    magic: Option<(Ty, ir::ConstValue)>,
+    /// The key of `count`, `size` or `rest`, for errors about the sequence length.
     span: Option<Span>,
+    /// The key of `variable`.
+    variable_span: Option<Span>,
 }
 
 impl ContainerAttrs {
@@ -113,25 +120,97 @@ fn lit_str(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<syn::LitStr> {
     meta.value()?.parse::<syn::LitStr>()
 }
 
-fn endian_of(s: &syn::LitStr) -> syn::Result<Endian> {
-    match s.value().as_str() {
-        "little" | "le" => Ok(Endian::Little),
-        "big" | "be" => Ok(Endian::Big),
-        other => {
-            Err(syn::Error::new(s.span(), format!("unknown endianness `{other}`; expected \"little\" or \"big\"")))
-        }
+/// Whether the key stands alone (`big`), not `key = value`.
+fn is_bare(meta: &syn::meta::ParseNestedMeta<'_>) -> bool {
+    meta.input.is_empty() || meta.input.peek(syn::Token![,])
+}
+
+/// A value written bare (`u16`, `big`) or, in the older spelling, as a string (`"u16"`).
+fn word(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<(String, Span)> {
+    let v = meta.value()?;
+    if v.peek(syn::LitStr) {
+        let s: syn::LitStr = v.parse()?;
+        Ok((s.value(), s.span()))
+    } else {
+        let p: syn::Path = v.parse()?;
+        Ok((p.to_token_stream().to_string().replace(' ', ""), p.span()))
     }
 }
 
-fn prefix_of(s: &syn::LitStr) -> syn::Result<Prim> {
-    match Prim::from_name(&s.value()) {
+fn endian_of(value: &str, span: Span) -> syn::Result<Endian> {
+    match value {
+        "little" | "le" => Ok(Endian::Little),
+        "big" | "be" => Ok(Endian::Big),
+        other => Err(syn::Error::new(span, format!("unknown endianness `{other}`; expected `little` or `big`"))),
+    }
+}
+
+fn prefix_of(value: &str, span: Span) -> syn::Result<Prim> {
+    match Prim::from_name(value) {
         Some(p) if p.is_unsigned() => Ok(p),
-        _ => Err(syn::Error::new(
-            s.span(),
-            format!("a length prefix must be \"u8\", \"u16\", \"u32\" or \"u64\", found \"{}\"", s.value()),
+        _ => Err(syn::Error::new(span, format!("a length prefix must be u8, u16, u32 or u64, found `{value}`"))),
+    }
+}
+
+/// `magic = b"MINI"` (bytes) or `magic = 0xA55Au16` (an integer of the suffix's type): a const
+/// that the struct's bytes hold, which is not a member of the Rust struct.
+fn magic_of(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<(Ty, ir::ConstValue)> {
+    let lit: syn::Lit = meta.value()?.parse()?;
+    match &lit {
+        syn::Lit::ByteStr(b) if !b.value().is_empty() => {
+            Ok((Ty::Bytes(Len::Fixed(b.value().len() as u32)), ir::ConstValue::Bytes(b.value())))
+        }
+        syn::Lit::Str(s) if !s.value().is_empty() => {
+            let bytes = s.value().into_bytes();
+            Ok((Ty::Bytes(Len::Fixed(bytes.len() as u32)), ir::ConstValue::Bytes(bytes)))
+        }
+        syn::Lit::Int(i) => {
+            let Some(prim) = Prim::from_name(i.suffix()).filter(|p| !p.is_float()) else {
+                return Err(syn::Error::new(
+                    i.span(),
+                    "an integer magic needs its wire type as a suffix, such as `0xA55Au16`",
+                ));
+            };
+            let v = i.base10_parse::<i128>()?;
+            match prim.int_range() {
+                Some((lo, hi)) if v < lo || v > hi => {
+                    Err(syn::Error::new(i.span(), format!("magic {v} does not fit in {prim}")))
+                }
+                _ => Ok((Ty::Prim(prim), ir::ConstValue::Int(v))),
+            }
+        }
+        other => Err(syn::Error::new(
+            other.span(),
+            "magic must be a byte string (`b\"MINI\"`) or a suffixed integer (`0xA55Au16`)",
         )),
     }
 }
+
+/// An unknown key: the error underlines the key and suggests the nearest known one.
+fn unknown_key(meta: &syn::meta::ParseNestedMeta<'_>, what: &str, known: &[&str]) -> syn::Error {
+    let key = meta.path.to_token_stream().to_string();
+    let hint = match crate::diag::did_you_mean(&key, known.iter().copied()) {
+        Some(k) => format!("did you mean `{k}`?"),
+        None => format!("expected one of: {}", known.join(", ")),
+    };
+    syn::Error::new_spanned(&meta.path, format!("unknown {what} attribute `{key}`; {hint}"))
+}
+
+const CONTAINER_KEYS: &[&str] = &["id", "name", "schema", "big", "little", "endian", "magic", "runtime", "repr"];
+const FIELD_KEYS: &[&str] = &[
+    "big",
+    "little",
+    "endian",
+    "count",
+    "size",
+    "rest",
+    "variable",
+    "magic",
+    "pad_before",
+    "pad_after",
+    "unit",
+    "doc",
+];
 
 fn container_attrs(attrs: &[syn::Attribute], errors: &mut Errors) -> ContainerAttrs {
     let mut out = ContainerAttrs::default();
@@ -155,25 +234,27 @@ fn container_attrs(attrs: &[syn::Attribute], errors: &mut Errors) -> ContainerAt
                 out.id = Some((lit.base10_parse::<u64>()?, lit.span()));
             } else if meta.path.is_ident("name") {
                 out.name = Some(lit_str(&meta)?.value());
+            } else if (meta.path.is_ident("big") || meta.path.is_ident("little")) && is_bare(&meta) {
+                out.endian = Some(if meta.path.is_ident("big") { Endian::Big } else { Endian::Little });
             } else if meta.path.is_ident("endian") {
-                out.endian = Some(endian_of(&lit_str(&meta)?)?);
+                let (v, span) = word(&meta)?;
+                out.endian = Some(endian_of(&v, span)?);
+            } else if meta.path.is_ident("magic") {
+                out.magic = Some(magic_of(&meta)?);
             } else if meta.path.is_ident("schema") {
                 out.schema = Some(lit_str(&meta)?);
             } else if meta.path.is_ident("runtime") {
-                let lit = lit_str(&meta)?;
-                crate::backend::rust::parse_runtime_path(&lit.value()).map_err(|e| syn::Error::new(lit.span(), e))?;
-                out.runtime = Some(lit.value());
+                let (v, span) = word(&meta)?;
+                crate::backend::rust::parse_runtime_path(&v).map_err(|e| syn::Error::new(span, e))?;
+                out.runtime = Some(v);
             } else if meta.path.is_ident("repr") {
-                let s = lit_str(&meta)?;
-                match Prim::from_name(&s.value()) {
+                let (v, span) = word(&meta)?;
+                match Prim::from_name(&v) {
                     Some(p) if !p.is_float() => out.repr = Some(p),
-                    _ => return Err(syn::Error::new(s.span(), "repr must be an integer type such as \"u8\"")),
+                    _ => return Err(syn::Error::new(span, "repr must be an integer type such as `u8`")),
                 }
             } else {
-                return Err(meta.error(format!(
-                    "unknown record attribute `{}`; expected one of: id, name, schema, endian, runtime, repr",
-                    meta.path.to_token_stream()
-                )));
+                return Err(unknown_key(&meta, "record", CONTAINER_KEYS));
             }
             Ok(())
         });
@@ -199,18 +280,29 @@ fn field_attrs(attrs: &[syn::Attribute], errors: &mut Errors) -> FieldAttrs {
         if !attr.path().is_ident("record") {
             continue;
         }
-        out.span = Some(attr.span());
         let r = attr.parse_nested_meta(|meta| {
-            if meta.path.is_ident("endian") {
-                out.endian = Some(endian_of(&lit_str(&meta)?)?);
+            let key = meta.path.span();
+            if (meta.path.is_ident("big") || meta.path.is_ident("little")) && is_bare(&meta) {
+                out.endian = Some(if meta.path.is_ident("big") { Endian::Big } else { Endian::Little });
+            } else if meta.path.is_ident("endian") {
+                let (v, span) = word(&meta)?;
+                out.endian = Some(endian_of(&v, span)?);
             } else if meta.path.is_ident("count") {
-                out.count = Some(prefix_of(&lit_str(&meta)?)?);
+                let (v, span) = word(&meta)?;
+                out.count = Some(prefix_of(&v, span)?);
+                out.span = Some(key);
             } else if meta.path.is_ident("size") {
-                out.size = Some(prefix_of(&lit_str(&meta)?)?);
+                let (v, span) = word(&meta)?;
+                out.size = Some(prefix_of(&v, span)?);
+                out.span = Some(key);
             } else if meta.path.is_ident("rest") {
                 out.rest = true;
+                out.span = Some(key);
             } else if meta.path.is_ident("variable") {
                 out.variable = true;
+                out.variable_span = Some(key);
+            } else if meta.path.is_ident("magic") {
+                out.magic = Some(magic_of(&meta)?);
             } else if meta.path.is_ident("pad_before") || meta.path.is_ident("pad_after") {
                 let lit: syn::LitInt = meta.value()?.parse()?;
                 let n = lit.base10_parse::<u32>()?;
@@ -227,10 +319,7 @@ fn field_attrs(attrs: &[syn::Attribute], errors: &mut Errors) -> FieldAttrs {
             } else if meta.path.is_ident("doc") {
                 out.doc = Some(lit_str(&meta)?.value());
             } else {
-                return Err(meta.error(format!(
-                    "unknown field attribute `{}`; expected one of: endian, count, size, rest, variable, pad_before, pad_after, unit, doc",
-                    meta.path.to_token_stream()
-                )));
+                return Err(unknown_key(&meta, "field", FIELD_KEYS));
             }
             Ok(())
         });
@@ -252,7 +341,10 @@ fn lower_type(ty: &syn::Type, attrs: &FieldAttrs, externs: &mut Vec<String>, err
             (None, Some(p), false) => Len::Size(p),
             (None, None, true) => Len::Rest,
             (None, None, false) => {
-                errors.at(ty.span(), "a variable-length field needs #[record(count = \"u16\")], #[record(size = \"u32\")] or #[record(rest)]");
+                errors.at(
+                    ty.span(),
+                    "a variable-length field needs #[record(count = u16)], #[record(size = u32)] or #[record(rest)]",
+                );
                 Len::Rest
             }
             _ => {
@@ -353,6 +445,24 @@ fn expand_struct(
     // The source span of each IR field (padding: its field's), for cross-check errors.
     let mut spans: Vec<Span> = Vec::new();
     let mut pads = 0;
+    let mut magics = 0;
+    let mut magic =
+        |m: &(Ty, ir::ConstValue), e: Endian, at: Span, fields: &mut Vec<ir::Field>, spans: &mut Vec<Span>| {
+            spans.push(at);
+            fields.push(ir::Field {
+                name: format!("_magic{magics}"),
+                ty: m.0.clone(),
+                endian: e,
+                doc: None,
+                unit: None,
+                value: Some(m.1.clone()),
+                offset: None,
+            });
+            magics += 1;
+        };
+    if let Some(m) = &attrs.magic {
+        magic(m, endian, input.ident.span(), &mut fields, &mut spans);
+    }
     let n = named.named.len();
     for (i, f) in named.named.iter().enumerate() {
         let fa = field_attrs(&f.attrs, errors);
@@ -375,6 +485,9 @@ fn expand_struct(
             });
             pads += 1;
         };
+        if let Some(m) = &fa.magic {
+            magic(m, fa.endian.unwrap_or(endian), fspan, &mut fields, &mut spans);
+        }
         if fa.pad_before > 0 {
             pad(fa.pad_before, &mut fields, &mut spans);
         }
@@ -388,7 +501,7 @@ fn expand_struct(
                     }
                 }
                 _ => errors.at(
-                    fa.span.unwrap_or_else(|| f.span()),
+                    fa.variable_span.unwrap_or_else(|| f.span()),
                     "`variable` only applies to fields of a hand-written type",
                 ),
             }
