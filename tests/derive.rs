@@ -188,3 +188,32 @@ fn bare_keywords_and_magic_match_python_struct() {
         assert!(matches!(e.kind, logspec::runtime::DecodeErrorKind::BadConst { .. }), "{e}");
     }
 }
+
+/// An enum as the schema language has it: a newtype with a const per named value, which keeps
+/// values it does not name (a newer writer's values survive a round trip).
+#[derive(Record, Debug, Clone, Copy, PartialEq, Eq)]
+#[record(values(IDLE = 0, RUN = 1, FAULT = -1))]
+struct Mode(i8);
+
+#[derive(Record, Debug, Clone, PartialEq)]
+#[record(id = 11)]
+struct WithMode {
+    #[record(pad_after = 1)]
+    mode: Mode,
+    speed: f32,
+}
+
+#[test]
+fn open_enum_keeps_unknown_values() {
+    assert_eq!(Mode::RUN, Mode(1));
+    assert_eq!(Mode::ALL, &[Mode::IDLE, Mode::RUN, Mode::FAULT]);
+    assert_eq!(Mode::FAULT.name(), Some("FAULT"));
+    assert_eq!(Mode(9).name(), None);
+    for raw in [1i8, -1, 9, -128] {
+        let bytes = python_pack("<bxf", &format!("{raw}, 2.5"));
+        let w = WithMode::decode_exact(&bytes).unwrap();
+        assert_eq!(w, WithMode { mode: Mode(raw), speed: 2.5 });
+        assert_eq!(w.to_bytes().unwrap(), bytes);
+    }
+    assert_eq!(<WithMode as Fixed>::SIZE, 6);
+}

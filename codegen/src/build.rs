@@ -315,3 +315,51 @@ impl Builder {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_is_new() {
+        assert_eq!(format!("{:?}", Builder::default()), format!("{:?}", Builder::new()));
+        assert!(Builder::default().emit_rerun);
+    }
+
+    #[test]
+    fn an_invalid_runtime_path_is_an_error() {
+        let dir = std::env::temp_dir();
+        let schema = concat!(env!("CARGO_MANIFEST_DIR"), "/../schemas/usvlog.toml");
+        for bad in ["logspec runtime", "::logspec::<u8>", ""] {
+            let b = Builder::new().out_dir(&dir).emit_rerun_if_changed(false).runtime_path(bad);
+            let e = b.compile(&[schema]).unwrap_err();
+            assert!(e.to_string().starts_with(&format!("invalid runtime path `{bad}`")), "{e}");
+            let e = b.compile_struct_schemas("x", &[("A", "double x")]).unwrap_err();
+            assert!(matches!(e, BuildError::Option(_)), "{e}");
+        }
+    }
+
+    #[test]
+    fn every_compile_method_returns_the_written_files() {
+        let dir = std::env::temp_dir().join(format!("logspec-build-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let msg = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/msg");
+        let msgs: Vec<PathBuf> = ["std_msgs/msg/Header.msg", "demo/msg/Point.msg", "demo/msg/Sample.msg"]
+            .iter()
+            .map(|m| Path::new(msg).join(m))
+            .collect();
+        let b = Builder::new().out_dir(&dir).emit_rerun_if_changed(false).include_file("all.rs");
+        let schema = concat!(env!("CARGO_MANIFEST_DIR"), "/../schemas/usvlog.toml");
+        assert_eq!(b.compile(&[schema]).unwrap(), vec![dir.join("usvlog.rs"), dir.join("all.rs")]);
+        assert_eq!(
+            b.compile_struct_schemas("geom", &[("T2", "double x;double y")]).unwrap(),
+            vec![dir.join("geom.rs"), dir.join("all.rs")]
+        );
+        let all = std::fs::read_to_string(dir.join("all.rs")).unwrap();
+        assert!(all.contains("pub mod geom {\n    include!(\"geom.rs\");\n}"), "{all}");
+        assert!(all.contains("pub mod usvlog {\n    include!(\"usvlog.rs\");\n}"), "{all}");
+        let written = b.compile_msgs("ros", &msgs).unwrap();
+        assert_eq!(written, vec![dir.join("ros.rs"), dir.join("all.rs")]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

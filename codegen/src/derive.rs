@@ -88,6 +88,8 @@ struct ContainerAttrs {
     schema: Option<syn::LitStr>,
     /// `magic = b"MINI"`: a const at the start of the struct.
     magic: Option<(Ty, ir::ConstValue)>,
+    /// `values(IDLE = 0, RUN = 1)` on a newtype `struct Mode(u8)`: an enum that keeps unknown values.
+    values: Option<(Vec<ir::EnumValue>, Span)>,
 }
 
 #[derive(Default)]
@@ -196,7 +198,17 @@ fn unknown_key(meta: &syn::meta::ParseNestedMeta<'_>, what: &str, known: &[&str]
     syn::Error::new_spanned(&meta.path, format!("unknown {what} attribute `{key}`; {hint}"))
 }
 
-const CONTAINER_KEYS: &[&str] = &["id", "name", "schema", "big", "little", "endian", "magic", "runtime", "repr"];
+const CONTAINER_KEYS: &[&str] =
+    &["id", "name", "schema", "big", "little", "endian", "magic", "values", "runtime", "repr"];
+
+/// An integer literal, possibly negative.
+fn int_expr(e: &syn::Expr) -> syn::Result<i128> {
+    match e {
+        syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => i.base10_parse::<i128>(),
+        syn::Expr::Unary(syn::ExprUnary { op: syn::UnOp::Neg(_), expr, .. }) => Ok(-int_expr(expr)?),
+        other => Err(syn::Error::new(other.span(), "expected an integer literal")),
+    }
+}
 const FIELD_KEYS: &[&str] = &[
     "big",
     "little",
@@ -241,6 +253,15 @@ fn container_attrs(attrs: &[syn::Attribute], errors: &mut Errors) -> ContainerAt
                 out.endian = Some(endian_of(&v, span)?);
             } else if meta.path.is_ident("magic") {
                 out.magic = Some(magic_of(&meta)?);
+            } else if meta.path.is_ident("values") {
+                let mut values = Vec::new();
+                meta.parse_nested_meta(|v| {
+                    let name = v.path.require_ident()?.to_string();
+                    let e: syn::Expr = v.value()?.parse()?;
+                    values.push(ir::EnumValue { name, value: int_expr(&e)?, doc: None });
+                    Ok(())
+                })?;
+                out.values = Some((values, meta.path.span()));
             } else if meta.path.is_ident("schema") {
                 out.schema = Some(lit_str(&meta)?);
             } else if meta.path.is_ident("runtime") {
@@ -432,8 +453,14 @@ fn expand_struct(
     attrs: &ContainerAttrs,
     errors: &mut Errors,
 ) -> TokenStream {
+    if let Some((values, span)) = &attrs.values {
+        return expand_open_enum(input, data, values, *span, attrs, errors);
+    }
     let syn::Fields::Named(named) = &data.fields else {
-        errors.at(data.fields.span(), "#[derive(Record)] needs a struct with named fields");
+        errors.at(
+            data.fields.span(),
+            "#[derive(Record)] needs a struct with named fields, or a newtype with `values(...)`",
+        );
         return TokenStream::new();
     };
     let endian = attrs.endian.unwrap_or(Endian::Little);
@@ -772,4 +799,59 @@ fn expand_enum(
             }
         }
     }
+}
+
+/// `#[record(values(IDLE = 0, RUN = 1))]` on `struct Mode(u8)`: an enum as the schema language
+/// has it, whose values outside the named ones are kept. Emits the impls of a schema enum (a
+/// const per value, `ALL`, `name()`, the codec and `Visit`) through the Rust back end.
+fn expand_open_enum(
+    input: &syn::DeriveInput,
+    data: &syn::DataStruct,
+    values: &[ir::EnumValue],
+    span: Span,
+    attrs: &ContainerAttrs,
+    errors: &mut Errors,
+) -> TokenStream {
+    let base = match &data.fields {
+        syn::Fields::Unnamed(u) if u.unnamed.len() == 1 => match &u.unnamed[0].ty {
+            syn::Type::Path(p) if p.qself.is_none() => {
+                p.path.get_ident().and_then(|i| Prim::from_name(&i.to_string())).filter(|p| !p.is_float())
+            }
+            _ => None,
+        },
+        _ => None,
+    };
+    let Some(base) = base else {
+        errors.at(span, "`values` needs a newtype over an integer, such as `struct Mode(u8);`");
+        return TokenStream::new();
+    };
+    for (i, v) in values.iter().enumerate() {
+        if let Some((lo, hi)) = base.int_range() {
+            if v.value < lo || v.value > hi {
+                errors.at(span, format!("value {} = {} does not fit in {base}", v.name, v.value));
+            }
+        }
+        if values[..i].iter().any(|w| w.name == v.name || w.value == v.value) {
+            errors.at(span, format!("value {} = {} repeats a name or a value", v.name, v.value));
+        }
+    }
+    let e = ir::Enum { name: input.ident.to_string(), doc: None, base, values: values.to_vec() };
+    let schema = ir::Schema {
+        format: ir::Format {
+            name: String::new(),
+            title: None,
+            doc: None,
+            endian: Endian::Little,
+            version: None,
+            schema_id: None,
+        },
+        types: vec![TypeDef::Enum(e.clone())],
+        file_header: None,
+        framing: None,
+        records: Vec::new(),
+        params: Vec::new(),
+        source: None,
+    };
+    let cx = Cx::new(&schema, &attrs.runtime_path());
+    crate::backend::rust::types::enum_impls(&cx, &e, &input.ident, TokenStream::new())
 }

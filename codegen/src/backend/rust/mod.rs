@@ -9,7 +9,7 @@
 
 pub mod codec;
 mod format;
-mod types;
+pub(crate) mod types;
 
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
