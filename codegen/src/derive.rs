@@ -1,26 +1,42 @@
 //! `#[derive(Record)]`: lowers a hand-written Rust struct (or C-like enum) into the IR and emits
 //! the same impls as the Rust back end, through [`crate::backend::rust::codec`].
 //!
+//! Keys are binrw-style bare keywords; the older string spellings (`endian = "big"`,
+//! `count = "u16"`) mean the same and keep working.
+//!
 //! Container attributes (`#[record(...)]` on the struct):
 //! - `id = N`: the record id; implements `Record` (with `name = "REC_X"`, default: the Rust name);
-//! - `endian = "little" | "big"`: default byte order of the fields (little);
-//! - `runtime = "::path"`: where the runtime is (default `::logspec_runtime`, as the build
-//!   script's generated code; `::logspec::runtime` through the facade); not a path is an error.
+//! - `big` or `little` (or `endian = big`): default byte order of the fields (little);
+//! - `magic = b"MINI"` (bytes) or `magic = 0xA55Au16` (an integer typed by its suffix): a const
+//!   at the start of the struct, written by encoders and checked by decoders; not a Rust field;
+//! - `schema = "schemas/x.toml"`: check the struct against the record of that name in the schema
+//!   (and take its id, name and fingerprint);
+//! - `runtime = ::path`: where the runtime is; default `::logspec_runtime`, the same as the
+//!   build script's generated code (depend on `logspec-runtime`), or `::logspec::runtime` through
+//!   the facade. Something that is not a path is an error.
 //!
 //! Field attributes:
-//! - `endian = "big"`: this field's byte order;
-//! - `count = "u16"`: a `String`/`Vec` prefixed by its element count (u8, u16, u32, u64);
-//! - `size = "u32"`: a `String`/`Vec` prefixed by its size in bytes;
+//! - `big`, `little` (or `endian = big`): this field's byte order;
+//! - `count = u16`: a `String`/`Vec` prefixed by its element count (u8, u16, u32, u64);
+//! - `size = u32`: a `String`/`Vec` prefixed by its size in bytes;
 //! - `rest`: a `String`/`Vec` running to the end of the payload (last field only);
 //! - `variable`: the field's hand-written type has no fixed size (it implements `Decode` and
 //!   `Encode` but not `Fixed`); without it, such types must implement `Fixed`, so that the
 //!   struct decodes with constant offsets;
+//! - `magic = ...`: a const just before the field (and before its `pad_before`);
 //! - `pad_before = N`, `pad_after = N`: N zero bytes before/after the field;
 //! - `unit = "m"`, `doc = "..."`: documentation (the fingerprint ignores them).
 //!
-//! On a C-like enum: `#[record(repr = "u8")]` (or `#[repr(u8)]`) gives the wire type; a value
-//! outside the variants is a decode error.
+//! Enums: on a C-like enum, `#[record(repr = u8)]` (or `#[repr(u8)]`) gives the wire type, and a
+//! value outside the variants is a decode error. For an enum that keeps values it does not name
+//! (as schema enums do), derive on an integer newtype with `values(...)`:
+//! `#[record(values(IDLE = 0, RUN = 1))] struct Mode(u8);` gets `Mode::IDLE`, `Mode::ALL`,
+//! `Mode::name()` and the codec of a schema enum.
 //!
+//! Not yet expressible with the derive: unions tagged by an earlier field (declare them in a
+//! schema and use the generated types).
+//!
+//! Errors underline the attribute key (or its value), and an unknown key gets a did-you-mean.
 //! Errors are spanned `syn::Error`s, all collected before returning; the macro never panics.
 
 use proc_macro2::{Span, TokenStream};
