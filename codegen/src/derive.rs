@@ -125,6 +125,8 @@ struct FieldAttrs {
     span: Option<Span>,
     /// The key of `variable`.
     variable_span: Option<Span>,
+    /// An attribute of this field did not parse (already reported; no follow-on errors).
+    failed: bool,
 }
 
 impl ContainerAttrs {
@@ -361,6 +363,7 @@ fn field_attrs(attrs: &[syn::Attribute], errors: &mut Errors) -> FieldAttrs {
             Ok(())
         });
         if let Err(e) = r {
+            out.failed = true;
             errors.push(e);
         }
     }
@@ -377,6 +380,7 @@ fn lower_type(ty: &syn::Type, attrs: &FieldAttrs, externs: &mut Vec<String>, err
             (Some(p), None, false) => Len::Count(p),
             (None, Some(p), false) => Len::Size(p),
             (None, None, true) => Len::Rest,
+            (None, None, false) if attrs.failed => Len::Rest,
             (None, None, false) => {
                 errors.at(
                     ty.span(),
