@@ -8,6 +8,19 @@
 //! ```
 //! and in the crate: `mod usvlog { include!(concat!(env!("OUT_DIR"), "/usvlog.rs")); }`.
 //!
+//! The options users reach for in `prost-build`:
+//!
+//! ```no_run
+//! // In build.rs:
+//! logspec_codegen::Builder::new()
+//!     .type_attribute(".", "#[derive(serde::Serialize)]")
+//!     .field_attribute("RecText.text", "#[serde(rename = \"message\")]")
+//!     .include_file("logs.rs")
+//!     .compile(&["schemas/usvlog.toml", "schemas/mylog.toml"])
+//!     .unwrap_or_else(|e| e.exit());
+//! ```
+//! and in the crate, one module tree: `include!(concat!(env!("OUT_DIR"), "/logs.rs"));`.
+//!
 //! A lock file next to a schema (`schemas/usvlog.lock`) adds the layouts of its older schema ids,
 //! as `usvlog::history::schema_<id>` modules that `with_file_format` dispatches to.
 
