@@ -4,6 +4,49 @@
 //! This facade re-exports the runtime (`logspec::runtime`), the schema compiler
 //! (`logspec::codegen`) and `#[derive(Record)]`, and holds the formats bundled with logspec,
 //! generated at build time from `schemas/`.
+//!
+//! Writing and reading a USVLOG file (a writer buffers; [`finish`](runtime::Writer::finish)
+//! writes out the rest and reports any error, which dropping the writer cannot):
+//!
+//! ```
+//! use logspec::formats::usvlog::{FileHeader, RecSensorGyro, Usvlog, UsvlogRecord, FW_MODEL_SCHEMA};
+//! use logspec::runtime::{Event, Reader, Writer};
+//!
+//! let header = FileHeader { fw_model_schema: FW_MODEL_SCHEMA, t0_us: 0 };
+//! let mut w = Writer::<_, Usvlog>::new(Vec::new(), &header)?;
+//! w.write(1_000, &RecSensorGyro { z_gyro: 0.25, b_g_est: 0.0, valid: 1 }.into())?;
+//! let bytes: Vec<u8> = w.finish()?;
+//!
+//! let mut reader = Reader::<_, Usvlog>::new(&bytes[..])?;
+//! while let Some(event) = reader.next_event() {
+//!     if let Event::Record { raw, record: UsvlogRecord::RecSensorGyro(g) } = event? {
+//!         assert_eq!((raw.header.timestamp, g.z_gyro), (Some(1_000), 0.25));
+//!     }
+//! }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! `#[derive(Record)]` gives a hand-written struct the same encoder and decoder (the attributes
+//! are listed in [`codegen::derive`]):
+//!
+//! ```
+//! use logspec::runtime::{Decode, Encode, Record as _};
+//!
+//! #[derive(logspec::Record, Debug, PartialEq)]
+//! #[record(id = 20, little, magic = b"PG")]
+//! struct Ping {
+//!     seq: u32,
+//!     #[record(count = u8)]
+//!     note: String,
+//! }
+//!
+//! let p = Ping { seq: 7, note: "hi".into() };
+//! let bytes = p.to_bytes()?;
+//! assert_eq!(bytes, b"PG\x07\0\0\0\x02hi");
+//! assert_eq!(Ping::decode_exact(&bytes)?, p);
+//! assert_eq!(Ping::ID, 20);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 pub use logspec_codegen as codegen;
 pub use logspec_derive::Record;

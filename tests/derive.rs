@@ -154,3 +154,66 @@ fn schema_checked_derive_agrees_with_the_generated_type() {
     let n = Nav::decode_exact(&g.to_bytes().unwrap()).unwrap();
     assert_eq!(n, Nav { x: 1.0, y: 2.0, psi: 3.0, v: 4.0, r: 5.0, b_g: 6.0 });
 }
+
+/// binrw-style bare keywords (`big`, `count = u8`) and magic numbers: a byte-string magic at the
+/// start of the struct, an integer magic (typed by its suffix) before a field.
+#[derive(Record, Debug, Clone, PartialEq)]
+#[record(id = 10, big, magic = b"MINI")]
+struct Tagged {
+    #[record(magic = 0xA55Au16, little)]
+    seq: u16,
+    #[record(count = u8)]
+    name: String,
+    #[record(size = u16, endian = little)]
+    samples: Vec<i16>,
+}
+
+#[test]
+fn bare_keywords_and_magic_match_python_struct() {
+    let t = Tagged { seq: 7, name: "ab".into(), samples: vec![1, -2] };
+    let bytes = t.to_bytes().unwrap();
+    let mut expected = python_pack("<4sHH", "b'MINI', 0xA55A, 7");
+    expected.extend(python_pack(">B2s", "2, b'ab'"));
+    expected.extend(python_pack("<H2h", "4, 1, -2"));
+    assert_eq!(bytes, expected);
+    assert_eq!(Tagged::decode_exact(&bytes).unwrap(), t);
+    assert_eq!(Tagged::ID, 10);
+
+    // A wrong magic is a decode error at its offset, never a value.
+    for (at, magic_at) in [(0, 0), (5, 4)] {
+        let mut bad = bytes.clone();
+        bad[at] ^= 0xFF;
+        let e = Tagged::decode_exact(&bad).unwrap_err();
+        assert_eq!(e.offset, magic_at, "{e}");
+        assert!(matches!(e.kind, logspec::runtime::DecodeErrorKind::BadConst { .. }), "{e}");
+    }
+}
+
+/// An enum as the schema language has it: a newtype with a const per named value, which keeps
+/// values it does not name (a newer writer's values survive a round trip).
+#[derive(Record, Debug, Clone, Copy, PartialEq, Eq)]
+#[record(values(IDLE = 0, RUN = 1, FAULT = -1))]
+struct Mode(i8);
+
+#[derive(Record, Debug, Clone, PartialEq)]
+#[record(id = 11)]
+struct WithMode {
+    #[record(pad_after = 1)]
+    mode: Mode,
+    speed: f32,
+}
+
+#[test]
+fn open_enum_keeps_unknown_values() {
+    assert_eq!(Mode::RUN, Mode(1));
+    assert_eq!(Mode::ALL, &[Mode::IDLE, Mode::RUN, Mode::FAULT]);
+    assert_eq!(Mode::FAULT.name(), Some("FAULT"));
+    assert_eq!(Mode(9).name(), None);
+    for raw in [1i8, -1, 9, -128] {
+        let bytes = python_pack("<bxf", &format!("{raw}, 2.5"));
+        let w = WithMode::decode_exact(&bytes).unwrap();
+        assert_eq!(w, WithMode { mode: Mode(raw), speed: 2.5 });
+        assert_eq!(w.to_bytes().unwrap(), bytes);
+    }
+    assert_eq!(<WithMode as Fixed>::SIZE, 6);
+}

@@ -1,25 +1,42 @@
 //! `#[derive(Record)]`: lowers a hand-written Rust struct (or C-like enum) into the IR and emits
 //! the same impls as the Rust back end, through [`crate::backend::rust::codec`].
 //!
+//! Keys are binrw-style bare keywords; the older string spellings (`endian = "big"`,
+//! `count = "u16"`) mean the same and keep working.
+//!
 //! Container attributes (`#[record(...)]` on the struct):
 //! - `id = N`: the record id; implements `Record` (with `name = "REC_X"`, default: the Rust name);
-//! - `endian = "little" | "big"`: default byte order of the fields (little);
-//! - `runtime = "::path"`: where the runtime is (default `::logspec::runtime`).
+//! - `big` or `little` (or `endian = big`): default byte order of the fields (little);
+//! - `magic = b"MINI"` (bytes) or `magic = 0xA55Au16` (an integer typed by its suffix): a const
+//!   at the start of the struct, written by encoders and checked by decoders; not a Rust field;
+//! - `schema = "schemas/x.toml"`: check the struct against the record of that name in the schema
+//!   (and take its id, name and fingerprint);
+//! - `runtime = ::path`: where the runtime is; default `::logspec_runtime`, the same as the
+//!   build script's generated code (depend on `logspec-runtime`), or `::logspec::runtime` through
+//!   the facade. Something that is not a path is an error.
 //!
 //! Field attributes:
-//! - `endian = "big"`: this field's byte order;
-//! - `count = "u16"`: a `String`/`Vec` prefixed by its element count (u8, u16, u32, u64);
-//! - `size = "u32"`: a `String`/`Vec` prefixed by its size in bytes;
+//! - `big`, `little` (or `endian = big`): this field's byte order;
+//! - `count = u16`: a `String`/`Vec` prefixed by its element count (u8, u16, u32, u64);
+//! - `size = u32`: a `String`/`Vec` prefixed by its size in bytes;
 //! - `rest`: a `String`/`Vec` running to the end of the payload (last field only);
 //! - `variable`: the field's hand-written type has no fixed size (it implements `Decode` and
 //!   `Encode` but not `Fixed`); without it, such types must implement `Fixed`, so that the
 //!   struct decodes with constant offsets;
+//! - `magic = ...`: a const just before the field (and before its `pad_before`);
 //! - `pad_before = N`, `pad_after = N`: N zero bytes before/after the field;
 //! - `unit = "m"`, `doc = "..."`: documentation (the fingerprint ignores them).
 //!
-//! On a C-like enum: `#[record(repr = "u8")]` (or `#[repr(u8)]`) gives the wire type; a value
-//! outside the variants is a decode error.
+//! Enums: on a C-like enum, `#[record(repr = u8)]` (or `#[repr(u8)]`) gives the wire type, and a
+//! value outside the variants is a decode error. For an enum that keeps values it does not name
+//! (as schema enums do), derive on an integer newtype with `values(...)`:
+//! `#[record(values(IDLE = 0, RUN = 1))] struct Mode(u8);` gets `Mode::IDLE`, `Mode::ALL`,
+//! `Mode::name()` and the codec of a schema enum.
 //!
+//! Not yet expressible with the derive: unions tagged by an earlier field (declare them in a
+//! schema and use the generated types).
+//!
+//! Errors underline the attribute key (or its value), and an unknown key gets a did-you-mean.
 //! Errors are spanned `syn::Error`s, all collected before returning; the macro never panics.
 
 use proc_macro2::{Span, TokenStream};
@@ -85,6 +102,10 @@ struct ContainerAttrs {
     repr: Option<Prim>,
     /// `schema = "schemas/x.toml"`: check the struct against that schema's record.
     schema: Option<syn::LitStr>,
+    /// `magic = b"MINI"`: a const at the start of the struct.
+    magic: Option<(Ty, ir::ConstValue)>,
+    /// `values(IDLE = 0, RUN = 1)` on a newtype `struct Mode(u8)`: an enum that keeps unknown values.
+    values: Option<(Vec<ir::EnumValue>, Span)>,
 }
 
 #[derive(Default)]
@@ -98,32 +119,128 @@ struct FieldAttrs {
     pad_after: u32,
     unit: Option<String>,
     doc: Option<String>,
+    /// `magic = ...`: a const just before the field.
+    magic: Option<(Ty, ir::ConstValue)>,
+    /// The key of `count`, `size` or `rest`, for errors about the sequence length.
     span: Option<Span>,
+    /// The key of `variable`.
+    variable_span: Option<Span>,
+    /// An attribute of this field did not parse (already reported; no follow-on errors).
+    failed: bool,
+}
+
+impl ContainerAttrs {
+    /// The runtime path: the one the build script's generated code uses unless told otherwise.
+    fn runtime_path(&self) -> String {
+        self.runtime.clone().unwrap_or_else(|| crate::backend::rust::DEFAULT_RUNTIME_PATH.to_string())
+    }
 }
 
 fn lit_str(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<syn::LitStr> {
     meta.value()?.parse::<syn::LitStr>()
 }
 
-fn endian_of(s: &syn::LitStr) -> syn::Result<Endian> {
-    match s.value().as_str() {
-        "little" | "le" => Ok(Endian::Little),
-        "big" | "be" => Ok(Endian::Big),
-        other => {
-            Err(syn::Error::new(s.span(), format!("unknown endianness `{other}`; expected \"little\" or \"big\"")))
-        }
+/// Whether the key stands alone (`big`), not `key = value`.
+fn is_bare(meta: &syn::meta::ParseNestedMeta<'_>) -> bool {
+    meta.input.is_empty() || meta.input.peek(syn::Token![,])
+}
+
+/// A value written bare (`u16`, `big`) or, in the older spelling, as a string (`"u16"`).
+fn word(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<(String, Span)> {
+    let v = meta.value()?;
+    if v.peek(syn::LitStr) {
+        let s: syn::LitStr = v.parse()?;
+        Ok((s.value(), s.span()))
+    } else {
+        let p: syn::Path = v.parse()?;
+        Ok((p.to_token_stream().to_string().replace(' ', ""), p.span()))
     }
 }
 
-fn prefix_of(s: &syn::LitStr) -> syn::Result<Prim> {
-    match Prim::from_name(&s.value()) {
+fn endian_of(value: &str, span: Span) -> syn::Result<Endian> {
+    match value {
+        "little" | "le" => Ok(Endian::Little),
+        "big" | "be" => Ok(Endian::Big),
+        other => Err(syn::Error::new(span, format!("unknown endianness `{other}`; expected `little` or `big`"))),
+    }
+}
+
+fn prefix_of(value: &str, span: Span) -> syn::Result<Prim> {
+    match Prim::from_name(value) {
         Some(p) if p.is_unsigned() => Ok(p),
-        _ => Err(syn::Error::new(
-            s.span(),
-            format!("a length prefix must be \"u8\", \"u16\", \"u32\" or \"u64\", found \"{}\"", s.value()),
+        _ => Err(syn::Error::new(span, format!("a length prefix must be u8, u16, u32 or u64, found `{value}`"))),
+    }
+}
+
+/// `magic = b"MINI"` (bytes) or `magic = 0xA55Au16` (an integer of the suffix's type): a const
+/// that the struct's bytes hold, which is not a member of the Rust struct.
+fn magic_of(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<(Ty, ir::ConstValue)> {
+    let lit: syn::Lit = meta.value()?.parse()?;
+    match &lit {
+        syn::Lit::ByteStr(b) if !b.value().is_empty() => {
+            Ok((Ty::Bytes(Len::Fixed(b.value().len() as u32)), ir::ConstValue::Bytes(b.value())))
+        }
+        syn::Lit::Str(s) if !s.value().is_empty() => {
+            let bytes = s.value().into_bytes();
+            Ok((Ty::Bytes(Len::Fixed(bytes.len() as u32)), ir::ConstValue::Bytes(bytes)))
+        }
+        syn::Lit::Int(i) => {
+            let Some(prim) = Prim::from_name(i.suffix()).filter(|p| !p.is_float()) else {
+                return Err(syn::Error::new(
+                    i.span(),
+                    "an integer magic needs its wire type as a suffix, such as `0xA55Au16`",
+                ));
+            };
+            let v = i.base10_parse::<i128>()?;
+            match prim.int_range() {
+                Some((lo, hi)) if v < lo || v > hi => {
+                    Err(syn::Error::new(i.span(), format!("magic {v} does not fit in {prim}")))
+                }
+                _ => Ok((Ty::Prim(prim), ir::ConstValue::Int(v))),
+            }
+        }
+        other => Err(syn::Error::new(
+            other.span(),
+            "magic must be a byte string (`b\"MINI\"`) or a suffixed integer (`0xA55Au16`)",
         )),
     }
 }
+
+/// An unknown key: the error underlines the key and suggests the nearest known one.
+fn unknown_key(meta: &syn::meta::ParseNestedMeta<'_>, what: &str, known: &[&str]) -> syn::Error {
+    let key = meta.path.to_token_stream().to_string();
+    let hint = match crate::diag::did_you_mean(&key, known.iter().copied()) {
+        Some(k) => format!("did you mean `{k}`?"),
+        None => format!("expected one of: {}", known.join(", ")),
+    };
+    syn::Error::new_spanned(&meta.path, format!("unknown {what} attribute `{key}`; {hint}"))
+}
+
+const CONTAINER_KEYS: &[&str] =
+    &["id", "name", "schema", "big", "little", "endian", "magic", "values", "runtime", "repr"];
+
+/// An integer literal, possibly negative.
+fn int_expr(e: &syn::Expr) -> syn::Result<i128> {
+    match e {
+        syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => i.base10_parse::<i128>(),
+        syn::Expr::Unary(syn::ExprUnary { op: syn::UnOp::Neg(_), expr, .. }) => Ok(-int_expr(expr)?),
+        other => Err(syn::Error::new(other.span(), "expected an integer literal")),
+    }
+}
+const FIELD_KEYS: &[&str] = &[
+    "big",
+    "little",
+    "endian",
+    "count",
+    "size",
+    "rest",
+    "variable",
+    "magic",
+    "pad_before",
+    "pad_after",
+    "unit",
+    "doc",
+];
 
 fn container_attrs(attrs: &[syn::Attribute], errors: &mut Errors) -> ContainerAttrs {
     let mut out = ContainerAttrs::default();
@@ -147,23 +264,36 @@ fn container_attrs(attrs: &[syn::Attribute], errors: &mut Errors) -> ContainerAt
                 out.id = Some((lit.base10_parse::<u64>()?, lit.span()));
             } else if meta.path.is_ident("name") {
                 out.name = Some(lit_str(&meta)?.value());
+            } else if (meta.path.is_ident("big") || meta.path.is_ident("little")) && is_bare(&meta) {
+                out.endian = Some(if meta.path.is_ident("big") { Endian::Big } else { Endian::Little });
             } else if meta.path.is_ident("endian") {
-                out.endian = Some(endian_of(&lit_str(&meta)?)?);
+                let (v, span) = word(&meta)?;
+                out.endian = Some(endian_of(&v, span)?);
+            } else if meta.path.is_ident("magic") {
+                out.magic = Some(magic_of(&meta)?);
+            } else if meta.path.is_ident("values") {
+                let mut values = Vec::new();
+                meta.parse_nested_meta(|v| {
+                    let name = v.path.require_ident()?.to_string();
+                    let e: syn::Expr = v.value()?.parse()?;
+                    values.push(ir::EnumValue { name, value: int_expr(&e)?, doc: None });
+                    Ok(())
+                })?;
+                out.values = Some((values, meta.path.span()));
             } else if meta.path.is_ident("schema") {
                 out.schema = Some(lit_str(&meta)?);
             } else if meta.path.is_ident("runtime") {
-                out.runtime = Some(lit_str(&meta)?.value());
+                let (v, span) = word(&meta)?;
+                crate::backend::rust::parse_runtime_path(&v).map_err(|e| syn::Error::new(span, e))?;
+                out.runtime = Some(v);
             } else if meta.path.is_ident("repr") {
-                let s = lit_str(&meta)?;
-                match Prim::from_name(&s.value()) {
+                let (v, span) = word(&meta)?;
+                match Prim::from_name(&v) {
                     Some(p) if !p.is_float() => out.repr = Some(p),
-                    _ => return Err(syn::Error::new(s.span(), "repr must be an integer type such as \"u8\"")),
+                    _ => return Err(syn::Error::new(span, "repr must be an integer type such as `u8`")),
                 }
             } else {
-                return Err(meta.error(format!(
-                    "unknown record attribute `{}`; expected one of: id, name, schema, endian, runtime, repr",
-                    meta.path.to_token_stream()
-                )));
+                return Err(unknown_key(&meta, "record", CONTAINER_KEYS));
             }
             Ok(())
         });
@@ -189,18 +319,29 @@ fn field_attrs(attrs: &[syn::Attribute], errors: &mut Errors) -> FieldAttrs {
         if !attr.path().is_ident("record") {
             continue;
         }
-        out.span = Some(attr.span());
         let r = attr.parse_nested_meta(|meta| {
-            if meta.path.is_ident("endian") {
-                out.endian = Some(endian_of(&lit_str(&meta)?)?);
+            let key = meta.path.span();
+            if (meta.path.is_ident("big") || meta.path.is_ident("little")) && is_bare(&meta) {
+                out.endian = Some(if meta.path.is_ident("big") { Endian::Big } else { Endian::Little });
+            } else if meta.path.is_ident("endian") {
+                let (v, span) = word(&meta)?;
+                out.endian = Some(endian_of(&v, span)?);
             } else if meta.path.is_ident("count") {
-                out.count = Some(prefix_of(&lit_str(&meta)?)?);
+                let (v, span) = word(&meta)?;
+                out.count = Some(prefix_of(&v, span)?);
+                out.span = Some(key);
             } else if meta.path.is_ident("size") {
-                out.size = Some(prefix_of(&lit_str(&meta)?)?);
+                let (v, span) = word(&meta)?;
+                out.size = Some(prefix_of(&v, span)?);
+                out.span = Some(key);
             } else if meta.path.is_ident("rest") {
                 out.rest = true;
+                out.span = Some(key);
             } else if meta.path.is_ident("variable") {
                 out.variable = true;
+                out.variable_span = Some(key);
+            } else if meta.path.is_ident("magic") {
+                out.magic = Some(magic_of(&meta)?);
             } else if meta.path.is_ident("pad_before") || meta.path.is_ident("pad_after") {
                 let lit: syn::LitInt = meta.value()?.parse()?;
                 let n = lit.base10_parse::<u32>()?;
@@ -217,14 +358,12 @@ fn field_attrs(attrs: &[syn::Attribute], errors: &mut Errors) -> FieldAttrs {
             } else if meta.path.is_ident("doc") {
                 out.doc = Some(lit_str(&meta)?.value());
             } else {
-                return Err(meta.error(format!(
-                    "unknown field attribute `{}`; expected one of: endian, count, size, rest, variable, pad_before, pad_after, unit, doc",
-                    meta.path.to_token_stream()
-                )));
+                return Err(unknown_key(&meta, "field", FIELD_KEYS));
             }
             Ok(())
         });
         if let Err(e) = r {
+            out.failed = true;
             errors.push(e);
         }
     }
@@ -241,8 +380,12 @@ fn lower_type(ty: &syn::Type, attrs: &FieldAttrs, externs: &mut Vec<String>, err
             (Some(p), None, false) => Len::Count(p),
             (None, Some(p), false) => Len::Size(p),
             (None, None, true) => Len::Rest,
+            (None, None, false) if attrs.failed => Len::Rest,
             (None, None, false) => {
-                errors.at(ty.span(), "a variable-length field needs #[record(count = \"u16\")], #[record(size = \"u32\")] or #[record(rest)]");
+                errors.at(
+                    ty.span(),
+                    "a variable-length field needs #[record(count = u16)], #[record(size = u32)] or #[record(rest)]",
+                );
                 Len::Rest
             }
             _ => {
@@ -330,8 +473,14 @@ fn expand_struct(
     attrs: &ContainerAttrs,
     errors: &mut Errors,
 ) -> TokenStream {
+    if let Some((values, span)) = &attrs.values {
+        return expand_open_enum(input, data, values, *span, attrs, errors);
+    }
     let syn::Fields::Named(named) = &data.fields else {
-        errors.at(data.fields.span(), "#[derive(Record)] needs a struct with named fields");
+        errors.at(
+            data.fields.span(),
+            "#[derive(Record)] needs a struct with named fields, or a newtype with `values(...)`",
+        );
         return TokenStream::new();
     };
     let endian = attrs.endian.unwrap_or(Endian::Little);
@@ -343,6 +492,24 @@ fn expand_struct(
     // The source span of each IR field (padding: its field's), for cross-check errors.
     let mut spans: Vec<Span> = Vec::new();
     let mut pads = 0;
+    let mut magics = 0;
+    let mut magic =
+        |m: &(Ty, ir::ConstValue), e: Endian, at: Span, fields: &mut Vec<ir::Field>, spans: &mut Vec<Span>| {
+            spans.push(at);
+            fields.push(ir::Field {
+                name: format!("_magic{magics}"),
+                ty: m.0.clone(),
+                endian: e,
+                doc: None,
+                unit: None,
+                value: Some(m.1.clone()),
+                offset: None,
+            });
+            magics += 1;
+        };
+    if let Some(m) = &attrs.magic {
+        magic(m, endian, input.ident.span(), &mut fields, &mut spans);
+    }
     let n = named.named.len();
     for (i, f) in named.named.iter().enumerate() {
         let fa = field_attrs(&f.attrs, errors);
@@ -365,6 +532,9 @@ fn expand_struct(
             });
             pads += 1;
         };
+        if let Some(m) = &fa.magic {
+            magic(m, fa.endian.unwrap_or(endian), fspan, &mut fields, &mut spans);
+        }
         if fa.pad_before > 0 {
             pad(fa.pad_before, &mut fields, &mut spans);
         }
@@ -378,7 +548,7 @@ fn expand_struct(
                     }
                 }
                 _ => errors.at(
-                    fa.span.unwrap_or_else(|| f.span()),
+                    fa.variable_span.unwrap_or_else(|| f.span()),
                     "`variable` only applies to fields of a hand-written type",
                 ),
             }
@@ -442,7 +612,7 @@ fn expand_struct(
     }
     let name = record.as_ref().map_or(name, |r| r.name.clone());
     schema.records.extend(record.clone());
-    let cx = Cx::new(&schema, attrs.runtime.as_deref().unwrap_or("::logspec::runtime"));
+    let cx = Cx::new(&schema, &attrs.runtime_path());
     let TypeDef::Struct(s) = &schema.types[0] else { return TokenStream::new() };
     let impls = codec::struct_impls(
         &cx,
@@ -556,8 +726,8 @@ fn expand_enum(
         errors.at(input.ident.span(), "a C-like enum needs its wire type: #[repr(u8)] or #[record(repr = \"u8\")]");
         return TokenStream::new();
     };
-    let rt: TokenStream =
-        attrs.runtime.as_deref().unwrap_or("::logspec::runtime").parse().unwrap_or_else(|_| quote!(::logspec::runtime));
+    let rt =
+        crate::backend::rust::parse_runtime_path(&attrs.runtime_path()).unwrap_or_else(|e| quote!(compile_error!(#e)));
     let ident = &input.ident;
     let name = ident.to_string();
     let base = crate::backend::rust::prim_type(repr);
@@ -649,4 +819,59 @@ fn expand_enum(
             }
         }
     }
+}
+
+/// `#[record(values(IDLE = 0, RUN = 1))]` on `struct Mode(u8)`: an enum as the schema language
+/// has it, whose values outside the named ones are kept. Emits the impls of a schema enum (a
+/// const per value, `ALL`, `name()`, the codec and `Visit`) through the Rust back end.
+fn expand_open_enum(
+    input: &syn::DeriveInput,
+    data: &syn::DataStruct,
+    values: &[ir::EnumValue],
+    span: Span,
+    attrs: &ContainerAttrs,
+    errors: &mut Errors,
+) -> TokenStream {
+    let base = match &data.fields {
+        syn::Fields::Unnamed(u) if u.unnamed.len() == 1 => match &u.unnamed[0].ty {
+            syn::Type::Path(p) if p.qself.is_none() => {
+                p.path.get_ident().and_then(|i| Prim::from_name(&i.to_string())).filter(|p| !p.is_float())
+            }
+            _ => None,
+        },
+        _ => None,
+    };
+    let Some(base) = base else {
+        errors.at(span, "`values` needs a newtype over an integer, such as `struct Mode(u8);`");
+        return TokenStream::new();
+    };
+    for (i, v) in values.iter().enumerate() {
+        if let Some((lo, hi)) = base.int_range() {
+            if v.value < lo || v.value > hi {
+                errors.at(span, format!("value {} = {} does not fit in {base}", v.name, v.value));
+            }
+        }
+        if values[..i].iter().any(|w| w.name == v.name || w.value == v.value) {
+            errors.at(span, format!("value {} = {} repeats a name or a value", v.name, v.value));
+        }
+    }
+    let e = ir::Enum { name: input.ident.to_string(), doc: None, base, values: values.to_vec() };
+    let schema = ir::Schema {
+        format: ir::Format {
+            name: String::new(),
+            title: None,
+            doc: None,
+            endian: Endian::Little,
+            version: None,
+            schema_id: None,
+        },
+        types: vec![TypeDef::Enum(e.clone())],
+        file_header: None,
+        framing: None,
+        records: Vec::new(),
+        params: Vec::new(),
+        source: None,
+    };
+    let cx = Cx::new(&schema, &attrs.runtime_path());
+    crate::backend::rust::types::enum_impls(&cx, &e, &input.ident, TokenStream::new())
 }

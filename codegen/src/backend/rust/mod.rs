@@ -9,7 +9,7 @@
 
 pub mod codec;
 mod format;
-mod types;
+pub(crate) mod types;
 
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
@@ -27,7 +27,22 @@ pub struct RustBackend {
 
 impl Default for RustBackend {
     fn default() -> Self {
-        RustBackend { runtime_path: "::logspec_runtime".to_string() }
+        RustBackend { runtime_path: DEFAULT_RUNTIME_PATH.to_string() }
+    }
+}
+
+/// The path generated code and `#[derive(Record)]` use for the runtime unless told otherwise: the
+/// `logspec-runtime` crate, which is all a crate that reads or writes logs needs to depend on.
+pub const DEFAULT_RUNTIME_PATH: &str = "::logspec_runtime";
+
+/// Checks a runtime path (`::logspec_runtime`, `::logspec::runtime`, `crate::rt`) and returns its
+/// tokens; anything that is not a Rust path is an error, never a silent fallback.
+pub fn parse_runtime_path(path: &str) -> Result<TokenStream, String> {
+    match syn::parse_str::<syn::Path>(path) {
+        Ok(p) if !p.segments.iter().any(|s| !s.arguments.is_empty()) => Ok(quote!(#p)),
+        _ => Err(format!(
+            "invalid runtime path `{path}`: expected a Rust path to the logspec runtime, such as `::logspec_runtime` or `::logspec::runtime`"
+        )),
     }
 }
 
@@ -122,7 +137,9 @@ pub struct Cx<'a> {
 
 impl<'a> Cx<'a> {
     pub fn new(schema: &'a Schema, runtime_path: &str) -> Self {
-        let rt: TokenStream = runtime_path.parse().unwrap_or_else(|_| quote!(::logspec_runtime));
+        // Callers validate user-given paths with `parse_runtime_path` first; a bad path here shows
+        // as a compile error in the generated code rather than a silent fallback.
+        let rt: TokenStream = parse_runtime_path(runtime_path).unwrap_or_else(|e| quote!(compile_error!(#e)));
         let schema_ids = schema.format.schema_id.iter().map(|s| s.value).collect();
         Cx { schema, rt, schema_ids, top: true }
     }

@@ -100,7 +100,6 @@ fn struct_items(cx: &Cx<'_>, id: TypeId, s: &Struct) -> TokenStream {
 }
 
 fn enum_items(cx: &Cx<'_>, e: &Enum) -> TokenStream {
-    let rt = &cx.rt;
     let ident = format_ident!("{}", e.name);
     let base = prim_type(e.base);
     let name = e.name.as_str();
@@ -110,6 +109,34 @@ fn enum_items(cx: &Cx<'_>, e: &Enum) -> TokenStream {
         e.base,
         e.name
     )), None);
+    let named_fmt = format!("{name}::{{}}");
+    let raw_fmt = format!("{name}({{}})");
+    let debug = quote! {
+        impl ::core::fmt::Debug for #ident {
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                match self.name() {
+                    ::core::option::Option::Some(n) => write!(f, #named_fmt, n),
+                    ::core::option::Option::None => write!(f, #raw_fmt, self.0),
+                }
+            }
+        }
+    };
+    let impls = enum_impls(cx, e, &ident, debug);
+    quote! {
+        #docs
+        #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+        #[repr(transparent)]
+        pub struct #ident(pub #base);
+        #impls
+    }
+}
+
+/// The impls of an enum newtype `ident(base)`: a const per named value, `ALL`, `name()`, the codec
+/// and `Visit` (with `between`, such as a `Debug` impl, after the inherent impl). Shared by schema
+/// enums and `#[derive(Record)]` on a newtype with `values(...)`.
+pub fn enum_impls(cx: &Cx<'_>, e: &Enum, ident: &proc_macro2::Ident, between: TokenStream) -> TokenStream {
+    let rt = &cx.rt;
+    let base = prim_type(e.base);
     let consts = e.values.iter().map(|v| {
         let c = format_ident!("{}", v.name);
         let lit = int_lit(e.base, v.value);
@@ -123,14 +150,8 @@ fn enum_items(cx: &Cx<'_>, e: &Enum) -> TokenStream {
     });
     let all = e.values.iter().map(|v| format_ident!("{}", v.name));
     let size = Literal::usize_unsuffixed(e.base.size() as usize);
-    let codec_impls = newtype_impls(cx, &ident, &base, &size);
-    let named_fmt = format!("{name}::{{}}");
-    let raw_fmt = format!("{name}({{}})");
+    let codec_impls = newtype_impls(cx, ident, &base, &size);
     quote! {
-        #docs
-        #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
-        #[repr(transparent)]
-        pub struct #ident(pub #base);
         #[allow(dead_code)]
         impl #ident {
             #(#consts)*
@@ -144,14 +165,7 @@ fn enum_items(cx: &Cx<'_>, e: &Enum) -> TokenStream {
                 }
             }
         }
-        impl ::core::fmt::Debug for #ident {
-            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
-                match self.name() {
-                    ::core::option::Option::Some(n) => write!(f, #named_fmt, n),
-                    ::core::option::Option::None => write!(f, #raw_fmt, self.0),
-                }
-            }
-        }
+        #between
         #codec_impls
         #[automatically_derived]
         impl #rt::Visit for #ident {

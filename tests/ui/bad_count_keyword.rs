@@ -1,0 +1,8 @@
+// A bare length prefix must be an unsigned integer type; the error underlines the value.
+#[derive(logspec::Record)]
+struct Nav {
+    #[record(count = i16)]
+    names: Vec<u8>,
+}
+
+fn main() {}

@@ -1,0 +1,8 @@
+// An invalid runtime path is an error, not a silent fallback.
+#[derive(logspec::Record)]
+#[record(runtime = "logspec runtime")]
+struct Nav {
+    x: f32,
+}
+
+fn main() {}

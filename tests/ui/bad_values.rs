@@ -1,0 +1,10 @@
+// `values(...)` needs a newtype over an integer, and its values must fit the integer.
+#[derive(logspec::Record)]
+#[record(values(IDLE = 0))]
+struct Mode(f32);
+
+#[derive(logspec::Record)]
+#[record(values(IDLE = 0, RUN = 300))]
+struct Small(u8);
+
+fn main() {}

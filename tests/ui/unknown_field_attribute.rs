@@ -1,0 +1,8 @@
+// An unknown field key is underlined, with the nearest known key suggested.
+#[derive(logspec::Record)]
+struct Nav {
+    #[record(cout = u16)]
+    names: Vec<u8>,
+}
+
+fn main() {}
