@@ -41,8 +41,20 @@ impl Protos {
             let Some(i) = ready else { break };
             let f = self.pending.swap_remove(i);
             let name = f.name().to_string();
-            if let Err(e) = self.pool.add_file_descriptor_proto(f) {
-                return Err(format!("protobuf file `{name}` is not valid: {e}"));
+            // prost-reflect 0.16 panics on some malformed descriptors (found by the `wpilog` fuzz
+            // target: an error message that indexes an empty path). The file is added to a copy
+            // of the pool (an `Arc` clone), so a panic leaves the pool as it was and becomes an
+            // error here; the input is in `fuzz/corpus/wpilog/`.
+            let mut pool = self.pool.clone();
+            let added = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+                pool.add_file_descriptor_proto(f).map(|()| pool)
+            }));
+            match added {
+                Ok(Ok(pool)) => self.pool = pool,
+                Ok(Err(e)) => return Err(format!("protobuf file `{name}` is not valid: {e}")),
+                Err(_) => {
+                    return Err(format!("protobuf file `{name}` is not valid (the descriptor library failed on it)"))
+                }
             }
         }
         Ok(())
