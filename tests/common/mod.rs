@@ -69,20 +69,3 @@ pub fn python_pack(fmt: &str, args: &str) -> Vec<u8> {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     out.stdout
 }
-
-/// Whether an external tool (a compiler, python3) can be run. A missing tool is reported loudly;
-/// under CI (`CI` set), which installs them all, it fails the test.
-pub fn have(tool: &str) -> bool {
-    let ok = Command::new(tool)
-        .arg("--version")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .is_ok();
-    if !ok {
-        let msg = format!("`{tool}` is not on PATH, so this check did not run");
-        assert!(std::env::var_os("CI").is_none(), "{msg}; CI must install it");
-        eprintln!("\n*** NOTICE: {msg}.\n");
-    }
-    ok
-}

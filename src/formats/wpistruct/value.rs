@@ -9,7 +9,7 @@
 //! UTF-8, invalid sequences as U+FFFD); 64-bit integers stay exact (AdvantageScope rounds them
 //! to f64).
 
-use logspec_codegen::ir::{BitKind, Enum, Len, Prim, Schema, Ty, TypeDef, TypeId};
+use logspec_codegen::ir::{BitKind, Endian, Enum, Len, Prim, Schema, Ty, TypeDef, TypeId};
 
 use crate::value::Value;
 
@@ -26,7 +26,7 @@ pub fn decode(schema: &Schema, id: TypeId, data: &[u8]) -> Value {
         if let Ty::Named(fid) = &f.ty {
             if let TypeDef::Flags(fl) = schema.ty(*fid) {
                 if !fl.fields.is_empty() {
-                    let raw = uint(fl.base, bytes).unwrap_or(0);
+                    let raw = uint(fl.base, f.endian, bytes).unwrap_or(0);
                     for b in &fl.fields {
                         out.push((b.name.clone(), bit_field(schema, raw, b.bit, b.width, b.kind)));
                     }
@@ -34,14 +34,15 @@ pub fn decode(schema: &Schema, id: TypeId, data: &[u8]) -> Value {
                 }
             }
         }
-        out.push((f.name.clone(), ty(schema, &f.ty, bytes)));
+        out.push((f.name.clone(), ty(schema, &f.ty, f.endian, bytes)));
     }
     Value::Object(out)
 }
 
-fn ty(schema: &Schema, t: &Ty, data: &[u8]) -> Value {
+/// A value of type `t` whose numbers are in byte order `e` (the field's, from the IR).
+fn ty(schema: &Schema, t: &Ty, e: Endian, data: &[u8]) -> Value {
     match t {
-        Ty::Prim(p) => prim(*p, data),
+        Ty::Prim(p) => prim(*p, e, data),
         Ty::Bool => data.first().map_or(Value::Null, |b| Value::Bool(*b != 0)),
         Ty::Str(Len::Fixed(n)) => match data.get(..*n as usize) {
             Some(b) => Value::Str(String::from_utf8_lossy(b).into_owned()),
@@ -56,26 +57,22 @@ fn ty(schema: &Schema, t: &Ty, data: &[u8]) -> Value {
             }
             let mut items = Vec::with_capacity(n);
             for i in 0..n {
-                items.push(data.get(i * size..).map_or(Value::Null, |d| ty(schema, elem, d)));
+                items.push(data.get(i * size..).map_or(Value::Null, |d| ty(schema, elem, e, d)));
             }
             Value::Array(items)
         }
         Ty::Named(id) => match schema.ty(*id) {
             TypeDef::Struct(_) => decode(schema, *id, data),
-            TypeDef::Enum(e) => enum_value(e, data),
-            TypeDef::Flags(f) => uint(f.base, data).map_or(Value::Null, Value::UInt),
+            TypeDef::Enum(en) => enum_value(en, e, data),
+            TypeDef::Flags(f) => uint(f.base, e, data).map_or(Value::Null, Value::UInt),
             _ => Value::Null,
         },
         _ => Value::Null,
     }
 }
 
-fn prim(p: Prim, data: &[u8]) -> Value {
-    let n = p.size() as usize;
-    let Some(b) = data.get(..n) else { return Value::Null };
-    let mut w = [0u8; 8];
-    w[..n].copy_from_slice(b);
-    let u = u64::from_le_bytes(w);
+fn prim(p: Prim, e: Endian, data: &[u8]) -> Value {
+    let Some(u) = uint(p, e, data) else { return Value::Null };
     match p {
         Prim::U8 | Prim::U16 | Prim::U32 | Prim::U64 => Value::UInt(u),
         Prim::I8 => Value::Int(i64::from(u as u8 as i8)),
@@ -87,16 +84,17 @@ fn prim(p: Prim, data: &[u8]) -> Value {
     }
 }
 
-fn uint(p: Prim, data: &[u8]) -> Option<u64> {
-    let n = p.size() as usize;
-    let b = data.get(..n)?;
-    let mut w = [0u8; 8];
-    w[..n].copy_from_slice(b);
-    Some(u64::from_le_bytes(w))
+/// The `p.size()` bytes at the start of `data` as an unsigned number, in byte order `e`.
+fn uint(p: Prim, e: Endian, data: &[u8]) -> Option<u64> {
+    let b = data.get(..p.size() as usize)?;
+    Some(match e {
+        Endian::Little => b.iter().rev().fold(0, |acc, &x| (acc << 8) | u64::from(x)),
+        Endian::Big => b.iter().fold(0, |acc, &x| (acc << 8) | u64::from(x)),
+    })
 }
 
-fn enum_value(e: &Enum, data: &[u8]) -> Value {
-    let v = prim(e.base, data);
+fn enum_value(e: &Enum, order: Endian, data: &[u8]) -> Value {
+    let v = prim(e.base, order, data);
     let n: Option<i128> = match v {
         Value::Int(i) => Some(i128::from(i)),
         Value::UInt(u) => Some(i128::from(u)),
