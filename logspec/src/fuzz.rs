@@ -23,6 +23,7 @@ pub const TARGETS: &[(&str, fn(&[u8]))] = &[
     ("rlog_stream", rlog_stream),
     ("carla", carla),
     ("rosbag", rosbag),
+    #[cfg(feature = "codegen")]
     ("schema", schema),
     ("msg", msg),
     ("wpilog", wpilog),
@@ -145,6 +146,7 @@ pub fn rosbag(data: &[u8]) {
 }
 
 /// The TOML schema compiler and every back end of a schema it accepts.
+#[cfg(feature = "codegen")]
 pub fn schema(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else { return };
     let Ok(s) = logspec_codegen::compile_str("fuzz.toml", text) else { return };
@@ -212,7 +214,7 @@ pub fn wpistruct(data: &[u8]) {
         None => (data, &[][..]),
     };
     if let Ok(text) = std::str::from_utf8(schema) {
-        let _ = logspec_codegen::wpistruct::parse::parse(text);
+        let _ = logspec_ir::wpistruct::parse::parse(text);
     }
     let mut schemas = TypeRegistry::new();
     schemas.offer("/.schema/struct:Fuzz", "structschema", schema);

@@ -1,9 +1,10 @@
 //! logspec: describe a binary log format once, in a TOML schema, and get readers, writers,
 //! C headers and tools from it.
 //!
-//! This facade re-exports the runtime (`logspec::runtime`), the schema compiler
-//! (`logspec::codegen`) and `#[derive(Record)]`, and holds the formats bundled with logspec,
-//! generated at build time from `schemas/`.
+//! This facade re-exports the runtime (`logspec::runtime`) and the schema IR (`logspec::ir`),
+//! and holds the formats bundled with logspec, generated at build time from `schemas/`. Two
+//! features, off by default, add build-time weight: `derive` (`#[derive(Record)]`) and `codegen`
+//! (`logspec::codegen`, the schema compiler's back ends).
 //!
 //! Writing and reading a USVLOG file (a writer buffers; [`finish`](runtime::Writer::finish)
 //! writes out the rest and reports any error, which dropping the writer cannot):
@@ -48,8 +49,11 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+#[cfg(feature = "codegen")]
 pub use logspec_codegen as codegen;
+#[cfg(feature = "derive")]
 pub use logspec_derive::Record;
+pub use logspec_ir as ir;
 pub use logspec_runtime as runtime;
 
 pub mod formats;

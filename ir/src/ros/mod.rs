@@ -8,7 +8,6 @@
 pub mod lower;
 pub mod md5;
 pub mod parse;
-pub mod rust;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ops::Range;

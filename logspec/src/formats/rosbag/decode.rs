@@ -7,9 +7,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use logspec_codegen::ir::Ty;
-use logspec_codegen::ros::{self, lower, MsgSet};
-use logspec_codegen::SchemaError;
+use logspec_ir::ir::Ty;
+use logspec_ir::ros::{self, lower, MsgSet};
+use logspec_ir::SchemaError;
 
 use super::value::{self, DecodeFault, Value, ValueView};
 use super::Connection;

@@ -1,6 +1,6 @@
 //! ROS1 bags (format 2.0): the container, and every message decoded dynamically from the
 //! connections' embedded `message_definition` through the `.msg` front end of the schema
-//! compiler (`logspec::codegen::ros`).
+//! compiler (`logspec::ir::ros`).
 //!
 //! - [`Bag`] opens a bag from its index (connections and chunk infos at `index_pos`), or, for an
 //!   unindexed or truncated bag, by a linear scan that recovers every complete chunk and says

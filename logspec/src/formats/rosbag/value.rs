@@ -5,7 +5,7 @@
 //! Arrays of numbers and bools decode into packed vectors ([`Prims`]): a `uint8[]` blob is one
 //! copy, not a value per byte.
 
-use logspec_codegen::ir::{Len, Prim, Schema, Ty, TypeDef};
+use logspec_ir::ir::{Len, Prim, Schema, Ty, TypeDef};
 use logspec_runtime::{Visit, Visitor};
 
 /// A decoded value.
@@ -99,7 +99,7 @@ struct Dec<'a> {
     empty_left: usize,
     /// [`min_size`] of the message types met so far (a type used twice by each of a chain of
     /// types would otherwise cost exponential time).
-    min_sizes: std::collections::HashMap<logspec_codegen::ir::TypeId, usize>,
+    min_sizes: std::collections::HashMap<logspec_ir::ir::TypeId, usize>,
 }
 
 /// Decodes `n` little-endian numbers of one type.
@@ -267,11 +267,7 @@ impl<'a> Dec<'a> {
 
 /// The fewest bytes a value of `ty` can take (a prefix counts, its elements do not), with the
 /// answers for message types kept in `memo`.
-fn min_size(
-    schema: &Schema,
-    ty: &Ty,
-    memo: &mut std::collections::HashMap<logspec_codegen::ir::TypeId, usize>,
-) -> usize {
+fn min_size(schema: &Schema, ty: &Ty, memo: &mut std::collections::HashMap<logspec_ir::ir::TypeId, usize>) -> usize {
     if let Some(n) = schema.size_of(ty) {
         return n as usize;
     }

@@ -1,6 +1,6 @@
 //! WPILib struct (`struct:X`, `struct:X[]`) and protobuf (`proto:X`) values, decoded through the
 //! schemas the log itself carries: `/.schema/struct:X` entries (compiled by the struct-schema
-//! front end, `logspec_codegen::wpistruct`, into the IR and walked by [`value`]) and
+//! front end, `logspec_ir::wpistruct`, into the IR and walked by [`value`]) and
 //! `proto:FileDescriptorProto` entries (a `prost_reflect` descriptor pool).
 //!
 //! A [`TypeRegistry`] is fed every value of a log with [`TypeRegistry::offer`]; it keeps the
@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::rc::Rc;
 
-use logspec_codegen::wpistruct::{lower, StructSet};
+use logspec_ir::wpistruct::{lower, StructSet};
 
 use crate::value::Value;
 
@@ -118,7 +118,7 @@ impl TypeRegistry {
     }
 
     /// The IR of struct `name` and its id in it.
-    pub fn struct_ir(&self, name: &str) -> Result<(Rc<lower::Lowered>, logspec_codegen::ir::TypeId), String> {
+    pub fn struct_ir(&self, name: &str) -> Result<(Rc<lower::Lowered>, logspec_ir::ir::TypeId), String> {
         if let Some(l) = self.compiled.borrow().get(name) {
             return Ok((l.clone(), l.ids[name]));
         }

@@ -9,7 +9,7 @@
 //! UTF-8, invalid sequences as U+FFFD); 64-bit integers stay exact (AdvantageScope rounds them
 //! to f64).
 
-use logspec_codegen::ir::{BitKind, Endian, Enum, Len, Prim, Schema, Ty, TypeDef, TypeId};
+use logspec_ir::ir::{BitKind, Endian, Enum, Len, Prim, Schema, Ty, TypeDef, TypeId};
 
 use crate::value::Value;
 
