@@ -27,27 +27,40 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! `#[derive(Record)]` gives a hand-written struct the same encoder and decoder (the attributes
-//! are listed in [`codegen::derive`]):
+//! # Cargo features
 //!
-//! ```
-//! use logspec::runtime::{Decode, Encode, Record as _};
+//! - `derive`: `logspec::Record`, `#[derive(Record)]` on hand-written structs (builds `syn` and
+//!   the schema compiler as a procedural macro).
+//! - `codegen`: `logspec::codegen`, the schema compiler's back ends (Rust, C, Python, docs).
 //!
-//! #[derive(logspec::Record, Debug, PartialEq)]
-//! #[record(id = 20, little, magic = b"PG")]
-//! struct Ping {
-//!     seq: u32,
-//!     #[record(count = u8)]
-//!     note: String,
-//! }
-//!
-//! let p = Ping { seq: 7, note: "hi".into() };
-//! let bytes = p.to_bytes()?;
-//! assert_eq!(bytes, b"PG\x07\0\0\0\x02hi");
-//! assert_eq!(Ping::decode_exact(&bytes)?, p);
-//! assert_eq!(Ping::ID, 20);
-//! # Ok::<(), Box<dyn std::error::Error>>(())
-//! ```
+//! Neither changes the formats; both add build time only.
+#![cfg_attr(
+    feature = "derive",
+    doc = r#"
+
+`#[derive(Record)]` gives a hand-written struct the same encoder and decoder (the attributes
+are listed in the docs of `logspec_codegen::derive`; this needs the `derive` feature):
+
+```
+use logspec::runtime::{Decode, Encode, Record as _};
+
+#[derive(logspec::Record, Debug, PartialEq)]
+#[record(id = 20, little, magic = b"PG")]
+struct Ping {
+    seq: u32,
+    #[record(count = u8)]
+    note: String,
+}
+
+let p = Ping { seq: 7, note: "hi".into() };
+let bytes = p.to_bytes()?;
+assert_eq!(bytes, b"PG\x07\0\0\0\x02hi");
+assert_eq!(Ping::decode_exact(&bytes)?, p);
+assert_eq!(Ping::ID, 20);
+# Ok::<(), Box<dyn std::error::Error>>(())
+```
+"#
+)]
 
 #[cfg(feature = "codegen")]
 pub use logspec_codegen as codegen;

@@ -11,7 +11,7 @@
 
 /// The schema the packet types were generated from (`schemas/carla.toml`), for tools that need
 /// what only the schema says (units, docs).
-pub const SCHEMA_TOML: &str = include_str!("../../../schemas/carla.toml");
+pub const SCHEMA_TOML: &str = include_str!(concat!(env!("LOGSPEC_SCHEMAS"), "/carla.toml"));
 
 mod generated {
     #![allow(clippy::all)]
