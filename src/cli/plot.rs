@@ -35,10 +35,10 @@ pub struct Args {
     pub title: Option<String>,
     /// Only samples at or after this time: seconds from the log's time origin (its own zero; for
     /// ROS bags, the first message).
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
     pub since: Option<f64>,
     /// Only samples at or before this time (seconds, as for --since).
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
     pub until: Option<f64>,
     #[command(flatten)]
     pub input: super::InputArgs,
