@@ -114,3 +114,36 @@ fn parse_csv(text: &str) -> Vec<Vec<String>> {
     }
     rows
 }
+
+/// An output in a directory that does not exist is a usage error that names the directory,
+/// before the log is read, with no temporary path or debug text in it.
+#[test]
+fn missing_output_directory_is_a_clean_error() {
+    let dir = tmp("nodir");
+    let file = data("usvlog/step.usvlog");
+    let f = file.to_str().unwrap();
+    let missing = dir.join("not-there");
+    for (verb, out) in [("plot", "x.png"), ("convert", "x.mcap"), ("doc", "x.md")] {
+        let out = missing.join(out);
+        let o = out.to_str().unwrap();
+        let schema = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas/usvlog.toml");
+        let args: Vec<&str> = match verb {
+            "plot" => vec!["plot", f, "-f", "REC_NAV_SOLUTION.x", "-o", o],
+            "convert" => vec!["convert", f, "-o", o],
+            _ => vec!["doc", schema.to_str().unwrap(), "-o", o],
+        };
+        let res = logspec(&args);
+        let err = String::from_utf8_lossy(&res.stderr);
+        assert_eq!(res.status.code(), Some(2), "{verb}: {err}");
+        assert_eq!(
+            err.trim(),
+            format!(
+                "logspec: {}: the output directory {} does not exist (create it first, or choose another path)",
+                out.display(),
+                missing.display()
+            ),
+            "{verb}"
+        );
+        assert!(!missing.exists(), "{verb} created the directory");
+    }
+}

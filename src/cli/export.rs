@@ -38,7 +38,8 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t, requires = "parquet")]
     pub compression: super::parquet::Codec,
     /// Write one table, `aligned.csv`, resampled at RATE samples per second: each row holds the
-    /// last value of every column at or before its time.
+    /// last value of every column at or before its time. Columns are named `CHANNEL.COLUMN`; a
+    /// topic with two publishers gets `TOPIC@CALLERID.COLUMN` for each.
     #[arg(long, value_name = "RATE")]
     pub aligned: Option<f64>,
     #[command(flatten)]
