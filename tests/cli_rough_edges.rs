@@ -147,3 +147,29 @@ fn missing_output_directory_is_a_clean_error() {
         assert!(!missing.exists(), "{verb} created the directory");
     }
 }
+
+fn git(dir: &std::path::Path, args: &[&str]) {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+        .args(args)
+        .output()
+        .expect("git is needed");
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// `diff` with nothing changed says so, per schema, instead of printing nothing.
+#[test]
+fn diff_without_changes_says_so() {
+    let dir = tmp("diff");
+    let schemas = dir.join("schemas");
+    std::fs::create_dir_all(&schemas).unwrap();
+    let head = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/schemas/usvlog.toml")).unwrap();
+    std::fs::write(schemas.join("usvlog.toml"), head).unwrap();
+    git(&dir, &["init", "-q"]);
+    git(&dir, &["add", "."]);
+    git(&dir, &["commit", "-qm", "base"]);
+    let (stdout, _) = ok(&["diff", "--against", "HEAD", "--schemas", schemas.to_str().unwrap()]);
+    assert_eq!(stdout.trim(), format!("{}: no schema changes since HEAD", schemas.join("usvlog.toml").display()));
+}

@@ -80,6 +80,11 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         let old = logspec::codegen::compile_str(&shown, &old_text)
             .map_err(|e| CliError::Input(format!("{shown} at {}:\n{}", args.against, e.render())))?;
         let report = lock::check(&lock::updated(None, &old), &new);
+        let cosmetic = cosmetic(&old, &new);
+        if report.changes.is_empty() && cosmetic.is_empty() {
+            // Silence would look like a failure to run; say what was compared.
+            println!("{shown}: no schema changes since {}", args.against);
+        }
         for c in &report.changes {
             let v = match c.verdict {
                 Verdict::Breaking => "breaking",
@@ -87,7 +92,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             };
             println!("{shown}: {v}: {}", c.message);
         }
-        for c in cosmetic(&old, &new) {
+        for c in cosmetic {
             println!("{shown}: cosmetic: {c}");
         }
         let id = new.format.schema_id.as_ref().map_or("the schema id".to_string(), |s| s.macro_name.clone());
