@@ -173,3 +173,136 @@ fn diff_without_changes_says_so() {
     let (stdout, _) = ok(&["diff", "--against", "HEAD", "--schemas", schemas.to_str().unwrap()]);
     assert_eq!(stdout.trim(), format!("{}: no schema changes since HEAD", schemas.join("usvlog.toml").display()));
 }
+
+/// The top-level help shows examples and where the full reference is.
+#[test]
+fn top_level_help_has_examples() {
+    for flag in ["--help", "-h"] {
+        let (stdout, _) = ok(&[flag]);
+        assert!(stdout.contains("Examples:"), "{stdout}");
+        assert!(stdout.contains("logspec export run.bin --csv out/"), "{stdout}");
+        assert!(stdout.contains("docs/cli.md"), "{stdout}");
+    }
+}
+
+/// The numbers of an SVG attribute (`points="1,2 3,4 "`, `x="5"`).
+fn attr<'a>(element: &'a str, name: &str) -> Option<&'a str> {
+    let start = element.find(&format!(" {name}=\""))? + name.len() + 3;
+    Some(&element[start..start + element[start..].find('"')?])
+}
+
+fn num(element: &str, name: &str) -> f64 {
+    attr(element, name).unwrap_or_else(|| panic!("{name} in {element}")).parse().unwrap()
+}
+
+/// What a plot's SVG shows: the legend box, the data (lines of width 2 and markers) and the y
+/// tick labels with their right edge.
+struct Drawn {
+    legend: (f64, f64, f64, f64),
+    lines: Vec<Vec<(f64, f64)>>,
+    markers: Vec<(f64, f64)>,
+    y_ticks: Vec<(f64, f64, String)>,
+}
+
+fn drawn(svg: &str) -> Drawn {
+    let elements: Vec<&str> = svg.split('<').collect();
+    let legend = elements
+        .iter()
+        .find(|e| e.starts_with("rect") && attr(e, "stroke") == Some("#000000"))
+        .map(|e| {
+            let (x, y) = (num(e, "x"), num(e, "y"));
+            (x, y, x + num(e, "width"), y + num(e, "height"))
+        })
+        .expect("a legend box");
+    let inside = |(x, y): (f64, f64)| x >= legend.0 && x <= legend.2 && y >= legend.1 && y <= legend.3;
+    let lines = elements
+        .iter()
+        .filter(|e| e.starts_with("polyline") && attr(e, "stroke-width") == Some("2"))
+        .map(|e| {
+            attr(e, "points")
+                .unwrap()
+                .split_whitespace()
+                .map(|p| {
+                    let (x, y) = p.split_once(',').unwrap();
+                    (x.parse().unwrap(), y.parse().unwrap())
+                })
+                .collect::<Vec<(f64, f64)>>()
+        })
+        // The legend's own sample lines.
+        .filter(|l| !l.iter().all(|p| inside(*p)))
+        .collect();
+    let markers = elements
+        .iter()
+        .filter(|e| e.starts_with("circle"))
+        .map(|e| (num(e, "cx"), num(e, "cy")))
+        .filter(|p| !inside(*p))
+        .collect();
+    let y_ticks = elements
+        .iter()
+        .filter(|e| e.starts_with("text") && attr(e, "text-anchor") == Some("end"))
+        .map(|e| (num(e, "x"), num(e, "font-size"), e[e.find('>').unwrap() + 1..].trim().to_string()))
+        .collect();
+    Drawn { legend, lines, markers, y_ticks }
+}
+
+fn plot_svg(name: &str, file: &str, fields: &[&str]) -> Drawn {
+    let dir = tmp(name);
+    let svg = dir.join("p.svg");
+    let f = data(file);
+    let mut args = vec!["-q", "plot", f.to_str().unwrap(), "-o", svg.to_str().unwrap()];
+    for field in fields {
+        args.extend(["-f", field]);
+    }
+    ok(&args);
+    drawn(&std::fs::read_to_string(svg).unwrap())
+}
+
+/// The legend covers no line and no marker: every segment is walked in half-pixel steps.
+fn assert_legend_hides_nothing(d: &Drawn, what: &str) {
+    let (x0, y0, x1, y1) = d.legend;
+    let hit = |(x, y): (f64, f64)| x > x0 && x < x1 && y > y0 && y < y1;
+    for p in &d.markers {
+        assert!(!hit(*p), "{what}: the legend {:?} hides the marker at {p:?}", d.legend);
+    }
+    for line in &d.lines {
+        for w in line.windows(2) {
+            let (a, b) = (w[0], w[1]);
+            let steps = ((b.0 - a.0).abs().max((b.1 - a.1).abs()) * 2.0).ceil().max(1.0) as usize;
+            for i in 0..=steps {
+                let t = i as f64 / steps as f64;
+                let p = (a.0 + (b.0 - a.0) * t, a.1 + (b.1 - a.1) * t);
+                assert!(!hit(p), "{what}: the legend {:?} hides the line at {p:?}", d.legend);
+            }
+        }
+    }
+}
+
+/// A key with one sample is drawn as a marker; the legend moves off the data (the top right
+/// corner, where it used to be, is crossed by the other line here); the y tick labels of values
+/// near 9.2e18 are short and start inside the image.
+#[test]
+fn single_samples_ticks_and_legend() {
+    let d = plot_svg("plot-int", "rlog/gen_akit_head_r2_alltypes.rlog", &["/Int", "/Sub/Constant"]);
+    assert_eq!(d.markers.len(), 1, "/Sub/Constant has one sample, drawn as one marker");
+    assert_eq!(d.lines.len(), 1, "/Int is a line");
+    assert_legend_hides_nothing(&d, "/Int");
+    assert!(d.y_ticks.len() >= 4, "{:?}", d.y_ticks);
+    for (x, size, text) in &d.y_ticks {
+        assert!(text.len() <= 8, "tick label {text:?} is long");
+        // A right-aligned label starts about its width to the left of x: at most a font size
+        // per character, which must still be inside the image.
+        assert!(x - size * text.chars().count() as f64 >= 0.0, "tick label {text:?} at x={x} is clipped");
+        assert!(text.contains('e') || text == "0", "{text:?} in scientific notation");
+    }
+    // The step log: x rises to the top right, y lies flat at the bottom.
+    let d = plot_svg("plot-step", "usvlog/step.usvlog", &["REC_NAV_SOLUTION.x", "REC_NAV_SOLUTION.y"]);
+    assert_eq!(d.lines.len(), 2);
+    assert_legend_hides_nothing(&d, "step");
+    // Every corner taken: the y range grows so that the legend sits above the data.
+    let d = plot_svg(
+        "plot-corners",
+        "usvlog/step.usvlog",
+        &["REC_NAV_SOLUTION.x", "REC_NAV_SOLUTION.y", "REC_NAV_SOLUTION.psi", "REC_SENSOR_GYRO.z_gyro"],
+    );
+    assert_legend_hides_nothing(&d, "four fields");
+}

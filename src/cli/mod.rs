@@ -34,7 +34,13 @@ use clap::{Parser, Subcommand};
 
 /// Describe binary robot and simulation logs once; read, dump and generate code for them.
 #[derive(Parser, Debug)]
-#[command(name = "logspec", version, about, long_about = None)]
+#[command(
+    name = "logspec",
+    version,
+    about,
+    long_about = None,
+    after_help = "Examples:\n  logspec info run.bin                       what a log holds (any format: USVLOG, RLOG, WPILOG, ROS bag, CARLA)\n  logspec dump run.bin | head                every record as JSON Lines\n  logspec export run.bin --csv out/          one CSV per record type, units in the headers\n  logspec plot run.bin -f REC_NAV_SOLUTION.x -o x.png\n  logspec convert run.bin -o run.mcap        open it in Foxglove\n  logspec init                               start schemas/ and logspec.toml in your repository\n  logspec gen && logspec check               regenerate C, Python, docs; CI fails on stale files\n\n`logspec <command> --help` shows a command's options and examples; docs/cli.md has them all."
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
