@@ -306,3 +306,34 @@ fn single_samples_ticks_and_legend() {
     );
     assert_legend_hides_nothing(&d, "four fields");
 }
+
+/// `info` says the same things the same way in every format: `file:` and `format:` first, values
+/// in one column, and a `time:` line with units (`A .. B UNIT (D s)`).
+#[test]
+fn info_labels_agree_across_formats() {
+    let files = [
+        ("usvlog/step.usvlog", "0 .. 20000000 us (20.000 s)"),
+        ("rlog/akit_v1.8.1_robotlog.rlog", "0.922605 .. 28.946178 s (28.024 s)"),
+        ("rlog/gen_akit_head_r2_stream.bin", "1.294567 .. 1.394567 s (0.100 s)"),
+        ("wpilog/nukkeldev_spec_example.wpilog", "1 .. 1 s (0.000 s)"),
+        ("rosbag/test_none.bag", "1700000000.000 .. 1700000000.900 s (0.900 s)"),
+        ("carla/878-supp-mat_crash.log", "0.000 .. 4.741 s (4.741 s)"),
+    ];
+    for (file, time) in files {
+        let path = data(file);
+        let (text, _) = ok(&["info", path.to_str().unwrap()]);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[0].starts_with(&format!("file:        {}", path.display())), "{file}:\n{text}");
+        assert!(lines[1].starts_with("format:      "), "{file}:\n{text}");
+        assert!(lines.contains(&format!("time:        {time}").as_str()), "{file}:\n{text}");
+        // Every `label: value` line at the top level puts its value in column 13.
+        for l in lines.iter().filter(|l| !l.starts_with(' ')) {
+            let Some((label, rest)) = l.split_once(':') else { continue };
+            if label.contains(' ') || rest.is_empty() {
+                continue; // a table heading such as `value types (by key):`
+            }
+            assert!(label.len() < 12 && l.len() > 13, "{file}: {l:?}");
+            assert!(l.as_bytes()[12] == b' ' && l.as_bytes()[13] != b' ', "{file}: value not in column 13: {l:?}");
+        }
+    }
+}
