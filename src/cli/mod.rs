@@ -12,12 +12,14 @@ mod export;
 mod filter;
 mod gen;
 mod info;
+mod init;
 mod lock;
 mod meta;
 mod output;
 mod parquet;
 mod plot;
 mod progress;
+mod project;
 mod rlog;
 mod rlogfile;
 mod rosbag;
@@ -51,6 +53,11 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
+    /// Start logspec in a repository: a starter schema in schemas/, its lock file and a
+    /// logspec.toml that says where each generated file goes; prints the line for CI.
+    ///
+    /// Example: `logspec init --header firmware/src/logging/record_types.h`
+    Init(init::Args),
     /// Regenerate the checked-in artifacts (C headers, Python modules, golden vectors) from the
     /// schemas.
     ///
@@ -125,6 +132,7 @@ pub enum Command {
 pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
     progress::set_quiet(cli.quiet);
     match cli.command {
+        Command::Init(a) => init::run(a),
         Command::Gen(a) => gen::run(a),
         Command::Check(a) => check::run(a),
         Command::Lock(a) => lock::run(a),
@@ -301,22 +309,6 @@ pub fn shown(path: &Path) -> String {
     } else {
         path.display().to_string()
     }
-}
-
-/// Default schema directory: `schemas/` under the current directory.
-pub fn default_schemas() -> PathBuf {
-    PathBuf::from("schemas")
-}
-
-/// Where a project's schemas and checked-in generated files are.
-#[derive(clap::Args, Debug)]
-pub struct Project {
-    /// The schema directory (every `*.toml` in it is compiled).
-    #[arg(long, default_value_os_t = default_schemas())]
-    pub schemas: PathBuf,
-    /// The project root the generated files live under.
-    #[arg(long, default_value = ".")]
-    pub root: PathBuf,
 }
 
 /// Every `*.toml` of a schema directory, sorted.
