@@ -112,8 +112,8 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     if header.trim().is_empty() || Path::new(&header).is_absolute() || header.contains("..") {
         return Err(CliError::Usage(format!("--header {header:?}: a path relative to {}, inside it", dir.display())));
     }
-    let schema_path = dir.join("schemas").join(format!("{format}.toml"));
-    let config_path = dir.join(FILE);
+    let schema_path = project::tidy(&dir.join("schemas").join(format!("{format}.toml")));
+    let config_path = project::tidy(&dir.join(FILE));
     for p in [&schema_path, &config_path] {
         if p.exists() {
             return Err(CliError::Usage(format!(
@@ -128,17 +128,19 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     mkdir(&dir.join("schemas"))?;
     super::output::write_file(&schema_path, &[], starter(&format).as_bytes())?;
     super::output::write_file(&config_path, &[], project::template("schemas", &args.header).as_bytes())?;
-    println!("wrote     {}", schema_path.display());
-    println!("wrote     {}", config_path.display());
+    super::write_stdout(
+        format!("wrote     {}\nwrote     {}\n", schema_path.display(), config_path.display()).as_bytes(),
+    )?;
     // The first lock: schema id 1 as it is now.
     let project = project::Args { config: Some(config_path.clone()), ..Default::default() }.resolve()?;
     for (path, schema) in super::lock::schemas(&project.schemas)? {
         super::lock::update(&project, &path, &schema, false)?;
     }
     let cd = if dir == Path::new(".") { String::new() } else { format!("cd {} && ", dir.display()) };
-    println!(
-        "\nNext: edit {}, then `{cd}logspec gen` (writes {header} and the rest, as {FILE} says).\nCommit schemas/, {FILE} and the generated files. In CI, run:\n\n    logspec check\n\n(and `logspec diff --against origin/main` on pull requests).",
+    let next = format!(
+        "\nNext: edit {}, then `{cd}logspec gen` (writes {header} and the rest, as {FILE} says).\nCommit schemas/, {FILE} and the generated files. In CI, run:\n\n    logspec check\n\n(and `logspec diff --against origin/main` on pull requests).\n",
         schema_path.display()
     );
+    super::write_stdout(next.as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }

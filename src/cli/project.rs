@@ -75,6 +75,16 @@ pub struct Args {
     pub config: Option<PathBuf>,
 }
 
+/// `p` without `.` components (`./schemas` is `schemas`), or `.` if nothing is left.
+pub fn tidy(p: &Path) -> PathBuf {
+    let t: PathBuf = p.components().filter(|c| !matches!(c, std::path::Component::CurDir)).collect();
+    if t.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        t
+    }
+}
+
 /// The nearest `logspec.toml` at or above `dir`.
 fn find(dir: &Path) -> Option<PathBuf> {
     dir.ancestors().map(|d| d.join(FILE)).find(|p| p.is_file())
@@ -98,6 +108,8 @@ impl Args {
                     toml::from_str(&text).map_err(|e| CliError::Input(format!("{}: {}", p.display(), e)))?;
                 let base =
                     p.parent().filter(|d| !d.as_os_str().is_empty()).map_or(PathBuf::from("."), Path::to_path_buf);
+                // Found in the current directory: paths in messages stay relative.
+                let base = if std::env::current_dir().is_ok_and(|d| d == base) { PathBuf::from(".") } else { base };
                 (parsed, Some(base))
             }
             None => (File::default(), None),
@@ -127,8 +139,8 @@ impl Args {
         };
         let o = &parsed.output;
         Ok(Project {
-            root,
-            schemas,
+            root: tidy(&root),
+            schemas: tidy(&schemas),
             c: place(&o.c, "c")?,
             python: place(&o.python, "python")?,
             docs: place(&o.docs, "docs")?,
@@ -161,7 +173,7 @@ impl Project {
         match &self.lock {
             None => Some(schema_path.with_extension("lock")),
             Some(None) => None,
-            Some(Some(template)) => Some(self.root.join(template.replace("{format}", format))),
+            Some(Some(template)) => Some(tidy(&self.root.join(template.replace("{format}", format)))),
         }
     }
 }
