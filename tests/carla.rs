@@ -50,7 +50,8 @@ fn info_text_names_the_facts() {
     let out = logspec(&["info", &log("scenario_runner_DistanceToLaneCenter_2020")]);
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
-    for want in ["map:       Town01", "frames:    461", "36-byte PhysicsControl wheels", "integrity: ok", "SceneLight"]
+    for want in
+        ["map:         Town01", "frames:      461", "36-byte PhysicsControl wheels", "integrity:   ok", "SceneLight"]
     {
         assert!(text.contains(want), "missing {want:?} in\n{text}");
     }

@@ -29,12 +29,12 @@ fn classifies_changes_since_a_revision() {
 
     // A unit change and a new record: cosmetic and compatible.
     let edited = head.replace("{ name = \"x\", type = \"f32\", unit = \"m\", doc = \"North position.\" }", "{ name = \"x\", type = \"f32\", unit = \"mm\", doc = \"North position.\" }")
-        + "\n[[record]]\nname = \"REC_BATTERY\"\nid = 14\nfields = [{ name = \"volts\", type = \"f32\", unit = \"V\" }]\n";
+        + "\n[[record]]\nname = \"REC_DIFF_TEST_ADDED\"\nid = 4001\nfields = [{ name = \"volts\", type = \"f32\", unit = \"V\" }]\n";
     std::fs::write(&schema, &edited).unwrap();
     let out = diff();
     let stdout = String::from_utf8(out.stdout).unwrap();
     assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.contains("compatible: new record REC_BATTERY (id 14)"), "{stdout}");
+    assert!(stdout.contains("compatible: new record REC_DIFF_TEST_ADDED (id 4001)"), "{stdout}");
     assert!(stdout.contains("cosmetic: REC_NAV_SOLUTION: field `x` unit changed from m to mm"), "{stdout}");
 
     // A retyped field without a bump: breaking, exit 1.

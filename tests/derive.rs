@@ -217,3 +217,81 @@ fn open_enum_keeps_unknown_values() {
     }
     assert_eq!(<WithMode as Fixed>::SIZE, 6);
 }
+
+/// A union as the schema language has it (`[[union]]` selected by an earlier tag field): an
+/// enum with data, whose variants have named fields and tag values.
+#[derive(Record, Debug, Clone, PartialEq)]
+enum Command {
+    #[record(tag = 1)]
+    Stop,
+    #[record(tag = 2)]
+    Move {
+        #[record(unit = "m")]
+        x: f32,
+        #[record(big)]
+        y: i16,
+    },
+    #[record(tag = 7)]
+    Say {
+        #[record(count = u8)]
+        text: String,
+    },
+}
+
+/// The tag written just before the union (`tag(kind: u8)`), after a named const.
+#[derive(Record, Debug, Clone, PartialEq)]
+#[record(id = 12, const(version = 2u8))]
+struct Packet {
+    seq: u16,
+    #[record(tag(kind: u8))]
+    cmd: Command,
+}
+
+/// The tag declared on an earlier field (`tag_field(kind: u16)`) and used later (`tag = kind`),
+/// with a named const before a field.
+#[derive(Record, Debug, Clone, PartialEq)]
+#[record(id = 13)]
+struct Later {
+    #[record(tag_field(kind: u16))]
+    seq: u32,
+    #[record(const(marker = b"OK"))]
+    when: u64,
+    #[record(tag = kind)]
+    cmd: Command,
+}
+
+#[test]
+fn derived_unions_and_consts_match_python_struct() {
+    let p = Packet { seq: 5, cmd: Command::Move { x: 1.5, y: -3 } };
+    let bytes = p.to_bytes().unwrap();
+    let mut expected = python_pack("<BHBf", "2, 5, 2, 1.5");
+    expected.extend(python_pack(">h", "-3"));
+    assert_eq!(bytes, expected);
+    assert_eq!(Packet::decode_exact(&bytes).unwrap(), p);
+
+    let p = Packet { seq: 6, cmd: Command::Say { text: "hi".into() } };
+    let bytes = p.to_bytes().unwrap();
+    assert_eq!(bytes, python_pack("<BHBB2s", "2, 6, 7, 2, b'hi'"));
+    assert_eq!(Packet::decode_exact(&bytes).unwrap(), p);
+    let stop = Packet { seq: 7, cmd: Command::Stop };
+    assert_eq!(stop.to_bytes().unwrap(), python_pack("<BHB", "2, 7, 1"));
+    assert_eq!(Packet::decode_exact(&python_pack("<BHB", "2, 7, 1")).unwrap(), stop);
+
+    let l = Later { seq: 9, when: 1_000, cmd: Command::Stop };
+    let bytes = l.to_bytes().unwrap();
+    assert_eq!(bytes, python_pack("<HI2sQ", "1, 9, b'OK', 1000"));
+    assert_eq!(Later::decode_exact(&bytes).unwrap(), l);
+
+    // An unknown tag, a wrong const: errors at their offsets, never a value.
+    let e = Packet::decode_exact(&python_pack("<BHBf", "2, 5, 3, 1.5")).unwrap_err();
+    assert!(matches!(e.kind, logspec::runtime::DecodeErrorKind::UnknownVariant { .. }), "{e}");
+    let e = Packet::decode_exact(&python_pack("<BHB", "3, 7, 1")).unwrap_err();
+    assert_eq!(e.offset, 0, "{e}");
+    assert!(matches!(e.kind, logspec::runtime::DecodeErrorKind::BadConst { .. }), "{e}");
+
+    // The const and the variant show in a visit, as a schema's do (`dump`).
+    let mut b = logspec::value::ValueBuilder::default();
+    logspec::runtime::Visit::visit(&Packet { seq: 5, cmd: Command::Move { x: 1.5, y: -3 } }, None, &mut b);
+    let shown = format!("{:?}", b.finish());
+    assert!(shown.contains("version") && shown.contains("Move"), "{shown}");
+}

@@ -95,7 +95,7 @@ fn the_text_summary_names_the_facts() {
     let out = logspec(&["info", input("gen_wpilib_structs").to_str().unwrap()]);
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
-        text.contains("WPILOG 1.0") && text.contains("121 (36 control") && text.contains("integrity: ok"),
+        text.contains("WPILOG 1.0") && text.contains("121 (36 control") && text.contains("integrity:   ok"),
         "{text}"
     );
 }

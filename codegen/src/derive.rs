@@ -33,8 +33,20 @@
 //! `#[record(values(IDLE = 0, RUN = 1))] struct Mode(u8);` gets `Mode::IDLE`, `Mode::ALL`,
 //! `Mode::name()` and the codec of a schema enum.
 //!
-//! Not yet expressible with the derive: unions tagged by an earlier field (declare them in a
-//! schema and use the generated types).
+//! Consts: `const(version = 2u8, tag = b"AB")` on the struct (at the start) or on a field (just
+//! before it) declares named const fields, as the schema's `const = ...`: not Rust members,
+//! written by encoders, checked by decoders, shown by `Visit` under their names.
+//!
+//! Unions: an enum with data derives a tagged union (`Union` and `Visit`), as a schema
+//! `[[union]]`. Variants have named fields (or none) and a tag: `#[record(tag = N)]`, the
+//! discriminant, or the previous tag plus one (from 0). A struct field of that type selects the
+//! variant by a tag that is not a Rust member either:
+//! - `tag(kind: u8)` on the union field: a `u8` tag written just before it;
+//! - `tag_field(kind: u16)` on an earlier field (the tag goes just before that field) and
+//!   `tag = kind` on the union field.
+//!
+//! Not yet expressible with the derive: unions selected by a type name or a reader parameter,
+//! bit-fields and variable-width integers (declare them in a schema and use the generated types).
 //!
 //! Errors underline the attribute key (or its value), and an unknown key gets a did-you-mean.
 //! Errors are spanned `syn::Error`s, all collected before returning; the macro never panics.
@@ -104,6 +116,8 @@ struct ContainerAttrs {
     schema: Option<syn::LitStr>,
     /// `magic = b"MINI"`: a const at the start of the struct.
     magic: Option<(Ty, ir::ConstValue)>,
+    /// `const(name = value)`: named consts at the start of the struct (before its magic).
+    consts: Vec<NamedConst>,
     /// `values(IDLE = 0, RUN = 1)` on a newtype `struct Mode(u8)`: an enum that keeps unknown values.
     values: Option<(Vec<ir::EnumValue>, Span)>,
 }
@@ -121,6 +135,13 @@ struct FieldAttrs {
     doc: Option<String>,
     /// `magic = ...`: a const just before the field.
     magic: Option<(Ty, ir::ConstValue)>,
+    /// `const(name = value)`: named consts just before the field (before its magic).
+    consts: Vec<NamedConst>,
+    /// `tag_field(name: u8)`: a union tag just before the field, for a later `tag = name`.
+    tag_field: Option<(String, Prim, Span)>,
+    /// `tag(name: u8)` (declares the tag just before this field) or `tag = name` (an earlier
+    /// `tag_field`): this field is a union selected by that tag.
+    tag: Option<(String, Option<Prim>, Span)>,
     /// The key of `count`, `size` or `rest`, for errors about the sequence length.
     span: Option<Span>,
     /// The key of `variable`.
@@ -172,6 +193,42 @@ fn prefix_of(value: &str, span: Span) -> syn::Result<Prim> {
     }
 }
 
+/// A named const: a field with a fixed value that decoders check, encoders write, and `Visit`
+/// shows under its name, as a schema field with `const = ...`; not a member of the Rust type.
+struct NamedConst {
+    name: String,
+    ty: Ty,
+    value: ir::ConstValue,
+}
+
+/// `const(name = b"AB", version = 2u8)`: one or more named consts.
+fn consts_of(meta: &syn::meta::ParseNestedMeta<'_>, out: &mut Vec<NamedConst>) -> syn::Result<()> {
+    meta.parse_nested_meta(|inner| {
+        let Some(name) = inner.path.get_ident().map(|i| i.to_string()) else {
+            return Err(syn::Error::new_spanned(&inner.path, "a const's name is one identifier"));
+        };
+        let (ty, value) = magic_of(&inner)?;
+        out.push(NamedConst { name, ty, value });
+        Ok(())
+    })
+}
+
+/// `(name: u8)`: a tag field's name and integer type.
+fn tag_decl(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<(String, Prim, Span)> {
+    let content;
+    syn::parenthesized!(content in meta.input);
+    let name: syn::Ident = content.parse()?;
+    content.parse::<syn::Token![:]>()?;
+    let ty: syn::Ident = content.parse()?;
+    if !content.is_empty() {
+        return Err(content.error("expected `(name: u8)`"));
+    }
+    match Prim::from_name(&ty.to_string()) {
+        Some(p) if !p.is_float() => Ok((name.to_string(), p, meta.path.span())),
+        _ => Err(syn::Error::new(ty.span(), format!("a union tag is an integer (u8, u16, u32, ...), not `{ty}`"))),
+    }
+}
+
 /// `magic = b"MINI"` (bytes) or `magic = 0xA55Au16` (an integer of the suffix's type): a const
 /// that the struct's bytes hold, which is not a member of the Rust struct.
 fn magic_of(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<(Ty, ir::ConstValue)> {
@@ -188,7 +245,7 @@ fn magic_of(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<(Ty, ir::Const
             let Some(prim) = Prim::from_name(i.suffix()).filter(|p| !p.is_float()) else {
                 return Err(syn::Error::new(
                     i.span(),
-                    "an integer magic needs its wire type as a suffix, such as `0xA55Au16`",
+                    "an integer magic or const needs its wire type as a suffix, such as `0xA55Au16`",
                 ));
             };
             let v = i.base10_parse::<i128>()?;
@@ -201,7 +258,7 @@ fn magic_of(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<(Ty, ir::Const
         }
         other => Err(syn::Error::new(
             other.span(),
-            "magic must be a byte string (`b\"MINI\"`) or a suffixed integer (`0xA55Au16`)",
+            "a magic or const must be a byte string (`b\"MINI\"`) or a suffixed integer (`0xA55Au16`)",
         )),
     }
 }
@@ -217,7 +274,7 @@ fn unknown_key(meta: &syn::meta::ParseNestedMeta<'_>, what: &str, known: &[&str]
 }
 
 const CONTAINER_KEYS: &[&str] =
-    &["id", "name", "schema", "big", "little", "endian", "magic", "values", "runtime", "repr"];
+    &["id", "name", "schema", "big", "little", "endian", "magic", "const", "values", "runtime", "repr"];
 
 /// An integer literal, possibly negative.
 fn int_expr(e: &syn::Expr) -> syn::Result<i128> {
@@ -236,6 +293,9 @@ const FIELD_KEYS: &[&str] = &[
     "rest",
     "variable",
     "magic",
+    "const",
+    "tag",
+    "tag_field",
     "pad_before",
     "pad_after",
     "unit",
@@ -271,6 +331,8 @@ fn container_attrs(attrs: &[syn::Attribute], errors: &mut Errors) -> ContainerAt
                 out.endian = Some(endian_of(&v, span)?);
             } else if meta.path.is_ident("magic") {
                 out.magic = Some(magic_of(&meta)?);
+            } else if meta.path.is_ident("const") {
+                consts_of(&meta, &mut out.consts)?;
             } else if meta.path.is_ident("values") {
                 let mut values = Vec::new();
                 meta.parse_nested_meta(|v| {
@@ -342,6 +404,18 @@ fn field_attrs(attrs: &[syn::Attribute], errors: &mut Errors) -> FieldAttrs {
                 out.variable_span = Some(key);
             } else if meta.path.is_ident("magic") {
                 out.magic = Some(magic_of(&meta)?);
+            } else if meta.path.is_ident("const") {
+                consts_of(&meta, &mut out.consts)?;
+            } else if meta.path.is_ident("tag_field") {
+                out.tag_field = Some(tag_decl(&meta)?);
+            } else if meta.path.is_ident("tag") {
+                if meta.input.peek(syn::token::Paren) {
+                    let (name, prim, span) = tag_decl(&meta)?;
+                    out.tag = Some((name, Some(prim), span));
+                } else {
+                    let (name, _) = word(&meta)?;
+                    out.tag = Some((name, None, key));
+                }
             } else if meta.path.is_ident("pad_before") || meta.path.is_ident("pad_after") {
                 let lit: syn::LitInt = meta.value()?.parse()?;
                 let n = lit.base10_parse::<u32>()?;
@@ -467,6 +541,145 @@ fn lower_type(ty: &syn::Type, attrs: &FieldAttrs, externs: &mut Vec<String>, err
     }
 }
 
+/// What comes before the first field: a container's named consts and magic.
+struct Leading<'a> {
+    consts: &'a [NamedConst],
+    magic: Option<&'a (Ty, ir::ConstValue)>,
+    span: Span,
+}
+
+/// The IR fields of a struct's or a union variant's named fields, with the source span of each
+/// (padding, consts and tags: their field's). Hand-written types become externs.
+fn lower_fields(
+    named: &syn::FieldsNamed,
+    endian: Endian,
+    lead: &Leading<'_>,
+    externs: &mut Vec<String>,
+    variable: &mut Vec<String>,
+    errors: &mut Errors,
+) -> (Vec<ir::Field>, Vec<Span>) {
+    let mut fields: Vec<ir::Field> = Vec::new();
+    let mut spans: Vec<Span> = Vec::new();
+    let mut pads = 0;
+    let mut magics = 0;
+    let plain = |name: String, ty: Ty, endian: Endian, value: Option<ir::ConstValue>| ir::Field {
+        name,
+        ty,
+        endian,
+        doc: None,
+        unit: None,
+        value,
+        offset: None,
+    };
+    let mut magic =
+        |m: &(Ty, ir::ConstValue), e: Endian, at: Span, fields: &mut Vec<ir::Field>, spans: &mut Vec<Span>| {
+            spans.push(at);
+            fields.push(plain(format!("_magic{magics}"), m.0.clone(), e, Some(m.1.clone())));
+            magics += 1;
+        };
+    let named_const = |c: &NamedConst, e: Endian, at: Span, fields: &mut Vec<ir::Field>, spans: &mut Vec<Span>| {
+        spans.push(at);
+        fields.push(plain(c.name.clone(), c.ty.clone(), e, Some(c.value.clone())));
+    };
+    for c in lead.consts {
+        named_const(c, endian, lead.span, &mut fields, &mut spans);
+    }
+    if let Some(m) = lead.magic {
+        magic(m, endian, lead.span, &mut fields, &mut spans);
+    }
+    // Union tags declared so far: name -> IR field index.
+    let mut tags: Vec<(String, usize)> = Vec::new();
+    let n = named.named.len();
+    for (i, f) in named.named.iter().enumerate() {
+        let fa = field_attrs(&f.attrs, errors);
+        let ident = f.ident.as_ref().map(|i| i.to_string()).unwrap_or_default();
+        let name = ident.strip_prefix("r#").unwrap_or(&ident).to_string();
+        if fa.rest && i + 1 != n {
+            errors.at(fa.span.unwrap_or_else(|| f.span()), "`rest` is only allowed on the last field");
+        }
+        let fspan = f.ident.as_ref().map_or_else(|| f.span(), |i| i.span());
+        let fe = fa.endian.unwrap_or(endian);
+        let mut declare_tag =
+            |(tname, prim, at): (&String, Prim, Span), fields: &mut Vec<ir::Field>, spans: &mut Vec<Span>| {
+                if tags.iter().any(|(t, _)| t == tname) || fields.iter().any(|f| f.name == *tname) {
+                    errors.at(at, format!("a field named `{tname}` already exists"));
+                }
+                tags.push((tname.clone(), fields.len()));
+                spans.push(at);
+                fields.push(plain(tname.clone(), Ty::Prim(prim), fe, None));
+            };
+        if let Some((t, p, at)) = &fa.tag_field {
+            declare_tag((t, *p, *at), &mut fields, &mut spans);
+        }
+        for c in &fa.consts {
+            named_const(c, fe, fspan, &mut fields, &mut spans);
+        }
+        if let Some(m) = &fa.magic {
+            magic(m, fe, fspan, &mut fields, &mut spans);
+        }
+        if fa.pad_before > 0 {
+            spans.push(fspan);
+            fields.push(plain(format!("_pad{pads}"), Ty::Pad(fa.pad_before), endian, None));
+            pads += 1;
+        }
+        if let Some((t, Some(p), at)) = &fa.tag {
+            declare_tag((t, *p, *at), &mut fields, &mut spans);
+        }
+        let mut ty = lower_type(&f.ty, &fa, externs, errors, true);
+        if fa.variable {
+            match &ty {
+                Ty::Named(TypeId(i)) => variable.push(externs[i - 1].clone()),
+                Ty::Array { elem, .. } if matches!(**elem, Ty::Named(_)) => {
+                    if let Ty::Named(TypeId(i)) = **elem {
+                        variable.push(externs[i - 1].clone());
+                    }
+                }
+                _ => errors.at(
+                    fa.variable_span.unwrap_or_else(|| f.span()),
+                    "`variable` only applies to fields of a hand-written type",
+                ),
+            }
+        }
+        if let Some((t, _, at)) = &fa.tag {
+            match (&ty, tags.iter().find(|(name, _)| name == t)) {
+                (Ty::Named(TypeId(id)), Some((_, tag_field))) => {
+                    variable.push(externs[id - 1].clone());
+                    ty = Ty::Union { id: TypeId(*id), tag_field: *tag_field };
+                }
+                (Ty::Named(_), None) => errors.at(
+                    *at,
+                    format!("no earlier tag field `{t}`: declare it with #[record(tag_field({t}: u8))] on an earlier field, or use #[record(tag({t}: u8))] here"),
+                ),
+                _ => errors.at(*at, "`tag` applies to a field whose type is a union (an enum that derives Record)"),
+            }
+        }
+        if !matches!(ty, Ty::Str(_) | Ty::Bytes(_) | Ty::Array { len: Len::Count(_) | Len::Size(_) | Len::Rest, .. })
+            && (fa.count.is_some() || fa.size.is_some() || fa.rest)
+        {
+            errors.at(
+                fa.span.unwrap_or_else(|| f.span()),
+                "`count`, `size` and `rest` only apply to String and Vec fields",
+            );
+        }
+        spans.push(fspan);
+        fields.push(ir::Field {
+            name,
+            ty,
+            endian: fe,
+            doc: fa.doc.clone(),
+            unit: fa.unit.clone(),
+            value: None,
+            offset: None,
+        });
+        if fa.pad_after > 0 {
+            spans.push(fspan);
+            fields.push(plain(format!("_pad{pads}"), Ty::Pad(fa.pad_after), endian, None));
+            pads += 1;
+        }
+    }
+    (fields, spans)
+}
+
 fn expand_struct(
     input: &syn::DeriveInput,
     data: &syn::DataStruct,
@@ -485,96 +698,11 @@ fn expand_struct(
     };
     let endian = attrs.endian.unwrap_or(Endian::Little);
     let mut externs = Vec::new();
-    // Hand-written field types that the user marked `#[record(variable)]`; the others must
-    // implement `Fixed`, which lets the struct decode with constant offsets.
+    // Hand-written field types that the user marked `#[record(variable)]` (and unions); the
+    // others must implement `Fixed`, which lets the struct decode with constant offsets.
     let mut variable: Vec<String> = Vec::new();
-    let mut fields = Vec::new();
-    // The source span of each IR field (padding: its field's), for cross-check errors.
-    let mut spans: Vec<Span> = Vec::new();
-    let mut pads = 0;
-    let mut magics = 0;
-    let mut magic =
-        |m: &(Ty, ir::ConstValue), e: Endian, at: Span, fields: &mut Vec<ir::Field>, spans: &mut Vec<Span>| {
-            spans.push(at);
-            fields.push(ir::Field {
-                name: format!("_magic{magics}"),
-                ty: m.0.clone(),
-                endian: e,
-                doc: None,
-                unit: None,
-                value: Some(m.1.clone()),
-                offset: None,
-            });
-            magics += 1;
-        };
-    if let Some(m) = &attrs.magic {
-        magic(m, endian, input.ident.span(), &mut fields, &mut spans);
-    }
-    let n = named.named.len();
-    for (i, f) in named.named.iter().enumerate() {
-        let fa = field_attrs(&f.attrs, errors);
-        let ident = f.ident.as_ref().map(|i| i.to_string()).unwrap_or_default();
-        let name = ident.strip_prefix("r#").unwrap_or(&ident).to_string();
-        if fa.rest && i + 1 != n {
-            errors.at(fa.span.unwrap_or_else(|| f.span()), "`rest` is only allowed on the last field");
-        }
-        let fspan = f.ident.as_ref().map_or_else(|| f.span(), |i| i.span());
-        let mut pad = |n: u32, fields: &mut Vec<ir::Field>, spans: &mut Vec<Span>| {
-            spans.push(fspan);
-            fields.push(ir::Field {
-                name: format!("_pad{pads}"),
-                ty: Ty::Pad(n),
-                endian,
-                doc: None,
-                unit: None,
-                value: None,
-                offset: None,
-            });
-            pads += 1;
-        };
-        if let Some(m) = &fa.magic {
-            magic(m, fa.endian.unwrap_or(endian), fspan, &mut fields, &mut spans);
-        }
-        if fa.pad_before > 0 {
-            pad(fa.pad_before, &mut fields, &mut spans);
-        }
-        let ty = lower_type(&f.ty, &fa, &mut externs, errors, true);
-        if fa.variable {
-            match &ty {
-                Ty::Named(TypeId(i)) => variable.push(externs[i - 1].clone()),
-                Ty::Array { elem, .. } if matches!(**elem, Ty::Named(_)) => {
-                    if let Ty::Named(TypeId(i)) = **elem {
-                        variable.push(externs[i - 1].clone());
-                    }
-                }
-                _ => errors.at(
-                    fa.variable_span.unwrap_or_else(|| f.span()),
-                    "`variable` only applies to fields of a hand-written type",
-                ),
-            }
-        }
-        if !matches!(ty, Ty::Str(_) | Ty::Bytes(_) | Ty::Array { len: Len::Count(_) | Len::Size(_) | Len::Rest, .. })
-            && (fa.count.is_some() || fa.size.is_some() || fa.rest)
-        {
-            errors.at(
-                fa.span.unwrap_or_else(|| f.span()),
-                "`count`, `size` and `rest` only apply to String and Vec fields",
-            );
-        }
-        spans.push(fspan);
-        fields.push(ir::Field {
-            name,
-            ty,
-            endian: fa.endian.unwrap_or(endian),
-            doc: fa.doc.clone(),
-            unit: fa.unit.clone(),
-            value: None,
-            offset: None,
-        });
-        if fa.pad_after > 0 {
-            pad(fa.pad_after, &mut fields, &mut spans);
-        }
-    }
+    let lead = Leading { consts: &attrs.consts, magic: attrs.magic.as_ref(), span: input.ident.span() };
+    let (mut fields, spans) = lower_fields(named, endian, &lead, &mut externs, &mut variable, errors);
     let ident = &input.ident;
     let name = attrs.name.clone().unwrap_or_else(|| ident.to_string());
     let size = crate::layout::place_fields(&|_| None, &mut fields);
@@ -722,6 +850,13 @@ fn expand_enum(
     attrs: &ContainerAttrs,
     errors: &mut Errors,
 ) -> TokenStream {
+    let tagged = data
+        .variants
+        .iter()
+        .any(|v| !matches!(v.fields, syn::Fields::Unit) || v.attrs.iter().any(|a| a.path().is_ident("record")));
+    if tagged {
+        return expand_union(input, data, attrs, errors);
+    }
     let Some(repr) = attrs.repr else {
         errors.at(input.ident.span(), "a C-like enum needs its wire type: #[repr(u8)] or #[record(repr = \"u8\")]");
         return TokenStream::new();
@@ -737,10 +872,7 @@ fn expand_enum(
     let mut raws = TokenStream::new();
     for v in &data.variants {
         if !matches!(v.fields, syn::Fields::Unit) {
-            errors.at(
-                v.fields.span(),
-                "only C-like enums (variants without data) can derive Record; use a schema union for tagged data",
-            );
+            errors.at(v.fields.span(), "unreachable: an enum with data is a union");
             continue;
         }
         if let Some((_, e)) = &v.discriminant {
@@ -874,4 +1006,101 @@ fn expand_open_enum(
     };
     let cx = Cx::new(&schema, &attrs.runtime_path());
     crate::backend::rust::types::enum_impls(&cx, &e, &input.ident, TokenStream::new())
+}
+
+/// `#[record(tag = N)]` (or `= N`) on a union's variant: its tag value.
+fn variant_tag(v: &syn::Variant, errors: &mut Errors) -> Option<i128> {
+    let mut tag = None;
+    let mut docs = Vec::new();
+    for attr in &v.attrs {
+        if attr.path().is_ident("doc") {
+            if let syn::Meta::NameValue(nv) = &attr.meta {
+                if let syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) = &nv.value {
+                    docs.push(s.value());
+                }
+            }
+        }
+        if !attr.path().is_ident("record") {
+            continue;
+        }
+        let r = attr.parse_nested_meta(|meta| {
+            if meta.path.is_ident("tag") {
+                let e: syn::Expr = meta.value()?.parse()?;
+                tag = Some(int_expr(&e)?);
+                Ok(())
+            } else {
+                Err(unknown_key(&meta, "variant", &["tag"]))
+            }
+        });
+        if let Err(e) = r {
+            errors.push(e);
+        }
+    }
+    if tag.is_none() {
+        if let Some((_, e)) = &v.discriminant {
+            match int_expr(e) {
+                Ok(t) => tag = Some(t),
+                Err(e) => errors.push(e),
+            }
+        }
+    }
+    tag
+}
+
+/// `#[derive(Record)]` on an enum with data: a tagged union, as a schema `[[union]]`. Each
+/// variant has named fields (or none) and a tag value (`#[record(tag = N)]`, the discriminant,
+/// or the previous tag plus one, from 0); a struct selects it with `#[record(tag(kind: u8))]` on
+/// the field of this type. Emits the `Union` and `Visit` impls of the Rust back end.
+fn expand_union(
+    input: &syn::DeriveInput,
+    data: &syn::DataEnum,
+    attrs: &ContainerAttrs,
+    errors: &mut Errors,
+) -> TokenStream {
+    let endian = attrs.endian.unwrap_or(Endian::Little);
+    if let Some((_, span)) = attrs.id {
+        errors.at(span, "a union is not a record; give the struct that holds it the `id`");
+    }
+    let mut externs = Vec::new();
+    let mut variable = Vec::new();
+    let mut variants = Vec::new();
+    let mut next: i128 = 0;
+    let empty = syn::FieldsNamed { brace_token: Default::default(), named: Default::default() };
+    for v in &data.variants {
+        let named = match &v.fields {
+            syn::Fields::Named(n) => n,
+            syn::Fields::Unit => &empty,
+            syn::Fields::Unnamed(u) => {
+                errors.at(u.span(), "a union variant has named fields (`Move { x: f32 }`) or none");
+                continue;
+            }
+        };
+        let tag = variant_tag(v, errors).unwrap_or(next);
+        if variants.iter().any(|w: &ir::Variant| w.tag == tag) {
+            errors.at(v.ident.span(), format!("tag {tag} is already the tag of another variant"));
+        }
+        next = tag + 1;
+        let lead = Leading { consts: &[], magic: None, span: v.ident.span() };
+        let (mut fields, _) = lower_fields(named, endian, &lead, &mut externs, &mut variable, errors);
+        let size = crate::layout::place_fields(&|_| None, &mut fields);
+        variants.push(ir::Variant { name: v.ident.to_string(), tag, select: None, doc: None, fields, size });
+    }
+    let u = ir::Union { name: input.ident.to_string(), doc: None, endian, variants, by_name: false };
+    let mut types = vec![TypeDef::Union(u)];
+    types.extend(externs.into_iter().map(|path| {
+        let fixed = !variable.contains(&path);
+        TypeDef::Extern(ir::Extern { path, fixed })
+    }));
+    let schema = ir::Schema {
+        format: ir::Format { name: String::new(), title: None, doc: None, endian, version: None, schema_id: None },
+        types,
+        file_header: None,
+        framing: None,
+        records: Vec::new(),
+        params: Vec::new(),
+        source: None,
+    };
+    let cx = Cx::new(&schema, &attrs.runtime_path());
+    let TypeDef::Union(u) = &schema.types[0] else { return TokenStream::new() };
+    crate::backend::rust::types::union_impls(&cx, u, &input.ident)
 }

@@ -10,6 +10,8 @@
 #[path = "../../tests/common/tools.rs"]
 mod tools;
 
+mod support;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -447,7 +449,7 @@ fn doc_text_cannot_break_out_of_comments() {
 
 fn snapshots() {
     for (label, schema) in snapshot_schemas() {
-        insta::assert_snapshot!(format!("header_{label}"), header(&schema));
+        support::snapshot!(format!("header_{label}"), "the C header generated from a schema", header(&schema));
     }
 }
 

@@ -1,6 +1,8 @@
 //! Lock files and the compatibility check: the real USVLOG drift incident, and one test per change
 //! class.
 
+mod support;
+
 use logspec_codegen::lock::{self, Verdict};
 
 const HEAD: &str = include_str!("../../schemas/usvlog.toml");
@@ -41,8 +43,12 @@ fn compile(text: &str) -> logspec_codegen::ir::Schema {
 
 #[test]
 fn the_real_drift_incident_is_caught() {
+    let head_names: Vec<String> = compile(HEAD).records.iter().map(|r| r.name.clone()).collect();
+    let names: Vec<&str> = head_names.iter().map(String::as_str).collect();
+    let pinned = support::usvlog_pinned("the_real_drift_incident_is_caught", &names);
+    assert_eq!(names, support::USVLOG_UPSTREAM, "{pinned}");
     let old = compile(&usvlog_1f3c316());
-    assert_eq!(old.records.len(), 12);
+    assert_eq!(old.records.len(), 12, "{pinned}");
     let locked = lock::updated(None, &old);
 
     // HEAD's layout under the same FW_MODEL_SCHEMA 1: an error naming every renumbered record.

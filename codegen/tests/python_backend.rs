@@ -8,6 +8,8 @@
 //!
 //! Without python3 the tests that run it are reported as ignored; under CI (`CI=true`) they fail.
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -130,10 +132,10 @@ fn checked_in_modules_and_vectors_are_current() {
 fn snapshots() {
     for (label, schema) in schemas() {
         if let Some(text) = module(&schema) {
-            insta::assert_snapshot!(format!("module_{label}"), text);
+            support::snapshot!(format!("module_{label}"), "the Python module generated from a schema", text);
         }
         if let Some(text) = vectors(&schema) {
-            insta::assert_snapshot!(format!("golden_{label}"), text);
+            support::snapshot!(format!("golden_{label}"), "the golden vectors generated from a schema", text);
         }
     }
 }

@@ -1,6 +1,8 @@
 //! Valid schemas compile to the IR with the expected layout: sizes, offsets, byte orders, length
 //! rules, consts, unions and framing.
 
+mod support;
+
 use std::path::Path;
 
 use logspec_codegen::ir::{ConstValue, Endian, Len, Prim, Schema, Struct, Ty, TypeDef};
@@ -44,11 +46,14 @@ fn field<'a>(s: &'a Struct, name: &str) -> &'a logspec_codegen::ir::Field {
 #[test]
 fn usvlog_record_sizes() {
     let schema = usvlog();
+    let names: Vec<&str> = schema.records.iter().map(|r| r.name.as_str()).collect();
+    let pinned = support::usvlog_pinned("usvlog_record_sizes", &names);
     let sizes: Vec<Option<u32>> = schema.records.iter().map(|r| schema.strukt(r.body).size).collect();
     let want = [24, 16, 12, 8, 8, 32, 24, 28, 28, 32, 28, 20, 12].map(Some);
-    assert_eq!(sizes, want);
+    assert_eq!(sizes, want, "{pinned}");
     let ids: Vec<u64> = schema.records.iter().map(|r| r.id).collect();
-    assert_eq!(ids, (1..=13).collect::<Vec<_>>());
+    assert_eq!(ids, (1..=13).collect::<Vec<_>>(), "{pinned}");
+    assert_eq!(names, support::USVLOG_UPSTREAM, "{pinned}");
     assert_eq!(schema.records[0].name, "REC_NAV_SOLUTION");
     assert_eq!(schema.strukt(schema.records[0].body).name, "RecNavSolution");
 }

@@ -171,11 +171,14 @@ fn ty(schema: &Schema, t: &Ty, e: Endian, out: &mut String) {
                 let _ = write!(out, "extern {}", x.path);
             }
         },
-        Ty::Union { id, tag_field } => {
-            if let TypeDef::Union(u) = schema.ty(*id) {
-                union(schema, u, &format!("@{tag_field}"), out);
+        Ty::Union { id, tag_field } => match schema.ty(*id) {
+            TypeDef::Union(u) => union(schema, u, &format!("@{tag_field}"), out),
+            // A hand-written union (`#[derive(Record)]` on a data enum): known by its path.
+            TypeDef::Extern(x) => {
+                let _ = write!(out, "union extern {}@{tag_field}", x.path);
             }
-        }
+            _ => {}
+        },
         Ty::VarInt { prim, width } => {
             // `varint u32le@0[0..2]`: bits 0..2 of field 0, plus one, give the byte count.
             let hi = width.lo + width.bits;

@@ -59,6 +59,34 @@ assert_eq!(Ping::decode_exact(&bytes)?, p);
 assert_eq!(Ping::ID, 20);
 # Ok::<(), Box<dyn std::error::Error>>(())
 ```
+
+An enum with data derives a tagged union, selected by a tag that precedes it; named consts
+are written and checked like magic:
+
+```
+use logspec::runtime::{Decode, Encode};
+
+#[derive(logspec::Record, Debug, PartialEq)]
+enum Command {
+    #[record(tag = 1)]
+    Stop,
+    #[record(tag = 2)]
+    Turn { degrees: i16 },
+}
+
+#[derive(logspec::Record, Debug, PartialEq)]
+#[record(id = 21, const(version = 2u8))]
+struct Order {
+    #[record(tag(kind: u8))]
+    cmd: Command,
+}
+
+let o = Order { cmd: Command::Turn { degrees: -90 } };
+let bytes = o.to_bytes()?;
+assert_eq!(bytes, b"\x02\x02\xa6\xff"); // version 2, tag 2, -90 as i16le
+assert_eq!(Order::decode_exact(&bytes)?, o);
+# Ok::<(), Box<dyn std::error::Error>>(())
+```
 "#
 )]
 

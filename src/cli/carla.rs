@@ -499,18 +499,19 @@ pub fn json(s: &Summary, file: &str) -> String {
 pub fn text(s: &Summary, path: &str) -> String {
     let mut t = String::new();
     let h = &s.header;
-    t.push_str(&format!("file:      {path} ({} bytes)\n", s.size));
-    t.push_str(&format!("format:    CARLA recorder, version {} (header {} bytes)\n", h.version, s.header_len));
-    t.push_str(&format!("map:       {}\ndate:      {} ({})\n", h.map, utc(h.date), h.date));
-    t.push_str(&format!("frames:    {}", s.frames));
+    t.push_str(&format!("file:        {path} ({} bytes)\n", s.size));
+    t.push_str(&format!("format:      CARLA recorder, version {} (header {} bytes)\n", h.version, s.header_len));
+    t.push_str(&format!("map:         {}\ndate:        {} ({})\n", h.map, utc(h.date), h.date));
+    t.push_str(&format!("frames:      {}", s.frames));
     if let (Some(a), Some(b)) = (&s.first, &s.last) {
         t.push_str(&format!(" (ids {} .. {})", a.frame_id, b.frame_id));
     }
     t.push('\n');
-    if let Some(l) = &s.last {
-        t.push_str(&format!("duration:  {} s (elapsed of the last frame)\n", l.elapsed));
+    if let (Some(a), Some(b)) = (&s.first, &s.last) {
+        // The frames' `elapsed` times, in seconds, as every format's `time:` line.
+        t.push_str(&format!("time:        {:.3} .. {:.3} s ({:.3} s)\n", a.elapsed, b.elapsed, b.elapsed - a.elapsed));
     }
-    t.push_str(&format!("packets:   {}\n", s.ids.values().map(|i| i.packets).sum::<u64>()));
+    t.push_str(&format!("packets:     {}\n", s.ids.values().map(|i| i.packets).sum::<u64>()));
     t.push_str("  id  name                  packets    records      bytes\n");
     for (id, st) in &s.ids {
         let name = packet_name(*id).unwrap_or("(unknown)");
@@ -518,7 +519,7 @@ pub fn text(s: &Summary, path: &str) -> String {
     }
     let (by_type, by_desc) = s.histograms();
     t.push_str(&format!(
-        "actors:    {} distinct ({} spawn records, {} deleted)\n",
+        "actors:      {} distinct ({} spawn records, {} deleted)\n",
         s.actors.len(),
         s.add_records,
         s.deleted.len()
@@ -530,26 +531,26 @@ pub fn text(s: &Summary, path: &str) -> String {
         t.push_str(&format!("  {d:<26} {n}\n"));
     }
     if let Some(ws) = s.wheel_size() {
-        t.push_str(&format!("physics:   {ws}-byte PhysicsControl wheels\n"));
+        t.push_str(&format!("physics:     {ws}-byte PhysicsControl wheels\n"));
     }
     let unknown = s.unknown_ids();
     if !unknown.is_empty() {
         t.push_str(&format!("unknown packet ids (skipped by size): {unknown:?}\n"));
     }
     if s.outside > 0 {
-        t.push_str(&format!("integrity: {} packets outside frames\n", s.outside));
+        t.push_str(&format!("integrity:   {} packets outside frames\n", s.outside));
     }
     if s.open {
-        t.push_str("integrity: the file ends inside a frame (no FrameEnd)\n");
+        t.push_str("integrity:   the file ends inside a frame (no FrameEnd)\n");
     }
     for f in &s.findings {
-        t.push_str(&format!("integrity: {f}\n"));
+        t.push_str(&format!("integrity:   {f}\n"));
     }
     if let Some(e) = &s.error {
-        t.push_str(&format!("integrity: {e}\n"));
+        t.push_str(&format!("integrity:   {e}\n"));
     }
     if s.ok() && unknown.is_empty() && s.outside == 0 && !s.open {
-        t.push_str("integrity: ok\n");
+        t.push_str("integrity:   ok\n");
     }
     t
 }

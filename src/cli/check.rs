@@ -1,20 +1,25 @@
 //! `logspec check`: fails when a checked-in generated file differs from what the schemas generate
-//! now, printing a unified diff and the command that fixes it.
+//! now, printing a unified diff and the command that fixes it, or when a lock file does not record
+//! the schema (a breaking change without a schema-id bump, or a lock that `logspec lock` would
+//! change).
 
 use std::process::ExitCode;
 
-use super::{gen, CliError, Project};
+use super::lock::Verdict;
+use super::project::{self, Project};
+use super::{gen, CliError};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
     #[command(flatten)]
-    pub project: Project,
+    pub project: project::Args,
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
+    let project = args.project.resolve()?;
     let mut stale = Vec::new();
-    for a in gen::artifacts(&args.project.schemas, &args.project.root, &gen::Lang::ALL)? {
-        let path = args.project.root.join(&a.path);
+    for a in gen::artifacts(&project, &gen::Lang::ALL)? {
+        let path = project.root.join(&a.path);
         let current = std::fs::read_to_string(&path).unwrap_or_default();
         if current == a.contents {
             continue;
@@ -31,12 +36,12 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let mut failed = !stale.is_empty();
     if failed {
         eprintln!(
-        "logspec: {} generated file(s) differ from the schemas: {}\nlogspec: run `logspec gen` to regenerate them (generated files must not be edited by hand)",
-        stale.len(),
+            "logspec: {} generated file(s) differ from the schemas: {}\nlogspec: run `logspec gen` to regenerate them (generated files must not be edited by hand)",
+            stale.len(),
             stale.join(", ")
         );
     }
-    failed |= check_locks(&args.project.schemas)?;
+    failed |= check_locks(&project)?;
     if !failed {
         eprintln!("logspec: every generated file and lock file is up to date");
     }
@@ -44,11 +49,11 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
 }
 
 /// Compares every schema with its lock file; true if something must be fixed.
-fn check_locks(dir: &std::path::Path) -> Result<bool, CliError> {
+fn check_locks(project: &Project) -> Result<bool, CliError> {
     let mut failed = false;
-    for (path, schema) in super::lock::schemas(dir)? {
+    for (path, schema) in super::lock::schemas(&project.schemas)? {
         let shown = path.display();
-        let (lock_path, l) = super::lock::read_lock(&path)?;
+        let Some((lock_path, l)) = super::lock::read_lock(project, &path, &schema)? else { continue };
         let Some(l) = l else {
             eprintln!("logspec: {shown}: no lock file {}; run `logspec lock` to create it", lock_path.display());
             failed = true;
@@ -58,24 +63,25 @@ fn check_locks(dir: &std::path::Path) -> Result<bool, CliError> {
             eprintln!("logspec: {}: the history cannot be rebuilt: {e}", lock_path.display());
             failed = true;
         }
-        let report = logspec::codegen::lock::check(&l, &schema);
-        for c in &report.changes {
+        for c in &logspec::codegen::lock::check(&l, &schema).changes {
             let v = match c.verdict {
                 logspec::codegen::lock::Verdict::Breaking => "breaking",
                 logspec::codegen::lock::Verdict::Compatible => "compatible",
             };
             println!("{shown}: {v}: {}", c.message);
         }
-        let id_name = schema.format.schema_id.as_ref().map_or("the schema id".to_string(), |s| s.macro_name.clone());
-        if report.is_error() {
-            eprintln!(
-                "logspec: {shown}: error: breaking layout changes under unchanged {id_name} = {}; bump {id_name} in the schema, then run `logspec lock`",
-                report.schema_id
-            );
-            failed = true;
-        } else if report.lock_is_stale() {
-            eprintln!("logspec: {shown}: the lock file is out of date; run `logspec lock` and commit it");
-            failed = true;
+        match super::lock::verdict(Some(&l), &schema) {
+            Verdict::Unbumped { schema_id, id_name, .. } => {
+                eprintln!(
+                    "logspec: {shown}: error: breaking layout changes under unchanged {id_name} = {schema_id}; bump {id_name} in the schema, then run `logspec lock`",
+                );
+                failed = true;
+            }
+            Verdict::Stale => {
+                eprintln!("logspec: {shown}: the lock file is out of date; run `logspec lock` and commit it");
+                failed = true;
+            }
+            Verdict::Current => {}
         }
     }
     Ok(failed)

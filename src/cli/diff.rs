@@ -2,22 +2,21 @@
 //! revision (compatible / breaking / cosmetic), one line per change; exits 1 on a breaking change
 //! without a schema-id bump. Meant for pull-request CI.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, ExitCode};
 
 use logspec::codegen::ir::{Schema, TypeDef};
 use logspec::codegen::lock::{self, Verdict};
 
-use super::{default_schemas, CliError};
+use super::{project, CliError};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// The git revision to compare with (a branch, tag or commit).
     #[arg(long)]
     pub against: String,
-    /// The schema directory (every `*.toml` in it is compared).
-    #[arg(long, default_value_os_t = default_schemas())]
-    pub schemas: PathBuf,
+    #[command(flatten)]
+    pub project: project::Args,
 }
 
 /// The text of `path` at `rev`, or `None` if the file did not exist there.
@@ -70,8 +69,9 @@ fn cosmetic(old: &Schema, new: &Schema) -> Vec<String> {
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
+    let project = args.project.resolve()?;
     let mut failed = false;
-    for (path, new) in super::lock::schemas(&args.schemas)? {
+    for (path, new) in super::lock::schemas(&project.schemas)? {
         let shown = path.display().to_string();
         let Some(old_text) = git_show(&args.against, &path)? else {
             println!("{shown}: compatible: new schema (not in {})", args.against);
@@ -80,6 +80,11 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         let old = logspec::codegen::compile_str(&shown, &old_text)
             .map_err(|e| CliError::Input(format!("{shown} at {}:\n{}", args.against, e.render())))?;
         let report = lock::check(&lock::updated(None, &old), &new);
+        let cosmetic = cosmetic(&old, &new);
+        if report.changes.is_empty() && cosmetic.is_empty() {
+            // Silence would look like a failure to run; say what was compared.
+            println!("{shown}: no schema changes since {}", args.against);
+        }
         for c in &report.changes {
             let v = match c.verdict {
                 Verdict::Breaking => "breaking",
@@ -87,7 +92,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             };
             println!("{shown}: {v}: {}", c.message);
         }
-        for c in cosmetic(&old, &new) {
+        for c in cosmetic {
             println!("{shown}: cosmetic: {c}");
         }
         let id = new.format.schema_id.as_ref().map_or("the schema id".to_string(), |s| s.macro_name.clone());

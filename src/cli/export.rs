@@ -38,7 +38,8 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t, requires = "parquet")]
     pub compression: super::parquet::Codec,
     /// Write one table, `aligned.csv`, resampled at RATE samples per second: each row holds the
-    /// last value of every column at or before its time.
+    /// last value of every column at or before its time. Columns are named `CHANNEL.COLUMN`; a
+    /// topic with two publishers gets `TOPIC@CALLERID.COLUMN` for each.
     #[arg(long, value_name = "RATE")]
     pub aligned: Option<f64>,
     #[command(flatten)]
@@ -56,10 +57,10 @@ pub struct SelectArgs {
     pub channels: Vec<String>,
     /// Only samples at or after this time: seconds from the log's time origin (its own zero; for
     /// ROS bags, the first message).
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
     pub since: Option<f64>,
     /// Only samples at or before this time (seconds, as for --since).
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
     pub until: Option<f64>,
 }
 
@@ -213,6 +214,9 @@ impl PerChannel {
             .chars()
             .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' { c } else { '_' })
             .collect();
+        // A leading dot would hide the file (`/.schema/struct:Pose`): it becomes `_`.
+        let dots = base.len() - base.trim_start_matches('.').len();
+        base.replace_range(..dots, &"_".repeat(dots));
         if base.is_empty() {
             base = "channel".into();
         }
@@ -353,11 +357,12 @@ impl Aligned {
         let mut line = String::from("t [s]");
         let mut index = Vec::new();
         let mut n = 0;
-        for (channel, cols) in &scan.channels {
+        let prefixes = column_prefixes(&scan.channels);
+        for ((channel, cols), prefix) in scan.channels.iter().zip(&prefixes) {
             let mut map = BTreeMap::new();
             for c in cols {
                 line.push(',');
-                cell(&mut line, &format!("{}.{}", channel.name, header(channel, c)));
+                cell(&mut line, &format!("{prefix}.{}", header(channel, c)));
                 map.insert(c.clone(), n);
                 n += 1;
             }
@@ -378,7 +383,34 @@ impl Aligned {
             line,
         })
     }
+}
 
+/// The name that stands before each column of a channel in the aligned table: the channel's name,
+/// or where several channels share it (two publishers on one ROS topic) the name and the
+/// publisher (`/chatter@/talker_b`), or failing that the name and its occurrence (`/chatter#2`),
+/// so that no two columns have one name.
+fn column_prefixes(channels: &[(Channel, Vec<String>)]) -> Vec<String> {
+    let mut by_name: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (i, (c, _)) in channels.iter().enumerate() {
+        by_name.entry(c.name.as_str()).or_default().push(i);
+    }
+    let mut out: Vec<String> = channels.iter().map(|(c, _)| c.name.clone()).collect();
+    for (name, ids) in by_name.into_iter().filter(|(_, ids)| ids.len() > 1) {
+        let callers: Vec<Option<&str>> =
+            ids.iter().map(|&i| channels[i].0.ros1.as_ref().and_then(|r| r.callerid.as_deref())).collect();
+        let distinct = callers.iter().all(Option::is_some)
+            && callers.iter().collect::<std::collections::BTreeSet<_>>().len() == callers.len();
+        for (k, &i) in ids.iter().enumerate() {
+            out[i] = match callers[k] {
+                Some(caller) if distinct => format!("{name}@{caller}"),
+                _ => format!("{name}#{}", k + 1),
+            };
+        }
+    }
+    out
+}
+
+impl Aligned {
     /// Writes every grid row whose time is before `until_ns` (all of them for `None`).
     fn emit_until(&mut self, until_ns: Option<u64>) -> Result<(), CliError> {
         while self.next < self.rows {

@@ -1,17 +1,19 @@
 //! `logspec gen`: regenerate the checked-in artifacts (C headers, Python modules, golden vectors, format docs)
 //! from the schemas.
 
-use std::path::Path;
 use std::process::ExitCode;
 
 use logspec::codegen::backend::{Artifact, Backend};
 
-use super::{schema_paths, CliError, Project};
+use super::lock::Verdict;
+
+use super::project::{self, Project};
+use super::{schema_paths, CliError};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
     #[command(flatten)]
-    pub project: Project,
+    pub project: project::Args,
     /// Only this back end's files (default: every checked-in artifact).
     #[arg(long, value_enum)]
     pub lang: Option<Lang>,
@@ -43,24 +45,25 @@ impl Lang {
     }
 }
 
-/// Every artifact that is generated into the tree and checked in, for every schema in `dir`.
-/// The generated files name their schema relative to `root` (`schemas/usvlog.toml`), so that the
-/// output does not depend on where the project is checked out.
-pub fn artifacts(dir: &Path, root: &Path, langs: &[Lang]) -> Result<Vec<Artifact>, CliError> {
-    let paths = schema_paths(dir)?;
+/// Every artifact that is generated into the tree and checked in, for every schema of the
+/// project, at the place the project gives it (paths relative to its root). The generated files
+/// name their schema relative to the root (`schemas/usvlog.toml`), so that the output does not
+/// depend on where the project is checked out.
+pub fn artifacts(project: &Project, langs: &[Lang]) -> Result<Vec<Artifact>, CliError> {
+    let paths = schema_paths(&project.schemas)?;
     let mut out = Vec::new();
     let mut failed = String::new();
     for p in &paths {
-        let rel = match (p.canonicalize(), root.canonicalize()) {
-            (Ok(a), Ok(r)) => a.strip_prefix(&r).map(Path::to_path_buf).unwrap_or_else(|_| p.clone()),
-            _ => p.clone(),
-        };
-        let shown = rel.display().to_string().replace('\\', "/");
+        let shown = super::lock::relative(p, &project.root);
         let source = std::fs::read_to_string(p).map_err(|e| CliError::Input(format!("{shown}: {e}")))?;
         match logspec::codegen::compile_str(&shown, &source) {
             Ok(schema) => {
                 for l in langs {
-                    out.extend(l.backend().generate(&schema));
+                    for a in l.backend().generate(&schema) {
+                        if let Some(path) = project.place(*l, &schema.format.name, &a.path) {
+                            out.push(Artifact { path, contents: a.contents });
+                        }
+                    }
                 }
             }
             Err(e) => failed.push_str(&e.render()),
@@ -74,12 +77,12 @@ pub fn artifacts(dir: &Path, root: &Path, langs: &[Lang]) -> Result<Vec<Artifact
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
-    let Project { schemas, root } = &args.project;
+    let project = args.project.resolve()?;
     let langs = args.lang.as_ref().map_or(&Lang::ALL[..], std::slice::from_ref);
-    let inputs = super::schema_paths(schemas)?;
+    let inputs = super::schema_paths(&project.schemas)?;
     let inputs: Vec<&std::path::Path> = inputs.iter().map(|p| p.as_path()).collect();
-    for a in artifacts(schemas, root, langs)? {
-        let path = root.join(&a.path);
+    for a in artifacts(&project, langs)? {
+        let path = project.root.join(&a.path);
         if std::fs::read_to_string(&path).ok().as_deref() == Some(a.contents.as_str()) {
             println!("unchanged {}", a.path);
             continue;
@@ -89,6 +92,23 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         }
         super::output::write_file(&path, &inputs, a.contents.as_bytes())?;
         println!("wrote     {}", a.path);
+    }
+    // The lock files: kept up to date for changes that break nothing; a breaking change under a
+    // locked schema id is not recorded, and gets `check`'s verdict as a warning here.
+    if args.lang.is_none() {
+        for (path, schema) in super::lock::schemas(&project.schemas)? {
+            if let Some((_, Some(l))) = super::lock::read_lock(&project, &path, &schema)? {
+                if let Verdict::Unbumped { schema_id, id_name, breaking } = super::lock::verdict(Some(&l), &schema) {
+                    super::lock::print_breaking(&path, &breaking);
+                    eprintln!(
+                        "logspec: {}: warning: breaking layout changes under unchanged {id_name} = {schema_id}; `logspec check` will fail until you bump {id_name} in the schema and run `logspec lock`",
+                        path.display()
+                    );
+                    continue;
+                }
+            }
+            super::lock::update(&project, &path, &schema, true)?;
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

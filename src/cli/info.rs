@@ -107,7 +107,10 @@ fn one(file: &Path, args: &Args) -> Result<(String, bool), CliError> {
     let job = Summarise { input: d.input, path: &path, current: F::SCHEMA_IDS.first().copied() };
     let s = with_file_format::<F, _>(&d.head, job);
     let s = s.map_err(|e| CliError::Input(format!("{path}: {e}")))??;
-    let text = if args.json { json(&s, kind, &path) } else { text(&s, kind, &path) };
+    // The timestamp's unit is the schema's (USVLOG: `t_us`, microseconds).
+    let schema = super::source::bundled_schema("schemas/usvlog.toml", logspec::formats::usvlog::SCHEMA_TOML)?;
+    let ns_per_tick = super::source::timestamp_scale(&schema);
+    let text = if args.json { json(&s, kind, &path) } else { text(&s, kind, &path, ns_per_tick) };
     Ok((text, s.errors.is_empty()))
 }
 
@@ -170,33 +173,45 @@ fn summarise<F: FramedFormat>(input: impl Read, path: &str, current: Option<u64>
     Ok(s)
 }
 
-fn text(s: &Summary, kind: FormatKind, path: &str) -> String {
+/// The symbol of a clock tick of `ns_per_tick` nanoseconds.
+fn tick_unit(ns_per_tick: u64) -> &'static str {
+    match ns_per_tick {
+        1 => "ns",
+        1_000 => "us",
+        1_000_000 => "ms",
+        _ => "s",
+    }
+}
+
+fn text(s: &Summary, kind: FormatKind, path: &str, ns_per_tick: u64) -> String {
     let mut t = String::new();
     let fmt = kind.title();
-    t.push_str(&format!("file:     {path}\nformat:   {fmt}\nheader:   {}\n", s.header));
+    t.push_str(&format!("file:        {path}\nformat:      {fmt}\nheader:      {}\n", s.header));
     if let (Some(id), Some(current)) = (s.schema_id, s.current_schema_id) {
         if id == current {
-            t.push_str(&format!("layout:   schema id {id} (current)\n"));
+            t.push_str(&format!("layout:      schema id {id} (current)\n"));
         } else {
-            t.push_str(&format!("layout:   schema id {id} (an older layout, from the lock history)\n"));
+            t.push_str(&format!("layout:      schema id {id} (an older layout, from the lock history)\n"));
         }
     }
     if let (Some(a), Some(b)) = (s.first_ts, s.last_ts) {
-        t.push_str(&format!("time:     {a} .. {b} ({:.3} s)\n", b.saturating_sub(a) as f64 * 1e-6));
+        let unit = tick_unit(ns_per_tick);
+        let secs = b.saturating_sub(a) as f64 * ns_per_tick as f64 * 1e-9;
+        t.push_str(&format!("time:        {a} .. {b} {unit} ({secs:.3} s)\n"));
     }
-    t.push_str(&format!("records:  {}\n", s.records_total));
+    t.push_str(&format!("records:     {}\n", s.records_total));
     for (id, (name, n)) in &s.counts {
         t.push_str(&format!("  {:>4}  {:<28} {n}\n", id, name.unwrap_or("?")));
     }
     if !s.unknown.is_empty() {
-        t.push_str(&format!("unknown:  {} record(s) of unknown type, skipped\n", s.unknown.len()));
+        t.push_str(&format!("unknown:     {} record(s) of unknown type, skipped\n", s.unknown.len()));
     }
-    t.push_str(&format!("bytes:    {} read\n", s.bytes_consumed));
+    t.push_str(&format!("bytes:       {} read\n", s.bytes_consumed));
     if s.errors.is_empty() {
-        t.push_str("integrity: ok\n");
+        t.push_str("integrity:   ok\n");
     }
     for e in &s.errors {
-        t.push_str(&format!("integrity: {e}\n"));
+        t.push_str(&format!("integrity:   {e}\n"));
     }
     t
 }

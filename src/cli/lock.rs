@@ -1,6 +1,7 @@
 //! `logspec lock`: records the current wire layout of every schema in its lock file
-//! (`schemas/<format>.lock`), keeping the layouts of older schema ids as history. Refuses to
-//! overwrite the entry of a schema id with a breaking change: bump the schema id instead.
+//! (`schemas/<format>.lock`, or where logspec.toml puts it), keeping the layouts of older schema
+//! ids as history. Refuses to overwrite the entry of a schema id with a breaking change: bump the
+//! schema id instead. `check` and `gen` reach the same verdict through [`verdict`].
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -8,13 +9,13 @@ use std::process::ExitCode;
 use logspec::codegen::ir::Schema;
 use logspec::codegen::lock;
 
-use super::{default_schemas, CliError};
+use super::project::{self, Project};
+use super::CliError;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The schema directory (every `*.toml` in it is compiled).
-    #[arg(long, default_value_os_t = default_schemas())]
-    pub schemas: PathBuf,
+    #[command(flatten)]
+    pub project: project::Args,
 }
 
 /// Every schema of `dir` with its path, compiled.
@@ -27,40 +28,107 @@ pub fn schemas(dir: &Path) -> Result<Vec<(PathBuf, Schema)>, CliError> {
     Ok(out)
 }
 
-/// The lock file next to a schema, and its parsed content if it exists.
-pub fn read_lock(schema_path: &Path) -> Result<(PathBuf, Option<lock::Lock>), CliError> {
-    lock::read_next_to(schema_path).map_err(CliError::Input)
+/// The lock file of a schema in `project`, and its parsed content if it exists (`None` for the
+/// path when the project keeps no lock files).
+pub fn read_lock(
+    project: &Project,
+    schema_path: &Path,
+    schema: &Schema,
+) -> Result<Option<(PathBuf, Option<lock::Lock>)>, CliError> {
+    let Some(path) = project.lock_path(schema_path, &schema.format.name) else { return Ok(None) };
+    match std::fs::read_to_string(&path) {
+        Ok(text) => match lock::parse(&text) {
+            Ok(l) => Ok(Some((path, Some(l)))),
+            Err(e) => Err(CliError::Input(format!("{}: {e}", path.display()))),
+        },
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Some((path, None))),
+        Err(e) => Err(CliError::Input(format!("{}: {e}", path.display()))),
+    }
+}
+
+/// What a schema's lock says of it.
+pub enum Verdict {
+    /// Breaking layout changes under a schema id the lock already records: must not merge.
+    Unbumped { schema_id: u64, id_name: String, breaking: Vec<String> },
+    /// The lock does not record the schema as it is (new records, renames, a bumped id, or no
+    /// lock file yet); `logspec lock` (or `gen`) brings it up to date.
+    Stale,
+    /// The lock records the schema as it is.
+    Current,
+}
+
+/// The one verdict of `check`, `gen` and `lock` on a schema and its lock.
+pub fn verdict(l: Option<&lock::Lock>, schema: &Schema) -> Verdict {
+    let Some(l) = l else { return Verdict::Stale };
+    let report = lock::check(l, schema);
+    if report.is_error() {
+        let id_name = schema.format.schema_id.as_ref().map_or("the schema id".to_string(), |s| s.macro_name.clone());
+        let breaking =
+            report.changes.iter().filter(|c| c.verdict == lock::Verdict::Breaking).map(|c| c.message.clone()).collect();
+        Verdict::Unbumped { schema_id: report.schema_id, id_name, breaking }
+    } else if report.lock_is_stale() {
+        Verdict::Stale
+    } else {
+        Verdict::Current
+    }
+}
+
+/// Writes the lock of one schema unless that would record a breaking change under a locked id;
+/// returns whether it refused.
+pub fn update(project: &Project, path: &Path, schema: &Schema, quiet_unchanged: bool) -> Result<bool, CliError> {
+    let Some((lock_path, current)) = read_lock(project, path, schema)? else { return Ok(false) };
+    if let Verdict::Unbumped { schema_id, .. } = verdict(current.as_ref(), schema) {
+        eprintln!(
+            "logspec: {}: not locked: these changes break files written under schema id {schema_id}; bump the schema id first",
+            path.display(),
+        );
+        return Ok(true);
+    }
+    // The lock names its schema relative to the project root, as generated files do.
+    let name = relative(path, &project.root);
+    let text = lock::render(&lock::updated(current.as_ref(), schema), &name);
+    let old = std::fs::read_to_string(&lock_path).unwrap_or_default();
+    if old == text {
+        if !quiet_unchanged {
+            println!("unchanged {}", lock_path.display());
+        }
+    } else {
+        if let Some(parent) = lock_path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|e| CliError::Input(format!("{}: {e}", parent.display())))?;
+        }
+        super::output::write_file(&lock_path, &[path], text.as_bytes())?;
+        println!("wrote     {}", lock_path.display());
+    }
+    Ok(false)
+}
+
+/// `path` relative to `root` with `/` separators, or as given when it is not under it.
+pub fn relative(path: &Path, root: &Path) -> String {
+    let rel = match (path.canonicalize(), root.canonicalize()) {
+        (Ok(a), Ok(r)) => a.strip_prefix(&r).map(Path::to_path_buf).unwrap_or_else(|_| path.to_path_buf()),
+        _ => path.to_path_buf(),
+    };
+    let name = rel.display().to_string().replace('\\', "/");
+    name.strip_prefix("./").unwrap_or(&name).to_string()
+}
+
+/// Prints the breaking changes of an unbumped verdict, as `check`, `gen` and `lock` all do.
+pub fn print_breaking(path: &Path, breaking: &[String]) {
+    for c in breaking {
+        eprintln!("logspec: {}: breaking: {c}", path.display());
+    }
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
+    let project = args.project.resolve()?;
     let mut refused = 0;
-    for (path, schema) in schemas(&args.schemas)? {
-        let (lock_path, current) = read_lock(&path)?;
-        if let Some(l) = &current {
-            let report = lock::check(l, &schema);
-            if report.is_error() {
-                for c in report.changes.iter().filter(|c| c.verdict == lock::Verdict::Breaking) {
-                    eprintln!("logspec: {}: breaking: {}", path.display(), c.message);
-                }
-                eprintln!(
-                    "logspec: {}: not locked: these changes break files written under schema id {}; bump the schema id first",
-                    path.display(),
-                    report.schema_id
-                );
-                refused += 1;
-                continue;
+    for (path, schema) in schemas(&project.schemas)? {
+        if let Some((_, Some(l))) = read_lock(&project, &path, &schema)? {
+            if let Verdict::Unbumped { breaking, .. } = verdict(Some(&l), &schema) {
+                print_breaking(&path, &breaking);
             }
         }
-        let name = path.display().to_string().replace('\\', "/");
-        let name = name.strip_prefix("./").unwrap_or(&name);
-        let text = lock::render(&lock::updated(current.as_ref(), &schema), name);
-        let old = std::fs::read_to_string(&lock_path).unwrap_or_default();
-        if old == text {
-            println!("unchanged {}", lock_path.display());
-        } else {
-            super::output::write_file(&lock_path, &[&path], text.as_bytes())?;
-            println!("wrote     {}", lock_path.display());
-        }
+        refused += usize::from(update(&project, &path, &schema, false)?);
     }
     Ok(if refused == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }

@@ -12,12 +12,14 @@ mod export;
 mod filter;
 mod gen;
 mod info;
+mod init;
 mod lock;
 mod meta;
 mod output;
 mod parquet;
 mod plot;
 mod progress;
+mod project;
 mod rlog;
 mod rlogfile;
 mod rosbag;
@@ -34,7 +36,13 @@ use clap::{Parser, Subcommand};
 
 /// Describe binary robot and simulation logs once; read, dump and generate code for them.
 #[derive(Parser, Debug)]
-#[command(name = "logspec", version, about, long_about = None)]
+#[command(
+    name = "logspec",
+    version,
+    about,
+    long_about = None,
+    after_help = "Examples:\n  logspec info run.bin                       what a log holds (any format: USVLOG, RLOG, WPILOG, ROS bag, CARLA)\n  logspec dump run.bin | head                every record as JSON Lines\n  logspec export run.bin --csv out/          one CSV per record type, units in the headers\n  logspec plot run.bin -f REC_NAV_SOLUTION.x -o x.png\n  logspec convert run.bin -o run.mcap        open it in Foxglove\n  logspec init                               start schemas/ and logspec.toml in your repository\n  logspec gen && logspec check               regenerate C, Python, docs; CI fails on stale files\n\n`logspec <command> --help` shows a command's options and examples; docs/cli.md has them all."
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -45,6 +53,11 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 pub enum Command {
+    /// Start logspec in a repository: a starter schema in schemas/, its lock file and a
+    /// logspec.toml that says where each generated file goes; prints the line for CI.
+    ///
+    /// Example: `logspec init --header firmware/src/logging/record_types.h`
+    Init(init::Args),
     /// Regenerate the checked-in artifacts (C headers, Python modules, golden vectors) from the
     /// schemas.
     ///
@@ -119,6 +132,7 @@ pub enum Command {
 pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
     progress::set_quiet(cli.quiet);
     match cli.command {
+        Command::Init(a) => init::run(a),
         Command::Gen(a) => gen::run(a),
         Command::Check(a) => check::run(a),
         Command::Lock(a) => lock::run(a),
@@ -295,22 +309,6 @@ pub fn shown(path: &Path) -> String {
     } else {
         path.display().to_string()
     }
-}
-
-/// Default schema directory: `schemas/` under the current directory.
-pub fn default_schemas() -> PathBuf {
-    PathBuf::from("schemas")
-}
-
-/// Where a project's schemas and checked-in generated files are.
-#[derive(clap::Args, Debug)]
-pub struct Project {
-    /// The schema directory (every `*.toml` in it is compiled).
-    #[arg(long, default_value_os_t = default_schemas())]
-    pub schemas: PathBuf,
-    /// The project root the generated files live under.
-    #[arg(long, default_value = ".")]
-    pub root: PathBuf,
 }
 
 /// Every `*.toml` of a schema directory, sorted.

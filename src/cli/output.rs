@@ -10,8 +10,20 @@ use std::path::{Path, PathBuf};
 
 use super::CliError;
 
-/// Refuses `out` when it is one of `inputs` (`-`, standard input, is never a file here).
+/// Refuses `out` when it is one of `inputs` (`-`, standard input, is never a file here), or when
+/// its directory does not exist (checked before a verb reads its input, not after).
 pub fn refuse_input(out: &Path, inputs: &[&Path]) -> Result<(), CliError> {
+    let dir = match out.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if !dir.is_dir() {
+        return Err(CliError::Usage(format!(
+            "{}: the output directory {} does not exist (create it first, or choose another path)",
+            out.display(),
+            dir.display()
+        )));
+    }
     for input in inputs.iter().filter(|p| p.as_os_str() != "-") {
         if same_file(out, input) {
             return Err(CliError::Usage(format!(
@@ -79,7 +91,9 @@ impl OutFile {
         };
         let tmp =
             tempfile::Builder::new().prefix(&format!(".{name}.")).suffix(&suffix).tempfile_in(&dir).map_err(|e| {
-                CliError::Input(format!("{}: cannot create a file in {}: {e}", dest.display(), dir.display()))
+                // tempfile's error names the random temporary path; the user knows only `dest`.
+                let cause = e.get_ref().and_then(|p| p.source()).map_or_else(|| e.to_string(), |s| s.to_string());
+                CliError::Input(format!("{}: cannot create a file in {}: {cause}", dest.display(), dir.display()))
             })?;
         Ok(OutFile { tmp, dest: dest.to_path_buf() })
     }

@@ -35,10 +35,10 @@ pub struct Args {
     pub title: Option<String>,
     /// Only samples at or after this time: seconds from the log's time origin (its own zero; for
     /// ROS bags, the first message).
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
     pub since: Option<f64>,
     /// Only samples at or before this time (seconds, as for --since).
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true)]
     pub until: Option<f64>,
     #[command(flatten)]
     pub input: super::InputArgs,
@@ -270,6 +270,82 @@ fn decimate(points: &[(f64, f64)], x0: f64, x1: f64, columns: usize) -> Vec<(f64
     out
 }
 
+/// A y tick label that stays short: plain decimals for moderate values, SI prefixes (`12.5M`)
+/// from a thousand to a tera, scientific notation (`1.2e18`) beyond and for tiny values, so that
+/// no label is wider than the area reserved for it.
+fn tick_label(v: f64, span: f64) -> String {
+    let a = v.abs();
+    if a < span * 1e-9 || a == 0.0 {
+        return "0".into();
+    }
+    let trim = |s: String| -> String {
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s
+        }
+    };
+    // Digits after the point: enough to tell ticks `span / 10` apart.
+    let digits = |scale: f64| -> usize { (-(span / scale / 10.0).log10().floor()).clamp(0.0, 4.0) as usize };
+    if a >= 1e15 || a < 1e-3 {
+        let exp = a.log10().floor() as i32;
+        let mantissa = v / 10f64.powi(exp);
+        let d = digits(10f64.powi(exp)).min(3);
+        return format!("{}e{exp}", trim(format!("{mantissa:.d$}")));
+    }
+    const SI: [(f64, &str); 4] = [(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")];
+    if a >= 1e4 {
+        if let Some((scale, prefix)) = SI.iter().find(|(scale, _)| a >= *scale) {
+            let d = digits(*scale);
+            return format!("{}{prefix}", trim(format!("{:.d$}", v / scale)));
+        }
+    }
+    let d = digits(1.0);
+    trim(format!("{v:.d$}"))
+}
+
+/// The legend's corner: the first of the four corners whose box (in pixels of the plotting area)
+/// no series crosses, neither a line nor a marker (`None` when every corner covers data).
+fn free_corner(
+    boxes: &[(SeriesLabelPosition, (i32, i32, i32, i32))],
+    series: &[Vec<(i32, i32)>],
+) -> Option<SeriesLabelPosition> {
+    boxes.iter().find_map(|(pos, r)| {
+        let hides = series.iter().any(|s| match s.as_slice() {
+            [p] => crosses(*r, *p, *p),
+            s => s.windows(2).any(|w| crosses(*r, w[0], w[1])),
+        });
+        (!hides).then(|| pos.clone())
+    })
+}
+
+/// Whether the segment `a`-`b` meets the rectangle `(x0, y0, x1, y1)` (Liang-Barsky clipping).
+fn crosses((x0, y0, x1, y1): (i32, i32, i32, i32), a: (i32, i32), b: (i32, i32)) -> bool {
+    let (ax, ay) = (f64::from(a.0), f64::from(a.1));
+    let (dx, dy) = (f64::from(b.0) - ax, f64::from(b.1) - ay);
+    let (mut t0, mut t1) = (0.0f64, 1.0f64);
+    for (p, q) in
+        [(-dx, ax - f64::from(x0)), (dx, f64::from(x1) - ax), (-dy, ay - f64::from(y0)), (dy, f64::from(y1) - ay)]
+    {
+        if p == 0.0 {
+            if q < 0.0 {
+                return false;
+            }
+        } else {
+            let t = q / p;
+            if p < 0.0 {
+                t0 = t0.max(t);
+            } else {
+                t1 = t1.min(t);
+            }
+            if t0 > t1 {
+                return false;
+            }
+        }
+    }
+    true
+}
+
 fn draw<DB: DrawingBackend>(
     root: DrawingArea<DB, plotters::coord::Shift>,
     title: &str,
@@ -280,6 +356,7 @@ where
     DB::ErrorType: 'static,
 {
     root.fill(&WHITE)?;
+    let root = root.titled(title, ("sans-serif", 24))?;
     let (mut x0, mut x1, mut y0, mut y1) = (f64::INFINITY, f64::NEG_INFINITY, f64::INFINITY, f64::NEG_INFINITY);
     for s in series {
         for &(x, y) in &s.points {
@@ -295,41 +372,99 @@ where
         x1 += 0.5;
     }
     let pad = if y1 - y0 < 1e-12 { y0.abs().max(1.0) * 0.1 } else { (y1 - y0) * 0.05 };
-    let (y0, y1) = (y0 - pad, y1 + pad);
+    let (y0, mut y1) = (y0 - pad, y1 + pad);
     let units: Vec<&str> = series.iter().filter_map(|s| s.unit.as_deref()).collect();
     let y_label = match units.first() {
         Some(u) if units.len() == series.len() && units.iter().all(|x| x == u) => (*u).to_string(),
         _ => "value".to_string(),
     };
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 24))
-        .margin(16)
-        .x_label_area_size(48)
-        .y_label_area_size(72)
-        .build_cartesian_2d(x0..x1, y0..y1)?;
-    chart
-        .configure_mesh()
-        .x_desc(x_desc)
-        .y_desc(y_label)
-        .label_style(("sans-serif", 14))
-        .axis_desc_style(("sans-serif", 16))
-        .draw()?;
+    let label_font = ("sans-serif", 14).into_font();
+    let text_width = |t: &str| label_font.box_size(t).map_or(t.len() as u32 * 9, |(w, _)| w);
+    // The legend box as plotters lays it out: the labels' lines, 30 px of sample line, a 10 px
+    // margin around, 5 px from the plotting area's edge (a few pixels more, to be safe).
+    let labels: Vec<String> = series.iter().map(Series::label).collect();
+    let legend_w = labels.iter().map(|l| text_width(l)).max().unwrap_or(0) as i32 + 30 + 20 + 4;
+    let legend_h = (labels.len() as f64 * 14.0 * 1.25).ceil() as i32 + 20 + 4;
     let (w, _) = root.dim_in_pixel();
-    for (i, s) in series.iter().enumerate() {
-        let color = Palette99::pick(i).to_rgba();
-        let points = decimate(&s.points, x0, x1, w as usize);
+    let decimated: Vec<Vec<(f64, f64)>> = series.iter().map(|s| decimate(&s.points, x0, x1, w as usize)).collect();
+    // Built twice at most: when every corner of the legend would cover data, the y range grows
+    // at the top until the legend fits above the data.
+    let mut attempt = 0;
+    loop {
+        // Every tick label fits: the area is as wide as the widest label of the range.
+        let span = y1 - y0;
+        let widest = [y0, y1, (y0 + y1) / 2.0, y0 + span * 0.1, y1 - span * 0.1]
+            .iter()
+            .map(|v| text_width(&tick_label(*v, span)))
+            .max()
+            .unwrap_or(0);
+        let y_area = widest + 16 + 24; // tick marks and the axis description
+        let mut chart = ChartBuilder::on(&root)
+            .margin(16)
+            .x_label_area_size(48)
+            .y_label_area_size(y_area)
+            .build_cartesian_2d(x0..x1, y0..y1)?;
+        let area = chart.plotting_area();
+        let ((px0, px1), (py0, py1)) = {
+            let (xr, yr) = area.get_pixel_range();
+            ((xr.start, xr.end), (yr.start, yr.end))
+        };
+        let pixels: Vec<Vec<(i32, i32)>> = decimated
+            .iter()
+            .map(|s| s.iter().map(|p| area.map_coordinate(p)).map(|(x, y)| (x - px0, y - py0)).collect())
+            .collect();
+        let (aw, ah) = (px1 - px0, py1 - py0);
+        let corners = [
+            (SeriesLabelPosition::UpperRight, (aw - legend_w - 5, 5, aw - 5, 5 + legend_h)),
+            (SeriesLabelPosition::UpperLeft, (5, 5, 5 + legend_w, 5 + legend_h)),
+            (SeriesLabelPosition::LowerRight, (aw - legend_w - 5, ah - legend_h - 5, aw - 5, ah - 5)),
+            (SeriesLabelPosition::LowerLeft, (5, ah - legend_h - 5, 5 + legend_w, ah - 5)),
+        ];
+        let position = match free_corner(&corners, &pixels) {
+            Some(p) => p,
+            None if attempt == 0 && legend_h + 10 < ah / 2 => {
+                // Headroom: the data's top then maps `legend_h + 10` pixels below the top.
+                let room = f64::from(legend_h + 10) / f64::from(ah);
+                y1 = (y1 - y0 * room) / (1.0 - room);
+                attempt += 1;
+                continue;
+            }
+            None => SeriesLabelPosition::UpperRight,
+        };
+        let span = y1 - y0;
+        let fmt = move |v: &f64| tick_label(*v, span);
         chart
-            .draw_series(LineSeries::new(points, color.stroke_width(2)))?
-            .label(s.label())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+            .configure_mesh()
+            .x_desc(x_desc)
+            .y_desc(y_label.as_str())
+            .y_label_formatter(&fmt)
+            .label_style(label_font.clone())
+            .axis_desc_style(("sans-serif", 16))
+            .draw()?;
+        for (i, (s, points)) in series.iter().zip(&decimated).enumerate() {
+            let color = Palette99::pick(i).to_rgba();
+            if points.len() == 1 {
+                // One sample draws no line: a marker shows it.
+                chart
+                    .draw_series(points.iter().map(|p| Circle::new(*p, 4, color.filled())))?
+                    .label(s.label())
+                    .legend(move |(x, y)| Circle::new((x + 10, y), 4, color.filled()));
+            } else {
+                chart
+                    .draw_series(LineSeries::new(points.iter().copied(), color.stroke_width(2)))?
+                    .label(s.label())
+                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
+            }
+        }
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .label_font(label_font.clone())
+            .position(position)
+            .draw()?;
+        break;
     }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .label_font(("sans-serif", 14))
-        .position(SeriesLabelPosition::UpperRight)
-        .draw()?;
     root.present()?;
     Ok(())
 }

@@ -151,27 +151,27 @@ pub fn summarise(input: Box<dyn Read>, stream: bool, assume_r1: bool, path: &str
 pub fn text(s: &Summary, path: &str, stream: bool) -> String {
     let mut t = String::new();
     let fmt = if stream { "RLOG stream" } else { "RLOG" };
-    t.push_str(&format!("file:      {path}\nformat:    {fmt} {}\n", s.revision));
+    t.push_str(&format!("file:        {path}\nformat:      {fmt} {}\n", s.revision));
     if !s.has_revision_byte {
         t.push_str("           (no revision byte; decoded as R1 on request)\n");
     }
     if let (Some(a), Some(b)) = (s.first_ts, s.last_ts) {
-        t.push_str(&format!("time:      {a} .. {b} s ({:.3} s)\n", b - a));
+        t.push_str(&format!("time:        {a} .. {b} s ({:.3} s)\n", b - a));
     }
-    t.push_str(&format!("cycles:    {}\nkeys:      {}\nvalues:    {}\n", s.cycles, s.keys_defined, s.values));
+    t.push_str(&format!("cycles:      {}\nkeys:        {}\nvalues:      {}\n", s.cycles, s.keys_defined, s.values));
     if s.non_monotonic > 0 {
-        t.push_str(&format!("timestamps: {} not increasing (kept, not dropped)\n", s.non_monotonic));
+        t.push_str(&format!("timestamps:  {} not increasing (kept, not dropped)\n", s.non_monotonic));
     }
     t.push_str(if s.revision == Revision::R2 { "declared types:\n" } else { "value types (by key):\n" });
     for (ty, n) in &s.types {
         t.push_str(&format!("  {ty:<28} {n}\n"));
     }
-    t.push_str(&format!("bytes:     {} read\n", s.bytes_consumed));
+    t.push_str(&format!("bytes:       {} read\n", s.bytes_consumed));
     if s.errors.is_empty() {
-        t.push_str("integrity: ok\n");
+        t.push_str("integrity:   ok\n");
     }
     for e in &s.errors {
-        t.push_str(&format!("integrity: {e}\n"));
+        t.push_str(&format!("integrity:   {e}\n"));
     }
     t
 }

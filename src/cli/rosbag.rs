@@ -292,8 +292,8 @@ pub fn text(s: &Summary, shown: &str) -> String {
     let b = &s.bag;
     let mut t = String::new();
     let mut line = |k: &str, v: String| t.push_str(&format!("{k:<13}{v}\n"));
-    line("path:", shown.to_string());
-    line("version:", "2.0".into());
+    line("file:", shown.to_string());
+    line("format:", "ROS bag 2.0".into());
     line(
         "index:",
         if b.indexed && b.duplicate_chunk_refs > 0 {
@@ -309,9 +309,8 @@ pub fn text(s: &Summary, shown: &str) -> String {
     );
     if let (Some(a), Some(z)) = (s.start, s.end) {
         let d = z.as_secs_f64() - a.as_secs_f64();
-        let whole = d as u64;
-        let dur = if d >= 60.0 { format!("{}:{:02}s ({d:.1}s)", whole / 60, whole % 60) } else { format!("{d:.1}s") };
-        line("duration:", dur);
+        // Unix times in seconds, as every format's `time:` line; start and end also in UTC.
+        line("time:", format!("{:.3} .. {:.3} s ({d:.3} s)", a.as_secs_f64(), z.as_secs_f64()));
         line("start:", format!("{} ({:.2})", utc(a), a.as_secs_f64()));
         line("end:", format!("{} ({:.2})", utc(z), z.as_secs_f64()));
     }

@@ -332,15 +332,15 @@ impl Tally {
 
 pub fn text(s: &Summary, path: &str) -> String {
     let mut t = String::new();
-    t.push_str(&format!("file:      {path}\nformat:    WPILOG {}.{}\n", s.version >> 8, s.version & 0xff));
+    t.push_str(&format!("file:        {path}\nformat:      WPILOG {}.{}\n", s.version >> 8, s.version & 0xff));
     if !s.extra_header.is_empty() {
-        t.push_str(&format!("header:    {}\n", s.extra_header));
+        t.push_str(&format!("header:      {}\n", s.extra_header));
     }
     if let (Some(a), Some(b)) = (s.timestamp_min, s.timestamp_max) {
-        t.push_str(&format!("time:      {} .. {} s ({:.3} s)\n", seconds(a), seconds(b), seconds(b) - seconds(a)));
+        t.push_str(&format!("time:        {} .. {} s ({:.3} s)\n", seconds(a), seconds(b), seconds(b) - seconds(a)));
     }
     t.push_str(&format!(
-        "records:   {} ({} control: {} start, {} finish, {} set metadata, {} invalid; {} data)\n",
+        "records:     {} ({} control: {} start, {} finish, {} set metadata, {} invalid; {} data)\n",
         s.records,
         s.control_records(),
         s.start,
@@ -349,27 +349,27 @@ pub fn text(s: &Summary, path: &str) -> String {
         s.control_invalid,
         s.data_records
     ));
-    t.push_str(&format!("entries:   {} names\n", s.names.len()));
+    t.push_str(&format!("entries:     {} names\n", s.names.len()));
     if s.orphan_data_records > 0 {
         t.push_str(&format!(
-            "orphans:   {} data records of entries not started (shown as hex)\n",
+            "orphans:     {} data records of entries not started (shown as hex)\n",
             s.orphan_data_records
         ));
     }
     if s.invalid_values > 0 {
-        t.push_str(&format!("invalid:   {} values that do not decode as their type\n", s.invalid_values));
+        t.push_str(&format!("invalid:     {} values that do not decode as their type\n", s.invalid_values));
     }
     t.push_str("types (names, data records):\n");
     for (ty, n) in s.entries_by_declared_type() {
         let d = s.data_records_by_type.get(ty).copied().unwrap_or(0);
         t.push_str(&format!("  {ty:<32} {n:>5} {d:>9}\n"));
     }
-    t.push_str(&format!("bytes:     {} read\n", s.bytes_consumed));
+    t.push_str(&format!("bytes:       {} read\n", s.bytes_consumed));
     if s.errors.is_empty() {
-        t.push_str("integrity: ok\n");
+        t.push_str("integrity:   ok\n");
     }
     for e in &s.errors {
-        t.push_str(&format!("integrity: {e}\n"));
+        t.push_str(&format!("integrity:   {e}\n"));
     }
     t
 }

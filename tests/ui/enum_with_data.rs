@@ -1,8 +1,7 @@
 #[derive(logspec::Record)]
-#[repr(u8)]
 enum Value {
     Int(i32),
-    Float(f32),
+    Float { f: f32 },
 }
 
 fn main() {}

@@ -365,9 +365,7 @@ fn by_name_items(cx: &Cx<'_>, u: &Union) -> TokenStream {
 }
 
 fn union_items(cx: &Cx<'_>, u: &Union) -> TokenStream {
-    let rt = &cx.rt;
     let ident = format_ident!("{}", u.name);
-    let name = u.name.as_str();
     let docs = doc_attrs(
         Some(&format!(
             "{}\n\nA tagged union: the variant is selected by a tag field of the enclosing struct.",
@@ -376,16 +374,9 @@ fn union_items(cx: &Cx<'_>, u: &Union) -> TokenStream {
         None,
     );
     let mut variants = TokenStream::new();
-    let mut tag_arms = TokenStream::new();
-    let mut decode_arms = TokenStream::new();
-    let mut encode_arms = TokenStream::new();
-    let mut len_arms = TokenStream::new();
-    let mut visit_arms = TokenStream::new();
     let mut float = false;
     for v in &u.variants {
         let vid = format_ident!("{}", v.name);
-        let vname = v.name.as_str();
-        let tag = Literal::i128_unsuffixed(v.tag);
         let hide = codec::hidden(&v.fields);
         let visible: Vec<_> = v.fields.iter().zip(&hide).filter(|(_, h)| !**h).map(|(f, _)| f).collect();
         let members = visible.iter().map(|f| {
@@ -395,6 +386,43 @@ fn union_items(cx: &Cx<'_>, u: &Union) -> TokenStream {
             let t = cx.rust_type(&f.ty);
             quote!(#d #n: #t)
         });
+        let vdocs = doc_attrs(v.doc.as_deref(), None);
+        variants.extend(quote!(#vdocs #vid { #(#members),* },));
+    }
+    let impls = union_impls(cx, u, &ident);
+    let by_name = if u.by_name { by_name_items(cx, u) } else { TokenStream::new() };
+    let derives = if float {
+        quote!(#[derive(Clone, Debug, PartialEq)])
+    } else {
+        quote!(#[derive(Clone, Debug, PartialEq, Eq, Hash)])
+    };
+    quote! {
+        #docs
+        #derives
+        #[allow(non_snake_case)]
+        pub enum #ident { #variants }
+        #impls
+        #by_name
+    }
+}
+
+/// The `Union` and `Visit` impls of a union's Rust enum (`ident`), whose variants have the IR
+/// variants' names and their visible fields as named members; the derive on a data enum emits
+/// these too, so a hand-written union and a schema one share one implementation.
+pub fn union_impls(cx: &Cx<'_>, u: &Union, ident: &proc_macro2::Ident) -> TokenStream {
+    let rt = &cx.rt;
+    let name = u.name.as_str();
+    let mut tag_arms = TokenStream::new();
+    let mut decode_arms = TokenStream::new();
+    let mut encode_arms = TokenStream::new();
+    let mut len_arms = TokenStream::new();
+    let mut visit_arms = TokenStream::new();
+    for v in &u.variants {
+        let vid = format_ident!("{}", v.name);
+        let vname = v.name.as_str();
+        let tag = Literal::i128_unsuffixed(v.tag);
+        let hide = codec::hidden(&v.fields);
+        let visible: Vec<_> = v.fields.iter().zip(&hide).filter(|(_, h)| !**h).map(|(f, _)| f).collect();
         // Fields are bound to `__b_<name>` so that they cannot shadow the generated code's own
         // locals (`v`, `out`, `c`, `name`).
         let binds: Vec<_> = visible
@@ -405,8 +433,6 @@ fn union_items(cx: &Cx<'_>, u: &Union) -> TokenStream {
                 quote!(#n: #a)
             })
             .collect();
-        let vdocs = doc_attrs(v.doc.as_deref(), None);
-        variants.extend(quote!(#vdocs #vid { #(#members),* },));
         tag_arms.extend(quote!(Self::#vid { .. } => #tag,));
         match codec::fixed_variant_decode(cx, &v.fields, name, quote!(Self::#vid)) {
             Some(fast) => decode_arms.extend(quote!(#tag => { #fast })),
@@ -431,17 +457,7 @@ fn union_items(cx: &Cx<'_>, u: &Union) -> TokenStream {
             v.end_variant();
         }));
     }
-    let by_name = if u.by_name { by_name_items(cx, u) } else { TokenStream::new() };
-    let derives = if float {
-        quote!(#[derive(Clone, Debug, PartialEq)])
-    } else {
-        quote!(#[derive(Clone, Debug, PartialEq, Eq, Hash)])
-    };
     quote! {
-        #docs
-        #derives
-        #[allow(non_snake_case)]
-        pub enum #ident { #variants }
         #[automatically_derived]
         impl #rt::Union for #ident {
             fn tag(&self) -> i128 {
@@ -472,7 +488,6 @@ fn union_items(cx: &Cx<'_>, u: &Union) -> TokenStream {
                 match self { #visit_arms }
             }
         }
-        #by_name
     }
 }
 

@@ -1,0 +1,7 @@
+#[derive(logspec::Record)]
+#[record(id = 1, const(version = 2))]
+struct Msg {
+    seq: u8,
+}
+
+fn main() {}

@@ -1,0 +1,9 @@
+#[derive(logspec::Record)]
+enum Body {
+    #[record(tag = 1)]
+    Ping,
+    #[record(tag = 1)]
+    Pong { seq: u16 },
+}
+
+fn main() {}

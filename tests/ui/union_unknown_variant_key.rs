@@ -1,0 +1,7 @@
+#[derive(logspec::Record)]
+enum Body {
+    #[record(tga = 1)]
+    Ping,
+}
+
+fn main() {}

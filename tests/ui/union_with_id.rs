@@ -1,0 +1,8 @@
+#[derive(logspec::Record)]
+#[record(id = 4)]
+enum Body {
+    #[record(tag = 1)]
+    Ping,
+}
+
+fn main() {}
