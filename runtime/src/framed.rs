@@ -198,7 +198,7 @@ impl fmt::Display for ReadError {
                 write!(f, "file truncated inside the {what}: needed {needed} bytes, only {available} left")
             }
             ReadErrorKind::Decode(e) | ReadErrorKind::BadRecordHeader(e) => {
-                let mut e = *e;
+                let mut e = e.detail();
                 // Report the field's absolute position too.
                 let abs = self.offset + e.offset;
                 e.offset = abs;
@@ -272,7 +272,7 @@ fn lend<'a, F: FramedFormat>(
     match &decoded {
         None => f(raw, None),
         Some(Ok(record)) => f(raw, Some(record)),
-        Some(Err(e)) => return Err(payload_error::<F>(raw, *e)),
+        Some(Err(e)) => return Err(payload_error::<F>(raw, e.clone())),
     }
     Ok(())
 }
@@ -309,15 +309,17 @@ fn decode_file_header<F: FramedFormat>(
             F::check_file_header(&h).map_err(header_error::<F>)?;
             Ok(Some((h, c.position())))
         }
-        Err(DecodeError { kind: DecodeErrorKind::UnexpectedEof { needed, available }, offset, .. }) if at_eof => {
-            Err(header_error::<F>(ReadErrorKind::Truncated {
-                what: "file header",
-                needed: offset + needed,
-                available: offset + available,
-            }))
-        }
-        Err(DecodeError { kind: DecodeErrorKind::UnexpectedEof { .. }, .. }) => Ok(None),
-        Err(e) => Err(header_error::<F>(ReadErrorKind::Decode(e))),
+        Err(e) => match (e.kind, at_eof) {
+            (DecodeErrorKind::UnexpectedEof { needed, available }, true) => {
+                Err(header_error::<F>(ReadErrorKind::Truncated {
+                    what: "file header",
+                    needed: e.offset + needed,
+                    available: e.offset + available,
+                }))
+            }
+            (DecodeErrorKind::UnexpectedEof { .. }, false) => Ok(None),
+            _ => Err(header_error::<F>(ReadErrorKind::Decode(e))),
+        },
     }
 }
 

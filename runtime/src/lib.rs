@@ -27,7 +27,7 @@ mod readbuf;
 pub mod __private;
 
 pub use cursor::{Cursor, Sink, SliceSink};
-pub use error::{DecodeError, DecodeErrorKind, EncodeError, Shown};
+pub use error::{DecodeError, DecodeErrorDetail, DecodeErrorKind, EncodeError, Shown};
 pub use traits::{Decode, Encode, Endian, Fixed, FixedStr, Record, Union};
 pub use visit::{Visit, Visitor};
 

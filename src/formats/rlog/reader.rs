@@ -409,8 +409,9 @@ impl<R: Read> Reader<R> {
     /// After a decode error: the bytes to read for a message cut by the end of the bytes read, or
     /// the error that ends reading.
     fn want_more(&mut self, e: DecodeError) -> Result<usize, Option<RlogError>> {
-        match e {
-            DecodeError { kind: DecodeErrorKind::UnexpectedEof { needed, available }, offset, .. } => {
+        match e.kind {
+            DecodeErrorKind::UnexpectedEof { needed, available } => {
+                let offset = e.offset;
                 if self.buf.is_eof() {
                     let kind = RlogErrorKind::Truncated { needed: offset + needed, available: offset + available };
                     return Err(Some(self.fail(kind)));
@@ -419,7 +420,7 @@ impl<R: Read> Reader<R> {
                 let need = (offset + needed).max(self.buf.available() as u64 + 1);
                 Ok(usize::try_from(need).unwrap_or(usize::MAX))
             }
-            e => Err(Some(self.fail(RlogErrorKind::Decode(e)))),
+            _ => Err(Some(self.fail(RlogErrorKind::Decode(e)))),
         }
     }
 
