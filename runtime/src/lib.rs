@@ -17,6 +17,7 @@ mod cursor;
 mod error;
 mod traits;
 mod visit;
+pub mod view;
 
 #[cfg(feature = "std")]
 pub mod framed;
@@ -29,6 +30,7 @@ pub mod __private;
 pub use cursor::{Cursor, Sink, SliceSink};
 pub use error::{DecodeError, DecodeErrorDetail, DecodeErrorKind, EncodeError, Shown};
 pub use traits::{Decode, Encode, Endian, Fixed, FixedStr, Record, Union};
+pub use view::View;
 pub use visit::{Visit, Visitor};
 
 #[cfg(feature = "std")]

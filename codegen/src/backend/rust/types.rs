@@ -12,7 +12,11 @@ pub fn type_items(cx: &Cx<'_>, id: TypeId, def: &TypeDef) -> TokenStream {
         TypeDef::Struct(s) => struct_items(cx, id, s),
         TypeDef::Enum(e) => enum_items(cx, e),
         TypeDef::Flags(f) => flags_items(cx, f),
-        TypeDef::Union(u) => union_items(cx, u),
+        TypeDef::Union(u) => {
+            let mut t = union_items(cx, u);
+            t.extend(super::views::union_view(cx, id));
+            t
+        }
         TypeDef::Extern(_) => TokenStream::new(),
     }
 }
@@ -89,6 +93,7 @@ fn struct_items(cx: &Cx<'_>, id: TypeId, s: &Struct) -> TokenStream {
         cx,
         &StructSpec { display_name: display, ident: quote!(#ident), fields: &s.fields, record },
     );
+    let view = super::views::struct_view(cx, id, display, &s.fields);
     quote! {
         #docs
         #derives
@@ -96,6 +101,7 @@ fn struct_items(cx: &Cx<'_>, id: TypeId, s: &Struct) -> TokenStream {
         pub struct #ident { #members }
         #size_const
         #impls
+        #view
     }
 }
 
@@ -432,6 +438,7 @@ fn union_items(cx: &Cx<'_>, u: &Union) -> TokenStream {
         }));
     }
     let by_name = if u.by_name { by_name_items(cx, u) } else { TokenStream::new() };
+    let tags = super::views::tag_consts(u);
     let derives = if float {
         quote!(#[derive(Clone, Debug, PartialEq)])
     } else {
@@ -442,6 +449,10 @@ fn union_items(cx: &Cx<'_>, u: &Union) -> TokenStream {
         #derives
         #[allow(non_snake_case)]
         pub enum #ident { #variants }
+        #[allow(dead_code)]
+        impl #ident {
+            #tags
+        }
         #[automatically_derived]
         impl #rt::Union for #ident {
             fn tag(&self) -> i128 {
@@ -481,6 +492,14 @@ fn union_items(cx: &Cx<'_>, u: &Union) -> TokenStream {
 fn newtype_impls(cx: &Cx<'_>, ident: &proc_macro2::Ident, base: &TokenStream, size: &Literal) -> TokenStream {
     let rt = &cx.rt;
     quote! {
+        #[automatically_derived]
+        impl #rt::view::Element for #ident {
+            const SIZE: usize = #size;
+            #[inline(always)]
+            fn read(b: &[u8], order: #rt::Endian) -> Self {
+                Self(<#base as #rt::view::Element>::read(b, order))
+            }
+        }
         #[automatically_derived]
         impl #rt::Fixed for #ident {
             const SIZE: usize = #size;
