@@ -94,12 +94,17 @@ impl<'a, T: Element, O: Order> Array<'a, T, O> {
         Array { bytes: &bytes[..whole], _t: PhantomData }
     }
 
-    /// Takes `n` elements from the cursor.
+    /// Takes `n` elements from the cursor. When they are not all there, the error is the one
+    /// an element-by-element decoder reports: at the first element that is cut.
     #[inline]
     pub fn take(c: &mut Cursor<'a>, n: usize) -> Result<Self, DecodeError> {
         match n.checked_mul(T::SIZE) {
-            Some(size) => Ok(Array { bytes: c.take(size)?, _t: PhantomData }),
-            None => Err(DecodeError::eof(usize::MAX, c.remaining()).at(c.position())),
+            Some(size) if size <= c.remaining() => Ok(Array { bytes: c.take(size)?, _t: PhantomData }),
+            _ => {
+                let rem = c.remaining();
+                let cut = rem % T::SIZE.max(1);
+                Err(DecodeError::eof(T::SIZE, cut).at(c.position() + rem - cut))
+            }
         }
     }
 

@@ -33,23 +33,23 @@ pub struct Sz {
 }
 
 impl Sz {
-    fn lit(n: usize) -> Self {
+    pub(crate) fn lit(n: usize) -> Self {
         Sz { lit: n, terms: Vec::new() }
     }
 
-    fn add(&self, o: &Sz) -> Sz {
+    pub(crate) fn add(&self, o: &Sz) -> Sz {
         let mut terms = self.terms.clone();
         terms.extend(o.terms.iter().cloned());
         Sz { lit: self.lit + o.lit, terms }
     }
 
-    fn is_literal(&self) -> bool {
+    pub(crate) fn is_literal(&self) -> bool {
         self.terms.is_empty()
     }
 }
 
 /// `off + __i * es` for element `__i` of an array, without `0 +` or `* 1`.
-fn element_offset(off: &TokenStream, es: &Sz) -> TokenStream {
+pub(crate) fn element_offset(off: &TokenStream, es: &Sz) -> TokenStream {
     let step = if es.is_literal() && es.lit == 1 { quote!(__i) } else { quote!(__i * #es) };
     if off.to_string() == "0" {
         step
@@ -95,7 +95,7 @@ pub fn fixed_size(cx: &Cx<'_>, ty: &Ty) -> Option<Sz> {
 }
 
 /// Offsets of every field and the total size, when all fields have fixed sizes.
-fn fixed_layout(cx: &Cx<'_>, fields: &[Field]) -> Option<(Vec<Sz>, Sz)> {
+pub(crate) fn fixed_layout(cx: &Cx<'_>, fields: &[Field]) -> Option<(Vec<Sz>, Sz)> {
     let mut at = Sz::lit(0);
     let mut offs = Vec::with_capacity(fields.len());
     for f in fields {
@@ -253,7 +253,7 @@ fn to_bytes(e: Endian) -> TokenStream {
 
 /// An expression decoding a fixed-size value at `off` in the array `b`; `true` if it returns a
 /// `Result`.
-fn fixed_decode(cx: &Cx<'_>, ty: &Ty, e: Endian, off: TokenStream) -> (TokenStream, bool) {
+pub(crate) fn fixed_decode(cx: &Cx<'_>, ty: &Ty, e: Endian, off: TokenStream) -> (TokenStream, bool) {
     let rt = &cx.rt;
     match ty {
         Ty::Prim(p) => {
@@ -375,7 +375,7 @@ pub(crate) fn unparen(t: TokenStream) -> TokenStream {
 }
 
 /// The end of `n` bytes at `off`, folded to one literal when `off` is a literal.
-fn range_end(off: &TokenStream, n: &dyn std::fmt::Display) -> TokenStream {
+pub(crate) fn range_end(off: &TokenStream, n: &dyn std::fmt::Display) -> TokenStream {
     let n: usize = n.to_string().parse().unwrap_or(0);
     match off.to_string().parse::<usize>() {
         Ok(o) => {
@@ -406,7 +406,7 @@ fn const_int(cx: &Cx<'_>, f: &Field, v: i128) -> (TokenStream, Prim) {
     (text.parse().unwrap_or_else(|_| quote!(0)), p)
 }
 
-fn const_check(cx: &Cx<'_>, f: &Field, v: &ConstValue, b: TokenStream, off: &Sz) -> TokenStream {
+pub(crate) fn const_check(cx: &Cx<'_>, f: &Field, v: &ConstValue, b: TokenStream, off: &Sz) -> TokenStream {
     let rt = &cx.rt;
     let fname = f.name.as_str();
     match v {

@@ -233,6 +233,120 @@ pub fn view_decode(cx: &Cx<'_>, ty: &Ty, e: Endian) -> TokenStream {
     }
 }
 
+/// An expression for a field's view at the constant offset `off` of the checked bytes `b` of a
+/// fixed-size struct or variant (as [`codec::fixed_decode`] for owned values, whose errors it
+/// repeats); `true` if it returns a `Result`.
+fn fixed_view(cx: &Cx<'_>, ty: &Ty, e: Endian, off: TokenStream) -> (TokenStream, bool) {
+    let rt = &cx.rt;
+    if has_extern(cx, ty) {
+        return codec::fixed_decode(cx, ty, e, off);
+    }
+    match ty {
+        Ty::Pad(n) | Ty::Bytes(Len::Fixed(n)) => {
+            let n = Literal::usize_unsuffixed(*n as usize);
+            (quote!(#rt::__private::sub_ref::<#n>(b, #off)), true)
+        }
+        Ty::Array { elem, len: Len::Fixed(n) } if is_element(cx, elem) => {
+            let t = view_type(cx, elem, e);
+            let o = order(cx, e);
+            let es = cx.schema.size_of(elem).unwrap_or(0) as usize;
+            let end = codec::range_end(&off, &(*n as usize * es));
+            (quote!(#rt::view::Array::<#t, #o>::new(&b[#off..#end])), false)
+        }
+        Ty::Array { elem, len: Len::Fixed(n) } => {
+            let es = codec::fixed_size(cx, elem).unwrap_or_default();
+            let n = Literal::usize_unsuffixed(*n as usize);
+            let (ex, fallible) = fixed_view(cx, elem, e, codec::element_offset(&off, &es));
+            if fallible {
+                (quote!(#rt::__private::try_array::<_, _, #n>(|__i| #ex)), true)
+            } else {
+                (quote!(::core::array::from_fn::<_, #n, _>(|__i| #ex)), false)
+            }
+        }
+        Ty::Named(id) if matches!(cx.schema.ty(*id), TypeDef::Struct(_)) => {
+            let v = view_ident(cx, *id);
+            (quote!(#v::from_fixed(&b[#off..]).map_err(|e| e.at(#off))), true)
+        }
+        _ => codec::fixed_decode(cx, ty, e, off),
+    }
+}
+
+/// The `from_fixed` constructor of a fixed-size struct's view and its `decode_view` body, which
+/// repeat the owned `Fixed::decode_fixed` and `Decode::decode` step for step.
+fn fixed_struct_view(
+    cx: &Cx<'_>,
+    display_name: &str,
+    fields: &[Field],
+    offsets: &[codec::Sz],
+    size: &codec::Sz,
+) -> (TokenStream, TokenStream) {
+    let rt = &cx.rt;
+    let name = display_name;
+    let hide = codec::hidden(fields);
+    let mut checks = TokenStream::new();
+    let mut inits = TokenStream::new();
+    for (i, f) in fields.iter().enumerate() {
+        let off = &offsets[i];
+        let fname = f.name.as_str();
+        if let Some(v) = &f.value {
+            checks.extend(codec::const_check(cx, f, v, quote!(b), off));
+            continue;
+        }
+        if f.is_padding() || hide[i] {
+            continue;
+        }
+        let id = field_ident(&f.name);
+        let (expr, fallible) = fixed_view(cx, &f.ty, f.endian, quote!(#off));
+        let expr = if fallible { quote!(#expr.map_err(|e| e.in_field(#fname).in_type(#name))?) } else { expr };
+        inits.extend(quote!(#id: #expr,));
+    }
+    let chunk = if size.is_literal() { quote!(#size) } else { quote!({ #size }) };
+    let from_fixed = quote! {
+        /// The view of the first `SIZE` bytes of `b`, checked as the owned `Fixed::decode_fixed`
+        /// checks them.
+        #[inline]
+        pub fn from_fixed(b: &'a [u8]) -> ::core::result::Result<Self, #rt::DecodeError> {
+            let ::core::option::Option::Some(b) = b.first_chunk::<#chunk>() else {
+                return ::core::result::Result::Err(#rt::DecodeError::eof(#size, b.len()).in_type(#name));
+            };
+            #checks
+            ::core::result::Result::Ok(Self { #inits bytes: &b[..] })
+        }
+    };
+    let body = quote! {
+        let at = c.position();
+        let b = c.take(#size).map_err(|e| e.in_type(#name))?;
+        Self::from_fixed(b).map_err(|e| e.at(at))
+    };
+    (from_fixed, body)
+}
+
+/// The decoding of a union variant whose fields all have fixed sizes (none a const), as the owned
+/// [`codec::fixed_variant_decode`]: one bounds check, then constant offsets.
+fn fixed_variant_view(cx: &Cx<'_>, fields: &[Field], ty_name: &str, ctor: TokenStream) -> Option<TokenStream> {
+    if fields.is_empty() || fields.iter().any(|f| f.value.is_some()) {
+        return None;
+    }
+    let (offsets, size) = codec::fixed_layout(cx, fields)?;
+    let hide = codec::hidden(fields);
+    let mut inits = TokenStream::new();
+    for (i, f) in fields.iter().enumerate() {
+        if f.is_padding() || hide[i] {
+            continue;
+        }
+        let off = &offsets[i];
+        let fname = f.name.as_str();
+        let id = field_ident(&f.name);
+        let (expr, fallible) = fixed_view(cx, &f.ty, f.endian, quote!(#off));
+        let expr = if fallible { quote!(#expr.map_err(|e| e.in_field(#fname).in_type(#ty_name))?) } else { expr };
+        inits.extend(quote!(#id: #expr,));
+    }
+    Some(quote! {
+        let b = c.take(#size).map_err(|e| e.in_type(#ty_name))?;
+        ::core::result::Result::Ok(#ctor { #inits })
+    })
+}
+
 /// An expression turning the view value `v` of a field into the owned field value.
 fn to_owned_expr(cx: &Cx<'_>, ty: &Ty, v: TokenStream) -> TokenStream {
     let rt = &cx.rt;
@@ -283,7 +397,20 @@ pub fn struct_view(cx: &Cx<'_>, id: TypeId, display_name: &str, fields: &[Field]
         let conv = to_owned_expr(cx, &f.ty, quote!(self.#name));
         owned_inits.extend(quote!(#name: #conv,));
     }
-    let (stmts, inits) = codec::decode_fields_as(cx, fields, display_name, Mode::View);
+    let (from_fixed, decode_body) = match codec::fixed_layout(cx, fields) {
+        Some((offsets, size)) => fixed_struct_view(cx, display_name, fields, &offsets, &size),
+        None => {
+            let (stmts, inits) = codec::decode_fields_as(cx, fields, display_name, Mode::View);
+            let body = quote! {
+                let __start = c.rest();
+                let __at = c.position();
+                #stmts
+                let bytes = &__start[..c.position() - __at];
+                ::core::result::Result::Ok(Self { #inits bytes })
+            };
+            (TokenStream::new(), body)
+        }
+    };
     let (len, enc) = codec::encode_fields_as(
         cx,
         fields,
@@ -308,6 +435,7 @@ pub fn struct_view(cx: &Cx<'_>, id: TypeId, display_name: &str, fields: &[Field]
         }
         #[allow(dead_code)]
         impl<'a> #ident<'a> {
+            #from_fixed
             /// The bytes the view was made from.
             pub fn as_bytes(&self) -> &'a [u8] {
                 self.bytes
@@ -323,11 +451,7 @@ pub fn struct_view(cx: &Cx<'_>, id: TypeId, display_name: &str, fields: &[Field]
             #[inline]
             #[allow(unused_variables)]
             fn decode_view(c: &mut #rt::Cursor<'a>, _order: #rt::Endian) -> ::core::result::Result<Self, #rt::DecodeError> {
-                let __start = c.rest();
-                let __at = c.position();
-                #stmts
-                let bytes = &__start[..c.position() - __at];
-                ::core::result::Result::Ok(Self { #inits bytes })
+                #decode_body
             }
         }
         #[automatically_derived]
@@ -385,8 +509,13 @@ pub fn union_view(cx: &Cx<'_>, id: TypeId) -> TokenStream {
         let vdocs = super::doc_attrs(v.doc.as_deref(), None);
         variants.extend(quote!(#vdocs #vid { #(#members),* },));
         tag_arms.extend(quote!(Self::#vid { .. } => #tag,));
-        let (stmts, inits) = codec::decode_fields_as(cx, &v.fields, name, Mode::View);
-        decode_arms.extend(quote!(#tag => { #stmts ::core::result::Result::Ok(Self::#vid { #inits }) }));
+        match fixed_variant_view(cx, &v.fields, name, quote!(Self::#vid)) {
+            Some(fast) => decode_arms.extend(quote!(#tag => { #fast })),
+            None => {
+                let (stmts, inits) = codec::decode_fields_as(cx, &v.fields, name, Mode::View);
+                decode_arms.extend(quote!(#tag => { #stmts ::core::result::Result::Ok(Self::#vid { #inits }) }));
+            }
+        }
         owned_arms.extend(quote!(Self::#vid { #(#binds),* } => #owned::#vid { #(#convs),* },));
         let access = |f: &Field| {
             let b = format_ident!("__b_{}", f.name);
@@ -401,6 +530,29 @@ pub fn union_view(cx: &Cx<'_>, id: TypeId) -> TokenStream {
     let doc = format!(" A view of [`{owned}`]: the variant's fields borrowed from the input.");
     let impl_lt = if lt.is_empty() { quote!() } else { quote!(<'a>) };
     let cursor_lt = if lt.is_empty() { quote!('_) } else { quote!('a) };
+    let by_name = if u.by_name {
+        let doc = format!(
+            " Views a whole value (every byte of `bytes`) as the variant `type_name` selects (see [`{owned}::variant_index`])."
+        );
+        quote! {
+            #[doc = #doc]
+            pub fn decode_named(type_name: &str, bytes: &#cursor_lt [u8]) -> ::core::result::Result<Self, #rt::DecodeError> {
+                match #owned::variant_index(type_name) {
+                    ::core::option::Option::Some(i) => Self::decode_variant_exact(i, bytes),
+                    ::core::option::Option::None => ::core::result::Result::Err(#rt::__private::unknown_type_name(type_name, #name)),
+                }
+            }
+            /// Views a whole value as the variant of index `index`.
+            pub fn decode_variant_exact(index: i128, bytes: &#cursor_lt [u8]) -> ::core::result::Result<Self, #rt::DecodeError> {
+                let mut c = #rt::Cursor::new(bytes);
+                let v = Self::decode_variant(index, &mut c).map_err(|e| e.in_type(#name))?;
+                #rt::__private::at_end(&c, #name)?;
+                ::core::result::Result::Ok(v)
+            }
+        }
+    } else {
+        TokenStream::new()
+    };
     quote! {
         #[doc = #doc]
         #[derive(Clone, #copy Debug, PartialEq)]
@@ -408,6 +560,7 @@ pub fn union_view(cx: &Cx<'_>, id: TypeId) -> TokenStream {
         pub enum #ident #lt { #variants }
         #[allow(dead_code)]
         impl #impl_lt #ident #lt {
+            #by_name
             /// The tag value of this variant.
             pub fn tag(&self) -> i128 {
                 match self { #tag_arms }
