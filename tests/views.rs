@@ -24,15 +24,29 @@ fn data(dir: &str, ext: &str) -> Vec<PathBuf> {
 /// first 48 bytes, and copies with one of its first 48 bytes flipped.
 fn variants(payload: &[u8]) -> impl Iterator<Item = Vec<u8>> + '_ {
     let n = payload.len().min(48);
-    std::iter::once(payload.to_vec())
-        .chain((0..n).map(move |i| payload[..i].to_vec()))
-        .chain((0..n).flat_map(move |i| {
+    std::iter::once(payload.to_vec()).chain((0..n).map(move |i| payload[..i].to_vec())).chain((0..n).flat_map(
+        move |i| {
             [0xffu8, 0x01, 0x80].into_iter().map(move |x| {
                 let mut p = payload.to_vec();
                 p[i] ^= x;
                 p
             })
-        }))
+        },
+    ))
+}
+
+/// Holds two values to the same `Debug` text, showing where they first differ.
+fn same_debug(what: &str, view: &impl std::fmt::Debug, owned: &impl std::fmt::Debug) {
+    let (a, b) = (format!("{view:?}"), format!("{owned:?}"));
+    if a != b {
+        let at = a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
+        let from = a[..at].char_indices().rev().nth(80).map_or(0, |(i, _)| i);
+        panic!(
+            "{what}: the view's value differs from the owned decoder's at char {at}:\n view: ...{}\nowned: ...{}",
+            a[from..].chars().take(200).collect::<String>(),
+            b[from..].chars().take(200).collect::<String>()
+        );
+    }
 }
 
 /// Holds one view result to one owned result.
@@ -44,7 +58,7 @@ where
     match (owned, view) {
         (Ok(o), Ok(v)) => {
             // Compared as printed, so that NaNs compare equal (the encoded bytes are compared below).
-            assert_eq!(format!("{:?}", to_owned(&v)), format!("{o:?}"), "{what}: the view's value differs");
+            same_debug(what, &to_owned(&v), &o);
             assert_eq!(v.encoded_len(), o.encoded_len(), "{what}: encoded length");
             let (mut a, mut b) = (Vec::new(), Vec::new());
             o.encode(&mut a, Endian::Little).unwrap();
@@ -106,12 +120,37 @@ fn usvlog_views_agree_with_owned() {
     assert!(n > 100, "{n} payloads checked");
 }
 
+/// CARLA packets (after the info header), with the reader parameters the CARLA reader uses: the
+/// file's version and each wheel layout.
 #[test]
 fn carla_views_agree_with_owned() {
-    let n = framed::<carla::Carla>("carla", "log", |tag, p| {
-        carla::CarlaRecordRef::decode(tag, p).map(|r| r.map(|v| v.to_owned()))
-    });
-    assert!(n > 100, "{n} payloads checked");
+    let mut checked = 0;
+    for path in data("carla", "log") {
+        let bytes = std::fs::read(&path).unwrap();
+        let start = carla::Reader::new(&bytes[..]).unwrap().position() as usize;
+        let header = carla::InfoHeader::decode(&mut Cursor::new(&bytes), Endian::Little).unwrap();
+        let (_, reader) = SliceReader::<carla::Carla>::new(&bytes[start..]).unwrap();
+        for raw in reader.take(300) {
+            let Ok(raw) = raw else { break };
+            for w in carla::WheelSize::ALL {
+                let mut params = [0i128; carla::PARAMS.len()];
+                params[carla::PARAM_VERSION] = i128::from(header.version);
+                params[carla::PARAM_WHEEL_SIZE] = i128::from(w.0);
+                for p in variants(raw.payload) {
+                    let what = format!("{} packet #{} (id {})", path.display(), raw.index, raw.header.tag);
+                    let owned = carla::Carla::decode_record_with(raw.header.tag, &p, &params);
+                    let viewed = carla::CarlaRecordRef::decode_with(raw.header.tag, &p, &params);
+                    match (owned, viewed) {
+                        (None, None) => {}
+                        (Some(o), Some(v)) => agree(&what, o, v, |v| v.to_owned()),
+                        _ => panic!("{what}: the view and the owned decoder disagree on whether the id is known"),
+                    }
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked > 1000, "{checked} payloads checked");
 }
 
 #[test]
@@ -213,7 +252,7 @@ fn rlog_r2_value_views_agree_with_owned() {
                         let w = rlog::R2ValueRef::decode_named(t, &v);
                         match (o, w) {
                             (Ok(o), Ok(w)) => {
-                                assert_eq!(format!("{:?}", w.to_owned()), format!("{o:?}"), "{what}");
+                                same_debug(&what, &w.to_owned(), &o);
                                 let (mut a, mut b) = (Vec::new(), Vec::new());
                                 o.encode_variant(&mut a).unwrap();
                                 w.encode_variant(&mut b).unwrap();

@@ -270,7 +270,11 @@ fn whole<T>(
 
 /// The view of a value that fills `bytes` exactly (a record payload), with reader parameters.
 #[inline]
-pub fn view_whole<'a, V: crate::View<'a>>(bytes: &'a [u8], params: &'a [i128], name: &'static str) -> Result<V, DecodeError> {
+pub fn view_whole<'a, V: crate::View<'a>>(
+    bytes: &'a [u8],
+    params: &'a [i128],
+    name: &'static str,
+) -> Result<V, DecodeError> {
     let mut c = Cursor::with_params(bytes, params);
     let v = V::decode_view(&mut c, crate::Endian::Little).map_err(|e| e.in_type(name))?;
     if c.is_empty() {

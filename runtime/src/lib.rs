@@ -16,8 +16,8 @@ extern crate std;
 mod cursor;
 mod error;
 mod traits;
-mod visit;
 pub mod view;
+mod visit;
 
 #[cfg(feature = "std")]
 pub mod framed;

@@ -114,8 +114,9 @@ impl<'a, T: Element, O: Order> Array<'a, T, O> {
         let at = c.position();
         let bytes = c.take(size)?;
         if T::SIZE > 1 && size % T::SIZE != 0 {
-            return Err(DecodeError::new(DecodeErrorKind::RaggedLength { size: size as u64, element: T::SIZE as u64 })
-                .at(at));
+            return Err(
+                DecodeError::new(DecodeErrorKind::RaggedLength { size: size as u64, element: T::SIZE as u64 }).at(at)
+            );
         }
         Ok(Array { bytes, _t: PhantomData })
     }
@@ -222,6 +223,8 @@ pub struct Seq<'a, V> {
     bytes: &'a [u8],
     len: usize,
     order: Endian,
+    /// The reader parameters the elements were checked with (for parameter unions in them).
+    params: &'a [i128],
     _v: PhantomData<V>,
 }
 
@@ -243,7 +246,7 @@ impl<'a, V: View<'a>> Seq<'a, V> {
             V::decode_view(c, order)?;
         }
         let bytes = &rest[..c.position() - start];
-        Ok(Seq { bytes, len: n, order, _v: PhantomData })
+        Ok(Seq { bytes, len: n, order, params: c.params(), _v: PhantomData })
     }
 
     /// Takes elements from the cursor until it is empty, checking each (a byte-length-prefixed
@@ -251,12 +254,13 @@ impl<'a, V: View<'a>> Seq<'a, V> {
     #[inline]
     pub fn take_all(mut c: Cursor<'a>, order: Endian) -> Result<Self, DecodeError> {
         let bytes = c.rest();
+        let params = c.params();
         let mut len = 0;
         while !c.is_empty() {
             V::decode_view(&mut c, order)?;
             len += 1;
         }
-        Ok(Seq { bytes, len, order, _v: PhantomData })
+        Ok(Seq { bytes, len, order, params, _v: PhantomData })
     }
 
     /// The number of elements.
@@ -279,7 +283,7 @@ impl<'a, V: View<'a>> Seq<'a, V> {
     /// The elements' views.
     #[inline]
     pub fn iter(&self) -> SeqIter<'a, V> {
-        SeqIter { c: Cursor::new(self.bytes), left: self.len, order: self.order, _v: PhantomData }
+        SeqIter { c: Cursor::with_params(self.bytes, self.params), left: self.len, order: self.order, _v: PhantomData }
     }
 
     /// The elements' bytes as they are in the input.
