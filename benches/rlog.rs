@@ -102,7 +102,7 @@ fn decode_events_ref(buf: &[u8]) -> u64 {
 #[inline]
 fn consume(v: R1ValueRef<'_>) {
     match v {
-        R1ValueRef::Null => {}
+        R1ValueRef::Null {} => {}
         R1ValueRef::Boolean { value } => {
             black_box(value);
         }
