@@ -323,6 +323,42 @@ fn decode_file_header<F: FramedFormat>(
     }
 }
 
+/// Where the record at the start of `bytes` ends: the framing rule, which the slice reader and the
+/// streaming reader share (the streaming reader reads more when the record is short and the input
+/// has not ended).
+enum Frame {
+    /// The whole record is there: its header, and its length with the header.
+    Whole { header: RecordHeader, total: usize },
+    /// The bytes end inside the record's header or payload; `want` is the length of the whole
+    /// record when it is known and addressable.
+    Short { what: &'static str, needed: u64, available: u64, tag: Option<u64>, want: Option<usize> },
+    /// The record header does not decode.
+    BadHeader(DecodeError),
+}
+
+#[inline(always)]
+fn frame<F: FramedFormat>(bytes: &[u8]) -> Frame {
+    let h = F::RECORD_HEADER_SIZE;
+    if bytes.len() < h {
+        let (needed, available) = (h as u64, bytes.len() as u64);
+        return Frame::Short { what: "record header", needed, available, tag: None, want: Some(h) };
+    }
+    let header = match F::parse_record_header(bytes) {
+        Ok(header) => header,
+        Err(e) => return Frame::BadHeader(e),
+    };
+    match usize::try_from(header.len).ok().and_then(|l| l.checked_add(h)) {
+        Some(total) if total <= bytes.len() => Frame::Whole { header, total },
+        want => Frame::Short {
+            what: "payload",
+            needed: header.len,
+            available: (bytes.len() - h) as u64,
+            tag: Some(header.tag),
+            want,
+        },
+    }
+}
+
 /// Reads records from an in-memory buffer without copying them.
 pub struct SliceReader<'a, F: FramedFormat> {
     bytes: &'a [u8],
@@ -385,30 +421,27 @@ impl<'a, F: FramedFormat> Iterator for SliceReader<'a, F> {
             self.done = true;
             return None;
         }
-        let h = F::RECORD_HEADER_SIZE;
         let (pos, index) = (self.pos as u64, self.index);
-        let truncated = |what, needed: u64, available: usize, tag| {
-            record_error::<F>(ReadErrorKind::Truncated { what, needed, available: available as u64 }, pos, index, tag)
-        };
-        if rest.len() < h {
-            self.done = true;
-            return Some(Err(truncated("record header", h as u64, rest.len(), None)));
-        }
-        let header = match F::parse_record_header(rest) {
-            Ok(h) => h,
-            Err(e) => {
+        let (header, total) = match frame::<F>(rest) {
+            Frame::Whole { header, total } => (header, total),
+            Frame::Short { what, needed, available, tag, .. } => {
+                self.done = true;
+                return Some(Err(record_error::<F>(
+                    ReadErrorKind::Truncated { what, needed, available },
+                    pos,
+                    index,
+                    tag,
+                )));
+            }
+            Frame::BadHeader(e) => {
                 self.done = true;
                 return Some(Err(record_error::<F>(ReadErrorKind::BadRecordHeader(e), pos, index, None)));
             }
         };
-        let total = (h as u64).saturating_add(header.len);
-        if (rest.len() as u64) < total {
-            self.done = true;
-            return Some(Err(truncated("payload", header.len, rest.len() - h, Some(header.tag))));
-        }
-        let payload = &rest[h..total as usize];
+        let h = F::RECORD_HEADER_SIZE;
+        let payload = &rest[h..total];
         let raw = RawRecord { offset: self.pos as u64, index: self.index, header, payload };
-        self.pos += total as usize;
+        self.pos += total;
         self.index += 1;
         Some(Ok(raw))
     }
@@ -469,36 +502,21 @@ impl<R: Read, F: FramedFormat> Reader<R, F> {
             self.done = true;
             return None;
         }
-        if self.buf.available() < h {
-            let available = self.buf.available() as u64;
-            return fail(self, ReadErrorKind::Truncated { what: "record header", needed: h as u64, available }, None);
-        }
-        let header = match F::parse_record_header(self.buf.bytes()) {
-            Ok(h) => h,
-            Err(e) => return fail(self, ReadErrorKind::BadRecordHeader(e), None),
-        };
-        let total = match usize::try_from(header.len).ok().and_then(|l| l.checked_add(h)) {
-            Some(t) => t,
-            None => {
-                let available = (self.buf.available() - h) as u64;
-                return fail(
-                    self,
-                    ReadErrorKind::Truncated { what: "payload", needed: header.len, available },
-                    Some(header.tag),
-                );
+        let (header, total) = loop {
+            match frame::<F>(self.buf.bytes()) {
+                Frame::Whole { header, total } => break (header, total),
+                // The bytes read end inside the record: read the rest, unless the input ended.
+                Frame::Short { want: Some(want), tag, .. } if !self.buf.is_eof() => {
+                    if let Err(e) = self.buf.fill(want) {
+                        return fail(self, ReadErrorKind::Io(e), tag);
+                    }
+                }
+                Frame::Short { what, needed, available, tag, .. } => {
+                    return fail(self, ReadErrorKind::Truncated { what, needed, available }, tag);
+                }
+                Frame::BadHeader(e) => return fail(self, ReadErrorKind::BadRecordHeader(e), None),
             }
         };
-        if let Err(e) = self.buf.fill(total) {
-            return fail(self, ReadErrorKind::Io(e), Some(header.tag));
-        }
-        if self.buf.available() < total {
-            let available = (self.buf.available() - h) as u64;
-            return fail(
-                self,
-                ReadErrorKind::Truncated { what: "payload", needed: header.len, available },
-                Some(header.tag),
-            );
-        }
         let (offset, index) = (self.buf.position(), self.index);
         self.index += 1;
         let payload = &self.buf.take(total)[h..];
