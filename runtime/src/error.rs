@@ -116,7 +116,7 @@ impl core::ops::DerefMut for DecodeError {
 
 impl fmt::Debug for DecodeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&*self.0, f)
+        fmt::Debug::fmt(&**self, f)
     }
 }
 
@@ -140,7 +140,7 @@ impl DecodeError {
 
     /// The parts of the error, unboxed.
     pub fn detail(&self) -> DecodeErrorDetail {
-        *self.0
+        **self
     }
 
     /// Sets the offset (if not yet set deeper down, offsets add up from inner to outer).
@@ -195,7 +195,7 @@ impl fmt::Display for DecodeErrorKind {
 
 impl fmt::Display for DecodeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(&*self.0, f)
+        fmt::Display::fmt(&**self, f)
     }
 }
 
