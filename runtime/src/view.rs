@@ -217,6 +217,46 @@ impl<'a, const N: usize> View<'a> for crate::FixedStr<N> {
     }
 }
 
+/// A string with its own length prefix (`W` bytes, big-endian when `BIG`), as an element of a
+/// [`Seq`]: an array of strings. Derefs to the `str`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LenStr<'a, const W: usize, const BIG: bool>(pub &'a str);
+
+impl<'a, const W: usize, const BIG: bool> View<'a> for LenStr<'a, W, BIG> {
+    #[inline]
+    fn decode_view(c: &mut Cursor<'a>, _order: Endian) -> Result<Self, DecodeError> {
+        let n = crate::__private::prefix::<W>(c, BIG).and_then(|n| crate::__private::len(n, c))?;
+        let b = c.take(n)?;
+        str_at(b, c.position() - b.len()).map(LenStr)
+    }
+}
+
+impl<const W: usize, const BIG: bool> core::ops::Deref for LenStr<'_, W, BIG> {
+    type Target = str;
+    fn deref(&self) -> &str {
+        self.0
+    }
+}
+
+/// Bytes with their own length prefix, as an element of a [`Seq`]. Derefs to the bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LenBytes<'a, const W: usize, const BIG: bool>(pub &'a [u8]);
+
+impl<'a, const W: usize, const BIG: bool> View<'a> for LenBytes<'a, W, BIG> {
+    #[inline]
+    fn decode_view(c: &mut Cursor<'a>, _order: Endian) -> Result<Self, DecodeError> {
+        let n = crate::__private::prefix::<W>(c, BIG).and_then(|n| crate::__private::len(n, c))?;
+        c.take(n).map(LenBytes)
+    }
+}
+
+impl<const W: usize, const BIG: bool> core::ops::Deref for LenBytes<'_, W, BIG> {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        self.0
+    }
+}
+
 /// A sequence of views borrowed from the input (an array of structs): the elements were checked
 /// when the sequence was made and are decoded again, without allocating, as they are read.
 pub struct Seq<'a, V> {

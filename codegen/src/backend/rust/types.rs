@@ -71,6 +71,24 @@ fn struct_items(cx: &Cx<'_>, id: TypeId, s: &Struct) -> TokenStream {
         (false, true) => quote!(#[derive(Clone, Debug, PartialEq)]),
         (false, false) => quote!(#[derive(Clone, Debug, PartialEq, Eq, Hash)]),
     };
+    // A variable-size struct's fields at fixed offsets: those before (and the first of) its
+    // variable-size fields.
+    let prefix_offsets = if s.size.is_none() && s.fields.iter().any(|f| f.offset.is_some() && !f.is_padding()) {
+        let offs = s.fields.iter().filter(|f| !f.is_padding()).filter_map(|f| {
+            let o = Literal::usize_unsuffixed(f.offset? as usize);
+            let c = format_ident!("OFFSET_{}", f.name.to_ascii_uppercase());
+            let d = format!(" Byte offset of `{}` (in the fixed-size start of the struct).", f.name);
+            Some(quote!(#[doc = #d] pub const #c: usize = #o;))
+        });
+        quote! {
+            #[allow(dead_code)]
+            impl #ident {
+                #(#offs)*
+            }
+        }
+    } else {
+        TokenStream::new()
+    };
     let size_const = s.size.map(|n| {
         let n = Literal::usize_unsuffixed(n as usize);
         let offs = s.fields.iter().filter(|f| !f.is_padding()).map(|f| {
@@ -100,6 +118,7 @@ fn struct_items(cx: &Cx<'_>, id: TypeId, s: &Struct) -> TokenStream {
         #[allow(non_snake_case)]
         pub struct #ident { #members }
         #size_const
+        #prefix_offsets
         #impls
         #view
     }

@@ -130,6 +130,7 @@ pub fn view_type(cx: &Cx<'_>, ty: &Ty, e: Endian) -> TokenStream {
                 let n = Literal::usize_unsuffixed(*n as usize);
                 quote!([#ev; #n])
             } else {
+                let ev = seq_element(cx, elem, e).unwrap_or(ev);
                 quote!(#rt::view::Seq<'a, #ev>)
             }
         }
@@ -145,6 +146,25 @@ pub fn view_type(cx: &Cx<'_>, ty: &Ty, e: Endian) -> TokenStream {
             let l = lifetime(cx, *id);
             quote!(#v #l)
         }
+    }
+}
+
+/// The element type of a `Seq` of length-prefixed strings or bytes (which carry their prefix
+/// rule in the type, as a `Seq` element must): `None` for other elements, whose view is the
+/// element type.
+fn seq_element(cx: &Cx<'_>, elem: &Ty, e: Endian) -> Option<TokenStream> {
+    let rt = &cx.rt;
+    let big = e == Endian::Big;
+    match elem {
+        Ty::Str(Len::Count(p) | Len::Size(p)) => {
+            let w = Literal::usize_unsuffixed(p.size() as usize);
+            Some(quote!(#rt::view::LenStr<'a, #w, #big>))
+        }
+        Ty::Bytes(Len::Count(p) | Len::Size(p)) => {
+            let w = Literal::usize_unsuffixed(p.size() as usize);
+            Some(quote!(#rt::view::LenBytes<'a, #w, #big>))
+        }
+        _ => None,
     }
 }
 
@@ -205,7 +225,7 @@ pub fn view_decode(cx: &Cx<'_>, ty: &Ty, e: Endian) -> TokenStream {
             }
         }
         Ty::Array { elem, len } => {
-            let t = view_type(cx, elem, e);
+            let t = seq_element(cx, elem, e).unwrap_or_else(|| view_type(cx, elem, e));
             let seq = quote!(#rt::view::Seq::<#t>);
             match len {
                 Len::Fixed(n) => {
@@ -366,7 +386,14 @@ fn to_owned_expr(cx: &Cx<'_>, ty: &Ty, v: TokenStream) -> TokenStream {
             _ => quote!(#v.to_vec()),
         },
         Ty::Array { elem, len } => {
-            let inner = to_owned_expr(cx, elem, quote!(__x));
+            let x = match (&**elem, len) {
+                (
+                    Ty::Str(Len::Count(_) | Len::Size(_)) | Ty::Bytes(Len::Count(_) | Len::Size(_)),
+                    Len::Count(_) | Len::Size(_) | Len::Rest,
+                ) => quote!((__x.0)),
+                _ => quote!(__x),
+            };
+            let inner = to_owned_expr(cx, elem, x);
             match len {
                 Len::Fixed(_) => quote!(#v.map(|__x| #inner)),
                 _ => quote!(#v.iter().map(|__x| #inner).collect::<#rt::__private::Vec<_>>()),
