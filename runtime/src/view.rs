@@ -36,7 +36,7 @@ impl Order for Le {
 
 /// A value that an [`Array`] can hold: a number, a bool, an enum or a flags type, which every
 /// `SIZE`-byte pattern decodes to (so reading an element cannot fail).
-pub trait Element: Copy + Default {
+pub trait Element: Sized {
     const SIZE: usize;
     /// Decodes from the first `SIZE` bytes of `b` (which the caller guarantees are there).
     fn read(b: &[u8], order: Endian) -> Self;
@@ -154,7 +154,10 @@ impl<'a, T: Element, O: Order> Array<'a, T, O> {
     /// The elements as a fixed-size array (of a fixed-length field, whose length was checked when
     /// the view was made; missing elements would be `T::default()`).
     #[inline]
-    pub fn to_array<const N: usize>(&self) -> [T; N] {
+    pub fn to_array<const N: usize>(&self) -> [T; N]
+    where
+        T: Default,
+    {
         core::array::from_fn(|i| self.get(i).unwrap_or_default())
     }
 
