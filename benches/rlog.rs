@@ -12,6 +12,8 @@
 //!   and allocations per value;
 //! - whole-process `logspec info` on a file, with its peak RSS for two file sizes (memory must not
 //!   grow with the file), and `logspec dump > /dev/null`;
+//! - R2: `next_event_ref` over an R2 file built from the R2 all-types sample, against memcpy of
+//!   that file, with allocations per value;
 //! - the same throughput against AdvantageScope's decoder, from its reference figure (36 MB/s
 //!   with memcpy at 5.2 GB/s on a 2-core machine, `bench-inputs/README.md`), scaled by this run's
 //!   memcpy.
@@ -21,7 +23,7 @@ mod common;
 use std::hint::black_box;
 
 use common::{allocations, arg_mb, mbps, memcpy_time, time, whole_process};
-use logspec::formats::rlog::{Event, EventRef, R1ValueRef, Reader, Revision, ValueRef, Writer};
+use logspec::formats::rlog::{Event, EventRef, R1ValueRef, R2ValueRef, Reader, Revision, ValueRef, Writer};
 
 #[global_allocator]
 static GLOBAL: common::Counting = common::Counting;
@@ -67,6 +69,41 @@ fn build(mb: f64) -> Vec<u8> {
     w.finish().unwrap()
 }
 
+/// An R2 file of about `mb` MB made of the R2 all-types sample
+/// (`tests/data/rlog/gen_akit_head_r2_alltypes.rlog`: every declared type, structs and arrays)
+/// repeated, keys defined once.
+fn build_r2(mb: f64) -> Vec<u8> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/rlog/gen_akit_head_r2_alltypes.rlog");
+    let sample = std::fs::read(path).expect("the bundled R2 sample");
+    let mut r = Reader::new(&sample[..]).unwrap();
+    let mut events = Vec::new();
+    while let Some(ev) = r.next_event() {
+        events.push(ev.unwrap());
+    }
+    let keys: Vec<(i16, String, Option<String>)> =
+        r.keys().map(|(id, k)| (id, k.name.clone(), k.declared_type.clone())).collect();
+    let target = (mb * 1e6) as usize;
+    let mut w = Writer::new(Vec::with_capacity(target + sample.len()), Revision::R2);
+    let mut rep = 0u32;
+    let mut written = 1usize;
+    while written < target {
+        for ev in &events {
+            match ev {
+                Event::Timestamp(t) => w.timestamp(t + f64::from(rep)).unwrap(),
+                Event::KeyDef { key_id } if rep == 0 => {
+                    let (_, name, ty) = keys.iter().find(|(id, ..)| id == key_id).unwrap();
+                    w.define(*key_id, name, ty.as_deref()).unwrap();
+                }
+                Event::KeyDef { .. } => {}
+                Event::Value { key_id, value, .. } => w.value(*key_id, value.clone()).unwrap(),
+            }
+        }
+        rep += 1;
+        written += sample.len();
+    }
+    w.finish().unwrap()
+}
+
 fn decode_events(buf: &[u8]) -> u64 {
     let mut r = Reader::new(buf).unwrap();
     let mut n = 0u64;
@@ -89,9 +126,7 @@ fn decode_events_ref(buf: &[u8]) -> u64 {
             black_box(key);
             match value {
                 ValueRef::R1(v) => consume(v),
-                ValueRef::R2(v) => {
-                    black_box(v);
-                }
+                ValueRef::R2(v) => consume_r2(v),
             }
             n += 1;
         }
@@ -102,7 +137,7 @@ fn decode_events_ref(buf: &[u8]) -> u64 {
 #[inline]
 fn consume(v: R1ValueRef<'_>) {
     match v {
-        R1ValueRef::Null => {}
+        R1ValueRef::Null {} => {}
         R1ValueRef::Boolean { value } => {
             black_box(value);
         }
@@ -132,6 +167,30 @@ fn consume(v: R1ValueRef<'_>) {
         }
         R1ValueRef::ByteArray { value } => {
             black_box(value);
+        }
+    }
+}
+
+#[inline]
+fn consume_r2(v: R2ValueRef<'_>) {
+    match v {
+        R2ValueRef::BooleanArray { value } => value.iter().for_each(|x| {
+            black_box(x);
+        }),
+        R2ValueRef::Int64Array { value } => value.iter().for_each(|x| {
+            black_box(x);
+        }),
+        R2ValueRef::FloatArray { value } => value.iter().for_each(|x| {
+            black_box(x);
+        }),
+        R2ValueRef::DoubleArray { value } => value.iter().for_each(|x| {
+            black_box(x);
+        }),
+        R2ValueRef::StringArray { value } => value.iter().for_each(|x| {
+            black_box(x.text);
+        }),
+        other => {
+            black_box(other);
         }
     }
 }
@@ -208,4 +267,23 @@ fn main() {
         buf.len() / 4_000_000
     );
     println!("logspec dump > /dev/null         {:>7.0} MB/s   peak RSS {} kB", w.dump_mbps, w.dump_rss_kb);
+
+    // R2: every value decoded in place by its key's declared type.
+    let buf2 = build_r2(mb / 4.0);
+    let values2 = decode_events_ref(&buf2);
+    let memcpy2 = memcpy_time(&buf2, runs);
+    let ref2 = time(runs, || decode_events_ref(&buf2));
+    let a0 = allocations();
+    decode_events_ref(&buf2);
+    let allocs2 = allocations() - a0;
+    let m2 = mbps(buf2.len(), memcpy2);
+    let e = mbps(buf2.len(), ref2);
+    println!("R2 input: {} bytes, {} values ({:.1} B/value)", buf2.len(), values2, buf2.len() as f64 / values2 as f64);
+    println!("memcpy (R2 input)                {m2:>7.0} MB/s   1.00x (baseline)");
+    println!(
+        "R2 decode, next_event_ref        {e:>7.0} MB/s   {:.3}x memcpy   {:.1} M values/s   {:.3} allocations/value",
+        e / m2,
+        values2 as f64 / ref2.as_secs_f64() / 1e6,
+        allocs2 as f64 / values2 as f64
+    );
 }

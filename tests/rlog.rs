@@ -394,7 +394,7 @@ fn dump_of_the_stream_capture_equals_its_payloads_as_a_file() {
 
 /// What the generated `R1Message` decoder makes of an R1 file, message by message from the byte
 /// after the revision: the events, then (offset, error) where it stops. The reader decodes R1
-/// through its own in-place fast path (`borrowed.rs`); it must agree with this exactly.
+/// through the generated views, in place in its read buffer; it must agree with this exactly.
 fn generated_r1(bytes: &[u8]) -> (Vec<Event>, Option<(u64, String)>) {
     use logspec::formats::rlog::{R1Body, R1Message};
     use logspec::runtime::{Cursor, Decode, DecodeErrorKind, Endian};

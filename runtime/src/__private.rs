@@ -14,6 +14,17 @@ pub fn sub<const N: usize>(b: &[u8], off: usize) -> [u8; N] {
     a
 }
 
+/// A reference to the `N` bytes of `b` at `off`. Generated code calls it with constant offsets
+/// inside bytes whose length it has checked, so the error never happens and the check compiles
+/// away.
+#[inline(always)]
+pub fn sub_ref<const N: usize>(b: &[u8], off: usize) -> Result<&[u8; N], DecodeError> {
+    match b.get(off..).and_then(|r| r.first_chunk::<N>()) {
+        Some(a) => Ok(a),
+        None => Err(DecodeError::eof(N, b.len().saturating_sub(off)).at(off)),
+    }
+}
+
 /// Builds an array from a fallible element constructor, stopping at the first error.
 #[inline]
 pub fn try_array<T, E, const N: usize>(mut f: impl FnMut(usize) -> Result<T, E>) -> Result<[T; N], E> {
@@ -250,6 +261,36 @@ fn whole<T>(
     let v = decode(&mut c).map_err(|e| e.in_type(name))?;
     if c.is_empty() {
         Ok(v)
+    } else {
+        Err(DecodeError::new(crate::DecodeErrorKind::TrailingBytes { extra: c.remaining() as u64 })
+            .at(c.position())
+            .in_type(name))
+    }
+}
+
+/// The view of a value that fills `bytes` exactly (a record payload), with reader parameters.
+#[inline]
+pub fn view_whole<'a, V: crate::View<'a>>(
+    bytes: &'a [u8],
+    params: &'a [i128],
+    name: &'static str,
+) -> Result<V, DecodeError> {
+    let mut c = Cursor::with_params(bytes, params);
+    let v = V::decode_view(&mut c, crate::Endian::Little).map_err(|e| e.in_type(name))?;
+    if c.is_empty() {
+        Ok(v)
+    } else {
+        Err(DecodeError::new(crate::DecodeErrorKind::TrailingBytes { extra: c.remaining() as u64 })
+            .at(c.position())
+            .in_type(name))
+    }
+}
+
+/// Fails with `TrailingBytes` unless the cursor is used up.
+#[inline]
+pub fn at_end(c: &Cursor<'_>, name: &'static str) -> Result<(), DecodeError> {
+    if c.is_empty() {
+        Ok(())
     } else {
         Err(DecodeError::new(crate::DecodeErrorKind::TrailingBytes { extra: c.remaining() as u64 })
             .at(c.position())

@@ -32,6 +32,12 @@ impl<'a> Cursor<'a> {
         self.params.get(index).copied()
     }
 
+    /// Every reader parameter value the cursor carries (see [`Cursor::with_params`]).
+    #[inline]
+    pub fn params(&self) -> &'a [i128] {
+        self.params
+    }
+
     /// Bytes consumed so far.
     #[inline]
     pub fn position(&self) -> usize {

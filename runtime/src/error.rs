@@ -66,10 +66,10 @@ pub enum DecodeErrorKind {
     MissingParam { name: &'static str },
 }
 
-/// A decode failure, located by byte offset (relative to the start of what was being decoded) and,
-/// where known, the type and field being decoded.
+/// The parts of a [`DecodeError`]: what went wrong, where (byte offset relative to the start of
+/// what was being decoded) and, where known, the type and field being decoded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct DecodeError {
+pub struct DecodeErrorDetail {
     pub kind: DecodeErrorKind,
     pub offset: u64,
     /// The struct or record being decoded.
@@ -78,10 +78,59 @@ pub struct DecodeError {
     pub field: Option<&'static str>,
 }
 
+/// A decode failure, located by byte offset (relative to the start of what was being decoded) and,
+/// where known, the type and field being decoded; its parts are reached through `Deref`
+/// (`err.kind`, `err.offset`).
+///
+/// With the `alloc` feature the detail is boxed, so that the error is one pointer and every
+/// `Result<T, DecodeError>` on a hot path stays small (a compile-time assertion holds it to at
+/// most 24 bytes). Decode errors are rare (a corrupt or cut input), so the allocation is paid
+/// only on the cold path. Without `alloc` the detail is kept inline.
+#[derive(Clone, PartialEq, Eq)]
+pub struct DecodeError(Repr);
+
+#[cfg(feature = "alloc")]
+type Repr = alloc::boxed::Box<DecodeErrorDetail>;
+#[cfg(not(feature = "alloc"))]
+type Repr = DecodeErrorDetail;
+
+#[cfg(feature = "alloc")]
+const _: () = assert!(core::mem::size_of::<DecodeError>() <= 24);
+#[cfg(feature = "alloc")]
+const _: () = assert!(core::mem::size_of::<Result<u64, DecodeError>>() <= 24);
+
+impl core::ops::Deref for DecodeError {
+    type Target = DecodeErrorDetail;
+    #[inline]
+    fn deref(&self) -> &DecodeErrorDetail {
+        &self.0
+    }
+}
+
+impl core::ops::DerefMut for DecodeError {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut DecodeErrorDetail {
+        &mut self.0
+    }
+}
+
+impl fmt::Debug for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
+
+impl From<DecodeErrorDetail> for DecodeError {
+    #[cold]
+    fn from(d: DecodeErrorDetail) -> Self {
+        DecodeError(d.into())
+    }
+}
+
 impl DecodeError {
     #[cold]
     pub fn new(kind: DecodeErrorKind) -> Self {
-        DecodeError { kind, offset: 0, ty: None, field: None }
+        DecodeErrorDetail { kind, offset: 0, ty: None, field: None }.into()
     }
 
     #[cold]
@@ -89,18 +138,23 @@ impl DecodeError {
         Self::new(DecodeErrorKind::UnexpectedEof { needed: needed as u64, available: available as u64 })
     }
 
+    /// The parts of the error, unboxed.
+    pub fn detail(&self) -> DecodeErrorDetail {
+        **self
+    }
+
     /// Sets the offset (if not yet set deeper down, offsets add up from inner to outer).
     #[cold]
     pub fn at(mut self, offset: usize) -> Self {
-        self.offset += offset as u64;
+        self.0.offset += offset as u64;
         self
     }
 
     /// Names the field, unless an inner field was already named.
     #[cold]
     pub fn in_field(mut self, field: &'static str) -> Self {
-        if self.field.is_none() {
-            self.field = Some(field);
+        if self.0.field.is_none() {
+            self.0.field = Some(field);
         }
         self
     }
@@ -108,8 +162,8 @@ impl DecodeError {
     /// Names the type, unless an inner type was already named.
     #[cold]
     pub fn in_type(mut self, ty: &'static str) -> Self {
-        if self.ty.is_none() {
-            self.ty = Some(ty);
+        if self.0.ty.is_none() {
+            self.0.ty = Some(ty);
         }
         self
     }
@@ -140,6 +194,12 @@ impl fmt::Display for DecodeErrorKind {
 }
 
 impl fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&**self, f)
+    }
+}
+
+impl fmt::Display for DecodeErrorDetail {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match (self.ty, self.field) {
             (Some(t), Some(x)) => write!(f, "{t}.{x}: ")?,

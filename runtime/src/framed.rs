@@ -13,72 +13,8 @@ use crate::cursor::Cursor;
 use crate::error::{DecodeError, DecodeErrorKind, EncodeError};
 use crate::readbuf::{ReadBuf, CHUNK};
 use crate::traits::{Decode, Encode, Endian};
-use crate::visit::Visit;
 
-/// The framing fields of one record header.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RecordHeader {
-    pub tag: u64,
-    pub len: u64,
-    pub timestamp: Option<u64>,
-}
-
-/// A format whose records are framed by a fixed-size header with a tag and a length.
-/// Implemented by generated code.
-pub trait FramedFormat {
-    /// The format's short name (`usvlog`).
-    const NAME: &'static str;
-    /// Size of the record header in bytes.
-    const RECORD_HEADER_SIZE: usize;
-    /// The largest payload the length field can express.
-    const MAX_PAYLOAD: u64;
-    /// The largest tag the tag field can express.
-    const MAX_TAG: u64;
-    /// The schema id this layout decodes (empty for formats without one).
-    const KNOWN_SCHEMA_IDS: &'static [u64];
-    /// Names of the record-header fields that hold the tag, the length and the timestamp.
-    const TAG_FIELD: &'static str;
-    const LENGTH_FIELD: &'static str;
-    const TIMESTAMP_FIELD: Option<&'static str>;
-    type FileHeader: Decode + Encode + Visit;
-    /// "Any record of this format".
-    type Record: Encode + Visit;
-
-    /// Parses the framing fields from the first `RECORD_HEADER_SIZE` bytes of `b`, checking its
-    /// const fields (sync markers).
-    fn parse_record_header(b: &[u8]) -> Result<RecordHeader, DecodeError>;
-    /// Writes a record header into the first `RECORD_HEADER_SIZE` bytes of `out`.
-    fn write_record_header(h: &RecordHeader, out: &mut [u8]);
-    /// Checks what decoding alone cannot (the schema id); consts were checked while decoding.
-    fn check_file_header(h: &Self::FileHeader) -> Result<(), ReadErrorKind>;
-    /// The schema id a file header declares, for formats that have one.
-    fn schema_id(h: &Self::FileHeader) -> Option<u64>;
-    /// The name of the record type with this tag, if known.
-    fn record_name(tag: u64) -> Option<&'static str>;
-    /// Decodes a payload; `None` for a tag this schema does not know.
-    fn decode_record(tag: u64, payload: &[u8]) -> Option<Result<Self::Record, DecodeError>>;
-    /// The tag of a record.
-    fn record_tag(r: &Self::Record) -> u64;
-}
-
-/// A computation over a format picked at run time, e.g. by a file's schema id: see
-/// [`with_file_format`] and [`Versioned`].
-pub trait WithFormat {
-    type Output;
-    fn call<F: FramedFormat>(self) -> Self::Output;
-}
-
-/// A format together with the older layouts of its lock history. Implemented by generated code
-/// for every framed format; the older layouts live in the generated `history` module.
-pub trait Versioned: FramedFormat {
-    /// Every schema id this build decodes: the current one first, then the locked older ones.
-    const SCHEMA_IDS: &'static [u64];
-    /// The file-header field that holds the schema id (`""` for formats without one).
-    const SCHEMA_ID_FIELD: &'static str;
-    /// Calls `w` with the format (this one or an older layout) of schema id `id`; hands `w` back
-    /// for an id this build does not know.
-    fn with_schema_id<W: WithFormat>(id: u64, w: W) -> Result<W::Output, W>;
-}
+pub use crate::format::{FramedFormat, ReadErrorKind, RecordHeader, Versioned, WithFormat};
 
 /// Calls `w` with the layout a file was written under, read from the schema id in its header
 /// (`head` holds the first bytes of the file: at least the file header). Files without a schema
@@ -107,35 +43,6 @@ pub fn with_file_format<F: Versioned, W: WithFormat>(head: &[u8], w: W) -> Resul
             })
         }),
     }
-}
-
-/// What went wrong while reading a stream.
-#[derive(Debug)]
-pub enum ReadErrorKind {
-    Io(io::Error),
-    /// The input ended inside a header or payload.
-    Truncated {
-        what: &'static str,
-        needed: u64,
-        available: u64,
-    },
-    /// A payload or header did not decode.
-    Decode(DecodeError),
-    /// A record header is invalid (e.g. a wrong sync marker): the stream cannot be followed further.
-    BadRecordHeader(DecodeError),
-    /// The file's schema id is not one this build knows.
-    UnknownSchemaId {
-        field: &'static str,
-        found: u64,
-        known: &'static [u64],
-    },
-    /// The file's schema id is one this build knows, but not the one of this reader's layout: pick
-    /// the reader by the file's schema id with [`with_file_format`].
-    OtherSchemaId {
-        field: &'static str,
-        found: u64,
-        expected: u64,
-    },
 }
 
 /// A read failure with its location: byte offset in the stream (of the record or header that
@@ -198,7 +105,7 @@ impl fmt::Display for ReadError {
                 write!(f, "file truncated inside the {what}: needed {needed} bytes, only {available} left")
             }
             ReadErrorKind::Decode(e) | ReadErrorKind::BadRecordHeader(e) => {
-                let mut e = *e;
+                let mut e = e.detail();
                 // Report the field's absolute position too.
                 let abs = self.offset + e.offset;
                 e.offset = abs;
@@ -272,7 +179,7 @@ fn lend<'a, F: FramedFormat>(
     match &decoded {
         None => f(raw, None),
         Some(Ok(record)) => f(raw, Some(record)),
-        Some(Err(e)) => return Err(payload_error::<F>(raw, *e)),
+        Some(Err(e)) => return Err(payload_error::<F>(raw, e.clone())),
     }
     Ok(())
 }
@@ -309,15 +216,53 @@ fn decode_file_header<F: FramedFormat>(
             F::check_file_header(&h).map_err(header_error::<F>)?;
             Ok(Some((h, c.position())))
         }
-        Err(DecodeError { kind: DecodeErrorKind::UnexpectedEof { needed, available }, offset, .. }) if at_eof => {
-            Err(header_error::<F>(ReadErrorKind::Truncated {
-                what: "file header",
-                needed: offset + needed,
-                available: offset + available,
-            }))
-        }
-        Err(DecodeError { kind: DecodeErrorKind::UnexpectedEof { .. }, .. }) => Ok(None),
-        Err(e) => Err(header_error::<F>(ReadErrorKind::Decode(e))),
+        Err(e) => match (e.kind, at_eof) {
+            (DecodeErrorKind::UnexpectedEof { needed, available }, true) => {
+                Err(header_error::<F>(ReadErrorKind::Truncated {
+                    what: "file header",
+                    needed: e.offset + needed,
+                    available: e.offset + available,
+                }))
+            }
+            (DecodeErrorKind::UnexpectedEof { .. }, false) => Ok(None),
+            _ => Err(header_error::<F>(ReadErrorKind::Decode(e))),
+        },
+    }
+}
+
+/// Where the record at the start of `bytes` ends: the framing rule, which the slice reader and the
+/// streaming reader share (the streaming reader reads more when the record is short and the input
+/// has not ended).
+enum Frame {
+    /// The whole record is there: its header, and its length with the header.
+    Whole { header: RecordHeader, total: usize },
+    /// The bytes end inside the record's header or payload; `want` is the length of the whole
+    /// record when it is known and addressable.
+    Short { what: &'static str, needed: u64, available: u64, tag: Option<u64>, want: Option<usize> },
+    /// The record header does not decode.
+    BadHeader(DecodeError),
+}
+
+#[inline(always)]
+fn frame<F: FramedFormat>(bytes: &[u8]) -> Frame {
+    let h = F::RECORD_HEADER_SIZE;
+    if bytes.len() < h {
+        let (needed, available) = (h as u64, bytes.len() as u64);
+        return Frame::Short { what: "record header", needed, available, tag: None, want: Some(h) };
+    }
+    let header = match F::parse_record_header(bytes) {
+        Ok(header) => header,
+        Err(e) => return Frame::BadHeader(e),
+    };
+    match usize::try_from(header.len).ok().and_then(|l| l.checked_add(h)) {
+        Some(total) if total <= bytes.len() => Frame::Whole { header, total },
+        want => Frame::Short {
+            what: "payload",
+            needed: header.len,
+            available: (bytes.len() - h) as u64,
+            tag: Some(header.tag),
+            want,
+        },
     }
 }
 
@@ -383,30 +328,27 @@ impl<'a, F: FramedFormat> Iterator for SliceReader<'a, F> {
             self.done = true;
             return None;
         }
-        let h = F::RECORD_HEADER_SIZE;
         let (pos, index) = (self.pos as u64, self.index);
-        let truncated = |what, needed: u64, available: usize, tag| {
-            record_error::<F>(ReadErrorKind::Truncated { what, needed, available: available as u64 }, pos, index, tag)
-        };
-        if rest.len() < h {
-            self.done = true;
-            return Some(Err(truncated("record header", h as u64, rest.len(), None)));
-        }
-        let header = match F::parse_record_header(rest) {
-            Ok(h) => h,
-            Err(e) => {
+        let (header, total) = match frame::<F>(rest) {
+            Frame::Whole { header, total } => (header, total),
+            Frame::Short { what, needed, available, tag, .. } => {
+                self.done = true;
+                return Some(Err(record_error::<F>(
+                    ReadErrorKind::Truncated { what, needed, available },
+                    pos,
+                    index,
+                    tag,
+                )));
+            }
+            Frame::BadHeader(e) => {
                 self.done = true;
                 return Some(Err(record_error::<F>(ReadErrorKind::BadRecordHeader(e), pos, index, None)));
             }
         };
-        let total = (h as u64).saturating_add(header.len);
-        if (rest.len() as u64) < total {
-            self.done = true;
-            return Some(Err(truncated("payload", header.len, rest.len() - h, Some(header.tag))));
-        }
-        let payload = &rest[h..total as usize];
+        let h = F::RECORD_HEADER_SIZE;
+        let payload = &rest[h..total];
         let raw = RawRecord { offset: self.pos as u64, index: self.index, header, payload };
-        self.pos += total as usize;
+        self.pos += total;
         self.index += 1;
         Some(Ok(raw))
     }
@@ -467,36 +409,21 @@ impl<R: Read, F: FramedFormat> Reader<R, F> {
             self.done = true;
             return None;
         }
-        if self.buf.available() < h {
-            let available = self.buf.available() as u64;
-            return fail(self, ReadErrorKind::Truncated { what: "record header", needed: h as u64, available }, None);
-        }
-        let header = match F::parse_record_header(self.buf.bytes()) {
-            Ok(h) => h,
-            Err(e) => return fail(self, ReadErrorKind::BadRecordHeader(e), None),
-        };
-        let total = match usize::try_from(header.len).ok().and_then(|l| l.checked_add(h)) {
-            Some(t) => t,
-            None => {
-                let available = (self.buf.available() - h) as u64;
-                return fail(
-                    self,
-                    ReadErrorKind::Truncated { what: "payload", needed: header.len, available },
-                    Some(header.tag),
-                );
+        let (header, total) = loop {
+            match frame::<F>(self.buf.bytes()) {
+                Frame::Whole { header, total } => break (header, total),
+                // The bytes read end inside the record: read the rest, unless the input ended.
+                Frame::Short { want: Some(want), tag, .. } if !self.buf.is_eof() => {
+                    if let Err(e) = self.buf.fill(want) {
+                        return fail(self, ReadErrorKind::Io(e), tag);
+                    }
+                }
+                Frame::Short { what, needed, available, tag, .. } => {
+                    return fail(self, ReadErrorKind::Truncated { what, needed, available }, tag);
+                }
+                Frame::BadHeader(e) => return fail(self, ReadErrorKind::BadRecordHeader(e), None),
             }
         };
-        if let Err(e) = self.buf.fill(total) {
-            return fail(self, ReadErrorKind::Io(e), Some(header.tag));
-        }
-        if self.buf.available() < total {
-            let available = (self.buf.available() - h) as u64;
-            return fail(
-                self,
-                ReadErrorKind::Truncated { what: "payload", needed: header.len, available },
-                Some(header.tag),
-            );
-        }
         let (offset, index) = (self.buf.position(), self.index);
         self.index += 1;
         let payload = &self.buf.take(total)[h..];

@@ -15,7 +15,9 @@ extern crate std;
 
 mod cursor;
 mod error;
+mod format;
 mod traits;
+pub mod view;
 mod visit;
 
 #[cfg(feature = "std")]
@@ -27,14 +29,15 @@ mod readbuf;
 pub mod __private;
 
 pub use cursor::{Cursor, Sink, SliceSink};
-pub use error::{DecodeError, DecodeErrorKind, EncodeError, Shown};
+pub use error::{DecodeError, DecodeErrorDetail, DecodeErrorKind, EncodeError, Shown};
 pub use traits::{Decode, Encode, Endian, Fixed, FixedStr, Record, Union};
+pub use view::View;
 pub use visit::{Visit, Visitor};
 
+pub use format::{FramedFormat, ReadErrorKind, RecordHeader, Versioned, WithFormat};
 #[cfg(feature = "std")]
 pub use framed::{
-    with_file_format, Event, FramedFormat, RawRecord, ReadError, ReadErrorDetail, ReadErrorKind, Reader, RecordHeader,
-    SliceReader, Versioned, WithFormat, WriteError, Writer,
+    with_file_format, Event, RawRecord, ReadError, ReadErrorDetail, Reader, SliceReader, WriteError, Writer,
 };
 #[cfg(feature = "std")]
 pub use readbuf::ReadBuf;

@@ -33,23 +33,23 @@ pub struct Sz {
 }
 
 impl Sz {
-    fn lit(n: usize) -> Self {
+    pub(crate) fn lit(n: usize) -> Self {
         Sz { lit: n, terms: Vec::new() }
     }
 
-    fn add(&self, o: &Sz) -> Sz {
+    pub(crate) fn add(&self, o: &Sz) -> Sz {
         let mut terms = self.terms.clone();
         terms.extend(o.terms.iter().cloned());
         Sz { lit: self.lit + o.lit, terms }
     }
 
-    fn is_literal(&self) -> bool {
+    pub(crate) fn is_literal(&self) -> bool {
         self.terms.is_empty()
     }
 }
 
 /// `off + __i * es` for element `__i` of an array, without `0 +` or `* 1`.
-fn element_offset(off: &TokenStream, es: &Sz) -> TokenStream {
+pub(crate) fn element_offset(off: &TokenStream, es: &Sz) -> TokenStream {
     let step = if es.is_literal() && es.lit == 1 { quote!(__i) } else { quote!(__i * #es) };
     if off.to_string() == "0" {
         step
@@ -95,7 +95,7 @@ pub fn fixed_size(cx: &Cx<'_>, ty: &Ty) -> Option<Sz> {
 }
 
 /// Offsets of every field and the total size, when all fields have fixed sizes.
-fn fixed_layout(cx: &Cx<'_>, fields: &[Field]) -> Option<(Vec<Sz>, Sz)> {
+pub(crate) fn fixed_layout(cx: &Cx<'_>, fields: &[Field]) -> Option<(Vec<Sz>, Sz)> {
     let mut at = Sz::lit(0);
     let mut offs = Vec::with_capacity(fields.len());
     for f in fields {
@@ -253,7 +253,7 @@ fn to_bytes(e: Endian) -> TokenStream {
 
 /// An expression decoding a fixed-size value at `off` in the array `b`; `true` if it returns a
 /// `Result`.
-fn fixed_decode(cx: &Cx<'_>, ty: &Ty, e: Endian, off: TokenStream) -> (TokenStream, bool) {
+pub(crate) fn fixed_decode(cx: &Cx<'_>, ty: &Ty, e: Endian, off: TokenStream) -> (TokenStream, bool) {
     let rt = &cx.rt;
     match ty {
         Ty::Prim(p) => {
@@ -364,7 +364,7 @@ fn fixed_encode(cx: &Cx<'_>, ty: &Ty, e: Endian, off: TokenStream, v: TokenStrea
 }
 
 /// `(x)` -> `x`, for expressions used as a whole function argument.
-fn unparen(t: TokenStream) -> TokenStream {
+pub(crate) fn unparen(t: TokenStream) -> TokenStream {
     let mut it = t.clone().into_iter();
     match (it.next(), it.next()) {
         (Some(proc_macro2::TokenTree::Group(g)), None) if g.delimiter() == proc_macro2::Delimiter::Parenthesis => {
@@ -375,7 +375,7 @@ fn unparen(t: TokenStream) -> TokenStream {
 }
 
 /// The end of `n` bytes at `off`, folded to one literal when `off` is a literal.
-fn range_end(off: &TokenStream, n: &dyn std::fmt::Display) -> TokenStream {
+pub(crate) fn range_end(off: &TokenStream, n: &dyn std::fmt::Display) -> TokenStream {
     let n: usize = n.to_string().parse().unwrap_or(0);
     match off.to_string().parse::<usize>() {
         Ok(o) => {
@@ -406,7 +406,7 @@ fn const_int(cx: &Cx<'_>, f: &Field, v: i128) -> (TokenStream, Prim) {
     (text.parse().unwrap_or_else(|_| quote!(0)), p)
 }
 
-fn const_check(cx: &Cx<'_>, f: &Field, v: &ConstValue, b: TokenStream, off: &Sz) -> TokenStream {
+pub(crate) fn const_check(cx: &Cx<'_>, f: &Field, v: &ConstValue, b: TokenStream, off: &Sz) -> TokenStream {
     let rt = &cx.rt;
     let fname = f.name.as_str();
     match v {
@@ -563,6 +563,18 @@ fn local(i: usize) -> proc_macro2::Ident {
 /// Cursor-based decoding of a field list: statements that bind every field to a local, and the
 /// `name: local,` initialisers of the visible ones.
 pub fn decode_fields(cx: &Cx<'_>, fields: &[Field], ty_name: &str) -> (TokenStream, TokenStream) {
+    decode_fields_as(cx, fields, ty_name, Mode::Owned)
+}
+
+/// Whether code is for the owned types or for the borrowed views (see [`super::views`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Owned,
+    View,
+}
+
+/// [`decode_fields`] for owned values or for views.
+pub fn decode_fields_as(cx: &Cx<'_>, fields: &[Field], ty_name: &str, mode: Mode) -> (TokenStream, TokenStream) {
     let rt = &cx.rt;
     let hide = hidden(fields);
     let mut stmts = TokenStream::new();
@@ -614,12 +626,27 @@ pub fn decode_fields(cx: &Cx<'_>, fields: &[Field], ty_name: &str) -> (TokenStre
                     Ty::Named(_) => quote!(#tag.0),
                     _ => quote!(#tag),
                 };
-                quote!(<#t as #rt::Union>::decode_variant(#raw as i128, c))
+                match mode {
+                    Mode::Owned => quote!(<#t as #rt::Union>::decode_variant(#raw as i128, c)),
+                    Mode::View => {
+                        let v = super::views::view_ident(cx, *id);
+                        quote!(#v::decode_variant(#raw as i128, c))
+                    }
+                }
             }
             Ty::ParamUnion { id, param } => {
-                let t = cx.type_name(*id);
+                let t = match mode {
+                    Mode::Owned => {
+                        let t = cx.type_name(*id);
+                        quote!(<#t as #rt::Union>)
+                    }
+                    Mode::View => {
+                        let v = super::views::view_ident(cx, *id);
+                        quote!(#v)
+                    }
+                };
                 let pname = cx.schema.params.get(*param).map_or("?", |p| p.name.as_str());
-                quote!(#rt::__private::param(c, #param, #pname).and_then(|__t| <#t as #rt::Union>::decode_variant(__t, c)))
+                quote!(#rt::__private::param(c, #param, #pname).and_then(|__t| #t::decode_variant(__t, c)))
             }
             Ty::VarInt { prim, width } => {
                 let t = prim_type(*prim);
@@ -628,7 +655,10 @@ pub fn decode_fields(cx: &Cx<'_>, fields: &[Field], ty_name: &str) -> (TokenStre
                 let big = f.endian == Endian::Big;
                 quote!(#rt::__private::var_uint(c, #rt::__private::width(#w as u64, #lo, #bits), #big).map(|__v| __v as #t))
             }
-            other => cursor_decode(cx, other, f.endian),
+            other => match mode {
+                Mode::Owned => cursor_decode(cx, other, f.endian),
+                Mode::View => super::views::view_decode(cx, other, f.endian),
+            },
         };
         stmts.extend(quote!(let #l = #ex.map_err(|e| e.in_field(#fname).in_type(#ty_name))?;));
         if !hide[i] {
@@ -640,7 +670,7 @@ pub fn decode_fields(cx: &Cx<'_>, fields: &[Field], ty_name: &str) -> (TokenStre
 }
 
 /// A `Result`-valued expression decoding one value from the cursor `c`.
-fn cursor_decode(cx: &Cx<'_>, ty: &Ty, e: Endian) -> TokenStream {
+pub(crate) fn cursor_decode(cx: &Cx<'_>, ty: &Ty, e: Endian) -> TokenStream {
     let rt = &cx.rt;
     let order = cx.endian(e);
     let big = e == Endian::Big;
@@ -722,6 +752,16 @@ pub fn encode_fields(
     fields: &[Field],
     access: &dyn Fn(&Field) -> TokenStream,
 ) -> (TokenStream, TokenStream) {
+    encode_fields_as(cx, fields, access, Mode::Owned)
+}
+
+/// [`encode_fields`] for owned values or for views.
+pub fn encode_fields_as(
+    cx: &Cx<'_>,
+    fields: &[Field],
+    access: &dyn Fn(&Field) -> TokenStream,
+    mode: Mode,
+) -> (TokenStream, TokenStream) {
     let rt = &cx.rt;
     let hide = hidden(fields);
     let mut len = quote!(0usize);
@@ -770,8 +810,12 @@ pub fn encode_fields(
             };
             let t = prim_type(p);
             let n = Literal::usize_unsuffixed(p.size() as usize);
+            let tag = match mode {
+                Mode::Owned => quote!(#rt::Union::tag(&#uv)),
+                Mode::View => quote!(#uv.tag()),
+            };
             len.extend(quote!(+ #n));
-            enc.extend(quote!(out.put(&(#rt::Union::tag(&#uv) as #t).#tb());));
+            enc.extend(quote!(out.put(&(#tag as #t).#tb());));
             continue;
         }
         let v = access(f);
@@ -787,15 +831,15 @@ pub fn encode_fields(
             enc.extend(quote!(#rt::__private::put_var_uint(out, (#v as #ut) as u64, #n, #big, #fname)?;));
             continue;
         }
-        let l = value_len(cx, &f.ty, v.clone());
+        let l = value_len(cx, &f.ty, v.clone(), mode);
         len.extend(quote!(+ #l));
-        enc.extend(encode_value(cx, &f.ty, f.endian, v, fname));
+        enc.extend(encode_value(cx, &f.ty, f.endian, v, fname, mode));
     }
     (len, enc)
 }
 
 /// The encoded length of the value `v` (of type `&T`).
-fn value_len(cx: &Cx<'_>, ty: &Ty, v: TokenStream) -> TokenStream {
+fn value_len(cx: &Cx<'_>, ty: &Ty, v: TokenStream, mode: Mode) -> TokenStream {
     let rt = &cx.rt;
     if let Some(n) = cx.schema.size_of(ty) {
         let n = Literal::usize_unsuffixed(n as usize);
@@ -815,11 +859,12 @@ fn value_len(cx: &Cx<'_>, ty: &Ty, v: TokenStream) -> TokenStream {
                     quote!((#w + #v.len() * #es))
                 }
                 None => {
-                    let inner = unparen(value_len(cx, elem, quote!((*__x))));
+                    let inner = unparen(value_len(cx, elem, element(cx, ty, mode), mode));
                     quote!((#w + #v.iter().map(|__x| #inner).sum::<usize>()))
                 }
             }
         }
+        Ty::Union { .. } | Ty::ParamUnion { .. } if mode == Mode::View => quote!(#v.variant_len()),
         Ty::Union { .. } | Ty::ParamUnion { .. } => quote!(#rt::Union::variant_len(&#v)),
         Ty::VarInt { .. } => quote!(compile_error!("a variable-width integer needs its width field")),
         _ => quote!(#rt::Encode::encoded_len(&#v)),
@@ -827,7 +872,7 @@ fn value_len(cx: &Cx<'_>, ty: &Ty, v: TokenStream) -> TokenStream {
 }
 
 /// Statements encoding the value `v` (of type `&T`) to `out`.
-fn encode_value(cx: &Cx<'_>, ty: &Ty, e: Endian, v: TokenStream, fname: &str) -> TokenStream {
+fn encode_value(cx: &Cx<'_>, ty: &Ty, e: Endian, v: TokenStream, fname: &str, mode: Mode) -> TokenStream {
     let rt = &cx.rt;
     let tb = to_bytes(e);
     let order = cx.endian(e);
@@ -853,7 +898,7 @@ fn encode_value(cx: &Cx<'_>, ty: &Ty, e: Endian, v: TokenStream, fname: &str) ->
             quote!(#pre out.put(#bytes);)
         }
         Ty::Array { elem, len } => {
-            let inner = encode_value(cx, elem, e, quote!((*__x)), fname);
+            let inner = encode_value(cx, elem, e, element(cx, ty, mode), fname, mode);
             let pre = match len {
                 Len::Count(p) => put_len(p, quote!(#v.len())),
                 Len::Size(p) => {
@@ -863,7 +908,7 @@ fn encode_value(cx: &Cx<'_>, ty: &Ty, e: Endian, v: TokenStream, fname: &str) ->
                             quote!(#v.len() * #es)
                         }
                         None => {
-                            let il = unparen(value_len(cx, elem, quote!((*__x))));
+                            let il = unparen(value_len(cx, elem, element(cx, ty, mode), mode));
                             quote!(#v.iter().map(|__x| #il).sum::<usize>())
                         }
                     };
@@ -874,8 +919,19 @@ fn encode_value(cx: &Cx<'_>, ty: &Ty, e: Endian, v: TokenStream, fname: &str) ->
             quote!(#pre for __x in #v.iter() { #inner })
         }
         Ty::Named(_) => quote!(#rt::Encode::encode(&#v, out, #order)?;),
+        Ty::Union { .. } | Ty::ParamUnion { .. } if mode == Mode::View => quote!(#v.encode_variant(out)?;),
         Ty::Union { .. } | Ty::ParamUnion { .. } => quote!(#rt::Union::encode_variant(&#v, out)?;),
         Ty::VarInt { .. } => quote!(compile_error!("a variable-width integer needs its width field")),
+    }
+}
+
+/// How the loops over an array `ty` name the element `__x`: `(*__x)` where iteration yields
+/// references (owned values, and views' fixed-length arrays of structs), `__x` where it yields
+/// values (views' borrowed arrays).
+fn element(cx: &Cx<'_>, ty: &Ty, mode: Mode) -> TokenStream {
+    match (mode, ty) {
+        (Mode::View, Ty::Array { .. }) if super::views::yields_values(cx, ty) => quote!(__x),
+        _ => quote!((*__x)),
     }
 }
 

@@ -51,6 +51,11 @@ pub fn format_items(cx: &Cx<'_>) -> TokenStream {
     let mut len_arms = TokenStream::new();
     let mut enc_arms = TokenStream::new();
     let mut froms = TokenStream::new();
+    let mut id_consts = TokenStream::new();
+    let mut view_variants = TokenStream::new();
+    let mut view_decode = TokenStream::new();
+    let mut view_decode_with = TokenStream::new();
+    let mut view_owned = TokenStream::new();
     let mut float = false;
     let mut plain = true;
     for r in &schema.records {
@@ -74,7 +79,16 @@ pub fn format_items(cx: &Cx<'_>) -> TokenStream {
         });
         float |= cx.has_float(&Ty::Named(r.body));
         plain &= cx.is_plain(&Ty::Named(r.body));
+        let c = format_ident!("ID_{}", super::snake_case(&s.name).to_ascii_uppercase());
+        let d = format!(" The id (framing tag) of record `{}`.", r.name);
+        id_consts.extend(quote!(#[doc = #d] pub const #c: u64 = #id;));
+        let vr = super::views::view_ident(cx, r.body);
+        view_variants.extend(quote!(#[doc = #doc] #v(#vr<'a>),));
+        view_decode.extend(quote!(#id => ::core::option::Option::Some(#rt::__private::view_whole::<#vr<'a>>(payload, &[], #n).map(Self::#v)),));
+        view_decode_with.extend(quote!(#id => ::core::option::Option::Some(#rt::__private::view_whole::<#vr<'a>>(payload, params, #n).map(Self::#v)),));
+        view_owned.extend(quote!(Self::#v(r) => #enum_ident::#v(r.to_owned()),));
     }
+    let view_ident = format_ident!("{}RecordRef", camel_case(fname));
     let derives = match (plain, float) {
         (true, true) => quote!(#[derive(Clone, Copy, Debug, PartialEq)]),
         (true, false) => quote!(#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]),
@@ -82,12 +96,14 @@ pub fn format_items(cx: &Cx<'_>) -> TokenStream {
         (false, false) => quote!(#[derive(Clone, Debug, PartialEq, Eq, Hash)]),
     };
     let enum_doc = format!(" Any record of the `{fname}` format.");
+    let view_doc = format!(" A view of any record of the `{fname}` format, borrowed from its payload.");
     out.extend(quote! {
         #[doc = #enum_doc]
         #derives
         pub enum #enum_ident { #variants }
         #[allow(dead_code)]
         impl #enum_ident {
+            #id_consts
             /// The record type's contract name.
             pub fn name(&self) -> &'static str {
                 match self { #name_arms }
@@ -98,6 +114,43 @@ pub fn format_items(cx: &Cx<'_>) -> TokenStream {
             }
         }
         #froms
+        #[doc = #view_doc]
+        #[derive(Clone, Copy, Debug, PartialEq)]
+        pub enum #view_ident<'a> { #view_variants }
+        #[allow(dead_code)]
+        impl<'a> #view_ident<'a> {
+            /// The view of a record payload (which it must fill exactly), or `None` for a tag
+            /// this schema does not know.
+            #[inline]
+            pub fn decode(tag: u64, payload: &'a [u8]) -> ::core::option::Option<::core::result::Result<Self, #rt::DecodeError>> {
+                match tag {
+                    #view_decode
+                    _ => ::core::option::Option::None,
+                }
+            }
+            /// [`decode`](Self::decode) with the values of the reader parameters (see `Cursor::with_params`).
+            #[inline]
+            pub fn decode_with(tag: u64, payload: &'a [u8], params: &'a [i128]) -> ::core::option::Option<::core::result::Result<Self, #rt::DecodeError>> {
+                match tag {
+                    #view_decode_with
+                    _ => ::core::option::Option::None,
+                }
+            }
+            /// The owned record.
+            #[allow(clippy::wrong_self_convention)]
+            pub fn to_owned(&self) -> #enum_ident {
+                match self { #view_owned }
+            }
+        }
+        #[automatically_derived]
+        impl #rt::Encode for #view_ident<'_> {
+            fn encoded_len(&self) -> usize {
+                match self { #len_arms }
+            }
+            fn encode<__S: #rt::Sink + ?Sized>(&self, out: &mut __S, order: #rt::Endian) -> ::core::result::Result<(), #rt::EncodeError> {
+                match self { #enc_arms }
+            }
+        }
         #[automatically_derived]
         impl #rt::Visit for #enum_ident {
             fn visit<__V: #rt::Visitor + ?Sized>(&self, name: ::core::option::Option<&str>, v: &mut __V) {

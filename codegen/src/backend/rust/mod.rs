@@ -10,6 +10,7 @@
 pub mod codec;
 mod format;
 pub(crate) mod types;
+pub mod views;
 
 use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};

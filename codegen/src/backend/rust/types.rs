@@ -12,7 +12,11 @@ pub fn type_items(cx: &Cx<'_>, id: TypeId, def: &TypeDef) -> TokenStream {
         TypeDef::Struct(s) => struct_items(cx, id, s),
         TypeDef::Enum(e) => enum_items(cx, e),
         TypeDef::Flags(f) => flags_items(cx, f),
-        TypeDef::Union(u) => union_items(cx, u),
+        TypeDef::Union(u) => {
+            let mut t = union_items(cx, u);
+            t.extend(super::views::union_view(cx, id));
+            t
+        }
         TypeDef::Extern(_) => TokenStream::new(),
     }
 }
@@ -67,6 +71,24 @@ fn struct_items(cx: &Cx<'_>, id: TypeId, s: &Struct) -> TokenStream {
         (false, true) => quote!(#[derive(Clone, Debug, PartialEq)]),
         (false, false) => quote!(#[derive(Clone, Debug, PartialEq, Eq, Hash)]),
     };
+    // A variable-size struct's fields at fixed offsets: those before (and the first of) its
+    // variable-size fields.
+    let prefix_offsets = if s.size.is_none() && s.fields.iter().any(|f| f.offset.is_some() && !f.is_padding()) {
+        let offs = s.fields.iter().filter(|f| !f.is_padding()).filter_map(|f| {
+            let o = Literal::usize_unsuffixed(f.offset? as usize);
+            let c = format_ident!("OFFSET_{}", f.name.to_ascii_uppercase());
+            let d = format!(" Byte offset of `{}` (in the fixed-size start of the struct).", f.name);
+            Some(quote!(#[doc = #d] pub const #c: usize = #o;))
+        });
+        quote! {
+            #[allow(dead_code)]
+            impl #ident {
+                #(#offs)*
+            }
+        }
+    } else {
+        TokenStream::new()
+    };
     let size_const = s.size.map(|n| {
         let n = Literal::usize_unsuffixed(n as usize);
         let offs = s.fields.iter().filter(|f| !f.is_padding()).map(|f| {
@@ -89,13 +111,16 @@ fn struct_items(cx: &Cx<'_>, id: TypeId, s: &Struct) -> TokenStream {
         cx,
         &StructSpec { display_name: display, ident: quote!(#ident), fields: &s.fields, record },
     );
+    let view = super::views::struct_view(cx, id, display, &s.fields);
     quote! {
         #docs
         #derives
         #[allow(non_snake_case)]
         pub struct #ident { #members }
         #size_const
+        #prefix_offsets
         #impls
+        #view
     }
 }
 
@@ -391,6 +416,7 @@ fn union_items(cx: &Cx<'_>, u: &Union) -> TokenStream {
     }
     let impls = union_impls(cx, u, &ident);
     let by_name = if u.by_name { by_name_items(cx, u) } else { TokenStream::new() };
+    let tags = super::views::tag_consts(u);
     let derives = if float {
         quote!(#[derive(Clone, Debug, PartialEq)])
     } else {
@@ -401,6 +427,10 @@ fn union_items(cx: &Cx<'_>, u: &Union) -> TokenStream {
         #derives
         #[allow(non_snake_case)]
         pub enum #ident { #variants }
+        #[allow(dead_code)]
+        impl #ident {
+            #tags
+        }
         #impls
         #by_name
     }
@@ -496,6 +526,14 @@ pub fn union_impls(cx: &Cx<'_>, u: &Union, ident: &proc_macro2::Ident) -> TokenS
 fn newtype_impls(cx: &Cx<'_>, ident: &proc_macro2::Ident, base: &TokenStream, size: &Literal) -> TokenStream {
     let rt = &cx.rt;
     quote! {
+        #[automatically_derived]
+        impl #rt::view::Element for #ident {
+            const SIZE: usize = #size;
+            #[inline(always)]
+            fn read(b: &[u8], order: #rt::Endian) -> Self {
+                Self(<#base as #rt::view::Element>::read(b, order))
+            }
+        }
         #[automatically_derived]
         impl #rt::Fixed for #ident {
             const SIZE: usize = #size;

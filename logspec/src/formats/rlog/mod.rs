@@ -17,14 +17,12 @@ mod generated {
     #![allow(clippy::all)]
     include!(concat!(env!("OUT_DIR"), "/rlog.rs"));
 }
-mod borrowed;
 pub mod net;
 mod reader;
 mod writer;
 
 use std::fmt;
 
-pub use borrowed::{BeArray, BeElement, R1ValueRef, StrArray, StrIter};
 pub use generated::*;
 pub use reader::{
     Cycle, Event, EventRef, Key, Reader, ReaderOptions, RlogError, RlogErrorDetail, RlogErrorKind, ValueRef,
@@ -81,21 +79,27 @@ impl Value {
     }
 }
 
-/// The name of an R1 value code, as AdvantageKit v1.8.1 spells its `LoggableType`s in lower case.
-pub fn r1_type_name(v: &R1Value) -> &'static str {
-    match v {
-        R1Value::Null { .. } => "null",
-        R1Value::Boolean { .. } => "boolean",
-        R1Value::BooleanArray { .. } => "boolean[]",
-        R1Value::Integer { .. } => "int",
-        R1Value::IntegerArray { .. } => "int[]",
-        R1Value::Double { .. } => "double",
-        R1Value::DoubleArray { .. } => "double[]",
-        R1Value::String { .. } => "string",
-        R1Value::StringArray { .. } => "string[]",
-        R1Value::Byte { .. } => "byte",
-        R1Value::ByteArray { .. } => "byte[]",
+/// The name of an R1 value code (a [`R1Value`] tag), as AdvantageKit v1.8.1 spells its
+/// `LoggableType`s in lower case.
+pub fn r1_code_name(tag: i128) -> &'static str {
+    match tag {
+        R1Value::TAG_NULL => "null",
+        R1Value::TAG_BOOLEAN => "boolean",
+        R1Value::TAG_BOOLEAN_ARRAY => "boolean[]",
+        R1Value::TAG_INTEGER => "int",
+        R1Value::TAG_INTEGER_ARRAY => "int[]",
+        R1Value::TAG_DOUBLE => "double",
+        R1Value::TAG_DOUBLE_ARRAY => "double[]",
+        R1Value::TAG_STRING => "string",
+        R1Value::TAG_STRING_ARRAY => "string[]",
+        R1Value::TAG_BYTE => "byte",
+        _ => "byte[]",
     }
+}
+
+/// The name of an R1 value's code, as [`r1_code_name`].
+pub fn r1_type_name(v: &R1Value) -> &'static str {
+    r1_code_name(logspec_runtime::Union::tag(v))
 }
 
 /// The R2 type name a value of this variant is declared with by default, when a writer is not

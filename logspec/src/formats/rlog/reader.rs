@@ -3,10 +3,9 @@
 use std::fmt;
 use std::io::{self, Read};
 
-use logspec_runtime::{Cursor, Decode, DecodeError, DecodeErrorKind, Endian, ReadBuf};
+use logspec_runtime::{Cursor, DecodeError, DecodeErrorKind, Endian, ReadBuf, View};
 
-use super::borrowed::{self, R1ValueRef};
-use super::{R1Message, R1Value, R2Body, R2Message, R2Value, Revision, Value};
+use super::{R1BodyRef, R1MessageRef, R1ValueRef, R2BodyRef, R2MessageRef, R2Value, R2ValueRef, Revision, Value};
 
 /// A key: its name and, in R2, its declared type.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -56,12 +55,12 @@ impl EventRef<'_> {
     }
 }
 
-/// A value of either revision, borrowed: R1 values from the input bytes, R2 values (decoded by
-/// their key's declared type) from the reader.
+/// A value of either revision, borrowed from the input: the generated views, R2 values decoded
+/// in place by their key's declared type.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum ValueRef<'a> {
     R1(R1ValueRef<'a>),
-    R2(&'a R2Value),
+    R2(R2ValueRef<'a>),
 }
 
 impl ValueRef<'_> {
@@ -69,15 +68,15 @@ impl ValueRef<'_> {
     #[inline]
     pub fn to_value(&self) -> Value {
         match self {
-            ValueRef::R1(v) => Value::R1(v.to_value()),
-            ValueRef::R2(v) => Value::R2((*v).clone()),
+            ValueRef::R1(v) => Value::R1(v.to_owned()),
+            ValueRef::R2(v) => Value::R2(v.to_owned()),
         }
     }
 
     /// As [`Value::type_name`].
     pub fn type_name<'t>(&self, declared: Option<&'t str>) -> &'t str {
         match self {
-            ValueRef::R1(v) => v.type_name(),
+            ValueRef::R1(v) => super::r1_code_name(v.tag()),
             ValueRef::R2(_) => declared.unwrap_or("raw"),
         }
     }
@@ -221,8 +220,6 @@ pub struct Reader<R> {
     pending_err: Option<RlogError>,
     /// The number of values of the last cycle, to size the next one's vector.
     cycle_len: usize,
-    /// The last R2 value, which [`Reader::next_event_ref`] lends.
-    r2_value: R2Value,
 }
 
 impl<R: Read> Reader<R> {
@@ -244,7 +241,6 @@ impl<R: Read> Reader<R> {
             pending_ts: None,
             pending_err: None,
             cycle_len: 0,
-            r2_value: R2Value::Other { value: Vec::new() },
         };
         r.buf.fill(1).map_err(|e| r.error(0, RlogErrorKind::Io(e)))?;
         let Some(&first) = r.buf.bytes().first() else {
@@ -298,184 +294,93 @@ impl<R: Read> Reader<R> {
     /// (truncation, I/O, a message that does not decode), every later call returns `None`.
     #[inline(always)]
     pub fn next_event(&mut self) -> Option<Result<Event, RlogError>> {
-        match self.revision {
-            Revision::R1 => {
-                // Doubles straight into the owned value (`next_event_ref` would build a borrowed
-                // one first); everything else through `next_event_ref`.
-                let d = if self.done { None } else { borrowed::double(&self.buf.bytes()[self.pos..]) };
-                if let Some(d) = d {
-                    self.pos += borrowed::DOUBLE_LEN;
-                    let value = Value::R1(R1Value::Double { value: d.value });
-                    return Some(Ok(Event::Value { timestamp: self.timestamp, key_id: d.key_id, value }));
-                }
-                Some(self.next_event_ref()?.map(|e| e.to_event()))
-            }
-            Revision::R2 => self.next_r2_event(),
-        }
+        Some(self.next_event_ref()?.map(|e| e.to_event()))
     }
 
     /// The next message, borrowed from the reader until the next call: as [`Reader::next_event`]
-    /// (the same messages, values, key table and errors) but R1 values are not copied out of the
-    /// input (no allocation for strings and arrays), and each value comes with its key.
-    #[inline(always)]
+    /// (the same messages, values, key table and errors), but values are the generated views
+    /// ([`R1ValueRef`], [`R2ValueRef`]) decoded once, in place, from the bytes read (no
+    /// allocation for strings and arrays), and each value comes with its key.
+    #[inline]
     pub fn next_event_ref(&mut self) -> Option<Result<EventRef<'_>, RlogError>> {
-        if self.revision == Revision::R2 {
-            return match self.next_r2_step() {
-                R2Step::End => None,
-                R2Step::Error(e) => Some(Err(e)),
-                R2Step::Timestamp(t) => Some(Ok(EventRef::Timestamp(t))),
-                R2Step::KeyDef(key_id) => self.key(key_id).map(|key| Ok(EventRef::KeyDef { key_id, key })),
-                R2Step::Value(key_id) => {
-                    let key = self.key(key_id);
-                    Some(Ok(EventRef::Value {
-                        timestamp: self.timestamp,
-                        key_id,
-                        key,
-                        value: ValueRef::R2(&self.r2_value),
-                    }))
+        loop {
+            if self.done {
+                return None;
+            }
+            if self.pos == self.buf.available() {
+                if let Err(end) = self.refill(1) {
+                    return end.map(Err);
                 }
+            }
+            let bytes = self.unread();
+            let mut c = Cursor::new(bytes);
+            let decoded = match self.revision {
+                Revision::R1 => R1MessageRef::decode_view(&mut c, Endian::Big).map(Message::R1),
+                Revision::R2 => R2MessageRef::decode_view(&mut c, Endian::Big).map(Message::R2),
             };
-        }
-        if self.done {
-            return None;
-        }
-        let rest = &self.buf.bytes()[self.pos..];
-        if let Some(d) = borrowed::double(rest) {
-            self.pos += borrowed::DOUBLE_LEN;
-            let key = self.keys.get(usize::from(d.key_id as u16)).and_then(Option::as_deref);
-            let value = ValueRef::R1(R1ValueRef::Double { value: d.value });
-            return Some(Ok(EventRef::Value { timestamp: self.timestamp, key_id: d.key_id, key, value }));
-        }
-        let mut refilled = false;
-        let m = loop {
-            if let Some(m) = borrowed::decode(&self.buf.bytes()[self.pos..]) {
-                break m;
-            }
-            if refilled {
-                // The generated decoder took the message that `borrowed::decode` did not.
-                return Some(Err(self.fail(RlogErrorKind::Decode(
-                    DecodeError::new(DecodeErrorKind::InvalidValue { value: 0 }).in_type("R1Message"),
-                ))));
-            }
-            if let Err(end) = self.r1_refill() {
-                return end.map(Err);
-            }
-            refilled = true;
-        };
-        let start = self.pos;
-        self.pos += m.len;
-        match m.kind {
-            2 => {
-                let bytes = &self.buf.bytes()[start..start + m.len];
-                let key = self.keys.get(usize::from(m.key_id as u16)).and_then(Option::as_deref);
-                let value = ValueRef::R1(borrowed::value(m, bytes));
-                Some(Ok(EventRef::Value { timestamp: self.timestamp, key_id: m.key_id, key, value }))
-            }
-            0 => {
-                self.timestamp = f64::from_bits(m.bits);
-                Some(Ok(EventRef::Timestamp(self.timestamp)))
-            }
-            _ => {
-                let name = &self.buf.bytes()[start + borrowed::KEY_START..start + m.len];
-                let name = String::from_utf8_lossy(name).into_owned();
-                let key = self.define(m.key_id, Key { name, declared_type: None, variant: None });
-                Some(Ok(EventRef::KeyDef { key_id: m.key_id, key }))
+            match decoded {
+                Ok(m) => {
+                    let at = self.position();
+                    self.pos += c.position();
+                    return Some(self.apply(m, at));
+                }
+                Err(e) => {
+                    if let Err(end) = self.want_more(e).and_then(|n| self.refill(n)) {
+                        return end.map(Err);
+                    }
+                }
             }
         }
     }
 
-    /// The bytes read do not hold the next R1 message whole, or it does not decode: reads more
-    /// until the generated decoder takes it (`Ok`), or ends (`Err(None)`) or fails.
+    /// The bytes read and not yet decoded, with a lifetime not tied to this borrow of `self`, so
+    /// that `next_event_ref` can lend a message decoded from them and still read more (into
+    /// `self.buf`) when they end inside a message: the borrow checker cannot yet see that the two
+    /// happen on different paths ("NLL problem case 3").
+    #[inline(always)]
+    fn unread<'b>(&self) -> &'b [u8] {
+        let bytes: &[u8] = &self.buf.bytes()[self.pos..];
+        // SAFETY: the slice points into `self.buf`'s storage, which only `ReadBuf::fill` and
+        // `ReadBuf::take` change. `next_event_ref` uses the slice (and views of it) only until it
+        // calls `refill` (on the path where decoding failed, after which it takes a new slice),
+        // or returns views of it in an `EventRef` that borrows `self` mutably, so `self.buf`
+        // cannot change while they live.
+        unsafe { &*(bytes as *const [u8]) }
+    }
+
+    /// Gives the decoded bytes back to the buffer and reads until `want` bytes are there (or the
+    /// input ends).
     #[cold]
     #[inline(never)]
-    fn r1_refill(&mut self) -> Result<(), Option<RlogError>> {
+    fn refill(&mut self, want: usize) -> Result<(), Option<RlogError>> {
         self.buf.take(std::mem::take(&mut self.pos));
-        let mut want = 1;
-        loop {
-            if let Err(e) = self.buf.fill(want) {
-                return Err(Some(self.fail(RlogErrorKind::Io(e))));
-            }
-            if self.buf.available() == 0 {
-                self.done = true;
-                return Err(None);
-            }
-            match R1Message::decode(&mut Cursor::new(self.buf.bytes()), Endian::Big) {
-                Ok(_) => return Ok(()),
-                Err(e) => want = self.want_more(e)?,
-            }
+        if let Err(e) = self.buf.fill(want) {
+            return Err(Some(self.fail(RlogErrorKind::Io(e))));
         }
+        if self.buf.available() == 0 {
+            self.done = true;
+            return Err(None);
+        }
+        Ok(())
     }
 
     /// After a decode error: the bytes to read for a message cut by the end of the bytes read, or
     /// the error that ends reading.
+    #[cold]
     fn want_more(&mut self, e: DecodeError) -> Result<usize, Option<RlogError>> {
-        match e {
-            DecodeError { kind: DecodeErrorKind::UnexpectedEof { needed, available }, offset, .. } => {
+        match e.kind {
+            DecodeErrorKind::UnexpectedEof { needed, available } => {
+                let offset = e.offset;
                 if self.buf.is_eof() {
                     let kind = RlogErrorKind::Truncated { needed: offset + needed, available: offset + available };
                     return Err(Some(self.fail(kind)));
                 }
                 // At least the bytes the cut field needs, and always more than we have.
-                let need = (offset + needed).max(self.buf.available() as u64 + 1);
+                let have = (self.buf.available() - self.pos) as u64;
+                let need = (offset + needed).max(have + 1);
                 Ok(usize::try_from(need).unwrap_or(usize::MAX))
             }
-            e => Err(Some(self.fail(RlogErrorKind::Decode(e)))),
-        }
-    }
-
-    /// An R2 message, owned.
-    fn next_r2_event(&mut self) -> Option<Result<Event, RlogError>> {
-        Some(self.next_r2()?.map(|m| match m {
-            R2Event::Timestamp(t) => Event::Timestamp(t),
-            R2Event::KeyDef(key_id) => Event::KeyDef { key_id },
-            R2Event::Value { key_id, value } => {
-                Event::Value { timestamp: self.timestamp, key_id, value: Value::R2(value) }
-            }
-        }))
-    }
-
-    /// The next R2 message, its value kept in `self.r2_value` to be lent: small enough to be
-    /// returned in registers, so that the R1 path does not go through memory either.
-    #[inline(never)]
-    fn next_r2_step(&mut self) -> R2Step {
-        match self.next_r2() {
-            None => R2Step::End,
-            Some(Err(e)) => R2Step::Error(e),
-            Some(Ok(R2Event::Timestamp(t))) => R2Step::Timestamp(t),
-            Some(Ok(R2Event::KeyDef(key_id))) => R2Step::KeyDef(key_id),
-            Some(Ok(R2Event::Value { key_id, value })) => {
-                self.r2_value = value;
-                R2Step::Value(key_id)
-            }
-        }
-    }
-
-    /// The next R2 message, through the generated decoders.
-    fn next_r2(&mut self) -> Option<Result<R2Event, RlogError>> {
-        if self.done {
-            return None;
-        }
-        let mut want = 1;
-        loop {
-            if let Err(e) = self.buf.fill(want) {
-                return Some(Err(self.fail(RlogErrorKind::Io(e))));
-            }
-            if self.buf.available() == 0 {
-                self.done = true;
-                return None;
-            }
-            let mut c = Cursor::new(self.buf.bytes());
-            match R2Message::decode(&mut c, Endian::Big) {
-                Ok(m) => {
-                    let at = self.buf.position();
-                    self.buf.take(c.position());
-                    return Some(self.apply_r2(m.body, at));
-                }
-                Err(e) => match self.want_more(e) {
-                    Ok(n) => want = n,
-                    Err(end) => return end.map(Err),
-                },
-            }
+            _ => Err(Some(self.fail(RlogErrorKind::Decode(e)))),
         }
     }
 
@@ -486,34 +391,54 @@ impl<R: Read> Reader<R> {
         self.error(self.position(), kind)
     }
 
-    fn apply_r2(&mut self, body: R2Body, at: u64) -> Result<R2Event, RlogError> {
-        match body {
-            R2Body::Timestamp { timestamp } => {
-                self.timestamp = timestamp;
-                Ok(R2Event::Timestamp(timestamp))
-            }
-            R2Body::KeyDef { key_id, key, r#type } => {
-                let variant = R2Value::variant_index(&r#type);
-                self.define(key_id, Key { name: key, declared_type: Some(r#type), variant });
-                Ok(R2Event::KeyDef(key_id))
-            }
-            R2Body::Field { key_id, value } => {
-                let Some(key) = self.key(key_id) else {
-                    return Err(self.error(at, RlogErrorKind::UndefinedKey { key_id }));
-                };
-                // The schema's default variant takes every other type, so an index always exists.
-                let variant = key.variant.unwrap_or(i128::MAX);
-                match R2Value::decode_variant_exact(variant, &value) {
-                    Ok(value) => Ok(R2Event::Value { key_id, value }),
-                    // Relative to the message: kind, key id and length come first.
-                    Err(e) => Err(RlogError::new(at, Some(key.name.clone()), RlogErrorKind::Decode(e.at(5)))),
+    /// Applies a decoded message (which started at byte `at`) to the key table and the cycle
+    /// time, and lends it as an event.
+    #[inline(always)]
+    fn apply<'b>(&'b mut self, m: Message<'b>, at: u64) -> Result<EventRef<'b>, RlogError> {
+        match m {
+            Message::R1(m) => Ok(match m.body {
+                R1BodyRef::Field { key_id, value } => {
+                    let key = self.keys.get(usize::from(key_id as u16)).and_then(Option::as_deref);
+                    EventRef::Value { timestamp: self.timestamp, key_id, key, value: ValueRef::R1(value) }
                 }
-            }
+                R1BodyRef::Timestamp { timestamp } => {
+                    self.timestamp = timestamp;
+                    EventRef::Timestamp(timestamp)
+                }
+                R1BodyRef::KeyDef { key_id, key } => {
+                    let key = Key { name: key.to_owned(), declared_type: None, variant: None };
+                    EventRef::KeyDef { key_id, key: define(&mut self.keys, key_id, key) }
+                }
+            }),
+            Message::R2(m) => match m.body {
+                R2BodyRef::Field { key_id, value } => {
+                    let Some(key) = self.keys.get(usize::from(key_id as u16)).and_then(Option::as_deref) else {
+                        return Err(self.error(at, RlogErrorKind::UndefinedKey { key_id }));
+                    };
+                    // The schema's default variant takes every other type, so an index always exists.
+                    let variant = key.variant.unwrap_or(i128::MAX);
+                    match R2ValueRef::decode_variant_exact(variant, value) {
+                        Ok(value) => Ok(EventRef::Value {
+                            timestamp: self.timestamp,
+                            key_id,
+                            key: Some(key),
+                            value: ValueRef::R2(value),
+                        }),
+                        // Relative to the message: kind, key id and length come first.
+                        Err(e) => Err(RlogError::new(at, Some(key.name.clone()), RlogErrorKind::Decode(e.at(5)))),
+                    }
+                }
+                R2BodyRef::Timestamp { timestamp } => {
+                    self.timestamp = timestamp;
+                    Ok(EventRef::Timestamp(timestamp))
+                }
+                R2BodyRef::KeyDef { key_id, key, r#type } => {
+                    let variant = R2Value::variant_index(r#type);
+                    let key = Key { name: key.to_owned(), declared_type: Some(r#type.to_owned()), variant };
+                    Ok(EventRef::KeyDef { key_id, key: define(&mut self.keys, key_id, key) })
+                }
+            },
         }
-    }
-
-    fn define(&mut self, key_id: i16, key: Key) -> &Key {
-        define(&mut self.keys, key_id, key)
     }
 
     /// The next whole cycle: a timestamp and the values up to the next timestamp. Values before
@@ -570,19 +495,8 @@ fn define(keys: &mut Vec<Option<Box<Key>>>, key_id: i16, key: Key) -> &Key {
     keys[i].insert(Box::new(key))
 }
 
-/// What [`Reader::next_r2_step`] read.
-enum R2Step {
-    End,
-    Error(RlogError),
-    Timestamp(f64),
-    KeyDef(i16),
-    /// The value is in `Reader::r2_value`.
-    Value(i16),
-}
-
-/// An R2 message, applied to the key table.
-enum R2Event {
-    Timestamp(f64),
-    KeyDef(i16),
-    Value { key_id: i16, value: R2Value },
+/// A message view of either revision.
+enum Message<'a> {
+    R1(R1MessageRef<'a>),
+    R2(R2MessageRef<'a>),
 }

@@ -18,7 +18,7 @@ const DENSE_IDS: u32 = 4096;
 const MAX_HEADER: usize = 17;
 
 /// A record as [`Reader::next_record`] lends it until the next call.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct RecordRef<'a> {
     /// Absolute byte offset of the record header in the file.
     pub offset: u64,
@@ -30,7 +30,7 @@ pub struct RecordRef<'a> {
 }
 
 /// What a record is.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub enum Body<'a> {
     /// A control record (entry 0), already applied to the reader's entry table, with the entry
     /// it is about: the one a Start started, a Set Metadata changed, or a Finish ended (`None`
@@ -203,18 +203,20 @@ impl<R: Read> Reader<R> {
                     buf.take(n);
                     break h;
                 }
-                Err(DecodeError { kind: DecodeErrorKind::UnexpectedEof { needed, available }, offset, .. }) => {
-                    if buf.is_eof() {
-                        let kind =
-                            WpilogErrorKind::Truncated { needed: offset + needed, available: offset + available };
-                        return Err(header_err(kind));
+                Err(e) => match e.kind {
+                    DecodeErrorKind::UnexpectedEof { needed, available } => {
+                        if buf.is_eof() {
+                            let kind = WpilogErrorKind::Truncated {
+                                needed: e.offset + needed,
+                                available: e.offset + available,
+                            };
+                            return Err(header_err(kind));
+                        }
+                        want = usize::try_from(e.offset + needed).unwrap_or(usize::MAX).max(buf.available() + 1);
                     }
-                    want = usize::try_from(offset + needed).unwrap_or(usize::MAX).max(buf.available() + 1);
-                }
-                Err(e @ DecodeError { kind: DecodeErrorKind::BadConst { .. }, .. }) => {
-                    return Err(header_err(WpilogErrorKind::BadMagic(e)))
-                }
-                Err(e) => return Err(header_err(WpilogErrorKind::Header(e))),
+                    DecodeErrorKind::BadConst { .. } => return Err(header_err(WpilogErrorKind::BadMagic(e))),
+                    _ => return Err(header_err(WpilogErrorKind::Header(e))),
+                },
             }
         };
         if header.version >> 8 != 1 {

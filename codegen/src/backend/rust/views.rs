@@ -1,0 +1,633 @@
+//! Borrowed views: for every struct `S` a `SRef<'a>` made from `&'a [u8]`, for every union `U` an
+//! enum of views `URef<'a>`, and for a format's record enum a `…RecordRef<'a>`.
+//!
+//! A view is checked once, when it is made (lengths, consts, tags, UTF-8), by the same field walk
+//! as the owned decoder ([`codec::decode_fields_as`]). Numbers are held by value, strings as
+//! `&'a str`, bytes as `&'a [u8]`, arrays of numbers as a runtime `Array` that decodes elements on
+//! access in the field's byte order, arrays of structs as a runtime `Seq` of views, nested structs
+//! and unions as nested views. `to_owned()` gives the owned type; `Encode` writes a view again as
+//! the owned value would be written, without making it owned.
+
+use proc_macro2::{Ident, Literal, TokenStream};
+use quote::{format_ident, quote};
+
+use super::codec::{self, Mode};
+use super::{field_ident, prim_type, Cx};
+use crate::ir::{Endian, Field, Len, Ty, TypeDef, TypeId};
+
+/// The view type's name: `S` -> `SRef`.
+pub fn view_ident(cx: &Cx<'_>, id: TypeId) -> Ident {
+    format_ident!("{}Ref", cx.schema.ty(id).name())
+}
+
+/// Whether an array element is a number-like value that the runtime `Array` holds.
+fn is_element(cx: &Cx<'_>, ty: &Ty) -> bool {
+    match ty {
+        Ty::Prim(_) | Ty::Bool => true,
+        Ty::Named(id) => matches!(cx.schema.ty(*id), TypeDef::Enum(_) | TypeDef::Flags(_)),
+        _ => false,
+    }
+}
+
+/// Whether the type involves a hand-written (extern) type, whose view is its owned value.
+fn has_extern(cx: &Cx<'_>, ty: &Ty) -> bool {
+    match ty {
+        Ty::Named(id) => matches!(cx.schema.ty(*id), TypeDef::Extern(_)),
+        Ty::Array { elem, .. } => has_extern(cx, elem),
+        _ => false,
+    }
+}
+
+/// Whether iterating a view's array yields element values (`Array`, `Seq`) rather than
+/// references (a fixed-length array of views, an owned `Vec` of extern values).
+pub fn yields_values(cx: &Cx<'_>, ty: &Ty) -> bool {
+    match ty {
+        Ty::Array { elem, len } => !has_extern(cx, elem) && (is_element(cx, elem) || !matches!(len, Len::Fixed(_))),
+        _ => false,
+    }
+}
+
+/// Whether a type's view borrows from the input (and so takes the lifetime `'a`).
+pub fn borrows(cx: &Cx<'_>, ty: &Ty) -> bool {
+    match ty {
+        Ty::Prim(_) | Ty::Bool | Ty::VarInt { .. } | Ty::Str(Len::Fixed(_)) => false,
+        Ty::Pad(_) | Ty::Bytes(_) | Ty::Str(_) => true,
+        Ty::Array { elem, len } => {
+            if has_extern(cx, elem) {
+                false
+            } else if is_element(cx, elem) || !matches!(len, Len::Fixed(_)) {
+                true
+            } else {
+                borrows(cx, elem)
+            }
+        }
+        Ty::Named(id) => matches!(cx.schema.ty(*id), TypeDef::Struct(_)),
+        Ty::Union { id, .. } | Ty::ParamUnion { id, .. } => union_borrows(cx, *id),
+    }
+}
+
+fn union_borrows(cx: &Cx<'_>, id: TypeId) -> bool {
+    match cx.schema.ty(id) {
+        TypeDef::Union(u) => {
+            let hide: Vec<Vec<bool>> = u.variants.iter().map(|v| codec::hidden(&v.fields)).collect();
+            u.variants
+                .iter()
+                .zip(&hide)
+                .any(|(v, h)| v.fields.iter().zip(h).any(|(f, hidden)| !hidden && borrows(cx, &f.ty)))
+        }
+        _ => false,
+    }
+}
+
+/// `'a` when the named type's view borrows.
+fn lifetime(cx: &Cx<'_>, id: TypeId) -> TokenStream {
+    let b = match cx.schema.ty(id) {
+        TypeDef::Struct(_) => true,
+        TypeDef::Union(_) => union_borrows(cx, id),
+        _ => false,
+    };
+    if b {
+        quote!(<'a>)
+    } else {
+        quote!()
+    }
+}
+
+/// The byte-order marker type of a field.
+fn order(cx: &Cx<'_>, e: Endian) -> TokenStream {
+    let rt = &cx.rt;
+    match e {
+        Endian::Little => quote!(#rt::view::Le),
+        Endian::Big => quote!(#rt::view::Be),
+    }
+}
+
+/// The type of a field in a view.
+pub fn view_type(cx: &Cx<'_>, ty: &Ty, e: Endian) -> TokenStream {
+    let rt = &cx.rt;
+    if has_extern(cx, ty) {
+        return cx.rust_type(ty);
+    }
+    match ty {
+        Ty::Prim(p) | Ty::VarInt { prim: p, .. } => prim_type(*p),
+        Ty::Bool => quote!(bool),
+        Ty::Pad(n) | Ty::Bytes(Len::Fixed(n)) => {
+            let n = Literal::usize_unsuffixed(*n as usize);
+            quote!(&'a [u8; #n])
+        }
+        Ty::Str(Len::Fixed(n)) => {
+            let n = Literal::usize_unsuffixed(*n as usize);
+            quote!(#rt::FixedStr<#n>)
+        }
+        Ty::Bytes(_) => quote!(&'a [u8]),
+        Ty::Str(_) => quote!(&'a str),
+        Ty::Array { elem, len } => {
+            let ev = view_type(cx, elem, e);
+            if is_element(cx, elem) {
+                let o = order(cx, e);
+                quote!(#rt::view::Array<'a, #ev, #o>)
+            } else if let Len::Fixed(n) = len {
+                let n = Literal::usize_unsuffixed(*n as usize);
+                quote!([#ev; #n])
+            } else {
+                let ev = seq_element(cx, elem, e).unwrap_or(ev);
+                quote!(#rt::view::Seq<'a, #ev>)
+            }
+        }
+        Ty::Named(id) => match cx.schema.ty(*id) {
+            TypeDef::Struct(_) => {
+                let v = view_ident(cx, *id);
+                quote!(#v<'a>)
+            }
+            _ => cx.type_name(*id),
+        },
+        Ty::Union { id, .. } | Ty::ParamUnion { id, .. } => {
+            let v = view_ident(cx, *id);
+            let l = lifetime(cx, *id);
+            quote!(#v #l)
+        }
+    }
+}
+
+/// The element type of a `Seq` of length-prefixed strings or bytes (which carry their prefix
+/// rule in the type, as a `Seq` element must): `None` for other elements, whose view is the
+/// element type.
+fn seq_element(cx: &Cx<'_>, elem: &Ty, e: Endian) -> Option<TokenStream> {
+    let rt = &cx.rt;
+    let big = e == Endian::Big;
+    match elem {
+        Ty::Str(Len::Count(p) | Len::Size(p)) => {
+            let w = Literal::usize_unsuffixed(p.size() as usize);
+            Some(quote!(#rt::view::LenStr<'a, #w, #big>))
+        }
+        Ty::Bytes(Len::Count(p) | Len::Size(p)) => {
+            let w = Literal::usize_unsuffixed(p.size() as usize);
+            Some(quote!(#rt::view::LenBytes<'a, #w, #big>))
+        }
+        _ => None,
+    }
+}
+
+/// A `Result`-valued expression decoding one field's view from the cursor `c`.
+pub fn view_decode(cx: &Cx<'_>, ty: &Ty, e: Endian) -> TokenStream {
+    let rt = &cx.rt;
+    if has_extern(cx, ty) {
+        return codec::cursor_decode(cx, ty, e);
+    }
+    let ord = cx.endian(e);
+    let big = e == Endian::Big;
+    let read_len = |p: &crate::ir::Prim| {
+        let w = Literal::usize_unsuffixed(p.size() as usize);
+        quote!(#rt::__private::prefix::<#w>(c, #big).and_then(|n| #rt::__private::len(n, c)))
+    };
+    let ok = quote!(::core::result::Result::<_, #rt::DecodeError>::Ok);
+    match ty {
+        Ty::Pad(n) | Ty::Bytes(Len::Fixed(n)) => {
+            let n = Literal::usize_unsuffixed(*n as usize);
+            quote!(<&[u8; #n] as #rt::View>::decode_view(c, #ord))
+        }
+        Ty::Bytes(len) => match len {
+            Len::Count(p) | Len::Size(p) => {
+                let rl = read_len(p);
+                quote!(#rl.and_then(|n| c.take(n)))
+            }
+            _ => quote!(#ok(c.take_rest())),
+        },
+        Ty::Str(Len::Fixed(_)) => codec::cursor_decode(cx, ty, e),
+        Ty::Str(len) => {
+            let take = match len {
+                Len::Count(p) | Len::Size(p) => {
+                    let rl = read_len(p);
+                    quote!(#rl.and_then(|n| c.take(n)))
+                }
+                _ => quote!(#ok(c.take_rest())),
+            };
+            quote!(#take.and_then(|b| #rt::view::str_at(b, c.position() - b.len())))
+        }
+        Ty::Array { elem, len } if is_element(cx, elem) => {
+            let t = view_type(cx, elem, e);
+            let o = order(cx, e);
+            let arr = quote!(#rt::view::Array::<#t, #o>);
+            match len {
+                Len::Fixed(n) => {
+                    let n = Literal::usize_unsuffixed(*n as usize);
+                    quote!(#arr::take(c, #n))
+                }
+                Len::Count(p) => {
+                    let rl = read_len(p);
+                    quote!(#rl.and_then(|n| #arr::take(c, n)))
+                }
+                Len::Size(p) => {
+                    let rl = read_len(p);
+                    quote!(#rl.and_then(|n| #arr::take_bytes(c, n)))
+                }
+                Len::Rest => quote!(#arr::take_bytes(c, c.remaining())),
+            }
+        }
+        Ty::Array { elem, len } => {
+            let t = seq_element(cx, elem, e).unwrap_or_else(|| view_type(cx, elem, e));
+            let seq = quote!(#rt::view::Seq::<#t>);
+            match len {
+                Len::Fixed(n) => {
+                    let n = Literal::usize_unsuffixed(*n as usize);
+                    let ex = view_decode(cx, elem, e);
+                    quote!(#rt::__private::try_array::<_, _, #n>(|_| #ex))
+                }
+                Len::Count(p) => {
+                    let rl = read_len(p);
+                    quote!(#rl.and_then(|n| #seq::take(c, n, #ord)))
+                }
+                Len::Size(p) => {
+                    let rl = read_len(p);
+                    quote!(#rl.and_then(|n| c.sub(n)).and_then(|sub| #seq::take_all(sub, #ord)))
+                }
+                Len::Rest => quote!(c.sub(c.remaining()).and_then(|sub| #seq::take_all(sub, #ord))),
+            }
+        }
+        Ty::Named(id) if matches!(cx.schema.ty(*id), TypeDef::Struct(_)) => {
+            let v = view_ident(cx, *id);
+            quote!(<#v<'a> as #rt::View<'a>>::decode_view(c, #ord))
+        }
+        // Numbers, bools, enums and flags decode as the owned values they are.
+        _ => codec::cursor_decode(cx, ty, e),
+    }
+}
+
+/// An expression for a field's view at the constant offset `off` of the checked bytes `b` of a
+/// fixed-size struct or variant (as [`codec::fixed_decode`] for owned values, whose errors it
+/// repeats); `true` if it returns a `Result`.
+fn fixed_view(cx: &Cx<'_>, ty: &Ty, e: Endian, off: TokenStream) -> (TokenStream, bool) {
+    let rt = &cx.rt;
+    if has_extern(cx, ty) {
+        return codec::fixed_decode(cx, ty, e, off);
+    }
+    match ty {
+        Ty::Pad(n) | Ty::Bytes(Len::Fixed(n)) => {
+            let n = Literal::usize_unsuffixed(*n as usize);
+            (quote!(#rt::__private::sub_ref::<#n>(b, #off)), true)
+        }
+        Ty::Array { elem, len: Len::Fixed(n) } if is_element(cx, elem) => {
+            let t = view_type(cx, elem, e);
+            let o = order(cx, e);
+            let es = cx.schema.size_of(elem).unwrap_or(0) as usize;
+            let end = codec::range_end(&off, &(*n as usize * es));
+            (quote!(#rt::view::Array::<#t, #o>::new(&b[#off..#end])), false)
+        }
+        Ty::Array { elem, len: Len::Fixed(n) } => {
+            let es = codec::fixed_size(cx, elem).unwrap_or_default();
+            let n = Literal::usize_unsuffixed(*n as usize);
+            let (ex, fallible) = fixed_view(cx, elem, e, codec::element_offset(&off, &es));
+            if fallible {
+                (quote!(#rt::__private::try_array::<_, _, #n>(|__i| #ex)), true)
+            } else {
+                (quote!(::core::array::from_fn::<_, #n, _>(|__i| #ex)), false)
+            }
+        }
+        Ty::Named(id) if matches!(cx.schema.ty(*id), TypeDef::Struct(_)) => {
+            let v = view_ident(cx, *id);
+            (quote!(#v::from_fixed(&b[#off..]).map_err(|e| e.at(#off))), true)
+        }
+        _ => codec::fixed_decode(cx, ty, e, off),
+    }
+}
+
+/// The `from_fixed` constructor of a fixed-size struct's view and its `decode_view` body, which
+/// repeat the owned `Fixed::decode_fixed` and `Decode::decode` step for step.
+fn fixed_struct_view(
+    cx: &Cx<'_>,
+    display_name: &str,
+    fields: &[Field],
+    offsets: &[codec::Sz],
+    size: &codec::Sz,
+) -> (TokenStream, TokenStream) {
+    let rt = &cx.rt;
+    let name = display_name;
+    let hide = codec::hidden(fields);
+    let mut checks = TokenStream::new();
+    let mut inits = TokenStream::new();
+    for (i, f) in fields.iter().enumerate() {
+        let off = &offsets[i];
+        let fname = f.name.as_str();
+        if let Some(v) = &f.value {
+            checks.extend(codec::const_check(cx, f, v, quote!(b), off));
+            continue;
+        }
+        if f.is_padding() || hide[i] {
+            continue;
+        }
+        let id = field_ident(&f.name);
+        let (expr, fallible) = fixed_view(cx, &f.ty, f.endian, quote!(#off));
+        let expr = if fallible { quote!(#expr.map_err(|e| e.in_field(#fname).in_type(#name))?) } else { expr };
+        inits.extend(quote!(#id: #expr,));
+    }
+    let chunk = if size.is_literal() { quote!(#size) } else { quote!({ #size }) };
+    let from_fixed = quote! {
+        /// The view of the first `SIZE` bytes of `b`, checked as the owned `Fixed::decode_fixed`
+        /// checks them.
+        #[inline]
+        pub fn from_fixed(b: &'a [u8]) -> ::core::result::Result<Self, #rt::DecodeError> {
+            let ::core::option::Option::Some(b) = b.first_chunk::<#chunk>() else {
+                return ::core::result::Result::Err(#rt::DecodeError::eof(#size, b.len()).in_type(#name));
+            };
+            #checks
+            ::core::result::Result::Ok(Self { #inits bytes: &b[..] })
+        }
+    };
+    let body = quote! {
+        let at = c.position();
+        let b = c.take(#size).map_err(|e| e.in_type(#name))?;
+        Self::from_fixed(b).map_err(|e| e.at(at))
+    };
+    (from_fixed, body)
+}
+
+/// The decoding of a union variant whose fields all have fixed sizes (none a const), as the owned
+/// [`codec::fixed_variant_decode`]: one bounds check, then constant offsets.
+fn fixed_variant_view(cx: &Cx<'_>, fields: &[Field], ty_name: &str, ctor: TokenStream) -> Option<TokenStream> {
+    if fields.is_empty() || fields.iter().any(|f| f.value.is_some()) {
+        return None;
+    }
+    let (offsets, size) = codec::fixed_layout(cx, fields)?;
+    let hide = codec::hidden(fields);
+    let mut inits = TokenStream::new();
+    for (i, f) in fields.iter().enumerate() {
+        if f.is_padding() || hide[i] {
+            continue;
+        }
+        let off = &offsets[i];
+        let fname = f.name.as_str();
+        let id = field_ident(&f.name);
+        let (expr, fallible) = fixed_view(cx, &f.ty, f.endian, quote!(#off));
+        let expr = if fallible { quote!(#expr.map_err(|e| e.in_field(#fname).in_type(#ty_name))?) } else { expr };
+        inits.extend(quote!(#id: #expr,));
+    }
+    Some(quote! {
+        let b = c.take(#size).map_err(|e| e.in_type(#ty_name))?;
+        ::core::result::Result::Ok(#ctor { #inits })
+    })
+}
+
+/// An expression turning the view value `v` of a field into the owned field value.
+fn to_owned_expr(cx: &Cx<'_>, ty: &Ty, v: TokenStream) -> TokenStream {
+    let rt = &cx.rt;
+    if has_extern(cx, ty) {
+        return quote!(::core::clone::Clone::clone(&#v));
+    }
+    match ty {
+        Ty::Pad(_) | Ty::Bytes(Len::Fixed(_)) => quote!(*#v),
+        Ty::Bytes(_) => quote!(#v.to_vec()),
+        Ty::Str(Len::Fixed(_)) => v,
+        Ty::Str(_) => {
+            let v = codec::unparen(v);
+            quote!(#rt::__private::String::from(#v))
+        }
+        Ty::Array { elem, len } if is_element(cx, elem) => match len {
+            Len::Fixed(_) => quote!(#v.to_array()),
+            _ => quote!(#v.to_vec()),
+        },
+        Ty::Array { elem, len } => {
+            let x = match (&**elem, len) {
+                (
+                    Ty::Str(Len::Count(_) | Len::Size(_)) | Ty::Bytes(Len::Count(_) | Len::Size(_)),
+                    Len::Count(_) | Len::Size(_) | Len::Rest,
+                ) => quote!((__x.0)),
+                _ => quote!(__x),
+            };
+            let inner = to_owned_expr(cx, elem, x);
+            match len {
+                Len::Fixed(_) => quote!(#v.map(|__x| #inner)),
+                _ => quote!(#v.iter().map(|__x| #inner).collect::<#rt::__private::Vec<_>>()),
+            }
+        }
+        Ty::Named(id) if matches!(cx.schema.ty(*id), TypeDef::Struct(_)) => quote!(#v.to_owned()),
+        Ty::Union { .. } | Ty::ParamUnion { .. } => quote!(#v.to_owned()),
+        _ => v,
+    }
+}
+
+/// The view of a struct: the type, `View`, `to_owned` and `Encode`.
+pub fn struct_view(cx: &Cx<'_>, id: TypeId, display_name: &str, fields: &[Field]) -> TokenStream {
+    let rt = &cx.rt;
+    let owned = cx.type_name(id);
+    let ident = view_ident(cx, id);
+    let hide = codec::hidden(fields);
+    let mut members = TokenStream::new();
+    let mut owned_inits = TokenStream::new();
+    for (f, hidden) in fields.iter().zip(&hide) {
+        if *hidden {
+            continue;
+        }
+        let docs = super::doc_attrs(f.doc.as_deref(), f.unit.as_deref());
+        let name = field_ident(&f.name);
+        let ty = view_type(cx, &f.ty, f.endian);
+        members.extend(quote!(#docs pub #name: #ty,));
+        let conv = to_owned_expr(cx, &f.ty, quote!(self.#name));
+        owned_inits.extend(quote!(#name: #conv,));
+    }
+    let (from_fixed, decode_body) = match codec::fixed_layout(cx, fields) {
+        Some((offsets, size)) => fixed_struct_view(cx, display_name, fields, &offsets, &size),
+        None => {
+            let (stmts, inits) = codec::decode_fields_as(cx, fields, display_name, Mode::View);
+            let body = quote! {
+                let __start = c.rest();
+                let __at = c.position();
+                #stmts
+                let bytes = &__start[..c.position() - __at];
+                ::core::result::Result::Ok(Self { #inits bytes })
+            };
+            (TokenStream::new(), body)
+        }
+    };
+    let (len, enc) = codec::encode_fields_as(
+        cx,
+        fields,
+        &|f| {
+            let id = field_ident(&f.name);
+            quote!(self.#id)
+        },
+        Mode::View,
+    );
+    let copy = if fields.iter().any(|f| has_extern(cx, &f.ty)) { quote!() } else { quote!(Copy,) };
+    let doc = format!(
+        " A view of [`{owned}`] borrowed from its encoded bytes, checked when it was made: numbers by value, \
+         strings and arrays borrowed. [`to_owned`](Self::to_owned) gives the owned value."
+    );
+    quote! {
+        #[doc = #doc]
+        #[derive(Clone, #copy Debug, PartialEq)]
+        #[allow(non_snake_case)]
+        pub struct #ident<'a> {
+            #members
+            bytes: &'a [u8],
+        }
+        #[allow(dead_code)]
+        impl<'a> #ident<'a> {
+            #from_fixed
+            /// The bytes the view was made from.
+            pub fn as_bytes(&self) -> &'a [u8] {
+                self.bytes
+            }
+            /// The owned value.
+            #[allow(clippy::wrong_self_convention)]
+            pub fn to_owned(&self) -> #owned {
+                #owned { #owned_inits }
+            }
+        }
+        #[automatically_derived]
+        impl<'a> #rt::View<'a> for #ident<'a> {
+            #[inline]
+            #[allow(unused_variables)]
+            fn decode_view(c: &mut #rt::Cursor<'a>, _order: #rt::Endian) -> ::core::result::Result<Self, #rt::DecodeError> {
+                #decode_body
+            }
+        }
+        #[automatically_derived]
+        impl #rt::Encode for #ident<'_> {
+            fn encoded_len(&self) -> usize {
+                #len
+            }
+            fn encode<__S: #rt::Sink + ?Sized>(&self, out: &mut __S, _order: #rt::Endian) -> ::core::result::Result<(), #rt::EncodeError> {
+                #enc
+                ::core::result::Result::Ok(())
+            }
+        }
+    }
+}
+
+/// The view of a union: an enum of the variants' views.
+pub fn union_view(cx: &Cx<'_>, id: TypeId) -> TokenStream {
+    let rt = &cx.rt;
+    let TypeDef::Union(u) = cx.schema.ty(id) else { return TokenStream::new() };
+    let owned = cx.type_name(id);
+    let ident = view_ident(cx, id);
+    let lt = lifetime(cx, id);
+    let name = u.name.as_str();
+    let mut variants = TokenStream::new();
+    let mut tag_arms = TokenStream::new();
+    let mut decode_arms = TokenStream::new();
+    let mut owned_arms = TokenStream::new();
+    let mut encode_arms = TokenStream::new();
+    let mut len_arms = TokenStream::new();
+    for v in &u.variants {
+        let vid = format_ident!("{}", v.name);
+        let tag = Literal::i128_unsuffixed(v.tag);
+        let hide = codec::hidden(&v.fields);
+        let visible: Vec<&Field> = v.fields.iter().zip(&hide).filter(|(_, h)| !**h).map(|(f, _)| f).collect();
+        let members = visible.iter().map(|f| {
+            let d = super::doc_attrs(f.doc.as_deref(), f.unit.as_deref());
+            let n = field_ident(&f.name);
+            let t = view_type(cx, &f.ty, f.endian);
+            quote!(#d #n: #t)
+        });
+        let binds: Vec<TokenStream> = visible
+            .iter()
+            .map(|f| {
+                let n = field_ident(&f.name);
+                let a = format_ident!("__b_{}", f.name);
+                quote!(#n: #a)
+            })
+            .collect();
+        let convs = visible.iter().map(|f| {
+            let n = field_ident(&f.name);
+            let a = format_ident!("__b_{}", f.name);
+            let c = to_owned_expr(cx, &f.ty, quote!((*#a)));
+            quote!(#n: #c)
+        });
+        let vdocs = super::doc_attrs(v.doc.as_deref(), None);
+        variants.extend(quote!(#vdocs #vid { #(#members),* },));
+        tag_arms.extend(quote!(Self::#vid { .. } => #tag,));
+        match fixed_variant_view(cx, &v.fields, name, quote!(Self::#vid)) {
+            Some(fast) => decode_arms.extend(quote!(#tag => { #fast })),
+            None => {
+                let (stmts, inits) = codec::decode_fields_as(cx, &v.fields, name, Mode::View);
+                decode_arms.extend(quote!(#tag => { #stmts ::core::result::Result::Ok(Self::#vid { #inits }) }));
+            }
+        }
+        owned_arms.extend(quote!(Self::#vid { #(#binds),* } => #owned::#vid { #(#convs),* },));
+        let access = |f: &Field| {
+            let b = format_ident!("__b_{}", f.name);
+            quote!((*#b))
+        };
+        let (len, enc) = codec::encode_fields_as(cx, &v.fields, &access, Mode::View);
+        encode_arms.extend(quote!(Self::#vid { #(#binds),* } => { #enc }));
+        len_arms.extend(quote!(Self::#vid { #(#binds),* } => { #len }));
+    }
+    let extern_field = u.variants.iter().flat_map(|v| &v.fields).any(|f| has_extern(cx, &f.ty));
+    let copy = if extern_field { quote!() } else { quote!(Copy,) };
+    let doc = format!(" A view of [`{owned}`]: the variant's fields borrowed from the input.");
+    let impl_lt = if lt.is_empty() { quote!() } else { quote!(<'a>) };
+    let cursor_lt = if lt.is_empty() { quote!('_) } else { quote!('a) };
+    let by_name = if u.by_name {
+        let doc = format!(
+            " Views a whole value (every byte of `bytes`) as the variant `type_name` selects (see [`{owned}::variant_index`])."
+        );
+        quote! {
+            #[doc = #doc]
+            pub fn decode_named(type_name: &str, bytes: &#cursor_lt [u8]) -> ::core::result::Result<Self, #rt::DecodeError> {
+                match #owned::variant_index(type_name) {
+                    ::core::option::Option::Some(i) => Self::decode_variant_exact(i, bytes),
+                    ::core::option::Option::None => ::core::result::Result::Err(#rt::__private::unknown_type_name(type_name, #name)),
+                }
+            }
+            /// Views a whole value as the variant of index `index`.
+            pub fn decode_variant_exact(index: i128, bytes: &#cursor_lt [u8]) -> ::core::result::Result<Self, #rt::DecodeError> {
+                let mut c = #rt::Cursor::new(bytes);
+                let v = Self::decode_variant(index, &mut c).map_err(|e| e.in_type(#name))?;
+                #rt::__private::at_end(&c, #name)?;
+                ::core::result::Result::Ok(v)
+            }
+        }
+    } else {
+        TokenStream::new()
+    };
+    quote! {
+        #[doc = #doc]
+        #[derive(Clone, #copy Debug, PartialEq)]
+        #[allow(non_snake_case)]
+        pub enum #ident #lt { #variants }
+        #[allow(dead_code)]
+        impl #impl_lt #ident #lt {
+            #by_name
+            /// The tag value of this variant.
+            pub fn tag(&self) -> i128 {
+                match self { #tag_arms }
+            }
+            /// Decodes the variant that `tag` selects.
+            #[allow(unused_variables)]
+            #[inline]
+            pub fn decode_variant(tag: i128, c: &mut #rt::Cursor<#cursor_lt>) -> ::core::result::Result<Self, #rt::DecodeError> {
+                match tag {
+                    #decode_arms
+                    _ => ::core::result::Result::Err(#rt::__private::unknown_variant(tag, c.position(), #name)),
+                }
+            }
+            /// The owned value.
+            #[allow(clippy::wrong_self_convention)]
+            pub fn to_owned(&self) -> #owned {
+                match self { #owned_arms }
+            }
+            /// Encodes the variant's fields (the tag is written by the enclosing struct).
+            #[allow(unused_variables)]
+            pub fn encode_variant<__S: #rt::Sink + ?Sized>(&self, out: &mut __S) -> ::core::result::Result<(), #rt::EncodeError> {
+                match self { #encode_arms }
+                ::core::result::Result::Ok(())
+            }
+            /// The encoded length of the variant's fields.
+            #[allow(unused_variables)]
+            pub fn variant_len(&self) -> usize {
+                match self { #len_arms }
+            }
+        }
+    }
+}
+
+/// Named consts of a union's tags: `TAG_<VARIANT>`.
+pub fn tag_consts(u: &crate::ir::Union) -> TokenStream {
+    let consts = u.variants.iter().map(|v| {
+        let c = format_ident!("TAG_{}", super::snake_case(&v.name).to_ascii_uppercase());
+        let t = Literal::i128_unsuffixed(v.tag);
+        let d = format!(" The tag of variant `{}`.", v.name);
+        quote!(#[doc = #d] pub const #c: i128 = #t;)
+    });
+    quote!(#(#consts)*)
+}

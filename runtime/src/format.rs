@@ -1,0 +1,91 @@
+//! The traits that plug a framed format into the runtime's readers and writers, and what reading
+//! one can fail with. They need neither `std` nor `alloc`, so generated code compiles in a
+//! `no_std` crate; the readers and writers over `std::io` are in [`crate::framed`].
+
+use crate::error::DecodeError;
+use crate::traits::{Decode, Encode};
+use crate::visit::Visit;
+
+/// The framing fields of one record header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RecordHeader {
+    pub tag: u64,
+    pub len: u64,
+    pub timestamp: Option<u64>,
+}
+
+/// A format whose records are framed by a fixed-size header with a tag and a length.
+/// Implemented by generated code.
+pub trait FramedFormat {
+    /// The format's short name (`usvlog`).
+    const NAME: &'static str;
+    /// Size of the record header in bytes.
+    const RECORD_HEADER_SIZE: usize;
+    /// The largest payload the length field can express.
+    const MAX_PAYLOAD: u64;
+    /// The largest tag the tag field can express.
+    const MAX_TAG: u64;
+    /// The schema id this layout decodes (empty for formats without one).
+    const KNOWN_SCHEMA_IDS: &'static [u64];
+    /// Names of the record-header fields that hold the tag, the length and the timestamp.
+    const TAG_FIELD: &'static str;
+    const LENGTH_FIELD: &'static str;
+    const TIMESTAMP_FIELD: Option<&'static str>;
+    type FileHeader: Decode + Encode + Visit;
+    /// "Any record of this format".
+    type Record: Encode + Visit;
+
+    /// Parses the framing fields from the first `RECORD_HEADER_SIZE` bytes of `b`, checking its
+    /// const fields (sync markers).
+    fn parse_record_header(b: &[u8]) -> Result<RecordHeader, DecodeError>;
+    /// Writes a record header into the first `RECORD_HEADER_SIZE` bytes of `out`.
+    fn write_record_header(h: &RecordHeader, out: &mut [u8]);
+    /// Checks what decoding alone cannot (the schema id); consts were checked while decoding.
+    fn check_file_header(h: &Self::FileHeader) -> Result<(), ReadErrorKind>;
+    /// The schema id a file header declares, for formats that have one.
+    fn schema_id(h: &Self::FileHeader) -> Option<u64>;
+    /// The name of the record type with this tag, if known.
+    fn record_name(tag: u64) -> Option<&'static str>;
+    /// Decodes a payload; `None` for a tag this schema does not know.
+    fn decode_record(tag: u64, payload: &[u8]) -> Option<Result<Self::Record, DecodeError>>;
+    /// The tag of a record.
+    fn record_tag(r: &Self::Record) -> u64;
+}
+
+/// A computation over a format picked at run time, e.g. by a file's schema id: see
+/// `with_file_format` (with `std`) and [`Versioned`].
+pub trait WithFormat {
+    type Output;
+    fn call<F: FramedFormat>(self) -> Self::Output;
+}
+
+/// A format together with the older layouts of its lock history. Implemented by generated code
+/// for every framed format; the older layouts live in the generated `history` module.
+pub trait Versioned: FramedFormat {
+    /// Every schema id this build decodes: the current one first, then the locked older ones.
+    const SCHEMA_IDS: &'static [u64];
+    /// The file-header field that holds the schema id (`""` for formats without one).
+    const SCHEMA_ID_FIELD: &'static str;
+    /// Calls `w` with the format (this one or an older layout) of schema id `id`; hands `w` back
+    /// for an id this build does not know.
+    fn with_schema_id<W: WithFormat>(id: u64, w: W) -> Result<W::Output, W>;
+}
+
+/// What went wrong while reading a stream.
+#[derive(Debug)]
+pub enum ReadErrorKind {
+    /// Reading the input failed.
+    #[cfg(feature = "std")]
+    Io(std::io::Error),
+    /// The input ended inside a header or payload.
+    Truncated { what: &'static str, needed: u64, available: u64 },
+    /// A payload or header did not decode.
+    Decode(DecodeError),
+    /// A record header is invalid (e.g. a wrong sync marker): the stream cannot be followed further.
+    BadRecordHeader(DecodeError),
+    /// The file's schema id is not one this build knows.
+    UnknownSchemaId { field: &'static str, found: u64, known: &'static [u64] },
+    /// The file's schema id is one this build knows, but not the one of this reader's layout: pick
+    /// the reader by the file's schema id with `with_file_format` (with `std`).
+    OtherSchemaId { field: &'static str, found: u64, expected: u64 },
+}
