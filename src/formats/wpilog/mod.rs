@@ -13,6 +13,7 @@
 //!   control and data records with the fewest header bytes, as WPILib's writer does;
 //! - [`from_rlog`] converts an AdvantageKit RLOG file into one.
 
+mod borrowed;
 pub mod from_rlog;
 mod generated {
     #![allow(clippy::all)]
@@ -22,6 +23,7 @@ mod reader;
 mod value;
 mod writer;
 
+pub use borrowed::{DataValueRef, Elems};
 pub use generated::*;
 pub use reader::{control, read_all, Body, Reader, RecordRef, WpilogError, WpilogErrorDetail, WpilogErrorKind};
 pub use value::{to_value, write_hex, write_value, NegZero};
@@ -62,7 +64,8 @@ impl Entry {
         self.standard
     }
 
-    /// A data payload decoded as this entry's type: every byte, exactly.
+    /// A data payload decoded as this entry's type: every byte, exactly. [`Entry::decode_ref`]
+    /// gives the same value without allocating.
     #[inline]
     pub fn decode(&self, payload: &[u8]) -> Result<DataValue, DecodeError> {
         DataValue::decode_variant_exact(self.variant, payload)
