@@ -459,17 +459,43 @@ fn var_impls(cx: &Cx<'_>, s: &StructSpec<'_>) -> TokenStream {
         quote!(self.#id)
     });
     let widths = fit_widths(cx, ident, s.fields);
-    quote! {
-        #widths
-        #[automatically_derived]
-        impl #rt::Decode for #ident {
-            #[inline]
-            fn decode(c: &mut #rt::Cursor<'_>, _order: #rt::Endian) -> ::core::result::Result<Self, #rt::DecodeError> {
-                #fast
-                #stmts
-                ::core::result::Result::Ok(Self { #inits })
+    // With a fast path, the decoder inlines into the caller's loop and the checked decoder is a
+    // call away, so a record's header never goes through memory as a `Result`.
+    let decode = if fast.is_empty() {
+        quote! {
+            #[automatically_derived]
+            impl #rt::Decode for #ident {
+                #[inline]
+                fn decode(c: &mut #rt::Cursor<'_>, _order: #rt::Endian) -> ::core::result::Result<Self, #rt::DecodeError> {
+                    #stmts
+                    ::core::result::Result::Ok(Self { #inits })
+                }
             }
         }
+    } else {
+        quote! {
+            #[automatically_derived]
+            impl #rt::Decode for #ident {
+                #[inline(always)]
+                fn decode(c: &mut #rt::Cursor<'_>, _order: #rt::Endian) -> ::core::result::Result<Self, #rt::DecodeError> {
+                    #fast
+                    Self::__decode_checked(c)
+                }
+            }
+            impl #ident {
+                /// Field by field, each length checked: near the end of the input.
+                #[doc(hidden)]
+                #[inline(never)]
+                fn __decode_checked(c: &mut #rt::Cursor<'_>) -> ::core::result::Result<Self, #rt::DecodeError> {
+                    #stmts
+                    ::core::result::Result::Ok(Self { #inits })
+                }
+            }
+        }
+    };
+    quote! {
+        #widths
+        #decode
         #[automatically_derived]
         impl #rt::Encode for #ident {
             fn encoded_len(&self) -> usize {
