@@ -9,6 +9,8 @@
 //! - [`Reader`] reads records from any `Read` in constant memory, lending each one
 //!   ([`RecordRef`]) with the entry it belongs to; [`read_all`] is the plain `&[u8]` entry point
 //!   (for fuzzing and tests);
+//! - [`Entry::decode_ref`] decodes a standard value in place ([`DataValueRef`]: strings and
+//!   arrays lent from the payload), [`Entry::decode`] into the owned generated [`DataValue`];
 //! - [`Writer`] writes files: records as read (so a file re-encodes byte for byte), or new
 //!   control and data records with the fewest header bytes, as WPILib's writer does;
 //! - [`from_rlog`] converts an AdvantageKit RLOG file into one.

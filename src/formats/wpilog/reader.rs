@@ -41,7 +41,8 @@ pub enum Body<'a> {
     /// Lent like the record, so that a record stays small to return.
     ControlInvalid(&'a DecodeError),
     /// A data record, with the entry active for its id; `None` for an orphan (no Start record
-    /// for the id, or its entry was finished). Decode the payload with [`Entry::decode`].
+    /// for the id, or its entry was finished). Decode the payload with [`Entry::decode_ref`]
+    /// (borrowed, no allocation) or [`Entry::decode`] (owned).
     Data(Option<&'a Entry>),
 }
 
