@@ -92,6 +92,19 @@ pub fn var_uint(c: &mut Cursor<'_>, n: usize, big: bool) -> Result<u64, DecodeEr
     Ok(v)
 }
 
+/// Reads an `n`-byte unsigned integer (`n` from 1 to 8) at `off` of `b`, where 8 bytes are at
+/// hand: one unaligned load, then a shift or a mask. The fast path of variable-width headers.
+#[inline(always)]
+pub fn var_uint_at<const N: usize>(b: &[u8; N], off: usize, n: usize, big: bool) -> u64 {
+    let eight = sub::<8>(b, off);
+    let drop = 64 - 8 * (n.clamp(1, 8) as u32);
+    if big {
+        u64::from_be_bytes(eight) >> drop
+    } else {
+        u64::from_le_bytes(eight) & (u64::MAX >> drop)
+    }
+}
+
 /// Writes `v` as an `n`-byte unsigned integer, failing when it does not fit.
 #[inline]
 pub fn put_var_uint<S: crate::Sink + ?Sized>(

@@ -273,7 +273,7 @@ pub fn summarise(input: Box<dyn Read>, path: &str) -> Result<Summary, CliError> 
             Body::Data(Some(e)) => {
                 s.data_records += 1;
                 tally.count(e.id);
-                if e.is_standard() && e.decode(rec.payload).is_err() {
+                if e.is_standard() && e.decode_ref(rec.payload).is_err() {
                     s.invalid_values += 1;
                 }
             }

@@ -453,21 +453,49 @@ fn var_impls(cx: &Cx<'_>, s: &StructSpec<'_>) -> TokenStream {
     let ident = &s.ident;
     let name = s.display_name;
     let (stmts, inits) = decode_fields(cx, s.fields, name);
+    let fast = var_fast_path(cx, s.fields, &inits);
     let (len, enc) = encode_fields(cx, s.fields, &|f| {
         let id = field_ident(&f.name);
         quote!(self.#id)
     });
     let widths = fit_widths(cx, ident, s.fields);
-    quote! {
-        #widths
-        #[automatically_derived]
-        impl #rt::Decode for #ident {
-            #[inline]
-            fn decode(c: &mut #rt::Cursor<'_>, _order: #rt::Endian) -> ::core::result::Result<Self, #rt::DecodeError> {
-                #stmts
-                ::core::result::Result::Ok(Self { #inits })
+    // With a fast path, the decoder inlines into the caller's loop and the checked decoder is a
+    // call away, so a record's header never goes through memory as a `Result`.
+    let decode = if fast.is_empty() {
+        quote! {
+            #[automatically_derived]
+            impl #rt::Decode for #ident {
+                #[inline]
+                fn decode(c: &mut #rt::Cursor<'_>, _order: #rt::Endian) -> ::core::result::Result<Self, #rt::DecodeError> {
+                    #stmts
+                    ::core::result::Result::Ok(Self { #inits })
+                }
             }
         }
+    } else {
+        quote! {
+            #[automatically_derived]
+            impl #rt::Decode for #ident {
+                #[inline(always)]
+                fn decode(c: &mut #rt::Cursor<'_>, _order: #rt::Endian) -> ::core::result::Result<Self, #rt::DecodeError> {
+                    #fast
+                    Self::__decode_checked(c)
+                }
+            }
+            impl #ident {
+                /// Field by field, each length checked: near the end of the input.
+                #[doc(hidden)]
+                #[inline(never)]
+                fn __decode_checked(c: &mut #rt::Cursor<'_>) -> ::core::result::Result<Self, #rt::DecodeError> {
+                    #stmts
+                    ::core::result::Result::Ok(Self { #inits })
+                }
+            }
+        }
+    };
+    quote! {
+        #widths
+        #decode
         #[automatically_derived]
         impl #rt::Encode for #ident {
             fn encoded_len(&self) -> usize {
@@ -477,6 +505,57 @@ fn var_impls(cx: &Cx<'_>, s: &StructSpec<'_>) -> TokenStream {
                 #enc
                 ::core::result::Result::Ok(())
             }
+        }
+    }
+}
+
+/// The fast path of a struct made only of integers, some of variable width (a record header): when
+/// the longest such struct and 8 bytes more are at hand, every field is read from one array with
+/// no length check, each variable-width one with a single 8-byte load. Otherwise (the end of the
+/// input is near) the checked field-by-field decoder below it runs, which reports truncation.
+/// Empty when a field is of another kind.
+fn var_fast_path(cx: &Cx<'_>, fields: &[Field], inits: &TokenStream) -> TokenStream {
+    let rt = &cx.rt;
+    let mut max = 0usize;
+    let mut stmts = TokenStream::new();
+    for (i, f) in fields.iter().enumerate() {
+        if f.value.is_some() {
+            return TokenStream::new();
+        }
+        let l = local(i);
+        match &f.ty {
+            Ty::Prim(p) => {
+                let n = p.size() as usize;
+                max += n;
+                let from = from_bytes(*p, f.endian);
+                let n = Literal::usize_unsuffixed(n);
+                stmts.extend(quote! {
+                    let #l = #from(#rt::__private::sub::<#n>(__b, __o));
+                    __o += #n;
+                });
+            }
+            Ty::VarInt { prim, width } => {
+                max += 1usize << width.bits;
+                let t = prim_type(*prim);
+                let w = local(width.field);
+                let (lo, bits) = (u32::from(width.lo), u32::from(width.bits));
+                let big = f.endian == Endian::Big;
+                stmts.extend(quote! {
+                    let __n = #rt::__private::width(#w as u64, #lo, #bits);
+                    let #l = #rt::__private::var_uint_at(__b, __o, __n, #big) as #t;
+                    __o += __n;
+                });
+            }
+            _ => return TokenStream::new(),
+        }
+    }
+    let n = Literal::usize_unsuffixed(max + 8);
+    quote! {
+        if let ::core::option::Option::Some(__b) = c.rest().first_chunk::<#n>() {
+            let mut __o = 0usize;
+            #stmts
+            c.take(__o)?;
+            return ::core::result::Result::Ok(Self { #inits });
         }
     }
 }

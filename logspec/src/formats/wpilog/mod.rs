@@ -9,10 +9,13 @@
 //! - [`Reader`] reads records from any `Read` in constant memory, lending each one
 //!   ([`RecordRef`]) with the entry it belongs to; [`read_all`] is the plain `&[u8]` entry point
 //!   (for fuzzing and tests);
+//! - [`Entry::decode_ref`] decodes a standard value in place ([`DataValueRef`]: strings and
+//!   arrays lent from the payload), [`Entry::decode`] into the owned generated [`DataValue`];
 //! - [`Writer`] writes files: records as read (so a file re-encodes byte for byte), or new
 //!   control and data records with the fewest header bytes, as WPILib's writer does;
 //! - [`from_rlog`] converts an AdvantageKit RLOG file into one.
 
+mod borrowed;
 pub mod from_rlog;
 mod generated {
     #![allow(clippy::all)]
@@ -22,6 +25,7 @@ mod reader;
 mod value;
 mod writer;
 
+pub use borrowed::{DataValueRef, Elems};
 pub use generated::*;
 pub use reader::{control, read_all, Body, Reader, RecordRef, WpilogError, WpilogErrorDetail, WpilogErrorKind};
 pub use value::{to_value, write_hex, write_value, NegZero};
@@ -62,7 +66,8 @@ impl Entry {
         self.standard
     }
 
-    /// A data payload decoded as this entry's type: every byte, exactly.
+    /// A data payload decoded as this entry's type: every byte, exactly. [`Entry::decode_ref`]
+    /// gives the same value without allocating.
     #[inline]
     pub fn decode(&self, payload: &[u8]) -> Result<DataValue, DecodeError> {
         DataValue::decode_variant_exact(self.variant, payload)

@@ -38,9 +38,11 @@ pub enum Body<'a> {
     Control { record: &'a ControlRecord, entry: Option<&'a Entry> },
     /// An entry-0 record that is not a valid Start (at least 17 bytes, three complete strings),
     /// Finish (exactly 5 bytes) or Set Metadata (at least 9 bytes, a complete string): why.
-    ControlInvalid(DecodeError),
+    /// Lent like the record, so that a record stays small to return.
+    ControlInvalid(&'a DecodeError),
     /// A data record, with the entry active for its id; `None` for an orphan (no Start record
-    /// for the id, or its entry was finished). Decode the payload with [`Entry::decode`].
+    /// for the id, or its entry was finished). Decode the payload with [`Entry::decode_ref`]
+    /// (borrowed, no allocation) or [`Entry::decode`] (owned).
     Data(Option<&'a Entry>),
 }
 
@@ -182,6 +184,8 @@ pub struct Reader<R> {
     pos: usize,
     /// The control record last decoded.
     control: Option<ControlRecord>,
+    /// Why the last invalid control record did not decode.
+    invalid: Option<DecodeError>,
     /// The entry the last Finish ended.
     finished: Option<Entry>,
     records: u64,
@@ -228,6 +232,7 @@ impl<R: Read> Reader<R> {
             entries: Entries::default(),
             pos: 0,
             control: None,
+            invalid: None,
             finished: None,
             records: 0,
             done: false,
@@ -257,7 +262,7 @@ impl<R: Read> Reader<R> {
     /// The next record, `None` at the end of the input, or the error that ends reading (a record
     /// cut by the end of the input, a read error). Every complete record before it is returned
     /// first.
-    #[inline]
+    #[inline(always)]
     pub fn next_record(&mut self) -> Option<Result<RecordRef<'_>, WpilogError>> {
         if self.done {
             return None;
@@ -297,17 +302,7 @@ impl<R: Read> Reader<R> {
         self.records += 1;
         let payload = &self.buf.bytes()[hlen..total_usize];
         let body = if header.entry == 0 {
-            match control(payload) {
-                Ok(rec) => {
-                    let id = apply(&mut self.entries, &mut self.finished, &rec);
-                    let entry = match rec.body {
-                        ControlBody::Finish { .. } => self.finished.as_ref(),
-                        _ => self.entries.get(id),
-                    };
-                    Body::Control { record: self.control.insert(rec), entry }
-                }
-                Err(e) => Body::ControlInvalid(e),
-            }
+            control_body(&mut self.entries, &mut self.finished, &mut self.control, &mut self.invalid, payload)
         } else {
             Body::Data(self.entries.get(header.entry))
         };
@@ -319,6 +314,30 @@ impl<R: Read> Reader<R> {
     fn fail(&mut self, offset: u64, kind: WpilogErrorKind) -> WpilogError {
         self.done = true;
         WpilogError::new(offset, Some(self.records), kind)
+    }
+}
+
+/// A control record (entry 0) decoded and applied to the entry table. Out of line, so that the
+/// data-record path of [`Reader::next_record`] stays small enough to inline into a caller's loop.
+#[inline(never)]
+fn control_body<'a>(
+    entries: &'a mut Entries,
+    finished: &'a mut Option<Entry>,
+    control: &'a mut Option<ControlRecord>,
+    invalid: &'a mut Option<DecodeError>,
+    payload: &[u8],
+) -> Body<'a> {
+    match self::control(payload) {
+        Ok(rec) => {
+            let id = apply(&mut *entries, &mut *finished, &rec);
+            let (entries, finished): (&'a Entries, &'a Option<Entry>) = (entries, finished);
+            let entry = match rec.body {
+                ControlBody::Finish { .. } => finished.as_ref(),
+                _ => entries.get(id),
+            };
+            Body::Control { record: control.insert(rec), entry }
+        }
+        Err(e) => Body::ControlInvalid(invalid.insert(e)),
     }
 }
 

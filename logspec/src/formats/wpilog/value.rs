@@ -1,9 +1,9 @@
 //! A data record's value as JSON or as a [`crate::value::Value`] tree: the one place where a
 //! WPILOG payload becomes a shown value.
 
-use logspec_runtime::{DecodeError, Visitor};
+use logspec_runtime::{DecodeError, Visit, Visitor};
 
-use super::{DataValue, Entry};
+use super::{DataValue, DataValueRef, Entry};
 use crate::value::ValueSink;
 
 /// How a float of negative zero is shown: the dump's reference form is the string `"-0"` (as
@@ -29,7 +29,7 @@ pub fn write_value<W: ValueSink>(
         write_hex(w, name, payload);
         return Ok(());
     };
-    let value = entry.decode(payload)?;
+    let value = entry.decode_ref(payload)?;
     let num = |w: &mut W, name: Option<&str>, v: f64| {
         if neg_zero == NegZero::String && v == 0.0 && v.is_sign_negative() {
             w.str(name, "-0");
@@ -41,25 +41,27 @@ pub fn write_value<W: ValueSink>(
         ($items:expr, |$w:ident, $x:ident| $body:expr) => {{
             let items = $items;
             w.begin_array(name, items.len());
-            for $x in items.iter() {
+            for $x in items {
                 let $w = &mut *w;
                 $body;
             }
             w.end_array();
         }};
     }
-    match &value {
-        DataValue::Boolean { value } => w.bool(name, *value),
-        DataValue::Int64 { value } => w.int(name, *value),
-        DataValue::Float { value } => num(w, name, f64::from(*value)),
-        DataValue::Double { value } => num(w, name, *value),
-        DataValue::String { value } => w.str(name, value),
-        DataValue::BooleanArray { value } => array!(value, |w, x| w.bool(None, *x)),
-        DataValue::Int64Array { value } => array!(value, |w, x| w.int(None, *x)),
-        DataValue::FloatArray { value } => array!(value, |w, x| num(w, None, f64::from(*x))),
-        DataValue::DoubleArray { value } => array!(value, |w, x| num(w, None, *x)),
-        DataValue::StringArray { value } => array!(value, |w, x| w.str(None, &x.text)),
-        DataValue::Other { value } => write_hex(w, name, value),
+    match value {
+        DataValueRef::Boolean(v) => w.bool(name, v),
+        DataValueRef::Int64(v) => w.int(name, v),
+        DataValueRef::Float(v) => num(w, name, f64::from(v)),
+        DataValueRef::Double(v) => num(w, name, v),
+        DataValueRef::String(v) => w.str(name, v),
+        DataValueRef::BooleanArray(a) => array!(a.iter(), |w, x| w.bool(None, x)),
+        DataValueRef::Int64Array(a) => array!(a.iter(), |w, x| w.int(None, x)),
+        DataValueRef::FloatArray(a) => array!(a.iter(), |w, x| num(w, None, f64::from(x))),
+        DataValueRef::DoubleArray(a) => array!(a.iter(), |w, x| num(w, None, x)),
+        DataValueRef::Owned(DataValue::StringArray { value }) => array!(value.iter(), |w, x| w.str(None, &x.text)),
+        // `decode_ref` lends every other standard type.
+        DataValueRef::Owned(other) => other.visit(name, w),
+        DataValueRef::Other(value) => write_hex(w, name, value),
     }
     Ok(())
 }
