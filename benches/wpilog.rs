@@ -75,10 +75,10 @@ fn decode_values(buf: &[u8]) -> u64 {
         let rec = rec.unwrap();
         if let Body::Data(Some(e)) = rec.body {
             match e.decode_ref(rec.payload).unwrap() {
-                DataValueRef::DoubleArray(a) => black_box(a.iter().fold(0.0, |s, x| s + x)),
-                DataValueRef::Int64Array(a) => black_box(a.iter().fold(0.0, |s, x| s + x as f64)),
-                DataValueRef::FloatArray(a) => black_box(a.iter().fold(0.0, |s, x| s + f64::from(x))),
-                DataValueRef::BooleanArray(a) => black_box(a.iter().filter(|x| *x).count() as f64),
+                DataValueRef::DoubleArray { value: a } => black_box(a.iter().fold(0.0, |s, x| s + x)),
+                DataValueRef::Int64Array { value: a } => black_box(a.iter().fold(0.0, |s, x| s + x as f64)),
+                DataValueRef::FloatArray { value: a } => black_box(a.iter().fold(0.0, |s, x| s + f64::from(x))),
+                DataValueRef::BooleanArray { value: a } => black_box(a.iter().filter(|x| *x).count() as f64),
                 v => black_box({
                     black_box(v);
                     0.0

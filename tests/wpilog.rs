@@ -245,7 +245,7 @@ fn same_value(e: &wpilog::Entry, payload: &[u8]) {
         other => format!("{other:?}"),
     };
     match (e.decode(payload), e.decode_ref(payload)) {
-        (Ok(owned), Ok(lent)) => assert_eq!(bits(owned), bits(lent.into_owned()), "{} ({})", e.name, e.type_name),
+        (Ok(owned), Ok(lent)) => assert_eq!(bits(owned), bits(lent.to_owned()), "{} ({})", e.name, e.type_name),
         (Err(a), Err(b)) => assert_eq!(a, b, "{} ({})", e.name, e.type_name),
         (a, b) => panic!("{} ({}): generated {a:?}, borrowed {b:?}", e.name, e.type_name),
     }

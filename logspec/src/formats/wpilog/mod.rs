@@ -15,7 +15,6 @@
 //!   control and data records with the fewest header bytes, as WPILib's writer does;
 //! - [`from_rlog`] converts an AdvantageKit RLOG file into one.
 
-mod borrowed;
 pub mod from_rlog;
 mod generated {
     #![allow(clippy::all)]
@@ -25,7 +24,6 @@ mod reader;
 mod value;
 mod writer;
 
-pub use borrowed::{DataValueRef, Elems};
 pub use generated::*;
 pub use reader::{control, read_all, Body, Reader, RecordRef, WpilogError, WpilogErrorDetail, WpilogErrorKind};
 pub use value::{to_value, write_hex, write_value, NegZero};
@@ -53,8 +51,8 @@ pub struct Entry {
 impl Entry {
     pub fn new(id: u32, name: String, type_name: String, metadata: String) -> Self {
         // `DataValue` has a default variant, so every type name selects one.
-        let variant = DataValue::variant_index(&type_name).unwrap_or_else(DataValue::other_index);
-        let standard = variant != DataValue::other_index();
+        let variant = DataValue::variant_index(&type_name).unwrap_or(DataValue::TAG_OTHER);
+        let standard = variant != DataValue::TAG_OTHER;
         Entry { id, name, type_name, metadata, variant, standard }
     }
 
@@ -72,12 +70,14 @@ impl Entry {
     pub fn decode(&self, payload: &[u8]) -> Result<DataValue, DecodeError> {
         DataValue::decode_variant_exact(self.variant, payload)
     }
-}
 
-impl DataValue {
-    /// The variant index of [`DataValue::Other`], the default.
-    fn other_index() -> i128 {
-        logspec_runtime::Union::tag(&DataValue::Other { value: Vec::new() })
+    /// A data payload viewed in place as this entry's type, every byte exactly: the generated
+    /// view [`DataValueRef`] (strings and arrays lent from `payload`, array elements decoded as
+    /// they are iterated), with the same checks and errors as [`Entry::decode`] and no
+    /// allocation.
+    #[inline]
+    pub fn decode_ref<'a>(&self, payload: &'a [u8]) -> Result<DataValueRef<'a>, DecodeError> {
+        DataValueRef::decode_variant_exact(self.variant, payload)
     }
 }
 
@@ -87,7 +87,7 @@ mod tests {
 
     #[test]
     fn other_is_the_default_variant() {
-        let other = Some(DataValue::other_index());
+        let other = Some(DataValue::TAG_OTHER);
         assert_eq!(DataValue::variant_index("struct:Pose2d"), other);
         assert_eq!(DataValue::variant_index("raw"), other);
         assert_eq!(DataValue::variant_index("int"), other);

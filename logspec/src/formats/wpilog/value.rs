@@ -1,9 +1,9 @@
 //! A data record's value as JSON or as a [`crate::value::Value`] tree: the one place where a
 //! WPILOG payload becomes a shown value.
 
-use logspec_runtime::{DecodeError, Visit, Visitor};
+use logspec_runtime::{DecodeError, Visitor};
 
-use super::{DataValue, DataValueRef, Entry};
+use super::{DataValueRef, Entry};
 use crate::value::ValueSink;
 
 /// How a float of negative zero is shown: the dump's reference form is the string `"-0"` (as
@@ -49,19 +49,17 @@ pub fn write_value<W: ValueSink>(
         }};
     }
     match value {
-        DataValueRef::Boolean(v) => w.bool(name, v),
-        DataValueRef::Int64(v) => w.int(name, v),
-        DataValueRef::Float(v) => num(w, name, f64::from(v)),
-        DataValueRef::Double(v) => num(w, name, v),
-        DataValueRef::String(v) => w.str(name, v),
-        DataValueRef::BooleanArray(a) => array!(a.iter(), |w, x| w.bool(None, x)),
-        DataValueRef::Int64Array(a) => array!(a.iter(), |w, x| w.int(None, x)),
-        DataValueRef::FloatArray(a) => array!(a.iter(), |w, x| num(w, None, f64::from(x))),
-        DataValueRef::DoubleArray(a) => array!(a.iter(), |w, x| num(w, None, x)),
-        DataValueRef::Owned(DataValue::StringArray { value }) => array!(value.iter(), |w, x| w.str(None, &x.text)),
-        // `decode_ref` lends every other standard type.
-        DataValueRef::Owned(other) => other.visit(name, w),
-        DataValueRef::Other(value) => write_hex(w, name, value),
+        DataValueRef::Boolean { value } => w.bool(name, value),
+        DataValueRef::Int64 { value } => w.int(name, value),
+        DataValueRef::Float { value } => num(w, name, f64::from(value)),
+        DataValueRef::Double { value } => num(w, name, value),
+        DataValueRef::String { value } => w.str(name, value),
+        DataValueRef::BooleanArray { value } => array!(value.iter(), |w, x| w.bool(None, x)),
+        DataValueRef::Int64Array { value } => array!(value.iter(), |w, x| w.int(None, x)),
+        DataValueRef::FloatArray { value } => array!(value.iter(), |w, x| num(w, None, f64::from(x))),
+        DataValueRef::DoubleArray { value } => array!(value.iter(), |w, x| num(w, None, x)),
+        DataValueRef::StringArray { value } => array!(value.iter(), |w, x| w.str(None, x.text)),
+        DataValueRef::Other { value } => write_hex(w, name, value),
     }
     Ok(())
 }
