@@ -106,6 +106,13 @@ pub trait Sink {
         value.visit_dyn(&mut b);
         self.sample(id, t_ns, &b.finish())
     }
+    /// One record of a framed format whose reader has the layout of the channel's IR type
+    /// ([`Channel::ty`]): its payload bytes besides its visit, for a sink that takes the fields
+    /// of a fixed-size struct straight from the bytes at the offsets the IR gives. The record
+    /// decoded (its consts checked). The default hands the visit to [`Sink::visit`].
+    fn record(&mut self, id: usize, t_ns: u64, _payload: &[u8], value: &dyn DynVisit) -> Result<(), CliError> {
+        self.visit(id, t_ns, value)
+    }
     /// The log's time origin in the clock of the samples: 0 where the clock starts with the log,
     /// the time of the first message for ROS bags. Called once, before any channel.
     fn origin(&mut self, _origin_ns: u64) {}
@@ -269,6 +276,22 @@ impl State<'_> {
         Ok(())
     }
 
+    /// As [`State::deliver_visit`], with the record's payload ([`Sink::record`]).
+    fn deliver_record(
+        &mut self,
+        name: &str,
+        t_ns: u64,
+        payload: &[u8],
+        value: &dyn DynVisit,
+        describe: impl FnOnce() -> Channel,
+    ) -> Result<(), CliError> {
+        if let Some(id) = self.wanted(name, t_ns, describe)? {
+            self.sink.record(id, t_ns, payload, value)?;
+            self.outcome.samples += 1;
+        }
+        Ok(())
+    }
+
     /// The channel id of a sample that passes the filters, announcing the channel first if it
     /// is new; `None` for a sample that is not wanted.
     /// `key` tells channels apart (the channel name, except for ROS connections that share a
@@ -322,13 +345,22 @@ impl WithFormat for Framed<'_, '_> {
     fn call<F: FramedFormat>(self) -> Self::Output {
         let Framed { input, path, schema, state } = self;
         let ns_per_tick = timestamp_scale(schema);
+        // The payloads are in the layout of the schema's records when the reader is the one of
+        // the schema's own schema id (not an older layout of the history).
+        let current = schema.format.schema_id.as_ref().map(|s| s.value);
+        let same_layout = F::KNOWN_SCHEMA_IDS == current.as_slice();
         let mut reader = Reader::<_, F>::new(input).map_err(|e| CliError::Input(format!("{path}: {e}")))?;
         while let Some(ev) = reader.next_event() {
             match ev {
                 Ok(Event::Record { raw, record }) => {
                     let name = F::record_name(raw.header.tag).unwrap_or("?");
                     let t_ns = raw.header.timestamp.unwrap_or(raw.index).saturating_mul(ns_per_tick);
-                    state.deliver_visit(name, t_ns, &record, || record_channel(schema, name))?;
+                    let describe = || record_channel(schema, name);
+                    if same_layout {
+                        state.deliver_record(name, t_ns, raw.payload, &record, describe)?;
+                    } else {
+                        state.deliver_visit(name, t_ns, &record, describe)?;
+                    }
                 }
                 Ok(Event::Unknown { raw }) => {
                     state.outcome.warnings.push(format!(
