@@ -185,6 +185,7 @@ pub fn read(
         select,
         sink,
         ids: HashMap::new(),
+        by_tag: Vec::new(),
         selected: 0,
         origin_ns: 0,
         outcome: Outcome::default(),
@@ -229,6 +230,9 @@ pub(super) struct State<'a> {
     /// Channels by key: not selected, selected but not yet given a sample in the time window,
     /// or announced to the sink with an id.
     ids: HashMap<String, Slot>,
+    /// The settled slots of framed records by record tag (`None`: not settled, or not seen),
+    /// so that a record finds its channel without hashing its name ([`State::wanted_tag`]).
+    by_tag: Vec<Option<Tagged>>,
     /// How many channels were selected so far (the next channel id).
     selected: usize,
     /// The time origin the time filters count from (nanoseconds in the samples' clock).
@@ -243,6 +247,16 @@ enum Slot {
     Pending(Box<Channel>),
     Id(usize),
 }
+
+/// A [`Slot`] that no longer changes.
+#[derive(Clone, Copy)]
+enum Tagged {
+    Skip,
+    Id(usize),
+}
+
+/// Record tags below this have their slots kept by tag.
+const TAGS: u64 = 4096;
 
 impl State<'_> {
     /// Delivers a sample, announcing its channel first if it is new. `describe` builds the
@@ -276,20 +290,60 @@ impl State<'_> {
         Ok(())
     }
 
-    /// As [`State::deliver_visit`], with the record's payload ([`Sink::record`]).
+    /// As [`State::deliver_visit`], for a framed record of tag `tag` whose channel is `name`,
+    /// with the record's payload ([`Sink::record`]).
     fn deliver_record(
         &mut self,
+        tag: u64,
         name: &str,
         t_ns: u64,
         payload: &[u8],
         value: &dyn DynVisit,
         describe: impl FnOnce() -> Channel,
     ) -> Result<(), CliError> {
-        if let Some(id) = self.wanted(name, t_ns, describe)? {
+        if let Some(id) = self.wanted_tag(tag, name, t_ns, describe)? {
             self.sink.record(id, t_ns, payload, value)?;
             self.outcome.samples += 1;
         }
         Ok(())
+    }
+
+    /// As [`State::wanted`], for a framed record of tag `tag` (one tag, one channel `key`): once
+    /// the channel is announced or skipped, its slot is found by the tag.
+    fn wanted_tag(
+        &mut self,
+        tag: u64,
+        key: &str,
+        t_ns: u64,
+        describe: impl FnOnce() -> Channel,
+    ) -> Result<Option<usize>, CliError> {
+        let i = tag as usize;
+        match self.by_tag.get(i).copied().flatten() {
+            Some(Tagged::Skip) => Ok(None),
+            Some(Tagged::Id(id)) => {
+                let t = t_ns.saturating_sub(self.origin_ns);
+                let kept = self.select.wants_time(t);
+                self.tally.sample(Some(t), kept);
+                Ok(kept.then_some(id))
+            }
+            None => {
+                let id = self.wanted(key, t_ns, describe)?;
+                if tag < TAGS {
+                    let settled = match self.ids.get(key) {
+                        Some(Slot::Skip) => Some(Tagged::Skip),
+                        Some(Slot::Id(id)) => Some(Tagged::Id(*id)),
+                        _ => None,
+                    };
+                    if settled.is_some() {
+                        if self.by_tag.len() <= i {
+                            self.by_tag.resize(i + 1, None);
+                        }
+                        self.by_tag[i] = settled;
+                    }
+                }
+                Ok(id)
+            }
+        }
     }
 
     /// The channel id of a sample that passes the filters, announcing the channel first if it
@@ -357,7 +411,7 @@ impl WithFormat for Framed<'_, '_> {
                     let t_ns = raw.header.timestamp.unwrap_or(raw.index).saturating_mul(ns_per_tick);
                     let describe = || record_channel(schema, name);
                     if same_layout {
-                        state.deliver_record(name, t_ns, raw.payload, &record, describe)?;
+                        state.deliver_record(raw.header.tag, name, t_ns, raw.payload, &record, describe)?;
                     } else {
                         state.deliver_visit(name, t_ns, &record, describe)?;
                     }
