@@ -6,7 +6,8 @@
 //! - `logspec dump > /dev/null` on the same file (the baseline, measured in the same run);
 //! - `export --parquet` of one file with one job: MB/s of input, the ratio to dump;
 //! - `export --parquet -j 2` of two such files: MB/s of input, the ratio to one file;
-//! - peak RSS of the one-file export, for the file and for a quarter of it (flat as it grows);
+//! - peak RSS of the one-file export, for a quarter of the file, the file, and a file twice its
+//!   size (flat as it grows);
 //! - where `python3` has numpy, pandas and pyarrow: logspec's generated Python reader
 //!   (`python/usvlog.py`, `read(numpy=True)`: columns per record type, the shape of the upstream
 //!   reader's `read_timeseries_bin`) into a `pandas.DataFrame` per record type and
@@ -66,9 +67,11 @@ fn main() {
     std::fs::write(&big, &buf).unwrap();
     std::fs::write(&big2, &buf).unwrap();
     std::fs::write(&quarter, &buf[..32 + (buf.len() / 4 - 32) / 6948 * 6948]).unwrap();
+    let double = dir.join("double.usvlog");
+    std::fs::write(&double, build(2.0 * mb)).unwrap();
     let out = dir.join("out");
     let s = |p: &Path| p.to_str().unwrap().to_string();
-    let (big_s, big2_s, quarter_s, out_s) = (s(&big), s(&big2), s(&quarter), s(&out));
+    let (big_s, big2_s, quarter_s, double_s, out_s) = (s(&big), s(&big2), s(&quarter), s(&double), s(&out));
     println!("input: {} bytes", buf.len());
 
     let run = |args: &[&str]| {
@@ -85,10 +88,11 @@ fn main() {
         (0..runs).map(|_| run(&["-q", "export", "--parquet", &out_s, "-j", "2", &big_s, &big2_s])).collect();
     let two_t = median(two.iter().map(|x| x.0).collect());
     let two_rss = two.iter().filter_map(|x| x.2).max().unwrap_or(0);
-    let quarter_rss = (0..runs)
-        .filter_map(|_| run(&["-q", "export", "--parquet", &out_s, "-j", "1", &quarter_s]).2)
-        .max()
-        .unwrap_or(0);
+    let rss_of = |file: &str| {
+        (0..runs).filter_map(|_| run(&["-q", "export", "--parquet", &out_s, "-j", "1", file]).2).max().unwrap_or(0)
+    };
+    let quarter_rss = rss_of(&quarter_s);
+    let double_rss = rss_of(&double_s);
 
     // CPU time shows the cost when the machine is shared (wall time then includes waiting).
     let cpu = |v: &[(Duration, Option<Duration>, Option<u64>)], bytes: usize| {
@@ -105,12 +109,14 @@ fn main() {
     let t = mbps(2 * buf.len(), two_t);
     println!("logspec dump > /dev/null (baseline)       {d:>7.1} MB/s   1.00x");
     println!(
-        "export --parquet, 1 file, -j 1            {o:>7.1} MB/s   {:.2}x dump   peak RSS {} kB ({} MB file), {} kB ({} MB file); {:.1} MB of Parquet",
+        "export --parquet, 1 file, -j 1            {o:>7.1} MB/s   {:.2}x dump   peak RSS {} kB ({} MB file), {} kB ({} MB file), {} kB ({} MB file); {:.1} MB of Parquet",
         o / d,
-        one_rss,
-        buf.len() / 1_000_000,
         quarter_rss,
         buf.len() / 4_000_000,
+        one_rss,
+        buf.len() / 1_000_000,
+        double_rss,
+        buf.len() / 500_000,
         parquet_bytes as f64 / 1e6
     );
     println!(

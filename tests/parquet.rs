@@ -1,7 +1,8 @@
 //! `logspec export --parquet`, read back by independent engines: pyarrow (every table of every
 //! sample log equals `logspec dump`, types and units as documented), DuckDB and PySpark (aggregates
 //! over a fleet of 200 logs made from the USVLOG sample, against figures computed here from
-//! `logspec dump`), and a corrupt log among good ones.
+//! `logspec dump`; Polars and DataFusion the same, through the calls docs/parquet.md shows), and
+//! a corrupt log among good ones.
 //!
 //! The engines are Python packages (and Java for Spark): without them a trial is reported as
 //! ignored, except under CI (`CI=true`), which installs them and where they fail instead.
@@ -218,6 +219,20 @@ fn spark_fleet_aggregates() {
     check_answer("Spark", &answer, fleet);
 }
 
+/// The Polars example of docs/parquet.md (`scan_parquet` with `hive_partitioning=True`).
+fn polars_fleet_aggregates() {
+    let fleet = fleet();
+    let answer = python("polars_aggregates.py", &[fleet.out.to_str().unwrap()]);
+    check_answer("Polars", &answer, fleet);
+}
+
+/// The DataFusion example of docs/parquet.md (`register_parquet` with the `log` partition column).
+fn datafusion_fleet_aggregates() {
+    let fleet = fleet();
+    let answer = python("datafusion_aggregates.py", &[fleet.out.to_str().unwrap()]);
+    check_answer("DataFusion", &answer, fleet);
+}
+
 fn corrupt_log_among_good() {
     let dir = scratch("corrupt");
     let sample = std::fs::read(root().join("tests/data/usvlog/step.usvlog")).unwrap();
@@ -270,6 +285,8 @@ fn main() {
             &[Need::PyModule("pyspark"), Need::Program("java")],
             spark_fleet_aggregates,
         ),
+        tools::trial("polars_fleet_aggregates", &[Need::PyModule("polars")], polars_fleet_aggregates),
+        tools::trial("datafusion_fleet_aggregates", &[Need::PyModule("datafusion")], datafusion_fleet_aggregates),
         tools::trial("corrupt_log_among_good", &pyarrow, corrupt_log_among_good),
     ];
     tools::run(trials)

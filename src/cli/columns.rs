@@ -657,3 +657,164 @@ impl logspec::runtime::Visitor for FlatRow<'_> {
         self.depth = self.depth.saturating_sub(1);
     }
 }
+
+/// Where a flat, fixed-size struct's columns are in its bytes, from the IR: the fast path of
+/// `export --parquet` for records such as USVLOG's, whose rows are kept as their payload bytes
+/// and turned into Arrow arrays a column at a time ([`FixedLayout::column`]), with no visit or
+/// [`Value`] per field. Only for structs whose visible fields are all numbers, bools, enums and
+/// flags at fixed offsets; the columns are those of [`arrow_fields`], in its order.
+#[derive(Clone, Debug)]
+pub struct FixedLayout {
+    /// The struct's encoded size: the bytes kept per row.
+    pub size: usize,
+    leaves: Vec<Leaf>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Leaf {
+    offset: usize,
+    /// `None`: a bool (one byte, zero is false).
+    prim: Option<Prim>,
+    big: bool,
+}
+
+impl FixedLayout {
+    /// The layout of struct `id`, or `None` when a field is not a number, bool, enum or flags at
+    /// a fixed offset (the generic path then handles the struct).
+    pub fn of(schema: &Schema, id: ir::TypeId) -> Option<FixedLayout> {
+        let s = schema.strukt(id);
+        let size = usize::try_from(s.size?).ok().filter(|n| *n > 0)?;
+        let mut leaves = Vec::new();
+        for f in &s.fields {
+            let prim = match &f.ty {
+                Ty::Pad(_) => continue,
+                Ty::Prim(p) => Some(*p),
+                Ty::Bool => None,
+                Ty::Named(t) => match schema.ty(*t) {
+                    TypeDef::Enum(e) => Some(e.base),
+                    TypeDef::Flags(fl) => Some(fl.base),
+                    _ => return None,
+                },
+                _ => return None,
+            };
+            let offset = usize::try_from(f.offset?).ok()?;
+            let width = prim.map_or(1, |p| prim_size(p));
+            if offset.checked_add(width)? > size {
+                return None;
+            }
+            leaves.push(Leaf { offset, prim, big: f.endian == ir::Endian::Big });
+        }
+        Some(FixedLayout { size, leaves })
+    }
+
+    /// How many columns the layout makes.
+    pub fn columns(&self) -> usize {
+        self.leaves.len()
+    }
+
+    /// Column `i` of the rows in `rows` (each [`FixedLayout::size`] bytes, one after the other),
+    /// as the Arrow array of [`arrow_fields`]' type for the field, with no nulls.
+    pub fn column(&self, i: usize, rows: &[u8]) -> ArrayRef {
+        use arrow_array::types::*;
+        use arrow_array::PrimitiveArray;
+        let leaf = self.leaves[i];
+        let off = leaf.offset;
+        let rows = rows.chunks_exact(self.size);
+        macro_rules! prim {
+            ($t:ty, $n:literal) => {{
+                let read = |r: &[u8]| {
+                    let b: [u8; $n] = r[off..off + $n].try_into().unwrap_or([0; $n]);
+                    if leaf.big {
+                        <<$t as ArrowPrimitiveType>::Native>::from_be_bytes(b)
+                    } else {
+                        <<$t as ArrowPrimitiveType>::Native>::from_le_bytes(b)
+                    }
+                };
+                Arc::new(PrimitiveArray::<$t>::from_iter_values(rows.map(read))) as ArrayRef
+            }};
+        }
+        match leaf.prim {
+            None => {
+                let values: Vec<bool> = rows.map(|r| r[off] != 0).collect();
+                Arc::new(arrow_array::BooleanArray::new(values.into_iter().collect(), None))
+            }
+            Some(Prim::U8) => prim!(UInt8Type, 1),
+            Some(Prim::U16) => prim!(UInt16Type, 2),
+            Some(Prim::U32) => prim!(UInt32Type, 4),
+            Some(Prim::U64) => prim!(UInt64Type, 8),
+            Some(Prim::I8) => prim!(Int8Type, 1),
+            Some(Prim::I16) => prim!(Int16Type, 2),
+            Some(Prim::I32) => prim!(Int32Type, 4),
+            Some(Prim::I64) => prim!(Int64Type, 8),
+            Some(Prim::F32) => prim!(Float32Type, 4),
+            Some(Prim::F64) => prim!(Float64Type, 8),
+        }
+    }
+
+    /// Appends the rows in `rows` to column builders made for the layout's struct, a value at a
+    /// time (when rows of one table come both as bytes and as visits). Returns the misfits.
+    pub fn append_to(&self, rows: &[u8], cols: &mut [(String, Col)]) -> u64 {
+        let mut misfits = 0;
+        for (i, (_, col)) in cols.iter_mut().enumerate().take(self.leaves.len()) {
+            let array = self.column(i, rows);
+            misfits += append_array(col, &array);
+        }
+        misfits
+    }
+}
+
+fn prim_size(p: Prim) -> usize {
+    match p {
+        Prim::U8 | Prim::I8 => 1,
+        Prim::U16 | Prim::I16 => 2,
+        Prim::U32 | Prim::I32 | Prim::F32 => 4,
+        Prim::U64 | Prim::I64 | Prim::F64 => 8,
+    }
+}
+
+/// Appends the values of a null-free array of a scalar type to a column builder of that type
+/// (of another type: nulls, counted as misfits).
+fn append_array(col: &mut Col, a: &ArrayRef) -> u64 {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::*;
+    macro_rules! prim {
+        ($b:expr, $t:ty) => {
+            match a.as_primitive_opt::<$t>() {
+                Some(p) => {
+                    $b.append_slice(p.values());
+                    true
+                }
+                None => false,
+            }
+        };
+    }
+    let done = match col {
+        Col::Bool(b) => match a.as_boolean_opt() {
+            Some(x) => {
+                for v in x.values().iter() {
+                    b.append_value(v);
+                }
+                true
+            }
+            None => false,
+        },
+        Col::I8(b) => prim!(b, Int8Type),
+        Col::I16(b) => prim!(b, Int16Type),
+        Col::I32(b) => prim!(b, Int32Type),
+        Col::I64(b) => prim!(b, Int64Type),
+        Col::U8(b) => prim!(b, UInt8Type),
+        Col::U16(b) => prim!(b, UInt16Type),
+        Col::U32(b) => prim!(b, UInt32Type),
+        Col::U64(b) => prim!(b, UInt64Type),
+        Col::F32(b) => prim!(b, Float32Type),
+        Col::F64(b) => prim!(b, Float64Type),
+        _ => false,
+    };
+    if done {
+        return 0;
+    }
+    for _ in 0..a.len() {
+        col.append_null();
+    }
+    a.len() as u64
+}

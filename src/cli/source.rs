@@ -106,6 +106,13 @@ pub trait Sink {
         value.visit_dyn(&mut b);
         self.sample(id, t_ns, &b.finish())
     }
+    /// One record of a framed format whose reader has the layout of the channel's IR type
+    /// ([`Channel::ty`]): its payload bytes besides its visit, for a sink that takes the fields
+    /// of a fixed-size struct straight from the bytes at the offsets the IR gives. The record
+    /// decoded (its consts checked). The default hands the visit to [`Sink::visit`].
+    fn record(&mut self, id: usize, t_ns: u64, _payload: &[u8], value: &dyn DynVisit) -> Result<(), CliError> {
+        self.visit(id, t_ns, value)
+    }
     /// The log's time origin in the clock of the samples: 0 where the clock starts with the log,
     /// the time of the first message for ROS bags. Called once, before any channel.
     fn origin(&mut self, _origin_ns: u64) {}
@@ -178,6 +185,7 @@ pub fn read(
         select,
         sink,
         ids: HashMap::new(),
+        by_tag: Vec::new(),
         selected: 0,
         origin_ns: 0,
         outcome: Outcome::default(),
@@ -222,6 +230,9 @@ pub(super) struct State<'a> {
     /// Channels by key: not selected, selected but not yet given a sample in the time window,
     /// or announced to the sink with an id.
     ids: HashMap<String, Slot>,
+    /// The settled slots of framed records by record tag (`None`: not settled, or not seen),
+    /// so that a record finds its channel without hashing its name ([`State::wanted_tag`]).
+    by_tag: Vec<Option<Tagged>>,
     /// How many channels were selected so far (the next channel id).
     selected: usize,
     /// The time origin the time filters count from (nanoseconds in the samples' clock).
@@ -236,6 +247,16 @@ enum Slot {
     Pending(Box<Channel>),
     Id(usize),
 }
+
+/// A [`Slot`] that no longer changes.
+#[derive(Clone, Copy)]
+enum Tagged {
+    Skip,
+    Id(usize),
+}
+
+/// Record tags below this have their slots kept by tag.
+const TAGS: u64 = 4096;
 
 impl State<'_> {
     /// Delivers a sample, announcing its channel first if it is new. `describe` builds the
@@ -267,6 +288,62 @@ impl State<'_> {
             self.outcome.samples += 1;
         }
         Ok(())
+    }
+
+    /// As [`State::deliver_visit`], for a framed record of tag `tag` whose channel is `name`,
+    /// with the record's payload ([`Sink::record`]).
+    fn deliver_record(
+        &mut self,
+        tag: u64,
+        name: &str,
+        t_ns: u64,
+        payload: &[u8],
+        value: &dyn DynVisit,
+        describe: impl FnOnce() -> Channel,
+    ) -> Result<(), CliError> {
+        if let Some(id) = self.wanted_tag(tag, name, t_ns, describe)? {
+            self.sink.record(id, t_ns, payload, value)?;
+            self.outcome.samples += 1;
+        }
+        Ok(())
+    }
+
+    /// As [`State::wanted`], for a framed record of tag `tag` (one tag, one channel `key`): once
+    /// the channel is announced or skipped, its slot is found by the tag.
+    fn wanted_tag(
+        &mut self,
+        tag: u64,
+        key: &str,
+        t_ns: u64,
+        describe: impl FnOnce() -> Channel,
+    ) -> Result<Option<usize>, CliError> {
+        let i = tag as usize;
+        match self.by_tag.get(i).copied().flatten() {
+            Some(Tagged::Skip) => Ok(None),
+            Some(Tagged::Id(id)) => {
+                let t = t_ns.saturating_sub(self.origin_ns);
+                let kept = self.select.wants_time(t);
+                self.tally.sample(Some(t), kept);
+                Ok(kept.then_some(id))
+            }
+            None => {
+                let id = self.wanted(key, t_ns, describe)?;
+                if tag < TAGS {
+                    let settled = match self.ids.get(key) {
+                        Some(Slot::Skip) => Some(Tagged::Skip),
+                        Some(Slot::Id(id)) => Some(Tagged::Id(*id)),
+                        _ => None,
+                    };
+                    if settled.is_some() {
+                        if self.by_tag.len() <= i {
+                            self.by_tag.resize(i + 1, None);
+                        }
+                        self.by_tag[i] = settled;
+                    }
+                }
+                Ok(id)
+            }
+        }
     }
 
     /// The channel id of a sample that passes the filters, announcing the channel first if it
@@ -322,13 +399,22 @@ impl WithFormat for Framed<'_, '_> {
     fn call<F: FramedFormat>(self) -> Self::Output {
         let Framed { input, path, schema, state } = self;
         let ns_per_tick = timestamp_scale(schema);
+        // The payloads are in the layout of the schema's records when the reader is the one of
+        // the schema's own schema id (not an older layout of the history).
+        let current = schema.format.schema_id.as_ref().map(|s| s.value);
+        let same_layout = F::KNOWN_SCHEMA_IDS == current.as_slice();
         let mut reader = Reader::<_, F>::new(input).map_err(|e| CliError::Input(format!("{path}: {e}")))?;
         while let Some(ev) = reader.next_event() {
             match ev {
                 Ok(Event::Record { raw, record }) => {
                     let name = F::record_name(raw.header.tag).unwrap_or("?");
                     let t_ns = raw.header.timestamp.unwrap_or(raw.index).saturating_mul(ns_per_tick);
-                    state.deliver_visit(name, t_ns, &record, || record_channel(schema, name))?;
+                    let describe = || record_channel(schema, name);
+                    if same_layout {
+                        state.deliver_record(raw.header.tag, name, t_ns, raw.payload, &record, describe)?;
+                    } else {
+                        state.deliver_visit(name, t_ns, &record, describe)?;
+                    }
                 }
                 Ok(Event::Unknown { raw }) => {
                     state.outcome.warnings.push(format!(
