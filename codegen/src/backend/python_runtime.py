@@ -4,11 +4,16 @@
 # the file are the schema. Standard library only; numpy is used when asked for and installed.
 # ---------------------------------------------------------------------------------------------
 
+import array as _array
 import collections as _collections
+import io as _io
 import json as _json
 import math as _math
 import os as _os
 import struct as _struct
+import sys as _sys
+from itertools import repeat as _repeat
+from operator import add as _add
 
 
 class DecodeError(ValueError):
@@ -361,9 +366,10 @@ class Reader(object):
     after yielding every complete record before a fault.
 
     `strict` (the default) rejects a known record whose length differs from its layout's size;
-    with `strict=False` such a record is yielded with `fields` None and its raw `payload`."""
+    with `strict=False` such a record is yielded with `fields` None and its raw `payload`. `name`
+    is what errors call the input (default: the path, or the file object's `name`)."""
 
-    def __init__(self, source, strict=True):
+    def __init__(self, source, strict=True, name=None):
         if isinstance(source, (str, bytes, _os.PathLike)):
             self.path = _os.fsdecode(source)
             self._file = open(source, "rb")
@@ -372,7 +378,11 @@ class Reader(object):
             self.path = getattr(source, "name", "<stream>")
             self._file = source
             self._own = False
+        if name is not None:
+            self.path = name
         self.strict = strict
+        self._hdec = None
+        self._decoders = {}
         self.offset = 0
         self.index = 0
         self.header = None
@@ -410,109 +420,355 @@ class Reader(object):
         self.offset = size
 
     def __iter__(self):
+        while True:
+            r = self._step()
+            if r is None:
+                return
+            yield r
+
+    def _step(self):
+        """The record at `self.offset`, or None at the end of the input."""
         f = self._file
         hsize = STRUCTS[FRAMING["header"]][0]
-        hdec = _decoder(FRAMING["header"])
+        hdec = self._hdec
+        if hdec is None:
+            hdec = self._hdec = _decoder(FRAMING["header"])
         tag_f, len_f, ts_f = FRAMING["tag"], FRAMING["length"], FRAMING["timestamp"]
-        decoders = {}
-        while True:
-            start = self.offset
-            raw = _read_exact(f, hsize)
-            if not raw:
-                return
-            if len(raw) < hsize:
-                raise DecodeError(self.path, start, "truncated record header: %d of %d bytes" % (len(raw), hsize), self.index)
-            try:
-                h, _ = hdec(raw, 0, hsize)
-            except _Bad as e:
-                raise DecodeError(self.path, start + e.pos, "record header: %s" % e.message, self.index, field=e.field)
-            tag = h[tag_f]
-            rec = RECORDS.get(tag)
-            name = rec[0] if rec else None
-            if len_f is not None:
-                n = h[len_f]
-            elif rec is not None and rec[2] is not None:
-                n = rec[2]
-            else:
-                raise DecodeError(self.path, start, "record type %r is %s and the framing has no length field to skip it by"
-                                  % (tag, "unknown" if rec is None else "of variable size"), self.index, name)
-            payload = _read_exact(f, n)
-            if len(payload) < n:
-                raise DecodeError(self.path, start, "truncated payload: %d of %d bytes" % (len(payload), n), self.index, name)
-            self.offset = start + hsize + n
-            ts = h[ts_f] if ts_f is not None else None
-            index = self.index
-            self.index += 1
-            if rec is None:
-                yield Record(start, index, ts, tag, None, None, payload)
+        start = self.offset
+        raw = _read_exact(f, hsize)
+        if not raw:
+            return None
+        if len(raw) < hsize:
+            raise DecodeError(self.path, start, "truncated record header: %d of %d bytes" % (len(raw), hsize), self.index)
+        try:
+            h, _ = hdec(raw, 0, hsize)
+        except _Bad as e:
+            raise DecodeError(self.path, start + e.pos, "record header: %s" % e.message, self.index, field=e.field)
+        tag = h[tag_f]
+        rec = RECORDS.get(tag)
+        name = rec[0] if rec else None
+        if len_f is not None:
+            n = h[len_f]
+        elif rec is not None and rec[2] is not None:
+            n = rec[2]
+        else:
+            raise DecodeError(self.path, start, "record type %r is %s and the framing has no length field to skip it by"
+                              % (tag, "unknown" if rec is None else "of variable size"), self.index, name)
+        payload = _read_exact(f, n)
+        if len(payload) < n:
+            raise DecodeError(self.path, start, "truncated payload: %d of %d bytes" % (len(payload), n), self.index, name)
+        self.offset = start + hsize + n
+        ts = h[ts_f] if ts_f is not None else None
+        index = self.index
+        self.index += 1
+        if rec is None:
+            return Record(start, index, ts, tag, None, None, payload)
+        if rec[2] is not None and n != rec[2]:
+            if self.strict:
+                raise DecodeError(self.path, start, "payload length %d, expected %d" % (n, rec[2]), index, name)
+            return Record(start, index, ts, tag, name, None, payload)
+        dec = self._decoders.get(tag)
+        if dec is None:
+            dec = self._decoders[tag] = _decoder(rec[1])
+        try:
+            fields, end = dec(payload, 0, n)
+        except _Bad as e:
+            raise DecodeError(self.path, start + hsize + e.pos, e.message, index, name, e.field)
+        if end != n:
+            raise DecodeError(self.path, start + hsize + end, "%d payload bytes left after the last field" % (n - end), index, name)
+        return Record(start, index, ts, tag, name, fields, None)
+
+
+class _Flat(object):
+    """How `read` walks the record stream: the record types whose payload is flat (fixed size,
+    numbers, bools, pads and fixed byte strings in the record header's byte order, no constants)
+    are found by one `unpack_from` of their (tag, length) pair and a dict look-up, and decoded
+    afterwards all at once per type; every other record takes the `Reader`'s path."""
+
+    def __init__(self):
+        hname = FRAMING["header"]
+        hsize, hfields = STRUCTS[hname]
+        self.ok = False
+        if hsize is None or FRAMING["length"] is None or _fast(hfields) is None:
+            return
+        if any(c is not None for _n, _t, c in hfields):
+            return
+        at = {}
+        pos = 0
+        for name, ty, _c in hfields:
+            if ty[0] != "pad":
+                at[name] = (pos, ty)
+            pos += _size(ty)
+        wanted = [FRAMING["tag"], FRAMING["length"]]
+        ts_f = FRAMING["timestamp"]
+        if ts_f is not None:
+            wanted.append(ts_f)
+        if any(at[w][1][0] not in ("p", "enum", "flags") for w in wanted):
+            return
+        order = at[FRAMING["tag"]][1][1][0]
+        # The key: the tag and the length fields, in wire order, everything else skipped.
+        key_code = order
+        for name, ty, _c in hfields:
+            key_code += ty[1][1:] if name in wanted[:2] else "%dx" % _size(ty)
+        self.key = _st(key_code)
+        self.hsize = hsize
+        self.ts_at = at[ts_f] if ts_f is not None else None
+        # tag -> (payload size, fields (name, offset in the record, type))
+        self.types = {}
+        self.steps = {}
+        for tag, (rname, body, size, _fp) in RECORDS.items():
+            bsize, bfields = STRUCTS[body]
+            fast = _fast(bfields)
+            if size is None or fast is None or any(c is not None for _n, _t, c in bfields):
                 continue
-            if rec[2] is not None and n != rec[2]:
-                if self.strict:
-                    raise DecodeError(self.path, start, "payload length %d, expected %d" % (n, rec[2]), index, name)
-                yield Record(start, index, ts, tag, name, None, payload)
+            s, names = fast
+            if s.format[0] != order and names:
                 continue
-            dec = decoders.get(tag)
-            if dec is None:
-                dec = decoders[tag] = _decoder(rec[1])
+            values = {n: 0 for n in at}
+            values[FRAMING["tag"]] = tag
+            values[FRAMING["length"]] = size
             try:
-                fields, end = dec(payload, 0, n)
-            except _Bad as e:
-                raise DecodeError(self.path, start + hsize + e.pos, e.message, index, name, e.field)
-            if end != n:
-                raise DecodeError(self.path, start + hsize + end, "%d payload bytes left after the last field" % (n - end), index, name)
-            yield Record(start, index, ts, tag, name, fields, None)
+                k = self.key.unpack(encode_struct(hname, values))
+            except (_struct.error, OverflowError):
+                continue
+            fields = []
+            pos = hsize
+            for name, ty, _c in bfields:
+                if ty[0] != "pad":
+                    fields.append((name, pos, ty))
+                pos += _size(ty)
+            self.types[tag] = (size, fields)
+            self.steps[k] = (tag, hsize + size)
+        self.longest = max([step for _t, step in self.steps.values()] or [0])
+        self.ok = bool(self.steps)
+
+    def columns(self, tag, data, offsets, np):
+        """The columns of one flat record type from the record offsets in `data`."""
+        size, fields = self.types[tag]
+        spec = []
+        if self.ts_at is not None:
+            spec.append((FRAMING["timestamp"], self.ts_at[0], self.ts_at[1]))
+        spec.extend(fields)
+        if np is None:
+            return _columns_stdlib(data, offsets, self.hsize + size, spec)
+        dt = np.dtype({
+            "names": [n for n, _o, _t in spec],
+            "formats": [_np_code(np, t) for _n, _o, t in spec],
+            "offsets": [o for _n, o, _t in spec],
+            "itemsize": self.hsize + size,
+        })
+        # Every byte offset of the input seen as the start of a record of this type; the
+        # offsets pick the real ones, copied into one contiguous structured array.
+        view = np.ndarray((len(data) - dt.itemsize + 1,), dtype=dt, buffer=data, strides=(1,))
+        rows = view[np.frombuffer(offsets, dtype=np.int64)]
+        out = {}
+        for n, _o, t in spec:
+            col = rows[n]
+            out[n] = col != 0 if t[0] == "bool" else col.astype(col.dtype.newbyteorder("="))
+        return out
+
+
+def _columns_stdlib(data, offsets, size, spec):
+    """Columns of equal-size rows at `offsets` in `data`, standard library only: the rows are
+    joined into one buffer, each field's bytes gathered from it with strided slices (every
+    `size`-th byte) into an `array.array` of the field's type, and that turned into a list."""
+    n = len(offsets)
+    rows = b"".join(map(data.__getitem__, map(slice, offsets, map(_add, offsets, _repeat(size, n)))))
+    out = {}
+    for name, at, ty in spec:
+        k = ty[0]
+        if k == "bytes":
+            w = ty[1][1]
+            out[name] = [rows[i:i + w] for i in range(at, len(rows), size)]
+            continue
+        code = "<B" if k == "bool" else ty[1]
+        w = _st(code).size
+        raw = bytearray(w * n)
+        for j in range(w):
+            raw[j::w] = rows[at + j::size]
+        a = _array.array(_typecode(code[1], w))
+        a.frombytes(raw)
+        if w > 1 and (code[0] == ">") != (_sys.byteorder == "big"):
+            a.byteswap()
+        out[name] = [v != 0 for v in a] if k == "bool" else a.tolist()
+    return out
+
+
+def _typecode(code, width):
+    """The `array` type code of a `struct` number code: the same kind, the same width."""
+    if code in "fd":
+        return code
+    kinds = "BHILQ" if code.isupper() else "bhilq"
+    return next(c for c in kinds if _array.array(c).itemsize == width)
+
+
+def _np_code(np, ty):
+    """The numpy type of a flat field at its wire byte order: struct codes name the same
+    standard-size numbers in numpy; a bool is read as a byte and compared with zero."""
+    k = ty[0]
+    if k == "bool":
+        return "u1"
+    if k == "bytes":
+        return "S%d" % ty[1][1]
+    return np.dtype(ty[1])
+
+
+_FLAT = []
+
+
+def _flat():
+    if not _FLAT:
+        _FLAT.append(_Flat())
+    return _FLAT[0]
+
+
+def _slurp(source):
+    """The name and the whole content of a path or binary file object."""
+    if isinstance(source, (str, bytes, _os.PathLike)):
+        with open(source, "rb") as f:
+            return _os.fsdecode(source), f.read()
+    return getattr(source, "name", "<stream>"), source.read()
 
 
 def read(source, numpy=False, strict=True):
     """Reads a whole file into per-record-type columns (the shape of upstream's
-    `read_timeseries_bin`). With `numpy=True`, numeric columns are numpy arrays (needs numpy).
-    On a fault, raises `DecodeError` whose `partial` holds everything read before it."""
+    `read_timeseries_bin`): `columns[record name][field]`, the timestamp a column too, in file
+    order; `counts` per record name and `unknown` (timestamp, type, len) of skipped records. Lists
+    of Python values, or with `numpy=True` numpy arrays of each field's wire type (needs numpy).
+    On a fault, raises `DecodeError` whose `partial` holds everything read before it.
+
+    The file is read into memory once. Flat records are found by one walk over the record
+    headers and then decoded per record type at once: with numpy, one structured-dtype copy per
+    type; without, `struct.unpack_from` mapped over the type's offsets."""
+    np = None
     if numpy:
         try:
             import numpy as np
         except ImportError:
             raise ImportError("read(..., numpy=True) needs numpy; install it or use numpy=False for lists")
-    columns = {}
-    counts = {}
-    unknown = []
-    ts_f = FRAMING["timestamp"] or "timestamp"
-    total = 0
-    reader = Reader(source, strict)
-
-    def dtype(ty):
-        # The wire type's own width: float32 stays float32, u16 stays uint16.
-        if ty[0] in ("p", "enum", "flags"):
-            return np.dtype("=" + ty[1][1:])
-        return np.bool_ if ty[0] == "bool" else None
+    plan = _flat()
+    if not plan.ok:
+        return _read_records(Reader(source, strict), np)
+    name, data = _slurp(source)
+    if not isinstance(data, bytes):
+        data = bytes(data)
+    reader = Reader(_io.BytesIO(data), strict, name)
+    offsets = {tag: _array.array("q") for tag in plan.types}
+    appends = {k: (offsets[tag].append, step) for k, (tag, step) in plan.steps.items()}
+    other = _Columns(np)
+    end = len(data)
+    stop = end - plan.longest + 1
+    key = plan.key.unpack_from
+    pos = reader.offset
 
     def result():
-        cols = columns
-        if numpy:
-            header_types = {n: t for n, t, _c in STRUCTS[FRAMING["header"]][1]}
-            cols = {}
-            for name, body, _size, _fp in RECORDS.values():
-                if name in columns:
-                    types = {ts_f: header_types.get(ts_f)}
-                    types.update((n, t) for n, t, _c in STRUCTS[body][1])
-                    cols[name] = {k: np.asarray(v, dtype=types[k] and dtype(types[k])) for k, v in columns[name].items()}
-        return Log(reader.header, cols, counts, unknown, total, reader.offset)
+        cols = {}
+        counts = {}
+        for tag, (rname, _body, _size, _fp) in RECORDS.items():
+            offs = offsets.get(tag)
+            if offs:
+                cols[rname] = plan.columns(tag, data, offs, np)
+                counts[rname] = len(offs)
+            elif rname in other.columns:
+                cols[rname] = other.finish(rname)
+                counts[rname] = other.counts[rname]
+        total = sum(counts.values()) + len(other.unknown)
+        return Log(reader.header, cols, counts, other.unknown, total, pos)
+
+    try:
+        while True:
+            try:
+                # The hot loop: a flat record of a known length well inside the input.
+                while pos < stop:
+                    append, step = appends[key(data, pos)]
+                    append(pos)
+                    pos += step
+            except KeyError:
+                pass
+            if pos >= end:
+                break
+            # Anything else (another record type or length, the input's last bytes) one at a
+            # time, the way `Reader` does it.
+            reader._file.seek(pos)
+            reader.offset = pos
+            reader.index = sum(len(o) for o in offsets.values()) + other.total
+            r = reader._step()
+            if r is None:
+                break
+            if r.type in offsets and r.fields is not None:
+                offsets[r.type].append(pos)
+            else:
+                other.add(r)
+            pos = reader.offset
+    except DecodeError as e:
+        e.partial = result()
+        raise
+    return result()
+
+
+class _Columns(object):
+    """Per-record-type columns built one record at a time (records that are not flat)."""
+
+    def __init__(self, np):
+        self.np = np
+        self.columns = {}
+        self.counts = {}
+        self.unknown = []
+        self.total = 0
+
+    def add(self, r):
+        self.total += 1
+        if r.fields is None:
+            self.unknown.append((r.timestamp, r.type, len(r.payload)))
+            return
+        self.counts[r.name] = self.counts.get(r.name, 0) + 1
+        cols = self.columns.get(r.name)
+        if cols is None:
+            cols = self.columns[r.name] = {}
+            if FRAMING["timestamp"] is not None:
+                cols[FRAMING["timestamp"]] = []
+            for k in r.fields:
+                cols[k] = []
+        if FRAMING["timestamp"] is not None:
+            cols[FRAMING["timestamp"]].append(r.timestamp)
+        for k, v in r.fields.items():
+            cols[k].append(v)
+
+    def finish(self, name):
+        cols = self.columns[name]
+        np = self.np
+        if np is None:
+            return cols
+        body = next(b for n, b, _s, _f in RECORDS.values() if n == name)
+        types = {n: t for n, t, _c in STRUCTS[FRAMING["header"]][1]}
+        types.update((n, t) for n, t, _c in STRUCTS[body][1])
+
+        def dtype(ty):
+            # The wire type's own width: float32 stays float32, u16 stays uint16.
+            if ty[0] in ("p", "enum", "flags"):
+                return np.dtype("=" + ty[1][1:])
+            return np.bool_ if ty[0] == "bool" else None
+
+        return {k: np.asarray(v, dtype=dtype(types[k])) for k, v in cols.items()}
+
+
+def _read_records(reader, np):
+    """`read` through the `Reader`, one record at a time (framings the walk cannot take)."""
+    other = _Columns(np)
+
+    def result():
+        cols = {}
+        counts = {}
+        for _tag, (rname, _body, _size, _fp) in RECORDS.items():
+            if rname in other.columns:
+                cols[rname] = other.finish(rname)
+                counts[rname] = other.counts[rname]
+        return Log(reader.header, cols, counts, other.unknown, other.total, reader.offset)
 
     with reader:
         try:
             for r in reader:
-                total += 1
-                if r.fields is None:
-                    unknown.append((r.timestamp, r.type, len(r.payload)))
-                    continue
-                counts[r.name] = counts.get(r.name, 0) + 1
-                cols = columns.get(r.name)
-                if cols is None:
-                    cols = columns[r.name] = {ts_f: []}
-                    for k in r.fields:
-                        cols[k] = []
-                cols[ts_f].append(r.timestamp)
-                for k, v in r.fields.items():
-                    cols[k].append(v)
+                other.add(r)
         except DecodeError as e:
             e.partial = result()
             raise
