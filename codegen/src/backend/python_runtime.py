@@ -6,6 +6,7 @@
 
 import array as _array
 import collections as _collections
+import decimal as _decimal
 import io as _io
 import json as _json
 import math as _math
@@ -791,6 +792,75 @@ def _json_value(v):
     return v
 
 
+def _float_text(v):
+    """A float as `logspec dump` prints it (Rust's `{:?}`): the shortest digits that read back
+    to the same float, as a decimal from 1e-4 up to 1e16 (`0.0001`, `2.0`) and otherwise with a
+    plain integer exponent (`1e-5`, `1e16`; Python's repr writes `1e-05`, `1e+16`). When two
+    shortest spellings are equally close to the exact value, Rust takes the one of greater
+    magnitude (`-0.18387222290039063`) and Python's repr the even one (`...062`); this takes
+    Rust's. Non-finite values are the strings `"NaN"`, `"Infinity"`, `"-Infinity"`."""
+    if v != v:
+        return '"NaN"'
+    if v in (_math.inf, -_math.inf):
+        return '"Infinity"' if v > 0 else '"-Infinity"'
+    s = repr(v)
+    if v == 0:
+        return s
+    _sign, shortest, sexp = _decimal.Decimal(s).as_tuple()
+    _sign, exact, eexp = _decimal.Decimal(v).as_tuple()
+    shortest = "".join(map(str, shortest))
+    exact = "".join(map(str, exact))
+    # The decimal point sits `point` digits after the start of the digit string.
+    point = len(shortest) + sexp
+    exact = exact.rstrip("0")
+    body = shortest.rstrip("0")
+    if len(exact) == len(body) + 1 and exact[-1] == "5" and exact[:-1] == body:
+        up = str(int(body) + 1)
+        text = _rust_float(v < 0, up.rstrip("0"), point + len(up) - len(body))
+        if float(text) == v:
+            return text
+    return _rust_float(v < 0, body, point)
+
+
+def _rust_float(negative, digits, point):
+    """Rust's `{:?}` layout of `0.digits x 10^point`."""
+    sign = "-" if negative else ""
+    if -3 <= point <= 16:
+        if point <= 0:
+            return sign + "0." + "0" * -point + digits
+        if point >= len(digits):
+            return sign + digits + "0" * (point - len(digits)) + ".0"
+        return sign + digits[:point] + "." + digits[point:]
+    frac = "." + digits[1:] if len(digits) > 1 else ""
+    return "%s%s%se%d" % (sign, digits[0], frac, point - 1)
+
+
+# `logspec dump`'s string escapes: quote, backslash, \n, \r, \t, other control characters as \u00XX.
+_ESCAPES = {c: "\\u%04x" % c for c in range(0x20)}
+_ESCAPES.update({ord('"'): '\\"', ord("\\"): "\\\\", ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t"})
+
+
+def json_text(v):
+    """A value (as `record_json` returns it) as compact JSON text, spelled exactly as `logspec
+    dump` spells it (floats by `_float_text`, strings with its escapes)."""
+    t = type(v)
+    if t is float:
+        return _float_text(v)
+    if t is bool:
+        return "true" if v else "false"
+    if t is int:
+        return str(v)
+    if t is str:
+        return '"' + v.translate(_ESCAPES) + '"'
+    if v is None:
+        return "null"
+    if t is dict:
+        return "{" + ",".join(json_text(k) + ":" + json_text(x) for k, x in v.items()) + "}"
+    if t in (list, tuple):
+        return "[" + ",".join(map(json_text, v)) + "]"
+    return json_text(_json_value(v)) if t is bytes else _json.dumps(v)
+
+
 def record_json(r):
     """A record as the JSON object `logspec dump` prints for it."""
     obj = {}
@@ -859,7 +929,7 @@ def main(argv=None):
             out = sys.stdout
             with Reader(args.file) as r:
                 for rec in r:
-                    out.write(_json.dumps(record_json(rec), separators=(",", ":"), ensure_ascii=False))
+                    out.write(json_text(record_json(rec)))
                     out.write("\n")
         elif args.verb == "golden":
             print("%d golden vectors agree" % check_golden(args.file))
