@@ -468,15 +468,18 @@ class Reader(object):
         payload = _read_exact(f, n)
         if len(payload) < n:
             raise DecodeError(self.path, start, "truncated payload: %d of %d bytes" % (len(payload), n), self.index, name)
-        self.offset = start + hsize + n
+        # The offset moves past the record only once it is accepted: after a fault it is where
+        # the failing record starts (the reference reader's `bytes_consumed`).
+        after = start + hsize + n
         ts = h[ts_f] if ts_f is not None else None
         index = self.index
-        self.index += 1
         if rec is None:
+            self.offset, self.index = after, index + 1
             return Record(start, index, ts, tag, None, None, payload)
         if rec[2] is not None and n != rec[2]:
             if self.strict:
                 raise DecodeError(self.path, start, "payload length %d, expected %d" % (n, rec[2]), index, name)
+            self.offset, self.index = after, index + 1
             return Record(start, index, ts, tag, name, None, payload)
         dec = self._decoders.get(tag)
         if dec is None:
@@ -487,6 +490,7 @@ class Reader(object):
             raise DecodeError(self.path, start + hsize + e.pos, e.message, index, name, e.field)
         if end != n:
             raise DecodeError(self.path, start + hsize + end, "%d payload bytes left after the last field" % (n - end), index, name)
+        self.offset, self.index = after, index + 1
         return Record(start, index, ts, tag, name, fields, None)
 
 
