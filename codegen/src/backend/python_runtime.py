@@ -487,16 +487,17 @@ class Reader(object):
 class _Flat(object):
     """How `read` walks the record stream: the record types whose payload is flat (fixed size,
     numbers, bools, pads and fixed byte strings in the record header's byte order, no constants)
-    are found by one `unpack_from` of their (tag, length) pair and a dict look-up, and decoded
-    afterwards all at once per type; every other record takes the `Reader`'s path."""
+    are found by one `unpack_from` of their record header's tag, length and constant fields and a
+    dict look-up, and decoded afterwards all at once per type; every other record takes the
+    `Reader`'s path. Needs a fixed-size record header in one byte order with a length field."""
 
     def __init__(self):
         hname = FRAMING["header"]
         hsize, hfields = STRUCTS[hname]
         self.ok = False
+        self.types = {}
+        self.steps = {}
         if hsize is None or FRAMING["length"] is None or _fast(hfields) is None:
-            return
-        if any(c is not None for _n, _t, c in hfields):
             return
         at = {}
         pos = 0
@@ -504,23 +505,20 @@ class _Flat(object):
             if ty[0] != "pad":
                 at[name] = (pos, ty)
             pos += _size(ty)
-        wanted = [FRAMING["tag"], FRAMING["length"]]
+        # The key: the tag, the length and every constant field (a sync word), in wire order,
+        # everything else skipped; a record whose key is not in `steps` takes the slow path.
+        keyed = [FRAMING["tag"], FRAMING["length"]] + [n for n, _t, c in hfields if c is not None]
         ts_f = FRAMING["timestamp"]
-        if ts_f is not None:
-            wanted.append(ts_f)
-        if any(at[w][1][0] not in ("p", "enum", "flags") for w in wanted):
+        if any(at[w][1][0] not in ("p", "enum", "flags") for w in keyed + ([ts_f] if ts_f else [])):
             return
         order = at[FRAMING["tag"]][1][1][0]
-        # The key: the tag and the length fields, in wire order, everything else skipped.
         key_code = order
         for name, ty, _c in hfields:
-            key_code += ty[1][1:] if name in wanted[:2] else "%dx" % _size(ty)
+            key_code += ty[1][1:] if name in keyed else "%dx" % _size(ty)
         self.key = _st(key_code)
         self.hsize = hsize
         self.ts_at = at[ts_f] if ts_f is not None else None
         # tag -> (payload size, fields (name, offset in the record, type))
-        self.types = {}
-        self.steps = {}
         for tag, (rname, body, size, _fp) in RECORDS.items():
             bsize, bfields = STRUCTS[body]
             fast = _fast(bfields)
@@ -529,7 +527,7 @@ class _Flat(object):
             s, names = fast
             if s.format[0] != order and names:
                 continue
-            values = {n: 0 for n in at}
+            values = {n: 0 for n, _t, c in hfields if c is None}
             values[FRAMING["tag"]] = tag
             values[FRAMING["length"]] = size
             try:
@@ -614,7 +612,8 @@ def _np_code(np, ty):
     if k == "bool":
         return "u1"
     if k == "bytes":
-        return "S%d" % ty[1][1]
+        # Raw bytes, trailing zeros kept (numpy's "S" would drop them).
+        return "V%d" % ty[1][1]
     return np.dtype(ty[1])
 
 
@@ -752,6 +751,8 @@ class _Columns(object):
             # The wire type's own width: float32 stays float32, u16 stays uint16.
             if ty[0] in ("p", "enum", "flags"):
                 return np.dtype("=" + ty[1][1:])
+            if ty[0] == "bytes" and ty[1][0] == "fixed":
+                return np.dtype("V%d" % ty[1][1])
             return np.bool_ if ty[0] == "bool" else None
 
         return {k: np.asarray(v, dtype=dtype(types[k])) for k, v in cols.items()}
