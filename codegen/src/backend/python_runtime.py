@@ -484,10 +484,17 @@ class Reader(object):
         return Record(start, index, ts, tag, name, fields, None)
 
 
+def _flat_field(ty, const):
+    """Whether a payload field can be decoded column-wise: a number, bool, pad or fixed byte
+    string (in any byte order) without a constant to check."""
+    if const is not None:
+        return False
+    return ty[0] in ("p", "enum", "flags", "bool", "pad") or (ty[0] == "bytes" and ty[1][0] == "fixed")
+
+
 class _Flat(object):
     """How `read` walks the record stream: the record types whose payload is flat (fixed size,
-    numbers, bools, pads and fixed byte strings in the record header's byte order, no constants)
-    are found by one `unpack_from` of their record header's tag, length and constant fields and a
+    numbers, bools, pads and fixed byte strings, no constants) are found by one `unpack_from` of their record header's tag, length and constant fields and a
     dict look-up, and decoded afterwards all at once per type; every other record takes the
     `Reader`'s path. Needs a fixed-size record header in one byte order with a length field."""
 
@@ -519,13 +526,9 @@ class _Flat(object):
         self.hsize = hsize
         self.ts_at = at[ts_f] if ts_f is not None else None
         # tag -> (payload size, fields (name, offset in the record, type))
-        for tag, (rname, body, size, _fp) in RECORDS.items():
-            bsize, bfields = STRUCTS[body]
-            fast = _fast(bfields)
-            if size is None or fast is None or any(c is not None for _n, _t, c in bfields):
-                continue
-            s, names = fast
-            if s.format[0] != order and names:
+        for tag, (_name, body, size, _fp) in RECORDS.items():
+            bfields = STRUCTS[body][1]
+            if size is None or not all(_flat_field(ty, c) for _n, ty, c in bfields):
                 continue
             values = {n: 0 for n, _t, c in hfields if c is None}
             values[FRAMING["tag"]] = tag
