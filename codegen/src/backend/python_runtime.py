@@ -4,11 +4,17 @@
 # the file are the schema. Standard library only; numpy is used when asked for and installed.
 # ---------------------------------------------------------------------------------------------
 
+import array as _array
 import collections as _collections
+import decimal as _decimal
+import io as _io
 import json as _json
 import math as _math
 import os as _os
 import struct as _struct
+import sys as _sys
+from itertools import repeat as _repeat
+from operator import add as _add
 
 
 class DecodeError(ValueError):
@@ -361,9 +367,10 @@ class Reader(object):
     after yielding every complete record before a fault.
 
     `strict` (the default) rejects a known record whose length differs from its layout's size;
-    with `strict=False` such a record is yielded with `fields` None and its raw `payload`."""
+    with `strict=False` such a record is yielded with `fields` None and its raw `payload`. `name`
+    is what errors call the input (default: the path, or the file object's `name`)."""
 
-    def __init__(self, source, strict=True):
+    def __init__(self, source, strict=True, name=None):
         if isinstance(source, (str, bytes, _os.PathLike)):
             self.path = _os.fsdecode(source)
             self._file = open(source, "rb")
@@ -372,7 +379,11 @@ class Reader(object):
             self.path = getattr(source, "name", "<stream>")
             self._file = source
             self._own = False
+        if name is not None:
+            self.path = name
         self.strict = strict
+        self._hdec = None
+        self._decoders = {}
         self.offset = 0
         self.index = 0
         self.header = None
@@ -410,109 +421,363 @@ class Reader(object):
         self.offset = size
 
     def __iter__(self):
+        while True:
+            r = self._step()
+            if r is None:
+                return
+            yield r
+
+    def _step(self):
+        """The record at `self.offset`, or None at the end of the input."""
         f = self._file
         hsize = STRUCTS[FRAMING["header"]][0]
-        hdec = _decoder(FRAMING["header"])
+        hdec = self._hdec
+        if hdec is None:
+            hdec = self._hdec = _decoder(FRAMING["header"])
         tag_f, len_f, ts_f = FRAMING["tag"], FRAMING["length"], FRAMING["timestamp"]
-        decoders = {}
-        while True:
-            start = self.offset
-            raw = _read_exact(f, hsize)
-            if not raw:
-                return
-            if len(raw) < hsize:
-                raise DecodeError(self.path, start, "truncated record header: %d of %d bytes" % (len(raw), hsize), self.index)
-            try:
-                h, _ = hdec(raw, 0, hsize)
-            except _Bad as e:
-                raise DecodeError(self.path, start + e.pos, "record header: %s" % e.message, self.index, field=e.field)
-            tag = h[tag_f]
-            rec = RECORDS.get(tag)
-            name = rec[0] if rec else None
-            if len_f is not None:
-                n = h[len_f]
-            elif rec is not None and rec[2] is not None:
-                n = rec[2]
-            else:
-                raise DecodeError(self.path, start, "record type %r is %s and the framing has no length field to skip it by"
-                                  % (tag, "unknown" if rec is None else "of variable size"), self.index, name)
-            payload = _read_exact(f, n)
-            if len(payload) < n:
-                raise DecodeError(self.path, start, "truncated payload: %d of %d bytes" % (len(payload), n), self.index, name)
-            self.offset = start + hsize + n
-            ts = h[ts_f] if ts_f is not None else None
-            index = self.index
-            self.index += 1
-            if rec is None:
-                yield Record(start, index, ts, tag, None, None, payload)
+        start = self.offset
+        raw = _read_exact(f, hsize)
+        if not raw:
+            return None
+        if len(raw) < hsize:
+            raise DecodeError(self.path, start, "truncated record header: %d of %d bytes" % (len(raw), hsize), self.index)
+        try:
+            h, _ = hdec(raw, 0, hsize)
+        except _Bad as e:
+            raise DecodeError(self.path, start + e.pos, "record header: %s" % e.message, self.index, field=e.field)
+        tag = h[tag_f]
+        rec = RECORDS.get(tag)
+        name = rec[0] if rec else None
+        if len_f is not None:
+            n = h[len_f]
+        elif rec is not None and rec[2] is not None:
+            n = rec[2]
+        else:
+            raise DecodeError(self.path, start, "record type %r is %s and the framing has no length field to skip it by"
+                              % (tag, "unknown" if rec is None else "of variable size"), self.index, name)
+        payload = _read_exact(f, n)
+        if len(payload) < n:
+            raise DecodeError(self.path, start, "truncated payload: %d of %d bytes" % (len(payload), n), self.index, name)
+        # The offset moves past the record only once it is accepted: after a fault it is where
+        # the failing record starts (the reference reader's `bytes_consumed`).
+        after = start + hsize + n
+        ts = h[ts_f] if ts_f is not None else None
+        index = self.index
+        if rec is None:
+            self.offset, self.index = after, index + 1
+            return Record(start, index, ts, tag, None, None, payload)
+        if rec[2] is not None and n != rec[2]:
+            if self.strict:
+                raise DecodeError(self.path, start, "payload length %d, expected %d" % (n, rec[2]), index, name)
+            self.offset, self.index = after, index + 1
+            return Record(start, index, ts, tag, name, None, payload)
+        dec = self._decoders.get(tag)
+        if dec is None:
+            dec = self._decoders[tag] = _decoder(rec[1])
+        try:
+            fields, end = dec(payload, 0, n)
+        except _Bad as e:
+            raise DecodeError(self.path, start + hsize + e.pos, e.message, index, name, e.field)
+        if end != n:
+            raise DecodeError(self.path, start + hsize + end, "%d payload bytes left after the last field" % (n - end), index, name)
+        self.offset, self.index = after, index + 1
+        return Record(start, index, ts, tag, name, fields, None)
+
+
+def _flat_field(ty, const):
+    """Whether a payload field can be decoded column-wise: a number, bool, pad or fixed byte
+    string (in any byte order) without a constant to check."""
+    if const is not None:
+        return False
+    return ty[0] in ("p", "enum", "flags", "bool", "pad") or (ty[0] == "bytes" and ty[1][0] == "fixed")
+
+
+class _Flat(object):
+    """How `read` walks the record stream: the record types whose payload is flat (fixed size,
+    numbers, bools, pads and fixed byte strings, no constants) are found by one `unpack_from` of their record header's tag, length and constant fields and a
+    dict look-up, and decoded afterwards all at once per type; every other record takes the
+    `Reader`'s path. Needs a fixed-size record header in one byte order with a length field."""
+
+    def __init__(self):
+        hname = FRAMING["header"]
+        hsize, hfields = STRUCTS[hname]
+        self.ok = False
+        self.types = {}
+        self.steps = {}
+        if hsize is None or FRAMING["length"] is None or _fast(hfields) is None:
+            return
+        at = {}
+        pos = 0
+        for name, ty, _c in hfields:
+            if ty[0] != "pad":
+                at[name] = (pos, ty)
+            pos += _size(ty)
+        # The key: the tag, the length and every constant field (a sync word), in wire order,
+        # everything else skipped; a record whose key is not in `steps` takes the slow path.
+        keyed = [FRAMING["tag"], FRAMING["length"]] + [n for n, _t, c in hfields if c is not None]
+        ts_f = FRAMING["timestamp"]
+        if any(at[w][1][0] not in ("p", "enum", "flags") for w in keyed + ([ts_f] if ts_f else [])):
+            return
+        order = at[FRAMING["tag"]][1][1][0]
+        key_code = order
+        for name, ty, _c in hfields:
+            key_code += ty[1][1:] if name in keyed else "%dx" % _size(ty)
+        self.key = _st(key_code)
+        self.hsize = hsize
+        self.ts_at = at[ts_f] if ts_f is not None else None
+        # tag -> (payload size, fields (name, offset in the record, type))
+        for tag, (_name, body, size, _fp) in RECORDS.items():
+            bfields = STRUCTS[body][1]
+            if size is None or not all(_flat_field(ty, c) for _n, ty, c in bfields):
                 continue
-            if rec[2] is not None and n != rec[2]:
-                if self.strict:
-                    raise DecodeError(self.path, start, "payload length %d, expected %d" % (n, rec[2]), index, name)
-                yield Record(start, index, ts, tag, name, None, payload)
-                continue
-            dec = decoders.get(tag)
-            if dec is None:
-                dec = decoders[tag] = _decoder(rec[1])
+            values = {n: 0 for n, _t, c in hfields if c is None}
+            values[FRAMING["tag"]] = tag
+            values[FRAMING["length"]] = size
             try:
-                fields, end = dec(payload, 0, n)
-            except _Bad as e:
-                raise DecodeError(self.path, start + hsize + e.pos, e.message, index, name, e.field)
-            if end != n:
-                raise DecodeError(self.path, start + hsize + end, "%d payload bytes left after the last field" % (n - end), index, name)
-            yield Record(start, index, ts, tag, name, fields, None)
+                k = self.key.unpack(encode_struct(hname, values))
+            except (_struct.error, OverflowError):
+                continue
+            fields = []
+            pos = hsize
+            for name, ty, _c in bfields:
+                if ty[0] != "pad":
+                    fields.append((name, pos, ty))
+                pos += _size(ty)
+            self.types[tag] = (size, fields)
+            self.steps[k] = (tag, hsize + size)
+        self.longest = max([step for _t, step in self.steps.values()] or [0])
+        self.ok = bool(self.steps)
+
+    def columns(self, tag, data, offsets, np):
+        """The columns of one flat record type from the record offsets in `data`."""
+        size, fields = self.types[tag]
+        spec = []
+        if self.ts_at is not None:
+            spec.append((FRAMING["timestamp"], self.ts_at[0], self.ts_at[1]))
+        spec.extend(fields)
+        if np is None:
+            return _columns_stdlib(data, offsets, self.hsize + size, spec)
+        dt = np.dtype({
+            "names": [n for n, _o, _t in spec],
+            "formats": [_np_code(np, t) for _n, _o, t in spec],
+            "offsets": [o for _n, o, _t in spec],
+            "itemsize": self.hsize + size,
+        })
+        # Every byte offset of the input seen as the start of a record of this type; the
+        # offsets pick the real ones, copied into one contiguous structured array.
+        view = np.ndarray((len(data) - dt.itemsize + 1,), dtype=dt, buffer=data, strides=(1,))
+        rows = view[np.frombuffer(offsets, dtype=np.int64)]
+        out = {}
+        for n, _o, t in spec:
+            col = rows[n]
+            out[n] = col != 0 if t[0] == "bool" else col.astype(col.dtype.newbyteorder("="))
+        return out
+
+
+def _columns_stdlib(data, offsets, size, spec):
+    """Columns of equal-size rows at `offsets` in `data`, standard library only: the rows are
+    joined into one buffer, each field's bytes gathered from it with strided slices (every
+    `size`-th byte) into an `array.array` of the field's type, and that turned into a list."""
+    n = len(offsets)
+    rows = b"".join(map(data.__getitem__, map(slice, offsets, map(_add, offsets, _repeat(size, n)))))
+    out = {}
+    for name, at, ty in spec:
+        k = ty[0]
+        if k == "bytes":
+            w = ty[1][1]
+            out[name] = [rows[i:i + w] for i in range(at, len(rows), size)]
+            continue
+        code = "<B" if k == "bool" else ty[1]
+        w = _st(code).size
+        raw = bytearray(w * n)
+        for j in range(w):
+            raw[j::w] = rows[at + j::size]
+        a = _array.array(_typecode(code[1], w))
+        a.frombytes(raw)
+        if w > 1 and (code[0] == ">") != (_sys.byteorder == "big"):
+            a.byteswap()
+        out[name] = [v != 0 for v in a] if k == "bool" else a.tolist()
+    return out
+
+
+def _typecode(code, width):
+    """The `array` type code of a `struct` number code: the same kind, the same width."""
+    if code in "fd":
+        return code
+    kinds = "BHILQ" if code.isupper() else "bhilq"
+    return next(c for c in kinds if _array.array(c).itemsize == width)
+
+
+def _np_code(np, ty):
+    """The numpy type of a flat field at its wire byte order: struct codes name the same
+    standard-size numbers in numpy; a bool is read as a byte and compared with zero."""
+    k = ty[0]
+    if k == "bool":
+        return "u1"
+    if k == "bytes":
+        # Raw bytes, trailing zeros kept (numpy's "S" would drop them).
+        return "V%d" % ty[1][1]
+    return np.dtype(ty[1])
+
+
+_FLAT = []
+
+
+def _flat():
+    if not _FLAT:
+        _FLAT.append(_Flat())
+    return _FLAT[0]
+
+
+def _slurp(source):
+    """The name and the whole content of a path or binary file object."""
+    if isinstance(source, (str, bytes, _os.PathLike)):
+        with open(source, "rb") as f:
+            return _os.fsdecode(source), f.read()
+    return getattr(source, "name", "<stream>"), source.read()
 
 
 def read(source, numpy=False, strict=True):
     """Reads a whole file into per-record-type columns (the shape of upstream's
-    `read_timeseries_bin`). With `numpy=True`, numeric columns are numpy arrays (needs numpy).
-    On a fault, raises `DecodeError` whose `partial` holds everything read before it."""
+    `read_timeseries_bin`): `columns[record name][field]`, the timestamp a column too, in file
+    order; `counts` per record name and `unknown` (timestamp, type, len) of skipped records. Lists
+    of Python values, or with `numpy=True` numpy arrays of each field's wire type (needs numpy).
+    On a fault, raises `DecodeError` whose `partial` holds everything read before it.
+
+    The file is read into memory once. Flat records are found by one walk over the record
+    headers and then decoded per record type at once: with numpy, one structured-dtype copy per
+    type; without, `struct.unpack_from` mapped over the type's offsets."""
+    np = None
     if numpy:
         try:
             import numpy as np
         except ImportError:
             raise ImportError("read(..., numpy=True) needs numpy; install it or use numpy=False for lists")
-    columns = {}
-    counts = {}
-    unknown = []
-    ts_f = FRAMING["timestamp"] or "timestamp"
-    total = 0
-    reader = Reader(source, strict)
-
-    def dtype(ty):
-        # The wire type's own width: float32 stays float32, u16 stays uint16.
-        if ty[0] in ("p", "enum", "flags"):
-            return np.dtype("=" + ty[1][1:])
-        return np.bool_ if ty[0] == "bool" else None
+    plan = _flat()
+    if not plan.ok:
+        return _read_records(Reader(source, strict), np)
+    name, data = _slurp(source)
+    if not isinstance(data, bytes):
+        data = bytes(data)
+    reader = Reader(_io.BytesIO(data), strict, name)
+    offsets = {tag: _array.array("q") for tag in plan.types}
+    appends = {k: (offsets[tag].append, step) for k, (tag, step) in plan.steps.items()}
+    other = _Columns(np)
+    end = len(data)
+    stop = end - plan.longest + 1
+    key = plan.key.unpack_from
+    pos = reader.offset
 
     def result():
-        cols = columns
-        if numpy:
-            header_types = {n: t for n, t, _c in STRUCTS[FRAMING["header"]][1]}
-            cols = {}
-            for name, body, _size, _fp in RECORDS.values():
-                if name in columns:
-                    types = {ts_f: header_types.get(ts_f)}
-                    types.update((n, t) for n, t, _c in STRUCTS[body][1])
-                    cols[name] = {k: np.asarray(v, dtype=types[k] and dtype(types[k])) for k, v in columns[name].items()}
-        return Log(reader.header, cols, counts, unknown, total, reader.offset)
+        cols = {}
+        counts = {}
+        for tag, (rname, _body, _size, _fp) in RECORDS.items():
+            offs = offsets.get(tag)
+            if offs:
+                cols[rname] = plan.columns(tag, data, offs, np)
+                counts[rname] = len(offs)
+            elif rname in other.columns:
+                cols[rname] = other.finish(rname)
+                counts[rname] = other.counts[rname]
+        total = sum(counts.values()) + len(other.unknown)
+        return Log(reader.header, cols, counts, other.unknown, total, pos)
+
+    try:
+        while True:
+            try:
+                # The hot loop: a flat record of a known length well inside the input.
+                while pos < stop:
+                    append, step = appends[key(data, pos)]
+                    append(pos)
+                    pos += step
+            except KeyError:
+                pass
+            if pos >= end:
+                break
+            # Anything else (another record type or length, the input's last bytes) one at a
+            # time, the way `Reader` does it.
+            reader._file.seek(pos)
+            reader.offset = pos
+            reader.index = sum(len(o) for o in offsets.values()) + other.total
+            r = reader._step()
+            if r is None:
+                break
+            if r.type in offsets and r.fields is not None:
+                offsets[r.type].append(pos)
+            else:
+                other.add(r)
+            pos = reader.offset
+    except DecodeError as e:
+        e.partial = result()
+        raise
+    return result()
+
+
+class _Columns(object):
+    """Per-record-type columns built one record at a time (records that are not flat)."""
+
+    def __init__(self, np):
+        self.np = np
+        self.columns = {}
+        self.counts = {}
+        self.unknown = []
+        self.total = 0
+
+    def add(self, r):
+        self.total += 1
+        if r.fields is None:
+            self.unknown.append((r.timestamp, r.type, len(r.payload)))
+            return
+        self.counts[r.name] = self.counts.get(r.name, 0) + 1
+        cols = self.columns.get(r.name)
+        if cols is None:
+            cols = self.columns[r.name] = {}
+            if FRAMING["timestamp"] is not None:
+                cols[FRAMING["timestamp"]] = []
+            for k in r.fields:
+                cols[k] = []
+        if FRAMING["timestamp"] is not None:
+            cols[FRAMING["timestamp"]].append(r.timestamp)
+        for k, v in r.fields.items():
+            cols[k].append(v)
+
+    def finish(self, name):
+        cols = self.columns[name]
+        np = self.np
+        if np is None:
+            return cols
+        body = next(b for n, b, _s, _f in RECORDS.values() if n == name)
+        types = {n: t for n, t, _c in STRUCTS[FRAMING["header"]][1]}
+        types.update((n, t) for n, t, _c in STRUCTS[body][1])
+
+        def dtype(ty):
+            # The wire type's own width: float32 stays float32, u16 stays uint16.
+            if ty[0] in ("p", "enum", "flags"):
+                return np.dtype("=" + ty[1][1:])
+            if ty[0] == "bytes" and ty[1][0] == "fixed":
+                return np.dtype("V%d" % ty[1][1])
+            return np.bool_ if ty[0] == "bool" else None
+
+        return {k: np.asarray(v, dtype=dtype(types[k])) for k, v in cols.items()}
+
+
+def _read_records(reader, np):
+    """`read` through the `Reader`, one record at a time (framings the walk cannot take)."""
+    other = _Columns(np)
+
+    def result():
+        cols = {}
+        counts = {}
+        for _tag, (rname, _body, _size, _fp) in RECORDS.items():
+            if rname in other.columns:
+                cols[rname] = other.finish(rname)
+                counts[rname] = other.counts[rname]
+        return Log(reader.header, cols, counts, other.unknown, other.total, reader.offset)
 
     with reader:
         try:
             for r in reader:
-                total += 1
-                if r.fields is None:
-                    unknown.append((r.timestamp, r.type, len(r.payload)))
-                    continue
-                counts[r.name] = counts.get(r.name, 0) + 1
-                cols = columns.get(r.name)
-                if cols is None:
-                    cols = columns[r.name] = {ts_f: []}
-                    for k in r.fields:
-                        cols[k] = []
-                cols[ts_f].append(r.timestamp)
-                for k, v in r.fields.items():
-                    cols[k].append(v)
+                other.add(r)
         except DecodeError as e:
             e.partial = result()
             raise
@@ -533,6 +798,75 @@ def _json_value(v):
     if isinstance(v, list):
         return [_json_value(x) for x in v]
     return v
+
+
+def _float_text(v):
+    """A float as `logspec dump` prints it (Rust's `{:?}`): the shortest digits that read back
+    to the same float, as a decimal from 1e-4 up to 1e16 (`0.0001`, `2.0`) and otherwise with a
+    plain integer exponent (`1e-5`, `1e16`; Python's repr writes `1e-05`, `1e+16`). When two
+    shortest spellings are equally close to the exact value, Rust takes the one of greater
+    magnitude (`-0.18387222290039063`) and Python's repr the even one (`...062`); this takes
+    Rust's. Non-finite values are the strings `"NaN"`, `"Infinity"`, `"-Infinity"`."""
+    if v != v:
+        return '"NaN"'
+    if v in (_math.inf, -_math.inf):
+        return '"Infinity"' if v > 0 else '"-Infinity"'
+    s = repr(v)
+    if v == 0:
+        return s
+    _sign, shortest, sexp = _decimal.Decimal(s).as_tuple()
+    _sign, exact, eexp = _decimal.Decimal(v).as_tuple()
+    shortest = "".join(map(str, shortest))
+    exact = "".join(map(str, exact))
+    # The decimal point sits `point` digits after the start of the digit string.
+    point = len(shortest) + sexp
+    exact = exact.rstrip("0")
+    body = shortest.rstrip("0")
+    if len(exact) == len(body) + 1 and exact[-1] == "5" and exact[:-1] == body:
+        up = str(int(body) + 1)
+        text = _rust_float(v < 0, up.rstrip("0"), point + len(up) - len(body))
+        if float(text) == v:
+            return text
+    return _rust_float(v < 0, body, point)
+
+
+def _rust_float(negative, digits, point):
+    """Rust's `{:?}` layout of `0.digits x 10^point`."""
+    sign = "-" if negative else ""
+    if -3 <= point <= 16:
+        if point <= 0:
+            return sign + "0." + "0" * -point + digits
+        if point >= len(digits):
+            return sign + digits + "0" * (point - len(digits)) + ".0"
+        return sign + digits[:point] + "." + digits[point:]
+    frac = "." + digits[1:] if len(digits) > 1 else ""
+    return "%s%s%se%d" % (sign, digits[0], frac, point - 1)
+
+
+# `logspec dump`'s string escapes: quote, backslash, \n, \r, \t, other control characters as \u00XX.
+_ESCAPES = {c: "\\u%04x" % c for c in range(0x20)}
+_ESCAPES.update({ord('"'): '\\"', ord("\\"): "\\\\", ord("\n"): "\\n", ord("\r"): "\\r", ord("\t"): "\\t"})
+
+
+def json_text(v):
+    """A value (as `record_json` returns it) as compact JSON text, spelled exactly as `logspec
+    dump` spells it (floats by `_float_text`, strings with its escapes)."""
+    t = type(v)
+    if t is float:
+        return _float_text(v)
+    if t is bool:
+        return "true" if v else "false"
+    if t is int:
+        return str(v)
+    if t is str:
+        return '"' + v.translate(_ESCAPES) + '"'
+    if v is None:
+        return "null"
+    if t is dict:
+        return "{" + ",".join(json_text(k) + ":" + json_text(x) for k, x in v.items()) + "}"
+    if t in (list, tuple):
+        return "[" + ",".join(map(json_text, v)) + "]"
+    return json_text(_json_value(v)) if t is bytes else _json.dumps(v)
 
 
 def record_json(r):
@@ -603,7 +937,7 @@ def main(argv=None):
             out = sys.stdout
             with Reader(args.file) as r:
                 for rec in r:
-                    out.write(_json.dumps(record_json(rec), separators=(",", ":"), ensure_ascii=False))
+                    out.write(json_text(record_json(rec)))
                     out.write("\n")
         elif args.verb == "golden":
             print("%d golden vectors agree" % check_golden(args.file))

@@ -1,0 +1,35 @@
+"""One timed read of a USVLOG file, for `cargo bench --bench python_module`.
+
+Usage: python3 read_bench.py MODE FILE, MODE one of
+  numpy    the generated module, `read_usvlog(path, numpy=True)` (numpy arrays)
+  plain    the generated module, `read_usvlog(path)` (lists; numpy is made unimportable first)
+  standin  `upstream_standin.read_timeseries_bin(path)` (the baseline; see that file)
+
+Prints one JSON object: the seconds the read took (imports excluded), the records it returned, and
+the bytes of the columns it returned (numpy arrays: their buffers; lists: not counted).
+"""
+import json
+import sys
+import time
+
+mode, path = sys.argv[1], sys.argv[2]
+if mode == "plain":
+    sys.modules["numpy"] = None
+    import usvlog
+    read = lambda: usvlog.read_usvlog(path)
+elif mode == "numpy":
+    import numpy  # noqa: F401  (imported before the clock starts, as the stand-in's is)
+    import usvlog
+    read = lambda: usvlog.read_usvlog(path, numpy=True)
+else:
+    import upstream_standin
+    read = lambda: upstream_standin.read_timeseries_bin(path)
+t = time.perf_counter()
+result = read()
+seconds = time.perf_counter() - t
+if mode == "standin":
+    columns, records = result.records, sum(result.record_counts.values())
+else:
+    columns, records = result.columns, result.records_total
+nbytes = sum(getattr(c, "nbytes", 0) for cols in columns.values() for c in cols.values())
+print(json.dumps({"seconds": seconds, "records": records, "array_bytes": nbytes}))

@@ -1,0 +1,116 @@
+//! The generated pure-Python module (`python/usvlog.py`) reading a USVLOG file into columns,
+//! against a stand-in of the upstream reader it replaces, measured in the same run.
+//!
+//! `cargo bench --bench python_module` (options: `-- --sizes 20,200 --runs 3`). The inputs are
+//! built in memory with the record mix of `bench-inputs/gen_usvlog.py` (see
+//! `common/usvlog_input.rs`) and written to a temporary directory. For each size, each reader runs
+//! in its own `python3` process (`benches/python/read_bench.py`), the file in the page cache:
+//! - `standin`: `benches/python/upstream_standin.py`, written the way usv-autopilot's
+//!   `read_timeseries_bin` works (its code is not in this repository), the baseline;
+//! - `numpy`: `read_usvlog(path, numpy=True)`;
+//! - `plain`: `read_usvlog(path)` with numpy made unimportable.
+//!
+//! Reports the read's time (medians; imports excluded), the speed ratio against the stand-in,
+//! the process's peak RSS (VmHWM, polled from /proc; Linux only) and, for numpy, the bytes of the
+//! arrays returned. Needs python3 and numpy; without them it says so and measures nothing.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use common::usvlog_input::build;
+
+/// Runs `read_bench.py MODE FILE`: the read's seconds, records, array bytes, and peak RSS in kB.
+fn run(mode: &str, file: &Path) -> (f64, u64, u64, u64) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let path = std::env::join_paths([root.join("python"), root.join("benches/python")]).unwrap();
+    let mut child = Command::new("python3")
+        .arg(root.join("benches/python/read_bench.py"))
+        .arg(mode)
+        .arg(file)
+        .env("PYTHONPATH", path)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("spawn python3");
+    let status = format!("/proc/{}/status", child.id());
+    let mut peak = 0;
+    loop {
+        if let Ok(s) = std::fs::read_to_string(&status) {
+            if let Some(kb) = s
+                .lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            {
+                peak = peak.max(kb);
+            }
+        }
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "read_bench.py {mode} failed");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("read_bench.py prints JSON");
+    (v["seconds"].as_f64().unwrap(), v["records"].as_u64().unwrap(), v["array_bytes"].as_u64().unwrap(), peak)
+}
+
+fn arg(name: &str, default: &str) -> String {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned().unwrap_or_else(|| default.to_string())
+}
+
+fn has(args: &[&str]) -> bool {
+    Command::new("python3").args(args).stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok_and(|s| s.success())
+}
+
+fn main() {
+    if !has(&["--version"]) || !has(&["-c", "import numpy"]) {
+        println!("python_module: needs python3 with numpy; nothing measured");
+        return;
+    }
+    let sizes: Vec<f64> = arg("--sizes", "20,200").split(',').map(|s| s.trim().parse().expect("--sizes")).collect();
+    let runs: usize = arg("--runs", "3").parse().expect("--runs");
+    let dir = std::env::temp_dir().join(format!("logspec-bench-python-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for mb in sizes {
+        let buf = build(mb);
+        let file = dir.join(format!("{mb}mb.usvlog"));
+        std::fs::write(&file, &buf).unwrap();
+        drop(buf);
+        let size = std::fs::metadata(&file).unwrap().len();
+        // The big stand-in runs take minutes; fewer runs there.
+        let n = if mb > 50.0 { 1 } else { runs };
+        println!("\n{:.1} MB USVLOG ({} runs per reader, median):", size as f64 / 1e6, n);
+        let mut base = 0.0;
+        let mut records = None;
+        for mode in ["standin", "numpy", "plain"] {
+            let mut times = Vec::new();
+            let (mut rss, mut arrays) = (0, 0);
+            for _ in 0..n {
+                let (s, recs, bytes, peak) = run(mode, &file);
+                assert_eq!(*records.get_or_insert(recs), recs, "{mode} read a different number of records");
+                times.push(s);
+                rss = rss.max(peak);
+                arrays = bytes;
+            }
+            times.sort_by(f64::total_cmp);
+            let t = times[times.len() / 2];
+            if mode == "standin" {
+                base = t;
+            }
+            let arrays = if arrays > 0 { format!(", arrays {:.0} MB", arrays as f64 / 1e6) } else { String::new() };
+            println!(
+                "  {mode:<8} {t:8.3} s  {:7.1} MB/s  {:5.2}x the stand-in  peak RSS {:6.0} MB{arrays}",
+                size as f64 / 1e6 / t,
+                base / t,
+                rss as f64 / 1024.0
+            );
+        }
+        std::fs::remove_file(&file).unwrap();
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
