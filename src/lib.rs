@@ -52,6 +52,7 @@ pub use logspec_codegen as codegen;
 pub use logspec_derive::Record;
 pub use logspec_runtime as runtime;
 
+pub mod dynamic;
 pub mod formats;
 #[doc(hidden)]
 pub mod fuzz;
