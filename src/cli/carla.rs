@@ -15,14 +15,6 @@ use logspec::runtime::{Visit, Visitor};
 use super::dump::Failure;
 use super::CliError;
 
-/// The magic bytes after the u16 version: the u16 length 14 and `CARLA_RECORDER`.
-const MAGIC: &[u8] = b"\x0e\x00CARLA_RECORDER";
-
-/// Whether `head` starts like a CARLA recording: a u16 version, then the magic string.
-pub fn looks_like_carla(head: &[u8]) -> bool {
-    head.get(2..2 + MAGIC.len()) == Some(MAGIC)
-}
-
 pub fn reader(input: Box<dyn Read>, path: &str) -> Result<Reader<Box<dyn Read>>, String> {
     Reader::new(input).map_err(|e| format!("{path}: {e}"))
 }
