@@ -359,3 +359,141 @@ impl<'a> Walk<'a> {
         Ok(build.list(items))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The walk follows whatever length rules and byte orders the IR states, not one format's:
+    //! a big-endian schema with u8 and u16 count prefixes, a u16 byte-size prefix and bytes to
+    //! the end, checked against bytes written out by hand from the schema language's rules.
+
+    use super::*;
+    use crate::value::Value;
+
+    /// Builds the facade's [`Value`], arrays element by element.
+    struct Plain;
+
+    impl Build for Plain {
+        type Value = Value;
+        fn bool(&mut self, b: bool) -> Value {
+            Value::Bool(b)
+        }
+        fn number(&mut self, p: Prim, raw: u64) -> Value {
+            match p {
+                Prim::I8 => Value::Int(i64::from(raw as u8 as i8)),
+                Prim::I16 => Value::Int(i64::from(raw as u16 as i16)),
+                Prim::I32 => Value::Int(i64::from(raw as u32 as i32)),
+                Prim::I64 => Value::Int(raw as i64),
+                Prim::F32 => Value::Float(f64::from(f32::from_bits(raw as u32))),
+                Prim::F64 => Value::Float(f64::from_bits(raw)),
+                _ => Value::UInt(raw),
+            }
+        }
+        fn text(&mut self, bytes: &[u8], _len: Len) -> Value {
+            Value::Str(String::from_utf8_lossy(bytes).into_owned())
+        }
+        fn bytes(&mut self, bytes: &[u8]) -> Value {
+            Value::Bytes(bytes.to_vec())
+        }
+        fn numbers(&mut self, _: Prim, _: Endian, _: &[u8]) -> Option<Value> {
+            None
+        }
+        fn bools(&mut self, _: &[u8]) -> Option<Value> {
+            None
+        }
+        fn list(&mut self, items: Vec<Value>) -> Value {
+            Value::Array(items)
+        }
+        fn strukt(&mut self, _: &Schema, s: &Struct, fields: Vec<Value>) -> Value {
+            Value::Object(s.fields.iter().map(|f| f.name.clone()).zip(fields).collect())
+        }
+        fn enumeration(&mut self, e: &Enum, raw: u64) -> Value {
+            self.number(e.base, raw)
+        }
+        fn flags(&mut self, _: &Schema, f: &Flags, raw: u64) -> Value {
+            self.number(f.base, raw)
+        }
+        fn padding(&mut self) -> Value {
+            Value::Null
+        }
+    }
+
+    const SCHEMA: &str = r#"
+[format]
+name = "walk"
+endian = "big"
+
+[[struct]]
+name = "Pair"
+fields = [{ name = "a", type = "u16" }, { name = "b", type = "i8" }]
+
+[[record]]
+name = "Msg"
+id = 1
+fields = [
+  { name = "name", type = "string", count = "u8" },
+  { name = "little", type = "u32", endian = "little" },
+  { name = "pairs", type = "Pair[]", count = "u16" },
+  { name = "words", type = "u16[]", size = "u16" },
+  { name = "tag", type = "string[4]" },
+  { name = "rest", type = "bytes", count = "rest" },
+]
+"#;
+
+    fn decode_msg(bytes: &[u8]) -> Result<Value, Fault> {
+        let schema = logspec_codegen::compile_str("walk.toml", SCHEMA).expect("schema");
+        let id = schema.type_by_name("Msg").unwrap();
+        let min = layout::min_sizes(&schema);
+        decode(&schema, &min, &Ty::Named(id), bytes, &mut Plain)
+    }
+
+    #[test]
+    fn length_rules_and_byte_orders_come_from_the_ir() {
+        let bytes = [
+            &[2u8, b'h', b'i'][..],       // name: u8 count
+            &[1, 0, 0, 0],                // little: u32 little-endian = 1
+            &[0, 2, 1, 2, 0xff, 0, 3, 5], // pairs: u16 count 2; (258, -1), (3, 5)
+            &[0, 4, 0xab, 0xcd, 0, 1],    // words: u16 byte size 4 -> 2 big-endian u16
+            b"ab\0\0",                    // tag: 4 bytes, NUL padding kept
+            &[9, 8, 7],                   // rest
+        ]
+        .concat();
+        let v = decode_msg(&bytes).expect("decodes");
+        let Value::Object(f) = v else { panic!("{v:?}") };
+        assert_eq!(f[0], ("name".into(), Value::Str("hi".into())));
+        assert_eq!(f[1], ("little".into(), Value::UInt(1)));
+        let pair = |a, b| Value::Object(vec![("a".into(), Value::UInt(a)), ("b".into(), Value::Int(b))]);
+        assert_eq!(f[2], ("pairs".into(), Value::Array(vec![pair(258, -1), pair(3, 5)])));
+        assert_eq!(f[3], ("words".into(), Value::Array(vec![Value::UInt(0xabcd), Value::UInt(1)])));
+        assert_eq!(f[4], ("tag".into(), Value::Str("ab\0\0".into())));
+        assert_eq!(f[5], ("rest".into(), Value::Bytes(vec![9, 8, 7])));
+    }
+
+    #[test]
+    fn counts_are_bounded_by_the_bytes_left_before_allocating() {
+        // 65535 pairs of 3 bytes each cannot fit in what is left.
+        let bytes = [&[0u8][..], &[0, 0, 0, 0], &[0xff, 0xff, 0, 0]].concat();
+        let e = decode_msg(&bytes).expect_err("too many");
+        assert_eq!((e.offset, e.path.as_slice()), (5, &["pairs".to_string()][..]));
+        assert!(e.message.contains("an array of 65535 elements needs at least 196605 bytes"), "{e}");
+        // A byte size that is not a whole number of u16s.
+        let bytes = [&[0u8][..], &[0, 0, 0, 0], &[0, 0], &[0, 3, 1, 2, 3], b"abcd"].concat();
+        let e = decode_msg(&bytes).expect_err("ragged");
+        assert!(e.message.contains("3 bytes are not a whole number of 2-byte elements"), "{e}");
+        // Cut inside the string.
+        let e = decode_msg(&[5, b'a']).expect_err("cut");
+        assert_eq!(
+            e.to_string(),
+            "field `name`, at byte 1 of the message: a string of 5 bytes: expected 5 bytes, found 1"
+        );
+    }
+
+    #[test]
+    fn min_sizes_count_prefixes_not_elements() {
+        let schema = logspec_codegen::compile_str("walk.toml", SCHEMA).expect("schema");
+        let min = layout::min_sizes(&schema);
+        let id = |n| schema.type_by_name(n).unwrap().0;
+        assert_eq!(min[id("Pair")], 3);
+        // u8 count + u32 + u16 count + u16 size + 4 + rest (0).
+        assert_eq!(min[id("Msg")], 1 + 4 + 2 + 2 + 4);
+    }
+}
