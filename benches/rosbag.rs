@@ -72,15 +72,70 @@ fn rosbags_time(python: &str, bag: &Path) -> Option<f64> {
     String::from_utf8(out.stdout).ok()?.trim().parse().ok()
 }
 
+/// The `rosbag` crate's raw record framing: every chunk record, and every message record in
+/// every chunk, found and lent out (it decodes no message). Returns the message bytes.
+fn rosbag_crate_framing(p: &Path) -> u64 {
+    let bag = rosbag::RosBag::new(p).expect("the rosbag crate opens the bag");
+    let mut bytes = 0u64;
+    for record in bag.chunk_records() {
+        if let rosbag::ChunkRecord::Chunk(chunk) = record.expect("chunk record") {
+            for msg in chunk.messages() {
+                if let rosbag::MessageRecord::MessageData(m) = msg.expect("message record") {
+                    bytes += black_box(m.data).len() as u64;
+                }
+            }
+        }
+    }
+    bytes
+}
+
+/// Full decode of every message of an uncompressed bag against the `rosbag` crate's raw framing
+/// of the same bag, in this run.
+fn against_rosbag_crate(p: &Path, runs: usize) {
+    let (msgs, msg_bytes) = decode_all(p);
+    assert_eq!(rosbag_crate_framing(p), msg_bytes, "both read the same messages");
+    let ours = time(runs, || decode_all(p));
+    let theirs = time(runs, || rosbag_crate_framing(p));
+    // The same decode with the bag opened and its definitions compiled once, outside the timing:
+    // what a large bag amortises.
+    let mut bag = open(p);
+    let decoders = Decoders::new("bench", &bag.connections, None);
+    let warm = time(runs, || {
+        bag.for_each_message(Order::Time, None, |m| -> Result<(), BagError> {
+            let d = decoders.get(m.conn).and_then(|t| t.decoder.as_ref()).expect("a decoder");
+            black_box(d.decode(m.data).expect("decodes"));
+            Ok(())
+        })
+        .unwrap()
+    });
+    println!("input: {} ({msgs} messages, {msg_bytes} message bytes)", p.display());
+    println!("rosbag crate 0.6, raw framing       {:>7.0} MB/s   1.00x (baseline)", mbps(msg_bytes as usize, theirs));
+    println!(
+        "logspec, every message decoded      {:>7.0} MB/s   {:.2}x the rosbag crate (open and compile included)",
+        mbps(msg_bytes as usize, ours),
+        theirs.as_secs_f64() / ours.as_secs_f64()
+    );
+    println!(
+        "logspec, decode of an opened bag    {:>7.0} MB/s   {:.2}x the rosbag crate",
+        mbps(msg_bytes as usize, warm),
+        theirs.as_secs_f64() / warm.as_secs_f64()
+    );
+}
+
 fn main() {
     let Some(dir) = arg_dir() else {
-        eprintln!("usage: cargo bench --bench rosbag -- --dir DIR (see the top of benches/rosbag.rs for the inputs)");
+        // Without generated inputs, the comparison with the `rosbag` crate runs on the largest
+        // uncompressed sample bag of the test data.
+        let sample = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/rosbag/rosbagjs-example.bag");
+        against_rosbag_crate(&sample, 21);
+        eprintln!("for the full set: cargo bench --bench rosbag -- --dir DIR (see the top of benches/rosbag.rs for the inputs)");
         return;
     };
     let bag = |name: &str| dir.join(name);
     let runs = 5;
     let none = bag("big_none.bag");
     let file = std::fs::read(&none).expect("DIR/big_none.bag");
+    against_rosbag_crate(&none, runs);
     let (msgs, msg_bytes) = decode_all(&none);
     println!("input: {} ({} bytes), {msgs} messages, {msg_bytes} message bytes", none.display(), file.len());
     let memcpy = mbps(file.len(), memcpy_time(&file, runs));

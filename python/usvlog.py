@@ -125,8 +125,8 @@ def _min_size(ty):
     if k in ("bytes", "str", "array"):
         ln = ty[1] if k != "array" else ty[2]
         return _st(ln[1]).size if ln[0] in ("count", "size") else 0
-    if k == "struct":
-        return sum(_min_size(f[1]) for f in STRUCTS[ty[1]][1])
+    if k in ("struct", "union"):
+        return MIN_SIZES[ty[1]]
     return 0
 
 
@@ -1139,6 +1139,25 @@ STRUCTS = {
 }
 
 UNIONS = {
+}
+
+# name: the fewest bytes a value takes (prefixes counted, elements not)
+MIN_SIZES = {
+    "FileHeader": 32,
+    "RecordHeader": 12,
+    "RecNavSolution": 24,
+    "RecGuidanceRef": 16,
+    "RecActuatorReq": 12,
+    "RecActuatorCmd": 8,
+    "RecEscOutput": 8,
+    "RecMissionState": 32,
+    "RecMixerFeedback": 24,
+    "RecSpeedSchedDebug": 28,
+    "RecSpeedCtrlDebug": 28,
+    "RecYawCtrlDebug": 32,
+    "RecEkfDiag": 28,
+    "RecSensorGnss": 20,
+    "RecSensorGyro": 12,
 }
 
 # id: (name, payload struct, payload size or None, layout fingerprint)

@@ -269,13 +269,26 @@ fn golden_vectors_in_rust() {
     w.write(parsed.timestamp.unwrap(), &record).unwrap();
     assert_eq!(w.finish().unwrap(), file, "the writer reproduces the golden header and record bytes");
 
-    // RLOG has no framed records; its one fixed struct is the revision byte.
+    // RLOG has no framed records; its fixed structs are the revision byte and the live stream's
+    // frame header.
     let (_, rlog) = golden("rlog");
-    assert_eq!(rlog.len(), 1);
-    let bytes = hex(&rlog[0]["bytes"]);
-    let h = logspec::formats::rlog::FileHeader::decode_exact(&bytes).expect("decodes");
-    assert_values("rlog FileHeader", &visited(&h), &rlog[0]["values"]);
-    assert_eq!(h.to_bytes().unwrap(), bytes);
+    assert_eq!(rlog.len(), 2);
+    for v in &rlog {
+        let bytes = hex(&v["bytes"]);
+        match v["struct"].as_str() {
+            Some("FileHeader") => {
+                let h = logspec::formats::rlog::FileHeader::decode_exact(&bytes).expect("decodes");
+                assert_values("rlog FileHeader", &visited(&h), &v["values"]);
+                assert_eq!(h.to_bytes().unwrap(), bytes);
+            }
+            Some("StreamFrameHeader") => {
+                let h = logspec::formats::rlog::StreamFrameHeader::decode_exact(&bytes).expect("decodes");
+                assert_values("rlog StreamFrameHeader", &visited(&h), &v["values"]);
+                assert_eq!(h.to_bytes().unwrap(), bytes);
+            }
+            other => panic!("an unexpected vector {other:?}"),
+        }
+    }
 
     // Its messages and R2 values (variable size): the generated Rust decodes every vector's bytes
     // whole and encodes the value back to exactly those bytes.
@@ -316,10 +329,20 @@ fn golden_vectors_in_c() {
             let lit: String = bytes.iter().map(|b| format!("\\x{b:02x}")).collect();
             body.push_str(&format!("  {{\n    {c_type} v, w;\n    memset(&v, 0, sizeof v);\n"));
             c_fields(&schema, &s.fields, &v["values"], "v", Mode::Store, &mut body);
-            body.push_str(&format!(
-                "    if (sizeof v != {len} || memcmp(&v, \"{lit}\", {len}) != 0) {{ printf(\"store {name}\\n\"); bad++; }}\n    memcpy(&w, \"{lit}\", sizeof w);\n",
-                len = bytes.len()
-            ));
+            if s.endian == logspec::codegen::ir::Endian::Big {
+                // The struct holds host-order numbers; the generated functions write and read the
+                // big-endian wire bytes.
+                let stem = c_type.trim_end_matches("_t");
+                body.push_str(&format!(
+                    "    uint8_t buf[{len}];\n    size_t used = 0;\n    if ({stem}_encode(buf, sizeof buf, &v, &used) != 0 || used != {len} || memcmp(buf, \"{lit}\", {len}) != 0) {{ printf(\"store {name}\\n\"); bad++; }}\n    if ({stem}_decode(&w, (const uint8_t *)\"{lit}\", {len}, &used) != 0) {{ printf(\"load {name}\\n\"); bad++; }}\n",
+                    len = bytes.len()
+                ));
+            } else {
+                body.push_str(&format!(
+                    "    if (sizeof v != {len} || memcmp(&v, \"{lit}\", {len}) != 0) {{ printf(\"store {name}\\n\"); bad++; }}\n    memcpy(&w, \"{lit}\", sizeof w);\n",
+                    len = bytes.len()
+                ));
+            }
             c_fields(&schema, &s.fields, &v["values"], "w", Mode::Compare(name), &mut body);
             body.push_str("  }\n");
             n += 1;

@@ -929,6 +929,198 @@ static inline int carla_actor_position_decode(carla_actor_position_t *v, const u
 }
 
 /**
+ * DVec3. A UE5 FVector: 3 x f64 (CARLA 0.10 recordings; recognised, not decoded).
+ *
+ * 24 bytes on the wire, little-endian.
+ */
+#pragma pack(push, 1)
+typedef struct carla_d_vec3 {
+    double x;
+    double y;
+    double z;
+} carla_d_vec3_t;
+#pragma pack(pop)
+#define CARLA_D_VEC3_SIZE 24u
+CARLA_STATIC_ASSERT(sizeof(carla_d_vec3_t) == CARLA_D_VEC3_SIZE, "carla_d_vec3_t must be 24 bytes");
+CARLA_STATIC_ASSERT(offsetof(carla_d_vec3_t, x) == 0u, "carla_d_vec3_t.x must be at byte 0");
+CARLA_STATIC_ASSERT(offsetof(carla_d_vec3_t, y) == 8u, "carla_d_vec3_t.y must be at byte 8");
+CARLA_STATIC_ASSERT(offsetof(carla_d_vec3_t, z) == 16u, "carla_d_vec3_t.z must be at byte 16");
+
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int carla_d_vec3_encode(uint8_t *buf, size_t cap, const carla_d_vec3_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 24u) return CARLA_ERR_SPACE;
+#if CARLA_HOST_LE
+    CARLA_MEMCPY(buf, v, 24u);
+    n = 24u;
+#else
+    carla_put_f64le(buf + n, v->x);
+    n += 8u;
+    carla_put_f64le(buf + n, v->y);
+    n += 8u;
+    carla_put_f64le(buf + n, v->z);
+    n += 8u;
+#endif
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return CARLA_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int carla_d_vec3_decode(carla_d_vec3_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len < 24u) return CARLA_ERR_SHORT;
+#if CARLA_HOST_LE
+    CARLA_MEMCPY(v, buf, 24u);
+    n = 24u;
+#else
+    v->x = carla_get_f64le((buf + n));
+    n += 8u;
+    v->y = carla_get_f64le((buf + n));
+    n += 8u;
+    v->z = carla_get_f64le((buf + n));
+    n += 8u;
+#endif
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return CARLA_OK;
+}
+
+/**
+ * Ue5ActorPosition. An ActorPosition as CARLA 0.10 (UE5) writes it; recognised, not decoded.
+ *
+ * 52 bytes on the wire, little-endian.
+ */
+#pragma pack(push, 1)
+typedef struct carla_ue5_actor_position {
+    uint32_t db_id;
+    carla_d_vec3_t location; /**< [cm] */
+    carla_d_vec3_t rotation; /**< [deg] */
+} carla_ue5_actor_position_t;
+#pragma pack(pop)
+#define CARLA_UE5_ACTOR_POSITION_SIZE 52u
+CARLA_STATIC_ASSERT(sizeof(carla_ue5_actor_position_t) == CARLA_UE5_ACTOR_POSITION_SIZE, "carla_ue5_actor_position_t must be 52 bytes");
+CARLA_STATIC_ASSERT(offsetof(carla_ue5_actor_position_t, db_id) == 0u, "carla_ue5_actor_position_t.db_id must be at byte 0");
+CARLA_STATIC_ASSERT(offsetof(carla_ue5_actor_position_t, location) == 4u, "carla_ue5_actor_position_t.location must be at byte 4");
+CARLA_STATIC_ASSERT(offsetof(carla_ue5_actor_position_t, rotation) == 28u, "carla_ue5_actor_position_t.rotation must be at byte 28");
+
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int carla_ue5_actor_position_encode(uint8_t *buf, size_t cap, const carla_ue5_actor_position_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 52u) return CARLA_ERR_SPACE;
+#if CARLA_HOST_LE
+    CARLA_MEMCPY(buf, v, 52u);
+    n = 52u;
+#else
+    carla_put_u32le(buf + n, (uint32_t)(v->db_id));
+    n += 4u;
+    (void)carla_d_vec3_encode(buf + n, cap - n, &v->location, NULL);
+    n += 24u;
+    (void)carla_d_vec3_encode(buf + n, cap - n, &v->rotation, NULL);
+    n += 24u;
+#endif
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return CARLA_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int carla_ue5_actor_position_decode(carla_ue5_actor_position_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    int e = 0;
+    (void)e;
+    if (len < 52u) return CARLA_ERR_SHORT;
+#if CARLA_HOST_LE
+    CARLA_MEMCPY(v, buf, 52u);
+    n = 52u;
+#else
+    v->db_id = carla_get_u32le((buf + n));
+    n += 4u;
+    e = carla_d_vec3_decode(&v->location, buf + n, len - n, NULL);
+    if (e) return e;
+    n += 24u;
+    e = carla_d_vec3_decode(&v->rotation, buf + n, len - n, NULL);
+    if (e) return e;
+    n += 24u;
+#endif
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return CARLA_OK;
+}
+
+/*
+ * Ue5Position. The body of a UE5 Position packet (id 6 in CARLA 0.10); recognised, not decoded.
+ *
+ * Variable size, so no C struct. Wire layout (little-endian):
+ *   0  records  carla_ue5_actor_position_t[count u16le]
+ */
+
+/**
+ * Ue5Position. Variable size: the input of _encode; pointers are the caller's, sequences are host
+ * values.
+ */
+typedef struct carla_ue5_position {
+    const carla_ue5_actor_position_t *records;
+    size_t records_count;
+} carla_ue5_position_t;
+/**
+ * Ue5Position. Variable size: decoded by _decode; pointers point into the input buffer, sequences
+ * of numbers stay as wire bytes (read them with the _at functions).
+ */
+typedef struct carla_ue5_position_view {
+    const uint8_t *records; /* wire bytes */
+    size_t records_count;
+} carla_ue5_position_view_t;
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int carla_ue5_position_encode(uint8_t *buf, size_t cap, const carla_ue5_position_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (v->records_count > 65535u) return CARLA_ERR_RANGE;
+    if (cap - n < 2u) return CARLA_ERR_SPACE;
+    carla_put_u16le(buf + n, (uint16_t)(v->records_count));
+    n += 2u;
+    if (v->records_count > (cap - n) / 52u) return CARLA_ERR_SPACE;
+    {
+        size_t i;
+        for (i = 0; i < v->records_count; i++) {
+            (void)carla_ue5_actor_position_encode(buf + n, cap - n, &v->records[i], NULL);
+            n += 52u;
+        }
+    }
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return CARLA_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int carla_ue5_position_decode(carla_ue5_position_view_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len - n < 2u) return CARLA_ERR_SHORT;
+    v->records_count = (size_t)carla_get_u16le((buf + n));
+    n += 2u;
+    v->records = buf + n;
+    if (v->records_count > (len - n) / 52u) return CARLA_ERR_COUNT;
+    n += v->records_count * 52u;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return CARLA_OK;
+}
+
+/**
  * TrafficLight.
  *
  * 10 bytes on the wire, little-endian.

@@ -1728,6 +1728,59 @@ static inline size_t rlog_r2_message_write_field(uint8_t *buf, size_t cap, const
     return rlog_r2_message_encode(buf, cap, &m, &k) == RLOG_OK ? k : 0u;
 }
 
+/**
+ * StreamFrameHeader. Precedes every frame of a live stream (AdvantageKit's RLOGServer, and
+ * captures of it): the frame's length; 0 is a keep-alive with no payload. The first frame's
+ * payload starts with the file header.
+ *
+ * 4 bytes on the wire, big-endian.
+ */
+#pragma pack(push, 1)
+typedef struct rlog_stream_frame_header {
+    int32_t length; /**< Payload bytes after this header; never negative. [B] */
+} rlog_stream_frame_header_t;
+#pragma pack(pop)
+#define RLOG_STREAM_FRAME_HEADER_SIZE 4u
+RLOG_STATIC_ASSERT(sizeof(rlog_stream_frame_header_t) == RLOG_STREAM_FRAME_HEADER_SIZE, "rlog_stream_frame_header_t must be 4 bytes");
+RLOG_STATIC_ASSERT(offsetof(rlog_stream_frame_header_t, length) == 0u, "rlog_stream_frame_header_t.length must be at byte 0");
+
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int rlog_stream_frame_header_encode(uint8_t *buf, size_t cap, const rlog_stream_frame_header_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 4u) return RLOG_ERR_SPACE;
+#if RLOG_HOST_BE
+    RLOG_MEMCPY(buf, v, 4u);
+    n = 4u;
+#else
+    rlog_put_u32be(buf + n, (uint32_t)(v->length));
+    n += 4u;
+#endif
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return RLOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int rlog_stream_frame_header_decode(rlog_stream_frame_header_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len < 4u) return RLOG_ERR_SHORT;
+#if RLOG_HOST_BE
+    RLOG_MEMCPY(v, buf, 4u);
+    n = 4u;
+#else
+    v->length = (int32_t)(rlog_get_u32be((buf + n)));
+    n += 4u;
+#endif
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return RLOG_OK;
+}
+
 /*
  * R2Value: a tagged union; variable size, so no C type. An R2 value, selected by its key's
  * declared type. Primitives are big-endian, even though the type names are WPILOG's. A type name

@@ -82,3 +82,139 @@ pub fn max_size(schema: &Schema, ty: &Ty) -> Option<u128> {
         _ => size_of(schema, ty).map(u128::from),
     }
 }
+
+/// The fewest bytes a value of `ty` can take, with the minimum of every named type given by
+/// `named` (a table from [`min_sizes`]). Fixed-size types count their size; a length prefix
+/// counts its own width and no elements; elements that run to the end of the payload count
+/// nothing; a union counts its smallest variant; a variable-width integer one byte. Readers use
+/// it to refuse an element count that the bytes left cannot hold before they allocate anything.
+pub fn min_size_with(named: &dyn Fn(crate::ir::TypeId) -> u64, ty: &Ty) -> u64 {
+    let prefix = |len: &Len| len.prefix().map_or(0, |p| u64::from(p.size()));
+    match ty {
+        Ty::Prim(p) => u64::from(p.size()),
+        Ty::Bool => 1,
+        Ty::Pad(n) => u64::from(*n),
+        Ty::Bytes(Len::Fixed(n)) | Ty::Str(Len::Fixed(n)) => u64::from(*n),
+        Ty::Bytes(len) | Ty::Str(len) => prefix(len),
+        Ty::Array { elem, len: Len::Fixed(n) } => min_size_with(named, elem).saturating_mul(u64::from(*n)),
+        Ty::Array { len, .. } => prefix(len),
+        Ty::Named(id) | Ty::Union { id, .. } | Ty::ParamUnion { id, .. } => named(*id),
+        Ty::VarInt { .. } => 1,
+    }
+}
+
+/// The fewest bytes a value of `ty` can take (see [`min_size_with`]), computed from scratch.
+/// Callers that ask often keep a [`min_sizes`] table and use [`min_size_with`].
+pub fn min_size(schema: &Schema, ty: &Ty) -> u64 {
+    let table = min_sizes(schema);
+    min_size_with(&|id| table[id.0], ty)
+}
+
+/// The fewest bytes of every named type of `schema`, by [`crate::ir::TypeId`]: the one answer
+/// that the dynamic interpreter, the Python module's tables and the checks share. Types are
+/// visited in dependency order by a fixpoint (the IR has no cycles, so it ends), never by
+/// recursion, so a deep or wide type graph costs linear time and no stack. A type that cannot be
+/// placed (a cycle, which lowering rejects) counts as 0.
+pub fn min_sizes(schema: &Schema) -> Vec<u64> {
+    let n = schema.types.len();
+    let mut table: Vec<Option<u64>> = vec![None; n];
+    let fields_min = |fields: &[Field], table: &[Option<u64>]| -> Option<u64> {
+        let mut sum = 0u64;
+        for f in fields {
+            if deps(&f.ty).iter().any(|d| table[d.0].is_none()) {
+                return None;
+            }
+            sum = sum.saturating_add(min_size_with(&|id| table[id.0].unwrap_or(0), &f.ty));
+        }
+        Some(sum)
+    };
+    fixpoint(
+        n,
+        |i, table: &mut Vec<Option<u64>>| {
+            let m = match schema.ty(crate::ir::TypeId(i)) {
+                TypeDef::Struct(s) => fields_min(&s.fields, table)?,
+                TypeDef::Enum(e) => u64::from(e.base.size()),
+                TypeDef::Flags(f) => u64::from(f.base.size()),
+                TypeDef::Union(u) => {
+                    let mut least: Option<u64> = None;
+                    for v in &u.variants {
+                        let m = fields_min(&v.fields, table)?;
+                        least = Some(least.map_or(m, |l| l.min(m)));
+                    }
+                    least.unwrap_or(0)
+                }
+                TypeDef::Extern(_) => 0,
+            };
+            table[i] = Some(m);
+            Some(())
+        },
+        &mut table,
+    );
+    table.into_iter().map(|m| m.unwrap_or(0)).collect()
+}
+
+/// Fills in the field offsets and sizes of every struct of a schema built by a front end that
+/// gives types in any order (the `.msg` and WPILib struct front ends): enums and flags first,
+/// then each struct once every type it holds is sized.
+pub fn place_types(schema: &mut Schema) {
+    let n = schema.types.len();
+    let mut sizes: Vec<Option<Option<u32>>> = vec![None; n];
+    for (i, t) in schema.types.iter().enumerate() {
+        match t {
+            TypeDef::Enum(e) => sizes[i] = Some(Some(e.base.size())),
+            TypeDef::Flags(f) => sizes[i] = Some(Some(f.base.size())),
+            _ => {}
+        }
+    }
+    let types = &mut schema.types;
+    fixpoint(
+        n,
+        |i, sizes: &mut Vec<Option<Option<u32>>>| {
+            let TypeDef::Struct(s) = &mut types[i] else {
+                // Unions and extern types have no fixed size.
+                sizes[i] = Some(None);
+                return Some(());
+            };
+            if s.fields.iter().any(|f| deps(&f.ty).iter().any(|d| sizes[d.0].is_none())) {
+                return None;
+            }
+            let size = place_fields(&|id| sizes[id.0].flatten(), &mut s.fields);
+            s.size = size;
+            sizes[i] = Some(size);
+            Some(())
+        },
+        &mut sizes,
+    );
+}
+
+/// Runs `step` over every index not yet done (`table[i]` is `None`) until a pass makes no
+/// progress; `step` returns `None` when a type it needs is not done yet. `n + 1` passes place
+/// any acyclic graph.
+fn fixpoint<T>(n: usize, mut step: impl FnMut(usize, &mut Vec<Option<T>>) -> Option<()>, table: &mut Vec<Option<T>>) {
+    for _ in 0..=n {
+        let mut progress = false;
+        let mut waiting = false;
+        for i in 0..n {
+            if table[i].is_some() {
+                continue;
+            }
+            if step(i, table).is_some() && table[i].is_some() {
+                progress = true;
+            } else {
+                waiting = true;
+            }
+        }
+        if !waiting || !progress {
+            break;
+        }
+    }
+}
+
+/// The named types a field's type holds inline.
+fn deps(ty: &Ty) -> Vec<crate::ir::TypeId> {
+    match ty {
+        Ty::Named(id) | Ty::Union { id, .. } | Ty::ParamUnion { id, .. } => vec![*id],
+        Ty::Array { elem, .. } => deps(elem),
+        _ => Vec::new(),
+    }
+}

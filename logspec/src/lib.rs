@@ -97,6 +97,7 @@ pub use logspec_derive::Record;
 pub use logspec_ir as ir;
 pub use logspec_runtime as runtime;
 
+pub mod dynamic;
 pub mod formats;
 #[doc(hidden)]
 pub mod fuzz;

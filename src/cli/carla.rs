@@ -15,14 +15,6 @@ use logspec::runtime::{Visit, Visitor};
 use super::dump::Failure;
 use super::CliError;
 
-/// The magic bytes after the u16 version: the u16 length 14 and `CARLA_RECORDER`.
-const MAGIC: &[u8] = b"\x0e\x00CARLA_RECORDER";
-
-/// Whether `head` starts like a CARLA recording: a u16 version, then the magic string.
-pub fn looks_like_carla(head: &[u8]) -> bool {
-    head.get(2..2 + MAGIC.len()) == Some(MAGIC)
-}
-
 pub fn reader(input: Box<dyn Read>, path: &str) -> Result<Reader<Box<dyn Read>>, String> {
     Reader::new(input).map_err(|e| format!("{path}: {e}"))
 }
@@ -56,10 +48,23 @@ pub fn utc(t: i64) -> String {
     format!("{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z", secs / 3600, secs % 3600 / 60, secs % 60)
 }
 
+/// The info header's magic, as the generated code shows it (a const field of the schema, so not
+/// a member of the Rust struct).
+fn magic(h: &InfoHeader) -> String {
+    let logspec::value::Value::Object(fields) = logspec::value::Value::of(h) else { return String::new() };
+    fields
+        .into_iter()
+        .find_map(|(k, v)| match v {
+            logspec::value::Value::Str(s) if k == "magic" => Some(s),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
 /// The info header's facts, as keys of the open object.
 fn header_fields(w: &mut JsonWriter, h: &InfoHeader, len: u64) {
     w.uint(Some("version"), u64::from(h.version));
-    w.str(Some("magic"), "CARLA_RECORDER");
+    w.str(Some("magic"), &magic(h));
     w.int(Some("date"), h.date);
     w.str(Some("date_utc"), &utc(h.date));
     w.str(Some("map"), &h.map);

@@ -23,6 +23,7 @@ mod project;
 mod rlog;
 mod rlogfile;
 mod rosbag;
+mod sniff;
 mod source;
 mod structs;
 mod wpilog;
@@ -216,23 +217,6 @@ impl FormatKind {
     }
 }
 
-/// Whether `head` looks like an RLOG file: a revision byte and a timestamp message, or (a file
-/// written without a revision byte) a timestamp message straight away.
-fn looks_like_rlog(head: &[u8]) -> bool {
-    match head {
-        [1 | 2, 0, ..] => head.len() >= 10,
-        [0, ..] => head.len() >= 9,
-        _ => false,
-    }
-}
-
-/// Whether `head` looks like a captured RLOG stream: a first frame whose length fits and whose
-/// payload starts like an RLOG file.
-fn looks_like_rlog_stream(head: &[u8]) -> bool {
-    let Some(len) = head.first_chunk::<4>().map(|b| i32::from_be_bytes(*b)) else { return false };
-    len > 9 && matches!(head.get(4..6), Some([1 | 2, 0]))
-}
-
 /// Writes text to standard output; a closed pipe (`| head`) is not an error.
 pub fn write_stdout(bytes: &[u8]) -> Result<(), CliError> {
     use std::io::Write;
@@ -275,17 +259,18 @@ pub fn detect(path: &Path, mut input: Box<dyn Read>, forced: Option<FormatKind>)
     let kind = match forced {
         Some(k) => k,
         None => {
-            if head.starts_with(logspec::formats::usvlog::MAGIC) {
+            // Each format's generated header decoder decides (`sniff.rs`).
+            if sniff::usvlog(&head) {
                 FormatKind::Usvlog
-            } else if carla::looks_like_carla(&head) {
+            } else if sniff::carla(&head, HEAD as usize) {
                 FormatKind::Carla
-            } else if head.starts_with(b"#ROSBAG V") {
+            } else if sniff::rosbag(&head) {
                 FormatKind::Rosbag
-            } else if wpilog::looks_like_wpilog(&head) {
+            } else if sniff::wpilog(&head, HEAD as usize) {
                 FormatKind::Wpilog
-            } else if looks_like_rlog_stream(&head) {
+            } else if sniff::rlog_stream(&head) {
                 FormatKind::RlogStream
-            } else if looks_like_rlog(&head) {
+            } else if sniff::rlog(&head) {
                 FormatKind::Rlog
             } else {
                 let shown: Vec<String> = head.iter().take(8).map(|b| format!("{b:02x}")).collect();

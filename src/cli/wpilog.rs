@@ -12,11 +12,6 @@ use super::dump::Failure;
 use super::source::Select;
 use super::CliError;
 
-/// Whether the input starts like a WPILOG file.
-pub fn looks_like_wpilog(head: &[u8]) -> bool {
-    head.starts_with(b"WPILOG")
-}
-
 pub fn reader(input: Box<dyn Read>, path: &str) -> Result<Reader<Box<dyn Read>>, String> {
     Reader::new(input).map_err(|e| format!("{path}: {e}"))
 }

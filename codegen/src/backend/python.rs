@@ -195,6 +195,15 @@ fn tables(schema: &Schema, out: &mut String) {
             out.push_str("    }),\n");
         }
     }
+    // The fewest bytes of each struct and union, from the one function every back end uses
+    // (`layout::min_sizes`): the runtime bounds element counts with it before allocating.
+    out.push_str("}\n\n# name: the fewest bytes a value takes (prefixes counted, elements not)\nMIN_SIZES = {\n");
+    let min = crate::layout::min_sizes(schema);
+    for (t, m) in schema.types.iter().zip(&min) {
+        if matches!(t, TypeDef::Struct(_) | TypeDef::Union(_)) {
+            let _ = writeln!(out, "    {}: {m},", py_str(t.name()));
+        }
+    }
     out.push_str("}\n\n# id: (name, payload struct, payload size or None, layout fingerprint)\nRECORDS = {\n");
     for r in &schema.records {
         let size = schema.strukt(r.body).size.map_or("None".to_string(), |n| n.to_string());

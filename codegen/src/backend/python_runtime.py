@@ -115,8 +115,8 @@ def _min_size(ty):
     if k in ("bytes", "str", "array"):
         ln = ty[1] if k != "array" else ty[2]
         return _st(ln[1]).size if ln[0] in ("count", "size") else 0
-    if k == "struct":
-        return sum(_min_size(f[1]) for f in STRUCTS[ty[1]][1])
+    if k in ("struct", "union"):
+        return MIN_SIZES[ty[1]]
     return 0
 
 

@@ -99,7 +99,7 @@ pub fn lower(set: &MsgSet, roots: &[&str], format: &str, source: Option<String>)
         params: Vec::new(),
         source,
     };
-    place(&mut schema);
+    crate::layout::place_types(&mut schema);
     Lowered { schema, ids }
 }
 
@@ -163,40 +163,4 @@ fn rust_names(names: &[&str], reserved: &[&str]) -> Vec<String> {
             }
         })
         .collect()
-}
-
-/// Fills in field offsets and struct sizes, nested types first.
-fn place(schema: &mut Schema) {
-    let n = schema.types.len();
-    let mut sizes: Vec<Option<Option<u32>>> = vec![None; n];
-    // Types only refer to types placed before them in dependency order; a few passes suffice
-    // since the set has no cycles.
-    for _ in 0..=n {
-        let mut done = true;
-        for i in 0..n {
-            if sizes[i].is_some() {
-                continue;
-            }
-            let TypeDef::Struct(s) = &mut schema.types[i] else { continue };
-            let ready = s.fields.iter().all(|f| deps(&f.ty).iter().all(|d| sizes[d.0].is_some()));
-            if !ready {
-                done = false;
-                continue;
-            }
-            let size = crate::layout::place_fields(&|id| sizes[id.0].flatten(), &mut s.fields);
-            s.size = size;
-            sizes[i] = Some(size);
-        }
-        if done {
-            break;
-        }
-    }
-}
-
-fn deps(ty: &Ty) -> Vec<TypeId> {
-    match ty {
-        Ty::Named(id) => vec![*id],
-        Ty::Array { elem, .. } => deps(elem),
-        _ => Vec::new(),
-    }
 }

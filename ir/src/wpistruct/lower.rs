@@ -151,7 +151,7 @@ pub fn lower(set: &StructSet, roots: &[&str], format: &str, source: Option<Strin
         params: Vec::new(),
         source,
     };
-    place(&mut schema);
+    crate::layout::place_types(&mut schema);
     Lowered { schema, ids }
 }
 
@@ -179,45 +179,4 @@ fn rust_name(n: &str) -> String {
         s.insert(0, 'S');
     }
     s
-}
-
-/// Fills in field offsets and struct sizes, nested types first.
-fn place(schema: &mut Schema) {
-    let n = schema.types.len();
-    let mut sizes: Vec<Option<Option<u32>>> = vec![None; n];
-    for (i, t) in schema.types.iter().enumerate() {
-        match t {
-            TypeDef::Enum(e) => sizes[i] = Some(Some(e.base.size())),
-            TypeDef::Flags(f) => sizes[i] = Some(Some(f.base.size())),
-            _ => {}
-        }
-    }
-    for _ in 0..=n {
-        let mut done = true;
-        for i in 0..n {
-            if sizes[i].is_some() {
-                continue;
-            }
-            let TypeDef::Struct(s) = &mut schema.types[i] else { continue };
-            let ready = s.fields.iter().all(|f| deps(&f.ty).iter().all(|d| sizes[d.0].is_some()));
-            if !ready {
-                done = false;
-                continue;
-            }
-            let size = crate::layout::place_fields(&|id| sizes[id.0].flatten(), &mut s.fields);
-            s.size = size;
-            sizes[i] = Some(size);
-        }
-        if done {
-            break;
-        }
-    }
-}
-
-fn deps(ty: &Ty) -> Vec<TypeId> {
-    match ty {
-        Ty::Named(id) => vec![*id],
-        Ty::Array { elem, .. } => deps(elem),
-        _ => Vec::new(),
-    }
 }

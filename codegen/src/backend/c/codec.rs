@@ -147,19 +147,10 @@ impl Gen<'_> {
         }
     }
 
-    /// The fewest bytes a value of the type takes (bounds a count before a walk).
+    /// The fewest bytes a value of the type takes (bounds a count before a walk), by the one
+    /// rule every back end shares ([`crate::layout::min_size`]).
     pub(super) fn min_size(&self, ty: &Ty) -> u32 {
-        if let Some(n) = self.s.size_of(ty) {
-            return n;
-        }
-        match ty {
-            Ty::Bytes(l) | Ty::Str(l) | Ty::Array { len: l, .. } => l.prefix().map_or(0, |p| p.size()),
-            Ty::Named(id) => match self.s.ty(*id) {
-                TypeDef::Struct(s) => s.fields.iter().map(|f| self.min_size(&f.ty)).sum(),
-                _ => 0,
-            },
-            _ => 0,
-        }
+        u32::try_from(crate::layout::min_size(self.s, ty)).unwrap_or(u32::MAX)
     }
 
     /// The shape of a schema struct.

@@ -3,14 +3,15 @@
 use std::fmt;
 use std::io::{self, Read};
 
-use logspec_runtime::{Cursor, Decode, DecodeError, DecodeErrorKind, Endian, ReadBuf, Record as _};
+use logspec_runtime::{Cursor, Decode, DecodeError, DecodeErrorKind, Endian, Fixed, ReadBuf, Record as _};
 
-use super::{Carla, CarlaRecord, FrameStart, InfoHeader, WheelSize, PARAMS, PARAM_VERSION, PARAM_WHEEL_SIZE};
+use super::{
+    ActorPosition, Carla, CarlaRecord, FrameStart, InfoHeader, PacketHeader, Position, Ue5ActorPosition, Ue5Position,
+    WheelSize, PARAMS, PARAM_VERSION, PARAM_WHEEL_SIZE,
+};
 
-/// The packet header: `u8 id`, `u32 size`.
-pub const PACKET_HEADER: usize = 5;
-/// The info header's fixed part; the map name follows.
-const HEADER_FIXED: usize = 28;
+/// The size of the packet header (`PacketHeader`: `u8 id`, `u32 size`), from the schema.
+pub const PACKET_HEADER: usize = <PacketHeader as Fixed>::SIZE;
 /// The header versions whose layouts the schema describes.
 pub const KNOWN_VERSIONS: [u16; 2] = [1, 2];
 /// How far the reader looks ahead, at open, for a Position packet that tells UE4 from UE5 files.
@@ -96,7 +97,9 @@ impl fmt::Display for CarlaError {
                 f,
                 "this is a UE5 (CARLA 0.10) recording, which stores vectors as 3 x f64 under the same version \
                  number: the Position packet at byte {position_offset} holds {records} records in {size} bytes \
-                 (52 bytes each; UE4 files use 28). logspec reads the UE4 layout of CARLA 0.9.x only"
+                 ({} bytes each; UE4 files use {}). logspec reads the UE4 layout of CARLA 0.9.x only",
+                <Ue5ActorPosition as Fixed>::SIZE,
+                <ActorPosition as Fixed>::SIZE,
             ),
             CarlaErrorKind::Truncated { needed, available } => write!(
                 f,
@@ -162,20 +165,34 @@ impl<R: Read> Reader<R> {
         let mut buf = ReadBuf::new(inner);
         let io = |e| CarlaError { offset: 0, kind: CarlaErrorKind::Io(e) };
         let not = |why: String| CarlaError { offset: 0, kind: CarlaErrorKind::NotCarla(why) };
-        buf.fill(HEADER_FIXED).map_err(io)?;
-        if buf.available() < HEADER_FIXED {
-            return Err(not(format!(
-                "the file has {} bytes; a CARLA info header has at least {HEADER_FIXED}",
-                buf.available()
-            )));
-        }
-        let map_len = u16::from_le_bytes([buf.bytes()[26], buf.bytes()[27]]) as usize;
-        buf.fill(HEADER_FIXED + map_len).map_err(io)?;
-        let mut c = Cursor::new(buf.bytes());
-        let header = InfoHeader::decode(&mut c, Endian::Little).map_err(|e| {
-            not(format!("the info header does not decode ({e}); expected u16 version, \"CARLA_RECORDER\", date, map"))
-        })?;
-        let header_len = c.position() as u64;
+        // The generated decoder reads the header; when the bytes run out it says how many it
+        // needs (the map name's length comes from its prefix), so the buffer grows only to that.
+        let mut want = 0usize;
+        let (header, header_len) = loop {
+            buf.fill(want).map_err(io)?;
+            let mut c = Cursor::new(buf.bytes());
+            match InfoHeader::decode(&mut c, Endian::Little) {
+                Ok(h) => break (h, c.position() as u64),
+                Err(e) => match e.kind {
+                    DecodeErrorKind::UnexpectedEof { needed, .. }
+                        if buf.available() >= want && (e.offset + needed) as usize > want =>
+                    {
+                        want = (e.offset + needed) as usize;
+                    }
+                    DecodeErrorKind::UnexpectedEof { .. } => {
+                        return Err(not(format!(
+                            "the file has {} bytes; its info header needs at least {want} ({e})",
+                            buf.available()
+                        )));
+                    }
+                    _ => {
+                        return Err(not(format!(
+                            "the info header does not decode ({e}); expected u16 version, \"CARLA_RECORDER\", date, map"
+                        )))
+                    }
+                },
+            }
+        };
         if !KNOWN_VERSIONS.contains(&header.version) {
             return Err(CarlaError { offset: 0, kind: CarlaErrorKind::UnsupportedVersion(header.version) });
         }
@@ -189,27 +206,35 @@ impl<R: Read> Reader<R> {
         Ok(r)
     }
 
-    /// Looks at the first non-empty Position packet within [`SNIFF`] bytes: UE5 files have 52-byte
-    /// records (`(size - 2) % 52 == 0`) where UE4 files have 28-byte ones.
+    /// Looks at the first non-empty Position packet within [`SNIFF`] bytes: one that does not
+    /// decode with the UE4 layout (`Position`) but does with the UE5 one (`Ue5Position`, both
+    /// from the schema) makes this a UE5 recording.
     fn sniff_ue5(&mut self) -> Result<(), CarlaError> {
         let at = self.buf.position();
         self.buf.fill(SNIFF).map_err(|e| CarlaError { offset: at, kind: CarlaErrorKind::Io(e) })?;
         let b = self.buf.bytes();
         let mut o = 0usize;
-        while let Some(h) = b.get(o..o + PACKET_HEADER) {
-            let (id, size) = (h[0], u32::from_le_bytes([h[1], h[2], h[3], h[4]]));
-            if id == 6 && size >= 2 {
-                let Some(n) = b.get(o + 5..o + 7).map(|c| u16::from_le_bytes([c[0], c[1]])) else { break };
-                let body = u64::from(size) - 2;
-                if n > 0 {
-                    if body != 28 * u64::from(n) && body == 52 * u64::from(n) {
-                        let kind = CarlaErrorKind::Ue5 { position_offset: at + o as u64, records: n, size };
-                        return Err(CarlaError { offset: at + o as u64, kind });
+        while let Ok(h) = PacketHeader::decode_fixed(&b[o..], Endian::Little) {
+            let start = o + PACKET_HEADER;
+            let Some(body) = b.get(start..start + h.size as usize) else { break };
+            if u64::from(h.id) == Position::ID {
+                match Position::decode_exact(body) {
+                    Ok(p) if p.records.is_empty() => {}
+                    Ok(_) => break,
+                    Err(_) => {
+                        if let Ok(ue5) = Ue5Position::decode_exact(body) {
+                            if !ue5.records.is_empty() {
+                                let records = u16::try_from(ue5.records.len()).unwrap_or(u16::MAX);
+                                let kind =
+                                    CarlaErrorKind::Ue5 { position_offset: at + o as u64, records, size: h.size };
+                                return Err(CarlaError { offset: at + o as u64, kind });
+                            }
+                        }
+                        break;
                     }
-                    break;
                 }
             }
-            o += PACKET_HEADER + size as usize;
+            o = start + h.size as usize;
         }
         Ok(())
     }
@@ -218,7 +243,7 @@ impl<R: Read> Reader<R> {
         &self.header
     }
 
-    /// The header's length in bytes (28 + the map name's).
+    /// The header's length in bytes (its fixed part and the map name).
     pub fn header_len(&self) -> u64 {
         self.header_len
     }
@@ -252,8 +277,14 @@ impl<R: Read> Reader<R> {
             let kind = CarlaErrorKind::Truncated { needed: PACKET_HEADER as u64, available: avail as u64 };
             return Some(Err(self.fail(offset, kind)));
         }
-        let h = self.buf.bytes();
-        let (id, size) = (h[0], u32::from_le_bytes([h[1], h[2], h[3], h[4]]));
+        let h = match PacketHeader::decode_fixed(self.buf.bytes(), Endian::Little) {
+            Ok(h) => h,
+            Err(e) => {
+                let kind = CarlaErrorKind::NotCarla(format!("the packet header does not decode: {e}"));
+                return Some(Err(self.fail(offset, kind)));
+            }
+        };
+        let (id, size) = (h.id, h.size);
         let total = PACKET_HEADER + size as usize;
         if let Err(e) = self.buf.fill(total) {
             return Some(Err(self.fail(offset, CarlaErrorKind::Io(e))));

@@ -2,14 +2,12 @@
 
 use std::io::{self, Write};
 
-use logspec_runtime::{Encode, EncodeError, Endian};
+use logspec_runtime::{Encode, EncodeError, Endian, Fixed};
 
-use super::{CarlaRecord, FrameEnd, FrameStart, InfoHeader};
+use super::{CarlaRecord, FrameEnd, FrameStart, InfoHeader, PacketHeader};
 
 /// Bytes buffered before they are written out (when no FrameStart waits for its duration).
 const FLUSH_AT: usize = 64 * 1024;
-/// Offset of `duration_this` in a FrameStart packet (after the 5-byte packet header and `frame_id`).
-const DURATION_AT: usize = 5 + 8;
 
 /// A write failure.
 #[derive(Debug)]
@@ -71,7 +69,8 @@ pub struct Writer<W: Write> {
     /// `None` only once `finish` has taken it.
     out: Option<W>,
     buf: Vec<u8>,
-    /// Where in `buf` the last `begin_frame` FrameStart's `duration_this` is, until it is patched.
+    /// Where in `buf` the body of the last `begin_frame` FrameStart is, until its
+    /// `duration_this` is patched.
     patch_at: Option<usize>,
     /// `frame_id` and `elapsed` of the last `begin_frame`.
     last: Option<(u64, f64)>,
@@ -101,8 +100,9 @@ impl<W: Write> Writer<W> {
     /// Writes one packet from its id and body bytes, as they are (unknown ids, packets kept raw).
     pub fn raw(&mut self, id: u8, body: &[u8]) -> Result<(), CarlaWriteError> {
         let size = u32::try_from(body.len()).map_err(|_| CarlaWriteError::TooLarge { id, len: body.len() })?;
-        self.buf.push(id);
-        self.buf.extend_from_slice(&size.to_le_bytes());
+        let mut header = [0u8; <PacketHeader as Fixed>::SIZE];
+        PacketHeader { id, size }.encode_fixed(&mut header, Endian::Little);
+        self.buf.extend_from_slice(&header);
         self.buf.extend_from_slice(body);
         if self.patch_at.is_none() && self.buf.len() >= FLUSH_AT {
             self.flush_buf()?;
@@ -118,12 +118,14 @@ impl<W: Write> Writer<W> {
             None => (1, 0.0),
             Some((id, elapsed)) => (id + 1, elapsed + since_last),
         };
-        if let Some(at) = self.patch_at.take() {
-            self.buf[at..at + 8].copy_from_slice(&since_last.to_le_bytes());
+        if let (Some(at), Some((id, elapsed))) = (self.patch_at.take(), self.last) {
+            // The previous FrameStart is encoded again, by the generated code, with its duration.
+            let start = FrameStart { frame_id: id, duration_this: since_last, elapsed };
+            start.encode_fixed(&mut self.buf[at..at + <FrameStart as Fixed>::SIZE], Endian::Little);
         }
         self.flush_buf()?;
         let start = FrameStart { frame_id, duration_this: -1.0, elapsed };
-        self.patch_at = Some(self.buf.len() + DURATION_AT);
+        self.patch_at = Some(self.buf.len() + <PacketHeader as Fixed>::SIZE);
         self.packet(&CarlaRecord::FrameStart(start))?;
         self.last = Some((frame_id, elapsed));
         Ok(start)

@@ -27,6 +27,8 @@ pub struct MsgDecoder {
     /// genmsg's md5 of the definition.
     pub md5: String,
     root: Ty,
+    /// The fewest bytes of each type of `lowered` (bounds array counts before allocating).
+    min: Vec<u64>,
 }
 
 impl MsgDecoder {
@@ -35,11 +37,12 @@ impl MsgDecoder {
         let md5 = ros::md5::md5(set, name)?;
         let lowered = lower::lower(set, &[name], "ros", None);
         let root = Ty::Named(*lowered.ids.get(name)?);
-        Some(MsgDecoder { lowered, name: name.to_string(), md5, root })
+        let min = logspec_ir::layout::min_sizes(&lowered.schema);
+        Some(MsgDecoder { lowered, name: name.to_string(), md5, root, min })
     }
 
     pub fn decode(&self, bytes: &[u8]) -> Result<Value, DecodeFault> {
-        value::decode(&self.lowered.schema, &self.root, bytes)
+        value::decode(&self.lowered.schema, &self.min, &self.root, bytes)
     }
 
     /// The value with its field names, for a visitor.

@@ -26,6 +26,8 @@ pub use value::{Prims, Value, ValueView};
 
 /// The first line of every bag.
 pub const MAGIC: &[u8] = b"#ROSBAG V2.0\n";
+/// The start of the first line in every version of the bag format.
+pub const MAGIC_PREFIX: &[u8] = b"#ROSBAG V";
 
 /// A ROS time: seconds and nanoseconds since the epoch (the record time of a message).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]

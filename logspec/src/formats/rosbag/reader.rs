@@ -102,7 +102,8 @@ impl<R: Read + Seek> Bag<R> {
         let got = read_up_to(&mut src, &mut magic).map_err(|e| BagError::io(0, &e))?;
         if magic[..got] != MAGIC[..] {
             let found = String::from_utf8_lossy(&magic[..got]);
-            let hint = if found.starts_with("#ROSBAG V") { " (only bag format 2.0 is supported)" } else { "" };
+            let hint =
+                if magic[..got].starts_with(super::MAGIC_PREFIX) { " (only bag format 2.0 is supported)" } else { "" };
             return Err(BagError::at(0, format!("expected the line \"#ROSBAG V2.0\", found {found:?}{hint}")));
         }
         let mut bag = Bag {

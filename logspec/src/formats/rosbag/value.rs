@@ -1,11 +1,14 @@
-//! Dynamic decoding: a ROS1-serialized message decoded into a [`Value`] tree by walking the IR
-//! that the `.msg` front end lowered its definition into, and [`ValueView`], which shows a value
-//! to any [`Visitor`] (the JSON writer) with its field names.
+//! ROS values: a ROS1-serialized message decoded into a [`Value`] tree by the IR interpreter
+//! ([`crate::dynamic`]) over the IR that the `.msg` front end lowered its definition into (which
+//! is where ROS's u32 length prefixes are said), and [`ValueView`], which shows a value to any
+//! [`Visitor`] (the JSON writer) with its field names.
 //!
 //! Arrays of numbers and bools decode into packed vectors ([`Prims`]): a `uint8[]` blob is one
 //! copy, not a value per byte.
 
-use logspec_ir::ir::{Len, Prim, Schema, Ty, TypeDef};
+use logspec_ir::ir::{Endian, Enum, Flags, Len, Prim, Schema, Struct, Ty, TypeDef};
+
+use crate::dynamic::{unpack, Build};
 use logspec_runtime::{Visit, Visitor};
 
 /// A decoded value.
@@ -44,251 +47,89 @@ pub enum Prims {
 }
 
 /// Why a message did not decode: where, in which field, and what was expected and found.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DecodeFault {
-    /// Offset inside the message's bytes.
-    pub offset: usize,
-    /// The field path, outermost first (`pose`, `position`, `x`; `[3]` for array elements).
-    pub path: Vec<String>,
-    pub message: String,
+pub use crate::dynamic::Fault as DecodeFault;
+
+/// Decodes one whole message of type `ty`; trailing bytes are an error. `min` is
+/// [`logspec_ir::layout::min_sizes`] of `schema` (an empty slice works, more slowly).
+pub fn decode(schema: &Schema, min: &[u64], ty: &Ty, bytes: &[u8]) -> Result<Value, DecodeFault> {
+    crate::dynamic::decode(schema, min, ty, bytes, &mut Ros)
 }
 
-impl std::fmt::Display for DecodeFault {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let mut path = String::new();
-        for p in &self.path {
-            if !p.starts_with('[') && !path.is_empty() {
-                path.push('.');
-            }
-            path.push_str(p);
-        }
-        if path.is_empty() {
-            write!(f, "at byte {} of the message: {}", self.offset, self.message)
-        } else {
-            write!(f, "field `{path}`, at byte {} of the message: {}", self.offset, self.message)
-        }
-    }
-}
+/// Builds ROS values for the IR interpreter: numbers and bools of arrays packed, strings that
+/// are not UTF-8 kept as bytes.
+struct Ros;
 
-/// Decodes one whole message of type `ty`; trailing bytes are an error.
-pub fn decode(schema: &Schema, ty: &Ty, bytes: &[u8]) -> Result<Value, DecodeFault> {
-    let mut d = Dec {
-        schema,
-        b: bytes,
-        pos: 0,
-        empty_left: EMPTY_BUDGET.saturating_add(bytes.len()),
-        min_sizes: Default::default(),
-    };
-    let v = d.value(ty)?;
-    if d.pos != bytes.len() {
-        return Err(d.fault(format!("{} bytes left over after the message", bytes.len() - d.pos)));
-    }
-    Ok(v)
-}
+impl Build for Ros {
+    type Value = Value;
 
-/// How many array elements that take no bytes (messages without fields, `T[0]`) a message may
-/// hold beyond one per byte of the message. Such elements cost memory but no input, so a
-/// definition like `Empty[4294967295] e` would otherwise allocate without bound.
-pub const EMPTY_BUDGET: usize = 1 << 16;
-
-struct Dec<'a> {
-    schema: &'a Schema,
-    b: &'a [u8],
-    pos: usize,
-    /// Values that take no bytes this message may still produce (see [`EMPTY_BUDGET`]).
-    empty_left: usize,
-    /// [`min_size`] of the message types met so far (a type used twice by each of a chain of
-    /// types would otherwise cost exponential time).
-    min_sizes: std::collections::HashMap<logspec_ir::ir::TypeId, usize>,
-}
-
-/// Decodes `n` little-endian numbers of one type.
-macro_rules! packed {
-    ($self:ident, $n:expr, $t:ty, $variant:ident) => {{
-        let bytes = $self.take($n * std::mem::size_of::<$t>())?;
-        Prims::$variant(
-            bytes.chunks_exact(std::mem::size_of::<$t>()).map(|c| <$t>::from_le_bytes(c.try_into().unwrap())).collect(),
-        )
-    }};
-}
-
-impl<'a> Dec<'a> {
-    fn fault(&self, message: String) -> DecodeFault {
-        DecodeFault { offset: self.pos, path: Vec::new(), message }
+    #[inline]
+    fn bool(&mut self, b: bool) -> Value {
+        Value::Bool(b)
     }
 
     #[inline]
-    fn take(&mut self, n: usize) -> Result<&'a [u8], DecodeFault> {
-        match self.b.get(self.pos..self.pos.saturating_add(n)) {
-            Some(s) => {
-                self.pos += n;
-                Ok(s)
-            }
-            None => Err(self.fault(format!("expected {n} bytes, found {}", self.b.len() - self.pos))),
+    fn number(&mut self, p: Prim, raw: u64) -> Value {
+        match p {
+            Prim::U8 | Prim::U16 | Prim::U32 | Prim::U64 => Value::UInt(raw),
+            Prim::I8 => Value::Int(i64::from(raw as u8 as i8)),
+            Prim::I16 => Value::Int(i64::from(raw as u16 as i16)),
+            Prim::I32 => Value::Int(i64::from(raw as u32 as i32)),
+            Prim::I64 => Value::Int(raw as i64),
+            Prim::F32 => Value::F32(f32::from_bits(raw as u32)),
+            Prim::F64 => Value::F64(f64::from_bits(raw)),
         }
     }
 
-    #[inline]
-    fn u32(&mut self) -> Result<u32, DecodeFault> {
-        Ok(u32::from_le_bytes(self.take(4)?.try_into().expect("4 bytes")))
-    }
-
-    fn value(&mut self, ty: &Ty) -> Result<Value, DecodeFault> {
-        Ok(match ty {
-            Ty::Bool => Value::Bool(self.take(1)?[0] != 0),
-            Ty::Prim(p) => self.prim(*p)?,
-            Ty::Str(_) => {
-                let n = self.u32()? as usize;
-                let b = self.take(n).map_err(|mut e| {
-                    e.message = format!("a string of {n} bytes: {}", e.message);
-                    e
-                })?;
-                match std::str::from_utf8(b) {
-                    Ok(s) => Value::Str(s.to_string()),
-                    Err(_) => Value::RawStr(b.to_vec()),
-                }
-            }
-            Ty::Array { elem, len } => {
-                let n = match len {
-                    Len::Fixed(n) => *n as usize,
-                    _ => {
-                        let at = self.pos;
-                        let n = self.u32()? as usize;
-                        let min = min_size(self.schema, elem, &mut self.min_sizes);
-                        let left = self.b.len() - self.pos;
-                        if n.saturating_mul(min.max(1)) > left && (min > 0 || n > left) {
-                            return Err(DecodeFault {
-                                offset: at,
-                                path: Vec::new(),
-                                message: format!(
-                                    "an array of {n} elements needs at least {} bytes, found {left}",
-                                    n.saturating_mul(min)
-                                ),
-                            });
-                        }
-                        n
-                    }
-                };
-                self.array(elem, n)?
-            }
-            Ty::Named(id) => {
-                let TypeDef::Struct(s) = self.schema.ty(*id) else {
-                    return Err(self.fault("a type the ROS front end does not produce".into()));
-                };
-                // A message that takes no bytes costs memory but no input: it is counted against
-                // the message's budget, so a tree of empty messages cannot grow without bound.
-                if s.size == Some(0) {
-                    if self.empty_left == 0 {
-                        return Err(self.fault(format!(
-                            "more values that take no bytes than a message of {} bytes can justify (at most {})",
-                            self.b.len(),
-                            EMPTY_BUDGET.saturating_add(self.b.len())
-                        )));
-                    }
-                    self.empty_left -= 1;
-                }
-                let mut fields = Vec::with_capacity(s.fields.len());
-                for f in &s.fields {
-                    match self.value(&f.ty) {
-                        Ok(v) => fields.push(v),
-                        Err(mut e) => {
-                            e.path.insert(0, f.name.clone());
-                            return Err(e);
-                        }
-                    }
-                }
-                Value::Struct(fields)
-            }
-            other => return Err(self.fault(format!("type {other:?} is not a ROS type"))),
-        })
-    }
-
-    #[inline]
-    fn prim(&mut self, p: Prim) -> Result<Value, DecodeFault> {
-        let b = self.take(p.size() as usize)?;
-        let le = |n: usize| {
-            let mut a = [0u8; 8];
-            a[..n].copy_from_slice(&b[..n]);
-            u64::from_le_bytes(a)
-        };
-        Ok(match p {
-            Prim::U8 | Prim::U16 | Prim::U32 | Prim::U64 => Value::UInt(le(p.size() as usize)),
-            Prim::I8 => Value::Int(i64::from(b[0] as i8)),
-            Prim::I16 => Value::Int(i64::from(le(2) as u16 as i16)),
-            Prim::I32 => Value::Int(i64::from(le(4) as u32 as i32)),
-            Prim::I64 => Value::Int(le(8) as i64),
-            Prim::F32 => Value::F32(f32::from_bits(le(4) as u32)),
-            Prim::F64 => Value::F64(f64::from_bits(le(8))),
-        })
-    }
-
-    fn array(&mut self, elem: &Ty, n: usize) -> Result<Value, DecodeFault> {
-        Ok(match elem {
-            Ty::Bool => Value::Prims(Prims::Bool(self.take(n)?.iter().map(|b| *b != 0).collect())),
-            Ty::Prim(p) => Value::Prims(match p {
-                Prim::U8 => Prims::U8(self.take(n)?.to_vec()),
-                Prim::I8 => Prims::I8(self.take(n)?.iter().map(|b| *b as i8).collect()),
-                Prim::U16 => packed!(self, n, u16, U16),
-                Prim::I16 => packed!(self, n, i16, I16),
-                Prim::U32 => packed!(self, n, u32, U32),
-                Prim::I32 => packed!(self, n, i32, I32),
-                Prim::U64 => packed!(self, n, u64, U64),
-                Prim::I64 => packed!(self, n, i64, I64),
-                Prim::F32 => packed!(self, n, f32, F32),
-                Prim::F64 => packed!(self, n, f64, F64),
-            }),
-            _ => {
-                if n > 0 && self.schema.size_of(elem) == Some(0) {
-                    if n > self.empty_left {
-                        return Err(self.fault(format!(
-                            "an array of {n} elements that take no bytes each is more than a message of {} bytes \
-                             can justify (at most {} such elements per message)",
-                            self.b.len(),
-                            EMPTY_BUDGET.saturating_add(self.b.len())
-                        )));
-                    }
-                    self.empty_left -= n;
-                }
-                let mut items = Vec::with_capacity(n.min(self.b.len() - self.pos + 1));
-                for i in 0..n {
-                    match self.value(elem) {
-                        Ok(v) => items.push(v),
-                        Err(mut e) => {
-                            e.path.insert(0, format!("[{i}]"));
-                            return Err(e);
-                        }
-                    }
-                }
-                Value::List(items)
-            }
-        })
-    }
-}
-
-/// The fewest bytes a value of `ty` can take (a prefix counts, its elements do not), with the
-/// answers for message types kept in `memo`.
-fn min_size(schema: &Schema, ty: &Ty, memo: &mut std::collections::HashMap<logspec_ir::ir::TypeId, usize>) -> usize {
-    if let Some(n) = schema.size_of(ty) {
-        return n as usize;
-    }
-    match ty {
-        Ty::Str(_) | Ty::Bytes(_) => 4,
-        Ty::Array { elem, len: Len::Fixed(n) } => min_size(schema, elem, memo).saturating_mul(*n as usize),
-        Ty::Array { .. } => 4,
-        Ty::Named(id) => {
-            if let Some(n) = memo.get(id) {
-                return *n;
-            }
-            let n = match schema.ty(*id) {
-                TypeDef::Struct(s) => {
-                    s.fields.iter().fold(0usize, |a, f| a.saturating_add(min_size(schema, &f.ty, memo)))
-                }
-                _ => 0,
-            };
-            memo.insert(*id, n);
-            n
+    fn text(&mut self, bytes: &[u8], _len: Len) -> Value {
+        match std::str::from_utf8(bytes) {
+            Ok(s) => Value::Str(s.to_string()),
+            Err(_) => Value::RawStr(bytes.to_vec()),
         }
-        _ => 0,
+    }
+
+    fn bytes(&mut self, bytes: &[u8]) -> Value {
+        Value::Prims(Prims::U8(bytes.to_vec()))
+    }
+
+    fn numbers(&mut self, p: Prim, e: Endian, b: &[u8]) -> Option<Value> {
+        Some(Value::Prims(match p {
+            Prim::U8 => Prims::U8(b.to_vec()),
+            Prim::I8 => Prims::I8(b.iter().map(|x| *x as i8).collect()),
+            Prim::U16 => Prims::U16(unpack(b, e)),
+            Prim::I16 => Prims::I16(unpack(b, e)),
+            Prim::U32 => Prims::U32(unpack(b, e)),
+            Prim::I32 => Prims::I32(unpack(b, e)),
+            Prim::U64 => Prims::U64(unpack(b, e)),
+            Prim::I64 => Prims::I64(unpack(b, e)),
+            Prim::F32 => Prims::F32(unpack(b, e)),
+            Prim::F64 => Prims::F64(unpack(b, e)),
+        }))
+    }
+
+    fn bools(&mut self, bytes: &[u8]) -> Option<Value> {
+        Some(Value::Prims(Prims::Bool(bytes.iter().map(|b| *b != 0).collect())))
+    }
+
+    fn list(&mut self, items: Vec<Value>) -> Value {
+        Value::List(items)
+    }
+
+    fn strukt(&mut self, _schema: &Schema, _s: &Struct, fields: Vec<Value>) -> Value {
+        Value::Struct(fields)
+    }
+
+    // The `.msg` front end lowers no enums, flags or padding; should another front end use
+    // this builder, they are shown as their numbers.
+    fn enumeration(&mut self, e: &Enum, raw: u64) -> Value {
+        self.number(e.base, raw)
+    }
+
+    fn flags(&mut self, _schema: &Schema, f: &Flags, raw: u64) -> Value {
+        self.number(f.base, raw)
+    }
+
+    fn padding(&mut self) -> Value {
+        Value::Struct(Vec::new())
     }
 }
 

@@ -1,7 +1,7 @@
-//! The walk over the IR of a struct schema that turns a value's bytes into a [`Value`]: the
-//! dynamic decoder of `struct:` values. Every type it meets has a fixed size (the front end
-//! lowers only fixed-size types), and callers pass exactly that many bytes, so every read is in
-//! bounds; a read that would not be (a bug) yields `null` rather than a panic.
+//! `struct:` values: the IR interpreter ([`crate::dynamic`]) over the IR that the struct-schema
+//! front end lowered a struct into (which is where "little-endian, fixed arrays" is said), with
+//! a builder of the facade's [`Value`]. Every type has a fixed size (the front end lowers only
+//! fixed-size types), and callers pass exactly that many bytes.
 //!
 //! Shapes follow AdvantageScope's struct decoder: members in schema order; bit-fields are
 //! members of the struct they are declared in; an enum member with a named value is the name,
@@ -9,92 +9,98 @@
 //! UTF-8, invalid sequences as U+FFFD); 64-bit integers stay exact (AdvantageScope rounds them
 //! to f64).
 
-use logspec_ir::ir::{BitKind, Endian, Enum, Len, Prim, Schema, Ty, TypeDef, TypeId};
+use logspec_ir::ir::{BitKind, Endian, Enum, Flags, Len, Prim, Schema, Struct, Ty, TypeDef, TypeId};
 
+use crate::dynamic::Build;
 use crate::value::Value;
 
-/// Decodes struct `id` from `data`, which holds at least its size.
+/// Decodes struct `id` from `data`, which holds exactly its size. The IR interpreter
+/// ([`crate::dynamic`]) reads it; a fault (a caller that passed the wrong size: a bug) yields
+/// `null` rather than a panic.
 pub fn decode(schema: &Schema, id: TypeId, data: &[u8]) -> Value {
-    let s = schema.strukt(id);
-    let mut out = Vec::with_capacity(s.fields.len());
-    for f in &s.fields {
-        let at = f.offset.unwrap_or(0) as usize;
-        let Some(bytes) = data.get(at..) else {
-            out.push((f.name.clone(), Value::Null));
-            continue;
-        };
-        if let Ty::Named(fid) = &f.ty {
-            if let TypeDef::Flags(fl) = schema.ty(*fid) {
-                if !fl.fields.is_empty() {
-                    let raw = uint(fl.base, f.endian, bytes).unwrap_or(0);
-                    for b in &fl.fields {
-                        out.push((b.name.clone(), bit_field(schema, raw, b.bit, b.width, b.kind)));
-                    }
+    crate::dynamic::decode(schema, &[], &Ty::Named(id), data, &mut Wpi).unwrap_or(Value::Null)
+}
+
+/// Builds AdvantageScope's shapes for the IR interpreter.
+struct Wpi;
+
+impl Build for Wpi {
+    type Value = Value;
+
+    fn bool(&mut self, b: bool) -> Value {
+        Value::Bool(b)
+    }
+
+    fn number(&mut self, p: Prim, raw: u64) -> Value {
+        match p {
+            Prim::U8 | Prim::U16 | Prim::U32 | Prim::U64 => Value::UInt(raw),
+            Prim::I8 => Value::Int(i64::from(raw as u8 as i8)),
+            Prim::I16 => Value::Int(i64::from(raw as u16 as i16)),
+            Prim::I32 => Value::Int(i64::from(raw as u32 as i32)),
+            Prim::I64 => Value::Int(raw as i64),
+            Prim::F32 => Value::Float(f64::from(f32::from_bits(raw as u32))),
+            Prim::F64 => Value::Float(f64::from_bits(raw)),
+        }
+    }
+
+    fn text(&mut self, bytes: &[u8], _len: Len) -> Value {
+        Value::Str(String::from_utf8_lossy(bytes).into_owned())
+    }
+
+    fn bytes(&mut self, bytes: &[u8]) -> Value {
+        Value::Bytes(bytes.to_vec())
+    }
+
+    fn numbers(&mut self, _p: Prim, _e: Endian, _bytes: &[u8]) -> Option<Value> {
+        None
+    }
+
+    fn bools(&mut self, _bytes: &[u8]) -> Option<Value> {
+        None
+    }
+
+    fn list(&mut self, items: Vec<Value>) -> Value {
+        Value::Array(items)
+    }
+
+    /// Members in schema order; the bit-fields of a storage integer are members of the struct
+    /// they are declared in (the storage integer arrives as an object of them from
+    /// [`Wpi::flags`]).
+    fn strukt(&mut self, schema: &Schema, s: &Struct, fields: Vec<Value>) -> Value {
+        let mut out = Vec::with_capacity(s.fields.len());
+        for (f, v) in s.fields.iter().zip(fields) {
+            if let (Ty::Named(fid), Value::Object(bits)) = (&f.ty, &v) {
+                if matches!(schema.ty(*fid), TypeDef::Flags(fl) if !fl.fields.is_empty()) {
+                    out.extend(bits.iter().cloned());
                     continue;
                 }
             }
+            out.push((f.name.clone(), v));
         }
-        out.push((f.name.clone(), ty(schema, &f.ty, f.endian, bytes)));
+        Value::Object(out)
     }
-    Value::Object(out)
-}
 
-/// A value of type `t` whose numbers are in byte order `e` (the field's, from the IR).
-fn ty(schema: &Schema, t: &Ty, e: Endian, data: &[u8]) -> Value {
-    match t {
-        Ty::Prim(p) => prim(*p, e, data),
-        Ty::Bool => data.first().map_or(Value::Null, |b| Value::Bool(*b != 0)),
-        Ty::Str(Len::Fixed(n)) => match data.get(..*n as usize) {
-            Some(b) => Value::Str(String::from_utf8_lossy(b).into_owned()),
-            None => Value::Null,
-        },
-        Ty::Array { elem, len: Len::Fixed(n) } => {
-            let size = schema.size_of(elem).unwrap_or(0) as usize;
-            let n = *n as usize;
-            // The caller's bytes bound the count, so no input can make this allocate more.
-            if !matches!(size.checked_mul(n), Some(total) if total <= data.len()) {
-                return Value::Null;
-            }
-            let mut items = Vec::with_capacity(n);
-            for i in 0..n {
-                items.push(data.get(i * size..).map_or(Value::Null, |d| ty(schema, elem, e, d)));
-            }
-            Value::Array(items)
+    fn enumeration(&mut self, e: &Enum, raw: u64) -> Value {
+        enum_value(e, self.number(e.base, raw))
+    }
+
+    fn flags(&mut self, schema: &Schema, f: &Flags, raw: u64) -> Value {
+        if f.fields.is_empty() {
+            return Value::UInt(raw);
         }
-        Ty::Named(id) => match schema.ty(*id) {
-            TypeDef::Struct(_) => decode(schema, *id, data),
-            TypeDef::Enum(en) => enum_value(en, e, data),
-            TypeDef::Flags(f) => uint(f.base, e, data).map_or(Value::Null, Value::UInt),
-            _ => Value::Null,
-        },
-        _ => Value::Null,
+        Value::Object(
+            f.fields.iter().map(|b| (b.name.clone(), bit_field(schema, raw, b.bit, b.width, b.kind))).collect(),
+        )
+    }
+
+    /// A member whose struct is not defined (lowered as zero bytes of padding).
+    fn padding(&mut self) -> Value {
+        Value::Null
     }
 }
 
-fn prim(p: Prim, e: Endian, data: &[u8]) -> Value {
-    let Some(u) = uint(p, e, data) else { return Value::Null };
-    match p {
-        Prim::U8 | Prim::U16 | Prim::U32 | Prim::U64 => Value::UInt(u),
-        Prim::I8 => Value::Int(i64::from(u as u8 as i8)),
-        Prim::I16 => Value::Int(i64::from(u as u16 as i16)),
-        Prim::I32 => Value::Int(i64::from(u as u32 as i32)),
-        Prim::I64 => Value::Int(u as i64),
-        Prim::F32 => Value::Float(f64::from(f32::from_bits(u as u32))),
-        Prim::F64 => Value::Float(f64::from_bits(u)),
-    }
-}
-
-/// The `p.size()` bytes at the start of `data` as an unsigned number, in byte order `e`.
-fn uint(p: Prim, e: Endian, data: &[u8]) -> Option<u64> {
-    let b = data.get(..p.size() as usize)?;
-    Some(match e {
-        Endian::Little => b.iter().rev().fold(0, |acc, &x| (acc << 8) | u64::from(x)),
-        Endian::Big => b.iter().fold(0, |acc, &x| (acc << 8) | u64::from(x)),
-    })
-}
-
-fn enum_value(e: &Enum, order: Endian, data: &[u8]) -> Value {
-    let v = prim(e.base, order, data);
+/// An enum member's value: its name when the number has one, otherwise the number.
+fn enum_value(e: &Enum, v: Value) -> Value {
     let n: Option<i128> = match v {
         Value::Int(i) => Some(i128::from(i)),
         Value::UInt(u) => Some(i128::from(u)),

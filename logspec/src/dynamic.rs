@@ -1,0 +1,499 @@
+//! The dynamic interpreter of the IR: bytes of a type known only at run time (a ROS message
+//! from its bag's `message_definition`, a WPILib struct value from its log's `/.schema/struct:X`)
+//! decoded by walking the IR that a front end lowered the definition into.
+//!
+//! The walk knows no format. Everything it does comes from the IR: a number is read in its
+//! field's byte order; a string's, bytes' or array's length follows its [`Len`] (a fixed count,
+//! a count or byte-size prefix of the stated width in the field's byte order, or the rest of the
+//! bytes); a count is checked against the fewest bytes an element can take
+//! ([`logspec_ir::layout::min_size_with`]) before anything is allocated. So "ROS strings
+//! have a u32 little-endian length prefix" is said once, by the `.msg` front end, and "WPILib
+//! structs are little-endian with fixed arrays" once, by the struct-schema front end.
+//!
+//! What a value becomes is the caller's: a [`Build`] turns numbers, strings and structs into its
+//! own value type (ROS's packed [`crate::formats::rosbag::value::Value`], the facade's
+//! [`crate::value::Value`] for WPILib structs). The walk is generic over it, so each builds
+//! its values directly, with no intermediate tree.
+
+use logspec_ir::ir::{Endian, Enum, Flags, Len, Prim, Schema, Struct, Ty, TypeDef, TypeId};
+use logspec_ir::layout;
+
+/// Why bytes did not decode: where, in which field, and what was expected and found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fault {
+    /// Offset inside the decoded bytes.
+    pub offset: usize,
+    /// The field path, outermost first (`pose`, `position`, `x`; `[3]` for array elements).
+    pub path: Vec<String>,
+    pub message: String,
+}
+
+impl std::fmt::Display for Fault {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut path = String::new();
+        for p in &self.path {
+            if !p.starts_with('[') && !path.is_empty() {
+                path.push('.');
+            }
+            path.push_str(p);
+        }
+        if path.is_empty() {
+            write!(f, "at byte {} of the message: {}", self.offset, self.message)
+        } else {
+            write!(f, "field `{path}`, at byte {} of the message: {}", self.offset, self.message)
+        }
+    }
+}
+
+impl std::error::Error for Fault {}
+
+/// How many values that take no bytes (structs without fields, `T[0]`) one decode may produce
+/// beyond one per input byte. Such values cost memory but no input, so a definition like
+/// `Empty[4294967295] e` would otherwise allocate without bound.
+pub const EMPTY_BUDGET: usize = 1 << 16;
+
+/// What the walk's values become. Numbers arrive as raw bits, zero-extended from their width
+/// (the builder decides signedness and floats from the [`Prim`]), so no builder reads bytes.
+pub trait Build {
+    type Value;
+    fn bool(&mut self, b: bool) -> Self::Value;
+    /// A number of type `p`: its bits, zero-extended to 64.
+    fn number(&mut self, p: Prim, raw: u64) -> Self::Value;
+    /// A string's bytes; `len` is its IR length rule (a fixed-length string includes its NUL
+    /// padding).
+    fn text(&mut self, bytes: &[u8], len: Len) -> Self::Value;
+    fn bytes(&mut self, bytes: &[u8]) -> Self::Value;
+    /// An array of numbers of type `p` in byte order `e`, packed in `bytes`; `None` decodes the
+    /// elements one by one instead.
+    fn numbers(&mut self, p: Prim, e: Endian, bytes: &[u8]) -> Option<Self::Value>;
+    /// An array of bools, one byte each; `None` decodes them one by one.
+    fn bools(&mut self, bytes: &[u8]) -> Option<Self::Value>;
+    fn list(&mut self, items: Vec<Self::Value>) -> Self::Value;
+    /// A struct from its fields' values, in wire order (padding fields included).
+    fn strukt(&mut self, schema: &Schema, s: &Struct, fields: Vec<Self::Value>) -> Self::Value;
+    fn enumeration(&mut self, e: &Enum, raw: u64) -> Self::Value;
+    fn flags(&mut self, schema: &Schema, f: &Flags, raw: u64) -> Self::Value;
+    /// A padding field (skipped bytes).
+    fn padding(&mut self) -> Self::Value;
+}
+
+/// The numbers of a packed array, each decoded in byte order `e`. `bytes` holds whole elements.
+pub fn unpack<T: Number>(bytes: &[u8], e: Endian) -> Vec<T> {
+    let chunks = bytes.chunks_exact(T::SIZE);
+    match e {
+        Endian::Little => chunks.map(T::le).collect(),
+        Endian::Big => chunks.map(T::be).collect(),
+    }
+}
+
+/// A number type of the wire, for [`unpack`].
+pub trait Number: Sized {
+    const SIZE: usize;
+    /// From exactly `SIZE` bytes, little-endian.
+    fn le(b: &[u8]) -> Self;
+    /// From exactly `SIZE` bytes, big-endian.
+    fn be(b: &[u8]) -> Self;
+}
+
+macro_rules! number {
+    ($($t:ty),*) => {$(
+        impl Number for $t {
+            const SIZE: usize = std::mem::size_of::<$t>();
+            #[inline]
+            fn le(b: &[u8]) -> Self {
+                <$t>::from_le_bytes(b.try_into().expect("a whole element"))
+            }
+            #[inline]
+            fn be(b: &[u8]) -> Self {
+                <$t>::from_be_bytes(b.try_into().expect("a whole element"))
+            }
+        }
+    )*};
+}
+number!(u16, i16, u32, i32, u64, i64, f32, f64);
+
+/// The first `b.len()` (at most 8) bytes as an unsigned number in byte order `e`.
+#[inline]
+pub fn uint(b: &[u8], e: Endian) -> u64 {
+    let n = b.len().min(8);
+    let mut a = [0u8; 8];
+    match e {
+        Endian::Little => {
+            a[..n].copy_from_slice(&b[..n]);
+            u64::from_le_bytes(a)
+        }
+        Endian::Big => {
+            a[8 - n..].copy_from_slice(&b[..n]);
+            u64::from_be_bytes(a)
+        }
+    }
+}
+
+/// Decodes one whole value of type `ty` from `bytes` with `build`; trailing bytes are an error.
+/// `min` is [`layout::min_sizes`] of `schema` when the caller keeps one (an empty slice
+/// computes what is needed as it goes).
+pub fn decode<B: Build>(schema: &Schema, min: &[u64], ty: &Ty, bytes: &[u8], build: &mut B) -> Result<B::Value, Fault> {
+    let mut w = Walk { schema, min, b: bytes, pos: 0, empty_left: EMPTY_BUDGET.saturating_add(bytes.len()) };
+    let v = w.value(ty, schema.format.endian, build)?;
+    if w.pos != bytes.len() {
+        return Err(w.fault(format!("{} bytes left over after the message", bytes.len() - w.pos)));
+    }
+    Ok(v)
+}
+
+/// How many elements of `elem` bytes each `bytes` bytes hold, for a length given in bytes.
+fn whole(at: usize, bytes: usize, elem: Option<usize>) -> Result<Option<usize>, Fault> {
+    let fault = |message: String| Fault { offset: at, path: Vec::new(), message };
+    match elem {
+        Some(0) | None => Err(fault("a length in bytes needs elements of a fixed, non-zero size".into())),
+        Some(s) if bytes % s != 0 => Err(fault(format!("{bytes} bytes are not a whole number of {s}-byte elements"))),
+        Some(s) => Ok(Some(bytes / s)),
+    }
+}
+
+struct Walk<'a> {
+    schema: &'a Schema,
+    min: &'a [u64],
+    b: &'a [u8],
+    pos: usize,
+    /// Values that take no bytes this decode may still produce (see [`EMPTY_BUDGET`]).
+    empty_left: usize,
+}
+
+impl<'a> Walk<'a> {
+    fn fault(&self, message: String) -> Fault {
+        Fault { offset: self.pos, path: Vec::new(), message }
+    }
+
+    #[inline]
+    fn take(&mut self, n: usize) -> Result<&'a [u8], Fault> {
+        match self.b.get(self.pos..self.pos.saturating_add(n)) {
+            Some(s) => {
+                self.pos += n;
+                Ok(s)
+            }
+            None => Err(self.fault(format!("expected {n} bytes, found {}", self.b.len() - self.pos))),
+        }
+    }
+
+    #[inline]
+    fn uint(&mut self, p: Prim, e: Endian) -> Result<u64, Fault> {
+        Ok(uint(self.take(p.size() as usize)?, e))
+    }
+
+    /// The fewest bytes an element of type `ty` takes.
+    fn min_size(&self, ty: &Ty) -> usize {
+        if let Some(n) = self.schema.size_of(ty) {
+            return n as usize;
+        }
+        let m = if self.min.len() == self.schema.types.len() {
+            layout::min_size_with(&|id| self.min[id.0], ty)
+        } else {
+            layout::min_size(self.schema, ty)
+        };
+        usize::try_from(m).unwrap_or(usize::MAX)
+    }
+
+    /// The element count (or byte count, for strings and bytes) that `len` gives, read from its
+    /// prefix in byte order `e` when it has one; `elem` is the element size for [`Len::Size`]
+    /// and [`Len::Rest`] (1 for strings and bytes), `None` when elements vary in size.
+    fn count(&mut self, len: Len, e: Endian, elem: Option<usize>) -> Result<Option<usize>, Fault> {
+        let at = self.pos;
+        match len {
+            Len::Fixed(n) => Ok(Some(n as usize)),
+            Len::Count(p) => Ok(Some(usize::try_from(self.uint(p, e)?).unwrap_or(usize::MAX))),
+            Len::Size(p) => {
+                let bytes = usize::try_from(self.uint(p, e)?).unwrap_or(usize::MAX);
+                whole(at, bytes, elem)
+            }
+            Len::Rest => match elem {
+                // Variable-size elements: as many as the bytes hold.
+                None => Ok(None),
+                Some(_) => whole(at, self.b.len() - self.pos, elem),
+            },
+        }
+    }
+
+    fn value<B: Build>(&mut self, ty: &Ty, e: Endian, build: &mut B) -> Result<B::Value, Fault> {
+        Ok(match ty {
+            Ty::Bool => build.bool(self.take(1)?[0] != 0),
+            Ty::Prim(p) => {
+                let raw = self.uint(*p, e)?;
+                build.number(*p, raw)
+            }
+            Ty::Pad(n) => {
+                self.take(*n as usize)?;
+                build.padding()
+            }
+            Ty::Str(len) | Ty::Bytes(len) => {
+                let n = self.count(*len, e, Some(1))?.unwrap_or(0);
+                let b = self.take(n).map_err(|mut f| {
+                    f.message = format!("a string of {n} bytes: {}", f.message);
+                    f
+                })?;
+                match ty {
+                    Ty::Str(_) => build.text(b, *len),
+                    _ => build.bytes(b),
+                }
+            }
+            Ty::Array { elem, len } => {
+                let at = self.pos;
+                let fixed = self.schema.size_of(elem).map(|s| s as usize);
+                match self.count(*len, e, fixed)? {
+                    Some(n) => {
+                        if matches!(len, Len::Count(_) | Len::Size(_)) {
+                            let min = self.min_size(elem);
+                            let left = self.b.len() - self.pos;
+                            if n.saturating_mul(min.max(1)) > left && (min > 0 || n > left) {
+                                return Err(Fault {
+                                    offset: at,
+                                    path: Vec::new(),
+                                    message: format!(
+                                        "an array of {n} elements needs at least {} bytes, found {left}",
+                                        n.saturating_mul(min)
+                                    ),
+                                });
+                            }
+                        }
+                        self.array(elem, e, n, build)?
+                    }
+                    None => {
+                        let mut items = Vec::new();
+                        while self.pos < self.b.len() {
+                            let v = self.element(elem, e, items.len(), build)?;
+                            items.push(v);
+                        }
+                        build.list(items)
+                    }
+                }
+            }
+            Ty::Named(id) => self.named(*id, e, build)?,
+            other => return Err(self.fault(format!("type {other:?} is not one the dynamic decoder reads"))),
+        })
+    }
+
+    fn named<B: Build>(&mut self, id: TypeId, e: Endian, build: &mut B) -> Result<B::Value, Fault> {
+        let schema = self.schema;
+        Ok(match schema.ty(id) {
+            TypeDef::Struct(s) => {
+                // A struct that takes no bytes costs memory but no input: it is counted against
+                // the budget, so a tree of empty structs cannot grow without bound.
+                if s.size == Some(0) {
+                    if self.empty_left == 0 {
+                        return Err(self.fault(format!(
+                            "more values that take no bytes than a message of {} bytes can justify (at most {})",
+                            self.b.len(),
+                            EMPTY_BUDGET.saturating_add(self.b.len())
+                        )));
+                    }
+                    self.empty_left -= 1;
+                }
+                let mut fields = Vec::with_capacity(s.fields.len());
+                for f in &s.fields {
+                    match self.value(&f.ty, f.endian, build) {
+                        Ok(v) => fields.push(v),
+                        Err(mut fault) => {
+                            fault.path.insert(0, f.name.clone());
+                            return Err(fault);
+                        }
+                    }
+                }
+                build.strukt(schema, s, fields)
+            }
+            TypeDef::Enum(en) => {
+                let raw = self.uint(en.base, e)?;
+                build.enumeration(en, raw)
+            }
+            TypeDef::Flags(fl) => {
+                let raw = self.uint(fl.base, e)?;
+                build.flags(schema, fl, raw)
+            }
+            other => return Err(self.fault(format!("type `{}` is not one the dynamic decoder reads", other.name()))),
+        })
+    }
+
+    fn element<B: Build>(&mut self, elem: &Ty, e: Endian, i: usize, build: &mut B) -> Result<B::Value, Fault> {
+        self.value(elem, e, build).map_err(|mut f| {
+            f.path.insert(0, format!("[{i}]"));
+            f
+        })
+    }
+
+    fn array<B: Build>(&mut self, elem: &Ty, e: Endian, n: usize, build: &mut B) -> Result<B::Value, Fault> {
+        match elem {
+            Ty::Bool => {
+                let at = self.pos;
+                let b = self.take(n)?;
+                if let Some(v) = build.bools(b) {
+                    return Ok(v);
+                }
+                self.pos = at;
+            }
+            Ty::Prim(p) => {
+                let at = self.pos;
+                let b = self.take(n.saturating_mul(p.size() as usize))?;
+                if let Some(v) = build.numbers(*p, e, b) {
+                    return Ok(v);
+                }
+                self.pos = at;
+            }
+            _ => {
+                if n > 0 && self.schema.size_of(elem) == Some(0) {
+                    if n > self.empty_left {
+                        return Err(self.fault(format!(
+                            "an array of {n} elements that take no bytes each is more than a message of {} bytes \
+                             can justify (at most {} such elements per message)",
+                            self.b.len(),
+                            EMPTY_BUDGET.saturating_add(self.b.len())
+                        )));
+                    }
+                    self.empty_left -= n;
+                }
+            }
+        }
+        let mut items = Vec::with_capacity(n.min(self.b.len() - self.pos + 1));
+        for i in 0..n {
+            let v = self.element(elem, e, i, build)?;
+            items.push(v);
+        }
+        Ok(build.list(items))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The walk follows whatever length rules and byte orders the IR states, not one format's:
+    //! a big-endian schema with u8 and u16 count prefixes, a u16 byte-size prefix and bytes to
+    //! the end, checked against bytes written out by hand from the schema language's rules.
+
+    use super::*;
+    use crate::value::Value;
+
+    /// Builds the facade's [`Value`], arrays element by element.
+    struct Plain;
+
+    impl Build for Plain {
+        type Value = Value;
+        fn bool(&mut self, b: bool) -> Value {
+            Value::Bool(b)
+        }
+        fn number(&mut self, p: Prim, raw: u64) -> Value {
+            match p {
+                Prim::I8 => Value::Int(i64::from(raw as u8 as i8)),
+                Prim::I16 => Value::Int(i64::from(raw as u16 as i16)),
+                Prim::I32 => Value::Int(i64::from(raw as u32 as i32)),
+                Prim::I64 => Value::Int(raw as i64),
+                Prim::F32 => Value::Float(f64::from(f32::from_bits(raw as u32))),
+                Prim::F64 => Value::Float(f64::from_bits(raw)),
+                _ => Value::UInt(raw),
+            }
+        }
+        fn text(&mut self, bytes: &[u8], _len: Len) -> Value {
+            Value::Str(String::from_utf8_lossy(bytes).into_owned())
+        }
+        fn bytes(&mut self, bytes: &[u8]) -> Value {
+            Value::Bytes(bytes.to_vec())
+        }
+        fn numbers(&mut self, _: Prim, _: Endian, _: &[u8]) -> Option<Value> {
+            None
+        }
+        fn bools(&mut self, _: &[u8]) -> Option<Value> {
+            None
+        }
+        fn list(&mut self, items: Vec<Value>) -> Value {
+            Value::Array(items)
+        }
+        fn strukt(&mut self, _: &Schema, s: &Struct, fields: Vec<Value>) -> Value {
+            Value::Object(s.fields.iter().map(|f| f.name.clone()).zip(fields).collect())
+        }
+        fn enumeration(&mut self, e: &Enum, raw: u64) -> Value {
+            self.number(e.base, raw)
+        }
+        fn flags(&mut self, _: &Schema, f: &Flags, raw: u64) -> Value {
+            self.number(f.base, raw)
+        }
+        fn padding(&mut self) -> Value {
+            Value::Null
+        }
+    }
+
+    const SCHEMA: &str = r#"
+[format]
+name = "walk"
+endian = "big"
+
+[[struct]]
+name = "Pair"
+fields = [{ name = "a", type = "u16" }, { name = "b", type = "i8" }]
+
+[[record]]
+name = "Msg"
+id = 1
+fields = [
+  { name = "name", type = "string", count = "u8" },
+  { name = "little", type = "u32", endian = "little" },
+  { name = "pairs", type = "Pair[]", count = "u16" },
+  { name = "words", type = "u16[]", size = "u16" },
+  { name = "tag", type = "string[4]" },
+  { name = "rest", type = "bytes", count = "rest" },
+]
+"#;
+
+    fn decode_msg(bytes: &[u8]) -> Result<Value, Fault> {
+        let schema = logspec_ir::compile_str("walk.toml", SCHEMA).expect("schema");
+        let id = schema.type_by_name("Msg").unwrap();
+        let min = layout::min_sizes(&schema);
+        decode(&schema, &min, &Ty::Named(id), bytes, &mut Plain)
+    }
+
+    #[test]
+    fn length_rules_and_byte_orders_come_from_the_ir() {
+        let bytes = [
+            &[2u8, b'h', b'i'][..],       // name: u8 count
+            &[1, 0, 0, 0],                // little: u32 little-endian = 1
+            &[0, 2, 1, 2, 0xff, 0, 3, 5], // pairs: u16 count 2; (258, -1), (3, 5)
+            &[0, 4, 0xab, 0xcd, 0, 1],    // words: u16 byte size 4 -> 2 big-endian u16
+            b"ab\0\0",                    // tag: 4 bytes, NUL padding kept
+            &[9, 8, 7],                   // rest
+        ]
+        .concat();
+        let v = decode_msg(&bytes).expect("decodes");
+        let Value::Object(f) = v else { panic!("{v:?}") };
+        assert_eq!(f[0], ("name".into(), Value::Str("hi".into())));
+        assert_eq!(f[1], ("little".into(), Value::UInt(1)));
+        let pair = |a, b| Value::Object(vec![("a".into(), Value::UInt(a)), ("b".into(), Value::Int(b))]);
+        assert_eq!(f[2], ("pairs".into(), Value::Array(vec![pair(258, -1), pair(3, 5)])));
+        assert_eq!(f[3], ("words".into(), Value::Array(vec![Value::UInt(0xabcd), Value::UInt(1)])));
+        assert_eq!(f[4], ("tag".into(), Value::Str("ab\0\0".into())));
+        assert_eq!(f[5], ("rest".into(), Value::Bytes(vec![9, 8, 7])));
+    }
+
+    #[test]
+    fn counts_are_bounded_by_the_bytes_left_before_allocating() {
+        // 65535 pairs of 3 bytes each cannot fit in what is left.
+        let bytes = [&[0u8][..], &[0, 0, 0, 0], &[0xff, 0xff, 0, 0]].concat();
+        let e = decode_msg(&bytes).expect_err("too many");
+        assert_eq!((e.offset, e.path.as_slice()), (5, &["pairs".to_string()][..]));
+        assert!(e.message.contains("an array of 65535 elements needs at least 196605 bytes"), "{e}");
+        // A byte size that is not a whole number of u16s.
+        let bytes = [&[0u8][..], &[0, 0, 0, 0], &[0, 0], &[0, 3, 1, 2, 3], b"abcd"].concat();
+        let e = decode_msg(&bytes).expect_err("ragged");
+        assert!(e.message.contains("3 bytes are not a whole number of 2-byte elements"), "{e}");
+        // Cut inside the string.
+        let e = decode_msg(&[5, b'a']).expect_err("cut");
+        assert_eq!(
+            e.to_string(),
+            "field `name`, at byte 1 of the message: a string of 5 bytes: expected 5 bytes, found 1"
+        );
+    }
+
+    #[test]
+    fn min_sizes_count_prefixes_not_elements() {
+        let schema = logspec_ir::compile_str("walk.toml", SCHEMA).expect("schema");
+        let min = layout::min_sizes(&schema);
+        let id = |n| schema.type_by_name(n).unwrap().0;
+        assert_eq!(min[id("Pair")], 3);
+        // u8 count + u32 + u16 count + u16 size + 4 + rest (0).
+        assert_eq!(min[id("Msg")], 1 + 4 + 2 + 2 + 4);
+    }
+}
