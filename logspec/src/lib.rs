@@ -27,6 +27,32 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! Every generated type also has a borrowed *view* (`RecNavSolutionRef<'a>` beside
+//! `RecNavSolution`), checked once when it is made: numbers by value, strings as `&str`, byte
+//! strings as `&[u8]`, number arrays decoded element by element on access. A view costs no
+//! allocation; `to_owned()` gives the owned value and `as_bytes()` the bytes it was made from:
+//!
+//! ```
+//! use logspec::formats::usvlog::{FileHeader, RecNavSolution, Usvlog, UsvlogRecordRef, FW_MODEL_SCHEMA};
+//! use logspec::runtime::{SliceReader, Writer};
+//!
+//! let nav = RecNavSolution { x: 1.5, y: -2.0, psi: 0.0, v: 3.0, r: 0.0, b_g: 0.0 };
+//! let mut w = Writer::<_, Usvlog>::new(Vec::new(), &FileHeader { fw_model_schema: FW_MODEL_SCHEMA, t0_us: 0 })?;
+//! w.write(1_000, &nav.clone().into())?;
+//! let bytes = w.finish()?;
+//!
+//! let (_header, records) = SliceReader::<Usvlog>::new(&bytes)?;
+//! for raw in records {
+//!     let raw = raw?;
+//!     // `None` for a record type this schema does not know.
+//!     if let Some(Ok(UsvlogRecordRef::RecNavSolution(view))) = UsvlogRecordRef::decode(raw.header.tag, raw.payload) {
+//!         assert_eq!((view.x, view.y), (1.5, -2.0));
+//!         assert_eq!(view.to_owned(), nav);
+//!     }
+//! }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! # Cargo features
 //!
 //! - `derive`: `logspec::Record`, `#[derive(Record)]` on hand-written structs (builds `syn` and
