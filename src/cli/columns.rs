@@ -19,6 +19,7 @@ use arrow_array::{ArrayRef, ListArray, StructArray};
 use arrow_buffer::{NullBufferBuilder, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field, FieldRef, Fields};
 use logspec::codegen::ir::{self, Prim, Schema, Ty, TypeDef};
+use logspec::runtime::{Endian, Fixed};
 use logspec::value::Value;
 
 /// The Arrow fields of a struct's visible fields (padding and union tags are left out, as the
@@ -719,16 +720,15 @@ impl FixedLayout {
         use arrow_array::PrimitiveArray;
         let leaf = self.leaves[i];
         let off = leaf.offset;
+        let order = if leaf.big { Endian::Big } else { Endian::Little };
         let rows = rows.chunks_exact(self.size);
         macro_rules! prim {
             ($t:ty, $n:literal) => {{
+                // The runtime's number codec, in the field's byte order from the IR; `from_ir`
+                // checked that every leaf lies inside the row, so decoding cannot fail.
                 let read = |r: &[u8]| {
-                    let b: [u8; $n] = r[off..off + $n].try_into().unwrap_or([0; $n]);
-                    if leaf.big {
-                        <<$t as ArrowPrimitiveType>::Native>::from_be_bytes(b)
-                    } else {
-                        <<$t as ArrowPrimitiveType>::Native>::from_le_bytes(b)
-                    }
+                    <<$t as ArrowPrimitiveType>::Native as Fixed>::decode_fixed(&r[off..off + $n], order)
+                        .unwrap_or_default()
                 };
                 Arc::new(PrimitiveArray::<$t>::from_iter_values(rows.map(read))) as ArrayRef
             }};

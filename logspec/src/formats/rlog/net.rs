@@ -67,7 +67,14 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
-use super::{Cycle, Encoder, Event, Key, Reader, Revision, RlogError, RlogErrorKind, RlogWriteError, Value};
+use logspec_runtime::{Endian, Fixed};
+
+use super::{
+    Cycle, Encoder, Event, Key, Reader, Revision, RlogError, RlogErrorKind, RlogWriteError, StreamFrameHeader, Value,
+};
+
+/// The size of a frame's header (`StreamFrameHeader` of `schemas/rlog.toml`).
+const FRAME_HEADER: usize = <StreamFrameHeader as Fixed>::SIZE;
 
 /// The default TCP port of AdvantageKit's `RLOGServer` and AdvantageScope's `rlogPort`.
 pub const DEFAULT_PORT: u16 = 5800;
@@ -98,7 +105,7 @@ pub struct FrameReader<R> {
     /// The declared length of the current frame.
     frame_len: u32,
     /// The bytes of a frame length read so far.
-    header: [u8; 4],
+    header: [u8; FRAME_HEADER],
     header_len: usize,
     /// Stream bytes taken from `inner`.
     offset: u64,
@@ -152,7 +159,7 @@ impl<R: Read> FrameReader<R> {
             inner,
             remaining: 0,
             frame_len: 0,
-            header: [0; 4],
+            header: [0; FRAME_HEADER],
             header_len: 0,
             offset: 0,
             frame_start: 0,
@@ -200,7 +207,7 @@ impl<R: Read> FrameReader<R> {
 
     /// Reads the next frame length. `Ok(false)` at a clean end (no byte of a length).
     fn read_header(&mut self) -> io::Result<bool> {
-        while self.header_len < 4 {
+        while self.header_len < FRAME_HEADER {
             let n = self.inner.read(&mut self.header[self.header_len..])?;
             if n == 0 {
                 if self.header_len == 0 {
@@ -208,7 +215,7 @@ impl<R: Read> FrameReader<R> {
                 }
                 let at = self.offset - self.header_len as u64;
                 let msg = format!(
-                    "rlog stream: the stream ends inside the length of the frame at byte {at} ({} of 4 bytes)",
+                    "rlog stream: the stream ends inside the length of the frame at byte {at} ({} of {FRAME_HEADER} bytes)",
                     self.header_len
                 );
                 return Err(self.fail(io::ErrorKind::UnexpectedEof, msg));
@@ -218,8 +225,9 @@ impl<R: Read> FrameReader<R> {
             self.counters.0.boundary.store(false, Ordering::Relaxed);
         }
         self.header_len = 0;
-        self.frame_start = self.offset - 4;
-        let len = i32::from_be_bytes(self.header);
+        self.frame_start = self.offset - FRAME_HEADER as u64;
+        // The whole header is there, so decoding it cannot fail.
+        let len = StreamFrameHeader::decode_fixed(&self.header, Endian::Big).map_or(0, |h| h.length);
         if len < 0 {
             let h = self.header;
             let msg = format!(
@@ -303,11 +311,12 @@ impl<R: Read> Read for FrameReader<R> {
     }
 }
 
-/// Writes the length of `frame[4..]` into `frame[..4]`, reserved for it.
+/// Writes the header of the frame `frame[FRAME_HEADER..]` into `frame[..FRAME_HEADER]`, reserved
+/// for it.
 fn seal(frame: &mut [u8]) -> io::Result<()> {
-    let len = i32::try_from(frame.len() - 4)
+    let length = i32::try_from(frame.len() - FRAME_HEADER)
         .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "rlog stream: a frame over 2 GiB"))?;
-    frame[..4].copy_from_slice(&len.to_be_bytes());
+    StreamFrameHeader { length }.encode_fixed(&mut frame[..FRAME_HEADER], Endian::Big);
     Ok(())
 }
 
@@ -633,7 +642,7 @@ impl Server {
         let shared = &*self.shared;
         let mut st = lock(&shared.state);
         let mut frame = Vec::with_capacity(st.last_len + st.last_len / 4);
-        frame.extend_from_slice(&[0; 4]);
+        frame.extend_from_slice(&[0; FRAME_HEADER]);
         let result = st.encoder.encode_cycle(timestamp, values, &mut frame).map(|_| ());
         if frame.len() == 4 {
             return result;
@@ -780,7 +789,7 @@ fn add_client(shared: &Arc<Shared>, stream: TcpStream) -> io::Result<()> {
         // The snapshot and the registration in one critical section with publishing: the client
         // gets exactly the cycles after the snapshot, and the snapshot first.
         let mut st = lock(&shared.state);
-        let mut frame = vec![0; 4];
+        let mut frame = vec![0; FRAME_HEADER];
         st.encoder.newcomer(&mut frame);
         seal(&mut frame)?;
         // The queue is empty, and holds at least one frame.
@@ -816,7 +825,7 @@ fn writer_loop(mut stream: TcpStream, rx: Receiver<Frame>, conn: Arc<Conn>, shar
             Ok(frame) => stream.write_all(&frame).map(|()| {
                 conn.frames.fetch_add(1, Ordering::Relaxed);
             }),
-            Err(RecvTimeoutError::Timeout) => stream.write_all(&[0; 4]),
+            Err(RecvTimeoutError::Timeout) => stream.write_all(&[0; FRAME_HEADER]),
             Err(RecvTimeoutError::Disconnected) => {
                 // Unregistered by shutdown, and everything queued is written: end our side, and
                 // let the client close its own.
