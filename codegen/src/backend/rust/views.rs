@@ -570,6 +570,7 @@ pub fn union_view(cx: &Cx<'_>, id: TypeId) -> TokenStream {
                 }
             }
             /// Views a whole value as the variant of index `index`.
+            #[inline]
             pub fn decode_variant_exact(index: i128, bytes: &#cursor_lt [u8]) -> ::core::result::Result<Self, #rt::DecodeError> {
                 let mut c = #rt::Cursor::new(bytes);
                 let v = Self::decode_variant(index, &mut c).map_err(|e| e.in_type(#name))?;
