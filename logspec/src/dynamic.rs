@@ -11,7 +11,7 @@
 //! structs are little-endian with fixed arrays" once, by the struct-schema front end.
 //!
 //! What a value becomes is the caller's: a [`Build`] turns numbers, strings and structs into its
-//! own value type (ROS's packed [`crate::formats::rosbag::value::Value`], the facade's
+//! own value type (ROS's packed [`crate::formats::rosbag::Value`], the facade's
 //! [`crate::value::Value`] for WPILib structs). The walk is generic over it, so each builds
 //! its values directly, with no intermediate tree.
 
