@@ -1,6 +1,6 @@
 //! Wire layout rules: sizes and offsets. The only place that knows how big a type is.
 
-use crate::ir::{Field, Len, Schema, Ty, TypeDef};
+use crate::ir::{Endian, Field, Format, Len, Schema, Ty, TypeDef};
 
 /// The fixed encoded size of `ty`, or `None` when it depends on the value.
 pub fn size_of(schema: &Schema, ty: &Ty) -> Option<u32> {
@@ -151,6 +151,23 @@ pub fn min_sizes(schema: &Schema) -> Vec<u64> {
         &mut table,
     );
     table.into_iter().map(|m| m.unwrap_or(0)).collect()
+}
+
+/// The schema of a front end that gives only types, in any order (the `.msg` and WPILib struct
+/// front ends): no file header, framing or records, every field in `endian` unless it says
+/// otherwise, offsets and sizes placed by [`place_types`].
+pub fn types_schema(format: &str, endian: Endian, types: Vec<TypeDef>, source: Option<String>) -> Schema {
+    let mut schema = Schema {
+        format: Format { name: format.to_string(), title: None, doc: None, endian, version: None, schema_id: None },
+        types,
+        file_header: None,
+        framing: None,
+        records: Vec::new(),
+        params: Vec::new(),
+        source,
+    };
+    place_types(&mut schema);
+    schema
 }
 
 /// Fills in the field offsets and sizes of every struct of a schema built by a front end that

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use super::{Arity, Base, Builtin, MsgSet};
-use crate::ir::{Endian, Field, Format, Len, Prim, Schema, Struct, Ty, TypeDef, TypeId};
+use crate::ir::{Endian, Field, Len, Prim, Schema, Struct, Ty, TypeDef, TypeId};
 
 /// The IR of some message types, and where each `pkg/Type` landed.
 #[derive(Clone, Debug)]
@@ -83,23 +83,7 @@ pub fn lower(set: &MsgSet, roots: &[&str], format: &str, source: Option<String>)
         }
         types.push(strukt(rust, doc, fields));
     }
-    let mut schema = Schema {
-        format: Format {
-            name: format.to_string(),
-            title: None,
-            doc: None,
-            endian: Endian::Little,
-            version: None,
-            schema_id: None,
-        },
-        types,
-        file_header: None,
-        framing: None,
-        records: Vec::new(),
-        params: Vec::new(),
-        source,
-    };
-    crate::layout::place_types(&mut schema);
+    let schema = crate::layout::types_schema(format, Endian::Little, types, source);
     Lowered { schema, ids }
 }
 

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 
 use super::{MemberType, Scalar, StructSet};
 use crate::ir::{
-    BitField, BitKind, Endian, Enum, EnumValue, Field, Flags, Format, Len, Prim, Schema, Struct, Ty, TypeDef, TypeId,
+    BitField, BitKind, Endian, Enum, EnumValue, Field, Flags, Len, Prim, Schema, Struct, Ty, TypeDef, TypeId,
 };
 
 /// The IR of some struct types, and where each struct name landed.
@@ -135,23 +135,7 @@ pub fn lower(set: &StructSet, roots: &[&str], format: &str, source: Option<Strin
         }));
     }
     types.extend(extra);
-    let mut schema = Schema {
-        format: Format {
-            name: format.to_string(),
-            title: None,
-            doc: None,
-            endian: Endian::Little,
-            version: None,
-            schema_id: None,
-        },
-        types,
-        file_header: None,
-        framing: None,
-        records: Vec::new(),
-        params: Vec::new(),
-        source,
-    };
-    crate::layout::place_types(&mut schema);
+    let schema = crate::layout::types_schema(format, Endian::Little, types, source);
     Lowered { schema, ids }
 }
 

@@ -610,6 +610,18 @@ fn unsigned_of(p: Prim) -> Prim {
 /// The body of a union variant's decoder when every field has a fixed size (and none is a const):
 /// one bounds check, then constant offsets, as for fixed structs. `None` when it does not apply.
 pub fn fixed_variant_decode(cx: &Cx<'_>, fields: &[Field], ty_name: &str, ctor: TokenStream) -> Option<TokenStream> {
+    fixed_variant_decode_as(cx, fields, ty_name, ctor, Mode::Owned)
+}
+
+/// [`fixed_variant_decode`] for owned values or for views (which borrow the variant's bytes, so
+/// they take a slice of the input rather than copy an array).
+pub fn fixed_variant_decode_as(
+    cx: &Cx<'_>,
+    fields: &[Field],
+    ty_name: &str,
+    ctor: TokenStream,
+    mode: Mode,
+) -> Option<TokenStream> {
     if fields.is_empty() || fields.iter().any(|f| f.value.is_some()) {
         return None;
     }
@@ -623,14 +635,25 @@ pub fn fixed_variant_decode(cx: &Cx<'_>, fields: &[Field], ty_name: &str, ctor: 
         let off = &offsets[i];
         let fname = f.name.as_str();
         let id = field_ident(&f.name);
-        let (expr, fallible) = fixed_decode(cx, &f.ty, f.endian, quote!(#off));
+        let (expr, fallible) = match mode {
+            Mode::Owned => fixed_decode(cx, &f.ty, f.endian, quote!(#off)),
+            Mode::View => super::views::fixed_view(cx, &f.ty, f.endian, quote!(#off)),
+        };
         let expr = if fallible { quote!(#expr.map_err(|e| e.in_field(#fname).in_type(#ty_name))?) } else { expr };
         inits.extend(quote!(#id: #expr,));
     }
-    let chunk = if size.is_literal() { quote!(#size) } else { quote!({ #size }) };
+    let take = match mode {
+        Mode::Owned => {
+            let chunk = if size.is_literal() { quote!(#size) } else { quote!({ #size }) };
+            quote! {
+                let __arr = c.array::<#chunk>().map_err(|e| e.in_type(#ty_name))?;
+                let b = &__arr[..];
+            }
+        }
+        Mode::View => quote!(let b = c.take(#size).map_err(|e| e.in_type(#ty_name))?;),
+    };
     Some(quote! {
-        let __arr = c.array::<#chunk>().map_err(|e| e.in_type(#ty_name))?;
-        let b = &__arr[..];
+        #take
         ::core::result::Result::Ok(#ctor { #inits })
     })
 }

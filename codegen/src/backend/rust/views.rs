@@ -256,7 +256,7 @@ pub fn view_decode(cx: &Cx<'_>, ty: &Ty, e: Endian) -> TokenStream {
 /// An expression for a field's view at the constant offset `off` of the checked bytes `b` of a
 /// fixed-size struct or variant (as [`codec::fixed_decode`] for owned values, whose errors it
 /// repeats); `true` if it returns a `Result`.
-fn fixed_view(cx: &Cx<'_>, ty: &Ty, e: Endian, off: TokenStream) -> (TokenStream, bool) {
+pub(super) fn fixed_view(cx: &Cx<'_>, ty: &Ty, e: Endian, off: TokenStream) -> (TokenStream, bool) {
     let rt = &cx.rt;
     if has_extern(cx, ty) {
         return codec::fixed_decode(cx, ty, e, off);
@@ -339,32 +339,6 @@ fn fixed_struct_view(
         Self::from_fixed(b).map_err(|e| e.at(at))
     };
     (from_fixed, body)
-}
-
-/// The decoding of a union variant whose fields all have fixed sizes (none a const), as the owned
-/// [`codec::fixed_variant_decode`]: one bounds check, then constant offsets.
-fn fixed_variant_view(cx: &Cx<'_>, fields: &[Field], ty_name: &str, ctor: TokenStream) -> Option<TokenStream> {
-    if fields.is_empty() || fields.iter().any(|f| f.value.is_some()) {
-        return None;
-    }
-    let (offsets, size) = codec::fixed_layout(cx, fields)?;
-    let hide = codec::hidden(fields);
-    let mut inits = TokenStream::new();
-    for (i, f) in fields.iter().enumerate() {
-        if f.is_padding() || hide[i] {
-            continue;
-        }
-        let off = &offsets[i];
-        let fname = f.name.as_str();
-        let id = field_ident(&f.name);
-        let (expr, fallible) = fixed_view(cx, &f.ty, f.endian, quote!(#off));
-        let expr = if fallible { quote!(#expr.map_err(|e| e.in_field(#fname).in_type(#ty_name))?) } else { expr };
-        inits.extend(quote!(#id: #expr,));
-    }
-    Some(quote! {
-        let b = c.take(#size).map_err(|e| e.in_type(#ty_name))?;
-        ::core::result::Result::Ok(#ctor { #inits })
-    })
 }
 
 /// An expression turning the view value `v` of a field into the owned field value.
@@ -536,7 +510,7 @@ pub fn union_view(cx: &Cx<'_>, id: TypeId) -> TokenStream {
         let vdocs = super::doc_attrs(v.doc.as_deref(), None);
         variants.extend(quote!(#vdocs #vid { #(#members),* },));
         tag_arms.extend(quote!(Self::#vid { .. } => #tag,));
-        match fixed_variant_view(cx, &v.fields, name, quote!(Self::#vid)) {
+        match codec::fixed_variant_decode_as(cx, &v.fields, name, quote!(Self::#vid), Mode::View) {
             Some(fast) => decode_arms.extend(quote!(#tag => { #fast })),
             None => {
                 let (stmts, inits) = codec::decode_fields_as(cx, &v.fields, name, Mode::View);
