@@ -272,13 +272,8 @@ fn whole<T>(
 ) -> Result<T, DecodeError> {
     let mut c = Cursor::with_params(bytes, params);
     let v = decode(&mut c).map_err(|e| e.in_type(name))?;
-    if c.is_empty() {
-        Ok(v)
-    } else {
-        Err(DecodeError::new(crate::DecodeErrorKind::TrailingBytes { extra: c.remaining() as u64 })
-            .at(c.position())
-            .in_type(name))
-    }
+    at_end(&c, name)?;
+    Ok(v)
 }
 
 /// The view of a value that fills `bytes` exactly (a record payload), with reader parameters.
@@ -290,13 +285,8 @@ pub fn view_whole<'a, V: crate::View<'a>>(
 ) -> Result<V, DecodeError> {
     let mut c = Cursor::with_params(bytes, params);
     let v = V::decode_view(&mut c, crate::Endian::Little).map_err(|e| e.in_type(name))?;
-    if c.is_empty() {
-        Ok(v)
-    } else {
-        Err(DecodeError::new(crate::DecodeErrorKind::TrailingBytes { extra: c.remaining() as u64 })
-            .at(c.position())
-            .in_type(name))
-    }
+    at_end(&c, name)?;
+    Ok(v)
 }
 
 /// Fails with `TrailingBytes` unless the cursor is used up.

@@ -572,6 +572,15 @@ fn kv(key: &str, value: &str) -> KeyValue {
 }
 
 impl Table {
+    /// Ends a row whose columns are appended: its time columns (`t_ns` and the time since
+    /// `origin_ns`, saturating at `i64::MAX`) and the count. True when the batch is full.
+    fn end_row(&mut self, t_ns: u64, origin_ns: u64) -> bool {
+        self.time.append_value(i64::try_from(t_ns).unwrap_or(i64::MAX));
+        self.elapsed.append_value(i64::try_from(t_ns.saturating_sub(origin_ns)).unwrap_or(i64::MAX));
+        self.rows += 1;
+        self.rows >= BATCH_ROWS || self.bytes >= BATCH_BYTES
+    }
+
     fn write_batch(&mut self) -> Result<(), CliError> {
         if self.rows == 0 {
             return Ok(());
@@ -659,10 +668,7 @@ impl Sink for LogSink {
         fx.buf.extend_from_slice(bytes);
         fx.rows += 1;
         t.bytes += bytes.len() + 16;
-        t.time.append_value(i64::try_from(t_ns).unwrap_or(i64::MAX));
-        t.elapsed.append_value(i64::try_from(t_ns.saturating_sub(self.origin_ns)).unwrap_or(i64::MAX));
-        t.rows += 1;
-        if t.rows >= BATCH_ROWS || t.bytes >= BATCH_BYTES {
+        if t.end_row(t_ns, self.origin_ns) {
             self.flush(i)?;
         }
         Ok(())
@@ -683,10 +689,7 @@ impl Sink for LogSink {
         value.visit_dyn(&mut row);
         t.bytes += row.bytes + 8 * row.cols.len();
         t.misfits += row.finish();
-        t.time.append_value(i64::try_from(t_ns).unwrap_or(i64::MAX));
-        t.elapsed.append_value(i64::try_from(t_ns.saturating_sub(self.origin_ns)).unwrap_or(i64::MAX));
-        t.rows += 1;
-        if t.rows >= BATCH_ROWS || t.bytes >= BATCH_BYTES {
+        if t.end_row(t_ns, self.origin_ns) {
             self.flush(i)?;
         }
         Ok(())
@@ -699,8 +702,6 @@ impl Sink for LogSink {
         if let (Some(fx), Some(cols)) = (t.fixed.as_mut(), t.cols.as_mut()) {
             t.misfits += fx.drain(cols);
         }
-        t.time.append_value(i64::try_from(t_ns).unwrap_or(i64::MAX));
-        t.elapsed.append_value(i64::try_from(t_ns.saturating_sub(origin)).unwrap_or(i64::MAX));
         t.bytes += approx_size(value);
         match &mut t.cols {
             Some(cols) => {
@@ -718,8 +719,7 @@ impl Sink for LogSink {
             }
             None => t.json.append_value(value.to_json()),
         }
-        t.rows += 1;
-        if t.rows >= BATCH_ROWS || t.bytes >= BATCH_BYTES {
+        if t.end_row(t_ns, origin) {
             self.flush(i)?;
         }
         Ok(())
