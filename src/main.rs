@@ -1,10 +1,9 @@
 //! The `logspec` command line: generate artifacts from schemas, and inspect and dump log files.
 
-mod cli;
-
 use std::process::ExitCode;
 
 use clap::Parser;
+use logspec_cli::cli;
 
 fn main() -> ExitCode {
     // A panic is a bug of logspec, not of the input: one line that says so, no backtrace.

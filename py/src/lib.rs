@@ -1,0 +1,13 @@
+//! The native module of the Python package `logspec` (`logspec._logspec`).
+//!
+//! Each submodule file registers its classes and functions in [`_logspec`]; the Python side
+//! (`py/python/logspec/__init__.py`) re-exports them and documents them in the `.pyi` stubs.
+
+use pyo3::prelude::*;
+
+/// The native module. Python code imports `logspec`, not this.
+#[pymodule]
+fn _logspec(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}
