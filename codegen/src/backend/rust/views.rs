@@ -447,9 +447,14 @@ pub fn struct_view(cx: &Cx<'_>, id: TypeId, display_name: &str, fields: &[Field]
                 #owned { #owned_inits }
             }
         }
+        // Always inlined, as the union decoders below: a view returned through a call comes back
+        // as a `Result` in memory, and the caller's match then reloads it with wide loads right
+        // after the callee's narrow stores (a store-forwarding stall that cost more than the
+        // decoding itself in the RLOG bench). Inlined, the checks and the variant's fields stay
+        // in registers up to the caller's match.
         #[automatically_derived]
         impl<'a> #rt::View<'a> for #ident<'a> {
-            #[inline]
+            #[inline(always)]
             #[allow(unused_variables)]
             fn decode_view(c: &mut #rt::Cursor<'a>, _order: #rt::Endian) -> ::core::result::Result<Self, #rt::DecodeError> {
                 #decode_body
@@ -569,7 +574,7 @@ pub fn union_view(cx: &Cx<'_>, id: TypeId) -> TokenStream {
             }
             /// Decodes the variant that `tag` selects.
             #[allow(unused_variables)]
-            #[inline]
+            #[inline(always)]
             pub fn decode_variant(tag: i128, c: &mut #rt::Cursor<#cursor_lt>) -> ::core::result::Result<Self, #rt::DecodeError> {
                 match tag {
                     #decode_arms
