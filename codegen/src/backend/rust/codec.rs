@@ -46,6 +46,11 @@ impl Sz {
     pub(crate) fn is_literal(&self) -> bool {
         self.terms.is_empty()
     }
+
+    /// The size as a number, when it is one (not a hand-written type's `SIZE`).
+    pub(crate) fn literal(&self) -> Option<usize> {
+        self.is_literal().then_some(self.lit)
+    }
 }
 
 /// `off + __i * es` for element `__i` of an array, without `0 +` or `* 1`.

@@ -341,6 +341,113 @@ fn fixed_struct_view(
     (from_fixed, body)
 }
 
+/// The one-check path of a variable-size struct's view: when the longest fixed-size *path*
+/// through the struct is at hand, the tags are read at constant offsets and every fixed-size
+/// combination of variants is built from constant offsets of one checked array, with no other
+/// length check and no `Result` between the layers. A path is the struct's leading fixed-size
+/// fields and, when its last field is a union selected by one of them, a variant whose fields are
+/// again such a path (so `R1Message` -> `R1Body::Field` -> `R1Value::Double` is one path of 12
+/// bytes). Anything else (a variable-size variant, an unknown tag, fewer bytes than the longest
+/// path) falls through to the field-by-field decoder after it, which also reports every error,
+/// so both accept the same bytes with the same values. Empty when the struct has no such path.
+fn fixed_paths_view(cx: &Cx<'_>, fields: &[Field]) -> TokenStream {
+    let mut longest = 0;
+    let Some(tree) = path_tree(cx, fields, 0, &mut longest, &|inits, size| {
+        let size = Literal::usize_unsuffixed(size);
+        quote! {
+            if let ::core::result::Result::Ok(bytes) = c.take(#size) {
+                return ::core::result::Result::Ok(Self { #inits bytes });
+            }
+        }
+    }) else {
+        return TokenStream::new();
+    };
+    let n = Literal::usize_unsuffixed(longest);
+    quote! {
+        if let ::core::option::Option::Some(b) = c.rest().first_chunk::<#n>() {
+            #tree
+        }
+    }
+}
+
+/// The decision tree of [`fixed_paths_view`] for the field list `fields` starting at byte `start`
+/// of `b`: `done(initialisers, end)` makes the statement that finishes a path. `None` when the
+/// list has no fixed-size path (it is skipped as a variant, or the struct gets no fast path).
+fn path_tree(
+    cx: &Cx<'_>,
+    fields: &[Field],
+    start: usize,
+    longest: &mut usize,
+    done: &dyn Fn(TokenStream, usize) -> TokenStream,
+) -> Option<TokenStream> {
+    let hide = codec::hidden(fields);
+    let mut inits = TokenStream::new();
+    let mut offsets = Vec::with_capacity(fields.len());
+    let mut at = start;
+    for (i, f) in fields.iter().enumerate() {
+        offsets.push(at);
+        if f.value.is_some() {
+            return None;
+        }
+        if let Ty::Union { id, tag_field } = &f.ty {
+            // Only a last field: what follows a union would start at a variant-dependent offset.
+            if i + 1 != fields.len() {
+                return None;
+            }
+            let TypeDef::Union(u) = cx.schema.ty(*id) else { return None };
+            if u.by_name {
+                return None;
+            }
+            let tag_f = &fields[*tag_field];
+            let (tag, _) = codec::fixed_decode(cx, &tag_f.ty, tag_f.endian, {
+                let o = Literal::usize_unsuffixed(offsets[*tag_field]);
+                quote!(#o)
+            });
+            let tag = match &tag_f.ty {
+                Ty::Prim(_) => tag,
+                Ty::Named(tid) if matches!(cx.schema.ty(*tid), TypeDef::Enum(_) | TypeDef::Flags(_)) => quote!(#tag.0),
+                _ => return None,
+            };
+            let view = view_ident(cx, *id);
+            let name = field_ident(&f.name);
+            let mut arms = TokenStream::new();
+            for v in &u.variants {
+                let vid = format_ident!("{}", v.name);
+                let outer = inits.clone();
+                let arm = path_tree(cx, &v.fields, at, longest, &|inner, end| {
+                    done(quote!(#outer #name: #view::#vid { #inner },), end)
+                });
+                if let Some(arm) = arm {
+                    let t = Literal::i128_unsuffixed(v.tag);
+                    arms.extend(quote!(#t => { #arm }));
+                }
+            }
+            if arms.is_empty() {
+                return None;
+            }
+            return Some(quote! {
+                match #tag as i128 {
+                    #arms
+                    _ => {}
+                }
+            });
+        }
+        let size = codec::fixed_size(cx, &f.ty)?.literal()?;
+        if !(f.is_padding() || hide[i]) {
+            let o = Literal::usize_unsuffixed(at);
+            let (expr, fallible) = fixed_view(cx, &f.ty, f.endian, quote!(#o));
+            if fallible {
+                return None;
+            }
+            let id = field_ident(&f.name);
+            inits.extend(quote!(#id: #expr,));
+        }
+        at += size;
+    }
+    *longest = (*longest).max(at);
+    Some(done(inits, at))
+}
+
 /// An expression turning the view value `v` of a field into the owned field value.
 fn to_owned_expr(cx: &Cx<'_>, ty: &Ty, v: TokenStream) -> TokenStream {
     let rt = &cx.rt;
@@ -402,7 +509,9 @@ pub fn struct_view(cx: &Cx<'_>, id: TypeId, display_name: &str, fields: &[Field]
         Some((offsets, size)) => fixed_struct_view(cx, display_name, fields, &offsets, &size),
         None => {
             let (stmts, inits) = codec::decode_fields_as(cx, fields, display_name, Mode::View);
+            let fast = fixed_paths_view(cx, fields);
             let body = quote! {
+                #fast
                 let __start = c.rest();
                 let __at = c.position();
                 #stmts
