@@ -17,10 +17,15 @@
 //! - the same throughput against AdvantageScope's decoder, from its reference figure (36 MB/s
 //!   with memcpy at 5.2 GB/s on a 2-core machine, `bench-inputs/README.md`), scaled by this run's
 //!   memcpy.
+//!
+//! With `--cpu` (Linux), memcpy and the in-process decoders are timed by the thread's CPU time
+//! instead of the wall clock, so that time spent waiting for a core on a shared, loaded machine
+//! does not count (the whole-process figures stay wall-clock).
 
 mod common;
 
 use std::hint::black_box;
+use std::time::Duration;
 
 use common::{allocations, arg_mb, mbps, memcpy_time, time, whole_process};
 use logspec::formats::rlog::{Event, EventRef, R1ValueRef, R2ValueRef, Reader, Revision, ValueRef, Writer};
@@ -206,8 +211,71 @@ fn decode_cycles(buf: &[u8]) -> u64 {
     n
 }
 
+// `clock_gettime` from the C library that std already links.
+#[cfg(target_os = "linux")]
+extern "C" {
+    fn clock_gettime(clock: i32, ts: *mut Timespec) -> i32;
+}
+
+#[cfg(target_os = "linux")]
+#[repr(C)]
+struct Timespec {
+    sec: i64,
+    nsec: i64,
+}
+
+/// This thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`).
+#[cfg(target_os = "linux")]
+fn thread_cpu() -> Duration {
+    const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
+    let mut ts = Timespec { sec: 0, nsec: 0 };
+    // SAFETY: `ts` is a valid, writable `struct timespec` (two `long`s on 64-bit Linux).
+    let rc = unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)");
+    Duration::new(ts.sec as u64, ts.nsec as u32)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn thread_cpu() -> Duration {
+    unreachable!("main refuses --cpu off Linux")
+}
+
+/// The median of `runs` timings of `f`, by wall clock, or by thread CPU time with `cpu`.
+fn timed<T>(cpu: bool, runs: usize, mut f: impl FnMut() -> T) -> Duration {
+    if !cpu {
+        return time(runs, f);
+    }
+    black_box(f());
+    let mut v: Vec<Duration> = (0..runs)
+        .map(|_| {
+            let t = thread_cpu();
+            black_box(f());
+            thread_cpu() - t
+        })
+        .collect();
+    v.sort();
+    v[v.len() / 2]
+}
+
+/// memcpy of `buf`, timed as [`timed`].
+fn memcpy_timed(cpu: bool, buf: &[u8], runs: usize) -> Duration {
+    if !cpu {
+        return memcpy_time(buf, runs);
+    }
+    let mut dst = vec![0u8; buf.len()];
+    timed(true, runs, || {
+        dst.copy_from_slice(buf);
+        dst[dst.len() / 2]
+    })
+}
+
 fn main() {
     let mb = arg_mb(100.0);
+    let cpu = std::env::args().any(|a| a == "--cpu");
+    if cpu && !cfg!(target_os = "linux") {
+        eprintln!("--cpu needs Linux's CLOCK_THREAD_CPUTIME_ID");
+        std::process::exit(2);
+    }
     let runs = 5;
     eprintln!("building a {mb} MB R1 file in memory...");
     let buf = build(mb);
@@ -215,10 +283,13 @@ fn main() {
     assert_eq!(decode_events_ref(&buf), values);
     println!("input: {} bytes, {} values ({:.1} B/value)", buf.len(), values, buf.len() as f64 / values as f64);
 
-    let memcpy = memcpy_time(&buf, runs);
-    let events = time(runs, || decode_events(&buf));
-    let events_ref = time(runs, || decode_events_ref(&buf));
-    let cycles = time(runs, || decode_cycles(&buf));
+    if cpu {
+        println!("timing: thread CPU time (--cpu); whole-process figures by the wall clock");
+    }
+    let memcpy = memcpy_timed(cpu, &buf, runs);
+    let events = timed(cpu, runs, || decode_events(&buf));
+    let events_ref = timed(cpu, runs, || decode_events_ref(&buf));
+    let cycles = timed(cpu, runs, || decode_cycles(&buf));
     let a0 = allocations();
     decode_events(&buf);
     let allocs = allocations() - a0;
@@ -271,8 +342,8 @@ fn main() {
     // R2: every value decoded in place by its key's declared type.
     let buf2 = build_r2(mb / 4.0);
     let values2 = decode_events_ref(&buf2);
-    let memcpy2 = memcpy_time(&buf2, runs);
-    let ref2 = time(runs, || decode_events_ref(&buf2));
+    let memcpy2 = memcpy_timed(cpu, &buf2, runs);
+    let ref2 = timed(cpu, runs, || decode_events_ref(&buf2));
     let a0 = allocations();
     decode_events_ref(&buf2);
     let allocs2 = allocations() - a0;
