@@ -124,6 +124,7 @@ pub use logspec_ir as ir;
 pub use logspec_runtime as runtime;
 
 pub mod dynamic;
+pub mod encode;
 pub mod formats;
 #[doc(hidden)]
 pub mod fuzz;
