@@ -5,9 +5,14 @@
 
 use pyo3::prelude::*;
 
+mod usvlog;
+mod writers;
+
 /// The native module. Python code imports `logspec`, not this.
 #[pymodule]
 fn _logspec(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    writers::register(m)?;
+    usvlog::register(m)?;
     Ok(())
 }
