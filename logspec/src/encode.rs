@@ -11,8 +11,9 @@
 //! string or array too long for its prefix or of the wrong fixed length.
 //!
 //! Values follow the shapes of [`Value`] that the decoder builds: a struct is an
-//! [`Value::Object`] of its fields by name (padding left out), an enum its number or one of its
-//! value names, flags their number, a string [`Value::Str`], bytes [`Value::Bytes`].
+//! [`Value::Object`] of its fields by name (padding left out; a nested struct of one field may
+//! be given as that field's value), an enum its number or one of its value names, flags their
+//! number, a string [`Value::Str`], bytes [`Value::Bytes`].
 
 use logspec_ir::ir::{ConstValue, Endian, Field, Len, Prim, Schema, Ty, TypeDef};
 
@@ -202,7 +203,18 @@ impl Walk<'_> {
                 }
             }
             Ty::Named(id) => match self.schema.ty(*id) {
-                TypeDef::Struct(s) => encode_fields(self.schema, &s.fields, v, out)?,
+                TypeDef::Struct(s) => {
+                    // A struct of one field (a length-prefixed string element, say) may be given
+                    // as that field's value, as the decoder's consumers show it.
+                    let mut settable = s.fields.iter().filter(|f| !f.is_padding() && f.value.is_none());
+                    match (settable.next(), settable.next(), v) {
+                        (Some(only), None, v) if !matches!(v, Value::Object(_)) => {
+                            let wrapped = Value::Object(vec![(only.name.clone(), v.clone())]);
+                            encode_fields(self.schema, &s.fields, &wrapped, out)?
+                        }
+                        _ => encode_fields(self.schema, &s.fields, v, out)?,
+                    }
+                }
                 TypeDef::Enum(en) => {
                     let raw = match v {
                         Value::Str(name) => match en.values.iter().find(|x| x.name == *name) {

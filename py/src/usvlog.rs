@@ -20,7 +20,7 @@ use pyo3::exceptions::PyOSError;
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyDict, PyList, PyTuple};
 
-use crate::writers::bundled;
+use crate::writers::{bundled, os_error};
 
 /// Registers `usvlog_read_columns` in the native module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -423,9 +423,8 @@ fn usvlog_read_columns(
 ) -> PyResult<Bound<'_, PyDict>> {
     let schema = bundled("usvlog");
     let types = types(schema)?;
-    let decoded = py
-        .detach(|| decode(&path, &types, strict_payload_len, keep_unknown))
-        .map_err(|e| PyOSError::new_err(format!("{}: {e}", path.display())))?;
+    let decoded =
+        py.detach(|| decode(&path, &types, strict_payload_len, keep_unknown)).map_err(|e| os_error(&path, &e))?;
     let out = PyDict::new(py);
     let (decoded, fault) = match decoded {
         Ok(mut d) => {

@@ -166,17 +166,21 @@ fn create(path: &Path, overwrite: bool) -> PyResult<BufWriter<File>> {
     }
     match o.open(path) {
         Ok(f) => Ok(BufWriter::with_capacity(1 << 16, f)),
-        Err(e) => {
-            let msg = format!("{}: {e}", path.display());
-            Err(match e.kind() {
-                ErrorKind::AlreadyExists => {
-                    PyFileExistsError::new_err(format!("{msg} (pass overwrite=True to replace it)"))
-                }
-                ErrorKind::NotFound => PyFileNotFoundError::new_err(msg),
-                ErrorKind::PermissionDenied => PyPermissionError::new_err(msg),
-                _ => PyOSError::new_err(msg),
-            })
+        Err(e) if e.kind() == ErrorKind::AlreadyExists => {
+            Err(PyFileExistsError::new_err(format!("{}: {e} (pass overwrite=True to replace it)", path.display())))
         }
+        Err(e) => Err(os_error(path, &e)),
+    }
+}
+
+/// An I/O error as the `OSError` subclass Python raises for it, naming the file.
+pub(crate) fn os_error(path: &Path, e: &std::io::Error) -> PyErr {
+    let msg = format!("{}: {e}", path.display());
+    match e.kind() {
+        ErrorKind::AlreadyExists => PyFileExistsError::new_err(msg),
+        ErrorKind::NotFound => PyFileNotFoundError::new_err(msg),
+        ErrorKind::PermissionDenied => PyPermissionError::new_err(msg),
+        _ => PyOSError::new_err(msg),
     }
 }
 
@@ -444,6 +448,8 @@ impl RlogWriter {
         for (key, type_name, rv) in encoded {
             let id = match self.keys.get(&key) {
                 Some((id, _)) => *id,
+                // An R1 key declares no type: each value carries its own.
+                None if self.revision == rlog::Revision::R1 => self.define(&key, None)?,
                 None => self.define(&key, Some(&type_name))?,
             };
             let w = self.inner.as_mut().ok_or_else(|| closed(&path))?;
