@@ -1,6 +1,7 @@
 """Type stubs for `logspec.rlog`: the AdvantageKit RLOG writer."""
 
 from os import PathLike
+from pathlib import Path
 from types import TracebackType
 from typing import Any, Dict, Mapping, Optional, Type, Union
 
@@ -27,7 +28,7 @@ class Writer:
     @property
     def closed(self) -> bool: ...
     @property
-    def path(self) -> str: ...
+    def path(self) -> Path: ...
     @property
     def revision(self) -> int: ...
     @property

@@ -1,6 +1,7 @@
 """Type stubs for `logspec.usvlog`: the USVLOG writer and `read_timeseries_bin`."""
 
 from os import PathLike
+from pathlib import Path
 from types import TracebackType
 from typing import Any, Dict, Mapping, Optional, Tuple, Type, Union
 
@@ -75,7 +76,7 @@ class Writer:
     @property
     def closed(self) -> bool: ...
     @property
-    def path(self) -> str: ...
+    def path(self) -> Path: ...
     @property
     def t0_us(self) -> int: ...
     @property

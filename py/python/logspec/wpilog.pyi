@@ -1,6 +1,7 @@
 """Type stubs for `logspec.wpilog`: the WPILib DataLog writer."""
 
 from os import PathLike
+from pathlib import Path
 from types import TracebackType
 from typing import Any, Dict, Optional, Type, Union
 
@@ -30,6 +31,6 @@ class Writer:
     @property
     def closed(self) -> bool: ...
     @property
-    def path(self) -> str: ...
+    def path(self) -> Path: ...
     @property
     def entries(self) -> Dict[str, int]: ...
