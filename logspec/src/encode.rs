@@ -494,4 +494,38 @@ fields = [
         m.push(("magic", Value::Bytes(b"MG".to_vec())));
         assert!(encode_msg(&m).is_ok(), "a const given as it is");
     }
+
+    #[test]
+    fn a_one_field_struct_may_be_given_as_its_value() {
+        // RLOG's and WPILOG's `string[]` elements are structs of one length-prefixed string.
+        let schema = logspec_ir::compile_str(
+            "t.toml",
+            r#"
+[format]
+name = "t"
+endian = "big"
+
+[[struct]]
+name = "Text"
+fields = [{ name = "text", type = "string", count = "u16" }]
+
+[[record]]
+name = "Names"
+id = 1
+fields = [{ name = "names", type = "Text[]", count = "u8" }]
+"#,
+        )
+        .expect("schema");
+        let s = schema.strukt(schema.type_by_name("Names").unwrap());
+        let plain = obj(&[("names", Value::Array(vec![Value::Str("a".into()), Value::Str("".into())]))]);
+        let wrapped = obj(&[(
+            "names",
+            Value::Array(vec![obj(&[("text", Value::Str("a".into()))]), obj(&[("text", Value::Str("".into()))])]),
+        )]);
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        encode_fields(&schema, &s.fields, &plain, &mut a).expect("plain");
+        encode_fields(&schema, &s.fields, &wrapped, &mut b).expect("wrapped");
+        assert_eq!(a, [2, 0, 1, b'a', 0, 0]);
+        assert_eq!(a, b);
+    }
 }
