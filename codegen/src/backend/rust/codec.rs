@@ -675,6 +675,17 @@ pub enum Mode {
     View,
 }
 
+/// The mode of a union field's code: a hand-written union (an enum that derives `Record`) is held
+/// by value in a view too, like every hand-written field type, so its field code is the owned one.
+fn union_mode(cx: &Cx<'_>, ty: &Ty, mode: Mode) -> Mode {
+    match ty {
+        Ty::Union { id, .. } | Ty::ParamUnion { id, .. } if matches!(cx.schema.ty(*id), TypeDef::Extern(_)) => {
+            Mode::Owned
+        }
+        _ => mode,
+    }
+}
+
 /// [`decode_fields`] for owned values or for views.
 pub fn decode_fields_as(cx: &Cx<'_>, fields: &[Field], ty_name: &str, mode: Mode) -> (TokenStream, TokenStream) {
     let rt = &cx.rt;
@@ -728,7 +739,7 @@ pub fn decode_fields_as(cx: &Cx<'_>, fields: &[Field], ty_name: &str, mode: Mode
                     Ty::Named(_) => quote!(#tag.0),
                     _ => quote!(#tag),
                 };
-                match mode {
+                match union_mode(cx, &f.ty, mode) {
                     Mode::Owned => quote!(<#t as #rt::Union>::decode_variant(#raw as i128, c)),
                     Mode::View => {
                         let v = super::views::view_ident(cx, *id);
@@ -737,7 +748,7 @@ pub fn decode_fields_as(cx: &Cx<'_>, fields: &[Field], ty_name: &str, mode: Mode
                 }
             }
             Ty::ParamUnion { id, param } => {
-                let t = match mode {
+                let t = match union_mode(cx, &f.ty, mode) {
                     Mode::Owned => {
                         let t = cx.type_name(*id);
                         quote!(<#t as #rt::Union>)
@@ -912,7 +923,7 @@ pub fn encode_fields_as(
             };
             let t = prim_type(p);
             let n = Literal::usize_unsuffixed(p.size() as usize);
-            let tag = match mode {
+            let tag = match union_mode(cx, &u.ty, mode) {
                 Mode::Owned => quote!(#rt::Union::tag(&#uv)),
                 Mode::View => quote!(#uv.tag()),
             };
@@ -966,7 +977,7 @@ fn value_len(cx: &Cx<'_>, ty: &Ty, v: TokenStream, mode: Mode) -> TokenStream {
                 }
             }
         }
-        Ty::Union { .. } | Ty::ParamUnion { .. } if mode == Mode::View => quote!(#v.variant_len()),
+        Ty::Union { .. } | Ty::ParamUnion { .. } if union_mode(cx, ty, mode) == Mode::View => quote!(#v.variant_len()),
         Ty::Union { .. } | Ty::ParamUnion { .. } => quote!(#rt::Union::variant_len(&#v)),
         Ty::VarInt { .. } => quote!(compile_error!("a variable-width integer needs its width field")),
         _ => quote!(#rt::Encode::encoded_len(&#v)),
@@ -1021,7 +1032,9 @@ fn encode_value(cx: &Cx<'_>, ty: &Ty, e: Endian, v: TokenStream, fname: &str, mo
             quote!(#pre for __x in #v.iter() { #inner })
         }
         Ty::Named(_) => quote!(#rt::Encode::encode(&#v, out, #order)?;),
-        Ty::Union { .. } | Ty::ParamUnion { .. } if mode == Mode::View => quote!(#v.encode_variant(out)?;),
+        Ty::Union { .. } | Ty::ParamUnion { .. } if union_mode(cx, ty, mode) == Mode::View => {
+            quote!(#v.encode_variant(out)?;)
+        }
         Ty::Union { .. } | Ty::ParamUnion { .. } => quote!(#rt::Union::encode_variant(&#v, out)?;),
         Ty::VarInt { .. } => quote!(compile_error!("a variable-width integer needs its width field")),
     }

@@ -134,6 +134,9 @@ pub struct Cx<'a> {
     pub schema_ids: Vec<u64>,
     /// Whether this is the top-level format (which dispatches to the history), not an older layout.
     pub top: bool,
+    /// The visibility of the view types: `pub` for schema types, the input's own for a type that
+    /// derives `Record` (so that a private struct gets a private view).
+    pub vis: TokenStream,
 }
 
 impl<'a> Cx<'a> {
@@ -142,7 +145,7 @@ impl<'a> Cx<'a> {
         // as a compile error in the generated code rather than a silent fallback.
         let rt: TokenStream = parse_runtime_path(runtime_path).unwrap_or_else(|e| quote!(compile_error!(#e)));
         let schema_ids = schema.format.schema_id.iter().map(|s| s.value).collect();
-        Cx { schema, rt, schema_ids, top: true }
+        Cx { schema, rt, schema_ids, top: true, vis: quote!(pub) }
     }
 
     /// The Rust type name of a named type.

@@ -71,6 +71,28 @@ fn struct_items(cx: &Cx<'_>, id: TypeId, s: &Struct) -> TokenStream {
         (false, true) => quote!(#[derive(Clone, Debug, PartialEq)]),
         (false, false) => quote!(#[derive(Clone, Debug, PartialEq, Eq, Hash)]),
     };
+    let consts = struct_consts(&ident, s);
+    let display = record.map_or(s.name.as_str(), |r| r.name.as_str());
+    let impls = codec::struct_impls(
+        cx,
+        &StructSpec { display_name: display, ident: quote!(#ident), fields: &s.fields, record },
+    );
+    let view = super::views::struct_view(cx, id, display, &s.fields);
+    quote! {
+        #docs
+        #derives
+        #[allow(non_snake_case)]
+        pub struct #ident { #members }
+        #consts
+        #impls
+        #view
+    }
+}
+
+/// The named consts of a struct: `SIZE` and `OFFSET_<FIELD>` of a fixed-size struct, the
+/// `OFFSET_<FIELD>` of the fixed-size start of a variable-size one. Shared by schema structs and
+/// `#[derive(Record)]`.
+pub fn struct_consts(ident: &proc_macro2::Ident, s: &Struct) -> TokenStream {
     // A variable-size struct's fields at fixed offsets: those before (and the first of) its
     // variable-size fields.
     let prefix_offsets = if s.size.is_none() && s.fields.iter().any(|f| f.offset.is_some() && !f.is_padding()) {
@@ -106,21 +128,9 @@ fn struct_items(cx: &Cx<'_>, id: TypeId, s: &Struct) -> TokenStream {
             }
         }
     });
-    let display = record.map_or(s.name.as_str(), |r| r.name.as_str());
-    let impls = codec::struct_impls(
-        cx,
-        &StructSpec { display_name: display, ident: quote!(#ident), fields: &s.fields, record },
-    );
-    let view = super::views::struct_view(cx, id, display, &s.fields);
     quote! {
-        #docs
-        #derives
-        #[allow(non_snake_case)]
-        pub struct #ident { #members }
         #size_const
         #prefix_offsets
-        #impls
-        #view
     }
 }
 

@@ -29,10 +29,14 @@ fn is_element(cx: &Cx<'_>, ty: &Ty) -> bool {
     }
 }
 
-/// Whether the type involves a hand-written (extern) type, whose view is its owned value.
+/// Whether the type involves a hand-written (extern) type, whose view is its owned value: a field
+/// of a type that derives `Record` names the type, not its view, because the derive of the
+/// enclosing struct cannot know whether that type has one.
 fn has_extern(cx: &Cx<'_>, ty: &Ty) -> bool {
     match ty {
-        Ty::Named(id) => matches!(cx.schema.ty(*id), TypeDef::Extern(_)),
+        Ty::Named(id) | Ty::Union { id, .. } | Ty::ParamUnion { id, .. } => {
+            matches!(cx.schema.ty(*id), TypeDef::Extern(_))
+        }
         Ty::Array { elem, .. } => has_extern(cx, elem),
         _ => false,
     }
@@ -426,11 +430,12 @@ pub fn struct_view(cx: &Cx<'_>, id: TypeId, display_name: &str, fields: &[Field]
         " A view of [`{owned}`] borrowed from its encoded bytes, checked when it was made: numbers by value, \
          strings and arrays borrowed. [`to_owned`](Self::to_owned) gives the owned value."
     );
+    let vis = &cx.vis;
     quote! {
         #[doc = #doc]
         #[derive(Clone, #copy Debug, PartialEq)]
         #[allow(non_snake_case)]
-        pub struct #ident<'a> {
+        #vis struct #ident<'a> {
             #members
             bytes: &'a [u8],
         }
@@ -555,11 +560,12 @@ pub fn union_view(cx: &Cx<'_>, id: TypeId) -> TokenStream {
     } else {
         TokenStream::new()
     };
+    let vis = &cx.vis;
     quote! {
         #[doc = #doc]
         #[derive(Clone, #copy Debug, PartialEq)]
         #[allow(non_snake_case)]
-        pub enum #ident #lt { #variants }
+        #vis enum #ident #lt { #variants }
         #[allow(dead_code)]
         impl #impl_lt #ident #lt {
             #by_name
