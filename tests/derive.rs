@@ -329,6 +329,7 @@ where
         match (owned, view) {
             (Ok(o), Ok(v)) => {
                 assert_eq!(to_owned(&v), o, "copy {i}: {v:?}");
+                assert_eq!(v.encoded_len(), p.len(), "copy {i}: encoded length");
                 assert_eq!(v.to_bytes().unwrap(), o.to_bytes().unwrap(), "copy {i}: the view encodes otherwise");
                 ok += 1;
             }
@@ -380,6 +381,8 @@ fn derived_views_agree_with_owned() {
     assert_eq!(StatusRef::view_exact(&bad).unwrap_err().detail(), Status::decode_exact(&bad).unwrap_err().detail());
 
     view_agrees(&Tagged { seq: 7, name: "ab".into(), samples: vec![1, -2] }, &mut b, TaggedRef::to_owned);
+    // A view of a variable-size struct with magics covers all of its bytes.
+    assert_eq!(TaggedRef::view_exact(&b[0]).unwrap().as_bytes(), &b[0][..]);
     for raw in [1i8, -1, 9] {
         view_agrees(&WithMode { mode: Mode(raw), speed: 2.5 }, &mut b, WithModeRef::to_owned);
     }

@@ -406,11 +406,12 @@ pub fn struct_view(cx: &Cx<'_>, id: TypeId, display_name: &str, fields: &[Field]
         Some((offsets, size)) => fixed_struct_view(cx, display_name, fields, &offsets, &size),
         None => {
             let (stmts, inits) = codec::decode_fields_as(cx, fields, display_name, Mode::View);
+            // `__from`, not `__at`: the const checks of `stmts` bind `__at` to their own offsets.
             let body = quote! {
                 let __start = c.rest();
-                let __at = c.position();
+                let __from = c.position();
                 #stmts
-                let bytes = &__start[..c.position() - __at];
+                let bytes = &__start[..c.position() - __from];
                 ::core::result::Result::Ok(Self { #inits bytes })
             };
             (TokenStream::new(), body)
