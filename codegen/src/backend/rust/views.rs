@@ -427,10 +427,29 @@ pub fn struct_view(cx: &Cx<'_>, id: TypeId, display_name: &str, fields: &[Field]
         Mode::View,
     );
     let copy = if fields.iter().any(|f| has_extern(cx, &f.ty)) { quote!() } else { quote!(Copy,) };
-    let doc = format!(
-        " A view of [`{owned}`] borrowed from its encoded bytes, checked when it was made: numbers by value, \
-         strings and arrays borrowed. [`to_owned`](Self::to_owned) gives the owned value."
-    );
+    let has_owned = cx.has_owned(&Ty::Named(id));
+    let doc = if has_owned {
+        format!(
+            " A view of [`{owned}`] borrowed from its encoded bytes, checked when it was made: numbers by value, \
+             strings and arrays borrowed. [`to_owned`](Self::to_owned) gives the owned value."
+        )
+    } else {
+        format!(
+            " A view of `{owned}` borrowed from its encoded bytes, checked when it was made: numbers by value, \
+             strings and arrays borrowed. (Generated without `alloc`: there is no owned `{owned}`.)"
+        )
+    };
+    let to_owned = if has_owned {
+        quote! {
+            /// The owned value.
+            #[allow(clippy::wrong_self_convention)]
+            pub fn to_owned(&self) -> #owned {
+                #owned { #owned_inits }
+            }
+        }
+    } else {
+        TokenStream::new()
+    };
     let vis = &cx.vis;
     quote! {
         #[doc = #doc]
@@ -447,11 +466,7 @@ pub fn struct_view(cx: &Cx<'_>, id: TypeId, display_name: &str, fields: &[Field]
             pub fn as_bytes(&self) -> &'a [u8] {
                 self.bytes
             }
-            /// The owned value.
-            #[allow(clippy::wrong_self_convention)]
-            pub fn to_owned(&self) -> #owned {
-                #owned { #owned_inits }
-            }
+            #to_owned
         }
         #[automatically_derived]
         impl<'a> #rt::View<'a> for #ident<'a> {
@@ -534,17 +549,42 @@ pub fn union_view(cx: &Cx<'_>, id: TypeId) -> TokenStream {
     }
     let extern_field = u.variants.iter().flat_map(|v| &v.fields).any(|f| has_extern(cx, &f.ty));
     let copy = if extern_field { quote!() } else { quote!(Copy,) };
-    let doc = format!(" A view of [`{owned}`]: the variant's fields borrowed from the input.");
+    let has_owned = cx.has_owned(&Ty::Named(id));
+    let doc = if has_owned {
+        format!(" A view of [`{owned}`]: the variant's fields borrowed from the input.")
+    } else {
+        format!(
+            " A view of union `{owned}`: the variant's fields borrowed from the input. (Generated without \
+             `alloc`: there is no owned `{owned}`.)"
+        )
+    };
+    let to_owned = if has_owned {
+        quote! {
+            /// The owned value.
+            #[allow(clippy::wrong_self_convention)]
+            pub fn to_owned(&self) -> #owned {
+                match self { #owned_arms }
+            }
+        }
+    } else {
+        TokenStream::new()
+    };
     let impl_lt = if lt.is_empty() { quote!() } else { quote!(<'a>) };
     let cursor_lt = if lt.is_empty() { quote!('_) } else { quote!('a) };
     let by_name = if u.by_name {
-        let doc = format!(
-            " Views a whole value (every byte of `bytes`) as the variant `type_name` selects (see [`{owned}::variant_index`])."
-        );
+        // The name lookup is the owned union's, or the view's own where there is no owned union.
+        let (lookup, index_fn, at) = if has_owned {
+            (TokenStream::new(), quote!(#owned::variant_index), format!("{owned}::variant_index"))
+        } else {
+            (super::types::variant_index_fn(u), quote!(Self::variant_index), "Self::variant_index".to_string())
+        };
+        let doc =
+            format!(" Views a whole value (every byte of `bytes`) as the variant `type_name` selects (see [`{at}`]).");
         quote! {
+            #lookup
             #[doc = #doc]
             pub fn decode_named(type_name: &str, bytes: &#cursor_lt [u8]) -> ::core::result::Result<Self, #rt::DecodeError> {
-                match #owned::variant_index(type_name) {
+                match #index_fn(type_name) {
                     ::core::option::Option::Some(i) => Self::decode_variant_exact(i, bytes),
                     ::core::option::Option::None => ::core::result::Result::Err(#rt::__private::unknown_type_name(type_name, #name)),
                 }
@@ -583,11 +623,7 @@ pub fn union_view(cx: &Cx<'_>, id: TypeId) -> TokenStream {
                     _ => ::core::result::Result::Err(#rt::__private::unknown_variant(tag, c.position(), #name)),
                 }
             }
-            /// The owned value.
-            #[allow(clippy::wrong_self_convention)]
-            pub fn to_owned(&self) -> #owned {
-                match self { #owned_arms }
-            }
+            #to_owned
             /// Encodes the variant's fields (the tag is written by the enclosing struct).
             #[allow(unused_variables)]
             pub fn encode_variant<__S: #rt::Sink + ?Sized>(&self, out: &mut __S) -> ::core::result::Result<(), #rt::EncodeError> {
