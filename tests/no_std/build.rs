@@ -9,6 +9,9 @@ fn main() {
             "../../schemas/rlog.toml",
             "../../schemas/carla.toml",
             "../../schemas/wpilog.toml",
+            // The code generator's test schemas, which use every construct of the schema language.
+            "../../codegen/tests/schemas/everything.toml",
+            "../../codegen/tests/schemas/c_all_kinds.toml",
         ])
         .unwrap_or_else(|e| e.exit());
 }

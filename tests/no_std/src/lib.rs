@@ -24,7 +24,7 @@ pub mod rlog {
     include!(concat!(env!("OUT_DIR"), "/rlog.rs"));
 }
 
-// CARLA and WPILOG are built too, so that every bundled schema's generated code is held to
+// CARLA and WPILOG are built too, so that the generated code of every bundled schema is held to
 // `no_std` with and without `alloc`.
 #[allow(clippy::all, dead_code, non_upper_case_globals)]
 pub mod carla {
@@ -34,6 +34,17 @@ pub mod carla {
 #[allow(clippy::all, dead_code, non_upper_case_globals)]
 pub mod wpilog {
     include!(concat!(env!("OUT_DIR"), "/wpilog.rs"));
+}
+
+// And the code generator's test schemas, which use every construct of the schema language.
+#[allow(clippy::all, dead_code, non_upper_case_globals)]
+pub mod everything {
+    include!(concat!(env!("OUT_DIR"), "/everything.rs"));
+}
+
+#[allow(clippy::all, dead_code, non_upper_case_globals)]
+pub mod allkinds {
+    include!(concat!(env!("OUT_DIR"), "/allkinds.rs"));
 }
 
 /// Calls `f` with the tag and the view of every record of a USVLOG file, in order, and returns
