@@ -45,6 +45,12 @@
 //! - `tag_field(kind: u16)` on an earlier field (the tag goes just before that field) and
 //!   `tag = kind` on the union field.
 //!
+//! Views: a derived struct `Foo` also gets `FooRef<'a>`, and a derived union `U` an enum of views
+//! `URef<'a>`, from the functions that make a schema type's view ([`crate::backend::rust::views`]),
+//! with `to_owned()`, `Encode`, and the consts of a schema type (`SIZE`, `OFFSET_<FIELD>`,
+//! `TAG_<VARIANT>`). A field of a hand-written type is held by value in the view, so that type must
+//! implement `Clone`, `Debug` and `PartialEq`.
+//!
 //! Not yet expressible with the derive: unions selected by a type name or a reader parameter,
 //! bit-fields and variable-width integers (declare them in a schema and use the generated types).
 //!
