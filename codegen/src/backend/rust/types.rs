@@ -501,7 +501,7 @@ pub fn union_impls(cx: &Cx<'_>, u: &Union, ident: &proc_macro2::Ident) -> TokenS
             quote!((*#b))
         });
         encode_arms.extend(quote!(Self::#vid { #(#binds),* } => { #enc }));
-        len_arms.extend(quote!(Self::#vid { #(#binds),* } => { #len }));
+        len_arms.extend(codec::len_arm(quote!(Self::#vid), &binds, &len));
         let vis = codec::visit_fields(cx, &v.fields, &|f| {
             let b = format_ident!("__b_{}", f.name);
             quote!((*#b))

@@ -545,7 +545,7 @@ pub fn union_view(cx: &Cx<'_>, id: TypeId) -> TokenStream {
         };
         let (len, enc) = codec::encode_fields_as(cx, &v.fields, &access, Mode::View);
         encode_arms.extend(quote!(Self::#vid { #(#binds),* } => { #enc }));
-        len_arms.extend(quote!(Self::#vid { #(#binds),* } => { #len }));
+        len_arms.extend(codec::len_arm(quote!(Self::#vid), &binds, &len));
     }
     let extern_field = u.variants.iter().flat_map(|v| &v.fields).any(|f| has_extern(cx, &f.ty));
     let copy = if extern_field { quote!() } else { quote!(Copy,) };
