@@ -92,7 +92,9 @@ are written and checked like magic:
 ```
 use logspec::runtime::{Decode, Encode};
 
-#[derive(logspec::Record, Debug, PartialEq)]
+// A field's hand-written type is held by value in the enclosing struct's view (`OrderRef`), so it
+// is `Clone`, `Debug` and `PartialEq`.
+#[derive(logspec::Record, Clone, Debug, PartialEq)]
 enum Command {
     #[record(tag = 1)]
     Stop,
