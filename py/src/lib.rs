@@ -5,9 +5,16 @@
 
 use pyo3::prelude::*;
 
+mod errors;
+mod file;
+mod tables;
+
 /// The native module. Python code imports `logspec`, not this.
 #[pymodule]
 fn _logspec(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    errors::register(m)?;
+    file::register(m)?;
+    tables::register(m)?;
     Ok(())
 }
