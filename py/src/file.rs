@@ -146,9 +146,11 @@ impl NativeLog {
                     dump::write(d, &path, &opts, &mut out).map(|_| ())
                 }))
                 .unwrap_or_else(|_| Err(CliError::Input("internal error: the reader panicked".into())));
-                let result = result.and_then(|()| out.send_all().map_err(|_| CliError::Input(String::new())));
-                // The receiver may be gone (the iterator was dropped): nothing to tell then.
-                let _ = end.send(Msg::End(result));
+                // Every complete line first, then the end; the receiver may be gone (the
+                // iterator was dropped): nothing to tell then.
+                if out.send_all().is_ok() {
+                    let _ = end.send(Msg::End(result));
+                }
             })
             .map_err(|e| errors::LogspecError::new_err(format!("cannot start the reader thread: {e}")))?;
         Ok(Lines { rx: Mutex::new(Some(rx)), file: self.shown() })
