@@ -15,6 +15,8 @@ use crate::errors;
 use crate::tables::ArrowStream;
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // No progress bars on the terminal of a Python program, and no summary lines.
+    logspec_cli::cli::progress::set_quiet(true);
     m.add_class::<NativeLog>()?;
     m.add_class::<Lines>()?;
     m.add_function(wrap_pyfunction!(open_log, m)?)?;
@@ -153,7 +155,7 @@ impl NativeLog {
                 }
             })
             .map_err(|e| errors::LogspecError::new_err(format!("cannot start the reader thread: {e}")))?;
-        Ok(Lines { rx: Mutex::new(Some(rx)), file: self.shown() })
+        Ok(Lines { state: Mutex::new(State::Ready(rx)), file: self.shown() })
     }
 
     /// The log's tables as Arrow streams (`[(name, stream)]`, in the order the channels first
@@ -241,8 +243,16 @@ impl Write for Chunks {
 /// (StopIteration) or the error that ended the reading, raised after every complete line.
 #[pyclass(module = "logspec._logspec")]
 pub struct Lines {
-    rx: Mutex<Option<Receiver<Msg>>>,
+    state: Mutex<State>,
     file: String,
+}
+
+/// Where a [`Lines`] iterator is. The receiver is taken out while a thread waits on it without
+/// the GIL, so that no lock is held across the wait.
+enum State {
+    Ready(Receiver<Msg>),
+    Waiting,
+    Done,
 }
 
 #[pymethods]
@@ -252,24 +262,41 @@ impl Lines {
     }
 
     fn __next__(&self, py: Python<'_>) -> PyResult<Option<String>> {
-        let mut guard = self.rx.lock().map_err(|_| errors::LogspecError::new_err("the line iterator was poisoned"))?;
-        let Some(rx) = guard.take() else { return Ok(None) };
+        let poisoned = || errors::LogspecError::new_err("the line iterator was poisoned");
+        let rx = {
+            let mut state = self.state.lock().map_err(|_| poisoned())?;
+            match std::mem::replace(&mut *state, State::Waiting) {
+                State::Ready(rx) => rx,
+                State::Waiting => {
+                    return Err(pyo3::exceptions::PyRuntimeError::new_err(
+                        "the records of one iterator are being read by two threads at once",
+                    ))
+                }
+                State::Done => {
+                    *state = State::Done;
+                    return Ok(None);
+                }
+            }
+        };
         let (rx, msg) = py.detach(move || {
             let msg = rx.recv();
             (rx, msg)
         });
-        *guard = Some(rx);
+        let mut state = self.state.lock().map_err(|_| poisoned())?;
         match msg {
-            Ok(Msg::Lines(text)) => Ok(Some(text)),
+            Ok(Msg::Lines(text)) => {
+                *state = State::Ready(rx);
+                Ok(Some(text))
+            }
             Ok(Msg::End(result)) => {
-                *guard = None;
+                *state = State::Done;
                 match result {
                     Ok(()) => Ok(None),
                     Err(e) => Err(errors::from_cli(py, &e, &self.file)),
                 }
             }
             Err(_) => {
-                *guard = None;
+                *state = State::Done;
                 Err(errors::LogspecError::new_err(format!("{}: the reader stopped without a result", self.file)))
             }
         }
