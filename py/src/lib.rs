@@ -1,6 +1,6 @@
 //! The native module of the Python package `logspec` (`logspec._logspec`).
 //!
-//! Each submodule file registers its classes and functions in [`_logspec`]; the Python side
+//! Each submodule file registers its classes and functions in the module `_logspec`; the Python side
 //! (`py/python/logspec/__init__.py`) re-exports them and documents them in the `.pyi` stubs.
 
 use pyo3::prelude::*;
