@@ -125,8 +125,9 @@ def test_unknown_channel_lists_the_channels():
     assert "REC_NAV_SOLUTION" in str(info.value)
     with pytest.raises(logspec.FilterError):
         list(log.records("REC_NAV_SOLUTON"))
-    with pytest.raises(logspec.FilterError):
+    with pytest.raises(logspec.FilterError) as info:
         log.table("REC_*")
+    assert info.value.file == log.path and info.value.offset is None
 
 
 def test_stopping_early_ends_the_reader():

@@ -52,6 +52,12 @@ __all__ = [
 
 _ON_ERROR = ("raise", "warn")
 
+# Where an error is, when the message does not say (and for errors raised from Python).
+LogspecError.file = None
+LogspecError.offset = None
+LogspecError.record = None
+LogspecError.field = None
+
 
 class LogspecWarning(UserWarning):
     """Something in the log was skipped or cut short, and ``on_error="warn"`` asked to go on.
@@ -208,7 +214,9 @@ class Log:
         found = self._tables([channel], since, until, on_error)
         if len(found) != 1:
             names = ", ".join(found)
-            raise FilterError(f"{self.path}: `{channel}` matches {len(found)} tables ({names}); use tables()")
+            e = FilterError(f"{self.path}: `{channel}` matches {len(found)} tables ({names}); use tables()")
+            e.file = self.path
+            raise e
         return next(iter(found.values()))
 
     def numpy(
