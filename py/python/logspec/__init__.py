@@ -4,7 +4,7 @@
 recorder, ROS1 bag) as the ``logspec`` command does. A :class:`Log` then gives
 
 - ``log.info()``: the ``logspec info --json`` object as a dict;
-- ``iter(log)`` / ``log.records(...)``: one dict per record (RLOG/WPILOG: per value; CARLA: per
+- ``iter(log)`` / ``log.records(...)``: one dict per record (RLOG: per value; WPILOG: per record; CARLA: per
   packet; ROS bags: per connection, then per message), exactly the objects of ``logspec dump``
   lines (docs/output.md in the repository);
 - ``log.table(channel)`` / ``log.tables()``: pyarrow Tables with the columns of
@@ -147,9 +147,11 @@ class Log:
     ) -> Iterator[Dict[str, Any]]:
         """Every record as a dict, in file order: the objects of ``logspec dump`` lines.
 
-        USVLOG: ``{"t_us", "type", "name", "fields"}``; RLOG and WPILOG: one dict per value
-        (``{"t", "key", "type", "value"}``, WPILOG with its entry); CARLA: a header dict, then
-        one dict per packet; ROS bags: a dict per connection, then per message
+        USVLOG: ``{"t_us", "type", "name", "fields"}``; RLOG: one dict per value
+        (``{"t", "key", "type", "value"}``); WPILOG: the header, then one dict per record
+        (``{"rec": "start"|"data"|..., "ts", "entry", "name", "type", ...}``); CARLA: a header
+        dict, then one dict per packet (``{"kind": "packet", "frame", "name", "fields", ...}``);
+        ROS bags: a dict per connection, then per message
         (``{"kind": "message", "topic", "type", "time", "data"}``). Integers are exact, NaN and
         the infinities are the strings ``"NaN"``, ``"Infinity"``, ``"-Infinity"``, bytes are
         lowercase hex, as in the dump (docs/output.md).

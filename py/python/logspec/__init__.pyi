@@ -51,9 +51,10 @@ class Log:
     ) -> Iterator[Dict[str, Any]]:
         """Every record as a dict (the `logspec dump` objects, docs/output.md), in file order.
 
-        USVLOG `{"t_us", "type", "name", "fields"}`; RLOG/WPILOG one dict per value
-        (`{"t", "key", "type", "value"}`); CARLA a header dict, then one per packet; ROS bags a
-        dict per connection, then per message. Raises DecodeError after the complete records
+        USVLOG `{"t_us", "type", "name", "fields"}`; RLOG one dict per value
+        (`{"t", "key", "type", "value"}`); WPILOG the header, then one per record (`{"rec", "ts",
+        "entry", ...}`); CARLA a header dict, then one per packet; ROS bags a dict per
+        connection, then per message. Raises DecodeError after the complete records
         (`on_error="warn"`: a LogspecWarning).
         """
     def tables(
