@@ -1,10 +1,13 @@
 //! The native module of the Python package `logspec` (`logspec._logspec`).
 //!
-//! Each submodule file registers its classes and functions in [`_logspec`]; the Python side
+//! Each submodule file registers its classes and functions in the module `_logspec`; the Python side
 //! (`py/python/logspec/__init__.py`) re-exports them and documents them in the `.pyi` stubs.
 
 use pyo3::prelude::*;
 
+mod errors;
+mod file;
+mod tables;
 mod usvlog;
 mod writers;
 
@@ -12,6 +15,9 @@ mod writers;
 #[pymodule]
 fn _logspec(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    errors::register(m)?;
+    file::register(m)?;
+    tables::register(m)?;
     writers::register(m)?;
     usvlog::register(m)?;
     Ok(())
