@@ -373,7 +373,12 @@ pub struct Reader<R, F: FramedFormat> {
 impl<R: Read, F: FramedFormat> Reader<R, F> {
     /// Reads and checks the file header.
     pub fn new(inner: R) -> Result<Self, ReadError> {
-        let mut buf = ReadBuf::new(inner);
+        Self::from_buf(ReadBuf::new(inner))
+    }
+
+    /// Like [`new`](Self::new), over a buffer that may already hold the first bytes of the stream
+    /// (a format that looked at them first, e.g. to report a bad header in its own terms).
+    pub fn from_buf(mut buf: ReadBuf<R>) -> Result<Self, ReadError> {
         let mut want = 1;
         loop {
             buf.fill(want).map_err(|e| header_error::<F>(ReadErrorKind::Io(e)))?;

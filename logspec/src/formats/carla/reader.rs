@@ -10,7 +10,9 @@ use std::fmt;
 use std::io::{self, Read};
 
 use logspec_runtime::framed::{RawRecord, ReadError, ReadErrorDetail};
-use logspec_runtime::{DecodeError, DecodeErrorKind, Fixed, ReadErrorKind, Record as _, View};
+use logspec_runtime::{
+    Cursor, Decode, DecodeError, DecodeErrorKind, Endian, Fixed, ReadBuf, ReadErrorKind, Record as _, View,
+};
 
 use super::{
     ActorPosition, Carla, CarlaRecord, CarlaRecordRef, FrameStart, InfoHeader, PacketHeader, PhysicsControl,
@@ -195,6 +197,27 @@ impl std::error::Error for CarlaError {
     }
 }
 
+/// Checks the info header at the start of `bytes` with the generated decoder, so that a bad one
+/// is reported with the field that is wrong or cut; `Ok(Some(n))` when the bytes end inside it
+/// and more may come (`n`: how many it needs so far).
+fn check_header(bytes: &[u8], eof: bool) -> Result<Option<usize>, CarlaError> {
+    let not = |why: String| CarlaError { offset: 0, kind: CarlaErrorKind::NotCarla(why) };
+    let Err(e) = InfoHeader::decode(&mut Cursor::new(bytes), Endian::Little) else { return Ok(None) };
+    match e.kind {
+        DecodeErrorKind::UnexpectedEof { needed, .. } => {
+            let want = usize::try_from(e.offset + needed).unwrap_or(usize::MAX);
+            if eof || want <= bytes.len() {
+                Err(not(format!("the file has {} bytes; its info header needs at least {want} ({e})", bytes.len())))
+            } else {
+                Ok(Some(want))
+            }
+        }
+        _ => Err(not(format!(
+            "the info header does not decode ({e}); expected u16 version, \"CARLA_RECORDER\", date, map"
+        ))),
+    }
+}
+
 impl CarlaError {
     /// A failure of the runtime's framed reader, in CARLA's terms: lengths of a cut packet count
     /// from its header, like the packet offset.
@@ -373,7 +396,18 @@ impl<R: Read> Reader<R> {
     /// Reads and checks the info header, and tells UE5 recordings apart (see
     /// [`CarlaErrorKind::Ue5`]).
     pub fn new(inner: R) -> Result<Self, CarlaError> {
-        let mut inner = logspec_runtime::Reader::<R, Carla>::new(inner).map_err(CarlaError::framing)?;
+        // The header is checked by the generated decoder first, for errors that name its fields;
+        // the buffer then goes to the runtime's reader, which reads the header from it again.
+        let mut buf = ReadBuf::new(inner);
+        let mut want = 1;
+        loop {
+            buf.fill(want).map_err(|e| CarlaError { offset: 0, kind: CarlaErrorKind::Io(e) })?;
+            match check_header(buf.bytes(), buf.is_eof())? {
+                Some(n) => want = n,
+                None => break,
+            }
+        }
+        let mut inner = logspec_runtime::Reader::<R, Carla>::from_buf(buf).map_err(CarlaError::framing)?;
         let packets = Packets::new(inner.file_header())?;
         let header_len = inner.position();
         let ahead = inner.peek(SNIFF).map_err(|e| CarlaError { offset: header_len, kind: CarlaErrorKind::Io(e) })?;
@@ -481,6 +515,7 @@ pub struct SliceReader<'a> {
 impl<'a> SliceReader<'a> {
     /// Decodes and checks the info header, and tells UE5 recordings apart, like [`Reader::new`].
     pub fn new(bytes: &'a [u8]) -> Result<Self, CarlaError> {
+        check_header(bytes, true)?;
         let (header, inner) = logspec_runtime::SliceReader::<Carla>::new(bytes).map_err(CarlaError::framing)?;
         let packets = Packets::new(&header)?;
         let at = inner.position();
