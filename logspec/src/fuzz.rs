@@ -116,8 +116,19 @@ pub fn rlog_stream(data: &[u8]) {
     }
 }
 
-/// CARLA recordings: every frame, every packet decoded.
+/// CARLA recordings: every frame, every packet decoded; and every packet viewed in place by the
+/// slice reader, read through every field.
 pub fn carla(data: &[u8]) {
+    if let Ok(r) = carla::SliceReader::new(data) {
+        for p in r {
+            match p {
+                Ok(p) => {
+                    let _ = p.to_owned();
+                }
+                Err(_) => break,
+            }
+        }
+    }
     let Ok(mut r) = carla::Reader::new(data) else { return };
     while let Some(f) = r.next_frame() {
         if f.is_err() {

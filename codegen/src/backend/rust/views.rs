@@ -172,6 +172,29 @@ fn seq_element(cx: &Cx<'_>, elem: &Ty, e: Endian) -> Option<TokenStream> {
     }
 }
 
+/// The size of a fixed-size struct whose view cannot fail once its bytes are there: numbers,
+/// bools, enums and flags (which keep unknown values), padding, fixed arrays and structs of
+/// those, and no consts. A counted `Seq` of them is checked by its length alone
+/// (`Seq::take_fixed`).
+fn infallible_size(cx: &Cx<'_>, ty: &Ty) -> Option<u32> {
+    fn infallible(cx: &Cx<'_>, ty: &Ty) -> bool {
+        match ty {
+            Ty::Prim(_) | Ty::Bool | Ty::Pad(_) => true,
+            Ty::Array { elem, len: Len::Fixed(_) } => infallible(cx, elem),
+            Ty::Named(id) => match cx.schema.ty(*id) {
+                TypeDef::Enum(_) | TypeDef::Flags(_) => true,
+                TypeDef::Struct(s) => s.fields.iter().all(|f| f.value.is_none() && infallible(cx, &f.ty)),
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+    match ty {
+        Ty::Named(id) if matches!(cx.schema.ty(*id), TypeDef::Struct(_)) && infallible(cx, ty) => cx.schema.size_of(ty),
+        _ => None,
+    }
+}
+
 /// A `Result`-valued expression decoding one field's view from the cursor `c`.
 pub fn view_decode(cx: &Cx<'_>, ty: &Ty, e: Endian) -> TokenStream {
     let rt = &cx.rt;
@@ -239,7 +262,13 @@ pub fn view_decode(cx: &Cx<'_>, ty: &Ty, e: Endian) -> TokenStream {
                 }
                 Len::Count(p) => {
                     let rl = read_len(p);
-                    quote!(#rl.and_then(|n| #seq::take(c, n, #ord)))
+                    match infallible_size(cx, elem) {
+                        Some(size) => {
+                            let size = Literal::usize_unsuffixed(size as usize);
+                            quote!(#rl.and_then(|n| #seq::take_fixed(c, n, #size, #ord)))
+                        }
+                        None => quote!(#rl.and_then(|n| #seq::take(c, n, #ord))),
+                    }
                 }
                 Len::Size(p) => {
                     let rl = read_len(p);
