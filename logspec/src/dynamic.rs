@@ -18,6 +18,10 @@
 use logspec_ir::ir::{Endian, Enum, Flags, Len, Prim, Schema, Struct, Ty, TypeDef, TypeId};
 use logspec_ir::layout;
 
+mod plan;
+
+pub use plan::{Plan, Sink};
+
 /// Why bytes did not decode: where, in which field, and what was expected and found.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Fault {
@@ -127,6 +131,50 @@ pub fn uint(b: &[u8], e: Endian) -> u64 {
             u64::from_be_bytes(a)
         }
     }
+}
+
+/// The number of type `p` at offset `at` of `b`, in byte order `e`, as its bits zero-extended
+/// to 64; `None` when `b` ends first.
+#[inline]
+pub fn load(b: &[u8], at: usize, p: Prim, e: Endian) -> Option<u64> {
+    macro_rules! read {
+        ($t:ty) => {{
+            let x: [u8; std::mem::size_of::<$t>()] = b.get(at..at + std::mem::size_of::<$t>())?.try_into().ok()?;
+            match e {
+                Endian::Little => <$t>::from_le_bytes(x),
+                Endian::Big => <$t>::from_be_bytes(x),
+            }
+        }};
+    }
+    Some(match p.size() {
+        1 => u64::from(*b.get(at)?),
+        2 => u64::from(read!(u16)),
+        4 => u64::from(read!(u32)),
+        _ => read!(u64),
+    })
+}
+
+/// A [`Build`] that keeps nothing: the walk as a check of the bytes (and the namer of a
+/// [`Plan`]'s faults).
+pub struct Check;
+
+impl Build for Check {
+    type Value = ();
+    fn bool(&mut self, _: bool) {}
+    fn number(&mut self, _: Prim, _: u64) {}
+    fn text(&mut self, _: &[u8], _: Len) {}
+    fn bytes(&mut self, _: &[u8]) {}
+    fn numbers(&mut self, _: Prim, _: Endian, _: &[u8]) -> Option<()> {
+        Some(())
+    }
+    fn bools(&mut self, _: &[u8]) -> Option<()> {
+        Some(())
+    }
+    fn list(&mut self, _: Vec<()>) {}
+    fn strukt(&mut self, _: &Schema, _: &Struct, _: Vec<()>) {}
+    fn enumeration(&mut self, _: &Enum, _: u64) {}
+    fn flags(&mut self, _: &Schema, _: &Flags, _: u64) {}
+    fn padding(&mut self) {}
 }
 
 /// Decodes one whole value of type `ty` from `bytes` with `build`; trailing bytes are an error.
