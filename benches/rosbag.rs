@@ -12,7 +12,8 @@
 //! cargo bench --bench rosbag -- --dir DIR
 //! ```
 //!
-//! `--crate-only` stops after the comparison with the `rosbag` crate (for profiling).
+//! `--crate-only` stops after the comparison with the `rosbag` crate; `--only plan|crate|owned`
+//! runs only one reader on `DIR/big_none.bag`, 20 times (both for profiling).
 //!
 //! Reports, as medians: memcpy (the baseline); full decode in time order per compression as MB/s
 //! of uncompressed message data and x memcpy; a single-threaded bzip2 pass over the bz2 bag's
@@ -30,7 +31,9 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use common::{mbps, memcpy_time, process, time};
+use logspec::dynamic::Sink;
 use logspec::formats::rosbag::{Bag, BagError, Decoders, Order};
+use logspec::ir::ir::{Endian, Prim};
 
 /// The Python `rosbags` library's full decode and memcpy on the reference machine, MB/s.
 const ROSBAGS_MBPS: f64 = 62.0;
@@ -57,6 +60,74 @@ fn decode_all(p: &Path) -> (u64, u64) {
 /// [`decode_all`] of the mapped bag.
 fn decode_all_mapped(p: &Path) -> (u64, u64) {
     decode_bag(open_mapped(p))
+}
+
+/// What the plan decode of the bench does with a message's parts: every number, bool and string
+/// length is folded into a checksum (so each is read, in its byte order); arrays of numbers are
+/// taken as the packed bytes the plan lends (their length checked, elements not read), as a
+/// borrowed view hands them out.
+#[derive(Default)]
+struct Fold(u64);
+
+impl Sink for Fold {
+    fn begin_struct(&mut self, _: Option<&str>) {
+        self.0 = self.0.wrapping_add(1);
+    }
+    fn end_struct(&mut self) {}
+    fn begin_array(&mut self, _: Option<&str>, len: usize) {
+        self.0 = self.0.wrapping_add(len as u64);
+    }
+    fn end_array(&mut self) {}
+    #[inline]
+    fn number(&mut self, _: Option<&str>, _: Prim, raw: u64) {
+        self.0 = self.0.rotate_left(5) ^ raw;
+    }
+    fn bool(&mut self, _: Option<&str>, v: bool) {
+        self.0 ^= u64::from(v);
+    }
+    fn str(&mut self, _: Option<&str>, v: &str) {
+        self.0 = self.0.wrapping_add(v.len() as u64);
+    }
+    fn raw_str(&mut self, _: Option<&str>, v: &[u8]) {
+        self.0 = self.0.wrapping_add(v.len() as u64);
+    }
+    fn numbers(&mut self, _: Option<&str>, _: Prim, _: Endian, bytes: &[u8]) {
+        self.0 = self.0.wrapping_add(bytes.len() as u64);
+    }
+    fn bools(&mut self, _: Option<&str>, bytes: &[u8]) {
+        self.0 = self.0.wrapping_add(bytes.len() as u64);
+    }
+}
+
+/// Every message of the mapped bag through its decode plan into [`Fold`]; returns (messages,
+/// message bytes, checksum).
+fn plan_all_mapped(p: &Path, order: Order) -> (u64, u64, u64) {
+    plan_bag(&mut open_mapped(p), None, order)
+}
+
+fn plan_bag<R: logspec::formats::rosbag::Source>(
+    bag: &mut Bag<R>,
+    decoders: Option<&Decoders>,
+    order: Order,
+) -> (u64, u64, u64) {
+    let own;
+    let decoders = match decoders {
+        Some(d) => d,
+        None => {
+            own = Decoders::new("bench", &bag.connections, None);
+            &own
+        }
+    };
+    let (mut n, mut bytes, mut fold) = (0u64, 0u64, Fold::default());
+    bag.for_each_message(order, None, |m| -> Result<(), BagError> {
+        let d = decoders.get(m.conn).and_then(|t| t.decoder.as_ref()).expect("a decoder");
+        d.decode_into(m.data, &mut fold).expect("decodes");
+        n += 1;
+        bytes += m.data.len() as u64;
+        Ok(())
+    })
+    .unwrap();
+    (n, bytes, fold.0)
 }
 
 fn decode_bag<R: logspec::formats::rosbag::Source>(mut bag: Bag<R>) -> (u64, u64) {
@@ -109,13 +180,34 @@ fn rosbag_crate_framing(p: &Path) -> u64 {
     bytes
 }
 
+/// [`rosbag_crate_framing`] of a bag the crate has opened (mapped) already.
+fn rosbag_crate_framing_of(bag: &rosbag::RosBag) -> u64 {
+    let mut bytes = 0u64;
+    for record in bag.chunk_records() {
+        if let rosbag::ChunkRecord::Chunk(chunk) = record.expect("chunk record") {
+            for msg in chunk.messages() {
+                if let rosbag::MessageRecord::MessageData(m) = msg.expect("message record") {
+                    bytes += black_box(m.data).len() as u64;
+                }
+            }
+        }
+    }
+    bytes
+}
+
 /// Full decode of every message of an uncompressed bag against the `rosbag` crate's raw framing
 /// of the same bag, in this run.
 fn against_rosbag_crate(p: &Path, runs: usize) {
     let (msgs, msg_bytes) = decode_all(p);
     assert_eq!(rosbag_crate_framing(p), msg_bytes, "both read the same messages");
     assert_eq!(decode_all_mapped(p), (msgs, msg_bytes), "both read the same messages");
+    let (pm, pb, _) = plan_all_mapped(p, Order::Time);
+    assert_eq!((pm, pb), (msgs, msg_bytes), "both read the same messages");
     let theirs = time(runs, || rosbag_crate_framing(p));
+    let planned = time(runs, || plan_all_mapped(p, Order::Time));
+    let planned_file = time(runs, || plan_all_mapped(p, Order::File));
+    let crate_bag = rosbag::RosBag::new(p).expect("the rosbag crate opens the bag");
+    let theirs_warm = time(runs, || rosbag_crate_framing_of(&crate_bag));
     let ours = time(runs, || decode_all_mapped(p));
     let read = time(runs, || decode_all(p));
     // The same decode with the bag opened and its definitions compiled once, outside the timing:
@@ -143,6 +235,22 @@ fn against_rosbag_crate(p: &Path, runs: usize) {
             theirs.as_secs_f64() / t.as_secs_f64()
         )
     };
+    line("logspec, decode plan, mapped (open+compile)", planned);
+    line("logspec, decode plan, file order, mapped (open+compile)", planned_file);
+    let mut bag = open_mapped(p);
+    let decoders = Decoders::new("bench", &bag.connections, None);
+    let planned_warm = time(runs, || plan_bag(&mut bag, Some(&decoders), Order::Time));
+    println!(
+        "{:<44} {:>7.0} MB/s   1.00x (baseline of the next line)",
+        "rosbag crate, raw framing, opened bag",
+        mbps(msg_bytes as usize, theirs_warm)
+    );
+    println!(
+        "{:<44} {:>7.0} MB/s   {:.2}x the rosbag crate's opened bag",
+        "logspec, decode plan, mapped, opened bag",
+        mbps(msg_bytes as usize, planned_warm),
+        theirs_warm.as_secs_f64() / planned_warm.as_secs_f64()
+    );
     line("logspec, Value trees, mapped (open+compile)", ours);
     line("logspec, Value trees, mapped, opened bag", warm);
     line("logspec, Value trees, read() (open+compile)", read);
@@ -160,6 +268,18 @@ fn main() {
     let bag = |name: &str| dir.join(name);
     let runs = 5;
     let none = bag("big_none.bag");
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(only) = args.iter().position(|a| a == "--only").and_then(|i| args.get(i + 1)) {
+        for _ in 0..20 {
+            match only.as_str() {
+                "plan" => drop(black_box(plan_all_mapped(&none, Order::Time))),
+                "plan-file" => drop(black_box(plan_all_mapped(&none, Order::File))),
+                "crate" => drop(black_box(rosbag_crate_framing(&none))),
+                _ => drop(black_box(decode_all_mapped(&none))),
+            }
+        }
+        return;
+    }
     let file = std::fs::read(&none).expect("DIR/big_none.bag");
     against_rosbag_crate(&none, runs);
     if std::env::args().any(|a| a == "--crate-only") {

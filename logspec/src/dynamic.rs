@@ -154,6 +154,28 @@ pub fn load(b: &[u8], at: usize, p: Prim, e: Endian) -> Option<u64> {
     })
 }
 
+/// Calls `f(i, raw)` for each number `i` of type `p` packed in `b` in byte order `e` (whole
+/// elements; a partial one at the end is not read), the byte order chosen once for the loop.
+#[inline]
+pub fn each_number(b: &[u8], p: Prim, e: Endian, mut f: impl FnMut(usize, u64)) {
+    macro_rules! each {
+        ($t:ty, $from:ident) => {
+            for (i, x) in b.chunks_exact(std::mem::size_of::<$t>()).enumerate() {
+                f(i, u64::from(<$t>::$from(x.try_into().expect("a whole element"))));
+            }
+        };
+    }
+    match (p.size(), e) {
+        (1, _) => b.iter().enumerate().for_each(|(i, x)| f(i, u64::from(*x))),
+        (2, Endian::Little) => each!(u16, from_le_bytes),
+        (2, Endian::Big) => each!(u16, from_be_bytes),
+        (4, Endian::Little) => each!(u32, from_le_bytes),
+        (4, Endian::Big) => each!(u32, from_be_bytes),
+        (_, Endian::Little) => each!(u64, from_le_bytes),
+        (_, Endian::Big) => each!(u64, from_be_bytes),
+    }
+}
+
 /// A [`Build`] that keeps nothing: the walk as a check of the bytes (and the namer of a
 /// [`Plan`]'s faults).
 pub struct Check;

@@ -38,11 +38,8 @@ pub trait Sink {
     /// An array of numbers of type `p`, packed in `bytes` in byte order `e` (whole elements).
     /// By default each element is read and handed to [`Sink::number`].
     fn numbers(&mut self, name: Option<&str>, p: Prim, e: Endian, bytes: &[u8]) {
-        let size = p.size() as usize;
-        self.begin_array(name, bytes.len() / size);
-        for x in bytes.chunks_exact(size) {
-            self.number(None, p, super::uint(x, e));
-        }
+        self.begin_array(name, bytes.len() / p.size() as usize);
+        super::each_number(bytes, p, e, |_, raw| self.number(None, p, raw));
         self.end_array();
     }
 
@@ -113,11 +110,42 @@ enum Part {
     End,
     BeginArray(Option<Box<str>>, usize),
     EndArray,
-    Number { at: usize, name: Option<Box<str>>, p: Prim, e: Endian },
-    Bool { at: usize, name: Option<Box<str>> },
-    Numbers { at: usize, name: Option<Box<str>>, p: Prim, e: Endian, n: usize },
-    Bools { at: usize, name: Option<Box<str>>, n: usize },
-    Text { at: usize, name: Option<Box<str>>, n: usize, bytes: bool },
+    Number {
+        at: usize,
+        name: Option<Box<str>>,
+        p: Prim,
+        e: Endian,
+    },
+    /// Consecutive numbers of one type and byte order (the fields `x`, `y`, `z` of a vector):
+    /// one part, so that the run dispatches once for all of them.
+    Scalars {
+        at: usize,
+        names: Box<[Option<Box<str>>]>,
+        p: Prim,
+        e: Endian,
+    },
+    Bool {
+        at: usize,
+        name: Option<Box<str>>,
+    },
+    Numbers {
+        at: usize,
+        name: Option<Box<str>>,
+        p: Prim,
+        e: Endian,
+        n: usize,
+    },
+    Bools {
+        at: usize,
+        name: Option<Box<str>>,
+        n: usize,
+    },
+    Text {
+        at: usize,
+        name: Option<Box<str>>,
+        n: usize,
+        bytes: bool,
+    },
     Pad(Option<Box<str>>),
 }
 
@@ -133,7 +161,9 @@ impl Plan {
         c.field(ty, schema.format.endian, None, &mut steps);
         // `field` gives one step for one value (a run of a fixed-size struct holds its begin and
         // end).
-        let step = if steps.len() == 1 { steps.pop().expect("one step") } else { Step::Struct { name: None, steps } };
+        let mut step =
+            if steps.len() == 1 { steps.pop().expect("one step") } else { Step::Struct { name: None, steps } };
+        step.join_scalars();
         Plan { root: ty.clone(), step }
     }
 
@@ -313,10 +343,55 @@ impl Compiler<'_> {
     }
 }
 
+impl Step {
+    /// [`scalars`] in every run.
+    fn join_scalars(&mut self) {
+        match self {
+            Step::Run(run) => run.parts = scalars(std::mem::take(&mut run.parts)),
+            Step::Array(a) => a.elem.join_scalars(),
+            Step::Struct { steps, .. } => steps.iter_mut().for_each(Step::join_scalars),
+            Step::Text { .. } | Step::Numbers { .. } | Step::Unsupported => {}
+        }
+    }
+}
+
+/// Joins consecutive numbers of one type and byte order into [`Part::Scalars`].
+fn scalars(parts: Vec<Part>) -> Vec<Part> {
+    let mut out: Vec<Part> = Vec::with_capacity(parts.len());
+    let mut names: Vec<Option<Box<str>>> = Vec::new();
+    let mut open: Option<(usize, Prim, Endian)> = None;
+    let flush = |out: &mut Vec<Part>, names: &mut Vec<Option<Box<str>>>, open: &mut Option<(usize, Prim, Endian)>| {
+        if let Some((at, p, e)) = open.take() {
+            let names = std::mem::take(names);
+            out.push(match <[_; 1]>::try_from(names) {
+                Ok([name]) => Part::Number { at, name, p, e },
+                Err(names) => Part::Scalars { at, names: names.into(), p, e },
+            });
+        }
+    };
+    for part in parts {
+        if let Part::Number { at, name, p, e } = part {
+            let joins =
+                open.is_some_and(|(start, op, oe)| op == p && oe == e && start + names.len() * p.size() as usize == at);
+            if !joins {
+                flush(&mut out, &mut names, &mut open);
+                open = Some((at, p, e));
+            }
+            names.push(name);
+        } else {
+            flush(&mut out, &mut names, &mut open);
+            out.push(part);
+        }
+    }
+    flush(&mut out, &mut names, &mut open);
+    out
+}
+
 impl Part {
     fn shift(&mut self, by: usize) {
         match self {
             Part::Number { at, .. }
+            | Part::Scalars { at, .. }
             | Part::Bool { at, .. }
             | Part::Numbers { at, .. }
             | Part::Bools { at, .. }
@@ -453,6 +528,10 @@ impl<'b> Exec<'b> {
                 Part::Number { at, name, p, e } => {
                     let raw = super::load(b, *at, *p, *e).ok_or(Stop)?;
                     sink.number(name.as_deref(), *p, raw);
+                }
+                Part::Scalars { at, names, p, e } => {
+                    let bytes = b.get(*at..*at + names.len() * p.size() as usize).ok_or(Stop)?;
+                    super::each_number(bytes, *p, *e, |i, raw| sink.number(names[i].as_deref(), *p, raw));
                 }
                 Part::Bool { at, name } => sink.bool(name.as_deref(), *b.get(*at).ok_or(Stop)? != 0),
                 Part::Numbers { at, name, p, e, n } => {
