@@ -28,9 +28,9 @@ mod common;
 use std::hint::black_box;
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use common::{mbps, memcpy_time, process, time};
+use common::{mbps, median, memcpy_time, process, time};
 use logspec::dynamic::Sink;
 use logspec::formats::rosbag::{Bag, BagError, Decoders, Order};
 use logspec::ir::ir::{Endian, Prim};
@@ -195,65 +195,85 @@ fn rosbag_crate_framing_of(bag: &rosbag::RosBag) -> u64 {
     bytes
 }
 
+/// Times each reader `runs` times, taking turns (one run of each, then the next round), so that
+/// a shared machine's load falls on all of them alike; returns each one's median.
+fn interleaved(runs: usize, readers: &mut [&mut dyn FnMut()]) -> Vec<Duration> {
+    for r in readers.iter_mut() {
+        r();
+    }
+    let mut times = vec![Vec::with_capacity(runs); readers.len()];
+    for _ in 0..runs {
+        for (r, t) in readers.iter_mut().zip(&mut times) {
+            let start = Instant::now();
+            r();
+            t.push(start.elapsed());
+        }
+    }
+    times.into_iter().map(median).collect()
+}
+
 /// Full decode of every message of an uncompressed bag against the `rosbag` crate's raw framing
-/// of the same bag, in this run.
+/// of the same bag, in this run, each reader in turn.
 fn against_rosbag_crate(p: &Path, runs: usize) {
     let (msgs, msg_bytes) = decode_all(p);
     assert_eq!(rosbag_crate_framing(p), msg_bytes, "both read the same messages");
     assert_eq!(decode_all_mapped(p), (msgs, msg_bytes), "both read the same messages");
     let (pm, pb, _) = plan_all_mapped(p, Order::Time);
     assert_eq!((pm, pb), (msgs, msg_bytes), "both read the same messages");
-    let theirs = time(runs, || rosbag_crate_framing(p));
-    let planned = time(runs, || plan_all_mapped(p, Order::Time));
-    let planned_file = time(runs, || plan_all_mapped(p, Order::File));
+    // Opened once, outside the timing (the mapping's pages stay mapped): what a large bag
+    // amortises, for the crate and for logspec (definitions compiled once too).
     let crate_bag = rosbag::RosBag::new(p).expect("the rosbag crate opens the bag");
-    let theirs_warm = time(runs, || rosbag_crate_framing_of(&crate_bag));
-    let ours = time(runs, || decode_all_mapped(p));
-    let read = time(runs, || decode_all(p));
-    // The same decode with the bag opened and its definitions compiled once, outside the timing:
-    // what a large bag amortises.
     let mut bag = open_mapped(p);
     let decoders = Decoders::new("bench", &bag.connections, None);
-    let warm = time(runs, || {
-        bag.for_each_message(Order::Time, None, |m| -> Result<(), BagError> {
-            let d = decoders.get(m.conn).and_then(|t| t.decoder.as_ref()).expect("a decoder");
-            black_box(d.decode(m.data).expect("decodes"));
-            Ok(())
-        })
-        .unwrap()
-    });
-    println!("input: {} ({msgs} messages, {msg_bytes} message bytes)", p.display());
-    println!(
-        "{:<44} {:>7.0} MB/s   1.00x (baseline)",
-        "rosbag crate 0.6, raw framing (mapped)",
-        mbps(msg_bytes as usize, theirs)
+    let mut bag2 = open_mapped(p);
+    let t = interleaved(
+        runs,
+        &mut [
+            &mut || {
+                black_box(rosbag_crate_framing(p));
+            },
+            &mut || {
+                black_box(plan_all_mapped(p, Order::Time));
+            },
+            &mut || {
+                black_box(plan_all_mapped(p, Order::File));
+            },
+            &mut || {
+                black_box(decode_all_mapped(p));
+            },
+            &mut || {
+                black_box(decode_all(p));
+            },
+            &mut || {
+                black_box(rosbag_crate_framing_of(&crate_bag));
+            },
+            &mut || {
+                black_box(plan_bag(&mut bag, Some(&decoders), Order::Time));
+            },
+            &mut || {
+                bag2.for_each_message(Order::Time, None, |m| -> Result<(), BagError> {
+                    let d = decoders.get(m.conn).and_then(|t| t.decoder.as_ref()).expect("a decoder");
+                    black_box(d.decode(m.data).expect("decodes"));
+                    Ok(())
+                })
+                .unwrap()
+            },
+        ],
     );
-    let line = |what: &str, t: std::time::Duration| {
-        println!(
-            "{what:<44} {:>7.0} MB/s   {:.2}x the rosbag crate",
-            mbps(msg_bytes as usize, t),
-            theirs.as_secs_f64() / t.as_secs_f64()
-        )
+    println!("input: {} ({msgs} messages, {msg_bytes} message bytes), medians of {runs} interleaved runs", p.display());
+    let line = |what: &str, i: usize, base: usize| {
+        let ratio = t[base].as_secs_f64() / t[i].as_secs_f64();
+        let tail = if i == base { "(baseline)".to_string() } else { format!("the crate on line {}", base + 1) };
+        println!("{}. {what:<52} {:>7.0} MB/s   {ratio:.2}x {tail}", i + 1, mbps(msg_bytes as usize, t[i]));
     };
-    line("logspec, decode plan, mapped (open+compile)", planned);
-    line("logspec, decode plan, file order, mapped (open+compile)", planned_file);
-    let mut bag = open_mapped(p);
-    let decoders = Decoders::new("bench", &bag.connections, None);
-    let planned_warm = time(runs, || plan_bag(&mut bag, Some(&decoders), Order::Time));
-    println!(
-        "{:<44} {:>7.0} MB/s   1.00x (baseline of the next line)",
-        "rosbag crate, raw framing, opened bag",
-        mbps(msg_bytes as usize, theirs_warm)
-    );
-    println!(
-        "{:<44} {:>7.0} MB/s   {:.2}x the rosbag crate's opened bag",
-        "logspec, decode plan, mapped, opened bag",
-        mbps(msg_bytes as usize, planned_warm),
-        theirs_warm.as_secs_f64() / planned_warm.as_secs_f64()
-    );
-    line("logspec, Value trees, mapped (open+compile)", ours);
-    line("logspec, Value trees, mapped, opened bag", warm);
-    line("logspec, Value trees, read() (open+compile)", read);
+    line("rosbag crate 0.6, raw framing (mapped; open included)", 0, 0);
+    line("logspec, decode plan, time order (mapped; open+compile)", 1, 0);
+    line("logspec, decode plan, file order (mapped; open+compile)", 2, 0);
+    line("logspec, Value trees, time order (mapped; open+compile)", 3, 0);
+    line("logspec, Value trees, time order (read(); open+compile)", 4, 0);
+    line("rosbag crate 0.6, raw framing, opened bag", 5, 5);
+    line("logspec, decode plan, time order, opened bag", 6, 5);
+    line("logspec, Value trees, time order, opened bag", 7, 5);
 }
 
 fn main() {
@@ -268,6 +288,7 @@ fn main() {
     let bag = |name: &str| dir.join(name);
     let runs = 5;
     let none = bag("big_none.bag");
+    let crate_runs = 21;
     let args: Vec<String> = std::env::args().collect();
     if let Some(only) = args.iter().position(|a| a == "--only").and_then(|i| args.get(i + 1)) {
         for _ in 0..20 {
@@ -281,7 +302,7 @@ fn main() {
         return;
     }
     let file = std::fs::read(&none).expect("DIR/big_none.bag");
-    against_rosbag_crate(&none, runs);
+    against_rosbag_crate(&none, crate_runs);
     if std::env::args().any(|a| a == "--crate-only") {
         return;
     }
