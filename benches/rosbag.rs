@@ -12,10 +12,14 @@
 //! cargo bench --bench rosbag -- --dir DIR
 //! ```
 //!
-//! `--crate-only` stops after the comparison with the `rosbag` crate; `--only plan|crate|owned`
-//! runs only one reader on `DIR/big_none.bag`, 20 times (both for profiling).
+//! First, each reader in turn (interleaved rounds, medians) on `DIR/big_none.bag`: the `rosbag`
+//! crate's raw framing of the mapped bag against logspec's decode plan (every message through
+//! its compiled plan into a checksum, arrays of numbers lent) in time and file order, and the
+//! owned `Value` trees; fresh and on an opened bag. `--crate-only` stops after that;
+//! `--only crate|plan|plan-file|owned` runs one reader alone, 20 times (for `perf`).
 //!
-//! Reports, as medians: memcpy (the baseline); full decode in time order per compression as MB/s
+//! Then, as medians: memcpy (the baseline); full decode (owned `Value` trees, the bag read through a
+//! `BufReader`) in time order per compression as MB/s
 //! of uncompressed message data and x memcpy; a single-threaded bzip2 pass over the bz2 bag's
 //! chunks (what the parallel chunk pipeline must beat); whole-process `logspec dump > /dev/null`
 //! and `logspec info` with their peak RSS on the 25 MB and 100 MB bags (memory must not grow
