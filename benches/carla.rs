@@ -1,4 +1,5 @@
-//! CARLA recorder decoding throughput, against `memcpy` of the same bytes measured in the same run.
+//! CARLA recorder decoding throughput, against `memcpy` of the same bytes and against Rust peers
+//! (binrw- and zerocopy-derived decoders, `carla/peers.rs`), all measured in the same run.
 //!
 //! `cargo bench --bench carla` (optionally `-- --mb 50`). The input is a large recording built in
 //! memory from the real scenario_runner recording `tests/data/carla/scenario_runner_DistanceToLaneCenter.log`
@@ -6,92 +7,84 @@
 //! steady frames repeated until the size is reached, then the despawn frames once. Every
 //! FrameStart gets a consecutive frame id, `elapsed` is the running sum of `duration_this` (the
 //! last frame keeps -1.0), PlatformTime is shifted by the same offset as `elapsed`; every other
-//! packet is copied byte for byte.
+//! packet is copied byte for byte. Packet boundaries come from logspec's reader, and the patched
+//! packets are written by the generated encoders.
 //! Reports, as medians of several runs:
 //! - memcpy of the whole buffer (the baseline);
-//! - decoding every packet into typed records (`Reader::next_packet`, in memory through `Read`),
-//!   and whole frames (`Reader::next_frame`), as MB/s, x memcpy, x the binrw-derived decoder's
-//!   reference figure, packets/s and allocations per packet;
+//! - every packet as a generated view, from the buffer (`SliceReader`) and through `Read`
+//!   (`Reader::next_packet_ref`), with allocations per packet;
+//! - every packet owned (`Reader::next_packet`) and whole frames (`Reader::next_frame`);
+//! - the binrw and zerocopy peers over the same buffer;
 //! - whole-process `logspec info` on a file, with its peak RSS for two file sizes (memory must not
 //!   grow with the file), and `logspec dump > /dev/null`.
 
 mod common;
+#[path = "carla/peers.rs"]
+mod peers;
 
 use std::hint::black_box;
 
 use common::{allocations, arg_mb, mbps, memcpy_time, time, whole_process};
-use logspec::formats::carla::{Body, Reader, PACKET_HEADER};
+use logspec::formats::carla::{
+    Body, BodyRef, CarlaRecordRef, FrameStart, PacketRef, PlatformTime, Reader, SliceReader, PACKET_HEADER,
+};
+use logspec::runtime::{Endian, Fixed};
 
 #[global_allocator]
 static GLOBAL: common::Counting = common::Counting;
 
-/// A binrw-derived decoder of the same packets on the reference machine (2 cores), MB/s.
-const BINRW_MBPS: f64 = 383.0;
-/// The target: this many times the binrw-derived decoder.
-const TARGET_X: f64 = 5.0;
+/// The target for every packet through views: this many times memcpy.
+const TARGET_X_MEMCPY: f64 = 0.5;
 
-const FRAME_START: u8 = 0;
-const FRAME_END: u8 = 1;
-const EVENT_ADD: u8 = 2;
-const EVENT_DEL: u8 = 3;
-const EVENT_PARENT: u8 = 4;
-const PLATFORM_TIME: u8 = 14;
-
-/// One frame of the sample: its byte range and its packets as (id, body offset, body size).
-struct SampleFrame {
+/// One frame of the sample: its byte range and its packets.
+struct SampleFrame<'a> {
     start: usize,
     end: usize,
-    packets: Vec<(u8, usize, usize)>,
+    packets: Vec<PacketRef<'a>>,
 }
 
-fn u16_at(b: &[u8], o: usize) -> u16 {
-    u16::from_le_bytes([b[o], b[o + 1]])
-}
-
-fn f64_at(b: &[u8], o: usize) -> f64 {
-    f64::from_le_bytes(b[o..o + 8].try_into().unwrap())
-}
-
-/// The header length and the frames of a recording.
-fn frames(b: &[u8]) -> (usize, Vec<SampleFrame>) {
-    let mut o = 2;
-    o += 2 + usize::from(u16_at(b, o)) + 8;
-    o += 2 + usize::from(u16_at(b, o));
-    let header_len = o;
-    let (mut out, mut cur) = (Vec::new(), SampleFrame { start: o, end: o, packets: Vec::new() });
-    while o < b.len() {
-        let id = b[o];
-        let size = u32::from_le_bytes(b[o + 1..o + 5].try_into().unwrap()) as usize;
-        if id == FRAME_START {
-            cur = SampleFrame { start: o, end: o, packets: Vec::new() };
-        }
-        cur.packets.push((id, o + PACKET_HEADER, size));
-        o += PACKET_HEADER + size;
-        if id == FRAME_END {
-            cur.end = o;
-            out.push(std::mem::replace(&mut cur, SampleFrame { start: o, end: o, packets: Vec::new() }));
-        }
-    }
-    assert_eq!(o, b.len(), "trailing bytes in the sample");
-    (header_len, out)
-}
-
-/// The total record count of the packets `id` of a frame (their leading u16).
-fn count(b: &[u8], f: &SampleFrame, id: u8) -> u32 {
-    f.packets.iter().filter(|p| p.0 == id && p.2 >= 2).map(|p| u32::from(u16_at(b, p.1))).sum()
+/// The records of the packets of one kind in a frame (their `records` count).
+fn count(f: &SampleFrame<'_>, pick: impl Fn(&CarlaRecordRef<'_>) -> Option<usize>) -> usize {
+    f.packets.iter().filter_map(|p| p.record().and_then(&pick)).sum()
 }
 
 /// Builds a recording of about `mb` MB; returns it and the number of frames.
 fn build(mb: f64) -> (Vec<u8>, usize) {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/carla/scenario_runner_DistanceToLaneCenter.log");
     let b = std::fs::read(path).expect("the bundled CARLA sample");
-    let (header_len, fr) = frames(&b);
+    let mut r = SliceReader::new(&b).expect("the sample's header");
+    let header_len = r.position() as usize;
+    let mut fr: Vec<SampleFrame<'_>> = Vec::new();
+    for p in r.by_ref() {
+        let p = p.expect("the sample reads whole");
+        let end = p.offset as usize + PACKET_HEADER + p.size as usize;
+        match p.record() {
+            Some(CarlaRecordRef::FrameStart(_)) => {
+                fr.push(SampleFrame { start: p.offset as usize, end, packets: vec![p] });
+            }
+            _ => {
+                let f = fr.last_mut().expect("packets inside frames");
+                f.end = end;
+                f.packets.push(p);
+            }
+        }
+    }
     let half = fr.len() / 2;
+    let adds = |f: &SampleFrame<'_>| {
+        count(f, |r| match r {
+            CarlaRecordRef::EventAdd(a) => Some(a.records.len()),
+            CarlaRecordRef::EventParent(p) => Some(p.records.len()),
+            _ => None,
+        })
+    };
+    let dels = |f: &SampleFrame<'_>| {
+        count(f, |r| if let CarlaRecordRef::EventDel(d) = r { Some(d.records.len()) } else { None })
+    };
     // The steady frames: after the last spawn or parenting in the first half, up to the first
     // despawn in the second half.
-    let first = (0..half).filter(|&i| count(&b, &fr[i], EVENT_ADD) + count(&b, &fr[i], EVENT_PARENT) > 0).max();
+    let first = (0..half).filter(|&i| adds(&fr[i]) > 0).max();
     let first = first.map_or(0, |i| i + 1);
-    let last = (half..fr.len()).find(|&i| count(&b, &fr[i], EVENT_DEL) > 0).unwrap_or(fr.len() - 1);
+    let last = (half..fr.len()).find(|&i| dels(&fr[i]) > 0).unwrap_or(fr.len() - 1);
     let loop_bytes = fr[last].start - fr[first].start;
     let fixed = header_len + (fr[first].start - fr[0].start) + (fr[fr.len() - 1].end - fr[last].start);
     let reps = (((mb * 1e6 - fixed as f64) / loop_bytes as f64).round() as usize).max(1);
@@ -104,20 +97,20 @@ fn build(mb: f64) -> (Vec<u8>, usize) {
         let f = &fr[i];
         let base = out.len();
         out.extend_from_slice(&b[f.start..f.end]);
-        let at = |off: usize| base + off - f.start;
-        // FrameStart: frame_id u64, duration_this f64, elapsed f64.
-        let fs = f.packets[0].1;
-        let (mut dur, el_orig) = (f64_at(&b, fs + 8), f64_at(&b, fs + 16));
+        let body = |p: &PacketRef<'_>| base + p.offset as usize - f.start + PACKET_HEADER;
+        let Some(CarlaRecordRef::FrameStart(fs)) = f.packets[0].record() else { unreachable!("frames start so") };
+        let mut dur = fs.duration_this;
         if k == order.len() - 1 {
             dur = -1.0;
         }
-        out[at(fs)..at(fs) + 8].copy_from_slice(&(k as u64 + 1).to_le_bytes());
-        out[at(fs) + 8..at(fs) + 16].copy_from_slice(&dur.to_le_bytes());
-        out[at(fs) + 16..at(fs) + 24].copy_from_slice(&elapsed.to_le_bytes());
-        for &(id, off, size) in &f.packets {
-            if id == PLATFORM_TIME && size == 8 {
-                let t = f64_at(&b, off) + (elapsed - el_orig);
-                out[at(off)..at(off) + 8].copy_from_slice(&t.to_le_bytes());
+        let start = FrameStart { frame_id: k as u64 + 1, duration_this: dur, elapsed };
+        let at = body(&f.packets[0]);
+        start.encode_fixed(&mut out[at..at + <FrameStart as Fixed>::SIZE], Endian::Little);
+        for p in &f.packets {
+            if let Some(CarlaRecordRef::PlatformTime(t)) = p.record() {
+                let at = body(p);
+                let t = PlatformTime { time: t.time + (elapsed - fs.elapsed) };
+                t.encode_fixed(&mut out[at..at + <PlatformTime as Fixed>::SIZE], Endian::Little);
             }
         }
         if dur >= 0.0 {
@@ -134,7 +127,34 @@ fn build(mb: f64) -> (Vec<u8>, usize) {
     (out, order.len())
 }
 
-/// Decodes every packet; returns the number of decoded packets, and of packets kept raw.
+/// Every packet as a view, from the buffer; returns the number of decoded packets, and of
+/// packets kept raw.
+fn view_packets(buf: &[u8]) -> (u64, u64) {
+    let (mut n, mut raw) = (0u64, 0u64);
+    for p in SliceReader::new(buf).unwrap() {
+        let p = p.unwrap();
+        match p.body {
+            BodyRef::Record { .. } => n += 1,
+            _ => raw += 1,
+        }
+        black_box(p);
+    }
+    (n, raw)
+}
+
+/// Every packet as a view, through `Read`.
+fn view_packets_read(buf: &[u8]) -> u64 {
+    let mut r = Reader::new(buf).unwrap();
+    let mut n = 0u64;
+    while let Some(p) = r.next_packet_ref() {
+        black_box(p.unwrap());
+        n += 1;
+    }
+    n
+}
+
+/// Every packet owned, through `Read`; returns the number of decoded packets, and of packets
+/// kept raw.
 fn decode_packets(buf: &[u8]) -> (u64, u64) {
     let mut r = Reader::new(buf).unwrap();
     let (mut n, mut raw) = (0u64, 0u64);
@@ -165,9 +185,14 @@ fn main() {
     let runs = 5;
     eprintln!("building a {mb} MB CARLA recording in memory...");
     let (buf, frame_count) = build(mb);
-    let (packets, raw) = decode_packets(&buf);
+    let header_len = SliceReader::new(&buf).unwrap().position() as usize;
+    let (packets, raw) = view_packets(&buf);
     assert_eq!(raw, 0, "every packet of the input decodes");
+    assert_eq!(decode_packets(&buf), (packets, 0), "views and owned packets agree");
+    assert_eq!(view_packets_read(&buf), packets);
     assert_eq!(decode_frames(&buf), packets, "frames hold every packet");
+    assert_eq!(peers::binrw_all(&buf, header_len), packets, "the binrw peer reads every packet");
+    assert_eq!(peers::zerocopy_all(&buf, header_len), packets, "the zerocopy peer reads every packet");
     println!(
         "input: {} bytes, {frame_count} frames, {packets} packets ({:.1} B/packet)",
         buf.len(),
@@ -175,29 +200,50 @@ fn main() {
     );
 
     let memcpy = memcpy_time(&buf, runs);
+    let by_view = time(runs, || view_packets(&buf));
+    let by_view_read = time(runs, || view_packets_read(&buf));
     let by_packet = time(runs, || decode_packets(&buf));
     let by_frame = time(runs, || decode_frames(&buf));
-    let a0 = allocations();
-    decode_packets(&buf);
-    let allocs = allocations() - a0;
+    let by_binrw = time(runs, || peers::binrw_all(&buf, header_len));
+    let by_zerocopy = time(runs, || peers::zerocopy_all(&buf, header_len));
+    let allocs_per = |f: &dyn Fn()| {
+        let a0 = allocations();
+        f();
+        (allocations() - a0) as f64 / packets as f64
+    };
+    let view_allocs = allocs_per(&|| {
+        view_packets(&buf);
+    });
+    let owned_allocs = allocs_per(&|| {
+        decode_packets(&buf);
+    });
 
     let m = mbps(buf.len(), memcpy);
+    let bw = mbps(buf.len(), by_binrw);
+    let zc = mbps(buf.len(), by_zerocopy);
     println!("memcpy                           {m:>7.0} MB/s   1.00x (baseline)");
+    println!("binrw peer (owned)               {bw:>7.0} MB/s   {:.3}x memcpy", bw / m);
+    println!("zerocopy peer (references)       {zc:>7.0} MB/s   {:.3}x memcpy", zc / m);
+    let row = |name: &str, d: std::time::Duration, allocs: Option<f64>| {
+        let v = mbps(buf.len(), d);
+        let a = allocs.map_or(String::new(), |a| format!("   {a:.2} allocations/packet"));
+        println!(
+            "{name:<32} {v:>7.0} MB/s   {:.3}x memcpy   {:.1}x binrw   {:.2}x zerocopy   {:.1} M packets/s{a}",
+            v / m,
+            v / bw,
+            v / zc,
+            packets as f64 / d.as_secs_f64() / 1e6,
+        );
+        v / m
+    };
+    let x = row("views, SliceReader", by_view, Some(view_allocs));
+    row("views, next_packet_ref (Read)", by_view_read, None);
+    row("owned, next_packet (Read)", by_packet, Some(owned_allocs));
+    row("owned, next_frame (Read)", by_frame, None);
     println!(
-        "binrw-derived (reference)        {BINRW_MBPS:>7.0} MB/s   {:.3}x memcpy   target {:.0} MB/s ({TARGET_X}x)",
-        BINRW_MBPS / m,
-        BINRW_MBPS * TARGET_X
+        "target: every packet through views >= {TARGET_X_MEMCPY}x memcpy: {}",
+        if x >= TARGET_X_MEMCPY { "met" } else { "NOT met" }
     );
-    let p = mbps(buf.len(), by_packet);
-    println!(
-        "decode, next_packet              {p:>7.0} MB/s   {:.3}x memcpy   {:.1}x binrw   {:.1} M packets/s   {:.2} allocations/packet",
-        p / m,
-        p / BINRW_MBPS,
-        packets as f64 / by_packet.as_secs_f64() / 1e6,
-        allocs as f64 / packets as f64
-    );
-    let f = mbps(buf.len(), by_frame);
-    println!("decode, next_frame               {f:>7.0} MB/s   {:.3}x memcpy   {:.1}x binrw", f / m, f / BINRW_MBPS);
 
     // The quarter file is cut mid-packet: info reports it and exits 1, after reading everything.
     let w = whole_process(&buf, buf.len() / 4, "log");
@@ -205,7 +251,7 @@ fn main() {
         "logspec info (whole process)     {:>7.0} MB/s   {:.3}x memcpy   {:.1}x binrw   peak RSS {} kB ({} MB file), {} kB ({} MB file)",
         w.info_mbps,
         w.info_mbps / m,
-        w.info_mbps / BINRW_MBPS,
+        w.info_mbps / bw,
         w.info_rss_kb,
         buf.len() / 1_000_000,
         w.quarter_rss_kb,

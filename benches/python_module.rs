@@ -1,14 +1,17 @@
 //! The generated pure-Python module (`python/usvlog.py`) reading a USVLOG file into columns,
 //! against a stand-in of the upstream reader it replaces, measured in the same run.
 //!
-//! `cargo bench --bench python_module` (options: `-- --sizes 20,200 --runs 3`). The inputs are
+//! `cargo bench --bench python_module` (options: `-- --sizes 20,200 --runs 3 --modes
+//! standin,numpy,plain,package`; the stand-in runs first, as the baseline of the ratios). The inputs are
 //! built in memory with the record mix of `bench-inputs/gen_usvlog.py` (see
 //! `common/usvlog_input.rs`) and written to a temporary directory. For each size, each reader runs
 //! in its own `python3` process (`benches/python/read_bench.py`), the file in the page cache:
 //! - `standin`: `benches/python/upstream_standin.py`, written the way usv-autopilot's
 //!   `read_timeseries_bin` works (its code is not in this repository), the baseline;
 //! - `numpy`: `read_usvlog(path, numpy=True)`;
-//! - `plain`: `read_usvlog(path)` with numpy made unimportable.
+//! - `plain`: `read_usvlog(path)` with numpy made unimportable;
+//! - `package`: the Python package's `logspec.usvlog.read_timeseries_bin(path)` (issue 20 part 1),
+//!   when `python3` can import `logspec` (build it with `pip install ./py`, release profile).
 //!
 //! Reports the read's time (medians; imports excluded), the speed ratio against the stand-in,
 //! the process's peak RSS (VmHWM, polled from /proc; Linux only) and, for numpy, the bytes of the
@@ -87,7 +90,12 @@ fn main() {
         println!("\n{:.1} MB USVLOG ({} runs per reader, median):", size as f64 / 1e6, n);
         let mut base = 0.0;
         let mut records = None;
-        for mode in ["standin", "numpy", "plain"] {
+        let package = has(&["-c", "import logspec.usvlog"]);
+        if !package {
+            println!("  (package: `import logspec.usvlog` fails in python3; `pip install ./py` to measure it)");
+        }
+        let modes = arg("--modes", "standin,numpy,plain,package");
+        for mode in modes.split(',').filter(|m| *m != "package" || package) {
             let mut times = Vec::new();
             let (mut rss, mut arrays) = (0, 0);
             for _ in 0..n {

@@ -12,7 +12,14 @@
 //! cargo bench --bench rosbag -- --dir DIR
 //! ```
 //!
-//! Reports, as medians: memcpy (the baseline); full decode in time order per compression as MB/s
+//! First, each reader in turn (interleaved rounds, medians) on `DIR/big_none.bag`: the `rosbag`
+//! crate's raw framing of the mapped bag against logspec's decode plan (every message through
+//! its compiled plan into a checksum, arrays of numbers lent) in time and file order, and the
+//! owned `Value` trees; fresh and on an opened bag. `--crate-only` stops after that;
+//! `--only crate|plan|plan-file|owned` runs one reader alone, 20 times (for `perf`).
+//!
+//! Then, as medians: memcpy (the baseline); full decode (owned `Value` trees, the bag read through a
+//! `BufReader`) in time order per compression as MB/s
 //! of uncompressed message data and x memcpy; a single-threaded bzip2 pass over the bz2 bag's
 //! chunks (what the parallel chunk pipeline must beat); whole-process `logspec dump > /dev/null`
 //! and `logspec info` with their peak RSS on the 25 MB and 100 MB bags (memory must not grow
@@ -23,11 +30,14 @@
 mod common;
 
 use std::hint::black_box;
+use std::io::Cursor;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use common::{mbps, memcpy_time, process, time};
+use common::{mbps, median, memcpy_time, process, time};
+use logspec::dynamic::Sink;
 use logspec::formats::rosbag::{Bag, BagError, Decoders, Order};
+use logspec::ir::ir::{Endian, Prim};
 
 /// The Python `rosbags` library's full decode and memcpy on the reference machine, MB/s.
 const ROSBAGS_MBPS: f64 = 62.0;
@@ -37,9 +47,94 @@ fn open(p: &Path) -> Bag<std::io::BufReader<std::fs::File>> {
     Bag::open(std::io::BufReader::new(std::fs::File::open(p).unwrap())).unwrap()
 }
 
+/// The bag mapped into memory, as the `rosbag` crate reads it: uncompressed chunks are read in
+/// place (see `rosbag::Source`).
+fn open_mapped(p: &Path) -> Bag<Cursor<memmap2::Mmap>> {
+    let file = std::fs::File::open(p).unwrap();
+    // SAFETY: the bench's input files are not modified while it runs.
+    let map = unsafe { memmap2::Mmap::map(&file) }.expect("maps the bag");
+    Bag::open(Cursor::new(map)).unwrap()
+}
+
 /// Decodes every message; returns (messages, message bytes).
 fn decode_all(p: &Path) -> (u64, u64) {
-    let mut bag = open(p);
+    decode_bag(open(p))
+}
+
+/// [`decode_all`] of the mapped bag.
+fn decode_all_mapped(p: &Path) -> (u64, u64) {
+    decode_bag(open_mapped(p))
+}
+
+/// What the plan decode of the bench does with a message's parts: every number, bool and string
+/// length is folded into a checksum (so each is read, in its byte order); arrays of numbers are
+/// taken as the packed bytes the plan lends (their length checked, elements not read), as a
+/// borrowed view hands them out.
+#[derive(Default)]
+struct Fold(u64);
+
+impl Sink for Fold {
+    fn begin_struct(&mut self, _: Option<&str>) {
+        self.0 = self.0.wrapping_add(1);
+    }
+    fn end_struct(&mut self) {}
+    fn begin_array(&mut self, _: Option<&str>, len: usize) {
+        self.0 = self.0.wrapping_add(len as u64);
+    }
+    fn end_array(&mut self) {}
+    #[inline]
+    fn number(&mut self, _: Option<&str>, _: Prim, raw: u64) {
+        self.0 = self.0.rotate_left(5) ^ raw;
+    }
+    fn bool(&mut self, _: Option<&str>, v: bool) {
+        self.0 ^= u64::from(v);
+    }
+    fn str(&mut self, _: Option<&str>, v: &str) {
+        self.0 = self.0.wrapping_add(v.len() as u64);
+    }
+    fn raw_str(&mut self, _: Option<&str>, v: &[u8]) {
+        self.0 = self.0.wrapping_add(v.len() as u64);
+    }
+    fn numbers(&mut self, _: Option<&str>, _: Prim, _: Endian, bytes: &[u8]) {
+        self.0 = self.0.wrapping_add(bytes.len() as u64);
+    }
+    fn bools(&mut self, _: Option<&str>, bytes: &[u8]) {
+        self.0 = self.0.wrapping_add(bytes.len() as u64);
+    }
+}
+
+/// Every message of the mapped bag through its decode plan into [`Fold`]; returns (messages,
+/// message bytes, checksum).
+fn plan_all_mapped(p: &Path, order: Order) -> (u64, u64, u64) {
+    plan_bag(&mut open_mapped(p), None, order)
+}
+
+fn plan_bag<R: logspec::formats::rosbag::Source>(
+    bag: &mut Bag<R>,
+    decoders: Option<&Decoders>,
+    order: Order,
+) -> (u64, u64, u64) {
+    let own;
+    let decoders = match decoders {
+        Some(d) => d,
+        None => {
+            own = Decoders::new("bench", &bag.connections, None);
+            &own
+        }
+    };
+    let (mut n, mut bytes, mut fold) = (0u64, 0u64, Fold::default());
+    bag.for_each_message(order, None, |m| -> Result<(), BagError> {
+        let d = decoders.get(m.conn).and_then(|t| t.decoder.as_ref()).expect("a decoder");
+        d.decode_into(m.data, &mut fold).expect("decodes");
+        n += 1;
+        bytes += m.data.len() as u64;
+        Ok(())
+    })
+    .unwrap();
+    (n, bytes, fold.0)
+}
+
+fn decode_bag<R: logspec::formats::rosbag::Source>(mut bag: Bag<R>) -> (u64, u64) {
     let decoders = Decoders::new("bench", &bag.connections, None);
     let (mut n, mut bytes) = (0u64, 0u64);
     bag.for_each_message(Order::Time, None, |m| -> Result<(), BagError> {
@@ -89,37 +184,100 @@ fn rosbag_crate_framing(p: &Path) -> u64 {
     bytes
 }
 
+/// [`rosbag_crate_framing`] of a bag the crate has opened (mapped) already.
+fn rosbag_crate_framing_of(bag: &rosbag::RosBag) -> u64 {
+    let mut bytes = 0u64;
+    for record in bag.chunk_records() {
+        if let rosbag::ChunkRecord::Chunk(chunk) = record.expect("chunk record") {
+            for msg in chunk.messages() {
+                if let rosbag::MessageRecord::MessageData(m) = msg.expect("message record") {
+                    bytes += black_box(m.data).len() as u64;
+                }
+            }
+        }
+    }
+    bytes
+}
+
+/// Times each reader `runs` times, taking turns (one run of each, then the next round), so that
+/// a shared machine's load falls on all of them alike; returns each one's median.
+fn interleaved(runs: usize, readers: &mut [&mut dyn FnMut()]) -> Vec<Duration> {
+    for r in readers.iter_mut() {
+        r();
+    }
+    let mut times = vec![Vec::with_capacity(runs); readers.len()];
+    for _ in 0..runs {
+        for (r, t) in readers.iter_mut().zip(&mut times) {
+            let start = Instant::now();
+            r();
+            t.push(start.elapsed());
+        }
+    }
+    times.into_iter().map(median).collect()
+}
+
 /// Full decode of every message of an uncompressed bag against the `rosbag` crate's raw framing
-/// of the same bag, in this run.
+/// of the same bag, in this run, each reader in turn.
 fn against_rosbag_crate(p: &Path, runs: usize) {
     let (msgs, msg_bytes) = decode_all(p);
     assert_eq!(rosbag_crate_framing(p), msg_bytes, "both read the same messages");
-    let ours = time(runs, || decode_all(p));
-    let theirs = time(runs, || rosbag_crate_framing(p));
-    // The same decode with the bag opened and its definitions compiled once, outside the timing:
-    // what a large bag amortises.
-    let mut bag = open(p);
+    assert_eq!(decode_all_mapped(p), (msgs, msg_bytes), "both read the same messages");
+    let (pm, pb, _) = plan_all_mapped(p, Order::Time);
+    assert_eq!((pm, pb), (msgs, msg_bytes), "both read the same messages");
+    // Opened once, outside the timing (the mapping's pages stay mapped): what a large bag
+    // amortises, for the crate and for logspec (definitions compiled once too).
+    let crate_bag = rosbag::RosBag::new(p).expect("the rosbag crate opens the bag");
+    let mut bag = open_mapped(p);
     let decoders = Decoders::new("bench", &bag.connections, None);
-    let warm = time(runs, || {
-        bag.for_each_message(Order::Time, None, |m| -> Result<(), BagError> {
-            let d = decoders.get(m.conn).and_then(|t| t.decoder.as_ref()).expect("a decoder");
-            black_box(d.decode(m.data).expect("decodes"));
-            Ok(())
-        })
-        .unwrap()
-    });
-    println!("input: {} ({msgs} messages, {msg_bytes} message bytes)", p.display());
-    println!("rosbag crate 0.6, raw framing       {:>7.0} MB/s   1.00x (baseline)", mbps(msg_bytes as usize, theirs));
-    println!(
-        "logspec, every message decoded      {:>7.0} MB/s   {:.2}x the rosbag crate (open and compile included)",
-        mbps(msg_bytes as usize, ours),
-        theirs.as_secs_f64() / ours.as_secs_f64()
+    let mut bag2 = open_mapped(p);
+    let t = interleaved(
+        runs,
+        &mut [
+            &mut || {
+                black_box(rosbag_crate_framing(p));
+            },
+            &mut || {
+                black_box(plan_all_mapped(p, Order::Time));
+            },
+            &mut || {
+                black_box(plan_all_mapped(p, Order::File));
+            },
+            &mut || {
+                black_box(decode_all_mapped(p));
+            },
+            &mut || {
+                black_box(decode_all(p));
+            },
+            &mut || {
+                black_box(rosbag_crate_framing_of(&crate_bag));
+            },
+            &mut || {
+                black_box(plan_bag(&mut bag, Some(&decoders), Order::Time));
+            },
+            &mut || {
+                bag2.for_each_message(Order::Time, None, |m| -> Result<(), BagError> {
+                    let d = decoders.get(m.conn).and_then(|t| t.decoder.as_ref()).expect("a decoder");
+                    black_box(d.decode(m.data).expect("decodes"));
+                    Ok(())
+                })
+                .unwrap()
+            },
+        ],
     );
-    println!(
-        "logspec, decode of an opened bag    {:>7.0} MB/s   {:.2}x the rosbag crate",
-        mbps(msg_bytes as usize, warm),
-        theirs.as_secs_f64() / warm.as_secs_f64()
-    );
+    println!("input: {} ({msgs} messages, {msg_bytes} message bytes), medians of {runs} interleaved runs", p.display());
+    let line = |what: &str, i: usize, base: usize| {
+        let ratio = t[base].as_secs_f64() / t[i].as_secs_f64();
+        let tail = if i == base { "(baseline)".to_string() } else { format!("the crate on line {}", base + 1) };
+        println!("{}. {what:<52} {:>7.0} MB/s   {ratio:.2}x {tail}", i + 1, mbps(msg_bytes as usize, t[i]));
+    };
+    line("rosbag crate 0.6, raw framing (mapped; open included)", 0, 0);
+    line("logspec, decode plan, time order (mapped; open+compile)", 1, 0);
+    line("logspec, decode plan, file order (mapped; open+compile)", 2, 0);
+    line("logspec, Value trees, time order (mapped; open+compile)", 3, 0);
+    line("logspec, Value trees, time order (read(); open+compile)", 4, 0);
+    line("rosbag crate 0.6, raw framing, opened bag", 5, 5);
+    line("logspec, decode plan, time order, opened bag", 6, 5);
+    line("logspec, Value trees, time order, opened bag", 7, 5);
 }
 
 fn main() {
@@ -134,8 +292,24 @@ fn main() {
     let bag = |name: &str| dir.join(name);
     let runs = 5;
     let none = bag("big_none.bag");
+    let crate_runs = 21;
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(only) = args.iter().position(|a| a == "--only").and_then(|i| args.get(i + 1)) {
+        for _ in 0..20 {
+            match only.as_str() {
+                "plan" => drop(black_box(plan_all_mapped(&none, Order::Time))),
+                "plan-file" => drop(black_box(plan_all_mapped(&none, Order::File))),
+                "crate" => drop(black_box(rosbag_crate_framing(&none))),
+                _ => drop(black_box(decode_all_mapped(&none))),
+            }
+        }
+        return;
+    }
     let file = std::fs::read(&none).expect("DIR/big_none.bag");
-    against_rosbag_crate(&none, runs);
+    against_rosbag_crate(&none, crate_runs);
+    if std::env::args().any(|a| a == "--crate-only") {
+        return;
+    }
     let (msgs, msg_bytes) = decode_all(&none);
     println!("input: {} ({} bytes), {msgs} messages, {msg_bytes} message bytes", none.display(), file.len());
     let memcpy = mbps(file.len(), memcpy_time(&file, runs));

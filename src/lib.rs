@@ -4,5 +4,8 @@
 //!
 //! Not a stable API: a Rust program reads logs through the `logspec` library crate.
 
+// The verbs' doc comments are clap's help text (`<format>` is a placeholder, not HTML), and the
+// engine's docs link items that are private to it.
 #[doc(hidden)]
+#[allow(rustdoc::invalid_html_tags, rustdoc::private_intra_doc_links)]
 pub mod cli;

@@ -30,9 +30,14 @@ fn logspec(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_logspec")).args(args).output().expect("run logspec")
 }
 
+/// Where the scratch directory `name` of this process is.
+fn scratch_path(name: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("logspec-parquet-{}-{name}", std::process::id()))
+}
+
 /// A fresh scratch directory for one trial.
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("logspec-parquet-{}-{name}", std::process::id()));
+    let dir = scratch_path(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("create scratch dir");
     dir
@@ -289,5 +294,8 @@ fn main() {
         tools::trial("datafusion_fleet_aggregates", &[Need::PyModule("datafusion")], datafusion_fleet_aggregates),
         tools::trial("corrupt_log_among_good", &pyarrow, corrupt_log_among_good),
     ];
-    tools::run(trials)
+    let conclusion = tools::conclude(trials);
+    // The fleet (about 70 MB) is shared by the trials, so it goes when they have all run.
+    let _ = std::fs::remove_dir_all(scratch_path("fleet"));
+    conclusion.exit()
 }

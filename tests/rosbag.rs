@@ -240,13 +240,70 @@ fn generated_types_decode_like_the_dynamic_decoder() {
             let v = d.decode(m.data).unwrap();
             let mut w = JsonWriter::new();
             d.view(&v).visit(None, &mut w);
-            assert_eq!(generated_json(ty, m.data), w.take(), "{stem}: {ty} at {:?}", m.time);
+            let generated = generated_json(ty, m.data);
+            assert_eq!(generated, w.take(), "{stem}: {ty} at {:?}", m.time);
+            // The decode plan, which builds no value, shows the same message.
+            d.visit(m.data, &mut w).unwrap();
+            assert_eq!(generated, w.take(), "{stem}: {ty} at {:?}, through the decode plan", m.time);
             *per_type.entry(ty.clone()).or_default() += 1;
             Ok(())
         })
         .unwrap();
     }
     assert_eq!(per_type.len(), 19, "{per_type:?}");
+}
+
+/// The decode plan (`MsgDecoder::visit`) and the owned decode (`MsgDecoder::decode`) accept and
+/// reject the same bytes with the same fault, on every message of the sample bags cut at every
+/// length (every 97th for long messages) and with bytes flipped (length prefixes included).
+#[test]
+fn decode_plan_and_owned_decode_agree_on_cut_and_corrupted_messages() {
+    fn both(d: &logspec::formats::rosbag::MsgDecoder, b: &[u8]) -> (Result<String, String>, Result<String, String>) {
+        let owned = d.decode(b).map(|v| {
+            let mut w = JsonWriter::new();
+            d.view(&v).visit(None, &mut w);
+            w.take()
+        });
+        let mut w = JsonWriter::new();
+        let planned = d.visit(b, &mut w).map(|()| w.take());
+        (owned.map_err(|e| e.to_string()), planned.map_err(|e| e.to_string()))
+    }
+    let (mut checked, mut faults) = (0usize, 0usize);
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    for stem in ["test_none", "rosbagjs-example"] {
+        let mut bag = Bag::open(Cursor::new(std::fs::read(bag_path(stem)).unwrap())).unwrap();
+        let decoders = Decoders::new(stem, &bag.connections, None);
+        let mut seen = std::collections::BTreeSet::new();
+        bag.for_each_message(Order::File, None, |m| -> Result<(), BagError> {
+            let d = decoders.get(m.conn).unwrap().decoder.as_ref().unwrap();
+            // Each distinct (type, length) once: the sample bags repeat their messages.
+            if !seen.insert((m.conn, m.data.len())) {
+                return Ok(());
+            }
+            let step = if m.data.len() > 512 { 97 } else { 1 };
+            let mut cases: Vec<Vec<u8>> = (0..m.data.len()).step_by(step).map(|n| m.data[..n].to_vec()).collect();
+            cases.push([m.data, &[0]].concat());
+            for _ in 0..16 {
+                let mut b = m.data.to_vec();
+                if b.is_empty() {
+                    break;
+                }
+                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                let i = (seed >> 33) as usize % b.len().min(96);
+                b[i] ^= (seed >> 13) as u8 | 1;
+                cases.push(b);
+            }
+            for b in cases {
+                let (owned, planned) = both(d, &b);
+                assert_eq!(owned, planned, "{stem}: {} ({} of {} bytes)", d.name, b.len(), m.data.len());
+                checked += 1;
+                faults += usize::from(owned.is_err());
+            }
+            Ok(())
+        })
+        .unwrap();
+    }
+    assert!(checked > 1000 && faults > 500, "{checked} cases, {faults} faults");
 }
 
 /// The Rust constants generated from `.msg` constants.

@@ -127,9 +127,8 @@ fn carla_views_agree_with_owned() {
     let mut checked = 0;
     for path in data("carla", "log") {
         let bytes = std::fs::read(&path).unwrap();
-        let start = carla::Reader::new(&bytes[..]).unwrap().position() as usize;
-        let header = carla::InfoHeader::decode(&mut Cursor::new(&bytes), Endian::Little).unwrap();
-        let (_, reader) = SliceReader::<carla::Carla>::new(&bytes[start..]).unwrap();
+        // The info header is the format's file header: the runtime's framed reader reads it.
+        let (header, reader) = SliceReader::<carla::Carla>::new(&bytes).unwrap();
         for raw in reader.take(300) {
             let Ok(raw) = raw else { break };
             for w in carla::WheelSize::ALL {
@@ -276,4 +275,95 @@ fn rlog_r2_value_views_agree_with_owned() {
 fn decode_error_is_small() {
     assert!(std::mem::size_of::<DecodeError>() <= 24);
     assert!(std::mem::size_of::<Result<f64, DecodeError>>() <= 24);
+}
+
+/// The CARLA readers lend packets as views: on the first frames of every sample, cut at every
+/// byte and with every byte flipped, the slice reader and the streaming reader return the same
+/// packets and the same error, and every packet's view agrees with the owned decoder run with
+/// the reader parameters the reader chose (value, encoded bytes, and the error of a mismatch).
+#[test]
+fn carla_reader_views_agree_with_owned() {
+    fn check(what: &str, bytes: &[u8]) -> usize {
+        let (slice, stream) = (carla::SliceReader::new(bytes), carla::Reader::new(bytes));
+        let (mut slice, mut stream) = match (slice, stream) {
+            (Ok(a), Ok(b)) => (a, b),
+            (Err(a), Err(b)) => {
+                assert_eq!((a.offset, a.to_string()), (b.offset, b.to_string()), "{what}: header errors");
+                return 0;
+            }
+            (a, b) => panic!("{what}: slice reader ok: {}, stream reader ok: {}", a.is_ok(), b.is_ok()),
+        };
+        assert_eq!(slice.header(), stream.header(), "{what}");
+        let mut params = [0i128; carla::PARAMS.len()];
+        params[carla::PARAM_VERSION] = i128::from(slice.header().version);
+        let mut n = 0;
+        loop {
+            let (a, b) = (slice.next(), stream.next_packet_ref());
+            let (a, b) = match (a, b) {
+                (None, None) => break,
+                (Some(Ok(a)), Some(Ok(b))) => (a, b),
+                (Some(Err(a)), Some(Err(b))) => {
+                    assert_eq!((a.offset, a.to_string()), (b.offset, b.to_string()), "{what}: errors");
+                    break;
+                }
+                (a, b) => panic!("{what}: packet {n}: slice {a:?}, stream {b:?}"),
+            };
+            // Compared as printed, so that NaNs compare equal.
+            same_debug(&format!("{what}: packet {n}"), &a, &b);
+            same_debug(&format!("{what}: frame state after packet {n}"), slice.frame(), stream.frame());
+            let at = a.offset as usize + carla::PACKET_HEADER;
+            let payload = &bytes[at..at + a.size as usize];
+            let what = format!("{what}: packet #{n} (id {}) at {}", a.id, a.offset);
+            match &a.body {
+                carla::BodyRef::Unknown(raw) => {
+                    assert_eq!(*raw, payload, "{what}");
+                    assert!(carla::Carla::decode_record_with(u64::from(a.id), payload, &params).is_none(), "{what}");
+                }
+                carla::BodyRef::Record { record, wheel_size } => {
+                    let w = wheel_size.unwrap_or(carla::WheelSize::ALL[0]);
+                    params[carla::PARAM_WHEEL_SIZE] = i128::from(w.0);
+                    let owned = carla::Carla::decode_record_with(u64::from(a.id), payload, &params);
+                    let owned = owned.expect("a known id").or_else(|e| {
+                        // A PhysicsControl without wheels decodes with either layout.
+                        params[carla::PARAM_WHEEL_SIZE] = i128::from(carla::WheelSize::ALL[1].0);
+                        carla::Carla::decode_record_with(u64::from(a.id), payload, &params)
+                            .expect("known")
+                            .map_err(|_| e)
+                    });
+                    agree(&what, owned, Ok(*record), |v| v.to_owned());
+                }
+                carla::BodyRef::Mismatch { raw, error, .. } => {
+                    assert_eq!(*raw, payload, "{what}");
+                    let mut rejected = 0;
+                    for w in carla::WheelSize::ALL {
+                        params[carla::PARAM_WHEEL_SIZE] = i128::from(w.0);
+                        let owned = carla::Carla::decode_record_with(u64::from(a.id), payload, &params);
+                        if let Some(Err(e)) = owned {
+                            rejected += 1;
+                            if a.id != 15 {
+                                assert_eq!(e.detail(), error.detail(), "{what}");
+                            }
+                        }
+                    }
+                    assert_eq!(rejected, carla::WheelSize::ALL.len(), "{what}: the owned decoder rejects it too");
+                }
+            }
+            n += 1;
+        }
+        n
+    }
+    let mut checked = 0;
+    for path in data("carla", "log") {
+        let bytes = std::fs::read(&path).unwrap();
+        checked += check(&path.display().to_string(), &bytes);
+        // The header and the first packets: every cut, and every byte flipped.
+        let head = &bytes[..bytes.len().min(1500)];
+        for i in 0..head.len() {
+            checked += check(&format!("{} cut at {i}", path.display()), &head[..i]);
+            let mut flipped = head.to_vec();
+            flipped[i] ^= 0xff;
+            checked += check(&format!("{} byte {i} flipped", path.display()), &flipped);
+        }
+    }
+    assert!(checked > 20_000, "{checked} packets checked");
 }

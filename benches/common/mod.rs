@@ -124,4 +124,5 @@ pub fn whole_process(buf: &[u8], quarter_len: usize, ext: &str) -> WholeProcess 
     }
 }
 
+pub mod rlog_input;
 pub mod usvlog_input;

@@ -4,6 +4,7 @@ Usage: python3 read_bench.py MODE FILE, MODE one of
   numpy    the generated module, `read_usvlog(path, numpy=True)` (numpy arrays)
   plain    the generated module, `read_usvlog(path)` (lists; numpy is made unimportable first)
   standin  `upstream_standin.read_timeseries_bin(path)` (the baseline; see that file)
+  package  the `logspec` package's `logspec.usvlog.read_timeseries_bin(path)` (Rust; `pip install ./py`)
 
 Prints one JSON object: the seconds the read took (imports excluded), the records it returned, and
 the bytes of the columns it returned (numpy arrays: their buffers; lists: not counted).
@@ -21,13 +22,17 @@ elif mode == "numpy":
     import numpy  # noqa: F401  (imported before the clock starts, as the stand-in's is)
     import usvlog
     read = lambda: usvlog.read_usvlog(path, numpy=True)
+elif mode == "package":
+    import numpy  # noqa: F401
+    import logspec.usvlog
+    read = lambda: logspec.usvlog.read_timeseries_bin(path)
 else:
     import upstream_standin
     read = lambda: upstream_standin.read_timeseries_bin(path)
 t = time.perf_counter()
 result = read()
 seconds = time.perf_counter() - t
-if mode == "standin":
+if mode in ("standin", "package"):
     columns, records = result.records, sum(result.record_counts.values())
 else:
     columns, records = result.columns, result.records_total

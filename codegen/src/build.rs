@@ -53,6 +53,8 @@ pub struct Builder {
     type_attributes: Vec<(String, String)>,
     field_attributes: Vec<(String, String)>,
     include_file: Option<PathBuf>,
+    /// Whether the including crate has an allocator (see [`Builder::alloc`]).
+    alloc: bool,
     /// The modules written so far by this builder, `(module name, file)`, for `include_file`.
     modules: RefCell<Vec<(String, PathBuf)>>,
 }
@@ -123,8 +125,22 @@ impl Builder {
             type_attributes: Vec::new(),
             field_attributes: Vec::new(),
             include_file: None,
+            alloc: true,
             modules: RefCell::new(Vec::new()),
         }
+    }
+
+    /// Whether the crate that includes the generated code has an allocator (default: `true`).
+    /// With `false`, for a `#![no_std]` crate whose `logspec-runtime` has neither `alloc` nor
+    /// `std`, a type whose owned form would hold a `Vec` or `String` is generated as its borrowed
+    /// view only (`FooRef<'a>`, checked, encodable, without `to_owned`), and a framed format with
+    /// such records gets its view record enum but no owned record enum and no `FramedFormat`
+    /// impl. Fixed-size types and every view are the same either way. A crate with its own
+    /// `alloc` feature passes it on from its build script:
+    /// `.alloc(std::env::var_os("CARGO_FEATURE_ALLOC").is_some())`.
+    pub fn alloc(mut self, alloc: bool) -> Self {
+        self.alloc = alloc;
+        self
     }
 
     /// Where to write the generated files (default: `$OUT_DIR`).
@@ -176,7 +192,7 @@ impl Builder {
     /// paths of the generated files (`<format>.rs` per schema, and the include file if set).
     pub fn compile(&self, schemas: &[impl AsRef<Path>]) -> Result<Vec<PathBuf>, BuildError> {
         let out_dir = self.resolved_out_dir()?;
-        let backend = RustBackend { runtime_path: self.checked_runtime_path()? };
+        let backend = RustBackend { runtime_path: self.checked_runtime_path()?, alloc: self.alloc };
         let attrs = self.attributes()?;
         let mut errors = Vec::new();
         let mut texts = Vec::new();

@@ -45,6 +45,12 @@
 //! - `tag_field(kind: u16)` on an earlier field (the tag goes just before that field) and
 //!   `tag = kind` on the union field.
 //!
+//! Views: a derived struct `Foo` also gets `FooRef<'a>`, and a derived union `U` an enum of views
+//! `URef<'a>`, from the functions that make a schema type's view ([`crate::backend::rust::views`]),
+//! with `to_owned()`, `Encode`, and the consts of a schema type (`SIZE`, `OFFSET_<FIELD>`,
+//! `TAG_<VARIANT>`). A field of a hand-written type is held by value in the view, so that type must
+//! implement `Clone`, `Debug` and `PartialEq`.
+//!
 //! Not yet expressible with the derive: unions selected by a type name or a reader parameter,
 //! bit-fields and variable-width integers (declare them in a schema and use the generated types).
 //!
@@ -56,6 +62,7 @@ use quote::{quote, ToTokens};
 use syn::spanned::Spanned;
 
 use crate::backend::rust::codec::{self, StructSpec};
+use crate::backend::rust::views;
 use crate::backend::rust::Cx;
 use crate::ir::{self, Endian, Len, Prim, Ty, TypeDef, TypeId};
 
@@ -740,13 +747,17 @@ fn expand_struct(
     }
     let name = record.as_ref().map_or(name, |r| r.name.clone());
     schema.records.extend(record.clone());
-    let cx = Cx::new(&schema, &attrs.runtime_path());
+    let mut cx = Cx::new(&schema, &attrs.runtime_path());
+    cx.vis = input.vis.to_token_stream();
     let TypeDef::Struct(s) = &schema.types[0] else { return TokenStream::new() };
     let impls = codec::struct_impls(
         &cx,
         &StructSpec { display_name: &name, ident: quote!(#ident), fields: &s.fields, record: record.as_ref() },
     );
-    quote!(#tracking #impls)
+    // The same consts and borrowed view as a schema struct, from the same functions.
+    let consts = crate::backend::rust::types::struct_consts(ident, s);
+    let view = views::struct_view(&cx, TypeId(0), &name, &s.fields);
+    quote!(#tracking #impls #consts #view)
 }
 
 /// Checks the struct (lowered into `mini`) against record `name` of the schema file `lit`:
@@ -1100,7 +1111,20 @@ fn expand_union(
         params: Vec::new(),
         source: None,
     };
-    let cx = Cx::new(&schema, &attrs.runtime_path());
+    let mut cx = Cx::new(&schema, &attrs.runtime_path());
+    cx.vis = input.vis.to_token_stream();
     let TypeDef::Union(u) = &schema.types[0] else { return TokenStream::new() };
-    crate::backend::rust::types::union_impls(&cx, u, &input.ident)
+    let ident = &input.ident;
+    let impls = crate::backend::rust::types::union_impls(&cx, u, ident);
+    // The tag consts and the enum of views of a schema union, from the same functions.
+    let tags = views::tag_consts(u);
+    let view = views::union_view(&cx, TypeId(0));
+    quote! {
+        #impls
+        #[allow(dead_code)]
+        impl #ident {
+            #tags
+        }
+        #view
+    }
 }

@@ -6,7 +6,7 @@ pub use logspec_ir::wpistruct::*;
 /// The formatted Rust source (the Rust back end's items) for `roots` and every struct they use.
 pub fn rust_source(set: &StructSet, roots: &[&str], module: &str, runtime_path: &str, from: Option<String>) -> String {
     let lowered = lower::lower(set, roots, module, from);
-    let backend = crate::backend::rust::RustBackend { runtime_path: runtime_path.to_string() };
+    let backend = crate::backend::rust::RustBackend { runtime_path: runtime_path.to_string(), alloc: true };
     let tokens = backend.tokens(&lowered.schema);
     let mut file: syn::File = match syn::parse2(tokens.clone()) {
         Ok(f) => f,

@@ -52,6 +52,6 @@ fn generation_is_deterministic() {
 #[test]
 fn runtime_path_is_configurable() {
     let schema = compile(&schemas()[0]);
-    let src = RustBackend { runtime_path: "::logspec::runtime".into() }.source(&schema);
+    let src = RustBackend { runtime_path: "::logspec::runtime".into(), alloc: true }.source(&schema);
     assert!(src.contains("::logspec::runtime::Fixed") && !src.contains("::logspec_runtime::"));
 }

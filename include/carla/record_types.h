@@ -343,63 +343,6 @@ static inline void carla_put_f64be(uint8_t *p, double v)
     carla_put_u64be(p, u);
 }
 
-/**
- * PacketHeader.
- *
- * 5 bytes on the wire, little-endian.
- */
-#pragma pack(push, 1)
-typedef struct carla_packet_header {
-    uint8_t id;
-    uint32_t size; /**< Bytes after this header (covers the record count). [B] */
-} carla_packet_header_t;
-#pragma pack(pop)
-#define CARLA_PACKET_HEADER_SIZE 5u
-CARLA_STATIC_ASSERT(sizeof(carla_packet_header_t) == CARLA_PACKET_HEADER_SIZE, "carla_packet_header_t must be 5 bytes");
-CARLA_STATIC_ASSERT(offsetof(carla_packet_header_t, id) == 0u, "carla_packet_header_t.id must be at byte 0");
-CARLA_STATIC_ASSERT(offsetof(carla_packet_header_t, size) == 1u, "carla_packet_header_t.size must be at byte 1");
-
-/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
-static inline int carla_packet_header_encode(uint8_t *buf, size_t cap, const carla_packet_header_t *v, size_t *written)
-{
-    size_t n = 0;
-    if (cap < 5u) return CARLA_ERR_SPACE;
-#if CARLA_HOST_LE
-    CARLA_MEMCPY(buf, v, 5u);
-    n = 5u;
-#else
-    (buf + n)[0] = (uint8_t)(v->id);
-    n += 1u;
-    carla_put_u32le(buf + n, (uint32_t)(v->size));
-    n += 4u;
-#endif
-    (void)buf;
-    (void)cap;
-    (void)v;
-    if (written) *written = n;
-    return CARLA_OK;
-}
-/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
-static inline int carla_packet_header_decode(carla_packet_header_t *v, const uint8_t *buf, size_t len, size_t *used)
-{
-    size_t n = 0;
-    if (len < 5u) return CARLA_ERR_SHORT;
-#if CARLA_HOST_LE
-    CARLA_MEMCPY(v, buf, 5u);
-    n = 5u;
-#else
-    v->id = ((buf + n))[0];
-    n += 1u;
-    v->size = carla_get_u32le((buf + n));
-    n += 4u;
-#endif
-    (void)buf;
-    (void)len;
-    (void)v;
-    if (used) *used = n;
-    return CARLA_OK;
-}
-
 /*
  * InfoHeader. The start of every file. Its length is 28 + the length of the map name.
  *
@@ -484,6 +427,63 @@ static inline int carla_info_header_decode(carla_info_header_view_t *v, const ui
     if (v->map_len > len - n) return CARLA_ERR_COUNT;
     v->map = (const char *)(buf + n);
     n += v->map_len;
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return CARLA_OK;
+}
+
+/**
+ * PacketHeader.
+ *
+ * 5 bytes on the wire, little-endian.
+ */
+#pragma pack(push, 1)
+typedef struct carla_packet_header {
+    uint8_t id;
+    uint32_t size; /**< Bytes after this header (covers the record count). [B] */
+} carla_packet_header_t;
+#pragma pack(pop)
+#define CARLA_PACKET_HEADER_SIZE 5u
+CARLA_STATIC_ASSERT(sizeof(carla_packet_header_t) == CARLA_PACKET_HEADER_SIZE, "carla_packet_header_t must be 5 bytes");
+CARLA_STATIC_ASSERT(offsetof(carla_packet_header_t, id) == 0u, "carla_packet_header_t.id must be at byte 0");
+CARLA_STATIC_ASSERT(offsetof(carla_packet_header_t, size) == 1u, "carla_packet_header_t.size must be at byte 1");
+
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int carla_packet_header_encode(uint8_t *buf, size_t cap, const carla_packet_header_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 5u) return CARLA_ERR_SPACE;
+#if CARLA_HOST_LE
+    CARLA_MEMCPY(buf, v, 5u);
+    n = 5u;
+#else
+    (buf + n)[0] = (uint8_t)(v->id);
+    n += 1u;
+    carla_put_u32le(buf + n, (uint32_t)(v->size));
+    n += 4u;
+#endif
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return CARLA_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int carla_packet_header_decode(carla_packet_header_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len < 5u) return CARLA_ERR_SHORT;
+#if CARLA_HOST_LE
+    CARLA_MEMCPY(v, buf, 5u);
+    n = 5u;
+#else
+    v->id = ((buf + n))[0];
+    n += 1u;
+    v->size = carla_get_u32le((buf + n));
+    n += 4u;
+#endif
     (void)buf;
     (void)len;
     (void)v;

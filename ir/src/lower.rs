@@ -189,9 +189,9 @@ impl Cx {
         // problem; a field whose type could not be resolved is `Ty::Pad(0)` and is skipped.
         self.check_const_sizes(&schema, &decls);
         schema.format.schema_id = self.schema_id(file, &schema);
-        if let (Some(h), Some(id)) = (&file.file_header, schema.file_header) {
-            self.fixed_size(&schema, id, h, "the file header (`[file_header]`)");
-        }
+        // The file header may be variable-size (CARLA's info header ends with a length-prefixed
+        // map name): readers decode it from a cursor and read more until it decodes, so only
+        // the record header, which frames every record, must have a fixed size.
         schema.framing = self.framing(file, &schema);
         // Payload bounds walk nested types, which only terminates when none contains itself.
         let bounded = file.framing.as_ref().and_then(|f| f.bounded.as_ref()).map_or(true, |b| b.value);

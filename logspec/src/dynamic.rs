@@ -18,6 +18,10 @@
 use logspec_ir::ir::{Endian, Enum, Flags, Len, Prim, Schema, Struct, Ty, TypeDef, TypeId};
 use logspec_ir::layout;
 
+mod plan;
+
+pub use plan::{Plan, Sink};
+
 /// Why bytes did not decode: where, in which field, and what was expected and found.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Fault {
@@ -127,6 +131,72 @@ pub fn uint(b: &[u8], e: Endian) -> u64 {
             u64::from_be_bytes(a)
         }
     }
+}
+
+/// The number of type `p` at offset `at` of `b`, in byte order `e`, as its bits zero-extended
+/// to 64; `None` when `b` ends first.
+#[inline]
+pub fn load(b: &[u8], at: usize, p: Prim, e: Endian) -> Option<u64> {
+    macro_rules! read {
+        ($t:ty) => {{
+            let x: [u8; std::mem::size_of::<$t>()] = b.get(at..at + std::mem::size_of::<$t>())?.try_into().ok()?;
+            match e {
+                Endian::Little => <$t>::from_le_bytes(x),
+                Endian::Big => <$t>::from_be_bytes(x),
+            }
+        }};
+    }
+    Some(match p.size() {
+        1 => u64::from(*b.get(at)?),
+        2 => u64::from(read!(u16)),
+        4 => u64::from(read!(u32)),
+        _ => read!(u64),
+    })
+}
+
+/// Calls `f(i, raw)` for each number `i` of type `p` packed in `b` in byte order `e` (whole
+/// elements; a partial one at the end is not read), the byte order chosen once for the loop.
+#[inline]
+pub fn each_number(b: &[u8], p: Prim, e: Endian, mut f: impl FnMut(usize, u64)) {
+    macro_rules! each {
+        ($t:ty, $from:ident) => {
+            for (i, x) in b.chunks_exact(std::mem::size_of::<$t>()).enumerate() {
+                f(i, u64::from(<$t>::$from(x.try_into().expect("a whole element"))));
+            }
+        };
+    }
+    match (p.size(), e) {
+        (1, _) => b.iter().enumerate().for_each(|(i, x)| f(i, u64::from(*x))),
+        (2, Endian::Little) => each!(u16, from_le_bytes),
+        (2, Endian::Big) => each!(u16, from_be_bytes),
+        (4, Endian::Little) => each!(u32, from_le_bytes),
+        (4, Endian::Big) => each!(u32, from_be_bytes),
+        (_, Endian::Little) => each!(u64, from_le_bytes),
+        (_, Endian::Big) => each!(u64, from_be_bytes),
+    }
+}
+
+/// A [`Build`] that keeps nothing: the walk as a check of the bytes (and the namer of a
+/// [`Plan`]'s faults).
+pub struct Check;
+
+impl Build for Check {
+    type Value = ();
+    fn bool(&mut self, _: bool) {}
+    fn number(&mut self, _: Prim, _: u64) {}
+    fn text(&mut self, _: &[u8], _: Len) {}
+    fn bytes(&mut self, _: &[u8]) {}
+    fn numbers(&mut self, _: Prim, _: Endian, _: &[u8]) -> Option<()> {
+        Some(())
+    }
+    fn bools(&mut self, _: &[u8]) -> Option<()> {
+        Some(())
+    }
+    fn list(&mut self, _: Vec<()>) {}
+    fn strukt(&mut self, _: &Schema, _: &Struct, _: Vec<()>) {}
+    fn enumeration(&mut self, _: &Enum, _: u64) {}
+    fn flags(&mut self, _: &Schema, _: &Flags, _: u64) {}
+    fn padding(&mut self) {}
 }
 
 /// Decodes one whole value of type `ty` from `bytes` with `build`; trailing bytes are an error.

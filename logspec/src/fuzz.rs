@@ -116,8 +116,19 @@ pub fn rlog_stream(data: &[u8]) {
     }
 }
 
-/// CARLA recordings: every frame, every packet decoded.
+/// CARLA recordings: every frame, every packet decoded; and every packet viewed in place by the
+/// slice reader, read through every field.
 pub fn carla(data: &[u8]) {
+    if let Ok(r) = carla::SliceReader::new(data) {
+        for p in r {
+            match p {
+                Ok(p) => {
+                    let _ = p.to_owned();
+                }
+                Err(_) => break,
+            }
+        }
+    }
     let Ok(mut r) = carla::Reader::new(data) else { return };
     while let Some(f) = r.next_frame() {
         if f.is_err() {
@@ -127,22 +138,32 @@ pub fn carla(data: &[u8]) {
 }
 
 /// ROS bags from memory, in time and file order, every message decoded with its connection's
-/// embedded definition and written as JSON.
+/// embedded definition and written as JSON, by the owned decode and by the decode plan, which
+/// must agree.
 pub fn rosbag(data: &[u8]) {
     for order in [Order::Time, Order::File] {
         let Ok(mut bag) = Bag::open(Cursor::new(data)) else { return };
         let decoders = Decoders::new("fuzz", &bag.connections, None);
         let _ = bag.for_each_message(order, None, |m| -> Result<(), BagError> {
             if let Some(d) = decoders.get(m.conn).and_then(|t| t.decoder.as_ref()) {
-                if let Ok(v) = d.decode(m.data) {
-                    let mut w = JsonWriter::new();
-                    logspec_runtime::Visit::visit(&d.view(&v), None, &mut w);
-                    w.take();
-                }
+                owned_and_planned(d, m.data);
             }
             Ok(())
         });
     }
+}
+
+/// Decodes `bytes` into JSON through the owned `Value` and through the decode plan; panics when
+/// they differ (in the JSON, or in the fault).
+fn owned_and_planned(d: &crate::formats::rosbag::MsgDecoder, bytes: &[u8]) {
+    let owned = d.decode(bytes).map(|v| {
+        let mut w = JsonWriter::new();
+        logspec_runtime::Visit::visit(&d.view(&v), None, &mut w);
+        w.take()
+    });
+    let mut w = JsonWriter::new();
+    let planned = d.visit(bytes, &mut w).map(|()| w.take());
+    assert_eq!(owned, planned, "{}: the decode plan and the owned decode differ", d.name);
 }
 
 /// The TOML schema compiler and every back end of a schema it accepts.
@@ -177,11 +198,7 @@ pub fn msg(data: &[u8]) {
     };
     let decoders = Decoders::new("fuzz", &BTreeMap::from([(0, conn)]), None);
     if let Some(d) = decoders.get(0).and_then(|t| t.decoder.as_ref()) {
-        if let Ok(v) = d.decode(body) {
-            let mut w = JsonWriter::new();
-            logspec_runtime::Visit::visit(&d.view(&v), None, &mut w);
-            w.take();
-        }
+        owned_and_planned(d, body);
     }
 }
 

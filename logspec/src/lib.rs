@@ -92,7 +92,9 @@ are written and checked like magic:
 ```
 use logspec::runtime::{Decode, Encode};
 
-#[derive(logspec::Record, Debug, PartialEq)]
+// A field's hand-written type is held by value in the enclosing struct's view (`OrderRef`), so it
+// is `Clone`, `Debug` and `PartialEq`.
+#[derive(logspec::Record, Clone, Debug, PartialEq)]
 enum Command {
     #[record(tag = 1)]
     Stop,
@@ -124,6 +126,7 @@ pub use logspec_ir as ir;
 pub use logspec_runtime as runtime;
 
 pub mod dynamic;
+pub mod encode;
 pub mod formats;
 #[doc(hidden)]
 pub mod fuzz;

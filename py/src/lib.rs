@@ -1,13 +1,24 @@
 //! The native module of the Python package `logspec` (`logspec._logspec`).
 //!
-//! Each submodule file registers its classes and functions in [`_logspec`]; the Python side
+//! Each submodule file registers its classes and functions in the module `_logspec`; the Python side
 //! (`py/python/logspec/__init__.py`) re-exports them and documents them in the `.pyi` stubs.
 
 use pyo3::prelude::*;
+
+mod errors;
+mod file;
+mod tables;
+mod usvlog;
+mod writers;
 
 /// The native module. Python code imports `logspec`, not this.
 #[pymodule]
 fn _logspec(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    errors::register(m)?;
+    file::register(m)?;
+    tables::register(m)?;
+    writers::register(m)?;
+    usvlog::register(m)?;
     Ok(())
 }

@@ -284,6 +284,13 @@ impl<'a, F: FramedFormat> SliceReader<'a, F> {
         Ok((h, SliceReader { bytes, pos: n, index: 0, done: false, _f: core::marker::PhantomData }))
     }
 
+    /// A reader over records alone, with no file header before them: `bytes` starts with a
+    /// record header (a stream's records after a header read elsewhere, or a reader's look-ahead
+    /// from [`Reader::peek`]). Offsets and indices count from the start of `bytes`.
+    pub fn records(bytes: &'a [u8]) -> Self {
+        SliceReader { bytes, pos: 0, index: 0, done: false, _f: core::marker::PhantomData }
+    }
+
     /// Byte offset of the next record.
     pub fn position(&self) -> u64 {
         self.pos as u64
@@ -366,7 +373,12 @@ pub struct Reader<R, F: FramedFormat> {
 impl<R: Read, F: FramedFormat> Reader<R, F> {
     /// Reads and checks the file header.
     pub fn new(inner: R) -> Result<Self, ReadError> {
-        let mut buf = ReadBuf::new(inner);
+        Self::from_buf(ReadBuf::new(inner))
+    }
+
+    /// Like [`new`](Self::new), over a buffer that may already hold the first bytes of the stream
+    /// (a format that looked at them first, e.g. to report a bad header in its own terms).
+    pub fn from_buf(mut buf: ReadBuf<R>) -> Result<Self, ReadError> {
         let mut want = 1;
         loop {
             buf.fill(want).map_err(|e| header_error::<F>(ReadErrorKind::Io(e)))?;
@@ -388,6 +400,15 @@ impl<R: Read, F: FramedFormat> Reader<R, F> {
     /// Byte offset of the next record.
     pub fn position(&self) -> u64 {
         self.buf.position()
+    }
+
+    /// Reads ahead until `n` bytes from the next record on are buffered (or the input ends) and
+    /// returns the buffered bytes without consuming them, for a format that looks ahead before
+    /// its first record (CARLA tells UE5 recordings apart by their first Position packet). The
+    /// buffer grows to `n` bytes only as they arrive.
+    pub fn peek(&mut self, n: usize) -> io::Result<&[u8]> {
+        self.buf.fill(n)?;
+        Ok(self.buf.bytes())
     }
 
     /// The next framed record, or `None` at a clean end of the stream. After a truncation or I/O

@@ -292,6 +292,23 @@ impl<'a, V: View<'a>> Seq<'a, V> {
         Ok(Seq { bytes, len: n, order, params: c.params(), _v: PhantomData })
     }
 
+    /// Takes `n` elements of `size` bytes each whose views cannot fail once their bytes are there
+    /// (the generated code passes only fixed-size structs of numbers, bools, enums, flags and
+    /// padding, without consts): one length check instead of one per element. When the bytes are
+    /// short, the elements are checked one by one as [`take`](Self::take) does, so the error is
+    /// the same.
+    #[inline]
+    pub fn take_fixed(c: &mut Cursor<'a>, n: usize, size: usize, order: Endian) -> Result<Self, DecodeError> {
+        match n.checked_mul(size) {
+            Some(len) if len <= c.remaining() => {
+                let params = c.params();
+                let bytes = c.take(len)?;
+                Ok(Seq { bytes, len: n, order, params, _v: PhantomData })
+            }
+            _ => Self::take(c, n, order),
+        }
+    }
+
     /// Takes elements from the cursor until it is empty, checking each (a byte-length-prefixed
     /// or rest-of-payload array, given a cursor over just its bytes).
     #[inline]

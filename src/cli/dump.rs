@@ -1,7 +1,7 @@
 //! `logspec dump`: JSON Lines, one object per record, in file order.
 
 use std::io::{self, BufWriter, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use logspec::json::JsonWriter;
@@ -33,57 +33,77 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
-    let d = detect(&args.file, open(&args.file)?, args.input.format)?;
-    if args.frames.is_some() && d.kind != FormatKind::Carla {
-        return Err(CliError::Usage(format!(
-            "--frames applies to CARLA recordings; {} has no frames",
-            shown(&args.file)
-        )));
+    let stdout = io::stdout().lock();
+    let mut out = BufWriter::with_capacity(1 << 16, stdout);
+    let opts = Options {
+        input: args.input,
+        frames: args.frames,
+        select: args.select.select(),
+        msg_path: args.msg_path,
+        file_order: args.file_order,
+    };
+    let d = detect(&args.file, open(&args.file)?, opts.input.format)?;
+    write(d, &args.file, &opts, &mut out)
+}
+
+/// What to dump besides the file (the options of `logspec dump`).
+#[derive(Debug, Default)]
+pub struct Options {
+    pub input: super::InputArgs,
+    pub frames: Option<std::ops::Range<u64>>,
+    pub select: Select,
+    pub msg_path: Vec<PathBuf>,
+    pub file_order: bool,
+}
+
+/// Dumps a detected log as JSON Lines into `out` (the engine of `logspec dump`, and of the
+/// Python package's iteration). A closed pipe (`| head`) ends it quietly.
+pub fn write(d: super::Detected, file: &Path, opts: &Options, mut out: &mut dyn Write) -> Result<ExitCode, CliError> {
+    if opts.frames.is_some() && d.kind != FormatKind::Carla {
+        return Err(CliError::Usage(format!("--frames applies to CARLA recordings; {} has no frames", shown(file))));
     }
-    let path = shown(&args.file);
-    let select = args.select.select();
-    let ros_only = !args.msg_path.is_empty() || args.file_order;
+    let path = shown(file);
+    let select = &opts.select;
+    let ros_only = !opts.msg_path.is_empty() || opts.file_order;
     if ros_only && d.kind != FormatKind::Rosbag {
         return Err(CliError::Usage(format!(
             "--msg-path and --file-order apply to ROS bags; {path} is {}",
             d.kind.title()
         )));
     }
-    let stdout = io::stdout().lock();
-    let mut out = BufWriter::with_capacity(1 << 16, stdout);
+    let out = &mut out;
     let result = match d.kind {
         FormatKind::Usvlog => {
             // The file's schema id picks the layout: the current one or an older one from the lock.
             let schema = super::source::bundled_schema("schemas/usvlog.toml", logspec::formats::usvlog::SCHEMA_TOML)?;
             let ns_per_tick = super::source::timestamp_scale(&schema);
-            let job = Dump { input: d.input, out: &mut out, path: &path, select: &select, ns_per_tick };
+            let job = Dump { input: d.input, out, path: &path, select, ns_per_tick };
             with_file_format::<logspec::formats::usvlog::Usvlog, _>(&d.head, job)
                 .map_err(|e| Failure::Input(format!("{path}: {e}")))
                 .and_then(|r| r)
         }
         FormatKind::Carla => super::carla::reader(d.input, &path)
             .map_err(Failure::Input)
-            .and_then(|r| super::carla::dump(r, &mut out, &path, args.frames.clone(), &select)),
+            .and_then(|r| super::carla::dump(r, out, &path, opts.frames.clone(), select)),
         FormatKind::Rlog | FormatKind::RlogStream => {
             let stream = d.kind == FormatKind::RlogStream;
-            let schemas = super::structs::rlog_schemas(&args.file, stream, args.input.assume_r1, &path);
+            let schemas = super::structs::rlog_schemas(file, stream, opts.input.assume_r1, &path);
             let mut structs = super::structs::Decoder::new(schemas, &path);
-            super::rlogfile::reader(d.input, stream, args.input.assume_r1, &path)
+            super::rlogfile::reader(d.input, stream, opts.input.assume_r1, &path)
                 .map_err(Failure::Input)
-                .and_then(|r| super::rlogfile::dump(r, &mut out, &path, &select, &mut structs))
+                .and_then(|r| super::rlogfile::dump(r, out, &path, select, &mut structs))
         }
         FormatKind::Wpilog => {
-            let schemas = super::structs::wpilog_schemas(&args.file, &path);
+            let schemas = super::structs::wpilog_schemas(file, &path);
             let mut structs = super::structs::Decoder::new(schemas, &path);
             super::wpilog::reader(d.input, &path)
                 .map_err(Failure::Input)
-                .and_then(|r| super::wpilog::dump(r, &mut out, &path, &select, &mut structs))
+                .and_then(|r| super::wpilog::dump(r, out, &path, select, &mut structs))
         }
         FormatKind::Rosbag => {
             drop(d.input);
-            let opts =
-                super::rosbag::DumpOptions { select: &select, msg_path: &args.msg_path, file_order: args.file_order };
-            super::rosbag::dump(&args.file, &path, &opts, &mut out)
+            let opts = super::rosbag::DumpOptions { select, msg_path: &opts.msg_path, file_order: opts.file_order };
+            super::rosbag::dump(file, &path, &opts, out)
         }
     };
     match result.and_then(|code| out.flush().map(|_| code).map_err(Failure::Io)) {

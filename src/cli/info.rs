@@ -72,6 +72,13 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     Ok(if all_ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
+/// The `info --json` object of one file (one line) and whether the file read cleanly: what the
+/// Python package's `.info()` returns.
+pub fn json_of(file: &Path, input: super::InputArgs) -> Result<(String, bool), CliError> {
+    let args = Args { files: vec![file.to_path_buf()], json: true, input, msg_path: Vec::new() };
+    one(file, &args)
+}
+
 /// The summary of one file (text or one JSON line) and whether the file read cleanly.
 fn one(file: &Path, args: &Args) -> Result<(String, bool), CliError> {
     let path = shown(file);

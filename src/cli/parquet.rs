@@ -8,11 +8,9 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
-use arrow_array::builder::{Int64Builder, TimestampNanosecondBuilder};
-use arrow_array::{ArrayRef, RecordBatch};
-use arrow_schema::{DataType, Field, Schema as ArrowSchema, SchemaRef, TimeUnit};
+use arrow_schema::DataType;
 use logspec::value::Value;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
@@ -20,14 +18,10 @@ use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::format::KeyValue;
 use parquet::schema::types::ColumnPath;
 
-use super::columns::{arrow_fields, Col, FixedLayout, FlatRow};
 use super::source::{self, Channel, DynVisit, Select, Sink};
+use super::tables::{table_name, TableBuilder};
 use super::{detect, CliError, FormatKind};
 
-/// Rows buffered per table before they are encoded into the open row group.
-const BATCH_ROWS: usize = 8192;
-/// Bytes of values buffered per table before they are encoded (large ROS messages).
-const BATCH_BYTES: usize = 4 << 20;
 /// A table's open row group is closed when its encoded size passes this.
 const ROW_GROUP_BYTES: usize = 4 << 20;
 /// A column's page is closed when its data passes this.
@@ -336,81 +330,19 @@ struct LogSink {
 
 struct Table {
     name: String,
-    /// The channel's type name (`REC_NAV_SOLUTION`, `double[]`, `pkg/Type`).
-    schema_name: String,
     /// `OUT/<table>/log=<log>/`.
     dir: PathBuf,
     /// Written under a hidden name, renamed to `part-0.parquet` when complete.
     tmp: PathBuf,
-    schema: SchemaRef,
     writer: ArrowWriter<File>,
-    time: TimestampNanosecondBuilder,
-    elapsed: Int64Builder,
-    /// The typed columns; `None` for a channel with no type description, whose values are one
-    /// JSON text column.
-    cols: Option<Vec<(String, Col)>>,
-    json: arrow_array::builder::StringBuilder,
-    /// Whether every column is a scalar, so that a visit fills them directly ([`FlatRow`]).
-    flat: bool,
-    /// Scratch for [`FlatRow`].
-    filled: Vec<bool>,
-    /// For a flat struct of fixed size: rows kept as their bytes until the batch is written.
-    fixed: Option<FixedRows>,
-    rows: usize,
-    bytes: usize,
+    /// The rows not yet encoded ([`super::tables`], shared with the Python package).
+    rows: TableBuilder,
     written: u64,
-    misfits: u64,
-}
-
-/// The rows of a fixed-layout table not yet in its batch, as their bytes: they come after the
-/// rows in the column builders.
-struct FixedRows {
-    layout: FixedLayout,
-    buf: Vec<u8>,
-    rows: usize,
-}
-
-impl FixedRows {
-    /// Moves the kept rows into the column builders (when a row comes as a visit).
-    fn drain(&mut self, cols: &mut [(String, Col)]) -> u64 {
-        if self.rows == 0 {
-            return 0;
-        }
-        let misfits = self.layout.append_to(&self.buf, cols);
-        self.buf.clear();
-        self.rows = 0;
-        misfits
-    }
 }
 
 impl LogSink {
     fn new_table(&mut self, name: &str, channel: &Channel) -> Result<Table, CliError> {
-        let tz: Option<Arc<str>> = self.utc.then(|| Arc::from("UTC"));
-        let mut fields = vec![
-            Field::new("log_time", DataType::Timestamp(TimeUnit::Nanosecond, tz), false).with_metadata(
-                [(
-                    "doc".to_string(),
-                    if self.utc {
-                        "The sample's time: the log's clock (ROS bags: Unix time)."
-                    } else {
-                        "The sample's time: the log's own clock (since its clock's zero, e.g. boot)."
-                    }
-                    .to_string(),
-                )]
-                .into(),
-            ),
-            Field::new("log_elapsed_ns", DataType::Int64, false).with_metadata(
-                [
-                    ("unit".to_string(), "ns".to_string()),
-                    (
-                        "doc".to_string(),
-                        "Nanoseconds since the log's time origin (its clock's zero; a ROS bag's first message)."
-                            .to_string(),
-                    ),
-                ]
-                .into(),
-            ),
-        ];
+        let rows = TableBuilder::new(channel, self.utc);
         let mut meta = vec![
             kv("logspec.version", env!("CARGO_PKG_VERSION")),
             kv("logspec.source", &self.file),
@@ -419,44 +351,8 @@ impl LogSink {
             kv("logspec.table", name),
             kv("logspec.type", &channel.schema_name),
         ];
-        let cols = match &channel.ty {
-            Some(t) => {
-                let body = arrow_fields(&t.schema, &t.schema.strukt(t.id).fields, None);
-                let mut cols = Vec::with_capacity(body.len());
-                for f in body {
-                    // A field named like a column of ours (`log_time`) gets a `_` appended.
-                    let mut name = f.name().to_string();
-                    while fields.iter().any(|g| g.name() == &name) {
-                        name.push('_');
-                    }
-                    cols.push((f.name().to_string(), Col::new(f.data_type())));
-                    fields.push(f.with_name(name));
-                }
-                if let Some(id) = &t.schema.format.schema_id {
-                    meta.push(kv("logspec.schema_id", &id.value.to_string()));
-                }
-                if let Some(r) = t.schema.record_for(t.id) {
-                    meta.push(kv("logspec.fingerprint", &format!("{:016x}", r.fingerprint)));
-                }
-                Some(cols)
-            }
-            None => {
-                fields.push(
-                    Field::new("json", DataType::Utf8, true).with_metadata(
-                        [(
-                            "doc".to_string(),
-                            "The value as `logspec dump` prints it (no type description)".to_string(),
-                        )]
-                        .into(),
-                    ),
-                );
-                None
-            }
-        };
-        if let Some(r) = &channel.ros1 {
-            meta.push(kv("logspec.fingerprint", &r.md5sum));
-        }
-        let schema = Arc::new(ArrowSchema::new(fields));
+        meta.extend(rows.meta.iter().map(|(k, v)| kv(k, v)));
+        let schema = rows.schema.clone();
         let dir = self.out.join(table_dir(name)).join(format!("log={}", self.log));
         std::fs::create_dir_all(&dir).map_err(|e| CliError::Input(format!("{}: cannot create: {e}", dir.display())))?;
         let tmp = dir.join(".part-0.parquet.tmp");
@@ -477,38 +373,9 @@ impl LogSink {
             props = props.set_column_dictionary_enabled(ColumnPath::new(path), true);
         }
         let props = props.build();
-        let writer = ArrowWriter::try_new(file, schema.clone(), Some(props))
+        let writer = ArrowWriter::try_new(file, schema, Some(props))
             .map_err(|e| CliError::Input(format!("{}: {e}", tmp.display())))?;
-        let flat = cols.as_ref().is_some_and(|c: &Vec<(String, Col)>| c.iter().all(|(_, c)| c.is_scalar()));
-        // Rows straight from their bytes where the IR gives every column a fixed place, and the
-        // layout's arrays have the columns' types.
-        let fixed = match (&channel.ty, flat) {
-            (Some(t), true) => FixedLayout::of(&t.schema, t.id).filter(|l| {
-                let body = &schema.fields()[2..];
-                l.columns() == body.len()
-                    && body.iter().enumerate().all(|(i, f)| l.column(i, &[]).data_type() == f.data_type())
-            }),
-            _ => None,
-        };
-        Ok(Table {
-            name: name.to_string(),
-            schema_name: channel.schema_name.clone(),
-            dir,
-            tmp,
-            schema,
-            writer,
-            time: TimestampNanosecondBuilder::new().with_timezone_opt(self.utc.then_some("UTC")),
-            elapsed: Int64Builder::new(),
-            cols,
-            json: arrow_array::builder::StringBuilder::new(),
-            flat,
-            filled: Vec::new(),
-            fixed: fixed.map(|layout| FixedRows { layout, buf: Vec::new(), rows: 0 }),
-            rows: 0,
-            bytes: 0,
-            written: 0,
-            misfits: 0,
-        })
+        Ok(Table { name: name.to_string(), dir, tmp, writer, rows, written: 0 })
     }
 
     /// Encodes a table's buffered rows; closes row groups to keep the log's memory bounded.
@@ -531,10 +398,10 @@ impl LogSink {
         let mut rows = 0;
         let mut first_err = None;
         for t in std::mem::take(&mut self.tables) {
-            if t.misfits > 0 {
+            if t.rows.misfits > 0 {
                 self.warnings.push(format!(
                     "log={}: {}: {} value(s) did not fit the column types of the channel's first description and were written as null",
-                    self.log, t.name, t.misfits
+                    self.log, t.name, t.rows.misfits
                 ));
             }
             match t.close() {
@@ -572,41 +439,13 @@ fn kv(key: &str, value: &str) -> KeyValue {
 }
 
 impl Table {
-    /// Ends a row whose columns are appended: its time columns (`t_ns` and the time since
-    /// `origin_ns`, saturating at `i64::MAX`) and the count. True when the batch is full.
-    fn end_row(&mut self, t_ns: u64, origin_ns: u64) -> bool {
-        self.time.append_value(i64::try_from(t_ns).unwrap_or(i64::MAX));
-        self.elapsed.append_value(i64::try_from(t_ns.saturating_sub(origin_ns)).unwrap_or(i64::MAX));
-        self.rows += 1;
-        self.rows >= BATCH_ROWS || self.bytes >= BATCH_BYTES
-    }
-
     fn write_batch(&mut self) -> Result<(), CliError> {
-        if self.rows == 0 {
+        let Some(batch) = self.rows.batch().map_err(|e| CliError::Input(format!("{}: {e}", self.tmp.display())))?
+        else {
             return Ok(());
-        }
-        let mut arrays: Vec<ArrayRef> = vec![Arc::new(self.time.finish()), Arc::new(self.elapsed.finish())];
-        match (&mut self.cols, &mut self.fixed) {
-            // Every row of the batch as bytes: the arrays straight from them.
-            (Some(_), Some(fx)) if fx.rows == self.rows => {
-                arrays.extend((0..fx.layout.columns()).map(|i| fx.layout.column(i, &fx.buf)));
-                fx.buf.clear();
-                fx.rows = 0;
-            }
-            (Some(cols), fixed) => {
-                if let Some(fx) = fixed {
-                    self.misfits += fx.drain(cols);
-                }
-                arrays.extend(cols.iter_mut().map(|(_, c)| c.finish()));
-            }
-            (None, _) => arrays.push(Arc::new(self.json.finish())),
-        }
-        let batch = RecordBatch::try_new(self.schema.clone(), arrays)
-            .map_err(|e| CliError::Input(format!("{}: building a batch: {e}", self.tmp.display())))?;
+        };
         self.writer.write(&batch).map_err(|e| CliError::Input(format!("{}: {e}", self.tmp.display())))?;
-        self.written += self.rows as u64;
-        self.rows = 0;
-        self.bytes = 0;
+        self.written += batch.num_rows() as u64;
         Ok(())
     }
 
@@ -641,12 +480,8 @@ impl Sink for LogSink {
 
     fn channel(&mut self, id: usize, channel: &Channel) -> Result<(), CliError> {
         debug_assert_eq!(id, self.by_channel.len());
-        let mut name = channel.group.clone().unwrap_or_else(|| channel.name.clone());
-        // A second channel of one name with another type (an R1 key whose type changed) is
-        // its own table, `<name>#<type>`.
-        if self.by_table.get(&name).is_some_and(|i| self.tables[*i].schema_name != channel.schema_name) {
-            name = format!("{name}#{}", channel.schema_name);
-        }
+        let (tables, by_table) = (&self.tables, &self.by_table);
+        let name = table_name(channel, |n| by_table.get(n).map(|i| tables[*i].rows.schema_name.as_str()));
         let i = match self.by_table.get(&name) {
             Some(i) => *i,
             None => {
@@ -662,13 +497,7 @@ impl Sink for LogSink {
 
     fn record(&mut self, id: usize, t_ns: u64, payload: &[u8], value: &dyn DynVisit) -> Result<(), CliError> {
         let i = self.by_channel[id];
-        let t = &mut self.tables[i];
-        let Some(fx) = t.fixed.as_mut() else { return self.visit(id, t_ns, value) };
-        let Some(bytes) = payload.get(..fx.layout.size) else { return self.visit(id, t_ns, value) };
-        fx.buf.extend_from_slice(bytes);
-        fx.rows += 1;
-        t.bytes += bytes.len() + 16;
-        if t.end_row(t_ns, self.origin_ns) {
+        if self.tables[i].rows.record(t_ns, self.origin_ns, payload, value) {
             self.flush(i)?;
         }
         Ok(())
@@ -676,20 +505,7 @@ impl Sink for LogSink {
 
     fn visit(&mut self, id: usize, t_ns: u64, value: &dyn DynVisit) -> Result<(), CliError> {
         let i = self.by_channel[id];
-        let t = &mut self.tables[i];
-        if let (Some(fx), Some(cols)) = (t.fixed.as_mut(), t.cols.as_mut()) {
-            t.misfits += fx.drain(cols);
-        }
-        let Some(cols) = t.cols.as_mut().filter(|_| t.flat) else {
-            let mut b = logspec::value::ValueBuilder::default();
-            value.visit_dyn(&mut b);
-            return self.sample(id, t_ns, &b.finish());
-        };
-        let mut row = FlatRow::new(cols, &mut t.filled);
-        value.visit_dyn(&mut row);
-        t.bytes += row.bytes + 8 * row.cols.len();
-        t.misfits += row.finish();
-        if t.end_row(t_ns, self.origin_ns) {
+        if self.tables[i].rows.visit(t_ns, self.origin_ns, value) {
             self.flush(i)?;
         }
         Ok(())
@@ -697,29 +513,7 @@ impl Sink for LogSink {
 
     fn sample(&mut self, id: usize, t_ns: u64, value: &Value) -> Result<(), CliError> {
         let i = self.by_channel[id];
-        let origin = self.origin_ns;
-        let t = &mut self.tables[i];
-        if let (Some(fx), Some(cols)) = (t.fixed.as_mut(), t.cols.as_mut()) {
-            t.misfits += fx.drain(cols);
-        }
-        t.bytes += approx_size(value);
-        match &mut t.cols {
-            Some(cols) => {
-                let members = match value {
-                    Value::Object(m) => m.as_slice(),
-                    _ => &[],
-                };
-                for (k, (name, c)) in cols.iter_mut().enumerate() {
-                    let found = match members.get(k) {
-                        Some((n, v)) if n == name => Some(v),
-                        _ => members.iter().find(|(n, _)| n == name).map(|(_, v)| v),
-                    };
-                    t.misfits += c.append(found);
-                }
-            }
-            None => t.json.append_value(value.to_json()),
-        }
-        if t.end_row(t_ns, origin) {
+        if self.tables[i].rows.sample(t_ns, self.origin_ns, value) {
             self.flush(i)?;
         }
         Ok(())
@@ -744,16 +538,5 @@ fn release_free_memory() {
     // thread-safe and touches no memory that is in use.
     unsafe {
         libc::malloc_trim(0);
-    }
-}
-
-/// About how many bytes a value takes in column builders.
-fn approx_size(v: &Value) -> usize {
-    match v {
-        Value::Str(s) => s.len() + 4,
-        Value::Bytes(b) => b.len() + 4,
-        Value::Array(items) => 4 + items.iter().map(approx_size).sum::<usize>(),
-        Value::Object(fields) => fields.iter().map(|(_, x)| approx_size(x)).sum(),
-        _ => 8,
     }
 }

@@ -84,5 +84,10 @@ pub fn trial(name: &str, needs: &[Need], body: fn()) -> Trial {
 
 /// Runs the trials with the command-line arguments libtest would take, and exits with the result.
 pub fn run(trials: Vec<Trial>) -> ! {
-    libtest_mimic::run(&Arguments::from_args(), trials).exit()
+    conclude(trials).exit()
+}
+
+/// Runs the trials and returns their conclusion, for a harness that cleans up before it exits.
+pub fn conclude(trials: Vec<Trial>) -> libtest_mimic::Conclusion {
+    libtest_mimic::run(&Arguments::from_args(), trials)
 }

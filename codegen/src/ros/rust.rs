@@ -12,7 +12,7 @@ use crate::ir::TypeDef;
 /// The formatted Rust source for `roots` and every type they use, as module-level items.
 pub fn source(set: &MsgSet, roots: &[&str], module: &str, runtime_path: &str, from: Option<String>) -> String {
     let lowered = lower::lower(set, roots, module, from);
-    let backend = RustBackend { runtime_path: runtime_path.to_string() };
+    let backend = RustBackend { runtime_path: runtime_path.to_string(), alloc: true };
     let mut tokens = backend.tokens(&lowered.schema);
     for (name, id) in &lowered.ids {
         let spec = set.get(name).expect("lowered types are in the set");

@@ -1,24 +1,50 @@
 //! The generated USVLOG and RLOG code in a `#![no_std]` crate, against `logspec-runtime` with
-//! `default-features = false` (and `alloc`, which the owned types of variable-size records need):
-//! `cargo build -p logspec-no-std` fails if generated code or the framed-format traits need
-//! `std`. The functions here decode from byte slices through the generated views and the
-//! format's `FramedFormat` implementation, without allocating; `tests/decode.rs` runs them on the
-//! sample files.
+//! `default-features = false`: `cargo build -p logspec-no-std` fails if generated code or the
+//! framed-format traits need `std`, and, without this crate's `alloc` feature (the runtime then
+//! has neither `alloc` nor `std`, and this crate cannot allocate), if the views or the fixed-size
+//! types need an allocator. The build script generates owned variable-size types only with
+//! `alloc` (`Builder::alloc`). The functions here decode from byte slices through the generated
+//! views and the format's `FramedFormat` implementation, without allocating; `tests/decode.rs`
+//! runs them on the sample files.
 
 #![no_std]
 
+#[cfg(feature = "alloc")]
 extern crate alloc;
 
 use logspec_runtime::{Cursor, Decode, DecodeError, Endian, FramedFormat, View};
 
-#[allow(clippy::all, dead_code)]
+#[allow(clippy::all, dead_code, non_upper_case_globals)]
 pub mod usvlog {
     include!(concat!(env!("OUT_DIR"), "/usvlog.rs"));
 }
 
-#[allow(clippy::all, dead_code)]
+#[allow(clippy::all, dead_code, non_upper_case_globals)]
 pub mod rlog {
     include!(concat!(env!("OUT_DIR"), "/rlog.rs"));
+}
+
+// CARLA and WPILOG are built too, so that the generated code of every bundled schema is held to
+// `no_std` with and without `alloc`.
+#[allow(clippy::all, dead_code, non_upper_case_globals)]
+pub mod carla {
+    include!(concat!(env!("OUT_DIR"), "/carla.rs"));
+}
+
+#[allow(clippy::all, dead_code, non_upper_case_globals)]
+pub mod wpilog {
+    include!(concat!(env!("OUT_DIR"), "/wpilog.rs"));
+}
+
+// And the code generator's test schemas, which use every construct of the schema language.
+#[allow(clippy::all, dead_code, non_upper_case_globals)]
+pub mod everything {
+    include!(concat!(env!("OUT_DIR"), "/everything.rs"));
+}
+
+#[allow(clippy::all, dead_code, non_upper_case_globals)]
+pub mod allkinds {
+    include!(concat!(env!("OUT_DIR"), "/allkinds.rs"));
 }
 
 /// Calls `f` with the tag and the view of every record of a USVLOG file, in order, and returns

@@ -680,6 +680,17 @@ pub enum Mode {
     View,
 }
 
+/// The mode of a union field's code: a hand-written union (an enum that derives `Record`) is held
+/// by value in a view too, like every hand-written field type, so its field code is the owned one.
+fn union_mode(cx: &Cx<'_>, ty: &Ty, mode: Mode) -> Mode {
+    match ty {
+        Ty::Union { id, .. } | Ty::ParamUnion { id, .. } if matches!(cx.schema.ty(*id), TypeDef::Extern(_)) => {
+            Mode::Owned
+        }
+        _ => mode,
+    }
+}
+
 /// [`decode_fields`] for owned values or for views.
 pub fn decode_fields_as(cx: &Cx<'_>, fields: &[Field], ty_name: &str, mode: Mode) -> (TokenStream, TokenStream) {
     let rt = &cx.rt;
@@ -733,7 +744,7 @@ pub fn decode_fields_as(cx: &Cx<'_>, fields: &[Field], ty_name: &str, mode: Mode
                     Ty::Named(_) => quote!(#tag.0),
                     _ => quote!(#tag),
                 };
-                match mode {
+                match union_mode(cx, &f.ty, mode) {
                     Mode::Owned => quote!(<#t as #rt::Union>::decode_variant(#raw as i128, c)),
                     Mode::View => {
                         let v = super::views::view_ident(cx, *id);
@@ -742,7 +753,7 @@ pub fn decode_fields_as(cx: &Cx<'_>, fields: &[Field], ty_name: &str, mode: Mode
                 }
             }
             Ty::ParamUnion { id, param } => {
-                let t = match mode {
+                let t = match union_mode(cx, &f.ty, mode) {
                     Mode::Owned => {
                         let t = cx.type_name(*id);
                         quote!(<#t as #rt::Union>)
@@ -871,15 +882,15 @@ pub fn encode_fields_as(
 ) -> (TokenStream, TokenStream) {
     let rt = &cx.rt;
     let hide = hidden(fields);
-    let mut len = quote!(0usize);
+    let mut len = LenSum::default();
     let mut enc = TokenStream::new();
     // The union that each tag field announces, so that the tag can be derived from it.
     let tag_of = |i: usize| fields.iter().find(|f| matches!(f.ty, Ty::Union { tag_field, .. } if tag_field == i));
     for (i, f) in fields.iter().enumerate() {
         let fname = f.name.as_str();
         if let Ty::Pad(n) = f.ty {
+            len.lit += n as usize;
             let n = Literal::usize_unsuffixed(n as usize);
-            len.extend(quote!(+ #n));
             enc.extend(quote!(out.put(&[0u8; #n]);));
             continue;
         }
@@ -888,14 +899,13 @@ pub fn encode_fields_as(
                 ConstValue::Bytes(bytes) => {
                     let n = bytes.len();
                     let lit = Literal::byte_string(bytes);
-                    len.extend(quote!(+ #n));
+                    len.lit += n;
                     enc.extend(quote!(out.put(#lit);));
                 }
                 ConstValue::Int(iv) => {
                     let (lit, p) = const_int(cx, f, *iv);
-                    let n = Literal::usize_unsuffixed(p.size() as usize);
                     let tb = to_bytes(f.endian);
-                    len.extend(quote!(+ #n));
+                    len.lit += p.size() as usize;
                     enc.extend(quote!(out.put(&#lit.#tb());));
                 }
             }
@@ -916,12 +926,11 @@ pub fn encode_fields_as(
                 _ => Prim::U8,
             };
             let t = prim_type(p);
-            let n = Literal::usize_unsuffixed(p.size() as usize);
-            let tag = match mode {
+            let tag = match union_mode(cx, &u.ty, mode) {
                 Mode::Owned => quote!(#rt::Union::tag(&#uv)),
                 Mode::View => quote!(#uv.tag()),
             };
-            len.extend(quote!(+ #n));
+            len.lit += p.size() as usize;
             enc.extend(quote!(out.put(&(#tag as #t).#tb());));
             continue;
         }
@@ -934,48 +943,84 @@ pub fn encode_fields_as(
             let n = quote!(#rt::__private::width(#wv as u64, #lo, #bits));
             let ut = prim_type(unsigned_of(*prim));
             let big = f.endian == Endian::Big;
-            len.extend(quote!(+ #n));
+            len.terms.push(n.clone());
             enc.extend(quote!(#rt::__private::put_var_uint(out, (#v as #ut) as u64, #n, #big, #fname)?;));
             continue;
         }
-        let l = value_len(cx, &f.ty, v.clone(), mode);
-        len.extend(quote!(+ #l));
+        len.add(value_len(cx, &f.ty, v.clone(), mode));
         enc.extend(encode_value(cx, &f.ty, f.endian, v, fname, mode));
     }
-    (len, enc)
+    (quote!(#len), enc)
+}
+
+/// The `variant_len` arm of a union variant (`ctor`, fields bound as `binds`): a variant whose
+/// length is a constant binds none of its fields.
+pub(crate) fn len_arm(ctor: TokenStream, binds: &[TokenStream], len: &TokenStream) -> TokenStream {
+    if len.to_string().contains("__b_") {
+        quote!(#ctor { #(#binds),* } => { #len })
+    } else {
+        quote!(#ctor { .. } => #len,)
+    }
+}
+
+/// An encoded length: a constant plus terms known only from the value, printed as one sum with
+/// the constants folded (`6 + self.name.len()`, not `0usize + 2 + 4usize + (0 + self.name.len())`).
+#[derive(Default)]
+struct LenSum {
+    lit: usize,
+    terms: Vec<TokenStream>,
+}
+
+impl LenSum {
+    fn add(&mut self, o: LenSum) {
+        self.lit += o.lit;
+        self.terms.extend(o.terms);
+    }
+}
+
+impl quote::ToTokens for LenSum {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        let lit = Literal::usize_unsuffixed(self.lit);
+        let terms = &self.terms;
+        tokens.extend(match (self.lit, terms.is_empty()) {
+            (_, true) => quote!(#lit),
+            (0, false) => quote!(#(#terms)+*),
+            _ => quote!(#lit #(+ #terms)*),
+        });
+    }
 }
 
 /// The encoded length of the value `v` (of type `&T`).
-fn value_len(cx: &Cx<'_>, ty: &Ty, v: TokenStream, mode: Mode) -> TokenStream {
+fn value_len(cx: &Cx<'_>, ty: &Ty, v: TokenStream, mode: Mode) -> LenSum {
     let rt = &cx.rt;
     if let Some(n) = cx.schema.size_of(ty) {
-        let n = Literal::usize_unsuffixed(n as usize);
-        return quote!(#n);
+        return LenSum { lit: n as usize, terms: Vec::new() };
     }
     let prefix = |len: &Len| len.prefix().map_or(0, |p| p.size() as usize);
-    match ty {
-        Ty::Bytes(len) | Ty::Str(len) => {
-            let w = prefix(len);
-            quote!((#w + #v.len()))
-        }
+    let (lit, term) = match ty {
+        Ty::Bytes(len) | Ty::Str(len) => (prefix(len), quote!(#v.len())),
         Ty::Array { elem, len } => {
             let w = prefix(len);
             match cx.schema.size_of(elem) {
+                Some(1) => (w, quote!(#v.len())),
                 Some(es) => {
                     let es = Literal::usize_unsuffixed(es as usize);
-                    quote!((#w + #v.len() * #es))
+                    (w, quote!(#v.len() * #es))
                 }
                 None => {
-                    let inner = unparen(value_len(cx, elem, element(cx, ty, mode), mode));
-                    quote!((#w + #v.iter().map(|__x| #inner).sum::<usize>()))
+                    let inner = value_len(cx, elem, element(cx, ty, mode), mode);
+                    (w, quote!(#v.iter().map(|__x| #inner).sum::<usize>()))
                 }
             }
         }
-        Ty::Union { .. } | Ty::ParamUnion { .. } if mode == Mode::View => quote!(#v.variant_len()),
-        Ty::Union { .. } | Ty::ParamUnion { .. } => quote!(#rt::Union::variant_len(&#v)),
-        Ty::VarInt { .. } => quote!(compile_error!("a variable-width integer needs its width field")),
-        _ => quote!(#rt::Encode::encoded_len(&#v)),
-    }
+        Ty::Union { .. } | Ty::ParamUnion { .. } if union_mode(cx, ty, mode) == Mode::View => {
+            (0, quote!(#v.variant_len()))
+        }
+        Ty::Union { .. } | Ty::ParamUnion { .. } => (0, quote!(#rt::Union::variant_len(&#v))),
+        Ty::VarInt { .. } => (0, quote!(compile_error!("a variable-width integer needs its width field"))),
+        _ => (0, quote!(#rt::Encode::encoded_len(&#v))),
+    };
+    LenSum { lit, terms: vec![term] }
 }
 
 /// Statements encoding the value `v` (of type `&T`) to `out`.
@@ -1015,7 +1060,7 @@ fn encode_value(cx: &Cx<'_>, ty: &Ty, e: Endian, v: TokenStream, fname: &str, mo
                             quote!(#v.len() * #es)
                         }
                         None => {
-                            let il = unparen(value_len(cx, elem, element(cx, ty, mode), mode));
+                            let il = value_len(cx, elem, element(cx, ty, mode), mode);
                             quote!(#v.iter().map(|__x| #il).sum::<usize>())
                         }
                     };
@@ -1026,7 +1071,9 @@ fn encode_value(cx: &Cx<'_>, ty: &Ty, e: Endian, v: TokenStream, fname: &str, mo
             quote!(#pre for __x in #v.iter() { #inner })
         }
         Ty::Named(_) => quote!(#rt::Encode::encode(&#v, out, #order)?;),
-        Ty::Union { .. } | Ty::ParamUnion { .. } if mode == Mode::View => quote!(#v.encode_variant(out)?;),
+        Ty::Union { .. } | Ty::ParamUnion { .. } if union_mode(cx, ty, mode) == Mode::View => {
+            quote!(#v.encode_variant(out)?;)
+        }
         Ty::Union { .. } | Ty::ParamUnion { .. } => quote!(#rt::Union::encode_variant(&#v, out)?;),
         Ty::VarInt { .. } => quote!(compile_error!("a variable-width integer needs its width field")),
     }

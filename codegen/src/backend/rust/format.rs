@@ -97,6 +97,47 @@ pub fn format_items(cx: &Cx<'_>) -> TokenStream {
     };
     let enum_doc = format!(" Any record of the `{fname}` format.");
     let view_doc = format!(" A view of any record of the `{fname}` format, borrowed from its payload.");
+    if !schema.records.iter().all(|r| cx.has_owned(&Ty::Named(r.body))) {
+        // Without `alloc`, a record whose owned form needs an allocator has only its view, so the
+        // format has only the view record enum (which holds the record ids) and no `FramedFormat`
+        // impl (whose `Record` is owned).
+        out.extend(quote! {
+            #[doc = #view_doc]
+            #[derive(Clone, Copy, Debug, PartialEq)]
+            pub enum #view_ident<'a> { #view_variants }
+            #[allow(dead_code)]
+            impl<'a> #view_ident<'a> {
+                #id_consts
+                /// The view of a record payload (which it must fill exactly), or `None` for a tag
+                /// this schema does not know.
+                #[inline]
+                pub fn decode(tag: u64, payload: &'a [u8]) -> ::core::option::Option<::core::result::Result<Self, #rt::DecodeError>> {
+                    match tag {
+                        #view_decode
+                        _ => ::core::option::Option::None,
+                    }
+                }
+                /// [`decode`](Self::decode) with the values of the reader parameters (see `Cursor::with_params`).
+                #[inline]
+                pub fn decode_with(tag: u64, payload: &'a [u8], params: &'a [i128]) -> ::core::option::Option<::core::result::Result<Self, #rt::DecodeError>> {
+                    match tag {
+                        #view_decode_with
+                        _ => ::core::option::Option::None,
+                    }
+                }
+            }
+            #[automatically_derived]
+            impl #rt::Encode for #view_ident<'_> {
+                fn encoded_len(&self) -> usize {
+                    match self { #len_arms }
+                }
+                fn encode<__S: #rt::Sink + ?Sized>(&self, out: &mut __S, order: #rt::Endian) -> ::core::result::Result<(), #rt::EncodeError> {
+                    match self { #enc_arms }
+                }
+            }
+        });
+        return out;
+    }
     out.extend(quote! {
         #[doc = #enum_doc]
         #derives

@@ -24,11 +24,15 @@ pub struct RustBackend {
     /// The path generated code uses to reach the runtime crate, e.g. `::logspec_runtime` or
     /// `::logspec::runtime`.
     pub runtime_path: String,
+    /// Whether the crate that includes the code has an allocator (`alloc`). Without one, a type
+    /// whose owned form holds a `Vec` or `String` gets only its borrowed view, and a format with
+    /// such records no owned record enum and no `FramedFormat` impl (see [`Cx::has_owned`]).
+    pub alloc: bool,
 }
 
 impl Default for RustBackend {
     fn default() -> Self {
-        RustBackend { runtime_path: DEFAULT_RUNTIME_PATH.to_string() }
+        RustBackend { runtime_path: DEFAULT_RUNTIME_PATH.to_string(), alloc: true }
     }
 }
 
@@ -94,6 +98,7 @@ impl RustBackend {
             let mut cx = Cx::new(schema, &self.runtime_path);
             cx.schema_ids.clone_from(&ids);
             cx.top = top;
+            cx.alloc = self.alloc;
             let mut items = TokenStream::new();
             for (i, def) in schema.types.iter().enumerate() {
                 items.extend(types::type_items(&cx, TypeId(i), def));
@@ -134,6 +139,11 @@ pub struct Cx<'a> {
     pub schema_ids: Vec<u64>,
     /// Whether this is the top-level format (which dispatches to the history), not an older layout.
     pub top: bool,
+    /// The visibility of the view types: `pub` for schema types, the input's own for a type that
+    /// derives `Record` (so that a private struct gets a private view).
+    pub vis: TokenStream,
+    /// Whether the code may use `alloc` (see [`RustBackend::alloc`]).
+    pub alloc: bool,
 }
 
 impl<'a> Cx<'a> {
@@ -142,7 +152,7 @@ impl<'a> Cx<'a> {
         // as a compile error in the generated code rather than a silent fallback.
         let rt: TokenStream = parse_runtime_path(runtime_path).unwrap_or_else(|e| quote!(compile_error!(#e)));
         let schema_ids = schema.format.schema_id.iter().map(|s| s.value).collect();
-        Cx { schema, rt, schema_ids, top: true }
+        Cx { schema, rt, schema_ids, top: true, vis: quote!(pub), alloc: true }
     }
 
     /// The Rust type name of a named type.
@@ -213,6 +223,28 @@ impl<'a> Cx<'a> {
             Ty::Pad(n) => *n <= 32,
             _ => true,
         }
+    }
+
+    /// Whether the owned form of a type holds a `Vec` or a `String` (itself or in a nested struct
+    /// or union), and so needs an allocator. Views of every type need none.
+    pub fn needs_alloc(&self, ty: &Ty) -> bool {
+        match ty {
+            Ty::Bytes(len) | Ty::Str(len) => !matches!(len, Len::Fixed(_)),
+            Ty::Array { len: Len::Fixed(_), elem } => self.needs_alloc(elem),
+            Ty::Array { .. } => true,
+            Ty::Named(id) | Ty::Union { id, .. } | Ty::ParamUnion { id, .. } => match self.schema.ty(*id) {
+                TypeDef::Struct(s) => s.fields.iter().any(|f| self.needs_alloc(&f.ty)),
+                TypeDef::Union(u) => u.variants.iter().flat_map(|v| &v.fields).any(|f| self.needs_alloc(&f.ty)),
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+
+    /// Whether the owned form of a type is generated: always with `alloc`; without it, only for
+    /// types that need no allocator (their views are generated either way).
+    pub fn has_owned(&self, ty: &Ty) -> bool {
+        self.alloc || !self.needs_alloc(ty)
     }
 
     /// Whether the type holds floats (and so cannot derive `Eq`).

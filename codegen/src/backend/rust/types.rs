@@ -9,9 +9,15 @@ use crate::ir::{Enum, Flags, NameMatch, Prim, Struct, TypeDef, TypeId, Union};
 
 pub fn type_items(cx: &Cx<'_>, id: TypeId, def: &TypeDef) -> TokenStream {
     match def {
-        TypeDef::Struct(s) => struct_items(cx, id, s),
         TypeDef::Enum(e) => enum_items(cx, e),
         TypeDef::Flags(f) => flags_items(cx, f),
+        // Without an allocator, a type whose owned form needs one is generated as its view only.
+        TypeDef::Struct(s) if !cx.has_owned(&crate::ir::Ty::Named(id)) => {
+            let display = cx.schema.record_for(id).map_or(s.name.as_str(), |r| r.name.as_str());
+            super::views::struct_view(cx, id, display, &s.fields)
+        }
+        TypeDef::Struct(s) => struct_items(cx, id, s),
+        TypeDef::Union(_) if !cx.has_owned(&crate::ir::Ty::Named(id)) => super::views::union_view(cx, id),
         TypeDef::Union(u) => {
             let mut t = union_items(cx, u);
             t.extend(super::views::union_view(cx, id));
@@ -71,6 +77,28 @@ fn struct_items(cx: &Cx<'_>, id: TypeId, s: &Struct) -> TokenStream {
         (false, true) => quote!(#[derive(Clone, Debug, PartialEq)]),
         (false, false) => quote!(#[derive(Clone, Debug, PartialEq, Eq, Hash)]),
     };
+    let consts = struct_consts(&ident, s);
+    let display = record.map_or(s.name.as_str(), |r| r.name.as_str());
+    let impls = codec::struct_impls(
+        cx,
+        &StructSpec { display_name: display, ident: quote!(#ident), fields: &s.fields, record },
+    );
+    let view = super::views::struct_view(cx, id, display, &s.fields);
+    quote! {
+        #docs
+        #derives
+        #[allow(non_snake_case)]
+        pub struct #ident { #members }
+        #consts
+        #impls
+        #view
+    }
+}
+
+/// The named consts of a struct: `SIZE` and `OFFSET_<FIELD>` of a fixed-size struct, the
+/// `OFFSET_<FIELD>` of the fixed-size start of a variable-size one. Shared by schema structs and
+/// `#[derive(Record)]`.
+pub fn struct_consts(ident: &proc_macro2::Ident, s: &Struct) -> TokenStream {
     // A variable-size struct's fields at fixed offsets: those before (and the first of) its
     // variable-size fields.
     let prefix_offsets = if s.size.is_none() && s.fields.iter().any(|f| f.offset.is_some() && !f.is_padding()) {
@@ -106,21 +134,9 @@ fn struct_items(cx: &Cx<'_>, id: TypeId, s: &Struct) -> TokenStream {
             }
         }
     });
-    let display = record.map_or(s.name.as_str(), |r| r.name.as_str());
-    let impls = codec::struct_impls(
-        cx,
-        &StructSpec { display_name: display, ident: quote!(#ident), fields: &s.fields, record },
-    );
-    let view = super::views::struct_view(cx, id, display, &s.fields);
     quote! {
-        #docs
-        #derives
-        #[allow(non_snake_case)]
-        pub struct #ident { #members }
         #size_const
         #prefix_offsets
-        #impls
-        #view
     }
 }
 
@@ -320,12 +336,9 @@ fn flags_items(cx: &Cx<'_>, f: &Flags) -> TokenStream {
     }
 }
 
-/// The extra items of a union selected by a type name: the name lookup, whole-value decoding, and
-/// `Encode` (such a union is a value of its own, not a field behind a tag).
-fn by_name_items(cx: &Cx<'_>, u: &Union) -> TokenStream {
-    let rt = &cx.rt;
-    let ident = format_ident!("{}", u.name);
-    let name = u.name.as_str();
+/// `variant_index`, the lookup of a union selected by a type name: on the owned union, or on its
+/// view where there is no owned union (without `alloc`).
+pub(crate) fn variant_index_fn(u: &Union) -> TokenStream {
     let mut exact = TokenStream::new();
     let mut prefixes = TokenStream::new();
     let mut default = quote!(::core::option::Option::None);
@@ -354,16 +367,28 @@ fn by_name_items(cx: &Cx<'_>, u: &Union) -> TokenStream {
         listed.join(", ")
     );
     quote! {
-        impl #ident {
-            #[doc = #doc]
-            pub fn variant_index(type_name: &str) -> ::core::option::Option<i128> {
-                match type_name {
-                    #exact
-                    _ => {}
-                }
-                #prefixes
-                #default
+        #[doc = #doc]
+        pub fn variant_index(type_name: &str) -> ::core::option::Option<i128> {
+            match type_name {
+                #exact
+                _ => {}
             }
+            #prefixes
+            #default
+        }
+    }
+}
+
+/// The extra items of a union selected by a type name: the name lookup, whole-value decoding, and
+/// `Encode` (such a union is a value of its own, not a field behind a tag).
+fn by_name_items(cx: &Cx<'_>, u: &Union) -> TokenStream {
+    let rt = &cx.rt;
+    let ident = format_ident!("{}", u.name);
+    let name = u.name.as_str();
+    let lookup = variant_index_fn(u);
+    quote! {
+        impl #ident {
+            #lookup
             /// Decodes a whole value (every byte of `bytes`) as the variant `type_name` selects.
             pub fn decode_named(type_name: &str, bytes: &[u8]) -> ::core::result::Result<Self, #rt::DecodeError> {
                 match Self::variant_index(type_name) {
@@ -476,7 +501,7 @@ pub fn union_impls(cx: &Cx<'_>, u: &Union, ident: &proc_macro2::Ident) -> TokenS
             quote!((*#b))
         });
         encode_arms.extend(quote!(Self::#vid { #(#binds),* } => { #enc }));
-        len_arms.extend(quote!(Self::#vid { #(#binds),* } => { #len }));
+        len_arms.extend(codec::len_arm(quote!(Self::#vid), &binds, &len));
         let vis = codec::visit_fields(cx, &v.fields, &|f| {
             let b = format_ident!("__b_{}", f.name);
             quote!((*#b))

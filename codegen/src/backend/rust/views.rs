@@ -29,10 +29,14 @@ fn is_element(cx: &Cx<'_>, ty: &Ty) -> bool {
     }
 }
 
-/// Whether the type involves a hand-written (extern) type, whose view is its owned value.
+/// Whether the type involves a hand-written (extern) type, whose view is its owned value: a field
+/// of a type that derives `Record` names the type, not its view, because the derive of the
+/// enclosing struct cannot know whether that type has one.
 fn has_extern(cx: &Cx<'_>, ty: &Ty) -> bool {
     match ty {
-        Ty::Named(id) => matches!(cx.schema.ty(*id), TypeDef::Extern(_)),
+        Ty::Named(id) | Ty::Union { id, .. } | Ty::ParamUnion { id, .. } => {
+            matches!(cx.schema.ty(*id), TypeDef::Extern(_))
+        }
         Ty::Array { elem, .. } => has_extern(cx, elem),
         _ => false,
     }
@@ -168,6 +172,29 @@ fn seq_element(cx: &Cx<'_>, elem: &Ty, e: Endian) -> Option<TokenStream> {
     }
 }
 
+/// The size of a fixed-size struct whose view cannot fail once its bytes are there: numbers,
+/// bools, enums and flags (which keep unknown values), padding, fixed arrays and structs of
+/// those, and no consts. A counted `Seq` of them is checked by its length alone
+/// (`Seq::take_fixed`).
+fn infallible_size(cx: &Cx<'_>, ty: &Ty) -> Option<u32> {
+    fn infallible(cx: &Cx<'_>, ty: &Ty) -> bool {
+        match ty {
+            Ty::Prim(_) | Ty::Bool | Ty::Pad(_) => true,
+            Ty::Array { elem, len: Len::Fixed(_) } => infallible(cx, elem),
+            Ty::Named(id) => match cx.schema.ty(*id) {
+                TypeDef::Enum(_) | TypeDef::Flags(_) => true,
+                TypeDef::Struct(s) => s.fields.iter().all(|f| f.value.is_none() && infallible(cx, &f.ty)),
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+    match ty {
+        Ty::Named(id) if matches!(cx.schema.ty(*id), TypeDef::Struct(_)) && infallible(cx, ty) => cx.schema.size_of(ty),
+        _ => None,
+    }
+}
+
 /// A `Result`-valued expression decoding one field's view from the cursor `c`.
 pub fn view_decode(cx: &Cx<'_>, ty: &Ty, e: Endian) -> TokenStream {
     let rt = &cx.rt;
@@ -235,7 +262,13 @@ pub fn view_decode(cx: &Cx<'_>, ty: &Ty, e: Endian) -> TokenStream {
                 }
                 Len::Count(p) => {
                     let rl = read_len(p);
-                    quote!(#rl.and_then(|n| #seq::take(c, n, #ord)))
+                    match infallible_size(cx, elem) {
+                        Some(size) => {
+                            let size = Literal::usize_unsuffixed(size as usize);
+                            quote!(#rl.and_then(|n| #seq::take_fixed(c, n, #size, #ord)))
+                        }
+                        None => quote!(#rl.and_then(|n| #seq::take(c, n, #ord))),
+                    }
                 }
                 Len::Size(p) => {
                     let rl = read_len(p);
@@ -510,12 +543,13 @@ pub fn struct_view(cx: &Cx<'_>, id: TypeId, display_name: &str, fields: &[Field]
         None => {
             let (stmts, inits) = codec::decode_fields_as(cx, fields, display_name, Mode::View);
             let fast = fixed_paths_view(cx, fields);
+            // `__from`, not `__at`: the const checks of `stmts` bind `__at` to their own offsets.
             let body = quote! {
                 #fast
                 let __start = c.rest();
-                let __at = c.position();
+                let __from = c.position();
                 #stmts
-                let bytes = &__start[..c.position() - __at];
+                let bytes = &__start[..c.position() - __from];
                 ::core::result::Result::Ok(Self { #inits bytes })
             };
             (TokenStream::new(), body)
@@ -531,15 +565,35 @@ pub fn struct_view(cx: &Cx<'_>, id: TypeId, display_name: &str, fields: &[Field]
         Mode::View,
     );
     let copy = if fields.iter().any(|f| has_extern(cx, &f.ty)) { quote!() } else { quote!(Copy,) };
-    let doc = format!(
-        " A view of [`{owned}`] borrowed from its encoded bytes, checked when it was made: numbers by value, \
-         strings and arrays borrowed. [`to_owned`](Self::to_owned) gives the owned value."
-    );
+    let has_owned = cx.has_owned(&Ty::Named(id));
+    let doc = if has_owned {
+        format!(
+            " A view of [`{owned}`] borrowed from its encoded bytes, checked when it was made: numbers by value, \
+             strings and arrays borrowed. [`to_owned`](Self::to_owned) gives the owned value."
+        )
+    } else {
+        format!(
+            " A view of `{owned}` borrowed from its encoded bytes, checked when it was made: numbers by value, \
+             strings and arrays borrowed. (Generated without `alloc`: there is no owned `{owned}`.)"
+        )
+    };
+    let to_owned = if has_owned {
+        quote! {
+            /// The owned value.
+            #[allow(clippy::wrong_self_convention)]
+            pub fn to_owned(&self) -> #owned {
+                #owned { #owned_inits }
+            }
+        }
+    } else {
+        TokenStream::new()
+    };
+    let vis = &cx.vis;
     quote! {
         #[doc = #doc]
         #[derive(Clone, #copy Debug, PartialEq)]
         #[allow(non_snake_case)]
-        pub struct #ident<'a> {
+        #vis struct #ident<'a> {
             #members
             bytes: &'a [u8],
         }
@@ -550,11 +604,7 @@ pub fn struct_view(cx: &Cx<'_>, id: TypeId, display_name: &str, fields: &[Field]
             pub fn as_bytes(&self) -> &'a [u8] {
                 self.bytes
             }
-            /// The owned value.
-            #[allow(clippy::wrong_self_convention)]
-            pub fn to_owned(&self) -> #owned {
-                #owned { #owned_inits }
-            }
+            #to_owned
         }
         // Always inlined, as the union decoders below: a view returned through a call comes back
         // as a `Result` in memory, and the caller's match then reloads it with wide loads right
@@ -638,21 +688,46 @@ pub fn union_view(cx: &Cx<'_>, id: TypeId) -> TokenStream {
         };
         let (len, enc) = codec::encode_fields_as(cx, &v.fields, &access, Mode::View);
         encode_arms.extend(quote!(Self::#vid { #(#binds),* } => { #enc }));
-        len_arms.extend(quote!(Self::#vid { #(#binds),* } => { #len }));
+        len_arms.extend(codec::len_arm(quote!(Self::#vid), &binds, &len));
     }
     let extern_field = u.variants.iter().flat_map(|v| &v.fields).any(|f| has_extern(cx, &f.ty));
     let copy = if extern_field { quote!() } else { quote!(Copy,) };
-    let doc = format!(" A view of [`{owned}`]: the variant's fields borrowed from the input.");
+    let has_owned = cx.has_owned(&Ty::Named(id));
+    let doc = if has_owned {
+        format!(" A view of [`{owned}`]: the variant's fields borrowed from the input.")
+    } else {
+        format!(
+            " A view of union `{owned}`: the variant's fields borrowed from the input. (Generated without \
+             `alloc`: there is no owned `{owned}`.)"
+        )
+    };
+    let to_owned = if has_owned {
+        quote! {
+            /// The owned value.
+            #[allow(clippy::wrong_self_convention)]
+            pub fn to_owned(&self) -> #owned {
+                match self { #owned_arms }
+            }
+        }
+    } else {
+        TokenStream::new()
+    };
     let impl_lt = if lt.is_empty() { quote!() } else { quote!(<'a>) };
     let cursor_lt = if lt.is_empty() { quote!('_) } else { quote!('a) };
     let by_name = if u.by_name {
-        let doc = format!(
-            " Views a whole value (every byte of `bytes`) as the variant `type_name` selects (see [`{owned}::variant_index`])."
-        );
+        // The name lookup is the owned union's, or the view's own where there is no owned union.
+        let (lookup, index_fn, at) = if has_owned {
+            (TokenStream::new(), quote!(#owned::variant_index), format!("{owned}::variant_index"))
+        } else {
+            (super::types::variant_index_fn(u), quote!(Self::variant_index), "Self::variant_index".to_string())
+        };
+        let doc =
+            format!(" Views a whole value (every byte of `bytes`) as the variant `type_name` selects (see [`{at}`]).");
         quote! {
+            #lookup
             #[doc = #doc]
             pub fn decode_named(type_name: &str, bytes: &#cursor_lt [u8]) -> ::core::result::Result<Self, #rt::DecodeError> {
-                match #owned::variant_index(type_name) {
+                match #index_fn(type_name) {
                     ::core::option::Option::Some(i) => Self::decode_variant_exact(i, bytes),
                     ::core::option::Option::None => ::core::result::Result::Err(#rt::__private::unknown_type_name(type_name, #name)),
                 }
@@ -669,11 +744,12 @@ pub fn union_view(cx: &Cx<'_>, id: TypeId) -> TokenStream {
     } else {
         TokenStream::new()
     };
+    let vis = &cx.vis;
     quote! {
         #[doc = #doc]
         #[derive(Clone, #copy Debug, PartialEq)]
         #[allow(non_snake_case)]
-        pub enum #ident #lt { #variants }
+        #vis enum #ident #lt { #variants }
         #[allow(dead_code)]
         impl #impl_lt #ident #lt {
             #by_name
@@ -690,11 +766,7 @@ pub fn union_view(cx: &Cx<'_>, id: TypeId) -> TokenStream {
                     _ => ::core::result::Result::Err(#rt::__private::unknown_variant(tag, c.position(), #name)),
                 }
             }
-            /// The owned value.
-            #[allow(clippy::wrong_self_convention)]
-            pub fn to_owned(&self) -> #owned {
-                match self { #owned_arms }
-            }
+            #to_owned
             /// Encodes the variant's fields (the tag is written by the enclosing struct).
             #[allow(unused_variables)]
             pub fn encode_variant<__S: #rt::Sink + ?Sized>(&self, out: &mut __S) -> ::core::result::Result<(), #rt::EncodeError> {

@@ -5,8 +5,11 @@
 //! header version 2, and the 36- or 48-byte PhysicsControl wheels. This module adds what a schema
 //! cannot say:
 //! - [`Reader`]: the info header, then packets, or whole [`Frame`]s, from any `Read` in bounded
-//!   memory; unknown ids and packets whose decoded length differs from their `size` are kept raw
-//!   and reported, never fatal; UE5 (CARLA 0.10) recordings are recognised and refused;
+//!   memory, on the runtime's framed reader; [`SliceReader`] the same over bytes in memory,
+//!   without copying. Packets come as generated views ([`PacketRef`], `next_packet_ref`) or
+//!   owned ([`Packet`], `next_packet`); unknown ids and packets whose decoded length differs from
+//!   their `size` are kept raw and reported, never fatal; UE5 (CARLA 0.10) recordings are
+//!   recognised and refused;
 //! - [`Writer`]: files CARLA's replayer accepts, with the recorder's FrameStart duration patching.
 
 /// The schema the packet types were generated from (`schemas/carla.toml`), for tools that need
@@ -23,7 +26,10 @@ mod reader;
 mod writer;
 
 pub use generated::*;
-pub use reader::{Body, CarlaError, CarlaErrorKind, Frame, FrameState, Packet, Reader, KNOWN_VERSIONS, PACKET_HEADER};
+pub use reader::{
+    Body, BodyRef, CarlaError, CarlaErrorKind, Frame, FrameState, Packet, PacketRef, Reader, SliceReader,
+    KNOWN_VERSIONS, PACKET_HEADER,
+};
 pub use writer::{CarlaWriteError, Writer};
 
 /// The raw attribute type byte of an EventAdd attribute, as stored (its numbering depends on the

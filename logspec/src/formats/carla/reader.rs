@@ -1,13 +1,22 @@
-//! The streaming reader: the info header, then packets decoded into typed records, frame by frame.
+//! The readers: the info header, then packets decoded as generated views (or, for the owned API,
+//! typed records), frame by frame.
+//!
+//! Framing is the runtime's (`logspec_runtime::framed`: the same rule for a byte slice and a
+//! stream); this module adds only the state CARLA carries between packets ([`Packets`]): the
+//! reader-parameter values (header version, PhysicsControl wheel layout) and the frame the reader
+//! is in.
 
 use std::fmt;
 use std::io::{self, Read};
 
-use logspec_runtime::{Cursor, Decode, DecodeError, DecodeErrorKind, Endian, Fixed, ReadBuf, Record as _};
+use logspec_runtime::framed::{RawRecord, ReadError, ReadErrorDetail};
+use logspec_runtime::{
+    Cursor, Decode, DecodeError, DecodeErrorKind, Endian, Fixed, ReadBuf, ReadErrorKind, Record as _, View,
+};
 
 use super::{
-    ActorPosition, Carla, CarlaRecord, FrameStart, InfoHeader, PacketHeader, Position, Ue5ActorPosition, Ue5Position,
-    WheelSize, PARAMS, PARAM_VERSION, PARAM_WHEEL_SIZE,
+    ActorPosition, Carla, CarlaRecord, CarlaRecordRef, FrameStart, InfoHeader, PacketHeader, PhysicsControl,
+    PositionRef, Ue5ActorPosition, Ue5PositionRef, WheelSize, PARAMS, PARAM_VERSION, PARAM_WHEEL_SIZE,
 };
 
 /// The size of the packet header (`PacketHeader`: `u8 id`, `u32 size`), from the schema.
@@ -16,6 +25,21 @@ pub const PACKET_HEADER: usize = <PacketHeader as Fixed>::SIZE;
 pub const KNOWN_VERSIONS: [u16; 2] = [1, 2];
 /// How far the reader looks ahead, at open, for a Position packet that tells UE4 from UE5 files.
 const SNIFF: usize = 1 << 20;
+
+/// Every combination of reader-parameter values the readers use (each known version with each
+/// wheel layout of the schema), so that views borrow their parameters for `'static` and only
+/// their bytes from the input.
+const WHEELS: usize = WheelSize::ALL.len();
+static PARAM_SETS: [[i128; PARAMS.len()]; KNOWN_VERSIONS.len() * WHEELS] = {
+    let mut t = [[0i128; PARAMS.len()]; KNOWN_VERSIONS.len() * WHEELS];
+    let mut i = 0;
+    while i < t.len() {
+        t[i][PARAM_VERSION] = KNOWN_VERSIONS[i / WHEELS] as i128;
+        t[i][PARAM_WHEEL_SIZE] = WheelSize::ALL[i % WHEELS].0 as i128;
+        i += 1;
+    }
+    t
+};
 
 /// One packet, where it is, and what it holds.
 #[derive(Clone, Debug, PartialEq)]
@@ -52,6 +76,59 @@ impl Packet {
             Body::Record { record, .. } => Some(record),
             _ => None,
         }
+    }
+}
+
+/// One packet borrowed from the reader's input: its body as a generated view
+/// ([`CarlaRecordRef`]), checked when it was made, with no allocation.
+/// [`to_owned`](Self::to_owned) gives the [`Packet`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct PacketRef<'a> {
+    /// Absolute byte offset of the 5-byte packet header.
+    pub offset: u64,
+    pub id: u8,
+    /// The declared body size.
+    pub size: u32,
+    pub body: BodyRef<'a>,
+}
+
+/// A packet's body, borrowed: [`Body`] with views and byte slices.
+#[derive(Clone, Debug, PartialEq)]
+pub enum BodyRef<'a> {
+    /// Decoded, using exactly `size` bytes (see [`Body::Record`]).
+    Record { record: CarlaRecordRef<'a>, wheel_size: Option<WheelSize> },
+    /// An id the schema does not know: the body's bytes.
+    Unknown(&'a [u8]),
+    /// A known id whose body does not decode in exactly `size` bytes (see [`Body::Mismatch`]).
+    Mismatch { raw: &'a [u8], consumed: Option<u64>, error: DecodeError },
+}
+
+impl<'a> PacketRef<'a> {
+    /// The packet's name in CARLA's sources (`Position`), or `None` for unknown ids.
+    pub fn name(&self) -> Option<&'static str> {
+        super::packet_name(self.id)
+    }
+
+    pub fn record(&self) -> Option<&CarlaRecordRef<'a>> {
+        match &self.body {
+            BodyRef::Record { record, .. } => Some(record),
+            _ => None,
+        }
+    }
+
+    /// The owned packet.
+    #[allow(clippy::wrong_self_convention)]
+    pub fn to_owned(&self) -> Packet {
+        let body = match &self.body {
+            BodyRef::Record { record, wheel_size } => {
+                Body::Record { record: record.to_owned(), wheel_size: *wheel_size }
+            }
+            BodyRef::Unknown(raw) => Body::Unknown(raw.to_vec()),
+            BodyRef::Mismatch { raw, consumed, error } => {
+                Body::Mismatch { raw: raw.to_vec(), consumed: *consumed, error: error.clone() }
+            }
+        };
+        Packet { offset: self.offset, id: self.id, size: self.size, body }
     }
 }
 
@@ -120,6 +197,59 @@ impl std::error::Error for CarlaError {
     }
 }
 
+/// Checks the info header at the start of `bytes` with the generated decoder, so that a bad one
+/// is reported with the field that is wrong or cut; `Ok(Some(n))` when the bytes end inside it
+/// and more may come (`n`: how many it needs so far).
+fn check_header(bytes: &[u8], eof: bool) -> Result<Option<usize>, CarlaError> {
+    let not = |why: String| CarlaError { offset: 0, kind: CarlaErrorKind::NotCarla(why) };
+    let Err(e) = InfoHeader::decode(&mut Cursor::new(bytes), Endian::Little) else { return Ok(None) };
+    match e.kind {
+        DecodeErrorKind::UnexpectedEof { needed, .. } => {
+            let want = usize::try_from(e.offset + needed).unwrap_or(usize::MAX);
+            if eof || want <= bytes.len() {
+                Err(not(format!("the file has {} bytes; its info header needs at least {want} ({e})", bytes.len())))
+            } else {
+                Ok(Some(want))
+            }
+        }
+        _ => Err(not(format!(
+            "the info header does not decode ({e}); expected u16 version, \"CARLA_RECORDER\", date, map"
+        ))),
+    }
+}
+
+impl CarlaError {
+    /// A failure of the runtime's framed reader, in CARLA's terms: lengths of a cut packet count
+    /// from its header, like the packet offset.
+    #[cold]
+    fn framing(e: ReadError) -> Self {
+        let ReadErrorDetail { kind, offset, record_index, tag, .. } = e.into_detail();
+        let header = record_index.is_none();
+        let kind = match kind {
+            ReadErrorKind::Io(e) => CarlaErrorKind::Io(e),
+            ReadErrorKind::Truncated { needed, available, .. } if header => CarlaErrorKind::NotCarla(format!(
+                "the file has {available} bytes; its info header needs at least {needed} \
+                 (u16 version, \"CARLA_RECORDER\" with its length, date, map name with its length)"
+            )),
+            ReadErrorKind::Truncated { needed, available, .. } => {
+                // A cut payload (its tag is known) is reported with the packet header counted in.
+                let h = if tag.is_some() { PACKET_HEADER as u64 } else { 0 };
+                CarlaErrorKind::Truncated { needed: needed + h, available: available + h }
+            }
+            ReadErrorKind::Decode(e) if header => CarlaErrorKind::NotCarla(format!(
+                "the info header does not decode ({e}); expected u16 version, \"CARLA_RECORDER\", date, map"
+            )),
+            ReadErrorKind::Decode(e) | ReadErrorKind::BadRecordHeader(e) => {
+                CarlaErrorKind::NotCarla(format!("the packet header does not decode: {e}"))
+            }
+            other @ (ReadErrorKind::UnknownSchemaId { .. } | ReadErrorKind::OtherSchemaId { .. }) => {
+                CarlaErrorKind::NotCarla(format!("{other:?}"))
+            }
+        };
+        CarlaError { offset, kind }
+    }
+}
+
 /// Where the reader is in the frame structure.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct FrameState {
@@ -143,15 +273,119 @@ pub struct Frame {
     pub complete: bool,
 }
 
-/// Reads a CARLA recording from any [`Read`], in constant memory (one buffer, grown only to the
-/// largest packet actually present).
-pub struct Reader<R> {
-    buf: ReadBuf<R>,
-    header: InfoHeader,
-    header_len: u64,
-    /// Values of the schema's reader parameters, by index (`PARAMS`).
-    params: [i128; PARAMS.len()],
+/// What CARLA carries from packet to packet, shared by [`Reader`] and [`SliceReader`]: the
+/// reader-parameter values and the frame the reader is in.
+#[derive(Clone, Debug)]
+struct Packets {
+    /// Index into [`PARAM_SETS`] of the header's version with the first wheel layout.
+    version_set: usize,
+    /// The wheel layout to try first: the last one that decoded a PhysicsControl packet.
+    wheel: usize,
     frame: FrameState,
+}
+
+impl Packets {
+    /// Checks the header's version (the UE5 check needs the bytes after the header).
+    fn new(header: &InfoHeader) -> Result<Self, CarlaError> {
+        let Some(v) = KNOWN_VERSIONS.iter().position(|v| *v == header.version) else {
+            return Err(CarlaError { offset: 0, kind: CarlaErrorKind::UnsupportedVersion(header.version) });
+        };
+        Ok(Packets { version_set: v * WHEELS, wheel: 0, frame: FrameState::default() })
+    }
+
+    fn params(&self, wheel: usize) -> &'static [i128] {
+        &PARAM_SETS[self.version_set + wheel]
+    }
+
+    /// Decodes one framed packet as a view. PhysicsControl is tried with each wheel layout the
+    /// schema declares (the last one that worked first); the one that uses exactly `size` bytes
+    /// wins and is tried first from then on.
+    #[inline]
+    fn decode<'a>(&mut self, raw: RawRecord<'a>) -> PacketRef<'a> {
+        let (tag, payload) = (raw.header.tag, raw.payload);
+        let (id, size) = (tag as u8, raw.header.len as u32);
+        let packet = |body| PacketRef { offset: raw.offset, id, size, body };
+        let mut decoded = CarlaRecordRef::decode_with(tag, payload, self.params(self.wheel));
+        if tag == PhysicsControl::ID {
+            if let Some(Err(e)) = &decoded {
+                if matches!(e.kind, DecodeErrorKind::UnexpectedEof { .. } | DecodeErrorKind::TrailingBytes { .. }) {
+                    let other = (0..WHEELS).filter(|w| *w != self.wheel).find_map(|w| {
+                        CarlaRecordRef::decode_with(tag, payload, self.params(w)).and_then(Result::ok).map(|r| (w, r))
+                    });
+                    if let Some((w, record)) = other {
+                        self.wheel = w;
+                        decoded = Some(Ok(record));
+                    }
+                }
+            }
+        }
+        let record = match decoded {
+            None => return packet(BodyRef::Unknown(payload)),
+            Some(Ok(record)) => record,
+            Some(Err(error)) => {
+                let consumed = match error.kind {
+                    DecodeErrorKind::TrailingBytes { extra } => Some(payload.len() as u64 - extra),
+                    _ => None,
+                };
+                return packet(BodyRef::Mismatch { raw: payload, consumed, error });
+            }
+        };
+        let wheel_size = match &record {
+            CarlaRecordRef::FrameStart(fs) => {
+                self.frame.index = Some(self.frame.index.map_or(0, |i| i + 1));
+                self.frame.start = Some(fs.to_owned());
+                self.frame.open = true;
+                None
+            }
+            CarlaRecordRef::FrameEnd(_) => {
+                self.frame.open = false;
+                None
+            }
+            CarlaRecordRef::PhysicsControl(p) if p.records.iter().any(|v| !v.wheels.is_empty()) => {
+                Some(WheelSize::ALL[self.wheel])
+            }
+            _ => None,
+        };
+        packet(BodyRef::Record { record, wheel_size })
+    }
+}
+
+/// Looks at the first non-empty Position packet in `bytes` (the packets after the header, read
+/// ahead; `at` is the offset of their start): one that does not decode with the UE4 layout
+/// (`Position`) but does with the UE5 one (`Ue5Position`, both from the schema) makes this a UE5
+/// recording.
+fn sniff_ue5(bytes: &[u8], at: u64) -> Result<(), CarlaError> {
+    for raw in logspec_runtime::SliceReader::<Carla>::records(bytes) {
+        let Ok(raw) = raw else { break };
+        if raw.header.tag != super::Position::ID {
+            continue;
+        }
+        match PositionRef::view_exact(raw.payload) {
+            Ok(p) if p.records.is_empty() => continue,
+            Ok(_) => break,
+            Err(_) => {
+                if let Ok(ue5) = Ue5PositionRef::view_exact(raw.payload) {
+                    if !ue5.records.is_empty() {
+                        let records = u16::try_from(ue5.records.len()).unwrap_or(u16::MAX);
+                        let offset = at + raw.offset;
+                        let kind =
+                            CarlaErrorKind::Ue5 { position_offset: offset, records, size: raw.header.len as u32 };
+                        return Err(CarlaError { offset, kind });
+                    }
+                }
+                break;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Reads a CARLA recording from any [`Read`], in constant memory (one buffer, grown only to the
+/// largest packet actually present), on the runtime's framed reader.
+pub struct Reader<R> {
+    inner: logspec_runtime::Reader<R, Carla>,
+    header_len: u64,
+    packets: Packets,
     done: bool,
     /// For `next_frame`: a packet read ahead (the next frame's FrameStart), or an error to report
     /// after the packets before it.
@@ -162,85 +396,27 @@ impl<R: Read> Reader<R> {
     /// Reads and checks the info header, and tells UE5 recordings apart (see
     /// [`CarlaErrorKind::Ue5`]).
     pub fn new(inner: R) -> Result<Self, CarlaError> {
+        // The header is checked by the generated decoder first, for errors that name its fields;
+        // the buffer then goes to the runtime's reader, which reads the header from it again.
         let mut buf = ReadBuf::new(inner);
-        let io = |e| CarlaError { offset: 0, kind: CarlaErrorKind::Io(e) };
-        let not = |why: String| CarlaError { offset: 0, kind: CarlaErrorKind::NotCarla(why) };
-        // The generated decoder reads the header; when the bytes run out it says how many it
-        // needs (the map name's length comes from its prefix), so the buffer grows only to that.
-        let mut want = 0usize;
-        let (header, header_len) = loop {
-            buf.fill(want).map_err(io)?;
-            let mut c = Cursor::new(buf.bytes());
-            match InfoHeader::decode(&mut c, Endian::Little) {
-                Ok(h) => break (h, c.position() as u64),
-                Err(e) => match e.kind {
-                    DecodeErrorKind::UnexpectedEof { needed, .. }
-                        if buf.available() >= want && (e.offset + needed) as usize > want =>
-                    {
-                        want = (e.offset + needed) as usize;
-                    }
-                    DecodeErrorKind::UnexpectedEof { .. } => {
-                        return Err(not(format!(
-                            "the file has {} bytes; its info header needs at least {want} ({e})",
-                            buf.available()
-                        )));
-                    }
-                    _ => {
-                        return Err(not(format!(
-                            "the info header does not decode ({e}); expected u16 version, \"CARLA_RECORDER\", date, map"
-                        )))
-                    }
-                },
+        let mut want = 1;
+        loop {
+            buf.fill(want).map_err(|e| CarlaError { offset: 0, kind: CarlaErrorKind::Io(e) })?;
+            match check_header(buf.bytes(), buf.is_eof())? {
+                Some(n) => want = n,
+                None => break,
             }
-        };
-        if !KNOWN_VERSIONS.contains(&header.version) {
-            return Err(CarlaError { offset: 0, kind: CarlaErrorKind::UnsupportedVersion(header.version) });
         }
-        buf.take(header_len as usize);
-        let mut params = [0i128; PARAMS.len()];
-        params[PARAM_VERSION] = i128::from(header.version);
-        params[PARAM_WHEEL_SIZE] = i128::from(WheelSize::ALL[0].0);
-        let mut r =
-            Reader { buf, header, header_len, params, frame: FrameState::default(), done: false, pending: None };
-        r.sniff_ue5()?;
-        Ok(r)
-    }
-
-    /// Looks at the first non-empty Position packet within [`SNIFF`] bytes: one that does not
-    /// decode with the UE4 layout (`Position`) but does with the UE5 one (`Ue5Position`, both
-    /// from the schema) makes this a UE5 recording.
-    fn sniff_ue5(&mut self) -> Result<(), CarlaError> {
-        let at = self.buf.position();
-        self.buf.fill(SNIFF).map_err(|e| CarlaError { offset: at, kind: CarlaErrorKind::Io(e) })?;
-        let b = self.buf.bytes();
-        let mut o = 0usize;
-        while let Ok(h) = PacketHeader::decode_fixed(&b[o..], Endian::Little) {
-            let start = o + PACKET_HEADER;
-            let Some(body) = b.get(start..start + h.size as usize) else { break };
-            if u64::from(h.id) == Position::ID {
-                match Position::decode_exact(body) {
-                    Ok(p) if p.records.is_empty() => {}
-                    Ok(_) => break,
-                    Err(_) => {
-                        if let Ok(ue5) = Ue5Position::decode_exact(body) {
-                            if !ue5.records.is_empty() {
-                                let records = u16::try_from(ue5.records.len()).unwrap_or(u16::MAX);
-                                let kind =
-                                    CarlaErrorKind::Ue5 { position_offset: at + o as u64, records, size: h.size };
-                                return Err(CarlaError { offset: at + o as u64, kind });
-                            }
-                        }
-                        break;
-                    }
-                }
-            }
-            o = start + h.size as usize;
-        }
-        Ok(())
+        let mut inner = logspec_runtime::Reader::<R, Carla>::from_buf(buf).map_err(CarlaError::framing)?;
+        let packets = Packets::new(inner.file_header())?;
+        let header_len = inner.position();
+        let ahead = inner.peek(SNIFF).map_err(|e| CarlaError { offset: header_len, kind: CarlaErrorKind::Io(e) })?;
+        sniff_ue5(ahead, header_len)?;
+        Ok(Reader { inner, header_len, packets, done: false, pending: None })
     }
 
     pub fn header(&self) -> &InfoHeader {
-        &self.header
+        self.inner.file_header()
     }
 
     /// The header's length in bytes (its fixed part and the map name).
@@ -250,73 +426,38 @@ impl<R: Read> Reader<R> {
 
     /// Byte offset of the next packet.
     pub fn position(&self) -> u64 {
-        self.buf.position()
+        self.inner.position()
     }
 
     /// Where the reader is in the frame structure (after the last packet returned).
     pub fn frame(&self) -> &FrameState {
-        &self.frame
+        &self.packets.frame
     }
 
-    /// The next packet, or `None` at the end. A truncated last packet (or an I/O error) is
-    /// returned as an error once, after every complete packet; then `None`.
-    pub fn next_packet(&mut self) -> Option<Result<Packet, CarlaError>> {
+    /// The next packet, its body a view into the reader's buffer, or `None` at the end. A
+    /// truncated last packet (or an I/O error) is returned as an error once, after every
+    /// complete packet; then `None`.
+    #[inline]
+    pub fn next_packet_ref(&mut self) -> Option<Result<PacketRef<'_>, CarlaError>> {
         if self.done {
             return None;
         }
-        let offset = self.buf.position();
-        if let Err(e) = self.buf.fill(PACKET_HEADER) {
-            return Some(Err(self.fail(offset, CarlaErrorKind::Io(e))));
-        }
-        let avail = self.buf.available();
-        if avail == 0 {
-            self.done = true;
-            return None;
-        }
-        if avail < PACKET_HEADER {
-            let kind = CarlaErrorKind::Truncated { needed: PACKET_HEADER as u64, available: avail as u64 };
-            return Some(Err(self.fail(offset, kind)));
-        }
-        let h = match PacketHeader::decode_fixed(self.buf.bytes(), Endian::Little) {
-            Ok(h) => h,
-            Err(e) => {
-                let kind = CarlaErrorKind::NotCarla(format!("the packet header does not decode: {e}"));
-                return Some(Err(self.fail(offset, kind)));
+        match self.inner.next_raw() {
+            Some(Ok(raw)) => Some(Ok(self.packets.decode(raw))),
+            Some(Err(e)) => {
+                self.done = true;
+                Some(Err(CarlaError::framing(e)))
             }
-        };
-        let (id, size) = (h.id, h.size);
-        let total = PACKET_HEADER + size as usize;
-        if let Err(e) = self.buf.fill(total) {
-            return Some(Err(self.fail(offset, CarlaErrorKind::Io(e))));
-        }
-        if self.buf.available() < total {
-            let kind = CarlaErrorKind::Truncated { needed: total as u64, available: self.buf.available() as u64 };
-            return Some(Err(self.fail(offset, kind)));
-        }
-        let params = self.params;
-        let payload = &self.buf.bytes()[PACKET_HEADER..total];
-        let (body, wheel_param) = decode_body(id, payload, params);
-        if let Some(w) = wheel_param {
-            // The next PhysicsControl packet most likely has the same layout: try it first.
-            self.params[PARAM_WHEEL_SIZE] = w;
-        }
-        self.buf.take(total);
-        match &body {
-            Body::Record { record: CarlaRecord::FrameStart(fs), .. } => {
-                self.frame.index = Some(self.frame.index.map_or(0, |i| i + 1));
-                self.frame.start = Some(*fs);
-                self.frame.open = true;
+            None => {
+                self.done = true;
+                None
             }
-            Body::Record { record: CarlaRecord::FrameEnd(_), .. } => self.frame.open = false,
-            _ => {}
         }
-        Some(Ok(Packet { offset, id, size, body }))
     }
 
-    #[cold]
-    fn fail(&mut self, offset: u64, kind: CarlaErrorKind) -> CarlaError {
-        self.done = true;
-        CarlaError { offset, kind }
+    /// [`next_packet_ref`](Self::next_packet_ref), owned.
+    pub fn next_packet(&mut self) -> Option<Result<Packet, CarlaError>> {
+        self.next_packet_ref().map(|p| p.map(|p| p.to_owned()))
     }
 
     /// The next whole frame: a FrameStart and the packets up to its FrameEnd. Packets before the
@@ -342,7 +483,7 @@ impl<R: Read> Reader<R> {
                 },
                 Some(Ok(p)) => match (&p.body, frame.as_mut()) {
                     (Body::Record { record: CarlaRecord::FrameStart(fs), .. }, None) => {
-                        let index = self.frame.index.unwrap_or(0);
+                        let index = self.packets.frame.index.unwrap_or(0);
                         frame = Some(Frame { index, start: *fs, packets: Vec::new(), complete: false });
                     }
                     (Body::Record { record: CarlaRecord::FrameStart(_), .. }, Some(_)) => {
@@ -362,46 +503,51 @@ impl<R: Read> Reader<R> {
     }
 }
 
-/// Decodes one packet body with the reader parameters `params`. PhysicsControl is tried with each
-/// wheel layout the schema declares (the current one first); the one that uses exactly `size`
-/// bytes wins, and is returned as the new preferred layout.
-fn decode_body(id: u8, payload: &[u8], mut params: [i128; PARAMS.len()]) -> (Body, Option<i128>) {
-    let tag = u64::from(id);
-    let Some(first) = Carla::decode_record_with(tag, payload, &params) else {
-        return (Body::Unknown(payload.to_vec()), None);
-    };
-    let first_err = match first {
-        Ok(record) => {
-            let wheel_size = wheel_size_of(&record, params[PARAM_WHEEL_SIZE]);
-            return (Body::Record { record, wheel_size }, None);
-        }
-        Err(e) => e,
-    };
-    if matches!(first_err.kind, DecodeErrorKind::UnexpectedEof { .. } | DecodeErrorKind::TrailingBytes { .. })
-        && tag == super::PhysicsControl::ID
-    {
-        let tried = params[PARAM_WHEEL_SIZE];
-        for w in WheelSize::ALL.iter().map(|w| i128::from(w.0)).filter(|w| *w != tried) {
-            params[PARAM_WHEEL_SIZE] = w;
-            if let Some(Ok(record)) = Carla::decode_record_with(tag, payload, &params) {
-                let wheel_size = wheel_size_of(&record, w);
-                return (Body::Record { record, wheel_size }, Some(w));
-            }
-        }
-    }
-    let consumed = match first_err.kind {
-        DecodeErrorKind::TrailingBytes { extra } => Some(payload.len() as u64 - extra),
-        _ => None,
-    };
-    (Body::Mismatch { raw: payload.to_vec(), consumed, error: first_err }, None)
+/// Reads a CARLA recording held in memory, lending every packet as a view of the input itself
+/// (nothing is copied): the fastest way through a recording. Same framing, checks and errors as
+/// [`Reader`].
+pub struct SliceReader<'a> {
+    inner: logspec_runtime::SliceReader<'a, Carla>,
+    header: InfoHeader,
+    packets: Packets,
 }
 
-/// The wheel layout of a PhysicsControl record that has wheels.
-fn wheel_size_of(record: &CarlaRecord, param: i128) -> Option<WheelSize> {
-    match record {
-        CarlaRecord::PhysicsControl(p) if p.records.iter().any(|v| !v.wheels.is_empty()) => {
-            u8::try_from(param).ok().map(WheelSize)
-        }
-        _ => None,
+impl<'a> SliceReader<'a> {
+    /// Decodes and checks the info header, and tells UE5 recordings apart, like [`Reader::new`].
+    pub fn new(bytes: &'a [u8]) -> Result<Self, CarlaError> {
+        check_header(bytes, true)?;
+        let (header, inner) = logspec_runtime::SliceReader::<Carla>::new(bytes).map_err(CarlaError::framing)?;
+        let packets = Packets::new(&header)?;
+        let at = inner.position();
+        let start = usize::try_from(at).unwrap_or(bytes.len()).min(bytes.len());
+        sniff_ue5(&bytes[start..bytes.len().min(start.saturating_add(SNIFF))], at)?;
+        Ok(SliceReader { inner, header, packets })
+    }
+
+    pub fn header(&self) -> &InfoHeader {
+        &self.header
+    }
+
+    /// Byte offset of the next packet.
+    pub fn position(&self) -> u64 {
+        self.inner.position()
+    }
+
+    /// Where the reader is in the frame structure (after the last packet returned).
+    pub fn frame(&self) -> &FrameState {
+        &self.packets.frame
+    }
+}
+
+impl<'a> Iterator for SliceReader<'a> {
+    type Item = Result<PacketRef<'a>, CarlaError>;
+
+    /// The next packet, or `None` at the end; a truncated last packet is an error, once.
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        Some(match self.inner.next()? {
+            Ok(raw) => Ok(self.packets.decode(raw)),
+            Err(e) => Err(CarlaError::framing(e)),
+        })
     }
 }

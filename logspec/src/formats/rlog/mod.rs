@@ -13,6 +13,10 @@
 //!   sends only changed values, and builds the catch-up ("newcomer") data of the live stream;
 //! - [`net`] is the TCP live stream (server and client).
 
+/// The schema the message and value types were generated from (`schemas/rlog.toml`), for tools
+/// that walk its IR at run time (the Python package's writers encode values through it).
+pub const SCHEMA_TOML: &str = include_str!(concat!(env!("LOGSPEC_SCHEMAS"), "/rlog.toml"));
+
 mod generated {
     #![allow(clippy::all)]
     include!(concat!(env!("OUT_DIR"), "/rlog.rs"));

@@ -2,6 +2,7 @@
 //! decompresses a sequence of chunks on worker threads, a bounded window of them in flight, and
 //! hands them back in order.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::sync::{mpsc, Mutex};
@@ -35,22 +36,24 @@ impl Compression {
     }
 }
 
-/// A chunk's bytes as stored in the file.
-pub struct RawChunk {
+/// A chunk's bytes as stored in the file: read into a buffer, or lent by a source that holds
+/// the whole file in memory (see [`super::Source`]).
+pub struct RawChunk<'a> {
     /// File offset of the chunk record.
     pub pos: u64,
     pub compression: Compression,
     /// The uncompressed size from the chunk header.
     pub size: u32,
-    pub data: Vec<u8>,
+    pub data: Cow<'a, [u8]>,
 }
 
 /// The largest uncompressed chunk accepted (the `size` header field is a u32; ROS writes 768 KiB).
 const MAX_CHUNK: usize = 1 << 30;
 
-impl RawChunk {
-    /// The uncompressed records. The result must be exactly `size` bytes.
-    pub fn decompress(self) -> Result<Vec<u8>, BagError> {
+impl<'a> RawChunk<'a> {
+    /// The uncompressed records (an uncompressed chunk's stored bytes as they are, lent when they
+    /// were lent). The result must be exactly `size` bytes.
+    pub fn decompress(self) -> Result<Cow<'a, [u8]>, BagError> {
         let size = self.size as usize;
         let err = |m: String| BagError::at(self.pos, format!("chunk ({}): {m}", self.compression.as_str()));
         if size > MAX_CHUNK {
@@ -59,10 +62,12 @@ impl RawChunk {
         let out = match self.compression {
             Compression::None => self.data,
             Compression::Bz2 => read_all(bzip2::read::BzDecoder::new(&self.data[..]), size)
+                .map(Cow::Owned)
                 .map_err(|e| err(format!("bz2 data does not decompress: {e}")))?,
             // lz4_flex's frame decoder takes both the roslz4 flavour (content checksum, no content
             // size) and the generic one (content size, no checksum).
             Compression::Lz4 => read_all(lz4_flex::frame::FrameDecoder::new(&self.data[..]), size)
+                .map(Cow::Owned)
                 .map_err(|e| err(format!("lz4 frame does not decompress: {e}")))?,
         };
         if out.len() != size {
@@ -97,10 +102,10 @@ const WINDOW_PER_THREAD: usize = 2;
 /// compressed) and calls `consume(i, bytes)` in order. At most a bounded window of chunks is in
 /// memory. A read or decompression error of chunk `i` is returned after chunks `0..i` were
 /// consumed; an error of `consume` stops everything at once.
-pub fn pipeline<E: From<BagError>>(
+pub fn pipeline<'a, E: From<BagError>>(
     n: usize,
-    mut read: impl FnMut(usize) -> Result<RawChunk, BagError>,
-    mut consume: impl FnMut(usize, Vec<u8>) -> Result<(), E>,
+    mut read: impl FnMut(usize) -> Result<RawChunk<'a>, BagError>,
+    mut consume: impl FnMut(usize, Cow<'a, [u8]>) -> Result<(), E>,
     compressed: bool,
 ) -> Result<(), E> {
     let threads = threads();
@@ -112,12 +117,12 @@ pub fn pipeline<E: From<BagError>>(
         return Ok(());
     }
     let window = threads * WINDOW_PER_THREAD;
-    let (job_tx, job_rx) = mpsc::sync_channel::<(usize, RawChunk)>(window);
+    let (job_tx, job_rx) = mpsc::sync_channel::<(usize, RawChunk<'a>)>(window);
     let job_rx = Mutex::new(job_rx);
     std::thread::scope(|s| {
         // Owned by the closure, so that any return drops it and the workers stop.
         let job_tx = job_tx;
-        let (res_tx, res_rx) = mpsc::channel::<(usize, Result<Vec<u8>, BagError>)>();
+        let (res_tx, res_rx) = mpsc::channel::<(usize, Result<Cow<'a, [u8]>, BagError>)>();
         for _ in 0..threads {
             let (job_rx, res_tx) = (&job_rx, res_tx.clone());
             s.spawn(move || loop {
@@ -131,7 +136,7 @@ pub fn pipeline<E: From<BagError>>(
         drop(res_tx);
         let mut sent = 0usize;
         let mut read_error: Option<(usize, BagError)> = None;
-        let mut pending: BTreeMap<usize, Result<Vec<u8>, BagError>> = BTreeMap::new();
+        let mut pending: BTreeMap<usize, Result<Cow<'a, [u8]>, BagError>> = BTreeMap::new();
         for next in 0..n {
             while read_error.is_none() && sent < n && sent - next < window {
                 match read(sent) {

@@ -10,9 +10,11 @@ use std::sync::Arc;
 use logspec_ir::ir::Ty;
 use logspec_ir::ros::{self, lower, MsgSet};
 use logspec_ir::SchemaError;
+use logspec_runtime::Visitor;
 
-use super::value::{self, DecodeFault, Value, ValueView};
+use super::value::{self, DecodeFault, Value, ValueView, Visiting};
 use super::Connection;
+use crate::dynamic::{Plan, Sink};
 
 /// md5 of the empty text: `std_msgs/Empty`, or the tell-tale of a connection recorded without a
 /// definition.
@@ -29,6 +31,8 @@ pub struct MsgDecoder {
     root: Ty,
     /// The fewest bytes of each type of `lowered` (bounds array counts before allocating).
     min: Vec<u64>,
+    /// The root type compiled for [`MsgDecoder::decode_into`].
+    plan: Plan,
 }
 
 impl MsgDecoder {
@@ -38,11 +42,27 @@ impl MsgDecoder {
         let lowered = lower::lower(set, &[name], "ros", None);
         let root = Ty::Named(*lowered.ids.get(name)?);
         let min = logspec_ir::layout::min_sizes(&lowered.schema);
-        Some(MsgDecoder { lowered, name: name.to_string(), md5, root, min })
+        let plan = Plan::new(&lowered.schema, &min, &root);
+        Some(MsgDecoder { lowered, name: name.to_string(), md5, root, min, plan })
     }
 
+    /// The message as an owned [`Value`] tree.
     pub fn decode(&self, bytes: &[u8]) -> Result<Value, DecodeFault> {
         value::decode(&self.lowered.schema, &self.min, &self.root, bytes)
+    }
+
+    /// Decodes the message without building a value: every part goes to `sink` as it is read
+    /// (numbers in their byte order, strings checked as UTF-8, arrays of numbers lent as their
+    /// packed bytes). Accepts and rejects exactly what [`MsgDecoder::decode`] does, with the same
+    /// fault; on a fault, `sink` has seen the parts before it.
+    pub fn decode_into(&self, bytes: &[u8], sink: &mut impl Sink) -> Result<(), DecodeFault> {
+        self.plan.decode(&self.lowered.schema, &self.min, bytes, sink)
+    }
+
+    /// Decodes the message straight into a [`Visitor`], which sees what it would see from
+    /// [`MsgDecoder::view`] of [`MsgDecoder::decode`]'s value, without the value being built.
+    pub fn visit(&self, bytes: &[u8], v: &mut impl Visitor) -> Result<(), DecodeFault> {
+        self.decode_into(bytes, &mut Visiting(v))
     }
 
     /// The value with its field names, for a visitor.

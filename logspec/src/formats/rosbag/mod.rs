@@ -9,7 +9,10 @@
 //!   order, one chunk (or one group of time-overlapping chunks) in memory at a time, with bz2
 //!   and lz4 chunks decompressed on worker threads;
 //! - [`Decoders`] checks each connection's md5 against genmsg's and decodes messages into
-//!   [`Value`] trees; a [`Registry`] of `.msg` files fills in missing definitions.
+//!   [`Value`] trees ([`MsgDecoder::decode`]), or, building no value, straight into a visitor or
+//!   any [`crate::dynamic::Sink`] through the type's compiled decode plan
+//!   ([`MsgDecoder::visit`], [`MsgDecoder::decode_into`]); a [`Registry`] of `.msg` files fills
+//!   in missing definitions.
 
 mod chunk;
 mod decode;
@@ -21,8 +24,8 @@ use std::fmt;
 
 pub use chunk::Compression;
 pub use decode::{ConnType, Decoders, MsgDecoder, Registry};
-pub use reader::{Bag, ChunkInfo, Connection, Message, Order, Stop};
-pub use value::{Prims, Value, ValueView};
+pub use reader::{Bag, ChunkInfo, Connection, Message, Order, Source, Stop};
+pub use value::{Prims, Value, ValueView, Visiting};
 
 /// The first line of every bag.
 pub const MAGIC: &[u8] = b"#ROSBAG V2.0\n";

@@ -1,6 +1,7 @@
 //! Opening a bag (from its index, or by a linear scan when it has none or it is unusable) and
 //! walking its messages in time or file order, a chunk at a time.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{Read, Seek, SeekFrom};
 
@@ -36,6 +37,8 @@ pub struct ChunkInfo {
     /// Uncompressed and stored sizes.
     pub size: u32,
     pub stored: u64,
+    /// File offset of the chunk's stored data (after its record header).
+    pub data_pos: u64,
 }
 
 /// Where a linear scan stopped before the end of the file, and why.
@@ -66,6 +69,38 @@ pub struct Message<'a> {
     pub offset: usize,
 }
 
+/// What a bag is read from: any `Read + Seek`. A source that holds the whole file in memory (a
+/// [`std::io::Cursor`] over bytes, or over a memory map) also lends it, so that uncompressed
+/// chunks are read in place instead of being copied into a buffer first.
+pub trait Source: Read + Seek {
+    /// The whole file, when the source holds it in memory.
+    fn lend(&self) -> Option<&[u8]> {
+        None
+    }
+}
+
+impl Source for std::fs::File {}
+
+impl<R: Read + Seek> Source for std::io::BufReader<R> {}
+
+impl<T: AsRef<[u8]>> Source for std::io::Cursor<T> {
+    fn lend(&self) -> Option<&[u8]> {
+        Some(self.get_ref().as_ref())
+    }
+}
+
+impl<S: Source + ?Sized> Source for &mut S {
+    fn lend(&self) -> Option<&[u8]> {
+        (**self).lend()
+    }
+}
+
+impl<S: Source + ?Sized> Source for Box<S> {
+    fn lend(&self) -> Option<&[u8]> {
+        (**self).lend()
+    }
+}
+
 /// An open bag: its header facts, connections and chunks. Holds no message data.
 pub struct Bag<R> {
     src: R,
@@ -93,7 +128,7 @@ pub struct Bag<R> {
 /// definition is in the data).
 const MAX_HEADER: usize = 1 << 20;
 
-impl<R: Read + Seek> Bag<R> {
+impl<R: Source> Bag<R> {
     /// Opens a bag: from its index when it has a usable one, otherwise by scanning every record.
     pub fn open(mut src: R) -> Result<Self, BagError> {
         let len = src.seek(SeekFrom::End(0)).map_err(|e| BagError::io(0, &e))?;
@@ -256,16 +291,17 @@ impl<R: Read + Seek> Bag<R> {
                 at = next;
                 continue;
             }
-            let (compression, size, stored) = self.chunk_header(pos)?;
-            self.chunks.push(ChunkInfo { pos, start, end, counts, compression, size, stored });
+            let (compression, size, stored, data_pos) = self.chunk_header(pos)?;
+            self.chunks.push(ChunkInfo { pos, start, end, counts, compression, size, stored, data_pos });
             at = next;
         }
         self.chunks.sort_by_key(|c| c.pos);
         Ok(())
     }
 
-    /// The compression, uncompressed size and stored size of the chunk record at `pos`.
-    fn chunk_header(&mut self, pos: u64) -> Result<(Compression, u32, u64), BagError> {
+    /// The compression, uncompressed size, stored size and data offset of the chunk record at
+    /// `pos`.
+    fn chunk_header(&mut self, pos: u64) -> Result<(Compression, u32, u64, u64), BagError> {
         let (op, fields, end) = self.read_record_header(pos)?;
         let ctx = Ctx { offset: pos, op: Some(op), chunk: None };
         if op != record::OP_CHUNK {
@@ -277,20 +313,20 @@ impl<R: Read + Seek> Bag<R> {
             ctx.err(format!("unknown compression {:?} (expected none, bz2 or lz4)", String::from_utf8_lossy(c)))
         })?;
         let size = f.u32("size", &ctx)?;
-        let stored = end - (pos + 8 + fields.bytes.len() as u64);
-        Ok((compression, size, stored))
+        let data_pos = pos + 8 + fields.bytes.len() as u64;
+        Ok((compression, size, end - data_pos, data_pos))
     }
 
     /// The uncompressed records of one chunk, decompressed on this thread.
     pub fn chunk_records(&mut self, info: &ChunkInfo) -> Result<Vec<u8>, BagError> {
-        self.raw_chunk(info)?.decompress()
+        Ok(self.raw_chunk(info)?.decompress()?.into_owned())
     }
 
     /// Reads the stored bytes of a chunk.
-    fn raw_chunk(&mut self, info: &ChunkInfo) -> Result<RawChunk, BagError> {
+    fn raw_chunk(&mut self, info: &ChunkInfo) -> Result<RawChunk<'static>, BagError> {
         let (header, data_len) = self.read_lengths(info.pos)?;
         let data = self.read_data(info.pos + 8 + header.len() as u64, data_len as usize)?;
-        Ok(RawChunk { pos: info.pos, compression: info.compression, size: info.size, data })
+        Ok(RawChunk { pos: info.pos, compression: info.compression, size: info.size, data: Cow::Owned(data) })
     }
 
     /// A linear scan from `at` (`rosbag reindex`): every chunk is decompressed to learn its
@@ -326,7 +362,7 @@ impl<R: Read + Seek> Bag<R> {
         let ctx = Ctx { offset: at, op: Some(op), chunk: None };
         match op {
             record::OP_CHUNK => {
-                let (compression, size, stored) = self.chunk_header(at)?;
+                let (compression, size, stored, data_pos) = self.chunk_header(at)?;
                 let mut info = ChunkInfo {
                     pos: at,
                     start: Time::default(),
@@ -335,6 +371,7 @@ impl<R: Read + Seek> Bag<R> {
                     compression,
                     size,
                     stored,
+                    data_pos,
                 };
                 let bytes = self.raw_chunk(&info)?.decompress()?;
                 let mut times: Option<(Time, Time)> = None;
@@ -412,28 +449,75 @@ impl<R: Read + Seek> Bag<R> {
             i = j;
         }
         let compressed = list.iter().any(|c| c.compression != Compression::None);
-        let mut group: Vec<(u64, Vec<u8>)> = Vec::new();
-        let list_ref = &list;
+        let plan = Plan { list: &list, group_end: &group_end, order, compressed };
+        if let Some(file) = self.src.lend() {
+            // Uncompressed chunks are read in place; compressed ones are decompressed from the
+            // lent bytes.
+            return plan.run(|i| lent_chunk(file, &list[i]), &wanted, &mut f);
+        }
         let src = &mut *self;
+        plan.run(|i| src.raw_chunk(&list[i]), &wanted, &mut f)
+    }
+}
+
+/// The chunks [`Bag::for_each_message`] reads, in reading order, and where each time-order
+/// group ends.
+struct Plan<'l> {
+    list: &'l [ChunkInfo],
+    /// For chunk `i`, the index after the last chunk of its group.
+    group_end: &'l [usize],
+    order: Order,
+    compressed: bool,
+}
+
+impl Plan<'_> {
+    /// Reads the chunks with `read` through the decompression pipeline and hands their messages
+    /// to `f`.
+    fn run<'a, E: From<BagError>>(
+        &self,
+        read: impl FnMut(usize) -> Result<RawChunk<'a>, BagError>,
+        wanted: &impl Fn(&u32) -> bool,
+        f: &mut impl FnMut(Message<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let mut group: Vec<(u64, Cow<'a, [u8]>)> = Vec::new();
         pipeline(
-            list.len(),
-            |i| src.raw_chunk(&list_ref[i]),
+            self.list.len(),
+            read,
             |i, bytes| {
-                let pos = list_ref[i].pos;
-                if order == Order::File {
-                    return emit_file_order(pos, &bytes, &wanted, &mut f);
+                let pos = self.list[i].pos;
+                if self.order == Order::File {
+                    return emit_file_order(pos, &bytes, wanted, f);
                 }
                 group.push((pos, bytes));
-                if group_end[i] == i + 1 {
-                    let r = emit_time_order(&group, &wanted, &mut f);
+                if self.group_end[i] == i + 1 {
+                    let r = emit_time_order(&group, wanted, f);
                     group.clear();
                     r?;
                 }
                 Ok(())
             },
-            compressed,
+            self.compressed,
         )
     }
+}
+
+/// The stored bytes of a chunk, lent from the whole file.
+fn lent_chunk<'a>(file: &'a [u8], info: &ChunkInfo) -> Result<RawChunk<'a>, BagError> {
+    let range = usize::try_from(info.data_pos)
+        .ok()
+        .and_then(|at| Some(at..at.checked_add(usize::try_from(info.stored).ok()?)?));
+    let data = range.and_then(|r| file.get(r)).ok_or_else(|| {
+        BagError::at(
+            info.pos,
+            format!(
+                "chunk data of {} bytes at byte {} runs past the end of the file ({} bytes)",
+                info.stored,
+                info.data_pos,
+                file.len()
+            ),
+        )
+    })?;
+    Ok(RawChunk { pos: info.pos, compression: info.compression, size: info.size, data: Cow::Borrowed(data) })
 }
 
 /// Every message of one chunk, as stored.
@@ -456,7 +540,7 @@ fn emit_file_order<E: From<BagError>>(
 /// Every message of a group of chunks, by (time, connection, file position). Records before a
 /// bad one in the group are still emitted, then the fault is returned.
 fn emit_time_order<E: From<BagError>>(
-    group: &[(u64, Vec<u8>)],
+    group: &[(u64, Cow<'_, [u8]>)],
     wanted: &impl Fn(&u32) -> bool,
     f: &mut impl FnMut(Message<'_>) -> Result<(), E>,
 ) -> Result<(), E> {

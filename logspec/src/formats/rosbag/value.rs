@@ -8,7 +8,7 @@
 
 use logspec_ir::ir::{Endian, Enum, Flags, Len, Prim, Schema, Struct, Ty, TypeDef};
 
-use crate::dynamic::{unpack, Build};
+use crate::dynamic::{unpack, Build, Sink};
 use logspec_runtime::{Visit, Visitor};
 
 /// A decoded value.
@@ -133,6 +133,59 @@ impl Build for Ros {
     }
 }
 
+/// A [`Sink`] that shows a message decoded by its plan to a [`Visitor`] as [`ValueView`] shows
+/// the same message's [`Value`]: the same calls, in the same order, with no value built.
+pub struct Visiting<'v, V: ?Sized>(pub &'v mut V);
+
+impl<V: Visitor + ?Sized> Sink for Visiting<'_, V> {
+    fn begin_struct(&mut self, name: Option<&str>) {
+        self.0.begin_struct(name);
+    }
+
+    fn end_struct(&mut self) {
+        self.0.end_struct();
+    }
+
+    fn begin_array(&mut self, name: Option<&str>, len: usize) {
+        self.0.begin_array(name, len);
+    }
+
+    fn end_array(&mut self) {
+        self.0.end_array();
+    }
+
+    #[inline]
+    fn number(&mut self, name: Option<&str>, p: Prim, raw: u64) {
+        match Ros.number(p, raw) {
+            Value::Int(i) => self.0.int(name, i),
+            Value::F32(x) => self.0.f32(name, x),
+            Value::F64(x) => self.0.f64(name, x),
+            _ => self.0.uint(name, raw),
+        }
+    }
+
+    fn bool(&mut self, name: Option<&str>, v: bool) {
+        self.0.bool(name, v);
+    }
+
+    fn str(&mut self, name: Option<&str>, v: &str) {
+        self.0.str(name, v);
+    }
+
+    fn raw_str(&mut self, name: Option<&str>, v: &[u8]) {
+        raw_str(name, v, self.0);
+    }
+}
+
+/// A string that is not UTF-8, as `{"$hex": "…"}`.
+fn raw_str<V: Visitor + ?Sized>(name: Option<&str>, b: &[u8], v: &mut V) {
+    let mut hex = String::with_capacity(b.len() * 2);
+    crate::json::hex(&mut hex, b);
+    v.begin_struct(name);
+    v.str(Some("$hex"), &hex);
+    v.end_struct();
+}
+
 /// A value with its type, for a [`Visitor`]: messages are structs with their field names,
 /// `time`/`duration` are `{sec, nsec}`, strings that are not UTF-8 are `{"$hex": "…"}`.
 pub struct ValueView<'a> {
@@ -150,13 +203,7 @@ impl Visit for ValueView<'_> {
             Value::F32(x) => v.f32(name, *x),
             Value::F64(x) => v.f64(name, *x),
             Value::Str(s) => v.str(name, s),
-            Value::RawStr(b) => {
-                let mut hex = String::with_capacity(b.len() * 2);
-                crate::json::hex(&mut hex, b);
-                v.begin_struct(name);
-                v.str(Some("$hex"), &hex);
-                v.end_struct();
-            }
+            Value::RawStr(b) => raw_str(name, b, v),
             Value::Prims(p) => visit_prims(p, name, v),
             Value::List(items) => {
                 let elem = match self.ty {

@@ -15,6 +15,10 @@
 //!   control and data records with the fewest header bytes, as WPILib's writer does;
 //! - [`from_rlog`] converts an AdvantageKit RLOG file into one.
 
+/// The schema the message and value types were generated from (`schemas/wpilog.toml`), for tools
+/// that walk its IR at run time (the Python package's writers encode values through it).
+pub const SCHEMA_TOML: &str = include_str!(concat!(env!("LOGSPEC_SCHEMAS"), "/wpilog.toml"));
+
 pub mod from_rlog;
 mod generated {
     #![allow(clippy::all)]

@@ -1,0 +1,44 @@
+"""One timed read through the Python package `logspec`, for `cargo bench --bench python_package`.
+
+Usage: python3 package_bench.py MODE FILE, MODE one of
+  arrow    `logspec.open(path).tables()`: every channel as a pyarrow Table
+  numpy    the same, then every number column as a numpy array (`Log.numpy`'s conversion)
+  standin  `upstream_standin.read_timeseries_bin(path)` (the USVLOG baseline)
+
+Prints one JSON object: the seconds the read took (imports excluded), the rows (records or
+values) it returned, and the bytes of the columns it returned (Arrow buffers or numpy arrays).
+"""
+import json
+import sys
+import time
+
+mode, path = sys.argv[1], sys.argv[2]
+if mode == "standin":
+    import numpy  # noqa: F401
+    import upstream_standin
+
+    t = time.perf_counter()
+    result = upstream_standin.read_timeseries_bin(path)
+    seconds = time.perf_counter() - t
+    rows = sum(result.record_counts.values())
+    nbytes = sum(c.nbytes for cols in result.records.values() for c in cols.values())
+else:
+    import numpy  # noqa: F401
+    import pyarrow  # noqa: F401
+
+    import logspec
+
+    t = time.perf_counter()
+    tables = logspec.open(path).tables()
+    if mode == "numpy":
+        columns = {
+            name: {c: t.column(c).to_numpy() for c in t.column_names if t.schema.field(c).type.num_fields == 0}
+            for name, t in tables.items()
+        }
+    seconds = time.perf_counter() - t
+    rows = sum(t.num_rows for t in tables.values())
+    if mode == "numpy":
+        nbytes = sum(a.nbytes for cols in columns.values() for a in cols.values())
+    else:
+        nbytes = sum(t.nbytes for t in tables.values())
+print(json.dumps({"seconds": seconds, "records": rows, "array_bytes": nbytes}))

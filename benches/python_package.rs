@@ -1,0 +1,145 @@
+//! The Python package `logspec` reading large logs into columns, measured in the same run as its
+//! baselines:
+//! - USVLOG (about 200 MB, the record mix of `bench-inputs/gen_usvlog.py`,
+//!   `common/usvlog_input.rs`): `logspec.open(path).tables()` (pyarrow) and the same turned into
+//!   numpy arrays, against `benches/python/upstream_standin.py`, the stand-in of usv-autopilot's
+//!   `read_timeseries_bin` (see BENCHMARKS.md), with each process's peak RSS against the bytes of
+//!   the arrays it returned;
+//! - RLOG (about 100 MB R1, `common/rlog_input.rs`): `tables()` into pyarrow, against
+//!   AdvantageScope's decoder figure (36 MB/s with memcpy at 5.2 GB/s, `bench-inputs/README.md`)
+//!   scaled by this run's memcpy, as `benches/rlog.rs` does.
+//!
+//! `cargo bench --bench python_package` (options: `-- --usvlog-mb 200 --rlog-mb 100 --runs 3`).
+//! Each read runs in its own Python process (`benches/python/package_bench.py`), the file in the
+//! page cache; the clock excludes imports. The package must be importable by `$LOGSPEC_PYTHON`
+//! (default `python3`): build it with `maturin develop --release` in a venv and point
+//! `LOGSPEC_PYTHON` at the venv's python. Without it the bench says so and measures nothing.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use common::{mbps, memcpy_time};
+
+/// AdvantageScope's RLOG decoder and memcpy on the reference machine, MB/s.
+const ADVANTAGESCOPE_MBPS: f64 = 36.0;
+const REFERENCE_MEMCPY_MBPS: f64 = 5200.0;
+
+fn python() -> String {
+    std::env::var("LOGSPEC_PYTHON").unwrap_or_else(|_| "python3".to_string())
+}
+
+/// Runs `package_bench.py MODE FILE`: the read's seconds, rows, array bytes, and peak RSS in kB.
+fn run(mode: &str, file: &Path) -> (f64, u64, u64, u64) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut child = Command::new(python())
+        .arg(root.join("benches/python/package_bench.py"))
+        .arg(mode)
+        .arg(file)
+        .env("PYTHONPATH", root.join("benches/python"))
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("spawn python");
+    let status = format!("/proc/{}/status", child.id());
+    let mut peak = 0;
+    loop {
+        if let Ok(s) = std::fs::read_to_string(&status) {
+            if let Some(kb) = s
+                .lines()
+                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            {
+                peak = peak.max(kb);
+            }
+        }
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "package_bench.py {mode} failed");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("package_bench.py prints JSON");
+    (v["seconds"].as_f64().unwrap(), v["records"].as_u64().unwrap(), v["array_bytes"].as_u64().unwrap(), peak)
+}
+
+fn arg(name: &str, default: &str) -> String {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned().unwrap_or_else(|| default.to_string())
+}
+
+/// Median seconds of `n` runs, the last run's rows and array bytes, and the highest peak RSS.
+fn measure(mode: &str, file: &Path, n: usize) -> (f64, u64, u64, u64) {
+    let mut times = Vec::new();
+    let (mut rows, mut bytes, mut rss) = (0, 0, 0);
+    for _ in 0..n {
+        let (s, r, b, p) = run(mode, file);
+        times.push(s);
+        (rows, bytes) = (r, b);
+        rss = rss.max(p);
+    }
+    times.sort_by(f64::total_cmp);
+    (times[times.len() / 2], rows, bytes, rss)
+}
+
+fn main() {
+    let ok = Command::new(python())
+        .args(["-c", "import logspec, numpy, pyarrow"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        println!("python_package: needs {} with the logspec package, numpy and pyarrow; nothing measured", python());
+        return;
+    }
+    let usvlog_mb: f64 = arg("--usvlog-mb", "200").parse().expect("--usvlog-mb");
+    let rlog_mb: f64 = arg("--rlog-mb", "100").parse().expect("--rlog-mb");
+    let runs: usize = arg("--runs", "3").parse().expect("--runs");
+    let dir = std::env::temp_dir().join(format!("logspec-bench-package-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+
+    let file = dir.join("big.usvlog");
+    std::fs::write(&file, common::usvlog_input::build(usvlog_mb)).unwrap();
+    let size = std::fs::metadata(&file).unwrap().len() as f64 / 1e6;
+    println!("\n{size:.1} MB USVLOG ({runs} runs per package reader, 1 of the stand-in; medians):");
+    let (base, records, ..) = measure("standin", &file, 1);
+    println!("  stand-in        {base:8.3} s  {:7.1} MB/s  1.00x", size / base);
+    for mode in ["arrow", "numpy"] {
+        let (t, rows, bytes, rss) = measure(mode, &file, runs);
+        assert_eq!(rows, records, "{mode} read a different number of records");
+        println!(
+            "  package {mode:<7} {t:8.3} s  {:7.1} MB/s  {:6.1}x the stand-in  peak RSS {:6.0} MB  arrays {:6.0} MB  ({:.2}x the arrays)",
+            size / t,
+            base / t,
+            rss as f64 / 1024.0,
+            bytes as f64 / 1e6,
+            rss as f64 * 1024.0 / bytes as f64
+        );
+    }
+    std::fs::remove_file(&file).unwrap();
+
+    let buf = common::rlog_input::build_r1(rlog_mb);
+    let memcpy = mbps(buf.len(), memcpy_time(&buf, 5));
+    let file = dir.join("big.rlog");
+    std::fs::write(&file, &buf).unwrap();
+    let size = buf.len() as f64 / 1e6;
+    drop(buf);
+    let advantagescope = ADVANTAGESCOPE_MBPS * memcpy / REFERENCE_MEMCPY_MBPS;
+    println!("\n{size:.1} MB RLOG R1 ({runs} runs, median):");
+    println!("  memcpy                       {memcpy:8.0} MB/s");
+    println!("  AdvantageScope, scaled       {advantagescope:8.1} MB/s  1.00x");
+    let (t, rows, bytes, rss) = measure("arrow", &file, runs);
+    println!(
+        "  package tables() (pyarrow)   {:8.1} MB/s  {:6.1}x AdvantageScope scaled ({:.1}x unscaled)  {t:.3} s  {rows} values  peak RSS {:.0} MB  arrays {:.0} MB",
+        size / t,
+        size / t / advantagescope,
+        size / t / ADVANTAGESCOPE_MBPS,
+        rss as f64 / 1024.0,
+        bytes as f64 / 1e6
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,0 +1,585 @@
+//! A decode plan: the IR of one type compiled once into steps, so that decoding a value costs
+//! one bounds check per run of fixed-size fields instead of one interpretation per field, and
+//! builds no values. Its decode hands every part of the value, in wire order, to a [`Sink`]:
+//! numbers read in their field's byte order, strings checked as UTF-8, arrays of numbers lent
+//! as the bytes they are packed in (a [`Sink`] decides whether to read the elements).
+//!
+//! The plan follows the same IR rules as the walk of [`super::decode`] (length rules, byte
+//! orders, the count bound against the bytes left, the budget of values that take no bytes), so
+//! both accept exactly the same bytes. Its faults are found cheaply and said precisely: when a
+//! step fails, the walk decodes the same bytes again to name the field, offset and reason, so a
+//! plan's [`Fault`] is the walk's.
+//!
+//! What a run is: the fields of a fixed-size struct (nested fixed-size structs, fixed arrays and
+//! fixed strings included) and consecutive fixed-size fields of any struct. A struct such as ROS
+//! `sensor_msgs/Imu` is one run for its header's `seq` and `stamp`, one string, and one run of
+//! 296 bytes for the rest.
+
+use logspec_ir::ir::{Endian, Len, Prim, Schema, Ty, TypeDef};
+
+use super::{Check, Fault, EMPTY_BUDGET};
+
+/// Receives the parts of a value, in wire order, from [`Plan::decode`]. `name` is the field
+/// name, `None` for array elements and the value itself. Enums and flags arrive as the numbers
+/// of their base type; a padding field as an empty struct.
+pub trait Sink {
+    fn begin_struct(&mut self, name: Option<&str>);
+    fn end_struct(&mut self);
+    fn begin_array(&mut self, name: Option<&str>, len: usize);
+    fn end_array(&mut self);
+    /// A number of type `p`: its bits, zero-extended to 64 (as [`super::Build::number`]).
+    fn number(&mut self, name: Option<&str>, p: Prim, raw: u64);
+    fn bool(&mut self, name: Option<&str>, v: bool);
+    /// A string that is valid UTF-8.
+    fn str(&mut self, name: Option<&str>, v: &str);
+    /// A string that is not valid UTF-8, as its bytes.
+    fn raw_str(&mut self, name: Option<&str>, v: &[u8]);
+
+    /// An array of numbers of type `p`, packed in `bytes` in byte order `e` (whole elements).
+    /// By default each element is read and handed to [`Sink::number`].
+    fn numbers(&mut self, name: Option<&str>, p: Prim, e: Endian, bytes: &[u8]) {
+        self.begin_array(name, bytes.len() / p.size() as usize);
+        super::each_number(bytes, p, e, |_, raw| self.number(None, p, raw));
+        self.end_array();
+    }
+
+    /// An array of bools, one byte each.
+    fn bools(&mut self, name: Option<&str>, bytes: &[u8]) {
+        self.begin_array(name, bytes.len());
+        for b in bytes {
+            self.bool(None, *b != 0);
+        }
+        self.end_array();
+    }
+
+    /// A `bytes` field: by default, an array of `u8`.
+    fn bytes(&mut self, name: Option<&str>, v: &[u8]) {
+        self.numbers(name, Prim::U8, Endian::Little, v);
+    }
+}
+
+/// A type compiled for [`Plan::decode`].
+#[derive(Clone, Debug)]
+pub struct Plan {
+    root: Ty,
+    step: Step,
+}
+
+/// One step of a plan.
+#[derive(Clone, Debug)]
+enum Step {
+    /// Fixed-size fields: one bounds check, then each part at its offset.
+    Run(Run),
+    /// A string or bytes of a variable length.
+    Text { name: Option<Box<str>>, len: Len, e: Endian, bytes: bool },
+    /// An array of numbers (`Some`) or bools (`None`) of a variable count.
+    Numbers { name: Option<Box<str>>, p: Option<Prim>, e: Endian, len: Len },
+    /// An array of other elements.
+    Array(Box<ArrayStep>),
+    /// A struct of a variable size: its fields' steps.
+    Struct { name: Option<Box<str>>, steps: Vec<Step> },
+    /// A type the walk does not read either (it says why).
+    Unsupported,
+}
+
+#[derive(Clone, Debug)]
+struct ArrayStep {
+    name: Option<Box<str>>,
+    len: Len,
+    e: Endian,
+    elem: Step,
+    /// The element size when it is fixed.
+    fixed: Option<usize>,
+    /// The fewest bytes an element takes.
+    min: usize,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Run {
+    size: usize,
+    /// Values that take no bytes in the run (structs of size 0 and the elements of arrays of
+    /// them), counted against the budget as the walk counts them.
+    empty: usize,
+    parts: Vec<Part>,
+}
+
+/// One part of a run, at its offset from the start of the run.
+#[derive(Clone, Debug)]
+enum Part {
+    Begin(Option<Box<str>>),
+    End,
+    BeginArray(Option<Box<str>>, usize),
+    EndArray,
+    Number {
+        at: usize,
+        name: Option<Box<str>>,
+        p: Prim,
+        e: Endian,
+    },
+    /// Consecutive numbers of one type and byte order (the fields `x`, `y`, `z` of a vector):
+    /// one part, so that the run dispatches once for all of them.
+    Scalars {
+        at: usize,
+        names: Box<[Option<Box<str>>]>,
+        p: Prim,
+        e: Endian,
+    },
+    Bool {
+        at: usize,
+        name: Option<Box<str>>,
+    },
+    Numbers {
+        at: usize,
+        name: Option<Box<str>>,
+        p: Prim,
+        e: Endian,
+        n: usize,
+    },
+    Bools {
+        at: usize,
+        name: Option<Box<str>>,
+        n: usize,
+    },
+    Text {
+        at: usize,
+        name: Option<Box<str>>,
+        n: usize,
+        bytes: bool,
+    },
+    Pad(Option<Box<str>>),
+}
+
+/// Fixed arrays of structs are unrolled into their run up to this many parts; a longer one is
+/// an array step.
+const MAX_UNROLL: usize = 4096;
+
+impl Plan {
+    /// Compiles `ty` of `schema` (its root byte order is the schema's).
+    pub fn new(schema: &Schema, min: &[u64], ty: &Ty) -> Plan {
+        let c = Compiler { schema, min };
+        let mut steps = Vec::new();
+        c.field(ty, schema.format.endian, None, &mut steps);
+        // `field` gives one step for one value (a run of a fixed-size struct holds its begin and
+        // end).
+        let mut step =
+            if steps.len() == 1 { steps.pop().expect("one step") } else { Step::Struct { name: None, steps } };
+        step.join_scalars();
+        Plan { root: ty.clone(), step }
+    }
+
+    /// Decodes one whole value from `bytes` into `sink`; trailing bytes are an error. On a fault
+    /// the sink has seen the parts before it; the fault is the walk's ([`super::decode`]).
+    pub fn decode(&self, schema: &Schema, min: &[u64], bytes: &[u8], sink: &mut impl Sink) -> Result<(), Fault> {
+        let mut r = Exec { b: bytes, pos: 0, empty_left: EMPTY_BUDGET.saturating_add(bytes.len()) };
+        let done = r.step(&self.step, sink).and_then(|()| if r.pos == bytes.len() { Ok(()) } else { Err(Stop) });
+        match done {
+            Ok(()) => Ok(()),
+            Err(Stop) => Err(match super::decode(schema, min, &self.root, bytes, &mut Check) {
+                Err(f) => f,
+                Ok(()) => Fault {
+                    offset: r.pos,
+                    path: Vec::new(),
+                    message: "the decode plan and the IR walk disagree about these bytes".into(),
+                },
+            }),
+        }
+    }
+}
+
+struct Compiler<'s> {
+    schema: &'s Schema,
+    min: &'s [u64],
+}
+
+fn boxed(name: Option<&str>) -> Option<Box<str>> {
+    name.map(Into::into)
+}
+
+impl Compiler<'_> {
+    fn size(&self, ty: &Ty) -> Option<usize> {
+        self.schema.size_of(ty).map(|s| s as usize)
+    }
+
+    fn min(&self, ty: &Ty) -> usize {
+        let m = if self.min.len() == self.schema.types.len() {
+            logspec_ir::layout::min_size_with(&|id| self.min[id.0], ty)
+        } else {
+            logspec_ir::layout::min_size(self.schema, ty)
+        };
+        usize::try_from(m).unwrap_or(usize::MAX)
+    }
+
+    /// Appends the steps of a field of type `ty` in byte order `e`, joining a fixed-size field to
+    /// the run before it.
+    fn field(&self, ty: &Ty, e: Endian, name: Option<&str>, out: &mut Vec<Step>) {
+        if let Some(size) = self.size(ty) {
+            let mut run = Run::default();
+            if self.flatten(ty, e, name, 0, &mut run) {
+                run.size = size;
+                match out.last_mut() {
+                    Some(Step::Run(prev)) => {
+                        let at = prev.size;
+                        for mut p in run.parts {
+                            p.shift(at);
+                            prev.parts.push(p);
+                        }
+                        prev.size += size;
+                        prev.empty = prev.empty.saturating_add(run.empty);
+                    }
+                    _ => out.push(Step::Run(run)),
+                }
+                return;
+            }
+        }
+        out.push(self.step(ty, e, name));
+    }
+
+    /// The step of a value that is not joined to a run.
+    fn step(&self, ty: &Ty, e: Endian, name: Option<&str>) -> Step {
+        match ty {
+            Ty::Str(len) | Ty::Bytes(len) => {
+                Step::Text { name: boxed(name), len: *len, e, bytes: matches!(ty, Ty::Bytes(_)) }
+            }
+            Ty::Array { elem, len } => match **elem {
+                Ty::Prim(p) => Step::Numbers { name: boxed(name), p: Some(p), e, len: *len },
+                Ty::Bool => Step::Numbers { name: boxed(name), p: None, e, len: *len },
+                _ => {
+                    let mut steps = Vec::new();
+                    self.field(elem, e, None, &mut steps);
+                    let elem_step =
+                        if steps.len() == 1 { steps.pop().expect("one") } else { Step::Struct { name: None, steps } };
+                    Step::Array(Box::new(ArrayStep {
+                        name: boxed(name),
+                        len: *len,
+                        e,
+                        elem: elem_step,
+                        fixed: self.size(elem),
+                        min: self.min(elem),
+                    }))
+                }
+            },
+            Ty::Named(id) => match self.schema.ty(*id) {
+                TypeDef::Struct(s) => {
+                    let mut steps = Vec::new();
+                    for f in &s.fields {
+                        self.field(&f.ty, f.endian, Some(&f.name), &mut steps);
+                    }
+                    Step::Struct { name: boxed(name), steps }
+                }
+                _ => Step::Unsupported,
+            },
+            _ => Step::Unsupported,
+        }
+    }
+
+    /// Adds the parts of a fixed-size value at offset `at` of `run`; `false` when it cannot be
+    /// part of a run (an array too long to unroll, a type the walk does not read).
+    fn flatten(&self, ty: &Ty, e: Endian, name: Option<&str>, at: usize, run: &mut Run) -> bool {
+        let name = boxed(name);
+        match ty {
+            Ty::Prim(p) => run.parts.push(Part::Number { at, name, p: *p, e }),
+            Ty::Bool => run.parts.push(Part::Bool { at, name }),
+            Ty::Pad(_) => run.parts.push(Part::Pad(name)),
+            Ty::Str(Len::Fixed(n)) => run.parts.push(Part::Text { at, name, n: *n as usize, bytes: false }),
+            Ty::Bytes(Len::Fixed(n)) => run.parts.push(Part::Text { at, name, n: *n as usize, bytes: true }),
+            Ty::Array { elem, len: Len::Fixed(n) } => {
+                let n = *n as usize;
+                match **elem {
+                    Ty::Prim(p) => run.parts.push(Part::Numbers { at, name, p, e, n }),
+                    Ty::Bool => run.parts.push(Part::Bools { at, name, n }),
+                    _ => {
+                        let Some(size) = self.size(elem) else { return false };
+                        if n.saturating_mul(self.parts(elem)) > MAX_UNROLL {
+                            return false;
+                        }
+                        if size == 0 && n > 0 {
+                            run.empty = run.empty.saturating_add(n);
+                        }
+                        run.parts.push(Part::BeginArray(name, n));
+                        for i in 0..n {
+                            if !self.flatten(elem, e, None, at + i * size, run) {
+                                return false;
+                            }
+                        }
+                        run.parts.push(Part::EndArray);
+                    }
+                }
+            }
+            Ty::Named(id) => match self.schema.ty(*id) {
+                TypeDef::Struct(s) => {
+                    if s.size == Some(0) {
+                        run.empty = run.empty.saturating_add(1);
+                    }
+                    run.parts.push(Part::Begin(name));
+                    for f in &s.fields {
+                        let Some(off) = f.offset else { return false };
+                        if !self.flatten(&f.ty, f.endian, Some(&f.name), at + off as usize, run) {
+                            return false;
+                        }
+                    }
+                    run.parts.push(Part::End);
+                }
+                TypeDef::Enum(en) => run.parts.push(Part::Number { at, name, p: en.base, e }),
+                TypeDef::Flags(fl) => run.parts.push(Part::Number { at, name, p: fl.base, e }),
+                _ => return false,
+            },
+            _ => return false,
+        }
+        true
+    }
+
+    /// How many parts a fixed-size value flattens into (to bound unrolling).
+    fn parts(&self, ty: &Ty) -> usize {
+        match ty {
+            Ty::Array { elem, len: Len::Fixed(n) } if !matches!(**elem, Ty::Prim(_) | Ty::Bool) => {
+                (*n as usize).saturating_mul(self.parts(elem)).saturating_add(2)
+            }
+            Ty::Named(id) => match self.schema.ty(*id) {
+                TypeDef::Struct(s) => s.fields.iter().fold(2usize, |a, f| a.saturating_add(self.parts(&f.ty))),
+                _ => 1,
+            },
+            _ => 1,
+        }
+    }
+}
+
+impl Step {
+    /// [`scalars`] in every run.
+    fn join_scalars(&mut self) {
+        match self {
+            Step::Run(run) => run.parts = scalars(std::mem::take(&mut run.parts)),
+            Step::Array(a) => a.elem.join_scalars(),
+            Step::Struct { steps, .. } => steps.iter_mut().for_each(Step::join_scalars),
+            Step::Text { .. } | Step::Numbers { .. } | Step::Unsupported => {}
+        }
+    }
+}
+
+/// Joins consecutive numbers of one type and byte order into [`Part::Scalars`].
+fn scalars(parts: Vec<Part>) -> Vec<Part> {
+    let mut out: Vec<Part> = Vec::with_capacity(parts.len());
+    let mut names: Vec<Option<Box<str>>> = Vec::new();
+    let mut open: Option<(usize, Prim, Endian)> = None;
+    let flush = |out: &mut Vec<Part>, names: &mut Vec<Option<Box<str>>>, open: &mut Option<(usize, Prim, Endian)>| {
+        if let Some((at, p, e)) = open.take() {
+            let names = std::mem::take(names);
+            out.push(match <[_; 1]>::try_from(names) {
+                Ok([name]) => Part::Number { at, name, p, e },
+                Err(names) => Part::Scalars { at, names: names.into(), p, e },
+            });
+        }
+    };
+    for part in parts {
+        if let Part::Number { at, name, p, e } = part {
+            let joins =
+                open.is_some_and(|(start, op, oe)| op == p && oe == e && start + names.len() * p.size() as usize == at);
+            if !joins {
+                flush(&mut out, &mut names, &mut open);
+                open = Some((at, p, e));
+            }
+            names.push(name);
+        } else {
+            flush(&mut out, &mut names, &mut open);
+            out.push(part);
+        }
+    }
+    flush(&mut out, &mut names, &mut open);
+    out
+}
+
+impl Part {
+    fn shift(&mut self, by: usize) {
+        match self {
+            Part::Number { at, .. }
+            | Part::Scalars { at, .. }
+            | Part::Bool { at, .. }
+            | Part::Numbers { at, .. }
+            | Part::Bools { at, .. }
+            | Part::Text { at, .. } => *at += by,
+            Part::Begin(_) | Part::End | Part::BeginArray(..) | Part::EndArray | Part::Pad(_) => {}
+        }
+    }
+}
+
+/// A step failed; the walk says where and why.
+struct Stop;
+
+struct Exec<'b> {
+    b: &'b [u8],
+    pos: usize,
+    empty_left: usize,
+}
+
+impl<'b> Exec<'b> {
+    #[inline]
+    fn take(&mut self, n: usize) -> Result<&'b [u8], Stop> {
+        let s = self.b.get(self.pos..self.pos.checked_add(n).ok_or(Stop)?).ok_or(Stop)?;
+        self.pos += n;
+        Ok(s)
+    }
+
+    #[inline]
+    fn uint(&mut self, p: Prim, e: Endian) -> Result<u64, Stop> {
+        let b = self.take(p.size() as usize)?;
+        Ok(super::load(b, 0, p, e).ok_or(Stop)?)
+    }
+
+    fn spend(&mut self, n: usize) -> Result<(), Stop> {
+        self.empty_left = self.empty_left.checked_sub(n).ok_or(Stop)?;
+        Ok(())
+    }
+
+    /// The count `len` gives, as the walk's `count` reads it.
+    fn count(&mut self, len: Len, e: Endian, elem: Option<usize>) -> Result<Option<usize>, Stop> {
+        let whole = |bytes: usize| match elem {
+            Some(s) if s != 0 && bytes % s == 0 => Ok(Some(bytes / s)),
+            _ => Err(Stop),
+        };
+        match len {
+            Len::Fixed(n) => Ok(Some(n as usize)),
+            Len::Count(p) => Ok(Some(usize::try_from(self.uint(p, e)?).unwrap_or(usize::MAX))),
+            Len::Size(p) => whole(usize::try_from(self.uint(p, e)?).unwrap_or(usize::MAX)),
+            Len::Rest => match elem {
+                None => Ok(None),
+                Some(_) => whole(self.b.len() - self.pos),
+            },
+        }
+    }
+
+    fn step(&mut self, step: &Step, sink: &mut impl Sink) -> Result<(), Stop> {
+        match step {
+            Step::Run(run) => self.run(run, sink),
+            Step::Text { name, len, e, bytes } => {
+                let n = self.count(*len, *e, Some(1))?.unwrap_or(0);
+                let b = self.take(n)?;
+                text(sink, name.as_deref(), b, *bytes);
+                Ok(())
+            }
+            Step::Numbers { name, p, e, len } => {
+                let size = p.map_or(1, |p| p.size() as usize);
+                let n = self.count(*len, *e, Some(size))?.unwrap_or(0);
+                let b = self.take(n.checked_mul(size).ok_or(Stop)?)?;
+                match p {
+                    Some(p) => sink.numbers(name.as_deref(), *p, *e, b),
+                    None => sink.bools(name.as_deref(), b),
+                }
+                Ok(())
+            }
+            Step::Array(a) => self.array(a, sink),
+            Step::Struct { name, steps } => {
+                sink.begin_struct(name.as_deref());
+                for s in steps {
+                    self.step(s, sink)?;
+                }
+                sink.end_struct();
+                Ok(())
+            }
+            Step::Unsupported => Err(Stop),
+        }
+    }
+
+    fn array(&mut self, a: &ArrayStep, sink: &mut impl Sink) -> Result<(), Stop> {
+        let name = a.name.as_deref();
+        match self.count(a.len, a.e, a.fixed)? {
+            Some(n) => {
+                if matches!(a.len, Len::Count(_) | Len::Size(_)) {
+                    let left = self.b.len() - self.pos;
+                    if n.saturating_mul(a.min.max(1)) > left && (a.min > 0 || n > left) {
+                        return Err(Stop);
+                    }
+                }
+                if n > 0 && a.fixed == Some(0) {
+                    self.spend(n)?;
+                }
+                sink.begin_array(name, n);
+                for _ in 0..n {
+                    self.step(&a.elem, sink)?;
+                }
+                sink.end_array();
+            }
+            None => {
+                // Elements of a variable size, as many as the bytes hold: counted first, so the
+                // sink hears the length before the elements.
+                let (start, empty) = (self.pos, self.empty_left);
+                let mut n = 0usize;
+                while self.pos < self.b.len() {
+                    self.step(&a.elem, &mut Ignore)?;
+                    n += 1;
+                }
+                (self.pos, self.empty_left) = (start, empty);
+                sink.begin_array(name, n);
+                for _ in 0..n {
+                    self.step(&a.elem, sink)?;
+                }
+                sink.end_array();
+            }
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn run(&mut self, run: &Run, sink: &mut impl Sink) -> Result<(), Stop> {
+        if run.empty > 0 {
+            self.spend(run.empty)?;
+        }
+        let b = self.take(run.size)?;
+        for part in &run.parts {
+            match part {
+                Part::Number { at, name, p, e } => {
+                    let raw = super::load(b, *at, *p, *e).ok_or(Stop)?;
+                    sink.number(name.as_deref(), *p, raw);
+                }
+                Part::Scalars { at, names, p, e } => {
+                    let bytes = b.get(*at..*at + names.len() * p.size() as usize).ok_or(Stop)?;
+                    super::each_number(bytes, *p, *e, |i, raw| sink.number(names[i].as_deref(), *p, raw));
+                }
+                Part::Bool { at, name } => sink.bool(name.as_deref(), *b.get(*at).ok_or(Stop)? != 0),
+                Part::Numbers { at, name, p, e, n } => {
+                    let bytes = b.get(*at..*at + n * p.size() as usize).ok_or(Stop)?;
+                    sink.numbers(name.as_deref(), *p, *e, bytes);
+                }
+                Part::Bools { at, name, n } => sink.bools(name.as_deref(), b.get(*at..*at + n).ok_or(Stop)?),
+                Part::Text { at, name, n, bytes } => {
+                    text(sink, name.as_deref(), b.get(*at..*at + n).ok_or(Stop)?, *bytes)
+                }
+                Part::Begin(name) => sink.begin_struct(name.as_deref()),
+                Part::End => sink.end_struct(),
+                Part::BeginArray(name, n) => sink.begin_array(name.as_deref(), *n),
+                Part::EndArray => sink.end_array(),
+                Part::Pad(name) => {
+                    sink.begin_struct(name.as_deref());
+                    sink.end_struct();
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[inline]
+fn text(sink: &mut impl Sink, name: Option<&str>, b: &[u8], bytes: bool) {
+    if bytes {
+        sink.bytes(name, b);
+    } else {
+        match std::str::from_utf8(b) {
+            Ok(s) => sink.str(name, s),
+            Err(_) => sink.raw_str(name, b),
+        }
+    }
+}
+
+/// A sink that keeps nothing (to count the elements of an array that runs to the end).
+struct Ignore;
+
+impl Sink for Ignore {
+    fn begin_struct(&mut self, _: Option<&str>) {}
+    fn end_struct(&mut self) {}
+    fn begin_array(&mut self, _: Option<&str>, _: usize) {}
+    fn end_array(&mut self) {}
+    fn number(&mut self, _: Option<&str>, _: Prim, _: u64) {}
+    fn bool(&mut self, _: Option<&str>, _: bool) {}
+    fn str(&mut self, _: Option<&str>, _: &str) {}
+    fn raw_str(&mut self, _: Option<&str>, _: &[u8]) {}
+    fn numbers(&mut self, _: Option<&str>, _: Prim, _: Endian, _: &[u8]) {}
+    fn bools(&mut self, _: Option<&str>, _: &[u8]) {}
+}

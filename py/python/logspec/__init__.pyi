@@ -1,0 +1,80 @@
+"""Read binary robot and simulation logs with logspec's Rust readers (see the module docstring)."""
+
+import os
+from typing import Any, Dict, Iterator, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import pyarrow as pa
+
+from logspec._logspec import DecodeError as DecodeError
+from logspec._logspec import FilterError as FilterError
+from logspec._logspec import FormatError as FormatError
+from logspec._logspec import LogspecError as LogspecError
+from logspec._logspec import UsageError as UsageError
+
+__version__: str
+
+Channels = Union[None, str, Sequence[str]]
+
+class LogspecWarning(UserWarning):
+    """Something was skipped or cut short and `on_error="warn"` asked to go on."""
+
+    error: Optional[LogspecError]
+    def __init__(self, message: str, error: Optional[LogspecError] = None) -> None: ...
+
+def open(
+    path: Union[str, "os.PathLike[str]"], format: Optional[str] = None, *, assume_r1: bool = False
+) -> Log:
+    """Open a log and detect its format (`format` forces usvlog, rlog, rlog-stream, carla, rosbag or wpilog)."""
+
+class Log:
+    """An opened log; every call reads the file again."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def format(self) -> str:
+        """`usvlog`, `rlog`, `rlog-stream`, `carla`, `rosbag` or `wpilog`."""
+    def info(self) -> Dict[str, Any]:
+        """The `logspec info --json` object."""
+    def __iter__(self) -> Iterator[Dict[str, Any]]:
+        """Every record as a dict: the objects of `logspec dump` lines."""
+    def records(
+        self,
+        channels: Channels = None,
+        *,
+        since: Optional[float] = None,
+        until: Optional[float] = None,
+        frames: Optional[Tuple[int, int]] = None,
+        file_order: bool = False,
+        on_error: str = "raise",
+    ) -> Iterator[Dict[str, Any]]:
+        """Every record as a dict (the `logspec dump` objects, docs/output.md), in file order.
+
+        USVLOG `{"t_us", "type", "name", "fields"}`; RLOG one dict per value
+        (`{"t", "key", "type", "value"}`); WPILOG the header, then one per record (`{"rec", "ts",
+        "entry", ...}`); CARLA a header dict, then one per packet; ROS bags a dict per
+        connection, then per message. Raises DecodeError after the complete records
+        (`on_error="warn"`: a LogspecWarning).
+        """
+    def tables(
+        self,
+        channels: Channels = None,
+        *,
+        since: Optional[float] = None,
+        until: Optional[float] = None,
+        on_error: str = "raise",
+    ) -> Dict[str, pa.Table]:
+        """Every channel as a pyarrow Table (the columns of `export --parquet`), zero-copy."""
+    def table(
+        self, channel: str, *, since: Optional[float] = None, until: Optional[float] = None, on_error: str = "raise"
+    ) -> pa.Table:
+        """One channel as a pyarrow Table."""
+    def numpy(
+        self, channel: str, *, since: Optional[float] = None, until: Optional[float] = None, on_error: str = "raise"
+    ) -> Dict[str, np.ndarray]:
+        """One channel's columns as numpy arrays."""
+    def to_pandas(self, channel: str, **kwargs: Any) -> Any:
+        """One channel as a pandas DataFrame (through pyarrow)."""
+    def polars(self, channel: str, **kwargs: Any) -> Any:
+        """One channel as a polars DataFrame (through pyarrow)."""

@@ -1,0 +1,376 @@
+//! A channel's samples as Arrow record batches, typed from the IR: the columns that
+//! `export --parquet` writes and the Python package hands to pyarrow. [`TableBuilder`] owns the
+//! rows of one table until they become a batch; [`table_name`] says which table a channel
+//! belongs to; [`Tables`] is a sink of the sample source that keeps every batch in memory.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow_array::builder::{Int64Builder, StringBuilder, TimestampNanosecondBuilder};
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::{DataType, Field, Schema as ArrowSchema, SchemaRef, TimeUnit};
+use logspec::value::Value;
+
+use super::columns::{arrow_fields, Col, FixedLayout, FlatRow};
+use super::source::{Channel, DynVisit, Sink};
+use super::CliError;
+
+/// Rows buffered per table before they become a batch.
+pub const BATCH_ROWS: usize = 8192;
+/// Bytes of values buffered per table before they become a batch (large ROS messages).
+pub const BATCH_BYTES: usize = 4 << 20;
+
+/// The rows of one table not yet in a batch.
+pub struct TableBuilder {
+    /// The channel's type name (`REC_NAV_SOLUTION`, `double[]`, `pkg/Type`).
+    pub schema_name: String,
+    /// `log_time`, `log_elapsed_ns`, then the value's columns (or `json`).
+    pub schema: SchemaRef,
+    /// What the IR says of the table besides its columns: `logspec.schema_id`,
+    /// `logspec.fingerprint`.
+    pub meta: Vec<(String, String)>,
+    time: TimestampNanosecondBuilder,
+    elapsed: Int64Builder,
+    /// The typed columns; `None` for a channel with no type description, whose values are one
+    /// JSON text column.
+    cols: Option<Vec<(String, Col)>>,
+    json: StringBuilder,
+    /// Whether every column is a scalar, so that a visit fills them directly ([`FlatRow`]).
+    flat: bool,
+    /// Scratch for [`FlatRow`].
+    filled: Vec<bool>,
+    /// For a flat struct of fixed size: rows kept as their bytes until the batch is made.
+    fixed: Option<FixedRows>,
+    /// Rows and about how many bytes of values are buffered.
+    pub rows: usize,
+    bytes: usize,
+    /// Values that did not fit their column's type and were appended as null.
+    pub misfits: u64,
+}
+
+/// The rows of a fixed-layout table not yet in its batch, as their bytes: they come after the
+/// rows in the column builders.
+struct FixedRows {
+    layout: FixedLayout,
+    buf: Vec<u8>,
+    rows: usize,
+}
+
+impl FixedRows {
+    /// Moves the kept rows into the column builders (when a row comes as a visit).
+    fn drain(&mut self, cols: &mut [(String, Col)]) -> u64 {
+        if self.rows == 0 {
+            return 0;
+        }
+        let misfits = self.layout.append_to(&self.buf, cols);
+        self.buf.clear();
+        self.rows = 0;
+        misfits
+    }
+}
+
+/// The table a channel's samples go to: its group (a CARLA packet kind) or its name; a second
+/// channel of one name with another type (an R1 key whose type changed) is its own table,
+/// `<name>#<type>`. `existing` gives the type name of a table already made.
+pub fn table_name<'a>(channel: &Channel, existing: impl Fn(&str) -> Option<&'a str>) -> String {
+    let name = channel.group.clone().unwrap_or_else(|| channel.name.clone());
+    match existing(&name) {
+        Some(ty) if ty != channel.schema_name => format!("{name}#{}", channel.schema_name),
+        _ => name,
+    }
+}
+
+impl TableBuilder {
+    /// An empty table for a channel's samples. `utc`: the log's clock is Unix time (ROS bags),
+    /// so `log_time` carries the UTC time zone.
+    pub fn new(channel: &Channel, utc: bool) -> TableBuilder {
+        let tz: Option<Arc<str>> = utc.then(|| Arc::from("UTC"));
+        let mut fields = vec![
+            Field::new("log_time", DataType::Timestamp(TimeUnit::Nanosecond, tz), false).with_metadata(
+                [(
+                    "doc".to_string(),
+                    if utc {
+                        "The sample's time: the log's clock (ROS bags: Unix time)."
+                    } else {
+                        "The sample's time: the log's own clock (since its clock's zero, e.g. boot)."
+                    }
+                    .to_string(),
+                )]
+                .into(),
+            ),
+            Field::new("log_elapsed_ns", DataType::Int64, false).with_metadata(
+                [
+                    ("unit".to_string(), "ns".to_string()),
+                    (
+                        "doc".to_string(),
+                        "Nanoseconds since the log's time origin (its clock's zero; a ROS bag's first message)."
+                            .to_string(),
+                    ),
+                ]
+                .into(),
+            ),
+        ];
+        let mut meta = Vec::new();
+        let cols = match &channel.ty {
+            Some(t) => {
+                let body = arrow_fields(&t.schema, &t.schema.strukt(t.id).fields, None);
+                let mut cols = Vec::with_capacity(body.len());
+                for f in body {
+                    // A field named like a column of ours (`log_time`) gets a `_` appended.
+                    let mut name = f.name().to_string();
+                    while fields.iter().any(|g| g.name() == &name) {
+                        name.push('_');
+                    }
+                    cols.push((f.name().to_string(), Col::new(f.data_type())));
+                    fields.push(f.with_name(name));
+                }
+                if let Some(id) = &t.schema.format.schema_id {
+                    meta.push(("logspec.schema_id".to_string(), id.value.to_string()));
+                }
+                if let Some(r) = t.schema.record_for(t.id) {
+                    meta.push(("logspec.fingerprint".to_string(), format!("{:016x}", r.fingerprint)));
+                }
+                Some(cols)
+            }
+            None => {
+                fields.push(
+                    Field::new("json", DataType::Utf8, true).with_metadata(
+                        [(
+                            "doc".to_string(),
+                            "The value as `logspec dump` prints it (no type description)".to_string(),
+                        )]
+                        .into(),
+                    ),
+                );
+                None
+            }
+        };
+        if let Some(r) = &channel.ros1 {
+            meta.push(("logspec.fingerprint".to_string(), r.md5sum.clone()));
+        }
+        let schema = Arc::new(ArrowSchema::new(fields));
+        let flat = cols.as_ref().is_some_and(|c: &Vec<(String, Col)>| c.iter().all(|(_, c)| c.is_scalar()));
+        // Rows straight from their bytes where the IR gives every column a fixed place, and the
+        // layout's arrays have the columns' types.
+        let fixed = match (&channel.ty, flat) {
+            (Some(t), true) => FixedLayout::of(&t.schema, t.id).filter(|l| {
+                let body = &schema.fields()[2..];
+                l.columns() == body.len()
+                    && body.iter().enumerate().all(|(i, f)| l.column(i, &[]).data_type() == f.data_type())
+            }),
+            _ => None,
+        };
+        TableBuilder {
+            schema_name: channel.schema_name.clone(),
+            schema,
+            meta,
+            time: TimestampNanosecondBuilder::new().with_timezone_opt(utc.then_some("UTC")),
+            elapsed: Int64Builder::new(),
+            cols,
+            json: StringBuilder::new(),
+            flat,
+            filled: Vec::new(),
+            fixed: fixed.map(|layout| FixedRows { layout, buf: Vec::new(), rows: 0 }),
+            rows: 0,
+            bytes: 0,
+            misfits: 0,
+        }
+    }
+
+    /// Ends a row whose columns are appended: its time columns (`t_ns` and the time since
+    /// `origin_ns`, saturating at `i64::MAX`) and the count. True when the batch is full.
+    fn end_row(&mut self, t_ns: u64, origin_ns: u64) -> bool {
+        self.time.append_value(i64::try_from(t_ns).unwrap_or(i64::MAX));
+        self.elapsed.append_value(i64::try_from(t_ns.saturating_sub(origin_ns)).unwrap_or(i64::MAX));
+        self.rows += 1;
+        self.rows >= BATCH_ROWS || self.bytes >= BATCH_BYTES
+    }
+
+    /// Appends a record's row from its payload bytes when the table has a fixed layout (else
+    /// from its visit, [`TableBuilder::visit`]). True when the batch is full.
+    pub fn record(&mut self, t_ns: u64, origin_ns: u64, payload: &[u8], value: &dyn DynVisit) -> bool {
+        let Some(fx) = self.fixed.as_mut() else { return self.visit(t_ns, origin_ns, value) };
+        let Some(bytes) = payload.get(..fx.layout.size) else { return self.visit(t_ns, origin_ns, value) };
+        fx.buf.extend_from_slice(bytes);
+        fx.rows += 1;
+        self.bytes += bytes.len() + 16;
+        self.end_row(t_ns, origin_ns)
+    }
+
+    /// Appends a row from a visit of its value. True when the batch is full.
+    pub fn visit(&mut self, t_ns: u64, origin_ns: u64, value: &dyn DynVisit) -> bool {
+        if let (Some(fx), Some(cols)) = (self.fixed.as_mut(), self.cols.as_mut()) {
+            self.misfits += fx.drain(cols);
+        }
+        let Some(cols) = self.cols.as_mut().filter(|_| self.flat) else {
+            let mut b = logspec::value::ValueBuilder::default();
+            value.visit_dyn(&mut b);
+            return self.sample(t_ns, origin_ns, &b.finish());
+        };
+        let mut row = FlatRow::new(cols, &mut self.filled);
+        value.visit_dyn(&mut row);
+        self.bytes += row.bytes + 8 * row.cols.len();
+        self.misfits += row.finish();
+        self.end_row(t_ns, origin_ns)
+    }
+
+    /// Appends a row from a decoded value. True when the batch is full.
+    pub fn sample(&mut self, t_ns: u64, origin_ns: u64, value: &Value) -> bool {
+        if let (Some(fx), Some(cols)) = (self.fixed.as_mut(), self.cols.as_mut()) {
+            self.misfits += fx.drain(cols);
+        }
+        self.bytes += approx_size(value);
+        match &mut self.cols {
+            Some(cols) => {
+                let members = match value {
+                    Value::Object(m) => m.as_slice(),
+                    _ => &[],
+                };
+                for (k, (name, c)) in cols.iter_mut().enumerate() {
+                    let found = match members.get(k) {
+                        Some((n, v)) if n == name => Some(v),
+                        _ => members.iter().find(|(n, _)| n == name).map(|(_, v)| v),
+                    };
+                    self.misfits += c.append(found);
+                }
+            }
+            None => self.json.append_value(value.to_json()),
+        }
+        self.end_row(t_ns, origin_ns)
+    }
+
+    /// The buffered rows as a batch (`None` when there are none); the builder is empty after.
+    pub fn batch(&mut self) -> Result<Option<RecordBatch>, String> {
+        if self.rows == 0 {
+            return Ok(None);
+        }
+        let mut arrays: Vec<ArrayRef> = vec![Arc::new(self.time.finish()), Arc::new(self.elapsed.finish())];
+        match (&mut self.cols, &mut self.fixed) {
+            // Every row of the batch as bytes: the arrays straight from them.
+            (Some(_), Some(fx)) if fx.rows == self.rows => {
+                arrays.extend((0..fx.layout.columns()).map(|i| fx.layout.column(i, &fx.buf)));
+                fx.buf.clear();
+                fx.rows = 0;
+            }
+            (Some(cols), fixed) => {
+                if let Some(fx) = fixed {
+                    self.misfits += fx.drain(cols);
+                }
+                arrays.extend(cols.iter_mut().map(|(_, c)| c.finish()));
+            }
+            (None, _) => arrays.push(Arc::new(self.json.finish())),
+        }
+        self.rows = 0;
+        self.bytes = 0;
+        RecordBatch::try_new(self.schema.clone(), arrays).map(Some).map_err(|e| format!("building a batch: {e}"))
+    }
+}
+
+/// About how many bytes a value takes in column builders.
+fn approx_size(v: &Value) -> usize {
+    match v {
+        Value::Str(s) => s.len() + 4,
+        Value::Bytes(b) => b.len() + 4,
+        Value::Array(items) => 4 + items.iter().map(approx_size).sum::<usize>(),
+        Value::Object(fields) => fields.iter().map(|(_, x)| approx_size(x)).sum(),
+        _ => 8,
+    }
+}
+
+/// One table of a log in memory: its name, schema and batches.
+pub struct Table {
+    pub name: String,
+    pub builder: TableBuilder,
+    pub batches: Vec<RecordBatch>,
+}
+
+/// A sink that keeps every table of a log in memory as record batches (the Python package's
+/// `.table()`/`.tables()`), in the order the channels first appear.
+pub struct Tables {
+    /// Whether the log's clock is Unix time (ROS bags).
+    pub utc: bool,
+    origin_ns: u64,
+    /// Table index of each channel id.
+    by_channel: Vec<usize>,
+    by_name: HashMap<String, usize>,
+    pub tables: Vec<Table>,
+}
+
+impl Tables {
+    pub fn new(utc: bool) -> Tables {
+        Tables { utc, origin_ns: 0, by_channel: Vec::new(), by_name: HashMap::new(), tables: Vec::new() }
+    }
+
+    fn full(&mut self, i: usize) -> Result<(), CliError> {
+        let t = &mut self.tables[i];
+        if let Some(b) = t.builder.batch().map_err(|e| CliError::Input(format!("{}: {e}", t.name)))? {
+            t.batches.push(b);
+        }
+        Ok(())
+    }
+
+    /// Makes the last batch of every table; returns the tables and the warnings about values
+    /// that did not fit their columns.
+    pub fn finish(mut self) -> Result<(Vec<Table>, Vec<String>), CliError> {
+        let mut warnings = Vec::new();
+        for i in 0..self.tables.len() {
+            self.full(i)?;
+            let t = &self.tables[i];
+            if t.builder.misfits > 0 {
+                warnings.push(format!(
+                    "{}: {} value(s) did not fit the column types of the channel's first description and were made null",
+                    t.name, t.builder.misfits
+                ));
+            }
+        }
+        Ok((self.tables, warnings))
+    }
+}
+
+impl Sink for Tables {
+    fn origin(&mut self, origin_ns: u64) {
+        self.origin_ns = origin_ns;
+    }
+
+    fn channel(&mut self, id: usize, channel: &Channel) -> Result<(), CliError> {
+        debug_assert_eq!(id, self.by_channel.len());
+        let tables = &self.tables;
+        let by_name = &self.by_name;
+        let name = table_name(channel, |n| by_name.get(n).map(|i| tables[*i].builder.schema_name.as_str()));
+        let i = match self.by_name.get(&name) {
+            Some(i) => *i,
+            None => {
+                let builder = TableBuilder::new(channel, self.utc);
+                self.tables.push(Table { name: name.clone(), builder, batches: Vec::new() });
+                self.by_name.insert(name, self.tables.len() - 1);
+                self.tables.len() - 1
+            }
+        };
+        self.by_channel.push(i);
+        Ok(())
+    }
+
+    fn record(&mut self, id: usize, t_ns: u64, payload: &[u8], value: &dyn DynVisit) -> Result<(), CliError> {
+        let i = self.by_channel[id];
+        if self.tables[i].builder.record(t_ns, self.origin_ns, payload, value) {
+            self.full(i)?;
+        }
+        Ok(())
+    }
+
+    fn visit(&mut self, id: usize, t_ns: u64, value: &dyn DynVisit) -> Result<(), CliError> {
+        let i = self.by_channel[id];
+        if self.tables[i].builder.visit(t_ns, self.origin_ns, value) {
+            self.full(i)?;
+        }
+        Ok(())
+    }
+
+    fn sample(&mut self, id: usize, t_ns: u64, value: &Value) -> Result<(), CliError> {
+        let i = self.by_channel[id];
+        if self.tables[i].builder.sample(t_ns, self.origin_ns, value) {
+            self.full(i)?;
+        }
+        Ok(())
+    }
+}
