@@ -1,7 +1,7 @@
 //! The large RLOG input of the benchmarks: an R1 file of about `mb` MB made of the bundled
 //! AdvantageKit v1.8.1 robot log (`tests/data/rlog/akit_v1.8.1_robotlog.rlog`) whose cycles are
 //! written again and again by logspec's writer, timestamps continued and keys defined once.
-//! (`benches/rlog.rs` builds the same file with its own copy of this, in memory.)
+//! Built in memory; `benches/rlog.rs` and `benches/python_package.rs` use it.
 
 use logspec::formats::rlog::{Event, Reader, Revision, Writer};
 

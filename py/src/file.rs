@@ -23,30 +23,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     Ok(())
 }
 
-/// The format names `format=` takes, as `info --json` spells them.
-fn format_kind(name: &str) -> Option<FormatKind> {
-    Some(match name {
-        "usvlog" => FormatKind::Usvlog,
-        "rlog" => FormatKind::Rlog,
-        "rlog-stream" => FormatKind::RlogStream,
-        "carla" => FormatKind::Carla,
-        "rosbag" => FormatKind::Rosbag,
-        "wpilog" => FormatKind::Wpilog,
-        _ => return None,
-    })
-}
-
-fn format_name(kind: FormatKind) -> &'static str {
-    match kind {
-        FormatKind::Usvlog => "usvlog",
-        FormatKind::Rlog => "rlog",
-        FormatKind::RlogStream => "rlog-stream",
-        FormatKind::Carla => "carla",
-        FormatKind::Rosbag => "rosbag",
-        FormatKind::Wpilog => "wpilog",
-    }
-}
-
 /// An opened log: its path and detected (or forced) format. Every read opens the file again,
 /// so a log can be read any number of times, from any thread.
 #[pyclass(module = "logspec._logspec", frozen)]
@@ -80,7 +56,7 @@ impl NativeLog {
 fn open_log(py: Python<'_>, path: PathBuf, format: Option<&str>, assume_r1: bool) -> PyResult<NativeLog> {
     let forced = match format {
         None => None,
-        Some(name) => Some(format_kind(name).ok_or_else(|| {
+        Some(name) => Some(FormatKind::from_name(name).ok_or_else(|| {
             errors::UsageError::new_err(format!(
                 "unknown format {name:?}; expected one of usvlog, rlog, rlog-stream, carla, rosbag, wpilog"
             ))
@@ -107,7 +83,7 @@ impl NativeLog {
 
     #[getter]
     fn format(&self) -> &'static str {
-        format_name(self.kind)
+        self.kind.name()
     }
 
     /// The `logspec info --json` object as JSON text, and whether the file read cleanly.
@@ -188,7 +164,7 @@ impl NativeLog {
     }
 
     fn __repr__(&self) -> String {
-        format!("<logspec log {:?} ({})>", self.shown(), format_name(self.kind))
+        format!("<logspec log {:?} ({})>", self.shown(), self.kind.name())
     }
 }
 

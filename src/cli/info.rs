@@ -227,17 +227,7 @@ fn json(s: &Summary, kind: FormatKind, path: &str) -> String {
     let mut w = JsonWriter::new();
     w.begin_object(None);
     w.str(Some("file"), path);
-    w.str(
-        Some("format"),
-        match kind {
-            FormatKind::Usvlog => "usvlog",
-            FormatKind::Rlog => "rlog",
-            FormatKind::RlogStream => "rlog-stream",
-            FormatKind::Carla => "carla",
-            FormatKind::Rosbag => "rosbag",
-            FormatKind::Wpilog => "wpilog",
-        },
-    );
+    w.str(Some("format"), kind.name());
     w.bool(Some("ok"), s.errors.is_empty());
     match s.errors.first() {
         Some(e) => w.str(Some("error"), e),

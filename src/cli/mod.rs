@@ -206,6 +206,33 @@ pub enum FormatKind {
 }
 
 impl FormatKind {
+    /// Every format, in the order of `--format`'s values.
+    pub const ALL: [FormatKind; 6] = [
+        FormatKind::Usvlog,
+        FormatKind::Rlog,
+        FormatKind::RlogStream,
+        FormatKind::Carla,
+        FormatKind::Rosbag,
+        FormatKind::Wpilog,
+    ];
+
+    /// The name `--format` takes and `info --json` prints (`rlog-stream`).
+    pub fn name(self) -> &'static str {
+        match self {
+            FormatKind::Usvlog => "usvlog",
+            FormatKind::Rlog => "rlog",
+            FormatKind::RlogStream => "rlog-stream",
+            FormatKind::Carla => "carla",
+            FormatKind::Rosbag => "rosbag",
+            FormatKind::Wpilog => "wpilog",
+        }
+    }
+
+    /// The format of a [`name`](Self::name).
+    pub fn from_name(name: &str) -> Option<FormatKind> {
+        Self::ALL.into_iter().find(|k| k.name() == name)
+    }
+
     pub fn title(self) -> &'static str {
         match self {
             FormatKind::Usvlog => "USVLOG",

@@ -269,7 +269,7 @@ fn convert(opts: &Options, job: &Job) -> Done {
     let mut read = || -> Result<source::Outcome, CliError> {
         let f = File::open(&job.file).map_err(|e| CliError::Input(format!("{shown}: cannot open: {e}")))?;
         let d = detect(&job.file, Box::new(f), opts.format)?;
-        sink.format = format_name(d.kind).to_string();
+        sink.format = d.kind.name().to_string();
         sink.utc = d.kind == FormatKind::Rosbag;
         source::read(d, &job.file, &shown, opts.assume_r1, &opts.select, &mut sink)
     };
@@ -296,17 +296,6 @@ fn convert(opts: &Options, job: &Job) -> Done {
     }
     done.warnings.extend(std::mem::take(&mut sink.warnings));
     done
-}
-
-fn format_name(kind: FormatKind) -> &'static str {
-    match kind {
-        FormatKind::Usvlog => "usvlog",
-        FormatKind::Rlog => "rlog",
-        FormatKind::RlogStream => "rlog-stream",
-        FormatKind::Carla => "carla",
-        FormatKind::Rosbag => "rosbag",
-        FormatKind::Wpilog => "wpilog",
-    }
 }
 
 /// The tables of one log.
