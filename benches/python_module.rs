@@ -21,49 +21,20 @@ mod common;
 
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::Duration;
 
+use common::arg;
 use common::usvlog_input::build;
 
 /// Runs `read_bench.py MODE FILE`: the read's seconds, records, array bytes, and peak RSS in kB.
 fn run(mode: &str, file: &Path) -> (f64, u64, u64, u64) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let path = std::env::join_paths([root.join("python"), root.join("benches/python")]).unwrap();
-    let mut child = Command::new("python3")
-        .arg(root.join("benches/python/read_bench.py"))
-        .arg(mode)
-        .arg(file)
-        .env("PYTHONPATH", path)
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("spawn python3");
-    let status = format!("/proc/{}/status", child.id());
-    let mut peak = 0;
-    loop {
-        if let Ok(s) = std::fs::read_to_string(&status) {
-            if let Some(kb) = s
-                .lines()
-                .find_map(|l| l.strip_prefix("VmHWM:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-            {
-                peak = peak.max(kb);
-            }
-        }
-        if child.try_wait().unwrap().is_some() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "read_bench.py {mode} failed");
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("read_bench.py prints JSON");
-    (v["seconds"].as_f64().unwrap(), v["records"].as_u64().unwrap(), v["array_bytes"].as_u64().unwrap(), peak)
-}
-
-fn arg(name: &str, default: &str) -> String {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned().unwrap_or_else(|| default.to_string())
+    common::python_read(
+        "python3",
+        &root.join("benches/python/read_bench.py"),
+        mode,
+        file,
+        &std::env::join_paths([root.join("python"), root.join("benches/python")]).unwrap(),
+    )
 }
 
 fn has(args: &[&str]) -> bool {

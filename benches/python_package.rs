@@ -19,9 +19,8 @@ mod common;
 
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::Duration;
 
-use common::{mbps, memcpy_time};
+use common::{arg, mbps, memcpy_time};
 
 /// AdvantageScope's RLOG decoder and memcpy on the reference machine, MB/s.
 const ADVANTAGESCOPE_MBPS: f64 = 36.0;
@@ -31,44 +30,16 @@ fn python() -> String {
     std::env::var("LOGSPEC_PYTHON").unwrap_or_else(|_| "python3".to_string())
 }
 
-/// Runs `package_bench.py MODE FILE`: the read's seconds, rows, array bytes, and peak RSS in kB.
+/// Runs `package_bench.py MODE FILE`: the read's seconds, records, array bytes, and peak RSS in kB.
 fn run(mode: &str, file: &Path) -> (f64, u64, u64, u64) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut child = Command::new(python())
-        .arg(root.join("benches/python/package_bench.py"))
-        .arg(mode)
-        .arg(file)
-        .env("PYTHONPATH", root.join("benches/python"))
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("spawn python");
-    let status = format!("/proc/{}/status", child.id());
-    let mut peak = 0;
-    loop {
-        if let Ok(s) = std::fs::read_to_string(&status) {
-            if let Some(kb) = s
-                .lines()
-                .find_map(|l| l.strip_prefix("VmHWM:"))
-                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-            {
-                peak = peak.max(kb);
-            }
-        }
-        if child.try_wait().unwrap().is_some() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "package_bench.py {mode} failed");
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("package_bench.py prints JSON");
-    (v["seconds"].as_f64().unwrap(), v["records"].as_u64().unwrap(), v["array_bytes"].as_u64().unwrap(), peak)
-}
-
-fn arg(name: &str, default: &str) -> String {
-    let args: Vec<String> = std::env::args().collect();
-    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned().unwrap_or_else(|| default.to_string())
+    common::python_read(
+        &python(),
+        &root.join("benches/python/package_bench.py"),
+        mode,
+        file,
+        root.join("benches/python").as_os_str(),
+    )
 }
 
 /// Median seconds of `n` runs, the last run's rows and array bytes, and the highest peak RSS.

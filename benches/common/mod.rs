@@ -3,8 +3,10 @@
 #![allow(dead_code)]
 
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::ffi::OsStr;
 use std::hint::black_box;
-use std::process::{Command, Stdio};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -53,6 +55,12 @@ pub fn process(args: &[&str]) -> (Duration, Option<u64>) {
     let t = Instant::now();
     let mut child =
         Command::new(env!("CARGO_BIN_EXE_logspec")).args(args).stdout(Stdio::null()).spawn().expect("spawn logspec");
+    let peak = wait_peak_rss(&mut child, Duration::from_millis(2));
+    (t.elapsed(), peak)
+}
+
+/// Waits for a child, polling its peak RSS in kB (`VmHWM` in /proc; Linux only) every `poll`.
+pub fn wait_peak_rss(child: &mut Child, poll: Duration) -> Option<u64> {
     let status = format!("/proc/{}/status", child.id());
     let mut peak = None;
     loop {
@@ -62,15 +70,40 @@ pub fn process(args: &[&str]) -> (Duration, Option<u64>) {
                 .find_map(|l| l.strip_prefix("VmHWM:"))
                 .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
             {
-                peak = Some(kb);
+                peak = Some(peak.unwrap_or(0).max(kb));
             }
         }
         if child.try_wait().unwrap().is_some() {
-            break;
+            return peak;
         }
-        std::thread::sleep(Duration::from_millis(2));
+        std::thread::sleep(poll);
     }
-    (t.elapsed(), peak)
+}
+
+/// Runs `python SCRIPT MODE FILE` (a reader script of `benches/python/`, which prints JSON with
+/// `seconds`, `records` and `array_bytes`): those three, and the process's peak RSS in kB.
+pub fn python_read(python: &str, script: &Path, mode: &str, file: &Path, pythonpath: &OsStr) -> (f64, u64, u64, u64) {
+    let mut child = Command::new(python)
+        .arg(script)
+        .arg(mode)
+        .arg(file)
+        .env("PYTHONPATH", pythonpath)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("spawn python");
+    let peak = wait_peak_rss(&mut child, Duration::from_millis(5)).unwrap_or(0);
+    let out = child.wait_with_output().unwrap();
+    let name = script.display();
+    assert!(out.status.success(), "{name} {mode} failed");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("the reader script prints JSON");
+    (v["seconds"].as_f64().unwrap(), v["records"].as_u64().unwrap(), v["array_bytes"].as_u64().unwrap(), peak)
+}
+
+/// The value of a bench's `NAME VALUE` argument, or `default`.
+pub fn arg(name: &str, default: &str) -> String {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned().unwrap_or_else(|| default.to_string())
 }
 
 /// The `--mb N` argument of a bench, or `default`.
