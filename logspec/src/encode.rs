@@ -327,7 +327,8 @@ fn type_fault(expected: &str, v: &Value) -> EncodeFault {
     EncodeFault::new(FaultKind::Type, format!("expected {expected}, found {}", kind(v)))
 }
 
-fn kind(v: &Value) -> &'static str {
+/// What a value is, as an error message says it ("an integer", "a mapping").
+pub fn kind(v: &Value) -> &'static str {
     match v {
         Value::Null => "None",
         Value::Bool(_) => "a bool",

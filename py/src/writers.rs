@@ -533,7 +533,10 @@ impl RlogWriter {
         let fields = match (variant.fields.as_slice(), v) {
             ([], Value::Null) => Value::Object(Vec::new()),
             ([], other) => {
-                return Err(PyTypeError::new_err(format!("{what}: takes None, found {}", short(other))));
+                return Err(PyTypeError::new_err(format!(
+                    "{what}: takes None, found {}",
+                    logspec::encode::kind(other)
+                )));
             }
             ([f], v) => Value::Object(vec![(f.name.clone(), v.clone())]),
             _ => unreachable!("RLOG value variants have at most one field"),
@@ -547,19 +550,6 @@ impl RlogWriter {
             rlog::Revision::R2 => rlog::R2Value::decode_variant_exact(variant.tag, &payload).map(rlog::Value::R2),
         };
         decoded.map_err(|e| PyValueError::new_err(format!("{what}: {e}")))
-    }
-}
-
-fn short(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "None",
-        Value::Bool(_) => "a bool",
-        Value::Int(_) | Value::UInt(_) => "an integer",
-        Value::Float(_) => "a float",
-        Value::Str(_) => "a string",
-        Value::Bytes(_) => "bytes",
-        Value::Array(_) => "a list",
-        Value::Object(_) => "a dict",
     }
 }
 
@@ -605,7 +595,7 @@ fn infer_rlog_type(v: &Value, rev: rlog::Revision) -> Result<String, String> {
             }
         }
         Value::Array(_) => return Err("an empty list has no type of its own".into()),
-        other => return Err(format!("{} has no RLOG type", short(other))),
+        other => return Err(format!("{} has no RLOG type", logspec::encode::kind(other))),
     };
     Ok(t.to_string())
 }
