@@ -159,6 +159,17 @@ fn overrides_and_errors() {
     // --root moves every generated file.
     ok(&dir, &["gen", "--root", "elsewhere"]);
     assert!(dir.join("elsewhere/include/rov/record_types.h").is_file());
+    // `logspec gen | head -0`: a closed standard output ends the listing quietly, not in a panic.
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let o = Command::new(env!("CARGO_BIN_EXE_logspec"))
+        .current_dir(&dir)
+        .args(["gen", "--root", "elsewhere"])
+        .stdout(writer)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "gen into a closed pipe: {}", text(&o));
+    assert!(!text(&o).contains("internal error"), "{}", text(&o));
     assert!(!dir.join("include").exists());
     // A project file that turns the Python module off, and one with a typo.
     let config = std::fs::read_to_string(dir.join("logspec.toml")).unwrap();

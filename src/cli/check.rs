@@ -25,12 +25,12 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             continue;
         }
         let diff = similar::TextDiff::from_lines(&current, &a.contents);
-        print!(
-            "{}",
-            diff.unified_diff()
-                .context_radius(3)
-                .header(&format!("a/{} (on disk)", a.path), &format!("b/{} (generated)", a.path))
-        );
+        let shown = diff
+            .unified_diff()
+            .context_radius(3)
+            .header(&format!("a/{} (on disk)", a.path), &format!("b/{} (generated)", a.path))
+            .to_string();
+        super::write_stdout(shown.as_bytes())?;
         stale.push(a.path);
     }
     let mut failed = !stale.is_empty();
@@ -68,7 +68,7 @@ fn check_locks(project: &Project) -> Result<bool, CliError> {
                 logspec::codegen::lock::Verdict::Breaking => "breaking",
                 logspec::codegen::lock::Verdict::Compatible => "compatible",
             };
-            println!("{shown}: {v}: {}", c.message);
+            outln!("{shown}: {v}: {}", c.message);
         }
         match super::lock::verdict(Some(&l), &schema) {
             Verdict::Unbumped { schema_id, id_name, .. } => {

@@ -74,7 +74,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     for (path, new) in super::lock::schemas(&project.schemas)? {
         let shown = path.display().to_string();
         let Some(old_text) = git_show(&args.against, &path)? else {
-            println!("{shown}: compatible: new schema (not in {})", args.against);
+            outln!("{shown}: compatible: new schema (not in {})", args.against);
             continue;
         };
         let old = logspec::codegen::compile_str(&shown, &old_text)
@@ -83,24 +83,24 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         let cosmetic = cosmetic(&old, &new);
         if report.changes.is_empty() && cosmetic.is_empty() {
             // Silence would look like a failure to run; say what was compared.
-            println!("{shown}: no schema changes since {}", args.against);
+            outln!("{shown}: no schema changes since {}", args.against);
         }
         for c in &report.changes {
             let v = match c.verdict {
                 Verdict::Breaking => "breaking",
                 Verdict::Compatible => "compatible",
             };
-            println!("{shown}: {v}: {}", c.message);
+            outln!("{shown}: {v}: {}", c.message);
         }
         for c in cosmetic {
-            println!("{shown}: cosmetic: {c}");
+            outln!("{shown}: cosmetic: {c}");
         }
         let id = new.format.schema_id.as_ref().map_or("the schema id".to_string(), |s| s.macro_name.clone());
         if report.is_error() {
             eprintln!("logspec: {shown}: breaking changes since {} without a bump of {id}; bump it", args.against);
             failed = true;
         } else if report.against.is_some() && !report.id_locked {
-            println!("{shown}: {id} bumped to {}", report.schema_id);
+            outln!("{shown}: {id} bumped to {}", report.schema_id);
         }
     }
     Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })

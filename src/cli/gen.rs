@@ -84,14 +84,14 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     for a in artifacts(&project, langs)? {
         let path = project.root.join(&a.path);
         if std::fs::read_to_string(&path).ok().as_deref() == Some(a.contents.as_str()) {
-            println!("unchanged {}", a.path);
+            outln!("unchanged {}", a.path);
             continue;
         }
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(|e| CliError::Input(format!("{}: {e}", parent.display())))?;
         }
         super::output::write_file(&path, &inputs, a.contents.as_bytes())?;
-        println!("wrote     {}", a.path);
+        outln!("wrote     {}", a.path);
     }
     // The lock files: kept up to date for changes that break nothing; a breaking change under a
     // locked schema id is not recorded, and gets `check`'s verdict as a warning here.

@@ -90,14 +90,14 @@ pub fn update(project: &Project, path: &Path, schema: &Schema, quiet_unchanged: 
     let old = std::fs::read_to_string(&lock_path).unwrap_or_default();
     if old == text {
         if !quiet_unchanged {
-            println!("unchanged {}", lock_path.display());
+            outln!("unchanged {}", lock_path.display());
         }
     } else {
         if let Some(parent) = lock_path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|e| CliError::Input(format!("{}: {e}", parent.display())))?;
         }
         super::output::write_file(&lock_path, &[path], text.as_bytes())?;
-        println!("wrote     {}", lock_path.display());
+        outln!("wrote     {}", lock_path.display());
     }
     Ok(false)
 }

@@ -1,6 +1,14 @@
 //! Command-line verbs. Each verb lives in its own module; this one holds the argument definitions,
 //! the error type and format detection.
 
+/// `println!` to standard output through [`write_stdout`]: a closed pipe (`logspec diff | head -1`)
+/// ends the output quietly instead of panicking; any other write error is returned with `?`.
+macro_rules! outln {
+    ($($t:tt)*) => {
+        $crate::cli::write_stdout(format!("{}\n", format_args!($($t)*)).as_bytes())?
+    };
+}
+
 mod carla;
 mod check;
 mod columns;
