@@ -7,6 +7,9 @@
 //!   built here; each is decoded under an allocation limit, and `logspec dump` on each ends with
 //!   the messages it could decode and a clear error where it could not.
 
+#[path = "common/scratch.rs"]
+mod scratch;
+
 mod common;
 
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -238,7 +241,7 @@ fn decode_all(bytes: &[u8], order: Order) -> (usize, usize, usize) {
 }
 
 fn write_temp(name: &str, bytes: &[u8]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("logspec-bounded-{}", std::process::id()));
+    let dir = scratch::temp_dir().join(format!("logspec-bounded-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let p = dir.join(name);
     std::fs::write(&p, bytes).unwrap();

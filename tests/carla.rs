@@ -2,6 +2,9 @@
 //! decoder's outputs (`tests/data/carla/*.expected.*`, from the test data's `carla_summary.py`),
 //! read-write round trips, a recording written from scratch, and damaged inputs.
 
+#[path = "common/scratch.rs"]
+mod scratch;
+
 mod common;
 
 use common::{assert_lines_eq, data, json_diff, jsonl, logspec};
@@ -140,7 +143,7 @@ fn a_recording_written_from_scratch_reads_back() {
     }
     assert_eq!(n, 100);
     // The CLI agrees: 100 frames, 4.95 s.
-    let path = std::env::temp_dir().join(format!("logspec-carla-scratch-{}.log", std::process::id()));
+    let path = scratch::temp_dir().join(format!("logspec-carla-scratch-{}.log", std::process::id()));
     std::fs::write(&path, &bytes).expect("write");
     let out = logspec(&["info", "--json", path.to_str().expect("utf-8")]);
     let _ = std::fs::remove_file(&path);
@@ -163,7 +166,7 @@ fn first_frames(frames: usize) -> Vec<u8> {
 }
 
 fn write_temp(name: &str, bytes: &[u8]) -> std::path::PathBuf {
-    let path = std::env::temp_dir().join(format!("logspec-carla-{name}-{}.log", std::process::id()));
+    let path = scratch::temp_dir().join(format!("logspec-carla-{name}-{}.log", std::process::id()));
     std::fs::write(&path, bytes).expect("write");
     path
 }

@@ -1,6 +1,9 @@
 //! `logspec check` against a copy of the project's schemas and headers: clean, then with a
 //! hand-edited header. And `logspec doc`, whose tables are checked against the C compiler.
 
+#[path = "common/scratch.rs"]
+mod scratch;
+
 mod common;
 
 use std::path::Path;
@@ -23,7 +26,7 @@ fn copy_dir(from: &Path, to: &Path) {
 #[test]
 fn hand_edited_header_fails_check_with_a_diff() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let tmp = std::env::temp_dir().join(format!("logspec-check-{}", std::process::id()));
+    let tmp = scratch::temp_dir().join(format!("logspec-check-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
     copy_dir(&root.join("schemas"), &tmp.join("schemas"));
     for generated in ["include", "python", "golden", "docs/formats"] {
@@ -80,7 +83,7 @@ fn hand_edited_header_fails_check_with_a_diff() {
 #[test]
 fn unbumped_breaking_change_fails_check_and_lock() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let tmp = std::env::temp_dir().join(format!("logspec-lockcheck-{}", std::process::id()));
+    let tmp = scratch::temp_dir().join(format!("logspec-lockcheck-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
     copy_dir(&root.join("schemas"), &tmp.join("schemas"));
     let schemas = tmp.join("schemas");
@@ -165,7 +168,7 @@ fn doc_tables_match_the_c_compiler() {
         c += &format!("    printf(\"%d\\n\", (int)(offsetof({}, {f}) == {off}));\n", ty(rec));
     }
     c += "    return 0;\n}\n";
-    let dir = std::env::temp_dir().join(format!("logspec-doc-c-{}", std::process::id()));
+    let dir = scratch::temp_dir().join(format!("logspec-doc-c-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("doc.c"), &c).unwrap();
     let exe = dir.join("doc");

@@ -1,5 +1,8 @@
 //! `logspec diff --against <git-ref>` in a scratch git repository.
 
+#[path = "common/scratch.rs"]
+mod scratch;
+
 mod common;
 
 use std::path::Path;
@@ -14,7 +17,7 @@ fn git(dir: &Path, args: &[&str]) {
 
 #[test]
 fn classifies_changes_since_a_revision() {
-    let tmp = std::env::temp_dir().join(format!("logspec-diff-{}", std::process::id()));
+    let tmp = scratch::temp_dir().join(format!("logspec-diff-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
     let schemas = tmp.join("schemas");
     std::fs::create_dir_all(&schemas).unwrap();

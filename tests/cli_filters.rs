@@ -3,6 +3,9 @@
 //! with an unknown column lists that channel's columns; an empty time window says so. Nothing is
 //! written when the filter matches nothing.
 
+#[path = "common/scratch.rs"]
+mod scratch;
+
 mod common;
 
 use common::data;
@@ -30,7 +33,7 @@ fn cases() -> Vec<(String, &'static str, &'static str, &'static str, &'static st
 
 #[test]
 fn a_filter_that_matches_nothing_is_an_error_for_every_format_and_verb() {
-    let dir = std::env::temp_dir().join(format!("logspec-filters-{}", std::process::id()));
+    let dir = scratch::temp_dir().join(format!("logspec-filters-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let mcap = dir.join("out.mcap");
@@ -67,7 +70,7 @@ fn an_empty_time_window_says_so() {
 
 #[test]
 fn plot_lists_the_columns_of_the_channel_it_was_given() {
-    let dir = std::env::temp_dir().join(format!("logspec-filters-plot-{}", std::process::id()));
+    let dir = scratch::temp_dir().join(format!("logspec-filters-plot-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let out = dir.join("p.svg");
     let file = path("usvlog/step.usvlog");

@@ -2,6 +2,9 @@
 //! through a symbolic link or a hard link), and a failed run leaves an existing output as it was
 //! and no temporary file behind.
 
+#[path = "common/scratch.rs"]
+mod scratch;
+
 mod common;
 
 use std::path::{Path, PathBuf};
@@ -9,7 +12,7 @@ use std::path::{Path, PathBuf};
 use common::data;
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("logspec-outputs-{}-{name}", std::process::id()));
+    let dir = scratch::temp_dir().join(format!("logspec-outputs-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir

@@ -3,6 +3,9 @@
 //! single sample, tick labels and the legend, a missing output directory, `info` labels, `diff`
 //! with nothing to say, the top-level help and `gen`'s verdict on an unbumped breaking change.
 
+#[path = "common/scratch.rs"]
+mod scratch;
+
 mod common;
 
 use std::path::PathBuf;
@@ -10,7 +13,7 @@ use std::path::PathBuf;
 use common::{data, jsonl, logspec};
 
 fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("logspec-rough-{}-{name}", std::process::id()));
+    let d = scratch::temp_dir().join(format!("logspec-rough-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d

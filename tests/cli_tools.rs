@@ -2,6 +2,9 @@
 //! against the independent reference decodes of the test data (the usv-autopilot reader's dump,
 //! AdvantageScope's decode) and, for MCAP, read back with an MCAP reader.
 
+#[path = "common/scratch.rs"]
+mod scratch;
+
 mod common;
 
 use std::path::{Path, PathBuf};
@@ -10,7 +13,7 @@ use common::{data, jsonl, logspec};
 use serde_json::Value;
 
 fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("logspec-tools-{}-{name}", std::process::id()));
+    let d = scratch::temp_dir().join(format!("logspec-tools-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d

@@ -3,6 +3,9 @@
 //! `*_stream.bin`, as `rlog-stream`), and heads that are cut inside a magic, or hold a wrong one, are not
 //! taken for any format.
 
+#[path = "common/scratch.rs"]
+mod scratch;
+
 mod common;
 
 use std::path::{Path, PathBuf};
@@ -20,7 +23,7 @@ fn detected(path: &Path) -> Result<String, String> {
 }
 
 fn tmp(name: &str, bytes: &[u8]) -> PathBuf {
-    let p = std::env::temp_dir().join(format!("logspec-detect-{}-{name}", std::process::id()));
+    let p = scratch::temp_dir().join(format!("logspec-detect-{}-{name}", std::process::id()));
     std::fs::write(&p, bytes).unwrap();
     p
 }

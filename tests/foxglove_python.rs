@@ -2,6 +2,9 @@
 //! convert` writes from a ROS bag. Needs python3 and those packages (`.ci/run` installs them): a
 //! missing one shows as **ignored** (see `tests/common/tools.rs`); under `CI=true` it fails.
 
+#[path = "common/scratch.rs"]
+mod scratch;
+
 mod common;
 #[path = "common/tools.rs"]
 mod tools;
@@ -22,7 +25,7 @@ fn main() {
 }
 
 fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("logspec-foxglove-{}-{name}", std::process::id()));
+    let d = scratch::temp_dir().join(format!("logspec-foxglove-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d

@@ -5,6 +5,9 @@
 //! order, with values of the documented types. Every documented shape and every documented key
 //! must be seen at least once, so a table cannot document what the binary never prints.
 
+#[path = "common/scratch.rs"]
+mod scratch;
+
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -326,7 +329,7 @@ fn str_member<'a>(v: &'a J, key: &str) -> &'a str {
 }
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("logspec-output-doc-{}", std::process::id()));
+    let dir = scratch::temp_dir().join(format!("logspec-output-doc-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     dir.join(name)
 }

@@ -6,6 +6,9 @@
 //! capture` rewrites it, from the binary `LOGSPEC_CAPTURE_BIN` names if set; do that only for an intended output change, and
 //! say why in the commit).
 
+#[path = "common/scratch.rs"]
+mod scratch;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -105,7 +108,7 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
 
 /// `verb file` -> digest, for every log and verb, with the `logspec` binary `bin`.
 fn outputs(bin: &Path) -> BTreeMap<String, String> {
-    let tmp = std::env::temp_dir().join(format!("logspec-outputs-unchanged-{}", std::process::id()));
+    let tmp = scratch::temp_dir().join(format!("logspec-outputs-unchanged-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&tmp);
     std::fs::create_dir_all(&tmp).unwrap();
     std::os::unix::fs::symlink(data_dir(), tmp.join("data")).unwrap();

@@ -7,6 +7,9 @@
 //! The engines are Python packages (and Java for Spark): without them a trial is reported as
 //! ignored, except under CI (`CI=true`), which installs them and where they fail instead.
 
+#[path = "common/scratch.rs"]
+mod scratch;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -32,7 +35,7 @@ fn logspec(args: &[&str]) -> Output {
 
 /// Where the scratch directory `name` of this process is.
 fn scratch_path(name: &str) -> PathBuf {
-    std::env::temp_dir().join(format!("logspec-parquet-{}-{name}", std::process::id()))
+    scratch::temp_dir().join(format!("logspec-parquet-{}-{name}", std::process::id()))
 }
 
 /// A fresh scratch directory for one trial.

@@ -10,6 +10,9 @@
 //! test" (from danielflataker/usv-autopilot's contract test of
 //! `firmware/src/logging/record_types.h`).
 
+#[path = "common/scratch.rs"]
+mod scratch;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -47,7 +50,7 @@ fn git(dir: &Path, args: &[&str]) {
 }
 
 fn scratch(name: &str) -> PathBuf {
-    let base = std::env::temp_dir().join(format!("logspec-project-{}-{name}", std::process::id()));
+    let base = scratch::temp_dir().join(format!("logspec-project-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&base);
     let dir = base.join("usv-autopilot");
     std::fs::create_dir_all(&dir).unwrap();

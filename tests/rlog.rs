@@ -2,6 +2,9 @@
 //! through `logspec dump`; byte-identical round trips through the writer; files written from
 //! scratch; and the error behaviour on bad input.
 
+#[path = "common/scratch.rs"]
+mod scratch;
+
 mod common;
 
 use std::collections::BTreeMap;
@@ -308,7 +311,7 @@ fn a_truncated_file_returns_everything_before_the_cut_then_the_offset() {
     assert!(err.offset < 149880 && err.to_string().contains(&format!("at byte {}", err.offset)), "{err}");
     assert!(r.next_event().is_none());
     // The CLI prints the values, then fails naming the offset.
-    let dir = std::env::temp_dir().join(format!("logspec-rlog-cut-{}", std::process::id()));
+    let dir = scratch::temp_dir().join(format!("logspec-rlog-cut-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("cut.rlog");
     std::fs::write(&path, cut).unwrap();

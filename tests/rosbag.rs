@@ -5,6 +5,9 @@
 
 #![allow(dead_code, non_camel_case_types, clippy::all)]
 
+#[path = "common/scratch.rs"]
+mod scratch;
+
 mod common;
 
 mod ros_test {
@@ -365,7 +368,7 @@ fn tiny_bag_to(definition: &str, md5sum: &str, msg_conn: u32) -> Vec<u8> {
 }
 
 fn write_temp(name: &str, bytes: &[u8]) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("logspec-rosbag-{}", std::process::id()));
+    let dir = scratch::temp_dir().join(format!("logspec-rosbag-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let p = dir.join(name);
     std::fs::write(&p, bytes).unwrap();

@@ -1,6 +1,9 @@
 //! USVLOG end to end: the bundled sample against the upstream reference reader's output, the
 //! streaming reader's error behaviour, and the writer.
 
+#[path = "common/scratch.rs"]
+mod scratch;
+
 mod common;
 
 use common::{assert_lines_eq, data, json_diff, jsonl, logspec};
@@ -115,7 +118,7 @@ fn truncated_file_yields_every_complete_record_then_the_offset() {
     assert!(reader.next_event().is_none());
 
     // The CLI prints the 100 records, then fails with the offset.
-    let dir = std::env::temp_dir().join(format!("logspec-trunc-{}", std::process::id()));
+    let dir = scratch::temp_dir().join(format!("logspec-trunc-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let p = dir.join("cut.usvlog");
     std::fs::write(&p, &bytes[..cut]).unwrap();
@@ -179,7 +182,7 @@ fn unknown_types_are_skipped_and_reported() {
     }
     assert_eq!(seen, ["nav", "unknown 200 7", "nav"]);
 
-    let dir = std::env::temp_dir().join(format!("logspec-unknown-{}", std::process::id()));
+    let dir = scratch::temp_dir().join(format!("logspec-unknown-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let p = dir.join("u.usvlog");
     std::fs::write(&p, &bytes).unwrap();

@@ -3,6 +3,9 @@
 //! equal the reference summaries, read-then-write is byte-identical, and cut or corrupted copies
 //! give every complete record and then an error naming the offset, never a panic.
 
+#[path = "common/scratch.rs"]
+mod scratch;
+
 mod common;
 
 use std::io::Read;
@@ -183,7 +186,7 @@ fn cut_files_give_every_complete_record_then_the_offset() {
 #[test]
 fn a_cut_file_dumps_every_complete_record_then_fails() {
     let bytes = std::fs::read(input("team100_swerve100_FRC_TBD_06e9c3ee962711f2")).unwrap();
-    let dir = std::env::temp_dir().join(format!("logspec-wpilog-cut-{}", std::process::id()));
+    let dir = scratch::temp_dir().join(format!("logspec-wpilog-cut-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let cut = dir.join("cut.wpilog");
     std::fs::write(&cut, &bytes[..bytes.len() - 3]).unwrap();
@@ -342,7 +345,7 @@ fn entries_and_control_records() {
         ]
     );
     // The dump shows them as the reference shapes, and fails on the invalid value.
-    let dir = std::env::temp_dir().join(format!("logspec-wpilog-entries-{}", std::process::id()));
+    let dir = scratch::temp_dir().join(format!("logspec-wpilog-entries-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let f = dir.join("e.wpilog");
     std::fs::write(&f, &bytes).unwrap();

@@ -10,6 +10,9 @@
 //! Needs python3 with robotpy-wpiutil: without it the trials are reported as ignored (under
 //! `CI=true`, as failures).
 
+#[path = "common/scratch.rs"]
+mod scratch;
+
 mod common;
 #[path = "common/tools.rs"]
 mod tools;
@@ -59,7 +62,7 @@ fn without_decoded(mut lines: Vec<Value>) -> Vec<Value> {
 }
 
 fn temp_dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("logspec-wpiutil-{name}-{}", std::process::id()));
+    let d = scratch::temp_dir().join(format!("logspec-wpiutil-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
     d
 }

@@ -6,6 +6,9 @@
 //! here (compared as f64, as AdvantageScope rounds them), `-0`, `NaN` and infinities are numbers
 //! here and strings there. `logspec dump` carries the same values under `decoded`.
 
+#[path = "common/scratch.rs"]
+mod scratch;
+
 use std::fs;
 use std::path::Path;
 use std::process::Command;
@@ -288,7 +291,7 @@ fn logspec(args: &[&str]) -> String {
 }
 
 fn temp_dir(name: &str) -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("logspec-wpistruct-{name}-{}", std::process::id()));
+    let d = scratch::temp_dir().join(format!("logspec-wpistruct-{name}-{}", std::process::id()));
     let _ = fs::remove_dir_all(&d);
     fs::create_dir_all(&d).unwrap();
     d

@@ -4,6 +4,9 @@
 //! Python modules `mcap` and `jsonschema` (reported as ignored without them; under CI=true it
 //! runs and fails).
 
+#[path = "common/scratch.rs"]
+mod scratch;
+
 #[allow(dead_code)]
 mod common;
 #[path = "common/tools.rs"]
@@ -31,7 +34,7 @@ print(n, structs)
 "#;
 
 fn every_message_matches_its_channel_schema() {
-    let dir = std::env::temp_dir().join(format!("logspec-wpistruct-mcap-{}", std::process::id()));
+    let dir = scratch::temp_dir().join(format!("logspec-wpistruct-mcap-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     for (input, min_structs) in [
         ("wpilog/gen_wpilib_structs.wpilog", 34),

@@ -3,6 +3,9 @@
 //! killed with SIGKILL leaves files whose complete prefix decodes, and `write_raw` refuses a tag
 //! that the record header cannot hold.
 
+#[path = "common/scratch.rs"]
+mod scratch;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -151,7 +154,7 @@ fn size(p: &Path) -> u64 {
 
 #[test]
 fn a_writer_killed_mid_write_leaves_a_decodable_prefix() {
-    let dir = std::env::temp_dir().join(format!("logspec-killed-{}", std::process::id()));
+    let dir = scratch::temp_dir().join(format!("logspec-killed-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let mut child = Command::new(std::env::current_exe().unwrap())
