@@ -135,6 +135,12 @@ pub fn format_items(cx: &Cx<'_>) -> TokenStream {
                     match self { #enc_arms }
                 }
             }
+            #[automatically_derived]
+            impl #rt::Visit for #view_ident<'_> {
+                fn visit<__V: #rt::Visitor + ?Sized>(&self, name: ::core::option::Option<&str>, v: &mut __V) {
+                    match self { #visit_arms }
+                }
+            }
         });
         return out;
     }
@@ -190,6 +196,12 @@ pub fn format_items(cx: &Cx<'_>) -> TokenStream {
             }
             fn encode<__S: #rt::Sink + ?Sized>(&self, out: &mut __S, order: #rt::Endian) -> ::core::result::Result<(), #rt::EncodeError> {
                 match self { #enc_arms }
+            }
+        }
+        #[automatically_derived]
+        impl #rt::Visit for #view_ident<'_> {
+            fn visit<__V: #rt::Visitor + ?Sized>(&self, name: ::core::option::Option<&str>, v: &mut __V) {
+                match self { #visit_arms }
             }
         }
         #[automatically_derived]

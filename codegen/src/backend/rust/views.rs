@@ -588,6 +588,10 @@ pub fn struct_view(cx: &Cx<'_>, id: TypeId, display_name: &str, fields: &[Field]
     } else {
         TokenStream::new()
     };
+    let visit = codec::visit_fields(cx, fields, &|f| {
+        let id = field_ident(&f.name);
+        quote!(self.#id)
+    });
     let vis = &cx.vis;
     quote! {
         #[doc = #doc]
@@ -629,6 +633,15 @@ pub fn struct_view(cx: &Cx<'_>, id: TypeId, display_name: &str, fields: &[Field]
                 ::core::result::Result::Ok(())
             }
         }
+        // What the owned value shows a visitor, field for field, without making it owned.
+        #[automatically_derived]
+        impl #rt::Visit for #ident<'_> {
+            fn visit<__V: #rt::Visitor + ?Sized>(&self, name: ::core::option::Option<&str>, v: &mut __V) {
+                v.begin_struct(name);
+                #visit
+                v.end_struct();
+            }
+        }
     }
 }
 
@@ -646,6 +659,7 @@ pub fn union_view(cx: &Cx<'_>, id: TypeId) -> TokenStream {
     let mut owned_arms = TokenStream::new();
     let mut encode_arms = TokenStream::new();
     let mut len_arms = TokenStream::new();
+    let mut visit_arms = TokenStream::new();
     for v in &u.variants {
         let vid = format_ident!("{}", v.name);
         let tag = Literal::i128_unsuffixed(v.tag);
@@ -688,6 +702,13 @@ pub fn union_view(cx: &Cx<'_>, id: TypeId) -> TokenStream {
         };
         let (len, enc) = codec::encode_fields_as(cx, &v.fields, &access, Mode::View);
         encode_arms.extend(quote!(Self::#vid { #(#binds),* } => { #enc }));
+        let vname = v.name.as_str();
+        let shown = codec::visit_fields(cx, &v.fields, &access);
+        visit_arms.extend(quote!(Self::#vid { #(#binds),* } => {
+            v.begin_variant(name, #vname, #tag);
+            #shown
+            v.end_variant();
+        }));
         len_arms.extend(codec::len_arm(quote!(Self::#vid), &binds, &len));
     }
     let extern_field = u.variants.iter().flat_map(|v| &v.fields).any(|f| has_extern(cx, &f.ty));
@@ -777,6 +798,13 @@ pub fn union_view(cx: &Cx<'_>, id: TypeId) -> TokenStream {
             #[allow(unused_variables)]
             pub fn variant_len(&self) -> usize {
                 match self { #len_arms }
+            }
+        }
+        #[automatically_derived]
+        impl #impl_lt #rt::Visit for #ident #lt {
+            #[allow(unused_variables)]
+            fn visit<__V: #rt::Visitor + ?Sized>(&self, name: ::core::option::Option<&str>, v: &mut __V) {
+                match self { #visit_arms }
             }
         }
     }
