@@ -47,6 +47,18 @@ pub mod allkinds {
     include!(concat!(env!("OUT_DIR"), "/allkinds.rs"));
 }
 
+// ROS `.msg` definitions (`Builder::compile_msgs`) and WPILib struct schemas
+// (`Builder::compile_struct_schemas`), generated with the same `alloc` choice.
+#[allow(clippy::all, dead_code, non_upper_case_globals)]
+pub mod demo_msgs {
+    include!(concat!(env!("OUT_DIR"), "/demo_msgs.rs"));
+}
+
+#[allow(clippy::all, dead_code, non_upper_case_globals)]
+pub mod geometry {
+    include!(concat!(env!("OUT_DIR"), "/geometry.rs"));
+}
+
 /// Calls `f` with the tag and the view of every record of a USVLOG file, in order, and returns
 /// how many there were. Stops at the first error: a file header or record header that does not
 /// decode, a payload cut by the end of `bytes`, or a payload that does not decode.
