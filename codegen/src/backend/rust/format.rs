@@ -405,7 +405,13 @@ fn framed_impl(cx: &Cx<'_>, enum_ident: &proc_macro2::Ident) -> TokenStream {
             }
         }
     };
-    let doc = format!(" The `{fname}` format, for the runtime's framed [`Reader`]({rt}::Reader), [`SliceReader`]({rt}::SliceReader) and [`Writer`]({rt}::Writer).", rt = cx.rt.to_string().replace(' ', ""));
+    // Links only to what the runtime has without `std`: the readers and the writer exist only
+    // with it, and the code cannot tell which features the including crate's runtime has.
+    let doc = format!(
+        " The `{fname}` format: its [`FramedFormat`]({rt}::FramedFormat) impl drives the runtime's framed \
+         `Reader`, `SliceReader` and `Writer` (its `std` feature).",
+        rt = cx.rt.to_string().replace(' ', "")
+    );
     quote! {
         #[doc = #doc]
         #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
