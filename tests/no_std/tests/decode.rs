@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use logspec_no_std::{demo_msgs, geometry, rlog, rlog_r1_messages, usvlog, usvlog_records};
+use logspec_no_std::{carla, carla_packets, demo_msgs, geometry, rlog, rlog_r1_messages, usvlog, usvlog_records};
 
 fn data(name: &str) -> Vec<u8> {
     std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("../data").join(name)).unwrap()
@@ -144,4 +144,30 @@ fn wpilib_struct_views() {
     let v = Pose2dRef::view_exact(&b).unwrap();
     assert_eq!((v.translation.x, v.translation.y, v.rotation.value), (1.0, -2.0, 0.5));
     assert_eq!(Pose2d::decode_exact(&b).unwrap(), v.to_owned());
+}
+
+/// A CARLA recording, a variable-size format (its info header holds a string), framed with its
+/// `Framing` and viewed packet by packet with or without `alloc`: the packet, frame and Position
+/// record counts of the reference summary.
+#[test]
+fn carla_packets_match_the_reference() {
+    let bytes = data("carla/scenario_runner_DistanceToLaneCenter.log");
+    let summary = String::from_utf8(data("carla/scenario_runner_DistanceToLaneCenter.expected.summary.json")).unwrap();
+    let number = |after: &str| -> usize {
+        let rest = &summary[summary.find(after).unwrap() + after.len()..];
+        rest.trim_start().split(|c: char| !c.is_ascii_digit()).next().unwrap().parse().unwrap()
+    };
+    let (mut frames, mut positions) = (0, 0);
+    let n = carla_packets(&bytes, |_, r| match r {
+        carla::CarlaRecordRef::FrameStart(_) => frames += 1,
+        carla::CarlaRecordRef::Position(p) => positions += p.records.len(),
+        _ => {}
+    })
+    .unwrap();
+    assert_eq!(n, number("\"packets_total\":"));
+    assert_eq!(frames, number("\"frames\":"));
+    let position = &summary[summary.find("\"name\": \"Position\"").unwrap()..];
+    let records: usize =
+        position.split("\"records\":").nth(1).unwrap().trim_start().split(',').next().unwrap().parse().unwrap();
+    assert_eq!(positions, records);
 }

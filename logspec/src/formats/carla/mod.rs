@@ -52,5 +52,5 @@ pub fn attribute_type_byte_ref(t: &AttributeTypeRef) -> u8 {
 /// The name of packet id `id` in CARLA's sources (`Position`), or `None` for ids the schema does
 /// not know.
 pub fn packet_name(id: u8) -> Option<&'static str> {
-    <Carla as logspec_runtime::FramedFormat>::record_name(u64::from(id))
+    <Carla as logspec_runtime::Framing>::record_name(u64::from(id))
 }
