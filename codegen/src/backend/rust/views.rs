@@ -879,17 +879,21 @@ fn struct_common_impls(ident: &Ident, names: &[Ident], tys: &[TokenStream]) -> T
     let shown = ident.to_string();
     let labels = names.iter().map(|n| n.to_string().trim_start_matches("r#").to_string());
     quote! {
+        #[automatically_derived]
         impl<'a> ::core::clone::Clone for #ident<'a> #clone {
             fn clone(&self) -> Self {
                 Self { #(#names: ::core::clone::Clone::clone(&self.#names),)* bytes: self.bytes }
             }
         }
+        #[automatically_derived]
         impl<'a> ::core::marker::Copy for #ident<'a> #copy {}
+        #[automatically_derived]
         impl<'a> ::core::fmt::Debug for #ident<'a> #debug {
             fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
                 f.debug_struct(#shown) #(.field(#labels, &self.#names))* .field("bytes", &self.bytes).finish()
             }
         }
+        #[automatically_derived]
         impl<'a> ::core::cmp::PartialEq for #ident<'a> #eq {
             fn eq(&self, other: &Self) -> bool {
                 #(self.#names == other.#names &&)* self.bytes == other.bytes
@@ -925,17 +929,21 @@ fn union_common_impls(u: &crate::ir::Union, ident: &Ident, lt: &TokenStream, tys
             .extend(quote!((Self::#vid { #(#names: #a),* }, Self::#vid { #(#names: #b),* }) => true #(&& #a == #b)*,));
     }
     quote! {
+        #[automatically_derived]
         impl #impl_lt ::core::clone::Clone for #ident #lt #clone {
             fn clone(&self) -> Self {
                 match self { #clone_arms }
             }
         }
+        #[automatically_derived]
         impl #impl_lt ::core::marker::Copy for #ident #lt #copy {}
+        #[automatically_derived]
         impl #impl_lt ::core::fmt::Debug for #ident #lt #debug {
             fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
                 match self { #debug_arms }
             }
         }
+        #[automatically_derived]
         impl #impl_lt ::core::cmp::PartialEq for #ident #lt #eq {
             #[allow(unreachable_patterns)]
             fn eq(&self, other: &Self) -> bool {
