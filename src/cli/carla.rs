@@ -254,6 +254,19 @@ pub struct Summary {
     trailing: u64,
     /// A fatal error (truncation, I/O).
     error: Option<String>,
+    /// The ids of the packets that count records (see [`counted_ids`]).
+    counted: BTreeSet<u8>,
+}
+
+/// The ids of the packets whose body is a count of records (a `records` array), from the schema;
+/// the others (FrameStart, FrameEnd, PlatformTime, ...) hold one value each.
+fn counted_ids() -> Result<BTreeSet<u8>, CliError> {
+    let schema = super::source::bundled_schema("schemas/carla.toml", logspec::formats::carla::SCHEMA_TOML)?;
+    let counts = |r: &&logspec::codegen::ir::Record| {
+        let body = schema.strukt(r.body);
+        body.fields.iter().any(|f| f.name == "records" && matches!(f.ty, logspec::codegen::ir::Ty::Array { .. }))
+    };
+    Ok(schema.records.iter().filter(counts).filter_map(|r| u8::try_from(r.id).ok()).collect())
 }
 
 pub fn summarise(input: Box<dyn Read>, path: &str) -> Result<Summary, CliError> {
@@ -279,6 +292,7 @@ pub fn summarise(input: Box<dyn Read>, path: &str) -> Result<Summary, CliError> 
         open: false,
         trailing: 0,
         error: None,
+        counted: counted_ids()?,
     };
     while let Some(p) = r.next_packet_in_frame() {
         let (p, state) = match p {
@@ -425,8 +439,8 @@ pub fn json(s: &Summary, file: &str) -> String {
             None => w.null(Some("name")),
         }
         w.uint(Some("packets"), st.packets);
-        // Packets without a record count: FrameStart, FrameEnd, PlatformTime, FrameCounter, VisualTime.
-        if name.is_some() && !matches!(id, 0 | 1 | 14 | 18 | 20) {
+        // Packets without a record count (FrameStart, FrameEnd, PlatformTime, ...) show null.
+        if name.is_some() && s.counted.contains(id) {
             w.uint(Some("records"), st.records);
         } else {
             w.null(Some("records"));
