@@ -451,7 +451,11 @@ impl<R: Read> Reader<R> {
     /// complete packet; then `None`.
     #[inline]
     pub fn next_packet_ref(&mut self) -> Option<Result<PacketRef<'_>, CarlaError>> {
-        self.next_packet_in_frame().map(|r| r.map(|(p, _)| p))
+        if self.done {
+            return None;
+        }
+        let next = self.inner.next_raw();
+        lend(&mut self.packets, &mut self.done, next)
     }
 
     /// [`next_packet_ref`](Self::next_packet_ref), with the frame state after it (what
@@ -462,20 +466,9 @@ impl<R: Read> Reader<R> {
         if self.done {
             return None;
         }
-        match self.inner.next_raw() {
-            Some(Ok(raw)) => {
-                let p = self.packets.decode(raw);
-                Some(Ok((p, &self.packets.frame)))
-            }
-            Some(Err(e)) => {
-                self.done = true;
-                Some(Err(CarlaError::framing(e)))
-            }
-            None => {
-                self.done = true;
-                None
-            }
-        }
+        let next = self.inner.next_raw();
+        let packet = lend(&mut self.packets, &mut self.done, next)?;
+        Some(packet.map(|p| (p, &self.packets.frame)))
     }
 
     /// [`next_packet_ref`](Self::next_packet_ref), owned.
@@ -522,6 +515,27 @@ impl<R: Read> Reader<R> {
                     (_, None) => {}
                 },
             }
+        }
+    }
+}
+
+/// One framed packet (or the reader's end or failure) decoded as a view, for the streaming
+/// reader's two lending calls.
+#[inline(always)]
+fn lend<'a>(
+    packets: &mut Packets,
+    done: &mut bool,
+    next: Option<Result<RawRecord<'a>, ReadError>>,
+) -> Option<Result<PacketRef<'a>, CarlaError>> {
+    match next {
+        Some(Ok(raw)) => Some(Ok(packets.decode(raw))),
+        Some(Err(e)) => {
+            *done = true;
+            Some(Err(CarlaError::framing(e)))
+        }
+        None => {
+            *done = true;
+            None
         }
     }
 }
