@@ -254,8 +254,6 @@ pub struct Summary {
     trailing: u64,
     /// A fatal error (truncation, I/O).
     error: Option<String>,
-    /// The ids of the packets that count records (see [`counted_ids`]).
-    counted: BTreeSet<u8>,
 }
 
 /// The ids of the packets whose body is a count of records (a `records` array), from the schema;
@@ -292,7 +290,6 @@ pub fn summarise(input: Box<dyn Read>, path: &str) -> Result<Summary, CliError> 
         open: false,
         trailing: 0,
         error: None,
-        counted: counted_ids()?,
     };
     while let Some(p) = r.next_packet_in_frame() {
         let (p, state) = match p {
@@ -408,7 +405,10 @@ fn frame_json(w: &mut JsonWriter, name: &str, f: Option<&FrameStart>) {
     }
 }
 
-pub fn json(s: &Summary, file: &str) -> String {
+/// The summary as `info --json` prints it (docs/output.md).
+pub fn json(s: &Summary, file: &str) -> Result<String, CliError> {
+    // Only the JSON shows which packets count records (text shows 0), so only it reads the schema.
+    let counted = counted_ids()?;
     let mut w = JsonWriter::new();
     w.begin_object(None);
     w.str(Some("file"), file);
@@ -440,7 +440,7 @@ pub fn json(s: &Summary, file: &str) -> String {
         }
         w.uint(Some("packets"), st.packets);
         // Packets without a record count (FrameStart, FrameEnd, PlatformTime, ...) show null.
-        if name.is_some() && s.counted.contains(id) {
+        if name.is_some() && counted.contains(id) {
             w.uint(Some("records"), st.records);
         } else {
             w.null(Some("records"));
@@ -512,7 +512,7 @@ pub fn json(s: &Summary, file: &str) -> String {
     w.end_object();
     let mut out = w.take();
     out.push('\n');
-    out
+    Ok(out)
 }
 
 pub fn text(s: &Summary, path: &str) -> String {
