@@ -239,7 +239,7 @@ fn assert_values(what: &str, rust: &Value, golden: &Value) {
 /// bytes; the header vectors and the first record form a file start that the reader accepts and the
 /// writer reproduces.
 fn golden_vectors_in_rust() {
-    use logspec::runtime::{Decode, Encode, FramedFormat};
+    use logspec::runtime::{Decode, Encode, FramedFormat, Framing};
     let (schema, vectors) = golden("usvlog");
     let by_name = |n: &str| vectors.iter().find(|v| v["struct"] == n).expect("a vector");
     let mut checked = 0;

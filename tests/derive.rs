@@ -412,3 +412,92 @@ fn derived_union_view() {
     let o = <Command as logspec::runtime::Union>::decode_variant(7, &mut Cursor::new(cut)).unwrap_err();
     assert_eq!(e.detail(), o.detail());
 }
+
+/// A hand-written field type with none of `Clone`, `Debug` or `PartialEq` (only what the derive
+/// needs: the codec), in a derived struct and a derived union.
+#[derive(Record)]
+struct Bare {
+    a: u16,
+    b: i8,
+}
+
+#[derive(Record)]
+#[record(id = 21)]
+struct HoldsBare {
+    seq: u32,
+    bare: Bare,
+    #[record(count = "u8")]
+    name: String,
+}
+
+#[derive(Record)]
+enum BareChoice {
+    #[record(tag = 1)]
+    One { bare: Bare },
+    #[record(tag = 2)]
+    Two { n: u8 },
+}
+
+#[derive(Record)]
+#[record(id = 22)]
+struct HoldsBareChoice {
+    #[record(tag(kind: u8))]
+    choice: BareChoice,
+}
+
+/// The views of structs and unions with such a field build (their `Clone`, `Copy`, `Debug` and
+/// `PartialEq` are there only while the field type has them), read the field by value and
+/// encode and visit as the owned value does; with a field type that has the traits, the view has
+/// them too.
+#[test]
+fn views_of_fields_without_common_traits() {
+    let owned = HoldsBare { seq: 7, bare: Bare { a: 513, b: -2 }, name: "ok".into() };
+    let bytes = owned.to_bytes().unwrap();
+    assert_eq!(bytes, python_pack("<IHbB2s", "7, 513, -2, 2, b'ok'"));
+    let v = HoldsBareRef::view_exact(&bytes).unwrap();
+    assert_eq!((v.seq, v.bare.a, v.bare.b, v.name), (7, 513, -2, "ok"));
+    assert_eq!(v.to_bytes().unwrap(), bytes);
+    let shown = |x: &dyn Fn(&mut logspec::value::ValueBuilder)| {
+        let mut b = logspec::value::ValueBuilder::default();
+        x(&mut b);
+        format!("{:?}", b.finish())
+    };
+    let of_view = shown(&|b| logspec::runtime::Visit::visit(&v, None, b));
+    assert_eq!(of_view, shown(&|b| logspec::runtime::Visit::visit(&owned, None, b)));
+    assert!(of_view.contains("513"), "{of_view}");
+
+    let owned = HoldsBareChoice { choice: BareChoice::One { bare: Bare { a: 1, b: 2 } } };
+    let bytes = owned.to_bytes().unwrap();
+    assert_eq!(bytes, python_pack("<BHb", "1, 1, 2"));
+    // A derived struct holds a hand-written union by value too.
+    let v = HoldsBareChoiceRef::view_exact(&bytes).unwrap();
+    match &v.choice {
+        BareChoice::One { bare } => assert_eq!((bare.a, bare.b), (1, 2)),
+        BareChoice::Two { .. } => panic!("the tag says One"),
+    }
+    assert_eq!(v.to_bytes().unwrap(), bytes);
+    assert_eq!(
+        shown(&|b| logspec::runtime::Visit::visit(&v, None, b)),
+        shown(&|b| logspec::runtime::Visit::visit(&owned, None, b))
+    );
+    // The union's own view holds `Bare` by value in a variant.
+    let u = BareChoiceRef::decode_variant(1, &mut logspec::runtime::Cursor::new(&bytes[1..])).unwrap();
+    match &u {
+        BareChoiceRef::One { bare } => assert_eq!((bare.a, bare.b), (1, 2)),
+        BareChoiceRef::Two { .. } => panic!("tag 1 is One"),
+    }
+    let mut out = Vec::new();
+    u.encode_variant(&mut out).unwrap();
+    assert_eq!(out, &bytes[1..]);
+    let two = BareChoiceRef::decode_variant(2, &mut logspec::runtime::Cursor::new(&[9])).unwrap();
+    assert!(matches!(two, BareChoiceRef::Two { n: 9 }));
+
+    // With field types that have the traits, so has the view that holds them: `ActuatorReq` is
+    // `Copy`, `Command` is not.
+    fn common<T: Clone + std::fmt::Debug + PartialEq>() {}
+    fn copy<T: Copy>() {}
+    common::<StatusRef<'static>>();
+    copy::<StatusRef<'static>>();
+    common::<PacketRef<'static>>();
+    common::<CommandRef<'static>>();
+}

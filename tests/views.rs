@@ -6,7 +6,8 @@
 use std::path::{Path, PathBuf};
 
 use logspec::formats::{carla, rlog, usvlog, wpilog};
-use logspec::runtime::{Cursor, Decode, DecodeError, Encode, Endian, FramedFormat, SliceReader, Union, View};
+use logspec::runtime::{Cursor, Decode, DecodeError, Encode, Endian, FramedFormat, SliceReader, Union, View, Visit};
+use logspec::value::Value;
 
 fn data(dir: &str, ext: &str) -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(dir);
@@ -49,16 +50,18 @@ fn same_debug(what: &str, view: &impl std::fmt::Debug, owned: &impl std::fmt::De
     }
 }
 
-/// Holds one view result to one owned result.
+/// Holds one view result to one owned result: the same value, the same bytes when encoded, the
+/// same walk for a visitor (what `dump` prints), or the same error.
 fn agree<O, V>(what: &str, owned: Result<O, DecodeError>, view: Result<V, DecodeError>, to_owned: impl Fn(&V) -> O)
 where
-    O: PartialEq + std::fmt::Debug + Encode,
-    V: Encode,
+    O: PartialEq + std::fmt::Debug + Encode + Visit,
+    V: Encode + Visit,
 {
     match (owned, view) {
         (Ok(o), Ok(v)) => {
             // Compared as printed, so that NaNs compare equal (the encoded bytes are compared below).
             same_debug(what, &to_owned(&v), &o);
+            same_debug(&format!("{what} (visited)"), &Value::of(&v), &Value::of(&o));
             assert_eq!(v.encoded_len(), o.encoded_len(), "{what}: encoded length");
             let (mut a, mut b) = (Vec::new(), Vec::new());
             o.encode(&mut a, Endian::Little).unwrap();
@@ -78,7 +81,7 @@ fn framed<F: FramedFormat>(
     view: impl for<'a> Fn(u64, &'a [u8]) -> Option<Result<F::Record, DecodeError>>,
 ) -> usize
 where
-    F::Record: Clone + PartialEq + std::fmt::Debug + Encode,
+    F::Record: Clone + PartialEq + std::fmt::Debug + Encode + Visit,
 {
     let mut n = 0;
     for path in data(dir, ext) {
@@ -252,6 +255,7 @@ fn rlog_r2_value_views_agree_with_owned() {
                         match (o, w) {
                             (Ok(o), Ok(w)) => {
                                 same_debug(&what, &w.to_owned(), &o);
+                                same_debug(&what, &Value::of(&w), &Value::of(&o));
                                 let (mut a, mut b) = (Vec::new(), Vec::new());
                                 o.encode_variant(&mut a).unwrap();
                                 w.encode_variant(&mut b).unwrap();

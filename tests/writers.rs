@@ -104,7 +104,7 @@ fn dropped_writers_write_out_what_they_buffered() {
 #[test]
 fn write_raw_refuses_a_tag_that_does_not_fit() {
     let mut w = Writer::<_, Usvlog>::new(Vec::new(), &usvlog_header()).unwrap();
-    let max = <Usvlog as logspec::runtime::FramedFormat>::MAX_TAG;
+    let max = <Usvlog as logspec::runtime::Framing>::MAX_TAG;
     assert_eq!(max, 65535, "USVLOG's record type is a u16 (schemas/usvlog.toml)");
     let e = w.write_raw(max + 1, 0, b"").unwrap_err();
     assert!(matches!(e, WriteError::TagTooLarge { tag: 65536, max: 65535, .. }), "{e}");

@@ -243,7 +243,8 @@ impl Builder {
         let set = crate::ros::compile_msg_files(msgs).map_err(BuildError::Schema)?;
         let roots: Vec<&str> = set.types.keys().map(String::as_str).collect();
         let from = format!("{} .msg file(s)", msgs.len());
-        let text = crate::ros::rust::source(&set, &roots, module, &runtime, Some(from));
+        let backend = RustBackend { runtime_path: runtime, alloc: self.alloc };
+        let text = crate::ros::rust::source_for(&backend, &set, &roots, module, Some(from));
         let mut written = vec![self.write_module(&out_dir, module, text, &attrs)?];
         written.extend(self.write_include_file(&out_dir)?);
         Ok(written)
@@ -268,7 +269,8 @@ impl Builder {
         let set = crate::wpistruct::compile_schemas(module, schemas).map_err(BuildError::Schema)?;
         let roots: Vec<&str> = set.types.keys().map(String::as_str).collect();
         let from = format!("{} struct schema(s)", schemas.len());
-        let text = crate::wpistruct::rust_source(&set, &roots, module, &runtime, Some(from));
+        let backend = RustBackend { runtime_path: runtime, alloc: self.alloc };
+        let text = crate::wpistruct::rust_source_for(&backend, &set, &roots, module, Some(from));
         let mut written = vec![self.write_module(&out_dir, module, text, &attrs)?];
         written.extend(self.write_include_file(&out_dir)?);
         Ok(written)

@@ -5,8 +5,20 @@ pub use logspec_ir::wpistruct::*;
 
 /// The formatted Rust source (the Rust back end's items) for `roots` and every struct they use.
 pub fn rust_source(set: &StructSet, roots: &[&str], module: &str, runtime_path: &str, from: Option<String>) -> String {
-    let lowered = lower::lower(set, roots, module, from);
     let backend = crate::backend::rust::RustBackend { runtime_path: runtime_path.to_string(), alloc: true };
+    rust_source_for(&backend, set, roots, module, from)
+}
+
+/// [`rust_source`] for a given back end configuration (`alloc`: WPILib structs are fixed-size,
+/// so their owned types need no allocator either way, but the choice is the builder's).
+pub fn rust_source_for(
+    backend: &crate::backend::rust::RustBackend,
+    set: &StructSet,
+    roots: &[&str],
+    module: &str,
+    from: Option<String>,
+) -> String {
+    let lowered = lower::lower(set, roots, module, from);
     let tokens = backend.tokens(&lowered.schema);
     let mut file: syn::File = match syn::parse2(tokens.clone()) {
         Ok(f) => f,

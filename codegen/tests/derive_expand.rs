@@ -22,6 +22,21 @@ fn bare_keywords_and_magic() {
     }));
 }
 
+/// A field of a hand-written type: the view holds it by value, and its `Clone`, `Copy`, `Debug`
+/// and `PartialEq` (and `to_owned`) are bounded on that type's.
+#[test]
+fn hand_written_field_type() {
+    insta::assert_snapshot!(pretty(syn::parse_quote! {
+        #[record(id = 21)]
+        struct HoldsBare {
+            seq: u32,
+            bare: Bare,
+            #[record(count = u8)]
+            name: String,
+        }
+    }));
+}
+
 #[test]
 fn open_enum() {
     insta::assert_snapshot!(pretty(syn::parse_quote! {

@@ -80,6 +80,15 @@ extern "C" {
 #define CARLA_VEHICLE_DOOR_ID        23u /* variable size */
 #define CARLA_WEATHER_ID             24u /* variable size */
 
+/**
+ * RecorderVersion (u16). The info header's `version`: each value is a set of layouts the schema
+ * describes (the EventAdd attribute type numbering). A reader refuses other versions. Values:
+ * CARLA_RECORDER_VERSION_*.
+ */
+typedef uint16_t carla_recorder_version_t;
+#define CARLA_RECORDER_VERSION_UE4V0904 1u /* CARLA 0.9.4-0.9.15 (and UE5 0.10.0): attribute types numbered from 0. */
+#define CARLA_RECORDER_VERSION_UE4V0916 2u /* CARLA 0.9.16: attribute types numbered from 1 (CARLA PR #8791). */
+
 /** ActorType (u8). Values: CARLA_ACTOR_TYPE_*. */
 typedef uint8_t carla_actor_type_t;
 #define CARLA_ACTOR_TYPE_OTHER        0u

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use logspec::formats::usvlog::Usvlog;
 use logspec::ir::ir::{Prim, Schema, Ty, TypeDef};
-use logspec::runtime::{FramedFormat, ReadError, ReadErrorDetail, ReadErrorKind, Reader, Visit, Visitor};
+use logspec::runtime::{FramedFormat, Framing, ReadError, ReadErrorDetail, ReadErrorKind, Reader, Visit, Visitor};
 use pyo3::exceptions::PyOSError;
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyDict, PyList, PyTuple};

@@ -14,9 +14,12 @@ pub struct RecordHeader {
     pub timestamp: Option<u64>,
 }
 
-/// A format whose records are framed by a fixed-size header with a tag and a length.
-/// Implemented by generated code.
-pub trait FramedFormat {
+/// How a format's records are framed: a fixed-size header with a tag and a length. It names no
+/// owned type, so every format with a framing implements it, also where its records have only
+/// views (generated without `alloc`, see `Builder::alloc`): a `no_std` reader frames records with
+/// [`parse_record_header`](Self::parse_record_header) and views each payload with the generated
+/// `<Format>RecordRef::decode`. Implemented by generated code.
+pub trait Framing {
     /// The format's short name (`usvlog`).
     const NAME: &'static str;
     /// Size of the record header in bytes.
@@ -25,27 +28,34 @@ pub trait FramedFormat {
     const MAX_PAYLOAD: u64;
     /// The largest tag the tag field can express.
     const MAX_TAG: u64;
-    /// The schema id this layout decodes (empty for formats without one).
-    const KNOWN_SCHEMA_IDS: &'static [u64];
     /// Names of the record-header fields that hold the tag, the length and the timestamp.
     const TAG_FIELD: &'static str;
     const LENGTH_FIELD: &'static str;
     const TIMESTAMP_FIELD: Option<&'static str>;
-    type FileHeader: Decode + Encode + Visit;
-    /// "Any record of this format".
-    type Record: Encode + Visit;
 
     /// Parses the framing fields from the first `RECORD_HEADER_SIZE` bytes of `b`, checking its
     /// const fields (sync markers).
     fn parse_record_header(b: &[u8]) -> Result<RecordHeader, DecodeError>;
     /// Writes a record header into the first `RECORD_HEADER_SIZE` bytes of `out`.
     fn write_record_header(h: &RecordHeader, out: &mut [u8]);
+    /// The name of the record type with this tag, if known.
+    fn record_name(tag: u64) -> Option<&'static str>;
+}
+
+/// A framed format with owned types: its file header and "any record", which the runtime's
+/// readers and writers decode and encode. Implemented by generated code (with `alloc`, or for
+/// formats whose records need no allocator).
+pub trait FramedFormat: Framing {
+    /// The schema id this layout decodes (empty for formats without one).
+    const KNOWN_SCHEMA_IDS: &'static [u64];
+    type FileHeader: Decode + Encode + Visit;
+    /// "Any record of this format".
+    type Record: Encode + Visit;
+
     /// Checks what decoding alone cannot (the schema id); consts were checked while decoding.
     fn check_file_header(h: &Self::FileHeader) -> Result<(), ReadErrorKind>;
     /// The schema id a file header declares, for formats that have one.
     fn schema_id(h: &Self::FileHeader) -> Option<u64>;
-    /// The name of the record type with this tag, if known.
-    fn record_name(tag: u64) -> Option<&'static str>;
     /// Decodes a payload; `None` for a tag this schema does not know.
     fn decode_record(tag: u64, payload: &[u8]) -> Option<Result<Self::Record, DecodeError>>;
     /// The tag of a record.

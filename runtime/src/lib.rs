@@ -34,7 +34,7 @@ pub use traits::{Decode, Encode, Endian, Fixed, FixedStr, Record, Union};
 pub use view::View;
 pub use visit::{Visit, Visitor};
 
-pub use format::{FramedFormat, ReadErrorKind, RecordHeader, Versioned, WithFormat};
+pub use format::{FramedFormat, Framing, ReadErrorKind, RecordHeader, Versioned, WithFormat};
 #[cfg(feature = "std")]
 pub use framed::{
     with_file_format, Event, RawRecord, ReadError, ReadErrorDetail, Reader, SliceReader, WriteError, Writer,

@@ -12,6 +12,7 @@ use core::marker::PhantomData;
 use crate::cursor::Cursor;
 use crate::error::{DecodeError, DecodeErrorKind};
 use crate::traits::Endian;
+use crate::visit::{Visit, Visitor};
 
 /// A byte order known at compile time: [`Be`] or [`Le`].
 pub trait Order: Copy + 'static {
@@ -413,5 +414,62 @@ pub fn str_at(b: &[u8], at: usize) -> Result<&str, DecodeError> {
     match core::str::from_utf8(b) {
         Ok(s) => Ok(s),
         Err(e) => Err(DecodeError::new(DecodeErrorKind::InvalidUtf8 { valid_up_to: e.valid_up_to() as u64 }).at(at)),
+    }
+}
+
+// Walking views: a view shows a visitor exactly what its owned value shows (the generated views
+// visit their fields as the owned types do), so tools that print or tabulate records need not
+// make them owned first.
+
+impl Visit for str {
+    #[inline]
+    fn visit<V: Visitor + ?Sized>(&self, name: Option<&str>, v: &mut V) {
+        v.str(name, self);
+    }
+}
+
+impl<T: Visit + ?Sized> Visit for &T {
+    #[inline]
+    fn visit<V: Visitor + ?Sized>(&self, name: Option<&str>, v: &mut V) {
+        (**self).visit(name, v);
+    }
+}
+
+impl<T: Element + Visit, O: Order> Visit for Array<'_, T, O> {
+    fn visit<V: Visitor + ?Sized>(&self, name: Option<&str>, v: &mut V) {
+        v.begin_array(name, self.len());
+        for x in self.iter() {
+            x.visit(None, v);
+        }
+        v.end_array();
+    }
+}
+
+impl<'a, E: View<'a> + Visit> Visit for Seq<'a, E> {
+    fn visit<V: Visitor + ?Sized>(&self, name: Option<&str>, v: &mut V) {
+        v.begin_array(name, self.len());
+        for x in self.iter() {
+            x.visit(None, v);
+        }
+        v.end_array();
+    }
+}
+
+impl<const W: usize, const BIG: bool> Visit for LenStr<'_, W, BIG> {
+    #[inline]
+    fn visit<V: Visitor + ?Sized>(&self, name: Option<&str>, v: &mut V) {
+        v.str(name, self.0);
+    }
+}
+
+/// As the owned element (a `Vec<u8>`): an array of numbers, not `bytes` (which only a field of
+/// bytes is shown as).
+impl<const W: usize, const BIG: bool> Visit for LenBytes<'_, W, BIG> {
+    fn visit<V: Visitor + ?Sized>(&self, name: Option<&str>, v: &mut V) {
+        v.begin_array(name, self.0.len());
+        for x in self.0 {
+            x.visit(None, v);
+        }
+        v.end_array();
     }
 }

@@ -6,8 +6,8 @@ use std::ops::Range;
 use std::process::ExitCode;
 
 use logspec::formats::carla::{
-    attribute_type_byte, packet_name, ActorType, Body, CarlaError, CarlaErrorKind, CarlaRecord, FrameStart, InfoHeader,
-    Packet, Reader,
+    attribute_type_byte_ref, packet_name, ActorType, BodyRef, CarlaError, CarlaErrorKind, CarlaRecordRef, FrameStart,
+    InfoHeader, PacketRef, Reader,
 };
 use logspec::json::JsonWriter;
 use logspec::runtime::{Visit, Visitor};
@@ -72,7 +72,7 @@ fn header_fields(w: &mut JsonWriter, h: &InfoHeader, len: u64) {
 }
 
 /// The u16 record count of a counted packet (the length of its `records`), if it has one.
-fn record_count(r: &CarlaRecord) -> Option<usize> {
+fn record_count(r: &CarlaRecordRef<'_>) -> Option<usize> {
     struct Count(usize, Option<usize>);
     impl Visitor for Count {
         fn uint(&mut self, _: Option<&str>, _: u64) {}
@@ -109,7 +109,7 @@ fn record_count(r: &CarlaRecord) -> Option<usize> {
 }
 
 /// Writes one packet as a `logspec dump` line (see `*.expected.head.jsonl` in the test data).
-fn packet_json(w: &mut JsonWriter, p: &Packet, frame: Option<(u64, &FrameStart)>) {
+fn packet_json(w: &mut JsonWriter, p: &PacketRef<'_>, frame: Option<(u64, &FrameStart)>) {
     w.begin_object(None);
     w.str(Some("kind"), "packet");
     match frame {
@@ -132,7 +132,7 @@ fn packet_json(w: &mut JsonWriter, p: &Packet, frame: Option<(u64, &FrameStart)>
     }
     w.uint(Some("size"), u64::from(p.size));
     match &p.body {
-        Body::Record { record, wheel_size } => {
+        BodyRef::Record { record, wheel_size } => {
             if let Some(n) = record_count(record) {
                 w.uint(Some("count"), n as u64);
             }
@@ -141,13 +141,13 @@ fn packet_json(w: &mut JsonWriter, p: &Packet, frame: Option<(u64, &FrameStart)>
             }
             record.visit(Some("fields"), w);
         }
-        Body::Unknown(raw) => {
+        BodyRef::Unknown(raw) => {
             w.null(Some("fields"));
             let mut h = String::with_capacity(raw.len() * 2);
             logspec::json::hex(&mut h, raw);
             w.str(Some("payload_hex"), &h);
         }
-        Body::Mismatch { raw, error, .. } => {
+        BodyRef::Mismatch { raw, error, .. } => {
             w.null(Some("fields"));
             w.str(Some("error"), &error.to_string());
             let mut h = String::with_capacity(raw.len() * 2);
@@ -159,7 +159,7 @@ fn packet_json(w: &mut JsonWriter, p: &Packet, frame: Option<(u64, &FrameStart)>
 }
 
 /// A finding about one packet, for stderr and `info`.
-fn mismatch_text(p: &Packet, consumed: Option<u64>, error: &logspec::runtime::DecodeError) -> String {
+fn mismatch_text(p: &PacketRef<'_>, consumed: Option<u64>, error: &logspec::runtime::DecodeError) -> String {
     let name = p.name().unwrap_or("?");
     let used = consumed.map_or("does not fit in them".to_string(), |c| format!("decodes in {c}"));
     format!(
@@ -190,17 +190,16 @@ pub fn dump(
     let range = frames.unwrap_or(0..u64::MAX);
     let mut bad = 0u64;
     let (filtering, mut tally) = (super::filter::Tally::needed(select), super::filter::Tally::default());
-    while let Some(p) = r.next_packet() {
-        let p = match p {
+    while let Some(p) = r.next_packet_in_frame() {
+        let (p, state) = match p {
             Ok(p) => p,
             Err(e) => return Err(Failure::Input(format!("{path}: {e}"))),
         };
-        let state = r.frame();
         let index = state.index;
         if index.is_some_and(|i| i >= range.end) {
             break;
         }
-        if let Body::Mismatch { consumed, error, .. } = &p.body {
+        if let BodyRef::Mismatch { consumed, error, .. } = &p.body {
             eprintln!("logspec: {path}: {}", mismatch_text(&p, *consumed, error));
             bad += 1;
         }
@@ -257,6 +256,17 @@ pub struct Summary {
     error: Option<String>,
 }
 
+/// The ids of the packets whose body is a count of records (a `records` array), from the schema;
+/// the others (FrameStart, FrameEnd, PlatformTime, ...) hold one value each.
+fn counted_ids() -> Result<BTreeSet<u8>, CliError> {
+    let schema = super::source::bundled_schema("schemas/carla.toml", logspec::formats::carla::SCHEMA_TOML)?;
+    let counts = |r: &&logspec::codegen::ir::Record| {
+        let body = schema.strukt(r.body);
+        body.fields.iter().any(|f| f.name == "records" && matches!(f.ty, logspec::codegen::ir::Ty::Array { .. }))
+    };
+    Ok(schema.records.iter().filter(counts).filter_map(|r| u8::try_from(r.id).ok()).collect())
+}
+
 pub fn summarise(input: Box<dyn Read>, path: &str) -> Result<Summary, CliError> {
     let mut r = reader(input, path).map_err(CliError::Input)?;
     let mut s = Summary {
@@ -281,8 +291,8 @@ pub fn summarise(input: Box<dyn Read>, path: &str) -> Result<Summary, CliError> 
         trailing: 0,
         error: None,
     };
-    while let Some(p) = r.next_packet() {
-        let p = match p {
+    while let Some(p) = r.next_packet_in_frame() {
+        let (p, state) = match p {
             Ok(p) => p,
             Err(CarlaError { kind: CarlaErrorKind::Truncated { available, .. }, offset }) => {
                 s.trailing = available;
@@ -301,15 +311,15 @@ pub fn summarise(input: Box<dyn Read>, path: &str) -> Result<Summary, CliError> 
         st.payload_bytes += u64::from(p.size);
         let was_open = s.open;
         match &p.body {
-            Body::Record { record, wheel_size } => {
+            BodyRef::Record { record, wheel_size } => {
                 st.records += record_count(record).unwrap_or(0) as u64;
                 if let Some(ws) = wheel_size {
                     *s.wheel_sizes.entry(ws.0).or_default() += 1;
                 }
                 s.record(record);
             }
-            Body::Unknown(_) => {}
-            Body::Mismatch { consumed, error, .. } => {
+            BodyRef::Unknown(_) => {}
+            BodyRef::Mismatch { consumed, error, .. } => {
                 s.mismatches += 1;
                 if s.mismatch_examples.len() < 5 {
                     s.mismatch_examples.push((p.offset, p.id, p.size, *consumed));
@@ -322,31 +332,32 @@ pub fn summarise(input: Box<dyn Read>, path: &str) -> Result<Summary, CliError> 
         if !was_open && p.id != 0 {
             s.outside += 1;
         }
-        s.open = r.frame().open;
+        s.open = state.open;
     }
     s.size = r.position() + s.trailing;
     Ok(s)
 }
 
 impl Summary {
-    fn record(&mut self, record: &CarlaRecord) {
+    fn record(&mut self, record: &CarlaRecordRef<'_>) {
         match record {
-            CarlaRecord::FrameStart(fs) => {
+            CarlaRecordRef::FrameStart(fs) => {
+                let fs = fs.to_owned();
                 self.frames += 1;
-                self.first.get_or_insert(*fs);
-                self.last = Some(*fs);
+                self.first.get_or_insert(fs);
+                self.last = Some(fs);
             }
-            CarlaRecord::EventAdd(add) => {
-                for a in &add.records {
+            CarlaRecordRef::EventAdd(add) => {
+                for a in add.records {
                     self.add_records += 1;
-                    self.actors.entry(a.db_id).or_insert_with(|| (a.r#type, a.desc_id.clone()));
-                    for at in &a.attributes {
-                        *self.attr_types.entry(attribute_type_byte(&at.r#type)).or_default() += 1;
+                    self.actors.entry(a.db_id).or_insert_with(|| (a.r#type, a.desc_id.to_string()));
+                    for at in a.attributes {
+                        *self.attr_types.entry(attribute_type_byte_ref(&at.r#type)).or_default() += 1;
                     }
                 }
             }
-            CarlaRecord::EventDel(del) => {
-                for d in &del.records {
+            CarlaRecordRef::EventDel(del) => {
+                for d in del.records {
                     self.del_records += 1;
                     self.deleted.insert(d.db_id);
                 }
@@ -394,7 +405,10 @@ fn frame_json(w: &mut JsonWriter, name: &str, f: Option<&FrameStart>) {
     }
 }
 
-pub fn json(s: &Summary, file: &str) -> String {
+/// The summary as `info --json` prints it (docs/output.md).
+pub fn json(s: &Summary, file: &str) -> Result<String, CliError> {
+    // Only the JSON shows which packets count records (text shows 0), so only it reads the schema.
+    let counted = counted_ids()?;
     let mut w = JsonWriter::new();
     w.begin_object(None);
     w.str(Some("file"), file);
@@ -425,8 +439,8 @@ pub fn json(s: &Summary, file: &str) -> String {
             None => w.null(Some("name")),
         }
         w.uint(Some("packets"), st.packets);
-        // Packets without a record count: FrameStart, FrameEnd, PlatformTime, FrameCounter, VisualTime.
-        if name.is_some() && !matches!(id, 0 | 1 | 14 | 18 | 20) {
+        // Packets without a record count (FrameStart, FrameEnd, PlatformTime, ...) show null.
+        if name.is_some() && counted.contains(id) {
             w.uint(Some("records"), st.records);
         } else {
             w.null(Some("records"));
@@ -498,7 +512,7 @@ pub fn json(s: &Summary, file: &str) -> String {
     w.end_object();
     let mut out = w.take();
     out.push('\n');
-    out
+    Ok(out)
 }
 
 pub fn text(s: &Summary, path: &str) -> String {

@@ -87,7 +87,7 @@ fn one(file: &Path, args: &Args) -> Result<(String, bool), CliError> {
     if kind == FormatKind::Carla {
         let s = super::carla::summarise(d.input, &path)?;
         let name = file.file_name().map_or(path.clone(), |n| n.to_string_lossy().into_owned());
-        let text = if args.json { super::carla::json(&s, &name) } else { super::carla::text(&s, &path) };
+        let text = if args.json { super::carla::json(&s, &name)? } else { super::carla::text(&s, &path) };
         return Ok((text, s.ok()));
     }
     if kind == FormatKind::Rosbag {

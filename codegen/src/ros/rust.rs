@@ -11,8 +11,14 @@ use crate::ir::TypeDef;
 
 /// The formatted Rust source for `roots` and every type they use, as module-level items.
 pub fn source(set: &MsgSet, roots: &[&str], module: &str, runtime_path: &str, from: Option<String>) -> String {
-    let lowered = lower::lower(set, roots, module, from);
     let backend = RustBackend { runtime_path: runtime_path.to_string(), alloc: true };
+    source_for(&backend, set, roots, module, from)
+}
+
+/// [`source`] for a given back end configuration: without `alloc`, a message whose owned form
+/// needs an allocator (strings, variable-length arrays) gets only its view.
+pub fn source_for(backend: &RustBackend, set: &MsgSet, roots: &[&str], module: &str, from: Option<String>) -> String {
+    let lowered = lower::lower(set, roots, module, from);
     let mut tokens = backend.tokens(&lowered.schema);
     for (name, id) in &lowered.ids {
         let spec = set.get(name).expect("lowered types are in the set");
@@ -20,7 +26,17 @@ pub fn source(set: &MsgSet, roots: &[&str], module: &str, runtime_path: &str, fr
             continue;
         }
         let TypeDef::Struct(s) = lowered.schema.ty(*id) else { continue };
-        let ty = format_ident!("{}", s.name);
+        // Without an allocator a message with strings or variable-length arrays has only its
+        // view, which then carries the constants.
+        let mut cx = crate::backend::rust::Cx::new(&lowered.schema, &backend.runtime_path);
+        cx.alloc = backend.alloc;
+        let ty = if cx.has_owned(&crate::ir::Ty::Named(*id)) {
+            let t = format_ident!("{}", s.name);
+            quote!(#t)
+        } else {
+            let t = crate::backend::rust::views::view_ident(&cx, *id);
+            quote!(#t<'_>)
+        };
         let consts = spec.constants.iter().map(|c| {
             let ident = format_ident!("{}", c.name);
             let (rust_ty, value) = constant(c.ty, &c.value);

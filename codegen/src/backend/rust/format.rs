@@ -135,7 +135,14 @@ pub fn format_items(cx: &Cx<'_>) -> TokenStream {
                     match self { #enc_arms }
                 }
             }
+            #[automatically_derived]
+            impl #rt::Visit for #view_ident<'_> {
+                fn visit<__V: #rt::Visitor + ?Sized>(&self, name: ::core::option::Option<&str>, v: &mut __V) {
+                    match self { #visit_arms }
+                }
+            }
         });
+        out.extend(framed_impl(cx, &enum_ident, false));
         return out;
     }
     out.extend(quote! {
@@ -193,6 +200,12 @@ pub fn format_items(cx: &Cx<'_>) -> TokenStream {
             }
         }
         #[automatically_derived]
+        impl #rt::Visit for #view_ident<'_> {
+            fn visit<__V: #rt::Visitor + ?Sized>(&self, name: ::core::option::Option<&str>, v: &mut __V) {
+                match self { #visit_arms }
+            }
+        }
+        #[automatically_derived]
         impl #rt::Visit for #enum_ident {
             fn visit<__V: #rt::Visitor + ?Sized>(&self, name: ::core::option::Option<&str>, v: &mut __V) {
                 match self { #visit_arms }
@@ -208,12 +221,13 @@ pub fn format_items(cx: &Cx<'_>) -> TokenStream {
             }
         }
     });
-    out.extend(framed_impl(cx, &enum_ident));
+    out.extend(framed_impl(cx, &enum_ident, true));
     out
 }
 
-/// `impl FramedFormat` when the schema has a framing with a length field.
-fn framed_impl(cx: &Cx<'_>, enum_ident: &proc_macro2::Ident) -> TokenStream {
+/// The format's marker type when the schema has a framing with a length field: `impl Framing`,
+/// and, when the records have owned types (`owned`), `impl FramedFormat` and `Versioned`.
+fn framed_impl(cx: &Cx<'_>, enum_ident: &proc_macro2::Ident, owned: bool) -> TokenStream {
     let rt = &cx.rt;
     let schema = cx.schema;
     let Some(framing) = &schema.framing else { return TokenStream::new() };
@@ -223,7 +237,7 @@ fn framed_impl(cx: &Cx<'_>, enum_ident: &proc_macro2::Ident) -> TokenStream {
     let hsize = Literal::usize_unsuffixed(hsize as usize);
     let fname = schema.format.name.as_str();
     let marker = format_ident!("{}", camel_case(fname));
-    let versioned = if cx.top { versioned_impl(cx, &marker) } else { TokenStream::new() };
+    let versioned = if cx.top && owned { versioned_impl(cx, &marker) } else { TokenStream::new() };
 
     let prim = |i: usize| match hdr.fields[i].ty {
         Ty::Prim(p) => p,
@@ -393,23 +407,33 @@ fn framed_impl(cx: &Cx<'_>, enum_ident: &proc_macro2::Ident) -> TokenStream {
             }
         }
     };
-    let doc = format!(" The `{fname}` format, for the runtime's framed [`Reader`]({rt}::Reader), [`SliceReader`]({rt}::SliceReader) and [`Writer`]({rt}::Writer).", rt = cx.rt.to_string().replace(' ', ""));
-    quote! {
+    // Links only to what the runtime has without `std`: the readers and the writer exist only
+    // with it, and the code cannot tell which features the including crate's runtime has.
+    let rt_path = cx.rt.to_string().replace(' ', "");
+    let doc = if owned {
+        format!(
+            " The `{fname}` format: its [`FramedFormat`]({rt_path}::FramedFormat) impl drives the runtime's \
+             framed `Reader`, `SliceReader` and `Writer` (its `std` feature)."
+        )
+    } else {
+        format!(
+            " The `{fname}` format's framing ([`Framing`]({rt_path}::Framing)). (Generated without `alloc`: \
+             its records have only views, so it has no `FramedFormat` impl.)"
+        )
+    };
+    let framing = quote! {
         #[doc = #doc]
         #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
         pub struct #marker;
         #[automatically_derived]
-        impl #rt::FramedFormat for #marker {
+        impl #rt::Framing for #marker {
             const NAME: &'static str = #fname;
             const RECORD_HEADER_SIZE: usize = #hsize;
             const MAX_PAYLOAD: u64 = #max_payload;
             const MAX_TAG: u64 = #max_tag;
-            const KNOWN_SCHEMA_IDS: &'static [u64] = #known;
             const TAG_FIELD: &'static str = #tag_name;
             const LENGTH_FIELD: &'static str = #len_name;
             const TIMESTAMP_FIELD: ::core::option::Option<&'static str> = #ts_name;
-            type FileHeader = #file_header;
-            type Record = #enum_ident;
             #[inline(always)]
             fn parse_record_header(b: &[u8]) -> ::core::result::Result<#rt::RecordHeader, #rt::DecodeError> {
                 #check_consts
@@ -426,17 +450,29 @@ fn framed_impl(cx: &Cx<'_>, enum_ident: &proc_macro2::Ident) -> TokenStream {
                 #w_len
                 #w_ts
             }
-            fn check_file_header(h: &Self::FileHeader) -> ::core::result::Result<(), #rt::ReadErrorKind> {
-                #check
-            }
-            fn schema_id(h: &Self::FileHeader) -> ::core::option::Option<u64> {
-                #id_of
-            }
             fn record_name(tag: u64) -> ::core::option::Option<&'static str> {
                 match tag {
                     #name_arms
                     _ => ::core::option::Option::None,
                 }
+            }
+        }
+    };
+    if !owned {
+        return framing;
+    }
+    quote! {
+        #framing
+        #[automatically_derived]
+        impl #rt::FramedFormat for #marker {
+            const KNOWN_SCHEMA_IDS: &'static [u64] = #known;
+            type FileHeader = #file_header;
+            type Record = #enum_ident;
+            fn check_file_header(h: &Self::FileHeader) -> ::core::result::Result<(), #rt::ReadErrorKind> {
+                #check
+            }
+            fn schema_id(h: &Self::FileHeader) -> ::core::option::Option<u64> {
+                #id_of
             }
             #[inline(always)]
             fn decode_record(tag: u64, payload: &[u8]) -> ::core::option::Option<::core::result::Result<Self::Record, #rt::DecodeError>> {

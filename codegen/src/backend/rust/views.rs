@@ -564,7 +564,15 @@ pub fn struct_view(cx: &Cx<'_>, id: TypeId, display_name: &str, fields: &[Field]
         },
         Mode::View,
     );
-    let copy = if fields.iter().any(|f| has_extern(cx, &f.ty)) { quote!() } else { quote!(Copy,) };
+    let visible: Vec<&Field> = fields.iter().zip(&hide).filter(|(_, h)| !**h).map(|(f, _)| f).collect();
+    let externs = extern_field_types(cx, visible.iter().copied());
+    let (derives, common) = if externs.is_empty() {
+        (quote!(#[derive(Clone, Copy, Debug, PartialEq)]), TokenStream::new())
+    } else {
+        let names: Vec<Ident> = visible.iter().map(|f| field_ident(&f.name)).collect();
+        (TokenStream::new(), struct_common_impls(&ident, &names, &externs))
+    };
+    let owned_bound = clone_bound(&externs);
     let has_owned = cx.has_owned(&Ty::Named(id));
     let doc = if has_owned {
         format!(
@@ -581,22 +589,27 @@ pub fn struct_view(cx: &Cx<'_>, id: TypeId, display_name: &str, fields: &[Field]
         quote! {
             /// The owned value.
             #[allow(clippy::wrong_self_convention)]
-            pub fn to_owned(&self) -> #owned {
+            pub fn to_owned(&self) -> #owned #owned_bound {
                 #owned { #owned_inits }
             }
         }
     } else {
         TokenStream::new()
     };
+    let visit = codec::visit_fields(cx, fields, &|f| {
+        let id = field_ident(&f.name);
+        quote!(self.#id)
+    });
     let vis = &cx.vis;
     quote! {
         #[doc = #doc]
-        #[derive(Clone, #copy Debug, PartialEq)]
+        #derives
         #[allow(non_snake_case)]
         #vis struct #ident<'a> {
             #members
             bytes: &'a [u8],
         }
+        #common
         #[allow(dead_code)]
         impl<'a> #ident<'a> {
             #from_fixed
@@ -629,6 +642,15 @@ pub fn struct_view(cx: &Cx<'_>, id: TypeId, display_name: &str, fields: &[Field]
                 ::core::result::Result::Ok(())
             }
         }
+        // What the owned value shows a visitor, field for field, without making it owned.
+        #[automatically_derived]
+        impl #rt::Visit for #ident<'_> {
+            fn visit<__V: #rt::Visitor + ?Sized>(&self, name: ::core::option::Option<&str>, v: &mut __V) {
+                v.begin_struct(name);
+                #visit
+                v.end_struct();
+            }
+        }
     }
 }
 
@@ -646,6 +668,7 @@ pub fn union_view(cx: &Cx<'_>, id: TypeId) -> TokenStream {
     let mut owned_arms = TokenStream::new();
     let mut encode_arms = TokenStream::new();
     let mut len_arms = TokenStream::new();
+    let mut visit_arms = TokenStream::new();
     for v in &u.variants {
         let vid = format_ident!("{}", v.name);
         let tag = Literal::i128_unsuffixed(v.tag);
@@ -688,10 +711,27 @@ pub fn union_view(cx: &Cx<'_>, id: TypeId) -> TokenStream {
         };
         let (len, enc) = codec::encode_fields_as(cx, &v.fields, &access, Mode::View);
         encode_arms.extend(quote!(Self::#vid { #(#binds),* } => { #enc }));
+        let vname = v.name.as_str();
+        let shown = codec::visit_fields(cx, &v.fields, &access);
+        visit_arms.extend(quote!(Self::#vid { #(#binds),* } => {
+            v.begin_variant(name, #vname, #tag);
+            #shown
+            v.end_variant();
+        }));
         len_arms.extend(codec::len_arm(quote!(Self::#vid), &binds, &len));
     }
-    let extern_field = u.variants.iter().flat_map(|v| &v.fields).any(|f| has_extern(cx, &f.ty));
-    let copy = if extern_field { quote!() } else { quote!(Copy,) };
+    let externs = extern_field_types(
+        cx,
+        u.variants
+            .iter()
+            .flat_map(|v| v.fields.iter().zip(codec::hidden(&v.fields)).filter(|(_, h)| !h).map(|(f, _)| f)),
+    );
+    let (derives, common) = if externs.is_empty() {
+        (quote!(#[derive(Clone, Copy, Debug, PartialEq)]), TokenStream::new())
+    } else {
+        (TokenStream::new(), union_common_impls(u, &ident, &lt, &externs))
+    };
+    let owned_bound = clone_bound(&externs);
     let has_owned = cx.has_owned(&Ty::Named(id));
     let doc = if has_owned {
         format!(" A view of [`{owned}`]: the variant's fields borrowed from the input.")
@@ -705,7 +745,7 @@ pub fn union_view(cx: &Cx<'_>, id: TypeId) -> TokenStream {
         quote! {
             /// The owned value.
             #[allow(clippy::wrong_self_convention)]
-            pub fn to_owned(&self) -> #owned {
+            pub fn to_owned(&self) -> #owned #owned_bound {
                 match self { #owned_arms }
             }
         }
@@ -747,9 +787,10 @@ pub fn union_view(cx: &Cx<'_>, id: TypeId) -> TokenStream {
     let vis = &cx.vis;
     quote! {
         #[doc = #doc]
-        #[derive(Clone, #copy Debug, PartialEq)]
+        #derives
         #[allow(non_snake_case)]
         #vis enum #ident #lt { #variants }
+        #common
         #[allow(dead_code)]
         impl #impl_lt #ident #lt {
             #by_name
@@ -779,6 +820,13 @@ pub fn union_view(cx: &Cx<'_>, id: TypeId) -> TokenStream {
                 match self { #len_arms }
             }
         }
+        #[automatically_derived]
+        impl #impl_lt #rt::Visit for #ident #lt {
+            #[allow(unused_variables)]
+            fn visit<__V: #rt::Visitor + ?Sized>(&self, name: ::core::option::Option<&str>, v: &mut __V) {
+                match self { #visit_arms }
+            }
+        }
     }
 }
 
@@ -791,4 +839,119 @@ pub fn tag_consts(u: &crate::ir::Union) -> TokenStream {
         quote!(#[doc = #d] pub const #c: i128 = #t;)
     });
     quote!(#(#consts)*)
+}
+
+/// The distinct Rust types of the fields (of `fields`) that hold a hand-written type by value.
+fn extern_field_types<'f>(cx: &Cx<'_>, fields: impl Iterator<Item = &'f Field>) -> Vec<TokenStream> {
+    let mut out: Vec<TokenStream> = Vec::new();
+    for f in fields.filter(|f| has_extern(cx, &f.ty)) {
+        let t = cx.rust_type(&f.ty);
+        if !out.iter().any(|o| o.to_string() == t.to_string()) {
+            out.push(t);
+        }
+    }
+    out
+}
+
+/// `where` bounds that hold the fields of hand-written types `tys` to `tr`. They are written
+/// `for<'__x>` so that a bound that does not hold (a field type without `Clone`) only leaves the
+/// impl out rather than being an error of the user's crate: a bound without a generic parameter
+/// is checked where it is written ("trivial bounds"), a higher-ranked one where it is used.
+fn bounds(tys: &[TokenStream], tr: TokenStream) -> TokenStream {
+    quote!(where #(for<'__x> #tys: #tr),*)
+}
+
+/// The bound of `to_owned` on a view that holds hand-written types: they are cloned.
+fn clone_bound(tys: &[TokenStream]) -> TokenStream {
+    if tys.is_empty() {
+        TokenStream::new()
+    } else {
+        bounds(tys, quote!(::core::clone::Clone))
+    }
+}
+
+/// `Clone`, `Copy`, `Debug` and `PartialEq` of a struct view that holds hand-written field types
+/// `tys` by value, each for as long as those types have the trait (what `#[derive]` would give,
+/// without requiring the traits of every hand-written type that a derived struct uses).
+fn struct_common_impls(ident: &Ident, names: &[Ident], tys: &[TokenStream]) -> TokenStream {
+    let (clone, copy) = (bounds(tys, quote!(::core::clone::Clone)), bounds(tys, quote!(::core::marker::Copy)));
+    let (debug, eq) = (bounds(tys, quote!(::core::fmt::Debug)), bounds(tys, quote!(::core::cmp::PartialEq)));
+    let shown = ident.to_string();
+    let labels = names.iter().map(|n| n.to_string().trim_start_matches("r#").to_string());
+    quote! {
+        #[automatically_derived]
+        impl<'a> ::core::clone::Clone for #ident<'a> #clone {
+            fn clone(&self) -> Self {
+                Self { #(#names: ::core::clone::Clone::clone(&self.#names),)* bytes: self.bytes }
+            }
+        }
+        #[automatically_derived]
+        impl<'a> ::core::marker::Copy for #ident<'a> #copy {}
+        #[automatically_derived]
+        impl<'a> ::core::fmt::Debug for #ident<'a> #debug {
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                f.debug_struct(#shown) #(.field(#labels, &self.#names))* .field("bytes", &self.bytes).finish()
+            }
+        }
+        #[automatically_derived]
+        impl<'a> ::core::cmp::PartialEq for #ident<'a> #eq {
+            fn eq(&self, other: &Self) -> bool {
+                #(self.#names == other.#names &&)* self.bytes == other.bytes
+            }
+        }
+    }
+}
+
+/// [`struct_common_impls`] for the enum of views of a union.
+fn union_common_impls(u: &crate::ir::Union, ident: &Ident, lt: &TokenStream, tys: &[TokenStream]) -> TokenStream {
+    let (clone, copy) = (bounds(tys, quote!(::core::clone::Clone)), bounds(tys, quote!(::core::marker::Copy)));
+    let (debug, eq) = (bounds(tys, quote!(::core::fmt::Debug)), bounds(tys, quote!(::core::cmp::PartialEq)));
+    let impl_lt = if lt.is_empty() { quote!() } else { quote!(<'a>) };
+    let (mut clone_arms, mut debug_arms, mut eq_arms) = (TokenStream::new(), TokenStream::new(), TokenStream::new());
+    for v in &u.variants {
+        let vid = format_ident!("{}", v.name);
+        let shown = v.name.as_str();
+        let hide = codec::hidden(&v.fields);
+        let names: Vec<Ident> =
+            v.fields.iter().zip(&hide).filter(|(_, h)| !**h).map(|(f, _)| field_ident(&f.name)).collect();
+        let labels: Vec<String> = names.iter().map(|n| n.to_string().trim_start_matches("r#").to_string()).collect();
+        let a: Vec<Ident> =
+            names.iter().map(|n| format_ident!("__a_{}", n.to_string().trim_start_matches("r#"))).collect();
+        let b: Vec<Ident> =
+            names.iter().map(|n| format_ident!("__b_{}", n.to_string().trim_start_matches("r#"))).collect();
+        clone_arms.extend(
+            quote!(Self::#vid { #(#names: #a),* } => Self::#vid { #(#names: ::core::clone::Clone::clone(#a)),* },),
+        );
+        debug_arms.extend(
+            quote!(Self::#vid { #(#names: #a),* } => f.debug_struct(#shown) #(.field(#labels, #a))* .finish(),),
+        );
+        eq_arms
+            .extend(quote!((Self::#vid { #(#names: #a),* }, Self::#vid { #(#names: #b),* }) => true #(&& #a == #b)*,));
+    }
+    quote! {
+        #[automatically_derived]
+        impl #impl_lt ::core::clone::Clone for #ident #lt #clone {
+            fn clone(&self) -> Self {
+                match self { #clone_arms }
+            }
+        }
+        #[automatically_derived]
+        impl #impl_lt ::core::marker::Copy for #ident #lt #copy {}
+        #[automatically_derived]
+        impl #impl_lt ::core::fmt::Debug for #ident #lt #debug {
+            fn fmt(&self, f: &mut ::core::fmt::Formatter<'_>) -> ::core::fmt::Result {
+                match self { #debug_arms }
+            }
+        }
+        #[automatically_derived]
+        impl #impl_lt ::core::cmp::PartialEq for #ident #lt #eq {
+            #[allow(unreachable_patterns)]
+            fn eq(&self, other: &Self) -> bool {
+                match (self, other) {
+                    #eq_arms
+                    _ => false,
+                }
+            }
+        }
+    }
 }

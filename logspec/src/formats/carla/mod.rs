@@ -41,8 +41,16 @@ pub fn attribute_type_byte(t: &AttributeType) -> u8 {
     }
 }
 
+/// [`attribute_type_byte`] of a view.
+pub fn attribute_type_byte_ref(t: &AttributeTypeRef) -> u8 {
+    match t {
+        AttributeTypeRef::V1 { r#type } => r#type.0,
+        AttributeTypeRef::V2 { r#type } => r#type.0,
+    }
+}
+
 /// The name of packet id `id` in CARLA's sources (`Position`), or `None` for ids the schema does
 /// not know.
 pub fn packet_name(id: u8) -> Option<&'static str> {
-    <Carla as logspec_runtime::FramedFormat>::record_name(u64::from(id))
+    <Carla as logspec_runtime::Framing>::record_name(u64::from(id))
 }

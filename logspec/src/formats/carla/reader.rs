@@ -16,13 +16,22 @@ use logspec_runtime::{
 
 use super::{
     ActorPosition, Carla, CarlaRecord, CarlaRecordRef, FrameStart, InfoHeader, PacketHeader, PhysicsControl,
-    PositionRef, Ue5ActorPosition, Ue5PositionRef, WheelSize, PARAMS, PARAM_VERSION, PARAM_WHEEL_SIZE,
+    PositionRef, RecorderVersion, Ue5ActorPosition, Ue5PositionRef, WheelSize, PARAMS, PARAM_VERSION, PARAM_WHEEL_SIZE,
 };
 
 /// The size of the packet header (`PacketHeader`: `u8 id`, `u32 size`), from the schema.
 pub const PACKET_HEADER: usize = <PacketHeader as Fixed>::SIZE;
-/// The header versions whose layouts the schema describes.
-pub const KNOWN_VERSIONS: [u16; 2] = [1, 2];
+/// The header versions whose layouts the schema describes: the values of its `RecorderVersion`
+/// enum, the type of the `version` reader parameter (whose unions must have a variant for each).
+pub const KNOWN_VERSIONS: [u16; RecorderVersion::ALL.len()] = {
+    let mut v = [0; RecorderVersion::ALL.len()];
+    let mut i = 0;
+    while i < v.len() {
+        v[i] = RecorderVersion::ALL[i].0;
+        i += 1;
+    }
+    v
+};
 /// How far the reader looks ahead, at open, for a Position packet that tells UE4 from UE5 files.
 const SNIFF: usize = 1 << 20;
 
@@ -165,11 +174,14 @@ impl fmt::Display for CarlaError {
         match &self.kind {
             CarlaErrorKind::Io(e) => write!(f, "at byte {}: I/O error: {e}", self.offset),
             CarlaErrorKind::NotCarla(why) => write!(f, "not a CARLA recorder file: {why}"),
-            CarlaErrorKind::UnsupportedVersion(v) => write!(
-                f,
-                "unsupported CARLA recorder version {v} (known: 1 = CARLA 0.9.4-0.9.15, 2 = 0.9.16); \
-                 its layouts are unknown, so nothing was decoded"
-            ),
+            CarlaErrorKind::UnsupportedVersion(v) => {
+                write!(f, "unsupported CARLA recorder version {v} (the schema describes")?;
+                for (i, k) in RecorderVersion::ALL.iter().enumerate() {
+                    let sep = if i == 0 { " " } else { ", " };
+                    write!(f, "{sep}{} = {}", k.0, k.name().unwrap_or("?"))?;
+                }
+                write!(f, "); its layouts are unknown, so nothing was decoded")
+            }
             CarlaErrorKind::Ue5 { position_offset, records, size } => write!(
                 f,
                 "this is a UE5 (CARLA 0.10) recording, which stores vectors as 3 x f64 under the same version \
@@ -442,17 +454,21 @@ impl<R: Read> Reader<R> {
         if self.done {
             return None;
         }
-        match self.inner.next_raw() {
-            Some(Ok(raw)) => Some(Ok(self.packets.decode(raw))),
-            Some(Err(e)) => {
-                self.done = true;
-                Some(Err(CarlaError::framing(e)))
-            }
-            None => {
-                self.done = true;
-                None
-            }
+        let next = self.inner.next_raw();
+        lend(&mut self.packets, &mut self.done, next)
+    }
+
+    /// [`next_packet_ref`](Self::next_packet_ref), with the frame state after it (what
+    /// [`frame`](Self::frame) says, which the borrow of the packet would otherwise keep out of
+    /// reach until the packet is dropped).
+    #[inline]
+    pub fn next_packet_in_frame(&mut self) -> Option<Result<(PacketRef<'_>, &FrameState), CarlaError>> {
+        if self.done {
+            return None;
         }
+        let next = self.inner.next_raw();
+        let packet = lend(&mut self.packets, &mut self.done, next)?;
+        Some(packet.map(|p| (p, &self.packets.frame)))
     }
 
     /// [`next_packet_ref`](Self::next_packet_ref), owned.
@@ -499,6 +515,27 @@ impl<R: Read> Reader<R> {
                     (_, None) => {}
                 },
             }
+        }
+    }
+}
+
+/// One framed packet (or the reader's end or failure) decoded as a view, for the streaming
+/// reader's two lending calls.
+#[inline(always)]
+fn lend<'a>(
+    packets: &mut Packets,
+    done: &mut bool,
+    next: Option<Result<RawRecord<'a>, ReadError>>,
+) -> Option<Result<PacketRef<'a>, CarlaError>> {
+    match next {
+        Some(Ok(raw)) => Some(Ok(packets.decode(raw))),
+        Some(Err(e)) => {
+            *done = true;
+            Some(Err(CarlaError::framing(e)))
+        }
+        None => {
+            *done = true;
+            None
         }
     }
 }
