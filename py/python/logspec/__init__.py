@@ -22,7 +22,10 @@ reader of the same name.
 
 Bad input raises :class:`DecodeError` (a :class:`LogspecError`) with ``file``, ``offset``,
 ``record`` and ``field`` attributes, after every complete record before the fault was given;
-``on_error="warn"`` gives a :class:`LogspecWarning` instead and keeps what was read.
+``on_error="warn"`` gives a :class:`LogspecWarning` instead and keeps what was read. What the
+``logspec`` command reports on standard error and goes on (a record skipped, a value kept as
+hex, a bag scanned without its index) is a :class:`LogspecWarning` through
+:func:`warnings.warn`, with the same attributes; nothing is printed.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from logspec._logspec import (
     FilterError,
     FormatError,
     LogspecError,
+    LogspecWarning,
     UsageError,
     __version__,
 )
@@ -57,22 +61,7 @@ __all__ = [
 
 _ON_ERROR = ("raise", "warn")
 
-# Where an error is, when the message does not say (and for errors raised from Python).
-LogspecError.file = None
-LogspecError.offset = None
-LogspecError.record = None
-LogspecError.field = None
-
-
-class LogspecWarning(UserWarning):
-    """Something in the log was skipped or cut short, and ``on_error="warn"`` asked to go on.
-
-    ``error`` holds the :class:`LogspecError` that would have been raised, if any.
-    """
-
-    def __init__(self, message: str, error: Optional[LogspecError] = None) -> None:
-        super().__init__(message)
-        self.error = error
+_PLACE = ("file", "offset", "record", "field", "message")
 
 
 def _channels(channels: Union[None, str, Sequence[str]]) -> List[str]:
@@ -88,10 +77,22 @@ def _check_on_error(on_error: str) -> None:
         raise ValueError(f"on_error must be 'raise' or 'warn', not {on_error!r}")
 
 
-def _fail(error: LogspecError, on_error: str) -> None:
+def _warning(message: str, error: Optional[LogspecError] = None, file: Optional[str] = None) -> LogspecWarning:
+    """A :class:`LogspecWarning`; for an error, with its place and the error itself."""
+    w = LogspecWarning(message)
+    if error is not None:
+        for name in _PLACE:
+            setattr(w, name, getattr(error, name, None))
+        w.error = error
+    else:
+        w.file, w.message = file, message
+    return w
+
+
+def _fail(error: LogspecError, on_error: str, stacklevel: int = 3) -> None:
     if on_error == "raise":
         raise error
-    warnings.warn(LogspecWarning(str(error), error), stacklevel=3)
+    warnings.warn(_warning(str(error), error), stacklevel=stacklevel)
 
 
 def open(  # noqa: A001 (the package's verb, like builtins.open)
@@ -157,30 +158,36 @@ class Log:
         (``{"rec": "start"|"data"|..., "ts", "entry", "name", "type", ...}``); CARLA: a header
         dict, then one dict per packet (``{"kind": "packet", "frame", "name", "fields", ...}``);
         ROS bags: a dict per connection, then per message
-        (``{"kind": "message", "topic", "type", "time", "data"}``). Integers are exact, NaN and
-        the infinities are the strings ``"NaN"``, ``"Infinity"``, ``"-Infinity"``, bytes are
-        lowercase hex, as in the dump (docs/output.md).
+        (``{"kind": "message", "topic", "type", "time", "data"}``). The keys and values are
+        the dump's, built in Rust as Python objects (no JSON in between), in their natural
+        Python types: integers exact, floats ``float`` (NaN and the infinities too, where the
+        dump writes the strings ``"NaN"``, ``"Infinity"``, ``"-Infinity"``; a WPILOG negative
+        zero is ``-0.0``, the dump's ``"-0"``), byte values ``bytes`` (the dump's lowercase
+        hex; keys named ``payload_hex`` stay hex text), dicts in wire order.
 
         ``frames=(a, b)`` keeps CARLA frames a..b (b excluded); ``file_order`` keeps a ROS bag's
-        stored order. The records are read by a thread ahead of the loop, a chunk at a time.
-        On bad input, every complete record is given first, then :class:`DecodeError` is raised
+        stored order. The records are read by a thread ahead of the loop, a batch at a time.
+        What the dump reports and goes on from (a skipped record, a value kept as hex) is a
+        :class:`LogspecWarning` through :func:`warnings.warn`, in order with the records. On
+        bad input, every complete record is given first, then :class:`DecodeError` is raised
         (``on_error="warn"``: a :class:`LogspecWarning`, and the iteration ends).
         """
         _check_on_error(on_error)
-        lines = self._native.dump_lines(
+        batches = self._native.records(
             _channels(channels), since, until, tuple(frames) if frames is not None else None, file_order
         )
-        loads = json.loads
         while True:
             try:
-                chunk = next(lines)
+                batch = next(batches)
             except StopIteration:
                 return
             except LogspecError as e:
-                _fail(e, on_error)
+                _fail(e, on_error, stacklevel=2)
                 return
-            for line in chunk.splitlines():
-                yield loads(line)
+            if type(batch) is list:
+                yield from batch
+            else:
+                warnings.warn(batch, stacklevel=2)
 
     def _tables(self, channels, since, until, on_error):
         _check_on_error(on_error)
@@ -188,7 +195,7 @@ class Log:
 
         streams, notes, error = self._native.tables(_channels(channels), since, until)
         for note in notes:
-            warnings.warn(LogspecWarning(note), stacklevel=3)
+            warnings.warn(_warning(note, file=self.path), stacklevel=3)
         if error is not None:
             _fail(error, on_error)
         return {name: pa.table(stream) for name, stream in streams}
