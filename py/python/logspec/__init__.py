@@ -64,6 +64,20 @@ _ON_ERROR = ("raise", "warn")
 _PLACE = ("file", "offset", "record", "field", "message")
 
 
+def _need(module: str, what: str) -> Any:
+    """Imports an optional dependency of a column call, or says which one is missing and how to
+    install it (the package itself needs neither numpy nor pyarrow)."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        raise ImportError(
+            f"{what} needs {module}, which is not installed: `pip install {module}` "
+            f"(or install logspec with its `columns` extra: `pip install 'logspec[columns]'`)"
+        ) from e
+
+
 def _channels(channels: Union[None, str, Sequence[str]]) -> List[str]:
     if channels is None:
         return []
@@ -191,7 +205,7 @@ class Log:
 
     def _tables(self, channels, since, until, on_error):
         _check_on_error(on_error)
-        import pyarrow as pa
+        pa = _need("pyarrow", "logspec.Log.tables()/table()/numpy()/to_pandas()/polars()")
 
         streams, notes, error = self._native.tables(_channels(channels), since, until)
         for note in notes:
@@ -244,6 +258,7 @@ class Log:
         """One channel's columns as numpy arrays, by column name (``log_time`` as
         ``datetime64[ns]``). Number columns without nulls become plain numpy arrays (without a
         copy when the table is one batch); structs, lists and strings become object arrays."""
+        _need("numpy", "logspec.Log.numpy()")
         t = self.table(channel, since=since, until=until, on_error=on_error)
         out = {}
         for name in t.column_names:
@@ -256,10 +271,11 @@ class Log:
 
     def to_pandas(self, channel: str, **kwargs: Any) -> "Any":
         """One channel as a pandas DataFrame, through pyarrow (keywords as for :meth:`table`)."""
+        _need("pandas", "logspec.Log.to_pandas()")
         return self.table(channel, **kwargs).to_pandas()
 
     def polars(self, channel: str, **kwargs: Any) -> "Any":
         """One channel as a polars DataFrame, through pyarrow (keywords as for :meth:`table`)."""
-        import polars as pl
+        pl = _need("polars", "logspec.Log.polars()")
 
         return pl.from_arrow(self.table(channel, **kwargs))
