@@ -43,6 +43,12 @@ impl JsonWriter {
         &self.out
     }
 
+    /// Clears the writer for reuse, keeping its buffer (no allocation for the next value).
+    pub fn clear(&mut self) {
+        self.out.clear();
+        self.stack.clear();
+    }
+
     /// Starts an element: a comma if needed, and the key inside an object.
     fn key(&mut self, name: Option<&str>) {
         if let Some(first) = self.stack.last_mut() {

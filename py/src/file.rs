@@ -1,23 +1,22 @@
 //! `logspec.open`: a log file, its format detected as the command line detects it, and what the
 //! engine (`logspec_cli::cli`) gives for it: the `info --json` summary, the `dump` records as
-//! Python objects (decoded on a reader thread into value trees, no JSON between), and its
-//! tables as Arrow record batches.
+//! Python objects (walked on a reader thread into flat batches, `records.rs`, no JSON between),
+//! and its tables as Arrow record batches.
 
-use std::collections::HashMap;
 use std::io;
 use std::path::PathBuf;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::Mutex;
 
 use logspec::formats::wpilog::NegZero;
-use logspec::value::{Value, ValueBuilder};
 use logspec_cli::cli::fault::Fault;
 use logspec_cli::cli::source::Select;
 use logspec_cli::cli::{detect, dump, info, source, tables, CliError, Detected, FormatKind, InputArgs};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyList, PyString};
+use pyo3::types::PyString;
 
 use crate::errors;
+use crate::records::{Batch, Tokens};
 use crate::tables::ArrowStream;
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -122,7 +121,7 @@ impl NativeLog {
         std::thread::Builder::new()
             .name("logspec-records".into())
             .spawn(move || {
-                let mut out = Sink { b: ValueBuilder::default(), batch: Vec::with_capacity(BATCH), tx };
+                let mut out = Sink { tokens: Tokens::default(), tx };
                 let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                     let f = std::fs::File::open(&path)
                         .map_err(|e| CliError::Input(format!("{shown}: cannot open: {e}")))?;
@@ -139,7 +138,7 @@ impl NativeLog {
                 }
             })
             .map_err(|e| errors::LogspecError::new_err(format!("cannot start the reader thread: {e}")))?;
-        Ok(Batches { state: Mutex::new(State::Ready(rx)), file: self.shown(), keys: Mutex::new(HashMap::new()) })
+        Ok(Batches { state: Mutex::new(State::Ready(rx)), file: self.shown(), keys: Mutex::new(Vec::new()) })
     }
 
     /// The log's tables as Arrow streams (`[(name, stream)]`, in the order the channels first
@@ -176,47 +175,48 @@ impl NativeLog {
     }
 }
 
-/// Records sent to Python at a time.
+/// Records sent to Python at a time, and the bytes a batch may hold before it is sent anyway.
 const BATCH: usize = 1024;
+const BATCH_BYTES: usize = 1 << 22;
 
 enum Msg {
-    Records(Vec<Value>),
+    Records(Batch),
     Warning(Fault),
     End(Result<(), CliError>),
 }
 
-/// The dump's records as value trees, handed on in batches; its warnings in order between them.
+/// The dump's records, handed on in batches; its warnings in order between them.
 struct Sink {
-    b: ValueBuilder,
-    batch: Vec<Value>,
+    tokens: Tokens,
     tx: SyncSender<Msg>,
 }
 
 impl Sink {
     /// Sends the records gathered; a gone receiver ends the dump quietly (like a closed pipe).
     fn send(&mut self) -> io::Result<()> {
-        if self.batch.is_empty() {
+        let batch = self.tokens.take();
+        if batch.records() == 0 {
             return Ok(());
         }
-        let batch = std::mem::replace(&mut self.batch, Vec::with_capacity(BATCH));
         self.tx.send(Msg::Records(batch)).map_err(|_| io::Error::from(io::ErrorKind::BrokenPipe))
     }
 }
 
 impl dump::Records for Sink {
-    type Writer = ValueBuilder;
-    fn writer(&mut self) -> &mut ValueBuilder {
-        &mut self.b
+    type Writer = Tokens;
+    fn writer(&mut self) -> &mut Tokens {
+        &mut self.tokens
     }
     fn end_record(&mut self) -> io::Result<()> {
-        self.batch.push(self.b.finish());
-        if self.batch.len() >= BATCH {
+        self.tokens.end_record();
+        let b = self.tokens.batch();
+        if b.records() >= BATCH || b.size() >= BATCH_BYTES {
             self.send()?;
         }
         Ok(())
     }
     fn discard(&mut self) {
-        self.b.finish();
+        self.tokens.discard();
     }
     fn warn(&mut self, warning: Fault) {
         // A gone receiver shows at the next record.
@@ -237,8 +237,8 @@ impl dump::Records for Sink {
 pub struct Batches {
     state: Mutex<State>,
     file: String,
-    /// The dict keys made so far: the same few names come in every record.
-    keys: Mutex<HashMap<String, Py<PyString>>>,
+    /// The dict keys of the batches so far, by number.
+    keys: Mutex<Vec<Py<PyString>>>,
 }
 
 /// Where a [`Batches`] iterator is. The receiver is taken out while a thread waits on it
@@ -282,11 +282,7 @@ impl Batches {
                 *state = State::Ready(rx);
                 drop(state);
                 let mut keys = self.keys.lock().map_err(|_| poisoned())?;
-                let list = PyList::empty(py);
-                for v in &batch {
-                    list.append(to_py(py, v, &mut keys)?)?;
-                }
-                Ok(Some(list.into_any().unbind()))
+                Ok(Some(batch.to_py(py, &mut keys)?.into_any().unbind()))
             }
             Ok(Msg::Warning(w)) => {
                 *state = State::Ready(rx);
@@ -305,40 +301,4 @@ impl Batches {
             }
         }
     }
-}
-
-/// A decoded value as the natural Python object: `dict` (keys in wire order), `list`, `int`
-/// (exact), `float` (NaN and the infinities as floats), `str`, `bytes`, `bool`, `None`.
-fn to_py<'py>(py: Python<'py>, v: &Value, keys: &mut HashMap<String, Py<PyString>>) -> PyResult<Bound<'py, PyAny>> {
-    Ok(match v {
-        Value::Null => py.None().into_bound(py),
-        Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
-        Value::Int(i) => i.into_pyobject(py)?.into_any(),
-        Value::UInt(u) => u.into_pyobject(py)?.into_any(),
-        Value::Float(f) => PyFloat::new(py, *f).into_any(),
-        Value::Str(s) => PyString::new(py, s).into_any(),
-        Value::Bytes(b) => PyBytes::new(py, b).into_any(),
-        Value::Array(items) => {
-            let list = PyList::empty(py);
-            for x in items {
-                list.append(to_py(py, x, keys)?)?;
-            }
-            list.into_any()
-        }
-        Value::Object(fields) => {
-            let dict = PyDict::new(py);
-            for (k, x) in fields {
-                let key = match keys.get(k) {
-                    Some(key) => key.bind(py).clone(),
-                    None => {
-                        let key = PyString::new(py, k);
-                        keys.insert(k.clone(), key.clone().unbind());
-                        key
-                    }
-                };
-                dict.set_item(key, to_py(py, x, keys)?)?;
-            }
-            dict.into_any()
-        }
-    })
 }
