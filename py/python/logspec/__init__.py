@@ -5,8 +5,9 @@ recorder, ROS1 bag) as the ``logspec`` command does. A :class:`Log` then gives
 
 - ``log.info()``: the ``logspec info --json`` object as a dict;
 - ``iter(log)`` / ``log.records(...)``: one dict per record (RLOG: per value; WPILOG: per record; CARLA: per
-  packet; ROS bags: per connection, then per message), exactly the objects of ``logspec dump``
-  lines (docs/output.md in the repository);
+  packet; ROS bags: per connection, then per message), the objects of ``logspec dump`` lines
+  (docs/output.md in the repository) in natural Python types (``bytes``, ``float`` NaN),
+  built in Rust without JSON;
 - ``log.table(channel)`` / ``log.tables()``: pyarrow Tables with the columns of
   ``logspec export --parquet``, handed over through the Arrow C stream interface without copying;
 - ``log.numpy(channel)``: a dict of numpy arrays, one per column;
