@@ -194,10 +194,14 @@ struct Sink {
 impl Sink {
     /// Sends the records gathered; a gone receiver ends the dump quietly (like a closed pipe).
     fn send(&mut self) -> io::Result<()> {
-        let batch = self.tokens.take();
-        if batch.records() == 0 {
+        // An empty batch stays: it may hold keys (of a record that was discarded) that the
+        // records of the next batch are numbered after.
+        // A record being written stays too (the dump warns between records; this keeps a batch
+        // whole if one did not).
+        if self.tokens.batch().records() == 0 || self.tokens.in_record() {
             return Ok(());
         }
+        let batch = self.tokens.take();
         self.tx.send(Msg::Records(batch)).map_err(|_| io::Error::from(io::ErrorKind::BrokenPipe))
     }
 }

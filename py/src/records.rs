@@ -145,6 +145,11 @@ impl Tokens {
         self.batch.bytes.truncate(bytes);
     }
 
+    /// Whether a record is being written (begun, not yet ended or discarded).
+    pub fn in_record(&self) -> bool {
+        self.record_start != (self.batch.items.len(), self.batch.text.len(), self.batch.bytes.len())
+    }
+
     /// The batch being filled.
     pub fn batch(&self) -> &Batch {
         &self.batch

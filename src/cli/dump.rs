@@ -72,8 +72,9 @@ pub trait Records {
     fn end_record(&mut self) -> io::Result<()>;
     /// Forgets what was written into the writer since the last record.
     fn discard(&mut self);
-    /// A problem that does not stop the dump (a record skipped, a value kept as hex). The
-    /// command prints `logspec: {message}` on standard error.
+    /// A problem that does not stop the dump (a record skipped, a value kept as hex), told
+    /// between records (never while one is being written). The command prints
+    /// `logspec: {message}` on standard error.
     fn warn(&mut self, warning: Fault);
     /// How a WPILOG float of negative zero is shown: the dump's string `"-0"`, or a number.
     fn neg_zero(&self) -> NegZero {

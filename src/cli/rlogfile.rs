@@ -59,8 +59,8 @@ pub fn dump(
                     structs.write_json(w, key.map_or("", |k| k.name.as_str()), type_name, bytes);
                 }
                 w.end_struct();
-                structs.warnings_to(out);
                 out.end_record().map_err(Failure::Io)?;
+                structs.warnings_to(out);
             }
             Ok(_) => {}
             Err(e) if e.is_recoverable() => {

@@ -156,8 +156,8 @@ pub fn dump(
             invalid += 1;
             first_invalid.get_or_insert((rec.offset, rec.header.entry));
         }
-        structs.warnings_to(out);
         out.end_record().map_err(Failure::Io)?;
+        structs.warnings_to(out);
     }
     report(out, path, orphans, first_orphan, invalid, first_invalid);
     if invalid > 0 {
