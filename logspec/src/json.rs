@@ -9,6 +9,8 @@ use std::fmt::Write;
 
 use logspec_runtime::{Event, FramedFormat, RawRecord, Visit, Visitor};
 
+use crate::value::ValueSink;
+
 /// Writes one JSON value (usually an object) into a string.
 #[derive(Default)]
 pub struct JsonWriter {
@@ -39,6 +41,12 @@ impl JsonWriter {
 
     pub fn as_str(&self) -> &str {
         &self.out
+    }
+
+    /// Clears the writer for reuse, keeping its buffer (no allocation for the next value).
+    pub fn clear(&mut self) {
+        self.out.clear();
+        self.stack.clear();
     }
 
     /// Starts an element: a comma if needed, and the key inside an object.
@@ -113,22 +121,25 @@ pub fn float(out: &mut String, v: f64) {
 /// One record of a framed stream as the JSON object of `logspec dump`: the timestamp and tag
 /// fields of the record header (under their schema names), `name`, and `fields`; a record of a
 /// type the schema does not know has `"name": null`, its length and `payload_hex` instead.
-pub fn framed_event<F: FramedFormat>(w: &mut JsonWriter, ev: &Event<'_, F::Record>) {
-    let header = |w: &mut JsonWriter, raw: &RawRecord<'_>| {
+///
+/// Any [`ValueSink`] takes it: this writer for the dump's text, a value builder for the Python
+/// package.
+pub fn framed_event<F: FramedFormat>(w: &mut (impl ValueSink + ?Sized), ev: &Event<'_, F::Record>) {
+    fn header<F: FramedFormat>(w: &mut (impl ValueSink + ?Sized), raw: &RawRecord<'_>) {
         if let (Some(name), Some(ts)) = (F::TIMESTAMP_FIELD, raw.header.timestamp) {
             w.uint(Some(name), ts);
         }
         w.uint(Some(F::TAG_FIELD), raw.header.tag);
-    };
-    w.begin_object(None);
+    }
+    w.begin_struct(None);
     match ev {
         Event::Record { raw, record } => {
-            header(w, raw);
+            header::<F>(w, raw);
             w.str(Some("name"), F::record_name(raw.header.tag).unwrap_or(""));
             record.visit(Some("fields"), w);
         }
         Event::Unknown { raw } => {
-            header(w, raw);
+            header::<F>(w, raw);
             w.null(Some("name"));
             w.uint(Some(F::LENGTH_FIELD), raw.header.len);
             let mut h = String::with_capacity(raw.payload.len() * 2);
@@ -136,7 +147,7 @@ pub fn framed_event<F: FramedFormat>(w: &mut JsonWriter, ev: &Event<'_, F::Recor
             w.str(Some("payload_hex"), &h);
         }
     }
-    w.end_object();
+    w.end_struct();
 }
 
 /// Lowercase hex of a byte string.

@@ -43,6 +43,11 @@ impl Value {
 
     /// Writes the value with the conventions of `logspec dump` (see [`crate::json`]).
     pub fn write_json(&self, w: &mut JsonWriter, name: Option<&str>) {
+        self.write_to(w, name);
+    }
+
+    /// Walks the value into any sink (the JSON writer, a value builder, the Python package's).
+    pub fn write_to(&self, w: &mut (impl ValueSink + ?Sized), name: Option<&str>) {
         match self {
             Value::Null => w.null(name),
             Value::Bool(b) => w.bool(name, *b),
@@ -54,16 +59,16 @@ impl Value {
             Value::Array(items) => {
                 w.begin_array(name, items.len());
                 for x in items {
-                    x.write_json(w, None);
+                    x.write_to(w, None);
                 }
                 w.end_array();
             }
             Value::Object(fields) => {
-                w.begin_object(name);
+                w.begin_struct(name);
                 for (k, x) in fields {
-                    x.write_json(w, Some(k));
+                    x.write_to(w, Some(k));
                 }
-                w.end_object();
+                w.end_struct();
             }
         }
     }
@@ -129,6 +134,60 @@ impl ValueSink for JsonWriter {
 impl ValueSink for ValueBuilder {
     fn null(&mut self, name: Option<&str>) {
         self.put(name, Value::Null);
+    }
+}
+
+/// A sink that shows a union's variant by its fields alone, as members of the enclosing object
+/// (the reference dumps of CARLA name no variants): everything else goes to the inner sink.
+pub struct FlattenVariants<'a, W: ?Sized>(pub &'a mut W);
+
+impl<W: ValueSink + ?Sized> Visitor for FlattenVariants<'_, W> {
+    fn uint(&mut self, name: Option<&str>, v: u64) {
+        self.0.uint(name, v);
+    }
+    fn int(&mut self, name: Option<&str>, v: i64) {
+        self.0.int(name, v);
+    }
+    fn f32(&mut self, name: Option<&str>, v: f32) {
+        self.0.f32(name, v);
+    }
+    fn f64(&mut self, name: Option<&str>, v: f64) {
+        self.0.f64(name, v);
+    }
+    fn bool(&mut self, name: Option<&str>, v: bool) {
+        self.0.bool(name, v);
+    }
+    fn str(&mut self, name: Option<&str>, v: &str) {
+        self.0.str(name, v);
+    }
+    fn bytes(&mut self, name: Option<&str>, v: &[u8]) {
+        self.0.bytes(name, v);
+    }
+    fn enumeration(&mut self, name: Option<&str>, raw: i128, label: Option<&'static str>) {
+        self.0.enumeration(name, raw, label);
+    }
+    fn flags(&mut self, name: Option<&str>, raw: u64) {
+        self.0.flags(name, raw);
+    }
+    fn begin_struct(&mut self, name: Option<&str>) {
+        self.0.begin_struct(name);
+    }
+    fn end_struct(&mut self) {
+        self.0.end_struct();
+    }
+    fn begin_array(&mut self, name: Option<&str>, len: usize) {
+        self.0.begin_array(name, len);
+    }
+    fn end_array(&mut self) {
+        self.0.end_array();
+    }
+    fn begin_variant(&mut self, _name: Option<&str>, _variant: &'static str, _tag: i128) {}
+    fn end_variant(&mut self) {}
+}
+
+impl<W: ValueSink + ?Sized> ValueSink for FlattenVariants<'_, W> {
+    fn null(&mut self, name: Option<&str>) {
+        self.0.null(name);
     }
 }
 

@@ -1,18 +1,19 @@
-//! The package's exceptions, and the one place where an engine error becomes one: its class
-//! from what went wrong, and the file, byte offset, record and field as attributes, read from
-//! the engine's message (which names them in the runtime's fixed wording: `at byte N`,
-//! `offset N`, `record #N`, `Type.field: `).
+//! The package's exceptions and warnings, and the one place where an engine error becomes one:
+//! its class from the kind of the engine's [`Fault`] (or `CliError::Usage`), and the file, byte
+//! offset, record and field as attributes, taken from the fault's fields (nothing is read back
+//! out of the message text).
 
+use logspec_cli::cli::fault::{Fault, FaultKind};
 use logspec_cli::cli::CliError;
 use pyo3::create_exception;
-use pyo3::exceptions::PyException;
+use pyo3::exceptions::{PyException, PyUserWarning};
 use pyo3::prelude::*;
 
 create_exception!(
     _logspec,
     LogspecError,
     PyException,
-    "Any error of logspec. Attributes: `file`, `offset` (byte), `record` (index), `field` (`Type.field`), each None when the message does not say."
+    "Any error of logspec. Attributes: `file`, `offset` (byte), `record` (index), `field` (`Type.field`), each None when the engine does not know it, and `message` (the text the command prints)."
 );
 create_exception!(
     _logspec,
@@ -38,6 +39,12 @@ create_exception!(
     LogspecError,
     "An option does not apply to this log (e.g. `frames` for a non-CARLA file)."
 );
+create_exception!(
+    _logspec,
+    LogspecWarning,
+    PyUserWarning,
+    "Something in the log was skipped, kept as hex or cut short, and reading went on (`warnings.warn` with this class; `on_error=\"warn\"` turns the error that ends a read into one). Attributes as LogspecError's: `file`, `offset`, `record`, `field`, `message`, and `error`: the LogspecError that would have been raised, if any."
+);
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
@@ -46,68 +53,52 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("FormatError", py.get_type::<FormatError>())?;
     m.add("FilterError", py.get_type::<FilterError>())?;
     m.add("UsageError", py.get_type::<UsageError>())?;
+    m.add("LogspecWarning", py.get_type::<LogspecWarning>())?;
+    // Where an error is, when the engine does not know it (and for errors raised from Python).
+    for ty in [py.get_type::<LogspecError>(), py.get_type::<LogspecWarning>()] {
+        for name in ["file", "offset", "record", "field", "message"] {
+            ty.setattr(name, py.None())?;
+        }
+    }
+    py.get_type::<LogspecWarning>().setattr("error", py.None())?;
     Ok(())
 }
 
-/// Where an error message says the fault is.
-#[derive(Debug, Default, PartialEq)]
-pub struct Place {
-    pub offset: Option<u64>,
-    pub record: Option<u64>,
-    pub field: Option<String>,
+/// Sets the place attributes of an exception or warning object.
+fn set_place(v: &Bound<'_, PyAny>, f: &Fault, file: &str) -> PyResult<()> {
+    v.setattr("file", f.file.as_deref().unwrap_or(file))?;
+    v.setattr("offset", f.offset)?;
+    v.setattr("record", f.record)?;
+    v.setattr("field", f.field.as_deref())?;
+    v.setattr("message", &f.message)?;
+    Ok(())
 }
 
-/// The number right after the first occurrence of `key` in `msg`.
-fn number_after(msg: &str, key: &str) -> Option<u64> {
-    let rest = &msg[msg.find(key)? + key.len()..];
-    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-    digits.parse().ok()
-}
-
-/// Reads the place out of an engine message.
-pub fn place(msg: &str) -> Place {
-    let offset = ["at byte ", "offset ", "byte "].iter().find_map(|k| number_after(msg, k));
-    let record = number_after(msg, "record #");
-    // `Type.field: ` before the runtime's `(at byte N)`.
-    let field = msg.split(": ").find_map(|part| {
-        let (t, f) = part.rsplit_once(' ').map_or(part, |(_, w)| w).split_once('.')?;
-        let ident = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-        (ident(t) && ident(f) && t.starts_with(|c: char| c.is_ascii_uppercase())).then(|| format!("{t}.{f}"))
-    });
-    Place { offset, record, field }
-}
-
-/// A Python exception of the class `msg` calls for, with its attributes set.
-pub fn exception(py: Python<'_>, msg: &str, file: &str, usage: bool) -> PyErr {
-    let err = if usage {
-        UsageError::new_err(msg.to_string())
-    } else if msg.contains("unrecognised format") {
-        FormatError::new_err(msg.to_string())
-    } else if msg.contains(": no channel matches")
-        || msg.contains(": no topic matches")
-        || msg.contains(": no sample in the time window")
-    {
-        FilterError::new_err(msg.to_string())
-    } else {
-        DecodeError::new_err(msg.to_string())
+/// The Python exception of an engine error: the class from its kind, the attributes from its
+/// place (`file` is the log's path when the error does not name one).
+pub fn from_cli(py: Python<'_>, e: &CliError, file: &str) -> PyErr {
+    let plain = |kind| Fault::new(kind, file, e.to_string());
+    let (err, fault) = match e {
+        CliError::Usage(m) => (UsageError::new_err(m.clone()), plain(FaultKind::Decode)),
+        CliError::Input(m) => (DecodeError::new_err(m.clone()), plain(FaultKind::Decode)),
+        CliError::At(f) => {
+            let err = match f.kind {
+                FaultKind::Decode => DecodeError::new_err(f.message.clone()),
+                FaultKind::Format => FormatError::new_err(f.message.clone()),
+                FaultKind::Filter => FilterError::new_err(f.message.clone()),
+            };
+            (err, (**f).clone())
+        }
     };
-    let p = place(msg);
-    let v = err.value(py);
-    let set = || -> PyResult<()> {
-        v.setattr("file", file)?;
-        v.setattr("offset", p.offset)?;
-        v.setattr("record", p.record)?;
-        v.setattr("field", p.field)?;
-        v.setattr("message", msg)?;
-        Ok(())
-    };
-    match set() {
+    match set_place(err.value(py).as_any(), &fault, file) {
         Ok(()) => err,
         Err(e) => e,
     }
 }
 
-/// The exception of an engine error.
-pub fn from_cli(py: Python<'_>, e: &CliError, file: &str) -> PyErr {
-    exception(py, &e.to_string(), file, matches!(e, CliError::Usage(_)))
+/// A `LogspecWarning` object for a warning of the engine, with its place.
+pub fn warning<'py>(py: Python<'py>, w: &Fault) -> PyResult<Bound<'py, PyAny>> {
+    let v = py.get_type::<LogspecWarning>().call1((w.message.clone(),))?;
+    set_place(&v, w, "")?;
+    Ok(v)
 }

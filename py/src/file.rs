@@ -1,24 +1,29 @@
 //! `logspec.open`: a log file, its format detected as the command line detects it, and what the
-//! engine (`logspec_cli::cli`) gives for it: the `info --json` summary, the `dump` lines
-//! (streamed from a reader thread), and its tables as Arrow record batches.
+//! engine (`logspec_cli::cli`) gives for it: the `info --json` summary, the `dump` records as
+//! Python objects (walked on a reader thread into flat batches, `records.rs`, no JSON between),
+//! and its tables as Arrow record batches.
 
-use std::io::{self, Write};
+use std::io;
 use std::path::PathBuf;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::Mutex;
 
+use logspec::formats::wpilog::NegZero;
+use logspec_cli::cli::fault::Fault;
 use logspec_cli::cli::source::Select;
 use logspec_cli::cli::{detect, dump, info, source, tables, CliError, Detected, FormatKind, InputArgs};
 use pyo3::prelude::*;
+use pyo3::types::PyString;
 
 use crate::errors;
+use crate::records::{Batch, Tokens};
 use crate::tables::ArrowStream;
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // No progress bars on the terminal of a Python program, and no summary lines.
     logspec_cli::cli::progress::set_quiet(true);
     m.add_class::<NativeLog>()?;
-    m.add_class::<Lines>()?;
+    m.add_class::<Batches>()?;
     m.add_function(wrap_pyfunction!(open_log, m)?)?;
     Ok(())
 }
@@ -92,16 +97,17 @@ impl NativeLog {
         py.detach(|| info::json_of(&path, input)).map_err(|e| errors::from_cli(py, &e, &self.shown()))
     }
 
-    /// The `logspec dump` lines, streamed: an iterator of chunks of whole lines.
+    /// The records of `logspec dump` as Python objects, streamed: an iterator of lists of
+    /// records (dicts), with a `LogspecWarning` between them where the dump warns.
     #[pyo3(signature = (channels = Vec::new(), since = None, until = None, frames = None, file_order = false))]
-    fn dump_lines(
+    fn records(
         &self,
         channels: Vec<String>,
         since: Option<f64>,
         until: Option<f64>,
         frames: Option<(u64, u64)>,
         file_order: bool,
-    ) -> PyResult<Lines> {
+    ) -> PyResult<Batches> {
         let opts = dump::Options {
             input: self.input(),
             frames: frames.map(|(a, b)| a..b),
@@ -110,28 +116,29 @@ impl NativeLog {
             file_order,
         };
         let (path, kind, shown) = (self.path.clone(), self.kind, self.shown());
-        // A few chunks in flight: the reader stays ahead of Python without holding the file.
+        // A few batches in flight: the reader stays ahead of Python without holding the file.
         let (tx, rx) = sync_channel::<Msg>(4);
-        let end = tx.clone();
         std::thread::Builder::new()
-            .name("logspec-dump".into())
+            .name("logspec-records".into())
             .spawn(move || {
-                let mut out = Chunks { buf: Vec::with_capacity(CHUNK), tx };
+                let mut out = Sink { tokens: Tokens::default(), tx };
                 let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                     let f = std::fs::File::open(&path)
                         .map_err(|e| CliError::Input(format!("{shown}: cannot open: {e}")))?;
                     let d = detect(&path, Box::new(f), Some(kind))?;
-                    dump::write(d, &path, &opts, &mut out).map(|_| ())
+                    // A failed send (`Failure::Io`) means that the iterator was dropped; its
+                    // error goes nowhere, like the end below.
+                    dump::records(d, &path, &opts, &mut out).map(|_| ()).map_err(CliError::from)
                 }))
                 .unwrap_or_else(|_| Err(CliError::Input("internal error: the reader panicked".into())));
-                // Every complete line first, then the end; the receiver may be gone (the
+                // Every complete record first, then the end; the receiver may be gone (the
                 // iterator was dropped): nothing to tell then.
-                if out.send_all().is_ok() {
-                    let _ = end.send(Msg::End(result));
+                if out.send().is_ok() {
+                    let _ = out.tx.send(Msg::End(result));
                 }
             })
             .map_err(|e| errors::LogspecError::new_err(format!("cannot start the reader thread: {e}")))?;
-        Ok(Lines { state: Mutex::new(State::Ready(rx)), file: self.shown() })
+        Ok(Batches { state: Mutex::new(State::Ready(rx)), file: self.shown(), keys: Mutex::new(Vec::new()) })
     }
 
     /// The log's tables as Arrow streams (`[(name, stream)]`, in the order the channels first
@@ -152,7 +159,7 @@ impl NativeLog {
             let outcome = source::read(d, &self.path, &self.shown(), self.assume_r1, &select, &mut sink);
             let (tables, mut warnings) = sink.finish()?;
             let (error, more) = match outcome {
-                Ok(o) => (o.error.map(CliError::Input), o.warnings),
+                Ok(o) => (o.fault.map(CliError::from).or(o.error.map(CliError::Input)), o.warnings),
                 Err(e) => (Some(e), Vec::new()),
             };
             warnings.splice(0..0, more);
@@ -168,63 +175,78 @@ impl NativeLog {
     }
 }
 
-/// Bytes of lines sent to Python at a time.
-const CHUNK: usize = 1 << 16;
+/// Records sent to Python at a time, and the bytes a batch may hold before it is sent anyway.
+const BATCH: usize = 1024;
+const BATCH_BYTES: usize = 1 << 22;
 
 enum Msg {
-    Lines(String),
+    Records(Batch),
+    Warning(Fault),
     End(Result<(), CliError>),
 }
 
-/// The dump's output, handed on in chunks of whole lines.
-struct Chunks {
-    buf: Vec<u8>,
+/// The dump's records, handed on in batches; its warnings in order between them.
+struct Sink {
+    tokens: Tokens,
     tx: SyncSender<Msg>,
 }
 
-impl Chunks {
-    /// Sends the whole lines buffered; a gone receiver is a closed pipe (ends the dump quietly).
-    fn send_lines(&mut self) -> io::Result<()> {
-        let Some(end) = self.buf.iter().rposition(|b| *b == b'\n') else { return Ok(()) };
-        let rest = self.buf.split_off(end + 1);
-        let lines = std::mem::replace(&mut self.buf, rest);
-        let text = String::from_utf8(lines).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
-        self.tx.send(Msg::Lines(text)).map_err(|_| io::Error::from(io::ErrorKind::BrokenPipe))
-    }
-
-    /// Sends everything, a last line without its newline too.
-    fn send_all(&mut self) -> io::Result<()> {
-        if !self.buf.is_empty() && self.buf.last() != Some(&b'\n') {
-            self.buf.push(b'\n');
+impl Sink {
+    /// Sends the records gathered; a gone receiver ends the dump quietly (like a closed pipe).
+    fn send(&mut self) -> io::Result<()> {
+        // An empty batch stays: it may hold keys (of a record that was discarded) that the
+        // records of the next batch are numbered after.
+        // A record being written stays too (the dump warns between records; this keeps a batch
+        // whole if one did not).
+        if self.tokens.batch().records() == 0 || self.tokens.in_record() {
+            return Ok(());
         }
-        self.send_lines()
+        let batch = self.tokens.take();
+        self.tx.send(Msg::Records(batch)).map_err(|_| io::Error::from(io::ErrorKind::BrokenPipe))
     }
 }
 
-impl Write for Chunks {
-    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
-        self.buf.extend_from_slice(b);
-        if self.buf.len() >= CHUNK {
-            self.send_lines()?;
-        }
-        Ok(b.len())
+impl dump::Records for Sink {
+    type Writer = Tokens;
+    fn writer(&mut self) -> &mut Tokens {
+        &mut self.tokens
     }
-
-    fn flush(&mut self) -> io::Result<()> {
+    fn end_record(&mut self) -> io::Result<()> {
+        self.tokens.end_record();
+        let b = self.tokens.batch();
+        if b.records() >= BATCH || b.size() >= BATCH_BYTES {
+            self.send()?;
+        }
         Ok(())
     }
+    fn discard(&mut self) {
+        self.tokens.discard();
+    }
+    fn warn(&mut self, warning: Fault) {
+        // A gone receiver shows at the next record.
+        if self.send().is_ok() {
+            let _ = self.tx.send(Msg::Warning(warning));
+        }
+    }
+    fn neg_zero(&self) -> NegZero {
+        // Python has a negative zero; the dump's `"-0"` string is for JSON readers.
+        NegZero::Number
+    }
 }
 
-/// The dump lines of a log, as chunks of whole lines (`str`), then the end: a clean one
-/// (StopIteration) or the error that ended the reading, raised after every complete line.
+/// The records of a log, in lists (a batch at a time), with `LogspecWarning`s between them,
+/// then the end: a clean one (StopIteration) or the error that ended the reading, raised after
+/// every complete record.
 #[pyclass(module = "logspec._logspec")]
-pub struct Lines {
+pub struct Batches {
     state: Mutex<State>,
     file: String,
+    /// The dict keys of the batches so far, by number.
+    keys: Mutex<Vec<Py<PyString>>>,
 }
 
-/// Where a [`Lines`] iterator is. The receiver is taken out while a thread waits on it without
-/// the GIL, so that no lock is held across the wait.
+/// Where a [`Batches`] iterator is. The receiver is taken out while a thread waits on it
+/// without the GIL, so that no lock is held across the wait.
 enum State {
     Ready(Receiver<Msg>),
     Waiting,
@@ -232,13 +254,13 @@ enum State {
 }
 
 #[pymethods]
-impl Lines {
+impl Batches {
     fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
         slf
     }
 
-    fn __next__(&self, py: Python<'_>) -> PyResult<Option<String>> {
-        let poisoned = || errors::LogspecError::new_err("the line iterator was poisoned");
+    fn __next__(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        let poisoned = || errors::LogspecError::new_err("the record iterator was poisoned");
         let rx = {
             let mut state = self.state.lock().map_err(|_| poisoned())?;
             match std::mem::replace(&mut *state, State::Waiting) {
@@ -260,9 +282,15 @@ impl Lines {
         });
         let mut state = self.state.lock().map_err(|_| poisoned())?;
         match msg {
-            Ok(Msg::Lines(text)) => {
+            Ok(Msg::Records(batch)) => {
                 *state = State::Ready(rx);
-                Ok(Some(text))
+                drop(state);
+                let mut keys = self.keys.lock().map_err(|_| poisoned())?;
+                Ok(Some(batch.to_py(py, &mut keys)?.into_any().unbind()))
+            }
+            Ok(Msg::Warning(w)) => {
+                *state = State::Ready(rx);
+                Ok(Some(errors::warning(py, &w)?.unbind()))
             }
             Ok(Msg::End(result)) => {
                 *state = State::Done;

@@ -7,6 +7,7 @@ use pyo3::prelude::*;
 
 mod errors;
 mod file;
+mod records;
 mod tables;
 mod usvlog;
 mod writers;

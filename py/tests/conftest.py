@@ -5,6 +5,7 @@ skipping it."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -50,5 +51,58 @@ def run(bin_: str, *args: str) -> subprocess.CompletedProcess:
 
 def dump_objects(bin_: str, path: Path, *args: str) -> tuple[list, int]:
     """`logspec dump`'s lines, parsed, and its exit status."""
+    objects, status, _ = dump_run(bin_, path, *args)
+    return objects, status
+
+
+def dump_run(bin_: str, path: Path, *args: str) -> tuple[list, int, list]:
+    """`logspec dump`'s lines, parsed, its exit status and its messages on stderr (each line
+    without its `logspec: ` prefix)."""
     p = run(bin_, "dump", str(path), *args)
-    return [json.loads(line) for line in p.stdout.splitlines()], p.returncode
+    notes = [line.removeprefix("logspec: ") for line in p.stderr.splitlines()]
+    return [json.loads(line) for line in p.stdout.splitlines()], p.returncode, notes
+
+
+def as_dumped(v, neg_zero_string: bool = False):
+    """A record of the package in the spelling of `logspec dump`'s JSON (docs/output.md), so that
+    it can be compared with the dump's parsed line: bytes as lowercase hex, NaN and the
+    infinities as the strings "NaN", "Infinity", "-Infinity", and (a WPILOG record's `value`,
+    `neg_zero_string`) a float negative zero as the string "-0". Everything else is already the same Python value."""
+    if isinstance(v, bytes):
+        return v.hex()
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "NaN"
+        if math.isinf(v):
+            return "Infinity" if v > 0 else "-Infinity"
+        if neg_zero_string and v == 0.0 and math.copysign(1.0, v) < 0:
+            return "-0"
+        return v
+    if isinstance(v, dict):
+        return {k: as_dumped(x, neg_zero_string) for k, x in v.items()}
+    if isinstance(v, list):
+        return [as_dumped(x, neg_zero_string) for x in v]
+    return v
+
+
+def typed(v):
+    """A value with the Python type of every leaf next to it, so that `==` also tells `True` from
+    `1` and `1` from `1.0`, and a float's sign of zero."""
+    if isinstance(v, dict):
+        return ("dict", list(v.keys()), {k: typed(x) for k, x in v.items()})
+    if isinstance(v, list):
+        return ("list", [typed(x) for x in v])
+    if isinstance(v, float):
+        return ("float", v, math.copysign(1.0, v))
+    return (type(v).__name__, v)
+
+
+def assert_records_equal(got: list, expected: list, fmt: str) -> None:
+    """The package's records equal the dump's, value for value and type for type."""
+    assert len(got) == len(expected)
+    for i, (g, e) in enumerate(zip(got, expected)):
+        d = as_dumped(g)
+        if fmt == "wpilog" and "value" in g:
+            # Only a WPILOG record's standard value spells negative zero "-0" (not `decoded`).
+            d["value"] = as_dumped(g["value"], neg_zero_string=True)
+        assert typed(d) == typed(e), f"record {i}: {d!r} != {e!r}"

@@ -159,8 +159,12 @@ def test_payload_lengths(tmp_path):
     p.write_bytes(header() + record(1, 13, GYRO) + record(2, 13, GYRO + b"\x00") + record(3, 13, GYRO))
     with pytest.raises(TimeseriesReadError, match="payload length 13, expected exactly 12") as e:
         read_timeseries_bin(p)
-    assert (e.value.offset, e.value.record_index, e.value.type_id, e.value.record) == (
+    assert (e.value.offset, e.value.record_index, e.value.type_id, e.value.record_name) == (
         32 + 24, 1, 13, "REC_SENSOR_GYRO")
+    # It is a logspec.DecodeError too, with that class's attributes.
+    assert isinstance(e.value, logspec.DecodeError) and isinstance(e.value, logspec.LogspecError)
+    assert (e.value.file, e.value.offset, e.value.record) == (str(p), 32 + 24, 1)
+    assert e.value.message == str(e.value) and e.value.field is None
     assert e.value.partial.record_counts == {"REC_SENSOR_GYRO": 1}
     got = read_timeseries_bin(p, strict_payload_len=False)
     assert got.records["REC_SENSOR_GYRO"]["t_us"].tolist() == [1, 2, 3]

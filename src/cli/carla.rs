@@ -1,7 +1,7 @@
 //! `logspec dump` and `logspec info` for CARLA recorder logs.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{Read, Write};
+use std::io::Read;
 use std::ops::Range;
 use std::process::ExitCode;
 
@@ -11,8 +11,10 @@ use logspec::formats::carla::{
 };
 use logspec::json::JsonWriter;
 use logspec::runtime::{Visit, Visitor};
+use logspec::value::{FlattenVariants, ValueSink};
 
-use super::dump::Failure;
+use super::dump::{Failure, Records};
+use super::fault::Fault;
 use super::CliError;
 
 pub fn reader(input: Box<dyn Read>, path: &str) -> Result<Reader<Box<dyn Read>>, String> {
@@ -62,7 +64,7 @@ fn magic(h: &InfoHeader) -> String {
 }
 
 /// The info header's facts, as keys of the open object.
-fn header_fields(w: &mut JsonWriter, h: &InfoHeader, len: u64) {
+fn header_fields(w: &mut (impl ValueSink + ?Sized), h: &InfoHeader, len: u64) {
     w.uint(Some("version"), u64::from(h.version));
     w.str(Some("magic"), &magic(h));
     w.int(Some("date"), h.date);
@@ -109,8 +111,8 @@ fn record_count(r: &CarlaRecordRef<'_>) -> Option<usize> {
 }
 
 /// Writes one packet as a `logspec dump` line (see `*.expected.head.jsonl` in the test data).
-fn packet_json(w: &mut JsonWriter, p: &PacketRef<'_>, frame: Option<(u64, &FrameStart)>) {
-    w.begin_object(None);
+fn packet_json(w: &mut (impl ValueSink + ?Sized), p: &PacketRef<'_>, frame: Option<(u64, &FrameStart)>) {
+    w.begin_struct(None);
     w.str(Some("kind"), "packet");
     match frame {
         Some((i, fs)) => {
@@ -139,7 +141,7 @@ fn packet_json(w: &mut JsonWriter, p: &PacketRef<'_>, frame: Option<(u64, &Frame
             if let Some(ws) = wheel_size {
                 w.uint(Some("wheel_size"), u64::from(ws.0));
             }
-            record.visit(Some("fields"), w);
+            record.visit(Some("fields"), &mut FlattenVariants(w));
         }
         BodyRef::Unknown(raw) => {
             w.null(Some("fields"));
@@ -155,7 +157,7 @@ fn packet_json(w: &mut JsonWriter, p: &PacketRef<'_>, frame: Option<(u64, &Frame
             w.str(Some("payload_hex"), &h);
         }
     }
-    w.end_object();
+    w.end_struct();
 }
 
 /// A finding about one packet, for stderr and `info`.
@@ -171,36 +173,31 @@ fn mismatch_text(p: &PacketRef<'_>, consumed: Option<u64>, error: &logspec::runt
 /// JSON Lines: a header line, then one line per packet of the selected frames.
 pub fn dump(
     mut r: Reader<Box<dyn Read>>,
-    out: &mut impl Write,
+    out: &mut impl Records,
     path: &str,
     frames: Option<Range<u64>>,
     select: &super::source::Select,
 ) -> Result<ExitCode, Failure> {
-    let mut w = JsonWriter::flattening();
-    let line = |w: &mut JsonWriter, out: &mut dyn Write| {
-        let mut s = w.take();
-        s.push('\n');
-        out.write_all(s.as_bytes()).map_err(Failure::Io)
-    };
-    w.begin_object(None);
+    let w = out.writer();
+    w.begin_struct(None);
     w.str(Some("kind"), "header");
-    header_fields(&mut w, r.header(), r.header_len());
-    w.end_object();
-    line(&mut w, out)?;
+    header_fields(w, r.header(), r.header_len());
+    w.end_struct();
+    out.end_record().map_err(Failure::Io)?;
     let range = frames.unwrap_or(0..u64::MAX);
     let mut bad = 0u64;
     let (filtering, mut tally) = (super::filter::Tally::needed(select), super::filter::Tally::default());
     while let Some(p) = r.next_packet_in_frame() {
         let (p, state) = match p {
             Ok(p) => p,
-            Err(e) => return Err(Failure::Input(format!("{path}: {e}"))),
+            Err(e) => return Err(Failure::At(Fault::read(path, &e))),
         };
         let index = state.index;
         if index.is_some_and(|i| i >= range.end) {
             break;
         }
         if let BodyRef::Mismatch { consumed, error, .. } = &p.body {
-            eprintln!("logspec: {path}: {}", mismatch_text(&p, *consumed, error));
+            out.warn(Fault::at(path, p.offset, None, format!("{path}: {}", mismatch_text(&p, *consumed, error))));
             bad += 1;
         }
         if index.map_or(range.start > 0, |i| i < range.start) {
@@ -211,15 +208,17 @@ pub fn dump(
         if filtering && !tally.note(select, p.name().unwrap_or(""), Some(t_ns)) {
             continue;
         }
-        packet_json(&mut w, &p, frame);
-        line(&mut w, out)?;
+        packet_json(out.writer(), &p, frame);
+        out.end_record().map_err(Failure::Io)?;
     }
     if bad > 0 {
-        return Err(Failure::Input(format!(
-            "{path}: {bad} packet(s) did not decode in their declared size (see above)"
+        return Err(Failure::At(Fault::new(
+            super::fault::FaultKind::Decode,
+            path,
+            format!("{path}: {bad} packet(s) did not decode in their declared size (see above)"),
         )));
     }
-    tally.check(select, path).map_err(Failure::Input)?;
+    tally.check(select, path).map_err(|m| Failure::filter(path, m))?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -4,9 +4,12 @@ use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use logspec::formats::wpilog::NegZero;
 use logspec::json::JsonWriter;
 use logspec::runtime::{with_file_format, Event, FramedFormat, Reader, WithFormat};
+use logspec::value::ValueSink;
 
+use super::fault::{Fault, FaultKind};
 use super::source::Select;
 
 use super::{detect, open, shown, CliError, FormatKind};
@@ -56,30 +59,117 @@ pub struct Options {
     pub file_order: bool,
 }
 
-/// Dumps a detected log as JSON Lines into `out` (the engine of `logspec dump`, and of the
-/// Python package's iteration). A closed pipe (`| head`) ends it quietly.
-pub fn write(d: super::Detected, file: &Path, opts: &Options, mut out: &mut dyn Write) -> Result<ExitCode, CliError> {
+/// Where the dump puts what it reads: JSON Lines for the command ([`JsonLines`]), value trees
+/// for the Python package. Each record is written into [`writer`](Records::writer) as one
+/// object (`begin_struct(None)` .. `end_struct()`) and handed on by
+/// [`end_record`](Records::end_record); problems that do not stop the dump go to
+/// [`warn`](Records::warn), in order with the records.
+pub trait Records {
+    type Writer: ValueSink;
+    /// The writer the next record is written into.
+    fn writer(&mut self) -> &mut Self::Writer;
+    /// The record written into the writer is complete: hand it on.
+    fn end_record(&mut self) -> io::Result<()>;
+    /// Forgets what was written into the writer since the last record.
+    fn discard(&mut self);
+    /// A problem that does not stop the dump (a record skipped, a value kept as hex), told
+    /// between records (never while one is being written). The command prints
+    /// `logspec: {message}` on standard error.
+    fn warn(&mut self, warning: Fault);
+    /// How a WPILOG float of negative zero is shown: the dump's string `"-0"`, or a number.
+    fn neg_zero(&self) -> NegZero {
+        NegZero::String
+    }
+}
+
+/// The dump's records as JSON Lines (`logspec dump`), its warnings on standard error.
+pub struct JsonLines<'a> {
+    w: JsonWriter,
+    out: &'a mut dyn Write,
+}
+
+impl<'a> JsonLines<'a> {
+    pub fn new(out: &'a mut dyn Write) -> Self {
+        JsonLines { w: JsonWriter::new(), out }
+    }
+}
+
+impl Records for JsonLines<'_> {
+    type Writer = JsonWriter;
+    fn writer(&mut self) -> &mut JsonWriter {
+        &mut self.w
+    }
+    fn end_record(&mut self) -> io::Result<()> {
+        // `out` is buffered: two writes cost what one did, and the line's buffer is reused.
+        let written = self.out.write_all(self.w.as_str().as_bytes()).and_then(|_| self.out.write_all(b"\n"));
+        self.w.clear();
+        written
+    }
+    fn discard(&mut self) {
+        self.w.clear();
+    }
+    fn warn(&mut self, warning: Fault) {
+        eprintln!("logspec: {warning}");
+    }
+}
+
+/// Dumps a detected log as JSON Lines into `out` (the engine of `logspec dump`). A closed pipe
+/// (`| head`) ends it quietly.
+pub fn write(d: super::Detected, file: &Path, opts: &Options, out: &mut dyn Write) -> Result<ExitCode, CliError> {
+    let mut lines = JsonLines::new(out);
+    let result = records(d, file, opts, &mut lines);
+    match result.and_then(|code| lines.out.flush().map(|_| code).map_err(Failure::Io)) {
+        Ok(code) => Ok(code),
+        // A closed pipe (`| head`) is how a reader says it has seen enough.
+        Err(Failure::Io(e)) if e.kind() == io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
+        Err(e) => Err(e.into()),
+    }
+}
+
+impl From<Failure> for CliError {
+    fn from(f: Failure) -> Self {
+        match f {
+            Failure::Io(e) => CliError::Input(format!("writing output: {e}")),
+            Failure::Input(m) => CliError::Input(m),
+            Failure::At(f) => CliError::At(Box::new(f)),
+            Failure::Usage(m) => CliError::Usage(m),
+        }
+    }
+}
+
+impl From<CliError> for Failure {
+    fn from(e: CliError) -> Self {
+        match e {
+            CliError::Input(m) => Failure::Input(m),
+            CliError::Usage(m) => Failure::Usage(m),
+            CliError::At(f) => Failure::At(*f),
+        }
+    }
+}
+
+/// Reads a detected log into `out`, record by record (the engine of `logspec dump`, and of the
+/// Python package's iteration): everything before an error first, then the error.
+pub fn records<R: Records>(d: super::Detected, file: &Path, opts: &Options, out: &mut R) -> Result<ExitCode, Failure> {
     if opts.frames.is_some() && d.kind != FormatKind::Carla {
-        return Err(CliError::Usage(format!("--frames applies to CARLA recordings; {} has no frames", shown(file))));
+        return Err(Failure::Usage(format!("--frames applies to CARLA recordings; {} has no frames", shown(file))));
     }
     let path = shown(file);
     let select = &opts.select;
     let ros_only = !opts.msg_path.is_empty() || opts.file_order;
     if ros_only && d.kind != FormatKind::Rosbag {
-        return Err(CliError::Usage(format!(
+        return Err(Failure::Usage(format!(
             "--msg-path and --file-order apply to ROS bags; {path} is {}",
             d.kind.title()
         )));
     }
-    let out = &mut out;
-    let result = match d.kind {
+    match d.kind {
         FormatKind::Usvlog => {
             // The file's schema id picks the layout: the current one or an older one from the lock.
             let schema = super::source::bundled_schema("schemas/usvlog.toml", logspec::formats::usvlog::SCHEMA_TOML)?;
             let ns_per_tick = super::source::timestamp_scale(&schema);
             let job = Dump { input: d.input, out, path: &path, select, ns_per_tick };
             with_file_format::<logspec::formats::usvlog::Usvlog, _>(&d.head, job)
-                .map_err(|e| Failure::Input(format!("{path}: {e}")))
+                .map_err(|e| Failure::At(Fault::read(&path, &e)))
                 .and_then(|r| r)
         }
         FormatKind::Carla => super::carla::reader(d.input, &path)
@@ -105,34 +195,39 @@ pub fn write(d: super::Detected, file: &Path, opts: &Options, mut out: &mut dyn 
             let opts = super::rosbag::DumpOptions { select, msg_path: &opts.msg_path, file_order: opts.file_order };
             super::rosbag::dump(file, &path, &opts, out)
         }
-    };
-    match result.and_then(|code| out.flush().map(|_| code).map_err(Failure::Io)) {
-        Ok(code) => Ok(code),
-        // A closed pipe (`| head`) is how a reader says it has seen enough.
-        Err(Failure::Io(e)) if e.kind() == io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
-        Err(Failure::Io(e)) => Err(CliError::Input(format!("writing output: {e}"))),
-        Err(Failure::Input(m)) => Err(CliError::Input(m)),
     }
 }
 
-struct Dump<'a, W> {
+struct Dump<'a, R> {
     input: Box<dyn io::Read>,
-    out: &'a mut W,
+    out: &'a mut R,
     path: &'a str,
     select: &'a Select,
     ns_per_tick: u64,
 }
 
-impl<W: Write> WithFormat for Dump<'_, W> {
+impl<R: Records> WithFormat for Dump<'_, R> {
     type Output = Result<ExitCode, Failure>;
     fn call<F: FramedFormat>(self) -> Self::Output {
         dump_framed::<F>(self.input, self.out, self.path, self.select, self.ns_per_tick)
     }
 }
 
+/// Why a dump stopped: its output failed, or the input (a message, or a located fault).
+#[derive(Debug)]
 pub enum Failure {
     Io(io::Error),
     Input(String),
+    At(Fault),
+    /// The options do not apply to this input.
+    Usage(String),
+}
+
+impl Failure {
+    /// A filter that matched nothing (`filter::Tally::check`, `filter::no_match`).
+    pub fn filter(path: &str, message: String) -> Failure {
+        Failure::At(Fault::new(FaultKind::Filter, path, message))
+    }
 }
 
 /// Dumps any framed format. Every complete record is printed; a record that fails to decode is
@@ -141,13 +236,12 @@ pub enum Failure {
 /// timestamp times `ns_per_tick`).
 pub fn dump_framed<F: FramedFormat>(
     input: impl io::Read,
-    out: &mut impl Write,
+    out: &mut impl Records,
     path: &str,
     select: &Select,
     ns_per_tick: u64,
 ) -> Result<ExitCode, Failure> {
-    let mut reader = Reader::<_, F>::new(input).map_err(|e| Failure::Input(format!("{path}: {e}")))?;
-    let mut w = JsonWriter::new();
+    let mut reader = Reader::<_, F>::new(input).map_err(|e| Failure::At(Fault::read(path, &e)))?;
     let mut bad = 0u64;
     let (filtering, mut tally) = (super::filter::Tally::needed(select), super::filter::Tally::default());
     while let Some(ev) = reader.next_event() {
@@ -161,22 +255,24 @@ pub fn dump_framed<F: FramedFormat>(
                 if filtering && !tally.note(select, name, t_ns) {
                     continue;
                 }
-                logspec::json::framed_event::<F>(&mut w, &ev)
+                logspec::json::framed_event::<F>(out.writer(), &ev)
             }
             Err(e) if e.is_recoverable() => {
-                eprintln!("logspec: {path}: {e}; skipped");
+                out.warn(Fault::read_with(path, &e, "; skipped"));
                 bad += 1;
                 continue;
             }
-            Err(e) => return Err(Failure::Input(format!("{path}: {e}"))),
+            Err(e) => return Err(Failure::At(Fault::read(path, &e))),
         }
-        let mut line = w.take();
-        line.push('\n');
-        out.write_all(line.as_bytes()).map_err(Failure::Io)?;
+        out.end_record().map_err(Failure::Io)?;
     }
     if bad > 0 {
-        return Err(Failure::Input(format!("{path}: {bad} record(s) could not be decoded (see above)")));
+        return Err(Failure::At(Fault::new(
+            FaultKind::Decode,
+            path,
+            format!("{path}: {bad} record(s) could not be decoded (see above)"),
+        )));
     }
-    tally.check(select, path).map_err(Failure::Input)?;
+    tally.check(select, path).map_err(|m| Failure::filter(path, m))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -17,6 +17,7 @@ mod diff;
 mod doc;
 pub mod dump;
 mod export;
+pub mod fault;
 mod filter;
 mod gen;
 pub mod info;
@@ -166,12 +167,15 @@ pub enum CliError {
     Input(String),
     /// The command was used wrongly.
     Usage(String),
+    /// Bad input whose place is known (file, byte offset, record, field): printed as its
+    /// message, like `Input`; the Python package builds its exceptions from the parts.
+    At(Box<fault::Fault>),
 }
 
 impl CliError {
     pub fn exit_code(&self) -> u8 {
         match self {
-            CliError::Input(_) => 1,
+            CliError::Input(_) | CliError::At(_) => 1,
             CliError::Usage(_) => 2,
         }
     }
@@ -181,7 +185,14 @@ impl fmt::Display for CliError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             CliError::Input(m) | CliError::Usage(m) => f.write_str(m),
+            CliError::At(fault) => f.write_str(&fault.message),
         }
+    }
+}
+
+impl From<fault::Fault> for CliError {
+    fn from(f: fault::Fault) -> Self {
+        CliError::At(Box::new(f))
     }
 }
 
@@ -310,12 +321,14 @@ pub fn detect(path: &Path, mut input: Box<dyn Read>, forced: Option<FormatKind>)
                 FormatKind::Rlog
             } else {
                 let shown: Vec<String> = head.iter().take(8).map(|b| format!("{b:02x}")).collect();
-                return Err(CliError::Input(format!(
+                let file = path.display().to_string();
+                return Err(fault::Fault::new(fault::FaultKind::Format, &file, format!(
                     "{}: unrecognised format: the file starts with [{}]{}; expected the USVLOG magic \"USVLOG\", a CARLA recorder header (u16 version, \"CARLA_RECORDER\"), \"#ROSBAG V2.0\", the WPILOG magic \"WPILOG\", an RLOG revision byte (01 or 02) and timestamp, or an RLOG stream frame (use --format to force one)",
                     path.display(),
                     shown.join(" "),
                     if head.is_empty() { " (empty file)" } else { "" }
-                )));
+                ))
+                .into());
             }
         }
     };

@@ -1,14 +1,16 @@
 //! `logspec dump` and `logspec info` for RLOG files and captured RLOG streams.
 
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
+use std::io::Read;
 use std::process::ExitCode;
 
 use logspec::formats::rlog::{self, net::FrameReader, Event, EventRef, Reader, ReaderOptions, Revision};
 use logspec::json::JsonWriter;
 use logspec::runtime::Visitor;
+use logspec::value::ValueSink;
 
-use super::dump::Failure;
+use super::dump::{Failure, Records};
+use super::fault::{Fault, FaultKind};
 use super::CliError;
 
 /// Opens an RLOG reader over a file (`stream = false`) or a captured stream of frames.
@@ -28,12 +30,11 @@ pub fn reader(
 /// not decode as its declared type is reported and skipped.
 pub fn dump(
     mut r: Reader<Box<dyn Read>>,
-    out: &mut impl Write,
+    out: &mut impl Records,
     path: &str,
     select: &super::source::Select,
     structs: &mut super::structs::Decoder,
 ) -> Result<ExitCode, Failure> {
-    let mut w = JsonWriter::new();
     let mut bad = 0u64;
     let (filtering, mut tally) = (super::filter::Tally::needed(select), super::filter::Tally::default());
     while let Some(ev) = r.next_event() {
@@ -44,7 +45,8 @@ pub fn dump(
                 if filtering && !tally.note(select, key.map_or("", |k| k.name.as_str()), Some(t_ns)) {
                     continue;
                 }
-                w.begin_object(None);
+                let w = out.writer();
+                w.begin_struct(None);
                 w.f64(Some("t"), timestamp);
                 match key {
                     Some(k) => w.str(Some("key"), &k.name),
@@ -52,27 +54,30 @@ pub fn dump(
                 }
                 let type_name = value.type_name(key.and_then(|k| k.declared_type.as_deref()));
                 w.str(Some("type"), type_name);
-                rlog::write_value_json(&mut w, Some("value"), &value);
+                rlog::write_value_sink(w, Some("value"), &value);
                 if let Some(bytes) = super::structs::rlog_bytes(&value) {
-                    structs.write_json(&mut w, key.map_or("", |k| k.name.as_str()), type_name, bytes);
+                    structs.write_json(w, key.map_or("", |k| k.name.as_str()), type_name, bytes);
                 }
-                w.end_object();
-                let mut line = w.take();
-                line.push('\n');
-                out.write_all(line.as_bytes()).map_err(Failure::Io)?;
+                w.end_struct();
+                out.end_record().map_err(Failure::Io)?;
+                structs.warnings_to(out);
             }
             Ok(_) => {}
             Err(e) if e.is_recoverable() => {
-                eprintln!("logspec: {path}: {e}");
+                out.warn(Fault::read(path, &e));
                 bad += 1;
             }
-            Err(e) => return Err(Failure::Input(format!("{path}: {e}"))),
+            Err(e) => return Err(Failure::At(Fault::read(path, &e))),
         }
     }
     if bad > 0 {
-        return Err(Failure::Input(format!("{path}: {bad} value(s) could not be decoded (see above)")));
+        return Err(Failure::At(Fault::new(
+            FaultKind::Decode,
+            path,
+            format!("{path}: {bad} value(s) could not be decoded (see above)"),
+        )));
     }
-    tally.check(select, path).map_err(Failure::Input)?;
+    tally.check(select, path).map_err(|m| Failure::filter(path, m))?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -1,7 +1,6 @@
 //! `logspec dump` and `logspec info` for ROS1 bags.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -10,8 +9,10 @@ use logspec::json::JsonWriter;
 use logspec::runtime::{Visit, Visitor};
 use sha2::{Digest, Sha256};
 
-use super::dump::Failure;
+use super::dump::{Failure, Records};
+use super::fault::{Fault, FaultKind};
 use super::CliError;
+use logspec::value::ValueSink;
 
 /// What `dump` takes besides the file.
 pub struct DumpOptions<'a> {
@@ -82,27 +83,30 @@ fn select(bag: &Bag<impl std::io::Read>, topics: &[String], shown: &str) -> Resu
 }
 
 /// JSON Lines: connection lines, then one line per message in time order (or file order).
-pub fn dump(path: &Path, shown: &str, opts: &DumpOptions<'_>, out: &mut impl Write) -> Result<ExitCode, Failure> {
-    let mut bag = open(path, shown).map_err(Failure::Input)?;
+pub fn dump(path: &Path, shown: &str, opts: &DumpOptions<'_>, out: &mut impl Records) -> Result<ExitCode, Failure> {
+    let (mut bag, notice) = open_noting(path, shown).map_err(Failure::Input)?;
+    if let Some(n) = notice {
+        out.warn(Fault::new(FaultKind::Decode, shown, n));
+    }
     let registry = registry(opts.msg_path).map_err(Failure::Input)?;
-    let selected = select(&bag, &opts.select.channels, shown).map_err(Failure::Input)?;
+    let selected = select(&bag, &opts.select.channels, shown).map_err(|m| Failure::filter(shown, m))?;
     let origin = start(&bag).map_or(0, Time::as_nanos);
     let decoders = Decoders::new(shown, &bag.connections, registry.as_ref());
-    let mut w = JsonWriter::new();
     for c in bag.connections.values().filter(|c| selected.as_ref().map_or(true, |s| s.contains(&c.id))) {
         let t = decoders.get(c.id).expect("a type per connection");
         if let Some(p) = &t.problem {
-            eprintln!("logspec: {shown}: connection {} ({}, {}): {p}", c.id, c.topic, c.ty);
+            out.warn(Fault::new(
+                FaultKind::Decode,
+                shown,
+                format!("{shown}: connection {} ({}, {}): {p}", c.id, c.topic, c.ty),
+            ));
         }
-        connection_json(&mut w, c, t.md5_ok);
-        let mut line = w.take();
-        line.push('\n');
-        out.write_all(line.as_bytes()).map_err(Failure::Io)?;
+        connection_json(out.writer(), c, t.md5_ok);
+        out.end_record().map_err(Failure::Io)?;
     }
     let order = if opts.file_order { Order::File } else { Order::Time };
     let conns = bag.connections.clone();
     let mut bad = 0u64;
-    let mut line = String::new();
     // Topics were checked above; the tally tells an empty time window.
     let mut tally = super::filter::Tally::default();
     let walked = bag.for_each_message(order, selected.as_ref(), |m| -> Result<(), Walk<std::io::Error>> {
@@ -113,48 +117,49 @@ pub fn dump(path: &Path, shown: &str, opts: &DumpOptions<'_>, out: &mut impl Wri
             return Ok(());
         }
         let Some(c) = conns.get(&m.conn) else {
-            eprintln!("logspec: {}", unknown_connection(shown, &m));
+            out.warn(Fault::at(shown, m.chunk_pos, None, unknown_connection(shown, &m)));
             bad += 1;
             return Ok(());
         };
-        w.begin_object(None);
+        let w = out.writer();
+        w.begin_struct(None);
         w.str(Some("kind"), "message");
         w.uint(Some("conn"), u64::from(m.conn));
         w.str(Some("topic"), &c.topic);
         w.str(Some("type"), &c.ty);
-        time_json(&mut w, Some("time"), m.time);
+        time_json(w, Some("time"), m.time);
         match decoders.get(m.conn).and_then(|t| t.decoder.as_ref()) {
             Some(d) => match d.decode(m.data) {
-                Ok(v) => d.view(&v).visit(Some("data"), &mut w),
+                Ok(v) => d.view(&v).visit(Some("data"), w),
                 Err(e) => {
-                    eprintln!("logspec: {}", undecodable(shown, &m, c, &e));
+                    out.discard();
+                    out.warn(Fault::at(shown, m.chunk_pos, None, undecodable(shown, &m, c, &e)));
                     bad += 1;
-                    w.take();
                     return Ok(());
                 }
             },
             None => w.null(Some("data")),
         }
-        w.end_object();
-        line.clear();
-        line.push_str(w.as_str());
-        w.take();
-        line.push('\n');
-        out.write_all(line.as_bytes()).map_err(Walk::Out)
+        w.end_struct();
+        out.end_record().map_err(Walk::Out)
     });
     match walked {
         Ok(()) => {}
         Err(Walk::Out(e)) => return Err(Failure::Io(e)),
-        Err(Walk::Bag(e)) => return Err(Failure::Input(format!("{shown}: {e}"))),
+        Err(Walk::Bag(e)) => return Err(Failure::At(Fault::read(shown, &e))),
     }
-    if let Some(e) = stop_error(&bag, shown) {
-        return Err(Failure::Input(e));
+    if let Some(e) = stop_fault(&bag, shown) {
+        return Err(Failure::At(e));
     }
     if bad > 0 {
-        return Err(Failure::Input(format!("{shown}: {bad} message(s) could not be decoded (see above)")));
+        return Err(Failure::At(Fault::new(
+            FaultKind::Decode,
+            shown,
+            format!("{shown}: {bad} message(s) could not be decoded (see above)"),
+        )));
     }
     let time_only = super::source::Select { channels: Vec::new(), ..opts.select.clone() };
-    tally.check(&time_only, shown).map_err(Failure::Input)?;
+    tally.check(&time_only, shown).map_err(|m| Failure::filter(shown, m))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -187,18 +192,19 @@ pub fn undecodable(shown: &str, m: &Message<'_>, c: &Connection, e: &dyn std::fm
 }
 
 /// Where and why reading the bag stopped early, if it did: everything before was delivered.
-pub fn stop_error<R>(bag: &Bag<R>, shown: &str) -> Option<String> {
+pub fn stop_fault<R>(bag: &Bag<R>, shown: &str) -> Option<Fault> {
     let stop = bag.stop.as_ref()?;
     let what = if stop.truncated { "the file is truncated" } else { "a bad record" };
-    Some(format!(
+    let message = format!(
         "{shown}: {what}: {}; every message of the {} complete chunk(s) before it was recovered",
         stop.error,
         bag.chunks.len()
-    ))
+    );
+    Some(Fault::at(shown, stop.error.offset, None, message))
 }
 
-fn connection_json(w: &mut JsonWriter, c: &Connection, md5_ok: bool) {
-    w.begin_object(None);
+fn connection_json(w: &mut (impl ValueSink + ?Sized), c: &Connection, md5_ok: bool) {
+    w.begin_struct(None);
     w.str(Some("kind"), "connection");
     w.uint(Some("conn"), u64::from(c.id));
     w.str(Some("topic"), &c.topic);
@@ -218,14 +224,14 @@ fn connection_json(w: &mut JsonWriter, c: &Connection, md5_ok: bool) {
     let mut hex = String::with_capacity(64);
     logspec::json::hex(&mut hex, &digest);
     w.str(Some("msgdef_sha256"), &hex);
-    w.end_object();
+    w.end_struct();
 }
 
-fn time_json(w: &mut JsonWriter, name: Option<&str>, t: Time) {
-    w.begin_object(name);
+fn time_json(w: &mut (impl ValueSink + ?Sized), name: Option<&str>, t: Time) {
+    w.begin_struct(name);
     w.uint(Some("sec"), u64::from(t.sec));
     w.uint(Some("nsec"), u64::from(t.nsec));
-    w.end_object();
+    w.end_struct();
 }
 
 /// Facts about a bag, from its index (or its scan): no message is decompressed.

@@ -170,6 +170,16 @@ pub struct Outcome {
     pub warnings: Vec<String>,
     /// The problem that ended the reading early, after every sample before it was delivered.
     pub error: Option<String>,
+    /// `error` with its place (file, byte offset, record, field), for the Python package.
+    pub fault: Option<super::fault::Fault>,
+}
+
+impl Outcome {
+    /// Ends the reading with `fault` (its message becomes `error`).
+    fn fail(&mut self, fault: super::fault::Fault) {
+        self.error = Some(fault.message.clone());
+        self.fault = Some(fault);
+    }
 }
 
 /// Reads a detected log into `sink`.
@@ -220,7 +230,7 @@ pub fn read(
         }
     }
     // A filter that matched nothing is an error, not an empty output.
-    state.tally.check(select, path).map_err(CliError::Input)?;
+    state.tally.check(select, path).map_err(|m| super::fault::Fault::new(super::fault::FaultKind::Filter, path, m))?;
     Ok(state.outcome)
 }
 
@@ -424,7 +434,7 @@ impl WithFormat for Framed<'_, '_> {
                 }
                 Err(e) if e.is_recoverable() => state.outcome.warnings.push(format!("{path}: {e}; skipped")),
                 Err(e) => {
-                    state.outcome.error = Some(format!("{path}: {e}"));
+                    state.outcome.fail(super::fault::Fault::read(path, &e));
                     break;
                 }
             }
@@ -574,7 +584,7 @@ fn read_rlog(
             Ok(_) => {}
             Err(e) if e.is_recoverable() => state.outcome.warnings.push(format!("{path}: {e}")),
             Err(e) => {
-                state.outcome.error = Some(format!("{path}: {e}"));
+                state.outcome.fail(super::fault::Fault::read(path, &e));
                 break;
             }
         }
@@ -725,7 +735,7 @@ fn read_carla(
         let p = match p {
             Ok(p) => p,
             Err(e) => {
-                state.outcome.error = Some(format!("{path}: {e}"));
+                state.outcome.fail(super::fault::Fault::read(path, &e));
                 break;
             }
         };
@@ -889,9 +899,13 @@ fn read_rosbag(file: &Path, path: &str, state: &mut State<'_>) -> Result<(), Cli
         Ok(())
     });
     match walked {
-        Ok(()) => state.outcome.error = super::rosbag::stop_error(&bag, path),
+        Ok(()) => {
+            if let Some(f) = super::rosbag::stop_fault(&bag, path) {
+                state.outcome.fail(f);
+            }
+        }
         Err(Walk::Out(e)) => return Err(e),
-        Err(Walk::Bag(e)) => state.outcome.error = Some(format!("{path}: {e}")),
+        Err(Walk::Bag(e)) => state.outcome.fail(super::fault::Fault::read(path, &e)),
     }
     Ok(())
 }

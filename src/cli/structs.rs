@@ -12,9 +12,10 @@ use std::path::Path;
 
 use logspec::formats::rlog::{self, Event, R2Value};
 use logspec::formats::wpistruct::TypeRegistry;
-use logspec::json::JsonWriter;
-use logspec::runtime::Visitor;
-use logspec::value::Value;
+use logspec::value::{Value, ValueSink};
+
+use super::dump::Records;
+use super::fault::{Fault, FaultKind};
 
 /// The bytes of an R2 value that carries bytes (raw, struct, proto, any other declared type).
 pub fn rlog_bytes(v: &rlog::Value) -> Option<&[u8]> {
@@ -81,16 +82,26 @@ pub fn wpilog_schemas(file: &Path, path: &str) -> TypeRegistry {
     reg
 }
 
-/// Decodes a struct or proto value, warning on stderr once per type that does not decode.
+/// Decodes a struct or proto value, warning once per type that does not decode. The warnings
+/// wait in the decoder until the dump hands them on ([`Decoder::warnings_to`]).
 pub struct Decoder {
     pub reg: TypeRegistry,
     warned: BTreeSet<String>,
     pub path: String,
+    pending: Vec<String>,
 }
 
 impl Decoder {
     pub fn new(reg: TypeRegistry, path: &str) -> Self {
-        Decoder { reg, warned: BTreeSet::new(), path: path.to_string() }
+        Decoder { reg, warned: BTreeSet::new(), path: path.to_string(), pending: Vec::new() }
+    }
+
+    /// Hands the warnings gathered so far to the dump's output (the command prints
+    /// `logspec: warning: ...`).
+    pub fn warnings_to(&mut self, out: &mut impl Records) {
+        for w in self.pending.drain(..) {
+            out.warn(Fault::new(FaultKind::Decode, &self.path, w));
+        }
     }
 
     /// Offers the value to the registry (a schema), then, for a struct or proto type, decodes
@@ -98,26 +109,26 @@ impl Decoder {
     pub fn decode(&mut self, key: &str, type_name: &str, bytes: &[u8]) -> Option<Result<Value, String>> {
         self.reg.offer(key, type_name, bytes);
         for w in self.reg.take_warnings() {
-            eprintln!("logspec: warning: {}: {w}", self.path);
+            self.pending.push(format!("warning: {}: {w}", self.path));
         }
         if !TypeRegistry::decodes(type_name) {
             return None;
         }
         Some(self.reg.decode(type_name, bytes).map_err(|e| {
             if self.warned.insert(type_name.to_string()) {
-                eprintln!(
-                    "logspec: warning: {}: `{key}`: {e} (kept as hex; further values of this type are not reported)",
+                self.pending.push(format!(
+                    "warning: {}: `{key}`: {e} (kept as hex; further values of this type are not reported)",
                     self.path
-                );
+                ));
             }
             e.message
         }))
     }
 
     /// Writes `decoded` (the value) or `decode_error` (why not) for a struct or proto value.
-    pub fn write_json(&mut self, w: &mut JsonWriter, key: &str, type_name: &str, bytes: &[u8]) {
+    pub fn write_json(&mut self, w: &mut (impl ValueSink + ?Sized), key: &str, type_name: &str, bytes: &[u8]) {
         match self.decode(key, type_name, bytes) {
-            Some(Ok(v)) => v.write_json(w, Some("decoded")),
+            Some(Ok(v)) => v.write_to(w, Some("decoded")),
             Some(Err(e)) => w.str(Some("decode_error"), &e),
             None => {}
         }

@@ -1,14 +1,15 @@
 //! `logspec dump` and `logspec info` for WPILOG files.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{Read, Write};
+use std::io::Read;
 use std::process::ExitCode;
 
 use logspec::formats::wpilog::{self, Body, ControlBody, Reader, RecordRef};
 use logspec::json::JsonWriter;
 use logspec::runtime::Visitor;
 
-use super::dump::Failure;
+use super::dump::{Failure, Records};
+use super::fault::{Fault, FaultKind};
 use super::source::Select;
 use super::CliError;
 
@@ -37,9 +38,14 @@ fn channel_of<'a>(rec: &RecordRef<'a>) -> Option<&'a str> {
 
 /// Writes one record as its dump line (without the newline). Returns whether the value was
 /// invalid (a standard-typed payload that did not decode).
-pub fn record_json(w: &mut JsonWriter, rec: &RecordRef<'_>, structs: Option<&mut super::structs::Decoder>) -> bool {
+pub fn record_json(
+    w: &mut (impl logspec::value::ValueSink + ?Sized),
+    rec: &RecordRef<'_>,
+    structs: Option<&mut super::structs::Decoder>,
+    neg_zero: wpilog::NegZero,
+) -> bool {
     let mut invalid = false;
-    w.begin_object(None);
+    w.begin_struct(None);
     let ts = rec.header.timestamp;
     match rec.body {
         Body::Control { record, .. } => match &record.body {
@@ -83,7 +89,7 @@ pub fn record_json(w: &mut JsonWriter, rec: &RecordRef<'_>, structs: Option<&mut
                 }
             }
             // The one place a value is shown: `write_value` (hex for every non-standard type).
-            if wpilog::write_value(w, Some("value"), entry, rec.payload, wpilog::NegZero::String).is_err() {
+            if wpilog::write_value(w, Some("value"), entry, rec.payload, neg_zero).is_err() {
                 invalid = true;
                 w.null(Some("value"));
                 wpilog::write_hex(w, Some("invalid"), rec.payload);
@@ -94,7 +100,7 @@ pub fn record_json(w: &mut JsonWriter, rec: &RecordRef<'_>, structs: Option<&mut
             }
         }
     }
-    w.end_object();
+    w.end_struct();
     invalid
 }
 
@@ -105,20 +111,19 @@ pub fn record_json(w: &mut JsonWriter, rec: &RecordRef<'_>, structs: Option<&mut
 /// complete record.
 pub fn dump(
     mut r: Reader<Box<dyn Read>>,
-    out: &mut impl Write,
+    out: &mut impl Records,
     path: &str,
     select: &Select,
     structs: &mut super::structs::Decoder,
 ) -> Result<ExitCode, Failure> {
-    let mut w = JsonWriter::new();
-    w.begin_object(None);
+    let w = out.writer();
+    w.begin_struct(None);
     w.str(Some("rec"), "header");
     w.uint(Some("version"), u64::from(r.header().version));
     w.str(Some("extra_header"), &r.header().extra_header);
-    w.end_object();
-    let mut line = w.take();
-    line.push('\n');
-    out.write_all(line.as_bytes()).map_err(Failure::Io)?;
+    w.end_struct();
+    out.end_record().map_err(Failure::Io)?;
+    let neg_zero = out.neg_zero();
     let mut invalid = 0u64;
     let mut orphans = 0u64;
     let mut first_orphan = None;
@@ -129,8 +134,8 @@ pub fn dump(
             None => break,
             Some(Ok(rec)) => rec,
             Some(Err(e)) => {
-                report(path, orphans, first_orphan, invalid, first_invalid);
-                return Err(Failure::Input(format!("{path}: {e}")));
+                report(out, path, orphans, first_orphan, invalid, first_invalid);
+                return Err(Failure::At(Fault::read(path, &e)));
             }
         };
         // Schemas are offered even when their records are filtered out, so values still decode.
@@ -147,31 +152,41 @@ pub fn dump(
             orphans += 1;
             first_orphan.get_or_insert((rec.offset, rec.header.entry));
         }
-        if record_json(&mut w, &rec, Some(&mut *structs)) {
+        if record_json(out.writer(), &rec, Some(&mut *structs), neg_zero) {
             invalid += 1;
             first_invalid.get_or_insert((rec.offset, rec.header.entry));
         }
-        let mut line = w.take();
-        line.push('\n');
-        out.write_all(line.as_bytes()).map_err(Failure::Io)?;
+        out.end_record().map_err(Failure::Io)?;
+        structs.warnings_to(out);
     }
-    report(path, orphans, first_orphan, invalid, first_invalid);
+    report(out, path, orphans, first_orphan, invalid, first_invalid);
     if invalid > 0 {
-        return Err(Failure::Input(format!("{path}: {invalid} value(s) could not be decoded as their entry's type")));
+        return Err(Failure::At(Fault::new(
+            FaultKind::Decode,
+            path,
+            format!("{path}: {invalid} value(s) could not be decoded as their entry's type"),
+        )));
     }
     Ok(ExitCode::SUCCESS)
 }
 
-fn report(path: &str, orphans: u64, first_orphan: Option<(u64, u32)>, invalid: u64, first_invalid: Option<(u64, u32)>) {
+fn report(
+    out: &mut impl Records,
+    path: &str,
+    orphans: u64,
+    first_orphan: Option<(u64, u32)>,
+    invalid: u64,
+    first_invalid: Option<(u64, u32)>,
+) {
     if let Some((at, entry)) = first_orphan {
-        eprintln!(
-            "logspec: {path}: {orphans} data record(s) of entries that were not started (the first at byte {at}, entry {entry}); their values are shown as hex"
-        );
+        out.warn(Fault::at(path, at, None, format!(
+            "{path}: {orphans} data record(s) of entries that were not started (the first at byte {at}, entry {entry}); their values are shown as hex"
+        )));
     }
     if let Some((at, entry)) = first_invalid {
-        eprintln!(
-            "logspec: {path}: {invalid} value(s) do not decode as their entry's type (the first at byte {at}, entry {entry}); shown as `invalid` hex"
-        );
+        out.warn(Fault::at(path, at, None, format!(
+            "{path}: {invalid} value(s) do not decode as their entry's type (the first at byte {at}, entry {entry}); shown as `invalid` hex"
+        )));
     }
 }
 

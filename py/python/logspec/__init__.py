@@ -5,8 +5,9 @@ recorder, ROS1 bag) as the ``logspec`` command does. A :class:`Log` then gives
 
 - ``log.info()``: the ``logspec info --json`` object as a dict;
 - ``iter(log)`` / ``log.records(...)``: one dict per record (RLOG: per value; WPILOG: per record; CARLA: per
-  packet; ROS bags: per connection, then per message), exactly the objects of ``logspec dump``
-  lines (docs/output.md in the repository);
+  packet; ROS bags: per connection, then per message), the objects of ``logspec dump`` lines
+  (docs/output.md in the repository) in natural Python types (``bytes``, ``float`` NaN),
+  built in Rust without JSON;
 - ``log.table(channel)`` / ``log.tables()``: pyarrow Tables with the columns of
   ``logspec export --parquet``, handed over through the Arrow C stream interface without copying;
 - ``log.numpy(channel)``: a dict of numpy arrays, one per column;
@@ -22,7 +23,10 @@ reader of the same name.
 
 Bad input raises :class:`DecodeError` (a :class:`LogspecError`) with ``file``, ``offset``,
 ``record`` and ``field`` attributes, after every complete record before the fault was given;
-``on_error="warn"`` gives a :class:`LogspecWarning` instead and keeps what was read.
+``on_error="warn"`` gives a :class:`LogspecWarning` instead and keeps what was read. What the
+``logspec`` command reports on standard error and goes on (a record skipped, a value kept as
+hex, a bag scanned without its index) is a :class:`LogspecWarning` through
+:func:`warnings.warn`, with the same attributes; nothing is printed.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from logspec._logspec import (
     FilterError,
     FormatError,
     LogspecError,
+    LogspecWarning,
     UsageError,
     __version__,
 )
@@ -57,22 +62,21 @@ __all__ = [
 
 _ON_ERROR = ("raise", "warn")
 
-# Where an error is, when the message does not say (and for errors raised from Python).
-LogspecError.file = None
-LogspecError.offset = None
-LogspecError.record = None
-LogspecError.field = None
+_PLACE = ("file", "offset", "record", "field", "message")
 
 
-class LogspecWarning(UserWarning):
-    """Something in the log was skipped or cut short, and ``on_error="warn"`` asked to go on.
+def _need(module: str, what: str) -> Any:
+    """Imports an optional dependency of a column call, or says which one is missing and how to
+    install it (the package itself needs neither numpy nor pyarrow)."""
+    import importlib
 
-    ``error`` holds the :class:`LogspecError` that would have been raised, if any.
-    """
-
-    def __init__(self, message: str, error: Optional[LogspecError] = None) -> None:
-        super().__init__(message)
-        self.error = error
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        raise ImportError(
+            f"{what} needs {module}, which is not installed: `pip install {module}` "
+            f"(or install logspec with its `columns` extra: `pip install 'logspec[columns]'`)"
+        ) from e
 
 
 def _channels(channels: Union[None, str, Sequence[str]]) -> List[str]:
@@ -88,10 +92,22 @@ def _check_on_error(on_error: str) -> None:
         raise ValueError(f"on_error must be 'raise' or 'warn', not {on_error!r}")
 
 
-def _fail(error: LogspecError, on_error: str) -> None:
+def _warning(message: str, error: Optional[LogspecError] = None, file: Optional[str] = None) -> LogspecWarning:
+    """A :class:`LogspecWarning`; for an error, with its place and the error itself."""
+    w = LogspecWarning(message)
+    if error is not None:
+        for name in _PLACE:
+            setattr(w, name, getattr(error, name, None))
+        w.error = error
+    else:
+        w.file, w.message = file, message
+    return w
+
+
+def _fail(error: LogspecError, on_error: str, stacklevel: int = 3) -> None:
     if on_error == "raise":
         raise error
-    warnings.warn(LogspecWarning(str(error), error), stacklevel=3)
+    warnings.warn(_warning(str(error), error), stacklevel=stacklevel)
 
 
 def open(  # noqa: A001 (the package's verb, like builtins.open)
@@ -157,38 +173,44 @@ class Log:
         (``{"rec": "start"|"data"|..., "ts", "entry", "name", "type", ...}``); CARLA: a header
         dict, then one dict per packet (``{"kind": "packet", "frame", "name", "fields", ...}``);
         ROS bags: a dict per connection, then per message
-        (``{"kind": "message", "topic", "type", "time", "data"}``). Integers are exact, NaN and
-        the infinities are the strings ``"NaN"``, ``"Infinity"``, ``"-Infinity"``, bytes are
-        lowercase hex, as in the dump (docs/output.md).
+        (``{"kind": "message", "topic", "type", "time", "data"}``). The keys and values are
+        the dump's, built in Rust as Python objects (no JSON in between), in their natural
+        Python types: integers exact, floats ``float`` (NaN and the infinities too, where the
+        dump writes the strings ``"NaN"``, ``"Infinity"``, ``"-Infinity"``; a WPILOG negative
+        zero is ``-0.0``, the dump's ``"-0"``), byte values ``bytes`` (the dump's lowercase
+        hex; keys named ``payload_hex`` stay hex text), dicts in wire order.
 
         ``frames=(a, b)`` keeps CARLA frames a..b (b excluded); ``file_order`` keeps a ROS bag's
-        stored order. The records are read by a thread ahead of the loop, a chunk at a time.
-        On bad input, every complete record is given first, then :class:`DecodeError` is raised
+        stored order. The records are read by a thread ahead of the loop, a batch at a time.
+        What the dump reports and goes on from (a skipped record, a value kept as hex) is a
+        :class:`LogspecWarning` through :func:`warnings.warn`, in order with the records. On
+        bad input, every complete record is given first, then :class:`DecodeError` is raised
         (``on_error="warn"``: a :class:`LogspecWarning`, and the iteration ends).
         """
         _check_on_error(on_error)
-        lines = self._native.dump_lines(
+        batches = self._native.records(
             _channels(channels), since, until, tuple(frames) if frames is not None else None, file_order
         )
-        loads = json.loads
         while True:
             try:
-                chunk = next(lines)
+                batch = next(batches)
             except StopIteration:
                 return
             except LogspecError as e:
-                _fail(e, on_error)
+                _fail(e, on_error, stacklevel=2)
                 return
-            for line in chunk.splitlines():
-                yield loads(line)
+            if type(batch) is list:
+                yield from batch
+            else:
+                warnings.warn(batch, stacklevel=2)
 
     def _tables(self, channels, since, until, on_error):
         _check_on_error(on_error)
-        import pyarrow as pa
+        pa = _need("pyarrow", "logspec.Log.tables()/table()/numpy()/to_pandas()/polars()")
 
         streams, notes, error = self._native.tables(_channels(channels), since, until)
         for note in notes:
-            warnings.warn(LogspecWarning(note), stacklevel=3)
+            warnings.warn(_warning(note, file=self.path), stacklevel=3)
         if error is not None:
             _fail(error, on_error)
         return {name: pa.table(stream) for name, stream in streams}
@@ -237,6 +259,7 @@ class Log:
         """One channel's columns as numpy arrays, by column name (``log_time`` as
         ``datetime64[ns]``). Number columns without nulls become plain numpy arrays (without a
         copy when the table is one batch); structs, lists and strings become object arrays."""
+        _need("numpy", "logspec.Log.numpy()")
         t = self.table(channel, since=since, until=until, on_error=on_error)
         out = {}
         for name in t.column_names:
@@ -249,10 +272,11 @@ class Log:
 
     def to_pandas(self, channel: str, **kwargs: Any) -> "Any":
         """One channel as a pandas DataFrame, through pyarrow (keywords as for :meth:`table`)."""
+        _need("pandas", "logspec.Log.to_pandas()")
         return self.table(channel, **kwargs).to_pandas()
 
     def polars(self, channel: str, **kwargs: Any) -> "Any":
         """One channel as a polars DataFrame, through pyarrow (keywords as for :meth:`table`)."""
-        import polars as pl
+        pl = _need("polars", "logspec.Log.polars()")
 
         return pl.from_arrow(self.table(channel, **kwargs))

@@ -10,17 +10,12 @@ from logspec._logspec import DecodeError as DecodeError
 from logspec._logspec import FilterError as FilterError
 from logspec._logspec import FormatError as FormatError
 from logspec._logspec import LogspecError as LogspecError
+from logspec._logspec import LogspecWarning as LogspecWarning
 from logspec._logspec import UsageError as UsageError
 
 __version__: str
 
 Channels = Union[None, str, Sequence[str]]
-
-class LogspecWarning(UserWarning):
-    """Something was skipped or cut short and `on_error="warn"` asked to go on."""
-
-    error: Optional[LogspecError]
-    def __init__(self, message: str, error: Optional[LogspecError] = None) -> None: ...
 
 def open(
     path: Union[str, "os.PathLike[str]"], format: Optional[str] = None, *, assume_r1: bool = False
@@ -35,6 +30,7 @@ class Log:
     @property
     def format(self) -> str:
         """`usvlog`, `rlog`, `rlog-stream`, `carla`, `rosbag` or `wpilog`."""
+    def __repr__(self) -> str: ...
     def info(self) -> Dict[str, Any]:
         """The `logspec info --json` object."""
     def __iter__(self) -> Iterator[Dict[str, Any]]:
@@ -54,8 +50,12 @@ class Log:
         USVLOG `{"t_us", "type", "name", "fields"}`; RLOG one dict per value
         (`{"t", "key", "type", "value"}`); WPILOG the header, then one per record (`{"rec", "ts",
         "entry", ...}`); CARLA a header dict, then one per packet; ROS bags a dict per
-        connection, then per message. Raises DecodeError after the complete records
-        (`on_error="warn"`: a LogspecWarning).
+        connection, then per message. Built in Rust, no JSON between: ints exact, floats
+        `float` (NaN, infinities and a WPILOG value's negative zero too, where the dump writes
+        strings), byte values `bytes` (the dump's hex; `payload_hex` keys stay hex text).
+        What the command reports on stderr and goes on from is a LogspecWarning
+        (`warnings.warn`). Raises DecodeError after the complete records (`on_error="warn"`:
+        a LogspecWarning).
         """
     def tables(
         self,

@@ -1,22 +1,35 @@
 """The native module of logspec (PyO3). Python code uses `logspec`, which wraps this."""
 
-from typing import Any, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 __version__: str
 
 class LogspecError(Exception):
-    """Any error of logspec; `file`, `offset`, `record`, `field` say where (None when unknown)."""
+    """Any error of logspec; `file`, `offset` (byte of the failing record or header), `record`
+    (its 0-based index), `field` (`Type.field`) say where, None when the engine does not know;
+    `message` is the text the command prints (`str(e)`)."""
 
-    file: str
+    file: Optional[str]
     offset: Optional[int]
     record: Optional[int]
     field: Optional[str]
-    message: str
+    message: Optional[str]
 
 class DecodeError(LogspecError): ...
 class FormatError(LogspecError): ...
 class FilterError(LogspecError): ...
 class UsageError(LogspecError): ...
+
+class LogspecWarning(UserWarning):
+    """A problem the reading went on from (given to `warnings.warn`); the attributes of
+    LogspecError, and `error`: the LogspecError that `on_error="warn"` turned into this warning."""
+
+    file: Optional[str]
+    offset: Optional[int]
+    record: Optional[int]
+    field: Optional[str]
+    message: Optional[str]
+    error: Optional[LogspecError]
 
 class ArrowStream:
     """One table behind the Arrow PyCapsule interface."""
@@ -24,11 +37,12 @@ class ArrowStream:
     def __arrow_c_stream__(self, requested_schema: Optional[Any] = None) -> Any: ...
     def num_rows(self) -> int: ...
 
-class Lines:
-    """The `logspec dump` lines of a log, in chunks of whole lines."""
+class Batches:
+    """The records of a log: lists of record dicts, with a LogspecWarning where the dump warns;
+    raises the error that ended the reading after the last complete record."""
 
-    def __iter__(self) -> "Lines": ...
-    def __next__(self) -> str: ...
+    def __iter__(self) -> "Batches": ...
+    def __next__(self) -> Union[List[Dict[str, Any]], LogspecWarning]: ...
 
 class NativeLog:
     @property
@@ -36,14 +50,14 @@ class NativeLog:
     @property
     def format(self) -> str: ...
     def info_json(self) -> Tuple[str, bool]: ...
-    def dump_lines(
+    def records(
         self,
         channels: List[str] = ...,
         since: Optional[float] = None,
         until: Optional[float] = None,
         frames: Optional[Tuple[int, int]] = None,
         file_order: bool = False,
-    ) -> Lines: ...
+    ) -> Batches: ...
     def tables(
         self, channels: List[str] = ..., since: Optional[float] = None, until: Optional[float] = None
     ) -> Tuple[List[Tuple[str, ArrowStream]], List[str], Optional[LogspecError]]: ...

@@ -22,12 +22,14 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from os import PathLike
-from typing import Any, Dict, Mapping, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Dict, Mapping, Optional, Tuple, Union
 
-import numpy as np
-
+from logspec._logspec import DecodeError
 from logspec._logspec import UsvlogWriter as Writer
 from logspec._logspec import usvlog_read_columns as _read_columns
+
+if TYPE_CHECKING:  # numpy is needed by read_timeseries_bin only, and imported there
+    import numpy as np
 
 __all__ = [
     "TimeseriesData",
@@ -73,30 +75,38 @@ class TimeseriesData:
     unknown_records: Tuple[UnknownRecord, ...]
 
 
-class TimeseriesReadError(ValueError):
+class TimeseriesReadError(DecodeError, ValueError):
     """A USVLOG file that could not be read to its end.
 
-    A ``ValueError``, as upstream raises, carrying where and why: ``path``, ``offset`` (the byte
-    where the failing header or record starts), ``record_index`` (0-based; ``None`` for the
-    file header), ``type_id`` and ``record`` (the record's type, when known), and ``partial``:
-    a ``TimeseriesData`` of every complete record before the fault (``None`` when the file
-    header itself is bad).
+    A :class:`logspec.DecodeError` (so a :class:`logspec.LogspecError`, with its attributes) and a
+    ``ValueError``, as upstream raises, carrying where and why: ``file`` (also ``path``),
+    ``offset`` (the byte where the failing header or record starts), ``record`` (the failing
+    record's 0-based index, also ``record_index``; ``None`` for the file header), ``type_id``
+    and ``record_name`` (the record's type, when known), ``message`` (the whole text), and
+    ``partial``: a ``TimeseriesData`` of every complete record before the fault (``None`` when
+    the file header itself is bad).
     """
 
     def __init__(self, message: str, *, path: str, offset: int, record_index: Optional[int],
-                 type_id: Optional[int], record: Optional[str], partial: Optional[TimeseriesData]):
-        super().__init__(f"{path}: {message}")
-        self.path = path
+                 type_id: Optional[int], record_name: Optional[str], partial: Optional[TimeseriesData]):
+        text = f"{path}: {message}"
+        super().__init__(text)
+        self.file = self.path = path
         self.offset = offset
-        self.record_index = record_index
+        self.record = self.record_index = record_index
         self.type_id = type_id
-        self.record = record
+        self.record_name = record_name
+        self.field = None
+        self.message = text
         self.partial = partial
 
 
 def _data(raw: Mapping[str, Any]) -> Optional[TimeseriesData]:
     if raw["header"] is None:
         return None
+    from logspec import _need
+
+    np = _need("numpy", "logspec.usvlog.read_timeseries_bin")
     magic, schema, endianness, t0 = raw["header"]
     records: Dict[str, Dict[str, np.ndarray]] = {}
     counts: Dict[str, int] = {}
@@ -128,7 +138,7 @@ def read_timeseries_bin(
     ``record_layouts`` (upstream's table of ``struct`` formats) is not taken: passing one raises
     ``NotImplementedError``.
 
-    Raises ``TimeseriesReadError`` (a ``ValueError``) for a bad header, a truncated record or a
+    Raises ``TimeseriesReadError`` (a ``ValueError`` and a :class:`logspec.DecodeError`) for a bad header, a truncated record or a
     payload of the wrong length, with the byte offset, record index and type, and the complete
     records before the fault in ``.partial``; ``OSError`` when the file cannot be read.
     """
@@ -144,7 +154,7 @@ def read_timeseries_bin(
     if err is not None:
         raise TimeseriesReadError(
             err["message"], path=path, offset=err["offset"], record_index=err["record_index"],
-            type_id=err["type_id"], record=err["record"], partial=data,
+            type_id=err["type_id"], record_name=err["record"], partial=data,
         )
     assert data is not None
     return data

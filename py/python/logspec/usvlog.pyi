@@ -7,6 +7,8 @@ from typing import Any, Dict, Mapping, Optional, Tuple, Type, Union
 
 import numpy as np
 
+from logspec._logspec import DecodeError
+
 _Path = Union[str, PathLike[str]]
 
 class TimeseriesHeader:
@@ -35,12 +37,21 @@ class TimeseriesData:
         unknown_records: Tuple[UnknownRecord, ...],
     ) -> None: ...
 
-class TimeseriesReadError(ValueError):
+class TimeseriesReadError(DecodeError, ValueError):
+    """A `logspec.DecodeError` and a `ValueError` (upstream's class): `file`/`path`, `offset`
+    (where the failing header or record starts), `record`/`record_index` (its 0-based index,
+    None for the file header), `type_id` and `record_name` (its type), `message`, and `partial`
+    (the complete records before the fault)."""
+
+    file: str
     path: str
     offset: int
+    record: Optional[int]
     record_index: Optional[int]
     type_id: Optional[int]
-    record: Optional[str]
+    record_name: Optional[str]
+    field: None
+    message: str
     partial: Optional[TimeseriesData]
 
 def read_timeseries_bin(

@@ -135,6 +135,13 @@ pub fn write_value_json(w: &mut crate::json::JsonWriter, name: Option<&str>, v: 
     write_value(w, name, v);
 }
 
+/// Writes a value into any [`crate::value::ValueSink`] with the conventions of
+/// [`write_value_json`], except that bytes are visited as bytes, for the sink to show (the JSON
+/// writer as hex; the Python package as `bytes`).
+pub fn write_value_sink(w: &mut (impl crate::value::ValueSink + ?Sized), name: Option<&str>, v: &Value) {
+    write_value(w, name, v);
+}
+
 /// The value as a [`crate::value::Value`] tree, for the tools that handle every format alike;
 /// the same conventions as [`write_value_json`].
 pub fn to_value(v: &Value) -> crate::value::Value {
@@ -145,7 +152,7 @@ pub fn to_value(v: &Value) -> crate::value::Value {
 
 /// Walks a value into any [`crate::value::ValueSink`] (the JSON writer, the value builder). Bytes
 /// are visited as bytes (JSON shows them as lowercase hex), so typed sinks keep them binary.
-fn write_value<W: crate::value::ValueSink>(w: &mut W, name: Option<&str>, v: &Value) {
+fn write_value<W: crate::value::ValueSink + ?Sized>(w: &mut W, name: Option<&str>, v: &Value) {
     macro_rules! array {
         ($w:expr, $name:expr, $items:expr, |$w2:ident, $x:ident| $body:expr) => {{
             let items = $items;

@@ -18,7 +18,7 @@ pub enum NegZero {
 /// give the payload as lowercase hex). A standard-typed payload that does not decode (a wrong
 /// length, a broken `string[]`, bad UTF-8) writes nothing and returns the error, so the caller
 /// can show the payload as invalid.
-pub fn write_value<W: ValueSink>(
+pub fn write_value<W: ValueSink + ?Sized>(
     w: &mut W,
     name: Option<&str>,
     entry: Option<&Entry>,

@@ -1,0 +1,131 @@
+"""Errors and warnings carry their place as attributes, taken from the engine's structured error
+(not read back out of its text), and say what the `logspec` command says: an exception's
+message is the command's last line on stderr, a warning's message each line before it, with
+`file`, `offset`, `record` and `field` where the engine knows them. The bytes are written here
+with Python's `struct` from the layouts of the USVLOG spec (docs/formats/usvlog.md), an
+independent reference for where each record starts."""
+
+from __future__ import annotations
+
+import struct
+import warnings
+from pathlib import Path
+
+import pytest
+
+import logspec
+
+from conftest import DATA, dump_run
+
+
+def header(t0=0, schema=1):
+    # magic, fw_model_schema, endianness (1: little), t0_us, 13 reserved bytes: 32 bytes.
+    return struct.pack("<6sIBQ13x", b"USVLOG", schema, 1, t0)
+
+
+def record(t, type_id, payload):
+    # t_us (u64), type (u16), len (u16), then the payload.
+    return struct.pack("<QHH", t, type_id, len(payload)) + payload
+
+
+GYRO = struct.pack("<2fB3x", 0.5, 0.25, 1)  # REC_SENSOR_GYRO (13): z_gyro, b_g_est, valid, 3 pad
+GYRO_AT = [32 + i * (12 + len(GYRO)) for i in range(3)]
+
+
+def test_a_bad_record_is_a_warning_with_its_place_then_an_error(tmp_path: Path, logspec_bin: str):
+    # Record #1 is a REC_SENSOR_GYRO one byte too long: skipped with a warning, the others kept,
+    # and the read ends with a DecodeError that counts it.
+    p = tmp_path / "bad_gyro.usvlog"
+    p.write_bytes(header() + record(1, 13, GYRO) + record(2, 13, GYRO + b"\0") + record(3, 13, GYRO))
+    expected, status, notes = dump_run(logspec_bin, p)
+    assert status == 1 and len(notes) == 2, notes
+    got = []
+    with pytest.warns(logspec.LogspecWarning) as caught:
+        with pytest.raises(logspec.DecodeError) as info:
+            for r in logspec.open(p):
+                got.append(r)
+    assert [r["t_us"] for r in got] == [r["t_us"] for r in expected] == [1, 3]
+    [w] = [w.message for w in caught]
+    assert str(w) == w.message == notes[0]
+    assert (w.file, w.offset, w.record) == (str(p), GYRO_AT[1], 1)
+    assert w.field is not None and w.field.startswith("REC_SENSOR_GYRO"), w.field
+    assert w.field in str(w)
+    e = info.value
+    assert str(e) == e.message == notes[1]
+    assert e.file == str(p) and e.offset is None and e.record is None
+
+
+@pytest.mark.parametrize("keep", [GYRO_AT[2] + 5, GYRO_AT[2] + 12 + 3])
+def test_a_cut_record_names_its_offset_and_index(tmp_path: Path, logspec_bin: str, keep: int):
+    # Cut inside record #2's payload, then inside its header.
+    p = tmp_path / "cut.usvlog"
+    p.write_bytes((header() + record(1, 13, GYRO) + record(2, 13, GYRO) + record(3, 13, GYRO))[:keep])
+    _, status, notes = dump_run(logspec_bin, p)
+    assert status == 1
+    with pytest.raises(logspec.DecodeError) as info:
+        list(logspec.open(p))
+    e = info.value
+    assert (e.file, e.offset, e.record) == (str(p), GYRO_AT[2], 2)
+    assert str(e) == e.message == notes[-1]
+    # The same error through the tables, and as a warning with on_error="warn".
+    with pytest.raises(logspec.DecodeError) as info:
+        logspec.open(p).tables()
+    assert (info.value.offset, info.value.record, str(info.value)) == (e.offset, e.record, str(e))
+    with pytest.warns(logspec.LogspecWarning) as caught:
+        assert len(list(logspec.open(p).records(on_error="warn"))) == 2
+    [w] = [w.message for w in caught]
+    assert w.error is not None and (w.offset, w.record, w.file) == (e.offset, e.record, e.file)
+
+
+SAMPLES = [
+    DATA / "usvlog" / "step.usvlog",
+    DATA / "rlog" / "akit_v1.8.1_robotlog.rlog",
+    DATA / "wpilog" / "gen_wpilib_structs.wpilog",
+    DATA / "carla" / "878-supp-mat_crash.log",
+    DATA / "rosbag" / "test_none.bag",
+]
+
+
+@pytest.mark.parametrize("src", SAMPLES, ids=lambda p: p.name)
+def test_every_format_says_what_the_command_says(src: Path, tmp_path: Path, logspec_bin: str):
+    cut = tmp_path / f"cut_{src.name}"
+    data = src.read_bytes()
+    cut.write_bytes(data[: len(data) * 2 // 3])
+    _, status, notes = dump_run(logspec_bin, cut)
+    assert status == 1
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(logspec.LogspecError) as info:
+            for _ in logspec.open(cut):
+                pass
+    e = info.value
+    assert [str(w.message) for w in caught] + [str(e)] == notes
+    assert isinstance(e, logspec.DecodeError) and e.file == str(cut)
+    assert e.offset is not None and f"byte {e.offset}" in str(e), str(e)
+
+
+def test_format_and_filter_errors_are_structured(tmp_path: Path):
+    p = tmp_path / "notes.txt"
+    p.write_text("hello, not a log\n")
+    with pytest.raises(logspec.FormatError) as info:
+        logspec.open(p)
+    assert info.value.file == str(p) and info.value.message == str(info.value)
+    log = logspec.open(DATA / "usvlog" / "step.usvlog")
+    for call in (lambda: list(log.records("REC_NOPE")), lambda: log.tables("REC_NOPE"),
+                 lambda: list(log.records(since=1e6))):
+        with pytest.raises(logspec.FilterError) as info:
+            call()
+        assert info.value.file == log.path and info.value.offset is None
+
+
+def test_warnings_can_be_errors():
+    # A bag without an index: the command notes it on stderr; the package warns, and a filter
+    # that turns warnings into errors stops the loop there.
+    bag = DATA / "rosbag" / "gen_roslz4_unindexed.bag"
+    with pytest.warns(logspec.LogspecWarning, match="no index"):
+        assert sum(1 for _ in logspec.open(bag)) > 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", logspec.LogspecWarning)
+        with pytest.raises(logspec.LogspecWarning) as info:
+            list(logspec.open(bag))
+    assert info.value.file == str(bag) and isinstance(info.value, UserWarning)
