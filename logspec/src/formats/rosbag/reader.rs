@@ -39,6 +39,11 @@ pub struct ChunkInfo {
     pub stored: u64,
     /// File offset of the chunk's stored data (after its record header).
     pub data_pos: u64,
+    /// Whether the chunk's messages are stored in time order (record time, ties by connection
+    /// id), so that time order reads them in one walk. For an indexed bag this is what the index
+    /// data records after the chunk say (false when they are missing or disagree with the chunk
+    /// info); for a scanned bag, what its records showed. The walk checks it as it goes.
+    pub in_order: bool,
 }
 
 /// Where a linear scan stopped before the end of the file, and why.
@@ -264,6 +269,7 @@ impl<R: Source> Bag<R> {
             at = next;
         }
         let mut seen = BTreeSet::new();
+        let mut scratch = Vec::new();
         for _ in 0..self.chunk_count {
             let (op, fields, data, next) = self.read_record(at)?;
             let ctx = Ctx { offset: at, op: Some(op), chunk: None };
@@ -292,11 +298,75 @@ impl<R: Source> Bag<R> {
                 continue;
             }
             let (compression, size, stored, data_pos) = self.chunk_header(pos)?;
-            self.chunks.push(ChunkInfo { pos, start, end, counts, compression, size, stored, data_pos });
+            let mut info = ChunkInfo { pos, start, end, counts, compression, size, stored, data_pos, in_order: false };
+            // Index data that cannot be read or does not match the chunk info only costs the
+            // one-walk path: the chunk is then sorted from its records.
+            info.in_order = self.index_in_order(&info, &mut scratch).unwrap_or(false);
+            self.chunks.push(info);
             at = next;
         }
         self.chunks.sort_by_key(|c| c.pos);
         Ok(())
+    }
+
+    /// Whether the index data records after a chunk (one per connection of its chunk info, each
+    /// `count` x (time, offset) in file order) list its messages in time order: merged by
+    /// offset, their (time, connection) never decrease. `Ok(false)` when the records are not
+    /// there or do not match the chunk info (counts, connections, times inside its span, offsets
+    /// inside the chunk and rising). `entries` is scratch space, bounded by the records' size.
+    fn index_in_order(&mut self, info: &ChunkInfo, entries: &mut Vec<(Time, u32)>) -> Result<bool, BagError> {
+        use std::cmp::Reverse;
+        entries.clear();
+        // Per connection: its id and where its entries start in `entries`.
+        let mut lists: Vec<(u32, usize)> = Vec::with_capacity(info.counts.len());
+        let mut at = info.data_pos + info.stored;
+        for _ in 0..info.counts.len() {
+            let (op, fields, data, next) = self.read_record(at)?;
+            let ctx = Ctx { offset: at, op: Some(op), chunk: None };
+            if op != record::OP_INDEX_DATA {
+                return Ok(false);
+            }
+            let f = fields.borrow();
+            let (ver, conn, count) = (f.u32("ver", &ctx)?, f.u32("conn", &ctx)?, f.u32("count", &ctx)?);
+            let listed = info.counts.get(&conn).copied();
+            if ver != 1
+                || listed != Some(count)
+                || lists.iter().any(|(c, _)| *c == conn)
+                || data.len() as u64 != u64::from(count) * record::INDEX_ENTRY as u64
+            {
+                return Ok(false);
+            }
+            lists.push((conn, entries.len()));
+            let mut last: Option<u32> = None;
+            for (time, offset) in record::index_entries(&data) {
+                if time < info.start || time > info.end || offset >= info.size || last.is_some_and(|l| offset <= l) {
+                    return Ok(false);
+                }
+                last = Some(offset);
+                entries.push((time, offset));
+            }
+            at = next;
+        }
+        // Merge the lists by offset (a heap of each list's next entry).
+        let ends: Vec<usize> = lists.iter().skip(1).map(|l| l.1).chain([entries.len()]).collect();
+        let mut heap: std::collections::BinaryHeap<Reverse<(u32, usize, usize)>> = lists
+            .iter()
+            .enumerate()
+            .filter(|(l, (_, from))| *from < ends[*l])
+            .map(|(l, (_, from))| Reverse((entries[*from].1, l, *from)))
+            .collect();
+        let mut last: Option<(Time, u32)> = None;
+        while let Some(Reverse((_, l, i))) = heap.pop() {
+            let key = (entries[i].0, lists[l].0);
+            if last.is_some_and(|k| k > key) {
+                return Ok(false);
+            }
+            last = Some(key);
+            if i + 1 < ends[l] {
+                heap.push(Reverse((entries[i + 1].1, l, i + 1)));
+            }
+        }
+        Ok(true)
     }
 
     /// The compression, uncompressed size, stored size and data offset of the chunk record at
@@ -372,9 +442,11 @@ impl<R: Source> Bag<R> {
                     size,
                     stored,
                     data_pos,
+                    in_order: true,
                 };
                 let bytes = self.raw_chunk(&info)?.decompress()?;
                 let mut times: Option<(Time, Time)> = None;
+                let mut last: Option<(Time, u32)> = None;
                 let mut walk = || -> Result<(), BagError> {
                     for r in Records::new(&bytes, at) {
                         let r = r?;
@@ -391,6 +463,8 @@ impl<R: Source> Bag<R> {
                                 let (conn, t) = (f.u32("conn", &rctx)?, f.time("time", &rctx)?);
                                 *info.counts.entry(conn).or_default() += 1;
                                 times = Some(times.map_or((t, t), |(a, b)| (a.min(t), b.max(t))));
+                                info.in_order &= last.is_none_or(|k| k <= (t, conn));
+                                last = Some((t, conn));
                             }
                             _ => {}
                         }
@@ -488,6 +562,10 @@ impl Plan<'_> {
                 if self.order == Order::File {
                     return emit_file_order(pos, &bytes, wanted, f);
                 }
+                if group.is_empty() && self.group_end[i] == i + 1 && self.list[i].in_order {
+                    // A chunk alone in its group whose messages are stored in time order: one walk.
+                    return emit_in_order(pos, &bytes, wanted, f);
+                }
                 group.push((pos, bytes));
                 if self.group_end[i] == i + 1 {
                     let r = emit_time_order(&group, wanted, f);
@@ -537,6 +615,44 @@ fn emit_file_order<E: From<BagError>>(
     Ok(())
 }
 
+/// Every message of one chunk whose messages are stored in time order (its [`ChunkInfo::in_order`]),
+/// as stored, in one walk: what [`emit_time_order`] gives for it. Each message is checked against
+/// the one before; should one be older (an index that does not match its chunk), it and the
+/// rest of the chunk are sorted among themselves and handed out, then the mismatch is returned.
+fn emit_in_order<E: From<BagError>>(
+    pos: u64,
+    bytes: &[u8],
+    wanted: &impl Fn(&u32) -> bool,
+    f: &mut impl FnMut(Message<'_>) -> Result<(), E>,
+) -> Result<(), E> {
+    let mut last: Option<(Time, u32)> = None;
+    let mut records = Records::new(bytes, pos);
+    for r in records.by_ref() {
+        let Some(m) = message(r?, pos)? else { continue };
+        if !wanted(&m.conn) {
+            continue;
+        }
+        if let Some((time, conn)) = last.filter(|k| *k > (m.time, m.conn)) {
+            let mismatch = BagError::at(
+                pos,
+                format!(
+                    "in the chunk, at byte {} of its data: message record (connection {}, time {}.{:09}) is older than \
+                     the message before it (connection {conn}, time {}.{:09}), although the bag's index lists the \
+                     chunk's messages in time order: the index does not match the chunk; every message of the chunk was \
+                     read, those from this record on in time order among themselves",
+                    m.offset, m.conn, m.time.sec, m.time.nsec, time.sec, time.nsec
+                ),
+            );
+            // This record and the rest of the chunk, sorted as a group of their own.
+            emit_sorted([(pos, records)], Some(m), wanted, f)?;
+            return Err(mismatch.into());
+        }
+        last = Some((m.time, m.conn));
+        f(m)?;
+    }
+    Ok(())
+}
+
 /// Every message of a group of chunks, by (time, connection, file position). Records before a
 /// bad one in the group are still emitted, then the fault is returned.
 fn emit_time_order<E: From<BagError>>(
@@ -544,11 +660,22 @@ fn emit_time_order<E: From<BagError>>(
     wanted: &impl Fn(&u32) -> bool,
     f: &mut impl FnMut(Message<'_>) -> Result<(), E>,
 ) -> Result<(), E> {
-    let mut msgs: Vec<Message<'_>> = Vec::new();
+    emit_sorted(group.iter().map(|(pos, bytes)| (*pos, Records::new(bytes, *pos))), None, wanted, f)
+}
+
+/// `first` and the messages of each chunk's remaining records, by (time, connection, file
+/// position). Records before a bad one are still emitted, then the fault is returned.
+fn emit_sorted<'b, E: From<BagError>>(
+    chunks: impl IntoIterator<Item = (u64, Records<'b>)>,
+    first: Option<Message<'b>>,
+    wanted: &impl Fn(&u32) -> bool,
+    f: &mut impl FnMut(Message<'_>) -> Result<(), E>,
+) -> Result<(), E> {
+    let mut msgs: Vec<Message<'b>> = first.into_iter().collect();
     let mut fault = None;
-    'chunks: for (pos, bytes) in group {
-        for r in Records::new(bytes, *pos) {
-            match r.and_then(|r| message(r, *pos)) {
+    'chunks: for (pos, records) in chunks {
+        for r in records {
+            match r.and_then(|r| message(r, pos)) {
                 Ok(Some(m)) if wanted(&m.conn) => msgs.push(m),
                 Ok(_) => {}
                 Err(e) => {
