@@ -556,13 +556,16 @@ fn time_order_is_the_index_order_of_the_rosbag_crate() {
 fn chunks_in_time_order_are_known_from_the_index_and_from_a_scan() {
     let bytes = std::fs::read(bag_path("gen_unsorted")).unwrap();
     let in_order = [true, false, true, true, true, false, true, true];
-    let bag = Bag::open(Cursor::new(&bytes[..])).unwrap();
+    let mut bag = Bag::open(Cursor::new(&bytes[..])).unwrap();
     assert!(bag.indexed);
-    assert_eq!(bag.chunks.iter().map(|c| c.in_order).collect::<Vec<_>>(), in_order);
+    assert!(bag.chunks.iter().all(|c| c.in_order.is_none()), "read when asked");
+    assert_eq!((0..8).map(|i| bag.in_order(i)).collect::<Vec<_>>(), in_order);
+    let mut bag = Bag::open(std::fs::File::open(bag_path("gen_unsorted")).unwrap()).unwrap();
+    assert_eq!((0..8).map(|i| bag.in_order(i)).collect::<Vec<_>>(), in_order, "read through `Read`");
     let unindexed = without_index(&bytes);
     let mut bag = Bag::open(Cursor::new(&unindexed[..])).unwrap();
     assert!(!bag.indexed);
-    assert_eq!(bag.chunks.iter().map(|c| c.in_order).collect::<Vec<_>>(), in_order);
+    assert_eq!(bag.chunks.iter().map(|c| c.in_order.unwrap()).collect::<Vec<_>>(), in_order, "known from the scan");
     assert_eq!(our_order(&mut bag, None).unwrap(), crate_index_order(&bag_path("gen_unsorted")));
     let p = write_temp("gen_unsorted_unindexed.bag", &unindexed);
     let (code, ours, stderr) = dump(&[p.to_str().unwrap()]);
@@ -609,8 +612,8 @@ fn index_data_that_does_not_match_the_chunk_changes_nothing() {
     let data = find(&bytes, &[24, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0], at) + 4;
     outside[data] = 0;
     for (what, b) in [("wrong version", &wrong_version), ("entry outside the span", &outside)] {
-        let bag = Bag::open(Cursor::new(&b[..])).unwrap();
-        assert!(!bag.chunks[0].in_order, "{what}");
+        let mut bag = Bag::open(Cursor::new(&b[..])).unwrap();
+        assert!(!bag.in_order(0), "{what}");
         let p = write_temp(&format!("gen_unsorted_{}.bag", what.replace(' ', "_")), b);
         let (code, ours, stderr) = dump(&[p.to_str().unwrap()]);
         assert_eq!(code, 0, "{what}: {stderr}");
@@ -630,7 +633,7 @@ fn a_chunk_out_of_order_behind_an_index_in_order_is_read_whole_and_reported() {
     let at = find(&bytes, &time_field("time", 42), 0);
     b[at + 4 + 5] = 40;
     let mut bag = Bag::open(Cursor::new(&b[..])).unwrap();
-    assert!(bag.chunks[7].in_order, "the index still says so");
+    assert!(bag.in_order(7), "the index still says so");
     let (got, e) = our_order(&mut bag, None).unwrap_err();
     assert_eq!(got.len(), 25, "every message");
     let chunk_pos = bag.chunks[7].pos;

@@ -40,10 +40,10 @@ pub struct ChunkInfo {
     /// File offset of the chunk's stored data (after its record header).
     pub data_pos: u64,
     /// Whether the chunk's messages are stored in time order (record time, ties by connection
-    /// id), so that time order reads them in one walk. For an indexed bag this is what the index
-    /// data records after the chunk say (false when they are missing or disagree with the chunk
-    /// info); for a scanned bag, what its records showed. The walk checks it as it goes.
-    pub in_order: bool,
+    /// id), so that time order reads them in one walk (which checks it as it goes). For a
+    /// scanned bag, what its records showed; for an indexed bag, `None` until [`Bag::in_order`]
+    /// (or time order) reads the index data records after the chunk.
+    pub in_order: Option<bool>,
 }
 
 /// Where a linear scan stopped before the end of the file, and why.
@@ -269,7 +269,6 @@ impl<R: Source> Bag<R> {
             at = next;
         }
         let mut seen = BTreeSet::new();
-        let mut scratch = Vec::new();
         for _ in 0..self.chunk_count {
             let (op, fields, data, next) = self.read_record(at)?;
             let ctx = Ctx { offset: at, op: Some(op), chunk: None };
@@ -298,75 +297,52 @@ impl<R: Source> Bag<R> {
                 continue;
             }
             let (compression, size, stored, data_pos) = self.chunk_header(pos)?;
-            let mut info = ChunkInfo { pos, start, end, counts, compression, size, stored, data_pos, in_order: false };
-            // Index data that cannot be read or does not match the chunk info only costs the
-            // one-walk path: the chunk is then sorted from its records.
-            info.in_order = self.index_in_order(&info, &mut scratch).unwrap_or(false);
-            self.chunks.push(info);
+            let in_order = None;
+            self.chunks.push(ChunkInfo { pos, start, end, counts, compression, size, stored, data_pos, in_order });
             at = next;
         }
         self.chunks.sort_by_key(|c| c.pos);
         Ok(())
     }
 
-    /// Whether the index data records after a chunk (one per connection of its chunk info, each
-    /// `count` x (time, offset) in file order) list its messages in time order: merged by
-    /// offset, their (time, connection) never decrease. `Ok(false)` when the records are not
-    /// there or do not match the chunk info (counts, connections, times inside its span, offsets
-    /// inside the chunk and rising). `entries` is scratch space, bounded by the records' size.
-    fn index_in_order(&mut self, info: &ChunkInfo, entries: &mut Vec<(Time, u32)>) -> Result<bool, BagError> {
-        use std::cmp::Reverse;
-        entries.clear();
-        // Per connection: its id and where its entries start in `entries`.
-        let mut lists: Vec<(u32, usize)> = Vec::with_capacity(info.counts.len());
+    /// Whether chunk `i` of [`Bag::chunks`] stores its messages in time order (see
+    /// [`ChunkInfo::in_order`]). For an indexed bag this reads the index data records after the
+    /// chunk once: one per connection of its chunk info, each `count` x (time, offset), which
+    /// must match the chunk info (connections and counts, times inside its span, offsets inside
+    /// the chunk and rising); merged by offset, their (time, connection) must never decrease.
+    /// Index data that is missing or does not match gives `false`: the chunk is then sorted from
+    /// its records, as without an index.
+    pub fn in_order(&mut self, i: usize) -> bool {
+        if let Some(known) = self.chunks[i].in_order {
+            return known;
+        }
+        let info = &self.chunks[i];
+        let mut check = IndexCheck::new(info);
         let mut at = info.data_pos + info.stored;
-        for _ in 0..info.counts.len() {
-            let (op, fields, data, next) = self.read_record(at)?;
-            let ctx = Ctx { offset: at, op: Some(op), chunk: None };
-            if op != record::OP_INDEX_DATA {
-                return Ok(false);
-            }
-            let f = fields.borrow();
-            let (ver, conn, count) = (f.u32("ver", &ctx)?, f.u32("conn", &ctx)?, f.u32("count", &ctx)?);
-            let listed = info.counts.get(&conn).copied();
-            if ver != 1
-                || listed != Some(count)
-                || lists.iter().any(|(c, _)| *c == conn)
-                || data.len() as u64 != u64::from(count) * record::INDEX_ENTRY as u64
-            {
-                return Ok(false);
-            }
-            lists.push((conn, entries.len()));
-            let mut last: Option<u32> = None;
-            for (time, offset) in record::index_entries(&data) {
-                if time < info.start || time > info.end || offset >= info.size || last.is_some_and(|l| offset <= l) {
-                    return Ok(false);
+        let n = info.counts.len();
+        let walked = (|| -> Result<bool, BagError> {
+            if let Some(file) = self.src.lend() {
+                let rest = usize::try_from(at).ok().and_then(|a| file.get(a..)).unwrap_or_default();
+                for r in Records::new(rest, at).take(n) {
+                    let r = r?;
+                    if !check.add(r.header, r.data, at + r.offset as u64)? {
+                        return Ok(false);
+                    }
                 }
-                last = Some(offset);
-                entries.push((time, offset));
+            } else {
+                for _ in 0..n {
+                    let (_, fields, data, next) = self.read_record(at)?;
+                    if !check.add(&fields.bytes, &data, at)? {
+                        return Ok(false);
+                    }
+                    at = next;
+                }
             }
-            at = next;
-        }
-        // Merge the lists by offset (a heap of each list's next entry).
-        let ends: Vec<usize> = lists.iter().skip(1).map(|l| l.1).chain([entries.len()]).collect();
-        let mut heap: std::collections::BinaryHeap<Reverse<(u32, usize, usize)>> = lists
-            .iter()
-            .enumerate()
-            .filter(|(l, (_, from))| *from < ends[*l])
-            .map(|(l, (_, from))| Reverse((entries[*from].1, l, *from)))
-            .collect();
-        let mut last: Option<(Time, u32)> = None;
-        while let Some(Reverse((_, l, i))) = heap.pop() {
-            let key = (entries[i].0, lists[l].0);
-            if last.is_some_and(|k| k > key) {
-                return Ok(false);
-            }
-            last = Some(key);
-            if i + 1 < ends[l] {
-                heap.push(Reverse((entries[i + 1].1, l, i + 1)));
-            }
-        }
-        Ok(true)
+            Ok(check.finish())
+        })();
+        let known = walked.unwrap_or(false);
+        self.chunks[i].in_order = Some(known);
+        known
     }
 
     /// The compression, uncompressed size, stored size and data offset of the chunk record at
@@ -442,7 +418,7 @@ impl<R: Source> Bag<R> {
                     size,
                     stored,
                     data_pos,
-                    in_order: true,
+                    in_order: Some(true),
                 };
                 let bytes = self.raw_chunk(&info)?.decompress()?;
                 let mut times: Option<(Time, Time)> = None;
@@ -463,7 +439,9 @@ impl<R: Source> Bag<R> {
                                 let (conn, t) = (f.u32("conn", &rctx)?, f.time("time", &rctx)?);
                                 *info.counts.entry(conn).or_default() += 1;
                                 times = Some(times.map_or((t, t), |(a, b)| (a.min(t), b.max(t))));
-                                info.in_order &= last.is_none_or(|k| k <= (t, conn));
+                                if last.is_some_and(|k| k > (t, conn)) {
+                                    info.in_order = Some(false);
+                                }
                                 last = Some((t, conn));
                             }
                             _ => {}
@@ -522,6 +500,15 @@ impl<R: Source> Bag<R> {
             group_end.extend(std::iter::repeat(j).take(j - i));
             i = j;
         }
+        // A chunk alone in its group is read in one walk when its messages are stored in time
+        // order.
+        for i in 0..list.len() {
+            if order == Order::Time && group_end[i] == i + 1 && (i == 0 || group_end[i - 1] == i) {
+                if let Ok(j) = self.chunks.binary_search_by_key(&list[i].pos, |c| c.pos) {
+                    list[i].in_order = Some(self.in_order(j));
+                }
+            }
+        }
         let compressed = list.iter().any(|c| c.compression != Compression::None);
         let plan = Plan { list: &list, group_end: &group_end, order, compressed };
         if let Some(file) = self.src.lend() {
@@ -562,7 +549,7 @@ impl Plan<'_> {
                 if self.order == Order::File {
                     return emit_file_order(pos, &bytes, wanted, f);
                 }
-                if group.is_empty() && self.group_end[i] == i + 1 && self.list[i].in_order {
+                if group.is_empty() && self.group_end[i] == i + 1 && self.list[i].in_order == Some(true) {
                     // A chunk alone in its group whose messages are stored in time order: one walk.
                     return emit_in_order(pos, &bytes, wanted, f);
                 }
@@ -719,6 +706,86 @@ fn connection(header: &Fields<'_>, data: &[u8], ctx: &Ctx) -> Result<Connection,
         latching: text("latching"),
         offset: ctx.offset,
     })
+}
+
+/// The check of [`Bag::in_order`] over a chunk's index data records, fed one record at a time.
+struct IndexCheck {
+    start: Time,
+    end: Time,
+    size: u32,
+    /// The chunk info's message count per connection not seen yet.
+    counts: BTreeMap<u32, u32>,
+    /// Every entry read, (time, offset), one connection after the other.
+    entries: Vec<(Time, u32)>,
+    /// Per connection: its id and where its entries start in `entries`.
+    lists: Vec<(u32, usize)>,
+}
+
+impl IndexCheck {
+    fn new(info: &ChunkInfo) -> Self {
+        IndexCheck {
+            start: info.start,
+            end: info.end,
+            size: info.size,
+            counts: info.counts.clone(),
+            entries: Vec::new(),
+            lists: Vec::with_capacity(info.counts.len()),
+        }
+    }
+
+    /// Takes one index data record (its header and data; `at` its offset, for errors); `false`
+    /// when it does not match the chunk info.
+    fn add(&mut self, header: &[u8], data: &[u8], at: u64) -> Result<bool, BagError> {
+        let f = Fields::parse(header, at)?;
+        let ctx = Ctx { offset: at, op: None, chunk: None };
+        if f.op(&ctx)? != record::OP_INDEX_DATA {
+            return Ok(false);
+        }
+        let (ver, conn, count) = (f.u32("ver", &ctx)?, f.u32("conn", &ctx)?, f.u32("count", &ctx)?);
+        if ver != 1
+            // Each connection of the chunk info once (taken out as it is seen).
+            || self.counts.remove(&conn) != Some(count)
+            || data.len() as u64 != u64::from(count) * record::INDEX_ENTRY as u64
+        {
+            return Ok(false);
+        }
+        self.lists.push((conn, self.entries.len()));
+        let mut last: Option<u32> = None;
+        for (time, offset) in record::index_entries(data) {
+            if time < self.start || time > self.end || offset >= self.size || last.is_some_and(|l| offset <= l) {
+                return Ok(false);
+            }
+            last = Some(offset);
+            self.entries.push((time, offset));
+        }
+        Ok(true)
+    }
+
+    /// Whether the entries, merged by offset (a heap of each connection's next entry), never
+    /// decrease in (time, connection).
+    fn finish(self) -> bool {
+        use std::cmp::Reverse;
+        let IndexCheck { entries, lists, .. } = self;
+        let ends: Vec<usize> = lists.iter().skip(1).map(|l| l.1).chain([entries.len()]).collect();
+        let mut heap: std::collections::BinaryHeap<Reverse<(u32, usize, usize)>> = lists
+            .iter()
+            .enumerate()
+            .filter(|(l, (_, from))| *from < ends[*l])
+            .map(|(l, (_, from))| Reverse((entries[*from].1, l, *from)))
+            .collect();
+        let mut last: Option<(Time, u32)> = None;
+        while let Some(Reverse((_, l, i))) = heap.pop() {
+            let key = (entries[i].0, lists[l].0);
+            if last.is_some_and(|k| k > key) {
+                return false;
+            }
+            last = Some(key);
+            if i + 1 < ends[l] {
+                heap.push(Reverse((entries[i + 1].1, l, i + 1)));
+            }
+        }
+        true
+    }
 }
 
 /// Header bytes with their parsed fields (which borrow them).
