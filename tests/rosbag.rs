@@ -650,3 +650,24 @@ fn a_chunk_out_of_order_behind_an_index_in_order_is_read_whole_and_reported() {
     assert!(stderr.contains(&format!("byte {chunk_pos}")) && stderr.contains("does not match the chunk"), "{stderr}");
     assert_eq!(ours.len(), 3 + 25, "the connections and every message");
 }
+
+/// What the index says of each chunk (in time order or not) is what its records say: every
+/// indexed bag against a scan of the same bag without its index (few connections per chunk, and
+/// many: `test_none.bag` has 15 in its one chunk).
+#[test]
+fn the_index_says_what_the_records_say() {
+    let mut many = false;
+    for stem in INDEXED {
+        let bytes = std::fs::read(bag_path(stem)).unwrap();
+        let mut indexed = Bag::open(Cursor::new(&bytes[..])).unwrap();
+        let unindexed = without_index(&bytes);
+        let scanned = Bag::open(Cursor::new(&unindexed[..])).unwrap();
+        assert!(indexed.indexed && !scanned.indexed && scanned.stop.is_none(), "{stem}");
+        assert_eq!(indexed.chunks.len(), scanned.chunks.len(), "{stem}");
+        for (i, c) in scanned.chunks.iter().enumerate() {
+            many |= c.counts.len() > 8;
+            assert_eq!(Some(indexed.in_order(i)), c.in_order, "{stem}: chunk {i}");
+        }
+    }
+    assert!(many, "a chunk with many connections");
+}

@@ -761,27 +761,47 @@ impl IndexCheck {
         Ok(true)
     }
 
-    /// Whether the entries, merged by offset (a heap of each connection's next entry), never
-    /// decrease in (time, connection).
+    /// Whether the entries, merged by offset, never decrease in (time, connection). The next
+    /// entry in offset order is the least of each connection's next one: found by looking at each
+    /// for the few connections of a chunk as recorders write them, through a heap for many.
     fn finish(self) -> bool {
         use std::cmp::Reverse;
+        /// Up to this many connections, a linear look beats the heap.
+        const LINEAR: usize = 8;
         let IndexCheck { entries, lists, .. } = self;
         let ends: Vec<usize> = lists.iter().skip(1).map(|l| l.1).chain([entries.len()]).collect();
-        let mut heap: std::collections::BinaryHeap<Reverse<(u32, usize, usize)>> = lists
-            .iter()
-            .enumerate()
-            .filter(|(l, (_, from))| *from < ends[*l])
-            .map(|(l, (_, from))| Reverse((entries[*from].1, l, *from)))
-            .collect();
+        let mut next: Vec<usize> = lists.iter().map(|l| l.1).collect();
         let mut last: Option<(Time, u32)> = None;
-        while let Some(Reverse((_, l, i))) = heap.pop() {
+        let mut take = |l: usize, i: usize| {
             let key = (entries[i].0, lists[l].0);
-            if last.is_some_and(|k| k > key) {
+            let ok = last.is_none_or(|k| k <= key);
+            last = Some(key);
+            ok
+        };
+        if lists.len() <= LINEAR {
+            loop {
+                let mut least: Option<(u32, usize)> = None;
+                for (l, (&i, &end)) in next.iter().zip(&ends).enumerate() {
+                    if i < end && least.is_none_or(|(o, _)| entries[i].1 < o) {
+                        least = Some((entries[i].1, l));
+                    }
+                }
+                let Some((_, l)) = least else { return true };
+                if !take(l, next[l]) {
+                    return false;
+                }
+                next[l] += 1;
+            }
+        }
+        let mut heap: std::collections::BinaryHeap<Reverse<(u32, usize)>> =
+            (0..lists.len()).filter(|&l| next[l] < ends[l]).map(|l| Reverse((entries[next[l]].1, l))).collect();
+        while let Some(Reverse((_, l))) = heap.pop() {
+            if !take(l, next[l]) {
                 return false;
             }
-            last = Some(key);
-            if i + 1 < ends[l] {
-                heap.push(Reverse((entries[i + 1].1, l, i + 1)));
+            next[l] += 1;
+            if next[l] < ends[l] {
+                heap.push(Reverse((entries[next[l]].1, l)));
             }
         }
         true
