@@ -27,7 +27,7 @@ use logspec::json::JsonWriter;
 use logspec::runtime::{Decode, Visit};
 use serde_json::Value as Json;
 
-const BAGS: [&str; 7] = [
+const BAGS: [&str; 8] = [
     "test_none",
     "test_bz2",
     "test_lz4",
@@ -35,6 +35,7 @@ const BAGS: [&str; 7] = [
     "test_truncated",
     "rosbagjs-example",
     "rosbagjs-example-bz2",
+    "gen_unsorted",
 ];
 
 fn bag_path(stem: &str) -> String {
@@ -476,4 +477,200 @@ fn count(bytes: &[u8]) -> usize {
         Ok(())
     });
     n
+}
+
+/// Indexed bags, for the time-order tests.
+const INDEXED: [&str; 6] =
+    ["test_none", "test_bz2", "test_lz4", "rosbagjs-example", "rosbagjs-example-bz2", "gen_unsorted"];
+
+/// (time in ns, connection, chunk number, offset, data) of every message of a bag, in time
+/// order as the `rosbag` crate's reading of the index gives it: every index data record's
+/// entries, each message record read by the crate at its offset, merged by (time, connection,
+/// file position).
+fn crate_index_order(path: &str) -> Vec<(u64, u32, usize, u32, Vec<u8>)> {
+    let bag = rosbag::RosBag::new(path).unwrap();
+    let mut chunks = Vec::new();
+    let mut out = Vec::new();
+    for r in bag.chunk_records() {
+        match r.unwrap() {
+            rosbag::ChunkRecord::Chunk(c) => chunks.push(c),
+            rosbag::ChunkRecord::IndexData(ix) => {
+                let n = chunks.len() - 1;
+                for e in ix.entries() {
+                    let mut msgs = chunks[n].messages();
+                    msgs.seek(e.offset).unwrap();
+                    let Some(Ok(rosbag::MessageRecord::MessageData(m))) = msgs.next() else {
+                        panic!("{path}: no message at offset {} of chunk {n}", e.offset)
+                    };
+                    assert_eq!((m.conn_id, m.time), (ix.conn_id, e.time), "{path}: the index matches the record");
+                    out.push((e.time, ix.conn_id, n, e.offset, m.data.to_vec()));
+                }
+            }
+        }
+    }
+    out.sort_by_key(|m| (m.0, m.1, m.2, m.3));
+    out
+}
+
+/// The same facts from logspec's time order over `bag`; `chunks` are the chunk file offsets in
+/// file order (to number them as the crate does).
+fn our_order<R: logspec::formats::rosbag::Source>(
+    bag: &mut Bag<R>,
+    conns: Option<&std::collections::BTreeSet<u32>>,
+) -> Result<Vec<(u64, u32, usize, u32, Vec<u8>)>, (Vec<(u64, u32, usize, u32, Vec<u8>)>, BagError)> {
+    let positions: Vec<u64> = bag.chunks.iter().map(|c| c.pos).collect();
+    let mut out = Vec::new();
+    let r = bag.for_each_message(Order::Time, conns, |m| -> Result<(), BagError> {
+        let n = positions.iter().position(|p| *p == m.chunk_pos).expect("a listed chunk");
+        out.push((m.time.as_nanos(), m.conn, n, m.offset as u32, m.data.to_vec()));
+        Ok(())
+    });
+    match r {
+        Ok(()) => Ok(out),
+        Err(e) => Err((out, e)),
+    }
+}
+
+/// Time order is the order of the bag's index, read by an independent reader (the `rosbag`
+/// crate), on every indexed bag: read from a file and from memory (where uncompressed chunks are
+/// lent in place), and for a subset of the connections.
+#[test]
+fn time_order_is_the_index_order_of_the_rosbag_crate() {
+    for stem in INDEXED {
+        let path = bag_path(stem);
+        let reference = crate_index_order(&path);
+        let mut bag = Bag::open(std::fs::File::open(&path).unwrap()).unwrap();
+        assert!(bag.indexed, "{stem}");
+        assert_eq!(our_order(&mut bag, None).unwrap(), reference, "{stem}: read from the file");
+        let bytes = std::fs::read(&path).unwrap();
+        let mut bag = Bag::open(Cursor::new(&bytes[..])).unwrap();
+        assert_eq!(our_order(&mut bag, None).unwrap(), reference, "{stem}: lent from memory");
+        let some: std::collections::BTreeSet<u32> = bag.connections.keys().copied().step_by(2).collect();
+        let subset: Vec<_> = reference.iter().filter(|m| some.contains(&m.1)).cloned().collect();
+        assert_eq!(our_order(&mut bag, Some(&some)).unwrap(), subset, "{stem}: connections {some:?}");
+    }
+}
+
+/// `gen_unsorted.bag` holds chunks whose messages are out of time order, chunks whose spans
+/// overlap or touch, and ties stored with descending connection ids; only the chunks in order
+/// and alone in their group are read in one walk. The index says which are in order, and so
+/// does a scan of the same bag without its index.
+#[test]
+fn chunks_in_time_order_are_known_from_the_index_and_from_a_scan() {
+    let bytes = std::fs::read(bag_path("gen_unsorted")).unwrap();
+    let in_order = [true, false, true, true, true, false, true, true];
+    let mut bag = Bag::open(Cursor::new(&bytes[..])).unwrap();
+    assert!(bag.indexed);
+    assert!(bag.chunks.iter().all(|c| c.in_order.is_none()), "read when asked");
+    assert_eq!((0..8).map(|i| bag.in_order(i)).collect::<Vec<_>>(), in_order);
+    let mut bag = Bag::open(std::fs::File::open(bag_path("gen_unsorted")).unwrap()).unwrap();
+    assert_eq!((0..8).map(|i| bag.in_order(i)).collect::<Vec<_>>(), in_order, "read through `Read`");
+    let unindexed = without_index(&bytes);
+    let mut bag = Bag::open(Cursor::new(&unindexed[..])).unwrap();
+    assert!(!bag.indexed);
+    assert_eq!(bag.chunks.iter().map(|c| c.in_order.unwrap()).collect::<Vec<_>>(), in_order, "known from the scan");
+    assert_eq!(our_order(&mut bag, None).unwrap(), crate_index_order(&bag_path("gen_unsorted")));
+    let p = write_temp("gen_unsorted_unindexed.bag", &unindexed);
+    let (code, ours, stderr) = dump(&[p.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("no index"), "{stderr}");
+    assert_lines_eq(&ours, &expected("gen_unsorted"));
+}
+
+/// The bag with `index_pos` set to 0 (as a killed recorder leaves it): read by a scan.
+fn without_index(bytes: &[u8]) -> Vec<u8> {
+    let mut b = bytes.to_vec();
+    let at = find(&b, b"index_pos=", 0) + "index_pos=".len();
+    b[at..at + 8].fill(0);
+    b
+}
+
+fn find(hay: &[u8], needle: &[u8], from: usize) -> usize {
+    from + hay[from..].windows(needle.len()).position(|w| w == needle).expect("found")
+}
+
+/// A `time` header field holding `sec` seconds (its 4-byte length, name and value).
+fn time_field(name: &str, sec: u32) -> Vec<u8> {
+    let mut f = ((name.len() + 1 + 8) as u32).to_le_bytes().to_vec();
+    f.extend_from_slice(name.as_bytes());
+    f.push(b'=');
+    f.extend_from_slice(&sec.to_le_bytes());
+    f.extend_from_slice(&0u32.to_le_bytes());
+    f
+}
+
+/// Index data that does not match its chunk (a wrong version, an entry outside the chunk's
+/// span): the chunk is sorted from its records, and the output is the reference's.
+#[test]
+fn index_data_that_does_not_match_the_chunk_changes_nothing() {
+    let bytes = std::fs::read(bag_path("gen_unsorted")).unwrap();
+    // The index data records follow their chunk: the first `ver=` field after chunk A's data.
+    let mut wrong_version = bytes.clone();
+    let at = find(&bytes, b"\x04\x00\x00\x00op=\x04", 0);
+    let ver = find(&bytes, b"ver=", at) + 4;
+    wrong_version[ver] = 2;
+    // Chunk A's first index entry (1 s) moved to 0 s, before the chunk's start time (1 s): in
+    // order still, but not the chunk's.
+    let mut outside = bytes.clone();
+    let data = find(&bytes, &[24, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0], at) + 4;
+    outside[data] = 0;
+    for (what, b) in [("wrong version", &wrong_version), ("entry outside the span", &outside)] {
+        let mut bag = Bag::open(Cursor::new(&b[..])).unwrap();
+        assert!(!bag.in_order(0), "{what}");
+        let p = write_temp(&format!("gen_unsorted_{}.bag", what.replace(' ', "_")), b);
+        let (code, ours, stderr) = dump(&[p.to_str().unwrap()]);
+        assert_eq!(code, 0, "{what}: {stderr}");
+        assert_lines_eq(&ours, &expected("gen_unsorted"));
+    }
+}
+
+/// A chunk whose records are out of order while its index lists them in order (a record's time
+/// changed after the index was written): every message is still read, the ones from the first
+/// older record on sorted among themselves, then the mismatch is reported with the chunk and
+/// the record.
+#[test]
+fn a_chunk_out_of_order_behind_an_index_in_order_is_read_whole_and_reported() {
+    let bytes = std::fs::read(bag_path("gen_unsorted")).unwrap();
+    let mut b = bytes.clone();
+    // The message at 42 s in the last chunk (40, 41, 42 s) now says 40 s.
+    let at = find(&bytes, &time_field("time", 42), 0);
+    b[at + 4 + 5] = 40;
+    let mut bag = Bag::open(Cursor::new(&b[..])).unwrap();
+    assert!(bag.in_order(7), "the index still says so");
+    let (got, e) = our_order(&mut bag, None).unwrap_err();
+    assert_eq!(got.len(), 25, "every message");
+    let chunk_pos = bag.chunks[7].pos;
+    assert_eq!(e.offset, chunk_pos, "{e}");
+    assert!(e.message.contains("does not match the chunk") && e.message.contains("time 40.000000000"), "{e}");
+    let times: Vec<u64> = got[22..].iter().map(|m| m.0 / 1_000_000_000).collect();
+    assert_eq!(times, [40, 41, 40]);
+    let mut reference = crate_index_order(&bag_path("gen_unsorted"));
+    reference[24].0 = 40_000_000_000;
+    assert_eq!(got, reference, "everything before the chunk as the reference, the chunk as stored");
+    let p = write_temp("gen_unsorted_liar.bag", &b);
+    let (code, ours, stderr) = dump(&[p.to_str().unwrap()]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains(&format!("byte {chunk_pos}")) && stderr.contains("does not match the chunk"), "{stderr}");
+    assert_eq!(ours.len(), 3 + 25, "the connections and every message");
+}
+
+/// What the index says of each chunk (in time order or not) is what its records say: every
+/// indexed bag against a scan of the same bag without its index (few connections per chunk, and
+/// many: `test_none.bag` has 15 in its one chunk).
+#[test]
+fn the_index_says_what_the_records_say() {
+    let mut many = false;
+    for stem in INDEXED {
+        let bytes = std::fs::read(bag_path(stem)).unwrap();
+        let mut indexed = Bag::open(Cursor::new(&bytes[..])).unwrap();
+        let unindexed = without_index(&bytes);
+        let scanned = Bag::open(Cursor::new(&unindexed[..])).unwrap();
+        assert!(indexed.indexed && !scanned.indexed && scanned.stop.is_none(), "{stem}");
+        assert_eq!(indexed.chunks.len(), scanned.chunks.len(), "{stem}");
+        for (i, c) in scanned.chunks.iter().enumerate() {
+            many |= c.counts.len() > 8;
+            assert_eq!(Some(indexed.in_order(i)), c.in_order, "{stem}: chunk {i}");
+        }
+    }
+    assert!(many, "a chunk with many connections");
 }

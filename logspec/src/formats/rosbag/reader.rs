@@ -39,6 +39,11 @@ pub struct ChunkInfo {
     pub stored: u64,
     /// File offset of the chunk's stored data (after its record header).
     pub data_pos: u64,
+    /// Whether the chunk's messages are stored in time order (record time, ties by connection
+    /// id), so that time order reads them in one walk (which checks it as it goes). For a
+    /// scanned bag, what its records showed; for an indexed bag, `None` until [`Bag::in_order`]
+    /// (or time order) reads the index data records after the chunk.
+    pub in_order: Option<bool>,
 }
 
 /// Where a linear scan stopped before the end of the file, and why.
@@ -292,11 +297,52 @@ impl<R: Source> Bag<R> {
                 continue;
             }
             let (compression, size, stored, data_pos) = self.chunk_header(pos)?;
-            self.chunks.push(ChunkInfo { pos, start, end, counts, compression, size, stored, data_pos });
+            let in_order = None;
+            self.chunks.push(ChunkInfo { pos, start, end, counts, compression, size, stored, data_pos, in_order });
             at = next;
         }
         self.chunks.sort_by_key(|c| c.pos);
         Ok(())
+    }
+
+    /// Whether chunk `i` of [`Bag::chunks`] stores its messages in time order (see
+    /// [`ChunkInfo::in_order`]). For an indexed bag this reads the index data records after the
+    /// chunk once: one per connection of its chunk info, each `count` x (time, offset), which
+    /// must match the chunk info (connections and counts, times inside its span, offsets inside
+    /// the chunk and rising); merged by offset, their (time, connection) must never decrease.
+    /// Index data that is missing or does not match gives `false`: the chunk is then sorted from
+    /// its records, as without an index.
+    pub fn in_order(&mut self, i: usize) -> bool {
+        if let Some(known) = self.chunks[i].in_order {
+            return known;
+        }
+        let info = &self.chunks[i];
+        let mut check = IndexCheck::new(info);
+        let mut at = info.data_pos + info.stored;
+        let n = info.counts.len();
+        let walked = (|| -> Result<bool, BagError> {
+            if let Some(file) = self.src.lend() {
+                let rest = usize::try_from(at).ok().and_then(|a| file.get(a..)).unwrap_or_default();
+                for r in Records::new(rest, at).take(n) {
+                    let r = r?;
+                    if !check.add(r.header, r.data, at + r.offset as u64)? {
+                        return Ok(false);
+                    }
+                }
+            } else {
+                for _ in 0..n {
+                    let (_, fields, data, next) = self.read_record(at)?;
+                    if !check.add(&fields.bytes, &data, at)? {
+                        return Ok(false);
+                    }
+                    at = next;
+                }
+            }
+            Ok(check.finish())
+        })();
+        let known = walked.unwrap_or(false);
+        self.chunks[i].in_order = Some(known);
+        known
     }
 
     /// The compression, uncompressed size, stored size and data offset of the chunk record at
@@ -372,9 +418,11 @@ impl<R: Source> Bag<R> {
                     size,
                     stored,
                     data_pos,
+                    in_order: Some(true),
                 };
                 let bytes = self.raw_chunk(&info)?.decompress()?;
                 let mut times: Option<(Time, Time)> = None;
+                let mut last: Option<(Time, u32)> = None;
                 let mut walk = || -> Result<(), BagError> {
                     for r in Records::new(&bytes, at) {
                         let r = r?;
@@ -391,6 +439,10 @@ impl<R: Source> Bag<R> {
                                 let (conn, t) = (f.u32("conn", &rctx)?, f.time("time", &rctx)?);
                                 *info.counts.entry(conn).or_default() += 1;
                                 times = Some(times.map_or((t, t), |(a, b)| (a.min(t), b.max(t))));
+                                if last.is_some_and(|k| k > (t, conn)) {
+                                    info.in_order = Some(false);
+                                }
+                                last = Some((t, conn));
                             }
                             _ => {}
                         }
@@ -448,6 +500,15 @@ impl<R: Source> Bag<R> {
             group_end.extend(std::iter::repeat(j).take(j - i));
             i = j;
         }
+        // A chunk alone in its group is read in one walk when its messages are stored in time
+        // order.
+        for i in 0..list.len() {
+            if order == Order::Time && group_end[i] == i + 1 && (i == 0 || group_end[i - 1] == i) {
+                if let Ok(j) = self.chunks.binary_search_by_key(&list[i].pos, |c| c.pos) {
+                    list[i].in_order = Some(self.in_order(j));
+                }
+            }
+        }
         let compressed = list.iter().any(|c| c.compression != Compression::None);
         let plan = Plan { list: &list, group_end: &group_end, order, compressed };
         if let Some(file) = self.src.lend() {
@@ -487,6 +548,10 @@ impl Plan<'_> {
                 let pos = self.list[i].pos;
                 if self.order == Order::File {
                     return emit_file_order(pos, &bytes, wanted, f);
+                }
+                if group.is_empty() && self.group_end[i] == i + 1 && self.list[i].in_order == Some(true) {
+                    // A chunk alone in its group whose messages are stored in time order: one walk.
+                    return emit_in_order(pos, &bytes, wanted, f);
                 }
                 group.push((pos, bytes));
                 if self.group_end[i] == i + 1 {
@@ -537,6 +602,44 @@ fn emit_file_order<E: From<BagError>>(
     Ok(())
 }
 
+/// Every message of one chunk whose messages are stored in time order (its [`ChunkInfo::in_order`]),
+/// as stored, in one walk: what [`emit_time_order`] gives for it. Each message is checked against
+/// the one before; should one be older (an index that does not match its chunk), it and the
+/// rest of the chunk are sorted among themselves and handed out, then the mismatch is returned.
+fn emit_in_order<E: From<BagError>>(
+    pos: u64,
+    bytes: &[u8],
+    wanted: &impl Fn(&u32) -> bool,
+    f: &mut impl FnMut(Message<'_>) -> Result<(), E>,
+) -> Result<(), E> {
+    let mut last: Option<(Time, u32)> = None;
+    let mut records = Records::new(bytes, pos);
+    for r in records.by_ref() {
+        let Some(m) = message(r?, pos)? else { continue };
+        if !wanted(&m.conn) {
+            continue;
+        }
+        if let Some((time, conn)) = last.filter(|k| *k > (m.time, m.conn)) {
+            let mismatch = BagError::at(
+                pos,
+                format!(
+                    "in the chunk, at byte {} of its data: message record (connection {}, time {}.{:09}) is older than \
+                     the message before it (connection {conn}, time {}.{:09}), although the bag's index lists the \
+                     chunk's messages in time order: the index does not match the chunk; every message of the chunk was \
+                     read, those from this record on in time order among themselves",
+                    m.offset, m.conn, m.time.sec, m.time.nsec, time.sec, time.nsec
+                ),
+            );
+            // This record and the rest of the chunk, sorted as a group of their own.
+            emit_sorted([(pos, records)], Some(m), wanted, f)?;
+            return Err(mismatch.into());
+        }
+        last = Some((m.time, m.conn));
+        f(m)?;
+    }
+    Ok(())
+}
+
 /// Every message of a group of chunks, by (time, connection, file position). Records before a
 /// bad one in the group are still emitted, then the fault is returned.
 fn emit_time_order<E: From<BagError>>(
@@ -544,11 +647,22 @@ fn emit_time_order<E: From<BagError>>(
     wanted: &impl Fn(&u32) -> bool,
     f: &mut impl FnMut(Message<'_>) -> Result<(), E>,
 ) -> Result<(), E> {
-    let mut msgs: Vec<Message<'_>> = Vec::new();
+    emit_sorted(group.iter().map(|(pos, bytes)| (*pos, Records::new(bytes, *pos))), None, wanted, f)
+}
+
+/// `first` and the messages of each chunk's remaining records, by (time, connection, file
+/// position). Records before a bad one are still emitted, then the fault is returned.
+fn emit_sorted<'b, E: From<BagError>>(
+    chunks: impl IntoIterator<Item = (u64, Records<'b>)>,
+    first: Option<Message<'b>>,
+    wanted: &impl Fn(&u32) -> bool,
+    f: &mut impl FnMut(Message<'_>) -> Result<(), E>,
+) -> Result<(), E> {
+    let mut msgs: Vec<Message<'b>> = first.into_iter().collect();
     let mut fault = None;
-    'chunks: for (pos, bytes) in group {
-        for r in Records::new(bytes, *pos) {
-            match r.and_then(|r| message(r, *pos)) {
+    'chunks: for (pos, records) in chunks {
+        for r in records {
+            match r.and_then(|r| message(r, pos)) {
                 Ok(Some(m)) if wanted(&m.conn) => msgs.push(m),
                 Ok(_) => {}
                 Err(e) => {
@@ -592,6 +706,106 @@ fn connection(header: &Fields<'_>, data: &[u8], ctx: &Ctx) -> Result<Connection,
         latching: text("latching"),
         offset: ctx.offset,
     })
+}
+
+/// The check of [`Bag::in_order`] over a chunk's index data records, fed one record at a time.
+struct IndexCheck {
+    start: Time,
+    end: Time,
+    size: u32,
+    /// The chunk info's message count per connection not seen yet.
+    counts: BTreeMap<u32, u32>,
+    /// Every entry read, (time, offset), one connection after the other.
+    entries: Vec<(Time, u32)>,
+    /// Per connection: its id and where its entries start in `entries`.
+    lists: Vec<(u32, usize)>,
+}
+
+impl IndexCheck {
+    fn new(info: &ChunkInfo) -> Self {
+        IndexCheck {
+            start: info.start,
+            end: info.end,
+            size: info.size,
+            counts: info.counts.clone(),
+            entries: Vec::new(),
+            lists: Vec::with_capacity(info.counts.len()),
+        }
+    }
+
+    /// Takes one index data record (its header and data; `at` its offset, for errors); `false`
+    /// when it does not match the chunk info.
+    fn add(&mut self, header: &[u8], data: &[u8], at: u64) -> Result<bool, BagError> {
+        let f = Fields::parse(header, at)?;
+        let ctx = Ctx { offset: at, op: None, chunk: None };
+        if f.op(&ctx)? != record::OP_INDEX_DATA {
+            return Ok(false);
+        }
+        let (ver, conn, count) = (f.u32("ver", &ctx)?, f.u32("conn", &ctx)?, f.u32("count", &ctx)?);
+        if ver != 1
+            // Each connection of the chunk info once (taken out as it is seen).
+            || self.counts.remove(&conn) != Some(count)
+            || data.len() as u64 != u64::from(count) * record::INDEX_ENTRY as u64
+        {
+            return Ok(false);
+        }
+        self.lists.push((conn, self.entries.len()));
+        let mut last: Option<u32> = None;
+        for (time, offset) in record::index_entries(data) {
+            if time < self.start || time > self.end || offset >= self.size || last.is_some_and(|l| offset <= l) {
+                return Ok(false);
+            }
+            last = Some(offset);
+            self.entries.push((time, offset));
+        }
+        Ok(true)
+    }
+
+    /// Whether the entries, merged by offset, never decrease in (time, connection). The next
+    /// entry in offset order is the least of each connection's next one: found by looking at each
+    /// for the few connections of a chunk as recorders write them, through a heap for many.
+    fn finish(self) -> bool {
+        use std::cmp::Reverse;
+        /// Up to this many connections, a linear look beats the heap.
+        const LINEAR: usize = 8;
+        let IndexCheck { entries, lists, .. } = self;
+        let ends: Vec<usize> = lists.iter().skip(1).map(|l| l.1).chain([entries.len()]).collect();
+        let mut next: Vec<usize> = lists.iter().map(|l| l.1).collect();
+        let mut last: Option<(Time, u32)> = None;
+        let mut take = |l: usize, i: usize| {
+            let key = (entries[i].0, lists[l].0);
+            let ok = last.is_none_or(|k| k <= key);
+            last = Some(key);
+            ok
+        };
+        if lists.len() <= LINEAR {
+            loop {
+                let mut least: Option<(u32, usize)> = None;
+                for (l, (&i, &end)) in next.iter().zip(&ends).enumerate() {
+                    if i < end && least.is_none_or(|(o, _)| entries[i].1 < o) {
+                        least = Some((entries[i].1, l));
+                    }
+                }
+                let Some((_, l)) = least else { return true };
+                if !take(l, next[l]) {
+                    return false;
+                }
+                next[l] += 1;
+            }
+        }
+        let mut heap: std::collections::BinaryHeap<Reverse<(u32, usize)>> =
+            (0..lists.len()).filter(|&l| next[l] < ends[l]).map(|l| Reverse((entries[next[l]].1, l))).collect();
+        while let Some(Reverse((_, l))) = heap.pop() {
+            if !take(l, next[l]) {
+                return false;
+            }
+            next[l] += 1;
+            if next[l] < ends[l] {
+                heap.push(Reverse((entries[next[l]].1, l)));
+            }
+        }
+        true
+    }
 }
 
 /// Header bytes with their parsed fields (which borrow them).

@@ -214,3 +214,16 @@ pub fn message_header(h: &[u8], ctx: &Ctx) -> Result<Option<(u32, Time)>, BagErr
         }
     }
 }
+
+/// The size of one entry of an index data record's data: `time` (8 bytes), `offset: u32`.
+pub const INDEX_ENTRY: usize = 12;
+
+/// The entries of an index data record (version 1): the record time and the offset of each
+/// message record of one connection inside the uncompressed chunk. A trailing partial entry is
+/// not returned (the caller checks the length against `count`).
+pub fn index_entries(data: &[u8]) -> impl Iterator<Item = (Time, u32)> + '_ {
+    data.chunks_exact(INDEX_ENTRY).map(|e| {
+        let (t, off) = e.split_at(8);
+        (Time::from_bytes(t).expect("8 bytes"), u32::from_le_bytes(off.try_into().expect("4 bytes")))
+    })
+}
