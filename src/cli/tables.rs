@@ -15,6 +15,8 @@ use super::columns::{arrow_fields, Col, FixedLayout, FlatRow};
 use super::source::{Channel, DynVisit, Sink};
 use super::CliError;
 
+mod rlog;
+
 /// Rows buffered per table before they become a batch.
 pub const BATCH_ROWS: usize = 8192;
 /// Bytes of values buffered per table before they become a batch (large ROS messages).
@@ -372,5 +374,18 @@ impl Sink for Tables {
             self.full(i)?;
         }
         Ok(())
+    }
+
+    fn rlog(&mut self, id: usize, t_ns: u64, value: &logspec::formats::rlog::ValueRef<'_>) -> Result<bool, CliError> {
+        let i = self.by_channel[id];
+        match self.tables[i].builder.rlog(t_ns, self.origin_ns, value) {
+            Some(full) => {
+                if full {
+                    self.full(i)?;
+                }
+                Ok(true)
+            }
+            None => Ok(false),
+        }
     }
 }
