@@ -15,6 +15,7 @@ use logspec::value::Value;
 use super::{CliError, Detected, FormatKind};
 
 mod rlog_samples;
+pub(super) use rlog_samples::value_bytes as rlog_value_bytes;
 
 /// A named stream of samples of one shape.
 #[derive(Clone, Debug)]

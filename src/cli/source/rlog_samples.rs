@@ -80,7 +80,7 @@ impl Routes {
 
 /// The bytes of an R2 value that carries bytes (raw, struct, proto, any other declared type), as
 /// `structs::rlog_bytes` for the owned value.
-pub(in crate::cli) fn value_bytes<'a>(v: &ValueRef<'a>) -> Option<&'a [u8]> {
+pub(crate) fn value_bytes<'a>(v: &ValueRef<'a>) -> Option<&'a [u8]> {
     use rlog::R2ValueRef as V;
     match v {
         ValueRef::R2(V::Raw { value } | V::Struct { value } | V::Proto { value } | V::Other { value }) => Some(value),
