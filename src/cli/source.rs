@@ -361,7 +361,7 @@ impl State<'_> {
     #[inline]
     fn wanted_settled(&mut self, t_ns: u64) -> bool {
         let t = t_ns.saturating_sub(self.origin_ns);
-        let kept = self.select.wants_time(t);
+        let kept = (self.select.since.is_none() && self.select.until.is_none()) || self.select.wants_time(t);
         self.tally.sample(Some(t), kept);
         kept
     }

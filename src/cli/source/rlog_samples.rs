@@ -131,12 +131,12 @@ pub(super) fn read_rlog(
             (cycle, t_ns) = (timestamp, seconds_to_ns(timestamp));
         }
         let bytes = value_bytes(&value);
-        let name = key.map_or("?", |k| k.name.as_str());
-        let declared = key.and_then(|k| k.declared_type.as_deref());
+        let name = || key.map_or("?", |k| k.name.as_str());
+        let declared = || key.and_then(|k| k.declared_type.as_deref());
         // A value that may be a schema is offered to the registry, every time, as before any
         // route: the registry keeps what it needs.
         if let Some(b) = bytes {
-            schemas.offer(name, value.type_name(declared), b);
+            schemas.offer(name(), value.type_name(declared()), b);
             for w in schemas.take_warnings() {
                 state.outcome.warnings.push(format!("{path}: {w}"));
             }
@@ -152,7 +152,7 @@ pub(super) fn read_rlog(
             }
             Route::Unknown => {}
         }
-        let type_name = value.type_name(declared);
+        let (name, type_name) = (name(), value.type_name(declared()));
         if let (Some(b), true) = (bytes, TypeRegistry::decodes(type_name)) {
             match schemas.decode(type_name, b) {
                 // A struct's members are the channel's columns (`translation.x`); anything else

@@ -25,10 +25,8 @@ impl TableBuilder {
         if self.fixed.is_some() {
             return None;
         }
-        let [(name, col)] = self.cols.as_mut()?.as_mut_slice() else { return None };
-        if name != "value" {
-            return None;
-        }
+        // The table of an RLOG channel has one column, `value` (`source::rlog_value_type`).
+        let [(_, col)] = self.cols.as_mut()?.as_mut_slice() else { return None };
         self.misfits += append(col, value);
         self.bytes += approx_size(value);
         Some(self.end_row(t_ns, origin_ns))
