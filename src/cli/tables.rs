@@ -181,6 +181,7 @@ impl TableBuilder {
 
     /// Ends a row whose columns are appended: its time columns (`t_ns` and the time since
     /// `origin_ns`, saturating at `i64::MAX`) and the count. True when the batch is full.
+    #[inline]
     fn end_row(&mut self, t_ns: u64, origin_ns: u64) -> bool {
         self.time.append_value(i64::try_from(t_ns).unwrap_or(i64::MAX));
         self.elapsed.append_value(i64::try_from(t_ns.saturating_sub(origin_ns)).unwrap_or(i64::MAX));
