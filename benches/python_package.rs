@@ -9,7 +9,8 @@
 //!   AdvantageScope's decoder figure (36 MB/s with memcpy at 5.2 GB/s, `bench-inputs/README.md`)
 //!   scaled by this run's memcpy, as `benches/rlog.rs` does.
 //!
-//! `cargo bench --bench python_package` (options: `-- --usvlog-mb 200 --rlog-mb 100 --runs 3`).
+//! `cargo bench --bench python_package` (options: `-- --usvlog-mb 200 --rlog-mb 100 --runs 3`;
+//! `--usvlog-mb 0` skips the USVLOG part).
 //! Each read runs in its own Python process (`benches/python/package_bench.py`), the file in the
 //! page cache; the clock excludes imports. The package must be importable by `$LOGSPEC_PYTHON`
 //! (default `python3`): build it with `maturin develop --release` in a venv and point
@@ -73,25 +74,10 @@ fn main() {
     let dir = std::env::temp_dir().join(format!("logspec-bench-package-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
 
-    let file = dir.join("big.usvlog");
-    std::fs::write(&file, common::usvlog_input::build(usvlog_mb)).unwrap();
-    let size = std::fs::metadata(&file).unwrap().len() as f64 / 1e6;
-    println!("\n{size:.1} MB USVLOG ({runs} runs per package reader, 1 of the stand-in; medians):");
-    let (base, records, ..) = measure("standin", &file, 1);
-    println!("  stand-in        {base:8.3} s  {:7.1} MB/s  1.00x", size / base);
-    for mode in ["arrow", "numpy"] {
-        let (t, rows, bytes, rss) = measure(mode, &file, runs);
-        assert_eq!(rows, records, "{mode} read a different number of records");
-        println!(
-            "  package {mode:<7} {t:8.3} s  {:7.1} MB/s  {:6.1}x the stand-in  peak RSS {:6.0} MB  arrays {:6.0} MB  ({:.2}x the arrays)",
-            size / t,
-            base / t,
-            rss as f64 / 1024.0,
-            bytes as f64 / 1e6,
-            rss as f64 * 1024.0 / bytes as f64
-        );
+    // `--usvlog-mb 0` measures the RLOG part alone.
+    if usvlog_mb > 0.0 {
+        usvlog(&dir, usvlog_mb, runs);
     }
-    std::fs::remove_file(&file).unwrap();
 
     let buf = common::rlog_input::build_r1(rlog_mb);
     let memcpy = mbps(buf.len(), memcpy_time(&buf, 5));
@@ -113,4 +99,27 @@ fn main() {
         bytes as f64 / 1e6
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The USVLOG part: the package's readers against the stand-in.
+fn usvlog(dir: &Path, usvlog_mb: f64, runs: usize) {
+    let file = dir.join("big.usvlog");
+    std::fs::write(&file, common::usvlog_input::build(usvlog_mb)).unwrap();
+    let size = std::fs::metadata(&file).unwrap().len() as f64 / 1e6;
+    println!("\n{size:.1} MB USVLOG ({runs} runs per package reader, 1 of the stand-in; medians):");
+    let (base, records, ..) = measure("standin", &file, 1);
+    println!("  stand-in        {base:8.3} s  {:7.1} MB/s  1.00x", size / base);
+    for mode in ["arrow", "numpy"] {
+        let (t, rows, bytes, rss) = measure(mode, &file, runs);
+        assert_eq!(rows, records, "{mode} read a different number of records");
+        println!(
+            "  package {mode:<7} {t:8.3} s  {:7.1} MB/s  {:6.1}x the stand-in  peak RSS {:6.0} MB  arrays {:6.0} MB  ({:.2}x the arrays)",
+            size / t,
+            base / t,
+            rss as f64 / 1024.0,
+            bytes as f64 / 1e6,
+            rss as f64 * 1024.0 / bytes as f64
+        );
+    }
+    std::fs::remove_file(&file).unwrap();
 }

@@ -507,6 +507,19 @@ impl Sink for LogSink {
         }
         Ok(())
     }
+
+    fn rlog(&mut self, id: usize, t_ns: u64, value: &logspec::formats::rlog::ValueRef<'_>) -> Result<bool, CliError> {
+        let i = self.by_channel[id];
+        match self.tables[i].rows.rlog(t_ns, self.origin_ns, value) {
+            Some(full) => {
+                if full {
+                    self.flush(i)?;
+                }
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
 }
 
 /// Bytes of row groups closed since the allocator last gave memory back ([`release_free_memory`]).

@@ -7,12 +7,15 @@ use std::path::Path;
 use std::sync::Arc;
 
 use logspec::codegen::ir::{self, Schema, Ty, TypeDef, TypeId};
-use logspec::formats::rlog::{self, Event as RlogEvent};
+use logspec::formats::rlog;
 use logspec::formats::wpistruct::TypeRegistry;
 use logspec::runtime::{with_file_format, Event, FramedFormat, Reader, WithFormat};
 use logspec::value::Value;
 
 use super::{CliError, Detected, FormatKind};
+
+mod rlog_samples;
+pub(super) use rlog_samples::value_bytes as rlog_value_bytes;
 
 /// A named stream of samples of one shape.
 #[derive(Clone, Debug)]
@@ -122,6 +125,13 @@ pub trait Sink {
     fn raw(&mut self, _id: usize, _t_ns: u64, _bytes: &[u8]) -> Result<bool, CliError> {
         Ok(false)
     }
+    /// An RLOG value of a channel typed by [`rlog_value_type`], as the reader lends it (the
+    /// generated views), for a sink whose columns take it with no [`Value`] in between: it
+    /// returns `true` when it took the value, `false` to be handed `{"value": ..}` through
+    /// [`Sink::sample`] instead (the default).
+    fn rlog(&mut self, _id: usize, _t_ns: u64, _value: &rlog::ValueRef<'_>) -> Result<bool, CliError> {
+        Ok(false)
+    }
 }
 
 /// A [`logspec::runtime::Visit`] value behind a `dyn` pointer.
@@ -221,7 +231,7 @@ pub fn read(
             let stream = d.kind == FormatKind::RlogStream;
             let schemas = super::structs::rlog_schemas(file, stream, assume_r1, path);
             let r = super::rlogfile::reader(d.input, stream, assume_r1, path).map_err(CliError::Input)?;
-            read_rlog(r, path, schemas, &mut state)?;
+            rlog_samples::read_rlog(r, path, schemas, &mut state)?;
         }
         FormatKind::Wpilog => {
             let schemas = super::structs::wpilog_schemas(file, path);
@@ -354,6 +364,16 @@ impl State<'_> {
                 Ok(id)
             }
         }
+    }
+
+    /// As [`State::wanted`], for a sample of a channel already announced: whether the time
+    /// window keeps it (noted in the tally).
+    #[inline]
+    fn wanted_settled(&mut self, t_ns: u64) -> bool {
+        let t = t_ns.saturating_sub(self.origin_ns);
+        let kept = (self.select.since.is_none() && self.select.until.is_none()) || self.select.wants_time(t);
+        self.tally.sample(Some(t), kept);
+        kept
     }
 
     /// The channel id of a sample that passes the filters, announcing the channel first if it
@@ -504,92 +524,6 @@ fn units_inherited(
             out.insert(path, u.to_string());
         }
     }
-}
-
-/// RLOG: one channel per key, typed by its declared (R2) or first value's (R1) type. An R1 key
-/// whose values change type (other than to `null`, a removed key) gets one more channel of the
-/// same name for each other type, so that no sink has to drop the values that do not fit.
-/// RLOG: one channel per key; `struct:` and `proto:` values decoded through the log's schemas.
-fn read_rlog(
-    mut r: rlog::Reader<Box<dyn Read>>,
-    path: &str,
-    mut schemas: TypeRegistry,
-    state: &mut State<'_>,
-) -> Result<(), CliError> {
-    let mut first_type: HashMap<String, String> = HashMap::new();
-    // Keys whose struct or proto values did not decode (warned about once).
-    let mut undecoded: std::collections::HashSet<String> = std::collections::HashSet::new();
-    while let Some(ev) = r.next_event() {
-        match ev {
-            Ok(RlogEvent::Value { timestamp, key_id, value }) => {
-                let key = r.key(key_id);
-                let name = key.map_or("?", |k| k.name.as_str());
-                let type_name = value.type_name(key.and_then(|k| k.declared_type.as_deref())).to_string();
-                let t_ns = seconds_to_ns(timestamp);
-                let bytes = super::structs::rlog_bytes(&value);
-                if let Some(b) = bytes {
-                    schemas.offer(name, &type_name, b);
-                    for w in schemas.take_warnings() {
-                        state.outcome.warnings.push(format!("{path}: {w}"));
-                    }
-                }
-                let decoded = match bytes {
-                    Some(b) if TypeRegistry::decodes(&type_name) => match schemas.decode(&type_name, b) {
-                        Ok(v) => Some(v),
-                        Err(e) => {
-                            if undecoded.insert(name.to_string()) {
-                                state
-                                    .outcome
-                                    .warnings
-                                    .push(format!("{path}: `{name}`: {e}; its values are kept as hex"));
-                            }
-                            None
-                        }
-                    },
-                    _ => None,
-                };
-                match decoded {
-                    // A struct's members are the channel's columns (`translation.x`); anything
-                    // else is the one column `value` (`value[0].x` for arrays of structs).
-                    Some(v) => {
-                        let v = match v {
-                            Value::Object(_) => v,
-                            other => Value::Object(vec![("value".to_string(), other)]),
-                        };
-                        state.deliver(name, t_ns, || v, || struct_channel(&schemas, name, &type_name))?;
-                    }
-                    // A struct or proto value that does not decode stays hex, on a channel of
-                    // its own so that it never shares columns with the decoded values.
-                    None if TypeRegistry::decodes(&type_name) => {
-                        let value = || Value::Object(vec![("value".to_string(), rlog::to_value(&value))]);
-                        let channel_key = format!("{name}\0{type_name}\0hex");
-                        state.deliver(&channel_key, t_ns, value, || rlog_channel(name, &type_name))?;
-                    }
-                    // Other values: one channel per key, typed by its declared (R2) or first
-                    // value's (R1) type; an R1 key whose values change type (other than to
-                    // `null`, a removed key) gets one more channel of the same name per other
-                    // type, so that no sink has to drop the values that do not fit.
-                    None => {
-                        let value = || Value::Object(vec![("value".to_string(), rlog::to_value(&value))]);
-                        let first = first_type.entry(name.to_string()).or_insert_with(|| type_name.clone());
-                        if *first == type_name || type_name == "null" {
-                            state.deliver(name, t_ns, value, || rlog_channel(name, first))?;
-                        } else {
-                            let channel_key = format!("{name}\0{type_name}");
-                            state.deliver(&channel_key, t_ns, value, || rlog_channel(name, &type_name))?;
-                        }
-                    }
-                }
-            }
-            Ok(_) => {}
-            Err(e) if e.is_recoverable() => state.outcome.warnings.push(format!("{path}: {e}")),
-            Err(e) => {
-                state.outcome.fail(super::fault::Fault::read(path, &e));
-                break;
-            }
-        }
-    }
-    Ok(())
 }
 
 /// The channel of a key of decoded WPILib struct or protobuf values: the JSON Schema of a

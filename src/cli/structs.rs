@@ -10,7 +10,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use logspec::formats::rlog::{self, Event, R2Value};
+use logspec::formats::rlog::{self, EventRef, R2Value, Revision};
 use logspec::formats::wpistruct::TypeRegistry;
 use logspec::value::{Value, ValueSink};
 
@@ -27,14 +27,6 @@ pub fn rlog_bytes(v: &rlog::Value) -> Option<&[u8]> {
     }
 }
 
-/// Offers an RLOG value to the registry; returns whether it was a schema.
-pub fn offer_rlog(reg: &mut TypeRegistry, key: &str, declared: Option<&str>, v: &rlog::Value) -> bool {
-    match (declared, rlog_bytes(v)) {
-        (Some(t), Some(b)) => reg.offer(key, t, b),
-        _ => false,
-    }
-}
-
 /// A registry with every schema of an RLOG file, read in a first pass; empty for standard input
 /// (`-`), which cannot be read twice.
 pub fn rlog_schemas(file: &Path, stream: bool, assume_r1: bool, path: &str) -> TypeRegistry {
@@ -45,12 +37,15 @@ pub fn rlog_schemas(file: &Path, stream: bool, assume_r1: bool, path: &str) -> T
     let Ok(f) = std::fs::File::open(file) else { return reg };
     let input: Box<dyn std::io::Read> = Box::new(std::io::BufReader::with_capacity(1 << 16, f));
     let Ok(mut r) = super::rlogfile::reader(input, stream, assume_r1, path) else { return reg };
-    while let Some(ev) = r.next_event() {
+    // Only R2 values carry bytes (and so schemas): an R1 file has none to find.
+    if r.revision() == Revision::R1 {
+        return reg;
+    }
+    while let Some(ev) = r.next_event_ref() {
         match ev {
-            Ok(Event::Value { key_id, value, .. }) => {
-                if let Some(k) = r.key(key_id) {
-                    let (name, declared) = (k.name.clone(), k.declared_type.clone());
-                    offer_rlog(&mut reg, &name, declared.as_deref(), &value);
+            Ok(EventRef::Value { key: Some(k), value, .. }) => {
+                if let (Some(t), Some(b)) = (k.declared_type.as_deref(), super::source::rlog_value_bytes(&value)) {
+                    reg.offer(&k.name, t, b);
                 }
             }
             Ok(_) => {}

@@ -15,6 +15,8 @@ use super::columns::{arrow_fields, Col, FixedLayout, FlatRow};
 use super::source::{Channel, DynVisit, Sink};
 use super::CliError;
 
+mod rlog;
+
 /// Rows buffered per table before they become a batch.
 pub const BATCH_ROWS: usize = 8192;
 /// Bytes of values buffered per table before they become a batch (large ROS messages).
@@ -179,6 +181,7 @@ impl TableBuilder {
 
     /// Ends a row whose columns are appended: its time columns (`t_ns` and the time since
     /// `origin_ns`, saturating at `i64::MAX`) and the count. True when the batch is full.
+    #[inline]
     fn end_row(&mut self, t_ns: u64, origin_ns: u64) -> bool {
         self.time.append_value(i64::try_from(t_ns).unwrap_or(i64::MAX));
         self.elapsed.append_value(i64::try_from(t_ns.saturating_sub(origin_ns)).unwrap_or(i64::MAX));
@@ -372,5 +375,18 @@ impl Sink for Tables {
             self.full(i)?;
         }
         Ok(())
+    }
+
+    fn rlog(&mut self, id: usize, t_ns: u64, value: &logspec::formats::rlog::ValueRef<'_>) -> Result<bool, CliError> {
+        let i = self.by_channel[id];
+        match self.tables[i].builder.rlog(t_ns, self.origin_ns, value) {
+            Some(full) => {
+                if full {
+                    self.full(i)?;
+                }
+                Ok(true)
+            }
+            None => Ok(false),
+        }
     }
 }

@@ -213,7 +213,9 @@ class Log:
             warnings.warn(_warning(note, file=self.path), stacklevel=3)
         if error is not None:
             _fail(error, on_error)
-        return {name: pa.table(stream) for name, stream in streams}
+        # `RecordBatchReader.from_stream`, not `pa.table`: the latter first asks whether the
+        # object is a pandas DataFrame, which imports pandas (most of a second) on first use.
+        return {name: pa.RecordBatchReader.from_stream(stream).read_all() for name, stream in streams}
 
     def tables(
         self,

@@ -1,0 +1,207 @@
+//! RLOG in the sample source: one channel per key, typed by its declared (R2) or first value's
+//! (R1) type, read through the reader's lent views (`rlog::Reader::next_event_ref`). A value of
+//! a plain type (numbers, booleans, strings, arrays of them, bytes) reaches the sink as the view
+//! ([`super::Sink::rlog`]), so that a sink with typed columns appends it with no [`Value`] in between;
+//! `struct:` and `proto:` values are decoded through the log's schemas and handed over as values.
+//!
+//! Which channel a value goes to depends only on its key (name, declared type) and, in R1, on its
+//! value code, so once a channel is announced or skipped the answer is kept per key id and value
+//! code ([`Routes`]) and the key's name is not hashed again for every value.
+
+use std::collections::{HashMap, HashSet};
+use std::io::Read;
+
+use logspec::formats::rlog::{self, EventRef, ValueRef};
+use logspec::formats::wpistruct::TypeRegistry;
+use logspec::value::Value;
+
+use super::{rlog_channel, seconds_to_ns, struct_channel, Slot, State};
+use crate::cli::CliError;
+
+/// Key ids below this have their routes kept (as record tags below `TAGS` are, for framed
+/// formats), so the cache is bounded whatever ids a file uses.
+const KEYS: usize = 4096;
+/// Routes kept per key id: one per R1 value code (an R2 key has one type: route 0).
+const CODES: usize = 11;
+
+/// Where the values of a key id and value code go, once that no longer changes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Route {
+    /// Not settled yet: resolved by the key's name (the channel is new or pending).
+    Unknown,
+    /// The channel is not selected.
+    Skip,
+    /// The channel's id: a plain value, handed to the sink as its view.
+    Plain(usize),
+}
+
+/// The settled routes, by key id and value code.
+#[derive(Default)]
+struct Routes {
+    by_key: Vec<[Route; CODES]>,
+}
+
+impl Routes {
+    /// The route slot of a value (`None`: not cached, resolve every time).
+    #[inline]
+    fn slot(key_id: i16, value: &ValueRef<'_>) -> Option<(usize, usize)> {
+        let key = usize::from(key_id as u16);
+        let code = match value {
+            ValueRef::R1(v) => usize::try_from(v.tag()).ok().filter(|c| *c < CODES)?,
+            ValueRef::R2(_) => 0,
+        };
+        (key < KEYS).then_some((key, code))
+    }
+
+    #[inline]
+    fn get(&self, slot: Option<(usize, usize)>) -> Route {
+        match slot {
+            Some((k, c)) => self.by_key.get(k).map_or(Route::Unknown, |r| r[c]),
+            None => Route::Unknown,
+        }
+    }
+
+    fn set(&mut self, slot: Option<(usize, usize)>, route: Route) {
+        if let Some((k, c)) = slot {
+            if self.by_key.len() <= k {
+                self.by_key.resize(k + 1, [Route::Unknown; CODES]);
+            }
+            self.by_key[k][c] = route;
+        }
+    }
+
+    /// A key id was (re)defined: its name or type may have changed.
+    fn forget(&mut self, key_id: i16) {
+        if let Some(r) = self.by_key.get_mut(usize::from(key_id as u16)) {
+            *r = [Route::Unknown; CODES];
+        }
+    }
+}
+
+/// The bytes of an R2 value that carries bytes (raw, struct, proto, any other declared type), as
+/// `structs::rlog_bytes` for the owned value.
+pub(crate) fn value_bytes<'a>(v: &ValueRef<'a>) -> Option<&'a [u8]> {
+    use rlog::R2ValueRef as V;
+    match v {
+        ValueRef::R2(V::Raw { value } | V::Struct { value } | V::Proto { value } | V::Other { value }) => Some(value),
+        _ => None,
+    }
+}
+
+/// The value as the one-column object of its channel, `{"value": ..}` (what [`super::Sink::sample`]
+/// gets when the sink does not take the view).
+fn object(v: &ValueRef<'_>) -> Value {
+    Value::Object(vec![("value".to_string(), rlog::to_value(&v.to_value()))])
+}
+
+/// RLOG: one channel per key. An R1 key whose values change type (other than to `null`, a
+/// removed key) gets one more channel of the same name for each other type, so that no sink has
+/// to drop the values that do not fit; `struct:` and `proto:` values are decoded through the
+/// log's schemas (a value that does not decode stays hex, on a channel of its own).
+pub(super) fn read_rlog(
+    mut r: rlog::Reader<Box<dyn Read>>,
+    path: &str,
+    mut schemas: TypeRegistry,
+    state: &mut State<'_>,
+) -> Result<(), CliError> {
+    let mut first_type: HashMap<String, String> = HashMap::new();
+    // Keys whose struct or proto values did not decode (warned about once).
+    let mut undecoded: HashSet<String> = HashSet::new();
+    let mut routes = Routes::default();
+    // The cycle's time in nanoseconds, converted once per cycle.
+    let (mut cycle, mut t_ns) = (0.0f64, 0u64);
+    while let Some(ev) = r.next_event_ref() {
+        let (timestamp, key_id, key, value) = match ev {
+            Ok(EventRef::Value { timestamp, key_id, key, value }) => (timestamp, key_id, key, value),
+            Ok(EventRef::KeyDef { key_id, .. }) => {
+                routes.forget(key_id);
+                continue;
+            }
+            Ok(EventRef::Timestamp(_)) => continue,
+            Err(e) if e.is_recoverable() => {
+                state.outcome.warnings.push(format!("{path}: {e}"));
+                continue;
+            }
+            Err(e) => {
+                state.outcome.fail(crate::cli::fault::Fault::read(path, &e));
+                break;
+            }
+        };
+        if timestamp.to_bits() != cycle.to_bits() {
+            (cycle, t_ns) = (timestamp, seconds_to_ns(timestamp));
+        }
+        let bytes = value_bytes(&value);
+        let name = || key.map_or("?", |k| k.name.as_str());
+        let declared = || key.and_then(|k| k.declared_type.as_deref());
+        // A value that may be a schema is offered to the registry, every time, as before any
+        // route: the registry keeps what it needs.
+        if let Some(b) = bytes {
+            schemas.offer(name(), value.type_name(declared()), b);
+            for w in schemas.take_warnings() {
+                state.outcome.warnings.push(format!("{path}: {w}"));
+            }
+        }
+        let slot = Routes::slot(key_id, &value);
+        match routes.get(slot) {
+            Route::Skip => continue,
+            Route::Plain(id) => {
+                if state.wanted_settled(t_ns) {
+                    deliver_plain(state, id, t_ns, &value)?;
+                }
+                continue;
+            }
+            Route::Unknown => {}
+        }
+        let (name, type_name) = (name(), value.type_name(declared()));
+        if let (Some(b), true) = (bytes, TypeRegistry::decodes(type_name)) {
+            match schemas.decode(type_name, b) {
+                // A struct's members are the channel's columns (`translation.x`); anything else
+                // is the one column `value` (`value[0].x` for arrays of structs).
+                Ok(v) => {
+                    let v = match v {
+                        Value::Object(_) => v,
+                        other => Value::Object(vec![("value".to_string(), other)]),
+                    };
+                    state.deliver(name, t_ns, || v, || struct_channel(&schemas, name, type_name))?;
+                }
+                // A struct or proto value that does not decode stays hex, on a channel of its
+                // own so that it never shares columns with the decoded values.
+                Err(e) => {
+                    if undecoded.insert(name.to_string()) {
+                        state.outcome.warnings.push(format!("{path}: `{name}`: {e}; its values are kept as hex"));
+                    }
+                    let channel_key = format!("{name}\0{type_name}\0hex");
+                    state.deliver(&channel_key, t_ns, || object(&value), || rlog_channel(name, type_name))?;
+                }
+            }
+            continue;
+        }
+        // Other values: the key's channel, or one more channel per other type (R1).
+        let first = first_type.entry(name.to_string()).or_insert_with(|| type_name.to_string());
+        let (channel_key, channel_type) = if first == type_name || type_name == "null" {
+            (name.to_string(), first.as_str())
+        } else {
+            (format!("{name}\0{type_name}"), type_name)
+        };
+        if let Some(id) = state.wanted(&channel_key, t_ns, || rlog_channel(name, channel_type))? {
+            deliver_plain(state, id, t_ns, &value)?;
+        }
+        match state.ids.get(&channel_key) {
+            Some(Slot::Skip) => routes.set(slot, Route::Skip),
+            Some(Slot::Id(id)) => routes.set(slot, Route::Plain(*id)),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Hands a plain value to the sink as its view, or as a [`Value`] when the sink does not take
+/// views.
+#[inline]
+fn deliver_plain(state: &mut State<'_>, id: usize, t_ns: u64, value: &ValueRef<'_>) -> Result<(), CliError> {
+    if !state.sink.rlog(id, t_ns, value)? {
+        state.sink.sample(id, t_ns, &object(value))?;
+    }
+    state.outcome.samples += 1;
+    Ok(())
+}
