@@ -756,7 +756,9 @@ pub fn union_view(cx: &Cx<'_>, id: TypeId) -> TokenStream {
                 }
             }
             /// Views a whole value as the variant of index `index`.
-            #[inline]
+            // Always inlined, as `decode_variant`: a reader that decodes each value by its key's
+            // index (RLOG R2) then gets the view in registers rather than through memory.
+            #[inline(always)]
             pub fn decode_variant_exact(index: i128, bytes: &#cursor_lt [u8]) -> ::core::result::Result<Self, #rt::DecodeError> {
                 let mut c = #rt::Cursor::new(bytes);
                 let v = Self::decode_variant(index, &mut c).map_err(|e| e.in_type(#name))?;

@@ -300,7 +300,8 @@ impl<R: Read> Reader<R> {
     /// The next message, borrowed from the reader until the next call: as [`Reader::next_event`]
     /// (the same messages, values, key table and errors), but values are the generated views
     /// ([`R1ValueRef`], [`R2ValueRef`]) decoded once, in place, from the bytes read (no
-    /// allocation for strings and arrays), and each value comes with its key.
+    /// allocation for strings and arrays), and each value comes with its key. To read a whole
+    /// input, [`for_each_event_ref`](Self::for_each_event_ref) is faster.
     // Always inlined into the caller's loop (with the generated decoders, which are too): the
     // event then reaches the caller's match in registers instead of as an 80-byte
     // `Option<Result<..>>` written and read back through memory.
@@ -384,10 +385,20 @@ impl<R: Read> Reader<R> {
     ) -> Result<ControlFlow<B>, RlogError> {
         match self.revision {
             Revision::R1 => self.run(&mut f, |table, c, _at, f| {
-                R1MessageRef::decode_view_then(c, Endian::Big, |m| Ok(f(table.apply_r1(m))))
+                R1MessageRef::decode_view_then(
+                    c,
+                    Endian::Big,
+                    #[inline(always)]
+                    |m| Ok(f(table.apply_r1(m))),
+                )
             }),
             Revision::R2 => self.run(&mut f, |table, c, at, f| {
-                R2MessageRef::decode_view_then(c, Endian::Big, |m| table.apply_r2(m, at).map(&mut *f))
+                R2MessageRef::decode_view_then(
+                    c,
+                    Endian::Big,
+                    #[inline(always)]
+                    |m| table.apply_r2(m, at).map(&mut *f),
+                )
             }),
         }
     }
