@@ -121,30 +121,35 @@ pub fn summarise(input: Box<dyn Read>, stream: bool, assume_r1: bool, path: &str
     let mut typed_keys = vec![false; 1 << 16];
     let r1 = r.revision() == Revision::R1;
     loop {
-        let read = r.for_each_event_ref(|ev| match ev {
-            EventRef::Timestamp(t) => {
-                s.cycles += 1;
-                if s.last_ts.is_some_and(|l| t <= l) {
-                    s.non_monotonic += 1;
+        // Inlined into each of the reader's decoding paths, so that the event never goes
+        // through memory (a call would take it by reference).
+        let read = r.for_each_event_ref(
+            #[inline(always)]
+            |ev| match ev {
+                EventRef::Timestamp(t) => {
+                    s.cycles += 1;
+                    if s.last_ts.is_some_and(|l| t <= l) {
+                        s.non_monotonic += 1;
+                    }
+                    s.first_ts = s.first_ts.or(Some(t));
+                    s.last_ts = Some(t);
                 }
-                s.first_ts = s.first_ts.or(Some(t));
-                s.last_ts = Some(t);
-            }
-            EventRef::KeyDef { key, .. } => {
-                s.keys_defined += 1;
-                if let Some(t) = &key.declared_type {
-                    *s.types.entry(t.clone()).or_default() += 1;
+                EventRef::KeyDef { key, .. } => {
+                    s.keys_defined += 1;
+                    if let Some(t) = &key.declared_type {
+                        *s.types.entry(t.clone()).or_default() += 1;
+                    }
                 }
-            }
-            EventRef::Value { key_id, value, .. } => {
-                s.values += 1;
-                let seen = &mut typed_keys[usize::from(key_id as u16)];
-                if r1 && !*seen {
-                    *seen = true;
-                    *s.types.entry(value.type_name(None).to_string()).or_default() += 1;
+                EventRef::Value { key_id, value, .. } => {
+                    s.values += 1;
+                    let seen = &mut typed_keys[usize::from(key_id as u16)];
+                    if r1 && !*seen {
+                        *seen = true;
+                        *s.types.entry(value.type_name(None).to_string()).or_default() += 1;
+                    }
                 }
-            }
-        });
+            },
+        );
         match read {
             Ok(()) => break,
             Err(e) => {

@@ -366,10 +366,13 @@ impl<R: Read> Reader<R> {
     /// [`try_for_each_event_ref`]: Self::try_for_each_event_ref
     #[inline]
     pub fn for_each_event_ref(&mut self, mut f: impl FnMut(EventRef<'_>)) -> Result<(), RlogError> {
-        match self.try_for_each_event_ref(|ev| {
-            f(ev);
-            ControlFlow::<Infallible>::Continue(())
-        })? {
+        match self.try_for_each_event_ref(
+            #[inline(always)]
+            |ev| {
+                f(ev);
+                ControlFlow::<Infallible>::Continue(())
+            },
+        )? {
             ControlFlow::Continue(()) => Ok(()),
         }
     }
