@@ -8,12 +8,13 @@
 //! - memcpy of the whole buffer (the baseline);
 //! - decoding every message into typed values with the key table: owned (`Reader::next_event`),
 //!   borrowed (`Reader::next_event_ref`: every array element and string still produced and
-//!   passed to `black_box`), and whole cycles (`Reader::next_cycle`), as MB/s, x memcpy, values/s
+//!   passed to `black_box`; and the same through the lending `Reader::for_each_event_ref`), and
+//!   whole cycles (`Reader::next_cycle`), as MB/s, x memcpy, values/s
 //!   and allocations per value;
 //! - whole-process `logspec info` on a file, with its peak RSS for two file sizes (memory must not
 //!   grow with the file), and `logspec dump > /dev/null`;
-//! - R2: `next_event_ref` over an R2 file built from the R2 all-types sample, against memcpy of
-//!   that file, with allocations per value;
+//! - R2: `next_event_ref` and `for_each_event_ref` over an R2 file built from the R2 all-types
+//!   sample, against memcpy of that file, with allocations per value;
 //! - the same throughput against AdvantageScope's decoder, from its reference figure (36 MB/s
 //!   with memcpy at 5.2 GB/s on a 2-core machine, `bench-inputs/README.md`), scaled by this run's
 //!   memcpy.
@@ -99,6 +100,25 @@ fn decode_events_ref(buf: &[u8]) -> u64 {
             n += 1;
         }
     }
+    n
+}
+
+/// As [`decode_events_ref`], through the lending call `for_each_event_ref`: the reader's loop
+/// hands every message to the closure.
+fn for_each_ref(buf: &[u8]) -> u64 {
+    let mut r = Reader::new(buf).unwrap();
+    let mut n = 0u64;
+    r.for_each_event_ref(|ev| {
+        if let EventRef::Value { key, value, .. } = ev {
+            black_box(key);
+            match value {
+                ValueRef::R1(v) => consume(v),
+                ValueRef::R2(v) => consume_r2(v),
+            }
+            n += 1;
+        }
+    })
+    .unwrap();
     n
 }
 
@@ -244,6 +264,7 @@ fn main() {
     let buf = common::rlog_input::build_r1(mb);
     let values = decode_events(&buf);
     assert_eq!(decode_events_ref(&buf), values);
+    assert_eq!(for_each_ref(&buf), values);
     println!("input: {} bytes, {} values ({:.1} B/value)", buf.len(), values, buf.len() as f64 / values as f64);
 
     if cpu {
@@ -252,6 +273,7 @@ fn main() {
     let memcpy = memcpy_timed(cpu, &buf, runs);
     let events = timed(cpu, runs, || decode_events(&buf));
     let events_ref = timed(cpu, runs, || decode_events_ref(&buf));
+    let each_ref = timed(cpu, runs, || for_each_ref(&buf));
     let cycles = timed(cpu, runs, || decode_cycles(&buf));
     let a0 = allocations();
     decode_events(&buf);
@@ -259,6 +281,9 @@ fn main() {
     let a0 = allocations();
     decode_events_ref(&buf);
     let allocs_ref = allocations() - a0;
+    let a0 = allocations();
+    for_each_ref(&buf);
+    let allocs_each = allocations() - a0;
 
     let m = mbps(buf.len(), memcpy);
     // AdvantageScope's figure, scaled to this machine by the memcpy ratio.
@@ -280,6 +305,14 @@ fn main() {
         e / advantagescope,
         values as f64 / events_ref.as_secs_f64() / 1e6,
         allocs_ref as f64 / values as f64
+    );
+    let e = mbps(buf.len(), each_ref);
+    println!(
+        "decode, for_each_event_ref       {e:>7.0} MB/s   {:.3}x memcpy   {:.1}x AdvantageScope   {:.1} M values/s   {:.3} allocations/value",
+        e / m,
+        e / advantagescope,
+        values as f64 / each_ref.as_secs_f64() / 1e6,
+        allocs_each as f64 / values as f64
     );
     let c = mbps(buf.len(), cycles);
     println!(
@@ -305,11 +338,16 @@ fn main() {
     // R2: every value decoded in place by its key's declared type.
     let buf2 = build_r2(mb / 4.0);
     let values2 = decode_events_ref(&buf2);
+    assert_eq!(for_each_ref(&buf2), values2);
     let memcpy2 = memcpy_timed(cpu, &buf2, runs);
     let ref2 = timed(cpu, runs, || decode_events_ref(&buf2));
+    let each2 = timed(cpu, runs, || for_each_ref(&buf2));
     let a0 = allocations();
     decode_events_ref(&buf2);
     let allocs2 = allocations() - a0;
+    let a0 = allocations();
+    for_each_ref(&buf2);
+    let allocs_each2 = allocations() - a0;
     let m2 = mbps(buf2.len(), memcpy2);
     let e = mbps(buf2.len(), ref2);
     println!("R2 input: {} bytes, {} values ({:.1} B/value)", buf2.len(), values2, buf2.len() as f64 / values2 as f64);
@@ -319,5 +357,12 @@ fn main() {
         e / m2,
         values2 as f64 / ref2.as_secs_f64() / 1e6,
         allocs2 as f64 / values2 as f64
+    );
+    let e = mbps(buf2.len(), each2);
+    println!(
+        "R2 decode, for_each_event_ref    {e:>7.0} MB/s   {:.3}x memcpy   {:.1} M values/s   {:.3} allocations/value",
+        e / m2,
+        values2 as f64 / each2.as_secs_f64() / 1e6,
+        allocs_each2 as f64 / values2 as f64
     );
 }

@@ -537,3 +537,110 @@ fn the_r1_fast_path_agrees_with_the_generated_decoder_on_good_cut_and_corrupted_
     // The corrupted copies do reach the error paths.
     assert!(errors > 200, "{errors}");
 }
+
+/// A reader's events and errors as text, through `next_event` (`each = None`) or through
+/// `try_for_each_event_ref`, stopped by its closure after every `n`th event (`each = Some(n)`)
+/// and then resumed, alternating with `next_event_ref` for one event; recoverable errors are
+/// recorded and reading goes on, as `logspec dump` does.
+fn events_as_text(bytes: &[u8], step: usize, each: Option<usize>) -> Vec<String> {
+    use std::ops::ControlFlow;
+    let mut out = Vec::new();
+    let Ok(mut r) = Reader::new(Trickle { bytes, step }) else { return out };
+    let error = |out: &mut Vec<String>, e: &logspec::formats::rlog::RlogError| {
+        out.push(format!("error at {} (key {:?}): {:?}", e.offset, e.key, e.kind));
+        e.is_recoverable()
+    };
+    match each {
+        None => {
+            while let Some(ev) = r.next_event() {
+                match ev {
+                    Ok(ev) => out.push(format!("{ev:?}")),
+                    Err(e) if error(&mut out, &e) => {}
+                    Err(_) => break,
+                }
+            }
+        }
+        Some(n) => loop {
+            let mut seen = 0;
+            let flow = r.try_for_each_event_ref(|ev| {
+                out.push(format!("{:?}", ev.to_event()));
+                seen += 1;
+                if seen == n {
+                    ControlFlow::Break(seen)
+                } else {
+                    ControlFlow::Continue(())
+                }
+            });
+            match flow {
+                Ok(ControlFlow::Break(k)) => {
+                    assert_eq!(k, n);
+                    match r.next_event_ref() {
+                        Some(Ok(ev)) => out.push(format!("{:?}", ev.to_event())),
+                        Some(Err(e)) if error(&mut out, &e) => {}
+                        Some(Err(_)) | None => break,
+                    }
+                }
+                Ok(ControlFlow::Continue(())) => break,
+                Err(e) if error(&mut out, &e) => {}
+                Err(_) => break,
+            }
+        },
+    }
+    out
+}
+
+#[test]
+fn for_each_event_ref_yields_what_next_event_does_on_good_cut_and_corrupted_files() {
+    let mut inputs = Vec::new();
+    for file in FILES {
+        inputs.push(std::fs::read(data(&format!("rlog/{file}"))).unwrap());
+    }
+    // Cut and corrupted copies of an R1 and an R2 file (a fixed pseudo-random sequence).
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    };
+    let r1 = std::fs::read(data("rlog/gen_akit_v1.8.1_r1_alltypes.rlog")).unwrap();
+    let r2 = std::fs::read(data("rlog/gen_akit_head_r2_alltypes.rlog")).unwrap();
+    assert_eq!((r1[0], r2[0]), (1, 2));
+    for base in [&r1, &r2] {
+        for i in 0..100 {
+            let mut b = base.clone();
+            if i % 3 == 0 {
+                b.truncate(1 + next(b.len() - 1));
+            }
+            for _ in 0..1 + i % 3 {
+                let at = 1 + next(b.len() - 1);
+                b[at] = match i % 4 {
+                    0 => next(12) as u8,
+                    1 => 0xff,
+                    _ => next(256) as u8,
+                };
+            }
+            inputs.push(b);
+        }
+    }
+    let (mut errors, mut recovered) = (0, 0);
+    for (i, bytes) in inputs.iter().enumerate() {
+        let want = events_as_text(bytes, usize::MAX, None);
+        for (step, each) in [(usize::MAX, usize::MAX), (7, usize::MAX), (usize::MAX, 3), (5, 1)] {
+            let got = events_as_text(bytes, step, Some(each));
+            let same = got.iter().zip(&want).take_while(|(a, b)| a == b).count();
+            assert!(
+                got == want,
+                "input {i}, {step} bytes per read, stopping every {each} events: first difference at event {same}: \
+                 {:?} against next_event's {:?}",
+                got.get(same),
+                want.get(same)
+            );
+        }
+        let n = want.iter().filter(|e| e.starts_with("error")).count();
+        errors += usize::from(n > 0);
+        recovered += usize::from(n > 1);
+    }
+    // The corrupted copies do reach the error paths, and reading goes on after R2 value errors.
+    assert!(errors > 100 && recovered > 5, "{errors} inputs with errors, {recovered} with several");
+}

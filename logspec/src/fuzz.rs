@@ -59,14 +59,15 @@ pub fn usvlog(data: &[u8]) {
     let _ = with_file_format::<usvlog::Usvlog, _>(data, Drain(data));
 }
 
-/// RLOG files: every event through the owned path, then through the borrowed path (which must
-/// agree with it), then by cycles; with and without an assumed revision.
+/// RLOG files: every event through the owned path, then through the borrowed path and the lending
+/// loop (which must agree with it), then by cycles; with and without an assumed revision.
 pub fn rlog(data: &[u8]) {
     for opts in [ReaderOptions::default(), ReaderOptions { assume_revision: Some(crate::formats::rlog::Revision::R1) }]
     {
         let owned = rlog_events(data, opts, false);
         let borrowed = rlog_events(data, opts, true);
         assert_eq!(owned, borrowed, "next_event and next_event_ref disagree");
+        assert_eq!(owned, rlog_events_each(data, opts), "next_event and for_each_event_ref disagree");
         if let Ok(mut r) = RlogReader::with_options(data, opts) {
             while let Some(c) = r.next_cycle() {
                 if c.is_err() {
@@ -75,6 +76,24 @@ pub fn rlog(data: &[u8]) {
             }
         }
     }
+}
+
+/// As [`rlog_events`], through the lending loop `for_each_event_ref`.
+fn rlog_events_each(data: &[u8], opts: ReaderOptions) -> Vec<String> {
+    let mut out = Vec::new();
+    let Ok(mut r) = RlogReader::with_options(data, opts) else { return out };
+    loop {
+        match r.for_each_event_ref(|e| out.push(format!("{:?}", e.to_event()))) {
+            Ok(()) => break,
+            Err(e) => {
+                out.push(format!("error at {}: {e}", e.offset));
+                if !e.is_recoverable() {
+                    break;
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The events of an RLOG input as text (values by their debug form), up to the first fatal error.

@@ -187,6 +187,16 @@ pub trait View<'a>: Sized {
     /// (which only enums and flags use; structs have their own).
     fn decode_view(c: &mut Cursor<'a>, order: Endian) -> Result<Self, DecodeError>;
 
+    /// Decodes the view as [`decode_view`](Self::decode_view) and hands it to `k`, returning what
+    /// `k` returns. The same bytes are accepted with the same values and errors; a generated view
+    /// with several ways of being decoded (its one-check paths and the field-by-field decoder)
+    /// calls `k` on each, so that a caller that consumes the view at once (a reader's loop) gets
+    /// it in registers rather than as a `Result` assembled in memory from the different paths.
+    #[inline(always)]
+    fn decode_view_then<T>(c: &mut Cursor<'a>, order: Endian, k: impl FnOnce(Self) -> T) -> Result<T, DecodeError> {
+        Self::decode_view(c, order).map(k)
+    }
+
     /// The view of the value at the start of `bytes` (bytes after it are not looked at).
     #[inline]
     fn view(bytes: &'a [u8]) -> Result<Self, DecodeError> {

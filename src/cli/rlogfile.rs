@@ -2,9 +2,10 @@
 
 use std::collections::BTreeMap;
 use std::io::Read;
+use std::ops::ControlFlow;
 use std::process::ExitCode;
 
-use logspec::formats::rlog::{self, net::FrameReader, Event, EventRef, Reader, ReaderOptions, Revision};
+use logspec::formats::rlog::{self, net::FrameReader, EventRef, Reader, ReaderOptions, Revision};
 use logspec::json::JsonWriter;
 use logspec::runtime::Visitor;
 use logspec::value::ValueSink;
@@ -37,32 +38,40 @@ pub fn dump(
 ) -> Result<ExitCode, Failure> {
     let mut bad = 0u64;
     let (filtering, mut tally) = (super::filter::Tally::needed(select), super::filter::Tally::default());
-    while let Some(ev) = r.next_event() {
-        match ev {
-            Ok(Event::Value { timestamp, key_id, value }) => {
-                let key = r.key(key_id);
-                let t_ns = super::source::seconds_to_ns(timestamp);
-                if filtering && !tally.note(select, key.map_or("", |k| k.name.as_str()), Some(t_ns)) {
-                    continue;
-                }
-                let w = out.writer();
-                w.begin_struct(None);
-                w.f64(Some("t"), timestamp);
-                match key {
-                    Some(k) => w.str(Some("key"), &k.name),
-                    None => w.null(Some("key")),
-                }
-                let type_name = value.type_name(key.and_then(|k| k.declared_type.as_deref()));
-                w.str(Some("type"), type_name);
-                rlog::write_value_sink(w, Some("value"), &value);
-                if let Some(bytes) = super::structs::rlog_bytes(&value) {
-                    structs.write_json(w, key.map_or("", |k| k.name.as_str()), type_name, bytes);
-                }
-                w.end_struct();
-                out.end_record().map_err(Failure::Io)?;
-                structs.warnings_to(out);
+    // Every value through the reader's lending loop; a write error stops it.
+    loop {
+        let flow = r.try_for_each_event_ref(|ev| {
+            let EventRef::Value { timestamp, key, value, .. } = ev else {
+                return ControlFlow::Continue(());
+            };
+            let t_ns = super::source::seconds_to_ns(timestamp);
+            if filtering && !tally.note(select, key.map_or("", |k| k.name.as_str()), Some(t_ns)) {
+                return ControlFlow::Continue(());
             }
-            Ok(_) => {}
+            let value = value.to_value();
+            let w = out.writer();
+            w.begin_struct(None);
+            w.f64(Some("t"), timestamp);
+            match key {
+                Some(k) => w.str(Some("key"), &k.name),
+                None => w.null(Some("key")),
+            }
+            let type_name = value.type_name(key.and_then(|k| k.declared_type.as_deref()));
+            w.str(Some("type"), type_name);
+            rlog::write_value_sink(w, Some("value"), &value);
+            if let Some(bytes) = super::structs::rlog_bytes(&value) {
+                structs.write_json(w, key.map_or("", |k| k.name.as_str()), type_name, bytes);
+            }
+            w.end_struct();
+            if let Err(e) = out.end_record() {
+                return ControlFlow::Break(e);
+            }
+            structs.warnings_to(out);
+            ControlFlow::Continue(())
+        });
+        match flow {
+            Ok(ControlFlow::Continue(())) => break,
+            Ok(ControlFlow::Break(e)) => return Err(Failure::Io(e)),
             Err(e) if e.is_recoverable() => {
                 out.warn(Fault::read(path, &e));
                 bad += 1;
@@ -116,30 +125,38 @@ pub fn summarise(input: Box<dyn Read>, stream: bool, assume_r1: bool, path: &str
     // Keys whose type was counted (R1: by the code of the key's first value), by id as u16.
     let mut typed_keys = vec![false; 1 << 16];
     let r1 = r.revision() == Revision::R1;
-    while let Some(ev) = r.next_event_ref() {
-        match ev {
-            Ok(EventRef::Timestamp(t)) => {
-                s.cycles += 1;
-                if s.last_ts.is_some_and(|l| t <= l) {
-                    s.non_monotonic += 1;
+    loop {
+        // Inlined into each of the reader's decoding paths, so that the event never goes
+        // through memory (a call would take it by reference).
+        let read = r.for_each_event_ref(
+            #[inline(always)]
+            |ev| match ev {
+                EventRef::Timestamp(t) => {
+                    s.cycles += 1;
+                    if s.last_ts.is_some_and(|l| t <= l) {
+                        s.non_monotonic += 1;
+                    }
+                    s.first_ts = s.first_ts.or(Some(t));
+                    s.last_ts = Some(t);
                 }
-                s.first_ts = s.first_ts.or(Some(t));
-                s.last_ts = Some(t);
-            }
-            Ok(EventRef::KeyDef { key, .. }) => {
-                s.keys_defined += 1;
-                if let Some(t) = &key.declared_type {
-                    *s.types.entry(t.clone()).or_default() += 1;
+                EventRef::KeyDef { key, .. } => {
+                    s.keys_defined += 1;
+                    if let Some(t) = &key.declared_type {
+                        *s.types.entry(t.clone()).or_default() += 1;
+                    }
                 }
-            }
-            Ok(EventRef::Value { key_id, value, .. }) => {
-                s.values += 1;
-                let seen = &mut typed_keys[usize::from(key_id as u16)];
-                if r1 && !*seen {
-                    *seen = true;
-                    *s.types.entry(value.type_name(None).to_string()).or_default() += 1;
+                EventRef::Value { key_id, value, .. } => {
+                    s.values += 1;
+                    let seen = &mut typed_keys[usize::from(key_id as u16)];
+                    if r1 && !*seen {
+                        *seen = true;
+                        *s.types.entry(value.type_name(None).to_string()).or_default() += 1;
+                    }
                 }
-            }
+            },
+        );
+        match read {
+            Ok(()) => break,
             Err(e) => {
                 let go_on = e.is_recoverable();
                 s.errors.push(e.to_string());

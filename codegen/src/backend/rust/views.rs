@@ -383,13 +383,14 @@ fn fixed_struct_view(
 /// bytes). Anything else (a variable-size variant, an unknown tag, fewer bytes than the longest
 /// path) falls through to the field-by-field decoder after it, which also reports every error,
 /// so both accept the same bytes with the same values. Empty when the struct has no such path.
+/// Each path ends by handing its view to the continuation `k` of `decode_view_then`.
 fn fixed_paths_view(cx: &Cx<'_>, fields: &[Field]) -> TokenStream {
     let mut longest = 0;
     let Some(tree) = path_tree(cx, fields, 0, &mut longest, &|inits, size| {
         let size = Literal::usize_unsuffixed(size);
         quote! {
             if let ::core::result::Result::Ok(bytes) = c.take(#size) {
-                return ::core::result::Result::Ok(Self { #inits bytes });
+                return ::core::result::Result::Ok(k(Self { #inits bytes }));
             }
         }
     }) else {
@@ -538,11 +539,17 @@ pub fn struct_view(cx: &Cx<'_>, id: TypeId, display_name: &str, fields: &[Field]
         let conv = to_owned_expr(cx, &f.ty, quote!(self.#name));
         owned_inits.extend(quote!(#name: #conv,));
     }
+    // With a one-check path, `decode_view_then` holds the decoder: each path hands its view to
+    // the continuation `k` (see `View::decode_view_then`), and `decode_view` is it with `k` the
+    // identity.
+    let mut then = TokenStream::new();
     let (from_fixed, decode_body) = match codec::fixed_layout(cx, fields) {
         Some((offsets, size)) => fixed_struct_view(cx, display_name, fields, &offsets, &size),
         None => {
             let (stmts, inits) = codec::decode_fields_as(cx, fields, display_name, Mode::View);
             let fast = fixed_paths_view(cx, fields);
+            let wrap = |v: TokenStream| if fast.is_empty() { v } else { quote!(k(#v)) };
+            let ok = wrap(quote!(Self { #inits bytes }));
             // `__from`, not `__at`: the const checks of `stmts` bind `__at` to their own offsets.
             let body = quote! {
                 #fast
@@ -550,9 +557,24 @@ pub fn struct_view(cx: &Cx<'_>, id: TypeId, display_name: &str, fields: &[Field]
                 let __from = c.position();
                 #stmts
                 let bytes = &__start[..c.position() - __from];
-                ::core::result::Result::Ok(Self { #inits bytes })
+                ::core::result::Result::Ok(#ok)
             };
-            (TokenStream::new(), body)
+            if fast.is_empty() {
+                (TokenStream::new(), body)
+            } else {
+                then = quote! {
+                    #[inline(always)]
+                    #[allow(unused_variables)]
+                    fn decode_view_then<__T>(
+                        c: &mut #rt::Cursor<'a>,
+                        _order: #rt::Endian,
+                        k: impl ::core::ops::FnOnce(Self) -> __T,
+                    ) -> ::core::result::Result<__T, #rt::DecodeError> {
+                        #body
+                    }
+                };
+                (TokenStream::new(), quote!(<Self as #rt::View<'a>>::decode_view_then(c, _order, |v| v)))
+            }
         }
     };
     let (len, enc) = codec::encode_fields_as(
@@ -631,6 +653,7 @@ pub fn struct_view(cx: &Cx<'_>, id: TypeId, display_name: &str, fields: &[Field]
             fn decode_view(c: &mut #rt::Cursor<'a>, _order: #rt::Endian) -> ::core::result::Result<Self, #rt::DecodeError> {
                 #decode_body
             }
+            #then
         }
         #[automatically_derived]
         impl #rt::Encode for #ident<'_> {
@@ -773,7 +796,9 @@ pub fn union_view(cx: &Cx<'_>, id: TypeId) -> TokenStream {
                 }
             }
             /// Views a whole value as the variant of index `index`.
-            #[inline]
+            // Always inlined, as `decode_variant`: a reader that decodes each value by its key's
+            // index (RLOG R2) then gets the view in registers rather than through memory.
+            #[inline(always)]
             pub fn decode_variant_exact(index: i128, bytes: &#cursor_lt [u8]) -> ::core::result::Result<Self, #rt::DecodeError> {
                 let mut c = #rt::Cursor::new(bytes);
                 let v = Self::decode_variant(index, &mut c).map_err(|e| e.in_type(#name))?;

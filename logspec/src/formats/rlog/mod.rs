@@ -6,8 +6,10 @@
 //! to its values, the revision byte, and cycles.
 //!
 //! - [`Reader`] reads messages or whole [`Cycle`]s from any `Read`, in constant memory; its
-//!   [`Reader::next_event_ref`] lends each message instead ([`EventRef`], R1 values as
-//!   [`R1ValueRef`] borrowed from the input), the fastest way through a file;
+//!   [`Reader::next_event_ref`] lends each message instead ([`EventRef`], values as the generated
+//!   views [`R1ValueRef`] and [`R2ValueRef`] borrowed from the input), and
+//!   [`Reader::for_each_event_ref`] / [`Reader::try_for_each_event_ref`] hand every message to a
+//!   closure from the reader's own loop, the fastest way through a file;
 //! - [`Writer`] writes files (and frame payloads) message by message, with explicit key ids, so a
 //!   decoded file re-encodes byte for byte; [`Encoder`] is the producer side: it assigns key ids,
 //!   sends only changed values, and builds the catch-up ("newcomer") data of the live stream;
