@@ -3,7 +3,7 @@
 
 mod carla;
 mod check;
-mod columns;
+pub mod columns;
 mod convert;
 mod diff;
 mod doc;
