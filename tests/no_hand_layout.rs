@@ -41,11 +41,6 @@ const ALLOWED: &[(&str, &str, &str)] = &[
         "the IR interpreter's encoder: each number at the width and in the byte order the IR gives for its field",
     ),
     (
-        "py/src/usvlog.rs",
-        "*_bytes",
-        "numpy column memory (dtypes `<f8`, `<i8`, `<u8`) handed to `numpy.frombuffer`, not a wire layout",
-    ),
-    (
         "logspec/src/formats/rosbag/",
         "*",
         "ROS bags have no schema: the bag's record layer (u32 lengths, `field=value` headers) and its version line \

@@ -3,18 +3,21 @@
 //! fields `float64`, integer fields `int64`), handed to Python as `bytearray`s that
 //! `py/python/logspec/usvlog.py` views with `numpy.frombuffer` (no numpy C API, no copy there).
 //!
-//! The columns are the IR's: record names, field names and kinds come from the schema; the
-//! values come from the generated decoders through [`Visit`], in the schema's field order. Two
-//! streaming passes over the file keep memory at the columns: the first frames the records
-//! (counting each type, so every column is allocated once, as its final `bytearray`), the
-//! second decodes them straight into those buffers (no intermediate vectors, no copy).
+//! The columns are the IR's: record names, field names, kinds and offsets come from the schema
+//! (the Parquet export's [`FixedLayout`]). Two streaming passes over the file keep memory at the
+//! columns: the first frames the records (counting each type, so that every column is allocated
+//! once, as its final `bytearray`, left uninitialised: every byte is written after), the second
+//! keeps each record's payload bytes in a small block per type and, when a block is full, fills
+//! the block's rows of every column a column at a time ([`FixedLayout::gather`]), so that each
+//! column is written sequentially.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use logspec::formats::usvlog::Usvlog;
 use logspec::ir::ir::{Prim, Schema, Ty, TypeDef};
-use logspec::runtime::{FramedFormat, Framing, ReadError, ReadErrorDetail, ReadErrorKind, Reader, Visit, Visitor};
+use logspec::runtime::{Framing, ReadError, Reader};
+use logspec_cli::cli::columns::{FixedLayout, Gather};
 use pyo3::exceptions::PyOSError;
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyDict, PyList, PyTuple};
@@ -53,19 +56,14 @@ impl Kind {
         }
     }
 
+    /// The numpy dtype: the machine's own byte order, as the values are written.
     fn dtype(self) -> &'static str {
         match self {
-            Kind::F64 => "<f8",
-            Kind::I64 => "<i8",
-            Kind::U64 => "<u8",
+            Kind::F64 => "=f8",
+            Kind::I64 => "=i8",
+            Kind::U64 => "=u8",
         }
     }
-}
-
-/// One column's buffer (the `bytearray` it becomes) and its dtype.
-struct Column<'a> {
-    kind: Kind,
-    buf: &'a mut [u8],
 }
 
 /// A record type's layout as columns: from the IR.
@@ -74,86 +72,7 @@ struct Type {
     id: u64,
     size: usize,
     fields: Vec<(String, Kind)>,
-}
-
-/// Writes the leaves of one visited record into row `row` of its table's columns.
-struct Row<'a, 'b> {
-    columns: &'a mut [Column<'b>],
-    row: usize,
-    at: usize,
-    /// A leaf the columns cannot hold (a string, bytes, an array): the schema is not flat.
-    bad: Option<&'static str>,
-}
-
-impl Row<'_, '_> {
-    #[inline]
-    fn put(&mut self, bytes: [u8; 8]) {
-        let r = self.row * 8;
-        match self.columns.get_mut(self.at).and_then(|c| c.buf.get_mut(r..r + 8)) {
-            Some(dst) => dst.copy_from_slice(&bytes),
-            None => self.bad = Some("more fields than the schema lists"),
-        }
-        self.at += 1;
-    }
-
-    #[inline]
-    fn int(&mut self, v: i128) {
-        let bytes = match self.columns.get(self.at).map(|c| c.kind) {
-            Some(Kind::I64) => (v as i64).to_le_bytes(),
-            Some(Kind::U64) => (v as u64).to_le_bytes(),
-            Some(Kind::F64) => (v as f64).to_le_bytes(),
-            None => [0; 8],
-        };
-        self.put(bytes);
-    }
-
-    #[inline]
-    fn float(&mut self, v: f64) {
-        if !matches!(self.columns.get(self.at).map(|c| c.kind), Some(Kind::F64) | None) {
-            self.bad = Some("a float where the schema has no float column");
-        }
-        self.put(v.to_le_bytes());
-    }
-}
-
-impl Visitor for Row<'_, '_> {
-    fn uint(&mut self, _: Option<&str>, v: u64) {
-        self.int(i128::from(v));
-    }
-    fn int(&mut self, _: Option<&str>, v: i64) {
-        Row::int(self, i128::from(v));
-    }
-    fn f32(&mut self, _: Option<&str>, v: f32) {
-        self.float(f64::from(v));
-    }
-    fn f64(&mut self, _: Option<&str>, v: f64) {
-        self.float(v);
-    }
-    fn bool(&mut self, _: Option<&str>, v: bool) {
-        Row::int(self, i128::from(v));
-    }
-    fn str(&mut self, _: Option<&str>, _: &str) {
-        self.bad = Some("a string field");
-    }
-    fn bytes(&mut self, _: Option<&str>, _: &[u8]) {
-        self.bad = Some("a bytes field");
-    }
-    fn enumeration(&mut self, _: Option<&str>, raw: i128, _: Option<&'static str>) {
-        Row::int(self, raw);
-    }
-    fn flags(&mut self, _: Option<&str>, raw: u64) {
-        Row::int(self, i128::from(raw));
-    }
-    fn begin_struct(&mut self, _: Option<&str>) {}
-    fn end_struct(&mut self) {}
-    fn begin_array(&mut self, _: Option<&str>, _: usize) {
-        self.bad = Some("an array field");
-    }
-    fn end_array(&mut self) {}
-    fn begin_variant(&mut self, _: Option<&str>, _: &'static str, _: i128) {
-        self.bad = Some("a union field");
-    }
-    fn end_variant(&mut self) {}
+    layout: FixedLayout,
 }
 
 /// Where reading stopped early, and why.
@@ -271,79 +190,109 @@ fn count(path: &Path, types: &[Type], strict: bool, keep_unknown: bool) -> std::
     Ok(Ok(Counted { fw_model_schema, t0_us, order, unknown, fault, limit }))
 }
 
-/// Pass 2: decodes the first `limit` records, each known one by the generated decoder, into the
-/// next row of its table (`tables[slot[type]]`, `t_us` first). Returns the rows written per table
-/// and the fault that stopped it early, if any.
-fn fill(
-    path: &Path,
-    types: &[Type],
-    limit: u64,
-    tables: &mut [(usize, Vec<Column<'_>>)],
-) -> std::io::Result<(Vec<usize>, Option<Fault>)> {
+/// Rows kept per record type before they are written to the columns: small enough that a
+/// block's payload bytes stay in the cache while each of its columns is filled.
+const BLOCK: usize = 1024;
+
+/// One column's memory (the `bytearray` it becomes), typed.
+enum Out<'a> {
+    F64(&'a mut [f64]),
+    I64(&'a mut [i64]),
+    U64(&'a mut [u64]),
+}
+
+/// A record type's columns (`t_us` first) and its block of rows not yet in them.
+struct Table<'a> {
+    ty: usize,
+    t_us: &'a mut [u64],
+    columns: Vec<Out<'a>>,
+    /// Rows already in the columns.
+    done: usize,
+    /// The block: timestamps and payload bytes of rows `done..done + block_t.len()`.
+    block_t: Vec<u64>,
+    block: Vec<u8>,
+}
+
+impl Table<'_> {
+    /// Writes the block's rows into the columns, a column at a time. False when the columns
+    /// have no room for them (more rows than pass 1 counted: the file changed).
+    fn flush(&mut self, layout: &FixedLayout) -> bool {
+        let n = self.block_t.len();
+        let rows = self.done..self.done + n;
+        let Some(t) = self.t_us.get_mut(rows.clone()) else { return false };
+        t.copy_from_slice(&self.block_t);
+        for (j, out) in self.columns.iter_mut().enumerate() {
+            let room = match out {
+                Out::F64(c) => c.get_mut(rows.clone()).map(|c| layout.gather(j, &self.block, c)),
+                Out::I64(c) => c.get_mut(rows.clone()).map(|c| layout.gather(j, &self.block, c)),
+                Out::U64(c) => c.get_mut(rows.clone()).map(|c| layout.gather(j, &self.block, c)),
+            };
+            if room.is_none() {
+                return false;
+            }
+        }
+        self.done += n;
+        self.block_t.clear();
+        self.block.clear();
+        true
+    }
+}
+
+/// Pass 2: the first `limit` records, each known one into its table (`tables[slot[type]]`).
+/// Returns the fault that stopped it early, if any; the rows before it are in the columns
+/// (each table's `done`).
+fn fill(path: &Path, types: &[Type], limit: u64, tables: &mut [Table<'_>]) -> std::io::Result<Option<Fault>> {
     let by_id = lookup(types);
     let mut slot = vec![usize::MAX; types.len()];
-    for (t, (i, _)) in tables.iter().enumerate() {
-        slot[*i] = t;
+    for (t, table) in tables.iter().enumerate() {
+        slot[table.ty] = t;
     }
-    let mut rows = vec![0usize; tables.len()];
-    let mut r = match Reader::<_, Usvlog>::new(File::open(path)?) {
-        Ok(r) => r,
-        Err(e) => return Ok((rows, Some(Fault::read(&e)))),
-    };
-    let changed = |offset, index, tag| Fault {
+    let changed = |offset, index, tag: Option<u64>| Fault {
         message: "usvlog: the file changed while it was read".into(),
         offset,
         record_index: index,
         type_id: tag,
         record: tag.and_then(Usvlog::record_name),
     };
+    let mut r = match Reader::<_, Usvlog>::new(File::open(path)?) {
+        Ok(r) => r,
+        Err(e) => return Ok(Some(Fault::read(&e))),
+    };
+    let mut fault = None;
     for _ in 0..limit {
         let raw = match r.next_raw() {
             Some(Ok(raw)) => raw,
-            Some(Err(e)) => return Ok((rows, Some(Fault::read(&e)))),
-            None => return Ok((rows, Some(changed(r.position(), None, None)))),
+            Some(Err(e)) => {
+                fault = Some(Fault::read(&e));
+                break;
+            }
+            None => {
+                fault = Some(changed(r.position(), None, None));
+                break;
+            }
         };
         let tag = raw.header.tag;
         let Some(i) = find(&by_id, types, tag) else { continue };
-        let t = slot[i];
-        let Some((_, columns)) = tables.get_mut(t) else {
-            return Ok((rows, Some(changed(raw.offset, Some(raw.index), Some(tag)))));
+        let ty = &types[i];
+        let (Some(table), Some(payload)) = (tables.get_mut(slot[i]), raw.payload.get(..ty.size)) else {
+            fault = Some(changed(raw.offset, Some(raw.index), Some(tag)));
+            break;
         };
-        let record = match Usvlog::decode_record(tag, &raw.payload[..types[i].size.min(raw.payload.len())]) {
-            Some(Ok(record)) => record,
-            Some(Err(e)) => {
-                let e = ReadError::new(ReadErrorDetail {
-                    kind: ReadErrorKind::Decode(e),
-                    offset: raw.offset,
-                    record_index: Some(raw.index),
-                    tag: Some(tag),
-                    record: Usvlog::record_name(tag),
-                    format: Usvlog::NAME,
-                });
-                return Ok((rows, Some(Fault::read(&e))));
-            }
-            None => return Ok((rows, Some(changed(raw.offset, Some(raw.index), Some(tag))))),
-        };
-        let mut row = Row { columns, row: rows[t], at: 0, bad: None };
-        row.put(raw.header.timestamp.unwrap_or(0).to_le_bytes());
-        record.visit(None, &mut row);
-        let bad = row.bad.or((row.at != types[i].fields.len() + 1).then_some("fewer fields than the schema lists"));
-        if let Some(bad) = bad {
-            // More rows than pass 1 counted (the file changed), or the generated type and the IR
-            // disagree (a bug): reported, never a panic.
-            let message = format!("usvlog: {}: {bad}", types[i].name);
-            let fault = Fault {
-                message,
-                offset: raw.offset,
-                record_index: Some(raw.index),
-                type_id: Some(tag),
-                record: Usvlog::record_name(tag),
-            };
-            return Ok((rows, Some(fault)));
+        table.block_t.push(raw.header.timestamp.unwrap_or(0));
+        table.block.extend_from_slice(payload);
+        if table.block_t.len() == BLOCK && !table.flush(&ty.layout) {
+            fault = Some(changed(raw.offset, Some(raw.index), Some(tag)));
+            break;
         }
-        rows[t] += 1;
     }
-    Ok((rows, None))
+    // Every complete row before the end (or the fault) goes into the columns.
+    let end = r.position();
+    for table in tables.iter_mut() {
+        if !table.flush(&types[table.ty].layout) {
+            return Ok(Some(fault.unwrap_or_else(|| changed(end, None, None))));
+        }
+    }
+    Ok(fault)
 }
 
 /// The record types of the schema as column layouts.
@@ -363,10 +312,55 @@ fn types(schema: &Schema) -> PyResult<Vec<Type>> {
                 })?;
                 fields.push((f.name.clone(), kind));
             }
-            let size = s.size.ok_or_else(|| PyOSError::new_err(format!("{}: not of a fixed size", r.name)))?;
-            Ok(Type { name: r.name.clone(), id: r.id, size: size as usize, fields })
+            let layout = FixedLayout::of(schema, r.body)
+                .filter(|l| l.columns() == fields.len())
+                .ok_or_else(|| PyOSError::new_err(format!("{}: not of a fixed layout of numbers", r.name)))?;
+            Ok(Type { name: r.name.clone(), id: r.id, size: layout.size, fields, layout })
         })
         .collect()
+}
+
+/// A new `bytearray` of `len` bytes, not initialised (the caller writes every byte before
+/// Python sees it): zeroing the columns first would write them twice.
+fn uninit_bytearray(py: Python<'_>, len: usize) -> PyResult<Bound<'_, PyByteArray>> {
+    let len = isize::try_from(len).map_err(|_| PyOSError::new_err("usvlog: the columns do not fit in memory"))?;
+    // SAFETY: `PyByteArray_FromStringAndSize` with a null pointer makes a bytearray of `len`
+    // bytes whose contents are not set; the GIL is held; the new reference is owned here.
+    unsafe {
+        Bound::from_owned_ptr_or_err(py, pyo3::ffi::PyByteArray_FromStringAndSize(std::ptr::null(), len))
+            .map(|b| b.cast_into_unchecked())
+    }
+}
+
+/// Has the kernel map a large new column's pages in one call (Linux 5.14 and later;
+/// `MADV_POPULATE_WRITE`; an older kernel refuses, which changes nothing): the column is about
+/// to be written whole, and one call is cheaper than a page fault per 4 KiB page. (Huge pages,
+/// `MADV_HUGEPAGE`, were tried: slower in a new process, the kernel compacting memory first.)
+fn prefault(bytes: &mut [u8]) {
+    #[cfg(target_os = "linux")]
+    {
+        const PAGE: usize = 4096;
+        let start = bytes.as_mut_ptr() as usize;
+        let first = start.next_multiple_of(PAGE);
+        let end = (start + bytes.len()) / PAGE * PAGE;
+        if end >= first + (64 << 10) {
+            // SAFETY: the range lies inside `bytes`, page-aligned; MADV_POPULATE_WRITE maps
+            // the pages as a write would, never changing their contents.
+            unsafe { libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_POPULATE_WRITE) };
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = bytes;
+}
+
+/// A column's bytes as values of `T` (`None` when the buffer is not aligned for `T`, which
+/// Python's allocator never does).
+fn typed<T: Gather>(bytes: &mut [u8]) -> Option<&mut [T]> {
+    // SAFETY: `T` is a plain number type (every bit pattern a value); `align_to_mut` gives the
+    // aligned middle, which is the whole buffer when the start is aligned and the length is a
+    // multiple of `T`'s size.
+    let (pre, mid, post) = unsafe { bytes.align_to_mut::<T>() };
+    (pre.is_empty() && post.is_empty()).then_some(mid)
 }
 
 /// Decodes a USVLOG file into columns. Returns a dict: `header` (magic, fw_model_schema,
@@ -402,23 +396,44 @@ fn usvlog_read_columns(
             let mut arrays: Vec<(usize, Vec<Bound<'_, PyByteArray>>)> = Vec::with_capacity(c.order.len());
             for &(i, n) in &c.order {
                 let cols = (0..=types[i].fields.len())
-                    .map(|_| PyByteArray::new_with(py, n * 8, |_| Ok(())))
+                    .map(|_| uninit_bytearray(py, n.saturating_mul(8)))
                     .collect::<PyResult<Vec<_>>>()?;
                 arrays.push((i, cols));
             }
+            let misaligned = || PyOSError::new_err("usvlog: a column's memory is not aligned for its dtype");
             // SAFETY: the bytearrays were just made here and no Python code has a reference to
-            // them, nor runs while these slices live (the GIL is held and nothing below calls
-            // into Python), so nothing else reads, writes or resizes their buffers meanwhile.
-            let mut tables: Vec<(usize, Vec<Column<'_>>)> = arrays
-                .iter()
-                .map(|(i, cols)| {
-                    let kinds = std::iter::once(Kind::U64).chain(types[*i].fields.iter().map(|(_, k)| *k));
-                    let cols =
-                        cols.iter().zip(kinds).map(|(b, kind)| Column { kind, buf: unsafe { b.as_bytes_mut() } });
-                    (*i, cols.collect())
-                })
-                .collect();
-            let (rows, late) = fill(&path, &types, c.limit, &mut tables).map_err(|e| os_error(&path, &e))?;
+            // them while these slices live (only this function holds them, and it gives them to
+            // Python after the slices are dropped), so nothing else reads, writes or resizes
+            // their buffers meanwhile.
+            let mut tables = Vec::with_capacity(arrays.len());
+            for (i, cols) in &arrays {
+                let mut bufs = cols.iter().map(|b| {
+                    let bytes = unsafe { b.as_bytes_mut() };
+                    prefault(bytes);
+                    bytes
+                });
+                let t_us = bufs.next().and_then(typed::<u64>).ok_or_else(misaligned)?;
+                let mut columns = Vec::with_capacity(types[*i].fields.len());
+                for ((_, kind), buf) in types[*i].fields.iter().zip(bufs) {
+                    columns.push(match kind {
+                        Kind::F64 => typed(buf).map(Out::F64),
+                        Kind::I64 => typed(buf).map(Out::I64),
+                        Kind::U64 => typed(buf).map(Out::U64),
+                    });
+                }
+                let columns = columns.into_iter().collect::<Option<Vec<_>>>().ok_or_else(misaligned)?;
+                let size = types[*i].size;
+                tables.push(Table {
+                    ty: *i,
+                    t_us,
+                    columns,
+                    done: 0,
+                    block_t: Vec::with_capacity(BLOCK),
+                    block: Vec::with_capacity(BLOCK * size),
+                });
+            }
+            let late = py.detach(|| fill(&path, &types, c.limit, &mut tables)).map_err(|e| os_error(&path, &e))?;
+            let rows: Vec<usize> = tables.iter().map(|t| t.done).collect();
             drop(tables);
             for ((i, cols), n) in arrays.into_iter().zip(rows) {
                 if n == 0 {
@@ -429,7 +444,8 @@ fn usvlog_read_columns(
                 let names = std::iter::once("t_us").chain(ty.fields.iter().map(|(n, _)| n.as_str()));
                 let kinds = std::iter::once(Kind::U64).chain(ty.fields.iter().map(|(_, k)| *k));
                 for ((name, kind), buf) in names.zip(kinds).zip(cols) {
-                    // A fault in pass 2 leaves fewer rows than counted.
+                    // A fault in pass 2 leaves fewer rows than counted (the rest was never
+                    // written, and goes).
                     if buf.len() != n * 8 {
                         buf.resize(n * 8)?;
                     }

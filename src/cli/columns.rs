@@ -718,36 +718,60 @@ impl FixedLayout {
     pub fn column(&self, i: usize, rows: &[u8]) -> ArrayRef {
         use arrow_array::types::*;
         use arrow_array::PrimitiveArray;
-        let leaf = self.leaves[i];
-        let off = leaf.offset;
-        let order = if leaf.big { Endian::Big } else { Endian::Little };
-        let rows = rows.chunks_exact(self.size);
+        let n = rows.len() / self.size;
         macro_rules! prim {
-            ($t:ty, $n:literal) => {{
-                // The runtime's number codec, in the field's byte order from the IR; `from_ir`
-                // checked that every leaf lies inside the row, so decoding cannot fail.
-                let read = |r: &[u8]| {
-                    <<$t as ArrowPrimitiveType>::Native as Fixed>::decode_fixed(&r[off..off + $n], order)
-                        .unwrap_or_default()
-                };
-                Arc::new(PrimitiveArray::<$t>::from_iter_values(rows.map(read))) as ArrayRef
+            ($t:ty) => {{
+                let mut values = vec![<$t as ArrowPrimitiveType>::Native::default(); n];
+                self.gather(i, rows, &mut values);
+                Arc::new(PrimitiveArray::<$t>::new(ScalarBuffer::from(values), None)) as ArrayRef
             }};
         }
-        match leaf.prim {
+        match self.leaves[i].prim {
             None => {
-                let values: Vec<bool> = rows.map(|r| r[off] != 0).collect();
-                Arc::new(arrow_array::BooleanArray::new(values.into_iter().collect(), None))
+                let mut values = vec![0u8; n];
+                self.gather(i, rows, &mut values);
+                Arc::new(arrow_array::BooleanArray::new(values.iter().map(|b| *b != 0).collect(), None))
             }
-            Some(Prim::U8) => prim!(UInt8Type, 1),
-            Some(Prim::U16) => prim!(UInt16Type, 2),
-            Some(Prim::U32) => prim!(UInt32Type, 4),
-            Some(Prim::U64) => prim!(UInt64Type, 8),
-            Some(Prim::I8) => prim!(Int8Type, 1),
-            Some(Prim::I16) => prim!(Int16Type, 2),
-            Some(Prim::I32) => prim!(Int32Type, 4),
-            Some(Prim::I64) => prim!(Int64Type, 8),
-            Some(Prim::F32) => prim!(Float32Type, 4),
-            Some(Prim::F64) => prim!(Float64Type, 8),
+            Some(Prim::U8) => prim!(UInt8Type),
+            Some(Prim::U16) => prim!(UInt16Type),
+            Some(Prim::U32) => prim!(UInt32Type),
+            Some(Prim::U64) => prim!(UInt64Type),
+            Some(Prim::I8) => prim!(Int8Type),
+            Some(Prim::I16) => prim!(Int16Type),
+            Some(Prim::I32) => prim!(Int32Type),
+            Some(Prim::I64) => prim!(Int64Type),
+            Some(Prim::F32) => prim!(Float32Type),
+            Some(Prim::F64) => prim!(Float64Type),
+        }
+    }
+
+    /// The wire type of column `i`: its number type, `None` for a bool (one byte, zero is
+    /// false).
+    pub fn prim(&self, i: usize) -> Option<Prim> {
+        self.leaves[i].prim
+    }
+
+    /// Column `i` of the rows in `rows` (each [`FixedLayout::size`] bytes, one after the other)
+    /// written into `out`, one value per row (as many as both have), each converted to `T` as
+    /// Rust's `as` converts numbers (a bool is 0 or 1). A column a time, sequentially: the
+    /// shared core of the Arrow arrays ([`FixedLayout::column`]) and of the Python package's
+    /// numpy columns, which widen to `float64`/`int64`.
+    pub fn gather<T: Gather>(&self, i: usize, rows: &[u8], out: &mut [T]) {
+        let leaf = self.leaves[i];
+        let (off, big) = (leaf.offset, leaf.big);
+        let rows = rows.chunks_exact(self.size);
+        match leaf.prim {
+            None => gather_leaf::<u8, T>(rows, off, big, out, |b| T::from_u64(u64::from(b != 0))),
+            Some(Prim::U8) => gather_leaf::<u8, T>(rows, off, big, out, |x| T::from_u64(x.into())),
+            Some(Prim::U16) => gather_leaf::<u16, T>(rows, off, big, out, |x| T::from_u64(x.into())),
+            Some(Prim::U32) => gather_leaf::<u32, T>(rows, off, big, out, |x| T::from_u64(x.into())),
+            Some(Prim::U64) => gather_leaf::<u64, T>(rows, off, big, out, T::from_u64),
+            Some(Prim::I8) => gather_leaf::<i8, T>(rows, off, big, out, |x| T::from_i64(x.into())),
+            Some(Prim::I16) => gather_leaf::<i16, T>(rows, off, big, out, |x| T::from_i64(x.into())),
+            Some(Prim::I32) => gather_leaf::<i32, T>(rows, off, big, out, |x| T::from_i64(x.into())),
+            Some(Prim::I64) => gather_leaf::<i64, T>(rows, off, big, out, T::from_i64),
+            Some(Prim::F32) => gather_leaf::<f32, T>(rows, off, big, out, T::from_f32),
+            Some(Prim::F64) => gather_leaf::<f64, T>(rows, off, big, out, T::from_f64),
         }
     }
 
@@ -760,6 +784,54 @@ impl FixedLayout {
             misfits += append_array(col, &array);
         }
         misfits
+    }
+}
+
+/// A number type that [`FixedLayout::gather`] writes: every Rust number type, each conversion
+/// as `as` does it (an `f32` stays itself in an `f32`, NaN payloads included).
+pub trait Gather: Copy {
+    fn from_u64(v: u64) -> Self;
+    fn from_i64(v: i64) -> Self;
+    fn from_f32(v: f32) -> Self;
+    fn from_f64(v: f64) -> Self;
+}
+
+macro_rules! gather_as {
+    ($($t:ty),*) => {$(
+        impl Gather for $t {
+            #[inline(always)]
+            fn from_u64(v: u64) -> Self { v as $t }
+            #[inline(always)]
+            fn from_i64(v: i64) -> Self { v as $t }
+            #[inline(always)]
+            fn from_f32(v: f32) -> Self { v as $t }
+            #[inline(always)]
+            fn from_f64(v: f64) -> Self { v as $t }
+        }
+    )*};
+}
+gather_as!(u8, u16, u32, u64, i8, i16, i32, i64, f32, f64);
+
+/// One leaf of every row into `out`: the runtime's number codec at the leaf's offset, in its
+/// byte order (fixed per loop, so that each loop is a plain load and convert).
+#[inline(always)]
+fn gather_leaf<P: Fixed + Default, T>(
+    rows: std::slice::ChunksExact<'_, u8>,
+    off: usize,
+    big: bool,
+    out: &mut [T],
+    conv: impl Fn(P) -> T,
+) {
+    // `FixedLayout::of` checked that every leaf lies inside the row, so decoding cannot fail.
+    let run = |order: Endian, out: &mut [T]| {
+        for (o, r) in out.iter_mut().zip(rows) {
+            *o = conv(r.get(off..).map_or(Ok(P::default()), |b| P::decode_fixed(b, order)).unwrap_or_default());
+        }
+    };
+    if big {
+        run(Endian::Big, out)
+    } else {
+        run(Endian::Little, out)
     }
 }
 

@@ -11,7 +11,7 @@ macro_rules! outln {
 
 mod carla;
 mod check;
-mod columns;
+pub mod columns;
 mod convert;
 mod diff;
 mod doc;

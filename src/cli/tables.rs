@@ -15,6 +15,7 @@ use super::columns::{arrow_fields, Col, FixedLayout, FlatRow};
 use super::source::{Channel, DynVisit, Sink};
 use super::CliError;
 
+mod joined;
 mod rlog;
 
 /// Rows buffered per table before they become a batch.
@@ -280,11 +281,14 @@ fn approx_size(v: &Value) -> usize {
     }
 }
 
-/// One table of a log in memory: its name, schema and batches.
+/// One table of a log in memory: its name, schema and batches (one, when its columns are
+/// numbers, timestamps and bools: [`joined`]).
 pub struct Table {
     pub name: String,
     pub builder: TableBuilder,
     pub batches: Vec<RecordBatch>,
+    /// The batches so far joined into one, when the columns allow it.
+    joined: Option<joined::Joined>,
 }
 
 /// A sink that keeps every table of a log in memory as record batches (the Python package's
@@ -306,8 +310,12 @@ impl Tables {
 
     fn full(&mut self, i: usize) -> Result<(), CliError> {
         let t = &mut self.tables[i];
-        if let Some(b) = t.builder.batch().map_err(|e| CliError::Input(format!("{}: {e}", t.name)))? {
-            t.batches.push(b);
+        let fail = |e: String| CliError::Input(format!("{}: {e}", t.name));
+        if let Some(b) = t.builder.batch().map_err(fail)? {
+            match &mut t.joined {
+                Some(j) => j.push(&b).map_err(fail)?,
+                None => t.batches.push(b),
+            }
         }
         Ok(())
     }
@@ -318,7 +326,11 @@ impl Tables {
         let mut warnings = Vec::new();
         for i in 0..self.tables.len() {
             self.full(i)?;
-            let t = &self.tables[i];
+            let t = &mut self.tables[i];
+            if let Some(j) = t.joined.take() {
+                let fail = |e: String| CliError::Input(format!("{}: {e}", t.name));
+                t.batches.extend(j.finish().map_err(fail)?);
+            }
             if t.builder.misfits > 0 {
                 warnings.push(format!(
                     "{}: {} value(s) did not fit the column types of the channel's first description and were made null",
@@ -344,7 +356,8 @@ impl Sink for Tables {
             Some(i) => *i,
             None => {
                 let builder = TableBuilder::new(channel, self.utc);
-                self.tables.push(Table { name: name.clone(), builder, batches: Vec::new() });
+                let joined = joined::Joined::new(&builder.schema);
+                self.tables.push(Table { name: name.clone(), builder, batches: Vec::new(), joined });
                 self.by_name.insert(name, self.tables.len() - 1);
                 self.tables.len() - 1
             }

@@ -228,7 +228,9 @@ class Log:
         """Every channel's samples as a ``pyarrow.Table``, by table name, in the order they first
         appear: the tables of ``logspec export --parquet`` (``log_time``, ``log_elapsed_ns``, then
         the value's columns typed from the schema; docs/parquet.md). The buffers are shared with
-        the Rust reader, not copied."""
+        the Rust reader, not copied. A table whose columns are all numbers, times and bools (every
+        USVLOG record type, scalar RLOG and WPILOG channels) is one chunk per column, which numpy
+        views without a copy (:meth:`numpy`)."""
         return self._tables(channels, since, until, on_error)
 
     def table(
@@ -260,7 +262,8 @@ class Log:
     ) -> "Dict[str, Any]":
         """One channel's columns as numpy arrays, by column name (``log_time`` as
         ``datetime64[ns]``). Number columns without nulls become plain numpy arrays (without a
-        copy when the table is one batch); structs, lists and strings become object arrays."""
+        copy when the table is one batch, as every table of numbers is); structs, lists and strings
+        become object arrays."""
         _need("numpy", "logspec.Log.numpy()")
         t = self.table(channel, since=since, until=until, on_error=on_error)
         out = {}

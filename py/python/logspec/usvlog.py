@@ -6,9 +6,10 @@
     # from tools.log_io.io import read_timeseries_bin
     from logspec.usvlog import read_timeseries_bin
 
-The file is decoded in Rust by the decoders generated from ``schemas/usvlog.toml``; the arrays
-have the dtypes the upstream reader gives (``t_us`` ``uint64``, float fields ``float64``,
-integer fields ``int64``).
+The file is read in Rust, each field taken at the offset ``schemas/usvlog.toml`` gives it and
+written a column at a time into arrays allocated once at their final size; the arrays have the
+dtypes the upstream reader gives (``t_us`` ``uint64``, float fields ``float64``, integer fields
+``int64``), in the machine's byte order, and own their memory.
 
 ``Writer`` writes files from Python values, each record's fields checked against the schema::
 

@@ -1,0 +1,136 @@
+"""USVLOG columns on files of many rows: `read_timeseries_bin` and `.tables()` against Python's
+`struct`, the independent reference, on a file written here byte by byte (the upstream reader's
+formats, `<6sIBQ13x` header, `<QHH` record headers), with more rows per record type than the
+reader's blocks hold, interleaved at random; a cut file keeps exactly its complete records; each
+table of `.tables()` is one batch, so that its columns become numpy arrays without a copy.
+"""
+
+import random
+import re
+import struct
+
+import numpy as np
+import pytest
+
+import logspec
+from logspec.usvlog import TimeseriesReadError, read_timeseries_bin
+
+# type id -> (name, payload format, field names), as usv-autopilot's layout table has them.
+LAYOUT = {
+    1: ("REC_NAV_SOLUTION", "<6f", ("x", "y", "psi", "v", "r", "b_g")),
+    6: ("REC_MISSION_STATE", "<HBB4x6f", ("idx", "active", "done", "x0", "y0", "x1", "y1", "v_seg", "d_wp")),
+    11: ("REC_EKF_DIAG", "<6fI", ("P_xx", "P_yy", "P_psi", "P_v", "P_r", "P_bg", "status_flags")),
+    13: ("REC_SENSOR_GYRO", "<2fB3x", ("z_gyro", "b_g_est", "valid")),
+}
+COUNTS = {1: 2500, 6: 7, 11: 1100, 13: 3001}
+
+
+def f32(x):
+    return struct.unpack("<f", struct.pack("<f", x))[0]
+
+
+def values(rng, fmt):
+    out = []
+    for count, code in re.findall(r"(\d*)([a-zA-Z])", fmt):
+        if code == "x":
+            continue
+        for _ in range(int(count or 1)):
+            out.append(value(rng, code))
+    return out
+
+
+def value(rng, code):
+    if code == "f":
+        return f32(rng.uniform(-1e6, 1e6))
+    return rng.randrange(1 << (8 * struct.calcsize("<" + code)))
+
+
+def build(seed=7):
+    """The file's bytes, the records' offsets, and per record (type id, t_us, values)."""
+    rng = random.Random(seed)
+    order = [t for t, n in COUNTS.items() for _ in range(n)]
+    rng.shuffle(order)
+    data = bytearray(struct.pack("<6sIBQ13x", b"USVLOG", 1, 1, 123))
+    offsets, records = [], []
+    for i, tid in enumerate(order):
+        _, fmt, _ = LAYOUT[tid]
+        vals = values(rng, fmt)
+        t_us = 1000 * i + rng.randrange(1000)
+        offsets.append(len(data))
+        data += struct.pack("<QHH", t_us, tid, struct.calcsize(fmt)) + struct.pack(fmt, *vals)
+        records.append((tid, t_us, vals))
+    return bytes(data), offsets, records
+
+
+def columns(records):
+    """Upstream's result: per record name in order of first appearance, `t_us`, then the fields."""
+    out = {}
+    for tid, t_us, vals in records:
+        name, _, fields = LAYOUT[tid]
+        cols = out.setdefault(name, {"t_us": [], **{f: [] for f in fields}})
+        cols["t_us"].append(t_us)
+        for f, v in zip(fields, vals):
+            cols[f].append(v)
+    return out
+
+
+def test_many_rows_equal_struct(tmp_path):
+    data, _, records = build()
+    p = tmp_path / "many.bin"
+    p.write_bytes(data)
+    want = columns(records)
+    got = read_timeseries_bin(p)
+    assert list(got.records) == list(want)
+    for name, cols in want.items():
+        assert list(got.records[name]) == list(cols)
+        for field, vals in cols.items():
+            arr = got.records[name][field]
+            assert arr.dtype == (np.uint64 if field == "t_us" else np.int64 if isinstance(vals[0], int) else np.float64)
+            assert arr.tolist() == vals, (name, field)
+    assert got.record_counts == {name: len(c["t_us"]) for name, c in want.items()}
+
+
+def test_tables_are_one_batch_viewed_by_numpy(tmp_path):
+    data, _, records = build()
+    p = tmp_path / "many.bin"
+    p.write_bytes(data)
+    want = columns(records)
+    tables = logspec.open(p).tables()
+    assert list(tables) == list(want)
+    for name, cols in want.items():
+        t = tables[name]
+        assert t.num_rows == len(cols["t_us"])
+        for field, vals in cols.items():
+            col = t.column("log_time" if field == "t_us" else field)
+            assert col.num_chunks == 1, (name, field)
+            # One chunk without nulls: numpy views the Arrow buffer (this raises if it must copy).
+            arr = col.chunk(0).to_numpy(zero_copy_only=True)
+            if field == "t_us":
+                assert arr.astype("int64").tolist() == [t * 1000 for t in vals]
+            else:
+                assert arr.tolist() == vals, (name, field)
+    # numpy() gives the same arrays.
+    nav = logspec.open(p).numpy("REC_NAV_SOLUTION")
+    assert nav["x"].tolist() == want["REC_NAV_SOLUTION"]["x"]
+
+
+@pytest.mark.parametrize("cut_record", [0, 1, 1500, 5000, 6607])
+def test_cut_files_keep_exactly_the_complete_records(tmp_path, cut_record):
+    data, offsets, records = build()
+    off = offsets[cut_record]
+    p = tmp_path / "cut.bin"
+    p.write_bytes(data[: off + 15])  # inside the payload of record `cut_record`
+    want = columns(records[:cut_record])
+    with pytest.raises(TimeseriesReadError) as e:
+        read_timeseries_bin(p)
+    assert (e.value.offset, e.value.record_index) == (off, cut_record)
+    partial = e.value.partial
+    assert {n: {f: a.tolist() for f, a in c.items()} for n, c in partial.records.items()} == want
+    # The tables keep the same rows, with a warning instead of the error when asked.
+    with pytest.warns(logspec.LogspecWarning):
+        tables = logspec.open(p).tables(on_error="warn")
+    assert {n: t.num_rows for n, t in tables.items()} == {n: len(c["t_us"]) for n, c in want.items()}
+    for name, cols in want.items():
+        for field, vals in cols.items():
+            if field != "t_us":
+                assert tables[name].column(field).to_pylist() == vals

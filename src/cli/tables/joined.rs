@@ -1,0 +1,128 @@
+//! A table's record batches joined into one as they come, for the tables kept in memory
+//! ([`super::Tables`], the Python package's `.tables()`): one batch per table, so that
+//! `to_numpy()` of a column is a view, not a concatenation, and memory stays at the arrays.
+//! The batches are made as for the Parquet export ([`super::TableBuilder`], a batch of
+//! [`super::BATCH_ROWS`] rows at a time); each is appended to the table's columns, which grow
+//! in place, and dropped.
+//!
+//! Only tables whose every column is a number, a timestamp or a bool are joined (a copy of
+//! each batch's values, no per-value work); others keep their batches.
+
+use arrow_array::{make_array, Array, ArrayRef, RecordBatch};
+use arrow_buffer::{BooleanBufferBuilder, Buffer, NullBufferBuilder};
+use arrow_data::ArrayData;
+use arrow_schema::{DataType, SchemaRef};
+
+/// The columns of one table so far.
+pub struct Joined {
+    schema: SchemaRef,
+    columns: Vec<Column>,
+    rows: usize,
+}
+
+struct Column {
+    ty: DataType,
+    values: Values,
+    nulls: NullBufferBuilder,
+}
+
+enum Values {
+    /// Fixed-width values, as bytes in `u64` words (so that the buffer is aligned for every
+    /// number type); `len` bytes are used.
+    Fixed {
+        width: usize,
+        words: Vec<u64>,
+        len: usize,
+    },
+    Bool(BooleanBufferBuilder),
+}
+
+impl Joined {
+    /// The joined columns of a table with this schema, or `None` when a column cannot be joined
+    /// by copying its values (strings, lists, structs): such a table keeps its batches.
+    pub fn new(schema: &SchemaRef) -> Option<Joined> {
+        let columns = schema
+            .fields()
+            .iter()
+            .map(|f| {
+                let ty = f.data_type().clone();
+                let values = match &ty {
+                    DataType::Boolean => Values::Bool(BooleanBufferBuilder::new(0)),
+                    t if t.is_primitive() => Values::Fixed { width: t.primitive_width()?, words: Vec::new(), len: 0 },
+                    _ => return None,
+                };
+                Some(Column { ty, values, nulls: NullBufferBuilder::new(0) })
+            })
+            .collect::<Option<Vec<_>>>()?;
+        Some(Joined { schema: schema.clone(), columns, rows: 0 })
+    }
+
+    /// Appends a batch of the table (its schema's columns, in order).
+    pub fn push(&mut self, batch: &RecordBatch) -> Result<(), String> {
+        if batch.num_columns() != self.columns.len() {
+            return Err(format!("a batch of {} columns for {}", batch.num_columns(), self.columns.len()));
+        }
+        for (c, a) in self.columns.iter_mut().zip(batch.columns()) {
+            c.push(a)?;
+        }
+        self.rows += batch.num_rows();
+        Ok(())
+    }
+
+    /// The table as one batch (`None` when it has no rows).
+    pub fn finish(self) -> Result<Option<RecordBatch>, String> {
+        if self.rows == 0 {
+            return Ok(None);
+        }
+        let rows = self.rows;
+        let arrays = self.columns.into_iter().map(|c| c.finish(rows)).collect::<Result<Vec<ArrayRef>, _>>()?;
+        RecordBatch::try_new(self.schema, arrays).map(Some).map_err(|e| format!("joining the batches: {e}"))
+    }
+}
+
+impl Column {
+    fn push(&mut self, a: &ArrayRef) -> Result<(), String> {
+        if a.data_type() != &self.ty {
+            return Err(format!("a column of type {} for {}", a.data_type(), self.ty));
+        }
+        let data = a.to_data();
+        let (offset, len) = (data.offset(), data.len());
+        match &mut self.values {
+            Values::Fixed { width, words, len: used } => {
+                let bytes = data
+                    .buffers()
+                    .first()
+                    .and_then(|b| b.as_slice().get(offset * *width..(offset + len) * *width))
+                    .ok_or_else(|| format!("a {} array without its values", self.ty))?;
+                let end = *used + bytes.len();
+                words.resize(end.div_ceil(8), 0);
+                // SAFETY: `u64` words viewed as bytes: every bit pattern is valid either way,
+                // and `u8` has no alignment to keep.
+                let view = unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u8>(), words.len() * 8) };
+                view[*used..end].copy_from_slice(bytes);
+                *used = end;
+            }
+            Values::Bool(b) => {
+                let bools = a
+                    .as_any()
+                    .downcast_ref::<arrow_array::BooleanArray>()
+                    .ok_or_else(|| "a bool column that is not a BooleanArray".to_string())?;
+                b.append_buffer(bools.values());
+            }
+        }
+        match a.nulls() {
+            None => self.nulls.append_n_non_nulls(len),
+            Some(n) => n.iter().for_each(|valid| self.nulls.append(valid)),
+        }
+        Ok(())
+    }
+
+    fn finish(mut self, rows: usize) -> Result<ArrayRef, String> {
+        let values = match self.values {
+            Values::Fixed { words, len, .. } => Buffer::from_vec(words).slice_with_length(0, len),
+            Values::Bool(mut b) => b.finish().into_inner(),
+        };
+        let data = ArrayData::builder(self.ty.clone()).len(rows).add_buffer(values).nulls(self.nulls.finish()).build();
+        data.map(make_array).map_err(|e| format!("joining a {} column: {e}", self.ty))
+    }
+}
