@@ -126,8 +126,8 @@ fn prim_type(p: Prim) -> DataType {
 }
 
 /// A column being built. Appending never fails: a value that does not fit the column's type (an
-/// RLOG key whose type changed, a string that is not UTF-8) is appended as null and counted in
-/// [`Col::misfits`] by the caller's counter, so every column keeps the same length.
+/// RLOG key whose type changed, a string that is not UTF-8) is appended as null and counted (the
+/// return value of [`Col::append`], summed by the caller), so every column keeps the same length.
 pub enum Col {
     Bool(BooleanBuilder),
     I8(Int8Builder),
