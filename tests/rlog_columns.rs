@@ -12,6 +12,9 @@ use logspec_cli::cli::source::{self, Channel, DynVisit, Select, Sink};
 use logspec_cli::cli::tables::{Table, Tables};
 use logspec_cli::cli::{detect, CliError};
 
+#[path = "common/scratch.rs"]
+mod scratch;
+
 /// A sink that takes every value as a `Value`: the sample source's generic path into the same
 /// tables (it does not take RLOG views, so the source hands each value over as a `Value`).
 struct Generic(Tables);
@@ -38,15 +41,19 @@ impl Sink for Generic {
 type Read = (Vec<Table>, Vec<String>, Result<(u64, Vec<String>, Option<String>), String>);
 
 fn read(path: &Path, select: &Select, typed: bool) -> Read {
+    read_into(path, select, typed, Tables::batched(false))
+}
+
+fn read_into(path: &Path, select: &Select, typed: bool, tables: Tables) -> Read {
     let bytes = std::fs::read(path).unwrap();
     let d = detect(path, Box::new(Cursor::new(bytes)), None).unwrap();
     let shown = path.display().to_string();
     let (outcome, tables) = if typed {
-        let mut sink = Tables::new(false);
+        let mut sink = tables;
         let o = source::read(d, path, &shown, false, select, &mut sink);
         (o, sink)
     } else {
-        let mut sink = Generic(Tables::new(false));
+        let mut sink = Generic(tables);
         let o = source::read(d, path, &shown, false, select, &mut sink);
         (o, sink.0)
     };
@@ -55,11 +62,33 @@ fn read(path: &Path, select: &Select, typed: bool) -> Read {
     (tables, warnings, outcome)
 }
 
-/// Both paths read `path` alike; returns the rows and batches read.
+/// Both paths read `path` alike, and the in-memory tables of the Python package (numbers joined
+/// into one batch) hold the same rows as the export's batches; returns the rows and batches read.
 fn same(path: &Path, select: &Select) -> (usize, usize) {
     let (a, wa, oa) = read(path, select, true);
     let (b, wb, ob) = read(path, select, false);
     let what = format!("{} ({select:?})", path.display());
+    let (j, wj, oj) = read_into(path, select, true, Tables::new(false));
+    assert_eq!((&oj, &wj), (&oa, &wa), "{what}: joined");
+    assert_eq!(j.len(), a.len(), "{what}: joined tables");
+    for (x, y) in j.iter().zip(&a) {
+        assert_eq!(x.name, y.name, "{what}: joined");
+        let mut at = Vec::new();
+        let mut offset = 0;
+        for batch in &x.batches {
+            at.extend((0..batch.num_rows()).map(|r| (batch, r)));
+            offset += batch.num_rows();
+        }
+        assert_eq!(offset, y.batches.iter().map(|b| b.num_rows()).sum::<usize>(), "{what}: {}: joined rows", x.name);
+        let mut row = 0;
+        for q in &y.batches {
+            let (p, r) = at[row];
+            // Each export batch lies within one joined batch (joining only concatenates).
+            assert!(r + q.num_rows() <= p.num_rows(), "{what}: {}: joined batch boundaries", x.name);
+            assert_eq!(&p.slice(r, q.num_rows()), q, "{what}: {}: joined rows {row}..", x.name);
+            row += q.num_rows();
+        }
+    }
     assert_eq!(oa, ob, "{what}: outcome");
     assert_eq!(wa, wb, "{what}: warnings");
     assert_eq!(a.len(), b.len(), "{what}: tables");
@@ -134,8 +163,7 @@ fn batches_and_a_cut_file_read_alike() {
     for _ in 0..12 {
         big.extend_from_slice(&sample[1..]);
     }
-    let dir = std::env::temp_dir().join(format!("logspec-rlog-columns-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch::temp_dir();
     let whole = dir.join("big.rlog");
     std::fs::write(&whole, &big).unwrap();
     let (rows, batches) = same(&whole, &Select::default());
@@ -147,5 +175,4 @@ fn batches_and_a_cut_file_read_alike() {
     let (_, _, outcome) = read(&cut, &Select::default(), true);
     assert!(outcome.as_ref().unwrap().2.as_ref().is_some_and(|e| e.contains("byte")), "{outcome:?}");
     same(&cut, &Select::default());
-    let _ = std::fs::remove_dir_all(&dir);
 }

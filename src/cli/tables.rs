@@ -301,11 +301,20 @@ pub struct Tables {
     by_channel: Vec<usize>,
     by_name: HashMap<String, usize>,
     pub tables: Vec<Table>,
+    /// Whether tables of numbers are joined into one batch ([`joined`]); off, every table keeps
+    /// the batches of [`BATCH_ROWS`] rows that the Parquet export writes.
+    join: bool,
 }
 
 impl Tables {
     pub fn new(utc: bool) -> Tables {
-        Tables { utc, origin_ns: 0, by_channel: Vec::new(), by_name: HashMap::new(), tables: Vec::new() }
+        Tables { utc, origin_ns: 0, by_channel: Vec::new(), by_name: HashMap::new(), tables: Vec::new(), join: true }
+    }
+
+    /// Tables that keep the Parquet export's batches, never joined (tests compare batch
+    /// boundaries with them).
+    pub fn batched(utc: bool) -> Tables {
+        Tables { join: false, ..Tables::new(utc) }
     }
 
     fn full(&mut self, i: usize) -> Result<(), CliError> {
@@ -356,7 +365,7 @@ impl Sink for Tables {
             Some(i) => *i,
             None => {
                 let builder = TableBuilder::new(channel, self.utc);
-                let joined = joined::Joined::new(&builder.schema);
+                let joined = if self.join { joined::Joined::new(&builder.schema) } else { None };
                 self.tables.push(Table { name: name.clone(), builder, batches: Vec::new(), joined });
                 self.by_name.insert(name, self.tables.len() - 1);
                 self.tables.len() - 1

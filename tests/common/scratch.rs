@@ -4,7 +4,7 @@
 //! Set `LOGSPEC_KEEP_SCRATCH=1` to keep it (its path is `logspec-tests-<pid>` in the temporary
 //! folder) when a failing test's files are wanted.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::OnceLock;
 
 static ROOT: OnceLock<PathBuf> = OnceLock::new();
