@@ -405,7 +405,14 @@ impl<R: Read> Reader<R> {
                     c,
                     Endian::Big,
                     #[inline(always)]
-                    |m| table.apply_r2_then(m, at, &mut *f),
+                    |m| {
+                        table.apply_r2_then(
+                            m,
+                            at,
+                            #[inline(always)]
+                            |ev| f(ev),
+                        )
+                    },
                 )
             }),
         }
