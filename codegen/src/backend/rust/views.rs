@@ -13,7 +13,7 @@ use quote::{format_ident, quote};
 
 use super::codec::{self, Mode};
 use super::{field_ident, prim_type, Cx};
-use crate::ir::{Endian, Field, Len, Ty, TypeDef, TypeId};
+use crate::ir::{Endian, Field, Len, Prim, Ty, TypeDef, TypeId};
 
 /// The view type's name: `S` -> `SRef`.
 pub fn view_ident(cx: &Cx<'_>, id: TypeId) -> Ident {
@@ -203,7 +203,7 @@ pub fn view_decode(cx: &Cx<'_>, ty: &Ty, e: Endian) -> TokenStream {
     }
     let ord = cx.endian(e);
     let big = e == Endian::Big;
-    let read_len = |p: &crate::ir::Prim| {
+    let read_len = |p: &Prim| {
         let w = Literal::usize_unsuffixed(p.size() as usize);
         quote!(#rt::__private::prefix::<#w>(c, #big).and_then(|n| #rt::__private::len(n, c)))
     };
@@ -424,11 +424,11 @@ enum PathEnd {
 }
 
 /// A counted tail of a path (see [`fixed_paths_view`]): a byte string, or an array of numbers,
-/// whose count of at most four bytes (so its length in bytes cannot overflow a `u64`) comes just
-/// before it. Views of both cannot fail once their bytes are there. Strings (UTF-8 is checked),
-/// arrays of structs and byte-sized counts (`Len::Size`, which must divide evenly) are not.
-/// Returns the count's type and the size of one element.
-fn counted_tail(cx: &Cx<'_>, ty: &Ty) -> Option<(crate::ir::Prim, usize)> {
+/// whose unsigned count of at most four bytes (so its length in bytes cannot overflow a `u64`)
+/// comes just before it; neither view can fail once its bytes are there. Strings (whose UTF-8 is
+/// checked), arrays of structs, and arrays prefixed by their size in bytes (which must divide
+/// evenly) are not tails. Returns the count's type and the size of one element.
+fn counted_tail(cx: &Cx<'_>, ty: &Ty) -> Option<(Prim, usize)> {
     let (p, es) = match ty {
         Ty::Bytes(Len::Count(p) | Len::Size(p)) => (*p, 1),
         Ty::Array { elem, len: Len::Count(p) } if is_element(cx, elem) && !has_extern(cx, elem) => {
@@ -436,7 +436,7 @@ fn counted_tail(cx: &Cx<'_>, ty: &Ty) -> Option<(crate::ir::Prim, usize)> {
         }
         _ => return None,
     };
-    (p.size() <= 4 && es > 0).then_some((p, es))
+    (matches!(p, Prim::U8 | Prim::U16 | Prim::U32) && es > 0).then_some((p, es))
 }
 
 /// The decision tree of [`fixed_paths_view`] for the field list `fields` starting at byte `start`
