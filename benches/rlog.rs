@@ -8,12 +8,13 @@
 //! - memcpy of the whole buffer (the baseline);
 //! - decoding every message into typed values with the key table: owned (`Reader::next_event`),
 //!   borrowed (`Reader::next_event_ref`: every array element and string still produced and
-//!   passed to `black_box`; and the same through the lending `Reader::for_each_event_ref`), and
+//!   passed to `black_box`; and the same through the lending `Reader::for_each_event_ref`, with
+//!   the closure called as a function and with it inlined as the call's docs advise), and
 //!   whole cycles (`Reader::next_cycle`), as MB/s, x memcpy, values/s
 //!   and allocations per value;
 //! - whole-process `logspec info` on a file, with its peak RSS for two file sizes (memory must not
 //!   grow with the file), and `logspec dump > /dev/null`;
-//! - R2: `next_event_ref` and `for_each_event_ref` over an R2 file built from the R2 all-types
+//! - R2: `next_event_ref` and `for_each_event_ref` (both ways) over an R2 file built from the R2 all-types
 //!   sample, against memcpy of that file, with allocations per value;
 //! - the same throughput against AdvantageScope's decoder, from its reference figure (36 MB/s
 //!   with memcpy at 5.2 GB/s on a 2-core machine, `bench-inputs/README.md`), scaled by this run's
@@ -122,65 +123,115 @@ fn for_each_ref(buf: &[u8]) -> u64 {
     n
 }
 
+/// As [`for_each_ref`], with the closure and what it calls inlined into each of the reader's
+/// decoding paths, as the docs of `for_each_event_ref` advise (`#[inline(always)]` on the closure
+/// and on its helpers): each path then hands its value over in registers, and the consumer's
+/// match on the value's variant folds away where the path already knows it. A consumer that is
+/// called as a function instead ([`for_each_ref`]) receives every value through memory.
+fn for_each_ref_inlined(buf: &[u8]) -> u64 {
+    let mut r = Reader::new(buf).unwrap();
+    let mut n = 0u64;
+    r.for_each_event_ref(
+        #[inline(always)]
+        |ev| {
+            if let EventRef::Value { key, value, .. } = ev {
+                black_box(key);
+                match value {
+                    ValueRef::R1(v) => consume_inlined(v),
+                    ValueRef::R2(v) => consume_r2_inlined(v),
+                }
+                n += 1;
+            }
+        },
+    )
+    .unwrap();
+    n
+}
+
+/// Every value's typed content (every array element and string) to `black_box`.
+macro_rules! consume_r1_body {
+    ($v:expr) => {
+        let v = $v;
+        match v {
+            R1ValueRef::Null {} => {}
+            R1ValueRef::Boolean { value } => {
+                black_box(value);
+            }
+            R1ValueRef::BooleanArray { value } => value.iter().for_each(|x| {
+                black_box(x);
+            }),
+            R1ValueRef::Integer { value } => {
+                black_box(value);
+            }
+            R1ValueRef::IntegerArray { value } => value.iter().for_each(|x| {
+                black_box(x);
+            }),
+            R1ValueRef::Double { value } => {
+                black_box(value);
+            }
+            R1ValueRef::DoubleArray { value } => value.iter().for_each(|x| {
+                black_box(x);
+            }),
+            R1ValueRef::String { value } => {
+                black_box(value);
+            }
+            R1ValueRef::StringArray { value } => value.iter().for_each(|x| {
+                black_box(x);
+            }),
+            R1ValueRef::Byte { value } => {
+                black_box(value);
+            }
+            R1ValueRef::ByteArray { value } => {
+                black_box(value);
+            }
+        }
+    };
+}
+
+macro_rules! consume_r2_body {
+    ($v:expr) => {
+        let v = $v;
+        match v {
+            R2ValueRef::BooleanArray { value } => value.iter().for_each(|x| {
+                black_box(x);
+            }),
+            R2ValueRef::Int64Array { value } => value.iter().for_each(|x| {
+                black_box(x);
+            }),
+            R2ValueRef::FloatArray { value } => value.iter().for_each(|x| {
+                black_box(x);
+            }),
+            R2ValueRef::DoubleArray { value } => value.iter().for_each(|x| {
+                black_box(x);
+            }),
+            R2ValueRef::StringArray { value } => value.iter().for_each(|x| {
+                black_box(x.text);
+            }),
+            other => {
+                black_box(other);
+            }
+        }
+    };
+}
+
 #[inline]
 fn consume(v: R1ValueRef<'_>) {
-    match v {
-        R1ValueRef::Null {} => {}
-        R1ValueRef::Boolean { value } => {
-            black_box(value);
-        }
-        R1ValueRef::BooleanArray { value } => value.iter().for_each(|x| {
-            black_box(x);
-        }),
-        R1ValueRef::Integer { value } => {
-            black_box(value);
-        }
-        R1ValueRef::IntegerArray { value } => value.iter().for_each(|x| {
-            black_box(x);
-        }),
-        R1ValueRef::Double { value } => {
-            black_box(value);
-        }
-        R1ValueRef::DoubleArray { value } => value.iter().for_each(|x| {
-            black_box(x);
-        }),
-        R1ValueRef::String { value } => {
-            black_box(value);
-        }
-        R1ValueRef::StringArray { value } => value.iter().for_each(|x| {
-            black_box(x);
-        }),
-        R1ValueRef::Byte { value } => {
-            black_box(value);
-        }
-        R1ValueRef::ByteArray { value } => {
-            black_box(value);
-        }
-    }
+    consume_r1_body!(v);
 }
 
 #[inline]
 fn consume_r2(v: R2ValueRef<'_>) {
-    match v {
-        R2ValueRef::BooleanArray { value } => value.iter().for_each(|x| {
-            black_box(x);
-        }),
-        R2ValueRef::Int64Array { value } => value.iter().for_each(|x| {
-            black_box(x);
-        }),
-        R2ValueRef::FloatArray { value } => value.iter().for_each(|x| {
-            black_box(x);
-        }),
-        R2ValueRef::DoubleArray { value } => value.iter().for_each(|x| {
-            black_box(x);
-        }),
-        R2ValueRef::StringArray { value } => value.iter().for_each(|x| {
-            black_box(x.text);
-        }),
-        other => {
-            black_box(other);
-        }
-    }
+    consume_r2_body!(v);
+}
+
+#[inline(always)]
+fn consume_inlined(v: R1ValueRef<'_>) {
+    consume_r1_body!(v);
+}
+
+#[inline(always)]
+fn consume_r2_inlined(v: R2ValueRef<'_>) {
+    consume_r2_body!(v);
 }
 
 fn decode_cycles(buf: &[u8]) -> u64 {
@@ -265,6 +316,7 @@ fn main() {
     let values = decode_events(&buf);
     assert_eq!(decode_events_ref(&buf), values);
     assert_eq!(for_each_ref(&buf), values);
+    assert_eq!(for_each_ref_inlined(&buf), values);
     println!("input: {} bytes, {} values ({:.1} B/value)", buf.len(), values, buf.len() as f64 / values as f64);
 
     if cpu {
@@ -274,6 +326,7 @@ fn main() {
     let events = timed(cpu, runs, || decode_events(&buf));
     let events_ref = timed(cpu, runs, || decode_events_ref(&buf));
     let each_ref = timed(cpu, runs, || for_each_ref(&buf));
+    let each_inl = timed(cpu, runs, || for_each_ref_inlined(&buf));
     let cycles = timed(cpu, runs, || decode_cycles(&buf));
     let a0 = allocations();
     decode_events(&buf);
@@ -284,6 +337,9 @@ fn main() {
     let a0 = allocations();
     for_each_ref(&buf);
     let allocs_each = allocations() - a0;
+    let a0 = allocations();
+    for_each_ref_inlined(&buf);
+    let allocs_inl = allocations() - a0;
 
     let m = mbps(buf.len(), memcpy);
     // AdvantageScope's figure, scaled to this machine by the memcpy ratio.
@@ -314,6 +370,14 @@ fn main() {
         values as f64 / each_ref.as_secs_f64() / 1e6,
         allocs_each as f64 / values as f64
     );
+    let e = mbps(buf.len(), each_inl);
+    println!(
+        "decode, for_each_event_ref, inlined closure {e:>5.0} MB/s   {:.3}x memcpy   {:.1}x AdvantageScope   {:.1} M values/s   {:.3} allocations/value",
+        e / m,
+        e / advantagescope,
+        values as f64 / each_inl.as_secs_f64() / 1e6,
+        allocs_inl as f64 / values as f64
+    );
     let c = mbps(buf.len(), cycles);
     println!(
         "decode, next_cycle               {c:>7.0} MB/s   {:.3}x memcpy   {:.1}x AdvantageScope",
@@ -339,15 +403,20 @@ fn main() {
     let buf2 = build_r2(mb / 4.0);
     let values2 = decode_events_ref(&buf2);
     assert_eq!(for_each_ref(&buf2), values2);
+    assert_eq!(for_each_ref_inlined(&buf2), values2);
     let memcpy2 = memcpy_timed(cpu, &buf2, runs);
     let ref2 = timed(cpu, runs, || decode_events_ref(&buf2));
     let each2 = timed(cpu, runs, || for_each_ref(&buf2));
+    let inl2 = timed(cpu, runs, || for_each_ref_inlined(&buf2));
     let a0 = allocations();
     decode_events_ref(&buf2);
     let allocs2 = allocations() - a0;
     let a0 = allocations();
     for_each_ref(&buf2);
     let allocs_each2 = allocations() - a0;
+    let a0 = allocations();
+    for_each_ref_inlined(&buf2);
+    let allocs_inl2 = allocations() - a0;
     let m2 = mbps(buf2.len(), memcpy2);
     let e = mbps(buf2.len(), ref2);
     println!("R2 input: {} bytes, {} values ({:.1} B/value)", buf2.len(), values2, buf2.len() as f64 / values2 as f64);
@@ -364,5 +433,12 @@ fn main() {
         e / m2,
         values2 as f64 / each2.as_secs_f64() / 1e6,
         allocs_each2 as f64 / values2 as f64
+    );
+    let e = mbps(buf2.len(), inl2);
+    println!(
+        "R2 decode, for_each_event_ref, inlined closure {e:>5.0} MB/s   {:.3}x memcpy   {:.1} M values/s   {:.3} allocations/value",
+        e / m2,
+        values2 as f64 / inl2.as_secs_f64() / 1e6,
+        allocs_inl2 as f64 / values2 as f64
     );
 }

@@ -192,3 +192,62 @@ fn framed_file_round_trip() {
     assert!(err.to_string().contains("sync") && err.to_string().contains("at byte 32"), "{err}");
     assert!(r.next_event().is_none(), "a desynchronised stream is not followed further");
 }
+
+/// The one-check paths of views that end in a counted tail (`Sample::Burst`'s `i16[]` with a
+/// `u8` count, `Msg::Raw`'s `bytes` with a `u16` size) accept exactly what the owned decoders
+/// accept, with the same values, bytes consumed and errors: on the whole value, every cut of
+/// it, every byte flipped (counts too large or too small for the bytes there), and with bytes
+/// after it.
+#[test]
+fn views_with_counted_tails_agree_with_owned_decoders() {
+    use logspec::runtime::{Cursor, Endian, View};
+
+    fn variants(bytes: &[u8]) -> Vec<Vec<u8>> {
+        let mut v: Vec<Vec<u8>> = (0..=bytes.len()).map(|i| bytes[..i].to_vec()).collect();
+        for i in 0..bytes.len() {
+            for x in [0xffu8, 0x01, 0x80] {
+                let mut b = bytes.to_vec();
+                b[i] ^= x;
+                v.push(b);
+            }
+        }
+        let mut longer = bytes.to_vec();
+        longer.extend([9, 9, 9]);
+        v.push(longer);
+        v
+    }
+
+    macro_rules! agree {
+        ($owned:ty, $view:ident, $value:expr) => {{
+            let bytes = $value.to_bytes().unwrap();
+            let mut checked = 0;
+            for b in variants(&bytes) {
+                let (mut c1, mut c2) = (Cursor::new(&b), Cursor::new(&b));
+                let o = <$owned>::decode(&mut c1, Endian::Little);
+                let w = $view::decode_view(&mut c2, Endian::Little);
+                match (o, w) {
+                    (Ok(o), Ok(w)) => {
+                        assert_eq!(w.to_owned(), o, "{b:?}");
+                        assert_eq!(c1.position(), c2.position(), "{b:?}");
+                        checked += 1;
+                    }
+                    (Err(e1), Err(e2)) => assert_eq!(e1, e2, "{b:?}"),
+                    (o, w) => panic!("{b:?}: owned {o:?}, view {:?}", w.map(|w| w.to_owned())),
+                }
+            }
+            assert!(checked > bytes.len(), "{checked}");
+        }};
+    }
+
+    agree!(
+        RecSample,
+        RecSampleRef,
+        RecSample { channel: 3, sample: Sample::Burst { rate_hz: 1000, samples: vec![1, -1, 7] } }
+    );
+    agree!(Command, CommandRef, Command { body: Msg::Raw { data: vec![1, 2, 3, 4, 5] } });
+    agree!(
+        RecCommand,
+        RecCommandRef,
+        RecCommand { seq: 7, command: Command { body: Msg::Raw { data: vec![0xab; 40] } } }
+    );
+}

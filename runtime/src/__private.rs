@@ -25,6 +25,19 @@ pub fn sub_ref<const N: usize>(b: &[u8], off: usize) -> Result<&[u8; N], DecodeE
     }
 }
 
+/// Takes `len` bytes from the cursor if they are all there, without making an error when they
+/// are not: the counted tail of a view's one-check path, whose caller then falls through to the
+/// field-by-field decoder (which reports the cut).
+#[inline(always)]
+pub fn take_len<'a>(c: &mut Cursor<'a>, len: u64) -> Option<&'a [u8]> {
+    let n = usize::try_from(len).ok()?;
+    if n <= c.remaining() {
+        c.take(n).ok()
+    } else {
+        None
+    }
+}
+
 /// Builds an array from a fallible element constructor, stopping at the first error.
 #[inline]
 pub fn try_array<T, E, const N: usize>(mut f: impl FnMut(usize) -> Result<T, E>) -> Result<[T; N], E> {

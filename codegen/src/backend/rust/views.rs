@@ -13,7 +13,7 @@ use quote::{format_ident, quote};
 
 use super::codec::{self, Mode};
 use super::{field_ident, prim_type, Cx};
-use crate::ir::{Endian, Field, Len, Ty, TypeDef, TypeId};
+use crate::ir::{Endian, Field, Len, Prim, Ty, TypeDef, TypeId};
 
 /// The view type's name: `S` -> `SRef`.
 pub fn view_ident(cx: &Cx<'_>, id: TypeId) -> Ident {
@@ -203,7 +203,7 @@ pub fn view_decode(cx: &Cx<'_>, ty: &Ty, e: Endian) -> TokenStream {
     }
     let ord = cx.endian(e);
     let big = e == Endian::Big;
-    let read_len = |p: &crate::ir::Prim| {
+    let read_len = |p: &Prim| {
         let w = Literal::usize_unsuffixed(p.size() as usize);
         quote!(#rt::__private::prefix::<#w>(c, #big).and_then(|n| #rt::__private::len(n, c)))
     };
@@ -380,19 +380,31 @@ fn fixed_struct_view(
 /// length check and no `Result` between the layers. A path is the struct's leading fixed-size
 /// fields and, when its last field is a union selected by one of them, a variant whose fields are
 /// again such a path (so `R1Message` -> `R1Body::Field` -> `R1Value::Double` is one path of 12
-/// bytes). Anything else (a variable-size variant, an unknown tag, fewer bytes than the longest
-/// path) falls through to the field-by-field decoder after it, which also reports every error,
-/// so both accept the same bytes with the same values. Empty when the struct has no such path.
-/// Each path ends by handing its view to the continuation `k` of `decode_view_then`.
+/// bytes). A path may also end in a *counted tail*: byte string or array of numbers whose count
+/// (of at most four bytes) comes just before it, so its length is read at a constant offset too
+/// and the whole path is taken with one more check (`R2Message` -> `R2Body::Field`, whose value
+/// is `bytes` with a `u16` count). Anything else (a variable-size variant, an unknown tag, fewer
+/// bytes than the longest path's fixed part, a tail cut by the end of the input) falls through to
+/// the field-by-field decoder after it, which also reports every error, so both accept the same
+/// bytes with the same values. Empty when the struct has no such path. Each path ends by handing
+/// its view to the continuation `k` of `decode_view_then`.
 fn fixed_paths_view(cx: &Cx<'_>, fields: &[Field]) -> TokenStream {
+    let rt = &cx.rt;
     let mut longest = 0;
-    let Some(tree) = path_tree(cx, fields, 0, &mut longest, &|inits, size| {
-        let size = Literal::usize_unsuffixed(size);
-        quote! {
-            if let ::core::result::Result::Ok(bytes) = c.take(#size) {
-                return ::core::result::Result::Ok(k(Self { #inits bytes }));
+    let Some(tree) = path_tree(cx, fields, 0, &mut longest, &|inits, end| match end {
+        PathEnd::Fixed(size) => {
+            let size = Literal::usize_unsuffixed(size);
+            quote! {
+                if let ::core::result::Result::Ok(bytes) = c.take(#size) {
+                    return ::core::result::Result::Ok(k(Self { #inits bytes }));
+                }
             }
         }
+        PathEnd::Tail(size) => quote! {
+            if let ::core::option::Option::Some(bytes) = #rt::__private::take_len(c, #size) {
+                return ::core::result::Result::Ok(k(Self { #inits bytes }));
+            }
+        },
     }) else {
         return TokenStream::new();
     };
@@ -404,6 +416,29 @@ fn fixed_paths_view(cx: &Cx<'_>, fields: &[Field]) -> TokenStream {
     }
 }
 
+/// Where a path of [`fixed_paths_view`] ends: after a constant number of bytes, or after a
+/// counted tail (a `u64` expression of the path's whole length, read from `b`).
+enum PathEnd {
+    Fixed(usize),
+    Tail(TokenStream),
+}
+
+/// A counted tail of a path (see [`fixed_paths_view`]): a byte string, or an array of numbers,
+/// whose unsigned count of at most four bytes (so its length in bytes cannot overflow a `u64`)
+/// comes just before it; neither view can fail once its bytes are there. Strings (whose UTF-8 is
+/// checked), arrays of structs, and arrays prefixed by their size in bytes (which must divide
+/// evenly) are not tails. Returns the count's type and the size of one element.
+fn counted_tail(cx: &Cx<'_>, ty: &Ty) -> Option<(Prim, usize)> {
+    let (p, es) = match ty {
+        Ty::Bytes(Len::Count(p) | Len::Size(p)) => (*p, 1),
+        Ty::Array { elem, len: Len::Count(p) } if is_element(cx, elem) && !has_extern(cx, elem) => {
+            (*p, cx.schema.size_of(elem)? as usize)
+        }
+        _ => return None,
+    };
+    (matches!(p, Prim::U8 | Prim::U16 | Prim::U32) && es > 0).then_some((p, es))
+}
+
 /// The decision tree of [`fixed_paths_view`] for the field list `fields` starting at byte `start`
 /// of `b`: `done(initialisers, end)` makes the statement that finishes a path. `None` when the
 /// list has no fixed-size path (it is skipped as a variant, or the struct gets no fast path).
@@ -412,7 +447,7 @@ fn path_tree(
     fields: &[Field],
     start: usize,
     longest: &mut usize,
-    done: &dyn Fn(TokenStream, usize) -> TokenStream,
+    done: &dyn Fn(TokenStream, PathEnd) -> TokenStream,
 ) -> Option<TokenStream> {
     let hide = codec::hidden(fields);
     let mut inits = TokenStream::new();
@@ -466,6 +501,36 @@ fn path_tree(
                 }
             });
         }
+        if i + 1 == fields.len() && !hide[i] {
+            if let Some((count, es)) = counted_tail(cx, &f.ty) {
+                // The count at a constant offset, the elements from just after it to the end of
+                // the bytes taken (exactly the path's length).
+                let (n, _) = codec::fixed_decode(cx, &Ty::Prim(count), f.endian, {
+                    let o = Literal::usize_unsuffixed(at);
+                    quote!(#o)
+                });
+                let from = at + count.size() as usize;
+                *longest = (*longest).max(from);
+                let from_lit = Literal::usize_unsuffixed(from);
+                let size = match (&f.ty, es) {
+                    (Ty::Bytes(_), _) | (_, 1) => quote!(#from_lit + #n as u64),
+                    _ => {
+                        let es = Literal::u64_unsuffixed(es as u64);
+                        quote!(#from_lit + #n as u64 * #es)
+                    }
+                };
+                let id = field_ident(&f.name);
+                let value = match &f.ty {
+                    Ty::Bytes(_) => quote!(&bytes[#from_lit..]),
+                    _ => {
+                        let t = view_type(cx, &f.ty, f.endian);
+                        quote!(<#t>::new(&bytes[#from_lit..]))
+                    }
+                };
+                inits.extend(quote!(#id: #value,));
+                return Some(done(inits, PathEnd::Tail(size)));
+            }
+        }
         let size = codec::fixed_size(cx, &f.ty)?.literal()?;
         if !(f.is_padding() || hide[i]) {
             let o = Literal::usize_unsuffixed(at);
@@ -479,7 +544,7 @@ fn path_tree(
         at += size;
     }
     *longest = (*longest).max(at);
-    Some(done(inits, at))
+    Some(done(inits, PathEnd::Fixed(at)))
 }
 
 /// An expression turning the view value `v` of a field into the owned field value.
@@ -688,6 +753,7 @@ pub fn union_view(cx: &Cx<'_>, id: TypeId) -> TokenStream {
     let mut variants = TokenStream::new();
     let mut tag_arms = TokenStream::new();
     let mut decode_arms = TokenStream::new();
+    let mut then_arms = TokenStream::new();
     let mut owned_arms = TokenStream::new();
     let mut encode_arms = TokenStream::new();
     let mut len_arms = TokenStream::new();
@@ -720,13 +786,22 @@ pub fn union_view(cx: &Cx<'_>, id: TypeId) -> TokenStream {
         let vdocs = super::doc_attrs(v.doc.as_deref(), None);
         variants.extend(quote!(#vdocs #vid { #(#members),* },));
         tag_arms.extend(quote!(Self::#vid { .. } => #tag,));
-        match codec::fixed_variant_decode_as(cx, &v.fields, name, quote!(Self::#vid), Mode::View) {
-            Some(fast) => decode_arms.extend(quote!(#tag => { #fast })),
+        let arm = match codec::fixed_variant_decode_as(cx, &v.fields, name, quote!(Self::#vid), Mode::View) {
+            Some(fast) => fast,
             None => {
                 let (stmts, inits) = codec::decode_fields_as(cx, &v.fields, name, Mode::View);
-                decode_arms.extend(quote!(#tag => { #stmts ::core::result::Result::Ok(Self::#vid { #inits }) }));
+                quote!(#stmts ::core::result::Result::Ok(Self::#vid { #inits }))
             }
-        }
+        };
+        // The arm's errors return at once (`?`); its value goes to the continuation only when
+        // the variant has used every byte.
+        then_arms.extend(quote!(#tag => {
+            let __v: ::core::result::Result<Self, #rt::DecodeError> = { #arm };
+            let __v = __v?;
+            #rt::__private::at_end(c, #name)?;
+            ::core::result::Result::Ok(k(__v))
+        }));
+        decode_arms.extend(quote!(#tag => { #arm }));
         owned_arms.extend(quote!(Self::#vid { #(#binds),* } => #owned::#vid { #(#convs),* },));
         let access = |f: &Field| {
             let b = format_ident!("__b_{}", f.name);
@@ -800,10 +875,25 @@ pub fn union_view(cx: &Cx<'_>, id: TypeId) -> TokenStream {
             // index (RLOG R2) then gets the view in registers rather than through memory.
             #[inline(always)]
             pub fn decode_variant_exact(index: i128, bytes: &#cursor_lt [u8]) -> ::core::result::Result<Self, #rt::DecodeError> {
-                let mut c = #rt::Cursor::new(bytes);
-                let v = Self::decode_variant(index, &mut c).map_err(|e| e.in_type(#name))?;
-                #rt::__private::at_end(&c, #name)?;
-                ::core::result::Result::Ok(v)
+                Self::decode_variant_exact_then(index, bytes, |v| v)
+            }
+            /// As [`decode_variant_exact`](Self::decode_variant_exact), handing the view to `k`
+            /// and returning what `k` returns: each variant calls `k` with the view it built, so
+            /// that a caller that consumes the value at once gets each variant as itself (and can
+            /// match on it for free) rather than one enum merged from all of them. `k` is called
+            /// only on success.
+            #[inline(always)]
+            pub fn decode_variant_exact_then<__T>(
+                index: i128,
+                bytes: &#cursor_lt [u8],
+                k: impl ::core::ops::FnOnce(Self) -> __T,
+            ) -> ::core::result::Result<__T, #rt::DecodeError> {
+                let mut __c = #rt::Cursor::new(bytes);
+                let c = &mut __c;
+                match index {
+                    #then_arms
+                    _ => ::core::result::Result::Err(#rt::__private::unknown_variant(index, c.position(), #name)),
+                }
             }
         }
     } else {
