@@ -24,11 +24,11 @@ def _skip_or_fail(why: str) -> None:
 
 
 def inputs() -> list[Path]:
-    """Every log in tests/data (not the expected outputs, docs or .msg files)."""
+    """Every log in tests/data (not the expected outputs, docs, .msg files or the scripts that made some logs)."""
     found = []
     for sub in sorted(p for p in DATA.iterdir() if p.is_dir() and p.name != "history"):
         for f in sorted(sub.iterdir()):
-            if f.is_file() and ".expected." not in f.name and f.suffix not in (".md", ".json", ".jsonl", ".toml", ".lock"):
+            if f.is_file() and ".expected." not in f.name and f.suffix not in (".md", ".json", ".jsonl", ".toml", ".lock", ".py"):
                 found.append(f)
     return found
 
