@@ -3,10 +3,11 @@
 //! two boundaries pass 1 found, and owns the rows of every column that its records fill (pass 1
 //! counted the rows of each type before each boundary), so parts share no memory and need no
 //! lock. Each part maps its own rows' pages (`madvise`, the kernel zeroing them on its thread),
-//! reads its bytes with `pread` on the one open file, frames them with the runtime's
-//! [`SliceReader`], keeps each record's payload bytes in a small block per type and, when a block
-//! is full, fills the block's rows of every column a column at a time at the offsets the IR gives
-//! ([`FixedLayout::gather`]), so that each column is written sequentially.
+//! reads its bytes a chunk at a time with `pread` on the one open file, frames each chunk's
+//! records with the runtime's [`SliceReader`], noting where each type's payloads start in the
+//! chunk, and then fills those rows of every column a column at a time, at the offsets the IR
+//! gives ([`FixedLayout::gather_at`]) straight from the chunk, so that each column is written
+//! sequentially and no payload is copied twice.
 
 use std::fs::File;
 use std::io;
@@ -16,10 +17,6 @@ use logspec::runtime::{Framing, RawRecord, SliceReader};
 use logspec_cli::cli::columns::FixedLayout;
 
 use super::{find, Fault, Type};
-
-/// Rows kept per record type before they are written to the columns: small enough that a
-/// block's payload bytes stay in the cache while each of its columns is filled.
-const BLOCK: usize = 1024;
 
 /// The bytes a part reads at a time (grown only for a record longer than this).
 const CHUNK: usize = 256 << 10;
@@ -71,37 +68,41 @@ impl<'a> Columns<'a> {
     }
 }
 
-/// A record type's rows in one part, and its block of rows not yet in them.
+/// A record type's rows in one part, and the rows of the chunk being read that are not yet in
+/// them.
 struct Table<'a> {
     cols: Columns<'a>,
     /// Rows already in the columns.
     done: usize,
-    /// The block: timestamps and payload bytes of rows `done..done + block_t.len()`.
-    block_t: Vec<u64>,
-    block: Vec<u8>,
+    /// Where the payloads of rows `done..done + starts.len()` start in the chunk.
+    starts: Vec<u32>,
 }
 
 impl Table<'_> {
-    /// Writes the block's rows into the columns, a column at a time. False when the columns
+    /// Writes the chunk's rows into the columns, a column at a time. False when the columns
     /// have no room for them (more rows than pass 1 counted: the file changed).
-    fn flush(&mut self, layout: &FixedLayout) -> bool {
-        let n = self.block_t.len();
+    fn flush(&mut self, layout: &FixedLayout, chunk: &[u8]) -> bool {
+        let n = self.starts.len();
         let rows = self.done..self.done + n;
         let Some(t) = self.cols.t_us.get_mut(rows.clone()) else { return false };
-        t.copy_from_slice(&self.block_t);
+        // The timestamps, by the framing's own rule from the record headers before the payloads.
+        let h = Usvlog::RECORD_HEADER_SIZE;
+        for (t, &p) in t.iter_mut().zip(&self.starts) {
+            let header = (p as usize).checked_sub(h).and_then(|at| chunk.get(at..)).map(Usvlog::parse_record_header);
+            *t = header.and_then(Result::ok).and_then(|h| h.timestamp).unwrap_or(0);
+        }
         for (j, out) in self.cols.columns.iter_mut().enumerate() {
             let room = match out {
-                Out::F64(c) => c.get_mut(rows.clone()).map(|c| layout.gather(j, &self.block, c)),
-                Out::I64(c) => c.get_mut(rows.clone()).map(|c| layout.gather(j, &self.block, c)),
-                Out::U64(c) => c.get_mut(rows.clone()).map(|c| layout.gather(j, &self.block, c)),
+                Out::F64(c) => c.get_mut(rows.clone()).map(|c| layout.gather_at(j, chunk, &self.starts, c)),
+                Out::I64(c) => c.get_mut(rows.clone()).map(|c| layout.gather_at(j, chunk, &self.starts, c)),
+                Out::U64(c) => c.get_mut(rows.clone()).map(|c| layout.gather_at(j, chunk, &self.starts, c)),
             };
             if room.is_none() {
                 return false;
             }
         }
         self.done += n;
-        self.block_t.clear();
-        self.block.clear();
+        self.starts.clear();
         true
     }
 }
@@ -117,15 +118,8 @@ pub(super) struct Part<'a> {
 }
 
 impl<'a> Part<'a> {
-    pub fn new(start: u64, end: u64, first: u64, records: u64, columns: Vec<Columns<'a>>, types: &[Type]) -> Self {
-        let tables = columns
-            .into_iter()
-            .map(|cols| {
-                let size = types[cols.ty].size;
-                let rows = cols.t_us.len().min(BLOCK);
-                Table { cols, done: 0, block_t: Vec::with_capacity(rows), block: Vec::with_capacity(rows * size) }
-            })
-            .collect();
+    pub fn new(start: u64, end: u64, first: u64, records: u64, columns: Vec<Columns<'a>>) -> Self {
+        let tables = columns.into_iter().map(|cols| Table { cols, done: 0, starts: Vec::new() }).collect();
         Part { start, end, first, records, tables }
     }
 
@@ -188,46 +182,60 @@ fn fill_part(file: &File, types: &[Type], by_id: &[Option<usize>], part: &mut Pa
     for (k, t) in part.tables.iter().enumerate() {
         slot[t.cols.ty] = k;
     }
-    let tables = &mut part.tables;
-    let framed = each_record(file, part.start, part.end, part.first, |raw| {
-        let tag = raw.header.tag;
-        let Some(i) = find(by_id, types, tag) else { return Ok(()) };
-        let ty = &types[i];
-        let (Some(table), Some(payload)) = (tables.get_mut(slot[i]), raw.payload.get(..ty.size)) else {
-            return Err(changed(raw.offset, Some(raw.index), Some(tag)));
-        };
-        table.block_t.push(raw.header.timestamp.unwrap_or(0));
-        table.block.extend_from_slice(payload);
-        if table.block_t.len() == BLOCK && !table.flush(&ty.layout) {
-            return Err(changed(raw.offset, Some(raw.index), Some(tag)));
-        }
-        Ok(())
-    })?;
-    let fault = match framed {
+    let mut filler = Filler { types, by_id, slot, tables: &mut part.tables };
+    let fault = match each_record(file, part.start, part.end, part.first, &mut filler)? {
         Ok(n) if n == part.records => None,
         Ok(n) => Some(changed(part.end, Some(part.first + n), None)),
         Err(f) => Some(f),
     };
-    // Every complete row before the end (or the fault) goes into the columns; without a fault,
-    // every row of the part must be there (pass 1 counted them).
-    let mut short = false;
-    for t in tables.iter_mut() {
-        short |= !t.flush(&types[t.cols.ty].layout) || t.done != t.cols.t_us.len();
-    }
+    // Without a fault, every row of the part must be in the columns (pass 1 counted them).
+    let short = part.tables.iter().any(|t| t.done != t.cols.t_us.len());
     Ok(fault.or_else(|| short.then(|| changed(part.end, None, None))))
 }
 
-/// Calls `f` with each record in bytes `start..end` of `file` (whole records, as pass 1 framed
-/// them; `first` is the index of the first), framed by the runtime's rule, with its absolute
-/// offset and index. Stops at `f`'s fault. Returns the records framed, or the fault: `f`'s,
-/// or the file's changing (ending early, or a record crossing `end`).
-fn each_record(
-    file: &File,
-    start: u64,
-    end: u64,
-    first: u64,
-    mut f: impl FnMut(&RawRecord<'_>) -> Result<(), Fault>,
-) -> io::Result<Result<u64, Fault>> {
+/// Where each framed record goes: its type's table (its payload's start in the chunk), until
+/// the chunk's rows are written into the columns.
+struct Filler<'p, 'a> {
+    types: &'p [Type],
+    by_id: &'p [Option<usize>],
+    /// Table index by type index.
+    slot: Vec<usize>,
+    tables: &'p mut [Table<'a>],
+}
+
+impl Filler<'_, '_> {
+    /// A record framed at byte `at` of the chunk.
+    #[inline]
+    fn record(&mut self, raw: &RawRecord<'_>, at: usize) -> Result<(), Fault> {
+        let tag = raw.header.tag;
+        let Some(i) = find(self.by_id, self.types, tag) else { return Ok(()) };
+        let start = u32::try_from(at + Usvlog::RECORD_HEADER_SIZE).ok();
+        match (self.tables.get_mut(self.slot[i]), start) {
+            (Some(table), Some(start)) if raw.payload.len() >= self.types[i].size => {
+                table.starts.push(start);
+                Ok(())
+            }
+            _ => Err(changed(raw.offset, Some(raw.index), Some(tag))),
+        }
+    }
+
+    /// The chunk's records are all framed: their rows go into the columns.
+    fn chunk(&mut self, chunk: &[u8], end: u64) -> Result<(), Fault> {
+        for t in self.tables.iter_mut() {
+            if !t.starts.is_empty() && !t.flush(&self.types[t.cols.ty].layout, chunk) {
+                return Err(changed(end, None, Some(self.types[t.cols.ty].id)));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Frames the records in bytes `start..end` of `file` (whole records, as pass 1 framed them;
+/// `first` is the index of the first) by the runtime's rule, a chunk at a time, and hands each
+/// to `to` with its absolute offset and index, then the chunk. Stops at the first fault.
+/// Returns the records framed, or the fault: `to`'s, or the file's changing (ending early, or a
+/// record crossing `end`).
+fn each_record(file: &File, start: u64, end: u64, first: u64, to: &mut Filler<'_, '_>) -> io::Result<Result<u64, Fault>> {
     let mut buf = vec![0u8; CHUNK.min(usize::try_from(end.saturating_sub(start)).unwrap_or(CHUNK))];
     // `buf[..have]` holds the file's bytes from `base`.
     let (mut base, mut have, mut index) = (start, 0usize, first);
@@ -245,18 +253,24 @@ fn each_record(
         // from the buffer's next fill.
         let mut r = SliceReader::<Usvlog>::records(&buf[..have]);
         while let Some(Ok(raw)) = r.next() {
+            let at = raw.offset as usize;
             let raw = RawRecord { offset: base + raw.offset, index, ..raw };
-            if let Err(fault) = f(&raw) {
+            if let Err(fault) = to.record(&raw, at) {
                 return Ok(Err(fault));
             }
             index += 1;
         }
         let used = usize::try_from(r.position()).unwrap_or(have);
+        if let Err(fault) = to.chunk(&buf[..used], base + used as u64) {
+            return Ok(Err(fault));
+        }
         if used == 0 {
             // Not one whole record in the buffer: a record longer than the buffer (grow it, to
-            // at most the bytes left, which pass 1 framed whole), or the file ended early.
-            if have == buf.len() && (buf.len() as u64) < end - base {
-                let grown = buf.len().saturating_mul(2).min(usize::try_from(end - base).unwrap_or(usize::MAX));
+            // at most the bytes left, which pass 1 framed whole, and what a `u32` start
+            // addresses), or the file ended early.
+            let left = usize::try_from(end - base).unwrap_or(usize::MAX);
+            let grown = buf.len().saturating_mul(2).min(left).min(u32::MAX as usize);
+            if have == buf.len() && grown > buf.len() {
                 buf.resize(grown, 0);
                 continue;
             }

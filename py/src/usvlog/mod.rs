@@ -247,7 +247,7 @@ fn usvlog_read_columns(
                 let outs = outs.into_iter().collect::<Option<Vec<_>>>().ok_or_else(misaligned)?;
                 columns.push(Columns { ty: *i, t_us, columns: outs });
             }
-            let mut parts = split(&c, columns, &types)
+            let mut parts = split(&c, columns, types.len())
                 .ok_or_else(|| PyOSError::new_err("usvlog: pass 1 counted fewer rows than its splits"))?;
             let faults = py.detach(|| fill(&file, &types, &mut parts)).map_err(|e| os_error(&path, &e))?;
             // The rows written: every part's, up to the first part that stopped early (its rows
@@ -308,10 +308,10 @@ fn usvlog_read_columns(
 
 /// Cuts every type's columns at pass 1's splits into the parts of pass 2. `None` when a split
 /// counts more rows than the columns have (which pass 1 never does).
-fn split<'a>(c: &Counted, columns: Vec<Columns<'a>>, types: &[Type]) -> Option<Vec<Part<'a>>> {
+fn split<'a>(c: &Counted, columns: Vec<Columns<'a>>, types: usize) -> Option<Vec<Part<'a>>> {
     let mut parts = Vec::with_capacity(c.splits.len() + 1);
     let (mut start, mut first) = (c.start, 0u64);
-    let mut before = vec![0usize; types.len()];
+    let mut before = vec![0usize; types];
     let mut rest = columns;
     for s in &c.splits {
         let mut mine = Vec::with_capacity(rest.len());
@@ -322,10 +322,10 @@ fn split<'a>(c: &Counted, columns: Vec<Columns<'a>>, types: &[Type]) -> Option<V
             mine.push(a);
             later.push(b);
         }
-        parts.push(Part::new(start, s.offset, first, s.index - first, mine, types));
+        parts.push(Part::new(start, s.offset, first, s.index - first, mine));
         before.clone_from(&s.rows);
         (start, first, rest) = (s.offset, s.index, later);
     }
-    parts.push(Part::new(start, c.end, first, c.limit - first, rest, types));
+    parts.push(Part::new(start, c.end, first, c.limit - first, rest));
     Some(parts)
 }
