@@ -2,10 +2,13 @@
 `struct`, the independent reference, on a file written here byte by byte (the upstream reader's
 formats, `<6sIBQ13x` header, `<QHH` record headers), with more rows per record type than the
 reader's blocks hold, interleaved at random; a cut file keeps exactly its complete records; each
-table of `.tables()` is one batch, so that its columns become numpy arrays without a copy.
+table of `.tables()` is one batch, so that its columns become numpy arrays without a copy; the
+number of threads that fill the arrays (parts of the file cut at record boundaries) changes
+neither the arrays nor the errors.
 """
 
 import random
+from pathlib import Path
 import re
 import struct
 
@@ -134,3 +137,67 @@ def test_cut_files_keep_exactly_the_complete_records(tmp_path, cut_record):
         for field, vals in cols.items():
             if field != "t_us":
                 assert tables[name].column(field).to_pylist() == vals
+
+
+def as_lists(data):
+    return {n: {f: (a.dtype.str, a.tolist()) for f, a in c.items()} for n, c in data.records.items()}
+
+
+@pytest.mark.parametrize("threads", [2, 3, 7, 64, 1000])
+def test_threads_change_nothing(tmp_path, threads):
+    data, _, records = build()
+    # An unknown record and a record of every type between parts, so that every part has rows.
+    data += struct.pack("<QHH", 9_999_999, 200, 3) + b"abc"
+    p = tmp_path / "many.bin"
+    p.write_bytes(data)
+    one = read_timeseries_bin(p, threads=1)
+    got = read_timeseries_bin(p, threads=threads)
+    assert as_lists(got) == as_lists(one)
+    assert list(got.records) == list(one.records)
+    assert got.record_counts == one.record_counts
+    assert got.unknown_records == one.unknown_records
+    assert got.header == one.header
+    want = columns(records)
+    assert {n: {f: a.tolist() for f, a in c.items()} for n, c in got.records.items()} == want
+
+
+@pytest.mark.parametrize("cut_record", [0, 1, 1500, 5000, 6607])
+def test_cut_files_give_the_same_error_and_rows_on_threads(tmp_path, cut_record):
+    data, offsets, records = build()
+    off = offsets[cut_record]
+    p = tmp_path / "cut.bin"
+    p.write_bytes(data[: off + 15])
+    errors = []
+    for threads in (1, 2, 5):
+        with pytest.raises(TimeseriesReadError) as e:
+            read_timeseries_bin(p, threads=threads)
+        errors.append(e.value)
+    for e in errors:
+        assert (e.offset, e.record_index, e.type_id, e.record_name, str(e)) == (
+            errors[0].offset, errors[0].record_index, errors[0].type_id, errors[0].record_name, str(errors[0]))
+        assert as_lists(e.partial) == as_lists(errors[0].partial)
+    assert {n: {f: a.tolist() for f, a in c.items()} for n, c in errors[0].partial.records.items()} == columns(
+        records[:cut_record])
+
+
+def test_a_bad_payload_length_gives_the_same_error_on_threads(tmp_path):
+    data, offsets, records = build()
+    # Record 4000 claims one byte more than its type's size (the next record's first byte).
+    off = offsets[4000]
+    (length,) = struct.unpack_from("<H", data, off + 10)
+    bad = bytearray(data[: offsets[4001] + 1])
+    struct.pack_into("<H", bad, off + 10, length + 1)
+    p = tmp_path / "bad.bin"
+    p.write_bytes(bytes(bad))
+    for threads in (1, 3):
+        with pytest.raises(TimeseriesReadError, match="payload length") as e:
+            read_timeseries_bin(p, threads=threads)
+        assert (e.value.offset, e.value.record_index) == (off, 4000)
+        assert {n: {f: a.tolist() for f, a in c.items()} for n, c in e.value.partial.records.items()} == columns(
+            records[:4000])
+
+
+@pytest.mark.parametrize("threads", [0, -1, 1.5, True, "2"])
+def test_threads_must_be_a_positive_int(threads):
+    with pytest.raises(ValueError, match="threads"):
+        read_timeseries_bin(Path(__file__), threads=threads)

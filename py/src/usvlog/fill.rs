@@ -235,7 +235,13 @@ impl Filler<'_, '_> {
 /// to `to` with its absolute offset and index, then the chunk. Stops at the first fault.
 /// Returns the records framed, or the fault: `to`'s, or the file's changing (ending early, or a
 /// record crossing `end`).
-fn each_record(file: &File, start: u64, end: u64, first: u64, to: &mut Filler<'_, '_>) -> io::Result<Result<u64, Fault>> {
+fn each_record(
+    file: &File,
+    start: u64,
+    end: u64,
+    first: u64,
+    to: &mut Filler<'_, '_>,
+) -> io::Result<Result<u64, Fault>> {
     let mut buf = vec![0u8; CHUNK.min(usize::try_from(end.saturating_sub(start)).unwrap_or(CHUNK))];
     // `buf[..have]` holds the file's bytes from `base`.
     let (mut base, mut have, mut index) = (start, 0usize, first);
