@@ -201,3 +201,63 @@ def test_a_bad_payload_length_gives_the_same_error_on_threads(tmp_path):
 def test_threads_must_be_a_positive_int(threads):
     with pytest.raises(ValueError, match="threads"):
         read_timeseries_bin(Path(__file__), threads=threads)
+
+
+def build_big(seed=11, n=30000, big_every=2500):
+    """A file of about 1.5 MB: more than the reader's chunks (256 KiB), so that records and record
+    headers are cut by chunk ends, with an unknown record of 65,535 bytes (longer than the bytes
+    the reader keeps in front of a chunk) every `big_every` records."""
+    rng = random.Random(seed)
+    data = bytearray(struct.pack("<6sIBQ13x", b"USVLOG", 1, 1, 5))
+    offsets, records = [], []
+    types = list(LAYOUT)
+    for i in range(n):
+        offsets.append(len(data))
+        if i % big_every == big_every - 1:
+            payload = bytes(rng.randrange(256) for _ in range(16)) * 4096
+            data += struct.pack("<QHH", i, 300, 65535) + payload[:65535]
+            records.append(None)
+            continue
+        tid = rng.choice(types)
+        _, fmt, _ = LAYOUT[tid]
+        vals = values(rng, fmt)
+        data += struct.pack("<QHH", i, tid, struct.calcsize(fmt)) + struct.pack(fmt, *vals)
+        records.append((tid, i, vals))
+    return bytes(data), offsets, records
+
+
+def test_records_across_chunk_ends(tmp_path):
+    data, offsets, records = build_big()
+    p = tmp_path / "big.bin"
+    p.write_bytes(data)
+    want = columns([r for r in records if r is not None])
+    for threads in (1, 2, 3):
+        got = read_timeseries_bin(p, threads=threads)
+        assert {n: {f: a.tolist() for f, a in c.items()} for n, c in got.records.items()} == want, threads
+        assert [(u.t_us, u.type_id, u.payload_len) for u in got.unknown_records] == [
+            (offsets.index(o), 300, 65535) for o, r in zip(offsets, records) if r is None]
+
+
+def test_cuts_across_chunk_ends(tmp_path):
+    data, offsets, records = build_big()
+    chunk = 256 << 10
+    # Cuts in record headers and payloads near each chunk end, and inside the big records.
+    cuts = set()
+    for k in range(1, len(data) // chunk + 1):
+        i = next((j for j, o in enumerate(offsets) if o > k * chunk), len(offsets)) - 1
+        cuts |= {(i, 3), (i, 12 + 2)} | ({(i + 1, 0)} if i + 1 < len(offsets) else set())
+    cuts |= {(j, 40000) for j, r in enumerate(records) if r is None}
+    for i, into in sorted(cuts):
+        p = tmp_path / "cut.bin"
+        p.write_bytes(data[: offsets[i] + into])
+        want = columns([r for r in records[:i] if r is not None])
+        for threads in (1, 2):
+            if into == 0:
+                # A cut between records: a file of complete records.
+                got = read_timeseries_bin(p, threads=threads)
+            else:
+                with pytest.raises(TimeseriesReadError, match="truncated") as e:
+                    read_timeseries_bin(p, threads=threads)
+                assert (e.value.offset, e.value.record_index) == (offsets[i], i), (i, into, threads)
+                got = e.value.partial
+            assert {n: {f: a.tolist() for f, a in c.items()} for n, c in got.records.items()} == want, (i, into)

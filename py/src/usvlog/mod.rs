@@ -207,7 +207,7 @@ fn usvlog_read_columns(
     let file = File::open(&path).map_err(|e| os_error(&path, &e))?;
     let len = file.metadata().map_err(|e| os_error(&path, &e))?.len();
     let parts = threads.map_or_else(|| auto_parts(len), |n| n.min(64));
-    let counted = py.detach(|| count(&file, len, &types, strict_payload_len, keep_unknown, parts));
+    let counted = py.detach(|| count(&file, len, &types, strict_payload_len, keep_unknown, parts, parts > 1));
     let out = PyDict::new(py);
     let records = PyList::empty(py);
     let unknown = PyList::empty(py);
