@@ -24,7 +24,7 @@ def _skip_or_fail(why: str) -> None:
 
 
 def inputs() -> list[Path]:
-    """Every log in tests/data (not the expected outputs, docs, .msg files or the scripts that made some logs)."""
+    """Every log in tests/data (not the expected outputs, docs, .msg files or the scripts that made logs)."""
     found = []
     for sub in sorted(p for p in DATA.iterdir() if p.is_dir() and p.name != "history"):
         for f in sorted(sub.iterdir()):
