@@ -13,22 +13,28 @@
 //! - `package`: the Python package's `logspec.usvlog.read_timeseries_bin(path)` (issue 20 part 1),
 //!   when `python3` can import `logspec` (build it with `pip install ./py`, release profile).
 //!
-//! Reports the read's time (medians; imports excluded), the speed ratio against the stand-in,
-//! the process's peak RSS (VmHWM, polled from /proc; Linux only) and, for numpy, the bytes of the
-//! arrays returned. Needs python3 and numpy; without them it says so and measures nothing.
+//! Reports the read's time (medians; imports excluded): wall clock and the CPU time of all the
+//! process's threads (the steadier figure on a loaded machine, where wall clock mostly measures
+//! the CPU share a process got; a reader on two threads is faster in wall clock than in CPU time
+//! only when both cores are free), the speed ratios against the stand-in, the process's peak RSS
+//! (VmHWM, polled from /proc; Linux only) and, for numpy, the bytes of the arrays returned. Each
+//! reader's name is printed before it runs (the 200 MB stand-in takes minutes on a loaded
+//! machine), so a run cut short shows how far it got. Needs python3 and numpy; without them it
+//! says so and measures nothing.
 
 mod common;
 
+use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
 use common::arg;
 use common::usvlog_input::build;
 
-/// Runs `read_bench.py MODE FILE`: the read's seconds, records, array bytes, and peak RSS in kB.
-fn run(mode: &str, file: &Path) -> (f64, u64, u64, u64) {
+/// Runs `read_bench.py MODE FILE`.
+fn run(mode: &str, file: &Path) -> common::PythonRead {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    common::python_read(
+    common::python_run(
         "python3",
         &root.join("benches/python/read_bench.py"),
         mode,
@@ -59,7 +65,7 @@ fn main() {
         // The big stand-in runs take minutes; fewer runs there.
         let n = if mb > 50.0 { 1 } else { runs };
         println!("\n{:.1} MB USVLOG ({} runs per reader, median):", size as f64 / 1e6, n);
-        let mut base = 0.0;
+        let (mut base, mut base_cpu) = (0.0, 0.0);
         let mut records = None;
         let package = has(&["-c", "import logspec.usvlog"]);
         if !package {
@@ -67,25 +73,30 @@ fn main() {
         }
         let modes = arg("--modes", "standin,numpy,plain,package");
         for mode in modes.split(',').filter(|m| *m != "package" || package) {
-            let mut times = Vec::new();
+            print!("  {mode:<8}");
+            let _ = std::io::stdout().flush();
+            let (mut times, mut cpus) = (Vec::new(), Vec::new());
             let (mut rss, mut arrays) = (0, 0);
             for _ in 0..n {
-                let (s, recs, bytes, peak) = run(mode, &file);
-                assert_eq!(*records.get_or_insert(recs), recs, "{mode} read a different number of records");
-                times.push(s);
-                rss = rss.max(peak);
-                arrays = bytes;
+                let r = run(mode, &file);
+                assert_eq!(*records.get_or_insert(r.records), r.records, "{mode} read a different number of records");
+                times.push(r.seconds);
+                cpus.push(r.cpu_seconds.unwrap_or(f64::NAN));
+                rss = rss.max(r.peak_kb);
+                arrays = r.array_bytes;
             }
             times.sort_by(f64::total_cmp);
-            let t = times[times.len() / 2];
+            cpus.sort_by(f64::total_cmp);
+            let (t, cpu) = (times[times.len() / 2], cpus[cpus.len() / 2]);
             if mode == "standin" {
-                base = t;
+                (base, base_cpu) = (t, cpu);
             }
             let arrays = if arrays > 0 { format!(", arrays {:.0} MB", arrays as f64 / 1e6) } else { String::new() };
             println!(
-                "  {mode:<8} {t:8.3} s  {:7.1} MB/s  {:5.2}x the stand-in  peak RSS {:6.0} MB{arrays}",
+                " {t:8.3} s  {:7.1} MB/s  {:6.2}x the stand-in  CPU {cpu:7.3} s  {:6.2}x the stand-in's  peak RSS {:6.0} MB{arrays}",
                 size as f64 / 1e6 / t,
                 base / t,
+                base_cpu / cpu,
                 rss as f64 / 1024.0
             );
         }

@@ -1,8 +1,8 @@
 //! The Python package `logspec` reading large logs into columns, measured in the same run as its
 //! baselines:
 //! - USVLOG (about 200 MB, the record mix of `bench-inputs/gen_usvlog.py`,
-//!   `common/usvlog_input.rs`): `logspec.open(path).tables()` (pyarrow) and the same turned into
-//!   numpy arrays, against `benches/python/upstream_standin.py`, the stand-in of usv-autopilot's
+//!   `common/usvlog_input.rs`): `logspec.open(path).tables()` (pyarrow), the same turned into
+//!   numpy arrays, and `logspec.usvlog.read_timeseries_bin` (numpy), against `benches/python/upstream_standin.py`, the stand-in of usv-autopilot's
 //!   `read_timeseries_bin` (see BENCHMARKS.md), with each process's peak RSS against the bytes of
 //!   the arrays it returned;
 //! - RLOG (about 100 MB R1, `common/rlog_input.rs`): `tables()` into pyarrow, against
@@ -12,7 +12,8 @@
 //! `cargo bench --bench python_package` (options: `-- --usvlog-mb 200 --rlog-mb 100 --runs 3`;
 //! `--usvlog-mb 0` skips the USVLOG part).
 //! Each read runs in its own Python process (`benches/python/package_bench.py`), the file in the
-//! page cache; the clock excludes imports. The package must be importable by `$LOGSPEC_PYTHON`
+//! page cache; the clock excludes imports; USVLOG reports wall clock and the CPU time of the
+//! process's threads. The package must be importable by `$LOGSPEC_PYTHON`
 //! (default `python3`): build it with `maturin develop --release` in a venv and point
 //! `LOGSPEC_PYTHON` at the venv's python. Without it the bench says so and measures nothing.
 
@@ -31,10 +32,10 @@ fn python() -> String {
     std::env::var("LOGSPEC_PYTHON").unwrap_or_else(|_| "python3".to_string())
 }
 
-/// Runs `package_bench.py MODE FILE`: the read's seconds, records, array bytes, and peak RSS in kB.
-fn run(mode: &str, file: &Path) -> (f64, u64, u64, u64) {
+/// Runs `package_bench.py MODE FILE`.
+fn run(mode: &str, file: &Path) -> common::PythonRead {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    common::python_read(
+    common::python_run(
         &python(),
         &root.join("benches/python/package_bench.py"),
         mode,
@@ -45,16 +46,24 @@ fn run(mode: &str, file: &Path) -> (f64, u64, u64, u64) {
 
 /// Median seconds of `n` runs, the last run's rows and array bytes, and the highest peak RSS.
 fn measure(mode: &str, file: &Path, n: usize) -> (f64, u64, u64, u64) {
-    let mut times = Vec::new();
+    let (t, _, rows, bytes, rss) = measure_cpu(mode, file, n);
+    (t, rows, bytes, rss)
+}
+
+/// Like [`measure`], with the median CPU seconds (all the process's threads) after the time.
+fn measure_cpu(mode: &str, file: &Path, n: usize) -> (f64, f64, u64, u64, u64) {
+    let (mut times, mut cpus) = (Vec::new(), Vec::new());
     let (mut rows, mut bytes, mut rss) = (0, 0, 0);
     for _ in 0..n {
-        let (s, r, b, p) = run(mode, file);
-        times.push(s);
-        (rows, bytes) = (r, b);
-        rss = rss.max(p);
+        let r = run(mode, file);
+        times.push(r.seconds);
+        cpus.push(r.cpu_seconds.unwrap_or(f64::NAN));
+        (rows, bytes) = (r.records, r.array_bytes);
+        rss = rss.max(r.peak_kb);
     }
     times.sort_by(f64::total_cmp);
-    (times[times.len() / 2], rows, bytes, rss)
+    cpus.sort_by(f64::total_cmp);
+    (times[times.len() / 2], cpus[cpus.len() / 2], rows, bytes, rss)
 }
 
 fn main() {
@@ -107,15 +116,16 @@ fn usvlog(dir: &Path, usvlog_mb: f64, runs: usize) {
     std::fs::write(&file, common::usvlog_input::build(usvlog_mb)).unwrap();
     let size = std::fs::metadata(&file).unwrap().len() as f64 / 1e6;
     println!("\n{size:.1} MB USVLOG ({runs} runs per package reader, 1 of the stand-in; medians):");
-    let (base, records, ..) = measure("standin", &file, 1);
-    println!("  stand-in        {base:8.3} s  {:7.1} MB/s  1.00x", size / base);
-    for mode in ["arrow", "numpy"] {
-        let (t, rows, bytes, rss) = measure(mode, &file, runs);
+    let (base, base_cpu, records, ..) = measure_cpu("standin", &file, 1);
+    println!("  stand-in           {base:8.3} s  {:7.1} MB/s  1.00x  CPU {base_cpu:7.3} s", size / base);
+    for mode in ["arrow", "numpy", "timeseries"] {
+        let (t, cpu, rows, bytes, rss) = measure_cpu(mode, &file, runs);
         assert_eq!(rows, records, "{mode} read a different number of records");
         println!(
-            "  package {mode:<7} {t:8.3} s  {:7.1} MB/s  {:6.1}x the stand-in  peak RSS {:6.0} MB  arrays {:6.0} MB  ({:.2}x the arrays)",
+            "  package {mode:<10} {t:8.3} s  {:7.1} MB/s  {:6.1}x the stand-in  CPU {cpu:7.3} s  {:6.1}x  peak RSS {:6.0} MB  arrays {:6.0} MB  ({:.2}x the arrays)",
             size / t,
             base / t,
+            base_cpu / cpu,
             rss as f64 / 1024.0,
             bytes as f64 / 1e6,
             rss as f64 * 1024.0 / bytes as f64

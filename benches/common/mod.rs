@@ -83,6 +83,24 @@ pub fn wait_peak_rss(child: &mut Child, poll: Duration) -> Option<u64> {
 /// Runs `python SCRIPT MODE FILE` (a reader script of `benches/python/`, which prints JSON with
 /// `seconds`, `records` and `array_bytes`): those three, and the process's peak RSS in kB.
 pub fn python_read(python: &str, script: &Path, mode: &str, file: &Path, pythonpath: &OsStr) -> (f64, u64, u64, u64) {
+    let r = python_run(python, script, mode, file, pythonpath);
+    (r.seconds, r.records, r.array_bytes, r.peak_kb)
+}
+
+/// What one run of a reader script measured.
+pub struct PythonRead {
+    /// The read's wall-clock seconds, and the CPU seconds of all the process's threads during
+    /// it (`time.process_time()`; `None` when the script does not say).
+    pub seconds: f64,
+    pub cpu_seconds: Option<f64>,
+    pub records: u64,
+    pub array_bytes: u64,
+    /// The process's peak RSS in kB (0 when /proc could not tell).
+    pub peak_kb: u64,
+}
+
+/// Like [`python_read`], with the CPU time the script reports.
+pub fn python_run(python: &str, script: &Path, mode: &str, file: &Path, pythonpath: &OsStr) -> PythonRead {
     let mut child = Command::new(python)
         .arg(script)
         .arg(mode)
@@ -97,7 +115,13 @@ pub fn python_read(python: &str, script: &Path, mode: &str, file: &Path, pythonp
     let name = script.display();
     assert!(out.status.success(), "{name} {mode} failed");
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("the reader script prints JSON");
-    (v["seconds"].as_f64().unwrap(), v["records"].as_u64().unwrap(), v["array_bytes"].as_u64().unwrap(), peak)
+    PythonRead {
+        seconds: v["seconds"].as_f64().unwrap(),
+        cpu_seconds: v["cpu_seconds"].as_f64(),
+        records: v["records"].as_u64().unwrap(),
+        array_bytes: v["array_bytes"].as_u64().unwrap(),
+        peak_kb: peak,
+    }
 }
 
 /// The value of a bench's `NAME VALUE` argument, or `default`.

@@ -2,10 +2,13 @@
 `struct`, the independent reference, on a file written here byte by byte (the upstream reader's
 formats, `<6sIBQ13x` header, `<QHH` record headers), with more rows per record type than the
 reader's blocks hold, interleaved at random; a cut file keeps exactly its complete records; each
-table of `.tables()` is one batch, so that its columns become numpy arrays without a copy.
+table of `.tables()` is one batch, so that its columns become numpy arrays without a copy; the
+number of threads that fill the arrays (parts of the file cut at record boundaries) changes
+neither the arrays nor the errors.
 """
 
 import random
+from pathlib import Path
 import re
 import struct
 
@@ -134,3 +137,127 @@ def test_cut_files_keep_exactly_the_complete_records(tmp_path, cut_record):
         for field, vals in cols.items():
             if field != "t_us":
                 assert tables[name].column(field).to_pylist() == vals
+
+
+def as_lists(data):
+    return {n: {f: (a.dtype.str, a.tolist()) for f, a in c.items()} for n, c in data.records.items()}
+
+
+@pytest.mark.parametrize("threads", [2, 3, 7, 64, 1000])
+def test_threads_change_nothing(tmp_path, threads):
+    data, _, records = build()
+    # An unknown record and a record of every type between parts, so that every part has rows.
+    data += struct.pack("<QHH", 9_999_999, 200, 3) + b"abc"
+    p = tmp_path / "many.bin"
+    p.write_bytes(data)
+    one = read_timeseries_bin(p, threads=1)
+    got = read_timeseries_bin(p, threads=threads)
+    assert as_lists(got) == as_lists(one)
+    assert list(got.records) == list(one.records)
+    assert got.record_counts == one.record_counts
+    assert got.unknown_records == one.unknown_records
+    assert got.header == one.header
+    want = columns(records)
+    assert {n: {f: a.tolist() for f, a in c.items()} for n, c in got.records.items()} == want
+
+
+@pytest.mark.parametrize("cut_record", [0, 1, 1500, 5000, 6607])
+def test_cut_files_give_the_same_error_and_rows_on_threads(tmp_path, cut_record):
+    data, offsets, records = build()
+    off = offsets[cut_record]
+    p = tmp_path / "cut.bin"
+    p.write_bytes(data[: off + 15])
+    errors = []
+    for threads in (1, 2, 5):
+        with pytest.raises(TimeseriesReadError) as e:
+            read_timeseries_bin(p, threads=threads)
+        errors.append(e.value)
+    for e in errors:
+        assert (e.offset, e.record_index, e.type_id, e.record_name, str(e)) == (
+            errors[0].offset, errors[0].record_index, errors[0].type_id, errors[0].record_name, str(errors[0]))
+        assert as_lists(e.partial) == as_lists(errors[0].partial)
+    assert {n: {f: a.tolist() for f, a in c.items()} for n, c in errors[0].partial.records.items()} == columns(
+        records[:cut_record])
+
+
+def test_a_bad_payload_length_gives_the_same_error_on_threads(tmp_path):
+    data, offsets, records = build()
+    # Record 4000 claims one byte more than its type's size (the next record's first byte).
+    off = offsets[4000]
+    (length,) = struct.unpack_from("<H", data, off + 10)
+    bad = bytearray(data[: offsets[4001] + 1])
+    struct.pack_into("<H", bad, off + 10, length + 1)
+    p = tmp_path / "bad.bin"
+    p.write_bytes(bytes(bad))
+    for threads in (1, 3):
+        with pytest.raises(TimeseriesReadError, match="payload length") as e:
+            read_timeseries_bin(p, threads=threads)
+        assert (e.value.offset, e.value.record_index) == (off, 4000)
+        assert {n: {f: a.tolist() for f, a in c.items()} for n, c in e.value.partial.records.items()} == columns(
+            records[:4000])
+
+
+@pytest.mark.parametrize("threads", [0, -1, 1.5, True, "2"])
+def test_threads_must_be_a_positive_int(threads):
+    with pytest.raises(ValueError, match="threads"):
+        read_timeseries_bin(Path(__file__), threads=threads)
+
+
+def build_big(seed=11, n=30000, big_every=2500):
+    """A file of about 1.5 MB: more than the reader's chunks (256 KiB), so that records and record
+    headers are cut by chunk ends, with an unknown record of 65,535 bytes (longer than the bytes
+    the reader keeps in front of a chunk) every `big_every` records."""
+    rng = random.Random(seed)
+    data = bytearray(struct.pack("<6sIBQ13x", b"USVLOG", 1, 1, 5))
+    offsets, records = [], []
+    types = list(LAYOUT)
+    for i in range(n):
+        offsets.append(len(data))
+        if i % big_every == big_every - 1:
+            payload = bytes(rng.randrange(256) for _ in range(16)) * 4096
+            data += struct.pack("<QHH", i, 300, 65535) + payload[:65535]
+            records.append(None)
+            continue
+        tid = rng.choice(types)
+        _, fmt, _ = LAYOUT[tid]
+        vals = values(rng, fmt)
+        data += struct.pack("<QHH", i, tid, struct.calcsize(fmt)) + struct.pack(fmt, *vals)
+        records.append((tid, i, vals))
+    return bytes(data), offsets, records
+
+
+def test_records_across_chunk_ends(tmp_path):
+    data, offsets, records = build_big()
+    p = tmp_path / "big.bin"
+    p.write_bytes(data)
+    want = columns([r for r in records if r is not None])
+    for threads in (1, 2, 3):
+        got = read_timeseries_bin(p, threads=threads)
+        assert {n: {f: a.tolist() for f, a in c.items()} for n, c in got.records.items()} == want, threads
+        assert [(u.t_us, u.type_id, u.payload_len) for u in got.unknown_records] == [
+            (offsets.index(o), 300, 65535) for o, r in zip(offsets, records) if r is None]
+
+
+def test_cuts_across_chunk_ends(tmp_path):
+    data, offsets, records = build_big()
+    chunk = 256 << 10
+    # Cuts in record headers and payloads near each chunk end, and inside the big records.
+    cuts = set()
+    for k in range(1, len(data) // chunk + 1):
+        i = next((j for j, o in enumerate(offsets) if o > k * chunk), len(offsets)) - 1
+        cuts |= {(i, 3), (i, 12 + 2)} | ({(i + 1, 0)} if i + 1 < len(offsets) else set())
+    cuts |= {(j, 40000) for j, r in enumerate(records) if r is None}
+    for i, into in sorted(cuts):
+        p = tmp_path / "cut.bin"
+        p.write_bytes(data[: offsets[i] + into])
+        want = columns([r for r in records[:i] if r is not None])
+        for threads in (1, 2):
+            if into == 0:
+                # A cut between records: a file of complete records.
+                got = read_timeseries_bin(p, threads=threads)
+            else:
+                with pytest.raises(TimeseriesReadError, match="truncated") as e:
+                    read_timeseries_bin(p, threads=threads)
+                assert (e.value.offset, e.value.record_index) == (offsets[i], i), (i, into, threads)
+                got = e.value.partial
+            assert {n: {f: a.tolist() for f, a in c.items()} for n, c in got.records.items()} == want, (i, into)

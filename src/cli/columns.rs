@@ -757,9 +757,22 @@ impl FixedLayout {
     /// shared core of the Arrow arrays ([`FixedLayout::column`]) and of the Python package's
     /// numpy columns, which widen to `float64`/`int64`.
     pub fn gather<T: Gather>(&self, i: usize, rows: &[u8], out: &mut [T]) {
+        self.gather_rows(i, rows.chunks_exact(self.size), out)
+    }
+
+    /// Like [`FixedLayout::gather`], for rows that lie apart in `bytes`: row `k` starts at byte
+    /// `starts[k]` (a record's payload in a buffer of framed records). A row that `bytes` does
+    /// not hold whole reads as zero.
+    pub fn gather_at<T: Gather>(&self, i: usize, bytes: &[u8], starts: &[u32], out: &mut [T]) {
+        let size = self.size;
+        let rows = starts.iter().map(|&s| bytes.get(s as usize..).and_then(|r| r.get(..size)).unwrap_or(&[]));
+        self.gather_rows(i, rows, out)
+    }
+
+    #[inline(always)]
+    fn gather_rows<'r, T: Gather>(&self, i: usize, rows: impl Iterator<Item = &'r [u8]>, out: &mut [T]) {
         let leaf = self.leaves[i];
         let (off, big) = (leaf.offset, leaf.big);
-        let rows = rows.chunks_exact(self.size);
         match leaf.prim {
             None => gather_leaf::<u8, T>(rows, off, big, out, |b| T::from_u64(u64::from(b != 0))),
             Some(Prim::U8) => gather_leaf::<u8, T>(rows, off, big, out, |x| T::from_u64(x.into())),
@@ -815,8 +828,8 @@ gather_as!(u8, u16, u32, u64, i8, i16, i32, i64, f32, f64);
 /// One leaf of every row into `out`: the runtime's number codec at the leaf's offset, in its
 /// byte order (fixed per loop, so that each loop is a plain load and convert).
 #[inline(always)]
-fn gather_leaf<P: Fixed + Default, T>(
-    rows: std::slice::ChunksExact<'_, u8>,
+fn gather_leaf<'r, P: Fixed + Default, T>(
+    rows: impl Iterator<Item = &'r [u8]>,
     off: usize,
     big: bool,
     out: &mut [T],

@@ -60,9 +60,12 @@ def read_timeseries_bin(
     record_layouts: Optional[Mapping[int, Any]] = None,
     strict_payload_len: bool = True,
     keep_unknown: bool = True,
+    threads: Optional[int] = None,
 ) -> TimeseriesData:
     """Reads a USVLOG `timeseries.bin` into per-record dicts of numpy arrays (usv-autopilot's
-    `read_timeseries_bin` signature and result). Raises `TimeseriesReadError` with the offset."""
+    `read_timeseries_bin` signature and result). Raises `TimeseriesReadError` with the offset.
+    `threads`: how many threads fill the arrays (default: one per core, at most 2, for files of
+    8 MiB a thread or more); the result does not depend on it."""
 
 class Writer:
     """Writes a USVLOG file: `with Writer(path) as w: w.write("REC_SENSOR_GYRO", t_us, z_gyro=...)`.

@@ -1,0 +1,325 @@
+//! Pass 2 of `read_timeseries_bin`: the records pass 1 framed, read again and written into the
+//! columns, in parts that run on threads of their own. A part is a run of whole records between
+//! two boundaries pass 1 found, and owns the rows of every column that its records fill (pass 1
+//! counted the rows of each type before each boundary), so parts share no memory and need no
+//! lock. Each part maps its own rows' pages (`madvise`, the kernel zeroing them on its thread),
+//! reads its bytes a chunk at a time with `pread` on the one open file, frames each chunk's
+//! records with the runtime's [`SliceReader`], noting where each type's payloads start in the
+//! chunk, and then fills those rows of every column a column at a time, at the offsets the IR
+//! gives ([`FixedLayout::gather_at`]) straight from the chunk, so that each column is written
+//! sequentially and no payload is copied twice.
+
+use std::fs::File;
+use std::io;
+
+use logspec::formats::usvlog::Usvlog;
+use logspec::runtime::{Framing, RawRecord, SliceReader};
+use logspec_cli::cli::columns::FixedLayout;
+
+use super::{find, Fault, Type};
+
+/// The bytes a part reads at a time (grown only for a record longer than this).
+const CHUNK: usize = 256 << 10;
+
+/// One column's rows (of the `bytearray` it becomes), typed.
+pub(super) enum Out<'a> {
+    F64(&'a mut [f64]),
+    I64(&'a mut [i64]),
+    U64(&'a mut [u64]),
+}
+
+impl<'a> Out<'a> {
+    /// The first `n` rows and the rest; `None` when there are fewer than `n`.
+    fn split(self, n: usize) -> Option<(Out<'a>, Out<'a>)> {
+        Some(match self {
+            Out::F64(c) => c.split_at_mut_checked(n).map(|(a, b)| (Out::F64(a), Out::F64(b)))?,
+            Out::I64(c) => c.split_at_mut_checked(n).map(|(a, b)| (Out::I64(a), Out::I64(b)))?,
+            Out::U64(c) => c.split_at_mut_checked(n).map(|(a, b)| (Out::U64(a), Out::U64(b)))?,
+        })
+    }
+
+    fn prefault(&mut self) {
+        match self {
+            Out::F64(c) => prefault(c),
+            Out::I64(c) => prefault(c),
+            Out::U64(c) => prefault(c),
+        }
+    }
+}
+
+/// A record type's columns (`t_us` first): all its rows, or a part's.
+pub(super) struct Columns<'a> {
+    pub ty: usize,
+    pub t_us: &'a mut [u64],
+    pub columns: Vec<Out<'a>>,
+}
+
+impl<'a> Columns<'a> {
+    /// The first `n` rows of every column and the rest; `None` when there are fewer than `n`.
+    pub fn split(self, n: usize) -> Option<(Columns<'a>, Columns<'a>)> {
+        let (t_a, t_b) = self.t_us.split_at_mut_checked(n)?;
+        let (mut a, mut b) = (Vec::with_capacity(self.columns.len()), Vec::with_capacity(self.columns.len()));
+        for c in self.columns {
+            let (x, y) = c.split(n)?;
+            a.push(x);
+            b.push(y);
+        }
+        Some((Columns { ty: self.ty, t_us: t_a, columns: a }, Columns { ty: self.ty, t_us: t_b, columns: b }))
+    }
+}
+
+/// A record type's rows in one part, and the rows of the chunk being read that are not yet in
+/// them.
+struct Table<'a> {
+    cols: Columns<'a>,
+    /// Rows already in the columns.
+    done: usize,
+    /// Where the payloads of rows `done..done + starts.len()` start in the chunk.
+    starts: Vec<u32>,
+}
+
+impl Table<'_> {
+    /// Writes the chunk's rows into the columns, a column at a time. False when the columns
+    /// have no room for them (more rows than pass 1 counted: the file changed).
+    fn flush(&mut self, layout: &FixedLayout, chunk: &[u8]) -> bool {
+        let n = self.starts.len();
+        let rows = self.done..self.done + n;
+        let Some(t) = self.cols.t_us.get_mut(rows.clone()) else { return false };
+        // The timestamps, by the framing's own rule from the record headers before the payloads.
+        let h = Usvlog::RECORD_HEADER_SIZE;
+        for (t, &p) in t.iter_mut().zip(&self.starts) {
+            let header = (p as usize).checked_sub(h).and_then(|at| chunk.get(at..)).map(Usvlog::parse_record_header);
+            *t = header.and_then(Result::ok).and_then(|h| h.timestamp).unwrap_or(0);
+        }
+        for (j, out) in self.cols.columns.iter_mut().enumerate() {
+            let room = match out {
+                Out::F64(c) => c.get_mut(rows.clone()).map(|c| layout.gather_at(j, chunk, &self.starts, c)),
+                Out::I64(c) => c.get_mut(rows.clone()).map(|c| layout.gather_at(j, chunk, &self.starts, c)),
+                Out::U64(c) => c.get_mut(rows.clone()).map(|c| layout.gather_at(j, chunk, &self.starts, c)),
+            };
+            if room.is_none() {
+                return false;
+            }
+        }
+        self.done += n;
+        self.starts.clear();
+        true
+    }
+}
+
+/// A run of whole records that pass 1 framed (bytes `start..end`, indices
+/// `first..first + records`) and the rows of every column its records fill.
+pub(super) struct Part<'a> {
+    pub start: u64,
+    pub end: u64,
+    pub first: u64,
+    pub records: u64,
+    tables: Vec<Table<'a>>,
+}
+
+impl<'a> Part<'a> {
+    pub fn new(start: u64, end: u64, first: u64, records: u64, columns: Vec<Columns<'a>>) -> Self {
+        let tables = columns.into_iter().map(|cols| Table { cols, done: 0, starts: Vec::new() }).collect();
+        Part { start, end, first, records, tables }
+    }
+
+    /// The rows of each type (`(type index, rows)`) written into the columns: all of the
+    /// part's rows when its fill returned no fault, a prefix of them otherwise.
+    pub fn done(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        self.tables.iter().map(|t| (t.cols.ty, t.done))
+    }
+}
+
+fn changed(offset: u64, index: Option<u64>, tag: Option<u64>) -> Fault {
+    Fault {
+        message: "usvlog: the file changed while it was read".into(),
+        offset,
+        record_index: index,
+        type_id: tag,
+        record: tag.and_then(Usvlog::record_name),
+    }
+}
+
+/// Fills every part's rows, each part on a thread of its own (the first on the calling
+/// thread). Returns each part's fault: the rows of a part that returned one are a prefix of
+/// its rows (those before the fault); the other parts' rows are all written.
+pub(super) fn fill(file: &File, types: &[Type], parts: &mut [Part<'_>]) -> io::Result<Vec<Option<Fault>>> {
+    let by_id = super::lookup(types);
+    let mut results: Vec<Option<io::Result<Option<Fault>>>> = Vec::new();
+    std::thread::scope(|s| {
+        let Some((first, rest)) = parts.split_first_mut() else { return };
+        let by_id = &by_id;
+        let mut handles = Vec::with_capacity(rest.len());
+        for part in rest {
+            let job = move || fill_part(file, types, by_id, part);
+            // A thread that cannot be made leaves its part to the calling thread, below.
+            handles.push(std::thread::Builder::new().name("logspec-usvlog".into()).spawn_scoped(s, job).ok());
+        }
+        results.push(Some(fill_part(file, types, by_id, first)));
+        for h in handles {
+            results.push(h.map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))));
+        }
+    });
+    let mut faults = Vec::with_capacity(parts.len());
+    for (part, result) in parts.iter_mut().zip(results) {
+        let result = match result {
+            Some(r) => r,
+            None => fill_part(file, types, &by_id, part),
+        };
+        faults.push(result?);
+    }
+    Ok(faults)
+}
+
+/// One part: maps its rows' pages, reads and frames its records, fills its rows. Returns the
+/// fault that stopped it early (the file changed since pass 1), if any.
+fn fill_part(file: &File, types: &[Type], by_id: &[Option<usize>], part: &mut Part<'_>) -> io::Result<Option<Fault>> {
+    for t in &mut part.tables {
+        prefault(t.cols.t_us);
+        t.cols.columns.iter_mut().for_each(Out::prefault);
+    }
+    let mut slot = vec![usize::MAX; types.len()];
+    for (k, t) in part.tables.iter().enumerate() {
+        slot[t.cols.ty] = k;
+    }
+    let mut filler = Filler { types, by_id, slot, tables: &mut part.tables };
+    let fault = match each_record(file, part.start, part.end, part.first, &mut filler)? {
+        Ok(n) if n == part.records => None,
+        Ok(n) => Some(changed(part.end, Some(part.first + n), None)),
+        Err(f) => Some(f),
+    };
+    // Without a fault, every row of the part must be in the columns (pass 1 counted them).
+    let short = part.tables.iter().any(|t| t.done != t.cols.t_us.len());
+    Ok(fault.or_else(|| short.then(|| changed(part.end, None, None))))
+}
+
+/// Where each framed record goes: its type's table (its payload's start in the chunk), until
+/// the chunk's rows are written into the columns.
+struct Filler<'p, 'a> {
+    types: &'p [Type],
+    by_id: &'p [Option<usize>],
+    /// Table index by type index.
+    slot: Vec<usize>,
+    tables: &'p mut [Table<'a>],
+}
+
+impl Filler<'_, '_> {
+    /// A record framed at byte `at` of the chunk.
+    #[inline]
+    fn record(&mut self, raw: &RawRecord<'_>, at: usize) -> Result<(), Fault> {
+        let tag = raw.header.tag;
+        let Some(i) = find(self.by_id, self.types, tag) else { return Ok(()) };
+        let start = u32::try_from(at + Usvlog::RECORD_HEADER_SIZE).ok();
+        match (self.tables.get_mut(self.slot[i]), start) {
+            (Some(table), Some(start)) if raw.payload.len() >= self.types[i].size => {
+                table.starts.push(start);
+                Ok(())
+            }
+            _ => Err(changed(raw.offset, Some(raw.index), Some(tag))),
+        }
+    }
+
+    /// The chunk's records are all framed: their rows go into the columns.
+    fn chunk(&mut self, chunk: &[u8], end: u64) -> Result<(), Fault> {
+        for t in self.tables.iter_mut() {
+            if !t.starts.is_empty() && !t.flush(&self.types[t.cols.ty].layout, chunk) {
+                return Err(changed(end, None, Some(self.types[t.cols.ty].id)));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Frames the records in bytes `start..end` of `file` (whole records, as pass 1 framed them;
+/// `first` is the index of the first) by the runtime's rule, a chunk at a time, and hands each
+/// to `to` with its absolute offset and index, then the chunk. Stops at the first fault.
+/// Returns the records framed, or the fault: `to`'s, or the file's changing (ending early, or a
+/// record crossing `end`).
+fn each_record(
+    file: &File,
+    start: u64,
+    end: u64,
+    first: u64,
+    to: &mut Filler<'_, '_>,
+) -> io::Result<Result<u64, Fault>> {
+    let mut buf = vec![0u8; CHUNK.min(usize::try_from(end.saturating_sub(start)).unwrap_or(CHUNK))];
+    // `buf[..have]` holds the file's bytes from `base`.
+    let (mut base, mut have, mut index) = (start, 0usize, first);
+    while base < end {
+        while have < buf.len() && base + (have as u64) < end {
+            let want = buf.len().min(usize::try_from(end - base).unwrap_or(usize::MAX));
+            match read_at(file, &mut buf[have..want], base + have as u64) {
+                Ok(0) => break,
+                Ok(n) => have += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        // The whole records in the buffer; a record cut by the buffer's end is framed again
+        // from the buffer's next fill.
+        let mut r = SliceReader::<Usvlog>::records(&buf[..have]);
+        while let Some(Ok(raw)) = r.next() {
+            let at = raw.offset as usize;
+            let raw = RawRecord { offset: base + raw.offset, index, ..raw };
+            if let Err(fault) = to.record(&raw, at) {
+                return Ok(Err(fault));
+            }
+            index += 1;
+        }
+        let used = usize::try_from(r.position()).unwrap_or(have);
+        if let Err(fault) = to.chunk(&buf[..used], base + used as u64) {
+            return Ok(Err(fault));
+        }
+        if used == 0 {
+            // Not one whole record in the buffer: a record longer than the buffer (grow it, to
+            // at most the bytes left, which pass 1 framed whole, and what a `u32` start
+            // addresses), or the file ended early.
+            let left = usize::try_from(end - base).unwrap_or(usize::MAX);
+            let grown = buf.len().saturating_mul(2).min(left).min(u32::MAX as usize);
+            if have == buf.len() && grown > buf.len() {
+                buf.resize(grown, 0);
+                continue;
+            }
+            return Ok(Err(changed(base, Some(index), None)));
+        }
+        buf.copy_within(used..have, 0);
+        have -= used;
+        base += used as u64;
+    }
+    Ok(Ok(index - first))
+}
+
+/// Reads at `offset` without moving a shared file position, so that parts read one open file
+/// at once.
+#[cfg(unix)]
+pub(super) fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    std::os::unix::fs::FileExt::read_at(file, buf, offset)
+}
+
+#[cfg(windows)]
+pub(super) fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+    std::os::windows::fs::FileExt::seek_read(file, buf, offset)
+}
+
+/// Has the kernel map a large new column's pages in one call (Linux 5.14 and later;
+/// `MADV_POPULATE_WRITE`; an older kernel refuses, which changes nothing): the column is about
+/// to be written whole, and one call is cheaper than a page fault per 4 KiB page. Each part
+/// maps its own rows, so the kernel zeroes the pages on every part's thread at once. (Huge
+/// pages, `MADV_HUGEPAGE`, were tried: slower in a new process, the kernel compacting memory
+/// first.)
+fn prefault<T>(values: &mut [T]) {
+    #[cfg(target_os = "linux")]
+    {
+        const PAGE: usize = 4096;
+        let start = values.as_mut_ptr() as usize;
+        let first = start.next_multiple_of(PAGE);
+        let end = (start + std::mem::size_of_val(values)) / PAGE * PAGE;
+        if end >= first + (64 << 10) {
+            // SAFETY: the range lies inside `values`, page-aligned; MADV_POPULATE_WRITE maps
+            // the pages as a write would, never changing their contents.
+            unsafe { libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_POPULATE_WRITE) };
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = values;
+}
