@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use logspec::value::Value;
 use logspec_cli::cli::source::{self, Channel, DynVisit, Select, Sink};
-use logspec_cli::cli::tables::{Table, Tables};
+use logspec_cli::cli::tables::{table_name, Table, TableBuilder, Tables};
 use logspec_cli::cli::{detect, CliError};
 
 /// A sink that takes every value as a `Value`: the sample source's generic path into the same
@@ -34,6 +34,82 @@ impl Sink for Generic {
     }
 }
 
+/// The rows of each table as the Parquet export keeps them: a [`TableBuilder`] per table and its
+/// batches as they fill (`typed`: taking RLOG views, as the export's sink does; else every value
+/// as a `Value`), so that batch boundaries are compared too.
+struct Batched {
+    typed: bool,
+    by_channel: Vec<usize>,
+    tables: Vec<(String, TableBuilder, Vec<arrow_array::RecordBatch>)>,
+}
+
+impl Batched {
+    fn full(&mut self, i: usize, full: bool) {
+        if full {
+            let t = &mut self.tables[i];
+            t.2.extend(t.1.batch().unwrap());
+        }
+    }
+}
+
+impl Sink for Batched {
+    fn channel(&mut self, id: usize, channel: &Channel) -> Result<(), CliError> {
+        assert_eq!(id, self.by_channel.len());
+        let tables = &self.tables;
+        let name = table_name(channel, |n| tables.iter().find(|t| t.0 == n).map(|t| t.1.schema_name.as_str()));
+        let i = match self.tables.iter().position(|t| t.0 == name) {
+            Some(i) => i,
+            None => {
+                self.tables.push((name, TableBuilder::new(channel, false), Vec::new()));
+                self.tables.len() - 1
+            }
+        };
+        self.by_channel.push(i);
+        Ok(())
+    }
+    fn sample(&mut self, id: usize, t_ns: u64, value: &Value) -> Result<(), CliError> {
+        let i = self.by_channel[id];
+        let full = self.tables[i].1.sample(t_ns, 0, value);
+        self.full(i, full);
+        Ok(())
+    }
+    fn rlog(&mut self, id: usize, t_ns: u64, value: &logspec::formats::rlog::ValueRef<'_>) -> Result<bool, CliError> {
+        let i = self.by_channel[id];
+        if !self.typed {
+            return Ok(false);
+        }
+        let Some(full) = self.tables[i].1.rlog(t_ns, 0, value) else { return Ok(false) };
+        self.full(i, full);
+        Ok(true)
+    }
+}
+
+/// The export's batches of every table, typed and generic alike; returns the batches.
+fn same_batches(path: &Path, select: &Select) -> usize {
+    let run = |typed: bool| {
+        let bytes = std::fs::read(path).unwrap();
+        let d = detect(path, Box::new(Cursor::new(bytes)), None).unwrap();
+        let mut sink = Batched { typed, by_channel: Vec::new(), tables: Vec::new() };
+        let o = source::read(d, path, &path.display().to_string(), false, select, &mut sink);
+        for t in &mut sink.tables {
+            t.2.extend(t.1.batch().unwrap());
+        }
+        let o = o.map(|o| (o.samples, o.warnings, o.error)).map_err(|e| e.to_string());
+        (sink.tables, o)
+    };
+    let ((a, oa), (b, ob)) = (run(true), run(false));
+    let what = format!("{} ({select:?})", path.display());
+    assert_eq!(oa, ob, "{what}: outcome");
+    assert_eq!(a.len(), b.len(), "{what}: tables");
+    let mut batches = 0;
+    for (x, y) in a.iter().zip(&b) {
+        assert_eq!((&x.0, &x.1.schema, x.1.misfits), (&y.0, &y.1.schema, y.1.misfits), "{what}");
+        assert_eq!(x.2, y.2, "{what}: {}: batches", x.0);
+        batches += x.2.len();
+    }
+    batches
+}
+
 /// What reading gave: the tables, the warnings and the outcome (samples, warnings, error).
 type Read = (Vec<Table>, Vec<String>, Result<(u64, Vec<String>, Option<String>), String>);
 
@@ -55,7 +131,8 @@ fn read(path: &Path, select: &Select, typed: bool) -> Read {
     (tables, warnings, outcome)
 }
 
-/// Both paths read `path` alike; returns the rows and batches read.
+/// Both paths read `path` alike, into the in-memory tables and into the export's batches;
+/// returns the rows read and the export's batches.
 fn same(path: &Path, select: &Select) -> (usize, usize) {
     let (a, wa, oa) = read(path, select, true);
     let (b, wb, ob) = read(path, select, false);
@@ -63,7 +140,7 @@ fn same(path: &Path, select: &Select) -> (usize, usize) {
     assert_eq!(oa, ob, "{what}: outcome");
     assert_eq!(wa, wb, "{what}: warnings");
     assert_eq!(a.len(), b.len(), "{what}: tables");
-    let (mut rows, mut batches) = (0, 0);
+    let mut rows = 0;
     for (x, y) in a.iter().zip(&b) {
         assert_eq!(x.name, y.name, "{what}");
         assert_eq!(x.builder.schema, y.builder.schema, "{what}: {}", x.name);
@@ -74,9 +151,8 @@ fn same(path: &Path, select: &Select) -> (usize, usize) {
             assert_eq!(p, q, "{what}: {}: batch {i}", x.name);
             rows += p.num_rows();
         }
-        batches += x.batches.len();
     }
-    (rows, batches)
+    (rows, same_batches(path, select))
 }
 
 fn data() -> PathBuf {

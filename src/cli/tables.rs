@@ -15,6 +15,7 @@ use super::columns::{arrow_fields, Col, FixedLayout, FlatRow};
 use super::source::{Channel, DynVisit, Sink};
 use super::CliError;
 
+mod direct;
 mod joined;
 mod rlog;
 
@@ -289,6 +290,8 @@ pub struct Table {
     pub batches: Vec<RecordBatch>,
     /// The batches so far joined into one, when the columns allow it.
     joined: Option<joined::Joined>,
+    /// The rows of an RLOG key of numbers or booleans, kept without batches ([`direct`]).
+    direct: Option<direct::Direct>,
 }
 
 /// A sink that keeps every table of a log in memory as record batches (the Python package's
@@ -327,6 +330,11 @@ impl Tables {
         for i in 0..self.tables.len() {
             self.full(i)?;
             let t = &mut self.tables[i];
+            if let Some(d) = t.direct.take() {
+                t.builder.misfits += d.misfits;
+                let fail = |e: String| CliError::Input(format!("{}: {e}", t.name));
+                t.batches.extend(d.finish().map_err(fail)?);
+            }
             if let Some(j) = t.joined.take() {
                 let fail = |e: String| CliError::Input(format!("{}: {e}", t.name));
                 t.batches.extend(j.finish().map_err(fail)?);
@@ -357,7 +365,8 @@ impl Sink for Tables {
             None => {
                 let builder = TableBuilder::new(channel, self.utc);
                 let joined = joined::Joined::new(&builder.schema);
-                self.tables.push(Table { name: name.clone(), builder, batches: Vec::new(), joined });
+                let direct = direct::Direct::of(channel, &builder.schema, self.origin_ns);
+                self.tables.push(Table { name: name.clone(), builder, batches: Vec::new(), joined, direct });
                 self.by_name.insert(name, self.tables.len() - 1);
                 self.tables.len() - 1
             }
@@ -368,6 +377,9 @@ impl Sink for Tables {
 
     fn record(&mut self, id: usize, t_ns: u64, payload: &[u8], value: &dyn DynVisit) -> Result<(), CliError> {
         let i = self.by_channel[id];
+        if self.tables[i].direct.is_some() {
+            return self.visit(id, t_ns, value);
+        }
         if self.tables[i].builder.record(t_ns, self.origin_ns, payload, value) {
             self.full(i)?;
         }
@@ -376,6 +388,11 @@ impl Sink for Tables {
 
     fn visit(&mut self, id: usize, t_ns: u64, value: &dyn DynVisit) -> Result<(), CliError> {
         let i = self.by_channel[id];
+        if self.tables[i].direct.is_some() {
+            let mut b = logspec::value::ValueBuilder::default();
+            value.visit_dyn(&mut b);
+            return self.sample(id, t_ns, &b.finish());
+        }
         if self.tables[i].builder.visit(t_ns, self.origin_ns, value) {
             self.full(i)?;
         }
@@ -384,6 +401,10 @@ impl Sink for Tables {
 
     fn sample(&mut self, id: usize, t_ns: u64, value: &Value) -> Result<(), CliError> {
         let i = self.by_channel[id];
+        if let Some(d) = &mut self.tables[i].direct {
+            d.sample(t_ns, value);
+            return Ok(());
+        }
         if self.tables[i].builder.sample(t_ns, self.origin_ns, value) {
             self.full(i)?;
         }
@@ -392,7 +413,12 @@ impl Sink for Tables {
 
     fn rlog(&mut self, id: usize, t_ns: u64, value: &logspec::formats::rlog::ValueRef<'_>) -> Result<bool, CliError> {
         let i = self.by_channel[id];
-        match self.tables[i].builder.rlog(t_ns, self.origin_ns, value) {
+        let t = &mut self.tables[i];
+        if let Some(d) = &mut t.direct {
+            d.rlog(t_ns, value);
+            return Ok(true);
+        }
+        match t.builder.rlog(t_ns, self.origin_ns, value) {
             Some(full) => {
                 if full {
                     self.full(i)?;
