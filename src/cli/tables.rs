@@ -17,7 +17,10 @@ use super::CliError;
 
 mod direct;
 mod joined;
+mod parts;
 mod rlog;
+
+pub use parts::read_in_parts;
 
 /// Rows buffered per table before they become a batch.
 pub const BATCH_ROWS: usize = 8192;
@@ -304,11 +307,27 @@ pub struct Tables {
     by_channel: Vec<usize>,
     by_name: HashMap<String, usize>,
     pub tables: Vec<Table>,
+    /// `(k, n)`: this sink fills the tables whose index is `k` modulo `n`, and takes the values
+    /// of the others without keeping them (one part of a read on `n` threads, [`parts`]).
+    share: (usize, usize),
 }
 
 impl Tables {
     pub fn new(utc: bool) -> Tables {
-        Tables { utc, origin_ns: 0, by_channel: Vec::new(), by_name: HashMap::new(), tables: Vec::new() }
+        Tables::part(utc, 0, 1)
+    }
+
+    /// The sink of part `k` of `n` of a read on several threads: the same channels and tables
+    /// as [`Tables::new`], but only the rows of table `i` with `i % n == k`.
+    pub fn part(utc: bool, k: usize, n: usize) -> Tables {
+        let share = (k, n.max(1));
+        Tables { utc, origin_ns: 0, by_channel: Vec::new(), by_name: HashMap::new(), tables: Vec::new(), share }
+    }
+
+    /// Whether table `i` is another part's.
+    #[inline]
+    fn skips(&self, i: usize) -> bool {
+        self.share.1 > 1 && i % self.share.1 != self.share.0
     }
 
     fn full(&mut self, i: usize) -> Result<(), CliError> {
@@ -377,6 +396,9 @@ impl Sink for Tables {
 
     fn record(&mut self, id: usize, t_ns: u64, payload: &[u8], value: &dyn DynVisit) -> Result<(), CliError> {
         let i = self.by_channel[id];
+        if self.skips(i) {
+            return Ok(());
+        }
         if self.tables[i].direct.is_some() {
             return self.visit(id, t_ns, value);
         }
@@ -388,6 +410,9 @@ impl Sink for Tables {
 
     fn visit(&mut self, id: usize, t_ns: u64, value: &dyn DynVisit) -> Result<(), CliError> {
         let i = self.by_channel[id];
+        if self.skips(i) {
+            return Ok(());
+        }
         if self.tables[i].direct.is_some() {
             let mut b = logspec::value::ValueBuilder::default();
             value.visit_dyn(&mut b);
@@ -401,6 +426,9 @@ impl Sink for Tables {
 
     fn sample(&mut self, id: usize, t_ns: u64, value: &Value) -> Result<(), CliError> {
         let i = self.by_channel[id];
+        if self.skips(i) {
+            return Ok(());
+        }
         if let Some(d) = &mut self.tables[i].direct {
             d.sample(t_ns, value);
             return Ok(());
@@ -413,6 +441,9 @@ impl Sink for Tables {
 
     fn rlog(&mut self, id: usize, t_ns: u64, value: &logspec::formats::rlog::ValueRef<'_>) -> Result<bool, CliError> {
         let i = self.by_channel[id];
+        if self.skips(i) {
+            return Ok(true);
+        }
         let t = &mut self.tables[i];
         if let Some(d) = &mut t.direct {
             d.rlog(t_ns, value);
