@@ -310,6 +310,9 @@ pub struct Tables {
     /// `(k, n)`: this sink fills the tables whose index is `k` modulo `n`, and takes the values
     /// of the others without keeping them (one part of a read on `n` threads, [`parts`]).
     share: (usize, usize),
+    /// By channel id: whether its table is another part's ([`Tables::skips`], kept so that no
+    /// value pays a division).
+    skip: Vec<bool>,
 }
 
 impl Tables {
@@ -321,11 +324,18 @@ impl Tables {
     /// as [`Tables::new`], but only the rows of table `i` with `i % n == k`.
     pub fn part(utc: bool, k: usize, n: usize) -> Tables {
         let share = (k, n.max(1));
-        Tables { utc, origin_ns: 0, by_channel: Vec::new(), by_name: HashMap::new(), tables: Vec::new(), share }
+        Tables {
+            utc,
+            origin_ns: 0,
+            by_channel: Vec::new(),
+            by_name: HashMap::new(),
+            tables: Vec::new(),
+            share,
+            skip: Vec::new(),
+        }
     }
 
     /// Whether table `i` is another part's.
-    #[inline]
     fn skips(&self, i: usize) -> bool {
         self.share.1 > 1 && i % self.share.1 != self.share.0
     }
@@ -391,12 +401,13 @@ impl Sink for Tables {
             }
         };
         self.by_channel.push(i);
+        self.skip.push(self.skips(i));
         Ok(())
     }
 
     fn record(&mut self, id: usize, t_ns: u64, payload: &[u8], value: &dyn DynVisit) -> Result<(), CliError> {
         let i = self.by_channel[id];
-        if self.skips(i) {
+        if self.skip[id] {
             return Ok(());
         }
         if self.tables[i].direct.is_some() {
@@ -410,7 +421,7 @@ impl Sink for Tables {
 
     fn visit(&mut self, id: usize, t_ns: u64, value: &dyn DynVisit) -> Result<(), CliError> {
         let i = self.by_channel[id];
-        if self.skips(i) {
+        if self.skip[id] {
             return Ok(());
         }
         if self.tables[i].direct.is_some() {
@@ -426,7 +437,7 @@ impl Sink for Tables {
 
     fn sample(&mut self, id: usize, t_ns: u64, value: &Value) -> Result<(), CliError> {
         let i = self.by_channel[id];
-        if self.skips(i) {
+        if self.skip[id] {
             return Ok(());
         }
         if let Some(d) = &mut self.tables[i].direct {
@@ -441,7 +452,7 @@ impl Sink for Tables {
 
     fn rlog(&mut self, id: usize, t_ns: u64, value: &logspec::formats::rlog::ValueRef<'_>) -> Result<bool, CliError> {
         let i = self.by_channel[id];
-        if self.skips(i) {
+        if self.skip[id] {
             return Ok(true);
         }
         let t = &mut self.tables[i];

@@ -58,6 +58,7 @@ pub fn read_in_parts(
     let (mut sink, outcome) = results.swap_remove(0);
     sink.tables = tables;
     sink.share = (0, 1);
+    sink.skip.iter_mut().for_each(|s| *s = false);
     Ok((sink, outcome))
 }
 
