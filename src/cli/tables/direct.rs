@@ -78,20 +78,20 @@ impl Direct {
                 true
             }
             (Values::I64(v), ValueRef::R1(R1::Integer { value })) => {
-                v.push(i64::from(*value));
+                push(v, i64::from(*value));
                 true
             }
             (Values::I64(v), ValueRef::R2(R2::Int64 { value })) => {
-                v.push(*value);
+                push(v, *value);
                 true
             }
             (Values::F64(v), ValueRef::R1(R1::Double { value }) | ValueRef::R2(R2::Double { value })) => {
-                v.push(*value);
+                push(v, *value);
                 true
             }
             // A NaN goes the generic way (widened and narrowed again), as in `rlog::typed`.
             (Values::F32(v), ValueRef::R2(R2::Float { value })) if !value.is_nan() => {
-                v.push(*value);
+                push(v, *value);
                 true
             }
             _ => false,
@@ -135,9 +135,9 @@ impl Direct {
     /// The row's time columns, as [`super::TableBuilder`] writes them.
     #[inline]
     fn end_row(&mut self, t_ns: u64) {
-        self.time.push(i64::try_from(t_ns).unwrap_or(i64::MAX));
+        push(&mut self.time, i64::try_from(t_ns).unwrap_or(i64::MAX));
         if let Some(e) = &mut self.elapsed {
-            e.push(i64::try_from(t_ns.saturating_sub(self.origin_ns)).unwrap_or(i64::MAX));
+            push(e, i64::try_from(t_ns.saturating_sub(self.origin_ns)).unwrap_or(i64::MAX));
         }
     }
 
@@ -147,13 +147,13 @@ impl Direct {
         if rows == 0 {
             return Ok(None);
         }
-        let time = Buffer::from_vec(self.time);
-        let elapsed = self.elapsed.map_or_else(|| time.clone(), Buffer::from_vec);
+        let time = buffer(self.time);
+        let elapsed = self.elapsed.map_or_else(|| time.clone(), buffer);
         let values = match self.values {
             Values::Bool(mut b) => b.finish().into_inner(),
-            Values::I64(v) => Buffer::from_vec(v),
-            Values::F64(v) => Buffer::from_vec(v),
-            Values::F32(v) => Buffer::from_vec(v),
+            Values::I64(v) => buffer(v),
+            Values::F64(v) => buffer(v),
+            Values::F32(v) => buffer(v),
         };
         let mut nulls = self.nulls;
         let fields = self.schema.fields();
@@ -165,6 +165,30 @@ impl Direct {
         let arrays = vec![array(0, time, None)?, array(1, elapsed, None)?, array(2, values, nulls.finish())?];
         RecordBatch::try_new(self.schema.clone(), arrays).map(Some).map_err(|e| format!("building the batch: {e}"))
     }
+}
+
+/// A column's vector as an Arrow buffer, without its spare room.
+fn buffer<T: arrow_buffer::ArrowNativeType>(mut v: Vec<T>) -> Buffer {
+    v.shrink_to_fit();
+    Buffer::from_vec(v)
+}
+
+/// Pushes onto a column's vector, growing it fourfold when full: a vector's growth copies it
+/// (the allocator moves all but the largest blocks), so growing by 4 copies a third as much as
+/// growing by 2. What is never written stays unmapped, and the spare room is given back when
+/// the column becomes an array ([`Direct::finish`]).
+#[inline(always)]
+fn push<T>(v: &mut Vec<T>, x: T) {
+    if v.len() == v.capacity() {
+        grow(v);
+    }
+    v.push(x);
+}
+
+#[cold]
+#[inline(never)]
+fn grow<T>(v: &mut Vec<T>) {
+    v.reserve(v.capacity().max(256) * 3);
 }
 
 #[cfg(test)]
