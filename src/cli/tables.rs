@@ -307,11 +307,10 @@ pub struct Tables {
     by_channel: Vec<usize>,
     by_name: HashMap<String, usize>,
     pub tables: Vec<Table>,
-    /// `(k, n)`: this sink fills the tables whose index is `k` modulo `n`, and takes the values
-    /// of the others without keeping them (one part of a read on `n` threads, [`parts`]).
-    share: (usize, usize),
-    /// By channel id: whether its table is another part's ([`Tables::skips`], kept so that no
-    /// value pays a division).
+    /// Which tables this sink fills, when it is one part of a read on several threads
+    /// ([`parts`]); it takes the values of the others without keeping them.
+    share: parts::Share,
+    /// By channel id: whether its table is another part's.
     skip: Vec<bool>,
 }
 
@@ -323,7 +322,7 @@ impl Tables {
     /// The sink of part `k` of `n` of a read on several threads: the same channels and tables
     /// as [`Tables::new`], but only the rows of table `i` with `i % n == k`.
     pub fn part(utc: bool, k: usize, n: usize) -> Tables {
-        let share = (k, n.max(1));
+        let share = parts::Share::new(k, n);
         Tables {
             utc,
             origin_ns: 0,
@@ -335,9 +334,15 @@ impl Tables {
         }
     }
 
-    /// Whether table `i` is another part's.
-    fn skips(&self, i: usize) -> bool {
-        self.share.1 > 1 && i % self.share.1 != self.share.0
+    /// Counts a value of table `i` while the tables are not yet shared out among the parts,
+    /// and shares them out when enough values were seen.
+    #[cold]
+    fn count(&mut self, i: usize) {
+        if self.share.count(i) {
+            for (s, i) in self.skip.iter_mut().zip(&self.by_channel) {
+                *s = self.share.skips(*i);
+            }
+        }
     }
 
     fn full(&mut self, i: usize) -> Result<(), CliError> {
@@ -401,7 +406,8 @@ impl Sink for Tables {
             }
         };
         self.by_channel.push(i);
-        self.skip.push(self.skips(i));
+        self.share.table(i);
+        self.skip.push(self.share.skips(i));
         Ok(())
     }
 
@@ -409,6 +415,9 @@ impl Sink for Tables {
         let i = self.by_channel[id];
         if self.skip[id] {
             return Ok(());
+        }
+        if self.share.counting {
+            self.count(i);
         }
         if self.tables[i].direct.is_some() {
             return self.visit(id, t_ns, value);
@@ -423,6 +432,9 @@ impl Sink for Tables {
         let i = self.by_channel[id];
         if self.skip[id] {
             return Ok(());
+        }
+        if self.share.counting {
+            self.count(i);
         }
         if self.tables[i].direct.is_some() {
             let mut b = logspec::value::ValueBuilder::default();
@@ -440,6 +452,9 @@ impl Sink for Tables {
         if self.skip[id] {
             return Ok(());
         }
+        if self.share.counting {
+            self.count(i);
+        }
         if let Some(d) = &mut self.tables[i].direct {
             d.sample(t_ns, value);
             return Ok(());
@@ -454,6 +469,9 @@ impl Sink for Tables {
         let i = self.by_channel[id];
         if self.skip[id] {
             return Ok(true);
+        }
+        if self.share.counting {
+            self.count(i);
         }
         let t = &mut self.tables[i];
         if let Some(d) = &mut t.direct {
