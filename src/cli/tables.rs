@@ -320,7 +320,8 @@ impl Tables {
     }
 
     /// The sink of part `k` of `n` of a read on several threads: the same channels and tables
-    /// as [`Tables::new`], but only the rows of table `i` with `i % n == k`.
+    /// as [`Tables::new`], but only the rows of the tables this part is given: every table for
+    /// the first values, then its share of them ([`parts`]).
     pub fn part(utc: bool, k: usize, n: usize) -> Tables {
         let share = parts::Share::new(k, n);
         Tables {
