@@ -2,14 +2,15 @@
 //! against the generic path it replaces (a `Value` per value, `Sink::sample`): for every RLOG log
 //! in `tests/data`, a larger file that fills several batches, a cut file, and the channel and
 //! time filters, both paths give the same tables, schemas, batches (boundaries included, which is
-//! what keeps `export --parquet` byte for byte), warnings and errors.
+//! what keeps `export --parquet` byte for byte), warnings and errors; and the in-memory tables
+//! read on several threads (`read_in_parts`) equal those read on one.
 
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
 
 use logspec::value::Value;
 use logspec_cli::cli::source::{self, Channel, DynVisit, Select, Sink};
-use logspec_cli::cli::tables::{Table, Tables};
+use logspec_cli::cli::tables::{read_in_parts, table_name, Table, TableBuilder, Tables};
 use logspec_cli::cli::{detect, CliError};
 
 #[path = "common/scratch.rs"]
@@ -37,23 +38,120 @@ impl Sink for Generic {
     }
 }
 
+/// The rows of each table as the Parquet export keeps them: a [`TableBuilder`] per table and its
+/// batches as they fill (`typed`: taking RLOG views, as the export's sink does; else every value
+/// as a `Value`), so that batch boundaries are compared too.
+struct Batched {
+    typed: bool,
+    by_channel: Vec<usize>,
+    tables: Vec<(String, TableBuilder, Vec<arrow_array::RecordBatch>)>,
+}
+
+impl Batched {
+    fn full(&mut self, i: usize, full: bool) {
+        if full {
+            let t = &mut self.tables[i];
+            t.2.extend(t.1.batch().unwrap());
+        }
+    }
+}
+
+impl Sink for Batched {
+    fn channel(&mut self, id: usize, channel: &Channel) -> Result<(), CliError> {
+        assert_eq!(id, self.by_channel.len());
+        let tables = &self.tables;
+        let name = table_name(channel, |n| tables.iter().find(|t| t.0 == n).map(|t| t.1.schema_name.as_str()));
+        let i = match self.tables.iter().position(|t| t.0 == name) {
+            Some(i) => i,
+            None => {
+                self.tables.push((name, TableBuilder::new(channel, false), Vec::new()));
+                self.tables.len() - 1
+            }
+        };
+        self.by_channel.push(i);
+        Ok(())
+    }
+    fn sample(&mut self, id: usize, t_ns: u64, value: &Value) -> Result<(), CliError> {
+        let i = self.by_channel[id];
+        let full = self.tables[i].1.sample(t_ns, 0, value);
+        self.full(i, full);
+        Ok(())
+    }
+    fn rlog(&mut self, id: usize, t_ns: u64, value: &logspec::formats::rlog::ValueRef<'_>) -> Result<bool, CliError> {
+        let i = self.by_channel[id];
+        if !self.typed {
+            return Ok(false);
+        }
+        let Some(full) = self.tables[i].1.rlog(t_ns, 0, value) else { return Ok(false) };
+        self.full(i, full);
+        Ok(true)
+    }
+}
+
+/// The rows of `ours` (in-memory tables, joined or kept in vectors) equal those of the export's
+/// `batches`, row for row, wherever the batch boundaries of either fall.
+fn same_rows(what: &str, ours: &[arrow_array::RecordBatch], batches: &[arrow_array::RecordBatch]) {
+    let total = |b: &[arrow_array::RecordBatch]| b.iter().map(|b| b.num_rows()).sum::<usize>();
+    assert_eq!(total(ours), total(batches), "{what}: rows");
+    let (mut i, mut r, mut j, mut s) = (0, 0, 0, 0);
+    while i < ours.len() && j < batches.len() {
+        let n = (ours[i].num_rows() - r).min(batches[j].num_rows() - s);
+        assert_eq!(ours[i].slice(r, n), batches[j].slice(s, n), "{what}: rows of batch {j} from {s}");
+        (r, s) = (r + n, s + n);
+        if r == ours[i].num_rows() {
+            (i, r) = (i + 1, 0);
+        }
+        if s == batches[j].num_rows() {
+            (j, s) = (j + 1, 0);
+        }
+    }
+}
+
+/// The export's batches of every table, typed and generic alike, and the in-memory tables `ours`
+/// hold the same rows; returns the batches.
+fn same_batches(path: &Path, select: &Select, ours: &[Table]) -> usize {
+    let run = |typed: bool| {
+        let bytes = std::fs::read(path).unwrap();
+        let d = detect(path, Box::new(Cursor::new(bytes)), None).unwrap();
+        let mut sink = Batched { typed, by_channel: Vec::new(), tables: Vec::new() };
+        let o = source::read(d, path, &path.display().to_string(), false, select, &mut sink);
+        for t in &mut sink.tables {
+            t.2.extend(t.1.batch().unwrap());
+        }
+        let o = o.map(|o| (o.samples, o.warnings, o.error)).map_err(|e| e.to_string());
+        (sink.tables, o)
+    };
+    let ((a, oa), (b, ob)) = (run(true), run(false));
+    let what = format!("{} ({select:?})", path.display());
+    assert_eq!(oa, ob, "{what}: outcome");
+    assert_eq!(a.len(), b.len(), "{what}: tables");
+    let mut batches = 0;
+    for (x, y) in a.iter().zip(&b) {
+        assert_eq!((&x.0, &x.1.schema, x.1.misfits), (&y.0, &y.1.schema, y.1.misfits), "{what}");
+        assert_eq!(x.2, y.2, "{what}: {}: batches", x.0);
+        batches += x.2.len();
+    }
+    assert_eq!(ours.len(), a.len(), "{what}: in-memory tables");
+    for (x, y) in ours.iter().zip(&a) {
+        assert_eq!(x.name, y.0, "{what}");
+        same_rows(&format!("{what}: {} in memory", x.name), &x.batches, &y.2);
+    }
+    batches
+}
+
 /// What reading gave: the tables, the warnings and the outcome (samples, warnings, error).
 type Read = (Vec<Table>, Vec<String>, Result<(u64, Vec<String>, Option<String>), String>);
 
 fn read(path: &Path, select: &Select, typed: bool) -> Read {
-    read_into(path, select, typed, Tables::batched(false))
-}
-
-fn read_into(path: &Path, select: &Select, typed: bool, tables: Tables) -> Read {
     let bytes = std::fs::read(path).unwrap();
     let d = detect(path, Box::new(Cursor::new(bytes)), None).unwrap();
     let shown = path.display().to_string();
     let (outcome, tables) = if typed {
-        let mut sink = tables;
+        let mut sink = Tables::new(false);
         let o = source::read(d, path, &shown, false, select, &mut sink);
         (o, sink)
     } else {
-        let mut sink = Generic(tables);
+        let mut sink = Generic(Tables::new(false));
         let o = source::read(d, path, &shown, false, select, &mut sink);
         (o, sink.0)
     };
@@ -62,37 +160,47 @@ fn read_into(path: &Path, select: &Select, typed: bool, tables: Tables) -> Read 
     (tables, warnings, outcome)
 }
 
-/// Both paths read `path` alike, and the in-memory tables of the Python package (numbers joined
-/// into one batch) hold the same rows as the export's batches; returns the rows and batches read.
+/// As [`read`] (typed), on `parts` threads ([`read_in_parts`]).
+fn read_parts(path: &Path, select: &Select, parts: usize) -> Read {
+    let bytes = std::fs::read(path).unwrap();
+    let open = || detect(path, Box::new(Cursor::new(bytes.clone())), None);
+    let shown = path.display().to_string();
+    let (tables, outcome) = read_in_parts(&open, path, &shown, false, select, false, parts).unwrap();
+    let (tables, warnings) = tables.finish().unwrap();
+    let outcome = outcome.map(|o| (o.samples, o.warnings, o.error)).map_err(|e| e.to_string());
+    (tables, warnings, outcome)
+}
+
+/// The same tables, warnings and outcome.
+fn assert_same(what: &str, (a, wa, oa): &Read, (b, wb, ob): &Read) {
+    assert_eq!(oa, ob, "{what}: outcome");
+    assert_eq!(wa, wb, "{what}: warnings");
+    assert_eq!(a.len(), b.len(), "{what}: tables");
+    for (x, y) in a.iter().zip(b) {
+        assert_eq!(x.name, y.name, "{what}");
+        assert_eq!(x.builder.schema, y.builder.schema, "{what}: {}", x.name);
+        assert_eq!(x.builder.meta, y.builder.meta, "{what}: {}", x.name);
+        assert_eq!(x.builder.misfits, y.builder.misfits, "{what}: {}", x.name);
+        assert_eq!(x.batches, y.batches, "{what}: {}: batches", x.name);
+    }
+}
+
+/// Both paths read `path` alike, into the in-memory tables and into the export's batches;
+/// returns the rows read and the export's batches.
 fn same(path: &Path, select: &Select) -> (usize, usize) {
     let (a, wa, oa) = read(path, select, true);
     let (b, wb, ob) = read(path, select, false);
     let what = format!("{} ({select:?})", path.display());
-    let (j, wj, oj) = read_into(path, select, true, Tables::new(false));
-    assert_eq!((&oj, &wj), (&oa, &wa), "{what}: joined");
-    assert_eq!(j.len(), a.len(), "{what}: joined tables");
-    for (x, y) in j.iter().zip(&a) {
-        assert_eq!(x.name, y.name, "{what}: joined");
-        let mut at = Vec::new();
-        let mut offset = 0;
-        for batch in &x.batches {
-            at.extend((0..batch.num_rows()).map(|r| (batch, r)));
-            offset += batch.num_rows();
-        }
-        assert_eq!(offset, y.batches.iter().map(|b| b.num_rows()).sum::<usize>(), "{what}: {}: joined rows", x.name);
-        let mut row = 0;
-        for q in &y.batches {
-            let (p, r) = at[row];
-            // Each export batch lies within one joined batch (joining only concatenates).
-            assert!(r + q.num_rows() <= p.num_rows(), "{what}: {}: joined batch boundaries", x.name);
-            assert_eq!(&p.slice(r, q.num_rows()), q, "{what}: {}: joined rows {row}..", x.name);
-            row += q.num_rows();
-        }
+    // The read on two and three threads gives what the read on one gives.
+    let one = (a, wa, oa);
+    for parts in [2, 3] {
+        assert_same(&format!("{what}, {parts} threads"), &read_parts(path, select, parts), &one);
     }
+    let (a, wa, oa) = one;
     assert_eq!(oa, ob, "{what}: outcome");
     assert_eq!(wa, wb, "{what}: warnings");
     assert_eq!(a.len(), b.len(), "{what}: tables");
-    let (mut rows, mut batches) = (0, 0);
+    let mut rows = 0;
     for (x, y) in a.iter().zip(&b) {
         assert_eq!(x.name, y.name, "{what}");
         assert_eq!(x.builder.schema, y.builder.schema, "{what}: {}", x.name);
@@ -103,9 +211,8 @@ fn same(path: &Path, select: &Select) -> (usize, usize) {
             assert_eq!(p, q, "{what}: {}: batch {i}", x.name);
             rows += p.num_rows();
         }
-        batches += x.batches.len();
     }
-    (rows, batches)
+    (rows, same_batches(path, select, &a))
 }
 
 fn data() -> PathBuf {
@@ -175,4 +282,26 @@ fn batches_and_a_cut_file_read_alike() {
     let (_, _, outcome) = read(&cut, &Select::default(), true);
     assert!(outcome.as_ref().unwrap().2.as_ref().is_some_and(|e| e.contains("byte")), "{outcome:?}");
     same(&cut, &Select::default());
+}
+
+/// Parts that read different bytes (a file that changed while it was read) do not agree: the
+/// log is read again on one thread, and the tables are those of a read on one thread.
+#[test]
+fn parts_that_disagree_read_again_on_one_thread() {
+    let path = data().join("akit_v1.8.1_robotlog.rlog");
+    let bytes = std::fs::read(&path).unwrap();
+    let calls = std::sync::atomic::AtomicUsize::new(0);
+    let open = || {
+        // The second part's open sees the file cut short.
+        let n = calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let len = if n == 1 { bytes.len() / 2 } else { bytes.len() };
+        detect(&path, Box::new(Cursor::new(bytes[..len].to_vec())), None)
+    };
+    let shown = path.display().to_string();
+    let select = Select::default();
+    let (tables, outcome) = read_in_parts(&open, &path, &shown, false, &select, false, 2).unwrap();
+    assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 3, "two parts, then one read again");
+    let (tables, warnings) = tables.finish().unwrap();
+    let outcome = outcome.map(|o| (o.samples, o.warnings, o.error)).map_err(|e| e.to_string());
+    assert_same("read again", &(tables, warnings, outcome), &read(&path, &select, true));
 }

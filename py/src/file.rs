@@ -52,6 +52,14 @@ impl NativeLog {
             .map_err(|e| CliError::Input(format!("{}: cannot open: {e}", self.shown())))?;
         detect(&self.path, Box::new(f), Some(self.kind))
     }
+
+    /// As [`NativeLog::detected`], reading at most the file's first `len` bytes.
+    fn detected_upto(&self, len: u64) -> Result<Detected, CliError> {
+        use std::io::Read;
+        let f = std::fs::File::open(&self.path)
+            .map_err(|e| CliError::Input(format!("{}: cannot open: {e}", self.shown())))?;
+        detect(&self.path, Box::new(f.take(len)), Some(self.kind))
+    }
 }
 
 /// Opens a log and detects its format (`format`: one of `usvlog`, `rlog`, `rlog-stream`,
@@ -154,9 +162,26 @@ impl NativeLog {
     ) -> PyResult<(Vec<(String, ArrowStream)>, Vec<String>, Option<PyErr>)> {
         let select = Select { channels, since, until };
         let read = || -> Result<_, CliError> {
-            let d = self.detected()?;
-            let mut sink = tables::Tables::new(self.kind == FormatKind::Rosbag);
-            let outcome = source::read(d, &self.path, &self.shown(), self.assume_r1, &select, &mut sink);
+            let utc = self.kind == FormatKind::Rosbag;
+            let (sink, outcome) = match self.kind {
+                // RLOG: on two threads, each filling half the tables (`tables::read_in_parts`),
+                // both reading the file as long as it was when the read began.
+                FormatKind::Rlog | FormatKind::RlogStream => {
+                    let len = std::fs::metadata(&self.path)
+                        .map_err(|e| CliError::Input(format!("{}: cannot open: {e}", self.shown())))?
+                        .len();
+                    let open = || self.detected_upto(len);
+                    let parts = std::thread::available_parallelism().map_or(1, |n| n.get().min(2));
+                    let (path, shown) = (&self.path, self.shown());
+                    tables::read_in_parts(&open, path, &shown, self.assume_r1, &select, utc, parts)?
+                }
+                _ => {
+                    let d = self.detected()?;
+                    let mut sink = tables::Tables::new(utc);
+                    let outcome = source::read(d, &self.path, &self.shown(), self.assume_r1, &select, &mut sink);
+                    (sink, outcome)
+                }
+            };
             let (tables, mut warnings) = sink.finish()?;
             let (error, more) = match outcome {
                 Ok(o) => (o.fault.map(CliError::from).or(o.error.map(CliError::Input)), o.warnings),

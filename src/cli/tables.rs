@@ -15,8 +15,12 @@ use super::columns::{arrow_fields, Col, FixedLayout, FlatRow};
 use super::source::{Channel, DynVisit, Sink};
 use super::CliError;
 
+mod direct;
 mod joined;
+mod parts;
 mod rlog;
+
+pub use parts::read_in_parts;
 
 /// Rows buffered per table before they become a batch.
 pub const BATCH_ROWS: usize = 8192;
@@ -289,6 +293,8 @@ pub struct Table {
     pub batches: Vec<RecordBatch>,
     /// The batches so far joined into one, when the columns allow it.
     joined: Option<joined::Joined>,
+    /// The rows of an RLOG key of numbers or booleans, kept without batches ([`direct`]).
+    direct: Option<direct::Direct>,
 }
 
 /// A sink that keeps every table of a log in memory as record batches (the Python package's
@@ -301,20 +307,43 @@ pub struct Tables {
     by_channel: Vec<usize>,
     by_name: HashMap<String, usize>,
     pub tables: Vec<Table>,
-    /// Whether tables of numbers are joined into one batch ([`joined`]); off, every table keeps
-    /// the batches of [`BATCH_ROWS`] rows that the Parquet export writes.
-    join: bool,
+    /// Which tables this sink fills, when it is one part of a read on several threads
+    /// ([`parts`]); it takes the values of the others without keeping them.
+    share: parts::Share,
+    /// By channel id: whether its table is another part's.
+    skip: Vec<bool>,
 }
 
 impl Tables {
     pub fn new(utc: bool) -> Tables {
-        Tables { utc, origin_ns: 0, by_channel: Vec::new(), by_name: HashMap::new(), tables: Vec::new(), join: true }
+        Tables::part(utc, 0, 1)
     }
 
-    /// Tables that keep the Parquet export's batches, never joined (tests compare batch
-    /// boundaries with them).
-    pub fn batched(utc: bool) -> Tables {
-        Tables { join: false, ..Tables::new(utc) }
+    /// The sink of part `k` of `n` of a read on several threads: the same channels and tables
+    /// as [`Tables::new`], but only the rows of the tables this part is given: every table for
+    /// the first values, then its share of them ([`parts`]).
+    pub fn part(utc: bool, k: usize, n: usize) -> Tables {
+        let share = parts::Share::new(k, n);
+        Tables {
+            utc,
+            origin_ns: 0,
+            by_channel: Vec::new(),
+            by_name: HashMap::new(),
+            tables: Vec::new(),
+            share,
+            skip: Vec::new(),
+        }
+    }
+
+    /// Counts a value of table `i` while the tables are not yet shared out among the parts,
+    /// and shares them out when enough values were seen.
+    #[cold]
+    fn count(&mut self, i: usize) {
+        if self.share.count(i) {
+            for (s, i) in self.skip.iter_mut().zip(&self.by_channel) {
+                *s = self.share.skips(*i);
+            }
+        }
     }
 
     fn full(&mut self, i: usize) -> Result<(), CliError> {
@@ -336,6 +365,11 @@ impl Tables {
         for i in 0..self.tables.len() {
             self.full(i)?;
             let t = &mut self.tables[i];
+            if let Some(d) = t.direct.take() {
+                t.builder.misfits += d.misfits;
+                let fail = |e: String| CliError::Input(format!("{}: {e}", t.name));
+                t.batches.extend(d.finish().map_err(fail)?);
+            }
             if let Some(j) = t.joined.take() {
                 let fail = |e: String| CliError::Input(format!("{}: {e}", t.name));
                 t.batches.extend(j.finish().map_err(fail)?);
@@ -365,18 +399,30 @@ impl Sink for Tables {
             Some(i) => *i,
             None => {
                 let builder = TableBuilder::new(channel, self.utc);
-                let joined = if self.join { joined::Joined::new(&builder.schema) } else { None };
-                self.tables.push(Table { name: name.clone(), builder, batches: Vec::new(), joined });
+                let joined = joined::Joined::new(&builder.schema);
+                let direct = direct::Direct::of(channel, &builder.schema, self.origin_ns);
+                self.tables.push(Table { name: name.clone(), builder, batches: Vec::new(), joined, direct });
                 self.by_name.insert(name, self.tables.len() - 1);
                 self.tables.len() - 1
             }
         };
         self.by_channel.push(i);
+        self.share.table(i);
+        self.skip.push(self.share.skips(i));
         Ok(())
     }
 
     fn record(&mut self, id: usize, t_ns: u64, payload: &[u8], value: &dyn DynVisit) -> Result<(), CliError> {
         let i = self.by_channel[id];
+        if self.skip[id] {
+            return Ok(());
+        }
+        if self.share.counting {
+            self.count(i);
+        }
+        if self.tables[i].direct.is_some() {
+            return self.visit(id, t_ns, value);
+        }
         if self.tables[i].builder.record(t_ns, self.origin_ns, payload, value) {
             self.full(i)?;
         }
@@ -385,6 +431,17 @@ impl Sink for Tables {
 
     fn visit(&mut self, id: usize, t_ns: u64, value: &dyn DynVisit) -> Result<(), CliError> {
         let i = self.by_channel[id];
+        if self.skip[id] {
+            return Ok(());
+        }
+        if self.share.counting {
+            self.count(i);
+        }
+        if self.tables[i].direct.is_some() {
+            let mut b = logspec::value::ValueBuilder::default();
+            value.visit_dyn(&mut b);
+            return self.sample(id, t_ns, &b.finish());
+        }
         if self.tables[i].builder.visit(t_ns, self.origin_ns, value) {
             self.full(i)?;
         }
@@ -393,6 +450,16 @@ impl Sink for Tables {
 
     fn sample(&mut self, id: usize, t_ns: u64, value: &Value) -> Result<(), CliError> {
         let i = self.by_channel[id];
+        if self.skip[id] {
+            return Ok(());
+        }
+        if self.share.counting {
+            self.count(i);
+        }
+        if let Some(d) = &mut self.tables[i].direct {
+            d.sample(t_ns, value);
+            return Ok(());
+        }
         if self.tables[i].builder.sample(t_ns, self.origin_ns, value) {
             self.full(i)?;
         }
@@ -401,7 +468,18 @@ impl Sink for Tables {
 
     fn rlog(&mut self, id: usize, t_ns: u64, value: &logspec::formats::rlog::ValueRef<'_>) -> Result<bool, CliError> {
         let i = self.by_channel[id];
-        match self.tables[i].builder.rlog(t_ns, self.origin_ns, value) {
+        if self.skip[id] {
+            return Ok(true);
+        }
+        if self.share.counting {
+            self.count(i);
+        }
+        let t = &mut self.tables[i];
+        if let Some(d) = &mut t.direct {
+            d.rlog(t_ns, value);
+            return Ok(true);
+        }
+        match t.builder.rlog(t_ns, self.origin_ns, value) {
             Some(full) => {
                 if full {
                     self.full(i)?;

@@ -230,7 +230,8 @@ class Log:
         the value's columns typed from the schema; docs/parquet.md). The buffers are shared with
         the Rust reader, not copied. A table whose columns are all numbers, times and bools (every
         USVLOG record type, scalar RLOG and WPILOG channels) is one chunk per column, which numpy
-        views without a copy (:meth:`numpy`)."""
+        views without a copy (:meth:`numpy`). The GIL is released while reading; an RLOG file is
+        read on two threads, each filling its share of the tables."""
         return self._tables(channels, since, until, on_error)
 
     def table(

@@ -1,5 +1,5 @@
 //! RLOG in the sample source: one channel per key, typed by its declared (R2) or first value's
-//! (R1) type, read through the reader's lent views (`rlog::Reader::next_event_ref`). A value of
+//! (R1) type, read through the reader's lending loop (`rlog::Reader::try_for_each_event_ref`). A value of
 //! a plain type (numbers, booleans, strings, arrays of them, bytes) reaches the sink as the view
 //! ([`super::Sink::rlog`]), so that a sink with typed columns appends it with no [`Value`] in between;
 //! `struct:` and `proto:` values are decoded through the log's schemas and handed over as values.
@@ -10,6 +10,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::io::Read;
+use std::ops::ControlFlow;
 
 use logspec::formats::rlog::{self, EventRef, ValueRef};
 use logspec::formats::wpistruct::TypeRegistry;
@@ -98,63 +99,113 @@ fn object(v: &ValueRef<'_>) -> Value {
 /// removed key) gets one more channel of the same name for each other type, so that no sink has
 /// to drop the values that do not fit; `struct:` and `proto:` values are decoded through the
 /// log's schemas (a value that does not decode stays hex, on a channel of its own).
+///
+/// The reader's lending loop (`for_each_event_ref`) hands each event to a closure that settles
+/// the common case (a value whose route is known) inline; a value of a key not yet routed, or
+/// one that may carry a schema, goes to [`Keys::value`], out of line.
 pub(super) fn read_rlog(
     mut r: rlog::Reader<Box<dyn Read>>,
     path: &str,
-    mut schemas: TypeRegistry,
+    schemas: TypeRegistry,
     state: &mut State<'_>,
 ) -> Result<(), CliError> {
-    let mut first_type: HashMap<String, String> = HashMap::new();
-    // Keys whose struct or proto values did not decode (warned about once).
-    let mut undecoded: HashSet<String> = HashSet::new();
-    let mut routes = Routes::default();
+    let mut keys =
+        Keys { path, schemas, first_type: HashMap::new(), undecoded: HashSet::new(), routes: Routes::default() };
     // The cycle's time in nanoseconds, converted once per cycle.
     let (mut cycle, mut t_ns) = (0.0f64, 0u64);
-    while let Some(ev) = r.next_event_ref() {
-        let (timestamp, key_id, key, value) = match ev {
-            Ok(EventRef::Value { timestamp, key_id, key, value }) => (timestamp, key_id, key, value),
-            Ok(EventRef::KeyDef { key_id, .. }) => {
-                routes.forget(key_id);
-                continue;
-            }
-            Ok(EventRef::Timestamp(_)) => continue,
-            Err(e) if e.is_recoverable() => {
-                state.outcome.warnings.push(format!("{path}: {e}"));
-                continue;
-            }
+    loop {
+        let read = r.try_for_each_event_ref(
+            #[inline(always)]
+            |ev| {
+                let (timestamp, key_id, key, value) = match ev {
+                    EventRef::Value { timestamp, key_id, key, value } => (timestamp, key_id, key, value),
+                    EventRef::KeyDef { key_id, .. } => {
+                        keys.routes.forget(key_id);
+                        return ControlFlow::Continue(());
+                    }
+                    EventRef::Timestamp(_) => return ControlFlow::Continue(()),
+                };
+                if timestamp.to_bits() != cycle.to_bits() {
+                    (cycle, t_ns) = (timestamp, seconds_to_ns(timestamp));
+                }
+                let slot = Routes::slot(key_id, &value);
+                let done = match keys.routes.get(slot) {
+                    // A value that may be a schema is offered to the registry every time, so it
+                    // never takes the short way.
+                    _ if value_bytes(&value).is_some() => keys.value(state, slot, t_ns, key, &value),
+                    Route::Skip => Ok(()),
+                    Route::Plain(id) if state.wanted_settled(t_ns) => deliver_plain(state, id, t_ns, &value),
+                    Route::Plain(_) => Ok(()),
+                    Route::Unknown => keys.value(state, slot, t_ns, key, &value),
+                };
+                match done {
+                    Ok(()) => ControlFlow::Continue(()),
+                    Err(e) => ControlFlow::Break(e),
+                }
+            },
+        );
+        match read {
+            Ok(ControlFlow::Continue(())) => break,
+            Ok(ControlFlow::Break(e)) => return Err(e),
+            // The reader goes on after the message at the next call.
+            Err(e) if e.is_recoverable() => state.outcome.warnings.push(format!("{path}: {e}")),
             Err(e) => {
                 state.outcome.fail(crate::cli::fault::Fault::read(path, &e));
                 break;
             }
-        };
-        if timestamp.to_bits() != cycle.to_bits() {
-            (cycle, t_ns) = (timestamp, seconds_to_ns(timestamp));
         }
-        let bytes = value_bytes(&value);
-        let name = || key.map_or("?", |k| k.name.as_str());
-        let declared = || key.and_then(|k| k.declared_type.as_deref());
+    }
+    Ok(())
+}
+
+/// What the reading keeps about keys besides the settled routes.
+struct Keys<'p> {
+    path: &'p str,
+    schemas: TypeRegistry,
+    /// The type of each key's first value (its channel's type; R1 keys may change type).
+    first_type: HashMap<String, String>,
+    /// Keys whose struct or proto values did not decode (warned about once).
+    undecoded: HashSet<String>,
+    routes: Routes,
+}
+
+impl Keys<'_> {
+    /// A value whose route is not settled, or that carries bytes: offered to the schema registry,
+    /// decoded through it (`struct:`, `proto:`), or delivered to its key's channel, announcing
+    /// the channel first; the route is settled where it no longer changes.
+    #[inline(never)]
+    fn value(
+        &mut self,
+        state: &mut State<'_>,
+        slot: Option<(usize, usize)>,
+        t_ns: u64,
+        key: Option<&rlog::Key>,
+        value: &ValueRef<'_>,
+    ) -> Result<(), CliError> {
+        let path = self.path;
+        let bytes = value_bytes(value);
+        let name = key.map_or("?", |k| k.name.as_str());
+        let type_name = value.type_name(key.and_then(|k| k.declared_type.as_deref()));
         // A value that may be a schema is offered to the registry, every time, as before any
         // route: the registry keeps what it needs.
         if let Some(b) = bytes {
-            schemas.offer(name(), value.type_name(declared()), b);
-            for w in schemas.take_warnings() {
+            self.schemas.offer(name, type_name, b);
+            for w in self.schemas.take_warnings() {
                 state.outcome.warnings.push(format!("{path}: {w}"));
             }
         }
-        let slot = Routes::slot(key_id, &value);
-        match routes.get(slot) {
-            Route::Skip => continue,
+        match self.routes.get(slot) {
+            Route::Skip => return Ok(()),
             Route::Plain(id) => {
                 if state.wanted_settled(t_ns) {
-                    deliver_plain(state, id, t_ns, &value)?;
+                    deliver_plain(state, id, t_ns, value)?;
                 }
-                continue;
+                return Ok(());
             }
             Route::Unknown => {}
         }
-        let (name, type_name) = (name(), value.type_name(declared()));
         if let (Some(b), true) = (bytes, TypeRegistry::decodes(type_name)) {
-            match schemas.decode(type_name, b) {
+            match self.schemas.decode(type_name, b) {
                 // A struct's members are the channel's columns (`translation.x`); anything else
                 // is the one column `value` (`value[0].x` for arrays of structs).
                 Ok(v) => {
@@ -162,37 +213,38 @@ pub(super) fn read_rlog(
                         Value::Object(_) => v,
                         other => Value::Object(vec![("value".to_string(), other)]),
                     };
-                    state.deliver(name, t_ns, || v, || struct_channel(&schemas, name, type_name))?;
+                    let schemas = &self.schemas;
+                    state.deliver(name, t_ns, || v, || struct_channel(schemas, name, type_name))?;
                 }
                 // A struct or proto value that does not decode stays hex, on a channel of its
                 // own so that it never shares columns with the decoded values.
                 Err(e) => {
-                    if undecoded.insert(name.to_string()) {
+                    if self.undecoded.insert(name.to_string()) {
                         state.outcome.warnings.push(format!("{path}: `{name}`: {e}; its values are kept as hex"));
                     }
                     let channel_key = format!("{name}\0{type_name}\0hex");
-                    state.deliver(&channel_key, t_ns, || object(&value), || rlog_channel(name, type_name))?;
+                    state.deliver(&channel_key, t_ns, || object(value), || rlog_channel(name, type_name))?;
                 }
             }
-            continue;
+            return Ok(());
         }
         // Other values: the key's channel, or one more channel per other type (R1).
-        let first = first_type.entry(name.to_string()).or_insert_with(|| type_name.to_string());
+        let first = self.first_type.entry(name.to_string()).or_insert_with(|| type_name.to_string());
         let (channel_key, channel_type) = if first == type_name || type_name == "null" {
             (name.to_string(), first.as_str())
         } else {
             (format!("{name}\0{type_name}"), type_name)
         };
         if let Some(id) = state.wanted(&channel_key, t_ns, || rlog_channel(name, channel_type))? {
-            deliver_plain(state, id, t_ns, &value)?;
+            deliver_plain(state, id, t_ns, value)?;
         }
         match state.ids.get(&channel_key) {
-            Some(Slot::Skip) => routes.set(slot, Route::Skip),
-            Some(Slot::Id(id)) => routes.set(slot, Route::Plain(*id)),
+            Some(Slot::Skip) => self.routes.set(slot, Route::Skip),
+            Some(Slot::Id(id)) => self.routes.set(slot, Route::Plain(*id)),
             _ => {}
         }
+        Ok(())
     }
-    Ok(())
 }
 
 /// Hands a plain value to the sink as its view, or as a [`Value`] when the sink does not take

@@ -1,0 +1,216 @@
+//! The in-memory table of an RLOG key whose values are numbers or booleans (the Python
+//! package's `.tables()`; not the Parquet export, which keeps [`super::TableBuilder`]'s batches):
+//! its rows go straight into plain vectors that become the table's one batch at the end, with no
+//! Arrow builder per batch and no copy into a joined column ([`super::joined`]). These are most
+//! values of an AdvantageKit log (doubles, booleans, ints).
+//!
+//! The rows are those of the builder's path: a value of the column's type is appended as itself
+//! (the arms of `rlog::typed`); anything else (an R1 `null`, a value of another type, a
+//! `Value` handed through [`super::Tables::sample`]) takes [`Col::append`]'s rule, through a
+//! one-row column, so the rule stays in one place. When the log's time origin is 0 (RLOG),
+//! `log_elapsed_ns` equals `log_time` row for row, and the two columns share one buffer.
+
+use arrow_array::types::{Float32Type, Float64Type, Int64Type};
+use arrow_array::{make_array, Array, ArrayRef, BooleanArray, PrimitiveArray, RecordBatch};
+use arrow_buffer::{BooleanBufferBuilder, Buffer, NullBufferBuilder};
+use arrow_data::ArrayData;
+use arrow_schema::{DataType, SchemaRef};
+use logspec::formats::rlog::{self, R1ValueRef, R2ValueRef, ValueRef};
+use logspec::value::Value;
+
+use super::super::columns::Col;
+use super::super::source::Channel;
+
+/// The rows of one table so far.
+pub struct Direct {
+    schema: SchemaRef,
+    origin_ns: u64,
+    time: Vec<i64>,
+    /// `log_elapsed_ns`, kept only when the time origin is not 0 (else it is `time`).
+    elapsed: Option<Vec<i64>>,
+    values: Values,
+    nulls: NullBufferBuilder,
+    /// Values that did not fit the column's type and were appended as null.
+    pub misfits: u64,
+}
+
+enum Values {
+    Bool(BooleanBufferBuilder),
+    I64(Vec<i64>),
+    F64(Vec<f64>),
+    F32(Vec<f32>),
+}
+
+impl Direct {
+    /// The direct rows of a table of `schema` (`log_time`, `log_elapsed_ns`, `value`), when the
+    /// channel is an RLOG key's (`source::rlog_value_type`) of a number or boolean type.
+    pub fn of(channel: &Channel, schema: &SchemaRef, origin_ns: u64) -> Option<Direct> {
+        let ty = channel.ty.as_ref()?;
+        if ty.schema.format.name != "rlog" || schema.fields().len() != 3 || schema.field(2).name() != "value" {
+            return None;
+        }
+        let values = match schema.field(2).data_type() {
+            DataType::Boolean => Values::Bool(BooleanBufferBuilder::new(0)),
+            DataType::Int64 => Values::I64(Vec::new()),
+            DataType::Float64 => Values::F64(Vec::new()),
+            DataType::Float32 => Values::F32(Vec::new()),
+            _ => return None,
+        };
+        Some(Direct {
+            schema: schema.clone(),
+            origin_ns,
+            time: Vec::new(),
+            elapsed: (origin_ns != 0).then(Vec::new),
+            values,
+            nulls: NullBufferBuilder::new(0),
+            misfits: 0,
+        })
+    }
+
+    /// Appends a row from the value the reader lends.
+    #[inline]
+    pub fn rlog(&mut self, t_ns: u64, value: &ValueRef<'_>) {
+        use R1ValueRef as R1;
+        use R2ValueRef as R2;
+        let typed = match (&mut self.values, value) {
+            (Values::Bool(b), ValueRef::R1(R1::Boolean { value }) | ValueRef::R2(R2::Boolean { value })) => {
+                b.append(*value);
+                true
+            }
+            (Values::I64(v), ValueRef::R1(R1::Integer { value })) => {
+                push(v, i64::from(*value));
+                true
+            }
+            (Values::I64(v), ValueRef::R2(R2::Int64 { value })) => {
+                push(v, *value);
+                true
+            }
+            (Values::F64(v), ValueRef::R1(R1::Double { value }) | ValueRef::R2(R2::Double { value })) => {
+                push(v, *value);
+                true
+            }
+            // A NaN goes the generic way (widened and narrowed again), as in `rlog::typed`.
+            (Values::F32(v), ValueRef::R2(R2::Float { value })) if !value.is_nan() => {
+                push(v, *value);
+                true
+            }
+            _ => false,
+        };
+        if typed {
+            self.nulls.append_non_null();
+        } else {
+            self.generic(Some(&rlog::to_value(&value.to_value())));
+        }
+        self.end_row(t_ns);
+    }
+
+    /// Appends a row from a decoded `{"value": ..}` (the member found by name, as
+    /// [`super::TableBuilder::sample`] finds it; none is a null).
+    pub fn sample(&mut self, t_ns: u64, value: &Value) {
+        let found = match value {
+            Value::Object(m) => m.iter().find(|(n, _)| n == "value").map(|(_, v)| v),
+            _ => None,
+        };
+        self.generic(found);
+        self.end_row(t_ns);
+    }
+
+    /// Appends a value as [`Col::append`] appends it to a column of this type.
+    #[cold]
+    fn generic(&mut self, value: Option<&Value>) {
+        let mut col = Col::new(self.schema.field(2).data_type());
+        self.misfits += col.append(value);
+        let a = col.finish();
+        let valid = a.is_valid(0);
+        let any = a.as_any();
+        match &mut self.values {
+            Values::Bool(b) => b.append(valid && any.downcast_ref::<BooleanArray>().is_some_and(|x| x.value(0))),
+            Values::I64(v) => v.push(any.downcast_ref::<PrimitiveArray<Int64Type>>().map_or(0, |x| x.value(0))),
+            Values::F64(v) => v.push(any.downcast_ref::<PrimitiveArray<Float64Type>>().map_or(0.0, |x| x.value(0))),
+            Values::F32(v) => v.push(any.downcast_ref::<PrimitiveArray<Float32Type>>().map_or(0.0, |x| x.value(0))),
+        }
+        self.nulls.append(valid);
+    }
+
+    /// The row's time columns, as [`super::TableBuilder`] writes them.
+    #[inline]
+    fn end_row(&mut self, t_ns: u64) {
+        push(&mut self.time, i64::try_from(t_ns).unwrap_or(i64::MAX));
+        if let Some(e) = &mut self.elapsed {
+            push(e, i64::try_from(t_ns.saturating_sub(self.origin_ns)).unwrap_or(i64::MAX));
+        }
+    }
+
+    /// The rows as one batch (`None` when there are none).
+    pub fn finish(self) -> Result<Option<RecordBatch>, String> {
+        let rows = self.time.len();
+        if rows == 0 {
+            return Ok(None);
+        }
+        let time = buffer(self.time);
+        let elapsed = self.elapsed.map_or_else(|| time.clone(), buffer);
+        let values = match self.values {
+            Values::Bool(mut b) => b.finish().into_inner(),
+            Values::I64(v) => buffer(v),
+            Values::F64(v) => buffer(v),
+            Values::F32(v) => buffer(v),
+        };
+        let mut nulls = self.nulls;
+        let fields = self.schema.fields();
+        let array = |i: usize, buffer: Buffer, nulls| -> Result<ArrayRef, String> {
+            let ty = fields[i].data_type().clone();
+            let data = ArrayData::builder(ty).len(rows).add_buffer(buffer).nulls(nulls).build();
+            data.map(make_array).map_err(|e| format!("column {}: {e}", fields[i].name()))
+        };
+        let arrays = vec![array(0, time, None)?, array(1, elapsed, None)?, array(2, values, nulls.finish())?];
+        RecordBatch::try_new(self.schema.clone(), arrays).map(Some).map_err(|e| format!("building the batch: {e}"))
+    }
+}
+
+/// A column's vector as an Arrow buffer, without its spare room.
+fn buffer<T: arrow_buffer::ArrowNativeType>(mut v: Vec<T>) -> Buffer {
+    v.shrink_to_fit();
+    Buffer::from_vec(v)
+}
+
+/// Pushes onto a column's vector, growing it fourfold when full: a vector's growth copies it
+/// (the allocator moves all but the largest blocks), so growing by 4 copies a third as much as
+/// growing by 2. What is never written stays unmapped, and the spare room is given back when
+/// the column becomes an array ([`Direct::finish`]).
+#[inline(always)]
+fn push<T>(v: &mut Vec<T>, x: T) {
+    if v.len() == v.capacity() {
+        grow(v);
+    }
+    v.push(x);
+}
+
+#[cold]
+#[inline(never)]
+fn grow<T>(v: &mut Vec<T>) {
+    v.reserve(v.capacity().max(256) * 3);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cli::source::rlog_channel;
+
+    #[test]
+    fn time_columns_share_a_buffer_only_from_origin_zero() {
+        for origin in [0u64, 5] {
+            let channel = rlog_channel("/x", "double");
+            let builder = super::super::TableBuilder::new(&channel, false);
+            let mut d = Direct::of(&channel, &builder.schema, origin).unwrap();
+            d.rlog(10, &ValueRef::R2(R2ValueRef::Double { value: 1.5 }));
+            d.rlog(20, &ValueRef::R2(R2ValueRef::Boolean { value: true }));
+            let b = d.finish().unwrap().unwrap();
+            let elapsed = b.column(1).as_any().downcast_ref::<PrimitiveArray<Int64Type>>().unwrap();
+            assert_eq!(elapsed.values().to_vec(), vec![10 - origin as i64, 20 - origin as i64]);
+            let v = b.column(2).as_any().downcast_ref::<PrimitiveArray<Float64Type>>().unwrap();
+            assert_eq!((v.value(0), v.is_null(1)), (1.5, true));
+            let shared = b.column(0).to_data().buffers()[0].as_ptr() == b.column(1).to_data().buffers()[0].as_ptr();
+            assert_eq!(shared, origin == 0);
+        }
+    }
+}
