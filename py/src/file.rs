@@ -162,6 +162,13 @@ impl NativeLog {
     ) -> PyResult<(Vec<(String, ArrowStream)>, Vec<String>, Option<PyErr>)> {
         let select = Select { channels, since, until };
         let read = || -> Result<_, CliError> {
+            // USVLOG: counted, then filled in place on two threads (`tables::read_usvlog`), unless
+            // that path declines the file (then through the sample source below).
+            if self.kind == FormatKind::Usvlog {
+                if let Some(r) = tables::read_usvlog(&self.path, &self.shown(), &select, None, None)? {
+                    return Ok((r.tables, r.warnings, r.error));
+                }
+            }
             let utc = self.kind == FormatKind::Rosbag;
             let (sink, outcome) = match self.kind {
                 // RLOG: on two threads, each filling half the tables (`tables::read_in_parts`),

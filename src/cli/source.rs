@@ -447,10 +447,7 @@ impl WithFormat for Framed<'_, '_> {
                     }
                 }
                 Ok(Event::Unknown { raw }) => {
-                    state.outcome.warnings.push(format!(
-                        "{path}: offset {}: record type {} is not in the schema; skipped",
-                        raw.offset, raw.header.tag
-                    ));
+                    state.outcome.warnings.push(unknown_record(path, raw.offset, raw.header.tag));
                 }
                 Err(e) if e.is_recoverable() => state.outcome.warnings.push(format!("{path}: {e}; skipped")),
                 Err(e) => {
@@ -461,6 +458,11 @@ impl WithFormat for Framed<'_, '_> {
         }
         Ok(())
     }
+}
+
+/// The warning about a record whose type the schema does not know (skipped by its length).
+pub(crate) fn unknown_record(path: &str, offset: u64, tag: u64) -> String {
+    format!("{path}: offset {offset}: record type {tag} is not in the schema; skipped")
 }
 
 /// Nanoseconds per tick of the framing's timestamp field, from its unit (`us` -> 1000).
@@ -479,7 +481,7 @@ pub fn timestamp_scale(schema: &Schema) -> u64 {
 }
 
 /// The channel of a record type: its JSON Schema and the units of its columns, from the IR.
-fn record_channel(schema: &Arc<Schema>, name: &str) -> Channel {
+pub(crate) fn record_channel(schema: &Arc<Schema>, name: &str) -> Channel {
     let record = schema.records.iter().find(|r| r.name == name);
     let (json_schema, units) = match record {
         Some(r) => {

@@ -16,10 +16,13 @@ use super::source::{Channel, DynVisit, Sink};
 use super::CliError;
 
 mod direct;
+mod fixed;
 mod joined;
 mod parts;
+pub mod passes;
 mod rlog;
 
+pub use fixed::{read_usvlog, FixedRead};
 pub use parts::read_in_parts;
 
 /// Rows buffered per table before they become a batch.

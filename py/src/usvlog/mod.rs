@@ -5,27 +5,25 @@
 //!
 //! The columns are the IR's: record names, field names, kinds and offsets come from the schema
 //! (the Parquet export's [`FixedLayout`]). Two streaming passes over one open file keep memory at
-//! the columns: the first ([`count`]) frames the records, counting each type (so that every
-//! column is allocated once, as its final `bytearray`, left uninitialised: every byte is written
-//! after) and noting record boundaries that cut the file into parts; the second ([`fill`]) fills
-//! each part's rows on a thread of its own, without the GIL, at most [`MAX_THREADS`] at once.
+//! the columns, the same passes that `logspec.open(path).tables()` of a USVLOG file uses
+//! (`logspec_cli::cli::tables::passes`): the first frames the records, counting each type (so
+//! that every column is allocated once, as its final `bytearray`, left uninitialised: every byte
+//! is written after) and noting record boundaries that cut the file into parts; the second fills
+//! each part's rows on a thread of its own, without the GIL, at most [`passes::MAX_THREADS`] at once.
 //! The result and its errors do not depend on the number of parts.
-
-mod count;
-mod fill;
 
 use std::fs::File;
 use std::path::PathBuf;
 
+use logspec::formats::usvlog::Usvlog;
 use logspec::ir::ir::{Prim, Schema, Ty, TypeDef};
-use logspec::runtime::ReadError;
+use logspec::runtime::{Framing, ReadError};
 use logspec_cli::cli::columns::{FixedLayout, Gather};
+use logspec_cli::cli::tables::passes::{self, auto_parts, count, fill, split, Columns, Layouts, Out, Stop, Time};
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyDict, PyList, PyTuple};
 
-use self::count::{count, Counted};
-use self::fill::{fill, Columns, Out, Part};
 use crate::writers::{bundled, os_error};
 
 /// Registers `usvlog_read_columns` in the native module.
@@ -98,24 +96,41 @@ impl Fault {
             record: e.record,
         }
     }
-}
 
-/// Type index by record id, for ids up to the largest the schema knows.
-fn lookup(types: &[Type]) -> Vec<Option<usize>> {
-    let max = types.iter().map(|t| t.id).max().unwrap_or(0);
-    let mut by_id = vec![None; usize::try_from(max).unwrap_or(0).saturating_add(1).min(1 << 16)];
-    for (i, t) in types.iter().enumerate() {
-        if let Some(slot) = usize::try_from(t.id).ok().and_then(|id| by_id.get_mut(id)) {
-            *slot = Some(i);
+    /// Where pass 1 stopped.
+    fn stop(stop: &Stop, types: &[Type], strict: bool) -> Fault {
+        match stop {
+            Stop::Read(e) => Fault::read(e),
+            // A known record whose payload is not of its type's size (shorter, or with
+            // `strict_payload_len` longer), in the words of upstream's check.
+            &Stop::Length { offset, index, ty, len } => {
+                let ty = &types[ty];
+                let what = if strict { "exactly" } else { "at least" };
+                Fault {
+                    message: format!(
+                        "usvlog: at byte {offset} (record #{index}, {}): payload length {len}, expected {what} {} (strict_payload_len={})",
+                        ty.name,
+                        ty.size,
+                        if strict { "True" } else { "False" }
+                    ),
+                    offset,
+                    record_index: Some(index),
+                    type_id: Some(ty.id),
+                    record: Usvlog::record_name(ty.id),
+                }
+            }
         }
     }
-    by_id
-}
 
-fn find(by_id: &[Option<usize>], types: &[Type], tag: u64) -> Option<usize> {
-    match usize::try_from(tag).ok().and_then(|t| by_id.get(t)) {
-        Some(i) => *i,
-        None => types.iter().position(|t| t.id == tag),
+    /// The file changed between the passes.
+    fn changed(c: &passes::Changed) -> Fault {
+        Fault {
+            message: format!("usvlog: {c}"),
+            offset: c.offset,
+            record_index: c.index,
+            type_id: c.tag,
+            record: c.tag.and_then(Usvlog::record_name),
+        }
     }
 }
 
@@ -166,30 +181,14 @@ fn typed<T: Gather>(bytes: &mut [u8]) -> Option<&mut [T]> {
     (pre.is_empty() && post.is_empty()).then_some(mid)
 }
 
-/// At most this many threads fill the columns (pass 2), and no more than the machine has
-/// cores: the work is memory-bound (the kernel zeroing new pages, the file's bytes copied in,
-/// the columns written), so more threads than that gain little.
-pub const MAX_THREADS: usize = 2;
-
-/// The fewest file bytes per part when the number of parts is chosen here: below that, the
-/// file is read by one thread.
-const MIN_PART_BYTES: u64 = 8 << 20;
-
-/// The parts of pass 2 for a file of `len` bytes: one per core up to [`MAX_THREADS`], each of
-/// at least [`MIN_PART_BYTES`].
-fn auto_parts(len: u64) -> usize {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()).min(MAX_THREADS);
-    cores.min(usize::try_from(len / MIN_PART_BYTES).unwrap_or(usize::MAX)).max(1)
-}
-
 /// Decodes a USVLOG file into columns. Returns a dict: `header` (magic, fw_model_schema,
 /// endianness, t0_us; `None` when the header did not decode), `records` (a list of
 /// `(name, type_id, [(field, dtype, bytearray)])` in order of first appearance, `t_us` first),
 /// `unknown` (`(t_us, type_id, payload_len)` tuples) and `error` (`None`, or a dict with
 /// `message`, `offset`, `record_index`, `type_id`, `record`: where reading stopped; the records
 /// before it are in `records`). I/O errors raise `OSError`. `threads`: how many threads fill
-/// the columns (`None`: one per core, at most [`MAX_THREADS`], for files of at least
-/// [`MIN_PART_BYTES`] a thread; at most 64).
+/// the columns (`None`: one per core, at most [`passes::MAX_THREADS`], for files of at least
+/// [`passes::MIN_PART_BYTES`] a thread; at most 64).
 #[pyfunction]
 #[pyo3(signature = (path, strict_payload_len = true, keep_unknown = true, threads = None))]
 fn usvlog_read_columns(
@@ -207,7 +206,11 @@ fn usvlog_read_columns(
     let file = File::open(&path).map_err(|e| os_error(&path, &e))?;
     let len = file.metadata().map_err(|e| os_error(&path, &e))?.len();
     let parts = threads.map_or_else(|| auto_parts(len), |n| n.min(64));
-    let counted = py.detach(|| count(&file, len, &types, strict_payload_len, keep_unknown, parts, parts > 1));
+    let layouts = Layouts::new(types.iter().map(|t| (t.id, t.layout.clone())).collect(), strict_payload_len);
+    let counted = py.detach(|| {
+        count::<Usvlog, _>(&file, len, &layouts, &mut passes::All, keep_unknown, parts, parts > 1)
+            .map_err(|e| Fault::read(&e))
+    });
     let out = PyDict::new(py);
     let records = PyList::empty(py);
     let unknown = PyList::empty(py);
@@ -218,7 +221,8 @@ fn usvlog_read_columns(
         }
         Ok(c) => {
             let magic = schema.magic().map(|m| String::from_utf8_lossy(m).into_owned()).unwrap_or_default();
-            out.set_item("header", (magic, c.fw_model_schema, schema.format.endian.as_str(), c.t0_us))?;
+            let (fw_model_schema, t0_us) = (u64::from(c.header.fw_model_schema), c.header.t0_us);
+            out.set_item("header", (magic, fw_model_schema, schema.format.endian.as_str(), t0_us))?;
             // Every column's final buffer, allocated once at the size pass 1 counted.
             let mut arrays: Vec<(usize, Vec<Bound<'_, PyByteArray>>)> = Vec::with_capacity(c.order.len());
             for &i in &c.order {
@@ -245,11 +249,13 @@ fn usvlog_read_columns(
                     });
                 }
                 let outs = outs.into_iter().collect::<Option<Vec<_>>>().ok_or_else(misaligned)?;
-                columns.push(Columns { ty: *i, t_us, columns: outs });
+                columns.push(Columns { ty: *i, time: Time::Ticks(t_us), columns: outs });
             }
             let mut parts = split(&c, columns, types.len())
                 .ok_or_else(|| PyOSError::new_err("usvlog: pass 1 counted fewer rows than its splits"))?;
-            let faults = py.detach(|| fill(&file, &types, &mut parts)).map_err(|e| os_error(&path, &e))?;
+            let faults = py
+                .detach(|| fill::<Usvlog, _>(&file, &layouts, &passes::All, &mut parts))
+                .map_err(|e| os_error(&path, &e))?;
             // The rows written: every part's, up to the first part that stopped early (its rows
             // before the fault count; the later parts' rows are not before it, and go).
             let mut rows = vec![0usize; types.len()];
@@ -258,8 +264,8 @@ fn usvlog_read_columns(
                 for (i, n) in part.done() {
                     rows[i] += n;
                 }
-                if fault.is_some() {
-                    late = fault;
+                if let Some(change) = fault {
+                    late = Some(Fault::changed(&change));
                     break;
                 }
             }
@@ -284,9 +290,9 @@ fn usvlog_read_columns(
                 records.append((ty.name.as_str(), ty.id, list))?;
             }
             for u in c.unknown {
-                unknown.append(PyTuple::new(py, [u.0, u.1, u.2])?)?;
+                unknown.append(PyTuple::new(py, [u.timestamp, u.tag, u.payload_len])?)?;
             }
-            late.or(c.fault)
+            late.or(c.fault.as_ref().map(|s| Fault::stop(s, &types, strict_payload_len)))
         }
     };
     out.set_item("records", records)?;
@@ -304,28 +310,4 @@ fn usvlog_read_columns(
         }
     }
     Ok(out)
-}
-
-/// Cuts every type's columns at pass 1's splits into the parts of pass 2. `None` when a split
-/// counts more rows than the columns have (which pass 1 never does).
-fn split<'a>(c: &Counted, columns: Vec<Columns<'a>>, types: usize) -> Option<Vec<Part<'a>>> {
-    let mut parts = Vec::with_capacity(c.splits.len() + 1);
-    let (mut start, mut first) = (c.start, 0u64);
-    let mut before = vec![0usize; types];
-    let mut rest = columns;
-    for s in &c.splits {
-        let mut mine = Vec::with_capacity(rest.len());
-        let mut later = Vec::with_capacity(rest.len());
-        for cols in rest {
-            let n = s.rows[cols.ty].checked_sub(before[cols.ty])?;
-            let (a, b) = cols.split(n)?;
-            mine.push(a);
-            later.push(b);
-        }
-        parts.push(Part::new(start, s.offset, first, s.index - first, mine));
-        before.clone_from(&s.rows);
-        (start, first, rest) = (s.offset, s.index, later);
-    }
-    parts.push(Part::new(start, c.end, first, c.limit - first, rest));
-    Some(parts)
 }

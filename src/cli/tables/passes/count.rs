@@ -1,7 +1,7 @@
-//! Pass 1 of `read_timeseries_bin`: frames every record of the file, counts each known record
-//! type (so that every column is allocated once, at its final size), keeps the unknown records,
-//! stops at the first fault, and notes where pass 2 may start its parts: the first record at or
-//! after each of a few byte targets, with the rows of each type before it. The framing itself
+//! Pass 1: frames every record of the file, counts the rows of each known record type (the
+//! records [`Keep`] keeps; so that every column is allocated once, at its final size), keeps the
+//! unknown records, stops at the first fault, and notes where pass 2 may start its parts: the
+//! first record at or after each of a few byte targets, with the rows of each type before it. The framing itself
 //! stays sequential (a USVLOG record header carries no marker to resynchronise on, so a boundary
 //! is only known by framing up to it); pass 2 then starts each part at a boundary found here,
 //! never at a guessed one. The file is read in chunks (on a second thread when there is one,
@@ -13,13 +13,33 @@ use std::fs::File;
 use std::io;
 use std::sync::mpsc;
 
-use logspec::formats::usvlog::Usvlog;
-use logspec::runtime::{Framing, RawRecord, ReadError, ReadErrorDetail, ReadErrorKind, SliceReader};
+use logspec::runtime::{FramedFormat, RawRecord, ReadError, ReadErrorDetail, ReadErrorKind, SliceReader};
 
-use super::{find, lookup, Fault, Type};
+use super::{Keep, Layouts};
+
+/// Why pass 1 stopped before the end of the file.
+#[derive(Debug)]
+pub enum Stop {
+    /// The reader's error (a truncation, a bad record header, an I/O error), at the offsets the
+    /// streaming reader gives.
+    Read(ReadError),
+    /// A known record whose payload does not fit its type ([`Layouts::strict`]): the record at
+    /// `offset`, of index `index` and type index `ty`, has `len` payload bytes.
+    Length { offset: u64, index: u64, ty: usize, len: usize },
+}
+
+/// A record whose type the layouts do not know, skipped by its length.
+#[derive(Clone, Copy, Debug)]
+pub struct Unknown {
+    pub offset: u64,
+    /// The framing's timestamp (0 without one).
+    pub timestamp: u64,
+    pub tag: u64,
+    pub payload_len: u64,
+}
 
 /// Where a part of pass 2 starts: a record boundary that pass 1 framed.
-pub(super) struct Split {
+pub struct Split {
     /// The byte offset of the record's header.
     pub offset: u64,
     /// The record's 0-based index in the file.
@@ -28,19 +48,18 @@ pub(super) struct Split {
     pub rows: Vec<usize>,
 }
 
-/// What pass 1 finds: the header, the known types in order of first appearance with their
-/// counts, the unknown records, how far pass 2 may read (the records before the first fault),
+/// What pass 1 finds: the file header, the known types in order of their first row with their
+/// rows, the unknown records, how far pass 2 may read (the records before the first fault),
 /// and where its parts may start.
-pub(super) struct Counted {
-    pub fw_model_schema: u64,
-    pub t0_us: u64,
-    /// Type indices in order of first appearance.
+pub struct Counted<H> {
+    pub header: H,
+    /// Type indices in order of their first row.
     pub order: Vec<usize>,
     /// Rows of each type (by type index), before the first fault.
     pub counts: Vec<usize>,
-    /// `(t_us, type_id, payload_len)` of each unknown record (when they are kept).
-    pub unknown: Vec<(u64, u64, u64)>,
-    pub fault: Option<Fault>,
+    /// The unknown records (when they are kept).
+    pub unknown: Vec<Unknown>,
+    pub fault: Option<Stop>,
     /// The byte offset of the first record and of the byte after the last record pass 2 reads.
     pub start: u64,
     pub end: u64,
@@ -58,24 +77,26 @@ const RESERVE: usize = 32 << 10;
 const BUFFERS: usize = 3;
 
 /// Pass 1 over `file`, whose length was `len` bytes when opened: frames every record; counts
-/// each known type; stops at the first fault (a truncation, or a payload of the wrong length);
-/// notes up to `parts - 1` boundaries that divide the records into `parts` runs of about equal
-/// bytes. `Err` when the file header does not decode. With `reader_thread`, the file's chunks
-/// are read on a second thread while this one frames the chunk before; the result is the same.
-pub(super) fn count(
+/// the rows of each known type that `keep` keeps; stops at the first fault (a truncation, or a
+/// payload that does not fit its type); notes up to `parts - 1` boundaries that divide the
+/// records into `parts` runs of about equal bytes. `Err` when the file header does not decode.
+/// With `reader_thread`, the file's chunks are read on a second thread while this one frames
+/// the chunk before; the result is the same.
+#[allow(clippy::too_many_arguments)]
+pub fn count<F: FramedFormat, K: Keep>(
     file: &File,
     len: u64,
-    types: &[Type],
-    strict: bool,
+    types: &Layouts,
+    keep: &mut K,
     keep_unknown: bool,
     parts: usize,
     reader_thread: bool,
-) -> Result<Counted, Fault> {
-    let mut pass = Pass::new(len, types, strict, keep_unknown, parts);
+) -> Result<Counted<F::FileHeader>, ReadError> {
+    let mut pass = Pass::<F, K>::new(len, types, keep, keep_unknown, parts);
     if !reader_thread {
         let mut chunks = Chunks::Inline { file, pos: 0, spare: Some(vec![0; RESERVE + CHUNK]) };
         pass.run(&mut chunks)?;
-        return Ok(pass.finish());
+        return pass.finish().ok_or_else(no_header::<F>);
     }
     std::thread::scope(|s| {
         let (full_tx, full_rx) = mpsc::channel();
@@ -107,7 +128,7 @@ pub(super) fn count(
         pass.run(&mut chunks)?;
         // Closing the channels ends the reader thread, which the scope then joins.
         drop(chunks);
-        Ok(pass.finish())
+        pass.finish().ok_or_else(no_header::<F>)
     })
 }
 
@@ -148,7 +169,7 @@ impl Chunks<'_> {
 fn read_full(file: &File, buf: &mut [u8], pos: u64) -> io::Result<usize> {
     let mut n = 0;
     while n < buf.len() {
-        match super::fill::read_at(file, &mut buf[n..], pos + n as u64) {
+        match super::read_at(file, &mut buf[n..], pos + n as u64) {
             Ok(0) => break,
             Ok(k) => n += k,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -159,22 +180,21 @@ fn read_full(file: &File, buf: &mut [u8], pos: u64) -> io::Result<usize> {
 }
 
 /// Pass 1's state between chunks.
-struct Pass<'t> {
-    types: &'t [Type],
-    by_id: Vec<Option<usize>>,
-    strict: bool,
+struct Pass<'t, F: FramedFormat, K> {
+    types: &'t Layouts,
+    keep: &'t mut K,
     keep_unknown: bool,
     parts: u64,
     len: u64,
     next_split: u64,
     next_target: u64,
-    /// `(fw_model_schema, t0_us)`, once the file header is decoded.
-    header: Option<(u64, u64)>,
+    /// The file header, once decoded.
+    header: Option<F::FileHeader>,
     order: Vec<usize>,
     counts: Vec<usize>,
-    unknown: Vec<(u64, u64, u64)>,
+    unknown: Vec<Unknown>,
     splits: Vec<Split>,
-    fault: Option<Fault>,
+    fault: Option<Stop>,
     /// The offset of the first record, and of the byte after the last record counted.
     start: u64,
     end: u64,
@@ -182,12 +202,11 @@ struct Pass<'t> {
     index: u64,
 }
 
-impl<'t> Pass<'t> {
-    fn new(len: u64, types: &'t [Type], strict: bool, keep_unknown: bool, parts: usize) -> Self {
+impl<'t, F: FramedFormat, K: Keep> Pass<'t, F, K> {
+    fn new(len: u64, types: &'t Layouts, keep: &'t mut K, keep_unknown: bool, parts: usize) -> Self {
         Pass {
             types,
-            by_id: lookup(types),
-            strict,
+            keep,
             keep_unknown,
             parts: parts.max(1) as u64,
             len,
@@ -216,7 +235,7 @@ impl<'t> Pass<'t> {
 
     /// Frames the chunks until the end of the file or the first fault. `Err`: the file header
     /// does not decode.
-    fn run(&mut self, chunks: &mut Chunks<'_>) -> Result<(), Fault> {
+    fn run(&mut self, chunks: &mut Chunks<'_>) -> Result<(), ReadError> {
         // The bytes of a record cut by the previous chunk's end, from file offset `self.end`.
         let mut carry: Vec<u8> = Vec::new();
         loop {
@@ -249,15 +268,15 @@ impl<'t> Pass<'t> {
     /// Frames the whole records at the start of `bytes` (the file's bytes from `self.end`, the
     /// file ending after them when `eof`) and counts them. Returns the bytes framed: a record
     /// cut by the end of `bytes` is left for the next chunk, unless the file ends there.
-    fn frame(&mut self, bytes: &[u8], eof: bool) -> Result<usize, Fault> {
+    fn frame(&mut self, bytes: &[u8], eof: bool) -> Result<usize, ReadError> {
         let base = self.end;
         let mut r = if self.header.is_some() {
-            SliceReader::<Usvlog>::records(bytes)
+            SliceReader::<F>::records(bytes)
         } else {
             // The first chunk holds the file header (unless the file is shorter than it, when
             // the header's error is the same as the streaming reader's).
-            let (h, r) = SliceReader::<Usvlog>::new(bytes).map_err(|e| Fault::read(&e))?;
-            self.header = Some((h.fw_model_schema.into(), h.t0_us));
+            let (h, r) = SliceReader::<F>::new(bytes)?;
+            self.header = Some(h);
             self.start = r.position();
             self.end = self.start;
             self.next_target = self.target(1);
@@ -273,7 +292,7 @@ impl<'t> Pass<'t> {
                     let mut d = e.into_detail();
                     d.offset += base;
                     d.record_index = d.record_index.map(|i| i + first);
-                    self.fault = Some(Fault::read(&ReadError::new(d)));
+                    self.fault = Some(Stop::Read(ReadError::new(d)));
                     break;
                 }
             };
@@ -299,22 +318,28 @@ impl<'t> Pass<'t> {
             self.next_target = self.target(self.next_split);
         }
         let payload_len = raw.payload.len();
-        match find(&self.by_id, self.types, raw.header.tag) {
+        match self.types.find(raw.header.tag) {
             None => {
                 if self.keep_unknown {
-                    self.unknown.push((raw.header.timestamp.unwrap_or(0), raw.header.tag, payload_len as u64));
+                    self.unknown.push(Unknown {
+                        offset: raw.offset,
+                        timestamp: raw.header.timestamp.unwrap_or(0),
+                        tag: raw.header.tag,
+                        payload_len: payload_len as u64,
+                    });
                 }
             }
             Some(i) => {
-                let ty = &self.types[i];
-                if (self.strict && payload_len != ty.size) || payload_len < ty.size {
-                    self.fault = Some(Fault::payload_length(raw, ty, self.strict));
+                if !self.types.fits(i, payload_len) {
+                    self.fault = Some(Stop::Length { offset: raw.offset, index: raw.index, ty: i, len: payload_len });
                     return false;
                 }
-                if self.counts[i] == 0 {
-                    self.order.push(i);
+                if self.keep.note(i, tick(raw)) {
+                    if self.counts[i] == 0 {
+                        self.order.push(i);
+                    }
+                    self.counts[i] += 1;
                 }
-                self.counts[i] += 1;
             }
         }
         self.index += 1;
@@ -323,31 +348,29 @@ impl<'t> Pass<'t> {
     }
 
     /// An I/O error: of the file header (an `Err`), or of the records after the last counted.
-    fn io_fault(&mut self, e: io::Error) -> Result<(), Fault> {
+    fn io_fault(&mut self, e: io::Error) -> Result<(), ReadError> {
         let at_header = self.header.is_none();
-        let fault = Fault::read(&ReadError::new(ReadErrorDetail {
+        let fault = ReadError::new(ReadErrorDetail {
             kind: ReadErrorKind::Io(e),
             offset: if at_header { 0 } else { self.end },
             record_index: (!at_header).then_some(self.index),
             tag: None,
             record: None,
-            format: Usvlog::NAME,
-        }));
+            format: F::NAME,
+        });
         if at_header {
             return Err(fault);
         }
-        self.fault = Some(fault);
+        self.fault = Some(Stop::Read(fault));
         Ok(())
     }
 
-    fn finish(mut self) -> Counted {
-        let (fw_model_schema, t0_us) = self.header.unwrap_or_default();
+    fn finish(mut self) -> Option<Counted<F::FileHeader>> {
         // A split at the record of the fault would make an empty part.
         let limit = self.index;
         self.splits.retain(|s| s.index < limit);
-        Counted {
-            fw_model_schema,
-            t0_us,
+        Some(Counted {
+            header: self.header?,
             order: self.order,
             counts: self.counts,
             unknown: self.unknown,
@@ -356,29 +379,27 @@ impl<'t> Pass<'t> {
             end: self.end,
             limit,
             splits: self.splits,
-        }
+        })
     }
 }
 
-impl Fault {
-    /// A known record whose payload is not of its type's size (shorter, or with
-    /// `strict_payload_len` longer), in the words of upstream's check.
-    fn payload_length(raw: &RawRecord<'_>, ty: &Type, strict: bool) -> Fault {
-        let what = if strict { "exactly" } else { "at least" };
-        Fault {
-            message: format!(
-                "usvlog: at byte {} (record #{}, {}): payload length {}, expected {what} {} (strict_payload_len={})",
-                raw.offset,
-                raw.index,
-                ty.name,
-                raw.payload.len(),
-                ty.size,
-                if strict { "True" } else { "False" }
-            ),
-            offset: raw.offset,
-            record_index: Some(raw.index),
-            type_id: Some(ty.id),
-            record: Usvlog::record_name(ty.id),
-        }
-    }
+/// A record's time for [`Keep`]: the framing's timestamp, or the record's index when the format
+/// has none (as the sample source counts it).
+#[inline]
+pub(super) fn tick(raw: &RawRecord<'_>) -> u64 {
+    raw.header.timestamp.unwrap_or(raw.index)
+}
+
+/// The error of a file whose header was never read (which [`Pass::run`] reports itself; this is
+/// a backstop).
+#[cold]
+fn no_header<F: FramedFormat>() -> ReadError {
+    ReadError::new(ReadErrorDetail {
+        kind: ReadErrorKind::Truncated { what: "file header", needed: 1, available: 0 },
+        offset: 0,
+        record_index: None,
+        tag: None,
+        record: None,
+        format: F::NAME,
+    })
 }

@@ -1,5 +1,5 @@
-//! Pass 2 of `read_timeseries_bin`: the records pass 1 framed, read again and written into the
-//! columns, in parts that run on threads of their own. A part is a run of whole records between
+//! Pass 2: the records pass 1 framed, read again and written into the columns, in parts that
+//! run on threads of their own. A part is a run of whole records between
 //! two boundaries pass 1 found, and owns the rows of every column that its records fill (pass 1
 //! counted the rows of each type before each boundary), so parts share no memory and need no
 //! lock. Each part maps its own rows' pages (`madvise`, the kernel zeroing them on its thread),
@@ -12,59 +12,138 @@
 use std::fs::File;
 use std::io;
 
-use logspec::formats::usvlog::Usvlog;
-use logspec::runtime::{Framing, RawRecord, SliceReader};
-use logspec_cli::cli::columns::FixedLayout;
+use logspec::runtime::{FramedFormat, RawRecord, SliceReader};
 
-use super::{find, Fault, Type};
+use super::count::tick;
+use super::{Keep, Layouts};
+use crate::cli::columns::FixedLayout;
 
 /// The bytes a part reads at a time (grown only for a record longer than this).
 const CHUNK: usize = 256 << 10;
 
-/// One column's rows (of the `bytearray` it becomes), typed.
-pub(super) enum Out<'a> {
-    F64(&'a mut [f64]),
-    I64(&'a mut [i64]),
+/// One column's rows, typed: the Arrow array's values (a bool as a `u8`, 0 or 1) or a numpy
+/// column's.
+pub enum Out<'a> {
+    U8(&'a mut [u8]),
+    U16(&'a mut [u16]),
+    U32(&'a mut [u32]),
     U64(&'a mut [u64]),
+    I8(&'a mut [i8]),
+    I16(&'a mut [i16]),
+    I32(&'a mut [i32]),
+    I64(&'a mut [i64]),
+    F32(&'a mut [f32]),
+    F64(&'a mut [f64]),
+}
+
+/// `$body` with `$c` bound to the slice of whichever variant `$out` is (and `$v`, if named, to
+/// that variant's constructor).
+macro_rules! each_out {
+    ($out:expr, $c:ident => $body:expr) => {
+        each_out!($out, _v, $c => $body)
+    };
+    ($out:expr, $v:ident, $c:ident => $body:expr) => {
+        match $out {
+            Out::U8($c) => { let $v = Out::U8; $body }
+            Out::U16($c) => { let $v = Out::U16; $body }
+            Out::U32($c) => { let $v = Out::U32; $body }
+            Out::U64($c) => { let $v = Out::U64; $body }
+            Out::I8($c) => { let $v = Out::I8; $body }
+            Out::I16($c) => { let $v = Out::I16; $body }
+            Out::I32($c) => { let $v = Out::I32; $body }
+            Out::I64($c) => { let $v = Out::I64; $body }
+            Out::F32($c) => { let $v = Out::F32; $body }
+            Out::F64($c) => { let $v = Out::F64; $body }
+        }
+    };
 }
 
 impl<'a> Out<'a> {
     /// The first `n` rows and the rest; `None` when there are fewer than `n`.
     fn split(self, n: usize) -> Option<(Out<'a>, Out<'a>)> {
+        each_out!(self, wrap, c => c.split_at_mut_checked(n).map(|(a, b)| (wrap(a), wrap(b))))
+    }
+
+    fn prefault(&mut self) {
+        each_out!(self, c => prefault(c))
+    }
+
+    /// Rows `rows` of column `j` of `layout`, gathered from the payloads at `starts` in
+    /// `chunk`. `None` when the column has no such rows.
+    fn gather(
+        &mut self,
+        layout: &FixedLayout,
+        j: usize,
+        chunk: &[u8],
+        starts: &[u32],
+        rows: std::ops::Range<usize>,
+    ) -> Option<()> {
+        each_out!(self, c => c.get_mut(rows).map(|c| layout.gather_at(j, chunk, starts, c)))
+    }
+}
+
+/// A table's time column: the framing's timestamps as they are (`Ticks`), or in nanoseconds
+/// (`Nanos`: each timestamp times the scale, saturating at `i64::MAX`, as the sample source's
+/// time and the Arrow `Timestamp(ns)` column have it).
+pub enum Time<'a> {
+    Ticks(&'a mut [u64]),
+    Nanos(&'a mut [i64], u64),
+}
+
+impl<'a> Time<'a> {
+    fn len(&self) -> usize {
+        match self {
+            Time::Ticks(t) => t.len(),
+            Time::Nanos(t, _) => t.len(),
+        }
+    }
+
+    fn split(self, n: usize) -> Option<(Time<'a>, Time<'a>)> {
         Some(match self {
-            Out::F64(c) => c.split_at_mut_checked(n).map(|(a, b)| (Out::F64(a), Out::F64(b)))?,
-            Out::I64(c) => c.split_at_mut_checked(n).map(|(a, b)| (Out::I64(a), Out::I64(b)))?,
-            Out::U64(c) => c.split_at_mut_checked(n).map(|(a, b)| (Out::U64(a), Out::U64(b)))?,
+            Time::Ticks(t) => t.split_at_mut_checked(n).map(|(a, b)| (Time::Ticks(a), Time::Ticks(b)))?,
+            Time::Nanos(t, s) => t.split_at_mut_checked(n).map(|(a, b)| (Time::Nanos(a, s), Time::Nanos(b, s)))?,
         })
     }
 
     fn prefault(&mut self) {
         match self {
-            Out::F64(c) => prefault(c),
-            Out::I64(c) => prefault(c),
-            Out::U64(c) => prefault(c),
+            Time::Ticks(t) => prefault(t),
+            Time::Nanos(t, _) => prefault(t),
         }
+    }
+
+    /// Writes `ticks` at rows `rows`; `None` when the column has no such rows.
+    fn put(&mut self, ticks: &[u64], rows: std::ops::Range<usize>) -> Option<()> {
+        match self {
+            Time::Ticks(t) => t.get_mut(rows)?.copy_from_slice(ticks),
+            Time::Nanos(t, scale) => {
+                for (o, &tick) in t.get_mut(rows)?.iter_mut().zip(ticks) {
+                    *o = i64::try_from(tick.saturating_mul(*scale)).unwrap_or(i64::MAX);
+                }
+            }
+        }
+        Some(())
     }
 }
 
-/// A record type's columns (`t_us` first): all its rows, or a part's.
-pub(super) struct Columns<'a> {
+/// A record type's columns: all its rows, or a part's. `columns` are the layout's, in order.
+pub struct Columns<'a> {
     pub ty: usize,
-    pub t_us: &'a mut [u64],
+    pub time: Time<'a>,
     pub columns: Vec<Out<'a>>,
 }
 
 impl<'a> Columns<'a> {
     /// The first `n` rows of every column and the rest; `None` when there are fewer than `n`.
     pub fn split(self, n: usize) -> Option<(Columns<'a>, Columns<'a>)> {
-        let (t_a, t_b) = self.t_us.split_at_mut_checked(n)?;
+        let (t_a, t_b) = self.time.split(n)?;
         let (mut a, mut b) = (Vec::with_capacity(self.columns.len()), Vec::with_capacity(self.columns.len()));
         for c in self.columns {
             let (x, y) = c.split(n)?;
             a.push(x);
             b.push(y);
         }
-        Some((Columns { ty: self.ty, t_us: t_a, columns: a }, Columns { ty: self.ty, t_us: t_b, columns: b }))
+        Some((Columns { ty: self.ty, time: t_a, columns: a }, Columns { ty: self.ty, time: t_b, columns: b }))
     }
 }
 
@@ -74,8 +153,10 @@ struct Table<'a> {
     cols: Columns<'a>,
     /// Rows already in the columns.
     done: usize,
-    /// Where the payloads of rows `done..done + starts.len()` start in the chunk.
+    /// Where the payloads of rows `done..done + starts.len()` start in the chunk, and their
+    /// records' times.
     starts: Vec<u32>,
+    ticks: Vec<u64>,
 }
 
 impl Table<'_> {
@@ -84,32 +165,24 @@ impl Table<'_> {
     fn flush(&mut self, layout: &FixedLayout, chunk: &[u8]) -> bool {
         let n = self.starts.len();
         let rows = self.done..self.done + n;
-        let Some(t) = self.cols.t_us.get_mut(rows.clone()) else { return false };
-        // The timestamps, by the framing's own rule from the record headers before the payloads.
-        let h = Usvlog::RECORD_HEADER_SIZE;
-        for (t, &p) in t.iter_mut().zip(&self.starts) {
-            let header = (p as usize).checked_sub(h).and_then(|at| chunk.get(at..)).map(Usvlog::parse_record_header);
-            *t = header.and_then(Result::ok).and_then(|h| h.timestamp).unwrap_or(0);
+        if self.cols.time.put(&self.ticks, rows.clone()).is_none() {
+            return false;
         }
         for (j, out) in self.cols.columns.iter_mut().enumerate() {
-            let room = match out {
-                Out::F64(c) => c.get_mut(rows.clone()).map(|c| layout.gather_at(j, chunk, &self.starts, c)),
-                Out::I64(c) => c.get_mut(rows.clone()).map(|c| layout.gather_at(j, chunk, &self.starts, c)),
-                Out::U64(c) => c.get_mut(rows.clone()).map(|c| layout.gather_at(j, chunk, &self.starts, c)),
-            };
-            if room.is_none() {
+            if out.gather(layout, j, chunk, &self.starts, rows.clone()).is_none() {
                 return false;
             }
         }
         self.done += n;
         self.starts.clear();
+        self.ticks.clear();
         true
     }
 }
 
 /// A run of whole records that pass 1 framed (bytes `start..end`, indices
 /// `first..first + records`) and the rows of every column its records fill.
-pub(super) struct Part<'a> {
+pub struct Part<'a> {
     pub start: u64,
     pub end: u64,
     pub first: u64,
@@ -119,7 +192,8 @@ pub(super) struct Part<'a> {
 
 impl<'a> Part<'a> {
     pub fn new(start: u64, end: u64, first: u64, records: u64, columns: Vec<Columns<'a>>) -> Self {
-        let tables = columns.into_iter().map(|cols| Table { cols, done: 0, starts: Vec::new() }).collect();
+        let tables =
+            columns.into_iter().map(|cols| Table { cols, done: 0, starts: Vec::new(), ticks: Vec::new() }).collect();
         Part { start, end, first, records, tables }
     }
 
@@ -130,32 +204,44 @@ impl<'a> Part<'a> {
     }
 }
 
-fn changed(offset: u64, index: Option<u64>, tag: Option<u64>) -> Fault {
-    Fault {
-        message: "usvlog: the file changed while it was read".into(),
-        offset,
-        record_index: index,
-        type_id: tag,
-        record: tag.and_then(Usvlog::record_name),
+/// The file changed between the passes (it ended early, or its records are not those pass 1
+/// framed): where pass 2 found it out.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Changed {
+    pub offset: u64,
+    pub index: Option<u64>,
+    pub tag: Option<u64>,
+}
+
+impl std::fmt::Display for Changed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the file changed while it was read (found at byte {})", self.offset)
     }
+}
+
+fn changed(offset: u64, index: Option<u64>, tag: Option<u64>) -> Changed {
+    Changed { offset, index, tag }
 }
 
 /// Fills every part's rows, each part on a thread of its own (the first on the calling
 /// thread). Returns each part's fault: the rows of a part that returned one are a prefix of
 /// its rows (those before the fault); the other parts' rows are all written.
-pub(super) fn fill(file: &File, types: &[Type], parts: &mut [Part<'_>]) -> io::Result<Vec<Option<Fault>>> {
-    let by_id = super::lookup(types);
-    let mut results: Vec<Option<io::Result<Option<Fault>>>> = Vec::new();
+pub fn fill<F: FramedFormat, K: Keep>(
+    file: &File,
+    types: &Layouts,
+    keep: &K,
+    parts: &mut [Part<'_>],
+) -> io::Result<Vec<Option<Changed>>> {
+    let mut results: Vec<Option<io::Result<Option<Changed>>>> = Vec::new();
     std::thread::scope(|s| {
         let Some((first, rest)) = parts.split_first_mut() else { return };
-        let by_id = &by_id;
         let mut handles = Vec::with_capacity(rest.len());
         for part in rest {
-            let job = move || fill_part(file, types, by_id, part);
+            let job = move || fill_part::<F, K>(file, types, keep, part);
             // A thread that cannot be made leaves its part to the calling thread, below.
-            handles.push(std::thread::Builder::new().name("logspec-usvlog".into()).spawn_scoped(s, job).ok());
+            handles.push(std::thread::Builder::new().name("logspec-columns".into()).spawn_scoped(s, job).ok());
         }
-        results.push(Some(fill_part(file, types, by_id, first)));
+        results.push(Some(fill_part::<F, K>(file, types, keep, first)));
         for h in handles {
             results.push(h.map(|h| h.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))));
         }
@@ -164,7 +250,7 @@ pub(super) fn fill(file: &File, types: &[Type], parts: &mut [Part<'_>]) -> io::R
     for (part, result) in parts.iter_mut().zip(results) {
         let result = match result {
             Some(r) => r,
-            None => fill_part(file, types, &by_id, part),
+            None => fill_part::<F, K>(file, types, keep, part),
         };
         faults.push(result?);
     }
@@ -173,46 +259,61 @@ pub(super) fn fill(file: &File, types: &[Type], parts: &mut [Part<'_>]) -> io::R
 
 /// One part: maps its rows' pages, reads and frames its records, fills its rows. Returns the
 /// fault that stopped it early (the file changed since pass 1), if any.
-fn fill_part(file: &File, types: &[Type], by_id: &[Option<usize>], part: &mut Part<'_>) -> io::Result<Option<Fault>> {
+fn fill_part<F: FramedFormat, K: Keep>(
+    file: &File,
+    types: &Layouts,
+    keep: &K,
+    part: &mut Part<'_>,
+) -> io::Result<Option<Changed>> {
     for t in &mut part.tables {
-        prefault(t.cols.t_us);
+        t.cols.time.prefault();
         t.cols.columns.iter_mut().for_each(Out::prefault);
     }
     let mut slot = vec![usize::MAX; types.len()];
     for (k, t) in part.tables.iter().enumerate() {
         slot[t.cols.ty] = k;
     }
-    let mut filler = Filler { types, by_id, slot, tables: &mut part.tables };
-    let fault = match each_record(file, part.start, part.end, part.first, &mut filler)? {
+    let mut filler = Filler { types, keep, slot, tables: &mut part.tables };
+    let fault = match each_record::<F, K>(file, part.start, part.end, part.first, &mut filler)? {
         Ok(n) if n == part.records => None,
         Ok(n) => Some(changed(part.end, Some(part.first + n), None)),
         Err(f) => Some(f),
     };
     // Without a fault, every row of the part must be in the columns (pass 1 counted them).
-    let short = part.tables.iter().any(|t| t.done != t.cols.t_us.len());
+    let short = part.tables.iter().any(|t| t.done != t.cols.time.len());
     Ok(fault.or_else(|| short.then(|| changed(part.end, None, None))))
 }
 
 /// Where each framed record goes: its type's table (its payload's start in the chunk), until
 /// the chunk's rows are written into the columns.
-struct Filler<'p, 'a> {
-    types: &'p [Type],
-    by_id: &'p [Option<usize>],
-    /// Table index by type index.
+struct Filler<'p, 'a, K> {
+    types: &'p Layouts,
+    keep: &'p K,
+    /// Table index by type index (`usize::MAX`: no table).
     slot: Vec<usize>,
     tables: &'p mut [Table<'a>],
 }
 
-impl Filler<'_, '_> {
-    /// A record framed at byte `at` of the chunk.
+impl<K: Keep> Filler<'_, '_, K> {
+    /// A record framed at byte `at` of the chunk, its header `header` bytes long.
     #[inline]
-    fn record(&mut self, raw: &RawRecord<'_>, at: usize) -> Result<(), Fault> {
+    fn record(&mut self, raw: &RawRecord<'_>, at: usize, header: usize) -> Result<(), Changed> {
         let tag = raw.header.tag;
-        let Some(i) = find(self.by_id, self.types, tag) else { return Ok(()) };
-        let start = u32::try_from(at + Usvlog::RECORD_HEADER_SIZE).ok();
+        let Some(i) = self.types.find(tag) else { return Ok(()) };
+        let tick = tick(raw);
+        if !self.keep.keep(i, tick) {
+            // Pass 1 checked the payload of every known record: a misfit now is a change.
+            return if self.types.fits(i, raw.payload.len()) {
+                Ok(())
+            } else {
+                Err(changed(raw.offset, Some(raw.index), Some(tag)))
+            };
+        }
+        let start = u32::try_from(at + header).ok();
         match (self.tables.get_mut(self.slot[i]), start) {
-            (Some(table), Some(start)) if raw.payload.len() >= self.types[i].size => {
+            (Some(table), Some(start)) if self.types.fits(i, raw.payload.len()) => {
                 table.starts.push(start);
+                table.ticks.push(tick);
                 Ok(())
             }
             _ => Err(changed(raw.offset, Some(raw.index), Some(tag))),
@@ -220,10 +321,10 @@ impl Filler<'_, '_> {
     }
 
     /// The chunk's records are all framed: their rows go into the columns.
-    fn chunk(&mut self, chunk: &[u8], end: u64) -> Result<(), Fault> {
+    fn chunk(&mut self, chunk: &[u8], end: u64) -> Result<(), Changed> {
         for t in self.tables.iter_mut() {
-            if !t.starts.is_empty() && !t.flush(&self.types[t.cols.ty].layout, chunk) {
-                return Err(changed(end, None, Some(self.types[t.cols.ty].id)));
+            if !t.starts.is_empty() && !t.flush(self.types.layout(t.cols.ty), chunk) {
+                return Err(changed(end, None, Some(self.types.id(t.cols.ty))));
             }
         }
         Ok(())
@@ -235,13 +336,13 @@ impl Filler<'_, '_> {
 /// to `to` with its absolute offset and index, then the chunk. Stops at the first fault.
 /// Returns the records framed, or the fault: `to`'s, or the file's changing (ending early, or a
 /// record crossing `end`).
-fn each_record(
+fn each_record<F: FramedFormat, K: Keep>(
     file: &File,
     start: u64,
     end: u64,
     first: u64,
-    to: &mut Filler<'_, '_>,
-) -> io::Result<Result<u64, Fault>> {
+    to: &mut Filler<'_, '_, K>,
+) -> io::Result<Result<u64, Changed>> {
     let mut buf = vec![0u8; CHUNK.min(usize::try_from(end.saturating_sub(start)).unwrap_or(CHUNK))];
     // `buf[..have]` holds the file's bytes from `base`.
     let (mut base, mut have, mut index) = (start, 0usize, first);
@@ -257,11 +358,11 @@ fn each_record(
         }
         // The whole records in the buffer; a record cut by the buffer's end is framed again
         // from the buffer's next fill.
-        let mut r = SliceReader::<Usvlog>::records(&buf[..have]);
+        let mut r = SliceReader::<F>::records(&buf[..have]);
         while let Some(Ok(raw)) = r.next() {
             let at = raw.offset as usize;
             let raw = RawRecord { offset: base + raw.offset, index, ..raw };
-            if let Err(fault) = to.record(&raw, at) {
+            if let Err(fault) = to.record(&raw, at, F::RECORD_HEADER_SIZE) {
                 return Ok(Err(fault));
             }
             index += 1;
@@ -292,12 +393,12 @@ fn each_record(
 /// Reads at `offset` without moving a shared file position, so that parts read one open file
 /// at once.
 #[cfg(unix)]
-pub(super) fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+pub fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
     std::os::unix::fs::FileExt::read_at(file, buf, offset)
 }
 
 #[cfg(windows)]
-pub(super) fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+pub fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
     std::os::windows::fs::FileExt::seek_read(file, buf, offset)
 }
 
@@ -308,7 +409,7 @@ pub(super) fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<us
 /// pages, `MADV_HUGEPAGE`, were tried: slower in a new process, the kernel compacting memory
 /// first.)
 fn prefault<T>(values: &mut [T]) {
-    #[cfg(target_os = "linux")]
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
         const PAGE: usize = 4096;
         let start = values.as_mut_ptr() as usize;
@@ -320,6 +421,6 @@ fn prefault<T>(values: &mut [T]) {
             unsafe { libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_POPULATE_WRITE) };
         }
     }
-    #[cfg(not(target_os = "linux"))]
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
     let _ = values;
 }
