@@ -10,7 +10,7 @@
 //!   scaled by this run's memcpy, as `benches/rlog.rs` does.
 //!
 //! `cargo bench --bench python_package` (options: `-- --usvlog-mb 200 --rlog-mb 100 --runs 3`;
-//! `--usvlog-mb 0` skips the USVLOG part).
+//! `--usvlog-mb 0` skips the USVLOG part, `--rlog-mb 0` the RLOG part).
 //! Each read runs in its own Python process (`benches/python/package_bench.py`), the file in the
 //! page cache; the clock excludes imports; USVLOG reports wall clock and the CPU time of the
 //! process's threads. The package must be importable by `$LOGSPEC_PYTHON`
@@ -88,6 +88,11 @@ fn main() {
         usvlog(&dir, usvlog_mb, runs);
     }
 
+    // `--rlog-mb 0` measures the USVLOG part alone.
+    if rlog_mb <= 0.0 {
+        let _ = std::fs::remove_dir_all(&dir);
+        return;
+    }
     let buf = common::rlog_input::build_r1(rlog_mb);
     let memcpy = mbps(buf.len(), memcpy_time(&buf, 5));
     let file = dir.join("big.rlog");
