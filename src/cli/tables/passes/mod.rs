@@ -2,11 +2,11 @@
 //! of their final size, in two passes over one open file, the second on up to
 //! [`MAX_THREADS`] threads: the shared core of the Python package's
 //! `logspec.usvlog.read_timeseries_bin` (numpy columns in upstream's dtypes) and of its
-//! `tables()` of such a log (Arrow arrays in the IR's types, [`super::fixed`]).
+//! `tables()` of such a log (Arrow arrays in the IR's types, `tables::read_usvlog`).
 //!
-//! Pass 1 ([`count`]) frames every record, counts the rows each type gives (so that every
+//! Pass 1 ([`count()`]) frames every record, counts the rows each type gives (so that every
 //! column is allocated once, at its final size, by the caller), keeps the unknown records and
-//! notes record boundaries that cut the file into parts of about equal bytes. Pass 2 ([`fill`])
+//! notes record boundaries that cut the file into parts of about equal bytes. Pass 2 ([`fill()`])
 //! fills each part's rows on a thread of its own, a column at a time, at the offsets the IR
 //! gives ([`FixedLayout::gather_at`]). Which records become rows is the caller's [`Keep`],
 //! asked the same in both passes. The result and its errors do not depend on the number of
