@@ -261,3 +261,50 @@ def test_cuts_across_chunk_ends(tmp_path):
                 assert (e.value.offset, e.value.record_index) == (offsets[i], i), (i, into, threads)
                 got = e.value.partial
             assert {n: {f: a.tolist() for f, a in c.items()} for n, c in got.records.items()} == want, (i, into)
+
+
+@pytest.mark.parametrize(
+    "channels, since, until",
+    [(["REC_NAV*", "REC_SENSOR_GYRO"], 1.5, 4.25), (None, 2.0, None), (["REC_EKF_DIAG"], None, 3.0), (None, None, None)],
+)
+def test_filtered_tables_equal_struct(tmp_path, channels, since, until):
+    # tables() of a USVLOG file counts the rows first, then fills the arrays in place: with the
+    # channel and time filters applied in both passes, the rows are those the filters keep.
+    data, _, records = build()
+    p = tmp_path / "many.bin"
+    p.write_bytes(data)
+    names = {LAYOUT[tid][0] for tid in LAYOUT}
+    keep_name = (lambda n: True) if channels is None else (
+        lambda n: any(n.startswith(c[:-1]) if c.endswith("*") else n == c for c in channels))
+    kept = [(tid, t, v) for tid, t, v in records
+            if keep_name(LAYOUT[tid][0]) and (since is None or t / 1e6 >= since) and (until is None or t / 1e6 <= until)]
+    want = columns(kept)
+    tables = logspec.open(p).tables(channels, since=since, until=until)
+    assert list(tables) == list(want) and set(want) <= names
+    for name, cols in want.items():
+        t = tables[name]
+        assert t.column("log_elapsed_ns").to_pylist() == [x * 1000 for x in cols["t_us"]]
+        for field, vals in cols.items():
+            if field != "t_us":
+                assert t.column(field).to_pylist() == vals, (name, field)
+    one = logspec.open(p).numpy("REC_SENSOR_GYRO", since=since, until=until)
+    if "REC_SENSOR_GYRO" in want:
+        assert one["z_gyro"].tolist() == want["REC_SENSOR_GYRO"]["z_gyro"]
+
+
+def test_tables_skip_a_record_that_does_not_decode_with_a_warning(tmp_path):
+    # A known record whose payload is not its type's size: tables() warns and skips it, as the
+    # command does (that file is read through the sample source, not the two passes).
+    data, offsets, records = build()
+    off = offsets[4000]
+    tid = records[4000][0]
+    bad = bytearray(data[:off]) + struct.pack("<QHH", 1, tid, 3) + b"abc" + data[off:]
+    p = tmp_path / "bad.bin"
+    p.write_bytes(bytes(bad))
+    with pytest.warns(logspec.LogspecWarning, match="skipped"):
+        tables = logspec.open(p).tables()
+    want = columns(records)
+    assert {n: t.num_rows for n, t in tables.items()} == {n: len(c["t_us"]) for n, c in want.items()}
+    name = LAYOUT[tid][0]
+    field = LAYOUT[tid][2][0]
+    assert tables[name].column(field).to_pylist() == want[name][field]
