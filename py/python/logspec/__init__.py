@@ -87,6 +87,41 @@ def _channels(channels: Union[None, str, Sequence[str]]) -> List[str]:
     return list(channels)
 
 
+# numpy dtypes of the Arrow types whose values numpy views as they are.
+_NUMPY_VIEWS = {
+    "int8": "i1", "int16": "i2", "int32": "i4", "int64": "i8",
+    "uint8": "u1", "uint16": "u2", "uint32": "u4", "uint64": "u8",
+    "halffloat": "f2", "float": "f4", "double": "f8",
+    "timestamp[s]": "datetime64[s]", "timestamp[ms]": "datetime64[ms]",
+    "timestamp[us]": "datetime64[us]", "timestamp[ns]": "datetime64[ns]",
+}
+
+
+def _numpy_columns(table: "Any") -> "Dict[str, Any]":
+    """A pyarrow Table's columns as numpy arrays, by name (:meth:`Log.numpy`)."""
+    import numpy as np
+
+    out = {}
+    for name in table.column_names:
+        col = table.column(name)
+        if col.num_chunks == 1:
+            # One chunk of numbers (or times without a zone) without nulls: numpy views the
+            # Arrow buffer (read-only, as pyarrow's zero-copy `to_numpy` gives it), without
+            # pyarrow's `to_numpy`, which imports pandas on first use (a quarter of a second of
+            # CPU, more than reading a 200 MB USVLOG file) before it finds that no copy is needed.
+            arr = col.chunk(0)
+            dtype = _NUMPY_VIEWS.get(str(arr.type))
+            if dtype is not None and arr.null_count == 0:
+                data = arr.buffers()[1]
+                out[name] = np.frombuffer(data, dtype=np.dtype(dtype).newbyteorder("="), count=len(arr), offset=arr.offset * np.dtype(dtype).itemsize)
+                continue
+        try:
+            out[name] = col.to_numpy()
+        except Exception:  # noqa: BLE001 (pyarrow raises several types for non-primitive columns)
+            out[name] = col.to_numpy(zero_copy_only=False)
+    return out
+
+
 def _check_on_error(on_error: str) -> None:
     if on_error not in _ON_ERROR:
         raise ValueError(f"on_error must be 'raise' or 'warn', not {on_error!r}")
@@ -267,15 +302,7 @@ class Log:
         copy when the table is one batch, as every table of numbers is); structs, lists and strings
         become object arrays."""
         _need("numpy", "logspec.Log.numpy()")
-        t = self.table(channel, since=since, until=until, on_error=on_error)
-        out = {}
-        for name in t.column_names:
-            col = t.column(name)
-            try:
-                out[name] = col.to_numpy()
-            except Exception:  # noqa: BLE001 (pyarrow raises several types for non-primitive columns)
-                out[name] = col.to_numpy(zero_copy_only=False)
-        return out
+        return _numpy_columns(self.table(channel, since=since, until=until, on_error=on_error))
 
     def to_pandas(self, channel: str, **kwargs: Any) -> "Any":
         """One channel as a pandas DataFrame, through pyarrow (keywords as for :meth:`table`)."""
