@@ -127,6 +127,8 @@ pub struct Bag<R> {
     /// Chunk info records of the index that name a chunk an earlier one already named: each
     /// chunk is listed (and read) once.
     pub duplicate_chunk_refs: u32,
+    /// The buffers of [`Bag::in_order`]'s check, kept from one chunk to the next.
+    index_check: IndexCheck,
 }
 
 /// The largest record header accepted (connection headers hold a topic and little else; the
@@ -159,6 +161,7 @@ impl<R: Source> Bag<R> {
             index_problem: None,
             stop: None,
             duplicate_chunk_refs: 0,
+            index_check: IndexCheck::default(),
         };
         let (op, header, data_end) = bag.read_record_header(13)?;
         let ctx = Ctx { offset: 13, op: Some(op), chunk: None };
@@ -317,7 +320,8 @@ impl<R: Source> Bag<R> {
             return known;
         }
         let info = &self.chunks[i];
-        let mut check = IndexCheck::new(info);
+        let mut check = std::mem::take(&mut self.index_check);
+        check.start(info);
         let mut at = info.data_pos + info.stored;
         let n = info.counts.len();
         let walked = (|| -> Result<bool, BagError> {
@@ -325,14 +329,14 @@ impl<R: Source> Bag<R> {
                 let rest = usize::try_from(at).ok().and_then(|a| file.get(a..)).unwrap_or_default();
                 for r in Records::new(rest, at).take(n) {
                     let r = r?;
-                    if !check.add(r.header, r.data, at + r.offset as u64)? {
+                    if !check.add(r.header, r.data) {
                         return Ok(false);
                     }
                 }
             } else {
                 for _ in 0..n {
                     let (_, fields, data, next) = self.read_record(at)?;
-                    if !check.add(&fields.bytes, &data, at)? {
+                    if !check.add(&fields.bytes, &data) {
                         return Ok(false);
                     }
                     at = next;
@@ -340,6 +344,7 @@ impl<R: Source> Bag<R> {
             }
             Ok(check.finish())
         })();
+        self.index_check = check;
         let known = walked.unwrap_or(false);
         self.chunks[i].in_order = Some(known);
         known
@@ -612,32 +617,42 @@ fn emit_in_order<E: From<BagError>>(
     wanted: &impl Fn(&u32) -> bool,
     f: &mut impl FnMut(Message<'_>) -> Result<(), E>,
 ) -> Result<(), E> {
-    let mut last: Option<(Time, u32)> = None;
+    // The least key there is: the first message is never older.
+    let mut last = (Time::default(), 0u32);
     let mut records = Records::new(bytes, pos);
     for r in records.by_ref() {
         let Some(m) = message(r?, pos)? else { continue };
         if !wanted(&m.conn) {
             continue;
         }
-        if let Some((time, conn)) = last.filter(|k| *k > (m.time, m.conn)) {
-            let mismatch = BagError::at(
-                pos,
-                format!(
-                    "in the chunk, at byte {} of its data: message record (connection {}, time {}.{:09}) is older than \
-                     the message before it (connection {conn}, time {}.{:09}), although the bag's index lists the \
-                     chunk's messages in time order: the index does not match the chunk; every message of the chunk was \
-                     read, those from this record on in time order among themselves",
-                    m.offset, m.conn, m.time.sec, m.time.nsec, time.sec, time.nsec
-                ),
-            );
+        if last > (m.time, m.conn) {
+            let mismatch = order_mismatch(pos, &m, last);
             // This record and the rest of the chunk, sorted as a group of their own.
             emit_sorted([(pos, records)], Some(m), wanted, f)?;
             return Err(mismatch.into());
         }
-        last = Some((m.time, m.conn));
+        last = (m.time, m.conn);
         f(m)?;
     }
     Ok(())
+}
+
+/// The fault of [`emit_in_order`]: message `m` of the chunk at `pos` is older than the one
+/// before it, (time, connection) `last`.
+#[cold]
+#[inline(never)]
+fn order_mismatch(pos: u64, m: &Message<'_>, last: (Time, u32)) -> BagError {
+    let (time, conn) = last;
+    BagError::at(
+        pos,
+        format!(
+            "in the chunk, at byte {} of its data: message record (connection {}, time {}.{:09}) is older than the \
+             message before it (connection {conn}, time {}.{:09}), although the bag's index lists the chunk's messages \
+             in time order: the index does not match the chunk; every message of the chunk was read, those from this \
+             record on in time order among themselves",
+            m.offset, m.conn, m.time.sec, m.time.nsec, time.sec, time.nsec
+        ),
+    )
 }
 
 /// Every message of a group of chunks, by (time, connection, file position). Records before a
@@ -683,6 +698,7 @@ fn emit_sorted<'b, E: From<BagError>>(
 }
 
 /// The message of a chunk record, or `None` for other records (connections, in chunks).
+#[inline]
 fn message(r: record::Record<'_>, pos: u64) -> Result<Option<Message<'_>>, BagError> {
     let ctx = Ctx { offset: pos, op: Some(record::OP_MESSAGE), chunk: Some((pos, r.offset)) };
     match record::message_header(r.header, &ctx)? {
@@ -709,99 +725,100 @@ fn connection(header: &Fields<'_>, data: &[u8], ctx: &Ctx) -> Result<Connection,
 }
 
 /// The check of [`Bag::in_order`] over a chunk's index data records, fed one record at a time.
+/// Its buffers are kept from one chunk to the next ([`IndexCheck::start`] empties them).
+#[derive(Default)]
 struct IndexCheck {
     start: Time,
     end: Time,
     size: u32,
-    /// The chunk info's message count per connection not seen yet.
-    counts: BTreeMap<u32, u32>,
+    /// The chunk info's connections (ascending) with their message counts, and whether an index
+    /// data record of each was seen.
+    counts: Vec<(u32, u32, bool)>,
     /// Every entry read, (time, offset), one connection after the other.
     entries: Vec<(Time, u32)>,
     /// Per connection: its id and where its entries start in `entries`.
     lists: Vec<(u32, usize)>,
+    /// Per connection, while merging: its next entry and the end of its entries.
+    next: Vec<(usize, usize)>,
 }
 
 impl IndexCheck {
-    fn new(info: &ChunkInfo) -> Self {
-        IndexCheck {
-            start: info.start,
-            end: info.end,
-            size: info.size,
-            counts: info.counts.clone(),
-            entries: Vec::new(),
-            lists: Vec::with_capacity(info.counts.len()),
-        }
+    /// Empties the check for the chunk `info`.
+    fn start(&mut self, info: &ChunkInfo) {
+        (self.start, self.end, self.size) = (info.start, info.end, info.size);
+        self.counts.clear();
+        self.counts.extend(info.counts.iter().map(|(&conn, &count)| (conn, count, false)));
+        self.entries.clear();
+        self.lists.clear();
     }
 
-    /// Takes one index data record (its header and data; `at` its offset, for errors); `false`
-    /// when it does not match the chunk info.
-    fn add(&mut self, header: &[u8], data: &[u8], at: u64) -> Result<bool, BagError> {
-        let f = Fields::parse(header, at)?;
-        let ctx = Ctx { offset: at, op: None, chunk: None };
-        if f.op(&ctx)? != record::OP_INDEX_DATA {
-            return Ok(false);
+    /// Takes one index data record (its header and data); `false` when it does not match the
+    /// chunk info.
+    fn add(&mut self, header: &[u8], data: &[u8]) -> bool {
+        let Some((ver, conn, count)) = record::index_data_header(header) else { return false };
+        // Each connection of the chunk info once.
+        let Ok(c) = self.counts.binary_search_by_key(&conn, |c| c.0) else { return false };
+        let (_, want, seen) = &mut self.counts[c];
+        if ver != 1 || *seen || *want != count || data.len() as u64 != u64::from(count) * record::INDEX_ENTRY as u64 {
+            return false;
         }
-        let (ver, conn, count) = (f.u32("ver", &ctx)?, f.u32("conn", &ctx)?, f.u32("count", &ctx)?);
-        if ver != 1
-            // Each connection of the chunk info once (taken out as it is seen).
-            || self.counts.remove(&conn) != Some(count)
-            || data.len() as u64 != u64::from(count) * record::INDEX_ENTRY as u64
-        {
-            return Ok(false);
-        }
+        *seen = true;
         self.lists.push((conn, self.entries.len()));
+        // The data holds `count` entries, so this reserves what the input has shown.
+        self.entries.reserve(count as usize);
         let mut last: Option<u32> = None;
         for (time, offset) in record::index_entries(data) {
             if time < self.start || time > self.end || offset >= self.size || last.is_some_and(|l| offset <= l) {
-                return Ok(false);
+                return false;
             }
             last = Some(offset);
             self.entries.push((time, offset));
         }
-        Ok(true)
+        true
     }
 
     /// Whether the entries, merged by offset, never decrease in (time, connection). The next
     /// entry in offset order is the least of each connection's next one: found by looking at each
     /// for the few connections of a chunk as recorders write them, through a heap for many.
-    fn finish(self) -> bool {
+    fn finish(&mut self) -> bool {
         use std::cmp::Reverse;
         /// Up to this many connections, a linear look beats the heap.
         const LINEAR: usize = 8;
-        let IndexCheck { entries, lists, .. } = self;
-        let ends: Vec<usize> = lists.iter().skip(1).map(|l| l.1).chain([entries.len()]).collect();
-        let mut next: Vec<usize> = lists.iter().map(|l| l.1).collect();
-        let mut last: Option<(Time, u32)> = None;
-        let mut take = |l: usize, i: usize| {
-            let key = (entries[i].0, lists[l].0);
-            let ok = last.is_none_or(|k| k <= key);
-            last = Some(key);
-            ok
-        };
+        let IndexCheck { entries, lists, next, .. } = self;
+        next.clear();
+        next.extend(
+            lists.iter().zip(lists.iter().skip(1).map(|l| l.1).chain([entries.len()])).map(|(l, end)| (l.1, end)),
+        );
+        let mut last = (Time::default(), 0u32);
         if lists.len() <= LINEAR {
             loop {
+                // The list whose next entry has the least offset.
                 let mut least: Option<(u32, usize)> = None;
-                for (l, (&i, &end)) in next.iter().zip(&ends).enumerate() {
+                for (l, &(i, end)) in next.iter().enumerate() {
                     if i < end && least.is_none_or(|(o, _)| entries[i].1 < o) {
                         least = Some((entries[i].1, l));
                     }
                 }
                 let Some((_, l)) = least else { return true };
-                if !take(l, next[l]) {
+                let key = (entries[next[l].0].0, lists[l].0);
+                if key < last {
                     return false;
                 }
-                next[l] += 1;
+                last = key;
+                next[l].0 += 1;
             }
         }
         let mut heap: std::collections::BinaryHeap<Reverse<(u32, usize)>> =
-            (0..lists.len()).filter(|&l| next[l] < ends[l]).map(|l| Reverse((entries[next[l]].1, l))).collect();
+            (0..lists.len()).filter(|&l| next[l].0 < next[l].1).map(|l| Reverse((entries[next[l].0].1, l))).collect();
         while let Some(Reverse((_, l))) = heap.pop() {
-            if !take(l, next[l]) {
+            let key = (entries[next[l].0].0, lists[l].0);
+            if key < last {
                 return false;
             }
-            next[l] += 1;
-            if next[l] < ends[l] {
-                heap.push(Reverse((entries[next[l]].1, l)));
+            last = key;
+            next[l].0 += 1;
+            if next[l].0 < next[l].1 {
+                heap.push(Reverse((entries[next[l].0].1, l)));
             }
         }
         true
