@@ -698,7 +698,7 @@ fn emit_sorted<'b, E: From<BagError>>(
 }
 
 /// The message of a chunk record, or `None` for other records (connections, in chunks).
-#[inline]
+#[inline(always)]
 fn message(r: record::Record<'_>, pos: u64) -> Result<Option<Message<'_>>, BagError> {
     let ctx = Ctx { offset: pos, op: Some(record::OP_MESSAGE), chunk: Some((pos, r.offset)) };
     match record::message_header(r.header, &ctx)? {
@@ -734,12 +734,21 @@ struct IndexCheck {
     /// The chunk info's connections (ascending) with their message counts, and whether an index
     /// data record of each was seen.
     counts: Vec<(u32, u32, bool)>,
-    /// Every entry read, (time, offset), one connection after the other.
-    entries: Vec<(Time, u32)>,
-    /// Per connection: its id and where its entries start in `entries`.
-    lists: Vec<(u32, usize)>,
-    /// Per connection, while merging: its next entry and the end of its entries.
-    next: Vec<(usize, usize)>,
+    /// Every entry read, (time as [`time_key`], offset, connection), one connection after the
+    /// other, each connection's entries followed by one whose offset is [`END`].
+    entries: Vec<(u64, u32, u32)>,
+    /// Where each connection's entries start in `entries`.
+    lists: Vec<usize>,
+}
+
+/// The offset of the entry that ends a connection's entries in [`IndexCheck`] (no entry has it:
+/// offsets are below the chunk's u32 size).
+const END: u32 = u32::MAX;
+
+/// A time as one number of the same order: seconds in the high half.
+#[inline]
+fn time_key(t: Time) -> u64 {
+    (u64::from(t.sec) << 32) | u64::from(t.nsec)
 }
 
 impl IndexCheck {
@@ -763,66 +772,95 @@ impl IndexCheck {
             return false;
         }
         *seen = true;
-        self.lists.push((conn, self.entries.len()));
+        self.lists.push(self.entries.len());
         // The data holds `count` entries, so this reserves what the input has shown.
-        self.entries.reserve(count as usize);
+        self.entries.reserve(count as usize + 1);
         let mut last: Option<u32> = None;
         for (time, offset) in record::index_entries(data) {
             if time < self.start || time > self.end || offset >= self.size || last.is_some_and(|l| offset <= l) {
                 return false;
             }
             last = Some(offset);
-            self.entries.push((time, offset));
+            self.entries.push((time_key(time), offset, conn));
         }
+        self.entries.push((0, END, conn));
         true
     }
 
     /// Whether the entries, merged by offset, never decrease in (time, connection). The next
-    /// entry in offset order is the least of each connection's next one: found by looking at each
-    /// for the few connections of a chunk as recorders write them, through a heap for many.
+    /// entry in offset order is the least of each connection's next one, each as (offset, place
+    /// in `entries`) in one number: for the few connections of a chunk as recorders write them,
+    /// the least of a row of them held in registers; through a heap for many.
     fn finish(&mut self) -> bool {
-        use std::cmp::Reverse;
-        /// Up to this many connections, a linear look beats the heap.
-        const LINEAR: usize = 8;
-        let IndexCheck { entries, lists, next, .. } = self;
-        next.clear();
-        next.extend(
-            lists.iter().zip(lists.iter().skip(1).map(|l| l.1).chain([entries.len()])).map(|(l, end)| (l.1, end)),
-        );
-        let mut last = (Time::default(), 0u32);
-        if lists.len() <= LINEAR {
-            loop {
-                // The list whose next entry has the least offset.
-                let mut least: Option<(u32, usize)> = None;
-                for (l, &(i, end)) in next.iter().enumerate() {
-                    if i < end && least.is_none_or(|(o, _)| entries[i].1 < o) {
-                        least = Some((entries[i].1, l));
-                    }
-                }
-                let Some((_, l)) = least else { return true };
-                let key = (entries[next[l].0].0, lists[l].0);
-                if key < last {
-                    return false;
-                }
-                last = key;
-                next[l].0 += 1;
-            }
+        let (entries, lists) = (&self.entries[..], &self.lists[..]);
+        if u32::try_from(entries.len()).is_err() {
+            // Not a chunk a u32 size can hold; sorting it is always right.
+            return false;
         }
-        let mut heap: std::collections::BinaryHeap<Reverse<(u32, usize)>> =
-            (0..lists.len()).filter(|&l| next[l].0 < next[l].1).map(|l| Reverse((entries[next[l].0].1, l))).collect();
-        while let Some(Reverse((_, l))) = heap.pop() {
-            let key = (entries[next[l].0].0, lists[l].0);
-            if key < last {
-                return false;
-            }
-            last = key;
-            next[l].0 += 1;
-            if next[l].0 < next[l].1 {
-                heap.push(Reverse((entries[next[l].0].1, l)));
-            }
+        match lists.len() {
+            0..=4 => merge_row::<4>(entries, lists),
+            5..=8 => merge_row::<8>(entries, lists),
+            _ => merge_heap(entries, lists),
         }
-        true
     }
+}
+
+/// Entry `i` of [`IndexCheck::entries`] as (offset, `i`) in one number.
+#[inline(always)]
+fn entry_head(entries: &[(u64, u32, u32)], i: usize) -> u64 {
+    (u64::from(entries[i].1) << 32) | i as u64
+}
+
+/// Takes entry `head` of [`IndexCheck::entries`] after the one whose (time, connection) is
+/// `last`; `false` when it is less.
+#[inline(always)]
+fn in_key_order(entries: &[(u64, u32, u32)], head: u64, last: &mut u128) -> bool {
+    let (time, _, conn) = entries[head as u32 as usize];
+    let key = (u128::from(time) << 32) | u128::from(conn);
+    let ok = key >= *last;
+    *last = key;
+    ok
+}
+
+/// [`IndexCheck::finish`] for at most `N` connections.
+fn merge_row<const N: usize>(entries: &[(u64, u32, u32)], lists: &[usize]) -> bool {
+    let mut row = [u64::MAX; N];
+    for (r, &start) in row.iter_mut().zip(lists) {
+        *r = entry_head(entries, start);
+    }
+    let mut last = 0u128;
+    loop {
+        let least = row.iter().fold(u64::MAX, |a, &b| a.min(b));
+        if (least >> 32) as u32 == END {
+            return true;
+        }
+        if !in_key_order(entries, least, &mut last) {
+            return false;
+        }
+        // The entry after it: another of its connection, or the end of them.
+        let next = entry_head(entries, least as u32 as usize + 1);
+        for r in &mut row {
+            *r = if *r == least { next } else { *r };
+        }
+    }
+}
+
+/// [`IndexCheck::finish`] for any number of connections.
+fn merge_heap(entries: &[(u64, u32, u32)], lists: &[usize]) -> bool {
+    use std::cmp::Reverse;
+    let mut heap: std::collections::BinaryHeap<Reverse<u64>> =
+        lists.iter().map(|&start| Reverse(entry_head(entries, start))).collect();
+    let mut last = 0u128;
+    while let Some(Reverse(least)) = heap.pop() {
+        if (least >> 32) as u32 == END {
+            continue;
+        }
+        if !in_key_order(entries, least, &mut last) {
+            return false;
+        }
+        heap.push(Reverse(entry_head(entries, least as u32 as usize + 1)));
+    }
+    true
 }
 
 /// Header bytes with their parsed fields (which borrow them).

@@ -211,7 +211,7 @@ impl<'a> Iterator for Records<'a> {
 
 /// The `conn` and `time` of a message data record, read straight from its header without
 /// building the field list (the hot path of every dump); `None` for a record of another op.
-#[inline]
+#[inline(always)]
 pub fn message_header(h: &[u8], ctx: &Ctx) -> Result<Option<(u32, Time)>, BagError> {
     let (mut op, mut conn, mut time) = (None, None, None);
     let mut rest = h;
