@@ -628,10 +628,7 @@ fn emit_in_order<E: From<BagError>>(
             continue;
         }
         if last > (m.time, m.conn) {
-            let mismatch = order_mismatch(pos, &m, last);
-            // This record and the rest of the chunk, sorted as a group of their own.
-            emit_sorted([(pos, records)], Some(m), wanted, f)?;
-            return Err(mismatch.into());
+            return out_of_order(pos, records, m, last, wanted, f);
         }
         last = (m.time, m.conn);
         f(m)?;
@@ -639,13 +636,21 @@ fn emit_in_order<E: From<BagError>>(
     Ok(())
 }
 
-/// The fault of [`emit_in_order`]: message `m` of the chunk at `pos` is older than the one
-/// before it, (time, connection) `last`.
+/// What [`emit_in_order`] does when message `m` of the chunk at `pos` is older than the one
+/// before it, (time, connection) `last`: `m` and the rest of the chunk (`records`) are sorted
+/// among themselves and handed out, then the mismatch is returned.
 #[cold]
 #[inline(never)]
-fn order_mismatch(pos: u64, m: &Message<'_>, last: (Time, u32)) -> BagError {
+fn out_of_order<'b, E: From<BagError>>(
+    pos: u64,
+    records: Records<'b>,
+    m: Message<'b>,
+    last: (Time, u32),
+    wanted: &impl Fn(&u32) -> bool,
+    f: &mut impl FnMut(Message<'_>) -> Result<(), E>,
+) -> Result<(), E> {
     let (time, conn) = last;
-    BagError::at(
+    let mismatch = BagError::at(
         pos,
         format!(
             "in the chunk, at byte {} of its data: message record (connection {}, time {}.{:09}) is older than the \
@@ -654,7 +659,9 @@ fn order_mismatch(pos: u64, m: &Message<'_>, last: (Time, u32)) -> BagError {
              record on in time order among themselves",
             m.offset, m.conn, m.time.sec, m.time.nsec, time.sec, time.nsec
         ),
-    )
+    );
+    emit_sorted([(pos, records)], Some(m), wanted, f)?;
+    Err(mismatch.into())
 }
 
 /// Every message of a group of chunks, by (time, connection, file position). Records before a
