@@ -966,7 +966,7 @@ mod tests {
             let mut lists: Vec<(u32, Vec<(Time, u32)>)> = (0..conns).map(|c| (c as u32 * 3 + 1, Vec::new())).collect();
             let (mut offset, mut sec) = (0u32, 10u32);
             for _ in 0..rand(40) {
-                offset += 1 + rand(90) as u32;
+                offset += 1 + rand(190) as u32;
                 if rand(8) == 0 {
                     sec += 1;
                 }
