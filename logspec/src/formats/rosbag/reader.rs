@@ -817,10 +817,7 @@ impl Merge<'_> {
     /// offset of the head it follows).
     #[inline(always)]
     fn head(&self, l: usize, e: usize, prev: Option<u32>) -> Option<u64> {
-        let Some(entry) = self.lists[l].1.get(e * record::INDEX_ENTRY..(e + 1) * record::INDEX_ENTRY) else {
-            return Some(DONE);
-        };
-        let offset = u32::from_le_bytes(entry[8..].try_into().expect("4 bytes"));
+        let Some((_, offset)) = record::index_entry(self.lists[l].1, e) else { return Some(DONE) };
         if offset >= self.check.size || prev.is_some_and(|p| offset <= p) {
             return None;
         }
@@ -833,7 +830,7 @@ impl Merge<'_> {
     fn take(&mut self, head: u64, l: usize) -> Option<u64> {
         let e = (head as u32 & ((1 << ENTRY_BITS) - 1)) as usize;
         let (conn, data) = self.lists[l];
-        let time = Time::from_bytes(&data[e * record::INDEX_ENTRY..e * record::INDEX_ENTRY + 8]).expect("8 bytes");
+        let (time, _) = record::index_entry(data, e).expect("the entry of a head");
         let time = time_key(time);
         let key = (u128::from(time) << 32) | u128::from(conn);
         if time < self.check.start || time > self.check.end || key < self.last {

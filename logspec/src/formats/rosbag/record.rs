@@ -248,14 +248,14 @@ fn message_header_slow(h: &[u8], ctx: &Ctx) -> Result<Option<(u32, Time)>, BagEr
 /// The size of one entry of an index data record's data: `time` (8 bytes), `offset: u32`.
 pub const INDEX_ENTRY: usize = 12;
 
-/// The entries of an index data record (version 1): the record time and the offset of each
-/// message record of one connection inside the uncompressed chunk. A trailing partial entry is
-/// not returned (the caller checks the length against `count`).
-pub fn index_entries(data: &[u8]) -> impl Iterator<Item = (Time, u32)> + '_ {
-    data.chunks_exact(INDEX_ENTRY).map(|e| {
-        let (t, off) = e.split_at(8);
-        (Time::from_bytes(t).expect("8 bytes"), u32::from_le_bytes(off.try_into().expect("4 bytes")))
-    })
+/// Entry `e` of an index data record's data (version 1): the record time and the offset of a
+/// message record of one connection inside the uncompressed chunk; `None` past the last whole
+/// entry (the caller checks the length against `count`).
+#[inline(always)]
+pub fn index_entry(data: &[u8], e: usize) -> Option<(Time, u32)> {
+    let entry = data.get(e.checked_mul(INDEX_ENTRY)?..)?.get(..INDEX_ENTRY)?;
+    let (t, off) = entry.split_at(8);
+    Some((Time::from_bytes(t)?, u32::from_le_bytes(off.try_into().ok()?)))
 }
 
 /// The `ver`, `conn` and `count` of an index data record's header, read straight from it
