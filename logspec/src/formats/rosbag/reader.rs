@@ -127,6 +127,8 @@ pub struct Bag<R> {
     /// Chunk info records of the index that name a chunk an earlier one already named: each
     /// chunk is listed (and read) once.
     pub duplicate_chunk_refs: u32,
+    /// The buffers of [`Bag::in_order`]'s check, kept from one chunk to the next.
+    index_check: IndexCheck,
 }
 
 /// The largest record header accepted (connection headers hold a topic and little else; the
@@ -159,6 +161,7 @@ impl<R: Source> Bag<R> {
             index_problem: None,
             stop: None,
             duplicate_chunk_refs: 0,
+            index_check: IndexCheck::default(),
         };
         let (op, header, data_end) = bag.read_record_header(13)?;
         let ctx = Ctx { offset: 13, op: Some(op), chunk: None };
@@ -317,29 +320,33 @@ impl<R: Source> Bag<R> {
             return known;
         }
         let info = &self.chunks[i];
-        let mut check = IndexCheck::new(info);
+        let mut check = std::mem::take(&mut self.index_check);
+        check.start(info);
         let mut at = info.data_pos + info.stored;
         let n = info.counts.len();
         let walked = (|| -> Result<bool, BagError> {
             if let Some(file) = self.src.lend() {
                 let rest = usize::try_from(at).ok().and_then(|a| file.get(a..)).unwrap_or_default();
+                let mut lists = Vec::with_capacity(n);
                 for r in Records::new(rest, at).take(n) {
                     let r = r?;
-                    if !check.add(r.header, r.data, at + r.offset as u64)? {
-                        return Ok(false);
-                    }
+                    let Some(conn) = check.add(r.header, r.data) else { return Ok(false) };
+                    lists.push((conn, r.data));
                 }
+                Ok(check.merged_in_order(&lists))
             } else {
+                let mut owned = Vec::with_capacity(n);
                 for _ in 0..n {
                     let (_, fields, data, next) = self.read_record(at)?;
-                    if !check.add(&fields.bytes, &data, at)? {
-                        return Ok(false);
-                    }
+                    let Some(conn) = check.add(&fields.bytes, &data) else { return Ok(false) };
+                    owned.push((conn, data));
                     at = next;
                 }
+                let lists: Vec<(u32, &[u8])> = owned.iter().map(|(c, d)| (*c, &d[..])).collect();
+                Ok(check.merged_in_order(&lists))
             }
-            Ok(check.finish())
         })();
+        self.index_check = check;
         let known = walked.unwrap_or(false);
         self.chunks[i].in_order = Some(known);
         known
@@ -612,32 +619,49 @@ fn emit_in_order<E: From<BagError>>(
     wanted: &impl Fn(&u32) -> bool,
     f: &mut impl FnMut(Message<'_>) -> Result<(), E>,
 ) -> Result<(), E> {
-    let mut last: Option<(Time, u32)> = None;
+    // The least key there is: the first message is never older.
+    let mut last = (Time::default(), 0u32);
     let mut records = Records::new(bytes, pos);
     for r in records.by_ref() {
         let Some(m) = message(r?, pos)? else { continue };
         if !wanted(&m.conn) {
             continue;
         }
-        if let Some((time, conn)) = last.filter(|k| *k > (m.time, m.conn)) {
-            let mismatch = BagError::at(
-                pos,
-                format!(
-                    "in the chunk, at byte {} of its data: message record (connection {}, time {}.{:09}) is older than \
-                     the message before it (connection {conn}, time {}.{:09}), although the bag's index lists the \
-                     chunk's messages in time order: the index does not match the chunk; every message of the chunk was \
-                     read, those from this record on in time order among themselves",
-                    m.offset, m.conn, m.time.sec, m.time.nsec, time.sec, time.nsec
-                ),
-            );
-            // This record and the rest of the chunk, sorted as a group of their own.
-            emit_sorted([(pos, records)], Some(m), wanted, f)?;
-            return Err(mismatch.into());
+        if last > (m.time, m.conn) {
+            return out_of_order(pos, records, m, last, wanted, f);
         }
-        last = Some((m.time, m.conn));
+        last = (m.time, m.conn);
         f(m)?;
     }
     Ok(())
+}
+
+/// What [`emit_in_order`] does when message `m` of the chunk at `pos` is older than the one
+/// before it, (time, connection) `last`: `m` and the rest of the chunk (`records`) are sorted
+/// among themselves and handed out, then the mismatch is returned.
+#[cold]
+#[inline(never)]
+fn out_of_order<'b, E: From<BagError>>(
+    pos: u64,
+    records: Records<'b>,
+    m: Message<'b>,
+    last: (Time, u32),
+    wanted: &impl Fn(&u32) -> bool,
+    f: &mut impl FnMut(Message<'_>) -> Result<(), E>,
+) -> Result<(), E> {
+    let (time, conn) = last;
+    let mismatch = BagError::at(
+        pos,
+        format!(
+            "in the chunk, at byte {} of its data: message record (connection {}, time {}.{:09}) is older than the \
+             message before it (connection {conn}, time {}.{:09}), although the bag's index lists the chunk's messages \
+             in time order: the index does not match the chunk; every message of the chunk was read, those from this \
+             record on in time order among themselves",
+            m.offset, m.conn, m.time.sec, m.time.nsec, time.sec, time.nsec
+        ),
+    );
+    emit_sorted([(pos, records)], Some(m), wanted, f)?;
+    Err(mismatch.into())
 }
 
 /// Every message of a group of chunks, by (time, connection, file position). Records before a
@@ -683,6 +707,7 @@ fn emit_sorted<'b, E: From<BagError>>(
 }
 
 /// The message of a chunk record, or `None` for other records (connections, in chunks).
+#[inline(always)]
 fn message(r: record::Record<'_>, pos: u64) -> Result<Option<Message<'_>>, BagError> {
     let ctx = Ctx { offset: pos, op: Some(record::OP_MESSAGE), chunk: Some((pos, r.offset)) };
     match record::message_header(r.header, &ctx)? {
@@ -708,100 +733,153 @@ fn connection(header: &Fields<'_>, data: &[u8], ctx: &Ctx) -> Result<Connection,
     })
 }
 
-/// The check of [`Bag::in_order`] over a chunk's index data records, fed one record at a time.
+/// The check of [`Bag::in_order`] over a chunk's index data records: each record's header
+/// against the chunk info ([`IndexCheck::add`]), then their entries, read in place and merged by
+/// offset ([`IndexCheck::merged_in_order`]). Its buffer is kept from one chunk to the next.
+#[derive(Default)]
 struct IndexCheck {
-    start: Time,
-    end: Time,
+    start: u64,
+    end: u64,
     size: u32,
-    /// The chunk info's message count per connection not seen yet.
-    counts: BTreeMap<u32, u32>,
-    /// Every entry read, (time, offset), one connection after the other.
-    entries: Vec<(Time, u32)>,
-    /// Per connection: its id and where its entries start in `entries`.
-    lists: Vec<(u32, usize)>,
+    /// The chunk info's connections (ascending) with their message counts, and whether an index
+    /// data record of each was seen.
+    counts: Vec<(u32, u32, bool)>,
 }
 
+/// A time as one number of the same order: seconds in the high half.
+#[inline]
+fn time_key(t: Time) -> u64 {
+    (u64::from(t.sec) << 32) | u64::from(t.nsec)
+}
+
+/// Bits of a merge head ([`IndexCheck::merged_in_order`]) that say which connection it is, and
+/// the bits below them that say which of its entries.
+const LIST_BITS: u32 = 3;
+const ENTRY_BITS: u32 = 32 - LIST_BITS;
+/// A merge head of a connection whose entries are all taken (above every real head: offsets are
+/// below the chunk's u32 size).
+const DONE: u64 = u64::MAX;
+
 impl IndexCheck {
-    fn new(info: &ChunkInfo) -> Self {
-        IndexCheck {
-            start: info.start,
-            end: info.end,
-            size: info.size,
-            counts: info.counts.clone(),
-            entries: Vec::new(),
-            lists: Vec::with_capacity(info.counts.len()),
-        }
+    /// Empties the check for the chunk `info`.
+    fn start(&mut self, info: &ChunkInfo) {
+        (self.start, self.end, self.size) = (time_key(info.start), time_key(info.end), info.size);
+        self.counts.clear();
+        self.counts.extend(info.counts.iter().map(|(&conn, &count)| (conn, count, false)));
     }
 
-    /// Takes one index data record (its header and data; `at` its offset, for errors); `false`
-    /// when it does not match the chunk info.
-    fn add(&mut self, header: &[u8], data: &[u8], at: u64) -> Result<bool, BagError> {
-        let f = Fields::parse(header, at)?;
-        let ctx = Ctx { offset: at, op: None, chunk: None };
-        if f.op(&ctx)? != record::OP_INDEX_DATA {
-            return Ok(false);
+    /// Checks one index data record's header and data length against the chunk info; its
+    /// connection, or `None` when it does not match.
+    fn add(&mut self, header: &[u8], data: &[u8]) -> Option<u32> {
+        let (ver, conn, count) = record::index_data_header(header)?;
+        // Each connection of the chunk info once.
+        let c = self.counts.binary_search_by_key(&conn, |c| c.0).ok()?;
+        let (_, want, seen) = &mut self.counts[c];
+        if ver != 1 || *seen || *want != count || data.len() as u64 != u64::from(count) * record::INDEX_ENTRY as u64 {
+            return None;
         }
-        let (ver, conn, count) = (f.u32("ver", &ctx)?, f.u32("conn", &ctx)?, f.u32("count", &ctx)?);
-        if ver != 1
-            // Each connection of the chunk info once (taken out as it is seen).
-            || self.counts.remove(&conn) != Some(count)
-            || data.len() as u64 != u64::from(count) * record::INDEX_ENTRY as u64
-        {
-            return Ok(false);
+        *seen = true;
+        Some(conn)
+    }
+
+    /// Whether the entries of `lists` (connection, index data: `count` x (time, offset)) are
+    /// each inside the chunk (times inside its span, offsets below its size and rising), and,
+    /// merged by offset, never decrease in (time, connection). Each connection's next entry is a
+    /// head, (offset, connection, entry) in one number; the next entry in offset order is the
+    /// least head: for the few connections of a chunk as recorders write them, the least of a
+    /// row held in registers; through a heap for many.
+    fn merged_in_order(&self, lists: &[(u32, &[u8])]) -> bool {
+        if lists.iter().any(|(_, d)| d.len() / record::INDEX_ENTRY >= 1 << ENTRY_BITS) {
+            // More entries than a head can number (and than a u32 chunk holds records): sorting
+            // the chunk is always right.
+            return false;
         }
-        self.lists.push((conn, self.entries.len()));
-        let mut last: Option<u32> = None;
-        for (time, offset) in record::index_entries(data) {
-            if time < self.start || time > self.end || offset >= self.size || last.is_some_and(|l| offset <= l) {
-                return Ok(false);
+        let mut merge = Merge { check: self, lists, last: 0 };
+        match lists.len() {
+            0..=4 => merge.row::<4>(),
+            5..=8 => merge.row::<8>(),
+            _ => merge.heap(),
+        }
+    }
+}
+
+/// The state of [`IndexCheck::merged_in_order`].
+struct Merge<'c> {
+    check: &'c IndexCheck,
+    lists: &'c [(u32, &'c [u8])],
+    /// The (time, connection) of the entry taken last, as one number.
+    last: u128,
+}
+
+impl Merge<'_> {
+    /// The head of entry `e` of list `l` (untagged: (offset, entry)): `Some(DONE)` past its end,
+    /// `None` for an entry outside the chunk or not after the entry before it (`prev`, the
+    /// offset of the head it follows).
+    #[inline(always)]
+    fn head(&self, l: usize, e: usize, prev: Option<u32>) -> Option<u64> {
+        let Some((_, offset)) = record::index_entry(self.lists[l].1, e) else { return Some(DONE) };
+        if offset >= self.check.size || prev.is_some_and(|p| offset <= p) {
+            return None;
+        }
+        Some((u64::from(offset) << 32) | e as u64)
+    }
+
+    /// Takes the entry of `head` (not [`DONE`]): `None` when it is outside the chunk's span or
+    /// less than the one before, else the (untagged) head after it in its list.
+    #[inline(always)]
+    fn take(&mut self, head: u64, l: usize) -> Option<u64> {
+        let e = (head as u32 & ((1 << ENTRY_BITS) - 1)) as usize;
+        let (conn, data) = self.lists[l];
+        let (time, _) = record::index_entry(data, e).expect("the entry of a head");
+        let time = time_key(time);
+        let key = (u128::from(time) << 32) | u128::from(conn);
+        if time < self.check.start || time > self.check.end || key < self.last {
+            return None;
+        }
+        self.last = key;
+        self.head(l, e + 1, Some((head >> 32) as u32))
+    }
+
+    /// The merge for at most `N` (at most 2 ^ [`LIST_BITS`]) connections, each head tagged with
+    /// its connection's place.
+    fn row<const N: usize>(&mut self) -> bool {
+        let tag = |h: u64, l: usize| if h == DONE { DONE } else { h | ((l as u64) << ENTRY_BITS) };
+        let mut row = [DONE; N];
+        for (l, r) in row.iter_mut().enumerate().take(self.lists.len()) {
+            let Some(h) = self.head(l, 0, None) else { return false };
+            *r = tag(h, l);
+        }
+        loop {
+            let least = row.iter().fold(DONE, |a, &b| a.min(b));
+            if least == DONE {
+                return true;
             }
-            last = Some(offset);
-            self.entries.push((time, offset));
+            let l = ((least >> ENTRY_BITS) as u32 & ((1 << LIST_BITS) - 1)) as usize;
+            let Some(next) = self.take(least, l) else { return false };
+            let next = tag(next, l);
+            for r in &mut row {
+                *r = if *r == least { next } else { *r };
+            }
         }
-        Ok(true)
     }
 
-    /// Whether the entries, merged by offset, never decrease in (time, connection). The next
-    /// entry in offset order is the least of each connection's next one: found by looking at each
-    /// for the few connections of a chunk as recorders write them, through a heap for many.
-    fn finish(self) -> bool {
+    /// The merge for any number of connections (the connection's place beside the head, which
+    /// also breaks ties of offsets as the row's tag does).
+    fn heap(&mut self) -> bool {
         use std::cmp::Reverse;
-        /// Up to this many connections, a linear look beats the heap.
-        const LINEAR: usize = 8;
-        let IndexCheck { entries, lists, .. } = self;
-        let ends: Vec<usize> = lists.iter().skip(1).map(|l| l.1).chain([entries.len()]).collect();
-        let mut next: Vec<usize> = lists.iter().map(|l| l.1).collect();
-        let mut last: Option<(Time, u32)> = None;
-        let mut take = |l: usize, i: usize| {
-            let key = (entries[i].0, lists[l].0);
-            let ok = last.is_none_or(|k| k <= key);
-            last = Some(key);
-            ok
-        };
-        if lists.len() <= LINEAR {
-            loop {
-                let mut least: Option<(u32, usize)> = None;
-                for (l, (&i, &end)) in next.iter().zip(&ends).enumerate() {
-                    if i < end && least.is_none_or(|(o, _)| entries[i].1 < o) {
-                        least = Some((entries[i].1, l));
-                    }
-                }
-                let Some((_, l)) = least else { return true };
-                if !take(l, next[l]) {
-                    return false;
-                }
-                next[l] += 1;
+        let mut heap = std::collections::BinaryHeap::with_capacity(self.lists.len());
+        for l in 0..self.lists.len() {
+            match self.head(l, 0, None) {
+                Some(DONE) => {}
+                Some(h) => heap.push(Reverse((h, l))),
+                None => return false,
             }
         }
-        let mut heap: std::collections::BinaryHeap<Reverse<(u32, usize)>> =
-            (0..lists.len()).filter(|&l| next[l] < ends[l]).map(|l| Reverse((entries[next[l]].1, l))).collect();
-        while let Some(Reverse((_, l))) = heap.pop() {
-            if !take(l, next[l]) {
-                return false;
-            }
-            next[l] += 1;
-            if next[l] < ends[l] {
-                heap.push(Reverse((entries[next[l]].1, l)));
+        while let Some(Reverse((least, l))) = heap.pop() {
+            match self.take(least, l) {
+                Some(DONE) => {}
+                Some(next) => heap.push(Reverse((next, l))),
+                None => return false,
             }
         }
         true
@@ -837,4 +915,94 @@ fn read_up_to(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
         }
     }
     Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What [`IndexCheck::merged_in_order`] must say, the plain way: every entry checked, all of
+    /// them sorted by (offset, connection's place), their keys never decreasing.
+    fn reference(check: &IndexCheck, lists: &[(u32, Vec<(Time, u32)>)]) -> bool {
+        let mut all = Vec::new();
+        for (l, (conn, entries)) in lists.iter().enumerate() {
+            let mut prev = None;
+            for &(time, offset) in entries {
+                let t = time_key(time);
+                if t < check.start || t > check.end || offset >= check.size || prev.is_some_and(|p| offset <= p) {
+                    return false;
+                }
+                prev = Some(offset);
+                all.push((offset, l, (time, *conn)));
+            }
+        }
+        all.sort();
+        all.windows(2).all(|w| w[0].2 <= w[1].2)
+    }
+
+    #[test]
+    fn the_index_merge_agrees_with_sorting_for_any_number_of_connections() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut rand = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let (mut agreed, mut in_order) = (0, 0);
+        for case in 0..3000 {
+            let conns = 1 + rand(12) as usize;
+            let size = 4000;
+            let check = IndexCheck {
+                start: time_key(Time { sec: 10, nsec: 0 }),
+                end: time_key(Time { sec: 20, nsec: 0 }),
+                size,
+                counts: Vec::new(),
+            };
+            // Records of the chunk: each a connection, a rising offset and a time that mostly rises.
+            let mut lists: Vec<(u32, Vec<(Time, u32)>)> = (0..conns).map(|c| (c as u32 * 3 + 1, Vec::new())).collect();
+            let (mut offset, mut sec) = (0u32, 10u32);
+            for _ in 0..rand(40) {
+                offset += 1 + rand(190) as u32;
+                if rand(8) == 0 {
+                    sec += 1;
+                }
+                let mut time = Time { sec, nsec: 0 };
+                match rand(if case % 3 == 0 { 40 } else { 400 }) {
+                    0 => time.sec -= 1,
+                    1 => time.sec = 25,
+                    2 => offset = size + 1,
+                    _ => {}
+                }
+                let l = rand(conns as u64) as usize;
+                lists[l].1.push((time, offset));
+            }
+            if case % 50 == 0 && conns > 1 {
+                // An entry out of its connection's offset order.
+                if let Some(e) = lists[0].1.first_mut() {
+                    e.1 = 3999;
+                }
+            }
+            let bytes: Vec<(u32, Vec<u8>)> = lists
+                .iter()
+                .map(|(c, es)| {
+                    let mut b = Vec::new();
+                    for (t, o) in es {
+                        b.extend_from_slice(&t.sec.to_le_bytes());
+                        b.extend_from_slice(&t.nsec.to_le_bytes());
+                        b.extend_from_slice(&o.to_le_bytes());
+                    }
+                    (*c, b)
+                })
+                .collect();
+            let slices: Vec<(u32, &[u8])> = bytes.iter().map(|(c, b)| (*c, &b[..])).collect();
+            let want = reference(&check, &lists);
+            assert_eq!(check.merged_in_order(&slices), want, "case {case}: {lists:?}");
+            let mut merge = Merge { check: &check, lists: &slices, last: 0 };
+            assert_eq!(merge.heap(), want, "case {case}, through the heap");
+            agreed += 1;
+            in_order += usize::from(want);
+        }
+        assert!(in_order > 300 && agreed - in_order > 300, "both verdicts are tried ({in_order} of {agreed} in order)");
+    }
 }

@@ -142,50 +142,76 @@ impl<'a> Records<'a> {
     }
 }
 
+impl<'a> Records<'a> {
+    /// The error of the record at `self.pos`, which does not fit (the slow path of [`Records::next`]);
+    /// ends the walk.
+    #[cold]
+    #[inline(never)]
+    fn fault(&mut self) -> BagError {
+        let start = self.pos;
+        let ctx = Ctx { offset: self.chunk_pos, op: None, chunk: Some((self.chunk_pos, start)) };
+        let mut at = start;
+        let mut part = |what: &str| -> Result<(), BagError> {
+            let len = self.buf.get(at..at + 4).map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")));
+            let len = len
+                .ok_or_else(|| ctx.err(format!("{what} length: expected 4 bytes, found {}", self.buf.len() - at)))?
+                as usize;
+            if self.buf.get(at + 4..at + 4 + len).is_none() {
+                return Err(ctx.err(format!(
+                    "{what} of {len} bytes runs past the end of the chunk ({} bytes left)",
+                    self.buf.len() - at - 4
+                )));
+            }
+            at += 4 + len;
+            Ok(())
+        };
+        let e = part("record header")
+            .and_then(|()| part("record data"))
+            .err()
+            .unwrap_or_else(|| ctx.err("the record does not fit the chunk"));
+        self.pos = self.buf.len();
+        e
+    }
+}
+
+/// The header, data and end of the record at `at` of `buf`, when it fits.
+#[inline(always)]
+fn split_record(buf: &[u8], at: usize) -> Option<(&[u8], &[u8], usize)> {
+    let len = |at: usize| -> Option<usize> {
+        let b: [u8; 4] = buf.get(at..at.checked_add(4)?)?.try_into().ok()?;
+        Some(u32::from_le_bytes(b) as usize)
+    };
+    let h0 = at.checked_add(4)?;
+    let h1 = h0.checked_add(len(at)?)?;
+    let header = buf.get(h0..h1)?;
+    let d0 = h1.checked_add(4)?;
+    let d1 = d0.checked_add(len(h1)?)?;
+    let data = buf.get(d0..d1)?;
+    Some((header, data, d1))
+}
+
 impl<'a> Iterator for Records<'a> {
     type Item = Result<Record<'a>, BagError>;
 
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
         if self.pos >= self.buf.len() {
             return None;
         }
-        let start = self.pos;
-        let ctx = Ctx { offset: self.chunk_pos, op: None, chunk: Some((self.chunk_pos, start)) };
-        let r = (|| {
-            let mut at = start;
-            let mut part = |what: &str| -> Result<&'a [u8], BagError> {
-                let len = self.buf.get(at..at + 4).map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")));
-                let len = len
-                    .ok_or_else(|| ctx.err(format!("{what} length: expected 4 bytes, found {}", self.buf.len() - at)))?
-                    as usize;
-                let body = self.buf.get(at + 4..at + 4 + len).ok_or_else(|| {
-                    ctx.err(format!(
-                        "{what} of {len} bytes runs past the end of the chunk ({} bytes left)",
-                        self.buf.len() - at - 4
-                    ))
-                })?;
-                at += 4 + len;
-                Ok(body)
-            };
-            let header = part("record header")?;
-            let data = part("record data")?;
-            Ok((Record { offset: start, header, data }, at))
-        })();
-        match r {
-            Ok((rec, next)) => {
+        match split_record(self.buf, self.pos) {
+            Some((header, data, next)) => {
+                let rec = Record { offset: self.pos, header, data };
                 self.pos = next;
                 Some(Ok(rec))
             }
-            Err(e) => {
-                self.pos = self.buf.len();
-                Some(Err(e))
-            }
+            None => Some(Err(self.fault())),
         }
     }
 }
 
 /// The `conn` and `time` of a message data record, read straight from its header without
 /// building the field list (the hot path of every dump); `None` for a record of another op.
+#[inline(always)]
 pub fn message_header(h: &[u8], ctx: &Ctx) -> Result<Option<(u32, Time)>, BagError> {
     let (mut op, mut conn, mut time) = (None, None, None);
     let mut rest = h;
@@ -203,27 +229,63 @@ pub fn message_header(h: &[u8], ctx: &Ctx) -> Result<Option<(u32, Time)>, BagErr
     match (op, conn, time) {
         (Some(OP_MESSAGE), Some(c), Some(t)) if rest.is_empty() => Ok(Some((c, t))),
         (Some(op), _, _) if op != OP_MESSAGE && rest.is_empty() => Ok(None),
-        _ => {
-            // Fall back to the full parse for a precise message.
-            let f = Fields::parse(h, ctx.offset)?;
-            let ctx = Ctx { op: Some(f.op(ctx)?), ..*ctx };
-            if ctx.op != Some(OP_MESSAGE) {
-                return Ok(None);
-            }
-            Ok(Some((f.u32("conn", &ctx)?, f.time("time", &ctx)?)))
-        }
+        _ => message_header_slow(h, ctx),
     }
+}
+
+/// [`message_header`] by the full parse, for a precise message (or a header whose fields repeat).
+#[cold]
+#[inline(never)]
+fn message_header_slow(h: &[u8], ctx: &Ctx) -> Result<Option<(u32, Time)>, BagError> {
+    let f = Fields::parse(h, ctx.offset)?;
+    let ctx = Ctx { op: Some(f.op(ctx)?), ..*ctx };
+    if ctx.op != Some(OP_MESSAGE) {
+        return Ok(None);
+    }
+    Ok(Some((f.u32("conn", &ctx)?, f.time("time", &ctx)?)))
 }
 
 /// The size of one entry of an index data record's data: `time` (8 bytes), `offset: u32`.
 pub const INDEX_ENTRY: usize = 12;
 
-/// The entries of an index data record (version 1): the record time and the offset of each
-/// message record of one connection inside the uncompressed chunk. A trailing partial entry is
-/// not returned (the caller checks the length against `count`).
-pub fn index_entries(data: &[u8]) -> impl Iterator<Item = (Time, u32)> + '_ {
-    data.chunks_exact(INDEX_ENTRY).map(|e| {
-        let (t, off) = e.split_at(8);
-        (Time::from_bytes(t).expect("8 bytes"), u32::from_le_bytes(off.try_into().expect("4 bytes")))
-    })
+/// Entry `e` of an index data record's data (version 1): the record time and the offset of a
+/// message record of one connection inside the uncompressed chunk; `None` past the last whole
+/// entry (the caller checks the length against `count`).
+#[inline(always)]
+pub fn index_entry(data: &[u8], e: usize) -> Option<(Time, u32)> {
+    let entry = data.get(e.checked_mul(INDEX_ENTRY)?..)?.get(..INDEX_ENTRY)?;
+    let (t, off) = entry.split_at(8);
+    Some((Time::from_bytes(t)?, u32::from_le_bytes(off.try_into().ok()?)))
+}
+
+/// The `ver`, `conn` and `count` of an index data record's header, read straight from it
+/// without building the field list: `None` unless the header splits into fields as
+/// [`Fields::parse`] splits it, its `op` is [`OP_INDEX_DATA`] and the three are 4 bytes each
+/// (the first of a repeated field counts, as for [`Fields::get`]).
+pub fn index_data_header(h: &[u8]) -> Option<(u32, u32, u32)> {
+    let (mut op, mut ver, mut conn, mut count) = (None, None, None, None);
+    let mut rest = h;
+    while let Some((len, tail)) = rest.split_first_chunk::<4>() {
+        let len = u32::from_le_bytes(*len) as usize;
+        let field = tail.get(..len)?;
+        let eq = field.iter().position(|b| *b == b'=')?;
+        let (name, value) = (&field[..eq], &field[eq + 1..]);
+        let slot = match name {
+            b"op" => &mut op,
+            b"ver" => &mut ver,
+            b"conn" => &mut conn,
+            b"count" => &mut count,
+            _ => {
+                rest = &tail[len..];
+                continue;
+            }
+        };
+        slot.get_or_insert(value);
+        rest = &tail[len..];
+    }
+    if !rest.is_empty() || op? != [OP_INDEX_DATA] {
+        return None;
+    }
+    let u32_of = |v: Option<&[u8]>| v?.try_into().ok().map(u32::from_le_bytes);
+    Some((u32_of(ver)?, u32_of(conn)?, u32_of(count)?))
 }
