@@ -11,7 +11,7 @@
 mod support;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 use logspec_codegen::backend::golden::{vectors, GoldenBackend};
 use logspec_codegen::backend::python::{module, PythonBackend};

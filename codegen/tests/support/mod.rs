@@ -50,6 +50,8 @@ pub fn snapshot_help(name: &str, what: &str) -> String {
 
 /// `insta::assert_snapshot!(name, text)` (expanded in the calling test, so that the snapshot
 /// keeps its file name) that, when the snapshot differs, says what it is and how to accept it.
+/// (Not every test target that includes this module takes snapshots.)
+#[allow(unused_macros)]
 macro_rules! snapshot {
     ($name:expr, $what:expr, $text:expr) => {{
         let name: String = $name.into();
@@ -59,4 +61,5 @@ macro_rules! snapshot {
         }
     }};
 }
+#[allow(unused_imports)]
 pub(crate) use snapshot;
