@@ -9,7 +9,8 @@
 //! - decoding every message into typed values with the key table: owned (`Reader::next_event`),
 //!   borrowed (`Reader::next_event_ref`: every array element and string still produced and
 //!   passed to `black_box`; and the same through the lending `Reader::for_each_event_ref`, with
-//!   the closure called as a function and with it inlined as the call's docs advise), and
+//!   the closure called as a function and with it inlined as the call's docs advise, and inlined
+//!   with the bytes decoded in place, `Reader::from_slice`, instead of copied in through `Read`), and
 //!   whole cycles (`Reader::next_cycle`), as MB/s, x memcpy, values/s
 //!   and allocations per value;
 //! - whole-process `logspec info` on a file, with its peak RSS for two file sizes (memory must not
@@ -31,6 +32,7 @@ use std::time::Duration;
 
 use common::{allocations, arg_mb, mbps, memcpy_time, time, whole_process};
 use logspec::formats::rlog::{Event, EventRef, R1ValueRef, R2ValueRef, Reader, Revision, ValueRef, Writer};
+use logspec::runtime::Input;
 
 #[global_allocator]
 static GLOBAL: common::Counting = common::Counting;
@@ -129,7 +131,18 @@ fn for_each_ref(buf: &[u8]) -> u64 {
 /// match on the value's variant folds away where the path already knows it. A consumer that is
 /// called as a function instead ([`for_each_ref`]) receives every value through memory.
 fn for_each_ref_inlined(buf: &[u8]) -> u64 {
-    let mut r = Reader::new(buf).unwrap();
+    each_inlined(Reader::new(buf).unwrap())
+}
+
+/// [`for_each_ref_inlined`] with the bytes decoded in place (`Reader::from_slice`), not copied
+/// into the reader's buffer through `Read` first.
+fn for_each_ref_inlined_in_place(buf: &[u8]) -> u64 {
+    each_inlined(Reader::from_slice(buf).unwrap())
+}
+
+/// The loop of [`for_each_ref_inlined`], over either input.
+#[inline(always)]
+fn each_inlined<R: std::io::Read, I: Input>(mut r: Reader<R, I>) -> u64 {
     let mut n = 0u64;
     r.for_each_event_ref(
         #[inline(always)]
@@ -317,6 +330,7 @@ fn main() {
     assert_eq!(decode_events_ref(&buf), values);
     assert_eq!(for_each_ref(&buf), values);
     assert_eq!(for_each_ref_inlined(&buf), values);
+    assert_eq!(for_each_ref_inlined_in_place(&buf), values);
     println!("input: {} bytes, {} values ({:.1} B/value)", buf.len(), values, buf.len() as f64 / values as f64);
 
     if cpu {
@@ -327,6 +341,7 @@ fn main() {
     let events_ref = timed(cpu, runs, || decode_events_ref(&buf));
     let each_ref = timed(cpu, runs, || for_each_ref(&buf));
     let each_inl = timed(cpu, runs, || for_each_ref_inlined(&buf));
+    let each_place = timed(cpu, runs, || for_each_ref_inlined_in_place(&buf));
     let cycles = timed(cpu, runs, || decode_cycles(&buf));
     let a0 = allocations();
     decode_events(&buf);
@@ -340,6 +355,9 @@ fn main() {
     let a0 = allocations();
     for_each_ref_inlined(&buf);
     let allocs_inl = allocations() - a0;
+    let a0 = allocations();
+    for_each_ref_inlined_in_place(&buf);
+    let allocs_place = allocations() - a0;
 
     let m = mbps(buf.len(), memcpy);
     // AdvantageScope's figure, scaled to this machine by the memcpy ratio.
@@ -378,6 +396,14 @@ fn main() {
         values as f64 / each_inl.as_secs_f64() / 1e6,
         allocs_inl as f64 / values as f64
     );
+    let e = mbps(buf.len(), each_place);
+    println!(
+        "decode, for_each_event_ref, inlined, in place (from_slice) {e:>5.0} MB/s   {:.3}x memcpy   {:.1}x AdvantageScope   {:.1} M values/s   {:.3} allocations/value",
+        e / m,
+        e / advantagescope,
+        values as f64 / each_place.as_secs_f64() / 1e6,
+        allocs_place as f64 / values as f64
+    );
     let c = mbps(buf.len(), cycles);
     println!(
         "decode, next_cycle               {c:>7.0} MB/s   {:.3}x memcpy   {:.1}x AdvantageScope",
@@ -404,10 +430,12 @@ fn main() {
     let values2 = decode_events_ref(&buf2);
     assert_eq!(for_each_ref(&buf2), values2);
     assert_eq!(for_each_ref_inlined(&buf2), values2);
+    assert_eq!(for_each_ref_inlined_in_place(&buf2), values2);
     let memcpy2 = memcpy_timed(cpu, &buf2, runs);
     let ref2 = timed(cpu, runs, || decode_events_ref(&buf2));
     let each2 = timed(cpu, runs, || for_each_ref(&buf2));
     let inl2 = timed(cpu, runs, || for_each_ref_inlined(&buf2));
+    let place2 = timed(cpu, runs, || for_each_ref_inlined_in_place(&buf2));
     let a0 = allocations();
     decode_events_ref(&buf2);
     let allocs2 = allocations() - a0;
@@ -417,6 +445,9 @@ fn main() {
     let a0 = allocations();
     for_each_ref_inlined(&buf2);
     let allocs_inl2 = allocations() - a0;
+    let a0 = allocations();
+    for_each_ref_inlined_in_place(&buf2);
+    let allocs_place2 = allocations() - a0;
     let m2 = mbps(buf2.len(), memcpy2);
     let e = mbps(buf2.len(), ref2);
     println!("R2 input: {} bytes, {} values ({:.1} B/value)", buf2.len(), values2, buf2.len() as f64 / values2 as f64);
@@ -440,5 +471,12 @@ fn main() {
         e / m2,
         values2 as f64 / inl2.as_secs_f64() / 1e6,
         allocs_inl2 as f64 / values2 as f64
+    );
+    let e = mbps(buf2.len(), place2);
+    println!(
+        "R2 decode, for_each_event_ref, inlined, in place (from_slice) {e:>5.0} MB/s   {:.3}x memcpy   {:.1} M values/s   {:.3} allocations/value",
+        e / m2,
+        values2 as f64 / place2.as_secs_f64() / 1e6,
+        allocs_place2 as f64 / values2 as f64
     );
 }

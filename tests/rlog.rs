@@ -542,10 +542,27 @@ fn the_r1_fast_path_agrees_with_the_generated_decoder_on_good_cut_and_corrupted_
 /// `try_for_each_event_ref`, stopped by its closure after every `n`th event (`each = Some(n)`)
 /// and then resumed, alternating with `next_event_ref` for one event; recoverable errors are
 /// recorded and reading goes on, as `logspec dump` does.
+/// `step == 0` reads the bytes in place (`Reader::from_slice`) instead of through `Read`.
 fn events_as_text(bytes: &[u8], step: usize, each: Option<usize>) -> Vec<String> {
+    if step == 0 {
+        return match Reader::from_slice(bytes) {
+            Ok(r) => reader_events_as_text(r, each),
+            Err(_) => Vec::new(),
+        };
+    }
+    match Reader::new(Trickle { bytes, step }) {
+        Ok(r) => reader_events_as_text(r, each),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// [`events_as_text`] of a reader.
+fn reader_events_as_text<R: std::io::Read, I: logspec::runtime::Input>(
+    mut r: Reader<R, I>,
+    each: Option<usize>,
+) -> Vec<String> {
     use std::ops::ControlFlow;
     let mut out = Vec::new();
-    let Ok(mut r) = Reader::new(Trickle { bytes, step }) else { return out };
     let error = |out: &mut Vec<String>, e: &logspec::formats::rlog::RlogError| {
         out.push(format!("error at {} (key {:?}): {:?}", e.offset, e.key, e.kind));
         e.is_recoverable()
@@ -626,12 +643,15 @@ fn for_each_event_ref_yields_what_next_event_does_on_good_cut_and_corrupted_file
     let (mut errors, mut recovered) = (0, 0);
     for (i, bytes) in inputs.iter().enumerate() {
         let want = events_as_text(bytes, usize::MAX, None);
-        for (step, each) in [(usize::MAX, usize::MAX), (7, usize::MAX), (usize::MAX, 3), (5, 1)] {
+        // Step 0: in place, from the slice (`Reader::from_slice`).
+        for (step, each) in
+            [(usize::MAX, usize::MAX), (7, usize::MAX), (usize::MAX, 3), (5, 1), (0, usize::MAX), (0, 2)]
+        {
             let got = events_as_text(bytes, step, Some(each));
             let same = got.iter().zip(&want).take_while(|(a, b)| a == b).count();
             assert!(
                 got == want,
-                "input {i}, {step} bytes per read, stopping every {each} events: first difference at event {same}: \
+                "input {i}, {step} bytes per read (0: in place), stopping every {each} events: first difference at event {same}: \
                  {:?} against next_event's {:?}",
                 got.get(same),
                 want.get(same)

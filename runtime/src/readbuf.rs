@@ -1,5 +1,6 @@
 //! The input buffer of every streaming reader: bytes read ahead from a [`Read`], in constant
-//! memory.
+//! memory ([`ReadBuf`]), or input already in memory, decoded in place ([`SliceBuf`]); a reader
+//! that takes either is generic over [`Input`].
 
 use std::io::{self, Read};
 use std::vec;
@@ -90,5 +91,142 @@ impl<R: Read> ReadBuf<R> {
         self.start += n;
         self.offset += n as u64;
         &self.buf[s..s + n]
+    }
+}
+
+/// What a reader decodes from: the bytes available, consumed from the front, with more made
+/// available on demand. [`ReadBuf`] reads them ahead from a [`Read`] into one reusable buffer;
+/// [`SliceBuf`] lends a slice in memory whole, so that a reader decodes it in place and copies
+/// nothing. A reader's loop is written once, over `Input`, and serves both.
+///
+/// Sealed: these two are all there are, so a reader may rely on what they promise: the bytes
+/// [`bytes`](Input::bytes) returns stay where they are until the next `fill` or `take`.
+pub trait Input: sealed::Sealed {
+    /// The bytes available and not yet consumed.
+    fn bytes(&self) -> &[u8];
+    /// How many bytes are available (`bytes().len()`).
+    fn available(&self) -> usize;
+    /// Absolute offset of the first byte of [`bytes`](Input::bytes).
+    fn position(&self) -> u64;
+    /// Whether the input has ended: [`bytes`](Input::bytes) is all there is.
+    fn is_eof(&self) -> bool;
+    /// Makes at least `min` bytes available unless the input ends first.
+    fn fill(&mut self, min: usize) -> io::Result<()>;
+    /// Consumes the first `n` available bytes (at most all of them) and returns them.
+    fn take(&mut self, n: usize) -> &[u8];
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl<R: std::io::Read> Sealed for super::ReadBuf<R> {}
+    impl Sealed for super::SliceBuf<'_> {}
+}
+
+impl<R: Read> Input for ReadBuf<R> {
+    #[inline(always)]
+    fn bytes(&self) -> &[u8] {
+        ReadBuf::bytes(self)
+    }
+    #[inline(always)]
+    fn available(&self) -> usize {
+        ReadBuf::available(self)
+    }
+    #[inline(always)]
+    fn position(&self) -> u64 {
+        ReadBuf::position(self)
+    }
+    #[inline(always)]
+    fn is_eof(&self) -> bool {
+        ReadBuf::is_eof(self)
+    }
+    #[inline(always)]
+    fn fill(&mut self, min: usize) -> io::Result<()> {
+        ReadBuf::fill(self, min)
+    }
+    #[inline(always)]
+    fn take(&mut self, n: usize) -> &[u8] {
+        ReadBuf::take(self, n)
+    }
+}
+
+/// Input already in memory (a file read whole, or mapped), lent whole: every byte is available
+/// from the start and the input has ended, so [`fill`](Input::fill) never reads and nothing is
+/// copied.
+#[derive(Clone, Debug)]
+pub struct SliceBuf<'a> {
+    /// The bytes not yet consumed.
+    rest: &'a [u8],
+    /// Absolute offset of `rest[0]`.
+    offset: u64,
+}
+
+impl<'a> SliceBuf<'a> {
+    pub fn new(bytes: &'a [u8]) -> Self {
+        SliceBuf { rest: bytes, offset: 0 }
+    }
+}
+
+impl Input for SliceBuf<'_> {
+    #[inline(always)]
+    fn bytes(&self) -> &[u8] {
+        self.rest
+    }
+    #[inline(always)]
+    fn available(&self) -> usize {
+        self.rest.len()
+    }
+    #[inline(always)]
+    fn position(&self) -> u64 {
+        self.offset
+    }
+    #[inline(always)]
+    fn is_eof(&self) -> bool {
+        true
+    }
+    #[inline(always)]
+    fn fill(&mut self, _min: usize) -> io::Result<()> {
+        Ok(())
+    }
+    #[inline(always)]
+    fn take(&mut self, n: usize) -> &[u8] {
+        let (taken, rest) = self.rest.split_at(n.min(self.rest.len()));
+        self.rest = rest;
+        self.offset += taken.len() as u64;
+        taken
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A slice lent whole and the same bytes read through a reader that hands out 3 bytes at a
+    /// time give the same bytes, offsets and end, whatever is taken and asked for.
+    #[test]
+    fn slice_and_read_buffers_agree() {
+        struct Trickle<'a>(&'a [u8]);
+        impl Read for Trickle<'_> {
+            fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+                let n = out.len().min(self.0.len()).min(3);
+                out[..n].copy_from_slice(&self.0[..n]);
+                self.0 = &self.0[n..];
+                Ok(n)
+            }
+        }
+        let data: Vec<u8> = (0..=255u8).cycle().take(1000).collect();
+        let mut lent = SliceBuf::new(&data);
+        let mut read = ReadBuf::new(Trickle(&data));
+        for (want, take) in [(1, 0), (10, 4), (7, 7), (500, 300), (2000, 100), (0, 2000)] {
+            read.fill(want).unwrap();
+            lent.fill(want).unwrap();
+            let n = want.min(lent.available());
+            assert_eq!(&Input::bytes(&read)[..n], &lent.bytes()[..n]);
+            assert_eq!(Input::position(&read), lent.position());
+            assert_eq!(Input::take(&mut read, take), lent.take(take));
+        }
+        read.fill(1).unwrap();
+        assert!(lent.is_eof() && Input::is_eof(&read));
+        assert_eq!((Input::available(&read), lent.available()), (0, 0));
+        assert_eq!((Input::position(&read), lent.position()), (1000, 1000));
     }
 }

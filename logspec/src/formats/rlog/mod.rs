@@ -5,7 +5,8 @@
 //! cannot say: the key table that carries key names and R2 declared types from a key's definition
 //! to its values, the revision byte, and cycles.
 //!
-//! - [`Reader`] reads messages or whole [`Cycle`]s from any `Read`, in constant memory; its
+//! - [`Reader`] reads messages or whole [`Cycle`]s from any `Read`, in constant memory, or
+//!   ([`Reader::from_slice`], a [`SliceReader`]) from bytes already in memory, in place; its
 //!   [`Reader::next_event_ref`] lends each message instead ([`EventRef`], values as the generated
 //!   views [`R1ValueRef`] and [`R2ValueRef`] borrowed from the input), and
 //!   [`Reader::for_each_event_ref`] / [`Reader::try_for_each_event_ref`] hand every message to a
@@ -31,7 +32,8 @@ use std::fmt;
 
 pub use generated::*;
 pub use reader::{
-    Cycle, Event, EventRef, Key, Reader, ReaderOptions, RlogError, RlogErrorDetail, RlogErrorKind, ValueRef,
+    Cycle, Event, EventRef, Key, Reader, ReaderOptions, RlogError, RlogErrorDetail, RlogErrorKind, SliceReader,
+    ValueRef,
 };
 pub use writer::{Encoder, RlogWriteError, Writer, MAX_LEN};
 

@@ -3,9 +3,10 @@
 use std::convert::Infallible;
 use std::fmt;
 use std::io::{self, Read};
+use std::marker::PhantomData;
 use std::ops::ControlFlow;
 
-use logspec_runtime::{Cursor, DecodeError, DecodeErrorKind, Endian, ReadBuf, View};
+use logspec_runtime::{Cursor, DecodeError, DecodeErrorKind, Endian, Input, ReadBuf, SliceBuf, View};
 
 use super::{R1BodyRef, R1MessageRef, R1ValueRef, R2BodyRef, R2MessageRef, R2Value, R2ValueRef, Revision, Value};
 
@@ -202,9 +203,12 @@ impl std::error::Error for RlogError {
 }
 
 /// Reads an RLOG file or stream from any [`Read`], in constant memory (one buffer, grown only to
-/// the largest message actually present).
-pub struct Reader<R> {
-    buf: ReadBuf<R>,
+/// the largest message actually present), or, made by [`Reader::from_slice`], from bytes already
+/// in memory, decoded in place. `I` is where the bytes come from (the runtime's [`Input`]: a
+/// [`ReadBuf`] over `R`, or a [`SliceBuf`]); one loop reads both.
+pub struct Reader<R, I = ReadBuf<R>> {
+    buf: I,
+    _input: PhantomData<R>,
     /// Bytes at the front of `buf.bytes()` already decoded and not yet consumed from `buf`: R1
     /// messages are decoded one after the other from the bytes already read, and given back to
     /// the buffer only when it must read more.
@@ -223,6 +227,23 @@ pub struct Reader<R> {
     cycle_len: usize,
 }
 
+/// A reader of RLOG bytes in memory, decoded in place ([`Reader::from_slice`]).
+pub type SliceReader<'a> = Reader<&'a [u8], SliceBuf<'a>>;
+
+impl<'a> SliceReader<'a> {
+    /// A reader of an RLOG file or stream already in memory (read whole, or mapped): as
+    /// [`Reader::new`] over the slice, but the messages are decoded in place from `bytes`, which
+    /// is never copied into a read buffer, so the views it lends point into `bytes` itself.
+    pub fn from_slice(bytes: &'a [u8]) -> Result<Self, RlogError> {
+        Self::from_slice_with_options(bytes, ReaderOptions::default())
+    }
+
+    /// [`Reader::from_slice`] with options, as [`Reader::with_options`].
+    pub fn from_slice_with_options(bytes: &'a [u8], options: ReaderOptions) -> Result<Self, RlogError> {
+        Self::over(SliceBuf::new(bytes), options)
+    }
+}
+
 impl<R: Read> Reader<R> {
     /// Reads the revision byte. A file without one is an error that says so; see
     /// [`ReaderOptions::assume_revision`].
@@ -231,8 +252,17 @@ impl<R: Read> Reader<R> {
     }
 
     pub fn with_options(inner: R, options: ReaderOptions) -> Result<Self, RlogError> {
+        Self::over(ReadBuf::new(inner), options)
+    }
+}
+
+impl<R, I: Input> Reader<R, I> {
+    /// A reader over `buf` (read from a `Read`, or lent, [`Reader::from_slice`]): reads the
+    /// revision byte.
+    fn over(buf: I, options: ReaderOptions) -> Result<Self, RlogError> {
         let mut r = Reader {
-            buf: ReadBuf::new(inner),
+            buf,
+            _input: PhantomData,
             pos: 0,
             done: false,
             revision: Revision::R1,
@@ -478,9 +508,10 @@ impl<R: Read> Reader<R> {
     #[inline(always)]
     fn unread<'b>(&self) -> &'b [u8] {
         let bytes: &[u8] = &self.buf.bytes()[self.pos..];
-        // SAFETY: the slice points into `self.buf`'s storage, which only `ReadBuf::fill` and
-        // `ReadBuf::take` change. `next_event_ref` uses the slice (and views of it) only until it
-        // calls `refill` (on the path where decoding failed, after which it takes a new slice),
+        // SAFETY: the slice points into `self.buf`'s storage (a `ReadBuf`'s buffer, or the slice
+        // a `SliceBuf` lends, which never changes), which only `Input::fill` and `Input::take`
+        // change (`Input` is sealed: the runtime's two inputs are all there are).
+        // `next_event_ref` uses the slice (and views of it) only until it calls `refill` (on the path where decoding failed, after which it takes a new slice),
         // or returns views of it in an `EventRef` that borrows `self` mutably, so `self.buf`
         // cannot change while they live.
         unsafe { &*(bytes as *const [u8]) }
