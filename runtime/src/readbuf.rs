@@ -21,7 +21,14 @@ pub struct ReadBuf<R> {
 
 impl<R: Read> ReadBuf<R> {
     pub fn new(inner: R) -> Self {
-        ReadBuf { inner, buf: vec![0; CHUNK], start: 0, end: 0, offset: 0, eof: false }
+        ReadBuf::starting_at(inner, 0)
+    }
+
+    /// A buffer over input whose first byte is at absolute offset `offset` of a larger whole
+    /// (a reader that starts in the middle of a file), so that [`position`](Self::position)
+    /// and the offsets of errors are the whole's.
+    pub fn starting_at(inner: R, offset: u64) -> Self {
+        ReadBuf { inner, buf: vec![0; CHUNK], start: 0, end: 0, offset, eof: false }
     }
 
     /// The bytes read and not yet consumed.

@@ -21,9 +21,11 @@ mod joined;
 mod parts;
 pub mod passes;
 mod rlog;
+mod split;
 
 pub use fixed::{read_usvlog, FixedRead};
 pub use parts::read_in_parts;
+pub use split::{read_rlog_split, Cut};
 
 /// Rows buffered per table before they become a batch.
 pub const BATCH_ROWS: usize = 8192;
@@ -467,6 +469,19 @@ impl Sink for Tables {
             self.full(i)?;
         }
         Ok(())
+    }
+
+    fn rlog_run(
+        &mut self,
+        id: usize,
+        times: &[i64],
+        run: super::source::rlog_split::Run<'_>,
+    ) -> Result<bool, CliError> {
+        let i = self.by_channel[id];
+        if self.skip[id] || self.share.counting {
+            return Ok(false);
+        }
+        Ok(self.tables[i].direct.as_mut().is_some_and(|d| d.extend(times, run)))
     }
 
     fn rlog(&mut self, id: usize, t_ns: u64, value: &logspec::formats::rlog::ValueRef<'_>) -> Result<bool, CliError> {

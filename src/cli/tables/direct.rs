@@ -19,6 +19,7 @@ use logspec::formats::rlog::{self, R1ValueRef, R2ValueRef, ValueRef};
 use logspec::value::Value;
 
 use super::super::columns::Col;
+use super::super::source::rlog_split::Run;
 use super::super::source::Channel;
 
 /// The rows of one table so far.
@@ -102,6 +103,25 @@ impl Direct {
             self.generic(Some(&rlog::to_value(&value.to_value())));
         }
         self.end_row(t_ns);
+    }
+
+    /// Appends a run of values of one type with their times (`log_time`, each at most
+    /// `i64::MAX`), as [`Direct::rlog`] of each in turn would; false (nothing appended) when the
+    /// column is of another type.
+    pub fn extend(&mut self, times: &[i64], run: Run<'_>) -> bool {
+        match (&mut self.values, run) {
+            (Values::Bool(b), Run::Bool(x)) => b.append_slice(x),
+            (Values::I64(v), Run::I64(x)) => v.extend_from_slice(x),
+            (Values::F64(v), Run::F64(x)) => v.extend_from_slice(x),
+            _ => return false,
+        }
+        self.nulls.append_n_non_nulls(times.len());
+        self.time.extend_from_slice(times);
+        if let Some(e) = &mut self.elapsed {
+            let origin = self.origin_ns;
+            e.extend(times.iter().map(|t| i64::try_from((*t as u64).saturating_sub(origin)).unwrap_or(i64::MAX)));
+        }
+        true
     }
 
     /// Appends a row from a decoded `{"value": ..}` (the member found by name, as
