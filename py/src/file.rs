@@ -189,7 +189,7 @@ impl NativeLog {
                         _ => None,
                     };
                     match halves {
-                        Some(read) => read,
+                        Some(read) => (read.tables, read.outcome),
                         None => tables::read_in_parts(&open, path, &shown, self.assume_r1, &select, utc, parts)?,
                     }
                 }

@@ -43,12 +43,19 @@ pub struct Split<'a> {
     pub cut: u64,
     /// B's result; called once, with whether it is still wanted (`false` asks B to stop).
     half: Option<Box<dyn FnOnce(bool) -> Option<Half<'a>> + 'a>>,
+    /// Set when B was joined.
+    joined: &'a std::cell::Cell<bool>,
 }
 
 impl<'a> Split<'a> {
-    /// Part B starting at `cut`; `half(wanted)` waits for its [`Half`] (`None`: B failed).
-    pub fn new(cut: u64, half: impl FnOnce(bool) -> Option<Half<'a>> + 'a) -> Split<'a> {
-        Split { cut, half: Some(Box::new(half)) }
+    /// Part B starting at `cut`; `half(wanted)` waits for its [`Half`] (`None`: B failed);
+    /// `joined` is set if B is joined.
+    pub fn new(
+        cut: u64,
+        half: impl FnOnce(bool) -> Option<Half<'a>> + 'a,
+        joined: &'a std::cell::Cell<bool>,
+    ) -> Split<'a> {
+        Split { cut, half: Some(Box::new(half)), joined }
     }
 
     fn take(&mut self, wanted: bool) -> Option<Half<'a>> {
@@ -72,6 +79,7 @@ impl<'a> Split<'a> {
         let Some(half) = self.take(true) else { return Ok(false) };
         let Some(names) = half.names(r) else { return Ok(false) };
         half.apply(&names, keys, state)?;
+        self.joined.set(true);
         Ok(true)
     }
 }
@@ -190,7 +198,8 @@ struct GiveUp;
 pub fn read_half<'m>(input: &'m [u8], cut: u64, revision: rlog::Revision, stop: &AtomicBool) -> Option<Half<'m>> {
     let mut r = Reader::resume(input, revision, cut);
     let mut half = Half { keys: Vec::new(), firsts: Vec::new(), defs: Vec::new(), error: None, input, cut };
-    let mut t: i64 = 0;
+    // The cycle time in nanoseconds; -1 before B's first timestamp.
+    let mut t: i64 = -1;
     let flow = r.try_for_each_event_at(
         #[inline(always)]
         |at, ev| match ev {
@@ -237,7 +246,10 @@ impl<'m> Half<'m> {
     #[inline(never)]
     fn other(&mut self, k: usize, v: R1ValueRef<'_>, at: u64, t: i64) -> ControlFlow<GiveUp> {
         let Ok(code) = u8::try_from(v.tag()) else { return ControlFlow::Break(GiveUp) };
-        if k >= KEYS || code > 15 {
+        // A value before B's first timestamp has the time of a cycle that A started: B began
+        // at a message that is not a timestamp. Every key's first value comes here, so the
+        // first value of B does.
+        if k >= KEYS || code > 15 || t < 0 {
             return ControlFlow::Break(GiveUp);
         }
         if self.keys.len() <= k {

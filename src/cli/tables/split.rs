@@ -35,16 +35,25 @@ pub enum Cut {
     At(u64),
 }
 
+/// What [`read_rlog_split`] read.
+pub struct Halves {
+    /// The tables (to [`Tables::finish`]).
+    pub tables: Tables,
+    /// What [`source::read`] returned.
+    pub outcome: Result<Outcome, CliError>,
+    /// Whether the second half was joined (else the first part read on alone).
+    pub joined: bool,
+}
+
 /// Reads an R1 RLOG file into [`Tables`] in two halves at once (see the module's text), or
-/// `None` when the file is not one to split that way. Returns the sink (to
-/// [`Tables::finish`]) and what [`source::read`] returned.
+/// `None` when the file is not one to split that way.
 pub fn read_rlog_split(
     file: &Path,
     path: &str,
     assume_r1: bool,
     select: &Select,
     cut: Cut,
-) -> Result<Option<(Tables, Result<Outcome, CliError>)>, CliError> {
+) -> Result<Option<Halves>, CliError> {
     if crate::cli::filter::Tally::needed(select) {
         return Ok(None);
     }
@@ -76,6 +85,7 @@ pub fn read_rlog_split(
     let input = Mapped { map: map.clone(), pos: 0, end: len };
     let d = detect(file, Box::new(input), Some(FormatKind::Rlog))?;
     let stop = AtomicBool::new(false);
+    let joined = std::cell::Cell::new(false);
     let (sink, outcome) = std::thread::scope(|s| {
         let b = std::thread::Builder::new()
             .name("logspec-rlog-half".into())
@@ -85,17 +95,21 @@ pub fn read_rlog_split(
             let outcome = source::read(d, file, path, assume_r1, select, &mut sink);
             return (sink, outcome);
         };
-        let split = rlog_split::Split::new(cut, |wanted| {
-            if !wanted {
-                stop.store(true, Ordering::Relaxed);
-            }
-            // A part B that panicked is not joined: A reads on alone.
-            b.join().ok().flatten().filter(|_| wanted)
-        });
+        let split = rlog_split::Split::new(
+            cut,
+            |wanted| {
+                if !wanted {
+                    stop.store(true, Ordering::Relaxed);
+                }
+                // A part B that panicked is not joined: A reads on alone.
+                b.join().ok().flatten().filter(|_| wanted)
+            },
+            &joined,
+        );
         let outcome = source::read_split(d, file, path, assume_r1, select, &mut sink, Some(split));
         (sink, outcome)
     });
-    Ok(Some((sink, outcome)))
+    Ok(Some(Halves { tables: sink, outcome, joined: joined.get() }))
 }
 
 /// The first plausible start of a timestamp message at or after the middle of the messages
