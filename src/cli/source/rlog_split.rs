@@ -79,6 +79,11 @@ impl<'a> Split<'a> {
         let Some(half) = self.take(true) else { return Ok(false) };
         let Some(names) = half.names(r) else { return Ok(false) };
         half.apply(&names, keys, state)?;
+        drop(names);
+        // B's columns are freed on a thread of their own (unmapping them takes a few ms).
+        let Half { keys: rows, firsts, defs, .. } = half;
+        let free = move || drop((rows, firsts, defs));
+        let _ = std::thread::Builder::new().name("logspec-free".into()).spawn(free);
         self.joined.set(true);
         Ok(true)
     }
@@ -349,6 +354,8 @@ impl<'m> Half<'m> {
                 rlog::r1_code_name(i128::from(f.code)),
             )?;
         }
+        // Each key's rows, in order, by the channel they go to: pieces of a table's job.
+        let mut jobs: Vec<Job<'_>> = Vec::new();
         for (k, rows) in self.keys.iter().enumerate() {
             if rows.codes == 0 {
                 continue;
@@ -357,9 +364,19 @@ impl<'m> Half<'m> {
                 Route::Plain(id) => Some(id),
                 _ => None,
             };
+            let first = jobs.len();
+            let job_of = |id: usize, jobs: &mut Vec<Job<'_>>| -> usize {
+                match jobs[first..].iter().position(|j| j.id == id) {
+                    Some(j) => first + j,
+                    None => {
+                        jobs.push(Job { id, pieces: Vec::new() });
+                        jobs.len() - 1
+                    }
+                }
+            };
             let typed = rows.values.run();
             let typed_route = typed.and_then(|run| route(run_code(&run)));
-            // Rows `from..to` of the typed column, which start at typed value `v`.
+            // Rows `row..end` of the typed column, which start at typed value `v`.
             let (mut row, mut v) = (0usize, 0usize);
             let mut others = rows.others.iter().peekable();
             while row < rows.times.len() {
@@ -367,22 +384,36 @@ impl<'m> Half<'m> {
                 if end > row {
                     let run = typed.expect("rows not among the others are typed").slice(v, v + end - row);
                     if let Some(id) = typed_route {
-                        deliver_run(state, id, &rows.times[row..end], run)?;
+                        let j = job_of(id, &mut jobs);
+                        jobs[j].pieces.push(Piece::Run(&rows.times[row..end], run));
                     }
                     v += end - row;
                     row = end;
                     continue;
                 }
                 let (_, at) = others.next().expect("peeked");
-                let value = decode_at(&self.input[(at - self.cut) as usize..]).ok_or_else(|| {
-                    CliError::Input(format!(
-                        "byte {at}: a message read on another thread no longer decodes (the file changed?)"
-                    ))
-                })?;
-                if let Some(id) = route(value.tag() as u8) {
-                    deliver_plain(state, id, rows.times[row] as u64, &ValueRef::R1(value))?;
+                let code = self.code_at(*at)?;
+                if let Some(id) = route(code) {
+                    let j = job_of(id, &mut jobs);
+                    jobs[j].pieces.push(Piece::One(rows.times[row], *at));
                 }
                 row += 1;
+            }
+        }
+        let decode = |at: u64| self.value_at(at);
+        let jobs = Jobs { jobs, decode: &decode };
+        // The sink takes the jobs at once (on several threads), or they are delivered here.
+        let taken = state.sink.rlog_jobs(&jobs)?;
+        for (job, taken) in jobs.jobs.iter().zip(taken) {
+            if taken {
+                state.outcome.samples += job.rows() as u64;
+                continue;
+            }
+            for piece in &job.pieces {
+                match *piece {
+                    Piece::Run(times, run) => deliver_run(state, job.id, times, run)?,
+                    Piece::One(t, at) => deliver_plain(state, job.id, t as u64, &self.value_at(at)?)?,
+                }
             }
         }
         if let Some(e) = &self.error {
@@ -390,6 +421,52 @@ impl<'m> Half<'m> {
         }
         Ok(())
     }
+
+    /// The value of B's message at absolute offset `at` (one B decoded before).
+    fn value_at(&self, at: u64) -> Result<ValueRef<'m>, CliError> {
+        let bytes = usize::try_from(at - self.cut).ok().and_then(|i| self.input.get(i..)).unwrap_or_default();
+        decode_at(bytes).map(ValueRef::R1).ok_or_else(|| {
+            CliError::Input(format!(
+                "byte {at}: a message read on another thread no longer decodes (the file changed?)"
+            ))
+        })
+    }
+
+    /// The value code of B's message at absolute offset `at`.
+    fn code_at(&self, at: u64) -> Result<u8, CliError> {
+        match self.value_at(at)? {
+            ValueRef::R1(v) => Ok(v.tag() as u8),
+            ValueRef::R2(_) => unreachable!("B reads R1"),
+        }
+    }
+}
+
+/// The rows of one channel from B, in order, for [`super::Sink::rlog_jobs`].
+pub struct Job<'a> {
+    /// The channel.
+    pub id: usize,
+    pub pieces: Vec<Piece<'a>>,
+}
+
+impl Job<'_> {
+    /// How many rows the job has.
+    pub fn rows(&self) -> usize {
+        self.pieces.iter().map(|p| if let Piece::Run(t, _) = p { t.len() } else { 1 }).sum()
+    }
+}
+
+/// Rows of a [`Job`]: a run of values of one type with their times, or one value (its time,
+/// and the absolute offset of its message, decoded by [`Jobs::decode`]).
+#[derive(Clone, Copy)]
+pub enum Piece<'a> {
+    Run(&'a [i64], Run<'a>),
+    One(i64, u64),
+}
+
+/// Jobs of distinct channels (each of its own table), and how to decode a [`Piece::One`].
+pub struct Jobs<'a> {
+    pub jobs: Vec<Job<'a>>,
+    pub decode: &'a (dyn Fn(u64) -> Result<ValueRef<'a>, CliError> + Sync),
 }
 
 /// The R1 value code of a run's values.
