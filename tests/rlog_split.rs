@@ -161,6 +161,19 @@ fn a_second_half_of_keys_defined_in_the_first_is_joined() {
     assert!(same_at(&p, cuts(&bytes)) > 10);
 }
 
+/// A file of the benchmark's kind above the split size: the guess joins.
+#[test]
+fn a_large_file_is_split_at_the_guess_and_joined() {
+    let bytes = repeated(32);
+    assert!(bytes.len() as u64 > logspec_cli::cli::tables::MIN_SPLIT);
+    let dir = scratch::temp_dir();
+    let p = dir.join("large.rlog");
+    std::fs::write(&p, &bytes).unwrap();
+    let (got, joined) = halves(&p, Cut::Guess).unwrap();
+    assert!(joined);
+    assert_same("large", &got, &one(&p));
+}
+
 #[test]
 fn cut_and_corrupted_copies_read_alike_in_halves() {
     let bytes = repeated(3);

@@ -25,7 +25,7 @@ mod split;
 
 pub use fixed::{read_usvlog, FixedRead};
 pub use parts::read_in_parts;
-pub use split::{find_cut, read_rlog_split, Cut, Halves};
+pub use split::{find_cut, read_rlog_split, Cut, Halves, MIN_SPLIT};
 
 /// Rows buffered per table before they become a batch.
 pub const BATCH_ROWS: usize = 8192;
