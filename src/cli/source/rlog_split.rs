@@ -164,8 +164,8 @@ struct KeyRows {
     /// The values of the key's first value's type, when that is a number or a boolean.
     values: Values,
     /// Rows of any other type (or of every type, when the first is not a number): the row and
-    /// the absolute offset of its message, decoded again when joined.
-    others: Vec<(usize, u64)>,
+    /// the absolute offset and value code of its message, decoded again when joined.
+    others: Vec<(usize, u64, u8)>,
     /// The value codes seen (bit per code).
     codes: u16,
     /// Whether B defined the key (before any of its values).
@@ -283,7 +283,7 @@ impl<'m> Half<'m> {
             _ => false,
         };
         if !typed {
-            rows.others.push((row, at));
+            rows.others.push((row, at, code));
         }
         rows.times.push(t);
         ControlFlow::Continue(())
@@ -380,7 +380,7 @@ impl<'m> Half<'m> {
             let (mut row, mut v) = (0usize, 0usize);
             let mut others = rows.others.iter().peekable();
             while row < rows.times.len() {
-                let end = others.peek().map_or(rows.times.len(), |(r, _)| *r);
+                let end = others.peek().map_or(rows.times.len(), |(r, ..)| *r);
                 if end > row {
                     let run = typed.expect("rows not among the others are typed").slice(v, v + end - row);
                     if let Some(id) = typed_route {
@@ -391,11 +391,10 @@ impl<'m> Half<'m> {
                     row = end;
                     continue;
                 }
-                let (_, at) = others.next().expect("peeked");
-                let code = self.code_at(*at)?;
+                let &(_, at, code) = others.next().expect("peeked");
                 if let Some(id) = route(code) {
                     let j = job_of(id, &mut jobs);
-                    jobs[j].pieces.push(Piece::One(rows.times[row], *at));
+                    jobs[j].pieces.push(Piece::One(rows.times[row], at));
                 }
                 row += 1;
             }
@@ -430,14 +429,6 @@ impl<'m> Half<'m> {
                 "byte {at}: a message read on another thread no longer decodes (the file changed?)"
             ))
         })
-    }
-
-    /// The value code of B's message at absolute offset `at`.
-    fn code_at(&self, at: u64) -> Result<u8, CliError> {
-        match self.value_at(at)? {
-            ValueRef::R1(v) => Ok(v.tag() as u8),
-            ValueRef::R2(_) => unreachable!("B reads R1"),
-        }
     }
 }
 
