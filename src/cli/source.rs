@@ -141,12 +141,12 @@ pub trait Sink {
     fn rlog_run(&mut self, _id: usize, _times: &[i64], _values: rlog_split::Run<'_>) -> Result<bool, CliError> {
         Ok(false)
     }
-    /// The second half's rows of several RLOG channels, each job a channel of its own table
-    /// ([`rlog_split::Jobs`]), which a sink may fill on several threads: which jobs it took, each
-    /// whole, as [`Sink::rlog_run`] and [`Sink::rlog`] of its pieces in turn would (the default:
-    /// none).
-    fn rlog_jobs(&mut self, jobs: &rlog_split::Jobs<'_>) -> Result<Vec<bool>, CliError> {
-        Ok(vec![false; jobs.jobs.len()])
+    /// The rows of several RLOG channels from a part of a file read in halves, each job a
+    /// channel of its own table ([`rlog_split::Jobs`]), which a sink may fill on several
+    /// threads, as [`Sink::rlog_run`] and [`Sink::rlog`] of each job's pieces in turn would: the
+    /// jobs it did not take (the default: all).
+    fn rlog_jobs<'a>(&mut self, jobs: rlog_split::Jobs<'a>) -> Result<rlog_split::Left<'a>, CliError> {
+        Ok(rlog_split::Left { jobs: jobs.jobs, taken: 0 })
     }
 }
 

@@ -340,21 +340,31 @@ impl Table {
         Ok(())
     }
 
-    /// A job of the second half of an RLOG file read in halves ([`Sink::rlog_jobs`]).
+    /// A job of a part of an RLOG file read in halves ([`Sink::rlog_jobs`]).
     fn rlog_job<'a>(
         &mut self,
         origin_ns: u64,
-        job: &super::source::rlog_split::Job<'a>,
+        job: super::source::rlog_split::Job<'a>,
         decode: &(dyn Fn(u64) -> Result<logspec::formats::rlog::ValueRef<'a>, CliError> + Sync),
     ) -> Result<(), CliError> {
-        use super::source::rlog_split::Piece;
-        for piece in &job.pieces {
-            match *piece {
-                Piece::Run(times, run) => {
-                    if !self.direct.as_mut().is_some_and(|d| d.extend(times, run)) {
-                        for (i, t) in times.iter().enumerate() {
-                            self.rlog(origin_ns, *t as u64, &run.value(i))?;
-                        }
+        use super::source::rlog_split::{Piece, Run};
+        let run = |t: &mut Table, times: &[i64], run: Run<'_>| -> Result<(), CliError> {
+            if !t.direct.as_mut().is_some_and(|d| d.extend(times, run)) {
+                for (i, time) in times.iter().enumerate() {
+                    t.rlog(origin_ns, *time as u64, &run.value(i))?;
+                }
+            }
+            Ok(())
+        };
+        for piece in job.pieces {
+            match piece {
+                Piece::Run(times, r) => run(self, times, r)?,
+                Piece::Column(times, column) => {
+                    let takes = self.direct.as_ref().is_some_and(|d| d.takes(&column.run()));
+                    if takes {
+                        self.direct.as_mut().expect("checked").adopt(times, column);
+                    } else {
+                        run(self, &times, column.run())?;
                     }
                 }
                 Piece::One(t, at) => self.rlog(origin_ns, t as u64, &decode(at)?)?,
@@ -525,24 +535,30 @@ impl Sink for Tables {
         Ok(())
     }
 
-    fn rlog_jobs<'a>(&mut self, jobs: &super::source::rlog_split::Jobs<'a>) -> Result<Vec<bool>, CliError> {
-        use super::source::rlog_split::Job;
-        let mut taken = vec![false; jobs.jobs.len()];
+    fn rlog_jobs<'a>(
+        &mut self,
+        jobs: super::source::rlog_split::Jobs<'a>,
+    ) -> Result<super::source::rlog_split::Left<'a>, CliError> {
+        use super::source::rlog_split::{Job, Left};
         if self.share.counting {
-            return Ok(taken);
+            return Ok(Left { jobs: jobs.jobs, taken: 0 });
         }
-        // The job of each table (at most one).
-        let mut of_table: Vec<Option<usize>> = vec![None; self.tables.len()];
-        for (j, job) in jobs.jobs.iter().enumerate() {
+        let decode = jobs.decode;
+        // The job of each table (at most one); the others are left.
+        let mut of_table: Vec<Option<Job<'a>>> = (0..self.tables.len()).map(|_| None).collect();
+        let mut left = Left { jobs: Vec::new(), taken: 0 };
+        for job in jobs.jobs {
             let i = self.by_channel[job.id];
-            if !self.skip[job.id] && of_table[i].is_none() {
-                of_table[i] = Some(j);
-                taken[j] = true;
+            if self.skip[job.id] || of_table[i].is_some() {
+                left.jobs.push(job);
+            } else {
+                left.taken += job.rows() as u64;
+                of_table[i] = Some(job);
             }
         }
         // Shared out between this thread and one more by their rows, largest first.
-        let mut work: Vec<(&mut Table, &Job<'a>)> =
-            self.tables.iter_mut().zip(&of_table).filter_map(|(t, j)| Some((t, &jobs.jobs[(*j)?]))).collect();
+        let mut work: Vec<(&mut Table, Job<'a>)> =
+            self.tables.iter_mut().zip(of_table).filter_map(|(t, j)| Some((t, j?))).collect();
         work.sort_by_key(|(_, job)| std::cmp::Reverse(job.rows()));
         let (mut mine, mut other, mut load) = (Vec::new(), Vec::new(), [0usize; 2]);
         for w in work {
@@ -555,8 +571,8 @@ impl Sink for Tables {
             }
         }
         let origin_ns = self.origin_ns;
-        let fill = |part: Vec<(&mut Table, &Job<'a>)>| -> Result<(), CliError> {
-            part.into_iter().try_for_each(|(t, job)| t.rlog_job(origin_ns, job, jobs.decode))
+        let fill = |part: Vec<(&mut Table, Job<'a>)>| -> Result<(), CliError> {
+            part.into_iter().try_for_each(|(t, job)| t.rlog_job(origin_ns, job, decode))
         };
         std::thread::scope(|s| {
             let helper = (!other.is_empty()).then(|| s.spawn(|| fill(other)));
@@ -565,7 +581,7 @@ impl Sink for Tables {
             let other = helper.map_or(Ok(()), |h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
             mine.and(other)
         })?;
-        Ok(taken)
+        Ok(left)
     }
 
     fn rlog_run(

@@ -114,11 +114,19 @@ pub(super) fn read_rlog(
     path: &str,
     schemas: TypeRegistry,
     state: &mut State<'_>,
-    mut split: Option<super::rlog_split::Split<'_>>,
+    split: Option<super::rlog_split::Split<'_>>,
 ) -> Result<(), CliError> {
     let mut keys =
         Keys { path, schemas, first_type: HashMap::new(), undecoded: HashSet::new(), routes: Routes::default() };
-    r.stop_at(split.as_ref().map(|s| s.cut));
+    match split {
+        Some(split) => split.read(r, &mut keys, state, |r, keys, state| read_loop(r, keys, state)),
+        None => read_loop(&mut r, &mut keys, state),
+    }
+}
+
+/// The one-thread read: every message through the reader's lending loop.
+fn read_loop<R: Read>(r: &mut rlog::Reader<R>, keys: &mut Keys<'_>, state: &mut State<'_>) -> Result<(), CliError> {
+    let path = keys.path;
     // The cycle's time in nanoseconds, converted once per cycle.
     let (mut cycle, mut t_ns) = (0.0f64, 0u64);
     loop {
@@ -153,14 +161,6 @@ pub(super) fn read_rlog(
             },
         );
         match read {
-            Ok(ControlFlow::Continue(())) if r.stopped() => {
-                r.stop_at(None);
-                if let Some(s) = split.take() {
-                    if s.join(&r, &mut keys, state)? {
-                        break;
-                    }
-                }
-            }
             Ok(ControlFlow::Continue(())) => break,
             Ok(ControlFlow::Break(e)) => return Err(e),
             // The reader goes on after the message at the next call.

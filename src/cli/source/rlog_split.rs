@@ -37,10 +37,12 @@ use crate::cli::CliError;
 /// Key ids below this are joined (B gives up at any other): the ids whose routes are kept.
 pub const KEYS: usize = super::rlog_samples::KEYS;
 
-/// Part B of a read in two halves, as part A sees it: where B starts, and B's result.
+/// Part B of a read in two halves, as part A sees it: where B starts, the file, and B's result.
 pub struct Split<'a> {
     /// The guessed message start where B began (an absolute offset).
     pub cut: u64,
+    /// The whole file (as long as it was when the read began).
+    bytes: &'a [u8],
     /// B's result; called once, with whether it is still wanted (`false` asks B to stop).
     half: Option<Box<dyn FnOnce(bool) -> Option<Half<'a>> + 'a>>,
     /// Set when B was joined.
@@ -48,45 +50,80 @@ pub struct Split<'a> {
 }
 
 impl<'a> Split<'a> {
-    /// Part B starting at `cut`; `half(wanted)` waits for its [`Half`] (`None`: B failed);
-    /// `joined` is set if B is joined.
+    /// Part B starting at `cut` of the file `bytes`; `half(wanted)` waits for its [`Half`]
+    /// (`None`: B failed); `joined` is set if B is joined.
     pub fn new(
         cut: u64,
+        bytes: &'a [u8],
         half: impl FnOnce(bool) -> Option<Half<'a>> + 'a,
         joined: &'a std::cell::Cell<bool>,
     ) -> Split<'a> {
-        Split { cut, half: Some(Box::new(half)), joined }
+        Split { cut, bytes, half: Some(Box::new(half)), joined }
     }
 
     fn take(&mut self, wanted: bool) -> Option<Half<'a>> {
         self.half.take().and_then(|h| h(wanted))
     }
 
-    /// Joins B to what A read, when A stopped at B's start with reader `r`: true when joined
-    /// (the read is complete), false when A must read on alone (B's guess was wrong, or B's
-    /// half cannot be joined exactly).
-    pub(super) fn join(
+    /// Part A: reads the file from the start with `r` (its reader, after the revision byte) to
+    /// B's start as B reads (per key id, [`Half`]). If a message starts exactly at B's start, B
+    /// is joined: both halves are delivered, A's then B's. If A steps over it (the guess was
+    /// wrong) or B cannot be joined exactly, A reads on to the end. If A itself cannot be
+    /// delivered exactly ([`Half::names`], or it gave up), the file is read again from the
+    /// start by `read_loop`, the one-thread read.
+    pub(super) fn read(
         mut self,
-        r: &Reader<Box<dyn std::io::Read>>,
+        mut r: Reader<Box<dyn std::io::Read>>,
         keys: &mut Keys<'_>,
         state: &mut State<'_>,
-    ) -> Result<bool, CliError> {
-        // A stepped over the guessed start: it was inside a message.
-        if r.position() != self.cut {
-            self.take(false);
-            return Ok(false);
+        read_loop: impl FnOnce(&mut Reader<&[u8]>, &mut Keys<'_>, &mut State<'_>) -> Result<(), CliError>,
+    ) -> Result<(), CliError> {
+        let options = rlog::ReaderOptions { assume_revision: (!r.has_revision_byte()).then_some(r.revision()) };
+        let stop = AtomicBool::new(false);
+        // From the start of the file, the cycle time is 0 until the first timestamp.
+        let mut a = Half::new(self.bytes, 0, 0);
+        r.stop_at(Some(self.cut));
+        let mut read = a.read(&mut r, &stop);
+        let mut b = None;
+        if read.is_ok() && r.stopped() {
+            r.stop_at(None);
+            let on_boundary = r.position() == self.cut;
+            b = self.take(on_boundary).filter(|b| {
+                let a_key = |id: i16| a.key(id);
+                b.names(&a_key).is_some()
+            });
+            if b.is_none() {
+                read = a.read(&mut r, &stop);
+            }
         }
-        let Some(half) = self.take(true) else { return Ok(false) };
-        let Some(names) = half.names(r) else { return Ok(false) };
-        half.apply(&names, keys, state)?;
-        drop(names);
-        // B's columns are freed on a thread of their own (unmapping them takes a few ms).
-        let Half { keys: rows, firsts, defs, .. } = half;
-        let free = move || drop((rows, firsts, defs));
-        let _ = std::thread::Builder::new().name("logspec-free".into()).spawn(free);
-        self.joined.set(true);
-        Ok(true)
+        self.take(false);
+        let names = read.ok().and_then(|()| a.names(&|_| None));
+        let Some(names) = names else {
+            // Part A cannot be delivered as it was read: the one-thread read, from the start.
+            drop(b);
+            let mut r = Reader::with_options(self.bytes, options)
+                .map_err(|e| CliError::Input(format!("{}: {e}", keys.path)))?;
+            return read_loop(&mut r, keys, state);
+        };
+        a.apply(&names, keys, state)?;
+        if let Some(mut b) = b {
+            let names = {
+                let a_key = |id: i16| a.key(id);
+                b.names(&a_key).expect("checked before")
+            };
+            b.apply(&names, keys, state)?;
+            self.joined.set(true);
+            free(b);
+        }
+        free(a);
+        Ok(())
     }
+}
+
+/// Frees a half's columns on a thread of their own (unmapping them takes a few ms).
+fn free(half: Half<'_>) {
+    let Half { keys, firsts, defs, .. } = half;
+    let _ = std::thread::Builder::new().name("logspec-free".into()).spawn(move || drop((keys, firsts, defs)));
 }
 
 impl Drop for Split<'_> {
@@ -146,6 +183,9 @@ pub struct Half<'m> {
     /// absolute offset of its first byte.
     input: &'m [u8],
     cut: u64,
+    /// The cycle time (nanoseconds; -1 before the first timestamp of a half that starts inside
+    /// the file).
+    t: i64,
 }
 
 /// A (key id, value code) first seen in B, at row `row` of the key.
@@ -199,50 +239,70 @@ struct GiveUp;
 /// Reads part B: the messages of `input` (the file from absolute offset `cut` on, where a
 /// timestamp message is guessed to start) to its end, keeping each value per key id. `None`
 /// when B gave up: asked to stop (`stop`), or something it cannot join exactly (a key id
-/// defined twice, or after values of it, or at or above [`KEYS`]; a time past `i64::MAX` ns).
+/// defined twice, or after values of it, or at or above [`KEYS`]; a time past `i64::MAX` ns;
+/// a value before B's first timestamp).
 pub fn read_half<'m>(input: &'m [u8], cut: u64, revision: rlog::Revision, stop: &AtomicBool) -> Option<Half<'m>> {
     let mut r = Reader::resume(input, revision, cut);
-    let mut half = Half { keys: Vec::new(), firsts: Vec::new(), defs: Vec::new(), error: None, input, cut };
-    // The cycle time in nanoseconds; -1 before B's first timestamp.
-    let mut t: i64 = -1;
-    let flow = r.try_for_each_event_at(
-        #[inline(always)]
-        |at, ev| match ev {
-            EventRef::Value { key_id, value: ValueRef::R1(v), .. } => {
-                let k = usize::from(key_id as u16);
-                if let Some(rows) = half.keys.get_mut(k) {
-                    let typed = match (&mut rows.values, v) {
-                        (Values::F64(x), R1ValueRef::Double { value }) => push(x, value),
-                        (Values::I64(x), R1ValueRef::Integer { value }) => push(x, i64::from(value)),
-                        (Values::Bool(x), R1ValueRef::Boolean { value }) => push(x, value),
-                        _ => false,
-                    };
-                    if typed {
-                        push(&mut rows.times, t);
-                        return ControlFlow::Continue(());
-                    }
-                }
-                half.other(k, v, at, t)
-            }
-            EventRef::Value { .. } => ControlFlow::Break(GiveUp),
-            EventRef::Timestamp(ts) => {
-                t = match i64::try_from(seconds_to_ns(ts)) {
-                    Ok(t) if !stop.load(Ordering::Relaxed) => t,
-                    _ => return ControlFlow::Break(GiveUp),
-                };
-                ControlFlow::Continue(())
-            }
-            EventRef::KeyDef { key_id, key } => half.define(key_id, key),
-        },
-    );
-    match flow {
-        Ok(ControlFlow::Continue(())) => {}
-        Ok(ControlFlow::Break(GiveUp)) => return None,
-        // A value that did not decode as its key's type (R2): nothing to join it with.
-        Err(e) if e.is_recoverable() => return None,
-        Err(e) => half.error = Some(e),
-    }
+    // The cycle time is not known before B's first timestamp.
+    let mut half = Half::new(input, cut, -1);
+    half.read(&mut r, stop).ok()?;
     Some(half)
+}
+
+impl<'m> Half<'m> {
+    /// An empty half over `input`, whose first byte is at absolute offset `cut`, with the cycle
+    /// time `t` (nanoseconds; -1: unknown) until its first timestamp.
+    fn new(input: &'m [u8], cut: u64, t: i64) -> Half<'m> {
+        Half { keys: Vec::new(), firsts: Vec::new(), defs: Vec::new(), error: None, input, cut, t }
+    }
+
+    /// Reads `r`'s messages (until it ends, fails or stops, [`Reader::stop_at`]) into the half.
+    /// `Err` when it gave up (see [`read_half`]); a reading error is kept in the half.
+    fn read<R: std::io::Read>(&mut self, r: &mut Reader<R>, stop: &AtomicBool) -> Result<(), GiveUp> {
+        let half = self;
+        let mut t = half.t;
+        let flow = r.try_for_each_event_at(
+            #[inline(always)]
+            |at, ev| match ev {
+                EventRef::Value { key_id, value: ValueRef::R1(v), .. } => {
+                    let k = usize::from(key_id as u16);
+                    if let Some(rows) = half.keys.get_mut(k) {
+                        let typed = match (&mut rows.values, v) {
+                            (Values::F64(x), R1ValueRef::Double { value }) => push(x, value),
+                            (Values::I64(x), R1ValueRef::Integer { value }) => push(x, i64::from(value)),
+                            (Values::Bool(x), R1ValueRef::Boolean { value }) => push(x, value),
+                            _ => false,
+                        };
+                        if typed {
+                            push(&mut rows.times, t);
+                            return ControlFlow::Continue(());
+                        }
+                    }
+                    half.other(k, v, at, t)
+                }
+                EventRef::Value { .. } => ControlFlow::Break(GiveUp),
+                EventRef::Timestamp(ts) => {
+                    t = match i64::try_from(seconds_to_ns(ts)) {
+                        Ok(t) if !stop.load(Ordering::Relaxed) => t,
+                        _ => return ControlFlow::Break(GiveUp),
+                    };
+                    ControlFlow::Continue(())
+                }
+                EventRef::KeyDef { key_id, key } => half.define(key_id, key),
+            },
+        );
+        half.t = t;
+        match flow {
+            Ok(ControlFlow::Continue(())) => Ok(()),
+            Ok(ControlFlow::Break(GiveUp)) => Err(GiveUp),
+            // A value that did not decode as its key's type (R2): nothing to join it with.
+            Err(e) if e.is_recoverable() => Err(GiveUp),
+            Err(e) => {
+                half.error = Some(e);
+                Ok(())
+            }
+        }
+    }
 }
 
 impl<'m> Half<'m> {
@@ -309,12 +369,13 @@ impl<'m> Half<'m> {
         ControlFlow::Continue(())
     }
 
-    /// The key of each key id with values in B, by id, when B can be joined to A (whose reader
-    /// `r` holds the keys defined before the cut): B defined no key that A defined, and no two
-    /// of B's keys share a name (nor has one a `#`, with which a key's name can be another's
-    /// table name), so that no table gets rows of two of B's keys.
-    fn names<'k>(&'k self, r: &'k Reader<Box<dyn std::io::Read>>) -> Option<Vec<Option<&'k Key>>> {
-        if self.defs.iter().any(|(id, _)| r.key(*id).is_some()) {
+    /// The name of each key id with values in the half, by id, when the half can be joined
+    /// exactly (`outer`: the keys defined before it): it defined no key defined before it, and
+    /// no two of its keys share a name (nor has one a `#`, with which a key's name can be
+    /// another's table name), so that no table gets rows of two of its keys, whose order
+    /// between each other it did not keep.
+    fn names<'k>(&'k self, outer: &dyn Fn(i16) -> Option<&'k Key>) -> Option<Vec<Option<String>>> {
+        if self.defs.iter().any(|(id, _)| outer(*id).is_some()) {
             return None;
         }
         let mut keys = vec![None; self.keys.len()];
@@ -324,46 +385,59 @@ impl<'m> Half<'m> {
                 continue;
             }
             let id = k as u16 as i16;
-            let key = self.defs.iter().find(|(d, _)| *d == id).map(|(_, key)| key).or_else(|| r.key(id));
-            let name = key.map_or("?", |k| k.name.as_str());
+            let name = self.key(id).or_else(|| outer(id)).map_or("?", |k| k.name.as_str());
             if name.contains('#') || !names.insert(name) {
                 return None;
             }
-            keys[k] = key;
+            keys[k] = Some(name.to_string());
         }
         Some(keys)
     }
 
-    /// Delivers B's values after A's: the channels of B's (key, code)s in the order of their
-    /// first values, then each key's rows in order, runs of its typed column at once
-    /// ([`super::Sink::rlog_run`]), then B's error.
-    fn apply(&self, keys_of: &[Option<&Key>], keys: &mut Keys<'_>, state: &mut State<'_>) -> Result<(), CliError> {
-        // A key id B defines was (if A saw values of it, undefined) forgotten at its definition.
+    /// A key the half defined.
+    fn key(&self, id: i16) -> Option<&Key> {
+        self.defs.iter().find(|(d, _)| *d == id).map(|(_, key)| key)
+    }
+
+    /// Delivers the half's values after what was read before it: the channels of its (key,
+    /// code)s in the order of their first values, then each key's rows in order, by channel
+    /// ([`super::Sink::rlog_jobs`]; a key's whole typed column moved, not copied, where the
+    /// sink can), then the half's error.
+    fn apply(&mut self, names: &[Option<String>], keys: &mut Keys<'_>, state: &mut State<'_>) -> Result<(), CliError> {
+        // A key id the half defines was (if values of it came before, undefined) forgotten at
+        // its definition.
         for (id, _) in &self.defs {
             keys.routes.forget(*id);
         }
         for f in &self.firsts {
-            let key = keys_of[usize::from(f.key)];
-            let name = key.map_or("?", |k| k.name.as_str());
+            let name = names[usize::from(f.key)].as_deref().unwrap_or("?");
             let t = self.keys[usize::from(f.key)].times[f.row] as u64;
-            keys.channel(
-                state,
-                Some((usize::from(f.key), usize::from(f.code))),
-                t,
-                name,
-                rlog::r1_code_name(i128::from(f.code)),
-            )?;
+            let type_name = rlog::r1_code_name(i128::from(f.code));
+            keys.channel(state, Some((usize::from(f.key), usize::from(f.code))), t, name, type_name)?;
         }
-        // Each key's rows, in order, by the channel they go to: pieces of a table's job.
+        let route = |k: usize, code: u8| match keys.routes.get(Some((k, usize::from(code)))) {
+            Route::Plain(id) => Some(id),
+            _ => None,
+        };
+        // A key of one typed column (most keys): the column itself.
         let mut jobs: Vec<Job<'_>> = Vec::new();
+        for (k, rows) in self.keys.iter_mut().enumerate() {
+            let Some(run) = rows.values.run() else { continue };
+            let Some(id) = route(k, run_code(&run)).filter(|_| rows.others.is_empty()) else { continue };
+            let column = match std::mem::take(&mut rows.values) {
+                Values::Bool(v) => Column::Bool(v),
+                Values::I64(v) => Column::I64(v),
+                Values::F64(v) => Column::F64(v),
+                Values::None => unreachable!("a typed column"),
+            };
+            jobs.push(Job { id, pieces: vec![Piece::Column(std::mem::take(&mut rows.times), column)] });
+            rows.codes = 0;
+        }
+        // Each other key's rows, in order, by the channel they go to.
         for (k, rows) in self.keys.iter().enumerate() {
             if rows.codes == 0 {
                 continue;
             }
-            let route = |code: u8| match keys.routes.get(Some((k, usize::from(code)))) {
-                Route::Plain(id) => Some(id),
-                _ => None,
-            };
             let first = jobs.len();
             let job_of = |id: usize, jobs: &mut Vec<Job<'_>>| -> usize {
                 match jobs[first..].iter().position(|j| j.id == id) {
@@ -375,7 +449,7 @@ impl<'m> Half<'m> {
                 }
             };
             let typed = rows.values.run();
-            let typed_route = typed.and_then(|run| route(run_code(&run)));
+            let typed_route = typed.and_then(|run| route(k, run_code(&run)));
             // Rows `row..end` of the typed column, which start at typed value `v`.
             let (mut row, mut v) = (0usize, 0usize);
             let mut others = rows.others.iter().peekable();
@@ -392,29 +466,27 @@ impl<'m> Half<'m> {
                     continue;
                 }
                 let &(_, at, code) = others.next().expect("peeked");
-                if let Some(id) = route(code) {
+                if let Some(id) = route(k, code) {
                     let j = job_of(id, &mut jobs);
                     jobs[j].pieces.push(Piece::One(rows.times[row], at));
                 }
                 row += 1;
             }
         }
-        let decode = |at: u64| self.value_at(at);
-        let jobs = Jobs { jobs, decode: &decode };
+        let this = &*self;
+        let decode = |at: u64| this.value_at(at);
         // The sink takes the jobs at once (on several threads), or they are delivered here.
-        let taken = state.sink.rlog_jobs(&jobs)?;
-        for (job, taken) in jobs.jobs.iter().zip(taken) {
-            if taken {
-                state.outcome.samples += job.rows() as u64;
-                continue;
-            }
+        let left = state.sink.rlog_jobs(Jobs { jobs, decode: &decode })?;
+        for job in &left.jobs {
             for piece in &job.pieces {
-                match *piece {
-                    Piece::Run(times, run) => deliver_run(state, job.id, times, run)?,
-                    Piece::One(t, at) => deliver_plain(state, job.id, t as u64, &self.value_at(at)?)?,
+                match piece {
+                    Piece::Run(times, run) => deliver_run(state, job.id, times, *run)?,
+                    Piece::Column(times, column) => deliver_run(state, job.id, times, column.run())?,
+                    &Piece::One(t, at) => deliver_plain(state, job.id, t as u64, &this.value_at(at)?)?,
                 }
             }
         }
+        state.outcome.samples += left.taken;
         if let Some(e) = &self.error {
             state.outcome.fail(crate::cli::fault::Fault::read(keys.path, e));
         }
@@ -432,7 +504,7 @@ impl<'m> Half<'m> {
     }
 }
 
-/// The rows of one channel from B, in order, for [`super::Sink::rlog_jobs`].
+/// The rows of one channel from a half, in order, for [`super::Sink::rlog_jobs`].
 pub struct Job<'a> {
     /// The channel.
     pub id: usize,
@@ -442,22 +514,55 @@ pub struct Job<'a> {
 impl Job<'_> {
     /// How many rows the job has.
     pub fn rows(&self) -> usize {
-        self.pieces.iter().map(|p| if let Piece::Run(t, _) = p { t.len() } else { 1 }).sum()
+        self.pieces
+            .iter()
+            .map(|p| match p {
+                Piece::Run(t, _) => t.len(),
+                Piece::Column(t, _) => t.len(),
+                Piece::One(..) => 1,
+            })
+            .sum()
     }
 }
 
-/// Rows of a [`Job`]: a run of values of one type with their times, or one value (its time,
-/// and the absolute offset of its message, decoded by [`Jobs::decode`]).
-#[derive(Clone, Copy)]
+/// Rows of a [`Job`]: a run of values of one type with their times, a key's whole column of
+/// them (which a sink may keep as it is), or one value (its time, and the absolute offset of its
+/// message, decoded by [`Jobs::decode`]).
 pub enum Piece<'a> {
     Run(&'a [i64], Run<'a>),
+    Column(Vec<i64>, Column),
     One(i64, u64),
 }
 
-/// Jobs of distinct channels (each of its own table), and how to decode a [`Piece::One`].
+/// A key's whole column of values of one type.
+pub enum Column {
+    Bool(Vec<bool>),
+    /// R1 integers, widened.
+    I64(Vec<i64>),
+    F64(Vec<f64>),
+}
+
+impl Column {
+    pub fn run(&self) -> Run<'_> {
+        match self {
+            Column::Bool(v) => Run::Bool(v),
+            Column::I64(v) => Run::I64(v),
+            Column::F64(v) => Run::F64(v),
+        }
+    }
+}
+
+/// Jobs of distinct channels (each of its own table), and how to decode a [`Piece::One`];
+/// what a sink leaves of them, with the rows of the jobs it took (`taken`).
 pub struct Jobs<'a> {
     pub jobs: Vec<Job<'a>>,
     pub decode: &'a (dyn Fn(u64) -> Result<ValueRef<'a>, CliError> + Sync),
+}
+
+/// What a sink left of [`Jobs`]: the jobs it did not take, and the rows of those it took.
+pub struct Left<'a> {
+    pub jobs: Vec<Job<'a>>,
+    pub taken: u64,
 }
 
 /// The R1 value code of a run's values.

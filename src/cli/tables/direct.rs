@@ -19,7 +19,7 @@ use logspec::formats::rlog::{self, R1ValueRef, R2ValueRef, ValueRef};
 use logspec::value::Value;
 
 use super::super::columns::Col;
-use super::super::source::rlog_split::Run;
+use super::super::source::rlog_split::{Column, Run};
 use super::super::source::Channel;
 
 /// The rows of one table so far.
@@ -111,6 +111,28 @@ impl Direct {
             (&self.values, run),
             (Values::Bool(_), Run::Bool(_)) | (Values::I64(_), Run::I64(_)) | (Values::F64(_), Run::F64(_))
         )
+    }
+
+    /// Takes a key's whole column of values of one type with their times as its rows, when it
+    /// has none yet (the vectors become its own, not copied); else appends them as
+    /// [`Direct::extend`]. False (nothing taken) when the column is of another type.
+    pub fn adopt(&mut self, times: Vec<i64>, column: Column) -> bool {
+        if !self.takes(&column.run()) {
+            return false;
+        }
+        if !self.time.is_empty() || self.elapsed.is_some() {
+            return self.extend(&times, column.run());
+        }
+        let n = times.len();
+        match (&mut self.values, column) {
+            (Values::I64(v), Column::I64(x)) => *v = x,
+            (Values::F64(v), Column::F64(x)) => *v = x,
+            (Values::Bool(b), Column::Bool(x)) => b.append_slice(&x),
+            _ => return false,
+        }
+        self.nulls.append_n_non_nulls(n);
+        self.time = times;
+        true
     }
 
     /// Appends a run of values of one type with their times (`log_time`, each at most

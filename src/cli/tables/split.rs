@@ -97,6 +97,7 @@ pub fn read_rlog_split(
         };
         let split = rlog_split::Split::new(
             cut,
+            bytes,
             |wanted| {
                 if !wanted {
                     stop.store(true, Ordering::Relaxed);
