@@ -1,28 +1,32 @@
-//! An R1 RLOG file read in two halves at once: part A reads from the start as ever
-//! ([`super::rlog_samples::read_rlog`]); part B, on another thread, reads from a guessed message
-//! start near the middle to the end ([`read_half`]) and keeps its values per key id, in file
-//! order, without knowing the keys' names or channels (most of them were defined in the first
-//! half). When A reaches the guessed offset it checks the guess: if a message starts exactly
-//! there, the framing from there on is the one B followed (RLOG messages frame themselves, and
-//! an R1 value carries its type), so B's values are joined to A's ([`Split::join`]) with A's key
-//! table and channels, as if A had read them; if A steps over the offset, the guess was wrong
-//! and A reads on alone. The result is always what one read from the start gives.
+//! An R1 RLOG file read in two halves at once. Part B, on another thread, reads from a guessed
+//! message start near the middle to the end ([`read_half`]); part A reads from the start to
+//! that offset ([`Split`]). Both keep their values per key id in file order ([`Half`]: a
+//! column of the key's first number or boolean type and its times, and where its other values
+//! are), without channels, tables or, in B, the names of keys defined before it. When A
+//! reaches B's start it checks the guess: if a message starts exactly there, the framing from
+//! there on is the one B followed (RLOG messages frame themselves, and an R1 value carries its
+//! type), so both halves are delivered, A's then B's; if A steps over the offset, the guess was
+//! wrong and A reads on alone. The result is always what the one-thread read
+//! (`rlog_samples::read_rlog` without a split) gives.
 //!
-//! What crosses the cut, and why joining is exact:
+//! Delivering a half (`Half::apply`) makes what the one-thread read makes:
 //! - the key table: B's values of keys that A defined take A's keys; B's own definitions must be
-//!   of ids A did not define (else the join is declined and A reads on);
-//! - the cycle time: B starts at a timestamp message (the guess is a `00` byte), so each of its
-//!   values has the time of its own cycle;
-//! - the channels and tables: made by [`super::rlog_samples::Keys::channel`] for each (key id,
-//!   value code) in the order of their first values in B, after A's, as one read makes them;
-//! - the rows: a table's rows are A's, then B's in file order. B's keys have distinct names (else
-//!   the join is declined), so no two keys of B share a table and replaying each key's values in
-//!   order keeps every table's order;
-//! - samples and the error: B's values before its error, then its error (offsets are the file's),
-//!   as one read stops at it; an error of A before the cut ends the read there, B unused.
+//!   of ids A did not define (else B is not joined and A reads on);
+//! - the cycle time: B starts at a timestamp message (else it gives up), so each of its values
+//!   has the time of its own cycle;
+//! - the channels and tables: made by `Keys::channel` for each (key id, value code) in the order
+//!   of their first values, A's then B's;
+//! - the rows: a table's rows are A's, then B's, each in file order. No two keys of one half
+//!   share a name (else the half is not joined; for A, the file is read again on one thread), so
+//!   no two keys of a half share a table, and delivering each key's values in order keeps every
+//!   table's order. Each table's rows are one job ([`Job`]), so the sink fills the tables on two
+//!   threads; a key's whole column of A becomes the table's column without a copy;
+//! - samples and the error: a half's values before its error, then its error (offsets are the
+//!   file's), as the one-thread read stops at it; an error of A before the cut ends the read
+//!   there, B unused.
 //!
 //! Only reads without filters are split (the time window decides per value when a channel is
-//! announced); the caller ([`crate::cli::tables::read_rlog_split`]) reads anything else as before.
+//! announced); the caller (`tables::read_rlog_split`) reads anything else as before.
 
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, Ordering};
