@@ -22,7 +22,14 @@ pub struct ReadBuf<R> {
 
 impl<R: Read> ReadBuf<R> {
     pub fn new(inner: R) -> Self {
-        ReadBuf { inner, buf: vec![0; CHUNK], start: 0, end: 0, offset: 0, eof: false }
+        ReadBuf::starting_at(inner, 0)
+    }
+
+    /// A buffer over input whose first byte is at absolute offset `offset` of a larger whole
+    /// (a reader that starts in the middle of a file), so that [`position`](Self::position)
+    /// and the offsets of errors are the whole's.
+    pub fn starting_at(inner: R, offset: u64) -> Self {
+        ReadBuf { inner, buf: vec![0; CHUNK], start: 0, end: 0, offset, eof: false }
     }
 
     /// The bytes read and not yet consumed.
@@ -162,7 +169,13 @@ pub struct SliceBuf<'a> {
 
 impl<'a> SliceBuf<'a> {
     pub fn new(bytes: &'a [u8]) -> Self {
-        SliceBuf { rest: bytes, offset: 0 }
+        SliceBuf::starting_at(bytes, 0)
+    }
+
+    /// Bytes whose first is at absolute offset `offset` of a larger whole (a reader that starts
+    /// in the middle of a file), as [`ReadBuf::starting_at`].
+    pub fn starting_at(bytes: &'a [u8], offset: u64) -> Self {
+        SliceBuf { rest: bytes, offset }
     }
 }
 

@@ -21,13 +21,13 @@ use crate::cli::CliError;
 
 /// Key ids below this have their routes kept (as record tags below `TAGS` are, for framed
 /// formats), so the cache is bounded whatever ids a file uses.
-const KEYS: usize = 4096;
+pub(super) const KEYS: usize = 4096;
 /// Routes kept per key id: one per R1 value code (an R2 key has one type: route 0).
 const CODES: usize = 11;
 
 /// Where the values of a key id and value code go, once that no longer changes.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Route {
+pub(super) enum Route {
     /// Not settled yet: resolved by the key's name (the channel is new or pending).
     Unknown,
     /// The channel is not selected.
@@ -38,14 +38,14 @@ enum Route {
 
 /// The settled routes, by key id and value code.
 #[derive(Default)]
-struct Routes {
+pub(super) struct Routes {
     by_key: Vec<[Route; CODES]>,
 }
 
 impl Routes {
     /// The route slot of a value (`None`: not cached, resolve every time).
     #[inline]
-    fn slot(key_id: i16, value: &ValueRef<'_>) -> Option<(usize, usize)> {
+    pub(super) fn slot(key_id: i16, value: &ValueRef<'_>) -> Option<(usize, usize)> {
         let key = usize::from(key_id as u16);
         let code = match value {
             ValueRef::R1(v) => usize::try_from(v.tag()).ok().filter(|c| *c < CODES)?,
@@ -55,7 +55,7 @@ impl Routes {
     }
 
     #[inline]
-    fn get(&self, slot: Option<(usize, usize)>) -> Route {
+    pub(super) fn get(&self, slot: Option<(usize, usize)>) -> Route {
         match slot {
             Some((k, c)) => self.by_key.get(k).map_or(Route::Unknown, |r| r[c]),
             None => Route::Unknown,
@@ -72,7 +72,7 @@ impl Routes {
     }
 
     /// A key id was (re)defined: its name or type may have changed.
-    fn forget(&mut self, key_id: i16) {
+    pub(super) fn forget(&mut self, key_id: i16) {
         if let Some(r) = self.by_key.get_mut(usize::from(key_id as u16)) {
             *r = [Route::Unknown; CODES];
         }
@@ -103,14 +103,30 @@ fn object(v: &ValueRef<'_>) -> Value {
 /// The reader's lending loop (`for_each_event_ref`) hands each event to a closure that settles
 /// the common case (a value whose route is known) inline; a value of a key not yet routed, or
 /// one that may carry a schema, goes to [`Keys::value`], out of line.
+///
+/// With `split` (an R1 file whose second part another thread reads from a guessed message
+/// start, [`super::rlog_split`]), reading stops at that offset: if a message starts exactly
+/// there, the other part is joined to what was read and reading ends; if not (the guess was
+/// wrong) or the part cannot be joined, reading goes on alone to the end, so the result is
+/// always the same.
 pub(super) fn read_rlog(
     mut r: rlog::Reader<Box<dyn Read>>,
     path: &str,
     schemas: TypeRegistry,
     state: &mut State<'_>,
+    split: Option<super::rlog_split::Split<'_>>,
 ) -> Result<(), CliError> {
     let mut keys =
         Keys { path, schemas, first_type: HashMap::new(), undecoded: HashSet::new(), routes: Routes::default() };
+    match split {
+        Some(split) => split.read(r, &mut keys, state, |r, keys, state| read_loop(r, keys, state)),
+        None => read_loop(&mut r, &mut keys, state),
+    }
+}
+
+/// The one-thread read: every message through the reader's lending loop.
+fn read_loop<R: Read>(r: &mut rlog::Reader<R>, keys: &mut Keys<'_>, state: &mut State<'_>) -> Result<(), CliError> {
+    let path = keys.path;
     // The cycle's time in nanoseconds, converted once per cycle.
     let (mut cycle, mut t_ns) = (0.0f64, 0u64);
     loop {
@@ -159,14 +175,14 @@ pub(super) fn read_rlog(
 }
 
 /// What the reading keeps about keys besides the settled routes.
-struct Keys<'p> {
-    path: &'p str,
+pub(super) struct Keys<'p> {
+    pub(super) path: &'p str,
     schemas: TypeRegistry,
     /// The type of each key's first value (its channel's type; R1 keys may change type).
     first_type: HashMap<String, String>,
     /// Keys whose struct or proto values did not decode (warned about once).
     undecoded: HashSet<String>,
-    routes: Routes,
+    pub(super) routes: Routes,
 }
 
 impl Keys<'_> {
@@ -228,29 +244,43 @@ impl Keys<'_> {
             }
             return Ok(());
         }
-        // Other values: the key's channel, or one more channel per other type (R1).
+        if let Some(id) = self.channel(state, slot, t_ns, name, type_name)? {
+            deliver_plain(state, id, t_ns, value)?;
+        }
+        Ok(())
+    }
+
+    /// The channel of a plain value of key `name` and type `type_name` at `t_ns`, when it is
+    /// wanted: the key's channel, or one more channel per other type (R1); the channel is
+    /// announced if new, and the value's route (`slot`) settled where it no longer changes.
+    pub(super) fn channel(
+        &mut self,
+        state: &mut State<'_>,
+        slot: Option<(usize, usize)>,
+        t_ns: u64,
+        name: &str,
+        type_name: &str,
+    ) -> Result<Option<usize>, CliError> {
         let first = self.first_type.entry(name.to_string()).or_insert_with(|| type_name.to_string());
         let (channel_key, channel_type) = if first == type_name || type_name == "null" {
             (name.to_string(), first.as_str())
         } else {
             (format!("{name}\0{type_name}"), type_name)
         };
-        if let Some(id) = state.wanted(&channel_key, t_ns, || rlog_channel(name, channel_type))? {
-            deliver_plain(state, id, t_ns, value)?;
-        }
+        let id = state.wanted(&channel_key, t_ns, || rlog_channel(name, channel_type))?;
         match state.ids.get(&channel_key) {
             Some(Slot::Skip) => self.routes.set(slot, Route::Skip),
             Some(Slot::Id(id)) => self.routes.set(slot, Route::Plain(*id)),
             _ => {}
         }
-        Ok(())
+        Ok(id)
     }
 }
 
 /// Hands a plain value to the sink as its view, or as a [`Value`] when the sink does not take
 /// views.
 #[inline]
-fn deliver_plain(state: &mut State<'_>, id: usize, t_ns: u64, value: &ValueRef<'_>) -> Result<(), CliError> {
+pub(super) fn deliver_plain(state: &mut State<'_>, id: usize, t_ns: u64, value: &ValueRef<'_>) -> Result<(), CliError> {
     if !state.sink.rlog(id, t_ns, value)? {
         state.sink.sample(id, t_ns, &object(value))?;
     }

@@ -19,6 +19,7 @@ use logspec::formats::rlog::{self, R1ValueRef, R2ValueRef, ValueRef};
 use logspec::value::Value;
 
 use super::super::columns::Col;
+use super::super::source::rlog_split::{Column, Run};
 use super::super::source::Channel;
 
 /// The rows of one table so far.
@@ -104,6 +105,58 @@ impl Direct {
         self.end_row(t_ns);
     }
 
+    /// Whether [`Direct::extend`] takes a run like this one (of the column's type).
+    pub fn takes(&self, run: &Run<'_>) -> bool {
+        matches!(
+            (&self.values, run),
+            (Values::Bool(_), Run::Bool(_)) | (Values::I64(_), Run::I64(_)) | (Values::F64(_), Run::F64(_))
+        )
+    }
+
+    /// Takes a key's whole column of values of one type with their times as its rows, when it
+    /// has none yet (the vectors become its own, not copied); else appends them as
+    /// [`Direct::extend`]. False (nothing taken) when the column is of another type.
+    pub fn adopt(&mut self, times: Vec<i64>, column: Column) -> bool {
+        if !self.takes(&column.run()) {
+            return false;
+        }
+        if !self.time.is_empty() || self.elapsed.is_some() {
+            return self.extend(&times, column.run());
+        }
+        let n = times.len();
+        match (&mut self.values, column) {
+            (Values::I64(v), Column::I64(x)) => *v = x,
+            (Values::F64(v), Column::F64(x)) => *v = x,
+            (Values::Bool(b), Column::Bool(x)) => b.append_slice(&x),
+            _ => return false,
+        }
+        self.nulls.append_n_non_nulls(n);
+        self.time = times;
+        true
+    }
+
+    /// Appends a run of values of one type with their times (`log_time`, each at most
+    /// `i64::MAX`), as [`Direct::rlog`] of each in turn would; false (nothing appended) when the
+    /// column is of another type.
+    pub fn extend(&mut self, times: &[i64], run: Run<'_>) -> bool {
+        if !self.takes(&run) {
+            return false;
+        }
+        match (&mut self.values, run) {
+            (Values::Bool(b), Run::Bool(x)) => b.append_slice(x),
+            (Values::I64(v), Run::I64(x)) => extend(v, x),
+            (Values::F64(v), Run::F64(x)) => extend(v, x),
+            _ => return false,
+        }
+        self.nulls.append_n_non_nulls(times.len());
+        extend(&mut self.time, times);
+        if let Some(e) = &mut self.elapsed {
+            let origin = self.origin_ns;
+            e.extend(times.iter().map(|t| i64::try_from((*t as u64).saturating_sub(origin)).unwrap_or(i64::MAX)));
+        }
+        true
+    }
+
     /// Appends a row from a decoded `{"value": ..}` (the member found by name, as
     /// [`super::TableBuilder::sample`] finds it; none is a null).
     pub fn sample(&mut self, t_ns: u64, value: &Value) {
@@ -171,6 +224,14 @@ impl Direct {
 fn buffer<T: arrow_buffer::ArrowNativeType>(mut v: Vec<T>) -> Buffer {
     v.shrink_to_fit();
     Buffer::from_vec(v)
+}
+
+/// Appends a run to a column's vector, reserving exactly the room it needs (the run is the last
+/// of the file's values, `Direct::extend`) and mapping the new pages in one call.
+fn extend<T: Copy>(v: &mut Vec<T>, x: &[T]) {
+    v.reserve_exact(x.len());
+    crate::cli::tables::passes::prefault(&mut v.spare_capacity_mut()[..x.len()]);
+    v.extend_from_slice(x);
 }
 
 /// Pushes onto a column's vector, growing it fourfold when full: a vector's growth copies it

@@ -225,6 +225,9 @@ pub struct Reader<R, I = ReadBuf<R>> {
     pending_err: Option<RlogError>,
     /// The number of values of the last cycle, to size the next one's vector.
     cycle_len: usize,
+    /// Reading stops before the first message that starts at or after this offset
+    /// ([`Reader::stop_at`]); `u64::MAX` when it does not.
+    stop: u64,
 }
 
 /// A reader of RLOG bytes in memory, decoded in place ([`Reader::from_slice`]).
@@ -242,6 +245,12 @@ impl<'a> SliceReader<'a> {
     pub fn from_slice_with_options(bytes: &'a [u8], options: ReaderOptions) -> Result<Self, RlogError> {
         Self::over(SliceBuf::new(bytes), options)
     }
+
+    /// [`Reader::resume`] in place: `bytes`, whose first byte is at absolute offset `offset` of
+    /// the whole, is decoded where it is.
+    pub fn resume_in_place(bytes: &'a [u8], revision: Revision, offset: u64) -> Self {
+        Self::resumed(SliceBuf::starting_at(bytes, offset), revision)
+    }
 }
 
 impl<R: Read> Reader<R> {
@@ -253,6 +262,22 @@ impl<R: Read> Reader<R> {
 
     pub fn with_options(inner: R, options: ReaderOptions) -> Result<Self, RlogError> {
         Self::over(ReadBuf::new(inner), options)
+    }
+
+    /// A reader of messages of `revision` that starts in the middle of a file or stream: the
+    /// input's first byte is at absolute offset `offset` (so positions and error offsets are the
+    /// whole's) and is the start of a message, not a revision byte. Its key table is empty: a
+    /// value of a key defined before `offset` comes with no key (`EventRef::Value { key: None
+    /// }`; in R2, where the key's type gives the value's layout, it is the recoverable error
+    /// [`RlogErrorKind::UndefinedKey`]), and the cycle time is 0.0 until the first timestamp.
+    ///
+    /// RLOG messages frame themselves, so from a true message start the rest of the input reads
+    /// as it would from the beginning; a reader on two threads can read a file's halves at once
+    /// (the Python package's `tables()`, which checks the guess of where a message starts by
+    /// reading up to it from the front, see [`stop_at`](Self::stop_at)). Started anywhere
+    /// else, it reads garbage or fails: where a message starts cannot be told from the bytes.
+    pub fn resume(inner: R, revision: Revision, offset: u64) -> Self {
+        Self::resumed(ReadBuf::starting_at(inner, offset), revision)
     }
 }
 
@@ -271,6 +296,7 @@ impl<R, I: Input> Reader<R, I> {
             pending_ts: None,
             pending_err: None,
             cycle_len: 0,
+            stop: u64::MAX,
         };
         r.buf.fill(1).map_err(|e| r.error(0, RlogErrorKind::Io(e)))?;
         let Some(&first) = r.buf.bytes().first() else {
@@ -293,6 +319,39 @@ impl<R, I: Input> Reader<R, I> {
 
     pub fn revision(&self) -> Revision {
         self.revision
+    }
+
+    /// The reader [`Reader::resume`] and [`SliceReader::resume_in_place`] make, over `buf`.
+    fn resumed(buf: I, revision: Revision) -> Self {
+        Reader {
+            buf,
+            _input: PhantomData,
+            pos: 0,
+            done: false,
+            revision,
+            has_revision_byte: true,
+            table: Table { keys: Vec::new(), timestamp: 0.0 },
+            pending_ts: None,
+            pending_err: None,
+            cycle_len: 0,
+            stop: u64::MAX,
+        }
+    }
+
+    /// Makes the reading methods stop before the first message that starts at or after
+    /// absolute offset `offset` (`None`: read to the end), as at a clean end of the input
+    /// (`next_event_ref` returns `None`, `try_for_each_event_ref` `Ok(ControlFlow::Continue(()))`);
+    /// [`stopped`](Self::stopped) then tells the two apart, and [`position`](Self::position)
+    /// says where the next message starts: `offset` itself exactly when a message starts there.
+    /// Reading goes on from there after `stop_at(None)` (or a later offset).
+    pub fn stop_at(&mut self, offset: Option<u64>) {
+        self.stop = offset.unwrap_or(u64::MAX);
+    }
+
+    /// Whether reading stopped at the offset given to [`stop_at`](Self::stop_at) (not at the
+    /// end of the input or at an error).
+    pub fn stopped(&self) -> bool {
+        !self.done && self.position() >= self.stop
     }
 
     /// Whether the input started with a revision byte (false for a headerless file read with
@@ -338,7 +397,7 @@ impl<R, I: Input> Reader<R, I> {
     #[inline(always)]
     pub fn next_event_ref(&mut self) -> Option<Result<EventRef<'_>, RlogError>> {
         loop {
-            if self.done {
+            if self.done || self.position() >= self.stop {
                 return None;
             }
             if self.pos == self.buf.available() {
@@ -424,13 +483,28 @@ impl<R, I: Input> Reader<R, I> {
         &mut self,
         mut f: impl FnMut(EventRef<'_>) -> ControlFlow<B>,
     ) -> Result<ControlFlow<B>, RlogError> {
+        self.try_for_each_event_at(
+            #[inline(always)]
+            |_, ev| f(ev),
+        )
+    }
+
+    /// As [`try_for_each_event_ref`](Self::try_for_each_event_ref), with the absolute byte
+    /// offset at which each message starts, so that a caller can find a message again (the
+    /// Python package's `tables()` keeps where the rare values of a second half are, and decodes
+    /// them again when the halves are joined).
+    #[inline]
+    pub fn try_for_each_event_at<B>(
+        &mut self,
+        mut f: impl FnMut(u64, EventRef<'_>) -> ControlFlow<B>,
+    ) -> Result<ControlFlow<B>, RlogError> {
         match self.revision {
-            Revision::R1 => self.run(&mut f, |table, c, _at, f| {
+            Revision::R1 => self.run(&mut f, |table, c, at, f| {
                 R1MessageRef::decode_view_then(
                     c,
                     Endian::Big,
                     #[inline(always)]
-                    |m| Ok(f(table.apply_r1(m))),
+                    |m| Ok(f(at, table.apply_r1(m))),
                 )
             }),
             Revision::R2 => self.run(&mut f, |table, c, at, f| {
@@ -443,7 +517,7 @@ impl<R, I: Input> Reader<R, I> {
                             m,
                             at,
                             #[inline(always)]
-                            |ev| f(ev),
+                            |ev| f(at, ev),
                         )
                     },
                 )
@@ -457,11 +531,11 @@ impl<R, I: Input> Reader<R, I> {
     #[inline(always)]
     fn run<B, F, S>(&mut self, f: &mut F, step: S) -> Result<ControlFlow<B>, RlogError>
     where
-        F: FnMut(EventRef<'_>) -> ControlFlow<B>,
+        F: FnMut(u64, EventRef<'_>) -> ControlFlow<B>,
         S: Fn(&mut Table, &mut Cursor<'_>, u64, &mut F) -> Result<Result<ControlFlow<B>, RlogError>, DecodeError>,
     {
         loop {
-            if self.done {
+            if self.done || self.position() >= self.stop {
                 return Ok(ControlFlow::Continue(()));
             }
             if self.pos == self.buf.available() {
@@ -474,10 +548,15 @@ impl<R, I: Input> Reader<R, I> {
             let base = self.buf.position();
             let bytes = self.buf.bytes();
             let mut pos = self.pos;
+            let stop = self.stop;
             // Every message that the bytes read hold whole, without touching `self.pos`.
             let fault = loop {
                 let mut c = Cursor::new(&bytes[pos..]);
                 let at = base + pos as u64;
+                if at >= stop {
+                    self.pos = pos;
+                    return Ok(ControlFlow::Continue(()));
+                }
                 match step(&mut self.table, &mut c, at, f) {
                     Ok(Ok(ControlFlow::Continue(()))) => {
                         pos += c.position();

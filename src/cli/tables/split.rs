@@ -1,0 +1,185 @@
+//! `tables()` of an R1 RLOG file on two threads that each read half of it: the file is mapped
+//! once; part B reads from a guessed message start near the middle to the end
+//! ([`source::rlog_split::read_half`]) while part A reads from the start into the tables as a
+//! one-thread read does, stops at B's start, and there either joins B's values (a message starts
+//! exactly there) or reads on alone (it does not). See [`source::rlog_split`] for why the join is
+//! exact; the result is always what [`source::read`] on one thread gives.
+//!
+//! Not split (the caller reads them as before, `None`): R2 files (a value's layout is its key's
+//! type, defined in the first half, so B could not frame its values without A), captured streams,
+//! small files ([`MIN_SPLIT`]), reads with filters, files that cannot be mapped, and files where
+//! no plausible message start is found near the middle.
+
+use std::io::Read;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use logspec::formats::rlog::{R1BodyRef, R1MessageRef, Reader, ReaderOptions, Revision};
+use logspec::runtime::{Cursor, Endian, View};
+
+use super::Tables;
+use crate::cli::source::{self, rlog_split, Outcome, Select};
+use crate::cli::{detect, CliError, FormatKind};
+
+/// Files smaller than this are read on one thread: starting a second costs more than it saves.
+pub const MIN_SPLIT: u64 = 4 << 20;
+
+/// Where part B starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cut {
+    /// At the first plausible message start after the middle of the file ([`find_cut`]).
+    Guess,
+    /// At this absolute offset, whatever is there (for tests: a wrong guess must not change
+    /// the result); any file size.
+    At(u64),
+}
+
+/// What [`read_rlog_split`] read.
+pub struct Halves {
+    /// The tables (to [`Tables::finish`]).
+    pub tables: Tables,
+    /// What [`source::read`] returned.
+    pub outcome: Result<Outcome, CliError>,
+    /// Whether the second half was joined (else the first part read on alone).
+    pub joined: bool,
+}
+
+/// Reads an R1 RLOG file into [`Tables`] in two halves at once (see the module's text), or
+/// `None` when the file is not one to split that way.
+pub fn read_rlog_split(
+    file: &Path,
+    path: &str,
+    assume_r1: bool,
+    select: &Select,
+    cut: Cut,
+) -> Result<Option<Halves>, CliError> {
+    if crate::cli::filter::Tally::needed(select) {
+        return Ok(None);
+    }
+    let Ok(f) = std::fs::File::open(file) else { return Ok(None) };
+    let Ok(len) = f.metadata().map(|m| m.len()) else { return Ok(None) };
+    if cut == Cut::Guess && len < MIN_SPLIT {
+        return Ok(None);
+    }
+    // SAFETY: the map is only read. A file that another process truncates while it is mapped
+    // makes reads past its new end fault (SIGBUS), as with any mapped input.
+    let Ok(map) = (unsafe { memmap2::Mmap::map(&f) }) else { return Ok(None) };
+    let map = Arc::new(map);
+    let len = usize::try_from(len).unwrap_or(usize::MAX).min(map.len());
+    let bytes = &map[..len];
+    let options = ReaderOptions { assume_revision: assume_r1.then_some(Revision::R1) };
+    let Ok(r) = Reader::with_options(bytes, options) else { return Ok(None) };
+    if r.revision() != Revision::R1 {
+        return Ok(None);
+    }
+    let start = r.position();
+    let cut = match cut {
+        Cut::Guess => match find_cut(bytes, start) {
+            Some(c) => c,
+            None => return Ok(None),
+        },
+        Cut::At(c) if c > start && c < len as u64 => c,
+        Cut::At(_) => return Ok(None),
+    };
+    let input = Mapped { map: map.clone(), pos: 0, end: len };
+    let d = detect(file, Box::new(input), Some(FormatKind::Rlog))?;
+    let stop = AtomicBool::new(false);
+    let joined = std::cell::Cell::new(false);
+    let (sink, outcome) = std::thread::scope(|s| {
+        let b = std::thread::Builder::new()
+            .name("logspec-rlog-half".into())
+            .spawn_scoped(s, || rlog_split::read_half(&bytes[cut as usize..], cut, Revision::R1, &stop));
+        let mut sink = Tables::new(false);
+        let Ok(b) = b else {
+            let outcome = source::read(d, file, path, assume_r1, select, &mut sink);
+            return (sink, outcome);
+        };
+        let split = rlog_split::Split::new(
+            cut,
+            bytes,
+            |wanted| {
+                if !wanted {
+                    stop.store(true, Ordering::Relaxed);
+                }
+                // A part B that panicked is not joined: A reads on alone.
+                b.join().ok().flatten().filter(|_| wanted)
+            },
+            &joined,
+        );
+        let outcome = source::read_split(d, file, path, assume_r1, select, &mut sink, Some(split));
+        (sink, outcome)
+    });
+    Ok(Some(Halves { tables: sink, outcome, joined: joined.get() }))
+}
+
+/// The first plausible start of a timestamp message at or after the middle of the messages
+/// (which start at `start`), within 1 MiB: a `00` byte from which the generated views decode
+/// [`PROBE`] messages (or every message to the end), the first a timestamp of a positive finite
+/// time, no later timestamp earlier than the one before, every key id below the reader's
+/// routed ids, and at least one value. Only a guess: part A checks it.
+pub fn find_cut(bytes: &[u8], start: u64) -> Option<u64> {
+    let start = usize::try_from(start).ok()?;
+    let mid = start + (bytes.len().checked_sub(start)?) / 2;
+    let end = bytes.len().min(mid.saturating_add(1 << 20));
+    let mut p = mid;
+    while p < end {
+        p += bytes[p..end].iter().position(|b| *b == 0)?;
+        if plausible(&bytes[p..]) {
+            return Some(p as u64);
+        }
+        p += 1;
+    }
+    None
+}
+
+/// Messages decoded from a candidate start before it is taken.
+const PROBE: usize = 64;
+
+/// Whether R1 messages decode from the start of `bytes` as [`find_cut`] wants.
+fn plausible(bytes: &[u8]) -> bool {
+    let mut c = Cursor::new(bytes);
+    let (mut last, mut values) = (None::<f64>, 0);
+    for _ in 0..PROBE {
+        if c.position() == bytes.len() {
+            break;
+        }
+        let Ok(m) = R1MessageRef::decode_view(&mut c, Endian::Big) else { return false };
+        match m.body {
+            R1BodyRef::Timestamp { timestamp } => {
+                let ok = match last {
+                    None => timestamp.is_finite() && timestamp > 0.0,
+                    Some(t) => timestamp.is_finite() && timestamp >= t,
+                };
+                if !ok {
+                    return false;
+                }
+                last = Some(timestamp);
+            }
+            R1BodyRef::KeyDef { key_id, .. } | R1BodyRef::Field { key_id, .. } => {
+                if last.is_none() || usize::from(key_id as u16) >= source::rlog_split::KEYS {
+                    return false;
+                }
+                values += usize::from(matches!(m.body, R1BodyRef::Field { .. }));
+            }
+        }
+    }
+    values > 0
+}
+
+/// The mapped file as the input of part A's reader (it reads at most `end` bytes: the length
+/// the file had when the read began).
+struct Mapped {
+    map: Arc<memmap2::Mmap>,
+    pos: usize,
+    end: usize,
+}
+
+impl Read for Mapped {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = buf.len().min(self.end - self.pos);
+        buf[..n].copy_from_slice(&self.map[self.pos..self.pos + n]);
+        self.pos += n;
+        Ok(n)
+    }
+}
