@@ -328,3 +328,55 @@ fn keys_defined_redefined_and_changing_type_in_the_second_half() {
         assert_eq!(joined, joins, "{name}: joined");
     }
 }
+
+/// The reader's API under the split: `stop_at` stops before the first message at or after the
+/// offset (at it exactly when a message starts there), reading goes on after `stop_at(None)`,
+/// and `resume` from a message start reads the rest as the reader from the start does, at the
+/// same offsets, with values of keys defined before it keyless.
+#[test]
+fn the_reader_stops_at_an_offset_and_resumes_from_one() {
+    let bytes = std::fs::read(data().join("akit_v1.8.1_robotlog.rlog")).unwrap();
+    // Every message's offset and event, from the start.
+    let mut r = rlog::Reader::new(&bytes[..]).unwrap();
+    let mut all = Vec::new();
+    r.try_for_each_event_at(|at, ev| {
+        all.push((at, ev.to_event()));
+        std::ops::ControlFlow::<()>::Continue(())
+    })
+    .unwrap();
+    assert!(all.len() > 9000);
+    let (starts, events): (Vec<u64>, Vec<rlog::Event>) = all.into_iter().unzip();
+    for &cut in &[starts[1], starts[starts.len() / 2], starts[starts.len() / 2] + 1, starts[starts.len() - 1]] {
+        let mut r = rlog::Reader::new(&bytes[..]).unwrap();
+        r.stop_at(Some(cut));
+        let mut before = Vec::new();
+        r.for_each_event_ref(|ev| before.push(ev.to_event())).unwrap();
+        assert!(r.stopped());
+        let next = starts.iter().position(|&s| s >= cut).unwrap();
+        assert_eq!(r.position(), starts[next], "stopped at the first message at or after {cut}");
+        assert_eq!(before, events[..next]);
+        assert!(r.next_event_ref().is_none(), "stopped: no event");
+        r.stop_at(None);
+        let mut after = Vec::new();
+        r.for_each_event_ref(|ev| after.push(ev.to_event())).unwrap();
+        assert!(!r.stopped());
+        assert_eq!(after, events[next..]);
+        // Resumed at that message: the same events, timestamps and offsets.
+        let at = starts[next];
+        let mut r = rlog::Reader::resume(&bytes[at as usize..], Revision::R1, at);
+        let mut resumed = Vec::new();
+        r.try_for_each_event_at(|a, ev| {
+            resumed.push((a, ev.to_event()));
+            std::ops::ControlFlow::<()>::Continue(())
+        })
+        .unwrap();
+        assert_eq!(r.position(), bytes.len() as u64);
+        assert_eq!(resumed.iter().map(|(a, _)| *a).collect::<Vec<_>>(), starts[next..]);
+        // The same values once the first timestamp set the cycle time (every key was defined
+        // before: the reader from `at` knows none of them).
+        if let Some(ts) = resumed.iter().position(|(_, e)| matches!(e, rlog::Event::Timestamp(_))) {
+            let same: Vec<rlog::Event> = resumed[ts..].iter().map(|(_, e)| e.clone()).collect();
+            assert_eq!(same, events[next + ts..]);
+        }
+    }
+}

@@ -119,6 +119,8 @@ pub(super) fn read_rlog(
     let mut keys =
         Keys { path, schemas, first_type: HashMap::new(), undecoded: HashSet::new(), routes: Routes::default() };
     match split {
+        // A closure, not `read_loop` itself: the reader's lifetime must stay generic.
+        #[allow(clippy::redundant_closure)]
         Some(split) => split.read(r, &mut keys, state, |r, keys, state| read_loop(r, keys, state)),
         None => read_loop(&mut r, &mut keys, state),
     }

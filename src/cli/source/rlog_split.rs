@@ -157,14 +157,6 @@ impl Run<'_> {
         })
     }
 
-    pub fn len(&self) -> usize {
-        match self {
-            Run::Bool(v) => v.len(),
-            Run::I64(v) => v.len(),
-            Run::F64(v) => v.len(),
-        }
-    }
-
     fn slice(&self, a: usize, b: usize) -> Self {
         match *self {
             Run::Bool(v) => Run::Bool(&v[a..b]),

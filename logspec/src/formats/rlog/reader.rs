@@ -548,19 +548,17 @@ impl<R, I: Input> Reader<R, I> {
             let base = self.buf.position();
             let bytes = self.buf.bytes();
             let mut pos = self.pos;
-            let stop = self.stop;
+            // Messages are decoded up to the end of the bytes read, or until one ends at or
+            // after the stop offset (the loop above then returns).
+            let end = bytes.len().min(usize::try_from(self.stop - base).unwrap_or(usize::MAX));
             // Every message that the bytes read hold whole, without touching `self.pos`.
             let fault = loop {
                 let mut c = Cursor::new(&bytes[pos..]);
                 let at = base + pos as u64;
-                if at >= stop {
-                    self.pos = pos;
-                    return Ok(ControlFlow::Continue(()));
-                }
                 match step(&mut self.table, &mut c, at, f) {
                     Ok(Ok(ControlFlow::Continue(()))) => {
                         pos += c.position();
-                        if pos == bytes.len() {
+                        if pos >= end {
                             break None;
                         }
                     }
