@@ -268,7 +268,12 @@ class Log:
         views without a copy (:meth:`numpy`). The GIL is released while reading; an R1 RLOG file of 4 MiB
         or more is read in two halves at once (other RLOG files on two threads, each filling its
         share of the tables); a USVLOG file in two passes,
-        counting the rows first, then filling the arrays in place on two threads."""
+        counting the rows first, then filling the arrays in place on two threads.
+
+        Such an R1 RLOG file is memory-mapped while it is read, as ``pyarrow.memory_map`` and
+        ``numpy.memmap`` map theirs: a file that another process truncates during the call ends
+        the interpreter (SIGBUS). A file that grows meanwhile is read at the length it had; with
+        ``channels``, ``since`` or ``until`` the file is read through ordinary reads instead."""
         return self._tables(channels, since, until, on_error)
 
     def table(
