@@ -285,19 +285,8 @@ impl<R, I: Input> Reader<R, I> {
     /// A reader over `buf` (read from a `Read`, or lent, [`Reader::from_slice`]): reads the
     /// revision byte.
     fn over(buf: I, options: ReaderOptions) -> Result<Self, RlogError> {
-        let mut r = Reader {
-            buf,
-            _input: PhantomData,
-            pos: 0,
-            done: false,
-            revision: Revision::R1,
-            has_revision_byte: true,
-            table: Table { keys: Vec::new(), timestamp: 0.0 },
-            pending_ts: None,
-            pending_err: None,
-            cycle_len: 0,
-            stop: u64::MAX,
-        };
+        // R1 until the revision byte says otherwise.
+        let mut r = Self::resumed(buf, Revision::R1);
         r.buf.fill(1).map_err(|e| r.error(0, RlogErrorKind::Io(e)))?;
         let Some(&first) = r.buf.bytes().first() else {
             return Err(r.error(0, RlogErrorKind::Empty));
@@ -321,7 +310,8 @@ impl<R, I: Input> Reader<R, I> {
         self.revision
     }
 
-    /// The reader [`Reader::resume`] and [`SliceReader::resume_in_place`] make, over `buf`.
+    /// A reader over `buf` from its first byte, a message start: what [`Reader::resume`] and
+    /// [`SliceReader::resume_in_place`] make, and [`over`](Self::over) before the revision byte.
     fn resumed(buf: I, revision: Revision) -> Self {
         Reader {
             buf,
