@@ -77,12 +77,21 @@ impl<'a> Split<'a> {
     /// start by `read_loop`, the one-thread read.
     pub(super) fn read(
         mut self,
-        mut r: Reader<Box<dyn std::io::Read>>,
+        r: Reader<Box<dyn std::io::Read>>,
         keys: &mut Keys<'_>,
         state: &mut State<'_>,
         read_loop: impl FnOnce(&mut Reader<&[u8]>, &mut Keys<'_>, &mut State<'_>) -> Result<(), CliError>,
     ) -> Result<(), CliError> {
         let options = rlog::ReaderOptions { assume_revision: (!r.has_revision_byte()).then_some(r.revision()) };
+        // Part A reads the file in place, as B does; `r` reads the same bytes through `Read`.
+        let at = r.position();
+        let in_place =
+            rlog::SliceReader::from_slice_with_options(self.bytes, options).ok().filter(|p| p.position() == at);
+        let Some(mut r) = in_place else {
+            let mut r = Reader::with_options(self.bytes, options)
+                .map_err(|e| CliError::Input(format!("{}: {e}", keys.path)))?;
+            return read_loop(&mut r, keys, state);
+        };
         let stop = AtomicBool::new(false);
         // From the start of the file, the cycle time is 0 until the first timestamp.
         let mut a = Half::new(self.bytes, 0, 0);
