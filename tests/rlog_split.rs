@@ -265,8 +265,8 @@ fn a_wrong_guess_gives_the_one_thread_read() {
 #[test]
 fn keys_defined_redefined_and_changing_type_in_the_second_half() {
     let dir = scratch::temp_dir();
-    let write = |name: &str, second: &dyn Fn(&mut Writer<Vec<u8>>)| -> (PathBuf, u64) {
-        let mut w = Writer::new(Vec::new(), Revision::R1);
+    // The first half: keys /a and /b, 300 cycles.
+    let first = |w: &mut Writer<Vec<u8>>| {
         w.timestamp(1.0).unwrap();
         w.define(0, "/a", None).unwrap();
         w.define(1, "/b", None).unwrap();
@@ -275,17 +275,14 @@ fn keys_defined_redefined_and_changing_type_in_the_second_half() {
             w.value(0, Value::R1(R1Value::Double { value: f64::from(i) })).unwrap();
             w.value(1, Value::R1(R1Value::Integer { value: i })).unwrap();
         }
+    };
+    let write = |name: &str, second: &dyn Fn(&mut Writer<Vec<u8>>)| -> (PathBuf, u64) {
+        let mut w = Writer::new(Vec::new(), Revision::R1);
+        first(&mut w);
         let mid = w.finish().unwrap().len() as u64;
         let mut w = Writer::new(Vec::new(), Revision::R1);
         // The same first half again, then the second.
-        w.timestamp(1.0).unwrap();
-        w.define(0, "/a", None).unwrap();
-        w.define(1, "/b", None).unwrap();
-        for i in 0..300 {
-            w.timestamp(2.0 + f64::from(i)).unwrap();
-            w.value(0, Value::R1(R1Value::Double { value: f64::from(i) })).unwrap();
-            w.value(1, Value::R1(R1Value::Integer { value: i })).unwrap();
-        }
+        first(&mut w);
         w.timestamp(400.0).unwrap();
         second(&mut w);
         let p = dir.join(name);
