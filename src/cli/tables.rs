@@ -23,6 +23,7 @@ pub mod passes;
 mod rlog;
 mod split;
 
+pub(crate) use direct::push as push_row;
 pub use fixed::{read_usvlog, FixedRead};
 pub use parts::read_in_parts;
 pub use split::{find_cut, read_rlog_split, Cut, Halves, MIN_SPLIT};

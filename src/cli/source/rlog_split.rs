@@ -600,12 +600,10 @@ fn decode_at(bytes: &[u8]) -> Option<R1ValueRef<'_>> {
     }
 }
 
-/// Pushes onto a column of B, growing it fourfold when full (as the in-memory tables do).
+/// Pushes onto a column of a half with the in-memory tables' growth rule
+/// (`tables::push_row`); true: the value was taken.
 #[inline(always)]
 fn push<T>(v: &mut Vec<T>, x: T) -> bool {
-    if v.len() == v.capacity() {
-        v.reserve(v.capacity().max(256) * 3);
-    }
-    v.push(x);
+    crate::cli::tables::push_row(v, x);
     true
 }

@@ -239,7 +239,7 @@ fn extend<T: Copy>(v: &mut Vec<T>, x: &[T]) {
 /// growing by 2. What is never written stays unmapped, and the spare room is given back when
 /// the column becomes an array ([`Direct::finish`]).
 #[inline(always)]
-fn push<T>(v: &mut Vec<T>, x: T) {
+pub(crate) fn push<T>(v: &mut Vec<T>, x: T) {
     if v.len() == v.capacity() {
         grow(v);
     }
