@@ -18,12 +18,14 @@ use super::CliError;
 mod direct;
 mod fixed;
 mod joined;
+pub(crate) mod pages;
 mod parts;
 pub mod passes;
 mod rlog;
 mod split;
 
 pub(crate) use direct::push as push_row;
+pub(crate) use pages::PageVec;
 pub use fixed::{read_usvlog, FixedRead};
 pub use parts::read_in_parts;
 pub use split::{find_cut, read_rlog_split, Cut, Halves, MIN_SPLIT};
@@ -365,7 +367,7 @@ impl Table {
                     if takes {
                         self.direct.as_mut().expect("checked").adopt(times, column);
                     } else {
-                        run(self, &times, column.run())?;
+                        run(self, times.as_slice(), column.run())?;
                     }
                 }
                 Piece::One(t, at) => self.rlog(origin_ns, t as u64, &decode(at)?)?,
@@ -560,7 +562,8 @@ impl Sink for Tables {
         // Shared out between this thread and one more by their rows, largest first.
         let mut work: Vec<(&mut Table, Job<'a>)> =
             self.tables.iter_mut().zip(of_table).filter_map(|(t, j)| Some((t, j?))).collect();
-        work.sort_by_key(|(_, job)| std::cmp::Reverse(job.rows()));
+        // (`rows` counts a job's pieces: counted once each, not at every comparison.)
+        work.sort_by_cached_key(|(_, job)| std::cmp::Reverse(job.rows()));
         let (mut mine, mut other, mut load) = (Vec::new(), Vec::new(), [0usize; 2]);
         for w in work {
             let k = usize::from(load[1] < load[0]);

@@ -36,6 +36,7 @@ use logspec::runtime::{Cursor, Endian, Input, View};
 
 use super::rlog_samples::{deliver_plain, Keys, Route};
 use super::{seconds_to_ns, State};
+use crate::cli::tables::PageVec;
 use crate::cli::CliError;
 
 /// Key ids below this are joined (B gives up at any other): the ids whose routes are kept.
@@ -205,7 +206,7 @@ struct First {
 #[derive(Default)]
 struct KeyRows {
     /// The time of every row (`log_time` nanoseconds).
-    times: Vec<i64>,
+    times: PageVec<i64>,
     /// The values of the key's first value's type, when that is a number or a boolean.
     values: Values,
     /// Rows of any other type (or of every type, when the first is not a number): the row and
@@ -223,8 +224,8 @@ enum Values {
     #[default]
     None,
     Bool(Vec<bool>),
-    I64(Vec<i64>),
-    F64(Vec<f64>),
+    I64(PageVec<i64>),
+    F64(PageVec<f64>),
 }
 
 impl Values {
@@ -232,8 +233,8 @@ impl Values {
         match self {
             Values::None => None,
             Values::Bool(v) => Some(Run::Bool(v)),
-            Values::I64(v) => Some(Run::I64(v)),
-            Values::F64(v) => Some(Run::F64(v)),
+            Values::I64(v) => Some(Run::I64(v.as_slice())),
+            Values::F64(v) => Some(Run::F64(v.as_slice())),
         }
     }
 }
@@ -273,13 +274,19 @@ impl<'m> Half<'m> {
                     let k = usize::from(key_id as u16);
                     if let Some(rows) = half.keys.get_mut(k) {
                         let typed = match (&mut rows.values, v) {
-                            (Values::F64(x), R1ValueRef::Double { value }) => push(x, value),
-                            (Values::I64(x), R1ValueRef::Integer { value }) => push(x, i64::from(value)),
+                            (Values::F64(x), R1ValueRef::Double { value }) => {
+                                x.push(value);
+                                true
+                            }
+                            (Values::I64(x), R1ValueRef::Integer { value }) => {
+                                x.push(i64::from(value));
+                                true
+                            }
                             (Values::Bool(x), R1ValueRef::Boolean { value }) => push(x, value),
                             _ => false,
                         };
                         if typed {
-                            push(&mut rows.times, t);
+                            rows.times.push(t);
                             return ControlFlow::Continue(());
                         }
                     }
@@ -338,11 +345,11 @@ impl<'m> Half<'m> {
                 true
             }
             (0, R1ValueRef::Integer { value }) => {
-                rows.values = Values::I64(vec![i64::from(value)]);
+                rows.values = Values::I64(PageVec::one(i64::from(value)));
                 true
             }
             (0, R1ValueRef::Double { value }) => {
-                rows.values = Values::F64(vec![value]);
+                rows.values = Values::F64(PageVec::one(value));
                 true
             }
             _ => false,
@@ -416,7 +423,7 @@ impl<'m> Half<'m> {
         }
         for f in &self.firsts {
             let name = names[usize::from(f.key)].as_deref().unwrap_or("?");
-            let t = self.keys[usize::from(f.key)].times[f.row] as u64;
+            let t = self.keys[usize::from(f.key)].times.as_slice()[f.row] as u64;
             let type_name = rlog::r1_code_name(i128::from(f.code));
             keys.channel(state, Some((usize::from(f.key), usize::from(f.code))), t, name, type_name)?;
         }
@@ -464,7 +471,7 @@ impl<'m> Half<'m> {
                     let run = typed.expect("rows not among the others are typed").slice(v, v + end - row);
                     if let Some(id) = typed_route {
                         let j = job_of(id, &mut jobs);
-                        jobs[j].pieces.push(Piece::Run(&rows.times[row..end], run));
+                        jobs[j].pieces.push(Piece::Run(&rows.times.as_slice()[row..end], run));
                     }
                     v += end - row;
                     row = end;
@@ -473,7 +480,7 @@ impl<'m> Half<'m> {
                 let &(_, at, code) = others.next().expect("peeked");
                 if let Some(id) = route(k, code) {
                     let j = job_of(id, &mut jobs);
-                    jobs[j].pieces.push(Piece::One(rows.times[row], at));
+                    jobs[j].pieces.push(Piece::One(rows.times.as_slice()[row], at));
                 }
                 row += 1;
             }
@@ -486,7 +493,7 @@ impl<'m> Half<'m> {
             for piece in &job.pieces {
                 match piece {
                     Piece::Run(times, run) => deliver_run(state, job.id, times, *run)?,
-                    Piece::Column(times, column) => deliver_run(state, job.id, times, column.run())?,
+                    Piece::Column(times, column) => deliver_run(state, job.id, times.as_slice(), column.run())?,
                     &Piece::One(t, at) => deliver_plain(state, job.id, t as u64, &this.value_at(at)?)?,
                 }
             }
@@ -535,7 +542,7 @@ impl Job<'_> {
 /// message, decoded by [`Jobs::decode`]).
 pub enum Piece<'a> {
     Run(&'a [i64], Run<'a>),
-    Column(Vec<i64>, Column),
+    Column(PageVec<i64>, Column),
     One(i64, u64),
 }
 
@@ -543,16 +550,16 @@ pub enum Piece<'a> {
 pub enum Column {
     Bool(Vec<bool>),
     /// R1 integers, widened.
-    I64(Vec<i64>),
-    F64(Vec<f64>),
+    I64(PageVec<i64>),
+    F64(PageVec<f64>),
 }
 
 impl Column {
     pub fn run(&self) -> Run<'_> {
         match self {
             Column::Bool(v) => Run::Bool(v),
-            Column::I64(v) => Run::I64(v),
-            Column::F64(v) => Run::F64(v),
+            Column::I64(v) => Run::I64(v.as_slice()),
+            Column::F64(v) => Run::F64(v.as_slice()),
         }
     }
 }

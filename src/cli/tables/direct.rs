@@ -11,22 +11,24 @@
 //! `log_elapsed_ns` equals `log_time` row for row, and the two columns share one buffer.
 
 use arrow_array::types::{Float32Type, Float64Type, Int64Type};
-use arrow_array::{make_array, Array, ArrayRef, BooleanArray, PrimitiveArray, RecordBatch};
+use arrow_array::{make_array, Array, ArrayRef, BooleanArray, ListArray, PrimitiveArray, RecordBatch};
 use arrow_buffer::{BooleanBufferBuilder, Buffer, NullBufferBuilder};
 use arrow_data::ArrayData;
-use arrow_schema::{DataType, SchemaRef};
+use arrow_schema::{DataType, FieldRef, SchemaRef};
 use logspec::formats::rlog::{self, R1ValueRef, R2ValueRef, ValueRef};
 use logspec::value::Value;
 
 use super::super::columns::Col;
 use super::super::source::rlog_split::{Column, Run};
 use super::super::source::Channel;
+use super::pages::Plain;
+use super::PageVec;
 
 /// The rows of one table so far.
 pub struct Direct {
     schema: SchemaRef,
     origin_ns: u64,
-    time: Vec<i64>,
+    time: PageVec<i64>,
     /// `log_elapsed_ns`, kept only when the time origin is not 0 (else it is `time`).
     elapsed: Option<Vec<i64>>,
     values: Values,
@@ -37,9 +39,85 @@ pub struct Direct {
 
 enum Values {
     Bool(BooleanBufferBuilder),
-    I64(Vec<i64>),
-    F64(Vec<f64>),
-    F32(Vec<f32>),
+    I64(PageVec<i64>),
+    F64(PageVec<f64>),
+    F32(PageVec<f32>),
+    /// Lists of doubles (R1 `double[]`, R2 `double[]`) and of integers (R1 `int[]` widened,
+    /// R2 `int64[]`).
+    F64List(List<f64>),
+    I64List(List<i64>),
+}
+
+/// A list column's rows: the offsets where each row's items end (Arrow's, from 0) and the
+/// items, with the validity of each (an item that did not fit is null, as in [`Col::append`]).
+struct List<T: Plain> {
+    field: FieldRef,
+    offsets: Vec<i32>,
+    items: PageVec<T>,
+    item_nulls: NullBufferBuilder,
+}
+
+impl<T: Plain> List<T> {
+    fn new(field: &FieldRef) -> Self {
+        List { field: field.clone(), offsets: vec![0], items: PageVec::new(), item_nulls: NullBufferBuilder::new(0) }
+    }
+
+    /// Appends a row of these items; false (nothing appended) when the column would hold more
+    /// items than Arrow's 32-bit offsets can count.
+    #[inline]
+    fn push(&mut self, items: impl Iterator<Item = T>) -> bool {
+        let before = self.items.len();
+        items.for_each(|x| self.items.push(x));
+        match i32::try_from(self.items.len()) {
+            Ok(end) => {
+                self.item_nulls.append_n_non_nulls(self.items.len() - before);
+                push(&mut self.offsets, end);
+                true
+            }
+            Err(_) => {
+                self.items.truncate(before);
+                false
+            }
+        }
+    }
+
+    /// Appends the row of a one-row list array made by [`Col::append`] (none: a null row).
+    fn push_array<P: arrow_array::types::ArrowPrimitiveType<Native = T>>(&mut self, a: &dyn Array) -> bool {
+        let list = a.as_any().downcast_ref::<ListArray>().filter(|l| l.is_valid(0));
+        let Some(items) = list.map(|l| l.value(0)) else {
+            return self.push(std::iter::empty());
+        };
+        let Some(items) = items.as_any().downcast_ref::<PrimitiveArray<P>>() else {
+            return self.push(std::iter::empty());
+        };
+        let before = self.item_nulls.len();
+        if !self.push(items.values().iter().copied()) {
+            return false;
+        }
+        // The validity of each item, in place of the `push`'s.
+        self.item_nulls.truncate(before);
+        (0..items.len()).for_each(|i| self.item_nulls.append(items.is_valid(i)));
+        true
+    }
+
+    fn finish(mut self, rows: usize, nulls: Option<arrow_buffer::NullBuffer>) -> Result<ArrayRef, String> {
+        let items = self.items.len();
+        let child = ArrayData::builder(self.field.data_type().clone())
+            .len(items)
+            .add_buffer(self.items.into_buffer())
+            .nulls(self.item_nulls.finish())
+            .build()
+            .map_err(|e| format!("the list items: {e}"))?;
+        let ty = DataType::List(self.field.clone());
+        let data = ArrayData::builder(ty)
+            .len(rows)
+            .add_buffer(Buffer::from_vec(self.offsets))
+            .add_child_data(child)
+            .nulls(nulls)
+            .build()
+            .map_err(|e| format!("the lists: {e}"))?;
+        Ok(make_array(data))
+    }
 }
 
 impl Direct {
@@ -52,15 +130,17 @@ impl Direct {
         }
         let values = match schema.field(2).data_type() {
             DataType::Boolean => Values::Bool(BooleanBufferBuilder::new(0)),
-            DataType::Int64 => Values::I64(Vec::new()),
-            DataType::Float64 => Values::F64(Vec::new()),
-            DataType::Float32 => Values::F32(Vec::new()),
+            DataType::Int64 => Values::I64(PageVec::new()),
+            DataType::Float64 => Values::F64(PageVec::new()),
+            DataType::Float32 => Values::F32(PageVec::new()),
+            DataType::List(f) if f.data_type() == &DataType::Float64 => Values::F64List(List::new(f)),
+            DataType::List(f) if f.data_type() == &DataType::Int64 => Values::I64List(List::new(f)),
             _ => return None,
         };
         Some(Direct {
             schema: schema.clone(),
             origin_ns,
-            time: Vec::new(),
+            time: PageVec::new(),
             elapsed: (origin_ns != 0).then(Vec::new),
             values,
             nulls: NullBufferBuilder::new(0),
@@ -79,26 +159,34 @@ impl Direct {
                 true
             }
             (Values::I64(v), ValueRef::R1(R1::Integer { value })) => {
-                push(v, i64::from(*value));
+                v.push(i64::from(*value));
                 true
             }
             (Values::I64(v), ValueRef::R2(R2::Int64 { value })) => {
-                push(v, *value);
+                v.push(*value);
                 true
             }
             (Values::F64(v), ValueRef::R1(R1::Double { value }) | ValueRef::R2(R2::Double { value })) => {
-                push(v, *value);
+                v.push(*value);
                 true
             }
             // A NaN goes the generic way (widened and narrowed again), as in `rlog::typed`.
             (Values::F32(v), ValueRef::R2(R2::Float { value })) if !value.is_nan() => {
-                push(v, *value);
+                v.push(*value);
                 true
             }
+            (Values::F64List(l), ValueRef::R1(R1::DoubleArray { value }) | ValueRef::R2(R2::DoubleArray { value })) => {
+                l.push(value.iter())
+            }
+            (Values::I64List(l), ValueRef::R1(R1::IntegerArray { value })) => l.push(value.iter().map(i64::from)),
+            (Values::I64List(l), ValueRef::R2(R2::Int64Array { value })) => l.push(value.iter()),
             _ => false,
         };
         if typed {
             self.nulls.append_non_null();
+        } else if matches!(self.values, Values::F64List(_) | Values::I64List(_)) && list_of_type(&self.values, value) {
+            // A list of the column's type with more items than the column can count.
+            self.too_many();
         } else {
             self.generic(Some(&rlog::to_value(&value.to_value())));
         }
@@ -113,25 +201,26 @@ impl Direct {
         )
     }
 
-    /// Takes a key's whole column of values of one type with their times as its rows, when it
-    /// has none yet (the vectors become its own, not copied); else appends them as
-    /// [`Direct::extend`]. False (nothing taken) when the column is of another type.
-    pub fn adopt(&mut self, times: Vec<i64>, column: Column) -> bool {
+    /// Takes a key's whole column of values of one type with their times as its rows: as its
+    /// own when it has none yet, else appended by moving the column's pages after its own
+    /// ([`PageVec::append`]), not copying them. False (nothing taken) when the column is of
+    /// another type.
+    pub fn adopt(&mut self, times: PageVec<i64>, column: Column) -> bool {
         if !self.takes(&column.run()) {
             return false;
         }
-        if !self.time.is_empty() || self.elapsed.is_some() {
-            return self.extend(&times, column.run());
+        if self.elapsed.is_some() {
+            return self.extend(times.as_slice(), column.run());
         }
         let n = times.len();
         match (&mut self.values, column) {
-            (Values::I64(v), Column::I64(x)) => *v = x,
-            (Values::F64(v), Column::F64(x)) => *v = x,
+            (Values::I64(v), Column::I64(x)) => v.append(x),
+            (Values::F64(v), Column::F64(x)) => v.append(x),
             (Values::Bool(b), Column::Bool(x)) => b.append_slice(&x),
             _ => return false,
         }
         self.nulls.append_n_non_nulls(n);
-        self.time = times;
+        self.time.append(times);
         true
     }
 
@@ -144,12 +233,12 @@ impl Direct {
         }
         match (&mut self.values, run) {
             (Values::Bool(b), Run::Bool(x)) => b.append_slice(x),
-            (Values::I64(v), Run::I64(x)) => extend(v, x),
-            (Values::F64(v), Run::F64(x)) => extend(v, x),
+            (Values::I64(v), Run::I64(x)) => v.extend_from_slice(x),
+            (Values::F64(v), Run::F64(x)) => v.extend_from_slice(x),
             _ => return false,
         }
         self.nulls.append_n_non_nulls(times.len());
-        extend(&mut self.time, times);
+        self.time.extend_from_slice(times);
         if let Some(e) = &mut self.elapsed {
             let origin = self.origin_ns;
             e.extend(times.iter().map(|t| i64::try_from((*t as u64).saturating_sub(origin)).unwrap_or(i64::MAX)));
@@ -181,14 +270,36 @@ impl Direct {
             Values::I64(v) => v.push(any.downcast_ref::<PrimitiveArray<Int64Type>>().map_or(0, |x| x.value(0))),
             Values::F64(v) => v.push(any.downcast_ref::<PrimitiveArray<Float64Type>>().map_or(0.0, |x| x.value(0))),
             Values::F32(v) => v.push(any.downcast_ref::<PrimitiveArray<Float32Type>>().map_or(0.0, |x| x.value(0))),
+            Values::F64List(l) => {
+                if !l.push_array::<Float64Type>(&a) {
+                    return self.too_many();
+                }
+            }
+            Values::I64List(l) => {
+                if !l.push_array::<Int64Type>(&a) {
+                    return self.too_many();
+                }
+            }
         }
         self.nulls.append(valid);
+    }
+
+    /// A list row whose items the column cannot count: a null row, counted as a misfit.
+    #[cold]
+    fn too_many(&mut self) {
+        match &mut self.values {
+            Values::F64List(l) => l.push(std::iter::empty()),
+            Values::I64List(l) => l.push(std::iter::empty()),
+            _ => true,
+        };
+        self.misfits += 1;
+        self.nulls.append_null();
     }
 
     /// The row's time columns, as [`super::TableBuilder`] writes them.
     #[inline]
     fn end_row(&mut self, t_ns: u64) {
-        push(&mut self.time, i64::try_from(t_ns).unwrap_or(i64::MAX));
+        self.time.push(i64::try_from(t_ns).unwrap_or(i64::MAX));
         if let Some(e) = &mut self.elapsed {
             push(e, i64::try_from(t_ns.saturating_sub(self.origin_ns)).unwrap_or(i64::MAX));
         }
@@ -200,38 +311,43 @@ impl Direct {
         if rows == 0 {
             return Ok(None);
         }
-        let time = buffer(self.time);
+        let time = self.time.into_buffer();
         let elapsed = self.elapsed.map_or_else(|| time.clone(), buffer);
-        let values = match self.values {
-            Values::Bool(mut b) => b.finish().into_inner(),
-            Values::I64(v) => buffer(v),
-            Values::F64(v) => buffer(v),
-            Values::F32(v) => buffer(v),
-        };
-        let mut nulls = self.nulls;
         let fields = self.schema.fields();
         let array = |i: usize, buffer: Buffer, nulls| -> Result<ArrayRef, String> {
             let ty = fields[i].data_type().clone();
             let data = ArrayData::builder(ty).len(rows).add_buffer(buffer).nulls(nulls).build();
             data.map(make_array).map_err(|e| format!("column {}: {e}", fields[i].name()))
         };
-        let arrays = vec![array(0, time, None)?, array(1, elapsed, None)?, array(2, values, nulls.finish())?];
+        let nulls = { self.nulls }.finish();
+        let value = match self.values {
+            Values::Bool(mut b) => array(2, b.finish().into_inner(), nulls)?,
+            Values::I64(v) => array(2, v.into_buffer(), nulls)?,
+            Values::F64(v) => array(2, v.into_buffer(), nulls)?,
+            Values::F32(v) => array(2, v.into_buffer(), nulls)?,
+            Values::F64List(l) => l.finish(rows, nulls)?,
+            Values::I64List(l) => l.finish(rows, nulls)?,
+        };
+        let arrays = vec![array(0, time, None)?, array(1, elapsed, None)?, value];
         RecordBatch::try_new(self.schema.clone(), arrays).map(Some).map_err(|e| format!("building the batch: {e}"))
     }
+}
+
+/// Whether `value` is a list the column's list type takes (of its item type).
+fn list_of_type(values: &Values, value: &ValueRef<'_>) -> bool {
+    use R1ValueRef as R1;
+    use R2ValueRef as R2;
+    matches!(
+        (values, value),
+        (Values::F64List(_), ValueRef::R1(R1::DoubleArray { .. }) | ValueRef::R2(R2::DoubleArray { .. }))
+            | (Values::I64List(_), ValueRef::R1(R1::IntegerArray { .. }) | ValueRef::R2(R2::Int64Array { .. }))
+    )
 }
 
 /// A column's vector as an Arrow buffer, without its spare room.
 fn buffer<T: arrow_buffer::ArrowNativeType>(mut v: Vec<T>) -> Buffer {
     v.shrink_to_fit();
     Buffer::from_vec(v)
-}
-
-/// Appends a run to a column's vector, reserving exactly the room it needs (the run is the last
-/// of the file's values, `Direct::extend`) and mapping the new pages in one call.
-fn extend<T: Copy>(v: &mut Vec<T>, x: &[T]) {
-    v.reserve_exact(x.len());
-    crate::cli::tables::passes::prefault(&mut v.spare_capacity_mut()[..x.len()]);
-    v.extend_from_slice(x);
 }
 
 /// Pushes onto a column's vector, growing it fourfold when full: a vector's growth copies it
@@ -273,5 +389,52 @@ mod tests {
             let shared = b.column(0).to_data().buffers()[0].as_ptr() == b.column(1).to_data().buffers()[0].as_ptr();
             assert_eq!(shared, origin == 0);
         }
+    }
+
+    /// Every value of the bundled RLOG logs, appended to tables of number, boolean and list
+    /// types (most of another type than the value's: the generic rule), gives the rows, nulls
+    /// and misfits that the batches of `TableBuilder` give.
+    #[test]
+    fn rows_equal_the_builders() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/rlog");
+        let mut values = 0;
+        for ty in ["double[]", "int64[]", "int[]", "double", "int64", "float", "boolean"] {
+            let channel = rlog_channel("/x", ty);
+            let mut builder = super::super::TableBuilder::new(&channel, false);
+            let mut d = Direct::of(&channel, &builder.schema, 0).unwrap();
+            let mut batches = Vec::new();
+            let mut t = 0u64;
+            for e in std::fs::read_dir(dir).unwrap() {
+                let p = e.unwrap().path();
+                if p.extension().is_none_or(|x| x != "rlog") {
+                    continue;
+                }
+                let bytes = std::fs::read(&p).unwrap();
+                let Ok(mut r) = rlog::Reader::new(&bytes[..]) else { continue };
+                while let Some(ev) = r.next_event_ref() {
+                    if let Ok(rlog::EventRef::Value { value, .. }) = ev {
+                        t += 1;
+                        d.rlog(t, &value);
+                        if builder.rlog(t, 0, &value).unwrap() {
+                            batches.extend(builder.batch().unwrap());
+                        }
+                        values += 1;
+                    }
+                }
+            }
+            batches.extend(builder.batch().unwrap());
+            assert_eq!(d.misfits, builder.misfits, "{ty}");
+            let direct = d.finish().unwrap().unwrap();
+            let mut row = 0;
+            for b in &batches {
+                for c in 0..3 {
+                    let got = direct.column(c).slice(row, b.num_rows()).to_data();
+                    assert_eq!(got, b.column(c).to_data(), "{ty}: column {c} from row {row}");
+                }
+                row += b.num_rows();
+            }
+            assert_eq!(row, direct.num_rows(), "{ty}");
+        }
+        assert!(values > 10_000, "{values} values");
     }
 }
