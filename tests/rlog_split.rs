@@ -290,7 +290,7 @@ fn keys_defined_redefined_and_changing_type_in_the_second_half() {
         (p, mid)
     };
     let double = |v: f64| Value::R1(R1Value::Double { value: v });
-    let cases: [(&str, bool, &dyn Fn(&mut Writer<Vec<u8>>)); 4] = [
+    let cases: [(&str, bool, &dyn Fn(&mut Writer<Vec<u8>>)); 5] = [
         ("new_keys.rlog", true, &|w| {
             w.define(2, "/c", None).unwrap();
             for i in 0..50 {
@@ -310,6 +310,27 @@ fn keys_defined_redefined_and_changing_type_in_the_second_half() {
                 w.value(0, Value::R1(R1Value::Integer { value: i })).unwrap();
                 w.value(0, if i % 7 == 0 { Value::R1(R1Value::Null {}) } else { double(0.25) }).unwrap();
                 w.value(1, Value::R1(R1Value::DoubleArray { value: vec![1.0, f64::from(i)] })).unwrap();
+            }
+        }),
+        // Lists in the second half: of one type per key, mixed with nulls, other lists and
+        // numbers, empty, and of a key whose table (from the first half) holds integers.
+        ("lists.rlog", true, &|w| {
+            let doubles = |v: Vec<f64>| Value::R1(R1Value::DoubleArray { value: v });
+            let ints = |v: Vec<i32>| Value::R1(R1Value::IntegerArray { value: v });
+            w.define(3, "/d", None).unwrap();
+            w.define(4, "/e", None).unwrap();
+            for i in 0..60 {
+                w.timestamp(500.0 + f64::from(i)).unwrap();
+                w.value(3, doubles((0..i % 5).map(f64::from).collect())).unwrap();
+                w.value(4, ints(vec![i, -i])).unwrap();
+                match i % 6 {
+                    0 => w.value(3, Value::R1(R1Value::Null {})).unwrap(),
+                    1 => w.value(3, ints(vec![i])).unwrap(),
+                    2 => w.value(4, double(0.5)).unwrap(),
+                    3 => w.value(4, doubles(vec![])).unwrap(),
+                    _ => {}
+                }
+                w.value(1, if i % 2 == 0 { ints(vec![i; 3]) } else { doubles(vec![f64::from(i)]) }).unwrap();
             }
         }),
         ("undefined.rlog", true, &|w| {

@@ -354,7 +354,7 @@ impl Table {
         let run = |t: &mut Table, times: &[i64], run: Run<'_>| -> Result<(), CliError> {
             if !t.direct.as_mut().is_some_and(|d| d.extend(times, run)) {
                 for (i, time) in times.iter().enumerate() {
-                    t.rlog(origin_ns, *time as u64, &run.value(i))?;
+                    t.rlog(origin_ns, *time as u64, &run.value(i, decode)?)?;
                 }
             }
             Ok(())

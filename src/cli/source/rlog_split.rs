@@ -1,8 +1,8 @@
 //! An R1 RLOG file read in two halves at once. Part B, on another thread, reads from a guessed
 //! message start near the middle to the end ([`read_half`]); part A reads from the start to
 //! that offset ([`Split`]). Both keep their values per key id in file order ([`Half`]: a
-//! column of the key's first number or boolean type and its times, and where its other values
-//! are), without channels, tables or, in B, the names of keys defined before it. When A
+//! column of the key's first number, boolean or number-list type and its times, and where its
+//! other values are), without channels, tables or, in B, the names of keys defined before it. When A
 //! reaches B's start it checks the guess: if a message starts exactly there, the framing from
 //! there on is the one B followed (RLOG messages frame themselves, and an R1 value carries its
 //! type), so both halves are delivered, A's then B's; if A steps over the offset, the guess was
@@ -31,11 +31,14 @@
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use logspec::formats::rlog::{self, EventRef, Key, R1BodyRef, R1MessageRef, R1ValueRef, Reader, RlogError, ValueRef};
+use logspec::formats::rlog::{
+    self, EventRef, Key, R1BodyRef, R1MessageRef, R1Value, R1ValueRef, Reader, RlogError, ValueRef,
+};
 use logspec::runtime::{Cursor, Endian, Input, View};
 
 use super::rlog_samples::{deliver_plain, Keys, Route};
 use super::{seconds_to_ns, State};
+use crate::cli::tables::pages::Plain;
 use crate::cli::tables::PageVec;
 use crate::cli::CliError;
 
@@ -147,31 +150,81 @@ impl Drop for Split<'_> {
     }
 }
 
-/// A run of B's values of one key and type, for [`super::Sink::rlog_run`].
+/// A run of a half's values of one key and type, for [`super::Sink::rlog_run`].
 #[derive(Clone, Copy, Debug)]
 pub enum Run<'a> {
     Bool(&'a [bool]),
     /// R1 integers, widened.
     I64(&'a [i64]),
     F64(&'a [f64]),
+    /// R1 `double[]` values.
+    F64List(ListRun<'a, f64>),
+    /// R1 `int[]` values, their items widened.
+    I64List(ListRun<'a, i64>),
 }
 
-impl Run<'_> {
-    /// The `i`th value as the reader lends it.
-    pub fn value(&self, i: usize) -> ValueRef<'static> {
-        ValueRef::R1(match *self {
+/// A run of list values: each row's items are `items[offsets[i]..offsets[i + 1]]`; `ats` are
+/// the absolute offsets of the rows' messages, to decode a row again for a sink that takes no
+/// runs of lists ([`Run::value`]).
+#[derive(Clone, Copy, Debug)]
+pub struct ListRun<'a, T> {
+    pub offsets: &'a [i32],
+    pub items: &'a [T],
+    pub ats: &'a [u64],
+}
+
+impl<'a, T> ListRun<'a, T> {
+    /// The rows.
+    pub fn len(&self) -> usize {
+        self.ats.len()
+    }
+
+    /// The items of every row, in order.
+    pub fn row_items(&self) -> &'a [T] {
+        let (first, last) = (self.offsets[0], self.offsets[self.len()]);
+        &self.items[first as usize..last as usize]
+    }
+}
+
+impl<'a> Run<'a> {
+    /// The `i`th value as the reader lends it; a list is decoded again from its message by
+    /// `decode` (a half's `value_at`).
+    pub fn value<'d>(
+        &self,
+        i: usize,
+        decode: &dyn Fn(u64) -> Result<ValueRef<'d>, CliError>,
+    ) -> Result<ValueRef<'d>, CliError> {
+        Ok(ValueRef::R1(match *self {
             Run::Bool(v) => R1ValueRef::Boolean { value: v[i] },
             // Widened from an R1 `i32`, so the narrowing is exact.
             Run::I64(v) => R1ValueRef::Integer { value: v[i] as i32 },
             Run::F64(v) => R1ValueRef::Double { value: v[i] },
-        })
+            Run::F64List(l) => return decode(l.ats[i]),
+            Run::I64List(l) => return decode(l.ats[i]),
+        }))
+    }
+
+    /// The rows.
+    pub fn len(&self) -> usize {
+        match self {
+            Run::Bool(v) => v.len(),
+            Run::I64(v) => v.len(),
+            Run::F64(v) => v.len(),
+            Run::F64List(l) => l.len(),
+            Run::I64List(l) => l.len(),
+        }
     }
 
     fn slice(&self, a: usize, b: usize) -> Self {
+        fn list<T>(l: ListRun<'_, T>, a: usize, b: usize) -> ListRun<'_, T> {
+            ListRun { offsets: &l.offsets[a..=b], items: l.items, ats: &l.ats[a..b] }
+        }
         match *self {
             Run::Bool(v) => Run::Bool(&v[a..b]),
             Run::I64(v) => Run::I64(&v[a..b]),
             Run::F64(v) => Run::F64(&v[a..b]),
+            Run::F64List(l) => Run::F64List(list(l, a, b)),
+            Run::I64List(l) => Run::I64List(list(l, a, b)),
         }
     }
 }
@@ -207,9 +260,10 @@ struct First {
 struct KeyRows {
     /// The time of every row (`log_time` nanoseconds).
     times: PageVec<i64>,
-    /// The values of the key's first value's type, when that is a number or a boolean.
+    /// The values of the key's first value's type, when that is a number, a boolean, or a list
+    /// of doubles or integers.
     values: Values,
-    /// Rows of any other type (or of every type, when the first is not a number): the row and
+    /// Rows of any other type (or of every type, when the first has no column): the row and
     /// the absolute offset and value code of its message, decoded again when joined.
     others: Vec<(usize, u64, u8)>,
     /// The value codes seen (bit per code).
@@ -220,12 +274,14 @@ struct KeyRows {
 
 #[derive(Default)]
 enum Values {
-    /// No value yet, or the first is not a number or a boolean.
+    /// No value yet, or the first is not of a type kept in a column.
     #[default]
     None,
     Bool(Vec<bool>),
     I64(PageVec<i64>),
     F64(PageVec<f64>),
+    F64List(Lists<f64>),
+    I64List(Lists<i64>),
 }
 
 impl Values {
@@ -235,7 +291,42 @@ impl Values {
             Values::Bool(v) => Some(Run::Bool(v)),
             Values::I64(v) => Some(Run::I64(v.as_slice())),
             Values::F64(v) => Some(Run::F64(v.as_slice())),
+            Values::F64List(l) => Some(Run::F64List(l.run())),
+            Values::I64List(l) => Some(Run::I64List(l.run())),
         }
+    }
+}
+
+/// A key's list values: Arrow's offsets (from 0) and items, and where each row's message is
+/// ([`ListRun::ats`]).
+pub struct Lists<T: Plain> {
+    pub offsets: Vec<i32>,
+    pub items: PageVec<T>,
+    pub ats: Vec<u64>,
+}
+
+impl<T: Plain> Lists<T> {
+    fn new() -> Self {
+        Lists { offsets: vec![0], items: PageVec::new(), ats: Vec::new() }
+    }
+
+    /// Appends a row of these items from the message at `at`; false (nothing appended) when
+    /// there would be more items than 32-bit offsets count.
+    #[inline(always)]
+    fn push(&mut self, items: impl Iterator<Item = T>, at: u64) -> bool {
+        let before = self.items.len();
+        items.for_each(|x| self.items.push(x));
+        let Ok(end) = i32::try_from(self.items.len()) else {
+            self.items.truncate(before);
+            return false;
+        };
+        push(&mut self.offsets, end);
+        push(&mut self.ats, at);
+        true
+    }
+
+    fn run(&self) -> ListRun<'_, T> {
+        ListRun { offsets: &self.offsets, items: self.items.as_slice(), ats: &self.ats }
     }
 }
 
@@ -283,6 +374,10 @@ impl<'m> Half<'m> {
                                 true
                             }
                             (Values::Bool(x), R1ValueRef::Boolean { value }) => push(x, value),
+                            (Values::F64List(x), R1ValueRef::DoubleArray { value }) => x.push(value.iter(), at),
+                            (Values::I64List(x), R1ValueRef::IntegerArray { value }) => {
+                                x.push(value.iter().map(i64::from), at)
+                            }
                             _ => false,
                         };
                         if typed {
@@ -338,7 +433,8 @@ impl<'m> Half<'m> {
             rows.codes |= 1 << code;
             self.firsts.push(First { key: k as u16, code, row });
         }
-        // The key's first value: a number or a boolean gives the key its typed column.
+        // The key's first value: a number, a boolean or a list of doubles or integers gives the
+        // key its typed column.
         let typed = match (row, v) {
             (0, R1ValueRef::Boolean { value }) => {
                 rows.values = Values::Bool(vec![value]);
@@ -351,6 +447,18 @@ impl<'m> Half<'m> {
             (0, R1ValueRef::Double { value }) => {
                 rows.values = Values::F64(PageVec::one(value));
                 true
+            }
+            (0, R1ValueRef::DoubleArray { value }) => {
+                let mut l = Lists::new();
+                let typed = l.push(value.iter(), at);
+                rows.values = Values::F64List(l);
+                typed
+            }
+            (0, R1ValueRef::IntegerArray { value }) => {
+                let mut l = Lists::new();
+                let typed = l.push(value.iter().map(i64::from), at);
+                rows.values = Values::I64List(l);
+                typed
             }
             _ => false,
         };
@@ -440,6 +548,8 @@ impl<'m> Half<'m> {
                 Values::Bool(v) => Column::Bool(v),
                 Values::I64(v) => Column::I64(v),
                 Values::F64(v) => Column::F64(v),
+                Values::F64List(l) => Column::F64List(l),
+                Values::I64List(l) => Column::I64List(l),
                 Values::None => unreachable!("a typed column"),
             };
             jobs.push(Job { id, pieces: vec![Piece::Column(std::mem::take(&mut rows.times), column)] });
@@ -492,8 +602,10 @@ impl<'m> Half<'m> {
         for job in &left.jobs {
             for piece in &job.pieces {
                 match piece {
-                    Piece::Run(times, run) => deliver_run(state, job.id, times, *run)?,
-                    Piece::Column(times, column) => deliver_run(state, job.id, times.as_slice(), column.run())?,
+                    Piece::Run(times, run) => deliver_run(state, job.id, times, *run, &decode)?,
+                    Piece::Column(times, column) => {
+                        deliver_run(state, job.id, times.as_slice(), column.run(), &decode)?
+                    }
                     &Piece::One(t, at) => deliver_plain(state, job.id, t as u64, &this.value_at(at)?)?,
                 }
             }
@@ -552,6 +664,8 @@ pub enum Column {
     /// R1 integers, widened.
     I64(PageVec<i64>),
     F64(PageVec<f64>),
+    F64List(Lists<f64>),
+    I64List(Lists<i64>),
 }
 
 impl Column {
@@ -560,6 +674,8 @@ impl Column {
             Column::Bool(v) => Run::Bool(v),
             Column::I64(v) => Run::I64(v.as_slice()),
             Column::F64(v) => Run::F64(v.as_slice()),
+            Column::F64List(l) => Run::F64List(l.run()),
+            Column::I64List(l) => Run::I64List(l.run()),
         }
     }
 }
@@ -579,22 +695,31 @@ pub struct Left<'a> {
 
 /// The R1 value code of a run's values.
 fn run_code(run: &Run<'_>) -> u8 {
-    let v = match run {
-        Run::Bool(_) => R1ValueRef::Boolean { value: false },
-        Run::I64(_) => R1ValueRef::Integer { value: 0 },
-        Run::F64(_) => R1ValueRef::Double { value: 0.0 },
+    let tag = match run {
+        Run::Bool(_) => R1Value::TAG_BOOLEAN,
+        Run::I64(_) => R1Value::TAG_INTEGER,
+        Run::F64(_) => R1Value::TAG_DOUBLE,
+        Run::F64List(_) => R1Value::TAG_DOUBLE_ARRAY,
+        Run::I64List(_) => R1Value::TAG_INTEGER_ARRAY,
     };
-    v.tag() as u8
+    tag as u8
 }
 
-/// Hands a run of typed values to the sink at once, or one at a time if it does not take runs.
-fn deliver_run(state: &mut State<'_>, id: usize, times: &[i64], run: Run<'_>) -> Result<(), CliError> {
+/// Hands a run of typed values to the sink at once, or one at a time if it does not take runs
+/// (lists decoded again by `decode`).
+fn deliver_run<'d>(
+    state: &mut State<'_>,
+    id: usize,
+    times: &[i64],
+    run: Run<'_>,
+    decode: &dyn Fn(u64) -> Result<ValueRef<'d>, CliError>,
+) -> Result<(), CliError> {
     if state.sink.rlog_run(id, times, run)? {
         state.outcome.samples += times.len() as u64;
         return Ok(());
     }
     for (i, t) in times.iter().enumerate() {
-        deliver_plain(state, id, *t as u64, &run.value(i))?;
+        deliver_plain(state, id, *t as u64, &run.value(i, decode)?)?;
     }
     Ok(())
 }
@@ -613,4 +738,33 @@ fn decode_at(bytes: &[u8]) -> Option<R1ValueRef<'_>> {
 fn push<T>(v: &mut Vec<T>, x: T) -> bool {
     crate::cli::tables::push_row(v, x);
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A slice of a list run keeps each row's offsets, items and message offset together, and
+    /// a row of it is decoded again from its message for a sink that takes no runs.
+    #[test]
+    fn list_runs_slice_and_decode_their_rows() {
+        let mut l = Lists::<f64>::new();
+        for (row, at) in [(vec![], 10u64), (vec![1.0, 2.0], 20), (vec![3.0], 30), (vec![4.0, 5.0, 6.0], 40)] {
+            assert!(l.push(row.into_iter(), at));
+        }
+        let run = Run::F64List(l.run()).slice(1, 3);
+        let Run::F64List(s) = run else { panic!("a list run") };
+        assert_eq!((s.offsets, s.ats, s.row_items()), (&[0, 2, 3][..], &[20, 30][..], &[1.0, 2.0, 3.0][..]));
+        assert_eq!(run.len(), 2);
+        let asked = std::cell::Cell::new(0);
+        let decode = |at: u64| -> Result<ValueRef<'static>, CliError> {
+            asked.set(at);
+            Ok(ValueRef::R1(R1ValueRef::Null {}))
+        };
+        assert!(matches!(run.value(1, &decode), Ok(ValueRef::R1(R1ValueRef::Null {}))));
+        assert_eq!(asked.get(), 30);
+        // Numbers need no decoding.
+        let never = |_: u64| -> Result<ValueRef<'static>, CliError> { panic!("decoded a number") };
+        assert!(matches!(Run::F64(&[0.5]).value(0, &never), Ok(ValueRef::R1(R1ValueRef::Double { value: 0.5 }))));
+    }
 }

@@ -1,8 +1,10 @@
-//! The in-memory table of an RLOG key whose values are numbers or booleans (the Python
-//! package's `.tables()`; not the Parquet export, which keeps [`super::TableBuilder`]'s batches):
-//! its rows go straight into plain vectors that become the table's one batch at the end, with no
-//! Arrow builder per batch and no copy into a joined column ([`super::joined`]). These are most
-//! values of an AdvantageKit log (doubles, booleans, ints).
+//! The in-memory table of an RLOG key whose values are numbers, booleans or lists of doubles or
+//! integers (the Python package's `.tables()`; not the Parquet export, which keeps
+//! [`super::TableBuilder`]'s batches): its rows go straight into plain vectors (big ones on pages
+//! of their own, [`super::pages`]) that become the table's one batch at the end, with no Arrow
+//! builder per batch and no copy into a joined column ([`super::joined`]). These are most values
+//! of an AdvantageKit log (doubles, booleans, ints, and arrays of doubles such as joystick axes
+//! and PDP currents).
 //!
 //! The rows are those of the builder's path: a value of the column's type is appended as itself
 //! (the arms of `rlog::typed`); anything else (an R1 `null`, a value of another type, a
@@ -81,6 +83,33 @@ impl<T: Plain> List<T> {
         }
     }
 
+    /// Whether `more` items more fit the column's offsets.
+    fn fits(&self, more: usize) -> bool {
+        self.items.len().checked_add(more).is_some_and(|n| n <= i32::MAX as usize)
+    }
+
+    /// Appends rows given as offsets into a run's items (`offsets[0]` is where `items` start;
+    /// [`Direct::takes`] checked that they fit).
+    fn extend(&mut self, offsets: &[i32], items: &[T]) {
+        let shift = self.items.len() as i64 - i64::from(offsets[0]);
+        self.offsets.extend(offsets[1..].iter().map(|o| (i64::from(*o) + shift) as i32));
+        self.items.extend_from_slice(items);
+        self.item_nulls.append_n_non_nulls(items.len());
+    }
+
+    /// Appends a key's whole list column (`offsets` from 0), its items' pages moved after this
+    /// column's ([`PageVec::append`]); as its own when it has no rows yet.
+    fn append(&mut self, offsets: Vec<i32>, items: PageVec<T>) {
+        self.item_nulls.append_n_non_nulls(items.len());
+        if self.offsets.len() == 1 {
+            self.offsets = offsets;
+        } else {
+            let shift = self.items.len() as i64;
+            self.offsets.extend(offsets[1..].iter().map(|o| (i64::from(*o) + shift) as i32));
+        }
+        self.items.append(items);
+    }
+
     /// Appends the row of a one-row list array made by [`Col::append`] (none: a null row).
     fn push_array<P: arrow_array::types::ArrowPrimitiveType<Native = T>>(&mut self, a: &dyn Array) -> bool {
         let list = a.as_any().downcast_ref::<ListArray>().filter(|l| l.is_valid(0));
@@ -122,7 +151,8 @@ impl<T: Plain> List<T> {
 
 impl Direct {
     /// The direct rows of a table of `schema` (`log_time`, `log_elapsed_ns`, `value`), when the
-    /// channel is an RLOG key's (`source::rlog_value_type`) of a number or boolean type.
+    /// channel is an RLOG key's (`source::rlog_value_type`) of a number, boolean, `double[]` or
+    /// `int[]`/`int64[]` type.
     pub fn of(channel: &Channel, schema: &SchemaRef, origin_ns: u64) -> Option<Direct> {
         let ty = channel.ty.as_ref()?;
         if ty.schema.format.name != "rlog" || schema.fields().len() != 3 || schema.field(2).name() != "value" {
@@ -193,12 +223,15 @@ impl Direct {
         self.end_row(t_ns);
     }
 
-    /// Whether [`Direct::extend`] takes a run like this one (of the column's type).
+    /// Whether [`Direct::extend`] takes a run like this one: of the column's type (and, for
+    /// lists, with no more items than the column's 32-bit offsets can count).
     pub fn takes(&self, run: &Run<'_>) -> bool {
-        matches!(
-            (&self.values, run),
-            (Values::Bool(_), Run::Bool(_)) | (Values::I64(_), Run::I64(_)) | (Values::F64(_), Run::F64(_))
-        )
+        match (&self.values, run) {
+            (Values::Bool(_), Run::Bool(_)) | (Values::I64(_), Run::I64(_)) | (Values::F64(_), Run::F64(_)) => true,
+            (Values::F64List(d), Run::F64List(l)) => d.fits(l.row_items().len()),
+            (Values::I64List(d), Run::I64List(l)) => d.fits(l.row_items().len()),
+            _ => false,
+        }
     }
 
     /// Takes a key's whole column of values of one type with their times as its rows: as its
@@ -217,6 +250,8 @@ impl Direct {
             (Values::I64(v), Column::I64(x)) => v.append(x),
             (Values::F64(v), Column::F64(x)) => v.append(x),
             (Values::Bool(b), Column::Bool(x)) => b.append_slice(&x),
+            (Values::F64List(d), Column::F64List(x)) => d.append(x.offsets, x.items),
+            (Values::I64List(d), Column::I64List(x)) => d.append(x.offsets, x.items),
             _ => return false,
         }
         self.nulls.append_n_non_nulls(n);
@@ -235,6 +270,8 @@ impl Direct {
             (Values::Bool(b), Run::Bool(x)) => b.append_slice(x),
             (Values::I64(v), Run::I64(x)) => v.extend_from_slice(x),
             (Values::F64(v), Run::F64(x)) => v.extend_from_slice(x),
+            (Values::F64List(d), Run::F64List(l)) => d.extend(l.offsets, l.row_items()),
+            (Values::I64List(d), Run::I64List(l)) => d.extend(l.offsets, l.row_items()),
             _ => return false,
         }
         self.nulls.append_n_non_nulls(times.len());
