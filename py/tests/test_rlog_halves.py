@@ -1,9 +1,10 @@
 """An R1 RLOG file larger than the size from which `tables()` reads it in two halves at once
 (4 MiB; `src/cli/tables/split.rs`), written here with `struct` as AdvantageKit writes R1 (keys
 defined once, in the first cycle), so that the second half's values are of keys defined in the
-first: the tables hold exactly the values and times that were written, number columns in one
-chunk, and equal the Parquet export (which reads on one thread); the same file cut inside a
-message in the second half gives every value before the cut, then the error at its offset."""
+first: the tables hold exactly the values and times that were written, number and number-list
+columns in one chunk, and equal the Parquet export (which reads on one thread); the same file
+cut inside a message in the second half gives every value before the cut, then the error at its
+offset."""
 
 from __future__ import annotations
 
@@ -74,8 +75,8 @@ def test_tables_hold_what_was_written(big):
         times, values = expected[name]
         assert t.column("log_elapsed_ns").to_pylist() == times, name
         assert t.column("value").to_pylist() == values, name
-        if kind in ("double", "int", "boolean"):
-            # One chunk per column: numpy views it (`Log.numpy`).
+        if kind in ("double", "int", "boolean", "double[]"):
+            # One chunk per column: numpy views it (`Log.numpy`); a list column's items too.
             assert all(t.column(c).num_chunks == 1 for c in t.column_names), name
 
 
