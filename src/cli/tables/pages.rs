@@ -37,6 +37,11 @@ unsafe impl<T: Plain> Sync for PageVec<T> {}
 /// Columns larger than this move to pages of their own when they grow.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 const MAP_FROM: usize = 64 << 10;
+/// The address space a column's first mapping takes: it grows within it without a call (its
+/// pages are mapped in as they are written; the rest costs nothing), so most columns never
+/// `mremap`, which stops the other threads for a TLB flush.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+const FIRST_MAP: usize = 4 << 20;
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 const PAGE: usize = 4096;
 
@@ -115,7 +120,7 @@ impl<T: Plain> PageVec<T> {
         {
             let bytes = want.checked_mul(size_of::<T>()).expect("a column larger than memory");
             if self.mapped || bytes > MAP_FROM {
-                let bytes = bytes.next_multiple_of(PAGE);
+                let bytes = if self.mapped { bytes } else { bytes.max(FIRST_MAP) }.next_multiple_of(PAGE);
                 if self.map(bytes) {
                     return;
                 }
