@@ -82,10 +82,23 @@ impl Channel {
 /// Nanoseconds of a time in seconds (RLOG timestamps, CARLA `elapsed`); negative times are 0.
 pub fn seconds_to_ns(t: f64) -> u64 {
     if t > 0.0 {
-        (t * 1e9).round() as u64
+        round_positive(t * 1e9)
     } else {
         0
     }
+}
+
+/// `x.round() as u64` for `x > 0`, without the call to the C library's `round` that
+/// `f64::round` is on x86-64's baseline (every RLOG timestamp comes here).
+#[inline]
+fn round_positive(x: f64) -> u64 {
+    // From 2^53 on every `f64` is an integer (and `as` saturates as before).
+    if x >= 9_007_199_254_740_992.0 {
+        return x as u64;
+    }
+    let whole = x as u64;
+    // Exact: `whole` converts back exactly below 2^53, and `x - whole` is in [0, 1).
+    whole + u64::from(x - whole as f64 >= 0.5)
 }
 
 /// The IR of a bundled format's schema (for what only the schema says: units, docs, the
@@ -904,5 +917,34 @@ fn ros_channel(
         }),
         ty,
         group: None,
+    }
+}
+
+#[cfg(test)]
+mod seconds_tests {
+    use super::*;
+
+    /// Rounding without `f64::round` gives what it gives, at halves, near them and at the ends.
+    #[test]
+    fn seconds_round_as_f64_round() {
+        let mut xs =
+            vec![0.5, 1.5, 2.5, 0.49999999999999994, 4503599627370495.5, 4503599627370496.5, 9007199254740991.0];
+        xs.extend([9007199254740992.0, 1.8446744073709552e19, 1e300, f64::INFINITY, f64::MIN_POSITIVE, 1e-300]);
+        let mut seed = 0x9e3779b97f4a7c15u64;
+        for _ in 0..200_000 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let x = f64::from_bits(seed >> 2); // positive, any exponent up to about 2^512
+            xs.push(x);
+            xs.push((seed % 10_000_000) as f64 / 8.0);
+            xs.push(x.fract() + (seed % 1000) as f64);
+        }
+        for x in xs.into_iter().filter(|x| *x > 0.0) {
+            assert_eq!(round_positive(x), x.round() as u64, "{x:e}");
+        }
+        assert_eq!(seconds_to_ns(1.0000000005), 1_000_000_001);
+        assert_eq!(seconds_to_ns(-1.0), 0);
+        assert_eq!(seconds_to_ns(f64::NAN), 0);
     }
 }

@@ -25,8 +25,8 @@ mod rlog;
 mod split;
 
 pub(crate) use direct::push as push_row;
-pub(crate) use pages::PageVec;
 pub use fixed::{read_usvlog, FixedRead};
+pub(crate) use pages::PageVec;
 pub use parts::read_in_parts;
 pub use split::{find_cut, read_rlog_split, Cut, Halves, MIN_SPLIT};
 

@@ -103,8 +103,9 @@ impl<T: Plain> PageVec<T> {
             self.grow(x.len());
         }
         // SAFETY: the room after `len` is uninitialized, inside the allocation, and long enough.
-        let spare =
-            unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr().add(self.len).cast::<std::mem::MaybeUninit<T>>(), x.len()) };
+        let spare = unsafe {
+            std::slice::from_raw_parts_mut(self.ptr.as_ptr().add(self.len).cast::<std::mem::MaybeUninit<T>>(), x.len())
+        };
         super::passes::prefault(spare);
         // SAFETY: `x` (borrowed) cannot overlap the room this column owns exclusively.
         unsafe { std::ptr::copy_nonoverlapping(x.as_ptr(), self.ptr.as_ptr().add(self.len), x.len()) };
