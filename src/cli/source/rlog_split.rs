@@ -313,9 +313,9 @@ impl<T: Plain> Lists<T> {
     /// Appends a row of these items from the message at `at`; false (nothing appended) when
     /// there would be more items than 32-bit offsets count.
     #[inline(always)]
-    fn push(&mut self, items: impl Iterator<Item = T>, at: u64) -> bool {
+    fn push(&mut self, items: impl ExactSizeIterator<Item = T>, at: u64) -> bool {
         let before = self.items.len();
-        items.for_each(|x| self.items.push(x));
+        self.items.extend_exact(items);
         let Ok(end) = i32::try_from(self.items.len()) else {
             self.items.truncate(before);
             return false;

@@ -67,9 +67,9 @@ impl<T: Plain> List<T> {
     /// Appends a row of these items; false (nothing appended) when the column would hold more
     /// items than Arrow's 32-bit offsets can count.
     #[inline]
-    fn push(&mut self, items: impl Iterator<Item = T>) -> bool {
+    fn push(&mut self, items: impl ExactSizeIterator<Item = T>) -> bool {
         let before = self.items.len();
-        items.for_each(|x| self.items.push(x));
+        self.items.extend_exact(items);
         match i32::try_from(self.items.len()) {
             Ok(end) => {
                 self.item_nulls.append_n_non_nulls(self.items.len() - before);

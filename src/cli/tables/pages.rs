@@ -97,6 +97,25 @@ impl<T: Plain> PageVec<T> {
         self.len += 1;
     }
 
+    /// Appends an iterator's values, making room for all of them at once (at most as many as
+    /// it says it has).
+    #[inline]
+    pub fn extend_exact(&mut self, it: impl ExactSizeIterator<Item = T>) {
+        let n = it.len();
+        if self.cap - self.len < n {
+            self.grow(n);
+        }
+        // SAFETY: there is room for `n` values after `len`, and `take(n)` writes no more.
+        let start = unsafe { self.ptr.as_ptr().add(self.len) };
+        let mut written = 0;
+        for x in it.take(n) {
+            // SAFETY: `written < n`: inside the room made above.
+            unsafe { start.add(written).write(x) };
+            written += 1;
+        }
+        self.len += written;
+    }
+
     /// Appends values, making exactly the room they need (and mapping its pages in one call).
     pub fn extend_from_slice(&mut self, x: &[T]) {
         if self.cap - self.len < x.len() {
@@ -354,6 +373,10 @@ mod tests {
         x.append(filled(140_000, 360_000));
         assert!(x.as_slice().iter().enumerate().all(|(i, v)| *v == i as i64));
         assert_eq!(x.len(), 500_000);
+        x.extend_exact((500_000..600_000).collect::<Vec<i64>>().into_iter());
+        x.extend_exact(std::iter::empty());
+        assert!(x.as_slice().iter().enumerate().all(|(i, v)| *v == i as i64));
+        assert_eq!(x.len(), 600_000);
         let f: PageVec<f64> = {
             let mut f = PageVec::new();
             (0..300_000).for_each(|i| f.push(f64::from(i) * 0.5));
