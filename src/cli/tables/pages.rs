@@ -190,9 +190,9 @@ impl<T: Plain> PageVec<T> {
         true
     }
 
-    /// Appends `other`'s values. An empty column takes `other` as it is; when both are mapped, `other`'s pages are moved after this
-    /// column's last and its values slid down into place (at most a page's worth of distance);
-    /// else they are copied.
+    /// Appends `other`'s values. An empty column takes `other` as it is; when both are mapped,
+    /// `other`'s pages are moved after this column's last and its values slid down into place
+    /// (less than a page's worth of distance); else they are copied.
     pub fn append(&mut self, other: PageVec<T>) {
         if self.is_empty() {
             // Nothing to keep: `other` becomes the column as it is.
@@ -208,7 +208,8 @@ impl<T: Plain> PageVec<T> {
         self.extend_from_slice(other.as_slice());
     }
 
-    /// [`PageVec::append`] by moving pages; false (nothing changed) when the system would not.
+    /// [`PageVec::append`] by moving pages; false (no value moved; this column's room may have
+    /// grown) when the system would not.
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     fn append_pages(&mut self, other: &PageVec<T>) -> bool {
         let (a, b) = (self.len * size_of::<T>(), other.len * size_of::<T>());
