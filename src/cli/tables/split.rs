@@ -110,6 +110,9 @@ pub fn read_rlog_split(
         let outcome = source::read_split(d, file, path, assume_r1, select, &mut sink, Some(split));
         (sink, outcome)
     });
+    // The tables hold nothing of the map. Unmapping the file's pages takes a few ms; another
+    // thread does it (or this one, if none starts).
+    let _ = std::thread::Builder::new().name("logspec-unmap".into()).spawn(move || drop(map));
     Ok(Some(Halves { tables: sink, outcome, joined: joined.get() }))
 }
 
