@@ -625,3 +625,22 @@ impl Sink for Tables {
         }
     }
 }
+
+/// Calls `f` with every value of the bundled RLOG logs (`tests/data/rlog`), in file order, for
+/// tests that hold two paths to each other.
+#[cfg(test)]
+fn each_bundled_rlog_value(mut f: impl FnMut(&logspec::formats::rlog::ValueRef<'_>)) {
+    use logspec::formats::rlog;
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/rlog");
+    let mut paths: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+    paths.sort();
+    for p in paths.iter().filter(|p| p.extension().is_some_and(|x| x == "rlog")) {
+        let bytes = std::fs::read(p).unwrap();
+        let Ok(mut r) = rlog::Reader::new(&bytes[..]) else { continue };
+        while let Some(ev) = r.next_event_ref() {
+            if let Ok(rlog::EventRef::Value { value, .. }) = ev {
+                f(&value);
+            }
+        }
+    }
+}

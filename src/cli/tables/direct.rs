@@ -433,7 +433,6 @@ mod tests {
     /// and misfits that the batches of `TableBuilder` give.
     #[test]
     fn rows_equal_the_builders() {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/rlog");
         let mut values = 0;
         for ty in ["double[]", "int64[]", "int[]", "double", "int64", "float", "boolean"] {
             let channel = rlog_channel("/x", ty);
@@ -441,24 +440,14 @@ mod tests {
             let mut d = Direct::of(&channel, &builder.schema, 0).unwrap();
             let mut batches = Vec::new();
             let mut t = 0u64;
-            for e in std::fs::read_dir(dir).unwrap() {
-                let p = e.unwrap().path();
-                if p.extension().is_none_or(|x| x != "rlog") {
-                    continue;
+            super::super::each_bundled_rlog_value(|value| {
+                t += 1;
+                d.rlog(t, value);
+                if builder.rlog(t, 0, value).unwrap() {
+                    batches.extend(builder.batch().unwrap());
                 }
-                let bytes = std::fs::read(&p).unwrap();
-                let Ok(mut r) = rlog::Reader::new(&bytes[..]) else { continue };
-                while let Some(ev) = r.next_event_ref() {
-                    if let Ok(rlog::EventRef::Value { value, .. }) = ev {
-                        t += 1;
-                        d.rlog(t, &value);
-                        if builder.rlog(t, 0, &value).unwrap() {
-                            batches.extend(builder.batch().unwrap());
-                        }
-                        values += 1;
-                    }
-                }
-            }
+                values += 1;
+            });
             batches.extend(builder.batch().unwrap());
             assert_eq!(d.misfits, builder.misfits, "{ty}");
             let direct = d.finish().unwrap().unwrap();

@@ -166,22 +166,11 @@ mod tests {
     /// The byte estimate equals the generic path's for every value of the bundled RLOG logs.
     #[test]
     fn approx_size_is_the_generic_estimate() {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/rlog");
         let mut seen = 0;
-        for e in std::fs::read_dir(dir).unwrap() {
-            let p = e.unwrap().path();
-            if p.extension().is_none_or(|x| x != "rlog") {
-                continue;
-            }
-            let bytes = std::fs::read(&p).unwrap();
-            let Ok(mut r) = rlog::Reader::new(&bytes[..]) else { continue };
-            while let Some(ev) = r.next_event_ref() {
-                if let Ok(rlog::EventRef::Value { value, .. }) = ev {
-                    assert_eq!(approx_size(&value), super::super::approx_size(&as_value(&value)), "{value:?}");
-                    seen += 1;
-                }
-            }
-        }
+        super::super::each_bundled_rlog_value(|value| {
+            assert_eq!(approx_size(value), super::super::approx_size(&as_value(value)), "{value:?}");
+            seen += 1;
+        });
         assert!(seen > 1000, "{seen} values");
     }
 }
