@@ -42,6 +42,14 @@ const MAP_FROM: usize = 64 << 10;
 /// `mremap`, which stops the other threads for a TLB flush.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 const FIRST_MAP: usize = 4 << 20;
+
+/// The columns' mappings not yet unmapped, and the most there may be at once: a joined column
+/// can take three of the system's memory areas (`vm.max_map_count`, 65,530 by default), which
+/// the rest of the process needs too. Past it, new columns stay `Vec`s.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+static MAPPINGS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+const MAX_MAPPINGS: usize = 8192;
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 const PAGE: usize = 4096;
 
@@ -161,7 +169,7 @@ impl<T: Plain> PageVec<T> {
         }
         let v = this.as_slice().to_vec();
         // SAFETY: the mapping is this column's own; nothing borrows it now.
-        unsafe { unmap(this.ptr.as_ptr().cast(), this.cap * size_of::<T>()) };
+        unsafe { unmap_whole(this.ptr.as_ptr().cast(), this.cap * size_of::<T>()) };
         v
     }
 
@@ -203,6 +211,7 @@ impl<T: Plain> PageVec<T> {
         if self.mapped && other.mapped && self.append_pages(&other) {
             // `other`'s pages are this column's now, or unmapped.
             std::mem::forget(other);
+            released();
             return;
         }
         self.extend_from_slice(other.as_slice());
@@ -271,7 +280,7 @@ impl<T: Plain> Drop for PageVec<T> {
     fn drop(&mut self) {
         if self.mapped {
             // SAFETY: the column's own mapping, dropped once.
-            unsafe { unmap(self.ptr.as_ptr().cast(), self.cap * size_of::<T>()) };
+            unsafe { unmap_whole(self.ptr.as_ptr().cast(), self.cap * size_of::<T>()) };
         } else {
             // SAFETY: the parts of a `Vec` (`from_vec`).
             drop(unsafe { Vec::from_raw_parts(self.ptr.as_ptr(), self.len, self.cap) });
@@ -297,13 +306,19 @@ struct Mapping {
 impl Drop for Mapping {
     fn drop(&mut self) {
         // SAFETY: the pages `PageVec::into_buffer` gave this owner, unmapped once.
-        unsafe { unmap(self.ptr as *mut u8, self.bytes) };
+        unsafe { unmap_whole(self.ptr as *mut u8, self.bytes) };
     }
 }
 
-/// A fresh private anonymous mapping of `bytes` bytes (a multiple of the page size).
+/// A fresh private anonymous mapping of `bytes` bytes (a multiple of the page size); `None`
+/// when the system would not map it or [`MAX_MAPPINGS`] are mapped.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 fn map_anon(bytes: usize) -> Option<NonNull<u8>> {
+    use std::sync::atomic::Ordering;
+    if MAPPINGS.fetch_add(1, Ordering::Relaxed) >= MAX_MAPPINGS {
+        released();
+        return None;
+    }
     // SAFETY: a new mapping at an address of the system's choosing; nothing else is touched.
     let p = unsafe {
         libc::mmap(
@@ -315,7 +330,27 @@ fn map_anon(bytes: usize) -> Option<NonNull<u8>> {
             0,
         )
     };
-    (p != libc::MAP_FAILED).then(|| NonNull::new(p.cast())).flatten()
+    let p = (p != libc::MAP_FAILED).then(|| NonNull::new(p.cast())).flatten();
+    if p.is_none() {
+        released();
+    }
+    p
+}
+
+/// One mapping fewer ([`MAPPINGS`]).
+fn released() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    MAPPINGS.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Unmaps the whole of a mapping that [`map_anon`] made (grown or moved since).
+///
+/// # Safety
+/// As [`unmap`].
+unsafe fn unmap_whole(ptr: *mut u8, bytes: usize) {
+    // SAFETY: the caller's promise.
+    unsafe { unmap(ptr, bytes) };
+    released();
 }
 
 /// Unmaps `bytes` bytes at `ptr` (page-aligned; a no-op for none).
@@ -336,7 +371,7 @@ unsafe fn unmap(_: *mut u8, _: usize) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn filled(n: usize, from: i64) -> PageVec<i64> {
@@ -345,10 +380,23 @@ mod tests {
         v
     }
 
+    /// The tests that count the mappings, or make any, run one at a time.
+    pub(crate) static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+    fn mappings() -> usize {
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        return MAPPINGS.load(std::sync::atomic::Ordering::Relaxed);
+        #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+        0
+    }
+
     /// Appending keeps every value in order, whether either side is mapped, small or empty,
-    /// and whatever the first side's length is within a page.
+    /// and whatever the first side's length is within a page; every mapping is counted out
+    /// when it is gone.
     #[test]
     fn append_keeps_values_in_order() {
+        let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+        let before = mappings();
         let sizes = [0usize, 1, 511, 512, 513, 40_000, 131_071, 131_072, 131_073, 300_001];
         for &a in &sizes {
             for &b in &sizes {
@@ -362,11 +410,14 @@ mod tests {
                 assert_eq!(got.len(), a + b);
             }
         }
+        assert_eq!(mappings(), before);
     }
 
     /// Pushing after an append, appending twice and extending keep on growing the same column.
     #[test]
     fn grows_after_an_append() {
+        let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+        let before = mappings();
         let mut x = filled(200_000, 0);
         x.append(filled(150_000, 200_000));
         x.push(350_000);
@@ -385,5 +436,27 @@ mod tests {
         };
         let b = f.into_buffer();
         assert_eq!(b.typed_data::<f64>()[299_999], 149_999.5);
+        drop((x, b));
+        assert_eq!(mappings(), before);
+    }
+
+    /// Past the most mappings there may be, new columns stay `Vec`s and still hold their
+    /// values; and a column of a `Vec` appends a mapped one by copying it.
+    #[test]
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    fn past_the_most_mappings_columns_stay_vecs() {
+        use std::sync::atomic::Ordering;
+        let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+        let mapped = filled(20_000, 0);
+        assert!(mapped.mapped);
+        let before = MAPPINGS.swap(MAX_MAPPINGS, Ordering::Relaxed);
+        let mut vec = filled(20_000, 0);
+        MAPPINGS.store(before, Ordering::Relaxed);
+        assert!(!vec.mapped);
+        vec.append(filled(20_000, 20_000));
+        assert!(vec.as_slice().iter().enumerate().all(|(i, v)| *v == i as i64));
+        assert_eq!(vec.into_buffer().len(), 40_000 * 8);
+        drop(mapped);
+        assert_eq!(MAPPINGS.load(Ordering::Relaxed), before - 1);
     }
 }
