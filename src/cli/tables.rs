@@ -26,7 +26,7 @@ mod split;
 
 pub(crate) use direct::push as push_row;
 pub use fixed::{read_usvlog, FixedRead};
-pub(crate) use pages::PageVec;
+pub(crate) use pages::{Lists, PageVec};
 pub use parts::read_in_parts;
 pub use split::{find_cut, read_rlog_split, Cut, Halves, MIN_SPLIT};
 

@@ -39,7 +39,7 @@ use logspec::runtime::{Cursor, Endian, Input, View};
 use super::rlog_samples::{deliver_plain, Keys, Route};
 use super::{seconds_to_ns, State};
 use crate::cli::tables::pages::Plain;
-use crate::cli::tables::PageVec;
+use crate::cli::tables::{Lists, PageVec};
 use crate::cli::CliError;
 
 /// Key ids below this are joined (B gives up at any other): the ids whose routes are kept.
@@ -204,17 +204,6 @@ impl<'a> Run<'a> {
         }))
     }
 
-    /// The rows.
-    pub fn len(&self) -> usize {
-        match self {
-            Run::Bool(v) => v.len(),
-            Run::I64(v) => v.len(),
-            Run::F64(v) => v.len(),
-            Run::F64List(l) => l.len(),
-            Run::I64List(l) => l.len(),
-        }
-    }
-
     fn slice(&self, a: usize, b: usize) -> Self {
         fn list<T>(l: ListRun<'_, T>, a: usize, b: usize) -> ListRun<'_, T> {
             ListRun { offsets: &l.offsets[a..=b], items: l.items, ats: &l.ats[a..b] }
@@ -262,7 +251,7 @@ struct KeyRows {
     times: PageVec<i64>,
     /// The values of the key's first value's type, when that is a number, a boolean, or a list
     /// of doubles or integers.
-    values: Values,
+    values: Option<Column>,
     /// Rows of any other type (or of every type, when the first has no column): the row and
     /// the absolute offset and value code of its message, decoded again when joined.
     others: Vec<(usize, u64, u8)>,
@@ -272,61 +261,28 @@ struct KeyRows {
     defined: bool,
 }
 
-#[derive(Default)]
-enum Values {
-    /// No value yet, or the first is not of a type kept in a column.
-    #[default]
-    None,
-    Bool(Vec<bool>),
-    I64(PageVec<i64>),
-    F64(PageVec<f64>),
-    F64List(Lists<f64>),
-    I64List(Lists<i64>),
-}
-
-impl Values {
-    fn run(&self) -> Option<Run<'_>> {
-        match self {
-            Values::None => None,
-            Values::Bool(v) => Some(Run::Bool(v)),
-            Values::I64(v) => Some(Run::I64(v.as_slice())),
-            Values::F64(v) => Some(Run::F64(v.as_slice())),
-            Values::F64List(l) => Some(Run::F64List(l.run())),
-            Values::I64List(l) => Some(Run::I64List(l.run())),
-        }
-    }
-}
-
-/// A key's list values: Arrow's offsets (from 0) and items, and where each row's message is
-/// ([`ListRun::ats`]).
-pub struct Lists<T: Plain> {
-    pub offsets: Vec<i32>,
-    pub items: PageVec<T>,
+/// A key's list values, and where each row's message is ([`ListRun::ats`]).
+pub struct KeyLists<T: Plain> {
+    pub rows: Lists<T>,
     pub ats: Vec<u64>,
 }
 
-impl<T: Plain> Lists<T> {
-    fn new() -> Self {
-        Lists { offsets: vec![0], items: PageVec::new(), ats: Vec::new() }
+impl<T: Plain> KeyLists<T> {
+    /// A key's first list value, from the message at `at`.
+    fn first(items: impl ExactSizeIterator<Item = T>, at: u64) -> Option<Self> {
+        let mut l = KeyLists { rows: Lists::default(), ats: Vec::new() };
+        l.push(items, at).then_some(l)
     }
 
     /// Appends a row of these items from the message at `at`; false (nothing appended) when
     /// there would be more items than 32-bit offsets count.
     #[inline(always)]
     fn push(&mut self, items: impl ExactSizeIterator<Item = T>, at: u64) -> bool {
-        let before = self.items.len();
-        self.items.extend_exact(items);
-        let Ok(end) = i32::try_from(self.items.len()) else {
-            self.items.truncate(before);
-            return false;
-        };
-        push(&mut self.offsets, end);
-        push(&mut self.ats, at);
-        true
+        self.rows.push(items) && push(&mut self.ats, at)
     }
 
     fn run(&self) -> ListRun<'_, T> {
-        ListRun { offsets: &self.offsets, items: self.items.as_slice(), ats: &self.ats }
+        ListRun { offsets: &self.rows.offsets, items: self.rows.items.as_slice(), ats: &self.ats }
     }
 }
 
@@ -365,17 +321,17 @@ impl<'m> Half<'m> {
                     let k = usize::from(key_id as u16);
                     if let Some(rows) = half.keys.get_mut(k) {
                         let typed = match (&mut rows.values, v) {
-                            (Values::F64(x), R1ValueRef::Double { value }) => {
+                            (Some(Column::F64(x)), R1ValueRef::Double { value }) => {
                                 x.push(value);
                                 true
                             }
-                            (Values::I64(x), R1ValueRef::Integer { value }) => {
+                            (Some(Column::I64(x)), R1ValueRef::Integer { value }) => {
                                 x.push(i64::from(value));
                                 true
                             }
-                            (Values::Bool(x), R1ValueRef::Boolean { value }) => push(x, value),
-                            (Values::F64List(x), R1ValueRef::DoubleArray { value }) => x.push(value.iter(), at),
-                            (Values::I64List(x), R1ValueRef::IntegerArray { value }) => {
+                            (Some(Column::Bool(x)), R1ValueRef::Boolean { value }) => push(x, value),
+                            (Some(Column::F64List(x)), R1ValueRef::DoubleArray { value }) => x.push(value.iter(), at),
+                            (Some(Column::I64List(x)), R1ValueRef::IntegerArray { value }) => {
                                 x.push(value.iter().map(i64::from), at)
                             }
                             _ => false,
@@ -435,33 +391,20 @@ impl<'m> Half<'m> {
         }
         // The key's first value: a number, a boolean or a list of doubles or integers gives the
         // key its typed column.
-        let typed = match (row, v) {
-            (0, R1ValueRef::Boolean { value }) => {
-                rows.values = Values::Bool(vec![value]);
-                true
-            }
-            (0, R1ValueRef::Integer { value }) => {
-                rows.values = Values::I64(PageVec::one(i64::from(value)));
-                true
-            }
-            (0, R1ValueRef::Double { value }) => {
-                rows.values = Values::F64(PageVec::one(value));
-                true
-            }
-            (0, R1ValueRef::DoubleArray { value }) => {
-                let mut l = Lists::new();
-                let typed = l.push(value.iter(), at);
-                rows.values = Values::F64List(l);
-                typed
-            }
+        let first = match (row, v) {
+            (0, R1ValueRef::Boolean { value }) => Some(Column::Bool(vec![value])),
+            (0, R1ValueRef::Integer { value }) => Some(Column::I64(PageVec::one(i64::from(value)))),
+            (0, R1ValueRef::Double { value }) => Some(Column::F64(PageVec::one(value))),
+            (0, R1ValueRef::DoubleArray { value }) => KeyLists::first(value.iter(), at).map(Column::F64List),
             (0, R1ValueRef::IntegerArray { value }) => {
-                let mut l = Lists::new();
-                let typed = l.push(value.iter().map(i64::from), at);
-                rows.values = Values::I64List(l);
-                typed
+                KeyLists::first(value.iter().map(i64::from), at).map(Column::I64List)
             }
-            _ => false,
+            _ => None,
         };
+        let typed = first.is_some();
+        if typed {
+            rows.values = first;
+        }
         if !typed {
             rows.others.push((row, at, code));
         }
@@ -542,16 +485,9 @@ impl<'m> Half<'m> {
         // A key of one typed column (most keys): the column itself.
         let mut jobs: Vec<Job<'_>> = Vec::new();
         for (k, rows) in self.keys.iter_mut().enumerate() {
-            let Some(run) = rows.values.run() else { continue };
+            let Some(run) = rows.values.as_ref().map(Column::run) else { continue };
             let Some(id) = route(k, run_code(&run)).filter(|_| rows.others.is_empty()) else { continue };
-            let column = match std::mem::take(&mut rows.values) {
-                Values::Bool(v) => Column::Bool(v),
-                Values::I64(v) => Column::I64(v),
-                Values::F64(v) => Column::F64(v),
-                Values::F64List(l) => Column::F64List(l),
-                Values::I64List(l) => Column::I64List(l),
-                Values::None => unreachable!("a typed column"),
-            };
+            let column = rows.values.take().expect("a typed column");
             jobs.push(Job { id, pieces: vec![Piece::Column(std::mem::take(&mut rows.times), column)] });
             rows.codes = 0;
         }
@@ -570,7 +506,7 @@ impl<'m> Half<'m> {
                     }
                 }
             };
-            let typed = rows.values.run();
+            let typed = rows.values.as_ref().map(Column::run);
             let typed_route = typed.and_then(|run| route(k, run_code(&run)));
             // Rows `row..end` of the typed column, which start at typed value `v`.
             let (mut row, mut v) = (0usize, 0usize);
@@ -664,8 +600,8 @@ pub enum Column {
     /// R1 integers, widened.
     I64(PageVec<i64>),
     F64(PageVec<f64>),
-    F64List(Lists<f64>),
-    I64List(Lists<i64>),
+    F64List(KeyLists<f64>),
+    I64List(KeyLists<i64>),
 }
 
 impl Column {
@@ -748,14 +684,14 @@ mod tests {
     /// a row of it is decoded again from its message for a sink that takes no runs.
     #[test]
     fn list_runs_slice_and_decode_their_rows() {
-        let mut l = Lists::<f64>::new();
+        let mut l = KeyLists::<f64> { rows: Lists::default(), ats: Vec::new() };
         for (row, at) in [(vec![], 10u64), (vec![1.0, 2.0], 20), (vec![3.0], 30), (vec![4.0, 5.0, 6.0], 40)] {
             assert!(l.push(row.into_iter(), at));
         }
         let run = Run::F64List(l.run()).slice(1, 3);
         let Run::F64List(s) = run else { panic!("a list run") };
         assert_eq!((s.offsets, s.ats, s.row_items()), (&[0, 2, 3][..], &[20, 30][..], &[1.0, 2.0, 3.0][..]));
-        assert_eq!(run.len(), 2);
+        assert_eq!(s.len(), 2);
         let asked = std::cell::Cell::new(0);
         let decode = |at: u64| -> Result<ValueRef<'static>, CliError> {
             asked.set(at);

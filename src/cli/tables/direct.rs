@@ -24,7 +24,7 @@ use super::super::columns::Col;
 use super::super::source::rlog_split::{Column, Run};
 use super::super::source::Channel;
 use super::pages::Plain;
-use super::PageVec;
+use super::{Lists, PageVec};
 
 /// The rows of one table so far.
 pub struct Direct {
@@ -50,64 +50,40 @@ enum Values {
     I64List(List<i64>),
 }
 
-/// A list column's rows: the offsets where each row's items end (Arrow's, from 0) and the
-/// items, with the validity of each (an item that did not fit is null, as in [`Col::append`]).
+/// A list column's rows, with the validity of each item (an item that did not fit is null, as
+/// in [`Col::append`]).
 struct List<T: Plain> {
     field: FieldRef,
-    offsets: Vec<i32>,
-    items: PageVec<T>,
+    rows: Lists<T>,
     item_nulls: NullBufferBuilder,
 }
 
 impl<T: Plain> List<T> {
     fn new(field: &FieldRef) -> Self {
-        List { field: field.clone(), offsets: vec![0], items: PageVec::new(), item_nulls: NullBufferBuilder::new(0) }
+        List { field: field.clone(), rows: Lists::default(), item_nulls: NullBufferBuilder::new(0) }
     }
 
-    /// Appends a row of these items; false (nothing appended) when the column would hold more
-    /// items than Arrow's 32-bit offsets can count.
+    /// Appends a row of these items, all valid; false (nothing appended) when the column
+    /// would hold more items than Arrow's 32-bit offsets can count.
     #[inline]
     fn push(&mut self, items: impl ExactSizeIterator<Item = T>) -> bool {
-        let before = self.items.len();
-        self.items.extend_exact(items);
-        match i32::try_from(self.items.len()) {
-            Ok(end) => {
-                self.item_nulls.append_n_non_nulls(self.items.len() - before);
-                push(&mut self.offsets, end);
-                true
-            }
-            Err(_) => {
-                self.items.truncate(before);
-                false
-            }
-        }
+        let before = self.rows.items.len();
+        let pushed = self.rows.push(items);
+        self.item_nulls.append_n_non_nulls(self.rows.items.len() - before);
+        pushed
     }
 
-    /// Whether `more` items more fit the column's offsets.
-    fn fits(&self, more: usize) -> bool {
-        self.items.len().checked_add(more).is_some_and(|n| n <= i32::MAX as usize)
-    }
-
-    /// Appends rows given as offsets into a run's items (`offsets[0]` is where `items` start;
-    /// [`Direct::takes`] checked that they fit).
+    /// Appends rows given as offsets into a run's items ([`Direct::takes`] checked that they
+    /// fit).
     fn extend(&mut self, offsets: &[i32], items: &[T]) {
-        let shift = self.items.len() as i64 - i64::from(offsets[0]);
-        self.offsets.extend(offsets[1..].iter().map(|o| (i64::from(*o) + shift) as i32));
-        self.items.extend_from_slice(items);
+        self.rows.extend(offsets, items);
         self.item_nulls.append_n_non_nulls(items.len());
     }
 
-    /// Appends a key's whole list column (`offsets` from 0), its items' pages moved after this
-    /// column's ([`PageVec::append`]); as its own when it has no rows yet.
-    fn append(&mut self, offsets: Vec<i32>, items: PageVec<T>) {
-        self.item_nulls.append_n_non_nulls(items.len());
-        if self.offsets.len() == 1 {
-            self.offsets = offsets;
-        } else {
-            let shift = self.items.len() as i64;
-            self.offsets.extend(offsets[1..].iter().map(|o| (i64::from(*o) + shift) as i32));
-        }
-        self.items.append(items);
+    /// Appends a key's whole list column, its items' pages moved ([`Lists::append`]).
+    fn append(&mut self, rows: Lists<T>) {
+        self.item_nulls.append_n_non_nulls(rows.items.len());
+        self.rows.append(rows);
     }
 
     /// Appends the row of a one-row list array made by [`Col::append`] (none: a null row).
@@ -119,28 +95,25 @@ impl<T: Plain> List<T> {
         let Some(items) = items.as_any().downcast_ref::<PrimitiveArray<P>>() else {
             return self.push(std::iter::empty());
         };
-        let before = self.item_nulls.len();
-        if !self.push(items.values().iter().copied()) {
+        if !self.rows.push(items.values().iter().copied()) {
             return false;
         }
-        // The validity of each item, in place of the `push`'s.
-        self.item_nulls.truncate(before);
         (0..items.len()).for_each(|i| self.item_nulls.append(items.is_valid(i)));
         true
     }
 
     fn finish(mut self, rows: usize, nulls: Option<arrow_buffer::NullBuffer>) -> Result<ArrayRef, String> {
-        let items = self.items.len();
+        let items = self.rows.items.len();
         let child = ArrayData::builder(self.field.data_type().clone())
             .len(items)
-            .add_buffer(self.items.into_buffer())
+            .add_buffer(self.rows.items.into_buffer())
             .nulls(self.item_nulls.finish())
             .build()
             .map_err(|e| format!("the list items: {e}"))?;
         let ty = DataType::List(self.field.clone());
         let data = ArrayData::builder(ty)
             .len(rows)
-            .add_buffer(Buffer::from_vec(self.offsets))
+            .add_buffer(Buffer::from_vec(self.rows.offsets))
             .add_child_data(child)
             .nulls(nulls)
             .build()
@@ -228,8 +201,8 @@ impl Direct {
     pub fn takes(&self, run: &Run<'_>) -> bool {
         match (&self.values, run) {
             (Values::Bool(_), Run::Bool(_)) | (Values::I64(_), Run::I64(_)) | (Values::F64(_), Run::F64(_)) => true,
-            (Values::F64List(d), Run::F64List(l)) => d.fits(l.row_items().len()),
-            (Values::I64List(d), Run::I64List(l)) => d.fits(l.row_items().len()),
+            (Values::F64List(d), Run::F64List(l)) => d.rows.fits(l.row_items().len()),
+            (Values::I64List(d), Run::I64List(l)) => d.rows.fits(l.row_items().len()),
             _ => false,
         }
     }
@@ -250,8 +223,8 @@ impl Direct {
             (Values::I64(v), Column::I64(x)) => v.append(x),
             (Values::F64(v), Column::F64(x)) => v.append(x),
             (Values::Bool(b), Column::Bool(x)) => b.append_slice(&x),
-            (Values::F64List(d), Column::F64List(x)) => d.append(x.offsets, x.items),
-            (Values::I64List(d), Column::I64List(x)) => d.append(x.offsets, x.items),
+            (Values::F64List(d), Column::F64List(x)) => d.append(x.rows),
+            (Values::I64List(d), Column::I64List(x)) => d.append(x.rows),
             _ => return false,
         }
         self.nulls.append_n_non_nulls(n);

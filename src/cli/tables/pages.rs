@@ -276,6 +276,60 @@ impl<T: Plain> PageVec<T> {
     }
 }
 
+/// A column of lists of numbers: Arrow's offsets (from 0, one more than the rows) and the
+/// items of every row, in order.
+pub struct Lists<T: Plain> {
+    pub offsets: Vec<i32>,
+    pub items: PageVec<T>,
+}
+
+impl<T: Plain> Default for Lists<T> {
+    fn default() -> Self {
+        Lists { offsets: vec![0], items: PageVec::new() }
+    }
+}
+
+impl<T: Plain> Lists<T> {
+    /// Appends a row of these items; false (nothing appended) when the column would hold more
+    /// items than Arrow's 32-bit offsets count.
+    #[inline(always)]
+    pub fn push(&mut self, items: impl ExactSizeIterator<Item = T>) -> bool {
+        let before = self.items.len();
+        self.items.extend_exact(items);
+        let Ok(end) = i32::try_from(self.items.len()) else {
+            self.items.truncate(before);
+            return false;
+        };
+        super::push_row(&mut self.offsets, end);
+        true
+    }
+
+    /// Whether `more` items more fit the offsets.
+    pub fn fits(&self, more: usize) -> bool {
+        self.items.len().checked_add(more).is_some_and(|n| n <= i32::MAX as usize)
+    }
+
+    /// Appends rows given as offsets into `items` (`offsets[0]` is where `items` start), which
+    /// fit ([`Lists::fits`]).
+    pub fn extend(&mut self, offsets: &[i32], items: &[T]) {
+        let shift = self.items.len() as i64 - i64::from(offsets[0]);
+        self.offsets.extend(offsets[1..].iter().map(|o| (i64::from(*o) + shift) as i32));
+        self.items.extend_from_slice(items);
+    }
+
+    /// Appends another column's rows (which fit), its items' pages moved after these
+    /// ([`PageVec::append`]); taken as it is when this column has no rows.
+    pub fn append(&mut self, other: Lists<T>) {
+        if self.offsets.len() == 1 {
+            *self = other;
+            return;
+        }
+        let shift = self.items.len() as i64;
+        self.offsets.extend(other.offsets[1..].iter().map(|o| (i64::from(*o) + shift) as i32));
+        self.items.append(other.items);
+    }
+}
+
 impl<T: Plain> Drop for PageVec<T> {
     fn drop(&mut self) {
         if self.mapped {
