@@ -364,46 +364,21 @@ fn main() {
     let advantagescope = ADVANTAGESCOPE_MBPS * m / REFERENCE_MEMCPY_MBPS;
     println!("memcpy                           {m:>7.0} MB/s   1.00x (baseline)");
     println!("AdvantageScope (reference, scaled) {advantagescope:>5.0} MB/s   {:.4}x memcpy", advantagescope / m);
-    let e = mbps(buf.len(), events);
-    println!(
-        "decode, next_event               {e:>7.0} MB/s   {:.3}x memcpy   {:.1}x AdvantageScope   {:.1} M values/s   {:.3} allocations/value",
-        e / m,
-        e / advantagescope,
-        values as f64 / events.as_secs_f64() / 1e6,
-        allocs as f64 / values as f64
-    );
-    let e = mbps(buf.len(), events_ref);
-    println!(
-        "decode, next_event_ref (borrowed) {e:>6.0} MB/s   {:.3}x memcpy   {:.1}x AdvantageScope   {:.1} M values/s   {:.3} allocations/value",
-        e / m,
-        e / advantagescope,
-        values as f64 / events_ref.as_secs_f64() / 1e6,
-        allocs_ref as f64 / values as f64
-    );
-    let e = mbps(buf.len(), each_ref);
-    println!(
-        "decode, for_each_event_ref       {e:>7.0} MB/s   {:.3}x memcpy   {:.1}x AdvantageScope   {:.1} M values/s   {:.3} allocations/value",
-        e / m,
-        e / advantagescope,
-        values as f64 / each_ref.as_secs_f64() / 1e6,
-        allocs_each as f64 / values as f64
-    );
-    let e = mbps(buf.len(), each_inl);
-    println!(
-        "decode, for_each_event_ref, inlined closure {e:>5.0} MB/s   {:.3}x memcpy   {:.1}x AdvantageScope   {:.1} M values/s   {:.3} allocations/value",
-        e / m,
-        e / advantagescope,
-        values as f64 / each_inl.as_secs_f64() / 1e6,
-        allocs_inl as f64 / values as f64
-    );
-    let e = mbps(buf.len(), each_place);
-    println!(
-        "decode, for_each_event_ref, inlined, in place (from_slice) {e:>5.0} MB/s   {:.3}x memcpy   {:.1}x AdvantageScope   {:.1} M values/s   {:.3} allocations/value",
-        e / m,
-        e / advantagescope,
-        values as f64 / each_place.as_secs_f64() / 1e6,
-        allocs_place as f64 / values as f64
-    );
+    let line = |label: &str, t: std::time::Duration, allocations: u64| {
+        let e = mbps(buf.len(), t);
+        println!(
+            "{label:<33}{e:>7.0} MB/s   {:.3}x memcpy   {:.1}x AdvantageScope   {:.1} M values/s   {:.3} allocations/value",
+            e / m,
+            e / advantagescope,
+            values as f64 / t.as_secs_f64() / 1e6,
+            allocations as f64 / values as f64
+        );
+    };
+    line("decode, next_event", events, allocs);
+    line("decode, next_event_ref (borrowed)", events_ref, allocs_ref);
+    line("decode, for_each_event_ref", each_ref, allocs_each);
+    line("decode, for_each_event_ref, inlined closure", each_inl, allocs_inl);
+    line("decode, for_each_event_ref, inlined, in place (from_slice)", each_place, allocs_place);
     let c = mbps(buf.len(), cycles);
     println!(
         "decode, next_cycle               {c:>7.0} MB/s   {:.3}x memcpy   {:.1}x AdvantageScope",
