@@ -146,7 +146,8 @@ pub trait Sink {
     fn rlog(&mut self, _id: usize, _t_ns: u64, _value: &rlog::ValueRef<'_>) -> Result<bool, CliError> {
         Ok(false)
     }
-    /// A run of RLOG values of one channel, all of one number or boolean type, with their times
+    /// A run of RLOG values of one channel, all of one number, boolean or number-list type
+    /// ([`rlog_split::Run`]), with their times
     /// (`log_time`'s nanoseconds, each at most `i64::MAX`): the second half of a file read on
     /// two threads ([`rlog_split`]). It returns `true` when it took them all, as [`Sink::rlog`]
     /// of each in turn would, `false` (having taken none) to be handed them one at a time

@@ -1,8 +1,8 @@
 //! `tables()` of an R1 RLOG file on two threads that each read half of it: the file is mapped
 //! once; part B reads from a guessed message start near the middle to the end
-//! ([`source::rlog_split::read_half`]) while part A reads from the start into the tables as a
-//! one-thread read does, stops at B's start, and there either joins B's values (a message starts
-//! exactly there) or reads on alone (it does not). See [`source::rlog_split`] for why the join is
+//! ([`source::rlog_split::read_half`]) while part A reads from the start in the same way (into
+//! per-key columns, [`source::rlog_split::Split`]), stops at B's start, and there either joins
+//! B's values (a message starts exactly there) or reads on alone (it does not). See [`source::rlog_split`] for why the join is
 //! exact; the result is always what [`source::read`] on one thread gives.
 //!
 //! Not split (the caller reads them as before, `None`): R2 files (a value's layout is its key's
@@ -170,8 +170,9 @@ fn plausible(bytes: &[u8]) -> bool {
     values > 0
 }
 
-/// The mapped file as the input of part A's reader (it reads at most `end` bytes: the length
-/// the file had when the read began).
+/// The mapped file as a `Read`, for the format's detection and the reader it opens, whose
+/// revision and start part A reads in place from (at most `end` bytes: the length the file had
+/// when the read began).
 struct Mapped {
     map: Arc<memmap2::Mmap>,
     pos: usize,

@@ -578,9 +578,10 @@ impl<R, I: Input> Reader<R, I> {
         // SAFETY: the slice points into `self.buf`'s storage (a `ReadBuf`'s buffer, or the slice
         // a `SliceBuf` lends, which never changes), which only `Input::fill` and `Input::take`
         // change (`Input` is sealed: the runtime's two inputs are all there are).
-        // `next_event_ref` uses the slice (and views of it) only until it calls `refill` (on the path where decoding failed, after which it takes a new slice),
-        // or returns views of it in an `EventRef` that borrows `self` mutably, so `self.buf`
-        // cannot change while they live.
+        // `next_event_ref` uses the slice (and views of it) only until it calls `refill` (on the
+        // path where decoding failed, after which it takes a new slice), or returns views of it
+        // in an `EventRef` that borrows `self` mutably, so `self.buf` cannot change while they
+        // live.
         unsafe { &*(bytes as *const [u8]) }
     }
 
