@@ -15,7 +15,7 @@
 //! [`crate::value::Value`] for WPILib structs). The walk is generic over it, so each builds
 //! its values directly, with no intermediate tree.
 
-use logspec_ir::ir::{Endian, Enum, Flags, Len, Prim, Schema, Struct, Ty, TypeDef, TypeId};
+use logspec_ir::ir::{ConstValue, Endian, Enum, Field, Flags, Len, Prim, Schema, Struct, Ty, TypeDef, TypeId};
 use logspec_ir::layout;
 
 mod plan;
@@ -173,6 +173,39 @@ pub fn each_number(b: &[u8], p: Prim, e: Endian, mut f: impl FnMut(usize, u64)) 
         (4, Endian::Big) => each!(u32, from_be_bytes),
         (_, Endian::Little) => each!(u64, from_le_bytes),
         (_, Endian::Big) => each!(u64, from_be_bytes),
+    }
+}
+
+/// The bytes a const field must hold (a schema's `const`: a magic string, a version number),
+/// `None` for a field without one. An integer is written in the field's byte order and width;
+/// a byte string is NUL-padded to the field's size.
+pub fn const_bytes(schema: &Schema, f: &Field) -> Option<Vec<u8>> {
+    let value = f.value.as_ref()?;
+    let size = schema.size_of(&f.ty)? as usize;
+    Some(match value {
+        ConstValue::Bytes(b) => {
+            let mut b = b.clone();
+            b.resize(size.max(b.len()), 0);
+            b
+        }
+        ConstValue::Int(i) => {
+            let le = i.to_le_bytes();
+            let mut b = le[..size.min(16)].to_vec();
+            if f.endian == Endian::Big {
+                b.reverse();
+            }
+            b
+        }
+    })
+}
+
+/// Bytes as shown in a fault: text when printable ASCII, else hex.
+fn shown(b: &[u8]) -> String {
+    if !b.is_empty() && b.iter().all(|c| c.is_ascii_graphic() || *c == b' ') {
+        format!("{:?}", String::from_utf8_lossy(b))
+    } else {
+        let hex: Vec<String> = b.iter().map(|x| format!("{x:02x}")).collect();
+        format!("[{}]", hex.join(" "))
     }
 }
 
@@ -360,7 +393,16 @@ impl<'a> Walk<'a> {
                 }
                 let mut fields = Vec::with_capacity(s.fields.len());
                 for f in &s.fields {
-                    match self.value(&f.ty, f.endian, build) {
+                    let at = self.pos;
+                    let decoded = self.value(&f.ty, f.endian, build).and_then(|v| match const_bytes(schema, f) {
+                        Some(expect) if self.b[at..self.pos] != expect[..] => Err(Fault {
+                            offset: at,
+                            path: Vec::new(),
+                            message: format!("expected the const {}, found {}", shown(&expect), shown(&self.b[at..self.pos])),
+                        }),
+                        _ => Ok(v),
+                    });
+                    match decoded {
                         Ok(v) => fields.push(v),
                         Err(mut fault) => {
                             fault.path.insert(0, f.name.clone());

@@ -131,4 +131,5 @@ pub mod formats;
 #[doc(hidden)]
 pub mod fuzz;
 pub mod json;
+pub mod log;
 pub mod value;

@@ -46,7 +46,7 @@ pub enum Compression {
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let path = shown(&args.file);
     let file = OutFile::create(&args.output, &[&args.file])?;
-    let d = detect(&args.file, open(&args.file)?, args.input.format)?;
+    let d = detect(&args.file, open(&args.file)?, &args.input)?;
     if args.output.extension().is_some_and(|x| x.eq_ignore_ascii_case("wpilog")) {
         return super::wpilog::convert(d, &path, &args.output, args.input.assume_r1, &args.select.select());
     }

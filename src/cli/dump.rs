@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use logspec::formats::wpilog::NegZero;
 use logspec::json::JsonWriter;
-use logspec::runtime::{with_file_format, Event, FramedFormat, Reader, WithFormat};
+use logspec::runtime::{with_file_format, Event, FramedFormat, Reader, Visit, Visitor, WithFormat};
 use logspec::value::ValueSink;
 
 use super::fault::{Fault, FaultKind};
@@ -45,7 +45,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         msg_path: args.msg_path,
         file_order: args.file_order,
     };
-    let d = detect(&args.file, open(&args.file)?, opts.input.format)?;
+    let d = detect(&args.file, open(&args.file)?, &opts.input)?;
     write(d, &args.file, &opts, &mut out)
 }
 
@@ -195,6 +195,89 @@ pub fn records<R: Records>(d: super::Detected, file: &Path, opts: &Options, out:
             let opts = super::rosbag::DumpOptions { select, msg_path: &opts.msg_path, file_order: opts.file_order };
             super::rosbag::dump(file, &path, &opts, out)
         }
+        FormatKind::Schema => {
+            let format = d.schema.expect("a schema's log is detected with its schema");
+            dump_schema(&format, d.input, out, &path, select)
+        }
+    }
+}
+
+/// Dumps a log of a schema's own framing, read through the IR interpreter: the lines and
+/// messages of [`dump_framed`], with the header fields named by the schema.
+fn dump_schema(
+    format: &std::sync::Arc<logspec::log::SchemaFormat>,
+    input: Box<dyn io::Read>,
+    out: &mut impl Records,
+    path: &str,
+    select: &Select,
+) -> Result<ExitCode, Failure> {
+    let mut reader = format.read(input).map_err(|e| Failure::At(Fault::read(path, &e)))?;
+    let ns_per_tick = reader.ns_per_tick();
+    let names = FrameNames::of(reader.schema());
+    let mut bad = 0u64;
+    let (filtering, mut tally) = (super::filter::Tally::needed(select), super::filter::Tally::default());
+    while let Some(rec) = reader.next_record() {
+        match rec {
+            Ok(rec) => {
+                let name = rec.value.as_ref().map_or("", |v| v.name());
+                let t_ns = rec.header.timestamp.map(|t| t.saturating_mul(ns_per_tick));
+                if filtering && !tally.note(select, name, t_ns) {
+                    continue;
+                }
+                let w = out.writer();
+                w.begin_struct(None);
+                if let (Some(field), Some(ts)) = (&names.timestamp, rec.header.timestamp) {
+                    w.uint(Some(field), ts);
+                }
+                w.uint(Some(&names.tag), rec.header.tag);
+                match &rec.value {
+                    Some(v) => {
+                        w.str(Some("name"), v.name());
+                        v.visit(Some("fields"), w);
+                    }
+                    None => {
+                        w.null(Some("name"));
+                        w.uint(Some(names.length.as_deref().unwrap_or("len")), rec.header.len);
+                        let mut h = String::with_capacity(rec.payload.len() * 2);
+                        logspec::json::hex(&mut h, rec.payload);
+                        w.str(Some("payload_hex"), &h);
+                    }
+                }
+                w.end_struct();
+            }
+            Err(e) if e.is_recoverable() => {
+                out.warn(Fault::read_with(path, &e, "; skipped"));
+                bad += 1;
+                continue;
+            }
+            Err(e) => return Err(Failure::At(Fault::read(path, &e))),
+        }
+        out.end_record().map_err(Failure::Io)?;
+    }
+    if bad > 0 {
+        return Err(Failure::At(Fault::new(
+            FaultKind::Decode,
+            path,
+            format!("{path}: {bad} record(s) could not be decoded (see above)"),
+        )));
+    }
+    tally.check(select, path).map_err(|m| Failure::filter(path, m))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The names of a schema's record-header fields that hold the tag, length and timestamp.
+struct FrameNames {
+    tag: String,
+    length: Option<String>,
+    timestamp: Option<String>,
+}
+
+impl FrameNames {
+    fn of(schema: &logspec::ir::ir::Schema) -> FrameNames {
+        let f = schema.framing.as_ref().expect("a schema format has a framing");
+        let h = schema.strukt(f.header);
+        let name = |i: usize| h.fields[i].name.clone();
+        FrameNames { tag: name(f.tag), length: f.length.map(name), timestamp: f.timestamp.map(name) }
     }
 }
 

@@ -80,8 +80,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             out,
             inputs: args.files,
             select: args.select.select(),
-            format: args.input.format,
-            assume_r1: args.input.assume_r1,
+            input: args.input.clone(),
             jobs,
             codec: args.compression,
         });
@@ -97,7 +96,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     std::fs::create_dir_all(&csv).map_err(|e| CliError::Input(format!("{}: cannot create: {e}", csv.display())))?;
     let select = args.select.select();
     let read = |sink: &mut dyn Sink| {
-        let d = detect(file, open(file)?, args.input.format)?;
+        let d = detect(file, open(file)?, &args.input)?;
         source::read(d, file, &path, args.input.assume_r1, &select, sink)
     };
     let outcome = match args.aligned {

@@ -34,7 +34,7 @@ struct Summary {
     schema_id: Option<u64>,
     current_schema_id: Option<u64>,
     records_total: u64,
-    counts: BTreeMap<u64, (Option<&'static str>, u64)>,
+    counts: BTreeMap<u64, (Option<String>, u64)>,
     unknown: Vec<(Option<u64>, u64, u64)>,
     first_ts: Option<u64>,
     last_ts: Option<u64>,
@@ -82,7 +82,7 @@ pub fn json_of(file: &Path, input: super::InputArgs) -> Result<(String, bool), C
 /// The summary of one file (text or one JSON line) and whether the file read cleanly.
 fn one(file: &Path, args: &Args) -> Result<(String, bool), CliError> {
     let path = shown(file);
-    let d = detect(file, open(file)?, args.input.format)?;
+    let d = detect(file, open(file)?, &args.input)?;
     let kind = d.kind;
     if kind == FormatKind::Carla {
         let s = super::carla::summarise(d.input, &path)?;
@@ -109,6 +109,13 @@ fn one(file: &Path, args: &Args) -> Result<(String, bool), CliError> {
             if args.json { super::rlogfile::json(&s, &path, stream) } else { super::rlogfile::text(&s, &path, stream) };
         return Ok((text, s.errors.is_empty()));
     }
+    if let Some(format) = &d.schema {
+        let s = summarise_schema(format, d.input, &path)?;
+        let (name, title) = (format.name(), format.title());
+        let ns_per_tick = logspec::log::framed::timestamp_scale(format.schema());
+        let text = if args.json { json(&s, name, &path) } else { text(&s, title, &path, ns_per_tick) };
+        return Ok((text, s.errors.is_empty()));
+    }
     // The file's schema id picks the layout: the current one or an older one from the lock.
     type F = logspec::formats::usvlog::Usvlog;
     let job = Summarise { input: d.input, path: &path, current: F::SCHEMA_IDS.first().copied() };
@@ -117,7 +124,7 @@ fn one(file: &Path, args: &Args) -> Result<(String, bool), CliError> {
     // The timestamp's unit is the schema's (USVLOG: `t_us`, microseconds).
     let schema = super::source::bundled_schema("schemas/usvlog.toml", logspec::formats::usvlog::SCHEMA_TOML)?;
     let ns_per_tick = super::source::timestamp_scale(&schema);
-    let text = if args.json { json(&s, kind, &path) } else { text(&s, kind, &path, ns_per_tick) };
+    let text = if args.json { json(&s, kind.name(), &path) } else { text(&s, kind.title(), &path, ns_per_tick) };
     Ok((text, s.errors.is_empty()))
 }
 
@@ -158,7 +165,7 @@ fn summarise<F: FramedFormat>(input: impl Read, path: &str, current: Option<u64>
             match record {
                 Some(_) => {
                     s.records_total += 1;
-                    s.counts.entry(raw.header.tag).or_insert((F::record_name(raw.header.tag), 0)).1 += 1;
+                    s.counts.entry(raw.header.tag).or_insert_with(|| (F::record_name(raw.header.tag).map(str::to_string), 0)).1 += 1;
                 }
                 None => s.unknown.push((raw.header.timestamp, raw.header.tag, raw.header.len)),
             }
@@ -167,6 +174,55 @@ fn summarise<F: FramedFormat>(input: impl Read, path: &str, current: Option<u64>
         });
         match result {
             Ok(()) => break,
+            Err(e) => {
+                let go_on = e.is_recoverable();
+                s.errors.push(e.to_string());
+                if !go_on {
+                    break;
+                }
+            }
+        }
+    }
+    s.bytes_consumed = reader.position();
+    Ok(s)
+}
+
+/// [`summarise`] of a log of a schema's own framing, read through the IR interpreter.
+fn summarise_schema(
+    format: &std::sync::Arc<logspec::log::SchemaFormat>,
+    input: Box<dyn Read>,
+    path: &str,
+) -> Result<Summary, CliError> {
+    let mut reader = format.read(input).map_err(|e| super::fault::Fault::read(path, &e))?;
+    let mut w = JsonWriter::new();
+    reader.visit_header(&mut w);
+    let mut s = Summary {
+        header: w.take(),
+        schema_id: reader.schema_id(),
+        current_schema_id: format.schema_ids().first().copied(),
+        records_total: 0,
+        counts: BTreeMap::new(),
+        unknown: Vec::new(),
+        first_ts: None,
+        last_ts: None,
+        bytes_consumed: reader.position(),
+        errors: Vec::new(),
+    };
+    loop {
+        let Some(rec) = reader.next_record() else { break };
+        match rec {
+            Ok(rec) => {
+                let ts = rec.header.timestamp;
+                match &rec.value {
+                    Some(v) => {
+                        s.records_total += 1;
+                        s.counts.entry(rec.header.tag).or_insert_with(|| (Some(v.name().to_string()), 0)).1 += 1;
+                    }
+                    None => s.unknown.push((ts, rec.header.tag, rec.header.len)),
+                }
+                s.first_ts = s.first_ts.or(ts);
+                s.last_ts = ts.or(s.last_ts);
+            }
             Err(e) => {
                 let go_on = e.is_recoverable();
                 s.errors.push(e.to_string());
@@ -190,9 +246,8 @@ fn tick_unit(ns_per_tick: u64) -> &'static str {
     }
 }
 
-fn text(s: &Summary, kind: FormatKind, path: &str, ns_per_tick: u64) -> String {
+fn text(s: &Summary, fmt: &str, path: &str, ns_per_tick: u64) -> String {
     let mut t = String::new();
-    let fmt = kind.title();
     t.push_str(&format!("file:        {path}\nformat:      {fmt}\nheader:      {}\n", s.header));
     if let (Some(id), Some(current)) = (s.schema_id, s.current_schema_id) {
         if id == current {
@@ -208,7 +263,7 @@ fn text(s: &Summary, kind: FormatKind, path: &str, ns_per_tick: u64) -> String {
     }
     t.push_str(&format!("records:     {}\n", s.records_total));
     for (id, (name, n)) in &s.counts {
-        t.push_str(&format!("  {:>4}  {:<28} {n}\n", id, name.unwrap_or("?")));
+        t.push_str(&format!("  {:>4}  {:<28} {n}\n", id, name.as_deref().unwrap_or("?")));
     }
     if !s.unknown.is_empty() {
         t.push_str(&format!("unknown:     {} record(s) of unknown type, skipped\n", s.unknown.len()));
@@ -223,11 +278,11 @@ fn text(s: &Summary, kind: FormatKind, path: &str, ns_per_tick: u64) -> String {
     t
 }
 
-fn json(s: &Summary, kind: FormatKind, path: &str) -> String {
+fn json(s: &Summary, format: &str, path: &str) -> String {
     let mut w = JsonWriter::new();
     w.begin_object(None);
     w.str(Some("file"), path);
-    w.str(Some("format"), kind.name());
+    w.str(Some("format"), format);
     w.bool(Some("ok"), s.errors.is_empty());
     match s.errors.first() {
         Some(e) => w.str(Some("error"), e),
@@ -241,7 +296,7 @@ fn json(s: &Summary, kind: FormatKind, path: &str) -> String {
     w.uint(Some("records_total"), s.records_total);
     w.begin_object(Some("record_counts"));
     for (id, (name, n)) in &s.counts {
-        let key = name.map(str::to_string).unwrap_or_else(|| id.to_string());
+        let key = name.clone().unwrap_or_else(|| id.to_string());
         w.uint(Some(&key), *n);
     }
     w.end_object();

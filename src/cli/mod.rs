@@ -42,8 +42,10 @@ use std::fmt;
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
+use logspec::log::SchemaFormat;
 
 /// Describe binary robot and simulation logs once; read, dump and generate code for them.
 #[derive(Parser, Debug)]
@@ -200,8 +202,14 @@ impl From<fault::Fault> for CliError {
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct InputArgs {
     /// Skip format detection.
-    #[arg(long, value_enum)]
+    #[arg(long, value_enum, conflicts_with = "schema")]
     pub format: Option<FormatKind>,
+    /// Read the log with this TOML schema (one with a `[framing]`): its file header, record
+    /// framing and records, and the older layouts of its lock file. Without it, the schemas of
+    /// the project (logspec.toml in the current directory or above) are tried after the bundled
+    /// formats.
+    #[arg(long, value_name = "FILE")]
+    pub schema: Option<PathBuf>,
     /// RLOG: decode a file that starts without a revision byte as R1 (AdvantageKit#15).
     #[arg(long)]
     pub assume_r1: bool,
@@ -222,6 +230,9 @@ pub enum FormatKind {
     Rosbag,
     /// WPILib DataLog (`.wpilog`), version 1.0.
     Wpilog,
+    /// A log of a TOML schema's own framing (`--schema FILE`, or a project schema).
+    #[value(skip)]
+    Schema,
 }
 
 impl FormatKind {
@@ -244,6 +255,7 @@ impl FormatKind {
             FormatKind::Carla => "carla",
             FormatKind::Rosbag => "rosbag",
             FormatKind::Wpilog => "wpilog",
+            FormatKind::Schema => "schema",
         }
     }
 
@@ -260,6 +272,7 @@ impl FormatKind {
             FormatKind::Carla => "CARLA recorder",
             FormatKind::Rosbag => "ROS bag",
             FormatKind::Wpilog => "WPILOG",
+            FormatKind::Schema => "schema",
         }
     }
 }
@@ -292,18 +305,63 @@ const HEAD: u64 = 4096;
 /// An opened input: its detected format, its first bytes (at most [`HEAD`]) and all of it.
 pub struct Detected {
     pub kind: FormatKind,
+    /// The schema of a [`FormatKind::Schema`] log.
+    pub schema: Option<Arc<SchemaFormat>>,
     pub head: Vec<u8>,
     pub input: Box<dyn Read>,
 }
 
+impl Detected {
+    /// The format's name as `info --json` prints it (a schema's own name for a schema's log).
+    pub fn name(&self) -> &str {
+        match &self.schema {
+            Some(s) => s.name(),
+            None => self.kind.name(),
+        }
+    }
+
+    /// The format's title (a schema's `[format] title`).
+    pub fn title(&self) -> &str {
+        match &self.schema {
+            Some(s) => s.title(),
+            None => self.kind.title(),
+        }
+    }
+}
+
+/// Compiles a `--schema` file into a format.
+pub fn schema_format(path: &Path) -> Result<Arc<SchemaFormat>, CliError> {
+    SchemaFormat::from_file(path).map(Arc::new).map_err(|e| CliError::Input(format!("--schema: {e}")))
+}
+
+/// The framed schemas of the project around the current directory (logspec.toml there or
+/// above; none without one), each with its lock's older layouts. A schema that does not compile
+/// or has no framing is not a log format, and is left out here (`logspec check` reports it).
+fn project_formats() -> Vec<Arc<SchemaFormat>> {
+    let Ok(cwd) = std::env::current_dir() else { return Vec::new() };
+    let Some(config) = project::find(&cwd) else { return Vec::new() };
+    let args = project::Args { config: Some(config), ..Default::default() };
+    let Ok(p) = args.resolve() else { return Vec::new() };
+    let Ok(paths) = schema_paths(&p.schemas) else { return Vec::new() };
+    paths.iter().filter_map(|path| SchemaFormat::from_file(path).ok().map(Arc::new)).collect()
+}
+
 /// Detects the format from the first bytes, which are read and handed back in front of the rest.
-pub fn detect(path: &Path, mut input: Box<dyn Read>, forced: Option<FormatKind>) -> Result<Detected, CliError> {
+/// `--schema` names the format; `--format` forces a bundled one; otherwise the bundled formats
+/// with a magic are tried first, then the project's own schemas, then RLOG (which has none).
+pub fn detect(path: &Path, mut input: Box<dyn Read>, args: &InputArgs) -> Result<Detected, CliError> {
     let mut head = Vec::with_capacity(HEAD as usize);
     (&mut input)
         .take(HEAD)
         .read_to_end(&mut head)
         .map_err(|e| CliError::Input(format!("{}: cannot read: {e}", path.display())))?;
-    let kind = match forced {
+    let whole = (head.len() as u64) < HEAD;
+    let mut schema = match &args.schema {
+        Some(p) => Some(schema_format(p)?),
+        None => None,
+    };
+    let kind = match args.format {
+        _ if schema.is_some() => FormatKind::Schema,
         Some(k) => k,
         None => {
             // Each format's generated header decoder decides (`sniff.rs`).
@@ -315,6 +373,9 @@ pub fn detect(path: &Path, mut input: Box<dyn Read>, forced: Option<FormatKind>)
                 FormatKind::Rosbag
             } else if sniff::wpilog(&head, HEAD as usize) {
                 FormatKind::Wpilog
+            } else if let Some(s) = project_formats().into_iter().find(|s| s.claims(&head, whole)) {
+                schema = Some(s);
+                FormatKind::Schema
             } else if sniff::rlog_stream(&head) {
                 FormatKind::RlogStream
             } else if sniff::rlog(&head) {
@@ -323,7 +384,7 @@ pub fn detect(path: &Path, mut input: Box<dyn Read>, forced: Option<FormatKind>)
                 let shown: Vec<String> = head.iter().take(8).map(|b| format!("{b:02x}")).collect();
                 let file = path.display().to_string();
                 return Err(fault::Fault::new(fault::FaultKind::Format, &file, format!(
-                    "{}: unrecognised format: the file starts with [{}]{}; expected the USVLOG magic \"USVLOG\", a CARLA recorder header (u16 version, \"CARLA_RECORDER\"), \"#ROSBAG V2.0\", the WPILOG magic \"WPILOG\", an RLOG revision byte (01 or 02) and timestamp, or an RLOG stream frame (use --format to force one)",
+                    "{}: unrecognised format: the file starts with [{}]{}; expected the USVLOG magic \"USVLOG\", a CARLA recorder header (u16 version, \"CARLA_RECORDER\"), \"#ROSBAG V2.0\", the WPILOG magic \"WPILOG\", an RLOG revision byte (01 or 02) and timestamp, an RLOG stream frame, or the magic of a schema of this project (use --format to force one, or --schema FILE for a log of your own schema)",
                     path.display(),
                     shown.join(" "),
                     if head.is_empty() { " (empty file)" } else { "" }
@@ -333,7 +394,7 @@ pub fn detect(path: &Path, mut input: Box<dyn Read>, forced: Option<FormatKind>)
         }
     };
     let input = Box::new(io::Cursor::new(head.clone()).chain(input));
-    Ok(Detected { kind, head, input })
+    Ok(Detected { kind, schema, head, input })
 }
 
 /// The path shown in messages.

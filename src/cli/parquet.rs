@@ -58,8 +58,8 @@ pub struct Options {
     pub out: PathBuf,
     pub inputs: Vec<PathBuf>,
     pub select: Select,
-    pub format: Option<FormatKind>,
-    pub assume_r1: bool,
+    /// How each log is opened (`--format`, `--schema`, `--assume-r1`).
+    pub input: super::InputArgs,
     pub jobs: usize,
     pub codec: Codec,
 }
@@ -220,7 +220,7 @@ fn add(path: &Path, files: &mut Vec<PathBuf>) -> Result<(), CliError> {
 /// Whether a file found in a directory is a log of a format logspec reads (other files there,
 /// such as expected outputs or notes, are passed over).
 fn looks_like_log(path: &Path) -> bool {
-    File::open(path).ok().is_some_and(|f| detect(path, Box::new(f), None).is_ok())
+    File::open(path).ok().is_some_and(|f| detect(path, Box::new(f), &super::InputArgs::default()).is_ok())
 }
 
 /// A name as a path component and Hive partition value: `/` and characters that engines or file
@@ -268,10 +268,10 @@ fn convert(opts: &Options, job: &Job) -> Done {
     };
     let mut read = || -> Result<source::Outcome, CliError> {
         let f = File::open(&job.file).map_err(|e| CliError::Input(format!("{shown}: cannot open: {e}")))?;
-        let d = detect(&job.file, Box::new(f), opts.format)?;
-        sink.format = d.kind.name().to_string();
+        let d = detect(&job.file, Box::new(f), &opts.input)?;
+        sink.format = d.name().to_string();
         sink.utc = d.kind == FormatKind::Rosbag;
-        source::read(d, &job.file, &shown, opts.assume_r1, &opts.select, &mut sink)
+        source::read(d, &job.file, &shown, opts.input.assume_r1, &opts.select, &mut sink)
     };
     let outcome = read();
     let mut done =

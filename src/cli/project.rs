@@ -86,7 +86,7 @@ pub fn tidy(p: &Path) -> PathBuf {
 }
 
 /// The nearest `logspec.toml` at or above `dir`.
-fn find(dir: &Path) -> Option<PathBuf> {
+pub fn find(dir: &Path) -> Option<PathBuf> {
     dir.ancestors().map(|d| d.join(FILE)).find(|p| p.is_file())
 }
 

@@ -158,7 +158,7 @@ fn seconds(s: f64, what: &str) -> Result<Duration, CliError> {
 /// Opens the file as an RLOG reader (a file or a captured stream).
 fn open_rlog(file: &Path, assume_r1: bool) -> Result<Reader<Box<dyn Read>>, CliError> {
     let path = shown(file);
-    let d = detect(file, open(file)?, None)?;
+    let d = detect(file, open(file)?, &super::InputArgs::default())?;
     let stream = match d.kind {
         FormatKind::Rlog => false,
         FormatKind::RlogStream => true,

@@ -282,6 +282,10 @@ pub fn read_split(
             let r = super::wpilog::reader(d.input, path).map_err(CliError::Input)?;
             super::wpilog::read_samples(r, path, schemas, &mut state)?;
         }
+        FormatKind::Schema => {
+            let format = d.schema.expect("a schema's log is detected with its schema");
+            read_schema(&format, d.input, path, &mut state)?;
+        }
     }
     // A filter that matched nothing is an error, not an empty output.
     state.tally.check(select, path).map_err(|m| super::fault::Fault::new(super::fault::FaultKind::Filter, path, m))?;
@@ -502,6 +506,39 @@ impl WithFormat for Framed<'_, '_> {
         }
         Ok(())
     }
+}
+
+/// Reads a log of a schema's own framing through the IR interpreter. Channels are described by
+/// the schema of the file's layout (an older one from the lock when the file says so), so each
+/// record's payload is in the layout of its channel's type.
+fn read_schema(
+    format: &Arc<logspec::log::SchemaFormat>,
+    input: Box<dyn Read>,
+    path: &str,
+    state: &mut State<'_>,
+) -> Result<(), CliError> {
+    let mut reader = format.read(input).map_err(|e| super::fault::Fault::read(path, &e))?;
+    let schema = Arc::clone(reader.schema());
+    let ns_per_tick = reader.ns_per_tick();
+    while let Some(rec) = reader.next_record() {
+        match rec {
+            Ok(rec) => match &rec.value {
+                Some(value) => {
+                    let name = value.name();
+                    let t_ns = rec.header.timestamp.unwrap_or(rec.index).saturating_mul(ns_per_tick);
+                    let describe = || record_channel(&schema, name);
+                    state.deliver_record(rec.header.tag, name, t_ns, rec.payload, value, describe)?;
+                }
+                None => state.outcome.warnings.push(unknown_record(path, rec.offset, rec.header.tag)),
+            },
+            Err(e) if e.is_recoverable() => state.outcome.warnings.push(format!("{path}: {e}; skipped")),
+            Err(e) => {
+                state.outcome.fail(super::fault::Fault::read(path, &e));
+                break;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The warning about a record whose type the schema does not know (skipped by its length).

@@ -15,7 +15,7 @@
 //! `sensor_msgs/Imu` is one run for its header's `seq` and `stamp`, one string, and one run of
 //! 296 bytes for the rest.
 
-use logspec_ir::ir::{Endian, Len, Prim, Schema, Ty, TypeDef};
+use logspec_ir::ir::{ConstValue, Endian, Len, Prim, Schema, Ty, TypeDef};
 
 use super::{Check, Fault, EMPTY_BUDGET};
 
@@ -55,6 +55,25 @@ pub trait Sink {
     /// A `bytes` field: by default, an array of `u8`.
     fn bytes(&mut self, name: Option<&str>, v: &[u8]) {
         self.numbers(name, Prim::U8, Endian::Little, v);
+    }
+
+    /// A string of a fixed length, with its NUL padding: by default [`Sink::str`] (or
+    /// [`Sink::raw_str`]) of all its bytes.
+    fn fixed_str(&mut self, name: Option<&str>, v: &[u8]) {
+        match std::str::from_utf8(v) {
+            Ok(s) => self.str(name, s),
+            Err(_) => self.raw_str(name, v),
+        }
+    }
+
+    /// A const field of a plan that shows them ([`Plan::showing_consts`]), as the schema states
+    /// its value (the bytes were checked to hold it). By default nothing.
+    fn constant(&mut self, _name: Option<&str>, _value: &ConstValue) {}
+
+    /// A padding field (skipped bytes): by default an empty struct.
+    fn padding(&mut self, name: Option<&str>) {
+        self.begin_struct(name);
+        self.end_struct();
     }
 }
 
@@ -145,8 +164,18 @@ enum Part {
         name: Option<Box<str>>,
         n: usize,
         bytes: bool,
+        /// A fixed-length string (`str[N]`, NUL-padded).
+        fixed: bool,
     },
     Pad(Option<Box<str>>),
+    /// A field that must hold these bytes (a schema's `const`, e.g. a magic): checked, and
+    /// handed to the sink only in a plan that shows consts ([`Plan::showing_consts`]).
+    Const {
+        at: usize,
+        expect: Box<[u8]>,
+        /// The field's name and value, in a plan that shows consts.
+        shown: Option<Box<(Option<Box<str>>, ConstValue)>>,
+    },
 }
 
 /// Fixed arrays of structs are unrolled into their run up to this many parts; a longer one is
@@ -156,7 +185,18 @@ const MAX_UNROLL: usize = 4096;
 impl Plan {
     /// Compiles `ty` of `schema` (its root byte order is the schema's).
     pub fn new(schema: &Schema, min: &[u64], ty: &Ty) -> Plan {
-        let c = Compiler { schema, min };
+        Plan::compile(Compiler { schema, min, show_consts: false }, ty)
+    }
+
+    /// As [`Plan::new`], for a plan that hands const fields to the sink too, as a file header is
+    /// shown (the consts of every other struct are checked and left out, as the generated
+    /// visitors do).
+    pub fn showing_consts(schema: &Schema, min: &[u64], ty: &Ty) -> Plan {
+        Plan::compile(Compiler { schema, min, show_consts: true }, ty)
+    }
+
+    fn compile(c: Compiler<'_>, ty: &Ty) -> Plan {
+        let schema = c.schema;
         let mut steps = Vec::new();
         c.field(ty, schema.format.endian, None, &mut steps);
         // `field` gives one step for one value (a run of a fixed-size struct holds its begin and
@@ -189,6 +229,7 @@ impl Plan {
 struct Compiler<'s> {
     schema: &'s Schema,
     min: &'s [u64],
+    show_consts: bool,
 }
 
 fn boxed(name: Option<&str>) -> Option<Box<str>> {
@@ -216,18 +257,7 @@ impl Compiler<'_> {
             let mut run = Run::default();
             if self.flatten(ty, e, name, 0, &mut run) {
                 run.size = size;
-                match out.last_mut() {
-                    Some(Step::Run(prev)) => {
-                        let at = prev.size;
-                        for mut p in run.parts {
-                            p.shift(at);
-                            prev.parts.push(p);
-                        }
-                        prev.size += size;
-                        prev.empty = prev.empty.saturating_add(run.empty);
-                    }
-                    _ => out.push(Step::Run(run)),
-                }
+                push_run(out, run);
                 return;
             }
         }
@@ -262,7 +292,16 @@ impl Compiler<'_> {
                 TypeDef::Struct(s) => {
                     let mut steps = Vec::new();
                     for f in &s.fields {
-                        self.field(&f.ty, f.endian, Some(&f.name), &mut steps);
+                        match super::const_bytes(self.schema, f) {
+                            // A const has a fixed size: a run of its own (joined to the one
+                            // before), checked and, where consts are shown, handed on.
+                            Some(expect) => {
+                                let mut run = Run { size: expect.len(), ..Run::default() };
+                                run.parts.push(Part::Const { at: 0, expect: expect.into(), shown: self.shown(f) });
+                                push_run(&mut steps, run);
+                            }
+                            None => self.field(&f.ty, f.endian, Some(&f.name), &mut steps),
+                        }
                     }
                     Step::Struct { name: boxed(name), steps }
                 }
@@ -280,8 +319,8 @@ impl Compiler<'_> {
             Ty::Prim(p) => run.parts.push(Part::Number { at, name, p: *p, e }),
             Ty::Bool => run.parts.push(Part::Bool { at, name }),
             Ty::Pad(_) => run.parts.push(Part::Pad(name)),
-            Ty::Str(Len::Fixed(n)) => run.parts.push(Part::Text { at, name, n: *n as usize, bytes: false }),
-            Ty::Bytes(Len::Fixed(n)) => run.parts.push(Part::Text { at, name, n: *n as usize, bytes: true }),
+            Ty::Str(Len::Fixed(n)) => run.parts.push(Part::Text { at, name, n: *n as usize, bytes: false, fixed: true }),
+            Ty::Bytes(Len::Fixed(n)) => run.parts.push(Part::Text { at, name, n: *n as usize, bytes: true, fixed: true }),
             Ty::Array { elem, len: Len::Fixed(n) } => {
                 let n = *n as usize;
                 match **elem {
@@ -313,7 +352,12 @@ impl Compiler<'_> {
                     run.parts.push(Part::Begin(name));
                     for f in &s.fields {
                         let Some(off) = f.offset else { return false };
-                        if !self.flatten(&f.ty, f.endian, Some(&f.name), at + off as usize, run) {
+                        let at = at + off as usize;
+                        if let Some(expect) = super::const_bytes(self.schema, f) {
+                            run.parts.push(Part::Const { at, expect: expect.into(), shown: self.shown(f) });
+                            continue;
+                        }
+                        if !self.flatten(&f.ty, f.endian, Some(&f.name), at, run) {
                             return false;
                         }
                     }
@@ -326,6 +370,12 @@ impl Compiler<'_> {
             _ => return false,
         }
         true
+    }
+
+    /// A const field's name and value, where the plan shows consts.
+    fn shown(&self, f: &logspec_ir::ir::Field) -> Option<Box<(Option<Box<str>>, ConstValue)>> {
+        let value = f.value.clone()?;
+        self.show_consts.then(|| Box::new((boxed(Some(&f.name)), value)))
     }
 
     /// How many parts a fixed-size value flattens into (to bound unrolling).
@@ -352,6 +402,22 @@ impl Step {
             Step::Struct { steps, .. } => steps.iter_mut().for_each(Step::join_scalars),
             Step::Text { .. } | Step::Numbers { .. } | Step::Unsupported => {}
         }
+    }
+}
+
+/// Appends a run of fixed-size fields, joined to the run before it.
+fn push_run(out: &mut Vec<Step>, run: Run) {
+    match out.last_mut() {
+        Some(Step::Run(prev)) => {
+            let at = prev.size;
+            for mut p in run.parts {
+                p.shift(at);
+                prev.parts.push(p);
+            }
+            prev.size += run.size;
+            prev.empty = prev.empty.saturating_add(run.empty);
+        }
+        _ => out.push(Step::Run(run)),
     }
 }
 
@@ -395,7 +461,8 @@ impl Part {
             | Part::Bool { at, .. }
             | Part::Numbers { at, .. }
             | Part::Bools { at, .. }
-            | Part::Text { at, .. } => *at += by,
+            | Part::Text { at, .. }
+            | Part::Const { at, .. } => *at += by,
             Part::Begin(_) | Part::End | Part::BeginArray(..) | Part::EndArray | Part::Pad(_) => {}
         }
     }
@@ -539,17 +606,26 @@ impl<'b> Exec<'b> {
                     sink.numbers(name.as_deref(), *p, *e, bytes);
                 }
                 Part::Bools { at, name, n } => sink.bools(name.as_deref(), b.get(*at..*at + n).ok_or(Stop)?),
-                Part::Text { at, name, n, bytes } => {
-                    text(sink, name.as_deref(), b.get(*at..*at + n).ok_or(Stop)?, *bytes)
+                Part::Text { at, name, n, bytes, fixed } => {
+                    let v = b.get(*at..*at + n).ok_or(Stop)?;
+                    match (bytes, fixed) {
+                        (false, true) => sink.fixed_str(name.as_deref(), v),
+                        _ => text(sink, name.as_deref(), v, *bytes),
+                    }
+                }
+                Part::Const { at, expect, shown } => {
+                    if b.get(*at..*at + expect.len()) != Some(&expect[..]) {
+                        return Err(Stop);
+                    }
+                    if let Some(shown) = shown {
+                        sink.constant(shown.0.as_deref(), &shown.1);
+                    }
                 }
                 Part::Begin(name) => sink.begin_struct(name.as_deref()),
                 Part::End => sink.end_struct(),
                 Part::BeginArray(name, n) => sink.begin_array(name.as_deref(), *n),
                 Part::EndArray => sink.end_array(),
-                Part::Pad(name) => {
-                    sink.begin_struct(name.as_deref());
-                    sink.end_struct();
-                }
+                Part::Pad(name) => sink.padding(name.as_deref()),
             }
         }
         Ok(())

@@ -20,7 +20,7 @@ use logspec::runtime::{Cursor, Endian, View};
 
 use super::Tables;
 use crate::cli::source::{self, rlog_split, Outcome, Select};
-use crate::cli::{detect, CliError, FormatKind};
+use crate::cli::{detect, CliError, FormatKind, InputArgs};
 
 /// Files smaller than this are read on one thread: starting a second costs more than it saves.
 pub const MIN_SPLIT: u64 = 4 << 20;
@@ -83,7 +83,7 @@ pub fn read_rlog_split(
         Cut::At(_) => return Ok(None),
     };
     let input = Mapped { map: map.clone(), pos: 0, end: len };
-    let d = detect(file, Box::new(input), Some(FormatKind::Rlog))?;
+    let d = detect(file, Box::new(input), &InputArgs { format: Some(FormatKind::Rlog), ..InputArgs::default() })?;
     let stop = AtomicBool::new(false);
     let joined = std::cell::Cell::new(false);
     let (sink, outcome) = std::thread::scope(|s| {

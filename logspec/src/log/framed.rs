@@ -1,0 +1,679 @@
+//! Any TOML schema with a `[framing]` read as a log format at run time: the file header and the
+//! record framing found from the IR, every payload decoded by the IR interpreter's
+//! [`Plan`](crate::dynamic::Plan), no code generated. A firmware team's own schema
+//! (`schemas/boat.toml`) reads its logs this way in every tool, and a file written under an older
+//! schema id decodes with that id's layout from the schema's lock file, as the generated
+//! `history` module does for the bundled formats.
+//!
+//! The rules are the generated reader's ([`crate::runtime::Reader`]): the file header's consts
+//! (its magic) and schema id are checked; each record is a fixed-size record header (its consts
+//! checked) and a payload of the header's length; a record whose tag the schema does not know is
+//! skipped by its length; a payload that does not decode is a recoverable error (the record is
+//! skipped); a bad record header, a truncation or a read error ends the stream.
+//!
+//! What the interpreter does not read yet is refused when the schema is loaded, with the type's
+//! name: unions, a file header of variable size, and records without a length field whose
+//! payloads are not of a fixed size.
+
+use std::fmt;
+use std::io::{self, Read};
+use std::path::Path;
+use std::sync::Arc;
+
+use logspec_ir::ir::{ConstValue, Endian, Prim, Schema, Ty, TypeDef, TypeId};
+use logspec_ir::layout;
+
+use crate::dynamic::{self, Plan, Sink};
+use crate::runtime::{ReadBuf, RecordHeader, Visit, Visitor};
+
+/// A framed format described by a schema (and the older layouts of its lock).
+#[derive(Debug)]
+pub struct SchemaFormat {
+    /// The current layout first, then the lock's older ones by ascending schema id.
+    layouts: Vec<Layout>,
+}
+
+#[derive(Debug)]
+struct Layout {
+    schema: Arc<Schema>,
+    min: Vec<u64>,
+    /// The file header: its size and its plan (consts shown, as a header is).
+    header_size: usize,
+    header: Option<Plan>,
+    /// Where the schema id is in the file header.
+    schema_id: Option<Number>,
+    frame: Frame,
+    /// Record tags, sorted, with their index in `records`.
+    tags: Vec<(u64, usize)>,
+    records: Vec<RecordType>,
+}
+
+#[derive(Debug)]
+struct Frame {
+    size: usize,
+    /// The record header's plan, for its consts.
+    check: Plan,
+    tag: Number,
+    len: Option<Number>,
+    timestamp: Option<Number>,
+}
+
+/// A number field at a fixed offset of a fixed-size struct.
+#[derive(Clone, Copy, Debug)]
+struct Number {
+    at: usize,
+    p: Prim,
+    e: Endian,
+}
+
+impl Number {
+    fn read(&self, b: &[u8]) -> u64 {
+        dynamic::load(b, self.at, self.p, self.e).unwrap_or(0)
+    }
+}
+
+#[derive(Debug)]
+struct RecordType {
+    name: String,
+    body: TypeId,
+    plan: Plan,
+    /// The payload size, for framings without a length field.
+    size: Option<usize>,
+}
+
+impl SchemaFormat {
+    /// Compiles a schema file and the lock file beside it (`<name>.lock`, if there is one) into
+    /// a format. Errors name the file and what is wrong.
+    pub fn from_file(path: &Path) -> Result<SchemaFormat, String> {
+        let schema = logspec_ir::compile_file(path).map_err(|e| e.render())?;
+        let (lock_path, lock) = logspec_ir::lock::read_next_to(path)?;
+        let history = match &lock {
+            Some(lock) => logspec_ir::history::history(&schema, lock)
+                .map_err(|e| format!("{}: {e}", lock_path.display()))?,
+            None => Vec::new(),
+        };
+        SchemaFormat::new(schema, history).map_err(|e| format!("{}: {e}", path.display()))
+    }
+
+    /// A format from a compiled schema and the schemas of its older layouts
+    /// ([`logspec_ir::history::history`]).
+    pub fn new(current: Schema, history: Vec<Schema>) -> Result<SchemaFormat, String> {
+        let layouts = std::iter::once(current).chain(history).map(Layout::new).collect::<Result<_, _>>()?;
+        Ok(SchemaFormat { layouts })
+    }
+
+    /// The format's name (`[format] name`).
+    pub fn name(&self) -> &str {
+        &self.current().schema.format.name
+    }
+
+    /// The format's title, or its name.
+    pub fn title(&self) -> &str {
+        let f = &self.current().schema.format;
+        f.title.as_deref().unwrap_or(&f.name)
+    }
+
+    /// The current schema.
+    pub fn schema(&self) -> &Arc<Schema> {
+        &self.current().schema
+    }
+
+    /// Every schema id this format decodes: the current one first, then the locked older ones.
+    pub fn schema_ids(&self) -> Vec<u64> {
+        self.layouts.iter().filter_map(|l| l.schema.format.schema_id.as_ref().map(|s| s.value)).collect()
+    }
+
+    fn current(&self) -> &Layout {
+        &self.layouts[0]
+    }
+
+    /// Whether `head`, the first bytes of a file (all of it when `whole`), is a log of this
+    /// format: its file header has a const (a magic) and the consts hold, its schema id is one
+    /// this format knows, and every record inside `head` frames and decodes. A schema whose
+    /// file header has no const never claims a file on its own (name it with `--schema`).
+    pub fn claims(&self, head: &[u8], whole: bool) -> bool {
+        let cur = self.current();
+        let has_const = cur.schema.file_header.is_some_and(|h| {
+            cur.schema.strukt(h).fields.iter().any(|f| f.value.is_some())
+        });
+        if !has_const || head.len() < cur.header_size {
+            return false;
+        }
+        let Ok(layout) = self.layout_of(head) else { return false };
+        let mut pos = layout.header_size;
+        while pos < head.len() {
+            match layout.frame(&head[pos..]) {
+                Framed::Whole { total, tag, payload_at } => {
+                    if let Some(r) = layout.record(tag) {
+                        let payload = &head[pos + payload_at..pos + total];
+                        if r.plan.decode(&layout.schema, &layout.min, payload, &mut Ignore).is_err() {
+                            return false;
+                        }
+                    }
+                    pos += total;
+                }
+                Framed::Short { .. } => return !whole,
+                Framed::Bad(_) => return false,
+            }
+        }
+        true
+    }
+
+    /// The layout of a file whose first bytes (at least its file header) are `head`: checked
+    /// header consts, and the layout of its schema id.
+    fn layout_of(&self, head: &[u8]) -> Result<&Layout, SchemaError> {
+        let cur = self.current();
+        let err = |kind: ErrorKind| SchemaError::new(cur, kind, 0, None, None);
+        let bytes = head.get(..cur.header_size).ok_or_else(|| {
+            err(ErrorKind::Truncated { what: "file header", needed: cur.header_size as u64, available: head.len() as u64 })
+        })?;
+        if let (Some(h), Some(plan)) = (cur.schema.file_header, &cur.header) {
+            if let Err(f) = plan.decode(&cur.schema, &cur.min, bytes, &mut Ignore) {
+                let name = &cur.schema.strukt(h).name;
+                return Err(err(ErrorKind::Decode { field: field_path(name, &f.path), fault: f, base: 0 }));
+            }
+        }
+        let Some(at) = cur.schema_id else { return Ok(cur) };
+        let id = at.read(bytes);
+        self.layouts
+            .iter()
+            .find(|l| l.schema.format.schema_id.as_ref().is_some_and(|s| s.value == id))
+            .ok_or_else(|| err(ErrorKind::UnknownSchemaId { found: id, known: self.schema_ids() }))
+    }
+
+    /// Reads the file header from `input` and gives a reader of the records after it.
+    pub fn read<R: Read>(self: &Arc<Self>, input: R) -> Result<SchemaReader<R>, SchemaError> {
+        let cur = self.current();
+        let mut buf = ReadBuf::new(input);
+        buf.fill(cur.header_size).map_err(|e| SchemaError::new(cur, ErrorKind::Io(e), 0, None, None))?;
+        let layout = self.layout_of(buf.bytes())?;
+        let header = buf.take(cur.header_size).to_vec();
+        let layout = self.layouts.iter().position(|l| std::ptr::eq(l, layout)).unwrap_or(0);
+        Ok(SchemaReader { format: Arc::clone(self), layout, buf, header, index: 0, done: false })
+    }
+}
+
+/// How the record at the start of some bytes is framed.
+enum Framed {
+    Whole { total: usize, tag: u64, payload_at: usize },
+    Short { what: &'static str, needed: u64, available: u64, tag: Option<u64> },
+    Bad(dynamic::Fault),
+}
+
+impl Layout {
+    fn new(schema: Schema) -> Result<Layout, String> {
+        let min = layout::min_sizes(&schema);
+        if let Some(u) = schema.types.iter().find(|t| matches!(t, TypeDef::Union(_))) {
+            return Err(format!(
+                "union `{}`: unions are not yet read without generated code (use the bundled reader or the generated Rust types)",
+                u.name()
+            ));
+        }
+        let Some(framing) = schema.framing.clone() else {
+            return Err("the schema has no [framing], so it describes no record stream to read".into());
+        };
+        let (header_size, header) = match schema.file_header {
+            None => (0, None),
+            Some(h) => {
+                let ty = Ty::Named(h);
+                let size = schema.size_of(&ty).ok_or_else(|| {
+                    format!("file header `{}`: a header of variable size is not read yet", schema.strukt(h).name)
+                })?;
+                (size as usize, Some(Plan::showing_consts(&schema, &min, &ty)))
+            }
+        };
+        let number = |s: TypeId, i: usize| -> Result<Number, String> {
+            let st = schema.strukt(s);
+            let f = &st.fields[i];
+            let p = match &f.ty {
+                Ty::Prim(p) if !p.is_float() => *p,
+                Ty::Named(id) => match schema.ty(*id) {
+                    TypeDef::Enum(e) => e.base,
+                    _ => return Err(format!("`{}.{}` is not an integer", st.name, f.name)),
+                },
+                _ => return Err(format!("`{}.{}` is not an integer", st.name, f.name)),
+            };
+            let at = f.offset.ok_or_else(|| format!("`{}.{}` is not at a fixed offset", st.name, f.name))?;
+            Ok(Number { at: at as usize, p, e: f.endian })
+        };
+        let schema_id = match (&schema.format.schema_id, schema.file_header) {
+            (Some(sid), Some(h)) => sid.field.map(|i| number(h, i)).transpose()?,
+            _ => None,
+        };
+        let fh = framing.header;
+        let hty = Ty::Named(fh);
+        let size = schema
+            .size_of(&hty)
+            .ok_or_else(|| format!("record header `{}` is not of a fixed size", schema.strukt(fh).name))?;
+        let frame = Frame {
+            size: size as usize,
+            check: Plan::new(&schema, &min, &hty),
+            tag: number(fh, framing.tag)?,
+            len: framing.length.map(|i| number(fh, i)).transpose()?,
+            timestamp: framing.timestamp.map(|i| number(fh, i)).transpose()?,
+        };
+        let mut records = Vec::with_capacity(schema.records.len());
+        let mut tags = Vec::with_capacity(schema.records.len());
+        for r in &schema.records {
+            let ty = Ty::Named(r.body);
+            let size = schema.size_of(&ty).map(|s| s as usize);
+            if frame.len.is_none() && size.is_none() {
+                return Err(format!(
+                    "record {}: a payload of variable size needs a length field in the framing to be read without generated code",
+                    r.name
+                ));
+            }
+            tags.push((r.id, records.len()));
+            records.push(RecordType { name: r.name.clone(), body: r.body, plan: Plan::new(&schema, &min, &ty), size });
+        }
+        tags.sort_unstable();
+        Ok(Layout { schema: Arc::new(schema), min, header_size, header, schema_id, frame, tags, records })
+    }
+
+    fn record(&self, tag: u64) -> Option<&RecordType> {
+        let i = self.tags.binary_search_by_key(&tag, |t| t.0).ok()?;
+        Some(&self.records[self.tags[i].1])
+    }
+
+    /// Frames the record at the start of `b`.
+    fn frame(&self, b: &[u8]) -> Framed {
+        let f = &self.frame;
+        let Some(hb) = b.get(..f.size) else {
+            return Framed::Short { what: "record header", needed: f.size as u64, available: b.len() as u64, tag: None };
+        };
+        if let Err(fault) = f.check.decode(&self.schema, &self.min, hb, &mut Ignore) {
+            return Framed::Bad(fault);
+        }
+        let tag = f.tag.read(hb);
+        let len = match f.len {
+            Some(l) => l.read(hb),
+            // Checked when the layout was made: a known record has a fixed size without one.
+            None => self.record(tag).and_then(|r| r.size).map_or(u64::MAX, |s| s as u64),
+        };
+        match usize::try_from(len).ok().and_then(|l| l.checked_add(f.size)) {
+            Some(total) if total <= b.len() => Framed::Whole { total, tag, payload_at: f.size },
+            _ => Framed::Short { what: "payload", needed: len, available: (b.len() - f.size) as u64, tag: Some(tag) },
+        }
+    }
+}
+
+/// The records of a log of a [`SchemaFormat`], read from any [`Read`] in constant memory (the
+/// buffer grows only to the largest record present).
+pub struct SchemaReader<R> {
+    format: Arc<SchemaFormat>,
+    /// The index of the file's layout in the format's layouts.
+    layout: usize,
+    buf: ReadBuf<R>,
+    header: Vec<u8>,
+    index: u64,
+    done: bool,
+}
+
+/// One record as framed, with its type when the schema knows its tag.
+pub struct Record<'a> {
+    /// Absolute byte offset of the record header.
+    pub offset: u64,
+    /// 0-based index of the record in the stream.
+    pub index: u64,
+    pub header: RecordHeader,
+    pub payload: &'a [u8],
+    /// The record's type and value (its payload decoded); `None` for a tag the schema does not
+    /// know.
+    pub value: Option<RecordValue<'a>>,
+}
+
+/// A record's payload, checked against its type: walked into a [`Visitor`] as the generated
+/// types are (padding and consts left out).
+#[derive(Clone, Copy)]
+pub struct RecordValue<'a> {
+    layout: &'a Layout,
+    record: &'a RecordType,
+    payload: &'a [u8],
+}
+
+impl<'a> RecordValue<'a> {
+    /// The record type's name (`REC_NAV_SOLUTION`).
+    pub fn name(&self) -> &'a str {
+        &self.record.name
+    }
+
+    /// The payload struct's type.
+    pub fn body(&self) -> TypeId {
+        self.record.body
+    }
+}
+
+impl Visit for RecordValue<'_> {
+    fn visit<V: Visitor + ?Sized>(&self, name: Option<&str>, v: &mut V) {
+        let mut to = ToVisitor { v, top: name, depth: 0 };
+        // Checked when the record was read: this decode succeeds.
+        let _ = self.record.plan.decode(&self.layout.schema, &self.layout.min, self.payload, &mut to);
+    }
+}
+
+impl<R: Read> SchemaReader<R> {
+    /// The schema of the file's layout (an older one from the lock for a file written under an
+    /// older schema id).
+    pub fn schema(&self) -> &Arc<Schema> {
+        &self.layout().schema
+    }
+
+    /// Whether the file's layout is the schema's current one.
+    pub fn is_current(&self) -> bool {
+        self.layout == 0
+    }
+
+    /// The schema id in the file header.
+    pub fn schema_id(&self) -> Option<u64> {
+        self.layout().schema_id.map(|n| n.read(&self.header))
+    }
+
+    /// The file header's fields (consts included) into `v`, as one struct.
+    pub fn visit_header(&self, v: &mut (impl Visitor + ?Sized)) {
+        let l = self.layout();
+        match &l.header {
+            Some(plan) => {
+                let mut to = ToVisitor { v, top: None, depth: 0 };
+                let _ = plan.decode(&l.schema, &l.min, &self.header, &mut to);
+            }
+            None => {
+                v.begin_struct(None);
+                v.end_struct();
+            }
+        }
+    }
+
+    /// Byte offset of the next record.
+    pub fn position(&self) -> u64 {
+        self.buf.position()
+    }
+
+    /// Nanoseconds per tick of the record header's timestamp, from its unit (1 without one).
+    pub fn ns_per_tick(&self) -> u64 {
+        timestamp_scale(self.schema())
+    }
+
+    fn layout(&self) -> &Layout {
+        &self.format.layouts[self.layout]
+    }
+
+    /// The next record; `None` at the end. After an error that [`SchemaError::is_recoverable`]
+    /// (a payload that did not decode), reading goes on with the next record.
+    pub fn next_record(&mut self) -> Option<Result<Record<'_>, SchemaError>> {
+        if self.done {
+            return None;
+        }
+        let layout = &self.format.layouts[self.layout];
+        let (offset, index) = (self.buf.position(), self.index);
+        let mut want = layout.frame.size;
+        let (total, tag) = loop {
+            if let Err(e) = self.buf.fill(want) {
+                self.done = true;
+                return Some(Err(SchemaError::new(layout, ErrorKind::Io(e), offset, Some(index), None)));
+            }
+            if self.buf.available() == 0 {
+                self.done = true;
+                return None;
+            }
+            match layout.frame(self.buf.bytes()) {
+                Framed::Whole { total, tag, .. } => break (total, tag),
+                Framed::Short { needed, tag, .. } if !self.buf.is_eof() => {
+                    // Read more, but never more than the bytes that arrive justify (`fill` grows
+                    // its buffer only as they do).
+                    let h = layout.frame.size;
+                    want = match usize::try_from(needed).ok().and_then(|n| n.checked_add(h)) {
+                        Some(n) if tag.is_some() => n,
+                        _ if tag.is_some() => usize::MAX,
+                        _ => h,
+                    };
+                }
+                Framed::Short { what, needed, available, tag } => {
+                    self.done = true;
+                    let kind = ErrorKind::Truncated { what, needed, available };
+                    return Some(Err(SchemaError::new(layout, kind, offset, Some(index), tag)));
+                }
+                Framed::Bad(fault) => {
+                    self.done = true;
+                    let name = &layout.schema.strukt(layout.schema.framing.as_ref().expect("framed").header).name;
+                    let kind = ErrorKind::BadRecordHeader { field: field_path(name, &fault.path), fault };
+                    return Some(Err(SchemaError::new(layout, kind, offset, Some(index), None)));
+                }
+            }
+        };
+        self.index += 1;
+        let h = layout.frame.size;
+        let bytes = self.buf.take(total);
+        let (hb, payload) = bytes.split_at(h);
+        let header = RecordHeader {
+            tag,
+            len: (total - h) as u64,
+            timestamp: layout.frame.timestamp.map(|t| t.read(hb)),
+        };
+        let value = match layout.record(tag) {
+            None => None,
+            Some(record) => {
+                if let Err(fault) = record.plan.decode(&layout.schema, &layout.min, payload, &mut Ignore) {
+                    let kind =
+                        ErrorKind::Decode { field: field_path(&record.name, &fault.path), fault, base: offset + h as u64 };
+                    return Some(Err(SchemaError::new(layout, kind, offset, Some(index), Some(tag))));
+                }
+                Some(RecordValue { layout, record, payload })
+            }
+        };
+        Some(Ok(Record { offset, index, header, payload, value }))
+    }
+}
+
+/// Nanoseconds per tick of a schema's record timestamp, from the timestamp field's unit
+/// (`us` is 1000); 1 for a schema without one.
+pub fn timestamp_scale(schema: &Schema) -> u64 {
+    let unit = schema.framing.as_ref().and_then(|f| {
+        let h = schema.strukt(f.header);
+        f.timestamp.and_then(|i| h.fields[i].unit.as_deref())
+    });
+    match unit {
+        Some("ns") => 1,
+        Some("us" | "µs") => 1_000,
+        Some("ms") => 1_000_000,
+        Some("s") => 1_000_000_000,
+        _ => 1,
+    }
+}
+
+fn field_path(ty: &str, path: &[String]) -> Option<String> {
+    let mut s = ty.to_string();
+    for p in path {
+        if !p.starts_with('[') {
+            s.push('.');
+        }
+        s.push_str(p);
+    }
+    Some(s)
+}
+
+/// Why a log of a [`SchemaFormat`] did not read: where (byte offset, record index and tag) and
+/// what.
+#[derive(Debug)]
+pub struct SchemaError {
+    pub kind: ErrorKind,
+    /// Absolute byte offset of the header or record at fault.
+    pub offset: u64,
+    /// The record's index, `None` for the file header.
+    pub record_index: Option<u64>,
+    pub tag: Option<u64>,
+    /// The record type's name, when its tag is known.
+    pub record: Option<String>,
+    format: String,
+}
+
+/// What went wrong in a [`SchemaError`].
+#[derive(Debug)]
+pub enum ErrorKind {
+    Io(io::Error),
+    Truncated { what: &'static str, needed: u64, available: u64 },
+    /// A payload (or the file header, `base` 0) did not decode; `base` is the absolute offset of
+    /// the decoded bytes.
+    Decode { fault: dynamic::Fault, field: Option<String>, base: u64 },
+    BadRecordHeader { fault: dynamic::Fault, field: Option<String> },
+    UnknownSchemaId { found: u64, known: Vec<u64> },
+}
+
+impl SchemaError {
+    fn new(layout: &Layout, kind: ErrorKind, offset: u64, record_index: Option<u64>, tag: Option<u64>) -> SchemaError {
+        let record = tag.and_then(|t| layout.record(t)).map(|r| r.name.clone());
+        SchemaError { kind, offset, record_index, tag, record, format: layout.schema.format.name.clone() }
+    }
+
+    /// Whether reading can go on after this error (a payload that did not decode).
+    pub fn is_recoverable(&self) -> bool {
+        matches!(self.kind, ErrorKind::Decode { .. }) && self.record_index.is_some()
+    }
+
+    /// The field at fault (`REC_NAV_SOLUTION.x`), where one is.
+    pub fn field(&self) -> Option<&str> {
+        match &self.kind {
+            ErrorKind::Decode { field, .. } | ErrorKind::BadRecordHeader { field, .. } => field.as_deref(),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for SchemaError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: at byte {}", self.format, self.offset)?;
+        match (self.record_index, &self.record, self.tag) {
+            (Some(i), Some(name), _) => write!(f, " (record #{i}, {name})")?,
+            (Some(i), None, Some(t)) => write!(f, " (record #{i}, type {t})")?,
+            (Some(i), None, None) => write!(f, " (record #{i})")?,
+            (None, ..) => write!(f, " (file header)")?,
+        }
+        f.write_str(": ")?;
+        match &self.kind {
+            ErrorKind::Io(e) => write!(f, "I/O error: {e}"),
+            ErrorKind::Truncated { what, needed, available } => {
+                write!(f, "file truncated inside the {what}: needed {needed} bytes, only {available} left")
+            }
+            ErrorKind::Decode { fault, field, base } => match field {
+                Some(field) => write!(f, "{field} at byte {}: {}", base + fault.offset as u64, fault.message),
+                None => write!(f, "at byte {}: {}", base + fault.offset as u64, fault.message),
+            },
+            ErrorKind::BadRecordHeader { fault, field } => {
+                let at = self.offset + fault.offset as u64;
+                match field {
+                    Some(field) => write!(f, "bad record header: {field} at byte {at}: {}", fault.message),
+                    None => write!(f, "bad record header at byte {at}: {}", fault.message),
+                }
+            }
+            ErrorKind::UnknownSchemaId { found, known } => {
+                let known: Vec<String> = known.iter().map(u64::to_string).collect();
+                write!(
+                    f,
+                    "the file's schema id is {found}, but the schema and its lock know only {}; refusing to guess the layout",
+                    known.join(", ")
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for SchemaError {}
+
+impl super::fault::Locate for SchemaError {
+    fn offset(&self) -> Option<u64> {
+        Some(self.offset)
+    }
+    fn record(&self) -> Option<u64> {
+        self.record_index
+    }
+    fn field(&self) -> Option<String> {
+        SchemaError::field(self).map(str::to_string)
+    }
+}
+
+/// A plan sink that keeps nothing: the plan as a check of the bytes.
+struct Ignore;
+
+impl Sink for Ignore {
+    fn begin_struct(&mut self, _: Option<&str>) {}
+    fn end_struct(&mut self) {}
+    fn begin_array(&mut self, _: Option<&str>, _: usize) {}
+    fn end_array(&mut self) {}
+    fn number(&mut self, _: Option<&str>, _: Prim, _: u64) {}
+    fn bool(&mut self, _: Option<&str>, _: bool) {}
+    fn str(&mut self, _: Option<&str>, _: &str) {}
+    fn raw_str(&mut self, _: Option<&str>, _: &[u8]) {}
+    fn numbers(&mut self, _: Option<&str>, _: Prim, _: Endian, _: &[u8]) {}
+    fn bools(&mut self, _: Option<&str>, _: &[u8]) {}
+    fn fixed_str(&mut self, _: Option<&str>, _: &[u8]) {}
+    fn padding(&mut self, _: Option<&str>) {}
+}
+
+/// A plan's parts handed to a runtime [`Visitor`] as the generated `Visit` impls hand them:
+/// numbers by their type, fixed strings up to their first NUL (text, or bytes when not UTF-8),
+/// padding left out. `top` names the value itself (the plan's root struct has no name).
+struct ToVisitor<'v, 'n, V: Visitor + ?Sized> {
+    v: &'v mut V,
+    top: Option<&'n str>,
+    depth: usize,
+}
+
+impl<V: Visitor + ?Sized> Sink for ToVisitor<'_, '_, V> {
+    fn begin_struct(&mut self, name: Option<&str>) {
+        let name = if self.depth == 0 { self.top } else { name };
+        self.depth += 1;
+        self.v.begin_struct(name);
+    }
+    fn end_struct(&mut self) {
+        self.depth -= 1;
+        self.v.end_struct();
+    }
+    fn begin_array(&mut self, name: Option<&str>, len: usize) {
+        self.depth += 1;
+        self.v.begin_array(name, len);
+    }
+    fn end_array(&mut self) {
+        self.depth -= 1;
+        self.v.end_array();
+    }
+    fn number(&mut self, name: Option<&str>, p: Prim, raw: u64) {
+        match p {
+            Prim::U8 | Prim::U16 | Prim::U32 | Prim::U64 => self.v.uint(name, raw),
+            Prim::I8 => self.v.int(name, i64::from(raw as u8 as i8)),
+            Prim::I16 => self.v.int(name, i64::from(raw as u16 as i16)),
+            Prim::I32 => self.v.int(name, i64::from(raw as u32 as i32)),
+            Prim::I64 => self.v.int(name, raw as i64),
+            Prim::F32 => self.v.f32(name, f32::from_bits(raw as u32)),
+            Prim::F64 => self.v.f64(name, f64::from_bits(raw)),
+        }
+    }
+    fn bool(&mut self, name: Option<&str>, v: bool) {
+        self.v.bool(name, v);
+    }
+    fn str(&mut self, name: Option<&str>, v: &str) {
+        self.v.str(name, v);
+    }
+    fn raw_str(&mut self, name: Option<&str>, v: &[u8]) {
+        self.v.bytes(name, v);
+    }
+    fn bytes(&mut self, name: Option<&str>, v: &[u8]) {
+        self.v.bytes(name, v);
+    }
+    fn fixed_str(&mut self, name: Option<&str>, v: &[u8]) {
+        let end = v.iter().position(|b| *b == 0).unwrap_or(v.len());
+        match std::str::from_utf8(&v[..end]) {
+            Ok(s) => self.v.str(name, s),
+            Err(_) => self.v.bytes(name, &v[..end]),
+        }
+    }
+    fn padding(&mut self, _: Option<&str>) {}
+    fn constant(&mut self, name: Option<&str>, value: &ConstValue) {
+        match value {
+            ConstValue::Bytes(b) => match std::str::from_utf8(b) {
+                Ok(s) => self.v.str(name, s),
+                Err(_) => self.v.bytes(name, b),
+            },
+            ConstValue::Int(i) if *i < 0 => self.v.int(name, *i as i64),
+            ConstValue::Int(i) => self.v.uint(name, *i as u64),
+        }
+    }
+}
