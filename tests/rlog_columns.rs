@@ -112,7 +112,7 @@ fn same_rows(what: &str, ours: &[arrow_array::RecordBatch], batches: &[arrow_arr
 fn same_batches(path: &Path, select: &Select, ours: &[Table]) -> usize {
     let run = |typed: bool| {
         let bytes = std::fs::read(path).unwrap();
-        let d = detect(path, Box::new(Cursor::new(bytes)), None).unwrap();
+        let d = detect(path, Box::new(Cursor::new(bytes)), &Default::default()).unwrap();
         let mut sink = Batched { typed, by_channel: Vec::new(), tables: Vec::new() };
         let o = source::read(d, path, &path.display().to_string(), false, select, &mut sink);
         for t in &mut sink.tables {
@@ -144,7 +144,7 @@ type Read = (Vec<Table>, Vec<String>, Result<(u64, Vec<String>, Option<String>),
 
 fn read(path: &Path, select: &Select, typed: bool) -> Read {
     let bytes = std::fs::read(path).unwrap();
-    let d = detect(path, Box::new(Cursor::new(bytes)), None).unwrap();
+    let d = detect(path, Box::new(Cursor::new(bytes)), &Default::default()).unwrap();
     let shown = path.display().to_string();
     let (outcome, tables) = if typed {
         let mut sink = Tables::new(false);
@@ -163,7 +163,7 @@ fn read(path: &Path, select: &Select, typed: bool) -> Read {
 /// As [`read`] (typed), on `parts` threads ([`read_in_parts`]).
 fn read_parts(path: &Path, select: &Select, parts: usize) -> Read {
     let bytes = std::fs::read(path).unwrap();
-    let open = || detect(path, Box::new(Cursor::new(bytes.clone())), None);
+    let open = || detect(path, Box::new(Cursor::new(bytes.clone())), &Default::default());
     let shown = path.display().to_string();
     let (tables, outcome) = read_in_parts(&open, path, &shown, false, select, false, parts).unwrap();
     let (tables, warnings) = tables.finish().unwrap();
@@ -295,7 +295,7 @@ fn parts_that_disagree_read_again_on_one_thread() {
         // The second part's open sees the file cut short.
         let n = calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let len = if n == 1 { bytes.len() / 2 } else { bytes.len() };
-        detect(&path, Box::new(Cursor::new(bytes[..len].to_vec())), None)
+        detect(&path, Box::new(Cursor::new(bytes[..len].to_vec())), &Default::default())
     };
     let shown = path.display().to_string();
     let select = Select::default();

@@ -31,7 +31,7 @@ fn finish(tables: Tables, outcome: Result<source::Outcome, CliError>) -> Read {
 /// The read on one thread.
 fn one(path: &Path) -> Read {
     let bytes = std::fs::read(path).unwrap();
-    let d = detect(path, Box::new(Cursor::new(bytes)), None).unwrap();
+    let d = detect(path, Box::new(Cursor::new(bytes)), &Default::default()).unwrap();
     let mut sink = Tables::new(false);
     let o = source::read(d, path, &path.display().to_string(), false, &Select::default(), &mut sink);
     finish(sink, o)

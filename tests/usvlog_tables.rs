@@ -43,7 +43,7 @@ fn shown(e: CliError) -> String {
 fn generic(path: &Path, select: &Select) -> Read {
     let shown_path = path.display().to_string();
     let f = std::fs::File::open(path).unwrap();
-    let d = detect(path, Box::new(f), None).unwrap();
+    let d = detect(path, Box::new(f), &Default::default()).unwrap();
     let mut sink = Tables::new(false);
     let outcome = source::read(d, path, &shown_path, false, select, &mut sink);
     let (tables, mut warnings) = sink.finish().unwrap();

@@ -34,7 +34,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 pub struct NativeLog {
     path: PathBuf,
     kind: FormatKind,
-    assume_r1: bool,
+    /// How the log is opened again: its format forced, or its schema compiled.
+    input: InputArgs,
 }
 
 impl NativeLog {
@@ -43,14 +44,14 @@ impl NativeLog {
     }
 
     fn input(&self) -> InputArgs {
-        InputArgs { format: Some(self.kind), assume_r1: self.assume_r1 }
+        self.input.clone()
     }
 
     /// Opens and detects the file again (the format is known: detection only reads its head).
     fn detected(&self) -> Result<Detected, CliError> {
         let f = std::fs::File::open(&self.path)
             .map_err(|e| CliError::Input(format!("{}: cannot open: {e}", self.shown())))?;
-        detect(&self.path, Box::new(f), Some(self.kind))
+        detect(&self.path, Box::new(f), &self.input)
     }
 
     /// As [`NativeLog::detected`], reading at most the file's first `len` bytes.
@@ -58,15 +59,25 @@ impl NativeLog {
         use std::io::Read;
         let f = std::fs::File::open(&self.path)
             .map_err(|e| CliError::Input(format!("{}: cannot open: {e}", self.shown())))?;
-        detect(&self.path, Box::new(f.take(len)), Some(self.kind))
+        detect(&self.path, Box::new(f.take(len)), &self.input)
     }
 }
 
 /// Opens a log and detects its format (`format`: one of `usvlog`, `rlog`, `rlog-stream`,
-/// `carla`, `rosbag`, `wpilog` to skip detection).
+/// `carla`, `rosbag`, `wpilog` to skip detection; `schema`: a TOML schema file whose framing the
+/// log has).
 #[pyfunction]
-#[pyo3(name = "open", signature = (path, format = None, assume_r1 = false))]
-fn open_log(py: Python<'_>, path: PathBuf, format: Option<&str>, assume_r1: bool) -> PyResult<NativeLog> {
+#[pyo3(name = "open", signature = (path, format = None, assume_r1 = false, schema = None))]
+fn open_log(
+    py: Python<'_>,
+    path: PathBuf,
+    format: Option<&str>,
+    assume_r1: bool,
+    schema: Option<PathBuf>,
+) -> PyResult<NativeLog> {
+    if format.is_some() && schema.is_some() {
+        return Err(errors::UsageError::new_err("give `format` or `schema`, not both"));
+    }
     let forced = match format {
         None => None,
         Some(name) => Some(FormatKind::from_name(name).ok_or_else(|| {
@@ -81,10 +92,14 @@ fn open_log(py: Python<'_>, path: PathBuf, format: Option<&str>, assume_r1: bool
         return Err(pyo3::exceptions::PyIsADirectoryError::new_err(format!("{}: is a directory", path.display())));
     }
     let shown = path.display().to_string();
-    let kind = py
-        .detach(|| detect(&path, Box::new(file), forced).map(|d| d.kind))
+    let input = InputArgs { format: forced, assume_r1, schema, schema_format: None };
+    let (kind, schema_format) = py
+        .detach(|| detect(&path, Box::new(file), &input).map(|d| (d.kind, d.schema)))
         .map_err(|e| errors::from_cli(py, &e, &shown))?;
-    Ok(NativeLog { path, kind, assume_r1 })
+    // Opened again as detected: the format forced, or the schema kept compiled.
+    let format = (kind != FormatKind::Schema).then_some(kind);
+    let input = InputArgs { format, schema: None, schema_format, ..input };
+    Ok(NativeLog { path, kind, input })
 }
 
 #[pymethods]
@@ -94,9 +109,13 @@ impl NativeLog {
         self.path.clone()
     }
 
+    /// The format's name (a schema's own name for a log of a schema).
     #[getter]
-    fn format(&self) -> &'static str {
-        self.kind.name()
+    fn format(&self) -> String {
+        match &self.input.schema_format {
+            Some(s) => s.name().to_string(),
+            None => self.kind.name().to_string(),
+        }
     }
 
     /// The `logspec info --json` object as JSON text, and whether the file read cleanly.
@@ -123,7 +142,7 @@ impl NativeLog {
             msg_path: Vec::new(),
             file_order,
         };
-        let (path, kind, shown) = (self.path.clone(), self.kind, self.shown());
+        let (path, input, shown) = (self.path.clone(), self.input(), self.shown());
         // A few batches in flight: the reader stays ahead of Python without holding the file.
         let (tx, rx) = sync_channel::<Msg>(4);
         std::thread::Builder::new()
@@ -133,7 +152,7 @@ impl NativeLog {
                 let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                     let f = std::fs::File::open(&path)
                         .map_err(|e| CliError::Input(format!("{shown}: cannot open: {e}")))?;
-                    let d = detect(&path, Box::new(f), Some(kind))?;
+                    let d = detect(&path, Box::new(f), &input)?;
                     // A failed send (`Failure::Io`) means that the iterator was dropped; its
                     // error goes nowhere, like the end below.
                     dump::records(d, &path, &opts, &mut out).map(|_| ()).map_err(CliError::from)
@@ -184,19 +203,19 @@ impl NativeLog {
                     // when it can be split.
                     let halves = match (self.kind, parts) {
                         (FormatKind::Rlog, 2..) => {
-                            tables::read_rlog_split(path, &shown, self.assume_r1, &select, tables::Cut::Guess)?
+                            tables::read_rlog_split(path, &shown, self.input.assume_r1, &select, tables::Cut::Guess)?
                         }
                         _ => None,
                     };
                     match halves {
                         Some(read) => (read.tables, read.outcome),
-                        None => tables::read_in_parts(&open, path, &shown, self.assume_r1, &select, utc, parts)?,
+                        None => tables::read_in_parts(&open, path, &shown, self.input.assume_r1, &select, utc, parts)?,
                     }
                 }
                 _ => {
                     let d = self.detected()?;
                     let mut sink = tables::Tables::new(utc);
-                    let outcome = source::read(d, &self.path, &self.shown(), self.assume_r1, &select, &mut sink);
+                    let outcome = source::read(d, &self.path, &self.shown(), self.input.assume_r1, &select, &mut sink);
                     (sink, outcome)
                 }
             };
@@ -214,7 +233,7 @@ impl NativeLog {
     }
 
     fn __repr__(&self) -> String {
-        format!("<logspec log {:?} ({})>", self.shown(), self.kind.name())
+        format!("<logspec log {:?} ({})>", self.shown(), self.format())
     }
 }
 

@@ -210,6 +210,10 @@ pub struct InputArgs {
     /// formats.
     #[arg(long, value_name = "FILE")]
     pub schema: Option<PathBuf>,
+    /// A schema's format already compiled (for a program that opens many logs of it, or opens
+    /// one again): used instead of `schema`.
+    #[arg(skip)]
+    pub schema_format: Option<Arc<SchemaFormat>>,
     /// RLOG: decode a file that starts without a revision byte as R1 (AdvantageKit#15).
     #[arg(long)]
     pub assume_r1: bool,
@@ -356,12 +360,14 @@ pub fn detect(path: &Path, mut input: Box<dyn Read>, args: &InputArgs) -> Result
         .read_to_end(&mut head)
         .map_err(|e| CliError::Input(format!("{}: cannot read: {e}", path.display())))?;
     let whole = (head.len() as u64) < HEAD;
-    let mut schema = match &args.schema {
-        Some(p) => Some(schema_format(p)?),
-        None => None,
+    let mut schema = match (&args.schema_format, &args.schema) {
+        (Some(f), _) => Some(Arc::clone(f)),
+        (None, Some(p)) => Some(schema_format(p)?),
+        (None, None) => None,
     };
     let kind = match args.format {
         _ if schema.is_some() => FormatKind::Schema,
+        Some(FormatKind::Schema) => return Err(CliError::Usage("a schema's log needs its schema (--schema FILE)".into())),
         Some(k) => k,
         None => {
             // Each format's generated header decoder decides (`sniff.rs`).

@@ -48,6 +48,7 @@ pub fn rlog(head: &[u8]) -> bool {
         Some(rlog::Revision::R2) => {
             let m = rlog::R2Message::decode(&mut Cursor::new(rest), Endian::Big);
             matches!(m, Ok(rlog::R2Message { body: rlog::R2Body::Timestamp { .. }, .. }))
+                && messages_decode::<rlog::R2Message>(rest)
         }
         None => r1_timestamp(head),
     }
@@ -56,6 +57,21 @@ pub fn rlog(head: &[u8]) -> bool {
 fn r1_timestamp(bytes: &[u8]) -> bool {
     let m = rlog::R1Message::decode(&mut Cursor::new(bytes), Endian::Big);
     matches!(m, Ok(rlog::R1Message { body: rlog::R1Body::Timestamp { .. }, .. }))
+        && messages_decode::<rlog::R1Message>(bytes)
+}
+
+/// Whether every whole message in `bytes` decodes (the last may be cut by the end of the head):
+/// a file whose first message merely looks like a timestamp is not taken for RLOG when what
+/// follows is not RLOG.
+fn messages_decode<M: Decode>(bytes: &[u8]) -> bool {
+    let mut c = Cursor::new(bytes);
+    while c.position() < bytes.len() {
+        match M::decode(&mut c, Endian::Big) {
+            Ok(_) => {}
+            Err(e) => return matches!(e.kind, DecodeErrorKind::UnexpectedEof { .. }),
+        }
+    }
+    true
 }
 
 /// A captured RLOG live stream: a frame header whose length is positive and a first frame that

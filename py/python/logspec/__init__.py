@@ -150,15 +150,21 @@ def open(  # noqa: A001 (the package's verb, like builtins.open)
     format: Optional[str] = None,  # noqa: A002
     *,
     assume_r1: bool = False,
+    schema: Optional[Union[str, "os.PathLike[str]"]] = None,
 ) -> "Log":
     """Open a log file and detect its format from its first bytes.
 
     ``format`` forces one of ``"usvlog"``, ``"rlog"``, ``"rlog-stream"``, ``"carla"``,
-    ``"rosbag"``, ``"wpilog"``. ``assume_r1`` decodes an RLOG file written without its revision
-    byte as R1. Raises ``FileNotFoundError`` (an ``OSError``) for a missing file and
-    :class:`FormatError` for a file of no known format.
+    ``"rosbag"``, ``"wpilog"``. ``schema`` reads the log with a TOML schema of your own (one
+    with a ``[framing]``; files under an older schema id decode with the layouts of its lock
+    file); without it, the schemas of the project around the current directory (its
+    ``logspec.toml``) are tried after the bundled formats. ``assume_r1`` decodes an RLOG file
+    written without its revision byte as R1. Raises ``FileNotFoundError`` (an ``OSError``) for a
+    missing file and :class:`FormatError` for a file of no known format.
     """
-    return Log(_logspec.open(os.fspath(path), format, assume_r1))
+    return Log(
+        _logspec.open(os.fspath(path), format, assume_r1, None if schema is None else os.fspath(schema))
+    )
 
 
 class Log:
@@ -174,7 +180,8 @@ class Log:
 
     @property
     def format(self) -> str:
-        """The format: ``usvlog``, ``rlog``, ``rlog-stream``, ``carla``, ``rosbag`` or ``wpilog``."""
+        """The format: ``usvlog``, ``rlog``, ``rlog-stream``, ``carla``, ``rosbag``, ``wpilog``, or
+        the name of the schema (``[format] name``) the log was read with."""
         return self._native.format
 
     def __repr__(self) -> str:

@@ -18,9 +18,14 @@ __version__: str
 Channels = Union[None, str, Sequence[str]]
 
 def open(
-    path: Union[str, "os.PathLike[str]"], format: Optional[str] = None, *, assume_r1: bool = False
+    path: Union[str, "os.PathLike[str]"],
+    format: Optional[str] = None,
+    *,
+    assume_r1: bool = False,
+    schema: Optional[Union[str, "os.PathLike[str]"]] = None,
 ) -> Log:
-    """Open a log and detect its format (`format` forces usvlog, rlog, rlog-stream, carla, rosbag or wpilog)."""
+    """Open a log and detect its format (`format` forces usvlog, rlog, rlog-stream, carla, rosbag or wpilog;
+    `schema` reads it with a TOML schema of your own)."""
 
 class Log:
     """An opened log; every call reads the file again."""
@@ -29,7 +34,7 @@ class Log:
     def path(self) -> str: ...
     @property
     def format(self) -> str:
-        """`usvlog`, `rlog`, `rlog-stream`, `carla`, `rosbag` or `wpilog`."""
+        """`usvlog`, `rlog`, `rlog-stream`, `carla`, `rosbag`, `wpilog`, or a schema's own name."""
     def __repr__(self) -> str: ...
     def info(self) -> Dict[str, Any]:
         """The `logspec info --json` object."""
