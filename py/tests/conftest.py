@@ -4,6 +4,7 @@ skipping it."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
 import os
@@ -20,7 +21,19 @@ DATA = ROOT / "tests" / "data"
 def _skip_or_fail(why: str) -> None:
     if os.environ.get("CI") == "true":
         pytest.fail(f"{why} (CI=true: every test must run)")
-    pytest.skip(why)
+    # Called at a module's top (`need` there), this skips the whole module.
+    pytest.skip(why, allow_module_level=True)
+
+
+def need(module: str):
+    """The optional package `module` (numpy, pyarrow, pandas, polars, wpiutil...), imported, for a
+    test that calls or compares against it; when it is missing, the test (or, called at a
+    module's top, the module) is skipped saying so, and under CI=true it fails instead."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        _skip_or_fail(f"needs {module} ({e}; `pip install -r py/requirements-test.txt`)")
+        raise AssertionError("unreachable")
 
 
 def inputs() -> list[Path]:

@@ -9,12 +9,11 @@ import math
 import warnings
 from pathlib import Path
 
-import pyarrow.parquet as pq
 import pytest
 
 import logspec
 
-from conftest import DATA, assert_records_equal, dump_objects, dump_run, inputs, run
+from conftest import DATA, assert_records_equal, dump_objects, dump_run, inputs, need, run
 
 FILES = inputs()
 IDS = [str(f.relative_to(DATA)) for f in FILES]
@@ -55,6 +54,9 @@ def test_info_equals_info_json(path: Path, logspec_bin: str):
 
 @pytest.mark.parametrize("path", FILES, ids=IDS)
 def test_tables_equal_parquet_export(path: Path, logspec_bin: str, tmp_path: Path):
+    pq = need("pyarrow.parquet")
+    # pyarrow turns nanosecond times into Python objects (`to_pydict`, `_rows`) through pandas.
+    need("pandas")
     out = tmp_path / "fleet"
     p = run(logspec_bin, "export", "--parquet", str(out), str(path))
     with warnings.catch_warnings():
@@ -90,6 +92,7 @@ def _rows(table):
 
 
 def test_filters_match_the_cli(logspec_bin: str):
+    need("pyarrow")  # log.table, log.tables
     path = DATA / "usvlog" / "step.usvlog"
     expected, _ = dump_objects(logspec_bin, path, "--record", "REC_SENSOR_GNSS", "--since", "1", "--until", "2")
     got = list(logspec.open(path).records("REC_SENSOR_GNSS", since=1, until=2))

@@ -13,7 +13,7 @@ import pytest
 
 import logspec
 
-from conftest import DATA, as_dumped, assert_records_equal, dump_objects
+from conftest import DATA, as_dumped, assert_records_equal, dump_objects, need
 
 SAMPLES = [
     DATA / "usvlog" / "step.usvlog",
@@ -33,6 +33,7 @@ def cut_copy(src: Path, tmp: Path, keep: int) -> Path:
 
 @pytest.mark.parametrize("src", SAMPLES, ids=lambda p: p.name)
 def test_cut_file_gives_complete_records_then_raises(src: Path, tmp_path: Path, logspec_bin: str):
+    need("pyarrow")  # the tables
     size = src.stat().st_size
     for keep in (size // 2 + 3, size - 1):
         cut = cut_copy(src, tmp_path, keep)
@@ -82,6 +83,7 @@ print("done")
 
 @pytest.mark.parametrize("src", SAMPLES, ids=lambda p: p.name)
 def test_corrupted_copies_never_crash(src: Path, tmp_path: Path):
+    need("pyarrow")  # the probe's tables
     data = bytearray(src.read_bytes())
     n = len(data)
     paths = []
@@ -120,6 +122,7 @@ def test_missing_file_and_bad_arguments(tmp_path: Path):
 
 
 def test_unknown_channel_lists_the_channels():
+    need("pyarrow")  # log.table
     log = logspec.open(DATA / "usvlog" / "step.usvlog")
     with pytest.raises(logspec.FilterError) as info:
         log.table("REC_NAV_SOLUTON")

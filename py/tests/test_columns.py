@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 import logspec
 
-from conftest import DATA
+from conftest import DATA, need
 
 STEP = DATA / "usvlog" / "step.usvlog"
 
 
 def test_numpy_columns_hold_the_record_values():
+    np = need("numpy")
+    need("pyarrow")  # Log.numpy goes through the table
     records = [r for r in logspec.open(STEP) if r["name"] == "REC_NAV_SOLUTION"]
     cols = logspec.open(STEP).numpy("REC_NAV_SOLUTION")
     assert cols["x"].dtype == np.float32
@@ -24,6 +24,8 @@ def test_numpy_columns_hold_the_record_values():
 
 
 def test_pandas_and_polars_through_pyarrow():
+    for module in ("pyarrow", "pandas", "polars"):
+        need(module)
     df = logspec.open(STEP).to_pandas("REC_SENSOR_GNSS")
     assert len(df) == 400 and "x" in df.columns
     pl_df = logspec.open(STEP).polars("REC_SENSOR_GNSS")
@@ -31,6 +33,7 @@ def test_pandas_and_polars_through_pyarrow():
 
 
 def test_rlog_values_as_columns():
+    need("pyarrow")  # log.table
     path = DATA / "rlog" / "gen_akit_head_r2_alltypes.rlog"
     records = [r for r in logspec.open(path) if r["key"] == "/Double"]
     t = logspec.open(path).table("/Double")
@@ -45,7 +48,7 @@ def test_rlog_values_as_columns():
 
 def test_tables_share_buffers_across_calls():
     # The stream can be consumed twice (each call exports the same batches again).
-    import pyarrow as pa
+    pa = need("pyarrow")
 
     log = logspec.open(STEP)
     streams, _, _ = log._native.tables(["REC_NAV_SOLUTION"], None, None)
@@ -57,8 +60,8 @@ def test_tables_share_buffers_across_calls():
 def test_numpy_conversion_equals_pyarrows():
     # `Log.numpy` views one-chunk number and time columns itself (pyarrow's `to_numpy` imports
     # pandas first); the arrays equal pyarrow's, for every kind of column and a sliced chunk.
-    import numpy as np
-    import pyarrow as pa
+    np = need("numpy")
+    pa = need("pyarrow")
 
     n = 7
     cols = {

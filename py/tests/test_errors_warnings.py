@@ -15,7 +15,7 @@ import pytest
 
 import logspec
 
-from conftest import DATA, dump_run
+from conftest import DATA, dump_run, need
 
 
 def header(t0=0, schema=1):
@@ -57,6 +57,7 @@ def test_a_bad_record_is_a_warning_with_its_place_then_an_error(tmp_path: Path, 
 
 @pytest.mark.parametrize("keep", [GYRO_AT[2] + 5, GYRO_AT[2] + 12 + 3])
 def test_a_cut_record_names_its_offset_and_index(tmp_path: Path, logspec_bin: str, keep: int):
+    need("pyarrow")  # the tables
     # Cut inside record #2's payload, then inside its header.
     p = tmp_path / "cut.usvlog"
     p.write_bytes((header() + record(1, 13, GYRO) + record(2, 13, GYRO) + record(3, 13, GYRO))[:keep])
@@ -105,6 +106,7 @@ def test_every_format_says_what_the_command_says(src: Path, tmp_path: Path, logs
 
 
 def test_format_and_filter_errors_are_structured(tmp_path: Path):
+    need("pyarrow")  # log.tables
     p = tmp_path / "notes.txt"
     p.write_text("hello, not a log\n")
     with pytest.raises(logspec.FormatError) as info:

@@ -12,12 +12,11 @@ import struct
 import warnings
 from pathlib import Path
 
-import pyarrow.parquet as pq
 import pytest
 
 import logspec
 
-from conftest import run
+from conftest import need, run
 
 KEYS = [(f"/Drive/Module{i}/Speed", "double") for i in range(16)] + [
     ("/Count", "int"),
@@ -67,6 +66,7 @@ def big(tmp_path_factory) -> tuple[Path, dict]:
 
 
 def test_tables_hold_what_was_written(big):
+    need("pyarrow")  # the tables
     path, expected = big
     tables = logspec.open(path).tables()
     assert list(tables) == [name for name, _ in KEYS]
@@ -81,6 +81,7 @@ def test_tables_hold_what_was_written(big):
 
 
 def test_tables_equal_parquet_export(big, logspec_bin: str, tmp_path: Path):
+    pq = need("pyarrow.parquet")
     path, _ = big
     out = tmp_path / "fleet"
     p = run(logspec_bin, "export", "--parquet", str(out), str(path))
@@ -96,6 +97,7 @@ def test_tables_equal_parquet_export(big, logspec_bin: str, tmp_path: Path):
 
 
 def test_a_cut_second_half_gives_the_values_before_the_cut(big, tmp_path: Path):
+    need("pyarrow")  # the tables
     path, expected = big
     data = path.read_bytes()
     # Inside the `/Pose` value of cycle 15,000 (in the second half).

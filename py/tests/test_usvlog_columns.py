@@ -12,10 +12,10 @@ from pathlib import Path
 import re
 import struct
 
-import numpy as np
 import pytest
 
 import logspec
+from conftest import need
 from logspec.usvlog import TimeseriesReadError, read_timeseries_bin
 
 # type id -> (name, payload format, field names), as usv-autopilot's layout table has them.
@@ -78,6 +78,7 @@ def columns(records):
 
 
 def test_many_rows_equal_struct(tmp_path):
+    np = need("numpy")
     data, _, records = build()
     p = tmp_path / "many.bin"
     p.write_bytes(data)
@@ -94,6 +95,8 @@ def test_many_rows_equal_struct(tmp_path):
 
 
 def test_tables_are_one_batch_viewed_by_numpy(tmp_path):
+    need("numpy")  # Log.numpy
+    need("pyarrow")  # the tables
     data, _, records = build()
     p = tmp_path / "many.bin"
     p.write_bytes(data)
@@ -119,6 +122,8 @@ def test_tables_are_one_batch_viewed_by_numpy(tmp_path):
 
 @pytest.mark.parametrize("cut_record", [0, 1, 1500, 5000, 6607])
 def test_cut_files_keep_exactly_the_complete_records(tmp_path, cut_record):
+    need("numpy")  # read_timeseries_bin's arrays
+    need("pyarrow")  # the tables
     data, offsets, records = build()
     off = offsets[cut_record]
     p = tmp_path / "cut.bin"
@@ -145,6 +150,7 @@ def as_lists(data):
 
 @pytest.mark.parametrize("threads", [2, 3, 7, 64, 1000])
 def test_threads_change_nothing(tmp_path, threads):
+    need("numpy")  # read_timeseries_bin's arrays
     data, _, records = build()
     # An unknown record and a record of every type between parts, so that every part has rows.
     data += struct.pack("<QHH", 9_999_999, 200, 3) + b"abc"
@@ -163,6 +169,7 @@ def test_threads_change_nothing(tmp_path, threads):
 
 @pytest.mark.parametrize("cut_record", [0, 1, 1500, 5000, 6607])
 def test_cut_files_give_the_same_error_and_rows_on_threads(tmp_path, cut_record):
+    need("numpy")  # read_timeseries_bin's arrays
     data, offsets, records = build()
     off = offsets[cut_record]
     p = tmp_path / "cut.bin"
@@ -181,6 +188,7 @@ def test_cut_files_give_the_same_error_and_rows_on_threads(tmp_path, cut_record)
 
 
 def test_a_bad_payload_length_gives_the_same_error_on_threads(tmp_path):
+    need("numpy")  # read_timeseries_bin's arrays
     data, offsets, records = build()
     # Record 4000 claims one byte more than its type's size (the next record's first byte).
     off = offsets[4000]
@@ -227,6 +235,7 @@ def build_big(seed=11, n=30000, big_every=2500):
 
 
 def test_records_across_chunk_ends(tmp_path):
+    need("numpy")  # read_timeseries_bin's arrays
     data, offsets, records = build_big()
     p = tmp_path / "big.bin"
     p.write_bytes(data)
@@ -239,6 +248,7 @@ def test_records_across_chunk_ends(tmp_path):
 
 
 def test_cuts_across_chunk_ends(tmp_path):
+    need("numpy")  # read_timeseries_bin's arrays
     data, offsets, records = build_big()
     chunk = 256 << 10
     # Cuts in record headers and payloads near each chunk end, and inside the big records.
@@ -268,6 +278,8 @@ def test_cuts_across_chunk_ends(tmp_path):
     [(["REC_NAV*", "REC_SENSOR_GYRO"], 1.5, 4.25), (None, 2.0, None), (["REC_EKF_DIAG"], None, 3.0), (None, None, None)],
 )
 def test_filtered_tables_equal_struct(tmp_path, channels, since, until):
+    need("numpy")  # Log.numpy
+    need("pyarrow")  # the tables
     # tables() of a USVLOG file counts the rows first, then fills the arrays in place: with the
     # channel and time filters applied in both passes, the rows are those the filters keep.
     data, _, records = build()
@@ -293,6 +305,7 @@ def test_filtered_tables_equal_struct(tmp_path, channels, since, until):
 
 
 def test_tables_skip_a_record_that_does_not_decode_with_a_warning(tmp_path):
+    need("pyarrow")  # the tables
     # A known record whose payload is not its type's size: tables() warns and skips it, as the
     # command does (that file is read through the sample source, not the two passes).
     data, offsets, records = build()

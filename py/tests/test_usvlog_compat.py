@@ -12,10 +12,10 @@ import json
 import struct
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 import logspec
+from conftest import need
 from logspec.usvlog import TimeseriesReadError, UnknownRecord, read_timeseries_bin
 
 DATA = Path(__file__).resolve().parents[2] / "tests" / "data" / "usvlog"
@@ -45,6 +45,7 @@ def test_there_are_bundled_files():
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
 def test_same_arrays_as_the_upstream_reader(path):
+    np = need("numpy")  # read_timeseries_bin's arrays
     want, summary = expected(path.stem)
     got = read_timeseries_bin(path)
     assert summary["ok"]
@@ -72,6 +73,7 @@ def test_same_arrays_as_the_upstream_reader(path):
 
 
 def test_the_result_is_upstreams_shape():
+    np = need("numpy")  # read_timeseries_bin's arrays
     got = read_timeseries_bin(str(FILES[0]))
     assert isinstance(got, logspec.usvlog.TimeseriesData)
     with pytest.raises(Exception):
@@ -100,6 +102,7 @@ GYRO = struct.pack("<2fB3x", 0.5, 0.25, 1)  # REC_SENSOR_GYRO (13), from the spe
 
 
 def test_unknown_records_are_skipped_and_reported(tmp_path):
+    need("numpy")  # read_timeseries_bin's arrays
     p = tmp_path / "u.bin"
     p.write_bytes(header() + record(1, 13, GYRO) + record(2, 200, b"\xde\xad\xbe") + record(3, 13, GYRO))
     got = read_timeseries_bin(p)
@@ -110,6 +113,7 @@ def test_unknown_records_are_skipped_and_reported(tmp_path):
 
 
 def test_a_truncated_file_raises_with_the_offset_and_keeps_the_complete_records(tmp_path):
+    need("numpy")  # read_timeseries_bin's arrays
     src = FILES[0].read_bytes()
     want, _ = expected(FILES[0].stem)
     # Cut 5 bytes into the payload of record #100: records 0..99 are complete.
@@ -153,6 +157,7 @@ def test_bad_headers_raise_value_errors(tmp_path):
 
 
 def test_payload_lengths(tmp_path):
+    need("numpy")  # read_timeseries_bin's arrays
     p = tmp_path / "len.bin"
     # A known record one byte too long: an error when strict (upstream's default), decoded from
     # its start when not.
@@ -176,6 +181,7 @@ def test_payload_lengths(tmp_path):
 
 
 def test_an_empty_log(tmp_path):
+    need("numpy")  # read_timeseries_bin's arrays
     p = tmp_path / "empty.bin"
     p.write_bytes(header(t0=123))
     got = read_timeseries_bin(p)
@@ -185,6 +191,7 @@ def test_an_empty_log(tmp_path):
 
 @pytest.mark.parametrize("seed", range(20))
 def test_corrupted_files_raise_or_read_never_crash(tmp_path, seed):
+    np = need("numpy")
     rng = np.random.default_rng(seed)
     data = bytearray(FILES[0].read_bytes()[:4000])
     for i in rng.integers(0, len(data), size=8):
