@@ -8,6 +8,9 @@
 //! - `export --parquet -j 2` of two such files: MB/s of input, the ratio to one file;
 //! - peak RSS of the one-file export, for a quarter of the file, the file, and a file twice its
 //!   size (flat as it grows);
+//! - a user's own schema read through the IR interpreter: `info` and `export --parquet` of the
+//!   same file given as `--schema schemas/usvlog.toml` (the path of any project's schema), as a
+//!   ratio to the bundled generated reader on it (the goal: at least 0.5x);
 //! - where `python3` has numpy, pandas and pyarrow: logspec's generated Python reader
 //!   (`python/usvlog.py`, `read(numpy=True)`: columns per record type, the shape of the upstream
 //!   reader's `read_timeseries_bin`) into a `pandas.DataFrame` per record type and
@@ -123,6 +126,24 @@ fn main() {
         "export --parquet, 2 files, -j 2           {t:>7.1} MB/s   {:.2}x one file   peak RSS {} kB",
         t / o,
         two_rss
+    );
+    // A user's own schema: the same file through the interpreter, against the generated reader.
+    let schema = concat!(env!("CARGO_MANIFEST_DIR"), "/schemas/usvlog.toml");
+    let info_b = median((0..runs).map(|_| process(&["info", &big_s]).0).collect());
+    let info_s = median((0..runs).map(|_| process(&["info", "--schema", schema, &big_s]).0).collect());
+    let pq_s = median(
+        (0..runs).map(|_| run(&["-q", "export", "--schema", schema, "--parquet", &out_s, "-j", "1", &big_s]).0).collect(),
+    );
+    println!(
+        "info, --schema (interpreter)              {:>7.1} MB/s   {:.2}x the bundled reader ({:.1} MB/s)",
+        mbps(buf.len(), info_s),
+        info_b.as_secs_f64() / info_s.as_secs_f64(),
+        mbps(buf.len(), info_b)
+    );
+    println!(
+        "export --parquet, --schema (interpreter)  {:>7.1} MB/s   {:.2}x the bundled reader",
+        mbps(buf.len(), pq_s),
+        one_t.as_secs_f64() / pq_s.as_secs_f64()
     );
     match python_pandas(&big) {
         Some(p) => {

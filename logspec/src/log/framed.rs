@@ -51,8 +51,8 @@ struct Layout {
 #[derive(Debug)]
 struct Frame {
     size: usize,
-    /// The record header's plan, for its consts.
-    check: Plan,
+    /// The record header's plan, for its consts (`None` when it has none: any bytes frame).
+    check: Option<Plan>,
     tag: Number,
     len: Option<Number>,
     timestamp: Option<Number>,
@@ -79,6 +79,36 @@ struct RecordType {
     plan: Plan,
     /// The payload size, for framings without a length field.
     size: Option<usize>,
+    /// A fixed-size payload with no const anywhere in it: any bytes of its size decode, so the
+    /// plan need not run to check it.
+    any_bytes: bool,
+}
+
+/// Whether a value of type `ty` can fail to decode from bytes of its size: a const somewhere
+/// in it, or a size that is not fixed.
+fn can_fail(schema: &Schema, ty: &Ty) -> bool {
+    if schema.size_of(ty).is_none() {
+        return true;
+    }
+    match ty {
+        Ty::Array { elem, .. } => can_fail(schema, elem),
+        Ty::Named(id) => match schema.ty(*id) {
+            TypeDef::Struct(s) => s.fields.iter().any(|f| f.value.is_some() || can_fail(schema, &f.ty)),
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+impl RecordType {
+    /// Checks a payload against the record's type (the plan into a sink that keeps nothing).
+    #[inline]
+    fn check(&self, layout: &Layout, payload: &[u8]) -> Result<(), dynamic::Fault> {
+        if self.any_bytes && self.size == Some(payload.len()) {
+            return Ok(());
+        }
+        self.plan.decode(&layout.schema, &layout.min, payload, &mut Ignore)
+    }
 }
 
 impl SchemaFormat {
@@ -146,7 +176,7 @@ impl SchemaFormat {
                 Framed::Whole { total, tag, payload_at } => {
                     if let Some(r) = layout.record(tag) {
                         let payload = &head[pos + payload_at..pos + total];
-                        if r.plan.decode(&layout.schema, &layout.min, payload, &mut Ignore).is_err() {
+                        if r.check(layout, payload).is_err() {
                             return false;
                         }
                     }
@@ -247,7 +277,7 @@ impl Layout {
             .ok_or_else(|| format!("record header `{}` is not of a fixed size", schema.strukt(fh).name))?;
         let frame = Frame {
             size: size as usize,
-            check: Plan::new(&schema, &min, &hty),
+            check: can_fail(&schema, &hty).then(|| Plan::new(&schema, &min, &hty)),
             tag: number(fh, framing.tag)?,
             len: framing.length.map(|i| number(fh, i)).transpose()?,
             timestamp: framing.timestamp.map(|i| number(fh, i)).transpose()?,
@@ -264,7 +294,8 @@ impl Layout {
                 ));
             }
             tags.push((r.id, records.len()));
-            records.push(RecordType { name: r.name.clone(), body: r.body, plan: Plan::new(&schema, &min, &ty), size });
+            let any_bytes = !can_fail(&schema, &ty);
+            records.push(RecordType { name: r.name.clone(), body: r.body, plan: Plan::new(&schema, &min, &ty), size, any_bytes });
         }
         tags.sort_unstable();
         Ok(Layout { schema: Arc::new(schema), min, header_size, header, schema_id, frame, tags, records })
@@ -281,7 +312,7 @@ impl Layout {
         let Some(hb) = b.get(..f.size) else {
             return Framed::Short { what: "record header", needed: f.size as u64, available: b.len() as u64, tag: None };
         };
-        if let Err(fault) = f.check.decode(&self.schema, &self.min, hb, &mut Ignore) {
+        if let Some(Err(fault)) = f.check.as_ref().map(|c| c.decode(&self.schema, &self.min, hb, &mut Ignore)) {
             return Framed::Bad(fault);
         }
         let tag = f.tag.read(hb);
@@ -452,7 +483,7 @@ impl<R: Read> SchemaReader<R> {
         let value = match layout.record(tag) {
             None => None,
             Some(record) => {
-                if let Err(fault) = record.plan.decode(&layout.schema, &layout.min, payload, &mut Ignore) {
+                if let Err(fault) = record.check(layout, payload) {
                     let kind =
                         ErrorKind::Decode { field: field_path(&record.name, &fault.path), fault, base: offset + h as u64 };
                     return Some(Err(SchemaError::new(layout, kind, offset, Some(index), Some(tag))));
