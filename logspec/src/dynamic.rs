@@ -239,7 +239,7 @@ pub fn decode<B: Build>(schema: &Schema, min: &[u64], ty: &Ty, bytes: &[u8], bui
     let mut w = Walk { schema, min, b: bytes, pos: 0, empty_left: EMPTY_BUDGET.saturating_add(bytes.len()) };
     let v = w.value(ty, schema.format.endian, build)?;
     if w.pos != bytes.len() {
-        return Err(w.fault(format!("{} bytes left over after the message", bytes.len() - w.pos)));
+        return Err(w.fault(format!("{} bytes left over after the last field", bytes.len() - w.pos)));
     }
     Ok(v)
 }
@@ -275,7 +275,7 @@ impl<'a> Walk<'a> {
                 self.pos += n;
                 Ok(s)
             }
-            None => Err(self.fault(format!("expected {n} bytes, found {}", self.b.len() - self.pos))),
+            None => Err(self.fault(format!("unexpected end of data: needed {n} bytes, found {}", self.b.len() - self.pos))),
         }
     }
 
@@ -391,6 +391,12 @@ impl<'a> Walk<'a> {
                     }
                     self.empty_left -= 1;
                 }
+                // A struct of a fixed size is there whole or not at all (as generated decoders
+                // check it).
+                let left = self.b.len() - self.pos;
+                if let Some(size) = s.size.filter(|n| *n as usize > left) {
+                    return Err(self.fault(format!("unexpected end of data: needed {size} bytes, found {left}")));
+                }
                 let mut fields = Vec::with_capacity(s.fields.len());
                 for f in &s.fields {
                     let at = self.pos;
@@ -398,7 +404,7 @@ impl<'a> Walk<'a> {
                         Some(expect) if self.b[at..self.pos] != expect[..] => Err(Fault {
                             offset: at,
                             path: Vec::new(),
-                            message: format!("expected the const {}, found {}", shown(&expect), shown(&self.b[at..self.pos])),
+                            message: format!("expected {}, found {}", shown(&expect), shown(&self.b[at..self.pos])),
                         }),
                         _ => Ok(v),
                     });

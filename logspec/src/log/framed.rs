@@ -584,15 +584,19 @@ impl fmt::Display for SchemaError {
             ErrorKind::Truncated { what, needed, available } => {
                 write!(f, "file truncated inside the {what}: needed {needed} bytes, only {available} left")
             }
-            ErrorKind::Decode { fault, field, base } => match field {
-                Some(field) => write!(f, "{field} at byte {}: {}", base + fault.offset as u64, fault.message),
-                None => write!(f, "at byte {}: {}", base + fault.offset as u64, fault.message),
-            },
+            // As the generated decoders say it: `Type.field: what (at byte N)`.
+            ErrorKind::Decode { fault, field, base } => {
+                let at = base + fault.offset as u64;
+                match field {
+                    Some(field) => write!(f, "{field}: {} (at byte {at})", fault.message),
+                    None => write!(f, "{} (at byte {at})", fault.message),
+                }
+            }
             ErrorKind::BadRecordHeader { fault, field } => {
                 let at = self.offset + fault.offset as u64;
                 match field {
-                    Some(field) => write!(f, "bad record header: {field} at byte {at}: {}", fault.message),
-                    None => write!(f, "bad record header at byte {at}: {}", fault.message),
+                    Some(field) => write!(f, "{field}: {} (at byte {at})", fault.message),
+                    None => write!(f, "{} (at byte {at})", fault.message),
                 }
             }
             ErrorKind::UnknownSchemaId { found, known } => {
