@@ -601,7 +601,7 @@ fields = [
         let e = decode_msg(&[5, b'a']).expect_err("cut");
         assert_eq!(
             e.to_string(),
-            "field `name`, at byte 1 of the message: a string of 5 bytes: expected 5 bytes, found 1"
+            "field `name`, at byte 1 of the message: a string of 5 bytes: unexpected end of data: needed 5 bytes, found 1"
         );
     }
 
