@@ -11,7 +11,7 @@ fn main() {
     std::fs::create_dir_all(&out).expect("create OUT_DIR/test_schemas");
     let test_schemas = ["codegen/tests/schemas/everything.toml", "codegen/tests/schemas/c_all_kinds.toml"];
     logspec_codegen::Builder::new().out_dir(&out).compile(&test_schemas).unwrap_or_else(|e| e.exit());
-    // The `.msg` definitions of the ROS test bags, for the differential test of tests/rosbag.rs.
+    // The `.msg` definitions of the ROS test bags, for the differential test of tests/it/rosbag.rs.
     let mut msgs = Vec::new();
     msg_files(std::path::Path::new("tests/data/rosbag/msg"), &mut msgs);
     msgs.sort();
@@ -21,7 +21,7 @@ fn main() {
         .runtime_path("::logspec::runtime")
         .compile_msgs("ros_test", &msgs)
         .unwrap_or_else(|e| e.exit());
-    // WPILib struct schemas (the `Custom` struct of tests/data/wpilog), for tests/wpistruct.rs.
+    // WPILib struct schemas (the `Custom` struct of tests/data/wpilog), for tests/it/wpistruct.rs.
     logspec_codegen::Builder::new()
         .out_dir(&out)
         .runtime_path("::logspec::runtime")

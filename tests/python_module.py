@@ -1,4 +1,4 @@
-"""Checks of the generated `python/usvlog.py`, run by `tests/python_module.rs` with `python/` on the
+"""Checks of the generated `python/usvlog.py`, run by `tests/external/python_module.rs` with `python/` on the
 module path. Each verb prints `ok ...` or fails with an AssertionError naming what differs.
 
   columns FILE NUMPY SUMMARY JSONL...  `read_usvlog` (NUMPY 1: numpy arrays; 0: lists, with numpy

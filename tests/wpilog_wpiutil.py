@@ -1,4 +1,4 @@
-"""WPILib's own DataLog writer and reader (robotpy-wpiutil), the references of tests/wpilog_wpiutil.rs.
+"""WPILib's own DataLog writer and reader (robotpy-wpiutil), the references of tests/external/wpilog_wpiutil.rs.
 
     python3 wpilog_wpiutil.py write OUT.wpilog   writes a log of every type with DataLogWriter
     python3 wpilog_wpiutil.py read FILE.wpilog   prints every record read by DataLogReader, one

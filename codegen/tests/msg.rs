@@ -1,7 +1,7 @@
 //! The ROS `.msg` front end: golden diagnostics for invalid definitions
 //! (`tests/invalid_msg/<name>.msg`, parsed as the `message_definition` of `demo/Bad`, first line
 //! `# expect: E....`), genmsg md5 quirks, the IR it lowers to, and a snapshot of the Rust types
-//! generated from `tests/msg` (compiled and run by the root crate's `tests/rosbag.rs` on the
+//! generated from `tests/msg` (compiled and run by the root crate's `tests/it/rosbag.rs` on the
 //! bags' own definitions). Accept changed snapshots with
 //! `INSTA_UPDATE=always cargo test -p logspec-codegen --test msg` and review the diff.
 

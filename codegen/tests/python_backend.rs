@@ -4,7 +4,7 @@
 //! arrays, strings, bools and mixed byte order); generation is deterministic and marked; the
 //! checked-in files are current; and both outputs are snapshotted.
 //! Decoding real files against independent expected output is in the root crate's
-//! `tests/cross_language.rs`.
+//! `tests/external/cross_language.rs`.
 //!
 //! Without python3 the tests that run it are reported as ignored; under CI (`CI=true`) they fail.
 
@@ -147,7 +147,7 @@ fn snapshots() {
 }
 
 /// Variable-width integers in the Python module: the bytes of `REC_VARINT` (everything.toml) as
-/// the Rust side writes them (tests/generated.rs) decode to the same values and encode back;
+/// the Rust side writes them (tests/it/generated.rs) decode to the same values and encode back;
 /// an 8-byte negative, a zero-extended 3-byte value, a big-endian 2-byte word; a value too wide
 /// for its announced bytes is refused.
 const VARINT_CHECK: &str = r#"

@@ -1,5 +1,5 @@
 //! Snapshots of the Rust back end's output for every bundled schema and test schema. The same
-//! output is compiled and exercised by the root crate's tests (`tests/generated.rs`, and the
+//! output is compiled and exercised by the root crate's tests (`tests/it/generated.rs`, and the
 //! bundled formats themselves), so a snapshot change is always a compiled change.
 
 mod support;

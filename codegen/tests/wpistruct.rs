@@ -83,7 +83,7 @@ fn custom_layout() {
 }
 
 /// `Builder::compile_struct_schemas` output, snapshotted (the root crate compiles and runs it in
-/// `tests/wpistruct.rs`).
+/// `tests/it/wpistruct.rs`).
 #[test]
 fn rust_types() {
     let set = wpistruct::compile_schemas("test", &[("Custom", CUSTOM), ("Inner", "int16 id;char tag[8]")]).unwrap();

@@ -1,7 +1,7 @@
 """Aggregates over a fleet dataset with DataFusion, as docs/parquet.md shows it (a table
 registered with `register_parquet` and the `log` partition column).
 
-usage: datafusion_aggregates.py OUT; prints one JSON line (see tests/parquet.rs, check_answer).
+usage: datafusion_aggregates.py OUT; prints one JSON line (see tests/external/parquet.rs, check_answer).
 """
 
 import json

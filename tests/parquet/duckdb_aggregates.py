@@ -1,6 +1,6 @@
 """Aggregates over a fleet dataset with DuckDB, as a user would write them (docs/parquet.md).
 
-usage: duckdb_aggregates.py OUT; prints one JSON line (see tests/parquet.rs, check_answer).
+usage: duckdb_aggregates.py OUT; prints one JSON line (see tests/external/parquet.rs, check_answer).
 """
 
 import json

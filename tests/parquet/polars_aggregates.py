@@ -1,7 +1,7 @@
 """Aggregates over a fleet dataset with Polars, as docs/parquet.md shows it (`scan_parquet` with
 `hive_partitioning=True`, so `log` is a column).
 
-usage: polars_aggregates.py OUT; prints one JSON line (see tests/parquet.rs, check_answer).
+usage: polars_aggregates.py OUT; prints one JSON line (see tests/external/parquet.rs, check_answer).
 """
 
 import json

@@ -1,6 +1,6 @@
 """Aggregates over a fleet dataset with PySpark in local mode: one session, a few queries.
 
-usage: spark_aggregates.py OUT; prints one JSON line (see tests/parquet.rs, check_answer).
+usage: spark_aggregates.py OUT; prints one JSON line (see tests/external/parquet.rs, check_answer).
 Spark does not read Parquet TIMESTAMP(NANOS) columns as timestamps; with
 spark.sql.legacy.parquet.nanosAsLong it reads `log_time` as nanoseconds (a long).
 """

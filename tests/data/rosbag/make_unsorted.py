@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes `gen_unsorted.bag`: a small indexed ROS1 bag whose messages are NOT stored in time order,
-for the time-order tests (tests/rosbag.rs). Needs rosbags 0.11.9 (`pip install rosbags==0.11.9`).
+for the time-order tests (tests/it/rosbag.rs). Needs rosbags 0.11.9 (`pip install rosbags==0.11.9`).
 
 Usage: python3 make_unsorted.py OUT.bag
 

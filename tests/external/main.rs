@@ -1,0 +1,45 @@
+//! The tests that hold logspec to independent references on the machine: C compilers (gcc,
+//! clang, g++, the ARM and PowerPC cross compilers) and emulators (qemu), WPILib's and Foxglove's
+//! Python readers, pyarrow, DuckDB, Polars, DataFusion and Spark, git. One module per area, one
+//! binary, without libtest's harness: each trial says what it needs, and a trial whose tool is
+//! missing is reported as ignored (under `CI=true`, as failed), never as passed
+//! (`common/tools.rs`).
+
+#[path = "../common/mod.rs"]
+mod common;
+#[path = "../common/scratch.rs"]
+mod scratch;
+#[path = "../common/tools.rs"]
+mod tools;
+
+mod c_codec;
+mod c_roundtrip;
+mod cross_language;
+mod firmware;
+mod foxglove_python;
+mod parquet;
+mod project;
+mod python_module;
+mod wpilog_wpiutil;
+mod wpistruct_mcap;
+
+fn main() {
+    let trials = [
+        ("c_codec", c_codec::trials()),
+        ("c_roundtrip", c_roundtrip::trials()),
+        ("cross_language", cross_language::trials()),
+        ("firmware", firmware::trials()),
+        ("foxglove_python", foxglove_python::trials()),
+        ("parquet", parquet::trials()),
+        ("project", project::trials()),
+        ("python_module", python_module::trials()),
+        ("wpilog_wpiutil", wpilog_wpiutil::trials()),
+        ("wpistruct_mcap", wpistruct_mcap::trials()),
+    ]
+    .into_iter()
+    .flat_map(|(module, trials)| trials.into_iter().map(move |t| t.with_kind(module)))
+    .collect();
+    let conclusion = tools::conclude(trials);
+    parquet::cleanup();
+    conclusion.exit()
+}

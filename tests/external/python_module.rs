@@ -1,0 +1,226 @@
+//! The generated pure-Python module (`python/usvlog.py`) against independent references: its
+//! `dump` must spell every line of every bundled USVLOG sample exactly as `logspec dump` does
+//! (floats included), and its `read_usvlog` columns, with numpy and without, must equal the
+//! reference reader's JSON Lines (from usv-autopilot's `read_timeseries_bin`) and `logspec dump`
+//! value for value. Its fast whole-file walk must agree with its streaming `Reader` on cut and
+//! corrupted files: same records, same error. The checks themselves are in `python_module.py`.
+//!
+//! python3 and numpy are external tools: a trial that needs a missing one is reported as ignored
+//! (under `CI=true`, failed), never passed.
+
+use crate::common;
+use crate::tools;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use common::{data, logspec};
+use tools::Need;
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `python3 tests/python_module.py VERB ARGS...` with `python/` on the module path.
+fn check(args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new("python3")
+        .arg(root().join("tests/python_module.py"))
+        .args(args)
+        .env("PYTHONPATH", root().join("python"))
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run python3");
+    let mut input = child.stdin.take().unwrap();
+    input.write_all(stdin.unwrap_or("").as_bytes()).unwrap();
+    drop(input);
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "python_module.py {args:?}:\n{}", String::from_utf8_lossy(&out.stderr));
+    out
+}
+
+/// Every `.usvlog` sample in tests/data/usvlog (each comes with its reference outputs).
+fn samples() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(data("usvlog"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "usvlog"))
+        .collect();
+    v.sort();
+    assert!(!v.is_empty());
+    v
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("python_module").join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// `python3 usvlog.py dump FILE` and `logspec dump FILE`: the same text, line for line.
+fn dump_spells_every_line_as_logspec_dump() {
+    for sample in samples() {
+        let py = Command::new("python3")
+            .arg(root().join("python/usvlog.py"))
+            .arg("dump")
+            .arg(&sample)
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .output()
+            .expect("run python3");
+        assert!(py.status.success(), "{}", String::from_utf8_lossy(&py.stderr));
+        let rust = logspec(&["dump", sample.to_str().unwrap()]);
+        assert!(rust.status.success());
+        let (py, rust) = (String::from_utf8(py.stdout).unwrap(), String::from_utf8(rust.stdout).unwrap());
+        let (py, rust): (Vec<&str>, Vec<&str>) = (py.lines().collect(), rust.lines().collect());
+        let differ: Vec<usize> = (0..py.len().max(rust.len())).filter(|&i| py.get(i) != rust.get(i)).collect();
+        assert!(
+            differ.is_empty(),
+            "{}: {} of {} lines differ; first, line {}:\n  python:  {:?}\n  logspec: {:?}",
+            sample.display(),
+            differ.len(),
+            rust.len(),
+            differ[0] + 1,
+            py.get(differ[0]),
+            rust.get(differ[0])
+        );
+    }
+}
+
+/// A float's JSON spelling in the module equals `logspec dump`'s (`logspec::json::float`, Rust's
+/// `{:?}`) for seeded random doubles, random floats widened (the USVLOG case, where two shortest
+/// spellings can tie), and the edges of the decimal/exponent switch.
+fn floats_spell_as_logspec_dump() {
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    let mut values = vec![
+        0.0,
+        -0.0,
+        1.0,
+        2.0,
+        0.1,
+        1e-4,
+        1e-5,
+        9.999e-5,
+        1e15,
+        1e16,
+        1e17,
+        9_999_999_999_999_998.0,
+        1e22,
+        1e300,
+        5e-324,
+        f64::MAX,
+        f64::MIN_POSITIVE,
+        f64::NAN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+    ];
+    values.extend(values.clone().iter().map(|v| -v));
+    for _ in 0..20_000 {
+        let bits = next();
+        values.push(f64::from_bits(bits));
+        values.push(f64::from(f32::from_bits(bits as u32)));
+        // Small magnitudes, where USVLOG's values live.
+        values.push(f64::from(f32::from_bits((bits as u32 & 0x807f_ffff) | (((bits >> 40) as u32 % 40 + 100) << 23))));
+    }
+    let input: String = values.iter().map(|v| format!("{}\n", hex(&v.to_le_bytes()))).collect();
+    let out = check(&["floats"], Some(&input));
+    let got = String::from_utf8(out.stdout).unwrap();
+    let got: Vec<&str> = got.lines().collect();
+    assert_eq!(got.len(), values.len());
+    let mut bad = Vec::new();
+    for (v, g) in values.iter().zip(&got) {
+        let mut want = String::new();
+        logspec::json::float(&mut want, *v);
+        if want != *g {
+            bad.push(format!("{v:e}: python {g}, logspec {want}"));
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "{} of {} floats differ:\n{}",
+        bad.len(),
+        values.len(),
+        bad[..bad.len().min(10)].join("\n")
+    );
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// `read_usvlog(path, numpy=...)` against the reference JSON Lines, the reference summary and
+/// `logspec dump`, for every sample.
+fn columns(numpy: &str) {
+    let dir = scratch(&format!("columns{numpy}"));
+    for sample in samples() {
+        let stem = sample.file_stem().unwrap().to_str().unwrap();
+        let dump = dir.join(format!("{stem}.logspec.jsonl"));
+        let rust = logspec(&["dump", sample.to_str().unwrap()]);
+        assert!(rust.status.success());
+        std::fs::write(&dump, &rust.stdout).unwrap();
+        let expected = data(&format!("usvlog/{stem}.expected.jsonl"));
+        let summary = data(&format!("usvlog/{stem}.expected.summary.json"));
+        let out = check(
+            &[
+                "columns",
+                sample.to_str().unwrap(),
+                numpy,
+                summary.to_str().unwrap(),
+                expected.to_str().unwrap(),
+                dump.to_str().unwrap(),
+            ],
+            None,
+        );
+        let said = String::from_utf8(out.stdout).unwrap();
+        let values: usize = said.trim().strip_prefix("ok ").and_then(|n| n.parse().ok()).expect("ok N");
+        // Two references, each with every value of every record (timestamps included).
+        assert!(values > 2 * 5000, "{said}");
+    }
+}
+
+fn read_without_numpy_equals_the_references() {
+    columns("0");
+}
+
+fn read_with_numpy_equals_the_references() {
+    columns("1");
+}
+
+/// Cut, corrupted and re-lengthed copies of the sample: `read` (the whole-file walk) returns the
+/// records the streaming `Reader` yields and raises its error, with `partial` holding them.
+fn faults(numpy: &str) {
+    let out = check(&["faults", data("usvlog/step.usvlog").to_str().unwrap(), numpy], None);
+    let said = String::from_utf8(out.stdout).unwrap();
+    assert!(said.starts_with("ok "), "{said}");
+}
+
+fn read_faults_match_the_reader_without_numpy() {
+    faults("0");
+}
+
+fn read_faults_match_the_reader_with_numpy() {
+    faults("1");
+}
+
+/// This module's trials, run by `tests/external/main.rs`.
+pub fn trials() -> Vec<libtest_mimic::Trial> {
+    let py = [Need::Program("python3")];
+    let numpy = [Need::Program("python3"), Need::PyModule("numpy")];
+    vec![
+        tools::trial("dump_spells_every_line_as_logspec_dump", &py, dump_spells_every_line_as_logspec_dump),
+        tools::trial("floats_spell_as_logspec_dump", &py, floats_spell_as_logspec_dump),
+        tools::trial("read_without_numpy_equals_the_references", &py, read_without_numpy_equals_the_references),
+        tools::trial("read_with_numpy_equals_the_references", &numpy, read_with_numpy_equals_the_references),
+        tools::trial("read_faults_match_the_reader_without_numpy", &py, read_faults_match_the_reader_without_numpy),
+        tools::trial("read_faults_match_the_reader_with_numpy", &numpy, read_faults_match_the_reader_with_numpy),
+    ]
+}
