@@ -38,6 +38,7 @@ pub mod diag;
 pub mod fingerprint;
 pub mod history;
 pub mod ir;
+pub mod json;
 pub mod layout;
 pub mod lock;
 pub mod lower;

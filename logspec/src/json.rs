@@ -87,24 +87,8 @@ impl JsonWriter {
     }
 }
 
-/// A JSON string literal.
-pub fn string(out: &mut String, s: &str) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-}
+/// A JSON string literal (the project's one escaper, shared with the back ends' JSON).
+pub use logspec_ir::json::string;
 
 /// A float in shortest round-trip form, or a string for non-finite values.
 pub fn float(out: &mut String, v: f64) {

@@ -35,19 +35,7 @@ pub fn generated_banner(schema: &Schema) -> String {
 
 /// A JSON string literal (the golden vectors and JSON Schema back ends write JSON as text).
 pub(crate) fn json_string(s: &str) -> String {
-    use std::fmt::Write;
     let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
+    logspec_ir::json::string(&mut out, s);
     out
 }
