@@ -1,6 +1,6 @@
 //! The bodies of the fuzz targets (`fuzz/fuzz_targets/*.rs`), here so that the committed
 //! regression corpus (`fuzz/corpus/<target>/`) is replayed by an ordinary `cargo test`
-//! (`tests/fuzz_corpus.rs`) through exactly the code the fuzzer ran.
+//! (`tests/bounded.rs`) through exactly the code the fuzzer ran.
 //!
 //! Each function takes arbitrary bytes, must never panic, and must never allocate more than the
 //! input can justify; decoders are driven the way the CLI drives them. Not a stable API.
