@@ -199,6 +199,22 @@ pub fn const_bytes(schema: &Schema, f: &Field) -> Option<Vec<u8>> {
     })
 }
 
+/// What a const field should have held and what it held: numbers as numbers, bytes as text or hex.
+fn const_mismatch(f: &Field, expect: &[u8], found: &[u8]) -> String {
+    if let Some(ConstValue::Int(want)) = &f.value {
+        let raw = uint(found, f.endian);
+        let bits = 8 * found.len().min(8) as u32;
+        let got = if *want < 0 && bits > 0 && bits < 64 {
+            // Sign-extended from the field's width, as the const was written.
+            i128::from(((raw << (64 - bits)) as i64) >> (64 - bits))
+        } else {
+            i128::from(raw)
+        };
+        return format!("expected {want}, found {got}");
+    }
+    format!("expected {}, found {}", shown(expect), shown(found))
+}
+
 /// Bytes as shown in a fault: text when printable ASCII, else hex.
 fn shown(b: &[u8]) -> String {
     if !b.is_empty() && b.iter().all(|c| c.is_ascii_graphic() || *c == b' ') {
@@ -406,7 +422,7 @@ impl<'a> Walk<'a> {
                         Some(expect) if self.b[at..self.pos] != expect[..] => Err(Fault {
                             offset: at,
                             path: Vec::new(),
-                            message: format!("expected {}, found {}", shown(&expect), shown(&self.b[at..self.pos])),
+                            message: const_mismatch(f, &expect, &self.b[at..self.pos]),
                         }),
                         _ => Ok(v),
                     });

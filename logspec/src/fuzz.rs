@@ -28,6 +28,7 @@ pub const TARGETS: &[(&str, fn(&[u8]))] = &[
     ("msg", msg),
     ("wpilog", wpilog),
     ("wpistruct", wpistruct),
+    ("framed", framed),
 ];
 
 /// Records of a framed format, each written as JSON as `dump` does.
@@ -256,4 +257,96 @@ pub fn wpistruct(data: &[u8]) {
     schemas.offer("/.schema/struct:Fuzz", "structschema", schema);
     let _ = schemas.decode("struct:Fuzz", body);
     let _ = schemas.decode("struct:Fuzz[]", body);
+}
+
+/// The schema of the `framed` target: every kind of field the interpreter's framed reader meets
+/// in a project's own schema (consts in the file header and in a record, an enum, flags, fixed
+/// arrays of numbers and of structs, counted strings, bytes and arrays, a byte-size prefix,
+/// big-endian fields, padding, and a payload that runs to the end of the record).
+const FRAMED_SCHEMA: &str = r#"
+[format]
+name = "fz"
+endian = "little"
+schema_id = { value = 2, name = "FZ_SCHEMA", field = "schema" }
+
+[file_header]
+fields = [
+  { name = "magic", type = "bytes[2]", const = "FZ" },
+  { name = "schema", type = "u16" },
+  { pad = 2 },
+]
+
+[framing]
+tag = "kind"
+length = "len"
+timestamp = "t_us"
+fields = [
+  { name = "t_us", type = "u32", unit = "us" },
+  { name = "kind", type = "u8" },
+  { name = "len", type = "u16" },
+]
+
+[[enum]]
+name = "Mode"
+base = "u8"
+values = [{ name = "A", value = 0 }, { name = "B", value = 1 }]
+
+[[flags]]
+name = "Bits"
+base = "u16"
+flags = [{ name = "X", bit = 0 }, { name = "Y", bit = 3 }]
+
+[[struct]]
+name = "Vec2"
+fields = [{ name = "x", type = "f32" }, { name = "y", type = "i16", endian = "big" }]
+
+[[record]]
+name = "FIXED"
+id = 1
+fields = [
+  { name = "version", type = "u8", const = 7 },
+  { name = "mode", type = "Mode" },
+  { name = "bits", type = "Bits" },
+  { name = "v", type = "Vec2[2]" },
+  { name = "name", type = "string[4]" },
+  { pad = 1 },
+  { name = "ok", type = "bool" },
+]
+
+[[record]]
+name = "VAR"
+id = 2
+fields = [
+  { name = "text", type = "string", count = "u8" },
+  { name = "pts", type = "Vec2[]", count = "u16" },
+  { name = "raw", type = "bytes", size = "u8" },
+  { name = "tail", type = "u16[]", count = "rest" },
+]
+"#;
+
+/// A project's own schema read through the IR interpreter (`logspec::log::framed`): detection
+/// of the file, then every record checked and written as JSON, as `dump --schema` does.
+pub fn framed(data: &[u8]) {
+    use crate::runtime::Visit;
+    static FORMAT: std::sync::OnceLock<std::sync::Arc<crate::log::SchemaFormat>> = std::sync::OnceLock::new();
+    let format = FORMAT.get_or_init(|| {
+        let schema = logspec_ir::compile_str("fz.toml", FRAMED_SCHEMA).expect("the fuzz schema compiles");
+        std::sync::Arc::new(crate::log::SchemaFormat::new(schema, Vec::new()).expect("a framed schema"))
+    });
+    let _ = format.claims(&data[..data.len().min(4096)], data.len() <= 4096);
+    let Ok(mut r) = format.read(data) else { return };
+    let mut w = JsonWriter::new();
+    r.visit_header(&mut w);
+    while let Some(rec) = r.next_record() {
+        match rec {
+            Ok(rec) => {
+                if let Some(v) = &rec.value {
+                    v.visit(Some("fields"), &mut w);
+                }
+                w.take();
+            }
+            Err(e) if e.is_recoverable() => {}
+            Err(_) => break,
+        }
+    }
 }
