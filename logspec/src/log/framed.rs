@@ -1,6 +1,6 @@
 //! Any TOML schema with a `[framing]` read as a log format at run time: the file header and the
 //! record framing found from the IR, every payload decoded by the IR interpreter's
-//! [`Plan`](crate::dynamic::Plan), no code generated. A firmware team's own schema
+//! [`Plan`], no code generated. A firmware team's own schema
 //! (`schemas/boat.toml`) reads its logs this way in every tool, and a file written under an older
 //! schema id decodes with that id's layout from the schema's lock file, as the generated
 //! `history` module does for the bundled formats.
