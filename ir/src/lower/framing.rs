@@ -1,0 +1,165 @@
+//! The record framing: the roles (tag, length, timestamp) of the record header's fields, and the
+//! records it frames, with their ids and the payload bound that the length field sets.
+
+use std::collections::BTreeMap;
+
+use super::{Cx, Decl};
+use crate::diag::{did_you_mean, Code};
+use crate::ir::{self, Len, Ty, TypeId};
+use crate::layout;
+use crate::schema::{SchemaFile, Sp, Span};
+
+impl Cx {
+    pub(super) fn framing(&mut self, file: &SchemaFile, schema: &ir::Schema) -> Option<ir::Framing> {
+        let fr = file.framing.as_ref()?;
+        let header = TypeId(usize::from(file.file_header.is_some()));
+        self.fixed_size(schema, header, &fr.body, "the record header (`[framing]`)");
+        let s = schema.strukt(header);
+        let role = |cx: &mut Cx, r: &Sp<String>, what: &str| -> Option<usize> {
+            if r.is_placeholder() {
+                return None;
+            }
+            match s.fields.iter().position(|f| f.name == r.value && !f.is_padding()) {
+                Some(i) => match &s.fields[i].ty {
+                    Ty::Prim(p) if !p.is_float() => Some(i),
+                    Ty::Pad(0) => None,
+                    _ => {
+                        let written = fr.body.fields[i].ty.as_ref().map_or(String::new(), |t| t.value.clone());
+                        cx.err(
+                            Code::BadFraming,
+                            &r.span,
+                            format!("the {what} field `{}` must be an integer", r.value),
+                        )
+                        .label = Some(format!("`{}` is `{written}`", r.value));
+                        None
+                    }
+                },
+                None => {
+                    let names = s.fields.iter().filter(|f| !f.is_padding()).map(|f| f.name.as_str());
+                    let hint = did_you_mean(&r.value, names).map(str::to_string);
+                    let d = cx.err(
+                        Code::BadFraming,
+                        &r.span,
+                        format!("the {what} field `{}` is not a field of the record header", r.value),
+                    );
+                    d.label = Some("not in `[framing]` `fields`".into());
+                    d.help = Some(match hint {
+                        Some(h) => format!("did you mean `{h}`?"),
+                        None => format!("add an integer field `{}` to `[framing]` `fields`", r.value),
+                    });
+                    None
+                }
+            }
+        };
+        let tag = role(self, &fr.tag, "tag");
+        let length = fr.length.as_ref().and_then(|l| role(self, l, "length"));
+        let timestamp = fr.timestamp.as_ref().and_then(|t| role(self, t, "timestamp"));
+        Some(ir::Framing { header, tag: tag?, length, timestamp })
+    }
+
+    pub(super) fn records(
+        &mut self,
+        file: &SchemaFile,
+        schema: &ir::Schema,
+        decls: &[(String, Span, Decl<'_>)],
+        check_bounds: bool,
+    ) -> Vec<ir::Record> {
+        let framing_hdr = schema.framing.as_ref().map(|f| schema.strukt(f.header));
+        let tag_prim = schema.framing.as_ref().and_then(|f| match &framing_hdr?.fields[f.tag].ty {
+            Ty::Prim(p) => Some(*p),
+            _ => None,
+        });
+        let len_field = schema.framing.as_ref().and_then(|f| {
+            let field = &framing_hdr?.fields[f.length?];
+            match &field.ty {
+                Ty::Prim(p) => Some((*p, field.name.as_str())),
+                _ => None,
+            }
+        });
+        let mut ids: BTreeMap<i128, &str> = BTreeMap::new();
+        let mut out = Vec::new();
+        for r in &file.records {
+            let Some(body) = decls.iter().position(|(_, _, d)| matches!(d, Decl::Record(x) if std::ptr::eq(*x, r)))
+            else {
+                continue;
+            };
+            let id = r.id.value;
+            let mut id_ok = !r.id.is_placeholder();
+            if id_ok {
+                if let Some(prev) = ids.insert(id, &r.name.value) {
+                    self.err(
+                        Code::DuplicateRecordId,
+                        &r.id.span,
+                        format!("record id {id} is used by both `{prev}` and `{}`", r.name.value),
+                    )
+                    .label = Some("duplicate id".into());
+                }
+                id_ok = match tag_prim {
+                    Some(p) => self.fits(id, p, &r.id.span, "record id"),
+                    None => {
+                        if id < 0 || id > i128::from(u64::MAX) {
+                            self.err(
+                                Code::ValueOutOfRange,
+                                &r.id.span,
+                                format!("record id {id} is outside 0..={}", u64::MAX),
+                            );
+                        }
+                        (0..=i128::from(u64::MAX)).contains(&id)
+                    }
+                };
+            }
+            let s = schema.strukt(TypeId(body));
+            // `count = "rest"` runs to the end of the payload, which only the length field gives.
+            if let (Some(fr), Some(last)) = (&schema.framing, s.fields.last()) {
+                let rest =
+                    matches!(&last.ty, Ty::Bytes(Len::Rest) | Ty::Str(Len::Rest) | Ty::Array { len: Len::Rest, .. });
+                if rest && fr.length.is_none() {
+                    let span =
+                        r.fields.last().and_then(|f| f.count.as_ref()).map_or(r.name.span.clone(), |c| c.span.clone());
+                    self.err(Code::BadLength, &span, "`count = \"rest\"` needs a length field in `[framing]`")
+                        .help = Some("without `length`, nothing says where a payload ends; add a `length` role, or use a count prefix".into());
+                }
+            }
+            if let (Some((lp, lname)), true) = (len_field, check_bounds) {
+                let (_, hi) = lp.int_range().expect("integer");
+                match layout::max_size(schema, &Ty::Named(TypeId(body))) {
+                    Some(max) if max > hi as u128 => {
+                        // Point at the field that contributes most, usually the one to shrink.
+                        let biggest = s
+                            .fields
+                            .iter()
+                            .zip(&r.fields)
+                            .filter_map(|(f, fd)| Some((layout::max_size(schema, &f.ty)?, f, fd)))
+                            .max_by_key(|(m, _, _)| *m);
+                        let (span, label) = match biggest {
+                            Some((m, f, fd)) => (
+                                fd.count
+                                    .as_ref()
+                                    .or(fd.size.as_ref())
+                                    .or(fd.ty.as_ref())
+                                    .map_or(fd.span.clone(), |x| x.span.clone()),
+                                format!("field `{}` alone can be {m} bytes", f.name),
+                            ),
+                            None => (r.name.span.clone(), String::new()),
+                        };
+                        let d = self.err(Code::PayloadTooLarge, &span, format!("record `{}` can be {max} bytes long, but the length field `{lname}` ({lp}) holds at most {hi}", r.name.value));
+                        if !label.is_empty() {
+                            d.label = Some(label);
+                        }
+                        d.help = Some(format!("shrink the field (a smaller array or length prefix), or widen the framing's length field `{lname}` (a breaking change)"));
+                    }
+                    _ => {}
+                }
+            }
+            out.push(ir::Record {
+                name: r.name.value.clone(),
+                id: if id_ok { id as u64 } else { 0 },
+                doc: r.doc.as_ref().map(|d| d.value.clone()),
+                body: TypeId(body),
+                // Filled in once the whole schema is known to be valid.
+                fingerprint: 0,
+            });
+        }
+        out
+    }
+}

@@ -1,0 +1,269 @@
+//! The messages of an open bag, in time or file order ([`Bag::for_each_message`]): which chunks
+//! to read and in what groups, read through the decompression pipeline, and their messages
+//! handed out as stored, in one walk, or sorted by time.
+
+use std::borrow::Cow;
+use std::collections::BTreeSet;
+
+use super::{Bag, ChunkInfo, Source};
+use crate::formats::rosbag::chunk::{pipeline, Compression, RawChunk};
+use crate::formats::rosbag::record::{self, Ctx, Records};
+use crate::formats::rosbag::{BagError, Time};
+
+/// The order of [`Bag::for_each_message`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Order {
+    /// By record time, ties by connection id, then file position (an index-merged read).
+    Time,
+    /// As stored.
+    File,
+}
+
+/// One message: its connection, record time and serialized bytes.
+#[derive(Clone, Copy, Debug)]
+pub struct Message<'a> {
+    pub conn: u32,
+    pub time: Time,
+    pub data: &'a [u8],
+    /// File offset of its chunk, and its record's offset inside the uncompressed chunk.
+    pub chunk_pos: u64,
+    pub offset: usize,
+}
+
+impl<R: Source> Bag<R> {
+    /// Calls `f` for every message of the selected connections (all when `conns` is `None`), in
+    /// `order`. Chunks holding none of them are not read. Memory: the chunks being decompressed
+    /// (a bounded window) and, in time order, one group of chunks whose time spans overlap.
+    /// Every message before a fault has been handed to `f` when the fault is returned.
+    pub fn for_each_message<E: From<BagError>>(
+        &mut self,
+        order: Order,
+        conns: Option<&BTreeSet<u32>>,
+        mut f: impl FnMut(Message<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let wanted = |c: &u32| conns.map_or(true, |s| s.contains(c));
+        let mut list: Vec<ChunkInfo> = self.chunks.iter().filter(|c| c.counts.keys().any(wanted)).cloned().collect();
+        if order == Order::Time {
+            list.sort_by_key(|c| (c.start, c.pos));
+        }
+        // Group ids: in time order, chunks whose spans overlap (or touch) are merged together.
+        let mut group_end: Vec<usize> = Vec::with_capacity(list.len());
+        let mut i = 0;
+        while i < list.len() {
+            let mut j = i + 1;
+            let mut end = list[i].end;
+            while order == Order::Time && j < list.len() && list[j].start <= end {
+                end = end.max(list[j].end);
+                j += 1;
+            }
+            group_end.extend(std::iter::repeat(j).take(j - i));
+            i = j;
+        }
+        // A chunk alone in its group is read in one walk when its messages are stored in time
+        // order.
+        for i in 0..list.len() {
+            if order == Order::Time && group_end[i] == i + 1 && (i == 0 || group_end[i - 1] == i) {
+                if let Ok(j) = self.chunks.binary_search_by_key(&list[i].pos, |c| c.pos) {
+                    list[i].in_order = Some(self.in_order(j));
+                }
+            }
+        }
+        let compressed = list.iter().any(|c| c.compression != Compression::None);
+        let plan = Plan { list: &list, group_end: &group_end, order, compressed };
+        if let Some(file) = self.src.lend() {
+            // Uncompressed chunks are read in place; compressed ones are decompressed from the
+            // lent bytes.
+            return plan.run(|i| lent_chunk(file, &list[i]), &wanted, &mut f);
+        }
+        let src = &mut *self;
+        plan.run(|i| src.raw_chunk(&list[i]), &wanted, &mut f)
+    }
+}
+
+/// The chunks [`Bag::for_each_message`] reads, in reading order, and where each time-order
+/// group ends.
+struct Plan<'l> {
+    list: &'l [ChunkInfo],
+    /// For chunk `i`, the index after the last chunk of its group.
+    group_end: &'l [usize],
+    order: Order,
+    compressed: bool,
+}
+
+impl Plan<'_> {
+    /// Reads the chunks with `read` through the decompression pipeline and hands their messages
+    /// to `f`.
+    fn run<'a, E: From<BagError>>(
+        &self,
+        read: impl FnMut(usize) -> Result<RawChunk<'a>, BagError>,
+        wanted: &impl Fn(&u32) -> bool,
+        f: &mut impl FnMut(Message<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let mut group: Vec<(u64, Cow<'a, [u8]>)> = Vec::new();
+        pipeline(
+            self.list.len(),
+            read,
+            |i, bytes| {
+                let pos = self.list[i].pos;
+                if self.order == Order::File {
+                    return emit_file_order(pos, &bytes, wanted, f);
+                }
+                if group.is_empty() && self.group_end[i] == i + 1 && self.list[i].in_order == Some(true) {
+                    // A chunk alone in its group whose messages are stored in time order: one walk.
+                    return emit_in_order(pos, &bytes, wanted, f);
+                }
+                group.push((pos, bytes));
+                if self.group_end[i] == i + 1 {
+                    let r = emit_time_order(&group, wanted, f);
+                    group.clear();
+                    r?;
+                }
+                Ok(())
+            },
+            self.compressed,
+        )
+    }
+}
+
+/// The stored bytes of a chunk, lent from the whole file.
+fn lent_chunk<'a>(file: &'a [u8], info: &ChunkInfo) -> Result<RawChunk<'a>, BagError> {
+    let range = usize::try_from(info.data_pos)
+        .ok()
+        .and_then(|at| Some(at..at.checked_add(usize::try_from(info.stored).ok()?)?));
+    let data = range.and_then(|r| file.get(r)).ok_or_else(|| {
+        BagError::at(
+            info.pos,
+            format!(
+                "chunk data of {} bytes at byte {} runs past the end of the file ({} bytes)",
+                info.stored,
+                info.data_pos,
+                file.len()
+            ),
+        )
+    })?;
+    Ok(RawChunk { pos: info.pos, compression: info.compression, size: info.size, data: Cow::Borrowed(data) })
+}
+
+/// Every message of one chunk, as stored.
+fn emit_file_order<E: From<BagError>>(
+    pos: u64,
+    bytes: &[u8],
+    wanted: &impl Fn(&u32) -> bool,
+    f: &mut impl FnMut(Message<'_>) -> Result<(), E>,
+) -> Result<(), E> {
+    for r in Records::new(bytes, pos) {
+        if let Some(m) = message(r?, pos)? {
+            if wanted(&m.conn) {
+                f(m)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Every message of one chunk whose messages are stored in time order (its [`ChunkInfo::in_order`]),
+/// as stored, in one walk: what [`emit_time_order`] gives for it. Each message is checked against
+/// the one before; should one be older (an index that does not match its chunk), it and the
+/// rest of the chunk are sorted among themselves and handed out, then the mismatch is returned.
+fn emit_in_order<E: From<BagError>>(
+    pos: u64,
+    bytes: &[u8],
+    wanted: &impl Fn(&u32) -> bool,
+    f: &mut impl FnMut(Message<'_>) -> Result<(), E>,
+) -> Result<(), E> {
+    // The least key there is: the first message is never older.
+    let mut last = (Time::default(), 0u32);
+    let mut records = Records::new(bytes, pos);
+    for r in records.by_ref() {
+        let Some(m) = message(r?, pos)? else { continue };
+        if !wanted(&m.conn) {
+            continue;
+        }
+        if last > (m.time, m.conn) {
+            return out_of_order(pos, records, m, last, wanted, f);
+        }
+        last = (m.time, m.conn);
+        f(m)?;
+    }
+    Ok(())
+}
+
+/// What [`emit_in_order`] does when message `m` of the chunk at `pos` is older than the one
+/// before it, (time, connection) `last`: `m` and the rest of the chunk (`records`) are sorted
+/// among themselves and handed out, then the mismatch is returned.
+#[cold]
+#[inline(never)]
+fn out_of_order<'b, E: From<BagError>>(
+    pos: u64,
+    records: Records<'b>,
+    m: Message<'b>,
+    last: (Time, u32),
+    wanted: &impl Fn(&u32) -> bool,
+    f: &mut impl FnMut(Message<'_>) -> Result<(), E>,
+) -> Result<(), E> {
+    let (time, conn) = last;
+    let mismatch = BagError::at(
+        pos,
+        format!(
+            "in the chunk, at byte {} of its data: message record (connection {}, time {}.{:09}) is older than the \
+             message before it (connection {conn}, time {}.{:09}), although the bag's index lists the chunk's messages \
+             in time order: the index does not match the chunk; every message of the chunk was read, those from this \
+             record on in time order among themselves",
+            m.offset, m.conn, m.time.sec, m.time.nsec, time.sec, time.nsec
+        ),
+    );
+    emit_sorted([(pos, records)], Some(m), wanted, f)?;
+    Err(mismatch.into())
+}
+
+/// Every message of a group of chunks, by (time, connection, file position). Records before a
+/// bad one in the group are still emitted, then the fault is returned.
+fn emit_time_order<E: From<BagError>>(
+    group: &[(u64, Cow<'_, [u8]>)],
+    wanted: &impl Fn(&u32) -> bool,
+    f: &mut impl FnMut(Message<'_>) -> Result<(), E>,
+) -> Result<(), E> {
+    emit_sorted(group.iter().map(|(pos, bytes)| (*pos, Records::new(bytes, *pos))), None, wanted, f)
+}
+
+/// `first` and the messages of each chunk's remaining records, by (time, connection, file
+/// position). Records before a bad one are still emitted, then the fault is returned.
+fn emit_sorted<'b, E: From<BagError>>(
+    chunks: impl IntoIterator<Item = (u64, Records<'b>)>,
+    first: Option<Message<'b>>,
+    wanted: &impl Fn(&u32) -> bool,
+    f: &mut impl FnMut(Message<'_>) -> Result<(), E>,
+) -> Result<(), E> {
+    let mut msgs: Vec<Message<'b>> = first.into_iter().collect();
+    let mut fault = None;
+    'chunks: for (pos, records) in chunks {
+        for r in records {
+            match r.and_then(|r| message(r, pos)) {
+                Ok(Some(m)) if wanted(&m.conn) => msgs.push(m),
+                Ok(_) => {}
+                Err(e) => {
+                    fault = Some(e);
+                    break 'chunks;
+                }
+            }
+        }
+    }
+    msgs.sort_by_key(|m| (m.time, m.conn, m.chunk_pos, m.offset));
+    for m in msgs {
+        f(m)?;
+    }
+    match fault {
+        Some(e) => Err(e.into()),
+        None => Ok(()),
+    }
+}
+
+/// The message of a chunk record, or `None` for other records (connections, in chunks).
+#[inline(always)]
+fn message(r: record::Record<'_>, pos: u64) -> Result<Option<Message<'_>>, BagError> {
+    let ctx = Ctx { offset: pos, op: Some(record::OP_MESSAGE), chunk: Some((pos, r.offset)) };
+    match record::message_header(r.header, &ctx)? {
+        Some((conn, time)) => Ok(Some(Message { conn, time, data: r.data, chunk_pos: pos, offset: r.offset })),
+        None => Ok(None),
+    }
+}
