@@ -138,7 +138,7 @@ impl NativeLog {
         let opts = dump::Options {
             input: self.input(),
             frames: frames.map(|(a, b)| a..b),
-            select: Select { channels, since, until },
+            select: Select { channels, tables: false, since, until },
             msg_path: Vec::new(),
             file_order,
         };
@@ -170,7 +170,8 @@ impl NativeLog {
 
     /// The log's tables as Arrow streams (`[(name, stream)]`, in the order the channels first
     /// appear), the warnings, and the error that ended the reading early (message, usage?).
-    #[pyo3(signature = (channels = Vec::new(), since = None, until = None))]
+    /// `by_table`: the names in `channels` also name tables (`Select::tables`), for `table(name)`.
+    #[pyo3(signature = (channels = Vec::new(), since = None, until = None, by_table = false))]
     #[allow(clippy::type_complexity)]
     fn tables(
         &self,
@@ -178,8 +179,9 @@ impl NativeLog {
         channels: Vec<String>,
         since: Option<f64>,
         until: Option<f64>,
+        by_table: bool,
     ) -> PyResult<(Vec<(String, ArrowStream)>, Vec<String>, Option<PyErr>)> {
-        let select = Select { channels, since, until };
+        let select = Select { channels, tables: by_table, since, until };
         let read = || -> Result<_, CliError> {
             // USVLOG: counted, then filled in place on two threads (`tables::read_usvlog`), unless
             // that path declines the file (then through the sample source below).

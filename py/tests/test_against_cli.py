@@ -76,6 +76,25 @@ def test_tables_equal_parquet_export(path: Path, logspec_bin: str, tmp_path: Pat
         assert _rows(table) == _rows(pq.read_table(exported[name])), name
 
 
+@pytest.mark.parametrize("path", FILES, ids=IDS)
+def test_table_takes_every_key_of_tables(path: Path):
+    # Every name `tables()` gives (a CARLA packet kind whose per-actor channels `Position/<id>`
+    # make one table, an R1 key or ROS topic whose type changed, `name#type`) is a name
+    # `table()` takes, and gives the same table: the same schema (its metadata too) and rows.
+    need("pyarrow")
+    need("pandas")  # nanosecond times as Python objects (`_rows`)
+    log = logspec.open(path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", logspec.LogspecWarning)
+        tables = log.tables(on_error="warn")
+        assert tables or path.name == "nukkeldev_spec_example.wpilog", "a log without tables"
+        for name, expected in tables.items():
+            got = log.table(name, on_error="warn")
+            assert got.schema.equals(expected.schema, check_metadata=True), name
+            assert got.schema.metadata == expected.schema.metadata, name
+            assert _rows(got) == _rows(expected), name
+
+
 def _nan_free(v):
     """A value with NaN replaced by a marker, so that equal tables compare equal."""
     if isinstance(v, float) and math.isnan(v):

@@ -74,7 +74,7 @@ class Log:
     def table(
         self, channel: str, *, since: Optional[float] = None, until: Optional[float] = None, on_error: str = "raise"
     ) -> pa.Table:
-        """One channel as a pyarrow Table."""
+        """One table as a pyarrow Table: any name of `tables()`, or a channel's name (its table, with that channel's rows)."""
     def numpy(
         self, channel: str, *, since: Optional[float] = None, until: Optional[float] = None, on_error: str = "raise"
     ) -> Dict[str, np.ndarray]:

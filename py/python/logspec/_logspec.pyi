@@ -59,7 +59,11 @@ class NativeLog:
         file_order: bool = False,
     ) -> Batches: ...
     def tables(
-        self, channels: List[str] = ..., since: Optional[float] = None, until: Optional[float] = None
+        self,
+        channels: List[str] = ...,
+        since: Optional[float] = None,
+        until: Optional[float] = None,
+        by_table: bool = False,
     ) -> Tuple[List[Tuple[str, ArrowStream]], List[str], Optional[LogspecError]]: ...
 
 def open(
