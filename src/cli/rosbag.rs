@@ -4,7 +4,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use logspec::formats::rosbag::{Bag, BagError, Compression, Connection, Decoders, Message, Order, Registry, Time};
+use logspec::formats::rosbag::{
+    Bag, BagError, Compression, Connection, Decoders, Message, Order, Registry, Stop, Time,
+};
 use logspec::json::JsonWriter;
 use logspec::runtime::{Visit, Visitor};
 use sha2::{Digest, Sha256};
@@ -147,9 +149,7 @@ pub fn dump(path: &Path, shown: &str, opts: &DumpOptions<'_>, out: &mut impl Rec
         Ok(()) => {}
         Err(Walk::Out(e)) => return Err(Failure::Io(e)),
         Err(Walk::Bag(e)) => return Err(Failure::At(Fault::read(shown, &e))),
-    }
-    if let Some(e) = stop_fault(&bag, shown) {
-        return Err(Failure::At(e));
+        Err(Walk::Stop(stop)) => return Err(Failure::At(stop_fault(&stop, &bag, shown))),
     }
     if bad > 0 {
         return Err(Failure::At(Fault::new(
@@ -163,15 +163,23 @@ pub fn dump(path: &Path, shown: &str, opts: &DumpOptions<'_>, out: &mut impl Rec
     Ok(ExitCode::SUCCESS)
 }
 
-/// Why a walk over a bag's messages stopped: the consumer's error, or the bag's.
+/// Why a walk over a bag's messages stopped: the consumer's error, a bad record in a chunk, or
+/// where the bag's scan stopped (after every message before it: [`stop_fault`]).
 pub enum Walk<E> {
     Out(E),
     Bag(BagError),
+    Stop(Stop),
 }
 
 impl<E> From<BagError> for Walk<E> {
     fn from(e: BagError) -> Self {
         Walk::Bag(e)
+    }
+}
+
+impl<E> From<Stop> for Walk<E> {
+    fn from(stop: Stop) -> Self {
+        Walk::Stop(stop)
     }
 }
 
@@ -191,16 +199,16 @@ pub fn undecodable(shown: &str, m: &Message<'_>, c: &Connection, e: &dyn std::fm
     )
 }
 
-/// Where and why reading the bag stopped early, if it did: everything before was delivered.
-pub fn stop_fault<R>(bag: &Bag<R>, shown: &str) -> Option<Fault> {
-    let stop = bag.stop.as_ref()?;
+/// Where and why reading `bag` stopped early (the [`Stop`] its walk returned): everything
+/// before was delivered.
+pub fn stop_fault<R>(stop: &Stop, bag: &Bag<R>, shown: &str) -> Fault {
     let what = if stop.truncated { "the file is truncated" } else { "a bad record" };
     let message = format!(
         "{shown}: {what}: {}; every message of the {} complete chunk(s) before it was recovered",
         stop.error,
         bag.chunks.len()
     );
-    Some(Fault::at(shown, stop.error.offset, None, message))
+    Fault::at(shown, stop.error.offset, None, message)
 }
 
 fn connection_json(w: &mut (impl ValueSink + ?Sized), c: &Connection, md5_ok: bool) {

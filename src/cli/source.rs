@@ -940,13 +940,10 @@ fn read_rosbag(file: &Path, path: &str, state: &mut State<'_>) -> Result<(), Cli
         Ok(())
     });
     match walked {
-        Ok(()) => {
-            if let Some(f) = super::rosbag::stop_fault(&bag, path) {
-                state.outcome.fail(f);
-            }
-        }
+        Ok(()) => {}
         Err(Walk::Out(e)) => return Err(e),
         Err(Walk::Bag(e)) => state.outcome.fail(super::fault::Fault::read(path, &e)),
+        Err(Walk::Stop(stop)) => state.outcome.fail(super::rosbag::stop_fault(&stop, &bag, path)),
     }
     Ok(())
 }
