@@ -118,10 +118,18 @@ impl NativeLog {
         }
     }
 
-    /// The `logspec info --json` object as JSON text, and whether the file read cleanly.
-    fn info_json(&self, py: Python<'_>) -> PyResult<(String, bool)> {
+    /// The `logspec info --json` object as JSON text and whether the file read cleanly (or the
+    /// error that stopped the summary), with the `LogspecWarning`s of what the command notes on
+    /// standard error (a bag scanned without its index), to be warned before either.
+    #[allow(clippy::type_complexity)]
+    fn info_json(&self, py: Python<'_>) -> PyResult<(Option<(String, bool)>, Vec<Py<PyAny>>, Option<PyErr>)> {
         let (path, input) = (self.path.clone(), self.input());
-        py.detach(|| info::json_of(&path, input)).map_err(|e| errors::from_cli(py, &e, &self.shown()))
+        let (summary, notes) = py.detach(|| info::json_of(&path, input));
+        let warnings = notes.iter().map(|n| errors::warning(py, n).map(Bound::unbind)).collect::<PyResult<Vec<_>>>()?;
+        Ok(match summary {
+            Ok(s) => (Some(s), warnings, None),
+            Err(e) => (None, warnings, Some(errors::from_cli(py, &e, &self.shown()))),
+        })
     }
 
     /// The records of `logspec dump` as Python objects, streamed: an iterator of lists of

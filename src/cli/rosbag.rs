@@ -24,14 +24,6 @@ pub struct DumpOptions<'a> {
     pub file_order: bool,
 }
 
-fn open(path: &Path, shown: &str) -> Result<Bag<std::io::BufReader<std::fs::File>>, String> {
-    let (bag, notice) = open_noting(path, shown)?;
-    if let Some(n) = notice {
-        eprintln!("logspec: {n}");
-    }
-    Ok(bag)
-}
-
 /// Opens a bag; the second value says when its index was missing or unusable (the bag was
 /// scanned instead).
 pub fn open_noting(
@@ -252,8 +244,12 @@ pub struct Summary {
     pub end: Option<Time>,
 }
 
-pub fn summarise(path: &Path, shown: &str, msg_path: &[PathBuf]) -> Result<Summary, CliError> {
-    let bag = open(path, shown).map_err(CliError::Input)?;
+/// The summary of a bag. A note on how it was read (its index missing or unusable, so the bag
+/// was scanned: [`open_noting`]) is pushed to `notes` as soon as the bag is open, whatever
+/// comes after: what `info` prints on standard error and the Python package gives as a warning.
+pub fn summarise(path: &Path, shown: &str, msg_path: &[PathBuf], notes: &mut Vec<String>) -> Result<Summary, CliError> {
+    let (bag, notice) = open_noting(path, shown).map_err(CliError::Input)?;
+    notes.extend(notice);
     let registry = registry(msg_path).map_err(CliError::Input)?;
     let decoders = Decoders::new(shown, &bag.connections, registry.as_ref());
     let mut per_conn: BTreeMap<u32, u64> = BTreeMap::new();

@@ -191,8 +191,14 @@ class Log:
         """What ``logspec info --json`` prints for the file, as a dict (keys per format in
         docs/output.md). A file with problems still gives its summary, with ``ok`` false and
         ``error`` (or ``integrity``) saying what is wrong; a file that cannot be read at all
-        raises."""
-        text, _ok = self._native.info_json()
+        raises. What the command notes on standard error (a bag scanned without its index) is a
+        :class:`LogspecWarning`."""
+        summary, notes, error = self._native.info_json()
+        for note in notes:
+            warnings.warn(note, stacklevel=2)
+        if error is not None:
+            raise error
+        text, _ok = summary
         return json.loads(text)
 
     def __iter__(self) -> Iterator[Dict[str, Any]]:
