@@ -174,3 +174,31 @@ def test_info_of_a_bag_without_its_index_warns_and_prints_nothing(made: str, tmp
     assert all(w.message.file == str(bag) and w.message.message == str(w.message) for w in caught)
     out, err = capfd.readouterr()
     assert (out, err) == ("", "")
+
+
+def test_a_truncated_bag_gives_its_complete_messages_then_raises(logspec_bin: str):
+    # test_truncated.bag is cut inside its last chunk: its expected summary (the reference
+    # scanner's) counts the messages of the complete chunks; every API gives those, then says
+    # the file is cut, in the command's words.
+    need("pyarrow")  # the tables
+    bag = DATA / "rosbag" / "test_truncated.bag"
+    summary = json.loads((DATA / "rosbag" / "test_truncated.expected.summary.json").read_text())
+    assert summary["truncated"] is True
+    _, status, notes = dump_run(logspec_bin, bag)
+    assert status == 1 and "truncated" in notes[-1], notes
+    log = logspec.open(bag)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", logspec.LogspecWarning)
+        with pytest.raises(logspec.DecodeError) as raised:
+            log.tables()
+        assert str(raised.value) == notes[-1] and raised.value.offset is not None
+        assert f"byte {raised.value.offset}" in notes[-1]
+        tables = log.tables(on_error="warn")
+        with pytest.raises(logspec.DecodeError) as raised:
+            list(log)
+        assert str(raised.value) == notes[-1]
+        messages = [r for r in log.records(on_error="warn") if r["kind"] == "message"]
+        info = log.info()
+    assert {name: t.num_rows for name, t in tables.items()} == summary["topics"]
+    assert len(messages) == sum(t.num_rows for t in tables.values()) == summary["messages"]
+    assert info["truncated"] is True and info["messages"] == summary["messages"]
