@@ -49,7 +49,13 @@ def test_records_equal_dump(path: Path, logspec_bin: str):
 def test_info_equals_info_json(path: Path, logspec_bin: str):
     p = run(logspec_bin, "info", "--json", str(path))
     assert p.stdout, p.stderr
-    assert logspec.open(path).info() == json.loads(p.stdout)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert logspec.open(path).info() == json.loads(p.stdout)
+    # What the command notes on stderr (a bag scanned without its index), the package warns.
+    notes = [line.removeprefix("logspec: ") for line in p.stderr.splitlines()]
+    assert [str(w.message) for w in caught] == notes
+    assert all(issubclass(w.category, logspec.LogspecWarning) for w in caught)
 
 
 @pytest.mark.parametrize("path", FILES, ids=IDS)
