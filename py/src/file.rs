@@ -118,10 +118,18 @@ impl NativeLog {
         }
     }
 
-    /// The `logspec info --json` object as JSON text, and whether the file read cleanly.
-    fn info_json(&self, py: Python<'_>) -> PyResult<(String, bool)> {
+    /// The `logspec info --json` object as JSON text and whether the file read cleanly (or the
+    /// error that stopped the summary), with the `LogspecWarning`s of what the command notes on
+    /// standard error (a bag scanned without its index), to be warned before either.
+    #[allow(clippy::type_complexity)]
+    fn info_json(&self, py: Python<'_>) -> PyResult<(Option<(String, bool)>, Vec<Py<PyAny>>, Option<PyErr>)> {
         let (path, input) = (self.path.clone(), self.input());
-        py.detach(|| info::json_of(&path, input)).map_err(|e| errors::from_cli(py, &e, &self.shown()))
+        let (summary, notes) = py.detach(|| info::json_of(&path, input));
+        let warnings = notes.iter().map(|n| errors::warning(py, n).map(Bound::unbind)).collect::<PyResult<Vec<_>>>()?;
+        Ok(match summary {
+            Ok(s) => (Some(s), warnings, None),
+            Err(e) => (None, warnings, Some(errors::from_cli(py, &e, &self.shown()))),
+        })
     }
 
     /// The records of `logspec dump` as Python objects, streamed: an iterator of lists of
@@ -138,7 +146,7 @@ impl NativeLog {
         let opts = dump::Options {
             input: self.input(),
             frames: frames.map(|(a, b)| a..b),
-            select: Select { channels, since, until },
+            select: Select { channels, tables: false, since, until },
             msg_path: Vec::new(),
             file_order,
         };
@@ -170,7 +178,8 @@ impl NativeLog {
 
     /// The log's tables as Arrow streams (`[(name, stream)]`, in the order the channels first
     /// appear), the warnings, and the error that ended the reading early (message, usage?).
-    #[pyo3(signature = (channels = Vec::new(), since = None, until = None))]
+    /// `by_table`: the names in `channels` also name tables (`Select::tables`), for `table(name)`.
+    #[pyo3(signature = (channels = Vec::new(), since = None, until = None, by_table = false))]
     #[allow(clippy::type_complexity)]
     fn tables(
         &self,
@@ -178,8 +187,9 @@ impl NativeLog {
         channels: Vec<String>,
         since: Option<f64>,
         until: Option<f64>,
+        by_table: bool,
     ) -> PyResult<(Vec<(String, ArrowStream)>, Vec<String>, Option<PyErr>)> {
-        let select = Select { channels, since, until };
+        let select = Select { channels, tables: by_table, since, until };
         let read = || -> Result<_, CliError> {
             // USVLOG: counted, then filled in place on two threads (`tables::read_usvlog`), unless
             // that path declines the file (then through the sample source below).

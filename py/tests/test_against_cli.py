@@ -49,7 +49,13 @@ def test_records_equal_dump(path: Path, logspec_bin: str):
 def test_info_equals_info_json(path: Path, logspec_bin: str):
     p = run(logspec_bin, "info", "--json", str(path))
     assert p.stdout, p.stderr
-    assert logspec.open(path).info() == json.loads(p.stdout)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert logspec.open(path).info() == json.loads(p.stdout)
+    # What the command notes on stderr (a bag scanned without its index), the package warns.
+    notes = [line.removeprefix("logspec: ") for line in p.stderr.splitlines()]
+    assert [str(w.message) for w in caught] == notes
+    assert all(issubclass(w.category, logspec.LogspecWarning) for w in caught)
 
 
 @pytest.mark.parametrize("path", FILES, ids=IDS)
@@ -74,6 +80,25 @@ def test_tables_equal_parquet_export(path: Path, logspec_bin: str, tmp_path: Pat
         for f in table.schema:
             assert (f.metadata or {}) == (schema.field(f.name).metadata or {}), f"{name}.{f.name}"
         assert _rows(table) == _rows(pq.read_table(exported[name])), name
+
+
+@pytest.mark.parametrize("path", FILES, ids=IDS)
+def test_table_takes_every_key_of_tables(path: Path):
+    # Every name `tables()` gives (a CARLA packet kind whose per-actor channels `Position/<id>`
+    # make one table, an R1 key or ROS topic whose type changed, `name#type`) is a name
+    # `table()` takes, and gives the same table: the same schema (its metadata too) and rows.
+    need("pyarrow")
+    need("pandas")  # nanosecond times as Python objects (`_rows`)
+    log = logspec.open(path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", logspec.LogspecWarning)
+        tables = log.tables(on_error="warn")
+        assert tables or path.name == "nukkeldev_spec_example.wpilog", "a log without tables"
+        for name, expected in tables.items():
+            got = log.table(name, on_error="warn")
+            assert got.schema.equals(expected.schema, check_metadata=True), name
+            assert got.schema.metadata == expected.schema.metadata, name
+            assert _rows(got) == _rows(expected), name
 
 
 def _nan_free(v):

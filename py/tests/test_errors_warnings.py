@@ -7,6 +7,7 @@ independent reference for where each record starts."""
 
 from __future__ import annotations
 
+import json
 import struct
 import warnings
 from pathlib import Path
@@ -15,7 +16,7 @@ import pytest
 
 import logspec
 
-from conftest import DATA, dump_run, need
+from conftest import DATA, dump_run, need, run
 
 
 def header(t0=0, schema=1):
@@ -131,3 +132,73 @@ def test_warnings_can_be_errors():
         with pytest.raises(logspec.LogspecWarning) as info:
             list(logspec.open(bag))
     assert info.value.file == str(bag) and isinstance(info.value, UserWarning)
+
+
+def bag_index_pos(data: bytes) -> int:
+    """The `index_pos` field of a bag's header record (ROS bag format 2.0: after the 13-byte
+    magic line, a record is a u32 header length, fields `u32 len, name=value`, then its data)."""
+    assert data[:13] == b"#ROSBAG V2.0\n"
+    (header_len,) = struct.unpack_from("<I", data, 13)
+    at, end = 17, 17 + header_len
+    while at < end:
+        (n,) = struct.unpack_from("<I", data, at)
+        name, _, value = data[at + 4 : at + 4 + n].partition(b"=")
+        if name == b"index_pos":
+            return struct.unpack("<Q", value)[0]
+        at += 4 + n
+    raise AssertionError("no index_pos in the bag header")
+
+
+@pytest.mark.parametrize("made", ["unindexed", "cut_before_index"])
+def test_info_of_a_bag_without_its_index_warns_and_prints_nothing(made: str, tmp_path: Path, logspec_bin: str, capfd):
+    # A bag whose index was never written (a killed recorder: index_pos 0) and one cut where its
+    # index begins: `logspec info` notes on stderr that it scanned the file; the package says
+    # the same as a LogspecWarning and prints nothing.
+    if made == "unindexed":
+        bag = DATA / "rosbag" / "test_unindexed.bag"
+    else:
+        data = (DATA / "rosbag" / "test_none.bag").read_bytes()
+        index_pos = bag_index_pos(data)
+        assert 0 < index_pos < len(data)
+        bag = tmp_path / "cut_before_index.bag"
+        bag.write_bytes(data[:index_pos])
+    p = run(logspec_bin, "info", "--json", str(bag))
+    assert p.returncode == 0, p.stderr
+    notes = [line.removeprefix("logspec: ") for line in p.stderr.splitlines()]
+    assert len(notes) == 1 and "scanned" in notes[0], notes
+    capfd.readouterr()
+    with pytest.warns(logspec.LogspecWarning) as caught:
+        info = logspec.open(bag).info()
+    assert info == json.loads(p.stdout) and info["indexed"] is False
+    assert [str(w.message) for w in caught] == notes
+    assert all(w.message.file == str(bag) and w.message.message == str(w.message) for w in caught)
+    out, err = capfd.readouterr()
+    assert (out, err) == ("", "")
+
+
+def test_a_truncated_bag_gives_its_complete_messages_then_raises(logspec_bin: str):
+    # test_truncated.bag is cut inside its last chunk: its expected summary (the reference
+    # scanner's) counts the messages of the complete chunks; every API gives those, then says
+    # the file is cut, in the command's words.
+    need("pyarrow")  # the tables
+    bag = DATA / "rosbag" / "test_truncated.bag"
+    summary = json.loads((DATA / "rosbag" / "test_truncated.expected.summary.json").read_text())
+    assert summary["truncated"] is True
+    _, status, notes = dump_run(logspec_bin, bag)
+    assert status == 1 and "truncated" in notes[-1], notes
+    log = logspec.open(bag)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", logspec.LogspecWarning)
+        with pytest.raises(logspec.DecodeError) as raised:
+            log.tables()
+        assert str(raised.value) == notes[-1] and raised.value.offset is not None
+        assert f"byte {raised.value.offset}" in notes[-1]
+        tables = log.tables(on_error="warn")
+        with pytest.raises(logspec.DecodeError) as raised:
+            list(log)
+        assert str(raised.value) == notes[-1]
+        messages = [r for r in log.records(on_error="warn") if r["kind"] == "message"]
+        info = log.info()
+    assert {name: t.num_rows for name, t in tables.items()} == summary["topics"]
+    assert len(messages) == sum(t.num_rows for t in tables.values()) == summary["messages"]
+    assert info["truncated"] is True and info["messages"] == summary["messages"]

@@ -66,7 +66,7 @@ pub struct SelectArgs {
 
 impl SelectArgs {
     pub fn select(&self) -> Select {
-        Select { channels: self.channels.clone(), since: self.since, until: self.until }
+        Select { channels: self.channels.clone(), tables: false, since: self.since, until: self.until }
     }
 }
 

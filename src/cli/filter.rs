@@ -84,7 +84,7 @@ impl Tally {
 /// the names (`what_all`) and the closest one. `what` is the kind of name (`channel`, `topic`).
 pub fn no_match(select: &Select, names: &[&str], path: &str, what: &str, what_all: &str) -> Result<(), String> {
     for p in &select.channels {
-        let one = Select { channels: vec![p.clone()], ..Default::default() };
+        let one = Select { channels: vec![p.clone()], tables: select.tables, ..Default::default() };
         if names.iter().any(|n| one.wants_channel(n)) {
             continue;
         }

@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use logspec::json::JsonWriter;
 use logspec::runtime::{with_file_format, FramedFormat, Reader, Versioned, Visit, Visitor, WithFormat};
 
+use super::fault::{Fault, FaultKind};
 use super::{detect, open, shown, CliError, FormatKind};
 
 #[derive(clap::Args, Debug)]
@@ -49,14 +50,24 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     if args.files.iter().filter(|f| f.as_os_str() == "-").count() > 1 {
         return Err(CliError::Usage("standard input (`-`) can be read only once".into()));
     }
+    // The notes on how a file was read (a bag scanned without its index) go to standard error
+    // before its summary (or its error).
+    let summary_of = |file: &Path| {
+        let mut notes = Vec::new();
+        let summary = one(file, &args, &mut notes);
+        for n in notes {
+            eprintln!("logspec: {n}");
+        }
+        summary
+    };
     if args.files.len() == 1 {
-        let (text, ok) = one(&args.files[0], &args)?;
+        let (text, ok) = summary_of(&args.files[0])?;
         super::write_stdout(text.as_bytes())?;
         return Ok(if ok { ExitCode::SUCCESS } else { ExitCode::from(1) });
     }
     let mut all_ok = true;
     for (i, file) in args.files.iter().enumerate() {
-        match one(file, &args) {
+        match summary_of(file) {
             Ok((text, ok)) => {
                 all_ok &= ok;
                 let sep = if i > 0 && !args.json { "\n" } else { "" };
@@ -73,14 +84,19 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
 }
 
 /// The `info --json` object of one file (one line) and whether the file read cleanly: what the
-/// Python package's `.info()` returns.
-pub fn json_of(file: &Path, input: super::InputArgs) -> Result<(String, bool), CliError> {
+/// Python package's `.info()` returns; and the notes that `info` prints on standard error (a bag
+/// scanned without its index), which come even when the summary fails.
+pub fn json_of(file: &Path, input: super::InputArgs) -> (Result<(String, bool), CliError>, Vec<Fault>) {
     let args = Args { files: vec![file.to_path_buf()], json: true, input, msg_path: Vec::new() };
-    one(file, &args)
+    let mut notes = Vec::new();
+    let summary = one(file, &args, &mut notes);
+    let path = shown(file);
+    (summary, notes.into_iter().map(|n| Fault::new(FaultKind::Decode, &path, n)).collect())
 }
 
-/// The summary of one file (text or one JSON line) and whether the file read cleanly.
-fn one(file: &Path, args: &Args) -> Result<(String, bool), CliError> {
+/// The summary of one file (text or one JSON line) and whether the file read cleanly. Notes on
+/// how the file was read, which do not make it fail, are pushed to `notes`.
+fn one(file: &Path, args: &Args, notes: &mut Vec<String>) -> Result<(String, bool), CliError> {
     let path = shown(file);
     let d = detect(file, open(file)?, &args.input)?;
     let kind = d.kind;
@@ -92,7 +108,7 @@ fn one(file: &Path, args: &Args) -> Result<(String, bool), CliError> {
     }
     if kind == FormatKind::Rosbag {
         drop(d.input);
-        let s = super::rosbag::summarise(file, &path, &args.msg_path)?;
+        let s = super::rosbag::summarise(file, &path, &args.msg_path, notes)?;
         let text = if args.json { super::rosbag::json(&s, &path) } else { super::rosbag::text(&s, &path) };
         return Ok((text, super::rosbag::ok(&s)));
     }

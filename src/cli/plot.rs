@@ -73,7 +73,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     }
     let path = shown(&args.file);
     let d = detect(&args.file, open(&args.file)?, &args.input)?;
-    let select = Select { channels: Vec::new(), since: args.since, until: args.until };
+    let select = Select { channels: Vec::new(), tables: false, since: args.since, until: args.until };
     let mut sink = Collect {
         fields: args.fields.iter().map(|f| Series::new(f)).collect(),
         by_channel: Vec::new(),

@@ -4,7 +4,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use logspec::formats::rosbag::{Bag, BagError, Compression, Connection, Decoders, Message, Order, Registry, Time};
+use logspec::formats::rosbag::{
+    Bag, BagError, Compression, Connection, Decoders, Message, Order, Registry, Stop, Time,
+};
 use logspec::json::JsonWriter;
 use logspec::runtime::{Visit, Visitor};
 use sha2::{Digest, Sha256};
@@ -20,14 +22,6 @@ pub struct DumpOptions<'a> {
     pub select: &'a super::source::Select,
     pub msg_path: &'a [PathBuf],
     pub file_order: bool,
-}
-
-fn open(path: &Path, shown: &str) -> Result<Bag<std::io::BufReader<std::fs::File>>, String> {
-    let (bag, notice) = open_noting(path, shown)?;
-    if let Some(n) = notice {
-        eprintln!("logspec: {n}");
-    }
-    Ok(bag)
 }
 
 /// Opens a bag; the second value says when its index was missing or unusable (the bag was
@@ -147,9 +141,7 @@ pub fn dump(path: &Path, shown: &str, opts: &DumpOptions<'_>, out: &mut impl Rec
         Ok(()) => {}
         Err(Walk::Out(e)) => return Err(Failure::Io(e)),
         Err(Walk::Bag(e)) => return Err(Failure::At(Fault::read(shown, &e))),
-    }
-    if let Some(e) = stop_fault(&bag, shown) {
-        return Err(Failure::At(e));
+        Err(Walk::Stop(stop)) => return Err(Failure::At(stop_fault(&stop, &bag, shown))),
     }
     if bad > 0 {
         return Err(Failure::At(Fault::new(
@@ -163,15 +155,23 @@ pub fn dump(path: &Path, shown: &str, opts: &DumpOptions<'_>, out: &mut impl Rec
     Ok(ExitCode::SUCCESS)
 }
 
-/// Why a walk over a bag's messages stopped: the consumer's error, or the bag's.
+/// Why a walk over a bag's messages stopped: the consumer's error, a bad record in a chunk, or
+/// where the bag's scan stopped (after every message before it: [`stop_fault`]).
 pub enum Walk<E> {
     Out(E),
     Bag(BagError),
+    Stop(Stop),
 }
 
 impl<E> From<BagError> for Walk<E> {
     fn from(e: BagError) -> Self {
         Walk::Bag(e)
+    }
+}
+
+impl<E> From<Stop> for Walk<E> {
+    fn from(stop: Stop) -> Self {
+        Walk::Stop(stop)
     }
 }
 
@@ -191,16 +191,16 @@ pub fn undecodable(shown: &str, m: &Message<'_>, c: &Connection, e: &dyn std::fm
     )
 }
 
-/// Where and why reading the bag stopped early, if it did: everything before was delivered.
-pub fn stop_fault<R>(bag: &Bag<R>, shown: &str) -> Option<Fault> {
-    let stop = bag.stop.as_ref()?;
+/// Where and why reading `bag` stopped early (the [`Stop`] its walk returned): everything
+/// before was delivered.
+pub fn stop_fault<R>(stop: &Stop, bag: &Bag<R>, shown: &str) -> Fault {
     let what = if stop.truncated { "the file is truncated" } else { "a bad record" };
     let message = format!(
         "{shown}: {what}: {}; every message of the {} complete chunk(s) before it was recovered",
         stop.error,
         bag.chunks.len()
     );
-    Some(Fault::at(shown, stop.error.offset, None, message))
+    Fault::at(shown, stop.error.offset, None, message)
 }
 
 fn connection_json(w: &mut (impl ValueSink + ?Sized), c: &Connection, md5_ok: bool) {
@@ -244,8 +244,12 @@ pub struct Summary {
     pub end: Option<Time>,
 }
 
-pub fn summarise(path: &Path, shown: &str, msg_path: &[PathBuf]) -> Result<Summary, CliError> {
-    let bag = open(path, shown).map_err(CliError::Input)?;
+/// The summary of a bag. A note on how it was read (its index missing or unusable, so the bag
+/// was scanned: [`open_noting`]) is pushed to `notes` as soon as the bag is open, whatever
+/// comes after: what `info` prints on standard error and the Python package gives as a warning.
+pub fn summarise(path: &Path, shown: &str, msg_path: &[PathBuf], notes: &mut Vec<String>) -> Result<Summary, CliError> {
+    let (bag, notice) = open_noting(path, shown).map_err(CliError::Input)?;
+    notes.extend(notice);
     let registry = registry(msg_path).map_err(CliError::Input)?;
     let decoders = Decoders::new(shown, &bag.connections, registry.as_ref());
     let mut per_conn: BTreeMap<u32, u64> = BTreeMap::new();

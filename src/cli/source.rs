@@ -180,6 +180,11 @@ impl<T: logspec::runtime::Visit> DynVisit for T {
 pub struct Select {
     /// Channel names to keep (exact, or a prefix ending in `*`); empty keeps all.
     pub channels: Vec<String>,
+    /// Whether `channels` also name tables ([`super::tables::table_name`]), as the Python
+    /// package's `table(name)` takes every name of `tables()`: a name keeps a channel whose group
+    /// it matches (`Position` keeps the CARLA channels `Position/<id>`), and `<name>#<type>`
+    /// keeps the channels of `<name>` (the table of those whose type changed is among them).
+    pub tables: bool,
     /// Keep samples at or after this time (seconds since the log's time origin).
     pub since: Option<f64>,
     /// Keep samples at or before this time (seconds since the log's time origin).
@@ -187,12 +192,27 @@ pub struct Select {
 }
 
 impl Select {
+    /// Whether a channel named `name` (of no group) is kept.
     pub fn wants_channel(&self, name: &str) -> bool {
+        self.wants(name, None)
+    }
+
+    /// Whether a channel named `name`, of the group `group` (the table it is part of, if any), is
+    /// kept: a name matches it, or, with [`Select::tables`], its group or its table of another
+    /// type (`<name>#<type>`, `<group>#<type>`).
+    pub fn wants(&self, name: &str, group: Option<&str>) -> bool {
+        let matches = |pattern: &str, name: &str| match pattern.strip_suffix('*') {
+            Some(prefix) => name.starts_with(prefix),
+            None => pattern == name,
+        };
+        let table = |pattern: &str, base: &str| {
+            matches(pattern, base) || pattern.strip_prefix(base).is_some_and(|rest| rest.starts_with('#'))
+        };
         self.channels.is_empty()
-            || self.channels.iter().any(|c| match c.strip_suffix('*') {
-                Some(prefix) => name.starts_with(prefix),
-                None => c == name,
-            })
+            || self
+                .channels
+                .iter()
+                .any(|c| matches(c, name) || (self.tables && (table(c, name) || group.is_some_and(|g| table(c, g)))))
     }
 
     /// Whether a sample at `t_ns` nanoseconds after the log's time origin is wanted.
@@ -435,7 +455,11 @@ impl State<'_> {
             None => {
                 let channel = describe();
                 self.tally.channel(&channel.name);
-                let slot = if self.select.wants_channel(&channel.name) {
+                if let Some(group) = channel.group.as_deref().filter(|_| self.select.tables) {
+                    // A table's name is one a filter of tables matches.
+                    self.tally.channel(group);
+                }
+                let slot = if self.select.wants(&channel.name, channel.group.as_deref()) {
                     Slot::Pending(Box::new(channel))
                 } else {
                     Slot::Skip
@@ -916,13 +940,10 @@ fn read_rosbag(file: &Path, path: &str, state: &mut State<'_>) -> Result<(), Cli
         Ok(())
     });
     match walked {
-        Ok(()) => {
-            if let Some(f) = super::rosbag::stop_fault(&bag, path) {
-                state.outcome.fail(f);
-            }
-        }
+        Ok(()) => {}
         Err(Walk::Out(e)) => return Err(e),
         Err(Walk::Bag(e)) => state.outcome.fail(super::fault::Fault::read(path, &e)),
+        Err(Walk::Stop(stop)) => state.outcome.fail(super::rosbag::stop_fault(&stop, &bag, path)),
     }
     Ok(())
 }
@@ -984,5 +1005,37 @@ mod seconds_tests {
         assert_eq!(seconds_to_ns(1.0000000005), 1_000_000_001);
         assert_eq!(seconds_to_ns(-1.0), 0);
         assert_eq!(seconds_to_ns(f64::NAN), 0);
+    }
+}
+
+#[cfg(test)]
+mod select_tests {
+    use super::*;
+
+    /// A filter of tables keeps the channels of a group by its name and those of `<name>#<type>`
+    /// by their name; a filter of channels keeps neither (the command's `--channel`).
+    #[test]
+    fn a_filter_of_tables_keeps_groups_and_changed_types() {
+        let of = |names: &[&str], tables: bool| Select {
+            channels: names.iter().map(|n| n.to_string()).collect(),
+            tables,
+            ..Default::default()
+        };
+        for tables in [false, true] {
+            let s = of(&["Position"], tables);
+            assert_eq!(s.wants("Position/231", Some("Position")), tables);
+            assert!(s.wants("Position", None));
+            assert!(!s.wants("State/231", Some("State")));
+            let s = of(&["/Key#string"], tables);
+            assert_eq!(s.wants("/Key", None), tables);
+            assert_eq!(s.wants("Position/2", Some("/Key")), tables);
+            assert!(!s.wants("/Keys", None) && !s.wants("/Key#", None));
+            assert!(of(&["Pos*"], tables).wants("Position/231", Some("Position")));
+            assert!(of(&["Position/231"], tables).wants("Position/231", Some("Position")));
+            assert!(!of(&["Position/231"], tables).wants("Position/232", Some("Position")));
+            assert!(of(&[], tables).wants("anything", None));
+        }
+        assert!(!of(&["Pos*"], false).wants("State/2", Some("Position")));
+        assert!(of(&["Pos*"], true).wants("State/2", Some("Position")));
     }
 }

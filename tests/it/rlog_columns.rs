@@ -246,9 +246,9 @@ fn every_sample_log_reads_alike() {
 fn filters_read_alike() {
     let log = data().join("akit_v1.8.1_robotlog.rlog");
     let selects = [
-        Select { channels: vec!["/DriverStation/*".into()], since: None, until: None },
-        Select { channels: Vec::new(), since: Some(5.0), until: Some(12.5) },
-        Select { channels: vec!["/SystemStats/BatteryVoltage".into()], since: Some(20.0), until: None },
+        Select { channels: vec!["/DriverStation/*".into()], tables: false, since: None, until: None },
+        Select { channels: Vec::new(), tables: false, since: Some(5.0), until: Some(12.5) },
+        Select { channels: vec!["/SystemStats/BatteryVoltage".into()], tables: false, since: Some(20.0), until: None },
     ];
     for select in &selects {
         let (rows, _) = same(&log, select);
@@ -256,7 +256,10 @@ fn filters_read_alike() {
     }
     // R1 keys whose values change type, and removed keys (null), filtered.
     let all = data().join("gen_akit_v1.8.1_r1_alltypes.rlog");
-    same(&all, &Select { channels: vec!["/TypeChange".into(), "/Removed".into()], since: None, until: None });
+    same(
+        &all,
+        &Select { channels: vec!["/TypeChange".into(), "/Removed".into()], tables: false, since: None, until: None },
+    );
 }
 
 /// A file of the robot log's messages repeated (its keys defined again each time, which

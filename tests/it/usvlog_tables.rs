@@ -140,7 +140,7 @@ fn channel_and_time_filters_equal_the_sample_source() {
         Select { since: Some(15.5), ..Default::default() },
         Select { until: Some(100.0), ..Default::default() },
         Select { since: Some(33.3), until: Some(250.25), ..Default::default() },
-        Select { channels: vec!["REC_YAW*".into()], since: Some(0.5), until: Some(41.0) },
+        Select { channels: vec!["REC_YAW*".into()], tables: false, since: Some(0.5), until: Some(41.0) },
     ];
     for select in cases {
         assert_same(&path, &select, &format!("{select:?}"));

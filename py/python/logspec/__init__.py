@@ -191,8 +191,14 @@ class Log:
         """What ``logspec info --json`` prints for the file, as a dict (keys per format in
         docs/output.md). A file with problems still gives its summary, with ``ok`` false and
         ``error`` (or ``integrity``) saying what is wrong; a file that cannot be read at all
-        raises."""
-        text, _ok = self._native.info_json()
+        raises. What the command notes on standard error (a bag scanned without its index) is a
+        :class:`LogspecWarning`."""
+        summary, notes, error = self._native.info_json()
+        for note in notes:
+            warnings.warn(note, stacklevel=2)
+        if error is not None:
+            raise error
+        text, _ok = summary
         return json.loads(text)
 
     def __iter__(self) -> Iterator[Dict[str, Any]]:
@@ -246,11 +252,11 @@ class Log:
             else:
                 warnings.warn(batch, stacklevel=2)
 
-    def _tables(self, channels, since, until, on_error):
+    def _tables(self, channels, since, until, on_error, by_table=False):
         _check_on_error(on_error)
         pa = _need("pyarrow", "logspec.Log.tables()/table()/numpy()/to_pandas()/polars()")
 
-        streams, notes, error = self._native.tables(_channels(channels), since, until)
+        streams, notes, error = self._native.tables(_channels(channels), since, until, by_table)
         for note in notes:
             warnings.warn(_warning(note, file=self.path), stacklevel=3)
         if error is not None:
@@ -292,13 +298,20 @@ class Log:
         until: Optional[float] = None,
         on_error: str = "raise",
     ) -> "Any":
-        """One channel's samples as a ``pyarrow.Table`` (see :meth:`tables`). Raises
-        :class:`FilterError` (with the log's channels and the closest name) when no channel has
-        this name; a pattern ending in ``*`` that matches several is an error too."""
-        found = self._tables([channel], since, until, on_error)
+        """One table as a ``pyarrow.Table`` (see :meth:`tables`): ``channel`` is any name of
+        :meth:`tables` (the same table: a CARLA packet kind such as ``Position``, whose per-actor
+        channels ``Position/<id>`` make one table; ``<name>#<type>`` for a channel whose type
+        changed), or a channel's name (its table, with that channel's rows). Raises
+        :class:`FilterError` (with the log's channels and the closest name) when no channel or
+        table has this name; a pattern ending in ``*`` that matches several tables is an error
+        too."""
+        found = self._tables([channel], since, until, on_error, by_table=True)
+        if channel in found:
+            return found[channel]
         if len(found) != 1:
             names = ", ".join(found)
-            e = FilterError(f"{self.path}: `{channel}` matches {len(found)} tables ({names}); use tables()")
+            what = f"`{channel}` matches" if channel.endswith("*") else f"no table is named `{channel}`; its channels make"
+            e = FilterError(f"{self.path}: {what} {len(found)} tables ({names}); use tables()")
             e.file = self.path
             raise e
         return next(iter(found.values()))

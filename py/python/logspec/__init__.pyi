@@ -37,7 +37,7 @@ class Log:
         """`usvlog`, `rlog`, `rlog-stream`, `carla`, `rosbag`, `wpilog`, or a schema's own name."""
     def __repr__(self) -> str: ...
     def info(self) -> Dict[str, Any]:
-        """The `logspec info --json` object."""
+        """The `logspec info --json` object; what the command notes on stderr (a bag scanned without its index) is a LogspecWarning."""
     def __iter__(self) -> Iterator[Dict[str, Any]]:
         """Every record as a dict: the objects of `logspec dump` lines."""
     def records(
@@ -74,7 +74,7 @@ class Log:
     def table(
         self, channel: str, *, since: Optional[float] = None, until: Optional[float] = None, on_error: str = "raise"
     ) -> pa.Table:
-        """One channel as a pyarrow Table."""
+        """One table as a pyarrow Table: any name of `tables()`, or a channel's name (its table, with that channel's rows)."""
     def numpy(
         self, channel: str, *, since: Optional[float] = None, until: Optional[float] = None, on_error: str = "raise"
     ) -> Dict[str, np.ndarray]:

@@ -49,7 +49,9 @@ class NativeLog:
     def path(self) -> str: ...
     @property
     def format(self) -> str: ...
-    def info_json(self) -> Tuple[str, bool]: ...
+    def info_json(
+        self,
+    ) -> Tuple[Optional[Tuple[str, bool]], List[LogspecWarning], Optional[LogspecError]]: ...
     def records(
         self,
         channels: List[str] = ...,
@@ -59,7 +61,11 @@ class NativeLog:
         file_order: bool = False,
     ) -> Batches: ...
     def tables(
-        self, channels: List[str] = ..., since: Optional[float] = None, until: Optional[float] = None
+        self,
+        channels: List[str] = ...,
+        since: Optional[float] = None,
+        until: Optional[float] = None,
+        by_table: bool = False,
     ) -> Tuple[List[Tuple[str, ArrowStream]], List[str], Optional[LogspecError]]: ...
 
 def open(

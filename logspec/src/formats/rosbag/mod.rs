@@ -8,7 +8,9 @@
 //! - [`Bag::for_each_message`] walks the messages in time order (like `rosbag play`) or file
 //!   order, one chunk (or one group of time-overlapping chunks) in memory at a time, with bz2
 //!   and lz4 chunks decompressed on worker threads; a chunk whose index data lists its
-//!   messages in time order ([`Bag::in_order`]) is read as stored, in one walk;
+//!   messages in time order ([`Bag::in_order`]) is read as stored, in one walk; for a bag whose
+//!   scan stopped early (cut short, or at a bad record) it returns that [`Stop`] after every
+//!   message of the complete chunks;
 //! - [`Decoders`] checks each connection's md5 against genmsg's and decodes messages into
 //!   [`Value`] trees ([`MsgDecoder::decode`]), or, building no value, straight into a visitor or
 //!   any [`crate::dynamic::Sink`] through the type's compiled decode plan

@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::collections::BTreeSet;
 
-use super::{Bag, ChunkInfo, Source};
+use super::{Bag, ChunkInfo, Source, Stop};
 use crate::formats::rosbag::chunk::{pipeline, Compression, RawChunk};
 use crate::formats::rosbag::record::{self, Ctx, Records};
 use crate::formats::rosbag::{BagError, Time};
@@ -34,8 +34,11 @@ impl<R: Source> Bag<R> {
     /// Calls `f` for every message of the selected connections (all when `conns` is `None`), in
     /// `order`. Chunks holding none of them are not read. Memory: the chunks being decompressed
     /// (a bounded window) and, in time order, one group of chunks whose time spans overlap.
-    /// Every message before a fault has been handed to `f` when the fault is returned.
-    pub fn for_each_message<E: From<BagError>>(
+    /// Every message before a fault has been handed to `f` when the fault is returned: a bad
+    /// record in a chunk ([`BagError`]), or, for a bag whose scan stopped early (truncated, or at
+    /// a bad record: [`Bag::stop`]), that [`Stop`], after every message of the complete chunks
+    /// before it, whichever connections were selected.
+    pub fn for_each_message<E: From<BagError> + From<Stop>>(
         &mut self,
         order: Order,
         conns: Option<&BTreeSet<u32>>,
@@ -73,10 +76,15 @@ impl<R: Source> Bag<R> {
         if let Some(file) = self.src.lend() {
             // Uncompressed chunks are read in place; compressed ones are decompressed from the
             // lent bytes.
-            return plan.run(|i| lent_chunk(file, &list[i]), &wanted, &mut f);
+            plan.run(|i| lent_chunk(file, &list[i]), &wanted, &mut f)?;
+        } else {
+            let src = &mut *self;
+            plan.run(|i| src.raw_chunk(&list[i]), &wanted, &mut f)?;
         }
-        let src = &mut *self;
-        plan.run(|i| src.raw_chunk(&list[i]), &wanted, &mut f)
+        match &self.stop {
+            Some(stop) => Err(stop.clone().into()),
+            None => Ok(()),
+        }
     }
 }
 
@@ -265,5 +273,160 @@ fn message(r: record::Record<'_>, pos: u64) -> Result<Option<Message<'_>>, BagEr
     match record::message_header(r.header, &ctx)? {
         Some((conn, time)) => Ok(Some(Message { conn, time, data: r.data, chunk_pos: pos, offset: r.offset })),
         None => Ok(None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::formats::rosbag::MAGIC;
+
+    /// A bag record: header fields, then data.
+    fn record(fields: &[(&str, &[u8])], data: &[u8]) -> Vec<u8> {
+        let mut h = Vec::new();
+        for (k, v) in fields {
+            h.extend_from_slice(&((k.len() + 1 + v.len()) as u32).to_le_bytes());
+            h.extend_from_slice(k.as_bytes());
+            h.push(b'=');
+            h.extend_from_slice(v);
+        }
+        let mut r = (h.len() as u32).to_le_bytes().to_vec();
+        r.extend_from_slice(&h);
+        r.extend_from_slice(&(data.len() as u32).to_le_bytes());
+        r.extend_from_slice(data);
+        r
+    }
+
+    /// A bag without an index (`index_pos` 0, as a recorder that was killed leaves it): a
+    /// connection record of connection `c` on `/t<c>` for each of `conns`, then one uncompressed
+    /// chunk per entry of `chunks`, each holding its messages (connection, second, data).
+    fn unindexed_bag(conns: &[u32], chunks: &[&[(u32, u32, &[u8])]]) -> Vec<u8> {
+        let mut out = MAGIC.to_vec();
+        let zero = 0u32.to_le_bytes();
+        out.extend(record(
+            &[("op", &[record::OP_BAG_HEADER]), ("index_pos", &[0; 8]), ("conn_count", &zero), ("chunk_count", &zero)],
+            &[b' '; 64],
+        ));
+        for c in conns {
+            let topic = format!("/t{c}");
+            let mut data = Vec::new();
+            for (k, v) in [("topic", topic.as_str()), ("type", "std_msgs/UInt8"), ("md5sum", "*")] {
+                let f = record(&[(k, v.as_bytes())], b"");
+                data.extend_from_slice(&f[4..f.len() - 4]);
+            }
+            let op = [record::OP_CONNECTION];
+            out.extend(record(&[("op", &op), ("conn", &c.to_le_bytes()), ("topic", topic.as_bytes())], &data));
+        }
+        for messages in chunks {
+            let mut chunk = Vec::new();
+            for (conn, sec, data) in *messages {
+                let time = [sec.to_le_bytes(), 0u32.to_le_bytes()].concat();
+                let op = [record::OP_MESSAGE];
+                chunk.extend(record(&[("op", &op), ("conn", &conn.to_le_bytes()), ("time", &time)], data));
+            }
+            let size = (chunk.len() as u32).to_le_bytes();
+            out.extend(record(&[("op", &[record::OP_CHUNK]), ("compression", b"none"), ("size", &size)], &chunk));
+        }
+        out
+    }
+
+    /// (connection, second, data) of every message `bag` hands out in `order`, and how the walk
+    /// ended.
+    fn walk<R: Source>(
+        bag: &mut Bag<R>,
+        order: Order,
+        conns: Option<&BTreeSet<u32>>,
+    ) -> (Vec<(u32, u32, Vec<u8>)>, Result<(), BagError>) {
+        let mut got = Vec::new();
+        let r = bag.for_each_message(order, conns, |m| -> Result<(), BagError> {
+            got.push((m.conn, m.time.sec, m.data.to_vec()));
+            Ok(())
+        });
+        (got, r)
+    }
+
+    /// Why a walk stopped, told apart by the caller (as the command does).
+    #[derive(Debug, PartialEq)]
+    enum Ended {
+        Bad(BagError),
+        Stopped(Stop),
+    }
+
+    impl From<BagError> for Ended {
+        fn from(e: BagError) -> Self {
+            Ended::Bad(e)
+        }
+    }
+
+    impl From<Stop> for Ended {
+        fn from(s: Stop) -> Self {
+            Ended::Stopped(s)
+        }
+    }
+
+    /// A bag cut inside its last chunk: the walk hands out every message of the complete chunks
+    /// (in time and in file order, read from memory and through reads, for any connections
+    /// selected), then returns the truncation, which is the bag's [`Bag::stop`]; the same bag
+    /// whole walks to `Ok`, and so does one cut where a record ends (nothing is cut short).
+    #[test]
+    fn a_truncated_bag_walks_every_complete_message_then_returns_the_truncation() {
+        let chunks: [&[(u32, u32, &[u8])]; 3] =
+            [&[(1, 10, b"a"), (2, 11, b"b")], &[(2, 12, b"c"), (1, 13, b"d")], &[(1, 14, b"e"), (2, 15, b"f")]];
+        let whole = unindexed_bag(&[1, 2], &chunks);
+        let complete = unindexed_bag(&[1, 2], &chunks[..2]);
+        // Cut inside the last chunk's data: its record runs past the end of the file.
+        let cut = &whole[..complete.len() + 40];
+        let expected: Vec<(u32, u32, Vec<u8>)> =
+            chunks[..2].iter().flat_map(|c| c.iter().map(|(conn, sec, d)| (*conn, *sec, d.to_vec()))).collect();
+        let only_2: BTreeSet<u32> = [2].into();
+        let none = BTreeSet::new();
+        for order in [Order::Time, Order::File] {
+            for lent in [true, false] {
+                fn open(bytes: &[u8], lent: bool) -> Bag<Box<dyn Source + '_>> {
+                    let src: Box<dyn Source + '_> = if lent {
+                        Box::new(std::io::Cursor::new(bytes))
+                    } else {
+                        Box::new(std::io::BufReader::new(std::io::Cursor::new(bytes)))
+                    };
+                    Bag::open(src).expect("opens")
+                }
+                let mut bag = open(cut, lent);
+                let stop = bag.stop.clone().expect("the scan stopped at the cut");
+                assert!(stop.truncated && stop.error.offset == complete.len() as u64, "{stop:?}");
+                assert_eq!(bag.chunks.len(), 2);
+                let (got, r) = walk(&mut bag, order, None);
+                assert_eq!(got, expected, "{order:?}, lent: {lent}");
+                assert_eq!(r, Err(stop.error.clone()), "{order:?}, lent: {lent}");
+                // A caller that tells a stop from a bad record is given the stop itself.
+                let r = bag.for_each_message(order, None, |_| -> Result<(), Ended> { Ok(()) });
+                assert_eq!(r, Err(Ended::Stopped(stop.clone())));
+                // Whichever connections are read, even none: the file is cut all the same.
+                let (got, r) = walk(&mut bag, order, Some(&only_2));
+                assert_eq!(got, expected.iter().filter(|m| m.0 == 2).cloned().collect::<Vec<_>>());
+                assert_eq!(r, Err(stop.error.clone()));
+                let (got, r) = walk(&mut bag, order, Some(&none));
+                assert!(got.is_empty());
+                assert_eq!(r, Err(stop.error.clone()));
+                // The bag whole, and cut after its second chunk (at a record's end): no stop.
+                for (what, bytes) in [("whole", &whole[..]), ("complete chunks", &complete[..])] {
+                    let mut bag = open(bytes, lent);
+                    assert!(bag.stop.is_none(), "{what}");
+                    let (got, r) = walk(&mut bag, order, None);
+                    assert_eq!(r, Ok(()), "{what}");
+                    assert_eq!(got.len(), if what == "whole" { 6 } else { 4 }, "{what}");
+                }
+            }
+        }
+        // A bad record after the chunks (a message outside any chunk; not a cut): a stop too,
+        // after every message.
+        let mut bad = complete.clone();
+        let time = [16u32.to_le_bytes(), 0u32.to_le_bytes()].concat();
+        bad.extend(record(&[("op", &[record::OP_MESSAGE]), ("conn", &1u32.to_le_bytes()), ("time", &time)], b"g"));
+        bad.extend(&whole[complete.len()..]);
+        let mut bag = Bag::open(std::io::Cursor::new(&bad[..])).expect("opens");
+        let stop = bag.stop.clone().expect("the scan stopped at the bad record");
+        assert!(!stop.truncated);
+        let (got, r) = walk(&mut bag, Order::Time, None);
+        assert_eq!((got, r), (expected, Err(stop.error)));
     }
 }

@@ -55,12 +55,29 @@ pub struct ChunkInfo {
     pub in_order: Option<bool>,
 }
 
-/// Where a linear scan stopped before the end of the file, and why.
+/// Where a linear scan stopped before the end of the file, and why: [`Bag::stop`], and the
+/// error [`Bag::for_each_message`] returns after every message of the complete chunks before it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Stop {
     pub error: BagError,
     /// Whether the file ends inside a record (a truncated bag), rather than holding a bad one.
     pub truncated: bool,
+}
+
+impl std::fmt::Display for Stop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let what = if self.truncated { "the file is truncated" } else { "a bad record" };
+        write!(f, "{what}: {}", self.error)
+    }
+}
+
+impl std::error::Error for Stop {}
+
+/// A caller whose errors are [`BagError`]s sees a stop as its error.
+impl From<Stop> for BagError {
+    fn from(stop: Stop) -> Self {
+        stop.error
+    }
 }
 
 /// What a bag is read from: any `Read + Seek`. A source that holds the whole file in memory (a
