@@ -30,7 +30,7 @@ use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 
 use crate::backend::rust::{parse_runtime_path, RustBackend, DEFAULT_RUNTIME_PATH};
-use crate::diag::SchemaError;
+use logspec_ir::diag::SchemaError;
 
 /// Writes `text` unless the file already holds it: an unchanged file keeps its modification time,
 /// so a build script that reruns does not make cargo recompile the crate that includes it.
@@ -328,8 +328,8 @@ impl Builder {
     }
 
     /// The older layouts of the lock file next to the schema (`x.toml` -> `x.lock`), if any.
-    fn history(&self, path: &Path, schema: &crate::ir::Schema) -> Result<Vec<crate::ir::Schema>, BuildError> {
-        let (lock_path, lock) = crate::lock::read_next_to(path).map_err(BuildError::Lock)?;
+    fn history(&self, path: &Path, schema: &logspec_ir::ir::Schema) -> Result<Vec<logspec_ir::ir::Schema>, BuildError> {
+        let (lock_path, lock) = logspec_ir::lock::read_next_to(path).map_err(BuildError::Lock)?;
         if self.emit_rerun {
             // Cargo treats a watched path that does not exist as changed on every build, so a
             // missing lock file is watched through its folder (which changes when it is created).
@@ -340,7 +340,7 @@ impl Builder {
             println!("cargo:rerun-if-changed={}", watched.display());
         }
         match lock {
-            Some(l) => crate::history::history(schema, &l)
+            Some(l) => logspec_ir::history::history(schema, &l)
                 .map_err(|e| BuildError::Lock(format!("{}: {e}", lock_path.display()))),
             None => Ok(Vec::new()),
         }

@@ -1,8 +1,9 @@
 //! The logspec schema compiler: TOML schemas (and `#[derive(Record)]` input) lowered into one
 //! validated IR, and the back ends that generate code from it.
 //!
-//! Stages: [`schema`] (spanned mirror of the TOML) -> [`lower`] (resolve and validate) ->
-//! [`ir`] (immutable) -> [`backend`] (Rust, C). See `ARCHITECTURE.md` at the repository root.
+//! Stages: `logspec_ir::schema` (spanned mirror of the TOML) -> `logspec_ir::lower` (resolve and
+//! validate) -> `logspec_ir::ir` (immutable) -> [`backend`] (Rust, C, Python, docs, golden
+//! vectors, JSON Schema). See `ARCHITECTURE.md` at the repository root.
 
 pub mod backend;
 pub mod build;
@@ -11,7 +12,7 @@ pub mod ros;
 pub mod wpistruct;
 
 pub use build::Builder;
-// The IR, its front ends and diagnostics live in the light crate `logspec-ir`, which run-time
-// decoding uses without this crate's syn/quote/prettyplease; re-exported under their old paths.
-pub use logspec_ir::{compile_file, compile_str, diag, fingerprint, history, ir, layout, lock, lower, schema};
-pub use logspec_ir::{Diagnostic, SchemaError};
+// The IR, its front ends and diagnostics live in the light crate `logspec-ir` (one path:
+// `logspec_ir::ir`, `logspec::ir::ir`), which run-time decoding uses without this crate's
+// syn/quote/prettyplease. The compiler's entry points are re-exported for build scripts.
+pub use logspec_ir::{compile_file, compile_str, Diagnostic, SchemaError};

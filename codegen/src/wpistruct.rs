@@ -30,7 +30,7 @@ pub fn rust_source_for(
         .types
         .iter()
         .filter_map(|t| match t {
-            crate::ir::TypeDef::Enum(e) => Some(e.name.as_str()),
+            logspec_ir::ir::TypeDef::Enum(e) => Some(e.name.as_str()),
             _ => None,
         })
         .collect();

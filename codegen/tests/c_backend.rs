@@ -20,7 +20,7 @@ use tools::Need;
 
 use logspec_codegen::backend::c::{header, struct_type_name, CBackend};
 use logspec_codegen::backend::Backend;
-use logspec_codegen::ir::{Len, Prim, Schema, Ty, TypeDef, TypeId};
+use logspec_ir::ir::{Len, Prim, Schema, Ty, TypeDef, TypeId};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("codegen/ lives in the workspace").to_path_buf()
@@ -325,7 +325,7 @@ fn check_layouts(test: &str, schemas: &[(String, Schema)]) {
         for i in 0..schema.types.len() {
             let Some(c) = struct_type_name(&schema, TypeId(i)) else { continue };
             let s = schema.strukt(TypeId(i));
-            let order = if s.endian == logspec_codegen::ir::Endian::Big { ">" } else { "<" };
+            let order = if s.endian == logspec_ir::ir::Endian::Big { ">" } else { "<" };
             let codes: Vec<String> = s.fields.iter().map(|f| py_codes(&schema, &f.ty)).collect();
             prog.push_str(&format!("    printf(\"%zu\\n\", sizeof({c}));\n"));
             checks.push((
@@ -457,7 +457,7 @@ fn snapshots() {
 /// empty struct, a zero-length member, an extern type, and two names that snake-case alike. The
 /// header must still be generated, compile, and lay out correctly.
 fn hand_built_ir_edge_cases_still_make_valid_c() {
-    use logspec_codegen::ir::{Endian, Extern, Field, Format, Record, Struct};
+    use logspec_ir::ir::{Endian, Extern, Field, Format, Record, Struct};
     let field = |name: &str, ty: Ty, offset: u32| Field {
         name: name.into(),
         ty,

@@ -1,8 +1,9 @@
 //! Rebuilding older layouts from lock entries: every kind of type survives the trip through the
 //! lock's canonical text, and a lock whose text disagrees with its fingerprints is refused.
 
-use logspec_codegen::ir::{Schema, TypeDef};
-use logspec_codegen::{compile_str, history, lock};
+use logspec_codegen::compile_str;
+use logspec_ir::ir::{Schema, TypeDef};
+use logspec_ir::{history, lock};
 
 fn compile(name: &str, text: &str) -> Schema {
     compile_str(name, text).unwrap_or_else(|e| panic!("{}", e.render()))

@@ -3,7 +3,7 @@
 
 mod support;
 
-use logspec_codegen::lock::{self, Verdict};
+use logspec_ir::lock::{self, Verdict};
 
 const HEAD: &str = include_str!("../../schemas/usvlog.toml");
 
@@ -37,7 +37,7 @@ fn usvlog_1f3c316() -> String {
     )
 }
 
-fn compile(text: &str) -> logspec_codegen::ir::Schema {
+fn compile(text: &str) -> logspec_ir::ir::Schema {
     logspec_codegen::compile_str("schemas/usvlog.toml", text).unwrap_or_else(|e| panic!("{e}"))
 }
 

@@ -9,8 +9,8 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::path::Path;
 
-use logspec_codegen::ir::{Len, Prim, Ty, TypeDef};
 use logspec_codegen::ros::{self, lower, md5::md5};
+use logspec_ir::ir::{Len, Prim, Ty, TypeDef};
 
 #[test]
 fn invalid_definitions() {

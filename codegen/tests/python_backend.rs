@@ -16,7 +16,7 @@ use std::process::Command;
 use logspec_codegen::backend::golden::{vectors, GoldenBackend};
 use logspec_codegen::backend::python::{module, PythonBackend};
 use logspec_codegen::backend::Backend;
-use logspec_codegen::ir::Schema;
+use logspec_ir::ir::Schema;
 
 #[path = "../../tests/common/tools.rs"]
 mod tools;

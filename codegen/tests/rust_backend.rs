@@ -23,7 +23,7 @@ fn schemas() -> Vec<PathBuf> {
     out
 }
 
-fn compile(path: &Path) -> logspec_codegen::ir::Schema {
+fn compile(path: &Path) -> logspec_ir::ir::Schema {
     let text = std::fs::read_to_string(path).unwrap();
     let name = format!("schemas/{}", path.file_name().unwrap().to_string_lossy());
     logspec_codegen::compile_str(&name, &text).unwrap_or_else(|e| panic!("{e}"))

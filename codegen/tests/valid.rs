@@ -5,7 +5,7 @@ mod support;
 
 use std::path::Path;
 
-use logspec_codegen::ir::{ConstValue, Endian, Len, Prim, Schema, Struct, Ty, TypeDef};
+use logspec_ir::ir::{ConstValue, Endian, Len, Prim, Schema, Struct, Ty, TypeDef};
 
 fn compile(relative: &str) -> Schema {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(relative);
@@ -39,7 +39,7 @@ fn offsets(s: &Struct) -> Vec<(&str, Option<u32>)> {
     s.fields.iter().map(|f| (f.name.as_str(), f.offset)).collect()
 }
 
-fn field<'a>(s: &'a Struct, name: &str) -> &'a logspec_codegen::ir::Field {
+fn field<'a>(s: &'a Struct, name: &str) -> &'a logspec_ir::ir::Field {
     s.fields.iter().find(|f| f.name == name).unwrap_or_else(|| panic!("`{}` has no field `{name}`", s.name))
 }
 
@@ -135,13 +135,13 @@ fn fingerprints_are_stable_and_distinct() {
     // The fingerprint is FNV-1a 64 of the canonical text (docs/schema-language.md).
     let e = everything();
     let hb = e.records.iter().find(|r| r.name == "REC_HEARTBEAT").expect("heartbeat");
-    let text = logspec_codegen::fingerprint::canonical(&e, hb.body);
+    let text = logspec_ir::fingerprint::canonical(&e, hb.body);
     assert_eq!(
         text,
         "{protocol:u8=2;mode:enum u8{IDLE=0,MANUAL=1,AUTO=2,FAULT=255};\
          health:flags u8{GNSS_OK=0,IMU_OK=1,BATTERY_LOW=7};_:pad1;uptime_ms:u32le}"
     );
-    assert_eq!(hb.fingerprint, logspec_codegen::fingerprint::fnv1a64(text.as_bytes()));
+    assert_eq!(hb.fingerprint, logspec_ir::fingerprint::fnv1a64(text.as_bytes()));
 }
 
 #[test]
@@ -388,7 +388,7 @@ fn everything_covers_every_type_kind() {
         }
     }
     for t in &schema.types {
-        let fields: Vec<&logspec_codegen::ir::Field> = match t {
+        let fields: Vec<&logspec_ir::ir::Field> = match t {
             TypeDef::Struct(s) => s.fields.iter().collect(),
             TypeDef::Union(u) => u.variants.iter().flat_map(|v| &v.fields).collect(),
             _ => continue,

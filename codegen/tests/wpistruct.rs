@@ -9,8 +9,8 @@ use std::collections::BTreeSet;
 use std::fs;
 use std::path::Path;
 
-use logspec_codegen::ir::{BitKind, Ty, TypeDef};
 use logspec_codegen::wpistruct::{self, lower};
+use logspec_ir::ir::{BitKind, Ty, TypeDef};
 
 #[test]
 fn invalid_schemas() {

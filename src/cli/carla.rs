@@ -259,9 +259,9 @@ pub struct Summary {
 /// the others (FrameStart, FrameEnd, PlatformTime, ...) hold one value each.
 fn counted_ids() -> Result<BTreeSet<u8>, CliError> {
     let schema = super::source::bundled_schema("schemas/carla.toml", logspec::formats::carla::SCHEMA_TOML)?;
-    let counts = |r: &&logspec::codegen::ir::Record| {
+    let counts = |r: &&logspec::ir::ir::Record| {
         let body = schema.strukt(r.body);
-        body.fields.iter().any(|f| f.name == "records" && matches!(f.ty, logspec::codegen::ir::Ty::Array { .. }))
+        body.fields.iter().any(|f| f.name == "records" && matches!(f.ty, logspec::ir::ir::Ty::Array { .. }))
     };
     Ok(schema.records.iter().filter(counts).filter_map(|r| u8::try_from(r.id).ok()).collect())
 }

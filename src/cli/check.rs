@@ -59,14 +59,14 @@ fn check_locks(project: &Project) -> Result<bool, CliError> {
             failed = true;
             continue;
         };
-        if let Err(e) = logspec::codegen::history::history(&schema, &l) {
+        if let Err(e) = logspec::ir::history::history(&schema, &l) {
             eprintln!("logspec: {}: the history cannot be rebuilt: {e}", lock_path.display());
             failed = true;
         }
-        for c in &logspec::codegen::lock::check(&l, &schema).changes {
+        for c in &logspec::ir::lock::check(&l, &schema).changes {
             let v = match c.verdict {
-                logspec::codegen::lock::Verdict::Breaking => "breaking",
-                logspec::codegen::lock::Verdict::Compatible => "compatible",
+                logspec::ir::lock::Verdict::Breaking => "breaking",
+                logspec::ir::lock::Verdict::Compatible => "compatible",
             };
             outln!("{shown}: {v}: {}", c.message);
         }

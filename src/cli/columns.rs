@@ -18,7 +18,7 @@ use arrow_array::builder::{
 use arrow_array::{ArrayRef, ListArray, StructArray};
 use arrow_buffer::{NullBufferBuilder, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field, FieldRef, Fields};
-use logspec::codegen::ir::{self, Prim, Schema, Ty, TypeDef};
+use logspec::ir::ir::{self, Prim, Schema, Ty, TypeDef};
 use logspec::runtime::{Endian, Fixed};
 use logspec::value::Value;
 

@@ -5,8 +5,8 @@
 use std::path::Path;
 use std::process::{Command, ExitCode};
 
-use logspec::codegen::ir::{Schema, TypeDef};
-use logspec::codegen::lock::{self, Verdict};
+use logspec::ir::ir::{Schema, TypeDef};
+use logspec::ir::lock::{self, Verdict};
 
 use super::{project, CliError};
 

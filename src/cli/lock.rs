@@ -6,8 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use logspec::codegen::ir::Schema;
-use logspec::codegen::lock;
+use logspec::ir::ir::Schema;
+use logspec::ir::lock;
 
 use super::project::{self, Project};
 use super::CliError;

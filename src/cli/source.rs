@@ -6,9 +6,9 @@ use std::io::Read;
 use std::path::Path;
 use std::sync::Arc;
 
-use logspec::codegen::ir::{self, Schema, Ty, TypeDef, TypeId};
 use logspec::formats::rlog;
 use logspec::formats::wpistruct::TypeRegistry;
+use logspec::ir::ir::{self, Schema, Ty, TypeDef, TypeId};
 use logspec::runtime::{with_file_format, Event, FramedFormat, Reader, WithFormat};
 use logspec::value::Value;
 

@@ -26,7 +26,7 @@ use std::process::Command;
 
 use logspec::codegen::backend::c::{function_stem, variant_member, variant_stem};
 use logspec::codegen::backend::Backend;
-use logspec::codegen::ir::{Field, Len, Prim, Schema, Ty, TypeDef, TypeId};
+use logspec::ir::ir::{Field, Len, Prim, Schema, Ty, TypeDef, TypeId};
 use serde_json::Value;
 use tools::Need;
 

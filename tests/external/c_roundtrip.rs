@@ -22,9 +22,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::{json_diff, jsonl, logspec};
-use logspec::codegen::ir::{Schema, Ty, TypeDef};
 use logspec::formats::rlog::{self, R2Value, Revision, Utf8U32};
 use logspec::formats::usvlog::*;
+use logspec::ir::ir::{Schema, Ty, TypeDef};
 use logspec::runtime::{Event, SliceReader, Visit, Visitor, Writer};
 use serde_json::{json, Value};
 use tools::Need;

@@ -14,8 +14,8 @@ use std::process::{Command, Output};
 
 use common::{assert_lines_eq, data, json_diff, jsonl, logspec};
 use logspec::codegen::backend::c::struct_type_name;
-use logspec::codegen::ir::{Field, Prim, Schema, Ty};
 use logspec::formats::usvlog::{FileHeader, Usvlog};
+use logspec::ir::ir::{Field, Prim, Schema, Ty};
 use logspec::json::JsonWriter;
 use logspec::runtime::{Event, SliceReader, Visit, Writer};
 use serde_json::Value;
@@ -328,7 +328,7 @@ fn golden_vectors_in_c() {
             let lit: String = bytes.iter().map(|b| format!("\\x{b:02x}")).collect();
             body.push_str(&format!("  {{\n    {c_type} v, w;\n    memset(&v, 0, sizeof v);\n"));
             c_fields(&schema, &s.fields, &v["values"], "v", Mode::Store, &mut body);
-            if s.endian == logspec::codegen::ir::Endian::Big {
+            if s.endian == logspec::ir::ir::Endian::Big {
                 // The struct holds host-order numbers; the generated functions write and read the
                 // big-endian wire bytes.
                 let stem = c_type.trim_end_matches("_t");

@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use logspec::codegen::ir::{ConstValue, TypeDef};
+use logspec::ir::ir::{ConstValue, TypeDef};
 
 /// The byte conversions that spell out a layout.
 const CONVERSIONS: [&str; 4] = ["from_le_bytes", "from_be_bytes", "to_le_bytes", "to_be_bytes"];

@@ -8,7 +8,7 @@
 use std::fmt::Write;
 
 use super::{generated_banner, Artifact, Backend};
-use crate::ir::{ConstValue, Endian, Field, Len, NameMatch, Schema, Struct, Ty, TypeDef, TypeId};
+use logspec_ir::ir::{ConstValue, Endian, Field, Len, NameMatch, Schema, Struct, Ty, TypeDef, TypeId};
 
 /// `write!`/`writeln!` into a `String`, which cannot fail.
 macro_rules! putln {

@@ -21,7 +21,7 @@
 use std::fmt::Write;
 
 use super::{generated_banner, json_string, Artifact, Backend};
-use crate::ir::{ConstValue, Endian, Field, Len, NameMatch, Prim, Schema, Struct, Ty, TypeDef, TypeId};
+use logspec_ir::ir::{ConstValue, Endian, Field, Len, NameMatch, Prim, Schema, Struct, Ty, TypeDef, TypeId};
 
 /// Generates `golden/<format>.json` for every schema with at least one fixed-size struct.
 #[derive(Clone, Copy, Debug, Default)]

@@ -7,7 +7,7 @@
 use std::fmt::Write;
 
 use super::json_string;
-use crate::ir::{Field, Schema, Ty, TypeDef, TypeId};
+use logspec_ir::ir::{Field, Schema, Ty, TypeDef, TypeId};
 
 /// Choices where decoders differ in how they show a value.
 #[derive(Clone, Copy, Debug, Default)]
@@ -63,8 +63,8 @@ fn object_body(schema: &Schema, fields: &[Field], o: Opts, out: &mut String) {
                     for (j, b) in fl.fields.iter().enumerate() {
                         let _ = write!(out, "{}{}:{{", if j > 0 { "," } else { "" }, json_string(&b.name));
                         match b.kind {
-                            crate::ir::BitKind::Bool => out.push_str("\"type\":\"boolean\""),
-                            crate::ir::BitKind::Enum(id) => ty(schema, &Ty::Named(id), o, out),
+                            logspec_ir::ir::BitKind::Bool => out.push_str("\"type\":\"boolean\""),
+                            logspec_ir::ir::BitKind::Enum(id) => ty(schema, &Ty::Named(id), o, out),
                             _ => out.push_str("\"type\":\"integer\""),
                         }
                         out.push('}');
@@ -108,7 +108,7 @@ fn ty(schema: &Schema, t: &Ty, o: Opts, out: &mut String) {
             out.push_str("\"type\":\"array\",\"items\":{");
             ty(schema, elem, o, out);
             out.push('}');
-            if let crate::ir::Len::Fixed(n) = len {
+            if let logspec_ir::ir::Len::Fixed(n) = len {
                 let _ = write!(out, ",\"minItems\":{n},\"maxItems\":{n}");
             }
         }
@@ -130,8 +130,8 @@ fn ty(schema: &Schema, t: &Ty, o: Opts, out: &mut String) {
                 for (i, b) in f.fields.iter().enumerate() {
                     let _ = write!(out, "{}{}:{{", if i > 0 { "," } else { "" }, json_string(&b.name));
                     match b.kind {
-                        crate::ir::BitKind::Bool => out.push_str("\"type\":\"boolean\""),
-                        crate::ir::BitKind::Enum(id) => ty(schema, &Ty::Named(id), o, out),
+                        logspec_ir::ir::BitKind::Bool => out.push_str("\"type\":\"boolean\""),
+                        logspec_ir::ir::BitKind::Enum(id) => ty(schema, &Ty::Named(id), o, out),
                         _ => out.push_str("\"type\":\"integer\""),
                     }
                     out.push('}');
@@ -154,7 +154,7 @@ fn ty(schema: &Schema, t: &Ty, o: Opts, out: &mut String) {
     }
 }
 
-fn union(schema: &Schema, u: &crate::ir::Union, o: Opts, out: &mut String) {
+fn union(schema: &Schema, u: &logspec_ir::ir::Union, o: Opts, out: &mut String) {
     let _ = write!(out, "\"title\":{},\"oneOf\":[", json_string(&u.name));
     for (i, v) in u.variants.iter().enumerate() {
         if i > 0 {
@@ -162,7 +162,7 @@ fn union(schema: &Schema, u: &crate::ir::Union, o: Opts, out: &mut String) {
         }
         let mut fields = vec![Field {
             name: "variant".to_string(),
-            ty: Ty::Str(crate::ir::Len::Rest),
+            ty: Ty::Str(logspec_ir::ir::Len::Rest),
             endian: u.endian,
             doc: None,
             unit: None,

@@ -7,7 +7,7 @@ pub mod jsonschema;
 pub mod python;
 pub mod rust;
 
-use crate::ir::Schema;
+use logspec_ir::ir::Schema;
 
 /// A generated file: where it goes (relative to the project root, `/`-separated) and its text.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -14,7 +14,7 @@
 use std::fmt::Write;
 
 use super::{generated_banner, Artifact, Backend};
-use crate::ir::{ConstValue, Endian, Field, Len, Prim, Schema, Ty, TypeDef};
+use logspec_ir::ir::{ConstValue, Endian, Field, Len, Prim, Schema, Ty, TypeDef};
 
 /// The schema-independent reader and writer, placed after the module's docstring.
 const RUNTIME: &str = include_str!("python_runtime.py");
@@ -198,7 +198,7 @@ fn tables(schema: &Schema, out: &mut String) {
     // The fewest bytes of each struct and union, from the one function every back end uses
     // (`layout::min_sizes`): the runtime bounds element counts with it before allocating.
     out.push_str("}\n\n# name: the fewest bytes a value takes (prefixes counted, elements not)\nMIN_SIZES = {\n");
-    let min = crate::layout::min_sizes(schema);
+    let min = logspec_ir::layout::min_sizes(schema);
     for (t, m) in schema.types.iter().zip(&min) {
         if matches!(t, TypeDef::Struct(_) | TypeDef::Union(_)) {
             let _ = writeln!(out, "    {}: {m},", py_str(t.name()));
@@ -286,7 +286,7 @@ fn ty(schema: &Schema, t: &Ty, endian: Endian) -> String {
 
 /// The name of the tag field of a union-typed field: the struct (or variant) holding the field
 /// whose type is this union with this tag index.
-fn enclosing_field_name(schema: &Schema, union: crate::ir::TypeId, tag_field: usize) -> Option<String> {
+fn enclosing_field_name(schema: &Schema, union: logspec_ir::ir::TypeId, tag_field: usize) -> Option<String> {
     let holds = |fs: &[Field]| {
         fs.iter()
             .any(|f| matches!(f.ty, Ty::Union { id, tag_field: t } if id == union && t == tag_field))

@@ -8,7 +8,7 @@ use quote::ToTokens;
 use syn::spanned::Spanned;
 
 use super::Errors;
-use crate::ir::{self, Endian, Len, Prim, Ty};
+use logspec_ir::ir::{self, Endian, Len, Prim, Ty};
 
 #[derive(Default)]
 pub(super) struct ContainerAttrs {
@@ -171,7 +171,7 @@ fn magic_of(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<(Ty, ir::Const
 /// An unknown key: the error underlines the key and suggests the nearest known one.
 fn unknown_key(meta: &syn::meta::ParseNestedMeta<'_>, what: &str, known: &[&str]) -> syn::Error {
     let key = meta.path.to_token_stream().to_string();
-    let hint = match crate::diag::did_you_mean(&key, known.iter().copied()) {
+    let hint = match logspec_ir::diag::did_you_mean(&key, known.iter().copied()) {
         Some(k) => format!("did you mean `{k}`?"),
         None => format!("expected one of: {}", known.join(", ")),
     };

@@ -4,7 +4,7 @@
 use proc_macro2::Span;
 
 use super::Errors;
-use crate::ir::{self, Ty, TypeDef};
+use logspec_ir::ir::{self, Ty, TypeDef};
 
 /// Checks the struct (lowered into `mini`) against record `name` of the schema file `lit`:
 /// the same fields, in the same order, with the same wire types (hand-written nested types are
@@ -30,7 +30,7 @@ pub(super) fn cross_check(
     };
     let Some(rec) = schema.records.iter().find(|r| r.name == name) else {
         let names: Vec<&str> = schema.records.iter().map(|r| r.name.as_str()).collect();
-        let hint = crate::diag::did_you_mean(name, names.iter().copied())
+        let hint = logspec_ir::diag::did_you_mean(name, names.iter().copied())
             .map_or_else(|| format!("its records are {}", names.join(", ")), |h| format!("did you mean `{h}`?"));
         errors.at(
             lit.span(),
@@ -47,9 +47,9 @@ pub(super) fn cross_check(
     let theirs = schema.strukt(rec.body);
     let describe = |s: &ir::Schema, f: &ir::Field| {
         if f.is_padding() {
-            format!("{} bytes of padding", crate::layout::size_of(s, &f.ty).unwrap_or(0))
+            format!("{} bytes of padding", logspec_ir::layout::size_of(s, &f.ty).unwrap_or(0))
         } else {
-            format!("`{}: {}`", f.name, crate::fingerprint::field_type(s, f))
+            format!("`{}: {}`", f.name, logspec_ir::fingerprint::field_type(s, f))
         }
     };
     let mut ok = true;
@@ -71,7 +71,8 @@ pub(super) fn cross_check(
         let same_name =
             ours_f.is_padding() == theirs_f.is_padding() && (ours_f.is_padding() || ours_f.name == theirs_f.name);
         let same_type = extern_ty
-            || crate::fingerprint::field_type(mini, ours_f) == crate::fingerprint::field_type(&schema, theirs_f);
+            || logspec_ir::fingerprint::field_type(mini, ours_f)
+                == logspec_ir::fingerprint::field_type(&schema, theirs_f);
         if !same_name || !same_type {
             errors.at(
                 spans[i],

@@ -12,7 +12,7 @@ use super::Errors;
 use crate::backend::rust::codec::{self, StructSpec};
 use crate::backend::rust::views;
 use crate::backend::rust::Cx;
-use crate::ir::{self, Endian, Prim, TypeDef, TypeId};
+use logspec_ir::ir::{self, Endian, Prim, TypeDef, TypeId};
 
 pub(super) fn expand_struct(
     input: &syn::DeriveInput,
@@ -39,7 +39,7 @@ pub(super) fn expand_struct(
     let (mut fields, spans) = lower_fields(named, endian, &lead, &mut externs, &mut variable, errors);
     let ident = &input.ident;
     let name = attrs.name.clone().unwrap_or_else(|| ident.to_string());
-    let size = crate::layout::place_fields(&|_| None, &mut fields);
+    let size = logspec_ir::layout::place_fields(&|_| None, &mut fields);
     let mut types = vec![TypeDef::Struct(ir::Struct { name: ident.to_string(), doc: None, endian, fields, size })];
     types.extend(externs.into_iter().map(|path| {
         let fixed = !variable.contains(&path);
@@ -59,7 +59,7 @@ pub(super) fn expand_struct(
         id,
         doc: None,
         body: TypeId(0),
-        fingerprint: crate::fingerprint::of_struct(&schema, TypeId(0)),
+        fingerprint: logspec_ir::fingerprint::of_struct(&schema, TypeId(0)),
     });
     let mut tracking = TokenStream::new();
     if let Some(lit) = &attrs.schema {
@@ -286,7 +286,7 @@ fn expand_union(
         next = tag + 1;
         let lead = Leading { consts: &[], magic: None, span: v.ident.span() };
         let (mut fields, _) = lower_fields(named, endian, &lead, &mut externs, &mut variable, errors);
-        let size = crate::layout::place_fields(&|_| None, &mut fields);
+        let size = logspec_ir::layout::place_fields(&|_| None, &mut fields);
         variants.push(ir::Variant { name: v.ident.to_string(), tag, select: None, doc: None, fields, size });
     }
     let u = ir::Union { name: input.ident.to_string(), doc: None, endian, variants, by_name: false };

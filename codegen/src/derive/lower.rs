@@ -8,7 +8,7 @@ use syn::spanned::Spanned;
 
 use super::attrs::{field_attrs, FieldAttrs, NamedConst};
 use super::Errors;
-use crate::ir::{self, Endian, Len, Prim, Ty, TypeId};
+use logspec_ir::ir::{self, Endian, Len, Prim, Ty, TypeId};
 
 /// Maps a Rust field type onto an IR type, registering hand-written types as externs.
 fn lower_type(ty: &syn::Type, attrs: &FieldAttrs, externs: &mut Vec<String>, errors: &mut Errors, top: bool) -> Ty {

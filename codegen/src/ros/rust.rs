@@ -7,7 +7,7 @@ use quote::{format_ident, quote};
 use super::{lower, Builtin, MsgSet};
 use crate::backend::generated_banner;
 use crate::backend::rust::RustBackend;
-use crate::ir::TypeDef;
+use logspec_ir::ir::TypeDef;
 
 /// The formatted Rust source for `roots` and every type they use, as module-level items.
 pub fn source(set: &MsgSet, roots: &[&str], module: &str, runtime_path: &str, from: Option<String>) -> String {
@@ -30,7 +30,7 @@ pub fn source_for(backend: &RustBackend, set: &MsgSet, roots: &[&str], module: &
         // view, which then carries the constants.
         let mut cx = crate::backend::rust::Cx::new(&lowered.schema, &backend.runtime_path);
         cx.alloc = backend.alloc;
-        let ty = if cx.has_owned(&crate::ir::Ty::Named(*id)) {
+        let ty = if cx.has_owned(&logspec_ir::ir::Ty::Named(*id)) {
             let t = format_ident!("{}", s.name);
             quote!(#t)
         } else {

@@ -21,8 +21,8 @@ use std::sync::Arc;
 use arrow_array::types::*;
 use arrow_array::{ArrayRef, BooleanArray, Int64Array, PrimitiveArray, RecordBatch, TimestampNanosecondArray};
 use arrow_buffer::{BooleanBuffer, Buffer, ScalarBuffer};
-use logspec::codegen::ir::Prim;
 use logspec::formats::usvlog::{self, Usvlog};
+use logspec::ir::ir::Prim;
 use logspec::runtime::{FramedFormat, Framing, ReadErrorKind};
 
 use super::passes::{self, Columns, Keep, Layouts, Out, Stop, Time};

@@ -11,7 +11,7 @@ use std::fmt::Write;
 
 use super::wire::{base_prim, get, prefix_max, put};
 use super::{c_string, int_lit, prim_c, snake, Gen};
-use crate::ir::{ConstValue, Endian, Field, Len, Prim, Struct, Ty, TypeDef, TypeId, Union};
+use logspec_ir::ir::{ConstValue, Endian, Field, Len, Prim, Struct, Ty, TypeDef, TypeId, Union};
 
 macro_rules! putln {
     ($out:expr, $($arg:tt)*) => {{
@@ -148,9 +148,9 @@ impl Gen<'_> {
     }
 
     /// The fewest bytes a value of the type takes (bounds a count before a walk), by the one
-    /// rule every back end shares ([`crate::layout::min_size`]).
+    /// rule every back end shares ([`logspec_ir::layout::min_size`]).
     pub(super) fn min_size(&self, ty: &Ty) -> u32 {
-        u32::try_from(crate::layout::min_size(self.s, ty)).unwrap_or(u32::MAX)
+        u32::try_from(logspec_ir::layout::min_size(self.s, ty)).unwrap_or(u32::MAX)
     }
 
     /// The shape of a schema struct.

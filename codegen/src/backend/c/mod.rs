@@ -18,7 +18,7 @@ use std::collections::BTreeSet;
 use std::fmt::Write;
 
 use super::{generated_banner, Artifact, Backend};
-use crate::ir::{ConstValue, Endian, Field, Len, Prim, Schema, Struct, Ty, TypeDef, TypeId, Union};
+use logspec_ir::ir::{ConstValue, Endian, Field, Len, Prim, Schema, Struct, Ty, TypeDef, TypeId, Union};
 
 /// `write!`/`writeln!` into a `String`, which cannot fail.
 macro_rules! put {
@@ -569,9 +569,9 @@ impl Gen<'_> {
             let doc = v.doc.as_deref().map(|d| format!(" {}", one_line(d))).unwrap_or_default();
             let sel = match &v.select {
                 None => v.tag.to_string(),
-                Some(crate::ir::NameMatch::Exact(names)) => names.join(" | "),
-                Some(crate::ir::NameMatch::Prefix(p)) => format!("{p}*"),
-                Some(crate::ir::NameMatch::Default) => "any other name".to_string(),
+                Some(logspec_ir::ir::NameMatch::Exact(names)) => names.join(" | "),
+                Some(logspec_ir::ir::NameMatch::Prefix(p)) => format!("{p}*"),
+                Some(logspec_ir::ir::NameMatch::Default) => "any other name".to_string(),
             };
             putln!(self.out, " *   {} = {sel}:{doc}", v.name);
             self.field_table(&v.fields, "  ", u.endian);

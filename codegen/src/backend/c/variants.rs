@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use super::codec::{ident, Shape};
 use super::{c_string, defines, u_lit, Def, Gen};
-use crate::ir::{Struct, TypeId, Union};
+use logspec_ir::ir::{Struct, TypeId, Union};
 
 macro_rules! putln {
     ($out:expr, $($arg:tt)*) => {{
@@ -65,7 +65,7 @@ impl Gen<'_> {
             let mut default = None;
             for (i, v) in un.variants.iter().enumerate() {
                 match &v.select {
-                    Some(crate::ir::NameMatch::Exact(names)) => {
+                    Some(logspec_ir::ir::NameMatch::Exact(names)) => {
                         for n in names {
                             putln!(
                                 self.out,
@@ -77,8 +77,8 @@ impl Gen<'_> {
                             );
                         }
                     }
-                    Some(crate::ir::NameMatch::Prefix(p)) => prefixes.push((i, p.clone())),
-                    Some(crate::ir::NameMatch::Default) => default = Some(i),
+                    Some(logspec_ir::ir::NameMatch::Prefix(p)) => prefixes.push((i, p.clone())),
+                    Some(logspec_ir::ir::NameMatch::Default) => default = Some(i),
                     None => {}
                 }
             }

@@ -5,7 +5,7 @@
 use std::fmt::Write;
 
 use super::{defines, prim_c, u_lit, Def, Gen};
-use crate::ir::{Endian, Prim, Ty, TypeDef};
+use logspec_ir::ir::{Endian, Prim, Ty, TypeDef};
 
 macro_rules! putln {
     ($out:expr, $($arg:tt)*) => {{

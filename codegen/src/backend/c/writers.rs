@@ -7,7 +7,7 @@ use std::fmt::Write;
 use super::codec::ident;
 use super::wire::{base_prim, prefix_max};
 use super::{int_lit, one_line, prim_c, snake, Gen};
-use crate::ir::{Field, Prim, Struct, Ty, TypeDef, TypeId};
+use logspec_ir::ir::{Field, Prim, Struct, Ty, TypeDef, TypeId};
 
 macro_rules! putln {
     ($out:expr, $($arg:tt)*) => {{

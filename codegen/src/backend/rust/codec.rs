@@ -12,7 +12,7 @@ use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
 
 use super::{field_ident, prim_type, Cx};
-use crate::ir::{ConstValue, Endian, Field, Len, Prim, Record, Ty, TypeDef};
+use logspec_ir::ir::{ConstValue, Endian, Field, Len, Prim, Record, Ty, TypeDef};
 
 /// One struct to emit impls for.
 pub struct StructSpec<'a> {

@@ -6,8 +6,8 @@ use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
 
 use super::Cx;
-use crate::ir::{Prim, Ty};
-use crate::lower::camel_case;
+use logspec_ir::ir::{Prim, Ty};
+use logspec_ir::lower::camel_case;
 
 pub fn format_items(cx: &Cx<'_>) -> TokenStream {
     let rt = &cx.rt;
@@ -250,8 +250,8 @@ fn framed_impl(cx: &Cx<'_>, enum_ident: &proc_macro2::Ident, owned: bool) -> Tok
         let off = Literal::usize_unsuffixed(f.offset.unwrap_or(0) as usize);
         let t = super::prim_type(p);
         let from = match f.endian {
-            crate::ir::Endian::Little => quote!(#t::from_le_bytes),
-            crate::ir::Endian::Big => quote!(#t::from_be_bytes),
+            logspec_ir::ir::Endian::Little => quote!(#t::from_le_bytes),
+            logspec_ir::ir::Endian::Big => quote!(#t::from_be_bytes),
         };
         quote!(#from(#rt::__private::sub::<#n>(b, #off)) as u64)
     };
@@ -261,8 +261,8 @@ fn framed_impl(cx: &Cx<'_>, enum_ident: &proc_macro2::Ident, owned: bool) -> Tok
         let off = Literal::usize_unsuffixed(f.offset.unwrap_or(0) as usize);
         let t = super::prim_type(p);
         let tb = match f.endian {
-            crate::ir::Endian::Little => quote!(to_le_bytes),
-            crate::ir::Endian::Big => quote!(to_be_bytes),
+            logspec_ir::ir::Endian::Little => quote!(to_le_bytes),
+            logspec_ir::ir::Endian::Big => quote!(to_be_bytes),
         };
         let end = Literal::usize_unsuffixed(f.offset.unwrap_or(0) as usize + p.size() as usize);
         if p == Prim::U64 {
@@ -276,7 +276,7 @@ fn framed_impl(cx: &Cx<'_>, enum_ident: &proc_macro2::Ident, owned: bool) -> Tok
         .fields
         .iter()
         .filter_map(|f| match &f.value {
-            Some(crate::ir::ConstValue::Int(v)) => {
+            Some(logspec_ir::ir::ConstValue::Int(v)) => {
                 let off = Literal::usize_unsuffixed(f.offset.unwrap_or(0) as usize);
                 let p = match f.ty {
                     Ty::Prim(p) => p,
@@ -286,12 +286,12 @@ fn framed_impl(cx: &Cx<'_>, enum_ident: &proc_macro2::Ident, owned: bool) -> Tok
                 let t = super::prim_type(p);
                 let v = Literal::i128_unsuffixed(*v);
                 let tb = match f.endian {
-                    crate::ir::Endian::Little => quote!(to_le_bytes),
-                    crate::ir::Endian::Big => quote!(to_be_bytes),
+                    logspec_ir::ir::Endian::Little => quote!(to_le_bytes),
+                    logspec_ir::ir::Endian::Big => quote!(to_be_bytes),
                 };
                 Some(quote!(out[#off..#off + #n].copy_from_slice(&(#v as #t).#tb());))
             }
-            Some(crate::ir::ConstValue::Bytes(b)) => {
+            Some(logspec_ir::ir::ConstValue::Bytes(b)) => {
                 let off = Literal::usize_unsuffixed(f.offset.unwrap_or(0) as usize);
                 let n = Literal::usize_unsuffixed(b.len());
                 let lit = Literal::byte_string(b);
@@ -537,7 +537,7 @@ fn versioned_impl(cx: &Cx<'_>, marker: &proc_macro2::Ident) -> TokenStream {
 
 /// One `PARAM_<NAME>` index const per reader parameter, and `PARAMS`, their names in order: the
 /// slice given to `Cursor::with_params` holds their values at these indices.
-fn params(schema: &crate::ir::Schema) -> TokenStream {
+fn params(schema: &logspec_ir::ir::Schema) -> TokenStream {
     if schema.params.is_empty() {
         return TokenStream::new();
     }

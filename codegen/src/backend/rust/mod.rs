@@ -16,7 +16,7 @@ use proc_macro2::{Ident, Span, TokenStream};
 use quote::{format_ident, quote};
 
 use crate::backend::{generated_banner, Artifact, Backend};
-use crate::ir::{Len, Prim, Schema, Ty, TypeDef, TypeId};
+use logspec_ir::ir::{Len, Prim, Schema, Ty, TypeDef, TypeId};
 
 /// Options of the Rust back end.
 #[derive(Clone, Debug)]
@@ -69,7 +69,7 @@ impl RustBackend {
     }
 
     /// Like [`source`](Self::source), plus a `history` module with the older layouts of the lock
-    /// history (see [`crate::history`]), which the format's `Versioned` impl dispatches to.
+    /// history (see [`logspec_ir::history`]), which the format's `Versioned` impl dispatches to.
     pub fn source_with_history(&self, schema: &Schema, history: &[Schema]) -> String {
         let tokens = self.tokens_with_history(schema, history);
         let file: syn::File = match syn::parse2(tokens.clone()) {
@@ -200,11 +200,11 @@ impl<'a> Cx<'a> {
         }
     }
 
-    pub fn endian(&self, e: crate::ir::Endian) -> TokenStream {
+    pub fn endian(&self, e: logspec_ir::ir::Endian) -> TokenStream {
         let rt = &self.rt;
         match e {
-            crate::ir::Endian::Little => quote!(#rt::Endian::Little),
-            crate::ir::Endian::Big => quote!(#rt::Endian::Big),
+            logspec_ir::ir::Endian::Little => quote!(#rt::Endian::Little),
+            logspec_ir::ir::Endian::Big => quote!(#rt::Endian::Big),
         }
     }
 

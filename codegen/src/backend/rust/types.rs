@@ -5,19 +5,19 @@ use quote::{format_ident, quote};
 
 use super::codec::{self, StructSpec};
 use super::{doc_attrs, field_ident, prim_type, Cx};
-use crate::ir::{Enum, Flags, NameMatch, Prim, Struct, TypeDef, TypeId, Union};
+use logspec_ir::ir::{Enum, Flags, NameMatch, Prim, Struct, TypeDef, TypeId, Union};
 
 pub fn type_items(cx: &Cx<'_>, id: TypeId, def: &TypeDef) -> TokenStream {
     match def {
         TypeDef::Enum(e) => enum_items(cx, e),
         TypeDef::Flags(f) => flags_items(cx, f),
         // Without an allocator, a type whose owned form needs one is generated as its view only.
-        TypeDef::Struct(s) if !cx.has_owned(&crate::ir::Ty::Named(id)) => {
+        TypeDef::Struct(s) if !cx.has_owned(&logspec_ir::ir::Ty::Named(id)) => {
             let display = cx.schema.record_for(id).map_or(s.name.as_str(), |r| r.name.as_str());
             super::views::struct_view(cx, id, display, &s.fields)
         }
         TypeDef::Struct(s) => struct_items(cx, id, s),
-        TypeDef::Union(_) if !cx.has_owned(&crate::ir::Ty::Named(id)) => super::views::union_view(cx, id),
+        TypeDef::Union(_) if !cx.has_owned(&logspec_ir::ir::Ty::Named(id)) => super::views::union_view(cx, id),
         TypeDef::Union(u) => {
             let mut t = union_items(cx, u);
             t.extend(super::views::union_view(cx, id));
@@ -219,8 +219,8 @@ pub fn enum_impls(cx: &Cx<'_>, e: &Enum, ident: &proc_macro2::Ident, between: To
 
 /// The getter of one bit-field: its bits shifted down, sign-extended for a signed field, as the
 /// field's declared type (`bool`, the signed or unsigned integer of the storage width, or an enum).
-fn bit_field_getter(cx: &Cx<'_>, base: Prim, b: &crate::ir::BitField) -> TokenStream {
-    use crate::ir::BitKind;
+fn bit_field_getter(cx: &Cx<'_>, base: Prim, b: &logspec_ir::ir::BitField) -> TokenStream {
+    use logspec_ir::ir::BitKind;
     let name = super::field_ident(&b.name);
     let bit = b.bit;
     let mask = Literal::u64_unsuffixed(if b.width >= 64 { u64::MAX } else { (1u64 << b.width) - 1 });

@@ -13,7 +13,7 @@ use quote::{format_ident, quote};
 
 use super::codec::{self, Mode};
 use super::{field_ident, prim_type, Cx};
-use crate::ir::{Endian, Field, Len, Prim, Ty, TypeDef, TypeId};
+use logspec_ir::ir::{Endian, Field, Len, Prim, Ty, TypeDef, TypeId};
 
 /// The view type's name: `S` -> `SRef`.
 pub fn view_ident(cx: &Cx<'_>, id: TypeId) -> Ident {
@@ -946,7 +946,7 @@ pub fn union_view(cx: &Cx<'_>, id: TypeId) -> TokenStream {
 }
 
 /// Named consts of a union's tags: `TAG_<VARIANT>`.
-pub fn tag_consts(u: &crate::ir::Union) -> TokenStream {
+pub fn tag_consts(u: &logspec_ir::ir::Union) -> TokenStream {
     let consts = u.variants.iter().map(|v| {
         let c = format_ident!("TAG_{}", super::snake_case(&v.name).to_ascii_uppercase());
         let t = Literal::i128_unsuffixed(v.tag);
@@ -1018,7 +1018,7 @@ fn struct_common_impls(ident: &Ident, names: &[Ident], tys: &[TokenStream]) -> T
 }
 
 /// [`struct_common_impls`] for the enum of views of a union.
-fn union_common_impls(u: &crate::ir::Union, ident: &Ident, lt: &TokenStream, tys: &[TokenStream]) -> TokenStream {
+fn union_common_impls(u: &logspec_ir::ir::Union, ident: &Ident, lt: &TokenStream, tys: &[TokenStream]) -> TokenStream {
     let (clone, copy) = (bounds(tys, quote!(::core::clone::Clone)), bounds(tys, quote!(::core::marker::Copy)));
     let (debug, eq) = (bounds(tys, quote!(::core::fmt::Debug)), bounds(tys, quote!(::core::cmp::PartialEq)));
     let impl_lt = if lt.is_empty() { quote!() } else { quote!(<'a>) };
