@@ -258,7 +258,7 @@ pub struct Summary {
 /// The ids of the packets whose body is a count of records (a `records` array), from the schema;
 /// the others (FrameStart, FrameEnd, PlatformTime, ...) hold one value each.
 fn counted_ids() -> Result<BTreeSet<u8>, CliError> {
-    let schema = super::source::bundled_schema("schemas/carla.toml", logspec::formats::carla::SCHEMA_TOML)?;
+    let schema = logspec::formats::schemas::carla();
     let counts = |r: &&logspec::ir::ir::Record| {
         let body = schema.strukt(r.body);
         body.fields.iter().any(|f| f.name == "records" && matches!(f.ty, logspec::ir::ir::Ty::Array { .. }))

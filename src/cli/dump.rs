@@ -165,8 +165,7 @@ pub fn records<R: Records>(d: super::Detected, file: &Path, opts: &Options, out:
     match d.kind {
         FormatKind::Usvlog => {
             // The file's schema id picks the layout: the current one or an older one from the lock.
-            let schema = super::source::bundled_schema("schemas/usvlog.toml", logspec::formats::usvlog::SCHEMA_TOML)?;
-            let ns_per_tick = super::source::timestamp_scale(&schema);
+            let ns_per_tick = super::source::timestamp_scale(logspec::formats::schemas::usvlog());
             let job = Dump { input: d.input, out, path: &path, select, ns_per_tick };
             with_file_format::<logspec::formats::usvlog::Usvlog, _>(&d.head, job)
                 .map_err(|e| Failure::At(Fault::read(&path, &e)))

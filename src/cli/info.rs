@@ -138,7 +138,7 @@ fn one(file: &Path, args: &Args, notes: &mut Vec<String>) -> Result<(String, boo
     let s = with_file_format::<F, _>(&d.head, job);
     let s = s.map_err(|e| CliError::Input(format!("{path}: {e}")))??;
     // The timestamp's unit is the schema's (USVLOG: `t_us`, microseconds).
-    let schema = super::source::bundled_schema("schemas/usvlog.toml", logspec::formats::usvlog::SCHEMA_TOML)?;
+    let schema = logspec::formats::schemas::usvlog();
     let ns_per_tick = super::source::timestamp_scale(&schema);
     let text = if args.json { json(&s, kind.name(), &path) } else { text(&s, kind.title(), &path, ns_per_tick) };
     Ok((text, s.errors.is_empty()))

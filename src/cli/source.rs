@@ -101,12 +101,6 @@ fn round_positive(x: f64) -> u64 {
     whole + u64::from(x - whole as f64 >= 0.5)
 }
 
-/// The IR of a bundled format's schema (for what only the schema says: units, docs, the
-/// timestamp's unit).
-pub fn bundled_schema(path: &str, toml: &str) -> Result<Schema, CliError> {
-    logspec::codegen::compile_str(path, toml).map_err(|e| CliError::Input(e.render()))
-}
-
 /// Receives the samples of a log, in file order.
 pub trait Sink {
     /// A channel appears for the first time (before its first sample).
@@ -278,7 +272,7 @@ pub fn read_split(
     match d.kind {
         FormatKind::Usvlog => {
             type F = logspec::formats::usvlog::Usvlog;
-            let schema = Arc::new(bundled_schema("schemas/usvlog.toml", logspec::formats::usvlog::SCHEMA_TOML)?);
+            let schema = Arc::clone(logspec::formats::schemas::usvlog());
             let job = Framed { input: d.input, path, schema: &schema, state: &mut state };
             with_file_format::<F, _>(&d.head, job).map_err(|e| CliError::Input(format!("{path}: {e}")))??;
         }
@@ -287,7 +281,7 @@ pub fn read_split(
             read_rosbag(file, path, &mut state)?;
         }
         FormatKind::Carla => {
-            let schema = Arc::new(bundled_schema("schemas/carla.toml", logspec::formats::carla::SCHEMA_TOML)?);
+            let schema = Arc::clone(logspec::formats::schemas::carla());
             let r = super::carla::reader(d.input, path).map_err(CliError::Input)?;
             read_carla(r, path, &schema, &mut state)?;
         }
@@ -570,20 +564,7 @@ pub(crate) fn unknown_record(path: &str, offset: u64, tag: u64) -> String {
     format!("{path}: offset {offset}: record type {tag} is not in the schema; skipped")
 }
 
-/// Nanoseconds per tick of the framing's timestamp field, from its unit (`us` -> 1000).
-pub fn timestamp_scale(schema: &Schema) -> u64 {
-    let unit = schema.framing.as_ref().and_then(|f| {
-        let h = schema.strukt(f.header);
-        f.timestamp.and_then(|i| h.fields[i].unit.as_deref())
-    });
-    match unit {
-        Some("ns") => 1,
-        Some("us" | "µs") => 1_000,
-        Some("ms") => 1_000_000,
-        Some("s") => 1_000_000_000,
-        _ => 1,
-    }
-}
+pub use logspec::log::framed::timestamp_scale;
 
 /// The channel of a record type: its JSON Schema and the units of its columns, from the IR.
 pub(crate) fn record_channel(schema: &Arc<Schema>, name: &str) -> Channel {

@@ -21,7 +21,7 @@ use std::sync::Arc;
 use arrow_array::types::*;
 use arrow_array::{ArrayRef, BooleanArray, Int64Array, PrimitiveArray, RecordBatch, TimestampNanosecondArray};
 use arrow_buffer::{BooleanBuffer, Buffer, ScalarBuffer};
-use logspec::formats::usvlog::{self, Usvlog};
+use logspec::formats::usvlog::Usvlog;
 use logspec::ir::ir::Prim;
 use logspec::runtime::{FramedFormat, Framing, ReadErrorKind};
 
@@ -52,7 +52,7 @@ pub fn read_usvlog(
     parts: Option<usize>,
     between_passes: Option<&dyn Fn()>,
 ) -> Result<Option<FixedRead>, CliError> {
-    let schema = Arc::new(source::bundled_schema("schemas/usvlog.toml", usvlog::SCHEMA_TOML)?);
+    let schema = Arc::clone(logspec::formats::schemas::usvlog());
     // The generated reader decodes the schema's own layout (the sample source hands the payload
     // bytes to the fixed-layout path only then).
     let current = schema.format.schema_id.as_ref().map(|s| s.value);
