@@ -170,6 +170,17 @@ pub fn summarise(input: Box<dyn Read>, stream: bool, assume_r1: bool, path: &str
     Ok(s)
 }
 
+/// A time in seconds as the text summary shows it: as written for the times a log holds (a
+/// robot's clock), in exponent form for the others (a denormal or a huge number, which would
+/// otherwise print hundreds of digits).
+fn seconds(t: f64) -> String {
+    if t == 0.0 || (1e-6..1e15).contains(&t.abs()) {
+        format!("{t}")
+    } else {
+        format!("{t:e}")
+    }
+}
+
 pub fn text(s: &Summary, path: &str, stream: bool) -> String {
     let mut t = String::new();
     let fmt = if stream { "RLOG stream" } else { "RLOG" };
@@ -178,7 +189,7 @@ pub fn text(s: &Summary, path: &str, stream: bool) -> String {
         t.push_str("           (no revision byte; decoded as R1 on request)\n");
     }
     if let (Some(a), Some(b)) = (s.first_ts, s.last_ts) {
-        t.push_str(&format!("time:        {a} .. {b} s ({:.3} s)\n", b - a));
+        t.push_str(&format!("time:        {} .. {} s ({:.3} s)\n", seconds(a), seconds(b), b - a));
     }
     t.push_str(&format!("cycles:      {}\nkeys:        {}\nvalues:      {}\n", s.cycles, s.keys_defined, s.values));
     if s.non_monotonic > 0 {
