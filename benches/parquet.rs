@@ -132,7 +132,9 @@ fn main() {
     let info_b = median((0..runs).map(|_| process(&["info", &big_s]).0).collect());
     let info_s = median((0..runs).map(|_| process(&["info", "--schema", schema, &big_s]).0).collect());
     let pq_s = median(
-        (0..runs).map(|_| run(&["-q", "export", "--schema", schema, "--parquet", &out_s, "-j", "1", &big_s]).0).collect(),
+        (0..runs)
+            .map(|_| run(&["-q", "export", "--schema", schema, "--parquet", &out_s, "-j", "1", &big_s]).0)
+            .collect(),
     );
     println!(
         "info, --schema (interpreter)              {:>7.1} MB/s   {:.2}x the bundled reader ({:.1} MB/s)",

@@ -638,8 +638,16 @@ fn a_schema_read_through_the_interpreter_equals_the_bundled_reader() {
             let bundled = logspec(&[verb, &[f]].concat());
             let own = logspec(&[verb, &["--schema", schema, f]].concat());
             assert_eq!(own.status.code(), bundled.status.code(), "{name} {verb:?}");
-            assert_eq!(String::from_utf8_lossy(&own.stdout), String::from_utf8_lossy(&bundled.stdout), "{name} {verb:?}");
-            assert_eq!(String::from_utf8_lossy(&own.stderr), String::from_utf8_lossy(&bundled.stderr), "{name} {verb:?}");
+            assert_eq!(
+                String::from_utf8_lossy(&own.stdout),
+                String::from_utf8_lossy(&bundled.stdout),
+                "{name} {verb:?}"
+            );
+            assert_eq!(
+                String::from_utf8_lossy(&own.stderr),
+                String::from_utf8_lossy(&bundled.stderr),
+                "{name} {verb:?}"
+            );
         }
         let (a, b) = (dir.join(format!("{name}-a")), dir.join(format!("{name}-b")));
         let bundled = logspec(&["export", f, "--csv", a.to_str().unwrap()]);

@@ -347,7 +347,10 @@ fn own_schema() {
     // info, found by the project's schemas.
     let info = ok_stdout(&dir, &["info", "boat.bin"]);
     assert!(info.contains("format:      Boat log") && info.contains("schema id 2 (current)"), "{info}");
-    assert!(info.contains("REC_STATE") && info.contains("records:     44") && info.contains("integrity:   ok"), "{info}");
+    assert!(
+        info.contains("REC_STATE") && info.contains("records:     44") && info.contains("integrity:   ok"),
+        "{info}"
+    );
     let j: serde_json::Value = serde_json::from_str(&ok_stdout(&dir, &["info", "--json", "boat.bin"])).unwrap();
     assert_eq!(j["format"], "boat");
     assert_eq!(j["header"], serde_json::json!({"magic": "BOAT", "schema": 2}));

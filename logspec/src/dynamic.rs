@@ -275,7 +275,9 @@ impl<'a> Walk<'a> {
                 self.pos += n;
                 Ok(s)
             }
-            None => Err(self.fault(format!("unexpected end of data: needed {n} bytes, found {}", self.b.len() - self.pos))),
+            None => {
+                Err(self.fault(format!("unexpected end of data: needed {n} bytes, found {}", self.b.len() - self.pos)))
+            }
         }
     }
 

@@ -165,7 +165,10 @@ fn summarise<F: FramedFormat>(input: impl Read, path: &str, current: Option<u64>
             match record {
                 Some(_) => {
                     s.records_total += 1;
-                    s.counts.entry(raw.header.tag).or_insert_with(|| (F::record_name(raw.header.tag).map(str::to_string), 0)).1 += 1;
+                    s.counts
+                        .entry(raw.header.tag)
+                        .or_insert_with(|| (F::record_name(raw.header.tag).map(str::to_string), 0))
+                        .1 += 1;
                 }
                 None => s.unknown.push((raw.header.timestamp, raw.header.tag, raw.header.len)),
             }

@@ -367,7 +367,9 @@ pub fn detect(path: &Path, mut input: Box<dyn Read>, args: &InputArgs) -> Result
     };
     let kind = match args.format {
         _ if schema.is_some() => FormatKind::Schema,
-        Some(FormatKind::Schema) => return Err(CliError::Usage("a schema's log needs its schema (--schema FILE)".into())),
+        Some(FormatKind::Schema) => {
+            return Err(CliError::Usage("a schema's log needs its schema (--schema FILE)".into()))
+        }
         Some(k) => k,
         None => {
             // Each format's generated header decoder decides (`sniff.rs`).

@@ -319,8 +319,12 @@ impl Compiler<'_> {
             Ty::Prim(p) => run.parts.push(Part::Number { at, name, p: *p, e }),
             Ty::Bool => run.parts.push(Part::Bool { at, name }),
             Ty::Pad(_) => run.parts.push(Part::Pad(name)),
-            Ty::Str(Len::Fixed(n)) => run.parts.push(Part::Text { at, name, n: *n as usize, bytes: false, fixed: true }),
-            Ty::Bytes(Len::Fixed(n)) => run.parts.push(Part::Text { at, name, n: *n as usize, bytes: true, fixed: true }),
+            Ty::Str(Len::Fixed(n)) => {
+                run.parts.push(Part::Text { at, name, n: *n as usize, bytes: false, fixed: true })
+            }
+            Ty::Bytes(Len::Fixed(n)) => {
+                run.parts.push(Part::Text { at, name, n: *n as usize, bytes: true, fixed: true })
+            }
             Ty::Array { elem, len: Len::Fixed(n) } => {
                 let n = *n as usize;
                 match **elem {

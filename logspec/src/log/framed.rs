@@ -118,8 +118,9 @@ impl SchemaFormat {
         let schema = logspec_ir::compile_file(path).map_err(|e| e.render())?;
         let (lock_path, lock) = logspec_ir::lock::read_next_to(path)?;
         let history = match &lock {
-            Some(lock) => logspec_ir::history::history(&schema, lock)
-                .map_err(|e| format!("{}: {e}", lock_path.display()))?,
+            Some(lock) => {
+                logspec_ir::history::history(&schema, lock).map_err(|e| format!("{}: {e}", lock_path.display()))?
+            }
             None => Vec::new(),
         };
         SchemaFormat::new(schema, history).map_err(|e| format!("{}: {e}", path.display()))
@@ -163,9 +164,8 @@ impl SchemaFormat {
     /// file header has no const never claims a file on its own (name it with `--schema`).
     pub fn claims(&self, head: &[u8], whole: bool) -> bool {
         let cur = self.current();
-        let has_const = cur.schema.file_header.is_some_and(|h| {
-            cur.schema.strukt(h).fields.iter().any(|f| f.value.is_some())
-        });
+        let has_const =
+            cur.schema.file_header.is_some_and(|h| cur.schema.strukt(h).fields.iter().any(|f| f.value.is_some()));
         if !has_const || head.len() < cur.header_size {
             return false;
         }
@@ -195,7 +195,11 @@ impl SchemaFormat {
         let cur = self.current();
         let err = |kind: ErrorKind| SchemaError::new(cur, kind, 0, None, None);
         let bytes = head.get(..cur.header_size).ok_or_else(|| {
-            err(ErrorKind::Truncated { what: "file header", needed: cur.header_size as u64, available: head.len() as u64 })
+            err(ErrorKind::Truncated {
+                what: "file header",
+                needed: cur.header_size as u64,
+                available: head.len() as u64,
+            })
         })?;
         if let (Some(h), Some(plan)) = (cur.schema.file_header, &cur.header) {
             if let Err(f) = plan.decode(&cur.schema, &cur.min, bytes, &mut Ignore) {
@@ -295,7 +299,13 @@ impl Layout {
             }
             tags.push((r.id, records.len()));
             let any_bytes = !can_fail(&schema, &ty);
-            records.push(RecordType { name: r.name.clone(), body: r.body, plan: Plan::new(&schema, &min, &ty), size, any_bytes });
+            records.push(RecordType {
+                name: r.name.clone(),
+                body: r.body,
+                plan: Plan::new(&schema, &min, &ty),
+                size,
+                any_bytes,
+            });
         }
         tags.sort_unstable();
         Ok(Layout { schema: Arc::new(schema), min, header_size, header, schema_id, frame, tags, records })
@@ -310,7 +320,12 @@ impl Layout {
     fn frame(&self, b: &[u8]) -> Framed {
         let f = &self.frame;
         let Some(hb) = b.get(..f.size) else {
-            return Framed::Short { what: "record header", needed: f.size as u64, available: b.len() as u64, tag: None };
+            return Framed::Short {
+                what: "record header",
+                needed: f.size as u64,
+                available: b.len() as u64,
+                tag: None,
+            };
         };
         if let Some(Err(fault)) = f.check.as_ref().map(|c| c.decode(&self.schema, &self.min, hb, &mut Ignore)) {
             return Framed::Bad(fault);
@@ -475,17 +490,17 @@ impl<R: Read> SchemaReader<R> {
         let h = layout.frame.size;
         let bytes = self.buf.take(total);
         let (hb, payload) = bytes.split_at(h);
-        let header = RecordHeader {
-            tag,
-            len: (total - h) as u64,
-            timestamp: layout.frame.timestamp.map(|t| t.read(hb)),
-        };
+        let header =
+            RecordHeader { tag, len: (total - h) as u64, timestamp: layout.frame.timestamp.map(|t| t.read(hb)) };
         let value = match layout.record(tag) {
             None => None,
             Some(record) => {
                 if let Err(fault) = record.check(layout, payload) {
-                    let kind =
-                        ErrorKind::Decode { field: field_path(&record.name, &fault.path), fault, base: offset + h as u64 };
+                    let kind = ErrorKind::Decode {
+                        field: field_path(&record.name, &fault.path),
+                        fault,
+                        base: offset + h as u64,
+                    };
                     return Some(Err(SchemaError::new(layout, kind, offset, Some(index), Some(tag))));
                 }
                 Some(RecordValue { layout, record, payload })
@@ -541,12 +556,26 @@ pub struct SchemaError {
 #[derive(Debug)]
 pub enum ErrorKind {
     Io(io::Error),
-    Truncated { what: &'static str, needed: u64, available: u64 },
+    Truncated {
+        what: &'static str,
+        needed: u64,
+        available: u64,
+    },
     /// A payload (or the file header, `base` 0) did not decode; `base` is the absolute offset of
     /// the decoded bytes.
-    Decode { fault: dynamic::Fault, field: Option<String>, base: u64 },
-    BadRecordHeader { fault: dynamic::Fault, field: Option<String> },
-    UnknownSchemaId { found: u64, known: Vec<u64> },
+    Decode {
+        fault: dynamic::Fault,
+        field: Option<String>,
+        base: u64,
+    },
+    BadRecordHeader {
+        fault: dynamic::Fault,
+        field: Option<String>,
+    },
+    UnknownSchemaId {
+        found: u64,
+        known: Vec<u64>,
+    },
 }
 
 impl SchemaError {
