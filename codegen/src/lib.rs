@@ -4,6 +4,7 @@
 //! Stages: [`schema`] (spanned mirror of the TOML) -> [`lower`] (resolve and validate) ->
 //! [`ir`] (immutable) -> [`backend`] (Rust, C). See `ARCHITECTURE.md` at the repository root.
 
+#![forbid(unsafe_code)]
 pub mod backend;
 pub mod build;
 pub mod derive;
