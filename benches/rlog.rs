@@ -273,6 +273,8 @@ struct Timespec {
 
 /// This thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`).
 #[cfg(target_os = "linux")]
+// `clock_gettime`, a call into the C library.
+#[allow(unsafe_code)]
 fn thread_cpu() -> Duration {
     const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
     let mut ts = Timespec { sec: 0, nsec: 0 };

@@ -49,6 +49,8 @@ fn open(p: &Path) -> Bag<std::io::BufReader<std::fs::File>> {
 
 /// The bag mapped into memory, as the `rosbag` crate reads it: uncompressed chunks are read in
 /// place (see `rosbag::Source`).
+// Maps the bench's own input, as the `rosbag` crate it is measured against does.
+#[allow(unsafe_code)]
 fn open_mapped(p: &Path) -> Bag<Cursor<memmap2::Mmap>> {
     let file = std::fs::File::open(p).unwrap();
     // SAFETY: the bench's input files are not modified while it runs.

@@ -4,6 +4,8 @@
 //!
 //! Not a stable API: a Rust program reads logs through the `logspec` library crate.
 
+// `unsafe` only where ARCHITECTURE.md names it (an `#[allow(unsafe_code)]` on the item, its reason beside it).
+#![deny(unsafe_code)]
 // The verbs' doc comments are clap's help text (`<format>` is a placeholder, not HTML), and the
 // engine's docs link items that are private to it.
 #[doc(hidden)]

@@ -1,5 +1,6 @@
 //! The `logspec` command line: generate artifacts from schemas, and inspect and dump log files.
 
+#![forbid(unsafe_code)]
 use std::process::ExitCode;
 
 use clap::Parser;

@@ -39,6 +39,8 @@ fn add(n: isize) {
     });
 }
 
+// An allocator that counts: `GlobalAlloc` is an unsafe trait.
+#[allow(unsafe_code)]
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, l: Layout) -> *mut u8 {
         let p = System.alloc(l);

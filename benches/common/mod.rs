@@ -13,6 +13,8 @@ use std::time::{Duration, Instant};
 /// Counts allocations; install with `#[global_allocator] static A: Counting = Counting;`.
 pub struct Counting;
 pub static ALLOCS: AtomicU64 = AtomicU64::new(0);
+// An allocator that counts: `GlobalAlloc` is an unsafe trait.
+#[allow(unsafe_code)]
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, l: Layout) -> *mut u8 {
         ALLOCS.fetch_add(1, Ordering::Relaxed);

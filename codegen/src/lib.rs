@@ -5,6 +5,7 @@
 //! validate) -> `logspec_ir::ir` (immutable) -> [`backend`] (Rust, C, Python, docs, golden
 //! vectors, JSON Schema). See `ARCHITECTURE.md` at the repository root.
 
+#![forbid(unsafe_code)]
 pub mod backend;
 pub mod build;
 pub mod derive;

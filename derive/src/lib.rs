@@ -1,6 +1,7 @@
 //! `#[derive(Record)]`: a thin shim; the logic lives in `logspec_codegen::derive`, where it can be
 //! unit-tested.
 
+#![forbid(unsafe_code)]
 use proc_macro::TokenStream;
 
 /// Derives the logspec runtime traits (`Fixed` when the layout is fixed, `Decode`, `Encode`,

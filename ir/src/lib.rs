@@ -34,6 +34,7 @@
 //! # Ok::<(), logspec_ir::SchemaError>(())
 //! ```
 
+#![forbid(unsafe_code)]
 pub mod diag;
 pub mod fingerprint;
 pub mod history;

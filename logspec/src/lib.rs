@@ -60,6 +60,8 @@
 //! - `codegen`: `logspec::codegen`, the schema compiler's back ends (Rust, C, Python, docs).
 //!
 //! Neither changes the formats; both add build time only.
+// `unsafe` only where ARCHITECTURE.md names it (an `#[allow(unsafe_code)]` on the item, its reason beside it).
+#![deny(unsafe_code)]
 #![cfg_attr(
     feature = "derive",
     doc = r#"

@@ -534,6 +534,8 @@ const TRIM_BYTES: usize = 32 << 20;
 /// file's metadata as it grows), would otherwise add to the resident size a little more with
 /// every row group: peak RSS grew with the input (51 MB for 50 MB of USVLOG, 70 MB for 400 MB;
 /// trimmed, it is flat). BENCHMARKS.md.
+// A call into the C library (ARCHITECTURE.md lists the crate's `unsafe`).
+#[allow(unsafe_code)]
 fn release_free_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only returns free memory of the allocator to the system; it is

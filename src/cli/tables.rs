@@ -18,15 +18,13 @@ use super::CliError;
 mod direct;
 mod fixed;
 mod joined;
-pub(crate) mod pages;
 mod parts;
 pub mod passes;
 mod rlog;
 mod split;
 
-pub(crate) use direct::push as push_row;
+pub(crate) use direct::{push as push_row, Lists};
 pub use fixed::{read_usvlog, FixedRead};
-pub(crate) use pages::{Lists, PageVec};
 pub use parts::read_in_parts;
 pub use split::{find_cut, read_rlog_split, Cut, Halves, MIN_SPLIT};
 

@@ -16,6 +16,8 @@ extern "C" fn remove_root() {
 }
 
 /// This process's scratch directory: created on first use, removed at exit.
+// `atexit`, a call into the C library.
+#[allow(unsafe_code)]
 pub fn temp_dir() -> PathBuf {
     ROOT.get_or_init(|| {
         let root = std::env::temp_dir().join(format!("logspec-tests-{}", std::process::id()));

@@ -284,10 +284,10 @@ class Log:
         share of the tables); a USVLOG file in two passes,
         counting the rows first, then filling the arrays in place on two threads.
 
-        Such an R1 RLOG file is memory-mapped while it is read, as ``pyarrow.memory_map`` and
-        ``numpy.memmap`` map theirs: a file that another process truncates during the call ends
-        the interpreter (SIGBUS). A file that grows meanwhile is read at the length it had; with
-        ``channels``, ``since`` or ``until`` the file is read through ordinary reads instead."""
+        No file is memory-mapped: a file that another process truncates during the call is read
+        as a file that ended there (the rows before its new end, then the error of a record cut
+        there, raised or warned as ``on_error`` says), never a crash. A file that grows meanwhile
+        is read at the length it had."""
         return self._tables(channels, since, until, on_error)
 
     def table(

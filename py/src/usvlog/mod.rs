@@ -161,6 +161,8 @@ fn types(schema: &Schema) -> PyResult<Vec<Type>> {
 
 /// A new `bytearray` of `len` bytes, not initialised (the caller writes every byte before
 /// Python sees it): zeroing the columns first would write them twice.
+// Writes the columns in place into new Python bytearrays (ARCHITECTURE.md lists the crate's `unsafe`).
+#[allow(unsafe_code)]
 fn uninit_bytearray(py: Python<'_>, len: usize) -> PyResult<Bound<'_, PyByteArray>> {
     let len = isize::try_from(len).map_err(|_| PyOSError::new_err("usvlog: the columns do not fit in memory"))?;
     // SAFETY: `PyByteArray_FromStringAndSize` with a null pointer makes a bytearray of `len`
@@ -173,6 +175,8 @@ fn uninit_bytearray(py: Python<'_>, len: usize) -> PyResult<Bound<'_, PyByteArra
 
 /// A column's bytes as values of `T` (`None` when the buffer is not aligned for `T`, which
 /// Python's allocator never does).
+// Writes the columns in place into new Python bytearrays (ARCHITECTURE.md lists the crate's `unsafe`).
+#[allow(unsafe_code)]
 fn typed<T: Gather>(bytes: &mut [u8]) -> Option<&mut [T]> {
     // SAFETY: `T` is a plain number type (every bit pattern a value); `align_to_mut` gives the
     // aligned middle, which is the whole buffer when the start is aligned and the length is a
@@ -189,6 +193,8 @@ fn typed<T: Gather>(bytes: &mut [u8]) -> Option<&mut [T]> {
 /// before it are in `records`). I/O errors raise `OSError`. `threads`: how many threads fill
 /// the columns (`None`: one per core, at most [`passes::MAX_THREADS`], for files of at least
 /// [`passes::MIN_PART_BYTES`] a thread; at most 64).
+// Writes the columns in place into new Python bytearrays (ARCHITECTURE.md lists the crate's `unsafe`).
+#[allow(unsafe_code)]
 #[pyfunction]
 #[pyo3(signature = (path, strict_payload_len = true, keep_unknown = true, threads = None))]
 fn usvlog_read_columns(

@@ -38,8 +38,7 @@ use logspec::runtime::{Cursor, Endian, Input, View};
 
 use super::rlog_samples::{deliver_plain, Keys, Route};
 use super::{seconds_to_ns, State};
-use crate::cli::tables::pages::Plain;
-use crate::cli::tables::{Lists, PageVec};
+use crate::cli::tables::Lists;
 use crate::cli::CliError;
 
 /// Key ids below this are joined (B gives up at any other): the ids whose routes are kept.
@@ -137,7 +136,7 @@ impl<'a> Split<'a> {
     }
 }
 
-/// Frees a half's columns on a thread of their own (unmapping them takes a few ms).
+/// Frees a half's columns on a thread of their own (giving their pages back takes a few ms).
 fn free(half: Half<'_>) {
     let Half { keys, firsts, defs, .. } = half;
     let _ = std::thread::Builder::new().name("logspec-free".into()).spawn(move || drop((keys, firsts, defs)));
@@ -248,7 +247,7 @@ struct First {
 #[derive(Default)]
 struct KeyRows {
     /// The time of every row (`log_time` nanoseconds).
-    times: PageVec<i64>,
+    times: Vec<i64>,
     /// The values of the key's first value's type, when that is a number, a boolean, or a list
     /// of doubles or integers.
     values: Option<Column>,
@@ -262,12 +261,12 @@ struct KeyRows {
 }
 
 /// A key's list values, and where each row's message is ([`ListRun::ats`]).
-pub struct KeyLists<T: Plain> {
+pub struct KeyLists<T> {
     pub rows: Lists<T>,
     pub ats: Vec<u64>,
 }
 
-impl<T: Plain> KeyLists<T> {
+impl<T: Copy> KeyLists<T> {
     /// A key's first list value, from the message at `at`.
     fn first(items: impl ExactSizeIterator<Item = T>, at: u64) -> Option<Self> {
         let mut l = KeyLists { rows: Lists::default(), ats: Vec::new() };
@@ -321,14 +320,8 @@ impl<'m> Half<'m> {
                     let k = usize::from(key_id as u16);
                     if let Some(rows) = half.keys.get_mut(k) {
                         let typed = match (&mut rows.values, v) {
-                            (Some(Column::F64(x)), R1ValueRef::Double { value }) => {
-                                x.push(value);
-                                true
-                            }
-                            (Some(Column::I64(x)), R1ValueRef::Integer { value }) => {
-                                x.push(i64::from(value));
-                                true
-                            }
+                            (Some(Column::F64(x)), R1ValueRef::Double { value }) => push(x, value),
+                            (Some(Column::I64(x)), R1ValueRef::Integer { value }) => push(x, i64::from(value)),
                             (Some(Column::Bool(x)), R1ValueRef::Boolean { value }) => push(x, value),
                             (Some(Column::F64List(x)), R1ValueRef::DoubleArray { value }) => x.push(value.iter(), at),
                             (Some(Column::I64List(x)), R1ValueRef::IntegerArray { value }) => {
@@ -337,7 +330,7 @@ impl<'m> Half<'m> {
                             _ => false,
                         };
                         if typed {
-                            rows.times.push(t);
+                            push(&mut rows.times, t);
                             return ControlFlow::Continue(());
                         }
                     }
@@ -393,8 +386,8 @@ impl<'m> Half<'m> {
         // key its typed column.
         let first = match (row, v) {
             (0, R1ValueRef::Boolean { value }) => Some(Column::Bool(vec![value])),
-            (0, R1ValueRef::Integer { value }) => Some(Column::I64(PageVec::one(i64::from(value)))),
-            (0, R1ValueRef::Double { value }) => Some(Column::F64(PageVec::one(value))),
+            (0, R1ValueRef::Integer { value }) => Some(Column::I64(vec![i64::from(value)])),
+            (0, R1ValueRef::Double { value }) => Some(Column::F64(vec![value])),
             (0, R1ValueRef::DoubleArray { value }) => KeyLists::first(value.iter(), at).map(Column::F64List),
             (0, R1ValueRef::IntegerArray { value }) => {
                 KeyLists::first(value.iter().map(i64::from), at).map(Column::I64List)
@@ -408,7 +401,7 @@ impl<'m> Half<'m> {
         if !typed {
             rows.others.push((row, at, code));
         }
-        rows.times.push(t);
+        push(&mut rows.times, t);
         ControlFlow::Continue(())
     }
 
@@ -464,8 +457,8 @@ impl<'m> Half<'m> {
 
     /// Delivers the half's values after what was read before it: the channels of its (key,
     /// code)s in the order of their first values, then each key's rows in order, by channel
-    /// ([`super::Sink::rlog_jobs`]; a key's whole typed column moved, not copied, where the
-    /// sink can), then the half's error.
+    /// ([`super::Sink::rlog_jobs`]; a key's whole typed column given to the sink, which takes
+    /// it as the table's column or appends it), then the half's error.
     fn apply(&mut self, names: &[Option<String>], keys: &mut Keys<'_>, state: &mut State<'_>) -> Result<(), CliError> {
         // A key id the half defines was (if values of it came before, undefined) forgotten at
         // its definition.
@@ -590,7 +583,7 @@ impl Job<'_> {
 /// message, decoded by [`Jobs::decode`]).
 pub enum Piece<'a> {
     Run(&'a [i64], Run<'a>),
-    Column(PageVec<i64>, Column),
+    Column(Vec<i64>, Column),
     One(i64, u64),
 }
 
@@ -598,8 +591,8 @@ pub enum Piece<'a> {
 pub enum Column {
     Bool(Vec<bool>),
     /// R1 integers, widened.
-    I64(PageVec<i64>),
-    F64(PageVec<f64>),
+    I64(Vec<i64>),
+    F64(Vec<f64>),
     F64List(KeyLists<f64>),
     I64List(KeyLists<i64>),
 }
@@ -608,8 +601,8 @@ impl Column {
     pub fn run(&self) -> Run<'_> {
         match self {
             Column::Bool(v) => Run::Bool(v),
-            Column::I64(v) => Run::I64(v.as_slice()),
-            Column::F64(v) => Run::F64(v.as_slice()),
+            Column::I64(v) => Run::I64(v),
+            Column::F64(v) => Run::F64(v),
             Column::F64List(l) => Run::F64List(l.run()),
             Column::I64List(l) => Run::I64List(l.run()),
         }

@@ -1,8 +1,8 @@
 //! The in-memory table of an RLOG key whose values are numbers, booleans or lists of doubles or
 //! integers (the Python package's `.tables()`; not the Parquet export, which keeps
-//! [`super::TableBuilder`]'s batches): its rows go straight into plain vectors (big ones on pages
-//! of their own, [`super::pages`]) that become the table's one batch at the end, with no Arrow
-//! builder per batch and no copy into a joined column ([`super::joined`]). These are most values
+//! [`super::TableBuilder`]'s batches): its rows go straight into plain vectors that become the
+//! table's one batch at the end (`Buffer::from_vec`, no copy), with no Arrow builder per batch
+//! and no copy into a joined column ([`super::joined`]). These are most values
 //! of an AdvantageKit log (doubles, booleans, ints, and arrays of doubles such as joystick axes
 //! and PDP currents).
 //!
@@ -14,7 +14,7 @@
 
 use arrow_array::types::{Float32Type, Float64Type, Int64Type};
 use arrow_array::{make_array, Array, ArrayRef, BooleanArray, ListArray, PrimitiveArray, RecordBatch};
-use arrow_buffer::{BooleanBufferBuilder, Buffer, NullBufferBuilder};
+use arrow_buffer::{ArrowNativeType, BooleanBufferBuilder, Buffer, NullBufferBuilder};
 use arrow_data::ArrayData;
 use arrow_schema::{DataType, FieldRef, SchemaRef};
 use logspec::formats::rlog::{self, R1ValueRef, R2ValueRef, ValueRef};
@@ -23,14 +23,12 @@ use logspec::value::Value;
 use super::super::columns::Col;
 use super::super::source::rlog_split::{Column, Run};
 use super::super::source::Channel;
-use super::pages::Plain;
-use super::{Lists, PageVec};
 
 /// The rows of one table so far.
 pub struct Direct {
     schema: SchemaRef,
     origin_ns: u64,
-    time: PageVec<i64>,
+    time: Vec<i64>,
     /// `log_elapsed_ns`, kept only when the time origin is not 0 (else it is `time`).
     elapsed: Option<Vec<i64>>,
     values: Values,
@@ -41,9 +39,9 @@ pub struct Direct {
 
 enum Values {
     Bool(BooleanBufferBuilder),
-    I64(PageVec<i64>),
-    F64(PageVec<f64>),
-    F32(PageVec<f32>),
+    I64(Vec<i64>),
+    F64(Vec<f64>),
+    F32(Vec<f32>),
     /// Lists of doubles (R1 `double[]`, R2 `double[]`) and of integers (R1 `int[]` widened,
     /// R2 `int64[]`).
     F64List(List<f64>),
@@ -52,13 +50,13 @@ enum Values {
 
 /// A list column's rows, with the validity of each item (an item that did not fit is null, as
 /// in [`Col::append`]).
-struct List<T: Plain> {
+struct List<T> {
     field: FieldRef,
     rows: Lists<T>,
     item_nulls: NullBufferBuilder,
 }
 
-impl<T: Plain> List<T> {
+impl<T: ArrowNativeType> List<T> {
     fn new(field: &FieldRef) -> Self {
         List { field: field.clone(), rows: Lists::default(), item_nulls: NullBufferBuilder::new(0) }
     }
@@ -80,7 +78,7 @@ impl<T: Plain> List<T> {
         self.item_nulls.append_n_non_nulls(items.len());
     }
 
-    /// Appends a key's whole list column, its items' pages moved ([`Lists::append`]).
+    /// Appends a key's whole list column ([`Lists::append`]).
     fn append(&mut self, rows: Lists<T>) {
         self.item_nulls.append_n_non_nulls(rows.items.len());
         self.rows.append(rows);
@@ -106,7 +104,7 @@ impl<T: Plain> List<T> {
         let items = self.rows.items.len();
         let child = ArrayData::builder(self.field.data_type().clone())
             .len(items)
-            .add_buffer(self.rows.items.into_buffer())
+            .add_buffer(buffer(self.rows.items))
             .nulls(self.item_nulls.finish())
             .build()
             .map_err(|e| format!("the list items: {e}"))?;
@@ -133,9 +131,9 @@ impl Direct {
         }
         let values = match schema.field(2).data_type() {
             DataType::Boolean => Values::Bool(BooleanBufferBuilder::new(0)),
-            DataType::Int64 => Values::I64(PageVec::new()),
-            DataType::Float64 => Values::F64(PageVec::new()),
-            DataType::Float32 => Values::F32(PageVec::new()),
+            DataType::Int64 => Values::I64(Vec::new()),
+            DataType::Float64 => Values::F64(Vec::new()),
+            DataType::Float32 => Values::F32(Vec::new()),
             DataType::List(f) if f.data_type() == &DataType::Float64 => Values::F64List(List::new(f)),
             DataType::List(f) if f.data_type() == &DataType::Int64 => Values::I64List(List::new(f)),
             _ => return None,
@@ -143,7 +141,7 @@ impl Direct {
         Some(Direct {
             schema: schema.clone(),
             origin_ns,
-            time: PageVec::new(),
+            time: Vec::new(),
             elapsed: (origin_ns != 0).then(Vec::new),
             values,
             nulls: NullBufferBuilder::new(0),
@@ -162,20 +160,20 @@ impl Direct {
                 true
             }
             (Values::I64(v), ValueRef::R1(R1::Integer { value })) => {
-                v.push(i64::from(*value));
+                push(v, i64::from(*value));
                 true
             }
             (Values::I64(v), ValueRef::R2(R2::Int64 { value })) => {
-                v.push(*value);
+                push(v, *value);
                 true
             }
             (Values::F64(v), ValueRef::R1(R1::Double { value }) | ValueRef::R2(R2::Double { value })) => {
-                v.push(*value);
+                push(v, *value);
                 true
             }
             // A NaN goes the generic way (widened and narrowed again), as in `rlog::typed`.
             (Values::F32(v), ValueRef::R2(R2::Float { value })) if !value.is_nan() => {
-                v.push(*value);
+                push(v, *value);
                 true
             }
             (Values::F64List(l), ValueRef::R1(R1::DoubleArray { value }) | ValueRef::R2(R2::DoubleArray { value })) => {
@@ -208,10 +206,9 @@ impl Direct {
     }
 
     /// Takes a key's whole column of values of one type with their times as its rows: as its
-    /// own when it has none yet, else appended by moving the column's pages after its own
-    /// ([`PageVec::append`]), not copying them. False (nothing taken) when the column is of
-    /// another type.
-    pub fn adopt(&mut self, times: PageVec<i64>, column: Column) -> bool {
+    /// own (no copy) when it has none yet, else appended ([`append`]). False (nothing taken)
+    /// when the column is of another type.
+    pub fn adopt(&mut self, times: Vec<i64>, column: Column) -> bool {
         if !self.takes(&column.run()) {
             return false;
         }
@@ -220,15 +217,15 @@ impl Direct {
         }
         let n = times.len();
         match (&mut self.values, column) {
-            (Values::I64(v), Column::I64(x)) => v.append(x),
-            (Values::F64(v), Column::F64(x)) => v.append(x),
+            (Values::I64(v), Column::I64(x)) => append(v, x),
+            (Values::F64(v), Column::F64(x)) => append(v, x),
             (Values::Bool(b), Column::Bool(x)) => b.append_slice(&x),
             (Values::F64List(d), Column::F64List(x)) => d.append(x.rows),
             (Values::I64List(d), Column::I64List(x)) => d.append(x.rows),
             _ => return false,
         }
         self.nulls.append_n_non_nulls(n);
-        self.time.append(times);
+        append(&mut self.time, times);
         true
     }
 
@@ -241,14 +238,14 @@ impl Direct {
         }
         match (&mut self.values, run) {
             (Values::Bool(b), Run::Bool(x)) => b.append_slice(x),
-            (Values::I64(v), Run::I64(x)) => v.extend_from_slice(x),
-            (Values::F64(v), Run::F64(x)) => v.extend_from_slice(x),
+            (Values::I64(v), Run::I64(x)) => extend(v, x),
+            (Values::F64(v), Run::F64(x)) => extend(v, x),
             (Values::F64List(d), Run::F64List(l)) => d.extend(l.offsets, l.row_items()),
             (Values::I64List(d), Run::I64List(l)) => d.extend(l.offsets, l.row_items()),
             _ => return false,
         }
         self.nulls.append_n_non_nulls(times.len());
-        self.time.extend_from_slice(times);
+        extend(&mut self.time, times);
         if let Some(e) = &mut self.elapsed {
             let origin = self.origin_ns;
             e.extend(times.iter().map(|t| i64::try_from((*t as u64).saturating_sub(origin)).unwrap_or(i64::MAX)));
@@ -277,9 +274,9 @@ impl Direct {
         let any = a.as_any();
         match &mut self.values {
             Values::Bool(b) => b.append(valid && any.downcast_ref::<BooleanArray>().is_some_and(|x| x.value(0))),
-            Values::I64(v) => v.push(any.downcast_ref::<PrimitiveArray<Int64Type>>().map_or(0, |x| x.value(0))),
-            Values::F64(v) => v.push(any.downcast_ref::<PrimitiveArray<Float64Type>>().map_or(0.0, |x| x.value(0))),
-            Values::F32(v) => v.push(any.downcast_ref::<PrimitiveArray<Float32Type>>().map_or(0.0, |x| x.value(0))),
+            Values::I64(v) => push(v, any.downcast_ref::<PrimitiveArray<Int64Type>>().map_or(0, |x| x.value(0))),
+            Values::F64(v) => push(v, any.downcast_ref::<PrimitiveArray<Float64Type>>().map_or(0.0, |x| x.value(0))),
+            Values::F32(v) => push(v, any.downcast_ref::<PrimitiveArray<Float32Type>>().map_or(0.0, |x| x.value(0))),
             Values::F64List(l) => {
                 if !l.push_array::<Float64Type>(&a) {
                     return self.too_many();
@@ -309,7 +306,7 @@ impl Direct {
     /// The row's time columns, as [`super::TableBuilder`] writes them.
     #[inline]
     fn end_row(&mut self, t_ns: u64) {
-        self.time.push(i64::try_from(t_ns).unwrap_or(i64::MAX));
+        push(&mut self.time, i64::try_from(t_ns).unwrap_or(i64::MAX));
         if let Some(e) = &mut self.elapsed {
             push(e, i64::try_from(t_ns.saturating_sub(self.origin_ns)).unwrap_or(i64::MAX));
         }
@@ -321,7 +318,7 @@ impl Direct {
         if rows == 0 {
             return Ok(None);
         }
-        let time = self.time.into_buffer();
+        let time = buffer(self.time);
         let elapsed = self.elapsed.map_or_else(|| time.clone(), buffer);
         let fields = self.schema.fields();
         let array = |i: usize, buffer: Buffer, nulls| -> Result<ArrayRef, String> {
@@ -332,9 +329,9 @@ impl Direct {
         let nulls = { self.nulls }.finish();
         let value = match self.values {
             Values::Bool(mut b) => array(2, b.finish().into_inner(), nulls)?,
-            Values::I64(v) => array(2, v.into_buffer(), nulls)?,
-            Values::F64(v) => array(2, v.into_buffer(), nulls)?,
-            Values::F32(v) => array(2, v.into_buffer(), nulls)?,
+            Values::I64(v) => array(2, buffer(v), nulls)?,
+            Values::F64(v) => array(2, buffer(v), nulls)?,
+            Values::F32(v) => array(2, buffer(v), nulls)?,
             Values::F64List(l) => l.finish(rows, nulls)?,
             Values::I64List(l) => l.finish(rows, nulls)?,
         };
@@ -354,8 +351,8 @@ fn list_of_type(values: &Values, value: &ValueRef<'_>) -> bool {
     )
 }
 
-/// A column's vector as an Arrow buffer, without its spare room.
-fn buffer<T: arrow_buffer::ArrowNativeType>(mut v: Vec<T>) -> Buffer {
+/// A column's vector as an Arrow buffer (its allocation, not a copy), without its spare room.
+fn buffer<T: ArrowNativeType>(mut v: Vec<T>) -> Buffer {
     v.shrink_to_fit();
     Buffer::from_vec(v)
 }
@@ -376,6 +373,78 @@ pub(crate) fn push<T>(v: &mut Vec<T>, x: T) {
 #[inline(never)]
 fn grow<T>(v: &mut Vec<T>) {
     v.reserve(v.capacity().max(256) * 3);
+}
+
+/// Appends values to a column, its new room's pages mapped in one call
+/// ([`super::passes::prefault`]).
+pub(crate) fn extend<T: Copy>(v: &mut Vec<T>, x: &[T]) {
+    v.reserve(x.len());
+    super::passes::prefault(&mut v.spare_capacity_mut()[..x.len()]);
+    v.extend_from_slice(x);
+}
+
+/// Appends another column's values (a second half's to the first's): an empty column takes
+/// the other's vector as it is, else its values are copied.
+pub(crate) fn append<T: Copy>(v: &mut Vec<T>, other: Vec<T>) {
+    if v.is_empty() {
+        *v = other;
+    } else {
+        extend(v, &other);
+    }
+}
+
+/// A column of lists of numbers: Arrow's offsets (from 0, one more than the rows) and the
+/// items of every row, in order.
+pub struct Lists<T> {
+    pub offsets: Vec<i32>,
+    pub items: Vec<T>,
+}
+
+impl<T> Default for Lists<T> {
+    fn default() -> Self {
+        Lists { offsets: vec![0], items: Vec::new() }
+    }
+}
+
+impl<T: Copy> Lists<T> {
+    /// Appends a row of these items; false (nothing appended) when the column would hold more
+    /// items than Arrow's 32-bit offsets count.
+    #[inline(always)]
+    pub fn push(&mut self, items: impl ExactSizeIterator<Item = T>) -> bool {
+        let before = self.items.len();
+        self.items.reserve(items.len());
+        self.items.extend(items);
+        let Ok(end) = i32::try_from(self.items.len()) else {
+            self.items.truncate(before);
+            return false;
+        };
+        push(&mut self.offsets, end);
+        true
+    }
+
+    /// Whether `more` items more fit the offsets.
+    pub fn fits(&self, more: usize) -> bool {
+        self.items.len().checked_add(more).is_some_and(|n| n <= i32::MAX as usize)
+    }
+
+    /// Appends rows given as offsets into `items` (`offsets[0]` is where `items` start), which
+    /// fit ([`Lists::fits`]).
+    pub fn extend(&mut self, offsets: &[i32], items: &[T]) {
+        let shift = self.items.len() as i64 - i64::from(offsets[0]);
+        self.offsets.extend(offsets[1..].iter().map(|o| (i64::from(*o) + shift) as i32));
+        extend(&mut self.items, items);
+    }
+
+    /// Appends another column's rows (which fit); taken as it is when this column has no rows.
+    pub fn append(&mut self, other: Lists<T>) {
+        if self.offsets.len() == 1 {
+            *self = other;
+            return;
+        }
+        let shift = self.items.len() as i64;
+        self.offsets.extend(other.offsets[1..].iter().map(|o| (i64::from(*o) + shift) as i32));
+        append(&mut self.items, other.items);
+    }
 }
 
 #[cfg(test)]
@@ -401,13 +470,27 @@ mod tests {
         }
     }
 
+    /// Appending a column of lists keeps every row's items, whether either side is empty.
+    #[test]
+    fn lists_append_in_order() {
+        let lists = |rows: &[&[i64]]| {
+            let mut l = Lists::default();
+            rows.iter().for_each(|r| assert!(l.push(r.iter().copied())));
+            l
+        };
+        let all: [&[i64]; 4] = [&[1, 2], &[], &[3], &[4, 5, 6]];
+        for at in 0..=all.len() {
+            let mut l = lists(&all[..at]);
+            l.append(lists(&all[at..]));
+            assert_eq!((l.offsets.as_slice(), l.items.as_slice()), (&[0, 2, 2, 3, 6][..], &[1, 2, 3, 4, 5, 6][..]));
+        }
+    }
+
     /// Every value of the bundled RLOG logs, appended to tables of number, boolean and list
     /// types (most of another type than the value's: the generic rule), gives the rows, nulls
     /// and misfits that the batches of `TableBuilder` give.
     #[test]
     fn rows_equal_the_builders() {
-        // Its columns are mapped: not while the page tests count mappings.
-        let _one = super::super::pages::tests::ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
         let mut values = 0;
         for ty in ["double[]", "int64[]", "int[]", "double", "int64", "float", "boolean"] {
             let channel = rlog_channel("/x", ty);

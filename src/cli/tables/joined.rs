@@ -9,7 +9,7 @@
 //! each batch's values, no per-value work); others keep their batches.
 
 use arrow_array::{make_array, Array, ArrayRef, RecordBatch};
-use arrow_buffer::{BooleanBufferBuilder, Buffer, NullBufferBuilder};
+use arrow_buffer::{BooleanBufferBuilder, Buffer, MutableBuffer, NullBufferBuilder};
 use arrow_data::ArrayData;
 use arrow_schema::{DataType, SchemaRef};
 
@@ -27,12 +27,10 @@ struct Column {
 }
 
 enum Values {
-    /// Fixed-width values, as bytes in `u64` words (so that the buffer is aligned for every
-    /// number type); `len` bytes are used.
+    /// Fixed-width values, as bytes (Arrow's buffer, aligned for every number type).
     Fixed {
         width: usize,
-        words: Vec<u64>,
-        len: usize,
+        bytes: MutableBuffer,
     },
     Bool(BooleanBufferBuilder),
 }
@@ -48,7 +46,9 @@ impl Joined {
                 let ty = f.data_type().clone();
                 let values = match &ty {
                     DataType::Boolean => Values::Bool(BooleanBufferBuilder::new(0)),
-                    t if t.is_primitive() => Values::Fixed { width: t.primitive_width()?, words: Vec::new(), len: 0 },
+                    t if t.is_primitive() => {
+                        Values::Fixed { width: t.primitive_width()?, bytes: MutableBuffer::new(0) }
+                    }
                     _ => return None,
                 };
                 Some(Column { ty, values, nulls: NullBufferBuilder::new(0) })
@@ -88,19 +88,13 @@ impl Column {
         let data = a.to_data();
         let (offset, len) = (data.offset(), data.len());
         match &mut self.values {
-            Values::Fixed { width, words, len: used } => {
-                let bytes = data
+            Values::Fixed { width, bytes } => {
+                let values = data
                     .buffers()
                     .first()
                     .and_then(|b| b.as_slice().get(offset * *width..(offset + len) * *width))
                     .ok_or_else(|| format!("a {} array without its values", self.ty))?;
-                let end = *used + bytes.len();
-                words.resize(end.div_ceil(8), 0);
-                // SAFETY: `u64` words viewed as bytes: every bit pattern is valid either way,
-                // and `u8` has no alignment to keep.
-                let view = unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr().cast::<u8>(), words.len() * 8) };
-                view[*used..end].copy_from_slice(bytes);
-                *used = end;
+                bytes.extend_from_slice(values);
             }
             Values::Bool(b) => {
                 let bools = a
@@ -119,7 +113,7 @@ impl Column {
 
     fn finish(mut self, rows: usize) -> Result<ArrayRef, String> {
         let values = match self.values {
-            Values::Fixed { words, len, .. } => Buffer::from_vec(words).slice_with_length(0, len),
+            Values::Fixed { bytes, .. } => Buffer::from(bytes),
             Values::Bool(mut b) => b.finish().into_inner(),
         };
         let data = ArrayData::builder(self.ty.clone()).len(rows).add_buffer(values).nulls(self.nulls.finish()).build();

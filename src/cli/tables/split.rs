@@ -1,5 +1,5 @@
-//! `tables()` of an R1 RLOG file on two threads that each read half of it: the file is mapped
-//! once; part B reads from a guessed message start near the middle to the end
+//! `tables()` of an R1 RLOG file on two threads that each read half of it: the file is read
+//! into memory once (each thread reading half of it, [`read_file`]); part B reads from a guessed message start near the middle to the end
 //! ([`source::rlog_split::read_half`]) while part A reads from the start in the same way (into
 //! per-key columns, [`source::rlog_split::Split`]), stops at B's start, and there either joins
 //! B's values (a message starts exactly there) or reads on alone (it does not). See [`source::rlog_split`] for why the join is
@@ -7,9 +7,16 @@
 //!
 //! Not split (the caller reads them as before, `None`): R2 files (a value's layout is its key's
 //! type, defined in the first half, so B could not frame its values without A), captured streams,
-//! small files ([`MIN_SPLIT`]), reads with filters, files that cannot be mapped, and files where
+//! small files ([`MIN_SPLIT`]), reads with filters, files that cannot be read, and files where
 //! no plausible message start is found near the middle.
+//!
+//! The file is not memory-mapped: another process truncating a mapped file makes the reads of
+//! its lost pages fault (SIGBUS), which would end the Python interpreter. A file that shrinks
+//! while it is read here is read as far as it goes (as a streaming read would: the rows
+//! before its new end, then the error of a message cut there); one that grows is read at the
+//! length it had.
 
+use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -57,17 +64,17 @@ pub fn read_rlog_split(
     if crate::cli::filter::Tally::needed(select) {
         return Ok(None);
     }
-    let Ok(f) = std::fs::File::open(file) else { return Ok(None) };
+    let Ok(f) = File::open(file) else { return Ok(None) };
     let Ok(len) = f.metadata().map(|m| m.len()) else { return Ok(None) };
     if cut == Cut::Guess && len < MIN_SPLIT {
         return Ok(None);
     }
-    // SAFETY: the map is only read. A file that another process truncates while it is mapped
-    // makes reads past its new end fault (SIGBUS), as with any mapped input.
-    let Ok(map) = (unsafe { memmap2::Mmap::map(&f) }) else { return Ok(None) };
-    let map = Arc::new(map);
-    let len = usize::try_from(len).unwrap_or(usize::MAX).min(map.len());
-    let bytes = &map[..len];
+    let Ok(len) = usize::try_from(len) else { return Ok(None) };
+    // A file that cannot be read is read (and its error reported) by the caller's way.
+    let Ok(data) = read_file(&f, len) else { return Ok(None) };
+    let data = Arc::new(data);
+    let len = data.len();
+    let bytes = &data[..];
     let options = ReaderOptions { assume_revision: assume_r1.then_some(Revision::R1) };
     let Ok(r) = Reader::with_options(bytes, options) else { return Ok(None) };
     if r.revision() != Revision::R1 {
@@ -82,7 +89,7 @@ pub fn read_rlog_split(
         Cut::At(c) if c > start && c < len as u64 => c,
         Cut::At(_) => return Ok(None),
     };
-    let input = Mapped { map: map.clone(), pos: 0, end: len };
+    let input = InMemory { data: data.clone(), pos: 0 };
     let d = detect(file, Box::new(input), &InputArgs { format: Some(FormatKind::Rlog), ..InputArgs::default() })?;
     let stop = AtomicBool::new(false);
     let joined = std::cell::Cell::new(false);
@@ -110,9 +117,9 @@ pub fn read_rlog_split(
         let outcome = source::read_split(d, file, path, assume_r1, select, &mut sink, Some(split));
         (sink, outcome)
     });
-    // The tables hold nothing of the map. Unmapping the file's pages takes a few ms; another
-    // thread does it (or this one, if none starts).
-    let _ = std::thread::Builder::new().name("logspec-unmap".into()).spawn(move || drop(map));
+    // The tables hold nothing of the file's bytes. Giving their pages back takes a few ms;
+    // another thread does it (or this one, if none starts).
+    let _ = std::thread::Builder::new().name("logspec-free".into()).spawn(move || drop(data));
     Ok(Some(Halves { tables: sink, outcome, joined: joined.get() }))
 }
 
@@ -170,19 +177,57 @@ fn plausible(bytes: &[u8]) -> bool {
     values > 0
 }
 
-/// The mapped file as a `Read`, for the format's detection and the reader it opens, whose
-/// revision and start part A reads in place from (at most `end` bytes: the length the file had
-/// when the read began).
-struct Mapped {
-    map: Arc<memmap2::Mmap>,
-    pos: usize,
-    end: usize,
+/// The first `len` bytes of the file (the length it had when the read began), fewer if it
+/// ends sooner: the first half read on this thread, the second on another at the same time,
+/// each mapping its half's new pages in one call first (`passes::prefault`): the fresh pages
+/// cost more than the copy. BENCHMARKS.md has what this costs against a map.
+fn read_file(f: &File, len: usize) -> std::io::Result<Vec<u8>> {
+    let mut data = vec![0u8; len];
+    let mid = len / 2;
+    let (a, b) = data.split_at_mut(mid);
+    let (got_a, got_b) = std::thread::scope(|s| {
+        // No second thread: the caller reads the file its own way.
+        let second =
+            std::thread::Builder::new().name("logspec-read".into()).spawn_scoped(s, || read_full(f, b, mid as u64))?;
+        let got_a = read_full(f, a, 0);
+        let got_b = second.join().unwrap_or_else(|_| Err(std::io::Error::other("a read thread panicked")));
+        std::io::Result::Ok((got_a, got_b))
+    })?;
+    let got_a = got_a?;
+    // The file ends where the first read that came short ended.
+    let end = if got_a < mid { got_a } else { mid + got_b? };
+    data.truncate(end);
+    Ok(data)
 }
 
-impl Read for Mapped {
+/// Reads `buf.len()` bytes at `offset` into fresh memory, or fewer if the file ends sooner;
+/// how many.
+fn read_full(f: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    super::passes::prefault(buf);
+    let mut n = 0;
+    while n < buf.len() {
+        match super::passes::read_at(f, &mut buf[n..], offset + n as u64) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+/// The file's bytes as a `Read`, for the format's detection and the reader it opens, whose
+/// revision and start part A reads in place from.
+struct InMemory {
+    data: Arc<Vec<u8>>,
+    pos: usize,
+}
+
+impl Read for InMemory {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = buf.len().min(self.end - self.pos);
-        buf[..n].copy_from_slice(&self.map[self.pos..self.pos + n]);
+        let rest = &self.data[self.pos..];
+        let n = buf.len().min(rest.len());
+        buf[..n].copy_from_slice(&rest[..n]);
         self.pos += n;
         Ok(n)
     }

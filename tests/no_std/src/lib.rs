@@ -7,6 +7,7 @@
 //! views and the format's `FramedFormat` implementation, without allocating; `tests/decode.rs`
 //! runs them on the sample files.
 
+#![forbid(unsafe_code)]
 #![no_std]
 
 #[cfg(feature = "alloc")]

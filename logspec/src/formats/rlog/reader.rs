@@ -573,6 +573,8 @@ impl<R, I: Input> Reader<R, I> {
     /// `self.buf`) when they end inside a message: the borrow checker cannot yet see that the two
     /// happen on different paths ("NLL problem case 3").
     #[inline(always)]
+    // The crate's one `unsafe` (ARCHITECTURE.md): the safe alternative decodes every message twice.
+    #[allow(unsafe_code)]
     fn unread<'b>(&self) -> &'b [u8] {
         let bytes: &[u8] = &self.buf.bytes()[self.pos..];
         // SAFETY: the slice points into `self.buf`'s storage (a `ReadBuf`'s buffer, or the slice

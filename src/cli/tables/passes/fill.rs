@@ -408,6 +408,8 @@ pub fn read_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<usize> {
 /// maps its own rows, so the kernel zeroes the pages on every part's thread at once. (Huge
 /// pages, `MADV_HUGEPAGE`, were tried: slower in a new process, the kernel compacting memory
 /// first.)
+// A system call on the caller's own memory (ARCHITECTURE.md lists the crate's `unsafe`).
+#[allow(unsafe_code)]
 pub(crate) fn prefault<T>(values: &mut [T]) {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
