@@ -7,7 +7,7 @@
 
 use std::fmt::Write;
 
-use logspec_runtime::{Event, FramedFormat, RawRecord, Visit, Visitor};
+use logspec_runtime::{Event, FramedFormat, RecordHeader, Visit, Visitor};
 
 use crate::value::ValueSink;
 
@@ -109,25 +109,49 @@ pub fn float(out: &mut String, v: f64) {
 /// Any [`ValueSink`] takes it: this writer for the dump's text, a value builder for the Python
 /// package.
 pub fn framed_event<F: FramedFormat>(w: &mut (impl ValueSink + ?Sized), ev: &Event<'_, F::Record>) {
-    fn header<F: FramedFormat>(w: &mut (impl ValueSink + ?Sized), raw: &RawRecord<'_>) {
-        if let (Some(name), Some(ts)) = (F::TIMESTAMP_FIELD, raw.header.timestamp) {
-            w.uint(Some(name), ts);
-        }
-        w.uint(Some(F::TAG_FIELD), raw.header.tag);
-    }
-    w.begin_struct(None);
+    let fields = FrameFields { tag: F::TAG_FIELD, length: F::LENGTH_FIELD, timestamp: F::TIMESTAMP_FIELD };
     match ev {
         Event::Record { raw, record } => {
-            header::<F>(w, raw);
-            w.str(Some("name"), F::record_name(raw.header.tag).unwrap_or(""));
-            record.visit(Some("fields"), w);
+            let name = F::record_name(raw.header.tag).unwrap_or("");
+            framed_record(w, &fields, &raw.header, raw.payload, Some((name, record)));
         }
-        Event::Unknown { raw } => {
-            header::<F>(w, raw);
+        Event::Unknown { raw } => framed_record::<()>(w, &fields, &raw.header, raw.payload, None),
+    }
+}
+
+/// The names of a framing's record-header fields that hold the tag, the length and the
+/// timestamp: the keys of a dump line.
+pub struct FrameFields<'a> {
+    pub tag: &'a str,
+    pub length: &'a str,
+    pub timestamp: Option<&'a str>,
+}
+
+/// One framed record as a dump line ([`framed_event`]'s, for any reader): the timestamp and
+/// tag under their field names, then the record's `name` and `fields`, or, for a type the
+/// schema does not know (`record` `None`), its length and `payload_hex`.
+pub fn framed_record<V: Visit + ?Sized>(
+    w: &mut (impl ValueSink + ?Sized),
+    fields: &FrameFields<'_>,
+    header: &RecordHeader,
+    payload: &[u8],
+    record: Option<(&str, &V)>,
+) {
+    w.begin_struct(None);
+    if let (Some(name), Some(ts)) = (fields.timestamp, header.timestamp) {
+        w.uint(Some(name), ts);
+    }
+    w.uint(Some(fields.tag), header.tag);
+    match record {
+        Some((name, value)) => {
+            w.str(Some("name"), name);
+            value.visit(Some("fields"), w);
+        }
+        None => {
             w.null(Some("name"));
-            w.uint(Some(F::LENGTH_FIELD), raw.header.len);
-            let mut h = String::with_capacity(raw.payload.len() * 2);
-            hex(&mut h, raw.payload);
+            w.uint(Some(fields.length), header.len);
+            let mut h = String::with_capacity(payload.len() * 2);
+            hex(&mut h, payload);
             w.str(Some("payload_hex"), &h);
         }
     }

@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use logspec::formats::wpilog::NegZero;
-use logspec::json::JsonWriter;
-use logspec::runtime::{with_file_format, Event, FramedFormat, Reader, Visit, Visitor, WithFormat};
+use logspec::json::{FrameFields, JsonWriter};
+use logspec::runtime::{with_file_format, Event, FramedFormat, Reader, WithFormat};
 use logspec::value::ValueSink;
 
 use super::fault::{Fault, FaultKind};
@@ -213,61 +213,82 @@ fn dump_schema(
     let mut reader = format.read(input).map_err(|e| Failure::At(Fault::read(path, &e)))?;
     let ns_per_tick = reader.ns_per_tick();
     let names = FrameNames::of(reader.schema());
-    let mut bad = 0u64;
-    let (filtering, mut tally) = (super::filter::Tally::needed(select), super::filter::Tally::default());
+    let fields = FrameFields { tag: &names.tag, length: &names.length, timestamp: names.timestamp.as_deref() };
+    let mut skips = Skips::new(select);
     while let Some(rec) = reader.next_record() {
         match rec {
             Ok(rec) => {
                 let name = rec.value.as_ref().map_or("", |v| v.name());
                 let t_ns = rec.header.timestamp.map(|t| t.saturating_mul(ns_per_tick));
-                if filtering && !tally.note(select, name, t_ns) {
+                if !skips.keeps(select, name, t_ns) {
                     continue;
                 }
-                let w = out.writer();
-                w.begin_struct(None);
-                if let (Some(field), Some(ts)) = (&names.timestamp, rec.header.timestamp) {
-                    w.uint(Some(field), ts);
-                }
-                w.uint(Some(&names.tag), rec.header.tag);
-                match &rec.value {
-                    Some(v) => {
-                        w.str(Some("name"), v.name());
-                        v.visit(Some("fields"), w);
-                    }
-                    None => {
-                        w.null(Some("name"));
-                        w.uint(Some(names.length.as_deref().unwrap_or("len")), rec.header.len);
-                        let mut h = String::with_capacity(rec.payload.len() * 2);
-                        logspec::json::hex(&mut h, rec.payload);
-                        w.str(Some("payload_hex"), &h);
-                    }
-                }
-                w.end_struct();
+                let record = rec.value.as_ref().map(|v| (v.name(), v));
+                logspec::json::framed_record(out.writer(), &fields, &rec.header, rec.payload, record);
             }
-            Err(e) if e.is_recoverable() => {
-                out.warn(Fault::read_with(path, &e, "; skipped"));
-                bad += 1;
+            Err(e) => {
+                // A skipped record writes no line.
+                skips.fault(out, path, e.is_recoverable(), &e)?;
                 continue;
             }
-            Err(e) => return Err(Failure::At(Fault::read(path, &e))),
         }
         out.end_record().map_err(Failure::Io)?;
     }
-    if bad > 0 {
-        return Err(Failure::At(Fault::new(
-            FaultKind::Decode,
-            path,
-            format!("{path}: {bad} record(s) could not be decoded (see above)"),
-        )));
-    }
-    tally.check(select, path).map_err(|m| Failure::filter(path, m))?;
-    Ok(ExitCode::SUCCESS)
+    skips.finish(select, path)
 }
 
-/// The names of a schema's record-header fields that hold the tag, length and timestamp.
+/// What the framed dumps ([`dump_framed`], [`dump_schema`]) keep between records: the records
+/// that did not decode (warned about, skipped, counted) and the filters' tally.
+struct Skips {
+    bad: u64,
+    filtering: bool,
+    tally: super::filter::Tally,
+}
+
+impl Skips {
+    fn new(select: &Select) -> Skips {
+        Skips { bad: 0, filtering: super::filter::Tally::needed(select), tally: super::filter::Tally::default() }
+    }
+
+    /// Whether the filters keep a record of type `name` at `t_ns`.
+    fn keeps(&mut self, select: &Select, name: &str, t_ns: Option<u64>) -> bool {
+        !self.filtering || self.tally.note(select, name, t_ns)
+    }
+
+    /// A reader's error: a record that did not decode is warned about and skipped; anything
+    /// else ends the dump.
+    fn fault(
+        &mut self,
+        out: &mut impl Records,
+        path: &str,
+        recoverable: bool,
+        e: &impl super::fault::Locate,
+    ) -> Result<(), Failure> {
+        if !recoverable {
+            return Err(Failure::At(Fault::read(path, e)));
+        }
+        out.warn(Fault::read_with(path, e, "; skipped"));
+        self.bad += 1;
+        Ok(())
+    }
+
+    /// The end of a dump that read to the end: an error if a record was skipped or a filter
+    /// matched nothing.
+    fn finish(self, select: &Select, path: &str) -> Result<ExitCode, Failure> {
+        if self.bad > 0 {
+            let message = format!("{path}: {} record(s) could not be decoded (see above)", self.bad);
+            return Err(Failure::At(Fault::new(FaultKind::Decode, path, message)));
+        }
+        self.tally.check(select, path).map_err(|m| Failure::filter(path, m))?;
+        Ok(ExitCode::SUCCESS)
+    }
+}
+
+/// The names of a schema's record-header fields that hold the tag, length and timestamp
+/// (owned, for [`FrameFields`]; `len` where the framing has no length field).
 struct FrameNames {
     tag: String,
-    length: Option<String>,
+    length: String,
     timestamp: Option<String>,
 }
 
@@ -276,7 +297,11 @@ impl FrameNames {
         let f = schema.framing.as_ref().expect("a schema format has a framing");
         let h = schema.strukt(f.header);
         let name = |i: usize| h.fields[i].name.clone();
-        FrameNames { tag: name(f.tag), length: f.length.map(name), timestamp: f.timestamp.map(name) }
+        FrameNames {
+            tag: name(f.tag),
+            length: f.length.map_or_else(|| "len".into(), name),
+            timestamp: f.timestamp.map(name),
+        }
     }
 }
 
@@ -324,8 +349,7 @@ pub fn dump_framed<F: FramedFormat>(
     ns_per_tick: u64,
 ) -> Result<ExitCode, Failure> {
     let mut reader = Reader::<_, F>::new(input).map_err(|e| Failure::At(Fault::read(path, &e)))?;
-    let mut bad = 0u64;
-    let (filtering, mut tally) = (super::filter::Tally::needed(select), super::filter::Tally::default());
+    let mut skips = Skips::new(select);
     while let Some(ev) = reader.next_event() {
         match ev {
             Ok(ev) => {
@@ -334,27 +358,18 @@ pub fn dump_framed<F: FramedFormat>(
                 };
                 let name = F::record_name(raw.header.tag).unwrap_or("");
                 let t_ns = raw.header.timestamp.map(|t| t.saturating_mul(ns_per_tick));
-                if filtering && !tally.note(select, name, t_ns) {
+                if !skips.keeps(select, name, t_ns) {
                     continue;
                 }
                 logspec::json::framed_event::<F>(out.writer(), &ev)
             }
-            Err(e) if e.is_recoverable() => {
-                out.warn(Fault::read_with(path, &e, "; skipped"));
-                bad += 1;
+            Err(e) => {
+                // A skipped record writes no line.
+                skips.fault(out, path, e.is_recoverable(), &e)?;
                 continue;
             }
-            Err(e) => return Err(Failure::At(Fault::read(path, &e))),
         }
         out.end_record().map_err(Failure::Io)?;
     }
-    if bad > 0 {
-        return Err(Failure::At(Fault::new(
-            FaultKind::Decode,
-            path,
-            format!("{path}: {bad} record(s) could not be decoded (see above)"),
-        )));
-    }
-    tally.check(select, path).map_err(|m| Failure::filter(path, m))?;
-    Ok(ExitCode::SUCCESS)
+    skips.finish(select, path)
 }

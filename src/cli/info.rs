@@ -162,44 +162,17 @@ fn summarise<F: FramedFormat>(input: impl Read, path: &str, current: Option<u64>
     let mut reader = Reader::<_, F>::new(input).map_err(|e| CliError::Input(format!("{path}: {e}")))?;
     let mut w = JsonWriter::new();
     reader.file_header().visit(None, &mut w);
-    let mut s = Summary {
-        header: w.take(),
-        schema_id: F::schema_id(reader.file_header()),
-        current_schema_id: current,
-        records_total: 0,
-        counts: BTreeMap::new(),
-        unknown: Vec::new(),
-        first_ts: None,
-        last_ts: None,
-        bytes_consumed: reader.position(),
-        errors: Vec::new(),
-    };
+    let mut s = Summary::new(w.take(), F::schema_id(reader.file_header()), current);
     // `decode_each` is the reader's fast path; it stops at each error, and resumes after a bad
     // record when called again.
     loop {
         let result = reader.decode_each(|raw, record| {
-            match record {
-                Some(_) => {
-                    s.records_total += 1;
-                    s.counts
-                        .entry(raw.header.tag)
-                        .or_insert_with(|| (F::record_name(raw.header.tag).map(str::to_string), 0))
-                        .1 += 1;
-                }
-                None => s.unknown.push((raw.header.timestamp, raw.header.tag, raw.header.len)),
-            }
-            s.first_ts = s.first_ts.or(raw.header.timestamp);
-            s.last_ts = raw.header.timestamp.or(s.last_ts);
+            s.record(&raw.header, record.is_some(), || F::record_name(raw.header.tag).map(str::to_string));
         });
         match result {
             Ok(()) => break,
-            Err(e) => {
-                let go_on = e.is_recoverable();
-                s.errors.push(e.to_string());
-                if !go_on {
-                    break;
-                }
-            }
+            Err(e) if s.error(&e, e.is_recoverable()) => {}
+            Err(_) => break,
         }
     }
     s.bytes_consumed = reader.position();
@@ -215,44 +188,52 @@ fn summarise_schema(
     let mut reader = format.read(input).map_err(|e| super::fault::Fault::read(path, &e))?;
     let mut w = JsonWriter::new();
     reader.visit_header(&mut w);
-    let mut s = Summary {
-        header: w.take(),
-        schema_id: reader.schema_id(),
-        current_schema_id: format.schema_ids().first().copied(),
-        records_total: 0,
-        counts: BTreeMap::new(),
-        unknown: Vec::new(),
-        first_ts: None,
-        last_ts: None,
-        bytes_consumed: reader.position(),
-        errors: Vec::new(),
-    };
-    loop {
-        let Some(rec) = reader.next_record() else { break };
+    let mut s = Summary::new(w.take(), reader.schema_id(), format.schema_ids().first().copied());
+    while let Some(rec) = reader.next_record() {
         match rec {
-            Ok(rec) => {
-                let ts = rec.header.timestamp;
-                match &rec.value {
-                    Some(v) => {
-                        s.records_total += 1;
-                        s.counts.entry(rec.header.tag).or_insert_with(|| (Some(v.name().to_string()), 0)).1 += 1;
-                    }
-                    None => s.unknown.push((ts, rec.header.tag, rec.header.len)),
-                }
-                s.first_ts = s.first_ts.or(ts);
-                s.last_ts = ts.or(s.last_ts);
-            }
-            Err(e) => {
-                let go_on = e.is_recoverable();
-                s.errors.push(e.to_string());
-                if !go_on {
-                    break;
-                }
-            }
+            Ok(rec) => s.record(&rec.header, rec.value.is_some(), || rec.value.as_ref().map(|v| v.name().to_string())),
+            Err(e) if s.error(&e, e.is_recoverable()) => {}
+            Err(_) => break,
         }
     }
     s.bytes_consumed = reader.position();
     Ok(s)
+}
+
+impl Summary {
+    fn new(header: String, schema_id: Option<u64>, current_schema_id: Option<u64>) -> Summary {
+        Summary {
+            header,
+            schema_id,
+            current_schema_id,
+            records_total: 0,
+            counts: BTreeMap::new(),
+            unknown: Vec::new(),
+            first_ts: None,
+            last_ts: None,
+            bytes_consumed: 0,
+            errors: Vec::new(),
+        }
+    }
+
+    /// Counts a record (`known`: of a type the schema has, named by `name` the first time).
+    #[inline]
+    fn record(&mut self, h: &logspec::runtime::RecordHeader, known: bool, name: impl FnOnce() -> Option<String>) {
+        if known {
+            self.records_total += 1;
+            self.counts.entry(h.tag).or_insert_with(|| (name(), 0)).1 += 1;
+        } else {
+            self.unknown.push((h.timestamp, h.tag, h.len));
+        }
+        self.first_ts = self.first_ts.or(h.timestamp);
+        self.last_ts = h.timestamp.or(self.last_ts);
+    }
+
+    /// Notes a reader's error; whether reading goes on after it.
+    fn error(&mut self, e: &impl std::fmt::Display, recoverable: bool) -> bool {
+        self.errors.push(e.to_string());
+        recoverable
+    }
 }
 
 /// The symbol of a clock tick of `ns_per_tick` nanoseconds.

@@ -226,6 +226,14 @@ impl Plan {
     }
 }
 
+impl Plan {
+    /// Whether `bytes` decode as one whole value, keeping nothing ([`Plan::decode`] into a sink
+    /// that ignores every part).
+    pub fn check(&self, schema: &Schema, min: &[u64], bytes: &[u8]) -> Result<(), Fault> {
+        self.decode(schema, min, bytes, &mut Ignore)
+    }
+}
+
 struct Compiler<'s> {
     schema: &'s Schema,
     min: &'s [u64],
@@ -648,7 +656,8 @@ fn text(sink: &mut impl Sink, name: Option<&str>, b: &[u8], bytes: bool) {
     }
 }
 
-/// A sink that keeps nothing (to count the elements of an array that runs to the end).
+/// A sink that keeps nothing (to count the elements of an array that runs to the end, and for
+/// [`Plan::check`]).
 struct Ignore;
 
 impl Sink for Ignore {
@@ -662,4 +671,6 @@ impl Sink for Ignore {
     fn raw_str(&mut self, _: Option<&str>, _: &[u8]) {}
     fn numbers(&mut self, _: Option<&str>, _: Prim, _: Endian, _: &[u8]) {}
     fn bools(&mut self, _: Option<&str>, _: &[u8]) {}
+    fn fixed_str(&mut self, _: Option<&str>, _: &[u8]) {}
+    fn padding(&mut self, _: Option<&str>) {}
 }

@@ -107,7 +107,7 @@ impl RecordType {
         if self.any_bytes && self.size == Some(payload.len()) {
             return Ok(());
         }
-        self.plan.decode(&layout.schema, &layout.min, payload, &mut Ignore)
+        self.plan.check(&layout.schema, &layout.min, payload)
     }
 }
 
@@ -202,7 +202,7 @@ impl SchemaFormat {
             })
         })?;
         if let (Some(h), Some(plan)) = (cur.schema.file_header, &cur.header) {
-            if let Err(f) = plan.decode(&cur.schema, &cur.min, bytes, &mut Ignore) {
+            if let Err(f) = plan.check(&cur.schema, &cur.min, bytes) {
                 let name = &cur.schema.strukt(h).name;
                 return Err(err(ErrorKind::Decode { field: field_path(name, &f.path), fault: f, base: 0 }));
             }
@@ -327,7 +327,7 @@ impl Layout {
                 tag: None,
             };
         };
-        if let Some(Err(fault)) = f.check.as_ref().map(|c| c.decode(&self.schema, &self.min, hb, &mut Ignore)) {
+        if let Some(Err(fault)) = f.check.as_ref().map(|c| c.check(&self.schema, &self.min, hb)) {
             return Framed::Bad(fault);
         }
         let tag = f.tag.read(hb);
@@ -652,24 +652,6 @@ impl super::fault::Locate for SchemaError {
     fn field(&self) -> Option<String> {
         SchemaError::field(self).map(str::to_string)
     }
-}
-
-/// A plan sink that keeps nothing: the plan as a check of the bytes.
-struct Ignore;
-
-impl Sink for Ignore {
-    fn begin_struct(&mut self, _: Option<&str>) {}
-    fn end_struct(&mut self) {}
-    fn begin_array(&mut self, _: Option<&str>, _: usize) {}
-    fn end_array(&mut self) {}
-    fn number(&mut self, _: Option<&str>, _: Prim, _: u64) {}
-    fn bool(&mut self, _: Option<&str>, _: bool) {}
-    fn str(&mut self, _: Option<&str>, _: &str) {}
-    fn raw_str(&mut self, _: Option<&str>, _: &[u8]) {}
-    fn numbers(&mut self, _: Option<&str>, _: Prim, _: Endian, _: &[u8]) {}
-    fn bools(&mut self, _: Option<&str>, _: &[u8]) {}
-    fn fixed_str(&mut self, _: Option<&str>, _: &[u8]) {}
-    fn padding(&mut self, _: Option<&str>) {}
 }
 
 /// A plan's parts handed to a runtime [`Visitor`] as the generated `Visit` impls hand them:
