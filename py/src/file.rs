@@ -209,18 +209,7 @@ impl NativeLog {
                     let open = || self.detected_upto(len);
                     let parts = std::thread::available_parallelism().map_or(1, |n| n.get().min(2));
                     let (path, shown) = (&self.path, self.shown());
-                    // An R1 file: each thread reads half of it (`tables::read_rlog_split`),
-                    // when it can be split.
-                    let halves = match (self.kind, parts) {
-                        (FormatKind::Rlog, 2..) => {
-                            tables::read_rlog_split(path, &shown, self.input.assume_r1, &select, tables::Cut::Guess)?
-                        }
-                        _ => None,
-                    };
-                    match halves {
-                        Some(read) => (read.tables, read.outcome),
-                        None => tables::read_in_parts(&open, path, &shown, self.input.assume_r1, &select, utc, parts)?,
-                    }
+                    tables::read_in_parts(&open, path, &shown, self.input.assume_r1, &select, utc, parts)?
                 }
                 _ => {
                     let d = self.detected()?;

@@ -15,7 +15,6 @@ use logspec::value::Value;
 use super::{CliError, Detected, FormatKind};
 
 mod rlog_samples;
-pub mod rlog_split;
 pub(super) use rlog_samples::value_bytes as rlog_value_bytes;
 
 /// A named stream of samples of one shape.
@@ -140,22 +139,6 @@ pub trait Sink {
     fn rlog(&mut self, _id: usize, _t_ns: u64, _value: &rlog::ValueRef<'_>) -> Result<bool, CliError> {
         Ok(false)
     }
-    /// A run of RLOG values of one channel, all of one number, boolean or number-list type
-    /// ([`rlog_split::Run`]), with their times
-    /// (`log_time`'s nanoseconds, each at most `i64::MAX`): the second half of a file read on
-    /// two threads ([`rlog_split`]). It returns `true` when it took them all, as [`Sink::rlog`]
-    /// of each in turn would, `false` (having taken none) to be handed them one at a time
-    /// (the default).
-    fn rlog_run(&mut self, _id: usize, _times: &[i64], _values: rlog_split::Run<'_>) -> Result<bool, CliError> {
-        Ok(false)
-    }
-    /// The rows of several RLOG channels from a part of a file read in halves, each job a
-    /// channel of its own table ([`rlog_split::Jobs`]), which a sink may fill on several
-    /// threads, as [`Sink::rlog_run`] and [`Sink::rlog`] of each job's pieces in turn would: the
-    /// jobs it did not take (the default: all).
-    fn rlog_jobs<'a>(&mut self, jobs: rlog_split::Jobs<'a>) -> Result<rlog_split::Left<'a>, CliError> {
-        Ok(rlog_split::Left { jobs: jobs.jobs, taken: 0 })
-    }
 }
 
 /// A [`logspec::runtime::Visit`] value behind a `dyn` pointer.
@@ -245,20 +228,6 @@ pub fn read(
     select: &Select,
     sink: &mut dyn Sink,
 ) -> Result<Outcome, CliError> {
-    read_split(d, file, path, assume_r1, select, sink, None)
-}
-
-/// As [`read`], for an RLOG file whose part after `split.cut` another thread reads
-/// ([`rlog_split`]); the result is what [`read`] gives.
-pub fn read_split(
-    d: Detected,
-    file: &Path,
-    path: &str,
-    assume_r1: bool,
-    select: &Select,
-    sink: &mut dyn Sink,
-    split: Option<rlog_split::Split<'_>>,
-) -> Result<Outcome, CliError> {
     let mut state = State {
         select,
         sink,
@@ -289,7 +258,7 @@ pub fn read_split(
             let stream = d.kind == FormatKind::RlogStream;
             let schemas = super::structs::rlog_schemas(file, stream, assume_r1, path);
             let r = super::rlogfile::reader(d.input, stream, assume_r1, path).map_err(CliError::Input)?;
-            rlog_samples::read_rlog(r, path, schemas, &mut state, split)?;
+            rlog_samples::read_rlog(r, path, schemas, &mut state)?;
         }
         FormatKind::Wpilog => {
             let schemas = super::structs::wpilog_schemas(file, path);

@@ -21,12 +21,9 @@ mod joined;
 mod parts;
 pub mod passes;
 mod rlog;
-mod split;
 
-pub(crate) use direct::{push as push_row, Lists};
 pub use fixed::{read_usvlog, FixedRead};
 pub use parts::read_in_parts;
-pub use split::{find_cut, read_rlog_split, Cut, Halves, MIN_SPLIT};
 
 /// Rows buffered per table before they become a batch.
 pub const BATCH_ROWS: usize = 8192;
@@ -315,64 +312,6 @@ impl Table {
         }
         Ok(())
     }
-
-    /// Appends an RLOG value as [`Tables::rlog`] does (or, when the table does not take views,
-    /// its `{"value": ..}` as [`Tables::sample`] does).
-    fn rlog(
-        &mut self,
-        origin_ns: u64,
-        t_ns: u64,
-        value: &logspec::formats::rlog::ValueRef<'_>,
-    ) -> Result<(), CliError> {
-        if let Some(d) = &mut self.direct {
-            d.rlog(t_ns, value);
-            return Ok(());
-        }
-        let full = match self.builder.rlog(t_ns, origin_ns, value) {
-            Some(full) => full,
-            None => {
-                let v = logspec::formats::rlog::to_value(&value.to_value());
-                self.builder.sample(t_ns, origin_ns, &Value::Object(vec![("value".to_string(), v)]))
-            }
-        };
-        if full {
-            self.full()?;
-        }
-        Ok(())
-    }
-
-    /// A job of a part of an RLOG file read in halves ([`Sink::rlog_jobs`]).
-    fn rlog_job<'a>(
-        &mut self,
-        origin_ns: u64,
-        job: super::source::rlog_split::Job<'a>,
-        decode: &(dyn Fn(u64) -> Result<logspec::formats::rlog::ValueRef<'a>, CliError> + Sync),
-    ) -> Result<(), CliError> {
-        use super::source::rlog_split::{Piece, Run};
-        let run = |t: &mut Table, times: &[i64], run: Run<'_>| -> Result<(), CliError> {
-            if !t.direct.as_mut().is_some_and(|d| d.extend(times, run)) {
-                for (i, time) in times.iter().enumerate() {
-                    t.rlog(origin_ns, *time as u64, &run.value(i, decode)?)?;
-                }
-            }
-            Ok(())
-        };
-        for piece in job.pieces {
-            match piece {
-                Piece::Run(times, r) => run(self, times, r)?,
-                Piece::Column(times, column) => {
-                    let takes = self.direct.as_ref().is_some_and(|d| d.takes(&column.run()));
-                    if takes {
-                        self.direct.as_mut().expect("checked").adopt(times, column);
-                    } else {
-                        run(self, times.as_slice(), column.run())?;
-                    }
-                }
-                Piece::One(t, at) => self.rlog(origin_ns, t as u64, &decode(at)?)?,
-            }
-        }
-        Ok(())
-    }
 }
 
 /// A sink that keeps every table of a log in memory as record batches (the Python package's
@@ -534,69 +473,6 @@ impl Sink for Tables {
             self.full(i)?;
         }
         Ok(())
-    }
-
-    fn rlog_jobs<'a>(
-        &mut self,
-        jobs: super::source::rlog_split::Jobs<'a>,
-    ) -> Result<super::source::rlog_split::Left<'a>, CliError> {
-        use super::source::rlog_split::{Job, Left};
-        if self.share.counting {
-            return Ok(Left { jobs: jobs.jobs, taken: 0 });
-        }
-        let decode = jobs.decode;
-        // The job of each table (at most one); the others are left.
-        let mut of_table: Vec<Option<Job<'a>>> = (0..self.tables.len()).map(|_| None).collect();
-        let mut left = Left { jobs: Vec::new(), taken: 0 };
-        for job in jobs.jobs {
-            let i = self.by_channel[job.id];
-            if self.skip[job.id] || of_table[i].is_some() {
-                left.jobs.push(job);
-            } else {
-                left.taken += job.rows() as u64;
-                of_table[i] = Some(job);
-            }
-        }
-        // Shared out between this thread and one more by their rows, largest first.
-        let mut work: Vec<(&mut Table, Job<'a>)> =
-            self.tables.iter_mut().zip(of_table).filter_map(|(t, j)| Some((t, j?))).collect();
-        // (`rows` counts a job's pieces: counted once each, not at every comparison.)
-        work.sort_by_cached_key(|(_, job)| std::cmp::Reverse(job.rows()));
-        let (mut mine, mut other, mut load) = (Vec::new(), Vec::new(), [0usize; 2]);
-        for w in work {
-            let k = usize::from(load[1] < load[0]);
-            load[k] += w.1.rows();
-            if k == 0 {
-                mine.push(w);
-            } else {
-                other.push(w);
-            }
-        }
-        let origin_ns = self.origin_ns;
-        let fill = |part: Vec<(&mut Table, Job<'a>)>| -> Result<(), CliError> {
-            part.into_iter().try_for_each(|(t, job)| t.rlog_job(origin_ns, job, decode))
-        };
-        std::thread::scope(|s| {
-            let helper = (!other.is_empty()).then(|| s.spawn(|| fill(other)));
-            let mine = fill(mine);
-            // A helper thread that panicked is re-raised here, as a panic of this thread.
-            let other = helper.map_or(Ok(()), |h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
-            mine.and(other)
-        })?;
-        Ok(left)
-    }
-
-    fn rlog_run(
-        &mut self,
-        id: usize,
-        times: &[i64],
-        run: super::source::rlog_split::Run<'_>,
-    ) -> Result<bool, CliError> {
-        let i = self.by_channel[id];
-        if self.skip[id] || self.share.counting {
-            return Ok(false);
-        }
-        Ok(self.tables[i].direct.as_mut().is_some_and(|d| d.extend(times, run)))
     }
 
     fn rlog(&mut self, id: usize, t_ns: u64, value: &logspec::formats::rlog::ValueRef<'_>) -> Result<bool, CliError> {

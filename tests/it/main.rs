@@ -25,7 +25,6 @@ mod outputs_unchanged;
 mod rlog;
 mod rlog_columns;
 mod rlog_net;
-mod rlog_split;
 mod rosbag;
 mod usvlog;
 mod usvlog_tables;

@@ -279,9 +279,8 @@ class Log:
         the Rust reader, not copied. A table whose columns are all numbers, times and bools (every
         USVLOG record type, scalar RLOG and WPILOG channels) is one chunk per column, which numpy
         views without a copy (:meth:`numpy`); so is an RLOG table of ``double[]`` or
-        ``int64[]`` lists. The GIL is released while reading; an R1 RLOG file of 4 MiB
-        or more is read in two halves at once (other RLOG files on two threads, each filling its
-        share of the tables); a USVLOG file in two passes,
+        ``int64[]`` lists. The GIL is released while reading; an RLOG file is read on two
+        threads, each filling its share of the tables; a USVLOG file in two passes,
         counting the rows first, then filling the arrays in place on two threads.
 
         No file is memory-mapped: a file that another process truncates during the call is read

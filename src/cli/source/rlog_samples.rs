@@ -103,27 +103,15 @@ fn object(v: &ValueRef<'_>) -> Value {
 /// The reader's lending loop (`for_each_event_ref`) hands each event to a closure that settles
 /// the common case (a value whose route is known) inline; a value of a key not yet routed, or
 /// one that may carry a schema, goes to [`Keys::value`], out of line.
-///
-/// With `split` (an R1 file whose second part another thread reads from a guessed message
-/// start, [`super::rlog_split`]), reading stops at that offset: if a message starts exactly
-/// there, the other part is joined to what was read and reading ends; if not (the guess was
-/// wrong) or the part cannot be joined, reading goes on alone to the end, so the result is
-/// always the same.
 pub(super) fn read_rlog(
     mut r: rlog::Reader<Box<dyn Read>>,
     path: &str,
     schemas: TypeRegistry,
     state: &mut State<'_>,
-    split: Option<super::rlog_split::Split<'_>>,
 ) -> Result<(), CliError> {
     let mut keys =
         Keys { path, schemas, first_type: HashMap::new(), undecoded: HashSet::new(), routes: Routes::default() };
-    match split {
-        // A closure, not `read_loop` itself: the reader's lifetime must stay generic.
-        #[allow(clippy::redundant_closure)]
-        Some(split) => split.read(r, &mut keys, state, |r, keys, state| read_loop(r, keys, state)),
-        None => read_loop(&mut r, &mut keys, state),
-    }
+    read_loop(&mut r, &mut keys, state)
 }
 
 /// The one-thread read: every message through the reader's lending loop.

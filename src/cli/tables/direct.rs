@@ -21,7 +21,6 @@ use logspec::formats::rlog::{self, R1ValueRef, R2ValueRef, ValueRef};
 use logspec::value::Value;
 
 use super::super::columns::Col;
-use super::super::source::rlog_split::{Column, Run};
 use super::super::source::Channel;
 
 /// The rows of one table so far.
@@ -69,19 +68,6 @@ impl<T: ArrowNativeType> List<T> {
         let pushed = self.rows.push(items);
         self.item_nulls.append_n_non_nulls(self.rows.items.len() - before);
         pushed
-    }
-
-    /// Appends rows given as offsets into a run's items ([`Direct::takes`] checked that they
-    /// fit).
-    fn extend(&mut self, offsets: &[i32], items: &[T]) {
-        self.rows.extend(offsets, items);
-        self.item_nulls.append_n_non_nulls(items.len());
-    }
-
-    /// Appends a key's whole list column ([`Lists::append`]).
-    fn append(&mut self, rows: Lists<T>) {
-        self.item_nulls.append_n_non_nulls(rows.items.len());
-        self.rows.append(rows);
     }
 
     /// Appends the row of a one-row list array made by [`Col::append`] (none: a null row).
@@ -192,65 +178,6 @@ impl Direct {
             self.generic(Some(&rlog::to_value(&value.to_value())));
         }
         self.end_row(t_ns);
-    }
-
-    /// Whether [`Direct::extend`] takes a run like this one: of the column's type (and, for
-    /// lists, with no more items than the column's 32-bit offsets can count).
-    pub fn takes(&self, run: &Run<'_>) -> bool {
-        match (&self.values, run) {
-            (Values::Bool(_), Run::Bool(_)) | (Values::I64(_), Run::I64(_)) | (Values::F64(_), Run::F64(_)) => true,
-            (Values::F64List(d), Run::F64List(l)) => d.rows.fits(l.row_items().len()),
-            (Values::I64List(d), Run::I64List(l)) => d.rows.fits(l.row_items().len()),
-            _ => false,
-        }
-    }
-
-    /// Takes a key's whole column of values of one type with their times as its rows: as its
-    /// own (no copy) when it has none yet, else appended ([`append`]). False (nothing taken)
-    /// when the column is of another type.
-    pub fn adopt(&mut self, times: Vec<i64>, column: Column) -> bool {
-        if !self.takes(&column.run()) {
-            return false;
-        }
-        if self.elapsed.is_some() {
-            return self.extend(times.as_slice(), column.run());
-        }
-        let n = times.len();
-        match (&mut self.values, column) {
-            (Values::I64(v), Column::I64(x)) => append(v, x),
-            (Values::F64(v), Column::F64(x)) => append(v, x),
-            (Values::Bool(b), Column::Bool(x)) => b.append_slice(&x),
-            (Values::F64List(d), Column::F64List(x)) => d.append(x.rows),
-            (Values::I64List(d), Column::I64List(x)) => d.append(x.rows),
-            _ => return false,
-        }
-        self.nulls.append_n_non_nulls(n);
-        append(&mut self.time, times);
-        true
-    }
-
-    /// Appends a run of values of one type with their times (`log_time`, each at most
-    /// `i64::MAX`), as [`Direct::rlog`] of each in turn would; false (nothing appended) when the
-    /// column is of another type.
-    pub fn extend(&mut self, times: &[i64], run: Run<'_>) -> bool {
-        if !self.takes(&run) {
-            return false;
-        }
-        match (&mut self.values, run) {
-            (Values::Bool(b), Run::Bool(x)) => b.append_slice(x),
-            (Values::I64(v), Run::I64(x)) => extend(v, x),
-            (Values::F64(v), Run::F64(x)) => extend(v, x),
-            (Values::F64List(d), Run::F64List(l)) => d.extend(l.offsets, l.row_items()),
-            (Values::I64List(d), Run::I64List(l)) => d.extend(l.offsets, l.row_items()),
-            _ => return false,
-        }
-        self.nulls.append_n_non_nulls(times.len());
-        extend(&mut self.time, times);
-        if let Some(e) = &mut self.elapsed {
-            let origin = self.origin_ns;
-            e.extend(times.iter().map(|t| i64::try_from((*t as u64).saturating_sub(origin)).unwrap_or(i64::MAX)));
-        }
-        true
     }
 
     /// Appends a row from a decoded `{"value": ..}` (the member found by name, as
@@ -375,24 +302,6 @@ fn grow<T>(v: &mut Vec<T>) {
     v.reserve(v.capacity().max(256) * 3);
 }
 
-/// Appends values to a column, its new room's pages mapped in one call
-/// ([`super::passes::prefault`]).
-pub(crate) fn extend<T: Copy>(v: &mut Vec<T>, x: &[T]) {
-    v.reserve(x.len());
-    super::passes::prefault(&mut v.spare_capacity_mut()[..x.len()]);
-    v.extend_from_slice(x);
-}
-
-/// Appends another column's values (a second half's to the first's): an empty column takes
-/// the other's vector as it is, else its values are copied.
-pub(crate) fn append<T: Copy>(v: &mut Vec<T>, other: Vec<T>) {
-    if v.is_empty() {
-        *v = other;
-    } else {
-        extend(v, &other);
-    }
-}
-
 /// A column of lists of numbers: Arrow's offsets (from 0, one more than the rows) and the
 /// items of every row, in order.
 pub struct Lists<T> {
@@ -421,30 +330,6 @@ impl<T: Copy> Lists<T> {
         push(&mut self.offsets, end);
         true
     }
-
-    /// Whether `more` items more fit the offsets.
-    pub fn fits(&self, more: usize) -> bool {
-        self.items.len().checked_add(more).is_some_and(|n| n <= i32::MAX as usize)
-    }
-
-    /// Appends rows given as offsets into `items` (`offsets[0]` is where `items` start), which
-    /// fit ([`Lists::fits`]).
-    pub fn extend(&mut self, offsets: &[i32], items: &[T]) {
-        let shift = self.items.len() as i64 - i64::from(offsets[0]);
-        self.offsets.extend(offsets[1..].iter().map(|o| (i64::from(*o) + shift) as i32));
-        extend(&mut self.items, items);
-    }
-
-    /// Appends another column's rows (which fit); taken as it is when this column has no rows.
-    pub fn append(&mut self, other: Lists<T>) {
-        if self.offsets.len() == 1 {
-            *self = other;
-            return;
-        }
-        let shift = self.items.len() as i64;
-        self.offsets.extend(other.offsets[1..].iter().map(|o| (i64::from(*o) + shift) as i32));
-        append(&mut self.items, other.items);
-    }
 }
 
 #[cfg(test)]
@@ -467,22 +352,6 @@ mod tests {
             assert_eq!((v.value(0), v.is_null(1)), (1.5, true));
             let shared = b.column(0).to_data().buffers()[0].as_ptr() == b.column(1).to_data().buffers()[0].as_ptr();
             assert_eq!(shared, origin == 0);
-        }
-    }
-
-    /// Appending a column of lists keeps every row's items, whether either side is empty.
-    #[test]
-    fn lists_append_in_order() {
-        let lists = |rows: &[&[i64]]| {
-            let mut l = Lists::default();
-            rows.iter().for_each(|r| assert!(l.push(r.iter().copied())));
-            l
-        };
-        let all: [&[i64]; 4] = [&[1, 2], &[], &[3], &[4, 5, 6]];
-        for at in 0..=all.len() {
-            let mut l = lists(&all[..at]);
-            l.append(lists(&all[at..]));
-            assert_eq!((l.offsets.as_slice(), l.items.as_slice()), (&[0, 2, 2, 3, 6][..], &[1, 2, 3, 4, 5, 6][..]));
         }
     }
 

@@ -17,7 +17,6 @@ mod count;
 mod fill;
 
 pub use count::{count, Counted, Split, Stop, Unknown};
-pub(crate) use fill::prefault;
 pub use fill::{fill, read_at, Changed, Columns, Out, Part, Time};
 
 use crate::cli::columns::FixedLayout;
