@@ -134,4 +134,5 @@ pub mod formats;
 pub mod fuzz;
 pub mod json;
 pub mod log;
+pub mod project;
 pub mod value;

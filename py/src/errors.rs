@@ -3,8 +3,7 @@
 //! offset, record and field as attributes, taken from the fault's fields (nothing is read back
 //! out of the message text).
 
-use logspec_cli::cli::fault::{Fault, FaultKind};
-use logspec_cli::cli::CliError;
+use logspec::log::{Error as CliError, Fault, FaultKind};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyUserWarning};
 use pyo3::prelude::*;
@@ -81,6 +80,7 @@ pub fn from_cli(py: Python<'_>, e: &CliError, file: &str) -> PyErr {
     let (err, fault) = match e {
         CliError::Usage(m) => (UsageError::new_err(m.clone()), plain(FaultKind::Decode)),
         CliError::Input(m) => (DecodeError::new_err(m.clone()), plain(FaultKind::Decode)),
+        CliError::Io(e) => (DecodeError::new_err(format!("writing output: {e}")), plain(FaultKind::Decode)),
         CliError::At(f) => {
             let err = match f.kind {
                 FaultKind::Decode => DecodeError::new_err(f.message.clone()),

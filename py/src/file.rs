@@ -1,5 +1,5 @@
-//! `logspec.open`: a log file, its format detected as the command line detects it, and what the
-//! engine (`logspec_cli::cli`) gives for it: the `info --json` summary, the `dump` records as
+//! `logspec.open`: a log file, its format detected as the command line detects it
+//! (`logspec::log`), and what the library and the engine (`logspec_engine`) give for it: the `info --json` summary, the `dump` records as
 //! Python objects (walked on a reader thread into flat batches, `records.rs`, no JSON between),
 //! and its tables as Arrow record batches.
 
@@ -9,9 +9,9 @@ use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::Mutex;
 
 use logspec::formats::wpilog::NegZero;
-use logspec_cli::cli::fault::Fault;
-use logspec_cli::cli::source::Select;
-use logspec_cli::cli::{detect, dump, info, source, tables, CliError, Detected, FormatKind, InputArgs};
+use logspec::log::records::Options;
+use logspec::log::{Error as CliError, Fault, Format, Log, Open, Select};
+use logspec_engine::tables;
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
@@ -20,8 +20,6 @@ use crate::records::{Batch, Tokens};
 use crate::tables::ArrowStream;
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    // No progress bars on the terminal of a Python program, and no summary lines.
-    logspec_cli::cli::progress::set_quiet(true);
     m.add_class::<NativeLog>()?;
     m.add_class::<Batches>()?;
     m.add_function(wrap_pyfunction!(open_log, m)?)?;
@@ -33,9 +31,10 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 #[pyclass(module = "logspec._logspec", frozen)]
 pub struct NativeLog {
     path: PathBuf,
-    kind: FormatKind,
+    /// The format's name (a schema's own name for a log of a schema).
+    name: String,
     /// How the log is opened again: its format forced, or its schema compiled.
-    input: InputArgs,
+    input: Open,
 }
 
 impl NativeLog {
@@ -43,23 +42,15 @@ impl NativeLog {
         self.path.display().to_string()
     }
 
-    fn input(&self) -> InputArgs {
+    fn input(&self) -> Open {
         self.input.clone()
     }
 
     /// Opens and detects the file again (the format is known: detection only reads its head).
-    fn detected(&self) -> Result<Detected, CliError> {
+    fn detected(&self) -> Result<Log, CliError> {
         let f = std::fs::File::open(&self.path)
             .map_err(|e| CliError::Input(format!("{}: cannot open: {e}", self.shown())))?;
-        detect(&self.path, Box::new(f), &self.input)
-    }
-
-    /// As [`NativeLog::detected`], reading at most the file's first `len` bytes.
-    fn detected_upto(&self, len: u64) -> Result<Detected, CliError> {
-        use std::io::Read;
-        let f = std::fs::File::open(&self.path)
-            .map_err(|e| CliError::Input(format!("{}: cannot open: {e}", self.shown())))?;
-        detect(&self.path, Box::new(f.take(len)), &self.input)
+        Log::from_reader(&self.path, Box::new(f), &self.input)
     }
 }
 
@@ -80,7 +71,7 @@ fn open_log(
     }
     let forced = match format {
         None => None,
-        Some(name) => Some(FormatKind::from_name(name).ok_or_else(|| {
+        Some(name) => Some(Format::from_name(name).ok_or_else(|| {
             errors::UsageError::new_err(format!(
                 "unknown format {name:?}; expected one of usvlog, rlog, rlog-stream, carla, rosbag, wpilog"
             ))
@@ -92,14 +83,12 @@ fn open_log(
         return Err(pyo3::exceptions::PyIsADirectoryError::new_err(format!("{}: is a directory", path.display())));
     }
     let shown = path.display().to_string();
-    let input = InputArgs { format: forced, assume_r1, schema, schema_format: None };
-    let (kind, schema_format) = py
-        .detach(|| detect(&path, Box::new(file), &input).map(|d| (d.kind, d.schema)))
-        .map_err(|e| errors::from_cli(py, &e, &shown))?;
+    let input = Open { format: forced, assume_r1, schema, schema_format: None };
     // Opened again as detected: the format forced, or the schema kept compiled.
-    let format = (kind != FormatKind::Schema).then_some(kind);
-    let input = InputArgs { format, schema: None, schema_format, ..input };
-    Ok(NativeLog { path, kind, input })
+    let (name, input) = py
+        .detach(|| Log::from_reader(&path, Box::new(file), &input).map(|d| (d.name().to_string(), d.reopen())))
+        .map_err(|e| errors::from_cli(py, &e, &shown))?;
+    Ok(NativeLog { path, name, input })
 }
 
 #[pymethods]
@@ -112,10 +101,7 @@ impl NativeLog {
     /// The format's name (a schema's own name for a log of a schema).
     #[getter]
     fn format(&self) -> String {
-        match &self.input.schema_format {
-            Some(s) => s.name().to_string(),
-            None => self.kind.name().to_string(),
-        }
+        self.name.clone()
     }
 
     /// The `logspec info --json` object as JSON text and whether the file read cleanly (or the
@@ -123,8 +109,11 @@ impl NativeLog {
     /// standard error (a bag scanned without its index), to be warned before either.
     #[allow(clippy::type_complexity)]
     fn info_json(&self, py: Python<'_>) -> PyResult<(Option<(String, bool)>, Vec<Py<PyAny>>, Option<PyErr>)> {
-        let (path, input) = (self.path.clone(), self.input());
-        let (summary, notes) = py.detach(|| info::json_of(&path, input));
+        let (summary, notes) = py.detach(|| {
+            let mut notes = Vec::new();
+            let info = self.detected().and_then(|log| log.info(&[], &mut notes));
+            (info.map(|i| (i.json, i.ok)), notes)
+        });
         let warnings = notes.iter().map(|n| errors::warning(py, n).map(Bound::unbind)).collect::<PyResult<Vec<_>>>()?;
         Ok(match summary {
             Ok(s) => (Some(s), warnings, None),
@@ -143,8 +132,7 @@ impl NativeLog {
         frames: Option<(u64, u64)>,
         file_order: bool,
     ) -> PyResult<Batches> {
-        let opts = dump::Options {
-            input: self.input(),
+        let opts = Options {
             frames: frames.map(|(a, b)| a..b),
             select: Select { channels, tables: false, since, until },
             msg_path: Vec::new(),
@@ -160,10 +148,10 @@ impl NativeLog {
                 let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                     let f = std::fs::File::open(&path)
                         .map_err(|e| CliError::Input(format!("{shown}: cannot open: {e}")))?;
-                    let d = detect(&path, Box::new(f), &input)?;
-                    // A failed send (`Failure::Io`) means that the iterator was dropped; its
+                    let d = Log::from_reader(&path, Box::new(f), &input)?;
+                    // A failed send (`Error::Io`) means that the iterator was dropped; its
                     // error goes nowhere, like the end below.
-                    dump::records(d, &path, &opts, &mut out).map(|_| ()).map_err(CliError::from)
+                    d.records(&opts, &mut out)
                 }))
                 .unwrap_or_else(|_| Err(CliError::Input("internal error: the reader panicked".into())));
                 // Every complete record first, then the end; the receiver may be gone (the
@@ -190,42 +178,7 @@ impl NativeLog {
         by_table: bool,
     ) -> PyResult<(Vec<(String, ArrowStream)>, Vec<String>, Option<PyErr>)> {
         let select = Select { channels, tables: by_table, since, until };
-        let read = || -> Result<_, CliError> {
-            // USVLOG: counted, then filled in place on two threads (`tables::read_usvlog`), unless
-            // that path declines the file (then through the sample source below).
-            if self.kind == FormatKind::Usvlog {
-                if let Some(r) = tables::read_usvlog(&self.path, &self.shown(), &select, None, None)? {
-                    return Ok((r.tables, r.warnings, r.error));
-                }
-            }
-            let utc = self.kind == FormatKind::Rosbag;
-            let (sink, outcome) = match self.kind {
-                // RLOG: on two threads, each filling half the tables (`tables::read_in_parts`),
-                // both reading the file as long as it was when the read began.
-                FormatKind::Rlog | FormatKind::RlogStream => {
-                    let len = std::fs::metadata(&self.path)
-                        .map_err(|e| CliError::Input(format!("{}: cannot open: {e}", self.shown())))?
-                        .len();
-                    let open = || self.detected_upto(len);
-                    let parts = std::thread::available_parallelism().map_or(1, |n| n.get().min(2));
-                    let (path, shown) = (&self.path, self.shown());
-                    tables::read_in_parts(&open, path, &shown, self.input.assume_r1, &select, utc, parts)?
-                }
-                _ => {
-                    let d = self.detected()?;
-                    let mut sink = tables::Tables::new(utc);
-                    let outcome = source::read(d, &self.path, &self.shown(), self.input.assume_r1, &select, &mut sink);
-                    (sink, outcome)
-                }
-            };
-            let (tables, mut warnings) = sink.finish()?;
-            let (error, more) = match outcome {
-                Ok(o) => (o.fault.map(CliError::from).or(o.error.map(CliError::Input)), o.warnings),
-                Err(e) => (Some(e), Vec::new()),
-            };
-            warnings.splice(0..0, more);
-            Ok((tables, warnings, error))
-        };
+        let read = || tables::read(&self.path, &self.input, &select).map(|r| (r.tables, r.warnings, r.error));
         let (tables, warnings, error) = py.detach(read).map_err(|e| errors::from_cli(py, &e, &self.shown()))?;
         let streams = tables.into_iter().map(|t| (t.name, ArrowStream::new(t.builder.schema, t.batches))).collect();
         Ok((streams, warnings, error.map(|e| errors::from_cli(py, &e, &self.shown()))))
@@ -267,7 +220,7 @@ impl Sink {
     }
 }
 
-impl dump::Records for Sink {
+impl logspec::log::Records for Sink {
     type Writer = Tokens;
     fn writer(&mut self) -> &mut Tokens {
         &mut self.tokens

@@ -15,8 +15,10 @@ use logspec::value::Value;
 
 use super::export::SelectArgs;
 use super::output::OutFile;
-use super::source::{self, Channel, Sink};
-use super::{detect, open, shown, CliError};
+use logspec::log::scan::JsonSchema;
+use logspec::log::{Channel, Sink};
+
+use super::{open, shown, CliError};
 
 #[derive(clap::Args, Debug)]
 #[command(
@@ -46,24 +48,34 @@ pub enum Compression {
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let path = shown(&args.file);
     let file = OutFile::create(&args.output, &[&args.file])?;
-    let d = detect(&args.file, open(&args.file)?, &args.input)?;
+    let d = open(&args.file, &args.input)?;
     if args.output.extension().is_some_and(|x| x.eq_ignore_ascii_case("wpilog")) {
-        return super::wpilog::convert(d, &path, &args.output, args.input.assume_r1, &args.select.select());
+        drop(file);
+        let w = d.to_wpilog(&args.output, &args.select.select())?;
+        for w in &w.warnings {
+            eprintln!("logspec: {w}");
+        }
+        super::progress::note(&w.note);
+        return match w.error {
+            // Everything before the fault is in the file.
+            Some(e) => Err(CliError::Input(e)),
+            None => Ok(ExitCode::SUCCESS),
+        };
     }
-    let kind = d.kind;
+    let title = d.format().title();
     let out_err = |e: &dyn std::fmt::Display| CliError::Input(format!("{}: {e}", args.output.display()));
     let options = mcap::WriteOptions::new()
         .compression(match args.compression {
             Compression::Lz4 => Some(mcap::Compression::Lz4),
             Compression::None => None,
         })
-        .profile(if kind == super::FormatKind::Rosbag { "ros1" } else { "" })
+        .profile(if d.passes_ros1() { "ros1" } else { "" })
         .library(concat!("logspec ", env!("CARGO_PKG_VERSION")));
     let writer = mcap::Writer::with_options(BufWriter::new(file), options).map_err(|e| out_err(&e))?;
     let mut sink = Mcap { writer, channels: Vec::new(), sequence: 0, out: args.output.display().to_string() };
-    let outcome = source::read(d, &args.file, &path, args.input.assume_r1, &args.select.select(), &mut sink)?;
+    let outcome = d.scan(&args.select.select(), &mut sink)?;
     let mut meta = BTreeMap::new();
-    meta.insert("format".to_string(), kind.title().to_string());
+    meta.insert("format".to_string(), title.to_string());
     let source_name = args.file.file_name().map_or(path.clone(), |n| n.to_string_lossy().into_owned());
     meta.insert("source".to_string(), source_name);
     if let Some(e) = &outcome.error {
@@ -119,7 +131,8 @@ impl Sink for Mcap {
                 (self.writer.add_channel(schema, &topic, "ros1", &meta).map_err(err)?, true)
             }
             None => {
-                let schema = self.writer.add_schema(&channel.schema_name, "jsonschema", channel.json_schema.as_bytes());
+                let text = json_schema_text(&channel.json_schema);
+                let schema = self.writer.add_schema(&channel.schema_name, "jsonschema", text.as_bytes());
                 let schema = schema.map_err(err)?;
                 (self.writer.add_channel(schema, &topic, "json", &BTreeMap::new()).map_err(err)?, false)
             }
@@ -151,5 +164,24 @@ impl Mcap {
         };
         self.sequence = self.sequence.wrapping_add(1);
         self.writer.write_to_known_channel(&header, data).map_err(|e| CliError::Input(format!("{}: {e}", self.out)))
+    }
+}
+
+/// A channel's JSON Schema as text: the JSON Schema back end's for an IR struct.
+fn json_schema_text(s: &JsonSchema) -> String {
+    use logspec::codegen::backend::jsonschema::{struct_schema_with, type_schema, Opts};
+    match s {
+        JsonSchema::Text(t) => t.clone(),
+        JsonSchema::Struct { ty, enum_names, list: None } => {
+            struct_schema_with(&ty.schema, ty.id, Opts { enum_names: *enum_names })
+        }
+        JsonSchema::Struct { ty, enum_names, list: Some(name) } => {
+            let items = type_schema(&ty.schema, &logspec::ir::ir::Ty::Named(ty.id), Opts { enum_names: *enum_names });
+            let mut title = String::new();
+            logspec::json::string(&mut title, name);
+            format!(
+                r#"{{"$schema":"https://json-schema.org/draft/2020-12/schema","title":{title},"type":"object","properties":{{"value":{{"type":"array","items":{items}}}}},"required":["value"]}}"#
+            )
+        }
     }
 }

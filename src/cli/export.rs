@@ -10,8 +10,9 @@ use std::process::ExitCode;
 use logspec::value::Value;
 
 use super::output::OutFile;
-use super::source::{self, Channel, Select, Sink};
-use super::{detect, open, shown, CliError};
+use logspec::log::{Channel, Select, Sink};
+
+use super::{open, CliError};
 
 #[derive(clap::Args, Debug)]
 #[command(
@@ -36,7 +37,7 @@ pub struct Args {
     pub jobs: Option<usize>,
     /// With --parquet: the compression of the Parquet pages.
     #[arg(long, value_enum, default_value_t, requires = "parquet")]
-    pub compression: super::parquet::Codec,
+    pub compression: Codec,
     /// Write one table, `aligned.csv`, resampled at RATE samples per second: each row holds the
     /// last value of every column at or before its time. Columns are named `CHANNEL.COLUMN`; a
     /// topic with two publishers gets `TOPIC@CALLERID.COLUMN` for each.
@@ -46,6 +47,64 @@ pub struct Args {
     pub select: SelectArgs,
     #[command(flatten)]
     pub input: super::InputArgs,
+}
+
+/// The compression of the Parquet pages.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Codec {
+    /// Snappy: fast, and what Spark writes by default.
+    #[default]
+    Snappy,
+    /// LZ4 (the LZ4_RAW codec).
+    Lz4,
+    /// No compression.
+    None,
+}
+
+impl Codec {
+    fn codec(self) -> logspec_engine::parquet::Codec {
+        use logspec_engine::parquet::Codec as C;
+        match self {
+            Codec::Snappy => C::Snappy,
+            Codec::Lz4 => C::Lz4,
+            Codec::None => C::None,
+        }
+    }
+}
+
+/// `export --parquet`: every log into the dataset, each reported; exit 1 if any failed.
+fn parquet(opts: logspec_engine::parquet::Options) -> Result<ExitCode, CliError> {
+    let out = opts.out.clone();
+    let done = logspec_engine::parquet::export(opts)?;
+    let mut failed = 0;
+    let mut rows = 0u64;
+    for d in &done.logs {
+        for w in &d.warnings {
+            eprintln!("logspec: {w}");
+        }
+        rows += d.rows;
+        match &d.error {
+            Some(e) => {
+                failed += 1;
+                eprintln!("logspec: error: log={}: {e}", d.log);
+                eprintln!(
+                    "logspec: log={} ({}): FAILED; {} complete row(s) in {} table(s) kept",
+                    d.log, d.file, d.rows, d.tables
+                );
+            }
+            None => {
+                super::progress::note(&format!("log={} ({}): {} row(s) in {} table(s)", d.log, d.file, d.rows, d.tables))
+            }
+        }
+    }
+    super::progress::note(&format!(
+        "wrote {rows} row(s) from {} log(s) to {} ({} table(s) in the dataset){}",
+        done.logs.len(),
+        out.display(),
+        done.tables,
+        if failed > 0 { format!("; {failed} log(s) failed") } else { String::new() }
+    ));
+    Ok(if failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
 /// Channel and time filters shared by the verbs that read samples.
@@ -76,13 +135,13 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         if jobs == 0 {
             return Err(CliError::Usage("--jobs: at least 1".into()));
         }
-        return super::parquet::run(super::parquet::Options {
+        return parquet(logspec_engine::parquet::Options {
             out,
             inputs: args.files,
             select: args.select.select(),
-            input: args.input.clone(),
+            input: args.input.open(),
             jobs,
-            codec: args.compression,
+            codec: args.compression.codec(),
         });
     }
     let csv = args.csv.expect("clap requires --csv or --parquet");
@@ -92,12 +151,10 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             args.files.len()
         )));
     };
-    let path = shown(file);
     std::fs::create_dir_all(&csv).map_err(|e| CliError::Input(format!("{}: cannot create: {e}", csv.display())))?;
     let select = args.select.select();
     let read = |sink: &mut dyn Sink| {
-        let d = detect(file, open(file)?, &args.input)?;
-        source::read(d, file, &path, args.input.assume_r1, &select, sink)
+        open(file, &args.input)?.scan(&select, sink)
     };
     let outcome = match args.aligned {
         None => {

@@ -35,6 +35,17 @@ pub enum Lang {
 impl Lang {
     pub const ALL: [Lang; 4] = [Lang::C, Lang::Python, Lang::Golden, Lang::Md];
 
+    /// The kind of file the project file places.
+    fn artifact(self) -> logspec::project::Artifact {
+        use logspec::project::Artifact;
+        match self {
+            Lang::C => Artifact::C,
+            Lang::Python => Artifact::Python,
+            Lang::Golden => Artifact::Golden,
+            Lang::Md => Artifact::Docs,
+        }
+    }
+
     fn backend(self) -> &'static dyn Backend {
         match self {
             Lang::C => &logspec::codegen::backend::c::CBackend,
@@ -60,7 +71,7 @@ pub fn artifacts(project: &Project, langs: &[Lang]) -> Result<Vec<Artifact>, Cli
             Ok(schema) => {
                 for l in langs {
                     for a in l.backend().generate(&schema) {
-                        if let Some(path) = project.place(*l, &schema.format.name, &a.path) {
+                        if let Some(path) = project.place(l.artifact(), &schema.format.name, &a.path) {
                             out.push(Artifact { path, contents: a.contents });
                         }
                     }

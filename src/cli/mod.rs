@@ -9,43 +9,31 @@ macro_rules! outln {
     };
 }
 
-mod carla;
 mod check;
-pub mod columns;
 mod convert;
 mod diff;
 mod doc;
-pub mod dump;
+mod dump;
 mod export;
-pub mod fault;
-mod filter;
 mod gen;
-pub mod info;
+mod info;
 mod init;
 mod lock;
 mod meta;
 mod output;
-mod parquet;
 mod plot;
 pub mod progress;
 mod project;
 mod rlog;
-mod rlogfile;
-mod rosbag;
-mod sniff;
-pub mod source;
-mod structs;
-pub mod tables;
-mod wpilog;
 
-use std::fmt;
-use std::io::{self, Read};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
-use logspec::log::SchemaFormat;
+use logspec::log::{Format, Open};
+
+pub use logspec::log::Error as CliError;
 
 /// Describe binary robot and simulation logs once; read, dump and generate code for them.
 #[derive(Parser, Debug)]
@@ -162,122 +150,34 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
     }
 }
 
-/// A failure, with the exit code it maps to: 1 for bad input, 2 for bad usage.
-#[derive(Debug)]
-pub enum CliError {
-    /// The input is bad (a message that already names the file and where).
-    Input(String),
-    /// The command was used wrongly.
-    Usage(String),
-    /// Bad input whose place is known (file, byte offset, record, field): printed as its
-    /// message, like `Input`; the Python package builds its exceptions from the parts.
-    At(Box<fault::Fault>),
-}
-
-impl CliError {
-    pub fn exit_code(&self) -> u8 {
-        match self {
-            CliError::Input(_) | CliError::At(_) => 1,
-            CliError::Usage(_) => 2,
-        }
-    }
-}
-
-impl fmt::Display for CliError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            CliError::Input(m) | CliError::Usage(m) => f.write_str(m),
-            CliError::At(fault) => f.write_str(&fault.message),
-        }
-    }
-}
-
-impl From<fault::Fault> for CliError {
-    fn from(f: fault::Fault) -> Self {
-        CliError::At(Box::new(f))
-    }
-}
-
 /// How the verbs that read a log open it.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct InputArgs {
     /// Skip format detection.
-    #[arg(long, value_enum, conflicts_with = "schema")]
-    pub format: Option<FormatKind>,
+    #[arg(long, value_parser = format_parser(), conflicts_with = "schema")]
+    pub format: Option<Format>,
     /// Read the log with this TOML schema (one with a `[framing]`): its file header, record
     /// framing and records, and the older layouts of its lock file. Without it, the schemas of
     /// the project (logspec.toml in the current directory or above) are tried after the bundled
     /// formats.
     #[arg(long, value_name = "FILE")]
     pub schema: Option<PathBuf>,
-    /// A schema's format already compiled (for a program that opens many logs of it, or opens
-    /// one again): used instead of `schema`.
-    #[arg(skip)]
-    pub schema_format: Option<Arc<SchemaFormat>>,
     /// RLOG: decode a file that starts without a revision byte as R1 (AdvantageKit#15).
     #[arg(long)]
     pub assume_r1: bool,
 }
 
-/// The log formats the CLI knows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum FormatKind {
-    /// USVLOG `timeseries.bin`.
-    Usvlog,
-    /// AdvantageKit RLOG file (R1 or R2).
-    Rlog,
-    /// A captured RLOG TCP stream: i32 big-endian length-prefixed frames.
-    RlogStream,
-    /// CARLA recorder log (UE4, 0.9.4-0.9.16).
-    Carla,
-    /// ROS1 bag, format 2.0.
-    Rosbag,
-    /// WPILib DataLog (`.wpilog`), version 1.0.
-    Wpilog,
-    /// A log of a TOML schema's own framing (`--schema FILE`, or a project schema).
-    #[value(skip)]
-    Schema,
+/// `--format`'s values: the bundled formats by name.
+fn format_parser() -> impl clap::builder::TypedValueParser<Value = Format> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    let values = Format::ALL.map(|f| PossibleValue::new(f.name()).help(f.help()));
+    PossibleValuesParser::new(values).map(|name| Format::from_name(&name).expect("a possible value"))
 }
 
-impl FormatKind {
-    /// Every format, in the order of `--format`'s values.
-    pub const ALL: [FormatKind; 6] = [
-        FormatKind::Usvlog,
-        FormatKind::Rlog,
-        FormatKind::RlogStream,
-        FormatKind::Carla,
-        FormatKind::Rosbag,
-        FormatKind::Wpilog,
-    ];
-
-    /// The name `--format` takes and `info --json` prints (`rlog-stream`).
-    pub fn name(self) -> &'static str {
-        match self {
-            FormatKind::Usvlog => "usvlog",
-            FormatKind::Rlog => "rlog",
-            FormatKind::RlogStream => "rlog-stream",
-            FormatKind::Carla => "carla",
-            FormatKind::Rosbag => "rosbag",
-            FormatKind::Wpilog => "wpilog",
-            FormatKind::Schema => "schema",
-        }
-    }
-
-    /// The format of a [`name`](Self::name).
-    pub fn from_name(name: &str) -> Option<FormatKind> {
-        Self::ALL.into_iter().find(|k| k.name() == name)
-    }
-
-    pub fn title(self) -> &'static str {
-        match self {
-            FormatKind::Usvlog => "USVLOG",
-            FormatKind::Rlog => "RLOG",
-            FormatKind::RlogStream => "RLOG stream",
-            FormatKind::Carla => "CARLA recorder",
-            FormatKind::Rosbag => "ROS bag",
-            FormatKind::Wpilog => "WPILOG",
-            FormatKind::Schema => "schema",
-        }
+impl InputArgs {
+    /// How to open the log.
+    pub fn open(&self) -> Open {
+        Open { format: self.format, schema: self.schema.clone(), schema_format: None, assume_r1: self.assume_r1 }
     }
 }
 
@@ -291,139 +191,16 @@ pub fn write_stdout(bytes: &[u8]) -> Result<(), CliError> {
     }
 }
 
-/// Opens a path, or standard input for `-`.
-pub fn open(path: &Path) -> Result<Box<dyn Read>, CliError> {
-    if path.as_os_str() == "-" {
-        return Ok(Box::new(io::stdin().lock()));
+/// Opens a log (`-`: standard input) and detects its format, with a progress bar over its bytes.
+pub fn open(path: &Path, input: &InputArgs) -> Result<logspec::log::Log, CliError> {
+    let mut reader = logspec::log::reader(path)?;
+    if path.as_os_str() != "-" {
+        let len = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+        let label = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+        reader = Box::new(progress::Progress::new(reader, len, &label));
     }
-    let file =
-        std::fs::File::open(path).map_err(|e| CliError::Input(format!("{}: cannot open: {e}", path.display())))?;
-    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
-    let label = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
-    Ok(Box::new(progress::Progress::new(file, len, &label)))
+    logspec::log::Log::from_reader(path, reader, &input.open())
 }
 
-/// How many bytes [`detect`] reads ahead: enough for every format's magic and file header.
-const HEAD: u64 = 4096;
-
-/// An opened input: its detected format, its first bytes (at most [`HEAD`]) and all of it.
-pub struct Detected {
-    pub kind: FormatKind,
-    /// The schema of a [`FormatKind::Schema`] log.
-    pub schema: Option<Arc<SchemaFormat>>,
-    pub head: Vec<u8>,
-    pub input: Box<dyn Read>,
-}
-
-impl Detected {
-    /// The format's name as `info --json` prints it (a schema's own name for a schema's log).
-    pub fn name(&self) -> &str {
-        match &self.schema {
-            Some(s) => s.name(),
-            None => self.kind.name(),
-        }
-    }
-
-    /// The format's title (a schema's `[format] title`).
-    pub fn title(&self) -> &str {
-        match &self.schema {
-            Some(s) => s.title(),
-            None => self.kind.title(),
-        }
-    }
-}
-
-/// Compiles a `--schema` file into a format.
-pub fn schema_format(path: &Path) -> Result<Arc<SchemaFormat>, CliError> {
-    SchemaFormat::from_file(path).map(Arc::new).map_err(|e| CliError::Input(format!("--schema: {e}")))
-}
-
-/// The framed schemas of the project around the current directory (logspec.toml there or
-/// above; none without one), each with its lock's older layouts. A schema that does not compile
-/// or has no framing is not a log format, and is left out here (`logspec check` reports it).
-fn project_formats() -> Vec<Arc<SchemaFormat>> {
-    let Ok(cwd) = std::env::current_dir() else { return Vec::new() };
-    let Some(config) = project::find(&cwd) else { return Vec::new() };
-    let args = project::Args { config: Some(config), ..Default::default() };
-    let Ok(p) = args.resolve() else { return Vec::new() };
-    let Ok(paths) = schema_paths(&p.schemas) else { return Vec::new() };
-    paths.iter().filter_map(|path| SchemaFormat::from_file(path).ok().map(Arc::new)).collect()
-}
-
-/// Detects the format from the first bytes, which are read and handed back in front of the rest.
-/// `--schema` names the format; `--format` forces a bundled one; otherwise the bundled formats
-/// with a magic are tried first, then the project's own schemas, then RLOG (which has none).
-pub fn detect(path: &Path, mut input: Box<dyn Read>, args: &InputArgs) -> Result<Detected, CliError> {
-    let mut head = Vec::with_capacity(HEAD as usize);
-    (&mut input)
-        .take(HEAD)
-        .read_to_end(&mut head)
-        .map_err(|e| CliError::Input(format!("{}: cannot read: {e}", path.display())))?;
-    let whole = (head.len() as u64) < HEAD;
-    let mut schema = match (&args.schema_format, &args.schema) {
-        (Some(f), _) => Some(Arc::clone(f)),
-        (None, Some(p)) => Some(schema_format(p)?),
-        (None, None) => None,
-    };
-    let kind = match args.format {
-        _ if schema.is_some() => FormatKind::Schema,
-        Some(FormatKind::Schema) => {
-            return Err(CliError::Usage("a schema's log needs its schema (--schema FILE)".into()))
-        }
-        Some(k) => k,
-        None => {
-            // Each format's generated header decoder decides (`sniff.rs`).
-            if sniff::usvlog(&head) {
-                FormatKind::Usvlog
-            } else if sniff::carla(&head, HEAD as usize) {
-                FormatKind::Carla
-            } else if sniff::rosbag(&head) {
-                FormatKind::Rosbag
-            } else if sniff::wpilog(&head, HEAD as usize) {
-                FormatKind::Wpilog
-            } else if let Some(s) = project_formats().into_iter().find(|s| s.claims(&head, whole)) {
-                schema = Some(s);
-                FormatKind::Schema
-            } else if sniff::rlog_stream(&head) {
-                FormatKind::RlogStream
-            } else if sniff::rlog(&head) {
-                FormatKind::Rlog
-            } else {
-                let shown: Vec<String> = head.iter().take(8).map(|b| format!("{b:02x}")).collect();
-                let file = path.display().to_string();
-                return Err(fault::Fault::new(fault::FaultKind::Format, &file, format!(
-                    "{}: unrecognised format: the file starts with [{}]{}; expected the USVLOG magic \"USVLOG\", a CARLA recorder header (u16 version, \"CARLA_RECORDER\"), \"#ROSBAG V2.0\", the WPILOG magic \"WPILOG\", an RLOG revision byte (01 or 02) and timestamp, an RLOG stream frame, or the magic of a schema of this project (use --format to force one, or --schema FILE for a log of your own schema)",
-                    path.display(),
-                    shown.join(" "),
-                    if head.is_empty() { " (empty file)" } else { "" }
-                ))
-                .into());
-            }
-        }
-    };
-    let input = Box::new(io::Cursor::new(head.clone()).chain(input));
-    Ok(Detected { kind, schema, head, input })
-}
-
-/// The path shown in messages.
-pub fn shown(path: &Path) -> String {
-    if path.as_os_str() == "-" {
-        "<stdin>".to_string()
-    } else {
-        path.display().to_string()
-    }
-}
-
-/// Every `*.toml` of a schema directory, sorted.
-pub fn schema_paths(dir: &Path) -> Result<Vec<PathBuf>, CliError> {
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(|e| CliError::Usage(format!("{}: cannot list schemas: {e}", dir.display())))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .collect();
-    paths.sort();
-    if paths.is_empty() {
-        return Err(CliError::Usage(format!("{}: no *.toml schemas found", dir.display())));
-    }
-    Ok(paths)
-}
+pub use logspec::log::shown;
+pub use logspec::project::schema_paths;

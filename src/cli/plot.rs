@@ -8,8 +8,9 @@ use plotters::prelude::*;
 
 use logspec::value::Value;
 
-use super::source::{self, Channel, Select, Sink};
-use super::{detect, open, shown, CliError};
+use logspec::log::{Channel, Select, Sink};
+
+use super::{open, shown, CliError};
 
 #[derive(clap::Args, Debug)]
 #[command(
@@ -72,7 +73,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         )));
     }
     let path = shown(&args.file);
-    let d = detect(&args.file, open(&args.file)?, &args.input)?;
+    let d = open(&args.file, &args.input)?;
     let select = Select { channels: Vec::new(), tables: false, since: args.since, until: args.until };
     let mut sink = Collect {
         fields: args.fields.iter().map(|f| Series::new(f)).collect(),
@@ -80,7 +81,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         seen: Vec::new(),
         origin_ns: 0,
     };
-    let outcome = source::read(d, &args.file, &path, args.input.assume_r1, &select, &mut sink)?;
+    let outcome = d.scan(&select, &mut sink)?;
     for w in &outcome.warnings {
         eprintln!("logspec: {w}");
     }
@@ -91,7 +92,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         let column = column.trim_start_matches('.');
         let names: Vec<&str> = s.columns.iter().map(String::as_str).collect();
         let one = Select { channels: vec![column.to_string()], ..Default::default() };
-        if let Err(e) = super::filter::no_match(&one, &names, &path, &format!("column of {channel}"), "its columns") {
+        if let Err(e) = logspec::log::filter::no_match(&one, &names, &path, &format!("column of {channel}"), "its columns") {
             return Err(CliError::Usage(format!("{e} (plot them as {channel}.COLUMN)")));
         }
     }
@@ -104,7 +105,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         let names: Vec<&str> = seen.iter().map(String::as_str).collect();
         let head = first.field.split(['.', '[']).next().unwrap_or(&first.field).to_string();
         let one = Select { channels: vec![head], ..Default::default() };
-        if let Err(e) = super::filter::no_match(&one, &names, &path, "channel", "the log's channels") {
+        if let Err(e) = logspec::log::filter::no_match(&one, &names, &path, "channel", "the log's channels") {
             return Err(CliError::Usage(format!("{e} (for --field {})", first.field)));
         }
     }

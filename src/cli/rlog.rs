@@ -12,7 +12,7 @@ use logspec::formats::rlog::net::{
 };
 use logspec::formats::rlog::{Cycle, Reader, RlogWriteError, Value, Writer};
 
-use super::{detect, open, shown, CliError, FormatKind};
+use super::{open, shown, CliError};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -157,14 +157,8 @@ fn seconds(s: f64, what: &str) -> Result<Duration, CliError> {
 
 /// Opens the file as an RLOG reader (a file or a captured stream).
 fn open_rlog(file: &Path, assume_r1: bool) -> Result<Reader<Box<dyn Read>>, CliError> {
-    let path = shown(file);
-    let d = detect(file, open(file)?, &super::InputArgs::default())?;
-    let stream = match d.kind {
-        FormatKind::Rlog => false,
-        FormatKind::RlogStream => true,
-        other => return Err(CliError::Input(format!("{path}: this is a {} file, not RLOG", other.title()))),
-    };
-    super::rlogfile::reader(d.input, stream, assume_r1, &path).map_err(CliError::Input)
+    let input = super::InputArgs { assume_r1, ..Default::default() };
+    open(file, &input)?.into_rlog()
 }
 
 /// When each cycle is due.

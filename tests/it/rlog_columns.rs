@@ -9,9 +9,9 @@ use std::io::Cursor;
 use std::path::{Path, PathBuf};
 
 use logspec::value::Value;
-use logspec_cli::cli::source::{self, Channel, DynVisit, Select, Sink};
-use logspec_cli::cli::tables::{read_in_parts, table_name, Table, TableBuilder, Tables};
-use logspec_cli::cli::{detect, CliError};
+use logspec::log::{Channel, DynVisit, Select, Sink};
+use logspec_engine::tables::{read_in_parts, table_name, Table, TableBuilder, Tables};
+use logspec::log::{detect, Error as CliError};
 
 use crate::scratch;
 
@@ -113,7 +113,7 @@ fn same_batches(path: &Path, select: &Select, ours: &[Table]) -> usize {
         let bytes = std::fs::read(path).unwrap();
         let d = detect(path, Box::new(Cursor::new(bytes)), &Default::default()).unwrap();
         let mut sink = Batched { typed, by_channel: Vec::new(), tables: Vec::new() };
-        let o = source::read(d, path, &path.display().to_string(), false, select, &mut sink);
+        let o = d.scan(select, &mut sink);
         for t in &mut sink.tables {
             t.2.extend(t.1.batch().unwrap());
         }
@@ -144,14 +144,13 @@ type Read = (Vec<Table>, Vec<String>, Result<(u64, Vec<String>, Option<String>),
 fn read(path: &Path, select: &Select, typed: bool) -> Read {
     let bytes = std::fs::read(path).unwrap();
     let d = detect(path, Box::new(Cursor::new(bytes)), &Default::default()).unwrap();
-    let shown = path.display().to_string();
     let (outcome, tables) = if typed {
         let mut sink = Tables::new(false);
-        let o = source::read(d, path, &shown, false, select, &mut sink);
+        let o = d.scan(select, &mut sink);
         (o, sink)
     } else {
         let mut sink = Generic(Tables::new(false));
-        let o = source::read(d, path, &shown, false, select, &mut sink);
+        let o = d.scan(select, &mut sink);
         (o, sink.0)
     };
     let (tables, warnings) = tables.finish().unwrap();
@@ -163,8 +162,7 @@ fn read(path: &Path, select: &Select, typed: bool) -> Read {
 fn read_parts(path: &Path, select: &Select, parts: usize) -> Read {
     let bytes = std::fs::read(path).unwrap();
     let open = || detect(path, Box::new(Cursor::new(bytes.clone())), &Default::default());
-    let shown = path.display().to_string();
-    let (tables, outcome) = read_in_parts(&open, path, &shown, false, select, false, parts).unwrap();
+    let (tables, outcome) = read_in_parts(&open, select, false, parts).unwrap();
     let (tables, warnings) = tables.finish().unwrap();
     let outcome = outcome.map(|o| (o.samples, o.warnings, o.error)).map_err(|e| e.to_string());
     (tables, warnings, outcome)
@@ -299,9 +297,8 @@ fn parts_that_disagree_read_again_on_one_thread() {
         let len = if n == 1 { bytes.len() / 2 } else { bytes.len() };
         detect(&path, Box::new(Cursor::new(bytes[..len].to_vec())), &Default::default())
     };
-    let shown = path.display().to_string();
     let select = Select::default();
-    let (tables, outcome) = read_in_parts(&open, &path, &shown, false, &select, false, 2).unwrap();
+    let (tables, outcome) = read_in_parts(&open, &select, false, 2).unwrap();
     assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 3, "two parts, then one read again");
     let (tables, warnings) = tables.finish().unwrap();
     let outcome = outcome.map(|o| (o.samples, o.warnings, o.error)).map_err(|e| e.to_string());

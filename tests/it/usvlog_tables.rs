@@ -13,9 +13,9 @@ use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use logspec::formats::usvlog::{FileHeader, Usvlog, FW_MODEL_SCHEMA};
 use logspec::runtime::{SliceReader, Writer};
-use logspec_cli::cli::source::{self, Select};
-use logspec_cli::cli::tables::{read_usvlog, Tables};
-use logspec_cli::cli::{detect, CliError};
+use logspec::log::Select;
+use logspec_engine::tables::{read_usvlog, Tables};
+use logspec::log::{detect, Error as CliError};
 
 use crate::scratch;
 
@@ -40,11 +40,10 @@ fn shown(e: CliError) -> String {
 
 /// The sample source's tables, as `tables()` builds them on that path.
 fn generic(path: &Path, select: &Select) -> Read {
-    let shown_path = path.display().to_string();
     let f = std::fs::File::open(path).unwrap();
     let d = detect(path, Box::new(f), &Default::default()).unwrap();
     let mut sink = Tables::new(false);
-    let outcome = source::read(d, path, &shown_path, false, select, &mut sink);
+    let outcome = d.scan(select, &mut sink);
     let (tables, mut warnings) = sink.finish().unwrap();
     let (error, more) = match outcome {
         Ok(o) => (o.fault.map(CliError::from).or(o.error.map(CliError::Input)), o.warnings),
@@ -56,7 +55,6 @@ fn generic(path: &Path, select: &Select) -> Read {
 
 /// The two passes' tables on `parts` threads; `None` when the path declines the file.
 fn fast(path: &Path, select: &Select, parts: Option<usize>, hook: Option<&dyn Fn()>) -> Option<Read> {
-    let shown_path = path.display().to_string();
     let r = read_usvlog(path, &shown_path, select, parts, hook).unwrap()?;
     let tables = r.tables.into_iter().map(|t| (t.name, t.builder.schema, t.batches)).collect();
     Some((tables, r.warnings, r.error.map(shown)))

@@ -6,7 +6,7 @@
 //! The columns are the IR's: record names, field names, kinds and offsets come from the schema
 //! (the Parquet export's [`FixedLayout`]). Two streaming passes over one open file keep memory at
 //! the columns, the same passes that `logspec.open(path).tables()` of a USVLOG file uses
-//! (`logspec_cli::cli::tables::passes`): the first frames the records, counting each type (so
+//! (`logspec_engine::tables::passes`): the first frames the records, counting each type (so
 //! that every column is allocated once, as its final `bytearray`, left uninitialised: every byte
 //! is written after) and noting record boundaries that cut the file into parts; the second fills
 //! each part's rows on a thread of its own, without the GIL, at most [`passes::MAX_THREADS`] at once.
@@ -18,8 +18,8 @@ use std::path::PathBuf;
 use logspec::formats::usvlog::Usvlog;
 use logspec::ir::ir::{Prim, Schema, Ty, TypeDef};
 use logspec::runtime::{Framing, ReadError};
-use logspec_cli::cli::columns::{FixedLayout, Gather};
-use logspec_cli::cli::tables::passes::{self, auto_parts, count, fill, split, Columns, Layouts, Out, Stop, Time};
+use logspec_engine::columns::{FixedLayout, Gather};
+use logspec_engine::tables::passes::{self, auto_parts, count, fill, split, Columns, Layouts, Out, Stop, Time};
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyDict, PyList, PyTuple};

@@ -2,16 +2,15 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
-use std::process::ExitCode;
 
-use logspec::formats::wpilog::{self, Body, ControlBody, Reader, RecordRef};
-use logspec::json::JsonWriter;
-use logspec::runtime::Visitor;
+use crate::formats::wpilog::{self, Body, ControlBody, Reader, RecordRef};
+use crate::json::JsonWriter;
+use crate::runtime::Visitor;
 
-use super::dump::{Failure, Records};
+use super::records::Records;
 use super::fault::{Fault, FaultKind};
-use super::source::Select;
-use super::CliError;
+use super::scan::Select;
+use super::Error;
 
 pub fn reader(input: Box<dyn Read>, path: &str) -> Result<Reader<Box<dyn Read>>, String> {
     Reader::new(input).map_err(|e| format!("{path}: {e}"))
@@ -39,7 +38,7 @@ fn channel_of<'a>(rec: &RecordRef<'a>) -> Option<&'a str> {
 /// Writes one record as its dump line (without the newline). Returns whether the value was
 /// invalid (a standard-typed payload that did not decode).
 pub fn record_json(
-    w: &mut (impl logspec::value::ValueSink + ?Sized),
+    w: &mut (impl crate::value::ValueSink + ?Sized),
     rec: &RecordRef<'_>,
     structs: Option<&mut super::structs::Decoder>,
     neg_zero: wpilog::NegZero,
@@ -115,14 +114,14 @@ pub fn dump(
     path: &str,
     select: &Select,
     structs: &mut super::structs::Decoder,
-) -> Result<ExitCode, Failure> {
+) -> Result<(), Error> {
     let w = out.writer();
     w.begin_struct(None);
     w.str(Some("rec"), "header");
     w.uint(Some("version"), u64::from(r.header().version));
     w.str(Some("extra_header"), &r.header().extra_header);
     w.end_struct();
-    out.end_record().map_err(Failure::Io)?;
+    out.end_record().map_err(Error::Io)?;
     let neg_zero = out.neg_zero();
     let mut invalid = 0u64;
     let mut orphans = 0u64;
@@ -135,7 +134,7 @@ pub fn dump(
             Some(Ok(rec)) => rec,
             Some(Err(e)) => {
                 report(out, path, orphans, first_orphan, invalid, first_invalid);
-                return Err(Failure::At(Fault::read(path, &e)));
+                return Err(Error::at(Fault::read(path, &e)));
             }
         };
         // Schemas are offered even when their records are filtered out, so values still decode.
@@ -156,18 +155,18 @@ pub fn dump(
             invalid += 1;
             first_invalid.get_or_insert((rec.offset, rec.header.entry));
         }
-        out.end_record().map_err(Failure::Io)?;
+        out.end_record().map_err(Error::Io)?;
         structs.warnings_to(out);
     }
     report(out, path, orphans, first_orphan, invalid, first_invalid);
     if invalid > 0 {
-        return Err(Failure::At(Fault::new(
+        return Err(Error::at(Fault::new(
             FaultKind::Decode,
             path,
             format!("{path}: {invalid} value(s) could not be decoded as their entry's type"),
         )));
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 fn report(
@@ -235,8 +234,8 @@ impl Summary {
     }
 }
 
-pub fn summarise(input: Box<dyn Read>, path: &str) -> Result<Summary, CliError> {
-    let mut r = reader(input, path).map_err(CliError::Input)?;
+pub fn summarise(input: Box<dyn Read>, path: &str) -> Result<Summary, Error> {
+    let mut r = reader(input, path).map_err(Error::Input)?;
     let mut s =
         Summary { version: r.header().version, extra_header: r.header().extra_header.clone(), ..Summary::default() };
     let mut tally = Tally::default();
@@ -456,11 +455,11 @@ fn strings<'a>(w: &mut JsonWriter, key: &str, items: impl IntoIterator<Item = &'
 pub(super) fn read_samples(
     mut r: Reader<Box<dyn Read>>,
     path: &str,
-    mut schemas: logspec::formats::wpistruct::TypeRegistry,
-    state: &mut super::source::State<'_>,
-) -> Result<(), CliError> {
-    use logspec::formats::wpistruct::TypeRegistry;
-    use logspec::value::Value;
+    mut schemas: crate::formats::wpistruct::TypeRegistry,
+    state: &mut super::scan::State<'_>,
+) -> Result<(), Error> {
+    use crate::formats::wpistruct::TypeRegistry;
+    use crate::value::Value;
     // Entries whose struct or proto values did not decode (warned about once).
     let mut undecoded: BTreeSet<String> = BTreeSet::new();
     let mut orphans = 0u64;
@@ -494,7 +493,7 @@ pub(super) fn read_samples(
                         Value::Object(_) => v,
                         other => Value::Object(vec![("value".to_string(), other)]),
                     };
-                    let describe = || super::source::struct_channel(&schemas, &entry.name, &entry.type_name);
+                    let describe = || super::scan::struct_channel(&schemas, &entry.name, &entry.type_name);
                     state.deliver(&entry.name, t_us.saturating_mul(1000), || v, describe)?;
                     continue;
                 }
@@ -522,7 +521,7 @@ pub(super) fn read_samples(
         let describe = || {
             // Non-standard types are shown as hex, so their channel schema is that of `raw`.
             let shown = if entry.is_standard() { entry.type_name.as_str() } else { "raw" };
-            let mut c = super::source::rlog_channel(&entry.name, shown);
+            let mut c = super::scan::rlog_channel(&entry.name, shown);
             c.schema_name.clone_from(&entry.type_name);
             c
         };
@@ -543,31 +542,39 @@ pub(super) fn read_samples(
     Ok(())
 }
 
-/// `logspec convert FILE.rlog -o OUT.wpilog`: an RLOG file (or captured stream) as a WPILib
-/// DataLog ([`wpilog::from_rlog`]). A `.wpilog` input is copied record by record (byte-identical
-/// without filters; with `--key`, `--since`, `--until`, only the wanted records).
-pub(super) fn convert(
-    d: super::Detected,
-    path: &str,
-    output: &std::path::Path,
-    assume_r1: bool,
-    select: &Select,
-) -> Result<ExitCode, CliError> {
-    use super::FormatKind;
-    let out_err = |e: &dyn std::fmt::Display| CliError::Input(format!("{}: {e}", output.display()));
-    if !matches!(d.kind, FormatKind::Rlog | FormatKind::RlogStream | FormatKind::Wpilog) {
-        return Err(CliError::Usage(format!(
+/// What [`Log::to_wpilog`](super::Log::to_wpilog) wrote.
+#[derive(Debug)]
+pub struct Written {
+    /// Values that could not be written as they were (each names the file).
+    pub warnings: Vec<String>,
+    /// What was written (`wrote 12 record(s) to out.wpilog`).
+    pub note: String,
+    /// The input problem that ended the reading, after everything before it was written.
+    pub error: Option<String>,
+}
+
+impl super::Log {
+/// Writes an RLOG file (or captured stream) as a WPILib DataLog ([`wpilog::from_rlog`]); a
+/// WPILOG input is copied record by record (byte-identical without filters; with channels or a
+/// time window in `select`, only the wanted records). `logspec convert FILE -o OUT.wpilog`.
+pub fn to_wpilog(self, output: &std::path::Path, select: &Select) -> Result<Written, Error> {
+    use super::Format;
+    let (path, assume_r1) = (&self.shown(), self.assume_r1);
+    let d = self;
+    let out_err = |e: &dyn std::fmt::Display| Error::Input(format!("{}: {e}", output.display()));
+    if !matches!(d.format, Format::Rlog | Format::RlogStream | Format::Wpilog) {
+        return Err(Error::Usage(format!(
             "{path} is {}; only RLOG and WPILOG inputs can be written as .wpilog (write .mcap for the others)",
-            d.kind.title()
+            d.format.title()
         )));
     }
     if same_file(std::path::Path::new(path), output) {
-        return Err(CliError::Usage(format!("{}: the output would overwrite the input", output.display())));
+        return Err(Error::Usage(format!("{}: the output would overwrite the input", output.display())));
     }
     let file = std::fs::File::create(output).map_err(|e| out_err(&e))?;
     let out = std::io::BufWriter::new(file);
-    let (warnings, error, note) = if d.kind == FormatKind::Wpilog {
-        let mut r = reader(d.input, path).map_err(CliError::Input)?;
+    let (warnings, error, note) = if d.format == Format::Wpilog {
+        let mut r = reader(d.input, path).map_err(Error::Input)?;
         let mut w = wpilog::Writer::with_header(out, r.header()).map_err(|e| out_err(&e))?;
         let mut n = 0u64;
         let mut error = None;
@@ -590,8 +597,8 @@ pub(super) fn convert(
         w.finish_file().map_err(|e| out_err(&e))?;
         (Vec::new(), error, format!("wrote {n} record(s) to {}", output.display()))
     } else {
-        let stream = d.kind == FormatKind::RlogStream;
-        let mut r = super::rlogfile::reader(d.input, stream, assume_r1, path).map_err(CliError::Input)?;
+        let stream = d.format == Format::RlogStream;
+        let mut r = super::rlog::reader(d.input, stream, assume_r1, path).map_err(Error::Input)?;
         let header = format!("logspec {} (from RLOG {})", env!("CARGO_PKG_VERSION"), r.revision());
         let mut w = wpilog::Writer::new(out, &header).map_err(|e| out_err(&e))?;
         let mut wanted = |key: &str, t: f64| {
@@ -603,15 +610,8 @@ pub(super) fn convert(
         let note = format!("wrote {} value(s) of {} entries to {}", c.values, c.entries, output.display());
         (warnings, c.error.map(|e| format!("{path}: {e}")), note)
     };
-    for w in &warnings {
-        eprintln!("logspec: {w}");
-    }
-    super::progress::note(&note);
-    if let Some(e) = error {
-        // Everything before the fault is in the file.
-        return Err(CliError::Input(e));
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok(Written { warnings, note, error })
+}
 }
 
 /// Whether two paths name one existing file (so writing one would destroy the other).

@@ -3,19 +3,18 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
 use std::ops::Range;
-use std::process::ExitCode;
 
-use logspec::formats::carla::{
+use crate::formats::carla::{
     attribute_type_byte_ref, packet_name, ActorType, BodyRef, CarlaError, CarlaErrorKind, CarlaRecordRef, FrameStart,
     InfoHeader, PacketRef, Reader,
 };
-use logspec::json::JsonWriter;
-use logspec::runtime::{Visit, Visitor};
-use logspec::value::{FlattenVariants, ValueSink};
+use crate::json::JsonWriter;
+use crate::runtime::{Visit, Visitor};
+use crate::value::{FlattenVariants, ValueSink};
 
-use super::dump::{Failure, Records};
+use super::records::Records;
 use super::fault::Fault;
-use super::CliError;
+use super::Error;
 
 pub fn reader(input: Box<dyn Read>, path: &str) -> Result<Reader<Box<dyn Read>>, String> {
     Reader::new(input).map_err(|e| format!("{path}: {e}"))
@@ -53,11 +52,11 @@ pub fn utc(t: i64) -> String {
 /// The info header's magic, as the generated code shows it (a const field of the schema, so not
 /// a member of the Rust struct).
 fn magic(h: &InfoHeader) -> String {
-    let logspec::value::Value::Object(fields) = logspec::value::Value::of(h) else { return String::new() };
+    let crate::value::Value::Object(fields) = crate::value::Value::of(h) else { return String::new() };
     fields
         .into_iter()
         .find_map(|(k, v)| match v {
-            logspec::value::Value::Str(s) if k == "magic" => Some(s),
+            crate::value::Value::Str(s) if k == "magic" => Some(s),
             _ => None,
         })
         .unwrap_or_default()
@@ -146,14 +145,14 @@ fn packet_json(w: &mut (impl ValueSink + ?Sized), p: &PacketRef<'_>, frame: Opti
         BodyRef::Unknown(raw) => {
             w.null(Some("fields"));
             let mut h = String::with_capacity(raw.len() * 2);
-            logspec::json::hex(&mut h, raw);
+            crate::json::hex(&mut h, raw);
             w.str(Some("payload_hex"), &h);
         }
         BodyRef::Mismatch { raw, error, .. } => {
             w.null(Some("fields"));
             w.str(Some("error"), &error.to_string());
             let mut h = String::with_capacity(raw.len() * 2);
-            logspec::json::hex(&mut h, raw);
+            crate::json::hex(&mut h, raw);
             w.str(Some("payload_hex"), &h);
         }
     }
@@ -161,7 +160,7 @@ fn packet_json(w: &mut (impl ValueSink + ?Sized), p: &PacketRef<'_>, frame: Opti
 }
 
 /// A finding about one packet, for stderr and `info`.
-fn mismatch_text(p: &PacketRef<'_>, consumed: Option<u64>, error: &logspec::runtime::DecodeError) -> String {
+fn mismatch_text(p: &PacketRef<'_>, consumed: Option<u64>, error: &crate::runtime::DecodeError) -> String {
     let name = p.name().unwrap_or("?");
     let used = consumed.map_or("does not fit in them".to_string(), |c| format!("decodes in {c}"));
     format!(
@@ -176,21 +175,21 @@ pub fn dump(
     out: &mut impl Records,
     path: &str,
     frames: Option<Range<u64>>,
-    select: &super::source::Select,
-) -> Result<ExitCode, Failure> {
+    select: &super::scan::Select,
+) -> Result<(), Error> {
     let w = out.writer();
     w.begin_struct(None);
     w.str(Some("kind"), "header");
     header_fields(w, r.header(), r.header_len());
     w.end_struct();
-    out.end_record().map_err(Failure::Io)?;
+    out.end_record().map_err(Error::Io)?;
     let range = frames.unwrap_or(0..u64::MAX);
     let mut bad = 0u64;
     let (filtering, mut tally) = (super::filter::Tally::needed(select), super::filter::Tally::default());
     while let Some(p) = r.next_packet_in_frame() {
         let (p, state) = match p {
             Ok(p) => p,
-            Err(e) => return Err(Failure::At(Fault::read(path, &e))),
+            Err(e) => return Err(Error::at(Fault::read(path, &e))),
         };
         let index = state.index;
         if index.is_some_and(|i| i >= range.end) {
@@ -204,22 +203,22 @@ pub fn dump(
             continue;
         }
         let frame = index.zip(state.start.as_ref());
-        let t_ns = super::source::seconds_to_ns(state.start.as_ref().map_or(0.0, |s| s.elapsed));
+        let t_ns = super::scan::seconds_to_ns(state.start.as_ref().map_or(0.0, |s| s.elapsed));
         if filtering && !tally.note(select, p.name().unwrap_or(""), Some(t_ns)) {
             continue;
         }
         packet_json(out.writer(), &p, frame);
-        out.end_record().map_err(Failure::Io)?;
+        out.end_record().map_err(Error::Io)?;
     }
     if bad > 0 {
-        return Err(Failure::At(Fault::new(
+        return Err(Error::at(Fault::new(
             super::fault::FaultKind::Decode,
             path,
             format!("{path}: {bad} packet(s) did not decode in their declared size (see above)"),
         )));
     }
-    tally.check(select, path).map_err(|m| Failure::filter(path, m))?;
-    Ok(ExitCode::SUCCESS)
+    tally.check(select, path).map_err(|m| Error::filter(path, m))?;
+    Ok(())
 }
 
 #[derive(Default)]
@@ -257,17 +256,17 @@ pub struct Summary {
 
 /// The ids of the packets whose body is a count of records (a `records` array), from the schema;
 /// the others (FrameStart, FrameEnd, PlatformTime, ...) hold one value each.
-fn counted_ids() -> Result<BTreeSet<u8>, CliError> {
-    let schema = logspec::formats::schemas::carla();
-    let counts = |r: &&logspec::ir::ir::Record| {
+fn counted_ids() -> Result<BTreeSet<u8>, Error> {
+    let schema = crate::formats::schemas::carla();
+    let counts = |r: &&crate::ir::ir::Record| {
         let body = schema.strukt(r.body);
-        body.fields.iter().any(|f| f.name == "records" && matches!(f.ty, logspec::ir::ir::Ty::Array { .. }))
+        body.fields.iter().any(|f| f.name == "records" && matches!(f.ty, crate::ir::ir::Ty::Array { .. }))
     };
     Ok(schema.records.iter().filter(counts).filter_map(|r| u8::try_from(r.id).ok()).collect())
 }
 
-pub fn summarise(input: Box<dyn Read>, path: &str) -> Result<Summary, CliError> {
-    let mut r = reader(input, path).map_err(CliError::Input)?;
+pub fn summarise(input: Box<dyn Read>, path: &str) -> Result<Summary, Error> {
+    let mut r = reader(input, path).map_err(Error::Input)?;
     let mut s = Summary {
         header: r.header().clone(),
         header_len: r.header_len(),
@@ -405,7 +404,7 @@ fn frame_json(w: &mut JsonWriter, name: &str, f: Option<&FrameStart>) {
 }
 
 /// The summary as `info --json` prints it (docs/output.md).
-pub fn json(s: &Summary, file: &str) -> Result<String, CliError> {
+pub fn json(s: &Summary, file: &str) -> Result<String, Error> {
     // Only the JSON shows which packets count records (text shows 0), so only it reads the schema.
     let counted = counted_ids()?;
     let mut w = JsonWriter::new();

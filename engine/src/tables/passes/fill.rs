@@ -16,7 +16,7 @@ use logspec::runtime::{FramedFormat, RawRecord, SliceReader};
 
 use super::count::tick;
 use super::{Keep, Layouts};
-use crate::cli::columns::FixedLayout;
+use crate::columns::FixedLayout;
 
 /// The bytes a part reads at a time (grown only for a record longer than this).
 const CHUNK: usize = 256 << 10;

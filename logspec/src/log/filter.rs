@@ -5,7 +5,7 @@
 
 use std::collections::BTreeSet;
 
-use super::source::Select;
+use super::scan::Select;
 
 /// What a read met, as far as the filters are concerned.
 #[derive(Debug, Default)]

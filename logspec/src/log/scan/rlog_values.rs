@@ -12,12 +12,12 @@ use std::collections::{HashMap, HashSet};
 use std::io::Read;
 use std::ops::ControlFlow;
 
-use logspec::formats::rlog::{self, EventRef, ValueRef};
-use logspec::formats::wpistruct::TypeRegistry;
-use logspec::value::Value;
+use crate::formats::rlog::{self, EventRef, ValueRef};
+use crate::formats::wpistruct::TypeRegistry;
+use crate::value::Value;
 
 use super::{rlog_channel, seconds_to_ns, struct_channel, Slot, State};
-use crate::cli::CliError;
+use crate::log::Error;
 
 /// Key ids below this have their routes kept (as record tags below `TAGS` are, for framed
 /// formats), so the cache is bounded whatever ids a file uses.
@@ -108,14 +108,14 @@ pub(super) fn read_rlog(
     path: &str,
     schemas: TypeRegistry,
     state: &mut State<'_>,
-) -> Result<(), CliError> {
+) -> Result<(), Error> {
     let mut keys =
         Keys { path, schemas, first_type: HashMap::new(), undecoded: HashSet::new(), routes: Routes::default() };
     read_loop(&mut r, &mut keys, state)
 }
 
 /// The one-thread read: every message through the reader's lending loop.
-fn read_loop<R: Read>(r: &mut rlog::Reader<R>, keys: &mut Keys<'_>, state: &mut State<'_>) -> Result<(), CliError> {
+fn read_loop<R: Read>(r: &mut rlog::Reader<R>, keys: &mut Keys<'_>, state: &mut State<'_>) -> Result<(), Error> {
     let path = keys.path;
     // The cycle's time in nanoseconds, converted once per cycle.
     let (mut cycle, mut t_ns) = (0.0f64, 0u64);
@@ -156,7 +156,7 @@ fn read_loop<R: Read>(r: &mut rlog::Reader<R>, keys: &mut Keys<'_>, state: &mut 
             // The reader goes on after the message at the next call.
             Err(e) if e.is_recoverable() => state.outcome.warnings.push(format!("{path}: {e}")),
             Err(e) => {
-                state.outcome.fail(crate::cli::fault::Fault::read(path, &e));
+                state.outcome.fail(crate::log::fault::Fault::read(path, &e));
                 break;
             }
         }
@@ -187,7 +187,7 @@ impl Keys<'_> {
         t_ns: u64,
         key: Option<&rlog::Key>,
         value: &ValueRef<'_>,
-    ) -> Result<(), CliError> {
+    ) -> Result<(), Error> {
         let path = self.path;
         let bytes = value_bytes(value);
         let name = key.map_or("?", |k| k.name.as_str());
@@ -250,7 +250,7 @@ impl Keys<'_> {
         t_ns: u64,
         name: &str,
         type_name: &str,
-    ) -> Result<Option<usize>, CliError> {
+    ) -> Result<Option<usize>, Error> {
         let first = self.first_type.entry(name.to_string()).or_insert_with(|| type_name.to_string());
         let (channel_key, channel_type) = if first == type_name || type_name == "null" {
             (name.to_string(), first.as_str())
@@ -270,7 +270,7 @@ impl Keys<'_> {
 /// Hands a plain value to the sink as its view, or as a [`Value`] when the sink does not take
 /// views.
 #[inline]
-pub(super) fn deliver_plain(state: &mut State<'_>, id: usize, t_ns: u64, value: &ValueRef<'_>) -> Result<(), CliError> {
+pub(super) fn deliver_plain(state: &mut State<'_>, id: usize, t_ns: u64, value: &ValueRef<'_>) -> Result<(), Error> {
     if !state.sink.rlog(id, t_ns, value)? {
         state.sink.sample(id, t_ns, &object(value))?;
     }

@@ -10,29 +10,26 @@
 //! it was read), the log is read again on one thread, so the result is always what a read on
 //! one thread gives.
 
-use std::path::Path;
+
 
 use super::Tables;
-use crate::cli::source::{self, Outcome, Select};
-use crate::cli::{CliError, Detected};
+use logspec::log::scan::{Outcome, Select};
+use logspec::log::{Error, Log};
 
 /// Reads a log into [`Tables`] on `parts` threads (1: on this thread only). `open` opens the
 /// log and detects its format, once per part; it should read the same bytes each time (a file
 /// cut at the length it had when the read began). Returns the sink (to [`Tables::finish`]) and
-/// what [`source::read`] returned.
+/// what [`Log::scan`] returned.
 pub fn read_in_parts(
-    open: &(dyn Fn() -> Result<Detected, CliError> + Sync),
-    file: &Path,
-    path: &str,
-    assume_r1: bool,
+    open: &(dyn Fn() -> Result<Log, Error> + Sync),
     select: &Select,
     utc: bool,
     parts: usize,
-) -> Result<(Tables, Result<Outcome, CliError>), CliError> {
-    let part = |k: usize, n: usize| -> Result<(Tables, Result<Outcome, CliError>), CliError> {
+) -> Result<(Tables, Result<Outcome, Error>), Error> {
+    let part = |k: usize, n: usize| -> Result<(Tables, Result<Outcome, Error>), Error> {
         let d = open()?;
         let mut sink = Tables::part(utc, k, n);
-        let outcome = source::read(d, file, path, assume_r1, select, &mut sink);
+        let outcome = d.scan(select, &mut sink);
         Ok((sink, outcome))
     };
     if parts <= 1 {
@@ -147,7 +144,7 @@ impl Share {
 }
 
 /// Whether two parts read the same log alike: the same tables and outcome.
-fn agree(a: &(Tables, Result<Outcome, CliError>), b: &(Tables, Result<Outcome, CliError>)) -> bool {
+fn agree(a: &(Tables, Result<Outcome, Error>), b: &(Tables, Result<Outcome, Error>)) -> bool {
     let same_tables = a.0.tables.len() == b.0.tables.len()
         && a.0.tables.iter().zip(&b.0.tables).all(|(x, y)| x.name == y.name && x.builder.schema == y.builder.schema)
         && a.0.by_channel == b.0.by_channel

@@ -6,16 +6,16 @@ use std::io::Read;
 use std::path::Path;
 use std::sync::Arc;
 
-use logspec::formats::rlog;
-use logspec::formats::wpistruct::TypeRegistry;
-use logspec::ir::ir::{self, Schema, Ty, TypeDef, TypeId};
-use logspec::runtime::{with_file_format, Event, FramedFormat, Reader, WithFormat};
-use logspec::value::Value;
+use crate::formats::rlog;
+use crate::formats::wpistruct::TypeRegistry;
+use crate::ir::ir::{self, Schema, Ty, TypeDef, TypeId};
+use crate::runtime::{with_file_format, Event, FramedFormat, Reader, WithFormat};
+use crate::value::Value;
 
-use super::{CliError, Detected, FormatKind};
+use super::{Error, Log, Format};
 
-mod rlog_samples;
-pub(super) use rlog_samples::value_bytes as rlog_value_bytes;
+mod rlog_values;
+pub(super) use rlog_values::value_bytes as rlog_value_bytes;
 
 /// A named stream of samples of one shape.
 #[derive(Clone, Debug)]
@@ -24,8 +24,8 @@ pub struct Channel {
     pub name: String,
     /// The name of the values' type (`REC_NAV_SOLUTION`, `double[]`).
     pub schema_name: String,
-    /// JSON Schema of the values, as text.
-    pub json_schema: String,
+    /// The JSON Schema of the values.
+    pub json_schema: JsonSchema,
     /// Units of flattened columns (see [`Value::flatten`]), with array indices removed.
     pub units: BTreeMap<String, String>,
     /// A ROS bag connection's type, for sinks that pass its messages through as they are.
@@ -36,6 +36,21 @@ pub struct Channel {
     /// Channels that are parts of one table: the packet kind of a CARLA per-actor channel
     /// (`Position` for `Position/231`), whose values carry the actor id themselves.
     pub group: Option<String>,
+}
+
+/// The JSON Schema of a channel's values (what `convert` writes into MCAP): text, or the
+/// schema of an IR struct, which the JSON Schema back end writes (`logspec::codegen`).
+#[derive(Clone, Debug)]
+pub enum JsonSchema {
+    Text(String),
+    /// The schema of the struct `ty`.
+    Struct {
+        ty: ValueType,
+        /// Enums as their names (decoded WPILib structs), not numbers.
+        enum_names: bool,
+        /// The values are `{"value": [ty, ..]}`, an object titled this.
+        list: Option<String>,
+    },
 }
 
 /// The IR type of a channel's values: a struct of a schema (a record's payload, a CARLA
@@ -103,16 +118,16 @@ fn round_positive(x: f64) -> u64 {
 /// Receives the samples of a log, in file order.
 pub trait Sink {
     /// A channel appears for the first time (before its first sample).
-    fn channel(&mut self, id: usize, channel: &Channel) -> Result<(), CliError>;
+    fn channel(&mut self, id: usize, channel: &Channel) -> Result<(), Error>;
     /// One sample. Time is in nanoseconds, in the log's own clock: since boot (or the log's
     /// start) for USVLOG, RLOG and CARLA, since the Unix epoch for ROS bags (see
     /// [`Sink::origin`]).
-    fn sample(&mut self, id: usize, t_ns: u64, value: &Value) -> Result<(), CliError>;
+    fn sample(&mut self, id: usize, t_ns: u64, value: &Value) -> Result<(), Error>;
     /// One sample handed as a visit of its value (records of framed formats), so that a sink
     /// can take the fields without building a [`Value`] tree. The default builds the tree and
     /// calls [`Sink::sample`].
-    fn visit(&mut self, id: usize, t_ns: u64, value: &dyn DynVisit) -> Result<(), CliError> {
-        let mut b = logspec::value::ValueBuilder::default();
+    fn visit(&mut self, id: usize, t_ns: u64, value: &dyn DynVisit) -> Result<(), Error> {
+        let mut b = crate::value::ValueBuilder::default();
         value.visit_dyn(&mut b);
         self.sample(id, t_ns, &b.finish())
     }
@@ -120,7 +135,7 @@ pub trait Sink {
     /// ([`Channel::ty`]): its payload bytes besides its visit, for a sink that takes the fields
     /// of a fixed-size struct straight from the bytes at the offsets the IR gives. The record
     /// decoded (its consts checked). The default hands the visit to [`Sink::visit`].
-    fn record(&mut self, id: usize, t_ns: u64, _payload: &[u8], value: &dyn DynVisit) -> Result<(), CliError> {
+    fn record(&mut self, id: usize, t_ns: u64, _payload: &[u8], value: &dyn DynVisit) -> Result<(), Error> {
         self.visit(id, t_ns, value)
     }
     /// The log's time origin in the clock of the samples: 0 where the clock starts with the log,
@@ -129,25 +144,25 @@ pub trait Sink {
     /// A ROS message as recorded, for a sink that passes messages through undecoded: it returns
     /// `true` when it took the bytes, `false` to be handed the decoded value through
     /// [`Sink::sample`] instead (the default).
-    fn raw(&mut self, _id: usize, _t_ns: u64, _bytes: &[u8]) -> Result<bool, CliError> {
+    fn raw(&mut self, _id: usize, _t_ns: u64, _bytes: &[u8]) -> Result<bool, Error> {
         Ok(false)
     }
     /// An RLOG value of a channel typed by [`rlog_value_type`], as the reader lends it (the
     /// generated views), for a sink whose columns take it with no [`Value`] in between: it
     /// returns `true` when it took the value, `false` to be handed `{"value": ..}` through
     /// [`Sink::sample`] instead (the default).
-    fn rlog(&mut self, _id: usize, _t_ns: u64, _value: &rlog::ValueRef<'_>) -> Result<bool, CliError> {
+    fn rlog(&mut self, _id: usize, _t_ns: u64, _value: &rlog::ValueRef<'_>) -> Result<bool, Error> {
         Ok(false)
     }
 }
 
-/// A [`logspec::runtime::Visit`] value behind a `dyn` pointer.
+/// A [`crate::runtime::Visit`] value behind a `dyn` pointer.
 pub trait DynVisit {
-    fn visit_dyn(&self, v: &mut dyn logspec::runtime::Visitor);
+    fn visit_dyn(&self, v: &mut dyn crate::runtime::Visitor);
 }
 
-impl<T: logspec::runtime::Visit> DynVisit for T {
-    fn visit_dyn(&self, v: &mut dyn logspec::runtime::Visitor) {
+impl<T: crate::runtime::Visit> DynVisit for T {
+    fn visit_dyn(&self, v: &mut dyn crate::runtime::Visitor) {
         self.visit(None, v);
     }
 }
@@ -219,15 +234,16 @@ impl Outcome {
     }
 }
 
-/// Reads a detected log into `sink`.
-pub fn read(
-    d: Detected,
-    file: &Path,
-    path: &str,
-    assume_r1: bool,
-    select: &Select,
-    sink: &mut dyn Sink,
-) -> Result<Outcome, CliError> {
+impl Log {
+/// Reads the samples of the channels and time window `select` keeps into `sink`, in file order
+/// (ROS bags: in time order): each channel announced ([`Sink::channel`]) before its first
+/// sample. Problems that do not stop the reading are [`Outcome::warnings`]; the one that ends
+/// it early is [`Outcome::fault`], after every sample before it.
+pub fn scan(self, select: &Select, sink: &mut dyn Sink) -> Result<Outcome, Error> {
+    let d = self;
+    let file = &d.file.clone();
+    let path = &d.shown();
+    let assume_r1 = d.assume_r1;
     let mut state = State {
         select,
         sink,
@@ -238,34 +254,34 @@ pub fn read(
         outcome: Outcome::default(),
         tally: super::filter::Tally::default(),
     };
-    match d.kind {
-        FormatKind::Usvlog => {
-            type F = logspec::formats::usvlog::Usvlog;
-            let schema = Arc::clone(logspec::formats::schemas::usvlog());
+    match d.format {
+        Format::Usvlog => {
+            type F = crate::formats::usvlog::Usvlog;
+            let schema = Arc::clone(crate::formats::schemas::usvlog());
             let job = Framed { input: d.input, path, schema: &schema, state: &mut state };
-            with_file_format::<F, _>(&d.head, job).map_err(|e| CliError::Input(format!("{path}: {e}")))??;
+            with_file_format::<F, _>(&d.head, job).map_err(|e| Error::Input(format!("{path}: {e}")))??;
         }
-        FormatKind::Rosbag => {
+        Format::Rosbag => {
             drop(d.input);
             read_rosbag(file, path, &mut state)?;
         }
-        FormatKind::Carla => {
-            let schema = Arc::clone(logspec::formats::schemas::carla());
-            let r = super::carla::reader(d.input, path).map_err(CliError::Input)?;
+        Format::Carla => {
+            let schema = Arc::clone(crate::formats::schemas::carla());
+            let r = super::carla::reader(d.input, path).map_err(Error::Input)?;
             read_carla(r, path, &schema, &mut state)?;
         }
-        FormatKind::Rlog | FormatKind::RlogStream => {
-            let stream = d.kind == FormatKind::RlogStream;
+        Format::Rlog | Format::RlogStream => {
+            let stream = d.format == Format::RlogStream;
             let schemas = super::structs::rlog_schemas(file, stream, assume_r1, path);
-            let r = super::rlogfile::reader(d.input, stream, assume_r1, path).map_err(CliError::Input)?;
-            rlog_samples::read_rlog(r, path, schemas, &mut state)?;
+            let r = super::rlog::reader(d.input, stream, assume_r1, path).map_err(Error::Input)?;
+            rlog_values::read_rlog(r, path, schemas, &mut state)?;
         }
-        FormatKind::Wpilog => {
+        Format::Wpilog => {
             let schemas = super::structs::wpilog_schemas(file, path);
-            let r = super::wpilog::reader(d.input, path).map_err(CliError::Input)?;
+            let r = super::wpilog::reader(d.input, path).map_err(Error::Input)?;
             super::wpilog::read_samples(r, path, schemas, &mut state)?;
         }
-        FormatKind::Schema => {
+        Format::Schema => {
             let format = d.schema.expect("a schema's log is detected with its schema");
             read_schema(&format, d.input, path, &mut state)?;
         }
@@ -273,6 +289,7 @@ pub fn read(
     // A filter that matched nothing is an error, not an empty output.
     state.tally.check(select, path).map_err(|m| super::fault::Fault::new(super::fault::FaultKind::Filter, path, m))?;
     Ok(state.outcome)
+}
 }
 
 pub(super) struct State<'a> {
@@ -318,7 +335,7 @@ impl State<'_> {
         t_ns: u64,
         value: impl FnOnce() -> Value,
         describe: impl FnOnce() -> Channel,
-    ) -> Result<(), CliError> {
+    ) -> Result<(), Error> {
         if let Some(id) = self.wanted(name, t_ns, describe)? {
             self.sink.sample(id, t_ns, &value())?;
             self.outcome.samples += 1;
@@ -333,7 +350,7 @@ impl State<'_> {
         t_ns: u64,
         value: &dyn DynVisit,
         describe: impl FnOnce() -> Channel,
-    ) -> Result<(), CliError> {
+    ) -> Result<(), Error> {
         if let Some(id) = self.wanted(name, t_ns, describe)? {
             self.sink.visit(id, t_ns, value)?;
             self.outcome.samples += 1;
@@ -351,7 +368,7 @@ impl State<'_> {
         payload: &[u8],
         value: &dyn DynVisit,
         describe: impl FnOnce() -> Channel,
-    ) -> Result<(), CliError> {
+    ) -> Result<(), Error> {
         if let Some(id) = self.wanted_tag(tag, name, t_ns, describe)? {
             self.sink.record(id, t_ns, payload, value)?;
             self.outcome.samples += 1;
@@ -367,7 +384,7 @@ impl State<'_> {
         key: &str,
         t_ns: u64,
         describe: impl FnOnce() -> Channel,
-    ) -> Result<Option<usize>, CliError> {
+    ) -> Result<Option<usize>, Error> {
         let i = tag as usize;
         match self.by_tag.get(i).copied().flatten() {
             Some(Tagged::Skip) => Ok(None),
@@ -412,7 +429,7 @@ impl State<'_> {
     /// `key` tells channels apart (the channel name, except for ROS connections that share a
     /// topic); the channel filter applies to the described channel's name.
     /// A channel is announced to the sink with its first sample in the time window.
-    fn wanted(&mut self, key: &str, t_ns: u64, describe: impl FnOnce() -> Channel) -> Result<Option<usize>, CliError> {
+    fn wanted(&mut self, key: &str, t_ns: u64, describe: impl FnOnce() -> Channel) -> Result<Option<usize>, Error> {
         let slot = match self.ids.get_mut(key) {
             Some(slot) => slot,
             None => {
@@ -460,7 +477,7 @@ struct Framed<'a, 's> {
 }
 
 impl WithFormat for Framed<'_, '_> {
-    type Output = Result<(), CliError>;
+    type Output = Result<(), Error>;
     fn call<F: FramedFormat>(self) -> Self::Output {
         let Framed { input, path, schema, state } = self;
         let ns_per_tick = timestamp_scale(schema);
@@ -468,7 +485,7 @@ impl WithFormat for Framed<'_, '_> {
         // the schema's own schema id (not an older layout of the history).
         let current = schema.format.schema_id.as_ref().map(|s| s.value);
         let same_layout = F::KNOWN_SCHEMA_IDS == current.as_slice();
-        let mut reader = Reader::<_, F>::new(input).map_err(|e| CliError::Input(format!("{path}: {e}")))?;
+        let mut reader = Reader::<_, F>::new(input).map_err(|e| Error::Input(format!("{path}: {e}")))?;
         while let Some(ev) = reader.next_event() {
             match ev {
                 Ok(Event::Record { raw, record }) => {
@@ -499,11 +516,11 @@ impl WithFormat for Framed<'_, '_> {
 /// the schema of the file's layout (an older one from the lock when the file says so), so each
 /// record's payload is in the layout of its channel's type.
 fn read_schema(
-    format: &Arc<logspec::log::SchemaFormat>,
+    format: &Arc<crate::log::SchemaFormat>,
     input: Box<dyn Read>,
     path: &str,
     state: &mut State<'_>,
-) -> Result<(), CliError> {
+) -> Result<(), Error> {
     let mut reader = format.read(input).map_err(|e| super::fault::Fault::read(path, &e))?;
     let schema = Arc::clone(reader.schema());
     let ns_per_tick = reader.ns_per_tick();
@@ -529,23 +546,24 @@ fn read_schema(
 }
 
 /// The warning about a record whose type the schema does not know (skipped by its length).
-pub(crate) fn unknown_record(path: &str, offset: u64, tag: u64) -> String {
+pub fn unknown_record(path: &str, offset: u64, tag: u64) -> String {
     format!("{path}: offset {offset}: record type {tag} is not in the schema; skipped")
 }
 
-pub use logspec::log::framed::timestamp_scale;
+pub use crate::log::framed::timestamp_scale;
 
 /// The channel of a record type: its JSON Schema and the units of its columns, from the IR.
-pub(crate) fn record_channel(schema: &Arc<Schema>, name: &str) -> Channel {
+pub fn record_channel(schema: &Arc<Schema>, name: &str) -> Channel {
     let record = schema.records.iter().find(|r| r.name == name);
     let (json_schema, units) = match record {
         Some(r) => {
             let mut units = BTreeMap::new();
             units_of(schema, &schema.strukt(r.body).fields, "", &mut units);
-            (logspec::codegen::backend::jsonschema::struct_schema(schema, r.body), units)
+            let ty = ValueType { schema: schema.clone(), id: r.body };
+            (JsonSchema::Struct { ty, enum_names: false, list: None }, units)
         }
         // A record of an older schema id that the current schema no longer has.
-        None => ("{\"type\":\"object\"}".to_string(), BTreeMap::new()),
+        None => (JsonSchema::Text("{\"type\":\"object\"}".to_string()), BTreeMap::new()),
     };
     let ty = record.map(|r| ValueType { schema: schema.clone(), id: r.body });
     Channel { name: name.to_string(), schema_name: name.to_string(), json_schema, units, ros1: None, ty, group: None }
@@ -586,9 +604,7 @@ fn units_inherited(
 /// The channel of a key of decoded WPILib struct or protobuf values: the JSON Schema of a
 /// struct from its IR (enums as their names, as decoded), or of a protobuf message from its
 /// descriptor.
-pub(super) fn struct_channel(schemas: &TypeRegistry, key: &str, type_name: &str) -> Channel {
-    use logspec::codegen::backend::jsonschema::{struct_schema_with, type_schema, Opts};
-    let o = Opts { enum_names: true };
+pub fn struct_channel(schemas: &TypeRegistry, key: &str, type_name: &str) -> Channel {
     let name = type_name.strip_prefix("struct:").unwrap_or("");
     let (name, array) = match name.strip_suffix("[]") {
         Some(n) => (n, true),
@@ -596,20 +612,18 @@ pub(super) fn struct_channel(schemas: &TypeRegistry, key: &str, type_name: &str)
     };
     let proto = type_name.strip_prefix("proto:").and_then(|p| schemas.proto_json_schema(p));
     let json_schema = match schemas.struct_ir(name) {
-        _ if proto.is_some() => proto.unwrap_or_default(),
-        Ok((l, id)) if !array => struct_schema_with(&l.schema, id, o),
-        Ok((l, id)) => {
-            let items = type_schema(&l.schema, &Ty::Named(id), o);
-            let mut title = String::new();
-            logspec::json::string(&mut title, type_name);
-            format!(
-                r#"{{"$schema":"https://json-schema.org/draft/2020-12/schema","title":{title},"type":"object","properties":{{"value":{{"type":"array","items":{items}}}}},"required":["value"]}}"#
-            )
-        }
+        _ if proto.is_some() => JsonSchema::Text(proto.unwrap_or_default()),
+        Ok((l, id)) => JsonSchema::Struct {
+            ty: ValueType { schema: Arc::new(l.schema.clone()), id },
+            enum_names: true,
+            list: array.then(|| type_name.to_string()),
+        },
         Err(_) => {
             let mut title = String::new();
-            logspec::json::string(&mut title, type_name);
-            format!(r#"{{"$schema":"https://json-schema.org/draft/2020-12/schema","title":{title},"type":"object"}}"#)
+            crate::json::string(&mut title, type_name);
+            JsonSchema::Text(format!(
+                r#"{{"$schema":"https://json-schema.org/draft/2020-12/schema","title":{title},"type":"object"}}"#
+            ))
         }
     };
     Channel {
@@ -626,7 +640,7 @@ pub(super) fn struct_channel(schemas: &TypeRegistry, key: &str, type_name: &str)
 }
 
 /// The channel of an RLOG key: the JSON Schema of its declared (R2) or first seen (R1) type.
-pub(super) fn rlog_channel(key: &str, type_name: &str) -> Channel {
+pub fn rlog_channel(key: &str, type_name: &str) -> Channel {
     let number = r#"{"anyOf":[{"type":"number"},{"enum":["NaN","Infinity","-Infinity"]}]}"#;
     let item = match type_name.trim_end_matches("[]") {
         "boolean" => r#"{"type":"boolean"}"#,
@@ -642,10 +656,10 @@ pub(super) fn rlog_channel(key: &str, type_name: &str) -> Channel {
         item.to_string()
     };
     let mut title = String::new();
-    logspec::json::string(&mut title, type_name);
-    let json_schema = format!(
+    crate::json::string(&mut title, type_name);
+    let json_schema = JsonSchema::Text(format!(
         r#"{{"$schema":"https://json-schema.org/draft/2020-12/schema","title":{title},"type":"object","properties":{{"value":{value}}},"required":["value"]}}"#
-    );
+    ));
     Channel {
         name: key.to_string(),
         schema_name: type_name.to_string(),
@@ -716,12 +730,12 @@ pub fn rlog_value_type(type_name: &str) -> ValueType {
 /// kind and actor (`Position/231`), so that an actor's path is one series; other packets give one
 /// channel per kind. Time is the frame's `elapsed`.
 fn read_carla(
-    mut r: logspec::formats::carla::Reader<Box<dyn Read>>,
+    mut r: crate::formats::carla::Reader<Box<dyn Read>>,
     path: &str,
     schema: &Arc<Schema>,
     state: &mut State<'_>,
-) -> Result<(), CliError> {
-    use logspec::formats::carla::Body;
+) -> Result<(), Error> {
+    use crate::formats::carla::Body;
     while let Some(p) = r.next_packet() {
         let p = match p {
             Ok(p) => p,
@@ -803,7 +817,11 @@ fn carla_actor_channel(schema: &Arc<Schema>, packet: &str, channel: &str) -> Cha
             Channel {
                 name: channel.to_string(),
                 schema_name: schema.ty(id).name().to_string(),
-                json_schema: logspec::codegen::backend::jsonschema::struct_schema(schema, id),
+                json_schema: JsonSchema::Struct {
+                    ty: ValueType { schema: schema.clone(), id },
+                    enum_names: false,
+                    list: None,
+                },
                 units,
                 ros1: None,
                 ty: Some(ValueType { schema: schema.clone(), id }),
@@ -819,10 +837,10 @@ fn carla_actor_channel(schema: &Arc<Schema>, packet: &str, channel: &str) -> Cha
 /// all named by the topic); times are the messages' record times (Unix time), and the time
 /// filters count from the bag's first message. A sink may take the messages' bytes as they are
 /// ([`Sink::raw`]); others get them decoded from the connections' embedded definitions.
-fn read_rosbag(file: &Path, path: &str, state: &mut State<'_>) -> Result<(), CliError> {
+fn read_rosbag(file: &Path, path: &str, state: &mut State<'_>) -> Result<(), Error> {
     use super::rosbag::Walk;
-    use logspec::formats::rosbag::{Connection, Decoders, Order, Time};
-    let (mut bag, notice) = super::rosbag::open_noting(file, path).map_err(CliError::Input)?;
+    use crate::formats::rosbag::{Connection, Decoders, Order, Time};
+    let (mut bag, notice) = super::rosbag::open_noting(file, path).map_err(Error::Input)?;
     state.outcome.warnings.extend(notice);
     let decoders = Decoders::new(path, &bag.connections, None);
     for (id, t) in &decoders.conns {
@@ -864,7 +882,7 @@ fn read_rosbag(file: &Path, path: &str, state: &mut State<'_>) -> Result<(), Cli
     state.origin_ns = super::rosbag::start(&bag).map_or(0, Time::as_nanos);
     state.sink.origin(state.origin_ns);
     let conns = bag.connections.clone();
-    let walked = bag.for_each_message(Order::Time, Some(&wanted), |m| -> Result<(), Walk<CliError>> {
+    let walked = bag.for_each_message(Order::Time, Some(&wanted), |m| -> Result<(), Walk<Error>> {
         let (Some(c), Some(key)) = (conns.get(&m.conn), names.get(&m.conn)) else {
             state.outcome.warnings.push(super::rosbag::unknown_connection(path, &m));
             return Ok(());
@@ -901,17 +919,17 @@ fn read_rosbag(file: &Path, path: &str, state: &mut State<'_>) -> Result<(), Cli
 /// The channel of a ROS connection: its JSON Schema from the compiled definition (an open object
 /// when the definition did not compile), and the type for passing messages through.
 fn ros_channel(
-    c: &logspec::formats::rosbag::Connection,
-    decoder: Option<&logspec::formats::rosbag::MsgDecoder>,
+    c: &crate::formats::rosbag::Connection,
+    decoder: Option<&crate::formats::rosbag::MsgDecoder>,
 ) -> Channel {
     let ty = decoder.and_then(|d| {
         let id = *d.lowered.ids.get(&d.name)?;
         Some(ValueType { schema: Arc::new(d.lowered.schema.clone()), id })
     });
-    let json_schema = ty
-        .as_ref()
-        .map(|t| logspec::codegen::backend::jsonschema::struct_schema(&t.schema, t.id))
-        .unwrap_or_else(|| "{\"type\":\"object\"}".to_string());
+    let json_schema = match &ty {
+        Some(t) => JsonSchema::Struct { ty: t.clone(), enum_names: false, list: None },
+        None => JsonSchema::Text("{\"type\":\"object\"}".to_string()),
+    };
     Channel {
         name: c.topic.clone(),
         schema_name: c.ty.clone(),

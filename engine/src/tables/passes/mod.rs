@@ -19,7 +19,7 @@ mod fill;
 pub use count::{count, Counted, Split, Stop, Unknown};
 pub use fill::{fill, read_at, Changed, Columns, Out, Part, Time};
 
-use crate::cli::columns::FixedLayout;
+use crate::columns::FixedLayout;
 
 /// The record types that become columns: record id and layout, by type index.
 pub struct Layouts {

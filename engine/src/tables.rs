@@ -11,9 +11,9 @@ use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema as ArrowSchema, SchemaRef, TimeUnit};
 use logspec::value::Value;
 
-use super::columns::{arrow_fields, Col, FixedLayout, FlatRow};
-use super::source::{Channel, DynVisit, Sink};
-use super::CliError;
+use crate::columns::{arrow_fields, Col, FixedLayout, FlatRow};
+use logspec::log::scan::{Channel, DynVisit, Sink};
+use logspec::log::Error;
 
 mod direct;
 mod fixed;
@@ -24,6 +24,72 @@ mod rlog;
 
 pub use fixed::{read_usvlog, FixedRead};
 pub use parts::read_in_parts;
+
+/// Every table of a log, in memory: what [`read`] gives.
+pub struct Read {
+    /// The tables, in the order their channels first appear.
+    pub tables: Vec<Table>,
+    /// Problems that did not stop the reading.
+    pub warnings: Vec<String>,
+    /// The problem that ended the reading early, after every row before it.
+    pub error: Option<Error>,
+}
+
+/// Reads the tables of the log at `path` that `select` keeps (the Python package's `tables()`),
+/// by the fastest path that applies to it ([`logspec::log::Shape`]): a USVLOG file in two passes
+/// ([`read_usvlog`]), an RLOG file on two threads ([`read_in_parts`]), any other log in one
+/// [`Log::scan`](logspec::log::Log::scan) into [`Tables`]. Each gives the tables of that scan.
+pub fn read(path: &std::path::Path, how: &logspec::log::Open, select: &logspec::log::Select) -> Result<Read, Error> {
+    use logspec::log::{Log, Shape};
+    use std::io::Read as _;
+    let shown = logspec::log::shown(path);
+    // The file is opened for each read; `limit` keeps every read to the bytes the first saw.
+    let open = |limit: Option<u64>| -> Result<Log, Error> {
+        let f = std::fs::File::open(path).map_err(|e| Error::Input(format!("{shown}: cannot open: {e}")))?;
+        let input: Box<dyn std::io::Read> = match limit {
+            Some(n) => Box::new(f.take(n)),
+            None => Box::new(f),
+        };
+        Log::from_reader(path, input, how)
+    };
+    let log = open(None)?;
+    let utc = log.utc();
+    let (sink, outcome) = match log.shape() {
+        Shape::FixedFramed => {
+            drop(log);
+            if let Some(r) = read_usvlog(path, &shown, select, None, None)? {
+                return Ok(Read { tables: r.tables, warnings: r.warnings, error: r.error });
+            }
+            // The two passes decline the file: one scan.
+            let mut sink = Tables::new(utc);
+            let outcome = open(None)?.scan(select, &mut sink);
+            (sink, outcome)
+        }
+        Shape::KeyedValues => {
+            let how = log.reopen();
+            drop(log);
+            let len = std::fs::metadata(path).map_err(|e| Error::Input(format!("{shown}: cannot open: {e}")))?.len();
+            let open = || -> Result<Log, Error> {
+                let f = std::fs::File::open(path).map_err(|e| Error::Input(format!("{shown}: cannot open: {e}")))?;
+                Log::from_reader(path, Box::new(f.take(len)), &how)
+            };
+            let parts = std::thread::available_parallelism().map_or(1, |n| n.get().min(2));
+            read_in_parts(&open, select, utc, parts)?
+        }
+        Shape::Other => {
+            let mut sink = Tables::new(utc);
+            let outcome = log.scan(select, &mut sink);
+            (sink, outcome)
+        }
+    };
+    let (tables, mut warnings) = sink.finish()?;
+    let (error, more) = match outcome {
+        Ok(o) => (o.fault.map(Error::from).or(o.error.map(Error::Input)), o.warnings),
+        Err(e) => (Some(e), Vec::new()),
+    };
+    warnings.splice(0..0, more);
+    Ok(Read { tables, warnings, error })
+}
 
 /// Rows buffered per table before they become a batch.
 pub const BATCH_ROWS: usize = 8192;
@@ -302,8 +368,8 @@ pub struct Table {
 
 impl Table {
     /// Makes a batch of the rows buffered, joined to the table's column or kept.
-    fn full(&mut self) -> Result<(), CliError> {
-        let fail = |e: String| CliError::Input(format!("{}: {e}", self.name));
+    fn full(&mut self) -> Result<(), Error> {
+        let fail = |e: String| Error::Input(format!("{}: {e}", self.name));
         if let Some(b) = self.builder.batch().map_err(fail)? {
             match &mut self.joined {
                 Some(j) => j.push(&b).map_err(fail)?,
@@ -363,24 +429,24 @@ impl Tables {
         }
     }
 
-    fn full(&mut self, i: usize) -> Result<(), CliError> {
+    fn full(&mut self, i: usize) -> Result<(), Error> {
         self.tables[i].full()
     }
 
     /// Makes the last batch of every table; returns the tables and the warnings about values
     /// that did not fit their columns.
-    pub fn finish(mut self) -> Result<(Vec<Table>, Vec<String>), CliError> {
+    pub fn finish(mut self) -> Result<(Vec<Table>, Vec<String>), Error> {
         let mut warnings = Vec::new();
         for i in 0..self.tables.len() {
             self.full(i)?;
             let t = &mut self.tables[i];
             if let Some(d) = t.direct.take() {
                 t.builder.misfits += d.misfits;
-                let fail = |e: String| CliError::Input(format!("{}: {e}", t.name));
+                let fail = |e: String| Error::Input(format!("{}: {e}", t.name));
                 t.batches.extend(d.finish().map_err(fail)?);
             }
             if let Some(j) = t.joined.take() {
-                let fail = |e: String| CliError::Input(format!("{}: {e}", t.name));
+                let fail = |e: String| Error::Input(format!("{}: {e}", t.name));
                 t.batches.extend(j.finish().map_err(fail)?);
             }
             if t.builder.misfits > 0 {
@@ -399,7 +465,7 @@ impl Sink for Tables {
         self.origin_ns = origin_ns;
     }
 
-    fn channel(&mut self, id: usize, channel: &Channel) -> Result<(), CliError> {
+    fn channel(&mut self, id: usize, channel: &Channel) -> Result<(), Error> {
         debug_assert_eq!(id, self.by_channel.len());
         let tables = &self.tables;
         let by_name = &self.by_name;
@@ -421,7 +487,7 @@ impl Sink for Tables {
         Ok(())
     }
 
-    fn record(&mut self, id: usize, t_ns: u64, payload: &[u8], value: &dyn DynVisit) -> Result<(), CliError> {
+    fn record(&mut self, id: usize, t_ns: u64, payload: &[u8], value: &dyn DynVisit) -> Result<(), Error> {
         let i = self.by_channel[id];
         if self.skip[id] {
             return Ok(());
@@ -438,7 +504,7 @@ impl Sink for Tables {
         Ok(())
     }
 
-    fn visit(&mut self, id: usize, t_ns: u64, value: &dyn DynVisit) -> Result<(), CliError> {
+    fn visit(&mut self, id: usize, t_ns: u64, value: &dyn DynVisit) -> Result<(), Error> {
         let i = self.by_channel[id];
         if self.skip[id] {
             return Ok(());
@@ -457,7 +523,7 @@ impl Sink for Tables {
         Ok(())
     }
 
-    fn sample(&mut self, id: usize, t_ns: u64, value: &Value) -> Result<(), CliError> {
+    fn sample(&mut self, id: usize, t_ns: u64, value: &Value) -> Result<(), Error> {
         let i = self.by_channel[id];
         if self.skip[id] {
             return Ok(());
@@ -475,7 +541,7 @@ impl Sink for Tables {
         Ok(())
     }
 
-    fn rlog(&mut self, id: usize, t_ns: u64, value: &logspec::formats::rlog::ValueRef<'_>) -> Result<bool, CliError> {
+    fn rlog(&mut self, id: usize, t_ns: u64, value: &logspec::formats::rlog::ValueRef<'_>) -> Result<bool, Error> {
         let i = self.by_channel[id];
         if self.skip[id] {
             return Ok(true);

@@ -10,11 +10,11 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use logspec::formats::rlog::{self, EventRef, R2Value, Revision};
-use logspec::formats::wpistruct::TypeRegistry;
-use logspec::value::{Value, ValueSink};
+use crate::formats::rlog::{self, EventRef, R2Value, Revision};
+use crate::formats::wpistruct::TypeRegistry;
+use crate::value::{Value, ValueSink};
 
-use super::dump::Records;
+use super::records::Records;
 use super::fault::{Fault, FaultKind};
 
 /// The bytes of an R2 value that carries bytes (raw, struct, proto, any other declared type).
@@ -36,7 +36,7 @@ pub fn rlog_schemas(file: &Path, stream: bool, assume_r1: bool, path: &str) -> T
     }
     let Ok(f) = std::fs::File::open(file) else { return reg };
     let input: Box<dyn std::io::Read> = Box::new(std::io::BufReader::with_capacity(1 << 16, f));
-    let Ok(mut r) = super::rlogfile::reader(input, stream, assume_r1, path) else { return reg };
+    let Ok(mut r) = super::rlog::reader(input, stream, assume_r1, path) else { return reg };
     // Only R2 values carry bytes (and so schemas): an R1 file has none to find.
     if r.revision() == Revision::R1 {
         return reg;
@@ -44,7 +44,7 @@ pub fn rlog_schemas(file: &Path, stream: bool, assume_r1: bool, path: &str) -> T
     while let Some(ev) = r.next_event_ref() {
         match ev {
             Ok(EventRef::Value { key: Some(k), value, .. }) => {
-                if let (Some(t), Some(b)) = (k.declared_type.as_deref(), super::source::rlog_value_bytes(&value)) {
+                if let (Some(t), Some(b)) = (k.declared_type.as_deref(), super::scan::rlog_value_bytes(&value)) {
                     reg.offer(&k.name, t, b);
                 }
             }
@@ -60,7 +60,7 @@ pub fn rlog_schemas(file: &Path, stream: bool, assume_r1: bool, path: &str) -> T
 /// A registry with every schema of a WPILOG file, read in a first pass; empty for standard
 /// input (`-`), which cannot be read twice.
 pub fn wpilog_schemas(file: &Path, path: &str) -> TypeRegistry {
-    use logspec::formats::wpilog::Body;
+    use crate::formats::wpilog::Body;
     let mut reg = TypeRegistry::new();
     if file.as_os_str() == "-" {
         return reg;

@@ -27,17 +27,17 @@ use logspec::runtime::{FramedFormat, Framing, ReadErrorKind};
 
 use super::passes::{self, Columns, Keep, Layouts, Out, Stop, Time};
 use super::{Table, TableBuilder};
-use crate::cli::fault::Fault;
-use crate::cli::filter::Tally;
-use crate::cli::source::{self, Select};
-use crate::cli::CliError;
+use logspec::log::Fault;
+use logspec::log::filter::Tally;
+use logspec::log::scan::{Select};
+use logspec::log::Error;
 
 /// What [`read_usvlog`] read: the tables in the order of their first row, the warnings, and
 /// the error that ended the reading early (after every row before it).
 pub struct FixedRead {
     pub tables: Vec<Table>,
     pub warnings: Vec<String>,
-    pub error: Option<CliError>,
+    pub error: Option<Error>,
 }
 
 /// Reads a USVLOG file's tables (those `select` keeps) by the two passes; `shown` names the
@@ -51,7 +51,7 @@ pub fn read_usvlog(
     select: &Select,
     parts: Option<usize>,
     between_passes: Option<&dyn Fn()>,
-) -> Result<Option<FixedRead>, CliError> {
+) -> Result<Option<FixedRead>, Error> {
     let schema = Arc::clone(logspec::formats::schemas::usvlog());
     // The generated reader decodes the schema's own layout (the sample source hands the payload
     // bytes to the fixed-layout path only then).
@@ -59,7 +59,7 @@ pub fn read_usvlog(
     if Usvlog::KNOWN_SCHEMA_IDS != current.as_slice() {
         return Ok(None);
     }
-    let scale = source::timestamp_scale(&schema);
+    let scale = logspec::log::scan::timestamp_scale(&schema);
     // Every record type as its table would be: schema, metadata and layout.
     let mut builders = Vec::with_capacity(schema.records.len());
     let mut layouts = Vec::with_capacity(schema.records.len());
@@ -68,7 +68,7 @@ pub fn read_usvlog(
         if fields.iter().any(|f| f.value.is_some()) || Usvlog::record_name(r.id) != Some(r.name.as_str()) {
             return Ok(None);
         }
-        let channel = source::record_channel(&schema, &r.name);
+        let channel = logspec::log::scan::record_channel(&schema, &r.name);
         let builder = TableBuilder::new(&channel, false);
         let Some(layout) = builder.fixed.as_ref().map(|f| f.layout.clone()) else { return Ok(None) };
         layouts.push((r.id, layout));
@@ -77,8 +77,8 @@ pub fn read_usvlog(
     let layouts = Layouts::new(layouts, true);
     let mut filter = Filter::new(select, &schema.records.iter().map(|r| r.name.as_str()).collect::<Vec<_>>(), scale);
 
-    let file = File::open(path).map_err(|e| CliError::Input(format!("{shown}: cannot open: {e}")))?;
-    let len = file.metadata().map_err(|e| CliError::Input(format!("{shown}: cannot open: {e}")))?.len();
+    let file = File::open(path).map_err(|e| Error::Input(format!("{shown}: cannot open: {e}")))?;
+    let len = file.metadata().map_err(|e| Error::Input(format!("{shown}: cannot open: {e}")))?.len();
     let parts = parts.unwrap_or_else(|| passes::auto_parts(len)).clamp(1, 64);
     let Ok(counted) = passes::count::<Usvlog, _>(&file, len, &layouts, &mut filter, true, parts, parts > 1) else {
         return Ok(None);
@@ -112,13 +112,13 @@ pub fn read_usvlog(
         })
         .collect();
     let Some(mut parts) = passes::split(&counted, columns, layouts.len()) else {
-        return Err(CliError::Input(format!("{shown}: internal error: pass 1 counted fewer rows than its splits")));
+        return Err(Error::Input(format!("{shown}: internal error: pass 1 counted fewer rows than its splits")));
     };
     if let Some(hook) = between_passes {
         hook();
     }
     let changes = passes::fill::<Usvlog, _>(&file, &layouts, &filter, &mut parts)
-        .map_err(|e| CliError::Input(format!("{shown}: I/O error: {e}")))?;
+        .map_err(|e| Error::Input(format!("{shown}: I/O error: {e}")))?;
     // The rows written: every part's, up to the first part that stopped early (its rows before
     // the change count; the later parts' rows are not before it, and go).
     let mut rows = vec![0usize; layouts.len()];
@@ -146,15 +146,15 @@ pub fn read_usvlog(
         ];
         arrays.extend(cols.into_iter().map(|c| c.array(n)));
         let batch = RecordBatch::try_new(builder.schema.clone(), arrays)
-            .map_err(|e| CliError::Input(format!("{name}: building a batch: {e}")))?;
+            .map_err(|e| Error::Input(format!("{name}: building a batch: {e}")))?;
         tables.push(Table { name, builder, batches: vec![batch], joined: None, direct: None });
     }
-    let warnings = counted.unknown.iter().map(|u| source::unknown_record(shown, u.offset, u.tag)).collect();
+    let warnings = counted.unknown.iter().map(|u| logspec::log::scan::unknown_record(shown, u.offset, u.tag)).collect();
     let error = match (late, counted.fault) {
         (Some(c), _) => {
-            Some(CliError::from(Fault::at(shown, c.offset, c.index, format!("{shown}: {}: {c}", Usvlog::NAME))))
+            Some(Error::from(Fault::at(shown, c.offset, c.index, format!("{shown}: {}: {c}", Usvlog::NAME))))
         }
-        (None, Some(Stop::Read(e))) => Some(CliError::from(Fault::read(shown, &e))),
+        (None, Some(Stop::Read(e))) => Some(Error::from(Fault::read(shown, &e))),
         (None, _) => None,
     };
     Ok(Some(FixedRead { tables, warnings, error }))

@@ -2,8 +2,8 @@
 //! file is taken for a format when its header decodes with that format's generated decoder
 //! (magic and other const fields checked by it), never by magic bytes or offsets written here.
 
-use logspec::formats::{carla, rlog, rosbag, usvlog, wpilog};
-use logspec::runtime::{Cursor, Decode, DecodeErrorKind, Endian, Fixed};
+use crate::formats::{carla, rlog, rosbag, usvlog, wpilog};
+use crate::runtime::{Cursor, Decode, DecodeErrorKind, Endian, Fixed};
 
 /// Whether `head`, the first bytes of a file, starts with a `T` whose const fields (magic, format
 /// markers) hold. The head is padded with zeros to `pad` bytes first, so a header whose last

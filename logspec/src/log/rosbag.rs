@@ -2,24 +2,23 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
-use logspec::formats::rosbag::{
+use crate::formats::rosbag::{
     Bag, BagError, Compression, Connection, Decoders, Message, Order, Registry, Stop, Time,
 };
-use logspec::json::JsonWriter;
-use logspec::runtime::{Visit, Visitor};
+use crate::json::JsonWriter;
+use crate::runtime::{Visit, Visitor};
 use sha2::{Digest, Sha256};
 
-use super::dump::{Failure, Records};
+use super::records::Records;
 use super::fault::{Fault, FaultKind};
-use super::CliError;
-use logspec::value::ValueSink;
+use super::Error;
+use crate::value::ValueSink;
 
 /// What `dump` takes besides the file.
 pub struct DumpOptions<'a> {
     /// Topics (`channels`) and times (seconds since the bag's first message).
-    pub select: &'a super::source::Select,
+    pub select: &'a super::scan::Select,
     pub msg_path: &'a [PathBuf],
     pub file_order: bool,
 }
@@ -69,7 +68,7 @@ fn select(bag: &Bag<impl std::io::Read>, topics: &[String], shown: &str) -> Resu
     if topics.is_empty() {
         return Ok(None);
     }
-    let filter = super::source::Select { channels: topics.to_vec(), ..Default::default() };
+    let filter = super::scan::Select { channels: topics.to_vec(), ..Default::default() };
     let all: BTreeSet<&str> = bag.connections.values().map(|c| c.topic.as_str()).collect();
     let list: Vec<&str> = all.into_iter().collect();
     super::filter::no_match(&filter, &list, shown, "topic", "the bag's topics")?;
@@ -77,13 +76,13 @@ fn select(bag: &Bag<impl std::io::Read>, topics: &[String], shown: &str) -> Resu
 }
 
 /// JSON Lines: connection lines, then one line per message in time order (or file order).
-pub fn dump(path: &Path, shown: &str, opts: &DumpOptions<'_>, out: &mut impl Records) -> Result<ExitCode, Failure> {
-    let (mut bag, notice) = open_noting(path, shown).map_err(Failure::Input)?;
+pub fn dump(path: &Path, shown: &str, opts: &DumpOptions<'_>, out: &mut impl Records) -> Result<(), Error> {
+    let (mut bag, notice) = open_noting(path, shown).map_err(Error::Input)?;
     if let Some(n) = notice {
         out.warn(Fault::new(FaultKind::Decode, shown, n));
     }
-    let registry = registry(opts.msg_path).map_err(Failure::Input)?;
-    let selected = select(&bag, &opts.select.channels, shown).map_err(|m| Failure::filter(shown, m))?;
+    let registry = registry(opts.msg_path).map_err(Error::Input)?;
+    let selected = select(&bag, &opts.select.channels, shown).map_err(|m| Error::filter(shown, m))?;
     let origin = start(&bag).map_or(0, Time::as_nanos);
     let decoders = Decoders::new(shown, &bag.connections, registry.as_ref());
     for c in bag.connections.values().filter(|c| selected.as_ref().map_or(true, |s| s.contains(&c.id))) {
@@ -96,7 +95,7 @@ pub fn dump(path: &Path, shown: &str, opts: &DumpOptions<'_>, out: &mut impl Rec
             ));
         }
         connection_json(out.writer(), c, t.md5_ok);
-        out.end_record().map_err(Failure::Io)?;
+        out.end_record().map_err(Error::Io)?;
     }
     let order = if opts.file_order { Order::File } else { Order::Time };
     let conns = bag.connections.clone();
@@ -139,20 +138,20 @@ pub fn dump(path: &Path, shown: &str, opts: &DumpOptions<'_>, out: &mut impl Rec
     });
     match walked {
         Ok(()) => {}
-        Err(Walk::Out(e)) => return Err(Failure::Io(e)),
-        Err(Walk::Bag(e)) => return Err(Failure::At(Fault::read(shown, &e))),
-        Err(Walk::Stop(stop)) => return Err(Failure::At(stop_fault(&stop, &bag, shown))),
+        Err(Walk::Out(e)) => return Err(Error::Io(e)),
+        Err(Walk::Bag(e)) => return Err(Error::at(Fault::read(shown, &e))),
+        Err(Walk::Stop(stop)) => return Err(Error::at(stop_fault(&stop, &bag, shown))),
     }
     if bad > 0 {
-        return Err(Failure::At(Fault::new(
+        return Err(Error::at(Fault::new(
             FaultKind::Decode,
             shown,
             format!("{shown}: {bad} message(s) could not be decoded (see above)"),
         )));
     }
-    let time_only = super::source::Select { channels: Vec::new(), ..opts.select.clone() };
-    tally.check(&time_only, shown).map_err(|m| Failure::filter(shown, m))?;
-    Ok(ExitCode::SUCCESS)
+    let time_only = super::scan::Select { channels: Vec::new(), ..opts.select.clone() };
+    tally.check(&time_only, shown).map_err(|m| Error::filter(shown, m))?;
+    Ok(())
 }
 
 /// Why a walk over a bag's messages stopped: the consumer's error, a bad record in a chunk, or
@@ -222,7 +221,7 @@ fn connection_json(w: &mut (impl ValueSink + ?Sized), c: &Connection, md5_ok: bo
     }
     let digest = Sha256::digest(c.message_definition.as_bytes());
     let mut hex = String::with_capacity(64);
-    logspec::json::hex(&mut hex, &digest);
+    crate::json::hex(&mut hex, &digest);
     w.str(Some("msgdef_sha256"), &hex);
     w.end_struct();
 }
@@ -247,10 +246,10 @@ pub struct Summary {
 /// The summary of a bag. A note on how it was read (its index missing or unusable, so the bag
 /// was scanned: [`open_noting`]) is pushed to `notes` as soon as the bag is open, whatever
 /// comes after: what `info` prints on standard error and the Python package gives as a warning.
-pub fn summarise(path: &Path, shown: &str, msg_path: &[PathBuf], notes: &mut Vec<String>) -> Result<Summary, CliError> {
-    let (bag, notice) = open_noting(path, shown).map_err(CliError::Input)?;
+pub fn summarise(path: &Path, shown: &str, msg_path: &[PathBuf], notes: &mut Vec<String>) -> Result<Summary, Error> {
+    let (bag, notice) = open_noting(path, shown).map_err(Error::Input)?;
     notes.extend(notice);
-    let registry = registry(msg_path).map_err(CliError::Input)?;
+    let registry = registry(msg_path).map_err(Error::Input)?;
     let decoders = Decoders::new(shown, &bag.connections, registry.as_ref());
     let mut per_conn: BTreeMap<u32, u64> = BTreeMap::new();
     for c in &bag.chunks {

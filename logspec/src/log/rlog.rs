@@ -3,16 +3,15 @@
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::ops::ControlFlow;
-use std::process::ExitCode;
 
-use logspec::formats::rlog::{self, net::FrameReader, EventRef, Reader, ReaderOptions, Revision};
-use logspec::json::JsonWriter;
-use logspec::runtime::Visitor;
-use logspec::value::ValueSink;
+use crate::formats::rlog::{self, net::FrameReader, EventRef, Reader, ReaderOptions, Revision};
+use crate::json::JsonWriter;
+use crate::runtime::Visitor;
+use crate::value::ValueSink;
 
-use super::dump::{Failure, Records};
+use super::records::Records;
 use super::fault::{Fault, FaultKind};
-use super::CliError;
+use super::Error;
 
 /// Opens an RLOG reader over a file (`stream = false`) or a captured stream of frames.
 pub fn reader(
@@ -33,9 +32,9 @@ pub fn dump(
     mut r: Reader<Box<dyn Read>>,
     out: &mut impl Records,
     path: &str,
-    select: &super::source::Select,
+    select: &super::scan::Select,
     structs: &mut super::structs::Decoder,
-) -> Result<ExitCode, Failure> {
+) -> Result<(), Error> {
     let mut bad = 0u64;
     let (filtering, mut tally) = (super::filter::Tally::needed(select), super::filter::Tally::default());
     // Every value through the reader's lending loop; a write error stops it.
@@ -44,7 +43,7 @@ pub fn dump(
             let EventRef::Value { timestamp, key, value, .. } = ev else {
                 return ControlFlow::Continue(());
             };
-            let t_ns = super::source::seconds_to_ns(timestamp);
+            let t_ns = super::scan::seconds_to_ns(timestamp);
             if filtering && !tally.note(select, key.map_or("", |k| k.name.as_str()), Some(t_ns)) {
                 return ControlFlow::Continue(());
             }
@@ -71,23 +70,23 @@ pub fn dump(
         });
         match flow {
             Ok(ControlFlow::Continue(())) => break,
-            Ok(ControlFlow::Break(e)) => return Err(Failure::Io(e)),
+            Ok(ControlFlow::Break(e)) => return Err(Error::Io(e)),
             Err(e) if e.is_recoverable() => {
                 out.warn(Fault::read(path, &e));
                 bad += 1;
             }
-            Err(e) => return Err(Failure::At(Fault::read(path, &e))),
+            Err(e) => return Err(Error::at(Fault::read(path, &e))),
         }
     }
     if bad > 0 {
-        return Err(Failure::At(Fault::new(
+        return Err(Error::at(Fault::new(
             FaultKind::Decode,
             path,
             format!("{path}: {bad} value(s) could not be decoded (see above)"),
         )));
     }
-    tally.check(select, path).map_err(|m| Failure::filter(path, m))?;
-    Ok(ExitCode::SUCCESS)
+    tally.check(select, path).map_err(|m| Error::filter(path, m))?;
+    Ok(())
 }
 
 /// Facts about an RLOG input, gathered in one pass.
@@ -107,8 +106,8 @@ pub struct Summary {
     pub errors: Vec<String>,
 }
 
-pub fn summarise(input: Box<dyn Read>, stream: bool, assume_r1: bool, path: &str) -> Result<Summary, CliError> {
-    let mut r = reader(input, stream, assume_r1, path).map_err(CliError::Input)?;
+pub fn summarise(input: Box<dyn Read>, stream: bool, assume_r1: bool, path: &str) -> Result<Summary, Error> {
+    let mut r = reader(input, stream, assume_r1, path).map_err(Error::Input)?;
     let mut s = Summary {
         revision: r.revision(),
         has_revision_byte: r.has_revision_byte(),
@@ -245,4 +244,18 @@ pub fn json(s: &Summary, path: &str, stream: bool) -> String {
     let mut out = w.take();
     out.push('\n');
     out
+}
+
+impl super::Log {
+    /// The RLOG reader of an RLOG file or captured stream (`logspec rlog serve`); an error for a
+    /// log of another format.
+    pub fn into_rlog(self) -> Result<Reader<Box<dyn Read>>, Error> {
+        let path = self.shown();
+        let stream = match self.format {
+            super::Format::Rlog => false,
+            super::Format::RlogStream => true,
+            other => return Err(Error::Input(format!("{path}: this is a {} file, not RLOG", other.title()))),
+        };
+        reader(self.input, stream, self.assume_r1, &path).map_err(Error::Input)
+    }
 }

@@ -6,7 +6,6 @@
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
@@ -18,9 +17,9 @@ use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::format::KeyValue;
 use parquet::schema::types::ColumnPath;
 
-use super::source::{self, Channel, DynVisit, Select, Sink};
-use super::tables::{table_name, TableBuilder};
-use super::{detect, CliError, FormatKind};
+use logspec::log::scan::{Channel, DynVisit, Select, Sink};
+use crate::tables::{table_name, TableBuilder};
+use logspec::log::Error;
 
 /// A table's open row group is closed when its encoded size passes this.
 const ROW_GROUP_BYTES: usize = 4 << 20;
@@ -32,7 +31,7 @@ const PAGE_BYTES: usize = 128 << 10;
 const LOG_BYTES: usize = 12 << 20;
 
 /// The compression of the Parquet pages.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Codec {
     /// Snappy: fast, and what Spark writes by default.
     #[default]
@@ -59,7 +58,7 @@ pub struct Options {
     pub inputs: Vec<PathBuf>,
     pub select: Select,
     /// How each log is opened (`--format`, `--schema`, `--assume-r1`).
-    pub input: super::InputArgs,
+    pub input: logspec::log::Open,
     pub jobs: usize,
     pub codec: Codec,
 }
@@ -71,21 +70,35 @@ struct Job {
 }
 
 /// What converting one log gave.
-struct Done {
-    log: String,
-    file: String,
-    tables: usize,
-    rows: u64,
-    warnings: Vec<String>,
+#[derive(Debug)]
+pub struct Done {
+    /// The log's partition name (`log=<name>`).
+    pub log: String,
+    /// The file, as shown in messages.
+    pub file: String,
+    pub tables: usize,
+    pub rows: u64,
+    pub warnings: Vec<String>,
     /// The problem that stopped the log early (its complete rows are written), or that kept it
     /// from being read at all.
-    error: Option<String>,
+    pub error: Option<String>,
 }
 
-pub fn run(opts: Options) -> Result<ExitCode, CliError> {
+/// What [`export`] wrote.
+#[derive(Debug)]
+pub struct Exported {
+    /// Each log, in the order of the inputs.
+    pub logs: Vec<Done>,
+    /// The table folders in the dataset now.
+    pub tables: usize,
+}
+
+/// Converts the logs of `opts.inputs` into the Parquet dataset `opts.out`, `opts.jobs` logs at
+/// a time: each log's complete rows are written even when it fails part-way.
+pub fn export(opts: Options) -> Result<Exported, Error> {
     let jobs = plan(&opts)?;
     std::fs::create_dir_all(&opts.out)
-        .map_err(|e| CliError::Input(format!("{}: cannot create: {e}", opts.out.display())))?;
+        .map_err(|e| Error::Input(format!("{}: cannot create: {e}", opts.out.display())))?;
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<Done>>> = Mutex::new((0..jobs.len()).map(|_| None).collect());
     let workers = opts.jobs.clamp(1, jobs.len().max(1));
@@ -101,38 +114,8 @@ pub fn run(opts: Options) -> Result<ExitCode, CliError> {
             });
         }
     });
-    let results = results.into_inner().map_err(|_| CliError::Input("a conversion thread panicked".into()))?;
-    let mut failed = 0;
-    let mut rows = 0u64;
-    for d in results.into_iter().flatten() {
-        for w in &d.warnings {
-            eprintln!("logspec: {w}");
-        }
-        rows += d.rows;
-        match &d.error {
-            Some(e) => {
-                failed += 1;
-                eprintln!("logspec: error: log={}: {e}", d.log);
-                eprintln!(
-                    "logspec: log={} ({}): FAILED; {} complete row(s) in {} table(s) kept",
-                    d.log, d.file, d.rows, d.tables
-                );
-            }
-            None => super::progress::note(&format!(
-                "log={} ({}): {} row(s) in {} table(s)",
-                d.log, d.file, d.rows, d.tables
-            )),
-        }
-    }
-    let tables_written = count_tables(&opts.out);
-    super::progress::note(&format!(
-        "wrote {rows} row(s) from {} log(s) to {} ({} table(s) in the dataset){}",
-        jobs.len(),
-        opts.out.display(),
-        tables_written,
-        if failed > 0 { format!("; {failed} log(s) failed") } else { String::new() }
-    ));
-    Ok(if failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    let results = results.into_inner().map_err(|_| Error::Input("a conversion thread panicked".into()))?;
+    Ok(Exported { logs: results.into_iter().flatten().collect(), tables: count_tables(&opts.out) })
 }
 
 /// The number of table folders under the output directory.
@@ -142,30 +125,30 @@ fn count_tables(out: &Path) -> usize {
 
 /// The logs named by the inputs (files, directories searched recursively, glob patterns), each
 /// with its partition name; two logs that would share a name are refused.
-fn plan(opts: &Options) -> Result<Vec<Job>, CliError> {
+fn plan(opts: &Options) -> Result<Vec<Job>, Error> {
     let mut files = Vec::new();
     for input in &opts.inputs {
         let text = input.to_string_lossy();
         if input.as_os_str() == "-" {
-            return Err(CliError::Usage("--parquet reads files, not standard input".into()));
+            return Err(Error::Usage("--parquet reads files, not standard input".into()));
         }
         if !input.exists() && text.contains(['*', '?', '[']) {
-            let paths = glob::glob(&text).map_err(|e| CliError::Usage(format!("{text}: bad pattern: {e}")))?;
+            let paths = glob::glob(&text).map_err(|e| Error::Usage(format!("{text}: bad pattern: {e}")))?;
             let mut n = 0;
             for p in paths {
-                let p = p.map_err(|e| CliError::Input(format!("{text}: {e}")))?;
+                let p = p.map_err(|e| Error::Input(format!("{text}: {e}")))?;
                 add(&p, &mut files)?;
                 n += 1;
             }
             if n == 0 {
-                return Err(CliError::Input(format!("{text}: no file matches the pattern")));
+                return Err(Error::Input(format!("{text}: no file matches the pattern")));
             }
         } else {
             add(input, &mut files)?;
         }
     }
     if files.is_empty() {
-        return Err(CliError::Usage("no log files among the inputs".into()));
+        return Err(Error::Usage("no log files among the inputs".into()));
     }
     let out = std::fs::canonicalize(&opts.out).ok();
     let mut by_name: BTreeMap<String, PathBuf> = BTreeMap::new();
@@ -182,7 +165,7 @@ fn plan(opts: &Options) -> Result<Vec<Job>, CliError> {
             if other == &file {
                 continue; // Named twice.
             }
-            return Err(CliError::Usage(format!(
+            return Err(Error::Usage(format!(
                 "{} and {} would both be log={log}: a log's partition is its file name without the extension; rename one or export them in separate runs to separate folders",
                 other.display(),
                 file.display()
@@ -195,14 +178,14 @@ fn plan(opts: &Options) -> Result<Vec<Job>, CliError> {
 }
 
 /// Adds a file, or every file under a directory (sorted; hidden files skipped).
-fn add(path: &Path, files: &mut Vec<PathBuf>) -> Result<(), CliError> {
-    let meta = std::fs::metadata(path).map_err(|e| CliError::Input(format!("{}: {e}", path.display())))?;
+fn add(path: &Path, files: &mut Vec<PathBuf>) -> Result<(), Error> {
+    let meta = std::fs::metadata(path).map_err(|e| Error::Input(format!("{}: {e}", path.display())))?;
     if !meta.is_dir() {
         files.push(path.to_path_buf());
         return Ok(());
     }
     let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
-        .map_err(|e| CliError::Input(format!("{}: cannot list: {e}", path.display())))?
+        .map_err(|e| Error::Input(format!("{}: cannot list: {e}", path.display())))?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| !p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.')))
         .collect();
@@ -220,7 +203,7 @@ fn add(path: &Path, files: &mut Vec<PathBuf>) -> Result<(), CliError> {
 /// Whether a file found in a directory is a log of a format logspec reads (other files there,
 /// such as expected outputs or notes, are passed over).
 fn looks_like_log(path: &Path) -> bool {
-    File::open(path).ok().is_some_and(|f| detect(path, Box::new(f), &super::InputArgs::default()).is_ok())
+    File::open(path).ok().is_some_and(|f| logspec::log::detect(path, Box::new(f), &logspec::log::Open::default()).is_ok())
 }
 
 /// A name as a path component and Hive partition value: `/` and characters that engines or file
@@ -266,12 +249,12 @@ fn convert(opts: &Options, job: &Job) -> Done {
         tables: Vec::new(),
         warnings: Vec::new(),
     };
-    let mut read = || -> Result<source::Outcome, CliError> {
-        let f = File::open(&job.file).map_err(|e| CliError::Input(format!("{shown}: cannot open: {e}")))?;
-        let d = detect(&job.file, Box::new(f), &opts.input)?;
+    let mut read = || -> Result<logspec::log::scan::Outcome, Error> {
+        let f = File::open(&job.file).map_err(|e| Error::Input(format!("{shown}: cannot open: {e}")))?;
+        let d = logspec::log::detect(&job.file, Box::new(f), &opts.input)?;
         sink.format = d.name().to_string();
-        sink.utc = d.kind == FormatKind::Rosbag;
-        source::read(d, &job.file, &shown, opts.input.assume_r1, &opts.select, &mut sink)
+        sink.utc = d.utc();
+        d.scan(&opts.select, &mut sink)
     };
     let outcome = read();
     let mut done =
@@ -330,7 +313,7 @@ struct Table {
 }
 
 impl LogSink {
-    fn new_table(&mut self, name: &str, channel: &Channel) -> Result<Table, CliError> {
+    fn new_table(&mut self, name: &str, channel: &Channel) -> Result<Table, Error> {
         let rows = TableBuilder::new(channel, self.utc);
         let mut meta = vec![
             kv("logspec.version", env!("CARGO_PKG_VERSION")),
@@ -343,9 +326,9 @@ impl LogSink {
         meta.extend(rows.meta.iter().map(|(k, v)| kv(k, v)));
         let schema = rows.schema.clone();
         let dir = self.out.join(table_dir(name)).join(format!("log={}", self.log));
-        std::fs::create_dir_all(&dir).map_err(|e| CliError::Input(format!("{}: cannot create: {e}", dir.display())))?;
+        std::fs::create_dir_all(&dir).map_err(|e| Error::Input(format!("{}: cannot create: {e}", dir.display())))?;
         let tmp = dir.join(".part-0.parquet.tmp");
-        let file = File::create(&tmp).map_err(|e| CliError::Input(format!("{}: cannot create: {e}", tmp.display())))?;
+        let file = File::create(&tmp).map_err(|e| Error::Input(format!("{}: cannot create: {e}", tmp.display())))?;
         // Dictionary encoding costs a hash per value and pays off only for repeated text
         // (frame ids, names): on for string columns outside lists, off for the rest.
         let mut props = WriterProperties::builder()
@@ -363,12 +346,12 @@ impl LogSink {
         }
         let props = props.build();
         let writer = ArrowWriter::try_new(file, schema, Some(props))
-            .map_err(|e| CliError::Input(format!("{}: {e}", tmp.display())))?;
+            .map_err(|e| Error::Input(format!("{}: {e}", tmp.display())))?;
         Ok(Table { name: name.to_string(), dir, tmp, writer, rows, written: 0 })
     }
 
     /// Encodes a table's buffered rows; closes row groups to keep the log's memory bounded.
-    fn flush(&mut self, i: usize) -> Result<(), CliError> {
+    fn flush(&mut self, i: usize) -> Result<(), Error> {
         self.tables[i].write_batch()?;
         if self.tables[i].writer.in_progress_size() > ROW_GROUP_BYTES {
             self.tables[i].close_row_group()?;
@@ -383,7 +366,7 @@ impl LogSink {
     }
 
     /// Writes the rest of every table and puts each file in place; returns (tables, rows).
-    fn finish(&mut self) -> Result<(usize, u64), CliError> {
+    fn finish(&mut self) -> Result<(usize, u64), Error> {
         let mut rows = 0;
         let mut first_err = None;
         for t in std::mem::take(&mut self.tables) {
@@ -428,19 +411,19 @@ fn kv(key: &str, value: &str) -> KeyValue {
 }
 
 impl Table {
-    fn write_batch(&mut self) -> Result<(), CliError> {
-        let Some(batch) = self.rows.batch().map_err(|e| CliError::Input(format!("{}: {e}", self.tmp.display())))?
+    fn write_batch(&mut self) -> Result<(), Error> {
+        let Some(batch) = self.rows.batch().map_err(|e| Error::Input(format!("{}: {e}", self.tmp.display())))?
         else {
             return Ok(());
         };
-        self.writer.write(&batch).map_err(|e| CliError::Input(format!("{}: {e}", self.tmp.display())))?;
+        self.writer.write(&batch).map_err(|e| Error::Input(format!("{}: {e}", self.tmp.display())))?;
         self.written += batch.num_rows() as u64;
         Ok(())
     }
 
-    fn close_row_group(&mut self) -> Result<(), CliError> {
+    fn close_row_group(&mut self) -> Result<(), Error> {
         let size = self.writer.in_progress_size();
-        self.writer.flush().map_err(|e| CliError::Input(format!("{}: {e}", self.tmp.display())))?;
+        self.writer.flush().map_err(|e| Error::Input(format!("{}: {e}", self.tmp.display())))?;
         // Every so many bytes of closed row groups (of any log: the allocator is the process's).
         let closed = CLOSED_BYTES.fetch_add(size, Ordering::Relaxed) + size;
         if closed >= TRIM_BYTES {
@@ -451,12 +434,12 @@ impl Table {
     }
 
     /// Writes the buffered rows and the footer, then renames the file to `part-0.parquet`.
-    fn close(mut self) -> Result<u64, CliError> {
+    fn close(mut self) -> Result<u64, Error> {
         self.write_batch()?;
-        self.writer.close().map_err(|e| CliError::Input(format!("{}: {e}", self.tmp.display())))?;
+        self.writer.close().map_err(|e| Error::Input(format!("{}: {e}", self.tmp.display())))?;
         let part = self.dir.join("part-0.parquet");
         std::fs::rename(&self.tmp, &part).map_err(|e| {
-            CliError::Input(format!("{}: cannot rename to {}: {e}", self.tmp.display(), part.display()))
+            Error::Input(format!("{}: cannot rename to {}: {e}", self.tmp.display(), part.display()))
         })?;
         Ok(self.written)
     }
@@ -467,7 +450,7 @@ impl Sink for LogSink {
         self.origin_ns = origin_ns;
     }
 
-    fn channel(&mut self, id: usize, channel: &Channel) -> Result<(), CliError> {
+    fn channel(&mut self, id: usize, channel: &Channel) -> Result<(), Error> {
         debug_assert_eq!(id, self.by_channel.len());
         let (tables, by_table) = (&self.tables, &self.by_table);
         let name = table_name(channel, |n| by_table.get(n).map(|i| tables[*i].rows.schema_name.as_str()));
@@ -484,7 +467,7 @@ impl Sink for LogSink {
         Ok(())
     }
 
-    fn record(&mut self, id: usize, t_ns: u64, payload: &[u8], value: &dyn DynVisit) -> Result<(), CliError> {
+    fn record(&mut self, id: usize, t_ns: u64, payload: &[u8], value: &dyn DynVisit) -> Result<(), Error> {
         let i = self.by_channel[id];
         if self.tables[i].rows.record(t_ns, self.origin_ns, payload, value) {
             self.flush(i)?;
@@ -492,7 +475,7 @@ impl Sink for LogSink {
         Ok(())
     }
 
-    fn visit(&mut self, id: usize, t_ns: u64, value: &dyn DynVisit) -> Result<(), CliError> {
+    fn visit(&mut self, id: usize, t_ns: u64, value: &dyn DynVisit) -> Result<(), Error> {
         let i = self.by_channel[id];
         if self.tables[i].rows.visit(t_ns, self.origin_ns, value) {
             self.flush(i)?;
@@ -500,7 +483,7 @@ impl Sink for LogSink {
         Ok(())
     }
 
-    fn sample(&mut self, id: usize, t_ns: u64, value: &Value) -> Result<(), CliError> {
+    fn sample(&mut self, id: usize, t_ns: u64, value: &Value) -> Result<(), Error> {
         let i = self.by_channel[id];
         if self.tables[i].rows.sample(t_ns, self.origin_ns, value) {
             self.flush(i)?;
@@ -508,7 +491,7 @@ impl Sink for LogSink {
         Ok(())
     }
 
-    fn rlog(&mut self, id: usize, t_ns: u64, value: &logspec::formats::rlog::ValueRef<'_>) -> Result<bool, CliError> {
+    fn rlog(&mut self, id: usize, t_ns: u64, value: &logspec::formats::rlog::ValueRef<'_>) -> Result<bool, Error> {
         let i = self.by_channel[id];
         match self.tables[i].rows.rlog(t_ns, self.origin_ns, value) {
             Some(full) => {
