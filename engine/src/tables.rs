@@ -571,7 +571,7 @@ impl Sink for Tables {
 #[cfg(test)]
 fn each_bundled_rlog_value(mut f: impl FnMut(&logspec::formats::rlog::ValueRef<'_>)) {
     use logspec::formats::rlog;
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/rlog");
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/data/rlog");
     let mut paths: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
     paths.sort();
     for p in paths.iter().filter(|p| p.extension().is_some_and(|x| x == "rlog")) {

@@ -55,7 +55,7 @@ fn generic(path: &Path, select: &Select) -> Read {
 
 /// The two passes' tables on `parts` threads; `None` when the path declines the file.
 fn fast(path: &Path, select: &Select, parts: Option<usize>, hook: Option<&dyn Fn()>) -> Option<Read> {
-    let r = read_usvlog(path, &shown_path, select, parts, hook).unwrap()?;
+    let r = read_usvlog(path, &path.display().to_string(), select, parts, hook).unwrap()?;
     let tables = r.tables.into_iter().map(|t| (t.name, t.builder.schema, t.batches)).collect();
     Some((tables, r.warnings, r.error.map(shown)))
 }
