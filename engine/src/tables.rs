@@ -355,7 +355,7 @@ fn approx_size(v: &Value) -> usize {
 }
 
 /// One table of a log in memory: its name, schema and batches (one, when its columns are
-/// numbers, timestamps and bools: [`joined`]).
+/// numbers, timestamps and bools: `joined`).
 pub struct Table {
     pub name: String,
     pub builder: TableBuilder,
@@ -404,7 +404,7 @@ impl Tables {
 
     /// The sink of part `k` of `n` of a read on several threads: the same channels and tables
     /// as [`Tables::new`], but only the rows of the tables this part is given: every table for
-    /// the first values, then its share of them ([`parts`]).
+    /// the first values, then its share of them (`parts`).
     pub fn part(utc: bool, k: usize, n: usize) -> Tables {
         let share = parts::Share::new(k, n);
         Tables {

@@ -172,7 +172,7 @@ impl<T: crate::runtime::Visit> DynVisit for T {
 pub struct Select {
     /// Channel names to keep (exact, or a prefix ending in `*`); empty keeps all.
     pub channels: Vec<String>,
-    /// Whether `channels` also name tables ([`super::tables::table_name`]), as the Python
+    /// Whether `channels` also name tables (`logspec_engine::tables::table_name`), as the Python
     /// package's `table(name)` takes every name of `tables()`: a name keeps a channel whose group
     /// it matches (`Position` keeps the CARLA channels `Position/<id>`), and `<name>#<type>`
     /// keeps the channels of `<name>` (the table of those whose type changed is among them).
