@@ -17,6 +17,7 @@ mod cli_rough_edges;
 mod cli_tools;
 mod derive;
 mod detect;
+mod fast_paths;
 mod generated;
 mod history;
 mod no_hand_layout;

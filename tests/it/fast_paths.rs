@@ -1,0 +1,175 @@
+//! The one oracle over every fast path into in-memory tables: `logspec_engine::tables::read`,
+//! which chooses the fastest path a log allows (the USVLOG two passes, RLOG on two threads with
+//! its typed and direct columns), against the generic path: one `Log::scan` whose samples reach
+//! the `Tables` sink only as value trees (`Sink::sample`, never a view, a payload or an RLOG
+//! value). On every bundled log of every format, and on cut and corrupted copies of each: the
+//! same tables in the same order, the same schemas with their metadata, the same rows, the same
+//! warnings and the same error.
+
+use std::path::{Path, PathBuf};
+
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
+use logspec::log::{Channel, Error, Open, Select, Sink};
+use logspec::value::Value;
+use logspec_engine::tables::{self, Tables};
+
+use crate::scratch;
+
+/// A sink that hands the tables every sample as a value tree: the generic path.
+struct Generic(Tables);
+
+impl Sink for Generic {
+    fn channel(&mut self, id: usize, channel: &Channel) -> Result<(), Error> {
+        self.0.channel(id, channel)
+    }
+    fn sample(&mut self, id: usize, t_ns: u64, value: &Value) -> Result<(), Error> {
+        self.0.sample(id, t_ns, value)
+    }
+    fn origin(&mut self, origin_ns: u64) {
+        self.0.origin(origin_ns)
+    }
+}
+
+/// What a read gave: the tables (name, schema, rows as one batch), the warnings, the error.
+type Read = (Vec<(String, SchemaRef, Option<RecordBatch>)>, Vec<String>, Option<String>);
+
+fn shown(e: Error) -> String {
+    match e {
+        Error::At(f) => format!("{f:?}"),
+        other => other.to_string(),
+    }
+}
+
+fn rows(schema: &SchemaRef, batches: &[RecordBatch]) -> Option<RecordBatch> {
+    (!batches.is_empty()).then(|| arrow_select_concat(schema, batches))
+}
+
+/// The batches of a table as one (their boundaries differ between the paths).
+fn arrow_select_concat(schema: &SchemaRef, batches: &[RecordBatch]) -> RecordBatch {
+    let columns = (0..schema.fields().len())
+        .map(|i| {
+            let parts: Vec<&dyn arrow_array::Array> = batches.iter().map(|b| b.column(i).as_ref()).collect();
+            concat(&parts)
+        })
+        .collect();
+    RecordBatch::try_new(schema.clone(), columns).unwrap()
+}
+
+fn concat(parts: &[&dyn arrow_array::Array]) -> arrow_array::ArrayRef {
+    let data: Vec<arrow_data::ArrayData> = parts.iter().map(|a| a.to_data()).collect();
+    let refs: Vec<&arrow_data::ArrayData> = data.iter().collect();
+    let mut m = arrow_data::transform::MutableArrayData::new(refs, false, 0);
+    for (i, a) in parts.iter().enumerate() {
+        m.extend(i, 0, a.len());
+    }
+    arrow_array::make_array(m.freeze())
+}
+
+fn generic(path: &Path, select: &Select) -> Result<Read, String> {
+    let log = logspec::log::open(path, &Open::default()).map_err(shown)?;
+    let mut sink = Generic(Tables::new(log.utc()));
+    let outcome = log.scan(select, &mut sink);
+    let (tables, mut warnings) = sink.0.finish().map_err(shown)?;
+    let (error, more) = match outcome {
+        Ok(o) => (o.fault.map(Error::from).or(o.error.map(Error::Input)), o.warnings),
+        Err(e) => (Some(e), Vec::new()),
+    };
+    warnings.splice(0..0, more);
+    let tables = tables.into_iter().map(|t| (t.name, t.builder.schema.clone(), rows(&t.builder.schema, &t.batches)));
+    Ok((tables.collect(), warnings, error.map(shown)))
+}
+
+fn chosen(path: &Path, select: &Select) -> Result<Read, String> {
+    let r = tables::read(path, &Open::default(), select).map_err(shown)?;
+    let tables = r.tables.into_iter().map(|t| (t.name, t.builder.schema.clone(), rows(&t.builder.schema, &t.batches)));
+    Ok((tables.collect(), r.warnings, r.error.map(shown)))
+}
+
+fn assert_same(path: &Path, select: &Select, what: &str) {
+    let (want, got) = (generic(path, select), chosen(path, select));
+    let (want, got) = match (want, got) {
+        (Err(a), Err(b)) => return assert_eq!(a, b, "{what}: the error that kept it from being read"),
+        (Ok(a), Ok(b)) => (a, b),
+        (a, b) => panic!("{what}: generic {:?} but chosen {:?}", a.map(|_| ()), b.map(|_| ())),
+    };
+    assert_eq!(got.0.len(), want.0.len(), "{what}: tables");
+    for (g, w) in got.0.iter().zip(&want.0) {
+        assert_eq!(g.0, w.0, "{what}: table order");
+        assert_eq!(g.1, w.1, "{what}: {}: schema and metadata", w.0);
+        assert_eq!(g.2, w.2, "{what}: {}: rows", w.0);
+    }
+    assert_eq!(got.1, want.1, "{what}: warnings");
+    assert_eq!(got.2, want.2, "{what}: error");
+}
+
+/// Every bundled log of every format.
+fn bundled() -> Vec<PathBuf> {
+    let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let mut logs = Vec::new();
+    for (dir, exts) in [
+        ("usvlog", &["usvlog", "bin"][..]),
+        ("rlog", &["rlog", "bin"][..]),
+        ("wpilog", &["wpilog"][..]),
+        ("rosbag", &["bag"][..]),
+        ("carla", &["log"][..]),
+    ] {
+        for e in std::fs::read_dir(data.join(dir)).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| exts.iter().any(|e| x == *e)) {
+                logs.push(p);
+            }
+        }
+    }
+    logs.sort();
+    assert!(logs.len() >= 10, "{logs:?}");
+    logs
+}
+
+#[test]
+fn every_bundled_log_reads_alike_on_every_path() {
+    for p in bundled() {
+        assert_same(&p, &Select::default(), &p.display().to_string());
+    }
+}
+
+#[test]
+fn cut_and_corrupted_copies_read_alike_on_every_path() {
+    for p in bundled() {
+        let bytes = std::fs::read(&p).unwrap();
+        // Larger logs are held to the generic path above; their copies here cost minutes.
+        if bytes.len() > 4 << 20 {
+            continue;
+        }
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        let n = bytes.len();
+        for cut in [n / 3, n / 2, n * 2 / 3, n.saturating_sub(1)] {
+            let q = write(&format!("fast_paths_cut_{cut}_{name}"), &bytes[..cut]);
+            assert_same(&q, &Select::default(), &format!("{name} cut at {cut}"));
+        }
+        for at in [n / 4, n / 2, n * 3 / 4] {
+            let mut bad = bytes.clone();
+            bad[at] ^= 0xA5;
+            let q = write(&format!("fast_paths_flip_{at}_{name}"), &bad);
+            assert_same(&q, &Select::default(), &format!("{name} with byte {at} flipped"));
+        }
+    }
+}
+
+#[test]
+fn filters_read_alike_on_every_path() {
+    for p in bundled() {
+        let Ok((tables, ..)) = generic(&p, &Select::default()) else { continue };
+        let Some((first, ..)) = tables.first() else { continue };
+        let one = Select { channels: vec![first.clone()], tables: true, ..Default::default() };
+        assert_same(&p, &one, &format!("{} --channel {first}", p.display()));
+        let window = Select { since: Some(0.5), until: Some(2.0), ..Default::default() };
+        assert_same(&p, &window, &format!("{} --since 0.5 --until 2", p.display()));
+    }
+}
+
+fn write(name: &str, bytes: &[u8]) -> PathBuf {
+    let path = scratch::temp_dir().join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path
+}
