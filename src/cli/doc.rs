@@ -18,7 +18,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let schema = logspec::codegen::compile_file(&args.schema).map_err(|e| CliError::Input(e.render()))?;
     let text = logspec::codegen::backend::doc::markdown(&schema);
     match &args.output {
-        Some(path) => super::output::write_file(path, &[&args.schema], text.as_bytes())?,
+        Some(path) => logspec_engine::output::write_file(path, &[&args.schema], text.as_bytes())?,
         None => super::write_stdout(text.as_bytes())?,
     }
     Ok(ExitCode::SUCCESS)

@@ -101,7 +101,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(|e| CliError::Input(format!("{}: {e}", parent.display())))?;
         }
-        super::output::write_file(&path, &inputs, a.contents.as_bytes())?;
+        logspec_engine::output::write_file(&path, &inputs, a.contents.as_bytes())?;
         outln!("wrote     {}", a.path);
     }
     // The lock files: kept up to date for changes that break nothing; a breaking change under a

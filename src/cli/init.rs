@@ -126,8 +126,8 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         std::fs::create_dir_all(d).map_err(|e| CliError::Input(format!("{}: cannot create: {e}", d.display())))
     };
     mkdir(&dir.join("schemas"))?;
-    super::output::write_file(&schema_path, &[], starter(&format).as_bytes())?;
-    super::output::write_file(&config_path, &[], project::template("schemas", &args.header).as_bytes())?;
+    logspec_engine::output::write_file(&schema_path, &[], starter(&format).as_bytes())?;
+    logspec_engine::output::write_file(&config_path, &[], project::template("schemas", &args.header).as_bytes())?;
     super::write_stdout(
         format!("wrote     {}\nwrote     {}\n", schema_path.display(), config_path.display()).as_bytes(),
     )?;

@@ -96,7 +96,7 @@ pub fn update(project: &Project, path: &Path, schema: &Schema, quiet_unchanged: 
         if let Some(parent) = lock_path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|e| CliError::Input(format!("{}: {e}", parent.display())))?;
         }
-        super::output::write_file(&lock_path, &[path], text.as_bytes())?;
+        logspec_engine::output::write_file(&lock_path, &[path], text.as_bytes())?;
         outln!("wrote     {}", lock_path.display());
     }
     Ok(false)

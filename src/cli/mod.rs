@@ -20,7 +20,6 @@ mod info;
 mod init;
 mod lock;
 mod meta;
-mod output;
 mod plot;
 pub mod progress;
 mod project;

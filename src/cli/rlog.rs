@@ -331,7 +331,7 @@ fn resolve(s: &str) -> Result<Vec<SocketAddr>, CliError> {
 
 /// The output file: stream key ids mapped to the file's, which stay the same across reconnects.
 struct Recording {
-    writer: Writer<super::output::OutFile>,
+    writer: Writer<logspec_engine::output::OutFile>,
     /// File key id per (name, declared type).
     ids: HashMap<(String, Option<String>), i16>,
     /// File key id per stream key id, for the current connection.
@@ -391,7 +391,7 @@ fn record(a: RecordArgs) -> Result<ExitCode, CliError> {
     let timeout = seconds(a.connect_timeout, "--connect-timeout")?;
     let duration = a.duration.map(|d| seconds(d, "--duration")).transpose()?;
     // Refused before connecting: an output that exists as a directory, or cannot be created.
-    let first = super::output::OutFile::create(&a.output, &[])?;
+    let first = logspec_engine::output::OutFile::create(&a.output, &[])?;
     let mut live =
         Reconnecting::new(&addrs[..], timeout, a.reconnect).map_err(|e| CliError::Usage(format!("{}: {e}", a.addr)))?;
     let stop = live.stopper();
@@ -514,7 +514,7 @@ fn record(a: RecordArgs) -> Result<ExitCode, CliError> {
 struct Files {
     base: PathBuf,
     /// The output file of the next recording, created but not yet written.
-    next: Option<super::output::OutFile>,
+    next: Option<logspec_engine::output::OutFile>,
     rec: Option<Recording>,
     /// Committed files: name, cycles, values, keys.
     done: Vec<(String, u64, u64, usize)>,
@@ -545,7 +545,7 @@ impl Files {
         if self.rec.is_none() {
             let file = match self.next.take() {
                 Some(f) => f,
-                None => super::output::OutFile::create(&self.name(self.done.len() + 1), &[])?,
+                None => logspec_engine::output::OutFile::create(&self.name(self.done.len() + 1), &[])?,
             };
             let revision = self.revision.expect("a cycle comes after a connection");
             let writer = Writer::new(file, revision);

@@ -8,17 +8,17 @@
 use std::io::{self, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use super::CliError;
+use logspec::log::Error;
 
 /// Refuses `out` when it is one of `inputs` (`-`, standard input, is never a file here), or when
 /// its directory does not exist (checked before a verb reads its input, not after).
-pub fn refuse_input(out: &Path, inputs: &[&Path]) -> Result<(), CliError> {
+pub fn refuse_input(out: &Path, inputs: &[&Path]) -> Result<(), Error> {
     let dir = match out.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
     if !dir.is_dir() {
-        return Err(CliError::Usage(format!(
+        return Err(Error::Usage(format!(
             "{}: the output directory {} does not exist (create it first, or choose another path)",
             out.display(),
             dir.display()
@@ -26,7 +26,7 @@ pub fn refuse_input(out: &Path, inputs: &[&Path]) -> Result<(), CliError> {
     }
     for input in inputs.iter().filter(|p| p.as_os_str() != "-") {
         if same_file(out, input) {
-            return Err(CliError::Usage(format!(
+            return Err(Error::Usage(format!(
                 "the output {} is the input {}; writing it would destroy the input (choose another output path)",
                 out.display(),
                 input.display()
@@ -74,10 +74,10 @@ pub struct OutFile {
 
 impl OutFile {
     /// Checks that `dest` is none of `inputs` and creates the temporary file in its directory.
-    pub fn create(dest: &Path, inputs: &[&Path]) -> Result<OutFile, CliError> {
+    pub fn create(dest: &Path, inputs: &[&Path]) -> Result<OutFile, Error> {
         refuse_input(dest, inputs)?;
         if dest.is_dir() {
-            return Err(CliError::Usage(format!("the output {} is a directory", dest.display())));
+            return Err(Error::Usage(format!("the output {} is a directory", dest.display())));
         }
         let dir = match dest.parent() {
             Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
@@ -93,7 +93,7 @@ impl OutFile {
             tempfile::Builder::new().prefix(&format!(".{name}.")).suffix(&suffix).tempfile_in(&dir).map_err(|e| {
                 // tempfile's error names the random temporary path; the user knows only `dest`.
                 let cause = e.get_ref().and_then(|p| p.source()).map_or_else(|| e.to_string(), |s| s.to_string());
-                CliError::Input(format!("{}: cannot create a file in {}: {cause}", dest.display(), dir.display()))
+                Error::Input(format!("{}: cannot create a file in {}: {cause}", dest.display(), dir.display()))
             })?;
         Ok(OutFile { tmp, dest: dest.to_path_buf() })
     }
@@ -104,9 +104,9 @@ impl OutFile {
     }
 
     /// Flushes the file to disk and renames it over the destination.
-    pub fn commit(self) -> Result<(), CliError> {
+    pub fn commit(self) -> Result<(), Error> {
         let dest = self.dest;
-        let err = |e: &dyn std::fmt::Display| CliError::Input(format!("{}: cannot write: {e}", dest.display()));
+        let err = |e: &dyn std::fmt::Display| Error::Input(format!("{}: cannot write: {e}", dest.display()));
         self.tmp.as_file().sync_all().map_err(|e| err(&e))?;
         // The temporary file is created 0600: keep the permissions of the file it replaces, or
         // give a new one the usual 0644.
@@ -140,8 +140,8 @@ impl Seek for OutFile {
 }
 
 /// Writes `bytes` to `dest` through an [`OutFile`].
-pub fn write_file(dest: &Path, inputs: &[&Path], bytes: &[u8]) -> Result<(), CliError> {
+pub fn write_file(dest: &Path, inputs: &[&Path], bytes: &[u8]) -> Result<(), Error> {
     let mut f = OutFile::create(dest, inputs)?;
-    f.write_all(bytes).map_err(|e| CliError::Input(format!("{}: cannot write: {e}", dest.display())))?;
+    f.write_all(bytes).map_err(|e| Error::Input(format!("{}: cannot write: {e}", dest.display())))?;
     f.commit()
 }
