@@ -17,7 +17,7 @@ pub struct Args {
     pub input: super::InputArgs,
     /// CARLA: only the packets of frames A..B (0-based frame ordinals, B excluded; `A..` and
     /// `..B` too), e.g. `--frames 0..3` for the first three frames.
-    #[arg(long, value_name = "A..B", value_parser = logspec::log::carla::parse_frames)]
+    #[arg(long, value_name = "A..B", value_parser = logspec::log::parse_frames)]
     pub frames: Option<std::ops::Range<u64>>,
     #[command(flatten)]
     pub select: super::export::SelectArgs,

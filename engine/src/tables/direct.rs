@@ -108,7 +108,7 @@ impl<T: ArrowNativeType> List<T> {
 
 impl Direct {
     /// The direct rows of a table of `schema` (`log_time`, `log_elapsed_ns`, `value`), when the
-    /// channel is an RLOG key's (`logspec::log::scan::rlog_value_type`) of a number, boolean, `double[]` or
+    /// channel is an RLOG key's (`logspec::log::rlog_value_type`) of a number, boolean, `double[]` or
     /// `int[]`/`int64[]` type.
     pub fn of(channel: &Channel, schema: &SchemaRef, origin_ns: u64) -> Option<Direct> {
         let ty = channel.ty.as_ref()?;
@@ -335,7 +335,7 @@ impl<T: Copy> Lists<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use logspec::log::scan::rlog_channel;
+    use logspec::log::rlog_channel;
 
     #[test]
     fn time_columns_share_a_buffer_only_from_origin_zero() {

@@ -1,6 +1,6 @@
 //! RLOG values into a table's typed column, straight from the reader's views: the typed path of
 //! `export --parquet` and the Python package's tables for RLOG keys. An RLOG channel's table has
-//! one column, `value`, typed from the key's type name (`logspec::log::scan::rlog_value_type`, the mapping of
+//! one column, `value`, typed from the key's type name (`logspec::log::rlog_value_type`, the mapping of
 //! docs/parquet.md), chosen once when the table is made; each value the reader lends
 //! (`rlog::ValueRef`: the generated `R1ValueRef`/`R2ValueRef`, strings and arrays borrowed from
 //! the read buffer) is appended to it with no `Value` tree and no allocation per value.
@@ -25,7 +25,7 @@ impl TableBuilder {
         if self.fixed.is_some() {
             return None;
         }
-        // The table of an RLOG channel has one column, `value` (`logspec::log::scan::rlog_value_type`).
+        // The table of an RLOG channel has one column, `value` (`logspec::log::rlog_value_type`).
         let [(_, col)] = self.cols.as_mut()?.as_mut_slice() else { return None };
         self.misfits += append(col, value);
         self.bytes += approx_size(value);

@@ -14,6 +14,12 @@ use crate::value::{FlattenVariants, ValueSink};
 
 use super::records::Records;
 use super::fault::Fault;
+use std::sync::Arc;
+
+use crate::ir::ir::{Schema, Ty, TypeDef};
+use crate::value::Value;
+
+use super::scan::{record_channel, seconds_to_ns, units_of, Channel, JsonSchema, Select, State, ValueType};
 use super::Error;
 
 pub fn reader(input: Box<dyn Read>, path: &str) -> Result<Reader<Box<dyn Read>>, String> {
@@ -570,4 +576,137 @@ pub fn text(s: &Summary, path: &str) -> String {
         t.push_str("integrity:   ok\n");
     }
     t
+}
+
+/// CARLA: a packet whose records each belong to an actor (`db_id`) gives one channel per packet
+/// kind and actor (`Position/231`), so that an actor's path is one series; other packets give one
+/// channel per kind. Time is the frame's `elapsed`.
+fn read_carla(
+    mut r: crate::formats::carla::Reader<Box<dyn Read>>,
+    path: &str,
+    schema: &Arc<Schema>,
+    state: &mut State<'_>,
+) -> Result<(), Error> {
+    use crate::formats::carla::Body;
+    while let Some(p) = r.next_packet() {
+        let p = match p {
+            Ok(p) => p,
+            Err(e) => {
+                state.outcome.fail(super::fault::Fault::read(path, &e));
+                break;
+            }
+        };
+        let t_ns = seconds_to_ns(r.frame().start.as_ref().map_or(0.0, |s| s.elapsed));
+        let name = p.name().unwrap_or("?");
+        match &p.body {
+            Body::Record { record, .. } => {
+                let value = Value::of(record);
+                match per_actor(&value) {
+                    Some(items) => {
+                        for (id, item) in items {
+                            let channel = format!("{name}/{id}");
+                            state.deliver(
+                                &channel,
+                                t_ns,
+                                || item.clone(),
+                                || carla_actor_channel(schema, name, &channel),
+                            )?;
+                        }
+                    }
+                    None => state.deliver(name, t_ns, || value.clone(), || record_channel(schema, name))?,
+                }
+            }
+            Body::Unknown(_) => state.outcome.warnings.push(format!(
+                "{path}: offset {}: packet id {} is not a CARLA 0.9 packet; skipped by its size",
+                p.offset, p.id
+            )),
+            Body::Mismatch { error, .. } => state.outcome.warnings.push(format!(
+                "{path}: offset {}: packet {name} does not decode in its {} bytes ({error}); skipped",
+                p.offset, p.size
+            )),
+        }
+    }
+    Ok(())
+}
+
+/// The records of a packet `{"records": [{"db_id": .., ..}, ..]}`, by actor id.
+fn per_actor(v: &Value) -> Option<Vec<(u64, &Value)>> {
+    let Value::Object(fields) = v else { return None };
+    let [(name, Value::Array(items))] = fields.as_slice() else { return None };
+    if name != "records" {
+        return None;
+    }
+    items
+        .iter()
+        .map(|item| match item {
+            Value::Object(f) => f.iter().find(|(k, _)| k == "db_id").and_then(|(_, id)| match id {
+                Value::UInt(u) => Some((*u, item)),
+                Value::Int(i) => u64::try_from(*i).ok().map(|u| (u, item)),
+                _ => None,
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The channel of one actor's records of a packet kind: the element type of the packet's
+/// `records` array.
+fn carla_actor_channel(schema: &Arc<Schema>, packet: &str, channel: &str) -> Channel {
+    let elem = schema.records.iter().find(|r| r.name == packet).and_then(|r| {
+        let f = schema.strukt(r.body).fields.first()?;
+        match &f.ty {
+            Ty::Array { elem, .. } => match **elem {
+                Ty::Named(id) if matches!(schema.ty(id), TypeDef::Struct(_)) => Some(id),
+                _ => None,
+            },
+            _ => None,
+        }
+    });
+    match elem {
+        Some(id) => {
+            let mut units = BTreeMap::new();
+            units_of(schema, &schema.strukt(id).fields, "", &mut units);
+            Channel {
+                name: channel.to_string(),
+                schema_name: schema.ty(id).name().to_string(),
+                json_schema: JsonSchema::Struct {
+                    ty: ValueType { schema: schema.clone(), id },
+                    enum_names: false,
+                    list: None,
+                },
+                units,
+                ros1: None,
+                ty: Some(ValueType { schema: schema.clone(), id }),
+                group: Some(packet.to_string()),
+            }
+        }
+        None => Channel { name: channel.to_string(), ..record_channel(schema, packet) },
+    }
+}
+
+
+/// The samples of a CARLA recording.
+pub(super) fn scan(input: Box<dyn Read>, path: &str, state: &mut State<'_>) -> Result<(), Error> {
+    let schema = std::sync::Arc::clone(crate::formats::schemas::carla());
+    let r = reader(input, path).map_err(Error::Input)?;
+    read_carla(r, path, &schema, state)
+}
+
+/// The records of a CARLA recording as the dump writes them (`frames`: only the packets of
+/// those frames).
+pub(super) fn records<R: Records>(
+    input: Box<dyn Read>,
+    path: &str,
+    frames: Option<Range<u64>>,
+    select: &Select,
+    out: &mut R,
+) -> Result<(), Error> {
+    let r = reader(input, path).map_err(Error::Input)?;
+    dump(r, out, path, frames, select)
+}
+
+/// The summary of a CARLA recording.
+pub(super) fn info(input: Box<dyn Read>, path: &str, name: &str) -> Result<super::Info, Error> {
+    let s = summarise(input, path)?;
+    Ok(super::Info { json: json(&s, name)?, text: text(&s, path), ok: s.ok() })
 }

@@ -12,6 +12,12 @@ use sha2::{Digest, Sha256};
 
 use super::records::Records;
 use super::fault::{Fault, FaultKind};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::value::Value;
+
+use super::scan::{Channel, JsonSchema, Ros1Type, State, ValueType};
 use super::Error;
 use crate::value::ValueSink;
 
@@ -480,4 +486,131 @@ fn utc(t: Time) -> String {
         secs % 60,
         t.nsec / 10_000_000
     )
+}
+
+/// ROS bags: one channel per topic, in time order (connections on one topic are one channel
+/// when they agree on type, definition, caller id and latching, and one channel each otherwise,
+/// all named by the topic); times are the messages' record times (Unix time), and the time
+/// filters count from the bag's first message. A sink may take the messages' bytes as they are
+/// ([`Sink::raw`]); others get them decoded from the connections' embedded definitions.
+fn read_rosbag(file: &Path, path: &str, state: &mut State<'_>) -> Result<(), Error> {
+    use super::rosbag::Walk;
+    use crate::formats::rosbag::{Connection, Decoders, Order, Time};
+    let (mut bag, notice) = super::rosbag::open_noting(file, path).map_err(Error::Input)?;
+    state.outcome.warnings.extend(notice);
+    let decoders = Decoders::new(path, &bag.connections, None);
+    for (id, t) in &decoders.conns {
+        if let Some(p) = &t.problem {
+            let c = &bag.connections[id];
+            state.outcome.warnings.push(format!("{path}: connection {id} ({}, {}): {p}", c.topic, c.ty));
+        }
+    }
+    let same = |a: &Connection, b: &Connection| {
+        (&a.ty, &a.md5sum, &a.message_definition, &a.callerid, &a.latching)
+            == (&b.ty, &b.md5sum, &b.message_definition, &b.callerid, &b.latching)
+    };
+    let mut first: HashMap<&str, &Connection> = HashMap::new();
+    let mut mixed: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    for c in bag.connections.values() {
+        match first.get(c.topic.as_str()) {
+            Some(f) if !same(f, c) => {
+                mixed.insert(&c.topic);
+            }
+            Some(_) => {}
+            None => {
+                first.insert(&c.topic, c);
+            }
+        }
+    }
+    let names: BTreeMap<u32, String> = bag
+        .connections
+        .values()
+        .map(|c| {
+            (c.id, if mixed.contains(c.topic.as_str()) { format!("{}#{}", c.topic, c.id) } else { c.topic.clone() })
+        })
+        .collect();
+    let wanted: std::collections::BTreeSet<u32> =
+        bag.connections.values().filter(|c| state.select.wants_channel(&c.topic)).map(|c| c.id).collect();
+    // Topics of connections that are not read are still channels of the log.
+    for c in bag.connections.values() {
+        state.tally.channel(&c.topic);
+    }
+    state.origin_ns = super::rosbag::start(&bag).map_or(0, Time::as_nanos);
+    state.sink.origin(state.origin_ns);
+    let conns = bag.connections.clone();
+    let walked = bag.for_each_message(Order::Time, Some(&wanted), |m| -> Result<(), Walk<Error>> {
+        let (Some(c), Some(key)) = (conns.get(&m.conn), names.get(&m.conn)) else {
+            state.outcome.warnings.push(super::rosbag::unknown_connection(path, &m));
+            return Ok(());
+        };
+        let t_ns = m.time.as_nanos();
+        let conn_type = decoders.get(m.conn);
+        let describe = || ros_channel(c, conn_type.and_then(|t| t.decoder.as_deref()));
+        let Some(id) = state.wanted(key, t_ns, describe).map_err(Walk::Out)? else { return Ok(()) };
+        if !state.sink.raw(id, t_ns, m.data).map_err(Walk::Out)? {
+            let Some(d) = conn_type.and_then(|t| t.decoder.as_ref()) else {
+                // Reported once above, with the connection.
+                return Ok(());
+            };
+            match d.decode(m.data) {
+                Ok(v) => state.sink.sample(id, t_ns, &Value::of(&d.view(&v))).map_err(Walk::Out)?,
+                Err(e) => {
+                    state.outcome.warnings.push(super::rosbag::undecodable(path, &m, c, &e));
+                    return Ok(());
+                }
+            }
+        }
+        state.outcome.samples += 1;
+        Ok(())
+    });
+    match walked {
+        Ok(()) => {}
+        Err(Walk::Out(e)) => return Err(e),
+        Err(Walk::Bag(e)) => state.outcome.fail(super::fault::Fault::read(path, &e)),
+        Err(Walk::Stop(stop)) => state.outcome.fail(super::rosbag::stop_fault(&stop, &bag, path)),
+    }
+    Ok(())
+}
+
+/// The channel of a ROS connection: its JSON Schema from the compiled definition (an open object
+/// when the definition did not compile), and the type for passing messages through.
+fn ros_channel(
+    c: &crate::formats::rosbag::Connection,
+    decoder: Option<&crate::formats::rosbag::MsgDecoder>,
+) -> Channel {
+    let ty = decoder.and_then(|d| {
+        let id = *d.lowered.ids.get(&d.name)?;
+        Some(ValueType { schema: Arc::new(d.lowered.schema.clone()), id })
+    });
+    let json_schema = match &ty {
+        Some(t) => JsonSchema::Struct { ty: t.clone(), enum_names: false, list: None },
+        None => JsonSchema::Text("{\"type\":\"object\"}".to_string()),
+    };
+    Channel {
+        name: c.topic.clone(),
+        schema_name: c.ty.clone(),
+        json_schema,
+        units: BTreeMap::new(),
+        ros1: Some(Ros1Type {
+            ty: c.ty.clone(),
+            md5sum: c.md5sum.clone(),
+            definition: c.message_definition.clone(),
+            callerid: c.callerid.clone(),
+            latching: c.latching.clone(),
+        }),
+        ty,
+        group: None,
+    }
+}
+
+
+/// The samples of a ROS bag.
+pub(super) fn scan(file: &Path, path: &str, state: &mut State<'_>) -> Result<(), Error> {
+    read_rosbag(file, path, state)
+}
+
+/// The summary of a ROS bag (`notes`: how it was read, when that does not make it fail).
+pub(super) fn info(file: &Path, path: &str, msg_path: &[PathBuf], notes: &mut Vec<String>) -> Result<super::Info, Error> {
+    let s = summarise(file, path, msg_path, notes)?;
+    Ok(super::Info { json: json(&s, path), text: text(&s, path), ok: ok(&s) })
 }

@@ -15,6 +15,10 @@ use crate::formats::wpistruct::TypeRegistry;
 use crate::value::{Value, ValueSink};
 
 use super::records::Records;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use super::scan::{Channel, JsonSchema, ValueType};
 use super::fault::{Fault, FaultKind};
 
 /// The bytes of an R2 value that carries bytes (raw, struct, proto, any other declared type).
@@ -44,7 +48,7 @@ pub fn rlog_schemas(file: &Path, stream: bool, assume_r1: bool, path: &str) -> T
     while let Some(ev) = r.next_event_ref() {
         match ev {
             Ok(EventRef::Value { key: Some(k), value, .. }) => {
-                if let (Some(t), Some(b)) = (k.declared_type.as_deref(), super::scan::rlog_value_bytes(&value)) {
+                if let (Some(t), Some(b)) = (k.declared_type.as_deref(), super::rlog::value_bytes(&value)) {
                     reg.offer(&k.name, t, b);
                 }
             }
@@ -129,3 +133,42 @@ impl Decoder {
         }
     }
 }
+
+/// The channel of a key of decoded WPILib struct or protobuf values: the JSON Schema of a
+/// struct from its IR (enums as their names, as decoded), or of a protobuf message from its
+/// descriptor.
+pub fn struct_channel(schemas: &TypeRegistry, key: &str, type_name: &str) -> Channel {
+    let name = type_name.strip_prefix("struct:").unwrap_or("");
+    let (name, array) = match name.strip_suffix("[]") {
+        Some(n) => (n, true),
+        None => (name, false),
+    };
+    let proto = type_name.strip_prefix("proto:").and_then(|p| schemas.proto_json_schema(p));
+    let json_schema = match schemas.struct_ir(name) {
+        _ if proto.is_some() => JsonSchema::Text(proto.unwrap_or_default()),
+        Ok((l, id)) => JsonSchema::Struct {
+            ty: ValueType { schema: Arc::new(l.schema.clone()), id },
+            enum_names: true,
+            list: array.then(|| type_name.to_string()),
+        },
+        Err(_) => {
+            let mut title = String::new();
+            crate::json::string(&mut title, type_name);
+            JsonSchema::Text(format!(
+                r#"{{"$schema":"https://json-schema.org/draft/2020-12/schema","title":{title},"type":"object"}}"#
+            ))
+        }
+    };
+    Channel {
+        name: key.to_string(),
+        schema_name: type_name.to_string(),
+        json_schema,
+        units: BTreeMap::new(),
+        ros1: None,
+        // Decoded struct values show enums by name and bit-fields as members, which is not the
+        // shape of the struct's IR, so typed sinks get the values as JSON.
+        ty: None,
+        group: None,
+    }
+}
+

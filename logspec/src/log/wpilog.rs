@@ -9,7 +9,7 @@ use crate::runtime::Visitor;
 
 use super::records::Records;
 use super::fault::{Fault, FaultKind};
-use super::scan::Select;
+use super::scan::{Select, State};
 use super::Error;
 
 pub fn reader(input: Box<dyn Read>, path: &str) -> Result<Reader<Box<dyn Read>>, String> {
@@ -493,7 +493,7 @@ pub(super) fn read_samples(
                         Value::Object(_) => v,
                         other => Value::Object(vec![("value".to_string(), other)]),
                     };
-                    let describe = || super::scan::struct_channel(&schemas, &entry.name, &entry.type_name);
+                    let describe = || super::structs::struct_channel(&schemas, &entry.name, &entry.type_name);
                     state.deliver(&entry.name, t_us.saturating_mul(1000), || v, describe)?;
                     continue;
                 }
@@ -521,7 +521,7 @@ pub(super) fn read_samples(
         let describe = || {
             // Non-standard types are shown as hex, so their channel schema is that of `raw`.
             let shown = if entry.is_standard() { entry.type_name.as_str() } else { "raw" };
-            let mut c = super::scan::rlog_channel(&entry.name, shown);
+            let mut c = super::rlog::rlog_channel(&entry.name, shown);
             c.schema_name.clone_from(&entry.type_name);
             c
         };
@@ -553,65 +553,96 @@ pub struct Written {
     pub error: Option<String>,
 }
 
-impl super::Log {
-/// Writes an RLOG file (or captured stream) as a WPILib DataLog ([`wpilog::from_rlog`]); a
-/// WPILOG input is copied record by record (byte-identical without filters; with channels or a
-/// time window in `select`, only the wanted records). `logspec convert FILE -o OUT.wpilog`.
-pub fn to_wpilog(self, output: &std::path::Path, select: &Select) -> Result<Written, Error> {
-    use super::Format;
-    let (path, assume_r1) = (&self.shown(), self.assume_r1);
-    let d = self;
-    let out_err = |e: &dyn std::fmt::Display| Error::Input(format!("{}: {e}", output.display()));
-    if !matches!(d.format, Format::Rlog | Format::RlogStream | Format::Wpilog) {
-        return Err(Error::Usage(format!(
-            "{path} is {}; only RLOG and WPILOG inputs can be written as .wpilog (write .mcap for the others)",
-            d.format.title()
-        )));
-    }
+/// Creates the `.wpilog` output (never the input).
+fn create(path: &str, output: &std::path::Path) -> Result<std::io::BufWriter<std::fs::File>, Error> {
     if same_file(std::path::Path::new(path), output) {
         return Err(Error::Usage(format!("{}: the output would overwrite the input", output.display())));
     }
-    let file = std::fs::File::create(output).map_err(|e| out_err(&e))?;
-    let out = std::io::BufWriter::new(file);
-    let (warnings, error, note) = if d.format == Format::Wpilog {
-        let mut r = reader(d.input, path).map_err(Error::Input)?;
-        let mut w = wpilog::Writer::with_header(out, r.header()).map_err(|e| out_err(&e))?;
-        let mut n = 0u64;
-        let mut error = None;
-        while let Some(rec) = r.next_record() {
-            match rec {
-                Ok(rec) => {
-                    let keep = wants_time(select, rec.header.timestamp)
-                        && (select.channels.is_empty() || channel_of(&rec).is_some_and(|c| select.wants_channel(c)));
-                    if keep {
-                        w.record(&rec.header, rec.payload).map_err(|e| out_err(&e))?;
-                        n += 1;
-                    }
-                }
-                Err(e) => {
-                    error = Some(format!("{path}: {e}"));
-                    break;
+    let file = std::fs::File::create(output).map_err(|e| out_err(output, &e))?;
+    Ok(std::io::BufWriter::new(file))
+}
+
+fn out_err(output: &std::path::Path, e: &dyn std::fmt::Display) -> Error {
+    Error::Input(format!("{}: {e}", output.display()))
+}
+
+/// A WPILOG file copied record by record (byte-identical without filters; with channels or a
+/// time window in `select`, only the wanted records).
+pub(super) fn copy(input: Box<dyn Read>, path: &str, output: &std::path::Path, select: &Select) -> Result<Written, Error> {
+    let out_err = |e: &dyn std::fmt::Display| out_err(output, e);
+    let mut r = reader(input, path).map_err(Error::Input)?;
+    let mut w = wpilog::Writer::with_header(create(path, output)?, r.header()).map_err(|e| out_err(&e))?;
+    let mut n = 0u64;
+    let mut error = None;
+    while let Some(rec) = r.next_record() {
+        match rec {
+            Ok(rec) => {
+                let keep = wants_time(select, rec.header.timestamp)
+                    && (select.channels.is_empty() || channel_of(&rec).is_some_and(|c| select.wants_channel(c)));
+                if keep {
+                    w.record(&rec.header, rec.payload).map_err(|e| out_err(&e))?;
+                    n += 1;
                 }
             }
+            Err(e) => {
+                error = Some(format!("{path}: {e}"));
+                break;
+            }
         }
-        w.finish_file().map_err(|e| out_err(&e))?;
-        (Vec::new(), error, format!("wrote {n} record(s) to {}", output.display()))
-    } else {
-        let stream = d.format == Format::RlogStream;
-        let mut r = super::rlog::reader(d.input, stream, assume_r1, path).map_err(Error::Input)?;
-        let header = format!("logspec {} (from RLOG {})", env!("CARGO_PKG_VERSION"), r.revision());
-        let mut w = wpilog::Writer::new(out, &header).map_err(|e| out_err(&e))?;
-        let mut wanted = |key: &str, t: f64| {
-            select.wants_channel(key) && select.since.map_or(true, |s| t >= s) && select.until.map_or(true, |u| t <= u)
-        };
-        let c = wpilog::from_rlog::from_rlog(&mut r, &mut w, &mut wanted).map_err(|e| out_err(&e))?;
-        w.finish_file().map_err(|e| out_err(&e))?;
-        let warnings = c.warnings.iter().map(|w| format!("{path}: {w}")).collect();
-        let note = format!("wrote {} value(s) of {} entries to {}", c.values, c.entries, output.display());
-        (warnings, c.error.map(|e| format!("{path}: {e}")), note)
-    };
-    Ok(Written { warnings, note, error })
+    }
+    w.finish_file().map_err(|e| out_err(&e))?;
+    Ok(Written { warnings: Vec::new(), note: format!("wrote {n} record(s) to {}", output.display()), error })
 }
+
+/// An RLOG file (or captured stream) as a WPILib DataLog ([`wpilog::from_rlog`]): one entry per
+/// key.
+pub(super) fn from_rlog(
+    input: Box<dyn Read>,
+    path: &str,
+    stream: bool,
+    assume_r1: bool,
+    output: &std::path::Path,
+    select: &Select,
+) -> Result<Written, Error> {
+    let out_err = |e: &dyn std::fmt::Display| out_err(output, e);
+    let mut r = super::rlog::reader(input, stream, assume_r1, path).map_err(Error::Input)?;
+    let header = format!("logspec {} (from RLOG {})", env!("CARGO_PKG_VERSION"), r.revision());
+    let mut w = wpilog::Writer::new(create(path, output)?, &header).map_err(|e| out_err(&e))?;
+    let mut wanted = |key: &str, t: f64| {
+        select.wants_channel(key) && select.since.map_or(true, |s| t >= s) && select.until.map_or(true, |u| t <= u)
+    };
+    let c = wpilog::from_rlog::from_rlog(&mut r, &mut w, &mut wanted).map_err(|e| out_err(&e))?;
+    w.finish_file().map_err(|e| out_err(&e))?;
+    let warnings = c.warnings.iter().map(|w| format!("{path}: {w}")).collect();
+    let note = format!("wrote {} value(s) of {} entries to {}", c.values, c.entries, output.display());
+    Ok(Written { warnings, note, error: c.error.map(|e| format!("{path}: {e}")) })
+}
+
+/// The samples of a WPILOG file: one channel per entry.
+pub(super) fn scan(input: Box<dyn Read>, file: &std::path::Path, path: &str, state: &mut State<'_>) -> Result<(), Error> {
+    let schemas = super::structs::wpilog_schemas(file, path);
+    let r = reader(input, path).map_err(Error::Input)?;
+    read_samples(r, path, schemas, state)
+}
+
+/// The records of a WPILOG file as the dump writes them.
+pub(super) fn records<R: Records>(
+    input: Box<dyn Read>,
+    file: &std::path::Path,
+    path: &str,
+    select: &Select,
+    out: &mut R,
+) -> Result<(), Error> {
+    let schemas = super::structs::wpilog_schemas(file, path);
+    let mut structs = super::structs::Decoder::new(schemas, path);
+    let r = reader(input, path).map_err(Error::Input)?;
+    dump(r, out, path, select, &mut structs)
+}
+
+/// The summary of a WPILOG file.
+pub(super) fn info(input: Box<dyn Read>, path: &str, name: &str) -> Result<super::Info, Error> {
+    let s = summarise(input, path)?;
+    Ok(super::Info { json: json(&s, name), text: text(&s, path), ok: s.errors.is_empty() })
 }
 
 /// Whether two paths name one existing file (so writing one would destroy the other).

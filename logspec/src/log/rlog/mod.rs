@@ -11,7 +11,15 @@ use crate::value::ValueSink;
 
 use super::records::Records;
 use super::fault::{Fault, FaultKind};
+use std::sync::Arc;
+
+use crate::ir::ir::{self, Schema, Ty, TypeDef, TypeId};
+
+use super::scan::{Channel, JsonSchema, Select, State, ValueType};
 use super::Error;
+
+mod values;
+pub(super) use values::value_bytes;
 
 /// Opens an RLOG reader over a file (`stream = false`) or a captured stream of frames.
 pub fn reader(
@@ -246,16 +254,126 @@ pub fn json(s: &Summary, path: &str, stream: bool) -> String {
     out
 }
 
-impl super::Log {
-    /// The RLOG reader of an RLOG file or captured stream (`logspec rlog serve`); an error for a
-    /// log of another format.
-    pub fn into_rlog(self) -> Result<Reader<Box<dyn Read>>, Error> {
-        let path = self.shown();
-        let stream = match self.format {
-            super::Format::Rlog => false,
-            super::Format::RlogStream => true,
-            other => return Err(Error::Input(format!("{path}: this is a {} file, not RLOG", other.title()))),
-        };
-        reader(self.input, stream, self.assume_r1, &path).map_err(Error::Input)
+/// The samples of an RLOG file or captured stream: one channel per key.
+pub(super) fn scan(
+    input: Box<dyn Read>,
+    file: &std::path::Path,
+    path: &str,
+    stream: bool,
+    assume_r1: bool,
+    state: &mut State<'_>,
+) -> Result<(), Error> {
+    let schemas = super::structs::rlog_schemas(file, stream, assume_r1, path);
+    let r = reader(input, stream, assume_r1, path).map_err(Error::Input)?;
+    values::read_rlog(r, path, schemas, state)
+}
+
+/// The records of an RLOG file as the dump writes them.
+pub(super) fn records<R: Records>(
+    input: Box<dyn Read>,
+    file: &std::path::Path,
+    path: &str,
+    stream: bool,
+    assume_r1: bool,
+    select: &Select,
+    out: &mut R,
+) -> Result<(), Error> {
+    let schemas = super::structs::rlog_schemas(file, stream, assume_r1, path);
+    let mut structs = super::structs::Decoder::new(schemas, path);
+    let r = reader(input, stream, assume_r1, path).map_err(Error::Input)?;
+    dump(r, out, path, select, &mut structs)
+}
+
+/// The summary of an RLOG file.
+pub(super) fn info(input: Box<dyn Read>, path: &str, stream: bool, assume_r1: bool) -> Result<super::Info, Error> {
+    let s = summarise(input, stream, assume_r1, path)?;
+    Ok(super::Info { json: json(&s, path, stream), text: text(&s, path, stream), ok: s.errors.is_empty() })
+}
+
+/// The channel of an RLOG key: the JSON Schema of its declared (R2) or first seen (R1) type.
+pub fn rlog_channel(key: &str, type_name: &str) -> Channel {
+    let number = r#"{"anyOf":[{"type":"number"},{"enum":["NaN","Infinity","-Infinity"]}]}"#;
+    let item = match type_name.trim_end_matches("[]") {
+        "boolean" => r#"{"type":"boolean"}"#,
+        "int" | "int64" => r#"{"type":"integer"}"#,
+        "double" | "float" => number,
+        "string" | "json" => r#"{"type":"string"}"#,
+        "null" => r#"{"type":"null"}"#,
+        _ => r#"{"type":"string","contentEncoding":"base16"}"#,
+    };
+    let value = if type_name.ends_with("[]") && !type_name.starts_with("struct:") {
+        format!(r#"{{"type":"array","items":{item}}}"#)
+    } else {
+        item.to_string()
+    };
+    let mut title = String::new();
+    crate::json::string(&mut title, type_name);
+    let json_schema = JsonSchema::Text(format!(
+        r#"{{"$schema":"https://json-schema.org/draft/2020-12/schema","title":{title},"type":"object","properties":{{"value":{value}}},"required":["value"]}}"#
+    ));
+    Channel {
+        name: key.to_string(),
+        schema_name: type_name.to_string(),
+        json_schema,
+        units: BTreeMap::new(),
+        ros1: None,
+        ty: Some(rlog_value_type(type_name)),
+        group: None,
     }
 }
+
+/// The IR of an RLOG key's values, `{ value: T }`, from its type name (the WPILOG type names of
+/// R2, the LoggableType names of R1): numbers, booleans and strings as themselves, `T[]` as an
+/// array, and what logspec keeps as bytes (`raw`, `struct:..`, `proto:..`, `byte`, any other
+/// name) as bytes.
+pub fn rlog_value_type(type_name: &str) -> ValueType {
+    let scalar = |name: &str| match name {
+        "boolean" => Ty::Bool,
+        "int" | "int64" => Ty::Prim(ir::Prim::I64),
+        "float" => Ty::Prim(ir::Prim::F32),
+        "double" => Ty::Prim(ir::Prim::F64),
+        "string" | "json" => Ty::Str(ir::Len::Rest),
+        _ => Ty::Bytes(ir::Len::Rest),
+    };
+    let ty = match type_name.strip_suffix("[]") {
+        Some("byte") => Ty::Bytes(ir::Len::Rest),
+        Some(elem) if !type_name.starts_with("struct:") && !type_name.starts_with("proto:") => {
+            Ty::Array { elem: Box::new(scalar(elem)), len: ir::Len::Rest }
+        }
+        _ => scalar(type_name),
+    };
+    let field = ir::Field {
+        name: "value".to_string(),
+        ty,
+        endian: ir::Endian::Little,
+        doc: None,
+        unit: None,
+        value: None,
+        offset: None,
+    };
+    let body = ir::Struct {
+        name: type_name.to_string(),
+        doc: None,
+        endian: ir::Endian::Little,
+        fields: vec![field],
+        size: None,
+    };
+    let schema = Schema {
+        format: ir::Format {
+            name: "rlog".to_string(),
+            title: None,
+            doc: None,
+            endian: ir::Endian::Little,
+            version: None,
+            schema_id: None,
+        },
+        types: vec![TypeDef::Struct(body)],
+        file_header: None,
+        framing: None,
+        records: Vec::new(),
+        params: Vec::new(),
+        source: None,
+    };
+    ValueType { schema: Arc::new(schema), id: TypeId(0) }
+}
+

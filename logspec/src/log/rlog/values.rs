@@ -16,7 +16,9 @@ use crate::formats::rlog::{self, EventRef, ValueRef};
 use crate::formats::wpistruct::TypeRegistry;
 use crate::value::Value;
 
-use super::{rlog_channel, seconds_to_ns, struct_channel, Slot, State};
+use super::rlog_channel;
+use crate::log::scan::{seconds_to_ns, Slot, State};
+use crate::log::structs::struct_channel;
 use crate::log::Error;
 
 /// Key ids below this have their routes kept (as record tags below `TAGS` are, for framed

@@ -1,0 +1,408 @@
+//! Opening a log: its [`Format`] detected from the first bytes ([`detect`]), and [`Log`], whose
+//! methods each dispatch to the format's adapter (`usvlog.rs`, `rlog/`, `wpilog.rs`, `rosbag.rs`,
+//! `carla.rs`, `schema.rs`) in one `match`.
+
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::fault::{Fault, FaultKind};
+use super::framed::SchemaFormat;
+use super::info::Info;
+use super::records::{Options, Records};
+use super::scan::{Outcome, Select, Sink, State};
+use super::{carla, rlog, rosbag, schema, sniff, usvlog, wpilog, Error};
+
+/// The log formats logspec reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// USVLOG `timeseries.bin`.
+    Usvlog,
+    /// AdvantageKit RLOG file (R1 or R2).
+    Rlog,
+    /// A captured RLOG TCP stream: i32 big-endian length-prefixed frames.
+    RlogStream,
+    /// CARLA recorder log (UE4, 0.9.4-0.9.16).
+    Carla,
+    /// ROS1 bag, format 2.0.
+    Rosbag,
+    /// WPILib DataLog (`.wpilog`), version 1.0.
+    Wpilog,
+    /// A log of a TOML schema's own framing ([`Open::schema`], or a project schema).
+    Schema,
+}
+
+impl Format {
+    /// Every bundled format, in the order of the command's `--format` values.
+    pub const ALL: [Format; 6] =
+        [Format::Usvlog, Format::Rlog, Format::RlogStream, Format::Carla, Format::Rosbag, Format::Wpilog];
+
+    /// The name `--format` takes and `info --json` prints (`rlog-stream`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Usvlog => "usvlog",
+            Format::Rlog => "rlog",
+            Format::RlogStream => "rlog-stream",
+            Format::Carla => "carla",
+            Format::Rosbag => "rosbag",
+            Format::Wpilog => "wpilog",
+            Format::Schema => "schema",
+        }
+    }
+
+    /// The bundled format of a [`name`](Self::name).
+    pub fn from_name(name: &str) -> Option<Format> {
+        Self::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// What `--format`'s help says of it.
+    pub fn help(self) -> &'static str {
+        match self {
+            Format::Usvlog => "USVLOG `timeseries.bin`",
+            Format::Rlog => "AdvantageKit RLOG file (R1 or R2)",
+            Format::RlogStream => "A captured RLOG TCP stream: i32 big-endian length-prefixed frames",
+            Format::Carla => "CARLA recorder log (UE4, 0.9.4-0.9.16)",
+            Format::Rosbag => "ROS1 bag, format 2.0",
+            Format::Wpilog => "WPILib DataLog (`.wpilog`), version 1.0",
+            Format::Schema => "A log of a TOML schema's own framing",
+        }
+    }
+
+    /// The name shown to people (`RLOG stream`).
+    pub fn title(self) -> &'static str {
+        match self {
+            Format::Usvlog => "USVLOG",
+            Format::Rlog => "RLOG",
+            Format::RlogStream => "RLOG stream",
+            Format::Carla => "CARLA recorder",
+            Format::Rosbag => "ROS bag",
+            Format::Wpilog => "WPILOG",
+            Format::Schema => "schema",
+        }
+    }
+}
+
+/// How to open a log.
+#[derive(Debug, Clone, Default)]
+pub struct Open {
+    /// Skip detection: read the log as this bundled format.
+    pub format: Option<Format>,
+    /// Read the log with this TOML schema (one with a `[framing]`): its file header, record
+    /// framing and records, and the older layouts of its lock file. Without it, the schemas of
+    /// the project (`logspec.toml` in the current directory or above) are tried after the
+    /// bundled formats.
+    pub schema: Option<PathBuf>,
+    /// A schema's format already compiled (for a program that opens many logs of it): used
+    /// instead of `schema`.
+    pub schema_format: Option<Arc<SchemaFormat>>,
+    /// RLOG: decode a file that starts without a revision byte as R1 (AdvantageKit#15).
+    pub assume_r1: bool,
+}
+
+/// What a reader of a whole log into tables may rely on, to take a faster path than
+/// [`Log::scan`] (`logspec_engine::tables::read` chooses by it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// Framed records of the bundled generated reader whose payloads have fixed sizes: they can
+    /// be counted in one pass and their columns filled in place in a second.
+    FixedFramed,
+    /// A stream of keyed values whose decoding, not the reading, costs: reading it on two threads,
+    /// each filling its share of the tables, pays.
+    KeyedValues,
+    /// One pass through [`Log::scan`].
+    Other,
+}
+
+/// How many bytes detection reads ahead: enough for every format's magic and file header.
+const HEAD: u64 = 4096;
+
+/// A log, opened: its format, its first bytes (at most 4 KiB) and the reader of all of it.
+pub struct Log {
+    format: Format,
+    /// The schema of a [`Format::Schema`] log.
+    schema: Option<Arc<SchemaFormat>>,
+    /// The file (`-`: standard input), for the formats that read it again (a bag's index, the
+    /// struct schemas of an RLOG file).
+    file: PathBuf,
+    head: Vec<u8>,
+    input: Box<dyn Read>,
+    assume_r1: bool,
+}
+
+/// Opens the log at `path` (`-`: standard input) and detects its format.
+pub fn open(path: &Path, how: &Open) -> Result<Log, Error> {
+    Log::from_reader(path, reader(path)?, how)
+}
+
+/// Opens a path for reading, or standard input for `-`.
+pub fn reader(path: &Path) -> Result<Box<dyn Read>, Error> {
+    if path.as_os_str() == "-" {
+        return Ok(Box::new(io::stdin().lock()));
+    }
+    let file = std::fs::File::open(path).map_err(|e| Error::Input(format!("{}: cannot open: {e}", path.display())))?;
+    Ok(Box::new(file))
+}
+
+/// The path shown in messages (`<stdin>` for `-`).
+pub fn shown(path: &Path) -> String {
+    if path.as_os_str() == "-" {
+        "<stdin>".to_string()
+    } else {
+        path.display().to_string()
+    }
+}
+
+/// Compiles a schema file into a format.
+pub fn schema_format(path: &Path) -> Result<Arc<SchemaFormat>, Error> {
+    SchemaFormat::from_file(path).map(Arc::new).map_err(|e| Error::Input(format!("--schema: {e}")))
+}
+
+/// The framed schemas of the project around the current directory (logspec.toml there or
+/// above; none without one), each with its lock's older layouts. A schema that does not compile
+/// or has no framing is not a log format, and is left out here (`logspec check` reports it).
+fn project_formats() -> Vec<Arc<SchemaFormat>> {
+    let Ok(cwd) = std::env::current_dir() else { return Vec::new() };
+    let Some(config) = crate::project::find(&cwd) else { return Vec::new() };
+    let places = crate::project::Overrides { config: Some(config), ..Default::default() };
+    let Ok(p) = places.resolve() else { return Vec::new() };
+    let Ok(paths) = crate::project::schema_paths(&p.schemas) else { return Vec::new() };
+    paths.iter().filter_map(|path| SchemaFormat::from_file(path).ok().map(Arc::new)).collect()
+}
+
+/// Detects the format from the first bytes of `input`, which are read and handed back in front
+/// of the rest. [`Open::schema`] names the format; [`Open::format`] forces a bundled one;
+/// otherwise the bundled formats with a magic are tried first, then the project's own schemas,
+/// then RLOG (which has none).
+pub fn detect(path: &Path, mut input: Box<dyn Read>, how: &Open) -> Result<Log, Error> {
+    let mut head = Vec::with_capacity(HEAD as usize);
+    (&mut input)
+        .take(HEAD)
+        .read_to_end(&mut head)
+        .map_err(|e| Error::Input(format!("{}: cannot read: {e}", path.display())))?;
+    let whole = (head.len() as u64) < HEAD;
+    let mut schema = match (&how.schema_format, &how.schema) {
+        (Some(f), _) => Some(Arc::clone(f)),
+        (None, Some(p)) => Some(schema_format(p)?),
+        (None, None) => None,
+    };
+    let format = match how.format {
+        _ if schema.is_some() => Format::Schema,
+        Some(Format::Schema) => return Err(Error::Usage("a schema's log needs its schema (--schema FILE)".into())),
+        Some(k) => k,
+        None => {
+            // Each format's generated header decoder decides (`sniff.rs`).
+            if sniff::usvlog(&head) {
+                Format::Usvlog
+            } else if sniff::carla(&head, HEAD as usize) {
+                Format::Carla
+            } else if sniff::rosbag(&head) {
+                Format::Rosbag
+            } else if sniff::wpilog(&head, HEAD as usize) {
+                Format::Wpilog
+            } else if let Some(s) = project_formats().into_iter().find(|s| s.claims(&head, whole)) {
+                schema = Some(s);
+                Format::Schema
+            } else if sniff::rlog_stream(&head) {
+                Format::RlogStream
+            } else if sniff::rlog(&head) {
+                Format::Rlog
+            } else {
+                let shown: Vec<String> = head.iter().take(8).map(|b| format!("{b:02x}")).collect();
+                let file = path.display().to_string();
+                return Err(Fault::new(FaultKind::Format, &file, format!(
+                    "{}: unrecognised format: the file starts with [{}]{}; expected the USVLOG magic \"USVLOG\", a CARLA recorder header (u16 version, \"CARLA_RECORDER\"), \"#ROSBAG V2.0\", the WPILOG magic \"WPILOG\", an RLOG revision byte (01 or 02) and timestamp, an RLOG stream frame, or the magic of a schema of this project (use --format to force one, or --schema FILE for a log of your own schema)",
+                    path.display(),
+                    shown.join(" "),
+                    if head.is_empty() { " (empty file)" } else { "" }
+                ))
+                .into());
+            }
+        }
+    };
+    let input = Box::new(io::Cursor::new(head.clone()).chain(input));
+    Ok(Log { format, schema, file: path.to_path_buf(), head, input, assume_r1: how.assume_r1 })
+}
+
+impl Log {
+    /// A log read from `input` (whose file, for messages and for the formats that read the
+    /// file again, is `path`), its format detected ([`detect`]).
+    pub fn from_reader(path: &Path, input: Box<dyn Read>, how: &Open) -> Result<Log, Error> {
+        detect(path, input, how)
+    }
+
+    /// The format's name as `info --json` prints it (a schema's own name for a schema's log).
+    pub fn name(&self) -> &str {
+        match &self.schema {
+            Some(s) => s.name(),
+            None => self.format.name(),
+        }
+    }
+
+    /// The format's title (a schema's `[format] title`).
+    pub fn title(&self) -> &str {
+        match &self.schema {
+            Some(s) => s.title(),
+            None => self.format.title(),
+        }
+    }
+
+    /// The format detected.
+    pub fn format(&self) -> Format {
+        self.format
+    }
+
+    /// The file as shown in messages.
+    pub fn shown(&self) -> String {
+        shown(&self.file)
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.file
+    }
+
+    /// What a reader of the whole log may rely on ([`Shape`]).
+    pub fn shape(&self) -> Shape {
+        match self.format {
+            Format::Usvlog => Shape::FixedFramed,
+            Format::Rlog | Format::RlogStream => Shape::KeyedValues,
+            _ => Shape::Other,
+        }
+    }
+
+    /// How to open this log again with no detection: its format forced, or its schema kept
+    /// compiled.
+    pub fn reopen(&self) -> Open {
+        Open {
+            format: (self.format != Format::Schema).then_some(self.format),
+            schema: None,
+            schema_format: self.schema.clone(),
+            assume_r1: self.assume_r1,
+        }
+    }
+
+    /// Whether the scan offers its messages as recorded, ROS1-serialised ([`Sink::raw`]), with
+    /// their definitions ([`Channel::ros1`]).
+    pub fn passes_ros1(&self) -> bool {
+        self.format == Format::Rosbag
+    }
+
+    /// Whether the log's clock is Unix time (ROS bags), not time since the log's start.
+    pub fn utc(&self) -> bool {
+        self.format == Format::Rosbag
+    }
+
+    /// Summarises the log: header, record counts, time span, integrity findings (ROS bags: like
+    /// `rosbag info`, with md5 verdicts). `msg_path`: ROS bag `.msg` directories for connections
+    /// whose embedded definition is empty or wrong. Notes on how the file was read, which do not
+    /// make it fail (a bag scanned without its index), are pushed to `notes`.
+    pub fn info(self, msg_path: &[PathBuf], notes: &mut Vec<Fault>) -> Result<Info, Error> {
+        let path = self.shown();
+        let name = self.file.file_name().map_or(path.clone(), |n| n.to_string_lossy().into_owned());
+        let stream = self.format == Format::RlogStream;
+        match self.format {
+            Format::Usvlog => usvlog::info(self.input, &self.head, &path),
+            Format::Rlog | Format::RlogStream => rlog::info(self.input, &path, stream, self.assume_r1),
+            Format::Wpilog => wpilog::info(self.input, &path, &name),
+            Format::Carla => carla::info(self.input, &path, &name),
+            Format::Rosbag => {
+                drop(self.input);
+                let mut said = Vec::new();
+                let info = rosbag::info(&self.file, &path, msg_path, &mut said);
+                notes.extend(said.into_iter().map(|n| Fault::new(FaultKind::Decode, &path, n)));
+                info
+            }
+            Format::Schema => schema::info(&self.schema_format(), self.input, &path),
+        }
+    }
+
+    /// Reads the log into `out`, record by record (the engine of `logspec dump`, and of the
+    /// Python package's iteration): everything before an error first, then the error.
+    pub fn records<R: Records>(self, opts: &Options, out: &mut R) -> Result<(), Error> {
+        let path = self.shown();
+        if opts.frames.is_some() && self.format != Format::Carla {
+            return Err(Error::Usage(format!("--frames applies to CARLA recordings; {path} has no frames")));
+        }
+        let ros_only = !opts.msg_path.is_empty() || opts.file_order;
+        if ros_only && self.format != Format::Rosbag {
+            return Err(Error::Usage(format!(
+                "--msg-path and --file-order apply to ROS bags; {path} is {}",
+                self.format.title()
+            )));
+        }
+        let (select, stream) = (&opts.select, self.format == Format::RlogStream);
+        match self.format {
+            Format::Usvlog => usvlog::records(self.input, &self.head, &path, select, out),
+            Format::Rlog | Format::RlogStream => {
+                rlog::records(self.input, &self.file, &path, stream, self.assume_r1, select, out)
+            }
+            Format::Wpilog => wpilog::records(self.input, &self.file, &path, select, out),
+            Format::Carla => carla::records(self.input, &path, opts.frames.clone(), select, out),
+            Format::Rosbag => {
+                drop(self.input);
+                let opts = rosbag::DumpOptions { select, msg_path: &opts.msg_path, file_order: opts.file_order };
+                rosbag::dump(&self.file, &path, &opts, out)
+            }
+            Format::Schema => schema::records(&self.schema_format(), self.input, &path, select, out),
+        }
+    }
+
+    /// Reads the samples of the channels and time window `select` keeps into `sink`, in file
+    /// order (ROS bags: in time order): each channel announced ([`Sink::channel`]) before its
+    /// first sample. Problems that do not stop the reading are [`Outcome::warnings`]; the one
+    /// that ends it early is [`Outcome::fault`], after every sample before it.
+    pub fn scan(self, select: &Select, sink: &mut dyn Sink) -> Result<Outcome, Error> {
+        let path = self.shown();
+        let stream = self.format == Format::RlogStream;
+        let mut state = State::new(select, sink);
+        match self.format {
+            Format::Usvlog => usvlog::scan(self.input, &self.head, &path, &mut state)?,
+            Format::Rlog | Format::RlogStream => {
+                rlog::scan(self.input, &self.file, &path, stream, self.assume_r1, &mut state)?
+            }
+            Format::Wpilog => wpilog::scan(self.input, &self.file, &path, &mut state)?,
+            Format::Carla => carla::scan(self.input, &path, &mut state)?,
+            Format::Rosbag => {
+                drop(self.input);
+                rosbag::scan(&self.file, &path, &mut state)?
+            }
+            Format::Schema => schema::scan(&self.schema_format(), self.input, &path, &mut state)?,
+        }
+        state.finish(&path)
+    }
+
+    /// Writes an RLOG file (or captured stream) as a WPILib DataLog; a WPILOG input is copied
+    /// record by record (byte-identical without filters; with channels or a time window in
+    /// `select`, only the wanted records). `logspec convert FILE -o OUT.wpilog`.
+    pub fn to_wpilog(self, output: &Path, select: &Select) -> Result<wpilog::Written, Error> {
+        let path = self.shown();
+        match self.format {
+            Format::Wpilog => wpilog::copy(self.input, &path, output, select),
+            Format::Rlog | Format::RlogStream => {
+                let stream = self.format == Format::RlogStream;
+                wpilog::from_rlog(self.input, &path, stream, self.assume_r1, output, select)
+            }
+            other => Err(Error::Usage(format!(
+                "{path} is {}; only RLOG and WPILOG inputs can be written as .wpilog (write .mcap for the others)",
+                other.title()
+            ))),
+        }
+    }
+
+    /// The RLOG reader of an RLOG file or captured stream (`logspec rlog serve`); an error for a
+    /// log of another format.
+    pub fn into_rlog(self) -> Result<crate::formats::rlog::Reader<Box<dyn Read>>, Error> {
+        let path = self.shown();
+        let stream = match self.format {
+            Format::Rlog => false,
+            Format::RlogStream => true,
+            other => return Err(Error::Input(format!("{path}: this is a {} file, not RLOG", other.title()))),
+        };
+        rlog::reader(self.input, stream, self.assume_r1, &path).map_err(Error::Input)
+    }
+
+    /// The schema of a [`Format::Schema`] log.
+    fn schema_format(&self) -> Arc<SchemaFormat> {
+        Arc::clone(self.schema.as_ref().expect("a schema's log is detected with its schema"))
+    }
+}

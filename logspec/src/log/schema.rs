@@ -1,0 +1,132 @@
+//! A log of a TOML schema's own framing (`--schema FILE`, or a schema of the project), read
+//! through the IR interpreter ([`super::framed`]): no code generation.
+
+use std::io::{self, Read};
+use std::sync::Arc;
+
+use crate::json::{FrameFields, JsonWriter};
+
+use super::fault::Fault;
+use super::framed::SchemaFormat;
+use super::info::{json, text, Info, Summary};
+use super::records::{FrameNames, Records, Skips};
+use super::scan::{record_channel, unknown_record, State};
+use super::{Error, Select};
+
+/// The samples of a schema's log: one channel per record type.
+pub(super) fn scan(format: &Arc<SchemaFormat>, input: Box<dyn Read>, path: &str, state: &mut State<'_>) -> Result<(), Error> {
+    read_schema(format, input, path, state)
+}
+
+/// The records of a schema's log as the dump writes them.
+pub(super) fn records<R: Records>(
+    format: &Arc<SchemaFormat>,
+    input: Box<dyn Read>,
+    path: &str,
+    select: &Select,
+    out: &mut R,
+) -> Result<(), Error> {
+    dump_schema(format, input, out, path, select)
+}
+
+/// The summary of a schema's log.
+pub(super) fn info(format: &Arc<SchemaFormat>, input: Box<dyn Read>, path: &str) -> Result<Info, Error> {
+    let s = summarise_schema(format, input, path)?;
+    let ns_per_tick = super::framed::timestamp_scale(format.schema());
+    Ok(Info {
+        json: json(&s, format.name(), path),
+        text: text(&s, format.title(), path, ns_per_tick),
+        ok: s.errors.is_empty(),
+    })
+}
+
+/// Reads a log of a schema's own framing through the IR interpreter. Channels are described by
+/// the schema of the file's layout (an older one from the lock when the file says so), so each
+/// record's payload is in the layout of its channel's type.
+fn read_schema(
+    format: &Arc<crate::log::SchemaFormat>,
+    input: Box<dyn Read>,
+    path: &str,
+    state: &mut State<'_>,
+) -> Result<(), Error> {
+    let mut reader = format.read(input).map_err(|e| super::fault::Fault::read(path, &e))?;
+    let schema = Arc::clone(reader.schema());
+    let ns_per_tick = reader.ns_per_tick();
+    while let Some(rec) = reader.next_record() {
+        match rec {
+            Ok(rec) => match &rec.value {
+                Some(value) => {
+                    let name = value.name();
+                    let t_ns = rec.header.timestamp.unwrap_or(rec.index).saturating_mul(ns_per_tick);
+                    let describe = || record_channel(&schema, name);
+                    state.deliver_record(rec.header.tag, name, t_ns, rec.payload, value, describe)?;
+                }
+                None => state.outcome.warnings.push(unknown_record(path, rec.offset, rec.header.tag)),
+            },
+            Err(e) if e.is_recoverable() => state.outcome.warnings.push(format!("{path}: {e}; skipped")),
+            Err(e) => {
+                state.outcome.fail(super::fault::Fault::read(path, &e));
+                break;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Dumps a log of a schema's own framing, read through the IR interpreter: the lines and
+/// messages of [`dump_framed`], with the header fields named by the schema.
+fn dump_schema(
+    format: &std::sync::Arc<crate::log::SchemaFormat>,
+    input: Box<dyn io::Read>,
+    out: &mut impl Records,
+    path: &str,
+    select: &Select,
+) -> Result<(), Error> {
+    let mut reader = format.read(input).map_err(|e| Error::at(Fault::read(path, &e)))?;
+    let ns_per_tick = reader.ns_per_tick();
+    let names = FrameNames::of(reader.schema());
+    let fields = FrameFields { tag: &names.tag, length: &names.length, timestamp: names.timestamp.as_deref() };
+    let mut skips = Skips::new(select);
+    while let Some(rec) = reader.next_record() {
+        match rec {
+            Ok(rec) => {
+                let name = rec.value.as_ref().map_or("", |v| v.name());
+                let t_ns = rec.header.timestamp.map(|t| t.saturating_mul(ns_per_tick));
+                if !skips.keeps(select, name, t_ns) {
+                    continue;
+                }
+                let record = rec.value.as_ref().map(|v| (v.name(), v));
+                crate::json::framed_record(out.writer(), &fields, &rec.header, rec.payload, record);
+            }
+            Err(e) => {
+                // A skipped record writes no line.
+                skips.fault(out, path, e.is_recoverable(), &e)?;
+                continue;
+            }
+        }
+        out.end_record().map_err(Error::Io)?;
+    }
+    skips.finish(select, path)
+}
+
+/// [`summarise`] of a log of a schema's own framing, read through the IR interpreter.
+fn summarise_schema(
+    format: &std::sync::Arc<crate::log::SchemaFormat>,
+    input: Box<dyn Read>,
+    path: &str,
+) -> Result<Summary, Error> {
+    let mut reader = format.read(input).map_err(|e| Fault::read(path, &e))?;
+    let mut w = JsonWriter::new();
+    reader.visit_header(&mut w);
+    let mut s = Summary::new(w.take(), reader.schema_id(), format.schema_ids().first().copied());
+    while let Some(rec) = reader.next_record() {
+        match rec {
+            Ok(rec) => s.record(&rec.header, rec.value.is_some(), || rec.value.as_ref().map(|v| v.name().to_string())),
+            Err(e) if s.error(&e, e.is_recoverable()) => {}
+            Err(_) => break,
+        }
+    }
+    s.bytes_consumed = reader.position();
+    Ok(s)
+}
+

@@ -1,0 +1,142 @@
+//! USVLOG, the bundled framed schema (`schemas/usvlog.toml`), read by its generated reader. A file
+//! under an older schema id decodes with that id's layout from the lock (`with_file_format`).
+
+use std::io::{self, Read};
+use std::sync::Arc;
+
+use crate::formats::usvlog::Usvlog;
+use crate::ir::ir::Schema;
+use crate::json::JsonWriter;
+use crate::runtime::{with_file_format, Event, FramedFormat, Reader, Versioned, Visit, WithFormat};
+
+use super::fault::Fault;
+use super::info::{json, text, Info, Summary};
+use super::records::{dump_framed, Records};
+use super::scan::{record_channel, timestamp_scale, unknown_record, State};
+use super::{Error, Select};
+
+/// The samples of a USVLOG file: one channel per record type.
+pub(super) fn scan(input: Box<dyn Read>, head: &[u8], path: &str, state: &mut State<'_>) -> Result<(), Error> {
+    let schema = Arc::clone(crate::formats::schemas::usvlog());
+    let job = Framed { input, path, schema: &schema, state };
+    with_file_format::<Usvlog, _>(head, job).map_err(|e| Error::Input(format!("{path}: {e}")))?
+}
+
+/// The records of a USVLOG file as the dump writes them.
+pub(super) fn records<R: Records>(
+    input: Box<dyn Read>,
+    head: &[u8],
+    path: &str,
+    select: &Select,
+    out: &mut R,
+) -> Result<(), Error> {
+    // The file's schema id picks the layout: the current one or an older one from the lock.
+    let ns_per_tick = timestamp_scale(crate::formats::schemas::usvlog());
+    let job = Dump { input, out, path, select, ns_per_tick };
+    with_file_format::<Usvlog, _>(head, job).map_err(|e| Error::at(Fault::read(path, &e))).and_then(|r| r)
+}
+
+/// The summary of a USVLOG file.
+pub(super) fn info(input: Box<dyn Read>, head: &[u8], path: &str) -> Result<Info, Error> {
+    // The file's schema id picks the layout: the current one or an older one from the lock.
+    let job = Summarise { input, path, current: Usvlog::SCHEMA_IDS.first().copied() };
+    let s = with_file_format::<Usvlog, _>(head, job).map_err(|e| Error::Input(format!("{path}: {e}")))??;
+    // The timestamp's unit is the schema's (USVLOG: `t_us`, microseconds).
+    let ns_per_tick = timestamp_scale(crate::formats::schemas::usvlog());
+    let (name, title) = (super::Format::Usvlog.name(), super::Format::Usvlog.title());
+    Ok(Info { json: json(&s, name, path), text: text(&s, title, path, ns_per_tick), ok: s.errors.is_empty() })
+}
+
+struct Framed<'a, 's> {
+    input: Box<dyn Read>,
+    path: &'a str,
+    schema: &'a Arc<Schema>,
+    state: &'a mut State<'s>,
+}
+
+impl WithFormat for Framed<'_, '_> {
+    type Output = Result<(), Error>;
+    fn call<F: FramedFormat>(self) -> Self::Output {
+        let Framed { input, path, schema, state } = self;
+        let ns_per_tick = timestamp_scale(schema);
+        // The payloads are in the layout of the schema's records when the reader is the one of
+        // the schema's own schema id (not an older layout of the history).
+        let current = schema.format.schema_id.as_ref().map(|s| s.value);
+        let same_layout = F::KNOWN_SCHEMA_IDS == current.as_slice();
+        let mut reader = Reader::<_, F>::new(input).map_err(|e| Error::Input(format!("{path}: {e}")))?;
+        while let Some(ev) = reader.next_event() {
+            match ev {
+                Ok(Event::Record { raw, record }) => {
+                    let name = F::record_name(raw.header.tag).unwrap_or("?");
+                    let t_ns = raw.header.timestamp.unwrap_or(raw.index).saturating_mul(ns_per_tick);
+                    let describe = || record_channel(schema, name);
+                    if same_layout {
+                        state.deliver_record(raw.header.tag, name, t_ns, raw.payload, &record, describe)?;
+                    } else {
+                        state.deliver_visit(name, t_ns, &record, describe)?;
+                    }
+                }
+                Ok(Event::Unknown { raw }) => {
+                    state.outcome.warnings.push(unknown_record(path, raw.offset, raw.header.tag));
+                }
+                Err(e) if e.is_recoverable() => state.outcome.warnings.push(format!("{path}: {e}; skipped")),
+                Err(e) => {
+                    state.outcome.fail(super::fault::Fault::read(path, &e));
+                    break;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+struct Dump<'a, R> {
+    input: Box<dyn io::Read>,
+    out: &'a mut R,
+    path: &'a str,
+    select: &'a Select,
+    ns_per_tick: u64,
+}
+
+impl<R: Records> WithFormat for Dump<'_, R> {
+    type Output = Result<(), Error>;
+    fn call<F: FramedFormat>(self) -> Self::Output {
+        dump_framed::<F>(self.input, self.out, self.path, self.select, self.ns_per_tick)
+    }
+}
+
+struct Summarise<'a> {
+    input: Box<dyn Read>,
+    path: &'a str,
+    /// The schema id of the format's current layout.
+    current: Option<u64>,
+}
+
+impl WithFormat for Summarise<'_> {
+    type Output = Result<Summary, Error>;
+    fn call<F: FramedFormat>(self) -> Self::Output {
+        summarise::<F>(self.input, self.path, self.current)
+    }
+}
+
+fn summarise<F: FramedFormat>(input: impl Read, path: &str, current: Option<u64>) -> Result<Summary, Error> {
+    let mut reader = Reader::<_, F>::new(input).map_err(|e| Error::Input(format!("{path}: {e}")))?;
+    let mut w = JsonWriter::new();
+    reader.file_header().visit(None, &mut w);
+    let mut s = Summary::new(w.take(), F::schema_id(reader.file_header()), current);
+    // `decode_each` is the reader's fast path; it stops at each error, and resumes after a bad
+    // record when called again.
+    loop {
+        let result = reader.decode_each(|raw, record| {
+            s.record(&raw.header, record.is_some(), || F::record_name(raw.header.tag).map(str::to_string));
+        });
+        match result {
+            Ok(()) => break,
+            Err(e) if s.error(&e, e.is_recoverable()) => {}
+            Err(_) => break,
+        }
+    }
+    s.bytes_consumed = reader.position();
+    Ok(s)
+}
+
