@@ -46,9 +46,10 @@ pub struct Key {
 /// The keys of one kind of table.
 #[derive(Debug)]
 pub struct Section {
-    /// Its name among the JSON Schema's `definitions`.
+    /// A short name: its entry in the JSON Schema's `definitions` (for the tables that are
+    /// elements of an array; the others are written where their key is).
     pub id: &'static str,
-    /// How messages name it: "[[record]]", "a field".
+    /// How messages name it: `[[record]]`, "a field".
     pub what: &'static str,
     pub keys: &'static [Key],
 }
