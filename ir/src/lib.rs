@@ -7,7 +7,9 @@
 //! they use) are in `logspec-codegen`, which re-exports every module here under the same path.
 //!
 //! Stages: [`schema`] (spanned mirror of the TOML) -> [`lower`] (resolve and validate) ->
-//! [`ir`] (immutable). See `ARCHITECTURE.md` at the repository root.
+//! [`ir`] (immutable). See `ARCHITECTURE.md` at the repository root. The keys a schema file may
+//! hold are one table, [`language`], which the parser follows and [`language::json_schema`]
+//! writes as the JSON Schema editors check schema files with.
 //!
 //! ```
 //! let schema = logspec_ir::compile_str(
@@ -40,6 +42,7 @@ pub mod fingerprint;
 pub mod history;
 pub mod ir;
 pub mod json;
+pub mod language;
 pub mod layout;
 pub mod lock;
 pub mod lower;

@@ -1,7 +1,9 @@
 //! The TOML front end's first stage: a spanned mirror of the schema file.
 //!
 //! This stage only checks the file's shape (known keys, required keys, value kinds) and keeps every
-//! value's byte span. Meaning (types, names, layout) is checked by [`crate::lower`].
+//! value's byte span. The shape is the table of [`crate::language`]: every key is read through it,
+//! and the keys it does not list are reported. Meaning (types, names, layout) is checked by
+//! [`crate::lower`].
 
 use std::cell::RefCell;
 use std::ops::Range;
@@ -10,6 +12,7 @@ use toml::de::{DeTable, DeValue};
 use toml::Spanned;
 
 use crate::diag::{did_you_mean, Code, Diagnostic};
+use crate::language::{self, Kind, Section};
 
 pub type Span = Range<usize>;
 
@@ -201,145 +204,133 @@ pub fn parse(source: &str) -> (SchemaFile, Vec<Diagnostic>) {
     };
     let mut file = SchemaFile::default();
     let span = root.span();
-    let mut t = Table::new(root.get_ref(), span, "the schema".to_string(), &diags);
-    file.format = t.table("format", true).map(|(t, span)| format_decl(t, span));
-    file.file_header = t.table("file_header", false).map(|(t, span)| struct_decl(t, span, StructKind::FileHeader));
-    file.framing = t.table("framing", false).map(|(mut t, span)| {
-        let tag = t.str("tag", true);
-        let length = t.str("length", false);
-        let timestamp = t.str("timestamp", false);
+    let mut t = Table::new(root.get_ref(), span, &language::ROOT, &diags);
+    file.format = t.table("format").map(|(t, span)| format_decl(t, span));
+    file.file_header = t.table("file_header").map(|(t, span)| struct_decl(t, span));
+    file.framing = t.table("framing").map(|(mut t, span)| {
+        let tag = t.str("tag");
+        let length = t.str("length");
+        let timestamp = t.str("timestamp");
         let bounded = t.boolean("bounded");
-        let body = struct_decl(t, span.clone(), StructKind::Framing);
+        let body = struct_decl(t, span.clone());
         let tag = tag.unwrap_or_else(|| Sp::placeholder(String::new(), span.start));
         FramingDecl { tag, length, timestamp, bounded, body }
     });
-    file.structs = t.tables("struct").into_iter().map(|(t, s)| struct_decl(t, s, StructKind::Struct)).collect();
+    file.structs = t.tables("struct").into_iter().map(|(t, s)| struct_decl(t, s)).collect();
     file.enums = t.tables("enum").into_iter().map(|(t, s)| enum_decl(t, s)).collect();
     file.flags = t.tables("flags").into_iter().map(|(t, s)| flags_decl(t, s)).collect();
     file.unions = t.tables("union").into_iter().map(|(t, s)| union_decl(t, s)).collect();
     file.records = t.tables("record").into_iter().map(|(t, s)| record_decl(t, s)).collect();
     file.params = t.tables("param").into_iter().map(|(t, s)| param_decl(t, s)).collect();
-    t.finish(&["format", "file_header", "framing", "struct", "enum", "flags", "union", "record", "param"]);
+    t.finish();
     (file, diags.into_inner())
 }
 
 fn format_decl(mut t: Table<'_, '_>, span: Span) -> FormatDecl {
-    let name = t.str("name", true).unwrap_or_else(|| Sp::placeholder(String::new(), span.start));
-    let title = t.str("title", false);
-    let doc = t.str("doc", false);
-    let endian = t.str("endian", false);
-    let version = t.str("version", false);
-    let schema_id = t.table("schema_id", false).map(|(mut s, sspan)| {
-        let value = s.int("value", true).unwrap_or_else(|| Sp::placeholder(0, sspan.start));
-        let name = s.str("name", true).unwrap_or_else(|| Sp::placeholder(String::new(), sspan.start));
-        let field = s.str("field", false);
-        s.finish(&["value", "name", "field"]);
+    let name = t.str("name").unwrap_or_else(|| Sp::placeholder(String::new(), span.start));
+    let title = t.str("title");
+    let doc = t.str("doc");
+    let endian = t.str("endian");
+    let version = t.str("version");
+    let schema_id = t.table("schema_id").map(|(mut s, sspan)| {
+        let value = s.int("value").unwrap_or_else(|| Sp::placeholder(0, sspan.start));
+        let name = s.str("name").unwrap_or_else(|| Sp::placeholder(String::new(), sspan.start));
+        let field = s.str("field");
+        s.finish();
         SchemaIdDecl { value, name, field, span: sspan }
     });
-    t.finish(&["name", "title", "doc", "endian", "version", "schema_id"]);
+    t.finish();
     FormatDecl { name, title, doc, endian, version, schema_id, span }
 }
 
-/// Which table a struct body comes from: only `[[struct]]` needs a `name` (the headers default to
-/// `FileHeader` and `RecordHeader`), and only `[framing]` has role keys.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum StructKind {
-    Struct,
-    FileHeader,
-    Framing,
-}
-
-fn struct_decl(mut t: Table<'_, '_>, span: Span, kind: StructKind) -> StructDecl {
-    let name = t.str("name", kind == StructKind::Struct).unwrap_or_else(|| Sp::placeholder(String::new(), span.start));
+/// The struct body of `[[struct]]`, `[file_header]` or `[framing]` (whose role keys the caller has
+/// read). Only `[[struct]]` requires a `name`: the headers default to `FileHeader` and
+/// `RecordHeader`.
+fn struct_decl(mut t: Table<'_, '_>, span: Span) -> StructDecl {
+    let name = t.str("name").unwrap_or_else(|| Sp::placeholder(String::new(), span.start));
     t.named(&name);
-    let doc = t.str("doc", false);
-    let endian = t.str("endian", false);
-    let fields = t.fields("fields", true);
-    if kind == StructKind::Framing {
-        t.finish(&["name", "doc", "endian", "fields", "tag", "length", "timestamp", "bounded"]);
-    } else {
-        t.finish(&["name", "doc", "endian", "fields"]);
-    }
+    let doc = t.str("doc");
+    let endian = t.str("endian");
+    let fields = t.fields("fields");
+    t.finish();
     StructDecl { name, doc, endian, fields, span }
 }
 
 fn enum_decl(mut t: Table<'_, '_>, span: Span) -> EnumDecl {
-    let name = t.str("name", true).unwrap_or_else(|| Sp::placeholder(String::new(), span.start));
+    let name = t.str("name").unwrap_or_else(|| Sp::placeholder(String::new(), span.start));
     t.named(&name);
-    let doc = t.str("doc", false);
-    let base = t.str("base", true).unwrap_or_else(|| Sp::placeholder(String::new(), span.start));
+    let doc = t.str("doc");
+    let base = t.str("base").unwrap_or_else(|| Sp::placeholder(String::new(), span.start));
     let values = t.values("values", "value");
-    t.finish(&["name", "doc", "base", "values"]);
+    t.finish();
     EnumDecl { name, doc, base, values, span }
 }
 
 fn flags_decl(mut t: Table<'_, '_>, span: Span) -> FlagsDecl {
-    let name = t.str("name", true).unwrap_or_else(|| Sp::placeholder(String::new(), span.start));
+    let name = t.str("name").unwrap_or_else(|| Sp::placeholder(String::new(), span.start));
     t.named(&name);
-    let doc = t.str("doc", false);
-    let base = t.str("base", true).unwrap_or_else(|| Sp::placeholder(String::new(), span.start));
+    let doc = t.str("doc");
+    let base = t.str("base").unwrap_or_else(|| Sp::placeholder(String::new(), span.start));
     let flags = t.values("flags", "bit");
-    t.finish(&["name", "doc", "base", "flags"]);
+    t.finish();
     FlagsDecl { name, doc, base, flags, span }
 }
 
 fn union_decl(mut t: Table<'_, '_>, span: Span) -> UnionDecl {
-    let name = t.str("name", true).unwrap_or_else(|| Sp::placeholder(String::new(), span.start));
+    let name = t.str("name").unwrap_or_else(|| Sp::placeholder(String::new(), span.start));
     t.named(&name);
-    let doc = t.str("doc", false);
-    let endian = t.str("endian", false);
+    let doc = t.str("doc");
+    let endian = t.str("endian");
     let variants = t
-        .array_of_tables("variants", true)
+        .tables("variants")
         .into_iter()
         .map(|(mut v, vspan)| {
-            let name = v.str("name", true).unwrap_or_else(|| Sp::placeholder(String::new(), vspan.start));
+            let name = v.str("name").unwrap_or_else(|| Sp::placeholder(String::new(), vspan.start));
             v.named(&name);
-            let tag = v.int("tag", false);
+            let tag = v.int("tag");
             let matches = v.str_list("match");
-            let prefix = v.str("prefix", false);
+            let prefix = v.str("prefix");
             let default = v.boolean("default");
-            let doc = v.str("doc", false);
-            let fields = v.fields("fields", false);
-            v.finish(&["name", "tag", "match", "prefix", "default", "doc", "fields"]);
+            let doc = v.str("doc");
+            let fields = v.fields("fields");
+            v.finish();
             VariantDecl { name, tag, matches, prefix, default, doc, fields, span: vspan }
         })
         .collect();
-    t.finish(&["name", "doc", "endian", "variants"]);
+    t.finish();
     UnionDecl { name, doc, endian, variants, span }
 }
 
 fn record_decl(mut t: Table<'_, '_>, span: Span) -> RecordDecl {
-    let name = t.str("name", true).unwrap_or_else(|| Sp::placeholder(String::new(), span.start));
+    let name = t.str("name").unwrap_or_else(|| Sp::placeholder(String::new(), span.start));
     t.named(&name);
-    let id = t.int("id", true).unwrap_or_else(|| Sp::placeholder(-1, span.start));
-    let doc = t.str("doc", false);
-    let endian = t.str("endian", false);
-    let fields = t.fields("fields", true);
-    t.finish(&["name", "id", "doc", "endian", "fields"]);
+    let id = t.int("id").unwrap_or_else(|| Sp::placeholder(-1, span.start));
+    let doc = t.str("doc");
+    let endian = t.str("endian");
+    let fields = t.fields("fields");
+    t.finish();
     RecordDecl { name, id, doc, endian, fields, span }
 }
 
 fn param_decl(mut t: Table<'_, '_>, span: Span) -> ParamDecl {
-    let name = t.str("name", true).unwrap_or_else(|| Sp::placeholder(String::new(), span.start));
+    let name = t.str("name").unwrap_or_else(|| Sp::placeholder(String::new(), span.start));
     t.named(&name);
-    let ty = t.str("type", true).unwrap_or_else(|| Sp::placeholder(String::new(), span.start));
-    let doc = t.str("doc", false);
-    t.finish(&["name", "type", "doc"]);
+    let ty = t.str("type").unwrap_or_else(|| Sp::placeholder(String::new(), span.start));
+    let doc = t.str("doc");
+    t.finish();
     ParamDecl { name, ty, doc, span }
 }
 
-const FIELD_KEYS: &[&str] =
-    &["name", "type", "pad", "count", "size", "tag", "param", "width", "endian", "doc", "unit", "const"];
-
+/// One entry of a `fields` array, a [`language::FIELD`] or, with `pad`, a [`language::PADDING`].
 fn field_decl(mut t: Table<'_, '_>, span: Span) -> FieldDecl {
     if t.get("pad").is_some() {
         // `{ pad = N }`: N reserved zero bytes, with nothing else but an optional `doc`.
-        let pad = t.int("pad", false);
-        let doc = t.str("doc", false);
-        t.what = "a padding entry".to_string();
+        t.section = &language::PADDING;
+        t.what = language::PADDING.what.to_string();
+        let pad = t.int("pad");
+        let doc = t.str("doc");
         t.finish_except(
-            &["pad", "doc"],
-            FIELD_KEYS,
+            &language::FIELD,
             "a padding entry `{ pad = N }` takes only `pad` and `doc`; padding has no name, type or value",
         );
         return FieldDecl {
@@ -358,19 +349,15 @@ fn field_decl(mut t: Table<'_, '_>, span: Span) -> FieldDecl {
             span,
         };
     }
-    let name = t.str("name", false);
-    let ty = t.str("type", false);
-    match &name {
-        Some(n) => t.what = format!("field `{}`", n.value),
-        None => t.missing("name", "a field needs a `name` (or is a padding entry `{ pad = N }`)"),
+    let name = t.str("name");
+    if let Some(n) = &name {
+        t.what = format!("field `{}`", n.value);
     }
-    if ty.is_none() {
-        t.missing("type", "a field needs a `type`, e.g. `type = \"u16\"`");
-    }
+    let ty = t.str("type");
     // A present but malformed `count`, `size` or `tag` becomes a placeholder, so that later stages
     // do not also report it as absent.
     let keep = |t: &mut Table<'_, '_>, key: &str| {
-        let v = t.str(key, false);
+        let v = t.str(key);
         match (&v, t.get(key)) {
             (None, Some(raw)) => Some(Sp::placeholder(String::new(), raw.span().start)),
             _ => v,
@@ -381,34 +368,61 @@ fn field_decl(mut t: Table<'_, '_>, span: Span) -> FieldDecl {
     let tag = keep(&mut t, "tag");
     let param = keep(&mut t, "param");
     let width = keep(&mut t, "width");
-    let endian = t.str("endian", false);
-    let doc = t.str("doc", false);
-    let unit = t.str("unit", false);
+    let endian = t.str("endian");
+    let doc = t.str("doc");
+    let unit = t.str("unit");
     let value = t.konst("const");
-    t.finish(FIELD_KEYS);
+    t.finish();
     FieldDecl { name, ty, pad: None, count, size, tag, param, width, endian, doc, unit, value, span }
 }
 
-/// A cursor over one TOML table that records which keys were read, so that the rest can be
-/// reported as unknown, with a suggestion.
+/// A cursor over one TOML table of a [`Section`]: every key is read through it as the section's
+/// table says (kind, required), and [`Table::finish`] reports the keys the section does not take,
+/// with a suggestion.
 struct Table<'a, 'd> {
     table: &'a DeTable<'a>,
     span: Span,
+    /// The keys this table takes.
+    section: &'static Section,
     /// How messages name this table: "[[record]] `REC_A`", "field `x`".
     what: String,
     diags: &'d RefCell<Vec<Diagnostic>>,
     /// Required keys found absent, reported by [`Table::finish`] unless an unknown key there is
     /// a misspelling of one of them (then only the misspelling is reported).
     missing: Vec<(String, Diagnostic)>,
+    /// The keys read so far: by [`Table::finish`], every key of the section (checked in debug
+    /// builds, so that the key table cannot list a key that the parser ignores).
+    read: Vec<&'static str>,
 }
 
 impl<'a, 'd> Table<'a, 'd> {
-    fn new(table: &'a DeTable<'a>, span: Span, what: String, diags: &'d RefCell<Vec<Diagnostic>>) -> Self {
-        Table { table, span, what, diags, missing: Vec::new() }
+    fn new(table: &'a DeTable<'a>, span: Span, section: &'static Section, diags: &'d RefCell<Vec<Diagnostic>>) -> Self {
+        Table { table, span, section, what: section.what.to_string(), diags, missing: Vec::new(), read: Vec::new() }
     }
 
     fn get(&self, key: &str) -> Option<&'a Spanned<DeValue<'a>>> {
         self.table.get(key)
+    }
+
+    /// Reads `key`: its value, after reporting it as missing if the section requires it. The key
+    /// must be in the section's table with a kind that `is_kind` accepts (a mistake in this file,
+    /// not in the schema).
+    fn key(
+        &mut self,
+        key: &str,
+        is_kind: fn(&Kind) -> bool,
+    ) -> Option<(&'static language::Key, &'a Spanned<DeValue<'a>>)> {
+        let Some(k) = self.section.key(key) else {
+            panic!("the parser reads `{key}` in {}, which the key table does not list", self.section.id)
+        };
+        debug_assert!(is_kind(&k.kind), "`{key}` in {} is read as another kind than the key table's", self.section.id);
+        self.read.push(k.name);
+        let value = self.get(key);
+        if value.is_none() && k.required {
+            let why = missing_help(self.section, k);
+            self.missing(key, &why);
+        }
+        value.map(|v| (k, v))
     }
 
     /// Adds the table's name to how messages refer to it, once it is known.
@@ -461,45 +475,31 @@ impl<'a, 'd> Table<'a, 'd> {
         self.diags.borrow_mut().push(d);
     }
 
-    fn str(&mut self, key: &str, required: bool) -> Option<Sp<String>> {
-        match self.get(key) {
+    fn str(&mut self, key: &str) -> Option<Sp<String>> {
+        let (_, v) = self.key(key, |k| matches!(k, Kind::Str))?;
+        match v.get_ref().as_str() {
+            Some(s) => Some(Sp::new(s.to_string(), v.span())),
             None => {
-                if required {
-                    self.missing(key, &format!("add `{key} = \"...\"`"));
-                }
+                self.wrong(key, "a string", v);
                 None
             }
-            Some(v) => match v.get_ref().as_str() {
-                Some(s) => Some(Sp::new(s.to_string(), v.span())),
-                None => {
-                    self.wrong(key, "a string", v);
-                    None
-                }
-            },
         }
     }
 
-    fn int(&mut self, key: &str, required: bool) -> Option<Sp<i128>> {
-        match self.get(key) {
+    fn int(&mut self, key: &str) -> Option<Sp<i128>> {
+        let (_, v) = self.key(key, |k| matches!(k, Kind::Int))?;
+        match v.get_ref().as_integer().and_then(parse_int) {
+            Some(i) => Some(Sp::new(i, v.span())),
             None => {
-                if required {
-                    self.missing(key, &format!("add `{key} = <integer>`"));
-                }
+                self.wrong(key, "an integer", v);
                 None
             }
-            Some(v) => match v.get_ref().as_integer().and_then(parse_int) {
-                Some(i) => Some(Sp::new(i, v.span())),
-                None => {
-                    self.wrong(key, "an integer", v);
-                    None
-                }
-            },
         }
     }
 
     /// A string, or an array of strings.
     fn str_list(&mut self, key: &str) -> Vec<Sp<String>> {
-        let Some(v) = self.get(key) else { return Vec::new() };
+        let Some((_, v)) = self.key(key, |k| matches!(k, Kind::StrOrStrs)) else { return Vec::new() };
         if let Some(s) = v.get_ref().as_str() {
             return vec![Sp::new(s.to_string(), v.span())];
         }
@@ -518,7 +518,7 @@ impl<'a, 'd> Table<'a, 'd> {
     }
 
     fn boolean(&mut self, key: &str) -> Option<Sp<bool>> {
-        let v = self.get(key)?;
+        let (_, v) = self.key(key, |k| matches!(k, Kind::Bool))?;
         match v.get_ref().as_bool() {
             Some(b) => Some(Sp::new(b, v.span())),
             None => {
@@ -529,7 +529,7 @@ impl<'a, 'd> Table<'a, 'd> {
     }
 
     fn konst(&mut self, key: &str) -> Option<Sp<ConstDecl>> {
-        let v = self.get(key)?;
+        let (_, v) = self.key(key, |k| matches!(k, Kind::IntOrStr))?;
         let value = v.get_ref();
         if let Some(i) = value.as_integer().and_then(parse_int) {
             Some(Sp::new(ConstDecl::Int(i), v.span()))
@@ -541,37 +541,22 @@ impl<'a, 'd> Table<'a, 'd> {
         }
     }
 
-    fn table(&mut self, key: &str, required: bool) -> Option<(Table<'a, 'd>, Span)> {
-        match self.get(key) {
+    fn table(&mut self, key: &str) -> Option<(Table<'a, 'd>, Span)> {
+        let (k, v) = self.key(key, |k| matches!(k, Kind::Table(_)))?;
+        let Kind::Table(section) = k.kind else { unreachable!("checked by `key`") };
+        match v.get_ref().as_table() {
+            Some(t) => Some((Table::new(t, v.span(), section, self.diags), v.span())),
             None => {
-                if required {
-                    let help = if key == "format" {
-                        "every schema starts with `[format]` and at least `name = \"...\"`".to_string()
-                    } else {
-                        format!("add a `[{key}]` table")
-                    };
-                    self.missing(key, &help);
-                }
+                self.wrong(key, "a table", v);
                 None
             }
-            Some(v) => match v.get_ref().as_table() {
-                Some(t) => Some((Table::new(t, v.span(), what_is(key).to_string(), self.diags), v.span())),
-                None => {
-                    self.wrong(key, "a table", v);
-                    None
-                }
-            },
         }
     }
 
-    /// The elements of an array of tables (`[[key]]` or `key = [{...}, ...]`).
-    fn array_of_tables(&mut self, key: &str, required: bool) -> Vec<(Table<'a, 'd>, Span)> {
-        let Some(v) = self.get(key) else {
-            if required {
-                self.missing(key, &format!("add `{key} = [ ... ]`"));
-            }
-            return Vec::new();
-        };
+    /// The elements of an array of tables (`[[key]]` or `key = [{...}, ...]`), each a table of
+    /// `section`.
+    fn array_of_tables(&mut self, key: &str, section: &'static Section) -> Vec<(Table<'a, 'd>, Span)> {
+        let Some((_, v)) = self.key(key, |k| matches!(k, Kind::Tables(_) | Kind::Fields)) else { return Vec::new() };
         let Some(items) = v.get_ref().as_array() else {
             self.wrong(key, "an array of tables", v);
             return Vec::new();
@@ -587,48 +572,65 @@ impl<'a, 'd> Table<'a, 'd> {
         for item in bad {
             self.wrong(key, "an array of tables", item);
         }
-        let what = what_is(key);
-        out.into_iter().map(|(t, span)| (Table::new(t, span.clone(), what.to_string(), self.diags), span)).collect()
+        out.into_iter().map(|(t, span)| (Table::new(t, span.clone(), section, self.diags), span)).collect()
     }
 
+    /// The elements of a key of kind [`Kind::Tables`].
     fn tables(&mut self, key: &str) -> Vec<(Table<'a, 'd>, Span)> {
-        self.array_of_tables(key, false)
+        match self.section.key(key).map(|k| k.kind) {
+            Some(Kind::Tables(section)) => self.array_of_tables(key, section),
+            _ => panic!("the parser reads `{key}` in {} as tables, which the key table does not", self.section.id),
+        }
     }
 
-    fn fields(&mut self, key: &str, required: bool) -> Vec<FieldDecl> {
-        self.array_of_tables(key, required).into_iter().map(|(t, s)| field_decl(t, s)).collect()
+    /// The entries of a `fields` array; [`field_decl`] tells a padding entry from a data field.
+    fn fields(&mut self, key: &str) -> Vec<FieldDecl> {
+        self.array_of_tables(key, &language::FIELD).into_iter().map(|(t, s)| field_decl(t, s)).collect()
     }
 
+    /// The entries of an enum's `values` or a flags type's `flags`: a name, an integer
+    /// (`value_key`) and a doc.
     fn values(&mut self, key: &str, value_key: &'static str) -> Vec<ValueDecl> {
-        self.array_of_tables(key, true)
+        self.tables(key)
             .into_iter()
             .map(|(mut t, span)| {
-                t.what = if value_key == "bit" { "a flag" } else { "an enum value" }.to_string();
-                let name = t.str("name", true).unwrap_or_else(|| Sp::placeholder(String::new(), span.start));
+                let name = t.str("name").unwrap_or_else(|| Sp::placeholder(String::new(), span.start));
                 t.named(&name);
-                let value = t.int(value_key, true).unwrap_or_else(|| Sp::placeholder(0, span.start));
-                let doc = t.str("doc", false);
-                t.finish(&["name", value_key, "doc"]);
+                let value = t.int(value_key).unwrap_or_else(|| Sp::placeholder(0, span.start));
+                let doc = t.str("doc");
+                t.finish();
                 ValueDecl { name, value, doc }
             })
             .collect()
     }
 
-    /// Reports every key of the table that is not in `known`, then the missing required keys.
-    fn finish(self, known: &[&str]) {
-        self.finish_except(known, &[], "");
+    /// Reports every key of the table that its section does not take, then the missing required
+    /// keys.
+    fn finish(self) {
+        self.report(None);
     }
 
-    /// Like [`Table::finish`], but keys in `elsewhere` (valid in similar tables, not in this one)
-    /// are reported with `why` instead of as unknown.
-    fn finish_except(mut self, known: &[&str], elsewhere: &[&str], why: &str) {
+    /// Like [`Table::finish`], but keys of `other` (a similar table) are reported with `why`
+    /// instead of as unknown.
+    fn finish_except(self, other: &'static Section, why: &str) {
+        self.report(Some((other, why)));
+    }
+
+    fn report(mut self, elsewhere: Option<(&'static Section, &str)>) {
+        let known = self.section.names();
+        debug_assert!(
+            known.iter().all(|k| self.read.contains(k)),
+            "the parser does not read every key that the key table lists for {}: {known:?}, read {:?}",
+            self.section.id,
+            self.read
+        );
         let mut out = Vec::new();
         for (k, _) in self.table.iter() {
             let key: &str = k.get_ref();
             if known.contains(&key) {
                 continue;
             }
-            if elsewhere.contains(&key) {
+            if let Some((_, why)) = elsewhere.filter(|(other, _)| other.key(key).is_some()) {
                 out.push(
                     Diagnostic::new(Code::UnknownKey, k.span(), format!("`{key}` does not apply to {}", self.what))
                         .label("not allowed here")
@@ -656,22 +658,21 @@ impl<'a, 'd> Table<'a, 'd> {
     }
 }
 
-/// Describes the table a key opens, for messages ("unknown key `x` in [[record]]").
-fn what_is(key: &str) -> &'static str {
-    match key {
-        "format" => "[format]",
-        "schema_id" => "[format.schema_id]",
-        "file_header" => "[file_header]",
-        "framing" => "[framing]",
-        "struct" => "[[struct]]",
-        "enum" => "[[enum]]",
-        "flags" => "[[flags]]",
-        "union" => "[[union]]",
-        "record" => "[[record]]",
-        "fields" => "a field",
-        "variants" => "a union variant",
-        "values" => "an enum value",
-        _ => "a table",
+/// The help of a missing required key.
+fn missing_help(section: &Section, key: &language::Key) -> String {
+    let k = key.name;
+    match (section.id, k) {
+        ("schema", "format") => "every schema starts with `[format]` and at least `name = \"...\"`".to_string(),
+        ("field", "name") => "a field needs a `name` (or is a padding entry `{ pad = N }`)".to_string(),
+        ("field", "type") => "a field needs a `type`, e.g. `type = \"u16\"`".to_string(),
+        _ => match key.kind {
+            Kind::Str | Kind::StrOrStrs => format!("add `{k} = \"...\"`"),
+            Kind::Int => format!("add `{k} = <integer>`"),
+            Kind::Bool => format!("add `{k} = true`"),
+            Kind::IntOrStr => format!("add `{k} = <integer or string>`"),
+            Kind::Table(_) => format!("add a `[{k}]` table"),
+            Kind::Tables(_) | Kind::Fields => format!("add `{k} = [ ... ]`"),
+        },
     }
 }
 

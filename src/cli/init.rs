@@ -34,14 +34,16 @@ fn identifier(name: &str) -> Option<String> {
 }
 
 /// The starter schema: a file header that carries a magic and the schema id, the usual record
-/// header (time, type, length) and one record to copy from.
+/// header (time, type, length) and one record to copy from. Its first line, a TOML comment, points
+/// editors that read `#:schema` (Taplo, Even Better TOML) at the schema language's JSON Schema.
 fn starter(format: &str) -> String {
     let upper = format.to_ascii_uppercase();
     let magic: String = upper.chars().filter(char::is_ascii_alphanumeric).take(8).collect();
     let magic = if magic.is_empty() { "LOG".to_string() } else { magic };
     let n = magic.len();
     format!(
-        r#"# {format}: describe your log here; `logspec gen` writes the C header, the Python module, the
+        r#"#:schema {json_schema}
+# {format}: describe your log here; `logspec gen` writes the C header, the Python module, the
 # docs and the golden vectors from it (where logspec.toml says), `logspec check` fails in CI when
 # they are stale. Field order is wire order; units are SI.
 #
@@ -86,7 +88,8 @@ fields = [
   {{ name = "battery", type = "f32", unit = "V", doc = "Battery voltage." }},
 ]
 "#,
-        header_len = n + 4
+        header_len = n + 4,
+        json_schema = logspec::ir::language::JSON_SCHEMA_URL,
     )
 }
 

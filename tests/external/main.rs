@@ -1,9 +1,9 @@
 //! The tests that hold logspec to independent references on the machine: C compilers (gcc,
 //! clang, g++, the ARM and PowerPC cross compilers) and emulators (qemu), WPILib's and Foxglove's
-//! Python readers, pyarrow, DuckDB, Polars, DataFusion and Spark, git. One module per area, one
-//! binary, without libtest's harness: each trial says what it needs, and a trial whose tool is
-//! missing is reported as ignored (under `CI=true`, as failed), never as passed
-//! (`common/tools.rs`).
+//! Python readers, pyarrow, DuckDB, Polars, DataFusion and Spark, git, taplo and Python's
+//! jsonschema (the JSON Schema of schema files). One module per area, one binary, without
+//! libtest's harness: each trial says what it needs, and a trial whose tool is missing is
+//! reported as ignored (under `CI=true`, as failed), never as passed (`common/tools.rs`).
 
 #[path = "../common/mod.rs"]
 mod common;
@@ -17,6 +17,7 @@ mod c_roundtrip;
 mod cross_language;
 mod firmware;
 mod foxglove_python;
+mod json_schema;
 mod parquet;
 mod project;
 mod python_module;
@@ -30,6 +31,7 @@ fn main() {
         ("cross_language", cross_language::trials()),
         ("firmware", firmware::trials()),
         ("foxglove_python", foxglove_python::trials()),
+        ("json_schema", json_schema::trials()),
         ("parquet", parquet::trials()),
         ("project", project::trials()),
         ("python_module", python_module::trials()),

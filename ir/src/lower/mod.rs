@@ -198,7 +198,7 @@ impl Cx {
         // the record header, which frames every record, must have a fixed size.
         schema.framing = self.framing(file, &schema);
         // Payload bounds walk nested types, which only terminates when none contains itself.
-        let bounded = file.framing.as_ref().and_then(|f| f.bounded.as_ref()).map_or(true, |b| b.value);
+        let bounded = file.framing.as_ref().and_then(|f| f.bounded.as_ref()).is_none_or(|b| b.value);
         schema.records = self.records(file, &schema, &decls, !recursive && bounded);
         if self.diags.is_empty() {
             let prints: Vec<u64> =

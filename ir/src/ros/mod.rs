@@ -348,7 +348,7 @@ impl MsgSet {
                     on_stack.remove(name);
                     let d = deepest + 1;
                     depth.insert(name, d);
-                    if worst.map_or(true, |(_, w)| d > w) {
+                    if worst.is_none_or(|(_, w)| d > w) {
                         worst = Some((name, d));
                     }
                     if let Some(parent) = stack.last_mut() {

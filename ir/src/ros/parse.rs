@@ -91,7 +91,7 @@ fn is_type_name(s: &str) -> bool {
     let mut parts = s.split('/');
     let ok = |p: &str| p.chars().next().is_some_and(|c| c.is_ascii_alphabetic()) && p.chars().all(is_word);
     let first = parts.next().is_some_and(ok);
-    let second = parts.next().map_or(true, ok);
+    let second = parts.next().is_none_or(ok);
     first && second && parts.next().is_none()
 }
 
