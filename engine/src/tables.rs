@@ -395,6 +395,9 @@ pub struct Tables {
     share: parts::Share,
     /// By channel id: whether its table is another part's.
     skip: Vec<bool>,
+    /// Whether an RLOG key of numbers or booleans keeps its rows in vectors (`direct`) instead
+    /// of the builder's batches.
+    direct: bool,
 }
 
 impl Tables {
@@ -415,7 +418,16 @@ impl Tables {
             tables: Vec::new(),
             share,
             skip: Vec::new(),
+            direct: true,
         }
+    }
+
+    /// The same sink with every table in the builder's batches: the generic path that the
+    /// direct columns are held to (`tests/it/fast_paths.rs`) and measured against
+    /// (`benches/tables.rs`).
+    pub fn without_direct(mut self) -> Tables {
+        self.direct = false;
+        self
     }
 
     /// Counts a value of table `i` while the tables are not yet shared out among the parts,
@@ -475,7 +487,8 @@ impl Sink for Tables {
             None => {
                 let builder = TableBuilder::new(channel, self.utc);
                 let joined = joined::Joined::new(&builder.schema);
-                let direct = direct::Direct::of(channel, &builder.schema, self.origin_ns);
+                let direct =
+                    if self.direct { direct::Direct::of(channel, &builder.schema, self.origin_ns) } else { None };
                 self.tables.push(Table { name: name.clone(), builder, batches: Vec::new(), joined, direct });
                 self.by_name.insert(name, self.tables.len() - 1);
                 self.tables.len() - 1
