@@ -7,11 +7,10 @@
 //! whole file into tables, in this process:
 //!
 //! - `tables::read`: the path `logspec_engine::tables::read` chooses (the Python package's
-//!   `tables()`): USVLOG by the two passes, RLOG on two threads (`read_in_parts`);
-//! - the `Tables` sink on one thread (`Log::scan`): typed records, RLOG views, direct columns;
-//! - the same without direct columns (`Tables::without_direct`);
-//! - the generic path: every sample as a value tree, no direct columns (what
-//!   `tests/it/fast_paths.rs` holds every path to).
+//!   `tables()`): USVLOG by the two passes, the others by the `Tables` sink;
+//! - the `Tables` sink (`Log::scan`): typed records and RLOG views;
+//! - the generic path: every sample as a value tree (what `tests/it/fast_paths.rs` holds every
+//!   path to).
 
 mod common;
 
@@ -72,17 +71,12 @@ fn measure(name: &str, path: &Path, runs: usize) {
         scan(path, &mut t);
         rows(&t.finish().unwrap().0)
     });
-    let no_direct = timed(runs, || {
-        let mut t = Tables::new(false).without_direct();
-        scan(path, &mut t);
-        rows(&t.finish().unwrap().0)
-    });
     let generic = timed(runs, || {
-        let mut g = Generic(Tables::new(false).without_direct());
+        let mut g = Generic(Tables::new(false));
         scan(path, &mut g);
         rows(&g.0.finish().unwrap().0)
     });
-    assert!(chosen.1 == one.1 && one.1 == no_direct.1 && no_direct.1 == generic.1, "rows differ");
+    assert!(chosen.1 == one.1 && one.1 == generic.1, "rows differ");
     let line = |what: &str, d: Duration, base: Duration, base_name: &str| {
         println!(
             "  {what:<44} {:>8.3} s  {:>7.1} MB/s  {:.2}x {base_name}",
@@ -91,9 +85,8 @@ fn measure(name: &str, path: &Path, runs: usize) {
             base.as_secs_f64() / d.as_secs_f64()
         );
     };
-    line("tables::read (the chosen path)", chosen.0, one.0, "the Tables sink on one thread");
-    line("the Tables sink on one thread", one.0, no_direct.0, "without direct columns");
-    line("without direct columns", no_direct.0, generic.0, "the generic path");
+    line("tables::read (the chosen path)", chosen.0, one.0, "the Tables sink");
+    line("the Tables sink (typed records, RLOG views)", one.0, generic.0, "the generic path");
     line("the generic path (value trees)", generic.0, generic.0, "itself");
     println!("  rows: {}", chosen.1);
 }

@@ -15,15 +15,12 @@ use crate::columns::{arrow_fields, Col, FixedLayout, FlatRow};
 use logspec::log::scan::{Channel, DynVisit, Sink};
 use logspec::log::Error;
 
-mod direct;
 mod fixed;
 mod joined;
-mod parts;
 pub mod passes;
 mod rlog;
 
 pub use fixed::{read_usvlog, FixedRead};
-pub use parts::read_in_parts;
 
 /// Every table of a log, in memory: what [`read`] gives.
 pub struct Read {
@@ -37,8 +34,8 @@ pub struct Read {
 
 /// Reads the tables of the log at `path` that `select` keeps (the Python package's `tables()`),
 /// by the fastest path that applies to it ([`logspec::log::Shape`]): a USVLOG file in two passes
-/// ([`read_usvlog`]), an RLOG file on two threads ([`read_in_parts`]), any other log in one
-/// [`Log::scan`](logspec::log::Log::scan) into [`Tables`]. Each gives the tables of that scan.
+/// ([`read_usvlog`]), any other log in one [`Log::scan`](logspec::log::Log::scan) into
+/// [`Tables`]. Each gives the tables of that scan.
 pub fn read(path: &std::path::Path, how: &logspec::log::Open, select: &logspec::log::Select) -> Result<Read, Error> {
     use logspec::log::{Log, Shape};
     use std::io::Read as _;
@@ -64,17 +61,6 @@ pub fn read(path: &std::path::Path, how: &logspec::log::Open, select: &logspec::
             let mut sink = Tables::new(utc);
             let outcome = open(None)?.scan(select, &mut sink);
             (sink, outcome)
-        }
-        Shape::KeyedValues => {
-            let how = log.reopen();
-            drop(log);
-            let len = std::fs::metadata(path).map_err(|e| Error::Input(format!("{shown}: cannot open: {e}")))?.len();
-            let open = || -> Result<Log, Error> {
-                let f = std::fs::File::open(path).map_err(|e| Error::Input(format!("{shown}: cannot open: {e}")))?;
-                Log::from_reader(path, Box::new(f.take(len)), &how)
-            };
-            let parts = std::thread::available_parallelism().map_or(1, |n| n.get().min(2));
-            read_in_parts(&open, select, utc, parts)?
         }
         Shape::Other => {
             let mut sink = Tables::new(utc);
@@ -362,8 +348,6 @@ pub struct Table {
     pub batches: Vec<RecordBatch>,
     /// The batches so far joined into one, when the columns allow it.
     joined: Option<joined::Joined>,
-    /// The rows of an RLOG key of numbers or booleans, kept without batches ([`direct`]).
-    direct: Option<direct::Direct>,
 }
 
 impl Table {
@@ -390,55 +374,11 @@ pub struct Tables {
     by_channel: Vec<usize>,
     by_name: HashMap<String, usize>,
     pub tables: Vec<Table>,
-    /// Which tables this sink fills, when it is one part of a read on several threads
-    /// ([`parts`]); it takes the values of the others without keeping them.
-    share: parts::Share,
-    /// By channel id: whether its table is another part's.
-    skip: Vec<bool>,
-    /// Whether an RLOG key of numbers or booleans keeps its rows in vectors (`direct`) instead
-    /// of the builder's batches.
-    direct: bool,
 }
 
 impl Tables {
     pub fn new(utc: bool) -> Tables {
-        Tables::part(utc, 0, 1)
-    }
-
-    /// The sink of part `k` of `n` of a read on several threads: the same channels and tables
-    /// as [`Tables::new`], but only the rows of the tables this part is given: every table for
-    /// the first values, then its share of them (`parts`).
-    pub fn part(utc: bool, k: usize, n: usize) -> Tables {
-        let share = parts::Share::new(k, n);
-        Tables {
-            utc,
-            origin_ns: 0,
-            by_channel: Vec::new(),
-            by_name: HashMap::new(),
-            tables: Vec::new(),
-            share,
-            skip: Vec::new(),
-            direct: true,
-        }
-    }
-
-    /// The same sink with every table in the builder's batches: the generic path that the
-    /// direct columns are held to (`tests/it/fast_paths.rs`) and measured against
-    /// (`benches/tables.rs`).
-    pub fn without_direct(mut self) -> Tables {
-        self.direct = false;
-        self
-    }
-
-    /// Counts a value of table `i` while the tables are not yet shared out among the parts,
-    /// and shares them out when enough values were seen.
-    #[cold]
-    fn count(&mut self, i: usize) {
-        if self.share.count(i) {
-            for (s, i) in self.skip.iter_mut().zip(&self.by_channel) {
-                *s = self.share.skips(*i);
-            }
-        }
+        Tables { utc, origin_ns: 0, by_channel: Vec::new(), by_name: HashMap::new(), tables: Vec::new() }
     }
 
     fn full(&mut self, i: usize) -> Result<(), Error> {
@@ -452,11 +392,6 @@ impl Tables {
         for i in 0..self.tables.len() {
             self.full(i)?;
             let t = &mut self.tables[i];
-            if let Some(d) = t.direct.take() {
-                t.builder.misfits += d.misfits;
-                let fail = |e: String| Error::Input(format!("{}: {e}", t.name));
-                t.batches.extend(d.finish().map_err(fail)?);
-            }
             if let Some(j) = t.joined.take() {
                 let fail = |e: String| Error::Input(format!("{}: {e}", t.name));
                 t.batches.extend(j.finish().map_err(fail)?);
@@ -487,30 +422,17 @@ impl Sink for Tables {
             None => {
                 let builder = TableBuilder::new(channel, self.utc);
                 let joined = joined::Joined::new(&builder.schema);
-                let direct =
-                    if self.direct { direct::Direct::of(channel, &builder.schema, self.origin_ns) } else { None };
-                self.tables.push(Table { name: name.clone(), builder, batches: Vec::new(), joined, direct });
+                self.tables.push(Table { name: name.clone(), builder, batches: Vec::new(), joined });
                 self.by_name.insert(name, self.tables.len() - 1);
                 self.tables.len() - 1
             }
         };
         self.by_channel.push(i);
-        self.share.table(i);
-        self.skip.push(self.share.skips(i));
         Ok(())
     }
 
     fn record(&mut self, id: usize, t_ns: u64, payload: &[u8], value: &dyn DynVisit) -> Result<(), Error> {
         let i = self.by_channel[id];
-        if self.skip[id] {
-            return Ok(());
-        }
-        if self.share.counting {
-            self.count(i);
-        }
-        if self.tables[i].direct.is_some() {
-            return self.visit(id, t_ns, value);
-        }
         if self.tables[i].builder.record(t_ns, self.origin_ns, payload, value) {
             self.full(i)?;
         }
@@ -519,17 +441,6 @@ impl Sink for Tables {
 
     fn visit(&mut self, id: usize, t_ns: u64, value: &dyn DynVisit) -> Result<(), Error> {
         let i = self.by_channel[id];
-        if self.skip[id] {
-            return Ok(());
-        }
-        if self.share.counting {
-            self.count(i);
-        }
-        if self.tables[i].direct.is_some() {
-            let mut b = logspec::value::ValueBuilder::default();
-            value.visit_dyn(&mut b);
-            return self.sample(id, t_ns, &b.finish());
-        }
         if self.tables[i].builder.visit(t_ns, self.origin_ns, value) {
             self.full(i)?;
         }
@@ -538,16 +449,6 @@ impl Sink for Tables {
 
     fn sample(&mut self, id: usize, t_ns: u64, value: &Value) -> Result<(), Error> {
         let i = self.by_channel[id];
-        if self.skip[id] {
-            return Ok(());
-        }
-        if self.share.counting {
-            self.count(i);
-        }
-        if let Some(d) = &mut self.tables[i].direct {
-            d.sample(t_ns, value);
-            return Ok(());
-        }
         if self.tables[i].builder.sample(t_ns, self.origin_ns, value) {
             self.full(i)?;
         }
@@ -556,18 +457,7 @@ impl Sink for Tables {
 
     fn rlog(&mut self, id: usize, t_ns: u64, value: &logspec::formats::rlog::ValueRef<'_>) -> Result<bool, Error> {
         let i = self.by_channel[id];
-        if self.skip[id] {
-            return Ok(true);
-        }
-        if self.share.counting {
-            self.count(i);
-        }
-        let t = &mut self.tables[i];
-        if let Some(d) = &mut t.direct {
-            d.rlog(t_ns, value);
-            return Ok(true);
-        }
-        match t.builder.rlog(t_ns, self.origin_ns, value) {
+        match self.tables[i].builder.rlog(t_ns, self.origin_ns, value) {
             Some(full) => {
                 if full {
                     self.full(i)?;

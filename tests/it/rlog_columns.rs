@@ -2,15 +2,14 @@
 //! against the generic path it replaces (a `Value` per value, `Sink::sample`): for every RLOG log
 //! in `tests/data`, a larger file that fills several batches, a cut file, and the channel and
 //! time filters, both paths give the same tables, schemas, batches (boundaries included, which is
-//! what keeps `export --parquet` byte for byte), warnings and errors; and the in-memory tables
-//! read on several threads (`read_in_parts`) equal those read on one.
+//! what keeps `export --parquet` byte for byte), warnings and errors.
 
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
 
 use logspec::value::Value;
 use logspec::log::{Channel, DynVisit, Select, Sink};
-use logspec_engine::tables::{read_in_parts, table_name, Table, TableBuilder, Tables};
+use logspec_engine::tables::{table_name, Table, TableBuilder, Tables};
 use logspec::log::{detect, Error as CliError};
 
 use crate::scratch;
@@ -158,42 +157,12 @@ fn read(path: &Path, select: &Select, typed: bool) -> Read {
     (tables, warnings, outcome)
 }
 
-/// As [`read`] (typed), on `parts` threads ([`read_in_parts`]).
-fn read_parts(path: &Path, select: &Select, parts: usize) -> Read {
-    let bytes = std::fs::read(path).unwrap();
-    let open = || detect(path, Box::new(Cursor::new(bytes.clone())), &Default::default());
-    let (tables, outcome) = read_in_parts(&open, select, false, parts).unwrap();
-    let (tables, warnings) = tables.finish().unwrap();
-    let outcome = outcome.map(|o| (o.samples, o.warnings, o.error)).map_err(|e| e.to_string());
-    (tables, warnings, outcome)
-}
-
-/// The same tables, warnings and outcome.
-fn assert_same(what: &str, (a, wa, oa): &Read, (b, wb, ob): &Read) {
-    assert_eq!(oa, ob, "{what}: outcome");
-    assert_eq!(wa, wb, "{what}: warnings");
-    assert_eq!(a.len(), b.len(), "{what}: tables");
-    for (x, y) in a.iter().zip(b) {
-        assert_eq!(x.name, y.name, "{what}");
-        assert_eq!(x.builder.schema, y.builder.schema, "{what}: {}", x.name);
-        assert_eq!(x.builder.meta, y.builder.meta, "{what}: {}", x.name);
-        assert_eq!(x.builder.misfits, y.builder.misfits, "{what}: {}", x.name);
-        assert_eq!(x.batches, y.batches, "{what}: {}: batches", x.name);
-    }
-}
-
 /// Both paths read `path` alike, into the in-memory tables and into the export's batches;
 /// returns the rows read and the export's batches.
 fn same(path: &Path, select: &Select) -> (usize, usize) {
     let (a, wa, oa) = read(path, select, true);
     let (b, wb, ob) = read(path, select, false);
     let what = format!("{} ({select:?})", path.display());
-    // The read on two and three threads gives what the read on one gives.
-    let one = (a, wa, oa);
-    for parts in [2, 3] {
-        assert_same(&format!("{what}, {parts} threads"), &read_parts(path, select, parts), &one);
-    }
-    let (a, wa, oa) = one;
     assert_eq!(oa, ob, "{what}: outcome");
     assert_eq!(wa, wb, "{what}: warnings");
     assert_eq!(a.len(), b.len(), "{what}: tables");
@@ -282,25 +251,4 @@ fn batches_and_a_cut_file_read_alike() {
     let (_, _, outcome) = read(&cut, &Select::default(), true);
     assert!(outcome.as_ref().unwrap().2.as_ref().is_some_and(|e| e.contains("byte")), "{outcome:?}");
     same(&cut, &Select::default());
-}
-
-/// Parts that read different bytes (a file that changed while it was read) do not agree: the
-/// log is read again on one thread, and the tables are those of a read on one thread.
-#[test]
-fn parts_that_disagree_read_again_on_one_thread() {
-    let path = data().join("akit_v1.8.1_robotlog.rlog");
-    let bytes = std::fs::read(&path).unwrap();
-    let calls = std::sync::atomic::AtomicUsize::new(0);
-    let open = || {
-        // The second part's open sees the file cut short.
-        let n = calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        let len = if n == 1 { bytes.len() / 2 } else { bytes.len() };
-        detect(&path, Box::new(Cursor::new(bytes[..len].to_vec())), &Default::default())
-    };
-    let select = Select::default();
-    let (tables, outcome) = read_in_parts(&open, &select, false, 2).unwrap();
-    assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 3, "two parts, then one read again");
-    let (tables, warnings) = tables.finish().unwrap();
-    let outcome = outcome.map(|o| (o.samples, o.warnings, o.error)).map_err(|e| e.to_string());
-    assert_same("read again", &(tables, warnings, outcome), &read(&path, &select, true));
 }

@@ -106,9 +106,6 @@ pub enum Shape {
     /// Framed records of the bundled generated reader whose payloads have fixed sizes: they can
     /// be counted in one pass and their columns filled in place in a second.
     FixedFramed,
-    /// A stream of keyed values whose decoding, not the reading, costs: reading it on two threads,
-    /// each filling its share of the tables, pays.
-    KeyedValues,
     /// One pass through [`Log::scan`].
     Other,
 }
@@ -265,7 +262,6 @@ impl Log {
     pub fn shape(&self) -> Shape {
         match self.format {
             Format::Usvlog => Shape::FixedFramed,
-            Format::Rlog | Format::RlogStream => Shape::KeyedValues,
             _ => Shape::Other,
         }
     }
