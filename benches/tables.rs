@@ -95,8 +95,20 @@ fn main() {
     let usvlog_mb: f64 = arg("--usvlog-mb", "200").parse().expect("--usvlog-mb N");
     let rlog_mb: f64 = arg("--rlog-mb", "97").parse().expect("--rlog-mb N");
     let runs: usize = arg("--runs", "5").parse().expect("--runs N");
-    let dir = std::env::temp_dir().join(format!("logspec-bench-tables-{}", std::process::id()));
+    // `--write DIR`: only write the inputs there (`bench.usvlog`, `bench.rlog`), for benchmarks
+    // of whole processes (BENCHMARKS.md, "Before and after").
+    let keep = arg("--write", "");
+    let dir = if keep.is_empty() {
+        std::env::temp_dir().join(format!("logspec-bench-tables-{}", std::process::id()))
+    } else {
+        std::path::PathBuf::from(&keep)
+    };
     std::fs::create_dir_all(&dir).unwrap();
+    if !keep.is_empty() {
+        std::fs::write(dir.join("bench.usvlog"), common::usvlog_input::build(usvlog_mb)).unwrap();
+        std::fs::write(dir.join("bench.rlog"), common::rlog_input::build_r1(rlog_mb)).unwrap();
+        return;
+    }
     if usvlog_mb > 0.0 {
         let p = dir.join("bench.usvlog");
         std::fs::write(&p, common::usvlog_input::build(usvlog_mb)).unwrap();

@@ -6,6 +6,50 @@
 //! features, off by default, add build-time weight: `derive` (`#[derive(Record)]`) and `codegen`
 //! (`logspec::codegen`, the schema compiler's back ends).
 //!
+//! # Any log, one face
+//!
+//! [`log::open`] opens a log of any format logspec reads (USVLOG, RLOG, WPILOG, ROS bags,
+//! CARLA recordings, or a log of a TOML schema with a `[framing]`), detecting its format, and
+//! gives a [`log::Log`]: its summary ([`log::Log::info`]), its records in file order
+//! ([`log::Log::records`]) and the samples of chosen channels and times ([`log::Log::scan`]),
+//! each channel with its IR type, units and JSON Schema. No format is named:
+//!
+//! ```
+//! use logspec::log::{Channel, Error, Open, Select, Sink};
+//! use logspec::value::Value;
+//!
+//! /// Counts the samples of each channel.
+//! #[derive(Default)]
+//! struct Count(Vec<(String, u64)>);
+//!
+//! impl Sink for Count {
+//!     fn channel(&mut self, _id: usize, c: &Channel) -> Result<(), Error> {
+//!         self.0.push((c.name.clone(), 0));
+//!         Ok(())
+//!     }
+//!     fn sample(&mut self, id: usize, _t_ns: u64, _value: &Value) -> Result<(), Error> {
+//!         self.0[id].1 += 1;
+//!         Ok(())
+//!     }
+//! }
+//!
+//! # let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/data");
+//! # if !std::path::Path::new(dir).is_dir() { return Ok(()) }
+//! for file in ["usvlog/step.usvlog", "rlog/gen_akit_head_r2_alltypes.rlog", "wpilog/gen_wpilib_structs.wpilog"] {
+//!     # let file = format!("{dir}/{file}");
+//!     let log = logspec::log::open(file.as_ref(), &Open::default())?;
+//!     let mut count = Count::default();
+//!     let outcome = log.scan(&Select::default(), &mut count)?;
+//!     assert!(outcome.fault.is_none() && !count.0.is_empty());
+//! }
+//! # Ok::<(), Error>(())
+//! ```
+//!
+//! `examples/channels.rs` prints each channel's type, units and rows; `logspec-engine` turns
+//! the same scan into Arrow tables, Parquet, CSV, MCAP and plots.
+//!
+//! # Generated readers and writers
+//!
 //! Writing and reading a USVLOG file (a writer buffers; [`finish`](runtime::Writer::finish)
 //! writes out the rest and reports any error, which dropping the writer cannot):
 //!
