@@ -15,7 +15,7 @@ use logspec::value::Value;
 
 use crate::output::OutFile;
 
-/// What [`write`] wrote.
+/// What [`write()`] wrote.
 #[derive(Debug)]
 pub struct Written {
     /// The channels written.

@@ -278,7 +278,7 @@ impl Log {
     }
 
     /// Whether the scan offers its messages as recorded, ROS1-serialised ([`Sink::raw`]), with
-    /// their definitions ([`Channel::ros1`]).
+    /// their definitions ([`Channel::ros1`](super::Channel::ros1)).
     pub fn passes_ros1(&self) -> bool {
         self.format == Format::Rosbag
     }

@@ -49,7 +49,7 @@ pub enum JsonSchema {
 
 /// The IR type of a channel's values: a struct of a schema (a record's payload, a CARLA
 /// packet's element type, a ROS message), or for RLOG a one-field struct `{ value: T }` made
-/// from the key's type name ([`rlog_value_type`]). A sample's [`Value`] is this struct's
+/// from the key's type name ([`rlog_value_type`](super::rlog_value_type)). A sample's [`Value`] is this struct's
 /// visit: padding and union tags are left out, consts are shown, a union is an object whose
 /// first field `variant` names the variant.
 #[derive(Clone, Debug)]
@@ -141,7 +141,7 @@ pub trait Sink {
     fn raw(&mut self, _id: usize, _t_ns: u64, _bytes: &[u8]) -> Result<bool, Error> {
         Ok(false)
     }
-    /// An RLOG value of a channel typed by [`rlog_value_type`], as the reader lends it (the
+    /// An RLOG value of a channel typed by [`rlog_value_type`](super::rlog_value_type), as the reader lends it (the
     /// generated views), for a sink whose columns take it with no [`Value`] in between: it
     /// returns `true` when it took the value, `false` to be handed `{"value": ..}` through
     /// [`Sink::sample`] instead (the default).

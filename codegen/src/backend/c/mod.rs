@@ -8,6 +8,10 @@
 //! tests already spell without a prefix: the schema id macro (`FW_MODEL_SCHEMA`) and the record id
 //! macros (`REC_NAV_SOLUTION`). A record's payload type is named after the record, not after its
 //! Rust-style type name: `REC_NAV_SOLUTION` -> `usvlog_rec_nav_solution_t`.
+//!
+//! Over 800 lines: the header's declarations in the order they appear in it (guards, ids,
+//! enums, structs, layout checks); the codecs, writers, wire helpers and union variants are the
+//! submodules.
 
 mod codec;
 mod variants;

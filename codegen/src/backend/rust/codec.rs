@@ -7,6 +7,10 @@
 //! - anything else decodes field by field through a [`Cursor`], every read checked.
 //!
 //! [`Cursor`]: https://docs.rs/logspec-runtime
+//!
+//! One file (over 800 lines) on purpose: decode, encode and visit of a field are one rule each,
+//! written side by side per type kind, so that a change to one shows where the others must
+//! change; split by direction, the three would drift.
 
 use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};

@@ -7,6 +7,10 @@
 //! access in the field's byte order, arrays of structs as a runtime `Seq` of views, nested structs
 //! and unions as nested views. `to_owned()` gives the owned type; `Encode` writes a view again as
 //! the owned value would be written, without making it owned.
+//!
+//! One file (over 800 lines) on purpose: a view's constructor, accessors, `to_owned` and
+//! `Encode` follow one field walk, the same as `codec.rs`, kind by kind; kept together so that
+//! the walk stays one.
 
 use proc_macro2::{Ident, Literal, TokenStream};
 use quote::{format_ident, quote};
