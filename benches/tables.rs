@@ -18,14 +18,14 @@ use std::path::Path;
 use std::time::Duration;
 
 use common::{arg, median};
-use logspec::log::{Channel, Error, Open, Select, Sink};
+use logspec::log::{Channel, Error, Open, Select, Samples};
 use logspec::value::Value;
 use logspec_engine::tables::{self, Tables};
 
 /// Hands every sample over as a value tree.
 struct Generic(Tables);
 
-impl Sink for Generic {
+impl Samples for Generic {
     fn channel(&mut self, id: usize, channel: &Channel) -> Result<(), Error> {
         self.0.channel(id, channel)
     }
@@ -41,7 +41,7 @@ fn rows(t: &[tables::Table]) -> usize {
     t.iter().map(|t| t.batches.iter().map(|b| b.num_rows()).sum::<usize>()).sum()
 }
 
-fn scan(path: &Path, sink: &mut dyn Sink) {
+fn scan(path: &Path, sink: &mut dyn Samples) {
     let log = logspec::log::open(path, &Open::default()).unwrap();
     let o = log.scan(&Select::default(), sink).unwrap();
     assert!(o.error.is_none(), "{:?}", o.error);

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use logspec::log::{Channel, Error, Open, Select, Sink};
+use logspec::log::{Channel, Error, Open, Select, Samples};
 use logspec::value::Value;
 
 /// Counts the samples of each channel, keeping what each channel says of itself.
@@ -14,7 +14,7 @@ struct Count {
     channels: Vec<(Channel, u64)>,
 }
 
-impl Sink for Count {
+impl Samples for Count {
     fn channel(&mut self, _id: usize, channel: &Channel) -> Result<(), Error> {
         self.channels.push((channel.clone(), 0));
         Ok(())

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use logspec::log::{Channel, Error, Log, Outcome, Select, Sink};
+use logspec::log::{Channel, Error, Log, Outcome, Select, Samples};
 use logspec::value::Value;
 
 use crate::output::OutFile;
@@ -173,7 +173,7 @@ impl PerChannel {
     }
 }
 
-impl Sink for PerChannel {
+impl Samples for PerChannel {
     fn channel(&mut self, id: usize, channel: &Channel) -> Result<(), Error> {
         debug_assert_eq!(id, self.channels.len());
         let name = self.file_name(&channel.name);
@@ -233,7 +233,7 @@ struct Scan {
     last: Option<u64>,
 }
 
-impl Sink for Scan {
+impl Samples for Scan {
     fn channel(&mut self, _id: usize, channel: &Channel) -> Result<(), Error> {
         self.channels.push((channel.clone(), Vec::new()));
         Ok(())
@@ -371,7 +371,7 @@ impl Aligned {
     }
 }
 
-impl Sink for Aligned {
+impl Samples for Aligned {
     fn channel(&mut self, _id: usize, _channel: &Channel) -> Result<(), Error> {
         Ok(())
     }

@@ -10,7 +10,7 @@ use std::io::BufWriter;
 use std::path::Path;
 
 use logspec::log::scan::JsonSchema;
-use logspec::log::{Channel, Error, Log, Outcome, Select, Sink};
+use logspec::log::{Channel, Error, Log, Outcome, Select, Samples};
 use logspec::value::Value;
 
 use crate::output::OutFile;
@@ -72,7 +72,7 @@ struct Mcap {
     out: String,
 }
 
-impl Sink for Mcap {
+impl Samples for Mcap {
     fn channel(&mut self, _id: usize, channel: &Channel) -> Result<(), Error> {
         let out = &self.out;
         let err = |e: mcap::McapError| Error::Input(format!("{out}: {e}"));

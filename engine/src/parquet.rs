@@ -17,7 +17,7 @@ use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::format::KeyValue;
 use parquet::schema::types::ColumnPath;
 
-use logspec::log::scan::{Channel, DynVisit, Select, Sink};
+use logspec::log::scan::{Channel, DynVisit, Select, Samples};
 use crate::tables::{table_name, TableBuilder};
 use logspec::log::Error;
 
@@ -296,11 +296,11 @@ struct LogSink {
     by_channel: Vec<usize>,
     /// Table index by table name (a channel, or a group of channels).
     by_table: HashMap<String, usize>,
-    tables: Vec<Table>,
+    tables: Vec<TableWriter>,
     warnings: Vec<String>,
 }
 
-struct Table {
+struct TableWriter {
     name: String,
     /// `OUT/<table>/log=<log>/`.
     dir: PathBuf,
@@ -313,7 +313,7 @@ struct Table {
 }
 
 impl LogSink {
-    fn new_table(&mut self, name: &str, channel: &Channel) -> Result<Table, Error> {
+    fn new_table(&mut self, name: &str, channel: &Channel) -> Result<TableWriter, Error> {
         let rows = TableBuilder::new(channel, self.utc);
         let mut meta = vec![
             kv("logspec.version", env!("CARGO_PKG_VERSION")),
@@ -347,7 +347,7 @@ impl LogSink {
         let props = props.build();
         let writer = ArrowWriter::try_new(file, schema, Some(props))
             .map_err(|e| Error::Input(format!("{}: {e}", tmp.display())))?;
-        Ok(Table { name: name.to_string(), dir, tmp, writer, rows, written: 0 })
+        Ok(TableWriter { name: name.to_string(), dir, tmp, writer, rows, written: 0 })
     }
 
     /// Encodes a table's buffered rows; closes row groups to keep the log's memory bounded.
@@ -410,7 +410,7 @@ fn kv(key: &str, value: &str) -> KeyValue {
     KeyValue::new(key.to_string(), value.to_string())
 }
 
-impl Table {
+impl TableWriter {
     fn write_batch(&mut self) -> Result<(), Error> {
         let Some(batch) = self.rows.batch().map_err(|e| Error::Input(format!("{}: {e}", self.tmp.display())))?
         else {
@@ -445,7 +445,7 @@ impl Table {
     }
 }
 
-impl Sink for LogSink {
+impl Samples for LogSink {
     fn origin(&mut self, origin_ns: u64) {
         self.origin_ns = origin_ns;
     }

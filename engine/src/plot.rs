@@ -7,7 +7,7 @@ use plotters::prelude::*;
 
 use logspec::value::Value;
 
-use logspec::log::{Channel, Error, Log, Select, Sink};
+use logspec::log::{Channel, Error, Log, Select, Samples};
 
 /// What to plot, and where.
 #[derive(Debug, Clone)]
@@ -186,7 +186,7 @@ struct Collect {
     origin_ns: u64,
 }
 
-impl Sink for Collect {
+impl Samples for Collect {
     fn channel(&mut self, id: usize, channel: &Channel) -> Result<(), Error> {
         debug_assert_eq!(id, self.by_channel.len());
         let mut feeds = Vec::new();

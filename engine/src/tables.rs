@@ -12,7 +12,7 @@ use arrow_schema::{DataType, Field, Schema as ArrowSchema, SchemaRef, TimeUnit};
 use logspec::value::Value;
 
 use crate::columns::{arrow_fields, Col, FixedLayout, FlatRow};
-use logspec::log::scan::{Channel, DynVisit, Sink};
+use logspec::log::scan::{Channel, DynVisit, Samples};
 use logspec::log::Error;
 
 mod fixed;
@@ -407,7 +407,7 @@ impl Tables {
     }
 }
 
-impl Sink for Tables {
+impl Samples for Tables {
     fn origin(&mut self, origin_ns: u64) {
         self.origin_ns = origin_ns;
     }

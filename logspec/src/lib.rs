@@ -15,14 +15,14 @@
 //! each channel with its IR type, units and JSON Schema. No format is named:
 //!
 //! ```
-//! use logspec::log::{Channel, Error, Open, Select, Sink};
+//! use logspec::log::{Channel, Error, Open, Select, Samples};
 //! use logspec::value::Value;
 //!
 //! /// Counts the samples of each channel.
 //! #[derive(Default)]
 //! struct Count(Vec<(String, u64)>);
 //!
-//! impl Sink for Count {
+//! impl Samples for Count {
 //!     fn channel(&mut self, _id: usize, c: &Channel) -> Result<(), Error> {
 //!         self.0.push((c.name.clone(), 0));
 //!         Ok(())

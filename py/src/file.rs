@@ -144,7 +144,7 @@ impl NativeLog {
         std::thread::Builder::new()
             .name("logspec-records".into())
             .spawn(move || {
-                let mut out = Sink { tokens: Tokens::default(), tx };
+                let mut out = Batcher { tokens: Tokens::default(), tx };
                 let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                     let f = std::fs::File::open(&path)
                         .map_err(|e| CliError::Input(format!("{shown}: cannot open: {e}")))?;
@@ -200,12 +200,12 @@ enum Msg {
 }
 
 /// The dump's records, handed on in batches; its warnings in order between them.
-struct Sink {
+struct Batcher {
     tokens: Tokens,
     tx: SyncSender<Msg>,
 }
 
-impl Sink {
+impl Batcher {
     /// Sends the records gathered; a gone receiver ends the dump quietly (like a closed pipe).
     fn send(&mut self) -> io::Result<()> {
         // An empty batch stays: it may hold keys (of a record that was discarded) that the
@@ -220,7 +220,7 @@ impl Sink {
     }
 }
 
-impl logspec::log::Records for Sink {
+impl logspec::log::Records for Batcher {
     type Writer = Tokens;
     fn writer(&mut self) -> &mut Tokens {
         &mut self.tokens

@@ -1,7 +1,7 @@
 //! The one oracle over every fast path into in-memory tables: `logspec_engine::tables::read`,
 //! which chooses the fastest path a log allows (the USVLOG two passes; typed records and RLOG
 //! views into the `Tables` sink), against the generic path: one `Log::scan` whose samples reach
-//! the `Tables` sink only as value trees (`Sink::sample`, never a view, a payload or an RLOG
+//! the `Tables` sink only as value trees (`Samples::sample`, never a view, a payload or an RLOG
 //! value). On every bundled log of every format, and on cut and corrupted copies of each: the
 //! same tables in the same order, the same schemas with their metadata, the same rows, the same
 //! warnings and the same error.
@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
-use logspec::log::{Channel, Error, Open, Select, Sink};
+use logspec::log::{Channel, Error, Open, Select, Samples};
 use logspec::value::Value;
 use logspec_engine::tables::{self, Tables};
 
@@ -19,7 +19,7 @@ use crate::scratch;
 /// A sink that hands the tables every sample as a value tree: the generic path.
 struct Generic(Tables);
 
-impl Sink for Generic {
+impl Samples for Generic {
     fn channel(&mut self, id: usize, channel: &Channel) -> Result<(), Error> {
         self.0.channel(id, channel)
     }

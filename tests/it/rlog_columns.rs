@@ -1,5 +1,5 @@
-//! The typed RLOG path of the tables (values appended from the reader's views, `Sink::rlog`)
-//! against the generic path it replaces (a `Value` per value, `Sink::sample`): for every RLOG log
+//! The typed RLOG path of the tables (values appended from the reader's views, `Samples::rlog`)
+//! against the generic path it replaces (a `Value` per value, `Samples::sample`): for every RLOG log
 //! in `tests/data`, a larger file that fills several batches, a cut file, and the channel and
 //! time filters, both paths give the same tables, schemas, batches (boundaries included, which is
 //! what keeps `export --parquet` byte for byte), warnings and errors.
@@ -8,7 +8,7 @@ use std::io::Cursor;
 use std::path::{Path, PathBuf};
 
 use logspec::value::Value;
-use logspec::log::{Channel, DynVisit, Select, Sink};
+use logspec::log::{Channel, DynVisit, Select, Samples};
 use logspec_engine::tables::{table_name, Table, TableBuilder, Tables};
 use logspec::log::{detect, Error as CliError};
 
@@ -18,7 +18,7 @@ use crate::scratch;
 /// tables (it does not take RLOG views, so the source hands each value over as a `Value`).
 struct Generic(Tables);
 
-impl Sink for Generic {
+impl Samples for Generic {
     fn channel(&mut self, id: usize, channel: &Channel) -> Result<(), CliError> {
         self.0.channel(id, channel)
     }
@@ -54,7 +54,7 @@ impl Batched {
     }
 }
 
-impl Sink for Batched {
+impl Samples for Batched {
     fn channel(&mut self, id: usize, channel: &Channel) -> Result<(), CliError> {
         assert_eq!(id, self.by_channel.len());
         let tables = &self.tables;

@@ -5,7 +5,7 @@
 //!
 //! - [`Log::info`]: its summary (header, record counts, time span, integrity findings);
 //! - [`Log::records`]: its records in file order, into a [`Records`] sink (`logspec dump`);
-//! - [`Log::scan`]: the samples of a [`Select`]ion (channels, time window) into a [`Sink`], each
+//! - [`Log::scan`]: the samples of a [`Select`]ion (channels, time window) into a [`Samples`], each
 //!   channel announced first with its IR type, units and JSON Schema ([`Channel`]).
 //!
 //! Every problem with the input is one [`Fault`] (kind, message, file, byte offset, record,
@@ -51,5 +51,5 @@ pub use info::Info;
 pub use open::{detect, open, reader, schema_format, shown, Format, Log, Open, Shape};
 pub use records::{JsonLines, Records};
 pub use rlog::{rlog_channel, rlog_value_type};
-pub use scan::{Channel, DynVisit, JsonSchema, Outcome, Ros1Type, Select, Sink, ValueType};
+pub use scan::{Channel, DynVisit, JsonSchema, Outcome, Ros1Type, Select, Samples, ValueType};
 pub use wpilog::Written;

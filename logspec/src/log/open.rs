@@ -10,7 +10,7 @@ use super::fault::{Fault, FaultKind};
 use super::framed::SchemaFormat;
 use super::info::Info;
 use super::records::{Options, Records};
-use super::scan::{Outcome, Select, Sink, State};
+use super::scan::{Outcome, Select, Samples, State};
 use super::{carla, rlog, rosbag, schema, sniff, usvlog, wpilog, Error};
 
 /// The log formats logspec reads.
@@ -277,7 +277,7 @@ impl Log {
         }
     }
 
-    /// Whether the scan offers its messages as recorded, ROS1-serialised ([`Sink::raw`]), with
+    /// Whether the scan offers its messages as recorded, ROS1-serialised ([`Samples::raw`]), with
     /// their definitions ([`Channel::ros1`](super::Channel::ros1)).
     pub fn passes_ros1(&self) -> bool {
         self.format == Format::Rosbag
@@ -344,10 +344,10 @@ impl Log {
     }
 
     /// Reads the samples of the channels and time window `select` keeps into `sink`, in file
-    /// order (ROS bags: in time order): each channel announced ([`Sink::channel`]) before its
+    /// order (ROS bags: in time order): each channel announced ([`Samples::channel`]) before its
     /// first sample. Problems that do not stop the reading are [`Outcome::warnings`]; the one
     /// that ends it early is [`Outcome::fault`], after every sample before it.
-    pub fn scan(self, select: &Select, sink: &mut dyn Sink) -> Result<Outcome, Error> {
+    pub fn scan(self, select: &Select, sink: &mut dyn Samples) -> Result<Outcome, Error> {
         let path = self.shown();
         let stream = self.format == Format::RlogStream;
         let mut state = State::new(select, sink);

@@ -492,7 +492,7 @@ fn utc(t: Time) -> String {
 /// when they agree on type, definition, caller id and latching, and one channel each otherwise,
 /// all named by the topic); times are the messages' record times (Unix time), and the time
 /// filters count from the bag's first message. A sink may take the messages' bytes as they are
-/// ([`Sink::raw`]); others get them decoded from the connections' embedded definitions.
+/// ([`Samples::raw`]); others get them decoded from the connections' embedded definitions.
 fn read_rosbag(file: &Path, path: &str, state: &mut State<'_>) -> Result<(), Error> {
     use super::rosbag::Walk;
     use crate::formats::rosbag::{Connection, Decoders, Order, Time};

@@ -110,16 +110,16 @@ fn round_positive(x: f64) -> u64 {
 }
 
 /// Receives the samples of a log, in file order.
-pub trait Sink {
+pub trait Samples {
     /// A channel appears for the first time (before its first sample).
     fn channel(&mut self, id: usize, channel: &Channel) -> Result<(), Error>;
     /// One sample. Time is in nanoseconds, in the log's own clock: since boot (or the log's
     /// start) for USVLOG, RLOG and CARLA, since the Unix epoch for ROS bags (see
-    /// [`Sink::origin`]).
+    /// [`Samples::origin`]).
     fn sample(&mut self, id: usize, t_ns: u64, value: &Value) -> Result<(), Error>;
     /// One sample handed as a visit of its value (records of framed formats), so that a sink
     /// can take the fields without building a [`Value`] tree. The default builds the tree and
-    /// calls [`Sink::sample`].
+    /// calls [`Samples::sample`].
     fn visit(&mut self, id: usize, t_ns: u64, value: &dyn DynVisit) -> Result<(), Error> {
         let mut b = crate::value::ValueBuilder::default();
         value.visit_dyn(&mut b);
@@ -128,7 +128,7 @@ pub trait Sink {
     /// One record of a framed format whose reader has the layout of the channel's IR type
     /// ([`Channel::ty`]): its payload bytes besides its visit, for a sink that takes the fields
     /// of a fixed-size struct straight from the bytes at the offsets the IR gives. The record
-    /// decoded (its consts checked). The default hands the visit to [`Sink::visit`].
+    /// decoded (its consts checked). The default hands the visit to [`Samples::visit`].
     fn record(&mut self, id: usize, t_ns: u64, _payload: &[u8], value: &dyn DynVisit) -> Result<(), Error> {
         self.visit(id, t_ns, value)
     }
@@ -137,14 +137,14 @@ pub trait Sink {
     fn origin(&mut self, _origin_ns: u64) {}
     /// A ROS message as recorded, for a sink that passes messages through undecoded: it returns
     /// `true` when it took the bytes, `false` to be handed the decoded value through
-    /// [`Sink::sample`] instead (the default).
+    /// [`Samples::sample`] instead (the default).
     fn raw(&mut self, _id: usize, _t_ns: u64, _bytes: &[u8]) -> Result<bool, Error> {
         Ok(false)
     }
     /// An RLOG value of a channel typed by [`rlog_value_type`](super::rlog_value_type), as the reader lends it (the
     /// generated views), for a sink whose columns take it with no [`Value`] in between: it
     /// returns `true` when it took the value, `false` to be handed `{"value": ..}` through
-    /// [`Sink::sample`] instead (the default).
+    /// [`Samples::sample`] instead (the default).
     fn rlog(&mut self, _id: usize, _t_ns: u64, _value: &rlog::ValueRef<'_>) -> Result<bool, Error> {
         Ok(false)
     }
@@ -230,7 +230,7 @@ impl Outcome {
 
 pub(super) struct State<'a> {
     pub(super) select: &'a Select,
-    pub(super) sink: &'a mut dyn Sink,
+    pub(super) sink: &'a mut dyn Samples,
     /// Channels by key: not selected, selected but not yet given a sample in the time window,
     /// or announced to the sink with an id.
     pub(super) ids: HashMap<String, Slot>,
@@ -263,7 +263,7 @@ pub(super) enum Tagged {
 const TAGS: u64 = 4096;
 
 impl<'a> State<'a> {
-    pub(super) fn new(select: &'a Select, sink: &'a mut dyn Sink) -> State<'a> {
+    pub(super) fn new(select: &'a Select, sink: &'a mut dyn Samples) -> State<'a> {
         State {
             select,
             sink,
@@ -298,7 +298,7 @@ impl<'a> State<'a> {
         Ok(())
     }
 
-    /// As [`State::deliver`], for a value handed as a visit ([`Sink::visit`]).
+    /// As [`State::deliver`], for a value handed as a visit ([`Samples::visit`]).
     pub(super) fn deliver_visit(
         &mut self,
         name: &str,
@@ -314,7 +314,7 @@ impl<'a> State<'a> {
     }
 
     /// As [`State::deliver_visit`], for a framed record of tag `tag` whose channel is `name`,
-    /// with the record's payload ([`Sink::record`]).
+    /// with the record's payload ([`Samples::record`]).
     pub(super) fn deliver_record(
         &mut self,
         tag: u64,

@@ -149,7 +149,7 @@ impl<'a> Columns<'a> {
 
 /// A record type's rows in one part, and the rows of the chunk being read that are not yet in
 /// them.
-struct Table<'a> {
+struct TypeRows<'a> {
     cols: Columns<'a>,
     /// Rows already in the columns.
     done: usize,
@@ -159,7 +159,7 @@ struct Table<'a> {
     ticks: Vec<u64>,
 }
 
-impl Table<'_> {
+impl TypeRows<'_> {
     /// Writes the chunk's rows into the columns, a column at a time. False when the columns
     /// have no room for them (more rows than pass 1 counted: the file changed).
     fn flush(&mut self, layout: &FixedLayout, chunk: &[u8]) -> bool {
@@ -187,13 +187,13 @@ pub struct Part<'a> {
     pub end: u64,
     pub first: u64,
     pub records: u64,
-    tables: Vec<Table<'a>>,
+    tables: Vec<TypeRows<'a>>,
 }
 
 impl<'a> Part<'a> {
     pub fn new(start: u64, end: u64, first: u64, records: u64, columns: Vec<Columns<'a>>) -> Self {
         let tables =
-            columns.into_iter().map(|cols| Table { cols, done: 0, starts: Vec::new(), ticks: Vec::new() }).collect();
+            columns.into_iter().map(|cols| TypeRows { cols, done: 0, starts: Vec::new(), ticks: Vec::new() }).collect();
         Part { start, end, first, records, tables }
     }
 
@@ -291,7 +291,7 @@ struct Filler<'p, 'a, K> {
     keep: &'p K,
     /// Table index by type index (`usize::MAX`: no table).
     slot: Vec<usize>,
-    tables: &'p mut [Table<'a>],
+    tables: &'p mut [TypeRows<'a>],
 }
 
 impl<K: Keep> Filler<'_, '_, K> {

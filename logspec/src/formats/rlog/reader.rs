@@ -218,7 +218,7 @@ pub struct Reader<R, I = ReadBuf<R>> {
     /// Whether the input had a revision byte.
     has_revision_byte: bool,
     /// The key table and the cycle time.
-    table: Table,
+    table: KeyTable,
     /// For `next_cycle`: a timestamp that starts the next cycle, or an error to report after the
     /// values before it.
     pending_ts: Option<f64>,
@@ -320,7 +320,7 @@ impl<R, I: Input> Reader<R, I> {
             done: false,
             revision,
             has_revision_byte: true,
-            table: Table { keys: Vec::new(), timestamp: 0.0 },
+            table: KeyTable { keys: Vec::new(), timestamp: 0.0 },
             pending_ts: None,
             pending_err: None,
             cycle_len: 0,
@@ -522,7 +522,7 @@ impl<R, I: Input> Reader<R, I> {
     fn run<B, F, S>(&mut self, f: &mut F, step: S) -> Result<ControlFlow<B>, RlogError>
     where
         F: FnMut(u64, EventRef<'_>) -> ControlFlow<B>,
-        S: Fn(&mut Table, &mut Cursor<'_>, u64, &mut F) -> Result<Result<ControlFlow<B>, RlogError>, DecodeError>,
+        S: Fn(&mut KeyTable, &mut Cursor<'_>, u64, &mut F) -> Result<Result<ControlFlow<B>, RlogError>, DecodeError>,
     {
         loop {
             if self.done || self.position() >= self.stop {
@@ -686,13 +686,13 @@ impl<R, I: Input> Reader<R, I> {
 }
 
 /// What the reader carries from message to message: the key table and the cycle time.
-struct Table {
+struct KeyTable {
     /// Keys by id (`id as u16` as index), boxed so that looking one up reads a pointer.
     keys: Vec<Option<Box<Key>>>,
     timestamp: f64,
 }
 
-impl Table {
+impl KeyTable {
     #[inline(always)]
     fn key(&self, key_id: i16) -> Option<&Key> {
         self.keys.get(usize::from(key_id as u16)).and_then(Option::as_deref)

@@ -1,7 +1,7 @@
 //! RLOG in the sample source: one channel per key, typed by its declared (R2) or first value's
 //! (R1) type, read through the reader's lending loop (`rlog::Reader::try_for_each_event_ref`). A value of
 //! a plain type (numbers, booleans, strings, arrays of them, bytes) reaches the sink as the view
-//! ([`super::Sink::rlog`]), so that a sink with typed columns appends it with no [`Value`] in between;
+//! ([`super::Samples::rlog`]), so that a sink with typed columns appends it with no [`Value`] in between;
 //! `struct:` and `proto:` values are decoded through the log's schemas and handed over as values.
 //!
 //! Which channel a value goes to depends only on its key (name, declared type) and, in R1, on its
@@ -91,7 +91,7 @@ pub(crate) fn value_bytes<'a>(v: &ValueRef<'a>) -> Option<&'a [u8]> {
     }
 }
 
-/// The value as the one-column object of its channel, `{"value": ..}` (what [`super::Sink::sample`]
+/// The value as the one-column object of its channel, `{"value": ..}` (what [`super::Samples::sample`]
 /// gets when the sink does not take the view).
 fn object(v: &ValueRef<'_>) -> Value {
     Value::Object(vec![("value".to_string(), rlog::to_value(&v.to_value()))])
