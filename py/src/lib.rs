@@ -1,7 +1,7 @@
 //! The native module of the Python package `logspec` (`logspec._logspec`).
 //!
 //! Each submodule file registers its classes and functions in the module `_logspec`; the Python side
-//! (`py/python/logspec/__init__.py`) re-exports them and documents them in the `.pyi` stubs.
+//! (`py/logspec/__init__.py`) re-exports them and documents them in the `.pyi` stubs.
 
 // `unsafe` only where ARCHITECTURE.md names it (an `#[allow(unsafe_code)]` on the item, its reason beside it).
 #![deny(unsafe_code)]

@@ -5,8 +5,9 @@
 //! [`super::BATCH_ROWS`] rows at a time); each is appended to the table's columns, which grow
 //! in place, and dropped.
 //!
-//! Only tables whose every column is a number, a timestamp or a bool are joined (a copy of
-//! each batch's values, no per-value work); others keep their batches.
+//! Only tables whose every column is a number, a timestamp, a bool or a list of numbers are
+//! joined (a copy of each batch's values and offsets, no per-value work); others keep their
+//! batches.
 
 use arrow_array::{make_array, Array, ArrayRef, RecordBatch};
 use arrow_buffer::{BooleanBufferBuilder, Buffer, MutableBuffer, NullBufferBuilder};
@@ -33,6 +34,14 @@ enum Values {
         bytes: MutableBuffer,
     },
     Bool(BooleanBufferBuilder),
+    /// A list of fixed-width values: Arrow's offsets (from 0) and the items, as bytes.
+    List {
+        width: usize,
+        item: arrow_schema::FieldRef,
+        offsets: Vec<i32>,
+        items: MutableBuffer,
+        item_nulls: NullBufferBuilder,
+    },
 }
 
 impl Joined {
@@ -49,6 +58,13 @@ impl Joined {
                     t if t.is_primitive() => {
                         Values::Fixed { width: t.primitive_width()?, bytes: MutableBuffer::new(0) }
                     }
+                    DataType::List(item) if item.data_type().is_primitive() => Values::List {
+                        width: item.data_type().primitive_width()?,
+                        item: item.clone(),
+                        offsets: vec![0],
+                        items: MutableBuffer::new(0),
+                        item_nulls: NullBufferBuilder::new(0),
+                    },
                     _ => return None,
                 };
                 Some(Column { ty, values, nulls: NullBufferBuilder::new(0) })
@@ -96,6 +112,30 @@ impl Column {
                     .ok_or_else(|| format!("a {} array without its values", self.ty))?;
                 bytes.extend_from_slice(values);
             }
+            Values::List { width, offsets, items, item_nulls, .. } => {
+                let bounds = data.buffers().first().map(|b| b.typed_data::<i32>());
+                let bounds = bounds
+                    .and_then(|b| b.get(offset..=offset + len))
+                    .ok_or_else(|| format!("a {} array without its offsets", self.ty))?;
+                let child = data.child_data().first().ok_or_else(|| format!("a {} array without items", self.ty))?;
+                let (first, last) = (bounds[0] as usize, bounds[len] as usize);
+                let at = child.offset();
+                let values = child
+                    .buffers()
+                    .first()
+                    .and_then(|b| b.as_slice().get((at + first) * *width..(at + last) * *width))
+                    .ok_or_else(|| format!("a {} array without its items", self.ty))?;
+                let shift = offsets.last().copied().unwrap_or(0) as i64 - first as i64;
+                let shifted = bounds[1..].iter().map(|o| i32::try_from(*o as i64 + shift));
+                for o in shifted {
+                    offsets.push(o.map_err(|_| format!("{}: more list items than Arrow's 32-bit offsets count", self.ty))?);
+                }
+                items.extend_from_slice(values);
+                match child.nulls() {
+                    None => item_nulls.append_n_non_nulls(last - first),
+                    Some(n) => (first..last).for_each(|i| item_nulls.append(n.is_valid(i))),
+                }
+            }
             Values::Bool(b) => {
                 let bools = a
                     .as_any()
@@ -115,6 +155,22 @@ impl Column {
         let values = match self.values {
             Values::Fixed { bytes, .. } => Buffer::from(bytes),
             Values::Bool(mut b) => b.finish().into_inner(),
+            Values::List { width, item, offsets, items, mut item_nulls } => {
+                let n = items.len() / width;
+                let child = ArrayData::builder(item.data_type().clone())
+                    .len(n)
+                    .add_buffer(Buffer::from(items))
+                    .nulls(item_nulls.finish())
+                    .build()
+                    .map_err(|e| format!("joining the items of a {} column: {e}", self.ty))?;
+                let data = ArrayData::builder(self.ty.clone())
+                    .len(rows)
+                    .add_buffer(Buffer::from_vec(offsets))
+                    .add_child_data(child)
+                    .nulls(self.nulls.finish())
+                    .build();
+                return data.map(make_array).map_err(|e| format!("joining a {} column: {e}", self.ty));
+            }
         };
         let data = ArrayData::builder(self.ty.clone()).len(rows).add_buffer(values).nulls(self.nulls.finish()).build();
         data.map(make_array).map_err(|e| format!("joining a {} column: {e}", self.ty))

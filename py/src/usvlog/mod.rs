@@ -1,7 +1,7 @@
 //! `logspec.usvlog.read_timeseries_bin`'s native half: a USVLOG file decoded into one column per
 //! record type and field, in the dtypes usv-autopilot's reader returns (`t_us` `uint64`, float
 //! fields `float64`, integer fields `int64`), handed to Python as `bytearray`s that
-//! `py/python/logspec/usvlog.py` views with `numpy.frombuffer` (no numpy C API, no copy there).
+//! `py/logspec/usvlog.py` views with `numpy.frombuffer` (no numpy C API, no copy there).
 //!
 //! The columns are the IR's: record names, field names, kinds and offsets come from the schema
 //! (the Parquet export's [`FixedLayout`]). Two streaming passes over one open file keep memory at

@@ -1,10 +1,8 @@
-"""An R1 RLOG file larger than the size from which `tables()` reads it in two halves at once
-(4 MiB; `src/cli/tables/split.rs`), written here with `struct` as AdvantageKit writes R1 (keys
-defined once, in the first cycle), so that the second half's values are of keys defined in the
-first: the tables hold exactly the values and times that were written, number and number-list
-columns in one chunk, and equal the Parquet export (which reads on one thread); the same file
-cut inside a message in the second half gives every value before the cut, then the error at its
-offset."""
+"""An R1 RLOG file of several MB (many batches per key), written here with `struct` as
+AdvantageKit writes R1 (keys defined once, in the first cycle): the tables hold exactly the
+values and times that were written, number and number-list columns in one chunk (the batches
+joined, `engine/src/tables/joined.rs`), and equal the Parquet export; the same file cut inside a
+message in its second half gives every value before the cut, then the error at its offset."""
 
 from __future__ import annotations
 
