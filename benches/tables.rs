@@ -105,8 +105,12 @@ fn main() {
     };
     std::fs::create_dir_all(&dir).unwrap();
     if !keep.is_empty() {
-        std::fs::write(dir.join("bench.usvlog"), common::usvlog_input::build(usvlog_mb)).unwrap();
-        std::fs::write(dir.join("bench.rlog"), common::rlog_input::build_r1(rlog_mb)).unwrap();
+        if usvlog_mb > 0.0 {
+            std::fs::write(dir.join("bench.usvlog"), common::usvlog_input::build(usvlog_mb)).unwrap();
+        }
+        if rlog_mb > 0.0 {
+            std::fs::write(dir.join("bench.rlog"), common::rlog_input::build_r1(rlog_mb)).unwrap();
+        }
         return;
     }
     if usvlog_mb > 0.0 {
