@@ -7,12 +7,15 @@
 //!
 //! Only tables whose every column is a number, a timestamp, a bool or a list of numbers are
 //! joined (a copy of each batch's values and offsets, no per-value work); others keep their
-//! batches.
+//! batches. The values grow in typed `Vec`s: the allocator moves a large one's pages when it
+//! grows instead of copying them (an Arrow `MutableBuffer`, aligned beyond what `realloc`
+//! keeps, is copied at every doubling), and each becomes its array's buffer without a copy.
 
-use arrow_array::{make_array, Array, ArrayRef, RecordBatch};
-use arrow_buffer::{BooleanBufferBuilder, Buffer, MutableBuffer, NullBufferBuilder};
+use arrow_array::types::*;
+use arrow_array::{make_array, Array, ArrayRef, ArrowPrimitiveType, PrimitiveArray, RecordBatch};
+use arrow_buffer::{BooleanBufferBuilder, Buffer, NullBufferBuilder};
 use arrow_data::ArrayData;
-use arrow_schema::{DataType, SchemaRef};
+use arrow_schema::{DataType, FieldRef, SchemaRef, TimeUnit};
 
 /// The columns of one table so far.
 pub struct Joined {
@@ -28,25 +31,60 @@ struct Column {
 }
 
 enum Values {
-    /// Fixed-width values, as bytes (Arrow's buffer, aligned for every number type).
-    Fixed {
-        width: usize,
-        bytes: MutableBuffer,
-    },
+    Prim(Box<dyn Prims>),
     Bool(BooleanBufferBuilder),
-    /// A list of fixed-width values: Arrow's offsets (from 0) and the items, as bytes.
-    List {
-        width: usize,
-        item: arrow_schema::FieldRef,
-        offsets: Vec<i32>,
-        items: MutableBuffer,
-        item_nulls: NullBufferBuilder,
-    },
+    /// A list of numbers: Arrow's offsets (from 0), the items and their validity.
+    List { item: FieldRef, offsets: Vec<i32>, items: Box<dyn Prims>, item_nulls: NullBufferBuilder },
+}
+
+/// The values of a column of one primitive type.
+trait Prims: Send {
+    /// Appends `len` values of `a` from `offset` (`a` is of this type).
+    fn extend(&mut self, a: &dyn Array, offset: usize, len: usize) -> Option<()>;
+    fn len(&self) -> usize;
+    fn finish(self: Box<Self>) -> Buffer;
+}
+
+struct Typed<T: ArrowPrimitiveType>(Vec<T::Native>);
+
+impl<T: ArrowPrimitiveType> Prims for Typed<T> {
+    fn extend(&mut self, a: &dyn Array, offset: usize, len: usize) -> Option<()> {
+        let values = a.as_any().downcast_ref::<PrimitiveArray<T>>()?.values();
+        self.0.extend_from_slice(values.get(offset..offset + len)?);
+        Some(())
+    }
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+    fn finish(self: Box<Self>) -> Buffer {
+        Buffer::from_vec(self.0)
+    }
+}
+
+/// The typed values of a column of type `ty`, or `None` when it is not a number or timestamp.
+fn prims(ty: &DataType) -> Option<Box<dyn Prims>> {
+    fn of<T: ArrowPrimitiveType>() -> Option<Box<dyn Prims>> {
+        Some(Box::new(Typed::<T>(Vec::new())))
+    }
+    match ty {
+        DataType::Int8 => of::<Int8Type>(),
+        DataType::Int16 => of::<Int16Type>(),
+        DataType::Int32 => of::<Int32Type>(),
+        DataType::Int64 => of::<Int64Type>(),
+        DataType::UInt8 => of::<UInt8Type>(),
+        DataType::UInt16 => of::<UInt16Type>(),
+        DataType::UInt32 => of::<UInt32Type>(),
+        DataType::UInt64 => of::<UInt64Type>(),
+        DataType::Float32 => of::<Float32Type>(),
+        DataType::Float64 => of::<Float64Type>(),
+        DataType::Timestamp(TimeUnit::Nanosecond, _) => of::<TimestampNanosecondType>(),
+        _ => None,
+    }
 }
 
 impl Joined {
     /// The joined columns of a table with this schema, or `None` when a column cannot be joined
-    /// by copying its values (strings, lists, structs): such a table keeps its batches.
+    /// by copying its values (strings, structs): such a table keeps its batches.
     pub fn new(schema: &SchemaRef) -> Option<Joined> {
         let columns = schema
             .fields()
@@ -55,17 +93,13 @@ impl Joined {
                 let ty = f.data_type().clone();
                 let values = match &ty {
                     DataType::Boolean => Values::Bool(BooleanBufferBuilder::new(0)),
-                    t if t.is_primitive() => {
-                        Values::Fixed { width: t.primitive_width()?, bytes: MutableBuffer::new(0) }
-                    }
-                    DataType::List(item) if item.data_type().is_primitive() => Values::List {
-                        width: item.data_type().primitive_width()?,
+                    DataType::List(item) => Values::List {
                         item: item.clone(),
                         offsets: vec![0],
-                        items: MutableBuffer::new(0),
+                        items: prims(item.data_type())?,
                         item_nulls: NullBufferBuilder::new(0),
                     },
-                    _ => return None,
+                    t => Values::Prim(prims(t)?),
                 };
                 Some(Column { ty, values, nulls: NullBufferBuilder::new(0) })
             })
@@ -101,50 +135,33 @@ impl Column {
         if a.data_type() != &self.ty {
             return Err(format!("a column of type {} for {}", a.data_type(), self.ty));
         }
-        let data = a.to_data();
-        let (offset, len) = (data.offset(), data.len());
+        let len = a.len();
+        let bad = || format!("a {} array that is not one", self.ty);
         match &mut self.values {
-            Values::Fixed { width, bytes } => {
-                let values = data
-                    .buffers()
-                    .first()
-                    .and_then(|b| b.as_slice().get(offset * *width..(offset + len) * *width))
-                    .ok_or_else(|| format!("a {} array without its values", self.ty))?;
-                bytes.extend_from_slice(values);
+            Values::Prim(p) => p.extend(a.as_ref(), 0, len).ok_or_else(bad)?,
+            Values::Bool(b) => {
+                let bools = a.as_any().downcast_ref::<arrow_array::BooleanArray>().ok_or_else(bad)?;
+                b.append_buffer(bools.values());
             }
-            Values::List { width, offsets, items, item_nulls, .. } => {
-                let bounds = data.buffers().first().map(|b| b.typed_data::<i32>());
-                let bounds = bounds
-                    .and_then(|b| b.get(offset..=offset + len))
-                    .ok_or_else(|| format!("a {} array without its offsets", self.ty))?;
-                let child = data.child_data().first().ok_or_else(|| format!("a {} array without items", self.ty))?;
+            Values::List { offsets, items, item_nulls, .. } => {
+                let list = a.as_any().downcast_ref::<arrow_array::ListArray>().ok_or_else(bad)?;
+                let bounds = list.value_offsets();
                 let (first, last) = (bounds[0] as usize, bounds[len] as usize);
-                let at = child.offset();
-                let values = child
-                    .buffers()
-                    .first()
-                    .and_then(|b| b.as_slice().get((at + first) * *width..(at + last) * *width))
-                    .ok_or_else(|| format!("a {} array without its items", self.ty))?;
-                let shift = offsets.last().copied().unwrap_or(0) as i64 - first as i64;
-                let shifted = bounds[1..].iter().map(|o| i32::try_from(*o as i64 + shift));
-                for o in shifted {
-                    offsets.push(o.map_err(|_| format!("{}: more list items than Arrow's 32-bit offsets count", self.ty))?);
+                let shift = *offsets.last().unwrap_or(&0) as i64 - first as i64;
+                for o in &bounds[1..] {
+                    let o = i32::try_from(i64::from(*o) + shift)
+                        .map_err(|_| format!("{}: more list items than Arrow's 32-bit offsets count", self.ty))?;
+                    offsets.push(o);
                 }
-                items.extend_from_slice(values);
-                match child.nulls() {
+                let values = list.values();
+                items.extend(values.as_ref(), first, last - first).ok_or_else(bad)?;
+                match values.nulls().filter(|n| n.null_count() > 0) {
                     None => item_nulls.append_n_non_nulls(last - first),
                     Some(n) => (first..last).for_each(|i| item_nulls.append(n.is_valid(i))),
                 }
             }
-            Values::Bool(b) => {
-                let bools = a
-                    .as_any()
-                    .downcast_ref::<arrow_array::BooleanArray>()
-                    .ok_or_else(|| "a bool column that is not a BooleanArray".to_string())?;
-                b.append_buffer(bools.values());
-            }
         }
-        match a.nulls() {
+        match a.nulls().filter(|n| n.null_count() > 0) {
             None => self.nulls.append_n_non_nulls(len),
             Some(n) => n.iter().for_each(|valid| self.nulls.append(valid)),
         }
@@ -152,27 +169,21 @@ impl Column {
     }
 
     fn finish(mut self, rows: usize) -> Result<ArrayRef, String> {
-        let values = match self.values {
-            Values::Fixed { bytes, .. } => Buffer::from(bytes),
-            Values::Bool(mut b) => b.finish().into_inner(),
-            Values::List { width, item, offsets, items, mut item_nulls } => {
-                let n = items.len() / width;
+        let fail = |e: arrow_schema::ArrowError| format!("joining a {} column: {e}", self.ty);
+        let data = match self.values {
+            Values::Prim(p) => ArrayData::builder(self.ty.clone()).len(rows).add_buffer(p.finish()),
+            Values::Bool(mut b) => ArrayData::builder(self.ty.clone()).len(rows).add_buffer(b.finish().into_inner()),
+            Values::List { item, offsets, items, mut item_nulls } => {
+                let n = items.len();
                 let child = ArrayData::builder(item.data_type().clone())
                     .len(n)
-                    .add_buffer(Buffer::from(items))
+                    .add_buffer(items.finish())
                     .nulls(item_nulls.finish())
                     .build()
-                    .map_err(|e| format!("joining the items of a {} column: {e}", self.ty))?;
-                let data = ArrayData::builder(self.ty.clone())
-                    .len(rows)
-                    .add_buffer(Buffer::from_vec(offsets))
-                    .add_child_data(child)
-                    .nulls(self.nulls.finish())
-                    .build();
-                return data.map(make_array).map_err(|e| format!("joining a {} column: {e}", self.ty));
+                    .map_err(fail)?;
+                ArrayData::builder(self.ty.clone()).len(rows).add_buffer(Buffer::from_vec(offsets)).add_child_data(child)
             }
         };
-        let data = ArrayData::builder(self.ty.clone()).len(rows).add_buffer(values).nulls(self.nulls.finish()).build();
-        data.map(make_array).map_err(|e| format!("joining a {} column: {e}", self.ty))
+        data.nulls(self.nulls.finish()).build().map(make_array).map_err(fail)
     }
 }
