@@ -1,16 +1,18 @@
 //! Every fast path into in-memory tables against its generic path, measured in the same run: the
 //! rule is that a fast path stays only where it is at least 1.3x its generic path.
 //!
-//! `cargo bench --bench tables` (optionally `-- --usvlog-mb 200 --rlog-mb 97 --runs 5`). The
+//! `cargo bench --bench tables` (optionally `-- --usvlog-mb 200 --rlog-mb 97 --rounds 5`). The
 //! inputs are the USVLOG stream of the `usvlog` bench and the R1 file of the `rlog` bench,
-//! written to temporary files (in the page cache). Each line is a median of `runs` reads of the
-//! whole file into tables, in this process:
+//! written to temporary files (in the page cache). Each line is a median of `rounds` reads of
+//! the whole file into tables, each in a new process (as a user's program reads: its memory is
+//! fresh, so page faults count), the lines' order rotated every round:
 //!
 //! - `tables::read`: the path `logspec_engine::tables::read` chooses (the Python package's
 //!   `tables()`): USVLOG by the two passes, the others by the `Tables` sink;
-//! - the `Tables` sink (`Log::scan`): typed records and RLOG views;
-//! - the generic path: every sample as a value tree (what `tests/it/fast_paths.rs` holds every
-//!   path to).
+//! - the `Tables` sink (`Log::scan`): typed records, RLOG views, direct columns;
+//! - the same without direct columns (`Tables::without_direct`);
+//! - the generic path: every sample as a value tree, no direct columns (what
+//!   `tests/it/fast_paths.rs` holds every path to).
 
 mod common;
 
@@ -47,54 +49,105 @@ fn scan(path: &Path, sink: &mut dyn Samples) {
     assert!(o.error.is_none(), "{:?}", o.error);
 }
 
-fn timed(runs: usize, mut f: impl FnMut() -> usize) -> (Duration, usize) {
-    let mut times = Vec::new();
-    let mut n = 0;
-    for _ in 0..runs {
-        let t = std::time::Instant::now();
-        n = f();
-        times.push(t.elapsed());
+/// The lines: (name, what it is measured against).
+const LINES: [(&str, &str); 4] = [
+    ("chosen", "sink"),
+    ("sink", "no-direct"),
+    ("no-direct", "generic"),
+    ("generic", "generic"),
+];
+
+const LABELS: [(&str, &str); 4] = [
+    ("chosen", "tables::read (the chosen path)"),
+    ("sink", "the Tables sink"),
+    ("no-direct", "the same without direct columns"),
+    ("generic", "the generic path (value trees)"),
+];
+
+/// Reads `path` into tables once by `line`; returns the rows.
+fn read_once(line: &str, path: &Path) -> usize {
+    match line {
+        "chosen" => {
+            let r = tables::read(path, &Open::default(), &Select::default()).unwrap();
+            assert!(r.error.is_none());
+            rows(&r.tables)
+        }
+        "sink" => {
+            let mut t = Tables::new(false);
+            scan(path, &mut t);
+            rows(&t.finish().unwrap().0)
+        }
+        "no-direct" => {
+            let mut t = Tables::new(false).without_direct();
+            scan(path, &mut t);
+            rows(&t.finish().unwrap().0)
+        }
+        _ => {
+            let mut g = Generic(Tables::new(false).without_direct());
+            scan(path, &mut g);
+            rows(&g.0.finish().unwrap().0)
+        }
     }
-    (median(times), n)
 }
 
-fn measure(name: &str, path: &Path, runs: usize) {
+/// One cold read in a new process (this binary with `--line`), as a user's process reads: its
+/// wall time and rows.
+fn in_new_process(line: &str, path: &Path) -> (Duration, usize) {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--line", line, "--file"])
+        .arg(path)
+        .output()
+        .expect("run the bench binary");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut it = text.split_whitespace();
+    let secs: f64 = it.next().and_then(|x| x.parse().ok()).expect("the child's time");
+    let rows: usize = it.next().and_then(|x| x.parse().ok()).expect("the child's rows");
+    (Duration::from_secs_f64(secs), rows)
+}
+
+fn measure(name: &str, path: &Path, rounds: usize) {
     let mb = std::fs::metadata(path).unwrap().len() as f64 / 1e6;
-    println!("{name}: {mb:.1} MB, median of {runs}");
-    let chosen = timed(runs, || {
-        let r = tables::read(path, &Open::default(), &Select::default()).unwrap();
-        assert!(r.error.is_none());
-        rows(&r.tables)
-    });
-    let one = timed(runs, || {
-        let mut t = Tables::new(false);
-        scan(path, &mut t);
-        rows(&t.finish().unwrap().0)
-    });
-    let generic = timed(runs, || {
-        let mut g = Generic(Tables::new(false));
-        scan(path, &mut g);
-        rows(&g.0.finish().unwrap().0)
-    });
-    assert!(chosen.1 == one.1 && one.1 == generic.1, "rows differ");
-    let line = |what: &str, d: Duration, base: Duration, base_name: &str| {
+    println!("{name}: {mb:.1} MB, median of {rounds} new processes per line, the order rotated each round");
+    let mut times: Vec<Vec<Duration>> = vec![Vec::new(); LINES.len()];
+    let mut counts = vec![0; LINES.len()];
+    for r in 0..rounds {
+        for k in 0..LINES.len() {
+            let i = (k + r) % LINES.len();
+            let (d, n) = in_new_process(LINES[i].0, path);
+            times[i].push(d);
+            counts[i] = n;
+        }
+    }
+    assert!(counts.iter().all(|n| *n == counts[0]), "rows differ: {counts:?}");
+    let med: Vec<Duration> = times.into_iter().map(median).collect();
+    for (i, (line, base)) in LINES.iter().enumerate() {
+        let j = LINES.iter().position(|(l, _)| l == base).unwrap();
+        let label = LABELS[i].1;
+        let base_label = LABELS[j].1;
         println!(
-            "  {what:<44} {:>8.3} s  {:>7.1} MB/s  {:.2}x {base_name}",
-            d.as_secs_f64(),
-            mb / d.as_secs_f64(),
-            base.as_secs_f64() / d.as_secs_f64()
+            "  {label:<36} {:>8.3} s  {:>7.1} MB/s  {:.2}x {}",
+            med[i].as_secs_f64(),
+            mb / med[i].as_secs_f64(),
+            med[j].as_secs_f64() / med[i].as_secs_f64(),
+            if i == j { "itself".to_string() } else { base_label.to_string() }
         );
-    };
-    line("tables::read (the chosen path)", chosen.0, one.0, "the Tables sink");
-    line("the Tables sink (typed records, RLOG views)", one.0, generic.0, "the generic path");
-    line("the generic path (value trees)", generic.0, generic.0, "itself");
-    println!("  rows: {}", chosen.1);
+        let _ = line;
+    }
+    println!("  rows: {}", counts[0]);
 }
 
 fn main() {
+    let line = arg("--line", "");
+    if !line.is_empty() {
+        let path = std::path::PathBuf::from(arg("--file", ""));
+        let t = std::time::Instant::now();
+        let n = read_once(&line, &path);
+        println!("{} {n}", t.elapsed().as_secs_f64());
+        return;
+    }
     let usvlog_mb: f64 = arg("--usvlog-mb", "200").parse().expect("--usvlog-mb N");
     let rlog_mb: f64 = arg("--rlog-mb", "97").parse().expect("--rlog-mb N");
-    let runs: usize = arg("--runs", "5").parse().expect("--runs N");
+    let runs: usize = arg("--rounds", "5").parse().expect("--rounds N");
     // `--write DIR`: only write the inputs there (`bench.usvlog`, `bench.rlog`), for benchmarks
     // of whole processes (BENCHMARKS.md, "Before and after").
     let keep = arg("--write", "");

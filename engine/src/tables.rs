@@ -15,6 +15,7 @@ use crate::columns::{arrow_fields, Col, FixedLayout, FlatRow};
 use logspec::log::scan::{Channel, DynVisit, Samples};
 use logspec::log::Error;
 
+mod direct;
 mod fixed;
 mod joined;
 pub mod passes;
@@ -348,6 +349,8 @@ pub struct Table {
     pub batches: Vec<RecordBatch>,
     /// The batches so far joined into one, when the columns allow it.
     joined: Option<joined::Joined>,
+    /// The rows of an RLOG key of numbers or booleans, kept without batches ([`direct`]).
+    direct: Option<direct::Direct>,
 }
 
 impl Table {
@@ -374,11 +377,22 @@ pub struct Tables {
     by_channel: Vec<usize>,
     by_name: HashMap<String, usize>,
     pub tables: Vec<Table>,
+    /// Whether an RLOG key of numbers or booleans keeps its rows in vectors (`direct`) instead
+    /// of the builder's batches.
+    direct: bool,
 }
 
 impl Tables {
     pub fn new(utc: bool) -> Tables {
-        Tables { utc, origin_ns: 0, by_channel: Vec::new(), by_name: HashMap::new(), tables: Vec::new() }
+        Tables { utc, origin_ns: 0, by_channel: Vec::new(), by_name: HashMap::new(), tables: Vec::new(), direct: true }
+    }
+
+    /// The same sink with every table in the builder's batches: the generic path that the
+    /// direct columns are held to (`tests/it/fast_paths.rs`) and measured against
+    /// (`benches/tables.rs`).
+    pub fn without_direct(mut self) -> Tables {
+        self.direct = false;
+        self
     }
 
     fn full(&mut self, i: usize) -> Result<(), Error> {
@@ -392,6 +406,11 @@ impl Tables {
         for i in 0..self.tables.len() {
             self.full(i)?;
             let t = &mut self.tables[i];
+            if let Some(d) = t.direct.take() {
+                t.builder.misfits += d.misfits;
+                let fail = |e: String| Error::Input(format!("{}: {e}", t.name));
+                t.batches.extend(d.finish().map_err(fail)?);
+            }
             if let Some(j) = t.joined.take() {
                 let fail = |e: String| Error::Input(format!("{}: {e}", t.name));
                 t.batches.extend(j.finish().map_err(fail)?);
@@ -422,7 +441,9 @@ impl Samples for Tables {
             None => {
                 let builder = TableBuilder::new(channel, self.utc);
                 let joined = joined::Joined::new(&builder.schema);
-                self.tables.push(Table { name: name.clone(), builder, batches: Vec::new(), joined });
+                let direct =
+                    if self.direct { direct::Direct::of(channel, &builder.schema, self.origin_ns) } else { None };
+                self.tables.push(Table { name: name.clone(), builder, batches: Vec::new(), joined, direct });
                 self.by_name.insert(name, self.tables.len() - 1);
                 self.tables.len() - 1
             }
@@ -433,6 +454,9 @@ impl Samples for Tables {
 
     fn record(&mut self, id: usize, t_ns: u64, payload: &[u8], value: &dyn DynVisit) -> Result<(), Error> {
         let i = self.by_channel[id];
+        if self.tables[i].direct.is_some() {
+            return self.visit(id, t_ns, value);
+        }
         if self.tables[i].builder.record(t_ns, self.origin_ns, payload, value) {
             self.full(i)?;
         }
@@ -441,6 +465,11 @@ impl Samples for Tables {
 
     fn visit(&mut self, id: usize, t_ns: u64, value: &dyn DynVisit) -> Result<(), Error> {
         let i = self.by_channel[id];
+        if self.tables[i].direct.is_some() {
+            let mut b = logspec::value::ValueBuilder::default();
+            value.visit_dyn(&mut b);
+            return self.sample(id, t_ns, &b.finish());
+        }
         if self.tables[i].builder.visit(t_ns, self.origin_ns, value) {
             self.full(i)?;
         }
@@ -449,6 +478,10 @@ impl Samples for Tables {
 
     fn sample(&mut self, id: usize, t_ns: u64, value: &Value) -> Result<(), Error> {
         let i = self.by_channel[id];
+        if let Some(d) = &mut self.tables[i].direct {
+            d.sample(t_ns, value);
+            return Ok(());
+        }
         if self.tables[i].builder.sample(t_ns, self.origin_ns, value) {
             self.full(i)?;
         }
@@ -457,7 +490,12 @@ impl Samples for Tables {
 
     fn rlog(&mut self, id: usize, t_ns: u64, value: &logspec::formats::rlog::ValueRef<'_>) -> Result<bool, Error> {
         let i = self.by_channel[id];
-        match self.tables[i].builder.rlog(t_ns, self.origin_ns, value) {
+        let t = &mut self.tables[i];
+        if let Some(d) = &mut t.direct {
+            d.rlog(t_ns, value);
+            return Ok(true);
+        }
+        match t.builder.rlog(t_ns, self.origin_ns, value) {
             Some(full) => {
                 if full {
                     self.full(i)?;

@@ -1,10 +1,10 @@
 //! The one oracle over every fast path into in-memory tables: `logspec_engine::tables::read`,
-//! which chooses the fastest path a log allows (the USVLOG two passes; typed records and RLOG
-//! views into the `Tables` sink), against the generic path: one `Log::scan` whose samples reach
-//! the `Tables` sink only as value trees (`Samples::sample`, never a view, a payload or an RLOG
-//! value). On every bundled log of every format, and on cut and corrupted copies of each: the
-//! same tables in the same order, the same schemas with their metadata, the same rows, the same
-//! warnings and the same error.
+//! which chooses the fastest path a log allows (the USVLOG two passes; the RLOG direct columns),
+//! against the generic path: one `Log::scan` whose samples reach the `Tables` sink only as value
+//! trees (`Samples::sample`, never a view, a payload or an RLOG value), every table in the
+//! builder's batches (`Tables::without_direct`). On every bundled log of every format, and on
+//! cut and corrupted copies of each: the same tables in the same order, the same schemas with
+//! their metadata, the same rows, the same warnings and the same error.
 
 use std::path::{Path, PathBuf};
 
@@ -68,7 +68,7 @@ fn concat(parts: &[&dyn arrow_array::Array]) -> arrow_array::ArrayRef {
 
 fn generic(path: &Path, select: &Select) -> Result<Read, String> {
     let log = logspec::log::open(path, &Open::default()).map_err(shown)?;
-    let mut sink = Generic(Tables::new(log.utc()));
+    let mut sink = Generic(Tables::new(log.utc()).without_direct());
     let outcome = log.scan(select, &mut sink);
     let (tables, mut warnings) = sink.0.finish().map_err(shown)?;
     let (error, more) = match outcome {

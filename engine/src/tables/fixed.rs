@@ -147,7 +147,7 @@ pub fn read_usvlog(
         arrays.extend(cols.into_iter().map(|c| c.array(n)));
         let batch = RecordBatch::try_new(builder.schema.clone(), arrays)
             .map_err(|e| Error::Input(format!("{name}: building a batch: {e}")))?;
-        tables.push(Table { name, builder, batches: vec![batch], joined: None });
+        tables.push(Table { name, builder, batches: vec![batch], joined: None, direct: None });
     }
     let warnings = counted.unknown.iter().map(|u| logspec::log::scan::unknown_record(shown, u.offset, u.tag)).collect();
     let error = match (late, counted.fault) {
