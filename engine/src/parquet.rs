@@ -17,7 +17,7 @@ use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::format::KeyValue;
 use parquet::schema::types::ColumnPath;
 
-use logspec::log::scan::{Channel, DynVisit, Select, Samples};
+use logspec::log::{Channel, DynVisit, Samples, Select};
 use crate::tables::{table_name, TableBuilder};
 use logspec::log::Error;
 

@@ -29,7 +29,7 @@ use super::passes::{self, Columns, Keep, Layouts, Out, Stop, Time};
 use super::{Table, TableBuilder};
 use logspec::log::Fault;
 use logspec::log::filter::Tally;
-use logspec::log::scan::{Select};
+use logspec::log::Select;
 use logspec::log::Error;
 
 /// What [`read_usvlog`] read: the tables in the order of their first row, the warnings, and

@@ -19,7 +19,8 @@ use std::sync::Arc;
 use crate::ir::ir::{Schema, Ty, TypeDef};
 use crate::value::Value;
 
-use super::scan::{record_channel, seconds_to_ns, units_of, Channel, JsonSchema, Select, State, ValueType};
+use super::filter::Select;
+use super::scan::{record_channel, seconds_to_ns, units_of, Channel, JsonSchema, State, ValueType};
 use super::Error;
 
 pub fn reader(input: Box<dyn Read>, path: &str) -> Result<Reader<Box<dyn Read>>, String> {
@@ -181,7 +182,7 @@ pub fn dump(
     out: &mut impl Records,
     path: &str,
     frames: Option<Range<u64>>,
-    select: &super::scan::Select,
+    select: &super::filter::Select,
 ) -> Result<(), Error> {
     let w = out.writer();
     w.begin_struct(None);

@@ -51,5 +51,6 @@ pub use info::Info;
 pub use open::{detect, open, reader, schema_format, shown, Format, Log, Open, Shape};
 pub use records::{JsonLines, Records};
 pub use rlog::{rlog_channel, rlog_value_type};
-pub use scan::{Channel, DynVisit, JsonSchema, Outcome, Ros1Type, Select, Samples, ValueType};
+pub use filter::Select;
+pub use scan::{Channel, DynVisit, JsonSchema, Outcome, Ros1Type, Samples, ValueType};
 pub use wpilog::Written;

@@ -10,7 +10,8 @@ use super::fault::{Fault, FaultKind};
 use super::framed::SchemaFormat;
 use super::info::Info;
 use super::records::{Options, Records};
-use super::scan::{Outcome, Select, Samples, State};
+use super::filter::Select;
+use super::scan::{Outcome, Samples, State};
 use super::{carla, rlog, rosbag, schema, sniff, usvlog, wpilog, Error};
 
 /// The log formats logspec reads.

@@ -10,7 +10,7 @@ use crate::runtime::{Event, FramedFormat, Reader};
 use crate::value::ValueSink;
 
 use super::fault::{Fault, FaultKind};
-use super::scan::Select;
+use super::filter::Select;
 
 use super::Error;
 

@@ -24,7 +24,7 @@ use crate::value::ValueSink;
 /// What `dump` takes besides the file.
 pub struct DumpOptions<'a> {
     /// Topics (`channels`) and times (seconds since the bag's first message).
-    pub select: &'a super::scan::Select,
+    pub select: &'a super::filter::Select,
     pub msg_path: &'a [PathBuf],
     pub file_order: bool,
 }
@@ -74,7 +74,7 @@ fn select(bag: &Bag<impl std::io::Read>, topics: &[String], shown: &str) -> Resu
     if topics.is_empty() {
         return Ok(None);
     }
-    let filter = super::scan::Select { channels: topics.to_vec(), ..Default::default() };
+    let filter = super::filter::Select { channels: topics.to_vec(), ..Default::default() };
     let all: BTreeSet<&str> = bag.connections.values().map(|c| c.topic.as_str()).collect();
     let list: Vec<&str> = all.into_iter().collect();
     super::filter::no_match(&filter, &list, shown, "topic", "the bag's topics")?;
@@ -155,7 +155,7 @@ pub fn dump(path: &Path, shown: &str, opts: &DumpOptions<'_>, out: &mut impl Rec
             format!("{shown}: {bad} message(s) could not be decoded (see above)"),
         )));
     }
-    let time_only = super::scan::Select { channels: Vec::new(), ..opts.select.clone() };
+    let time_only = super::filter::Select { channels: Vec::new(), ..opts.select.clone() };
     tally.check(&time_only, shown).map_err(|m| Error::filter(shown, m))?;
     Ok(())
 }

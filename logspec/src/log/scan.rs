@@ -8,6 +8,7 @@ use crate::formats::rlog;
 use crate::ir::ir::{self, Schema, Ty, TypeDef, TypeId};
 use crate::value::Value;
 
+use super::filter::Select;
 use super::Error;
 
 
@@ -158,53 +159,6 @@ pub trait DynVisit {
 impl<T: crate::runtime::Visit> DynVisit for T {
     fn visit_dyn(&self, v: &mut dyn crate::runtime::Visitor) {
         self.visit(None, v);
-    }
-}
-
-/// Which samples to pass on.
-#[derive(Clone, Debug, Default)]
-pub struct Select {
-    /// Channel names to keep (exact, or a prefix ending in `*`); empty keeps all.
-    pub channels: Vec<String>,
-    /// Whether `channels` also name tables (`logspec_engine::tables::table_name`), as the Python
-    /// package's `table(name)` takes every name of `tables()`: a name keeps a channel whose group
-    /// it matches (`Position` keeps the CARLA channels `Position/<id>`), and `<name>#<type>`
-    /// keeps the channels of `<name>` (the table of those whose type changed is among them).
-    pub tables: bool,
-    /// Keep samples at or after this time (seconds since the log's time origin).
-    pub since: Option<f64>,
-    /// Keep samples at or before this time (seconds since the log's time origin).
-    pub until: Option<f64>,
-}
-
-impl Select {
-    /// Whether a channel named `name` (of no group) is kept.
-    pub fn wants_channel(&self, name: &str) -> bool {
-        self.wants(name, None)
-    }
-
-    /// Whether a channel named `name`, of the group `group` (the table it is part of, if any), is
-    /// kept: a name matches it, or, with [`Select::tables`], its group or its table of another
-    /// type (`<name>#<type>`, `<group>#<type>`).
-    pub fn wants(&self, name: &str, group: Option<&str>) -> bool {
-        let matches = |pattern: &str, name: &str| match pattern.strip_suffix('*') {
-            Some(prefix) => name.starts_with(prefix),
-            None => pattern == name,
-        };
-        let table = |pattern: &str, base: &str| {
-            matches(pattern, base) || pattern.strip_prefix(base).is_some_and(|rest| rest.starts_with('#'))
-        };
-        self.channels.is_empty()
-            || self
-                .channels
-                .iter()
-                .any(|c| matches(c, name) || (self.tables && (table(c, name) || group.is_some_and(|g| table(c, g)))))
-    }
-
-    /// Whether a sample at `t_ns` nanoseconds after the log's time origin is wanted.
-    pub fn wants_time(&self, t_ns: u64) -> bool {
-        let t = t_ns as f64 / 1e9;
-        self.since.map_or(true, |s| t >= s) && self.until.map_or(true, |u| t <= u)
     }
 }
 
@@ -506,37 +460,5 @@ mod seconds_tests {
         assert_eq!(seconds_to_ns(1.0000000005), 1_000_000_001);
         assert_eq!(seconds_to_ns(-1.0), 0);
         assert_eq!(seconds_to_ns(f64::NAN), 0);
-    }
-}
-
-#[cfg(test)]
-mod select_tests {
-    use super::*;
-
-    /// A filter of tables keeps the channels of a group by its name and those of `<name>#<type>`
-    /// by their name; a filter of channels keeps neither (the command's `--channel`).
-    #[test]
-    fn a_filter_of_tables_keeps_groups_and_changed_types() {
-        let of = |names: &[&str], tables: bool| Select {
-            channels: names.iter().map(|n| n.to_string()).collect(),
-            tables,
-            ..Default::default()
-        };
-        for tables in [false, true] {
-            let s = of(&["Position"], tables);
-            assert_eq!(s.wants("Position/231", Some("Position")), tables);
-            assert!(s.wants("Position", None));
-            assert!(!s.wants("State/231", Some("State")));
-            let s = of(&["/Key#string"], tables);
-            assert_eq!(s.wants("/Key", None), tables);
-            assert_eq!(s.wants("Position/2", Some("/Key")), tables);
-            assert!(!s.wants("/Keys", None) && !s.wants("/Key#", None));
-            assert!(of(&["Pos*"], tables).wants("Position/231", Some("Position")));
-            assert!(of(&["Position/231"], tables).wants("Position/231", Some("Position")));
-            assert!(!of(&["Position/231"], tables).wants("Position/232", Some("Position")));
-            assert!(of(&[], tables).wants("anything", None));
-        }
-        assert!(!of(&["Pos*"], false).wants("State/2", Some("Position")));
-        assert!(of(&["Pos*"], true).wants("State/2", Some("Position")));
     }
 }

@@ -8,9 +8,8 @@
 //! stays hex, with `decode_error` and a warning.
 
 use std::collections::BTreeSet;
-use std::path::Path;
 
-use crate::formats::rlog::{self, EventRef, R2Value, Revision};
+use crate::formats::rlog::{self, R2Value};
 use crate::formats::wpistruct::TypeRegistry;
 use crate::value::{Value, ValueSink};
 
@@ -29,56 +28,6 @@ pub fn rlog_bytes(v: &rlog::Value) -> Option<&[u8]> {
         ) => Some(value),
         _ => None,
     }
-}
-
-/// A registry with every schema of an RLOG file, read in a first pass; empty for standard input
-/// (`-`), which cannot be read twice.
-pub fn rlog_schemas(file: &Path, stream: bool, assume_r1: bool, path: &str) -> TypeRegistry {
-    let mut reg = TypeRegistry::new();
-    if file.as_os_str() == "-" {
-        return reg;
-    }
-    let Ok(f) = std::fs::File::open(file) else { return reg };
-    let input: Box<dyn std::io::Read> = Box::new(std::io::BufReader::with_capacity(1 << 16, f));
-    let Ok(mut r) = super::rlog::reader(input, stream, assume_r1, path) else { return reg };
-    // Only R2 values carry bytes (and so schemas): an R1 file has none to find.
-    if r.revision() == Revision::R1 {
-        return reg;
-    }
-    while let Some(ev) = r.next_event_ref() {
-        match ev {
-            Ok(EventRef::Value { key: Some(k), value, .. }) => {
-                if let (Some(t), Some(b)) = (k.declared_type.as_deref(), super::rlog::value_bytes(&value)) {
-                    reg.offer(&k.name, t, b);
-                }
-            }
-            Ok(_) => {}
-            // The main pass reports errors; here they only end the search for schemas.
-            Err(e) if e.is_recoverable() => {}
-            Err(_) => break,
-        }
-    }
-    reg
-}
-
-/// A registry with every schema of a WPILOG file, read in a first pass; empty for standard
-/// input (`-`), which cannot be read twice.
-pub fn wpilog_schemas(file: &Path, path: &str) -> TypeRegistry {
-    use crate::formats::wpilog::Body;
-    let mut reg = TypeRegistry::new();
-    if file.as_os_str() == "-" {
-        return reg;
-    }
-    let Ok(f) = std::fs::File::open(file) else { return reg };
-    let input: Box<dyn std::io::Read> = Box::new(std::io::BufReader::with_capacity(1 << 16, f));
-    let Ok(mut r) = super::wpilog::reader(input, path) else { return reg };
-    // The main pass reports errors; here they only end the search for schemas.
-    while let Some(Ok(rec)) = r.next_record() {
-        if let Body::Data(Some(e)) = rec.body {
-            reg.offer(&e.name, &e.type_name, rec.payload);
-        }
-    }
-    reg
 }
 
 /// Decodes a struct or proto value, warning once per type that does not decode. The warnings

@@ -9,7 +9,8 @@ use crate::runtime::Visitor;
 
 use super::records::Records;
 use super::fault::{Fault, FaultKind};
-use super::scan::{Select, State};
+use super::filter::Select;
+use super::scan::State;
 use super::Error;
 
 pub fn reader(input: Box<dyn Read>, path: &str) -> Result<Reader<Box<dyn Read>>, String> {
@@ -620,7 +621,7 @@ pub(super) fn from_rlog(
 
 /// The samples of a WPILOG file: one channel per entry.
 pub(super) fn scan(input: Box<dyn Read>, file: &std::path::Path, path: &str, state: &mut State<'_>) -> Result<(), Error> {
-    let schemas = super::structs::wpilog_schemas(file, path);
+    let schemas = schemas(file, path);
     let r = reader(input, path).map_err(Error::Input)?;
     read_samples(r, path, schemas, state)
 }
@@ -633,7 +634,7 @@ pub(super) fn records<R: Records>(
     select: &Select,
     out: &mut R,
 ) -> Result<(), Error> {
-    let schemas = super::structs::wpilog_schemas(file, path);
+    let schemas = schemas(file, path);
     let mut structs = super::structs::Decoder::new(schemas, path);
     let r = reader(input, path).map_err(Error::Input)?;
     dump(r, out, path, select, &mut structs)
@@ -649,3 +650,24 @@ pub(super) fn info(input: Box<dyn Read>, path: &str, name: &str) -> Result<super
 fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
     matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
 }
+
+/// A registry with every schema of a WPILOG file, read in a first pass; empty for standard
+/// input (`-`), which cannot be read twice.
+pub(super) fn schemas(file: &std::path::Path, path: &str) -> crate::formats::wpistruct::TypeRegistry {
+    use crate::formats::wpilog::Body;
+    let mut reg = crate::formats::wpistruct::TypeRegistry::new();
+    if file.as_os_str() == "-" {
+        return reg;
+    }
+    let Ok(f) = std::fs::File::open(file) else { return reg };
+    let input: Box<dyn std::io::Read> = Box::new(std::io::BufReader::with_capacity(1 << 16, f));
+    let Ok(mut r) = reader(input, path) else { return reg };
+    // The main pass reports errors; here they only end the search for schemas.
+    while let Some(Ok(rec)) = r.next_record() {
+        if let Body::Data(Some(e)) = rec.body {
+            reg.offer(&e.name, &e.type_name, rec.payload);
+        }
+    }
+    reg
+}
+

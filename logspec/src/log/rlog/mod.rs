@@ -15,7 +15,8 @@ use std::sync::Arc;
 
 use crate::ir::ir::{self, Schema, Ty, TypeDef, TypeId};
 
-use super::scan::{Channel, JsonSchema, Select, State, ValueType};
+use super::filter::Select;
+use super::scan::{Channel, JsonSchema, State, ValueType};
 use super::Error;
 
 mod values;
@@ -40,7 +41,7 @@ pub fn dump(
     mut r: Reader<Box<dyn Read>>,
     out: &mut impl Records,
     path: &str,
-    select: &super::scan::Select,
+    select: &super::filter::Select,
     structs: &mut super::structs::Decoder,
 ) -> Result<(), Error> {
     let mut bad = 0u64;
@@ -263,7 +264,7 @@ pub(super) fn scan(
     assume_r1: bool,
     state: &mut State<'_>,
 ) -> Result<(), Error> {
-    let schemas = super::structs::rlog_schemas(file, stream, assume_r1, path);
+    let schemas = schemas(file, stream, assume_r1, path);
     let r = reader(input, stream, assume_r1, path).map_err(Error::Input)?;
     values::read_rlog(r, path, schemas, state)
 }
@@ -278,7 +279,7 @@ pub(super) fn records<R: Records>(
     select: &Select,
     out: &mut R,
 ) -> Result<(), Error> {
-    let schemas = super::structs::rlog_schemas(file, stream, assume_r1, path);
+    let schemas = schemas(file, stream, assume_r1, path);
     let mut structs = super::structs::Decoder::new(schemas, path);
     let r = reader(input, stream, assume_r1, path).map_err(Error::Input)?;
     dump(r, out, path, select, &mut structs)
@@ -375,5 +376,36 @@ pub fn rlog_value_type(type_name: &str) -> ValueType {
         source: None,
     };
     ValueType { schema: Arc::new(schema), id: TypeId(0) }
+}
+
+
+/// A registry with every schema of an RLOG file, read in a first pass; empty for standard input
+/// (`-`), which cannot be read twice.
+pub(super) fn schemas(file: &std::path::Path, stream: bool, assume_r1: bool, path: &str) -> crate::formats::wpistruct::TypeRegistry {
+    let mut reg = crate::formats::wpistruct::TypeRegistry::new();
+    if file.as_os_str() == "-" {
+        return reg;
+    }
+    let Ok(f) = std::fs::File::open(file) else { return reg };
+    let input: Box<dyn std::io::Read> = Box::new(std::io::BufReader::with_capacity(1 << 16, f));
+    let Ok(mut r) = reader(input, stream, assume_r1, path) else { return reg };
+    // Only R2 values carry bytes (and so schemas): an R1 file has none to find.
+    if r.revision() == rlog::Revision::R1 {
+        return reg;
+    }
+    while let Some(ev) = r.next_event_ref() {
+        match ev {
+            Ok(rlog::EventRef::Value { key: Some(k), value, .. }) => {
+                if let (Some(t), Some(b)) = (k.declared_type.as_deref(), value_bytes(&value)) {
+                    reg.offer(&k.name, t, b);
+                }
+            }
+            Ok(_) => {}
+            // The main pass reports errors; here they only end the search for schemas.
+            Err(e) if e.is_recoverable() => {}
+            Err(_) => break,
+        }
+    }
+    reg
 }
 
