@@ -22,6 +22,7 @@ mod generated;
 mod history;
 mod no_hand_layout;
 mod output_doc;
+mod readme;
 mod outputs_unchanged;
 mod rlog;
 mod rlog_columns;
