@@ -1,9 +1,9 @@
 //! `--message-format github|json` of `check`, `gen`, `lock` and `diff` in a scratch project made
-//! by `logspec init --format demo`: schema errors, a stale generated file, a missing lock file and
-//! a breaking change without a schema id bump, each as the GitHub Actions workflow commands and
-//! the JSON Lines that docs/output.md ("Diagnostics of the project verbs") specifies. The expected
-//! lines are written out here from that spec; the starter schema's lines are counted by hand
-//! (REC_HEARTBEAT's `name` is line 39, its `battery` field line 44).
+//! by `logspec init --format demo`: schema errors, stale generated files, a missing or stale lock
+//! file and a breaking change without a schema id bump, each as the GitHub Actions workflow
+//! commands and the JSON Lines that docs/output.md ("Diagnostics of the project verbs")
+//! specifies. The expected lines are written out here from that spec; the starter schema's lines
+//! are counted by hand (REC_HEARTBEAT's `name` is line 39, its `battery` field line 44).
 
 use crate::scratch;
 
@@ -212,4 +212,44 @@ fn breaking_change_without_a_bump_in_gen_check_lock_and_diff() {
         assert!(o.status.success(), "{verb:?}: {}", both(&o));
         assert_eq!(stdout(&o), "", "{verb:?}");
     }
+}
+
+#[test]
+fn new_record_without_gen_leaves_files_and_lock_stale() {
+    let dir = project("lock-stale");
+    let schema = dir.join("schemas/demo.toml");
+    let text = std::fs::read_to_string(&schema).unwrap();
+    std::fs::write(
+        &schema,
+        text + "\n[[record]]\nname = \"REC_BATTERY\"\nid = 2\nfields = [{ name = \"volts\", type = \"f32\" }]\n",
+    )
+    .unwrap();
+    let o = run(&dir, None, &["check", "--message-format", "json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", both(&o));
+    let out = stdout(&o);
+    let got: Vec<serde_json::Value> = out.lines().map(|l| serde_json::from_str(l).expect("a JSON line")).collect();
+    // Every generated file is stale (at some line: where depends on the back end), in the order
+    // of the back ends; then the lock, which does not record REC_BATTERY yet.
+    let files: Vec<(&str, &str)> =
+        got.iter().map(|v| (v["file"].as_str().unwrap(), v["title"].as_str().unwrap())).collect();
+    assert_eq!(
+        files,
+        [
+            ("include/demo/record_types.h", "stale generated file"),
+            ("python/demo.py", "stale generated file"),
+            ("golden/demo.json", "stale generated file"),
+            ("docs/formats/demo.md", "stale generated file"),
+            ("schemas/demo.lock", "lock file out of date"),
+        ],
+        "{out}"
+    );
+    assert!(got[..4].iter().all(|v| v["line"].as_u64().is_some_and(|l| l > 1)), "{out}");
+    assert_eq!(
+        out.lines().last().unwrap(),
+        r#"{"level":"error","code":null,"file":"schemas/demo.lock","line":null,"column":null,"end_line":null,"end_column":null,"title":"lock file out of date","message":"the lock file does not record the schema as it is; run `logspec lock` and commit it"}"#
+    );
+    // `gen` brings both up to date.
+    assert!(run(&dir, None, &["gen", "--message-format", "json"]).status.success());
+    let o = run(&dir, None, &["check", "--message-format", "json"]);
+    assert!(o.status.success() && o.stdout.is_empty(), "{}", both(&o));
 }
