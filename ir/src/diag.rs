@@ -206,7 +206,8 @@ impl Diagnostic {
     }
 }
 
-fn line_col(source: &str, offset: usize) -> (usize, usize) {
+/// 1-based line and column (in characters) of a byte offset of `source`.
+pub fn line_col(source: &str, offset: usize) -> (usize, usize) {
     let offset = offset.min(source.len());
     let before = &source[..offset];
     let line = before.matches('\n').count() + 1;

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use super::lock::Verdict;
 use super::project::{self, Project};
+use super::report::{self, Diag, Level, Reporter};
 use super::{gen, CliError};
 
 #[derive(clap::Args, Debug)]
@@ -17,10 +18,15 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let project = args.project.resolve()?;
+    let rep = args.project.reporter();
+    if rep.schema_errors(&project)? {
+        return Ok(ExitCode::from(1));
+    }
     let mut stale = Vec::new();
     for a in gen::artifacts(&project, &gen::Lang::ALL)? {
         let path = project.root.join(&a.path);
-        let current = std::fs::read_to_string(&path).unwrap_or_default();
+        let on_disk = std::fs::read_to_string(&path).ok();
+        let current = on_disk.clone().unwrap_or_default();
         if current == a.contents {
             continue;
         }
@@ -30,7 +36,18 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             .context_radius(3)
             .header(&format!("a/{} (on disk)", a.path), &format!("b/{} (generated)", a.path))
             .to_string();
-        super::write_stdout(shown.as_bytes())?;
+        rep.text(&shown)?;
+        let mut d = Diag::file(
+            Level::Error,
+            rep.path(&path),
+            report::STALE,
+            "this file differs from what the schemas generate; run `logspec gen` to regenerate it (generated files must not be edited by hand)".to_string(),
+        );
+        match on_disk {
+            Some(old) => d.line = report::first_difference(&old, &a.contents),
+            None => d.message = "this generated file is missing; run `logspec gen` to write it".to_string(),
+        }
+        rep.emit(&d)?;
         stale.push(a.path);
     }
     let mut failed = !stale.is_empty();
@@ -41,7 +58,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             stale.join(", ")
         );
     }
-    failed |= check_locks(&project)?;
+    failed |= check_locks(&project, &rep)?;
     if !failed {
         eprintln!("logspec: every generated file and lock file is up to date");
     }
@@ -49,18 +66,30 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
 }
 
 /// Compares every schema with its lock file; true if something must be fixed.
-fn check_locks(project: &Project) -> Result<bool, CliError> {
+fn check_locks(project: &Project, rep: &Reporter) -> Result<bool, CliError> {
     let mut failed = false;
     for (path, schema) in super::lock::schemas(&project.schemas)? {
         let shown = path.display();
         let Some((lock_path, l)) = super::lock::read_lock(project, &path, &schema)? else { continue };
         let Some(l) = l else {
             eprintln!("logspec: {shown}: no lock file {}; run `logspec lock` to create it", lock_path.display());
+            rep.emit(&Diag::file(
+                Level::Error,
+                rep.path(&path),
+                report::LOCK_MISSING,
+                format!("no lock file {}; run `logspec lock` to create it", rep.path(&lock_path)),
+            ))?;
             failed = true;
             continue;
         };
         if let Err(e) = logspec::ir::history::history(&schema, &l) {
             eprintln!("logspec: {}: the history cannot be rebuilt: {e}", lock_path.display());
+            rep.emit(&Diag::file(
+                Level::Error,
+                rep.path(&lock_path),
+                report::LOCK_HISTORY,
+                format!("the history cannot be rebuilt: {e}"),
+            ))?;
             failed = true;
         }
         for c in &logspec::ir::lock::check(&l, &schema).changes {
@@ -68,17 +97,27 @@ fn check_locks(project: &Project) -> Result<bool, CliError> {
                 logspec::ir::lock::Verdict::Breaking => "breaking",
                 logspec::ir::lock::Verdict::Compatible => "compatible",
             };
-            outln!("{shown}: {v}: {}", c.message);
+            rep.text(&format!("{shown}: {v}: {}\n", c.message))?;
         }
         match super::lock::verdict(Some(&l), &schema) {
-            Verdict::Unbumped { schema_id, id_name, .. } => {
+            Verdict::Unbumped { schema_id, id_name, breaking } => {
                 eprintln!(
                     "logspec: {shown}: error: breaking layout changes under unchanged {id_name} = {schema_id}; bump {id_name} in the schema, then run `logspec lock`",
                 );
+                let fix = format!(
+                    "breaking under unchanged {id_name} = {schema_id}: bump {id_name} in the schema, then run `logspec lock`"
+                );
+                rep.breaking(Level::Error, &path, &breaking, &fix)?;
                 failed = true;
             }
             Verdict::Stale => {
                 eprintln!("logspec: {shown}: the lock file is out of date; run `logspec lock` and commit it");
+                rep.emit(&Diag::file(
+                    Level::Error,
+                    rep.path(&lock_path),
+                    report::LOCK_STALE,
+                    "the lock file does not record the schema as it is; run `logspec lock` and commit it".to_string(),
+                ))?;
                 failed = true;
             }
             Verdict::Current => {}

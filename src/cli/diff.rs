@@ -8,6 +8,7 @@ use std::process::{Command, ExitCode};
 use logspec::ir::ir::{Schema, TypeDef};
 use logspec::ir::lock::{self, Verdict};
 
+use super::report::Level;
 use super::{project, CliError};
 
 #[derive(clap::Args, Debug)]
@@ -70,11 +71,15 @@ fn cosmetic(old: &Schema, new: &Schema) -> Vec<String> {
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let project = args.project.resolve()?;
+    let rep = args.project.reporter();
+    if rep.schema_errors(&project)? {
+        return Ok(ExitCode::from(1));
+    }
     let mut failed = false;
     for (path, new) in super::lock::schemas(&project.schemas)? {
         let shown = path.display().to_string();
         let Some(old_text) = git_show(&args.against, &path)? else {
-            outln!("{shown}: compatible: new schema (not in {})", args.against);
+            rep.text(&format!("{shown}: compatible: new schema (not in {})\n", args.against))?;
             continue;
         };
         let old = logspec::codegen::compile_str(&shown, &old_text)
@@ -83,24 +88,26 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         let cosmetic = cosmetic(&old, &new);
         if report.changes.is_empty() && cosmetic.is_empty() {
             // Silence would look like a failure to run; say what was compared.
-            outln!("{shown}: no schema changes since {}", args.against);
+            rep.text(&format!("{shown}: no schema changes since {}\n", args.against))?;
         }
         for c in &report.changes {
             let v = match c.verdict {
                 Verdict::Breaking => "breaking",
                 Verdict::Compatible => "compatible",
             };
-            outln!("{shown}: {v}: {}", c.message);
+            rep.text(&format!("{shown}: {v}: {}\n", c.message))?;
         }
         for c in cosmetic {
-            outln!("{shown}: cosmetic: {c}");
+            rep.text(&format!("{shown}: cosmetic: {c}\n"))?;
         }
         let id = new.format.schema_id.as_ref().map_or("the schema id".to_string(), |s| s.macro_name.clone());
         if report.is_error() {
             eprintln!("logspec: {shown}: breaking changes since {} without a bump of {id}; bump it", args.against);
+            let fix = format!("breaking since {} under unchanged {id} = {}: bump {id}", args.against, report.schema_id);
+            rep.breaking(Level::Error, &path, &report.changes, &fix)?;
             failed = true;
         } else if report.against.is_some() && !report.id_locked {
-            outln!("{shown}: {id} bumped to {}", report.schema_id);
+            rep.text(&format!("{shown}: {id} bumped to {}\n", report.schema_id))?;
         }
     }
     Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })

@@ -8,6 +8,7 @@ use logspec::codegen::backend::{Artifact, Backend};
 use super::lock::Verdict;
 
 use super::project::{self, Project};
+use super::report::Level;
 use super::{schema_paths, CliError};
 
 #[derive(clap::Args, Debug)]
@@ -89,20 +90,24 @@ pub fn artifacts(project: &Project, langs: &[Lang]) -> Result<Vec<Artifact>, Cli
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let project = args.project.resolve()?;
+    let rep = args.project.reporter();
+    if rep.schema_errors(&project)? {
+        return Ok(ExitCode::from(1));
+    }
     let langs = args.lang.as_ref().map_or(&Lang::ALL[..], std::slice::from_ref);
     let inputs = super::schema_paths(&project.schemas)?;
     let inputs: Vec<&std::path::Path> = inputs.iter().map(|p| p.as_path()).collect();
     for a in artifacts(&project, langs)? {
         let path = project.root.join(&a.path);
         if std::fs::read_to_string(&path).ok().as_deref() == Some(a.contents.as_str()) {
-            outln!("unchanged {}", a.path);
+            rep.text(&format!("unchanged {}\n", a.path))?;
             continue;
         }
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(|e| CliError::Input(format!("{}: {e}", parent.display())))?;
         }
         logspec_engine::output::write_file(&path, &inputs, a.contents.as_bytes())?;
-        outln!("wrote     {}", a.path);
+        rep.text(&format!("wrote     {}\n", a.path))?;
     }
     // The lock files: kept up to date for changes that break nothing; a breaking change under a
     // locked schema id is not recorded, and gets `check`'s verdict as a warning here.
@@ -115,10 +120,12 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
                         "logspec: {}: warning: breaking layout changes under unchanged {id_name} = {schema_id}; `logspec check` will fail until you bump {id_name} in the schema and run `logspec lock`",
                         path.display()
                     );
+                    let fix = format!("breaking under unchanged {id_name} = {schema_id}: `logspec check` will fail until you bump {id_name} in the schema and run `logspec lock`");
+                    rep.breaking(Level::Warning, &path, &breaking, &fix)?;
                     continue;
                 }
             }
-            super::lock::update(&project, &path, &schema, true)?;
+            super::lock::update(&project, &path, &schema, true, &rep)?;
         }
     }
     Ok(ExitCode::SUCCESS)

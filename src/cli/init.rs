@@ -137,7 +137,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     // The first lock: schema id 1 as it is now.
     let project = project::Args { config: Some(config_path.clone()), ..Default::default() }.resolve()?;
     for (path, schema) in super::lock::schemas(&project.schemas)? {
-        super::lock::update(&project, &path, &schema, false)?;
+        super::lock::update(&project, &path, &schema, false, &super::report::Reporter::new(Default::default()))?;
     }
     let cd = if dir == Path::new(".") { String::new() } else { format!("cd {} && ", dir.display()) };
     let next = format!(

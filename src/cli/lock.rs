@@ -10,6 +10,7 @@ use logspec::ir::ir::Schema;
 use logspec::ir::lock;
 
 use super::project::{self, Project};
+use super::report::{Level, Reporter};
 use super::CliError;
 
 #[derive(clap::Args, Debug)]
@@ -49,7 +50,7 @@ pub fn read_lock(
 /// What a schema's lock says of it.
 pub enum Verdict {
     /// Breaking layout changes under a schema id the lock already records: must not merge.
-    Unbumped { schema_id: u64, id_name: String, breaking: Vec<String> },
+    Unbumped { schema_id: u64, id_name: String, breaking: Vec<lock::Change> },
     /// The lock does not record the schema as it is (new records, renames, a bumped id, or no
     /// lock file yet); `logspec lock` (or `gen`) brings it up to date.
     Stale,
@@ -63,8 +64,7 @@ pub fn verdict(l: Option<&lock::Lock>, schema: &Schema) -> Verdict {
     let report = lock::check(l, schema);
     if report.is_error() {
         let id_name = schema.format.schema_id.as_ref().map_or("the schema id".to_string(), |s| s.macro_name.clone());
-        let breaking =
-            report.changes.iter().filter(|c| c.verdict == lock::Verdict::Breaking).map(|c| c.message.clone()).collect();
+        let breaking = report.changes.into_iter().filter(|c| c.verdict == lock::Verdict::Breaking).collect();
         Verdict::Unbumped { schema_id: report.schema_id, id_name, breaking }
     } else if report.lock_is_stale() {
         Verdict::Stale
@@ -75,7 +75,13 @@ pub fn verdict(l: Option<&lock::Lock>, schema: &Schema) -> Verdict {
 
 /// Writes the lock of one schema unless that would record a breaking change under a locked id;
 /// returns whether it refused.
-pub fn update(project: &Project, path: &Path, schema: &Schema, quiet_unchanged: bool) -> Result<bool, CliError> {
+pub fn update(
+    project: &Project,
+    path: &Path,
+    schema: &Schema,
+    quiet_unchanged: bool,
+    rep: &Reporter,
+) -> Result<bool, CliError> {
     let Some((lock_path, current)) = read_lock(project, path, schema)? else { return Ok(false) };
     if let Verdict::Unbumped { schema_id, .. } = verdict(current.as_ref(), schema) {
         eprintln!(
@@ -90,14 +96,14 @@ pub fn update(project: &Project, path: &Path, schema: &Schema, quiet_unchanged: 
     let old = std::fs::read_to_string(&lock_path).unwrap_or_default();
     if old == text {
         if !quiet_unchanged {
-            outln!("unchanged {}", lock_path.display());
+            rep.text(&format!("unchanged {}\n", lock_path.display()))?;
         }
     } else {
         if let Some(parent) = lock_path.parent().filter(|p| !p.as_os_str().is_empty()) {
             std::fs::create_dir_all(parent).map_err(|e| CliError::Input(format!("{}: {e}", parent.display())))?;
         }
         logspec_engine::output::write_file(&lock_path, &[path], text.as_bytes())?;
-        outln!("wrote     {}", lock_path.display());
+        rep.text(&format!("wrote     {}\n", lock_path.display()))?;
     }
     Ok(false)
 }
@@ -113,22 +119,30 @@ pub fn relative(path: &Path, root: &Path) -> String {
 }
 
 /// Prints the breaking changes of an unbumped verdict, as `check`, `gen` and `lock` all do.
-pub fn print_breaking(path: &Path, breaking: &[String]) {
+pub fn print_breaking(path: &Path, breaking: &[lock::Change]) {
     for c in breaking {
-        eprintln!("logspec: {}: breaking: {c}", path.display());
+        eprintln!("logspec: {}: breaking: {}", path.display(), c.message);
     }
 }
 
 pub fn run(args: Args) -> Result<ExitCode, CliError> {
     let project = args.project.resolve()?;
+    let rep = args.project.reporter();
+    if rep.schema_errors(&project)? {
+        return Ok(ExitCode::from(1));
+    }
     let mut refused = 0;
     for (path, schema) in schemas(&project.schemas)? {
         if let Some((_, Some(l))) = read_lock(&project, &path, &schema)? {
-            if let Verdict::Unbumped { breaking, .. } = verdict(Some(&l), &schema) {
+            if let Verdict::Unbumped { breaking, schema_id, id_name } = verdict(Some(&l), &schema) {
                 print_breaking(&path, &breaking);
+                let fix = format!(
+                    "breaking under unchanged {id_name} = {schema_id}: not locked; bump {id_name} in the schema first"
+                );
+                rep.breaking(Level::Error, &path, &breaking, &fix)?;
             }
         }
-        refused += usize::from(update(&project, &path, &schema, false)?);
+        refused += usize::from(update(&project, &path, &schema, false, &rep)?);
     }
     Ok(if refused == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }

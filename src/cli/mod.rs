@@ -3,6 +3,8 @@
 
 /// `println!` to standard output through [`write_stdout`]: a closed pipe (`logspec diff | head -1`)
 /// ends the output quietly instead of panicking; any other write error is returned with `?`.
+// Unused by the verbs at the moment (the project verbs print through `report::Reporter`).
+#[allow(unused_macros)]
 macro_rules! outln {
     ($($t:tt)*) => {
         $crate::cli::write_stdout(format!("{}\n", format_args!($($t)*)).as_bytes())?
@@ -23,6 +25,7 @@ mod meta;
 mod plot;
 pub mod progress;
 mod project;
+mod report;
 mod rlog;
 
 use std::io;

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 pub use logspec::project::{template, tidy, Project, FILE};
 
+use super::report::{MessageFormat, Reporter};
 use super::CliError;
 
 /// The flags every project verb takes; each overrides the project file.
@@ -23,6 +24,11 @@ pub struct Args {
     /// above it].
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// How to print the diagnostics (stale files, breaking changes, schema errors): `human` text,
+    /// `github` Actions annotations or `json` Lines, one per diagnostic, on standard output (the
+    /// text then goes to standard error); docs/output.md.
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = MessageFormat::Human)]
+    pub message_format: MessageFormat,
 }
 
 impl Args {
@@ -34,5 +40,10 @@ impl Args {
             config: self.config.clone(),
         };
         o.resolve()
+    }
+
+    /// What prints the diagnostics, in the format asked for.
+    pub fn reporter(&self) -> Reporter {
+        Reporter::new(self.message_format)
     }
 }

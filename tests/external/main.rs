@@ -1,5 +1,5 @@
-//! The tests that hold logspec to independent references on the machine: C compilers (gcc,
-//! clang, g++, the ARM and PowerPC cross compilers) and emulators (qemu), WPILib's and Foxglove's
+//! The tests that hold logspec to independent references on the machine: bash (the GitHub
+//! Action's steps), C compilers (gcc, clang, g++, the ARM and PowerPC cross compilers) and emulators (qemu), WPILib's and Foxglove's
 //! Python readers, pyarrow, DuckDB, Polars, DataFusion and Spark, git, taplo and Python's
 //! jsonschema (the JSON Schema of schema files). One module per area, one binary, without
 //! libtest's harness: each trial says what it needs, and a trial whose tool is missing is
@@ -12,6 +12,7 @@ mod scratch;
 #[path = "../common/tools.rs"]
 mod tools;
 
+mod action;
 mod c_codec;
 mod c_roundtrip;
 mod cross_language;
@@ -26,6 +27,7 @@ mod wpistruct_mcap;
 
 fn main() {
     let trials = [
+        ("action", action::trials()),
         ("c_codec", c_codec::trials()),
         ("c_roundtrip", c_roundtrip::trials()),
         ("cross_language", cross_language::trials()),

@@ -12,6 +12,7 @@ mod carla;
 mod cli_check;
 mod cli_diff;
 mod cli_filters;
+mod cli_message_format;
 mod cli_outputs;
 mod cli_rough_edges;
 mod cli_tools;
