@@ -13,6 +13,7 @@ mod cli_check;
 mod cli_diff;
 mod cli_filters;
 mod cli_outputs;
+mod cli_papercuts;
 mod cli_rough_edges;
 mod cli_tools;
 mod derive;
