@@ -9,7 +9,7 @@ use plotters::prelude::*;
 
 use logspec::value::Value;
 
-use logspec::log::{Channel, Error, Log, Select, Samples};
+use logspec::log::{Channel, Error, Log, Samples, Select};
 
 /// What to plot, and where.
 #[derive(Debug, Clone)]
@@ -95,7 +95,9 @@ pub fn plot(
         let column = column.trim_start_matches('.');
         let names: Vec<&str> = s.columns.iter().map(String::as_str).collect();
         let one = Select { channels: vec![column.to_string()], ..Default::default() };
-        if let Err(e) = logspec::log::filter::no_match(&one, &names, &path, &format!("column of {channel}"), "its columns") {
+        if let Err(e) =
+            logspec::log::filter::no_match(&one, &names, &path, &format!("column of {channel}"), "its columns")
+        {
             return Err(Error::Usage(format!("{e} (plot them as {channel}.COLUMN)")));
         }
     }
@@ -230,6 +232,49 @@ fn unit_of_name(channel: &str, column: &str) -> Option<&'static str> {
     })
 }
 
+/// The units of fields of common ROS messages, as their definitions' comments and REP 103
+/// (standard units of measure) give them: (message type, field path, unit). A field path covers
+/// the fields under it (`linear_acceleration` covers `linear_acceleration.z`).
+const ROS_UNITS: [(&str, &str, &str); 27] = [
+    ("sensor_msgs/Imu", "angular_velocity", "rad/s"),
+    ("sensor_msgs/Imu", "linear_acceleration", "m/s^2"),
+    ("sensor_msgs/NavSatFix", "latitude", "deg"),
+    ("sensor_msgs/NavSatFix", "longitude", "deg"),
+    ("sensor_msgs/NavSatFix", "altitude", "m"),
+    ("sensor_msgs/Temperature", "temperature", "°C"),
+    ("sensor_msgs/FluidPressure", "fluid_pressure", "Pa"),
+    ("sensor_msgs/MagneticField", "magnetic_field", "T"),
+    ("sensor_msgs/Range", "range", "m"),
+    ("sensor_msgs/Range", "min_range", "m"),
+    ("sensor_msgs/Range", "max_range", "m"),
+    ("sensor_msgs/BatteryState", "voltage", "V"),
+    ("sensor_msgs/BatteryState", "current", "A"),
+    ("sensor_msgs/BatteryState", "temperature", "°C"),
+    ("sensor_msgs/BatteryState", "charge", "Ah"),
+    ("sensor_msgs/BatteryState", "capacity", "Ah"),
+    ("geometry_msgs/Twist", "linear", "m/s"),
+    ("geometry_msgs/Twist", "angular", "rad/s"),
+    ("geometry_msgs/TwistStamped", "twist.linear", "m/s"),
+    ("geometry_msgs/TwistStamped", "twist.angular", "rad/s"),
+    ("geometry_msgs/Pose", "position", "m"),
+    ("geometry_msgs/PoseStamped", "pose.position", "m"),
+    ("geometry_msgs/Point", "", "m"),
+    ("geometry_msgs/PointStamped", "point", "m"),
+    ("nav_msgs/Odometry", "pose.pose.position", "m"),
+    ("nav_msgs/Odometry", "twist.twist.linear", "m/s"),
+    ("nav_msgs/Odometry", "twist.twist.angular", "rad/s"),
+];
+
+/// The unit of a column of a ROS message of type `ty` ([`ROS_UNITS`]).
+fn unit_of_ros_field(ty: &str, column: &str) -> Option<&'static str> {
+    let column = column.split('[').next().unwrap_or(column);
+    ROS_UNITS.iter().find_map(|(t, path, unit)| {
+        let under =
+            path.is_empty() || column.strip_prefix(path).is_some_and(|rest| rest.is_empty() || rest.starts_with('.'));
+        (*t == ty && under && !column.is_empty()).then_some(*unit)
+    })
+}
+
 /// The ways a field may spell a channel's name: as the log has it (`/SystemStats/BatteryVoltage`),
 /// without the leading `/`, and as its Parquet table folder and CSV file show it, `/` as `.`
 /// (`SystemStats.BatteryVoltage`).
@@ -308,8 +353,18 @@ impl Samples for Collect {
                 s.points.clear();
                 s.columns.clear();
             }
-            // A schema's units, or for a log that has none (RLOG, WPILOG, ROS bags) what the name says.
-            let named = || if channel.units.is_empty() { unit_of_name(&channel.name, &c) } else { None };
+            // A schema's units, or for a log that has none (RLOG, WPILOG, ROS bags) what the ROS
+            // message's documentation or the name says.
+            let named = || {
+                if !channel.units.is_empty() {
+                    return None;
+                }
+                channel
+                    .ros1
+                    .as_ref()
+                    .and_then(|r| unit_of_ros_field(&r.ty, &c))
+                    .or_else(|| unit_of_name(&channel.name, &c))
+            };
             s.unit = channel.unit(&c).or_else(named).map(str::to_string);
             s.channel = Some(channel.name.clone());
             s.source = Some((id, len));
@@ -794,6 +849,19 @@ mod tests {
         assert_eq!(unit_of_name("/Shooter/Grad", ""), None);
         assert_eq!(unit_of_name("/Robot/Pose", "translation.x"), None);
         assert_eq!(unit_of_name("/Plain/Double", ""), None);
+    }
+
+    #[test]
+    fn units_of_ros_messages() {
+        assert_eq!(unit_of_ros_field("sensor_msgs/Imu", "linear_acceleration.z"), Some("m/s^2"));
+        assert_eq!(unit_of_ros_field("sensor_msgs/Imu", "angular_velocity.x"), Some("rad/s"));
+        // A covariance is not the value it is the covariance of; a quaternion has no unit.
+        assert_eq!(unit_of_ros_field("sensor_msgs/Imu", "angular_velocity_covariance[0]"), None);
+        assert_eq!(unit_of_ros_field("sensor_msgs/Imu", "orientation.w"), None);
+        assert_eq!(unit_of_ros_field("sensor_msgs/NavSatFix", "latitude"), Some("deg"));
+        assert_eq!(unit_of_ros_field("geometry_msgs/PoseStamped", "pose.position.x"), Some("m"));
+        assert_eq!(unit_of_ros_field("geometry_msgs/Point", "y"), Some("m"));
+        assert_eq!(unit_of_ros_field("std_msgs/Float64", "data"), None);
     }
 
     #[test]

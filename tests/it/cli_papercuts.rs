@@ -266,3 +266,28 @@ fn plot_takes_keys_with_dots() {
     assert!(err.contains("/DriveTrain/GyroAngleDegrees"), "the log's channels are listed: {err}");
     assert!(!out.exists());
 }
+
+/// A ROS bag's messages carry no units; the documented units of common messages label the axes
+/// (sensor_msgs/Imu: accelerations in m/s^2, angular velocities in rad/s), and more units than
+/// two share the left axis, the legend telling them apart.
+#[test]
+fn plot_units_of_ros_messages_and_of_three_kinds() {
+    let svg = plot("plot-imu", "rosbag/test_lz4.bag", &["/imu.linear_acceleration.z", "/imu.angular_velocity.x"]);
+    let texts = svg_texts(&svg);
+    let has = |t: &str| texts.iter().any(|(.., text)| text == t);
+    assert!(has("value [m/s^2]") && has("value [rad/s]"), "{texts:?}");
+    assert!(has("/imu.linear_acceleration.z [m/s^2]") && has("/imu.angular_velocity.x [rad/s]"), "{texts:?}");
+    let svg = plot(
+        "plot-three",
+        "rlog/akit_v1.8.1_robotlog.rlog",
+        &["/DriveTrain/GyroAngleDegrees", "/DriveTrain/LeftPositionRadians", "/DriveTrain/LeftCurrentAmps"],
+    );
+    let texts = svg_texts(&svg);
+    let has = |t: &str| texts.iter().any(|(.., text)| text == t);
+    assert!(has("value (units in the legend)") && !has("value [deg]") && !has("value [rad]"), "{texts:?}");
+    assert!(has("/DriveTrain/LeftCurrentAmps [A]"), "{texts:?}");
+    // One unit: one axis, described with it.
+    let svg = plot("plot-one", "usvlog/step.usvlog", &["REC_NAV_SOLUTION.x", "REC_NAV_SOLUTION.y"]);
+    let texts = svg_texts(&svg);
+    assert!(texts.iter().any(|(.., t)| t == "value [m]"), "{texts:?}");
+}
