@@ -440,7 +440,7 @@ fn decimate(points: &[(f64, f64)], x0: f64, x1: f64, columns: usize) -> Vec<(f64
 /// ten in the range, at most about `max` of them, and the step.
 fn ticks(lo: f64, hi: f64, max: usize) -> (Vec<f64>, f64) {
     let span = hi - lo;
-    if !(span > 0.0) || !span.is_finite() {
+    if span.is_nan() || span <= 0.0 || span.is_infinite() {
         return (vec![lo], 1.0);
     }
     let raw = span / max.max(1) as f64;
