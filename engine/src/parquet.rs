@@ -84,19 +84,42 @@ pub struct Done {
     pub error: Option<String>,
 }
 
+/// An input that was not exported because it is not a log logspec reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotExported {
+    /// The file, as shown in messages.
+    pub file: String,
+    /// Why: the detection's error (the file's first bytes and the formats expected), or why the
+    /// file could not be opened.
+    pub reason: String,
+}
+
 /// What [`export`] wrote.
 #[derive(Debug)]
 pub struct Exported {
     /// Each log, in the order of the inputs.
     pub logs: Vec<Done>,
+    /// The inputs that are not logs of a format logspec reads: every file named on the command
+    /// line (or by a pattern), and every file with a log extension ([`LOG_EXTENSIONS`]) found in
+    /// a directory, whose format was not recognised. Nothing of them is written.
+    pub not_exported: Vec<NotExported>,
+    /// Files without a log extension found in directories that are not logs either (notes,
+    /// expected outputs, `.msg` files): passed over, only counted.
+    pub passed_over: usize,
     /// The table folders in the dataset now.
     pub tables: usize,
 }
 
+/// The file extensions of logs (compared without regard to case): a file with one of them that
+/// is found in a directory and is not a log of a format logspec reads is reported as not
+/// exported. A file found there without one is exported when its content is a log (a project
+/// schema's log, an RLOG named `.dat`) and passed over silently otherwise.
+pub const LOG_EXTENSIONS: [&str; 6] = ["usvlog", "bin", "rlog", "wpilog", "bag", "log"];
+
 /// Converts the logs of `opts.inputs` into the Parquet dataset `opts.out`, `opts.jobs` logs at
 /// a time: each log's complete rows are written even when it fails part-way.
 pub fn export(opts: Options) -> Result<Exported, Error> {
-    let jobs = plan(&opts)?;
+    let Plan { jobs, not_exported, passed_over } = plan(&opts)?;
     std::fs::create_dir_all(&opts.out)
         .map_err(|e| Error::Input(format!("{}: cannot create: {e}", opts.out.display())))?;
     let next = AtomicUsize::new(0);
@@ -115,7 +138,12 @@ pub fn export(opts: Options) -> Result<Exported, Error> {
         }
     });
     let results = results.into_inner().map_err(|_| Error::Input("a conversion thread panicked".into()))?;
-    Ok(Exported { logs: results.into_iter().flatten().collect(), tables: count_tables(&opts.out) })
+    Ok(Exported {
+        logs: results.into_iter().flatten().collect(),
+        not_exported,
+        passed_over,
+        tables: count_tables(&opts.out),
+    })
 }
 
 /// The number of table folders under the output directory.
@@ -123,9 +151,26 @@ fn count_tables(out: &Path) -> usize {
     std::fs::read_dir(out).map_or(0, |d| d.filter_map(Result::ok).filter(|e| e.path().is_dir()).count())
 }
 
+/// What the inputs hold: the logs to convert, and the files that are not.
+struct Plan {
+    jobs: Vec<Job>,
+    not_exported: Vec<NotExported>,
+    passed_over: usize,
+}
+
+/// A file among the inputs.
+struct Candidate {
+    file: PathBuf,
+    /// Named on the command line or matched by a pattern (not found in a directory).
+    named: bool,
+}
+
 /// The logs named by the inputs (files, directories searched recursively, glob patterns), each
-/// with its partition name; two logs that would share a name are refused.
-fn plan(opts: &Options) -> Result<Vec<Job>, Error> {
+/// with its partition name, and the inputs that are not logs; two logs that would share a name
+/// are refused. A file named by the user, or found in a directory with a log extension
+/// ([`LOG_EXTENSIONS`]), is a log or is reported ([`NotExported`]); a file found without one is
+/// a log if its content says so and is passed over otherwise.
+fn plan(opts: &Options) -> Result<Plan, Error> {
     let mut files = Vec::new();
     for input in &opts.inputs {
         let text = input.to_string_lossy();
@@ -147,24 +192,33 @@ fn plan(opts: &Options) -> Result<Vec<Job>, Error> {
             add(input, &mut files)?;
         }
     }
-    if files.is_empty() {
-        return Err(Error::Usage("no log files among the inputs".into()));
-    }
     let out = std::fs::canonicalize(&opts.out).ok();
     let mut by_name: BTreeMap<String, PathBuf> = BTreeMap::new();
-    let mut jobs = Vec::new();
-    for file in files {
+    let mut plan = Plan { jobs: Vec::new(), not_exported: Vec::new(), passed_over: 0 };
+    for Candidate { file, named } in files {
         if let (Some(out), Ok(f)) = (&out, std::fs::canonicalize(&file)) {
             if f.starts_with(out) {
                 continue; // Our own output, when OUT is under an input directory.
             }
         }
-        let stem = file.file_stem().map_or_else(|| "log".to_string(), |s| s.to_string_lossy().into_owned());
-        let log = escape(&stem);
-        if let Some(other) = by_name.get(&log) {
-            if other == &file {
-                continue; // Named twice.
+        if by_name.get(&partition(&file)) == Some(&file) {
+            continue; // Named twice.
+        }
+        let shown = file.display().to_string();
+        if named || has_log_extension(&file) {
+            // Read as the conversion will read it (`--format`, `--schema` included).
+            if let Err(e) = sniff(&file, &opts.input) {
+                let reason = e.to_string();
+                let reason = reason.strip_prefix(&format!("{shown}: ")).map_or(reason.clone(), str::to_string);
+                plan.not_exported.push(NotExported { file: shown, reason });
+                continue;
             }
+        } else if sniff(&file, &logspec::log::Open::default()).is_err() {
+            plan.passed_over += 1;
+            continue;
+        }
+        let log = partition(&file);
+        if let Some(other) = by_name.get(&log) {
             return Err(Error::Usage(format!(
                 "{} and {} would both be log={log}: a log's partition is its file name without the extension; rename one or export them in separate runs to separate folders",
                 other.display(),
@@ -172,38 +226,64 @@ fn plan(opts: &Options) -> Result<Vec<Job>, Error> {
             )));
         }
         by_name.insert(log.clone(), file.clone());
-        jobs.push(Job { file, log });
+        plan.jobs.push(Job { file, log });
     }
-    Ok(jobs)
+    if plan.jobs.is_empty() {
+        if plan.not_exported.is_empty() {
+            return Err(Error::Usage(format!(
+                "no log files among the inputs (files with the extensions {} are looked for in directories; name a log of another name directly)",
+                LOG_EXTENSIONS.map(|x| format!(".{x}")).join(", ")
+            )));
+        }
+        let why: Vec<String> = plan.not_exported.iter().map(|n| format!("{}: {}", n.file, n.reason)).collect();
+        return Err(Error::Input(format!("no log to export: {}", why.join("; "))));
+    }
+    Ok(plan)
 }
 
-/// Adds a file, or every file under a directory (sorted; hidden files skipped).
-fn add(path: &Path, files: &mut Vec<PathBuf>) -> Result<(), Error> {
+/// A log's partition name: its file name without the extension, escaped.
+fn partition(file: &Path) -> String {
+    let stem = file.file_stem().map_or_else(|| "log".to_string(), |s| s.to_string_lossy().into_owned());
+    escape(&stem)
+}
+
+/// Adds a file named by the user, or every file under a directory (sorted; hidden files, whose
+/// names start with `.`, skipped).
+fn add(path: &Path, files: &mut Vec<Candidate>) -> Result<(), Error> {
     let meta = std::fs::metadata(path).map_err(|e| Error::Input(format!("{}: {e}", path.display())))?;
     if !meta.is_dir() {
-        files.push(path.to_path_buf());
+        files.push(Candidate { file: path.to_path_buf(), named: true });
         return Ok(());
     }
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(path)
-        .map_err(|e| Error::Input(format!("{}: cannot list: {e}", path.display())))?
+    search(path, files)
+}
+
+fn search(dir: &Path, files: &mut Vec<Candidate>) -> Result<(), Error> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| Error::Input(format!("{}: cannot list: {e}", dir.display())))?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| !p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.')))
         .collect();
     entries.sort();
     for e in entries {
         if e.is_dir() {
-            add(&e, files)?;
-        } else if looks_like_log(&e) {
-            files.push(e);
+            search(&e, files)?;
+        } else {
+            files.push(Candidate { file: e, named: false });
         }
     }
     Ok(())
 }
 
-/// Whether a file found in a directory is a log of a format logspec reads (other files there,
-/// such as expected outputs or notes, are passed over).
-fn looks_like_log(path: &Path) -> bool {
-    File::open(path).ok().is_some_and(|f| logspec::log::detect(path, Box::new(f), &logspec::log::Open::default()).is_ok())
+/// Whether a file's extension is one of [`LOG_EXTENSIONS`].
+pub fn has_log_extension(path: &Path) -> bool {
+    path.extension().is_some_and(|x| LOG_EXTENSIONS.iter().any(|l| x.eq_ignore_ascii_case(l)))
+}
+
+/// Detects a file's format from its first bytes, as the conversion will.
+fn sniff(path: &Path, how: &logspec::log::Open) -> Result<(), Error> {
+    let f = File::open(path).map_err(|e| Error::Input(format!("{}: cannot open: {e}", path.display())))?;
+    logspec::log::detect(path, Box::new(f), how).map(drop)
 }
 
 /// A name as a path component and Hive partition value: `/` and characters that engines or file

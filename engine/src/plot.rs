@@ -3,11 +3,13 @@
 
 use std::path::{Path, PathBuf};
 
+use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 
 use logspec::value::Value;
 
-use logspec::log::{Channel, Error, Log, Select, Samples};
+use logspec::log::{Channel, Error, Log, Samples, Select};
 
 /// What to plot, and where.
 #[derive(Debug, Clone)]
@@ -89,12 +91,13 @@ pub fn plot(
     }
     // A field of a channel the log has, but a column that channel does not have.
     if let Some(s) = sink.fields.iter().find(|s| s.points.is_empty() && s.channel.is_some() && !s.columns.is_empty()) {
-        let (channel, column) =
-            (s.channel.as_deref().unwrap_or(""), &s.field[s.channel.as_ref().map_or(0, String::len)..]);
+        let (channel, column) = (s.channel.as_deref().unwrap_or(""), &s.field[s.source.map_or(0, |(_, len)| len)..]);
         let column = column.trim_start_matches('.');
         let names: Vec<&str> = s.columns.iter().map(String::as_str).collect();
         let one = Select { channels: vec![column.to_string()], ..Default::default() };
-        if let Err(e) = logspec::log::filter::no_match(&one, &names, &path, &format!("column of {channel}"), "its columns") {
+        if let Err(e) =
+            logspec::log::filter::no_match(&one, &names, &path, &format!("column of {channel}"), "its columns")
+        {
             return Err(Error::Usage(format!("{e} (plot them as {channel}.COLUMN)")));
         }
     }
@@ -104,12 +107,7 @@ pub fn plot(
         let mut seen = sink.seen.clone();
         seen.sort();
         seen.dedup();
-        let names: Vec<&str> = seen.iter().map(String::as_str).collect();
-        let head = first.field.split(['.', '[']).next().unwrap_or(&first.field).to_string();
-        let one = Select { channels: vec![head], ..Default::default() };
-        if let Err(e) = logspec::log::filter::no_match(&one, &names, &path, "channel", "the log's channels") {
-            return Err(Error::Usage(format!("{e} (for --field {})", first.field)));
-        }
+        return Err(Error::Usage(no_channel(&first.field, &seen, &path)));
     }
     if !missing.is_empty() {
         let mut seen = sink.seen.clone();
@@ -152,9 +150,12 @@ struct Series {
     channel: Option<String>,
     /// The columns of that channel, when a sample lacked the field's column.
     columns: std::collections::BTreeSet<String>,
-    /// The column within the channel, once the channel is known.
+    /// The unit of the column within the channel, once the channel is known.
     unit: Option<String>,
     points: Vec<(f64, f64)>,
+    /// The channel id feeding the series, and the length of its name as the field spells it
+    /// (the column follows).
+    source: Option<(usize, usize)>,
 }
 
 impl Series {
@@ -165,6 +166,7 @@ impl Series {
             columns: std::collections::BTreeSet::new(),
             unit: None,
             points: Vec::new(),
+            source: None,
         }
     }
 
@@ -186,23 +188,187 @@ struct Collect {
     origin_ns: u64,
 }
 
+/// Units that names say, as AdvantageKit's and WPILib's conventions write them at the end of a
+/// name (`GyroAngleDegrees`, `turnPositionRad`, `BatteryVoltage`, `WheelVelocityMetersPerSec`):
+/// longer suffixes first.
+const NAME_UNITS: [(&str, &str); 21] = [
+    ("RadiansPerSecond", "rad/s"),
+    ("DegreesPerSecond", "deg/s"),
+    ("MetersPerSecond", "m/s"),
+    ("MetersPerSec", "m/s"),
+    ("RadsPerSec", "rad/s"),
+    ("RadPerSec", "rad/s"),
+    ("DegPerSec", "deg/s"),
+    ("Rotations", "rot"),
+    ("Radians", "rad"),
+    ("Degrees", "deg"),
+    ("Celsius", "°C"),
+    ("Seconds", "s"),
+    ("Voltage", "V"),
+    ("Meters", "m"),
+    ("Volts", "V"),
+    ("Amps", "A"),
+    ("Rads", "rad"),
+    ("Secs", "s"),
+    ("Rad", "rad"),
+    ("Deg", "deg"),
+    ("RPM", "rpm"),
+];
+
+/// The unit a channel's name says, for the formats whose logs carry no units (RLOG, WPILOG, ROS
+/// bags): the last part of the column (or of the channel's name, for its only value) ending in a
+/// suffix of [`NAME_UNITS`] that starts a word (the whole part, or after a lower-case letter, a
+/// digit, a space or `_`).
+fn unit_of_name(channel: &str, column: &str) -> Option<&'static str> {
+    let head = column.split('[').next().unwrap_or(column);
+    let name = if head.is_empty() || head == "value" { channel } else { column };
+    let last = name.rsplit(['/', '.']).next().unwrap_or(name);
+    let last = last.split('[').next().unwrap_or(last);
+    NAME_UNITS.iter().find_map(|(suffix, unit)| {
+        let head = last.strip_suffix(suffix)?;
+        let starts_word =
+            head.chars().last().map_or(true, |c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == ' ' || c == '_');
+        starts_word.then_some(*unit)
+    })
+}
+
+/// The units of fields of common ROS messages, as their definitions' comments and REP 103
+/// (standard units of measure) give them: (message type, field path, unit). A field path covers
+/// the fields under it (`linear_acceleration` covers `linear_acceleration.z`).
+const ROS_UNITS: [(&str, &str, &str); 27] = [
+    ("sensor_msgs/Imu", "angular_velocity", "rad/s"),
+    ("sensor_msgs/Imu", "linear_acceleration", "m/s^2"),
+    ("sensor_msgs/NavSatFix", "latitude", "deg"),
+    ("sensor_msgs/NavSatFix", "longitude", "deg"),
+    ("sensor_msgs/NavSatFix", "altitude", "m"),
+    ("sensor_msgs/Temperature", "temperature", "°C"),
+    ("sensor_msgs/FluidPressure", "fluid_pressure", "Pa"),
+    ("sensor_msgs/MagneticField", "magnetic_field", "T"),
+    ("sensor_msgs/Range", "range", "m"),
+    ("sensor_msgs/Range", "min_range", "m"),
+    ("sensor_msgs/Range", "max_range", "m"),
+    ("sensor_msgs/BatteryState", "voltage", "V"),
+    ("sensor_msgs/BatteryState", "current", "A"),
+    ("sensor_msgs/BatteryState", "temperature", "°C"),
+    ("sensor_msgs/BatteryState", "charge", "Ah"),
+    ("sensor_msgs/BatteryState", "capacity", "Ah"),
+    ("geometry_msgs/Twist", "linear", "m/s"),
+    ("geometry_msgs/Twist", "angular", "rad/s"),
+    ("geometry_msgs/TwistStamped", "twist.linear", "m/s"),
+    ("geometry_msgs/TwistStamped", "twist.angular", "rad/s"),
+    ("geometry_msgs/Pose", "position", "m"),
+    ("geometry_msgs/PoseStamped", "pose.position", "m"),
+    ("geometry_msgs/Point", "", "m"),
+    ("geometry_msgs/PointStamped", "point", "m"),
+    ("nav_msgs/Odometry", "pose.pose.position", "m"),
+    ("nav_msgs/Odometry", "twist.twist.linear", "m/s"),
+    ("nav_msgs/Odometry", "twist.twist.angular", "rad/s"),
+];
+
+/// The unit of a column of a ROS message of type `ty` ([`ROS_UNITS`]).
+fn unit_of_ros_field(ty: &str, column: &str) -> Option<&'static str> {
+    let column = column.split('[').next().unwrap_or(column);
+    ROS_UNITS.iter().find_map(|(t, path, unit)| {
+        let under =
+            path.is_empty() || column.strip_prefix(path).is_some_and(|rest| rest.is_empty() || rest.starts_with('.'));
+        (*t == ty && under && !column.is_empty()).then_some(*unit)
+    })
+}
+
+/// The ways a field may spell a channel's name: as the log has it (`/SystemStats/BatteryVoltage`),
+/// without the leading `/`, and as its Parquet table folder and CSV file show it, `/` as `.`
+/// (`SystemStats.BatteryVoltage`).
+fn spellings(name: &str) -> Vec<String> {
+    let bare = name.strip_prefix('/').unwrap_or(name);
+    let mut out = vec![name.to_string()];
+    for s in [bare.to_string(), bare.replace('/', ".")] {
+        if !out.contains(&s) {
+            out.push(s);
+        }
+    }
+    out
+}
+
+/// The channel `name` as the start of `field`: the length of the longest spelling of it that
+/// the field starts with, ending there or before a `.` or `[`, and the column that follows (empty
+/// for the channel's only value; `value[i]` for an element of it).
+fn column_of(field: &str, name: &str) -> Option<(usize, String)> {
+    spellings(name)
+        .into_iter()
+        .filter_map(|spelled| {
+            let rest = field.strip_prefix(spelled.as_str())?;
+            let column = match rest {
+                "" => String::new(),
+                _ if rest.starts_with('.') => rest[1..].to_string(),
+                _ if rest.starts_with('[') => format!("value{rest}"),
+                _ => return None,
+            };
+            Some((spelled.len(), column))
+        })
+        .max_by_key(|(len, _)| *len)
+}
+
+/// The error for a field that no channel's name starts: the closest channel (to the longest
+/// start of the field, cut before a `.` or `[`, that has a close one) and the log's channels.
+fn no_channel(field: &str, channels: &[String], path: &str) -> String {
+    let spelled: Vec<String> = channels.iter().flat_map(|c| spellings(c)).collect();
+    let spelled: Vec<&str> = spelled.iter().map(String::as_str).collect();
+    let mut starts: Vec<&str> = field.match_indices(['.', '[']).map(|(i, _)| &field[..i]).collect();
+    starts.push(field);
+    let hint =
+        starts.iter().rev().find_map(|start| logspec::log::filter::closest(start, &spelled).map(|c| (*start, c)));
+    let (start, hint) = match hint {
+        Some((start, c)) => (start, format!(" (did you mean `{c}`?)")),
+        None => (starts[0], String::new()),
+    };
+    let listed = if channels.is_empty() {
+        "the log's channels: none (the log holds no samples)".to_string()
+    } else {
+        let list: Vec<&str> = channels.iter().take(30).map(String::as_str).collect();
+        let more = channels.len() - list.len();
+        format!(
+            "the log's channels ({}): {}{}",
+            channels.len(),
+            list.join(", "),
+            if more > 0 { format!(", ... and {more} more") } else { String::new() }
+        )
+    };
+    format!("{path}: no channel matches `{start}`{hint}; {listed} (for --field {field})")
+}
+
 impl Samples for Collect {
     fn channel(&mut self, id: usize, channel: &Channel) -> Result<(), Error> {
         debug_assert_eq!(id, self.by_channel.len());
         let mut feeds = Vec::new();
         for (i, s) in self.fields.iter_mut().enumerate() {
-            // `CHANNEL` alone, or `CHANNEL.COLUMN` / `CHANNEL[i]`.
-            let column = match s.field.strip_prefix(channel.name.as_str()) {
-                Some("") => Some(String::new()),
-                Some(rest) if rest.starts_with('.') => Some(rest[1..].to_string()),
-                Some(rest) if rest.starts_with('[') => Some(format!("value{rest}")),
-                _ => None,
-            };
-            if let Some(c) = column {
-                s.unit = channel.unit(&c).map(str::to_string);
-                s.channel = Some(channel.name.clone());
-                feeds.push((i, c));
+            // `CHANNEL` alone, or `CHANNEL.COLUMN` / `CHANNEL[i]`: the longest channel name that
+            // starts the field is its channel (`/A/B.x` is a column of `/A/B` even when `/A`
+            // has a column `B.x`), whichever came first.
+            let Some((len, c)) = column_of(&s.field, &channel.name) else { continue };
+            if let Some((old, old_len)) = s.source {
+                if old_len >= len {
+                    continue;
+                }
+                self.by_channel[old].retain(|(j, _)| *j != i);
+                s.points.clear();
+                s.columns.clear();
             }
+            // A schema's units, or for a log that has none (RLOG, WPILOG, ROS bags) what the ROS
+            // message's documentation or the name says.
+            let named = || {
+                if !channel.units.is_empty() {
+                    return None;
+                }
+                channel
+                    .ros1
+                    .as_ref()
+                    .and_then(|r| unit_of_ros_field(&r.ty, &c))
+                    .or_else(|| unit_of_name(&channel.name, &c))
+            };
+            s.unit = channel.unit(&c).or_else(named).map(str::to_string);
+            s.channel = Some(channel.name.clone());
+            s.source = Some((id, len));
+            feeds.push((i, c));
         }
         self.by_channel.push(feeds);
         self.seen.push(channel.name.clone());
@@ -270,38 +436,154 @@ fn decimate(points: &[(f64, f64)], x0: f64, x1: f64, columns: usize) -> Vec<(f64
     out
 }
 
-/// A y tick label that stays short: plain decimals for moderate values, SI prefixes (`12.5M`)
-/// from a thousand to a tera, scientific notation (`1.2e18`) beyond and for tiny values, so that
-/// no label is wider than the area reserved for it.
-fn tick_label(v: f64, span: f64) -> String {
-    let a = v.abs();
-    if a < span * 1e-9 || a == 0.0 {
-        return "0".into();
+/// The ticks of an axis from `lo` to `hi`: the multiples of a step of 1, 2 or 5 times a power of
+/// ten in the range, at most about `max` of them, and the step.
+fn ticks(lo: f64, hi: f64, max: usize) -> (Vec<f64>, f64) {
+    let span = hi - lo;
+    if span.is_nan() || span <= 0.0 || span.is_infinite() {
+        return (vec![lo], 1.0);
     }
-    let trim = |s: String| -> String {
-        if s.contains('.') {
-            s.trim_end_matches('0').trim_end_matches('.').to_string()
+    let raw = span / max.max(1) as f64;
+    let power = 10f64.powf(raw.log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0].iter().map(|m| m * power).find(|s| *s >= raw).unwrap_or(10.0 * power);
+    // A tick at an end of the range stays, whatever the rounding of the division.
+    let first = (lo / step - 1e-9).ceil() as i64;
+    let last = (hi / step + 1e-9).floor() as i64;
+    let points = (first..=last).map(|k| k as f64 * step).collect();
+    (points, step)
+}
+
+/// The number style of one axis: every tick of the axis is written alike, plain decimals for
+/// moderate values, an SI prefix (`12.5k`, `-10k`, `-8k`) when the axis reaches ten thousand,
+/// one power of ten (`9.22e18`) from a thousand tera on and for an axis whose values are all
+/// tiny; the digits after the point tell the ticks apart. No label is wider than the area
+/// reserved for it.
+#[derive(Clone, Debug, PartialEq)]
+struct NumberStyle {
+    /// Each value is divided by this...
+    scale: f64,
+    /// ... written with this many digits after the point, trailing zeros dropped...
+    digits: usize,
+    /// ... and followed by this (`k`, `e18`).
+    suffix: String,
+    /// Values smaller than this are written `0`.
+    zero: f64,
+}
+
+impl NumberStyle {
+    /// The style of an axis from `lo` to `hi` whose ticks are `step` apart.
+    fn new(lo: f64, hi: f64, step: f64) -> NumberStyle {
+        let top = lo.abs().max(hi.abs());
+        let zero = (hi - lo).abs() * 1e-9;
+        const SI: [(f64, &str); 4] = [(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")];
+        let (scale, suffix) = if top >= 1e15 || (top > 0.0 && top < 1e-3) {
+            let exp = top.log10().floor() as i32;
+            (10f64.powi(exp), format!("e{exp}"))
+        } else if top >= 1e4 {
+            SI.iter().find(|(scale, _)| top >= *scale).map_or((1.0, String::new()), |(s, p)| (*s, p.to_string()))
         } else {
-            s
+            (1.0, String::new())
+        };
+        // Enough digits for the step, and for two ticks that differ by less than a unit.
+        let digits = if step > 0.0 { (-(step / scale).log10().floor()).clamp(0.0, 4.0) as usize } else { 0 };
+        let digits = if suffix.starts_with('e') { digits.min(3) } else { digits };
+        NumberStyle { scale, digits, suffix, zero }
+    }
+
+    fn label(&self, v: f64) -> String {
+        if v.abs() <= self.zero || v == 0.0 {
+            return "0".into();
         }
+        let d = self.digits;
+        let mut s = format!("{:.d$}", v / self.scale);
+        if s.contains('.') {
+            s = s.trim_end_matches('0').trim_end_matches('.').to_string();
+        }
+        if s == "-0" {
+            s = "0".into();
+        }
+        format!("{s}{}", self.suffix)
+    }
+}
+
+/// An axis of numbers whose ticks are chosen here ([`ticks`], [`x_ticks`]), not by plotters; its
+/// labels are written by the axis's formatter ([`NumberStyle`], [`x_label`]).
+#[derive(Clone, Debug)]
+struct Ticked {
+    range: std::ops::Range<f64>,
+    ticks: Vec<f64>,
+}
+
+impl Ranged for Ticked {
+    type FormatOption = DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
+        RangedCoordf64::from(self.range.clone()).map(value, limit)
+    }
+
+    fn key_points<Hint: KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
+        // The labelled ticks only: no finer lines between them.
+        if hint.weight().allow_light_points() {
+            Vec::new()
+        } else {
+            self.ticks.clone()
+        }
+    }
+
+    fn range(&self) -> std::ops::Range<f64> {
+        self.range.clone()
+    }
+}
+
+/// The x ticks: the start time first, then the multiples of the step after it (the first of them
+/// only when it is at least half a step away, so that their labels do not touch).
+fn x_ticks(x0: f64, x1: f64) -> (Vec<f64>, f64) {
+    let (points, step) = ticks(x0, x1, 10);
+    let mut out = vec![x0];
+    out.extend(points.into_iter().filter(|x| *x >= x0 + step * 0.5));
+    (out, step)
+}
+
+/// An x tick label: seconds with the digits of the step (`5`, `2.5`), the start time with up to
+/// three more, so that a start of 0.9226 s is not written as `1`.
+fn x_label(x: f64, x0: f64, step: f64) -> String {
+    let digits = (-step.log10().floor()).clamp(0.0, 6.0) as usize;
+    let digits = if x == x0 { digits + 3 } else { digits };
+    let mut s = format!("{x:.digits$}");
+    if s.contains('.') {
+        s = s.trim_end_matches('0').trim_end_matches('.').to_string();
+    }
+    if s == "-0" {
+        s = "0".into();
+    }
+    s
+}
+
+/// Which y axis each series is drawn on and what each axis says: one axis per unit, the left for
+/// the first unit met and the right for a second one. More units than two share the left axis,
+/// described as `value`, and the legend (which names every series with its unit) tells them
+/// apart.
+fn axes(series: &[Series]) -> (Vec<usize>, Vec<String>) {
+    let mut units: Vec<Option<&str>> = Vec::new();
+    for s in series {
+        if !units.contains(&s.unit.as_deref()) {
+            units.push(s.unit.as_deref());
+        }
+    }
+    let desc = |u: Option<&str>| match u {
+        Some(u) => format!("value [{u}]"),
+        None if units.len() > 1 => "value (no unit)".to_string(),
+        None => "value".to_string(),
     };
-    // Digits after the point: enough to tell ticks `span / 10` apart.
-    let digits = |scale: f64| -> usize { (-(span / scale / 10.0).log10().floor()).clamp(0.0, 4.0) as usize };
-    if a >= 1e15 || a < 1e-3 {
-        let exp = a.log10().floor() as i32;
-        let mantissa = v / 10f64.powi(exp);
-        let d = digits(10f64.powi(exp)).min(3);
-        return format!("{}e{exp}", trim(format!("{mantissa:.d$}")));
+    match units.len() {
+        0 | 1 => (vec![0; series.len()], vec![desc(units.first().copied().flatten())]),
+        2 => (
+            series.iter().map(|s| usize::from(s.unit.as_deref() != units[0])).collect(),
+            vec![desc(units[0]), desc(units[1])],
+        ),
+        _ => (vec![0; series.len()], vec!["value (units in the legend)".to_string()]),
     }
-    const SI: [(f64, &str); 4] = [(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")];
-    if a >= 1e4 {
-        if let Some((scale, prefix)) = SI.iter().find(|(scale, _)| a >= *scale) {
-            let d = digits(*scale);
-            return format!("{}{prefix}", trim(format!("{:.d$}", v / scale)));
-        }
-    }
-    let d = digits(1.0);
-    trim(format!("{v:.d$}"))
 }
 
 /// The legend's corner: the first of the four corners whose box (in pixels of the plotting area)
@@ -357,13 +639,16 @@ where
 {
     root.fill(&WHITE)?;
     let root = root.titled(title, ("sans-serif", 24))?;
-    let (mut x0, mut x1, mut y0, mut y1) = (f64::INFINITY, f64::NEG_INFINITY, f64::INFINITY, f64::NEG_INFINITY);
-    for s in series {
-        for &(x, y) in &s.points {
-            x0 = x0.min(x);
-            x1 = x1.max(x);
-            y0 = y0.min(y);
-            y1 = y1.max(y);
+    let (axis_of, descs) = axes(series);
+    // The x range, and each y axis's range over its series.
+    let (mut x0, mut x1) = (f64::INFINITY, f64::NEG_INFINITY);
+    let mut y = vec![(f64::INFINITY, f64::NEG_INFINITY); descs.len()];
+    for (s, &a) in series.iter().zip(&axis_of) {
+        for &(px, py) in &s.points {
+            x0 = x0.min(px);
+            x1 = x1.max(px);
+            y[a].0 = y[a].0.min(py);
+            y[a].1 = y[a].1.max(py);
         }
     }
     // A flat line or a single point still gets a visible range.
@@ -371,13 +656,10 @@ where
         x0 -= 0.5;
         x1 += 0.5;
     }
-    let pad = if y1 - y0 < 1e-12 { y0.abs().max(1.0) * 0.1 } else { (y1 - y0) * 0.05 };
-    let (y0, mut y1) = (y0 - pad, y1 + pad);
-    let units: Vec<&str> = series.iter().filter_map(|s| s.unit.as_deref()).collect();
-    let y_label = match units.first() {
-        Some(u) if units.len() == series.len() && units.iter().all(|x| x == u) => (*u).to_string(),
-        _ => "value".to_string(),
-    };
+    for r in &mut y {
+        let pad = if r.1 - r.0 < 1e-12 { r.0.abs().max(1.0) * 0.1 } else { (r.1 - r.0) * 0.05 };
+        *r = (r.0 - pad, r.1 + pad);
+    }
     let label_font = ("sans-serif", 14).into_font();
     let text_width = |t: &str| label_font.box_size(t).map_or(t.len() as u32 * 9, |(w, _)| w);
     // The legend box as plotters lays it out: the labels' lines, 30 px of sample line, a 10 px
@@ -387,31 +669,56 @@ where
     let legend_h = (labels.len() as f64 * 14.0 * 1.25).ceil() as i32 + 20 + 4;
     let (w, _) = root.dim_in_pixel();
     let decimated: Vec<Vec<(f64, f64)>> = series.iter().map(|s| decimate(&s.points, x0, x1, w as usize)).collect();
-    // Built twice at most: when every corner of the legend would cover data, the y range grows
+    let (x_points, x_step) = x_ticks(x0, x1);
+    let x_fmt = move |x: &f64| x_label(*x, x0, x_step);
+    // Built twice at most: when every corner of the legend would cover data, the y ranges grow
     // at the top until the legend fits above the data.
     let mut attempt = 0;
     loop {
-        // Every tick label fits: the area is as wide as the widest label of the range.
-        let span = y1 - y0;
-        let widest = [y0, y1, (y0 + y1) / 2.0, y0 + span * 0.1, y1 - span * 0.1]
+        // One number style per y axis, from its ticks; every tick label fits: the label area is
+        // as wide as the widest label of the axis.
+        let styles: Vec<(Vec<f64>, NumberStyle)> = y
             .iter()
-            .map(|v| text_width(&tick_label(*v, span)))
-            .max()
-            .unwrap_or(0);
-        let y_area = widest + 16 + 24; // tick marks and the axis description
-        let mut chart = ChartBuilder::on(&root)
-            .margin(16)
-            .x_label_area_size(48)
-            .y_label_area_size(y_area)
-            .build_cartesian_2d(x0..x1, y0..y1)?;
-        let area = chart.plotting_area();
+            .map(|&(lo, hi)| {
+                let (points, step) = ticks(lo, hi, 10);
+                (points, NumberStyle::new(lo, hi, step))
+            })
+            .collect();
+        let area_width = |(points, style): &(Vec<f64>, NumberStyle)| {
+            points.iter().map(|v| text_width(&style.label(*v))).max().unwrap_or(0) + 16 + 24
+        };
+        let mut builder = ChartBuilder::on(&root);
+        builder.margin(16).x_label_area_size(48).y_label_area_size(area_width(&styles[0]));
+        if let Some(right) = styles.get(1) {
+            builder.right_y_label_area_size(area_width(right));
+        }
+        let (l0, l1) = y[0];
+        let (r0, r1) = y.get(1).copied().unwrap_or(y[0]);
+        let mut chart = builder
+            .build_cartesian_2d(
+                Ticked { range: x0..x1, ticks: x_points.clone() },
+                Ticked { range: l0..l1, ticks: styles[0].0.clone() },
+            )?
+            .set_secondary_coord(
+                x0..x1,
+                Ticked { range: r0..r1, ticks: styles.get(1).map_or_else(Vec::new, |s| s.0.clone()) },
+            );
         let ((px0, px1), (py0, py1)) = {
-            let (xr, yr) = area.get_pixel_range();
+            let (xr, yr) = chart.plotting_area().get_pixel_range();
             ((xr.start, xr.end), (yr.start, yr.end))
         };
         let pixels: Vec<Vec<(i32, i32)>> = decimated
             .iter()
-            .map(|s| s.iter().map(|p| area.map_coordinate(p)).map(|(x, y)| (x - px0, y - py0)).collect())
+            .zip(&axis_of)
+            .map(|(s, &a)| {
+                s.iter()
+                    .map(|p| match a {
+                        0 => chart.plotting_area().map_coordinate(p),
+                        _ => chart.secondary_plotting_area().map_coordinate(p),
+                    })
+                    .map(|(x, y)| (x - px0, y - py0))
+                    .collect()
+            })
             .collect();
         let (aw, ah) = (px1 - px0, py1 - py0);
         let corners = [
@@ -425,34 +732,54 @@ where
             None if attempt == 0 && legend_h + 10 < ah / 2 => {
                 // Headroom: the data's top then maps `legend_h + 10` pixels below the top.
                 let room = f64::from(legend_h + 10) / f64::from(ah);
-                y1 = (y1 - y0 * room) / (1.0 - room);
+                for r in &mut y {
+                    r.1 = (r.1 - r.0 * room) / (1.0 - room);
+                }
                 attempt += 1;
                 continue;
             }
             None => SeriesLabelPosition::UpperRight,
         };
-        let span = y1 - y0;
-        let fmt = move |v: &f64| tick_label(*v, span);
+        let left = styles[0].1.clone();
+        let left_fmt = move |v: &f64| left.label(*v);
         chart
             .configure_mesh()
             .x_desc(x_desc)
-            .y_desc(y_label.as_str())
-            .y_label_formatter(&fmt)
+            .y_desc(descs[0].as_str())
+            .x_label_formatter(&x_fmt)
+            .y_label_formatter(&left_fmt)
             .label_style(label_font.clone())
             .axis_desc_style(("sans-serif", 16))
             .draw()?;
-        for (i, (s, points)) in series.iter().zip(&decimated).enumerate() {
+        if let (Some(desc), Some((_, right))) = (descs.get(1), styles.get(1)) {
+            let right = right.clone();
+            let right_fmt = move |v: &f64| right.label(*v);
+            chart
+                .configure_secondary_axes()
+                .y_desc(desc.as_str())
+                .y_label_formatter(&right_fmt)
+                .label_style(label_font.clone())
+                .axis_desc_style(("sans-serif", 16))
+                .draw()?;
+        }
+        for (i, ((s, points), &a)) in series.iter().zip(&decimated).zip(&axis_of).enumerate() {
             let color = Palette99::pick(i).to_rgba();
+            let label = s.label();
             if points.len() == 1 {
                 // One sample draws no line: a marker shows it.
-                chart
-                    .draw_series(points.iter().map(|p| Circle::new(*p, 4, color.filled())))?
-                    .label(s.label())
-                    .legend(move |(x, y)| Circle::new((x + 10, y), 4, color.filled()));
+                let markers = points.iter().map(move |p| Circle::new(*p, 4, color.filled()));
+                let anno = match a {
+                    0 => chart.draw_series(markers)?,
+                    _ => chart.draw_secondary_series(markers)?,
+                };
+                anno.label(label).legend(move |(x, y)| Circle::new((x + 10, y), 4, color.filled()));
             } else {
-                chart
-                    .draw_series(LineSeries::new(points.iter().copied(), color.stroke_width(2)))?
-                    .label(s.label())
+                let line = LineSeries::new(points.iter().copied(), color.stroke_width(2));
+                let anno = match a {
+                    0 => chart.draw_series(line)?,
+                    _ => chart.draw_secondary_series(line)?,
+                };
+                anno.label(label)
                     .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2)));
             }
         }
@@ -467,4 +794,86 @@ where
     }
     root.present()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_axis_keeps_one_number_style() {
+        // An axis from -12000 to 2000 by 2000: every label with the `k` prefix, none plain.
+        let (points, step) = ticks(-12500.0, 2500.0, 10);
+        assert_eq!(points, [-12000.0, -10000.0, -8000.0, -6000.0, -4000.0, -2000.0, 0.0, 2000.0]);
+        assert_eq!(step, 2000.0);
+        let style = NumberStyle::new(-12500.0, 2500.0, step);
+        let labels: Vec<String> = points.iter().map(|v| style.label(*v)).collect();
+        assert_eq!(labels, ["-12k", "-10k", "-8k", "-6k", "-4k", "-2k", "0", "2k"]);
+        // Moderate values stay plain, with the digits of the step.
+        let (points, step) = ticks(-0.3, 1.2, 10);
+        assert_eq!(points.len(), 8);
+        assert_eq!(step, 0.2);
+        let style = NumberStyle::new(-0.3, 1.2, step);
+        let labels: Vec<String> = points.iter().map(|v| style.label(*v)).collect();
+        assert_eq!(labels, ["-0.2", "0", "0.2", "0.4", "0.6", "0.8", "1", "1.2"]);
+        // Near 9.2e18 (an RLOG int64 near its maximum): one power of ten for the whole axis.
+        let style = NumberStyle::new(9.0e18, 9.3e18, 5e16);
+        assert_eq!(style.label(9.2e18), "9.2e18");
+        assert_eq!(style.label(9.05e18), "9.05e18");
+    }
+
+    #[test]
+    fn the_first_x_tick_is_the_start_time() {
+        let (points, step) = x_ticks(1.986451, 28.946178);
+        assert_eq!(step, 5.0);
+        assert_eq!(points, [1.986451, 5.0, 10.0, 15.0, 20.0, 25.0]);
+        let labels: Vec<String> = points.iter().map(|x| x_label(*x, 1.986451, step)).collect();
+        assert_eq!(labels, ["1.986", "5", "10", "15", "20", "25"]);
+        // A multiple of the step within half a step of the start is left out (the labels would
+        // touch); one at the start is the start.
+        assert_eq!(x_ticks(4.0, 30.0).0, [4.0, 10.0, 15.0, 20.0, 25.0, 30.0]);
+        assert_eq!(x_ticks(0.0, 10.0).0, [0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0]);
+    }
+
+    #[test]
+    fn units_from_advantagekit_names() {
+        assert_eq!(unit_of_name("/DriveTrain/GyroAngleDegrees", ""), Some("deg"));
+        assert_eq!(unit_of_name("/DriveTrain/LeftPositionRadians", ""), Some("rad"));
+        assert_eq!(unit_of_name("/Module (Front Left)/AzimuthEncoderPositionRads", ""), Some("rad"));
+        assert_eq!(unit_of_name("/Module (Front Left)/WheelVelocityMetersPerSec", ""), Some("m/s"));
+        assert_eq!(unit_of_name("/SystemStats/BatteryVoltage", ""), Some("V"));
+        assert_eq!(unit_of_name("/DriveTrain/LeftCurrentAmps", "value[0]"), Some("A"));
+        assert_eq!(unit_of_name("/Drive/Module0/turnPositionRad", ""), Some("rad"));
+        assert_eq!(unit_of_name("/PDP[0]/Voltage", ""), Some("V"));
+        // Not at the start of a word, or no unit at all.
+        assert_eq!(unit_of_name("/Shooter/Grad", ""), None);
+        assert_eq!(unit_of_name("/Robot/Pose", "translation.x"), None);
+        assert_eq!(unit_of_name("/Plain/Double", ""), None);
+    }
+
+    #[test]
+    fn units_of_ros_messages() {
+        assert_eq!(unit_of_ros_field("sensor_msgs/Imu", "linear_acceleration.z"), Some("m/s^2"));
+        assert_eq!(unit_of_ros_field("sensor_msgs/Imu", "angular_velocity.x"), Some("rad/s"));
+        // A covariance is not the value it is the covariance of; a quaternion has no unit.
+        assert_eq!(unit_of_ros_field("sensor_msgs/Imu", "angular_velocity_covariance[0]"), None);
+        assert_eq!(unit_of_ros_field("sensor_msgs/Imu", "orientation.w"), None);
+        assert_eq!(unit_of_ros_field("sensor_msgs/NavSatFix", "latitude"), Some("deg"));
+        assert_eq!(unit_of_ros_field("geometry_msgs/PoseStamped", "pose.position.x"), Some("m"));
+        assert_eq!(unit_of_ros_field("geometry_msgs/Point", "y"), Some("m"));
+        assert_eq!(unit_of_ros_field("std_msgs/Float64", "data"), None);
+    }
+
+    #[test]
+    fn a_channel_as_the_field_spells_it() {
+        let key = "/SystemStats/BatteryVoltage";
+        assert_eq!(column_of("/SystemStats/BatteryVoltage", key), Some((27, String::new())));
+        assert_eq!(column_of("SystemStats/BatteryVoltage", key), Some((26, String::new())));
+        assert_eq!(column_of("SystemStats.BatteryVoltage", key), Some((26, String::new())));
+        assert_eq!(column_of("Robot.Pose.translation.x", "/Robot/Pose"), Some((10, "translation.x".into())));
+        assert_eq!(column_of("/Int[2]", "/Int"), Some((4, "value[2]".into())));
+        // A shorter name that starts the field matches too, with a shorter length: the longest wins.
+        assert_eq!(column_of("SystemStats.BatteryVoltage", "/SystemStats"), Some((11, "BatteryVoltage".into())));
+        assert_eq!(column_of("SystemStats.BatteryVoltageX", key), None);
+    }
 }

@@ -11,7 +11,11 @@ recorder, ROS1 bag) as the ``logspec`` command does. A :class:`Log` then gives
 - ``log.table(channel)`` / ``log.tables()``: pyarrow Tables with the columns of
   ``logspec export --parquet``, handed over through the Arrow C stream interface without copying;
 - ``log.numpy(channel)``: a dict of numpy arrays, one per column;
-- ``log.to_pandas(channel)`` and ``log.polars(channel)`` through pyarrow.
+- ``log.to_pandas(channel)`` and ``log.polars(channel)`` through pyarrow;
+- ``flatten=True`` on any of these: struct columns as their fields, ``location.x``, ``location.y``.
+
+The column calls need pyarrow and numpy, and ``to_pandas`` pandas: ``pip install 'logspec[columns]'``
+installs the three (``logspec[polars]``: pyarrow and polars).
 
 Filters are keyword arguments: ``channels`` (names; a trailing ``*`` matches a prefix),
 ``since`` and ``until`` (seconds from the log's time origin), as the command's ``--channel``,
@@ -65,18 +69,35 @@ _ON_ERROR = ("raise", "warn")
 _PLACE = ("file", "offset", "record", "field", "message")
 
 
+# The extra of the package (py/pyproject.toml) that installs each optional dependency.
+_EXTRA = {"numpy": "columns", "pyarrow": "columns", "pandas": "columns", "polars": "polars"}
+
+
 def _need(module: str, what: str) -> Any:
     """Imports an optional dependency of a column call, or says which one is missing and how to
-    install it (the package itself needs neither numpy nor pyarrow)."""
+    install it: the module itself, or the extra of logspec that holds it (the package itself
+    needs neither numpy nor pyarrow)."""
     import importlib
 
     try:
         return importlib.import_module(module)
     except ImportError as e:
+        extra = _EXTRA[module]
         raise ImportError(
             f"{what} needs {module}, which is not installed: `pip install {module}` "
-            f"(or install logspec with its `columns` extra: `pip install 'logspec[columns]'`)"
+            f"(or install logspec with its `{extra}` extra: `pip install 'logspec[{extra}]'`)"
         ) from e
+
+
+def _flatten(table: Any) -> Any:
+    """A table whose struct columns are replaced by their fields, at every depth (`location`
+    becomes `location.x`, `location.y`; `pose.position.x` from two levels): pyarrow's
+    ``Table.flatten()`` repeated until no struct column is left. Lists of structs stay lists."""
+    import pyarrow as pa
+
+    while any(pa.types.is_struct(f.type) for f in table.schema):
+        table = table.flatten()
+    return table
 
 
 def _channels(channels: Union[None, str, Sequence[str]]) -> List[str]:
@@ -272,6 +293,7 @@ class Log:
         since: Optional[float] = None,
         until: Optional[float] = None,
         on_error: str = "raise",
+        flatten: bool = False,
     ) -> "Dict[str, Any]":
         """Every channel's samples as a ``pyarrow.Table``, by table name, in the order they first
         appear: the tables of ``logspec export --parquet`` (``log_time``, ``log_elapsed_ns``, then
@@ -286,8 +308,15 @@ class Log:
         No file is memory-mapped: a file that another process truncates during the call is read
         as a file that ended there (the rows before its new end, then the error of a record cut
         there, raised or warned as ``on_error`` says), never a crash. A file that grows meanwhile
-        is read at the length it had."""
-        return self._tables(channels, since, until, on_error)
+        is read at the length it had.
+
+        ``flatten=True`` replaces each struct column by its fields, at every depth, named with
+        dots (``location`` becomes ``location.x``, ``location.y``, ``location.z``; a union's
+        ``u`` becomes ``u.variant`` and ``u.<Variant>.<field>``): the flat columns pandas users
+        expect, as pyarrow's ``Table.flatten()`` makes them (applied until no struct is left).
+        Lists stay lists."""
+        found = self._tables(channels, since, until, on_error)
+        return {name: _flatten(t) for name, t in found.items()} if flatten else found
 
     def table(
         self,
@@ -296,8 +325,10 @@ class Log:
         since: Optional[float] = None,
         until: Optional[float] = None,
         on_error: str = "raise",
+        flatten: bool = False,
     ) -> "Any":
-        """One table as a ``pyarrow.Table`` (see :meth:`tables`): ``channel`` is any name of
+        """One table as a ``pyarrow.Table`` (see :meth:`tables`; ``flatten=True`` gives struct
+        fields as ``a.b`` columns): ``channel`` is any name of
         :meth:`tables` (the same table: a CARLA packet kind such as ``Position``, whose per-actor
         channels ``Position/<id>`` make one table; ``<name>#<type>`` for a channel whose type
         changed), or a channel's name (its table, with that channel's rows). Raises
@@ -306,14 +337,15 @@ class Log:
         too."""
         found = self._tables([channel], since, until, on_error, by_table=True)
         if channel in found:
-            return found[channel]
+            return _flatten(found[channel]) if flatten else found[channel]
         if len(found) != 1:
             names = ", ".join(found)
             what = f"`{channel}` matches" if channel.endswith("*") else f"no table is named `{channel}`; its channels make"
             e = FilterError(f"{self.path}: {what} {len(found)} tables ({names}); use tables()")
             e.file = self.path
             raise e
-        return next(iter(found.values()))
+        table = next(iter(found.values()))
+        return _flatten(table) if flatten else table
 
     def numpy(
         self,
@@ -331,7 +363,8 @@ class Log:
         return _numpy_columns(self.table(channel, since=since, until=until, on_error=on_error))
 
     def to_pandas(self, channel: str, **kwargs: Any) -> "Any":
-        """One channel as a pandas DataFrame, through pyarrow (keywords as for :meth:`table`)."""
+        """One channel as a pandas DataFrame, through pyarrow (keywords as for :meth:`table`;
+        ``flatten=True`` gives struct fields as ``a.b`` columns instead of dicts)."""
         _need("pandas", "logspec.Log.to_pandas()")
         return self.table(channel, **kwargs).to_pandas()
 

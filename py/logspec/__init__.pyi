@@ -69,12 +69,19 @@ class Log:
         since: Optional[float] = None,
         until: Optional[float] = None,
         on_error: str = "raise",
+        flatten: bool = False,
     ) -> Dict[str, pa.Table]:
-        """Every channel as a pyarrow Table (the columns of `export --parquet`), zero-copy."""
+        """Every channel as a pyarrow Table (the columns of `export --parquet`), zero-copy; `flatten=True`: struct fields as `a.b` columns."""
     def table(
-        self, channel: str, *, since: Optional[float] = None, until: Optional[float] = None, on_error: str = "raise"
+        self,
+        channel: str,
+        *,
+        since: Optional[float] = None,
+        until: Optional[float] = None,
+        on_error: str = "raise",
+        flatten: bool = False,
     ) -> pa.Table:
-        """One table as a pyarrow Table: any name of `tables()`, or a channel's name (its table, with that channel's rows)."""
+        """One table as a pyarrow Table: any name of `tables()`, or a channel's name (its table, with that channel's rows); `flatten=True`: struct fields as `a.b` columns."""
     def numpy(
         self, channel: str, *, since: Optional[float] = None, until: Optional[float] = None, on_error: str = "raise"
     ) -> Dict[str, np.ndarray]:

@@ -15,8 +15,10 @@ use super::{open, CliError};
 )]
 #[command(group(clap::ArgGroup::new("output").required(true).args(["csv", "parquet"])))]
 pub struct Args {
-    /// The log file (`-`: standard input). With --parquet: log files, directories (searched
-    /// recursively for logs) and glob patterns, any number.
+    /// The log file (`-`: standard input). With --parquet: log files, directories and glob
+    /// patterns, any number. A directory is searched recursively: a file named `*.usvlog`,
+    /// `*.bin`, `*.rlog`, `*.wpilog`, `*.bag` or `*.log` is exported or reported as not a log
+    /// (exit status 1); another file is exported when its content is a log, else passed over.
     #[arg(required = true, num_args = 1.., value_name = "FILE")]
     pub files: Vec<PathBuf>,
     /// Write CSV files into this directory (created if missing).
@@ -67,12 +69,16 @@ impl Codec {
     }
 }
 
-/// `export --parquet`: every log into the dataset, each reported; exit 1 if any failed.
+/// `export --parquet`: every log into the dataset, each reported, and every input that is not a
+/// log named with its reason; exit 1 if any log failed or any input was not exported.
 fn parquet(opts: logspec_engine::parquet::Options) -> Result<ExitCode, CliError> {
     let out = opts.out.clone();
     let done = logspec_engine::parquet::export(opts)?;
     let mut failed = 0;
     let mut rows = 0u64;
+    for n in &done.not_exported {
+        eprintln!("logspec: error: {}: not exported: {}", n.file, n.reason);
+    }
     for d in &done.logs {
         for w in &d.warnings {
             eprintln!("logspec: {w}");
@@ -92,14 +98,33 @@ fn parquet(opts: logspec_engine::parquet::Options) -> Result<ExitCode, CliError>
             }
         }
     }
-    super::progress::note(&format!(
-        "wrote {rows} row(s) from {} log(s) to {} ({} table(s) in the dataset){}",
+    let mut tail = String::new();
+    if failed > 0 {
+        tail.push_str(&format!("; {failed} log(s) failed"));
+    }
+    if !done.not_exported.is_empty() {
+        let files: Vec<&str> = done.not_exported.iter().map(|n| n.file.as_str()).collect();
+        tail.push_str(&format!("; {} file(s) not exported, not logs logspec reads: {}", files.len(), files.join(", ")));
+    }
+    if done.passed_over > 0 {
+        tail.push_str(&format!(
+            "; {} other file(s) in the directories passed over (no log extension, and not a log)",
+            done.passed_over
+        ));
+    }
+    let summary = format!(
+        "wrote {rows} row(s) from {} log(s) to {} ({} table(s) in the dataset){tail}",
         done.logs.len(),
         out.display(),
         done.tables,
-        if failed > 0 { format!("; {failed} log(s) failed") } else { String::new() }
-    ));
-    Ok(if failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    );
+    if failed > 0 || !done.not_exported.is_empty() {
+        // The summary of a run that did not export everything is shown even with --quiet.
+        eprintln!("logspec: {summary}");
+        return Ok(ExitCode::from(1));
+    }
+    super::progress::note(&summary);
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Channel and time filters shared by the verbs that read samples.

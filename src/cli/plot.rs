@@ -7,7 +7,7 @@ use super::{open, CliError};
 
 #[derive(clap::Args, Debug)]
 #[command(
-    after_help = "Examples:\n  logspec plot timeseries.bin --field REC_NAV_SOLUTION.x --field REC_SENSOR_GNSS.x -o x.png\n  logspec plot robot.rlog --field /DriveTrain/GyroAngleDegrees -o gyro.svg\n\nA field is CHANNEL.COLUMN (a record type and a field, `REC_NAV_SOLUTION.x`; nested fields and\narray elements as in `logspec export`: `pose.x`, `value[0]`), or just CHANNEL for a channel with\none value (an RLOG key)."
+    after_help = "Examples:\n  logspec plot timeseries.bin --field REC_NAV_SOLUTION.x --field REC_SENSOR_GNSS.x -o x.png\n  logspec plot robot.rlog --field /DriveTrain/GyroAngleDegrees -o gyro.svg\n\nA field is CHANNEL.COLUMN (a record type and a field, `REC_NAV_SOLUTION.x`; nested fields and\narray elements as in `logspec export`: `pose.x`, `value[0]`), or just CHANNEL for a channel with\none value (an RLOG key). A channel may be written as its Parquet table folder shows it\n(`SystemStats.BatteryVoltage` for `/SystemStats/BatteryVoltage`); the longest channel name that\nstarts the field is its channel. Each unit gets its own y axis (two at most: the left and the\nright); the legend names each field with its unit. Units come from the schema; RLOG, WPILOG and\nROS bag channels carry none: the documented units of common ROS messages (sensor_msgs/Imu,\nNavSatFix, geometry_msgs/Twist, nav_msgs/Odometry, ...) and a name ending in a unit\n(`GyroAngleDegrees`, `turnPositionRad`, `BatteryVoltage`, `WheelVelocityMetersPerSec`, as\nAdvantageKit names them) give them."
 )]
 pub struct Args {
     /// The log file (`-` for standard input).

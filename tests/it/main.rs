@@ -14,6 +14,7 @@ mod cli_diff;
 mod cli_filters;
 mod cli_message_format;
 mod cli_outputs;
+mod cli_papercuts;
 mod cli_rough_edges;
 mod cli_tools;
 mod derive;

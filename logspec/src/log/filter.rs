@@ -106,7 +106,7 @@ pub fn no_match(select: &Select, names: &[&str], path: &str, what: &str, what_al
 
 /// The name closest to `pattern` (a trailing `*` ignored): the same but for case, or else the
 /// one at the smallest edit distance when that distance is small against the name's length.
-fn closest<'a>(pattern: &str, names: &[&'a str]) -> Option<&'a str> {
+pub fn closest<'a>(pattern: &str, names: &[&'a str]) -> Option<&'a str> {
     let p = pattern.trim_end_matches('*');
     let lower = p.to_lowercase();
     if let Some(n) = names.iter().find(|n| n.to_lowercase().starts_with(&lower)) {
