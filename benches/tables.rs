@@ -20,7 +20,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use common::{arg, median};
-use logspec::log::{Channel, Error, Open, Select, Samples};
+use logspec::log::{Channel, Error, Open, Samples, Select};
 use logspec::value::Value;
 use logspec_engine::tables::{self, Tables};
 
@@ -50,12 +50,8 @@ fn scan(path: &Path, sink: &mut dyn Samples) {
 }
 
 /// The lines: (name, what it is measured against).
-const LINES: [(&str, &str); 4] = [
-    ("chosen", "sink"),
-    ("sink", "no-direct"),
-    ("no-direct", "generic"),
-    ("generic", "generic"),
-];
+const LINES: [(&str, &str); 4] =
+    [("chosen", "sink"), ("sink", "no-direct"), ("no-direct", "generic"), ("generic", "generic")];
 
 const LABELS: [(&str, &str); 4] = [
     ("chosen", "tables::read (the chosen path)"),

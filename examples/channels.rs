@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use logspec::log::{Channel, Error, Open, Select, Samples};
+use logspec::log::{Channel, Error, Open, Samples, Select};
 use logspec::value::Value;
 
 /// Counts the samples of each channel, keeping what each channel says of itself.

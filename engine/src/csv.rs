@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use logspec::log::{Channel, Error, Log, Outcome, Select, Samples};
+use logspec::log::{Channel, Error, Log, Outcome, Samples, Select};
 use logspec::value::Value;
 
 use crate::output::OutFile;
@@ -46,8 +46,13 @@ pub fn per_channel(
         Some(scan)
     };
     let known = scan.map(|s| s.channels.into_iter().map(|(_, cols)| cols).collect());
-    let mut sink =
-        PerChannel { dir: dir.to_path_buf(), input: file.to_path_buf(), channels: Vec::new(), names: BTreeMap::new(), known };
+    let mut sink = PerChannel {
+        dir: dir.to_path_buf(),
+        input: file.to_path_buf(),
+        channels: Vec::new(),
+        names: BTreeMap::new(),
+        known,
+    };
     let outcome = open()?.scan(select, &mut sink)?;
     let files = sink.finish()?;
     Ok(PerChannelWritten { files, outcome })

@@ -10,7 +10,7 @@ use std::io::BufWriter;
 use std::path::Path;
 
 use logspec::log::scan::JsonSchema;
-use logspec::log::{Channel, Error, Log, Outcome, Select, Samples};
+use logspec::log::{Channel, Error, Log, Outcome, Samples, Select};
 use logspec::value::Value;
 
 use crate::output::OutFile;

@@ -17,9 +17,9 @@ use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::format::KeyValue;
 use parquet::schema::types::ColumnPath;
 
-use logspec::log::{Channel, DynVisit, Samples, Select};
 use crate::tables::{table_name, TableBuilder};
 use logspec::log::Error;
+use logspec::log::{Channel, DynVisit, Samples, Select};
 
 /// A table's open row group is closed when its encoded size passes this.
 const ROW_GROUP_BYTES: usize = 4 << 20;
@@ -492,8 +492,7 @@ fn kv(key: &str, value: &str) -> KeyValue {
 
 impl TableWriter {
     fn write_batch(&mut self) -> Result<(), Error> {
-        let Some(batch) = self.rows.batch().map_err(|e| Error::Input(format!("{}: {e}", self.tmp.display())))?
-        else {
+        let Some(batch) = self.rows.batch().map_err(|e| Error::Input(format!("{}: {e}", self.tmp.display())))? else {
             return Ok(());
         };
         self.writer.write(&batch).map_err(|e| Error::Input(format!("{}: {e}", self.tmp.display())))?;
@@ -518,9 +517,8 @@ impl TableWriter {
         self.write_batch()?;
         self.writer.close().map_err(|e| Error::Input(format!("{}: {e}", self.tmp.display())))?;
         let part = self.dir.join("part-0.parquet");
-        std::fs::rename(&self.tmp, &part).map_err(|e| {
-            Error::Input(format!("{}: cannot rename to {}: {e}", self.tmp.display(), part.display()))
-        })?;
+        std::fs::rename(&self.tmp, &part)
+            .map_err(|e| Error::Input(format!("{}: cannot rename to {}: {e}", self.tmp.display(), part.display())))?;
         Ok(self.written)
     }
 }

@@ -93,9 +93,10 @@ fn parquet(opts: logspec_engine::parquet::Options) -> Result<ExitCode, CliError>
                     d.log, d.file, d.rows, d.tables
                 );
             }
-            None => {
-                super::progress::note(&format!("log={} ({}): {} row(s) in {} table(s)", d.log, d.file, d.rows, d.tables))
-            }
+            None => super::progress::note(&format!(
+                "log={} ({}): {} row(s) in {} table(s)",
+                d.log, d.file, d.rows, d.tables
+            )),
         }
     }
     let mut tail = String::new();

@@ -50,7 +50,12 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     };
     let mut warn = |w: &str| eprintln!("logspec: {w}");
     let p = logspec_engine::plot::plot(&args.file, &opts, || open(&args.file, &args.input), &mut warn)?;
-    super::progress::note(&format!("plotted {} field(s), {} point(s), to {}", p.fields, p.points, opts.output.display()));
+    super::progress::note(&format!(
+        "plotted {} field(s), {} point(s), to {}",
+        p.fields,
+        p.points,
+        opts.output.display()
+    ));
     match p.error {
         Some(e) => Err(CliError::Input(e)),
         None => Ok(ExitCode::SUCCESS),

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
-use logspec::log::{Channel, Error, Open, Select, Samples};
+use logspec::log::{Channel, Error, Open, Samples, Select};
 use logspec::value::Value;
 use logspec_engine::tables::{self, Tables};
 

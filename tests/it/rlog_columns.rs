@@ -7,10 +7,10 @@
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
 
-use logspec::value::Value;
-use logspec::log::{Channel, DynVisit, Select, Samples};
-use logspec_engine::tables::{table_name, Table, TableBuilder, Tables};
 use logspec::log::{detect, Error as CliError};
+use logspec::log::{Channel, DynVisit, Samples, Select};
+use logspec::value::Value;
+use logspec_engine::tables::{table_name, Table, TableBuilder, Tables};
 
 use crate::scratch;
 

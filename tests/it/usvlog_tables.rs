@@ -12,10 +12,10 @@ use std::path::{Path, PathBuf};
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use logspec::formats::usvlog::{FileHeader, Usvlog, FW_MODEL_SCHEMA};
-use logspec::runtime::{SliceReader, Writer};
 use logspec::log::Select;
-use logspec_engine::tables::{read_usvlog, Tables};
 use logspec::log::{detect, Error as CliError};
+use logspec::runtime::{SliceReader, Writer};
+use logspec_engine::tables::{read_usvlog, Tables};
 
 use crate::scratch;
 

@@ -166,4 +166,3 @@ impl logspec::runtime::Visitor for FlatRow<'_> {
         self.depth = self.depth.saturating_sub(1);
     }
 }
-

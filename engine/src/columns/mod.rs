@@ -127,4 +127,3 @@ fn prim_type(p: Prim) -> DataType {
         Prim::F64 => DataType::Float64,
     }
 }
-

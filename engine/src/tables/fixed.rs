@@ -27,10 +27,10 @@ use logspec::runtime::{FramedFormat, Framing, ReadErrorKind};
 
 use super::passes::{self, Columns, Keep, Layouts, Out, Stop, Time};
 use super::{Table, TableBuilder};
-use logspec::log::Fault;
 use logspec::log::filter::Tally;
-use logspec::log::Select;
 use logspec::log::Error;
+use logspec::log::Fault;
+use logspec::log::Select;
 
 /// What [`read_usvlog`] read: the tables in the order of their first row, the warnings, and
 /// the error that ended the reading early (after every row before it).

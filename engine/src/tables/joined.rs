@@ -34,7 +34,12 @@ enum Values {
     Prim(Box<dyn Prims>),
     Bool(BooleanBufferBuilder),
     /// A list of numbers: Arrow's offsets (from 0), the items and their validity.
-    List { item: FieldRef, offsets: Vec<i32>, items: Box<dyn Prims>, item_nulls: NullBufferBuilder },
+    List {
+        item: FieldRef,
+        offsets: Vec<i32>,
+        items: Box<dyn Prims>,
+        item_nulls: NullBufferBuilder,
+    },
 }
 
 /// The values of a column of one primitive type.
@@ -181,7 +186,10 @@ impl Column {
                     .nulls(item_nulls.finish())
                     .build()
                     .map_err(fail)?;
-                ArrayData::builder(self.ty.clone()).len(rows).add_buffer(Buffer::from_vec(offsets)).add_child_data(child)
+                ArrayData::builder(self.ty.clone())
+                    .len(rows)
+                    .add_buffer(Buffer::from_vec(offsets))
+                    .add_child_data(child)
             }
         };
         data.nulls(self.nulls.finish()).build().map(make_array).map_err(fail)

@@ -12,8 +12,8 @@ use crate::json::JsonWriter;
 use crate::runtime::{Visit, Visitor};
 use crate::value::{FlattenVariants, ValueSink};
 
-use super::records::Records;
 use super::fault::Fault;
+use super::records::Records;
 use std::sync::Arc;
 
 use crate::ir::ir::{Schema, Ty, TypeDef};
@@ -684,7 +684,6 @@ fn carla_actor_channel(schema: &Arc<Schema>, packet: &str, channel: &str) -> Cha
         None => Channel { name: channel.to_string(), ..record_channel(schema, packet) },
     }
 }
-
 
 /// The samples of a CARLA recording.
 pub(super) fn scan(input: Box<dyn Read>, path: &str, state: &mut State<'_>) -> Result<(), Error> {

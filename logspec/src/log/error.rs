@@ -56,4 +56,3 @@ impl From<Fault> for Error {
         Error::at(f)
     }
 }
-

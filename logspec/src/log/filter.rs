@@ -5,7 +5,6 @@
 
 use std::collections::BTreeSet;
 
-
 /// What a read met, as far as the filters are concerned.
 #[derive(Debug, Default)]
 pub struct Tally {

@@ -5,7 +5,6 @@ use std::collections::BTreeMap;
 use crate::json::JsonWriter;
 use crate::runtime::Visitor;
 
-
 /// Facts about a framed log, gathered in one pass.
 pub(super) struct Summary {
     pub(super) header: String,
@@ -48,7 +47,12 @@ impl Summary {
 
     /// Counts a record (`known`: of a type the schema has, named by `name` the first time).
     #[inline]
-    pub(super) fn record(&mut self, h: &crate::runtime::RecordHeader, known: bool, name: impl FnOnce() -> Option<String>) {
+    pub(super) fn record(
+        &mut self,
+        h: &crate::runtime::RecordHeader,
+        known: bool,
+        name: impl FnOnce() -> Option<String>,
+    ) {
         if known {
             self.records_total += 1;
             self.counts.entry(h.tag).or_insert_with(|| (name(), 0)).1 += 1;

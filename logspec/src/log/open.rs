@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::fault::{Fault, FaultKind};
+use super::filter::Select;
 use super::framed::SchemaFormat;
 use super::info::Info;
 use super::records::{Options, Records};
-use super::filter::Select;
 use super::scan::{Outcome, Samples, State};
 use super::{carla, rlog, rosbag, schema, sniff, usvlog, wpilog, Error};
 

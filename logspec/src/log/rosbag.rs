@@ -3,15 +3,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use crate::formats::rosbag::{
-    Bag, BagError, Compression, Connection, Decoders, Message, Order, Registry, Stop, Time,
-};
+use crate::formats::rosbag::{Bag, BagError, Compression, Connection, Decoders, Message, Order, Registry, Stop, Time};
 use crate::json::JsonWriter;
 use crate::runtime::{Visit, Visitor};
 use sha2::{Digest, Sha256};
 
-use super::records::Records;
 use super::fault::{Fault, FaultKind};
+use super::records::Records;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -603,14 +601,18 @@ fn ros_channel(
     }
 }
 
-
 /// The samples of a ROS bag.
 pub(super) fn scan(file: &Path, path: &str, state: &mut State<'_>) -> Result<(), Error> {
     read_rosbag(file, path, state)
 }
 
 /// The summary of a ROS bag (`notes`: how it was read, when that does not make it fail).
-pub(super) fn info(file: &Path, path: &str, msg_path: &[PathBuf], notes: &mut Vec<String>) -> Result<super::Info, Error> {
+pub(super) fn info(
+    file: &Path,
+    path: &str,
+    msg_path: &[PathBuf],
+    notes: &mut Vec<String>,
+) -> Result<super::Info, Error> {
     let s = summarise(file, path, msg_path, notes)?;
     Ok(super::Info { json: json(&s, path), text: text(&s, path), ok: ok(&s) })
 }

@@ -11,7 +11,6 @@ use crate::value::Value;
 use super::filter::Select;
 use super::Error;
 
-
 /// A named stream of samples of one shape.
 #[derive(Clone, Debug)]
 pub struct Channel {
@@ -338,7 +337,12 @@ impl<'a> State<'a> {
     /// `key` tells channels apart (the channel name, except for ROS connections that share a
     /// topic); the channel filter applies to the described channel's name.
     /// A channel is announced to the sink with its first sample in the time window.
-    pub(super) fn wanted(&mut self, key: &str, t_ns: u64, describe: impl FnOnce() -> Channel) -> Result<Option<usize>, Error> {
+    pub(super) fn wanted(
+        &mut self,
+        key: &str,
+        t_ns: u64,
+        describe: impl FnOnce() -> Channel,
+    ) -> Result<Option<usize>, Error> {
         let slot = match self.ids.get_mut(key) {
             Some(slot) => slot,
             None => {

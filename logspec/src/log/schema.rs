@@ -14,7 +14,12 @@ use super::scan::{record_channel, unknown_record, State};
 use super::{Error, Select};
 
 /// The samples of a schema's log: one channel per record type.
-pub(super) fn scan(format: &Arc<SchemaFormat>, input: Box<dyn Read>, path: &str, state: &mut State<'_>) -> Result<(), Error> {
+pub(super) fn scan(
+    format: &Arc<SchemaFormat>,
+    input: Box<dyn Read>,
+    path: &str,
+    state: &mut State<'_>,
+) -> Result<(), Error> {
     read_schema(format, input, path, state)
 }
 
@@ -129,4 +134,3 @@ fn summarise_schema(
     s.bytes_consumed = reader.position();
     Ok(s)
 }
-

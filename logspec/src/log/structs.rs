@@ -17,8 +17,8 @@ use super::records::Records;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::scan::{Channel, JsonSchema, ValueType};
 use super::fault::{Fault, FaultKind};
+use super::scan::{Channel, JsonSchema, ValueType};
 
 /// The bytes of an R2 value that carries bytes (raw, struct, proto, any other declared type).
 pub fn rlog_bytes(v: &rlog::Value) -> Option<&[u8]> {
@@ -120,4 +120,3 @@ pub fn struct_channel(schemas: &TypeRegistry, key: &str, type_name: &str) -> Cha
         group: None,
     }
 }
-

@@ -139,4 +139,3 @@ fn summarise<F: FramedFormat>(input: impl Read, path: &str, current: Option<u64>
     s.bytes_consumed = reader.position();
     Ok(s)
 }
-

@@ -7,9 +7,9 @@ use crate::formats::wpilog::{self, Body, ControlBody, Reader, RecordRef};
 use crate::json::JsonWriter;
 use crate::runtime::Visitor;
 
-use super::records::Records;
 use super::fault::{Fault, FaultKind};
 use super::filter::Select;
+use super::records::Records;
 use super::scan::State;
 use super::Error;
 
@@ -569,7 +569,12 @@ fn out_err(output: &std::path::Path, e: &dyn std::fmt::Display) -> Error {
 
 /// A WPILOG file copied record by record (byte-identical without filters; with channels or a
 /// time window in `select`, only the wanted records).
-pub(super) fn copy(input: Box<dyn Read>, path: &str, output: &std::path::Path, select: &Select) -> Result<Written, Error> {
+pub(super) fn copy(
+    input: Box<dyn Read>,
+    path: &str,
+    output: &std::path::Path,
+    select: &Select,
+) -> Result<Written, Error> {
     let out_err = |e: &dyn std::fmt::Display| out_err(output, e);
     let mut r = reader(input, path).map_err(Error::Input)?;
     let mut w = wpilog::Writer::with_header(create(path, output)?, r.header()).map_err(|e| out_err(&e))?;
@@ -620,7 +625,12 @@ pub(super) fn from_rlog(
 }
 
 /// The samples of a WPILOG file: one channel per entry.
-pub(super) fn scan(input: Box<dyn Read>, file: &std::path::Path, path: &str, state: &mut State<'_>) -> Result<(), Error> {
+pub(super) fn scan(
+    input: Box<dyn Read>,
+    file: &std::path::Path,
+    path: &str,
+    state: &mut State<'_>,
+) -> Result<(), Error> {
     let schemas = schemas(file, path);
     let r = reader(input, path).map_err(Error::Input)?;
     read_samples(r, path, schemas, state)
@@ -670,4 +680,3 @@ pub(super) fn schemas(file: &std::path::Path, path: &str) -> crate::formats::wpi
     }
     reg
 }
-

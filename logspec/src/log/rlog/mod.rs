@@ -9,8 +9,8 @@ use crate::json::JsonWriter;
 use crate::runtime::Visitor;
 use crate::value::ValueSink;
 
-use super::records::Records;
 use super::fault::{Fault, FaultKind};
+use super::records::Records;
 use std::sync::Arc;
 
 use crate::ir::ir::{self, Schema, Ty, TypeDef, TypeId};
@@ -378,10 +378,14 @@ pub fn rlog_value_type(type_name: &str) -> ValueType {
     ValueType { schema: Arc::new(schema), id: TypeId(0) }
 }
 
-
 /// A registry with every schema of an RLOG file, read in a first pass; empty for standard input
 /// (`-`), which cannot be read twice.
-pub(super) fn schemas(file: &std::path::Path, stream: bool, assume_r1: bool, path: &str) -> crate::formats::wpistruct::TypeRegistry {
+pub(super) fn schemas(
+    file: &std::path::Path,
+    stream: bool,
+    assume_r1: bool,
+    path: &str,
+) -> crate::formats::wpistruct::TypeRegistry {
     let mut reg = crate::formats::wpistruct::TypeRegistry::new();
     if file.as_os_str() == "-" {
         return reg;
@@ -408,4 +412,3 @@ pub(super) fn schemas(file: &std::path::Path, stream: bool, assume_r1: bool, pat
     }
     reg
 }
-
