@@ -11,7 +11,8 @@
 //!   without `logspec gen` is refused with `logspec check`'s diagnostic, the `logspec-gen` hook
 //!   rewrites the header, and the next commit passes. pre-commit installs the hooks by `pip install
 //!   .` of the hook repository, which builds the wheel from source with cargo (a debug build here,
-//!   `MATURIN_PEP517_ARGS=--profile dev`) and fetches maturin from the package index.
+//!   `MATURIN_PEP517_ARGS=--profile dev`, in `<target>/pre-commit-hooks`: the first run compiles
+//!   the command's dependencies there once) and fetches maturin from the package index.
 
 use crate::scratch;
 
@@ -186,10 +187,13 @@ fn pre_commit_blocks_a_stale_header() {
     let (hooks, rev) = hook_repository(&root);
     let home = root.join("pre-commit-home");
     // pre-commit and the git hook it installs, with its cache in the scratch directory and the
-    // wheel built as a debug build in this run's target directory.
+    // wheel built as a debug build in a target directory of its own, kept between runs. Not this
+    // run's: cargo names a workspace's artifacts by paths relative to the workspace, so a build of
+    // the clone there would take the place of this checkout's (the `logspec` crate's build script
+    // output names the clone's schemas/, which is removed at the end).
     let with_env = |mut c: Command| {
         c.env("PRE_COMMIT_HOME", &home)
-            .env("CARGO_TARGET_DIR", target_dir())
+            .env("CARGO_TARGET_DIR", target_dir().join("pre-commit-hooks"))
             .env("MATURIN_PEP517_ARGS", "--profile dev")
             .env_remove("PRE_COMMIT")
             .env_remove("SKIP");
