@@ -1,7 +1,8 @@
 //! The tests that hold logspec to independent references on the machine: bash (the GitHub
-//! Action's steps), C compilers (gcc, clang, g++, the ARM and PowerPC cross compilers) and emulators (qemu), WPILib's and Foxglove's
-//! Python readers, pyarrow, DuckDB, Polars, DataFusion and Spark, git, taplo and Python's
-//! jsonschema (the JSON Schema of schema files). One module per area, one binary, without
+//! Action's steps), C compilers (gcc, clang, g++, the ARM and PowerPC cross compilers) and
+//! emulators (qemu), WPILib's and Foxglove's Python readers, pyarrow, DuckDB, Polars, DataFusion
+//! and Spark, git, taplo, Python's jsonschema (the JSON Schema of schema files), maturin and
+//! pre-commit (the command's wheel and its hooks). One module per area, one binary, without
 //! libtest's harness: each trial says what it needs, and a trial whose tool is missing is
 //! reported as ignored (under `CI=true`, as failed), never as passed (`common/tools.rs`).
 
@@ -22,6 +23,7 @@ mod json_schema;
 mod parquet;
 mod project;
 mod python_module;
+mod wheel;
 mod wpilog_wpiutil;
 mod wpistruct_mcap;
 
@@ -37,6 +39,7 @@ fn main() {
         ("parquet", parquet::trials()),
         ("project", project::trials()),
         ("python_module", python_module::trials()),
+        ("wheel", wheel::trials()),
         ("wpilog_wpiutil", wpilog_wpiutil::trials()),
         ("wpistruct_mcap", wpistruct_mcap::trials()),
     ]
