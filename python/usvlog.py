@@ -394,6 +394,10 @@ class Reader(object):
         self.strict = strict
         self._hdec = None
         self._decoders = {}
+        # The schema id the file header names, and the record layouts written under it (`RECORDS`,
+        # or an older entry of `LAYOUTS` from the lock file).
+        self.schema_id = SCHEMA_ID
+        self.records = RECORDS
         self.offset = 0
         self.index = 0
         self.header = None
@@ -424,10 +428,15 @@ class Reader(object):
             self.header, _ = _decoder(FILE_HEADER)(raw, 0, size)
         except _Bad as e:
             raise DecodeError(self.path, e.pos, "%s: %s" % (FILE_HEADER, e.message), field=e.field)
-        if SCHEMA_ID_FIELD is not None and self.header[SCHEMA_ID_FIELD] != SCHEMA_ID:
-            raise DecodeError(
-                self.path, 0, "%s %r is not one this reader knows (%d); regenerate the module from the matching schema"
-                % (SCHEMA_ID_FIELD, self.header[SCHEMA_ID_FIELD], SCHEMA_ID), field=SCHEMA_ID_FIELD)
+        if SCHEMA_ID_FIELD is not None:
+            sid = self.header[SCHEMA_ID_FIELD]
+            records = LAYOUTS.get(sid) if type(sid) is int else None
+            if records is None:
+                raise DecodeError(
+                    self.path, 0, "%s %r is not one this reader knows (%s); regenerate the module from the matching schema"
+                    % (SCHEMA_ID_FIELD, sid, ", ".join(map(str, LAYOUTS))), field=SCHEMA_ID_FIELD)
+            self.schema_id = sid
+            self.records = records
         self.offset = size
 
     def __iter__(self):
@@ -456,7 +465,7 @@ class Reader(object):
         except _Bad as e:
             raise DecodeError(self.path, start + e.pos, "record header: %s" % e.message, self.index, field=e.field)
         tag = h[tag_f]
-        rec = RECORDS.get(tag)
+        rec = self.records.get(tag)
         name = rec[0] if rec else None
         if len_f is not None:
             n = h[len_f]
@@ -508,7 +517,7 @@ class _Flat(object):
     dict look-up, and decoded afterwards all at once per type; every other record takes the
     `Reader`'s path. Needs a fixed-size record header in one byte order with a length field."""
 
-    def __init__(self):
+    def __init__(self, records):
         hname = FRAMING["header"]
         hsize, hfields = STRUCTS[hname]
         self.ok = False
@@ -536,7 +545,7 @@ class _Flat(object):
         self.hsize = hsize
         self.ts_at = at[ts_f] if ts_f is not None else None
         # tag -> (payload size, fields (name, offset in the record, type))
-        for tag, (_name, body, size, _fp) in RECORDS.items():
+        for tag, (_name, body, size, _fp) in records.items():
             bfields = STRUCTS[body][1]
             if size is None or not all(_flat_field(ty, c) for _n, ty, c in bfields):
                 continue
@@ -630,13 +639,15 @@ def _np_code(np, ty):
     return np.dtype(ty[1])
 
 
-_FLAT = []
+_FLAT = {}
 
 
-def _flat():
-    if not _FLAT:
-        _FLAT.append(_Flat())
-    return _FLAT[0]
+def _flat(schema_id):
+    """The walk plan of the record layouts of one schema id (see `LAYOUTS`)."""
+    plan = _FLAT.get(schema_id)
+    if plan is None:
+        plan = _FLAT[schema_id] = _Flat(LAYOUTS.get(schema_id, RECORDS))
+    return plan
 
 
 def _slurp(source):
@@ -663,16 +674,19 @@ def read(source, numpy=False, strict=True):
             import numpy as np
         except ImportError:
             raise ImportError("read(..., numpy=True) needs numpy; install it or use numpy=False for lists")
-    plan = _flat()
-    if not plan.ok:
+    if not any(_flat(sid).ok for sid in LAYOUTS):
         return _read_records(Reader(source, strict), np)
     name, data = _slurp(source)
     if not isinstance(data, bytes):
         data = bytes(data)
     reader = Reader(_io.BytesIO(data), strict, name)
+    plan = _flat(reader.schema_id)
+    if not plan.ok:
+        return _read_records(reader, np)
+    records = reader.records
     offsets = {tag: _array.array("q") for tag in plan.types}
     appends = {k: (offsets[tag].append, step) for k, (tag, step) in plan.steps.items()}
-    other = _Columns(np)
+    other = _Columns(np, records)
     end = len(data)
     stop = end - plan.longest + 1
     key = plan.key.unpack_from
@@ -681,7 +695,7 @@ def read(source, numpy=False, strict=True):
     def result():
         cols = {}
         counts = {}
-        for tag, (rname, _body, _size, _fp) in RECORDS.items():
+        for tag, (rname, _body, _size, _fp) in records.items():
             offs = offsets.get(tag)
             if offs:
                 cols[rname] = plan.columns(tag, data, offs, np)
@@ -726,8 +740,9 @@ def read(source, numpy=False, strict=True):
 class _Columns(object):
     """Per-record-type columns built one record at a time (records that are not flat)."""
 
-    def __init__(self, np):
+    def __init__(self, np, records):
         self.np = np
+        self.records = records
         self.columns = {}
         self.counts = {}
         self.unknown = []
@@ -756,7 +771,7 @@ class _Columns(object):
         np = self.np
         if np is None:
             return cols
-        body = next(b for n, b, _s, _f in RECORDS.values() if n == name)
+        body = next(b for n, b, _s, _f in self.records.values() if n == name)
         types = {n: t for n, t, _c in STRUCTS[FRAMING["header"]][1]}
         types.update((n, t) for n, t, _c in STRUCTS[body][1])
 
@@ -773,12 +788,12 @@ class _Columns(object):
 
 def _read_records(reader, np):
     """`read` through the `Reader`, one record at a time (framings the walk cannot take)."""
-    other = _Columns(np)
+    other = _Columns(np, reader.records)
 
     def result():
         cols = {}
         counts = {}
-        for _tag, (rname, _body, _size, _fp) in RECORDS.items():
+        for _tag, (rname, _body, _size, _fp) in reader.records.items():
             if rname in other.columns:
                 cols[rname] = other.finish(rname)
                 counts[rname] = other.counts[rname]
@@ -1176,6 +1191,9 @@ RECORDS = {
     12: ("REC_SENSOR_GNSS", "RecSensorGnss", 20, 0xbfcc4b5ca8062603),
     13: ("REC_SENSOR_GYRO", "RecSensorGyro", 12, 0x281c87f575af89df),
 }
+
+# schema id in the file header: the record layouts of files written under it.
+LAYOUTS = {1: RECORDS}
 
 # How the stream after the file header is cut into records.
 FRAMING = {"header": "RecordHeader", "tag": "type", "length": "len", "timestamp": "t_us"}
