@@ -63,8 +63,98 @@ class _Bad(Exception):
 
 
 # A record as read: `fields` is a dict in wire order, or None for a record type this module does
-# not know, whose raw `payload` is kept instead (known records have `payload` None).
-Record = _collections.namedtuple("Record", "offset index timestamp type name fields payload")
+# not know, whose raw `payload` is kept instead (known records have `payload` None). Enum and
+# flags fields are plain integers; the repr shows them by name (`src=ActSrc.MANUAL`), and
+# `named_fields` gives the fields with names in place of the numbers.
+class Record(_collections.namedtuple("Record", "offset index timestamp type name fields payload")):
+    __slots__ = ()
+    # The record layouts (a `LAYOUTS` entry) the record was read with; set per layout by `Reader`.
+    _records = None
+
+    def __repr__(self):
+        fields = self.fields
+        if fields is not None:
+            fields = _named_record(self, True)
+        return "Record(offset=%r, index=%r, timestamp=%r, type=%r, name=%r, fields=%r, payload=%r)" % (
+            self.offset, self.index, self.timestamp, self.type, self.name, fields, self.payload)
+
+
+class _Shown(str):
+    """Text that a repr shows as it is, without quotes (`ActSrc.MANUAL`)."""
+
+    def __repr__(self):
+        return str(self)
+
+
+_RECORD_CLASSES = {}
+
+
+def _record_class(records):
+    """The `Record` subclass of one record table: the same tuple, which knows its layouts."""
+    cls = _RECORD_CLASSES.get(id(records))
+    if cls is None:
+        cls = _RECORD_CLASSES[id(records)] = type("Record", (Record,), {"__slots__": (), "_records": records})
+    return cls
+
+
+def _named(ty, v, shown):
+    """A decoded value with its enum and flags numbers replaced by names: an enum value by its
+    name (the number when the schema names none); a flags value by the list of the names of its
+    set bits, with the number of the bits the schema names none last when there are any. With
+    `shown`, as repr text instead: `ActSrc.MANUAL`, `ActSrc(7)`, `GnssStatus.VALID|GnssStatus.RTK`,
+    `GnssStatus(0)`."""
+    k = ty[0]
+    if k == "enum":
+        names = NAMED_VALUES.get(ty[2], {})
+        cls = ty[2].rsplit(".", 1)[-1]
+        n = names.get(v)
+        if not shown:
+            return v if n is None else n
+        return _Shown("%s.%s" % (cls, n) if n is not None else "%s(%r)" % (cls, v))
+    if k == "flags":
+        names = NAMED_VALUES.get(ty[2], {})
+        cls = ty[2].rsplit(".", 1)[-1]
+        out = [n for bit, n in sorted(names.items()) if v & bit]
+        rest = v & ~sum(bit for bit in names)
+        if not shown:
+            return out + [rest] if rest else out
+        parts = ["%s.%s" % (cls, n) for n in out] + (["%s(%#x)" % (cls, rest)] if rest else [])
+        return _Shown("|".join(parts) if parts else "%s(0)" % cls)
+    if k == "array":
+        return [_named(ty[1], x, shown) for x in v]
+    if k == "struct":
+        return _named_fields(STRUCTS[ty[1]][1], v, shown)
+    if k == "union":
+        variant = v.get("variant")
+        for vname, vfields in UNIONS[ty[1]][1].values():
+            if vname == variant:
+                out = {"variant": variant}
+                out.update(_named_fields(vfields, v, shown))
+                return out
+    return v
+
+
+def _named_fields(fields, values, shown):
+    out = {}
+    for name, ty, _c in fields:
+        if ty[0] != "pad" and name in values:
+            out[name] = _named(ty, values[name], shown)
+    return out
+
+
+def _named_record(r, shown):
+    records = r._records if r._records is not None else RECORDS
+    return _named_fields(STRUCTS[records[r.type][1]][1], r.fields, shown)
+
+
+def named_fields(record):
+    """A record's fields with enum values by name and flags values as lists of the names of their
+    set bits (see `_named`), e.g. `{"u_s_req": 0.5, "u_d_req": -0.5, "src": "MANUAL"}`; None for a
+    record this module does not know. `Record.fields` keeps the numbers, as `logspec dump` prints
+    them."""
+    if record.fields is None:
+        return None
+    return _named_record(record, False)
 
 # Everything `read` returns. `columns[name][field]` is a list (or numpy array) of that field's
 # values in file order; the timestamp is a column too. `unknown` lists (timestamp, type, len).
@@ -398,6 +488,7 @@ class Reader(object):
         # or an older entry of `LAYOUTS` from the lock file).
         self.schema_id = SCHEMA_ID
         self.records = RECORDS
+        self._record = _record_class(RECORDS)
         self.offset = 0
         self.index = 0
         self.header = None
@@ -437,6 +528,7 @@ class Reader(object):
                     % (SCHEMA_ID_FIELD, sid, ", ".join(map(str, LAYOUTS))), field=SCHEMA_ID_FIELD)
             self.schema_id = sid
             self.records = records
+            self._record = _record_class(records)
         self.offset = size
 
     def __iter__(self):
@@ -484,12 +576,12 @@ class Reader(object):
         index = self.index
         if rec is None:
             self.offset, self.index = after, index + 1
-            return Record(start, index, ts, tag, None, None, payload)
+            return self._record(start, index, ts, tag, None, None, payload)
         if rec[2] is not None and n != rec[2]:
             if self.strict:
                 raise DecodeError(self.path, start, "payload length %d, expected %d" % (n, rec[2]), index, name)
             self.offset, self.index = after, index + 1
-            return Record(start, index, ts, tag, name, None, payload)
+            return self._record(start, index, ts, tag, name, None, payload)
         dec = self._decoders.get(tag)
         if dec is None:
             dec = self._decoders[tag] = _decoder(rec[1])
@@ -500,7 +592,7 @@ class Reader(object):
         if end != n:
             raise DecodeError(self.path, start + hsize + end, "%d payload bytes left after the last field" % (n - end), index, name)
         self.offset, self.index = after, index + 1
-        return Record(start, index, ts, tag, name, fields, None)
+        return self._record(start, index, ts, tag, name, fields, None)
 
 
 def _flat_field(ty, const):
@@ -894,8 +986,9 @@ def json_text(v):
     return json_text(_json_value(v)) if t is bytes else _json.dumps(v)
 
 
-def record_json(r):
-    """A record as the JSON object `logspec dump` prints for it."""
+def record_json(r, names=False):
+    """A record as the JSON object `logspec dump` prints for it; with `names`, its enum and flags
+    fields by name as `named_fields` gives them (`logspec dump` prints the numbers)."""
     obj = {}
     if FRAMING["timestamp"] is not None:
         obj[FRAMING["timestamp"]] = r.timestamp
@@ -906,7 +999,7 @@ def record_json(r):
         obj["payload_hex"] = r.payload.hex()
     else:
         obj["name"] = r.name
-        obj["fields"] = _json_value(r.fields)
+        obj["fields"] = _json_value(_named_record(r, False) if names else r.fields)
     return obj
 
 
@@ -952,6 +1045,8 @@ def main(argv=None):
     sub = p.add_subparsers(dest="verb", required=True)
     d = sub.add_parser("dump", help="print every record as JSON Lines, in file order (as `logspec dump`)")
     d.add_argument("file")
+    d.add_argument("--names", action="store_true",
+                   help="enum values by name and flags as lists of bit names (logspec dump prints the numbers)")
     s = sub.add_parser("summary", help="print the header and record counts as JSON")
     s.add_argument("file")
     g = sub.add_parser("golden", help="check golden vectors (golden/%s.json) against this module" % FORMAT)
@@ -962,7 +1057,7 @@ def main(argv=None):
             out = sys.stdout
             with Reader(args.file) as r:
                 for rec in r:
-                    out.write(json_text(record_json(rec)))
+                    out.write(json_text(record_json(rec, args.names)))
                     out.write("\n")
         elif args.verb == "golden":
             print("%d golden vectors agree" % check_golden(args.file))
@@ -1027,6 +1122,14 @@ class EkfStatus(object):
 
     HEALTHY = 1 << 0  # The filter is healthy.
     NAMES = {1 << 0: "HEALTHY"}
+
+
+# Enum and flags type name: its `NAMES` (value or bit -> name), which `named_fields` and a
+# record's repr show numbers by.
+NAMED_VALUES = {
+    "ActSrc": ActSrc.NAMES,
+    "EkfStatus": EkfStatus.NAMES,
+}
 
 
 # Layouts. A type is a tuple: ("p", struct code), ("bool",), ("pad", n), ("bytes", len),

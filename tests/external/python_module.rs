@@ -232,10 +232,16 @@ fn history_module(dir: &Path) -> PathBuf {
 
 /// `python3 DIR/usvlog.py dump FILE`: its lines, or the message of its failure.
 fn module_dump(module: &Path, file: &Path) -> Result<String, String> {
+    module_dump_with(module, file, &[])
+}
+
+/// `python3 DIR/usvlog.py dump FILE ARGS...`.
+fn module_dump_with(module: &Path, file: &Path, args: &[&str]) -> Result<String, String> {
     let py = Command::new("python3")
         .arg(module.join("usvlog.py"))
         .arg("dump")
         .arg(file)
+        .args(args)
         .env("PYTHONDONTWRITEBYTECODE", "1")
         .output()
         .expect("run python3");
@@ -330,6 +336,116 @@ open(sys.argv[1], "wb").write(out)
     assert_eq!(module_dump(&module, &file).unwrap(), rust);
 }
 
+/// The schema of `tests/data/history/usvlog.toml` as the file with schema id `id` was written:
+/// the current one (2) or the lock's (1), rebuilt by `logspec_ir::history`.
+fn history_schema(id: u64) -> logspec::ir::ir::Schema {
+    let path = root().join("tests/data/history/usvlog.toml");
+    let current = logspec::codegen::compile_file(&path).unwrap_or_else(|e| panic!("{}", e.render()));
+    if current.format.schema_id.as_ref().unwrap().value == id {
+        return current;
+    }
+    let (_, lock) = logspec::ir::lock::read_next_to(&path).unwrap();
+    let history = logspec::ir::history::history(&current, &lock.expect("the lock")).unwrap();
+    history.into_iter().find(|s| s.format.schema_id.as_ref().unwrap().value == id).expect("the id in the lock")
+}
+
+/// A `logspec dump` line with its enum and flags fields by name, from the schema's own tables (the
+/// IR): an enum value by its name (the number when unnamed), flags as the names of their set bits
+/// in bit order, then the number of the unnamed bits when there are any.
+fn with_names(schema: &logspec::ir::ir::Schema, mut line: serde_json::Value) -> serde_json::Value {
+    use logspec::ir::ir::{Ty, TypeDef};
+    use serde_json::Value;
+    let Some(name) = line["name"].as_str() else { return line };
+    let record = schema.records.iter().find(|r| r.name == name).expect("a record of the schema");
+    let fields = line["fields"].as_object_mut().unwrap();
+    for f in &schema.strukt(record.body).fields {
+        let Ty::Named(id) = f.ty else { continue };
+        let Some(v) = fields.get_mut(&f.name) else { continue };
+        let n = v.as_u64().unwrap();
+        match schema.ty(id) {
+            TypeDef::Enum(e) => {
+                if let Some(named) = e.values.iter().find(|x| x.value as u64 == n) {
+                    *v = Value::from(named.name.clone());
+                }
+            }
+            TypeDef::Flags(fl) => {
+                let mut bits: Vec<_> = fl.flags.iter().collect();
+                bits.sort_by_key(|b| b.bit);
+                let mut out: Vec<Value> =
+                    bits.iter().filter(|b| n >> b.bit & 1 == 1).map(|b| Value::from(b.name.clone())).collect();
+                let rest = bits.iter().fold(n, |r, b| r & !(1u64 << b.bit));
+                if rest != 0 {
+                    out.push(Value::from(rest));
+                }
+                *v = Value::Array(out);
+            }
+            _ => {}
+        }
+    }
+    line
+}
+
+/// `dump --names` of the module equals `logspec dump --schema` with the enum and flags numbers
+/// replaced by the schema's names (`with_names`), line for line: the real schema-1 sample (its
+/// enums and flags through the lock's layouts), and a schema-2 file with named values, a value the
+/// schema does not name and flags bits it does not name. The records' repr shows them by name too.
+fn enum_and_flags_values_by_name() {
+    let dir = scratch("names");
+    let module = history_module(&dir);
+    let file = dir.join("v2.usvlog");
+    let script = r#"
+import sys, usvlog
+out = usvlog.encode_struct("FileHeader", {"fw_model_schema": usvlog.FW_MODEL_SCHEMA, "t0_us": 7})
+for src, status in [(usvlog.ActSrc.MANUAL, usvlog.GnssStatus.VALID | usvlog.GnssStatus.RTK), (7, 0), (2, 0x81)]:
+    out += usvlog.encode_record(usvlog.REC_ACTUATOR_REQ, {"u_s_req": 0.5, "u_d_req": -0.5, "src": src}, 200)
+    out += usvlog.encode_record(usvlog.REC_SENSOR_GNSS, {"x": 1.5, "y": -2.0, "cog": 0.25, "sog": 3.0,
+        "status": status, "num_sats": 11, "hdop": 0.75}, 100)
+open(sys.argv[1], "wb").write(out)
+r = list(usvlog.Reader(sys.argv[1]))
+print(repr(r[0]))
+print(repr(r[1]))
+print(repr(r[2]))
+print(repr(r[3]))
+print(repr(r[5]))
+"#;
+    let py = Command::new("python3")
+        .args(["-c", script, file.to_str().unwrap()])
+        .env("PYTHONPATH", &module)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .expect("run python3");
+    assert!(py.status.success(), "{}", String::from_utf8_lossy(&py.stderr));
+    let reprs = String::from_utf8(py.stdout).unwrap();
+    let reprs: Vec<&str> = reprs.lines().collect();
+    assert!(
+        reprs[0].contains("name='REC_ACTUATOR_REQ', fields={'u_s_req': 0.5, 'u_d_req': -0.5, 'src': ActSrc.MANUAL}")
+    );
+    assert!(reprs[1].contains("'status': GnssStatus.VALID|GnssStatus.RTK, 'num_sats': 11"), "{}", reprs[1]);
+    assert!(reprs[2].contains("'src': ActSrc(7)}"), "{}", reprs[2]);
+    assert!(reprs[3].contains("'status': GnssStatus(0),"), "{}", reprs[3]);
+    assert!(reprs[4].contains("'status': GnssStatus.VALID|GnssStatus(0x80),"), "{}", reprs[4]);
+
+    let schema = root().join("tests/data/history/usvlog.toml");
+    for (file, id) in [(data("usvlog/step.usvlog"), 1), (file, 2)] {
+        let layout = history_schema(id);
+        let rust = logspec(&["dump", "--schema", schema.to_str().unwrap(), file.to_str().unwrap()]);
+        assert!(rust.status.success(), "{}", String::from_utf8_lossy(&rust.stderr));
+        let want: Vec<serde_json::Value> = String::from_utf8(rust.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| with_names(&layout, serde_json::from_str(l).unwrap()))
+            .collect();
+        let got = module_dump_with(&module, &file, &["--names"]).unwrap();
+        let got: Vec<serde_json::Value> = got.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(got.len(), want.len(), "{}", file.display());
+        let named = want.iter().filter(|l| l.to_string().contains("\"src\":\"")).count();
+        assert!(named > 0, "{}: no enum value by name", file.display());
+        if let Some(i) = (0..got.len()).find(|&i| got[i] != want[i]) {
+            panic!("{} line {}:\n  python:    {}\n  reference: {}", file.display(), i + 1, got[i], want[i]);
+        }
+    }
+}
+
 /// This module's trials, run by `tests/external/main.rs`.
 pub fn trials() -> Vec<libtest_mimic::Trial> {
     let py = [Need::Program("python3")];
@@ -351,6 +467,7 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
             &numpy,
             a_file_of_an_older_schema_id_reads_with_the_lock_layout_numpy,
         ),
+        tools::trial("enum_and_flags_values_by_name", &py, enum_and_flags_values_by_name),
         tools::trial(
             "a_file_of_the_current_schema_id_reads_with_the_new_layout",
             &py,

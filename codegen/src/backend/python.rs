@@ -180,6 +180,27 @@ fn named_values(schema: &Schema, out: &mut String) {
         let names: Vec<String> = values.iter().map(|(n, v, _)| format!("{v}: {}", py_str(n))).collect();
         let _ = writeln!(out, "    NAMES = {{{}}}", names.join(", "));
     }
+    out.push_str(
+        "\n\n# Enum and flags type name: its `NAMES` (value or bit -> name), which `named_fields` and a\n\
+         # record's repr show numbers by.\nNAMED_VALUES = {\n",
+    );
+    for t in &schema.types {
+        if matches!(t, TypeDef::Enum(_) | TypeDef::Flags(_)) {
+            let _ = writeln!(out, "    {}: {}.NAMES,", py_str(t.name()), ident(t.name()));
+        }
+    }
+    out.push_str("}\n");
+}
+
+/// The `NAMED_VALUES` entry of an enum or flags type, its names inline (older layouts have no
+/// class); `None` for other types.
+fn named_entry(t: &TypeDef, prefix: &str) -> Option<String> {
+    let names: Vec<String> = match t {
+        TypeDef::Enum(e) => e.values.iter().map(|v| format!("{}: {}", v.value, py_str(&v.name))).collect(),
+        TypeDef::Flags(f) => f.flags.iter().map(|b| format!("1 << {}: {}", b.bit, py_str(&b.name))).collect(),
+        _ => return None,
+    };
+    Some(format!("    {}: {{{}}},", py_str(&format!("{prefix}{}", t.name())), names.join(", ")))
 }
 
 /// `STRUCTS`, `UNIONS` and `RECORDS`: the layouts the runtime interprets.
@@ -317,6 +338,12 @@ fn layouts(schema: &Schema, history: &[Schema], out: &mut String) {
         }
         out.push_str("})\nMIN_SIZES.update({\n");
         min_sizes(old, &prefix, &keep, out);
+        out.push_str("})\nNAMED_VALUES.update({\n");
+        for (t, k) in old.types.iter().zip(&keep) {
+            if let (Some(line), true) = (named_entry(t, &prefix), k) {
+                let _ = writeln!(out, "{line}");
+            }
+        }
         let _ = writeln!(out, "}})\nRECORDS_{id} = {{");
         records(old, &prefix, out);
         out.push_str("}\n");
