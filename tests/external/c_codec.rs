@@ -732,6 +732,153 @@ fn cortex_m4_under_qemu() {
     }
 }
 
+/// The WPILOG record header's variable-width integers in C, held to real files and WPILib's
+/// reader: a C program walks every record of each sample with `wpilog_record_header_decode`,
+/// printing each record's entry id and timestamp (compared with the sample's
+/// `.expected.jsonl`, written by a reader from `datalog.adoc` that WPILib's own `DataLogReader`
+/// matches byte for byte), and re-encodes each header: with the widths read it gives the file's
+/// bytes back, and `_fit_widths` picks the widths the WPILib writers chose (the fewest bytes).
+/// Hand-written cases: a negative timestamp takes all 8 bytes, a value wider than its announced
+/// width is `ERR_RANGE`, every cut header is `ERR_SHORT`, a too-small output is `ERR_SPACE`.
+fn wpilog_record_headers_against_real_files() {
+    let schema = compile("schemas/wpilog.toml");
+    let dir = scratch("wpilog-record-header");
+    for a in logspec::codegen::backend::c::CBackend.generate(&schema) {
+        let path = dir.join(&a.path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, a.contents).unwrap();
+    }
+    let prog = r#"#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "wpilog/record_types.h"
+
+static int fail(const char *what, long at)
+{
+    printf("FAIL %s at %ld\n", what, at);
+    return 1;
+}
+
+static int cases(void)
+{
+    uint8_t buf[32];
+    uint8_t small[4];
+    size_t n = 0, m = 0, cut;
+    wpilog_record_header_t h;
+    wpilog_record_header_view_t v;
+    memset(&h, 0, sizeof h);
+    h.entry = 0x123456u;
+    h.size = 7u;
+    h.timestamp = -2;
+    wpilog_record_header_fit_widths(&h);
+    /* entry 3 bytes (bits 0-1 = 2), size 1 byte (0), timestamp 8 bytes (bits 4-6 = 7). */
+    if (h.lengths != 0x72u) return fail("fit_widths", (long)h.lengths);
+    if (wpilog_record_header_encode(buf, sizeof buf, &h, &n) != WPILOG_OK || n != 13u) return fail("encode", (long)n);
+    {
+        static const uint8_t want[13] = {0x72, 0x56, 0x34, 0x12, 0x07, 0xfe, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+        if (memcmp(buf, want, 13u) != 0) return fail("encode bytes", 0);
+    }
+    if (wpilog_record_header_decode(&v, buf, n, &m) != WPILOG_OK || m != n) return fail("decode", (long)m);
+    if (v.entry != h.entry || v.size != h.size || v.timestamp != -2) return fail("decode values", 0);
+    for (cut = 0; cut < n; cut++) {
+        if (wpilog_record_header_decode(&v, buf, cut, NULL) != WPILOG_ERR_SHORT) return fail("cut", (long)cut);
+        if (cut < n && wpilog_record_header_encode(buf + 16, cut, &h, NULL) != WPILOG_ERR_SPACE) return fail("space", (long)cut);
+    }
+    h.lengths = 0x00u; /* one byte each: 0x123456 does not fit */
+    if (wpilog_record_header_encode(buf, sizeof buf, &h, NULL) != WPILOG_ERR_RANGE) return fail("range", 0);
+    (void)small;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    FILE *f;
+    uint8_t *data;
+    long size;
+    size_t pos = 0, used = 0, n = 0;
+    wpilog_file_header_view_t fh;
+    if (cases()) return 1;
+    if (argc < 2) return 2;
+    f = fopen(argv[1], "rb");
+    if (!f) return 2;
+    fseek(f, 0, SEEK_END);
+    size = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    data = (uint8_t *)malloc((size_t)size);
+    if (!data || fread(data, 1, (size_t)size, f) != (size_t)size) return 2;
+    fclose(f);
+    if (wpilog_file_header_decode(&fh, data, (size_t)size, &used) != WPILOG_OK) return fail("file header", 0);
+    pos = used;
+    while (pos < (size_t)size) {
+        wpilog_record_header_view_t v;
+        wpilog_record_header_t h;
+        uint8_t again[16];
+        uint8_t original;
+        int e = wpilog_record_header_decode(&v, data + pos, (size_t)size - pos, &used);
+        if (e != WPILOG_OK) return fail("record header", (long)pos);
+        printf("%u %lld\n", (unsigned)v.entry, (long long)v.timestamp);
+        h.lengths = v.lengths;
+        h.entry = v.entry;
+        h.size = v.size;
+        h.timestamp = v.timestamp;
+        if (wpilog_record_header_encode(again, sizeof again, &h, &n) != WPILOG_OK || n != used
+            || memcmp(again, data + pos, n) != 0)
+            return fail("re-encode", (long)pos);
+        original = h.lengths;
+        wpilog_record_header_fit_widths(&h);
+        if (h.lengths != original) return fail("fewest bytes", (long)pos);
+        if (v.size > (size_t)size - pos - used) return fail("payload size", (long)pos);
+        pos += used + v.size;
+    }
+    free(data);
+    return 0;
+}
+"#;
+    let src = dir.join("headers.c");
+    std::fs::write(&src, prog).unwrap();
+    let exe = dir.join("headers");
+    let out = Command::new("gcc")
+        .args(["-std=c99", "-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all"])
+        .args(WARNINGS)
+        .arg("-I")
+        .arg(dir.join("include"))
+        .arg(&src)
+        .arg("-o")
+        .arg(&exe)
+        .output()
+        .expect("run gcc");
+    assert!(out.status.success(), "gcc:\n{}", String::from_utf8_lossy(&out.stderr));
+    let mut checked = 0;
+    for stem in [
+        "nukkeldev_spec_example",
+        "gen_wpilib_structs",
+        "team100_swerve100_FRC_TBD_06e9c3ee962711f2",
+        "team100_telemetry_FRC_20231024_161517",
+    ] {
+        let file = root().join(format!("tests/data/wpilog/{stem}.wpilog"));
+        let out = Command::new(&exe).arg(&file).output().expect("run the header program");
+        let got = String::from_utf8_lossy(&out.stdout).to_string();
+        assert!(out.status.success(), "{stem}: {got}{}", String::from_utf8_lossy(&out.stderr));
+        let expected =
+            std::fs::read_to_string(root().join(format!("tests/data/wpilog/{stem}.expected.jsonl"))).unwrap();
+        let want: Vec<String> = expected
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .filter(|r| r["rec"] != "header")
+            // Control records (start, finish, set_metadata) are entry 0 in the record header;
+            // the dump's `entry` is the entry they act on.
+            .map(|r| format!("{} {}", if r["rec"] == "data" { r["entry"].clone() } else { Value::from(0) }, r["ts"]))
+            .collect();
+        let got: Vec<&str> = got.lines().collect();
+        assert_eq!(got.len(), want.len(), "{stem}: record count");
+        if let Some(i) = (0..got.len()).find(|&i| got[i] != want[i]) {
+            panic!("{stem}: record {i}: C {} but the reference {}", got[i], want[i]);
+        }
+        checked += got.len();
+    }
+    assert!(checked > 100, "{checked}");
+}
+
 /// This module's trials, run by `tests/external/main.rs`.
 pub fn trials() -> Vec<libtest_mimic::Trial> {
     let gcc = [Need::Program("gcc")];
@@ -743,5 +890,6 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
         tools::trial("golden_vectors_x86_64_gpp_cpp11", &[Need::Program("g++")], x86_64_gpp_cpp11),
         tools::trial("golden_vectors_big_endian_powerpc_qemu", &ppc, big_endian_powerpc_under_qemu),
         tools::trial("golden_vectors_cortex_m4_qemu", &arm, cortex_m4_under_qemu),
+        tools::trial("wpilog_record_headers_against_real_files", &gcc, wpilog_record_headers_against_real_files),
     ]
 }

@@ -774,7 +774,7 @@ impl Gen<'_> {
     /// The C element type of a fixed-size type and the array dimensions after the member name.
     fn c_decl(&self, ty: &Ty) -> Option<(String, Vec<u32>)> {
         match ty {
-            Ty::Prim(p) => Some((prim_c(*p), vec![])),
+            Ty::Prim(p) | Ty::VarInt { prim: p, .. } => Some((prim_c(*p), vec![])),
             Ty::Bool => Some(("uint8_t".into(), vec![])),
             Ty::Pad(n) | Ty::Bytes(Len::Fixed(n)) => Some(("uint8_t".into(), vec![*n])),
             Ty::Str(Len::Fixed(n)) => Some(("char".into(), vec![*n])),
