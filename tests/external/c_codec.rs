@@ -104,7 +104,7 @@ fn lit(p: Prim, v: &Value) -> String {
 /// The integer type behind a field, or `None` for what is not one number.
 fn prim(schema: &Schema, ty: &Ty) -> Option<Prim> {
     match ty {
-        Ty::Prim(p) => Some(*p),
+        Ty::Prim(p) | Ty::VarInt { prim: p, .. } => Some(*p),
         Ty::Bool => Some(Prim::U8),
         Ty::Named(id) => match schema.ty(*id) {
             TypeDef::Enum(e) => Some(e.base),
@@ -738,11 +738,50 @@ fn cortex_m4_under_qemu() {
 /// `.expected.jsonl`, written by a reader from `datalog.adoc` that WPILib's own `DataLogReader`
 /// matches byte for byte), and re-encodes each header: with the widths read it gives the file's
 /// bytes back, and `_fit_widths` picks the widths the WPILib writers chose (the fewest bytes).
+/// The golden vectors of the record header (every byte count of every integer): C decodes each
+/// to its values and encodes the values to its bytes, and so does the Rust `RecordHeader`.
 /// Hand-written cases: a negative timestamp takes all 8 bytes, a value wider than its announced
 /// width is `ERR_RANGE`, every cut header is `ERR_SHORT`, a too-small output is `ERR_SPACE`.
-fn wpilog_record_headers_against_real_files() {
+fn wpilog_record_headers_against_golden_vectors_and_real_files() {
+    use logspec::runtime::{Decode, Encode};
     let schema = compile("schemas/wpilog.toml");
     let dir = scratch("wpilog-record-header");
+    let golden: Value =
+        serde_json::from_str(&logspec::codegen::backend::golden::vectors(&schema).expect("golden vectors")).unwrap();
+    let mut table = String::new();
+    let mut vectors = 0;
+    for v in golden["variable_vectors"].as_array().unwrap() {
+        if v["struct"] != "RecordHeader" {
+            continue;
+        }
+        let bytes = hex(&v["bytes"]);
+        let x = &v["values"];
+        let _ = writeln!(
+            table,
+            "    {{{}, {}u, {}u, {}u, {}u, INT64_C({})}},",
+            c_str(&bytes),
+            bytes.len(),
+            x["lengths"],
+            x["entry"],
+            x["size"],
+            x["timestamp"]
+        );
+        // The Rust side: the same values from the bytes, the same bytes from the values.
+        let h = logspec::formats::wpilog::RecordHeader::decode_exact(&bytes).expect("Rust decodes the vector");
+        assert_eq!(
+            (u64::from(h.lengths), u64::from(h.entry), u64::from(h.size), h.timestamp),
+            (
+                x["lengths"].as_u64().unwrap(),
+                x["entry"].as_u64().unwrap(),
+                x["size"].as_u64().unwrap(),
+                x["timestamp"].as_i64().unwrap()
+            ),
+            "{v}"
+        );
+        assert_eq!(h.to_bytes().unwrap(), bytes, "{v}");
+        vectors += 1;
+    }
+    assert!(vectors >= 8, "one vector per timestamp width ({vectors})");
     for a in logspec::codegen::backend::c::CBackend.generate(&schema) {
         let path = dir.join(&a.path);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
@@ -757,6 +796,39 @@ static int fail(const char *what, long at)
 {
     printf("FAIL %s at %ld\n", what, at);
     return 1;
+}
+
+struct golden {
+    const char *bytes;
+    size_t len;
+    unsigned lengths;
+    uint32_t entry, size;
+    int64_t timestamp;
+};
+static const struct golden GOLDEN[] = {
+GOLDEN_TABLE};
+
+static int golden(void)
+{
+    size_t i, n = 0;
+    for (i = 0; i < sizeof GOLDEN / sizeof GOLDEN[0]; i++) {
+        const struct golden *g = &GOLDEN[i];
+        wpilog_record_header_view_t v;
+        wpilog_record_header_t h;
+        uint8_t out[16];
+        if (wpilog_record_header_decode(&v, (const uint8_t *)g->bytes, g->len, &n) != WPILOG_OK || n != g->len)
+            return fail("golden decode", (long)i);
+        if (v.lengths != g->lengths || v.entry != g->entry || v.size != g->size || v.timestamp != g->timestamp)
+            return fail("golden values", (long)i);
+        h.lengths = (uint8_t)g->lengths;
+        h.entry = g->entry;
+        h.size = g->size;
+        h.timestamp = g->timestamp;
+        if (wpilog_record_header_encode(out, sizeof out, &h, &n) != WPILOG_OK || n != g->len
+            || memcmp(out, g->bytes, n) != 0)
+            return fail("golden encode", (long)i);
+    }
+    return 0;
 }
 
 static int cases(void)
@@ -797,7 +869,7 @@ int main(int argc, char **argv)
     long size;
     size_t pos = 0, used = 0, n = 0;
     wpilog_file_header_view_t fh;
-    if (cases()) return 1;
+    if (cases() || golden()) return 1;
     if (argc < 2) return 2;
     f = fopen(argv[1], "rb");
     if (!f) return 2;
@@ -835,7 +907,7 @@ int main(int argc, char **argv)
 }
 "#;
     let src = dir.join("headers.c");
-    std::fs::write(&src, prog).unwrap();
+    std::fs::write(&src, prog.replace("GOLDEN_TABLE", &table)).unwrap();
     let exe = dir.join("headers");
     let out = Command::new("gcc")
         .args(["-std=c99", "-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all"])
@@ -890,6 +962,10 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
         tools::trial("golden_vectors_x86_64_gpp_cpp11", &[Need::Program("g++")], x86_64_gpp_cpp11),
         tools::trial("golden_vectors_big_endian_powerpc_qemu", &ppc, big_endian_powerpc_under_qemu),
         tools::trial("golden_vectors_cortex_m4_qemu", &arm, cortex_m4_under_qemu),
-        tools::trial("wpilog_record_headers_against_real_files", &gcc, wpilog_record_headers_against_real_files),
+        tools::trial(
+            "wpilog_record_headers_against_golden_vectors_and_real_files",
+            &gcc,
+            wpilog_record_headers_against_golden_vectors_and_real_files,
+        ),
     ]
 }
