@@ -448,14 +448,14 @@ impl<'a> Gen<'a> {
         let mut v = 0u64;
         for i in 0..u64::from(n) {
             let mut b = (c * 5 + i * 37 + 1) % 0x7f + 1;
-            if i + 1 == u64::from(n) && n == p.size() as u32 && p.is_signed() {
+            if i + 1 == u64::from(n) && n == p.size() && p.is_signed() {
                 b |= 0x80;
             }
             v |= b << (8 * i);
         }
         let le = v.to_le_bytes();
         self.put(&le[..n as usize], endian);
-        if p.is_signed() && n as usize == p.size() as usize {
+        if p.is_signed() && n == p.size() {
             let shift = 64 - 8 * n;
             (((v << shift) as i64) >> shift).to_string()
         } else {
