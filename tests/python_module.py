@@ -79,7 +79,9 @@ def wire_dtypes(usvlog, log):
     """With numpy, every column is an array of the field's wire type."""
     import numpy as np
     header = {n: t for n, t, _c in usvlog.STRUCTS[usvlog.FRAMING["header"]][1]}
-    for tag, (name, body, _size, _fp) in usvlog.RECORDS.items():
+    # The layouts of the file's schema id (an older one's, from the lock file, or the current).
+    records = usvlog.LAYOUTS[log.header[usvlog.SCHEMA_ID_FIELD]]
+    for tag, (name, body, _size, _fp) in records.items():
         if name not in log.columns:
             continue
         types = {"t_us": header["t_us"]}

@@ -447,6 +447,44 @@ fn doc_text_cannot_break_out_of_comments() {
     }
 }
 
+/// Every CARLA struct without C functions says why in the header: the field, the union and the
+/// reader parameter that selects its layout, and the variant functions to use instead; and the
+/// structs it says so of are exactly the ones without `_encode`.
+fn structs_without_functions_say_which_parameter() {
+    let schema = compile(&root().join("schemas/carla.toml"));
+    let text = header(&schema);
+    let mut said = 0;
+    for t in &schema.types {
+        let TypeDef::Struct(st) = t else { continue };
+        let stem = logspec_codegen::backend::c::function_stem(
+            &schema,
+            schema.types.iter().position(|x| std::ptr::eq(x, t)).map(TypeId).unwrap(),
+        );
+        let start = format!(" * {}: no encode/decode functions, because its field `", st.name);
+        match (stem, text.find(&start)) {
+            (Some(s), None) => assert!(text.contains(&format!("{s}_encode(")), "{}: functions", st.name),
+            (None, Some(at)) => {
+                let comment = &text[at..at + text[at..].find("*/").unwrap()];
+                let comment = comment.split_whitespace().collect::<Vec<_>>().join(" ").replace(" * ", " ");
+                let param = ["`version`", "`wheel_size`"]
+                    .iter()
+                    .find(|p| comment.contains(&format!("reader parameter {p} selects")));
+                assert!(param.is_some(), "{}: {comment}", st.name);
+                assert!(
+                    comment.contains("_variant_encode/_decode") || comment.contains("_present_encode/_decode"),
+                    "{comment}"
+                );
+                said += 1;
+            }
+            (Some(_), Some(_)) => panic!("{}: has functions and a reason", st.name),
+            (None, None) if st.size == Some(0) => {}
+            (None, None) => panic!("{}: no functions and no reason", st.name),
+        }
+    }
+    // Attribute, ActorAdd, EventAdd (by `version`); WheelPhysics, VehiclePhysics, PhysicsControl.
+    assert_eq!(said, 6);
+}
+
 fn snapshots() {
     for (label, schema) in snapshot_schemas() {
         support::snapshot!(format!("header_{label}"), "the C header generated from a schema", header(&schema));
@@ -544,6 +582,11 @@ fn main() {
         tools::trial("generation_is_deterministic_and_marked", &[], generation_is_deterministic_and_marked),
         tools::trial("doc_text_cannot_break_out_of_comments", &[], doc_text_cannot_break_out_of_comments),
         tools::trial("snapshots", &[], snapshots),
+        tools::trial(
+            "structs_without_functions_say_which_parameter",
+            &[],
+            structs_without_functions_say_which_parameter,
+        ),
         tools::trial("hand_built_ir_edge_cases_still_make_valid_c", &hand, hand_built_ir_edge_cases_still_make_valid_c),
     ]);
 }

@@ -265,7 +265,7 @@ for cut in [len(data)] + [rng.randrange(len(head), len(data)) for _ in range(20)
         assert list(log.columns[name]) == list(c), (name, list(log.columns[name]), list(c))
         for k, v in c.items():
             assert plain(log.columns[name][k]) == plain(v), (cut, name, k)
-print(len(usable), len(m._flat().types))
+print(len(usable), len(m._flat(m.SCHEMA_ID).types))
 "#;
 
 fn read_walk(numpy: &str) {

@@ -675,8 +675,12 @@ static inline int carla_attribute_type_v2_variant_decode(carla_attribute_type_v2
  */
 
 /*
- * Attribute: no encode/decode functions, because a field's layout is chosen outside the bytes (a
- * reader parameter) or is not described by the schema (an extern type).
+ * Attribute: no encode/decode functions, because its field `type` is the union AttributeType whose
+ * variant the reader parameter `version` selects: that value is not in these bytes (a reader
+ * learns it from the file header or by trying the layouts), so a decoder here could not tell the
+ * layout; with `version` known, write the fields by the wire layouts in this header and the union
+ * with carla_attribute_type_v1_variant_encode/_decode,
+ * carla_attribute_type_v2_variant_encode/_decode.
  */
 
 /*
@@ -693,8 +697,12 @@ static inline int carla_attribute_type_v2_variant_decode(carla_attribute_type_v2
  */
 
 /*
- * ActorAdd: no encode/decode functions, because a field's layout is chosen outside the bytes (a
- * reader parameter) or is not described by the schema (an extern type).
+ * ActorAdd: no encode/decode functions, because its field `attributes` is an array whose element
+ * is the struct Attribute, whose field `type` is the union AttributeType whose variant the reader
+ * parameter `version` selects: that value is not in these bytes (a reader learns it from the file
+ * header or by trying the layouts), so a decoder here could not tell the layout; with `version`
+ * known, write the fields by the wire layouts in this header and the union with
+ * carla_attribute_type_v1_variant_encode/_decode, carla_attribute_type_v2_variant_encode/_decode.
  */
 
 /**
@@ -1847,8 +1855,11 @@ static inline int carla_tire_stiffness_present_decode(carla_tire_stiffness_prese
  */
 
 /*
- * WheelPhysics: no encode/decode functions, because a field's layout is chosen outside the bytes
- * (a reader parameter) or is not described by the schema (an extern type).
+ * WheelPhysics: no encode/decode functions, because its field `stiffness` is the union
+ * TireStiffness whose variant the reader parameter `wheel_size` selects: that value is not in
+ * these bytes (a reader learns it from the file header or by trying the layouts), so a decoder
+ * here could not tell the layout; with `wheel_size` known, write the fields by the wire layouts in
+ * this header and the union with carla_tire_stiffness_present_encode/_decode.
  */
 
 /*
@@ -1875,8 +1886,12 @@ static inline int carla_tire_stiffness_present_decode(carla_tire_stiffness_prese
  */
 
 /*
- * VehiclePhysics: no encode/decode functions, because a field's layout is chosen outside the bytes
- * (a reader parameter) or is not described by the schema (an extern type).
+ * VehiclePhysics: no encode/decode functions, because its field `wheels` is an array whose element
+ * is the struct WheelPhysics, whose field `stiffness` is the union TireStiffness whose variant the
+ * reader parameter `wheel_size` selects: that value is not in these bytes (a reader learns it from
+ * the file header or by trying the layouts), so a decoder here could not tell the layout; with
+ * `wheel_size` known, write the fields by the wire layouts in this header and the union with
+ * carla_tire_stiffness_present_encode/_decode.
  */
 
 /**
@@ -2575,8 +2590,13 @@ static inline int carla_frame_start_decode(carla_frame_start_t *v, const uint8_t
 #define CARLA_EVENT_ADD_FINGERPRINT 0x245519165ea35a51ULL
 
 /*
- * EventAdd: no encode/decode functions, because a field's layout is chosen outside the bytes (a
- * reader parameter) or is not described by the schema (an extern type).
+ * EventAdd: no encode/decode functions, because its field `records` is an array whose element is
+ * the struct ActorAdd, whose field `attributes` is an array whose element is the struct Attribute,
+ * whose field `type` is the union AttributeType whose variant the reader parameter `version`
+ * selects: that value is not in these bytes (a reader learns it from the file header or by trying
+ * the layouts), so a decoder here could not tell the layout; with `version` known, write the
+ * fields by the wire layouts in this header and the union with
+ * carla_attribute_type_v1_variant_encode/_decode, carla_attribute_type_v2_variant_encode/_decode.
  */
 
 /*
@@ -3334,8 +3354,13 @@ static inline int carla_platform_time_decode(carla_platform_time_t *v, const uin
 #define CARLA_PHYSICS_CONTROL_FINGERPRINT 0x1db1b5e91a0c73f8ULL
 
 /*
- * PhysicsControl: no encode/decode functions, because a field's layout is chosen outside the bytes
- * (a reader parameter) or is not described by the schema (an extern type).
+ * PhysicsControl: no encode/decode functions, because its field `records` is an array whose
+ * element is the struct VehiclePhysics, whose field `wheels` is an array whose element is the
+ * struct WheelPhysics, whose field `stiffness` is the union TireStiffness whose variant the reader
+ * parameter `wheel_size` selects: that value is not in these bytes (a reader learns it from the
+ * file header or by trying the layouts), so a decoder here could not tell the layout; with
+ * `wheel_size` known, write the fields by the wire layouts in this header and the union with
+ * carla_tire_stiffness_present_encode/_decode.
  */
 
 /*

@@ -1387,6 +1387,192 @@ static inline size_t rlog_r1_message_write_field(uint8_t *buf, size_t cap, const
     return rlog_r1_message_encode(buf, cap, &m, &k) == RLOG_OK ? k : 0u;
 }
 
+/**
+ * Writes one R1Message with the Field body (kind = 2) holding a Null R1Value (value_type = 0,
+ * written here). Returns the bytes written, or 0 when it does not fit in `cap` bytes or a length
+ * does not fit its prefix.
+ */
+static inline size_t rlog_r1_message_write_field_null(uint8_t *buf, size_t cap, int16_t key_id)
+{
+    rlog_r1_message_t m;
+    size_t k = 0;
+    RLOG_MEMSET(&m, 0, sizeof m);
+    m.kind = (uint8_t)2;
+    m.body.field.key_id = key_id;
+    m.body.field.value_type = (uint8_t)0;
+    return rlog_r1_message_encode(buf, cap, &m, &k) == RLOG_OK ? k : 0u;
+}
+
+/**
+ * Writes one R1Message with the Field body (kind = 2) holding a Boolean R1Value (value_type = 1,
+ * written here). Returns the bytes written, or 0 when it does not fit in `cap` bytes or a length
+ * does not fit its prefix.
+ */
+static inline size_t rlog_r1_message_write_field_boolean(uint8_t *buf, size_t cap, int16_t key_id, const rlog_r1_value_boolean_t *p)
+{
+    rlog_r1_message_t m;
+    size_t k = 0;
+    RLOG_MEMSET(&m, 0, sizeof m);
+    m.kind = (uint8_t)2;
+    m.body.field.key_id = key_id;
+    m.body.field.value_type = (uint8_t)1;
+    m.body.field.value.boolean = *p;
+    return rlog_r1_message_encode(buf, cap, &m, &k) == RLOG_OK ? k : 0u;
+}
+
+/**
+ * Writes one R1Message with the Field body (kind = 2) holding a BooleanArray R1Value (value_type =
+ * 2, written here). Returns the bytes written, or 0 when it does not fit in `cap` bytes or a
+ * length does not fit its prefix.
+ */
+static inline size_t rlog_r1_message_write_field_boolean_array(uint8_t *buf, size_t cap, int16_t key_id, const rlog_r1_value_boolean_array_t *p)
+{
+    rlog_r1_message_t m;
+    size_t k = 0;
+    RLOG_MEMSET(&m, 0, sizeof m);
+    m.kind = (uint8_t)2;
+    m.body.field.key_id = key_id;
+    m.body.field.value_type = (uint8_t)2;
+    m.body.field.value.boolean_array = *p;
+    return rlog_r1_message_encode(buf, cap, &m, &k) == RLOG_OK ? k : 0u;
+}
+
+/**
+ * Writes one R1Message with the Field body (kind = 2) holding a Integer R1Value (value_type = 3,
+ * written here). Returns the bytes written, or 0 when it does not fit in `cap` bytes or a length
+ * does not fit its prefix.
+ */
+static inline size_t rlog_r1_message_write_field_integer(uint8_t *buf, size_t cap, int16_t key_id, const rlog_r1_value_integer_t *p)
+{
+    rlog_r1_message_t m;
+    size_t k = 0;
+    RLOG_MEMSET(&m, 0, sizeof m);
+    m.kind = (uint8_t)2;
+    m.body.field.key_id = key_id;
+    m.body.field.value_type = (uint8_t)3;
+    m.body.field.value.integer = *p;
+    return rlog_r1_message_encode(buf, cap, &m, &k) == RLOG_OK ? k : 0u;
+}
+
+/**
+ * Writes one R1Message with the Field body (kind = 2) holding a IntegerArray R1Value (value_type =
+ * 4, written here). Returns the bytes written, or 0 when it does not fit in `cap` bytes or a
+ * length does not fit its prefix.
+ */
+static inline size_t rlog_r1_message_write_field_integer_array(uint8_t *buf, size_t cap, int16_t key_id, const rlog_r1_value_integer_array_t *p)
+{
+    rlog_r1_message_t m;
+    size_t k = 0;
+    RLOG_MEMSET(&m, 0, sizeof m);
+    m.kind = (uint8_t)2;
+    m.body.field.key_id = key_id;
+    m.body.field.value_type = (uint8_t)4;
+    m.body.field.value.integer_array = *p;
+    return rlog_r1_message_encode(buf, cap, &m, &k) == RLOG_OK ? k : 0u;
+}
+
+/**
+ * Writes one R1Message with the Field body (kind = 2) holding a Double R1Value (value_type = 5,
+ * written here). Returns the bytes written, or 0 when it does not fit in `cap` bytes or a length
+ * does not fit its prefix.
+ */
+static inline size_t rlog_r1_message_write_field_double(uint8_t *buf, size_t cap, int16_t key_id, const rlog_r1_value_double_t *p)
+{
+    rlog_r1_message_t m;
+    size_t k = 0;
+    RLOG_MEMSET(&m, 0, sizeof m);
+    m.kind = (uint8_t)2;
+    m.body.field.key_id = key_id;
+    m.body.field.value_type = (uint8_t)5;
+    m.body.field.value.double_ = *p;
+    return rlog_r1_message_encode(buf, cap, &m, &k) == RLOG_OK ? k : 0u;
+}
+
+/**
+ * Writes one R1Message with the Field body (kind = 2) holding a DoubleArray R1Value (value_type =
+ * 6, written here). Returns the bytes written, or 0 when it does not fit in `cap` bytes or a
+ * length does not fit its prefix.
+ */
+static inline size_t rlog_r1_message_write_field_double_array(uint8_t *buf, size_t cap, int16_t key_id, const rlog_r1_value_double_array_t *p)
+{
+    rlog_r1_message_t m;
+    size_t k = 0;
+    RLOG_MEMSET(&m, 0, sizeof m);
+    m.kind = (uint8_t)2;
+    m.body.field.key_id = key_id;
+    m.body.field.value_type = (uint8_t)6;
+    m.body.field.value.double_array = *p;
+    return rlog_r1_message_encode(buf, cap, &m, &k) == RLOG_OK ? k : 0u;
+}
+
+/**
+ * Writes one R1Message with the Field body (kind = 2) holding a String R1Value (value_type = 7,
+ * written here). Returns the bytes written, or 0 when it does not fit in `cap` bytes or a length
+ * does not fit its prefix.
+ */
+static inline size_t rlog_r1_message_write_field_string(uint8_t *buf, size_t cap, int16_t key_id, const rlog_r1_value_string_t *p)
+{
+    rlog_r1_message_t m;
+    size_t k = 0;
+    RLOG_MEMSET(&m, 0, sizeof m);
+    m.kind = (uint8_t)2;
+    m.body.field.key_id = key_id;
+    m.body.field.value_type = (uint8_t)7;
+    m.body.field.value.string = *p;
+    return rlog_r1_message_encode(buf, cap, &m, &k) == RLOG_OK ? k : 0u;
+}
+
+/**
+ * Writes one R1Message with the Field body (kind = 2) holding a StringArray R1Value (value_type =
+ * 8, written here). Returns the bytes written, or 0 when it does not fit in `cap` bytes or a
+ * length does not fit its prefix.
+ */
+static inline size_t rlog_r1_message_write_field_string_array(uint8_t *buf, size_t cap, int16_t key_id, const rlog_r1_value_string_array_t *p)
+{
+    rlog_r1_message_t m;
+    size_t k = 0;
+    RLOG_MEMSET(&m, 0, sizeof m);
+    m.kind = (uint8_t)2;
+    m.body.field.key_id = key_id;
+    m.body.field.value_type = (uint8_t)8;
+    m.body.field.value.string_array = *p;
+    return rlog_r1_message_encode(buf, cap, &m, &k) == RLOG_OK ? k : 0u;
+}
+
+/**
+ * Writes one R1Message with the Field body (kind = 2) holding a Byte R1Value (value_type = 9,
+ * written here). Returns the bytes written, or 0 when it does not fit in `cap` bytes or a length
+ * does not fit its prefix.
+ */
+static inline size_t rlog_r1_message_write_field_byte(uint8_t *buf, size_t cap, int16_t key_id, const rlog_r1_value_byte_t *p)
+{
+    rlog_r1_message_t m;
+    size_t k = 0;
+    RLOG_MEMSET(&m, 0, sizeof m);
+    m.kind = (uint8_t)2;
+    m.body.field.key_id = key_id;
+    m.body.field.value_type = (uint8_t)9;
+    m.body.field.value.byte = *p;
+    return rlog_r1_message_encode(buf, cap, &m, &k) == RLOG_OK ? k : 0u;
+}
+
+/**
+ * Writes one R1Message with the Field body (kind = 2) holding a ByteArray R1Value (value_type =
+ * 10, written here). Returns the bytes written, or 0 when it does not fit in `cap` bytes or a
+ * length does not fit its prefix.
+ */
+static inline size_t rlog_r1_message_write_field_byte_array(uint8_t *buf, size_t cap, int16_t key_id, const rlog_r1_value_byte_array_t *p)
+{
+    rlog_r1_message_t m;
+    size_t k = 0;
+    RLOG_MEMSET(&m, 0, sizeof m);
+    m.kind = (uint8_t)2;
+    m.body.field.key_id = key_id;
+    m.body.field.value_type = (uint8_t)10;
+    m.body.field.value.byte_array = *p;
+    return rlog_r1_message_encode(buf, cap, &m, &k) == RLOG_OK ? k : 0u;
+}
+
 /*
  * R2Body: a tagged union; variable size, so no C type. An R2 message body, selected by its kind
  * byte. The tag value selects the variant:

@@ -308,10 +308,128 @@ static inline int wpilog_file_header_decode(wpilog_file_header_view_t *v, const 
  *   -  timestamp  i64le[1..8 bytes]  Byte count: bits 4..7 of `lengths`, plus one. Microseconds; read as a signed 64-bit integer (negative only when all 8 bytes are written). [us]
  */
 
-/*
- * RecordHeader: no encode/decode functions, because a field's layout is chosen outside the bytes
- * (a reader parameter) or is not described by the schema (an extern type).
+/**
+ * RecordHeader. Variable size: the input of _encode; pointers are the caller's, sequences are host
+ * values.
  */
+typedef struct wpilog_record_header {
+    uint8_t lengths; /**< Bits 0-1: entry id bytes - 1; bits 2-3: payload size bytes - 1; bits 4-6: timestamp bytes - 1; bit 7: spare, zero. */
+    uint32_t entry; /**< The entry id; 0 for control records. */
+    uint32_t size; /**< Payload length in bytes. [B] */
+    int64_t timestamp; /**< Microseconds; read as a signed 64-bit integer (negative only when all 8 bytes are written). [us] */
+} wpilog_record_header_t;
+/**
+ * RecordHeader. Variable size: decoded by _decode; pointers point into the input buffer, sequences
+ * of numbers stay as wire bytes (read them with the _at functions).
+ */
+typedef struct wpilog_record_header_view {
+    uint8_t lengths; /**< Bits 0-1: entry id bytes - 1; bits 2-3: payload size bytes - 1; bits 4-6: timestamp bytes - 1; bit 7: spare, zero. */
+    uint32_t entry; /**< The entry id; 0 for control records. */
+    uint32_t size; /**< Payload length in bytes. [B] */
+    int64_t timestamp; /**< Microseconds; read as a signed 64-bit integer (negative only when all 8 bytes are written). [us] */
+} wpilog_record_header_view_t;
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int wpilog_record_header_encode(uint8_t *buf, size_t cap, const wpilog_record_header_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap - n < 1u) return WPILOG_ERR_SPACE;
+    (buf + n)[0] = (uint8_t)(v->lengths);
+    n += 1u;
+    {
+        uint64_t x = (uint64_t)(uint32_t)v->entry;
+        size_t w = (size_t)(((uint64_t)v->lengths >> 0) & 0x3u) + 1u;
+        size_t i;
+        if (w < 8u && (x >> (8u * w)) != 0) return WPILOG_ERR_RANGE;
+        if (cap - n < w) return WPILOG_ERR_SPACE;
+        for (i = 0; i < w; i++) buf[n + i] = (uint8_t)(x >> (8u * i));
+        n += w;
+    }
+    {
+        uint64_t x = (uint64_t)(uint32_t)v->size;
+        size_t w = (size_t)(((uint64_t)v->lengths >> 2) & 0x3u) + 1u;
+        size_t i;
+        if (w < 8u && (x >> (8u * w)) != 0) return WPILOG_ERR_RANGE;
+        if (cap - n < w) return WPILOG_ERR_SPACE;
+        for (i = 0; i < w; i++) buf[n + i] = (uint8_t)(x >> (8u * i));
+        n += w;
+    }
+    {
+        uint64_t x = (uint64_t)v->timestamp;
+        size_t w = (size_t)(((uint64_t)v->lengths >> 4) & 0x7u) + 1u;
+        size_t i;
+        if (w < 8u && (x >> (8u * w)) != 0) return WPILOG_ERR_RANGE;
+        if (cap - n < w) return WPILOG_ERR_SPACE;
+        for (i = 0; i < w; i++) buf[n + i] = (uint8_t)(x >> (8u * i));
+        n += w;
+    }
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return WPILOG_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int wpilog_record_header_decode(wpilog_record_header_view_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len - n < 1u) return WPILOG_ERR_SHORT;
+    v->lengths = ((buf + n))[0];
+    n += 1u;
+    {
+        uint64_t x = 0;
+        size_t w = (size_t)(((uint64_t)v->lengths >> 0) & 0x3u) + 1u;
+        size_t i;
+        if (len - n < w) return WPILOG_ERR_SHORT;
+        for (i = 0; i < w; i++) x |= (uint64_t)buf[n + i] << (8u * i);
+        v->entry = (uint32_t)x;
+        n += w;
+    }
+    {
+        uint64_t x = 0;
+        size_t w = (size_t)(((uint64_t)v->lengths >> 2) & 0x3u) + 1u;
+        size_t i;
+        if (len - n < w) return WPILOG_ERR_SHORT;
+        for (i = 0; i < w; i++) x |= (uint64_t)buf[n + i] << (8u * i);
+        v->size = (uint32_t)x;
+        n += w;
+    }
+    {
+        uint64_t x = 0;
+        size_t w = (size_t)(((uint64_t)v->lengths >> 4) & 0x7u) + 1u;
+        size_t i;
+        if (len - n < w) return WPILOG_ERR_SHORT;
+        for (i = 0; i < w; i++) x |= (uint64_t)buf[n + i] << (8u * i);
+        v->timestamp = (int64_t)(uint64_t)x;
+        n += w;
+    }
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return WPILOG_OK;
+}
+/** Sets the width bits of every variable-width integer of `v` to the fewest bytes that hold its value. */
+static inline void wpilog_record_header_fit_widths(wpilog_record_header_t *v)
+{
+    {
+        uint64_t x = (uint64_t)(uint32_t)v->entry;
+        uint64_t w = 1u;
+        while (w < 8u && (x >> (8u * w)) != 0) w++;
+        v->lengths = (uint8_t)(((uint64_t)v->lengths & ~(uint64_t)0x3u) | (((w - 1u) << 0) & 0x3u));
+    }
+    {
+        uint64_t x = (uint64_t)(uint32_t)v->size;
+        uint64_t w = 1u;
+        while (w < 8u && (x >> (8u * w)) != 0) w++;
+        v->lengths = (uint8_t)(((uint64_t)v->lengths & ~(uint64_t)0xcu) | (((w - 1u) << 2) & 0xcu));
+    }
+    {
+        uint64_t x = (uint64_t)(uint64_t)v->timestamp;
+        uint64_t w = 1u;
+        while (w < 8u && (x >> (8u * w)) != 0) w++;
+        v->lengths = (uint8_t)(((uint64_t)v->lengths & ~(uint64_t)0x70u) | (((w - 1u) << 4) & 0x70u));
+    }
+}
 
 /*
  * ControlBody: a tagged union; variable size, so no C type. The body of a control record (entry

@@ -70,8 +70,16 @@ pub fn artifacts(project: &Project, langs: &[Lang]) -> Result<Vec<Artifact>, Cli
         let source = std::fs::read_to_string(p).map_err(|e| CliError::Input(format!("{shown}: {e}")))?;
         match logspec::codegen::compile_str(&shown, &source) {
             Ok(schema) => {
+                // The Python module reads files of the lock's older schema ids too.
+                let history = if langs.contains(&Lang::Python) { history(project, p, &schema)? } else { Vec::new() };
                 for l in langs {
-                    for a in l.backend().generate(&schema) {
+                    let generated = match l {
+                        Lang::Python => {
+                            logspec::codegen::backend::python::PythonBackend.generate_with_history(&schema, &history)
+                        }
+                        _ => l.backend().generate(&schema),
+                    };
+                    for a in generated {
                         if let Some(path) = project.place(l.artifact(), &schema.format.name, &a.path) {
                             out.push(Artifact { path, contents: a.contents });
                         }
@@ -85,6 +93,19 @@ pub fn artifacts(project: &Project, langs: &[Lang]) -> Result<Vec<Artifact>, Cli
         Ok(out)
     } else {
         Err(CliError::Input(format!("schema errors:\n{failed}")))
+    }
+}
+
+/// The older layouts of a schema's lock file (none without one).
+fn history(
+    project: &Project,
+    path: &std::path::Path,
+    schema: &logspec::ir::ir::Schema,
+) -> Result<Vec<logspec::ir::ir::Schema>, CliError> {
+    match super::lock::read_lock(project, path, schema)? {
+        Some((lock_path, Some(l))) => logspec::ir::history::history(schema, &l)
+            .map_err(|e| CliError::Input(format!("{}: {e}", super::lock::relative(&lock_path, &project.root)))),
+        _ => Ok(Vec::new()),
     }
 }
 

@@ -463,39 +463,89 @@ fn c_writes_rlog_r2_dump_reads_it_rust_writes_the_same_bytes() {
     assert_eq!(w.finish().unwrap(), c_bytes, "the Rust RLOG writer makes the bytes the C writers made");
 }
 
-/// R1 too: a C program writes an R1 file with the R1 message writers (a value's type code and
-/// union member set by hand, as R1 values describe themselves); dump and the Rust writer agree.
+/// R1 too: a C program writes an R1 file with the typed R1 field writers
+/// (`rlog_r1_message_write_field_<type>`, which write the value's type code themselves), one key
+/// of every R1 value type; dump and the Rust writer agree.
 fn c_writes_rlog_r1_dump_reads_it_rust_writes_the_same_bytes() {
-    use logspec::formats::rlog::R1Value;
-    // (key, dump type, C statements filling `v`, Rust value, dump value)
+    use logspec::formats::rlog::{R1Value, Utf8U16};
+    // (key, dump type, C statements writing key id KEY's value, Rust value, dump value)
     let keys: Vec<(&str, &str, &str, R1Value, Value)> = vec![
         (
             "/Speed",
             "double",
-            "v.value_type = RLOG_R1_VALUE_DOUBLE_TAG; v.value.double_.value = -2.5;",
+            "rlog_r1_value_double_t x; x.value = -2.5; ADD(rlog_r1_message_write_field_double(buf + n, sizeof buf - n, KEY, &x));",
             R1Value::Double { value: -2.5 },
             json!(-2.5),
         ),
         (
             "/Mode",
             "string",
-            "v.value_type = RLOG_R1_VALUE_STRING_TAG; v.value.string.value = \"auto\"; v.value.string.value_len = 4u;",
+            "rlog_r1_value_string_t x; x.value = \"auto\"; x.value_len = 4u; ADD(rlog_r1_message_write_field_string(buf + n, sizeof buf - n, KEY, &x));",
             R1Value::String { value: "auto".into() },
             json!("auto"),
         ),
         (
             "/Ids",
             "int[]",
-            "static const int32_t d[] = {7, -8, 2147483647}; v.value_type = RLOG_R1_VALUE_INTEGERARRAY_TAG; v.value.integer_array.value = d; v.value.integer_array.value_count = 3u;",
+            "static const int32_t d[] = {7, -8, 2147483647}; rlog_r1_value_integer_array_t x; x.value = d; x.value_count = 3u; ADD(rlog_r1_message_write_field_integer_array(buf + n, sizeof buf - n, KEY, &x));",
             R1Value::IntegerArray { value: vec![7, -8, 2_147_483_647] },
             json!([7, -8, 2_147_483_647]),
         ),
         (
             "/Enabled",
             "boolean",
-            "v.value_type = RLOG_R1_VALUE_BOOLEAN_TAG; v.value.boolean.value = 1;",
+            "rlog_r1_value_boolean_t x; x.value = 1; ADD(rlog_r1_message_write_field_boolean(buf + n, sizeof buf - n, KEY, &x));",
             R1Value::Boolean { value: true },
             json!(true),
+        ),
+        (
+            "/Removed",
+            "null",
+            "ADD(rlog_r1_message_write_field_null(buf + n, sizeof buf - n, KEY));",
+            R1Value::Null {},
+            Value::Null,
+        ),
+        (
+            "/Flags",
+            "boolean[]",
+            "static const uint8_t d[] = {1, 0, 1}; rlog_r1_value_boolean_array_t x; x.value = d; x.value_count = 3u; ADD(rlog_r1_message_write_field_boolean_array(buf + n, sizeof buf - n, KEY, &x));",
+            R1Value::BooleanArray { value: vec![true, false, true] },
+            json!([true, false, true]),
+        ),
+        (
+            "/Count",
+            "int",
+            "rlog_r1_value_integer_t x; x.value = -123456; ADD(rlog_r1_message_write_field_integer(buf + n, sizeof buf - n, KEY, &x));",
+            R1Value::Integer { value: -123_456 },
+            json!(-123_456),
+        ),
+        (
+            "/Gains",
+            "double[]",
+            "static const double d[] = {0.5, -1.25}; rlog_r1_value_double_array_t x; x.value = d; x.value_count = 2u; ADD(rlog_r1_message_write_field_double_array(buf + n, sizeof buf - n, KEY, &x));",
+            R1Value::DoubleArray { value: vec![0.5, -1.25] },
+            json!([0.5, -1.25]),
+        ),
+        (
+            "/Names",
+            "string[]",
+            "static const rlog_utf8_u16_t d[] = {{\"a\", 1u}, {\"bc\", 2u}}; rlog_r1_value_string_array_t x; x.value = d; x.value_count = 2u; ADD(rlog_r1_message_write_field_string_array(buf + n, sizeof buf - n, KEY, &x));",
+            R1Value::StringArray { value: vec![Utf8U16 { text: "a".into() }, Utf8U16 { text: "bc".into() }] },
+            json!(["a", "bc"]),
+        ),
+        (
+            "/Raw",
+            "byte",
+            "rlog_r1_value_byte_t x; x.value = 0xa5u; ADD(rlog_r1_message_write_field_byte(buf + n, sizeof buf - n, KEY, &x));",
+            R1Value::Byte { value: 0xa5 },
+            json!("a5"),
+        ),
+        (
+            "/Blob",
+            "byte[]",
+            "static const uint8_t d[] = {0x00, 0xff, 0x10}; rlog_r1_value_byte_array_t x; x.value = d; x.value_len = 3u; ADD(rlog_r1_message_write_field_byte_array(buf + n, sizeof buf - n, KEY, &x));",
+            R1Value::ByteArray { value: vec![0x00, 0xff, 0x10] },
+            json!("00ff10"),
         ),
     ];
     let mut body = String::new();
@@ -509,10 +559,7 @@ fn c_writes_rlog_r1_dump_reads_it_rust_writes_the_same_bytes() {
                     key.len()
                 );
             }
-            let _ = writeln!(
-                body,
-                "  {{\n    rlog_r1_body_field_t v;\n    memset(&v, 0, sizeof v);\n    v.key_id = {i};\n    {{ {fill} }}\n    ADD(rlog_r1_message_write_field(buf + n, sizeof buf - n, &v));\n  }}"
-            );
+            let _ = writeln!(body, "  {{\n    {}\n  }}", fill.replace("KEY", &i.to_string()));
         }
     }
     let prog = format!(

@@ -24,10 +24,15 @@ fn root() -> &'static Path {
 
 /// `python3 tests/python_module.py VERB ARGS...` with `python/` on the module path.
 fn check(args: &[&str], stdin: Option<&str>) -> Output {
+    check_in(&root().join("python"), args, stdin)
+}
+
+/// `python3 tests/python_module.py VERB ARGS...` with `modules` on the module path.
+fn check_in(modules: &Path, args: &[&str], stdin: Option<&str>) -> Output {
     let mut child = Command::new("python3")
         .arg(root().join("tests/python_module.py"))
         .args(args)
-        .env("PYTHONPATH", root().join("python"))
+        .env("PYTHONPATH", modules)
         .env("PYTHONDONTWRITEBYTECODE", "1")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -211,6 +216,236 @@ fn read_faults_match_the_reader_with_numpy() {
     faults("1");
 }
 
+/// The module generated (by `logspec gen`) from `tests/data/history/usvlog.toml`: the USVLOG schema
+/// bumped to schema id 2, whose lock keeps schema id 1, the layout of the real sample files.
+/// Returns the folder holding `usvlog.py`.
+fn history_module(dir: &Path) -> PathBuf {
+    let schemas = root().join("tests/data/history");
+    let out =
+        logspec(&["gen", "--lang", "python", "--schemas", schemas.to_str().unwrap(), "--root", dir.to_str().unwrap()]);
+    assert!(out.status.success(), "logspec gen: {}", String::from_utf8_lossy(&out.stderr));
+    let module = dir.join("python");
+    let text = std::fs::read_to_string(module.join("usvlog.py")).unwrap();
+    assert!(text.contains("FW_MODEL_SCHEMA = 2\n") && text.contains("LAYOUTS = {2: RECORDS, 1: RECORDS_1}"));
+    module
+}
+
+/// `python3 DIR/usvlog.py dump FILE`: its lines, or the message of its failure.
+fn module_dump(module: &Path, file: &Path) -> Result<String, String> {
+    module_dump_with(module, file, &[])
+}
+
+/// `python3 DIR/usvlog.py dump FILE ARGS...`.
+fn module_dump_with(module: &Path, file: &Path, args: &[&str]) -> Result<String, String> {
+    let py = Command::new("python3")
+        .arg(module.join("usvlog.py"))
+        .arg("dump")
+        .arg(file)
+        .args(args)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .expect("run python3");
+    if py.status.success() {
+        Ok(String::from_utf8(py.stdout).unwrap())
+    } else {
+        Err(String::from_utf8_lossy(&py.stderr).into_owned())
+    }
+}
+
+/// The real sample (written by the firmware under schema id 1) through the module generated from
+/// the schema bumped to id 2: its dump is the Rust reader's (`logspec dump --schema`, which reads
+/// it through `logspec_ir::history`) line for line, and `read_usvlog`'s columns equal the
+/// independent reference reader's output and that dump (`numpy`: "1" numpy arrays, "0" lists).
+/// An id the lock does not know is refused.
+fn older_schema_id(numpy: &str) {
+    let dir = scratch(&format!("history{numpy}"));
+    let module = history_module(&dir);
+    let schema = root().join("tests/data/history/usvlog.toml");
+    for sample in samples() {
+        let rust = logspec(&["dump", "--schema", schema.to_str().unwrap(), sample.to_str().unwrap()]);
+        assert!(rust.status.success(), "{}", String::from_utf8_lossy(&rust.stderr));
+        let rust = String::from_utf8(rust.stdout).unwrap();
+        let py = module_dump(&module, &sample).unwrap();
+        assert!(rust.contains("\"name\":\"REC_SENSOR_GNSS\"") && rust.contains("\"valid\":"), "the old GNSS layout");
+        let (py, rust): (Vec<&str>, Vec<&str>) = (py.lines().collect(), rust.lines().collect());
+        assert_eq!(py.len(), rust.len(), "{}", sample.display());
+        if let Some(i) = (0..py.len()).find(|&i| py[i] != rust[i]) {
+            panic!("{}: line {} differs:\n  python:  {}\n  logspec: {}", sample.display(), i + 1, py[i], rust[i]);
+        }
+        let stem = sample.file_stem().unwrap().to_str().unwrap();
+        let dump = dir.join(format!("{stem}.logspec.jsonl"));
+        std::fs::write(&dump, rust.join("\n") + "\n").unwrap();
+        let expected = data(&format!("usvlog/{stem}.expected.jsonl"));
+        let summary = data(&format!("usvlog/{stem}.expected.summary.json"));
+        let args = [
+            "columns",
+            sample.to_str().unwrap(),
+            numpy,
+            summary.to_str().unwrap(),
+            expected.to_str().unwrap(),
+            dump.to_str().unwrap(),
+        ];
+        let said = String::from_utf8(check_in(&module, &args, None).stdout).unwrap();
+        let values: usize = said.trim().strip_prefix("ok ").and_then(|n| n.parse().ok()).expect("ok N");
+        assert!(values > 2 * 5000, "{said}");
+    }
+    // The same file with schema id 7 in its header: no layout for it.
+    let mut bytes = std::fs::read(data("usvlog/step.usvlog")).unwrap();
+    bytes[6..10].copy_from_slice(&7u32.to_le_bytes());
+    let seven = dir.join("seven.usvlog");
+    std::fs::write(&seven, bytes).unwrap();
+    let err = module_dump(&module, &seven).unwrap_err();
+    assert!(err.contains("fw_model_schema 7 is not one this reader knows (2, 1)"), "{err}");
+}
+
+fn a_file_of_an_older_schema_id_reads_with_the_lock_layout() {
+    older_schema_id("0");
+}
+
+fn a_file_of_an_older_schema_id_reads_with_the_lock_layout_numpy() {
+    older_schema_id("1");
+}
+
+/// A file of the current schema id (2) written with the module's `encode_record`, the changed
+/// record included: `logspec dump --schema` reads it with the new layout and prints what the
+/// module's own dump prints.
+fn a_file_of_the_current_schema_id_reads_with_the_new_layout() {
+    let dir = scratch("history_current");
+    let module = history_module(&dir);
+    let file = dir.join("v2.usvlog");
+    let script = r#"
+import sys, usvlog
+out = usvlog.encode_struct("FileHeader", {"fw_model_schema": usvlog.FW_MODEL_SCHEMA, "t0_us": 7})
+out += usvlog.encode_record(usvlog.REC_SENSOR_GNSS, {"x": 1.5, "y": -2.0, "cog": 0.25, "sog": 3.0,
+    "status": usvlog.GnssStatus.VALID | usvlog.GnssStatus.RTK, "num_sats": 11, "hdop": 0.75}, 100)
+out += usvlog.encode_record(usvlog.REC_ACTUATOR_REQ, {"u_s_req": 0.5, "u_d_req": -0.5, "src": usvlog.ActSrc.MANUAL}, 200)
+open(sys.argv[1], "wb").write(out)
+"#;
+    let py = Command::new("python3")
+        .args(["-c", script, file.to_str().unwrap()])
+        .env("PYTHONPATH", &module)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .expect("run python3");
+    assert!(py.status.success(), "{}", String::from_utf8_lossy(&py.stderr));
+    let schema = root().join("tests/data/history/usvlog.toml");
+    let rust = logspec(&["dump", "--schema", schema.to_str().unwrap(), file.to_str().unwrap()]);
+    assert!(rust.status.success(), "{}", String::from_utf8_lossy(&rust.stderr));
+    let rust = String::from_utf8(rust.stdout).unwrap();
+    assert!(rust.contains("\"status\":3,\"num_sats\":11") && rust.contains("\"hdop\":0.75"), "{rust}");
+    assert_eq!(module_dump(&module, &file).unwrap(), rust);
+}
+
+/// The schema of `tests/data/history/usvlog.toml` as the file with schema id `id` was written:
+/// the current one (2) or the lock's (1), rebuilt by `logspec_ir::history`.
+fn history_schema(id: u64) -> logspec::ir::ir::Schema {
+    let path = root().join("tests/data/history/usvlog.toml");
+    let current = logspec::codegen::compile_file(&path).unwrap_or_else(|e| panic!("{}", e.render()));
+    if current.format.schema_id.as_ref().unwrap().value == id {
+        return current;
+    }
+    let (_, lock) = logspec::ir::lock::read_next_to(&path).unwrap();
+    let history = logspec::ir::history::history(&current, &lock.expect("the lock")).unwrap();
+    history.into_iter().find(|s| s.format.schema_id.as_ref().unwrap().value == id).expect("the id in the lock")
+}
+
+/// A `logspec dump` line with its enum and flags fields by name, from the schema's own tables (the
+/// IR): an enum value by its name (the number when unnamed), flags as the names of their set bits
+/// in bit order, then the number of the unnamed bits when there are any.
+fn with_names(schema: &logspec::ir::ir::Schema, mut line: serde_json::Value) -> serde_json::Value {
+    use logspec::ir::ir::{Ty, TypeDef};
+    use serde_json::Value;
+    let Some(name) = line["name"].as_str() else { return line };
+    let record = schema.records.iter().find(|r| r.name == name).expect("a record of the schema");
+    let fields = line["fields"].as_object_mut().unwrap();
+    for f in &schema.strukt(record.body).fields {
+        let Ty::Named(id) = f.ty else { continue };
+        let Some(v) = fields.get_mut(&f.name) else { continue };
+        let n = v.as_u64().unwrap();
+        match schema.ty(id) {
+            TypeDef::Enum(e) => {
+                if let Some(named) = e.values.iter().find(|x| x.value as u64 == n) {
+                    *v = Value::from(named.name.clone());
+                }
+            }
+            TypeDef::Flags(fl) => {
+                let mut bits: Vec<_> = fl.flags.iter().collect();
+                bits.sort_by_key(|b| b.bit);
+                let mut out: Vec<Value> =
+                    bits.iter().filter(|b| n >> b.bit & 1 == 1).map(|b| Value::from(b.name.clone())).collect();
+                let rest = bits.iter().fold(n, |r, b| r & !(1u64 << b.bit));
+                if rest != 0 {
+                    out.push(Value::from(rest));
+                }
+                *v = Value::Array(out);
+            }
+            _ => {}
+        }
+    }
+    line
+}
+
+/// `dump --names` of the module equals `logspec dump --schema` with the enum and flags numbers
+/// replaced by the schema's names (`with_names`), line for line: the real schema-1 sample (its
+/// enums and flags through the lock's layouts), and a schema-2 file with named values, a value the
+/// schema does not name and flags bits it does not name. The records' repr shows them by name too.
+fn enum_and_flags_values_by_name() {
+    let dir = scratch("names");
+    let module = history_module(&dir);
+    let file = dir.join("v2.usvlog");
+    let script = r#"
+import sys, usvlog
+out = usvlog.encode_struct("FileHeader", {"fw_model_schema": usvlog.FW_MODEL_SCHEMA, "t0_us": 7})
+for src, status in [(usvlog.ActSrc.MANUAL, usvlog.GnssStatus.VALID | usvlog.GnssStatus.RTK), (7, 0), (2, 0x81)]:
+    out += usvlog.encode_record(usvlog.REC_ACTUATOR_REQ, {"u_s_req": 0.5, "u_d_req": -0.5, "src": src}, 200)
+    out += usvlog.encode_record(usvlog.REC_SENSOR_GNSS, {"x": 1.5, "y": -2.0, "cog": 0.25, "sog": 3.0,
+        "status": status, "num_sats": 11, "hdop": 0.75}, 100)
+open(sys.argv[1], "wb").write(out)
+r = list(usvlog.Reader(sys.argv[1]))
+print(repr(r[0]))
+print(repr(r[1]))
+print(repr(r[2]))
+print(repr(r[3]))
+print(repr(r[5]))
+"#;
+    let py = Command::new("python3")
+        .args(["-c", script, file.to_str().unwrap()])
+        .env("PYTHONPATH", &module)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .expect("run python3");
+    assert!(py.status.success(), "{}", String::from_utf8_lossy(&py.stderr));
+    let reprs = String::from_utf8(py.stdout).unwrap();
+    let reprs: Vec<&str> = reprs.lines().collect();
+    assert!(
+        reprs[0].contains("name='REC_ACTUATOR_REQ', fields={'u_s_req': 0.5, 'u_d_req': -0.5, 'src': ActSrc.MANUAL}")
+    );
+    assert!(reprs[1].contains("'status': GnssStatus.VALID|GnssStatus.RTK, 'num_sats': 11"), "{}", reprs[1]);
+    assert!(reprs[2].contains("'src': ActSrc(7)}"), "{}", reprs[2]);
+    assert!(reprs[3].contains("'status': GnssStatus(0),"), "{}", reprs[3]);
+    assert!(reprs[4].contains("'status': GnssStatus.VALID|GnssStatus(0x80),"), "{}", reprs[4]);
+
+    let schema = root().join("tests/data/history/usvlog.toml");
+    for (file, id) in [(data("usvlog/step.usvlog"), 1), (file, 2)] {
+        let layout = history_schema(id);
+        let rust = logspec(&["dump", "--schema", schema.to_str().unwrap(), file.to_str().unwrap()]);
+        assert!(rust.status.success(), "{}", String::from_utf8_lossy(&rust.stderr));
+        let want: Vec<serde_json::Value> = String::from_utf8(rust.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| with_names(&layout, serde_json::from_str(l).unwrap()))
+            .collect();
+        let got = module_dump_with(&module, &file, &["--names"]).unwrap();
+        let got: Vec<serde_json::Value> = got.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(got.len(), want.len(), "{}", file.display());
+        let named = want.iter().filter(|l| l.to_string().contains("\"src\":\"")).count();
+        assert!(named > 0, "{}: no enum value by name", file.display());
+        if let Some(i) = (0..got.len()).find(|&i| got[i] != want[i]) {
+            panic!("{} line {}:\n  python:    {}\n  reference: {}", file.display(), i + 1, got[i], want[i]);
+        }
+    }
+}
+
 /// This module's trials, run by `tests/external/main.rs`.
 pub fn trials() -> Vec<libtest_mimic::Trial> {
     let py = [Need::Program("python3")];
@@ -222,5 +457,21 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
         tools::trial("read_with_numpy_equals_the_references", &numpy, read_with_numpy_equals_the_references),
         tools::trial("read_faults_match_the_reader_without_numpy", &py, read_faults_match_the_reader_without_numpy),
         tools::trial("read_faults_match_the_reader_with_numpy", &numpy, read_faults_match_the_reader_with_numpy),
+        tools::trial(
+            "a_file_of_an_older_schema_id_reads_with_the_lock_layout",
+            &py,
+            a_file_of_an_older_schema_id_reads_with_the_lock_layout,
+        ),
+        tools::trial(
+            "a_file_of_an_older_schema_id_reads_with_the_lock_layout_numpy",
+            &numpy,
+            a_file_of_an_older_schema_id_reads_with_the_lock_layout_numpy,
+        ),
+        tools::trial("enum_and_flags_values_by_name", &py, enum_and_flags_values_by_name),
+        tools::trial(
+            "a_file_of_the_current_schema_id_reads_with_the_new_layout",
+            &py,
+            a_file_of_the_current_schema_id_reads_with_the_new_layout,
+        ),
     ]
 }

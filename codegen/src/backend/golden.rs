@@ -7,6 +7,9 @@
 //! strings, byte strings and arrays of a few elements, and as many vectors as it takes for every
 //! variant of every union it reaches to appear once; and every variant of a union selected by a
 //! type name, with a name that selects it. A union's value is `{"variant": name, "fields": {..}}`.
+//! A struct with variable-width integers (WPILOG's record header) gets one vector per byte count
+//! of its widest one, each integer taking a different count in each, its width field's bits set
+//! to match.
 //!
 //! The bytes are computed here by the plainest possible walk over the IR layout, independently of
 //! the Rust codec, the C compiler's struct layout and Python's `struct`, so that a disagreement
@@ -76,9 +79,7 @@ fn walkable(schema: &Schema, ty: &Ty) -> bool {
             }
             _ => false,
         },
-        // A variable-width integer's size depends on an earlier field's bits, which this walk
-        // does not choose; such structs get no vectors yet.
-        Ty::ParamUnion { .. } | Ty::VarInt { .. } => false,
+        Ty::ParamUnion { .. } => false,
         _ => true,
     }
 }
@@ -127,8 +128,17 @@ fn variable(schema: &Schema) -> Vec<String> {
     for id in covered_variable(schema) {
         let s = schema.strukt(id);
         let mut used = std::collections::BTreeSet::new();
+        // A struct with variable-width integers gets one vector per byte count of its widest one,
+        // so that every width of every such integer appears.
+        let widths = s
+            .fields
+            .iter()
+            .map(|f| if let Ty::VarInt { width, .. } = &f.ty { width.max_bytes() } else { 1 })
+            .max()
+            .unwrap_or(1);
         for k in 0..64u64 {
             let mut g = Gen::new(schema, id.0 as u64 * 1000 + k * 100);
+            g.round = k;
             g.used = std::mem::take(&mut used);
             let values = g.fields(s, Some(id));
             used = std::mem::take(&mut g.used);
@@ -143,7 +153,7 @@ fn variable(schema: &Schema) -> Vec<String> {
                 json_hex(&g.bytes)
             );
             out.push(text);
-            if !unused_below(schema, &Ty::Named(id), &used) {
+            if !unused_below(schema, &Ty::Named(id), &used) && k + 1 >= u64::from(widths) {
                 break;
             }
         }
@@ -206,11 +216,13 @@ struct Gen<'a> {
     bytes: Vec<u8>,
     /// Union variants (type index, variant index) that earlier vectors of a struct chose.
     used: std::collections::BTreeSet<(usize, usize)>,
+    /// Which vector of its struct this is: picks the byte counts of variable-width integers.
+    round: u64,
 }
 
 impl<'a> Gen<'a> {
     fn new(schema: &'a Schema, counter: u64) -> Self {
-        Gen { schema, counter, bytes: Vec::new(), used: Default::default() }
+        Gen { schema, counter, bytes: Vec::new(), used: Default::default(), round: 0 }
     }
 
     /// The variant a union field takes: the first one no vector used yet, else one that reaches an
@@ -242,10 +254,22 @@ impl<'a> Gen<'a> {
                 chosen[i] = Some(k);
             }
         }
+        // A variable-width integer's byte count: chosen per vector (all of them across the
+        // struct's vectors), written into its width field's bits; the value fills those bytes.
+        let mut counts: Vec<Option<u32>> = vec![None; s.fields.len()];
+        for (i, f) in s.fields.iter().enumerate() {
+            if let Ty::VarInt { width, .. } = &f.ty {
+                let n = 1 + ((self.round + i as u64) % u64::from(width.max_bytes())) as u32;
+                counts[i] = Some(n);
+                let w = tags[width.field].get_or_insert(0);
+                *w |= i128::from(n - 1) << width.lo;
+            }
+        }
         let mut parts = Vec::new();
         for (i, f) in s.fields.iter().enumerate() {
             let v = match (self.special(id, i), tags[i], &f.ty, chosen[i]) {
                 (Some(v), ..) => self.int(v, prim_of(self.schema, &f.ty), f.endian),
+                (None, None, Ty::VarInt { prim, .. }, _) => self.varint(*prim, counts[i].unwrap_or(1), f.endian),
                 (None, Some(t), ..) => self.int(t as u64, prim_of(self.schema, &f.ty), f.endian),
                 (None, None, Ty::Union { id: uid, .. }, Some(k)) => {
                     let TypeDef::Union(u) = self.schema.ty(*uid) else { continue };
@@ -412,6 +436,30 @@ impl<'a> Gen<'a> {
                 }
                 self.int(v, p, endian)
             }
+        }
+    }
+
+    /// A variable-width integer of type `p` in `n` bytes: a different non-zero byte at every
+    /// position; at the type's full width a signed value is negative (only there can it be, the
+    /// wire being zero-extended).
+    fn varint(&mut self, p: Prim, n: u32, endian: Endian) -> String {
+        self.counter += 1;
+        let c = self.counter;
+        let mut v = 0u64;
+        for i in 0..u64::from(n) {
+            let mut b = (c * 5 + i * 37 + 1) % 0x7f + 1;
+            if i + 1 == u64::from(n) && n == p.size() && p.is_signed() {
+                b |= 0x80;
+            }
+            v |= b << (8 * i);
+        }
+        let le = v.to_le_bytes();
+        self.put(&le[..n as usize], endian);
+        if p.is_signed() && n == p.size() {
+            let shift = 64 - 8 * n;
+            (((v << shift) as i64) >> shift).to_string()
+        } else {
+            v.to_string()
         }
     }
 

@@ -29,7 +29,15 @@ impl Backend for PythonBackend {
     }
 
     fn generate(&self, schema: &Schema) -> Vec<Artifact> {
-        match module(schema) {
+        self.generate_with_history(schema, &[])
+    }
+}
+
+impl PythonBackend {
+    /// Like [`Backend::generate`], with the older layouts of the schema's lock file (see
+    /// [`module_with_history`]).
+    pub fn generate_with_history(&self, schema: &Schema, history: &[Schema]) -> Vec<Artifact> {
+        match module_with_history(schema, history) {
             Some(contents) => vec![Artifact { path: format!("python/{}.py", module_name(schema)), contents }],
             None => Vec::new(),
         }
@@ -49,6 +57,13 @@ pub fn module_name(schema: &Schema) -> String {
 /// has what the module's reader cannot do: a variable-size file header, or reader parameters
 /// (CARLA: layouts chosen by the header version and by trying the wheel layouts).
 pub fn module(schema: &Schema) -> Option<String> {
+    module_with_history(schema, &[])
+}
+
+/// Like [`module`], plus the record layouts of the older schema ids of the lock file (`history`,
+/// from [`logspec_ir::history::history`]): the module's reader picks the layouts by the schema id
+/// in the file header, as the generated Rust reader's `with_file_format` does.
+pub fn module_with_history(schema: &Schema, history: &[Schema]) -> Option<String> {
     let framing = schema.framing.as_ref()?;
     if !schema.params.is_empty() || schema.file_header.is_some_and(|h| schema.strukt(h).size.is_none()) {
         return None;
@@ -88,6 +103,7 @@ pub fn module(schema: &Schema) -> Option<String> {
     }
     named_values(schema, &mut out);
     tables(schema, &mut out);
+    layouts(schema, history, &mut out);
 
     let header =
         |i: Option<usize>| i.map_or("None".to_string(), |i| py_str(&schema.strukt(framing.header).fields[i].name));
@@ -164,10 +180,32 @@ fn named_values(schema: &Schema, out: &mut String) {
         let names: Vec<String> = values.iter().map(|(n, v, _)| format!("{v}: {}", py_str(n))).collect();
         let _ = writeln!(out, "    NAMES = {{{}}}", names.join(", "));
     }
+    out.push_str(
+        "\n\n# Enum and flags type name: its `NAMES` (value or bit -> name), which `named_fields` and a\n\
+         # record's repr show numbers by.\nNAMED_VALUES = {\n",
+    );
+    for t in &schema.types {
+        if matches!(t, TypeDef::Enum(_) | TypeDef::Flags(_)) {
+            let _ = writeln!(out, "    {}: {}.NAMES,", py_str(t.name()), ident(t.name()));
+        }
+    }
+    out.push_str("}\n");
+}
+
+/// The `NAMED_VALUES` entry of an enum or flags type, its names inline (older layouts have no
+/// class); `None` for other types.
+fn named_entry(t: &TypeDef, prefix: &str) -> Option<String> {
+    let names: Vec<String> = match t {
+        TypeDef::Enum(e) => e.values.iter().map(|v| format!("{}: {}", v.value, py_str(&v.name))).collect(),
+        TypeDef::Flags(f) => f.flags.iter().map(|b| format!("1 << {}: {}", b.bit, py_str(&b.name))).collect(),
+        _ => return None,
+    };
+    Some(format!("    {}: {{{}}},", py_str(&format!("{prefix}{}", t.name())), names.join(", ")))
 }
 
 /// `STRUCTS`, `UNIONS` and `RECORDS`: the layouts the runtime interprets.
 fn tables(schema: &Schema, out: &mut String) {
+    let all = vec![true; schema.types.len()];
     out.push_str(
         "\n\n# Layouts. A type is a tuple: (\"p\", struct code), (\"bool\",), (\"pad\", n), (\"bytes\", len),\n\
          # (\"str\", len), (\"array\", elem, len), (\"struct\", name), (\"enum\", code, name), (\"flags\", code,\n\
@@ -179,7 +217,7 @@ fn tables(schema: &Schema, out: &mut String) {
         if let TypeDef::Struct(s) = t {
             let size = s.size.map_or("None".to_string(), |n| n.to_string());
             let _ = writeln!(out, "    {}: ({size}, (", py_str(&s.name));
-            fields(schema, &s.fields, "        ", out);
+            fields(schema, "", &s.fields, "        ", out);
             out.push_str("    )),\n");
         }
     }
@@ -189,7 +227,7 @@ fn tables(schema: &Schema, out: &mut String) {
             let _ = writeln!(out, "    {}: ({}, {{", py_str(&u.name), if u.by_name { "True" } else { "False" });
             for v in &u.variants {
                 let _ = writeln!(out, "        {}: ({}, (", v.tag, py_str(&v.name));
-                fields(schema, &v.fields, "            ", out);
+                fields(schema, "", &v.fields, "            ", out);
                 out.push_str("        )),\n");
             }
             out.push_str("    }),\n");
@@ -198,13 +236,24 @@ fn tables(schema: &Schema, out: &mut String) {
     // The fewest bytes of each struct and union, from the one function every back end uses
     // (`layout::min_sizes`): the runtime bounds element counts with it before allocating.
     out.push_str("}\n\n# name: the fewest bytes a value takes (prefixes counted, elements not)\nMIN_SIZES = {\n");
+    min_sizes(schema, "", &all, out);
+    out.push_str("}\n\n# id: (name, payload struct, payload size or None, layout fingerprint)\nRECORDS = {\n");
+    records(schema, "", out);
+    out.push_str("}\n");
+}
+
+/// The `MIN_SIZES` entries of the structs and unions `keep` selects.
+fn min_sizes(schema: &Schema, prefix: &str, keep: &[bool], out: &mut String) {
     let min = logspec_ir::layout::min_sizes(schema);
-    for (t, m) in schema.types.iter().zip(&min) {
-        if matches!(t, TypeDef::Struct(_) | TypeDef::Union(_)) {
-            let _ = writeln!(out, "    {}: {m},", py_str(t.name()));
+    for ((t, m), k) in schema.types.iter().zip(&min).zip(keep) {
+        if *k && matches!(t, TypeDef::Struct(_) | TypeDef::Union(_)) {
+            let _ = writeln!(out, "    {}: {m},", py_str(&format!("{prefix}{}", t.name())));
         }
     }
-    out.push_str("}\n\n# id: (name, payload struct, payload size or None, layout fingerprint)\nRECORDS = {\n");
+}
+
+/// The `RECORDS` entries of a schema, their payload structs named with `prefix`.
+fn records(schema: &Schema, prefix: &str, out: &mut String) {
     for r in &schema.records {
         let size = schema.strukt(r.body).size.map_or("None".to_string(), |n| n.to_string());
         let _ = writeln!(
@@ -212,14 +261,103 @@ fn tables(schema: &Schema, out: &mut String) {
             "    {}: ({}, {}, {size}, 0x{:016x}),",
             r.id,
             py_str(&r.name),
-            py_str(schema.ty(r.body).name()),
+            py_str(&format!("{prefix}{}", schema.ty(r.body).name())),
             r.fingerprint
         );
     }
-    out.push_str("}\n");
 }
 
-fn fields(schema: &Schema, fields: &[Field], indent: &str, out: &mut String) {
+/// The prefix of the type names of an older schema id's layouts (`schema_1.RecSensorGnss`, as the
+/// Rust reader's `history::schema_1::RecSensorGnss`): the lock may give an old layout the name of
+/// a current type.
+fn history_prefix(old: &Schema) -> String {
+    old.format.schema_id.as_ref().map_or(String::new(), |s| format!("schema_{}.", s.value))
+}
+
+/// The types a schema's record payloads use, directly or through other types.
+fn reachable_from_records(schema: &Schema) -> Vec<bool> {
+    fn visit(schema: &Schema, t: &Ty, seen: &mut [bool]) {
+        match t {
+            Ty::Named(id) | Ty::Union { id, .. } | Ty::ParamUnion { id, .. } => mark(schema, *id, seen),
+            Ty::Array { elem, .. } => visit(schema, elem, seen),
+            _ => {}
+        }
+    }
+    fn mark(schema: &Schema, id: logspec_ir::ir::TypeId, seen: &mut [bool]) {
+        if std::mem::replace(&mut seen[id.0], true) {
+            return;
+        }
+        match schema.ty(id) {
+            TypeDef::Struct(s) => s.fields.iter().for_each(|f| visit(schema, &f.ty, seen)),
+            TypeDef::Union(u) => u.variants.iter().flat_map(|v| &v.fields).for_each(|f| visit(schema, &f.ty, seen)),
+            _ => {}
+        }
+    }
+    let mut seen = vec![false; schema.types.len()];
+    for r in &schema.records {
+        mark(schema, r.body, &mut seen);
+    }
+    seen
+}
+
+/// `LAYOUTS`: the record layouts by the schema id a file header names. The current id maps to
+/// `RECORDS`; each older id of the lock file gets its payload structs and unions added to
+/// `STRUCTS`, `UNIONS` and `MIN_SIZES` under `schema_<id>.` names, and a `RECORDS_<id>` table.
+fn layouts(schema: &Schema, history: &[Schema], out: &mut String) {
+    let current = schema.format.schema_id.as_ref().map_or("None".to_string(), |s| s.value.to_string());
+    let mut entries = vec![format!("{current}: RECORDS")];
+    for old in history {
+        let Some(id) = old.format.schema_id.as_ref().map(|s| s.value) else { continue };
+        let prefix = history_prefix(old);
+        let keep = reachable_from_records(old);
+        let _ = writeln!(
+            out,
+            "\n# Schema id {id}, from the lock file: the record layouts of files written under it (the file header\n\
+             # and the framing are the current ones).\nSTRUCTS.update({{"
+        );
+        for (t, k) in old.types.iter().zip(&keep) {
+            if let (TypeDef::Struct(s), true) = (t, k) {
+                let size = s.size.map_or("None".to_string(), |n| n.to_string());
+                let _ = writeln!(out, "    {}: ({size}, (", py_str(&format!("{prefix}{}", s.name)));
+                fields(old, &prefix, &s.fields, "        ", out);
+                out.push_str("    )),\n");
+            }
+        }
+        out.push_str("})\nUNIONS.update({\n");
+        for (t, k) in old.types.iter().zip(&keep) {
+            if let (TypeDef::Union(u), true) = (t, k) {
+                let by_name = if u.by_name { "True" } else { "False" };
+                let _ = writeln!(out, "    {}: ({by_name}, {{", py_str(&format!("{prefix}{}", u.name)));
+                for v in &u.variants {
+                    let _ = writeln!(out, "        {}: ({}, (", v.tag, py_str(&v.name));
+                    fields(old, &prefix, &v.fields, "            ", out);
+                    out.push_str("        )),\n");
+                }
+                out.push_str("    }),\n");
+            }
+        }
+        out.push_str("})\nMIN_SIZES.update({\n");
+        min_sizes(old, &prefix, &keep, out);
+        out.push_str("})\nNAMED_VALUES.update({\n");
+        for (t, k) in old.types.iter().zip(&keep) {
+            if let (Some(line), true) = (named_entry(t, &prefix), k) {
+                let _ = writeln!(out, "{line}");
+            }
+        }
+        let _ = writeln!(out, "}})\nRECORDS_{id} = {{");
+        records(old, &prefix, out);
+        out.push_str("}\n");
+        entries.push(format!("{id}: RECORDS_{id}"));
+    }
+    let _ = writeln!(
+        out,
+        "\n# schema id in the file header: the record layouts of files written under it.\nLAYOUTS = {{{}}}",
+        entries.join(", ")
+    );
+}
+
+/// The field tuples of a field list; named types are referred to as `prefix` + their name.
+fn fields(schema: &Schema, prefix: &str, fields: &[Field], indent: &str, out: &mut String) {
     for f in fields {
         let constant = match &f.value {
             None => "None".to_string(),
@@ -246,24 +384,26 @@ fn fields(schema: &Schema, fields: &[Field], indent: &str, out: &mut String) {
                 width.lo,
                 width.bits
             ),
-            other => ty(schema, other, f.endian),
+            other => ty(schema, prefix, other, f.endian),
         };
         let _ = writeln!(out, "{indent}({}, {desc}, {constant}),{comment}", py_str(&f.name));
     }
 }
 
 /// The descriptor tuple of a type (see the comment above `STRUCTS` in the output).
-fn ty(schema: &Schema, t: &Ty, endian: Endian) -> String {
+fn ty(schema: &Schema, prefix: &str, t: &Ty, endian: Endian) -> String {
     match t {
         Ty::Prim(p) => format!("(\"p\", {})", py_str(&code(*p, endian))),
         Ty::Bool => "(\"bool\",)".into(),
         Ty::Pad(n) => format!("(\"pad\", {n})"),
         Ty::Bytes(l) => format!("(\"bytes\", {})", len(*l, endian)),
         Ty::Str(l) => format!("(\"str\", {})", len(*l, endian)),
-        Ty::Array { elem, len: l } => format!("(\"array\", {}, {})", ty(schema, elem, endian), len(*l, endian)),
+        Ty::Array { elem, len: l } => {
+            format!("(\"array\", {}, {})", ty(schema, prefix, elem, endian), len(*l, endian))
+        }
         Ty::Named(id) => {
             let def = schema.ty(*id);
-            let name = py_str(def.name());
+            let name = py_str(&format!("{prefix}{}", def.name()));
             match def {
                 TypeDef::Struct(_) => format!("(\"struct\", {name})"),
                 TypeDef::Enum(e) => format!("(\"enum\", {}, {name})", py_str(&code(e.base, endian))),
@@ -275,11 +415,17 @@ fn ty(schema: &Schema, t: &Ty, endian: Endian) -> String {
         // Only a field list knows the width field's name; `fields` writes the descriptor.
         Ty::VarInt { .. } => "(\"varint\",)".into(),
         // Selected by a reader parameter the Python reader does not know: decoding it reports that.
-        Ty::ParamUnion { id, .. } => format!("(\"union\", {}, None)", py_str(schema.ty(*id).name())),
+        Ty::ParamUnion { id, .. } => {
+            format!("(\"union\", {}, None)", py_str(&format!("{prefix}{}", schema.ty(*id).name())))
+        }
         Ty::Union { id, tag_field } => {
             // The tag field is an earlier field of the same struct; find it by name at decode time.
             let tag = enclosing_field_name(schema, *id, *tag_field);
-            format!("(\"union\", {}, {})", py_str(schema.ty(*id).name()), tag.map_or("None".into(), |n| py_str(&n)))
+            format!(
+                "(\"union\", {}, {})",
+                py_str(&format!("{prefix}{}", schema.ty(*id).name())),
+                tag.map_or("None".into(), |n| py_str(&n))
+            )
         }
     }
 }

@@ -53,8 +53,98 @@ class _Bad(Exception):
 
 
 # A record as read: `fields` is a dict in wire order, or None for a record type this module does
-# not know, whose raw `payload` is kept instead (known records have `payload` None).
-Record = _collections.namedtuple("Record", "offset index timestamp type name fields payload")
+# not know, whose raw `payload` is kept instead (known records have `payload` None). Enum and
+# flags fields are plain integers; the repr shows them by name (`src=ActSrc.MANUAL`), and
+# `named_fields` gives the fields with names in place of the numbers.
+class Record(_collections.namedtuple("Record", "offset index timestamp type name fields payload")):
+    __slots__ = ()
+    # The record layouts (a `LAYOUTS` entry) the record was read with; set per layout by `Reader`.
+    _records = None
+
+    def __repr__(self):
+        fields = self.fields
+        if fields is not None:
+            fields = _named_record(self, True)
+        return "Record(offset=%r, index=%r, timestamp=%r, type=%r, name=%r, fields=%r, payload=%r)" % (
+            self.offset, self.index, self.timestamp, self.type, self.name, fields, self.payload)
+
+
+class _Shown(str):
+    """Text that a repr shows as it is, without quotes (`ActSrc.MANUAL`)."""
+
+    def __repr__(self):
+        return str(self)
+
+
+_RECORD_CLASSES = {}
+
+
+def _record_class(records):
+    """The `Record` subclass of one record table: the same tuple, which knows its layouts."""
+    cls = _RECORD_CLASSES.get(id(records))
+    if cls is None:
+        cls = _RECORD_CLASSES[id(records)] = type("Record", (Record,), {"__slots__": (), "_records": records})
+    return cls
+
+
+def _named(ty, v, shown):
+    """A decoded value with its enum and flags numbers replaced by names: an enum value by its
+    name (the number when the schema names none); a flags value by the list of the names of its
+    set bits, with the number of the bits the schema names none last when there are any. With
+    `shown`, as repr text instead: `ActSrc.MANUAL`, `ActSrc(7)`, `GnssStatus.VALID|GnssStatus.RTK`,
+    `GnssStatus(0)`."""
+    k = ty[0]
+    if k == "enum":
+        names = NAMED_VALUES.get(ty[2], {})
+        cls = ty[2].rsplit(".", 1)[-1]
+        n = names.get(v)
+        if not shown:
+            return v if n is None else n
+        return _Shown("%s.%s" % (cls, n) if n is not None else "%s(%r)" % (cls, v))
+    if k == "flags":
+        names = NAMED_VALUES.get(ty[2], {})
+        cls = ty[2].rsplit(".", 1)[-1]
+        out = [n for bit, n in sorted(names.items()) if v & bit]
+        rest = v & ~sum(bit for bit in names)
+        if not shown:
+            return out + [rest] if rest else out
+        parts = ["%s.%s" % (cls, n) for n in out] + (["%s(%#x)" % (cls, rest)] if rest else [])
+        return _Shown("|".join(parts) if parts else "%s(0)" % cls)
+    if k == "array":
+        return [_named(ty[1], x, shown) for x in v]
+    if k == "struct":
+        return _named_fields(STRUCTS[ty[1]][1], v, shown)
+    if k == "union":
+        variant = v.get("variant")
+        for vname, vfields in UNIONS[ty[1]][1].values():
+            if vname == variant:
+                out = {"variant": variant}
+                out.update(_named_fields(vfields, v, shown))
+                return out
+    return v
+
+
+def _named_fields(fields, values, shown):
+    out = {}
+    for name, ty, _c in fields:
+        if ty[0] != "pad" and name in values:
+            out[name] = _named(ty, values[name], shown)
+    return out
+
+
+def _named_record(r, shown):
+    records = r._records if r._records is not None else RECORDS
+    return _named_fields(STRUCTS[records[r.type][1]][1], r.fields, shown)
+
+
+def named_fields(record):
+    """A record's fields with enum values by name and flags values as lists of the names of their
+    set bits (see `_named`), e.g. `{"u_s_req": 0.5, "u_d_req": -0.5, "src": "MANUAL"}`; None for a
+    record this module does not know. `Record.fields` keeps the numbers, as `logspec dump` prints
+    them."""
+    if record.fields is None:
+        return None
+    return _named_record(record, False)
 
 # Everything `read` returns. `columns[name][field]` is a list (or numpy array) of that field's
 # values in file order; the timestamp is a column too. `unknown` lists (timestamp, type, len).
@@ -384,6 +474,11 @@ class Reader(object):
         self.strict = strict
         self._hdec = None
         self._decoders = {}
+        # The schema id the file header names, and the record layouts written under it (`RECORDS`,
+        # or an older entry of `LAYOUTS` from the lock file).
+        self.schema_id = SCHEMA_ID
+        self.records = RECORDS
+        self._record = _record_class(RECORDS)
         self.offset = 0
         self.index = 0
         self.header = None
@@ -414,10 +509,16 @@ class Reader(object):
             self.header, _ = _decoder(FILE_HEADER)(raw, 0, size)
         except _Bad as e:
             raise DecodeError(self.path, e.pos, "%s: %s" % (FILE_HEADER, e.message), field=e.field)
-        if SCHEMA_ID_FIELD is not None and self.header[SCHEMA_ID_FIELD] != SCHEMA_ID:
-            raise DecodeError(
-                self.path, 0, "%s %r is not one this reader knows (%d); regenerate the module from the matching schema"
-                % (SCHEMA_ID_FIELD, self.header[SCHEMA_ID_FIELD], SCHEMA_ID), field=SCHEMA_ID_FIELD)
+        if SCHEMA_ID_FIELD is not None:
+            sid = self.header[SCHEMA_ID_FIELD]
+            records = LAYOUTS.get(sid) if type(sid) is int else None
+            if records is None:
+                raise DecodeError(
+                    self.path, 0, "%s %r is not one this reader knows (%s); regenerate the module from the matching schema"
+                    % (SCHEMA_ID_FIELD, sid, ", ".join(map(str, LAYOUTS))), field=SCHEMA_ID_FIELD)
+            self.schema_id = sid
+            self.records = records
+            self._record = _record_class(records)
         self.offset = size
 
     def __iter__(self):
@@ -446,7 +547,7 @@ class Reader(object):
         except _Bad as e:
             raise DecodeError(self.path, start + e.pos, "record header: %s" % e.message, self.index, field=e.field)
         tag = h[tag_f]
-        rec = RECORDS.get(tag)
+        rec = self.records.get(tag)
         name = rec[0] if rec else None
         if len_f is not None:
             n = h[len_f]
@@ -465,12 +566,12 @@ class Reader(object):
         index = self.index
         if rec is None:
             self.offset, self.index = after, index + 1
-            return Record(start, index, ts, tag, None, None, payload)
+            return self._record(start, index, ts, tag, None, None, payload)
         if rec[2] is not None and n != rec[2]:
             if self.strict:
                 raise DecodeError(self.path, start, "payload length %d, expected %d" % (n, rec[2]), index, name)
             self.offset, self.index = after, index + 1
-            return Record(start, index, ts, tag, name, None, payload)
+            return self._record(start, index, ts, tag, name, None, payload)
         dec = self._decoders.get(tag)
         if dec is None:
             dec = self._decoders[tag] = _decoder(rec[1])
@@ -481,7 +582,7 @@ class Reader(object):
         if end != n:
             raise DecodeError(self.path, start + hsize + end, "%d payload bytes left after the last field" % (n - end), index, name)
         self.offset, self.index = after, index + 1
-        return Record(start, index, ts, tag, name, fields, None)
+        return self._record(start, index, ts, tag, name, fields, None)
 
 
 def _flat_field(ty, const):
@@ -498,7 +599,7 @@ class _Flat(object):
     dict look-up, and decoded afterwards all at once per type; every other record takes the
     `Reader`'s path. Needs a fixed-size record header in one byte order with a length field."""
 
-    def __init__(self):
+    def __init__(self, records):
         hname = FRAMING["header"]
         hsize, hfields = STRUCTS[hname]
         self.ok = False
@@ -526,7 +627,7 @@ class _Flat(object):
         self.hsize = hsize
         self.ts_at = at[ts_f] if ts_f is not None else None
         # tag -> (payload size, fields (name, offset in the record, type))
-        for tag, (_name, body, size, _fp) in RECORDS.items():
+        for tag, (_name, body, size, _fp) in records.items():
             bfields = STRUCTS[body][1]
             if size is None or not all(_flat_field(ty, c) for _n, ty, c in bfields):
                 continue
@@ -620,13 +721,15 @@ def _np_code(np, ty):
     return np.dtype(ty[1])
 
 
-_FLAT = []
+_FLAT = {}
 
 
-def _flat():
-    if not _FLAT:
-        _FLAT.append(_Flat())
-    return _FLAT[0]
+def _flat(schema_id):
+    """The walk plan of the record layouts of one schema id (see `LAYOUTS`)."""
+    plan = _FLAT.get(schema_id)
+    if plan is None:
+        plan = _FLAT[schema_id] = _Flat(LAYOUTS.get(schema_id, RECORDS))
+    return plan
 
 
 def _slurp(source):
@@ -653,16 +756,19 @@ def read(source, numpy=False, strict=True):
             import numpy as np
         except ImportError:
             raise ImportError("read(..., numpy=True) needs numpy; install it or use numpy=False for lists")
-    plan = _flat()
-    if not plan.ok:
+    if not any(_flat(sid).ok for sid in LAYOUTS):
         return _read_records(Reader(source, strict), np)
     name, data = _slurp(source)
     if not isinstance(data, bytes):
         data = bytes(data)
     reader = Reader(_io.BytesIO(data), strict, name)
+    plan = _flat(reader.schema_id)
+    if not plan.ok:
+        return _read_records(reader, np)
+    records = reader.records
     offsets = {tag: _array.array("q") for tag in plan.types}
     appends = {k: (offsets[tag].append, step) for k, (tag, step) in plan.steps.items()}
-    other = _Columns(np)
+    other = _Columns(np, records)
     end = len(data)
     stop = end - plan.longest + 1
     key = plan.key.unpack_from
@@ -671,7 +777,7 @@ def read(source, numpy=False, strict=True):
     def result():
         cols = {}
         counts = {}
-        for tag, (rname, _body, _size, _fp) in RECORDS.items():
+        for tag, (rname, _body, _size, _fp) in records.items():
             offs = offsets.get(tag)
             if offs:
                 cols[rname] = plan.columns(tag, data, offs, np)
@@ -716,8 +822,9 @@ def read(source, numpy=False, strict=True):
 class _Columns(object):
     """Per-record-type columns built one record at a time (records that are not flat)."""
 
-    def __init__(self, np):
+    def __init__(self, np, records):
         self.np = np
+        self.records = records
         self.columns = {}
         self.counts = {}
         self.unknown = []
@@ -746,7 +853,7 @@ class _Columns(object):
         np = self.np
         if np is None:
             return cols
-        body = next(b for n, b, _s, _f in RECORDS.values() if n == name)
+        body = next(b for n, b, _s, _f in self.records.values() if n == name)
         types = {n: t for n, t, _c in STRUCTS[FRAMING["header"]][1]}
         types.update((n, t) for n, t, _c in STRUCTS[body][1])
 
@@ -763,12 +870,12 @@ class _Columns(object):
 
 def _read_records(reader, np):
     """`read` through the `Reader`, one record at a time (framings the walk cannot take)."""
-    other = _Columns(np)
+    other = _Columns(np, reader.records)
 
     def result():
         cols = {}
         counts = {}
-        for _tag, (rname, _body, _size, _fp) in RECORDS.items():
+        for _tag, (rname, _body, _size, _fp) in reader.records.items():
             if rname in other.columns:
                 cols[rname] = other.finish(rname)
                 counts[rname] = other.counts[rname]
@@ -869,8 +976,9 @@ def json_text(v):
     return json_text(_json_value(v)) if t is bytes else _json.dumps(v)
 
 
-def record_json(r):
-    """A record as the JSON object `logspec dump` prints for it."""
+def record_json(r, names=False):
+    """A record as the JSON object `logspec dump` prints for it; with `names`, its enum and flags
+    fields by name as `named_fields` gives them (`logspec dump` prints the numbers)."""
     obj = {}
     if FRAMING["timestamp"] is not None:
         obj[FRAMING["timestamp"]] = r.timestamp
@@ -881,7 +989,7 @@ def record_json(r):
         obj["payload_hex"] = r.payload.hex()
     else:
         obj["name"] = r.name
-        obj["fields"] = _json_value(r.fields)
+        obj["fields"] = _json_value(_named_record(r, False) if names else r.fields)
     return obj
 
 
@@ -927,6 +1035,8 @@ def main(argv=None):
     sub = p.add_subparsers(dest="verb", required=True)
     d = sub.add_parser("dump", help="print every record as JSON Lines, in file order (as `logspec dump`)")
     d.add_argument("file")
+    d.add_argument("--names", action="store_true",
+                   help="enum values by name and flags as lists of bit names (logspec dump prints the numbers)")
     s = sub.add_parser("summary", help="print the header and record counts as JSON")
     s.add_argument("file")
     g = sub.add_parser("golden", help="check golden vectors (golden/%s.json) against this module" % FORMAT)
@@ -937,7 +1047,7 @@ def main(argv=None):
             out = sys.stdout
             with Reader(args.file) as r:
                 for rec in r:
-                    out.write(json_text(record_json(rec)))
+                    out.write(json_text(record_json(rec, args.names)))
                     out.write("\n")
         elif args.verb == "golden":
             print("%d golden vectors agree" % check_golden(args.file))

@@ -19,6 +19,12 @@ macro_rules! putln {
     }};
 }
 
+/// The C expression of a variable-width integer's byte count: its bits of the width field, plus one.
+fn var_width(sh: &Shape, width: &logspec_ir::ir::Width) -> String {
+    let w = sh.fields.get(width.field).map_or("0", |f| f.name.as_str());
+    format!("(size_t)(((uint64_t)v->{w} >> {}) & 0x{:x}u) + 1u", width.lo, (1u64 << width.bits) - 1)
+}
+
 /// C and C++ keywords a member name must not be (`double`, `float`, `struct` are RLOG variants).
 const KEYWORDS: &[&str] = &[
     "auto",
@@ -141,9 +147,10 @@ impl Gen<'_> {
                 }
                 _ => false,
             },
-            // Variable-width integers (WPILOG's record header) are not generated in C yet: the
-            // header documents their layout in a comment.
-            Ty::ParamUnion { .. } | Ty::VarInt { .. } => false,
+            // A variable-width integer (WPILOG's record header) takes the byte count its width
+            // field's bits give; `_fit_widths` sets those bits to the fewest bytes.
+            Ty::VarInt { .. } => true,
+            Ty::ParamUnion { .. } => false,
         }
     }
 
@@ -403,7 +410,42 @@ impl Gen<'_> {
                 );
             }
         }
+        self.fit_widths(sh);
         self.out.push('\n');
+    }
+
+    /// `_fit_widths` of a shape with variable-width integers: sets their width bits to the fewest
+    /// bytes that hold each value (what a writer wants before `_encode`; a decoded value keeps
+    /// the widths it was read with), as the Rust type's `fit_widths`.
+    fn fit_widths(&mut self, sh: &Shape) {
+        let mut body = String::new();
+        for f in sh.fields {
+            let Ty::VarInt { prim, width } = &f.ty else { continue };
+            let w = &sh.fields[width.field];
+            let wt = match base_prim(self, &w.ty) {
+                Some(p) => prim_c(p),
+                None => "uint8_t".into(),
+            };
+            let mask = format!("0x{:x}u", width.mask());
+            putln!(
+                body,
+                "    {{\n        uint64_t x = (uint64_t)(uint{}_t)v->{};\n        uint64_t w = 1u;\n        while (w < 8u && (x >> (8u * w)) != 0) w++;\n        v->{} = ({wt})(((uint64_t)v->{} & ~(uint64_t){mask}) | (((w - 1u) << {}) & {mask}));\n    }}",
+                prim.size() * 8,
+                f.name,
+                w.name,
+                w.name,
+                width.lo
+            );
+        }
+        if body.is_empty() {
+            return;
+        }
+        putln!(
+            self.out,
+            "/** Sets the width bits of every variable-width integer of `v` to the fewest bytes that hold its value. */\nstatic inline void {}_fit_widths({} *v)\n{{\n{body}}}",
+            sh.stem,
+            sh.enc_ty()
+        );
     }
 
     /// The one byte order in which a fixed-size layout's wire bytes are its packed struct's memory:
@@ -475,6 +517,24 @@ impl Gen<'_> {
             (None, Ty::Pad(k)) => {
                 self.need(out, checked, &format!("{k}u"), "ERR_SPACE", "cap");
                 putln!(out, "    {u}_MEMSET(buf + n, 0, {k}u);\n    n += {k}u;");
+            }
+            (None, Ty::VarInt { prim, width }) => {
+                // The byte count is the width field's (the caller's, or `_fit_widths`'s); a value
+                // that does not fit it is a range error, as in the Rust and Python encoders.
+                let bits = prim.size() * 8;
+                let x = if bits == 64 { format!("(uint64_t){src}") } else { format!("(uint64_t)(uint{bits}_t){src}") };
+                putln!(out, "    {{\n        uint64_t x = {x};");
+                putln!(out, "        size_t w = {};\n        size_t i;", var_width(sh, width));
+                let fits = "(w < 8u && (x >> (8u * w)) != 0)";
+                if width.max_bytes() > prim.size() {
+                    putln!(out, "        if (w > {}u || {fits}) return {u}_ERR_RANGE;", prim.size());
+                } else {
+                    putln!(out, "        if {fits} return {u}_ERR_RANGE;");
+                }
+                putln!(out, "        if (cap - n < w) return {u}_ERR_SPACE;");
+                let at = if f.endian == Endian::Big { "n + w - 1u - i" } else { "n + i" };
+                putln!(out, "        for (i = 0; i < w; i++) buf[{at}] = (uint8_t)(x >> (8u * i));");
+                putln!(out, "        n += w;\n    }}");
             }
             (None, Ty::Bytes(Len::Fixed(_)) | Ty::Str(Len::Fixed(_)) | Ty::Prim(_) | Ty::Bool | Ty::Named(_))
             | (None, Ty::Array { len: Len::Fixed(_), .. })
@@ -629,6 +689,25 @@ impl Gen<'_> {
             (None, Ty::Pad(k)) => {
                 self.need(out, checked, &format!("{k}u"), "ERR_SHORT", "len");
                 putln!(out, "    n += {k}u;");
+            }
+            (None, Ty::VarInt { prim, width }) => {
+                // Signed values are the wire's two's complement at the type's full width, so a
+                // negative value takes every byte.
+                let bits = prim.size() * 8;
+                putln!(out, "    {{\n        uint64_t x = 0;");
+                putln!(out, "        size_t w = {};\n        size_t i;", var_width(sh, width));
+                if width.max_bytes() > prim.size() {
+                    putln!(out, "        if (w > {}u) return {u}_ERR_COUNT;", prim.size());
+                }
+                putln!(out, "        if (len - n < w) return {u}_ERR_SHORT;");
+                let at = if f.endian == Endian::Big { "n + w - 1u - i" } else { "n + i" };
+                putln!(out, "        for (i = 0; i < w; i++) x |= (uint64_t)buf[{at}] << (8u * i);");
+                let cast = if prim.is_signed() {
+                    format!("({})(uint{bits}_t)", prim_c(*prim))
+                } else {
+                    format!("({})", prim_c(*prim))
+                };
+                putln!(out, "        {dst} = {cast}x;\n        n += w;\n    }}");
             }
             (None, t) if self.s.size_of(t).is_some() && !matches!(t, Ty::Named(id) if self.is_var_struct(*id)) => {
                 self.dec_value(out, t, f.endian, &dst, checked, 0);

@@ -543,17 +543,73 @@ impl Gen<'_> {
         }
     }
 
-    /// Says why a struct gets no functions (a reader-parameter union or an extern type in it).
+    /// Says why a struct gets no functions: the first field whose layout the bytes do not
+    /// determine (a reader-parameter union, an extern type, a union selected by a type name),
+    /// directly or through the types it holds, and what firmware can use instead.
     fn no_functions(&mut self, st: &Struct) {
-        self.block(
-            &format!(
-                "{}: no encode/decode functions, because a field's layout is chosen outside the bytes (a reader \
-                 parameter) or is not described by the schema (an extern type).",
-                st.name
-            ),
-            false,
-        );
+        let reason = st
+            .fields
+            .iter()
+            .find_map(|f| self.why_unsupported(&f.ty).map(|why| format!("its field `{}` {why}", f.name)))
+            .unwrap_or_else(|| "one of its fields has no C layout".to_string());
+        self.block(&format!("{}: no encode/decode functions, because {reason}.", st.name), false);
         self.out.push('\n');
+    }
+
+    /// Why a type has no C functions (completing "its field `x` ..."), or `None` when it has them.
+    fn why_unsupported(&self, ty: &Ty) -> Option<String> {
+        if self.supported(ty) {
+            return None;
+        }
+        match ty {
+            Ty::ParamUnion { id, param } => {
+                let TypeDef::Union(u) = self.s.ty(*id) else { return None };
+                let p = self.s.params.get(*param).map_or("?", |p| p.name.as_str());
+                let variants: Vec<String> = (0..u.variants.len())
+                    .filter(|&i| !u.variants[i].fields.is_empty())
+                    .map(|i| format!("{}_encode/_decode", self.variant_shape(*id, u, i).stem))
+                    .collect();
+                let mut why = format!(
+                    "is the union {} whose variant the reader parameter `{p}` selects: that value is not in these \
+                     bytes (a reader learns it from the file header or by trying the layouts), so a decoder here \
+                     could not tell the layout",
+                    u.name
+                );
+                if !variants.is_empty() {
+                    why.push_str(&format!(
+                        "; with `{p}` known, write the fields by the wire layouts in this header and the union with {}",
+                        variants.join(", ")
+                    ));
+                }
+                Some(why)
+            }
+            Ty::Array { elem, .. } => self.why_unsupported(elem).map(|w| format!("is an array whose element {w}")),
+            Ty::Named(id) | Ty::Union { id, .. } => match self.s.ty(*id) {
+                TypeDef::Extern(x) => Some(format!("has the type `{}`, defined outside the schema", one_line(&x.path))),
+                TypeDef::Union(u) if u.by_name => {
+                    Some(format!("is the union {}, selected by a type name the bytes do not hold", u.name))
+                }
+                TypeDef::Struct(st) => {
+                    let inner = st.fields.iter().find_map(|f| self.why_unsupported(&f.ty).map(|w| (f, w)));
+                    match inner {
+                        Some((f, w)) => Some(format!("is the struct {}, whose field `{}` {w}", st.name, f.name)),
+                        None => Some(format!("is the struct {}, which has no C functions", st.name)),
+                    }
+                }
+                TypeDef::Union(u) => {
+                    let inner = u
+                        .variants
+                        .iter()
+                        .flat_map(|v| v.fields.iter().map(move |f| (v, f)))
+                        .find_map(|(v, f)| self.why_unsupported(&f.ty).map(|w| (v, f, w)));
+                    inner.map(|(v, f, w)| {
+                        format!("is the union {}, whose variant {}'s field `{}` {w}", u.name, v.name, f.name)
+                    })
+                }
+                _ => None,
+            },
+            _ => None,
+        }
     }
 
     /// A union has no fixed size, hence no C type: its variants are described in a comment, and
@@ -774,7 +830,7 @@ impl Gen<'_> {
     /// The C element type of a fixed-size type and the array dimensions after the member name.
     fn c_decl(&self, ty: &Ty) -> Option<(String, Vec<u32>)> {
         match ty {
-            Ty::Prim(p) => Some((prim_c(*p), vec![])),
+            Ty::Prim(p) | Ty::VarInt { prim: p, .. } => Some((prim_c(*p), vec![])),
             Ty::Bool => Some(("uint8_t".into(), vec![])),
             Ty::Pad(n) | Ty::Bytes(Len::Fixed(n)) => Some(("uint8_t".into(), vec![*n])),
             Ty::Str(Len::Fixed(n)) => Some(("char".into(), vec![*n])),

@@ -5,6 +5,7 @@
 use std::fmt::Write;
 
 use super::codec::ident;
+use super::codec::Shape;
 use super::wire::{base_prim, prefix_max};
 use super::{int_lit, one_line, prim_c, snake, Gen};
 use logspec_ir::ir::{Field, Prim, Struct, Ty, TypeDef, TypeId};
@@ -298,6 +299,85 @@ impl Gen<'_> {
             }
             if !var.fields.is_empty() {
                 putln!(self.out, "    m.{}.{} = *p;", st.fields[*ui].name, ident(&var.name));
+            }
+            putln!(self.out, "    return {}_encode(buf, cap, &m, &k) == {u}_OK ? k : 0u;\n}}\n", sh.stem);
+            self.typed_writers(&sh, st, (*ui, *uid, *tag), &others, i);
+        }
+    }
+
+    /// For a message variant whose body holds a tagged union of its own (RLOG R1's Field: a key
+    /// id, the value's type code, the value), one writer per value type that writes the type code
+    /// itself: `rlog_r1_message_write_field_double(buf, cap, key_id, &value)`.
+    fn typed_writers(&mut self, sh: &Shape, st: &Struct, outer: (usize, TypeId, usize), others: &[&Field], vi: usize) {
+        let u = self.n.upper.clone();
+        let (ui, uid, tag) = outer;
+        let TypeDef::Union(un) = self.s.ty(uid) else { return };
+        let var = &un.variants[vi];
+        let inner: Vec<(usize, TypeId, usize)> = var
+            .fields
+            .iter()
+            .enumerate()
+            .filter_map(|(i, f)| match f.ty {
+                Ty::Union { id, tag_field } => Some((i, id, tag_field)),
+                _ => None,
+            })
+            .collect();
+        let [(ii, iid, itag)] = inner.as_slice() else { return };
+        let TypeDef::Union(iun) = self.s.ty(*iid) else { return };
+        if iun.by_name {
+            return;
+        }
+        let rest: Vec<&Field> = var
+            .fields
+            .iter()
+            .enumerate()
+            .filter(|(i, f)| i != ii && i != itag && !f.is_padding() && f.value.is_none())
+            .map(|(_, f)| f)
+            .collect();
+        if !rest.iter().all(|f| base_prim(self, &f.ty).is_some() || f.ty == Ty::Bool) {
+            return;
+        }
+        let tag_f = &st.fields[tag];
+        let tag_c = self.c_decl(&tag_f.ty).map(|d| d.0).unwrap_or_default();
+        let itag_f = &var.fields[*itag];
+        let itag_c = self.c_decl(&itag_f.ty).map(|d| d.0).unwrap_or_default();
+        let body = format!("{}.{}", st.fields[ui].name, ident(&var.name));
+        let vname = ident(&var.name).trim_end_matches('_').to_string();
+        for (j, iv) in iun.variants.iter().enumerate() {
+            if !iv.fields.iter().all(|f| self.supported(&f.ty)) {
+                continue;
+            }
+            let ivs = self.variant_shape(*iid, iun, j);
+            let mut params = vec!["uint8_t *buf".to_string(), "size_t cap".to_string()];
+            for f in others.iter().chain(&rest) {
+                params.push(format!("{} {}", self.c_decl(&f.ty).map(|d| d.0).unwrap_or_default(), f.name));
+            }
+            if !iv.fields.is_empty() {
+                params.push(format!("const {} *p", ivs.enc_ty()));
+            }
+            let doc = format!(
+                "Writes one {} with the {} body ({} = {}) holding a {} {} ({} = {}, written here). Returns the bytes written, or 0 when it does not fit in `cap` bytes or a length does not fit its prefix.",
+                st.name, var.name, tag_f.name, var.tag, iv.name, iun.name, itag_f.name, iv.tag
+            );
+            self.block(&doc, true);
+            let ivname = ident(&iv.name).trim_end_matches('_').to_string();
+            putln!(self.out, "static inline size_t {}_write_{vname}_{ivname}({})\n{{", sh.stem, params.join(", "));
+            putln!(self.out, "    {} m;\n    size_t k = 0;\n    {u}_MEMSET(&m, 0, sizeof m);", sh.enc_ty());
+            putln!(self.out, "    m.{} = ({tag_c}){};", tag_f.name, int_lit(var.tag, Prim::I64).trim_end_matches("LL"));
+            for f in others {
+                putln!(self.out, "    m.{0} = {0};", f.name);
+            }
+            for f in &rest {
+                putln!(self.out, "    m.{body}.{0} = {0};", f.name);
+            }
+            putln!(
+                self.out,
+                "    m.{body}.{} = ({itag_c}){};",
+                itag_f.name,
+                int_lit(iv.tag, Prim::I64).trim_end_matches("LL")
+            );
+            if !iv.fields.is_empty() {
+                putln!(self.out, "    m.{body}.{}.{} = *p;", var.fields[*ii].name, ident(&iv.name));
             }
             putln!(self.out, "    return {}_encode(buf, cap, &m, &k) == {u}_OK ? k : 0u;\n}}\n", sh.stem);
         }
