@@ -49,15 +49,12 @@ fn scan(path: &Path, sink: &mut dyn Samples) {
     assert!(o.error.is_none(), "{:?}", o.error);
 }
 
-/// The lines: (name, what it is measured against).
-const LINES: [(&str, &str); 4] =
-    [("chosen", "sink"), ("sink", "no-direct"), ("no-direct", "generic"), ("generic", "generic")];
-
-const LABELS: [(&str, &str); 4] = [
-    ("chosen", "tables::read (the chosen path)"),
-    ("sink", "the Tables sink"),
-    ("no-direct", "the same without direct columns"),
-    ("generic", "the generic path (value trees)"),
+/// The lines: name, label, and the line it is measured against.
+const LINES: [(&str, &str, &str); 4] = [
+    ("chosen", "tables::read (the chosen path)", "sink"),
+    ("sink", "the Tables sink", "no-direct"),
+    ("no-direct", "the same without direct columns", "generic"),
+    ("generic", "the generic path (value trees)", "generic"),
 ];
 
 /// Reads `path` into tables once by `line`; returns the rows.
@@ -116,10 +113,9 @@ fn measure(name: &str, path: &Path, rounds: usize) {
     }
     assert!(counts.iter().all(|n| *n == counts[0]), "rows differ: {counts:?}");
     let med: Vec<Duration> = times.into_iter().map(median).collect();
-    for (i, (line, base)) in LINES.iter().enumerate() {
-        let j = LINES.iter().position(|(l, _)| l == base).unwrap();
-        let label = LABELS[i].1;
-        let base_label = LABELS[j].1;
+    for (i, (_, label, base)) in LINES.iter().enumerate() {
+        let j = LINES.iter().position(|(l, ..)| l == base).unwrap();
+        let base_label = LINES[j].1;
         println!(
             "  {label:<36} {:>8.3} s  {:>7.1} MB/s  {:.2}x {}",
             med[i].as_secs_f64(),
@@ -127,7 +123,6 @@ fn measure(name: &str, path: &Path, rounds: usize) {
             med[j].as_secs_f64() / med[i].as_secs_f64(),
             if i == j { "itself".to_string() } else { base_label.to_string() }
         );
-        let _ = line;
     }
     println!("  rows: {}", counts[0]);
 }

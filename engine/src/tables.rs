@@ -38,37 +38,22 @@ pub struct Read {
 /// ([`read_usvlog`]), any other log in one [`Log::scan`](logspec::log::Log::scan) into
 /// [`Tables`]. Each gives the tables of that scan.
 pub fn read(path: &std::path::Path, how: &logspec::log::Open, select: &logspec::log::Select) -> Result<Read, Error> {
-    use logspec::log::{Log, Shape};
-    use std::io::Read as _;
-    let shown = logspec::log::shown(path);
-    // The file is opened for each read; `limit` keeps every read to the bytes the first saw.
-    let open = |limit: Option<u64>| -> Result<Log, Error> {
-        let f = std::fs::File::open(path).map_err(|e| Error::Input(format!("{shown}: cannot open: {e}")))?;
-        let input: Box<dyn std::io::Read> = match limit {
-            Some(n) => Box::new(f.take(n)),
-            None => Box::new(f),
-        };
-        Log::from_reader(path, input, how)
-    };
-    let log = open(None)?;
+    use logspec::log::Shape;
+    let log = logspec::log::open(path, how)?;
     let utc = log.utc();
-    let (sink, outcome) = match log.shape() {
-        Shape::FixedFramed => {
-            drop(log);
-            if let Some(r) = read_usvlog(path, &shown, select, None, None)? {
-                return Ok(Read { tables: r.tables, warnings: r.warnings, error: r.error });
-            }
-            // The two passes decline the file: one scan.
-            let mut sink = Tables::new(utc);
-            let outcome = open(None)?.scan(select, &mut sink);
-            (sink, outcome)
+    let log = if log.shape() == Shape::FixedFramed {
+        drop(log);
+        let shown = logspec::log::shown(path);
+        if let Some(r) = read_usvlog(path, &shown, select, None, None)? {
+            return Ok(Read { tables: r.tables, warnings: r.warnings, error: r.error });
         }
-        Shape::Other => {
-            let mut sink = Tables::new(utc);
-            let outcome = log.scan(select, &mut sink);
-            (sink, outcome)
-        }
+        // The two passes decline the file: one scan.
+        logspec::log::open(path, how)?
+    } else {
+        log
     };
+    let mut sink = Tables::new(utc);
+    let outcome = log.scan(select, &mut sink);
     let (tables, mut warnings) = sink.finish()?;
     let (error, more) = match outcome {
         Ok(o) => (o.fault.map(Error::from).or(o.error.map(Error::Input)), o.warnings),

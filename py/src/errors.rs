@@ -1,9 +1,9 @@
 //! The package's exceptions and warnings, and the one place where an engine error becomes one:
-//! its class from the kind of the engine's [`Fault`] (or `CliError::Usage`), and the file, byte
+//! its class from the kind of the engine's [`Fault`] (or `Error::Usage`), and the file, byte
 //! offset, record and field as attributes, taken from the fault's fields (nothing is read back
 //! out of the message text).
 
-use logspec::log::{Error as CliError, Fault, FaultKind};
+use logspec::log::{Error, Fault, FaultKind};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyUserWarning};
 use pyo3::prelude::*;
@@ -75,13 +75,13 @@ fn set_place(v: &Bound<'_, PyAny>, f: &Fault, file: &str) -> PyResult<()> {
 
 /// The Python exception of an engine error: the class from its kind, the attributes from its
 /// place (`file` is the log's path when the error does not name one).
-pub fn from_cli(py: Python<'_>, e: &CliError, file: &str) -> PyErr {
+pub fn from_cli(py: Python<'_>, e: &Error, file: &str) -> PyErr {
     let plain = |kind| Fault::new(kind, file, e.to_string());
     let (err, fault) = match e {
-        CliError::Usage(m) => (UsageError::new_err(m.clone()), plain(FaultKind::Decode)),
-        CliError::Input(m) => (DecodeError::new_err(m.clone()), plain(FaultKind::Decode)),
-        CliError::Io(e) => (DecodeError::new_err(format!("writing output: {e}")), plain(FaultKind::Decode)),
-        CliError::At(f) => {
+        Error::Usage(m) => (UsageError::new_err(m.clone()), plain(FaultKind::Decode)),
+        Error::Input(m) => (DecodeError::new_err(m.clone()), plain(FaultKind::Decode)),
+        Error::Io(e) => (DecodeError::new_err(format!("writing output: {e}")), plain(FaultKind::Decode)),
+        Error::At(f) => {
             let err = match f.kind {
                 FaultKind::Decode => DecodeError::new_err(f.message.clone()),
                 FaultKind::Format => FormatError::new_err(f.message.clone()),

@@ -10,7 +10,7 @@ use std::sync::Mutex;
 
 use logspec::formats::wpilog::NegZero;
 use logspec::log::records::Options;
-use logspec::log::{Error as CliError, Fault, Format, Log, Open, Select};
+use logspec::log::{Error, Fault, Format, Log, Open, Select};
 use logspec_engine::tables;
 use pyo3::prelude::*;
 use pyo3::types::PyString;
@@ -47,9 +47,9 @@ impl NativeLog {
     }
 
     /// Opens and detects the file again (the format is known: detection only reads its head).
-    fn detected(&self) -> Result<Log, CliError> {
-        let f = std::fs::File::open(&self.path)
-            .map_err(|e| CliError::Input(format!("{}: cannot open: {e}", self.shown())))?;
+    fn detected(&self) -> Result<Log, Error> {
+        let f =
+            std::fs::File::open(&self.path).map_err(|e| Error::Input(format!("{}: cannot open: {e}", self.shown())))?;
         Log::from_reader(&self.path, Box::new(f), &self.input)
     }
 }
@@ -146,14 +146,14 @@ impl NativeLog {
             .spawn(move || {
                 let mut out = Batcher { tokens: Tokens::default(), tx };
                 let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    let f = std::fs::File::open(&path)
-                        .map_err(|e| CliError::Input(format!("{shown}: cannot open: {e}")))?;
+                    let f =
+                        std::fs::File::open(&path).map_err(|e| Error::Input(format!("{shown}: cannot open: {e}")))?;
                     let d = Log::from_reader(&path, Box::new(f), &input)?;
                     // A failed send (`Error::Io`) means that the iterator was dropped; its
                     // error goes nowhere, like the end below.
                     d.records(&opts, &mut out)
                 }))
-                .unwrap_or_else(|_| Err(CliError::Input("internal error: the reader panicked".into())));
+                .unwrap_or_else(|_| Err(Error::Input("internal error: the reader panicked".into())));
                 // Every complete record first, then the end; the receiver may be gone (the
                 // iterator was dropped): nothing to tell then.
                 if out.send().is_ok() {
@@ -196,7 +196,7 @@ const BATCH_BYTES: usize = 1 << 22;
 enum Msg {
     Records(Batch),
     Warning(Fault),
-    End(Result<(), CliError>),
+    End(Result<(), Error>),
 }
 
 /// The dump's records, handed on in batches; its warnings in order between them.

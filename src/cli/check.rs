@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use super::lock::Verdict;
 use super::project::{self, Project};
 use super::report::{self, Diag, Level, Reporter};
-use super::{gen, CliError};
+use super::{gen, Error};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -16,7 +16,7 @@ pub struct Args {
     pub project: project::Args,
 }
 
-pub fn run(args: Args) -> Result<ExitCode, CliError> {
+pub fn run(args: Args) -> Result<ExitCode, Error> {
     let project = args.project.resolve()?;
     let rep = args.project.reporter();
     if rep.schema_errors(&project)? {
@@ -66,7 +66,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
 }
 
 /// Compares every schema with its lock file; true if something must be fixed.
-fn check_locks(project: &Project, rep: &Reporter) -> Result<bool, CliError> {
+fn check_locks(project: &Project, rep: &Reporter) -> Result<bool, Error> {
     let mut failed = false;
     for (path, schema) in super::lock::schemas(&project.schemas)? {
         let shown = path.display();

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::export::SelectArgs;
-use super::{open, CliError};
+use super::{open, Error};
 
 #[derive(clap::Args, Debug)]
 #[command(
@@ -38,7 +38,7 @@ pub enum Compression {
     None,
 }
 
-pub fn run(args: Args) -> Result<ExitCode, CliError> {
+pub fn run(args: Args) -> Result<ExitCode, Error> {
     if args.output.extension().is_some_and(|x| x.eq_ignore_ascii_case("wpilog")) {
         logspec_engine::output::refuse_input(&args.output, &[&args.file])?;
         let w = open(&args.file, &args.input)?.to_wpilog(&args.output, &args.select.select())?;
@@ -48,7 +48,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         super::progress::note(&w.note);
         return match w.error {
             // Everything before the fault is in the file.
-            Some(e) => Err(CliError::Input(e)),
+            Some(e) => Err(Error::Input(e)),
             None => Ok(ExitCode::SUCCESS),
         };
     }
@@ -66,7 +66,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     ));
     match w.outcome.error {
         // Everything before the fault is in the file.
-        Some(e) => Err(CliError::Input(e)),
+        Some(e) => Err(Error::Input(e)),
         None => Ok(ExitCode::SUCCESS),
     }
 }

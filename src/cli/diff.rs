@@ -9,7 +9,7 @@ use logspec::ir::ir::{Schema, TypeDef};
 use logspec::ir::lock::{self, Verdict};
 
 use super::report::Level;
-use super::{project, CliError};
+use super::{project, Error};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -21,7 +21,7 @@ pub struct Args {
 }
 
 /// The text of `path` at `rev`, or `None` if the file did not exist there.
-fn git_show(rev: &str, path: &Path) -> Result<Option<String>, CliError> {
+fn git_show(rev: &str, path: &Path) -> Result<Option<String>, Error> {
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let name = path.file_name().map(|f| f.to_string_lossy().into_owned()).unwrap_or_default();
     let out = Command::new("git")
@@ -29,7 +29,7 @@ fn git_show(rev: &str, path: &Path) -> Result<Option<String>, CliError> {
         .arg(dir)
         .args(["show", &format!("{rev}:./{name}")])
         .output()
-        .map_err(|e| CliError::Usage(format!("cannot run git: {e}")))?;
+        .map_err(|e| Error::Usage(format!("cannot run git: {e}")))?;
     if out.status.success() {
         return Ok(Some(String::from_utf8_lossy(&out.stdout).into_owned()));
     }
@@ -37,7 +37,7 @@ fn git_show(rev: &str, path: &Path) -> Result<Option<String>, CliError> {
     if err.contains("does not exist") || err.contains("exists on disk, but not in") {
         Ok(None)
     } else {
-        Err(CliError::Usage(format!("git show {rev}:{}: {}", path.display(), err.trim())))
+        Err(Error::Usage(format!("git show {rev}:{}: {}", path.display(), err.trim())))
     }
 }
 
@@ -69,7 +69,7 @@ fn cosmetic(old: &Schema, new: &Schema) -> Vec<String> {
     out
 }
 
-pub fn run(args: Args) -> Result<ExitCode, CliError> {
+pub fn run(args: Args) -> Result<ExitCode, Error> {
     let project = args.project.resolve()?;
     let rep = args.project.reporter();
     if rep.schema_errors(&project)? {
@@ -83,7 +83,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             continue;
         };
         let old = logspec::codegen::compile_str(&shown, &old_text)
-            .map_err(|e| CliError::Input(format!("{shown} at {}:\n{}", args.against, e.render())))?;
+            .map_err(|e| Error::Input(format!("{shown} at {}:\n{}", args.against, e.render())))?;
         let report = lock::check(&lock::updated(None, &old), &new);
         let cosmetic = cosmetic(&old, &new);
         if report.changes.is_empty() && cosmetic.is_empty() {

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use super::CliError;
+use super::Error;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -14,8 +14,8 @@ pub struct Args {
     pub output: Option<PathBuf>,
 }
 
-pub fn run(args: Args) -> Result<ExitCode, CliError> {
-    let schema = logspec::codegen::compile_file(&args.schema).map_err(|e| CliError::Input(e.render()))?;
+pub fn run(args: Args) -> Result<ExitCode, Error> {
+    let schema = logspec::codegen::compile_file(&args.schema).map_err(|e| Error::Input(e.render()))?;
     let text = logspec::codegen::backend::doc::markdown(&schema);
     match &args.output {
         Some(path) => logspec_engine::output::write_file(path, &[&args.schema], text.as_bytes())?,

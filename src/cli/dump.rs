@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use logspec::log::records::Options;
 use logspec::log::JsonLines;
 
-use super::{open, CliError};
+use super::{open, Error};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -30,7 +30,7 @@ pub struct Args {
     pub file_order: bool,
 }
 
-pub fn run(args: Args) -> Result<ExitCode, CliError> {
+pub fn run(args: Args) -> Result<ExitCode, Error> {
     let stdout = io::stdout().lock();
     let mut out = BufWriter::with_capacity(1 << 16, stdout);
     let opts = Options {
@@ -41,10 +41,10 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     };
     let log = open(&args.file, &args.input)?;
     let mut lines = JsonLines::new(&mut out);
-    match log.records(&opts, &mut lines).and_then(|()| lines.flush().map_err(CliError::Io)) {
+    match log.records(&opts, &mut lines).and_then(|()| lines.flush().map_err(Error::Io)) {
         Ok(()) => Ok(ExitCode::SUCCESS),
         // A closed pipe (`| head`) is how a reader says it has seen enough.
-        Err(CliError::Io(e)) if e.kind() == io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
+        Err(Error::Io(e)) if e.kind() == io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
         Err(e) => Err(e),
     }
 }

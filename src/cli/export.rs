@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use logspec::log::Select;
 
-use super::{open, CliError};
+use super::{open, Error};
 
 #[derive(clap::Args, Debug)]
 #[command(
@@ -71,7 +71,7 @@ impl Codec {
 
 /// `export --parquet`: every log into the dataset, each reported, and every input that is not a
 /// log named with its reason; exit 1 if any log failed or any input was not exported.
-fn parquet(opts: logspec_engine::parquet::Options) -> Result<ExitCode, CliError> {
+fn parquet(opts: logspec_engine::parquet::Options) -> Result<ExitCode, Error> {
     let out = opts.out.clone();
     let done = logspec_engine::parquet::export(opts)?;
     let mut failed = 0;
@@ -150,11 +150,11 @@ impl SelectArgs {
     }
 }
 
-pub fn run(args: Args) -> Result<ExitCode, CliError> {
+pub fn run(args: Args) -> Result<ExitCode, Error> {
     if let Some(out) = args.parquet {
         let jobs = args.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
         if jobs == 0 {
-            return Err(CliError::Usage("--jobs: at least 1".into()));
+            return Err(Error::Usage("--jobs: at least 1".into()));
         }
         return parquet(logspec_engine::parquet::Options {
             out,
@@ -167,7 +167,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     }
     let csv = args.csv.expect("clap requires --csv or --parquet");
     let [file] = args.files.as_slice() else {
-        return Err(CliError::Usage(format!(
+        return Err(Error::Usage(format!(
             "--csv exports one log, but {} were given (--parquet takes many)",
             args.files.len()
         )));
@@ -200,7 +200,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         eprintln!("logspec: {w}");
     }
     if let Some(e) = outcome.error {
-        return Err(CliError::Input(e));
+        return Err(Error::Input(e));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -9,7 +9,7 @@ use super::lock::Verdict;
 
 use super::project::{self, Project};
 use super::report::Level;
-use super::{schema_paths, CliError};
+use super::{schema_paths, Error};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -61,13 +61,13 @@ impl Lang {
 /// project, at the place the project gives it (paths relative to its root). The generated files
 /// name their schema relative to the root (`schemas/usvlog.toml`), so that the output does not
 /// depend on where the project is checked out.
-pub fn artifacts(project: &Project, langs: &[Lang]) -> Result<Vec<Artifact>, CliError> {
+pub fn artifacts(project: &Project, langs: &[Lang]) -> Result<Vec<Artifact>, Error> {
     let paths = schema_paths(&project.schemas)?;
     let mut out = Vec::new();
     let mut failed = String::new();
     for p in &paths {
         let shown = super::lock::relative(p, &project.root);
-        let source = std::fs::read_to_string(p).map_err(|e| CliError::Input(format!("{shown}: {e}")))?;
+        let source = std::fs::read_to_string(p).map_err(|e| Error::Input(format!("{shown}: {e}")))?;
         match logspec::codegen::compile_str(&shown, &source) {
             Ok(schema) => {
                 // The Python module reads files of the lock's older schema ids too.
@@ -92,7 +92,7 @@ pub fn artifacts(project: &Project, langs: &[Lang]) -> Result<Vec<Artifact>, Cli
     if failed.is_empty() {
         Ok(out)
     } else {
-        Err(CliError::Input(format!("schema errors:\n{failed}")))
+        Err(Error::Input(format!("schema errors:\n{failed}")))
     }
 }
 
@@ -101,15 +101,15 @@ fn history(
     project: &Project,
     path: &std::path::Path,
     schema: &logspec::ir::ir::Schema,
-) -> Result<Vec<logspec::ir::ir::Schema>, CliError> {
+) -> Result<Vec<logspec::ir::ir::Schema>, Error> {
     match super::lock::read_lock(project, path, schema)? {
         Some((lock_path, Some(l))) => logspec::ir::history::history(schema, &l)
-            .map_err(|e| CliError::Input(format!("{}: {e}", super::lock::relative(&lock_path, &project.root)))),
+            .map_err(|e| Error::Input(format!("{}: {e}", super::lock::relative(&lock_path, &project.root)))),
         _ => Ok(Vec::new()),
     }
 }
 
-pub fn run(args: Args) -> Result<ExitCode, CliError> {
+pub fn run(args: Args) -> Result<ExitCode, Error> {
     let project = args.project.resolve()?;
     let rep = args.project.reporter();
     if rep.schema_errors(&project)? {
@@ -125,7 +125,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
             continue;
         }
         if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent).map_err(|e| CliError::Input(format!("{}: {e}", parent.display())))?;
+            std::fs::create_dir_all(parent).map_err(|e| Error::Input(format!("{}: {e}", parent.display())))?;
         }
         logspec_engine::output::write_file(&path, &inputs, a.contents.as_bytes())?;
         rep.text(&format!("wrote     {}\n", a.path))?;

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use super::{open, CliError};
+use super::{open, Error};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -25,9 +25,9 @@ pub struct Args {
 /// Summarises each file in turn. With several files, a file that cannot be read is reported on
 /// stderr and the others are still summarised (text separated by a blank line; `--json` gives
 /// one object per line); the exit status is 1 when any file had a problem.
-pub fn run(args: Args) -> Result<ExitCode, CliError> {
+pub fn run(args: Args) -> Result<ExitCode, Error> {
     if args.files.iter().filter(|f| f.as_os_str() == "-").count() > 1 {
-        return Err(CliError::Usage("standard input (`-`) can be read only once".into()));
+        return Err(Error::Usage("standard input (`-`) can be read only once".into()));
     }
     // The notes on how a file was read (a bag scanned without its index) go to standard error
     // before its summary (or its error).
@@ -52,7 +52,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
                 let sep = if i > 0 && !args.json { "\n" } else { "" };
                 super::write_stdout(format!("{sep}{text}").as_bytes())?;
             }
-            Err(CliError::Input(m)) => {
+            Err(Error::Input(m)) => {
                 all_ok = false;
                 eprintln!("logspec: {m}");
             }
@@ -64,7 +64,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
 
 /// The summary of one file (text or one JSON line) and whether the file read cleanly. Notes on
 /// how the file was read, which do not make it fail, are pushed to `notes`.
-fn one(file: &Path, args: &Args, notes: &mut Vec<String>) -> Result<(String, bool), CliError> {
+fn one(file: &Path, args: &Args, notes: &mut Vec<String>) -> Result<(String, bool), Error> {
     let mut faults = Vec::new();
     let info = open(file, &args.input).and_then(|log| log.info(&args.msg_path, &mut faults));
     notes.extend(faults.into_iter().map(|f| f.message));

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use super::project::{self, FILE};
-use super::CliError;
+use super::Error;
 
 #[derive(clap::Args, Debug)]
 #[command(
@@ -93,11 +93,11 @@ fields = [
     )
 }
 
-pub fn run(args: Args) -> Result<ExitCode, CliError> {
+pub fn run(args: Args) -> Result<ExitCode, Error> {
     let dir = &args.dir;
     let format = match &args.format {
         Some(f) => identifier(f).filter(|id| id == f).ok_or_else(|| {
-            CliError::Usage(format!(
+            Error::Usage(format!(
                 "--format {f:?}: a format name is lower-case letters, digits and `_`, starting with a letter (at most 32)"
             ))
         })?,
@@ -113,21 +113,20 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
     };
     let header = args.header.replace("{format}", &format);
     if header.trim().is_empty() || Path::new(&header).is_absolute() || header.contains("..") {
-        return Err(CliError::Usage(format!("--header {header:?}: a path relative to {}, inside it", dir.display())));
+        return Err(Error::Usage(format!("--header {header:?}: a path relative to {}, inside it", dir.display())));
     }
     let schema_path = project::tidy(&dir.join("schemas").join(format!("{format}.toml")));
     let config_path = project::tidy(&dir.join(FILE));
     for p in [&schema_path, &config_path] {
         if p.exists() {
-            return Err(CliError::Usage(format!(
+            return Err(Error::Usage(format!(
                 "{}: already exists; `logspec init` never overwrites a file (remove it, or edit it by hand)",
                 p.display()
             )));
         }
     }
-    let mkdir = |d: &Path| {
-        std::fs::create_dir_all(d).map_err(|e| CliError::Input(format!("{}: cannot create: {e}", d.display())))
-    };
+    let mkdir =
+        |d: &Path| std::fs::create_dir_all(d).map_err(|e| Error::Input(format!("{}: cannot create: {e}", d.display())));
     mkdir(&dir.join("schemas"))?;
     logspec_engine::output::write_file(&schema_path, &[], starter(&format).as_bytes())?;
     logspec_engine::output::write_file(&config_path, &[], project::template("schemas", &args.header).as_bytes())?;

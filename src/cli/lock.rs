@@ -11,7 +11,7 @@ use logspec::ir::lock;
 
 use super::project::{self, Project};
 use super::report::{Level, Reporter};
-use super::CliError;
+use super::Error;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -20,10 +20,10 @@ pub struct Args {
 }
 
 /// Every schema of `dir` with its path, compiled.
-pub fn schemas(dir: &Path) -> Result<Vec<(PathBuf, Schema)>, CliError> {
+pub fn schemas(dir: &Path) -> Result<Vec<(PathBuf, Schema)>, Error> {
     let mut out = Vec::new();
     for p in super::schema_paths(dir)? {
-        let schema = logspec::codegen::compile_file(&p).map_err(|e| CliError::Input(e.render()))?;
+        let schema = logspec::codegen::compile_file(&p).map_err(|e| Error::Input(e.render()))?;
         out.push((p, schema));
     }
     Ok(out)
@@ -35,15 +35,15 @@ pub fn read_lock(
     project: &Project,
     schema_path: &Path,
     schema: &Schema,
-) -> Result<Option<(PathBuf, Option<lock::Lock>)>, CliError> {
+) -> Result<Option<(PathBuf, Option<lock::Lock>)>, Error> {
     let Some(path) = project.lock_path(schema_path, &schema.format.name) else { return Ok(None) };
     match std::fs::read_to_string(&path) {
         Ok(text) => match lock::parse(&text) {
             Ok(l) => Ok(Some((path, Some(l)))),
-            Err(e) => Err(CliError::Input(format!("{}: {e}", path.display()))),
+            Err(e) => Err(Error::Input(format!("{}: {e}", path.display()))),
         },
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Some((path, None))),
-        Err(e) => Err(CliError::Input(format!("{}: {e}", path.display()))),
+        Err(e) => Err(Error::Input(format!("{}: {e}", path.display()))),
     }
 }
 
@@ -81,7 +81,7 @@ pub fn update(
     schema: &Schema,
     quiet_unchanged: bool,
     rep: &Reporter,
-) -> Result<bool, CliError> {
+) -> Result<bool, Error> {
     let Some((lock_path, current)) = read_lock(project, path, schema)? else { return Ok(false) };
     if let Verdict::Unbumped { schema_id, .. } = verdict(current.as_ref(), schema) {
         eprintln!(
@@ -100,7 +100,7 @@ pub fn update(
         }
     } else {
         if let Some(parent) = lock_path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(|e| CliError::Input(format!("{}: {e}", parent.display())))?;
+            std::fs::create_dir_all(parent).map_err(|e| Error::Input(format!("{}: {e}", parent.display())))?;
         }
         logspec_engine::output::write_file(&lock_path, &[path], text.as_bytes())?;
         rep.text(&format!("wrote     {}\n", lock_path.display()))?;
@@ -125,7 +125,7 @@ pub fn print_breaking(path: &Path, breaking: &[lock::Change]) {
     }
 }
 
-pub fn run(args: Args) -> Result<ExitCode, CliError> {
+pub fn run(args: Args) -> Result<ExitCode, Error> {
     let project = args.project.resolve()?;
     let rep = args.project.reporter();
     if rep.schema_errors(&project)? {

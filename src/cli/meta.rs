@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use clap::CommandFactory;
 
-use super::{Cli, CliError};
+use super::{Cli, Error};
 
 #[derive(clap::Args, Debug)]
 pub struct CompletionsArgs {
@@ -13,7 +13,7 @@ pub struct CompletionsArgs {
     pub shell: clap_complete::Shell,
 }
 
-pub fn completions(args: CompletionsArgs) -> Result<ExitCode, CliError> {
+pub fn completions(args: CompletionsArgs) -> Result<ExitCode, Error> {
     let mut cmd = Cli::command();
     let mut out = Vec::new();
     clap_complete::generate(args.shell, &mut cmd, "logspec", &mut out);
@@ -27,7 +27,7 @@ pub fn reference_markdown() -> String {
     clap_markdown::help_markdown_custom::<Cli>(&options)
 }
 
-pub fn reference() -> Result<ExitCode, CliError> {
+pub fn reference() -> Result<ExitCode, Error> {
     super::write_stdout(reference_markdown().as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }

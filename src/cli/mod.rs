@@ -35,7 +35,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use logspec::log::{Format, Open};
 
-pub use logspec::log::Error as CliError;
+pub use logspec::log::Error;
 
 /// Describe binary robot and simulation logs once; read, dump and generate code for them.
 #[derive(Parser, Debug)]
@@ -132,7 +132,7 @@ pub enum Command {
     Rlog(rlog::Args),
 }
 
-pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
+pub fn run(cli: Cli) -> Result<ExitCode, Error> {
     progress::set_quiet(cli.quiet);
     match cli.command {
         Command::Init(a) => init::run(a),
@@ -184,17 +184,17 @@ impl InputArgs {
 }
 
 /// Writes text to standard output; a closed pipe (`| head`) is not an error.
-pub fn write_stdout(bytes: &[u8]) -> Result<(), CliError> {
+pub fn write_stdout(bytes: &[u8]) -> Result<(), Error> {
     use std::io::Write;
     let mut out = io::stdout().lock();
     match out.write_all(bytes).and_then(|_| out.flush()) {
-        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(CliError::Input(format!("writing output: {e}"))),
+        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(Error::Input(format!("writing output: {e}"))),
         _ => Ok(()),
     }
 }
 
 /// Opens a log (`-`: standard input) and detects its format, with a progress bar over its bytes.
-pub fn open(path: &Path, input: &InputArgs) -> Result<logspec::log::Log, CliError> {
+pub fn open(path: &Path, input: &InputArgs) -> Result<logspec::log::Log, Error> {
     let mut reader = logspec::log::reader(path)?;
     if path.as_os_str() != "-" {
         let len = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);

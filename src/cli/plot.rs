@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use super::{open, CliError};
+use super::{open, Error};
 
 #[derive(clap::Args, Debug)]
 #[command(
@@ -38,7 +38,7 @@ pub struct Args {
     pub input: super::InputArgs,
 }
 
-pub fn run(args: Args) -> Result<ExitCode, CliError> {
+pub fn run(args: Args) -> Result<ExitCode, Error> {
     let opts = logspec_engine::plot::Options {
         fields: args.fields,
         output: args.output,
@@ -57,7 +57,7 @@ pub fn run(args: Args) -> Result<ExitCode, CliError> {
         opts.output.display()
     ));
     match p.error {
-        Some(e) => Err(CliError::Input(e)),
+        Some(e) => Err(Error::Input(e)),
         None => Ok(ExitCode::SUCCESS),
     }
 }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 pub use logspec::project::{template, tidy, Project, FILE};
 
 use super::report::{MessageFormat, Reporter};
-use super::CliError;
+use super::Error;
 
 /// The flags every project verb takes; each overrides the project file.
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -33,7 +33,7 @@ pub struct Args {
 
 impl Args {
     /// The project these flags and the project file describe.
-    pub fn resolve(&self) -> Result<Project, CliError> {
+    pub fn resolve(&self) -> Result<Project, Error> {
         let o = logspec::project::Overrides {
             schemas: self.schemas.clone(),
             root: self.root.clone(),

@@ -11,7 +11,7 @@ use logspec::ir::diag::SchemaError;
 use logspec::ir::lock::{self, Change};
 
 use super::project::Project;
-use super::CliError;
+use super::Error;
 
 /// How the project verbs print their diagnostics.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -160,7 +160,7 @@ impl Reporter {
 
     /// Text a person reads: standard output in the human format, standard error in the others
     /// (whose standard output is the diagnostics only).
-    pub fn text(&self, s: &str) -> Result<(), CliError> {
+    pub fn text(&self, s: &str) -> Result<(), Error> {
         if self.human() {
             super::write_stdout(s.as_bytes())
         } else {
@@ -170,7 +170,7 @@ impl Reporter {
     }
 
     /// Prints a diagnostic (nothing in the human format, whose text the verb prints itself).
-    pub fn emit(&self, d: &Diag) -> Result<(), CliError> {
+    pub fn emit(&self, d: &Diag) -> Result<(), Error> {
         let line = match self.format {
             MessageFormat::Human => return Ok(()),
             MessageFormat::Github => d.github(),
@@ -195,7 +195,7 @@ impl Reporter {
     }
 
     /// Every diagnostic of a schema that does not compile.
-    pub fn schema_error(&self, e: &SchemaError) -> Result<(), CliError> {
+    pub fn schema_error(&self, e: &SchemaError) -> Result<(), Error> {
         for d in &e.diagnostics {
             let (line, column) = d.line_col(&e.source);
             // The start of the span's last character (the start itself for an empty span).
@@ -229,14 +229,14 @@ impl Reporter {
     /// In the machine formats, compiles every schema of the project first and prints the
     /// diagnostics of those that do not compile; true if one did not. (The human format reports
     /// them as the verbs always did, as an error message.)
-    pub fn schema_errors(&self, project: &Project) -> Result<bool, CliError> {
+    pub fn schema_errors(&self, project: &Project) -> Result<bool, Error> {
         if self.human() {
             return Ok(false);
         }
         let mut failed = false;
         for p in super::schema_paths(&project.schemas)? {
             let shown = self.path(&p);
-            let source = std::fs::read_to_string(&p).map_err(|e| CliError::Input(format!("{shown}: {e}")))?;
+            let source = std::fs::read_to_string(&p).map_err(|e| Error::Input(format!("{shown}: {e}")))?;
             if let Err(e) = logspec::codegen::compile_str(&shown, &source) {
                 self.schema_error(&e)?;
                 failed = true;
@@ -247,7 +247,7 @@ impl Reporter {
 
     /// One diagnostic per breaking change of an unbumped schema, at the record's line of the
     /// schema when it is found there.
-    pub fn breaking(&self, level: Level, schema_path: &Path, changes: &[Change], fix: &str) -> Result<(), CliError> {
+    pub fn breaking(&self, level: Level, schema_path: &Path, changes: &[Change], fix: &str) -> Result<(), Error> {
         let source = std::fs::read_to_string(schema_path).unwrap_or_default();
         let file = self.path(schema_path);
         for c in changes.iter().filter(|c| c.verdict == lock::Verdict::Breaking) {

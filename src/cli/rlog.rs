@@ -12,7 +12,7 @@ use logspec::formats::rlog::net::{
 };
 use logspec::formats::rlog::{Cycle, Reader, RlogWriteError, Value, Writer};
 
-use super::{open, shown, CliError};
+use super::{open, shown, Error};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -132,7 +132,7 @@ pub struct RecordArgs {
     pub connect_timeout: f64,
 }
 
-pub fn run(args: Args) -> Result<ExitCode, CliError> {
+pub fn run(args: Args) -> Result<ExitCode, Error> {
     match args.command {
         Verb::Serve(a) => serve(a),
         Verb::Record(a) => record(a),
@@ -147,16 +147,15 @@ fn on_interrupt(stopper: &Stopper) {
     }
 }
 
-fn seconds(s: f64, what: &str) -> Result<Duration, CliError> {
-    Duration::try_from_secs_f64(s)
-        .map_err(|_| CliError::Usage(format!("{what}: expected a number of seconds, got {s}")))
+fn seconds(s: f64, what: &str) -> Result<Duration, Error> {
+    Duration::try_from_secs_f64(s).map_err(|_| Error::Usage(format!("{what}: expected a number of seconds, got {s}")))
 }
 
 // ---------------------------------------------------------------------------------------------
 // serve
 
 /// Opens the file as an RLOG reader (a file or a captured stream).
-fn open_rlog(file: &Path, assume_r1: bool) -> Result<Reader<Box<dyn Read>>, CliError> {
+fn open_rlog(file: &Path, assume_r1: bool) -> Result<Reader<Box<dyn Read>>, Error> {
     let input = super::InputArgs { assume_r1, ..Default::default() };
     open(file, &input)?.into_rlog()
 }
@@ -187,10 +186,10 @@ impl Pacer {
     }
 }
 
-fn serve(a: ServeArgs) -> Result<ExitCode, CliError> {
+fn serve(a: ServeArgs) -> Result<ExitCode, Error> {
     let path = shown(&a.file);
     if a.repeat && a.file.as_os_str() == "-" {
-        return Err(CliError::Usage("--loop needs a file, not standard input".into()));
+        return Err(Error::Usage("--loop needs a file, not standard input".into()));
     }
     let mut reader = open_rlog(&a.file, a.assume_r1)?;
     let revision = reader.revision();
@@ -199,7 +198,7 @@ fn serve(a: ServeArgs) -> Result<ExitCode, CliError> {
     let options =
         ServerOptions { stall_timeout: Some(IDLE_TIMEOUT), shutdown_grace: IDLE_TIMEOUT, ..ServerOptions::default() };
     let server = Server::bind((a.bind.as_str(), a.port), revision, options)
-        .map_err(|e| CliError::Input(format!("cannot listen on {}:{}: {e}", a.bind, a.port)))?;
+        .map_err(|e| Error::Input(format!("cannot listen on {}:{}: {e}", a.bind, a.port)))?;
     let stop = Stopper::new();
     on_interrupt(&stop);
     eprintln!("logspec rlog serve: listening on {} ({revision}, {path}); Ctrl-C stops", server.local_addr());
@@ -261,7 +260,7 @@ fn serve(a: ServeArgs) -> Result<ExitCode, CliError> {
         shift += last - first + step;
         reader = open_rlog(&a.file, a.assume_r1)?;
         if reader.revision() != revision {
-            return Err(CliError::Input(format!("{path}: the file changed revision while serving")));
+            return Err(Error::Input(format!("{path}: the file changed revision while serving")));
         }
     }
 
@@ -313,7 +312,7 @@ fn warn(count: &mut u64, msg: std::fmt::Arguments<'_>) {
 // record
 
 /// `HOST`, `HOST:PORT`, `IP`, `IP:PORT`, `[IPv6]:PORT`; port 5800 when omitted.
-fn resolve(s: &str) -> Result<Vec<SocketAddr>, CliError> {
+fn resolve(s: &str) -> Result<Vec<SocketAddr>, Error> {
     if let Ok(a) = s.parse::<SocketAddr>() {
         return Ok(vec![a]);
     }
@@ -322,9 +321,9 @@ fn resolve(s: &str) -> Result<Vec<SocketAddr>, CliError> {
     }
     let spec = if s.contains(':') { s.to_string() } else { format!("{s}:{DEFAULT_PORT}") };
     let addrs: Vec<SocketAddr> =
-        spec.to_socket_addrs().map_err(|e| CliError::Usage(format!("{s}: cannot resolve the address: {e}")))?.collect();
+        spec.to_socket_addrs().map_err(|e| Error::Usage(format!("{s}: cannot resolve the address: {e}")))?.collect();
     if addrs.is_empty() {
-        return Err(CliError::Usage(format!("{s}: the name resolves to no address")));
+        return Err(Error::Usage(format!("{s}: the name resolves to no address")));
     }
     Ok(addrs)
 }
@@ -386,14 +385,14 @@ impl Recording {
     }
 }
 
-fn record(a: RecordArgs) -> Result<ExitCode, CliError> {
+fn record(a: RecordArgs) -> Result<ExitCode, Error> {
     let addrs = resolve(&a.addr)?;
     let timeout = seconds(a.connect_timeout, "--connect-timeout")?;
     let duration = a.duration.map(|d| seconds(d, "--duration")).transpose()?;
     // Refused before connecting: an output that exists as a directory, or cannot be created.
     let first = logspec_engine::output::OutFile::create(&a.output, &[])?;
     let mut live =
-        Reconnecting::new(&addrs[..], timeout, a.reconnect).map_err(|e| CliError::Usage(format!("{}: {e}", a.addr)))?;
+        Reconnecting::new(&addrs[..], timeout, a.reconnect).map_err(|e| Error::Usage(format!("{}: {e}", a.addr)))?;
     let stop = live.stopper();
     on_interrupt(&stop);
     if let Some(d) = duration {
@@ -445,7 +444,7 @@ fn record(a: RecordArgs) -> Result<ExitCode, CliError> {
                     // A server that restarted counts time from zero again: a new file, so that
                     // time never steps back inside one.
                     if files.rec.as_ref().and_then(|r| r.last).is_some_and(|last| cycle.timestamp < last) {
-                        let note = files.rotate().map_err(|e| CliError::Input(e.to_string()))?;
+                        let note = files.rotate().map_err(|e| Error::Input(e.to_string()))?;
                         eprintln!("logspec rlog record: {note}");
                     }
                 }
@@ -492,9 +491,7 @@ fn record(a: RecordArgs) -> Result<ExitCode, CliError> {
 
     if files.rec.is_none() && files.done.is_empty() {
         // Nothing was written: the temporary file goes, an existing output stays as it was.
-        return Err(CliError::Input(
-            failure.unwrap_or_else(|| format!("{}: nothing recorded: never connected", a.addr)),
-        ));
+        return Err(Error::Input(failure.unwrap_or_else(|| format!("{}: nothing recorded: never connected", a.addr))));
     }
     files.finish()?;
     for (name, cycles, values, keys) in &files.done {
@@ -541,7 +538,7 @@ impl Files {
     }
 
     /// The recording being written, started on its first cycle.
-    fn recording(&mut self) -> Result<&mut Recording, CliError> {
+    fn recording(&mut self) -> Result<&mut Recording, Error> {
         if self.rec.is_none() {
             let file = match self.next.take() {
                 Some(f) => f,
@@ -556,22 +553,22 @@ impl Files {
     }
 
     /// Commits the current file; the next cycle starts a new one.
-    fn rotate(&mut self) -> Result<String, CliError> {
+    fn rotate(&mut self) -> Result<String, Error> {
         let ended = self.current_name();
         self.commit()?;
         Ok(format!("the server's time restarted: {ended} is complete; continuing in {}", self.current_name()))
     }
 
-    fn commit(&mut self) -> Result<(), CliError> {
+    fn commit(&mut self) -> Result<(), Error> {
         let Some(r) = self.rec.take() else { return Ok(()) };
         let name = self.current_name();
         let (cycles, values, keys) = (r.cycles, r.values, r.ids.len());
-        r.writer.finish().map_err(|e| CliError::Input(format!("{name}: {e}")))?.commit()?;
+        r.writer.finish().map_err(|e| Error::Input(format!("{name}: {e}")))?.commit()?;
         self.done.push((name, cycles, values, keys));
         Ok(())
     }
 
-    fn finish(&mut self) -> Result<(), CliError> {
+    fn finish(&mut self) -> Result<(), Error> {
         self.commit()
     }
 }

@@ -7,7 +7,7 @@
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
 
-use logspec::log::{detect, Error as CliError};
+use logspec::log::{detect, Error};
 use logspec::log::{Channel, DynVisit, Samples, Select};
 use logspec::value::Value;
 use logspec_engine::tables::{table_name, Table, TableBuilder, Tables};
@@ -19,16 +19,16 @@ use crate::scratch;
 struct Generic(Tables);
 
 impl Samples for Generic {
-    fn channel(&mut self, id: usize, channel: &Channel) -> Result<(), CliError> {
+    fn channel(&mut self, id: usize, channel: &Channel) -> Result<(), Error> {
         self.0.channel(id, channel)
     }
-    fn sample(&mut self, id: usize, t_ns: u64, value: &Value) -> Result<(), CliError> {
+    fn sample(&mut self, id: usize, t_ns: u64, value: &Value) -> Result<(), Error> {
         self.0.sample(id, t_ns, value)
     }
-    fn visit(&mut self, id: usize, t_ns: u64, value: &dyn DynVisit) -> Result<(), CliError> {
+    fn visit(&mut self, id: usize, t_ns: u64, value: &dyn DynVisit) -> Result<(), Error> {
         self.0.visit(id, t_ns, value)
     }
-    fn record(&mut self, id: usize, t_ns: u64, payload: &[u8], value: &dyn DynVisit) -> Result<(), CliError> {
+    fn record(&mut self, id: usize, t_ns: u64, payload: &[u8], value: &dyn DynVisit) -> Result<(), Error> {
         self.0.record(id, t_ns, payload, value)
     }
     fn origin(&mut self, origin_ns: u64) {
@@ -55,7 +55,7 @@ impl Batched {
 }
 
 impl Samples for Batched {
-    fn channel(&mut self, id: usize, channel: &Channel) -> Result<(), CliError> {
+    fn channel(&mut self, id: usize, channel: &Channel) -> Result<(), Error> {
         assert_eq!(id, self.by_channel.len());
         let tables = &self.tables;
         let name = table_name(channel, |n| tables.iter().find(|t| t.0 == n).map(|t| t.1.schema_name.as_str()));
@@ -69,13 +69,13 @@ impl Samples for Batched {
         self.by_channel.push(i);
         Ok(())
     }
-    fn sample(&mut self, id: usize, t_ns: u64, value: &Value) -> Result<(), CliError> {
+    fn sample(&mut self, id: usize, t_ns: u64, value: &Value) -> Result<(), Error> {
         let i = self.by_channel[id];
         let full = self.tables[i].1.sample(t_ns, 0, value);
         self.full(i, full);
         Ok(())
     }
-    fn rlog(&mut self, id: usize, t_ns: u64, value: &logspec::formats::rlog::ValueRef<'_>) -> Result<bool, CliError> {
+    fn rlog(&mut self, id: usize, t_ns: u64, value: &logspec::formats::rlog::ValueRef<'_>) -> Result<bool, Error> {
         let i = self.by_channel[id];
         if !self.typed {
             return Ok(false);

@@ -13,7 +13,7 @@ use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use logspec::formats::usvlog::{FileHeader, Usvlog, FW_MODEL_SCHEMA};
 use logspec::log::Select;
-use logspec::log::{detect, Error as CliError};
+use logspec::log::{detect, Error};
 use logspec::runtime::{SliceReader, Writer};
 use logspec_engine::tables::{read_usvlog, Tables};
 
@@ -31,9 +31,9 @@ fn sample() -> Vec<u8> {
 }
 
 /// The error as the Python package raises it: the message and, for a located one, its place.
-fn shown(e: CliError) -> String {
+fn shown(e: Error) -> String {
     match e {
-        CliError::At(f) => format!("{f:?}"),
+        Error::At(f) => format!("{f:?}"),
         other => other.to_string(),
     }
 }
@@ -46,7 +46,7 @@ fn generic(path: &Path, select: &Select) -> Read {
     let outcome = d.scan(select, &mut sink);
     let (tables, mut warnings) = sink.finish().unwrap();
     let (error, more) = match outcome {
-        Ok(o) => (o.fault.map(CliError::from).or(o.error.map(CliError::Input)), o.warnings),
+        Ok(o) => (o.fault.map(Error::from).or(o.error.map(Error::Input)), o.warnings),
         Err(e) => (Some(e), Vec::new()),
     };
     warnings.splice(0..0, more);

@@ -59,7 +59,7 @@ pub fn read_usvlog(
     if Usvlog::KNOWN_SCHEMA_IDS != current.as_slice() {
         return Ok(None);
     }
-    let scale = logspec::log::scan::timestamp_scale(&schema);
+    let scale = logspec::log::framed::timestamp_scale(&schema);
     // Every record type as its table would be: schema, metadata and layout.
     let mut builders = Vec::with_capacity(schema.records.len());
     let mut layouts = Vec::with_capacity(schema.records.len());

@@ -387,8 +387,6 @@ pub fn unknown_record(path: &str, offset: u64, tag: u64) -> String {
     format!("{path}: offset {offset}: record type {tag} is not in the schema; skipped")
 }
 
-pub use crate::log::framed::timestamp_scale;
-
 /// The channel of a record type: its JSON Schema and the units of its columns, from the IR.
 pub fn record_channel(schema: &Arc<Schema>, name: &str) -> Channel {
     let record = schema.records.iter().find(|r| r.name == name);

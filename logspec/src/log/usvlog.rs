@@ -10,9 +10,10 @@ use crate::json::JsonWriter;
 use crate::runtime::{with_file_format, Event, FramedFormat, Reader, Versioned, Visit, WithFormat};
 
 use super::fault::Fault;
+use super::framed::timestamp_scale;
 use super::info::{json, text, Info, Summary};
 use super::records::{dump_framed, Records};
-use super::scan::{record_channel, timestamp_scale, unknown_record, State};
+use super::scan::{record_channel, unknown_record, State};
 use super::{Error, Select};
 
 /// The samples of a USVLOG file: one channel per record type.

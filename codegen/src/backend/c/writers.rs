@@ -248,16 +248,8 @@ impl Gen<'_> {
     /// sets the tag, so that a tag cannot be paired with the wrong body.
     pub(super) fn message_writers(&mut self, id: TypeId, st: &Struct) {
         let u = self.n.upper.clone();
-        let unions: Vec<(usize, TypeId, usize)> = st
-            .fields
-            .iter()
-            .enumerate()
-            .filter_map(|(i, f)| match f.ty {
-                Ty::Union { id, tag_field } => Some((i, id, tag_field)),
-                _ => None,
-            })
-            .collect();
-        let [(ui, uid, tag)] = unions.as_slice() else { return };
+        let Some((ui, uid, tag)) = single_union(&st.fields) else { return };
+        let (ui, uid, tag) = (&ui, &uid, &tag);
         let others: Vec<&Field> = st
             .fields
             .iter()
@@ -313,16 +305,8 @@ impl Gen<'_> {
         let (ui, uid, tag) = outer;
         let TypeDef::Union(un) = self.s.ty(uid) else { return };
         let var = &un.variants[vi];
-        let inner: Vec<(usize, TypeId, usize)> = var
-            .fields
-            .iter()
-            .enumerate()
-            .filter_map(|(i, f)| match f.ty {
-                Ty::Union { id, tag_field } => Some((i, id, tag_field)),
-                _ => None,
-            })
-            .collect();
-        let [(ii, iid, itag)] = inner.as_slice() else { return };
+        let Some((ii, iid, itag)) = single_union(&var.fields) else { return };
+        let (ii, iid, itag) = (&ii, &iid, &itag);
         let TypeDef::Union(iun) = self.s.ty(*iid) else { return };
         if iun.by_name {
             return;
@@ -382,4 +366,15 @@ impl Gen<'_> {
             putln!(self.out, "    return {}_encode(buf, cap, &m, &k) == {u}_OK ? k : 0u;\n}}\n", sh.stem);
         }
     }
+}
+
+/// The one union field of a field list, with its union and tag field (`None` when there is none
+/// or more than one): the body a message writer sets by its tag.
+fn single_union(fields: &[Field]) -> Option<(usize, TypeId, usize)> {
+    let mut unions = fields.iter().enumerate().filter_map(|(i, f)| match f.ty {
+        Ty::Union { id, tag_field } => Some((i, id, tag_field)),
+        _ => None,
+    });
+    let one = unions.next()?;
+    unions.next().is_none().then_some(one)
 }
