@@ -1,15 +1,5 @@
-//! Command-line verbs. Each verb lives in its own module; this one holds the argument definitions,
-//! the error type and format detection.
-
-/// `println!` to standard output through [`write_stdout`]: a closed pipe (`logspec diff | head -1`)
-/// ends the output quietly instead of panicking; any other write error is returned with `?`.
-// Unused by the verbs at the moment (the project verbs print through `report::Reporter`).
-#[allow(unused_macros)]
-macro_rules! outln {
-    ($($t:tt)*) => {
-        $crate::cli::write_stdout(format!("{}\n", format_args!($($t)*)).as_bytes())?
-    };
-}
+//! Command-line verbs. Each verb lives in its own module; this one holds the argument definitions
+//! and what the verbs share: opening a log with a progress bar, writing to standard output.
 
 mod check;
 mod convert;
