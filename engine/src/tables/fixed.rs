@@ -149,7 +149,9 @@ pub fn read_usvlog(
             .map_err(|e| Error::Input(format!("{name}: building a batch: {e}")))?;
         tables.push(Table { name, builder, batches: vec![batch], joined: None, direct: None });
     }
-    let warnings = counted.unknown.iter().map(|u| logspec::log::scan::unknown_record(shown, u.offset, u.tag)).collect();
+    let mut warnings: Vec<String> =
+        counted.unknown.iter().map(|u| logspec::log::scan::unknown_record(shown, u.offset, u.tag)).collect();
+    warnings.extend(counted.faults.more(shown));
     let error = match (late, counted.fault) {
         (Some(c), _) => {
             Some(Error::from(Fault::at(shown, c.offset, c.index, format!("{shown}: {}: {c}", Usvlog::NAME))))

@@ -12,7 +12,7 @@ use crate::json::JsonWriter;
 use crate::runtime::{Visit, Visitor};
 use crate::value::{FlattenVariants, ValueSink};
 
-use super::fault::Fault;
+use super::fault::{kind, Fault};
 use super::records::Records;
 use std::sync::Arc;
 
@@ -191,7 +191,7 @@ pub fn dump(
     w.end_struct();
     out.end_record().map_err(Error::Io)?;
     let range = frames.unwrap_or(0..u64::MAX);
-    let mut bad = 0u64;
+    let mut faults = super::fault::Faults::default();
     let (filtering, mut tally) = (super::filter::Tally::needed(select), super::filter::Tally::default());
     while let Some(p) = r.next_packet_in_frame() {
         let (p, state) = match p {
@@ -203,8 +203,10 @@ pub fn dump(
             break;
         }
         if let BodyRef::Mismatch { consumed, error, .. } = &p.body {
-            out.warn(Fault::at(path, p.offset, None, format!("{path}: {}", mismatch_text(&p, *consumed, error))));
-            bad += 1;
+            let fault = || Fault::at(path, p.offset, None, format!("{path}: {}", mismatch_text(&p, *consumed, error)));
+            if let Some(f) = faults.note(kind::MISFIT_PACKET, fault) {
+                out.warn(f);
+            }
         }
         if index.map_or(range.start > 0, |i| i < range.start) {
             continue;
@@ -217,7 +219,11 @@ pub fn dump(
         packet_json(out.writer(), &p, frame);
         out.end_record().map_err(Error::Io)?;
     }
+    let bad = faults.total();
     if bad > 0 {
+        for line in faults.more(path) {
+            out.warn(Fault::new(super::fault::FaultKind::Decode, path, line));
+        }
         return Err(Error::at(Fault::new(
             super::fault::FaultKind::Decode,
             path,
@@ -329,7 +335,7 @@ pub fn summarise(input: Box<dyn Read>, path: &str) -> Result<Summary, Error> {
                 if s.mismatch_examples.len() < 5 {
                     s.mismatch_examples.push((p.offset, p.id, p.size, *consumed));
                 }
-                if s.findings.len() < 20 {
+                if s.mismatches <= super::fault::SHOWN_PER_KIND {
                     s.findings.push(mismatch_text(&p, *consumed, error));
                 }
             }
@@ -567,6 +573,10 @@ pub fn text(s: &Summary, path: &str) -> String {
     if s.open {
         t.push_str("integrity:   the file ends inside a frame (no FrameEnd)\n");
     }
+    if s.mismatches > 0 {
+        let first = s.findings.len();
+        t.push_str(&format!("integrity:   damaged: {} {} (the first {first} below)\n", s.mismatches, kind::MISFIT_PACKET));
+    }
     for f in &s.findings {
         t.push_str(&format!("integrity:   {f}\n"));
     }
@@ -617,14 +627,12 @@ fn read_carla(
                     None => state.deliver(name, t_ns, || value.clone(), || record_channel(schema, name))?,
                 }
             }
-            Body::Unknown(_) => state.outcome.warnings.push(format!(
-                "{path}: offset {}: packet id {} is not a CARLA 0.9 packet; skipped by its size",
-                p.offset, p.id
-            )),
-            Body::Mismatch { error, .. } => state.outcome.warnings.push(format!(
-                "{path}: offset {}: packet {name} does not decode in its {} bytes ({error}); skipped",
-                p.offset, p.size
-            )),
+            Body::Unknown(_) => state.warn(kind::UNKNOWN_PACKET, || {
+                format!("{path}: offset {}: packet id {} is not a CARLA 0.9 packet; skipped by its size", p.offset, p.id)
+            }),
+            Body::Mismatch { error, .. } => state.warn(kind::MISFIT_PACKET, || {
+                format!("{path}: offset {}: packet {name} does not decode in its {} bytes ({error}); skipped", p.offset, p.size)
+            }),
         }
     }
     Ok(())

@@ -147,6 +147,75 @@ impl Locate for BagError {
     }
 }
 
+/// The kinds of problem the readers count ([`Faults::note`]).
+pub mod kind {
+    pub const UNDECODABLE: &str = "records that do not decode";
+    pub const UNKNOWN_TYPE: &str = "records of unknown type";
+    pub const MISFIT_PACKET: &str = "packets whose layout does not fit their size";
+    pub const UNKNOWN_PACKET: &str = "packets of unknown id";
+    pub const UNKNOWN_CONNECTION: &str = "messages of unknown connections";
+    pub const UNDECODABLE_MESSAGE: &str = "messages that do not decode";
+    pub const UNDECODABLE_VALUE: &str = "values that do not decode";
+    pub const SCHEMA: &str = "schemas that do not compile";
+    pub const BAD_CONTROL: &str = "control records that do not apply";
+    pub const BAD_SAMPLE: &str = "samples that cannot be delivered";
+}
+
+/// How many problems of one kind are kept in full: shown by `dump` and `info`, handed to Python
+/// as warnings. The rest of that kind are counted ([`Faults`]).
+pub const SHOWN_PER_KIND: u64 = 5;
+
+/// Problems that do not stop a reading, bounded: the first [`SHOWN_PER_KIND`] of each kind are
+/// kept in full, the rest only counted, so that a file of ten million bad records costs a
+/// constant in memory and in output. A kind is a phrase naming the problem in the plural
+/// ("records that do not decode"); there are a few per format, fixed in the code.
+#[derive(Debug, Default, Clone)]
+pub struct Faults {
+    /// Per kind, in the order first met: the phrase and how many.
+    kinds: Vec<(&'static str, u64)>,
+}
+
+impl Faults {
+    /// Counts a problem of `kind`. `message` is built (and returned, to be shown) only for the
+    /// first few of the kind, so that counting the rest costs no formatting.
+    pub fn note<T>(&mut self, kind: &'static str, message: impl FnOnce() -> T) -> Option<T> {
+        let i = match self.kinds.iter().position(|(k, _)| *k == kind) {
+            Some(i) => i,
+            None => {
+                self.kinds.push((kind, 0));
+                self.kinds.len() - 1
+            }
+        };
+        self.kinds[i].1 += 1;
+        (self.kinds[i].1 <= SHOWN_PER_KIND).then(message)
+    }
+
+    /// How many problems were counted, of every kind.
+    pub fn total(&self) -> u64 {
+        self.kinds.iter().map(|(_, n)| n).sum()
+    }
+
+    /// How many of `kind` were counted.
+    pub fn count(&self, kind: &str) -> u64 {
+        self.kinds.iter().find(|(k, _)| *k == kind).map_or(0, |(_, n)| *n)
+    }
+
+    /// One line per kind with more problems than were shown: `{file}: 12345 records that do not
+    /// decode in all; the first 5 are shown`.
+    pub fn more(&self, file: &str) -> Vec<String> {
+        self.kinds
+            .iter()
+            .filter(|(_, n)| *n > SHOWN_PER_KIND)
+            .map(|(k, n)| format!("{file}: {n} {k} in all; the first {SHOWN_PER_KIND} are shown"))
+            .collect()
+    }
+
+    /// Every kind with its count, in the order first met.
+    pub fn kinds(&self) -> impl Iterator<Item = (&'static str, u64)> + '_ {
+        self.kinds.iter().copied()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,5 +227,31 @@ mod tests {
         assert_eq!(f.message, "x.bag: byte 42: bad op; skipped");
         assert_eq!((f.offset, f.record, f.field.as_deref(), f.file.as_deref()), (Some(42), None, None, Some("x.bag")));
         assert_eq!(f.to_string(), f.message);
+    }
+
+    #[test]
+    fn faults_keep_the_first_few_of_each_kind_and_count_the_rest() {
+        let mut f = Faults::default();
+        let mut shown = Vec::new();
+        let mut built = 0;
+        for i in 0..1000 {
+            let kind = if i % 2 == 0 { "records that do not decode" } else { "records of unknown type" };
+            if let Some(m) = f.note(kind, || {
+                built += 1;
+                format!("record {i}")
+            }) {
+                shown.push(m);
+            }
+        }
+        assert_eq!(built, 2 * SHOWN_PER_KIND);
+        assert_eq!(shown[..3], ["record 0", "record 1", "record 2"]);
+        assert_eq!((f.total(), f.count("records of unknown type")), (1000, 500));
+        assert_eq!(
+            f.more("x.bin"),
+            [
+                "x.bin: 500 records that do not decode in all; the first 5 are shown",
+                "x.bin: 500 records of unknown type in all; the first 5 are shown"
+            ]
+        );
     }
 }

@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 use crate::json::JsonWriter;
 use crate::runtime::Visitor;
 
+use super::fault::{kind, Faults, SHOWN_PER_KIND};
+
 /// Facts about a framed log, gathered in one pass.
 pub(super) struct Summary {
     pub(super) header: String,
@@ -13,11 +15,15 @@ pub(super) struct Summary {
     pub(super) current_schema_id: Option<u64>,
     pub(super) records_total: u64,
     pub(super) counts: BTreeMap<u64, (Option<String>, u64)>,
+    /// The first few records of unknown type (timestamp, tag, length); all are counted in
+    /// `faults`.
     pub(super) unknown: Vec<(Option<u64>, u64, u64)>,
     pub(super) first_ts: Option<u64>,
     pub(super) last_ts: Option<u64>,
     pub(super) bytes_consumed: u64,
+    /// The first few problems of each kind, in full; all are counted in `faults`.
     pub(super) errors: Vec<String>,
+    pub(super) faults: Faults,
 }
 
 /// A log's summary: its text (`logspec info`), its JSON object (`info --json`, one line), and
@@ -42,6 +48,7 @@ impl Summary {
             last_ts: None,
             bytes_consumed: 0,
             errors: Vec::new(),
+            faults: Faults::default(),
         }
     }
 
@@ -56,17 +63,27 @@ impl Summary {
         if known {
             self.records_total += 1;
             self.counts.entry(h.tag).or_insert_with(|| (name(), 0)).1 += 1;
-        } else {
-            self.unknown.push((h.timestamp, h.tag, h.len));
+        } else if let Some(u) = self.faults.note(kind::UNKNOWN_TYPE, || (h.timestamp, h.tag, h.len)) {
+            self.unknown.push(u);
         }
         self.first_ts = self.first_ts.or(h.timestamp);
         self.last_ts = h.timestamp.or(self.last_ts);
     }
 
-    /// Notes a reader's error; whether reading goes on after it.
+    /// Notes a reader's error; whether reading goes on after it. A recoverable one (a record
+    /// skipped) is counted, and kept in full only among the first few.
     pub(super) fn error(&mut self, e: &impl std::fmt::Display, recoverable: bool) -> bool {
-        self.errors.push(e.to_string());
+        if !recoverable {
+            self.errors.push(e.to_string());
+        } else if let Some(m) = self.faults.note(kind::UNDECODABLE, || e.to_string()) {
+            self.errors.push(m);
+        }
         recoverable
+    }
+
+    /// Whether the log read cleanly: no record skipped, nothing that stopped the reading.
+    pub(super) fn ok(&self) -> bool {
+        self.errors.is_empty()
     }
 }
 
@@ -99,17 +116,44 @@ pub(super) fn text(s: &Summary, fmt: &str, path: &str, ns_per_tick: u64) -> Stri
     for (id, (name, n)) in &s.counts {
         t.push_str(&format!("  {:>4}  {:<28} {n}\n", id, name.as_deref().unwrap_or("?")));
     }
-    if !s.unknown.is_empty() {
-        t.push_str(&format!("unknown:     {} record(s) of unknown type, skipped\n", s.unknown.len()));
+    let unknown = s.faults.count(kind::UNKNOWN_TYPE);
+    if unknown > 0 {
+        t.push_str(&format!("unknown:     {unknown} record(s) of unknown type, skipped\n"));
     }
     t.push_str(&format!("bytes:       {} read\n", s.bytes_consumed));
-    if s.errors.is_empty() {
+    integrity(&mut t, &s.errors, &s.faults);
+    t
+}
+
+/// The `integrity:` lines of `logspec info`: `ok`, or how damaged the file is (one line, every
+/// kind of problem counted), then the first few problems of each kind in full.
+pub(super) fn integrity(t: &mut String, errors: &[String], faults: &Faults) {
+    if errors.is_empty() {
         t.push_str("integrity:   ok\n");
+        return;
     }
-    for e in &s.errors {
+    let damage: Vec<String> =
+        faults.kinds().filter(|(k, _)| *k != kind::UNKNOWN_TYPE).map(|(k, n)| format!("{n} {k}")).collect();
+    if !damage.is_empty() {
+        let more = if faults.kinds().any(|(_, n)| n > SHOWN_PER_KIND) {
+            format!(" (the first {SHOWN_PER_KIND} of each kind below)")
+        } else {
+            String::new()
+        };
+        t.push_str(&format!("integrity:   damaged: {}{more}\n", damage.join(", ")));
+    }
+    for e in errors {
         t.push_str(&format!("integrity:   {e}\n"));
     }
-    t
+}
+
+/// The `faults` object of `info --json`: every kind of problem with its count.
+pub(super) fn json_faults(w: &mut JsonWriter, faults: &Faults) {
+    w.begin_object(Some("faults"));
+    for (k, n) in faults.kinds() {
+        w.uint(Some(k), n);
+    }
+    w.end_object();
 }
 
 pub(super) fn json(s: &Summary, format: &str, path: &str) -> String {
@@ -117,7 +161,7 @@ pub(super) fn json(s: &Summary, format: &str, path: &str) -> String {
     w.begin_object(None);
     w.str(Some("file"), path);
     w.str(Some("format"), format);
-    w.bool(Some("ok"), s.errors.is_empty());
+    w.bool(Some("ok"), s.ok());
     match s.errors.first() {
         Some(e) => w.str(Some("error"), e),
         None => w.null(Some("error")),
@@ -146,6 +190,8 @@ pub(super) fn json(s: &Summary, format: &str, path: &str) -> String {
         w.end_object();
     }
     w.end_array();
+    w.uint(Some("unknown_records_total"), s.faults.count(kind::UNKNOWN_TYPE));
+    json_faults(&mut w, &s.faults);
     w.uint(Some("bytes_consumed"), s.bytes_consumed);
     if let (Some(a), Some(b)) = (s.first_ts, s.last_ts) {
         w.uint(Some("first_timestamp"), a);

@@ -9,7 +9,7 @@ use crate::json::JsonWriter;
 use crate::runtime::{Event, FramedFormat, Reader};
 use crate::value::ValueSink;
 
-use super::fault::{Fault, FaultKind};
+use super::fault::{kind, Fault, FaultKind, Faults};
 use super::filter::Select;
 
 use super::Error;
@@ -87,16 +87,16 @@ impl Records for JsonLines<'_> {
 }
 
 /// What the framed dumps ([`dump_framed`], [`dump_schema`]) keep between records: the records
-/// that did not decode (warned about, skipped, counted) and the filters' tally.
+/// that did not decode (counted and skipped; the first few warned about) and the filters' tally.
 pub(super) struct Skips {
-    pub(super) bad: u64,
+    pub(super) faults: Faults,
     pub(super) filtering: bool,
     pub(super) tally: super::filter::Tally,
 }
 
 impl Skips {
     pub(super) fn new(select: &Select) -> Skips {
-        Skips { bad: 0, filtering: super::filter::Tally::needed(select), tally: super::filter::Tally::default() }
+        Skips { faults: Faults::default(), filtering: super::filter::Tally::needed(select), tally: super::filter::Tally::default() }
     }
 
     /// Whether the filters keep a record of type `name` at `t_ns`.
@@ -116,16 +116,21 @@ impl Skips {
         if !recoverable {
             return Err(Error::at(Fault::read(path, e)));
         }
-        out.warn(Fault::read_with(path, e, "; skipped"));
-        self.bad += 1;
+        if let Some(f) = self.faults.note(kind::UNDECODABLE, || Fault::read_with(path, e, "; skipped")) {
+            out.warn(f);
+        }
         Ok(())
     }
 
     /// The end of a dump that read to the end: an error if a record was skipped or a filter
     /// matched nothing.
-    pub(super) fn finish(self, select: &Select, path: &str) -> Result<(), Error> {
-        if self.bad > 0 {
-            let message = format!("{path}: {} record(s) could not be decoded (see above)", self.bad);
+    pub(super) fn finish(self, out: &mut impl Records, select: &Select, path: &str) -> Result<(), Error> {
+        let bad = self.faults.total();
+        if bad > 0 {
+            for line in self.faults.more(path) {
+                out.warn(Fault::new(FaultKind::Decode, path, line));
+            }
+            let message = format!("{path}: {bad} record(s) could not be decoded (see above)");
             return Err(Error::at(Fault::new(FaultKind::Decode, path, message)));
         }
         self.tally.check(select, path).map_err(|m| Error::filter(path, m))?;
@@ -188,5 +193,5 @@ pub fn dump_framed<F: FramedFormat>(
         }
         out.end_record().map_err(Error::Io)?;
     }
-    skips.finish(select, path)
+    skips.finish(out, select, path)
 }

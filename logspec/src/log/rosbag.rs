@@ -8,7 +8,7 @@ use crate::json::JsonWriter;
 use crate::runtime::{Visit, Visitor};
 use sha2::{Digest, Sha256};
 
-use super::fault::{Fault, FaultKind};
+use super::fault::{kind, Fault, FaultKind};
 use super::records::Records;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -103,7 +103,7 @@ pub fn dump(path: &Path, shown: &str, opts: &DumpOptions<'_>, out: &mut impl Rec
     }
     let order = if opts.file_order { Order::File } else { Order::Time };
     let conns = bag.connections.clone();
-    let mut bad = 0u64;
+    let mut faults = super::fault::Faults::default();
     // Topics were checked above; the tally tells an empty time window.
     let mut tally = super::filter::Tally::default();
     let walked = bag.for_each_message(order, selected.as_ref(), |m| -> Result<(), Walk<std::io::Error>> {
@@ -114,8 +114,10 @@ pub fn dump(path: &Path, shown: &str, opts: &DumpOptions<'_>, out: &mut impl Rec
             return Ok(());
         }
         let Some(c) = conns.get(&m.conn) else {
-            out.warn(Fault::at(shown, m.chunk_pos, None, unknown_connection(shown, &m)));
-            bad += 1;
+            let fault = || Fault::at(shown, m.chunk_pos, None, unknown_connection(shown, &m));
+            if let Some(f) = faults.note(kind::UNKNOWN_CONNECTION, fault) {
+                out.warn(f);
+            }
             return Ok(());
         };
         let w = out.writer();
@@ -130,8 +132,10 @@ pub fn dump(path: &Path, shown: &str, opts: &DumpOptions<'_>, out: &mut impl Rec
                 Ok(v) => d.view(&v).visit(Some("data"), w),
                 Err(e) => {
                     out.discard();
-                    out.warn(Fault::at(shown, m.chunk_pos, None, undecodable(shown, &m, c, &e)));
-                    bad += 1;
+                    let fault = || Fault::at(shown, m.chunk_pos, None, undecodable(shown, &m, c, &e));
+                    if let Some(f) = faults.note(kind::UNDECODABLE_MESSAGE, fault) {
+                        out.warn(f);
+                    }
                     return Ok(());
                 }
             },
@@ -146,7 +150,11 @@ pub fn dump(path: &Path, shown: &str, opts: &DumpOptions<'_>, out: &mut impl Rec
         Err(Walk::Bag(e)) => return Err(Error::at(Fault::read(shown, &e))),
         Err(Walk::Stop(stop)) => return Err(Error::at(stop_fault(&stop, &bag, shown))),
     }
+    let bad = faults.total();
     if bad > 0 {
+        for line in faults.more(shown) {
+            out.warn(Fault::new(FaultKind::Decode, shown, line));
+        }
         return Err(Error::at(Fault::new(
             FaultKind::Decode,
             shown,
@@ -538,7 +546,7 @@ fn read_rosbag(file: &Path, path: &str, state: &mut State<'_>) -> Result<(), Err
     let conns = bag.connections.clone();
     let walked = bag.for_each_message(Order::Time, Some(&wanted), |m| -> Result<(), Walk<Error>> {
         let (Some(c), Some(key)) = (conns.get(&m.conn), names.get(&m.conn)) else {
-            state.outcome.warnings.push(super::rosbag::unknown_connection(path, &m));
+            state.warn(kind::UNKNOWN_CONNECTION, || super::rosbag::unknown_connection(path, &m));
             return Ok(());
         };
         let t_ns = m.time.as_nanos();
@@ -553,7 +561,7 @@ fn read_rosbag(file: &Path, path: &str, state: &mut State<'_>) -> Result<(), Err
             match d.decode(m.data) {
                 Ok(v) => state.sink.sample(id, t_ns, &Value::of(&d.view(&v))).map_err(Walk::Out)?,
                 Err(e) => {
-                    state.outcome.warnings.push(super::rosbag::undecodable(path, &m, c, &e));
+                    state.warn(kind::UNDECODABLE_MESSAGE, || super::rosbag::undecodable(path, &m, c, &e));
                     return Ok(());
                 }
             }

@@ -165,7 +165,8 @@ impl<T: crate::runtime::Visit> DynVisit for T {
 #[derive(Debug, Default)]
 pub struct Outcome {
     pub samples: u64,
-    /// Problems that did not stop the reading (a record that did not decode).
+    /// Problems that did not stop the reading (a record that did not decode): the first few of
+    /// each kind in full, then one line per kind with its count.
     pub warnings: Vec<String>,
     /// The problem that ended the reading early, after every sample before it was delivered.
     pub error: Option<String>,
@@ -195,6 +196,9 @@ pub(super) struct State<'a> {
     /// The time origin the time filters count from (nanoseconds in the samples' clock).
     pub(super) origin_ns: u64,
     pub(super) outcome: Outcome,
+    /// The problems that did not stop the scan, counted; the first few of each kind are in
+    /// `outcome.warnings`.
+    pub(super) faults: super::fault::Faults,
     /// The channels met and samples kept, to tell a filter that matched nothing.
     pub(super) tally: super::filter::Tally,
 }
@@ -225,14 +229,24 @@ impl<'a> State<'a> {
             selected: 0,
             origin_ns: 0,
             outcome: Outcome::default(),
+            faults: super::fault::Faults::default(),
             tally: super::filter::Tally::default(),
         }
     }
 
     /// The end of a scan: a filter that matched nothing is an error, not an empty output.
-    pub(super) fn finish(self, path: &str) -> Result<Outcome, Error> {
+    pub(super) fn finish(mut self, path: &str) -> Result<Outcome, Error> {
         self.tally.check(self.select, path).map_err(|m| Error::filter(path, m))?;
+        self.outcome.warnings.extend(self.faults.more(path));
         Ok(self.outcome)
+    }
+
+    /// A problem that does not stop the scan, of `kind` (a [`super::fault`] phrase): the first
+    /// few of each kind become warnings, the rest are counted.
+    pub(super) fn warn(&mut self, kind: &'static str, message: impl FnOnce() -> String) {
+        if let Some(m) = self.faults.note(kind, message) {
+            self.outcome.warnings.push(m);
+        }
     }
 
     /// Delivers a sample, announcing its channel first if it is new. `describe` builds the

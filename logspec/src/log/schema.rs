@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::json::{FrameFields, JsonWriter};
 
-use super::fault::Fault;
+use super::fault::{kind, Fault};
 use super::framed::SchemaFormat;
 use super::info::{json, text, Info, Summary};
 use super::records::{FrameNames, Records, Skips};
@@ -66,9 +66,9 @@ fn read_schema(
                     let describe = || record_channel(&schema, name);
                     state.deliver_record(rec.header.tag, name, t_ns, rec.payload, value, describe)?;
                 }
-                None => state.outcome.warnings.push(unknown_record(path, rec.offset, rec.header.tag)),
+                None => state.warn(kind::UNKNOWN_TYPE, || unknown_record(path, rec.offset, rec.header.tag)),
             },
-            Err(e) if e.is_recoverable() => state.outcome.warnings.push(format!("{path}: {e}; skipped")),
+            Err(e) if e.is_recoverable() => state.warn(kind::UNDECODABLE, || format!("{path}: {e}; skipped")),
             Err(e) => {
                 state.outcome.fail(super::fault::Fault::read(path, &e));
                 break;
@@ -111,7 +111,7 @@ fn dump_schema(
         }
         out.end_record().map_err(Error::Io)?;
     }
-    skips.finish(select, path)
+    skips.finish(out, select, path)
 }
 
 /// [`summarise`] of a log of a schema's own framing, read through the IR interpreter.

@@ -9,7 +9,7 @@ use crate::ir::ir::Schema;
 use crate::json::JsonWriter;
 use crate::runtime::{with_file_format, Event, FramedFormat, Reader, Versioned, Visit, WithFormat};
 
-use super::fault::Fault;
+use super::fault::{kind, Fault};
 use super::framed::timestamp_scale;
 use super::info::{json, text, Info, Summary};
 use super::records::{dump_framed, Records};
@@ -78,9 +78,9 @@ impl WithFormat for Framed<'_, '_> {
                     }
                 }
                 Ok(Event::Unknown { raw }) => {
-                    state.outcome.warnings.push(unknown_record(path, raw.offset, raw.header.tag));
+                    state.warn(kind::UNKNOWN_TYPE, || unknown_record(path, raw.offset, raw.header.tag));
                 }
-                Err(e) if e.is_recoverable() => state.outcome.warnings.push(format!("{path}: {e}; skipped")),
+                Err(e) if e.is_recoverable() => state.warn(kind::UNDECODABLE, || format!("{path}: {e}; skipped")),
                 Err(e) => {
                     state.outcome.fail(super::fault::Fault::read(path, &e));
                     break;

@@ -7,7 +7,7 @@ use crate::formats::wpilog::{self, Body, ControlBody, Reader, RecordRef};
 use crate::json::JsonWriter;
 use crate::runtime::Visitor;
 
-use super::fault::{Fault, FaultKind};
+use super::fault::{kind, Fault, FaultKind};
 use super::filter::Select;
 use super::records::Records;
 use super::scan::State;
@@ -511,10 +511,9 @@ pub(super) fn read_samples(
         let value = match wpilog::to_value(Some(entry), rec.payload) {
             Ok(v) => v,
             Err(e) => {
-                state
-                    .outcome
-                    .warnings
-                    .push(format!("{path}: byte {}: {} ({}): {e}; skipped", rec.offset, entry.name, entry.type_name));
+                state.warn(kind::UNDECODABLE_VALUE, || {
+                    format!("{path}: byte {}: {} ({}): {e}; skipped", rec.offset, entry.name, entry.type_name)
+                });
                 continue;
             }
         };

@@ -13,6 +13,7 @@ use std::fs::File;
 use std::io;
 use std::sync::mpsc;
 
+use logspec::log::fault::{kind, Faults};
 use logspec::runtime::{FramedFormat, RawRecord, ReadError, ReadErrorDetail, ReadErrorKind, SliceReader};
 
 use super::{Keep, Layouts};
@@ -57,8 +58,9 @@ pub struct Counted<H> {
     pub order: Vec<usize>,
     /// Rows of each type (by type index), before the first fault.
     pub counts: Vec<usize>,
-    /// The unknown records (when they are kept).
+    /// The first few unknown records (when they are kept); all are counted in `faults`.
     pub unknown: Vec<Unknown>,
+    pub faults: Faults,
     pub fault: Option<Stop>,
     /// The byte offset of the first record and of the byte after the last record pass 2 reads.
     pub start: u64,
@@ -193,6 +195,7 @@ struct Pass<'t, F: FramedFormat, K> {
     order: Vec<usize>,
     counts: Vec<usize>,
     unknown: Vec<Unknown>,
+    faults: Faults,
     splits: Vec<Split>,
     fault: Option<Stop>,
     /// The offset of the first record, and of the byte after the last record counted.
@@ -216,6 +219,7 @@ impl<'t, F: FramedFormat, K: Keep> Pass<'t, F, K> {
             order: Vec::new(),
             counts: vec![0; types.len()],
             unknown: Vec::new(),
+            faults: Faults::default(),
             splits: Vec::new(),
             fault: None,
             start: 0,
@@ -320,13 +324,16 @@ impl<'t, F: FramedFormat, K: Keep> Pass<'t, F, K> {
         let payload_len = raw.payload.len();
         match self.types.find(raw.header.tag) {
             None => {
+                let unknown = || Unknown {
+                    offset: raw.offset,
+                    timestamp: raw.header.timestamp.unwrap_or(0),
+                    tag: raw.header.tag,
+                    payload_len: payload_len as u64,
+                };
                 if self.keep_unknown {
-                    self.unknown.push(Unknown {
-                        offset: raw.offset,
-                        timestamp: raw.header.timestamp.unwrap_or(0),
-                        tag: raw.header.tag,
-                        payload_len: payload_len as u64,
-                    });
+                    if let Some(u) = self.faults.note(kind::UNKNOWN_TYPE, unknown) {
+                        self.unknown.push(u);
+                    }
                 }
             }
             Some(i) => {
@@ -374,6 +381,7 @@ impl<'t, F: FramedFormat, K: Keep> Pass<'t, F, K> {
             order: self.order,
             counts: self.counts,
             unknown: self.unknown,
+            faults: self.faults,
             fault: self.fault,
             start: self.start,
             end: self.end,

@@ -9,7 +9,7 @@ use crate::json::JsonWriter;
 use crate::runtime::Visitor;
 use crate::value::ValueSink;
 
-use super::fault::{Fault, FaultKind};
+use super::fault::{kind, Fault, FaultKind, Faults};
 use super::records::Records;
 use std::sync::Arc;
 
@@ -44,7 +44,7 @@ pub fn dump(
     select: &super::filter::Select,
     structs: &mut super::structs::Decoder,
 ) -> Result<(), Error> {
-    let mut bad = 0u64;
+    let mut faults = super::fault::Faults::default();
     let (filtering, mut tally) = (super::filter::Tally::needed(select), super::filter::Tally::default());
     // Every value through the reader's lending loop; a write error stops it.
     loop {
@@ -81,13 +81,18 @@ pub fn dump(
             Ok(ControlFlow::Continue(())) => break,
             Ok(ControlFlow::Break(e)) => return Err(Error::Io(e)),
             Err(e) if e.is_recoverable() => {
-                out.warn(Fault::read(path, &e));
-                bad += 1;
+                if let Some(f) = faults.note(kind::UNDECODABLE_VALUE, || Fault::read(path, &e)) {
+                    out.warn(f);
+                }
             }
             Err(e) => return Err(Error::at(Fault::read(path, &e))),
         }
     }
+    let bad = faults.total();
     if bad > 0 {
+        for line in faults.more(path) {
+            out.warn(Fault::new(FaultKind::Decode, path, line));
+        }
         return Err(Error::at(Fault::new(
             FaultKind::Decode,
             path,
@@ -112,7 +117,9 @@ pub struct Summary {
     /// Keys per type (R2 declared type, or R1 value code name of the key's first value).
     pub types: BTreeMap<String, u64>,
     pub bytes_consumed: u64,
+    /// The first few problems of each kind, in full; all are counted in `faults`.
     pub errors: Vec<String>,
+    pub faults: Faults,
 }
 
 pub fn summarise(input: Box<dyn Read>, stream: bool, assume_r1: bool, path: &str) -> Result<Summary, Error> {
@@ -129,6 +136,7 @@ pub fn summarise(input: Box<dyn Read>, stream: bool, assume_r1: bool, path: &str
         types: BTreeMap::new(),
         bytes_consumed: 0,
         errors: Vec::new(),
+        faults: Faults::default(),
     };
     // Keys whose type was counted (R1: by the code of the key's first value), by id as u16.
     let mut typed_keys = vec![false; 1 << 16];
@@ -167,7 +175,11 @@ pub fn summarise(input: Box<dyn Read>, stream: bool, assume_r1: bool, path: &str
             Ok(()) => break,
             Err(e) => {
                 let go_on = e.is_recoverable();
-                s.errors.push(e.to_string());
+                if !go_on {
+                    s.errors.push(e.to_string());
+                } else if let Some(m) = s.faults.note(kind::UNDECODABLE_VALUE, || e.to_string()) {
+                    s.errors.push(m);
+                }
                 if !go_on {
                     break;
                 }
@@ -208,12 +220,7 @@ pub fn text(s: &Summary, path: &str, stream: bool) -> String {
         t.push_str(&format!("  {ty:<28} {n}\n"));
     }
     t.push_str(&format!("bytes:       {} read\n", s.bytes_consumed));
-    if s.errors.is_empty() {
-        t.push_str("integrity:   ok\n");
-    }
-    for e in &s.errors {
-        t.push_str(&format!("integrity:   {e}\n"));
-    }
+    super::info::integrity(&mut t, &s.errors, &s.faults);
     t
 }
 
@@ -248,6 +255,7 @@ pub fn json(s: &Summary, path: &str, stream: bool) -> String {
         w.uint(Some(ty), *n);
     }
     w.end_object();
+    super::info::json_faults(&mut w, &s.faults);
     w.uint(Some("bytes_consumed"), s.bytes_consumed);
     w.end_object();
     let mut out = w.take();

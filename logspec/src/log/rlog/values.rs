@@ -19,6 +19,7 @@ use crate::value::Value;
 use super::rlog_channel;
 use crate::log::scan::{seconds_to_ns, Slot, State};
 use crate::log::structs::struct_channel;
+use crate::log::fault::kind;
 use crate::log::Error;
 
 /// Key ids below this have their routes kept (as record tags below `TAGS` are, for framed
@@ -156,7 +157,7 @@ fn read_loop<R: Read>(r: &mut rlog::Reader<R>, keys: &mut Keys<'_>, state: &mut 
             Ok(ControlFlow::Continue(())) => break,
             Ok(ControlFlow::Break(e)) => return Err(e),
             // The reader goes on after the message at the next call.
-            Err(e) if e.is_recoverable() => state.outcome.warnings.push(format!("{path}: {e}")),
+            Err(e) if e.is_recoverable() => state.warn(kind::UNDECODABLE_VALUE, || format!("{path}: {e}")),
             Err(e) => {
                 state.outcome.fail(crate::log::fault::Fault::read(path, &e));
                 break;
