@@ -157,6 +157,8 @@ impl PerChannel {
         if base.is_empty() {
             base = "channel".into();
         }
+        // Room for `_N.csv` with a counter of up to 10 digits.
+        let base = crate::names::fit(&base, "_".len() + 10 + ".csv".len());
         let n = self.names.entry(base.clone()).or_insert(0);
         *n += 1;
         if *n == 1 {

@@ -17,6 +17,7 @@ pub mod columns;
 pub mod csv;
 #[cfg(feature = "mcap")]
 pub mod mcap;
+pub mod names;
 pub mod output;
 pub mod parquet;
 #[cfg(feature = "plot")]

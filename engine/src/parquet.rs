@@ -241,10 +241,13 @@ fn plan(opts: &Options) -> Result<Plan, Error> {
     Ok(plan)
 }
 
+/// The kind of warning ([`logspec::log::fault::Faults`]) of a table whose name was shortened.
+const LONG_NAME: &str = "tables whose names are too long for a folder name";
+
 /// A log's partition name: its file name without the extension, escaped.
 fn partition(file: &Path) -> String {
     let stem = file.file_stem().map_or_else(|| "log".to_string(), |s| s.to_string_lossy().into_owned());
-    escape(&stem)
+    crate::names::fit(&escape(&stem), "log=".len())
 }
 
 /// Adds a file named by the user, or every file under a directory (sorted; hidden files, whose
@@ -309,7 +312,14 @@ pub fn escape(name: &str) -> String {
 
 /// A channel name as its table folder: a leading `/` dropped (ROS topics, RLOG keys), the other
 /// `/` as `.` (`/imu/data` is `imu.data`), a `.` of the name as `%2E`, the rest as [`escape`].
+/// A name too long for the file system is shortened ([`crate::names::fit`]); the file's
+/// `logspec.table` metadata keeps it whole.
 pub fn table_dir(channel: &str) -> String {
+    crate::names::fit(&escaped_table(channel), 0)
+}
+
+/// [`table_dir`] before it is fitted to the file system's limit.
+fn escaped_table(channel: &str) -> String {
     let name = channel.strip_prefix('/').unwrap_or(channel);
     name.split('/').map(|part| escape(part).replace('.', "%2E")).collect::<Vec<_>>().join(".")
 }
@@ -328,6 +338,7 @@ fn convert(opts: &Options, job: &Job) -> Done {
         by_table: HashMap::new(),
         tables: Vec::new(),
         warnings: Vec::new(),
+        long_names: Default::default(),
     };
     let mut read = || -> Result<logspec::log::scan::Outcome, Error> {
         let f = File::open(&job.file).map_err(|e| Error::Input(format!("{shown}: cannot open: {e}")))?;
@@ -358,6 +369,7 @@ fn convert(opts: &Options, job: &Job) -> Done {
         }
     }
     done.warnings.extend(std::mem::take(&mut sink.warnings));
+    done.warnings.extend(sink.long_names.more(&format!("log={}", job.log)));
     done
 }
 
@@ -378,6 +390,8 @@ struct LogSink {
     by_table: HashMap<String, usize>,
     tables: Vec<TableWriter>,
     warnings: Vec<String>,
+    /// Table names too long for a folder name (shortened; counted, the first few warned about).
+    long_names: logspec::log::fault::Faults,
 }
 
 struct TableWriter {
@@ -405,7 +419,15 @@ impl LogSink {
         ];
         meta.extend(rows.meta.iter().map(|(k, v)| kv(k, v)));
         let schema = rows.schema.clone();
-        let dir = self.out.join(table_dir(name)).join(format!("log={}", self.log));
+        let escaped = escaped_table(name);
+        let folder = crate::names::fit(&escaped, 0);
+        if folder != escaped {
+            let note = || format!("log={}: table `{name}` is in the folder {folder} (its name is too long for a folder name; each file's `logspec.table` metadata keeps it)", self.log);
+            if let Some(w) = self.long_names.note(LONG_NAME, note) {
+                self.warnings.push(w);
+            }
+        }
+        let dir = self.out.join(&folder).join(format!("log={}", self.log));
         std::fs::create_dir_all(&dir).map_err(|e| Error::Input(format!("{}: cannot create: {e}", dir.display())))?;
         let tmp = dir.join(".part-0.parquet.tmp");
         let file = File::create(&tmp).map_err(|e| Error::Input(format!("{}: cannot create: {e}", tmp.display())))?;
