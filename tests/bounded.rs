@@ -351,3 +351,103 @@ fn a_chain_of_20000_message_types_is_refused_not_a_stack_overflow() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("error[E0602]") && err.contains("more than 100 levels deep"), "{err}");
 }
+
+// The hostile inputs of issue 34 (tests/common/hostile.rs), at a scale a debug build runs in a
+// few seconds, through the command as users run it. Each verb is held to the bounds that do not
+// depend on the build: its peak RSS (a constant, plus twice the bytes of the definitions the
+// reader must keep), its standard error (a constant: the first few faults of each kind and the
+// counts), and `dump`'s standard output (its documented lines for the records the file holds).
+// `cargo bench --bench hostile` runs them at full size, with the time bound, in release.
+
+#[path = "common/hostile.rs"]
+mod hostile;
+
+/// Standard error may hold the first few faults of each kind in full and one line per kind.
+const STDERR_MAX: u64 = 16 * 1024;
+const RSS_MAX_KIB: u64 = 64 * 1024;
+
+/// Runs `info`, `dump` and `export --parquet` on `path` and holds each to the bounds;
+/// `dump_lines` is the most lines `dump` may print. Returns the export's folder.
+fn verbs_within_bounds(path: &std::path::Path, definitions: u64, dump_lines: u64) -> PathBuf {
+    let bin = env!("CARGO_BIN_EXE_logspec");
+    let p = path.to_str().unwrap();
+    let out = path.with_extension("parquet.d");
+    let _ = std::fs::remove_dir_all(&out);
+    let o = out.to_str().unwrap();
+    for args in [vec!["info", p], vec!["dump", p], vec!["export", "--parquet", o, p]] {
+        let r = hostile::measure(bin, &args);
+        let what = format!("logspec {}: {r:?}", args.join(" "));
+        assert!(r.max_rss_kib <= RSS_MAX_KIB + 2 * definitions / 1024, "peak RSS over the bound: {what}");
+        assert!(r.stderr_bytes <= STDERR_MAX, "standard error over the bound: {what}");
+        if args[0] == "dump" {
+            assert!(r.stdout_lines <= dump_lines, "more lines than the records: {what}");
+        }
+        if args[0] == "info" {
+            assert!(r.stdout_lines < 40, "info is a summary: {what}");
+        }
+    }
+    out
+}
+
+#[test]
+fn records_that_do_not_decode_are_counted_not_printed_each() {
+    let dir = scratch::temp_dir().join(format!("logspec-hostile-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // 200,000 REC_NAV_SOLUTION records of length 0 (each needs 24 bytes): every one a fault.
+    let known = dir.join("known.usvlog");
+    std::fs::write(&known, hostile::usvlog_empty_records(Vec::new(), 200_000, 1)).unwrap();
+    verbs_within_bounds(&known, 0, 0);
+    let info = logspec(&["info", known.to_str().unwrap()]);
+    let text = String::from_utf8(info.stdout).unwrap();
+    assert!(text.contains("integrity:   damaged: 200000 records that do not decode"), "{text}");
+    let err = String::from_utf8(logspec(&["dump", known.to_str().unwrap()]).stderr).unwrap();
+    assert_eq!(err.matches("needed 24 bytes, found 0").count(), 5, "{err}");
+    assert!(err.contains("200000 records that do not decode in all; the first 5 are shown"), "{err}");
+    // 200,000 records of an unknown type: one dump line each (the documented line of an unknown
+    // record), no warning.
+    let unknown = dir.join("unknown.usvlog");
+    std::fs::write(&unknown, hostile::usvlog_empty_records(Vec::new(), 200_000, 200)).unwrap();
+    verbs_within_bounds(&unknown, 0, 200_000);
+    let json = logspec(&["info", "--json", unknown.to_str().unwrap()]);
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(v["unknown_records_total"], 200_000);
+    assert_eq!(v["unknown_records"].as_array().unwrap().len(), 5);
+    assert_eq!(v["faults"]["records of unknown type"], 200_000);
+    // CARLA: 200,000 packets announcing 65,535 records in 2 bytes. `dump` prints the header,
+    // and a line per packet (the FrameStart and FrameEnd of each frame too).
+    let carla = dir.join("counts.log");
+    std::fs::write(&carla, hostile::carla_false_counts(Vec::new(), 2_000, 100)).unwrap();
+    verbs_within_bounds(&carla, 0, 1 + 2_000 * 102);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn definitions_cost_memory_in_proportion_to_their_bytes() {
+    let dir = scratch::temp_dir().join(format!("logspec-definitions-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // 100,000 WPILOG Start records and no data: `dump` prints a line per record.
+    let starts = dir.join("starts.wpilog");
+    std::fs::write(&starts, hostile::wpilog_starts(Vec::new(), 100_000)).unwrap();
+    let len = std::fs::metadata(&starts).unwrap().len();
+    verbs_within_bounds(&starts, len, 1 + 100_000);
+    // 2,000 RLOG keys of 1 KiB names, two cycles: `dump` prints a line per value.
+    let keys = dir.join("keys.rlog");
+    std::fs::write(&keys, hostile::rlog_long_keys(Vec::new(), 2_000, 1024, 2)).unwrap();
+    let out = verbs_within_bounds(&keys, 2_000 * 1030, 4_000);
+    // Every key is a table, in a folder whose name the file system takes (shortened with a
+    // hash), the name whole in the file's metadata.
+    let folders: Vec<PathBuf> = std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(folders.len(), 2_000);
+    for f in &folders {
+        assert!(f.file_name().unwrap().len() <= 255, "{}", f.display());
+    }
+    let first = folders.iter().find(|f| f.file_name().unwrap().to_str().unwrap().starts_with("k00000.")).unwrap();
+    let file = std::fs::File::open(first.join("log=keys/part-0.parquet")).unwrap();
+    let reader = parquet::file::reader::SerializedFileReader::new(file).unwrap();
+    use parquet::file::reader::FileReader;
+    let meta = reader.metadata().file_metadata().key_value_metadata().unwrap();
+    let table = meta.iter().find(|kv| kv.key == "logspec.table").and_then(|kv| kv.value.clone());
+    let expected = format!("/k00000/{}", "x".repeat(1024 - "/k00000/".len()));
+    assert_eq!(table.as_deref(), Some(expected.as_str()));
+    let _ = std::fs::remove_dir_all(&dir);
+}

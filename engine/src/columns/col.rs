@@ -36,18 +36,18 @@ impl Col {
     /// An empty column of an Arrow type made by [`arrow_fields`](super::arrow_fields).
     pub fn new(ty: &DataType) -> Col {
         match ty {
-            DataType::Boolean => Col::Bool(BooleanBuilder::new()),
-            DataType::Int8 => Col::I8(Int8Builder::new()),
-            DataType::Int16 => Col::I16(Int16Builder::new()),
-            DataType::Int32 => Col::I32(Int32Builder::new()),
-            DataType::Int64 => Col::I64(Int64Builder::new()),
-            DataType::UInt8 => Col::U8(UInt8Builder::new()),
-            DataType::UInt16 => Col::U16(UInt16Builder::new()),
-            DataType::UInt32 => Col::U32(UInt32Builder::new()),
-            DataType::UInt64 => Col::U64(UInt64Builder::new()),
-            DataType::Float32 => Col::F32(Float32Builder::new()),
-            DataType::Float64 => Col::F64(Float64Builder::new()),
-            DataType::Binary => Col::Bin(BinaryBuilder::new()),
+            DataType::Boolean => Col::Bool(BooleanBuilder::with_capacity(0)),
+            DataType::Int8 => Col::I8(Int8Builder::with_capacity(0)),
+            DataType::Int16 => Col::I16(Int16Builder::with_capacity(0)),
+            DataType::Int32 => Col::I32(Int32Builder::with_capacity(0)),
+            DataType::Int64 => Col::I64(Int64Builder::with_capacity(0)),
+            DataType::UInt8 => Col::U8(UInt8Builder::with_capacity(0)),
+            DataType::UInt16 => Col::U16(UInt16Builder::with_capacity(0)),
+            DataType::UInt32 => Col::U32(UInt32Builder::with_capacity(0)),
+            DataType::UInt64 => Col::U64(UInt64Builder::with_capacity(0)),
+            DataType::Float32 => Col::F32(Float32Builder::with_capacity(0)),
+            DataType::Float64 => Col::F64(Float64Builder::with_capacity(0)),
+            DataType::Binary => Col::Bin(BinaryBuilder::with_capacity(0, 0)),
             DataType::List(field) => Col::List {
                 field: field.clone(),
                 offsets: vec![0],
@@ -61,7 +61,7 @@ impl Col {
                 len: 0,
             },
             // Utf8, and anything else `arrow_fields` does not make.
-            _ => Col::Str(StringBuilder::new()),
+            _ => Col::Str(StringBuilder::with_capacity(0, 0)),
         }
     }
 

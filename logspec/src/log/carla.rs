@@ -575,7 +575,11 @@ pub fn text(s: &Summary, path: &str) -> String {
     }
     if s.mismatches > 0 {
         let first = s.findings.len();
-        t.push_str(&format!("integrity:   damaged: {} {} (the first {first} below)\n", s.mismatches, kind::MISFIT_PACKET));
+        t.push_str(&format!(
+            "integrity:   damaged: {} {} (the first {first} below)\n",
+            s.mismatches,
+            kind::MISFIT_PACKET
+        ));
     }
     for f in &s.findings {
         t.push_str(&format!("integrity:   {f}\n"));
@@ -628,10 +632,16 @@ fn read_carla(
                 }
             }
             Body::Unknown(_) => state.warn(kind::UNKNOWN_PACKET, || {
-                format!("{path}: offset {}: packet id {} is not a CARLA 0.9 packet; skipped by its size", p.offset, p.id)
+                format!(
+                    "{path}: offset {}: packet id {} is not a CARLA 0.9 packet; skipped by its size",
+                    p.offset, p.id
+                )
             }),
             Body::Mismatch { error, .. } => state.warn(kind::MISFIT_PACKET, || {
-                format!("{path}: offset {}: packet {name} does not decode in its {} bytes ({error}); skipped", p.offset, p.size)
+                format!(
+                    "{path}: offset {}: packet {name} does not decode in its {} bytes ({error}); skipped",
+                    p.offset, p.size
+                )
             }),
         }
     }

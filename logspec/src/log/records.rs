@@ -96,7 +96,11 @@ pub(super) struct Skips {
 
 impl Skips {
     pub(super) fn new(select: &Select) -> Skips {
-        Skips { faults: Faults::default(), filtering: super::filter::Tally::needed(select), tally: super::filter::Tally::default() }
+        Skips {
+            faults: Faults::default(),
+            filtering: super::filter::Tally::needed(select),
+            tally: super::filter::Tally::default(),
+        }
     }
 
     /// Whether the filters keep a record of type `name` at `t_ns`.

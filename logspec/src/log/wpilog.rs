@@ -1,6 +1,6 @@
 //! `logspec dump` and `logspec info` for WPILOG files.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::io::Read;
 
 use crate::formats::wpilog::{self, Body, ControlBody, Reader, RecordRef};
@@ -204,7 +204,7 @@ pub struct Summary {
     pub orphan_data_records: u64,
     pub invalid_values: u64,
     /// Every name started, with the types it was started with.
-    pub names: BTreeMap<String, BTreeSet<String>>,
+    pub names: Names,
     pub timestamp_min: Option<i64>,
     pub timestamp_max: Option<i64>,
     pub data_records_by_type: BTreeMap<String, u64>,
@@ -221,17 +221,11 @@ impl Summary {
 
     /// For each type, the number of distinct names started with it.
     pub fn entries_by_declared_type(&self) -> BTreeMap<&str, u64> {
-        let mut m = BTreeMap::new();
-        for types in self.names.values() {
-            for t in types {
-                *m.entry(t.as_str()).or_default() += 1;
-            }
-        }
-        m
+        self.names.by_type()
     }
 
     fn types_with_prefix(&self, prefix: &str) -> BTreeSet<&str> {
-        self.names.values().flatten().filter(|t| t.starts_with(prefix)).map(String::as_str).collect()
+        self.names.types().into_iter().filter(|t| t.starts_with(prefix)).collect()
     }
 }
 
@@ -259,18 +253,12 @@ pub fn summarise(input: Box<dyn Read>, path: &str) -> Result<Summary, Error> {
         match rec.body {
             Body::Control { record, .. } => match &record.body {
                 ControlBody::Start { entry, name, r#type, .. } => {
-                    tally.start(*entry, r#type, &mut s.data_records_by_type);
+                    let t = s.names.start(name, r#type);
+                    tally.start(*entry, Some(t));
                     s.start += 1;
-                    let types = match s.names.get_mut(name.as_str()) {
-                        Some(t) => t,
-                        None => s.names.entry(name.clone()).or_default(),
-                    };
-                    if !types.contains(r#type.as_str()) {
-                        types.insert(r#type.clone());
-                    }
                 }
                 ControlBody::Finish { entry } => {
-                    tally.start(*entry, "", &mut s.data_records_by_type);
+                    tally.start(*entry, None);
                     s.finish += 1;
                 }
                 ControlBody::SetMetadata { .. } => s.set_metadata += 1,
@@ -289,7 +277,7 @@ pub fn summarise(input: Box<dyn Read>, path: &str) -> Result<Summary, Error> {
             }
         }
     }
-    tally.flush_all(&mut s.data_records_by_type);
+    s.data_records_by_type = tally.finish(&s.names);
     s.bytes_consumed = r.position();
     Ok(s)
 }
@@ -299,12 +287,16 @@ pub fn summarise(input: Box<dyn Read>, path: &str) -> Result<Summary, Error> {
 /// again, finished, or the file ends.
 #[derive(Default)]
 struct Tally {
-    dense: Vec<(u64, String)>,
-    sparse: std::collections::HashMap<u32, (u64, String)>,
+    /// Per active entry id: its data records so far and its type ([`Names`] id, `None` after
+    /// a Finish).
+    dense: Vec<(u64, Option<u32>)>,
+    sparse: std::collections::HashMap<u32, (u64, Option<u32>)>,
+    /// Data records per type id.
+    totals: Vec<u64>,
 }
 
 impl Tally {
-    /// Ids below this are counted in a vector (at most 32 KB of slots), larger ones in a map.
+    /// Ids below this are counted in a vector (at most 16 KB of slots), larger ones in a map.
     const DENSE: u32 = 1024;
 
     #[inline]
@@ -315,28 +307,118 @@ impl Tally {
         }
     }
 
-    /// Closes the count of `id` and starts one for `type_name` (`""`: none, the id finished).
-    fn start(&mut self, id: u32, type_name: &str, totals: &mut BTreeMap<String, u64>) {
+    /// Closes the count of `id` and starts one for the type `ty` (`None`: the id finished).
+    fn start(&mut self, id: u32, ty: Option<u32>) {
         let slot = if id < Self::DENSE {
             if self.dense.len() <= id as usize {
-                self.dense.resize(id as usize + 1, (0, String::new()));
+                self.dense.resize(id as usize + 1, (0, None));
             }
             &mut self.dense[id as usize]
         } else {
             self.sparse.entry(id).or_default()
         };
-        let (n, old) = std::mem::replace(slot, (0, type_name.to_string()));
-        if n > 0 {
-            *totals.entry(old).or_default() += n;
+        let (n, old) = std::mem::replace(slot, (0, ty));
+        self.add(n, old);
+    }
+
+    fn add(&mut self, n: u64, ty: Option<u32>) {
+        if let (true, Some(t)) = (n > 0, ty) {
+            let t = t as usize;
+            if self.totals.len() <= t {
+                self.totals.resize(t + 1, 0);
+            }
+            self.totals[t] += n;
         }
     }
 
-    fn flush_all(&mut self, totals: &mut BTreeMap<String, u64>) {
-        for (n, t) in self.dense.drain(..).chain(self.sparse.drain().map(|(_, v)| v)) {
-            if n > 0 {
-                *totals.entry(t).or_default() += n;
+    /// The data records per type name, every count closed.
+    fn finish(mut self, names: &Names) -> BTreeMap<String, u64> {
+        for (n, t) in std::mem::take(&mut self.dense).into_iter().chain(std::mem::take(&mut self.sparse).into_values())
+        {
+            self.add(n, t);
+        }
+        let mut by_type = BTreeMap::new();
+        for (t, n) in self.totals.iter().enumerate().filter(|(_, n)| **n > 0) {
+            *by_type.entry(names.type_name(t as u32).to_string()).or_default() += n;
+        }
+        by_type
+    }
+}
+
+/// Every entry name started, with the types it was started with, in little memory per name (a
+/// file of millions of Start records keeps millions of names): a name's first type is an index
+/// into the distinct types; the rare names started with more than one type keep all theirs
+/// aside.
+#[derive(Debug, Default)]
+pub struct Names {
+    types: Vec<Box<str>>,
+    type_ids: HashMap<Box<str>, u32>,
+    first: HashMap<Box<str>, u32>,
+    several: BTreeMap<Box<str>, BTreeSet<u32>>,
+}
+
+impl Names {
+    /// Notes that `name` was started with type `ty`; returns the type's id.
+    fn start(&mut self, name: &str, ty: &str) -> u32 {
+        let t = match self.type_ids.get(ty) {
+            Some(&t) => t,
+            None => {
+                let t = self.types.len() as u32;
+                self.types.push(ty.into());
+                self.type_ids.insert(ty.into(), t);
+                t
+            }
+        };
+        match self.first.get(name) {
+            None => {
+                self.first.insert(name.into(), t);
+            }
+            Some(&f) if f != t => {
+                self.several.entry(name.into()).or_insert_with(|| BTreeSet::from([f])).insert(t);
+            }
+            Some(_) => {}
+        }
+        t
+    }
+
+    fn type_name(&self, t: u32) -> &str {
+        &self.types[t as usize]
+    }
+
+    /// How many distinct names were started.
+    pub fn len(&self) -> usize {
+        self.first.len()
+    }
+
+    /// The names started with more than one type, sorted.
+    pub fn with_several_types(&self) -> impl Iterator<Item = &str> {
+        self.several.keys().map(|n| &**n)
+    }
+
+    /// For each type, the number of distinct names started with it.
+    pub fn by_type(&self) -> BTreeMap<&str, u64> {
+        let mut per_id = vec![0u64; self.types.len()];
+        for (name, &t) in &self.first {
+            match self.several.get(name) {
+                Some(all) => all.iter().for_each(|&t| per_id[t as usize] += 1),
+                None => per_id[t as usize] += 1,
             }
         }
+        let mut m = BTreeMap::new();
+        for (t, n) in per_id.into_iter().enumerate().filter(|(_, n)| *n > 0) {
+            *m.entry(self.type_name(t as u32)).or_default() += n;
+        }
+        m
+    }
+
+    /// The types names were started with, sorted.
+    pub fn types(&self) -> BTreeSet<&str> {
+        self.types.iter().map(|t| &**t).collect()
+    }
+
+    /// The names that hold struct schemas (`/.schema/` in them), sorted.
+    pub fn schema_entries(&self) -> BTreeSet<&str> {
+        self.first.keys().filter(|n| n.contains("/.schema/")).map(|n| &**n).collect()
     }
 }
 
@@ -409,8 +491,7 @@ pub fn json(s: &Summary, file_name: &str) -> String {
     w.uint(Some("orphan_data_records"), s.orphan_data_records);
     w.uint(Some("invalid_values"), s.invalid_values);
     w.uint(Some("distinct_entry_names"), s.names.len() as u64);
-    let several: Vec<&str> = s.names.iter().filter(|(_, t)| t.len() > 1).map(|(n, _)| n.as_str()).collect();
-    strings(&mut w, "names_with_several_types", several);
+    strings(&mut w, "names_with_several_types", s.names.with_several_types());
     match (s.timestamp_min, s.timestamp_max) {
         (Some(a), Some(b)) => {
             w.int(Some("timestamp_min_us"), a);
@@ -433,7 +514,7 @@ pub fn json(s: &Summary, file_name: &str) -> String {
     w.end_object();
     strings(&mut w, "struct_types", s.types_with_prefix("struct:"));
     strings(&mut w, "proto_types", s.types_with_prefix("proto:"));
-    strings(&mut w, "schema_entries", s.names.keys().filter(|n| n.contains("/.schema/")).map(String::as_str));
+    strings(&mut w, "schema_entries", s.names.schema_entries());
     w.uint(Some("trailing_bytes"), s.trailing_bytes);
     w.end_object();
     let mut out = w.take();

@@ -17,9 +17,9 @@ use crate::formats::wpistruct::TypeRegistry;
 use crate::value::Value;
 
 use super::rlog_channel;
+use crate::log::fault::kind;
 use crate::log::scan::{seconds_to_ns, Slot, State};
 use crate::log::structs::struct_channel;
-use crate::log::fault::kind;
 use crate::log::Error;
 
 /// Key ids below this have their routes kept (as record tags below `TAGS` are, for framed
