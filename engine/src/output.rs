@@ -133,7 +133,7 @@ fn may_be_running(pid: u32) -> bool {
 
 /// The process id in a temporary file's name: `NAME` is `{head}logspec-{PID}{rest}`, where
 /// `rest` passes `tail`.
-fn temp_pid(name: &str, head: &str, tail: impl Fn(&str) -> bool) -> Option<u32> {
+fn temp_pid(name: &str, head: &str, tail: &dyn Fn(&str) -> bool) -> Option<u32> {
     let rest = name.strip_prefix(head)?.strip_prefix("logspec-")?;
     let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
     let (pid, rest) = rest.split_at(digits);
@@ -153,22 +153,40 @@ pub fn remove_stale(dest: &Path) -> usize {
     };
     let head = format!(".{}.", name.to_string_lossy());
     let suffix = temp_suffix(dest);
-    let Ok(entries) = std::fs::read_dir(&dir) else { return 0 };
+    // `-XXXXXX` (tempfile's random part) then the suffix, exactly.
+    let tail = |rest: &str| {
+        rest.strip_prefix('-')
+            .and_then(|r| r.strip_suffix(suffix.as_str()))
+            .is_some_and(|r| r.len() == RANDOM_LEN && r.chars().all(|c| c.is_ascii_alphanumeric()))
+    };
     let mut removed = 0;
-    for e in entries.filter_map(Result::ok) {
-        let Ok(file) = e.file_name().into_string() else { continue };
-        // `-XXXXXX` (tempfile's random part) then the suffix, exactly.
-        let tail = |rest: &str| {
-            rest.strip_prefix('-')
-                .and_then(|r| r.strip_suffix(suffix.as_str()))
-                .is_some_and(|r| r.len() == RANDOM_LEN && r.chars().all(|c| c.is_ascii_alphanumeric()))
-        };
-        let Some(pid) = temp_pid(&file, &head, tail) else { continue };
-        if e.file_type().is_ok_and(|t| t.is_file()) && !may_be_running(pid) && std::fs::remove_file(e.path()).is_ok() {
+    for file in temp_names(&dir) {
+        let Some(pid) = temp_pid(&file, &head, &tail) else { continue };
+        let path = dir.join(&file);
+        let is_file = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file());
+        if is_file && !may_be_running(pid) && std::fs::remove_file(&path).is_ok() {
             removed += 1;
         }
     }
     removed
+}
+
+/// The names in `dir` that may be temporary files (hidden, with the marker), listed once per
+/// process and directory: a verb that writes many files into one directory (`export --csv`)
+/// reads it once, not once per file.
+fn temp_names(dir: &Path) -> Vec<String> {
+    static LISTED: Mutex<BTreeMap<PathBuf, Vec<String>>> = Mutex::new(BTreeMap::new());
+    let mut listed = LISTED.lock().unwrap_or_else(|e| e.into_inner());
+    listed
+        .entry(dir.to_path_buf())
+        .or_insert_with(|| {
+            let Ok(entries) = std::fs::read_dir(dir) else { return Vec::new() };
+            entries
+                .filter_map(|e| e.ok()?.file_name().into_string().ok())
+                .filter(|n| n.starts_with('.') && n.contains(".logspec-"))
+                .collect()
+        })
+        .clone()
 }
 
 /// Removes the stale temporary Parquet files in `dir` (a `log=NAME` folder of a dataset): those
@@ -181,7 +199,7 @@ pub fn remove_stale_parquet(dir: &Path) -> usize {
     for e in entries.filter_map(Result::ok) {
         let Ok(file) = e.file_name().into_string() else { continue };
         let stale = file == ".part-0.parquet.tmp"
-            || temp_pid(&file, ".part-0.parquet.", |rest| rest == ".tmp").is_some_and(|pid| !may_be_running(pid));
+            || temp_pid(&file, ".part-0.parquet.", &|rest| rest == ".tmp").is_some_and(|pid| !may_be_running(pid));
         if stale && e.file_type().is_ok_and(|t| t.is_file()) && std::fs::remove_file(e.path()).is_ok() {
             removed += 1;
         }
@@ -282,13 +300,17 @@ impl OutFile {
     pub fn create(dest: &Path, inputs: &[&Path]) -> Result<OutFile, Error> {
         refuse_input(dest, inputs)?;
         remove_stale(dest);
-        Self::create_keeping_stale(dest, inputs)
+        Self::new(dest)
     }
 
     /// [`OutFile::create`], leaving the temporary files of killed runs as they are (a killed
     /// recording's file holds what it recorded).
     pub fn create_keeping_stale(dest: &Path, inputs: &[&Path]) -> Result<OutFile, Error> {
         refuse_input(dest, inputs)?;
+        Self::new(dest)
+    }
+
+    fn new(dest: &Path) -> Result<OutFile, Error> {
         if dest.is_dir() {
             return Err(Error::Usage(format!("the output {} is a directory", dest.display())));
         }
@@ -364,4 +386,53 @@ pub fn write_file(dest: &Path, inputs: &[&Path], bytes: &[u8]) -> Result<(), Err
     let mut f = OutFile::create(dest, inputs)?;
     f.write_all(bytes).map_err(|e| Error::Input(format!("{}: cannot write: {e}", dest.display())))?;
     f.commit()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Only logspec's own names, exactly, give a process id.
+    #[test]
+    fn temp_names_match_exactly() {
+        let tail = |rest: &str| {
+            rest.strip_prefix('-')
+                .and_then(|r| r.strip_suffix(".tmp.mcap"))
+                .is_some_and(|r| r.len() == RANDOM_LEN && r.chars().all(|c| c.is_ascii_alphanumeric()))
+        };
+        let pid = |name: &str| temp_pid(name, ".x.mcap.", &tail);
+        assert_eq!(pid(".x.mcap.logspec-123-aB3xYz.tmp.mcap"), Some(123));
+        for other in [
+            ".x.mcap.abcdef.tmp.mcap",                 // an earlier version's name: no process id
+            ".x.mcap.logspec--aB3xYz.tmp.mcap",        // no digits
+            ".x.mcap.logspec-123-aB3xY.tmp.mcap",      // five random characters
+            ".x.mcap.logspec-123-aB3xYz.tmp.mcap.bak", // something after
+            ".y.mcap.logspec-123-aB3xYz.tmp.mcap",     // another output
+            "x.mcap.logspec-123-aB3xYz.tmp.mcap",      // not hidden
+            ".x.mcap.logspec-12345678901-aB3xYz.tmp.mcap",
+        ] {
+            assert_eq!(pid(other), None, "{other}");
+        }
+        let parquet = |name: &str| temp_pid(name, ".part-0.parquet.", &|rest| rest == ".tmp");
+        assert_eq!(parquet(".part-0.parquet.logspec-77.tmp"), Some(77));
+        assert_eq!(parquet(".part-0.parquet.logspec-77.tmp.keep"), None);
+        assert_eq!(parquet(".part-0.parquet.logspec-77x.tmp"), None);
+        assert_eq!(
+            parquet_temp(Path::new("d")),
+            Path::new("d").join(format!(".part-0.parquet.logspec-{}.tmp", std::process::id()))
+        );
+    }
+
+    /// This process, and a process id that cannot be one, may be running; a child that has
+    /// ended is gone.
+    #[cfg(unix)]
+    #[test]
+    fn a_process_that_ended_is_gone() {
+        assert!(may_be_running(std::process::id()));
+        assert!(may_be_running(0));
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        assert!(!may_be_running(pid));
+    }
 }
