@@ -541,7 +541,11 @@ fn record(a: RecordArgs) -> Result<ExitCode, Error> {
                     {
                         let after = since.map_or(0.0, |t| t.elapsed().as_secs_f64());
                         let peer = peer.map_or_else(|| a.addr.clone(), |p| p.to_string());
-                        format!("connection to {peer} lost after {after:.1} s: {e}")
+                        let silent = matches!(&e.kind, RlogErrorKind::Io(io) if silence(io.kind()));
+                        format!(
+                            "connection to {peer} lost after {after:.1} s: {}",
+                            if silent { silent_for() } else { e.to_string() }
+                        )
                     }
                     Some(e) => format!("the stream was cut: {e}"),
                 };
@@ -552,9 +556,10 @@ fn record(a: RecordArgs) -> Result<ExitCode, Error> {
                 }
             }
             LiveEvent::Lost { peer, after, error } => {
+                let why = if silence(error.kind()) { silent_for() } else { error.to_string() };
                 let how = format!(
                     "connection to {peer} lost after {:.1} s, before the stream began (the server sent no \
-                     state, only keep-alives if anything): {error}",
+                     state, only keep-alives if anything): {why}",
                     after.as_secs_f64()
                 );
                 if a.reconnect {
@@ -595,6 +600,15 @@ fn record(a: RecordArgs) -> Result<ExitCode, Error> {
         }
         None => Ok(ExitCode::SUCCESS),
     }
+}
+
+/// Whether a read error is the idle timeout: the server sent nothing for [`IDLE_TIMEOUT`].
+fn silence(kind: std::io::ErrorKind) -> bool {
+    matches!(kind, std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut)
+}
+
+fn silent_for() -> String {
+    format!("the server sent nothing, not even a keep-alive, for {} s", IDLE_TIMEOUT.as_secs())
 }
 
 /// The files of one `record`: `OUT`, then `OUT.2.EXT`, `OUT.3.EXT`, ... when a reconnect finds

@@ -824,5 +824,22 @@ fn record_words_a_connection_lost_after_keepalives() {
     assert!(err.contains("the stream ends inside the frame"), "{err}");
     assert!(!err.contains("cannot connect"), "{err}");
     assert_eq!(timestamps(&out), [0.0]);
+
+    // A server that goes silent (no keep-alive) with the connection open: lost after the
+    // client's idle timeout, 3 s.
+    let (addr, server) = flood_server(newcomer_r1(), |s| {
+        let mut sink = [0; 64];
+        // Until the client hangs up (a hang guard of 30 s).
+        s.set_read_timeout(Some(30 * SECOND))?;
+        while s.read(&mut sink)? > 0 {}
+        Ok(())
+    });
+    let r = record_cmd(addr, &out, &[]);
+    server.join().unwrap();
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(1), "{err}");
+    assert!(err.contains(&format!("connection to {addr} lost after ")), "{err}");
+    assert!(err.contains("the server sent nothing, not even a keep-alive, for 3 s"), "{err}");
+    assert_eq!(timestamps(&out), [0.0]);
     let _ = std::fs::remove_file(&out);
 }
