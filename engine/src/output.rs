@@ -31,10 +31,12 @@ use std::sync::{Mutex, MutexGuard};
 /// directories made for it (removed with it when empty); `closed` once [`remove_temps`] ran.
 struct Temps {
     files: BTreeMap<PathBuf, Vec<PathBuf>>,
+    /// Output directories this process made (removed when empty).
+    dirs: Vec<PathBuf>,
     closed: bool,
 }
 
-static TEMPS: Mutex<Temps> = Mutex::new(Temps { files: BTreeMap::new(), closed: false });
+static TEMPS: Mutex<Temps> = Mutex::new(Temps { files: BTreeMap::new(), dirs: Vec::new(), closed: false });
 
 fn temps() -> MutexGuard<'static, Temps> {
     TEMPS.lock().unwrap_or_else(|e| e.into_inner())
@@ -66,6 +68,21 @@ pub(crate) fn persist_temp<T>(tmp: &Path, persist: impl FnOnce() -> io::Result<T
     Ok(done)
 }
 
+/// Creates the output directory `dir` (and its parents) if missing; [`remove_temps`] removes
+/// what this made if it is still empty then.
+pub fn create_dir(dir: &Path) -> io::Result<()> {
+    let mut t = temps();
+    let mut missing = Vec::new();
+    let mut d = Some(dir);
+    while let Some(p) = d.filter(|p| !p.as_os_str().is_empty() && !p.exists()) {
+        missing.push(p.to_path_buf());
+        d = p.parent();
+    }
+    std::fs::create_dir_all(dir)?;
+    t.dirs.extend(missing);
+    Ok(())
+}
+
 /// Forgets a temporary file that was removed.
 pub(crate) fn forget_temp(tmp: &Path) {
     temps().files.remove(tmp);
@@ -78,7 +95,7 @@ pub fn remove_temps() -> usize {
     let mut t = temps();
     t.closed = true;
     let mut removed = 0;
-    let mut dirs = Vec::new();
+    let mut dirs = std::mem::take(&mut t.dirs);
     for (file, made) in std::mem::take(&mut t.files) {
         if std::fs::remove_file(&file).is_ok() {
             removed += 1;

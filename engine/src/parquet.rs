@@ -121,7 +121,7 @@ pub const LOG_EXTENSIONS: [&str; 6] = ["usvlog", "bin", "rlog", "wpilog", "bag",
 /// a time: each log's complete rows are written even when it fails part-way.
 pub fn export(opts: Options) -> Result<Exported, Error> {
     let Plan { jobs, not_exported, passed_over } = plan(&opts)?;
-    std::fs::create_dir_all(&opts.out)
+    crate::output::create_dir(&opts.out)
         .map_err(|e| Error::Input(format!("{}: cannot create: {e}", opts.out.display())))?;
     remove_stale(&opts.out, &jobs);
     let next = AtomicUsize::new(0);

@@ -170,6 +170,15 @@ fn sigint_during_export_parquet_removes_its_temporary_files() {
     assert_eq!(names(&after), names(&before));
     assert!(after == before, "an existing output changed");
 
+    // Into a dataset folder that did not exist: nothing is left, the folder neither.
+    let new = dir.join("new").join("dataset");
+    let mut child = export(&new, &logs);
+    wait_for_temp(&mut child, &dir.join("new"), parquet_temp);
+    sigint(&child);
+    let (code, err) = finish(child);
+    assert_eq!(code, Some(130), "{err}");
+    assert!(!dir.join("new").exists());
+
     // A rerun succeeds.
     std::fs::write(logs.join("run.rlog"), rlog(3, 10)).unwrap();
     let r = logspec().args(["export", "--parquet"]).arg(&out).arg(&logs).output().unwrap();
