@@ -108,7 +108,7 @@ pub fn remove_temps() -> usize {
 
 /// Removes the directories of `dirs` that are empty, the deepest first.
 fn prune(mut dirs: Vec<PathBuf>) {
-    dirs.sort_by_key(|d| std::cmp::Reverse(d.components().count()));
+    dirs.sort_by(|a, b| b.components().count().cmp(&a.components().count()).then_with(|| a.cmp(b)));
     dirs.dedup();
     for d in dirs {
         let _ = std::fs::remove_dir(d);
