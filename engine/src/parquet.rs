@@ -437,7 +437,9 @@ impl LogSink {
         let escaped = escaped_table(name);
         let folder = crate::names::fit(&escaped, 0);
         if folder != escaped {
-            let note = || format!("log={}: table `{name}` is in the folder {folder} (its name is too long for a folder name; each file's `logspec.table` metadata keeps it)", self.log);
+            let note = || {
+                format!("log={}: table `{name}` is in the folder {folder} (its name is too long for a folder name; each file's `logspec.table` metadata keeps it)", self.log)
+            };
             if let Some(w) = self.long_names.note(LONG_NAME, note) {
                 self.warnings.push(w);
             }
