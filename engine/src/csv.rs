@@ -37,7 +37,7 @@ pub fn per_channel(
     open: impl Fn() -> Result<Log, Error>,
     select: &Select,
 ) -> Result<PerChannelWritten, Error> {
-    std::fs::create_dir_all(dir).map_err(|e| Error::Input(format!("{}: cannot create: {e}", dir.display())))?;
+    crate::output::create_dir(dir).map_err(|e| Error::Input(format!("{}: cannot create: {e}", dir.display())))?;
     let scan = if file.as_os_str() == "-" {
         None
     } else {
@@ -82,7 +82,7 @@ pub fn aligned(
     if file.as_os_str() == "-" {
         return Err(Error::Usage("--aligned reads the file twice, so it needs a path, not `-`".into()));
     }
-    std::fs::create_dir_all(dir).map_err(|e| Error::Input(format!("{}: cannot create: {e}", dir.display())))?;
+    crate::output::create_dir(dir).map_err(|e| Error::Input(format!("{}: cannot create: {e}", dir.display())))?;
     // Pass 1: every column and the time span.
     let mut scan = Scan::default();
     open()?.scan(select, &mut scan)?;

@@ -5,6 +5,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -120,8 +121,9 @@ pub const LOG_EXTENSIONS: [&str; 6] = ["usvlog", "bin", "rlog", "wpilog", "bag",
 /// a time: each log's complete rows are written even when it fails part-way.
 pub fn export(opts: Options) -> Result<Exported, Error> {
     let Plan { jobs, not_exported, passed_over } = plan(&opts)?;
-    std::fs::create_dir_all(&opts.out)
+    crate::output::create_dir(&opts.out)
         .map_err(|e| Error::Input(format!("{}: cannot create: {e}", opts.out.display())))?;
+    remove_stale(&opts.out, &jobs);
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<Done>>> = Mutex::new((0..jobs.len()).map(|_| None).collect());
     let workers = opts.jobs.clamp(1, jobs.len().max(1));
@@ -144,6 +146,19 @@ pub fn export(opts: Options) -> Result<Exported, Error> {
         passed_over,
         tables: count_tables(&opts.out),
     })
+}
+
+/// Removes the temporary files that killed runs left in the partitions of these logs, and the
+/// partition and table folders left empty ([`crate::output::remove_stale_parquet`]).
+fn remove_stale(out: &Path, jobs: &[Job]) {
+    let Ok(tables) = std::fs::read_dir(out) else { return };
+    for t in tables.filter_map(Result::ok).filter(|t| t.file_type().is_ok_and(|f| f.is_dir())) {
+        for job in jobs {
+            crate::output::remove_stale_parquet(&t.path().join(format!("log={}", job.log)));
+        }
+        // An empty table folder (a run killed before it made the partition's).
+        let _ = std::fs::remove_dir(t.path());
+    }
 }
 
 /// The number of table folders under the output directory.
@@ -429,10 +444,19 @@ impl LogSink {
                 self.warnings.push(w);
             }
         }
-        let dir = self.out.join(&folder).join(format!("log={}", self.log));
-        std::fs::create_dir_all(&dir).map_err(|e| Error::Input(format!("{}: cannot create: {e}", dir.display())))?;
-        let tmp = dir.join(".part-0.parquet.tmp");
-        let file = File::create(&tmp).map_err(|e| Error::Input(format!("{}: cannot create: {e}", tmp.display())))?;
+        let table = self.out.join(&folder);
+        let dir = table.join(format!("log={}", self.log));
+        let tmp = crate::output::parquet_temp(&dir);
+        let file = crate::output::create_temp(|| {
+            // The folders this run makes go with the temporary file when it is removed (Ctrl-C).
+            let made: Vec<PathBuf> = [&table, &dir].into_iter().filter(|d| !d.exists()).cloned().collect();
+            std::fs::create_dir_all(&dir)
+                .map_err(|e| io::Error::new(e.kind(), format!("{}: cannot create: {e}", dir.display())))?;
+            let file = File::create(&tmp)
+                .map_err(|e| io::Error::new(e.kind(), format!("{}: cannot create: {e}", tmp.display())))?;
+            Ok((file, tmp.clone(), made))
+        })
+        .map_err(|e| Error::Input(e.to_string()))?;
         // Dictionary encoding costs a hash per value and pays off only for repeated text
         // (frame ids, names): on for string columns outside lists, off for the rest.
         let mut props = WriterProperties::builder()
@@ -536,12 +560,22 @@ impl TableWriter {
         Ok(())
     }
 
-    /// Writes the buffered rows and the footer, then renames the file to `part-0.parquet`.
-    fn close(mut self) -> Result<u64, Error> {
+    /// Writes the buffered rows and the footer, then renames the file to `part-0.parquet`. The
+    /// temporary file is removed when that fails.
+    fn close(self) -> Result<u64, Error> {
+        let tmp = self.tmp.clone();
+        let done = self.write_and_rename();
+        if done.is_err() && std::fs::remove_file(&tmp).is_ok() {
+            crate::output::forget_temp(&tmp);
+        }
+        done
+    }
+
+    fn write_and_rename(mut self) -> Result<u64, Error> {
         self.write_batch()?;
         self.writer.close().map_err(|e| Error::Input(format!("{}: {e}", self.tmp.display())))?;
         let part = self.dir.join("part-0.parquet");
-        std::fs::rename(&self.tmp, &part)
+        crate::output::persist_temp(&self.tmp, || std::fs::rename(&self.tmp, &part))
             .map_err(|e| Error::Input(format!("{}: cannot rename to {}: {e}", self.tmp.display(), part.display())))?;
         Ok(self.written)
     }

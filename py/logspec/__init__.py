@@ -36,9 +36,12 @@ hex, a bag scanned without its index) is a :class:`LogspecWarning` through
 from __future__ import annotations
 
 import json
+import math
+import numbers
 import os
 import warnings
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Union
+from collections.abc import Iterable, Mapping
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from logspec import _logspec
 from logspec._logspec import (
@@ -100,12 +103,61 @@ def _flatten(table: Any) -> Any:
     return table
 
 
-def _channels(channels: Union[None, str, Sequence[str]]) -> List[str]:
+# The checks of the public functions' arguments: a wrong type is a TypeError and a wrong value a
+# ValueError, each naming the argument, before anything is read (never a value silently taken
+# for another: the bytes of b"/x" for channel names, a dict's keys, NaN for a time).
+
+
+def _type(value: Any) -> str:
+    return type(value).__name__
+
+
+def _channels(channels: Union[None, str, Sequence[str]], name: str = "channels") -> List[str]:
     if channels is None:
         return []
     if isinstance(channels, str):
         return [channels]
-    return list(channels)
+    if isinstance(channels, (bytes, bytearray, memoryview, Mapping)) or not isinstance(channels, Iterable):
+        raise TypeError(f"{name} must be a str, a sequence of str or None, not {_type(channels)}")
+    out = list(channels)
+    for i, c in enumerate(out):
+        if not isinstance(c, str):
+            raise TypeError(f"{name}[{i}] must be a str (a channel name or pattern), not {_type(c)}")
+    return out
+
+
+def _seconds(value: Optional[float], name: str) -> Optional[float]:
+    """A time bound (``since``, ``until``): None, or a number of seconds that is not NaN."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number of seconds (int or float) or None, not {_type(value)}")
+    seconds = float(value)
+    if math.isnan(seconds):
+        raise ValueError(f"{name} must be a number of seconds, not NaN")
+    return seconds
+
+
+def _flag(value: Any, name: str) -> bool:
+    """A bool argument: True or False (numpy's bool too), never any truthy value."""
+    if isinstance(value, bool) or (type(value).__module__ == "numpy" and _type(value) in ("bool_", "bool")):
+        return bool(value)
+    raise TypeError(f"{name} must be True or False, not {_type(value)}")
+
+
+def _frames(frames: Any) -> Optional[Tuple[int, int]]:
+    """CARLA frames ``(a, b)``: two ints, 0 <= a <= b."""
+    if frames is None:
+        return None
+    if isinstance(frames, (str, bytes, bytearray, Mapping)) or not isinstance(frames, Iterable):
+        raise TypeError(f"frames must be a pair of ints (first, end) or None, not {_type(frames)}")
+    pair = tuple(frames)
+    if len(pair) != 2 or any(isinstance(f, bool) or not isinstance(f, numbers.Integral) for f in pair):
+        raise TypeError(f"frames must be a pair of ints (first, end), not {pair!r}")
+    a, b = int(pair[0]), int(pair[1])
+    if a < 0 or a > b:
+        raise ValueError(f"frames must be (first, end) with 0 <= first <= end, not {pair!r}")
+    return a, b
 
 
 # numpy dtypes of the Arrow types whose values numpy views as they are.
@@ -144,6 +196,8 @@ def _numpy_columns(table: "Any") -> "Dict[str, Any]":
 
 
 def _check_on_error(on_error: str) -> None:
+    if not isinstance(on_error, str):
+        raise TypeError(f"on_error must be 'raise' or 'warn', not {_type(on_error)}")
     if on_error not in _ON_ERROR:
         raise ValueError(f"on_error must be 'raise' or 'warn', not {on_error!r}")
 
@@ -176,16 +230,17 @@ def open(  # noqa: A001 (the package's verb, like builtins.open)
     """Open a log file and detect its format from its first bytes.
 
     ``format`` forces one of ``"usvlog"``, ``"rlog"``, ``"rlog-stream"``, ``"carla"``,
-    ``"rosbag"``, ``"wpilog"``. ``schema`` reads the log with a TOML schema of your own (one
+    ``"rosbag"``, ``"wpilog"``. ``path`` and ``schema`` are a ``str``, ``bytes`` or an
+    ``os.PathLike`` of either, as :func:`os.fsdecode` takes them. ``schema`` reads the log with a TOML schema of your own (one
     with a ``[framing]``; files under an older schema id decode with the layouts of its lock
     file); without it, the schemas of the project around the current directory (its
     ``logspec.toml``) are tried after the bundled formats. ``assume_r1`` decodes an RLOG file
     written without its revision byte as R1. Raises ``FileNotFoundError`` (an ``OSError``) for a
     missing file and :class:`FormatError` for a file of no known format.
     """
-    return Log(
-        _logspec.open(os.fspath(path), format, assume_r1, None if schema is None else os.fspath(schema))
-    )
+    if format is not None and not isinstance(format, str):
+        raise TypeError(f"format must be a str (a format's name) or None, not {_type(format)}")
+    return Log(_logspec.open(path, format, _flag(assume_r1, "assume_r1"), schema))
 
 
 class Log:
@@ -258,7 +313,11 @@ class Log:
         """
         _check_on_error(on_error)
         batches = self._native.records(
-            _channels(channels), since, until, tuple(frames) if frames is not None else None, file_order
+            _channels(channels),
+            _seconds(since, "since"),
+            _seconds(until, "until"),
+            _frames(frames),
+            _flag(file_order, "file_order"),
         )
         while True:
             try:
@@ -277,7 +336,9 @@ class Log:
         _check_on_error(on_error)
         pa = _need("pyarrow", "logspec.Log.tables()/table()/numpy()/to_pandas()/polars()")
 
-        streams, notes, error = self._native.tables(_channels(channels), since, until, by_table)
+        streams, notes, error = self._native.tables(
+            _channels(channels), _seconds(since, "since"), _seconds(until, "until"), by_table
+        )
         for note in notes:
             warnings.warn(_warning(note, file=self.path), stacklevel=3)
         if error is not None:
@@ -314,7 +375,11 @@ class Log:
         dots (``location`` becomes ``location.x``, ``location.y``, ``location.z``; a union's
         ``u`` becomes ``u.variant`` and ``u.<Variant>.<field>``): the flat columns pandas users
         expect, as pyarrow's ``Table.flatten()`` makes them (applied until no struct is left).
-        Lists stay lists."""
+        Lists stay lists.
+
+        A wrong type of argument is a ``TypeError`` naming it (``channels=b"/x"``, a dict of
+        channels); a NaN ``since`` or ``until`` is a ``ValueError``."""
+        flatten = _flag(flatten, "flatten")
         found = self._tables(channels, since, until, on_error)
         return {name: _flatten(t) for name, t in found.items()} if flatten else found
 
@@ -335,6 +400,9 @@ class Log:
         :class:`FilterError` (with the log's channels and the closest name) when no channel or
         table has this name; a pattern ending in ``*`` that matches several tables is an error
         too."""
+        if not isinstance(channel, str):
+            raise TypeError(f"channel must be a str (a table or channel name), not {_type(channel)}")
+        flatten = _flag(flatten, "flatten")
         found = self._tables([channel], since, until, on_error, by_table=True)
         if channel in found:
             return _flatten(found[channel]) if flatten else found[channel]

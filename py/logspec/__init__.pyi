@@ -18,11 +18,11 @@ __version__: str
 Channels = Union[None, str, Sequence[str]]
 
 def open(
-    path: Union[str, "os.PathLike[str]"],
+    path: Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"],
     format: Optional[str] = None,
     *,
     assume_r1: bool = False,
-    schema: Optional[Union[str, "os.PathLike[str]"]] = None,
+    schema: Optional[Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]] = None,
 ) -> Log:
     """Open a log and detect its format (`format` forces usvlog, rlog, rlog-stream, carla, rosbag or wpilog;
     `schema` reads it with a TOML schema of your own)."""

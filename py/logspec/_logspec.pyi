@@ -1,5 +1,6 @@
 """The native module of logspec (PyO3). Python code uses `logspec`, which wraps this."""
 
+import os
 from typing import Any, Dict, List, Optional, Tuple, Union
 
 __version__: str
@@ -69,5 +70,8 @@ class NativeLog:
     ) -> Tuple[List[Tuple[str, ArrowStream]], List[str], Optional[LogspecError]]: ...
 
 def open(
-    path: str, format: Optional[str] = None, assume_r1: bool = False, schema: Optional[str] = None
+    path: Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"],
+    format: Optional[str] = None,
+    assume_r1: bool = False,
+    schema: Optional[Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]] = None,
 ) -> NativeLog: ...

@@ -5,7 +5,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Dict, Mapping, Optional, Type, Union
 
-_Path = Union[str, PathLike[str]]
+_Path = Union[str, bytes, "PathLike[str]", "PathLike[bytes]"]
 
 class Writer:
     """Writes an RLOG file cycle by cycle (`revision` 1 or 2; 2 by default). Keys are defined on

@@ -20,6 +20,7 @@ dtypes the upstream reader gives (``t_us`` ``uint64``, float fields ``float64``,
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass
 from os import PathLike
@@ -120,7 +121,7 @@ def _data(raw: Mapping[str, Any]) -> Optional[TimeseriesData]:
 
 
 def read_timeseries_bin(
-    path: Union[str, "PathLike[str]"],
+    path: Union[str, bytes, "PathLike[str]", "PathLike[bytes]"],
     *,
     record_layouts: Optional[Mapping[int, Any]] = None,
     strict_payload_len: bool = True,
@@ -155,7 +156,6 @@ def read_timeseries_bin(
             "logspec reads USVLOG with the layouts of its schema (schemas/usvlog.toml); "
             "record_layouts is not supported"
         )
-    path = str(path)
     if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
         raise ValueError(f"threads must be a positive int or None, not {threads!r}")
     raw = _read_columns(path, bool(strict_payload_len), bool(keep_unknown), threads)
@@ -163,7 +163,7 @@ def read_timeseries_bin(
     err = raw["error"]
     if err is not None:
         raise TimeseriesReadError(
-            err["message"], path=path, offset=err["offset"], record_index=err["record_index"],
+            err["message"], path=os.fsdecode(path), offset=err["offset"], record_index=err["record_index"],
             type_id=err["type_id"], record_name=err["record"], partial=data,
         )
     assert data is not None

@@ -9,7 +9,7 @@ import numpy as np
 
 from logspec._logspec import DecodeError
 
-_Path = Union[str, PathLike[str]]
+_Path = Union[str, bytes, "PathLike[str]", "PathLike[bytes]"]
 
 class TimeseriesHeader:
     magic: str

@@ -5,7 +5,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Dict, Optional, Type, Union
 
-_Path = Union[str, PathLike[str]]
+_Path = Union[str, bytes, "PathLike[str]", "PathLike[bytes]"]
 
 class Writer:
     """Writes a `.wpilog` file: `start` entries with a name and type, `append` values (timestamps

@@ -61,10 +61,10 @@ impl NativeLog {
 #[pyo3(name = "open", signature = (path, format = None, assume_r1 = false, schema = None))]
 fn open_log(
     py: Python<'_>,
-    path: PathBuf,
+    #[pyo3(from_py_with = crate::args::path)] path: PathBuf,
     format: Option<&str>,
     assume_r1: bool,
-    schema: Option<PathBuf>,
+    #[pyo3(from_py_with = crate::args::optional_path)] schema: Option<PathBuf>,
 ) -> PyResult<NativeLog> {
     if format.is_some() && schema.is_some() {
         return Err(errors::UsageError::new_err("give `format` or `schema`, not both"));

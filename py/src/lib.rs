@@ -7,6 +7,7 @@
 #![deny(unsafe_code)]
 use pyo3::prelude::*;
 
+mod args;
 mod errors;
 mod file;
 mod records;

@@ -240,7 +240,7 @@ pub struct UsvlogWriter {
 impl UsvlogWriter {
     #[new]
     #[pyo3(signature = (path, *, t0_us = 0, overwrite = false))]
-    fn new(path: PathBuf, t0_us: u64, overwrite: bool) -> PyResult<Self> {
+    fn new(#[pyo3(from_py_with = crate::args::path)] path: PathBuf, t0_us: u64, overwrite: bool) -> PyResult<Self> {
         let out = create(&path, overwrite)?;
         let header = usvlog::FileHeader { fw_model_schema: usvlog::FW_MODEL_SCHEMA, t0_us };
         let w = UsvWriter::new(out, &header).map_err(|e| write_err(&path, e))?;
@@ -378,7 +378,7 @@ pub struct RlogWriter {
 impl RlogWriter {
     #[new]
     #[pyo3(signature = (path, *, revision = 2, overwrite = false))]
-    fn new(path: PathBuf, revision: u8, overwrite: bool) -> PyResult<Self> {
+    fn new(#[pyo3(from_py_with = crate::args::path)] path: PathBuf, revision: u8, overwrite: bool) -> PyResult<Self> {
         let revision = rlog::Revision::from_byte(revision)
             .ok_or_else(|| PyValueError::new_err(format!("revision must be 1 or 2, found {revision}")))?;
         let out = create(&path, overwrite)?;
@@ -415,6 +415,9 @@ impl RlogWriter {
     /// `byte[]`), lists of those the array types; R1 `None` removes the key).
     #[pyo3(signature = (timestamp, values, types = None))]
     fn cycle(&mut self, timestamp: f64, values: &Bound<'_, PyDict>, types: Option<&Bound<'_, PyDict>>) -> PyResult<()> {
+        if timestamp.is_nan() {
+            return Err(PyValueError::new_err("timestamp must be a number of seconds, not NaN"));
+        }
         // Every value is encoded before anything is written, so a bad value writes nothing of
         // its cycle.
         let mut encoded = Vec::with_capacity(values.len());
@@ -619,7 +622,11 @@ pub struct WpilogWriter {
 impl WpilogWriter {
     #[new]
     #[pyo3(signature = (path, *, extra_header = "", overwrite = false))]
-    fn new(path: PathBuf, extra_header: &str, overwrite: bool) -> PyResult<Self> {
+    fn new(
+        #[pyo3(from_py_with = crate::args::path)] path: PathBuf,
+        extra_header: &str,
+        overwrite: bool,
+    ) -> PyResult<Self> {
         let out = create(&path, overwrite)?;
         let w = wpilog::Writer::new(out, extra_header).map_err(|e| write_err(&path, e))?;
         Ok(WpilogWriter { inner: Some(w), path, entries: HashMap::new(), by_name: HashMap::new(), next_id: 1 })

@@ -124,6 +124,9 @@ pub enum Command {
 
 pub fn run(cli: Cli) -> Result<ExitCode, Error> {
     progress::set_quiet(cli.quiet);
+    if matches!(cli.command, Command::Convert(_) | Command::Export(_) | Command::Plot(_)) {
+        remove_temps_on_interrupt();
+    }
     match cli.command {
         Command::Init(a) => init::run(a),
         Command::Gen(a) => gen::run(a),
@@ -139,6 +142,20 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
         Command::Completions(a) => meta::completions(a),
         Command::CliReference => meta::reference(),
         Command::Rlog(a) => rlog::run(a),
+    }
+}
+
+/// Makes Ctrl-C (and SIGTERM, SIGHUP) remove the temporary files the verb made (an existing
+/// output stays as it was) and exit with status 130. `rlog record` handles them itself: it stops
+/// and keeps what it recorded.
+fn remove_temps_on_interrupt() {
+    let handler = || {
+        let n = logspec_engine::output::remove_temps();
+        eprintln!("logspec: interrupted; {n} temporary file(s) removed, existing outputs left as they were");
+        std::process::exit(130);
+    };
+    if let Err(e) = ctrlc::set_handler(handler) {
+        eprintln!("logspec: warning: cannot handle Ctrl-C: {e}");
     }
 }
 

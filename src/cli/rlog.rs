@@ -1,16 +1,18 @@
 //! `logspec rlog serve` and `logspec rlog record`: the RLOG live stream on the command line.
 
+use std::cell::Cell;
 use std::collections::HashMap;
-use std::io::Read;
+use std::io::{Read, Write};
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use logspec::formats::rlog::net::{
     ClientEnd, LiveEvent, Reconnecting, Server, ServerOptions, Stopper, DEFAULT_PORT, IDLE_TIMEOUT,
 };
-use logspec::formats::rlog::{Cycle, Reader, RlogWriteError, Value, Writer};
+use logspec::formats::rlog::{Cycle, Reader, RlogErrorKind, RlogWriteError, Value, Writer};
 
 use super::{open, shown, Error};
 
@@ -48,7 +50,14 @@ pub enum Verb {
     /// At the end, `record` says whether the stream ended (the server closed it at a frame
     /// boundary; exit 0) or was cut (inside a frame, or the connection failed; exit 1). The
     /// protocol has no end-of-stream message: a server that drops a slow client closes it at a
-    /// frame boundary too, which looks the same as an end.
+    /// frame boundary too, which looks the same as an end. "cannot connect" means no server
+    /// accepted the connection; "connection lost after N s" that one did and the connection
+    /// ended (or sent nothing, not even a keep-alive, for 3 s) N seconds later.
+    ///
+    /// What a server sends is bounded: a frame announced larger than 64 MiB (logspec's ceiling;
+    /// the format allows 2 GiB) is refused at once, and the recording stops with an error once
+    /// `--max-mib-per-second` was written within one second of the stream's time (a server whose
+    /// time does not advance); the file keeps the cycles before.
     ///
     /// Example: `logspec rlog record 10.12.34.2 -o match.rlog --reconnect`
     Record(RecordArgs),
@@ -130,6 +139,12 @@ pub struct RecordArgs {
     /// Seconds to wait for each connection attempt.
     #[arg(long, default_value_t = 3.0)]
     pub connect_timeout: f64,
+    /// At most this many MiB written per second of stream time (the cycles' timestamps): a
+    /// stream that sends this much within one second of its time (its time stands still, or
+    /// creeps) ends the recording with an error, the file holding what came before. A robot
+    /// sends well under 1 MiB per second.
+    #[arg(long, value_name = "MIB", default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=1 << 20))]
+    pub max_mib_per_second: u64,
 }
 
 pub fn run(args: Args) -> Result<ExitCode, Error> {
@@ -328,9 +343,31 @@ fn resolve(s: &str) -> Result<Vec<SocketAddr>, Error> {
     Ok(addrs)
 }
 
+/// The output file, counting the bytes written to it.
+struct Counted {
+    file: logspec_engine::output::OutFile,
+    bytes: Rc<Cell<u64>>,
+}
+
+impl Write for Counted {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.file.write(buf)?;
+        self.bytes.set(self.bytes.get() + n as u64);
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file.flush()
+    }
+}
+
 /// The output file: stream key ids mapped to the file's, which stay the same across reconnects.
 struct Recording {
-    writer: Writer<logspec_engine::output::OutFile>,
+    writer: Writer<Counted>,
+    /// Bytes written to the file so far (up to the writer's 64 KiB buffer behind).
+    bytes: Rc<Cell<u64>>,
+    /// The second of stream time the latest cycle reached (`floor` of the greatest timestamp),
+    /// and the bytes written when it was reached.
+    window: (f64, u64),
     /// File key id per (name, declared type).
     ids: HashMap<(String, Option<String>), i16>,
     /// File key id per stream key id, for the current connection.
@@ -345,6 +382,11 @@ impl Recording {
     /// Writes a cycle. With `repeat` (a cycle that repeats the catch-up's timestamp right after
     /// joining), its values join the catch-up cycle instead of repeating the timestamp.
     fn cycle(&mut self, live: &Reconnecting, cycle: Cycle, repeat: bool) -> Result<(), RlogWriteError> {
+        // Time that does not advance (or is not a number) stays in the current window.
+        let second = cycle.timestamp.floor();
+        if second.is_finite() && second > self.window.0 {
+            self.window = (second, self.bytes.get());
+        }
         if !repeat {
             self.writer.timestamp(cycle.timestamp)?;
             self.cycles += 1;
@@ -383,6 +425,12 @@ impl Recording {
         }
         Ok(())
     }
+
+    /// The bytes written since the stream's time reached its current second, when over `cap`.
+    fn over_cap(&self, cap: u64) -> Option<u64> {
+        let n = self.bytes.get() - self.window.1;
+        (n > cap).then_some(n)
+    }
 }
 
 fn record(a: RecordArgs) -> Result<ExitCode, Error> {
@@ -390,7 +438,9 @@ fn record(a: RecordArgs) -> Result<ExitCode, Error> {
     let timeout = seconds(a.connect_timeout, "--connect-timeout")?;
     let duration = a.duration.map(|d| seconds(d, "--duration")).transpose()?;
     // Refused before connecting: an output that exists as a directory, or cannot be created.
-    let first = logspec_engine::output::OutFile::create(&a.output, &[])?;
+    // A killed recording's temporary file is kept: it holds what was recorded.
+    let first = logspec_engine::output::OutFile::create_keeping_stale(&a.output, &[])?;
+    let cap = a.max_mib_per_second << 20;
     let mut live =
         Reconnecting::new(&addrs[..], timeout, a.reconnect).map_err(|e| Error::Usage(format!("{}: {e}", a.addr)))?;
     let stop = live.stopper();
@@ -413,10 +463,15 @@ fn record(a: RecordArgs) -> Result<ExitCode, Error> {
     let mut joined_at: Option<f64> = None;
     // Whether the current connection has written no cycle yet (a restart of time is checked then).
     let mut fresh = false;
+    // The current connection: its peer and when it was made.
+    let mut connection: Option<(SocketAddr, Instant)> = None;
+    let mut connections = 0u64;
     while let Some(ev) = live.next_event() {
         match ev {
             LiveEvent::Connected { peer, revision } => {
                 eprintln!("logspec rlog record: connected to {peer} ({revision}), writing {}", files.current_name());
+                connection = Some((peer, Instant::now()));
+                connections += 1;
                 connect_failures = 0;
                 (catch_up, joined_at, fresh) = (true, None, true);
                 if let Some(r) = &mut files.rec {
@@ -455,8 +510,18 @@ fn record(a: RecordArgs) -> Result<ExitCode, Error> {
                         break;
                     }
                 };
+                let ts = cycle.timestamp;
                 if let Err(e) = r.cycle(&live, cycle, repeat) {
                     failure = Some(format!("{}: {e}", a.output.display()));
+                    break;
+                }
+                if let Some(n) = r.over_cap(cap) {
+                    failure = Some(format!(
+                        "{}: {n} bytes written within one second of the stream's time (the cycle at {ts} s, \
+                         after {} cycles), over the cap of {} MiB per second of stream time \
+                         (--max-mib-per-second): the server's time does not advance; stopping",
+                        a.addr, r.cycles, a.max_mib_per_second
+                    ));
                     break;
                 }
                 if was_catch_up {
@@ -465,16 +530,42 @@ fn record(a: RecordArgs) -> Result<ExitCode, Error> {
             }
             LiveEvent::Skipped(e) => eprintln!("logspec: warning: {}: {e}", a.addr),
             LiveEvent::Disconnected(e) => {
+                let (peer, since) = connection.take().map_or((None, None), |(p, t)| (Some(p), Some(t)));
                 let how = match &e {
                     None => "the server closed the stream at a frame boundary: it ended (a server that drops a \
                              client closes it the same way)"
                         .to_string(),
+                    // The connection failed (it ended inside a frame, or went silent), as opposed
+                    // to a stream that does not decode, or a frame refused.
+                    Some(e) if matches!(&e.kind, RlogErrorKind::Io(io) if io.kind() != std::io::ErrorKind::InvalidData) =>
+                    {
+                        let after = since.map_or(0.0, |t| t.elapsed().as_secs_f64());
+                        let peer = peer.map_or_else(|| a.addr.clone(), |p| p.to_string());
+                        let silent = matches!(&e.kind, RlogErrorKind::Io(io) if silence(io.kind()));
+                        format!(
+                            "connection to {peer} lost after {after:.1} s: {}",
+                            if silent { silent_for() } else { e.to_string() }
+                        )
+                    }
                     Some(e) => format!("the stream was cut: {e}"),
                 };
                 match (e, a.reconnect) {
                     (_, true) => eprintln!("logspec rlog record: {how}; reconnecting"),
                     (None, false) => eprintln!("logspec rlog record: {how}"),
                     (Some(_), false) => failure = Some(format!("{}: {how}", a.addr)),
+                }
+            }
+            LiveEvent::Lost { peer, after, error } => {
+                let why = if silence(error.kind()) { silent_for() } else { error.to_string() };
+                let how = format!(
+                    "connection to {peer} lost after {:.1} s, before the stream began (the server sent no \
+                     state, only keep-alives if anything): {why}",
+                    after.as_secs_f64()
+                );
+                if a.reconnect {
+                    eprintln!("logspec rlog record: {how}; reconnecting");
+                } else {
+                    failure = Some(format!("{}: {how}", a.addr));
                 }
             }
             LiveEvent::ConnectFailed(e) => {
@@ -491,7 +582,12 @@ fn record(a: RecordArgs) -> Result<ExitCode, Error> {
 
     if files.rec.is_none() && files.done.is_empty() {
         // Nothing was written: the temporary file goes, an existing output stays as it was.
-        return Err(Error::Input(failure.unwrap_or_else(|| format!("{}: nothing recorded: never connected", a.addr))));
+        let nothing = if connections == 0 {
+            format!("{}: nothing recorded: never connected", a.addr)
+        } else {
+            format!("{}: nothing recorded: the server sent no cycle with a value", a.addr)
+        };
+        return Err(Error::Input(failure.unwrap_or(nothing)));
     }
     files.finish()?;
     for (name, cycles, values, keys) in &files.done {
@@ -504,6 +600,15 @@ fn record(a: RecordArgs) -> Result<ExitCode, Error> {
         }
         None => Ok(ExitCode::SUCCESS),
     }
+}
+
+/// Whether a read error is the idle timeout: the server sent nothing for [`IDLE_TIMEOUT`].
+fn silence(kind: std::io::ErrorKind) -> bool {
+    matches!(kind, std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut)
+}
+
+fn silent_for() -> String {
+    format!("the server sent nothing, not even a keep-alive, for {} s", IDLE_TIMEOUT.as_secs())
 }
 
 /// The files of one `record`: `OUT`, then `OUT.2.EXT`, `OUT.3.EXT`, ... when a reconnect finds
@@ -542,12 +647,21 @@ impl Files {
         if self.rec.is_none() {
             let file = match self.next.take() {
                 Some(f) => f,
-                None => logspec_engine::output::OutFile::create(&self.name(self.done.len() + 1), &[])?,
+                None => logspec_engine::output::OutFile::create_keeping_stale(&self.name(self.done.len() + 1), &[])?,
             };
             let revision = self.revision.expect("a cycle comes after a connection");
-            let writer = Writer::new(file, revision);
-            self.rec =
-                Some(Recording { writer, ids: HashMap::new(), current: Vec::new(), cycles: 0, values: 0, last: None });
+            let bytes = Rc::new(Cell::new(0));
+            let writer = Writer::new(Counted { file, bytes: Rc::clone(&bytes) }, revision);
+            self.rec = Some(Recording {
+                writer,
+                bytes,
+                window: (f64::NEG_INFINITY, 0),
+                ids: HashMap::new(),
+                current: Vec::new(),
+                cycles: 0,
+                values: 0,
+                last: None,
+            });
         }
         Ok(self.rec.as_mut().expect("set above"))
     }
@@ -563,7 +677,7 @@ impl Files {
         let Some(r) = self.rec.take() else { return Ok(()) };
         let name = self.current_name();
         let (cycles, values, keys) = (r.cycles, r.values, r.ids.len());
-        r.writer.finish().map_err(|e| Error::Input(format!("{name}: {e}")))?.commit()?;
+        r.writer.finish().map_err(|e| Error::Input(format!("{name}: {e}")))?.file.commit()?;
         self.done.push((name, cycles, values, keys));
         Ok(())
     }

@@ -22,6 +22,7 @@ mod detect;
 mod fast_paths;
 mod generated;
 mod history;
+mod interrupted;
 mod no_hand_layout;
 mod output_doc;
 mod outputs_unchanged;

@@ -456,7 +456,9 @@ fn record_without_a_server_fails_and_leaves_no_file() {
         .output()
         .unwrap();
     assert_eq!(r.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&r.stderr).contains("cannot connect"));
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert!(err.contains("cannot connect"), "{err}");
+    assert!(!err.contains("lost"), "{err}");
     assert!(!out.exists());
 }
 
@@ -641,4 +643,203 @@ fn record_reconnect_across_a_server_restart_starts_a_new_file() {
     names.sort();
     assert_eq!(names, ["run.2.rlog", "run.rlog"]);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A frame announced larger than `MAX_FRAME` is refused at its length, before any of its bytes
+/// is read; a smaller ceiling can be set.
+#[test]
+fn frame_reader_refuses_a_frame_over_the_ceiling() {
+    use logspec::formats::rlog::net::MAX_FRAME;
+    assert_eq!(MAX_FRAME, 64 << 20);
+    let mut stream = vec![0, 0, 0, 1, 2];
+    stream.extend_from_slice(&i32::MAX.to_be_bytes());
+    stream.extend_from_slice(&[0; 100]);
+    let mut frames = FrameReader::new(&stream[..]);
+    assert_eq!(frames.next_frame().unwrap(), Some(vec![2]));
+    let e = frames.next_frame().unwrap_err();
+    assert_eq!(e.kind(), io::ErrorKind::InvalidData);
+    let msg = e.to_string();
+    assert!(msg.contains("the frame at byte 5 announces 2147483647 bytes, more than the 67108864 bytes"), "{msg}");
+    // Nothing of the frame was read: the offset is that of its end of length.
+    assert_eq!(frames.offset(), 9);
+
+    let mut small = vec![0, 0, 0, 3, 2, 0, 0];
+    small.extend_from_slice(&[0, 0, 0, 4, 1, 2, 3, 4]);
+    let mut frames = FrameReader::new(&small[..]).with_max_frame(3);
+    assert_eq!(frames.next_frame().unwrap(), Some(vec![2, 0, 0]));
+    assert!(frames.next_frame().unwrap_err().to_string().contains("announces 4 bytes, more than the 3 bytes"));
+}
+
+/// A server that serves a newcomer frame, then what `flood` writes until the client hangs up
+/// (or `flood` is done, each flood bounding what it sends), then closes.
+fn flood_server(
+    newcomer: Vec<u8>,
+    mut flood: impl FnMut(&mut TcpStream) -> io::Result<()> + Send + 'static,
+) -> (SocketAddr, thread::JoinHandle<()>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let t = thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        // A client that hangs up ends the flood with a write error; a hang guard for one that
+        // does not.
+        s.set_write_timeout(Some(30 * SECOND)).unwrap();
+        s.write_all(&(newcomer.len() as i32).to_be_bytes()).unwrap();
+        s.write_all(&newcomer).unwrap();
+        let _ = flood(&mut s);
+        // End our side, then read the client's heartbeats until it closes: closing with unread
+        // bytes would reset the connection.
+        let _ = s.shutdown(std::net::Shutdown::Write);
+        let _ = s.set_read_timeout(Some(2 * SECOND));
+        let mut sink = [0; 64];
+        while matches!(s.read(&mut sink), Ok(n) if n > 0) {}
+    });
+    (addr, t)
+}
+
+/// R1 timestamp-only cycles at time 0: `n` of them, 9 bytes each.
+fn time_zero_cycles(n: usize) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(9 * n);
+    for _ in 0..n {
+        // R1: a timestamp message is 0x00 then the f64, big-endian (0.0: eight zero bytes).
+        bytes.extend_from_slice(&[0; 9]);
+    }
+    bytes
+}
+
+fn newcomer_r1() -> Vec<u8> {
+    use logspec::formats::rlog::Encoder;
+    let mut enc = Encoder::new(Revision::R1);
+    let _ = r1_cycle(&mut enc, 0.0, 1.0);
+    let mut newcomer = Vec::new();
+    enc.newcomer(&mut newcomer);
+    newcomer
+}
+
+fn file_len(p: &std::path::Path) -> u64 {
+    std::fs::metadata(p).map_or(0, |m| m.len())
+}
+
+/// The hostile server: a 2^31-1-byte frame, then cycles all at time 0 for as long as the
+/// client reads. `record` refuses the frame at its length: a clear error, and a file holding only
+/// the catch-up cycle (before: 857 MB written in 8 s).
+#[test]
+fn record_refuses_a_frame_of_two_gib() {
+    let (addr, server) = flood_server(newcomer_r1(), |s| {
+        s.write_all(&i32::MAX.to_be_bytes())?;
+        let chunk = time_zero_cycles(7000);
+        // At most 1 GiB, a hang guard: the client hangs up long before.
+        for _ in 0..(1 << 30) / chunk.len() {
+            s.write_all(&chunk)?;
+        }
+        Ok(())
+    });
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("rlog_net_2gib_{}.rlog", std::process::id()));
+    let r = record_cmd(addr, &out, &[]);
+    server.join().unwrap();
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(1), "{err}");
+    assert!(err.contains("announces 2147483647 bytes, more than the 67108864 bytes (64 MiB)"), "{err}");
+    assert!(err.contains("refused before reading it"), "{err}");
+    assert!(!err.contains("cannot connect"), "{err}");
+    // The revision byte, the key definition, the catch-up cycle's timestamp and value.
+    assert!(file_len(&out) < 100, "{} bytes", file_len(&out));
+    assert_eq!(timestamps(&out), [0.0]);
+    let _ = std::fs::remove_file(&out);
+}
+
+/// Cycles all at time 0 in frames of a legal size: `record` stops once `--max-mib-per-second`
+/// was written within one second of stream time, with a clear error, and keeps what came before.
+#[test]
+fn record_stops_a_flood_at_one_time() {
+    let (addr, server) = flood_server(newcomer_r1(), |s| {
+        let frame = time_zero_cycles(7000);
+        // At most 1 GiB, a hang guard: the client hangs up long before.
+        for _ in 0..(1 << 30) / frame.len() {
+            s.write_all(&(frame.len() as i32).to_be_bytes())?;
+            s.write_all(&frame)?;
+        }
+        Ok(())
+    });
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("rlog_net_flood_{}.rlog", std::process::id()));
+    let r = record_cmd(addr, &out, &["--max-mib-per-second", "1"]);
+    server.join().unwrap();
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(1), "{err}");
+    assert!(err.contains("over the cap of 1 MiB per second of stream time (--max-mib-per-second)"), "{err}");
+    assert!(err.contains("the cycle at 0 s"), "{err}");
+    // 1 MiB, plus at most the writer's 64 KiB buffer and the cycle that passed the cap.
+    let len = file_len(&out);
+    assert!(len > 1 << 20 && len <= (1 << 20) + (64 << 10) + 9, "{len} bytes");
+    let ts = timestamps(&out);
+    assert!(ts.iter().all(|&t| t == 0.0));
+    // The file holds every cycle written, each 9 bytes, after the catch-up.
+    assert_eq!(ts.len() as u64, 1 + (len - file_len_of_catch_up()) / 9);
+    let _ = std::fs::remove_file(&out);
+}
+
+/// The bytes of a file that holds only `newcomer_r1`'s cycle.
+fn file_len_of_catch_up() -> u64 {
+    // Revision byte, key definition of "/a" (1 + 2 + 2 + 2 bytes), timestamp (9), value (1 + 2 +
+    // 1 + 8 bytes for an R1 double).
+    1 + 7 + 9 + 12
+}
+
+/// A server that accepts and sends only keep-alives, then drops: "connection ... lost after",
+/// never "cannot connect" (before: "cannot connect" after 8 s of being connected).
+#[test]
+fn record_words_a_connection_lost_after_keepalives() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        for _ in 0..20 {
+            if s.write_all(&[0; 4]).is_err() {
+                return;
+            }
+            thread::sleep(Duration::from_millis(50));
+        }
+        let _ = s.shutdown(std::net::Shutdown::Both);
+    });
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("rlog_net_lost_{}.rlog", std::process::id()));
+    let r = record_cmd(addr, &out, &[]);
+    server.join().unwrap();
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(1), "{err}");
+    assert!(err.contains(&format!("connection to {addr} lost after ")), "{err}");
+    assert!(err.contains("before the stream began"), "{err}");
+    assert!(!err.contains("cannot connect"), "{err}");
+    assert!(!out.exists());
+
+    // The same after the stream began: a connection cut inside a frame.
+    let (addr, server) = flood_server(newcomer_r1(), |s| {
+        s.write_all(&[0; 4])?;
+        s.write_all(&100i32.to_be_bytes())?;
+        s.write_all(&[0; 9])
+    });
+    let r = record_cmd(addr, &out, &[]);
+    server.join().unwrap();
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(1), "{err}");
+    assert!(err.contains(&format!("connection to {addr} lost after ")), "{err}");
+    assert!(err.contains("the stream ends inside the frame"), "{err}");
+    assert!(!err.contains("cannot connect"), "{err}");
+    assert_eq!(timestamps(&out), [0.0]);
+
+    // A server that goes silent (no keep-alive) with the connection open: lost after the
+    // client's idle timeout, 3 s.
+    let (addr, server) = flood_server(newcomer_r1(), |s| {
+        let mut sink = [0; 64];
+        // Until the client hangs up (a hang guard of 30 s).
+        s.set_read_timeout(Some(30 * SECOND))?;
+        while s.read(&mut sink)? > 0 {}
+        Ok(())
+    });
+    let r = record_cmd(addr, &out, &[]);
+    server.join().unwrap();
+    let err = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(1), "{err}");
+    assert!(err.contains(&format!("connection to {addr} lost after ")), "{err}");
+    assert!(err.contains("the server sent nothing, not even a keep-alive, for 3 s"), "{err}");
+    assert_eq!(timestamps(&out), [0.0]);
+    let _ = std::fs::remove_file(&out);
 }

@@ -199,7 +199,7 @@ fn typed<T: Gather>(bytes: &mut [u8]) -> Option<&mut [T]> {
 #[pyo3(signature = (path, strict_payload_len = true, keep_unknown = true, threads = None))]
 fn usvlog_read_columns(
     py: Python<'_>,
-    path: PathBuf,
+    #[pyo3(from_py_with = crate::args::path)] path: PathBuf,
     strict_payload_len: bool,
     keep_unknown: bool,
     threads: Option<usize>,

@@ -6,7 +6,7 @@ use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream, ToSocketAddrs};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread::{self, JoinHandle};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::frames::{FrameCounters, FrameReader};
 use super::stop::Stopper;
@@ -217,8 +217,12 @@ pub enum LiveEvent {
     Skipped(RlogError),
     /// The connection ended: closed by the server (`None`) or lost.
     Disconnected(Option<RlogError>),
-    /// A connection attempt failed.
+    /// A connection attempt failed: no server accepted it.
     ConnectFailed(io::Error),
+    /// The server accepted the connection, but it ended `after` that, before the first byte of
+    /// the stream (the revision byte of the newcomer frame): a server that sends only keep-alives
+    /// and then drops, or closes at once.
+    Lost { peer: SocketAddr, after: Duration, error: io::Error },
 }
 
 /// A client that reconnects, as AdvantageScope does: after a disconnect or a failed attempt it
@@ -269,19 +273,27 @@ impl Reconnecting {
         self.client.as_ref()
     }
 
-    fn connect(&self) -> io::Result<Client> {
+    /// A client, or the event that says why there is none: [`LiveEvent::ConnectFailed`] when no
+    /// address accepted the connection, [`LiveEvent::Lost`] when one did but the stream ended
+    /// before its first byte.
+    fn connect(&self) -> Result<Client, LiveEvent> {
         let mut last = None;
         for a in &self.addrs {
             match TcpStream::connect_timeout(a, self.connect_timeout) {
                 Ok(s) => {
+                    let since = Instant::now();
                     // Attached before the newcomer frame is awaited, so a stop cuts the wait short.
-                    self.stopper.attach(&s)?;
-                    return Client::from_stream(s);
+                    return self
+                        .stopper
+                        .attach(&s)
+                        .and_then(|()| Client::from_stream(s))
+                        .map_err(|error| LiveEvent::Lost { peer: *a, after: since.elapsed(), error });
                 }
                 Err(e) => last = Some(e),
             }
         }
-        Err(last.unwrap_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no address to connect to")))
+        let e = last.unwrap_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no address to connect to"));
+        Err(LiveEvent::ConnectFailed(e))
     }
 
     /// The next event; `None` once stopped, or, without `reconnect`, after the first connection
@@ -328,13 +340,13 @@ impl Reconnecting {
                     self.client = Some(c);
                     return Some(ev);
                 }
-                Err(e) => {
+                Err(ev) => {
                     self.stopper.detach();
                     if self.stopper.is_stopped() {
                         continue;
                     }
                     self.done = !self.reconnect;
-                    return Some(LiveEvent::ConnectFailed(e));
+                    return Some(ev);
                 }
             }
         }

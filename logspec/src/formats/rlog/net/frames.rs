@@ -16,11 +16,23 @@ use crate::formats::rlog::Reader;
 /// The size of a frame's header (`StreamFrameHeader` of `schemas/rlog.toml`).
 pub(super) const FRAME_HEADER: usize = <StreamFrameHeader as Fixed>::SIZE;
 
+/// The largest frame payload a [`FrameReader`] accepts, and a [`Server`](super::Server) sends:
+/// 64 MiB.
+///
+/// The format itself bounds nothing below the `i32` length: a frame is one cycle, and a cycle
+/// may define every one of the 65,536 key ids (a name and a type of up to 65,535 bytes each) and
+/// give each a value of up to 65,535 bytes, about 12.9 GB. So the bound is a documented ceiling,
+/// chosen far above what a robot sends: the largest frame of a stream is the newcomer frame, the
+/// whole state (every key defined, with its value), which for an AdvantageKit robot of a few
+/// thousand keys is well under 1 MiB. A frame announced larger is refused at its length, before
+/// any of its bytes is read: it is not a stream this protocol's producers write.
+pub const MAX_FRAME: u32 = 64 << 20;
+
 /// A [`Read`] adapter over a framed stream that yields the concatenated payloads of its frames:
 /// an RLOG file. Keep-alive (empty) frames are skipped and counted.
 ///
-/// A negative length is an `InvalidData` error naming the byte offset of the frame in the stream;
-/// a stream that ends inside a frame or a length is an `UnexpectedEof` error. Both are sticky.
+/// A negative length, or one over [`MAX_FRAME`] (see [`FrameReader::with_max_frame`]), is an
+/// `InvalidData` error naming the byte offset of the frame in the stream; a stream that ends inside a frame or a length is an `UnexpectedEof` error. Both are sticky.
 /// Other I/O errors (a read timeout) are passed through and reading can be retried. Offsets in
 /// a [`Reader`]'s errors count payload bytes; [`FrameReader::offset`] counts stream bytes.
 #[derive(Debug)]
@@ -37,6 +49,8 @@ pub struct FrameReader<R> {
     offset: u64,
     /// Stream offset of the current frame's length.
     frame_start: u64,
+    /// The largest payload accepted.
+    max_frame: u32,
     counters: FrameCounters,
     failed: Option<(io::ErrorKind, String)>,
 }
@@ -89,9 +103,16 @@ impl<R: Read> FrameReader<R> {
             header_len: 0,
             offset: 0,
             frame_start: 0,
+            max_frame: MAX_FRAME,
             counters,
             failed: None,
         }
+    }
+
+    /// Accepts frames of at most `max` payload bytes instead of [`MAX_FRAME`].
+    pub fn with_max_frame(mut self, max: u32) -> Self {
+        self.max_frame = max;
+        self
     }
 
     /// Non-empty frames started.
@@ -160,6 +181,17 @@ impl<R: Read> FrameReader<R> {
                 "rlog stream: the frame at byte {} has a negative length, {len} ({:02x} {:02x} {:02x} {:02x}): \
                  this is not an RLOG live stream, or it is corrupt",
                 self.frame_start, h[0], h[1], h[2], h[3]
+            );
+            return Err(self.fail(io::ErrorKind::InvalidData, msg));
+        }
+        if len as u32 > self.max_frame {
+            let msg = format!(
+                "rlog stream: the frame at byte {} announces {len} bytes, more than the {} bytes ({} MiB) a frame \
+                 may hold (logspec's ceiling: a frame is one cycle, and a robot's largest, its whole state, is \
+                 well under 1 MiB); refused before reading it: this is not an RLOG live stream, or it is corrupt",
+                self.frame_start,
+                self.max_frame,
+                self.max_frame >> 20
             );
             return Err(self.fail(io::ErrorKind::InvalidData, msg));
         }
@@ -239,9 +271,15 @@ impl<R: Read> Read for FrameReader<R> {
 
 /// Writes the header of the frame `frame[FRAME_HEADER..]` into `frame[..FRAME_HEADER]`, reserved
 /// for it.
+/// A payload over [`MAX_FRAME`] is refused: no client of this protocol would accept it.
 pub(super) fn seal(frame: &mut [u8]) -> io::Result<()> {
-    let length = i32::try_from(frame.len() - FRAME_HEADER)
-        .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "rlog stream: a frame over 2 GiB"))?;
+    let len = frame.len() - FRAME_HEADER;
+    let length = i32::try_from(len).ok().filter(|&l| l as u32 <= MAX_FRAME).ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("rlog stream: a frame of {len} bytes, over the {MAX_FRAME}-byte ceiling of a frame"),
+        )
+    })?;
     StreamFrameHeader { length }.encode_fixed(&mut frame[..FRAME_HEADER], Endian::Big);
     Ok(())
 }

@@ -3,7 +3,8 @@
 //!
 //! # Wire format
 //!
-//! A stream is a sequence of frames, each `len: i32` big-endian then `len` payload bytes. The first
+//! A stream is a sequence of frames, each `len: i32` big-endian then `len` payload bytes (at most
+//! [`MAX_FRAME`], 64 MiB: logspec's ceiling, since the format bounds nothing below 2 GiB). The first
 //! frame a client gets (the *newcomer* frame) starts with the revision byte and holds the current
 //! state: the last timestamp, every key definition and every key's current value. Every later
 //! non-empty frame is one cycle (`00 <timestamp>`, new key definitions, changed values); empty
@@ -76,7 +77,7 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 pub use client::{Client, Connection, LiveEvent, Reconnecting};
-pub use frames::{FrameCounters, FrameReader};
+pub use frames::{FrameCounters, FrameReader, MAX_FRAME};
 pub use server::{ClientEnd, ClientReport, Server, ServerOptions, ServerStats};
 pub use stop::Stopper;
 
