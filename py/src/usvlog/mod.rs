@@ -214,7 +214,9 @@ fn usvlog_read_columns(
     let parts = threads.map_or_else(|| auto_parts(len), |n| n.min(64));
     let layouts = Layouts::new(types.iter().map(|t| (t.id, t.layout.clone())).collect(), strict_payload_len);
     let counted = py.detach(|| {
-        count::<Usvlog, _>(&file, len, &layouts, &mut passes::All, keep_unknown, parts, parts > 1)
+        // The compatible reader's contract: every unknown record listed (unless not asked for).
+        let keep = if keep_unknown { u64::MAX } else { 0 };
+        count::<Usvlog, _>(&file, len, &layouts, &mut passes::All, keep, parts, parts > 1)
             .map_err(|e| Fault::read(&e))
     });
     let out = PyDict::new(py);

@@ -58,7 +58,7 @@ pub struct Counted<H> {
     pub order: Vec<usize>,
     /// Rows of each type (by type index), before the first fault.
     pub counts: Vec<usize>,
-    /// The first few unknown records (when they are kept); all are counted in `faults`.
+    /// The first `keep_unknown` unknown records; all are counted in `faults`.
     pub unknown: Vec<Unknown>,
     pub faults: Faults,
     pub fault: Option<Stop>,
@@ -90,7 +90,7 @@ pub fn count<F: FramedFormat, K: Keep>(
     len: u64,
     types: &Layouts,
     keep: &mut K,
-    keep_unknown: bool,
+    keep_unknown: u64,
     parts: usize,
     reader_thread: bool,
 ) -> Result<Counted<F::FileHeader>, ReadError> {
@@ -185,7 +185,8 @@ fn read_full(file: &File, buf: &mut [u8], pos: u64) -> io::Result<usize> {
 struct Pass<'t, F: FramedFormat, K> {
     types: &'t Layouts,
     keep: &'t mut K,
-    keep_unknown: bool,
+    /// How many unknown records are kept in full (all are counted).
+    keep_unknown: u64,
     parts: u64,
     len: u64,
     next_split: u64,
@@ -206,7 +207,7 @@ struct Pass<'t, F: FramedFormat, K> {
 }
 
 impl<'t, F: FramedFormat, K: Keep> Pass<'t, F, K> {
-    fn new(len: u64, types: &'t Layouts, keep: &'t mut K, keep_unknown: bool, parts: usize) -> Self {
+    fn new(len: u64, types: &'t Layouts, keep: &'t mut K, keep_unknown: u64, parts: usize) -> Self {
         Pass {
             types,
             keep,
@@ -330,10 +331,9 @@ impl<'t, F: FramedFormat, K: Keep> Pass<'t, F, K> {
                     tag: raw.header.tag,
                     payload_len: payload_len as u64,
                 };
-                if self.keep_unknown {
-                    if let Some(u) = self.faults.note(kind::UNKNOWN_TYPE, unknown) {
-                        self.unknown.push(u);
-                    }
+                self.faults.note(kind::UNKNOWN_TYPE, || ());
+                if (self.unknown.len() as u64) < self.keep_unknown {
+                    self.unknown.push(unknown());
                 }
             }
             Some(i) => {
