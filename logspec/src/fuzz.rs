@@ -232,10 +232,10 @@ pub fn wpilog(data: &[u8]) {
     while let Some(rec) = r.next_record() {
         let Ok(rec) = rec else { break };
         let Body::Data(Some(entry)) = rec.body else { continue };
-        schemas.offer(&entry.name, &entry.type_name, rec.payload);
+        schemas.offer(entry.name(), entry.type_name(), rec.payload);
         schemas.take_warnings();
-        if TypeRegistry::decodes(&entry.type_name) {
-            let _ = schemas.decode(&entry.type_name, rec.payload);
+        if TypeRegistry::decodes(entry.type_name()) {
+            let _ = schemas.decode(entry.type_name(), rec.payload);
         }
         let _ = to_value(Some(entry), rec.payload);
     }

@@ -1,6 +1,6 @@
 //! `logspec dump` and `logspec info` for WPILOG files.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
 
 use crate::formats::wpilog::{self, Body, ControlBody, Reader, RecordRef};
@@ -31,7 +31,7 @@ fn wants_time(select: &Select, ts: i64) -> bool {
 /// records alike; `None` for orphans and invalid control records.
 fn channel_of<'a>(rec: &RecordRef<'a>) -> Option<&'a str> {
     match rec.body {
-        Body::Data(e) | Body::Control { entry: e, .. } => e.map(|e| e.name.as_str()),
+        Body::Data(e) | Body::Control { entry: e, .. } => e.map(|e| e.name()),
         Body::ControlInvalid(_) => None,
     }
 }
@@ -80,8 +80,8 @@ pub fn record_json(
             w.uint(Some("entry"), u64::from(rec.header.entry));
             match entry {
                 Some(e) => {
-                    w.str(Some("name"), &e.name);
-                    w.str(Some("type"), &e.type_name);
+                    w.str(Some("name"), e.name());
+                    w.str(Some("type"), e.type_name());
                 }
                 None => {
                     w.null(Some("name"));
@@ -96,7 +96,7 @@ pub fn record_json(
             }
             // `struct:` and `proto:` values: `decoded` or `decode_error` beside the hex value.
             if let (Some(e), Some(structs)) = (entry, structs) {
-                structs.write_json(w, &e.name, &e.type_name, rec.payload);
+                structs.write_json(w, e.name(), e.type_name(), rec.payload);
             }
         }
     }
@@ -140,7 +140,7 @@ pub fn dump(
         };
         // Schemas are offered even when their records are filtered out, so values still decode.
         if let Body::Data(Some(e)) = rec.body {
-            structs.reg.offer(&e.name, &e.type_name, rec.payload);
+            structs.reg.offer(e.name(), e.type_name(), rec.payload);
         }
         if !wants_time(select, rec.header.timestamp) {
             continue;
@@ -287,55 +287,75 @@ pub fn summarise(input: Box<dyn Read>, path: &str) -> Result<Summary, Error> {
 /// again, finished, or the file ends.
 #[derive(Default)]
 struct Tally {
-    /// Per active entry id: its data records so far and its type ([`Names`] id, `None` after
-    /// a Finish).
-    dense: Vec<(u64, Option<u32>)>,
-    sparse: std::collections::HashMap<u32, (u64, Option<u32>)>,
+    /// Per entry id: its data records so far and its type ([`Names`] id, [`Tally::NONE`] when
+    /// not active), in a vector while the ids stay below twice the number of ids started (or
+    /// [`Tally::DENSE`]), else in a map: 8 bytes per id.
+    dense: Vec<(u32, u32)>,
+    sparse: std::collections::HashMap<u32, (u32, u32)>,
+    /// Ids given a slot.
+    ids: usize,
     /// Data records per type id.
     totals: Vec<u64>,
 }
 
 impl Tally {
-    /// Ids below this are counted in a vector (at most 16 KB of slots), larger ones in a map.
-    const DENSE: u32 = 1024;
+    const DENSE: usize = 1024;
+    const NONE: u32 = u32::MAX;
 
     #[inline]
     fn count(&mut self, id: u32) {
-        let slot = if id < Self::DENSE { self.dense.get_mut(id as usize) } else { self.sparse.get_mut(&id) };
+        let slot = match self.dense.get_mut(id as usize) {
+            Some(s) if s.1 != Self::NONE => Some(s),
+            _ if self.sparse.is_empty() => None,
+            _ => self.sparse.get_mut(&id),
+        };
         if let Some(slot) = slot {
+            if slot.0 == u32::MAX {
+                Self::add(&mut self.totals, u64::from(slot.0), slot.1);
+                slot.0 = 0;
+            }
             slot.0 += 1;
         }
     }
 
     /// Closes the count of `id` and starts one for the type `ty` (`None`: the id finished).
     fn start(&mut self, id: u32, ty: Option<u32>) {
-        let slot = if id < Self::DENSE {
-            if self.dense.len() <= id as usize {
-                self.dense.resize(id as usize + 1, (0, None));
-            }
-            &mut self.dense[id as usize]
+        let i = id as usize;
+        let ty = ty.unwrap_or(Self::NONE);
+        // An id keeps the slot it has; the dense range may have grown past a sparse one.
+        let in_sparse = !self.sparse.is_empty() && self.sparse.contains_key(&id);
+        let slot = if in_sparse {
+            self.sparse.entry(id).or_insert((0, Self::NONE))
+        } else if i < self.dense.len() {
+            &mut self.dense[i]
         } else {
-            self.sparse.entry(id).or_default()
+            self.ids += 1;
+            if i < Self::DENSE.max(2 * self.ids) {
+                self.dense.resize(i + 1, (0, Self::NONE));
+                &mut self.dense[i]
+            } else {
+                self.sparse.entry(id).or_insert((0, Self::NONE))
+            }
         };
         let (n, old) = std::mem::replace(slot, (0, ty));
-        self.add(n, old);
+        Self::add(&mut self.totals, u64::from(n), old);
     }
 
-    fn add(&mut self, n: u64, ty: Option<u32>) {
-        if let (true, Some(t)) = (n > 0, ty) {
-            let t = t as usize;
-            if self.totals.len() <= t {
-                self.totals.resize(t + 1, 0);
+    #[cold]
+    fn add(totals: &mut Vec<u64>, n: u64, ty: u32) {
+        if n > 0 && ty != Self::NONE {
+            let t = ty as usize;
+            if totals.len() <= t {
+                totals.resize(t + 1, 0);
             }
-            self.totals[t] += n;
+            totals[t] += n;
         }
     }
-
     /// The data records per type name, every count closed.
     fn finish(mut self, names: &Names) -> BTreeMap<String, u64> {
         for (n, t) in std::mem::take(&mut self.dense).into_iter().chain(std::mem::take(&mut self.sparse).into_values())
         {
-            self.add(n, t);
+            Self::add(&mut self.totals, u64::from(n), t);
         }
         let mut by_type = BTreeMap::new();
         for (t, n) in self.totals.iter().enumerate().filter(|(_, n)| **n > 0) {
@@ -346,35 +366,28 @@ impl Tally {
 }
 
 /// Every entry name started, with the types it was started with, in little memory per name (a
-/// file of millions of Start records keeps millions of names): a name's first type is an index
-/// into the distinct types; the rare names started with more than one type keep all theirs
-/// aside.
+/// file of millions of Start records keeps millions of names): names and types are kept once
+/// each in an [`Interner`]; a name's first type is a type id beside it, and the rare (name,
+/// type) pairs beyond the first are kept aside as pairs of ids.
 #[derive(Debug, Default)]
 pub struct Names {
-    types: Vec<Box<str>>,
-    type_ids: HashMap<Box<str>, u32>,
-    first: HashMap<Box<str>, u32>,
-    several: BTreeMap<Box<str>, BTreeSet<u32>>,
+    names: Interner,
+    types: Interner,
+    /// Per name id: the type id it was first started with.
+    first: Vec<u32>,
+    /// (name id, type id) for each other type a name was started with.
+    more: std::collections::HashSet<(u32, u32)>,
 }
 
 impl Names {
     /// Notes that `name` was started with type `ty`; returns the type's id.
     fn start(&mut self, name: &str, ty: &str) -> u32 {
-        let t = match self.type_ids.get(ty) {
-            Some(&t) => t,
-            None => {
-                let t = self.types.len() as u32;
-                self.types.push(ty.into());
-                self.type_ids.insert(ty.into(), t);
-                t
-            }
-        };
-        match self.first.get(name) {
-            None => {
-                self.first.insert(name.into(), t);
-            }
+        let t = self.types.intern(ty);
+        let n = self.names.intern(name);
+        match self.first.get(n as usize) {
+            None => self.first.push(t),
             Some(&f) if f != t => {
-                self.several.entry(name.into()).or_insert_with(|| BTreeSet::from([f])).insert(t);
+                self.more.insert((n, t));
             }
             Some(_) => {}
         }
@@ -382,7 +395,7 @@ impl Names {
     }
 
     fn type_name(&self, t: u32) -> &str {
-        &self.types[t as usize]
+        self.types.get(t)
     }
 
     /// How many distinct names were started.
@@ -392,17 +405,14 @@ impl Names {
 
     /// The names started with more than one type, sorted.
     pub fn with_several_types(&self) -> impl Iterator<Item = &str> {
-        self.several.keys().map(|n| &**n)
+        self.more.iter().map(|&(n, _)| self.names.get(n)).collect::<BTreeSet<&str>>().into_iter()
     }
 
     /// For each type, the number of distinct names started with it.
     pub fn by_type(&self) -> BTreeMap<&str, u64> {
         let mut per_id = vec![0u64; self.types.len()];
-        for (name, &t) in &self.first {
-            match self.several.get(name) {
-                Some(all) => all.iter().for_each(|&t| per_id[t as usize] += 1),
-                None => per_id[t as usize] += 1,
-            }
+        for t in self.first.iter().chain(self.more.iter().map(|(_, t)| t)) {
+            per_id[*t as usize] += 1;
         }
         let mut m = BTreeMap::new();
         for (t, n) in per_id.into_iter().enumerate().filter(|(_, n)| *n > 0) {
@@ -413,12 +423,60 @@ impl Names {
 
     /// The types names were started with, sorted.
     pub fn types(&self) -> BTreeSet<&str> {
-        self.types.iter().map(|t| &**t).collect()
+        self.types.iter().collect()
     }
 
     /// The names that hold struct schemas (`/.schema/` in them), sorted.
     pub fn schema_entries(&self) -> BTreeSet<&str> {
-        self.first.keys().filter(|n| n.contains("/.schema/")).map(|n| &**n).collect()
+        self.names.iter().filter(|n| n.contains("/.schema/")).collect()
+    }
+}
+
+/// Distinct strings, each kept once in one buffer and numbered in the order they came: about
+/// 13 bytes per string beside its text, where a map of boxed strings takes some 60.
+#[derive(Debug, Default)]
+struct Interner {
+    text: String,
+    /// Where each string ends in `text`.
+    ends: Vec<usize>,
+    /// The string numbers, by the hash of their text.
+    table: hashbrown::HashTable<u32>,
+    hasher: std::hash::RandomState,
+}
+
+impl Interner {
+    fn get(&self, i: u32) -> &str {
+        Self::at(&self.text, &self.ends, i)
+    }
+
+    fn at<'a>(text: &'a str, ends: &[usize], i: u32) -> &'a str {
+        let i = i as usize;
+        let start = if i == 0 { 0 } else { ends[i - 1] };
+        &text[start..ends[i]]
+    }
+
+    /// The number of `s`, given it if new.
+    fn intern(&mut self, s: &str) -> u32 {
+        use std::hash::BuildHasher;
+        let hash = self.hasher.hash_one(s);
+        let Interner { text, ends, table, hasher } = self;
+        if let Some(&i) = table.find(hash, |&i| Self::at(text, ends, i) == s) {
+            return i;
+        }
+        // More than u32::MAX distinct strings would take a file of over 70 GB.
+        let i = u32::try_from(ends.len()).unwrap_or(u32::MAX);
+        text.push_str(s);
+        ends.push(text.len());
+        table.insert_unique(hash, i, |&i| hasher.hash_one(Self::at(text, ends, i)));
+        i
+    }
+
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &str> {
+        (0..self.ends.len() as u32).map(|i| self.get(i))
     }
 }
 
@@ -563,28 +621,28 @@ pub(super) fn read_samples(
             negative += 1;
             continue;
         };
-        schemas.offer(&entry.name, &entry.type_name, rec.payload);
+        schemas.offer(entry.name(), entry.type_name(), rec.payload);
         for w in schemas.take_warnings() {
             state.outcome.warnings.push(format!("{path}: {w}"));
         }
-        if TypeRegistry::decodes(&entry.type_name) {
-            match schemas.decode(&entry.type_name, rec.payload) {
+        if TypeRegistry::decodes(entry.type_name()) {
+            match schemas.decode(entry.type_name(), rec.payload) {
                 Ok(v) => {
                     // As for RLOG: a struct's members are the channel's columns.
                     let v = match v {
                         Value::Object(_) => v,
                         other => Value::Object(vec![("value".to_string(), other)]),
                     };
-                    let describe = || super::structs::struct_channel(&schemas, &entry.name, &entry.type_name);
-                    state.deliver(&entry.name, t_us.saturating_mul(1000), || v, describe)?;
+                    let describe = || super::structs::struct_channel(&schemas, entry.name(), entry.type_name());
+                    state.deliver(entry.name(), t_us.saturating_mul(1000), || v, describe)?;
                     continue;
                 }
                 Err(e) => {
-                    if undecoded.insert(entry.name.clone()) {
+                    if undecoded.insert(entry.name().to_string()) {
                         state
                             .outcome
                             .warnings
-                            .push(format!("{path}: `{}`: {e}; its values are kept as hex", entry.name));
+                            .push(format!("{path}: `{}`: {e}; its values are kept as hex", entry.name()));
                     }
                 }
             }
@@ -593,7 +651,7 @@ pub(super) fn read_samples(
             Ok(v) => v,
             Err(e) => {
                 state.warn(kind::UNDECODABLE_VALUE, || {
-                    format!("{path}: byte {}: {} ({}): {e}; skipped", rec.offset, entry.name, entry.type_name)
+                    format!("{path}: byte {}: {} ({}): {e}; skipped", rec.offset, entry.name(), entry.type_name())
                 });
                 continue;
             }
@@ -601,12 +659,12 @@ pub(super) fn read_samples(
         let value = || Value::Object(vec![("value".to_string(), value)]);
         let describe = || {
             // Non-standard types are shown as hex, so their channel schema is that of `raw`.
-            let shown = if entry.is_standard() { entry.type_name.as_str() } else { "raw" };
-            let mut c = super::rlog::rlog_channel(&entry.name, shown);
-            c.schema_name.clone_from(&entry.type_name);
+            let shown = if entry.is_standard() { entry.type_name() } else { "raw" };
+            let mut c = super::rlog::rlog_channel(entry.name(), shown);
+            c.schema_name = entry.type_name().to_string();
             c
         };
-        state.deliver(&entry.name, t_us.saturating_mul(1000), value, describe)?;
+        state.deliver(entry.name(), t_us.saturating_mul(1000), value, describe)?;
     }
     if orphans > 0 {
         state
@@ -755,7 +813,7 @@ pub(super) fn schemas(file: &std::path::Path, path: &str) -> crate::formats::wpi
     // The main pass reports errors; here they only end the search for schemas.
     while let Some(Ok(rec)) = r.next_record() {
         if let Body::Data(Some(e)) = rec.body {
-            reg.offer(&e.name, &e.type_name, rec.payload);
+            reg.offer(e.name(), e.type_name(), rec.payload);
         }
     }
     reg

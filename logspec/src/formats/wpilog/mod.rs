@@ -9,8 +9,9 @@
 //! - [`Reader`] reads records from any `Read` in constant memory, lending each one
 //!   ([`RecordRef`]) with the entry it belongs to; [`read_all`] is the plain `&[u8]` entry point
 //!   (for fuzzing and tests);
-//! - [`Entry::decode_ref`] decodes a standard value in place ([`DataValueRef`]: strings and
-//!   arrays lent from the payload), [`Entry::decode`] into the owned generated [`DataValue`];
+//! - [`Entry::decode_ref`] (or [`DataType::decode_ref`] for any type name) decodes a standard
+//!   value in place ([`DataValueRef`]: strings and arrays lent from the payload),
+//!   [`Entry::decode`] into the owned generated [`DataValue`];
 //! - [`Writer`] writes files: records as read (so a file re-encodes byte for byte), or new
 //!   control and data records with the fewest header bytes, as WPILib's writer does;
 //! - [`from_rlog`] converts an AdvantageKit RLOG file into one.
@@ -38,50 +39,112 @@ use logspec_runtime::DecodeError;
 /// The version this module reads and writes: 1.0.
 pub const VERSION: u16 = 0x0100;
 
-/// An active entry: what its Start record said, with its metadata as the latest Set Metadata
-/// record left it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Entry {
+/// An active entry, as the reader lends it: what its Start record said, with its metadata as
+/// the latest Set Metadata record left it. A small view of the reader's entry table (which keeps
+/// every entry's strings in one buffer): the strings are sliced when asked for, so that a data
+/// record finds its entry and its type at the cost of an index.
+#[derive(Clone, Copy)]
+pub struct Entry<'a> {
     pub id: u32,
-    pub name: String,
-    /// The data type, as written (`double`, `struct:Pose2d`, `int`).
-    pub type_name: String,
-    pub metadata: String,
-    /// The [`DataValue`] variant the type selects, looked up once.
-    variant: i128,
-    standard: bool,
+    data_type: DataType,
+    table: &'a reader::Entries,
 }
 
-impl Entry {
-    pub fn new(id: u32, name: String, type_name: String, metadata: String) -> Self {
-        // `DataValue` has a default variant, so every type name selects one.
-        let variant = DataValue::variant_index(&type_name).unwrap_or(DataValue::TAG_OTHER);
-        let standard = variant != DataValue::TAG_OTHER;
-        Entry { id, name, type_name, metadata, variant, standard }
+impl<'a> Entry<'a> {
+    fn new(id: u32, data_type: DataType, table: &'a reader::Entries) -> Self {
+        Entry { id, data_type, table }
+    }
+
+    pub fn name(&self) -> &'a str {
+        self.table.strings(self.id).0
+    }
+
+    /// The data type, as written (`double`, `struct:Pose2d`, `int`).
+    pub fn type_name(&self) -> &'a str {
+        self.table.strings(self.id).1
+    }
+
+    pub fn metadata(&self) -> &'a str {
+        self.table.strings(self.id).2
+    }
+
+    /// What the type decodes as.
+    #[inline]
+    pub fn data_type(&self) -> DataType {
+        self.data_type
+    }
+
+    /// [`DataType::is_standard`] of the entry's type.
+    #[inline]
+    pub fn is_standard(&self) -> bool {
+        self.data_type.is_standard()
+    }
+
+    /// [`DataType::decode`] as the entry's type.
+    #[inline]
+    pub fn decode(&self, payload: &[u8]) -> Result<DataValue, DecodeError> {
+        self.data_type.decode(payload)
+    }
+
+    /// [`DataType::decode_ref`] as the entry's type.
+    #[inline]
+    pub fn decode_ref<'p>(&self, payload: &'p [u8]) -> Result<DataValueRef<'p>, DecodeError> {
+        self.data_type.decode_ref(payload)
+    }
+}
+
+impl std::fmt::Debug for Entry<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Entry")
+            .field("id", &self.id)
+            .field("name", &self.name())
+            .field("type_name", &self.type_name())
+            .field("metadata", &self.metadata())
+            .finish()
+    }
+}
+
+/// What a type name decodes as: the [`DataValue`] variant it selects (`DataValue` has a default
+/// variant, [`DataValue::Other`], so every name selects one), looked up once per entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DataType(u8);
+
+impl DataType {
+    pub fn of(type_name: &str) -> Self {
+        let v = DataValue::variant_index(type_name).unwrap_or(DataValue::TAG_OTHER);
+        DataType(u8::try_from(v).unwrap_or(DataValue::TAG_OTHER as u8))
     }
 
     /// Whether the type is one of the standard types of the specification that [`DataValue`]
     /// decodes (`boolean`, `int64`, `float`, `double`, `string` and their arrays). Every other
     /// type, `raw` included, is kept as bytes ([`DataValue::Other`]).
     #[inline]
-    pub fn is_standard(&self) -> bool {
-        self.standard
+    pub fn is_standard(self) -> bool {
+        i128::from(self.0) != DataValue::TAG_OTHER
     }
 
-    /// A data payload decoded as this entry's type: every byte, exactly. [`Entry::decode_ref`]
-    /// gives the same value without allocating.
+    /// A data payload decoded as this type: every byte, exactly. [`DataType::decode_ref`] gives
+    /// the same value without allocating.
     #[inline]
-    pub fn decode(&self, payload: &[u8]) -> Result<DataValue, DecodeError> {
-        DataValue::decode_variant_exact(self.variant, payload)
+    pub fn decode(self, payload: &[u8]) -> Result<DataValue, DecodeError> {
+        DataValue::decode_variant_exact(i128::from(self.0), payload)
     }
 
-    /// A data payload viewed in place as this entry's type, every byte exactly: the generated
-    /// view [`DataValueRef`] (strings and arrays lent from `payload`, array elements decoded as
-    /// they are iterated), with the same checks and errors as [`Entry::decode`] and no
-    /// allocation.
+    /// A data payload viewed in place as this type, every byte exactly: the generated view
+    /// [`DataValueRef`] (strings and arrays lent from `payload`, array elements decoded as they
+    /// are iterated), with the same checks and errors as [`DataType::decode`] and no allocation.
     #[inline]
-    pub fn decode_ref<'a>(&self, payload: &'a [u8]) -> Result<DataValueRef<'a>, DecodeError> {
-        DataValueRef::decode_variant_exact(self.variant, payload)
+    pub fn decode_ref(self, payload: &[u8]) -> Result<DataValueRef<'_>, DecodeError> {
+        DataValueRef::decode_variant_exact(i128::from(self.0), payload)
+    }
+
+    /// The variant + 1, never 0 (for the entry table's compact slots).
+    fn tag(self) -> std::num::NonZeroU8 {
+        std::num::NonZeroU8::new(self.0.saturating_add(1)).unwrap_or(std::num::NonZeroU8::MAX)
+    }
+
+    fn from_tag(tag: std::num::NonZeroU8) -> Self {
+        DataType(tag.get() - 1)
     }
 }
 
@@ -91,6 +154,8 @@ mod tests {
 
     #[test]
     fn other_is_the_default_variant() {
+        assert!(!DataType::of("struct:Pose2d").is_standard());
+        assert!(DataType::of("double").is_standard());
         let other = Some(DataValue::TAG_OTHER);
         assert_eq!(DataValue::variant_index("struct:Pose2d"), other);
         assert_eq!(DataValue::variant_index("raw"), other);

@@ -7,11 +7,12 @@ use std::io::{self, Read};
 
 use logspec_runtime::{Cursor, Decode, DecodeError, DecodeErrorKind, Endian, ReadBuf};
 
-use super::{ControlBody, ControlRecord, Entry, FileHeader, RecordHeader};
+use super::{ControlBody, ControlRecord, DataType, Entry, FileHeader, RecordHeader};
 
-/// Entry ids below this are kept in a vector indexed by id (the common case: writers number
-/// entries from 1); larger ids go to a map. A Start record can make the reader allocate at most
-/// this many pointers (32 KB), never an entry per id up to its own.
+/// Entry ids below this, or below twice the number of active entries, are kept in a vector
+/// indexed by id (the common case: writers number entries from 1); larger ids go to a map. A
+/// Start record can make the reader allocate at most this many slots beyond those two per active
+/// entry, never a slot per id up to its own.
 const DENSE_IDS: u32 = 4096;
 
 /// The longest record header: the lengths byte, 4 + 4 + 8 bytes.
@@ -35,7 +36,7 @@ pub enum Body<'a> {
     /// A control record (entry 0), already applied to the reader's entry table, with the entry
     /// it is about: the one a Start started, a Set Metadata changed, or a Finish ended (`None`
     /// when its id was not active).
-    Control { record: &'a ControlRecord, entry: Option<&'a Entry> },
+    Control { record: &'a ControlRecord, entry: Option<Entry<'a>> },
     /// An entry-0 record that is not a valid Start (at least 17 bytes, three complete strings),
     /// Finish (exactly 5 bytes) or Set Metadata (at least 9 bytes, a complete string): why.
     /// Lent like the record, so that a record stays small to return.
@@ -43,7 +44,7 @@ pub enum Body<'a> {
     /// A data record, with the entry active for its id; `None` for an orphan (no Start record
     /// for the id, or its entry was finished). Decode the payload with [`Entry::decode_ref`]
     /// (borrowed, no allocation) or [`Entry::decode`] (owned).
-    Data(Option<&'a Entry>),
+    Data(Option<Entry<'a>>),
 }
 
 /// An error that ends reading (boxed, so that a record's `Result` stays small).
@@ -128,48 +129,187 @@ impl std::error::Error for WpilogError {
     }
 }
 
-/// The entry table: id -> the active entry.
+/// The entry table: id -> the active entry, in memory proportional to the Start records of
+/// the active entries (a file of millions of Start records keeps millions of entries).
+///
+/// Every entry's name, type and metadata lie one after the other in one buffer (`text`); an
+/// entry is a [`Slot`] (24 bytes) with where they are and the variant its type selects. Slots
+/// are kept in a vector indexed by id while the ids stay below twice the number of active
+/// entries (or [`DENSE_IDS`]), in a map otherwise. A Finish or a Set Metadata leaves the old
+/// strings dead in the buffer; when the dead outweigh the live, the table is rebuilt
+/// ([`Entries::compact`]), so that a long log that restarts or re-describes its entries does not
+/// grow.
 #[derive(Default)]
-struct Entries {
-    dense: Vec<Option<Box<Entry>>>,
-    sparse: HashMap<u32, Entry>,
+pub(super) struct Entries {
+    dense: Vec<Option<Slot>>,
+    /// Entries whose ids were too far above the dense range when they started. An id is in
+    /// `dense` or `sparse`, never both; the dense range may grow past a sparse id.
+    sparse: HashMap<u32, Slot>,
+    text: String,
+    /// The active entries, and the weight ([`Slot::weight`]) of them and of the dead ones.
+    live: usize,
+    live_weight: usize,
+    dead_weight: usize,
+    /// The entry the last Finish ended (its strings stay in `text` until the next compaction,
+    /// which happens only before a control record is applied).
+    finished: Option<(u32, Slot)>,
 }
+
+/// Where an entry's strings are in [`Entries::text`], and its type's variant.
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    at: usize,
+    name: u32,
+    ty: u32,
+    meta: u32,
+    /// [`DataType::tag`]: non-zero, so that `Option<Slot>` is no larger.
+    tag: std::num::NonZeroU8,
+}
+
+impl Slot {
+    fn len(&self) -> usize {
+        self.name as usize + self.ty as usize + self.meta as usize
+    }
+
+    /// What an entry costs: its strings and its slot.
+    fn weight(&self) -> usize {
+        self.len() + std::mem::size_of::<Slot>()
+    }
+
+    fn data_type(&self) -> DataType {
+        DataType::from_tag(self.tag)
+    }
+
+    /// The name, type and metadata in `text` (empty if `text` is not the table's, which the
+    /// table never lends).
+    fn strings<'a>(&self, text: &'a str) -> (&'a str, &'a str, &'a str) {
+        let text = text.get(self.at..self.at + self.len()).unwrap_or("");
+        let (name, rest) = text.split_at_checked(self.name as usize).unwrap_or(("", ""));
+        rest.split_at_checked(self.ty as usize).map_or((name, "", ""), |(ty, meta)| (name, ty, meta))
+    }
+}
+
+/// The table is rebuilt when the dead weigh more than the live and more than this.
+const COMPACT_MIN: usize = 64 * 1024;
 
 impl Entries {
     #[inline]
-    fn get(&self, id: u32) -> Option<&Entry> {
-        if id < DENSE_IDS {
-            self.dense.get(id as usize).and_then(|e| e.as_deref())
-        } else {
-            self.sparse.get(&id)
+    fn slot(&self, id: u32) -> Option<&Slot> {
+        match self.dense.get(id as usize) {
+            Some(Some(s)) => Some(s),
+            _ if self.sparse.is_empty() => None,
+            _ => self.sparse.get(&id),
         }
     }
 
-    fn get_mut(&mut self, id: u32) -> Option<&mut Entry> {
-        if id < DENSE_IDS {
-            self.dense.get_mut(id as usize).and_then(|e| e.as_deref_mut())
-        } else {
-            self.sparse.get_mut(&id)
-        }
+    #[inline]
+    fn view(&self, id: u32, s: &Slot) -> Entry<'_> {
+        Entry::new(id, s.data_type(), self)
     }
 
-    fn insert(&mut self, e: Entry) {
-        if e.id < DENSE_IDS {
-            let i = e.id as usize;
+    /// The name, type and metadata of the entry active for `id`, or else of the one the last
+    /// Finish ended (what an [`Entry`] lent for that Finish shows).
+    pub(super) fn strings(&self, id: u32) -> (&str, &str, &str) {
+        let finished = self.finished.as_ref().filter(|(f, _)| *f == id).map(|(_, s)| s);
+        self.slot(id).or(finished).map_or(("", "", ""), |s| s.strings(&self.text))
+    }
+
+    #[inline]
+    fn get(&self, id: u32) -> Option<Entry<'_>> {
+        self.slot(id).map(|s| self.view(id, s))
+    }
+
+    fn finished(&self) -> Option<Entry<'_>> {
+        self.finished.as_ref().map(|(id, s)| self.view(*id, s))
+    }
+
+    /// Starts `id` (ending the entry active for it, if any).
+    fn start(&mut self, id: u32, name: &str, type_name: &str, metadata: &str, data_type: DataType) {
+        self.remove(id);
+        let at = self.text.len();
+        for s in [name, type_name, metadata] {
+            self.text.push_str(s);
+        }
+        let tag = data_type.tag();
+        // Strings of a record longer than u32::MAX bytes do not exist (its size is a u32).
+        let len = |s: &str| u32::try_from(s.len()).unwrap_or(u32::MAX);
+        let slot = Slot { at, name: len(name), ty: len(type_name), meta: len(metadata), tag };
+        self.live += 1;
+        self.live_weight += slot.weight();
+        let i = id as usize;
+        if i < self.dense.len() || i < self.dense_limit() {
             if self.dense.len() <= i {
                 self.dense.resize(i + 1, None);
             }
-            self.dense[i] = Some(Box::new(e));
+            self.dense[i] = Some(slot);
         } else {
-            self.sparse.insert(e.id, e);
+            self.sparse.insert(id, slot);
         }
     }
 
-    fn remove(&mut self, id: u32) -> Option<Entry> {
-        if id < DENSE_IDS {
-            self.dense.get_mut(id as usize).and_then(Option::take).map(|e| *e)
-        } else {
-            self.sparse.remove(&id)
+    /// Ids below this may be kept in the vector.
+    fn dense_limit(&self) -> usize {
+        (DENSE_IDS as usize).max(2 * self.live)
+    }
+
+    /// Ends `id`; returns its slot (its strings are dead, but stay until the next compaction).
+    fn remove(&mut self, id: u32) -> Option<Slot> {
+        let slot = match self.dense.get_mut(id as usize).and_then(Option::take) {
+            Some(s) => Some(s),
+            None if self.sparse.is_empty() => None,
+            None => self.sparse.remove(&id),
+        }?;
+        self.live -= 1;
+        self.live_weight -= slot.weight();
+        self.dead_weight += slot.weight();
+        Some(slot)
+    }
+
+    /// Replaces the metadata of the active entry `id`: its name and type again, then the new
+    /// metadata (an entry's strings stay together); the old strings are dead.
+    fn set_metadata(&mut self, id: u32, metadata: &str) {
+        let slot = match self.dense.get_mut(id as usize) {
+            Some(Some(s)) => s,
+            _ => match self.sparse.get_mut(&id) {
+                Some(s) => s,
+                None => return,
+            },
+        };
+        let old = *slot;
+        let at = self.text.len();
+        self.text.extend_from_within(old.at..old.at + old.name as usize + old.ty as usize);
+        self.text.push_str(metadata);
+        *slot = Slot { at, meta: u32::try_from(metadata.len()).unwrap_or(u32::MAX), ..old };
+        self.live_weight = self.live_weight - old.weight() + slot.weight();
+        self.dead_weight += old.len();
+    }
+
+    /// Every active entry.
+    fn iter(&self) -> impl Iterator<Item = (u32, Slot)> + '_ {
+        let dense = self.dense.iter().enumerate().filter_map(|(i, s)| Some((i as u32, (*s)?)));
+        dense.chain(self.sparse.iter().map(|(id, s)| (*id, *s)))
+    }
+
+    /// Rebuilds the table from the active entries when the dead outweigh them: a new buffer
+    /// with only their strings, and the dense range chosen again.
+    fn compact_if_worth_it(&mut self) {
+        if self.dead_weight <= self.live_weight.max(COMPACT_MIN) {
+            return;
+        }
+        self.compact();
+    }
+
+    fn compact(&mut self) {
+        let old = std::mem::take(self);
+        self.text.reserve_exact(old.live_weight - old.live * std::mem::size_of::<Slot>());
+        // The vector covers the active ids below the limit for this many entries.
+        let limit = (DENSE_IDS as usize).max(2 * old.live);
+        let dense = old.iter().map(|(id, _)| id as usize + 1).filter(|n| *n <= limit).max().unwrap_or(0);
+        self.dense.reserve_exact(dense);
+        self.dense.resize(dense, None);
+        for (id, s) in old.iter() {
+            let (name, type_name, metadata) = s.strings(&old.text);
+            self.start(id, name, type_name, metadata, s.data_type());
         }
     }
 }
@@ -186,8 +326,6 @@ pub struct Reader<R> {
     control: Option<ControlRecord>,
     /// Why the last invalid control record did not decode.
     invalid: Option<DecodeError>,
-    /// The entry the last Finish ended.
-    finished: Option<Entry>,
     records: u64,
     done: bool,
 }
@@ -233,7 +371,6 @@ impl<R: Read> Reader<R> {
             pos: 0,
             control: None,
             invalid: None,
-            finished: None,
             records: 0,
             done: false,
         })
@@ -245,7 +382,7 @@ impl<R: Read> Reader<R> {
     }
 
     /// The entry active for `id`, if any.
-    pub fn entry(&self, id: u32) -> Option<&Entry> {
+    pub fn entry(&self, id: u32) -> Option<Entry<'_>> {
         self.entries.get(id)
     }
 
@@ -302,7 +439,7 @@ impl<R: Read> Reader<R> {
         self.records += 1;
         let payload = &self.buf.bytes()[hlen..total_usize];
         let body = if header.entry == 0 {
-            control_body(&mut self.entries, &mut self.finished, &mut self.control, &mut self.invalid, payload)
+            control_body(&mut self.entries, &mut self.control, &mut self.invalid, payload)
         } else {
             Body::Data(self.entries.get(header.entry))
         };
@@ -322,17 +459,16 @@ impl<R: Read> Reader<R> {
 #[inline(never)]
 fn control_body<'a>(
     entries: &'a mut Entries,
-    finished: &'a mut Option<Entry>,
     control: &'a mut Option<ControlRecord>,
     invalid: &'a mut Option<DecodeError>,
     payload: &[u8],
 ) -> Body<'a> {
     match self::control(payload) {
         Ok(rec) => {
-            let id = apply(&mut *entries, &mut *finished, &rec);
-            let (entries, finished): (&'a Entries, &'a Option<Entry>) = (entries, finished);
+            let id = apply(&mut *entries, &rec);
+            let entries: &'a Entries = entries;
             let entry = match rec.body {
-                ControlBody::Finish { .. } => finished.as_ref(),
+                ControlBody::Finish { .. } => entries.finished(),
                 _ => entries.get(id),
             };
             Body::Control { record: control.insert(rec), entry }
@@ -356,22 +492,23 @@ pub fn control(payload: &[u8]) -> Result<ControlRecord, DecodeError> {
 }
 
 /// Applies a control record to the entry table: a Start (re)defines its id, a Finish ends it
-/// (moving the entry to `finished`), a Set Metadata replaces the metadata of an active entry.
-/// Returns the id the record is about.
-fn apply(entries: &mut Entries, finished: &mut Option<Entry>, rec: &ControlRecord) -> u32 {
+/// (keeping the entry as the finished one), a Set Metadata replaces the metadata of an active
+/// entry. Returns the id the record is about.
+fn apply(entries: &mut Entries, rec: &ControlRecord) -> u32 {
+    // Before anything that the record lends is in the table.
+    entries.finished = None;
+    entries.compact_if_worth_it();
     match &rec.body {
         ControlBody::Start { entry, name, r#type, metadata } => {
-            entries.insert(Entry::new(*entry, name.clone(), r#type.clone(), metadata.clone()));
+            entries.start(*entry, name, r#type, metadata, DataType::of(r#type));
             *entry
         }
         ControlBody::Finish { entry } => {
-            *finished = entries.remove(*entry);
+            entries.finished = entries.remove(*entry).map(|s| (*entry, s));
             *entry
         }
         ControlBody::SetMetadata { entry, metadata } => {
-            if let Some(e) = entries.get_mut(*entry) {
-                e.metadata.clone_from(metadata);
-            }
+            entries.set_metadata(*entry, metadata);
             *entry
         }
     }
@@ -391,4 +528,154 @@ pub fn read_all(bytes: &[u8]) -> Result<(FileHeader, Vec<(RecordHeader, Vec<u8>)
         }
     }
     Ok((r.header.clone(), out, None))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::formats::wpilog::Writer;
+
+    /// Reads every record of `bytes`, checking each data record's entry against `names` (id ->
+    /// the name it must have, `None` for an orphan); returns the reader at the end.
+    fn read(bytes: &[u8], names: impl Fn(u32) -> Option<String>) -> Reader<&[u8]> {
+        let mut r = Reader::new(bytes).unwrap();
+        while let Some(rec) = r.next_record() {
+            let rec = rec.unwrap();
+            if let Body::Data(e) = rec.body {
+                let id = rec.header.entry;
+                assert_eq!(e.map(|e| (e.id, e.name().to_string())), names(id).map(|n| (id, n)), "entry {id}");
+            }
+        }
+        r
+    }
+
+    #[test]
+    fn restarting_one_entry_keeps_the_table_small() {
+        // 20,000 Start/Finish cycles and 20,000 Set Metadata records of one id, each with 1 KB
+        // strings: 40 MB of strings that the table must not keep.
+        let mut w = Writer::new(Vec::new(), "").unwrap();
+        let long = |c: char, i: u32| format!("/{i}/{}", c.to_string().repeat(1000));
+        for i in 0..20_000u32 {
+            w.start(7, &long('n', i), "double", &long('m', i), 1).unwrap();
+            w.set_metadata(7, &long('s', i), 2).unwrap();
+            w.raw(7, 3, &1.5f64.to_le_bytes()).unwrap();
+            w.finish(7, 4).unwrap();
+        }
+        let bytes = w.finish_file().unwrap();
+        let mut r = Reader::new(&bytes[..]).unwrap();
+        let mut i = 0u32;
+        while let Some(rec) = r.next_record() {
+            let rec = rec.unwrap();
+            match rec.body {
+                Body::Control { record, entry } => {
+                    let e = entry.expect("every control record is about entry 7");
+                    assert_eq!((e.id, e.name(), e.type_name()), (7, long('n', i).as_str(), "double"));
+                    match record.body {
+                        ControlBody::Start { .. } => assert_eq!(e.metadata(), long('m', i)),
+                        ControlBody::SetMetadata { .. } | ControlBody::Finish { .. } => {
+                            assert_eq!(e.metadata(), long('s', i))
+                        }
+                    }
+                    if matches!(record.body, ControlBody::Finish { .. }) {
+                        i += 1;
+                    }
+                }
+                Body::Data(e) => {
+                    let e = e.expect("entry 7 is active");
+                    assert!(e.is_standard());
+                    assert_eq!((e.name(), e.metadata()), (long('n', i).as_str(), long('s', i).as_str()));
+                }
+                Body::ControlInvalid(e) => panic!("{e}"),
+            }
+        }
+        assert_eq!(i, 20_000);
+        let t = &r.entries;
+        assert_eq!((t.live, t.live_weight), (0, 0));
+        // Compacted whenever the dead outweighed 64 KiB: never near the 40 MB written.
+        assert!(t.text.capacity() < 512 * 1024, "{} bytes of strings kept", t.text.capacity());
+        assert!(t.dead_weight <= COMPACT_MIN + 4 * 1024, "{}", t.dead_weight);
+    }
+
+    #[test]
+    fn sparse_ids_are_kept_in_a_map_and_found() {
+        let mut w = Writer::new(Vec::new(), "").unwrap();
+        let big = [u32::MAX, 1 << 31, 5_000_000, 10_000];
+        for id in big {
+            w.start(id, &format!("/big{id}"), "int64", "", 1).unwrap();
+        }
+        // Then 12,000 dense ids: the dense range (twice the active entries) grows past 10,000,
+        // which stays in the map until it is started again.
+        for id in (1..=12_000).filter(|id| *id != 10_000) {
+            w.start(id, &format!("/e{id}"), "double", "", 2).unwrap();
+        }
+        for id in big.into_iter().chain([1, 9_999, 12_000, 12_001, 4_000_000]) {
+            w.raw(id, 3, &[0; 8]).unwrap();
+        }
+        let bytes = w.finish_file().unwrap();
+        let name = |id: u32| match id {
+            1..=12_000 if id != 10_000 => Some(format!("/e{id}")),
+            u32::MAX | 2_147_483_648 | 5_000_000 | 10_000 => Some(format!("/big{id}")),
+            _ => None,
+        };
+        let r = read(&bytes, name);
+        let t = &r.entries;
+        assert_eq!(t.live, 12_003);
+        assert!(t.dense.len() <= 24_006, "{}", t.dense.len());
+        assert!(t.dense.len() > 10_000);
+        // Allocated for the active entries only, never for an id up to u32::MAX.
+        assert!(t.dense.capacity() < 64 * 1024, "{}", t.dense.capacity());
+        assert_eq!(t.sparse.len(), 4);
+
+        // Started again, 10,000 moves into the vector; finished, it is gone from both.
+        let mut w = Writer::new(Vec::new(), "").unwrap();
+        w.start(10_000, "/big10000", "int64", "", 1).unwrap();
+        for id in 1..=12_000 {
+            w.start(id, &format!("/e{id}"), "double", "", 2).unwrap();
+        }
+        w.raw(10_000, 3, &[0; 8]).unwrap();
+        w.finish(10_000, 4).unwrap();
+        w.raw(10_000, 5, &[0; 8]).unwrap();
+        let bytes = w.finish_file().unwrap();
+        let mut r = Reader::new(&bytes[..]).unwrap();
+        let mut seen = Vec::new();
+        while let Some(rec) = r.next_record() {
+            let rec = rec.unwrap();
+            if let Body::Data(e) = rec.body {
+                seen.push(e.map(|e| e.name().to_string()));
+            }
+        }
+        assert_eq!(seen, [Some("/e10000".to_string()), None]);
+        assert!(r.entries.sparse.is_empty());
+        assert_eq!(r.entries.live, 11_999);
+        assert!(r.entry(10_000).is_none());
+        assert_eq!(r.entry(12_000).map(|e| e.name()), Some("/e12000"));
+    }
+
+    #[test]
+    fn compaction_keeps_every_active_entry() {
+        // 3,000 entries, some at sparse ids, whose metadata is replaced until the table is
+        // rebuilt several times; every entry stays as its last record left it.
+        let ids: Vec<u32> = (1..=3_000).map(|i| if i % 500 == 0 { i * 1_000_000 } else { i }).collect();
+        let mut w = Writer::new(Vec::new(), "").unwrap();
+        for &id in &ids {
+            w.start(id, &format!("/e{id}"), "string", "m0", 1).unwrap();
+        }
+        for round in 1..=30 {
+            for &id in &ids {
+                w.set_metadata(id, &format!("m{round}-{}", "x".repeat(40)), 2).unwrap();
+            }
+        }
+        let bytes = w.finish_file().unwrap();
+        let r = read(&bytes, |_| None);
+        let t = &r.entries;
+        assert_eq!(t.live, 3_000);
+        assert_eq!(t.sparse.len(), 6);
+        assert!(t.text.len() < 3 * 3_000 * 60, "{}", t.text.len());
+        for &id in &ids {
+            let e = r.entry(id).unwrap();
+            assert_eq!((e.id, e.name(), e.type_name()), (id, format!("/e{id}").as_str(), "string"));
+            assert_eq!(e.metadata(), format!("m30-{}", "x".repeat(40)));
+            assert!(e.is_standard());
+        }
+    }
 }

@@ -21,7 +21,7 @@ pub enum NegZero {
 pub fn write_value<W: ValueSink + ?Sized>(
     w: &mut W,
     name: Option<&str>,
-    entry: Option<&Entry>,
+    entry: Option<Entry<'_>>,
     payload: &[u8],
     neg_zero: NegZero,
 ) -> Result<(), DecodeError> {
@@ -72,7 +72,7 @@ pub fn write_hex<W: Visitor + ?Sized>(w: &mut W, name: Option<&str>, payload: &[
 
 /// The value as a [`crate::value::Value`] tree (numbers stay numbers), for export, convert and
 /// plot.
-pub fn to_value(entry: Option<&Entry>, payload: &[u8]) -> Result<crate::value::Value, DecodeError> {
+pub fn to_value(entry: Option<Entry<'_>>, payload: &[u8]) -> Result<crate::value::Value, DecodeError> {
     let mut b = crate::value::ValueBuilder::default();
     write_value(&mut b, None, entry, payload, NegZero::Number)?;
     Ok(b.finish())
