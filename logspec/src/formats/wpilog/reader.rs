@@ -277,7 +277,9 @@ impl Entries {
         };
         let old = *slot;
         let at = self.text.len();
-        self.text.extend_from_within(old.at..old.at + old.name as usize + old.ty as usize);
+        let (name, type_name, _) = old.strings(&self.text);
+        let kept = [name, type_name].concat();
+        self.text.push_str(&kept);
         self.text.push_str(metadata);
         *slot = Slot { at, meta: u32::try_from(metadata.len()).unwrap_or(u32::MAX), ..old };
         self.live_weight = self.live_weight - old.weight() + slot.weight();
