@@ -328,6 +328,9 @@ impl Tally {
             self.sparse.entry(id).or_insert((0, Self::NONE))
         } else if i < self.dense.len() {
             &mut self.dense[i]
+        } else if ty == Self::NONE {
+            // A Finish of an id never started: nothing to close, nothing to keep.
+            return;
         } else {
             self.ids += 1;
             if i < Self::DENSE.max(2 * self.ids) {
@@ -817,4 +820,51 @@ pub(super) fn schemas(file: &std::path::Path, path: &str) -> crate::formats::wpi
         }
     }
     reg
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tally_counts_by_type_across_restarts_and_sparse_ids() {
+        let mut names = Names::default();
+        let mut t = Tally::default();
+        let d = names.start("/a", "double");
+        let i = names.start("/b", "int64");
+        t.start(1, Some(d));
+        t.start(4_000_000_000, Some(i));
+        for _ in 0..3 {
+            t.count(1);
+            t.count(4_000_000_000);
+        }
+        // Restarted with another type: the three doubles stay doubles.
+        let i2 = names.start("/a", "int64");
+        t.start(1, Some(i2));
+        t.count(1);
+        t.start(4_000_000_000, None);
+        t.count(4_000_000_000); // finished: not counted
+        t.count(77); // never started
+                     // Finishes of ids never started keep nothing.
+        for id in 5_000..100_000 {
+            t.start(id, None);
+        }
+        assert_eq!(t.dense.len(), 2);
+        assert_eq!(t.sparse.len(), 1);
+        let by_type = t.finish(&names);
+        assert_eq!(by_type, BTreeMap::from([("double".to_string(), 3), ("int64".to_string(), 4)]));
+        assert_eq!(names.len(), 2);
+        assert_eq!(names.with_several_types().collect::<Vec<_>>(), ["/a"]);
+        assert_eq!(names.by_type(), BTreeMap::from([("double", 1), ("int64", 2)]));
+    }
+
+    #[test]
+    fn interned_strings_are_kept_once() {
+        let mut s = Interner::default();
+        let words = ["", "a", "double", "a", "", "double", "ab"];
+        let ids: Vec<u32> = words.iter().map(|w| s.intern(w)).collect();
+        assert_eq!(ids, [0, 1, 2, 1, 0, 2, 3]);
+        assert_eq!(s.iter().collect::<Vec<_>>(), ["", "a", "double", "ab"]);
+        assert_eq!(s.text, "adoubleab");
+    }
 }
