@@ -270,7 +270,7 @@ pub fn summarise(input: Box<dyn Read>, path: &str) -> Result<Summary, Error> {
             }
             Body::Data(Some(e)) => {
                 s.data_records += 1;
-                tally.count(e.id);
+                tally.count(e.id());
                 if e.is_standard() && e.decode_ref(rec.payload).is_err() {
                     s.invalid_values += 1;
                 }

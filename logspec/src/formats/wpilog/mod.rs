@@ -45,58 +45,66 @@ pub const VERSION: u16 = 0x0100;
 /// record finds its entry and its type at the cost of an index.
 #[derive(Clone, Copy)]
 pub struct Entry<'a> {
-    pub id: u32,
-    data_type: DataType,
-    table: &'a reader::Entries,
+    slot: &'a reader::Slot,
+    text: &'a String,
 }
 
 impl<'a> Entry<'a> {
-    fn new(id: u32, data_type: DataType, table: &'a reader::Entries) -> Self {
-        Entry { id, data_type, table }
+    #[inline]
+    fn new(slot: &'a reader::Slot, text: &'a String) -> Self {
+        Entry { slot, text }
     }
 
+    #[inline]
+    pub fn id(&self) -> u32 {
+        self.slot.id()
+    }
+
+    #[inline]
     pub fn name(&self) -> &'a str {
-        self.table.strings(self.id).0
+        self.slot.strings(self.text).0
     }
 
     /// The data type, as written (`double`, `struct:Pose2d`, `int`).
+    #[inline]
     pub fn type_name(&self) -> &'a str {
-        self.table.strings(self.id).1
+        self.slot.strings(self.text).1
     }
 
+    #[inline]
     pub fn metadata(&self) -> &'a str {
-        self.table.strings(self.id).2
+        self.slot.strings(self.text).2
     }
 
     /// What the type decodes as.
     #[inline]
     pub fn data_type(&self) -> DataType {
-        self.data_type
+        self.slot.data_type()
     }
 
     /// [`DataType::is_standard`] of the entry's type.
     #[inline]
     pub fn is_standard(&self) -> bool {
-        self.data_type.is_standard()
+        self.data_type().is_standard()
     }
 
     /// [`DataType::decode`] as the entry's type.
     #[inline]
     pub fn decode(&self, payload: &[u8]) -> Result<DataValue, DecodeError> {
-        self.data_type.decode(payload)
+        self.data_type().decode(payload)
     }
 
     /// [`DataType::decode_ref`] as the entry's type.
     #[inline]
     pub fn decode_ref<'p>(&self, payload: &'p [u8]) -> Result<DataValueRef<'p>, DecodeError> {
-        self.data_type.decode_ref(payload)
+        self.data_type().decode_ref(payload)
     }
 }
 
 impl std::fmt::Debug for Entry<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Entry")
-            .field("id", &self.id)
+            .field("id", &self.id())
             .field("name", &self.name())
             .field("type_name", &self.type_name())
             .field("metadata", &self.metadata())
@@ -107,12 +115,43 @@ impl std::fmt::Debug for Entry<'_> {
 /// What a type name decodes as: the [`DataValue`] variant it selects (`DataValue` has a default
 /// variant, [`DataValue::Other`], so every name selects one), looked up once per entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct DataType(u8);
+pub struct DataType(Variant);
+
+/// The [`DataValue`] variants in the order of their tags (`DataValue::TAG_*`), in a byte.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+enum Variant {
+    Boolean,
+    Int64,
+    Float,
+    Double,
+    String,
+    BooleanArray,
+    Int64Array,
+    FloatArray,
+    DoubleArray,
+    StringArray,
+    Other,
+}
+
+const VARIANTS: [Variant; 11] = [
+    Variant::Boolean,
+    Variant::Int64,
+    Variant::Float,
+    Variant::Double,
+    Variant::String,
+    Variant::BooleanArray,
+    Variant::Int64Array,
+    Variant::FloatArray,
+    Variant::DoubleArray,
+    Variant::StringArray,
+    Variant::Other,
+];
 
 impl DataType {
     pub fn of(type_name: &str) -> Self {
         let v = DataValue::variant_index(type_name).unwrap_or(DataValue::TAG_OTHER);
-        DataType(u8::try_from(v).unwrap_or(DataValue::TAG_OTHER as u8))
+        DataType(usize::try_from(v).ok().and_then(|i| VARIANTS.get(i)).copied().unwrap_or(Variant::Other))
     }
 
     /// Whether the type is one of the standard types of the specification that [`DataValue`]
@@ -120,14 +159,14 @@ impl DataType {
     /// type, `raw` included, is kept as bytes ([`DataValue::Other`]).
     #[inline]
     pub fn is_standard(self) -> bool {
-        i128::from(self.0) != DataValue::TAG_OTHER
+        self.0 != Variant::Other
     }
 
     /// A data payload decoded as this type: every byte, exactly. [`DataType::decode_ref`] gives
     /// the same value without allocating.
     #[inline]
     pub fn decode(self, payload: &[u8]) -> Result<DataValue, DecodeError> {
-        DataValue::decode_variant_exact(i128::from(self.0), payload)
+        DataValue::decode_variant_exact(self.0 as i128, payload)
     }
 
     /// A data payload viewed in place as this type, every byte exactly: the generated view
@@ -135,16 +174,7 @@ impl DataType {
     /// are iterated), with the same checks and errors as [`DataType::decode`] and no allocation.
     #[inline]
     pub fn decode_ref(self, payload: &[u8]) -> Result<DataValueRef<'_>, DecodeError> {
-        DataValueRef::decode_variant_exact(i128::from(self.0), payload)
-    }
-
-    /// The variant + 1, never 0 (for the entry table's compact slots).
-    fn tag(self) -> std::num::NonZeroU8 {
-        std::num::NonZeroU8::new(self.0.saturating_add(1)).unwrap_or(std::num::NonZeroU8::MAX)
-    }
-
-    fn from_tag(tag: std::num::NonZeroU8) -> Self {
-        DataType(tag.get() - 1)
+        DataValueRef::decode_variant_exact(self.0 as i128, payload)
     }
 }
 
@@ -156,6 +186,13 @@ mod tests {
     fn other_is_the_default_variant() {
         assert!(!DataType::of("struct:Pose2d").is_standard());
         assert!(DataType::of("double").is_standard());
+        for (i, v) in VARIANTS.iter().enumerate() {
+            assert_eq!(*v as i128, i as i128);
+        }
+        assert_eq!(Variant::Other as i128, DataValue::TAG_OTHER);
+        assert_eq!(Variant::DoubleArray as i128, DataValue::TAG_DOUBLE_ARRAY);
+        assert_eq!(DataType::of("string[]").0 as i128, DataValue::TAG_STRING_ARRAY);
+        assert_eq!(DataType::of("boolean").0 as i128, DataValue::TAG_BOOLEAN);
         let other = Some(DataValue::TAG_OTHER);
         assert_eq!(DataValue::variant_index("struct:Pose2d"), other);
         assert_eq!(DataValue::variant_index("raw"), other);

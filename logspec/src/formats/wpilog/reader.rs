@@ -140,7 +140,7 @@ impl std::error::Error for WpilogError {
 /// ([`Entries::compact`]), so that a long log that restarts or re-describes its entries does not
 /// grow.
 #[derive(Default)]
-pub(super) struct Entries {
+struct Entries {
     dense: Vec<Option<Slot>>,
     /// Entries whose ids were too far above the dense range when they started. An id is in
     /// `dense` or `sparse`, never both; the dense range may grow past a sparse id.
@@ -152,21 +152,36 @@ pub(super) struct Entries {
     dead_weight: usize,
     /// The entry the last Finish ended (its strings stay in `text` until the next compaction,
     /// which happens only before a control record is applied).
-    finished: Option<(u32, Slot)>,
+    finished: Option<Slot>,
 }
 
-/// Where an entry's strings are in [`Entries::text`], and its type's variant.
+/// An active entry in 24 bytes: its id, where its strings are in [`Entries::text`] (a 48-bit
+/// offset), their lengths, and its type's variant.
 #[derive(Clone, Copy, Debug)]
-struct Slot {
-    at: usize,
+pub(super) struct Slot {
+    id: u32,
+    at_low: u32,
+    at_high: u16,
     name: u32,
     ty: u32,
     meta: u32,
-    /// [`DataType::tag`]: non-zero, so that `Option<Slot>` is no larger.
-    tag: std::num::NonZeroU8,
+    /// A byte of 11 values, so that `Option<Slot>` is no larger.
+    data_type: DataType,
 }
 
+const _: () = assert!(std::mem::size_of::<Option<Slot>>() == 24);
+
 impl Slot {
+    #[inline]
+    pub(super) fn id(&self) -> u32 {
+        self.id
+    }
+
+    #[inline]
+    fn at(&self) -> usize {
+        (u64::from(self.at_high) << 32 | u64::from(self.at_low)) as usize
+    }
+
     fn len(&self) -> usize {
         self.name as usize + self.ty as usize + self.meta as usize
     }
@@ -176,14 +191,16 @@ impl Slot {
         self.len() + std::mem::size_of::<Slot>()
     }
 
-    fn data_type(&self) -> DataType {
-        DataType::from_tag(self.tag)
+    #[inline]
+    pub(super) fn data_type(&self) -> DataType {
+        self.data_type
     }
 
     /// The name, type and metadata in `text` (empty if `text` is not the table's, which the
     /// table never lends).
-    fn strings<'a>(&self, text: &'a str) -> (&'a str, &'a str, &'a str) {
-        let text = text.get(self.at..self.at + self.len()).unwrap_or("");
+    #[inline]
+    pub(super) fn strings<'a>(&self, text: &'a str) -> (&'a str, &'a str, &'a str) {
+        let text = text.get(self.at()..self.at() + self.len()).unwrap_or("");
         let (name, rest) = text.split_at_checked(self.name as usize).unwrap_or(("", ""));
         rest.split_at_checked(self.ty as usize).map_or((name, "", ""), |(ty, meta)| (name, ty, meta))
     }
@@ -203,24 +220,12 @@ impl Entries {
     }
 
     #[inline]
-    fn view(&self, id: u32, s: &Slot) -> Entry<'_> {
-        Entry::new(id, s.data_type(), self)
-    }
-
-    /// The name, type and metadata of the entry active for `id`, or else of the one the last
-    /// Finish ended (what an [`Entry`] lent for that Finish shows).
-    pub(super) fn strings(&self, id: u32) -> (&str, &str, &str) {
-        let finished = self.finished.as_ref().filter(|(f, _)| *f == id).map(|(_, s)| s);
-        self.slot(id).or(finished).map_or(("", "", ""), |s| s.strings(&self.text))
-    }
-
-    #[inline]
     fn get(&self, id: u32) -> Option<Entry<'_>> {
-        self.slot(id).map(|s| self.view(id, s))
+        self.slot(id).map(|s| Entry::new(s, &self.text))
     }
 
     fn finished(&self) -> Option<Entry<'_>> {
-        self.finished.as_ref().map(|(id, s)| self.view(*id, s))
+        self.finished.as_ref().map(|s| Entry::new(s, &self.text))
     }
 
     /// Starts `id` (ending the entry active for it, if any).
@@ -230,10 +235,11 @@ impl Entries {
         for s in [name, type_name, metadata] {
             self.text.push_str(s);
         }
-        let tag = data_type.tag();
         // Strings of a record longer than u32::MAX bytes do not exist (its size is a u32).
         let len = |s: &str| u32::try_from(s.len()).unwrap_or(u32::MAX);
-        let slot = Slot { at, name: len(name), ty: len(type_name), meta: len(metadata), tag };
+        // A 48-bit offset: the strings of 256 TB of entries do not fit in memory.
+        let (at_low, at_high) = (at as u64 as u32, (at as u64 >> 32) as u16);
+        let slot = Slot { id, at_low, at_high, name: len(name), ty: len(type_name), meta: len(metadata), data_type };
         self.live += 1;
         self.live_weight += slot.weight();
         let i = id as usize;
@@ -281,15 +287,15 @@ impl Entries {
         let kept = [name, type_name].concat();
         self.text.push_str(&kept);
         self.text.push_str(metadata);
-        *slot = Slot { at, meta: u32::try_from(metadata.len()).unwrap_or(u32::MAX), ..old };
+        let (at_low, at_high) = (at as u64 as u32, (at as u64 >> 32) as u16);
+        *slot = Slot { at_low, at_high, meta: u32::try_from(metadata.len()).unwrap_or(u32::MAX), ..old };
         self.live_weight = self.live_weight - old.weight() + slot.weight();
         self.dead_weight += old.len();
     }
 
     /// Every active entry.
-    fn iter(&self) -> impl Iterator<Item = (u32, Slot)> + '_ {
-        let dense = self.dense.iter().enumerate().filter_map(|(i, s)| Some((i as u32, (*s)?)));
-        dense.chain(self.sparse.iter().map(|(id, s)| (*id, *s)))
+    fn iter(&self) -> impl Iterator<Item = Slot> + '_ {
+        self.dense.iter().filter_map(|s| *s).chain(self.sparse.values().copied())
     }
 
     /// Rebuilds the table from the active entries when the dead outweigh them: a new buffer
@@ -306,12 +312,12 @@ impl Entries {
         self.text.reserve_exact(old.live_weight - old.live * std::mem::size_of::<Slot>());
         // The vector covers the active ids below the limit for this many entries.
         let limit = (DENSE_IDS as usize).max(2 * old.live);
-        let dense = old.iter().map(|(id, _)| id as usize + 1).filter(|n| *n <= limit).max().unwrap_or(0);
+        let dense = old.iter().map(|s| s.id as usize + 1).filter(|n| *n <= limit).max().unwrap_or(0);
         self.dense.reserve_exact(dense);
         self.dense.resize(dense, None);
-        for (id, s) in old.iter() {
+        for s in old.iter() {
             let (name, type_name, metadata) = s.strings(&old.text);
-            self.start(id, name, type_name, metadata, s.data_type());
+            self.start(s.id, name, type_name, metadata, s.data_type());
         }
     }
 }
@@ -506,7 +512,7 @@ fn apply(entries: &mut Entries, rec: &ControlRecord) -> u32 {
             *entry
         }
         ControlBody::Finish { entry } => {
-            entries.finished = entries.remove(*entry).map(|s| (*entry, s));
+            entries.finished = entries.remove(*entry);
             *entry
         }
         ControlBody::SetMetadata { entry, metadata } => {
@@ -545,7 +551,7 @@ mod tests {
             let rec = rec.unwrap();
             if let Body::Data(e) = rec.body {
                 let id = rec.header.entry;
-                assert_eq!(e.map(|e| (e.id, e.name().to_string())), names(id).map(|n| (id, n)), "entry {id}");
+                assert_eq!(e.map(|e| (e.id(), e.name().to_string())), names(id).map(|n| (id, n)), "entry {id}");
             }
         }
         r
@@ -571,7 +577,7 @@ mod tests {
             match rec.body {
                 Body::Control { record, entry } => {
                     let e = entry.expect("every control record is about entry 7");
-                    assert_eq!((e.id, e.name(), e.type_name()), (7, long('n', i).as_str(), "double"));
+                    assert_eq!((e.id(), e.name(), e.type_name()), (7, long('n', i).as_str(), "double"));
                     match record.body {
                         ControlBody::Start { .. } => assert_eq!(e.metadata(), long('m', i)),
                         ControlBody::SetMetadata { .. } | ControlBody::Finish { .. } => {
@@ -675,7 +681,7 @@ mod tests {
         assert!(t.text.len() < 3 * 3_000 * 60, "{}", t.text.len());
         for &id in &ids {
             let e = r.entry(id).unwrap();
-            assert_eq!((e.id, e.name(), e.type_name()), (id, format!("/e{id}").as_str(), "string"));
+            assert_eq!((e.id(), e.name(), e.type_name()), (id, format!("/e{id}").as_str(), "string"));
             assert_eq!(e.metadata(), format!("m30-{}", "x".repeat(40)));
             assert!(e.is_standard());
         }
