@@ -436,14 +436,15 @@ impl Names {
 }
 
 /// Distinct strings, each kept once in one buffer and numbered in the order they came: about
-/// 13 bytes per string beside its text, where a map of boxed strings takes some 60.
+/// 17 bytes per string beside its text, where a map of boxed strings takes some 60.
 #[derive(Debug, Default)]
 struct Interner {
     text: String,
     /// Where each string ends in `text`.
     ends: Vec<usize>,
-    /// The string numbers, by the hash of their text.
-    table: hashbrown::HashTable<u32>,
+    /// (string number, 32 bits of its hash), by that hash: growing the table rehashes from the
+    /// stored bits, without reading the strings again.
+    table: hashbrown::HashTable<(u32, u32)>,
     hasher: std::hash::RandomState,
 }
 
@@ -458,19 +459,25 @@ impl Interner {
         &text[start..ends[i]]
     }
 
+    /// The table's 64-bit hash from the stored 32 bits (spread to the top bits, which the
+    /// table also uses).
+    fn spread(h: u32) -> u64 {
+        u64::from(h).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+    }
+
     /// The number of `s`, given it if new.
     fn intern(&mut self, s: &str) -> u32 {
         use std::hash::BuildHasher;
-        let hash = self.hasher.hash_one(s);
-        let Interner { text, ends, table, hasher } = self;
-        if let Some(&i) = table.find(hash, |&i| Self::at(text, ends, i) == s) {
+        let h = self.hasher.hash_one(s) as u32;
+        let Interner { text, ends, table, .. } = self;
+        if let Some(&(i, _)) = table.find(Self::spread(h), |&(i, hi)| hi == h && Self::at(text, ends, i) == s) {
             return i;
         }
         // More than u32::MAX distinct strings would take a file of over 70 GB.
         let i = u32::try_from(ends.len()).unwrap_or(u32::MAX);
         text.push_str(s);
         ends.push(text.len());
-        table.insert_unique(hash, i, |&i| hasher.hash_one(Self::at(text, ends, i)));
+        table.insert_unique(Self::spread(h), (i, h), |&(_, h)| Self::spread(h));
         i
     }
 
