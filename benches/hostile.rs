@@ -27,8 +27,9 @@ const RSS_MAX_KIB: u64 = 64 * 1024;
 struct Input {
     name: &'static str,
     file: &'static str,
-    /// Bytes of definitions the reader must keep (key names, Start records).
-    definitions: u64,
+    /// Bytes of definitions the reader must keep (key names, Start records, actors), from the
+    /// file's length.
+    definitions: fn(u64) -> u64,
     make: fn(&mut BufWriter<File>),
 }
 
@@ -37,7 +38,7 @@ fn inputs() -> Vec<Input> {
         Input {
             name: "usvlog-known-empty-1e6",
             file: "known1e6.usvlog",
-            definitions: 0,
+            definitions: |_| 0,
             make: |w| {
                 hostile::usvlog_empty_records(w, 1_000_000, 1);
             },
@@ -45,7 +46,7 @@ fn inputs() -> Vec<Input> {
         Input {
             name: "usvlog-known-empty-1e7",
             file: "known1e7.usvlog",
-            definitions: 0,
+            definitions: |_| 0,
             make: |w| {
                 hostile::usvlog_empty_records(w, 10_000_000, 1);
             },
@@ -53,7 +54,7 @@ fn inputs() -> Vec<Input> {
         Input {
             name: "usvlog-unknown-empty-1e7",
             file: "unknown1e7.usvlog",
-            definitions: 0,
+            definitions: |_| 0,
             make: |w| {
                 hostile::usvlog_empty_records(w, 10_000_000, 200);
             },
@@ -61,15 +62,23 @@ fn inputs() -> Vec<Input> {
         Input {
             name: "carla-false-counts",
             file: "counts.log",
-            definitions: 0,
+            definitions: |_| 0,
             make: |w| {
                 hostile::carla_false_counts(w, 22_000, 100);
             },
         },
         Input {
+            name: "carla-1.3M-actors",
+            file: "actors.log",
+            definitions: |len| len,
+            make: |w| {
+                hostile::carla_many_actors(w, 131, 10_000);
+            },
+        },
+        Input {
             name: "wpilog-3M-starts",
             file: "starts.wpilog",
-            definitions: 3_000_000 * 24,
+            definitions: |len| len,
             make: |w| {
                 hostile::wpilog_starts(w, 3_000_000);
             },
@@ -77,7 +86,7 @@ fn inputs() -> Vec<Input> {
         Input {
             name: "rlog-65535-long-keys",
             file: "keys.rlog",
-            definitions: 65_535 * 1024,
+            definitions: |_| 65_535 * 1030,
             make: |w| {
                 hostile::rlog_long_keys(w, 65_535, 1024, 2);
             },
@@ -147,7 +156,7 @@ fn main() {
         }
         let _ = std::fs::remove_dir_all(&out);
         for (verb, r, base) in runs {
-            let v = verdict(len, input.definitions, &r, base);
+            let v = verdict(len, (input.definitions)(len), &r, base);
             if v != "PASS" {
                 failed += 1;
             }

@@ -430,6 +430,11 @@ fn definitions_cost_memory_in_proportion_to_their_bytes() {
     std::fs::write(&starts, hostile::wpilog_starts(Vec::new(), 100_000)).unwrap();
     let len = std::fs::metadata(&starts).unwrap().len();
     verbs_within_bounds(&starts, len, 1 + 100_000);
+    // 100,000 CARLA actors, each in one Position record (28 bytes): a channel each.
+    let actors = dir.join("actors.log");
+    std::fs::write(&actors, hostile::carla_many_actors(Vec::new(), 10, 10_000)).unwrap();
+    let len = std::fs::metadata(&actors).unwrap().len();
+    verbs_within_bounds(&actors, len, 1 + 10 * 3);
     // 2,000 RLOG keys of 1 KiB names, two cycles: `dump` prints a line per value.
     let keys = dir.join("keys.rlog");
     std::fs::write(&keys, hostile::rlog_long_keys(Vec::new(), 2_000, 1024, 2)).unwrap();

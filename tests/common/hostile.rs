@@ -161,3 +161,24 @@ pub fn measure(program: &str, args: &[&str]) -> Run {
         stderr_head: String::from_utf8_lossy(&head).into_owned(),
     }
 }
+
+/// A CARLA recording of `frames` frames, each with one Position packet of `per_frame` records,
+/// every record of an actor not seen before: one channel per record.
+pub fn carla_many_actors<W: Write>(out: W, frames: u64, per_frame: u16) -> W {
+    let header = InfoHeader { version: 1, date: 1_700_000_000, map: "Town01".into() };
+    let mut w = CarlaWriter::new(out, &header).unwrap();
+    let mut body = Vec::with_capacity(2 + 28 * usize::from(per_frame));
+    for f in 0..frames {
+        w.begin_frame(0.05).unwrap();
+        body.clear();
+        body.extend_from_slice(&per_frame.to_le_bytes());
+        for i in 0..u64::from(per_frame) {
+            let id = (f * u64::from(per_frame) + i) as u32;
+            body.extend_from_slice(&id.to_le_bytes());
+            body.extend_from_slice(&[0u8; 24]); // location and rotation: 6 x f32 zero
+        }
+        w.raw(6, &body).unwrap();
+        w.end_frame().unwrap();
+    }
+    w.finish().unwrap()
+}
