@@ -172,6 +172,7 @@ def open(  # noqa: A001 (the package's verb, like builtins.open)
     *,
     assume_r1: bool = False,
     schema: Optional[Union[str, "os.PathLike[str]"]] = None,
+    chunk_budget: Optional[int] = None,
 ) -> "Log":
     """Open a log file and detect its format from its first bytes.
 
@@ -180,11 +181,16 @@ def open(  # noqa: A001 (the package's verb, like builtins.open)
     with a ``[framing]``; files under an older schema id decode with the layouts of its lock
     file); without it, the schemas of the project around the current directory (its
     ``logspec.toml``) are tried after the bundled formats. ``assume_r1`` decodes an RLOG file
-    written without its revision byte as R1. Raises ``FileNotFoundError`` (an ``OSError``) for a
-    missing file and :class:`FormatError` for a file of no known format.
+    written without its revision byte as R1. ``chunk_budget`` (ROS bags) is the most decompressed
+    chunk data held at once, in MiB (default 256): a chunk that declares more is refused and
+    skipped, and chunks that overlap in time are merged when they hold at most an eighth of it.
+    Raises ``FileNotFoundError`` (an ``OSError``) for a missing file and :class:`FormatError` for a
+    file of no known format.
     """
     return Log(
-        _logspec.open(os.fspath(path), format, assume_r1, None if schema is None else os.fspath(schema))
+        _logspec.open(
+            os.fspath(path), format, assume_r1, None if schema is None else os.fspath(schema), chunk_budget
+        )
     )
 
 

@@ -69,5 +69,9 @@ class NativeLog:
     ) -> Tuple[List[Tuple[str, ArrowStream]], List[str], Optional[LogspecError]]: ...
 
 def open(
-    path: str, format: Optional[str] = None, assume_r1: bool = False, schema: Optional[str] = None
+    path: str,
+    format: Optional[str] = None,
+    assume_r1: bool = False,
+    schema: Optional[str] = None,
+    chunk_budget: Optional[int] = None,
 ) -> NativeLog: ...
