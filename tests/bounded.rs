@@ -6,6 +6,10 @@
 //!   fields, an index that lists one chunk 800 times, a definition chaining 20,000 types) are
 //!   built here; each is decoded under an allocation limit, and `logspec dump` on each ends with
 //!   the messages it could decode and a clear error where it could not.
+//! - The bags of issue 34 (bz2 chunks that inflate to far more than the chunk budget, 20,000
+//!   chunks that all overlap in time) are built in the section at the end; the library is held
+//!   to an allocation limit, the command (`info`, `dump`, `export --parquet`) to 64 MiB of peak
+//!   RSS and a few lines of stderr.
 
 #[path = "common/scratch.rs"]
 mod scratch;
