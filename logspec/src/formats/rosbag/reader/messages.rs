@@ -56,16 +56,18 @@ impl<R: Source> Bag<R> {
         // Group ids: in time order, chunks whose spans overlap (or touch) are merged together,
         // when they fit the merge window; a group that does not is read chunk by chunk.
         let window = self.merge_window();
+        // What a chunk adds to a merge: none when it is refused by its size.
+        let held = |c: &ChunkInfo| if u64::from(c.size) > self.chunk_budget { 0 } else { u64::from(c.size) };
         let mut unmerged: Option<Unmerged> = None;
         let mut group_end: Vec<usize> = Vec::with_capacity(list.len());
         let mut i = 0;
         while i < list.len() {
             let mut j = i + 1;
             let mut end = list[i].end;
-            let mut bytes = u64::from(list[i].size);
+            let mut bytes = held(&list[i]);
             while order == Order::Time && j < list.len() && list[j].start <= end {
                 end = end.max(list[j].end);
-                bytes += u64::from(list[j].size);
+                bytes += held(&list[j]);
                 j += 1;
             }
             if j - i > 1 && bytes > window {
