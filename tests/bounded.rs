@@ -374,7 +374,7 @@ fn blob_message(t: u32, nsec: u32, len: usize) -> Vec<u8> {
     let mut time = t.to_le_bytes().to_vec();
     time.extend_from_slice(&nsec.to_le_bytes());
     let mut data = (len as u32).to_le_bytes().to_vec();
-    data.extend(std::iter::repeat((t % 251) as u8).take(len));
+    data.extend(std::iter::repeat_n((t % 251) as u8, len));
     record(&[("op", &[2]), ("conn", &0u32.to_le_bytes()), ("time", &time)], &data)
 }
 
@@ -561,6 +561,8 @@ fn rss_of_a_child() {
     };
     let dir = PathBuf::from(dir);
     let args = args.into_string().unwrap();
+    // Reaped by `wait4` below, which gives its rusage (`Child::wait` does not).
+    #[allow(clippy::zombie_processes)]
     let child = Command::new(env!("CARGO_BIN_EXE_logspec"))
         .args(args.split('\u{1f}'))
         .stdout(Stdio::from(std::fs::File::create(dir.join("stdout")).unwrap()))
