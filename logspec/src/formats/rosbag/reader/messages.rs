@@ -83,7 +83,7 @@ impl<R: Source> Bag<R> {
                 u.chunks += (j - i) as u64;
                 group_end.extend(i + 1..=j);
             } else {
-                group_end.extend(std::iter::repeat(j).take(j - i));
+                group_end.extend(std::iter::repeat_n(j, j - i));
             }
             i = j;
         }
