@@ -24,6 +24,12 @@ use logspec::log::{Channel, DynVisit, Samples, Select};
 
 /// A table's open row group is closed when its encoded size passes this.
 const ROW_GROUP_BYTES: usize = 4 << 20;
+/// ... or when the Arrow data written into it passes this: the writer holds each encoded page in a
+/// buffer sized for the page's worst case (its Snappy output), so data that compresses well would
+/// otherwise buffer many times its encoded size; and a byte of Arrow data may take four in a page
+/// (`u8` and `u16` are stored as INT32). A `uint8[]` of repeated bytes (the 400,000 messages of
+/// issue 34's overlapping bag) took 159 MB at 4 MiB encoded; 50 MB with this.
+const ROW_GROUP_DATA: usize = 2 << 20;
 /// A column's page is closed when its data passes this.
 const PAGE_BYTES: usize = 128 << 10;
 /// The open row groups of one log together stay under this; past it the largest is closed. (The
@@ -419,6 +425,8 @@ struct TableWriter {
     /// The rows not yet encoded ([`super::tables`], shared with the Python package).
     rows: TableBuilder,
     written: u64,
+    /// The Arrow data written into the open row group ([`ROW_GROUP_DATA`]).
+    open_data: usize,
 }
 
 impl LogSink {
@@ -475,13 +483,14 @@ impl LogSink {
         let props = props.build();
         let writer = ArrowWriter::try_new(file, schema, Some(props))
             .map_err(|e| Error::Input(format!("{}: {e}", tmp.display())))?;
-        Ok(TableWriter { name: name.to_string(), dir, tmp, writer, rows, written: 0 })
+        Ok(TableWriter { name: name.to_string(), dir, tmp, writer, rows, written: 0, open_data: 0 })
     }
 
     /// Encodes a table's buffered rows; closes row groups to keep the log's memory bounded.
     fn flush(&mut self, i: usize) -> Result<(), Error> {
         self.tables[i].write_batch()?;
-        if self.tables[i].writer.in_progress_size() > ROW_GROUP_BYTES {
+        let t = &self.tables[i];
+        if t.writer.in_progress_size() > ROW_GROUP_BYTES || t.open_data > ROW_GROUP_DATA {
             self.tables[i].close_row_group()?;
         }
         let total: usize = self.tables.iter().map(|t| t.writer.in_progress_size()).sum();
@@ -545,12 +554,15 @@ impl TableWriter {
         };
         self.writer.write(&batch).map_err(|e| Error::Input(format!("{}: {e}", self.tmp.display())))?;
         self.written += batch.num_rows() as u64;
+        self.open_data += batch.get_array_memory_size();
         Ok(())
     }
 
     fn close_row_group(&mut self) -> Result<(), Error> {
-        let size = self.writer.in_progress_size();
+        // What the open row group holds: its encoded size, or the buffers of data that compresses well.
+        let size = self.writer.in_progress_size().max(self.open_data);
         self.writer.flush().map_err(|e| Error::Input(format!("{}: {e}", self.tmp.display())))?;
+        self.open_data = 0;
         // Every so many bytes of closed row groups (of any log: the allocator is the process's).
         let closed = CLOSED_BYTES.fetch_add(size, Ordering::Relaxed) + size;
         if closed >= TRIM_BYTES {
