@@ -27,8 +27,8 @@ const RSS_MAX_KIB: u64 = 64 * 1024;
 struct Input {
     name: &'static str,
     file: &'static str,
-    /// Bytes of definitions the reader must keep (key names, Start records), given the size of
-    /// the file.
+    /// Bytes of definitions the reader must keep (key names, Start records, actors), from the
+    /// file's length.
     definitions: fn(u64) -> u64,
     make: fn(&mut BufWriter<File>),
 }
@@ -68,10 +68,17 @@ fn inputs() -> Vec<Input> {
             },
         },
         Input {
+            name: "carla-1.3M-actors",
+            file: "actors.log",
+            definitions: |len| len,
+            make: |w| {
+                hostile::carla_many_actors(w, 131, 10_000);
+            },
+        },
+        Input {
             name: "wpilog-3M-starts",
             file: "starts.wpilog",
-            // Every record is a Start record: the file less its 12-byte header.
-            definitions: |len| len.saturating_sub(12),
+            definitions: |len| len,
             make: |w| {
                 hostile::wpilog_starts(w, 3_000_000);
             },
@@ -79,7 +86,7 @@ fn inputs() -> Vec<Input> {
         Input {
             name: "rlog-65535-long-keys",
             file: "keys.rlog",
-            definitions: |_| 65_535 * 1024,
+            definitions: |_| 65_535 * 1030,
             make: |w| {
                 hostile::rlog_long_keys(w, 65_535, 1024, 2);
             },

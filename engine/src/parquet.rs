@@ -24,6 +24,12 @@ use logspec::log::{Channel, DynVisit, Samples, Select};
 
 /// A table's open row group is closed when its encoded size passes this.
 const ROW_GROUP_BYTES: usize = 4 << 20;
+/// ... or when the Arrow data written into it passes this: the writer holds each encoded page in a
+/// buffer sized for the page's worst case (its Snappy output), so data that compresses well would
+/// otherwise buffer many times its encoded size; and a byte of Arrow data may take four in a page
+/// (`u8` and `u16` are stored as INT32). A `uint8[]` of repeated bytes (the 400,000 messages of
+/// issue 34's overlapping bag) took 159 MB at 4 MiB encoded; 50 MB with this.
+const ROW_GROUP_DATA: usize = 2 << 20;
 /// A column's page is closed when its data passes this.
 const PAGE_BYTES: usize = 128 << 10;
 /// The open row groups of one log together stay under this; past it the largest is closed. (The
@@ -411,14 +417,21 @@ struct LogSink {
 
 struct TableWriter {
     name: String,
+    /// `OUT/<table>/`.
+    table: PathBuf,
     /// `OUT/<table>/log=<log>/`.
     dir: PathBuf,
     /// Written under a hidden name, renamed to `part-0.parquet` when complete.
     tmp: PathBuf,
-    writer: ArrowWriter<File>,
+    props: WriterProperties,
+    /// Opened with the table's first full batch (or at the end): a log of 65,535 keys of a few
+    /// values each holds no open file or writer per key while it is read.
+    writer: Option<ArrowWriter<File>>,
     /// The rows not yet encoded ([`super::tables`], shared with the Python package).
     rows: TableBuilder,
     written: u64,
+    /// The Arrow data written into the open row group ([`ROW_GROUP_DATA`]).
+    open_data: usize,
 }
 
 impl LogSink {
@@ -447,16 +460,6 @@ impl LogSink {
         let table = self.out.join(&folder);
         let dir = table.join(format!("log={}", self.log));
         let tmp = crate::output::parquet_temp(&dir);
-        let file = crate::output::create_temp(|| {
-            // The folders this run makes go with the temporary file when it is removed (Ctrl-C).
-            let made: Vec<PathBuf> = [&table, &dir].into_iter().filter(|d| !d.exists()).cloned().collect();
-            std::fs::create_dir_all(&dir)
-                .map_err(|e| io::Error::new(e.kind(), format!("{}: cannot create: {e}", dir.display())))?;
-            let file = File::create(&tmp)
-                .map_err(|e| io::Error::new(e.kind(), format!("{}: cannot create: {e}", tmp.display())))?;
-            Ok((file, tmp.clone(), made))
-        })
-        .map_err(|e| Error::Input(e.to_string()))?;
         // Dictionary encoding costs a hash per value and pays off only for repeated text
         // (frame ids, names): on for string columns outside lists, off for the rest.
         let mut props = WriterProperties::builder()
@@ -473,20 +476,19 @@ impl LogSink {
             props = props.set_column_dictionary_enabled(ColumnPath::new(path), true);
         }
         let props = props.build();
-        let writer = ArrowWriter::try_new(file, schema, Some(props))
-            .map_err(|e| Error::Input(format!("{}: {e}", tmp.display())))?;
-        Ok(TableWriter { name: name.to_string(), dir, tmp, writer, rows, written: 0 })
+        Ok(TableWriter { name: name.to_string(), table, dir, tmp, props, writer: None, rows, written: 0, open_data: 0 })
     }
 
     /// Encodes a table's buffered rows; closes row groups to keep the log's memory bounded.
     fn flush(&mut self, i: usize) -> Result<(), Error> {
         self.tables[i].write_batch()?;
-        if self.tables[i].writer.in_progress_size() > ROW_GROUP_BYTES {
+        let t = &self.tables[i];
+        if t.in_progress() > ROW_GROUP_BYTES || t.open_data > ROW_GROUP_DATA {
             self.tables[i].close_row_group()?;
         }
-        let total: usize = self.tables.iter().map(|t| t.writer.in_progress_size()).sum();
+        let total: usize = self.tables.iter().map(TableWriter::in_progress).sum();
         if total > LOG_BYTES {
-            if let Some(t) = self.tables.iter_mut().max_by_key(|t| t.writer.in_progress_size()) {
+            if let Some(t) = self.tables.iter_mut().max_by_key(|t| t.in_progress()) {
                 t.close_row_group()?;
             }
         }
@@ -539,18 +541,49 @@ fn kv(key: &str, value: &str) -> KeyValue {
 }
 
 impl TableWriter {
+    /// The encoded size of the open row group.
+    fn in_progress(&self) -> usize {
+        self.writer.as_ref().map_or(0, ArrowWriter::in_progress_size)
+    }
+
+    /// The table's writer, its temporary file created the first time.
+    fn writer(&mut self) -> Result<&mut ArrowWriter<File>, Error> {
+        if self.writer.is_none() {
+            let (table, dir, tmp) = (&self.table, &self.dir, &self.tmp);
+            let file = crate::output::create_temp(|| {
+                // The folders this run makes go with the temporary file when it is removed (Ctrl-C).
+                let made: Vec<PathBuf> = [table, dir].into_iter().filter(|d| !d.exists()).cloned().collect();
+                std::fs::create_dir_all(dir)
+                    .map_err(|e| io::Error::new(e.kind(), format!("{}: cannot create: {e}", dir.display())))?;
+                let file = File::create(tmp)
+                    .map_err(|e| io::Error::new(e.kind(), format!("{}: cannot create: {e}", tmp.display())))?;
+                Ok((file, tmp.clone(), made))
+            })
+            .map_err(|e| Error::Input(e.to_string()))?;
+            let writer = ArrowWriter::try_new(file, self.rows.schema.clone(), Some(self.props.clone()))
+                .map_err(|e| Error::Input(format!("{}: {e}", self.tmp.display())))?;
+            self.writer = Some(writer);
+        }
+        Ok(self.writer.as_mut().expect("opened above"))
+    }
+
     fn write_batch(&mut self) -> Result<(), Error> {
         let Some(batch) = self.rows.batch().map_err(|e| Error::Input(format!("{}: {e}", self.tmp.display())))? else {
             return Ok(());
         };
-        self.writer.write(&batch).map_err(|e| Error::Input(format!("{}: {e}", self.tmp.display())))?;
+        let tmp = self.tmp.display().to_string();
+        self.writer()?.write(&batch).map_err(|e| Error::Input(format!("{tmp}: {e}")))?;
         self.written += batch.num_rows() as u64;
+        self.open_data += batch.get_array_memory_size();
         Ok(())
     }
 
     fn close_row_group(&mut self) -> Result<(), Error> {
-        let size = self.writer.in_progress_size();
-        self.writer.flush().map_err(|e| Error::Input(format!("{}: {e}", self.tmp.display())))?;
+        // What the open row group holds: its encoded size, or the buffers of data that compresses well.
+        let Some(writer) = self.writer.as_mut() else { return Ok(()) };
+        let size = writer.in_progress_size().max(self.open_data);
+        writer.flush().map_err(|e| Error::Input(format!("{}: {e}", self.tmp.display())))?;
+        self.open_data = 0;
         // Every so many bytes of closed row groups (of any log: the allocator is the process's).
         let closed = CLOSED_BYTES.fetch_add(size, Ordering::Relaxed) + size;
         if closed >= TRIM_BYTES {
@@ -573,7 +606,10 @@ impl TableWriter {
 
     fn write_and_rename(mut self) -> Result<u64, Error> {
         self.write_batch()?;
-        self.writer.close().map_err(|e| Error::Input(format!("{}: {e}", self.tmp.display())))?;
+        let tmp = self.tmp.display().to_string();
+        self.writer()?;
+        let writer = self.writer.take().expect("opened above");
+        writer.close().map_err(|e| Error::Input(format!("{tmp}: {e}")))?;
         let part = self.dir.join("part-0.parquet");
         crate::output::persist_temp(&self.tmp, || std::fs::rename(&self.tmp, &part))
             .map_err(|e| Error::Input(format!("{}: cannot rename to {}: {e}", self.tmp.display(), part.display())))?;

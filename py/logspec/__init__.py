@@ -226,6 +226,7 @@ def open(  # noqa: A001 (the package's verb, like builtins.open)
     *,
     assume_r1: bool = False,
     schema: Optional[Union[str, "os.PathLike[str]"]] = None,
+    chunk_budget: Optional[int] = None,
 ) -> "Log":
     """Open a log file and detect its format from its first bytes.
 
@@ -235,12 +236,17 @@ def open(  # noqa: A001 (the package's verb, like builtins.open)
     with a ``[framing]``; files under an older schema id decode with the layouts of its lock
     file); without it, the schemas of the project around the current directory (its
     ``logspec.toml``) are tried after the bundled formats. ``assume_r1`` decodes an RLOG file
-    written without its revision byte as R1. Raises ``FileNotFoundError`` (an ``OSError``) for a
-    missing file and :class:`FormatError` for a file of no known format.
+    written without its revision byte as R1. ``chunk_budget`` (ROS bags) is the most decompressed
+    chunk data held at once, in MiB (default 256): a chunk that declares more is refused and
+    skipped, and chunks that overlap in time are merged when they hold at most an eighth of it.
+    Raises ``FileNotFoundError`` (an ``OSError``) for a missing file and :class:`FormatError` for a
+    file of no known format.
     """
     if format is not None and not isinstance(format, str):
         raise TypeError(f"format must be a str (a format's name) or None, not {_type(format)}")
-    return Log(_logspec.open(path, format, _flag(assume_r1, "assume_r1"), schema))
+    if chunk_budget is not None and (isinstance(chunk_budget, bool) or not isinstance(chunk_budget, int)):
+        raise TypeError(f"chunk_budget must be an int (MiB) or None, not {_type(chunk_budget)}")
+    return Log(_logspec.open(path, format, _flag(assume_r1, "assume_r1"), schema, chunk_budget))
 
 
 class Log:

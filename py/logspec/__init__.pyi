@@ -23,9 +23,11 @@ def open(
     *,
     assume_r1: bool = False,
     schema: Optional[Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]] = None,
+    chunk_budget: Optional[int] = None,
 ) -> Log:
     """Open a log and detect its format (`format` forces usvlog, rlog, rlog-stream, carla, rosbag or wpilog;
-    `schema` reads it with a TOML schema of your own)."""
+    `schema` reads it with a TOML schema of your own; `chunk_budget`: ROS bags, the most decompressed
+    chunk data held at once, in MiB)."""
 
 class Log:
     """An opened log; every call reads the file again."""

@@ -74,4 +74,5 @@ def open(
     format: Optional[str] = None,
     assume_r1: bool = False,
     schema: Optional[Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]] = None,
+    chunk_budget: Optional[int] = None,
 ) -> NativeLog: ...

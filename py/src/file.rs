@@ -56,16 +56,20 @@ impl NativeLog {
 
 /// Opens a log and detects its format (`format`: one of `usvlog`, `rlog`, `rlog-stream`,
 /// `carla`, `rosbag`, `wpilog` to skip detection; `schema`: a TOML schema file whose framing the
-/// log has).
+/// log has; `chunk_budget`: ROS bags, the most decompressed chunk data held at once, in MiB).
 #[pyfunction]
-#[pyo3(name = "open", signature = (path, format = None, assume_r1 = false, schema = None))]
+#[pyo3(name = "open", signature = (path, format = None, assume_r1 = false, schema = None, chunk_budget = None))]
 fn open_log(
     py: Python<'_>,
     #[pyo3(from_py_with = crate::args::path)] path: PathBuf,
     format: Option<&str>,
     assume_r1: bool,
     #[pyo3(from_py_with = crate::args::optional_path)] schema: Option<PathBuf>,
+    chunk_budget: Option<u64>,
 ) -> PyResult<NativeLog> {
+    if chunk_budget.is_some_and(|mib| mib == 0 || mib > 1 << 20) {
+        return Err(pyo3::exceptions::PyValueError::new_err("chunk_budget is in MiB and must be from 1 to 1048576"));
+    }
     if format.is_some() && schema.is_some() {
         return Err(errors::UsageError::new_err("give `format` or `schema`, not both"));
     }
@@ -83,7 +87,8 @@ fn open_log(
         return Err(pyo3::exceptions::PyIsADirectoryError::new_err(format!("{}: is a directory", path.display())));
     }
     let shown = path.display().to_string();
-    let input = Open { format: forced, assume_r1, schema, schema_format: None };
+    let chunk_budget = chunk_budget.map(|mib| mib << 20);
+    let input = Open { format: forced, assume_r1, schema, schema_format: None, chunk_budget };
     // Opened again as detected: the format forced, or the schema kept compiled.
     let (name, input) = py
         .detach(|| Log::from_reader(&path, Box::new(file), &input).map(|d| (d.name().to_string(), d.reopen())))

@@ -202,3 +202,50 @@ def test_a_truncated_bag_gives_its_complete_messages_then_raises(logspec_bin: st
     assert {name: t.num_rows for name, t in tables.items()} == summary["topics"]
     assert len(messages) == sum(t.num_rows for t in tables.values()) == summary["messages"]
     assert info["truncated"] is True and info["messages"] == summary["messages"]
+
+
+def _bag_record(fields: dict, data: bytes = b"") -> bytes:
+    """A bag record (ROS bag format 2.0): u32 header length, `u32 len, name=value` fields, u32
+    data length, data."""
+    header = b"".join(struct.pack("<I", len(k) + 1 + len(v)) + k.encode() + b"=" + v for k, v in fields.items())
+    return struct.pack("<I", len(header)) + header + struct.pack("<I", len(data)) + data
+
+
+def test_a_chunk_over_the_chunk_budget_is_skipped_then_reported(tmp_path: Path, logspec_bin: str):
+    # A bag without an index: a chunk of the connection (`uint8[] data` on /big), then a chunk
+    # of 3 MiB of messages (1 KiB each), then a chunk of one more message. Under a budget of 1 MiB
+    # the big chunk is refused by its header's size; the other message is read, then the refusal
+    # is the error, in the command's words.
+    need("pyarrow")  # the tables
+    conn_data = b"".join(
+        struct.pack("<I", len(k) + 1 + len(v)) + k + b"=" + v
+        for k, v in [(b"topic", b"/big"), (b"type", b"pkg/Blob"), (b"md5sum", b"*"), (b"message_definition", b"uint8[] data")]
+    )
+    conn = _bag_record({"op": b"\x07", "conn": struct.pack("<I", 0), "topic": b"/big"}, conn_data)
+
+    def message(sec: int) -> bytes:
+        time = struct.pack("<II", sec, 0)
+        payload = struct.pack("<I", 1024) + bytes([sec % 256]) * 1024
+        return _bag_record({"op": b"\x02", "conn": struct.pack("<I", 0), "time": time}, payload)
+
+    def chunk(records: bytes) -> bytes:
+        return _bag_record({"op": b"\x05", "compression": b"none", "size": struct.pack("<I", len(records))}, records)
+
+    header = _bag_record(
+        {"op": b"\x03", "index_pos": struct.pack("<Q", 0), "conn_count": b"\0" * 4, "chunk_count": b"\0" * 4},
+        b" " * 64,
+    )
+    big = b"".join(message(1 + i) for i in range(3 * 1024))
+    bag = tmp_path / "big_chunk.bag"
+    bag.write_bytes(b"#ROSBAG V2.0\n" + header + chunk(conn) + chunk(big) + chunk(message(5000)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", logspec.LogspecWarning)
+        assert logspec.open(bag).tables()["/big"].num_rows == 3 * 1024 + 1
+        small = logspec.open(bag, chunk_budget=1)
+        with pytest.raises(logspec.DecodeError, match="more than the chunk budget of 1048576 bytes") as raised:
+            small.tables()
+        assert small.tables(on_error="warn")["/big"].num_rows == 1
+    _, status, notes = dump_run(logspec_bin, bag, "--chunk-budget", "1")
+    assert status == 1 and str(raised.value) == notes[-1], notes
+    with pytest.raises(ValueError, match="chunk_budget"):
+        logspec.open(bag, chunk_budget=0)

@@ -174,6 +174,12 @@ pub struct InputArgs {
     /// RLOG: decode a file that starts without a revision byte as R1 (AdvantageKit#15).
     #[arg(long)]
     pub assume_r1: bool,
+    /// ROS bags: the most decompressed chunk data held at once, in MiB [default: 256]. A chunk
+    /// whose header declares more is refused and skipped (every message of the other chunks is
+    /// read); chunks that overlap in time are merged in time order when they hold at most an
+    /// eighth of it, and read chunk by chunk otherwise (with a warning).
+    #[arg(long, value_name = "MIB", value_parser = clap::value_parser!(u64).range(1..=1 << 20))]
+    pub chunk_budget: Option<u64>,
 }
 
 /// `--format`'s values: the bundled formats by name.
@@ -186,7 +192,13 @@ fn format_parser() -> impl clap::builder::TypedValueParser<Value = Format> {
 impl InputArgs {
     /// How to open the log.
     pub fn open(&self) -> Open {
-        Open { format: self.format, schema: self.schema.clone(), schema_format: None, assume_r1: self.assume_r1 }
+        Open {
+            format: self.format,
+            schema: self.schema.clone(),
+            schema_format: None,
+            assume_r1: self.assume_r1,
+            chunk_budget: self.chunk_budget.map(|mib| mib << 20),
+        }
     }
 }
 

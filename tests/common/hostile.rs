@@ -75,11 +75,15 @@ pub fn rlog_long_keys<W: Write>(out: W, keys: u32, name_len: usize, cycles: u32)
 #[derive(Debug)]
 pub struct Run {
     pub success: bool,
+    /// The exit code (`None`: ended by a signal).
+    pub code: Option<i32>,
     pub seconds: f64,
     /// The peak resident set of the process, in KiB (`ru_maxrss` of `wait4`).
     pub max_rss_kib: u64,
     pub stdout_bytes: u64,
     pub stdout_lines: u64,
+    /// The first 4 KiB of standard output.
+    pub stdout_head: String,
     pub stderr_bytes: u64,
     /// The first 4 KiB of standard error, for messages.
     pub stderr_head: String,
@@ -108,14 +112,17 @@ fn drain(mut r: impl std::io::Read + Send + 'static) -> std::thread::JoinHandle<
 /// The launcher [`measure`] runs a command through: it forks (from a small process, so that the
 /// child's peak RSS is its own: a child forked from a large test process would inherit that
 /// process's high-water mark across `exec`), waits with `wait4`, writes the child's
-/// `ru_maxrss` to the file named by its first argument, and exits with the child's status.
-const LAUNCHER: &str = "import os, sys
+/// `ru_maxrss` to the file named by its first argument, and exits with the child's status. A
+/// hang guard kills the child after 300 s.
+const LAUNCHER: &str = "import os, signal, sys
 pid = os.fork()
 if pid == 0:
     try:
         os.execvp(sys.argv[2], sys.argv[2:])
     finally:
         os._exit(127)
+signal.signal(signal.SIGALRM, lambda *_: os.kill(pid, signal.SIGKILL))
+signal.alarm(300)
 _, status, usage = os.wait4(pid, 0)
 open(sys.argv[1], 'w').write(str(usage.ru_maxrss))
 code = os.waitstatus_to_exitcode(status)
@@ -144,12 +151,13 @@ pub fn measure(program: &str, args: &[&str]) -> Run {
     let err = drain(child.stderr.take().unwrap());
     let status = child.wait().unwrap();
     let seconds = start.elapsed().as_secs_f64();
-    let (stdout_bytes, stdout_lines, _) = out.join().unwrap();
+    let (stdout_bytes, stdout_lines, out_head) = out.join().unwrap();
     let (stderr_bytes, _, head) = err.join().unwrap();
     let rss = std::fs::read_to_string(&rss_file).unwrap_or_default();
     let _ = std::fs::remove_file(&rss_file);
     Run {
         success: status.success(),
+        code: status.code(),
         seconds,
         max_rss_kib: rss
             .trim()
@@ -157,7 +165,29 @@ pub fn measure(program: &str, args: &[&str]) -> Run {
             .unwrap_or_else(|_| panic!("the launcher wrote no peak RSS for {program} {args:?}")),
         stdout_bytes,
         stdout_lines,
+        stdout_head: String::from_utf8_lossy(&out_head).into_owned(),
         stderr_bytes,
         stderr_head: String::from_utf8_lossy(&head).into_owned(),
     }
+}
+
+/// A CARLA recording of `frames` frames, each with one Position packet of `per_frame` records,
+/// every record of an actor not seen before: one channel per record.
+pub fn carla_many_actors<W: Write>(out: W, frames: u64, per_frame: u16) -> W {
+    let header = InfoHeader { version: 1, date: 1_700_000_000, map: "Town01".into() };
+    let mut w = CarlaWriter::new(out, &header).unwrap();
+    let mut body = Vec::with_capacity(2 + 28 * usize::from(per_frame));
+    for f in 0..frames {
+        w.begin_frame(0.05).unwrap();
+        body.clear();
+        body.extend_from_slice(&per_frame.to_le_bytes());
+        for i in 0..u64::from(per_frame) {
+            let id = (f * u64::from(per_frame) + i) as u32;
+            body.extend_from_slice(&id.to_le_bytes());
+            body.extend_from_slice(&[0u8; 24]); // location and rotation: 6 x f32 zero
+        }
+        w.raw(6, &body).unwrap();
+        w.end_frame().unwrap();
+    }
+    w.finish().unwrap()
 }

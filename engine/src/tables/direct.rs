@@ -299,7 +299,9 @@ pub(crate) fn push<T>(v: &mut Vec<T>, x: T) {
 #[cold]
 #[inline(never)]
 fn grow<T>(v: &mut Vec<T>) {
-    v.reserve(v.capacity().max(256) * 3);
+    // From a few rows: a log of 65,535 keys of one value each must not hold 65,535 x 3 columns
+    // of hundreds of rows.
+    v.reserve(v.capacity().max(8) * 3);
 }
 
 /// A column of lists of numbers: Arrow's offsets (from 0, one more than the rows) and the

@@ -27,9 +27,9 @@ use logspec::runtime::{FramedFormat, Framing, ReadErrorKind};
 
 use super::passes::{self, Columns, Keep, Layouts, Out, Stop, Time};
 use super::{Table, TableBuilder};
+use logspec::log::fault::SHOWN_PER_KIND;
 use logspec::log::filter::Tally;
 use logspec::log::Error;
-use logspec::log::fault::SHOWN_PER_KIND;
 use logspec::log::Fault;
 use logspec::log::Select;
 
@@ -81,7 +81,8 @@ pub fn read_usvlog(
     let file = File::open(path).map_err(|e| Error::Input(format!("{shown}: cannot open: {e}")))?;
     let len = file.metadata().map_err(|e| Error::Input(format!("{shown}: cannot open: {e}")))?.len();
     let parts = parts.unwrap_or_else(|| passes::auto_parts(len)).clamp(1, 64);
-    let Ok(counted) = passes::count::<Usvlog, _>(&file, len, &layouts, &mut filter, SHOWN_PER_KIND, parts, parts > 1) else {
+    let Ok(counted) = passes::count::<Usvlog, _>(&file, len, &layouts, &mut filter, SHOWN_PER_KIND, parts, parts > 1)
+    else {
         return Ok(None);
     };
     match &counted.fault {

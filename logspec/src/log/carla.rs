@@ -619,13 +619,8 @@ fn read_carla(
                 match per_actor(&value) {
                     Some(items) => {
                         for (id, item) in items {
-                            let channel = format!("{name}/{id}");
-                            state.deliver(
-                                &channel,
-                                t_ns,
-                                || item.clone(),
-                                || carla_actor_channel(schema, name, &channel),
-                            )?;
+                            let describe = || carla_actor_channel(schema, name, &format!("{name}/{id}"));
+                            state.deliver_numbered((p.id, id), t_ns, || item.clone(), describe)?;
                         }
                     }
                     None => state.deliver(name, t_ns, || value.clone(), || record_channel(schema, name))?,

@@ -98,6 +98,11 @@ pub struct Open {
     pub schema_format: Option<Arc<SchemaFormat>>,
     /// RLOG: decode a file that starts without a revision byte as R1 (AdvantageKit#15).
     pub assume_r1: bool,
+    /// ROS bags: the most decompressed chunk data held at once, in bytes (`None`: 256 MiB,
+    /// [`crate::formats::rosbag::DEFAULT_CHUNK_BUDGET`]). A chunk that declares more is refused
+    /// and skipped, and chunks that overlap in time are merged in time order when they hold at
+    /// most an eighth of it ([`crate::formats::rosbag::Bag::open_with`]).
+    pub chunk_budget: Option<u64>,
 }
 
 /// What a reader of a whole log into tables may rely on, to take a faster path than
@@ -125,6 +130,7 @@ pub struct Log {
     head: Vec<u8>,
     input: Box<dyn Read>,
     assume_r1: bool,
+    chunk_budget: Option<u64>,
 }
 
 /// Opens the log at `path` (`-`: standard input) and detects its format.
@@ -218,7 +224,15 @@ pub fn detect(path: &Path, mut input: Box<dyn Read>, how: &Open) -> Result<Log, 
         }
     };
     let input = Box::new(io::Cursor::new(head.clone()).chain(input));
-    Ok(Log { format, schema, file: path.to_path_buf(), head, input, assume_r1: how.assume_r1 })
+    Ok(Log {
+        format,
+        schema,
+        file: path.to_path_buf(),
+        head,
+        input,
+        assume_r1: how.assume_r1,
+        chunk_budget: how.chunk_budget,
+    })
 }
 
 impl Log {
@@ -275,7 +289,13 @@ impl Log {
             schema: None,
             schema_format: self.schema.clone(),
             assume_r1: self.assume_r1,
+            chunk_budget: self.chunk_budget,
         }
+    }
+
+    /// [`Open::chunk_budget`], or its default.
+    fn chunk_budget(&self) -> u64 {
+        self.chunk_budget.unwrap_or(crate::formats::rosbag::DEFAULT_CHUNK_BUDGET)
     }
 
     /// Whether the scan offers its messages as recorded, ROS1-serialised ([`Samples::raw`]), with
@@ -297,6 +317,7 @@ impl Log {
         let path = self.shown();
         let name = self.file.file_name().map_or(path.clone(), |n| n.to_string_lossy().into_owned());
         let stream = self.format == Format::RlogStream;
+        let chunk_budget = self.chunk_budget();
         match self.format {
             Format::Usvlog => usvlog::info(self.input, &self.head, &path),
             Format::Rlog | Format::RlogStream => rlog::info(self.input, &path, stream, self.assume_r1),
@@ -305,7 +326,7 @@ impl Log {
             Format::Rosbag => {
                 drop(self.input);
                 let mut said = Vec::new();
-                let info = rosbag::info(&self.file, &path, msg_path, &mut said);
+                let info = rosbag::info(&self.file, &path, msg_path, chunk_budget, &mut said);
                 notes.extend(said.into_iter().map(|n| Fault::new(FaultKind::Decode, &path, n)));
                 info
             }
@@ -328,6 +349,7 @@ impl Log {
             )));
         }
         let (select, stream) = (&opts.select, self.format == Format::RlogStream);
+        let chunk_budget = self.chunk_budget();
         match self.format {
             Format::Usvlog => usvlog::records(self.input, &self.head, &path, select, out),
             Format::Rlog | Format::RlogStream => {
@@ -337,7 +359,8 @@ impl Log {
             Format::Carla => carla::records(self.input, &path, opts.frames.clone(), select, out),
             Format::Rosbag => {
                 drop(self.input);
-                let opts = rosbag::DumpOptions { select, msg_path: &opts.msg_path, file_order: opts.file_order };
+                let opts =
+                    rosbag::DumpOptions { select, msg_path: &opts.msg_path, file_order: opts.file_order, chunk_budget };
                 rosbag::dump(&self.file, &path, &opts, out)
             }
             Format::Schema => schema::records(&self.schema_format(), self.input, &path, select, out),
@@ -352,6 +375,7 @@ impl Log {
         let path = self.shown();
         let stream = self.format == Format::RlogStream;
         let mut state = State::new(select, sink);
+        let chunk_budget = self.chunk_budget();
         match self.format {
             Format::Usvlog => usvlog::scan(self.input, &self.head, &path, &mut state)?,
             Format::Rlog | Format::RlogStream => {
@@ -361,7 +385,7 @@ impl Log {
             Format::Carla => carla::scan(self.input, &path, &mut state)?,
             Format::Rosbag => {
                 drop(self.input);
-                rosbag::scan(&self.file, &path, &mut state)?
+                rosbag::scan(&self.file, &path, chunk_budget, &mut state)?
             }
             Format::Schema => schema::scan(&self.schema_format(), self.input, &path, &mut state)?,
         }

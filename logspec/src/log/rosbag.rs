@@ -25,6 +25,8 @@ pub struct DumpOptions<'a> {
     pub select: &'a super::filter::Select,
     pub msg_path: &'a [PathBuf],
     pub file_order: bool,
+    /// [`Bag::open_with`].
+    pub chunk_budget: u64,
 }
 
 /// Opens a bag; the second value says when its index was missing or unusable (the bag was
@@ -32,6 +34,7 @@ pub struct DumpOptions<'a> {
 pub fn open_noting(
     path: &Path,
     shown: &str,
+    chunk_budget: u64,
 ) -> Result<(Bag<std::io::BufReader<std::fs::File>>, Option<String>), String> {
     if path.as_os_str() == "-" {
         return Err(format!(
@@ -39,7 +42,8 @@ pub fn open_noting(
         ));
     }
     let f = std::fs::File::open(path).map_err(|e| format!("{shown}: cannot open: {e}"))?;
-    let bag = Bag::open(std::io::BufReader::with_capacity(1 << 16, f)).map_err(|e| format!("{shown}: {e}"))?;
+    let bag = Bag::open_with(std::io::BufReader::with_capacity(1 << 16, f), chunk_budget)
+        .map_err(|e| format!("{shown}: {e}"))?;
     let notice = if let Some(e) = &bag.index_problem {
         Some(format!("{shown}: the index is unusable ({e}); scanned the whole file instead"))
     } else if !bag.indexed {
@@ -81,7 +85,7 @@ fn select(bag: &Bag<impl std::io::Read>, topics: &[String], shown: &str) -> Resu
 
 /// JSON Lines: connection lines, then one line per message in time order (or file order).
 pub fn dump(path: &Path, shown: &str, opts: &DumpOptions<'_>, out: &mut impl Records) -> Result<(), Error> {
-    let (mut bag, notice) = open_noting(path, shown).map_err(Error::Input)?;
+    let (mut bag, notice) = open_noting(path, shown, opts.chunk_budget).map_err(Error::Input)?;
     if let Some(n) = notice {
         out.warn(Fault::new(FaultKind::Decode, shown, n));
     }
@@ -144,6 +148,9 @@ pub fn dump(path: &Path, shown: &str, opts: &DumpOptions<'_>, out: &mut impl Rec
         w.end_struct();
         out.end_record().map_err(Walk::Out)
     });
+    if let Some(u) = &bag.unmerged {
+        out.warn(Fault::new(FaultKind::Decode, shown, format!("{shown}: {u}")));
+    }
     match walked {
         Ok(()) => {}
         Err(Walk::Out(e)) => return Err(Error::Io(e)),
@@ -258,8 +265,14 @@ pub struct Summary {
 /// The summary of a bag. A note on how it was read (its index missing or unusable, so the bag
 /// was scanned: [`open_noting`]) is pushed to `notes` as soon as the bag is open, whatever
 /// comes after: what `info` prints on standard error and the Python package gives as a warning.
-pub fn summarise(path: &Path, shown: &str, msg_path: &[PathBuf], notes: &mut Vec<String>) -> Result<Summary, Error> {
-    let (bag, notice) = open_noting(path, shown).map_err(Error::Input)?;
+pub fn summarise(
+    path: &Path,
+    shown: &str,
+    msg_path: &[PathBuf],
+    chunk_budget: u64,
+    notes: &mut Vec<String>,
+) -> Result<Summary, Error> {
+    let (bag, notice) = open_noting(path, shown, chunk_budget).map_err(Error::Input)?;
     notes.extend(notice);
     let registry = registry(msg_path).map_err(Error::Input)?;
     let decoders = Decoders::new(shown, &bag.connections, registry.as_ref());
@@ -383,6 +396,29 @@ pub fn text(s: &Summary, shown: &str) -> String {
         let what = if stop.truncated { "truncated" } else { "stopped" };
         line("integrity:", format!("{what} at {}", stop.error));
     }
+    if let Some(e) = b.refused.error() {
+        line(
+            "integrity:",
+            format!("{} chunk(s) refused by the scan, their messages not counted: {e}", b.refused.count),
+        );
+    }
+    // From the index: chunks that reading will refuse (none of them is decompressed here).
+    let over: Vec<&crate::formats::rosbag::ChunkInfo> =
+        b.chunks.iter().filter(|c| u64::from(c.size) > b.chunk_budget && !c.counts.is_empty()).collect();
+    if let Some(largest) = over.iter().max_by_key(|c| c.size) {
+        line(
+            "integrity:",
+            format!(
+                "{} chunk(s) declare more than the chunk budget of {} uncompressed (the largest {} at byte {}): \
+                 reading them is refused; {}",
+                over.len(),
+                crate::formats::rosbag::chunk_mib(b.chunk_budget),
+                crate::formats::rosbag::chunk_mib(u64::from(largest.size)),
+                largest.pos,
+                crate::formats::rosbag::RAISE_BUDGET
+            ),
+        );
+    }
     t
 }
 
@@ -449,9 +485,11 @@ pub fn json(s: &Summary, shown: &str) -> String {
     out
 }
 
-/// Whether the bag read cleanly (every connection's md5 included).
+/// Whether the bag read cleanly (every connection's md5 included, no chunk refused by the scan
+/// or over the chunk budget).
 pub fn ok(s: &Summary) -> bool {
-    s.bag.stop.is_none() && md5_all_ok(s)
+    let over = s.bag.chunks.iter().any(|c| u64::from(c.size) > s.bag.chunk_budget && !c.counts.is_empty());
+    s.bag.stop.is_none() && s.bag.refused.count == 0 && !over && md5_all_ok(s)
 }
 
 fn human(n: u64) -> String {
@@ -499,10 +537,10 @@ fn utc(t: Time) -> String {
 /// all named by the topic); times are the messages' record times (Unix time), and the time
 /// filters count from the bag's first message. A sink may take the messages' bytes as they are
 /// ([`Samples::raw`]); others get them decoded from the connections' embedded definitions.
-fn read_rosbag(file: &Path, path: &str, state: &mut State<'_>) -> Result<(), Error> {
+fn read_rosbag(file: &Path, path: &str, chunk_budget: u64, state: &mut State<'_>) -> Result<(), Error> {
     use super::rosbag::Walk;
     use crate::formats::rosbag::{Connection, Decoders, Order, Time};
-    let (mut bag, notice) = super::rosbag::open_noting(file, path).map_err(Error::Input)?;
+    let (mut bag, notice) = super::rosbag::open_noting(file, path, chunk_budget).map_err(Error::Input)?;
     state.outcome.warnings.extend(notice);
     let decoders = Decoders::new(path, &bag.connections, None);
     for (id, t) in &decoders.conns {
@@ -569,6 +607,9 @@ fn read_rosbag(file: &Path, path: &str, state: &mut State<'_>) -> Result<(), Err
         state.outcome.samples += 1;
         Ok(())
     });
+    if let Some(u) = &bag.unmerged {
+        state.outcome.warnings.push(format!("{path}: {u}"));
+    }
     match walked {
         Ok(()) => {}
         Err(Walk::Out(e)) => return Err(e),
@@ -610,8 +651,8 @@ fn ros_channel(
 }
 
 /// The samples of a ROS bag.
-pub(super) fn scan(file: &Path, path: &str, state: &mut State<'_>) -> Result<(), Error> {
-    read_rosbag(file, path, state)
+pub(super) fn scan(file: &Path, path: &str, chunk_budget: u64, state: &mut State<'_>) -> Result<(), Error> {
+    read_rosbag(file, path, chunk_budget, state)
 }
 
 /// The summary of a ROS bag (`notes`: how it was read, when that does not make it fail).
@@ -619,8 +660,9 @@ pub(super) fn info(
     file: &Path,
     path: &str,
     msg_path: &[PathBuf],
+    chunk_budget: u64,
     notes: &mut Vec<String>,
 ) -> Result<super::Info, Error> {
-    let s = summarise(file, path, msg_path, notes)?;
+    let s = summarise(file, path, msg_path, chunk_budget, notes)?;
     Ok(super::Info { json: json(&s, path), text: text(&s, path), ok: ok(&s) })
 }

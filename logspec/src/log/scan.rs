@@ -188,6 +188,8 @@ pub(super) struct State<'a> {
     /// Channels by key: not selected, selected but not yet given a sample in the time window,
     /// or announced to the sink with an id.
     pub(super) ids: HashMap<String, Slot>,
+    /// Channels found by number instead ([`State::wanted_numbered`]).
+    numbered: HashMap<(u8, u64), Slot>,
     /// The settled slots of framed records by record tag (`None`: not settled, or not seen),
     /// so that a record finds its channel without hashing its name ([`State::wanted_tag`]).
     pub(super) by_tag: Vec<Option<Tagged>>,
@@ -225,6 +227,7 @@ impl<'a> State<'a> {
             select,
             sink,
             ids: HashMap::new(),
+            numbered: HashMap::new(),
             by_tag: Vec::new(),
             selected: 0,
             origin_ns: 0,
@@ -259,6 +262,21 @@ impl<'a> State<'a> {
         describe: impl FnOnce() -> Channel,
     ) -> Result<(), Error> {
         if let Some(id) = self.wanted(name, t_ns, describe)? {
+            self.sink.sample(id, t_ns, &value())?;
+            self.outcome.samples += 1;
+        }
+        Ok(())
+    }
+
+    /// As [`State::deliver`], for a channel found by number ([`State::wanted_numbered`]).
+    pub(super) fn deliver_numbered(
+        &mut self,
+        key: (u8, u64),
+        t_ns: u64,
+        value: impl FnOnce() -> Value,
+        describe: impl FnOnce() -> Channel,
+    ) -> Result<(), Error> {
+        if let Some(id) = self.wanted_numbered(key, t_ns, describe)? {
             self.sink.sample(id, t_ns, &value())?;
             self.outcome.samples += 1;
         }
@@ -357,43 +375,82 @@ impl<'a> State<'a> {
         t_ns: u64,
         describe: impl FnOnce() -> Channel,
     ) -> Result<Option<usize>, Error> {
-        let slot = match self.ids.get_mut(key) {
-            Some(slot) => slot,
-            None => {
-                let channel = describe();
-                self.tally.channel(&channel.name);
-                if let Some(group) = channel.group.as_deref().filter(|_| self.select.tables) {
-                    // A table's name is one a filter of tables matches.
-                    self.tally.channel(group);
-                }
-                let slot = if self.select.wants(&channel.name, channel.group.as_deref()) {
-                    Slot::Pending(Box::new(channel))
-                } else {
-                    Slot::Skip
-                };
-                self.ids.entry(key.to_string()).or_insert(slot)
+        if !self.ids.contains_key(key) {
+            let slot = new_slot(self.select, &mut self.tally, describe());
+            self.ids.insert(key.to_string(), slot);
+        }
+        let Some(slot) = self.ids.get_mut(key) else { return Ok(None) };
+        settle(slot, t_ns, self.origin_ns, self.select, &mut self.tally, &mut *self.sink, &mut self.selected)
+    }
+
+    /// As [`State::wanted`], for the channels of a log that numbers them (a CARLA packet kind
+    /// and an actor id): found by number, with no name formatted or kept, so that a recording
+    /// of a million actors costs a few words per actor.
+    pub(super) fn wanted_numbered(
+        &mut self,
+        key: (u8, u64),
+        t_ns: u64,
+        describe: impl FnOnce() -> Channel,
+    ) -> Result<Option<usize>, Error> {
+        let slot = match self.numbered.entry(key) {
+            std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(new_slot(self.select, &mut self.tally, describe()))
             }
         };
-        if matches!(slot, Slot::Skip) {
-            return Ok(None);
-        }
-        let t = t_ns.saturating_sub(self.origin_ns);
-        let kept = self.select.wants_time(t);
-        self.tally.sample(Some(t), kept);
-        if !kept {
-            return Ok(None);
-        }
-        if let Slot::Pending(channel) = slot {
-            let id = self.selected;
-            self.sink.channel(id, channel)?;
-            self.selected += 1;
-            *slot = Slot::Id(id);
-        }
-        Ok(match slot {
-            Slot::Id(id) => Some(*id),
-            _ => None,
-        })
+        settle(slot, t_ns, self.origin_ns, self.select, &mut self.tally, &mut *self.sink, &mut self.selected)
     }
+}
+
+/// The slot of a channel met for the first time: pending (selected, not yet announced) or
+/// skipped.
+fn new_slot(select: &Select, tally: &mut super::filter::Tally, channel: Channel) -> Slot {
+    // The channels' names are kept only to tell a channel filter that matched none of them (a
+    // recording of a million actors has a million channels).
+    if !select.channels.is_empty() {
+        tally.channel(&channel.name);
+        if let Some(group) = channel.group.as_deref().filter(|_| select.tables) {
+            // A table's name is one a filter of tables matches.
+            tally.channel(group);
+        }
+    }
+    if select.wants(&channel.name, channel.group.as_deref()) {
+        Slot::Pending(Box::new(channel))
+    } else {
+        Slot::Skip
+    }
+}
+
+/// A sample on a channel's slot at `t_ns`: its id when the time window keeps it, the channel
+/// announced to the sink with its first such sample.
+fn settle(
+    slot: &mut Slot,
+    t_ns: u64,
+    origin_ns: u64,
+    select: &Select,
+    tally: &mut super::filter::Tally,
+    sink: &mut dyn Samples,
+    selected: &mut usize,
+) -> Result<Option<usize>, Error> {
+    if matches!(slot, Slot::Skip) {
+        return Ok(None);
+    }
+    let t = t_ns.saturating_sub(origin_ns);
+    let kept = select.wants_time(t);
+    tally.sample(Some(t), kept);
+    if !kept {
+        return Ok(None);
+    }
+    if let Slot::Pending(channel) = slot {
+        let id = *selected;
+        sink.channel(id, channel)?;
+        *selected += 1;
+        *slot = Slot::Id(id);
+    }
+    Ok(match slot {
+        Slot::Id(id) => Some(*id),
+        _ => None,
+    })
 }
 
 /// The warning about a record whose type the schema does not know (skipped by its length).

@@ -216,8 +216,7 @@ fn usvlog_read_columns(
     let counted = py.detach(|| {
         // The compatible reader's contract: every unknown record listed (unless not asked for).
         let keep = if keep_unknown { u64::MAX } else { 0 };
-        count::<Usvlog, _>(&file, len, &layouts, &mut passes::All, keep, parts, parts > 1)
-            .map_err(|e| Fault::read(&e))
+        count::<Usvlog, _>(&file, len, &layouts, &mut passes::All, keep, parts, parts > 1).map_err(|e| Fault::read(&e))
     });
     let out = PyDict::new(py);
     let records = PyList::empty(py);

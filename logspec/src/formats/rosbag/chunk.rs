@@ -47,31 +47,70 @@ pub struct RawChunk<'a> {
     pub data: Cow<'a, [u8]>,
 }
 
-/// The largest uncompressed chunk accepted (the `size` header field is a u32; ROS writes 768 KiB).
-const MAX_CHUNK: usize = 1 << 30;
+/// The default of the chunk budget ([`super::Bag::open_with`], `Open::chunk_budget`): 256 MiB,
+/// four times the 64 MiB a reader of a hostile file may take. Real chunks are far smaller
+/// (`rosbag record` closes a chunk past 768 KiB; only a single larger message makes a larger
+/// chunk), so every bag a recorder writes fits, while a chunk that claims more (the 1 KB bz2
+/// chunk that inflates to 1000 MiB) is refused before any of it is decompressed.
+pub const DEFAULT_CHUNK_BUDGET: u64 = 256 << 20;
+
+/// How to raise the chunk budget, for messages.
+pub const RAISE_BUDGET: &str =
+    "raise the chunk budget to read it (`--chunk-budget MIB`; Python: `logspec.open(..., chunk_budget=MIB)`)";
+
+/// A size in MiB, for messages.
+pub fn mib(bytes: u64) -> String {
+    format!("{:.1} MiB", bytes as f64 / f64::from(1u32 << 20))
+}
+
+/// The refusal of the chunk at `pos` when its declared uncompressed `size` is over `budget`.
+fn over_budget(pos: u64, compression: Compression, size: u32, budget: u64) -> Option<BagError> {
+    (u64::from(size) > budget).then(|| {
+        BagError::at(
+            pos,
+            format!(
+                "chunk ({}): its header declares {size} bytes uncompressed ({}), more than the chunk budget of \
+                 {budget} bytes ({}); the chunk is skipped: {RAISE_BUDGET}",
+                compression.as_str(),
+                mib(u64::from(size)),
+                mib(budget)
+            ),
+        )
+    })
+}
 
 impl<'a> RawChunk<'a> {
     /// The uncompressed records (an uncompressed chunk's stored bytes as they are, lent when they
-    /// were lent). The result must be exactly `size` bytes.
-    pub fn decompress(self) -> Result<Cow<'a, [u8]>, BagError> {
+    /// were lent). The result must be exactly `size` bytes, and `size` at most `budget`: a chunk
+    /// that declares more is refused before anything is decompressed, and one whose data
+    /// inflates past its declared size is refused as soon as it does (one byte past it).
+    pub fn decompress(self, budget: u64) -> Result<Cow<'a, [u8]>, BagError> {
         let size = self.size as usize;
-        let err = |m: String| BagError::at(self.pos, format!("chunk ({}): {m}", self.compression.as_str()));
-        if size > MAX_CHUNK {
-            return Err(err(format!("uncompressed size {size} exceeds the limit of {MAX_CHUNK} bytes")));
+        if let Some(e) = over_budget(self.pos, self.compression, self.size, budget) {
+            return Err(e);
         }
+        let err = |m: String| BagError::at(self.pos, format!("chunk ({}): {m}", self.compression.as_str()));
         let out = match self.compression {
             Compression::None => self.data,
             Compression::Bz2 => read_all(bzip2::read::BzDecoder::new(&self.data[..]), size)
                 .map(Cow::Owned)
-                .map_err(|e| err(format!("bz2 data does not decompress: {e}")))?,
+                .map_err(|e| err(format!("bz2 data does not decompress: {e}; the chunk is skipped")))?,
             // lz4_flex's frame decoder takes both the roslz4 flavour (content checksum, no content
             // size) and the generic one (content size, no checksum).
             Compression::Lz4 => read_all(lz4_flex::frame::FrameDecoder::new(&self.data[..]), size)
                 .map(Cow::Owned)
-                .map_err(|e| err(format!("lz4 frame does not decompress: {e}")))?,
+                .map_err(|e| err(format!("lz4 frame does not decompress: {e}; the chunk is skipped")))?,
         };
+        if out.len() > size && self.compression != Compression::None {
+            return Err(err(format!(
+                "its data inflates past the {size} bytes its header declares; the chunk is skipped"
+            )));
+        }
         if out.len() != size {
-            return Err(err(format!("decompressed to {} bytes, the chunk header says {size}", out.len())));
+            return Err(err(format!(
+                "decompressed to {} bytes, the chunk header says {size}; the chunk is skipped",
+                out.len()
+            )));
         }
         Ok(out)
     }
@@ -99,19 +138,22 @@ fn threads() -> usize {
 const WINDOW_PER_THREAD: usize = 2;
 
 /// Reads `n` chunks in order with `read(i)`, decompresses them (on worker threads when any is
-/// compressed) and calls `consume(i, bytes)` in order. At most a bounded window of chunks is in
-/// memory. A read or decompression error of chunk `i` is returned after chunks `0..i` were
-/// consumed; an error of `consume` stops everything at once.
+/// compressed) and calls `consume(i, bytes)` in order, with the chunk's bytes or why it could
+/// not be decompressed (`consume` decides whether that stops the walk). At most a bounded
+/// window of chunks is in memory: a few per thread, and chunks of at most `budget` bytes in all
+/// (`cost(i)`: what chunk `i` takes; always one at least). A read error of chunk `i` is
+/// returned after chunks `0..i` were consumed; an error of `consume` stops everything at once.
 pub fn pipeline<'a, E: From<BagError>>(
     n: usize,
     mut read: impl FnMut(usize) -> Result<RawChunk<'a>, BagError>,
-    mut consume: impl FnMut(usize, Cow<'a, [u8]>) -> Result<(), E>,
+    mut consume: impl FnMut(usize, Result<Cow<'a, [u8]>, BagError>) -> Result<(), E>,
     compressed: bool,
+    (budget, cost): (u64, &dyn Fn(usize) -> u64),
 ) -> Result<(), E> {
     let threads = threads();
     if !compressed || threads < 2 || n < 2 {
         for i in 0..n {
-            let bytes = read(i)?.decompress()?;
+            let bytes = read(i)?.decompress(budget);
             consume(i, bytes)?;
         }
         return Ok(());
@@ -128,17 +170,24 @@ pub fn pipeline<'a, E: From<BagError>>(
             s.spawn(move || loop {
                 let job = job_rx.lock().map(|rx| rx.recv());
                 let Ok(Ok((i, raw))) = job else { break };
-                if res_tx.send((i, raw.decompress())).is_err() {
+                if res_tx.send((i, raw.decompress(budget))).is_err() {
                     break;
                 }
             });
         }
         drop(res_tx);
         let mut sent = 0usize;
+        // What the chunks `next..sent` take.
+        let mut in_flight = 0u64;
         let mut read_error: Option<(usize, BagError)> = None;
         let mut pending: BTreeMap<usize, Result<Cow<'a, [u8]>, BagError>> = BTreeMap::new();
         for next in 0..n {
-            while read_error.is_none() && sent < n && sent - next < window {
+            while read_error.is_none()
+                && sent < n
+                && sent - next < window
+                && (sent == next || in_flight + cost(sent) <= budget)
+            {
+                in_flight += cost(sent);
                 match read(sent) {
                     Ok(raw) => {
                         if job_tx.send((sent, raw)).is_err() {
@@ -163,7 +212,8 @@ pub fn pipeline<'a, E: From<BagError>>(
                     Err(_) => return Err(BagError::at(0, "a decompression thread stopped").into()),
                 }
             };
-            consume(next, bytes?)?;
+            in_flight -= cost(next);
+            consume(next, bytes)?;
         }
         Ok(())
     })

@@ -25,9 +25,9 @@ mod value;
 
 use std::fmt;
 
-pub use chunk::Compression;
+pub use chunk::{mib as chunk_mib, Compression, DEFAULT_CHUNK_BUDGET, RAISE_BUDGET};
 pub use decode::{ConnType, Decoders, MsgDecoder, Registry};
-pub use reader::{Bag, ChunkInfo, Connection, Message, Order, Source, Stop};
+pub use reader::{Bag, ChunkInfo, Connection, Message, Order, Refused, Source, Stop, Unmerged};
 pub use value::{Prims, Value, ValueView, Visiting};
 
 /// The first line of every bag.

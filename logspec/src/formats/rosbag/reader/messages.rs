@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::collections::BTreeSet;
 
-use super::{Bag, ChunkInfo, Source, Stop};
+use super::{Bag, ChunkInfo, Refused, Source, Stop, Unmerged};
 use crate::formats::rosbag::chunk::{pipeline, Compression, RawChunk};
 use crate::formats::rosbag::record::{self, Ctx, Records};
 use crate::formats::rosbag::{BagError, Time};
@@ -33,11 +33,15 @@ pub struct Message<'a> {
 impl<R: Source> Bag<R> {
     /// Calls `f` for every message of the selected connections (all when `conns` is `None`), in
     /// `order`. Chunks holding none of them are not read. Memory: the chunks being decompressed
-    /// (a bounded window) and, in time order, one group of chunks whose time spans overlap.
-    /// Every message before a fault has been handed to `f` when the fault is returned: a bad
-    /// record in a chunk ([`BagError`]), or, for a bag whose scan stopped early (truncated, or at
-    /// a bad record: [`Bag::stop`]), that [`Stop`], after every message of the complete chunks
-    /// before it, whichever connections were selected.
+    /// (a window within [`Bag::chunk_budget`]) and, in time order, one group of chunks whose
+    /// time spans overlap, merged when they hold at most [`Bag::merge_window`] bytes; a larger
+    /// group is read chunk by chunk, each chunk in time order, and [`Bag::unmerged`] says so.
+    /// A chunk over the budget, or whose data does not decompress, is skipped, and the walk goes
+    /// on with the next. Every message before a fault has been handed to `f` when the fault is
+    /// returned: a bad record in a chunk ([`BagError`]), or, for a bag whose scan stopped early
+    /// (truncated, or at a bad record: [`Bag::stop`]), that [`Stop`], after every message of the
+    /// complete chunks before it, whichever connections were selected; otherwise the chunks
+    /// refused (by the scan or by this walk: [`Refused::error`]), after every other message.
     pub fn for_each_message<E: From<BagError> + From<Stop>>(
         &mut self,
         order: Order,
@@ -49,19 +53,41 @@ impl<R: Source> Bag<R> {
         if order == Order::Time {
             list.sort_by_key(|c| (c.start, c.pos));
         }
-        // Group ids: in time order, chunks whose spans overlap (or touch) are merged together.
+        // Group ids: in time order, chunks whose spans overlap (or touch) are merged together,
+        // when they fit the merge window; a group that does not is read chunk by chunk.
+        let window = self.merge_window();
+        // What a chunk adds to a merge: none when it is refused by its size.
+        let held = |c: &ChunkInfo| if u64::from(c.size) > self.chunk_budget { 0 } else { u64::from(c.size) };
+        let mut unmerged: Option<Unmerged> = None;
         let mut group_end: Vec<usize> = Vec::with_capacity(list.len());
         let mut i = 0;
         while i < list.len() {
             let mut j = i + 1;
             let mut end = list[i].end;
+            let mut bytes = held(&list[i]);
             while order == Order::Time && j < list.len() && list[j].start <= end {
                 end = end.max(list[j].end);
+                bytes += held(&list[j]);
                 j += 1;
             }
-            group_end.extend(std::iter::repeat(j).take(j - i));
+            if j - i > 1 && bytes > window {
+                let u = unmerged.get_or_insert(Unmerged {
+                    runs: 0,
+                    chunks: 0,
+                    first_pos: list[i].pos,
+                    first_chunks: (j - i) as u64,
+                    first_bytes: bytes,
+                    window,
+                });
+                u.runs += 1;
+                u.chunks += (j - i) as u64;
+                group_end.extend(i + 1..=j);
+            } else {
+                group_end.extend(std::iter::repeat_n(j, j - i));
+            }
             i = j;
         }
+        self.unmerged = unmerged;
         // A chunk alone in its group is read in one walk when its messages are stored in time
         // order.
         for i in 0..list.len() {
@@ -72,18 +98,21 @@ impl<R: Source> Bag<R> {
             }
         }
         let compressed = list.iter().any(|c| c.compression != Compression::None);
-        let plan = Plan { list: &list, group_end: &group_end, order, compressed };
+        let budget = self.chunk_budget;
+        let plan = Plan { list: &list, group_end: &group_end, order, compressed, budget };
+        let mut refused = self.refused.clone();
         if let Some(file) = self.src.lend() {
             // Uncompressed chunks are read in place; compressed ones are decompressed from the
             // lent bytes.
-            plan.run(|i| lent_chunk(file, &list[i]), &wanted, &mut f)?;
+            plan.run(|i| lent_chunk(file, &list[i], budget), &wanted, &mut refused, &mut f)?;
         } else {
             let src = &mut *self;
-            plan.run(|i| src.raw_chunk(&list[i]), &wanted, &mut f)?;
+            plan.run(|i| src.raw_chunk(&list[i]), &wanted, &mut refused, &mut f)?;
         }
-        match &self.stop {
-            Some(stop) => Err(stop.clone().into()),
-            None => Ok(()),
+        match (&self.stop, refused.error()) {
+            (Some(stop), _) => Err(stop.clone().into()),
+            (None, Some(e)) => Err(e.into()),
+            (None, None) => Ok(()),
         }
     }
 }
@@ -96,32 +125,53 @@ struct Plan<'l> {
     group_end: &'l [usize],
     order: Order,
     compressed: bool,
+    /// [`Bag::chunk_budget`].
+    budget: u64,
 }
 
 impl Plan<'_> {
     /// Reads the chunks with `read` through the decompression pipeline and hands their messages
-    /// to `f`.
+    /// to `f`; a chunk that cannot be decompressed is added to `refused` and skipped.
     fn run<'a, E: From<BagError>>(
         &self,
         read: impl FnMut(usize) -> Result<RawChunk<'a>, BagError>,
         wanted: &impl Fn(&u32) -> bool,
+        refused: &mut Refused,
         f: &mut impl FnMut(Message<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
         let mut group: Vec<(u64, Cow<'a, [u8]>)> = Vec::new();
+        // What a chunk takes in the pipeline: its bytes, none when it is refused by its size.
+        let cost = |i: usize| {
+            let c = &self.list[i];
+            if u64::from(c.size) > self.budget {
+                0
+            } else {
+                u64::from(c.size).max(c.stored)
+            }
+        };
         pipeline(
             self.list.len(),
             read,
             |i, bytes| {
                 let pos = self.list[i].pos;
-                if self.order == Order::File {
-                    return emit_file_order(pos, &bytes, wanted, f);
+                let bytes = match bytes {
+                    Ok(bytes) => Some(bytes),
+                    Err(e) => {
+                        refused.add(e);
+                        None
+                    }
+                };
+                if let Some(bytes) = bytes {
+                    if self.order == Order::File {
+                        return emit_file_order(pos, &bytes, wanted, f);
+                    }
+                    if group.is_empty() && self.group_end[i] == i + 1 && self.list[i].in_order == Some(true) {
+                        // A chunk alone in its group whose messages are stored in time order: one walk.
+                        return emit_in_order(pos, &bytes, wanted, f);
+                    }
+                    group.push((pos, bytes));
                 }
-                if group.is_empty() && self.group_end[i] == i + 1 && self.list[i].in_order == Some(true) {
-                    // A chunk alone in its group whose messages are stored in time order: one walk.
-                    return emit_in_order(pos, &bytes, wanted, f);
-                }
-                group.push((pos, bytes));
-                if self.group_end[i] == i + 1 {
+                if self.group_end[i] == i + 1 && !group.is_empty() {
                     let r = emit_time_order(&group, wanted, f);
                     group.clear();
                     r?;
@@ -129,12 +179,22 @@ impl Plan<'_> {
                 Ok(())
             },
             self.compressed,
+            (self.budget, &cost),
         )
     }
 }
 
 /// The stored bytes of a chunk, lent from the whole file.
-fn lent_chunk<'a>(file: &'a [u8], info: &ChunkInfo) -> Result<RawChunk<'a>, BagError> {
+fn lent_chunk<'a>(file: &'a [u8], info: &ChunkInfo, budget: u64) -> Result<RawChunk<'a>, BagError> {
+    if u64::from(info.size) > budget {
+        // Refused by its size alone (`RawChunk::decompress`).
+        return Ok(RawChunk {
+            pos: info.pos,
+            compression: info.compression,
+            size: info.size,
+            data: Cow::Borrowed(&[]),
+        });
+    }
     let range = usize::try_from(info.data_pos)
         .ok()
         .and_then(|at| Some(at..at.checked_add(usize::try_from(info.stored).ok()?)?));

@@ -12,7 +12,7 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{Read, Seek, SeekFrom};
 
-use super::chunk::{Compression, RawChunk};
+use super::chunk::{Compression, RawChunk, DEFAULT_CHUNK_BUDGET};
 use super::record::{self, Ctx, Fields, Records};
 use super::{BagError, Time, MAGIC};
 use in_order::IndexCheck;
@@ -135,6 +135,93 @@ pub struct Bag<R> {
     pub duplicate_chunk_refs: u32,
     /// The buffers of [`Bag::in_order`]'s check, kept from one chunk to the next.
     index_check: IndexCheck,
+    /// The most decompressed chunk data held at once, in bytes ([`Bag::open_with`]).
+    pub chunk_budget: u64,
+    /// Chunks the scan refused (over the chunk budget, or data that does not decompress): it
+    /// went on with the record after each.
+    pub refused: Refused,
+    /// What the last walk in time order could not merge within its window
+    /// ([`Bag::for_each_message`]).
+    pub unmerged: Option<Unmerged>,
+}
+
+/// Chunks refused (over the chunk budget, or data that does not decompress), each skipped:
+/// the first few errors in full, and how many in all.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Refused {
+    pub first: Vec<BagError>,
+    pub count: u64,
+}
+
+impl Refused {
+    /// How many refusals are kept in full.
+    const KEPT: usize = 4;
+
+    pub fn add(&mut self, e: BagError) {
+        if self.first.len() < Self::KEPT {
+            self.first.push(e);
+        }
+        self.count += 1;
+    }
+
+    /// One error that says it all: the first refusal, and how many more there were.
+    pub fn error(&self) -> Option<BagError> {
+        let first = self.first.first()?;
+        let mut e = first.clone();
+        if self.count > 1 {
+            let more: Vec<String> = self.first[1..].iter().map(|e| e.offset.to_string()).collect();
+            let more = if more.is_empty() { String::new() } else { format!(" (at bytes {}", more.join(", ")) };
+            let close = if more.is_empty() {
+                ""
+            } else if self.count as usize > self.first.len() {
+                ", ...)"
+            } else {
+                ")"
+            };
+            e.message.push_str(&format!(
+                "; {} more chunk(s) refused{more}{close}; every message of the other chunks was read",
+                self.count - 1
+            ));
+        } else {
+            e.message.push_str("; every message of the other chunks was read");
+        }
+        Some(e)
+    }
+}
+
+/// Chunks that overlap in time but hold together more than the merge window
+/// ([`Bag::merge_window`]): a walk in time order hands out their messages chunk by chunk (each
+/// chunk in time order, the chunks by start time) instead of merging them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unmerged {
+    /// How many such runs of overlapping chunks, and chunks in them.
+    pub runs: u64,
+    pub chunks: u64,
+    /// The first run: its first chunk's offset, its chunks and their uncompressed bytes.
+    pub first_pos: u64,
+    pub first_chunks: u64,
+    pub first_bytes: u64,
+    /// The window they exceeded.
+    pub window: u64,
+}
+
+impl std::fmt::Display for Unmerged {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use super::chunk::mib;
+        write!(
+            f,
+            "{} chunk(s) in {} run(s) overlap in time but hold more than the merge window of {} (the first run: {} \
+             chunks from byte {}, {}): their messages are given chunk by chunk, each chunk in time order, not merged; \
+             raise the chunk budget (the window is an eighth of it: `--chunk-budget MIB`, Python \
+             `chunk_budget=MIB`) to merge them",
+            self.chunks,
+            self.runs,
+            mib(self.window),
+            self.first_chunks,
+            self.first_pos,
+            mib(self.first_bytes)
+        )
+    }
 }
 
 /// The largest record header accepted (connection headers hold a topic and little else; the
@@ -142,8 +229,17 @@ pub struct Bag<R> {
 const MAX_HEADER: usize = 1 << 20;
 
 impl<R: Source> Bag<R> {
-    /// Opens a bag: from its index when it has a usable one, otherwise by scanning every record.
-    pub fn open(mut src: R) -> Result<Self, BagError> {
+    /// Opens a bag: from its index when it has a usable one, otherwise by scanning every record;
+    /// with the default chunk budget ([`DEFAULT_CHUNK_BUDGET`]).
+    pub fn open(src: R) -> Result<Self, BagError> {
+        Self::open_with(src, DEFAULT_CHUNK_BUDGET)
+    }
+
+    /// Opens a bag (as [`Bag::open`]) that holds at most `chunk_budget` bytes of decompressed
+    /// chunk data at once: a chunk that declares more is refused (the scan and the walks go on
+    /// with the next one), the decompression pipeline reads ahead within it, and chunks that
+    /// overlap in time are merged when they hold at most an eighth of it ([`Bag::merge_window`]).
+    pub fn open_with(mut src: R, chunk_budget: u64) -> Result<Self, BagError> {
         let len = src.seek(SeekFrom::End(0)).map_err(|e| BagError::io(0, &e))?;
         src.seek(SeekFrom::Start(0)).map_err(|e| BagError::io(0, &e))?;
         let mut magic = [0u8; 13];
@@ -168,6 +264,9 @@ impl<R: Source> Bag<R> {
             stop: None,
             duplicate_chunk_refs: 0,
             index_check: IndexCheck::default(),
+            chunk_budget,
+            refused: Refused::default(),
+            unmerged: None,
         };
         let (op, header, data_end) = bag.read_record_header(13)?;
         let ctx = Ctx { offset: 13, op: Some(op), chunk: None };
@@ -334,11 +433,28 @@ impl<R: Source> Bag<R> {
 
     /// The uncompressed records of one chunk, decompressed on this thread.
     pub fn chunk_records(&mut self, info: &ChunkInfo) -> Result<Vec<u8>, BagError> {
-        Ok(self.raw_chunk(info)?.decompress()?.into_owned())
+        Ok(self.raw_chunk(info)?.decompress(self.chunk_budget)?.into_owned())
     }
 
-    /// Reads the stored bytes of a chunk.
+    /// The most decompressed chunk data a walk in time order merges at once: an eighth of the
+    /// chunk budget (32 MiB by default). Merging takes the chunks and an entry per message
+    /// (about as many bytes again, for the smallest messages), and the pipeline reads ahead
+    /// within the budget besides.
+    pub fn merge_window(&self) -> u64 {
+        self.chunk_budget / 8
+    }
+
+    /// Reads the stored bytes of a chunk (none for a chunk over the chunk budget, which
+    /// [`RawChunk::decompress`] refuses by its size alone).
     fn raw_chunk(&mut self, info: &ChunkInfo) -> Result<RawChunk<'static>, BagError> {
+        if u64::from(info.size) > self.chunk_budget {
+            return Ok(RawChunk {
+                pos: info.pos,
+                compression: info.compression,
+                size: info.size,
+                data: Cow::Owned(Vec::new()),
+            });
+        }
         let (header, data_len) = self.read_lengths(info.pos)?;
         let data = self.read_data(info.pos + 8 + header.len() as u64, data_len as usize)?;
         Ok(RawChunk { pos: info.pos, compression: info.compression, size: info.size, data: Cow::Owned(data) })
@@ -389,7 +505,16 @@ impl<R: Source> Bag<R> {
                     data_pos,
                     in_order: Some(true),
                 };
-                let bytes = self.raw_chunk(&info)?.decompress()?;
+                // A chunk over the budget, or whose data does not decompress, is refused and
+                // listed without messages; the scan goes on with the next record.
+                let bytes = match self.raw_chunk(&info)?.decompress(self.chunk_budget) {
+                    Ok(bytes) => bytes,
+                    Err(e) => {
+                        self.refused.add(e);
+                        self.chunks.push(info);
+                        return Ok(end);
+                    }
+                };
                 let mut times: Option<(Time, Time)> = None;
                 let mut last: Option<(Time, u32)> = None;
                 let mut walk = || -> Result<(), BagError> {
