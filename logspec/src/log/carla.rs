@@ -614,18 +614,15 @@ fn read_carla(
         let t_ns = seconds_to_ns(r.frame().start.as_ref().map_or(0.0, |s| s.elapsed));
         let name = p.name().unwrap_or("?");
         match &p.body {
-            Body::Record { record, .. } => {
-                let value = Value::of(record);
-                match per_actor(&value) {
-                    Some(items) => {
-                        for (id, item) in items {
-                            let describe = || carla_actor_channel(schema, name, &format!("{name}/{id}"));
-                            state.deliver_numbered((p.id, id), t_ns, || item.clone(), describe)?;
-                        }
+            Body::Record { record, .. } => match per_actor(Value::of(record)) {
+                Ok(items) => {
+                    for (id, item) in items {
+                        let describe = || carla_actor_channel(schema, name, &format!("{name}/{id}"));
+                        state.deliver_numbered((p.id, id), t_ns, || item, describe)?;
                     }
-                    None => state.deliver(name, t_ns, || value.clone(), || record_channel(schema, name))?,
                 }
-            }
+                Err(value) => state.deliver(name, t_ns, || value, || record_channel(schema, name))?,
+            },
             Body::Unknown(_) => state.warn(kind::UNKNOWN_PACKET, || {
                 format!(
                     "{path}: offset {}: packet id {} is not a CARLA 0.9 packet; skipped by its size",
@@ -643,24 +640,31 @@ fn read_carla(
     Ok(())
 }
 
-/// The records of a packet `{"records": [{"db_id": .., ..}, ..]}`, by actor id.
-fn per_actor(v: &Value) -> Option<Vec<(u64, &Value)>> {
-    let Value::Object(fields) = v else { return None };
-    let [(name, Value::Array(items))] = fields.as_slice() else { return None };
-    if name != "records" {
-        return None;
-    }
-    items
-        .iter()
-        .map(|item| match item {
-            Value::Object(f) => f.iter().find(|(k, _)| k == "db_id").and_then(|(_, id)| match id {
-                Value::UInt(u) => Some((*u, item)),
-                Value::Int(i) => u64::try_from(*i).ok().map(|u| (u, item)),
-                _ => None,
-            }),
+/// The records of a packet `{"records": [{"db_id": .., ..}, ..]}`, by actor id, moved out of
+/// the packet's value (a packet of 65,535 records is not copied); the value back when it is not
+/// such a packet.
+fn per_actor(v: Value) -> Result<Vec<(u64, Value)>, Value> {
+    let ids: Option<Vec<u64>> = match &v {
+        Value::Object(fields) => match fields.as_slice() {
+            [(name, Value::Array(items))] if name == "records" => items
+                .iter()
+                .map(|item| match item {
+                    Value::Object(f) => f.iter().find(|(k, _)| k == "db_id").and_then(|(_, id)| match id {
+                        Value::UInt(u) => Some(*u),
+                        Value::Int(i) => u64::try_from(*i).ok(),
+                        _ => None,
+                    }),
+                    _ => None,
+                })
+                .collect(),
             _ => None,
-        })
-        .collect()
+        },
+        _ => None,
+    };
+    let Some(ids) = ids else { return Err(v) };
+    let Value::Object(mut fields) = v else { return Ok(Vec::new()) };
+    let Some((_, Value::Array(items))) = fields.pop() else { return Ok(Vec::new()) };
+    Ok(ids.into_iter().zip(items).collect())
 }
 
 /// The channel of one actor's records of a packet kind: the element type of the packet's

@@ -566,7 +566,7 @@ mod tests {
         for i in 0..20_000u32 {
             w.start(7, &long('n', i), "double", &long('m', i), 1).unwrap();
             w.set_metadata(7, &long('s', i), 2).unwrap();
-            w.raw(7, 3, &1.5f64.to_le_bytes()).unwrap();
+            w.value(7, 3, &crate::formats::wpilog::DataValue::Double { value: 1.5 }).unwrap();
             w.finish(7, 4).unwrap();
         }
         let bytes = w.finish_file().unwrap();
