@@ -314,6 +314,11 @@ fn write_hostile_bags_for_measurement() {
         ("many_fields.bag", many_fields_bag()),
         ("repeated_chunk.bag", repeated_chunk_bag()),
         ("deep_chain.bag", deep_chain_bag()),
+        // Issue 34's, with bombs that inflate to 1000 MiB (the tests use 96 MiB).
+        ("bz2_bomb.bag", hostile_bag_bz2_bombs(1, 1000 << 20, 1000 << 20, true)),
+        ("bz2_bomb_unindexed.bag", hostile_bag_bz2_bombs(1, 1000 << 20, 1000 << 20, false)),
+        ("bz2_bombs_4.bag", hostile_bag_bz2_bombs(4, 1000 << 20, 1000 << 20, true)),
+        ("overlapping.bag", hostile_bag_overlapping(20_000)),
     ]);
     for (name, bytes) in bags {
         std::fs::write(dir.join(name), bytes).unwrap();
@@ -464,7 +469,7 @@ fn definitions_cost_memory_in_proportion_to_their_bytes() {
 // `hostile_bag_*` build the bags; the tests hold the library to an allocation limit (this
 // binary's counting allocator) and the command to a peak RSS (`wait4`'s `ru_maxrss` of the
 // child, `hostile::measure`) and to the size of its output. `LOGSPEC_HOSTILE_DIR=DIR cargo test --test bounded
-// write_issue34_bags` writes them for measuring the release binary by hand (docs/fuzzing.md).
+// write_hostile_bags` writes them for measuring the release binary by hand (docs/fuzzing.md).
 
 /// The message type of the issue 34 bags: `uint8[] data` (a u32 length, then the bytes).
 const BLOB: (&str, &str) = ("pkg/Blob", "uint8[] data");
@@ -766,20 +771,6 @@ fn chunks_that_overlap_past_the_merge_window_are_read_chunk_by_chunk() {
     let out = scratch::temp_dir().join(format!("logspec-bounded-{}/overlapping", std::process::id()));
     let export = logspec_rss(&["export", p, "--parquet", out.to_str().unwrap()]);
     assert_bounded_cli("export --parquet", &export, 0);
-}
-
-/// Writes the issue 34 bags to `$LOGSPEC_HOSTILE_DIR` for measuring the release binary by hand
-/// (docs/fuzzing.md); does nothing without it. The bombs inflate to 1000 MiB, as in the issue.
-#[test]
-fn write_issue34_bags() {
-    let Some(dir) = std::env::var_os("LOGSPEC_HOSTILE_DIR") else { return };
-    let dir = PathBuf::from(dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("bz2_bomb.bag"), hostile_bag_bz2_bombs(1, 1000 << 20, 1000 << 20, true)).unwrap();
-    std::fs::write(dir.join("bz2_bomb_unindexed.bag"), hostile_bag_bz2_bombs(1, 1000 << 20, 1000 << 20, false))
-        .unwrap();
-    std::fs::write(dir.join("bz2_bombs_4.bag"), hostile_bag_bz2_bombs(4, 1000 << 20, 1000 << 20, true)).unwrap();
-    std::fs::write(dir.join("overlapping.bag"), hostile_bag_overlapping(20_000)).unwrap();
 }
 
 /// A `proto:FileDescriptorProto` whose `syntax` is neither proto2 nor proto3 made prost-reflect

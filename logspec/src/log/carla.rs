@@ -204,9 +204,7 @@ pub fn dump(
         }
         if let BodyRef::Mismatch { consumed, error, .. } = &p.body {
             let fault = || Fault::at(path, p.offset, None, format!("{path}: {}", mismatch_text(&p, *consumed, error)));
-            if let Some(f) = faults.note(kind::MISFIT_PACKET, fault) {
-                out.warn(f);
-            }
+            super::records::skip(out, &mut faults, kind::MISFIT_PACKET, fault);
         }
         if index.map_or(range.start > 0, |i| i < range.start) {
             continue;
@@ -219,17 +217,7 @@ pub fn dump(
         packet_json(out.writer(), &p, frame);
         out.end_record().map_err(Error::Io)?;
     }
-    let bad = faults.total();
-    if bad > 0 {
-        for line in faults.more(path) {
-            out.warn(Fault::new(super::fault::FaultKind::Decode, path, line));
-        }
-        return Err(Error::at(Fault::new(
-            super::fault::FaultKind::Decode,
-            path,
-            format!("{path}: {bad} packet(s) did not decode in their declared size (see above)"),
-        )));
-    }
+    super::records::skipped(out, &faults, path, "packet(s) did not decode in their declared size")?;
     tally.check(select, path).map_err(|m| Error::filter(path, m))?;
     Ok(())
 }

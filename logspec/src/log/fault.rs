@@ -156,9 +156,6 @@ pub mod kind {
     pub const UNKNOWN_CONNECTION: &str = "messages of unknown connections";
     pub const UNDECODABLE_MESSAGE: &str = "messages that do not decode";
     pub const UNDECODABLE_VALUE: &str = "values that do not decode";
-    pub const SCHEMA: &str = "schemas that do not compile";
-    pub const BAD_CONTROL: &str = "control records that do not apply";
-    pub const BAD_SAMPLE: &str = "samples that cannot be delivered";
 }
 
 /// How many problems of one kind are kept in full: shown by `dump` and `info`, handed to Python

@@ -73,17 +73,29 @@ impl Summary {
     /// Notes a reader's error; whether reading goes on after it. A recoverable one (a record
     /// skipped) is counted, and kept in full only among the first few.
     pub(super) fn error(&mut self, e: &impl std::fmt::Display, recoverable: bool) -> bool {
-        if !recoverable {
-            self.errors.push(e.to_string());
-        } else if let Some(m) = self.faults.note(kind::UNDECODABLE, || e.to_string()) {
-            self.errors.push(m);
-        }
+        note_error(&mut self.errors, &mut self.faults, kind::UNDECODABLE, e, recoverable);
         recoverable
     }
 
     /// Whether the log read cleanly: no record skipped, nothing that stopped the reading.
     pub(super) fn ok(&self) -> bool {
         self.errors.is_empty()
+    }
+}
+
+/// Notes a reader's error in a summary's `errors`: the one that stopped the reading always; one
+/// it went on past (of `kind`) only among the first few of its kind, all counted in `faults`.
+pub(super) fn note_error(
+    errors: &mut Vec<String>,
+    faults: &mut Faults,
+    kind: &'static str,
+    e: &impl std::fmt::Display,
+    recoverable: bool,
+) {
+    if !recoverable {
+        errors.push(e.to_string());
+    } else if let Some(m) = faults.note(kind, || e.to_string()) {
+        errors.push(m);
     }
 }
 

@@ -86,6 +86,27 @@ impl Records for JsonLines<'_> {
     }
 }
 
+/// A problem a dump goes on from, of `kind`: warned about in full for the first few of its
+/// kind, only counted in `faults` after that.
+pub(super) fn skip(out: &mut impl Records, faults: &mut Faults, kind: &'static str, fault: impl FnOnce() -> Fault) {
+    if let Some(f) = faults.note(kind, fault) {
+        out.warn(f);
+    }
+}
+
+/// The end of a dump that went on past problems: the count of each kind past the first few,
+/// then the error `{path}: N {what} (see above)`; `Ok` when there was none.
+pub(super) fn skipped(out: &mut impl Records, faults: &Faults, path: &str, what: &str) -> Result<(), Error> {
+    let n = faults.total();
+    if n == 0 {
+        return Ok(());
+    }
+    for line in faults.more(path) {
+        out.warn(Fault::new(FaultKind::Decode, path, line));
+    }
+    Err(Error::at(Fault::new(FaultKind::Decode, path, format!("{path}: {n} {what} (see above)"))))
+}
+
 /// What the framed dumps ([`dump_framed`], [`dump_schema`]) keep between records: the records
 /// that did not decode (counted and skipped; the first few warned about) and the filters' tally.
 pub(super) struct Skips {
@@ -120,23 +141,14 @@ impl Skips {
         if !recoverable {
             return Err(Error::at(Fault::read(path, e)));
         }
-        if let Some(f) = self.faults.note(kind::UNDECODABLE, || Fault::read_with(path, e, "; skipped")) {
-            out.warn(f);
-        }
+        skip(out, &mut self.faults, kind::UNDECODABLE, || Fault::read_with(path, e, "; skipped"));
         Ok(())
     }
 
     /// The end of a dump that read to the end: an error if a record was skipped or a filter
     /// matched nothing.
     pub(super) fn finish(self, out: &mut impl Records, select: &Select, path: &str) -> Result<(), Error> {
-        let bad = self.faults.total();
-        if bad > 0 {
-            for line in self.faults.more(path) {
-                out.warn(Fault::new(FaultKind::Decode, path, line));
-            }
-            let message = format!("{path}: {bad} record(s) could not be decoded (see above)");
-            return Err(Error::at(Fault::new(FaultKind::Decode, path, message)));
-        }
+        skipped(out, &self.faults, path, "record(s) could not be decoded")?;
         self.tally.check(select, path).map_err(|m| Error::filter(path, m))?;
         Ok(())
     }

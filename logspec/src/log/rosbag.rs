@@ -119,9 +119,7 @@ pub fn dump(path: &Path, shown: &str, opts: &DumpOptions<'_>, out: &mut impl Rec
         }
         let Some(c) = conns.get(&m.conn) else {
             let fault = || Fault::at(shown, m.chunk_pos, None, unknown_connection(shown, &m));
-            if let Some(f) = faults.note(kind::UNKNOWN_CONNECTION, fault) {
-                out.warn(f);
-            }
+            super::records::skip(out, &mut faults, kind::UNKNOWN_CONNECTION, fault);
             return Ok(());
         };
         let w = out.writer();
@@ -137,9 +135,7 @@ pub fn dump(path: &Path, shown: &str, opts: &DumpOptions<'_>, out: &mut impl Rec
                 Err(e) => {
                     out.discard();
                     let fault = || Fault::at(shown, m.chunk_pos, None, undecodable(shown, &m, c, &e));
-                    if let Some(f) = faults.note(kind::UNDECODABLE_MESSAGE, fault) {
-                        out.warn(f);
-                    }
+                    super::records::skip(out, &mut faults, kind::UNDECODABLE_MESSAGE, fault);
                     return Ok(());
                 }
             },
@@ -157,17 +153,7 @@ pub fn dump(path: &Path, shown: &str, opts: &DumpOptions<'_>, out: &mut impl Rec
         Err(Walk::Bag(e)) => return Err(Error::at(Fault::read(shown, &e))),
         Err(Walk::Stop(stop)) => return Err(Error::at(stop_fault(&stop, &bag, shown))),
     }
-    let bad = faults.total();
-    if bad > 0 {
-        for line in faults.more(shown) {
-            out.warn(Fault::new(FaultKind::Decode, shown, line));
-        }
-        return Err(Error::at(Fault::new(
-            FaultKind::Decode,
-            shown,
-            format!("{shown}: {bad} message(s) could not be decoded (see above)"),
-        )));
-    }
+    super::records::skipped(out, &faults, shown, "message(s) could not be decoded")?;
     let time_only = super::filter::Select { channels: Vec::new(), ..opts.select.clone() };
     tally.check(&time_only, shown).map_err(|m| Error::filter(shown, m))?;
     Ok(())

@@ -375,11 +375,20 @@ impl<'a> State<'a> {
         t_ns: u64,
         describe: impl FnOnce() -> Channel,
     ) -> Result<Option<usize>, Error> {
-        if !self.ids.contains_key(key) {
-            let slot = new_slot(self.select, &mut self.tally, describe());
-            self.ids.insert(key.to_string(), slot);
+        // One lookup for a channel met before (every sample but its first).
+        if let Some(slot) = self.ids.get_mut(key) {
+            return settle(
+                slot,
+                t_ns,
+                self.origin_ns,
+                self.select,
+                &mut self.tally,
+                &mut *self.sink,
+                &mut self.selected,
+            );
         }
-        let Some(slot) = self.ids.get_mut(key) else { return Ok(None) };
+        let slot = new_slot(self.select, &mut self.tally, describe());
+        let slot = self.ids.entry(key.to_string()).or_insert(slot);
         settle(slot, t_ns, self.origin_ns, self.select, &mut self.tally, &mut *self.sink, &mut self.selected)
     }
 

@@ -38,11 +38,7 @@ pub(super) fn records<R: Records>(
 pub(super) fn info(format: &Arc<SchemaFormat>, input: Box<dyn Read>, path: &str) -> Result<Info, Error> {
     let s = summarise_schema(format, input, path)?;
     let ns_per_tick = super::framed::timestamp_scale(format.schema());
-    Ok(Info {
-        json: json(&s, format.name(), path),
-        text: text(&s, format.title(), path, ns_per_tick),
-        ok: s.errors.is_empty(),
-    })
+    Ok(Info { json: json(&s, format.name(), path), text: text(&s, format.title(), path, ns_per_tick), ok: s.ok() })
 }
 
 /// Reads a log of a schema's own framing through the IR interpreter. Channels are described by

@@ -45,7 +45,7 @@ pub(super) fn info(input: Box<dyn Read>, head: &[u8], path: &str) -> Result<Info
     // The timestamp's unit is the schema's (USVLOG: `t_us`, microseconds).
     let ns_per_tick = timestamp_scale(crate::formats::schemas::usvlog());
     let (name, title) = (super::Format::Usvlog.name(), super::Format::Usvlog.title());
-    Ok(Info { json: json(&s, name, path), text: text(&s, title, path, ns_per_tick), ok: s.errors.is_empty() })
+    Ok(Info { json: json(&s, name, path), text: text(&s, title, path, ns_per_tick), ok: s.ok() })
 }
 
 struct Framed<'a, 's> {

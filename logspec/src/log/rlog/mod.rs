@@ -9,7 +9,7 @@ use crate::json::JsonWriter;
 use crate::runtime::Visitor;
 use crate::value::ValueSink;
 
-use super::fault::{kind, Fault, FaultKind, Faults};
+use super::fault::{kind, Fault, Faults};
 use super::records::Records;
 use std::sync::Arc;
 
@@ -81,24 +81,12 @@ pub fn dump(
             Ok(ControlFlow::Continue(())) => break,
             Ok(ControlFlow::Break(e)) => return Err(Error::Io(e)),
             Err(e) if e.is_recoverable() => {
-                if let Some(f) = faults.note(kind::UNDECODABLE_VALUE, || Fault::read(path, &e)) {
-                    out.warn(f);
-                }
+                super::records::skip(out, &mut faults, kind::UNDECODABLE_VALUE, || Fault::read(path, &e));
             }
             Err(e) => return Err(Error::at(Fault::read(path, &e))),
         }
     }
-    let bad = faults.total();
-    if bad > 0 {
-        for line in faults.more(path) {
-            out.warn(Fault::new(FaultKind::Decode, path, line));
-        }
-        return Err(Error::at(Fault::new(
-            FaultKind::Decode,
-            path,
-            format!("{path}: {bad} value(s) could not be decoded (see above)"),
-        )));
-    }
+    super::records::skipped(out, &faults, path, "value(s) could not be decoded")?;
     tally.check(select, path).map_err(|m| Error::filter(path, m))?;
     Ok(())
 }
@@ -174,13 +162,9 @@ pub fn summarise(input: Box<dyn Read>, stream: bool, assume_r1: bool, path: &str
         match read {
             Ok(()) => break,
             Err(e) => {
-                let go_on = e.is_recoverable();
-                if !go_on {
-                    s.errors.push(e.to_string());
-                } else if let Some(m) = s.faults.note(kind::UNDECODABLE_VALUE, || e.to_string()) {
-                    s.errors.push(m);
-                }
-                if !go_on {
+                let recoverable = e.is_recoverable();
+                super::info::note_error(&mut s.errors, &mut s.faults, kind::UNDECODABLE_VALUE, &e, recoverable);
+                if !recoverable {
                     break;
                 }
             }
