@@ -6,7 +6,9 @@ use std::path::PathBuf;
 
 use crate::formats::wpilog::NegZero;
 use crate::json::JsonWriter;
-use crate::runtime::{Event, FramedFormat, Reader};
+use crate::runtime::{Event, FramedFormat};
+
+use super::input::{FramedRead, WithFramed};
 use crate::value::ValueSink;
 
 use super::fault::{kind, Fault, FaultKind, Faults};
@@ -179,14 +181,27 @@ impl FrameNames {
 /// reported on stderr and skipped; a truncation or read error ends the dump with an error after
 /// everything before it was printed. `select` keeps records by name and by time (the header's
 /// timestamp times `ns_per_tick`).
-pub fn dump_framed<F: FramedFormat>(
-    input: impl io::Read,
+pub(super) struct DumpFramed<'a, R> {
+    pub(super) out: &'a mut R,
+    pub(super) path: &'a str,
+    pub(super) select: &'a Select,
+    pub(super) ns_per_tick: u64,
+}
+
+impl<F: FramedFormat, R: Records> WithFramed<F> for DumpFramed<'_, R> {
+    type Output = Result<(), Error>;
+    fn call(self, reader: impl FramedRead<F>) -> Self::Output {
+        dump_framed::<F>(reader, self.out, self.path, self.select, self.ns_per_tick)
+    }
+}
+
+fn dump_framed<F: FramedFormat>(
+    mut reader: impl FramedRead<F>,
     out: &mut impl Records,
     path: &str,
     select: &Select,
     ns_per_tick: u64,
 ) -> Result<(), Error> {
-    let mut reader = Reader::<_, F>::new(input).map_err(|e| Error::at(Fault::read(path, &e)))?;
     let mut skips = Skips::new(select);
     while let Some(ev) = reader.next_event() {
         match ev {
