@@ -21,10 +21,10 @@
 
 use std::fs::File;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 /// How many bytes are prefaulted at once, and kept mapped behind the reader.
-const WINDOW: usize = 4 << 20;
+const WINDOW: usize = 1 << 20;
 
 /// How many maps can be live at once (one per log being read); past that, logs are read.
 const SLOTS: usize = 64;
@@ -58,18 +58,27 @@ unsafe impl Sync for Previous {}
 pub struct Mapped {
     map: memmap2::Mmap,
     slot: usize,
-    /// Where the pages still mapped in start, and where the prefaulted ones end.
+    /// What the reader and the prefaulting thread share.
+    shared: Arc<Shared>,
+    /// The pages before this offset were dropped from the process.
     kept: AtomicUsize,
-    ready: AtomicUsize,
-    /// Whether the kernel prefaults (`MADV_POPULATE_READ`); once refused, not asked again.
-    populate: AtomicBool,
-    /// Told how far the reader got, each window.
+    /// The next position at which [`advance`](Mapped::advance) does its work.
+    next: AtomicUsize,
+    /// The thread that prefaults ahead of the reader (none for a file of a window or two).
+    prefault: Option<std::thread::JoinHandle<()>>,
+    /// Told how far the reader got, each half window.
     progress: Option<Progress>,
+}
+
+/// The reader's position, for the prefaulting thread, and whether to stop.
+struct Shared {
+    pos: AtomicUsize,
+    stop: AtomicBool,
 }
 
 /// Told how many bytes of a mapped file a reader has gone past, every few MiB (a progress bar).
 #[derive(Clone)]
-pub struct Progress(pub std::sync::Arc<dyn Fn(u64) + Send + Sync>);
+pub struct Progress(pub Arc<dyn Fn(u64) + Send + Sync>);
 
 impl std::fmt::Debug for Progress {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -97,8 +106,14 @@ impl Mapped {
             .position(|s| s.start.compare_exchange(0, start, Ordering::AcqRel, Ordering::Acquire).is_ok())?;
         LIVE[slot].fault.store(0, Ordering::Release);
         LIVE[slot].end.store(end, Ordering::Release);
-        let (kept, ready, populate) = (AtomicUsize::new(0), AtomicUsize::new(0), AtomicBool::new(true));
-        Some(Mapped { map, slot, kept, ready, populate, progress })
+        let shared = Arc::new(Shared { pos: AtomicUsize::new(0), stop: AtomicBool::new(false) });
+        let prefault = (map.len() > 2 * WINDOW).then(|| {
+            let shared = Arc::clone(&shared);
+            let (base, len) = (start, map.len());
+            std::thread::Builder::new().name("logspec-prefault".into()).spawn(move || prefault(base, len, &shared)).ok()
+        });
+        let (kept, next) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        Some(Mapped { map, slot, shared, kept, next, prefault: prefault.flatten(), progress })
     }
 
     /// The file's bytes, as long as it was when mapped.
@@ -106,21 +121,21 @@ impl Mapped {
         &self.map
     }
 
-    /// The reader is at byte `pos`: prefaults the window ahead of it and drops the pages behind.
-    /// Cheap to call for every record.
+    /// The reader is at byte `pos`: the pages ahead of it are prefaulted, and those more than a
+    /// window behind are dropped. Cheap to call for every record.
     #[inline(always)]
     pub fn advance(&self, pos: usize) {
-        if pos + WINDOW / 2 >= self.ready.load(Ordering::Relaxed) {
-            self.window(pos);
+        if pos >= self.next.load(Ordering::Relaxed) {
+            self.moved(pos);
         }
     }
 
     #[cold]
-    fn window(&self, pos: usize) {
+    fn moved(&self, pos: usize) {
         if let Some(Progress(tell)) = &self.progress {
             tell(pos as u64);
         }
-        let len = self.map.len();
+        self.next.store(pos + WINDOW / 2, Ordering::Relaxed);
         let page = PAGE.load(Ordering::Relaxed);
         let base = self.map.as_ptr() as usize;
         let behind = pos.saturating_sub(WINDOW) & !(page - 1);
@@ -134,20 +149,18 @@ impl Mapped {
             };
             self.kept.store(behind, Ordering::Relaxed);
         }
-        let from = self.ready.load(Ordering::Relaxed).max(pos & !(page - 1));
-        let to = len.min(from + WINDOW);
-        if self.populate.load(Ordering::Relaxed) && to > from {
-            // SAFETY: the range is inside the map. Past a truncation this fails with EFAULT and
-            // raises no signal; a refusal (an older kernel) stops the prefaulting.
-            #[allow(unsafe_code)]
-            let r = unsafe { libc::madvise((base + from) as *mut libc::c_void, to - from, libc::MADV_POPULATE_READ) };
-            if r != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINVAL) {
-                self.populate.store(false, Ordering::Relaxed);
+        match &self.prefault {
+            Some(thread) => {
+                self.shared.pos.store(pos, Ordering::Release);
+                thread.thread().unpark();
+            }
+            // A small file: the window ahead, here.
+            None => {
+                let from = pos & !(page - 1);
+                populate(base + from, self.map.len().min(from + WINDOW) - from);
             }
         }
-        self.ready.store(to.max(pos + WINDOW / 2 + 1), Ordering::Relaxed);
     }
-
     /// Whether the file turned out shorter than mapped while it was read: the offset of the
     /// first byte that could not be read (from there on the reader saw zeros).
     pub fn truncated(&self) -> Option<u64> {
@@ -160,10 +173,50 @@ impl Mapped {
 
 impl Drop for Mapped {
     fn drop(&mut self) {
+        if let Some(thread) = self.prefault.take() {
+            self.shared.stop.store(true, Ordering::Release);
+            thread.thread().unpark();
+            let _ = thread.join();
+        }
         // The slot is freed before `map` is unmapped (fields drop after this).
         LIVE[self.slot].end.store(0, Ordering::Release);
         LIVE[self.slot].start.store(0, Ordering::Release);
     }
+}
+
+/// How far ahead of the reader the prefaulting thread goes.
+const AHEAD: usize = 4 * WINDOW;
+
+/// The prefaulting thread: keeps the pages up to [`AHEAD`] past the reader's position mapped in,
+/// a window at a time, and sleeps when it is that far ahead (the reader wakes it as it moves).
+fn prefault(base: usize, len: usize, shared: &Shared) {
+    let page = PAGE.load(Ordering::Relaxed);
+    let mut done = 0;
+    while !shared.stop.load(Ordering::Acquire) && done < len {
+        let pos = shared.pos.load(Ordering::Acquire);
+        // Never behind the reader (those pages are being dropped).
+        done = done.max(pos & !(page - 1));
+        let target = len.min(pos + AHEAD);
+        if done < target {
+            let n = WINDOW.min(target - done);
+            if !populate(base + done, n) {
+                return;
+            }
+            done += n;
+        } else {
+            std::thread::park();
+        }
+    }
+}
+
+/// `MADV_POPULATE_READ` over `len` bytes at `addr` (inside a live map); `false` if the kernel
+/// does not know it (before Linux 5.14), and the pages then fault in one by one as they are read.
+fn populate(addr: usize, len: usize) -> bool {
+    // SAFETY: the range is inside a live map. Past a truncation this fails with EFAULT and raises
+    // no signal.
+    #[allow(unsafe_code)]
+    let r = unsafe { libc::madvise(addr as *mut libc::c_void, len, libc::MADV_POPULATE_READ) };
+    r == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::EINVAL)
 }
 
 /// Installs the handler; the disposition it replaced, or `None` if it could not.

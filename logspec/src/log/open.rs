@@ -365,7 +365,7 @@ impl Log {
             Format::Usvlog => usvlog::info(input, &self.head, &path),
             Format::Rlog | Format::RlogStream => rlog::info(input.into_read(), &path, stream, self.assume_r1),
             Format::Wpilog => wpilog::info(input.into_read(), &path, &name),
-            Format::Carla => carla::info(input.into_read(), &path, &name),
+            Format::Carla => carla::info(input, &path, &name),
             Format::Rosbag => {
                 drop(input);
                 let mut said = Vec::new();
@@ -402,7 +402,7 @@ impl Log {
                 rlog::records(input.into_read(), &self.file, &path, stream, self.assume_r1, select, out)
             }
             Format::Wpilog => wpilog::records(input.into_read(), &self.file, &path, select, out),
-            Format::Carla => carla::records(input.into_read(), &path, opts.frames.clone(), select, out),
+            Format::Carla => carla::records(input, &path, opts.frames.clone(), select, out),
             Format::Rosbag => {
                 drop(input);
                 let opts =
@@ -431,7 +431,7 @@ impl Log {
                 rlog::scan(input.into_read(), &self.file, &path, stream, self.assume_r1, &mut state)
             }
             Format::Wpilog => wpilog::scan(input.into_read(), &self.file, &path, &mut state),
-            Format::Carla => carla::scan(input.into_read(), &path, &mut state),
+            Format::Carla => carla::scan(input, &path, &mut state),
             Format::Rosbag => {
                 drop(input);
                 rosbag::scan(&self.file, &path, chunk_budget, &mut state)

@@ -166,5 +166,6 @@ fn summarise<F: FramedFormat>(mut reader: impl FramedRead<F>, current: Option<u6
         }
     }
     s.bytes_consumed = reader.position();
+    s.settle();
     s
 }
