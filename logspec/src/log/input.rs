@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use crate::runtime::{Event, FramedFormat, RawRecord, ReadError, Reader, SliceReader};
 
+pub(super) use super::mapped::WINDOW;
 pub use super::mapped::{Mapped, Progress};
 
 /// A log's bytes.

@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// How many bytes are prefaulted at once, and kept mapped behind the reader.
-const WINDOW: usize = 1 << 20;
+pub(super) const WINDOW: usize = 1 << 20;
 
 /// How many maps can be live at once (one per log being read); past that, logs are read.
 const SLOTS: usize = 64;

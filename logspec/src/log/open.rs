@@ -363,7 +363,7 @@ impl Log {
         let input = self.input;
         let info = match self.format {
             Format::Usvlog => usvlog::info(input, &self.head, &path),
-            Format::Rlog | Format::RlogStream => rlog::info(input.into_read(), &path, stream, self.assume_r1),
+            Format::Rlog | Format::RlogStream => rlog::info(input, &path, stream, self.assume_r1),
             Format::Wpilog => wpilog::info(input.into_read(), &path, &name),
             Format::Carla => carla::info(input, &path, &name),
             Format::Rosbag => {
@@ -399,7 +399,7 @@ impl Log {
         let done = match self.format {
             Format::Usvlog => usvlog::records(input, &self.head, &path, select, out),
             Format::Rlog | Format::RlogStream => {
-                rlog::records(input.into_read(), &self.file, &path, stream, self.assume_r1, select, out)
+                rlog::records(input, &self.file, &path, stream, self.assume_r1, select, out)
             }
             Format::Wpilog => wpilog::records(input.into_read(), &self.file, &path, select, out),
             Format::Carla => carla::records(input, &path, opts.frames.clone(), select, out),
@@ -428,7 +428,7 @@ impl Log {
         let done = match self.format {
             Format::Usvlog => usvlog::scan(input, &self.head, &path, &mut state),
             Format::Rlog | Format::RlogStream => {
-                rlog::scan(input.into_read(), &self.file, &path, stream, self.assume_r1, &mut state)
+                rlog::scan(input, &self.file, &path, stream, self.assume_r1, &mut state)
             }
             Format::Wpilog => wpilog::scan(input.into_read(), &self.file, &path, &mut state),
             Format::Carla => carla::scan(input, &path, &mut state),
