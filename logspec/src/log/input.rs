@@ -1,6 +1,6 @@
 //! Where a log's bytes come from ([`Source`]): a regular file mapped and read in place, or any
 //! other input (a pipe, standard input, a reader a program hands in) read through a buffer; and
-//! the generated framed readers over either ([`FramedRead`]), so that an adapter's loop is
+//! the generated framed readers over either (`FramedRead`), so that an adapter's loop is
 //! written once and serves both.
 
 use std::io::{self, Read};
