@@ -19,6 +19,13 @@ pub trait Visitor {
     fn begin_struct(&mut self, name: Option<&str>);
     fn end_struct(&mut self);
     fn begin_array(&mut self, name: Option<&str>, len: usize);
+    /// Whether the walk goes into an array's elements after [`begin_array`](Visitor::begin_array)
+    /// (`true` unless a visitor says otherwise): one that needs only the lengths says no, and
+    /// the elements are skipped.
+    #[inline(always)]
+    fn elements(&self) -> bool {
+        true
+    }
     fn end_array(&mut self);
     /// A union value: `variant` is the name of the variant that follows as a struct.
     fn begin_variant(&mut self, name: Option<&str>, variant: &'static str, tag: i128);

@@ -167,6 +167,9 @@ fn record_count(r: &CarlaRecordRef<'_>) -> Option<usize> {
             }
             self.0 += 1;
         }
+        fn elements(&self) -> bool {
+            false
+        }
         fn end_array(&mut self) {
             self.0 -= 1;
         }
