@@ -27,6 +27,16 @@ pub trait Visitor {
         true
     }
     fn end_array(&mut self);
+    /// An array of `u8` numbers (a ROS `uint8[]`), shown as numbers like any array: by default
+    /// [`Visitor::begin_array`], [`Visitor::uint`] of each, [`Visitor::end_array`]; a visitor
+    /// may take them at once.
+    fn u8_array(&mut self, name: Option<&str>, v: &[u8]) {
+        self.begin_array(name, v.len());
+        for x in v {
+            self.uint(None, u64::from(*x));
+        }
+        self.end_array();
+    }
     /// A union value: `variant` is the name of the variant that follows as a struct.
     fn begin_variant(&mut self, name: Option<&str>, variant: &'static str, tag: i128);
     fn end_variant(&mut self);
