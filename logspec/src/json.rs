@@ -167,7 +167,7 @@ fn halfway_below(v: f64, text: &str) -> bool {
     if !(-26..0).contains(&e) {
         return false;
     }
-    let exact = u128::from(m >> m.trailing_zeros()) * 5u128.pow(e.unsigned_abs());
+    let exact = u128::from(m >> m.trailing_zeros()) * u128::from(5u64.pow(e.unsigned_abs()));
     if !(10u128.pow(15)..10u128.pow(18)).contains(&exact) {
         return false;
     }
