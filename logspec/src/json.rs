@@ -115,7 +115,8 @@ pub use logspec_ir::json::string;
 /// `1e-4 <= |v| < 1e16` and zero (`0.001`, `12.0`, `-0.0`), else the exponent form with one digit
 /// before the point and no `+` (`1e-5`, `1.5e16`). `zmij` gives the same shortest digits; it lays
 /// out `1e-5 <= |v| < 1e16` as a decimal and writes `e+16`, so the values outside `std`'s decimal
-/// range are laid out again here ([`exponent_form`]).
+/// range are laid out again here; so are the values halfway between two shortest forms, where
+/// `std` takes the larger and `zmij` the even one.
 pub fn float(out: &mut String, v: f64) {
     if v.is_nan() {
         out.push_str("\"NaN\"");
