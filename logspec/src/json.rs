@@ -459,9 +459,11 @@ mod tests {
             0.0001,
             0.00009999999999999999,
             1e-5,
-            // Halfway between two shortest forms: std takes the larger.
-            2038464050747632.25,
-            -2038464050747632.25,
+            // Halfway between two shortest forms: std takes the larger. 2038464050747632.25 and
+            // 2^-24 (5.9604644775390625e-8, the interval below it narrower).
+            f64::from_bits(0x431c_f7e3_9687_63c1),
+            -f64::from_bits(0x431c_f7e3_9687_63c1),
+            f64::from_bits(0x3e70_0000_0000_0000),
             1.5 + f64::EPSILON,
         ] {
             around(v);
