@@ -1,6 +1,7 @@
-//! A large CARLA recording built in memory from the real scenario_runner recording
-//! `tests/data/carla/scenario_runner_DistanceToLaneCenter.log`, the way `bench-inputs/gen_carla.py`
-//! does it (see `benches/carla.rs`), for the benches that read one.
+//! The large CARLA input of the benchmarks: a recording of about `mb` MB built from the real
+//! scenario_runner recording `tests/data/carla/scenario_runner_DistanceToLaneCenter.log` the way
+//! `bench-inputs/gen_carla.py` does it (see `benches/carla.rs`). Built in memory; `benches/carla.rs`,
+//! `benches/dump.rs` and `benches/info.rs` use it.
 
 use logspec::formats::carla::{CarlaRecordRef, FrameStart, PacketRef, PlatformTime, SliceReader, PACKET_HEADER};
 use logspec::runtime::{Endian, Fixed};

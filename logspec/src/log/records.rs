@@ -53,19 +53,44 @@ pub trait Records {
 }
 
 /// The dump's records as JSON Lines (`logspec dump`), its warnings on standard error.
+///
+/// The lines are written one after another into one buffer, the writer's, and go out in writes of
+/// at least [`JsonLines::WRITE_AT`] bytes: `out` needs no buffer of its own. [`flush`](Self::flush)
+/// writes what is left (dropping does too, errors ignored): every complete record is printed
+/// before an error ends the dump.
 pub struct JsonLines<'a> {
     w: JsonWriter,
+    /// Where the record being written begins: the complete lines are before it.
+    start: usize,
     out: &'a mut dyn Write,
 }
 
 impl<'a> JsonLines<'a> {
+    /// The lines are written out when this many bytes of them are waiting.
+    pub const WRITE_AT: usize = 1 << 17;
+
     pub fn new(out: &'a mut dyn Write) -> Self {
-        JsonLines { w: JsonWriter::new(), out }
+        JsonLines { w: JsonWriter::new(), start: 0, out }
     }
 
-    /// Flushes the output.
+    /// Writes the complete lines out and forgets them, and a record left incomplete.
+    fn write_lines(&mut self) -> io::Result<()> {
+        let written = self.out.write_all(&self.w.as_str().as_bytes()[..self.start]);
+        self.w.clear();
+        self.start = 0;
+        written
+    }
+
+    /// Writes every complete line out and flushes the output.
     pub fn flush(&mut self) -> io::Result<()> {
+        self.write_lines()?;
         self.out.flush()
+    }
+}
+
+impl Drop for JsonLines<'_> {
+    fn drop(&mut self) {
+        let _ = self.out.write_all(&self.w.as_str().as_bytes()[..self.start]);
     }
 }
 
@@ -75,13 +100,15 @@ impl Records for JsonLines<'_> {
         &mut self.w
     }
     fn end_record(&mut self) -> io::Result<()> {
-        // `out` is buffered: two writes cost what one did, and the line's buffer is reused.
-        let written = self.out.write_all(self.w.as_str().as_bytes()).and_then(|_| self.out.write_all(b"\n"));
-        self.w.clear();
-        written
+        self.w.newline();
+        self.start = self.w.mark();
+        if self.start >= Self::WRITE_AT {
+            self.write_lines()?;
+        }
+        Ok(())
     }
     fn discard(&mut self) {
-        self.w.clear();
+        self.w.truncate(self.start);
     }
     fn warn(&mut self, warning: Fault) {
         eprintln!("logspec: {warning}");
