@@ -51,6 +51,9 @@ const LOG_BYTES: usize = 12 << 20;
 /// keep both busy, few enough that memory stays flat (a batch is at most
 /// [`crate::tables::BATCH_BYTES`] of values).
 const QUEUE_BATCHES: usize = 2;
+/// The most threads that help a log's writing thread encode columns: past a few, the reading
+/// thread bounds the log, and a batch has only so many columns to share.
+const MAX_HELPERS: usize = 3;
 
 /// The compression of the Parquet pages.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -151,7 +154,7 @@ pub fn export(opts: Options) -> Result<Exported, Error> {
     // Each log is read on one thread and written on another; the columns are encoded by as many
     // threads as the cores left to each log allow (the writing thread and its helpers).
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let helpers = (cores / workers).saturating_sub(1);
+    let helpers = (cores / workers).saturating_sub(1).min(MAX_HELPERS);
     std::thread::scope(|s| {
         for _ in 0..workers {
             s.spawn(|| loop {
