@@ -4,9 +4,9 @@
 //! that a log is never held in memory, files converted in parallel. docs/parquet.md.
 //!
 //! A log is read on one thread and encoded on another: the reading thread fills the tables'
-//! column builders and hands each full batch over a short queue ([`QUEUE_BATCHES`]) to the
+//! column builders and hands each full batch over a short queue (two batches) to the
 //! writing thread, which encodes the batches, decides where row groups end and writes the files
-//! ([`encode`]: with a core to spare, the columns of a batch are encoded by two threads). The
+//! (`parquet/encode.rs`: with a core to spare, the columns of a batch are encoded by two threads). The
 //! writing thread sees the batches in the order they were made and decides as one thread did, so
 //! the files are the same bytes.
 
