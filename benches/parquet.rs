@@ -4,7 +4,11 @@
 //! the `usvlog` bench (record mix of `bench-inputs/gen_usvlog.py`), written to a temporary file
 //! (in the page cache). Reports, as medians of 3 runs:
 //! - `logspec dump > /dev/null` on the same file (the baseline, measured in the same run);
-//! - `export --parquet` of one file with one job: MB/s of input, the ratio to dump;
+//! - `export --parquet` of one file with one job: MB/s of input, the ratio to dump, and the
+//!   ratio to memcpy of the input in this process (the goal: at least 0.025x);
+//! - the same export on one core (`taskset -c 0`) and on two (`taskset -c 0,1`): a log is read
+//!   on one thread and encoded on others, so two cores should take it at least 1.7x as fast
+//!   (where `taskset` is found and the machine has two cores);
 //! - `export --parquet -j 2` of two such files: MB/s of input, the ratio to one file;
 //! - peak RSS of the one-file export, for a quarter of the file, the file, and a file twice its
 //!   size (flat as it grows);
@@ -29,6 +33,23 @@ use common::{arg_mb, mbps, median};
 /// Wall time, CPU time (user + system) and peak RSS (kB) of a `logspec` run, through
 /// `/usr/bin/time` when it is there (else wall time and RSS polled from /proc, CPU time unknown).
 fn process(args: &[&str]) -> (Duration, Option<Duration>, Option<u64>) {
+    process_on(None, args)
+}
+
+/// [`process`], on the cores `cpus` (`taskset -c CPUS`) when given.
+fn process_on(cpus: Option<&str>, args: &[&str]) -> (Duration, Option<Duration>, Option<u64>) {
+    if let Some(cpus) = cpus {
+        let t = Instant::now();
+        let status = Command::new("taskset")
+            .args(["-c", cpus])
+            .arg(env!("CARGO_BIN_EXE_logspec"))
+            .args(args)
+            .stdout(Stdio::null())
+            .status()
+            .expect("run taskset");
+        assert!(status.success(), "taskset -c {cpus} logspec {args:?}: {status}");
+        return (t.elapsed(), None, None);
+    }
     if Path::new("/usr/bin/time").exists() {
         let t = Instant::now();
         let out = Command::new("/usr/bin/time")
@@ -81,6 +102,7 @@ fn main() {
         let _ = std::fs::remove_dir_all(&out);
         process(args)
     };
+    let memcpy = common::memcpy_time(&buf, 5);
     let dump: Vec<_> = (0..runs).map(|_| process(&["dump", &big_s])).collect();
     let dump_t = median(dump.iter().map(|x| x.0).collect());
     let one: Vec<_> = (0..runs).map(|_| run(&["-q", "export", "--parquet", &out_s, "-j", "1", &big_s])).collect();
@@ -96,6 +118,20 @@ fn main() {
     };
     let quarter_rss = rss_of(&quarter_s);
     let double_rss = rss_of(&double_s);
+    // One log on one core and on two, the runs interleaved so that the load of a shared machine
+    // falls on both alike.
+    let taskset = Command::new("taskset").arg("-V").stdout(Stdio::null()).status().is_ok_and(|s| s.success());
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let on_cores = (taskset && cores >= 2).then(|| {
+        let (mut one_core, mut two_cores) = (Vec::new(), Vec::new());
+        for _ in 0..runs {
+            for (cpus, v) in [("0", &mut one_core), ("0,1", &mut two_cores)] {
+                let _ = std::fs::remove_dir_all(&out);
+                v.push(process_on(Some(cpus), &["-q", "export", "--parquet", &out_s, "-j", "1", &big_s]).0);
+            }
+        }
+        (median(one_core), median(two_cores))
+    });
 
     // CPU time shows the cost when the machine is shared (wall time then includes waiting).
     let cpu = |v: &[(Duration, Option<Duration>, Option<u64>)], bytes: usize| {
@@ -110,10 +146,13 @@ fn main() {
     let d = mbps(buf.len(), dump_t);
     let o = mbps(buf.len(), one_t);
     let t = mbps(2 * buf.len(), two_t);
+    let m = mbps(buf.len(), memcpy);
+    println!("memcpy of the input (in process)          {m:>7.1} MB/s");
     println!("logspec dump > /dev/null (baseline)       {d:>7.1} MB/s   1.00x");
     println!(
-        "export --parquet, 1 file, -j 1            {o:>7.1} MB/s   {:.2}x dump   peak RSS {} kB ({} MB file), {} kB ({} MB file), {} kB ({} MB file); {:.1} MB of Parquet",
+        "export --parquet, 1 file, -j 1            {o:>7.1} MB/s   {:.2}x dump   {:.4}x memcpy   peak RSS {} kB ({} MB file), {} kB ({} MB file), {} kB ({} MB file); {:.1} MB of Parquet",
         o / d,
+        o / m,
         quarter_rss,
         buf.len() / 4_000_000,
         one_rss,
@@ -127,6 +166,14 @@ fn main() {
         t / o,
         two_rss
     );
+    match on_cores {
+        Some((c1, c2)) => {
+            let (a, b) = (mbps(buf.len(), c1), mbps(buf.len(), c2));
+            println!("export --parquet, 1 file, taskset -c 0    {a:>7.1} MB/s");
+            println!("export --parquet, 1 file, taskset -c 0,1  {b:>7.1} MB/s   {:.2}x one core", b / a);
+        }
+        None => println!("export --parquet on one core and on two: not run (needs taskset and two cores)"),
+    }
     // A user's own schema: the same file through the interpreter, against the generated reader.
     let schema = concat!(env!("CARGO_MANIFEST_DIR"), "/schemas/usvlog.toml");
     let info_b = median((0..runs).map(|_| process(&["info", &big_s]).0).collect());

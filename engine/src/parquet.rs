@@ -2,22 +2,33 @@
 //! sample source. Each channel is a table, `OUT/<channel>/log=<name>/part-0.parquet`
 //! (Hive-style partitions): columns typed from the IR ([`super::columns`]), row groups streamed so
 //! that a log is never held in memory, files converted in parallel. docs/parquet.md.
+//!
+//! A log is read on one thread and encoded on another: the reading thread fills the tables'
+//! column builders and hands each full batch over a short queue (two batches) to the
+//! writing thread, which encodes the batches, decides where row groups end and writes the files
+//! (`parquet/encode.rs`: with a core to spare, the columns of a batch are encoded by two threads). The
+//! writing thread sees the batches in the order they were made and decides as one thread did, so
+//! the files are the same bytes.
+
+mod encode;
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::Mutex;
 
+use arrow_array::RecordBatch;
 use arrow_schema::DataType;
 use logspec::value::Value;
-use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::format::KeyValue;
 use parquet::schema::types::ColumnPath;
 
+use self::encode::{FileWriter, Pool};
 use crate::tables::{table_name, TableBuilder};
 use logspec::log::Error;
 use logspec::log::{Channel, DynVisit, Samples, Select};
@@ -36,6 +47,13 @@ const PAGE_BYTES: usize = 128 << 10;
 /// writer's buffers take about twice this: the Snappy output of a page is allocated for its worst
 /// case, and float pages barely compress.)
 const LOG_BYTES: usize = 12 << 20;
+/// The batches of a log on their way from the reading thread to the writing thread: enough to
+/// keep both busy, few enough that memory stays flat (a batch is at most
+/// [`crate::tables::BATCH_BYTES`] of values).
+const QUEUE_BATCHES: usize = 2;
+/// The most threads that help a log's writing thread encode columns: past a few, the reading
+/// thread bounds the log, and a batch has only so many columns to share.
+const MAX_HELPERS: usize = 3;
 
 /// The compression of the Parquet pages.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -133,12 +151,16 @@ pub fn export(opts: Options) -> Result<Exported, Error> {
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<Done>>> = Mutex::new((0..jobs.len()).map(|_| None).collect());
     let workers = opts.jobs.clamp(1, jobs.len().max(1));
+    // Each log is read on one thread and written on another; the columns are encoded by as many
+    // threads as the cores left to each log allow (the writing thread and its helpers).
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let helpers = (cores / workers).saturating_sub(1).min(MAX_HELPERS);
     std::thread::scope(|s| {
         for _ in 0..workers {
             s.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(job) = jobs.get(i) else { break };
-                let done = convert(&opts, job);
+                let done = convert(&opts, job, helpers);
                 if let Ok(mut r) = results.lock() {
                     r[i] = Some(done);
                 }
@@ -345,7 +367,40 @@ fn escaped_table(channel: &str) -> String {
     name.split('/').map(|part| escape(part).replace('.', "%2E")).collect::<Vec<_>>().join(".")
 }
 
-fn convert(opts: &Options, job: &Job) -> Done {
+/// Converts one log: read on this thread, written on another ([`write_tables`]), the columns
+/// encoded with `helpers` more threads.
+fn convert(opts: &Options, job: &Job, helpers: usize) -> Done {
+    let (to_writer, from_reader) = sync_channel(QUEUE_BATCHES);
+    let failure = Failure::default();
+    std::thread::scope(|s| {
+        let writer = s.spawn(|| write_tables(from_reader, &failure, helpers));
+        let mut done = read_log(opts, job, to_writer, &failure);
+        let (rows, closing) = match writer.join() {
+            Ok(r) => r,
+            Err(panic) => std::panic::resume_unwind(panic),
+        };
+        // A batch that failed to be written stopped the reading where it was noticed; one noticed
+        // only now (the reading had ended) is the log's error as well.
+        if let Some(e) = failure.take() {
+            done.error = Some(e.to_string());
+        }
+        match closing {
+            None => done.rows = rows,
+            Some(e) => {
+                done.tables = 0;
+                done.error = Some(match done.error.take() {
+                    Some(first) => format!("{first}; then {e}"),
+                    None => e.to_string(),
+                })
+            }
+        }
+        done
+    })
+}
+
+/// The reading half of [`convert`]: the log's samples into its tables' builders, each full batch
+/// to the writing thread, then the rest of every table and the order to close it.
+fn read_log(opts: &Options, job: &Job, to_writer: SyncSender<Msg>, failure: &Failure) -> Done {
     let shown = job.file.display().to_string();
     let mut sink = LogSink {
         out: opts.out.clone(),
@@ -360,6 +415,8 @@ fn convert(opts: &Options, job: &Job) -> Done {
         tables: Vec::new(),
         warnings: Vec::new(),
         long_names: Default::default(),
+        to_writer: Some(to_writer),
+        failure,
     };
     let mut read = || -> Result<logspec::log::scan::Outcome, Error> {
         let f = File::open(&job.file).map_err(|e| Error::Input(format!("{shown}: cannot open: {e}")))?;
@@ -377,25 +434,96 @@ fn convert(opts: &Options, job: &Job) -> Done {
     };
     done.warnings = warnings;
     done.error = error;
-    match sink.finish() {
-        Ok((tables, rows)) => {
-            done.tables = tables;
-            done.rows = rows;
-        }
-        Err(e) => {
-            done.error = Some(match done.error.take() {
-                Some(first) => format!("{first}; then {e}"),
-                None => e.to_string(),
-            })
-        }
-    }
+    done.tables = sink.finish();
     done.warnings.extend(std::mem::take(&mut sink.warnings));
     done.warnings.extend(sink.long_names.more(&format!("log={}", job.log)));
     done
 }
 
-/// The tables of one log.
-struct LogSink {
+/// What the reading thread hands the writing thread, in the order of the reading.
+enum Msg {
+    /// A new table (its index is the number of tables before it).
+    Table(Box<TableWriter>),
+    /// A table's full batch.
+    Batch(usize, RecordBatch),
+    /// A table's last rows (or the error that making their batch gave): write them and the
+    /// footer, and put the file in place.
+    Close(usize, Result<Option<RecordBatch>, Error>),
+}
+
+/// The first error of the writing thread while the log is read, for the reading thread to stop at.
+#[derive(Default)]
+struct Failure {
+    failed: AtomicBool,
+    error: Mutex<Option<Error>>,
+}
+
+impl Failure {
+    fn set(&self, e: Error) {
+        if let Ok(mut slot) = self.error.lock() {
+            slot.get_or_insert(e);
+        }
+        self.failed.store(true, Ordering::Release);
+    }
+
+    /// The error, once (`None` when there was none or it was taken).
+    fn take(&self) -> Option<Error> {
+        if !self.failed.load(Ordering::Acquire) {
+            return None;
+        }
+        self.error.lock().ok()?.take()
+    }
+}
+
+/// The writing half of [`convert`]: the tables' files from the batches of the reading thread.
+/// Returns the rows in the files put in place, and the first error closing them gave; an error
+/// while the log is read goes to `failure` (and the batches after it are still written: the
+/// reading stops at the next batch, and every row it made is kept, as when it stopped at once).
+fn write_tables(from_reader: Receiver<Msg>, failure: &Failure, helpers: usize) -> (u64, Option<Error>) {
+    let pool = Pool::new(helpers);
+    let mut tables: Vec<Option<TableWriter>> = Vec::new();
+    let mut rows = 0;
+    let mut closing = None;
+    for msg in from_reader {
+        match msg {
+            Msg::Table(t) => tables.push(Some(*t)),
+            Msg::Batch(i, batch) => {
+                if let Err(e) = write_batch(&mut tables, i, batch, &pool) {
+                    failure.set(e);
+                }
+            }
+            Msg::Close(i, batch) => {
+                let Some(t) = tables.get_mut(i).and_then(Option::take) else { continue };
+                match t.close(batch, &pool) {
+                    Ok(n) => rows += n,
+                    Err(e) => {
+                        closing.get_or_insert(e);
+                    }
+                }
+            }
+        }
+    }
+    (rows, closing)
+}
+
+/// Encodes a table's batch; closes row groups to keep the log's memory bounded.
+fn write_batch(tables: &mut [Option<TableWriter>], i: usize, batch: RecordBatch, pool: &Pool) -> Result<(), Error> {
+    let Some(t) = tables.get_mut(i).and_then(Option::as_mut) else { return Ok(()) };
+    t.write(&batch, pool)?;
+    if t.in_progress() > ROW_GROUP_BYTES || t.open_data > ROW_GROUP_DATA {
+        t.close_row_group(pool)?;
+    }
+    let total: usize = tables.iter().flatten().map(TableWriter::in_progress).sum();
+    if total > LOG_BYTES {
+        if let Some(t) = tables.iter_mut().flatten().max_by_key(|t| t.in_progress()) {
+            t.close_row_group(pool)?;
+        }
+    }
+    Ok(())
+}
+
+/// The tables of one log, as the reading thread fills them.
+struct LogSink<'a> {
     out: PathBuf,
     log: String,
     /// The source file's name, for the file metadata.
@@ -409,14 +537,26 @@ struct LogSink {
     by_channel: Vec<usize>,
     /// Table index by table name (a channel, or a group of channels).
     by_table: HashMap<String, usize>,
-    tables: Vec<TableWriter>,
+    tables: Vec<TableRows>,
     warnings: Vec<String>,
     /// Table names too long for a folder name (shortened; counted, the first few warned about).
     long_names: logspec::log::fault::Faults,
+    /// The writing thread's queue; dropped when every table was closed.
+    to_writer: Option<SyncSender<Msg>>,
+    failure: &'a Failure,
 }
 
-struct TableWriter {
+/// A table's rows not yet handed to the writing thread.
+struct TableRows {
     name: String,
+    /// The table's temporary file, as named in messages.
+    tmp: PathBuf,
+    /// The rows not yet encoded ([`super::tables`], shared with the Python package).
+    rows: TableBuilder,
+}
+
+/// A table's file, on the writing thread.
+struct TableWriter {
     /// `OUT/<table>/`.
     table: PathBuf,
     /// `OUT/<table>/log=<log>/`.
@@ -424,18 +564,17 @@ struct TableWriter {
     /// Written under a hidden name, renamed to `part-0.parquet` when complete.
     tmp: PathBuf,
     props: WriterProperties,
+    schema: arrow_schema::SchemaRef,
     /// Opened with the table's first full batch (or at the end): a log of 65,535 keys of a few
     /// values each holds no open file or writer per key while it is read.
-    writer: Option<ArrowWriter<File>>,
-    /// The rows not yet encoded ([`super::tables`], shared with the Python package).
-    rows: TableBuilder,
+    writer: Option<FileWriter>,
     written: u64,
     /// The Arrow data written into the open row group ([`ROW_GROUP_DATA`]).
     open_data: usize,
 }
 
-impl LogSink {
-    fn new_table(&mut self, name: &str, channel: &Channel) -> Result<TableWriter, Error> {
+impl LogSink<'_> {
+    fn new_table(&mut self, name: &str, channel: &Channel) -> Result<(TableRows, TableWriter), Error> {
         let rows = TableBuilder::new(channel, self.utc);
         let mut meta = vec![
             kv("logspec.version", env!("CARGO_PKG_VERSION")),
@@ -476,48 +615,51 @@ impl LogSink {
             props = props.set_column_dictionary_enabled(ColumnPath::new(path), true);
         }
         let props = props.build();
-        Ok(TableWriter { name: name.to_string(), table, dir, tmp, props, writer: None, rows, written: 0, open_data: 0 })
+        let writer =
+            TableWriter { table, dir, tmp: tmp.clone(), props, schema, writer: None, written: 0, open_data: 0 };
+        Ok((TableRows { name: name.to_string(), tmp, rows }, writer))
     }
 
-    /// Encodes a table's buffered rows; closes row groups to keep the log's memory bounded.
+    /// Hands a message to the writing thread.
+    fn send(&self, msg: Msg) -> Result<(), Error> {
+        // The writing thread ends early only when it panicked (resumed when it is joined).
+        match &self.to_writer {
+            Some(to) if to.send(msg).is_ok() => Ok(()),
+            _ => Err(Error::Input(format!("log={}: the Parquet writing thread stopped", self.log))),
+        }
+    }
+
+    /// Hands a table's buffered rows to the writing thread; stops at an error it had.
     fn flush(&mut self, i: usize) -> Result<(), Error> {
-        self.tables[i].write_batch()?;
-        let t = &self.tables[i];
-        if t.in_progress() > ROW_GROUP_BYTES || t.open_data > ROW_GROUP_DATA {
-            self.tables[i].close_row_group()?;
+        if let Some(e) = self.failure.take() {
+            return Err(e);
         }
-        let total: usize = self.tables.iter().map(TableWriter::in_progress).sum();
-        if total > LOG_BYTES {
-            if let Some(t) = self.tables.iter_mut().max_by_key(|t| t.in_progress()) {
-                t.close_row_group()?;
-            }
-        }
-        Ok(())
+        let t = &mut self.tables[i];
+        let Some(batch) = t.rows.batch().map_err(|e| Error::Input(format!("{}: {e}", t.tmp.display())))? else {
+            return Ok(());
+        };
+        self.send(Msg::Batch(i, batch))
     }
 
-    /// Writes the rest of every table and puts each file in place; returns (tables, rows).
-    fn finish(&mut self) -> Result<(usize, u64), Error> {
-        let mut rows = 0;
-        let mut first_err = None;
-        for t in std::mem::take(&mut self.tables) {
-            if t.rows.misfits > 0 {
+    /// Hands the rest of every table to the writing thread, which writes it and puts each file
+    /// in place; returns the number of tables.
+    fn finish(&mut self) -> usize {
+        for (i, t) in std::mem::take(&mut self.tables).into_iter().enumerate() {
+            let TableRows { name, tmp, mut rows } = t;
+            if rows.misfits > 0 {
                 self.warnings.push(format!(
                     "log={}: {}: {} value(s) did not fit the column types of the channel's first description and were written as null",
-                    self.log, t.name, t.rows.misfits
+                    self.log, name, rows.misfits
                 ));
             }
-            match t.close() {
-                Ok(n) => rows += n,
-                Err(e) => {
-                    first_err.get_or_insert(e);
-                }
+            let batch = rows.batch().map_err(|e| Error::Input(format!("{}: {e}", tmp.display())));
+            drop(rows);
+            if self.send(Msg::Close(i, batch)).is_err() {
+                break;
             }
         }
-        let n = self.by_table.len();
-        match first_err {
-            Some(e) => Err(e),
-            None => Ok((n, rows)),
-        }
+        self.to_writer = None;
+        self.by_table.len()
     }
 }
 
@@ -543,11 +685,11 @@ fn kv(key: &str, value: &str) -> KeyValue {
 impl TableWriter {
     /// The encoded size of the open row group.
     fn in_progress(&self) -> usize {
-        self.writer.as_ref().map_or(0, ArrowWriter::in_progress_size)
+        self.writer.as_ref().map_or(0, FileWriter::in_progress_size)
     }
 
     /// The table's writer, its temporary file created the first time.
-    fn writer(&mut self) -> Result<&mut ArrowWriter<File>, Error> {
+    fn writer(&mut self) -> Result<&mut FileWriter, Error> {
         if self.writer.is_none() {
             let (table, dir, tmp) = (&self.table, &self.dir, &self.tmp);
             let file = crate::output::create_temp(|| {
@@ -560,29 +702,26 @@ impl TableWriter {
                 Ok((file, tmp.clone(), made))
             })
             .map_err(|e| Error::Input(e.to_string()))?;
-            let writer = ArrowWriter::try_new(file, self.rows.schema.clone(), Some(self.props.clone()))
+            let writer = FileWriter::try_new(file, self.schema.clone(), self.props.clone())
                 .map_err(|e| Error::Input(format!("{}: {e}", self.tmp.display())))?;
             self.writer = Some(writer);
         }
         Ok(self.writer.as_mut().expect("opened above"))
     }
 
-    fn write_batch(&mut self) -> Result<(), Error> {
-        let Some(batch) = self.rows.batch().map_err(|e| Error::Input(format!("{}: {e}", self.tmp.display())))? else {
-            return Ok(());
-        };
+    fn write(&mut self, batch: &RecordBatch, pool: &Pool) -> Result<(), Error> {
         let tmp = self.tmp.display().to_string();
-        self.writer()?.write(&batch).map_err(|e| Error::Input(format!("{tmp}: {e}")))?;
+        self.writer()?.write(batch, pool).map_err(|e| Error::Input(format!("{tmp}: {e}")))?;
         self.written += batch.num_rows() as u64;
         self.open_data += batch.get_array_memory_size();
         Ok(())
     }
 
-    fn close_row_group(&mut self) -> Result<(), Error> {
+    fn close_row_group(&mut self, pool: &Pool) -> Result<(), Error> {
         // What the open row group holds: its encoded size, or the buffers of data that compresses well.
         let Some(writer) = self.writer.as_mut() else { return Ok(()) };
         let size = writer.in_progress_size().max(self.open_data);
-        writer.flush().map_err(|e| Error::Input(format!("{}: {e}", self.tmp.display())))?;
+        writer.flush(pool).map_err(|e| Error::Input(format!("{}: {e}", self.tmp.display())))?;
         self.open_data = 0;
         // Every so many bytes of closed row groups (of any log: the allocator is the process's).
         let closed = CLOSED_BYTES.fetch_add(size, Ordering::Relaxed) + size;
@@ -593,23 +732,25 @@ impl TableWriter {
         Ok(())
     }
 
-    /// Writes the buffered rows and the footer, then renames the file to `part-0.parquet`. The
+    /// Writes the last rows and the footer, then renames the file to `part-0.parquet`. The
     /// temporary file is removed when that fails.
-    fn close(self) -> Result<u64, Error> {
+    fn close(self, last: Result<Option<RecordBatch>, Error>, pool: &Pool) -> Result<u64, Error> {
         let tmp = self.tmp.clone();
-        let done = self.write_and_rename();
+        let done = self.write_and_rename(last, pool);
         if done.is_err() && std::fs::remove_file(&tmp).is_ok() {
             crate::output::forget_temp(&tmp);
         }
         done
     }
 
-    fn write_and_rename(mut self) -> Result<u64, Error> {
-        self.write_batch()?;
+    fn write_and_rename(mut self, last: Result<Option<RecordBatch>, Error>, pool: &Pool) -> Result<u64, Error> {
+        if let Some(batch) = last? {
+            self.write(&batch, pool)?;
+        }
         let tmp = self.tmp.display().to_string();
         self.writer()?;
         let writer = self.writer.take().expect("opened above");
-        writer.close().map_err(|e| Error::Input(format!("{tmp}: {e}")))?;
+        writer.close(pool).map_err(|e| Error::Input(format!("{tmp}: {e}")))?;
         let part = self.dir.join("part-0.parquet");
         crate::output::persist_temp(&self.tmp, || std::fs::rename(&self.tmp, &part))
             .map_err(|e| Error::Input(format!("{}: cannot rename to {}: {e}", self.tmp.display(), part.display())))?;
@@ -617,7 +758,7 @@ impl TableWriter {
     }
 }
 
-impl Samples for LogSink {
+impl Samples for LogSink<'_> {
     fn origin(&mut self, origin_ns: u64) {
         self.origin_ns = origin_ns;
     }
@@ -629,8 +770,9 @@ impl Samples for LogSink {
         let i = match self.by_table.get(&name) {
             Some(i) => *i,
             None => {
-                let t = self.new_table(&name, channel)?;
-                self.tables.push(t);
+                let (rows, writer) = self.new_table(&name, channel)?;
+                self.send(Msg::Table(Box::new(writer)))?;
+                self.tables.push(rows);
                 self.by_table.insert(name, self.tables.len() - 1);
                 self.tables.len() - 1
             }

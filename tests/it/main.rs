@@ -27,6 +27,7 @@ mod mapped;
 mod no_hand_layout;
 mod output_doc;
 mod outputs_unchanged;
+mod parquet_threads;
 mod readme;
 mod rlog;
 mod rlog_columns;

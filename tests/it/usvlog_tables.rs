@@ -79,7 +79,7 @@ fn assert_same(path: &Path, select: &Select, what: &str) {
 
 /// A file of the sample's records `copies` times over (an unknown record of type 200 after
 /// every copy when `unknown`), with the timestamps of each copy after the last.
-fn big(copies: u64, unknown: bool) -> Vec<u8> {
+pub(crate) fn big(copies: u64, unknown: bool) -> Vec<u8> {
     let bytes = sample();
     let header = FileHeader { fw_model_schema: FW_MODEL_SCHEMA, t0_us: 5 };
     let mut w = Writer::<_, Usvlog>::new(Vec::new(), &header).unwrap();
