@@ -40,6 +40,7 @@ pub mod scan;
 mod schema;
 mod sniff;
 mod structs;
+mod ulog;
 mod usvlog;
 mod wpilog;
 
