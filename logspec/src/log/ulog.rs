@@ -125,17 +125,25 @@ struct Walk {
 
 /// What a problem was, for the fault.
 fn problem(path: &str, m: &Message<'_>) -> Option<(&'static str, Fault)> {
-    let at = |msg: String| Fault::at(path, m.offset, Some(m.index), format!("{path}: byte {}, message {}: {msg}", m.offset, m.index));
+    let at = |msg: String| {
+        Fault::at(path, m.offset, Some(m.index), format!("{path}: byte {}, message {}: {msg}", m.offset, m.index))
+    };
     Some(match &m.event {
-        Event::Resynced { resumed: Some(r) } => {
-            (kind::CORRUPT, at(format!("a corrupted message header; skipped {} bytes to the end of the next sync message", r - m.offset)))
-        }
-        Event::Resynced { resumed: None } => {
-            (kind::CORRUPT, at("a corrupted message header and no sync message after it; skipped to the end of the file".into()))
-        }
-        Event::Invalid { msg_type, error } => {
-            (kind::UNDECODABLE, at(format!("message of type '{}' does not fit its size: {error}; skipped", *msg_type as char)))
-        }
+        Event::Resynced { resumed: Some(r) } => (
+            kind::CORRUPT,
+            at(format!(
+                "a corrupted message header; skipped {} bytes to the end of the next sync message",
+                r - m.offset
+            )),
+        ),
+        Event::Resynced { resumed: None } => (
+            kind::CORRUPT,
+            at("a corrupted message header and no sync message after it; skipped to the end of the file".into()),
+        ),
+        Event::Invalid { msg_type, error } => (
+            kind::UNDECODABLE,
+            at(format!("message of type '{}' does not fit its size: {error}; skipped", *msg_type as char)),
+        ),
         Event::Format(Err(e)) => (kind::BAD_FORMAT, at(format!("{e}; its data cannot be decoded"))),
         Event::Subscription(s) => match &s.decoder {
             Err(e) => (
@@ -150,7 +158,9 @@ fn problem(path: &str, m: &Message<'_>) -> Option<(&'static str, Fault)> {
         Event::Data { subscription: Some(s), payload, .. } => match &s.decoder {
             Ok(d) => match d.data(payload) {
                 Ok(_) => return None,
-                Err(e) => (kind::UNDECODABLE, at(format!("Data message of `{}` (msg_id {}): {e}; skipped", s.name, s.msg_id))),
+                Err(e) => {
+                    (kind::UNDECODABLE, at(format!("Data message of `{}` (msg_id {}): {e}; skipped", s.name, s.msg_id)))
+                }
             },
             // Reported once, with its subscription.
             Err(_) => return None,
@@ -319,7 +329,10 @@ fn write(w: &mut (impl ValueSink + ?Sized), m: &Message<'_>, last: u64, values: 
             w.uint(Some("msg_type"), u64::from(*msg_type));
             w.uint(Some("size"), payload.len() as u64);
         }
-        Event::Data { subscription: None, .. } | Event::Format(Err(_)) | Event::Invalid { .. } | Event::Resynced { .. } => {
+        Event::Data { subscription: None, .. }
+        | Event::Format(Err(_))
+        | Event::Invalid { .. }
+        | Event::Resynced { .. } => {
             return false;
         }
     }
@@ -588,10 +601,7 @@ pub(super) fn info(input: Box<dyn Read>, path: &str, name: &str) -> Result<super
         line("time:", format!("{:.3} .. {:.3} s ({:.3} s)", a as f64 / 1e6, z as f64 / 1e6, (z - a) as f64 / 1e6));
     }
     line("messages:", format!("{} ({} data)", c.messages, c.data));
-    line(
-        "flags:",
-        format!("compat {:#04x}, incompat {:#04x}, appended offsets {:?}", compat[0], incompat[0], offsets),
-    );
+    line("flags:", format!("compat {:#04x}, incompat {:#04x}, appended offsets {:?}", compat[0], incompat[0], offsets));
     line(
         "contents:",
         format!(
