@@ -19,4 +19,6 @@ mod generated {
 pub use generated::*;
 mod reader;
 
-pub use reader::{read_all, split_key, Decoder, Event, Message, ReadError, ReadErrorKind, Reader, Subscription, CORRUPT_SIZE};
+pub use reader::{
+    read_all, split_key, Decoder, Event, Message, ReadError, ReadErrorKind, Reader, Subscription, CORRUPT_SIZE,
+};

@@ -78,7 +78,8 @@ impl Decoder {
     /// A Data payload as a value tree.
     pub fn decode(&self, payload: &[u8]) -> Result<Value, String> {
         let data = self.data(payload)?;
-        crate::formats::rosbag::decode_value(&self.lowered.schema, &self.min, &self.root, data).map_err(|e| e.to_string())
+        crate::formats::rosbag::decode_value(&self.lowered.schema, &self.min, &self.root, data)
+            .map_err(|e| e.to_string())
     }
 
     /// A Data payload straight into a visitor (as [`Decoder::view`] of [`Decoder::decode`] shows it).
@@ -199,7 +200,11 @@ pub enum ReadErrorKind {
     /// The flag bits set an incompatible flag other than DATA_APPENDED: the file cannot be read.
     Incompatible([u8; 8]),
     /// The input ends inside the file header or a message.
-    Truncated { what: &'static str, needed: u64, available: u64 },
+    Truncated {
+        what: &'static str,
+        needed: u64,
+        available: u64,
+    },
 }
 
 impl fmt::Display for ReadError {
@@ -411,8 +416,11 @@ impl<R: Read> Reader<R> {
                     Ok(false) => {}
                     Err(e) => return Some(Err(self.fail(offset, ReadErrorKind::Io(e)))),
                 }
-                let kind =
-                    ReadErrorKind::Truncated { what: "message header", needed: h as u64, available: self.buf.available() as u64 };
+                let kind = ReadErrorKind::Truncated {
+                    what: "message header",
+                    needed: h as u64,
+                    available: self.buf.available() as u64,
+                };
                 return Some(Err(self.fail(offset, kind)));
             }
             let Ok(header) = MessageHeader::decode_fixed(self.buf.bytes(), Endian::Little) else {
@@ -425,8 +433,7 @@ impl<R: Read> Reader<R> {
                 Err(e) => return Some(Err(self.fail(offset, ReadErrorKind::Io(e)))),
             }
             let known = UlogRecordRef::decode(u64::from(header.msg_type), &[]).is_some();
-            let corrupt =
-                header.msg_type == 0 || (!known && (header.msg_size == 0 || header.msg_size > CORRUPT_SIZE));
+            let corrupt = header.msg_type == 0 || (!known && (header.msg_size == 0 || header.msg_size > CORRUPT_SIZE));
             if corrupt {
                 let index = self.index;
                 self.index += 1;
@@ -525,7 +532,9 @@ impl<R: Read> Reader<R> {
                 UlogRecordRef::InfoMultiple(m) => {
                     Event::InfoMultiple { is_continued: m.is_continued != 0, key: m.key, value: m.value }
                 }
-                UlogRecordRef::Parameter(p) => Event::Parameter { key: p.key, value: p.value, initial: self.definitions },
+                UlogRecordRef::Parameter(p) => {
+                    Event::Parameter { key: p.key, value: p.value, initial: self.definitions }
+                }
                 UlogRecordRef::ParameterDefault(q) => {
                     Event::ParameterDefault { default_types: q.default_types, key: q.key, value: q.value }
                 }
