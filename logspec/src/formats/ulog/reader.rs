@@ -221,10 +221,13 @@ impl fmt::Display for ReadError {
                 f,
                 "the flag bits set incompatible flags {flags:?} that this reader does not know (only bit 0 of byte 0, DATA_APPENDED); the file cannot be read"
             ),
-            ReadErrorKind::Truncated { what, needed, available } => write!(
-                f,
-                "the file ends inside a {what}: it needs {needed} bytes, {available} are left; every message before it was read"
-            ),
+            ReadErrorKind::Truncated { what, needed, available } => {
+                write!(f, "the file ends inside a {what}: it needs {needed} bytes, {available} are left")?;
+                if self.index.is_some() {
+                    f.write_str("; every message before it was read")?;
+                }
+                Ok(())
+            }
         }
     }
 }
@@ -278,7 +281,7 @@ impl<R: Read> Reader<R> {
                 }
                 _ => {
                     let (needed, available) = (FileHeader::SIZE as u64, buf.available() as u64);
-                    return Err(fail(ReadErrorKind::Truncated { what: "file header", needed, available }));
+                    return Err(fail(ReadErrorKind::Truncated { what: "ULog file header", needed, available }));
                 }
             },
         };
