@@ -302,7 +302,7 @@ fn cut_files_give_every_complete_message_then_the_offset() {
     assert_eq!(info.status.code(), Some(1));
     let s: Value = serde_json::from_slice(&info.stdout).unwrap();
     assert_eq!(s["ok"], false);
-    assert!(s["stop"].as_str().unwrap().contains(&format!("byte {last}")), "{s}");
+    assert!(s["error"].as_str().unwrap().contains(&format!("byte {last}")), "{s}");
     std::fs::remove_dir_all(&dir).ok();
 }
 

@@ -537,6 +537,11 @@ pub(super) fn info(input: Box<dyn Read>, path: &str, name: &str) -> Result<super
     w.begin_struct(None);
     w.str(Some("file"), name);
     w.str(Some("format"), "ulog");
+    w.bool(Some("ok"), ok);
+    match &stop {
+        Some(s) => w.str(Some("error"), s),
+        None => w.null(Some("error")),
+    }
     w.uint(Some("version"), u64::from(header.0));
     w.uint(Some("header_timestamp"), header.1);
     let (compat, incompat, offsets) = c.flags.clone().unwrap_or(([0; 8], [0; 8], Vec::new()));
@@ -583,11 +588,6 @@ pub(super) fn info(input: Box<dyn Read>, path: &str, name: &str) -> Result<super
         w.str(None, e);
     }
     w.end_array();
-    match &stop {
-        Some(s) => w.str(Some("stop"), s),
-        None => w.null(Some("stop")),
-    }
-    w.bool(Some("ok"), ok);
     w.end_struct();
     let mut json = w.take();
     json.push('\n');
