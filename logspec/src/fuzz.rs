@@ -29,6 +29,8 @@ pub const TARGETS: &[(&str, fn(&[u8]))] = &[
     ("wpilog", wpilog),
     ("wpistruct", wpistruct),
     ("framed", framed),
+    ("ulog", ulog),
+    ("ulog_format", ulog_format),
 ];
 
 /// Records of a framed format, each written as JSON as `dump` does.
@@ -347,6 +349,57 @@ pub fn framed(data: &[u8]) {
             }
             Err(e) if e.is_recoverable() => {}
             Err(_) => break,
+        }
+    }
+}
+
+/// A dump's records, written and dropped; its warnings dropped.
+struct Discard(JsonWriter);
+
+impl crate::log::Records for Discard {
+    type Writer = JsonWriter;
+    fn writer(&mut self) -> &mut JsonWriter {
+        &mut self.0
+    }
+    fn end_record(&mut self) -> std::io::Result<()> {
+        self.0.clear();
+        Ok(())
+    }
+    fn discard(&mut self) {
+        self.0.clear();
+    }
+    fn warn(&mut self, _warning: crate::log::Fault) {}
+}
+
+/// PX4 ULog: the file as `dump` and `info` read it (formats lowered, Data, Information and
+/// Parameter values decoded, corrupted regions skipped to the next sync message).
+pub fn ulog(data: &[u8]) {
+    use crate::log::{Format, Log, Open};
+    let how = Open { format: Some(Format::Ulog), ..Default::default() };
+    let open = || Log::from_reader(std::path::Path::new("fuzz.ulg"), Box::new(Cursor::new(data.to_vec())), &how);
+    if let Ok(log) = open() {
+        let _ = log.records(&crate::log::records::Options::default(), &mut Discard(JsonWriter::new()));
+    }
+    if let Ok(log) = open() {
+        let _ = log.info(&[], &mut Vec::new());
+    }
+}
+
+/// The ULog front end: each line of the input is a Format message's text; every format is
+/// lowered as a subscription would, and the input decoded as a Data payload of it.
+pub fn ulog_format(data: &[u8]) {
+    use crate::formats::ulog::Decoder;
+    let text = String::from_utf8_lossy(data);
+    let mut set = logspec_ir::ulog::FormatSet::default();
+    for line in text.lines() {
+        let _ = set.add(line);
+    }
+    let names: Vec<String> = set.iter().map(|f| f.name.clone()).collect();
+    for n in names {
+        if let Ok(l) = set.lower(&n) {
+            let d = Decoder::new(l);
+            let _ = d.decode(data);
+            let _ = d.decode(&vec![0; d.lowered.size as usize]);
         }
     }
 }
