@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
 use std::sync::Arc;
 
-use crate::formats::ulog::{split_key, Decoder, Event, Message, ReadError, Reader, Subscription};
+use crate::formats::ulog::{split_key, Decoder, Event, Message, ReadError, Reader, Subscribed};
 use crate::json::JsonWriter;
 use crate::runtime::{Visit, Visitor};
 use crate::value::{Value as Tree, ValueSink};
@@ -375,7 +375,7 @@ fn write_fields(w: &mut (impl ValueSink + ?Sized), f: &logspec_ir::ulog::UFormat
 }
 
 /// The channel of a subscription: its JSON Schema and IR type from the lowered format.
-fn channel(s: &Subscription, d: &Decoder) -> Channel {
+fn channel(s: &Subscribed, d: &Decoder) -> Channel {
     let ty = ValueType { schema: Arc::new(d.lowered.schema.clone()), id: d.lowered.root };
     Channel {
         name: channel_name(&s.name, s.multi_id),

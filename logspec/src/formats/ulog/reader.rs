@@ -62,7 +62,7 @@ impl Decoder {
     }
 
     /// The bytes of a Data payload that hold the format: all of them, when the payload is the
-    /// format's size without its trailing padding or with it ([DOC] lets writers leave it out).
+    /// format's size without its trailing padding or with it (the PX4 description lets writers leave it out).
     pub fn data<'a>(&self, payload: &'a [u8]) -> Result<&'a [u8], String> {
         let (size, pad) = (self.lowered.size, self.lowered.trailing_padding);
         let n = payload.len() as u64;
@@ -96,7 +96,7 @@ impl Decoder {
 
 /// A subscription (`A`): a msg_id bound to a format and an instance.
 #[derive(Debug)]
-pub struct Subscription {
+pub struct Subscribed {
     pub msg_id: u16,
     pub multi_id: u8,
     /// The format's name.
@@ -133,14 +133,14 @@ pub enum Event<'a> {
         key: &'a [u8],
         value: &'a [u8],
     },
-    Subscription(&'a Subscription),
+    Subscription(&'a Subscribed),
     Unsubscription {
         msg_id: u16,
     },
     /// A Data message, with its subscription (`None`: no subscription has its msg_id).
     Data {
         msg_id: u16,
-        subscription: Option<&'a Subscription>,
+        subscription: Option<&'a Subscribed>,
         payload: &'a [u8],
     },
     /// A logged string (`L`), or a tagged one (`C`, with its tag).
@@ -251,7 +251,7 @@ pub struct Reader<R> {
     formats: FormatSet,
     /// Compiled formats by name, shared by their subscriptions; cleared when a format changes.
     compiled: HashMap<String, Arc<Decoder>>,
-    subscriptions: HashMap<u16, Subscription>,
+    subscriptions: HashMap<u16, Subscribed>,
     /// The appended-data offsets of the flag bits not yet reached, in file order.
     cuts: Vec<u64>,
     /// Appended-data offsets that were behind the reader when it learnt them (ignored).
@@ -321,7 +321,7 @@ impl<R: Read> Reader<R> {
     }
 
     /// The subscriptions read so far, by msg_id.
-    pub fn subscriptions(&self) -> &HashMap<u16, Subscription> {
+    pub fn subscriptions(&self) -> &HashMap<u16, Subscribed> {
         &self.subscriptions
     }
 
@@ -502,7 +502,7 @@ impl<R: Read> Reader<R> {
                         d
                     }),
                 };
-                let s = Subscription { msg_id: a.msg_id, multi_id: a.multi_id, name, decoder, active: true };
+                let s = Subscribed { msg_id: a.msg_id, multi_id: a.multi_id, name, decoder, active: true };
                 self.subscriptions.insert(a.msg_id, s);
                 subscribed = Some(a.msg_id);
             }
