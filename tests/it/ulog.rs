@@ -388,3 +388,58 @@ fn bad_files_say_what_they_found() {
     let e = logspec::formats::ulog::Reader::new(&b[..]).err().unwrap();
     assert!(e.to_string().contains("not a ULog file"), "{e}");
 }
+
+/// A message as the format frames it.
+fn msg(t: u8, payload: &[u8]) -> Vec<u8> {
+    let mut m = (payload.len() as u16).to_le_bytes().to_vec();
+    m.push(t);
+    m.extend_from_slice(payload);
+    m
+}
+
+/// Hostile formats: nested arrays of a format of no bytes (65535 x 65535 values claimed by a
+/// Data message of 8 bytes), a cycle, a format larger than a message. Each Data message is
+/// reported and skipped, at once; the file's other messages are read.
+#[test]
+fn hostile_formats_are_refused_not_followed() {
+    let mut b = b"ULog\x01\x12\x35\x01".to_vec();
+    b.extend(1000u64.to_le_bytes());
+    for f in [&b"e:"[..], b"b:e[65535] y", b"a:uint64_t timestamp;b[65535] x", b"c:uint64_t timestamp;c self"] {
+        b.extend(msg(b'F', f));
+    }
+    b.extend(msg(b'F', b"big:uint64_t timestamp;uint8_t[65535] a;uint8_t[65535] b"));
+    for (id, name) in [(1u16, &b"a"[..]), (2, b"c"), (3, b"big"), (4, b"undefined")] {
+        let mut a = vec![0u8];
+        a.extend(id.to_le_bytes());
+        a.extend_from_slice(name);
+        b.extend(msg(b'A', &a));
+    }
+    for i in 0..200u64 {
+        for id in 1..=4u16 {
+            let mut d = id.to_le_bytes().to_vec();
+            d.extend(i.to_le_bytes());
+            b.extend(msg(b'D', &d));
+        }
+    }
+    b.extend(msg(b'L', b"6\x00\x00\x00\x00\x00\x00\x00\x00still read"));
+    let dir = scratch::temp_dir().join(format!("logspec-ulog-hostile-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("hostile.ulg");
+    std::fs::write(&path, &b).unwrap();
+    let out = logspec(&["dump", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for what in
+        ["take no bytes each", "contains itself", "more than a message can hold", "no Format message defines it"]
+    {
+        assert!(stderr.contains(what), "{what}: {stderr}");
+    }
+    assert!(
+        stderr.contains("800 Data messages of no subscription") || stderr.contains("200 messages that do not decode"),
+        "{stderr}"
+    );
+    let lines = jsonl(&String::from_utf8(out.stdout).unwrap());
+    assert_eq!(lines.last().unwrap()["message"], "still read");
+    assert!(lines.iter().all(|l| l["kind"] != "data"));
+    std::fs::remove_dir_all(&dir).ok();
+}

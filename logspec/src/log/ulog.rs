@@ -224,10 +224,21 @@ pub(super) fn records<R: Records>(input: Box<dyn Read>, path: &str, select: &Sel
                 continue;
             }
         }
-        if write(out.writer(), &m, *last, &mut values) {
-            out.end_record().map_err(Error::Io)?;
-        } else {
-            out.discard();
+        match write(out.writer(), &m, *last, &mut values) {
+            Ok(true) => out.end_record().map_err(Error::Io)?,
+            Ok(false) => out.discard(),
+            Err(e) => {
+                out.discard();
+                let fault = || {
+                    Fault::at(
+                        path,
+                        m.offset,
+                        Some(m.index),
+                        format!("{path}: byte {}, message {}: {e}; skipped", m.offset, m.index),
+                    )
+                };
+                super::records::skip(out, faults, kind::UNDECODABLE, fault);
+            }
         }
     };
     if let Some(e) = end {
@@ -240,8 +251,9 @@ pub(super) fn records<R: Records>(input: Box<dyn Read>, path: &str, select: &Sel
     Ok(())
 }
 
-/// Writes a message's line; `false` when it has none (a problem, reported apart).
-fn write(w: &mut (impl ValueSink + ?Sized), m: &Message<'_>, last: u64, values: &mut Values) -> bool {
+/// Writes a message's line; `false` when it has none (a problem, reported apart), an error for
+/// a Data message that does not decode.
+fn write(w: &mut (impl ValueSink + ?Sized), m: &Message<'_>, last: u64, values: &mut Values) -> Result<bool, String> {
     w.begin_struct(None);
     match &m.event {
         Event::FlagBits(b) => {
@@ -260,7 +272,7 @@ fn write(w: &mut (impl ValueSink + ?Sized), m: &Message<'_>, last: u64, values: 
             w.end_array();
         }
         Event::Format(Ok(_)) | Event::Subscription(_) => {
-            return write_definition(w, m);
+            return Ok(write_definition(w, m));
         }
         Event::Info { key, value } => {
             let (ty, name) = split_key(key);
@@ -300,8 +312,12 @@ fn write(w: &mut (impl ValueSink + ?Sized), m: &Message<'_>, last: u64, values: 
             w.uint(Some("msg_id"), u64::from(*msg_id));
         }
         Event::Data { msg_id, subscription: Some(s), payload } => {
-            let Ok(d) = &s.decoder else { return false };
-            let Ok(v) = d.decode(payload) else { return false };
+            let Ok(d) = &s.decoder else { return Ok(false) };
+            if d.data(payload).is_err() {
+                // Reported by `problem`.
+                return Ok(false);
+            }
+            let v = d.decode(payload).map_err(|e| format!("Data message of `{}` (msg_id {msg_id}): {e}", s.name))?;
             w.str(Some("kind"), "data");
             w.uint(Some("msg_id"), u64::from(*msg_id));
             w.str(Some("name"), &s.name);
@@ -333,11 +349,11 @@ fn write(w: &mut (impl ValueSink + ?Sized), m: &Message<'_>, last: u64, values: 
         | Event::Format(Err(_))
         | Event::Invalid { .. }
         | Event::Resynced { .. } => {
-            return false;
+            return Ok(false);
         }
     }
     w.end_struct();
-    true
+    Ok(true)
 }
 
 /// The line of a Format or Subscription message.

@@ -249,7 +249,8 @@ pub struct Reader<R> {
     /// Bytes of the message last lent, consumed at the next call.
     pos: usize,
     formats: FormatSet,
-    /// Compiled formats by name, shared by their subscriptions; cleared when a format changes.
+    /// Compiled formats by name, shared by their subscriptions; cleared when a format is
+    /// redefined.
     compiled: HashMap<String, Arc<Decoder>>,
     subscriptions: HashMap<u16, Subscribed>,
     /// The appended-data offsets of the flag bits not yet reached, in file order.
@@ -488,8 +489,12 @@ impl<R: Read> Reader<R> {
             }
             Some(Ok(UlogRecordRef::Format(f))) => {
                 let text = String::from_utf8_lossy(f.format);
+                let known = self.formats.len();
                 format = Some(self.formats.add(&text).map(|f| f.name.clone()));
-                self.compiled.clear();
+                // A format redefined changes the layouts compiled with it; a new one changes none.
+                if self.formats.len() == known {
+                    self.compiled.clear();
+                }
             }
             Some(Ok(UlogRecordRef::Subscription(a))) => {
                 self.definitions = false;
