@@ -440,3 +440,28 @@ fn hostile_formats_are_refused_not_followed() {
     assert!(lines.iter().all(|l| l["kind"] != "data"));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// An appended-data offset past the end of the file: the file is read as one section (as
+/// pyulog does), with a warning.
+#[test]
+fn an_offset_past_the_end_is_ignored_with_a_warning() {
+    let mut b = std::fs::read(input("gen_ulog_corner")).unwrap();
+    // The flag bits message is the first, at 16: its header (3), compat (8), incompat (8), then
+    // the first appended offset.
+    b[35..43].copy_from_slice(&1_000_000_000u64.to_le_bytes());
+    let dir = scratch::temp_dir().join(format!("logspec-ulog-offset-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("bogus.ulg");
+    std::fs::write(&path, &b).unwrap();
+    let out = logspec(&["dump", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("offset 1000000000 lies past the end of the file"), "{stderr}");
+    let mut ours = jsonl(&String::from_utf8(out.stdout).unwrap());
+    let (mut whole, _) = dump("gen_ulog_corner");
+    for l in [&mut ours[1], &mut whole[1]] {
+        l["appended_offsets"] = json!([]);
+    }
+    assert_lines_eq(&ours, &whole);
+    std::fs::remove_dir_all(&dir).ok();
+}

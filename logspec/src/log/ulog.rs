@@ -169,6 +169,19 @@ fn problem(path: &str, m: &Message<'_>) -> Option<(&'static str, Fault)> {
     })
 }
 
+/// Appended-data offsets the reading did not use: behind the message that declared them, or past
+/// the end of the file (a warning; the file is read as one section up to them).
+fn offset_notes(reader: &Reader<Box<dyn Read>>, path: &str) -> Vec<String> {
+    let mut notes = Vec::new();
+    for o in &reader.bad_offsets {
+        notes.push(format!("{path}: appended-data offset {o} lies behind the flag bits or an earlier offset; ignored"));
+    }
+    for o in reader.unreached_offsets() {
+        notes.push(format!("{path}: appended-data offset {o} lies past the end of the file; ignored"));
+    }
+    notes
+}
+
 impl Walk {
     fn open(input: Box<dyn Read>, path: &str) -> Result<Walk, Error> {
         let reader = Reader::new(input).map_err(|e| Error::at(Fault::read(path, &e)))?;
@@ -243,6 +256,9 @@ pub(super) fn records<R: Records>(input: Box<dyn Read>, path: &str, select: &Sel
     };
     if let Some(e) = end {
         return Err(Error::at(Fault::read(path, &e)));
+    }
+    for n in offset_notes(reader, path) {
+        out.warn(Fault::new(super::fault::FaultKind::Decode, path, n));
     }
     super::records::skipped(out, faults, path, "problem(s) were skipped")?;
     if filtering {
@@ -445,6 +461,7 @@ pub(super) fn scan(input: Box<dyn Read>, path: &str, state: &mut State<'_>) -> R
             _ => {}
         }
     }
+    state.outcome.warnings.extend(offset_notes(reader, path));
     Ok(())
 }
 
@@ -546,6 +563,7 @@ pub(super) fn info(input: Box<dyn Read>, path: &str, name: &str) -> Result<super
     errors.extend(faults.more(path));
     let stop = end.as_ref().map(|e| Fault::read(path, e).message);
     let unreached: Vec<u64> = reader.unreached_offsets().to_vec();
+    let behind = reader.bad_offsets.clone();
     let ok = stop.is_none() && faults.total() == 0;
     let count = |k: &str| c.by_kind.get(k).copied().unwrap_or(0);
     // JSON: the keys of the reference summaries where they say the same.
@@ -645,6 +663,9 @@ pub(super) fn info(input: Box<dyn Read>, path: &str, name: &str) -> Result<super
     }
     for o in &unreached {
         line("integrity:", format!("appended-data offset {o} lies past the end of the file; ignored"));
+    }
+    for o in &behind {
+        line("integrity:", format!("appended-data offset {o} lies behind the flag bits or an earlier offset; ignored"));
     }
     if let Some(s) = &stop {
         line("integrity:", s.clone());
