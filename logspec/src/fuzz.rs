@@ -398,8 +398,24 @@ pub fn ulog_format(data: &[u8]) {
     for n in names {
         if let Ok(l) = set.lower(&n) {
             let d = Decoder::new(l);
-            let _ = d.decode(data);
-            let _ = d.decode(&vec![0; d.lowered.size as usize]);
+            same_data(&d, data);
+            same_data(&d, &vec![0; d.lowered.size as usize]);
         }
     }
+}
+
+/// A Data payload decoded by the IR walk (a value tree, shown) and by the decode plan (the
+/// dump's path): the same JSON, or the same fault.
+fn same_data(d: &crate::formats::ulog::Decoder, payload: &[u8]) {
+    use crate::runtime::Visit;
+    let mut walked = JsonWriter::new();
+    let a = d.decode(payload).map(|v| d.view(&v).visit(None, &mut walked));
+    let mut planned = JsonWriter::new();
+    let b = d.visit_as(payload, None, &mut planned);
+    match (a, b) {
+        (Ok(()), Ok(())) => assert_eq!(walked.as_str(), planned.as_str(), "walk and plan disagree"),
+        (Err(x), Err(y)) => assert_eq!(x, y, "walk and plan fail differently"),
+        (x, y) => panic!("walk {x:?}, plan {y:?}"),
+    }
+    assert_eq!(d.check(payload).is_ok(), d.decode(payload).is_ok());
 }

@@ -465,3 +465,42 @@ fn an_offset_past_the_end_is_ignored_with_a_warning() {
     assert_lines_eq(&ours, &whole);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The dump's decode plan against the IR walk's value trees, on every Data message of every test
+/// file and of corrupted copies: the same JSON, or the same fault.
+#[test]
+fn the_decode_plan_is_the_walk() {
+    use logspec::formats::ulog::{Event, Reader};
+    use logspec::runtime::Visit;
+    let check = |bytes: &[u8]| {
+        let Ok(mut r) = Reader::new(bytes) else { return 0 };
+        let mut n = 0;
+        while let Some(Ok(m)) = r.next_message() {
+            let Event::Data { subscription: Some(s), payload, .. } = m.event else { continue };
+            let Ok(d) = &s.decoder else { continue };
+            let mut walked = logspec::json::JsonWriter::new();
+            let a = d.decode(payload).map(|v| d.view(&v).visit(None, &mut walked));
+            let mut planned = logspec::json::JsonWriter::new();
+            let b = d.visit_as(payload, None, &mut planned);
+            match (a, b) {
+                (Ok(()), Ok(())) => assert_eq!(walked.as_str(), planned.as_str()),
+                (Err(x), Err(y)) => assert_eq!(x, y),
+                (x, y) => panic!("walk {x:?}, plan {y:?}"),
+            }
+            n += 1;
+        }
+        n
+    };
+    let mut total = 0;
+    for stem in WHOLE.into_iter().chain([HEAD]) {
+        total += check(&std::fs::read(input(stem)).unwrap());
+    }
+    assert!(total > 50_000, "{total}");
+    let bytes = std::fs::read(input("px4ulogrs_esc_status_log")).unwrap();
+    for k in 0..30usize {
+        let mut b = bytes.clone();
+        let i = 16 + (k * 7919 * 31) % (b.len() - 16);
+        b[i] ^= 0x5a;
+        check(&b);
+    }
+}

@@ -18,10 +18,10 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
 use std::sync::Arc;
 
-use crate::formats::ulog::{split_key, Decoder, Event, Message, ReadError, Reader, Subscribed};
+use crate::formats::ulog::{split_key, DataValue, Decoder, Event, Message, ReadError, Reader, Subscribed};
 use crate::json::JsonWriter;
 use crate::runtime::{Visit, Visitor};
-use crate::value::{Value as Tree, ValueSink};
+use crate::value::ValueSink;
 use logspec_ir::ulog::FormatSet;
 
 use super::fault::{Fault, Faults, Locate};
@@ -333,13 +333,13 @@ fn write(w: &mut (impl ValueSink + ?Sized), m: &Message<'_>, last: u64, values: 
                 // Reported by `problem`.
                 return Ok(false);
             }
-            let v = d.decode(payload).map_err(|e| format!("Data message of `{}` (msg_id {msg_id}): {e}", s.name))?;
             w.str(Some("kind"), "data");
             w.uint(Some("msg_id"), u64::from(*msg_id));
             w.str(Some("name"), &s.name);
             w.uint(Some("multi_id"), u64::from(s.multi_id));
             w.uint(Some("timestamp"), d.timestamp(payload).unwrap_or(last));
-            d.view(&v).visit(Some("data"), w);
+            d.visit_as(payload, Some("data"), w)
+                .map_err(|e| format!("Data message of `{}` (msg_id {msg_id}): {e}", s.name))?;
         }
         Event::Logging { level, tag, timestamp, message } => {
             w.str(Some("kind"), if tag.is_some() { "logging_tagged" } else { "logging" });
@@ -450,12 +450,17 @@ pub(super) fn scan(input: Box<dyn Read>, path: &str, state: &mut State<'_>) -> R
                 let name = channel_name(&s.name, s.multi_id);
                 let t_ns = t_us.saturating_mul(1000);
                 let Some(id) = state.wanted(&name, t_ns, || channel(s, d))? else { continue };
-                match d.decode(payload) {
-                    Ok(v) => {
-                        state.sink.sample(id, t_ns, &Tree::of(&d.view(&v)))?;
+                match d.check(payload) {
+                    Ok(()) => {
+                        state.sink.visit(id, t_ns, &DataValue { decoder: d, payload })?;
                         state.outcome.samples += 1;
                     }
-                    Err(e) => state.warn(kind::UNDECODABLE, || format!("{path}: byte {}: {e}", m.offset)),
+                    Err(e) => state.warn(kind::UNDECODABLE, || {
+                        format!(
+                            "{path}: byte {}, message {}: Data message of `{}`: {e}; skipped",
+                            m.offset, m.index, s.name
+                        )
+                    }),
                 }
             }
             _ => {}

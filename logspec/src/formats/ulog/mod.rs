@@ -20,5 +20,5 @@ pub use generated::*;
 mod reader;
 
 pub use reader::{
-    read_all, split_key, Decoder, Event, Message, ReadError, ReadErrorKind, Reader, Subscribed, CORRUPT_SIZE,
+    read_all, split_key, DataValue, Decoder, Event, Message, ReadError, ReadErrorKind, Reader, Subscribed, CORRUPT_SIZE,
 };
