@@ -504,3 +504,27 @@ fn the_decode_plan_is_the_walk() {
         check(&b);
     }
 }
+
+/// A writer that stopped leaves unwritten space (zeros) before the appended data: the main
+/// section ends there, with no corruption reported, and reading goes on at the offset (the
+/// search for a sync message does not pass it).
+#[test]
+fn unwritten_space_before_appended_data_ends_the_section() {
+    let bytes = std::fs::read(input("gen_ulog_corner")).unwrap();
+    let all = offsets(&bytes);
+    let j = all.iter().position(|o| *o == 1607).expect("a message at the appended offset");
+    let mut b = bytes.clone();
+    b[all[j - 2] as usize..1607].fill(0);
+    let dir = scratch::temp_dir().join(format!("logspec-ulog-unwritten-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("unwritten.ulg");
+    std::fs::write(&path, &b).unwrap();
+    let out = logspec(&["dump", path.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let ours = jsonl(&String::from_utf8(out.stdout).unwrap());
+    let (whole, _) = dump("gen_ulog_corner");
+    // Message i is line i + 1.
+    let expected: Vec<Value> = whole[..j - 1].iter().chain(&whole[j + 1..]).cloned().collect();
+    assert_lines_eq(&ours, &expected);
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -452,6 +452,17 @@ impl<R: Read> Reader<R> {
             }
             let known = UlogRecordRef::decode(u64::from(header.msg_type), &[]).is_some();
             let corrupt = header.msg_type == 0 || (!known && (header.msg_size == 0 || header.msg_size > CORRUPT_SIZE));
+            if corrupt && !self.cuts.is_empty() {
+                // What a writer left before an appended-data offset when it stopped (a cut
+                // message, unwritten space): the section ends here, and reading goes on at the
+                // offset. The search for a sync message must not pass it.
+                let c = self.cuts.remove(0);
+                self.cut_messages += 1;
+                if let Err(e) = self.skip_to(c) {
+                    return Some(Err(self.fail(offset, ReadErrorKind::Io(e))));
+                }
+                continue;
+            }
             if corrupt {
                 let index = self.index;
                 self.index += 1;
