@@ -528,3 +528,32 @@ fn unwritten_space_before_appended_data_ends_the_section() {
     assert_lines_eq(&ours, &expected);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A chain of formats nested 60 deep (deeper is refused) redefined before each of many
+/// subscriptions: compiling stops at a budget proportional to the file, and the subscriptions
+/// past it are reported.
+#[test]
+fn recompiling_formats_is_bounded_by_the_file() {
+    let mut b = b"ULog\x01\x12\x35\x01".to_vec();
+    b.extend(0u64.to_le_bytes());
+    let depth = 60;
+    for i in 0..depth {
+        b.extend(msg(b'F', format!("f{i}:f{} x", i + 1).as_bytes()));
+    }
+    for k in 0..3000u16 {
+        b.extend(msg(b'F', format!("f{depth}:uint8_t[{}] _padding0", k % 7).as_bytes()));
+        let mut a = vec![0u8];
+        a.extend(k.to_le_bytes());
+        a.extend_from_slice(b"f0");
+        b.extend(msg(b'A', &a));
+    }
+    let (n, err) = logspec::formats::ulog::read_all(&b);
+    assert!(err.is_none(), "{err:?}");
+    assert_eq!(n as usize, depth + 6000);
+    let mut r = logspec::formats::ulog::Reader::new(&b[..]).unwrap();
+    while r.next_message().is_some() {}
+    let refused = r.subscriptions().values().filter(|s| s.decoder.is_err()).count();
+    assert!(refused > 2500, "{refused} of 3000 refused");
+    let e = r.subscriptions().values().find_map(|s| s.decoder.as_ref().err()).unwrap();
+    assert!(e.message.contains("more than a file of"), "{e}");
+}

@@ -23,6 +23,10 @@ use crate::ir::{Endian, Field, Len, Prim, Schema, Struct, Ty, TypeDef, TypeId};
 /// larger than this, so larger formats (and array lengths) are refused.
 pub const MAX_SIZE: u64 = 65_535;
 
+/// How deep formats may nest (PX4's nest two or three deep): deeper nesting is refused, so that
+/// every walk over a layout (sizes, plans, decoding) stays within its stack.
+pub const MAX_DEPTH: usize = 64;
+
 /// A basic type of Format messages.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Basic {
@@ -282,6 +286,13 @@ impl FormatSet {
             if order.iter().any(|o| o.name == s.name) {
                 continue;
             }
+            if path.len() >= MAX_DEPTH {
+                return Err(err(
+                    &f.name,
+                    Some(&field.name),
+                    format!("formats nest deeper than {MAX_DEPTH} levels here ({} -> ...)", path[..3].join(" -> ")),
+                ));
+            }
             order.push(s);
             path.push(&s.name);
             stack.push((s, 0));
@@ -416,6 +427,18 @@ mod tests {
     fn sizes_nested_formats_in_any_order() {
         let s = set(&["r:uint64_t timestamp;y a;x b;", "x:y[2] c;", "y:uint16_t d;"]);
         assert_eq!(s.lower("r").unwrap().size, 8 + 2 + 4);
+    }
+
+    #[test]
+    fn refuses_deep_nesting() {
+        let texts: Vec<String> = (0..=MAX_DEPTH).map(|i| format!("f{i}:f{} x", i + 1)).collect();
+        let mut s = FormatSet::default();
+        for t in &texts {
+            s.add(t).unwrap();
+        }
+        s.add(&format!("f{}:uint8_t y", MAX_DEPTH + 1)).unwrap();
+        assert!(s.lower("f0").unwrap_err().message.contains("nest deeper than 64"));
+        assert!(s.lower("f3").is_ok());
     }
 
     #[test]

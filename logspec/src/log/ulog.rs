@@ -483,6 +483,7 @@ struct Counts {
     t_max: Option<u64>,
     dropout_ms: u64,
     info: Vec<(String, String)>,
+    info_at: HashMap<String, usize>,
     formats: u64,
 }
 
@@ -522,8 +523,14 @@ pub(super) fn info(input: Box<dyn Read>, path: &str, name: &str) -> Result<super
                 w.begin_struct(None);
                 values.write(&mut w, "v", &ty, value);
                 w.end_struct();
-                c.info.retain(|(k, _)| *k != key);
-                c.info.push((key, w.take()));
+                // A repeated key keeps its place and takes the last value.
+                match c.info_at.get(&key) {
+                    Some(&i) => c.info[i].1 = w.take(),
+                    None => {
+                        c.info_at.insert(key.clone(), c.info.len());
+                        c.info.push((key, w.take()));
+                    }
+                }
                 "info"
             }
             Event::InfoMultiple { .. } => "info_multiple",

@@ -20,6 +20,11 @@ use crate::formats::rosbag::{Value, ValueView, Visiting};
 /// skipped (pyulog's rule, `_check_packet_corruption`), as is a type byte of 0 or a size of 0.
 pub const CORRUPT_SIZE: u16 = 10_000;
 
+/// The IR types the reader may compile for subscriptions, beyond one per 8 bytes read: real
+/// logs compile a few hundred; a file that redefines a deeply nested format before each of its
+/// subscriptions would otherwise compile it again each time.
+const COMPILE_BUDGET: u64 = 4096;
+
 /// How much the resynchronisation reads ahead at a time while it looks for a Sync message.
 const SEARCH: usize = 64 * 1024;
 
@@ -267,6 +272,8 @@ pub struct Reader<R> {
     /// redefined.
     compiled: HashMap<String, Arc<Decoder>>,
     subscriptions: HashMap<u16, Subscribed>,
+    /// IR types compiled so far (bounded by [`COMPILE_BUDGET`] and the bytes read).
+    compiled_types: u64,
     /// The appended-data offsets of the flag bits not yet reached, in file order.
     cuts: Vec<u64>,
     /// Appended-data offsets that were behind the reader when it learnt them (ignored).
@@ -315,6 +322,7 @@ impl<R: Read> Reader<R> {
             formats: FormatSet::default(),
             compiled: HashMap::new(),
             subscriptions: HashMap::new(),
+            compiled_types: 0,
             cuts: Vec::new(),
             bad_offsets: Vec::new(),
             cut_messages: 0,
@@ -441,8 +449,13 @@ impl<R: Read> Reader<R> {
                 };
                 return Some(Err(self.fail(offset, kind)));
             }
-            let Ok(header) = MessageHeader::decode_fixed(self.buf.bytes(), Endian::Little) else {
-                unreachable!("three bytes are there and the header has no consts")
+            let header = match MessageHeader::decode_fixed(self.buf.bytes(), Endian::Little) {
+                Ok(h) => h,
+                // Three bytes are there and the header has no consts: this does not happen.
+                Err(_) => {
+                    let kind = ReadErrorKind::Truncated { what: "message header", needed: h as u64, available: 0 };
+                    return Some(Err(self.fail(offset, kind)));
+                }
             };
             let total = h + usize::from(header.msg_size);
             match self.cut(offset + total as u64) {
@@ -524,9 +537,19 @@ impl<R: Read> Reader<R> {
             Some(Ok(UlogRecordRef::Subscription(a))) => {
                 self.definitions = false;
                 let name = String::from_utf8_lossy(a.message_name).trim_end_matches('\0').to_string();
+                let budget = COMPILE_BUDGET.saturating_add(offset / 8);
                 let decoder = match self.compiled.get(&name) {
                     Some(d) => Ok(Arc::clone(d)),
+                    None if self.compiled_types > budget => Err(UlogError {
+                        format: name.clone(),
+                        field: None,
+                        message: format!(
+                            "the formats compiled so far hold {} types, more than a file of {offset} bytes can justify (formats redefined between subscriptions)",
+                            self.compiled_types
+                        ),
+                    }),
                     None => self.formats.lower(&name).map(|l| {
+                        self.compiled_types += l.schema.types.len() as u64;
                         let d = Arc::new(Decoder::new(l));
                         self.compiled.insert(name.clone(), Arc::clone(&d));
                         d
