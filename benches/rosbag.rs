@@ -15,8 +15,10 @@
 //! First, each reader in turn (interleaved rounds, medians) on `DIR/big_none.bag`: the `rosbag`
 //! crate's raw framing of the mapped bag against logspec's decode plan (every message through
 //! its compiled plan into a checksum, arrays of numbers lent) in time and file order, and the
-//! owned `Value` trees; fresh and on an opened bag. `--crate-only` stops after that;
-//! `--only crate|plan|plan-file|owned` runs one reader alone, 20 times (for `perf`).
+//! owned `Value` trees; fresh and on an opened bag; and every message through the one interface
+//! (`logspec::log::open`, then `Log::scan` of every channel into a sink that visits each value,
+//! folding every number and byte into a sum). `--crate-only` stops after that;
+//! `--only crate|plan|plan-file|owned|scan` runs one reader alone, 20 times (for `perf`).
 //!
 //! Then, as medians: memcpy (the baseline); full decode (owned `Value` trees, the bag read through a
 //! `BufReader`) in time order per compression as MB/s
@@ -38,6 +40,8 @@ use common::{mbps, median, memcpy_time, process, time};
 use logspec::dynamic::Sink;
 use logspec::formats::rosbag::{Bag, BagError, Decoders, Order};
 use logspec::ir::ir::{Endian, Prim};
+use logspec::log::{Channel, DynVisit, Open, Samples, Select};
+use logspec::runtime::Visitor;
 
 /// The Python `rosbags` library's full decode and memcpy on the reference machine, MB/s.
 const ROSBAGS_MBPS: f64 = 62.0;
@@ -136,6 +140,111 @@ fn plan_bag<R: logspec::formats::rosbag::Source>(
     (n, bytes, fold.0)
 }
 
+/// What the scan line's sink does with each value it is shown: every number, bool and string
+/// is folded into a sum (so each is read, converted to its type), arrays and structs counted.
+#[derive(Default)]
+struct Touch {
+    sum: u64,
+    values: u64,
+}
+
+impl Visitor for Touch {
+    fn uint(&mut self, _: Option<&str>, v: u64) {
+        self.sum = self.sum.wrapping_add(v);
+        self.values += 1;
+    }
+    fn int(&mut self, _: Option<&str>, v: i64) {
+        self.sum = self.sum.wrapping_add(v as u64);
+        self.values += 1;
+    }
+    fn f32(&mut self, _: Option<&str>, v: f32) {
+        self.sum = self.sum.wrapping_add(u64::from(v.to_bits()));
+        self.values += 1;
+    }
+    fn f64(&mut self, _: Option<&str>, v: f64) {
+        self.sum = self.sum.wrapping_add(v.to_bits());
+        self.values += 1;
+    }
+    fn bool(&mut self, _: Option<&str>, v: bool) {
+        self.sum = self.sum.wrapping_add(u64::from(v));
+        self.values += 1;
+    }
+    fn str(&mut self, _: Option<&str>, v: &str) {
+        self.sum = self.sum.wrapping_add(v.len() as u64);
+        self.values += 1;
+    }
+    fn bytes(&mut self, _: Option<&str>, v: &[u8]) {
+        self.sum = self.sum.wrapping_add(v.len() as u64);
+        self.values += 1;
+    }
+    fn enumeration(&mut self, _: Option<&str>, raw: i128, _: Option<&'static str>) {
+        self.sum = self.sum.wrapping_add(raw as u64);
+        self.values += 1;
+    }
+    fn flags(&mut self, _: Option<&str>, raw: u64) {
+        self.sum = self.sum.wrapping_add(raw);
+        self.values += 1;
+    }
+    fn begin_struct(&mut self, _: Option<&str>) {}
+    fn end_struct(&mut self) {}
+    fn begin_array(&mut self, _: Option<&str>, len: usize) {
+        self.sum = self.sum.wrapping_add(len as u64);
+    }
+    fn end_array(&mut self) {}
+    fn u8_array(&mut self, _: Option<&str>, v: &[u8]) {
+        self.sum = self.sum.wrapping_add(len_sum(v));
+        self.values += v.len() as u64;
+    }
+    fn begin_variant(&mut self, _: Option<&str>, _: &'static str, _: i128) {}
+    fn end_variant(&mut self) {}
+}
+
+impl logspec::value::ValueSink for Touch {
+    fn null(&mut self, _: Option<&str>) {
+        self.values += 1;
+    }
+}
+
+/// The sum of the bytes (every one read), in blocks whose sums fit a `u32` (so that it
+/// vectorises).
+fn len_sum(v: &[u8]) -> u64 {
+    v.chunks(1 << 16).map(|c| u64::from(c.iter().map(|x| u32::from(*x)).sum::<u32>())).sum()
+}
+
+/// A [`Samples`] sink that shows every sample to [`Touch`]: through the visit the scan hands it
+/// (a ROS message is decoded by its plan as it is visited), or the value where one is handed.
+#[derive(Default)]
+struct Scanned {
+    samples: u64,
+    touch: Touch,
+}
+
+impl Samples for Scanned {
+    fn channel(&mut self, _: usize, _: &Channel) -> Result<(), logspec::log::Error> {
+        Ok(())
+    }
+    fn sample(&mut self, _: usize, _: u64, value: &logspec::value::Value) -> Result<(), logspec::log::Error> {
+        self.samples += 1;
+        value.write_to(&mut self.touch, None);
+        Ok(())
+    }
+    fn visit(&mut self, _: usize, _: u64, value: &dyn DynVisit) -> Result<(), logspec::log::Error> {
+        self.samples += 1;
+        value.visit_dyn(&mut self.touch);
+        Ok(())
+    }
+}
+
+/// Every message of the bag through the one interface: opened by [`logspec::log::open`] (format
+/// sniffed), all channels scanned into [`Scanned`]; returns (samples, values, sum).
+fn scan_all(p: &Path) -> (u64, u64, u64) {
+    let log = logspec::log::open(p, &Open::default()).expect("opens the bag");
+    let mut sink = Scanned::default();
+    let outcome = log.scan(&Select::default(), &mut sink).expect("scans the bag");
+    assert!(outcome.error.is_none() && outcome.warnings.is_empty(), "{:?}", outcome.warnings);
+    (sink.samples, sink.touch.values, sink.touch.sum)
+}
+
 fn decode_bag<R: logspec::formats::rosbag::Source>(mut bag: Bag<R>) -> (u64, u64) {
     let decoders = Decoders::new("bench", &bag.connections, None);
     let (mut n, mut bytes) = (0u64, 0u64);
@@ -226,6 +335,7 @@ fn against_rosbag_crate(p: &Path, runs: usize) {
     assert_eq!(decode_all_mapped(p), (msgs, msg_bytes), "both read the same messages");
     let (pm, pb, _) = plan_all_mapped(p, Order::Time);
     assert_eq!((pm, pb), (msgs, msg_bytes), "both read the same messages");
+    assert_eq!(scan_all(p).0, msgs, "the scan has every message");
     // Opened once, outside the timing (the mapping's pages stay mapped): what a large bag
     // amortises, for the crate and for logspec (definitions compiled once too).
     let crate_bag = rosbag::RosBag::new(p).expect("the rosbag crate opens the bag");
@@ -264,6 +374,9 @@ fn against_rosbag_crate(p: &Path, runs: usize) {
                 })
                 .unwrap()
             },
+            &mut || {
+                black_box(scan_all(p));
+            },
         ],
     );
     println!("input: {} ({msgs} messages, {msg_bytes} message bytes), medians of {runs} interleaved runs", p.display());
@@ -280,6 +393,7 @@ fn against_rosbag_crate(p: &Path, runs: usize) {
     line("rosbag crate 0.6, raw framing, opened bag", 5, 5);
     line("logspec, decode plan, time order, opened bag", 6, 5);
     line("logspec, Value trees, time order, opened bag", 7, 5);
+    line("logspec, every message through Log::scan (open+compile)", 8, 0);
 }
 
 fn main() {
@@ -302,6 +416,7 @@ fn main() {
                 "plan" => drop(black_box(plan_all_mapped(&none, Order::Time))),
                 "plan-file" => drop(black_box(plan_all_mapped(&none, Order::File))),
                 "crate" => drop(black_box(rosbag_crate_framing(&none))),
+                "scan" => drop(black_box(scan_all(&none))),
                 _ => drop(black_box(decode_all_mapped(&none))),
             }
         }

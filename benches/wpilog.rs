@@ -18,39 +18,12 @@ mod common;
 
 use std::hint::black_box;
 
+use common::wpilog_input::build;
 use common::{allocations, arg_mb, mbps, memcpy_time, time, whole_process};
-use logspec::formats::wpilog::{Body, DataValueRef, Reader, Writer};
+use logspec::formats::wpilog::{Body, DataValueRef, Reader};
 
 #[global_allocator]
 static GLOBAL: common::Counting = common::Counting;
-
-fn build(mb: f64) -> Vec<u8> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/wpilog/stuypulse_FRC_20220701_010412.wpilog");
-    let sample = std::fs::read(path).expect("the bundled WPILOG sample");
-    let mut r = Reader::new(&sample[..]).unwrap();
-    let mut recs = Vec::new();
-    let mut span = 0i64;
-    while let Some(rec) = r.next_record() {
-        let rec = rec.unwrap();
-        span = span.max(rec.header.timestamp);
-        recs.push((rec.header, rec.payload.to_vec()));
-    }
-    let target = (mb * 1e6) as usize;
-    let mut w = Writer::with_header(Vec::with_capacity(target + sample.len()), r.header()).unwrap();
-    let mut rep = 0i64;
-    let mut written = 0usize;
-    while written < target {
-        for (h, payload) in &recs {
-            if h.entry == 0 && rep > 0 {
-                continue;
-            }
-            w.raw(h.entry, h.timestamp + rep * (span + 20_000), payload).unwrap();
-        }
-        rep += 1;
-        written += sample.len();
-    }
-    w.finish_file().unwrap()
-}
 
 /// Every record, with the entry it belongs to.
 fn read_records(buf: &[u8]) -> u64 {

@@ -183,5 +183,7 @@ pub fn whole_process(buf: &[u8], quarter_len: usize, ext: &str) -> WholeProcess 
     }
 }
 
+pub mod carla_input;
 pub mod rlog_input;
 pub mod usvlog_input;
+pub mod wpilog_input;

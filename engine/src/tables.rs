@@ -11,7 +11,7 @@ use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema as ArrowSchema, SchemaRef, TimeUnit};
 use logspec::value::Value;
 
-use crate::columns::{arrow_fields, Col, FixedLayout, FlatRow};
+use crate::columns::{arrow_fields, Col, FixedLayout, FlatRow, NestedRow};
 use logspec::log::scan::{Channel, DynVisit, Samples};
 use logspec::log::Error;
 
@@ -85,6 +85,8 @@ pub struct TableBuilder {
     json: StringBuilder,
     /// Whether every column is a scalar, so that a visit fills them directly ([`FlatRow`]).
     flat: bool,
+    /// Whether a visit fills the columns directly though some are nested ([`NestedRow`]).
+    nested: bool,
     /// Scratch for [`FlatRow`].
     filled: Vec<bool>,
     /// For a flat struct of fixed size: rows kept as their bytes until the batch is made.
@@ -198,6 +200,7 @@ impl TableBuilder {
         }
         let schema = Arc::new(ArrowSchema::new(fields));
         let flat = cols.as_ref().is_some_and(|c: &Vec<(String, Col)>| c.iter().all(|(_, c)| c.is_scalar()));
+        let nested = !flat && cols.as_ref().is_some_and(|c| NestedRow::streams(c));
         // Rows straight from their bytes where the IR gives every column a fixed place, and the
         // layout's arrays have the columns' types.
         let fixed = match (&channel.ty, flat) {
@@ -217,6 +220,7 @@ impl TableBuilder {
             cols,
             json: StringBuilder::with_capacity(0, 0),
             flat,
+            nested,
             filled: Vec::new(),
             fixed: fixed.map(|layout| FixedRows { layout, buf: Vec::new(), rows: 0 }),
             rows: 0,
@@ -250,6 +254,13 @@ impl TableBuilder {
     pub fn visit(&mut self, t_ns: u64, origin_ns: u64, value: &dyn DynVisit) -> bool {
         if let (Some(fx), Some(cols)) = (self.fixed.as_mut(), self.cols.as_mut()) {
             self.misfits += fx.drain(cols);
+        }
+        if let Some(cols) = self.cols.as_mut().filter(|_| self.nested) {
+            let mut row = NestedRow::new(cols, &mut self.filled);
+            value.visit_dyn(&mut row);
+            self.bytes += row.bytes;
+            self.misfits += row.finish();
+            return self.end_row(t_ns, origin_ns);
         }
         let Some(cols) = self.cols.as_mut().filter(|_| self.flat) else {
             let mut b = logspec::value::ValueBuilder::default();

@@ -186,6 +186,13 @@ fn owned_and_planned(d: &crate::formats::rosbag::MsgDecoder, bytes: &[u8]) {
     let mut w = JsonWriter::new();
     let planned = d.visit(bytes, &mut w).map(|()| w.take());
     assert_eq!(owned, planned, "{}: the decode plan and the owned decode differ", d.name);
+    // The plan's check, then the visit of the checked message (what dump and scan use).
+    let mut w = JsonWriter::new();
+    let checked = d.checked(bytes).map(|m| {
+        logspec_runtime::Visit::visit(&m, None, &mut w);
+        w.take()
+    });
+    assert_eq!(owned, checked, "{}: the checked decode and the owned decode differ", d.name);
 }
 
 /// The TOML schema compiler and every back end of a schema it accepts.

@@ -4,8 +4,10 @@
 //! and printed in shortest round-trip form (`0.2f32` prints as `0.20000000298023224`); NaN and
 //! infinities are the strings `"NaN"`, `"Infinity"` and `"-Infinity"`; enums and flags print as
 //! their raw integers; bytes print as lowercase hex strings.
-
-use std::fmt::Write;
+//!
+//! The text is made for speed, byte for byte what `format!` would make: integers through `itoa`,
+//! floats through `zmij` (shortest round trip) laid out as Rust's `{:?}` lays them out
+//! ([`float`]), strings escaped by bytes ([`string`]), bytes in hex by a table.
 
 use logspec_runtime::{Event, FramedFormat, RecordHeader, Visit, Visitor};
 
@@ -47,6 +49,23 @@ impl JsonWriter {
     pub fn clear(&mut self) {
         self.out.clear();
         self.stack.clear();
+    }
+
+    /// The length of the text so far: a place to come back to with [`truncate`](Self::truncate).
+    pub fn mark(&self) -> usize {
+        self.out.len()
+    }
+
+    /// Forgets the text after `mark` and every container still open: several values written one
+    /// after another (the dump's lines) and the one being written given up.
+    pub fn truncate(&mut self, mark: usize) {
+        self.out.truncate(mark);
+        self.stack.clear();
+    }
+
+    /// Ends a line of JSON Lines (after a complete value).
+    pub fn newline(&mut self) {
+        self.out.push('\n');
     }
 
     /// Starts an element: a comma if needed, and the key inside an object.
@@ -91,15 +110,120 @@ impl JsonWriter {
 pub use logspec_ir::json::string;
 
 /// A float in shortest round-trip form, or a string for non-finite values.
+///
+/// The text is Rust's `format!("{v:?}")`: a decimal with at least one digit after the point for
+/// `1e-4 <= |v| < 1e16` and zero (`0.001`, `12.0`, `-0.0`), else the exponent form with one digit
+/// before the point and no `+` (`1e-5`, `1.5e16`). `zmij` gives the same shortest digits; it lays
+/// out `1e-5 <= |v| < 1e16` as a decimal and writes `e+16`, so the values outside `std`'s decimal
+/// range are laid out again here; so are the values halfway between two shortest forms, where
+/// `std` takes the larger and `zmij` the even one.
 pub fn float(out: &mut String, v: f64) {
     if v.is_nan() {
         out.push_str("\"NaN\"");
     } else if v.is_infinite() {
         out.push_str(if v > 0.0 { "\"Infinity\"" } else { "\"-Infinity\"" });
     } else {
-        // `{:?}` is Rust's shortest round-trip form, and always has a `.` or an exponent.
-        let _ = write!(out, "{v:?}");
+        let mut buf = zmij::Buffer::new();
+        let text = buf.format_finite(v);
+        let a = v.abs();
+        let at = out.len();
+        if a == 0.0 || (1e-4..1e16).contains(&a) {
+            out.push_str(text);
+        } else {
+            exponent_form(out, text);
+        }
+        if halfway_below(v, text) {
+            // `std` takes the larger of two shortest forms equally near, `zmij` (rounding to even)
+            // took the smaller: its last digit one more.
+            let end = out[at..].find('e').map_or(out.len(), |i| at + i);
+            let last = out[at..end].rfind(|c: char| ('1'..='9').contains(&c)).map_or(at, |i| at + i);
+            match out.as_bytes()[last] {
+                d @ b'1'..=b'8' => out.replace_range(last..=last, char::from(d + 1).encode_utf8(&mut [0; 4])),
+                // A 9 to carry over (not seen): `std`'s own text.
+                _ => {
+                    out.truncate(at);
+                    let _ = std::fmt::Write::write_fmt(out, format_args!("{v:?}"));
+                }
+            }
+        }
     }
+}
+
+/// Whether `v` lies exactly halfway between two decimals of as many digits as `text` has (the
+/// shortest form `zmij` found) and `text` is the one nearer zero, which `std` does not choose.
+/// `v` is `m * 2^e` (`m` odd), whose decimal digits end with a 5 at 10^e when `e < 0` (an integer
+/// `v` is never halfway: its spacing is too narrow for such decimals); the shortest form is one
+/// digit short of the exact value only when that has 16 to 18 digits. `text` is the smaller when
+/// its last digit is the exact value's last but one.
+fn halfway_below(v: f64, text: &str) -> bool {
+    let bits = v.to_bits();
+    let field = ((bits >> 52) & 0x7ff) as i32;
+    let fraction = bits & ((1 << 52) - 1);
+    let (m, e) = if field == 0 { (fraction, -1074) } else { (fraction | (1 << 52), field - 1075) };
+    if m == 0 {
+        return false;
+    }
+    let e = e + m.trailing_zeros() as i32;
+    // 5^27 > 10^18: too many digits for any m.
+    if !(-26..0).contains(&e) {
+        return false;
+    }
+    let exact = u128::from(m >> m.trailing_zeros()) * u128::from(5u64.pow(e.unsigned_abs()));
+    if !(10u128.pow(15)..10u128.pow(18)).contains(&exact) {
+        return false;
+    }
+    // The significant digits of `text`, before its exponent.
+    let mantissa = text.split('e').next().unwrap_or(text).as_bytes();
+    let nonzero = |c: &u8| (b'1'..=b'9').contains(c);
+    let (Some(first), Some(last)) = (mantissa.iter().position(nonzero), mantissa.iter().rposition(nonzero)) else {
+        return false;
+    };
+    let shown = mantissa[first..=last].iter().filter(|c| c.is_ascii_digit()).count();
+    shown == exact.ilog10() as usize && u128::from(mantissa[last] - b'0') == (exact / 10) % 10
+}
+
+/// Lays out a finite float's text (a decimal or `D.DDDe±X`) as `{:?}`'s exponent form:
+/// `D.DDDeX`, the exponent without `+`, no trailing zeros in the digits.
+fn exponent_form(out: &mut String, text: &str) {
+    let (negative, text) = match text.strip_prefix('-') {
+        Some(t) => (true, t),
+        None => (false, text),
+    };
+    let (mantissa, exp) = match text.split_once('e') {
+        Some((m, e)) => (m, e.parse::<i32>().unwrap_or(0)),
+        None => (text, 0),
+    };
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    // The significant digits (at most 17), and how many zeros came before the first.
+    let mut digits = [b'0'; 24];
+    let (mut n, mut zeros) = (0, 0i32);
+    for c in int.bytes().chain(frac.bytes()) {
+        if n == 0 && c == b'0' {
+            zeros += 1;
+        } else if n < digits.len() {
+            digits[n] = c;
+            n += 1;
+        }
+    }
+    while n > 1 && digits[n - 1] == b'0' {
+        n -= 1;
+    }
+    let exp = exp + int.len() as i32 - 1 - zeros;
+    if negative {
+        out.push('-');
+    }
+    out.push(char::from(digits[0]));
+    if n > 1 {
+        out.push('.');
+        digits[1..n].iter().for_each(|&d| out.push(char::from(d)));
+    }
+    out.push('e');
+    out.push_str(itoa::Buffer::new().format(exp));
+}
+
+/// An integer in decimal.
+fn integer(out: &mut String, v: impl itoa::Integer) {
+    out.push_str(itoa::Buffer::new().format(v));
 }
 
 /// One record of a framed stream as the JSON object of `logspec dump`: the timestamp and tag
@@ -160,19 +284,22 @@ pub fn framed_record<V: Visit + ?Sized>(
 
 /// Lowercase hex of a byte string.
 pub fn hex(out: &mut String, b: &[u8]) {
-    for x in b {
-        let _ = write!(out, "{x:02x}");
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.reserve(2 * b.len());
+    for &x in b {
+        out.push(char::from(HEX[usize::from(x >> 4)]));
+        out.push(char::from(HEX[usize::from(x & 0xf)]));
     }
 }
 
 impl Visitor for JsonWriter {
     fn uint(&mut self, name: Option<&str>, v: u64) {
         self.key(name);
-        let _ = write!(self.out, "{v}");
+        integer(&mut self.out, v);
     }
     fn int(&mut self, name: Option<&str>, v: i64) {
         self.key(name);
-        let _ = write!(self.out, "{v}");
+        integer(&mut self.out, v);
     }
     fn f32(&mut self, name: Option<&str>, v: f32) {
         self.key(name);
@@ -198,11 +325,11 @@ impl Visitor for JsonWriter {
     }
     fn enumeration(&mut self, name: Option<&str>, raw: i128, _label: Option<&'static str>) {
         self.key(name);
-        let _ = write!(self.out, "{raw}");
+        integer(&mut self.out, raw);
     }
     fn flags(&mut self, name: Option<&str>, raw: u64) {
         self.key(name);
-        let _ = write!(self.out, "{raw}");
+        integer(&mut self.out, raw);
     }
     fn begin_struct(&mut self, name: Option<&str>) {
         self.begin_object(name);
@@ -247,6 +374,125 @@ mod tests {
         s.clear();
         float(&mut s, f64::NAN);
         assert_eq!(s, "\"NaN\"");
+    }
+
+    /// `float` against `std`'s `format!("{v:?}")`, the independent reference, over random bit
+    /// patterns of `f64` and of `f32` widened, subnormals, integers, and the powers of ten and
+    /// their neighbours around the points where either layout switches form.
+    #[test]
+    fn floats_are_std_debug() {
+        fn check(v: f64) {
+            if !v.is_finite() {
+                return;
+            }
+            let mut s = String::new();
+            float(&mut s, v);
+            assert_eq!(s, format!("{v:?}"), "bits {:#018x}", v.to_bits());
+        }
+        fn around(v: f64) {
+            for d in 0..=3u64 {
+                check(f64::from_bits(v.to_bits().wrapping_add(d)));
+                check(f64::from_bits(v.to_bits().wrapping_sub(d)));
+                check(-f64::from_bits(v.to_bits().wrapping_add(d)));
+            }
+        }
+        // splitmix64: a fixed seed, the same values every run.
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        };
+        for _ in 0..300_000 {
+            let r = next();
+            check(f64::from_bits(r));
+            check(f64::from(f32::from_bits(r as u32)));
+            check(f64::from(f32::from_bits((r >> 32) as u32)));
+            // Subnormals of both widths.
+            check(f64::from_bits(r & 0x800f_ffff_ffff_ffff));
+            check(f64::from(f32::from_bits((r as u32) & 0x807f_ffff)));
+            // Integers, small and up to 2^63.
+            check((r as i64 >> (r % 64)) as f64);
+            check(f64::from((r >> 40) as u32 as i32 % 100_000));
+            // `f32` values of 100 to 10^4 widened, often halfway between two shortest forms.
+            check(f64::from(100f32 * 10f32.powf(2.0 * (r >> 40) as f32 / (1u64 << 24) as f32)));
+            // Values near the switch points: [1e-6, 1e-3] and [1e14, 1e18].
+            let m = (r >> 11) as f64 / (1u64 << 53) as f64;
+            check(1e-6 * 10f64.powf(3.0 * m));
+            check(1e14 * 10f64.powf(4.0 * m));
+        }
+        // Every 4099th `f32`, widened: each exponent of its range many times.
+        for bits in (0..=u32::MAX).step_by(4099) {
+            check(f64::from(f32::from_bits(bits)));
+        }
+        // Every power of two, subnormal and normal: the narrower interval below them.
+        for k in -1074..=1023i64 {
+            let bits = if k < -1022 { 1u64 << (k + 1074) } else { ((k + 1023) as u64) << 52 };
+            around(f64::from_bits(bits));
+        }
+        for k in -330..=310 {
+            let p: f64 = format!("1e{k}").parse().unwrap();
+            around(p);
+            around(f64::from(p as f32));
+            for d in [2.0, 5.0, 9.5] {
+                around(p * d);
+            }
+        }
+        for v in [
+            0.0,
+            -0.0,
+            1.0,
+            0.1,
+            f64::MAX,
+            f64::MIN,
+            f64::MIN_POSITIVE,
+            f64::EPSILON,
+            f64::from_bits(1),
+            f64::from(f32::MAX),
+            f64::from(f32::MIN_POSITIVE),
+            f64::from(f32::from_bits(1)),
+            9007199254740992.0,
+            9999999999999998.0,
+            1e16,
+            0.0001,
+            0.00009999999999999999,
+            1e-5,
+            // Halfway between two shortest forms: std takes the larger. 2038464050747632.25 and
+            // 2^-24 (5.9604644775390625e-8, the interval below it narrower).
+            f64::from_bits(0x431c_f7e3_9687_63c1),
+            -f64::from_bits(0x431c_f7e3_9687_63c1),
+            f64::from_bits(0x3e70_0000_0000_0000),
+            1.5 + f64::EPSILON,
+        ] {
+            around(v);
+        }
+    }
+
+    #[test]
+    fn integers_and_hex() {
+        let mut w = JsonWriter::new();
+        w.begin_array(None, 0);
+        for v in [0u64, 9, 10, 12345, u64::MAX] {
+            w.uint(None, v);
+        }
+        for v in [i64::MIN, -1, 0, 77, i64::MAX] {
+            w.int(None, v);
+        }
+        w.enumeration(None, i128::MIN, None);
+        w.flags(None, 1 << 40);
+        w.bytes(None, &[0x00, 0x0f, 0xa0, 0xff]);
+        w.end_array();
+        let expected = format!(
+            "[0,9,10,12345,{},{},-1,0,77,{},{},{},\"000fa0ff\"]",
+            u64::MAX,
+            i64::MIN,
+            i64::MAX,
+            i128::MIN,
+            1u64 << 40
+        );
+        assert_eq!(w.take(), expected);
     }
 
     #[test]

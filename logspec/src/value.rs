@@ -178,6 +178,9 @@ impl<W: ValueSink + ?Sized> Visitor for FlattenVariants<'_, W> {
     fn begin_array(&mut self, name: Option<&str>, len: usize) {
         self.0.begin_array(name, len);
     }
+    fn elements(&self) -> bool {
+        self.0.elements()
+    }
     fn end_array(&mut self) {
         self.0.end_array();
     }

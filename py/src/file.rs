@@ -88,7 +88,7 @@ fn open_log(
     }
     let shown = path.display().to_string();
     let chunk_budget = chunk_budget.map(|mib| mib << 20);
-    let input = Open { format: forced, assume_r1, schema, schema_format: None, chunk_budget };
+    let input = Open { format: forced, assume_r1, schema, chunk_budget, ..Open::default() };
     // Opened again as detected: the format forced, or the schema kept compiled.
     let (name, input) = py
         .detach(|| Log::from_reader(&path, Box::new(file), &input).map(|d| (d.name().to_string(), d.reopen())))

@@ -40,4 +40,4 @@ pub use framed::{
     with_file_format, Event, RawRecord, ReadError, ReadErrorDetail, Reader, SliceReader, WriteError, Writer,
 };
 #[cfg(feature = "std")]
-pub use readbuf::{Input, ReadBuf, SliceBuf};
+pub use readbuf::{Input, ReadBuf, SliceBuf, WindowBuf};

@@ -104,9 +104,10 @@ impl<R: Read> ReadBuf<R> {
 /// What a reader decodes from: the bytes available, consumed from the front, with more made
 /// available on demand. [`ReadBuf`] reads them ahead from a [`Read`] into one reusable buffer;
 /// [`SliceBuf`] lends a slice in memory whole, so that a reader decodes it in place and copies
-/// nothing. A reader's loop is written once, over `Input`, and serves both.
+/// nothing; [`WindowBuf`] lends one a window at a time. A reader's loop is written once, over
+/// `Input`, and serves all three.
 ///
-/// Sealed: these two are all there are, so a reader may rely on what they promise: the bytes
+/// Sealed: these three are all there are, so a reader may rely on what they promise: the bytes
 /// [`bytes`](Input::bytes) returns stay where they are until the next `fill` or `take`.
 pub trait Input: sealed::Sealed {
     /// The bytes available and not yet consumed.
@@ -127,6 +128,7 @@ mod sealed {
     pub trait Sealed {}
     impl<R: std::io::Read> Sealed for super::ReadBuf<R> {}
     impl Sealed for super::SliceBuf<'_> {}
+    impl<A: FnMut(u64)> Sealed for super::WindowBuf<'_, A> {}
 }
 
 impl<R: Read> Input for ReadBuf<R> {
@@ -209,6 +211,59 @@ impl Input for SliceBuf<'_> {
     }
 }
 
+/// Input in memory lent a window at a time (a mapped file): like [`SliceBuf`], nothing is
+/// copied, but the bytes are made available in windows of at least `window` bytes as the reader
+/// asks for them, and `moved` is told the position each time a window opens, so that what holds
+/// the bytes can follow the reader (a map prefaults the pages ahead and drops those behind).
+pub struct WindowBuf<'a, A: FnMut(u64)> {
+    all: &'a [u8],
+    /// The bytes available are `all[start..end]`.
+    start: usize,
+    end: usize,
+    window: usize,
+    moved: A,
+}
+
+impl<'a, A: FnMut(u64)> WindowBuf<'a, A> {
+    pub fn new(all: &'a [u8], window: usize, moved: A) -> Self {
+        WindowBuf { all, start: 0, end: 0, window: window.max(1), moved }
+    }
+}
+
+impl<A: FnMut(u64)> Input for WindowBuf<'_, A> {
+    #[inline(always)]
+    fn bytes(&self) -> &[u8] {
+        &self.all[self.start..self.end]
+    }
+    #[inline(always)]
+    fn available(&self) -> usize {
+        self.end - self.start
+    }
+    #[inline(always)]
+    fn position(&self) -> u64 {
+        self.start as u64
+    }
+    #[inline(always)]
+    fn is_eof(&self) -> bool {
+        self.end == self.all.len()
+    }
+    #[inline]
+    fn fill(&mut self, min: usize) -> io::Result<()> {
+        if self.end - self.start < min && self.end < self.all.len() {
+            self.end = self.all.len().min(self.start.saturating_add(min.max(self.window)));
+            (self.moved)(self.start as u64);
+        }
+        Ok(())
+    }
+    #[inline(always)]
+    fn take(&mut self, n: usize) -> &[u8] {
+        let n = n.min(self.end - self.start);
+        let taken = &self.all[self.start..self.start + n];
+        self.start += n;
+        taken
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -229,14 +284,24 @@ mod tests {
         let data: Vec<u8> = (0..=255u8).cycle().take(1000).collect();
         let mut lent = SliceBuf::new(&data);
         let mut read = ReadBuf::new(Trickle(&data));
+        let mut moves = Vec::new();
+        let mut window = WindowBuf::new(&data, 64, |at| moves.push(at));
         for (want, take) in [(1, 0), (10, 4), (7, 7), (500, 300), (2000, 100), (0, 2000)] {
             read.fill(want).unwrap();
             lent.fill(want).unwrap();
+            window.fill(want).unwrap();
             let n = want.min(lent.available());
             assert_eq!(&Input::bytes(&read)[..n], &lent.bytes()[..n]);
+            assert_eq!(&window.bytes()[..n], &lent.bytes()[..n]);
             assert_eq!(Input::position(&read), lent.position());
-            assert_eq!(Input::take(&mut read, take), lent.take(take));
+            assert_eq!(window.position(), lent.position());
+            let t = Input::take(&mut read, take).to_vec();
+            assert_eq!(window.take(take), &t[..]);
+            assert_eq!(t, lent.take(take));
         }
+        assert!(window.is_eof());
+        drop(window);
+        assert_eq!(moves, [0, 11, 311], "a window opens where more is asked for than is lent");
         read.fill(1).unwrap();
         assert!(lent.is_eof() && Input::is_eof(&read));
         assert_eq!((Input::available(&read), lent.available()), (0, 0));

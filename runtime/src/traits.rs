@@ -171,8 +171,10 @@ impl<T: Fixed, const N: usize> Fixed for [T; N] {
 impl<T: Visit, const N: usize> Visit for [T; N] {
     fn visit<V: Visitor + ?Sized>(&self, name: Option<&str>, v: &mut V) {
         v.begin_array(name, N);
-        for x in self {
-            x.visit(None, v);
+        if v.elements() {
+            for x in self {
+                x.visit(None, v);
+            }
         }
         v.end_array();
     }
@@ -182,8 +184,10 @@ impl<T: Visit, const N: usize> Visit for [T; N] {
 impl<T: Visit> Visit for alloc::vec::Vec<T> {
     fn visit<V: Visitor + ?Sized>(&self, name: Option<&str>, v: &mut V) {
         v.begin_array(name, self.len());
-        for x in self {
-            x.visit(None, v);
+        if v.elements() {
+            for x in self {
+                x.visit(None, v);
+            }
         }
         v.end_array();
     }

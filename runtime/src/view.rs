@@ -448,8 +448,10 @@ impl<T: Visit + ?Sized> Visit for &T {
 impl<T: Element + Visit, O: Order> Visit for Array<'_, T, O> {
     fn visit<V: Visitor + ?Sized>(&self, name: Option<&str>, v: &mut V) {
         v.begin_array(name, self.len());
-        for x in self.iter() {
-            x.visit(None, v);
+        if v.elements() {
+            for x in self.iter() {
+                x.visit(None, v);
+            }
         }
         v.end_array();
     }
@@ -458,8 +460,10 @@ impl<T: Element + Visit, O: Order> Visit for Array<'_, T, O> {
 impl<'a, E: View<'a> + Visit> Visit for Seq<'a, E> {
     fn visit<V: Visitor + ?Sized>(&self, name: Option<&str>, v: &mut V) {
         v.begin_array(name, self.len());
-        for x in self.iter() {
-            x.visit(None, v);
+        if v.elements() {
+            for x in self.iter() {
+                x.visit(None, v);
+            }
         }
         v.end_array();
     }
@@ -477,8 +481,10 @@ impl<const W: usize, const BIG: bool> Visit for LenStr<'_, W, BIG> {
 impl<const W: usize, const BIG: bool> Visit for LenBytes<'_, W, BIG> {
     fn visit<V: Visitor + ?Sized>(&self, name: Option<&str>, v: &mut V) {
         v.begin_array(name, self.0.len());
-        for x in self.0 {
-            x.visit(None, v);
+        if v.elements() {
+            for x in self.0 {
+                x.visit(None, v);
+            }
         }
         v.end_array();
     }

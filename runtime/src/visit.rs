@@ -19,7 +19,24 @@ pub trait Visitor {
     fn begin_struct(&mut self, name: Option<&str>);
     fn end_struct(&mut self);
     fn begin_array(&mut self, name: Option<&str>, len: usize);
+    /// Whether the walk goes into an array's elements after [`begin_array`](Visitor::begin_array)
+    /// (`true` unless a visitor says otherwise): one that needs only the lengths says no, and
+    /// the elements are skipped.
+    #[inline(always)]
+    fn elements(&self) -> bool {
+        true
+    }
     fn end_array(&mut self);
+    /// An array of `u8` numbers (a ROS `uint8[]`), shown as numbers like any array: by default
+    /// [`Visitor::begin_array`], [`Visitor::uint`] of each, [`Visitor::end_array`]; a visitor
+    /// may take them at once.
+    fn u8_array(&mut self, name: Option<&str>, v: &[u8]) {
+        self.begin_array(name, v.len());
+        for x in v {
+            self.uint(None, u64::from(*x));
+        }
+        self.end_array();
+    }
     /// A union value: `variant` is the name of the variant that follows as a struct.
     fn begin_variant(&mut self, name: Option<&str>, variant: &'static str, tag: i128);
     fn end_variant(&mut self);

@@ -1,6 +1,6 @@
 //! `logspec dump`: JSON Lines, one object per record, in file order.
 
-use std::io::{self, BufWriter};
+use std::io;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -31,8 +31,8 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<ExitCode, Error> {
-    let stdout = io::stdout().lock();
-    let mut out = BufWriter::with_capacity(1 << 16, stdout);
+    // `JsonLines` buffers the lines and writes them out in large writes.
+    let mut out = io::stdout().lock();
     let opts = Options {
         frames: args.frames,
         select: args.select.select(),
@@ -41,7 +41,10 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
     };
     let log = open(&args.file, &args.input)?;
     let mut lines = JsonLines::new(&mut out);
-    match log.records(&opts, &mut lines).and_then(|()| lines.flush().map_err(Error::Io)) {
+    let read = log.records(&opts, &mut lines);
+    // Every complete record is printed, before an error too.
+    let flushed = lines.flush().map_err(Error::Io);
+    match read.and(flushed) {
         Ok(()) => Ok(ExitCode::SUCCESS),
         // A closed pipe (`| head`) is how a reader says it has seen enough.
         Err(Error::Io(e)) if e.kind() == io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),

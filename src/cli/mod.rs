@@ -23,6 +23,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use logspec::log::input::Progress;
 use logspec::log::{Format, Open};
 
 pub use logspec::log::Error;
@@ -198,6 +199,8 @@ impl InputArgs {
             schema_format: None,
             assume_r1: self.assume_r1,
             chunk_budget: self.chunk_budget.map(|mib| mib << 20),
+            map: true,
+            progress: None,
         }
     }
 }
@@ -213,14 +216,22 @@ pub fn write_stdout(bytes: &[u8]) -> Result<(), Error> {
 }
 
 /// Opens a log (`-`: standard input) and detects its format, with a progress bar over its bytes.
+/// A regular file is read in place through a map; anything else through a buffer.
 pub fn open(path: &Path, input: &InputArgs) -> Result<logspec::log::Log, Error> {
-    let mut reader = logspec::log::reader(path)?;
-    if path.as_os_str() != "-" {
-        let len = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-        let label = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
-        reader = Box::new(progress::Progress::new(reader, len, &label));
+    let mut how = input.open();
+    let meta = (path.as_os_str() != "-").then(|| std::fs::metadata(path).ok()).flatten();
+    let label = || path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+    let bar = meta.as_ref().and_then(|m| progress::Bar::new(m.len(), &label()));
+    if meta.as_ref().is_some_and(std::fs::Metadata::is_file) {
+        // Mapped: the reader tells the bar how far it got.
+        how.progress = bar.map(|bar| Progress(std::sync::Arc::new(move |pos| bar.at(pos))));
+        return Ok(logspec::log::open(path, &how)?);
     }
-    logspec::log::Log::from_reader(path, reader, &input.open())
+    let mut reader = logspec::log::reader(path)?;
+    if let Some(bar) = bar {
+        reader = Box::new(progress::Progress::new(reader, bar));
+    }
+    Ok(logspec::log::Log::from_reader(path, reader, &how)?)
 }
 
 pub use logspec::log::shown;

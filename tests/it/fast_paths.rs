@@ -104,7 +104,7 @@ fn assert_same(path: &Path, select: &Select, what: &str) {
 }
 
 /// Every bundled log of every format.
-fn bundled() -> Vec<PathBuf> {
+pub(crate) fn bundled() -> Vec<PathBuf> {
     let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data");
     let mut logs = Vec::new();
     for (dir, exts) in [
@@ -169,7 +169,7 @@ fn filters_read_alike_on_every_path() {
     }
 }
 
-fn write(name: &str, bytes: &[u8]) -> PathBuf {
+pub(crate) fn write(name: &str, bytes: &[u8]) -> PathBuf {
     let path = scratch::temp_dir().join(name);
     std::fs::write(&path, bytes).unwrap();
     path

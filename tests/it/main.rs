@@ -23,6 +23,7 @@ mod fast_paths;
 mod generated;
 mod history;
 mod interrupted;
+mod mapped;
 mod no_hand_layout;
 mod output_doc;
 mod outputs_unchanged;

@@ -256,12 +256,17 @@ fn generated_types_decode_like_the_dynamic_decoder() {
     assert_eq!(per_type.len(), 19, "{per_type:?}");
 }
 
-/// The decode plan (`MsgDecoder::visit`) and the owned decode (`MsgDecoder::decode`) accept and
-/// reject the same bytes with the same fault, on every message of the sample bags cut at every
-/// length (every 97th for long messages) and with bytes flipped (length prefixes included).
+/// The decode plan (`MsgDecoder::visit`), the plan's check with the visit of the checked
+/// message (`MsgDecoder::checked`, what dump and scan use), and the owned decode
+/// (`MsgDecoder::decode`) accept and reject the same bytes with the same fault, on every message
+/// of the sample bags cut at every length (every 97th for long messages) and with bytes flipped
+/// (length prefixes included); the checked message shows what the owned value shows, under the
+/// name it is visited with.
 #[test]
 fn decode_plan_and_owned_decode_agree_on_cut_and_corrupted_messages() {
-    fn both(d: &logspec::formats::rosbag::MsgDecoder, b: &[u8]) -> (Result<String, String>, Result<String, String>) {
+    type Shown = Result<String, String>;
+    fn both(d: &logspec::formats::rosbag::MsgDecoder, b: &[u8]) -> (Shown, Shown) {
+        use logspec::runtime::Visitor;
         let owned = d.decode(b).map(|v| {
             let mut w = JsonWriter::new();
             d.view(&v).visit(None, &mut w);
@@ -269,7 +274,16 @@ fn decode_plan_and_owned_decode_agree_on_cut_and_corrupted_messages() {
         });
         let mut w = JsonWriter::new();
         let planned = d.visit(b, &mut w).map(|()| w.take());
-        (owned.map_err(|e| e.to_string()), planned.map_err(|e| e.to_string()))
+        let (owned, planned) = (owned.map_err(|e| e.to_string()), planned.map_err(|e| e.to_string()));
+        // Checked, then visited as a named member: nothing is shown of a message that fails.
+        let mut w = JsonWriter::new();
+        w.begin_struct(None);
+        let checked = d.checked(b).map(|m| m.visit(Some("data"), &mut w)).map_err(|e| e.to_string());
+        w.end_struct();
+        let named = checked.map(|()| w.take());
+        let expected = owned.as_ref().map(|j| format!("{{\"data\":{j}}}")).map_err(Clone::clone);
+        assert_eq!(named, expected, "{}: checked and owned differ ({} bytes)", d.name, b.len());
+        (owned, planned)
     }
     let (mut checked, mut faults) = (0usize, 0usize);
     let mut seed = 0x2545_f491_4f6c_dd1du64;

@@ -366,6 +366,30 @@ impl Col {
         }
     }
 
+    /// Appends an array of `u8` numbers: as [`Col::append`] of the array of their values, a
+    /// list of `u8`s at once.
+    pub fn append_u8s(&mut self, v: &[u8]) -> u64 {
+        match self {
+            Col::List { offsets, nulls, item, .. } => {
+                let misfits = match &mut **item {
+                    Col::U8(b) => {
+                        b.append_slice(v);
+                        0
+                    }
+                    other => v.iter().map(|x| other.append_uint(u64::from(*x))).sum(),
+                };
+                let last = *offsets.last().unwrap_or(&0);
+                offsets.push(last + i32::try_from(v.len()).unwrap_or(i32::MAX));
+                nulls.append_non_null();
+                misfits
+            }
+            other => {
+                other.append_null();
+                1
+            }
+        }
+    }
+
     /// Appends a float (an `f32` widened exactly, or an `f64`).
     pub fn append_float(&mut self, x: f64) -> u64 {
         match self {

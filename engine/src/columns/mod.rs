@@ -1,7 +1,8 @@
 //! Arrow columns typed from the IR: the Arrow type of a channel's values ([`arrow_fields`]) and
 //! builders that append decoded [`Value`](logspec::value::Value)s to them ([`Col`]): the one builder family of the
 //! tables and `export --parquet`. A visit of a flat struct fills them with no value tree
-//! ([`FlatRow`], `flat.rs`); a fixed-size struct's columns are gathered from its payload bytes
+//! ([`FlatRow`], `flat.rs`), and so does a visit of a nested one ([`NestedRow`], `nested.rs`:
+//! every ROS message); a fixed-size struct's columns are gathered from its payload bytes
 //! ([`FixedLayout`], `fixed.rs`).
 //!
 //! The mapping (docs/parquet.md): integers, floats and bools as themselves; enums and flags as
@@ -14,10 +15,12 @@
 mod col;
 mod fixed;
 mod flat;
+mod nested;
 
 pub use col::Col;
 pub use fixed::{FixedLayout, Gather};
 pub use flat::FlatRow;
+pub use nested::NestedRow;
 
 use std::collections::HashMap;
 use std::sync::Arc;

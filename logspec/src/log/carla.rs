@@ -6,7 +6,7 @@ use std::ops::Range;
 
 use crate::formats::carla::{
     attribute_type_byte_ref, packet_name, ActorType, BodyRef, CarlaError, CarlaErrorKind, CarlaRecordRef, FrameStart,
-    InfoHeader, PacketRef, Reader,
+    FrameState, InfoHeader, PacketRef, Reader, SliceReader,
 };
 use crate::json::JsonWriter;
 use crate::runtime::{Visit, Visitor};
@@ -20,11 +20,74 @@ use crate::ir::ir::{Schema, Ty, TypeDef};
 use crate::value::Value;
 
 use super::filter::Select;
+use super::input::Source;
 use super::scan::{record_channel, seconds_to_ns, units_of, Channel, JsonSchema, State, ValueType};
 use super::Error;
 
-pub fn reader(input: Box<dyn Read>, path: &str) -> Result<Reader<Box<dyn Read>>, String> {
-    Reader::new(input).map_err(|e| format!("{path}: {e}"))
+/// A CARLA reader of either kind: [`SliceReader`] over a mapped file, [`Reader`] over a stream.
+trait Packets {
+    fn header(&self) -> &InfoHeader;
+    /// The header's length in bytes.
+    fn header_len(&self) -> u64;
+    /// Byte offset of the next packet.
+    fn position(&self) -> u64;
+    /// The next packet, with the frame state after it (see [`Reader::next_packet_in_frame`]).
+    fn next_in_frame(&mut self) -> Option<Result<(PacketRef<'_>, &FrameState), CarlaError>>;
+}
+
+impl<R: Read> Packets for Reader<R> {
+    fn header(&self) -> &InfoHeader {
+        Reader::header(self)
+    }
+    fn header_len(&self) -> u64 {
+        Reader::header_len(self)
+    }
+    fn position(&self) -> u64 {
+        Reader::position(self)
+    }
+    #[inline]
+    fn next_in_frame(&mut self) -> Option<Result<(PacketRef<'_>, &FrameState), CarlaError>> {
+        self.next_packet_in_frame()
+    }
+}
+
+/// A [`SliceReader`] over a mapped file, moving the map's window as it goes.
+struct Mapped<'a> {
+    reader: SliceReader<'a>,
+    header_len: u64,
+    map: &'a super::input::Mapped,
+}
+
+impl Packets for Mapped<'_> {
+    fn header(&self) -> &InfoHeader {
+        self.reader.header()
+    }
+    fn header_len(&self) -> u64 {
+        self.header_len
+    }
+    fn position(&self) -> u64 {
+        self.reader.position()
+    }
+    #[inline]
+    fn next_in_frame(&mut self) -> Option<Result<(PacketRef<'_>, &FrameState), CarlaError>> {
+        self.map.advance(self.reader.position() as usize);
+        let packet = self.reader.next()?;
+        Some(packet.map(|p| (p, self.reader.frame())))
+    }
+}
+
+/// Opens the reader over `input` (its header checked) and runs `job` over it.
+fn read<T>(input: Source, path: &str, job: impl FnOnce(&mut dyn Packets) -> T) -> Result<T, Error> {
+    let fail = |e: CarlaError| Error::Input(format!("{path}: {e}"));
+    match input {
+        Source::Mapped(map) => {
+            map.advance(0);
+            let reader = SliceReader::new(map.bytes()).map_err(fail)?;
+            let header_len = reader.position();
+            Ok(job(&mut Mapped { reader, header_len, map: &map }))
+        }
+        Source::Stream(input) => Ok(job(&mut Reader::new(input).map_err(fail)?)),
+    }
 }
 
 /// Parses `--frames A..B` (0-based frame ordinals, B excluded; `A..` and `..B` too).
@@ -104,6 +167,9 @@ fn record_count(r: &CarlaRecordRef<'_>) -> Option<usize> {
             }
             self.0 += 1;
         }
+        fn elements(&self) -> bool {
+            false
+        }
         fn end_array(&mut self) {
             self.0 -= 1;
         }
@@ -177,8 +243,8 @@ fn mismatch_text(p: &PacketRef<'_>, consumed: Option<u64>, error: &crate::runtim
 }
 
 /// JSON Lines: a header line, then one line per packet of the selected frames.
-pub fn dump(
-    mut r: Reader<Box<dyn Read>>,
+fn dump(
+    r: &mut dyn Packets,
     out: &mut impl Records,
     path: &str,
     frames: Option<Range<u64>>,
@@ -193,7 +259,7 @@ pub fn dump(
     let range = frames.unwrap_or(0..u64::MAX);
     let mut faults = super::fault::Faults::default();
     let (filtering, mut tally) = (super::filter::Tally::needed(select), super::filter::Tally::default());
-    while let Some(p) = r.next_packet_in_frame() {
+    while let Some(p) = r.next_in_frame() {
         let (p, state) = match p {
             Ok(p) => p,
             Err(e) => return Err(Error::at(Fault::read(path, &e))),
@@ -266,8 +332,7 @@ fn counted_ids() -> BTreeSet<u8> {
     schema.records.iter().filter(counts).filter_map(|r| u8::try_from(r.id).ok()).collect()
 }
 
-pub fn summarise(input: Box<dyn Read>, path: &str) -> Result<Summary, Error> {
-    let mut r = reader(input, path).map_err(Error::Input)?;
+fn summarise(r: &mut dyn Packets) -> Summary {
     let mut s = Summary {
         header: r.header().clone(),
         header_len: r.header_len(),
@@ -290,7 +355,9 @@ pub fn summarise(input: Box<dyn Read>, path: &str) -> Result<Summary, Error> {
         trailing: 0,
         error: None,
     };
-    while let Some(p) = r.next_packet_in_frame() {
+    // Per packet id, by index while reading; into `ids` at the end.
+    let mut dense: Vec<IdStats> = (0..256).map(|_| IdStats::default()).collect();
+    while let Some(p) = r.next_in_frame() {
         let (p, state) = match p {
             Ok(p) => p,
             Err(CarlaError { kind: CarlaErrorKind::Truncated { available, .. }, offset }) => {
@@ -305,7 +372,7 @@ pub fn summarise(input: Box<dyn Read>, path: &str) -> Result<Summary, Error> {
                 break;
             }
         };
-        let st = s.ids.entry(p.id).or_default();
+        let st = &mut dense[usize::from(p.id)];
         st.packets += 1;
         st.payload_bytes += u64::from(p.size);
         let was_open = s.open;
@@ -334,7 +401,8 @@ pub fn summarise(input: Box<dyn Read>, path: &str) -> Result<Summary, Error> {
         s.open = state.open;
     }
     s.size = r.position() + s.trailing;
-    Ok(s)
+    s.ids = dense.into_iter().enumerate().filter(|(_, st)| st.packets > 0).map(|(id, st)| (id as u8, st)).collect();
+    s
 }
 
 impl Summary {
@@ -584,22 +652,18 @@ pub fn text(s: &Summary, path: &str) -> String {
 /// CARLA: a packet whose records each belong to an actor (`db_id`) gives one channel per packet
 /// kind and actor (`Position/231`), so that an actor's path is one series; other packets give one
 /// channel per kind. Time is the frame's `elapsed`.
-fn read_carla(
-    mut r: crate::formats::carla::Reader<Box<dyn Read>>,
-    path: &str,
-    schema: &Arc<Schema>,
-    state: &mut State<'_>,
-) -> Result<(), Error> {
+fn read_carla(r: &mut dyn Packets, path: &str, schema: &Arc<Schema>, state: &mut State<'_>) -> Result<(), Error> {
     use crate::formats::carla::Body;
-    while let Some(p) = r.next_packet() {
-        let p = match p {
+    while let Some(p) = r.next_in_frame() {
+        let (p, frame) = match p {
             Ok(p) => p,
             Err(e) => {
                 state.outcome.fail(super::fault::Fault::read(path, &e));
                 break;
             }
         };
-        let t_ns = seconds_to_ns(r.frame().start.as_ref().map_or(0.0, |s| s.elapsed));
+        let t_ns = seconds_to_ns(frame.start.as_ref().map_or(0.0, |s| s.elapsed));
+        let p = p.to_owned();
         let name = p.name().unwrap_or("?");
         match &p.body {
             Body::Record { record, .. } => match per_actor(Value::of(record)) {
@@ -691,27 +755,25 @@ fn carla_actor_channel(schema: &Arc<Schema>, packet: &str, channel: &str) -> Cha
 }
 
 /// The samples of a CARLA recording.
-pub(super) fn scan(input: Box<dyn Read>, path: &str, state: &mut State<'_>) -> Result<(), Error> {
+pub(super) fn scan(input: Source, path: &str, state: &mut State<'_>) -> Result<(), Error> {
     let schema = std::sync::Arc::clone(crate::formats::schemas::carla());
-    let r = reader(input, path).map_err(Error::Input)?;
-    read_carla(r, path, &schema, state)
+    read(input, path, |r| read_carla(r, path, &schema, state))?
 }
 
 /// The records of a CARLA recording as the dump writes them (`frames`: only the packets of
 /// those frames).
 pub(super) fn records<R: Records>(
-    input: Box<dyn Read>,
+    input: Source,
     path: &str,
     frames: Option<Range<u64>>,
     select: &Select,
     out: &mut R,
 ) -> Result<(), Error> {
-    let r = reader(input, path).map_err(Error::Input)?;
-    dump(r, out, path, frames, select)
+    read(input, path, |r| dump(r, out, path, frames, select))?
 }
 
 /// The summary of a CARLA recording.
-pub(super) fn info(input: Box<dyn Read>, path: &str, name: &str) -> Result<super::Info, Error> {
-    let s = summarise(input, path)?;
+pub(super) fn info(input: Source, path: &str, name: &str) -> Result<super::Info, Error> {
+    let s = read(input, path, summarise)?;
     Ok(super::Info { json: json(&s, name), text: text(&s, path), ok: s.ok() })
 }

@@ -15,6 +15,9 @@ pub(super) struct Summary {
     pub(super) current_schema_id: Option<u64>,
     pub(super) records_total: u64,
     pub(super) counts: BTreeMap<u64, (Option<String>, u64)>,
+    /// The counts of tags below [`DENSE`] while reading, added to `counts` by
+    /// [`Summary::settle`] (a record then costs an index, not a map lookup).
+    dense: Vec<u64>,
     /// The first few records of unknown type (timestamp, tag, length); all are counted in
     /// `faults`.
     pub(super) unknown: Vec<(Option<u64>, u64, u64)>,
@@ -25,6 +28,9 @@ pub(super) struct Summary {
     pub(super) errors: Vec<String>,
     pub(super) faults: Faults,
 }
+
+/// Tags below this are counted by index while reading ([`Summary::record`]).
+const DENSE: usize = 256;
 
 /// A log's summary: its text (`logspec info`), its JSON object (`info --json`, one line), and
 /// whether the log read cleanly.
@@ -43,6 +49,7 @@ impl Summary {
             current_schema_id,
             records_total: 0,
             counts: BTreeMap::new(),
+            dense: vec![0; DENSE],
             unknown: Vec::new(),
             first_ts: None,
             last_ts: None,
@@ -62,12 +69,29 @@ impl Summary {
     ) {
         if known {
             self.records_total += 1;
-            self.counts.entry(h.tag).or_insert_with(|| (name(), 0)).1 += 1;
+            match self.dense.get_mut(h.tag as usize) {
+                Some(n) => {
+                    if *n == 0 {
+                        self.counts.entry(h.tag).or_insert_with(|| (name(), 0));
+                    }
+                    *n += 1;
+                }
+                None => self.counts.entry(h.tag).or_insert_with(|| (name(), 0)).1 += 1,
+            }
         } else if let Some(u) = self.faults.note(kind::UNKNOWN_TYPE, || (h.timestamp, h.tag, h.len)) {
             self.unknown.push(u);
         }
         self.first_ts = self.first_ts.or(h.timestamp);
         self.last_ts = h.timestamp.or(self.last_ts);
+    }
+
+    /// Adds the counts kept by index to `counts`; called once, when the reading is done.
+    pub(super) fn settle(&mut self) {
+        for (tag, n) in std::mem::take(&mut self.dense).into_iter().enumerate().filter(|(_, n)| *n > 0) {
+            if let Some(c) = self.counts.get_mut(&(tag as u64)) {
+                c.1 += n;
+            }
+        }
     }
 
     /// Notes a reader's error; whether reading goes on after it. A recoverable one (a record

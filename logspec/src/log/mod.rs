@@ -32,6 +32,8 @@ pub mod fault;
 pub mod filter;
 pub mod framed;
 mod info;
+pub mod input;
+mod mapped;
 mod open;
 pub mod records;
 mod rlog;

@@ -10,6 +10,7 @@ use super::fault::{Fault, FaultKind};
 use super::filter::Select;
 use super::framed::SchemaFormat;
 use super::info::Info;
+use super::input::{Mapped, Progress, Source};
 use super::records::{Options, Records};
 use super::scan::{Outcome, Samples, State};
 use super::{carla, rlog, rosbag, schema, sniff, ulog, usvlog, wpilog, Error};
@@ -108,6 +109,16 @@ pub struct Open {
     /// and skipped, and chunks that overlap in time are merged in time order when they hold at
     /// most an eighth of it ([`crate::formats::rosbag::Bag::open_with`]).
     pub chunk_budget: Option<u64>,
+    /// Read a regular file through a memory map, in place, rather than through a buffer: the
+    /// cheapest route for a reader that goes front to back (the command-line tool's choice).
+    /// It installs a process-wide `SIGBUS` handler, so that a file another process truncates
+    /// while it is read becomes an error ("the file was truncated while it was being read"),
+    /// never a crash ([`input::Mapped`](super::input::Mapped)). Pipes and standard input are
+    /// read through a buffer either way.
+    pub map: bool,
+    /// Told how far the reading got in a mapped file, every few MiB (a reader handed to
+    /// [`Log::from_reader`] can count its bytes itself).
+    pub progress: Option<Progress>,
 }
 
 /// What a reader of a whole log into tables may rely on, to take a faster path than
@@ -133,13 +144,29 @@ pub struct Log {
     /// struct schemas of an RLOG file).
     file: PathBuf,
     head: Vec<u8>,
-    input: Box<dyn Read>,
+    input: Source,
+    /// The map of a mapped file, kept to ask after reading whether it was truncated meanwhile.
+    mapped: Option<Arc<Mapped>>,
     assume_r1: bool,
     chunk_budget: Option<u64>,
+    map: bool,
+    progress: Option<Progress>,
 }
 
 /// Opens the log at `path` (`-`: standard input) and detects its format.
 pub fn open(path: &Path, how: &Open) -> Result<Log, Error> {
+    if how.map && path.as_os_str() != "-" {
+        let file =
+            std::fs::File::open(path).map_err(|e| Error::Input(format!("{}: cannot open: {e}", path.display())))?;
+        return match Mapped::new(&file, how.progress.clone()) {
+            Some(map) => {
+                let map = Arc::new(map);
+                let head = map.bytes()[..map.bytes().len().min(HEAD as usize)].to_vec();
+                detected(path, head, Source::Mapped(map), how)
+            }
+            None => Log::from_reader(path, Box::new(file), how),
+        };
+    }
     Log::from_reader(path, reader(path)?, how)
 }
 
@@ -188,6 +215,13 @@ pub fn detect(path: &Path, mut input: Box<dyn Read>, how: &Open) -> Result<Log, 
         .take(HEAD)
         .read_to_end(&mut head)
         .map_err(|e| Error::Input(format!("{}: cannot read: {e}", path.display())))?;
+    let input = Box::new(io::Cursor::new(head.clone()).chain(input));
+    detected(path, head, Source::Stream(input), how)
+}
+
+/// [`detect`], with the first bytes in `head` and the whole input (those bytes included) in
+/// `input`.
+fn detected(path: &Path, head: Vec<u8>, input: Source, how: &Open) -> Result<Log, Error> {
     let whole = (head.len() as u64) < HEAD;
     let mut schema = match (&how.schema_format, &how.schema) {
         (Some(f), _) => Some(Arc::clone(f)),
@@ -230,15 +264,21 @@ pub fn detect(path: &Path, mut input: Box<dyn Read>, how: &Open) -> Result<Log, 
             }
         }
     };
-    let input = Box::new(io::Cursor::new(head.clone()).chain(input));
+    let mapped = match &input {
+        Source::Mapped(m) => Some(Arc::clone(m)),
+        Source::Stream(_) => None,
+    };
     Ok(Log {
         format,
         schema,
         file: path.to_path_buf(),
         head,
         input,
+        mapped,
         assume_r1: how.assume_r1,
         chunk_budget: how.chunk_budget,
+        map: how.map,
+        progress: how.progress.clone(),
     })
 }
 
@@ -297,6 +337,8 @@ impl Log {
             schema_format: self.schema.clone(),
             assume_r1: self.assume_r1,
             chunk_budget: self.chunk_budget,
+            map: self.map,
+            progress: self.progress.clone(),
         }
     }
 
@@ -325,21 +367,24 @@ impl Log {
         let name = self.file.file_name().map_or(path.clone(), |n| n.to_string_lossy().into_owned());
         let stream = self.format == Format::RlogStream;
         let chunk_budget = self.chunk_budget();
-        match self.format {
-            Format::Usvlog => usvlog::info(self.input, &self.head, &path),
-            Format::Rlog | Format::RlogStream => rlog::info(self.input, &path, stream, self.assume_r1),
-            Format::Wpilog => wpilog::info(self.input, &path, &name),
-            Format::Ulog => ulog::info(self.input, &path, &name),
-            Format::Carla => carla::info(self.input, &path, &name),
+        let input = self.input;
+        let info = match self.format {
+            Format::Usvlog => usvlog::info(input, &self.head, &path),
+            Format::Rlog | Format::RlogStream => rlog::info(input, &path, stream, self.assume_r1),
+            Format::Wpilog => wpilog::info(input.into_read(), &path, &name),
+            Format::Ulog => ulog::info(input.into_read(), &path, &name),
+            Format::Carla => carla::info(input, &path, &name),
             Format::Rosbag => {
-                drop(self.input);
+                drop(input);
                 let mut said = Vec::new();
                 let info = rosbag::info(&self.file, &path, msg_path, chunk_budget, &mut said);
                 notes.extend(said.into_iter().map(|n| Fault::new(FaultKind::Decode, &path, n)));
                 info
             }
-            Format::Schema => schema::info(&self.schema_format(), self.input, &path),
-        }
+            Format::Schema => schema::info(&schema_of(&self.schema), input.into_read(), &path),
+        };
+        whole(self.mapped, &path)?;
+        info
     }
 
     /// Reads the log into `out`, record by record (the engine of `logspec dump`, and of the
@@ -358,22 +403,25 @@ impl Log {
         }
         let (select, stream) = (&opts.select, self.format == Format::RlogStream);
         let chunk_budget = self.chunk_budget();
-        match self.format {
-            Format::Usvlog => usvlog::records(self.input, &self.head, &path, select, out),
+        let input = self.input;
+        let done = match self.format {
+            Format::Usvlog => usvlog::records(input, &self.head, &path, select, out),
             Format::Rlog | Format::RlogStream => {
-                rlog::records(self.input, &self.file, &path, stream, self.assume_r1, select, out)
+                rlog::records(input, &self.file, &path, stream, self.assume_r1, select, out)
             }
-            Format::Wpilog => wpilog::records(self.input, &self.file, &path, select, out),
-            Format::Ulog => ulog::records(self.input, &path, select, out),
-            Format::Carla => carla::records(self.input, &path, opts.frames.clone(), select, out),
+            Format::Wpilog => wpilog::records(input.into_read(), &self.file, &path, select, out),
+            Format::Ulog => ulog::records(input.into_read(), &path, select, out),
+            Format::Carla => carla::records(input, &path, opts.frames.clone(), select, out),
             Format::Rosbag => {
-                drop(self.input);
+                drop(input);
                 let opts =
                     rosbag::DumpOptions { select, msg_path: &opts.msg_path, file_order: opts.file_order, chunk_budget };
                 rosbag::dump(&self.file, &path, &opts, out)
             }
-            Format::Schema => schema::records(&self.schema_format(), self.input, &path, select, out),
-        }
+            Format::Schema => schema::records(&schema_of(&self.schema), input.into_read(), &path, select, out),
+        };
+        whole(self.mapped, &path)?;
+        done
     }
 
     /// Reads the samples of the channels and time window `select` keeps into `sink`, in file
@@ -385,20 +433,23 @@ impl Log {
         let stream = self.format == Format::RlogStream;
         let mut state = State::new(select, sink);
         let chunk_budget = self.chunk_budget();
-        match self.format {
-            Format::Usvlog => usvlog::scan(self.input, &self.head, &path, &mut state)?,
+        let input = self.input;
+        let done = match self.format {
+            Format::Usvlog => usvlog::scan(input, &self.head, &path, &mut state),
             Format::Rlog | Format::RlogStream => {
-                rlog::scan(self.input, &self.file, &path, stream, self.assume_r1, &mut state)?
+                rlog::scan(input, &self.file, &path, stream, self.assume_r1, &mut state)
             }
-            Format::Wpilog => wpilog::scan(self.input, &self.file, &path, &mut state)?,
-            Format::Ulog => ulog::scan(self.input, &path, &mut state)?,
-            Format::Carla => carla::scan(self.input, &path, &mut state)?,
+            Format::Wpilog => wpilog::scan(input.into_read(), &self.file, &path, &mut state),
+            Format::Ulog => ulog::scan(input.into_read(), &path, &mut state),
+            Format::Carla => carla::scan(input, &path, &mut state),
             Format::Rosbag => {
-                drop(self.input);
-                rosbag::scan(&self.file, &path, chunk_budget, &mut state)?
+                drop(input);
+                rosbag::scan(&self.file, &path, chunk_budget, &mut state)
             }
-            Format::Schema => schema::scan(&self.schema_format(), self.input, &path, &mut state)?,
-        }
+            Format::Schema => schema::scan(&schema_of(&self.schema), input.into_read(), &path, &mut state),
+        };
+        whole(self.mapped, &path)?;
+        done?;
         state.finish(&path)
     }
 
@@ -408,16 +459,17 @@ impl Log {
     pub fn to_wpilog(self, output: &Path, select: &Select) -> Result<wpilog::Written, Error> {
         let path = self.shown();
         match self.format {
-            Format::Wpilog => wpilog::copy(self.input, &path, output, select),
+            Format::Wpilog => wpilog::copy(self.input.into_read(), &path, output, select),
             Format::Rlog | Format::RlogStream => {
                 let stream = self.format == Format::RlogStream;
-                wpilog::from_rlog(self.input, &path, stream, self.assume_r1, output, select)
+                wpilog::from_rlog(self.input.into_read(), &path, stream, self.assume_r1, output, select)
             }
             other => Err(Error::Usage(format!(
                 "{path} is {}; only RLOG and WPILOG inputs can be written as .wpilog (write .mcap for the others)",
                 other.title()
             ))),
         }
+        .and_then(|written| whole(self.mapped, &path).map(|()| written))
     }
 
     /// The RLOG reader of an RLOG file or captured stream (`logspec rlog serve`); an error for a
@@ -429,11 +481,21 @@ impl Log {
             Format::RlogStream => true,
             other => return Err(Error::Input(format!("{path}: this is a {} file, not RLOG", other.title()))),
         };
-        rlog::reader(self.input, stream, self.assume_r1, &path).map_err(Error::Input)
+        rlog::reader(self.input.into_read(), stream, self.assume_r1, &path).map_err(Error::Input)
     }
+}
 
-    /// The schema of a [`Format::Schema`] log.
-    fn schema_format(&self) -> Arc<SchemaFormat> {
-        Arc::clone(self.schema.as_ref().expect("a schema's log is detected with its schema"))
+/// An error if a mapped file was truncated while it was read (the reader saw zeros from there on).
+fn whole(mapped: Option<Arc<Mapped>>, path: &str) -> Result<(), Error> {
+    match mapped.and_then(|m| m.truncated()) {
+        None => Ok(()),
+        Some(at) => Err(Error::at(Fault::at(path, at, None, format!(
+            "{path}: the file was truncated while it was being read: its bytes from offset {at} on were gone, so what was read past that offset is not the file's"
+        )))),
     }
+}
+
+/// The schema of a [`Format::Schema`] log.
+fn schema_of(schema: &Option<Arc<SchemaFormat>>) -> Arc<SchemaFormat> {
+    Arc::clone(schema.as_ref().expect("a schema's log is detected with its schema"))
 }

@@ -6,7 +6,9 @@ use std::path::PathBuf;
 
 use crate::formats::wpilog::NegZero;
 use crate::json::JsonWriter;
-use crate::runtime::{Event, FramedFormat, Reader};
+use crate::runtime::{Event, FramedFormat};
+
+use super::input::{FramedRead, WithFramed};
 use crate::value::ValueSink;
 
 use super::fault::{kind, Fault, FaultKind, Faults};
@@ -51,19 +53,44 @@ pub trait Records {
 }
 
 /// The dump's records as JSON Lines (`logspec dump`), its warnings on standard error.
+///
+/// The lines are written one after another into one buffer, the writer's, and go out in writes of
+/// at least [`JsonLines::WRITE_AT`] bytes: `out` needs no buffer of its own. [`flush`](Self::flush)
+/// writes what is left (dropping does too, errors ignored): every complete record is printed
+/// before an error ends the dump.
 pub struct JsonLines<'a> {
     w: JsonWriter,
+    /// Where the record being written begins: the complete lines are before it.
+    start: usize,
     out: &'a mut dyn Write,
 }
 
 impl<'a> JsonLines<'a> {
+    /// The lines are written out when this many bytes of them are waiting.
+    pub const WRITE_AT: usize = 1 << 17;
+
     pub fn new(out: &'a mut dyn Write) -> Self {
-        JsonLines { w: JsonWriter::new(), out }
+        JsonLines { w: JsonWriter::new(), start: 0, out }
     }
 
-    /// Flushes the output.
+    /// Writes the complete lines out and forgets them, and a record left incomplete.
+    fn write_lines(&mut self) -> io::Result<()> {
+        let written = self.out.write_all(&self.w.as_str().as_bytes()[..self.start]);
+        self.w.clear();
+        self.start = 0;
+        written
+    }
+
+    /// Writes every complete line out and flushes the output.
     pub fn flush(&mut self) -> io::Result<()> {
+        self.write_lines()?;
         self.out.flush()
+    }
+}
+
+impl Drop for JsonLines<'_> {
+    fn drop(&mut self) {
+        let _ = self.out.write_all(&self.w.as_str().as_bytes()[..self.start]);
     }
 }
 
@@ -73,13 +100,15 @@ impl Records for JsonLines<'_> {
         &mut self.w
     }
     fn end_record(&mut self) -> io::Result<()> {
-        // `out` is buffered: two writes cost what one did, and the line's buffer is reused.
-        let written = self.out.write_all(self.w.as_str().as_bytes()).and_then(|_| self.out.write_all(b"\n"));
-        self.w.clear();
-        written
+        self.w.newline();
+        self.start = self.w.mark();
+        if self.start >= Self::WRITE_AT {
+            self.write_lines()?;
+        }
+        Ok(())
     }
     fn discard(&mut self) {
-        self.w.clear();
+        self.w.truncate(self.start);
     }
     fn warn(&mut self, warning: Fault) {
         eprintln!("logspec: {warning}");
@@ -179,14 +208,27 @@ impl FrameNames {
 /// reported on stderr and skipped; a truncation or read error ends the dump with an error after
 /// everything before it was printed. `select` keeps records by name and by time (the header's
 /// timestamp times `ns_per_tick`).
-pub fn dump_framed<F: FramedFormat>(
-    input: impl io::Read,
+pub(super) struct DumpFramed<'a, R> {
+    pub(super) out: &'a mut R,
+    pub(super) path: &'a str,
+    pub(super) select: &'a Select,
+    pub(super) ns_per_tick: u64,
+}
+
+impl<F: FramedFormat, R: Records> WithFramed<F> for DumpFramed<'_, R> {
+    type Output = Result<(), Error>;
+    fn call(self, reader: impl FramedRead<F>) -> Self::Output {
+        dump_framed::<F>(reader, self.out, self.path, self.select, self.ns_per_tick)
+    }
+}
+
+fn dump_framed<F: FramedFormat>(
+    mut reader: impl FramedRead<F>,
     out: &mut impl Records,
     path: &str,
     select: &Select,
     ns_per_tick: u64,
 ) -> Result<(), Error> {
-    let mut reader = Reader::<_, F>::new(input).map_err(|e| Error::at(Fault::read(path, &e)))?;
     let mut skips = Skips::new(select);
     while let Some(ev) = reader.next_event() {
         match ev {

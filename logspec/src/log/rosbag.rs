@@ -13,8 +13,6 @@ use super::records::Records;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::value::Value;
-
 use super::scan::{Channel, JsonSchema, Ros1Type, State, ValueType};
 use super::Error;
 use crate::value::ValueSink;
@@ -130,8 +128,8 @@ pub fn dump(path: &Path, shown: &str, opts: &DumpOptions<'_>, out: &mut impl Rec
         w.str(Some("type"), &c.ty);
         time_json(w, Some("time"), m.time);
         match decoders.get(m.conn).and_then(|t| t.decoder.as_ref()) {
-            Some(d) => match d.decode(m.data) {
-                Ok(v) => d.view(&v).visit(Some("data"), w),
+            Some(d) => match d.checked(m.data) {
+                Ok(msg) => msg.visit(Some("data"), w),
                 Err(e) => {
                     out.discard();
                     let fault = || Fault::at(shown, m.chunk_pos, None, undecodable(shown, &m, c, &e));
@@ -522,7 +520,9 @@ fn utc(t: Time) -> String {
 /// when they agree on type, definition, caller id and latching, and one channel each otherwise,
 /// all named by the topic); times are the messages' record times (Unix time), and the time
 /// filters count from the bag's first message. A sink may take the messages' bytes as they are
-/// ([`Samples::raw`]); others get them decoded from the connections' embedded definitions.
+/// ([`Samples::raw`]); others get them decoded from the connections' embedded definitions, each
+/// message checked whole and then handed as a visit of its decode plan ([`Samples::visit`]), so
+/// that no value is built.
 fn read_rosbag(file: &Path, path: &str, chunk_budget: u64, state: &mut State<'_>) -> Result<(), Error> {
     use super::rosbag::Walk;
     use crate::formats::rosbag::{Connection, Decoders, Order, Time};
@@ -582,8 +582,8 @@ fn read_rosbag(file: &Path, path: &str, chunk_budget: u64, state: &mut State<'_>
                 // Reported once above, with the connection.
                 return Ok(());
             };
-            match d.decode(m.data) {
-                Ok(v) => state.sink.sample(id, t_ns, &Value::of(&d.view(&v))).map_err(Walk::Out)?,
+            match d.checked(m.data) {
+                Ok(msg) => state.sink.visit(id, t_ns, &msg).map_err(Walk::Out)?,
                 Err(e) => {
                     state.warn(kind::UNDECODABLE_MESSAGE, || super::rosbag::undecodable(path, &m, c, &e));
                     return Ok(());

@@ -117,8 +117,9 @@ pub trait Samples {
     /// start) for USVLOG, RLOG and CARLA, since the Unix epoch for ROS bags (see
     /// [`Samples::origin`]).
     fn sample(&mut self, id: usize, t_ns: u64, value: &Value) -> Result<(), Error>;
-    /// One sample handed as a visit of its value (records of framed formats), so that a sink
-    /// can take the fields without building a [`Value`] tree. The default builds the tree and
+    /// One sample handed as a visit of its value (records of framed formats, ROS messages
+    /// visited through their decode plans), so that a sink can take the fields without building
+    /// a [`Value`] tree. The default builds the tree and
     /// calls [`Samples::sample`].
     fn visit(&mut self, id: usize, t_ns: u64, value: &dyn DynVisit) -> Result<(), Error> {
         let mut b = crate::value::ValueBuilder::default();

@@ -128,5 +128,6 @@ fn summarise_schema(
         }
     }
     s.bytes_consumed = reader.position();
+    s.settle();
     Ok(s)
 }

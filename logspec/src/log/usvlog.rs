@@ -1,23 +1,23 @@
 //! USVLOG, the bundled framed schema (`schemas/usvlog.toml`), read by its generated reader. A file
 //! under an older schema id decodes with that id's layout from the lock (`with_file_format`).
 
-use std::io::{self, Read};
 use std::sync::Arc;
 
 use crate::formats::usvlog::Usvlog;
 use crate::ir::ir::Schema;
 use crate::json::JsonWriter;
-use crate::runtime::{with_file_format, Event, FramedFormat, Reader, Versioned, Visit, WithFormat};
+use crate::runtime::{with_file_format, Event, FramedFormat, Versioned, Visit, WithFormat};
 
 use super::fault::{kind, Fault};
 use super::framed::timestamp_scale;
 use super::info::{json, text, Info, Summary};
-use super::records::{dump_framed, Records};
+use super::input::{framed, FramedRead, Source, WithFramed};
+use super::records::{DumpFramed, Records};
 use super::scan::{record_channel, unknown_record, State};
 use super::{Error, Select};
 
 /// The samples of a USVLOG file: one channel per record type.
-pub(super) fn scan(input: Box<dyn Read>, head: &[u8], path: &str, state: &mut State<'_>) -> Result<(), Error> {
+pub(super) fn scan(input: Source, head: &[u8], path: &str, state: &mut State<'_>) -> Result<(), Error> {
     let schema = Arc::clone(crate::formats::schemas::usvlog());
     let job = Framed { input, path, schema: &schema, state };
     with_file_format::<Usvlog, _>(head, job).map_err(|e| Error::Input(format!("{path}: {e}")))?
@@ -25,7 +25,7 @@ pub(super) fn scan(input: Box<dyn Read>, head: &[u8], path: &str, state: &mut St
 
 /// The records of a USVLOG file as the dump writes them.
 pub(super) fn records<R: Records>(
-    input: Box<dyn Read>,
+    input: Source,
     head: &[u8],
     path: &str,
     select: &Select,
@@ -38,7 +38,7 @@ pub(super) fn records<R: Records>(
 }
 
 /// The summary of a USVLOG file.
-pub(super) fn info(input: Box<dyn Read>, head: &[u8], path: &str) -> Result<Info, Error> {
+pub(super) fn info(input: Source, head: &[u8], path: &str) -> Result<Info, Error> {
     // The file's schema id picks the layout: the current one or an older one from the lock.
     let job = Summarise { input, path, current: Usvlog::SCHEMA_IDS.first().copied() };
     let s = with_file_format::<Usvlog, _>(head, job).map_err(|e| Error::Input(format!("{path}: {e}")))??;
@@ -49,7 +49,7 @@ pub(super) fn info(input: Box<dyn Read>, head: &[u8], path: &str) -> Result<Info
 }
 
 struct Framed<'a, 's> {
-    input: Box<dyn Read>,
+    input: Source,
     path: &'a str,
     schema: &'a Arc<Schema>,
     state: &'a mut State<'s>,
@@ -59,12 +59,26 @@ impl WithFormat for Framed<'_, '_> {
     type Output = Result<(), Error>;
     fn call<F: FramedFormat>(self) -> Self::Output {
         let Framed { input, path, schema, state } = self;
+        let job = Scan { path, schema, state };
+        framed::<F, _>(input, job).map_err(|e| Error::Input(format!("{path}: {e}")))?
+    }
+}
+
+struct Scan<'a, 's> {
+    path: &'a str,
+    schema: &'a Arc<Schema>,
+    state: &'a mut State<'s>,
+}
+
+impl<F: FramedFormat> WithFramed<F> for Scan<'_, '_> {
+    type Output = Result<(), Error>;
+    fn call(self, mut reader: impl FramedRead<F>) -> Self::Output {
+        let Scan { path, schema, state } = self;
         let ns_per_tick = timestamp_scale(schema);
         // The payloads are in the layout of the schema's records when the reader is the one of
         // the schema's own schema id (not an older layout of the history).
         let current = schema.format.schema_id.as_ref().map(|s| s.value);
         let same_layout = F::KNOWN_SCHEMA_IDS == current.as_slice();
-        let mut reader = Reader::<_, F>::new(input).map_err(|e| Error::Input(format!("{path}: {e}")))?;
         while let Some(ev) = reader.next_event() {
             match ev {
                 Ok(Event::Record { raw, record }) => {
@@ -92,7 +106,7 @@ impl WithFormat for Framed<'_, '_> {
 }
 
 struct Dump<'a, R> {
-    input: Box<dyn io::Read>,
+    input: Source,
     out: &'a mut R,
     path: &'a str,
     select: &'a Select,
@@ -102,12 +116,14 @@ struct Dump<'a, R> {
 impl<R: Records> WithFormat for Dump<'_, R> {
     type Output = Result<(), Error>;
     fn call<F: FramedFormat>(self) -> Self::Output {
-        dump_framed::<F>(self.input, self.out, self.path, self.select, self.ns_per_tick)
+        let Dump { input, out, path, select, ns_per_tick } = self;
+        framed::<F, _>(input, DumpFramed { out, path, select, ns_per_tick })
+            .map_err(|e| Error::at(Fault::read(path, &e)))?
     }
 }
 
 struct Summarise<'a> {
-    input: Box<dyn Read>,
+    input: Source,
     path: &'a str,
     /// The schema id of the format's current layout.
     current: Option<u64>,
@@ -116,12 +132,24 @@ struct Summarise<'a> {
 impl WithFormat for Summarise<'_> {
     type Output = Result<Summary, Error>;
     fn call<F: FramedFormat>(self) -> Self::Output {
-        summarise::<F>(self.input, self.path, self.current)
+        let Summarise { input, path, current } = self;
+        framed::<F, _>(input, Tally { current }).map_err(|e| Error::Input(format!("{path}: {e}")))
     }
 }
 
-fn summarise<F: FramedFormat>(input: impl Read, path: &str, current: Option<u64>) -> Result<Summary, Error> {
-    let mut reader = Reader::<_, F>::new(input).map_err(|e| Error::Input(format!("{path}: {e}")))?;
+/// The summary of the records of a reader opened ([`Summarise`]).
+struct Tally {
+    current: Option<u64>,
+}
+
+impl<F: FramedFormat> WithFramed<F> for Tally {
+    type Output = Summary;
+    fn call(self, reader: impl FramedRead<F>) -> Self::Output {
+        summarise::<F>(reader, self.current)
+    }
+}
+
+fn summarise<F: FramedFormat>(mut reader: impl FramedRead<F>, current: Option<u64>) -> Summary {
     let mut w = JsonWriter::new();
     reader.file_header().visit(None, &mut w);
     let mut s = Summary::new(w.take(), F::schema_id(reader.file_header()), current);
@@ -138,5 +166,6 @@ fn summarise<F: FramedFormat>(input: impl Read, path: &str, current: Option<u64>
         }
     }
     s.bytes_consumed = reader.position();
-    Ok(s)
+    s.settle();
+    s
 }

@@ -6,7 +6,7 @@ use std::io::{self, Read};
 use std::marker::PhantomData;
 use std::ops::ControlFlow;
 
-use logspec_runtime::{Cursor, DecodeError, DecodeErrorKind, Endian, Input, ReadBuf, SliceBuf, View};
+use logspec_runtime::{Cursor, DecodeError, DecodeErrorKind, Endian, Input, ReadBuf, SliceBuf, View, WindowBuf};
 
 use super::{R1BodyRef, R1MessageRef, R1ValueRef, R2BodyRef, R2MessageRef, R2Value, R2ValueRef, Revision, Value};
 
@@ -250,6 +250,14 @@ impl<'a> SliceReader<'a> {
     /// the whole, is decoded where it is.
     pub fn resume_in_place(bytes: &'a [u8], revision: Revision, offset: u64) -> Self {
         Self::resumed(SliceBuf::starting_at(bytes, offset), revision)
+    }
+}
+
+impl<'a, A: FnMut(u64)> Reader<&'a [u8], WindowBuf<'a, A>> {
+    /// A reader of RLOG bytes in memory lent a window at a time (a mapped file: see
+    /// [`WindowBuf`]): decoded in place, as [`Reader::from_slice`].
+    pub fn from_window(buf: WindowBuf<'a, A>, options: ReaderOptions) -> Result<Self, RlogError> {
+        Self::over(buf, options)
     }
 }
 
@@ -578,7 +586,7 @@ impl<R, I: Input> Reader<R, I> {
     fn unread<'b>(&self) -> &'b [u8] {
         let bytes: &[u8] = &self.buf.bytes()[self.pos..];
         // SAFETY: the slice points into `self.buf`'s storage (a `ReadBuf`'s buffer, or the slice
-        // a `SliceBuf` lends, which never changes), which only `Input::fill` and `Input::take`
+        // a `SliceBuf` or a `WindowBuf` lends, which never changes), which only `Input::fill` and `Input::take`
         // change (`Input` is sealed: the runtime's two inputs are all there are).
         // `next_event_ref` uses the slice (and views of it) only until it calls `refill` (on the
         // path where decoding failed, after which it takes a new slice), or returns views of it

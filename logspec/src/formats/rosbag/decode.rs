@@ -10,7 +10,7 @@ use std::sync::Arc;
 use logspec_ir::ir::Ty;
 use logspec_ir::ros::{self, lower, MsgSet};
 use logspec_ir::SchemaError;
-use logspec_runtime::Visitor;
+use logspec_runtime::{Visit, Visitor};
 
 use super::value::{self, DecodeFault, Value, ValueView, Visiting};
 use super::Connection;
@@ -62,12 +62,44 @@ impl MsgDecoder {
     /// Decodes the message straight into a [`Visitor`], which sees what it would see from
     /// [`MsgDecoder::view`] of [`MsgDecoder::decode`]'s value, without the value being built.
     pub fn visit(&self, bytes: &[u8], v: &mut impl Visitor) -> Result<(), DecodeFault> {
-        self.decode_into(bytes, &mut Visiting(v))
+        self.decode_into(bytes, &mut Visiting::new(v, None))
+    }
+
+    /// The message checked to decode whole ([`crate::dynamic::Plan::check`]: its lengths,
+    /// counts and bounds, no field read), to be shown to visitors through the plan with no
+    /// value built; or the fault [`MsgDecoder::decode`] gives, before anything was shown.
+    pub fn checked<'a>(&'a self, bytes: &'a [u8]) -> Result<Checked<'a>, DecodeFault> {
+        self.plan.check(&self.lowered.schema, &self.min, bytes)?;
+        Ok(Checked { decoder: self, bytes })
     }
 
     /// The value with its field names, for a visitor.
     pub fn view<'a>(&'a self, v: &'a Value) -> ValueView<'a> {
         ValueView { schema: &self.lowered.schema, ty: &self.root, value: v }
+    }
+}
+
+/// A message that decodes ([`MsgDecoder::checked`]): each visit decodes it through the plan,
+/// showing what [`MsgDecoder::view`] of its [`Value`] shows, under the visit's name.
+#[derive(Clone, Copy)]
+pub struct Checked<'a> {
+    decoder: &'a MsgDecoder,
+    bytes: &'a [u8],
+}
+
+impl Checked<'_> {
+    /// The message's bytes.
+    pub fn bytes(&self) -> &[u8] {
+        self.bytes
+    }
+}
+
+impl Visit for Checked<'_> {
+    fn visit<V: Visitor + ?Sized>(&self, name: Option<&str>, v: &mut V) {
+        let d = self.decoder;
+        // Checked: the plan decodes the bytes whole (what fails, the check failed on).
+        let decoded = d.plan.decode(&d.lowered.schema, &d.min, self.bytes, &mut Visiting::new(v, name));
+        debug_assert!(decoded.is_ok(), "a checked message decodes");
     }
 }
 

@@ -14,8 +14,9 @@
 //! - [`Decoders`] checks each connection's md5 against genmsg's and decodes messages into
 //!   [`Value`] trees ([`MsgDecoder::decode`]), or, building no value, straight into a visitor or
 //!   any [`crate::dynamic::Sink`] through the type's compiled decode plan
-//!   ([`MsgDecoder::visit`], [`MsgDecoder::decode_into`]); a [`Registry`] of `.msg` files fills
-//!   in missing definitions.
+//!   ([`MsgDecoder::visit`], [`MsgDecoder::decode_into`], and [`MsgDecoder::checked`], a message
+//!   checked whole before any of it is shown, which `dump`, `export` and every scan of a bag
+//!   use); a [`Registry`] of `.msg` files fills in missing definitions.
 
 mod chunk;
 mod decode;
@@ -26,7 +27,7 @@ mod value;
 use std::fmt;
 
 pub use chunk::{mib as chunk_mib, Compression, DEFAULT_CHUNK_BUDGET, RAISE_BUDGET};
-pub use decode::{ConnType, Decoders, MsgDecoder, Registry};
+pub use decode::{Checked, ConnType, Decoders, MsgDecoder, Registry};
 pub use reader::{Bag, ChunkInfo, Connection, Message, Order, Refused, Source, Stop, Unmerged};
 pub use value::{decode as decode_value, Prims, Value, ValueView, Visiting};
 

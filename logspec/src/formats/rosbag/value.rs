@@ -55,6 +55,31 @@ pub fn decode(schema: &Schema, min: &[u64], ty: &Ty, bytes: &[u8]) -> Result<Val
     crate::dynamic::decode(schema, min, ty, bytes, &mut Ros)
 }
 
+/// A number of a ROS message as its type says: what [`Value`] and the visit of a message hold.
+#[derive(Clone, Copy)]
+enum Number {
+    UInt(u64),
+    Int(i64),
+    F32(f32),
+    F64(f64),
+}
+
+impl Number {
+    /// The number of type `p` whose bits (zero-extended) are `raw`.
+    #[inline]
+    fn of(p: Prim, raw: u64) -> Number {
+        match p {
+            Prim::U8 | Prim::U16 | Prim::U32 | Prim::U64 => Number::UInt(raw),
+            Prim::I8 => Number::Int(i64::from(raw as u8 as i8)),
+            Prim::I16 => Number::Int(i64::from(raw as u16 as i16)),
+            Prim::I32 => Number::Int(i64::from(raw as u32 as i32)),
+            Prim::I64 => Number::Int(raw as i64),
+            Prim::F32 => Number::F32(f32::from_bits(raw as u32)),
+            Prim::F64 => Number::F64(f64::from_bits(raw)),
+        }
+    }
+}
+
 /// Builds ROS values for the IR interpreter: numbers and bools of arrays packed, strings that
 /// are not UTF-8 kept as bytes.
 struct Ros;
@@ -69,14 +94,11 @@ impl Build for Ros {
 
     #[inline]
     fn number(&mut self, p: Prim, raw: u64) -> Value {
-        match p {
-            Prim::U8 | Prim::U16 | Prim::U32 | Prim::U64 => Value::UInt(raw),
-            Prim::I8 => Value::Int(i64::from(raw as u8 as i8)),
-            Prim::I16 => Value::Int(i64::from(raw as u16 as i16)),
-            Prim::I32 => Value::Int(i64::from(raw as u32 as i32)),
-            Prim::I64 => Value::Int(raw as i64),
-            Prim::F32 => Value::F32(f32::from_bits(raw as u32)),
-            Prim::F64 => Value::F64(f64::from_bits(raw)),
+        match Number::of(p, raw) {
+            Number::UInt(u) => Value::UInt(u),
+            Number::Int(i) => Value::Int(i),
+            Number::F32(x) => Value::F32(x),
+            Number::F64(x) => Value::F64(x),
         }
     }
 
@@ -134,46 +156,73 @@ impl Build for Ros {
 }
 
 /// A [`Sink`] that shows a message decoded by its plan to a [`Visitor`] as [`ValueView`] shows
-/// the same message's [`Value`]: the same calls, in the same order, with no value built.
-pub struct Visiting<'v, V: ?Sized>(pub &'v mut V);
+/// the same message's [`Value`]: the same calls, in the same order, with no value built (a
+/// `uint8[]` as one [`Visitor::u8_array`], whose default makes those calls).
+pub struct Visiting<'v, 'n, V: ?Sized> {
+    v: &'v mut V,
+    /// The name of the message itself (its first struct), until it is shown.
+    root: Option<Option<&'n str>>,
+}
 
-impl<V: Visitor + ?Sized> Sink for Visiting<'_, V> {
+impl<'v, 'n, V: ?Sized> Visiting<'v, 'n, V> {
+    /// Shows a message to `v`, named `name` (as [`Visit::visit`] names a value).
+    pub fn new(v: &'v mut V, name: Option<&'n str>) -> Self {
+        Visiting { v, root: Some(name) }
+    }
+}
+
+impl<V: Visitor + ?Sized> Sink for Visiting<'_, '_, V> {
     fn begin_struct(&mut self, name: Option<&str>) {
-        self.0.begin_struct(name);
+        match self.root.take() {
+            Some(root) => self.v.begin_struct(root),
+            None => self.v.begin_struct(name),
+        }
     }
 
     fn end_struct(&mut self) {
-        self.0.end_struct();
+        self.v.end_struct();
     }
 
     fn begin_array(&mut self, name: Option<&str>, len: usize) {
-        self.0.begin_array(name, len);
+        self.v.begin_array(name, len);
     }
 
     fn end_array(&mut self) {
-        self.0.end_array();
+        self.v.end_array();
     }
 
     #[inline]
     fn number(&mut self, name: Option<&str>, p: Prim, raw: u64) {
-        match Ros.number(p, raw) {
-            Value::Int(i) => self.0.int(name, i),
-            Value::F32(x) => self.0.f32(name, x),
-            Value::F64(x) => self.0.f64(name, x),
-            _ => self.0.uint(name, raw),
+        match Number::of(p, raw) {
+            Number::UInt(u) => self.v.uint(name, u),
+            Number::Int(i) => self.v.int(name, i),
+            Number::F32(x) => self.v.f32(name, x),
+            Number::F64(x) => self.v.f64(name, x),
         }
     }
 
     fn bool(&mut self, name: Option<&str>, v: bool) {
-        self.0.bool(name, v);
+        self.v.bool(name, v);
     }
 
     fn str(&mut self, name: Option<&str>, v: &str) {
-        self.0.str(name, v);
+        self.v.str(name, v);
     }
 
     fn raw_str(&mut self, name: Option<&str>, v: &[u8]) {
-        raw_str(name, v, self.0);
+        raw_str(name, v, self.v);
+    }
+
+    fn numbers(&mut self, name: Option<&str>, p: Prim, e: Endian, bytes: &[u8]) {
+        match p {
+            // A `uint8[]` (a point cloud's or an image's data) at once.
+            Prim::U8 => self.v.u8_array(name, bytes),
+            _ => {
+                self.v.begin_array(name, bytes.len() / p.size() as usize);
+                crate::dynamic::each_number(bytes, p, e, |_, raw| self.number(None, p, raw));
+                self.v.end_array();
+            }
+        }
     }
 
     /// Padding is not shown (as [`ValueView`] leaves it out).

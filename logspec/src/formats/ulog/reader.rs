@@ -13,7 +13,7 @@ use logspec_ir::ulog::{FormatSet, Lowered, UFormat, UlogError};
 use logspec_runtime::{Cursor, Decode, DecodeError, DecodeErrorKind, Encode, Endian, Fixed, ReadBuf, Visitor};
 
 use super::{FileHeader, FlagBitsRef, MessageHeader, Sync, UlogRecordRef};
-use crate::dynamic::{Plan, Sink};
+use crate::dynamic::Plan;
 use crate::formats::rosbag::{Value, ValueView, Visiting};
 
 /// A header whose type is unknown and whose size is above this is taken for corruption, not
@@ -90,13 +90,13 @@ impl Decoder {
     /// A Data payload straight into a visitor (as [`Decoder::view`] of [`Decoder::decode`] shows it).
     pub fn visit(&self, payload: &[u8], v: &mut impl Visitor) -> Result<(), String> {
         let data = self.data(payload)?;
-        self.plan.decode(&self.lowered.schema, &self.min, data, &mut Visiting(v)).map_err(|e| e.to_string())
+        self.plan.decode(&self.lowered.schema, &self.min, data, &mut Visiting::new(v, None)).map_err(|e| e.to_string())
     }
 
     /// A Data payload straight into a visitor as a struct named `name` (the dump's `"data"`).
     pub fn visit_as(&self, payload: &[u8], name: Option<&str>, v: &mut (impl Visitor + ?Sized)) -> Result<(), String> {
         let data = self.data(payload)?;
-        let mut sink = Root { inner: Visiting(v), name, depth: 0 };
+        let mut sink = Visiting::new(v, name);
         self.plan.decode(&self.lowered.schema, &self.min, data, &mut sink).map_err(|e| e.to_string())
     }
 
@@ -649,48 +649,6 @@ pub fn read_all(bytes: &[u8]) -> (u64, Option<ReadError>) {
         }
     }
     (n, None)
-}
-
-/// A [`Sink`] that gives the root struct a name (a plan's root has none).
-struct Root<'n, S> {
-    inner: S,
-    name: Option<&'n str>,
-    depth: usize,
-}
-
-impl<S: Sink> Sink for Root<'_, S> {
-    fn begin_struct(&mut self, name: Option<&str>) {
-        let name = if self.depth == 0 { self.name } else { name };
-        self.depth += 1;
-        self.inner.begin_struct(name);
-    }
-    fn end_struct(&mut self) {
-        self.depth -= 1;
-        self.inner.end_struct();
-    }
-    fn begin_array(&mut self, name: Option<&str>, len: usize) {
-        self.depth += 1;
-        self.inner.begin_array(name, len);
-    }
-    fn end_array(&mut self) {
-        self.depth -= 1;
-        self.inner.end_array();
-    }
-    fn number(&mut self, name: Option<&str>, p: Prim, raw: u64) {
-        self.inner.number(name, p, raw);
-    }
-    fn bool(&mut self, name: Option<&str>, v: bool) {
-        self.inner.bool(name, v);
-    }
-    fn str(&mut self, name: Option<&str>, v: &str) {
-        self.inner.str(name, v);
-    }
-    fn raw_str(&mut self, name: Option<&str>, v: &[u8]) {
-        self.inner.raw_str(name, v);
-    }
-    fn padding(&mut self, name: Option<&str>) {
-        self.inner.padding(name);
-    }
 }
 
 /// A Data payload that [`Decoder::check`] accepted, as a [`logspec_runtime::Visit`] value.

@@ -6,7 +6,7 @@ use std::ops::ControlFlow;
 
 use crate::formats::rlog::{self, net::FrameReader, EventRef, Reader, ReaderOptions, Revision};
 use crate::json::JsonWriter;
-use crate::runtime::Visitor;
+use crate::runtime::{Input, Visitor, WindowBuf};
 use crate::value::ValueSink;
 
 use super::fault::{kind, Fault, Faults};
@@ -16,11 +16,39 @@ use std::sync::Arc;
 use crate::ir::ir::{self, Schema, Ty, TypeDef, TypeId};
 
 use super::filter::Select;
+use super::input::Source;
 use super::scan::{Channel, JsonSchema, State, ValueType};
 use super::Error;
 
 mod values;
 pub(super) use values::value_bytes;
+
+/// What runs over an RLOG reader of either kind ([`read`]).
+pub(super) trait WithRlog {
+    type Output;
+    fn call<R, I: Input>(self, reader: Reader<R, I>) -> Self::Output;
+}
+
+/// Opens an RLOG reader over `input` and runs `job` over it: a mapped file is decoded in place,
+/// a window at a time; anything else (and a captured stream, whose frames are taken apart
+/// first) through a buffer.
+pub(super) fn read<J: WithRlog>(
+    input: Source,
+    stream: bool,
+    assume_r1: bool,
+    path: &str,
+    job: J,
+) -> Result<J::Output, Error> {
+    match input {
+        Source::Mapped(map) if !stream => {
+            let options = ReaderOptions { assume_revision: assume_r1.then_some(Revision::R1) };
+            let window = WindowBuf::new(map.bytes(), super::input::WINDOW, |pos| map.advance(pos as usize));
+            let r = Reader::from_window(window, options).map_err(|e| Error::Input(format!("{path}: {e}")))?;
+            Ok(job.call(r))
+        }
+        input => Ok(job.call(reader(input.into_read(), stream, assume_r1, path).map_err(Error::Input)?)),
+    }
+}
 
 /// Opens an RLOG reader over a file (`stream = false`) or a captured stream of frames.
 pub fn reader(
@@ -37,8 +65,8 @@ pub fn reader(
 /// One JSON object per value record: `{"t", "key", "type", "value"}`, and for struct and proto
 /// values `decoded` or `decode_error`. Every value before an error is printed; a value that does
 /// not decode as its declared type is reported and skipped.
-pub fn dump(
-    mut r: Reader<Box<dyn Read>>,
+pub fn dump<R, I: Input>(
+    mut r: Reader<R, I>,
     out: &mut impl Records,
     path: &str,
     select: &super::filter::Select,
@@ -110,8 +138,7 @@ pub struct Summary {
     pub faults: Faults,
 }
 
-pub fn summarise(input: Box<dyn Read>, stream: bool, assume_r1: bool, path: &str) -> Result<Summary, Error> {
-    let mut r = reader(input, stream, assume_r1, path).map_err(Error::Input)?;
+fn summarise<R, I: Input>(mut r: Reader<R, I>) -> Summary {
     let mut s = Summary {
         revision: r.revision(),
         has_revision_byte: r.has_revision_byte(),
@@ -171,7 +198,16 @@ pub fn summarise(input: Box<dyn Read>, stream: bool, assume_r1: bool, path: &str
         }
     }
     s.bytes_consumed = r.position();
-    Ok(s)
+    s
+}
+
+struct Summarise;
+
+impl WithRlog for Summarise {
+    type Output = Summary;
+    fn call<R, I: Input>(self, reader: Reader<R, I>) -> Summary {
+        summarise(reader)
+    }
 }
 
 /// A time in seconds as the text summary shows it: as written for the times a log holds (a
@@ -249,7 +285,7 @@ pub fn json(s: &Summary, path: &str, stream: bool) -> String {
 
 /// The samples of an RLOG file or captured stream: one channel per key.
 pub(super) fn scan(
-    input: Box<dyn Read>,
+    input: Source,
     file: &std::path::Path,
     path: &str,
     stream: bool,
@@ -257,13 +293,12 @@ pub(super) fn scan(
     state: &mut State<'_>,
 ) -> Result<(), Error> {
     let schemas = schemas(file, stream, assume_r1, path);
-    let r = reader(input, stream, assume_r1, path).map_err(Error::Input)?;
-    values::read_rlog(r, path, schemas, state)
+    read(input, stream, assume_r1, path, values::ReadRlog { path, schemas, state })?
 }
 
 /// The records of an RLOG file as the dump writes them.
 pub(super) fn records<R: Records>(
-    input: Box<dyn Read>,
+    input: Source,
     file: &std::path::Path,
     path: &str,
     stream: bool,
@@ -272,14 +307,27 @@ pub(super) fn records<R: Records>(
     out: &mut R,
 ) -> Result<(), Error> {
     let schemas = schemas(file, stream, assume_r1, path);
-    let mut structs = super::structs::Decoder::new(schemas, path);
-    let r = reader(input, stream, assume_r1, path).map_err(Error::Input)?;
-    dump(r, out, path, select, &mut structs)
+    let structs = super::structs::Decoder::new(schemas, path);
+    read(input, stream, assume_r1, path, Dump { out, path, select, structs })?
+}
+
+struct Dump<'a, O> {
+    out: &'a mut O,
+    path: &'a str,
+    select: &'a Select,
+    structs: super::structs::Decoder,
+}
+
+impl<O: Records> WithRlog for Dump<'_, O> {
+    type Output = Result<(), Error>;
+    fn call<R, I: Input>(mut self, reader: Reader<R, I>) -> Self::Output {
+        dump(reader, self.out, self.path, self.select, &mut self.structs)
+    }
 }
 
 /// The summary of an RLOG file.
-pub(super) fn info(input: Box<dyn Read>, path: &str, stream: bool, assume_r1: bool) -> Result<super::Info, Error> {
-    let s = summarise(input, stream, assume_r1, path)?;
+pub(super) fn info(input: Source, path: &str, stream: bool, assume_r1: bool) -> Result<super::Info, Error> {
+    let s = read(input, stream, assume_r1, path, Summarise)?;
     Ok(super::Info { json: json(&s, path, stream), text: text(&s, path, stream), ok: s.errors.is_empty() })
 }
 

@@ -9,11 +9,11 @@
 //! code ([`Routes`]) and the key's name is not hashed again for every value.
 
 use std::collections::{HashMap, HashSet};
-use std::io::Read;
 use std::ops::ControlFlow;
 
 use crate::formats::rlog::{self, EventRef, ValueRef};
 use crate::formats::wpistruct::TypeRegistry;
+use crate::runtime::Input;
 use crate::value::Value;
 
 use super::rlog_channel;
@@ -106,19 +106,24 @@ fn object(v: &ValueRef<'_>) -> Value {
 /// The reader's lending loop (`for_each_event_ref`) hands each event to a closure that settles
 /// the common case (a value whose route is known) inline; a value of a key not yet routed, or
 /// one that may carry a schema, goes to [`Keys::value`], out of line.
-pub(super) fn read_rlog(
-    mut r: rlog::Reader<Box<dyn Read>>,
-    path: &str,
-    schemas: TypeRegistry,
-    state: &mut State<'_>,
-) -> Result<(), Error> {
-    let mut keys =
-        Keys { path, schemas, first_type: HashMap::new(), undecoded: HashSet::new(), routes: Routes::default() };
-    read_loop(&mut r, &mut keys, state)
+pub(super) struct ReadRlog<'a, 's> {
+    pub(super) path: &'a str,
+    pub(super) schemas: TypeRegistry,
+    pub(super) state: &'a mut State<'s>,
+}
+
+impl super::WithRlog for ReadRlog<'_, '_> {
+    type Output = Result<(), Error>;
+    fn call<R, I: Input>(self, mut r: rlog::Reader<R, I>) -> Self::Output {
+        let ReadRlog { path, schemas, state } = self;
+        let mut keys =
+            Keys { path, schemas, first_type: HashMap::new(), undecoded: HashSet::new(), routes: Routes::default() };
+        read_loop(&mut r, &mut keys, state)
+    }
 }
 
 /// The one-thread read: every message through the reader's lending loop.
-fn read_loop<R: Read>(r: &mut rlog::Reader<R>, keys: &mut Keys<'_>, state: &mut State<'_>) -> Result<(), Error> {
+fn read_loop<R, I: Input>(r: &mut rlog::Reader<R, I>, keys: &mut Keys<'_>, state: &mut State<'_>) -> Result<(), Error> {
     let path = keys.path;
     // The cycle's time in nanoseconds, converted once per cycle.
     let (mut cycle, mut t_ns) = (0.0f64, 0u64);

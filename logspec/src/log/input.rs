@@ -1,0 +1,122 @@
+//! Where a log's bytes come from ([`Source`]): a regular file mapped and read in place, or any
+//! other input (a pipe, standard input, a reader a program hands in) read through a buffer; and
+//! the generated framed readers over either (`FramedRead`), so that an adapter's loop is
+//! written once and serves both.
+
+use std::io::{self, Read};
+use std::sync::Arc;
+
+use crate::runtime::{Event, FramedFormat, RawRecord, ReadError, Reader, SliceReader};
+
+pub(super) use super::mapped::WINDOW;
+pub use super::mapped::{Mapped, Progress};
+
+/// A log's bytes.
+pub enum Source {
+    /// A regular file, mapped ([`Mapped`]).
+    Mapped(Arc<Mapped>),
+    /// Anything else, read front to back.
+    Stream(Box<dyn Read>),
+}
+
+impl Source {
+    /// The bytes as a [`Read`], for readers that take one.
+    pub fn into_read(self) -> Box<dyn Read> {
+        match self {
+            Source::Mapped(map) => Box::new(MapRead { map, pos: 0 }),
+            Source::Stream(s) => s,
+        }
+    }
+}
+
+/// A mapped file read as a [`Read`]: copies from the map, moving its window along.
+struct MapRead {
+    map: Arc<Mapped>,
+    pos: usize,
+}
+
+impl Read for MapRead {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let rest = &self.map.bytes()[self.pos..];
+        let n = rest.len().min(buf.len());
+        self.map.advance(self.pos + n);
+        buf[..n].copy_from_slice(&rest[..n]);
+        self.pos += n;
+        Ok(n)
+    }
+}
+
+/// A framed format's reader: [`SliceReader`] over a mapped file, [`Reader`] over a stream.
+pub(super) trait FramedRead<F: FramedFormat> {
+    fn file_header(&self) -> &F::FileHeader;
+    /// Byte offset of the next record.
+    fn position(&self) -> u64;
+    /// The next record, decoded (see [`Reader::next_event`]).
+    fn next_event(&mut self) -> Option<Result<Event<'_, F::Record>, ReadError>>;
+    /// Every record lent to `f` until the end or an error (see [`Reader::decode_each`]).
+    fn decode_each(&mut self, f: impl FnMut(&RawRecord<'_>, Option<&F::Record>)) -> Result<(), ReadError>;
+}
+
+impl<R: Read, F: FramedFormat> FramedRead<F> for Reader<R, F> {
+    fn file_header(&self) -> &F::FileHeader {
+        Reader::file_header(self)
+    }
+    fn position(&self) -> u64 {
+        Reader::position(self)
+    }
+    #[inline]
+    fn next_event(&mut self) -> Option<Result<Event<'_, F::Record>, ReadError>> {
+        Reader::next_event(self)
+    }
+    #[inline]
+    fn decode_each(&mut self, f: impl FnMut(&RawRecord<'_>, Option<&F::Record>)) -> Result<(), ReadError> {
+        Reader::decode_each(self, f)
+    }
+}
+
+/// A [`SliceReader`] over a mapped file, moving the map's window as it goes.
+pub(super) struct MappedReader<'a, F: FramedFormat> {
+    reader: SliceReader<'a, F>,
+    header: F::FileHeader,
+    map: &'a Mapped,
+}
+
+impl<F: FramedFormat> FramedRead<F> for MappedReader<'_, F> {
+    fn file_header(&self) -> &F::FileHeader {
+        &self.header
+    }
+    fn position(&self) -> u64 {
+        self.reader.position()
+    }
+    #[inline]
+    fn next_event(&mut self) -> Option<Result<Event<'_, F::Record>, ReadError>> {
+        self.map.advance(self.reader.position() as usize);
+        self.reader.next_event()
+    }
+    #[inline]
+    fn decode_each(&mut self, mut f: impl FnMut(&RawRecord<'_>, Option<&F::Record>)) -> Result<(), ReadError> {
+        let map = self.map;
+        self.reader.decode_each(|raw, record| {
+            map.advance(raw.offset as usize);
+            f(raw, record)
+        })
+    }
+}
+
+/// What runs over a framed reader of either kind ([`framed`]).
+pub(super) trait WithFramed<F: FramedFormat> {
+    type Output;
+    fn call(self, reader: impl FramedRead<F>) -> Self::Output;
+}
+
+/// Opens `F`'s reader over `source` (its file header checked) and runs `job` over it.
+pub(super) fn framed<F: FramedFormat, J: WithFramed<F>>(source: Source, job: J) -> Result<J::Output, ReadError> {
+    match source {
+        Source::Mapped(map) => {
+            map.advance(0);
+            let (header, reader) = SliceReader::<F>::new(map.bytes())?;
+            Ok(job.call(MappedReader { reader, header, map: &map }))
+        }
+        Source::Stream(input) => Ok(job.call(Reader::<_, F>::new(input)?)),
+    }
+}
