@@ -9,6 +9,6 @@ fn main() {
     let manifest = std::env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR");
     println!("cargo:rustc-env=LOGSPEC_SCHEMAS={manifest}/{dir}");
     let schemas: Vec<String> =
-        ["usvlog", "rlog", "carla", "wpilog"].iter().map(|name| format!("{dir}/{name}.toml")).collect();
+        ["usvlog", "rlog", "carla", "wpilog", "ulog"].iter().map(|name| format!("{dir}/{name}.toml")).collect();
     logspec_codegen::Builder::new().compile(&schemas).unwrap_or_else(|e| e.exit());
 }

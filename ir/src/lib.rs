@@ -48,6 +48,7 @@ pub mod lock;
 pub mod lower;
 pub mod ros;
 pub mod schema;
+pub mod ulog;
 pub mod wpistruct;
 
 pub use diag::{Diagnostic, SchemaError};

@@ -29,6 +29,8 @@ pub const TARGETS: &[(&str, fn(&[u8]))] = &[
     ("wpilog", wpilog),
     ("wpistruct", wpistruct),
     ("framed", framed),
+    ("ulog", ulog),
+    ("ulog_format", ulog_format),
 ];
 
 /// Records of a framed format, each written as JSON as `dump` does.
@@ -356,4 +358,71 @@ pub fn framed(data: &[u8]) {
             Err(_) => break,
         }
     }
+}
+
+/// A dump's records, written and dropped; its warnings dropped.
+struct Discard(JsonWriter);
+
+impl crate::log::Records for Discard {
+    type Writer = JsonWriter;
+    fn writer(&mut self) -> &mut JsonWriter {
+        &mut self.0
+    }
+    fn end_record(&mut self) -> std::io::Result<()> {
+        self.0.clear();
+        Ok(())
+    }
+    fn discard(&mut self) {
+        self.0.clear();
+    }
+    fn warn(&mut self, _warning: crate::log::Fault) {}
+}
+
+/// PX4 ULog: the file as `dump` and `info` read it (formats lowered, Data, Information and
+/// Parameter values decoded, corrupted regions skipped to the next sync message).
+pub fn ulog(data: &[u8]) {
+    use crate::log::{Format, Log, Open};
+    let how = Open { format: Some(Format::Ulog), ..Default::default() };
+    let open = || Log::from_reader(std::path::Path::new("fuzz.ulg"), Box::new(Cursor::new(data.to_vec())), &how);
+    if let Ok(log) = open() {
+        let _ = log.records(&crate::log::records::Options::default(), &mut Discard(JsonWriter::new()));
+    }
+    if let Ok(log) = open() {
+        let _ = log.info(&[], &mut Vec::new());
+    }
+}
+
+/// The ULog front end: each line of the input is a Format message's text; every format is
+/// lowered as a subscription would, and the input decoded as a Data payload of it.
+pub fn ulog_format(data: &[u8]) {
+    use crate::formats::ulog::Decoder;
+    let text = String::from_utf8_lossy(data);
+    let mut set = logspec_ir::ulog::FormatSet::default();
+    for line in text.lines() {
+        let _ = set.add(line);
+    }
+    let names: Vec<String> = set.iter().map(|f| f.name.clone()).collect();
+    for n in names {
+        if let Ok(l) = set.lower(&n) {
+            let d = Decoder::new(l);
+            same_data(&d, data);
+            same_data(&d, &vec![0; d.lowered.size as usize]);
+        }
+    }
+}
+
+/// A Data payload decoded by the IR walk (a value tree, shown) and by the decode plan (the
+/// dump's path): the same JSON, or the same fault.
+fn same_data(d: &crate::formats::ulog::Decoder, payload: &[u8]) {
+    use crate::runtime::Visit;
+    let mut walked = JsonWriter::new();
+    let a = d.decode(payload).map(|v| d.view(&v).visit(None, &mut walked));
+    let mut planned = JsonWriter::new();
+    let b = d.visit_as(payload, None, &mut planned);
+    match (a, b) {
+        (Ok(()), Ok(())) => assert_eq!(walked.as_str(), planned.as_str(), "walk and plan disagree"),
+        (Err(x), Err(y)) => assert_eq!(x, y, "walk and plan fail differently"),
+        (x, y) => panic!("walk {x:?}, plan {y:?}"),
+    }
+    assert_eq!(d.check(payload).is_ok(), d.decode(payload).is_ok());
 }

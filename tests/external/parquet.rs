@@ -62,14 +62,14 @@ fn python(script: &str, args: &[&str]) -> String {
 /// Every log file of tests/data.
 fn sample_logs() -> Vec<PathBuf> {
     let mut out = Vec::new();
-    for dir in ["usvlog", "rlog", "carla", "rosbag", "wpilog"] {
+    for dir in ["usvlog", "rlog", "carla", "rosbag", "wpilog", "ulog"] {
         let mut files: Vec<PathBuf> = std::fs::read_dir(root().join("tests/data").join(dir))
             .expect("list tests/data")
             .map(|e| e.expect("entry").path())
             .filter(|p| {
                 let name = p.file_name().unwrap().to_string_lossy().into_owned();
                 !name.contains(".expected")
-                    && [".usvlog", ".rlog", ".bin", ".log", ".bag", ".wpilog"].iter().any(|x| name.ends_with(x))
+                    && [".usvlog", ".rlog", ".bin", ".log", ".bag", ".wpilog", ".ulg"].iter().any(|x| name.ends_with(x))
             })
             .collect();
         files.sort();

@@ -430,11 +430,11 @@ fn first_number(v: &Value, path: &str) -> Option<String> {
 fn every_verb_on_every_testdata_file() {
     let dir = tmp("every");
     let mut files = Vec::new();
-    for sub in ["usvlog", "rlog", "carla", "rosbag", "wpilog"] {
+    for sub in ["usvlog", "rlog", "carla", "rosbag", "wpilog", "ulog"] {
         for e in std::fs::read_dir(data(sub)).unwrap() {
             let p = e.unwrap().path();
             let ext = p.extension().and_then(|x| x.to_str()).unwrap_or("");
-            if ["usvlog", "rlog", "bin", "log", "bag", "wpilog"].contains(&ext) {
+            if ["usvlog", "rlog", "bin", "log", "bag", "wpilog", "ulg"].contains(&ext) {
                 files.push((sub, p));
             }
         }
@@ -464,6 +464,8 @@ fn every_verb_on_every_testdata_file() {
             // WPILOG: the samples are the data records of started entries (control records and
             // orphans are not samples).
             "wpilog" => lines.iter().filter(|l| l["rec"] == "data" && !l["name"].is_null()).collect(),
+            // ULog: the samples are the Data messages.
+            "ulog" => lines.iter().filter(|l| l["kind"] == "data").collect(),
             _ => lines.iter().filter(|l| l["kind"] != "connection").collect(),
         };
         if *format == "wpilog" && records.is_empty() {
@@ -506,6 +508,14 @@ fn every_verb_on_every_testdata_file() {
                     .find(|r| r["type"] == "double" && !r["name"].as_str().unwrap().contains('.'))
                     .expect("a double");
                 r["name"].as_str().unwrap().to_string()
+            }
+            "ulog" => {
+                let (r, path) = records
+                    .iter()
+                    .filter(|r| r["multi_id"] == 0)
+                    .find_map(|r| first_number(&r["data"], "").map(|p| (r, p)))
+                    .expect("a message with a number");
+                format!("{}.{path}", r["name"].as_str().unwrap())
             }
             "carla" => {
                 let r = records.iter().find(|r| r["name"] == "Position").expect("a Position packet");

@@ -37,6 +37,7 @@ fn every_sample_is_detected_as_its_format() {
         ("carla", "log", "carla"),
         ("rosbag", "bag", "rosbag"),
         ("wpilog", "wpilog", "wpilog"),
+        ("ulog", "ulg", "ulog"),
     ] {
         for e in std::fs::read_dir(data(dir)).unwrap() {
             let p = e.unwrap().path();
@@ -76,6 +77,10 @@ fn heads_are_detected_only_when_their_consts_hold() {
     let err = detected(&tmp("wpilog-magic", b"WPILOG")).expect_err("a cut header");
     assert!(err.contains("the file ends inside the file header"), "{err}");
     unrecognised("wpilog-cut", b"WPILO");
+    // ULog: the magic (7 bytes) decides; a cut one is not ULog.
+    let err = detected(&tmp("ulog-magic", b"ULog\x01\x12\x35\x01")).expect_err("a cut header");
+    assert!(err.contains("ULog") && err.contains("file header"), "{err}");
+    unrecognised("ulog-cut", b"ULog\x01\x12");
     // RLOG: a revision byte and a whole timestamp message (kind 0, f64), or a timestamp
     // message alone; a cut timestamp is not enough.
     let ts = [0u8, 0x3f, 0xf0, 0, 0, 0, 0, 0, 0];

@@ -113,6 +113,7 @@ pub(crate) fn bundled() -> Vec<PathBuf> {
         ("wpilog", &["wpilog"][..]),
         ("rosbag", &["bag"][..]),
         ("carla", &["log"][..]),
+        ("ulog", &["ulg"][..]),
     ] {
         for e in std::fs::read_dir(data.join(dir)).unwrap() {
             let p = e.unwrap().path();

@@ -33,6 +33,7 @@ mod rlog;
 mod rlog_columns;
 mod rlog_net;
 mod rosbag;
+mod ulog;
 mod usvlog;
 mod usvlog_tables;
 mod views;

@@ -428,6 +428,15 @@ fn the_documented_shapes_are_the_printed_ones() {
     std::fs::write(&cut, &bytes[..bytes.len() - 2]).unwrap();
     info(&mut c, "wpilog.info", &cut, 1);
 
+    // ULog: the generated file has every message type; a cut copy (exit 1).
+    let corner = data("ulog/gen_ulog_corner.ulg");
+    info(&mut c, "ulog.info", &corner, 0);
+    dump(&mut c, &corner, &[], 0, by_kind("ulog.dump"));
+    let cut = scratch("cut.ulg");
+    let bytes = std::fs::read(&corner).unwrap();
+    std::fs::write(&cut, &bytes[..bytes.len() - 2]).unwrap();
+    info(&mut c, "ulog.info", &cut, 1);
+
     // Every documented shape and key was printed at least once.
     let unchecked: Vec<&String> = c.shapes.keys().filter(|s| !c.checked.contains(*s)).collect();
     assert!(unchecked.is_empty(), "documented shapes never printed by the runs above: {unchecked:?}");

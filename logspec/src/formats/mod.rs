@@ -38,5 +38,6 @@ pub mod schemas {
 pub mod carla;
 pub mod rlog;
 pub mod rosbag;
+pub mod ulog;
 pub mod wpilog;
 pub mod wpistruct;

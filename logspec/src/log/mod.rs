@@ -42,6 +42,7 @@ pub mod scan;
 mod schema;
 mod sniff;
 mod structs;
+mod ulog;
 mod usvlog;
 mod wpilog;
 

@@ -1,6 +1,6 @@
 //! Opening a log: its [`Format`] detected from the first bytes ([`detect`]), and [`Log`], whose
 //! methods each dispatch to the format's adapter (`usvlog.rs`, `rlog/`, `wpilog.rs`, `rosbag.rs`,
-//! `carla.rs`, `schema.rs`) in one `match`.
+//! `carla.rs`, `ulog.rs`, `schema.rs`) in one `match`.
 
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
@@ -13,7 +13,7 @@ use super::info::Info;
 use super::input::{Mapped, Progress, Source};
 use super::records::{Options, Records};
 use super::scan::{Outcome, Samples, State};
-use super::{carla, rlog, rosbag, schema, sniff, usvlog, wpilog, Error};
+use super::{carla, rlog, rosbag, schema, sniff, ulog, usvlog, wpilog, Error};
 
 /// The log formats logspec reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,14 +30,16 @@ pub enum Format {
     Rosbag,
     /// WPILib DataLog (`.wpilog`), version 1.0.
     Wpilog,
+    /// PX4 ULog (`.ulg`).
+    Ulog,
     /// A log of a TOML schema's own framing ([`Open::schema`], or a project schema).
     Schema,
 }
 
 impl Format {
     /// Every bundled format, in the order of the command's `--format` values.
-    pub const ALL: [Format; 6] =
-        [Format::Usvlog, Format::Rlog, Format::RlogStream, Format::Carla, Format::Rosbag, Format::Wpilog];
+    pub const ALL: [Format; 7] =
+        [Format::Usvlog, Format::Rlog, Format::RlogStream, Format::Carla, Format::Rosbag, Format::Wpilog, Format::Ulog];
 
     /// The name `--format` takes and `info --json` prints (`rlog-stream`).
     pub fn name(self) -> &'static str {
@@ -48,6 +50,7 @@ impl Format {
             Format::Carla => "carla",
             Format::Rosbag => "rosbag",
             Format::Wpilog => "wpilog",
+            Format::Ulog => "ulog",
             Format::Schema => "schema",
         }
     }
@@ -66,6 +69,7 @@ impl Format {
             Format::Carla => "CARLA recorder log (UE4, 0.9.4-0.9.16)",
             Format::Rosbag => "ROS1 bag, format 2.0",
             Format::Wpilog => "WPILib DataLog (`.wpilog`), version 1.0",
+            Format::Ulog => "PX4 ULog (`.ulg`)",
             Format::Schema => "A log of a TOML schema's own framing",
         }
     }
@@ -79,6 +83,7 @@ impl Format {
             Format::Carla => "CARLA recorder",
             Format::Rosbag => "ROS bag",
             Format::Wpilog => "WPILOG",
+            Format::Ulog => "PX4 ULog",
             Format::Schema => "schema",
         }
     }
@@ -237,6 +242,8 @@ fn detected(path: &Path, head: Vec<u8>, input: Source, how: &Open) -> Result<Log
                 Format::Rosbag
             } else if sniff::wpilog(&head, HEAD as usize) {
                 Format::Wpilog
+            } else if sniff::ulog(&head, HEAD as usize) {
+                Format::Ulog
             } else if let Some(s) = project_formats().into_iter().find(|s| s.claims(&head, whole)) {
                 schema = Some(s);
                 Format::Schema
@@ -248,7 +255,7 @@ fn detected(path: &Path, head: Vec<u8>, input: Source, how: &Open) -> Result<Log
                 let shown: Vec<String> = head.iter().take(8).map(|b| format!("{b:02x}")).collect();
                 let file = path.display().to_string();
                 return Err(Fault::new(FaultKind::Format, &file, format!(
-                    "{}: unrecognised format: the file starts with [{}]{}; expected the USVLOG magic \"USVLOG\", a CARLA recorder header (u16 version, \"CARLA_RECORDER\"), \"#ROSBAG V2.0\", the WPILOG magic \"WPILOG\", an RLOG revision byte (01 or 02) and timestamp, an RLOG stream frame, or the magic of a schema of this project (use --format to force one, or --schema FILE for a log of your own schema)",
+                    "{}: unrecognised format: the file starts with [{}]{}; expected the USVLOG magic \"USVLOG\", a CARLA recorder header (u16 version, \"CARLA_RECORDER\"), \"#ROSBAG V2.0\", the WPILOG magic \"WPILOG\", the ULog magic \"ULog\" 01 12 35, an RLOG revision byte (01 or 02) and timestamp, an RLOG stream frame, or the magic of a schema of this project (use --format to force one, or --schema FILE for a log of your own schema)",
                     path.display(),
                     shown.join(" "),
                     if head.is_empty() { " (empty file)" } else { "" }
@@ -365,6 +372,7 @@ impl Log {
             Format::Usvlog => usvlog::info(input, &self.head, &path),
             Format::Rlog | Format::RlogStream => rlog::info(input, &path, stream, self.assume_r1),
             Format::Wpilog => wpilog::info(input.into_read(), &path, &name),
+            Format::Ulog => ulog::info(input.into_read(), &path, &name),
             Format::Carla => carla::info(input, &path, &name),
             Format::Rosbag => {
                 drop(input);
@@ -402,6 +410,7 @@ impl Log {
                 rlog::records(input, &self.file, &path, stream, self.assume_r1, select, out)
             }
             Format::Wpilog => wpilog::records(input.into_read(), &self.file, &path, select, out),
+            Format::Ulog => ulog::records(input.into_read(), &path, select, out),
             Format::Carla => carla::records(input, &path, opts.frames.clone(), select, out),
             Format::Rosbag => {
                 drop(input);
@@ -431,6 +440,7 @@ impl Log {
                 rlog::scan(input, &self.file, &path, stream, self.assume_r1, &mut state)
             }
             Format::Wpilog => wpilog::scan(input.into_read(), &self.file, &path, &mut state),
+            Format::Ulog => ulog::scan(input.into_read(), &path, &mut state),
             Format::Carla => carla::scan(input, &path, &mut state),
             Format::Rosbag => {
                 drop(input);

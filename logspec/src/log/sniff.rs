@@ -2,7 +2,7 @@
 //! file is taken for a format when its header decodes with that format's generated decoder
 //! (magic and other const fields checked by it), never by magic bytes or offsets written here.
 
-use crate::formats::{carla, rlog, rosbag, usvlog, wpilog};
+use crate::formats::{carla, rlog, rosbag, ulog, usvlog, wpilog};
 use crate::runtime::{Cursor, Decode, DecodeErrorKind, Endian, Fixed};
 
 /// Whether `head`, the first bytes of a file, starts with a `T` whose const fields (magic, format
@@ -31,6 +31,11 @@ pub fn carla(head: &[u8], pad: usize) -> bool {
 /// A ROS bag of any version (older versions are refused by the reader with a clear error).
 pub fn rosbag(head: &[u8]) -> bool {
     head.starts_with(rosbag::MAGIC_PREFIX)
+}
+
+/// A PX4 ULog file: its magic (the file header's const field).
+pub fn ulog(head: &[u8], pad: usize) -> bool {
+    consts_hold::<ulog::FileHeader>(head, pad)
 }
 
 pub fn wpilog(head: &[u8], pad: usize) -> bool {

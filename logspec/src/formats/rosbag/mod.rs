@@ -29,7 +29,7 @@ use std::fmt;
 pub use chunk::{mib as chunk_mib, Compression, DEFAULT_CHUNK_BUDGET, RAISE_BUDGET};
 pub use decode::{Checked, ConnType, Decoders, MsgDecoder, Registry};
 pub use reader::{Bag, ChunkInfo, Connection, Message, Order, Refused, Source, Stop, Unmerged};
-pub use value::{Prims, Value, ValueView, Visiting};
+pub use value::{decode as decode_value, Prims, Value, ValueView, Visiting};
 
 /// The first line of every bag.
 pub const MAGIC: &[u8] = b"#ROSBAG V2.0\n";

@@ -224,6 +224,9 @@ impl<V: Visitor + ?Sized> Sink for Visiting<'_, '_, V> {
             }
         }
     }
+
+    /// Padding is not shown (as [`ValueView`] leaves it out).
+    fn padding(&mut self, _name: Option<&str>) {}
 }
 
 /// A string that is not UTF-8, as `{"$hex": "…"}`.
@@ -235,7 +238,8 @@ fn raw_str<V: Visitor + ?Sized>(name: Option<&str>, b: &[u8], v: &mut V) {
     v.end_struct();
 }
 
-/// A value with its type, for a [`Visitor`]: messages are structs with their field names,
+/// A value with its type, for a [`Visitor`]: messages are structs with their field names (padding
+/// left out),
 /// `time`/`duration` are `{sec, nsec}`, strings that are not UTF-8 are `{"$hex": "…"}`.
 pub struct ValueView<'a> {
     pub schema: &'a Schema,
@@ -270,6 +274,9 @@ impl Visit for ValueView<'_> {
                 if let Ty::Named(id) = self.ty {
                     if let TypeDef::Struct(s) = self.schema.ty(*id) {
                         for (f, x) in s.fields.iter().zip(fields) {
+                            if f.is_padding() {
+                                continue;
+                            }
                             ValueView { schema: self.schema, ty: &f.ty, value: x }.visit(Some(&f.name), v);
                         }
                     }
