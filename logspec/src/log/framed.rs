@@ -24,7 +24,7 @@ use logspec_ir::ir::{ConstValue, Endian, Prim, Schema, Ty, TypeDef, TypeId};
 use logspec_ir::layout;
 
 use crate::dynamic::{self, Plan, Sink};
-use crate::runtime::{ReadBuf, RecordHeader, Visit, Visitor};
+use crate::runtime::{Input, ReadBuf, RecordHeader, Visit, Visitor, WindowBuf};
 
 /// A framed format described by a schema (and the older layouts of its lock).
 #[derive(Debug)]
@@ -217,13 +217,26 @@ impl SchemaFormat {
 
     /// Reads the file header from `input` and gives a reader of the records after it.
     pub fn read<R: Read>(self: &Arc<Self>, input: R) -> Result<SchemaReader<R>, SchemaError> {
+        self.over(ReadBuf::new(input))
+    }
+
+    /// [`read`](Self::read) of bytes in memory lent a window at a time (a mapped file), decoded
+    /// in place.
+    pub fn read_window<'a, A: FnMut(u64)>(
+        self: &Arc<Self>,
+        input: WindowBuf<'a, A>,
+    ) -> Result<SchemaReader<&'a [u8], WindowBuf<'a, A>>, SchemaError> {
+        self.over(input)
+    }
+
+    fn over<R, I: Input>(self: &Arc<Self>, mut buf: I) -> Result<SchemaReader<R, I>, SchemaError> {
         let cur = self.current();
-        let mut buf = ReadBuf::new(input);
         buf.fill(cur.header_size).map_err(|e| SchemaError::new(cur, ErrorKind::Io(e), 0, None, None))?;
         let layout = self.layout_of(buf.bytes())?;
         let header = buf.take(cur.header_size).to_vec();
         let layout = self.layouts.iter().position(|l| std::ptr::eq(l, layout)).unwrap_or(0);
-        Ok(SchemaReader { format: Arc::clone(self), layout, buf, header, index: 0, done: false })
+        let format = Arc::clone(self);
+        Ok(SchemaReader { format, layout, buf, header, index: 0, done: false, input: std::marker::PhantomData })
     }
 }
 
@@ -344,12 +357,14 @@ impl Layout {
 }
 
 /// The records of a log of a [`SchemaFormat`], read from any [`Read`] in constant memory (the
-/// buffer grows only to the largest record present).
-pub struct SchemaReader<R> {
+/// buffer grows only to the largest record present), or from bytes in memory in place
+/// ([`SchemaFormat::read_window`]). `I` is where the bytes come from (the runtime's [`Input`]).
+pub struct SchemaReader<R, I = ReadBuf<R>> {
     format: Arc<SchemaFormat>,
     /// The index of the file's layout in the format's layouts.
     layout: usize,
-    buf: ReadBuf<R>,
+    buf: I,
+    input: std::marker::PhantomData<R>,
     header: Vec<u8>,
     index: u64,
     done: bool,
@@ -397,7 +412,7 @@ impl Visit for RecordValue<'_> {
     }
 }
 
-impl<R: Read> SchemaReader<R> {
+impl<R, I: Input> SchemaReader<R, I> {
     /// The schema of the file's layout (an older one from the lock for a file written under an
     /// older schema id).
     pub fn schema(&self) -> &Arc<Schema> {

@@ -381,7 +381,7 @@ impl Log {
                 notes.extend(said.into_iter().map(|n| Fault::new(FaultKind::Decode, &path, n)));
                 info
             }
-            Format::Schema => schema::info(&schema_of(&self.schema), input.into_read(), &path),
+            Format::Schema => schema::info(&schema_of(&self.schema), input, &path),
         };
         whole(self.mapped, &path)?;
         info
@@ -418,7 +418,7 @@ impl Log {
                     rosbag::DumpOptions { select, msg_path: &opts.msg_path, file_order: opts.file_order, chunk_budget };
                 rosbag::dump(&self.file, &path, &opts, out)
             }
-            Format::Schema => schema::records(&schema_of(&self.schema), input.into_read(), &path, select, out),
+            Format::Schema => schema::records(&schema_of(&self.schema), input, &path, select, out),
         };
         whole(self.mapped, &path)?;
         done
@@ -446,7 +446,7 @@ impl Log {
                 drop(input);
                 rosbag::scan(&self.file, &path, chunk_budget, &mut state)
             }
-            Format::Schema => schema::scan(&schema_of(&self.schema), input.into_read(), &path, &mut state),
+            Format::Schema => schema::scan(&schema_of(&self.schema), input, &path, &mut state),
         };
         whole(self.mapped, &path)?;
         done?;

@@ -1,42 +1,59 @@
 //! A log of a TOML schema's own framing (`--schema FILE`, or a schema of the project), read
 //! through the IR interpreter ([`super::framed`]): no code generation.
 
-use std::io::{self, Read};
 use std::sync::Arc;
 
 use crate::json::{FrameFields, JsonWriter};
 
 use super::fault::{kind, Fault};
-use super::framed::SchemaFormat;
+use super::framed::{SchemaError, SchemaFormat, SchemaReader};
 use super::info::{json, text, Info, Summary};
+use super::input::{Source, WINDOW};
 use super::records::{FrameNames, Records, Skips};
 use super::scan::{record_channel, unknown_record, State};
 use super::{Error, Select};
+use crate::runtime::{Input, WindowBuf};
 
 /// The samples of a schema's log: one channel per record type.
-pub(super) fn scan(
-    format: &Arc<SchemaFormat>,
-    input: Box<dyn Read>,
-    path: &str,
-    state: &mut State<'_>,
-) -> Result<(), Error> {
-    read_schema(format, input, path, state)
+pub(super) fn scan(format: &Arc<SchemaFormat>, input: Source, path: &str, state: &mut State<'_>) -> Result<(), Error> {
+    let opened = |e: SchemaError| Error::at(Fault::read(path, &e));
+    match input {
+        Source::Mapped(map) => {
+            let window = WindowBuf::new(map.bytes(), WINDOW, |pos| map.advance(pos as usize));
+            read_schema(format.read_window(window).map_err(opened)?, path, state)
+        }
+        Source::Stream(s) => read_schema(format.read(s).map_err(opened)?, path, state),
+    }
 }
 
 /// The records of a schema's log as the dump writes them.
 pub(super) fn records<R: Records>(
     format: &Arc<SchemaFormat>,
-    input: Box<dyn Read>,
+    input: Source,
     path: &str,
     select: &Select,
     out: &mut R,
 ) -> Result<(), Error> {
-    dump_schema(format, input, out, path, select)
+    let opened = |e: SchemaError| Error::at(Fault::read(path, &e));
+    match input {
+        Source::Mapped(map) => {
+            let window = WindowBuf::new(map.bytes(), WINDOW, |pos| map.advance(pos as usize));
+            dump_schema(format.read_window(window).map_err(opened)?, out, path, select)
+        }
+        Source::Stream(s) => dump_schema(format.read(s).map_err(opened)?, out, path, select),
+    }
 }
 
 /// The summary of a schema's log.
-pub(super) fn info(format: &Arc<SchemaFormat>, input: Box<dyn Read>, path: &str) -> Result<Info, Error> {
-    let s = summarise_schema(format, input, path)?;
+pub(super) fn info(format: &Arc<SchemaFormat>, input: Source, path: &str) -> Result<Info, Error> {
+    let opened = |e: SchemaError| Error::at(Fault::read(path, &e));
+    let s = match input {
+        Source::Mapped(map) => {
+            let window = WindowBuf::new(map.bytes(), WINDOW, |pos| map.advance(pos as usize));
+            summarise_schema(format, format.read_window(window).map_err(opened)?)
+        }
+        Source::Stream(s) => summarise_schema(format, format.read(s).map_err(opened)?),
+    };
     let ns_per_tick = super::framed::timestamp_scale(format.schema());
     Ok(Info { json: json(&s, format.name(), path), text: text(&s, format.title(), path, ns_per_tick), ok: s.ok() })
 }
@@ -44,13 +61,7 @@ pub(super) fn info(format: &Arc<SchemaFormat>, input: Box<dyn Read>, path: &str)
 /// Reads a log of a schema's own framing through the IR interpreter. Channels are described by
 /// the schema of the file's layout (an older one from the lock when the file says so), so each
 /// record's payload is in the layout of its channel's type.
-fn read_schema(
-    format: &Arc<crate::log::SchemaFormat>,
-    input: Box<dyn Read>,
-    path: &str,
-    state: &mut State<'_>,
-) -> Result<(), Error> {
-    let mut reader = format.read(input).map_err(|e| super::fault::Fault::read(path, &e))?;
+fn read_schema<R, I: Input>(mut reader: SchemaReader<R, I>, path: &str, state: &mut State<'_>) -> Result<(), Error> {
     let schema = Arc::clone(reader.schema());
     let ns_per_tick = reader.ns_per_tick();
     while let Some(rec) = reader.next_record() {
@@ -76,14 +87,12 @@ fn read_schema(
 
 /// Dumps a log of a schema's own framing, read through the IR interpreter: the lines and
 /// messages of [`dump_framed`], with the header fields named by the schema.
-fn dump_schema(
-    format: &std::sync::Arc<crate::log::SchemaFormat>,
-    input: Box<dyn io::Read>,
+fn dump_schema<R, I: Input>(
+    mut reader: SchemaReader<R, I>,
     out: &mut impl Records,
     path: &str,
     select: &Select,
 ) -> Result<(), Error> {
-    let mut reader = format.read(input).map_err(|e| Error::at(Fault::read(path, &e)))?;
     let ns_per_tick = reader.ns_per_tick();
     let names = FrameNames::of(reader.schema());
     let fields = FrameFields { tag: &names.tag, length: &names.length, timestamp: names.timestamp.as_deref() };
@@ -111,12 +120,7 @@ fn dump_schema(
 }
 
 /// [`summarise`] of a log of a schema's own framing, read through the IR interpreter.
-fn summarise_schema(
-    format: &std::sync::Arc<crate::log::SchemaFormat>,
-    input: Box<dyn Read>,
-    path: &str,
-) -> Result<Summary, Error> {
-    let mut reader = format.read(input).map_err(|e| Fault::read(path, &e))?;
+fn summarise_schema<R, I: Input>(format: &SchemaFormat, mut reader: SchemaReader<R, I>) -> Summary {
     let mut w = JsonWriter::new();
     reader.visit_header(&mut w);
     let mut s = Summary::new(w.take(), reader.schema_id(), format.schema_ids().first().copied());
@@ -129,5 +133,5 @@ fn summarise_schema(
     }
     s.bytes_consumed = reader.position();
     s.settle();
-    Ok(s)
+    s
 }
