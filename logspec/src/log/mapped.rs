@@ -161,6 +161,27 @@ impl Mapped {
             }
         }
     }
+    /// The reader is done with the `len` bytes at `offset`, wherever they are (a reader that
+    /// jumps about, rather than [`advance`](Mapped::advance) front to back): the whole pages
+    /// inside that range are dropped from the process (`MADV_DONTNEED`, as behind `advance`).
+    pub fn release(&self, offset: usize, len: usize) {
+        let page = PAGE.load(Ordering::Relaxed);
+        let end = offset.saturating_add(len).min(self.map.len()) & !(page - 1);
+        let start = offset.saturating_add(page - 1) & !(page - 1);
+        if start < end {
+            // SAFETY: the range is inside the map, page-aligned; for a file mapping, dropped pages
+            // are read again from the file if touched, so no view of them is invalidated.
+            #[allow(unsafe_code)]
+            unsafe {
+                libc::madvise(
+                    (self.map.as_ptr() as usize + start) as *mut libc::c_void,
+                    end - start,
+                    libc::MADV_DONTNEED,
+                )
+            };
+        }
+    }
+
     /// Whether the file turned out shorter than mapped while it was read: the offset of the
     /// first byte that could not be read (from there on the reader saw zeros).
     pub fn truncated(&self) -> Option<u64> {

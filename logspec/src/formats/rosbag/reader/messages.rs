@@ -103,11 +103,13 @@ impl<R: Source> Bag<R> {
         let mut refused = self.refused.clone();
         if let Some(file) = self.src.lend() {
             // Uncompressed chunks are read in place; compressed ones are decompressed from the
-            // lent bytes.
-            plan.run(|i| lent_chunk(file, &list[i], budget), &wanted, &mut refused, &mut f)?;
+            // lent bytes. The source is told when a chunk's stored bytes are no longer needed.
+            let src = &self.src;
+            let done = |i: usize| src.done_with(list[i].data_pos, list[i].stored);
+            plan.run(|i| lent_chunk(file, &list[i], budget), done, &wanted, &mut refused, &mut f)?;
         } else {
             let src = &mut *self;
-            plan.run(|i| src.raw_chunk(&list[i]), &wanted, &mut refused, &mut f)?;
+            plan.run(|i| src.raw_chunk(&list[i]), |_| {}, &wanted, &mut refused, &mut f)?;
         }
         match (&self.stop, refused.error()) {
             (Some(stop), _) => Err(stop.clone().into()),
@@ -131,15 +133,19 @@ struct Plan<'l> {
 
 impl Plan<'_> {
     /// Reads the chunks with `read` through the decompression pipeline and hands their messages
-    /// to `f`; a chunk that cannot be decompressed is added to `refused` and skipped.
+    /// to `f`; a chunk that cannot be decompressed is added to `refused` and skipped. `done(i)`
+    /// once chunk `i`'s messages have all been handed out (or it was refused).
     fn run<'a, E: From<BagError>>(
         &self,
         read: impl FnMut(usize) -> Result<RawChunk<'a>, BagError>,
+        done: impl Fn(usize),
         wanted: &impl Fn(&u32) -> bool,
         refused: &mut Refused,
         f: &mut impl FnMut(Message<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
         let mut group: Vec<(u64, Cow<'a, [u8]>)> = Vec::new();
+        // The chunks of the group being gathered (refused ones included), for `done`.
+        let mut members: Vec<usize> = Vec::new();
         // What a chunk takes in the pipeline: its bytes, none when it is refused by its size.
         let cost = |i: usize| {
             let c = &self.list[i];
@@ -163,17 +169,23 @@ impl Plan<'_> {
                 };
                 if let Some(bytes) = bytes {
                     if self.order == Order::File {
-                        return emit_file_order(pos, &bytes, wanted, f);
+                        let r = emit_file_order(pos, &bytes, wanted, f);
+                        done(i);
+                        return r;
                     }
                     if group.is_empty() && self.group_end[i] == i + 1 && self.list[i].in_order == Some(true) {
                         // A chunk alone in its group whose messages are stored in time order: one walk.
-                        return emit_in_order(pos, &bytes, wanted, f);
+                        let r = emit_in_order(pos, &bytes, wanted, f);
+                        done(i);
+                        return r;
                     }
                     group.push((pos, bytes));
                 }
-                if self.group_end[i] == i + 1 && !group.is_empty() {
-                    let r = emit_time_order(&group, wanted, f);
+                members.push(i);
+                if self.group_end[i] == i + 1 {
+                    let r = if group.is_empty() { Ok(()) } else { emit_time_order(&group, wanted, f) };
                     group.clear();
+                    members.drain(..).for_each(&done);
                     r?;
                 }
                 Ok(())
