@@ -35,7 +35,19 @@ pub type BagFile = Box<dyn crate::formats::rosbag::Source>;
 /// A mapped bag: the reader borrows its chunks from the map (uncompressed ones are read in
 /// place), and each chunk's pages are dropped from the process once its messages have been
 /// handed out ([`Mapped::release`]), so that memory stays flat in the bag's size.
-struct MappedBag(std::io::Cursor<MapBytes>);
+struct MappedBag {
+    bytes: std::io::Cursor<MapBytes>,
+    /// The windows ([`AROUND`] bytes each) that reads (opening the bag: its index, each
+    /// chunk's record header) have touched since they were last given back: `(first, end)`.
+    touched: Option<(usize, usize)>,
+}
+
+/// The span of pages a fault maps in at once, at most (the kernel maps a fault's neighbours in
+/// the page cache too), in which the pages a read touches are given back.
+const AROUND: usize = 1 << 16;
+
+/// At most this many windows touched are kept before they are given back.
+const KEPT: usize = 16;
 
 /// The bytes of a map, for a [`std::io::Cursor`].
 struct MapBytes(Arc<Mapped>);
@@ -46,25 +58,54 @@ impl AsRef<[u8]> for MapBytes {
     }
 }
 
+impl MappedBag {
+    fn new(map: Arc<Mapped>) -> MappedBag {
+        MappedBag { bytes: std::io::Cursor::new(MapBytes(map)), touched: None }
+    }
+
+    /// Gives back the pages of the windows touched so far.
+    fn give_back(&mut self) {
+        if let Some((first, end)) = self.touched.take() {
+            self.bytes.get_ref().0.release(first * AROUND, (end - first) * AROUND);
+        }
+    }
+}
+
+/// Reads copy from the map; the pages they touch are given back as the reads move on, so that
+/// opening a large bag (a read of each chunk's header) keeps few of them.
 impl std::io::Read for MappedBag {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        self.0.read(buf)
+        let at = usize::try_from(self.bytes.position()).unwrap_or(usize::MAX);
+        let n = self.bytes.read(buf)?;
+        if n > 0 {
+            let (first, end) = (at / AROUND, (at + n - 1) / AROUND + 1);
+            self.touched = match self.touched {
+                Some((a, b)) if first <= b && end >= a && end.max(b) - first.min(a) <= KEPT => {
+                    Some((first.min(a), end.max(b)))
+                }
+                _ => {
+                    self.give_back();
+                    Some((first, end))
+                }
+            };
+        }
+        Ok(n)
     }
 }
 
 impl std::io::Seek for MappedBag {
     fn seek(&mut self, to: std::io::SeekFrom) -> std::io::Result<u64> {
-        self.0.seek(to)
+        self.bytes.seek(to)
     }
 }
 
 impl crate::formats::rosbag::Source for MappedBag {
     fn lend(&self) -> Option<&[u8]> {
-        Some(self.0.get_ref().0.bytes())
+        Some(self.bytes.get_ref().0.bytes())
     }
     fn done_with(&self, offset: u64, len: u64) {
         if let (Ok(offset), Ok(len)) = (usize::try_from(offset), usize::try_from(len)) {
-            self.0.get_ref().0.release(offset, len);
+            self.bytes.get_ref().0.release(offset, len);
         }
     }
 }
@@ -80,11 +121,8 @@ pub fn open_noting(
 ) -> Result<(Bag<BagFile>, Option<String>), String> {
     let bag = match input {
         Source::Mapped(map) => {
-            let bag = Bag::open_with(
-                Box::new(MappedBag(std::io::Cursor::new(MapBytes(Arc::clone(&map))))) as BagFile,
-                chunk_budget,
-            );
-            // The pages opening touched (the index, or every record of a scan) are not kept.
+            let bag = Bag::open_with(Box::new(MappedBag::new(Arc::clone(&map))) as BagFile, chunk_budget);
+            // The pages opening touched last (the index, or the end of a scan) are not kept.
             map.release(0, map.bytes().len());
             bag
         }

@@ -90,8 +90,9 @@ pub trait Source: Read + Seek {
     }
 
     /// The reader is done with the `len` lent bytes at `offset` (a chunk whose messages were all
-    /// handed out): a source over a memory map may drop those pages from the process, to keep
-    /// memory flat in the file's size. A hint: the bytes may still be lent again afterwards.
+    /// handed out, from its record to the next chunk's): a source over a memory map may drop
+    /// those pages from the process, to keep memory flat in the file's size. A hint: the bytes
+    /// may still be lent again afterwards, and must then read the same.
     fn done_with(&self, _offset: u64, _len: u64) {}
 }
 
