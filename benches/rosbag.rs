@@ -16,8 +16,10 @@
 //! crate's raw framing of the mapped bag against logspec's decode plan (every message through
 //! its compiled plan into a checksum, arrays of numbers lent) in time and file order, and the
 //! owned `Value` trees; fresh and on an opened bag; and every message through the one interface
-//! (`logspec::log::open`, then `Log::scan` of every channel into a sink that visits each value,
-//! folding every number and byte into a sum). `--crate-only` stops after that;
+//! (`logspec::log::open` mapped, as the command-line tool opens a file, then `Log::scan` of
+//! every channel into a sink that visits each value, folding every number and byte into a sum;
+//! and the same with the sink taking each `uint8[]` by its length, as the plan lines do). Each
+//! line gives its ratio by wall-clock and by CPU time. `--crate-only` stops after that;
 //! `--only crate|plan|plan-file|owned|scan` runs one reader alone, 20 times (for `perf`).
 //!
 //! Then, as medians: memcpy (the baseline); full decode (owned `Value` trees, the bag read through a
@@ -141,11 +143,14 @@ fn plan_bag<R: logspec::formats::rosbag::Source>(
 }
 
 /// What the scan line's sink does with each value it is shown: every number, bool and string
-/// is folded into a sum (so each is read, converted to its type), arrays and structs counted.
+/// is folded into a sum (so each is read, converted to its type), arrays and structs counted;
+/// a `uint8[]` is summed byte by byte, unless `lengths` (then only its length is taken, as the
+/// decode plan lines take arrays of numbers: the decode checks every message all the same).
 #[derive(Default)]
 struct Touch {
     sum: u64,
     values: u64,
+    lengths: bool,
 }
 
 impl Visitor for Touch {
@@ -192,7 +197,7 @@ impl Visitor for Touch {
     }
     fn end_array(&mut self) {}
     fn u8_array(&mut self, _: Option<&str>, v: &[u8]) {
-        self.sum = self.sum.wrapping_add(len_sum(v));
+        self.sum = self.sum.wrapping_add(if self.lengths { v.len() as u64 } else { len_sum(v) });
         self.values += v.len() as u64;
     }
     fn begin_variant(&mut self, _: Option<&str>, _: &'static str, _: i128) {}
@@ -238,8 +243,13 @@ impl Samples for Scanned {
 /// Every message of the bag through the one interface: opened by [`logspec::log::open`] (format
 /// sniffed), all channels scanned into [`Scanned`]; returns (samples, values, sum).
 fn scan_all(p: &Path) -> (u64, u64, u64) {
+    scan_all_with(p, false)
+}
+
+/// [`scan_all`], the sink taking each `uint8[]` by its length when `lengths`.
+fn scan_all_with(p: &Path, lengths: bool) -> (u64, u64, u64) {
     let log = logspec::log::open(p, &Open { map: true, ..Default::default() }).expect("opens the bag");
-    let mut sink = Scanned::default();
+    let mut sink = Scanned { touch: Touch { lengths, ..Touch::default() }, ..Scanned::default() };
     let outcome = log.scan(&Select::default(), &mut sink).expect("scans the bag");
     assert!(outcome.error.is_none() && outcome.warnings.is_empty(), "{:?}", outcome.warnings);
     (sink.samples, sink.touch.values, sink.touch.sum)
@@ -391,6 +401,9 @@ fn against_rosbag_crate(p: &Path, runs: usize) {
             &mut || {
                 black_box(scan_all(p));
             },
+            &mut || {
+                black_box(scan_all_with(p, true));
+            },
         ],
     );
     println!("input: {} ({msgs} messages, {msg_bytes} message bytes), medians of {runs} interleaved runs", p.display());
@@ -413,6 +426,7 @@ fn against_rosbag_crate(p: &Path, runs: usize) {
     line("logspec, decode plan, time order, opened bag", 6, 5);
     line("logspec, Value trees, time order, opened bag", 7, 5);
     line("logspec, every message through Log::scan (mapped; open+compile)", 8, 0);
+    line("the same, the sink taking each uint8[] by its length", 9, 0);
 }
 
 fn main() {
