@@ -16,10 +16,8 @@
 //! crate's raw framing of the mapped bag against logspec's decode plan (every message through
 //! its compiled plan into a checksum, arrays of numbers lent) in time and file order, and the
 //! owned `Value` trees; fresh and on an opened bag; and every message through the one interface
-//! (`logspec::log::open` mapped, as the command-line tool opens a file, then `Log::scan` of
-//! every channel into a sink that visits each value, folding every number and byte into a sum;
-//! and the same with the sink taking each `uint8[]` by its length, as the plan lines do). Each
-//! line gives its ratio by wall-clock and by CPU time. `--crate-only` stops after that;
+//! (`logspec::log::open`, then `Log::scan` of every channel into a sink that visits each value,
+//! folding every number and byte into a sum). `--crate-only` stops after that;
 //! `--only crate|plan|plan-file|owned|scan` runs one reader alone, 20 times (for `perf`).
 //!
 //! Then, as medians: memcpy (the baseline); full decode (owned `Value` trees, the bag read through a
@@ -143,14 +141,11 @@ fn plan_bag<R: logspec::formats::rosbag::Source>(
 }
 
 /// What the scan line's sink does with each value it is shown: every number, bool and string
-/// is folded into a sum (so each is read, converted to its type), arrays and structs counted;
-/// a `uint8[]` is summed byte by byte, unless `lengths` (then only its length is taken, as the
-/// decode plan lines take arrays of numbers: the decode checks every message all the same).
+/// is folded into a sum (so each is read, converted to its type), arrays and structs counted.
 #[derive(Default)]
 struct Touch {
     sum: u64,
     values: u64,
-    lengths: bool,
 }
 
 impl Visitor for Touch {
@@ -197,7 +192,7 @@ impl Visitor for Touch {
     }
     fn end_array(&mut self) {}
     fn u8_array(&mut self, _: Option<&str>, v: &[u8]) {
-        self.sum = self.sum.wrapping_add(if self.lengths { v.len() as u64 } else { len_sum(v) });
+        self.sum = self.sum.wrapping_add(len_sum(v));
         self.values += v.len() as u64;
     }
     fn begin_variant(&mut self, _: Option<&str>, _: &'static str, _: i128) {}
@@ -243,13 +238,8 @@ impl Samples for Scanned {
 /// Every message of the bag through the one interface: opened by [`logspec::log::open`] (format
 /// sniffed), all channels scanned into [`Scanned`]; returns (samples, values, sum).
 fn scan_all(p: &Path) -> (u64, u64, u64) {
-    scan_all_with(p, false)
-}
-
-/// [`scan_all`], the sink taking each `uint8[]` by its length when `lengths`.
-fn scan_all_with(p: &Path, lengths: bool) -> (u64, u64, u64) {
-    let log = logspec::log::open(p, &Open { map: true, ..Default::default() }).expect("opens the bag");
-    let mut sink = Scanned { touch: Touch { lengths, ..Touch::default() }, ..Scanned::default() };
+    let log = logspec::log::open(p, &Open::default()).expect("opens the bag");
+    let mut sink = Scanned::default();
     let outcome = log.scan(&Select::default(), &mut sink).expect("scans the bag");
     assert!(outcome.error.is_none() && outcome.warnings.is_empty(), "{:?}", outcome.warnings);
     (sink.samples, sink.touch.values, sink.touch.sum)
@@ -321,34 +311,20 @@ fn rosbag_crate_framing_of(bag: &rosbag::RosBag) -> u64 {
 }
 
 /// Times each reader `runs` times, taking turns (one run of each, then the next round), so that
-/// a shared machine's load falls on all of them alike; returns each one's median wall-clock
-/// time, and its median CPU time (of the whole process: every thread of the run, and nothing
-/// while it waits for a core, so less blurred by a loaded machine).
-fn interleaved(runs: usize, readers: &mut [&mut dyn FnMut()]) -> (Vec<Duration>, Vec<Duration>) {
+/// a shared machine's load falls on all of them alike; returns each one's median.
+fn interleaved(runs: usize, readers: &mut [&mut dyn FnMut()]) -> Vec<Duration> {
     for r in readers.iter_mut() {
         r();
     }
     let mut times = vec![Vec::with_capacity(runs); readers.len()];
-    let mut cpu = vec![Vec::with_capacity(runs); readers.len()];
     for _ in 0..runs {
-        for ((r, t), c) in readers.iter_mut().zip(&mut times).zip(&mut cpu) {
-            let (start, cpu_start) = (Instant::now(), cpu_time());
+        for (r, t) in readers.iter_mut().zip(&mut times) {
+            let start = Instant::now();
             r();
             t.push(start.elapsed());
-            c.push(cpu_time().saturating_sub(cpu_start));
         }
     }
-    (times.into_iter().map(median).collect(), cpu.into_iter().map(median).collect())
-}
-
-/// The CPU time of the whole process so far.
-// A system call the standard library does not offer.
-#[allow(unsafe_code)]
-fn cpu_time() -> Duration {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: `clock_gettime` writes the `timespec` it is given.
-    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
-    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+    times.into_iter().map(median).collect()
 }
 
 /// Full decode of every message of an uncompressed bag against the `rosbag` crate's raw framing
@@ -366,7 +342,7 @@ fn against_rosbag_crate(p: &Path, runs: usize) {
     let mut bag = open_mapped(p);
     let decoders = Decoders::new("bench", &bag.connections, None);
     let mut bag2 = open_mapped(p);
-    let (t, cpu) = interleaved(
+    let t = interleaved(
         runs,
         &mut [
             &mut || {
@@ -401,21 +377,13 @@ fn against_rosbag_crate(p: &Path, runs: usize) {
             &mut || {
                 black_box(scan_all(p));
             },
-            &mut || {
-                black_box(scan_all_with(p, true));
-            },
         ],
     );
     println!("input: {} ({msgs} messages, {msg_bytes} message bytes), medians of {runs} interleaved runs", p.display());
     let line = |what: &str, i: usize, base: usize| {
         let ratio = t[base].as_secs_f64() / t[i].as_secs_f64();
-        let cpu_ratio = cpu[base].as_secs_f64() / cpu[i].as_secs_f64();
         let tail = if i == base { "(baseline)".to_string() } else { format!("the crate on line {}", base + 1) };
-        println!(
-            "{}. {what:<52} {:>7.0} MB/s   {ratio:.2}x (CPU time {cpu_ratio:.2}x) {tail}",
-            i + 1,
-            mbps(msg_bytes as usize, t[i])
-        );
+        println!("{}. {what:<52} {:>7.0} MB/s   {ratio:.2}x {tail}", i + 1, mbps(msg_bytes as usize, t[i]));
     };
     line("rosbag crate 0.6, raw framing (mapped; open included)", 0, 0);
     line("logspec, decode plan, time order (mapped; open+compile)", 1, 0);
@@ -425,8 +393,7 @@ fn against_rosbag_crate(p: &Path, runs: usize) {
     line("rosbag crate 0.6, raw framing, opened bag", 5, 5);
     line("logspec, decode plan, time order, opened bag", 6, 5);
     line("logspec, Value trees, time order, opened bag", 7, 5);
-    line("logspec, every message through Log::scan (mapped; open+compile)", 8, 0);
-    line("the same, the sink taking each uint8[] by its length", 9, 0);
+    line("logspec, every message through Log::scan (open+compile)", 8, 0);
 }
 
 fn main() {

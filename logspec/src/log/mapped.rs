@@ -70,11 +70,6 @@ pub struct Mapped {
     progress: Option<Progress>,
 }
 
-/// [`Shared::pos`] before the reader's first [`advance`](Mapped::advance): a reader that never
-/// calls it (a ROS bag, which jumps from chunk to chunk and gives each back with
-/// [`release`](Mapped::release)) has no pages prefaulted for it.
-const NOT_YET: usize = usize::MAX;
-
 /// The reader's position, for the prefaulting thread, and whether to stop.
 struct Shared {
     pos: AtomicUsize,
@@ -111,7 +106,7 @@ impl Mapped {
             .position(|s| s.start.compare_exchange(0, start, Ordering::AcqRel, Ordering::Acquire).is_ok())?;
         LIVE[slot].fault.store(0, Ordering::Release);
         LIVE[slot].end.store(end, Ordering::Release);
-        let shared = Arc::new(Shared { pos: AtomicUsize::new(NOT_YET), stop: AtomicBool::new(false) });
+        let shared = Arc::new(Shared { pos: AtomicUsize::new(0), stop: AtomicBool::new(false) });
         let prefault = (map.len() > 2 * WINDOW).then(|| {
             let shared = Arc::clone(&shared);
             let (base, len) = (start, map.len());
@@ -166,30 +161,6 @@ impl Mapped {
             }
         }
     }
-    /// The reader is done with the `len` bytes at `offset`, wherever they are (a reader that
-    /// jumps about, rather than [`advance`](Mapped::advance) front to back): the pages that
-    /// begin inside that range, and the one it begins in, are dropped from the process
-    /// (`MADV_DONTNEED`, as behind `advance`). Ranges that follow one another thus drop every
-    /// page once (the one a range ends in is the next range's first), and memory stays flat
-    /// however many there are. A page still in use elsewhere is read again if touched.
-    pub fn release(&self, offset: usize, len: usize) {
-        let page = PAGE.load(Ordering::Relaxed);
-        let start = offset.min(self.map.len()) & !(page - 1);
-        let end = offset.saturating_add(len).min(self.map.len()) & !(page - 1);
-        if start < end {
-            // SAFETY: the range is inside the map, page-aligned; for a file mapping, dropped pages
-            // are read again from the file if touched, so no view of them is invalidated.
-            #[allow(unsafe_code)]
-            unsafe {
-                libc::madvise(
-                    (self.map.as_ptr() as usize + start) as *mut libc::c_void,
-                    end - start,
-                    libc::MADV_DONTNEED,
-                )
-            };
-        }
-    }
-
     /// Whether the file turned out shorter than mapped while it was read: the offset of the
     /// first byte that could not be read (from there on the reader saw zeros).
     pub fn truncated(&self) -> Option<u64> {
@@ -223,10 +194,6 @@ fn prefault(base: usize, len: usize, shared: &Shared) {
     let mut done = 0;
     while !shared.stop.load(Ordering::Acquire) && done < len {
         let pos = shared.pos.load(Ordering::Acquire);
-        if pos == NOT_YET {
-            std::thread::park();
-            continue;
-        }
         // Never behind the reader (those pages are being dropped).
         done = done.max(pos & !(page - 1));
         let target = len.min(pos + AHEAD);
@@ -360,27 +327,6 @@ mod tests {
         assert!(at >= first_gone as u64 && at < first_gone as u64 + page as u64, "{at} vs {first_gone}");
         assert_eq!(bytes[len - 1], 0);
         assert_eq!(sum, 7 * (cut as u64).div_ceil(512));
-        drop(m);
-        let _ = std::fs::remove_dir_all(&dir);
-    }
-
-    /// Pages given back are read again from the file: the bytes stay the same.
-    #[test]
-    fn released_pages_read_the_same() {
-        let dir = std::env::temp_dir().join(format!("logspec-released-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("released.bin");
-        let bytes: Vec<u8> = (0..3 * WINDOW + 321).map(|i| (i % 251) as u8).collect();
-        std::fs::File::create(&path).unwrap().write_all(&bytes).unwrap();
-        let file = File::open(&path).unwrap();
-        let m = Mapped::new(&file, None).expect("a regular file maps");
-        assert_eq!(m.bytes(), &bytes[..]);
-        // Ranges that start and end inside pages, one past the end, and an empty one.
-        for (at, len) in [(1000, WINDOW + 77), (0, 10), (2 * WINDOW + 5, WINDOW + 10_000), (bytes.len(), 0)] {
-            m.release(at, len);
-            assert_eq!(m.bytes(), &bytes[..], "after releasing {len} bytes at {at}");
-        }
-        assert_eq!(m.truncated(), None);
         drop(m);
         let _ = std::fs::remove_dir_all(&dir);
     }

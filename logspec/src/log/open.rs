@@ -375,8 +375,9 @@ impl Log {
             Format::Ulog => ulog::info(input.into_read(), &path, &name),
             Format::Carla => carla::info(input, &path, &name),
             Format::Rosbag => {
+                drop(input);
                 let mut said = Vec::new();
-                let info = rosbag::info(input, &self.file, &path, msg_path, chunk_budget, &mut said);
+                let info = rosbag::info(&self.file, &path, msg_path, chunk_budget, &mut said);
                 notes.extend(said.into_iter().map(|n| Fault::new(FaultKind::Decode, &path, n)));
                 info
             }
@@ -412,9 +413,10 @@ impl Log {
             Format::Ulog => ulog::records(input.into_read(), &path, select, out),
             Format::Carla => carla::records(input, &path, opts.frames.clone(), select, out),
             Format::Rosbag => {
+                drop(input);
                 let opts =
                     rosbag::DumpOptions { select, msg_path: &opts.msg_path, file_order: opts.file_order, chunk_budget };
-                rosbag::dump(input, &self.file, &path, &opts, out)
+                rosbag::dump(&self.file, &path, &opts, out)
             }
             Format::Schema => schema::records(&schema_of(&self.schema), input, &path, select, out),
         };
@@ -440,7 +442,10 @@ impl Log {
             Format::Wpilog => wpilog::scan(input.into_read(), &self.file, &path, &mut state),
             Format::Ulog => ulog::scan(input.into_read(), &path, &mut state),
             Format::Carla => carla::scan(input, &path, &mut state),
-            Format::Rosbag => rosbag::scan(input, &self.file, &path, chunk_budget, &mut state),
+            Format::Rosbag => {
+                drop(input);
+                rosbag::scan(&self.file, &path, chunk_budget, &mut state)
+            }
             Format::Schema => schema::scan(&schema_of(&self.schema), input, &path, &mut state),
         };
         whole(self.mapped, &path)?;

@@ -13,7 +13,6 @@ use super::records::Records;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::input::{Mapped, Source};
 use super::scan::{Channel, JsonSchema, Ros1Type, State, ValueType};
 use super::Error;
 use crate::value::ValueSink;
@@ -28,116 +27,21 @@ pub struct DumpOptions<'a> {
     pub chunk_budget: u64,
 }
 
-/// What a bag is read from: its file's map, read in place ([`MappedBag`]), or the file through
-/// a buffer.
-pub type BagFile = Box<dyn crate::formats::rosbag::Source>;
-
-/// A mapped bag: the reader borrows its chunks from the map (uncompressed ones are read in
-/// place), and each chunk's pages are dropped from the process once its messages have been
-/// handed out ([`Mapped::release`]), so that memory stays flat in the bag's size.
-struct MappedBag {
-    bytes: std::io::Cursor<MapBytes>,
-    /// The windows ([`AROUND`] bytes each) that reads (opening the bag: its index, each
-    /// chunk's record header) have touched since they were last given back: `(first, end)`.
-    touched: Option<(usize, usize)>,
-}
-
-/// The span of pages a fault maps in at once, at most (the kernel maps a fault's neighbours in
-/// the page cache too), in which the pages a read touches are given back.
-const AROUND: usize = 1 << 16;
-
-/// At most this many windows touched are kept before they are given back.
-const KEPT: usize = 16;
-
-/// The bytes of a map, for a [`std::io::Cursor`].
-struct MapBytes(Arc<Mapped>);
-
-impl AsRef<[u8]> for MapBytes {
-    fn as_ref(&self) -> &[u8] {
-        self.0.bytes()
-    }
-}
-
-impl MappedBag {
-    fn new(map: Arc<Mapped>) -> MappedBag {
-        MappedBag { bytes: std::io::Cursor::new(MapBytes(map)), touched: None }
-    }
-
-    /// Gives back the pages of the windows touched so far.
-    fn give_back(&mut self) {
-        if let Some((first, end)) = self.touched.take() {
-            self.bytes.get_ref().0.release(first * AROUND, (end - first) * AROUND);
-        }
-    }
-}
-
-/// Reads copy from the map; the pages they touch are given back as the reads move on, so that
-/// opening a large bag (a read of each chunk's header) keeps few of them.
-impl std::io::Read for MappedBag {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let at = usize::try_from(self.bytes.position()).unwrap_or(usize::MAX);
-        let n = self.bytes.read(buf)?;
-        if n > 0 {
-            let (first, end) = (at / AROUND, (at + n - 1) / AROUND + 1);
-            self.touched = match self.touched {
-                Some((a, b)) if first <= b && end >= a && end.max(b) - first.min(a) <= KEPT => {
-                    Some((first.min(a), end.max(b)))
-                }
-                _ => {
-                    self.give_back();
-                    Some((first, end))
-                }
-            };
-        }
-        Ok(n)
-    }
-}
-
-impl std::io::Seek for MappedBag {
-    fn seek(&mut self, to: std::io::SeekFrom) -> std::io::Result<u64> {
-        self.bytes.seek(to)
-    }
-}
-
-impl crate::formats::rosbag::Source for MappedBag {
-    fn lend(&self) -> Option<&[u8]> {
-        Some(self.bytes.get_ref().0.bytes())
-    }
-    fn done_with(&self, offset: u64, len: u64) {
-        if let (Ok(offset), Ok(len)) = (usize::try_from(offset), usize::try_from(len)) {
-            self.bytes.get_ref().0.release(offset, len);
-        }
-    }
-}
-
-/// Opens a bag, over its map when `input` is one, otherwise from `path` again (its index is at
-/// the end); the second value says when its index was missing or unusable (the bag was scanned
-/// instead).
+/// Opens a bag; the second value says when its index was missing or unusable (the bag was
+/// scanned instead).
 pub fn open_noting(
-    input: Source,
     path: &Path,
     shown: &str,
     chunk_budget: u64,
-) -> Result<(Bag<BagFile>, Option<String>), String> {
-    let bag = match input {
-        Source::Mapped(map) => {
-            let bag = Bag::open_with(Box::new(MappedBag::new(Arc::clone(&map))) as BagFile, chunk_budget);
-            // The pages opening touched last (the index, or the end of a scan) are not kept.
-            map.release(0, map.bytes().len());
-            bag
-        }
-        Source::Stream(input) => {
-            drop(input);
-            if path.as_os_str() == "-" {
-                return Err(format!(
-                    "{shown}: a bag must be a file (its index is at the end); standard input is not supported"
-                ));
-            }
-            let f = std::fs::File::open(path).map_err(|e| format!("{shown}: cannot open: {e}"))?;
-            Bag::open_with(Box::new(std::io::BufReader::with_capacity(1 << 16, f)) as BagFile, chunk_budget)
-        }
+) -> Result<(Bag<std::io::BufReader<std::fs::File>>, Option<String>), String> {
+    if path.as_os_str() == "-" {
+        return Err(format!(
+            "{shown}: a bag must be a file (its index is at the end); standard input is not supported"
+        ));
     }
-    .map_err(|e| format!("{shown}: {e}"))?;
+    let f = std::fs::File::open(path).map_err(|e| format!("{shown}: cannot open: {e}"))?;
+    let bag = Bag::open_with(std::io::BufReader::with_capacity(1 << 16, f), chunk_budget)
+        .map_err(|e| format!("{shown}: {e}"))?;
     let notice = if let Some(e) = &bag.index_problem {
         Some(format!("{shown}: the index is unusable ({e}); scanned the whole file instead"))
     } else if !bag.indexed {
@@ -178,14 +82,8 @@ fn select(bag: &Bag<impl std::io::Read>, topics: &[String], shown: &str) -> Resu
 }
 
 /// JSON Lines: connection lines, then one line per message in time order (or file order).
-pub fn dump(
-    input: Source,
-    path: &Path,
-    shown: &str,
-    opts: &DumpOptions<'_>,
-    out: &mut impl Records,
-) -> Result<(), Error> {
-    let (mut bag, notice) = open_noting(input, path, shown, opts.chunk_budget).map_err(Error::Input)?;
+pub fn dump(path: &Path, shown: &str, opts: &DumpOptions<'_>, out: &mut impl Records) -> Result<(), Error> {
+    let (mut bag, notice) = open_noting(path, shown, opts.chunk_budget).map_err(Error::Input)?;
     if let Some(n) = notice {
         out.warn(Fault::new(FaultKind::Decode, shown, n));
     }
@@ -340,7 +238,7 @@ fn time_json(w: &mut (impl ValueSink + ?Sized), name: Option<&str>, t: Time) {
 
 /// Facts about a bag, from its index (or its scan): no message is decompressed.
 pub struct Summary {
-    pub bag: Bag<BagFile>,
+    pub bag: Bag<std::io::BufReader<std::fs::File>>,
     pub decoders: Decoders,
     pub topics: BTreeMap<String, (u64, BTreeSet<String>, usize)>,
     pub messages: u64,
@@ -352,14 +250,13 @@ pub struct Summary {
 /// was scanned: [`open_noting`]) is pushed to `notes` as soon as the bag is open, whatever
 /// comes after: what `info` prints on standard error and the Python package gives as a warning.
 pub fn summarise(
-    input: Source,
     path: &Path,
     shown: &str,
     msg_path: &[PathBuf],
     chunk_budget: u64,
     notes: &mut Vec<String>,
 ) -> Result<Summary, Error> {
-    let (bag, notice) = open_noting(input, path, shown, chunk_budget).map_err(Error::Input)?;
+    let (bag, notice) = open_noting(path, shown, chunk_budget).map_err(Error::Input)?;
     notes.extend(notice);
     let registry = registry(msg_path).map_err(Error::Input)?;
     let decoders = Decoders::new(shown, &bag.connections, registry.as_ref());
@@ -626,10 +523,10 @@ fn utc(t: Time) -> String {
 /// ([`Samples::raw`]); others get them decoded from the connections' embedded definitions, each
 /// message checked whole and then handed as a visit of its decode plan ([`Samples::visit`]), so
 /// that no value is built.
-fn read_rosbag(input: Source, file: &Path, path: &str, chunk_budget: u64, state: &mut State<'_>) -> Result<(), Error> {
+fn read_rosbag(file: &Path, path: &str, chunk_budget: u64, state: &mut State<'_>) -> Result<(), Error> {
     use super::rosbag::Walk;
     use crate::formats::rosbag::{Connection, Decoders, Order, Time};
-    let (mut bag, notice) = super::rosbag::open_noting(input, file, path, chunk_budget).map_err(Error::Input)?;
+    let (mut bag, notice) = super::rosbag::open_noting(file, path, chunk_budget).map_err(Error::Input)?;
     state.outcome.warnings.extend(notice);
     let decoders = Decoders::new(path, &bag.connections, None);
     for (id, t) in &decoders.conns {
@@ -740,25 +637,18 @@ fn ros_channel(
 }
 
 /// The samples of a ROS bag.
-pub(super) fn scan(
-    input: Source,
-    file: &Path,
-    path: &str,
-    chunk_budget: u64,
-    state: &mut State<'_>,
-) -> Result<(), Error> {
-    read_rosbag(input, file, path, chunk_budget, state)
+pub(super) fn scan(file: &Path, path: &str, chunk_budget: u64, state: &mut State<'_>) -> Result<(), Error> {
+    read_rosbag(file, path, chunk_budget, state)
 }
 
 /// The summary of a ROS bag (`notes`: how it was read, when that does not make it fail).
 pub(super) fn info(
-    input: Source,
     file: &Path,
     path: &str,
     msg_path: &[PathBuf],
     chunk_budget: u64,
     notes: &mut Vec<String>,
 ) -> Result<super::Info, Error> {
-    let s = summarise(input, file, path, msg_path, chunk_budget, notes)?;
+    let s = summarise(file, path, msg_path, chunk_budget, notes)?;
     Ok(super::Info { json: json(&s, path), text: text(&s, path), ok: ok(&s) })
 }

@@ -93,13 +93,7 @@ impl<R: Source> Bag<R> {
         for i in 0..list.len() {
             if order == Order::Time && group_end[i] == i + 1 && (i == 0 || group_end[i - 1] == i) {
                 if let Ok(j) = self.chunks.binary_search_by_key(&list[i].pos, |c| c.pos) {
-                    let read = self.chunks[j].in_order.is_none();
                     list[i].in_order = Some(self.in_order(j));
-                    if read {
-                        // Its index data, read in place, is not kept mapped until the chunk is read.
-                        let (at, n) = extent(&self.chunks, self.len, list[i].pos);
-                        self.src.done_with(at, n);
-                    }
                 }
             }
         }
@@ -109,17 +103,11 @@ impl<R: Source> Bag<R> {
         let mut refused = self.refused.clone();
         if let Some(file) = self.src.lend() {
             // Uncompressed chunks are read in place; compressed ones are decompressed from the
-            // lent bytes. The source is told when a chunk's bytes are no longer needed: from its
-            // record to the next chunk's (its index data records included, which `in_order` read).
-            let (src, chunks, len) = (&self.src, &self.chunks, self.len);
-            let done = |i: usize| {
-                let (at, n) = extent(chunks, len, list[i].pos);
-                src.done_with(at, n);
-            };
-            plan.run(|i| lent_chunk(file, &list[i], budget), done, &wanted, &mut refused, &mut f)?;
+            // lent bytes.
+            plan.run(|i| lent_chunk(file, &list[i], budget), &wanted, &mut refused, &mut f)?;
         } else {
             let src = &mut *self;
-            plan.run(|i| src.raw_chunk(&list[i]), |_| {}, &wanted, &mut refused, &mut f)?;
+            plan.run(|i| src.raw_chunk(&list[i]), &wanted, &mut refused, &mut f)?;
         }
         match (&self.stop, refused.error()) {
             (Some(stop), _) => Err(stop.clone().into()),
@@ -127,14 +115,6 @@ impl<R: Source> Bag<R> {
             (None, None) => Ok(()),
         }
     }
-}
-
-/// The bytes of the chunk at `pos` in a file of `len` bytes whose chunks are `chunks` (in file
-/// order): (offset, length) from its record to the next chunk's, or to the end of the file.
-fn extent(chunks: &[ChunkInfo], len: u64, pos: u64) -> (u64, u64) {
-    let next = chunks.partition_point(|c| c.pos <= pos);
-    let end = chunks.get(next).map_or(len, |c| c.pos);
-    (pos, end.saturating_sub(pos))
 }
 
 /// The chunks [`Bag::for_each_message`] reads, in reading order, and where each time-order
@@ -151,19 +131,15 @@ struct Plan<'l> {
 
 impl Plan<'_> {
     /// Reads the chunks with `read` through the decompression pipeline and hands their messages
-    /// to `f`; a chunk that cannot be decompressed is added to `refused` and skipped. `done(i)`
-    /// once chunk `i`'s messages have all been handed out (or it was refused).
+    /// to `f`; a chunk that cannot be decompressed is added to `refused` and skipped.
     fn run<'a, E: From<BagError>>(
         &self,
         read: impl FnMut(usize) -> Result<RawChunk<'a>, BagError>,
-        done: impl Fn(usize),
         wanted: &impl Fn(&u32) -> bool,
         refused: &mut Refused,
         f: &mut impl FnMut(Message<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
         let mut group: Vec<(u64, Cow<'a, [u8]>)> = Vec::new();
-        // The chunks of the group being gathered (refused ones included), for `done`.
-        let mut members: Vec<usize> = Vec::new();
         // What a chunk takes in the pipeline: its bytes, none when it is refused by its size.
         let cost = |i: usize| {
             let c = &self.list[i];
@@ -187,23 +163,17 @@ impl Plan<'_> {
                 };
                 if let Some(bytes) = bytes {
                     if self.order == Order::File {
-                        let r = emit_file_order(pos, &bytes, wanted, f);
-                        done(i);
-                        return r;
+                        return emit_file_order(pos, &bytes, wanted, f);
                     }
                     if group.is_empty() && self.group_end[i] == i + 1 && self.list[i].in_order == Some(true) {
                         // A chunk alone in its group whose messages are stored in time order: one walk.
-                        let r = emit_in_order(pos, &bytes, wanted, f);
-                        done(i);
-                        return r;
+                        return emit_in_order(pos, &bytes, wanted, f);
                     }
                     group.push((pos, bytes));
                 }
-                members.push(i);
-                if self.group_end[i] == i + 1 {
-                    let r = if group.is_empty() { Ok(()) } else { emit_time_order(&group, wanted, f) };
+                if self.group_end[i] == i + 1 && !group.is_empty() {
+                    let r = emit_time_order(&group, wanted, f);
                     group.clear();
-                    members.drain(..).for_each(&done);
                     r?;
                 }
                 Ok(())
@@ -518,63 +488,5 @@ mod tests {
         assert!(!stop.truncated);
         let (got, r) = walk(&mut bag, Order::Time, None);
         assert_eq!((got, r), (expected, Err(stop.error)));
-    }
-
-    /// A source that lends its bytes and notes what the reader says it is done with.
-    struct Noting<'a> {
-        bytes: std::io::Cursor<&'a [u8]>,
-        done: std::rc::Rc<std::cell::RefCell<Vec<(u64, u64)>>>,
-    }
-
-    impl std::io::Read for Noting<'_> {
-        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-            self.bytes.read(buf)
-        }
-    }
-
-    impl std::io::Seek for Noting<'_> {
-        fn seek(&mut self, to: std::io::SeekFrom) -> std::io::Result<u64> {
-            self.bytes.seek(to)
-        }
-    }
-
-    impl Source for Noting<'_> {
-        fn lend(&self) -> Option<&[u8]> {
-            Some(self.bytes.get_ref())
-        }
-        fn done_with(&self, offset: u64, len: u64) {
-            self.done.borrow_mut().push((offset, len));
-        }
-    }
-
-    /// A lent bag's reader says once of each chunk, from its record to the next chunk's (the
-    /// last to the end of the file), that it is done with it, and only after every message of
-    /// it was handed out: in file order, in time order for a chunk alone, and for chunks merged
-    /// because their times overlap.
-    #[test]
-    fn a_lent_chunk_is_given_back_once_after_its_messages() {
-        // The second and third chunks overlap in time (merged); the first is alone.
-        let chunks: [&[(u32, u32, &[u8])]; 3] =
-            [&[(1, 10, b"a"), (2, 11, b"b")], &[(2, 12, b"c"), (1, 14, b"d")], &[(1, 13, b"e"), (2, 15, b"f")]];
-        let bytes = unindexed_bag(&[1, 2], &chunks);
-        for order in [Order::Time, Order::File] {
-            let done = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
-            let src = Noting { bytes: std::io::Cursor::new(&bytes[..]), done: std::rc::Rc::clone(&done) };
-            let mut bag = Bag::open(src).expect("opens");
-            let pos: Vec<u64> = bag.chunks.iter().map(|c| c.pos).collect();
-            assert_eq!(pos.len(), 3);
-            let mut seen = 0;
-            let r = bag.for_each_message(order, None, |m| -> Result<(), BagError> {
-                assert!(done.borrow().iter().all(|(at, _)| *at != m.chunk_pos), "{order:?}: given back before {m:?}");
-                seen += 1;
-                Ok(())
-            });
-            assert_eq!((r, seen), (Ok(()), 6));
-            let mut got = done.borrow().clone();
-            got.sort();
-            let len = bytes.len() as u64;
-            let expected = vec![(pos[0], pos[1] - pos[0]), (pos[1], pos[2] - pos[1]), (pos[2], len - pos[2])];
-            assert_eq!(got, expected, "{order:?}");
-        }
     }
 }

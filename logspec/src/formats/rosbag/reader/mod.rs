@@ -88,12 +88,6 @@ pub trait Source: Read + Seek {
     fn lend(&self) -> Option<&[u8]> {
         None
     }
-
-    /// The reader is done with the `len` lent bytes at `offset` (a chunk whose messages were all
-    /// handed out, from its record to the next chunk's): a source over a memory map may drop
-    /// those pages from the process, to keep memory flat in the file's size. A hint: the bytes
-    /// may still be lent again afterwards, and must then read the same.
-    fn done_with(&self, _offset: u64, _len: u64) {}
 }
 
 impl Source for std::fs::File {}
@@ -110,17 +104,11 @@ impl<S: Source + ?Sized> Source for &mut S {
     fn lend(&self) -> Option<&[u8]> {
         (**self).lend()
     }
-    fn done_with(&self, offset: u64, len: u64) {
-        (**self).done_with(offset, len)
-    }
 }
 
 impl<S: Source + ?Sized> Source for Box<S> {
     fn lend(&self) -> Option<&[u8]> {
         (**self).lend()
-    }
-    fn done_with(&self, offset: u64, len: u64) {
-        (**self).done_with(offset, len)
     }
 }
 
