@@ -10,6 +10,16 @@ pub fn data(rel: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(rel)
 }
 
+/// A fixed pseudo-random sequence (xorshift64) from `seed`, for the tests' corrupted copies.
+pub fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+    move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    }
+}
+
 pub fn logspec(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_logspec")).args(args).output().expect("run logspec")
 }

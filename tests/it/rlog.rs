@@ -490,13 +490,8 @@ fn the_r1_fast_path_agrees_with_the_generated_decoder_on_good_cut_and_corrupted_
     }
     // Cut and corrupted copies (a fixed pseudo-random sequence): every message kind, value code,
     // length and string byte gets hit in some copy.
-    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-    let mut next = move |n: usize| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        (seed % n as u64) as usize
-    };
+    let mut random = common::xorshift(0x9e37_79b9_7f4a_7c15u64);
+    let mut next = move |n: usize| (random() % n as u64) as usize;
     let small = inputs[1].clone();
     let head = inputs[2][..6000].to_vec();
     for base in [&small, &head] {
@@ -612,13 +607,8 @@ fn for_each_event_ref_yields_what_next_event_does_on_good_cut_and_corrupted_file
         inputs.push(std::fs::read(data(&format!("rlog/{file}"))).unwrap());
     }
     // Cut and corrupted copies of an R1 and an R2 file (a fixed pseudo-random sequence).
-    let mut seed = 0x2545_f491_4f6c_dd1du64;
-    let mut next = move |n: usize| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        (seed % n as u64) as usize
-    };
+    let mut random = common::xorshift(0x2545_f491_4f6c_dd1du64);
+    let mut next = move |n: usize| (random() % n as u64) as usize;
     let r1 = std::fs::read(data("rlog/gen_akit_v1.8.1_r1_alltypes.rlog")).unwrap();
     let r2 = std::fs::read(data("rlog/gen_akit_head_r2_alltypes.rlog")).unwrap();
     assert_eq!((r1[0], r2[0]), (1, 2));

@@ -355,13 +355,7 @@ fn a_corrupted_region_is_skipped_to_the_next_sync() {
 #[test]
 fn corrupted_copies_are_errors_not_panics() {
     let bytes = std::fs::read(input("gen_ulog_corner")).unwrap();
-    let mut seed = 0x2545_f491_4f6c_dd1du64;
-    let mut next = || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    let mut next = crate::common::xorshift(0x2545_f491_4f6c_dd1du64);
     for _ in 0..3000 {
         let mut b = bytes.clone();
         for _ in 0..1 + next() % 4 {

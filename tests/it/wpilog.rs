@@ -212,13 +212,7 @@ fn a_cut_file_dumps_every_complete_record_then_fails() {
 #[test]
 fn corrupted_copies_are_errors_not_panics() {
     let bytes = std::fs::read(input("gen_wpilib_structs")).unwrap();
-    let mut seed = 0x2545_f491_4f6c_dd1du64;
-    let mut next = || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    let mut next = common::xorshift(0x2545_f491_4f6c_dd1du64);
     for _ in 0..2000 {
         let mut b = bytes.clone();
         for _ in 0..1 + next() % 4 {

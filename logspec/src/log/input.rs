@@ -6,9 +6,10 @@
 use std::io::{self, Read};
 use std::sync::Arc;
 
-use crate::runtime::{Event, FramedFormat, RawRecord, ReadError, Reader, SliceReader};
+use crate::runtime::{
+    with_file_format, Event, FramedFormat, RawRecord, ReadError, Reader, SliceReader, Versioned, WithFormat,
+};
 
-pub(super) use super::mapped::WINDOW;
 pub use super::mapped::{Mapped, Progress};
 
 /// A log's bytes.
@@ -103,20 +104,32 @@ impl<F: FramedFormat> FramedRead<F> for MappedReader<'_, F> {
     }
 }
 
-/// What runs over a framed reader of either kind ([`framed`]).
-pub(super) trait WithFramed<F: FramedFormat> {
+/// What runs over a framed reader of either kind, whichever layout the file's schema id picks
+/// ([`framed`]).
+pub(super) trait FramedJob {
     type Output;
-    fn call(self, reader: impl FramedRead<F>) -> Self::Output;
+    fn call<F: FramedFormat>(self, reader: impl FramedRead<F>) -> Self::Output;
 }
 
-/// Opens `F`'s reader over `source` (its file header checked) and runs `job` over it.
-pub(super) fn framed<F: FramedFormat, J: WithFramed<F>>(source: Source, job: J) -> Result<J::Output, ReadError> {
-    match source {
-        Source::Mapped(map) => {
-            map.advance(0);
-            let (header, reader) = SliceReader::<F>::new(map.bytes())?;
-            Ok(job.call(MappedReader { reader, header, map: &map }))
-        }
-        Source::Stream(input) => Ok(job.call(Reader::<_, F>::new(input)?)),
+/// Picks the layout of the file's schema id among `V`'s (`with_file_format`, from the first
+/// bytes `head`), opens its reader over `source` (the file header checked), and runs `job` over it.
+pub(super) fn framed<V: Versioned, J: FramedJob>(head: &[u8], source: Source, job: J) -> Result<J::Output, ReadError> {
+    struct Open<J> {
+        source: Source,
+        job: J,
     }
+    impl<J: FramedJob> WithFormat for Open<J> {
+        type Output = Result<J::Output, ReadError>;
+        fn call<F: FramedFormat>(self) -> Self::Output {
+            match self.source {
+                Source::Mapped(map) => {
+                    map.advance(0);
+                    let (header, reader) = SliceReader::<F>::new(map.bytes())?;
+                    Ok(self.job.call(MappedReader { reader, header, map: &map }))
+                }
+                Source::Stream(input) => Ok(self.job.call(Reader::<_, F>::new(input)?)),
+            }
+        }
+    }
+    with_file_format::<V, _>(head, Open { source, job }).and_then(|r| r)
 }

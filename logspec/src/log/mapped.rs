@@ -23,8 +23,10 @@ use std::fs::File;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
+use crate::runtime::WindowBuf;
+
 /// How many bytes are prefaulted at once, and kept mapped behind the reader.
-pub(super) const WINDOW: usize = 1 << 20;
+const WINDOW: usize = 1 << 20;
 
 /// How many maps can be live at once (one per log being read); past that, logs are read.
 const SLOTS: usize = 64;
@@ -119,6 +121,12 @@ impl Mapped {
     /// The file's bytes, as long as it was when mapped.
     pub fn bytes(&self) -> &[u8] {
         &self.map
+    }
+
+    /// The file's bytes lent a window at a time, for a reader over the runtime's `Input`: each
+    /// window that opens moves the map along ([`advance`](Mapped::advance)).
+    pub fn window(&self) -> WindowBuf<'_, impl FnMut(u64) + '_> {
+        WindowBuf::new(&self.map, WINDOW, move |pos| self.advance(pos as usize))
     }
 
     /// The reader is at byte `pos`: the pages ahead of it are prefaulted, and those more than a

@@ -8,7 +8,7 @@ use crate::formats::wpilog::NegZero;
 use crate::json::JsonWriter;
 use crate::runtime::{Event, FramedFormat};
 
-use super::input::{FramedRead, WithFramed};
+use super::input::{FramedJob, FramedRead};
 use crate::value::ValueSink;
 
 use super::fault::{kind, Fault, FaultKind, Faults};
@@ -215,9 +215,9 @@ pub(super) struct DumpFramed<'a, R> {
     pub(super) ns_per_tick: u64,
 }
 
-impl<F: FramedFormat, R: Records> WithFramed<F> for DumpFramed<'_, R> {
+impl<R: Records> FramedJob for DumpFramed<'_, R> {
     type Output = Result<(), Error>;
-    fn call(self, reader: impl FramedRead<F>) -> Self::Output {
+    fn call<F: FramedFormat>(self, reader: impl FramedRead<F>) -> Self::Output {
         dump_framed::<F>(reader, self.out, self.path, self.select, self.ns_per_tick)
     }
 }

@@ -8,20 +8,17 @@ use crate::json::{FrameFields, JsonWriter};
 use super::fault::{kind, Fault};
 use super::framed::{SchemaError, SchemaFormat, SchemaReader};
 use super::info::{json, text, Info, Summary};
-use super::input::{Source, WINDOW};
+use super::input::Source;
 use super::records::{FrameNames, Records, Skips};
 use super::scan::{record_channel, unknown_record, State};
 use super::{Error, Select};
-use crate::runtime::{Input, WindowBuf};
+use crate::runtime::Input;
 
 /// The samples of a schema's log: one channel per record type.
 pub(super) fn scan(format: &Arc<SchemaFormat>, input: Source, path: &str, state: &mut State<'_>) -> Result<(), Error> {
     let opened = |e: SchemaError| Error::at(Fault::read(path, &e));
     match input {
-        Source::Mapped(map) => {
-            let window = WindowBuf::new(map.bytes(), WINDOW, |pos| map.advance(pos as usize));
-            read_schema(format.read_window(window).map_err(opened)?, path, state)
-        }
+        Source::Mapped(map) => read_schema(format.read_window(map.window()).map_err(opened)?, path, state),
         Source::Stream(s) => read_schema(format.read(s).map_err(opened)?, path, state),
     }
 }
@@ -36,10 +33,7 @@ pub(super) fn records<R: Records>(
 ) -> Result<(), Error> {
     let opened = |e: SchemaError| Error::at(Fault::read(path, &e));
     match input {
-        Source::Mapped(map) => {
-            let window = WindowBuf::new(map.bytes(), WINDOW, |pos| map.advance(pos as usize));
-            dump_schema(format.read_window(window).map_err(opened)?, out, path, select)
-        }
+        Source::Mapped(map) => dump_schema(format.read_window(map.window()).map_err(opened)?, out, path, select),
         Source::Stream(s) => dump_schema(format.read(s).map_err(opened)?, out, path, select),
     }
 }
@@ -48,10 +42,7 @@ pub(super) fn records<R: Records>(
 pub(super) fn info(format: &Arc<SchemaFormat>, input: Source, path: &str) -> Result<Info, Error> {
     let opened = |e: SchemaError| Error::at(Fault::read(path, &e));
     let s = match input {
-        Source::Mapped(map) => {
-            let window = WindowBuf::new(map.bytes(), WINDOW, |pos| map.advance(pos as usize));
-            summarise_schema(format, format.read_window(window).map_err(opened)?)
-        }
+        Source::Mapped(map) => summarise_schema(format, format.read_window(map.window()).map_err(opened)?),
         Source::Stream(s) => summarise_schema(format, format.read(s).map_err(opened)?),
     };
     let ns_per_tick = super::framed::timestamp_scale(format.schema());

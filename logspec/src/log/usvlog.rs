@@ -6,12 +6,12 @@ use std::sync::Arc;
 use crate::formats::usvlog::Usvlog;
 use crate::ir::ir::Schema;
 use crate::json::JsonWriter;
-use crate::runtime::{with_file_format, Event, FramedFormat, Versioned, Visit, WithFormat};
+use crate::runtime::{Event, FramedFormat, Versioned, Visit};
 
 use super::fault::{kind, Fault};
 use super::framed::timestamp_scale;
 use super::info::{json, text, Info, Summary};
-use super::input::{framed, FramedRead, Source, WithFramed};
+use super::input::{framed, FramedJob, FramedRead, Source};
 use super::records::{DumpFramed, Records};
 use super::scan::{record_channel, unknown_record, State};
 use super::{Error, Select};
@@ -19,8 +19,8 @@ use super::{Error, Select};
 /// The samples of a USVLOG file: one channel per record type.
 pub(super) fn scan(input: Source, head: &[u8], path: &str, state: &mut State<'_>) -> Result<(), Error> {
     let schema = Arc::clone(crate::formats::schemas::usvlog());
-    let job = Framed { input, path, schema: &schema, state };
-    with_file_format::<Usvlog, _>(head, job).map_err(|e| Error::Input(format!("{path}: {e}")))?
+    let job = Scan { path, schema: &schema, state };
+    framed::<Usvlog, _>(head, input, job).map_err(|e| Error::Input(format!("{path}: {e}")))?
 }
 
 /// The records of a USVLOG file as the dump writes them.
@@ -33,35 +33,19 @@ pub(super) fn records<R: Records>(
 ) -> Result<(), Error> {
     // The file's schema id picks the layout: the current one or an older one from the lock.
     let ns_per_tick = timestamp_scale(crate::formats::schemas::usvlog());
-    let job = Dump { input, out, path, select, ns_per_tick };
-    with_file_format::<Usvlog, _>(head, job).map_err(|e| Error::at(Fault::read(path, &e))).and_then(|r| r)
+    let job = DumpFramed { out, path, select, ns_per_tick };
+    framed::<Usvlog, _>(head, input, job).map_err(|e| Error::at(Fault::read(path, &e)))?
 }
 
 /// The summary of a USVLOG file.
 pub(super) fn info(input: Source, head: &[u8], path: &str) -> Result<Info, Error> {
     // The file's schema id picks the layout: the current one or an older one from the lock.
-    let job = Summarise { input, path, current: Usvlog::SCHEMA_IDS.first().copied() };
-    let s = with_file_format::<Usvlog, _>(head, job).map_err(|e| Error::Input(format!("{path}: {e}")))??;
+    let job = Tally { current: Usvlog::SCHEMA_IDS.first().copied() };
+    let s = framed::<Usvlog, _>(head, input, job).map_err(|e| Error::Input(format!("{path}: {e}")))?;
     // The timestamp's unit is the schema's (USVLOG: `t_us`, microseconds).
     let ns_per_tick = timestamp_scale(crate::formats::schemas::usvlog());
     let (name, title) = (super::Format::Usvlog.name(), super::Format::Usvlog.title());
     Ok(Info { json: json(&s, name, path), text: text(&s, title, path, ns_per_tick), ok: s.ok() })
-}
-
-struct Framed<'a, 's> {
-    input: Source,
-    path: &'a str,
-    schema: &'a Arc<Schema>,
-    state: &'a mut State<'s>,
-}
-
-impl WithFormat for Framed<'_, '_> {
-    type Output = Result<(), Error>;
-    fn call<F: FramedFormat>(self) -> Self::Output {
-        let Framed { input, path, schema, state } = self;
-        let job = Scan { path, schema, state };
-        framed::<F, _>(input, job).map_err(|e| Error::Input(format!("{path}: {e}")))?
-    }
 }
 
 struct Scan<'a, 's> {
@@ -70,9 +54,9 @@ struct Scan<'a, 's> {
     state: &'a mut State<'s>,
 }
 
-impl<F: FramedFormat> WithFramed<F> for Scan<'_, '_> {
+impl FramedJob for Scan<'_, '_> {
     type Output = Result<(), Error>;
-    fn call(self, mut reader: impl FramedRead<F>) -> Self::Output {
+    fn call<F: FramedFormat>(self, mut reader: impl FramedRead<F>) -> Self::Output {
         let Scan { path, schema, state } = self;
         let ns_per_tick = timestamp_scale(schema);
         // The payloads are in the layout of the schema's records when the reader is the one of
@@ -105,46 +89,14 @@ impl<F: FramedFormat> WithFramed<F> for Scan<'_, '_> {
     }
 }
 
-struct Dump<'a, R> {
-    input: Source,
-    out: &'a mut R,
-    path: &'a str,
-    select: &'a Select,
-    ns_per_tick: u64,
-}
-
-impl<R: Records> WithFormat for Dump<'_, R> {
-    type Output = Result<(), Error>;
-    fn call<F: FramedFormat>(self) -> Self::Output {
-        let Dump { input, out, path, select, ns_per_tick } = self;
-        framed::<F, _>(input, DumpFramed { out, path, select, ns_per_tick })
-            .map_err(|e| Error::at(Fault::read(path, &e)))?
-    }
-}
-
-struct Summarise<'a> {
-    input: Source,
-    path: &'a str,
-    /// The schema id of the format's current layout.
-    current: Option<u64>,
-}
-
-impl WithFormat for Summarise<'_> {
-    type Output = Result<Summary, Error>;
-    fn call<F: FramedFormat>(self) -> Self::Output {
-        let Summarise { input, path, current } = self;
-        framed::<F, _>(input, Tally { current }).map_err(|e| Error::Input(format!("{path}: {e}")))
-    }
-}
-
-/// The summary of the records of a reader opened ([`Summarise`]).
+/// The summary of the records of a file.
 struct Tally {
     current: Option<u64>,
 }
 
-impl<F: FramedFormat> WithFramed<F> for Tally {
+impl FramedJob for Tally {
     type Output = Summary;
-    fn call(self, reader: impl FramedRead<F>) -> Self::Output {
+    fn call<F: FramedFormat>(self, reader: impl FramedRead<F>) -> Self::Output {
         summarise::<F>(reader, self.current)
     }
 }

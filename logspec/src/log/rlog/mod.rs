@@ -6,7 +6,7 @@ use std::ops::ControlFlow;
 
 use crate::formats::rlog::{self, net::FrameReader, EventRef, Reader, ReaderOptions, Revision};
 use crate::json::JsonWriter;
-use crate::runtime::{Input, Visitor, WindowBuf};
+use crate::runtime::{Input, Visitor};
 use crate::value::ValueSink;
 
 use super::fault::{kind, Fault, Faults};
@@ -42,8 +42,7 @@ pub(super) fn read<J: WithRlog>(
     match input {
         Source::Mapped(map) if !stream => {
             let options = ReaderOptions { assume_revision: assume_r1.then_some(Revision::R1) };
-            let window = WindowBuf::new(map.bytes(), super::input::WINDOW, |pos| map.advance(pos as usize));
-            let r = Reader::from_window(window, options).map_err(|e| Error::Input(format!("{path}: {e}")))?;
+            let r = Reader::from_window(map.window(), options).map_err(|e| Error::Input(format!("{path}: {e}")))?;
             Ok(job.call(r))
         }
         input => Ok(job.call(reader(input.into_read(), stream, assume_r1, path).map_err(Error::Input)?)),
