@@ -74,16 +74,19 @@ pub fn schema(file: &Path, how: &Open, table: &str) -> Result<Option<SchemaRef>,
     let log = logspec::log::open(file, how)?;
     let utc = log.utc();
     let query = Query { table: table.to_string(), ..Query::default() };
-    let mut found = None;
+    let mut found: Option<SchemaRef> = None;
     let mut sink = Stream::new(&query, utc, None);
     sink.on_schema = Some(&mut found);
-    match log.scan(&query.select(), &mut sink) {
-        // The sink stops the scan at the table's first channel.
-        Err(Error::Io(e)) if e.kind() == std::io::ErrorKind::Interrupted && found.is_some() => {}
-        Err(e) if !is_filter(&e) => return Err(e),
-        _ => {}
+    // The sink stops the scan at the table's first channel (with an error that means only that).
+    let result = log.scan(&query.select(), &mut sink);
+    drop(sink);
+    if let Some(s) = found {
+        return Ok(Some(with_log(&s)));
     }
-    Ok(found.map(|s: SchemaRef| with_log(&s)))
+    match result {
+        Err(e) if !is_filter(&e) => Err(e),
+        _ => Ok(None),
+    }
 }
 
 /// Reads the table of `query` from one log, handing each batch to `each` with the columns of

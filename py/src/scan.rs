@@ -40,7 +40,8 @@ fn how(format: Option<&str>, schema: Option<PathBuf>) -> PyResult<Open> {
     if format.is_some() && schema.is_some() {
         return Err(errors::UsageError::new_err("give `format` or `schema`, not both"));
     }
-    Ok(Open { format, schema, ..Open::default() })
+    // Mapped and read in place, as the command reads (a file truncated underneath is an error).
+    Ok(Open { format, schema, map: true, ..Open::default() })
 }
 
 /// The logs among `inputs` (files, directories searched recursively, glob patterns) as
