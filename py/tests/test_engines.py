@@ -196,3 +196,16 @@ def test_logs_cut_short_keep_their_complete_rows_and_are_named(tmp_path: Path, l
             checked += 1
             break
     assert checked >= 5, checked
+
+
+def test_a_table_no_log_has_and_an_input_that_is_not_a_log(fleet: Path, tmp_path: Path) -> None:
+    with pytest.raises(logspec.FilterError, match="no log among the 240 has a table `/No/Such`"):
+        logspec.scan(fleet / "logs", "/No/Such")
+    bad = tmp_path / "notes.rlog"
+    bad.write_text('{"error": "not a log"}')
+    one = fleet / "logs" / "fleet_005.rlog"
+    with pytest.warns(logspec.LogspecWarning, match="notes.rlog: not read"):
+        lf = logspec.scan([one, bad], "/Drive/Count")
+    assert lf.select(pl.len()).collect().item() == logspec.open(one).table("/Drive/Count").num_rows
+    with pytest.raises(logspec.FormatError, match="notes.rlog"):
+        logspec.scan([one, bad], "/Drive/Count", on_error="raise")
