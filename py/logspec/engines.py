@@ -193,31 +193,44 @@ def _pushdown(pl: Any, predicate: Any, names: List[str]) -> Tuple[Optional[float
         if roots == {"log"}:
             kept = pl.DataFrame({"log": names}).filter(expr)["log"].to_list()
             keep = set(kept) if keep is None else keep & set(kept)
-        elif roots == {"log_elapsed_ns"} and "BinaryExpr" in part:
-            b = part["BinaryExpr"]
-            op = _OPS.get(b.get("op"))
-            if op is None:
-                continue
-            sides = [b["left"], b["right"]]
-            if sides[0] == {"Column": "log_elapsed_ns"}:
-                lit = sides[1]
-            elif sides[1] == {"Column": "log_elapsed_ns"}:
-                lit, op = sides[0], _FLIP[op]
-            else:
-                continue
-            try:
-                v = pl.select(_expr(pl, lit)).item()
-                ns = int(v) if not hasattr(v, "total_seconds") else int(v.total_seconds() * 1e9)
-            except Exception:  # noqa: BLE001
-                continue
-            s = ns / 1e9
-            if op in (">", ">=", "=="):
-                lo = s - 1e-6
-                since = lo if since is None else max(since, lo)
-            if op in ("<", "<=", "=="):
-                hi = s + 1e-6
-                until = hi if until is None else min(until, hi)
+        elif roots == {"log_elapsed_ns"}:
+            for op, lit in _bounds(part):
+                try:
+                    v = pl.select(_expr(pl, lit)).item()
+                    ns = int(v) if not hasattr(v, "total_seconds") else int(v.total_seconds() * 1e9)
+                except Exception:  # noqa: BLE001
+                    continue
+                s = ns / 1e9
+                if op in (">", ">=", "=="):
+                    lo = s - 1e-6
+                    since = lo if since is None else max(since, lo)
+                if op in ("<", "<=", "=="):
+                    hi = s + 1e-6
+                    until = hi if until is None else min(until, hi)
     return since, until, keep
+
+
+def _bounds(part: Any) -> List[Tuple[str, Any]]:
+    """The bounds a condition on `log_elapsed_ns` alone puts on it, as (op, literal) with the
+    column on the left: a comparison with a literal, or `is_between` (its ends, taken as closed:
+    the predicate decides at the edges)."""
+    col = {"Column": "log_elapsed_ns"}
+    b = part.get("BinaryExpr") if isinstance(part, dict) else None
+    if b is not None:
+        op = _OPS.get(b.get("op"))
+        if op is None:
+            return []
+        if b["left"] == col:
+            return [(op, b["right"])]
+        if b["right"] == col:
+            return [(_FLIP[op], b["left"])]
+        return []
+    f = part.get("Function") if isinstance(part, dict) else None
+    if f is not None and "IsBetween" in json.dumps(f.get("function")):
+        args = f.get("input", [])
+        if len(args) == 3 and args[0] == col:
+            return [(">=", args[1]), ("<=", args[2])]
+    return []
 
 
 def scan(

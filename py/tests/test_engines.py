@@ -141,6 +141,11 @@ def test_the_time_window_is_pushed_into_the_scan(fleet: Path, monkeypatch) -> No
     t = logspec.open(fleet / "logs" / "fleet_100.rlog").table("/Drive/Voltage").to_pydict()
     want = [v for v, e in zip(t["value"], t["log_elapsed_ns"]) if 500_000_000 <= e < 1_000_000_000]
     assert got["value"].to_list() == want and want
+    calls.clear()
+    between = lf.filter(pl.col("log_elapsed_ns").is_between(500_000_000, 1_000_000_000, closed="left")).select("value").collect()
+    ((since, until, _),) = calls
+    assert abs(since - 0.5) < 1e-5 and abs(until - 1.0) < 1e-5
+    assert between["value"].to_list() == want
 
 
 def test_bundled_logs_of_every_format_agree(tmp_path: Path, logspec_bin: str) -> None:
