@@ -92,9 +92,10 @@ pub fn schema(file: &Path, how: &Open, table: &str) -> Result<Option<SchemaRef>,
 /// Reads the table of `query` from one log, handing each batch to `each` with the columns of
 /// `schema` (the table's schema over every log, [`schema`] of the first log that has it; a
 /// column this log lacks or types otherwise is null, and said in a warning) or, with no
-/// `schema`, of the log's own table and `log`, projected to `query.columns`. Every complete row comes before the fault that ends a reading early. A log
-/// without the table, or without samples in the window, gives no rows and no fault. An error of
-/// `each` stops the scan and is returned.
+/// `schema`, of the log's own table and `log`, projected to `query.columns`. Every complete row
+/// comes before the fault that ends a reading early. A log without the table, or without
+/// samples in the window, gives no rows and no fault. An error of `each` stops the scan and is
+/// returned.
 pub fn scan(
     log: &LogFile,
     how: &Open,
