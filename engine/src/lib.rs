@@ -6,6 +6,9 @@
 //! - [`tables`]: every table of a log in memory as record batches ([`tables::read`]), the
 //!   Python package's `tables()`; [`columns`] types Arrow columns from IR types.
 //! - [`parquet`]: logs into a Parquet dataset, one table per channel (`export --parquet`).
+//! - [`logs`]: the logs named by files, directories and glob patterns, each with its `log=` name.
+//! - [`stream`]: one table of many logs as a stream of record batches, with the projection, time
+//!   window and set of logs pushed down: what the query engines (Polars, DuckDB, Spark) read.
 //! - [`csv`]: one CSV file per channel, or one time-aligned table (`export --csv`).
 //! - `mcap` (feature `mcap`): a log as an MCAP file for Foxglove (`convert -o x.mcap`).
 //! - `plot` (feature `plot`): fields over time as PNG or SVG (`plot`).
@@ -15,6 +18,7 @@
 
 pub mod columns;
 pub mod csv;
+pub mod logs;
 #[cfg(feature = "mcap")]
 pub mod mcap;
 pub mod names;
@@ -22,6 +26,7 @@ pub mod output;
 pub mod parquet;
 #[cfg(feature = "plot")]
 pub mod plot;
+pub mod stream;
 pub mod tables;
 
 pub use logspec::log::Error;

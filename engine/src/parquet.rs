@@ -12,7 +12,7 @@
 
 mod encode;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -29,6 +29,8 @@ use parquet::format::KeyValue;
 use parquet::schema::types::ColumnPath;
 
 use self::encode::{FileWriter, Pool};
+use crate::logs::{find, Found, LogFile};
+pub use crate::logs::{has_log_extension, NotExported, LOG_EXTENSIONS};
 use crate::tables::{table_name, TableBuilder};
 use logspec::log::Error;
 use logspec::log::{Channel, DynVisit, Samples, Select};
@@ -88,12 +90,6 @@ pub struct Options {
     pub codec: Codec,
 }
 
-/// A log to convert: its file and its partition name (`log=<name>`).
-struct Job {
-    file: PathBuf,
-    log: String,
-}
-
 /// What converting one log gave.
 #[derive(Debug)]
 pub struct Done {
@@ -107,16 +103,6 @@ pub struct Done {
     /// The problem that stopped the log early (its complete rows are written), or that kept it
     /// from being read at all.
     pub error: Option<String>,
-}
-
-/// An input that was not exported because it is not a log logspec reads.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NotExported {
-    /// The file, as shown in messages.
-    pub file: String,
-    /// Why: the detection's error (the file's first bytes and the formats expected), or why the
-    /// file could not be opened.
-    pub reason: String,
 }
 
 /// What [`export`] wrote.
@@ -135,16 +121,17 @@ pub struct Exported {
     pub tables: usize,
 }
 
-/// The file extensions of logs (compared without regard to case): a file with one of them that
-/// is found in a directory and is not a log of a format logspec reads is reported as not
-/// exported. A file found there without one is exported when its content is a log (a project
-/// schema's log, an RLOG named `.dat`) and passed over silently otherwise.
-pub const LOG_EXTENSIONS: [&str; 6] = ["usvlog", "bin", "rlog", "wpilog", "bag", "log"];
+/// The kind of warning ([`logspec::log::fault::Faults`]) of a table whose name was shortened.
+const LONG_NAME: &str = "tables whose names are too long for a folder name";
 
 /// Converts the logs of `opts.inputs` into the Parquet dataset `opts.out`, `opts.jobs` logs at
 /// a time: each log's complete rows are written even when it fails part-way.
 pub fn export(opts: Options) -> Result<Exported, Error> {
-    let Plan { jobs, not_exported, passed_over } = plan(&opts)?;
+    let Found { logs: jobs, not_logs: not_exported, passed_over } = find(&opts.inputs, &opts.input, Some(&opts.out))?;
+    if jobs.is_empty() {
+        let why: Vec<String> = not_exported.iter().map(|n| format!("{}: {}", n.file, n.reason)).collect();
+        return Err(Error::Input(format!("no log to export: {}", why.join("; "))));
+    }
     crate::output::create_dir(&opts.out)
         .map_err(|e| Error::Input(format!("{}: cannot create: {e}", opts.out.display())))?;
     remove_stale(&opts.out, &jobs);
@@ -178,7 +165,7 @@ pub fn export(opts: Options) -> Result<Exported, Error> {
 
 /// Removes the temporary files that killed runs left in the partitions of these logs, and the
 /// partition and table folders left empty ([`crate::output::remove_stale_parquet`]).
-fn remove_stale(out: &Path, jobs: &[Job]) {
+fn remove_stale(out: &Path, jobs: &[LogFile]) {
     let Ok(tables) = std::fs::read_dir(out) else { return };
     for t in tables.filter_map(Result::ok).filter(|t| t.file_type().is_ok_and(|f| f.is_dir())) {
         for job in jobs {
@@ -192,144 +179,6 @@ fn remove_stale(out: &Path, jobs: &[Job]) {
 /// The number of table folders under the output directory.
 fn count_tables(out: &Path) -> usize {
     std::fs::read_dir(out).map_or(0, |d| d.filter_map(Result::ok).filter(|e| e.path().is_dir()).count())
-}
-
-/// What the inputs hold: the logs to convert, and the files that are not.
-struct Plan {
-    jobs: Vec<Job>,
-    not_exported: Vec<NotExported>,
-    passed_over: usize,
-}
-
-/// A file among the inputs.
-struct Candidate {
-    file: PathBuf,
-    /// Named on the command line or matched by a pattern (not found in a directory).
-    named: bool,
-}
-
-/// The logs named by the inputs (files, directories searched recursively, glob patterns), each
-/// with its partition name, and the inputs that are not logs; two logs that would share a name
-/// are refused. A file named by the user, or found in a directory with a log extension
-/// ([`LOG_EXTENSIONS`]), is a log or is reported ([`NotExported`]); a file found without one is
-/// a log if its content says so and is passed over otherwise.
-fn plan(opts: &Options) -> Result<Plan, Error> {
-    let mut files = Vec::new();
-    for input in &opts.inputs {
-        let text = input.to_string_lossy();
-        if input.as_os_str() == "-" {
-            return Err(Error::Usage("--parquet reads files, not standard input".into()));
-        }
-        if !input.exists() && text.contains(['*', '?', '[']) {
-            let paths = glob::glob(&text).map_err(|e| Error::Usage(format!("{text}: bad pattern: {e}")))?;
-            let mut n = 0;
-            for p in paths {
-                let p = p.map_err(|e| Error::Input(format!("{text}: {e}")))?;
-                add(&p, &mut files)?;
-                n += 1;
-            }
-            if n == 0 {
-                return Err(Error::Input(format!("{text}: no file matches the pattern")));
-            }
-        } else {
-            add(input, &mut files)?;
-        }
-    }
-    let out = std::fs::canonicalize(&opts.out).ok();
-    let mut by_name: BTreeMap<String, PathBuf> = BTreeMap::new();
-    let mut plan = Plan { jobs: Vec::new(), not_exported: Vec::new(), passed_over: 0 };
-    for Candidate { file, named } in files {
-        if let (Some(out), Ok(f)) = (&out, std::fs::canonicalize(&file)) {
-            if f.starts_with(out) {
-                continue; // Our own output, when OUT is under an input directory.
-            }
-        }
-        if by_name.get(&partition(&file)) == Some(&file) {
-            continue; // Named twice.
-        }
-        let shown = file.display().to_string();
-        if named || has_log_extension(&file) {
-            // Read as the conversion will read it (`--format`, `--schema` included).
-            if let Err(e) = sniff(&file, &opts.input) {
-                let reason = e.to_string();
-                let reason = reason.strip_prefix(&format!("{shown}: ")).map_or(reason.clone(), str::to_string);
-                plan.not_exported.push(NotExported { file: shown, reason });
-                continue;
-            }
-        } else if sniff(&file, &logspec::log::Open::default()).is_err() {
-            plan.passed_over += 1;
-            continue;
-        }
-        let log = partition(&file);
-        if let Some(other) = by_name.get(&log) {
-            return Err(Error::Usage(format!(
-                "{} and {} would both be log={log}: a log's partition is its file name without the extension; rename one or export them in separate runs to separate folders",
-                other.display(),
-                file.display()
-            )));
-        }
-        by_name.insert(log.clone(), file.clone());
-        plan.jobs.push(Job { file, log });
-    }
-    if plan.jobs.is_empty() {
-        if plan.not_exported.is_empty() {
-            return Err(Error::Usage(format!(
-                "no log files among the inputs (files with the extensions {} are looked for in directories; name a log of another name directly)",
-                LOG_EXTENSIONS.map(|x| format!(".{x}")).join(", ")
-            )));
-        }
-        let why: Vec<String> = plan.not_exported.iter().map(|n| format!("{}: {}", n.file, n.reason)).collect();
-        return Err(Error::Input(format!("no log to export: {}", why.join("; "))));
-    }
-    Ok(plan)
-}
-
-/// The kind of warning ([`logspec::log::fault::Faults`]) of a table whose name was shortened.
-const LONG_NAME: &str = "tables whose names are too long for a folder name";
-
-/// A log's partition name: its file name without the extension, escaped.
-fn partition(file: &Path) -> String {
-    let stem = file.file_stem().map_or_else(|| "log".to_string(), |s| s.to_string_lossy().into_owned());
-    crate::names::fit(&escape(&stem), "log=".len())
-}
-
-/// Adds a file named by the user, or every file under a directory (sorted; hidden files, whose
-/// names start with `.`, skipped).
-fn add(path: &Path, files: &mut Vec<Candidate>) -> Result<(), Error> {
-    let meta = std::fs::metadata(path).map_err(|e| Error::Input(format!("{}: {e}", path.display())))?;
-    if !meta.is_dir() {
-        files.push(Candidate { file: path.to_path_buf(), named: true });
-        return Ok(());
-    }
-    search(path, files)
-}
-
-fn search(dir: &Path, files: &mut Vec<Candidate>) -> Result<(), Error> {
-    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(|e| Error::Input(format!("{}: cannot list: {e}", dir.display())))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| !p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.')))
-        .collect();
-    entries.sort();
-    for e in entries {
-        if e.is_dir() {
-            search(&e, files)?;
-        } else {
-            files.push(Candidate { file: e, named: false });
-        }
-    }
-    Ok(())
-}
-
-/// Whether a file's extension is one of [`LOG_EXTENSIONS`].
-pub fn has_log_extension(path: &Path) -> bool {
-    path.extension().is_some_and(|x| LOG_EXTENSIONS.iter().any(|l| x.eq_ignore_ascii_case(l)))
-}
-
-/// Detects a file's format from its first bytes, as the conversion will.
-fn sniff(path: &Path, how: &logspec::log::Open) -> Result<(), Error> {
-    let f = File::open(path).map_err(|e| Error::Input(format!("{}: cannot open: {e}", path.display())))?;
-    logspec::log::detect(path, Box::new(f), how).map(drop)
 }
 
 /// A name as a path component and Hive partition value: `/` and characters that engines or file
@@ -369,7 +218,7 @@ fn escaped_table(channel: &str) -> String {
 
 /// Converts one log: read on this thread, written on another ([`write_tables`]), the columns
 /// encoded with `helpers` more threads.
-fn convert(opts: &Options, job: &Job, helpers: usize) -> Done {
+fn convert(opts: &Options, job: &LogFile, helpers: usize) -> Done {
     let (to_writer, from_reader) = sync_channel(QUEUE_BATCHES);
     let failure = Failure::default();
     std::thread::scope(|s| {
@@ -400,7 +249,7 @@ fn convert(opts: &Options, job: &Job, helpers: usize) -> Done {
 
 /// The reading half of [`convert`]: the log's samples into its tables' builders, each full batch
 /// to the writing thread, then the rest of every table and the order to close it.
-fn read_log(opts: &Options, job: &Job, to_writer: SyncSender<Msg>, failure: &Failure) -> Done {
+fn read_log(opts: &Options, job: &LogFile, to_writer: SyncSender<Msg>, failure: &Failure) -> Done {
     let shown = job.file.display().to_string();
     let mut sink = LogSink {
         out: opts.out.clone(),

@@ -54,9 +54,11 @@ from logspec._logspec import (
     __version__,
 )
 from logspec import rlog, usvlog, wpilog  # writers; usvlog.read_timeseries_bin
+from logspec.engines import scan  # a table of many logs as a Polars LazyFrame (DuckDB queries it)
 
 __all__ = [
     "open",
+    "scan",
     "Log",
     "LogspecError",
     "DecodeError",

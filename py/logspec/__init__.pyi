@@ -15,6 +15,19 @@ from logspec._logspec import UsageError as UsageError
 
 __version__: str
 
+def scan(
+    inputs: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]],
+    table: str,
+    *,
+    format: Optional[str] = None,
+    schema: Optional[Union[str, "os.PathLike[str]"]] = None,
+    on_error: str = "warn",
+) -> Any:
+    """One table of the logs among `inputs` (files, directories, glob patterns) as a Polars
+    LazyFrame: the table's columns, then `log` (the export's `log=` name). Columns, conditions on
+    `log` and bounds on `log_elapsed_ns` are pushed into the scan; DuckDB queries the frame by
+    name with the same pushdown (docs/engines.md)."""
+
 Channels = Union[None, str, Sequence[str]]
 
 def open(

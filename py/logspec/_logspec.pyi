@@ -76,3 +76,23 @@ def open(
     schema: Optional[Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]] = None,
     chunk_budget: Optional[int] = None,
 ) -> NativeLog: ...
+
+def find_logs(
+    inputs: List[str], format: Optional[str] = None, schema: Optional[str] = None
+) -> Tuple[List[Tuple[str, str]], List[Tuple[str, str]]]: ...
+def table_schema(path: str, table: str, format: Optional[str] = None, schema: Optional[str] = None) -> Optional[ArrowStream]: ...
+
+class TableScan:
+    def __arrow_c_stream__(self, requested_schema: Any = None) -> Any: ...
+    def outcome(self) -> Tuple[int, List[LogspecWarning], Optional[LogspecError]]: ...
+
+def scan_table(
+    path: str,
+    log: str,
+    table: str,
+    columns: Optional[List[str]] = None,
+    since: Optional[float] = None,
+    until: Optional[float] = None,
+    format: Optional[str] = None,
+    schema: Optional[str] = None,
+) -> TableScan: ...

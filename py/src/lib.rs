@@ -11,6 +11,7 @@ mod args;
 mod errors;
 mod file;
 mod records;
+mod scan;
 mod tables;
 mod usvlog;
 mod writers;
@@ -22,6 +23,7 @@ fn _logspec(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
     file::register(m)?;
     tables::register(m)?;
+    scan::register(m)?;
     writers::register(m)?;
     usvlog::register(m)?;
     Ok(())

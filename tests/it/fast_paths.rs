@@ -32,7 +32,7 @@ impl Samples for Generic {
 }
 
 /// What a read gave: the tables (name, schema, rows as one batch), the warnings, the error.
-type Read = (Vec<(String, SchemaRef, Option<RecordBatch>)>, Vec<String>, Option<String>);
+pub(crate) type Read = (Vec<(String, SchemaRef, Option<RecordBatch>)>, Vec<String>, Option<String>);
 
 fn shown(e: Error) -> String {
     match e {
@@ -46,7 +46,7 @@ fn rows(schema: &SchemaRef, batches: &[RecordBatch]) -> Option<RecordBatch> {
 }
 
 /// The batches of a table as one (their boundaries differ between the paths).
-fn arrow_select_concat(schema: &SchemaRef, batches: &[RecordBatch]) -> RecordBatch {
+pub(crate) fn arrow_select_concat(schema: &SchemaRef, batches: &[RecordBatch]) -> RecordBatch {
     let columns = (0..schema.fields().len())
         .map(|i| {
             let parts: Vec<&dyn arrow_array::Array> = batches.iter().map(|b| b.column(i).as_ref()).collect();
@@ -66,7 +66,7 @@ fn concat(parts: &[&dyn arrow_array::Array]) -> arrow_array::ArrayRef {
     arrow_array::make_array(m.freeze())
 }
 
-fn generic(path: &Path, select: &Select) -> Result<Read, String> {
+pub(crate) fn generic(path: &Path, select: &Select) -> Result<Read, String> {
     let log = logspec::log::open(path, &Open::default()).map_err(shown)?;
     let mut sink = Generic(Tables::new(log.utc()).without_direct());
     let outcome = log.scan(select, &mut sink);

@@ -19,6 +19,7 @@ mod cli_rough_edges;
 mod cli_tools;
 mod derive;
 mod detect;
+mod engines;
 mod fast_paths;
 mod generated;
 mod history;

@@ -618,7 +618,7 @@ pub(super) fn read_samples(
         let rec = match rec {
             Ok(rec) => rec,
             Err(e) => {
-                state.outcome.error = Some(format!("{path}: {e}"));
+                state.outcome.fail(Fault::read(path, &e));
                 break;
             }
         };

@@ -1,0 +1,119 @@
+//! The engines' selective scans (`logspec_engine::stream`, what `logspec.scan` and
+//! `logspec.spark` read) against the same question answered by decoding every channel, measured
+//! side by side in one run (issue 31's selective-query goals; BENCHMARKS.md).
+//!
+//! `cargo bench --bench engines` (optionally `-- --rlog-mb 100 --rounds 5`). Every line opens
+//! the log mapped (`Open::map`, as the command and the engines do). The input is the R1 file of the `rlog` bench (the bundled AdvantageKit robot log's cycles written again and
+//! again, 98 keys), written to a temporary file (in the page cache). Lines, each a median of
+//! `rounds` in-process runs, the order rotated each round:
+//!
+//! - `one channel`: `stream::scan` of one key's table (the other keys skipped by their length);
+//! - `every channel (tables::read)`: `tables::read` of every table (what a reader without a
+//!   channel pushdown does before it can pick the table; its fastest path, direct columns),
+//!   then the one table;
+//! - `every channel (table builders)`: every channel into the table builders the stream itself
+//!   fills (the same query without the channel pushdown), then the one table;
+//! - `one channel, 10% window`: the first scan with a time window of a tenth of the log (no
+//!   time index: the records before and after the window are still read, their values skipped).
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{arg, median};
+use logspec::log::{Open, Select};
+use logspec_engine::logs::LogFile;
+use logspec_engine::stream::{self, Query};
+
+/// The key the selective lines ask for: a double, written in most cycles.
+const KEY: &str = "/SystemStats/BatteryVoltage";
+
+/// How every line opens the log: mapped, read in place (the command's and the engines' choice).
+fn how() -> Open {
+    Open { map: true, ..Open::default() }
+}
+
+fn one(file: &LogFile, since: Option<f64>, until: Option<f64>) -> usize {
+    let query = Query { table: KEY.to_string(), columns: None, since, until };
+    let mut rows = 0;
+    let done = stream::scan(file, &how(), &query, None, &mut |b| {
+        rows += b.num_rows();
+        Ok(())
+    })
+    .expect("scan");
+    assert!(done.fault.is_none(), "{:?}", done.fault);
+    rows
+}
+
+fn every(file: &LogFile) -> usize {
+    let read = logspec_engine::tables::read(&file.file, &how(), &Select::default()).expect("read");
+    let t = read.tables.iter().find(|t| t.name == KEY).expect("the key's table");
+    t.batches.iter().map(|b| b.num_rows()).sum()
+}
+
+/// Every channel into the table builders the stream uses (no direct columns), then the one table.
+fn every_builders(file: &LogFile) -> usize {
+    let log = logspec::log::open(&file.file, &how()).expect("open");
+    let mut sink = logspec_engine::tables::Tables::new(log.utc()).without_direct();
+    log.scan(&Select::default(), &mut sink).expect("scan");
+    let (tables, _) = sink.finish().expect("finish");
+    let t = tables.iter().find(|t| t.name == KEY).expect("the key's table");
+    t.batches.iter().map(|b| b.num_rows()).sum()
+}
+
+fn main() {
+    let mb: f64 = arg("--rlog-mb", "100").parse().expect("--rlog-mb N");
+    let rounds: usize = arg("--rounds", "5").parse().expect("--rounds N");
+    let bytes = common::rlog_input::build_r1(mb);
+    let path = std::env::temp_dir().join(format!("logspec-bench-engines-{}.rlog", std::process::id()));
+    std::fs::write(&path, &bytes).expect("write the input");
+    let file = LogFile { file: path.clone(), log: "bench".into() };
+    // The log's time span, for the window.
+    let end = {
+        let q =
+            Query { table: KEY.to_string(), columns: Some(vec!["log_elapsed_ns".into()]), since: None, until: None };
+        let mut last = 0i64;
+        stream::scan(&file, &how(), &q, None, &mut |b| {
+            let c = b.column(0).as_any().downcast_ref::<arrow_array::Int64Array>().expect("int64");
+            last = last.max(c.values().iter().copied().max().unwrap_or(0));
+            Ok(())
+        })
+        .expect("scan");
+        last as f64 / 1e9
+    };
+    let (a, b) = (end * 0.45, end * 0.55);
+    type Line<'a> = (&'a str, Box<dyn Fn() -> usize + 'a>);
+    let lines: Vec<Line<'_>> = vec![
+        ("one channel (stream::scan)", Box::new(|| one(&file, None, None))),
+        ("every channel (tables::read)", Box::new(|| every(&file))),
+        ("every channel (table builders)", Box::new(|| every_builders(&file))),
+        ("one channel, 10% window", Box::new(|| one(&file, Some(a), Some(b)))),
+    ];
+    let mut times: Vec<Vec<Duration>> = vec![Vec::new(); lines.len()];
+    let mut rows = vec![0; lines.len()];
+    for r in 0..rounds {
+        for k in 0..lines.len() {
+            let i = (k + r) % lines.len();
+            let t = Instant::now();
+            rows[i] = (lines[i].1)();
+            times[i].push(t.elapsed());
+        }
+    }
+    assert!(rows[0] == rows[1] && rows[1] == rows[2], "the whole-log lines give the same rows: {rows:?}");
+    let med: Vec<Duration> = times.into_iter().map(median).collect();
+    let mbytes = bytes.len() as f64 / 1e6;
+    println!(
+        "RLOG R1 {mbytes:.1} MB, 98 keys, key {KEY}; median of {rounds} runs per line, the order rotated each round"
+    );
+    for (i, (label, _)) in lines.iter().enumerate() {
+        println!(
+            "  {label:<32} {:>7.3} s {:>8.1} MB/s  rows {:>7}  tables::read / this {:.2}x  builders / this {:.2}x",
+            med[i].as_secs_f64(),
+            mbytes / med[i].as_secs_f64(),
+            rows[i],
+            med[1].as_secs_f64() / med[i].as_secs_f64(),
+            med[2].as_secs_f64() / med[i].as_secs_f64(),
+        );
+    }
+    let _ = std::fs::remove_file(&path);
+}

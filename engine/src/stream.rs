@@ -1,0 +1,387 @@
+//! One table of a set of logs as a stream of Arrow record batches, for the query engines
+//! (the Python package's Polars, DuckDB and Spark sources; docs/engines.md). A query names one
+//! table ([`crate::tables::table_name`]: a channel, a CARLA packet kind, `<name>#<type>`) and
+//! pushes down what the engine hands it:
+//!
+//! - the set of logs: [`crate::logs::find`] names each log `log=<name>` as the Parquet export
+//!   does, and a query filtered on `log` reads only the logs it names (the others are not opened);
+//! - the channels: the scan's [`Select`] keeps only the table's channels, so that the readers
+//!   skip every other channel's records without decoding them (an RLOG key's value is skipped by
+//!   its length, a framed record by its tag);
+//! - the time window: [`Query::since`] and [`Query::until`] (seconds since the log's time origin,
+//!   the `log_elapsed_ns` column) go to the scan's [`Select`];
+//! - the columns: a batch holds only [`Query::columns`] (the channel's values are decoded whole,
+//!   then the columns not asked for are dropped).
+//!
+//! A log is a partition: [`scan`] reads one log, on the caller's thread, and hands each batch as
+//! it fills (at most [`crate::tables::BATCH_ROWS`] rows or [`crate::tables::BATCH_BYTES`] of
+//! values), so that memory per partition is a batch or two whatever the log's size.
+//!
+//! Every batch has the table's columns, then `log` (the partition name), the columns the Parquet
+//! export writes under `<table>/log=<name>/` read with Hive partitioning.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow_array::{new_null_array, ArrayRef, RecordBatch, StringArray};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use logspec::log::fault::FaultKind;
+use logspec::log::{Channel, DynVisit, Error, Fault, Open, Samples, Select};
+use logspec::value::Value;
+
+use crate::logs::LogFile;
+use crate::tables::{table_name, TableBuilder};
+
+/// The name of the partition column.
+pub const LOG_COLUMN: &str = "log";
+
+/// What to read of one table.
+#[derive(Clone, Debug, Default)]
+pub struct Query {
+    /// The table: its name as [`crate::tables::table_name`] gives it (the Python package's
+    /// `tables()` names, the Parquet export's `logspec.table`).
+    pub table: String,
+    /// The columns to give, in the order of the table's schema ([`schema`]); `None` gives all.
+    pub columns: Option<Vec<String>>,
+    /// Samples at or after this time (seconds since the log's time origin).
+    pub since: Option<f64>,
+    /// Samples at or before this time (seconds since the log's time origin).
+    pub until: Option<f64>,
+}
+
+impl Query {
+    fn select(&self) -> Select {
+        Select { channels: vec![self.table.clone()], tables: true, since: self.since, until: self.until }
+    }
+}
+
+/// What scanning one log gave besides its batches.
+#[derive(Debug, Default)]
+pub struct Scanned {
+    pub rows: u64,
+    /// Problems that did not stop the reading.
+    pub warnings: Vec<String>,
+    /// The problem that ended the reading early, after every complete row before it (a log that
+    /// could not be opened is this too, with no rows).
+    pub fault: Option<Fault>,
+}
+
+/// The schema of `table` in the log `file` (its columns, then `log`), from the first channel of
+/// the table the log announces; `None` when the log has no such table. The scan stops at that
+/// channel.
+pub fn schema(file: &Path, how: &Open, table: &str) -> Result<Option<SchemaRef>, Error> {
+    let log = logspec::log::open(file, how)?;
+    let utc = log.utc();
+    let query = Query { table: table.to_string(), ..Query::default() };
+    let mut found: Option<SchemaRef> = None;
+    let mut sink = Stream::new(&query, utc, None);
+    sink.on_schema = Some(&mut found);
+    // The sink stops the scan at the table's first channel (with an error that means only that).
+    let result = log.scan(&query.select(), &mut sink);
+    drop(sink);
+    if let Some(s) = found {
+        return Ok(Some(with_log(&s)));
+    }
+    match result {
+        Err(e) if !is_filter(&e) => Err(e),
+        _ => Ok(None),
+    }
+}
+
+/// Reads the table of `query` from one log, handing each batch to `each` with the columns of
+/// `schema` (the table's schema over every log, [`schema`] of the first log that has it; a
+/// column this log lacks or types otherwise is null, and said in a warning) or, with no
+/// `schema`, of the log's own table and `log`, projected to `query.columns`. Every complete row
+/// comes before the fault that ends a reading early. A log without the table, or without
+/// samples in the window, gives no rows and no fault. An error of `each` stops the scan and is
+/// returned.
+pub fn scan(
+    log: &LogFile,
+    how: &Open,
+    query: &Query,
+    schema: Option<&SchemaRef>,
+    each: &mut dyn FnMut(RecordBatch) -> Result<(), Error>,
+) -> Result<Scanned, Error> {
+    let mut done = Scanned::default();
+    let opened = match logspec::log::open(&log.file, how) {
+        Ok(l) => l,
+        Err(e) => {
+            done.fault = Some(fault_of(e, &log.file));
+            return Ok(done);
+        }
+    };
+    let mut out = match schema {
+        Some(s) => Some(Projection::new(s, query.columns.as_deref(), &log.log)?),
+        None => None,
+    };
+    let mut failed = None;
+    let mut rows = 0u64;
+    let mut warned = false;
+    let mut warnings = Vec::new();
+    let outcome = {
+        let mut hand = |b: RecordBatch| -> Result<(), Error> {
+            rows += b.num_rows() as u64;
+            if out.is_none() {
+                // The log's own columns, those asked for that it has.
+                let own = with_log(b.schema_ref());
+                let have: Option<Vec<String>> = query
+                    .columns
+                    .as_ref()
+                    .map(|c| c.iter().filter(|c| own.field_with_name(c).is_ok()).cloned().collect());
+                out = Some(Projection::new(&own, have.as_deref(), &log.log)?);
+            }
+            let Some(out) = out.as_ref() else { return Ok(()) };
+            let (b, misfit) = out.apply(&b)?;
+            if misfit && !warned {
+                warned = true;
+                warnings.push(format!(
+                    "{}: table `{}`: the log's columns differ from the table's schema (taken from the first log that has the table); the columns that differ are null",
+                    log.file.display(),
+                    query.table
+                ));
+            }
+            each(b).inspect_err(|e| failed = Some(e.to_string()))
+        };
+        let mut sink = Stream::new(query, opened.utc(), Some(&mut hand));
+        let outcome = opened.scan(&query.select(), &mut sink);
+        let finished = sink.finish();
+        match (outcome, finished) {
+            (Ok(o), Ok(more)) => Ok((o, more)),
+            (Err(e), _) | (_, Err(e)) => Err(e),
+        }
+    };
+    if let Some(e) = failed {
+        return Err(Error::Input(e));
+    }
+    done.rows = rows;
+    done.warnings = warnings;
+    match outcome {
+        Ok((o, more)) => {
+            done.warnings.splice(0..0, o.warnings);
+            done.warnings.extend(more);
+            done.fault = o.fault.or_else(|| o.error.map(|m| Fault::new(FaultKind::Decode, &shown(&log.file), m)));
+        }
+        Err(e) if is_filter(&e) => {}
+        Err(e) => done.fault = Some(fault_of(e, &log.file)),
+    }
+    Ok(done)
+}
+
+/// Whether `e` says only that the query's filter matched nothing in this log.
+fn is_filter(e: &Error) -> bool {
+    matches!(e, Error::At(f) if f.kind == FaultKind::Filter)
+}
+
+fn shown(file: &Path) -> String {
+    logspec::log::shown(file)
+}
+
+/// An error as a fault of the log `file`.
+fn fault_of(e: Error, file: &Path) -> Fault {
+    match e {
+        Error::At(f) => *f,
+        e => Fault::new(FaultKind::Decode, &shown(file), e.to_string()),
+    }
+}
+
+/// A table's schema with the `log` column after its columns.
+fn with_log(s: &SchemaRef) -> SchemaRef {
+    let mut fields: Vec<Field> = s.fields().iter().map(|f| f.as_ref().clone()).collect();
+    fields.push(
+        Field::new(LOG_COLUMN, DataType::Utf8, false).with_metadata(
+            [(
+                "doc".to_string(),
+                "The log's name: its file name without the extension (`log=` of the Parquet export)".to_string(),
+            )]
+            .into(),
+        ),
+    );
+    Arc::new(Schema::new_with_metadata(fields, s.metadata().clone()))
+}
+
+/// How a log's batches become the query's: the columns of the table's schema that were asked
+/// for, by name, and the log's name.
+struct Projection {
+    schema: SchemaRef,
+    log: String,
+}
+
+impl Projection {
+    fn new(full: &SchemaRef, columns: Option<&[String]>, log: &str) -> Result<Projection, Error> {
+        let schema = match columns {
+            None => full.clone(),
+            Some(cols) => {
+                for c in cols {
+                    if full.field_with_name(c).is_err() {
+                        let names: Vec<&str> = full.fields().iter().map(|f| f.name().as_str()).collect();
+                        return Err(Error::Usage(format!("no column `{c}`; the columns are {}", names.join(", "))));
+                    }
+                }
+                let keep: Vec<usize> =
+                    (0..full.fields().len()).filter(|&i| cols.iter().any(|c| c == full.field(i).name())).collect();
+                Arc::new(full.project(&keep).map_err(|e| Error::Usage(e.to_string()))?)
+            }
+        };
+        Ok(Projection { schema, log: log.to_string() })
+    }
+
+    /// The batch with the query's columns; true when a column was missing or of another type.
+    fn apply(&self, b: &RecordBatch) -> Result<(RecordBatch, bool), Error> {
+        let n = b.num_rows();
+        let mut misfit = false;
+        let arrays: Vec<ArrayRef> = self
+            .schema
+            .fields()
+            .iter()
+            .map(|f| {
+                if f.name() == LOG_COLUMN {
+                    return Arc::new(StringArray::from(vec![self.log.as_str(); n])) as ArrayRef;
+                }
+                match b.column_by_name(f.name()) {
+                    Some(a) if a.data_type() == f.data_type() => a.clone(),
+                    _ => {
+                        misfit = true;
+                        new_null_array(f.data_type(), n)
+                    }
+                }
+            })
+            .collect();
+        // Columns that are null where the schema says they never are: the schema made nullable.
+        let schema = if misfit {
+            Arc::new(Schema::new_with_metadata(
+                self.schema.fields().iter().map(|f| f.as_ref().clone().with_nullable(true)).collect::<Vec<_>>(),
+                self.schema.metadata().clone(),
+            ))
+        } else {
+            self.schema.clone()
+        };
+        let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(n));
+        RecordBatch::try_new_with_options(schema, arrays, &options)
+            .map(|b| (b, misfit))
+            .map_err(|e| Error::Input(format!("log={}: {e}", self.log)))
+    }
+}
+
+type Hand<'a> = &'a mut dyn FnMut(RecordBatch) -> Result<(), Error>;
+
+/// The sink of one table's samples: its rows into a [`TableBuilder`], each full batch handed on.
+struct Stream<'a, 'q> {
+    query: &'q Query,
+    utc: bool,
+    origin_ns: u64,
+    /// The type name of each table met (to name a table whose type changed as `tables` does).
+    names: HashMap<String, String>,
+    /// Whether each channel id is of the query's table.
+    ours: Vec<bool>,
+    builder: Option<TableBuilder>,
+    hand: Option<Hand<'a>>,
+    /// Set by [`schema`]: the table's schema goes here and the scan stops.
+    on_schema: Option<&'a mut Option<SchemaRef>>,
+}
+
+impl<'a, 'q> Stream<'a, 'q> {
+    fn new(query: &'q Query, utc: bool, hand: Option<Hand<'a>>) -> Stream<'a, 'q> {
+        Stream {
+            query,
+            utc,
+            origin_ns: 0,
+            names: HashMap::new(),
+            ours: Vec::new(),
+            builder: None,
+            hand,
+            on_schema: None,
+        }
+    }
+
+    fn full(&mut self, full: bool) -> Result<(), Error> {
+        if !full {
+            return Ok(());
+        }
+        self.flush()
+    }
+
+    fn flush(&mut self) -> Result<(), Error> {
+        let Some(b) = self.builder.as_mut() else { return Ok(()) };
+        let batch = b.batch().map_err(|e| Error::Input(format!("{}: {e}", self.query.table)))?;
+        match (batch, self.hand.as_mut()) {
+            (Some(batch), Some(hand)) => hand(batch),
+            _ => Ok(()),
+        }
+    }
+
+    /// The last batch; the warning about values that did not fit their columns.
+    fn finish(&mut self) -> Result<Vec<String>, Error> {
+        self.flush()?;
+        Ok(match &self.builder {
+            Some(b) if b.misfits > 0 => vec![format!(
+                "{}: {} value(s) did not fit the column types of the channel's first description and were made null",
+                self.query.table, b.misfits
+            )],
+            _ => Vec::new(),
+        })
+    }
+}
+
+impl Samples for Stream<'_, '_> {
+    fn origin(&mut self, origin_ns: u64) {
+        self.origin_ns = origin_ns;
+    }
+
+    fn channel(&mut self, id: usize, channel: &Channel) -> Result<(), Error> {
+        debug_assert_eq!(id, self.ours.len());
+        let names = &self.names;
+        let name = table_name(channel, |n| names.get(n).map(String::as_str));
+        self.names.entry(name.clone()).or_insert_with(|| channel.schema_name.clone());
+        let ours = name == self.query.table;
+        self.ours.push(ours);
+        if ours && self.builder.is_none() {
+            let builder = TableBuilder::new(channel, self.utc);
+            if let Some(found) = self.on_schema.as_mut() {
+                **found = Some(builder.schema.clone());
+                return Err(Error::Io(std::io::Error::from(std::io::ErrorKind::Interrupted)));
+            }
+            self.builder = Some(builder);
+        }
+        Ok(())
+    }
+
+    fn record(&mut self, id: usize, t_ns: u64, payload: &[u8], value: &dyn DynVisit) -> Result<(), Error> {
+        if !self.ours[id] {
+            return Ok(());
+        }
+        let origin = self.origin_ns;
+        let full = self.builder.as_mut().is_some_and(|b| b.record(t_ns, origin, payload, value));
+        self.full(full)
+    }
+
+    fn visit(&mut self, id: usize, t_ns: u64, value: &dyn DynVisit) -> Result<(), Error> {
+        if !self.ours[id] {
+            return Ok(());
+        }
+        let origin = self.origin_ns;
+        let full = self.builder.as_mut().is_some_and(|b| b.visit(t_ns, origin, value));
+        self.full(full)
+    }
+
+    fn sample(&mut self, id: usize, t_ns: u64, value: &Value) -> Result<(), Error> {
+        if !self.ours[id] {
+            return Ok(());
+        }
+        let origin = self.origin_ns;
+        let full = self.builder.as_mut().is_some_and(|b| b.sample(t_ns, origin, value));
+        self.full(full)
+    }
+
+    fn rlog(&mut self, id: usize, t_ns: u64, value: &logspec::formats::rlog::ValueRef<'_>) -> Result<bool, Error> {
+        if !self.ours[id] {
+            return Ok(true);
+        }
+        let origin = self.origin_ns;
+        let Some(b) = self.builder.as_mut() else { return Ok(true) };
+        match b.rlog(t_ns, origin, value) {
+            Some(full) => self.full(full).map(|()| true),
+            None => Ok(false),
+        }
+    }
+}

@@ -1,0 +1,216 @@
+"""The query engines over raw logs (`logspec.scan`: Polars, and DuckDB querying the Polars frame)
+give the answers DuckDB gives over the Parquet export of the same logs: rows, min/max/mean of a
+column and rows in a time window, per log, for the bundled logs of every format, a generated
+fleet of a few hundred logs, and logs cut short (their complete rows, the log named in a
+warning). Spark's side is test_spark_cluster.py."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import pytest
+
+from conftest import need
+from engines_common import (
+    FLEET_LOGS,
+    assert_same,
+    bundled_tables,
+    cut_copies,
+    export,
+    make_fleet,
+    polars_aggregates,
+    sql_aggregates,
+    table_dirs,
+    window_of,
+)
+
+pl = need("polars")
+duckdb = need("duckdb")
+need("pyarrow")
+import logspec  # noqa: E402
+
+
+def parquet_rel(con, out: Path, table: str, log: str = "*") -> str:
+    """The export's table (of one log, or of all) in DuckDB, `log` from the Hive partitions."""
+    d = table_dirs(out)[table]
+    part = "*" if log == "*" else f"log={log}"
+    return f"read_parquet('{d}/{part}/*.parquet', hive_partitioning=true, hive_types_autocast=false)"
+
+
+def on_frame(lf):
+    """A DuckDB connection with the Polars frame registered as `frame`."""
+    con = duckdb.connect()
+    con.register("frame", lf)
+    return con
+
+
+def duck(con):
+    return lambda q: con.sql(q).fetchall()
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("fleet")
+    make_fleet(d / "logs")
+    return d
+
+
+def test_duckdb_pushes_into_the_polars_frame(fleet: Path) -> None:
+    """The installed DuckDB hands a Polars lazy frame its projection and filter: the source sees
+    them (so DuckDB needs no pyarrow.dataset of its own)."""
+    seen = []
+
+    def source(with_columns, predicate, n_rows, batch_size):
+        seen.append((with_columns, predicate))
+        yield pl.DataFrame({"a": [1, 2, 3], "b": [4, 5, 6], "c": [7, 8, 9]}).filter(predicate).select(with_columns)
+
+    from polars.io.plugins import register_io_source
+
+    frame = register_io_source(source, schema={"a": pl.Int64, "b": pl.Int64, "c": pl.Int64})
+    assert duckdb.sql("SELECT b FROM frame WHERE a > 1").fetchall() == [(5,), (6,)]
+    assert seen and seen[0][0] is not None and set(seen[0][0]) == {"a", "b"}
+    assert seen[0][1] is not None and "col(\"a\")" in str(seen[0][1])
+
+
+def test_fleet_polars_duckdb_and_the_parquet_export_agree(fleet: Path, logspec_bin: str) -> None:
+    logs = sorted((fleet / "logs").glob("*.rlog"))
+    assert len(logs) == FLEET_LOGS
+    out = fleet / "parquet"
+    p = export(logspec_bin, out, fleet / "logs")
+    assert p.returncode == 0, p.stderr
+    con = duckdb.connect()
+    for table, col in [("/Drive/Voltage", "value"), ("/Drive/Count", "value"), ("/Drive/Enabled", "log_elapsed_ns")]:
+        rel = parquet_rel(con, out, table)
+        lo, hi = window_of(duck(con), rel)
+        want = sql_aggregates(duck(con), rel, col, lo, hi)
+        assert len(want) == FLEET_LOGS
+        lf = logspec.scan(fleet / "logs", table)
+        assert_same(polars_aggregates(lf, col, lo, hi), want, f"polars {table}")
+        got = sql_aggregates(duck(on_frame(lf)), "frame", col, lo, hi)
+        assert_same(got, want, f"duckdb {table}")
+        # A glob and a list of files name the same logs.
+        lf2 = logspec.scan([str(fleet / "logs" / "fleet_0*.rlog"), logs[-1]], table)
+        names = set(lf2.select("log").unique().collect()["log"].to_list())
+        assert names == {p.stem for p in logs if p.stem.startswith("fleet_0")} | {logs[-1].stem}
+
+
+def test_a_filter_on_log_reads_only_those_logs(fleet: Path, monkeypatch) -> None:
+    """Conditions on `log` are pushed down: the other logs are never scanned."""
+    import logspec.engines as engines
+
+    scanned = []
+    real = engines._logspec.scan_table
+
+    def spy(file, log, *args):
+        scanned.append(log)
+        return real(file, log, *args)
+
+    monkeypatch.setattr(engines._logspec, "scan_table", spy)
+    lf = logspec.scan(fleet / "logs", "/Drive/Count")
+    n = lf.filter(pl.col("log").is_in(["fleet_003", "fleet_007"])).select(pl.len()).collect().item()
+    assert sorted(scanned) == ["fleet_003", "fleet_007"]
+    assert n == logspec.open(fleet / "logs" / "fleet_003.rlog").table("/Drive/Count").num_rows + logspec.open(
+        fleet / "logs" / "fleet_007.rlog"
+    ).table("/Drive/Count").num_rows
+    scanned.clear()
+    got = duckdb.sql("SELECT count(*) FROM lf WHERE log = 'fleet_011'").fetchall()[0][0]
+    assert scanned == ["fleet_011"]
+    scanned.clear()
+    assert on_frame(lf).sql("SELECT count(*) FROM frame WHERE log = 'fleet_011'").fetchall()[0][0] == got
+    assert scanned == ["fleet_011"]
+    assert got == logspec.open(fleet / "logs" / "fleet_011.rlog").table("/Drive/Count").num_rows
+
+
+def test_the_time_window_is_pushed_into_the_scan(fleet: Path, monkeypatch) -> None:
+    import logspec.engines as engines
+
+    calls = []
+    real = engines._logspec.scan_table
+
+    def spy(file, log, table, columns, since, until, *rest):
+        calls.append((since, until, columns))
+        return real(file, log, table, columns, since, until, *rest)
+
+    monkeypatch.setattr(engines._logspec, "scan_table", spy)
+    lf = logspec.scan(fleet / "logs" / "fleet_100.rlog", "/Drive/Voltage")
+    got = lf.filter((pl.col("log_elapsed_ns") >= 500_000_000) & (pl.col("log_elapsed_ns") < 1_000_000_000)).select("value").collect()
+    (since, until, columns), = calls
+    assert since is not None and abs(since - 0.5) < 1e-5 and until is not None and abs(until - 1.0) < 1e-5
+    assert "value" in columns and "log_time" not in columns
+    t = logspec.open(fleet / "logs" / "fleet_100.rlog").table("/Drive/Voltage").to_pydict()
+    want = [v for v, e in zip(t["value"], t["log_elapsed_ns"]) if 500_000_000 <= e < 1_000_000_000]
+    assert got["value"].to_list() == want and want
+    calls.clear()
+    between = lf.filter(pl.col("log_elapsed_ns").is_between(500_000_000, 1_000_000_000, closed="left")).select("value").collect()
+    ((since, until, _),) = calls
+    assert abs(since - 0.5) < 1e-5 and abs(until - 1.0) < 1e-5
+    assert between["value"].to_list() == want
+
+
+def test_bundled_logs_of_every_format_agree(tmp_path: Path, logspec_bin: str) -> None:
+    picked = bundled_tables()
+    kinds = {f.parent.name for f, _, _ in picked}
+    assert {"usvlog", "rlog", "wpilog", "carla", "rosbag", "ulog"} <= kinds, kinds
+    out = tmp_path / "parquet"
+    export(logspec_bin, out, *(f for f, _, _ in picked))
+    dirs = table_dirs(out)
+    con = duckdb.connect()
+    for f, table, col in picked:
+        name = f.stem
+        assert table in dirs, (f, table)
+        rel = parquet_rel(con, out, table, name)
+        where = f"log = '{name}'"
+        lo, hi = window_of(duck(con), rel, where)
+        want = sql_aggregates(duck(con), rel, col, lo, hi, where)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            lf = logspec.scan(f, table)
+            assert_same(polars_aggregates(lf, col, lo, hi), want, f"polars {f.name} {table}")
+            assert_same(sql_aggregates(duck(on_frame(lf)), "frame", col, lo, hi), want, f"duckdb {f.name} {table}")
+
+
+def test_logs_cut_short_keep_their_complete_rows_and_are_named(tmp_path: Path, logspec_bin: str) -> None:
+    cut = cut_copies(tmp_path / "cut")
+    out = tmp_path / "parquet"
+    p = export(logspec_bin, out, *cut)
+    dirs = table_dirs(out) if out.exists() else {}
+    con = duckdb.connect()
+    checked = 0
+    for f in cut:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            tables = logspec.open(f).tables(on_error="warn") if f.stat().st_size else {}
+        failed = [w for w in caught if issubclass(w.category, logspec.LogspecWarning) and w.message.error is not None]
+        for table, t in tables.items():
+            if t.num_rows == 0 or table not in dirs:
+                continue
+            rel = parquet_rel(con, out, table, f.stem)
+            want = con.sql(f"SELECT count(*) FROM {rel} WHERE log = '{f.stem}'").fetchall()[0][0]
+            with warnings.catch_warnings(record=True) as seen:
+                warnings.simplefilter("always")
+                got = logspec.scan(f, table).select(pl.len()).collect().item()
+            assert got == want == t.num_rows, (f, table)
+            if failed:
+                named = [w for w in seen if issubclass(w.category, logspec.LogspecWarning) and w.message.error is not None]
+                assert named and str(f) in str(named[0].message) and named[0].message.offset is not None, (f, [str(w.message) for w in seen])
+                assert f.name in p.stderr
+                # on_error="raise": the engine's own error, naming the log.
+                with pytest.raises(Exception, match=f.name):
+                    logspec.scan(f, table, on_error="raise").collect()
+            checked += 1
+            break
+    assert checked >= 5, checked
+
+
+def test_a_table_no_log_has_and_an_input_that_is_not_a_log(fleet: Path, tmp_path: Path) -> None:
+    with pytest.raises(logspec.FilterError, match="no log among the 240 has a table `/No/Such`"):
+        logspec.scan(fleet / "logs", "/No/Such")
+    bad = tmp_path / "notes.rlog"
+    bad.write_text('{"error": "not a log"}')
+    one = fleet / "logs" / "fleet_005.rlog"
+    with pytest.warns(logspec.LogspecWarning, match="notes.rlog: not read"):
+        lf = logspec.scan([one, bad], "/Drive/Count")
+    assert lf.select(pl.len()).collect().item() == logspec.open(one).table("/Drive/Count").num_rows
+    with pytest.raises(logspec.FormatError, match="notes.rlog"):
+        logspec.scan([one, bad], "/Drive/Count", on_error="raise")
