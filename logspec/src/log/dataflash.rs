@@ -2,7 +2,7 @@
 //! [`crate::formats::dataflash::Reader`].
 //!
 //! - Channels: one per message name (`ATT`, `GPS`), or per instance where FMTU marks an
-//!   instance column (`IMU[0]`, `IMU[1]`); the values are the message's columns, with the units
+//!   instance column (`IMU`, `IMU.1`, as ULog names instances); the values are the message's columns, with the units
 //!   FMTU, UNIT and MULT give. Time is the `TimeUS` column (or `TimeMS`), from boot; a message
 //!   without one takes the latest time before it.
 //! - Dump: one line per message in file order (`docs/output.md`): `{"kind":"msg","ofs":..,
@@ -43,11 +43,12 @@ impl Locate for ReadError {
     }
 }
 
-/// The channel of a message: its name, with the instance where FMTU marks an instance column.
+/// The channel of a message: its name, with `.N` for instance N > 0 where FMTU marks an
+/// instance column (as ULog names its multi-instance topics).
 pub fn channel_name(d: &Decoder, body: &[u8]) -> String {
     match d.instance(body) {
-        Some(i) => format!("{}[{i}]", d.name()),
-        None => d.name().to_string(),
+        Some(i) if i > 0 => format!("{}.{i}", d.name()),
+        _ => d.name().to_string(),
     }
 }
 
@@ -262,7 +263,7 @@ pub(super) fn info(input: Box<dyn Read>, path: &str, name: &str) -> Result<super
                         *fmt_ids.entry(t).or_default() += 1;
                     }
                 }
-                if let Some(t) = decoder.time_us(body) {
+                if let Some(t) = decoder.time_us_column(body) {
                     t_min = Some(t_min.map_or(t, |x| x.min(t)));
                     t_max = Some(t_max.map_or(t, |x| x.max(t)));
                 }

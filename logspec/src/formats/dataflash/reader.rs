@@ -77,6 +77,12 @@ impl Decoder {
         &self.lowered.values.strukt(self.lowered.root()).name
     }
 
+    /// The `TimeUS` column of a body, if the format has one (not `TimeMS`).
+    pub fn time_us_column(&self, body: &[u8]) -> Option<u64> {
+        self.time.filter(|t| t.2 == 1)?;
+        self.time_us(body)
+    }
+
     /// The time column of a body in microseconds (`TimeUS`, or `TimeMS` × 1000), if the format
     /// has one.
     pub fn time_us(&self, body: &[u8]) -> Option<u64> {
@@ -252,6 +258,10 @@ pub enum ReadErrorKind {
     Io(io::Error),
     /// The input is empty.
     Empty,
+    /// The input ends inside a message header (its first bytes are the header's).
+    TruncatedHeader {
+        available: u64,
+    },
     /// The input ends inside a message.
     Truncated {
         name: String,
@@ -271,6 +281,10 @@ impl fmt::Display for ReadError {
         match &self.kind {
             ReadErrorKind::Io(e) => write!(f, "read error: {e}"),
             ReadErrorKind::Empty => f.write_str("the file is empty; a DataFlash log holds at least one FMT message"),
+            ReadErrorKind::TruncatedHeader { available } => write!(
+                f,
+                "the file ends inside a message header: {available} of its 3 bytes are there; every message before it was read"
+            ),
             ReadErrorKind::Truncated { name, id, needed, available } => write!(
                 f,
                 "the file ends inside a `{name}` message (id {id}): it needs {needed} bytes, {available} are left; every message before it was read"
@@ -393,9 +407,13 @@ impl<R: Read> Reader<R> {
                 return Some(Err(self.fail(0, ReadErrorKind::Empty)));
             }
         }
-        if self.buf.available() == 0 {
+        let n = self.buf.available();
+        if n == 0 {
             self.done = true;
             return None;
+        }
+        if n < h && self.buf.bytes()[..n] == self.head[..n] {
+            return Some(Err(self.fail(offset, ReadErrorKind::TruncatedHeader { available: n as u64 })));
         }
         // A header of a known id here, or the bytes up to the next one are skipped.
         let at = match self.find_header(&self.buf.bytes()[..self.buf.available().min(h)]) {
