@@ -13,13 +13,15 @@
 //!   last message cut by the end of the file is reported with its offset, after every complete
 //!   message.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::sync::Arc;
 
-use crate::formats::dataflash::{Decoder, Event, Message, ReadError, Reader, Record};
+use crate::formats::dataflash::{Decoder, Event, Fmt, Message, ReadError, Reader, Record};
 use crate::json::JsonWriter;
 use crate::runtime::Visitor;
+use crate::runtime::{Endian, Fixed};
 use crate::value::ValueSink;
 
 use super::fault::{Fault, Faults, Locate};
@@ -45,10 +47,10 @@ impl Locate for ReadError {
 
 /// The channel of a message: its name, with `.N` for instance N > 0 where FMTU marks an
 /// instance column (as ULog names its multi-instance topics).
-pub fn channel_name(d: &Decoder, body: &[u8]) -> String {
+pub fn channel_name<'a>(d: &'a Decoder, body: &[u8]) -> Cow<'a, str> {
     match d.instance(body) {
-        Some(i) if i > 0 => format!("{}.{i}", d.name()),
-        _ => d.name().to_string(),
+        Some(i) if i > 0 => Cow::Owned(format!("{}.{i}", d.name())),
+        _ => Cow::Borrowed(d.name()),
     }
 }
 
@@ -200,7 +202,7 @@ pub(super) fn scan(input: Box<dyn Read>, path: &str, state: &mut State<'_>) -> R
         let name = channel_name(decoder, body);
         let t_ns = t_us.saturating_mul(1000);
         let d: &Decoder = decoder;
-        let Some(id) = state.wanted(&name, t_ns, || channel(name.clone(), d))? else { continue };
+        let Some(id) = state.wanted(&name, t_ns, || channel(name.to_string(), d))? else { continue };
         match d.check(body) {
             Ok(()) => {
                 state.sink.visit(id, t_ns, &Record { decoder: d, body })?;
@@ -226,7 +228,6 @@ pub(super) fn info(input: Box<dyn Read>, path: &str, name: &str) -> Result<super
     let mut fmt_ids: BTreeMap<u64, u64> = BTreeMap::new();
     let (mut t_min, mut t_max): (Option<u64>, Option<u64>) = (None, None);
     let (mut skipped, mut skipped_bytes) = (0u64, 0u64);
-    let mut fmt_body = JsonWriter::new();
     let end = loop {
         let m = match reader.next_message() {
             None => break None,
@@ -252,15 +253,9 @@ pub(super) fn info(input: Box<dyn Read>, path: &str, name: &str) -> Result<super
                 messages += 1;
                 *per_type.entry(decoder.name().to_string()).or_default() += 1;
                 if *id == logspec_ir::dataflash::FMT_ID {
-                    // The id a FMT defines: its first column.
-                    let _ = decoder.visit_as(body, None, &mut fmt_body);
-                    let line = fmt_body.take();
-                    if let Some(t) = line
-                        .strip_prefix("{\"Type\":")
-                        .and_then(|r| r.split(',').next())
-                        .and_then(|t| t.parse::<u64>().ok())
-                    {
-                        *fmt_ids.entry(t).or_default() += 1;
+                    // The id a FMT defines, by the schema's FMT record.
+                    if let Ok(f) = Fmt::decode_fixed(body, Endian::Little) {
+                        *fmt_ids.entry(u64::from(f.msg_type)).or_default() += 1;
                     }
                 }
                 if let Some(t) = decoder.time_us_column(body) {

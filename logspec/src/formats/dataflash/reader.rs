@@ -398,7 +398,7 @@ impl<R: Read> Reader<R> {
         self.buf.take(std::mem::take(&mut self.pos));
         let h = MessageHeader::SIZE;
         let offset = self.buf.position();
-        if let Err(e) = self.buf.fill(SEARCH.min(4096)) {
+        if let Err(e) = self.buf.fill(h) {
             return Some(Err(self.fail(offset, ReadErrorKind::Io(e))));
         }
         if !self.started {
@@ -416,18 +416,16 @@ impl<R: Read> Reader<R> {
             return Some(Err(self.fail(offset, ReadErrorKind::TruncatedHeader { available: n as u64 })));
         }
         // A header of a known id here, or the bytes up to the next one are skipped.
-        let at = match self.find_header(&self.buf.bytes()[..self.buf.available().min(h)]) {
-            Some(0) => 0,
-            _ => match self.skip() {
-                Ok(n) => {
+        if self.find_header(&self.buf.bytes()[..n.min(h)]) != Some(0) {
+            return Some(match self.skip() {
+                Ok(len) => {
                     let index = self.index;
                     self.index += 1;
-                    return Some(Ok(Message { offset, index, event: Event::Skipped { len: n } }));
+                    Ok(Message { offset, index, event: Event::Skipped { len } })
                 }
-                Err(e) => return Some(Err(self.fail(offset, ReadErrorKind::Io(e)))),
-            },
-        };
-        debug_assert_eq!(at, 0);
+                Err(e) => Err(self.fail(offset, ReadErrorKind::Io(e))),
+            });
+        }
         let id = self.buf.bytes()[2];
         let Some(d) = self.known(id).map(Arc::clone) else { return None };
         let total = h + d.lowered.size as usize;
