@@ -427,7 +427,7 @@ impl<R: Read> Reader<R> {
             });
         }
         let id = self.buf.bytes()[2];
-        let Some(d) = self.known(id).map(Arc::clone) else { return None };
+        let d = self.known(id).map(Arc::clone)?;
         let total = h + d.lowered.size as usize;
         if let Err(e) = self.buf.fill(total) {
             return Some(Err(self.fail(offset, ReadErrorKind::Io(e))));
