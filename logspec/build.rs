@@ -8,7 +8,9 @@ fn main() {
     let dir = if std::path::Path::new("schemas/usvlog.toml").is_file() { "schemas" } else { "../schemas" };
     let manifest = std::env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR");
     println!("cargo:rustc-env=LOGSPEC_SCHEMAS={manifest}/{dir}");
-    let schemas: Vec<String> =
-        ["usvlog", "rlog", "carla", "wpilog", "ulog"].iter().map(|name| format!("{dir}/{name}.toml")).collect();
+    let schemas: Vec<String> = ["usvlog", "rlog", "carla", "wpilog", "ulog", "dataflash"]
+        .iter()
+        .map(|name| format!("{dir}/{name}.toml"))
+        .collect();
     logspec_codegen::Builder::new().compile(&schemas).unwrap_or_else(|e| e.exit());
 }

@@ -37,6 +37,7 @@
 //! ```
 
 #![forbid(unsafe_code)]
+pub mod dataflash;
 pub mod diag;
 pub mod fingerprint;
 pub mod history;

@@ -31,6 +31,8 @@ pub const TARGETS: &[(&str, fn(&[u8]))] = &[
     ("framed", framed),
     ("ulog", ulog),
     ("ulog_format", ulog_format),
+    ("dataflash", dataflash),
+    ("dataflash_format", dataflash_format),
 ];
 
 /// Records of a framed format, each written as JSON as `dump` does.
@@ -425,4 +427,70 @@ fn same_data(d: &crate::formats::ulog::Decoder, payload: &[u8]) {
         (x, y) => panic!("walk {x:?}, plan {y:?}"),
     }
     assert_eq!(d.check(payload).is_ok(), d.decode(payload).is_ok());
+}
+
+/// ArduPilot DataFlash: the log as `dump`, `info` and a scan read it (FMT layouts lowered, units
+/// from FMTU/UNIT/MULT, garbage skipped to the next header of a known id).
+pub fn dataflash(data: &[u8]) {
+    use crate::log::{Format, Log, Open, Select};
+    let how = Open { format: Some(Format::Dataflash), ..Default::default() };
+    let open = || Log::from_reader(std::path::Path::new("fuzz.bin"), Box::new(Cursor::new(data.to_vec())), &how);
+    if let Ok(log) = open() {
+        let _ = log.records(&crate::log::records::Options::default(), &mut Discard(JsonWriter::new()));
+    }
+    if let Ok(log) = open() {
+        let _ = log.info(&[], &mut Vec::new());
+    }
+    if let Ok(log) = open() {
+        let _ = log.scan(&Select::default(), &mut Visits(JsonWriter::new()));
+    }
+}
+
+/// Samples written as JSON and dropped (channels taken as they come).
+struct Visits(JsonWriter);
+
+impl crate::log::Samples for Visits {
+    fn channel(&mut self, _id: usize, _channel: &crate::log::Channel) -> Result<(), crate::log::Error> {
+        Ok(())
+    }
+    fn sample(&mut self, _id: usize, _t_ns: u64, value: &crate::value::Value) -> Result<(), crate::log::Error> {
+        value.write_to(&mut self.0, None);
+        self.0.take();
+        Ok(())
+    }
+    fn visit(&mut self, _id: usize, _t_ns: u64, value: &dyn crate::log::DynVisit) -> Result<(), crate::log::Error> {
+        value.visit_dyn(&mut self.0);
+        self.0.take();
+        Ok(())
+    }
+}
+
+/// The DataFlash front end: the input cut into FMT bodies (the schema's `FMT` record, 86 bytes
+/// each), each lowered with units built from its own name and labels as unit and multiplier
+/// ids; the input and a zero body decoded as a message of it, which must decode whenever the
+/// body has the layout's size.
+pub fn dataflash_format(data: &[u8]) {
+    use crate::formats::dataflash::{Decoder, Fmt};
+    use logspec_ir::dataflash::{self as front, DfFormat};
+    use logspec_runtime::{Endian, Fixed};
+    let units: BTreeMap<u8, String> = (b'!'..=b'~').map(|u| (u, (u as char).to_string())).collect();
+    let mults: BTreeMap<u8, f64> = (b'!'..=b'~').map(|m| (m, front::multiplier(f64::from(m) / 1e3))).collect();
+    for chunk in data.chunks(<Fmt as Fixed>::SIZE) {
+        let Ok(f) = Fmt::decode_fixed(chunk, Endian::Little) else { continue };
+        let format = DfFormat::new(f.msg_type, f.length, &f.name, &f.format, &f.labels);
+        let chars: Vec<u8> = format.format.bytes().collect();
+        let (u, instance) = front::unit_strings(&chars, &front::text(&f.labels), &front::text(&f.name), &units, &mults);
+        let Ok(l) = front::lower(&format, &u) else { continue };
+        let d = Decoder::new(l, instance);
+        let size = d.lowered.size as usize;
+        for body in [&data[..size.min(data.len())], &vec![0; size][..]] {
+            let mut w = JsonWriter::new();
+            let decoded = d.visit_as(body, None, &mut w);
+            assert_eq!(decoded.is_ok(), d.check(body).is_ok(), "visit and check disagree");
+            if body.len() == size {
+                assert!(decoded.is_ok(), "a body of the layout's size does not decode: {decoded:?}");
+            }
+            let _ = (d.time_us(body), d.instance(body));
+        }
+    }
 }

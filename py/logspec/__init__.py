@@ -233,7 +233,7 @@ def open(  # noqa: A001 (the package's verb, like builtins.open)
     """Open a log file and detect its format from its first bytes.
 
     ``format`` forces one of ``"usvlog"``, ``"rlog"``, ``"rlog-stream"``, ``"carla"``,
-    ``"rosbag"``, ``"wpilog"``, ``"ulog"``. ``path`` and ``schema`` are a ``str``, ``bytes`` or an
+    ``"rosbag"``, ``"wpilog"``, ``"ulog"``, ``"dataflash"``. ``path`` and ``schema`` are a ``str``, ``bytes`` or an
     ``os.PathLike`` of either, as :func:`os.fsdecode` takes them. ``schema`` reads the log with a TOML schema of your own (one
     with a ``[framing]``; files under an older schema id decode with the layouts of its lock
     file); without it, the schemas of the project around the current directory (its

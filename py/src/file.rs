@@ -55,7 +55,7 @@ impl NativeLog {
 }
 
 /// Opens a log and detects its format (`format`: one of `usvlog`, `rlog`, `rlog-stream`,
-/// `carla`, `rosbag`, `wpilog`, `ulog` to skip detection; `schema`: a TOML schema file whose framing the
+/// `carla`, `rosbag`, `wpilog`, `ulog`, `dataflash` to skip detection; `schema`: a TOML schema file whose framing the
 /// log has; `chunk_budget`: ROS bags, the most decompressed chunk data held at once, in MiB).
 #[pyfunction]
 #[pyo3(name = "open", signature = (path, format = None, assume_r1 = false, schema = None, chunk_budget = None))]
@@ -77,7 +77,7 @@ fn open_log(
         None => None,
         Some(name) => Some(Format::from_name(name).ok_or_else(|| {
             errors::UsageError::new_err(format!(
-                "unknown format {name:?}; expected one of usvlog, rlog, rlog-stream, carla, rosbag, wpilog, ulog"
+                "unknown format {name:?}; expected one of usvlog, rlog, rlog-stream, carla, rosbag, wpilog, ulog, dataflash"
             ))
         })?),
     };

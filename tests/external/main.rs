@@ -1,6 +1,6 @@
 //! The tests that hold logspec to independent references on the machine: bash (the GitHub
 //! Action's steps), C compilers (gcc, clang, g++, the ARM and PowerPC cross compilers) and
-//! emulators (qemu), WPILib's and Foxglove's Python readers, pyarrow, DuckDB, Polars, DataFusion
+//! emulators (qemu), WPILib's and Foxglove's Python readers, pymavlink's DFReader, pyarrow, DuckDB, Polars, DataFusion
 //! and Spark, git, taplo, Python's jsonschema (the JSON Schema of schema files), maturin and
 //! pre-commit (the command's wheel and its hooks). One module per area, one binary, without
 //! libtest's harness: each trial says what it needs, and a trial whose tool is missing is
@@ -17,6 +17,7 @@ mod action;
 mod c_codec;
 mod c_roundtrip;
 mod cross_language;
+mod dataflash_dfreader;
 mod firmware;
 mod foxglove_python;
 mod json_schema;
@@ -33,6 +34,7 @@ fn main() {
         ("c_codec", c_codec::trials()),
         ("c_roundtrip", c_roundtrip::trials()),
         ("cross_language", cross_language::trials()),
+        ("dataflash_dfreader", dataflash_dfreader::trials()),
         ("firmware", firmware::trials()),
         ("foxglove_python", foxglove_python::trials()),
         ("json_schema", json_schema::trials()),

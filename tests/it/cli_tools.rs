@@ -430,11 +430,11 @@ fn first_number(v: &Value, path: &str) -> Option<String> {
 fn every_verb_on_every_testdata_file() {
     let dir = tmp("every");
     let mut files = Vec::new();
-    for sub in ["usvlog", "rlog", "carla", "rosbag", "wpilog", "ulog"] {
+    for sub in ["usvlog", "rlog", "carla", "rosbag", "wpilog", "ulog", "dataflash"] {
         for e in std::fs::read_dir(data(sub)).unwrap() {
             let p = e.unwrap().path();
             let ext = p.extension().and_then(|x| x.to_str()).unwrap_or("");
-            if ["usvlog", "rlog", "bin", "log", "bag", "wpilog", "ulg"].contains(&ext) {
+            if ["usvlog", "rlog", "bin", "BIN", "log", "bag", "wpilog", "ulg"].contains(&ext) {
                 files.push((sub, p));
             }
         }
@@ -444,7 +444,8 @@ fn every_verb_on_every_testdata_file() {
     for (format, file) in &files {
         let f = file.to_str().unwrap();
         let name = file.file_name().unwrap().to_str().unwrap();
-        let bad = name.contains("truncated");
+        // DataFlash: two test files end inside a message (as logs pulled from a vehicle do).
+        let bad = name.contains("truncated") || name.starts_with("gen_df_corner") || name.starts_with("pymavlink_test");
         let code = |out: &std::process::Output, verb: &str| {
             let want = if bad { 1 } else { 0 };
             assert_eq!(out.status.code(), Some(want), "{verb} {name}: {}", String::from_utf8_lossy(&out.stderr));
@@ -509,6 +510,7 @@ fn every_verb_on_every_testdata_file() {
                     .expect("a double");
                 r["name"].as_str().unwrap().to_string()
             }
+            "dataflash" => "FMT.Length".to_string(),
             "ulog" => {
                 let (r, path) = records
                     .iter()

@@ -38,6 +38,8 @@ fn every_sample_is_detected_as_its_format() {
         ("rosbag", "bag", "rosbag"),
         ("wpilog", "wpilog", "wpilog"),
         ("ulog", "ulg", "ulog"),
+        ("dataflash", "BIN", "dataflash"),
+        ("dataflash", "bin", "dataflash"),
     ] {
         for e in std::fs::read_dir(data(dir)).unwrap() {
             let p = e.unwrap().path();

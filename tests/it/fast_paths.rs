@@ -114,6 +114,7 @@ pub(crate) fn bundled() -> Vec<PathBuf> {
         ("rosbag", &["bag"][..]),
         ("carla", &["log"][..]),
         ("ulog", &["ulg"][..]),
+        ("dataflash", &["bin", "BIN"][..]),
     ] {
         for e in std::fs::read_dir(data.join(dir)).unwrap() {
             let p = e.unwrap().path();

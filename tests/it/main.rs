@@ -17,6 +17,7 @@ mod cli_outputs;
 mod cli_papercuts;
 mod cli_rough_edges;
 mod cli_tools;
+mod dataflash;
 mod derive;
 mod detect;
 mod engines;

@@ -437,6 +437,13 @@ fn the_documented_shapes_are_the_printed_ones() {
     std::fs::write(&cut, &bytes[..bytes.len() - 2]).unwrap();
     info(&mut c, "ulog.info", &cut, 1);
 
+    // DataFlash: the generated file (every format character, junk, a cut last message: exit 1);
+    // a real log whose FMT for CAM has a wrong length (a note, exit 0).
+    let corner = data("dataflash/gen_df_corner.bin");
+    info(&mut c, "dataflash.info", &corner, 1);
+    dump(&mut c, &corner, &[], 1, |_| "dataflash.dump.msg".to_string());
+    info(&mut c, "dataflash.info", &data("dataflash/peterbarker_6.BIN"), 0);
+
     // Every documented shape and key was printed at least once.
     let unchecked: Vec<&String> = c.shapes.keys().filter(|s| !c.checked.contains(*s)).collect();
     assert!(unchecked.is_empty(), "documented shapes never printed by the runs above: {unchecked:?}");

@@ -51,8 +51,28 @@ def expected_rows(logspec, path):
     for d in lines:
         if d.get("kind") == "connection":
             conns[d["conn"]] = d
+    # DataFlash: each id's format and columns (FMT) and instance column (FMTU `#`), as they come.
+    df_fmt, df_inst, df_last = {}, {}, [0]
     for d in lines:
-        if "t_us" in d and "fields" in d:  # USVLOG
+        if d.get("kind") == "msg" and "ofs" in d:  # DataFlash: a table per message name (.N: instance N > 0)
+            data = d["data"]
+            if d["type"] == "FMT":
+                df_fmt[data["Type"]] = (data["Format"], data["Columns"].split(","))
+            elif d["type"] == "FMTU" and data["FmtType"] in df_fmt and "#" in data["UnitIds"]:
+                df_inst[data["FmtType"]] = df_fmt[data["FmtType"]][1][data["UnitIds"].index("#")]
+            chars, cols = df_fmt.get(d["id"], ("", []))
+            t = df_last[0]
+            for col, per in (("TimeUS", 1), ("TimeMS", 1000)):
+                if col in cols and chars[cols.index(col)] not in "cCeELg":
+                    t = max(data[col], 0) * per
+                    break
+            df_last[0] = max(df_last[0], t)
+            name = d["type"]
+            inst = data.get(df_inst.get(d["id"]))
+            if isinstance(inst, int) and inst > 0:
+                name = "%s.%d" % (name, inst)
+            tables.setdefault(name, []).append((t * 1000, data))
+        elif "t_us" in d and "fields" in d:  # USVLOG
             tables.setdefault(d["name"], []).append((d["t_us"] * 1000, d["fields"]))
         elif d.get("kind") == "packet" and "fields" in d:  # CARLA
             t = seconds_to_ns(d["elapsed"])

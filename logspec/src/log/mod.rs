@@ -27,6 +27,7 @@
 //! ([`detect`]) tries each one's magic.
 
 mod carla;
+mod dataflash;
 mod error;
 pub mod fault;
 pub mod filter;

@@ -2,7 +2,7 @@
 //! file is taken for a format when its header decodes with that format's generated decoder
 //! (magic and other const fields checked by it), never by magic bytes or offsets written here.
 
-use crate::formats::{carla, rlog, rosbag, ulog, usvlog, wpilog};
+use crate::formats::{carla, dataflash, rlog, rosbag, ulog, usvlog, wpilog};
 use crate::runtime::{Cursor, Decode, DecodeErrorKind, Endian, Fixed};
 
 /// Whether `head`, the first bytes of a file, starts with a `T` whose const fields (magic, format
@@ -36,6 +36,12 @@ pub fn rosbag(head: &[u8]) -> bool {
 /// A PX4 ULog file: its magic (the file header's const field).
 pub fn ulog(head: &[u8], pad: usize) -> bool {
     consts_hold::<ulog::FileHeader>(head, pad)
+}
+
+/// An ArduPilot DataFlash log: a message header (its const header bytes) announcing a FMT
+/// message, with which every log starts.
+pub fn dataflash(head: &[u8]) -> bool {
+    dataflash::MessageHeader::decode_fixed(head, Endian::Little).is_ok_and(|h| h.id == logspec_ir::dataflash::FMT_ID)
 }
 
 pub fn wpilog(head: &[u8], pad: usize) -> bool {

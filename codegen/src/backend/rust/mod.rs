@@ -211,7 +211,8 @@ impl<'a> Cx<'a> {
     /// Whether values of this type are plain data that can be `Copy` and `Default`.
     pub fn is_plain(&self, ty: &Ty) -> bool {
         match ty {
-            Ty::Bytes(Len::Fixed(_)) | Ty::Str(Len::Fixed(_)) => true,
+            // `[u8; N]` has `Default` only up to 32.
+            Ty::Bytes(Len::Fixed(n)) | Ty::Str(Len::Fixed(n)) => *n <= 32,
             Ty::Bytes(_) | Ty::Str(_) | Ty::Union { .. } | Ty::ParamUnion { .. } => false,
             Ty::Array { elem, len: Len::Fixed(n) } => *n <= 32 && self.is_plain(elem),
             Ty::Array { .. } => false,

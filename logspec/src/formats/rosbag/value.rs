@@ -169,6 +169,11 @@ impl<'v, 'n, V: ?Sized> Visiting<'v, 'n, V> {
     pub fn new(v: &'v mut V, name: Option<&'n str>) -> Self {
         Visiting { v, root: Some(name) }
     }
+
+    /// The visitor, for a sink that shows some values its own way (DataFlash's conversions).
+    pub fn visitor(&mut self) -> &mut V {
+        self.v
+    }
 }
 
 impl<V: Visitor + ?Sized> Sink for Visiting<'_, '_, V> {
