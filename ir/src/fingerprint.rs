@@ -33,6 +33,37 @@ pub fn of_struct(schema: &Schema, id: TypeId) -> u64 {
     fnv1a64(canonical(schema, id).as_bytes())
 }
 
+/// The fingerprint of a record's layout: its payload struct's, and, when the framing declares a
+/// sync or a checksum, the record header's layout with them (`...|frame{...};sync=0;crc=crc-32c/
+/// record@4`), since every record's bytes then depend on it. Framings without either keep the
+/// payload's fingerprint, so the existing locks stay valid.
+pub fn of_record(schema: &Schema, body: TypeId) -> u64 {
+    let mut text = canonical(schema, body);
+    if let Some(f) = framing_text(schema) {
+        text.push('|');
+        text.push_str(&f);
+    }
+    fnv1a64(text.as_bytes())
+}
+
+/// The canonical text of a framing that declares a sync or a checksum: the record header's
+/// layout, the sync field's index, and the checksum's algorithm, span and field index.
+pub fn framing_text(schema: &Schema) -> Option<String> {
+    let fr = schema.framing.as_ref()?;
+    if fr.sync.is_none() && fr.checksum.is_none() {
+        return None;
+    }
+    let mut out = String::from("frame");
+    out.push_str(&canonical(schema, fr.header));
+    if let Some(i) = fr.sync {
+        let _ = write!(out, ";sync={i}");
+    }
+    if let Some(c) = fr.checksum {
+        let _ = write!(out, ";crc={}/{}@{}", c.algorithm.name(), c.over.name(), c.field);
+    }
+    Some(out)
+}
+
 /// The canonical layout text of a struct, e.g.
 /// `{x:f32le;y:f32le;src:enum u8{AUTOPILOT=0,MANUAL=1};_:pad3}`.
 pub fn canonical(schema: &Schema, id: TypeId) -> String {
