@@ -13,7 +13,7 @@ use std::process::Command;
 use crate::common;
 use crate::tools::{self, Need};
 
-const SCHEMA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/codegen/tests/schemas/checked.toml");
+use common::checked::SCHEMA;
 
 /// The test schema with another algorithm, span, CRC width and byte order of the CRC field.
 fn variant(algorithm: &str, over: &str, big: bool) -> String {

@@ -14,55 +14,7 @@ use checked::*;
 use logspec::runtime::{Crc, Event, ReadErrorKind, Reader, SliceReader, Writer};
 
 use crate::common;
-
-const SCHEMA: &str = "codegen/tests/schemas/checked.toml";
-
-/// CRC-32C bit by bit (reflected polynomial 0x82F63B78), independent of the runtime's tables.
-fn crc32c(data: &[u8]) -> u32 {
-    let mut c = !0u32;
-    for &b in data {
-        c ^= u32::from(b);
-        for _ in 0..8 {
-            c = if c & 1 != 0 { (c >> 1) ^ 0x82F6_3B78 } else { c >> 1 };
-        }
-    }
-    !c
-}
-
-/// The file header: `CHKD`, schema id 1, two bytes of padding.
-fn file_header() -> Vec<u8> {
-    b"CHKD\x01\x00\x00\x00".to_vec()
-}
-
-/// One record as the schema says it: `A3 95`, kind, length (u16 le), t_us (u32 le), then the
-/// CRC-32C (u32 le) of those 9 bytes and the payload, then the payload.
-fn record(kind: u8, t_us: u32, payload: &[u8]) -> Vec<u8> {
-    let mut h = vec![0xA3, 0x95, kind];
-    h.extend((payload.len() as u16).to_le_bytes());
-    h.extend(t_us.to_le_bytes());
-    let mut covered = h.clone();
-    covered.extend(payload);
-    h.extend(crc32c(&covered).to_le_bytes());
-    h.extend(payload);
-    h
-}
-
-fn sample(value: f32, count: u16) -> Vec<u8> {
-    let mut p = value.to_le_bytes().to_vec();
-    p.extend(count.to_le_bytes());
-    p
-}
-
-/// A file of `n` samples (t_us = 100 i, value = i, count = i), and the offset of each record.
-fn file(n: u16) -> (Vec<u8>, Vec<usize>) {
-    let mut out = file_header();
-    let mut at = Vec::new();
-    for i in 0..n {
-        at.push(out.len());
-        out.extend(record(1, 100 * u32::from(i), &sample(f32::from(i), i)));
-    }
-    (out, at)
-}
+use common::checked::{crc32c, file, record};
 
 /// What a reader gave: the `count` of each good record, and (offset, bytes passed over) of each
 /// corrupted region, in order; then the error that ended the reading, if any.
@@ -222,8 +174,7 @@ fn the_interpreter_resynchronises_and_reports_the_skip() {
     let path = dir.join("corrupt.chk");
     std::fs::write(&path, &bad).unwrap();
     let p = path.to_str().unwrap();
-    let schema = common::data("").parent().unwrap().parent().unwrap().join(SCHEMA);
-    let schema = schema.to_str().unwrap();
+    let schema = common::checked::SCHEMA;
     let out = common::logspec(&["dump", "--schema", schema, p]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
