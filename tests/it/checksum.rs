@@ -213,3 +213,31 @@ fn the_interpreter_resynchronises_and_reports_the_skip() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("checksum mismatch: `RecordHeader.crc` holds"), "{stderr}");
 }
+
+/// The golden vectors of a checked framing: the record-header vector announces the first record
+/// with its CRC (computed by the golden walk's bit-by-bit Rocksoft model), which the runtime's
+/// CRC verifies over the header vector and the first record's vector.
+#[test]
+fn the_golden_record_header_carries_the_first_records_crc() {
+    let text = std::fs::read_to_string(common::checked::SCHEMA).unwrap();
+    let schema = logspec::codegen::compile_str("checked.toml", &text).unwrap();
+    let golden: serde_json::Value =
+        serde_json::from_str(&logspec::codegen::backend::golden::vectors(&schema).unwrap()).unwrap();
+    let vectors = golden["vectors"].as_array().unwrap();
+    let bytes = |name: &str| {
+        let v = vectors.iter().find(|v| v["struct"] == name).unwrap();
+        let hex = v["bytes"].as_str().unwrap();
+        let b: Vec<u8> = (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap()).collect();
+        (b, v["values"].clone())
+    };
+    let (header, values) = bytes("RecordHeader");
+    let (payload, _) = bytes("RecSample");
+    let want = crc32c(&[&header[..9], &payload[..]].concat());
+    assert_eq!(values["crc"].as_u64(), Some(u64::from(want)));
+    assert_eq!(header[9..13], want.to_le_bytes());
+    // The two vectors are a record the readers accept.
+    let file = [common::checked::file_header(), header, payload].concat();
+    let (_, mut r) = SliceReader::<Checked>::new(&file).unwrap();
+    assert!(matches!(r.next_event(), Some(Ok(Event::Record { .. }))));
+    assert!(r.next_event().is_none());
+}
