@@ -260,4 +260,42 @@ mod tests {
         assert_eq!(fnv1a64(b"a"), 0xaf63dc4c8601ec8c);
         assert_eq!(fnv1a64(b"foobar"), 0x85944171f73967e8);
     }
+
+    /// A schema whose framing is `framing` (TOML lines) and whose one record is `{ x: u32 }`.
+    fn record_print(framing: &str) -> (u64, u64) {
+        let text = format!(
+            "[format]\nname = \"f\"\n[framing]\ntag = \"t\"\nlength = \"n\"\n{framing}\n\
+             [[record]]\nname = \"REC_A\"\nid = 1\nfields = [{{ name = \"x\", type = \"u32\" }}]\n"
+        );
+        let s = crate::compile_str("f.toml", &text).unwrap_or_else(|e| panic!("{}", e.render()));
+        (s.records[0].fingerprint, super::of_struct(&s, s.records[0].body))
+    }
+
+    #[test]
+    fn sync_and_checksum_are_part_of_every_records_fingerprint() {
+        let plain = "fields = [{ name = \"t\", type = \"u8\" }, { name = \"n\", type = \"u16\" }, { name = \"c\", type = \"u32\" }]";
+        let synced = "sync = \"s\"\nfields = [{ name = \"s\", type = \"u16\", const = 0x95A3 }, { name = \"t\", type = \"u8\" }, { name = \"n\", type = \"u16\" }, { name = \"c\", type = \"u32\" }]";
+        let other_sync = synced.replace("0x95A3", "0x95A4");
+        let crc = |alg: &str, over: &str| {
+            format!("checksum = {{ field = \"c\", algorithm = \"{alg}\", over = \"{over}\" }}\n{plain}")
+        };
+        // Without a sync or a checksum, a record's fingerprint is its payload's, as before.
+        let (p, payload) = record_print(plain);
+        assert_eq!(p, payload);
+        let prints = [
+            p,
+            record_print(synced).0,
+            record_print(&other_sync).0,
+            record_print(&crc("crc-32c", "record")).0,
+            record_print(&crc("crc-32", "record")).0,
+            record_print(&crc("crc-32c", "payload")).0,
+        ];
+        for (i, a) in prints.iter().enumerate() {
+            for b in &prints[i + 1..] {
+                assert_ne!(a, b, "{prints:x?}");
+            }
+        }
+        // The payload's own fingerprint does not move.
+        assert_eq!(record_print(&crc("crc-32", "payload")).1, payload);
+    }
 }

@@ -153,7 +153,7 @@ impl Cx {
                     algorithm.name()
                 ),
             );
-            d.label = Some(format!("not a `u{width}`"));
+            d.label = Some(if f.value.is_some() { "has a `const`".into() } else { format!("not a `u{width}`") });
             return None;
         }
         Some(ir::Checksum { field: i, algorithm, over: over? })
