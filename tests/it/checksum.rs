@@ -241,3 +241,23 @@ fn the_golden_record_header_carries_the_first_records_crc() {
     assert!(matches!(r.next_event(), Some(Ok(Event::Record { .. }))));
     assert!(r.next_event().is_none());
 }
+
+/// The firmware example's `make CHECKED=1` header (`examples/firmware/checked/include/`) is what
+/// its schema generates: checked in and never stale, like `include/`.
+#[test]
+fn the_firmware_examples_checked_header_is_current() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/firmware/checked");
+    let dir = crate::scratch::temp_dir().join("firmware-checked");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(root.join("usvlog.toml"), dir.join("usvlog.toml")).unwrap();
+    let d = dir.to_str().unwrap();
+    let out = common::logspec(&["gen", "-q", "--lang", "c", "--schemas", d, "--root", d]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let rel = "include/usvlog/record_types.h";
+    let fresh = std::fs::read_to_string(dir.join(rel)).unwrap();
+    let checked_in = std::fs::read_to_string(root.join(rel)).unwrap();
+    assert!(
+        fresh == checked_in,
+        "examples/firmware/checked/{rel} is stale: run `logspec gen --lang c --schemas examples/firmware/checked --root examples/firmware/checked`"
+    );
+}
