@@ -425,7 +425,10 @@ fn framed_impl(cx: &Cx<'_>, enum_ident: &proc_macro2::Ident, owned: bool) -> Tok
     // trait's defaults are "none").
     let sync = framing.sync_bytes(schema).map(|b| {
         let b = b.iter().map(|x| Literal::u8_unsuffixed(*x));
-        quote!(const SYNC: &'static [u8] = &[#(#b),*];)
+        quote! {
+            /// The bytes that begin every record.
+            const SYNC: &'static [u8] = &[#(#b),*];
+        }
     });
     let checksum = framing.checksum.map(|c| {
         let p = c.algorithm.params();
@@ -437,9 +440,16 @@ fn framed_impl(cx: &Cx<'_>, enum_ident: &proc_macro2::Ident, owned: bool) -> Tok
             ir::Endian::Little => quote!(Little),
             ir::Endian::Big => quote!(Big),
         };
-        let alg = c.algorithm.name();
+        let doc = format!(
+            " The per-record CRC: {} over {}.",
+            c.algorithm.name().to_ascii_uppercase(),
+            match c.over {
+                ir::ChecksumSpan::Record => format!("the record header without `{field}`, then the payload"),
+                ir::ChecksumSpan::Payload => "the payload".to_string(),
+            }
+        );
         quote! {
-            #[doc = #alg]
+            #[doc = #doc]
             const CHECKSUM: ::core::option::Option<#rt::RecordChecksum> = ::core::option::Option::Some(#rt::RecordChecksum {
                 crc: #rt::Crc::new(#width, #poly, #init, #reflect, #xorout),
                 field: #field,
