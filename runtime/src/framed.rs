@@ -378,6 +378,25 @@ impl<'a, F: FramedFormat> SliceReader<'a, F> {
 }
 
 impl<F: FramedFormat> SliceReader<'_, F> {
+    /// The error of a record cut short, out of the hot loop: a truncation, which ends the stream
+    /// unless the framing resynchronises and a good record follows.
+    #[cold]
+    #[inline(never)]
+    fn short(&mut self, what: &'static str, needed: u64, available: u64, tag: Option<u64>) -> ReadError {
+        let truncated = ReadErrorKind::Truncated { what, needed, available };
+        let why = (F::RESYNC && tag.is_some()).then_some(Corruption::Length { needed, available });
+        self.resume_or(why, truncated, tag)
+    }
+
+    /// The error of a record header that does not decode, out of the hot loop.
+    #[cold]
+    #[inline(never)]
+    fn bad_header(&mut self, e: DecodeError) -> ReadError {
+        let bad = ReadErrorKind::BadRecordHeader(e.clone());
+        let why = F::RESYNC.then_some(Corruption::Header(e));
+        self.resume_or(why, bad, None)
+    }
+
     /// After a record that does not check out (`why`), resumes at the next good record and
     /// reports the bytes passed over; ends the stream with `otherwise` when there is nothing to
     /// resume at (`why` is `None`: a framing without sync or checksum, or a record cut by the end).
@@ -429,20 +448,18 @@ impl<'a, F: FramedFormat> Iterator for SliceReader<'a, F> {
             return None;
         }
         let (header, total) = match frame::<F>(rest) {
-            Frame::Whole { header, total } => match verify::<F>(rest, total) {
-                Ok(()) => (header, total),
-                Err(why) => return Some(Err(self.resume(why, None, Some(header.tag)))),
-            },
+            Frame::Whole { header, total } => {
+                if F::CHECKSUM.is_some() {
+                    if let Err(why) = verify::<F>(rest, total) {
+                        return Some(Err(self.resume(why, None, Some(header.tag))));
+                    }
+                }
+                (header, total)
+            }
             Frame::Short { what, needed, available, tag, .. } => {
-                let truncated = ReadErrorKind::Truncated { what, needed, available };
-                let why = (F::RESYNC && tag.is_some()).then_some(Corruption::Length { needed, available });
-                return Some(Err(self.resume_or(why, truncated, tag)));
+                return Some(Err(self.short(what, needed, available, tag)));
             }
-            Frame::BadHeader(e) => {
-                let bad = ReadErrorKind::BadRecordHeader(e.clone());
-                let why = F::RESYNC.then_some(Corruption::Header(e));
-                return Some(Err(self.resume_or(why, bad, None)));
-            }
+            Frame::BadHeader(e) => return Some(Err(self.bad_header(e))),
         };
         let h = F::RECORD_HEADER_SIZE;
         // Reads one byte of each cache line up to `READ_AHEAD` past this record, so that the
