@@ -401,6 +401,7 @@ impl<F: FramedFormat> SliceReader<'_, F> {
     /// reports the bytes passed over; ends the stream with `otherwise` when there is nothing to
     /// resume at (`why` is `None`: a framing without sync or checksum, or a record cut by the end).
     #[cold]
+    #[inline(never)]
     fn resume_or(&mut self, why: Option<Corruption>, otherwise: ReadErrorKind, tag: Option<u64>) -> ReadError {
         match why {
             Some(why) => self.resume(why, Some(otherwise), tag),
@@ -414,6 +415,7 @@ impl<F: FramedFormat> SliceReader<'_, F> {
     /// [`resume_or`](Self::resume_or) with a corruption: a record that ends past the input's end
     /// (`otherwise`, a truncation) stays a truncation when no good record follows it.
     #[cold]
+    #[inline(never)]
     fn resume(&mut self, why: Corruption, otherwise: Option<ReadErrorKind>, tag: Option<u64>) -> ReadError {
         let (pos, index) = (self.pos, self.index);
         let found = resync(self.bytes, pos + 1, F::SYNC, |b| checks_out::<F>(b, true));
@@ -585,6 +587,7 @@ impl<R: Read, F: FramedFormat> Reader<R, F> {
     /// the end with nothing good after it stays a truncation (`otherwise`). The buffer holds at
     /// most a candidate record and a chunk.
     #[cold]
+    #[inline(never)]
     fn resume(&mut self, why: Corruption, otherwise: Option<ReadErrorKind>, tag: Option<u64>) -> ReadError {
         let (offset, index) = (self.buf.position(), self.index);
         self.index += 1;
