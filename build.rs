@@ -9,7 +9,11 @@ fn main() {
     }
     let out = std::path::PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR")).join("test_schemas");
     std::fs::create_dir_all(&out).expect("create OUT_DIR/test_schemas");
-    let test_schemas = ["codegen/tests/schemas/everything.toml", "codegen/tests/schemas/c_all_kinds.toml"];
+    let test_schemas = [
+        "codegen/tests/schemas/everything.toml",
+        "codegen/tests/schemas/c_all_kinds.toml",
+        "codegen/tests/schemas/checked.toml",
+    ];
     logspec_codegen::Builder::new().out_dir(&out).compile(&test_schemas).unwrap_or_else(|e| e.exit());
     // The `.msg` definitions of the ROS test bags, for the differential test of tests/it/rosbag.rs.
     let mut msgs = Vec::new();

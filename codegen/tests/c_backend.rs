@@ -59,11 +59,13 @@ fn all_schemas() -> Vec<(String, Schema)> {
     v
 }
 
-/// The schemas whose headers are snapshotted: the project's and `c_all_kinds.toml`. Other test
+/// The schemas whose headers are snapshotted: the project's, `c_all_kinds.toml` and
+/// `checked.toml` (the CRC functions and resync of a `[framing]` sync and checksum). Other test
 /// schemas belong to other back ends' tests and change with them.
 fn snapshot_schemas() -> Vec<(String, Schema)> {
     let mut v = project_schemas();
     v.push(("c_all_kinds".into(), compile(&root().join("codegen/tests/schemas/c_all_kinds.toml"))));
+    v.push(("checked".into(), compile(&root().join("codegen/tests/schemas/checked.toml"))));
     v
 }
 

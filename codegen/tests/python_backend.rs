@@ -60,6 +60,7 @@ fn schemas() -> Vec<(&'static str, Schema)> {
         ("rlog", "schemas/rlog.toml"),
         ("c_all_kinds", "codegen/tests/schemas/c_all_kinds.toml"),
         ("everything", "codegen/tests/schemas/everything.toml"),
+        ("checked", "codegen/tests/schemas/checked.toml"),
     ]
     .into_iter()
     .map(|(label, rel)| (label, compile(rel)))

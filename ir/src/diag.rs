@@ -78,6 +78,10 @@ pub enum Code {
     BadConst,
     /// A schema id that is inconsistent with the header.
     BadSchemaId,
+    /// A framing `sync` or `checksum` that cannot apply: a sync field that is not the record
+    /// header's first field or has no const; a checksum field that is not an unsigned integer of
+    /// the CRC's width; an unknown algorithm or span.
+    BadIntegrity,
     /// A struct that must have a fixed size (file or record header) does not.
     NotFixedSize,
     /// A length rule that cannot apply here: `rest` anywhere but a record's last field (or without
@@ -124,6 +128,7 @@ impl Code {
             Code::BadParam => "E0404",
             Code::BadFraming => "E0501",
             Code::BadSchemaId => "E0502",
+            Code::BadIntegrity => "E0503",
             Code::RecursiveType => "E0601",
             Code::TooDeep => "E0602",
         }

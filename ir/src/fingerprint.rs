@@ -33,6 +33,37 @@ pub fn of_struct(schema: &Schema, id: TypeId) -> u64 {
     fnv1a64(canonical(schema, id).as_bytes())
 }
 
+/// The fingerprint of a record's layout: its payload struct's, and, when the framing declares a
+/// sync or a checksum, the record header's layout with them (`...|frame{...};sync=0;crc=crc-32c/
+/// record@4`), since every record's bytes then depend on it. Framings without either keep the
+/// payload's fingerprint, so the existing locks stay valid.
+pub fn of_record(schema: &Schema, body: TypeId) -> u64 {
+    let mut text = canonical(schema, body);
+    if let Some(f) = framing_text(schema) {
+        text.push('|');
+        text.push_str(&f);
+    }
+    fnv1a64(text.as_bytes())
+}
+
+/// The canonical text of a framing that declares a sync or a checksum: the record header's
+/// layout, the sync field's index, and the checksum's algorithm, span and field index.
+pub fn framing_text(schema: &Schema) -> Option<String> {
+    let fr = schema.framing.as_ref()?;
+    if fr.sync.is_none() && fr.checksum.is_none() {
+        return None;
+    }
+    let mut out = String::from("frame");
+    out.push_str(&canonical(schema, fr.header));
+    if let Some(i) = fr.sync {
+        let _ = write!(out, ";sync={i}");
+    }
+    if let Some(c) = fr.checksum {
+        let _ = write!(out, ";crc={}/{}@{}", c.algorithm.name(), c.over.name(), c.field);
+    }
+    Some(out)
+}
+
 /// The canonical layout text of a struct, e.g.
 /// `{x:f32le;y:f32le;src:enum u8{AUTOPILOT=0,MANUAL=1};_:pad3}`.
 pub fn canonical(schema: &Schema, id: TypeId) -> String {
@@ -228,5 +259,43 @@ mod tests {
         assert_eq!(fnv1a64(b""), 0xcbf29ce484222325);
         assert_eq!(fnv1a64(b"a"), 0xaf63dc4c8601ec8c);
         assert_eq!(fnv1a64(b"foobar"), 0x85944171f73967e8);
+    }
+
+    /// A schema whose framing is `framing` (TOML lines) and whose one record is `{ x: u32 }`.
+    fn record_print(framing: &str) -> (u64, u64) {
+        let text = format!(
+            "[format]\nname = \"f\"\n[framing]\ntag = \"t\"\nlength = \"n\"\n{framing}\n\
+             [[record]]\nname = \"REC_A\"\nid = 1\nfields = [{{ name = \"x\", type = \"u32\" }}]\n"
+        );
+        let s = crate::compile_str("f.toml", &text).unwrap_or_else(|e| panic!("{}", e.render()));
+        (s.records[0].fingerprint, super::of_struct(&s, s.records[0].body))
+    }
+
+    #[test]
+    fn sync_and_checksum_are_part_of_every_records_fingerprint() {
+        let plain = "fields = [{ name = \"t\", type = \"u8\" }, { name = \"n\", type = \"u16\" }, { name = \"c\", type = \"u32\" }]";
+        let synced = "sync = \"s\"\nfields = [{ name = \"s\", type = \"u16\", const = 0x95A3 }, { name = \"t\", type = \"u8\" }, { name = \"n\", type = \"u16\" }, { name = \"c\", type = \"u32\" }]";
+        let other_sync = synced.replace("0x95A3", "0x95A4");
+        let crc = |alg: &str, over: &str| {
+            format!("checksum = {{ field = \"c\", algorithm = \"{alg}\", over = \"{over}\" }}\n{plain}")
+        };
+        // Without a sync or a checksum, a record's fingerprint is its payload's, as before.
+        let (p, payload) = record_print(plain);
+        assert_eq!(p, payload);
+        let prints = [
+            p,
+            record_print(synced).0,
+            record_print(&other_sync).0,
+            record_print(&crc("crc-32c", "record")).0,
+            record_print(&crc("crc-32", "record")).0,
+            record_print(&crc("crc-32c", "payload")).0,
+        ];
+        for (i, a) in prints.iter().enumerate() {
+            for b in &prints[i + 1..] {
+                assert_ne!(a, b, "{prints:x?}");
+            }
+        }
+        // The payload's own fingerprint does not move.
+        assert_eq!(record_print(&crc("crc-32", "payload")).1, payload);
     }
 }

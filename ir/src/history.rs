@@ -94,7 +94,7 @@ pub fn rebuild(current: &Schema, locked: &LockedSchema) -> Result<Schema, String
         let name = rb.unique(body_name);
         let body =
             rb.push(TypeDef::Struct(Struct { name, doc: doc.clone(), endian: current.format.endian, fields, size }));
-        let fingerprint = fingerprint::of_struct(&rb.out, body);
+        let fingerprint = fingerprint::of_record(&rb.out, body);
         rb.out.records.push(Record { name: r.name.clone(), id: r.id, doc, body, fingerprint });
     }
     // The rebuilt layouts must be exactly the locked ones.

@@ -434,6 +434,143 @@ pub struct Framing {
     pub length: Option<usize>,
     /// Index of the header field that holds the record's timestamp, if any.
     pub timestamp: Option<usize>,
+    /// Index of the header's sync field: its first field, with a const value whose bytes begin
+    /// every record. A reader that loses the record boundary (a bad checksum, a length past the
+    /// end) searches for these bytes to find the next record.
+    pub sync: Option<usize>,
+    /// A per-record checksum in a header field, which every reader verifies.
+    pub checksum: Option<Checksum>,
+}
+
+impl Framing {
+    /// The bytes that begin every record (the sync field's const, encoded), if there is a sync.
+    pub fn sync_bytes(&self, schema: &Schema) -> Option<Vec<u8>> {
+        let f = &schema.strukt(self.header).fields[self.sync?];
+        match (f.value.as_ref()?, &f.ty) {
+            (ConstValue::Bytes(b), _) => Some(b.clone()),
+            (ConstValue::Int(v), Ty::Prim(p)) => Some(encode_int(*v, p.size() as usize, f.endian)),
+            (ConstValue::Int(v), Ty::Named(id)) => match schema.ty(*id) {
+                TypeDef::Enum(e) => Some(encode_int(*v, e.base.size() as usize, f.endian)),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+}
+
+/// The low `n` bytes of `v` (two's complement) in byte order `e`.
+fn encode_int(v: i128, n: usize, e: Endian) -> Vec<u8> {
+    let le = v.to_le_bytes();
+    let mut out = le[..n].to_vec();
+    if e == Endian::Big {
+        out.reverse();
+    }
+    out
+}
+
+/// A per-record checksum (`[framing] checksum`): a CRC over a stated span, stored in a field of
+/// the record header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Checksum {
+    /// Index of the header field that holds it (an unsigned integer of the CRC's width).
+    pub field: usize,
+    pub algorithm: Crc,
+    pub over: ChecksumSpan,
+}
+
+/// The bytes a [`Checksum`] covers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChecksumSpan {
+    /// The record header, without the checksum field's own bytes, then the payload.
+    Record,
+    /// The payload alone.
+    Payload,
+}
+
+impl ChecksumSpan {
+    /// The schema spelling (`checksum_over`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ChecksumSpan::Record => "record",
+            ChecksumSpan::Payload => "payload",
+        }
+    }
+
+    pub const ALL: [ChecksumSpan; 2] = [ChecksumSpan::Record, ChecksumSpan::Payload];
+}
+
+/// The CRCs a schema can name, by their names in the catalogue of parametrised CRC algorithms
+/// (Greg Cook's "reveng" catalogue, the Rocksoft model). The parameters are data: the runtime
+/// computes every CRC with one routine (`logspec_runtime::crc`), the C and Python back ends
+/// emit one routine each over the same parameters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Crc {
+    /// CRC-16/CCITT-FALSE (the catalogue's CRC-16/IBM-3740): poly 0x1021, init 0xFFFF.
+    Crc16CcittFalse,
+    /// CRC-16/XMODEM: poly 0x1021, init 0.
+    Crc16Xmodem,
+    /// CRC-32 (CRC-32/ISO-HDLC, zlib's): poly 0x04C11DB7 reflected.
+    Crc32,
+    /// CRC-32C (CRC-32/ISCSI, Castagnoli): poly 0x1EDC6F41 reflected.
+    Crc32c,
+}
+
+/// A CRC's parameters in the Rocksoft model, and its check value (the CRC of the ASCII bytes
+/// `123456789`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CrcParams {
+    pub width: u32,
+    pub poly: u32,
+    pub init: u32,
+    pub reflect: bool,
+    pub xorout: u32,
+    pub check: u32,
+}
+
+impl Crc {
+    pub const ALL: [Crc; 4] = [Crc::Crc16CcittFalse, Crc::Crc16Xmodem, Crc::Crc32, Crc::Crc32c];
+
+    /// The schema spelling (`checksum_algorithm`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Crc::Crc16CcittFalse => "crc-16/ccitt-false",
+            Crc::Crc16Xmodem => "crc-16/xmodem",
+            Crc::Crc32 => "crc-32",
+            Crc::Crc32c => "crc-32c",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<Crc> {
+        Crc::ALL.into_iter().find(|c| c.name() == s)
+    }
+
+    /// The catalogue's parameters. (All four have refin = refout.)
+    pub fn params(self) -> CrcParams {
+        match self {
+            Crc::Crc16CcittFalse => {
+                CrcParams { width: 16, poly: 0x1021, init: 0xFFFF, reflect: false, xorout: 0, check: 0x29B1 }
+            }
+            Crc::Crc16Xmodem => {
+                CrcParams { width: 16, poly: 0x1021, init: 0, reflect: false, xorout: 0, check: 0x31C3 }
+            }
+            Crc::Crc32 => CrcParams {
+                width: 32,
+                poly: 0x04C1_1DB7,
+                init: 0xFFFF_FFFF,
+                reflect: true,
+                xorout: 0xFFFF_FFFF,
+                check: 0xCBF4_3926,
+            },
+            Crc::Crc32c => CrcParams {
+                width: 32,
+                poly: 0x1EDC_6F41,
+                init: 0xFFFF_FFFF,
+                reflect: true,
+                xorout: 0xFFFF_FFFF,
+                check: 0xE306_9283,
+            },
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -169,6 +169,30 @@ pub static FRAMING: Section = Section {
             Kind::Bool,
             "`false`: do not check that every record fits the `length` field (E0304). Default `true`.",
         ),
+        opt(
+            "sync",
+            Kind::Str,
+            "The record header's first field, a const: its bytes begin every record, and readers resynchronise on them.",
+        ),
+        opt("checksum", Kind::Table(&CHECKSUM), "A per-record CRC in a record-header field, verified by every reader."),
+    ],
+};
+
+pub static CHECKSUM: Section = Section {
+    id: "checksum",
+    what: "[framing.checksum]",
+    keys: &[
+        req("field", Kind::Str, "The record-header field that holds the CRC: an unsigned integer of the CRC's width."),
+        req(
+            "algorithm",
+            Kind::Str,
+            "\"crc-16/ccitt-false\", \"crc-16/xmodem\", \"crc-32\" (ISO-HDLC, zlib's) or \"crc-32c\" (Castagnoli).",
+        ),
+        opt(
+            "over",
+            Kind::Str,
+            "\"record\": the record header without the CRC field's bytes, then the payload; \"payload\": the payload alone. Default \"record\".",
+        ),
     ],
 };
 

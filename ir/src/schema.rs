@@ -101,6 +101,17 @@ pub struct FramingDecl {
     /// `bounded = false`: payloads may exceed what the length field can express (E0304 is not
     /// checked); writers reject an oversized record at run time.
     pub bounded: Option<Sp<bool>>,
+    pub sync: Option<Sp<String>>,
+    pub checksum: Option<ChecksumDecl>,
+}
+
+/// `checksum = { field = "crc", algorithm = "crc-32c", over = "payload" }` in `[framing]`.
+#[derive(Clone, Debug)]
+pub struct ChecksumDecl {
+    pub field: Sp<String>,
+    pub algorithm: Sp<String>,
+    pub over: Option<Sp<String>>,
+    pub span: Span,
 }
 
 /// A const value as written: an integer or a string (whose UTF-8 bytes are the value).
@@ -212,9 +223,17 @@ pub fn parse(source: &str) -> (SchemaFile, Vec<Diagnostic>) {
         let length = t.str("length");
         let timestamp = t.str("timestamp");
         let bounded = t.boolean("bounded");
+        let sync = t.str("sync");
+        let checksum = t.table("checksum").map(|(mut c, cspan)| {
+            let field = c.str("field").unwrap_or_else(|| Sp::placeholder(String::new(), cspan.start));
+            let algorithm = c.str("algorithm").unwrap_or_else(|| Sp::placeholder(String::new(), cspan.start));
+            let over = c.str("over");
+            c.finish();
+            ChecksumDecl { field, algorithm, over, span: cspan }
+        });
         let body = struct_decl(t, span.clone());
         let tag = tag.unwrap_or_else(|| Sp::placeholder(String::new(), span.start));
-        FramingDecl { tag, length, timestamp, bounded, body }
+        FramingDecl { tag, length, timestamp, bounded, sync, checksum, body }
     });
     file.structs = t.tables("struct").into_iter().map(|(t, s)| struct_decl(t, s)).collect();
     file.enums = t.tables("enum").into_iter().map(|(t, s)| enum_decl(t, s)).collect();

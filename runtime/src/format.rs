@@ -3,6 +3,7 @@
 //! `no_std` crate; the readers and writers over `std::io` are in [`crate::framed`].
 
 use crate::error::DecodeError;
+use crate::sync::RecordChecksum;
 use crate::traits::{Decode, Encode};
 use crate::visit::Visit;
 
@@ -32,6 +33,13 @@ pub trait Framing {
     const TAG_FIELD: &'static str;
     const LENGTH_FIELD: &'static str;
     const TIMESTAMP_FIELD: Option<&'static str>;
+    /// The bytes that begin every record (`[framing] sync`), empty without one.
+    const SYNC: &'static [u8] = &[];
+    /// The per-record checksum (`[framing] checksum`), if any.
+    const CHECKSUM: Option<RecordChecksum> = None;
+    /// Whether a reader that loses the record boundary searches for the next good record
+    /// ([`crate::sync::resync`]): when the framing has a sync or a checksum to recognise one by.
+    const RESYNC: bool = !Self::SYNC.is_empty() || Self::CHECKSUM.is_some();
 
     /// Parses the framing fields from the first `RECORD_HEADER_SIZE` bytes of `b`, checking its
     /// const fields (sync markers).
@@ -81,6 +89,31 @@ pub trait Versioned: FramedFormat {
     fn with_schema_id<W: WithFormat>(id: u64, w: W) -> Result<W::Output, W>;
 }
 
+/// Why a record of a framing with a sync or a checksum did not check out.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Corruption {
+    /// The CRC in the record header is not the CRC of its bytes.
+    Checksum { field: &'static str, stored: u32, computed: u32 },
+    /// The record header does not decode (a wrong sync, a bad const).
+    Header(DecodeError),
+    /// The record's length runs past the end of the input.
+    Length { needed: u64, available: u64 },
+}
+
+impl core::fmt::Display for Corruption {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Corruption::Checksum { field, stored, computed } => {
+                write!(f, "checksum mismatch: `{field}` holds {stored:#x}, the record's bytes give {computed:#x}")
+            }
+            Corruption::Header(e) => write!(f, "bad record header: {}", e.detail()),
+            Corruption::Length { needed, available } => {
+                write!(f, "the length field says {needed} payload bytes, only {available} follow")
+            }
+        }
+    }
+}
+
 /// What went wrong while reading a stream.
 #[derive(Debug)]
 pub enum ReadErrorKind {
@@ -95,6 +128,9 @@ pub enum ReadErrorKind {
     BadRecordHeader(DecodeError),
     /// The file's schema id is not one this build knows.
     UnknownSchemaId { field: &'static str, found: u64, known: &'static [u64] },
+    /// A corrupted region: the record here did not check out, and reading resumed at the next
+    /// record that does (or at the end), `skipped` bytes on.
+    Corrupt { why: Corruption, skipped: u64 },
     /// The file's schema id is one this build knows, but not the one of this reader's layout: pick
     /// the reader by the file's schema id with `with_file_format` (with `std`).
     OtherSchemaId { field: &'static str, found: u64, expected: u64 },

@@ -12,9 +12,10 @@ use std::vec::Vec;
 use crate::cursor::Cursor;
 use crate::error::{DecodeError, DecodeErrorKind, EncodeError};
 use crate::readbuf::{ReadBuf, CHUNK};
+use crate::sync::{resync, Resync};
 use crate::traits::{Decode, Encode, Endian};
 
-pub use crate::format::{FramedFormat, ReadErrorKind, RecordHeader, Versioned, WithFormat};
+pub use crate::format::{Corruption, FramedFormat, ReadErrorKind, RecordHeader, Versioned, WithFormat};
 
 /// Calls `w` with the layout a file was written under, read from the schema id in its header
 /// (`head` holds the first bytes of the file: at least the file header). Files without a schema
@@ -83,9 +84,10 @@ pub struct ReadErrorDetail {
 }
 
 impl ReadError {
-    /// Whether reading can go on after this error (a bad record whose length was known).
+    /// Whether reading can go on after this error (a bad record whose length was known, or a
+    /// corrupted region passed over).
     pub fn is_recoverable(&self) -> bool {
-        matches!(self.kind, ReadErrorKind::Decode(_)) && self.record_index.is_some()
+        matches!(self.kind, ReadErrorKind::Decode(_) | ReadErrorKind::Corrupt { .. }) && self.record_index.is_some()
     }
 }
 
@@ -111,6 +113,13 @@ impl fmt::Display for ReadError {
                 e.offset = abs;
                 write!(f, "{e}")
             }
+            ReadErrorKind::Corrupt { why, skipped } => {
+                write!(f, "{why}; {skipped} bytes passed over to ")?;
+                match self.offset.checked_add(*skipped) {
+                    Some(at) => write!(f, "the next good record at byte {at}"),
+                    None => f.write_str("the end"),
+                }
+            }
             ReadErrorKind::UnknownSchemaId { field, found, known } => {
                 write!(f, "{field} is {found}, but this build only knows schema id")?;
                 if known.len() != 1 {
@@ -135,6 +144,7 @@ impl std::error::Error for ReadError {
         match &self.kind {
             ReadErrorKind::Io(e) => Some(e),
             ReadErrorKind::Decode(e) | ReadErrorKind::BadRecordHeader(e) => Some(e),
+            ReadErrorKind::Corrupt { why: Corruption::Header(e), .. } => Some(e),
             _ => None,
         }
     }
@@ -266,6 +276,39 @@ fn frame<F: FramedFormat>(bytes: &[u8]) -> Frame {
     }
 }
 
+/// Whether the record at the start of `bytes` checks out, for [`resync`]: it frames, its CRC
+/// matches, and (without a CRC to vouch for it) its type is known and its payload decodes.
+/// `None`: `bytes` end inside it and more may come (`eof` false).
+fn checks_out<F: FramedFormat>(bytes: &[u8], eof: bool) -> Option<bool> {
+    match frame::<F>(bytes) {
+        Frame::Whole { header, total } => {
+            let (hb, payload) = bytes[..total].split_at(F::RECORD_HEADER_SIZE);
+            Some(match F::CHECKSUM {
+                Some(c) => c.verify(hb, payload).is_ok(),
+                None => matches!(F::decode_record(header.tag, payload), Some(Ok(_))),
+            })
+        }
+        Frame::Short { .. } if !eof => None,
+        Frame::Short { .. } | Frame::BadHeader(_) => Some(false),
+    }
+}
+
+/// A whole record's CRC, checked (`Ok` for a framing without one).
+#[inline(always)]
+fn verify<F: FramedFormat>(bytes: &[u8], total: usize) -> Result<(), Corruption> {
+    match F::CHECKSUM {
+        None => Ok(()),
+        Some(c) => {
+            let (hb, payload) = bytes[..total].split_at(F::RECORD_HEADER_SIZE);
+            c.verify(hb, payload).map_err(|(stored, computed)| Corruption::Checksum {
+                field: c.field,
+                stored,
+                computed,
+            })
+        }
+    }
+}
+
 /// How far ahead of the record it frames the slice reader has read every cache line of its input.
 /// A decoder that only checks lengths (a counted array of fixed-size records) does not touch a
 /// payload's middle, so without this the next record's header is the first byte read of its
@@ -334,6 +377,65 @@ impl<'a, F: FramedFormat> SliceReader<'a, F> {
     }
 }
 
+impl<F: FramedFormat> SliceReader<'_, F> {
+    /// The error of a record cut short, out of the hot loop: a truncation, which ends the stream
+    /// unless the framing resynchronises and a good record follows.
+    #[cold]
+    #[inline(never)]
+    fn short(&mut self, what: &'static str, needed: u64, available: u64, tag: Option<u64>) -> ReadError {
+        let truncated = ReadErrorKind::Truncated { what, needed, available };
+        let why = (F::RESYNC && tag.is_some()).then_some(Corruption::Length { needed, available });
+        self.resume_or(why, truncated, tag)
+    }
+
+    /// The error of a record header that does not decode, out of the hot loop.
+    #[cold]
+    #[inline(never)]
+    fn bad_header(&mut self, e: DecodeError) -> ReadError {
+        let bad = ReadErrorKind::BadRecordHeader(e.clone());
+        let why = F::RESYNC.then_some(Corruption::Header(e));
+        self.resume_or(why, bad, None)
+    }
+
+    /// After a record that does not check out (`why`), resumes at the next good record and
+    /// reports the bytes passed over; ends the stream with `otherwise` when there is nothing to
+    /// resume at (`why` is `None`: a framing without sync or checksum, or a record cut by the end).
+    #[cold]
+    #[inline(never)]
+    fn resume_or(&mut self, why: Option<Corruption>, otherwise: ReadErrorKind, tag: Option<u64>) -> ReadError {
+        match why {
+            Some(why) => self.resume(why, Some(otherwise), tag),
+            None => {
+                self.done = true;
+                record_error::<F>(otherwise, self.pos as u64, self.index, tag)
+            }
+        }
+    }
+
+    /// [`resume_or`](Self::resume_or) with a corruption: a record that ends past the input's end
+    /// (`otherwise`, a truncation) stays a truncation when no good record follows it.
+    #[cold]
+    #[inline(never)]
+    fn resume(&mut self, why: Corruption, otherwise: Option<ReadErrorKind>, tag: Option<u64>) -> ReadError {
+        let (pos, index) = (self.pos, self.index);
+        let found = resync(self.bytes, pos + 1, F::SYNC, |b| checks_out::<F>(b, true));
+        self.index += 1;
+        let skipped = match found {
+            Resync::Found(k) => k - pos,
+            Resync::More(_) => {
+                self.done = true;
+                if let (Corruption::Length { .. }, Some(truncated)) = (&why, otherwise) {
+                    return record_error::<F>(truncated, pos as u64, index, tag);
+                }
+                self.bytes.len() - pos
+            }
+        };
+        self.pos += skipped;
+        self.ahead = self.ahead.max(self.pos);
+        record_error::<F>(ReadErrorKind::Corrupt { why, skipped: skipped as u64 }, pos as u64, index, tag)
+    }
+}
+
 impl<'a, F: FramedFormat> Iterator for SliceReader<'a, F> {
     type Item = Result<RawRecord<'a>, ReadError>;
 
@@ -347,22 +449,19 @@ impl<'a, F: FramedFormat> Iterator for SliceReader<'a, F> {
             self.done = true;
             return None;
         }
-        let (pos, index) = (self.pos as u64, self.index);
         let (header, total) = match frame::<F>(rest) {
-            Frame::Whole { header, total } => (header, total),
+            Frame::Whole { header, total } => {
+                if F::CHECKSUM.is_some() {
+                    if let Err(why) = verify::<F>(rest, total) {
+                        return Some(Err(self.resume(why, None, Some(header.tag))));
+                    }
+                }
+                (header, total)
+            }
             Frame::Short { what, needed, available, tag, .. } => {
-                self.done = true;
-                return Some(Err(record_error::<F>(
-                    ReadErrorKind::Truncated { what, needed, available },
-                    pos,
-                    index,
-                    tag,
-                )));
+                return Some(Err(self.short(what, needed, available, tag)));
             }
-            Frame::BadHeader(e) => {
-                self.done = true;
-                return Some(Err(record_error::<F>(ReadErrorKind::BadRecordHeader(e), pos, index, None)));
-            }
+            Frame::BadHeader(e) => return Some(Err(self.bad_header(e))),
         };
         let h = F::RECORD_HEADER_SIZE;
         // Reads one byte of each cache line up to `READ_AHEAD` past this record, so that the
@@ -453,7 +552,10 @@ impl<R: Read, F: FramedFormat> Reader<R, F> {
         }
         let (header, total) = loop {
             match frame::<F>(self.buf.bytes()) {
-                Frame::Whole { header, total } => break (header, total),
+                Frame::Whole { header, total } => match verify::<F>(self.buf.bytes(), total) {
+                    Ok(()) => break (header, total),
+                    Err(why) => return Some(Err(self.resume(why, None, Some(header.tag)))),
+                },
                 // The bytes read end inside the record: read the rest, unless the input ended.
                 Frame::Short { want: Some(want), tag, .. } if !self.buf.is_eof() => {
                     if let Err(e) = self.buf.fill(want) {
@@ -461,7 +563,15 @@ impl<R: Read, F: FramedFormat> Reader<R, F> {
                     }
                 }
                 Frame::Short { what, needed, available, tag, .. } => {
-                    return fail(self, ReadErrorKind::Truncated { what, needed, available }, tag);
+                    let truncated = ReadErrorKind::Truncated { what, needed, available };
+                    if F::RESYNC && tag.is_some() {
+                        return Some(Err(self.resume(Corruption::Length { needed, available }, Some(truncated), tag)));
+                    }
+                    return fail(self, truncated, tag);
+                }
+                Frame::BadHeader(e) if F::RESYNC => {
+                    let bad = ReadErrorKind::BadRecordHeader(e.clone());
+                    return Some(Err(self.resume(Corruption::Header(e), Some(bad), None)));
                 }
                 Frame::BadHeader(e) => return fail(self, ReadErrorKind::BadRecordHeader(e), None),
             }
@@ -470,6 +580,46 @@ impl<R: Read, F: FramedFormat> Reader<R, F> {
         self.index += 1;
         let payload = &self.buf.take(total)[h..];
         Some(Ok(RawRecord { offset, index, header, payload }))
+    }
+
+    /// After a record that does not check out (`why`), passes over the bytes up to the next good
+    /// record, reading on until one is found or the input ends, and reports them. A record cut by
+    /// the end with nothing good after it stays a truncation (`otherwise`). The buffer holds at
+    /// most a candidate record and a chunk.
+    #[cold]
+    #[inline(never)]
+    fn resume(&mut self, why: Corruption, otherwise: Option<ReadErrorKind>, tag: Option<u64>) -> ReadError {
+        let (offset, index) = (self.buf.position(), self.index);
+        self.index += 1;
+        let mut from = 1;
+        loop {
+            let eof = self.buf.is_eof();
+            match resync(self.buf.bytes(), from, F::SYNC, |b| checks_out::<F>(b, eof)) {
+                Resync::Found(k) => {
+                    self.buf.take(k);
+                    break;
+                }
+                Resync::More(k) if !eof => {
+                    self.buf.take(k);
+                    from = 0;
+                    if let Err(e) = self.buf.fill(self.buf.available().saturating_add(CHUNK)) {
+                        self.done = true;
+                        return record_error::<F>(ReadErrorKind::Io(e), offset, index, tag);
+                    }
+                }
+                Resync::More(_) => {
+                    self.done = true;
+                    if let (Corruption::Length { .. }, Some(truncated)) = (&why, otherwise) {
+                        return record_error::<F>(truncated, offset, index, tag);
+                    }
+                    let n = self.buf.available();
+                    self.buf.take(n);
+                    break;
+                }
+            }
+        }
+        let skipped = self.buf.position() - offset;
+        record_error::<F>(ReadErrorKind::Corrupt { why, skipped }, offset, index, tag)
     }
 
     /// Like [`SliceReader::decode_each`]: decodes records until the end or the first error, lending
@@ -583,6 +733,7 @@ impl<W: Write, F: FramedFormat> Writer<W, F> {
             self.buf.truncate(start);
             return Err(e.into());
         }
+        self.seal(start);
         self.maybe_flush()
     }
 
@@ -598,7 +749,17 @@ impl<W: Write, F: FramedFormat> Writer<W, F> {
         let header = RecordHeader { tag, len: payload.len() as u64, timestamp: Some(timestamp) };
         F::write_record_header(&header, &mut self.buf[start..]);
         self.buf.extend_from_slice(payload);
+        self.seal(start);
         self.maybe_flush()
+    }
+
+    /// Fills in the CRC of the record that starts at `start` of the buffer, if the framing has one.
+    #[inline]
+    fn seal(&mut self, start: usize) {
+        if let Some(c) = F::CHECKSUM {
+            let (header, payload) = self.buf[start..].split_at_mut(F::RECORD_HEADER_SIZE);
+            c.fill(header, payload);
+        }
     }
 
     fn check_len(&self, len: usize) -> Result<(), WriteError> {

@@ -16,6 +16,7 @@ extern crate std;
 mod cursor;
 mod error;
 mod format;
+pub mod sync;
 mod traits;
 pub mod view;
 mod visit;
@@ -34,10 +35,11 @@ pub use traits::{Decode, Encode, Endian, Fixed, FixedStr, Record, Union};
 pub use view::View;
 pub use visit::{Visit, Visitor};
 
-pub use format::{FramedFormat, Framing, ReadErrorKind, RecordHeader, Versioned, WithFormat};
+pub use format::{Corruption, FramedFormat, Framing, ReadErrorKind, RecordHeader, Versioned, WithFormat};
 #[cfg(feature = "std")]
 pub use framed::{
     with_file_format, Event, RawRecord, ReadError, ReadErrorDetail, Reader, SliceReader, WriteError, Writer,
 };
 #[cfg(feature = "std")]
 pub use readbuf::{Input, ReadBuf, SliceBuf, WindowBuf};
+pub use sync::{resync, Crc, RecordChecksum, Resync};

@@ -1,6 +1,8 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod checked;
+
 use std::path::PathBuf;
 use std::process::{Command, Output};
 

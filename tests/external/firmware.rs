@@ -29,9 +29,19 @@ const MANUAL_FROM: u32 = 2500;
 const QEMU_TIMEOUT: Duration = Duration::from_secs(60);
 
 fn build(dir: &Path) -> PathBuf {
+    build_with(dir, &[])
+}
+
+/// [`build`] with `make` variables (`CHECKED=1`).
+fn build_with(dir: &Path, vars: &[&str]) -> PathBuf {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/firmware");
-    let out =
-        Command::new("make").arg("-C").arg(&src).arg(format!("BUILD={}", dir.display())).output().expect("run make");
+    let out = Command::new("make")
+        .arg("-C")
+        .arg(&src)
+        .arg(format!("BUILD={}", dir.display()))
+        .args(vars)
+        .output()
+        .expect("run make");
     assert!(
         out.status.success(),
         "building the firmware failed:\n{}{}",
@@ -253,7 +263,77 @@ impl Sim {
 /// This module's trials, run by `tests/external/main.rs`.
 pub fn trials() -> Vec<libtest_mimic::Trial> {
     let needs = [Need::Program("arm-none-eabi-gcc"), Need::Program("qemu-system-arm"), Need::Program("make")];
-    vec![tools::trial("firmware_logs_every_record_under_qemu", &needs, firmware_logs_every_record_under_qemu)]
+    vec![
+        tools::trial("firmware_logs_every_record_under_qemu", &needs, firmware_logs_every_record_under_qemu),
+        tools::trial(
+            "firmware_logs_checked_records_that_survive_a_corrupted_length",
+            &needs,
+            firmware_logs_checked_records_that_survive_a_corrupted_length,
+        ),
+    ]
+}
+
+/// `make CHECKED=1`: the same firmware, logging through the header generated from
+/// `examples/firmware/checked/usvlog.toml` (a sync word and a CRC-16/CCITT-FALSE on every
+/// record). Every record's payload is the recomputed simulation's, its CRC checks out (the IR
+/// interpreter verifies it), and a length field corrupted as an SD card might corrupt it costs
+/// that one record, not the rest of the file.
+fn firmware_logs_checked_records_that_survive_a_corrupted_length() {
+    use logspec::log::SchemaFormat;
+    use logspec::runtime::Encode;
+
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("firmware-checked");
+    let _ = std::fs::remove_file(dir.join("timeseries.bin"));
+    let elf = build_with(&dir, &["CHECKED=1"]);
+    let (status, console) = run_qemu(&dir, &elf);
+    assert_eq!(status, Some(0), "the firmware failed; its console:\n{console}");
+    let bytes = std::fs::read(dir.join("timeseries.bin")).expect("the firmware wrote timeseries.bin");
+
+    let schema = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/firmware/checked/usvlog.toml");
+    let format = std::sync::Arc::new(SchemaFormat::from_file(&schema).expect("the checked schema"));
+    let read = |bytes: &[u8]| {
+        let mut r = format.read(bytes).expect("the file header");
+        let mut out = Vec::new();
+        while let Some(rec) = r.next_record() {
+            match rec {
+                Ok(rec) => out.push(Ok((rec.offset, rec.header.tag, rec.header.timestamp, rec.payload.to_vec()))),
+                Err(e) if e.is_recoverable() => out.push(Err(e.to_string())),
+                Err(e) => panic!("{e}"),
+            }
+        }
+        out
+    };
+    let got = read(&bytes);
+    let mut sim = Sim { y: 1.0, ..Sim::default() };
+    let mut want = Vec::new();
+    let mut n = 0;
+    for k in 0..CYCLES {
+        want.clear();
+        sim.step(k, &mut want);
+        for w in &want {
+            let Some(Ok((_, tag, t, payload))) = got.get(n) else { panic!("record {n}: {:?}", got.get(n)) };
+            let mut p = Vec::new();
+            w.encode(&mut p, logspec::runtime::Endian::Little).unwrap();
+            assert_eq!((*t, payload), (Some(T0_US + u64::from(k) * 1000), &p), "record {n} (cycle {k})");
+            assert_eq!(*tag, <Usvlog as logspec::runtime::FramedFormat>::record_tag(w), "record {n}");
+            n += 1;
+        }
+    }
+    assert_eq!(got.len(), n, "records after the last cycle");
+
+    // Record 1000's length field (after the 2-byte sync, 8-byte t_us and 2-byte type) made huge.
+    let Ok((at, ..)) = got[1000] else { unreachable!() };
+    let Ok((next, ..)) = got[1001] else { unreachable!() };
+    let mut bad = bytes.clone();
+    let at = at as usize;
+    bad[at + 12..at + 14].copy_from_slice(&[0xFF, 0xFF]);
+    let again = read(&bad);
+    assert_eq!(again.len(), got.len(), "one region in place of one record");
+    assert_eq!(again[..1000], got[..1000]);
+    assert_eq!(again[1001..], got[1001..]);
+    let Err(msg) = &again[1000] else { panic!("{:?}", again[1000]) };
+    let want = format!("{} bytes passed over to the next good record at byte {next}", next - at as u64);
+    assert!(msg.contains(&format!("at byte {at}")) && msg.contains(&want), "{msg}");
 }
 
 fn firmware_logs_every_record_under_qemu() {

@@ -14,6 +14,7 @@ mod scratch;
 mod tools;
 
 mod action;
+mod c_checksum;
 mod c_codec;
 mod c_roundtrip;
 mod cross_language;
@@ -31,6 +32,7 @@ mod wpistruct_mcap;
 fn main() {
     let trials = [
         ("action", action::trials()),
+        ("c_checksum", c_checksum::trials()),
         ("c_codec", c_codec::trials()),
         ("c_roundtrip", c_roundtrip::trials()),
         ("cross_language", cross_language::trials()),

@@ -447,6 +447,85 @@ print(repr(r[5]))
 }
 
 /// This module's trials, run by `tests/external/main.rs`.
+/// The module of a schema with a sync and a CRC (`codegen/tests/schemas/checked.toml`):
+/// `encode_record` makes the bytes built independently (tests/common/checked.rs, its own
+/// CRC-32C), the `Reader` verifies every CRC, and a corrupted length field, a flipped byte or
+/// garbage between records costs that region only: the module's `dump` prints the lines
+/// `logspec dump --schema` prints, reports the region it passed over at the same offset, and
+/// fails at its end as `logspec dump` does; a cut file still ends in a truncation.
+fn a_checked_framing_resynchronises_as_logspec_does() {
+    use common::checked::{file, record, sample, SCHEMA};
+    let dir = scratch("checked");
+    let schemas = dir.join("schemas");
+    std::fs::create_dir_all(&schemas).unwrap();
+    std::fs::copy(SCHEMA, schemas.join("checked.toml")).unwrap();
+    let out =
+        logspec(&["gen", "--lang", "python", "--schemas", schemas.to_str().unwrap(), "--root", dir.to_str().unwrap()]);
+    assert!(out.status.success(), "logspec gen: {}", String::from_utf8_lossy(&out.stderr));
+    let module = dir.join("python").join("checked.py");
+
+    let py = |code: &str| {
+        let out = Command::new("python3")
+            .args(["-c", code])
+            .env("PYTHONPATH", dir.join("python"))
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .output()
+            .expect("run python3");
+        assert!(out.status.success(), "{code}:\n{}", String::from_utf8_lossy(&out.stderr));
+        out.stdout
+    };
+    // The writer: the module's records against the independent bytes.
+    let got = py("import checked, sys; sys.stdout.buffer.write(checked.encode_record(1, {'value': 2.0, 'count': 2}, 200) + checked.encode_record(2, {'text': 'hi'}, 250))");
+    assert_eq!(got, [record(1, 200, &sample(2.0, 2)), record(2, 250, b"\x02hi")].concat());
+
+    let (good, at) = file(6);
+    let mut cases = Vec::new();
+    let mut bad = good.clone();
+    bad[at[2] + 3..at[2] + 5].copy_from_slice(&0xFFFFu16.to_le_bytes());
+    cases.push(("length", bad));
+    let mut bad = good.clone();
+    bad[at[4] + 14] ^= 0x10;
+    cases.push(("flipped", bad));
+    let garbage = [0xA3, 0x95, 0x01, 0x06, 0x00, 1, 2, 0xA3, 0x00, 0xFF, 0xA3];
+    cases.push(("garbage", [&good[..at[2]], &garbage[..], &good[at[2]..]].concat()));
+    let mut bad = good.clone();
+    let last = bad.len() - 1;
+    bad[last] ^= 1;
+    cases.push(("last", bad));
+    cases.push(("cut", good[..good.len() - 2].to_vec()));
+    cases.push(("good", good));
+    for (what, bytes) in cases {
+        let path = dir.join(format!("{what}.chk"));
+        std::fs::write(&path, &bytes).unwrap();
+        let p = path.to_str().unwrap();
+        let ours = logspec(&["dump", "--schema", SCHEMA, p]);
+        let theirs = Command::new("python3").arg(&module).args(["dump", p]).output().expect("run python3");
+        let (ours_out, theirs_out) = (String::from_utf8_lossy(&ours.stdout), String::from_utf8_lossy(&theirs.stdout));
+        assert_eq!(theirs_out, ours_out, "{what}: the module's dump against logspec's");
+        assert_eq!(theirs.status.success(), ours.status.success(), "{what}: exit status");
+        let (ours_err, theirs_err) = (String::from_utf8_lossy(&ours.stderr), String::from_utf8_lossy(&theirs.stderr));
+        if what == "good" {
+            assert!(ours.status.success() && theirs_err.is_empty(), "{what}: {ours_err}{theirs_err}");
+            continue;
+        }
+        // The same place, and the same count of bytes passed over.
+        let place = |err: &str| {
+            let i = err.find("byte ").map(|i| i + 5).unwrap_or_else(|| panic!("{what}: no offset in {err}"));
+            let tail = &err[i..];
+            let offset = tail.split(|c: char| !c.is_ascii_digit()).next().unwrap().to_string();
+            let passed = tail.find(" bytes passed over").map(|j| {
+                let head = &tail[..j];
+                head[head.rfind(' ').unwrap() + 1..].to_string()
+            });
+            (offset, passed)
+        };
+        assert_eq!(place(&theirs_err), place(&ours_err), "{what}:\nlogspec: {ours_err}\nmodule: {theirs_err}");
+        if what == "cut" {
+            assert!(ours_err.contains("truncated") && theirs_err.contains("truncated"), "{ours_err}{theirs_err}");
+        }
+    }
+}
+
 pub fn trials() -> Vec<libtest_mimic::Trial> {
     let py = [Need::Program("python3")];
     let numpy = [Need::Program("python3"), Need::PyModule("numpy")];
@@ -468,6 +547,11 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
             a_file_of_an_older_schema_id_reads_with_the_lock_layout_numpy,
         ),
         tools::trial("enum_and_flags_values_by_name", &py, enum_and_flags_values_by_name),
+        tools::trial(
+            "a_checked_framing_resynchronises_as_logspec_does",
+            &py,
+            a_checked_framing_resynchronises_as_logspec_does,
+        ),
         tools::trial(
             "a_file_of_the_current_schema_id_reads_with_the_new_layout",
             &py,

@@ -9,6 +9,7 @@ mod common;
 mod scratch;
 
 mod carla;
+mod checksum;
 mod cli_check;
 mod cli_diff;
 mod cli_filters;

@@ -19,7 +19,8 @@
 //! gets its own value; integers have a different non-zero value in every byte; floats are not
 //! round binary fractions, so every mantissa byte matters. Constants keep their value, the file
 //! header's schema-id field holds the schema id, and the record header announces the first record
-//! with its real size, so that the header vectors form a valid file start.
+//! with its real size (and, with a `[framing] checksum`, its CRC), so that the header vectors
+//! form a valid file start.
 
 use std::fmt::Write;
 
@@ -101,7 +102,8 @@ pub fn vectors(schema: &Schema) -> Option<String> {
     for (n, &id) in ids.iter().enumerate() {
         let s = schema.strukt(id);
         let mut g = Gen::new(schema, id.0 as u64 * 1000);
-        let values = g.fields(s, Some(id));
+        let mut values = g.fields(s, Some(id));
+        seal(schema, id, &mut values, &mut g.bytes);
         let _ = write!(out, "    {{\"struct\": {}", json_string(&s.name));
         if let Some(r) = schema.record_for(id) {
             let _ = write!(out, ", \"record\": {}, \"id\": {}", json_string(&r.name), r.id);
@@ -120,6 +122,53 @@ pub fn vectors(schema: &Schema) -> Option<String> {
     }
     out.push_str("\n}\n");
     Some(out)
+}
+
+/// With a `[framing] checksum`, the record header's vector (which announces the first
+/// fixed-size record, see [`Gen::special`]) carries the CRC of that record: the header's bytes
+/// (without the CRC field, when the CRC covers them) and the first record's vector bytes, so that
+/// the two vectors are a valid record. The CRC field was walked as 0; its value and bytes are
+/// written here.
+fn seal(schema: &Schema, id: TypeId, values: &mut String, bytes: &mut [u8]) {
+    let Some(fr) = schema.framing.as_ref().filter(|f| f.header == id) else { return };
+    let Some(c) = fr.checksum else { return };
+    let Some(first) = schema.records.iter().find(|r| schema.strukt(r.body).size.is_some()) else { return };
+    let mut g = Gen::new(schema, first.body.0 as u64 * 1000);
+    g.fields(schema.strukt(first.body), Some(first.body));
+    let f = &schema.strukt(id).fields[c.field];
+    let (at, n) = (f.offset.unwrap_or(0) as usize, (c.algorithm.params().width / 8) as usize);
+    let covered: Vec<&[u8]> = match c.over {
+        logspec_ir::ir::ChecksumSpan::Record => vec![&bytes[..at], &bytes[at + n..], &g.bytes],
+        logspec_ir::ir::ChecksumSpan::Payload => vec![&g.bytes],
+    };
+    let v = crc(c.algorithm.params(), &covered);
+    for i in 0..n {
+        let shift = match f.endian {
+            Endian::Little => 8 * i,
+            Endian::Big => 8 * (n - 1 - i),
+        };
+        bytes[at + i] = (v >> shift) as u8;
+    }
+    *values = values.replace(&format!("{}: 0", json_string(&f.name)), &format!("{}: {v}", json_string(&f.name)));
+}
+
+/// A CRC computed as the Rocksoft model states it, one bit at a time with the input bytes
+/// reflected (not the reflected-register form the runtime, C and Python use), so that the golden
+/// CRC is an independent computation of the catalogue's parameters.
+fn crc(p: logspec_ir::ir::CrcParams, parts: &[&[u8]]) -> u32 {
+    let w = p.width;
+    let (top, mask) = (1u64 << (w - 1), (1u64 << w) - 1);
+    let mut reg = u64::from(p.init);
+    for b in parts.iter().flat_map(|x| x.iter()) {
+        let b = if p.reflect { b.reverse_bits() } else { *b };
+        reg ^= u64::from(b) << (w - 8);
+        for _ in 0..8 {
+            reg = if reg & top != 0 { (reg << 1) ^ u64::from(p.poly) } else { reg << 1 } & mask;
+        }
+    }
+    let reg = reg as u32;
+    let reg = if p.reflect { reg.reverse_bits() >> (32 - w) } else { reg };
+    reg ^ p.xorout
 }
 
 /// The vectors of variable-size structs and of by-name union variants, as JSON object texts.
@@ -294,7 +343,8 @@ impl<'a> Gen<'a> {
     }
 
     /// Values fixed by the format rather than chosen: the schema id in the file header, and the
-    /// tag and length of the record header (the first record and its size).
+    /// tag and length of the record header (the first record and its size), and its CRC (see
+    /// [`seal`]).
     fn special(&self, id: Option<TypeId>, field: usize) -> Option<u64> {
         let s = self.schema;
         let id = id?;
@@ -308,6 +358,9 @@ impl<'a> Gen<'a> {
             Some(first.id)
         } else if framing.length == Some(field) {
             s.strukt(first.body).size.map(u64::from)
+        } else if framing.checksum.is_some_and(|c| c.field == field) {
+            // Written by `seal` once the header's other bytes are known.
+            Some(0)
         } else {
             None
         }

@@ -115,6 +115,36 @@ pub fn module_with_history(schema: &Schema, history: &[Schema]) -> Option<String
         header(framing.length),
         header(framing.timestamp),
     );
+    // `[framing] sync` and `checksum`, only where declared (the runtime reads them with `get`).
+    if let Some(sync) = framing.sync_bytes(schema) {
+        let _ = writeln!(
+            out,
+            "# The bytes that begin every record: a reader resynchronises on them.\nFRAMING[\"sync\"] = {}",
+            py_bytes(&sync)
+        );
+    }
+    if let Some(c) = framing.checksum {
+        let f = &schema.strukt(framing.header).fields[c.field];
+        let p = c.algorithm.params();
+        let _ = writeln!(
+            out,
+            "# {} of {}: (field, offset, size, width, poly, init, reflected, xorout, over the header too).\nFRAMING[\"checksum\"] = ({}, {}, {}, {}, {:#x}, {:#x}, {}, {:#x}, {})",
+            c.algorithm.name().to_ascii_uppercase(),
+            match c.over {
+                logspec_ir::ir::ChecksumSpan::Record => "the record header (without the CRC field) and the payload",
+                logspec_ir::ir::ChecksumSpan::Payload => "the payload",
+            },
+            py_str(&f.name),
+            f.offset.unwrap_or(0),
+            p.width / 8,
+            p.width,
+            p.poly,
+            p.init,
+            if p.reflect { "True" } else { "False" },
+            p.xorout,
+            if c.over == logspec_ir::ir::ChecksumSpan::Record { "True" } else { "False" },
+        );
+    }
     let fh = schema.file_header.map_or("None".to_string(), |h| py_str(schema.ty(h).name()));
     let _ = writeln!(out, "FILE_HEADER = {fh}");
     let _ = writeln!(out, "\nread_{name} = read\n\nif __name__ == \"__main__\":\n    raise SystemExit(main())");

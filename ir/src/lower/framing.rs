@@ -7,7 +7,7 @@ use super::{Cx, Decl};
 use crate::diag::{did_you_mean, Code};
 use crate::ir::{self, Len, Ty, TypeId};
 use crate::layout;
-use crate::schema::{SchemaFile, Sp, Span};
+use crate::schema::{ChecksumDecl, SchemaFile, Sp, Span};
 
 impl Cx {
     pub(super) fn framing(&mut self, file: &SchemaFile, schema: &ir::Schema) -> Option<ir::Framing> {
@@ -54,7 +54,109 @@ impl Cx {
         let tag = role(self, &fr.tag, "tag");
         let length = fr.length.as_ref().and_then(|l| role(self, l, "length"));
         let timestamp = fr.timestamp.as_ref().and_then(|t| role(self, t, "timestamp"));
-        Some(ir::Framing { header, tag: tag?, length, timestamp })
+        let sync = fr.sync.as_ref().and_then(|r| self.sync(s, r));
+        let checksum = fr.checksum.as_ref().and_then(|c| self.checksum(s, c));
+        Some(ir::Framing { header, tag: tag?, length, timestamp, sync, checksum })
+    }
+
+    /// `sync = "<field>"`: the record header's first field, with a const value (E0503).
+    fn sync(&mut self, s: &ir::Struct, r: &Sp<String>) -> Option<usize> {
+        if r.is_placeholder() {
+            return None;
+        }
+        let Some(i) = s.fields.iter().position(|f| f.name == r.value && !f.is_padding()) else {
+            let hint = did_you_mean(&r.value, s.fields.iter().filter(|f| !f.is_padding()).map(|f| f.name.as_str()));
+            let d = self.err(
+                Code::BadIntegrity,
+                &r.span,
+                format!("the sync field `{}` is not a field of the record header", r.value),
+            );
+            d.help = Some(match hint {
+                Some(h) => format!("did you mean `{h}`?"),
+                None => format!("add a const field `{}` as the first of `[framing]` `fields`", r.value),
+            });
+            return None;
+        };
+        if i != 0 || s.fields[i].value.is_none() {
+            let d = self.err(
+                Code::BadIntegrity,
+                &r.span,
+                format!("the sync field `{}` must be the record header's first field and have a `const`", r.value),
+            );
+            d.label = Some(if i != 0 { "not the first field".into() } else { "no `const`".into() });
+            d.help = Some("the sync bytes begin every record: e.g. `{ name = \"sync\", type = \"u16\", const = 0x95A3 }` first in `fields`".into());
+            return None;
+        }
+        Some(i)
+    }
+
+    /// `checksum = { field, algorithm, over }`: an unsigned header field of the CRC's width, a
+    /// known algorithm and span (E0503).
+    fn checksum(&mut self, s: &ir::Struct, c: &ChecksumDecl) -> Option<ir::Checksum> {
+        let algorithm = if c.algorithm.is_placeholder() {
+            None
+        } else {
+            let a = ir::Crc::from_name(&c.algorithm.value);
+            if a.is_none() {
+                let names = ir::Crc::ALL.map(ir::Crc::name);
+                let d = self.err(
+                    Code::BadIntegrity,
+                    &c.algorithm.span,
+                    format!("unknown checksum algorithm `{}`", c.algorithm.value),
+                );
+                d.label = Some(format!("expected one of {}", names.map(|n| format!("`{n}`")).join(", ")));
+                if let Some(h) = did_you_mean(&c.algorithm.value, names) {
+                    d.help = Some(format!("did you mean `{h}`?"));
+                }
+            }
+            a
+        };
+        let over = match &c.over {
+            None => Some(ir::ChecksumSpan::Record),
+            Some(o) => {
+                let v = ir::ChecksumSpan::ALL.into_iter().find(|x| x.name() == o.value);
+                if v.is_none() {
+                    self.err(Code::BadIntegrity, &o.span, format!("unknown checksum span `{}`", o.value)).label =
+                        Some("expected `record` or `payload`".into());
+                }
+                v
+            }
+        };
+        if c.field.is_placeholder() {
+            return None;
+        }
+        let Some(i) = s.fields.iter().position(|f| f.name == c.field.value && !f.is_padding()) else {
+            let hint =
+                did_you_mean(&c.field.value, s.fields.iter().filter(|f| !f.is_padding()).map(|f| f.name.as_str()));
+            let d = self.err(
+                Code::BadIntegrity,
+                &c.field.span,
+                format!("the checksum field `{}` is not a field of the record header", c.field.value),
+            );
+            d.help = Some(match hint {
+                Some(h) => format!("did you mean `{h}`?"),
+                None => format!("add a field `{}` to `[framing]` `fields`", c.field.value),
+            });
+            return None;
+        };
+        let algorithm = algorithm?;
+        let width = algorithm.params().width;
+        let f = &s.fields[i];
+        let ok = matches!(f.ty, Ty::Prim(p) if p.is_unsigned() && p.size() * 8 == width) && f.value.is_none();
+        if !ok {
+            let d = self.err(
+                Code::BadIntegrity,
+                &c.field.span,
+                format!(
+                    "the checksum field `{}` must be a `u{width}` without a `const` to hold a {}",
+                    f.name,
+                    algorithm.name()
+                ),
+            );
+            d.label = Some(if f.value.is_some() { "has a `const`".into() } else { format!("not a `u{width}`") });
+            return None;
+        }
+        Some(ir::Checksum { field: i, algorithm, over: over? })
     }
 
     pub(super) fn records(

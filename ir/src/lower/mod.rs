@@ -202,7 +202,7 @@ impl Cx {
         schema.records = self.records(file, &schema, &decls, !recursive && bounded);
         if self.diags.is_empty() {
             let prints: Vec<u64> =
-                schema.records.iter().map(|r| crate::fingerprint::of_struct(&schema, r.body)).collect();
+                schema.records.iter().map(|r| crate::fingerprint::of_record(&schema, r.body)).collect();
             for (r, p) in schema.records.iter_mut().zip(prints) {
                 r.fingerprint = p;
             }

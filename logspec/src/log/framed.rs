@@ -24,7 +24,8 @@ use logspec_ir::ir::{ConstValue, Endian, Prim, Schema, Ty, TypeDef, TypeId};
 use logspec_ir::layout;
 
 use crate::dynamic::{self, Plan, Sink};
-use crate::runtime::{Input, ReadBuf, RecordHeader, Visit, Visitor, WindowBuf};
+use crate::runtime::{resync, Crc, Input, ReadBuf, RecordChecksum, RecordHeader, Resync, Visit, Visitor, WindowBuf};
+use logspec_ir::ir::ChecksumSpan;
 
 /// A framed format described by a schema (and the older layouts of its lock).
 #[derive(Debug)]
@@ -56,6 +57,17 @@ struct Frame {
     tag: Number,
     len: Option<Number>,
     timestamp: Option<Number>,
+    /// The bytes that begin every record (`[framing] sync`), empty without one.
+    sync: Vec<u8>,
+    /// The per-record CRC (`[framing] checksum`), verified as the runtime's reader does.
+    checksum: Option<RecordChecksum>,
+}
+
+impl Frame {
+    /// Whether a record that does not check out is passed over to the next good one.
+    fn resyncs(&self) -> bool {
+        !self.sync.is_empty() || self.checksum.is_some()
+    }
 }
 
 /// A number field at a fixed offset of a fixed-size struct.
@@ -298,6 +310,22 @@ impl Layout {
             tag: number(fh, framing.tag)?,
             len: framing.length.map(|i| number(fh, i)).transpose()?,
             timestamp: framing.timestamp.map(|i| number(fh, i)).transpose()?,
+            sync: framing.sync_bytes(&schema).unwrap_or_default(),
+            checksum: framing.checksum.map(|c| {
+                let p = c.algorithm.params();
+                let f = &schema.strukt(fh).fields[c.field];
+                RecordChecksum {
+                    crc: Crc::new(p.width, p.poly, p.init, p.reflect, p.xorout),
+                    // The message names the field; the schema outlives every reader of it.
+                    field: "",
+                    at: f.offset.unwrap_or(0) as usize,
+                    endian: match f.endian {
+                        Endian::Little => crate::runtime::Endian::Little,
+                        Endian::Big => crate::runtime::Endian::Big,
+                    },
+                    over_header: c.over == ChecksumSpan::Record,
+                }
+            }),
         };
         let mut records = Vec::with_capacity(schema.records.len());
         let mut tags = Vec::with_capacity(schema.records.len());
@@ -353,6 +381,32 @@ impl Layout {
             Some(total) if total <= b.len() => Framed::Whole { total, tag, payload_at: f.size },
             _ => Framed::Short { what: "payload", needed: len, available: (b.len() - f.size) as u64, tag: Some(tag) },
         }
+    }
+}
+
+impl Layout {
+    /// Whether the record at the start of `b` checks out, for [`resync`]: it frames, its CRC
+    /// matches, and (without a CRC to vouch for it) its type is known and its payload checks.
+    /// `None`: `b` ends inside it and more may come.
+    fn checks_out(&self, b: &[u8], eof: bool) -> Option<bool> {
+        match self.frame(b) {
+            Framed::Whole { total, tag, payload_at } => {
+                let (hb, payload) = (&b[..payload_at], &b[payload_at..total]);
+                Some(match &self.frame.checksum {
+                    Some(c) => c.verify(hb, payload).is_ok(),
+                    None => self.record(tag).is_some_and(|r| r.check(self, payload).is_ok()),
+                })
+            }
+            Framed::Short { .. } if !eof => None,
+            Framed::Short { .. } | Framed::Bad(_) => Some(false),
+        }
+    }
+
+    /// The name of the record header's checksum field, `RecordHeader.crc`.
+    fn checksum_field(&self) -> Option<String> {
+        let fr = self.schema.framing.as_ref()?;
+        let h = self.schema.strukt(fr.header);
+        Some(format!("{}.{}", h.name, h.fields[fr.checksum?.field].name))
     }
 }
 
@@ -489,20 +543,61 @@ impl<R, I: Input> SchemaReader<R, I> {
                     };
                 }
                 Framed::Short { what, needed, available, tag } => {
-                    self.done = true;
                     let kind = ErrorKind::Truncated { what, needed, available };
+                    if layout.frame.resyncs() && tag.is_some() {
+                        let why = format!("the length field says {needed} payload bytes, only {available} follow");
+                        return Some(Err(resume(
+                            At { buf: &mut self.buf, index: &mut self.index, done: &mut self.done },
+                            layout,
+                            why,
+                            None,
+                            Some(kind),
+                            tag,
+                        )));
+                    }
+                    self.done = true;
                     return Some(Err(SchemaError::new(layout, kind, offset, Some(index), tag)));
                 }
                 Framed::Bad(fault) => {
-                    self.done = true;
                     let name = &layout.schema.strukt(layout.schema.framing.as_ref().expect("framed").header).name;
-                    let kind = ErrorKind::BadRecordHeader { field: field_path(name, &fault.path), fault };
+                    let field = field_path(name, &fault.path);
+                    if layout.frame.resyncs() {
+                        let why = format!("bad record header: {}", fault.message);
+                        return Some(Err(resume(
+                            At { buf: &mut self.buf, index: &mut self.index, done: &mut self.done },
+                            layout,
+                            why,
+                            field,
+                            None,
+                            None,
+                        )));
+                    }
+                    self.done = true;
+                    let kind = ErrorKind::BadRecordHeader { field, fault };
                     return Some(Err(SchemaError::new(layout, kind, offset, Some(index), None)));
                 }
             }
         };
-        self.index += 1;
         let h = layout.frame.size;
+        if let Some(c) = &layout.frame.checksum {
+            let b = &self.buf.bytes()[..total];
+            if let Err((stored, computed)) = c.verify(&b[..h], &b[h..]) {
+                let field = layout.checksum_field();
+                let why = format!(
+                    "checksum mismatch: `{}` holds {stored:#x}, the record's bytes give {computed:#x}",
+                    field.as_deref().unwrap_or("")
+                );
+                return Some(Err(resume(
+                    At { buf: &mut self.buf, index: &mut self.index, done: &mut self.done },
+                    layout,
+                    why,
+                    field,
+                    None,
+                    Some(tag),
+                )));
+            }
+        }
+        self.index += 1;
         let bytes = self.buf.take(total);
         let (hb, payload) = bytes.split_at(h);
         let header =
@@ -523,6 +618,60 @@ impl<R, I: Input> SchemaReader<R, I> {
         };
         Some(Ok(Record { offset, index, header, payload, value }))
     }
+}
+
+/// The reading state [`resume`] moves on.
+struct At<'s, I> {
+    buf: &'s mut I,
+    index: &'s mut u64,
+    done: &'s mut bool,
+}
+
+/// After a record that does not check out (`why`), passes over the bytes up to the next good
+/// record ([`resync`], as the runtime's reader does), reading on until one is found or the input
+/// ends, and reports them. A record cut by the end with nothing good after it stays a truncation
+/// (`truncated`). The buffer holds at most a candidate record and 64 KiB.
+#[cold]
+fn resume<I: Input>(
+    at: At<'_, I>,
+    layout: &Layout,
+    why: String,
+    field: Option<String>,
+    truncated: Option<ErrorKind>,
+    tag: Option<u64>,
+) -> SchemaError {
+    let At { buf, index, done } = at;
+    let (offset, i) = (buf.position(), *index);
+    *index += 1;
+    let mut from = 1;
+    loop {
+        let eof = buf.is_eof();
+        match resync(buf.bytes(), from, &layout.frame.sync, |b| layout.checks_out(b, eof)) {
+            Resync::Found(k) => {
+                buf.take(k);
+                break;
+            }
+            Resync::More(k) if !eof => {
+                buf.take(k);
+                from = 0;
+                if let Err(e) = buf.fill(buf.available().saturating_add(1 << 16)) {
+                    *done = true;
+                    return SchemaError::new(layout, ErrorKind::Io(e), offset, Some(i), tag);
+                }
+            }
+            Resync::More(_) => {
+                *done = true;
+                if let Some(kind) = truncated {
+                    return SchemaError::new(layout, kind, offset, Some(i), tag);
+                }
+                let n = buf.available();
+                buf.take(n);
+                break;
+            }
+        }
+    }
+    let skipped = buf.position() - offset;
+    SchemaError::new(layout, ErrorKind::Corrupt { why, field, skipped }, offset, Some(i), tag)
 }
 
 /// Nanoseconds per tick of a schema's record timestamp, from the timestamp field's unit
@@ -591,6 +740,13 @@ pub enum ErrorKind {
         found: u64,
         known: Vec<u64>,
     },
+    /// A record that did not check out (`why`: a checksum mismatch, a bad header, a length past
+    /// the end), and the bytes passed over to the next good record (or the end).
+    Corrupt {
+        why: String,
+        field: Option<String>,
+        skipped: u64,
+    },
 }
 
 impl SchemaError {
@@ -599,15 +755,18 @@ impl SchemaError {
         SchemaError { kind, offset, record_index, tag, record, format: layout.schema.format.name.clone() }
     }
 
-    /// Whether reading can go on after this error (a payload that did not decode).
+    /// Whether reading can go on after this error (a payload that did not decode, or a
+    /// corrupted region passed over).
     pub fn is_recoverable(&self) -> bool {
-        matches!(self.kind, ErrorKind::Decode { .. }) && self.record_index.is_some()
+        matches!(self.kind, ErrorKind::Decode { .. } | ErrorKind::Corrupt { .. }) && self.record_index.is_some()
     }
 
     /// The field at fault (`REC_NAV_SOLUTION.x`), where one is.
     pub fn field(&self) -> Option<&str> {
         match &self.kind {
-            ErrorKind::Decode { field, .. } | ErrorKind::BadRecordHeader { field, .. } => field.as_deref(),
+            ErrorKind::Decode { field, .. }
+            | ErrorKind::BadRecordHeader { field, .. }
+            | ErrorKind::Corrupt { field, .. } => field.as_deref(),
             _ => None,
         }
     }
@@ -641,6 +800,13 @@ impl fmt::Display for SchemaError {
                 match field {
                     Some(field) => write!(f, "{field}: {} (at byte {at})", fault.message),
                     None => write!(f, "{} (at byte {at})", fault.message),
+                }
+            }
+            ErrorKind::Corrupt { why, skipped, .. } => {
+                write!(f, "{why}; {skipped} bytes passed over to ")?;
+                match self.offset.checked_add(*skipped) {
+                    Some(at) => write!(f, "the next good record at byte {at}"),
+                    None => f.write_str("the end"),
                 }
             }
             ErrorKind::UnknownSchemaId { found, known } => {

@@ -95,8 +95,11 @@ impl Gen<'_> {
             ("ERR_RANGE", "(-6)", "Encoding: a length or count does not fit its prefix."),
             ("ERR_SCHEMA", "(-7)", "The file header's schema id is not the one this header describes."),
             ("ERR_LENGTH", "(-8)", "A known record's length field disagrees with its fixed size."),
+            // Only in headers whose framing declares a checksum, so the others stay as they were.
+            ("ERR_CHECKSUM", "(-9)", "A record's CRC field is not the CRC of its bytes."),
         ]
         .iter()
+        .filter(|(n, ..)| *n != "ERR_CHECKSUM" || self.s.framing.as_ref().is_some_and(|f| f.checksum.is_some()))
         .map(|(n, v, d)| (format!("{u}_{n}"), v.to_string(), Some(d.to_string())))
         .collect();
         defines(&mut self.out, &codes);

@@ -101,12 +101,14 @@ impl Gen<'_> {
                     && *i != fr.tag
                     && Some(*i) != fr.length
                     && Some(*i) != fr.timestamp
+                    && Some(*i) != fr.checksum.map(|c| c.field)
             })
             .map(|(_, f)| f)
             .collect();
         if !extra.iter().all(|f| base_prim(self, &f.ty).is_some()) {
             return;
         }
+        let seal = fr.checksum.map(|c| self.checksum_functions(hsize, c));
         for r in &s.records {
             let body = s.strukt(r.body);
             if !self.supported(&Ty::Named(r.body)) && body.size != Some(0) {
@@ -162,7 +164,11 @@ impl Gen<'_> {
             for f in &extra {
                 putln!(self.out, "    h.{0} = {0};", f.name);
             }
-            putln!(self.out, "    (void){}_encode(buf, {hsize}u, &h, NULL);\n    return {hsize}u + k;\n}}\n", hsh.stem);
+            putln!(self.out, "    (void){}_encode(buf, {hsize}u, &h, NULL);", hsh.stem);
+            if let Some(seal) = &seal {
+                putln!(self.out, "    {seal}(buf, {hsize}u + k);");
+            }
+            putln!(self.out, "    return {hsize}u + k;\n}}\n");
         }
         // The reader.
         let rec_t = format!("{l}_framed_record_t");
@@ -237,10 +243,144 @@ impl Gen<'_> {
                 putln!(self.out, "    default:\n        return {u}_ERR_TAG;\n    }}\n    if (plen > len - at - {hsize}u) return {u}_ERR_SHORT;");
             }
         }
+        if let Some(c) = fr.checksum {
+            putln!(
+                self.out,
+                "    if ({l}_record_crc(buf + at, {hsize}u + plen) != (uint32_t)rec->header.{}) return {u}_ERR_CHECKSUM;",
+                hst.fields[c.field].name
+            );
+        }
         putln!(
             self.out,
             "    rec->payload = buf + at + {hsize}u;\n    rec->payload_len = plen;\n    rec->offset = at;\n    *pos = at + {hsize}u + plen;\n    return 1;\n}}\n"
         );
+        if fr.sync.is_some() || fr.checksum.is_some() {
+            self.block(
+                &format!(
+                    "After {l}_next_record returned an error at `from` (a bad CRC, a length past the end, a wrong sync), the offset of the next record that checks out, searching from `from + 1`; `len` when there is none. The bytes in between are the corrupted region to report."
+                ),
+                true,
+            );
+            putln!(
+                self.out,
+                "static inline size_t {l}_resync(const uint8_t *buf, size_t len, size_t from)\n{{\n    size_t at;\n    {rec_t} r;\n    for (at = from + 1u; at < len; at++) {{\n        size_t p = at;\n        if ({l}_next_record(buf, len, &p, &r) == 1) return at;\n    }}\n    return len;\n}}\n"
+            );
+        }
+    }
+
+    /// The CRC of a framing's `checksum`: a bit-by-bit update (no table: firmware keeps its
+    /// flash), the CRC of a whole record, and the function that writes it into the record's
+    /// header. Returns that function's name.
+    fn checksum_functions(&mut self, hsize: u32, c: logspec_ir::ir::Checksum) -> String {
+        let (l, u) = (self.n.lower.clone(), self.n.upper.clone());
+        let s = self.s;
+        let fr = s.framing.as_ref().expect("a checksum is part of a framing");
+        let f = &s.strukt(fr.header).fields[c.field];
+        let p = c.algorithm.params();
+        let w = p.width;
+        let mask = if w == 32 { u32::MAX } else { (1u32 << w) - 1 };
+        let at = f.offset.unwrap_or(0);
+        let n = w / 8;
+        self.block(
+            &format!(
+                "{} (width {w}, poly {:#x}, init {:#x}, {}reflected, xorout {:#x}; check value {:#x}): the register after `n` bytes at `p`, from `reg` ({u}_CRC_INIT before the first byte). Bit by bit, no table.",
+                c.algorithm.name().to_ascii_uppercase(),
+                p.poly,
+                p.init,
+                if p.reflect { "" } else { "not " },
+                p.xorout,
+                p.check
+            ),
+            true,
+        );
+        let init = if p.reflect { p.init.reverse_bits() >> (32 - w) } else { p.init };
+        putln!(self.out, "#define {u}_CRC_INIT {init:#x}u");
+        putln!(
+            self.out,
+            "static inline uint32_t {l}_crc_update(uint32_t reg, const uint8_t *p, size_t n)
+{{
+    size_t i;
+    int b;
+    for (i = 0; i < n; i++) {{"
+        );
+        if p.reflect {
+            let rpoly = p.poly.reverse_bits() >> (32 - w);
+            putln!(
+                self.out,
+                "        reg ^= (uint32_t)p[i];
+        for (b = 0; b < 8; b++) reg = (reg & 1u) ? (reg >> 1) ^ {rpoly:#x}u : reg >> 1;"
+            );
+        } else {
+            putln!(
+                self.out,
+                "        reg ^= (uint32_t)p[i] << {};
+        for (b = 0; b < 8; b++) reg = ((reg & {:#x}u) ? (reg << 1) ^ {:#x}u : reg << 1) & {mask:#x}u;",
+                w - 8,
+                1u32 << (w - 1),
+                p.poly
+            );
+        }
+        putln!(
+            self.out,
+            "    }}
+    return reg;
+}}
+"
+        );
+        let covered = match c.over {
+            logspec_ir::ir::ChecksumSpan::Record => {
+                format!("the record header without the {} field, then the payload", f.name)
+            }
+            logspec_ir::ir::ChecksumSpan::Payload => "the payload".to_string(),
+        };
+        self.block(&format!("The CRC of the record at `rec` (`n` bytes, header and payload) over {covered}."), true);
+        putln!(
+            self.out,
+            "static inline uint32_t {l}_record_crc(const uint8_t *rec, size_t n)
+{{
+    uint32_t reg = {u}_CRC_INIT;"
+        );
+        if c.over == logspec_ir::ir::ChecksumSpan::Record {
+            if at > 0 {
+                putln!(self.out, "    reg = {l}_crc_update(reg, rec, {at}u);");
+            }
+            if at + n < hsize {
+                putln!(self.out, "    reg = {l}_crc_update(reg, rec + {}u, {}u);", at + n, hsize - at - n);
+            }
+        }
+        putln!(
+            self.out,
+            "    reg = {l}_crc_update(reg, rec + {hsize}u, n - {hsize}u);
+    return reg ^ {:#x}u;
+}}
+",
+            p.xorout
+        );
+        self.block(
+            &format!(
+                "Writes the CRC of the record at `rec` (`n` bytes, header and payload) into its {} field.",
+                f.name
+            ),
+            true,
+        );
+        putln!(
+            self.out,
+            "static inline void {l}_record_seal(uint8_t *rec, size_t n)
+{{
+    uint32_t c = {l}_record_crc(rec, n);"
+        );
+        for i in 0..n {
+            let shift = match f.endian {
+                logspec_ir::ir::Endian::Little => 8 * i,
+                logspec_ir::ir::Endian::Big => 8 * (n - 1 - i),
+            };
+            putln!(self.out, "    rec[{}u] = (uint8_t)(c >> {shift});", at + i);
+        }
+        putln!(
+            self.out, "}}
+"
+        );
+        format!("{l}_record_seal")
     }
 
     /// Message writers: for a struct whose body is a union selected by one of its own fields (an

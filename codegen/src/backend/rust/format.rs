@@ -6,7 +6,7 @@ use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};
 
 use super::Cx;
-use logspec_ir::ir::{Prim, Ty};
+use logspec_ir::ir::{self, Prim, Ty};
 use logspec_ir::lower::camel_case;
 
 pub fn format_items(cx: &Cx<'_>) -> TokenStream {
@@ -421,6 +421,44 @@ fn framed_impl(cx: &Cx<'_>, enum_ident: &proc_macro2::Ident, owned: bool) -> Tok
              its records have only views, so it has no `FramedFormat` impl.)"
         )
     };
+    // `[framing] sync` and `checksum`: only framings that declare them get the consts (the
+    // trait's defaults are "none").
+    let sync = framing.sync_bytes(schema).map(|b| {
+        let b = b.iter().map(|x| Literal::u8_unsuffixed(*x));
+        quote! {
+            /// The bytes that begin every record.
+            const SYNC: &'static [u8] = &[#(#b),*];
+        }
+    });
+    let checksum = framing.checksum.map(|c| {
+        let p = c.algorithm.params();
+        let f = &schema.strukt(framing.header).fields[c.field];
+        let hex = |v: u32| format!("{v:#x}").parse::<TokenStream>().expect("a hex literal");
+        let (width, poly, init, xorout) = (Literal::u32_unsuffixed(p.width), hex(p.poly), hex(p.init), hex(p.xorout));
+        let (reflect, field, at, over) = (p.reflect, f.name.as_str(), f.offset.unwrap_or(0) as usize, c.over == ir::ChecksumSpan::Record);
+        let endian = match f.endian {
+            ir::Endian::Little => quote!(Little),
+            ir::Endian::Big => quote!(Big),
+        };
+        let doc = format!(
+            " The per-record CRC: {} over {}.",
+            c.algorithm.name().to_ascii_uppercase(),
+            match c.over {
+                ir::ChecksumSpan::Record => format!("the record header without `{field}`, then the payload"),
+                ir::ChecksumSpan::Payload => "the payload".to_string(),
+            }
+        );
+        quote! {
+            #[doc = #doc]
+            const CHECKSUM: ::core::option::Option<#rt::RecordChecksum> = ::core::option::Option::Some(#rt::RecordChecksum {
+                crc: #rt::Crc::new(#width, #poly, #init, #reflect, #xorout),
+                field: #field,
+                at: #at,
+                endian: #rt::Endian::#endian,
+                over_header: #over,
+            });
+        }
+    });
     let framing = quote! {
         #[doc = #doc]
         #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -434,6 +472,8 @@ fn framed_impl(cx: &Cx<'_>, enum_ident: &proc_macro2::Ident, owned: bool) -> Tok
             const TAG_FIELD: &'static str = #tag_name;
             const LENGTH_FIELD: &'static str = #len_name;
             const TIMESTAMP_FIELD: ::core::option::Option<&'static str> = #ts_name;
+            #sync
+            #checksum
             #[inline(always)]
             fn parse_record_header(b: &[u8]) -> ::core::result::Result<#rt::RecordHeader, #rt::DecodeError> {
                 #check_consts

@@ -254,9 +254,10 @@ impl CarlaError {
             ReadErrorKind::Decode(e) | ReadErrorKind::BadRecordHeader(e) => {
                 CarlaErrorKind::NotCarla(format!("the packet header does not decode: {e}"))
             }
-            other @ (ReadErrorKind::UnknownSchemaId { .. } | ReadErrorKind::OtherSchemaId { .. }) => {
-                CarlaErrorKind::NotCarla(format!("{other:?}"))
-            }
+            // CARLA's framing declares neither a sync nor a checksum, so it never resynchronises.
+            other @ (ReadErrorKind::UnknownSchemaId { .. }
+            | ReadErrorKind::OtherSchemaId { .. }
+            | ReadErrorKind::Corrupt { .. }) => CarlaErrorKind::NotCarla(format!("{other:?}")),
         };
         CarlaError { offset, kind }
     }
