@@ -450,7 +450,8 @@ def decode_struct(struct_name, data):
 
 
 def encode_record(record_id, values, timestamp=0):
-    """One framed record (record header and payload) as bytes, ready to append to a file."""
+    """One framed record (record header and payload) as bytes, ready to append to a file; with a
+    `[framing] checksum`, its CRC filled in."""
     body = RECORDS[record_id][1]
     payload = encode_struct(body, values)
     header = {FRAMING["tag"]: record_id}
@@ -458,7 +459,61 @@ def encode_record(record_id, values, timestamp=0):
         header[FRAMING["length"]] = len(payload)
     if FRAMING["timestamp"] is not None:
         header[FRAMING["timestamp"]] = timestamp
+    check = FRAMING.get("checksum")
+    if check is not None:
+        header[check[0]] = 0
+        header[check[0]] = record_crc(encode_struct(FRAMING["header"], header), payload)
     return encode_struct(FRAMING["header"], header) + payload
+
+
+_CRC_TABLE = []
+
+
+def _reflect(v, width):
+    return int(bin(v)[2:].zfill(width)[::-1], 2)
+
+
+def record_crc(header, payload):
+    """The CRC of a record, given its header's bytes and its payload, as the schema's
+    `[framing] checksum` says: `FRAMING["checksum"]` is (field, offset, size, width, poly, init,
+    reflected, xorout, over the header too). A table-driven CRC in the Rocksoft model."""
+    _f, at, size, w, poly, init, refl, xorout, over = FRAMING["checksum"]
+    t = _CRC_TABLE
+    if not t:
+        for i in range(256):
+            if refl:
+                r, rp = i, _reflect(poly, w)
+                for _ in range(8):
+                    r = (r >> 1) ^ rp if r & 1 else r >> 1
+            else:
+                r, top, mask = i << (w - 8), 1 << (w - 1), (1 << w) - 1
+                for _ in range(8):
+                    r = ((r << 1) ^ poly if r & top else r << 1) & mask
+            t.append(r)
+    parts = (header[:at], header[at + size:], payload) if over else (payload,)
+    if refl:
+        reg = _reflect(init, w)
+        for part in parts:
+            for b in part:
+                reg = (reg >> 8) ^ t[(reg ^ b) & 0xFF]
+    else:
+        reg, mask, sh = init, (1 << w) - 1, w - 8
+        for part in parts:
+            for b in part:
+                reg = ((reg << 8) & mask) ^ t[((reg >> sh) ^ b) & 0xFF]
+    return reg ^ xorout
+
+
+class _Resync(Exception):
+    """A record that does not check out (a bad sync or header, a length past the end, a CRC
+    mismatch) in a framing with a sync or a checksum: the reader passes over it to the next good
+    record. `error` is what to raise when there is none (None: the region runs to the end)."""
+
+    def __init__(self, why, taken, error):
+        Exception.__init__(self, why)
+        self.why = why
+        self.taken = taken
+        self.error = error
 
 
 class Reader(object):
@@ -492,6 +547,10 @@ class Reader(object):
         self.offset = 0
         self.index = 0
         self.header = None
+        # Bytes read ahead while passing over a corrupted region, read before the file's.
+        self._pending = b""
+        # Corrupted regions passed over: (offset, bytes, why), in file order.
+        self.skipped = []
         try:
             self._read_file_header()
         except BaseException:
@@ -538,16 +597,104 @@ class Reader(object):
                 return
             yield r
 
+    def _read(self, n):
+        p = self._pending
+        if not p:
+            return _read_exact(self._file, n)
+        if len(p) >= n:
+            self._pending = p[n:]
+            return p[:n]
+        self._pending = b""
+        return p + _read_exact(self._file, n - len(p))
+
     def _step(self):
-        """The record at `self.offset`, or None at the end of the input."""
-        f = self._file
+        """The record at `self.offset`, or None at the end of the input. With a `[framing]` sync
+        or checksum, a record that does not check out is passed over to the next good record and
+        noted in `skipped`, as `logspec` does."""
+        while True:
+            try:
+                return self._step_one()
+            except _Resync as r:
+                if not self._resync(r):
+                    return None
+
+    def _resync(self, r):
+        """Passes over the bytes from the bad record at `self.offset` to the next record that
+        checks out; False when the input ends first."""
+        start = self.offset
+        buf = bytearray(r.taken[1:])
+        sync = FRAMING.get("sync") or b""
+        eof = found = False
+        k = 0
+        while not found:
+            j = buf.find(sync, k) if sync else k
+            if j < 0 or j >= len(buf):
+                # No whole sync (or no byte) left to try: read on from the last bytes that may
+                # begin one.
+                k = max(len(buf) - len(sync) + 1, k)
+                good = None
+            else:
+                k = j
+                good = self._checks_out(buf, k, eof)
+            if good:
+                found = True
+            elif good is False:
+                k += 1
+            elif eof:
+                if r.error is not None:
+                    raise r.error
+                k = len(buf)
+                break
+            else:
+                more = self._read(1 << 16)
+                eof = not more
+                buf += more
+        self._pending = bytes(buf[k:]) + self._pending
+        n = 1 + k
+        why = "%s: at byte %d (record #%d): %s; %d bytes passed over to %s" % (
+            self.path, start, self.index, r.why, n, "the next good record at byte %d" % (start + n) if found else "the end")
+        self.skipped.append((start, n, why))
+        self.offset, self.index = start + n, self.index + 1
+        return found
+
+    def _checks_out(self, b, k, eof):
+        """Whether the record at `b[k:]` checks out: its header decodes, its length is there, its
+        CRC matches (or, without one, its type is known and its payload decodes). None: `b` ends
+        inside it before the input does."""
+        hsize = STRUCTS[FRAMING["header"]][0]
+        if len(b) - k < hsize:
+            return False if eof else None
+        try:
+            h, _ = self._hdec(b, k, k + hsize)
+        except _Bad:
+            return False
+        rec = self.records.get(h[FRAMING["tag"]])
+        len_f = FRAMING["length"]
+        n = h[len_f] if len_f is not None else (rec[2] if rec is not None else None)
+        if n is None:
+            return False
+        if len(b) - k - hsize < n:
+            return False if eof else None
+        check = FRAMING.get("checksum")
+        if check is not None:
+            return h[check[0]] == record_crc(bytes(b[k:k + hsize]), bytes(b[k + hsize:k + hsize + n]))
+        if rec is None:
+            return False
+        try:
+            _fields, end = _decoder(rec[1])(bytes(b[k + hsize:k + hsize + n]), 0, n)
+        except _Bad:
+            return False
+        return end == n
+
+    def _step_one(self):
         hsize = STRUCTS[FRAMING["header"]][0]
         hdec = self._hdec
         if hdec is None:
             hdec = self._hdec = _decoder(FRAMING["header"])
         tag_f, len_f, ts_f = FRAMING["tag"], FRAMING["length"], FRAMING["timestamp"]
+        resync = "sync" in FRAMING or "checksum" in FRAMING
         start = self.offset
-        raw = _read_exact(f, hsize)
+        raw = self._read(hsize)
         if not raw:
             return None
         if len(raw) < hsize:
@@ -555,6 +702,8 @@ class Reader(object):
         try:
             h, _ = hdec(raw, 0, hsize)
         except _Bad as e:
+            if resync:
+                raise _Resync("bad record header: %s" % e.message, raw, None)
             raise DecodeError(self.path, start + e.pos, "record header: %s" % e.message, self.index, field=e.field)
         tag = h[tag_f]
         rec = self.records.get(tag)
@@ -566,9 +715,18 @@ class Reader(object):
         else:
             raise DecodeError(self.path, start, "record type %r is %s and the framing has no length field to skip it by"
                               % (tag, "unknown" if rec is None else "of variable size"), self.index, name)
-        payload = _read_exact(f, n)
+        payload = self._read(n)
         if len(payload) < n:
-            raise DecodeError(self.path, start, "truncated payload: %d of %d bytes" % (len(payload), n), self.index, name)
+            e = DecodeError(self.path, start, "truncated payload: %d of %d bytes" % (len(payload), n), self.index, name)
+            if resync:
+                raise _Resync("the length field says %d payload bytes, only %d follow" % (n, len(payload)), raw + payload, e)
+            raise e
+        check = FRAMING.get("checksum")
+        if check is not None:
+            crc = record_crc(raw, payload)
+            if h[check[0]] != crc:
+                raise _Resync("checksum mismatch: `%s.%s` holds %#x, the record's bytes give %#x"
+                              % (FRAMING["header"], check[0], h[check[0]], crc), raw + payload, None)
         # The offset moves past the record only once it is accepted: after a fault it is where
         # the failing record starts (the reference reader's `bytes_consumed`).
         after = start + hsize + n
@@ -616,6 +774,9 @@ class _Flat(object):
         self.types = {}
         self.steps = {}
         if hsize is None or FRAMING["length"] is None or _fast(hfields) is None:
+            return
+        # Records with a sync or a CRC are each checked, by the `Reader`.
+        if "sync" in FRAMING or "checksum" in FRAMING:
             return
         at = {}
         pos = 0
@@ -1059,6 +1220,11 @@ def main(argv=None):
                 for rec in r:
                     out.write(json_text(record_json(rec, args.names)))
                     out.write("\n")
+                if r.skipped:
+                    out.flush()
+                    for _at, _n, why in r.skipped:
+                        sys.stderr.write("%s: %s\n" % (FORMAT, why))
+                    return 1
         elif args.verb == "golden":
             print("%d golden vectors agree" % check_golden(args.file))
         else:
