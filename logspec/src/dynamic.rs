@@ -15,7 +15,7 @@
 //! [`crate::value::Value`] for WPILib structs). The walk is generic over it, so each builds
 //! its values directly, with no intermediate tree.
 
-use logspec_ir::ir::{ConstValue, Endian, Enum, Field, Flags, Len, Prim, Schema, Struct, Ty, TypeDef, TypeId};
+use logspec_ir::ir::{ConstValue, Endian, Enum, Field, Flags, Len, Prim, Rules, Schema, Struct, Ty, TypeDef, TypeId};
 use logspec_ir::layout;
 
 mod plan;
@@ -50,6 +50,22 @@ impl std::fmt::Display for Fault {
 }
 
 impl std::error::Error for Fault {}
+
+/// The padding before a number of `size` bytes at offset `pos` under `rules`: natural
+/// alignment counts from the start of the decoded bytes (for CDR, the payload after its
+/// encapsulation header).
+#[inline]
+pub fn padding(rules: Rules, pos: usize, size: usize) -> usize {
+    if rules.natural_align && size > 1 {
+        (size - pos % size) % size
+    } else {
+        0
+    }
+}
+
+/// The most bytes natural alignment lets a message end with after its last field (CDR writers
+/// pad a payload to a multiple of 4; more left over means the definition does not fit).
+pub const MAX_END_PADDING: usize = 3;
 
 /// How many values that take no bytes (structs without fields, `T[0]`) one decode may produce
 /// beyond one per input byte. Such values cost memory but no input, so a definition like
@@ -225,6 +241,17 @@ fn shown(b: &[u8]) -> String {
     }
 }
 
+/// The text of a string's bytes: under [`Rules::string_nul`], a counted string's last byte
+/// is its terminating NUL, not text (a length of 0 is the empty string too).
+#[inline]
+pub fn text_of(rules: Rules, len: Len, b: &[u8]) -> &[u8] {
+    if rules.string_nul && matches!(len, Len::Count(_) | Len::Size(_)) {
+        &b[..b.len().saturating_sub(1)]
+    } else {
+        b
+    }
+}
+
 /// A [`Build`] that keeps nothing: the walk as a check of the bytes (and the namer of a
 /// [`Plan`]'s faults).
 pub struct Check;
@@ -252,9 +279,16 @@ impl Build for Check {
 /// `min` is [`layout::min_sizes`] of `schema` when the caller keeps one (an empty slice
 /// computes what is needed as it goes).
 pub fn decode<B: Build>(schema: &Schema, min: &[u64], ty: &Ty, bytes: &[u8], build: &mut B) -> Result<B::Value, Fault> {
-    let mut w = Walk { schema, min, b: bytes, pos: 0, empty_left: EMPTY_BUDGET.saturating_add(bytes.len()) };
+    let mut w = Walk {
+        schema,
+        min,
+        b: bytes,
+        pos: 0,
+        empty_left: EMPTY_BUDGET.saturating_add(bytes.len()),
+        rules: schema.format.rules,
+    };
     let v = w.value(ty, schema.format.endian, build)?;
-    if w.pos != bytes.len() {
+    if w.pos != bytes.len() && !w.end_padding() {
         return Err(w.fault(format!("{} bytes left over after the last field", bytes.len() - w.pos)));
     }
     Ok(v)
@@ -277,6 +311,8 @@ struct Walk<'a> {
     pos: usize,
     /// Values that take no bytes this decode may still produce (see [`EMPTY_BUDGET`]).
     empty_left: usize,
+    /// The schema's layout rules (natural alignment, strings with their NUL).
+    rules: Rules,
 }
 
 impl<'a> Walk<'a> {
@@ -299,7 +335,27 @@ impl<'a> Walk<'a> {
 
     #[inline]
     fn uint(&mut self, p: Prim, e: Endian) -> Result<u64, Fault> {
+        self.align(p.size() as usize)?;
         Ok(uint(self.take(p.size() as usize)?, e))
+    }
+
+    /// Under natural alignment, skips the padding before a number of `size` bytes.
+    #[inline]
+    fn align(&mut self, size: usize) -> Result<(), Fault> {
+        let pad = padding(self.rules, self.pos, size);
+        if pad > 0 {
+            self.take(pad).map_err(|mut f| {
+                f.message = format!("{pad} bytes of alignment padding: {}", f.message);
+                f
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Whether the bytes left after the value are the padding that natural alignment allows at
+    /// the end of a message (up to 3 bytes, as CDR writers pad a payload to a multiple of 4).
+    fn end_padding(&self) -> bool {
+        self.rules.natural_align && self.b.len() - self.pos <= MAX_END_PADDING
     }
 
     /// The fewest bytes an element of type `ty` takes.
@@ -353,7 +409,7 @@ impl<'a> Walk<'a> {
                     f
                 })?;
                 match ty {
-                    Ty::Str(_) => build.text(b, *len),
+                    Ty::Str(_) => build.text(text_of(self.rules, *len, b), *len),
                     _ => build.bytes(b),
                 }
             }
@@ -466,6 +522,9 @@ impl<'a> Walk<'a> {
                 self.pos = at;
             }
             Ty::Prim(p) => {
+                if n > 0 {
+                    self.align(p.size() as usize)?;
+                }
                 let at = self.pos;
                 let b = self.take(n.saturating_mul(p.size() as usize))?;
                 if let Some(v) = build.numbers(*p, e, b) {
