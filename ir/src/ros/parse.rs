@@ -154,7 +154,13 @@ fn parse_line(
         )
         .help("the message types a service is recorded as (`Name_Event`, `Name_Request`) are not supported"));
     }
-    if clean.contains('=') {
+    // A constant has `=` after its type (ROS 2 types may hold `<=` themselves).
+    let after_type = &clean[toks[0].1.end - at..];
+    let constant = match dialect {
+        Dialect::Ros1 => clean.contains('='),
+        Dialect::Ros2 => after_type.contains('='),
+    };
+    if constant {
         let c = parse_constant(line, clean, at, &toks, dialect)?;
         if !names.insert(c.name.clone()) {
             return Err(Diagnostic::new(
@@ -297,7 +303,7 @@ fn parse_constant(
     })?;
     let after_type = ty_span.end - at;
     let (name, value) = if ty == Builtin::String {
-        let eq = line.find('=').expect("a constant line has `=`");
+        let eq = line[after_type..].find('=').map(|i| after_type + i).expect("a constant line has `=` after its type");
         (line[after_type..eq].trim(), line[eq + 1..].trim())
     } else {
         let rest = &clean[after_type..];

@@ -36,6 +36,7 @@ pub mod schemas {
 // These modules carry their docs inside (`//!`) only: rustdoc resolves the links of a module
 // documented in both places in the parent's scope.
 pub mod carla;
+pub mod mcap;
 pub mod rlog;
 pub mod rosbag;
 pub mod ulog;

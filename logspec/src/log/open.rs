@@ -1,6 +1,6 @@
 //! Opening a log: its [`Format`] detected from the first bytes ([`detect`]), and [`Log`], whose
 //! methods each dispatch to the format's adapter (`usvlog.rs`, `rlog/`, `wpilog.rs`, `rosbag.rs`,
-//! `carla.rs`, `ulog.rs`, `schema.rs`) in one `match`.
+//! `carla.rs`, `ulog.rs`, `mcap.rs`, `schema.rs`) in one `match`.
 
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
@@ -13,7 +13,7 @@ use super::info::Info;
 use super::input::{Mapped, Progress, Source};
 use super::records::{Options, Records};
 use super::scan::{Outcome, Samples, State};
-use super::{carla, rlog, rosbag, schema, sniff, ulog, usvlog, wpilog, Error};
+use super::{carla, mcap, rlog, rosbag, schema, sniff, ulog, usvlog, wpilog, Error};
 
 /// The log formats logspec reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,14 +32,24 @@ pub enum Format {
     Wpilog,
     /// PX4 ULog (`.ulg`).
     Ulog,
+    /// MCAP (`.mcap`): ROS 2 recordings (CDR), and ROS1 and JSON messages.
+    Mcap,
     /// A log of a TOML schema's own framing ([`Open::schema`], or a project schema).
     Schema,
 }
 
 impl Format {
     /// Every bundled format, in the order of the command's `--format` values.
-    pub const ALL: [Format; 7] =
-        [Format::Usvlog, Format::Rlog, Format::RlogStream, Format::Carla, Format::Rosbag, Format::Wpilog, Format::Ulog];
+    pub const ALL: [Format; 8] = [
+        Format::Usvlog,
+        Format::Rlog,
+        Format::RlogStream,
+        Format::Carla,
+        Format::Rosbag,
+        Format::Wpilog,
+        Format::Ulog,
+        Format::Mcap,
+    ];
 
     /// The name `--format` takes and `info --json` prints (`rlog-stream`).
     pub fn name(self) -> &'static str {
@@ -51,6 +61,7 @@ impl Format {
             Format::Rosbag => "rosbag",
             Format::Wpilog => "wpilog",
             Format::Ulog => "ulog",
+            Format::Mcap => "mcap",
             Format::Schema => "schema",
         }
     }
@@ -70,6 +81,7 @@ impl Format {
             Format::Rosbag => "ROS1 bag, format 2.0",
             Format::Wpilog => "WPILib DataLog (`.wpilog`), version 1.0",
             Format::Ulog => "PX4 ULog (`.ulg`)",
+            Format::Mcap => "MCAP (`.mcap`): ROS 2 (CDR), ROS1 and JSON messages",
             Format::Schema => "A log of a TOML schema's own framing",
         }
     }
@@ -84,6 +96,7 @@ impl Format {
             Format::Rosbag => "ROS bag",
             Format::Wpilog => "WPILOG",
             Format::Ulog => "PX4 ULog",
+            Format::Mcap => "MCAP",
             Format::Schema => "schema",
         }
     }
@@ -244,6 +257,8 @@ fn detected(path: &Path, head: Vec<u8>, input: Source, how: &Open) -> Result<Log
                 Format::Wpilog
             } else if sniff::ulog(&head, HEAD as usize) {
                 Format::Ulog
+            } else if crate::formats::mcap::sniff(&head) {
+                Format::Mcap
             } else if let Some(s) = project_formats().into_iter().find(|s| s.claims(&head, whole)) {
                 schema = Some(s);
                 Format::Schema
@@ -255,7 +270,7 @@ fn detected(path: &Path, head: Vec<u8>, input: Source, how: &Open) -> Result<Log
                 let shown: Vec<String> = head.iter().take(8).map(|b| format!("{b:02x}")).collect();
                 let file = path.display().to_string();
                 return Err(Fault::new(FaultKind::Format, &file, format!(
-                    "{}: unrecognised format: the file starts with [{}]{}; expected the USVLOG magic \"USVLOG\", a CARLA recorder header (u16 version, \"CARLA_RECORDER\"), \"#ROSBAG V2.0\", the WPILOG magic \"WPILOG\", the ULog magic \"ULog\" 01 12 35, an RLOG revision byte (01 or 02) and timestamp, an RLOG stream frame, or the magic of a schema of this project (use --format to force one, or --schema FILE for a log of your own schema)",
+                    "{}: unrecognised format: the file starts with [{}]{}; expected the USVLOG magic \"USVLOG\", a CARLA recorder header (u16 version, \"CARLA_RECORDER\"), \"#ROSBAG V2.0\", the WPILOG magic \"WPILOG\", the ULog magic \"ULog\" 01 12 35, the MCAP magic 89 \"MCAP0\" 0d 0a, an RLOG revision byte (01 or 02) and timestamp, an RLOG stream frame, or the magic of a schema of this project (use --format to force one, or --schema FILE for a log of your own schema)",
                     path.display(),
                     shown.join(" "),
                     if head.is_empty() { " (empty file)" } else { "" }
@@ -355,7 +370,7 @@ impl Log {
 
     /// Whether the log's clock is Unix time (ROS bags), not time since the log's start.
     pub fn utc(&self) -> bool {
-        self.format == Format::Rosbag
+        matches!(self.format, Format::Rosbag | Format::Mcap)
     }
 
     /// Summarises the log: header, record counts, time span, integrity findings (ROS bags: like
@@ -373,6 +388,7 @@ impl Log {
             Format::Rlog | Format::RlogStream => rlog::info(input, &path, stream, self.assume_r1),
             Format::Wpilog => wpilog::info(input.into_read(), &path, &name),
             Format::Ulog => ulog::info(input.into_read(), &path, &name),
+            Format::Mcap => mcap::info(input, &path, &name, chunk_budget),
             Format::Carla => carla::info(input, &path, &name),
             Format::Rosbag => {
                 drop(input);
@@ -411,6 +427,7 @@ impl Log {
             }
             Format::Wpilog => wpilog::records(input.into_read(), &self.file, &path, select, out),
             Format::Ulog => ulog::records(input.into_read(), &path, select, out),
+            Format::Mcap => mcap::records(input, &path, chunk_budget, select, out),
             Format::Carla => carla::records(input, &path, opts.frames.clone(), select, out),
             Format::Rosbag => {
                 drop(input);
@@ -441,6 +458,7 @@ impl Log {
             }
             Format::Wpilog => wpilog::scan(input.into_read(), &self.file, &path, &mut state),
             Format::Ulog => ulog::scan(input.into_read(), &path, &mut state),
+            Format::Mcap => mcap::scan(input, &path, chunk_budget, &mut state),
             Format::Carla => carla::scan(input, &path, &mut state),
             Format::Rosbag => {
                 drop(input);

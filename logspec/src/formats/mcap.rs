@@ -1,0 +1,457 @@
+//! MCAP files (`.mcap`): the container read through the `mcap` crate (records, chunks
+//! decompressed with zstd or lz4, their CRCs checked), with the state this reader adds: the
+//! schemas and channels seen, the messages handed on in log-time order, the chunk budget, and
+//! what is left of a damaged file.
+//!
+//! - **Order.** Messages come out by `log_time`, ties in file order. A first pass reads the
+//!   top-level records without decompressing anything and notes when each block (a chunk, or
+//!   a message outside chunks) starts (a chunk's header says); the second pass holds the
+//!   messages of the blocks read so far in a heap and hands on those no later block can
+//!   precede. Chunks written out of order or overlapping in time cost only the messages they
+//!   hold at once; a chunk whose header lies about its start time is still read whole, its
+//!   messages handed on as they come and counted ([`Stats::out_of_order`]).
+//! - **Selection.** A chunk whose time range misses the wanted window, or (with the summary's
+//!   chunk indexes) that holds none of the wanted channels, is not decompressed; where a file
+//!   has no summary, the schemas and channels it holds are needed, and it is read.
+//! - **Damage.** A chunk that declares more decompressed bytes than the budget, whose
+//!   compression is unknown, or whose CRC or records are wrong, is skipped and reported
+//!   ([`Event::Skipped`]); the reading goes on with the next record. A record cut by the end of
+//!   the file, or one whose length runs past it, ends the reading ([`ReadError`]) after every
+//!   complete message; a file that ends between records without its footer is reported too
+//!   ([`Stats::footer`]).
+
+use std::borrow::Cow;
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet};
+
+use mcap::records::{self, Record};
+use mcap::sans_io::{LinearReadEvent, LinearReader, LinearReaderOptions};
+
+/// The MCAP magic, at both ends of a file.
+pub const MAGIC: &[u8] = mcap::MAGIC;
+
+/// A schema record.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Schema {
+    pub id: u16,
+    /// `pkg/msg/Type` for ROS 2.
+    pub name: String,
+    /// `ros2msg`, `ros2idl`, `ros1msg`, `jsonschema`, ...
+    pub encoding: String,
+    pub data: Vec<u8>,
+}
+
+/// A channel record.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Channel {
+    pub id: u16,
+    /// 0: no schema.
+    pub schema_id: u16,
+    pub topic: String,
+    /// `cdr`, `ros1`, `json`, ...
+    pub message_encoding: String,
+    pub metadata: BTreeMap<String, String>,
+}
+
+/// A message, with where it is: the byte offset of its record, or of the chunk that holds it.
+#[derive(Clone, Debug)]
+pub struct Message<'a> {
+    pub channel: u16,
+    pub sequence: u32,
+    pub log_time: u64,
+    pub publish_time: u64,
+    pub data: Cow<'a, [u8]>,
+    /// The byte offset of the message record, or of its chunk record.
+    pub offset: u64,
+    /// Its index in file order (0 for the first message of the file).
+    pub index: u64,
+}
+
+/// What the reader hands on, in this order for each message: its channel and schema first.
+#[derive(Debug)]
+pub enum Event<'m, 'a> {
+    Header {
+        profile: String,
+        library: String,
+    },
+    Schema(&'m Schema),
+    Channel(&'m Channel),
+    Message(&'m Message<'a>),
+    /// A Metadata record: its name and its map.
+    Metadata {
+        name: String,
+        metadata: BTreeMap<String, String>,
+    },
+    /// A chunk (or record) skipped, at this byte offset, and why; the reading goes on.
+    Skipped {
+        offset: u64,
+        why: String,
+    },
+}
+
+/// Why the reading stopped before the end of the file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReadError {
+    pub offset: u64,
+    pub message: String,
+}
+
+impl std::fmt::Display for ReadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "byte {}: {}", self.offset, self.message)
+    }
+}
+
+/// What a reading saw of the container.
+#[derive(Clone, Debug, Default)]
+pub struct Stats {
+    /// Chunk records, and their compressions (`""`: none).
+    pub chunks: u64,
+    pub compressions: Vec<String>,
+    /// Chunks that were not decompressed because the selection does not need them.
+    pub chunks_unread: u64,
+    /// Messages handed on (of the selection).
+    pub messages: u64,
+    /// Messages that came later than one with a later log time (a chunk's header said it starts
+    /// later than it does).
+    pub out_of_order: u64,
+    /// Whether the file has its footer (a file cut between records has none).
+    pub footer: bool,
+    /// Whether the summary was read (and its chunk indexes used for selection).
+    pub summary: bool,
+    /// The earliest log time the chunk headers and loose messages announce (the log's origin).
+    pub start: Option<u64>,
+}
+
+/// What to read.
+#[derive(Clone, Debug, Default)]
+pub struct Want<'s> {
+    /// Only these channels' messages (all: `None`).
+    pub channels: Option<&'s HashSet<u16>>,
+    /// Only messages with `log_time` in this inclusive range.
+    pub time: Option<(u64, u64)>,
+}
+
+impl Want<'_> {
+    fn channel(&self, id: u16) -> bool {
+        self.channels.is_none_or(|c| c.contains(&id))
+    }
+
+    fn time(&self, t: u64) -> bool {
+        self.time.is_none_or(|(a, z)| (a..=z).contains(&t))
+    }
+}
+
+/// The top-level records of a file, each with its byte offset and body, lent from the file's
+/// bytes.
+struct Records<'a> {
+    buf: &'a [u8],
+    fed: usize,
+    reader: LinearReader,
+}
+
+impl<'a> Records<'a> {
+    fn new(buf: &'a [u8]) -> Self {
+        let options = LinearReaderOptions::default()
+            .with_skip_end_magic(true)
+            .with_emit_chunks(true)
+            .with_validate_chunk_crcs(false)
+            // A record longer than the file is damage, never an allocation.
+            .with_record_length_limit(buf.len());
+        Records { buf, fed: 0, reader: LinearReader::new_with_options(options) }
+    }
+
+    /// The next record: its offset, opcode and body; or where and why the file cannot be read
+    /// on.
+    fn next(&mut self) -> Option<Result<(u64, u8, &'a [u8]), ReadError>> {
+        loop {
+            let at = self.fed as u64;
+            match self.reader.next_event()? {
+                Ok(LinearReadEvent::ReadRequest(n)) => {
+                    let n = n.min(self.buf.len() - self.fed);
+                    self.reader.insert(n).copy_from_slice(&self.buf[self.fed..self.fed + n]);
+                    self.reader.notify_read(n);
+                    self.fed += n;
+                }
+                Ok(LinearReadEvent::Record { data, opcode }) => {
+                    // The reader asks for each record whole and no more: it ends where the
+                    // bytes fed end (the footer's body, read in place, included).
+                    let len = data.len();
+                    let end = self.fed;
+                    let body = &self.buf[end - len..end];
+                    let start = end.saturating_sub(len + 9);
+                    return Some(Ok((start as u64, opcode, body)));
+                }
+                Err(e) => {
+                    let message = match e {
+                        mcap::McapError::UnexpectedEof => "the file ends inside a record (truncated)".to_string(),
+                        mcap::McapError::BadMagic => "not an MCAP file: the magic \\x89MCAP0\\r\\n is missing".into(),
+                        mcap::McapError::RecordTooLarge { opcode, len } => format!(
+                            "a record (opcode {opcode:#04x}) of {len} bytes runs past the end of the file ({} bytes)",
+                            self.buf.len()
+                        ),
+                        other => other.to_string(),
+                    };
+                    return Some(Err(ReadError { offset: at.min(self.fed as u64), message }));
+                }
+            }
+        }
+    }
+}
+
+/// The summary's chunk indexes by chunk offset: the channels each chunk holds.
+fn chunk_channels(buf: &[u8]) -> Option<HashMap<u64, HashSet<u16>>> {
+    let summary = mcap::Summary::read(buf).ok()??;
+    Some(
+        summary
+            .chunk_indexes
+            .iter()
+            .map(|c| (c.chunk_start_offset, c.message_index_offsets.keys().copied().collect()))
+            .collect(),
+    )
+}
+
+/// A message waiting for its turn, by (log time, file order).
+struct Pending<'a>(Message<'a>);
+
+impl PartialEq for Pending<'_> {
+    fn eq(&self, o: &Self) -> bool {
+        (self.0.log_time, self.0.index) == (o.0.log_time, o.0.index)
+    }
+}
+impl Eq for Pending<'_> {}
+impl PartialOrd for Pending<'_> {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Pending<'_> {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        (self.0.log_time, self.0.index).cmp(&(o.0.log_time, o.0.index))
+    }
+}
+
+/// Whether `buf` starts like an MCAP file.
+pub fn sniff(head: &[u8]) -> bool {
+    head.starts_with(MAGIC)
+}
+
+/// The start times of the file's blocks (chunks, and messages outside chunks), in file order,
+/// from their headers alone; `None` for a chunk that announces no messages. Ends where the
+/// file cannot be read on.
+fn block_starts(buf: &[u8]) -> Vec<Option<u64>> {
+    let mut out = Vec::new();
+    let mut records = Records::new(buf);
+    while let Some(Ok((_, op, body))) = records.next() {
+        match op {
+            mcap::records::op::CHUNK => match mcap::parse_record(op, body) {
+                Ok(Record::Chunk { header, .. }) => {
+                    let empty = header.message_start_time == 0 && header.message_end_time == 0;
+                    out.push((!empty).then_some(header.message_start_time));
+                }
+                _ => out.push(None),
+            },
+            mcap::records::op::MESSAGE => match mcap::parse_record(op, body) {
+                Ok(Record::Message { header, .. }) => out.push(Some(header.log_time)),
+                _ => out.push(None),
+            },
+            _ => {}
+        }
+    }
+    out
+}
+
+/// When the blocks of a file (chunks, and messages outside chunks) start, as their headers say:
+/// what [`read`] orders messages by. From a first pass over the top-level records that
+/// decompresses nothing.
+#[derive(Clone, Debug)]
+pub struct Blocks {
+    /// The earliest start of the blocks from each one on (`u64::MAX` past the last).
+    later: Vec<u64>,
+    /// The earliest start of all: the log's time origin.
+    pub start: Option<u64>,
+}
+
+impl Blocks {
+    pub fn new(buf: &[u8]) -> Blocks {
+        let starts = block_starts(buf);
+        let mut later: Vec<u64> = vec![u64::MAX; starts.len() + 1];
+        for i in (0..starts.len()).rev() {
+            later[i] = later[i + 1].min(starts[i].unwrap_or(u64::MAX));
+        }
+        Blocks { start: later.first().copied().filter(|t| *t != u64::MAX), later }
+    }
+}
+
+/// Reads the file's records and hands them to `each`: the header, schemas and channels as they
+/// come, messages of `want` in log-time order (each after its channel), metadata, and the
+/// chunks skipped. `budget` bounds the decompressed size of one chunk. Stops at the first
+/// error `each` returns; a file that cannot be read on ends with its [`ReadError`], after
+/// every complete message.
+pub fn read<'a, E>(
+    buf: &'a [u8],
+    blocks: &Blocks,
+    budget: u64,
+    want: &Want<'_>,
+    mut each: impl FnMut(Event<'_, 'a>) -> Result<(), E>,
+) -> Result<Result<Stats, (Stats, ReadError)>, E> {
+    let mut stats = Stats { start: blocks.start, ..Stats::default() };
+    let later = &blocks.later;
+    let chunk_index = if want.channels.is_some() || want.time.is_some() { chunk_channels(buf) } else { None };
+    stats.summary = chunk_index.is_some();
+    let mut schemas: HashMap<u16, Schema> = HashMap::new();
+    let mut channels: HashMap<u16, Channel> = HashMap::new();
+    let mut heap: BinaryHeap<Reverse<Pending<'a>>> = BinaryHeap::new();
+    let mut last_out = 0u64;
+    let mut index = 0u64;
+    let mut block = 0usize;
+    let mut records = Records::new(buf);
+
+    // Hands on the pending messages no later block can precede.
+    macro_rules! release {
+        ($upto:expr) => {
+            while heap.peek().is_some_and(|p| p.0 .0.log_time <= $upto) {
+                let Reverse(Pending(m)) = heap.pop().expect("peeked");
+                if m.log_time < last_out {
+                    stats.out_of_order += 1;
+                }
+                last_out = last_out.max(m.log_time);
+                stats.messages += 1;
+                each(Event::Message(&m))?;
+            }
+        };
+    }
+
+    let end = loop {
+        let (offset, op, body) = match records.next() {
+            None => break None,
+            Some(Ok(r)) => r,
+            Some(Err(e)) => break Some(e),
+        };
+        let record = match mcap::parse_record(op, body) {
+            Ok(r) => r,
+            Err(e) => {
+                each(Event::Skipped { offset, why: format!("a record (opcode {op:#04x}) that does not parse: {e}") })?;
+                continue;
+            }
+        };
+        let mut inner: Vec<Record<'_>> = Vec::new();
+        let is_block = matches!(record, Record::Chunk { .. } | Record::Message { .. });
+        match record {
+            Record::Header(h) => each(Event::Header { profile: h.profile, library: h.library })?,
+            Record::Footer(_) => stats.footer = true,
+            Record::Chunk { header, data } => {
+                stats.chunks += 1;
+                if !stats.compressions.contains(&header.compression) {
+                    stats.compressions.push(header.compression.clone());
+                }
+                let span = (header.message_start_time, header.message_end_time);
+                let misses_time = want.time.is_some_and(|(a, z)| span.1 < a || span.0 > z);
+                let misses_channels = match (&chunk_index, want.channels) {
+                    (Some(idx), Some(w)) => idx.get(&offset).is_some_and(|held| held.is_disjoint(w)),
+                    _ => false,
+                };
+                if chunk_index.is_some() && (misses_time || misses_channels) {
+                    stats.chunks_unread += 1;
+                } else if header.uncompressed_size > budget {
+                    each(Event::Skipped {
+                        offset,
+                        why: format!(
+                            "a chunk that declares {} bytes decompressed, more than the chunk budget of {budget} bytes; skipped",
+                            header.uncompressed_size
+                        ),
+                    })?;
+                } else {
+                    match chunk_records(header, &data) {
+                        Ok(rs) => inner = rs,
+                        Err(why) => each(Event::Skipped { offset, why })?,
+                    }
+                }
+            }
+            Record::Metadata(m) => each(Event::Metadata { name: m.name, metadata: m.metadata })?,
+            other => inner.push(other),
+        }
+        for r in inner {
+            match r {
+                Record::Schema { header, data } => {
+                    let s =
+                        Schema { id: header.id, name: header.name, encoding: header.encoding, data: data.into_owned() };
+                    if schemas.get(&s.id) != Some(&s) {
+                        each(Event::Schema(&s))?;
+                        schemas.insert(s.id, s);
+                    }
+                }
+                Record::Channel(c) => {
+                    let c = Channel {
+                        id: c.id,
+                        schema_id: c.schema_id,
+                        topic: c.topic,
+                        message_encoding: c.message_encoding,
+                        metadata: c.metadata,
+                    };
+                    if channels.get(&c.id) != Some(&c) {
+                        each(Event::Channel(&c))?;
+                        channels.insert(c.id, c);
+                    }
+                }
+                Record::Message { header, data } => {
+                    let i = index;
+                    index += 1;
+                    if !want.channel(header.channel_id) || !want.time(header.log_time) {
+                        continue;
+                    }
+                    heap.push(Reverse(Pending(Message {
+                        channel: header.channel_id,
+                        sequence: header.sequence,
+                        log_time: header.log_time,
+                        publish_time: header.publish_time,
+                        data: match data {
+                            Cow::Borrowed(_) if op == mcap::records::op::MESSAGE => {
+                                // Lent from the file: the message record's own bytes.
+                                Cow::Borrowed(&body[body.len() - data.len()..])
+                            }
+                            d => Cow::Owned(d.into_owned()),
+                        },
+                        offset,
+                        index: i,
+                    })));
+                }
+                _ => {}
+            }
+        }
+        if is_block {
+            block += 1;
+            release!(later.get(block).copied().unwrap_or(u64::MAX));
+        }
+    };
+    release!(u64::MAX);
+    Ok(match end {
+        None => Ok(stats),
+        Some(e) => Err((stats, e)),
+    })
+}
+
+/// The records of a chunk, decompressed (within the size it declares, which the caller
+/// bounded) and CRC-checked when it has a CRC.
+fn chunk_records(header: records::ChunkHeader, data: &[u8]) -> Result<Vec<Record<'static>>, String> {
+    let compression = header.compression.clone();
+    let reader = mcap::read::ChunkReader::new(header, data).map_err(|e| match e {
+        mcap::McapError::UnsupportedCompression(c) => format!("a chunk of unknown compression `{c}`; skipped"),
+        other => format!("a chunk that cannot be read: {other}; skipped"),
+    })?;
+    let mut out = Vec::new();
+    for r in reader {
+        match r {
+            Ok(r) => out.push(r.into_owned()),
+            Err(e) => {
+                let what = if compression.is_empty() {
+                    "an uncompressed chunk".to_string()
+                } else {
+                    format!("a {compression} chunk")
+                };
+                return Err(format!("{what} that does not read whole: {e}; its messages are skipped"));
+            }
+        }
+    }
+    Ok(out)
+}
