@@ -80,8 +80,10 @@ pub fn parse_definition(
     } else {
         specs.push(current);
     }
+    // ROS 2 writers (rosbag2 before Iron, the Go `mcap` library) repeat a dependency once per
+    // type that uses it: the first section of a name stands.
     let mut seen: HashMap<&str, usize> = HashMap::new();
-    for (i, s) in specs.iter().enumerate() {
+    for (i, s) in specs.iter().enumerate().filter(|_| dialect == Dialect::Ros1) {
         if seen.insert(&s.name, i).is_some() {
             let at = msg_lines.get(i).copied().unwrap_or(0);
             let len = text[at..].find('\n').unwrap_or(text.len() - at);

@@ -115,7 +115,7 @@ pub struct Stats {
     /// Messages that came later than one with a later log time (a chunk's header said it starts
     /// later than it does).
     pub out_of_order: u64,
-    /// Whether the file has its footer (a file cut between records has none).
+    /// Whether the file has its footer and end magic (a file cut between records has neither).
     pub footer: bool,
     /// Whether the summary was read (and its chunk indexes used for selection).
     pub summary: bool,
@@ -339,7 +339,7 @@ pub fn read<'a, E>(
         let is_block = matches!(record, Record::Chunk { .. } | Record::Message { .. });
         match record {
             Record::Header(h) => each(Event::Header { profile: h.profile, library: h.library })?,
-            Record::Footer(_) => stats.footer = true,
+            Record::Footer(_) => stats.footer = buf.ends_with(MAGIC),
             Record::Chunk { header, data } => {
                 stats.chunks += 1;
                 if !stats.compressions.contains(&header.compression) {

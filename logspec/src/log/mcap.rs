@@ -154,12 +154,12 @@ fn decoding(path: &str, c: &McapChannel, schema: Option<&Schema>) -> Decoding {
             }
         }
         (enc, Some((senc, s))) => Decoding::Bytes(format!(
-            "{what}: messages of encoding `{enc}` with a `{senc}` schema (`{}`) are not decoded; kept as bytes",
+            "{what}: messages of encoding `{enc}` with a `{senc}` schema (`{}`) are not decoded",
             s.name
         )),
-        (enc, None) => Decoding::Bytes(format!(
-            "{what}: messages of encoding `{enc}` without a schema are not decoded; kept as bytes"
-        )),
+        (enc, None) => {
+            Decoding::Bytes(format!("{what}: messages of encoding `{enc}` without a schema are not decoded"))
+        }
     }
 }
 
@@ -184,6 +184,40 @@ impl<'p> Walk<'p> {
             topics: HashMap::new(),
             faults: Faults::default(),
             out_of_order: 0,
+        }
+    }
+
+    /// A walk that knows the schemas and channels of the file's summary, when it has a
+    /// readable one (those of a chunk that does not read are still known, and channels are
+    /// known before their first message); the summary's channels, by id.
+    fn with_summary(path: &'p str, buf: &[u8]) -> (Self, Option<HashMap<u16, McapChannel>>) {
+        let mut walk = Walk::new(path);
+        let summary = summary_channels(buf);
+        if let Some((schemas, chans)) = &summary {
+            for s in schemas {
+                walk.schemas.insert(s.id, s.clone());
+            }
+            let mut ids: Vec<&u16> = chans.keys().collect();
+            ids.sort();
+            for id in ids {
+                walk.channel(&chans[id]);
+            }
+        }
+        (walk, summary.map(|s| s.1))
+    }
+
+    /// Notes a schema (again): a schema of the data section stands over the summary's copy, and
+    /// the channels of a changed schema are compiled again.
+    fn schema(&mut self, s: &Schema) {
+        if self.schemas.get(&s.id) == Some(s) {
+            return;
+        }
+        self.schemas.insert(s.id, s.clone());
+        let of: Vec<McapChannel> =
+            self.chans.values().filter(|c| c.channel.schema_id == s.id).map(|c| c.channel.clone()).collect();
+        for c in of {
+            self.chans.remove(&c.id);
+            self.channel(&c);
         }
     }
 
@@ -381,25 +415,14 @@ pub(super) fn records<R: Records>(
     let buf = bytes.get();
     let blocks = Blocks::new(buf);
     let origin = blocks.start.unwrap_or(0);
-    let mut walk = Walk::new(path);
-    let summary = summary_channels(buf);
-    let (wanted, want) = want_of(select, summary.as_ref().map(|s| &s.1), origin);
+    let (mut walk, summary) = Walk::with_summary(path, buf);
+    let (wanted, want) = want_of(select, summary.as_ref(), origin);
     let want = Want { channels: wanted.as_ref(), ..want };
-    if let Some((schemas, chans)) = &summary {
-        for s in schemas {
-            walk.schemas.insert(s.id, s.clone());
-        }
-        let mut ids: Vec<&u16> = chans.keys().collect();
-        ids.sort();
-        for id in ids {
-            let c = &chans[id];
-            if let Some(chan) = walk.channel(c) {
-                if select.wants_channel(&c.topic) {
-                    topic_line(out.writer(), chan);
-                    out.end_record().map_err(Error::Io)?;
-                }
-            }
-        }
+    let mut listed: Vec<&Chan> = walk.chans.values().filter(|c| select.wants_channel(&c.channel.topic)).collect();
+    listed.sort_by_key(|c| c.channel.id);
+    for chan in listed {
+        topic_line(out.writer(), chan);
+        out.end_record().map_err(Error::Io)?;
     }
     let filtering = super::filter::Tally::needed(select);
     let mut tally = super::filter::Tally::default();
@@ -409,9 +432,7 @@ pub(super) fn records<R: Records>(
     let mut told: HashSet<u16> = HashSet::new();
     let read = container::read(buf, &blocks, chunk_budget, &want, |e| -> Result<(), Error> {
         match e {
-            Event::Schema(s) => {
-                walk.schemas.insert(s.id, s.clone());
-            }
+            Event::Schema(s) => walk.schema(s),
             Event::Channel(c) => {
                 if let Some(chan) = walk.channel(c) {
                     tally.channel(&c.topic);
@@ -442,7 +463,7 @@ pub(super) fn records<R: Records>(
                 }
                 if let Decoding::Bytes(why) = &c.decoding {
                     if told.insert(c.channel.id) {
-                        out.warn(Fault::new(FaultKind::Decode, path, why.clone()));
+                        out.warn(Fault::new(FaultKind::Decode, path, format!("{why}; its messages are kept as bytes")));
                     }
                 }
                 let w = out.writer();
@@ -609,26 +630,15 @@ pub(super) fn scan(input: Source, path: &str, chunk_budget: u64, state: &mut Sta
     let origin = blocks.start.unwrap_or(0);
     state.origin_ns = origin;
     state.sink.origin(origin);
-    let mut walk = Walk::new(path);
-    let summary = summary_channels(buf);
-    let (wanted, want) = want_of(state.select, summary.as_ref().map(|s| &s.1), origin);
+    let (mut walk, summary) = Walk::with_summary(path, buf);
+    let (wanted, want) = want_of(state.select, summary.as_ref(), origin);
     let want = Want { channels: wanted.as_ref(), ..want };
-    if let Some((schemas, chans)) = &summary {
-        for s in schemas {
-            walk.schemas.insert(s.id, s.clone());
-        }
-        for c in chans.values() {
-            walk.channel(c);
-        }
-    }
     for c in walk.chans.values() {
         state.tally.channel(&c.channel.topic);
     }
     let read = container::read(buf, &blocks, chunk_budget, &want, |e| -> Result<(), Error> {
         match e {
-            Event::Schema(s) => {
-                walk.schemas.insert(s.id, s.clone());
-            }
+            Event::Schema(s) => walk.schema(s),
             Event::Channel(c) => {
                 if walk.channel(c).is_some() {
                     state.tally.channel(&c.topic);
@@ -645,7 +655,7 @@ pub(super) fn scan(input: Source, path: &str, chunk_budget: u64, state: &mut Sta
                     return Ok(());
                 };
                 if let Decoding::Bytes(why) = &c.decoding {
-                    state.warn(kind::UNDECODABLE, || why.clone());
+                    state.warn(kind::UNDECODABLE, || format!("{why}; its messages are not read"));
                     return Ok(());
                 }
                 let Some(id) = state.wanted(&c.key, m.log_time, || channel(c))? else { return Ok(()) };
@@ -712,18 +722,21 @@ pub(super) fn info(input: Source, path: &str, name: &str, chunk_budget: u64) -> 
     let bytes = Bytes::new(input, path)?;
     let buf = bytes.get();
     let blocks = Blocks::new(buf);
-    let mut walk = Walk::new(path);
+    let mut errors: Vec<String> = Vec::new();
+    let (mut walk, _) = Walk::with_summary(path, buf);
+    let mut counts: BTreeMap<u16, Count> = walk.chans.keys().map(|id| (*id, Count::default())).collect();
+    for c in walk.chans.values() {
+        if let Decoding::Bytes(why) = &c.decoding {
+            errors.push(why.clone());
+        }
+    }
     let mut header = (String::new(), String::new());
     let mut metadata: Vec<String> = Vec::new();
-    let mut counts: BTreeMap<u16, Count> = BTreeMap::new();
     let (mut t_min, mut t_max) = (None::<u64>, None::<u64>);
-    let mut errors: Vec<String> = Vec::new();
     let read = container::read(buf, &blocks, chunk_budget, &Want::default(), |e| -> Result<(), Error> {
         match e {
             Event::Header { profile, library } => header = (profile, library),
-            Event::Schema(s) => {
-                walk.schemas.insert(s.id, s.clone());
-            }
+            Event::Schema(s) => walk.schema(s),
             Event::Channel(c) => {
                 if let Some(chan) = walk.channel(c) {
                     if let Decoding::Bytes(why) = &chan.decoding {
