@@ -691,4 +691,89 @@ fields = [
         // u8 count + u32 + u16 count + u16 size + 4 + rest (0).
         assert_eq!(min[id("Msg")], 1 + 4 + 2 + 2 + 4);
     }
+
+    /// A schema with CDR's layout rules, in the schema language.
+    const ALIGNED: &str = r#"
+[format]
+name = "aligned"
+align = "natural"
+string_nul = true
+
+[[struct]]
+name = "In"
+fields = [{ name = "tag", type = "u8" }, { name = "vals", type = "f64[]", count = "u32" }]
+
+[[record]]
+name = "Msg"
+id = 1
+fields = [
+  { name = "a", type = "u8" },
+  { name = "b", type = "f64" },
+  { name = "s", type = "string", count = "u32" },
+  { name = "w", type = "u16" },
+  { name = "inner", type = "In" },
+  { name = "e", type = "u16[]", count = "u32" },
+  { name = "z", type = "u8" },
+]
+"#;
+
+    /// The bytes of `Msg` laid out by hand from CDR's rules: every number at a multiple of its
+    /// size from the start, strings with their NUL counted.
+    fn aligned_bytes() -> Vec<u8> {
+        let mut b = vec![7u8]; // a at 0
+        b.extend([0; 7]); // padding to 8
+        b.extend(2.5f64.to_le_bytes()); // b at 8
+        b.extend(3u32.to_le_bytes()); // s: count at 16 (NUL counted)
+        b.extend(b"hi\0"); // 20..23
+        b.push(0); // padding to 24
+        b.extend(0x1234u16.to_le_bytes()); // w at 24
+        b.push(9); // inner.tag at 26
+        b.push(0); // padding to 28
+        b.extend(1u32.to_le_bytes()); // inner.vals count at 28
+        b.extend((-1.0f64).to_le_bytes()); // inner.vals[0] at 32 (already aligned)
+        b.extend(0u32.to_le_bytes()); // e: count 0 at 40, so no padding for its elements
+        b.push(5); // z at 44
+        b
+    }
+
+    #[test]
+    fn natural_alignment_and_nul_strings_follow_the_rules() {
+        let schema = logspec_ir::compile_str("aligned.toml", ALIGNED).expect("schema");
+        assert!(schema.format.rules.natural_align && schema.format.rules.string_nul);
+        let id = schema.type_by_name("Msg").unwrap();
+        let min = layout::min_sizes(&schema);
+        let ty = Ty::Named(id);
+        let bytes = aligned_bytes();
+        let v = decode(&schema, &min, &ty, &bytes, &mut Plain).expect("decodes");
+        let Value::Object(f) = v else { panic!("{v:?}") };
+        let get = |n: &str| f.iter().find(|(k, _)| k == n).unwrap().1.clone();
+        assert_eq!(get("a"), Value::UInt(7));
+        assert_eq!(get("b"), Value::Float(2.5));
+        assert_eq!(get("s"), Value::Str("hi".into()));
+        assert_eq!(get("w"), Value::UInt(0x1234));
+        assert_eq!(
+            get("inner"),
+            Value::Object(vec![
+                ("tag".into(), Value::UInt(9)),
+                ("vals".into(), Value::Array(vec![Value::Float(-1.0)]))
+            ])
+        );
+        assert_eq!(get("e"), Value::Array(vec![]));
+        assert_eq!(get("z"), Value::UInt(5));
+        let plan = Plan::new(&schema, &min, &ty);
+        plan.check(&schema, &min, &bytes).expect("the plan agrees");
+        // Up to 3 bytes of padding may end a message; a fourth is a byte left over.
+        for (extra, ok) in [(3, true), (4, false)] {
+            let mut b = bytes.clone();
+            b.extend(vec![0; extra]);
+            assert_eq!(decode(&schema, &min, &ty, &b, &mut Check).is_ok(), ok, "{extra}");
+            assert_eq!(plan.check(&schema, &min, &b).is_ok(), ok, "{extra}");
+        }
+        // Cut inside the padding before `b`: the fault says so, the walk and plan agree.
+        let e = decode(&schema, &min, &ty, &bytes[..5], &mut Check).expect_err("cut");
+        assert!(e.message.contains("alignment padding"), "{e}");
+        assert_eq!(plan.check(&schema, &min, &bytes[..5]).expect_err("cut"), e);
+        // A struct has no fixed size under natural alignment.
+        assert_eq!(schema.size_of(&Ty::Named(schema.type_by_name("In").unwrap())), None);
+    }
 }

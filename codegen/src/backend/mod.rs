@@ -24,6 +24,26 @@ pub trait Backend {
     fn generate(&self, schema: &Schema) -> Vec<Artifact>;
 }
 
+/// Whether the back ends can generate code for `schema`: they lay fields out packed, so a
+/// schema with other layout rules ([`logspec_ir::ir::Rules`]: natural alignment, strings with
+/// their NUL) is refused with the reason; such a schema is read through the IR interpreter.
+pub fn supported(schema: &Schema) -> Result<(), String> {
+    let r = schema.format.rules;
+    if r.is_packed() {
+        return Ok(());
+    }
+    let what = match (r.natural_align, r.string_nul) {
+        (true, true) => "`align = \"natural\"` and `string_nul = true`",
+        (true, false) => "`align = \"natural\"`",
+        _ => "`string_nul = true`",
+    };
+    Err(format!(
+        "format `{}`: the generated readers and writers (C, Rust, Python, golden vectors) do not implement {what} yet; \
+         read its logs through the interpreter (`--schema`)",
+        schema.format.name
+    ))
+}
+
 /// The first line of every generated file (after the comment leader).
 pub fn generated_banner(schema: &Schema) -> String {
     format!(
