@@ -25,7 +25,7 @@ def open(
     schema: Optional[Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]] = None,
     chunk_budget: Optional[int] = None,
 ) -> Log:
-    """Open a log and detect its format (`format` forces usvlog, rlog, rlog-stream, carla, rosbag, wpilog or ulog;
+    """Open a log and detect its format (`format` forces usvlog, rlog, rlog-stream, carla, rosbag, wpilog, ulog or mcap;
     `schema` reads it with a TOML schema of your own; `chunk_budget`: ROS bags, the most decompressed
     chunk data held at once, in MiB)."""
 
@@ -36,7 +36,7 @@ class Log:
     def path(self) -> str: ...
     @property
     def format(self) -> str:
-        """`usvlog`, `rlog`, `rlog-stream`, `carla`, `rosbag`, `wpilog`, `ulog`, or a schema's own name."""
+        """`usvlog`, `rlog`, `rlog-stream`, `carla`, `rosbag`, `wpilog`, `ulog`, `mcap`, or a schema's own name."""
     def __repr__(self) -> str: ...
     def info(self) -> Dict[str, Any]:
         """The `logspec info --json` object; what the command notes on stderr (a bag scanned without its index) is a LogspecWarning."""
