@@ -228,3 +228,52 @@ fn standard_input_reads_as_the_file() {
     let (file, _, _) = dump(&input(stem), &[]);
     assert_eq!(jsonl(&String::from_utf8(out.stdout).unwrap()), file);
 }
+
+#[test]
+fn convert_keeps_cdr_messages_as_recorded() {
+    let dir = scratch::temp_dir().join("mcap-convert");
+    std::fs::create_dir_all(&dir).unwrap();
+    for stem in ["gen_rosbags_corner", "gen_mcapros2_zstd"] {
+        let out = dir.join(format!("{stem}.mcap"));
+        let run = logspec(&["convert", input(stem).to_str().unwrap(), "-o", out.to_str().unwrap()]);
+        assert!(run.status.success(), "{stem}: {}", String::from_utf8_lossy(&run.stderr));
+        // Read back by the mcap crate: each message's bytes are the source's, in log-time order,
+        // on a `cdr` channel with the source's `ros2msg` schema.
+        let src = std::fs::read(input(stem)).unwrap();
+        let mut want: Vec<(String, u64, Vec<u8>, String)> = mcap::MessageStream::new(&src)
+            .unwrap()
+            .map(|m| {
+                let m = m.unwrap();
+                let s = m.channel.schema.as_ref().unwrap();
+                (m.channel.topic.clone(), m.log_time, m.data.to_vec(), String::from_utf8(s.data.to_vec()).unwrap())
+            })
+            .collect();
+        want.sort_by_key(|w| w.1);
+        let bytes = std::fs::read(&out).unwrap();
+        let got: Vec<(String, u64, Vec<u8>, String)> = mcap::MessageStream::new(&bytes)
+            .unwrap()
+            .map(|m| {
+                let m = m.unwrap();
+                assert_eq!(m.channel.message_encoding, "cdr");
+                let s = m.channel.schema.as_ref().unwrap();
+                assert_eq!(s.encoding, "ros2msg");
+                (m.channel.topic.clone(), m.log_time, m.data.to_vec(), String::from_utf8(s.data.to_vec()).unwrap())
+            })
+            .collect();
+        assert_eq!(got, want, "{stem}");
+        // And logspec reads the copy as it reads the source.
+        let (a, ok, err) = dump(&out, &[]);
+        assert!(ok, "{err}");
+        let (b, _, _) = dump(&input(stem), &[]);
+        let strip = |v: Vec<&Value>| -> Vec<Value> {
+            v.into_iter()
+                .map(|m| {
+                    let mut m = m.clone();
+                    m.as_object_mut().unwrap().remove("topic_id");
+                    m
+                })
+                .collect()
+        };
+        assert_eq!(strip(kind(&a, "message")), strip(kind(&b, "message")), "{stem}");
+    }
+}

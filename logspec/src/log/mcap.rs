@@ -30,7 +30,7 @@ use logspec_ir::SchemaError;
 use super::fault::{Fault, FaultKind, Faults};
 use super::input::Source;
 use super::records::Records;
-use super::scan::{Channel, JsonSchema, State, ValueType};
+use super::scan::{Channel, JsonSchema, Ros1Type, State, ValueType};
 use super::{Error, Select};
 
 /// The problems an MCAP reading counts.
@@ -544,12 +544,25 @@ fn channel(c: &Chan) -> Channel {
         Some(t) => JsonSchema::Struct { ty: t.clone(), enum_names: false, list: None },
         None => JsonSchema::Text("{\"type\":\"object\"}".to_string()),
     };
+    // ROS 2 messages are passed on as recorded, with their definition, where a sink takes them.
+    let recorded = match (&c.decoding, &c.schema) {
+        (Decoding::Cdr { .. }, Some(s)) => Some(Ros1Type {
+            ty: s.name.clone(),
+            md5sum: String::new(),
+            definition: String::from_utf8_lossy(&s.data).into_owned(),
+            encoding: "cdr",
+            schema_encoding: "ros2msg",
+            callerid: None,
+            latching: None,
+        }),
+        _ => None,
+    };
     Channel {
         name: c.key.clone(),
         schema_name: c.type_name().to_string(),
         json_schema,
         units: BTreeMap::new(),
-        ros1: None,
+        ros1: recorded,
         ty,
         group: None,
     }
@@ -659,6 +672,10 @@ pub(super) fn scan(input: Source, path: &str, chunk_budget: u64, state: &mut Sta
                     return Ok(());
                 }
                 let Some(id) = state.wanted(&c.key, m.log_time, || channel(c))? else { return Ok(()) };
+                if state.sink.raw(id, m.log_time, &m.data)? {
+                    state.outcome.samples += 1;
+                    return Ok(());
+                }
                 match c.payload(&m.data) {
                     Some(Ok((d, payload, skip))) => match d.checked(payload) {
                         Ok(msg) => state.sink.visit(id, m.log_time, &msg)?,
