@@ -242,10 +242,9 @@ impl<'p> Walk<'p> {
             m.offset,
             Some(m.index),
             format!(
-                "{}: byte {} ({}), message {} on {} ({}) at log time {}: {e}; skipped",
+                "{}: byte {} (the message's record, or its chunk), message {} on {} ({}) at log time {}: {e}; skipped",
                 self.path,
                 m.offset,
-                if m.data.is_empty() { "record" } else { "its record or chunk" },
                 m.index,
                 c.channel.topic,
                 c.type_name(),
