@@ -84,6 +84,10 @@ impl Visitor for Touch {
     fn end_variant(&mut self) {}
 }
 
+impl logspec::value::ValueSink for Touch {
+    fn null(&mut self, _: Option<&str>) {}
+}
+
 #[derive(Default)]
 struct Scanned {
     samples: u64,

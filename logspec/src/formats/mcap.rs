@@ -126,17 +126,14 @@ pub struct Stats {
 /// What to read.
 #[derive(Clone, Debug, Default)]
 pub struct Want<'s> {
-    /// Only these channels' messages (all: `None`).
+    /// Chunks that hold none of these channels (by the summary's chunk index) are not read
+    /// (all are: `None`). The messages of the chunks read are handed on whatever their channel.
     pub channels: Option<&'s HashSet<u16>>,
     /// Only messages with `log_time` in this inclusive range.
     pub time: Option<(u64, u64)>,
 }
 
 impl Want<'_> {
-    fn channel(&self, id: u16) -> bool {
-        self.channels.is_none_or(|c| c.contains(&id))
-    }
-
     fn time(&self, t: u64) -> bool {
         self.time.is_none_or(|(a, z)| (a..=z).contains(&t))
     }
@@ -397,7 +394,10 @@ pub fn read<'a, E>(
                 Record::Message { header, data } => {
                     let i = index;
                     index += 1;
-                    if !want.channel(header.channel_id) || !want.time(header.log_time) {
+                    // The channels wanted only skip whole chunks (by the summary's index): the
+                    // caller picks the messages of a chunk it reads by their topic, which a
+                    // channel the summary does not list may share.
+                    if !want.time(header.log_time) {
                         continue;
                     }
                     heap.push(Reverse(Pending(Message {
