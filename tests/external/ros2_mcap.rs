@@ -23,16 +23,19 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
     )]
 }
 
-/// The message lines of a dump, without the channel id (the copy numbers its channels anew).
+/// The message lines of a dump, without the channel id (the copy numbers its channels anew, and
+/// the tool orders messages of one log time by it), by log time and topic.
 fn messages(lines: Vec<Value>) -> Vec<Value> {
-    lines
+    let mut out: Vec<Value> = lines
         .into_iter()
         .filter(|v| v["kind"] == "message")
         .map(|mut v| {
             v.as_object_mut().unwrap().remove("topic_id");
             v
         })
-        .collect()
+        .collect();
+    out.sort_by_key(|v| (v["log_time"].as_u64(), v["topic"].as_str().map(str::to_string)));
+    out
 }
 
 fn ros2_mcap_convert_decodes_with_mcap_ros2_support() {
