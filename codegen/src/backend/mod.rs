@@ -59,3 +59,19 @@ pub(crate) fn json_string(s: &str) -> String {
     logspec_ir::json::string(&mut out, s);
     out
 }
+
+#[cfg(test)]
+mod rules_tests {
+    /// A schema with layout rules the back ends do not implement is refused, naming the rules;
+    /// a packed one is not.
+    #[test]
+    fn layout_rules_the_back_ends_lack_are_refused() {
+        let aligned = "[format]\nname = \"a\"\nalign = \"natural\"\nstring_nul = true\n\n[[struct]]\nname = \"S\"\nfields = [{ name = \"x\", type = \"f64\" }]\n";
+        let s = crate::compile_str("a.toml", aligned).expect("compiles");
+        let e = super::supported(&s).expect_err("refused");
+        assert!(e.contains("`align = \"natural\"` and `string_nul = true`") && e.contains("--schema"), "{e}");
+        let packed = crate::compile_str("p.toml", &aligned.replace("align = \"natural\"\nstring_nul = true\n", ""))
+            .expect("compiles");
+        assert!(super::supported(&packed).is_ok());
+    }
+}
