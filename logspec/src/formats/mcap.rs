@@ -24,7 +24,7 @@ use std::borrow::Cow;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet};
 
-use mcap::records::{self, Record};
+use mcap::records::Record;
 use mcap::sans_io::{LinearReadEvent, LinearReader, LinearReaderOptions};
 
 /// The MCAP magic, at both ends of a file.
@@ -337,7 +337,7 @@ pub fn read<'a, E>(
         match record {
             Record::Header(h) => each(Event::Header { profile: h.profile, library: h.library })?,
             Record::Footer(_) => stats.footer = buf.ends_with(MAGIC),
-            Record::Chunk { header, data } => {
+            Record::Chunk { header, .. } => {
                 stats.chunks += 1;
                 if !stats.compressions.contains(&header.compression) {
                     stats.compressions.push(header.compression.clone());
@@ -359,7 +359,9 @@ pub fn read<'a, E>(
                         ),
                     })?;
                 } else {
-                    match chunk_records(header, &data) {
+                    // The chunk record whole (opcode, length, body), read as a file of one record.
+                    let whole = &buf[offset as usize..offset as usize + 9 + body.len()];
+                    match chunk_records(whole, &header.compression, budget) {
                         Ok(rs) => inner = rs,
                         Err(why) => each(Event::Skipped { offset, why })?,
                     }
@@ -431,26 +433,37 @@ pub fn read<'a, E>(
     })
 }
 
-/// The records of a chunk, decompressed (within the size it declares, which the caller
-/// bounded) and CRC-checked when it has a CRC.
-fn chunk_records(header: records::ChunkHeader, data: &[u8]) -> Result<Vec<Record<'static>>, String> {
-    let compression = header.compression.clone();
-    let reader = mcap::read::ChunkReader::new(header, data).map_err(|e| match e {
-        mcap::McapError::UnsupportedCompression(c) => format!("a chunk of unknown compression `{c}`; skipped"),
-        other => format!("a chunk that cannot be read: {other}; skipped"),
-    })?;
+/// The records of a chunk (its record whole: opcode, length and body), decompressed and
+/// CRC-checked when it has a CRC, each record inside no longer than `budget` (a length read
+/// from the chunk never drives a larger allocation; the caller bounded the size the chunk
+/// declares).
+fn chunk_records(whole: &[u8], compression: &str, budget: u64) -> Result<Vec<Record<'static>>, String> {
+    let what =
+        if compression.is_empty() { "an uncompressed chunk".to_string() } else { format!("a {compression} chunk") };
+    let options = LinearReaderOptions::default()
+        .with_skip_start_magic(true)
+        .with_skip_end_magic(true)
+        .with_validate_chunk_crcs(true)
+        .with_record_length_limit(usize::try_from(budget).unwrap_or(usize::MAX));
+    let mut reader = LinearReader::new_with_options(options);
+    let mut fed = 0usize;
     let mut out = Vec::new();
-    for r in reader {
-        match r {
-            Ok(r) => out.push(r.into_owned()),
-            Err(e) => {
-                let what = if compression.is_empty() {
-                    "an uncompressed chunk".to_string()
-                } else {
-                    format!("a {compression} chunk")
-                };
-                return Err(format!("{what} that does not read whole: {e}; its messages are skipped"));
+    let fail = |e: mcap::McapError| match e {
+        mcap::McapError::UnsupportedCompression(c) => format!("a chunk of unknown compression `{c}`; skipped"),
+        other => format!("{what} that does not read whole: {other}; its messages are skipped"),
+    };
+    while let Some(event) = reader.next_event() {
+        match event {
+            Ok(LinearReadEvent::ReadRequest(n)) => {
+                let n = n.min(whole.len() - fed);
+                reader.insert(n).copy_from_slice(&whole[fed..fed + n]);
+                reader.notify_read(n);
+                fed += n;
             }
+            Ok(LinearReadEvent::Record { data, opcode }) => {
+                out.push(mcap::parse_record(opcode, data).map_err(fail)?.into_owned());
+            }
+            Err(e) => return Err(fail(e)),
         }
     }
     Ok(out)
