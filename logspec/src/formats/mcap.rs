@@ -196,16 +196,70 @@ impl<'a> Records<'a> {
     }
 }
 
-/// The summary's chunk indexes by chunk offset: the channels each chunk holds.
-fn chunk_channels(buf: &[u8]) -> Option<HashMap<u64, HashSet<u16>>> {
-    let summary = mcap::Summary::read(buf).ok()??;
-    Some(
-        summary
-            .chunk_indexes
-            .iter()
-            .map(|c| (c.chunk_start_offset, c.message_index_offsets.keys().copied().collect()))
-            .collect(),
-    )
+/// What a record body holds before and between its strings, for [`fits`].
+#[derive(Clone, Copy)]
+enum Part {
+    /// Bytes of fixed size.
+    Fixed(usize),
+    /// A `u32` length, then that many bytes (a string, or bytes).
+    Counted,
+    /// A `u32` byte length, then pairs of strings within it (a string map).
+    Map,
+}
+
+/// Whether every string, byte array and string map in a record body lies within it. The `mcap`
+/// crate's parser (`binrw`, `count = len`) allocates a string's declared length before it reads
+/// it, so a record is checked before it is parsed: a 10 KB file declaring a 1.8 GB string must
+/// not allocate 1.8 GB. The parts are the MCAP records' fields up to their last string
+/// (`docs/formats/mcap.md`); records without strings need no check.
+fn fits(op: u8, body: &[u8]) -> bool {
+    use Part::*;
+    let parts: &[Part] = match op {
+        0x01 => &[Counted, Counted],                      // Header: profile, library
+        0x03 => &[Fixed(2), Counted, Counted, Counted],   // Schema: id, name, encoding, data
+        0x04 => &[Fixed(4), Counted, Counted, Map],       // Channel: ids, topic, encoding, metadata
+        0x06 => &[Fixed(28), Counted],                    // Chunk: times, sizes, crc, compression
+        0x08 => &[Fixed(32), Counted, Fixed(8), Counted], // ChunkIndex: ..., offsets, length, compression
+        0x09 => &[Fixed(16), Counted, Counted],           // Attachment: times, name, media type
+        0x0A => &[Fixed(40), Counted, Counted],           // AttachmentIndex: ..., name, media type
+        0x0C => &[Counted, Map],                          // Metadata: name, map
+        0x0D => &[Fixed(16), Counted],                    // MetadataIndex: offset, length, name
+        _ => &[],
+    };
+    let len = |at: usize| -> Option<usize> {
+        let n = crate::dynamic::load(body, at, logspec_ir::ir::Prim::U32, logspec_ir::ir::Endian::Little)?;
+        usize::try_from(n).ok()
+    };
+    let mut at = 0usize;
+    for p in parts {
+        at = match p {
+            Fixed(n) => at.checked_add(*n),
+            Counted => len(at).and_then(|n| (at + 4).checked_add(n)),
+            Map => len(at).and_then(|n| {
+                let end = (at + 4).checked_add(n)?;
+                let mut i = at + 4;
+                while i < end {
+                    i = (i + 4).checked_add(len(i)?)?;
+                    i = (i + 4).checked_add(len(i)?)?;
+                }
+                (i <= body.len()).then_some(end)
+            }),
+        }
+        .filter(|a| *a <= body.len())
+        .map_or(usize::MAX, |a| a);
+        if at == usize::MAX {
+            return false;
+        }
+    }
+    true
+}
+
+/// A record body parsed by the `mcap` crate, once [`fits`] holds.
+fn parse(op: u8, body: &[u8]) -> Result<Record<'_>, String> {
+    if !fits(op, body) {
+        return Err(format!("a record (opcode {op:#04x}) whose strings run past its end"));
+    }
+    mcap::parse_record(op, body).map_err(|e| format!("a record (opcode {op:#04x}) that does not parse: {e}"))
 }
 
 /// A message waiting for its turn, by (log time, file order).
@@ -233,25 +287,45 @@ pub fn sniff(head: &[u8]) -> bool {
     head.starts_with(MAGIC)
 }
 
-/// The start times of the file's blocks (chunks, and messages outside chunks), in file order,
-/// from their headers alone; `None` for a chunk that announces no messages. Ends where the
-/// file cannot be read on.
-fn block_starts(buf: &[u8]) -> Vec<Option<u64>> {
-    let mut out = Vec::new();
+/// What the first pass gathers: the start time of each block (a chunk, or a message outside
+/// chunks) in file order, `None` for a chunk that announces no messages; the schemas and
+/// channels outside chunks (a summary repeats them all); and the chunk indexes' channels by chunk
+/// offset. Ends where the file cannot be read on.
+#[derive(Default)]
+struct FirstPass {
+    starts: Vec<Option<u64>>,
+    schemas: Vec<Schema>,
+    channels: Vec<Channel>,
+    chunk_index: HashMap<u64, HashSet<u16>>,
+}
+
+fn first_pass(buf: &[u8]) -> FirstPass {
+    let mut out = FirstPass::default();
     let mut records = Records::new(buf);
     while let Some(Ok((_, op, body))) = records.next() {
-        match op {
-            mcap::records::op::CHUNK => match mcap::parse_record(op, body) {
-                Ok(Record::Chunk { header, .. }) => {
-                    let empty = header.message_start_time == 0 && header.message_end_time == 0;
-                    out.push((!empty).then_some(header.message_start_time));
-                }
-                _ => out.push(None),
-            },
-            mcap::records::op::MESSAGE => match mcap::parse_record(op, body) {
-                Ok(Record::Message { header, .. }) => out.push(Some(header.log_time)),
-                _ => out.push(None),
-            },
+        match parse(op, body) {
+            Ok(Record::Chunk { header, .. }) => {
+                let empty = header.message_start_time == 0 && header.message_end_time == 0;
+                out.starts.push((!empty).then_some(header.message_start_time));
+            }
+            Ok(Record::Message { header, .. }) => out.starts.push(Some(header.log_time)),
+            Ok(Record::Schema { header, data }) => out.schemas.push(Schema {
+                id: header.id,
+                name: header.name,
+                encoding: header.encoding,
+                data: data.into_owned(),
+            }),
+            Ok(Record::Channel(c)) => out.channels.push(Channel {
+                id: c.id,
+                schema_id: c.schema_id,
+                topic: c.topic,
+                message_encoding: c.message_encoding,
+                metadata: c.metadata,
+            }),
+            Ok(Record::ChunkIndex(c)) => {
+                out.chunk_index.insert(c.chunk_start_offset, c.message_index_offsets.keys().copied().collect());
+            }
+            Err(_) if op == mcap::records::op::CHUNK || op == mcap::records::op::MESSAGE => out.starts.push(None),
             _ => {}
         }
     }
@@ -267,16 +341,35 @@ pub struct Blocks {
     later: Vec<u64>,
     /// The earliest start of all: the log's time origin.
     pub start: Option<u64>,
+    /// The schemas and channels outside chunks (those of the summary, in an indexed file), each
+    /// id once, the last record of an id standing.
+    pub schemas: Vec<Schema>,
+    pub channels: Vec<Channel>,
+    /// The summary's chunk indexes: the channels of each chunk, by the chunk's offset.
+    chunk_index: HashMap<u64, HashSet<u16>>,
 }
 
 impl Blocks {
     pub fn new(buf: &[u8]) -> Blocks {
-        let starts = block_starts(buf);
+        let first = first_pass(buf);
+        let starts = first.starts;
         let mut later: Vec<u64> = vec![u64::MAX; starts.len() + 1];
         for i in (0..starts.len()).rev() {
             later[i] = later[i + 1].min(starts[i].unwrap_or(u64::MAX));
         }
-        Blocks { start: later.first().copied().filter(|t| *t != u64::MAX), later }
+        let last = |v: Vec<(u16, usize)>| -> Vec<usize> {
+            let by_id: BTreeMap<u16, usize> = v.into_iter().collect();
+            by_id.into_values().collect()
+        };
+        let keep_s = last(first.schemas.iter().enumerate().map(|(i, x)| (x.id, i)).collect());
+        let keep_c = last(first.channels.iter().enumerate().map(|(i, x)| (x.id, i)).collect());
+        Blocks {
+            start: later.first().copied().filter(|t| *t != u64::MAX),
+            later,
+            schemas: keep_s.into_iter().map(|i| first.schemas[i].clone()).collect(),
+            channels: keep_c.into_iter().map(|i| first.channels[i].clone()).collect(),
+            chunk_index: first.chunk_index,
+        }
     }
 }
 
@@ -294,7 +387,7 @@ pub fn read<'a, E>(
 ) -> Result<Result<Stats, (Stats, ReadError)>, E> {
     let mut stats = Stats { start: blocks.start, ..Stats::default() };
     let later = &blocks.later;
-    let chunk_index = if want.channels.is_some() || want.time.is_some() { chunk_channels(buf) } else { None };
+    let chunk_index = (!blocks.chunk_index.is_empty()).then_some(&blocks.chunk_index);
     stats.summary = chunk_index.is_some();
     let mut schemas: HashMap<u16, Schema> = HashMap::new();
     let mut channels: HashMap<u16, Channel> = HashMap::new();
@@ -325,10 +418,10 @@ pub fn read<'a, E>(
             Some(Ok(r)) => r,
             Some(Err(e)) => break Some(e),
         };
-        let record = match mcap::parse_record(op, body) {
+        let record = match parse(op, body) {
             Ok(r) => r,
-            Err(e) => {
-                each(Event::Skipped { offset, why: format!("a record (opcode {op:#04x}) that does not parse: {e}") })?;
+            Err(why) => {
+                each(Event::Skipped { offset, why })?;
                 continue;
             }
         };
@@ -461,7 +554,8 @@ fn chunk_records(whole: &[u8], compression: &str, budget: u64) -> Result<Vec<Rec
                 fed += n;
             }
             Ok(LinearReadEvent::Record { data, opcode }) => {
-                out.push(mcap::parse_record(opcode, data).map_err(fail)?.into_owned());
+                let r = parse(opcode, data).map_err(|why| format!("{what} holding {why}; its messages are skipped"))?;
+                out.push(r.into_owned());
             }
             Err(e) => return Err(fail(e)),
         }

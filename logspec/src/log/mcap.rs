@@ -187,23 +187,19 @@ impl<'p> Walk<'p> {
         }
     }
 
-    /// A walk that knows the schemas and channels of the file's summary, when it has a
-    /// readable one (those of a chunk that does not read are still known, and channels are
-    /// known before their first message); the summary's channels, by id.
-    fn with_summary(path: &'p str, buf: &[u8]) -> (Self, Option<HashMap<u16, McapChannel>>) {
+    /// A walk that knows the schemas and channels outside chunks (a summary's, in an indexed
+    /// file: those of a chunk that does not read are still known, and channels are known before
+    /// their first message); those channels, by id.
+    fn with_summary(path: &'p str, blocks: &Blocks) -> (Self, Option<HashMap<u16, McapChannel>>) {
         let mut walk = Walk::new(path);
-        let summary = summary_channels(buf);
-        if let Some((schemas, chans)) = &summary {
-            for s in schemas {
-                walk.schemas.insert(s.id, s.clone());
-            }
-            let mut ids: Vec<&u16> = chans.keys().collect();
-            ids.sort();
-            for id in ids {
-                walk.channel(&chans[id]);
-            }
+        for s in &blocks.schemas {
+            walk.schemas.insert(s.id, s.clone());
         }
-        (walk, summary.map(|s| s.1))
+        for c in &blocks.channels {
+            walk.channel(c);
+        }
+        let chans: HashMap<u16, McapChannel> = blocks.channels.iter().map(|c| (c.id, c.clone())).collect();
+        (walk, (!chans.is_empty()).then_some(chans))
     }
 
     /// Notes a schema (again): a schema of the data section stands over the summary's copy, and
@@ -272,31 +268,6 @@ fn want_of(
         _ => None,
     };
     (channels, Want { channels: None, time })
-}
-
-/// The channels the summary lists (with their schemas), when the file has a readable one.
-fn summary_channels(buf: &[u8]) -> Option<(Vec<Schema>, HashMap<u16, McapChannel>)> {
-    let s = mcap::Summary::read(buf).ok()??;
-    let schemas = s
-        .schemas
-        .values()
-        .map(|x| Schema { id: x.id, name: x.name.clone(), encoding: x.encoding.clone(), data: x.data.to_vec() })
-        .collect();
-    let chans = s
-        .channels
-        .values()
-        .map(|c| {
-            let channel = McapChannel {
-                id: c.id,
-                schema_id: c.schema.as_ref().map_or(0, |s| s.id),
-                topic: c.topic.clone(),
-                message_encoding: c.message_encoding.clone(),
-                metadata: c.metadata.clone(),
-            };
-            (c.id, channel)
-        })
-        .collect();
-    Some((schemas, chans))
 }
 
 /// The topic line of a channel.
@@ -414,7 +385,7 @@ pub(super) fn records<R: Records>(
     let buf = bytes.get();
     let blocks = Blocks::new(buf);
     let origin = blocks.start.unwrap_or(0);
-    let (mut walk, summary) = Walk::with_summary(path, buf);
+    let (mut walk, summary) = Walk::with_summary(path, &blocks);
     let (wanted, want) = want_of(select, summary.as_ref(), origin);
     let want = Want { channels: wanted.as_ref(), ..want };
     let mut listed: Vec<&Chan> = walk.chans.values().filter(|c| select.wants_channel(&c.channel.topic)).collect();
@@ -642,7 +613,7 @@ pub(super) fn scan(input: Source, path: &str, chunk_budget: u64, state: &mut Sta
     let origin = blocks.start.unwrap_or(0);
     state.origin_ns = origin;
     state.sink.origin(origin);
-    let (mut walk, summary) = Walk::with_summary(path, buf);
+    let (mut walk, summary) = Walk::with_summary(path, &blocks);
     let (wanted, want) = want_of(state.select, summary.as_ref(), origin);
     let want = Want { channels: wanted.as_ref(), ..want };
     for c in walk.chans.values() {
@@ -739,7 +710,7 @@ pub(super) fn info(input: Source, path: &str, name: &str, chunk_budget: u64) -> 
     let buf = bytes.get();
     let blocks = Blocks::new(buf);
     let mut errors: Vec<String> = Vec::new();
-    let (mut walk, _) = Walk::with_summary(path, buf);
+    let (mut walk, _) = Walk::with_summary(path, &blocks);
     let mut counts: BTreeMap<u16, Count> = walk.chans.keys().map(|id| (*id, Count::default())).collect();
     for c in walk.chans.values() {
         if let Decoding::Bytes(why) = &c.decoding {
