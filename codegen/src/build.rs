@@ -203,6 +203,7 @@ impl Builder {
             }
             match crate::compile_file(path) {
                 Ok(schema) => {
+                    crate::backend::supported(&schema).map_err(BuildError::Option)?;
                     let history = self.history(path, &schema)?;
                     texts.push((schema.format.name.clone(), backend.source_with_history(&schema, &history)));
                 }

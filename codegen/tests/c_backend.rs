@@ -518,6 +518,7 @@ fn hand_built_ir_edge_cases_still_make_valid_c() {
             endian: Endian::Big,
             version: None,
             schema_id: None,
+            rules: logspec_ir::ir::Rules::PACKED,
         },
         types: vec![
             strukt("Empty", vec![], Some(0)),

@@ -2,8 +2,8 @@
 //! (record type, RLOG key, ...) becomes an MCAP channel of JSON messages with a JSON Schema
 //! generated from the IR (field docs and units in the descriptions); the log time of a message
 //! is the sample's timestamp. A ROS bag's messages are passed through as they are (`ros1`
-//! messages, the connections' definitions as `ros1msg` schemas, the `ros1` profile), so nothing
-//! is lost. Chunks are LZ4-compressed (or not) and indexed.
+//! messages, the connections' definitions as `ros1msg` schemas, the `ros1` profile), and so are
+//! an MCAP file's ROS 2 messages (`cdr`, `ros2msg` schemas), so nothing is lost. Chunks are LZ4-compressed (or not) and indexed.
 
 use std::collections::BTreeMap;
 use std::io::BufWriter;
@@ -79,16 +79,19 @@ impl Samples for Mcap {
         let topic = if channel.name.starts_with('/') { channel.name.clone() } else { format!("/{}", channel.name) };
         let id = match &channel.ros1 {
             Some(ros) => {
-                let schema = self.writer.add_schema(&ros.ty, "ros1msg", ros.definition.as_bytes()).map_err(err)?;
+                let schema =
+                    self.writer.add_schema(&ros.ty, ros.schema_encoding, ros.definition.as_bytes()).map_err(err)?;
                 let mut meta = BTreeMap::new();
-                meta.insert("md5sum".to_string(), ros.md5sum.clone());
+                if !ros.md5sum.is_empty() {
+                    meta.insert("md5sum".to_string(), ros.md5sum.clone());
+                }
                 if let Some(c) = &ros.callerid {
                     meta.insert("callerid".to_string(), c.clone());
                 }
                 if let Some(l) = &ros.latching {
                     meta.insert("latching".to_string(), l.clone());
                 }
-                (self.writer.add_channel(schema, &topic, "ros1", &meta).map_err(err)?, true)
+                (self.writer.add_channel(schema, &topic, ros.encoding, &meta).map_err(err)?, true)
             }
             None => {
                 let text = json_schema_text(&channel.json_schema);

@@ -198,7 +198,7 @@ impl TableBuilder {
                 None
             }
         };
-        if let Some(r) = &channel.ros1 {
+        if let Some(r) = channel.ros1.as_ref().filter(|r| !r.md5sum.is_empty()) {
             meta.push(("logspec.fingerprint".to_string(), r.md5sum.clone()));
         }
         let schema = Arc::new(ArrowSchema::new(fields));

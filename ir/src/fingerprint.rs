@@ -68,6 +68,15 @@ pub fn framing_text(schema: &Schema) -> Option<String> {
 /// `{x:f32le;y:f32le;src:enum u8{AUTOPILOT=0,MANUAL=1};_:pad3}`.
 pub fn canonical(schema: &Schema, id: TypeId) -> String {
     let mut out = String::new();
+    // Layout rules other than packed change every offset: they lead the text (packed texts,
+    // and so every lock file written before the rules existed, are unchanged).
+    let rules = schema.format.rules;
+    if rules.natural_align {
+        out.push_str("align natural;");
+    }
+    if rules.string_nul {
+        out.push_str("string nul;");
+    }
     match schema.ty(id) {
         TypeDef::Struct(s) => fields(schema, &s.fields, &mut out),
         _ => ty(schema, &Ty::Named(id), Endian::Little, &mut out),

@@ -165,7 +165,7 @@ impl Rebuild<'_> {
     }
 
     fn place(&self, fields: &mut [Field]) -> Option<u32> {
-        layout::place_fields(&|id| layout::size_of(&self.out, &Ty::Named(id)), fields)
+        layout::place_fields(self.out.format.rules, &|id| layout::size_of(&self.out, &Ty::Named(id)), fields)
     }
 
     fn unique(&self, base: String) -> String {

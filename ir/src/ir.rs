@@ -582,6 +582,38 @@ pub struct Format {
     pub endian: Endian,
     pub version: Option<String>,
     pub schema_id: Option<SchemaId>,
+    /// Layout rules beyond fields packed one after the other (CDR's alignment and strings).
+    pub rules: Rules,
+}
+
+/// Layout rules of a whole format, beyond fields packed one after the other in wire order.
+/// The default is packed: no padding that no field states, strings exactly their bytes. ROS 2's
+/// CDR (XCDR1) sets both rules. Schema `[format] align = "natural"` and `string_nul = true`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Rules {
+    /// Every number of 2, 4 or 8 bytes (a length prefix included) starts at a multiple of its
+    /// size, counted from the start of the value being decoded (for CDR: the payload after its
+    /// 4-byte encapsulation header); the bytes skipped to get there are padding. An array of
+    /// numbers aligns its first element only (the rest follow), and only when it has one.
+    /// Structs add no alignment of their own. With it, structs have no fixed size or offsets
+    /// ([`Struct::size`], [`Field::offset`] are `None`): where a field lands depends on where
+    /// its struct starts.
+    pub natural_align: bool,
+    /// A counted string's length includes one terminating NUL that is not part of the text
+    /// (a length of 0 is read as the empty string too).
+    pub string_nul: bool,
+}
+
+impl Rules {
+    /// Packed fields, strings exactly their bytes.
+    pub const PACKED: Rules = Rules { natural_align: false, string_nul: false };
+    /// CDR (XCDR1, as ROS 2 writes it): natural alignment and NUL-terminated strings.
+    pub const CDR: Rules = Rules { natural_align: true, string_nul: true };
+
+    /// Whether these are the packed rules.
+    pub fn is_packed(self) -> bool {
+        self == Rules::PACKED
+    }
 }
 
 /// A whole validated schema: one format.

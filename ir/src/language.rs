@@ -125,6 +125,19 @@ pub static FORMAT: Section = Section {
         ),
         opt("version", Kind::Str, "Free-form version text, shown in generated code. Has no effect on layout."),
         opt(
+            "align",
+            Kind::Str,
+            "Alignment rule: \"packed\" (fields follow each other; the default) or \"natural\" (every number \
+             of 2, 4 or 8 bytes, length prefixes included, starts at a multiple of its size counted from the \
+             start of the record's payload, as CDR lays out ROS 2 messages).",
+        ),
+        opt(
+            "string_nul",
+            Kind::Bool,
+            "Whether a counted string's length includes one terminating NUL that is not part of the text \
+             (CDR's strings). Default false.",
+        ),
+        opt(
             "schema_id",
             Kind::Table(&SCHEMA_ID),
             "The format's schema id: a number that every breaking layout change must bump.",

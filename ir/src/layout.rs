@@ -1,6 +1,6 @@
 //! Wire layout rules: sizes and offsets. The only place that knows how big a type is.
 
-use crate::ir::{Endian, Field, Format, Len, Schema, Ty, TypeDef};
+use crate::ir::{Endian, Field, Format, Len, Rules, Schema, Ty, TypeDef};
 
 /// The fixed encoded size of `ty`, or `None` when it depends on the value.
 pub fn size_of(schema: &Schema, ty: &Ty) -> Option<u32> {
@@ -36,16 +36,39 @@ pub fn size_with(named: &dyn Fn(crate::ir::TypeId) -> Option<u32>, ty: &Ty) -> O
 }
 
 /// Fills in `offset` of every field with a fixed-size prefix and returns the total size, if fixed.
-pub fn place_fields(named: &dyn Fn(crate::ir::TypeId) -> Option<u32>, fields: &mut [Field]) -> Option<u32> {
+/// Under natural alignment ([`Rules::natural_align`]) a field that holds a number of more
+/// than one byte has no fixed place, and neither has what follows it: where it lands depends
+/// on where its struct starts.
+pub fn place_fields(
+    rules: Rules,
+    named: &dyn Fn(crate::ir::TypeId) -> Option<u32>,
+    fields: &mut [Field],
+) -> Option<u32> {
     let mut at = Some(0u32);
     for f in fields.iter_mut() {
         f.offset = at;
-        at = match (at, size_with(named, &f.ty)) {
+        let size = if rules.natural_align && needs_align(named, &f.ty) { None } else { size_with(named, &f.ty) };
+        at = match (at, size) {
             (Some(a), Some(s)) => a.checked_add(s),
             _ => None,
         };
     }
     at
+}
+
+/// Whether where a value of `ty` lands may depend on natural alignment
+/// ([`Rules::natural_align`]): it holds a number of more than one byte (a length prefix
+/// included), or a named type of more than one byte (conservatively: an enum's base, or a
+/// struct of a variable size). `named` gives the fixed size of named types, as in [`size_with`].
+pub fn needs_align(named: &dyn Fn(crate::ir::TypeId) -> Option<u32>, ty: &Ty) -> bool {
+    match ty {
+        Ty::Prim(p) => p.size() > 1,
+        Ty::Bool | Ty::Pad(_) | Ty::Bytes(Len::Fixed(_)) | Ty::Str(Len::Fixed(_)) => false,
+        Ty::Bytes(len) | Ty::Str(len) => len.prefix().is_some_and(|p| p.size() > 1),
+        Ty::Array { elem, len } => len.prefix().is_some_and(|p| p.size() > 1) || needs_align(named, elem),
+        Ty::Named(id) => named(*id).is_none_or(|n| n > 1),
+        _ => true,
+    }
 }
 
 /// The largest payload a struct can have, when it is bounded (variable parts count at their
@@ -156,9 +179,17 @@ pub fn min_sizes(schema: &Schema) -> Vec<u64> {
 /// The schema of a front end that gives only types, in any order (the `.msg` and WPILib struct
 /// front ends): no file header, framing or records, every field in `endian` unless it says
 /// otherwise, offsets and sizes placed by [`place_types`].
-pub fn types_schema(format: &str, endian: Endian, types: Vec<TypeDef>, source: Option<String>) -> Schema {
+pub fn types_schema(format: &str, endian: Endian, rules: Rules, types: Vec<TypeDef>, source: Option<String>) -> Schema {
     let mut schema = Schema {
-        format: Format { name: format.to_string(), title: None, doc: None, endian, version: None, schema_id: None },
+        format: Format {
+            name: format.to_string(),
+            title: None,
+            doc: None,
+            endian,
+            version: None,
+            schema_id: None,
+            rules,
+        },
         types,
         file_header: None,
         framing: None,
@@ -183,6 +214,7 @@ pub fn place_types(schema: &mut Schema) {
             _ => {}
         }
     }
+    let rules = schema.format.rules;
     let types = &mut schema.types;
     fixpoint(
         n,
@@ -195,7 +227,7 @@ pub fn place_types(schema: &mut Schema) {
             if s.fields.iter().any(|f| deps(&f.ty).iter().any(|d| sizes[d.0].is_none())) {
                 return None;
             }
-            let size = place_fields(&|id| sizes[id.0].flatten(), &mut s.fields);
+            let size = place_fields(rules, &|id| sizes[id.0].flatten(), &mut s.fields);
             s.size = size;
             sizes[i] = Some(size);
             Some(())

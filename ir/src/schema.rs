@@ -72,6 +72,10 @@ pub struct FormatDecl {
     pub endian: Option<Sp<String>>,
     pub version: Option<Sp<String>>,
     pub schema_id: Option<SchemaIdDecl>,
+    /// `align`: `packed` (the default) or `natural` ([`crate::ir::Rules`]).
+    pub align: Option<Sp<String>>,
+    /// `string_nul`: counted strings include a terminating NUL.
+    pub string_nul: Option<Sp<bool>>,
     pub span: Span,
 }
 
@@ -251,6 +255,8 @@ fn format_decl(mut t: Table<'_, '_>, span: Span) -> FormatDecl {
     let doc = t.str("doc");
     let endian = t.str("endian");
     let version = t.str("version");
+    let align = t.str("align");
+    let string_nul = t.boolean("string_nul");
     let schema_id = t.table("schema_id").map(|(mut s, sspan)| {
         let value = s.int("value").unwrap_or_else(|| Sp::placeholder(0, sspan.start));
         let name = s.str("name").unwrap_or_else(|| Sp::placeholder(String::new(), sspan.start));
@@ -259,7 +265,7 @@ fn format_decl(mut t: Table<'_, '_>, span: Span) -> FormatDecl {
         SchemaIdDecl { value, name, field, span: sspan }
     });
     t.finish();
-    FormatDecl { name, title, doc, endian, version, schema_id, span }
+    FormatDecl { name, title, doc, endian, version, schema_id, align, string_nul, span }
 }
 
 /// The struct body of `[[struct]]`, `[file_header]` or `[framing]` (whose role keys the caller has

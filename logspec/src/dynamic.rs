@@ -15,7 +15,7 @@
 //! [`crate::value::Value`] for WPILib structs). The walk is generic over it, so each builds
 //! its values directly, with no intermediate tree.
 
-use logspec_ir::ir::{ConstValue, Endian, Enum, Field, Flags, Len, Prim, Schema, Struct, Ty, TypeDef, TypeId};
+use logspec_ir::ir::{ConstValue, Endian, Enum, Field, Flags, Len, Prim, Rules, Schema, Struct, Ty, TypeDef, TypeId};
 use logspec_ir::layout;
 
 mod plan;
@@ -50,6 +50,22 @@ impl std::fmt::Display for Fault {
 }
 
 impl std::error::Error for Fault {}
+
+/// The padding before a number of `size` bytes at offset `pos` under `rules`: natural
+/// alignment counts from the start of the decoded bytes (for CDR, the payload after its
+/// encapsulation header).
+#[inline]
+pub fn padding(rules: Rules, pos: usize, size: usize) -> usize {
+    if rules.natural_align && size > 1 {
+        (size - pos % size) % size
+    } else {
+        0
+    }
+}
+
+/// The most bytes natural alignment lets a message end with after its last field (CDR writers
+/// pad a payload to a multiple of 4; more left over means the definition does not fit).
+pub const MAX_END_PADDING: usize = 3;
 
 /// How many values that take no bytes (structs without fields, `T[0]`) one decode may produce
 /// beyond one per input byte. Such values cost memory but no input, so a definition like
@@ -225,6 +241,17 @@ fn shown(b: &[u8]) -> String {
     }
 }
 
+/// The text of a string's bytes: under [`Rules::string_nul`], a counted string's last byte
+/// is its terminating NUL, not text (a length of 0 is the empty string too).
+#[inline]
+pub fn text_of(rules: Rules, len: Len, b: &[u8]) -> &[u8] {
+    if rules.string_nul && matches!(len, Len::Count(_) | Len::Size(_)) {
+        &b[..b.len().saturating_sub(1)]
+    } else {
+        b
+    }
+}
+
 /// A [`Build`] that keeps nothing: the walk as a check of the bytes (and the namer of a
 /// [`Plan`]'s faults).
 pub struct Check;
@@ -252,9 +279,16 @@ impl Build for Check {
 /// `min` is [`layout::min_sizes`] of `schema` when the caller keeps one (an empty slice
 /// computes what is needed as it goes).
 pub fn decode<B: Build>(schema: &Schema, min: &[u64], ty: &Ty, bytes: &[u8], build: &mut B) -> Result<B::Value, Fault> {
-    let mut w = Walk { schema, min, b: bytes, pos: 0, empty_left: EMPTY_BUDGET.saturating_add(bytes.len()) };
+    let mut w = Walk {
+        schema,
+        min,
+        b: bytes,
+        pos: 0,
+        empty_left: EMPTY_BUDGET.saturating_add(bytes.len()),
+        rules: schema.format.rules,
+    };
     let v = w.value(ty, schema.format.endian, build)?;
-    if w.pos != bytes.len() {
+    if w.pos != bytes.len() && !w.end_padding() {
         return Err(w.fault(format!("{} bytes left over after the last field", bytes.len() - w.pos)));
     }
     Ok(v)
@@ -277,6 +311,8 @@ struct Walk<'a> {
     pos: usize,
     /// Values that take no bytes this decode may still produce (see [`EMPTY_BUDGET`]).
     empty_left: usize,
+    /// The schema's layout rules (natural alignment, strings with their NUL).
+    rules: Rules,
 }
 
 impl<'a> Walk<'a> {
@@ -299,7 +335,27 @@ impl<'a> Walk<'a> {
 
     #[inline]
     fn uint(&mut self, p: Prim, e: Endian) -> Result<u64, Fault> {
+        self.align(p.size() as usize)?;
         Ok(uint(self.take(p.size() as usize)?, e))
+    }
+
+    /// Under natural alignment, skips the padding before a number of `size` bytes.
+    #[inline]
+    fn align(&mut self, size: usize) -> Result<(), Fault> {
+        let pad = padding(self.rules, self.pos, size);
+        if pad > 0 {
+            self.take(pad).map_err(|mut f| {
+                f.message = format!("{pad} bytes of alignment padding: {}", f.message);
+                f
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Whether the bytes left after the value are the padding that natural alignment allows at
+    /// the end of a message (up to 3 bytes, as CDR writers pad a payload to a multiple of 4).
+    fn end_padding(&self) -> bool {
+        self.rules.natural_align && self.b.len() - self.pos <= MAX_END_PADDING
     }
 
     /// The fewest bytes an element of type `ty` takes.
@@ -353,7 +409,7 @@ impl<'a> Walk<'a> {
                     f
                 })?;
                 match ty {
-                    Ty::Str(_) => build.text(b, *len),
+                    Ty::Str(_) => build.text(text_of(self.rules, *len, b), *len),
                     _ => build.bytes(b),
                 }
             }
@@ -466,6 +522,9 @@ impl<'a> Walk<'a> {
                 self.pos = at;
             }
             Ty::Prim(p) => {
+                if n > 0 {
+                    self.align(p.size() as usize)?;
+                }
                 let at = self.pos;
                 let b = self.take(n.saturating_mul(p.size() as usize))?;
                 if let Some(v) = build.numbers(*p, e, b) {
@@ -631,5 +690,90 @@ fields = [
         assert_eq!(min[id("Pair")], 3);
         // u8 count + u32 + u16 count + u16 size + 4 + rest (0).
         assert_eq!(min[id("Msg")], 1 + 4 + 2 + 2 + 4);
+    }
+
+    /// A schema with CDR's layout rules, in the schema language.
+    const ALIGNED: &str = r#"
+[format]
+name = "aligned"
+align = "natural"
+string_nul = true
+
+[[struct]]
+name = "In"
+fields = [{ name = "tag", type = "u8" }, { name = "vals", type = "f64[]", count = "u32" }]
+
+[[record]]
+name = "Msg"
+id = 1
+fields = [
+  { name = "a", type = "u8" },
+  { name = "b", type = "f64" },
+  { name = "s", type = "string", count = "u32" },
+  { name = "w", type = "u16" },
+  { name = "inner", type = "In" },
+  { name = "e", type = "u16[]", count = "u32" },
+  { name = "z", type = "u8" },
+]
+"#;
+
+    /// The bytes of `Msg` laid out by hand from CDR's rules: every number at a multiple of its
+    /// size from the start, strings with their NUL counted.
+    fn aligned_bytes() -> Vec<u8> {
+        let mut b = vec![7u8]; // a at 0
+        b.extend([0; 7]); // padding to 8
+        b.extend(2.5f64.to_le_bytes()); // b at 8
+        b.extend(3u32.to_le_bytes()); // s: count at 16 (NUL counted)
+        b.extend(b"hi\0"); // 20..23
+        b.push(0); // padding to 24
+        b.extend(0x1234u16.to_le_bytes()); // w at 24
+        b.push(9); // inner.tag at 26
+        b.push(0); // padding to 28
+        b.extend(1u32.to_le_bytes()); // inner.vals count at 28
+        b.extend((-1.0f64).to_le_bytes()); // inner.vals[0] at 32 (already aligned)
+        b.extend(0u32.to_le_bytes()); // e: count 0 at 40, so no padding for its elements
+        b.push(5); // z at 44
+        b
+    }
+
+    #[test]
+    fn natural_alignment_and_nul_strings_follow_the_rules() {
+        let schema = logspec_ir::compile_str("aligned.toml", ALIGNED).expect("schema");
+        assert!(schema.format.rules.natural_align && schema.format.rules.string_nul);
+        let id = schema.type_by_name("Msg").unwrap();
+        let min = layout::min_sizes(&schema);
+        let ty = Ty::Named(id);
+        let bytes = aligned_bytes();
+        let v = decode(&schema, &min, &ty, &bytes, &mut Plain).expect("decodes");
+        let Value::Object(f) = v else { panic!("{v:?}") };
+        let get = |n: &str| f.iter().find(|(k, _)| k == n).unwrap().1.clone();
+        assert_eq!(get("a"), Value::UInt(7));
+        assert_eq!(get("b"), Value::Float(2.5));
+        assert_eq!(get("s"), Value::Str("hi".into()));
+        assert_eq!(get("w"), Value::UInt(0x1234));
+        assert_eq!(
+            get("inner"),
+            Value::Object(vec![
+                ("tag".into(), Value::UInt(9)),
+                ("vals".into(), Value::Array(vec![Value::Float(-1.0)]))
+            ])
+        );
+        assert_eq!(get("e"), Value::Array(vec![]));
+        assert_eq!(get("z"), Value::UInt(5));
+        let plan = Plan::new(&schema, &min, &ty);
+        plan.check(&schema, &min, &bytes).expect("the plan agrees");
+        // Up to 3 bytes of padding may end a message; a fourth is a byte left over.
+        for (extra, ok) in [(3, true), (4, false)] {
+            let mut b = bytes.clone();
+            b.extend(vec![0; extra]);
+            assert_eq!(decode(&schema, &min, &ty, &b, &mut Check).is_ok(), ok, "{extra}");
+            assert_eq!(plan.check(&schema, &min, &b).is_ok(), ok, "{extra}");
+        }
+        // Cut inside the padding before `b`: the fault says so, the walk and plan agree.
+        let e = decode(&schema, &min, &ty, &bytes[..5], &mut Check).expect_err("cut");
+        assert!(e.message.contains("alignment padding"), "{e}");
+        assert_eq!(plan.check(&schema, &min, &bytes[..5]).expect_err("cut"), e);
+        // A struct has no fixed size under natural alignment.
+        assert_eq!(schema.size_of(&Ty::Named(schema.type_by_name("In").unwrap())), None);
     }
 }

@@ -33,6 +33,8 @@ pub const TARGETS: &[(&str, fn(&[u8]))] = &[
     ("ulog_format", ulog_format),
     ("dataflash", dataflash),
     ("dataflash_format", dataflash_format),
+    ("ros2msg", ros2msg),
+    ("mcap", mcap),
 ];
 
 /// Records of a framed format, each written as JSON as `dump` does.
@@ -492,5 +494,38 @@ pub fn dataflash_format(data: &[u8]) {
             }
             let _ = (d.time_us(body), d.instance(body));
         }
+    }
+}
+
+/// The ROS 2 `.msg` front end and CDR: a `ros2msg` definition (the input up to the first NUL
+/// byte) of type `fuzz/msg/Msg`, and the bytes after the NUL decoded as one CDR payload of it in
+/// either byte order, by the owned decode and by the decode plan, which must agree.
+pub fn ros2msg(data: &[u8]) {
+    use crate::formats::rosbag::MsgDecoder;
+    use logspec_ir::ir::Endian;
+    let (def, body) = match data.iter().position(|b| *b == 0) {
+        Some(i) => (&data[..i], &data[i + 1..]),
+        None => (data, &[][..]),
+    };
+    let Ok(def) = std::str::from_utf8(def) else { return };
+    let Ok(set) = logspec_ir::ros::compile_ros2_definition("fuzz", "fuzz/msg/Msg", def) else { return };
+    for e in [Endian::Little, Endian::Big] {
+        if let Some(d) = MsgDecoder::cdr(&set, "fuzz/Msg", e) {
+            owned_and_planned(&d, body);
+        }
+    }
+}
+
+/// MCAP: the file as `dump` and `info` read it (chunks decompressed within a budget of 1 MiB,
+/// messages ordered, each decoded by its channel's encoding).
+pub fn mcap(data: &[u8]) {
+    use crate::log::{Format, Log, Open};
+    let how = Open { format: Some(Format::Mcap), chunk_budget: Some(1 << 20), ..Default::default() };
+    let open = || Log::from_reader(std::path::Path::new("fuzz.mcap"), Box::new(Cursor::new(data.to_vec())), &how);
+    if let Ok(log) = open() {
+        let _ = log.records(&crate::log::records::Options::default(), &mut Discard(JsonWriter::new()));
+    }
+    if let Ok(log) = open() {
+        let _ = log.info(&[], &mut Vec::new());
     }
 }

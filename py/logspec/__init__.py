@@ -233,12 +233,12 @@ def open(  # noqa: A001 (the package's verb, like builtins.open)
     """Open a log file and detect its format from its first bytes.
 
     ``format`` forces one of ``"usvlog"``, ``"rlog"``, ``"rlog-stream"``, ``"carla"``,
-    ``"rosbag"``, ``"wpilog"``, ``"ulog"``, ``"dataflash"``. ``path`` and ``schema`` are a ``str``, ``bytes`` or an
+    ``"rosbag"``, ``"wpilog"``, ``"ulog"``, ``"dataflash"``, ``"mcap"``. ``path`` and ``schema`` are a ``str``, ``bytes`` or an
     ``os.PathLike`` of either, as :func:`os.fsdecode` takes them. ``schema`` reads the log with a TOML schema of your own (one
     with a ``[framing]``; files under an older schema id decode with the layouts of its lock
     file); without it, the schemas of the project around the current directory (its
     ``logspec.toml``) are tried after the bundled formats. ``assume_r1`` decodes an RLOG file
-    written without its revision byte as R1. ``chunk_budget`` (ROS bags) is the most decompressed
+    written without its revision byte as R1. ``chunk_budget`` (ROS bags and MCAP files) is the most decompressed
     chunk data held at once, in MiB (default 256): a chunk that declares more is refused and
     skipped, and chunks that overlap in time are merged when they hold at most an eighth of it.
     Raises ``FileNotFoundError`` (an ``OSError``) for a missing file and :class:`FormatError` for a

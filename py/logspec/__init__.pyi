@@ -38,7 +38,7 @@ def open(
     schema: Optional[Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]] = None,
     chunk_budget: Optional[int] = None,
 ) -> Log:
-    """Open a log and detect its format (`format` forces usvlog, rlog, rlog-stream, carla, rosbag, wpilog, ulog or dataflash;
+    """Open a log and detect its format (`format` forces usvlog, rlog, rlog-stream, carla, rosbag, wpilog, ulog, dataflash or mcap;
     `schema` reads it with a TOML schema of your own; `chunk_budget`: ROS bags, the most decompressed
     chunk data held at once, in MiB)."""
 
@@ -49,7 +49,7 @@ class Log:
     def path(self) -> str: ...
     @property
     def format(self) -> str:
-        """`usvlog`, `rlog`, `rlog-stream`, `carla`, `rosbag`, `wpilog`, `ulog`, `dataflash`, or a schema's own name."""
+        """`usvlog`, `rlog`, `rlog-stream`, `carla`, `rosbag`, `wpilog`, `ulog`, `dataflash`, `mcap`, or a schema's own name."""
     def __repr__(self) -> str: ...
     def info(self) -> Dict[str, Any]:
         """The `logspec info --json` object; what the command notes on stderr (a bag scanned without its index) is a LogspecWarning."""

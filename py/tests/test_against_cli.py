@@ -21,7 +21,7 @@ IDS = [str(f.relative_to(DATA)) for f in FILES]
 
 def test_every_format_is_covered():
     formats = {logspec.open(f).format for f in FILES}
-    assert formats >= {"usvlog", "rlog", "rlog-stream", "carla", "rosbag", "wpilog", "ulog", "dataflash"}
+    assert formats >= {"usvlog", "rlog", "rlog-stream", "carla", "rosbag", "wpilog", "ulog", "dataflash", "mcap"}
 
 
 @pytest.mark.parametrize("path", FILES, ids=IDS)

@@ -70,6 +70,10 @@ pub fn artifacts(project: &Project, langs: &[Lang]) -> Result<Vec<Artifact>, Err
         let source = std::fs::read_to_string(p).map_err(|e| Error::Input(format!("{shown}: {e}")))?;
         match logspec::codegen::compile_str(&shown, &source) {
             Ok(schema) => {
+                if let Err(e) = logspec::codegen::backend::supported(&schema) {
+                    failed.push_str(&format!("{shown}: {e}\n"));
+                    continue;
+                }
                 // The Python module reads files of the lock's older schema ids too.
                 let history = if langs.contains(&Lang::Python) { history(project, p, &schema)? } else { Vec::new() };
                 for l in langs {

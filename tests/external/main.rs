@@ -25,6 +25,7 @@ mod json_schema;
 mod parquet;
 mod project;
 mod python_module;
+mod ros2_mcap;
 mod wheel;
 mod wpilog_wpiutil;
 mod wpistruct_mcap;
@@ -43,6 +44,7 @@ fn main() {
         ("parquet", parquet::trials()),
         ("project", project::trials()),
         ("python_module", python_module::trials()),
+        ("ros2_mcap", ros2_mcap::trials()),
         ("wheel", wheel::trials()),
         ("wpilog_wpiutil", wpilog_wpiutil::trials()),
         ("wpistruct_mcap", wpistruct_mcap::trials()),

@@ -27,6 +27,7 @@ mod generated;
 mod history;
 mod interrupted;
 mod mapped;
+mod mcap;
 mod no_hand_layout;
 mod output_doc;
 mod outputs_unchanged;

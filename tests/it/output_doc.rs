@@ -443,6 +443,31 @@ fn the_documented_shapes_are_the_printed_ones() {
     info(&mut c, "dataflash.info", &corner, 1);
     dump(&mut c, &corner, &[], 1, |_| "dataflash.dump.msg".to_string());
     info(&mut c, "dataflash.info", &data("dataflash/peterbarker_6.BIN"), 0);
+    // MCAP: a ROS 2 file with every value kind; a file with a `json` channel and a channel of
+    // an encoding that is not decoded (kept as bytes); a cut copy (exit 1).
+    let by_mcap = |v: &J| format!("mcap.dump.{}", str_member(v, "kind"));
+    let corner = data("ros2/gen_rosbags_corner.mcap");
+    info(&mut c, "mcap.info", &corner, 0);
+    dump(&mut c, &corner, &[], 0, by_mcap);
+    let mixed = scratch("mixed.mcap");
+    {
+        let mut w = mcap::Writer::new(std::io::BufWriter::new(std::fs::File::create(&mixed).unwrap())).unwrap();
+        let meta = std::collections::BTreeMap::new();
+        let proto = w.add_schema("demo.Thing", "protobuf", b"\x0a\x00").unwrap();
+        let p = w.add_channel(proto, "/thing", "protobuf", &meta).unwrap();
+        let j = w.add_channel(0, "/json", "json", &meta).unwrap();
+        for (ch, data) in [(p, &b"\x08\x01"[..]), (j, &br#"{"a":[1,2.5,"x",null,true]}"#[..])] {
+            let h = mcap::records::MessageHeader { channel_id: ch, sequence: 0, log_time: 1, publish_time: 1 };
+            w.write_to_known_channel(&h, data).unwrap();
+        }
+        w.finish().unwrap();
+    }
+    info(&mut c, "mcap.info", &mixed, 0);
+    dump(&mut c, &mixed, &[], 0, by_mcap);
+    let cut = scratch("cut.mcap");
+    let bytes = std::fs::read(&corner).unwrap();
+    std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
+    info(&mut c, "mcap.info", &cut, 1);
 
     // Every documented shape and key was printed at least once.
     let unchecked: Vec<&String> = c.shapes.keys().filter(|s| !c.checked.contains(*s)).collect();

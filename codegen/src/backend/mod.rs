@@ -24,6 +24,26 @@ pub trait Backend {
     fn generate(&self, schema: &Schema) -> Vec<Artifact>;
 }
 
+/// Whether the back ends can generate code for `schema`: they lay fields out packed, so a
+/// schema with other layout rules ([`logspec_ir::ir::Rules`]: natural alignment, strings with
+/// their NUL) is refused with the reason; such a schema is read through the IR interpreter.
+pub fn supported(schema: &Schema) -> Result<(), String> {
+    let r = schema.format.rules;
+    if r.is_packed() {
+        return Ok(());
+    }
+    let what = match (r.natural_align, r.string_nul) {
+        (true, true) => "`align = \"natural\"` and `string_nul = true`",
+        (true, false) => "`align = \"natural\"`",
+        _ => "`string_nul = true`",
+    };
+    Err(format!(
+        "format `{}`: the generated readers and writers (C, Rust, Python, golden vectors) do not implement {what} yet; \
+         read its logs through the interpreter (`--schema`)",
+        schema.format.name
+    ))
+}
+
 /// The first line of every generated file (after the comment leader).
 pub fn generated_banner(schema: &Schema) -> String {
     format!(
@@ -38,4 +58,20 @@ pub(crate) fn json_string(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     logspec_ir::json::string(&mut out, s);
     out
+}
+
+#[cfg(test)]
+mod rules_tests {
+    /// A schema with layout rules the back ends do not implement is refused, naming the rules;
+    /// a packed one is not.
+    #[test]
+    fn layout_rules_the_back_ends_lack_are_refused() {
+        let aligned = "[format]\nname = \"a\"\nalign = \"natural\"\nstring_nul = true\n\n[[struct]]\nname = \"S\"\nfields = [{ name = \"x\", type = \"f64\" }]\n";
+        let s = crate::compile_str("a.toml", aligned).expect("compiles");
+        let e = super::supported(&s).expect_err("refused");
+        assert!(e.contains("`align = \"natural\"` and `string_nul = true`") && e.contains("--schema"), "{e}");
+        let packed = crate::compile_str("p.toml", &aligned.replace("align = \"natural\"\nstring_nul = true\n", ""))
+            .expect("compiles");
+        assert!(super::supported(&packed).is_ok());
+    }
 }

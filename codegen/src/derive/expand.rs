@@ -39,14 +39,22 @@ pub(super) fn expand_struct(
     let (mut fields, spans) = lower_fields(named, endian, &lead, &mut externs, &mut variable, errors);
     let ident = &input.ident;
     let name = attrs.name.clone().unwrap_or_else(|| ident.to_string());
-    let size = logspec_ir::layout::place_fields(&|_| None, &mut fields);
+    let size = logspec_ir::layout::place_fields(ir::Rules::PACKED, &|_| None, &mut fields);
     let mut types = vec![TypeDef::Struct(ir::Struct { name: ident.to_string(), doc: None, endian, fields, size })];
     types.extend(externs.into_iter().map(|path| {
         let fixed = !variable.contains(&path);
         TypeDef::Extern(ir::Extern { path, fixed })
     }));
     let mut schema = ir::Schema {
-        format: ir::Format { name: String::new(), title: None, doc: None, endian, version: None, schema_id: None },
+        format: ir::Format {
+            name: String::new(),
+            title: None,
+            doc: None,
+            endian,
+            version: None,
+            schema_id: None,
+            rules: ir::Rules::PACKED,
+        },
         types,
         file_header: None,
         framing: None,
@@ -239,6 +247,7 @@ fn expand_open_enum(
             endian: Endian::Little,
             version: None,
             schema_id: None,
+            rules: ir::Rules::PACKED,
         },
         types: vec![TypeDef::Enum(e.clone())],
         file_header: None,
@@ -286,7 +295,7 @@ fn expand_union(
         next = tag + 1;
         let lead = Leading { consts: &[], magic: None, span: v.ident.span() };
         let (mut fields, _) = lower_fields(named, endian, &lead, &mut externs, &mut variable, errors);
-        let size = logspec_ir::layout::place_fields(&|_| None, &mut fields);
+        let size = logspec_ir::layout::place_fields(ir::Rules::PACKED, &|_| None, &mut fields);
         variants.push(ir::Variant { name: v.ident.to_string(), tag, select: None, doc: None, fields, size });
     }
     let u = ir::Union { name: input.ident.to_string(), doc: None, endian, variants, by_name: false };
@@ -296,7 +305,15 @@ fn expand_union(
         TypeDef::Extern(ir::Extern { path, fixed })
     }));
     let schema = ir::Schema {
-        format: ir::Format { name: String::new(), title: None, doc: None, endian, version: None, schema_id: None },
+        format: ir::Format {
+            name: String::new(),
+            title: None,
+            doc: None,
+            endian,
+            version: None,
+            schema_id: None,
+            rules: ir::Rules::PACKED,
+        },
         types,
         file_header: None,
         framing: None,

@@ -56,6 +56,8 @@ struct Cx {
     diags: Vec<Diagnostic>,
     /// The names of the declared `[[param]]`s, in order (a param union refers to one by index).
     param_names: Vec<String>,
+    /// The format's layout rules (`[format] align`, `string_nul`).
+    rules: ir::Rules,
 }
 
 impl Cx {
@@ -67,6 +69,7 @@ impl Cx {
     fn run(&mut self, file: &SchemaFile, source_name: Option<&str>) -> Option<ir::Schema> {
         let format = file.format.as_ref();
         let default_endian = format.and_then(|f| f.endian.as_ref()).map(|e| self.endian(e)).unwrap_or(Endian::Little);
+        self.rules = format.map_or(ir::Rules::PACKED, |f| self.rules(f));
         if let Some(f) = format.filter(|f| !f.name.is_placeholder()) {
             if !is_ident(&f.name.value) || f.name.value.chars().any(|c| c.is_ascii_uppercase()) {
                 self.err(
@@ -181,6 +184,7 @@ impl Cx {
                 endian: default_endian,
                 version: format.and_then(|f| f.version.as_ref()).map(|s| s.value.clone()),
                 schema_id: None,
+                rules: self.rules,
             },
             types,
             file_header: file.file_header.as_ref().map(|_| TypeId(0)),
@@ -210,6 +214,20 @@ impl Cx {
         } else {
             None
         }
+    }
+
+    /// The layout rules of `[format]`: `align = "packed" | "natural"`, `string_nul = true`.
+    fn rules(&mut self, f: &crate::schema::FormatDecl) -> ir::Rules {
+        let natural_align = match f.align.as_ref().map(|a| (a.value.as_str(), a)) {
+            None | Some(("packed", _)) => false,
+            Some(("natural", _)) => true,
+            Some((other, a)) => {
+                let d = self.err(Code::WrongValueType, &a.span, format!("unknown alignment rule `{other}`"));
+                d.label = Some("expected `packed` or `natural`".into());
+                false
+            }
+        };
+        ir::Rules { natural_align, string_nul: f.string_nul.as_ref().is_some_and(|b| b.value) }
     }
 
     fn endian(&mut self, e: &Sp<String>) -> Endian {

@@ -47,6 +47,7 @@ impl Cx {
         }
         /// `stack` holds the types being visited, each with the field (`Type.field`) leading on.
         fn visit(
+            rules: ir::Rules,
             i: usize,
             types: &mut [TypeDef],
             state: &mut [State],
@@ -82,7 +83,7 @@ impl Cx {
             }
             for (j, via) in d {
                 stack.push((i, via));
-                visit(j, types, state, stack, cycles);
+                visit(rules, j, types, state, stack, cycles);
                 stack.pop();
             }
             let sizes: Vec<Option<u32>> = types
@@ -96,10 +97,10 @@ impl Cx {
                 .collect();
             let named = |id: TypeId| sizes[id.0];
             match &mut types[i] {
-                TypeDef::Struct(s) => s.size = layout::place_fields(&named, &mut s.fields),
+                TypeDef::Struct(s) => s.size = layout::place_fields(rules, &named, &mut s.fields),
                 TypeDef::Union(u) => {
                     for v in &mut u.variants {
-                        v.size = layout::place_fields(&named, &mut v.fields);
+                        v.size = layout::place_fields(rules, &named, &mut v.fields);
                     }
                 }
                 _ => {}
@@ -109,7 +110,7 @@ impl Cx {
         let mut state = vec![State::Todo; types.len()];
         let mut cycles = BTreeMap::new();
         for i in 0..types.len() {
-            visit(i, types, &mut state, &mut Vec::new(), &mut cycles);
+            visit(self.rules, i, types, &mut state, &mut Vec::new(), &mut cycles);
         }
         let recursive = !cycles.is_empty();
         for (i, path) in cycles {

@@ -1,12 +1,13 @@
 //! Lowering a resolved [`MsgSet`] into the IR: every message type becomes a little-endian packed
 //! struct; `string` and `T[]` take `u32` prefixes, `T[N]` none; `time` and `duration` are the
 //! structs `Time {sec: u32, nsec: u32}` and `Duration {sec: i32, nsec: i32}`; `byte` is `i8` and
-//! `char` is `u8`; constants carry no bytes (they stay in [`MsgSet`] and in the docs).
+//! `char` is `u8`; constants carry no bytes (they stay in [`MsgSet`] and in the docs). ROS 2
+//! sets lower for CDR instead ([`lower_cdr`]).
 
 use std::collections::BTreeMap;
 
-use super::{Arity, Base, Builtin, MsgSet};
-use crate::ir::{Endian, Field, Len, Prim, Schema, Struct, Ty, TypeDef, TypeId};
+use super::{Arity, Base, Builtin, Dialect, MsgSet};
+use crate::ir::{Endian, Field, Len, Prim, Rules, Schema, Struct, Ty, TypeDef, TypeId};
 
 /// The IR of some message types, and where each `pkg/Type` landed.
 #[derive(Clone, Debug)]
@@ -23,6 +24,20 @@ pub const DURATION: &str = "Duration";
 /// Lowers `roots` and everything they use. `format` names the schema (the generated module's
 /// file name); `source` is shown in "generated from" lines. The set must be resolved.
 pub fn lower(set: &MsgSet, roots: &[&str], format: &str, source: Option<String>) -> Lowered {
+    lower_in(set, roots, format, source, Endian::Little)
+}
+
+/// Lowers `roots` of a ROS 2 set ([`super::Dialect::Ros2`]) for CDR payloads of byte order
+/// `endian` (a message says its own, in its encapsulation header; the payload after those 4
+/// bytes is what the IR describes): [`Rules::CDR`] (numbers naturally aligned from the
+/// payload's start, strings with their NUL in their `u32` length), `byte` unsigned, and a
+/// message with no fields one byte of padding (rosidl's `structure_needs_at_least_one_member`).
+pub fn lower_cdr(set: &MsgSet, roots: &[&str], format: &str, endian: Endian) -> Lowered {
+    lower_in(set, roots, format, None, endian)
+}
+
+fn lower_in(set: &MsgSet, roots: &[&str], format: &str, source: Option<String>, endian: Endian) -> Lowered {
+    let ros2 = set.dialect == Dialect::Ros2;
     let mut names: Vec<&str> = Vec::new();
     for r in roots {
         for spec in set.closure(r) {
@@ -45,8 +60,8 @@ pub fn lower(set: &MsgSet, roots: &[&str], format: &str, source: Option<String>)
             } else {
                 time_ids.1 = Some(id);
             }
-            let fields = vec![field("sec", Ty::Prim(prim)), field("nsec", Ty::Prim(prim))];
-            types.push(strukt(name, format!("ROS `{}`.", b.name()), fields));
+            let fields = vec![field("sec", Ty::Prim(prim), endian), field("nsec", Ty::Prim(prim), endian)];
+            types.push(strukt(name, format!("ROS `{}`.", b.name()), fields, endian));
         }
     }
     let first = types.len();
@@ -56,13 +71,15 @@ pub fn lower(set: &MsgSet, roots: &[&str], format: &str, source: Option<String>)
     let rust_names = rust_names(&names, &reserved);
     for (n, rust) in names.iter().zip(&rust_names) {
         let spec = set.get(n).expect("closure names are in the set");
-        let fields = spec
+        let mut fields: Vec<Field> = spec
             .fields
             .iter()
             .map(|f| {
                 let elem = match &f.base {
                     Base::Builtin(Builtin::Time) => Ty::Named(time_ids.0.expect("time is used")),
                     Base::Builtin(Builtin::Duration) => Ty::Named(time_ids.1.expect("duration is used")),
+                    // ROS 2's `byte` is an IDL octet.
+                    Base::Builtin(Builtin::Byte) if ros2 => Ty::Prim(Prim::U8),
                     Base::Builtin(b) => builtin_ty(*b),
                     Base::Msg(sub) => Ty::Named(ids[sub]),
                 };
@@ -71,9 +88,14 @@ pub fn lower(set: &MsgSet, roots: &[&str], format: &str, source: Option<String>)
                     Arity::Var => Ty::Array { elem: Box::new(elem), len: Len::Count(Prim::U32) },
                     Arity::Fixed(k) => Ty::Array { elem: Box::new(elem), len: Len::Fixed(k) },
                 };
-                field(&f.name, ty)
+                field(&f.name, ty, endian)
             })
             .collect();
+        if ros2 && fields.is_empty() {
+            // rosidl gives a message without fields one `uint8` member: one byte on the wire,
+            // shown as nothing.
+            fields.push(field("structure_needs_at_least_one_member", Ty::Pad(1), endian));
+        }
         let mut doc = format!("ROS message `{n}`.");
         if !spec.constants.is_empty() {
             doc.push_str("\n\nConstants:");
@@ -81,9 +103,10 @@ pub fn lower(set: &MsgSet, roots: &[&str], format: &str, source: Option<String>)
                 doc.push_str(&format!("\n- `{} {}={}`", c.ty.name(), c.name, c.value));
             }
         }
-        types.push(strukt(rust, doc, fields));
+        types.push(strukt(rust, doc, fields, endian));
     }
-    let schema = crate::layout::types_schema(format, Endian::Little, types, source);
+    let rules = if ros2 { Rules::CDR } else { Rules::PACKED };
+    let schema = crate::layout::types_schema(format, endian, rules, types, source);
     Lowered { schema, ids }
 }
 
@@ -106,12 +129,12 @@ fn builtin_ty(b: Builtin) -> Ty {
     }
 }
 
-fn field(name: &str, ty: Ty) -> Field {
-    Field { name: name.to_string(), ty, endian: Endian::Little, doc: None, unit: None, value: None, offset: None }
+fn field(name: &str, ty: Ty, endian: Endian) -> Field {
+    Field { name: name.to_string(), ty, endian, doc: None, unit: None, value: None, offset: None }
 }
 
-fn strukt(name: &str, doc: String, fields: Vec<Field>) -> TypeDef {
-    TypeDef::Struct(Struct { name: name.to_string(), doc: Some(doc), endian: Endian::Little, fields, size: None })
+fn strukt(name: &str, doc: String, fields: Vec<Field>, endian: Endian) -> TypeDef {
+    TypeDef::Struct(Struct { name: name.to_string(), doc: Some(doc), endian, fields, size: None })
 }
 
 /// Names of the Rust prelude that a generated type must not shadow.

@@ -156,11 +156,42 @@ pub struct Source {
     pub text: String,
 }
 
+/// Which ROS a definition is written for. ROS 2's `.msg` grammar is ROS1's with these
+/// differences, and this front end parses both:
+/// - `byte` is unsigned (an IDL `octet`); `time` and `duration` are not builtins (ROS 2 has the
+///   messages `builtin_interfaces/Time` and `Duration`, which definitions carry);
+/// - bounded types: `string<=N`, `T[<=N]` (the bound is not on the wire: a sequence);
+/// - a field may have a default value after its name (`int32 x 42`, `string s "a # b"`): it does
+///   not change the wire; `#` inside a quoted string starts no comment;
+/// - type names may be written `pkg/msg/Type` (and are kept as `pkg/Type`);
+/// - `wstring` is refused (its wire form depends on the middleware), as are service and action
+///   texts (`---`).
+///
+/// The wire rules differ too (see [`lower`]): ROS1 packs little-endian fields; ROS 2 uses CDR.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Dialect {
+    #[default]
+    Ros1,
+    Ros2,
+}
+
 /// A closed set of message types, keyed by `pkg/Type`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct MsgSet {
     pub types: BTreeMap<String, MsgSpec>,
     pub sources: Vec<Source>,
+    /// The grammar of every definition added.
+    pub dialect: Dialect,
+}
+
+/// A ROS 2 type name as this front end keys it: `pkg/msg/Type` becomes `pkg/Type` (rosbag2
+/// writes both forms).
+pub fn ros2_name(name: &str) -> String {
+    let parts: Vec<&str> = name.split('/').collect();
+    match parts.as_slice() {
+        [pkg, "msg", ty] => format!("{pkg}/{ty}"),
+        _ => name.to_string(),
+    }
 }
 
 /// The full name of `Header` written without a package.
@@ -176,7 +207,7 @@ impl MsgSet {
     pub fn add_definition(&mut self, path: &str, type_name: &str, text: &str) -> Result<(), SchemaError> {
         let source = self.sources.len();
         self.sources.push(Source { path: path.to_string(), text: text.to_string() });
-        let (specs, mut diags) = parse::parse_definition(type_name, text, source);
+        let (specs, mut diags) = parse::parse_definition(type_name, text, source, self.dialect);
         for spec in specs {
             if self.types.contains_key(&spec.name) {
                 // A dependency repeated by several blobs: the first one wins (md5 tells them apart).
@@ -385,6 +416,15 @@ impl MsgSet {
 pub fn compile_definition(path: &str, type_name: &str, text: &str) -> Result<MsgSet, Vec<SchemaError>> {
     let mut set = MsgSet::default();
     set.add_definition(path, type_name, text).map_err(|e| vec![e])?;
+    set.resolve()?;
+    Ok(set)
+}
+
+/// Parses and resolves one ROS 2 definition text (`ros2msg`: the `.msg` of `type_name`, then
+/// each dependency after a line of `=` and `MSG: pkg/Type`), `type_name` in either form.
+pub fn compile_ros2_definition(path: &str, type_name: &str, text: &str) -> Result<MsgSet, Vec<SchemaError>> {
+    let mut set = MsgSet { dialect: Dialect::Ros2, ..MsgSet::default() };
+    set.add_definition(path, &ros2_name(type_name), text).map_err(|e| vec![e])?;
     set.resolve()?;
     Ok(set)
 }

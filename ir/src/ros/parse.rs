@@ -5,12 +5,17 @@
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
-use super::{Arity, Base, Builtin, MsgConst, MsgField, MsgSpec};
+use super::{Arity, Base, Builtin, Dialect, MsgConst, MsgField, MsgSpec};
 use crate::diag::{Code, Diagnostic};
 
 /// Splits a blob into its sections (the main type, then one per `MSG: pkg/Type` after a line of
 /// `=`) and parses each. Returns the specs that parsed and every diagnostic.
-pub fn parse_definition(type_name: &str, text: &str, source: usize) -> (Vec<MsgSpec>, Vec<Diagnostic>) {
+pub fn parse_definition(
+    type_name: &str,
+    text: &str,
+    source: usize,
+    dialect: Dialect,
+) -> (Vec<MsgSpec>, Vec<Diagnostic>) {
     let mut diags = Vec::new();
     let mut specs: Vec<MsgSpec> = Vec::new();
     let mut current = MsgSpec { name: type_name.to_string(), fields: Vec::new(), constants: Vec::new(), source };
@@ -41,9 +46,13 @@ pub fn parse_definition(type_name: &str, text: &str, source: usize) -> (Vec<MsgS
                 expect_msg_line = Some(sep);
                 continue;
             }
-            match trimmed.strip_prefix("MSG:").map(str::trim) {
-                Some(name) if is_type_name(name) && name.contains('/') => {
-                    current.name = name.to_string();
+            let name = trimmed.strip_prefix("MSG:").map(str::trim).map(|n| match dialect {
+                Dialect::Ros1 => n.to_string(),
+                Dialect::Ros2 => super::ros2_name(n),
+            });
+            match name {
+                Some(name) if is_type_name(&name) && name.contains('/') => {
+                    current.name = name;
                     msg_lines.push(start);
                     continue;
                 }
@@ -61,7 +70,7 @@ pub fn parse_definition(type_name: &str, text: &str, source: usize) -> (Vec<MsgS
                 }
             }
         }
-        if let Err(d) = parse_line(line, start, &mut current, &mut names) {
+        if let Err(d) = parse_line(line, start, &mut current, &mut names, dialect) {
             diags.push(d);
         }
     }
@@ -71,8 +80,10 @@ pub fn parse_definition(type_name: &str, text: &str, source: usize) -> (Vec<MsgS
     } else {
         specs.push(current);
     }
+    // ROS 2 writers (rosbag2 before Iron, the Go `mcap` library) repeat a dependency once per
+    // type that uses it: the first section of a name stands.
     let mut seen: HashMap<&str, usize> = HashMap::new();
-    for (i, s) in specs.iter().enumerate() {
+    for (i, s) in specs.iter().enumerate().filter(|_| dialect == Dialect::Ros1) {
         if seen.insert(&s.name, i).is_some() {
             let at = msg_lines.get(i).copied().unwrap_or(0);
             let len = text[at..].find('\n').unwrap_or(text.len() - at);
@@ -122,14 +133,37 @@ fn tokens(s: &str, at: usize) -> Vec<(&str, Range<usize>)> {
 
 /// Parses one line into a field or constant of `spec`.
 /// `names` holds the field and constant names of `spec` so far.
-fn parse_line(line: &str, at: usize, spec: &mut MsgSpec, names: &mut HashSet<String>) -> Result<(), Diagnostic> {
-    let clean = line.split('#').next().unwrap_or("");
+fn parse_line(
+    line: &str,
+    at: usize,
+    spec: &mut MsgSpec,
+    names: &mut HashSet<String>,
+    dialect: Dialect,
+) -> Result<(), Diagnostic> {
+    let clean = match dialect {
+        Dialect::Ros1 => line.split('#').next().unwrap_or(""),
+        Dialect::Ros2 => &line[..comment_start(line)],
+    };
     let toks = tokens(clean, at);
     if toks.is_empty() {
         return Ok(());
     }
-    if clean.contains('=') {
-        let c = parse_constant(line, clean, at, &toks)?;
+    if dialect == Dialect::Ros2 && toks[0].0.starts_with("---") {
+        return Err(Diagnostic::new(
+            Code::MsgSection,
+            toks[0].1.clone(),
+            "a service or action definition (`---`) is not a message",
+        )
+        .help("the message types a service is recorded as (`Name_Event`, `Name_Request`) are not supported"));
+    }
+    // A constant has `=` after its type (ROS 2 types may hold `<=` themselves).
+    let after_type = &clean[toks[0].1.end - at..];
+    let constant = match dialect {
+        Dialect::Ros1 => clean.contains('='),
+        Dialect::Ros2 => after_type.contains('='),
+    };
+    if constant {
+        let c = parse_constant(line, clean, at, &toks, dialect)?;
         if !names.insert(c.name.clone()) {
             return Err(Diagnostic::new(
                 Code::DuplicateField,
@@ -140,6 +174,8 @@ fn parse_line(line: &str, at: usize, spec: &mut MsgSpec, names: &mut HashSet<Str
         spec.constants.push(c);
         return Ok(());
     }
+    // ROS 2: a default value follows the name; it does not change the wire.
+    let toks = if dialect == Dialect::Ros2 && toks.len() > 2 { &toks[..2] } else { &toks[..] };
     if toks.len() != 2 {
         let whole = toks[0].1.start..toks[toks.len() - 1].1.end;
         return Err(Diagnostic::new(
@@ -157,11 +193,19 @@ fn parse_line(line: &str, at: usize, spec: &mut MsgSpec, names: &mut HashSet<Str
     if names.contains(name) {
         return Err(Diagnostic::new(Code::DuplicateField, name_span, format!("field `{name}` is defined twice")));
     }
-    let (base_text, arity) = split_array(ty).ok_or_else(|| {
-        Diagnostic::new(Code::BadTypeSyntax, ty_span.clone(), format!("`{ty}` is not a valid field type"))
-            .help("a field type is `T`, `T[]` or `T[N]`, with one dimension")
+    let (base_text, arity) = split_array(ty, dialect).ok_or_else(|| {
+        let help = match dialect {
+            Dialect::Ros1 => "a field type is `T`, `T[]` or `T[N]`, with one dimension",
+            Dialect::Ros2 => "a field type is `T`, `T[]`, `T[N]` or `T[<=N]`, with one dimension",
+        };
+        Diagnostic::new(Code::BadTypeSyntax, ty_span.clone(), format!("`{ty}` is not a valid field type")).help(help)
     })?;
-    let base = match Builtin::from_name(base_text) {
+    let (base_text, base) = match dialect {
+        Dialect::Ros1 => (base_text.to_string(), Builtin::from_name(base_text)),
+        Dialect::Ros2 => ros2_base(base_text, &ty_span)?,
+    };
+    let base_text = base_text.as_str();
+    let base = match base {
         Some(b) => Base::Builtin(b),
         None if is_type_name(base_text) => Base::Msg(base_text.to_string()),
         None => {
@@ -177,11 +221,64 @@ fn parse_line(line: &str, at: usize, spec: &mut MsgSpec, names: &mut HashSet<Str
     Ok(())
 }
 
-/// `T` / `T[]` / `T[N]` into the base and the arity.
-fn split_array(ty: &str) -> Option<(&str, Arity)> {
+/// A ROS 2 base type: its name as this front end keys it (`pkg/msg/Type` as `pkg/Type`, a
+/// bounded `string<=N` as `string`) and its builtin, if it is one (`time` and `duration` are
+/// not: ROS 2 has messages for them); `wstring` is refused.
+fn ros2_base(text: &str, span: &Range<usize>) -> Result<(String, Option<Builtin>), Diagnostic> {
+    let (name, bound) = match text.split_once("<=") {
+        Some((n, b)) => (n, Some(b)),
+        None => (text, None),
+    };
+    if name == "wstring" {
+        return Err(Diagnostic::new(Code::BadTypeSyntax, span.clone(), format!("`{text}` is not supported"))
+            .label("wide strings")
+            .help("a wstring's wire form depends on the ROS 2 middleware (Fast DDS writes 4-byte characters); this type cannot be decoded"));
+    }
+    let builtin = Builtin::from_name(name).filter(|b| !matches!(b, Builtin::Time | Builtin::Duration));
+    if let Some(b) = bound {
+        let ok = builtin == Some(Builtin::String) && !b.is_empty() && b.bytes().all(|c| c.is_ascii_digit());
+        if !ok {
+            return Err(Diagnostic::new(Code::BadTypeSyntax, span.clone(), format!("`{text}` is not a valid type"))
+                .help("only strings take a bound: `string<=N`"));
+        }
+    }
+    Ok((super::ros2_name(name), builtin))
+}
+
+/// Where a ROS 2 line's comment starts (its length when it has none): the first `#` outside a
+/// quoted string (`'…'` or `"…"`, with `\` escapes), as `rosidl_adapter` strips comments.
+fn comment_start(line: &str) -> usize {
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    for (i, c) in line.char_indices() {
+        match quote {
+            Some(q) => {
+                if escaped {
+                    escaped = false;
+                } else if c == '\\' {
+                    escaped = true;
+                } else if c == q {
+                    quote = None;
+                }
+            }
+            None if c == '#' => return i,
+            None if c == '"' || c == '\'' => quote = Some(c),
+            None => {}
+        }
+    }
+    line.len()
+}
+
+/// `T` / `T[]` / `T[N]` (ROS 2 also `T[<=N]`, a sequence) into the base and the arity.
+fn split_array(ty: &str, dialect: Dialect) -> Option<(&str, Arity)> {
     let Some(open) = ty.find('[') else { return Some((ty, Arity::Scalar)) };
     let inner = ty[open + 1..].strip_suffix(']')?;
-    let arity = if inner.is_empty() {
+    let bounded = inner.strip_prefix("<=").filter(|b| dialect == Dialect::Ros2 && !b.is_empty());
+    let arity = if let Some(b) = bounded {
+        // The bound is not on the wire (and no reader checks it): a sequence.
+        b.bytes().all(|c| c.is_ascii_digit()).then_some(())?;
+        Arity::Var
+    } else if inner.is_empty() {
         Arity::Var
     } else if inner.bytes().all(|b| b.is_ascii_digit()) {
         Arity::Fixed(inner.parse().ok()?)
@@ -193,15 +290,22 @@ fn split_array(ty: &str) -> Option<(&str, Arity)> {
 
 /// A constant line (genmsg `_load_constant_line`): a string constant takes everything after the
 /// first `=` of the original line; other types split the comment-stripped line on `=`.
-fn parse_constant(line: &str, clean: &str, at: usize, toks: &[(&str, Range<usize>)]) -> Result<MsgConst, Diagnostic> {
+fn parse_constant(
+    line: &str,
+    clean: &str,
+    at: usize,
+    toks: &[(&str, Range<usize>)],
+    dialect: Dialect,
+) -> Result<MsgConst, Diagnostic> {
     let (ty_text, ty_span) = toks[0].clone();
+    let ty_text = if dialect == Dialect::Ros2 { ty_text.split_once("<=").map_or(ty_text, |(t, _)| t) } else { ty_text };
     let ty = Builtin::from_name(ty_text).filter(|b| b.is_constant_type()).ok_or_else(|| {
         Diagnostic::new(Code::BadConst, ty_span.clone(), format!("a constant cannot have type `{ty_text}`"))
             .help("constants are of a primitive type: integers, floats, bool, char, byte or string")
     })?;
     let after_type = ty_span.end - at;
     let (name, value) = if ty == Builtin::String {
-        let eq = line.find('=').expect("a constant line has `=`");
+        let eq = line[after_type..].find('=').map(|i| after_type + i).expect("a constant line has `=` after its type");
         (line[after_type..eq].trim(), line[eq + 1..].trim())
     } else {
         let rest = &clean[after_type..];
@@ -216,13 +320,15 @@ fn parse_constant(line: &str, clean: &str, at: usize, toks: &[(&str, Range<usize
     if !is_field_name(name) {
         return Err(Diagnostic::new(Code::BadName, whole, format!("`{name}` is not a valid constant name")));
     }
-    check_constant_value(ty, value).map_err(|m| Diagnostic::new(Code::BadConst, whole, m))?;
+    check_constant_value(ty, value, dialect).map_err(|m| Diagnostic::new(Code::BadConst, whole, m))?;
     Ok(MsgConst { ty, name: name.to_string(), value: value.to_string() })
 }
 
 /// Whether a constant's value text is a value of its type.
-fn check_constant_value(ty: Builtin, v: &str) -> Result<(), String> {
+fn check_constant_value(ty: Builtin, v: &str, dialect: Dialect) -> Result<(), String> {
     let range = match ty {
+        // ROS 2's `byte` is an unsigned octet.
+        Builtin::Byte if dialect == Dialect::Ros2 => Some((0, 255)),
         Builtin::Int8 | Builtin::Byte => Some((-128i128, 127i128)),
         Builtin::Uint8 | Builtin::Char => Some((0, 255)),
         Builtin::Int16 => Some((i16::MIN.into(), i16::MAX.into())),

@@ -368,7 +368,7 @@ impl FormatSet {
             }));
         }
         let size = sizes[root] - trailing_padding;
-        let schema = crate::layout::types_schema("ulog", Endian::Little, types, None);
+        let schema = crate::layout::types_schema("ulog", Endian::Little, crate::ir::Rules::PACKED, types, None);
         Ok(Lowered { schema, root: TypeId(0), size, trailing_padding })
     }
 }

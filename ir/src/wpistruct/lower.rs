@@ -135,7 +135,7 @@ pub fn lower(set: &StructSet, roots: &[&str], format: &str, source: Option<Strin
         }));
     }
     types.extend(extra);
-    let schema = crate::layout::types_schema(format, Endian::Little, types, source);
+    let schema = crate::layout::types_schema(format, Endian::Little, crate::ir::Rules::PACKED, types, source);
     Lowered { schema, ids }
 }
 

@@ -15,7 +15,7 @@
 //! `sensor_msgs/Imu` is one run for its header's `seq` and `stamp`, one string, and one run of
 //! 296 bytes for the rest.
 
-use logspec_ir::ir::{ConstValue, Endian, Len, Prim, Schema, Ty, TypeDef};
+use logspec_ir::ir::{ConstValue, Endian, Len, Prim, Rules, Schema, Ty, TypeDef};
 
 use super::{Check, Fault, EMPTY_BUDGET};
 
@@ -82,6 +82,8 @@ pub trait Sink {
 pub struct Plan {
     root: Ty,
     step: Step,
+    /// The schema's layout rules (natural alignment, strings with their NUL).
+    rules: Rules,
 }
 
 /// One step of a plan.
@@ -119,6 +121,9 @@ struct ArrayStep {
 #[derive(Clone, Debug, Default)]
 struct Run {
     size: usize,
+    /// Under natural alignment, the padding to a multiple of this (1 or 0: none) comes before
+    /// the run; its parts' offsets hold from there.
+    align: usize,
     /// Whether a part is a [`Part::Const`] (what a check that reads no field still compares).
     consts: bool,
     /// Values that take no bytes in the run (structs of size 0 and the elements of arrays of
@@ -201,6 +206,7 @@ impl Plan {
     }
 
     fn compile(c: Compiler<'_>, ty: &Ty) -> Plan {
+        let rules = c.schema.format.rules;
         let schema = c.schema;
         let mut steps = Vec::new();
         c.field(ty, schema.format.endian, None, &mut steps);
@@ -209,15 +215,14 @@ impl Plan {
         let mut step =
             if steps.len() == 1 { steps.pop().expect("one step") } else { Step::Struct { name: None, steps } };
         step.join_scalars();
-        Plan { root: ty.clone(), step }
+        Plan { root: ty.clone(), step, rules }
     }
 
     /// Decodes one whole value from `bytes` into `sink`; trailing bytes are an error. On a fault
     /// the sink has seen the parts before it; the fault is the walk's ([`super::decode`]).
     pub fn decode(&self, schema: &Schema, min: &[u64], bytes: &[u8], sink: &mut impl Sink) -> Result<(), Fault> {
-        let mut r = Exec { b: bytes, pos: 0, empty_left: EMPTY_BUDGET.saturating_add(bytes.len()) };
-        let done =
-            r.step::<true>(&self.step, sink).and_then(|()| if r.pos == bytes.len() { Ok(()) } else { Err(Stop) });
+        let mut r = Exec { b: bytes, pos: 0, empty_left: EMPTY_BUDGET.saturating_add(bytes.len()), rules: self.rules };
+        let done = r.step::<true>(&self.step, sink).and_then(|()| if r.at_end() { Ok(()) } else { Err(Stop) });
         match done {
             Ok(()) => Ok(()),
             Err(Stop) => Err(match super::decode(schema, min, &self.root, bytes, &mut Check) {
@@ -238,10 +243,8 @@ impl Plan {
     /// compares), so it accepts and rejects exactly what [`Plan::decode`] does, with the same
     /// fault, at a fraction of its cost. A value that passes decodes with no fault.
     pub fn check(&self, schema: &Schema, min: &[u64], bytes: &[u8]) -> Result<(), Fault> {
-        let mut r = Exec { b: bytes, pos: 0, empty_left: EMPTY_BUDGET.saturating_add(bytes.len()) };
-        let done =
-            r.step::<false>(&self.step, &mut Ignore)
-                .and_then(|()| if r.pos == bytes.len() { Ok(()) } else { Err(Stop) });
+        let mut r = Exec { b: bytes, pos: 0, empty_left: EMPTY_BUDGET.saturating_add(bytes.len()), rules: self.rules };
+        let done = r.step::<false>(&self.step, &mut Ignore).and_then(|()| if r.at_end() { Ok(()) } else { Err(Stop) });
         match done {
             Ok(()) => Ok(()),
             // The fault, as [`Plan::decode`] says it.
@@ -278,7 +281,7 @@ impl Compiler<'_> {
     /// the run before it.
     fn field(&self, ty: &Ty, e: Endian, name: Option<&str>, out: &mut Vec<Step>) {
         if let Some(size) = self.size(ty) {
-            let mut run = Run::default();
+            let mut run = Run { align: self.run_align(ty, size), ..Run::default() };
             if self.flatten(ty, e, name, 0, &mut run) {
                 run.size = size;
                 push_run(out, run);
@@ -286,6 +289,29 @@ impl Compiler<'_> {
             }
         }
         out.push(self.step(ty, e, name));
+    }
+
+    /// The alignment a run of a value of `ty` (of `size` bytes) starts at: under natural
+    /// alignment ([`Rules::natural_align`]) its numbers' size (a value of a fixed size holds
+    /// numbers of one size: a struct has a fixed size there only when all its fields are one
+    /// byte wide); 1 otherwise.
+    fn run_align(&self, ty: &Ty, size: usize) -> usize {
+        if !self.schema.format.rules.natural_align || size == 0 {
+            return 1;
+        }
+        let base = |ty: &Ty| match ty {
+            Ty::Prim(p) => p.size() as usize,
+            Ty::Named(id) => match self.schema.ty(*id) {
+                TypeDef::Enum(en) => en.base.size() as usize,
+                TypeDef::Flags(fl) => fl.base.size() as usize,
+                _ => 1,
+            },
+            _ => 1,
+        };
+        match ty {
+            Ty::Array { elem, .. } => base(elem),
+            other => base(other),
+        }
     }
 
     /// The step of a value that is not joined to a run.
@@ -303,7 +329,7 @@ impl Compiler<'_> {
                     let elem_step =
                         if steps.len() == 1 { steps.pop().expect("one") } else { Step::Struct { name: None, steps } };
                     let plain = match &elem_step {
-                        Step::Run(r) if r.size > 0 && r.empty == 0 && !r.consts => Some(r.size),
+                        Step::Run(r) if r.size > 0 && r.empty == 0 && !r.consts && r.align <= 1 => Some(r.size),
                         _ => None,
                     };
                     Step::Array(Box::new(ArrayStep {
@@ -325,7 +351,12 @@ impl Compiler<'_> {
                             // A const has a fixed size: a run of its own (joined to the one
                             // before), checked and, where consts are shown, handed on.
                             Some(expect) => {
-                                let mut run = Run { size: expect.len(), consts: true, ..Run::default() };
+                                let mut run = Run {
+                                    size: expect.len(),
+                                    consts: true,
+                                    align: self.run_align(&f.ty, expect.len()),
+                                    ..Run::default()
+                                };
                                 run.parts.push(Part::Const { at: 0, expect: expect.into(), shown: self.shown(f) });
                                 push_run(&mut steps, run);
                             }
@@ -442,7 +473,9 @@ impl Step {
 /// Appends a run of fixed-size fields, joined to the run before it.
 fn push_run(out: &mut Vec<Step>, run: Run) {
     match out.last_mut() {
-        Some(Step::Run(prev)) => {
+        // A run joins the one before when it needs no padding after it: under natural alignment,
+        // when the one before starts at a multiple of this one's alignment and ends at one.
+        Some(Step::Run(prev)) if run.align.max(1) <= prev.align.max(1) && prev.size % run.align.max(1) == 0 => {
             let at = prev.size;
             for mut p in run.parts {
                 p.shift(at);
@@ -510,9 +543,27 @@ struct Exec<'b> {
     b: &'b [u8],
     pos: usize,
     empty_left: usize,
+    rules: Rules,
 }
 
 impl<'b> Exec<'b> {
+    /// Whether the value ended where the bytes do (under natural alignment, up to
+    /// [`super::MAX_END_PADDING`] bytes before).
+    fn at_end(&self) -> bool {
+        let left = self.b.len() - self.pos;
+        left == 0 || (self.rules.natural_align && left <= super::MAX_END_PADDING)
+    }
+
+    /// Skips the padding before a number of `size` bytes.
+    #[inline]
+    fn align(&mut self, size: usize) -> Result<(), Stop> {
+        let pad = super::padding(self.rules, self.pos, size);
+        if pad > 0 {
+            self.take(pad)?;
+        }
+        Ok(())
+    }
+
     #[inline]
     fn take(&mut self, n: usize) -> Result<&'b [u8], Stop> {
         let s = self.b.get(self.pos..self.pos.checked_add(n).ok_or(Stop)?).ok_or(Stop)?;
@@ -522,6 +573,7 @@ impl<'b> Exec<'b> {
 
     #[inline]
     fn uint(&mut self, p: Prim, e: Endian) -> Result<u64, Stop> {
+        self.align(p.size() as usize)?;
         let b = self.take(p.size() as usize)?;
         Ok(super::load(b, 0, p, e).ok_or(Stop)?)
     }
@@ -557,6 +609,7 @@ impl<'b> Exec<'b> {
                 let n = self.count(*len, *e, Some(1))?.unwrap_or(0);
                 let b = self.take(n)?;
                 if READ {
+                    let b = if *bytes { b } else { super::text_of(self.rules, *len, b) };
                     text(sink, name.as_deref(), b, *bytes);
                 }
                 Ok(())
@@ -564,6 +617,9 @@ impl<'b> Exec<'b> {
             Step::Numbers { name, p, e, len } => {
                 let size = p.map_or(1, |p| p.size() as usize);
                 let n = self.count(*len, *e, Some(size))?.unwrap_or(0);
+                if n > 0 {
+                    self.align(size)?;
+                }
                 let b = self.take(n.checked_mul(size).ok_or(Stop)?)?;
                 if READ {
                     match p {
@@ -645,6 +701,9 @@ impl<'b> Exec<'b> {
     fn run<const READ: bool>(&mut self, run: &Run, sink: &mut impl Sink) -> Result<(), Stop> {
         if run.empty > 0 {
             self.spend(run.empty)?;
+        }
+        if run.align > 1 {
+            self.align(run.align)?;
         }
         let b = self.take(run.size)?;
         if !READ {

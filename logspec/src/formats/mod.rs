@@ -37,6 +37,7 @@ pub mod schemas {
 // documented in both places in the parent's scope.
 pub mod carla;
 pub mod dataflash;
+pub mod mcap;
 pub mod rlog;
 pub mod rosbag;
 pub mod ulog;

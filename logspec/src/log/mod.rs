@@ -35,6 +35,7 @@ pub mod framed;
 mod info;
 pub mod input;
 mod mapped;
+mod mcap;
 mod open;
 pub mod records;
 mod rlog;

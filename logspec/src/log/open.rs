@@ -1,6 +1,6 @@
 //! Opening a log: its [`Format`] detected from the first bytes ([`detect`]), and [`Log`], whose
 //! methods each dispatch to the format's adapter (`usvlog.rs`, `rlog/`, `wpilog.rs`, `rosbag.rs`,
-//! `carla.rs`, `ulog.rs`, `schema.rs`) in one `match`.
+//! `carla.rs`, `ulog.rs`, `mcap.rs`, `schema.rs`) in one `match`.
 
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
@@ -13,7 +13,7 @@ use super::info::Info;
 use super::input::{Mapped, Progress, Source};
 use super::records::{Options, Records};
 use super::scan::{Outcome, Samples, State};
-use super::{carla, dataflash, rlog, rosbag, schema, sniff, ulog, usvlog, wpilog, Error};
+use super::{carla, dataflash, mcap, rlog, rosbag, schema, sniff, ulog, usvlog, wpilog, Error};
 
 /// The log formats logspec reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,13 +34,15 @@ pub enum Format {
     Ulog,
     /// ArduPilot DataFlash (`.bin`).
     Dataflash,
+    /// MCAP (`.mcap`): ROS 2 recordings (CDR), and ROS1 and JSON messages.
+    Mcap,
     /// A log of a TOML schema's own framing ([`Open::schema`], or a project schema).
     Schema,
 }
 
 impl Format {
     /// Every bundled format, in the order of the command's `--format` values.
-    pub const ALL: [Format; 8] = [
+    pub const ALL: [Format; 9] = [
         Format::Usvlog,
         Format::Rlog,
         Format::RlogStream,
@@ -49,6 +51,7 @@ impl Format {
         Format::Wpilog,
         Format::Ulog,
         Format::Dataflash,
+        Format::Mcap,
     ];
 
     /// The name `--format` takes and `info --json` prints (`rlog-stream`).
@@ -62,6 +65,7 @@ impl Format {
             Format::Wpilog => "wpilog",
             Format::Ulog => "ulog",
             Format::Dataflash => "dataflash",
+            Format::Mcap => "mcap",
             Format::Schema => "schema",
         }
     }
@@ -82,6 +86,7 @@ impl Format {
             Format::Wpilog => "WPILib DataLog (`.wpilog`), version 1.0",
             Format::Ulog => "PX4 ULog (`.ulg`)",
             Format::Dataflash => "ArduPilot DataFlash (`.bin`)",
+            Format::Mcap => "MCAP (`.mcap`): ROS 2 (CDR), ROS1 and JSON messages",
             Format::Schema => "A log of a TOML schema's own framing",
         }
     }
@@ -97,6 +102,7 @@ impl Format {
             Format::Wpilog => "WPILOG",
             Format::Ulog => "PX4 ULog",
             Format::Dataflash => "ArduPilot DataFlash",
+            Format::Mcap => "MCAP",
             Format::Schema => "schema",
         }
     }
@@ -259,6 +265,8 @@ fn detected(path: &Path, head: Vec<u8>, input: Source, how: &Open) -> Result<Log
                 Format::Ulog
             } else if sniff::dataflash(&head) {
                 Format::Dataflash
+            } else if crate::formats::mcap::sniff(&head) {
+                Format::Mcap
             } else if let Some(s) = project_formats().into_iter().find(|s| s.claims(&head, whole)) {
                 schema = Some(s);
                 Format::Schema
@@ -270,7 +278,7 @@ fn detected(path: &Path, head: Vec<u8>, input: Source, how: &Open) -> Result<Log
                 let shown: Vec<String> = head.iter().take(8).map(|b| format!("{b:02x}")).collect();
                 let file = path.display().to_string();
                 return Err(Fault::new(FaultKind::Format, &file, format!(
-                    "{}: unrecognised format: the file starts with [{}]{}; expected the USVLOG magic \"USVLOG\", a CARLA recorder header (u16 version, \"CARLA_RECORDER\"), \"#ROSBAG V2.0\", the WPILOG magic \"WPILOG\", the ULog magic \"ULog\" 01 12 35, a DataFlash FMT message (A3 95 80), an RLOG revision byte (01 or 02) and timestamp, an RLOG stream frame, or the magic of a schema of this project (use --format to force one, or --schema FILE for a log of your own schema)",
+                    "{}: unrecognised format: the file starts with [{}]{}; expected the USVLOG magic \"USVLOG\", a CARLA recorder header (u16 version, \"CARLA_RECORDER\"), \"#ROSBAG V2.0\", the WPILOG magic \"WPILOG\", the ULog magic \"ULog\" 01 12 35, a DataFlash FMT message (A3 95 80), the MCAP magic 89 \"MCAP0\" 0d 0a, an RLOG revision byte (01 or 02) and timestamp, an RLOG stream frame, or the magic of a schema of this project (use --format to force one, or --schema FILE for a log of your own schema)",
                     path.display(),
                     shown.join(" "),
                     if head.is_empty() { " (empty file)" } else { "" }
@@ -370,7 +378,7 @@ impl Log {
 
     /// Whether the log's clock is Unix time (ROS bags), not time since the log's start.
     pub fn utc(&self) -> bool {
-        self.format == Format::Rosbag
+        matches!(self.format, Format::Rosbag | Format::Mcap)
     }
 
     /// Summarises the log: header, record counts, time span, integrity findings (ROS bags: like
@@ -389,6 +397,7 @@ impl Log {
             Format::Wpilog => wpilog::info(input.into_read(), &path, &name),
             Format::Ulog => ulog::info(input.into_read(), &path, &name),
             Format::Dataflash => dataflash::info(input.into_read(), &path, &name),
+            Format::Mcap => mcap::info(input, &path, &name, chunk_budget),
             Format::Carla => carla::info(input, &path, &name),
             Format::Rosbag => {
                 drop(input);
@@ -428,6 +437,7 @@ impl Log {
             Format::Wpilog => wpilog::records(input.into_read(), &self.file, &path, select, out),
             Format::Ulog => ulog::records(input.into_read(), &path, select, out),
             Format::Dataflash => dataflash::records(input.into_read(), &path, select, out),
+            Format::Mcap => mcap::records(input, &path, chunk_budget, select, out),
             Format::Carla => carla::records(input, &path, opts.frames.clone(), select, out),
             Format::Rosbag => {
                 drop(input);
@@ -459,6 +469,7 @@ impl Log {
             Format::Wpilog => wpilog::scan(input.into_read(), &self.file, &path, &mut state),
             Format::Ulog => ulog::scan(input.into_read(), &path, &mut state),
             Format::Dataflash => dataflash::scan(input.into_read(), &path, &mut state),
+            Format::Mcap => mcap::scan(input, &path, chunk_budget, &mut state),
             Format::Carla => carla::scan(input, &path, &mut state),
             Format::Rosbag => {
                 drop(input);

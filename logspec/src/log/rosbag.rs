@@ -628,6 +628,8 @@ fn ros_channel(
             ty: c.ty.clone(),
             md5sum: c.md5sum.clone(),
             definition: c.message_definition.clone(),
+            encoding: "ros1",
+            schema_encoding: "ros1msg",
             callerid: c.callerid.clone(),
             latching: c.latching.clone(),
         }),

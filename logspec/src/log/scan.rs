@@ -58,14 +58,20 @@ pub struct ValueType {
     pub id: TypeId,
 }
 
-/// What a ROS bag says about the messages of a connection.
+/// What a ROS bag says about the messages of a connection (or an MCAP file about a channel of
+/// ROS 2 messages), for sinks that pass the messages on as recorded.
 #[derive(Clone, Debug)]
 pub struct Ros1Type {
-    /// `pkg/Type`.
+    /// `pkg/Type` (`pkg/msg/Type` for ROS 2, as the file names it).
     pub ty: String,
+    /// genmsg's md5 (ROS1); empty for ROS 2, which has none.
     pub md5sum: String,
     /// The `message_definition` text, as recorded.
     pub definition: String,
+    /// How the messages are serialised and the definition written, as MCAP names them:
+    /// `ros1` and `ros1msg`, or `cdr` and `ros2msg`.
+    pub encoding: &'static str,
+    pub schema_encoding: &'static str,
     pub callerid: Option<String>,
     pub latching: Option<String>,
 }

@@ -46,6 +46,17 @@ impl MsgDecoder {
         Some(MsgDecoder { lowered, name: name.to_string(), md5, root, min, plan })
     }
 
+    /// The decoder of the ROS 2 type `name` (`pkg/Type`) of a resolved [`ros::Dialect::Ros2`]
+    /// set, for CDR payloads (after the 4-byte encapsulation header) of byte order `endian`
+    /// ([`lower::lower_cdr`]). ROS 2 has no genmsg md5: `md5` is empty.
+    pub fn cdr(set: &MsgSet, name: &str, endian: logspec_ir::ir::Endian) -> Option<MsgDecoder> {
+        let lowered = lower::lower_cdr(set, &[name], "ros2", endian);
+        let root = Ty::Named(*lowered.ids.get(name)?);
+        let min = logspec_ir::layout::min_sizes(&lowered.schema);
+        let plan = Plan::new(&lowered.schema, &min, &root);
+        Some(MsgDecoder { lowered, name: name.to_string(), md5: String::new(), root, min, plan })
+    }
+
     /// The message as an owned [`Value`] tree.
     pub fn decode(&self, bytes: &[u8]) -> Result<Value, DecodeFault> {
         value::decode(&self.lowered.schema, &self.min, &self.root, bytes)

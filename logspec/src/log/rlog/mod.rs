@@ -406,6 +406,7 @@ pub fn rlog_value_type(type_name: &str) -> ValueType {
             endian: ir::Endian::Little,
             version: None,
             schema_id: None,
+            rules: ir::Rules::PACKED,
         },
         types: vec![TypeDef::Struct(body)],
         file_header: None,

@@ -1,0 +1,273 @@
+//! ROS 2 MCAP decoding throughput: every message of a ROS 2 recording decoded through the one
+//! interface (`logspec::log::open`, then `Log::scan` of every channel into a sink that visits
+//! each value, folding every number and string length into a sum), against, in the same run:
+//!
+//! - the `mcap` crate's own iteration (`mcap::MessageStream` over the mapped file: records,
+//!   chunks and message bytes, no CDR decoded), the goal's 1.0x;
+//! - `rosbags` 0.11.9 deserialising every message (`AnyReader` and `deserialize_cdr`, timed
+//!   inside Python around its loop), the goal's 20x, when `ROSBAGS_PYTHON` names a Python that
+//!   has it (`python3 -m venv V && V/bin/pip install rosbags==0.11.9`);
+//! - memcpy of the file, for scale;
+//! - whole-process `logspec dump > /dev/null` and its peak RSS at the full size and a quarter of it
+//!   (memory must not grow with the file).
+//!
+//! The input is built here: the messages of `tests/data/ros2/gen_rosbags_corner.mcap` (every
+//! primitive, strings, nested and bounded arrays, `PointCloud2`, `Imu`, `TFMessage`, a
+//! big-endian message) repeated with log times continued, written by the `mcap` crate's writer
+//! (uncompressed chunks by default, as rosbag2 writes them; `--zstd` for zstd chunks). `--mb N`
+//! sets the size (default 100).
+
+mod common;
+
+use std::collections::{BTreeMap, HashMap};
+use std::hint::black_box;
+use std::path::Path;
+use std::time::Duration;
+
+use common::{arg_mb, mbps, median, memcpy_time, process};
+use logspec::log::{Channel, DynVisit, Open, Samples, Select};
+use logspec::runtime::Visitor;
+
+/// Folds every value a visit shows into a sum (so each is read and converted).
+#[derive(Default)]
+struct Touch {
+    sum: u64,
+    values: u64,
+}
+
+impl Visitor for Touch {
+    fn uint(&mut self, _: Option<&str>, v: u64) {
+        self.sum = self.sum.wrapping_add(v);
+        self.values += 1;
+    }
+    fn int(&mut self, _: Option<&str>, v: i64) {
+        self.sum = self.sum.wrapping_add(v as u64);
+        self.values += 1;
+    }
+    fn f32(&mut self, _: Option<&str>, v: f32) {
+        self.sum = self.sum.wrapping_add(u64::from(v.to_bits()));
+        self.values += 1;
+    }
+    fn f64(&mut self, _: Option<&str>, v: f64) {
+        self.sum = self.sum.wrapping_add(v.to_bits());
+        self.values += 1;
+    }
+    fn bool(&mut self, _: Option<&str>, v: bool) {
+        self.sum = self.sum.wrapping_add(u64::from(v));
+        self.values += 1;
+    }
+    fn str(&mut self, _: Option<&str>, v: &str) {
+        self.sum = self.sum.wrapping_add(v.len() as u64);
+        self.values += 1;
+    }
+    fn bytes(&mut self, _: Option<&str>, v: &[u8]) {
+        self.sum = self.sum.wrapping_add(v.len() as u64);
+        self.values += 1;
+    }
+    fn u8_array(&mut self, _: Option<&str>, v: &[u8]) {
+        self.sum = self.sum.wrapping_add(v.len() as u64);
+        self.values += 1;
+    }
+    fn enumeration(&mut self, _: Option<&str>, raw: i128, _: Option<&'static str>) {
+        self.sum = self.sum.wrapping_add(raw as u64);
+        self.values += 1;
+    }
+    fn flags(&mut self, _: Option<&str>, raw: u64) {
+        self.sum = self.sum.wrapping_add(raw);
+        self.values += 1;
+    }
+    fn begin_struct(&mut self, _: Option<&str>) {}
+    fn end_struct(&mut self) {}
+    fn begin_array(&mut self, _: Option<&str>, _: usize) {}
+    fn end_array(&mut self) {}
+    fn begin_variant(&mut self, _: Option<&str>, _: &'static str, _: i128) {}
+    fn end_variant(&mut self) {}
+}
+
+impl logspec::value::ValueSink for Touch {
+    fn null(&mut self, _: Option<&str>) {}
+}
+
+#[derive(Default)]
+struct Scanned {
+    samples: u64,
+    touch: Touch,
+}
+
+impl Samples for Scanned {
+    fn channel(&mut self, _: usize, _: &Channel) -> Result<(), logspec::log::Error> {
+        Ok(())
+    }
+    fn sample(&mut self, _: usize, _: u64, value: &logspec::value::Value) -> Result<(), logspec::log::Error> {
+        self.samples += 1;
+        value.write_to(&mut self.touch, None);
+        Ok(())
+    }
+    fn visit(&mut self, _: usize, _: u64, value: &dyn DynVisit) -> Result<(), logspec::log::Error> {
+        self.samples += 1;
+        value.visit_dyn(&mut self.touch);
+        Ok(())
+    }
+}
+
+/// Every message through the one interface, the file mapped as the command maps it; returns
+/// (samples, values, sum).
+fn scan_all(p: &Path) -> (u64, u64, u64) {
+    let log = logspec::log::open(p, &Open { map: true, ..Open::default() }).expect("opens the file");
+    let mut sink = Scanned::default();
+    let outcome = log.scan(&Select::default(), &mut sink).expect("scans the file");
+    assert!(outcome.error.is_none() && outcome.warnings.is_empty(), "{:?} {:?}", outcome.error, outcome.warnings);
+    (sink.samples, sink.touch.values, sink.touch.sum)
+}
+
+/// The `mcap` crate's own iteration of every message (no CDR decoded); returns (messages, bytes).
+fn mcap_iterate(buf: &[u8]) -> (u64, u64) {
+    let (mut n, mut bytes) = (0u64, 0u64);
+    for m in mcap::MessageStream::new(buf).expect("an MCAP file") {
+        let m = m.expect("a message");
+        n += 1;
+        bytes += black_box(m.data.len()) as u64;
+    }
+    (n, bytes)
+}
+
+/// The test file's messages repeated to `mb` MB of message data, written by the `mcap` crate.
+fn build(out: &Path, mb: f64, zstd: bool) -> (u64, u64) {
+    let src = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/ros2/gen_rosbags_corner.mcap")).unwrap();
+    let mut msgs: Vec<(mcap::Message<'static>, u64)> = Vec::new();
+    for m in mcap::MessageStream::new(&src).unwrap() {
+        let m = m.unwrap();
+        let t = m.log_time;
+        msgs.push((m, t));
+    }
+    msgs.sort_by_key(|m| m.1);
+    let t0 = msgs.first().map_or(0, |m| m.1);
+    let span = msgs.last().map_or(0, |m| m.1) - t0 + 1_000_000;
+    let per_round: usize = msgs.iter().map(|m| m.0.data.len()).sum();
+    let rounds = ((mb * 1e6) / per_round as f64).ceil() as u64;
+    let options = mcap::WriteOptions::new()
+        .compression(zstd.then_some(mcap::Compression::Zstd))
+        .profile("ros2")
+        .library("logspec bench");
+    let mut w = options.create(std::io::BufWriter::new(std::fs::File::create(out).unwrap())).unwrap();
+    let mut ids: HashMap<u16, u16> = HashMap::new();
+    let (mut n, mut bytes) = (0u64, 0u64);
+    for r in 0..rounds {
+        for (m, t) in &msgs {
+            let id = match ids.get(&m.channel.id) {
+                Some(id) => *id,
+                None => {
+                    let s = m.channel.schema.as_ref().unwrap();
+                    let schema = w.add_schema(&s.name, &s.encoding, &s.data).unwrap();
+                    let id =
+                        w.add_channel(schema, &m.channel.topic, &m.channel.message_encoding, &BTreeMap::new()).unwrap();
+                    ids.insert(m.channel.id, id);
+                    id
+                }
+            };
+            let log_time = t + r * span;
+            let h =
+                mcap::records::MessageHeader { channel_id: id, sequence: n as u32, log_time, publish_time: log_time };
+            w.write_to_known_channel(&h, &m.data).unwrap();
+            n += 1;
+            bytes += m.data.len() as u64;
+        }
+    }
+    w.finish().unwrap();
+    (n, bytes)
+}
+
+const ROSBAGS: &str = r#"
+import sys, time
+from rosbags.highlevel import AnyReader
+from pathlib import Path
+n = 0
+with AnyReader([Path(sys.argv[1])]) as r:
+    ts = r.typestore
+    t = time.perf_counter()
+    for c, _, raw in r.messages():
+        ts.deserialize_cdr(raw, c.msgtype)
+        n += 1
+    print(time.perf_counter() - t, n)
+"#;
+
+fn rosbags(python: &str, file: &Path) -> Option<(Duration, u64)> {
+    let out = std::process::Command::new(python).args(["-c", ROSBAGS, file.to_str().unwrap()]).output().ok()?;
+    if !out.status.success() {
+        eprintln!("rosbags: {}", String::from_utf8_lossy(&out.stderr));
+        return None;
+    }
+    let text = String::from_utf8(out.stdout).ok()?;
+    let mut parts = text.split_whitespace();
+    let secs: f64 = parts.next()?.parse().ok()?;
+    let n: u64 = parts.next()?.parse().ok()?;
+    Some((Duration::from_secs_f64(secs), n))
+}
+
+fn main() {
+    let mb = arg_mb(100.0);
+    let zstd = std::env::args().any(|a| a == "--zstd");
+    let dir = std::env::temp_dir().join(format!("logspec-bench-mcap-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let big = dir.join("big.mcap");
+    let quarter = dir.join("quarter.mcap");
+    let (n, bytes) = build(&big, mb, zstd);
+    build(&quarter, mb / 4.0, zstd);
+    let file = std::fs::read(&big).unwrap();
+    println!(
+        "input: {n} messages, {:.1} MB of message data, file {:.1} MB ({})",
+        bytes as f64 / 1e6,
+        file.len() as f64 / 1e6,
+        if zstd { "zstd chunks" } else { "uncompressed chunks" }
+    );
+
+    // Interleaved rounds: each reader once per round, medians.
+    let rounds = 7;
+    let (mut t_mcap, mut t_scan) = (Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        let t = std::time::Instant::now();
+        let (m, _) = black_box(mcap_iterate(&file));
+        t_mcap.push(t.elapsed());
+        assert_eq!(m, n);
+        let t = std::time::Instant::now();
+        let (s, _, _) = black_box(scan_all(&big));
+        t_scan.push(t.elapsed());
+        assert_eq!(s, n);
+    }
+    let (t_mcap, t_scan) = (median(t_mcap), median(t_scan));
+    let t_memcpy = memcpy_time(&file, 5);
+    println!("memcpy of the file:              {:8.1} MB/s", mbps(file.len(), t_memcpy));
+    println!(
+        "mcap crate, every message (no CDR): {:8.1} MB/s of message data  ({:.3} s)",
+        mbps(bytes as usize, t_mcap),
+        t_mcap.as_secs_f64()
+    );
+    println!(
+        "logspec scan, every message decoded: {:8.1} MB/s  ({:.3} s)  {:.2}x the mcap crate's iteration",
+        mbps(bytes as usize, t_scan),
+        t_scan.as_secs_f64(),
+        t_mcap.as_secs_f64() / t_scan.as_secs_f64()
+    );
+    if let Ok(python) = std::env::var("ROSBAGS_PYTHON") {
+        if let Some((t, m)) = rosbags(&python, &big) {
+            assert_eq!(m, n, "rosbags read every message");
+            println!(
+                "rosbags 0.11.9 deserialize_cdr:  {:8.1} MB/s  ({:.3} s)  logspec is {:.1}x",
+                mbps(bytes as usize, t),
+                t.as_secs_f64(),
+                t.as_secs_f64() / t_scan.as_secs_f64()
+            );
+        }
+    } else {
+        println!("rosbags: set ROSBAGS_PYTHON to a Python with rosbags 0.11.9 to time it here");
+    }
+    for (what, p) in [("quarter", &quarter), ("full", &big)] {
+        let (t, rss) = process(&["dump", p.to_str().unwrap()]);
+        println!(
+            "logspec dump > /dev/null, {what} size: {:.3} s, peak RSS {} MB",
+            t.as_secs_f64(),
+            rss.map_or("?".into(), |k| format!("{:.1}", k as f64 / 1024.0))
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

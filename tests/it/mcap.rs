@@ -1,0 +1,279 @@
+//! MCAP files of ROS 2 recordings: every test file dumps equal to the references' canonical dump
+//! (`tests/data/ros2/`: rosbags 0.11.9 and mcap-ros2-support 0.6.0 agree byte for byte; the
+//! topic lines without their `messages` count, which the summary holds), summaries hold the
+//! reference facts, and cut or corrupted copies give complete messages only, then the offset,
+//! never a panic.
+
+use crate::common::{assert_lines_eq, data, json_diff, jsonl, logspec};
+use crate::scratch;
+use serde_json::Value;
+
+const FILES: [&str; 5] = [
+    "rosbag2_mcap_cdr_test_0",
+    "rosbag2_mcap_talker",
+    "rosbag2_mcap_rewriter_b_0",
+    "gen_rosbags_corner",
+    "gen_mcapros2_zstd",
+];
+
+fn input(stem: &str) -> std::path::PathBuf {
+    data(&format!("ros2/{stem}.mcap"))
+}
+
+fn expected(stem: &str) -> Vec<Value> {
+    let mut lines = jsonl(&std::fs::read_to_string(data(&format!("ros2/{stem}.expected.jsonl"))).unwrap());
+    for l in &mut lines {
+        if l["kind"] == "topic" {
+            l.as_object_mut().unwrap().remove("messages");
+        }
+    }
+    lines
+}
+
+fn summary(stem: &str) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(data(&format!("ros2/{stem}.expected.summary.json"))).unwrap())
+        .unwrap()
+}
+
+/// The dump of a file: its lines, its exit status and its standard error.
+fn dump(path: &std::path::Path, extra: &[&str]) -> (Vec<Value>, bool, String) {
+    let mut args = vec!["dump", path.to_str().unwrap()];
+    args.extend(extra);
+    let out = logspec(&args);
+    (jsonl(&String::from_utf8(out.stdout).unwrap()), out.status.success(), String::from_utf8(out.stderr).unwrap())
+}
+
+fn kind<'a>(lines: &'a [Value], k: &str) -> Vec<&'a Value> {
+    lines.iter().filter(|l| l["kind"] == k).collect()
+}
+
+#[test]
+fn every_file_dumps_as_the_references() {
+    for stem in FILES {
+        let (ours, ok, err) = dump(&input(stem), &[]);
+        assert!(ok, "{stem}: {err}");
+        let exp = expected(stem);
+        // Topic lines: by id (the dump lists a file's channels as its summary or its records
+        // give them).
+        let mut ours_topics: Vec<Value> = kind(&ours, "topic").into_iter().cloned().collect();
+        ours_topics.sort_by_key(|t| t["id"].as_u64());
+        let exp_topics: Vec<Value> = kind(&exp, "topic").into_iter().cloned().collect();
+        assert_lines_eq(&ours_topics, &exp_topics);
+        let ours_msgs: Vec<Value> = kind(&ours, "message").into_iter().cloned().collect();
+        let exp_msgs: Vec<Value> = kind(&exp, "message").into_iter().cloned().collect();
+        assert_lines_eq(&ours_msgs, &exp_msgs);
+    }
+}
+
+#[test]
+fn summaries_hold_the_reference_facts() {
+    for stem in FILES {
+        let out = logspec(&["info", "--json", input(stem).to_str().unwrap()]);
+        assert!(out.status.success(), "{stem}: {}", String::from_utf8_lossy(&out.stderr));
+        let ours: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let exp = summary(stem);
+        assert_eq!(ours["format"], "mcap");
+        assert_eq!(ours["ok"], true, "{stem}");
+        for (a, b) in [
+            ("profile", "profile"),
+            ("library", "library"),
+            ("messages", "messages"),
+            ("log_time_min", "log_time_min"),
+            ("log_time_max", "log_time_max"),
+            ("channels", "topics"),
+        ] {
+            if let Some(d) = json_diff(&ours[a], &exp[b], a) {
+                panic!("{stem}: {d}");
+            }
+        }
+        // The reference lists a file's chunk count and compressions from its summary.
+        if !exp["chunks"].is_null() {
+            assert_eq!(ours["chunks"], exp["chunks"], "{stem}");
+            let compression: Vec<Value> =
+                exp["chunk_compression"].as_array().unwrap().iter().filter(|c| *c != "").cloned().collect();
+            let ours_c: Vec<Value> =
+                ours["compression"].as_array().unwrap().iter().filter(|c| *c != "").cloned().collect();
+            assert_eq!(ours_c, compression, "{stem}");
+        }
+        for t in ours["topics"].as_array().unwrap() {
+            let n = &exp["messages_per_topic"][t["topic"].as_str().unwrap()];
+            let n = if n.is_null() { Value::from(0) } else { n.clone() };
+            assert_eq!(t["messages"], n, "{stem}: {t}");
+            assert_eq!(t["undecodable"], 0, "{stem}: {t}");
+        }
+    }
+}
+
+/// The messages printed are the reference's, in its order, with none changed: a subsequence.
+fn assert_subsequence(ours: &[&Value], all: &[&Value], what: &str) {
+    let mut at = 0;
+    for m in ours {
+        match all[at..].iter().position(|e| json_diff(m, e, "").is_none()) {
+            Some(i) => at += i + 1,
+            None => panic!("{what}: a message that is not the reference's, or out of its order: {m}"),
+        }
+    }
+}
+
+#[test]
+fn cut_copies_give_every_complete_message_then_the_offset() {
+    let dir = scratch::temp_dir().join("mcap-cut");
+    std::fs::create_dir_all(&dir).unwrap();
+    for stem in ["gen_mcapros2_zstd", "rosbag2_mcap_talker", "gen_rosbags_corner"] {
+        let bytes = std::fs::read(input(stem)).unwrap();
+        let exp = expected(stem);
+        let exp_msgs = kind(&exp, "message");
+        let step = (bytes.len() / 23).max(1);
+        let mut most = 0;
+        for cut in (9..bytes.len()).step_by(step).chain([bytes.len() - 8, bytes.len() - 1]) {
+            let p = dir.join(format!("{stem}-{cut}.mcap"));
+            std::fs::write(&p, &bytes[..cut]).unwrap();
+            let (ours, ok, err) = dump(&p, &[]);
+            assert!(!ok, "{stem} cut at {cut}: a cut file must fail");
+            assert!(err.contains("byte ") && !err.contains("panicked"), "{stem} cut at {cut}: {err}");
+            let msgs = kind(&ours, "message");
+            assert_subsequence(&msgs, &exp_msgs, &format!("{stem} cut at {cut}"));
+            most = most.max(msgs.len());
+        }
+        // A file cut in its summary section still has every message.
+        assert_eq!(most, exp_msgs.len(), "{stem}");
+    }
+}
+
+#[test]
+fn corrupted_copies_skip_the_chunk_and_go_on() {
+    let dir = scratch::temp_dir().join("mcap-corrupt");
+    std::fs::create_dir_all(&dir).unwrap();
+    let stem = "gen_mcapros2_zstd";
+    let bytes = std::fs::read(input(stem)).unwrap();
+    let exp = expected(stem);
+    let exp_msgs = kind(&exp, "message");
+    let mut next = crate::common::xorshift(32);
+    for round in 0..40 {
+        let mut b = bytes.clone();
+        for _ in 0..1 + round % 4 {
+            let at = 8 + (next() as usize) % (b.len() - 16);
+            b[at] ^= 1 + (next() % 255) as u8;
+        }
+        let p = dir.join(format!("{round}.mcap"));
+        std::fs::write(&p, &b).unwrap();
+        let (ours, _, err) = dump(&p, &[]);
+        assert!(!err.contains("panicked"), "round {round}: {err}");
+        // Whatever decoded is a message of the reference (every chunk has a CRC); a message of
+        // a channel whose schema was damaged is kept as bytes, and said so.
+        let msgs = kind(&ours, "message");
+        let decoded: Vec<&Value> = msgs.iter().copied().filter(|m| m.get("bytes").is_none()).collect();
+        assert_subsequence(&decoded, &exp_msgs, &format!("round {round}"));
+        if decoded.len() < msgs.len() {
+            assert!(err.contains("kept as bytes"), "round {round}: {err}");
+        }
+        let info = logspec(&["info", "--json", p.to_str().unwrap()]);
+        assert!(!String::from_utf8_lossy(&info.stderr).contains("panicked"), "round {round}");
+    }
+}
+
+#[test]
+fn big_endian_cdr_decodes_as_little_endian_does() {
+    // `/corner_be` carries a Corner message serialised big-endian (encapsulation 00 00).
+    let (ours, ok, err) = dump(&input("gen_rosbags_corner"), &["--channel", "/corner*"]);
+    assert!(ok, "{err}");
+    let msgs = kind(&ours, "message");
+    let be: Vec<&&Value> = msgs.iter().filter(|m| m["topic"] == "/corner_be").collect();
+    assert_eq!(be.len(), 1);
+    let exp = expected("gen_rosbags_corner");
+    let want = kind(&exp, "message").into_iter().find(|m| m["topic"] == "/corner_be").unwrap();
+    assert!(json_diff(be[0], want, "").is_none());
+}
+
+#[test]
+fn channel_and_time_selection_use_the_chunk_indexes() {
+    let stem = "gen_mcapros2_zstd";
+    let exp = expected(stem);
+    let exp_msgs = kind(&exp, "message");
+    let (ours, ok, err) = dump(&input(stem), &["--channel", "/chatter"]);
+    assert!(ok, "{err}");
+    let want: Vec<&Value> = exp_msgs.iter().copied().filter(|m| m["topic"] == "/chatter").collect();
+    assert_eq!(kind(&ours, "message"), want);
+    assert!(kind(&ours, "topic").iter().all(|t| t["topic"] == "/chatter"));
+    // The window counts seconds from the first message.
+    let t0 = exp_msgs[0]["log_time"].as_u64().unwrap();
+    let (ours, ok, err) = dump(&input(stem), &["--since", "0.05", "--until", "0.1"]);
+    assert!(ok, "{err}");
+    let want: Vec<&Value> = exp_msgs
+        .iter()
+        .copied()
+        .filter(|m| (t0 + 50_000_000..=t0 + 100_000_000).contains(&m["log_time"].as_u64().unwrap()))
+        .collect();
+    assert!(!want.is_empty());
+    assert_eq!(kind(&ours, "message"), want);
+    // A topic that is not in the file is an error that names the file's topics.
+    let out = logspec(&["dump", input(stem).to_str().unwrap(), "--channel", "/nothing"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/chatter"));
+}
+
+#[test]
+fn standard_input_reads_as_the_file() {
+    let stem = "gen_mcapros2_zstd";
+    let bytes = std::fs::read(input(stem)).unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_logspec"))
+        .args(["dump", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), &bytes).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let (file, _, _) = dump(&input(stem), &[]);
+    assert_eq!(jsonl(&String::from_utf8(out.stdout).unwrap()), file);
+}
+
+#[test]
+fn convert_keeps_cdr_messages_as_recorded() {
+    let dir = scratch::temp_dir().join("mcap-convert");
+    std::fs::create_dir_all(&dir).unwrap();
+    for stem in ["gen_rosbags_corner", "gen_mcapros2_zstd"] {
+        let out = dir.join(format!("{stem}.mcap"));
+        let run = logspec(&["convert", input(stem).to_str().unwrap(), "-o", out.to_str().unwrap()]);
+        assert!(run.status.success(), "{stem}: {}", String::from_utf8_lossy(&run.stderr));
+        // Read back by the mcap crate: each message's bytes are the source's, in log-time order,
+        // on a `cdr` channel with the source's `ros2msg` schema.
+        let src = std::fs::read(input(stem)).unwrap();
+        let mut want: Vec<(String, u64, Vec<u8>, String)> = mcap::MessageStream::new(&src)
+            .unwrap()
+            .map(|m| {
+                let m = m.unwrap();
+                let s = m.channel.schema.as_ref().unwrap();
+                (m.channel.topic.clone(), m.log_time, m.data.to_vec(), String::from_utf8(s.data.to_vec()).unwrap())
+            })
+            .collect();
+        want.sort_by_key(|w| w.1);
+        let bytes = std::fs::read(&out).unwrap();
+        let got: Vec<(String, u64, Vec<u8>, String)> = mcap::MessageStream::new(&bytes)
+            .unwrap()
+            .map(|m| {
+                let m = m.unwrap();
+                assert_eq!(m.channel.message_encoding, "cdr");
+                let s = m.channel.schema.as_ref().unwrap();
+                assert_eq!(s.encoding, "ros2msg");
+                (m.channel.topic.clone(), m.log_time, m.data.to_vec(), String::from_utf8(s.data.to_vec()).unwrap())
+            })
+            .collect();
+        assert_eq!(got, want, "{stem}");
+        // And logspec reads the copy as it reads the source.
+        let (a, ok, err) = dump(&out, &[]);
+        assert!(ok, "{err}");
+        let (b, _, _) = dump(&input(stem), &[]);
+        let strip = |v: Vec<&Value>| -> Vec<Value> {
+            v.into_iter()
+                .map(|m| {
+                    let mut m = m.clone();
+                    m.as_object_mut().unwrap().remove("topic_id");
+                    m
+                })
+                .collect()
+        };
+        assert_eq!(strip(kind(&a, "message")), strip(kind(&b, "message")), "{stem}");
+    }
+}
