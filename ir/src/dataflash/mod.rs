@@ -209,8 +209,10 @@ pub fn lower(f: &DfFormat, units: &[String]) -> Result<Lowered, DfError> {
             size: None,
         })
     };
-    let wire = crate::layout::types_schema("dataflash", Endian::Little, crate::ir::Rules::PACKED, vec![strukt(wire)], None);
-    let values = crate::layout::types_schema("dataflash", Endian::Little, crate::ir::Rules::PACKED, vec![strukt(values)], None);
+    let wire =
+        crate::layout::types_schema("dataflash", Endian::Little, crate::ir::Rules::PACKED, vec![strukt(wire)], None);
+    let values =
+        crate::layout::types_schema("dataflash", Endian::Little, crate::ir::Rules::PACKED, vec![strukt(values)], None);
     Ok(Lowered { wire, values, conv, chars, size, notes })
 }
 
