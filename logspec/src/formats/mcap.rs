@@ -533,10 +533,10 @@ pub fn read<'a, E>(
 fn chunk_records(whole: &[u8], compression: &str, budget: u64) -> Result<Vec<Record<'static>>, String> {
     let what =
         if compression.is_empty() { "an uncompressed chunk".to_string() } else { format!("a {compression} chunk") };
+    let records = chunk_data(whole, &what, budget)?;
     let options = LinearReaderOptions::default()
         .with_skip_start_magic(true)
         .with_skip_end_magic(true)
-        .with_validate_chunk_crcs(true)
         .with_record_length_limit(usize::try_from(budget).unwrap_or(usize::MAX));
     let mut reader = LinearReader::new_with_options(options);
     let mut fed = 0usize;
@@ -548,8 +548,8 @@ fn chunk_records(whole: &[u8], compression: &str, budget: u64) -> Result<Vec<Rec
     while let Some(event) = reader.next_event() {
         match event {
             Ok(LinearReadEvent::ReadRequest(n)) => {
-                let n = n.min(whole.len() - fed);
-                reader.insert(n).copy_from_slice(&whole[fed..fed + n]);
+                let n = n.min(records.len() - fed);
+                reader.insert(n).copy_from_slice(&records[fed..fed + n]);
                 reader.notify_read(n);
                 fed += n;
             }
@@ -558,6 +558,50 @@ fn chunk_records(whole: &[u8], compression: &str, budget: u64) -> Result<Vec<Rec
                 out.push(r.into_owned());
             }
             Err(e) => return Err(fail(e)),
+        }
+    }
+    Ok(out)
+}
+
+/// A chunk's records, decompressed here rather than by the `mcap` crate, whose streaming
+/// decompressor loops forever on a zstd frame that ends before the size the chunk declares: the
+/// output is bounded by that size (which the caller held to the budget), a frame that ends early
+/// or runs past it is an error, and the CRC of the records is checked when the chunk has one.
+fn chunk_data<'a>(whole: &'a [u8], what: &str, budget: u64) -> Result<std::borrow::Cow<'a, [u8]>, String> {
+    use std::borrow::Cow;
+    use std::io::Read;
+    let body = whole.get(9..).ok_or_else(|| format!("{what} cut short"))?;
+    let (header, data) = match parse(mcap::records::op::CHUNK, body) {
+        Ok(Record::Chunk { header, data }) => (header, data),
+        Ok(_) => return Err(format!("{what} that is not a chunk")),
+        Err(why) => return Err(format!("{what} holding {why}; its messages are skipped")),
+    };
+    let size = header.uncompressed_size;
+    if size > budget {
+        return Err(format!(
+            "{what} that declares {size} bytes decompressed, more than the chunk budget of {budget} bytes; skipped"
+        ));
+    }
+    let size = usize::try_from(size).map_err(|_| format!("{what} too large for this machine"))?;
+    let bad = |e: &dyn std::fmt::Display| format!("{what} that does not read whole: {e}; its messages are skipped");
+    let out: Cow<'a, [u8]> = match header.compression.as_str() {
+        "" => data,
+        "zstd" => Cow::Owned(zstd::bulk::decompress(&data, size).map_err(|e| bad(&e))?),
+        "lz4" => {
+            let mut out = Vec::with_capacity(size);
+            let limit = u64::try_from(size).unwrap_or(u64::MAX).saturating_add(1);
+            lz4_flex::frame::FrameDecoder::new(&data[..]).take(limit).read_to_end(&mut out).map_err(|e| bad(&e))?;
+            Cow::Owned(out)
+        }
+        other => return Err(format!("a chunk of unknown compression `{other}`; skipped")),
+    };
+    if out.len() != size {
+        return Err(bad(&format_args!("{} bytes decompressed where the chunk declares {size}", out.len())));
+    }
+    if header.uncompressed_crc != 0 {
+        let crc = crc32fast::hash(&out);
+        if crc != header.uncompressed_crc {
+            return Err(bad(&format_args!("its CRC is {crc:#010x}, the chunk says {:#010x}", header.uncompressed_crc)));
         }
     }
     Ok(out)
