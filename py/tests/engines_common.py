@@ -72,9 +72,10 @@ def pick_column(schema) -> str:
     return "log_elapsed_ns"
 
 
-def bundled_tables() -> list[tuple[Path, str, str]]:
+def bundled_tables(clean_only: bool = False) -> list[tuple[Path, str, str]]:
     """(log, table, column) for every bundled log with a table: its first table with a numeric
-    column whose values have no NaN (engines order NaN differently in min and max)."""
+    column whose values have no NaN (engines order NaN differently in min and max). With
+    `clean_only`, only the logs that read without a fault or a warning."""
     import logspec
     import pyarrow.compute as pc
     import warnings
@@ -82,10 +83,10 @@ def bundled_tables() -> list[tuple[Path, str, str]]:
     out = []
     for f in inputs():
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+            warnings.simplefilter("error" if clean_only else "ignore")
             try:
-                tables = logspec.open(f).tables(on_error="warn")
-            except logspec.LogspecError:
+                tables = logspec.open(f).tables(on_error="raise" if clean_only else "warn")
+            except (logspec.LogspecError, Warning):
                 continue
         best = None
         for name, t in tables.items():
@@ -122,8 +123,9 @@ def table_dirs(out: Path) -> dict[str, Path]:
 
 def sql_aggregates(con, rel: str, col: str, lo: int, hi: int, where: str = "TRUE") -> dict:
     """Per log: rows, min/max/mean of `col`, rows with `log_elapsed_ns` in [lo, hi], through SQL
-    on `rel` (DuckDB or Spark)."""
-    q1 = f"SELECT log, count(*), min({col}), max({col}), avg({col}) FROM {rel} WHERE {where} GROUP BY log"
+    on `rel` (DuckDB). The column is quoted: channel fields may be SQL keywords (DataFlash's `By`)."""
+    c = '"' + col.replace('"', '""') + '"'
+    q1 = f"SELECT log, count(*), min({c}), max({c}), avg({c}) FROM {rel} WHERE {where} GROUP BY log"
     q2 = f"SELECT log, count(*) FROM {rel} WHERE {where} AND log_elapsed_ns BETWEEN {lo} AND {hi} GROUP BY log"
     return combine(con(q1), con(q2))
 
