@@ -1,5 +1,8 @@
 //! The decode, encode and visit impls of one struct (or union variant), from its IR fields.
 //!
+//! One file on purpose, over 1,000 lines: the fixed and variable strategies below share every field
+//! kind's arm, and splitting them would put one layout rule in two places.
+//!
 //! Shared by the Rust back end and `#[derive(Record)]`: this is the only place that turns a wire
 //! layout into Rust code. Two strategies:
 //! - a fixed-size struct decodes from one bounds-checked `&[u8; SIZE]` with constant offsets, so

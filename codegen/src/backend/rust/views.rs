@@ -1,6 +1,9 @@
 //! Borrowed views: for every struct `S` a `SRef<'a>` made from `&'a [u8]`, for every union `U` an
 //! enum of views `URef<'a>`, and for a format's record enum a `…RecordRef<'a>`.
 //!
+//! One file on purpose, over 1,000 lines: structs, unions and the record enum share the field walk
+//! below, and a view's kind is one match over the IR's field kinds.
+//!
 //! A view is checked once, when it is made (lengths, consts, tags, UTF-8), by the same field walk
 //! as the owned decoder ([`codec::decode_fields_as`]). Numbers are held by value, strings as
 //! `&'a str`, bytes as `&'a [u8]`, arrays of numbers as a runtime `Array` that decodes elements on
