@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use logspec_ir::dataflash::{self as front, Conv, DfError, DfFormat, Lowered};
 use logspec_ir::ir::{Prim, Ty};
-use logspec_runtime::{Encode, Endian, Fixed, ReadBuf, Visitor};
+use logspec_runtime::{resync, Encode, Endian, Fixed, ReadBuf, Resync, Visitor};
 
 use super::{Fmt, MessageHeader};
 use crate::dynamic::{Plan, Sink};
@@ -374,18 +374,14 @@ impl<R: Read> Reader<R> {
     /// Where the next header of a known id starts in `bytes` (the resynchronisation rule: the
     /// header bytes, then an id that has a layout); `None` when no whole header is there.
     fn find_header(&self, bytes: &[u8]) -> Option<usize> {
-        let mut from = 0;
-        while let Some(i) = bytes.get(from..)?.iter().position(|b| *b == self.head[0]) {
-            let at = from + i;
-            let h = bytes.get(at..at + MessageHeader::SIZE)?;
-            if let Ok(m) = MessageHeader::decode_fixed(h, Endian::Little) {
-                if self.known(m.id).is_some() {
-                    return Some(at);
-                }
-            }
-            from = at + 1;
+        let known = |b: &[u8]| {
+            let m = b.get(..MessageHeader::SIZE).and_then(|h| MessageHeader::decode_fixed(h, Endian::Little).ok());
+            Some(m.is_some_and(|m| self.known(m.id).is_some()))
+        };
+        match resync(bytes, 0, &self.head, known) {
+            Resync::Found(at) => Some(at),
+            Resync::More(_) => None,
         }
-        None
     }
 
     /// The next message, `None` at the end of the input, or the error that ends reading (a
