@@ -31,7 +31,12 @@ struct Input {
     /// file's length.
     definitions: fn(u64) -> u64,
     make: fn(&mut BufWriter<File>),
+    /// The TOML schema the file is read with (`--schema`), for a format that is not bundled.
+    schema: Option<&'static str>,
 }
+
+/// The test schema with a sync and a CRC.
+const CHECKED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/codegen/tests/schemas/checked.toml");
 
 fn inputs() -> Vec<Input> {
     vec![
@@ -42,6 +47,7 @@ fn inputs() -> Vec<Input> {
             make: |w| {
                 hostile::usvlog_empty_records(w, 1_000_000, 1);
             },
+            schema: None,
         },
         Input {
             name: "usvlog-known-empty-1e7",
@@ -50,6 +56,7 @@ fn inputs() -> Vec<Input> {
             make: |w| {
                 hostile::usvlog_empty_records(w, 10_000_000, 1);
             },
+            schema: None,
         },
         Input {
             name: "usvlog-unknown-empty-1e7",
@@ -58,6 +65,7 @@ fn inputs() -> Vec<Input> {
             make: |w| {
                 hostile::usvlog_empty_records(w, 10_000_000, 200);
             },
+            schema: None,
         },
         Input {
             name: "carla-false-counts",
@@ -66,6 +74,7 @@ fn inputs() -> Vec<Input> {
             make: |w| {
                 hostile::carla_false_counts(w, 22_000, 100);
             },
+            schema: None,
         },
         Input {
             name: "carla-1.3M-actors",
@@ -74,6 +83,7 @@ fn inputs() -> Vec<Input> {
             make: |w| {
                 hostile::carla_many_actors(w, 131, 10_000);
             },
+            schema: None,
         },
         Input {
             name: "wpilog-3M-starts",
@@ -82,6 +92,7 @@ fn inputs() -> Vec<Input> {
             make: |w| {
                 hostile::wpilog_starts(w, 3_000_000);
             },
+            schema: None,
         },
         Input {
             name: "rlog-65535-long-keys",
@@ -90,6 +101,16 @@ fn inputs() -> Vec<Input> {
             make: |w| {
                 hostile::rlog_long_keys(w, 65_535, 1024, 2);
             },
+            schema: None,
+        },
+        Input {
+            name: "checked-sync-run-200MB",
+            file: "syncrun.chk",
+            definitions: |_| 0,
+            make: |w| {
+                hostile::checked_sync_run(w, 200_000_000);
+            },
+            schema: Some(CHECKED),
         },
     ]
 }
@@ -144,15 +165,18 @@ fn main() {
         let p = path.to_str().unwrap();
         let out = dir.join(format!("{}.parquet.d", input.file));
         let _ = std::fs::remove_dir_all(&out);
+        let schema: Vec<&str> = input.schema.map(|s| vec!["--schema", s]).unwrap_or_default();
+        let verb = |args: &[&str]| measure(bin, &[args, &schema[..], &[p]].concat());
         let mut runs: Vec<(&str, Run, u64)> = vec![
-            ("info", measure(bin, &["info", p]), 0),
-            ("dump", measure(bin, &["dump", p]), 0),
-            ("export --parquet", measure(bin, &["export", "--parquet", out.to_str().unwrap(), p]), 0),
+            ("info", verb(&["info"]), 0),
+            ("dump", verb(&["dump"]), 0),
+            ("export --parquet", verb(&["export", "--parquet", out.to_str().unwrap()]), 0),
         ];
         if let Some(b) = &base_py {
-            let script =
-                "import logspec, sys, warnings\nwarnings.simplefilter('ignore')\nlogspec.open(sys.argv[1]).tables()";
-            runs.push(("python tables()", measure("python3", &["-c", script, p]), b.max_rss_kib));
+            let script = "import logspec, sys, warnings\nwarnings.simplefilter('ignore')\n\
+                          logspec.open(sys.argv[1], schema=(sys.argv[2] if len(sys.argv) > 2 else None)).tables()";
+            let args: Vec<&str> = ["-c", script, p].into_iter().chain(input.schema).collect();
+            runs.push(("python tables()", measure("python3", &args), b.max_rss_kib));
         }
         let _ = std::fs::remove_dir_all(&out);
         for (verb, r, base) in runs {

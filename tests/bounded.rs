@@ -426,6 +426,31 @@ fn records_that_do_not_decode_are_counted_not_printed_each() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A run of sync patterns in a framing with a CRC: each `A3 95` is a candidate record claiming
+/// 38 KiB whose CRC fails. The run is passed over, the good record after it found, in bounded
+/// memory. The time bound (a CRC over a span costs the log of its length, `runtime::sync::SpanCrc`,
+/// where checking each candidate byte by byte cost the run's length times 38 KiB) is held by
+/// `cargo bench --bench hostile` on 200 MB of it, in release.
+#[test]
+fn a_run_of_sync_patterns_is_passed_over_in_linear_time() {
+    let dir = scratch::temp_dir().join(format!("logspec-syncrun-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("syncrun.chk");
+    std::fs::write(&path, hostile::checked_sync_run(Vec::new(), 1_000_000)).unwrap();
+    let p = path.to_str().unwrap();
+    for verb in ["dump", "info"] {
+        let r = hostile::measure(env!("CARGO_BIN_EXE_logspec"), &[verb, "--schema", common::checked::SCHEMA, p]);
+        let what = format!("logspec {verb}: {r:?}");
+        let told = if verb == "dump" { &r.stderr_head } else { &r.stdout_head };
+        assert!(told.contains("1000000 bytes passed over to the next good record at byte 1000008"), "{what}");
+        assert!(r.max_rss_kib <= RSS_MAX_KIB, "peak RSS over the bound: {what}");
+        if verb == "dump" {
+            assert_eq!(r.stdout_lines, 1, "the one good record: {what}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn definitions_cost_memory_in_proportion_to_their_bytes() {
     let dir = scratch::temp_dir().join(format!("logspec-definitions-{}", std::process::id()));

@@ -12,7 +12,7 @@ use std::vec::Vec;
 use crate::cursor::Cursor;
 use crate::error::{DecodeError, DecodeErrorKind, EncodeError};
 use crate::readbuf::{ReadBuf, CHUNK};
-use crate::sync::{resync, Resync};
+use crate::sync::{resync, Resync, SpanCrc};
 use crate::traits::{Decode, Encode, Endian};
 
 pub use crate::format::{Corruption, FramedFormat, ReadErrorKind, RecordHeader, Versioned, WithFormat};
@@ -279,15 +279,13 @@ fn frame<F: FramedFormat>(bytes: &[u8]) -> Frame {
 /// Whether the record at the start of `bytes` checks out, for [`resync`]: it frames, its CRC
 /// matches, and (without a CRC to vouch for it) its type is known and its payload decodes.
 /// `None`: `bytes` end inside it and more may come (`eof` false).
-fn checks_out<F: FramedFormat>(bytes: &[u8], eof: bool) -> Option<bool> {
+/// `at` is where `bytes` start in `spans`' bytes (present when the framing has a CRC).
+fn checks_out<F: FramedFormat>(bytes: &[u8], at: usize, eof: bool, spans: &mut Option<SpanCrc<'_>>) -> Option<bool> {
     match frame::<F>(bytes) {
-        Frame::Whole { header, total } => {
-            let (hb, payload) = bytes[..total].split_at(F::RECORD_HEADER_SIZE);
-            Some(match F::CHECKSUM {
-                Some(c) => c.verify(hb, payload).is_ok(),
-                None => matches!(F::decode_record(header.tag, payload), Some(Ok(_))),
-            })
-        }
+        Frame::Whole { header, total } => Some(match (F::CHECKSUM, spans) {
+            (Some(c), Some(spans)) => c.verify_in(spans, at, F::RECORD_HEADER_SIZE, total),
+            _ => matches!(F::decode_record(header.tag, &bytes[F::RECORD_HEADER_SIZE..total]), Some(Ok(_))),
+        }),
         Frame::Short { .. } if !eof => None,
         Frame::Short { .. } | Frame::BadHeader(_) => Some(false),
     }
@@ -418,7 +416,8 @@ impl<F: FramedFormat> SliceReader<'_, F> {
     #[inline(never)]
     fn resume(&mut self, why: Corruption, otherwise: Option<ReadErrorKind>, tag: Option<u64>) -> ReadError {
         let (pos, index) = (self.pos, self.index);
-        let found = resync(self.bytes, pos + 1, F::SYNC, |b| checks_out::<F>(b, true));
+        let mut spans = F::CHECKSUM.map(|c| SpanCrc::new(c.crc, self.bytes, pos + 1));
+        let found = resync(self.bytes, pos + 1, F::SYNC, |b, at| checks_out::<F>(b, at, true, &mut spans));
         self.index += 1;
         let skipped = match found {
             Resync::Found(k) => k - pos,
@@ -594,7 +593,8 @@ impl<R: Read, F: FramedFormat> Reader<R, F> {
         let mut from = 1;
         loop {
             let eof = self.buf.is_eof();
-            match resync(self.buf.bytes(), from, F::SYNC, |b| checks_out::<F>(b, eof)) {
+            let mut spans = F::CHECKSUM.map(|c| SpanCrc::new(c.crc, self.buf.bytes(), from));
+            match resync(self.buf.bytes(), from, F::SYNC, |b, at| checks_out::<F>(b, at, eof, &mut spans)) {
                 Resync::Found(k) => {
                     self.buf.take(k);
                     break;

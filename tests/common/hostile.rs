@@ -13,6 +13,35 @@ use logspec::formats::usvlog::{FileHeader, Usvlog};
 use logspec::formats::wpilog::Writer as WpilogWriter;
 use logspec::runtime::Writer;
 
+mod checked {
+    #![allow(dead_code, clippy::all)]
+    include!(concat!(env!("OUT_DIR"), "/test_schemas/checked.rs"));
+}
+
+/// A log of the test schema with a sync and a CRC (`codegen/tests/schemas/checked.toml`):
+/// `garbage` bytes of its sync pattern `A3 95` repeated after the file header, then one good
+/// record (REC_SAMPLE, t_us 7). Each pattern is a candidate record of type 0xA3 that claims
+/// 38,307 bytes (0x95A3) and fails its CRC, so a reader that checked each candidate's CRC byte
+/// by byte would pass over the run in its length times 38 KiB.
+pub fn checked_sync_run<W: Write>(mut out: W, garbage: u64) -> W {
+    use checked::{Checked, CheckedRecord, FileHeader, RecSample};
+    let header = FileHeader { schema: 1 };
+    let mut w = Writer::<_, Checked>::new(Vec::new(), &header).unwrap();
+    w.write(7, &CheckedRecord::RecSample(RecSample { value: 1.5, count: 7 })).unwrap();
+    let with_record = w.finish().unwrap();
+    let head = Writer::<_, Checked>::new(Vec::new(), &header).unwrap().finish().unwrap();
+    out.write_all(&head).unwrap();
+    let run = [0xA3, 0x95].repeat(1 << 15);
+    let mut left = garbage / 2 * 2;
+    while left > 0 {
+        let n = left.min(run.len() as u64) as usize;
+        out.write_all(&run[..n]).unwrap();
+        left -= n as u64;
+    }
+    out.write_all(&with_record[head.len()..]).unwrap();
+    out
+}
+
 /// A USVLOG of `n` records of type `tag` and length 0 (12 bytes each). Type 1
 /// (`REC_NAV_SOLUTION`, 24 bytes) makes every record a decode fault; type 200 an unknown record.
 pub fn usvlog_empty_records<W: Write>(out: W, n: u64, tag: u16) -> W {

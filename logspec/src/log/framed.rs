@@ -24,7 +24,9 @@ use logspec_ir::ir::{ConstValue, Endian, Prim, Schema, Ty, TypeDef, TypeId};
 use logspec_ir::layout;
 
 use crate::dynamic::{self, Plan, Sink};
-use crate::runtime::{resync, Crc, Input, ReadBuf, RecordChecksum, RecordHeader, Resync, Visit, Visitor, WindowBuf};
+use crate::runtime::{
+    resync, Crc, Input, ReadBuf, RecordChecksum, RecordHeader, Resync, SpanCrc, Visit, Visitor, WindowBuf,
+};
 use logspec_ir::ir::ChecksumSpan;
 
 /// A framed format described by a schema (and the older layouts of its lock).
@@ -387,16 +389,14 @@ impl Layout {
 impl Layout {
     /// Whether the record at the start of `b` checks out, for [`resync`]: it frames, its CRC
     /// matches, and (without a CRC to vouch for it) its type is known and its payload checks.
-    /// `None`: `b` ends inside it and more may come.
-    fn checks_out(&self, b: &[u8], eof: bool) -> Option<bool> {
+    /// `None`: `b` ends inside it and more may come. `at` is where `b` starts in `spans`' bytes
+    /// (present when the framing has a CRC).
+    fn checks_out(&self, b: &[u8], at: usize, eof: bool, spans: &mut Option<SpanCrc<'_>>) -> Option<bool> {
         match self.frame(b) {
-            Framed::Whole { total, tag, payload_at } => {
-                let (hb, payload) = (&b[..payload_at], &b[payload_at..total]);
-                Some(match &self.frame.checksum {
-                    Some(c) => c.verify(hb, payload).is_ok(),
-                    None => self.record(tag).is_some_and(|r| r.check(self, payload).is_ok()),
-                })
-            }
+            Framed::Whole { total, tag, payload_at } => Some(match (&self.frame.checksum, spans) {
+                (Some(c), Some(spans)) => c.verify_in(spans, at, payload_at, total),
+                _ => self.record(tag).is_some_and(|r| r.check(self, &b[payload_at..total]).is_ok()),
+            }),
             Framed::Short { .. } if !eof => None,
             Framed::Short { .. } | Framed::Bad(_) => Some(false),
         }
@@ -646,7 +646,8 @@ fn resume<I: Input>(
     let mut from = 1;
     loop {
         let eof = buf.is_eof();
-        match resync(buf.bytes(), from, &layout.frame.sync, |b| layout.checks_out(b, eof)) {
+        let mut spans = layout.frame.checksum.map(|c| SpanCrc::new(c.crc, buf.bytes(), from));
+        match resync(buf.bytes(), from, &layout.frame.sync, |b, at| layout.checks_out(b, at, eof, &mut spans)) {
             Resync::Found(k) => {
                 buf.take(k);
                 break;

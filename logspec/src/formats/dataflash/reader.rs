@@ -374,7 +374,7 @@ impl<R: Read> Reader<R> {
     /// Where the next header of a known id starts in `bytes` (the resynchronisation rule: the
     /// header bytes, then an id that has a layout); `None` when no whole header is there.
     fn find_header(&self, bytes: &[u8]) -> Option<usize> {
-        let known = |b: &[u8]| {
+        let known = |b: &[u8], _| {
             let m = b.get(..MessageHeader::SIZE).and_then(|h| MessageHeader::decode_fixed(h, Endian::Little).ok());
             Some(m.is_some_and(|m| self.known(m.id).is_some()))
         };

@@ -10,7 +10,9 @@ use std::sync::Arc;
 
 use logspec_ir::ir::{Prim, Ty};
 use logspec_ir::ulog::{FormatSet, Lowered, UFormat, UlogError};
-use logspec_runtime::{Cursor, Decode, DecodeError, DecodeErrorKind, Encode, Endian, Fixed, ReadBuf, Visitor};
+use logspec_runtime::{
+    resync, Cursor, Decode, DecodeError, DecodeErrorKind, Encode, Endian, Fixed, ReadBuf, Resync, Visitor,
+};
 
 use super::{FileHeader, FlagBitsRef, MessageHeader, Sync, UlogRecordRef};
 use crate::dynamic::Plan;
@@ -391,26 +393,29 @@ impl<R: Read> Reader<R> {
         Ok(())
     }
 
-    /// Searches for the Sync message's bytes from one byte past `at` and consumes input up to
-    /// their end; `None` when the input ends first.
+    /// Searches for the Sync message's bytes from one byte past `at` ([`resync`], the one search
+    /// for the next good record, as the schema framings and DataFlash use it: the Sync message's
+    /// magic is what vouches for a position) and consumes input up to their end; `None` when the
+    /// input ends first.
     fn resync(&mut self) -> io::Result<Option<u64>> {
         self.buf.take(1);
-        let k = self.sync.len();
         loop {
             self.buf.fill(SEARCH)?;
-            let bytes = self.buf.bytes();
-            if let Some(i) = bytes.windows(k).position(|w| w == self.sync) {
-                self.buf.take(i + k);
-                return Ok(Some(self.buf.position()));
+            match resync(self.buf.bytes(), 0, &self.sync, |_, _| Some(true)) {
+                Resync::Found(i) => {
+                    self.buf.take(i + self.sync.len());
+                    return Ok(Some(self.buf.position()));
+                }
+                Resync::More(_) if self.buf.is_eof() => {
+                    let n = self.buf.available();
+                    self.buf.take(n);
+                    return Ok(None);
+                }
+                // Before `k` no Sync message begins; from `k` on, one may be cut by the window.
+                Resync::More(k) => {
+                    self.buf.take(k);
+                }
             }
-            if self.buf.is_eof() {
-                let n = self.buf.available();
-                self.buf.take(n);
-                return Ok(None);
-            }
-            let keep = (k - 1).min(bytes.len());
-            let n = bytes.len() - keep;
-            self.buf.take(n);
         }
     }
 
