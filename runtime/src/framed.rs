@@ -12,7 +12,7 @@ use std::vec::Vec;
 use crate::cursor::Cursor;
 use crate::error::{DecodeError, DecodeErrorKind, EncodeError};
 use crate::readbuf::{ReadBuf, CHUNK};
-use crate::sync::{resync, Resync, SpanCrc};
+use crate::sync::{resync, CrcShifts, Resync, SpanCrc};
 use crate::traits::{Decode, Encode, Endian};
 
 pub use crate::format::{Corruption, FramedFormat, ReadErrorKind, RecordHeader, Versioned, WithFormat};
@@ -291,6 +291,12 @@ fn checks_out<F: FramedFormat>(bytes: &[u8], at: usize, eof: bool, spans: &mut O
     }
 }
 
+/// The framing's CRC shifts, made the first time they are needed; `None` without a CRC.
+fn shifts_of<F: FramedFormat>(shifts: &mut Option<Box<CrcShifts>>) -> Option<&CrcShifts> {
+    let c = F::CHECKSUM?;
+    Some(shifts.get_or_insert_with(|| Box::new(CrcShifts::new(c.crc))))
+}
+
 /// A whole record's CRC, checked (`Ok` for a framing without one).
 #[inline(always)]
 fn verify<F: FramedFormat>(bytes: &[u8], total: usize) -> Result<(), Corruption> {
@@ -325,6 +331,8 @@ pub struct SliceReader<'a, F: FramedFormat> {
     ahead: usize,
     index: u64,
     done: bool,
+    /// The CRC's zero-byte shifts, made at the first resynchronisation of a framing with one.
+    shifts: Option<Box<CrcShifts>>,
     _f: core::marker::PhantomData<F>,
 }
 
@@ -334,14 +342,17 @@ impl<'a, F: FramedFormat> SliceReader<'a, F> {
         let (h, n) = decode_file_header::<F>(bytes, true)?.ok_or_else(|| {
             header_error::<F>(ReadErrorKind::Truncated { what: "file header", needed: 1, available: 0 })
         })?;
-        Ok((h, SliceReader { bytes, pos: n, ahead: n, index: 0, done: false, _f: core::marker::PhantomData }))
+        Ok((
+            h,
+            SliceReader { bytes, pos: n, ahead: n, index: 0, done: false, shifts: None, _f: core::marker::PhantomData },
+        ))
     }
 
     /// A reader over records alone, with no file header before them: `bytes` starts with a
     /// record header (a stream's records after a header read elsewhere, or a reader's look-ahead
     /// from [`Reader::peek`]). Offsets and indices count from the start of `bytes`.
     pub fn records(bytes: &'a [u8]) -> Self {
-        SliceReader { bytes, pos: 0, ahead: 0, index: 0, done: false, _f: core::marker::PhantomData }
+        SliceReader { bytes, pos: 0, ahead: 0, index: 0, done: false, shifts: None, _f: core::marker::PhantomData }
     }
 
     /// Byte offset of the next record.
@@ -416,7 +427,8 @@ impl<F: FramedFormat> SliceReader<'_, F> {
     #[inline(never)]
     fn resume(&mut self, why: Corruption, otherwise: Option<ReadErrorKind>, tag: Option<u64>) -> ReadError {
         let (pos, index) = (self.pos, self.index);
-        let mut spans = F::CHECKSUM.map(|c| SpanCrc::new(c.crc, self.bytes, pos + 1));
+        let shifts = shifts_of::<F>(&mut self.shifts);
+        let mut spans = shifts.map(|s| SpanCrc::new(s, self.bytes, pos + 1));
         let found = resync(self.bytes, pos + 1, F::SYNC, |b, at| checks_out::<F>(b, at, true, &mut spans));
         self.index += 1;
         let skipped = match found {
@@ -487,6 +499,8 @@ pub struct Reader<R, F: FramedFormat> {
     index: u64,
     done: bool,
     header: Option<F::FileHeader>,
+    /// The CRC's zero-byte shifts, made at the first resynchronisation of a framing with one.
+    shifts: Option<Box<CrcShifts>>,
 }
 
 impl<R: Read, F: FramedFormat> Reader<R, F> {
@@ -504,7 +518,7 @@ impl<R: Read, F: FramedFormat> Reader<R, F> {
             match decode_file_header::<F>(buf.bytes(), buf.is_eof())? {
                 Some((h, n)) => {
                     buf.take(n);
-                    return Ok(Reader { buf, index: 0, done: false, header: Some(h) });
+                    return Ok(Reader { buf, index: 0, done: false, header: Some(h), shifts: None });
                 }
                 None => want = buf.available() + 1,
             }
@@ -593,7 +607,8 @@ impl<R: Read, F: FramedFormat> Reader<R, F> {
         let mut from = 1;
         loop {
             let eof = self.buf.is_eof();
-            let mut spans = F::CHECKSUM.map(|c| SpanCrc::new(c.crc, self.buf.bytes(), from));
+            let shifts = shifts_of::<F>(&mut self.shifts);
+            let mut spans = shifts.map(|s| SpanCrc::new(s, self.buf.bytes(), from));
             match resync(self.buf.bytes(), from, F::SYNC, |b, at| checks_out::<F>(b, at, eof, &mut spans)) {
                 Resync::Found(k) => {
                     self.buf.take(k);

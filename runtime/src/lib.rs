@@ -42,6 +42,6 @@ pub use framed::{
 };
 #[cfg(feature = "std")]
 pub use readbuf::{Input, ReadBuf, SliceBuf, WindowBuf};
-#[cfg(feature = "alloc")]
-pub use sync::SpanCrc;
 pub use sync::{resync, Crc, RecordChecksum, Resync};
+#[cfg(feature = "alloc")]
+pub use sync::{CrcShifts, SpanCrc};

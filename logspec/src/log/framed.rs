@@ -25,7 +25,7 @@ use logspec_ir::layout;
 
 use crate::dynamic::{self, Plan, Sink};
 use crate::runtime::{
-    resync, Crc, Input, ReadBuf, RecordChecksum, RecordHeader, Resync, SpanCrc, Visit, Visitor, WindowBuf,
+    resync, Crc, CrcShifts, Input, ReadBuf, RecordChecksum, RecordHeader, Resync, SpanCrc, Visit, Visitor, WindowBuf,
 };
 use logspec_ir::ir::ChecksumSpan;
 
@@ -63,6 +63,8 @@ struct Frame {
     sync: Vec<u8>,
     /// The per-record CRC (`[framing] checksum`), verified as the runtime's reader does.
     checksum: Option<RecordChecksum>,
+    /// Its zero-byte shifts, made at the first resynchronisation.
+    shifts: std::sync::OnceLock<CrcShifts>,
 }
 
 impl Frame {
@@ -328,6 +330,7 @@ impl Layout {
                     over_header: c.over == ChecksumSpan::Record,
                 }
             }),
+            shifts: std::sync::OnceLock::new(),
         };
         let mut records = Vec::with_capacity(schema.records.len());
         let mut tags = Vec::with_capacity(schema.records.len());
@@ -646,7 +649,8 @@ fn resume<I: Input>(
     let mut from = 1;
     loop {
         let eof = buf.is_eof();
-        let mut spans = layout.frame.checksum.map(|c| SpanCrc::new(c.crc, buf.bytes(), from));
+        let shifts = layout.frame.checksum.map(|c| layout.frame.shifts.get_or_init(|| CrcShifts::new(c.crc)));
+        let mut spans = shifts.map(|s| SpanCrc::new(s, buf.bytes(), from));
         match resync(buf.bytes(), from, &layout.frame.sync, |b, at| layout.checks_out(b, at, eof, &mut spans)) {
             Resync::Found(k) => {
                 buf.take(k);
