@@ -37,7 +37,6 @@ fn sample() -> cdr::Sample {
         fixed: [1, -2, 3],
         tail: 9,
         samples: vec![0.5],
-        pair: [item(4, 4.0), item(5, 5.0)],
         last: 0x0102_0304_0506_0708,
     }
 }
@@ -74,13 +73,7 @@ fn sample_bytes() -> Vec<u8> {
     b.push(0); // samples' count at 72
     b.extend(1u32.to_le_bytes());
     b.extend(0.5f32.to_le_bytes());
-    at(&b, 80);
-    for (tag, v) in [(4u8, 4.0f64), (5, 5.0)] {
-        b.push(tag);
-        b.extend([0; 7]);
-        b.extend(v.to_le_bytes());
-    }
-    at(&b, 112);
+    at(&b, 80); // last (u64) at 80, already a multiple of 8
     b.extend(0x0102_0304_0506_0708u64.to_le_bytes());
     b
 }
