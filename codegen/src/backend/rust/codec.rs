@@ -1148,7 +1148,7 @@ pub fn visit_fields(cx: &Cx<'_>, fields: &[Field], access: &dyn Fn(&Field) -> To
 // of the schema gets the same `base`; `Decode::decode` and `Encode::encode` start counting at
 // the value they are called on.
 
-/// Whether the struct of `fields` is laid out by the rules of [`aligned_impls`]: the schema has
+/// Whether the struct of `fields` is laid out by the rules (`aligned_impls` below): the schema has
 /// layout rules beyond packed, and the struct is not a fixed run of one-byte-wide fields (which
 /// those rules leave as it is).
 pub fn uses_rules(cx: &Cx<'_>, fields: &[Field]) -> bool {
