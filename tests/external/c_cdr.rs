@@ -99,11 +99,16 @@ int main(int argc, char **argv)
 "#;
 
 /// mcap-ros2-support's CDR encoder on the same message of a ROS 2 definition equivalent to
-/// the test schema's `SAMPLE`: the whole serialized message, encapsulation header included.
+/// the test schema's `SAMPLE`: the whole serialized message, encapsulation header included;
+/// big-endian (`CDR_BE`) when the environment has `CDR_BE=1`.
 pub const PYTHON: &str = r#"
-import sys
+import os, sys
 from types import SimpleNamespace as N
+import mcap_ros2._dynamic
+from mcap_ros2._cdr import CdrWriter, EncapsulationKind
 from mcap_ros2._dynamic import serialize_dynamic
+if os.environ.get("CDR_BE") == "1":
+    mcap_ros2._dynamic.CdrWriter = lambda out: CdrWriter(out, EncapsulationKind.CDR_BE)
 DEF = """uint8 flag
 float64 value
 string label
@@ -146,10 +151,14 @@ fn hex(b: &[u8]) -> String {
 }
 
 /// Builds the program with `cc` and `flags`, runs it (under `runner`, if any) on the reference
-/// payload, and checks what it prints.
-fn run(name: &str, cc: &str, flags: &[&str], runner: Option<&str>) {
+/// payload, and checks what it prints; with `big`, for the schema in big-endian byte order
+/// against the reference's big-endian CDR.
+fn run(name: &str, cc: &str, flags: &[&str], runner: Option<&str>, big: bool) {
     let dir = scratch(name);
-    let text = std::fs::read_to_string(SCHEMA).unwrap();
+    let mut text = std::fs::read_to_string(SCHEMA).unwrap();
+    if big {
+        text = text.replace("endian = \"little\"", "endian = \"big\"");
+    }
     let schema = logspec::codegen::compile_str("cdr.toml", &text).unwrap_or_else(|e| panic!("{}", e.render()));
     std::fs::write(dir.join("cdr.h"), logspec::codegen::backend::c::header(&schema)).unwrap();
     std::fs::write(dir.join("main.c"), C_PROGRAM).unwrap();
@@ -158,10 +167,14 @@ fn run(name: &str, cc: &str, flags: &[&str], runner: Option<&str>) {
         Command::new(cc).args(flags).arg("-o").arg(&exe).arg(dir.join("main.c")).output().expect("run the compiler");
     assert!(out.status.success(), "{cc}:\n{}", String::from_utf8_lossy(&out.stderr));
 
-    let py = Command::new("python3").args(["-c", PYTHON]).output().expect("python3");
+    let py = Command::new("python3")
+        .args(["-c", PYTHON])
+        .env("CDR_BE", if big { "1" } else { "0" })
+        .output()
+        .expect("python3");
     assert!(py.status.success(), "{}", String::from_utf8_lossy(&py.stderr));
     let whole = py.stdout;
-    assert_eq!(whole[..4], [0, 1, 0, 0], "CDR little-endian encapsulation");
+    assert_eq!(whole[..4], [0, u8::from(!big), 0, 0], "CDR encapsulation");
     let payload = &whole[4..];
     let reference = dir.join("reference.cdr");
     std::fs::write(&reference, payload).unwrap();
@@ -180,8 +193,8 @@ fn run(name: &str, cc: &str, flags: &[&str], runner: Option<&str>) {
     assert_eq!(lines[1], format!("sample {}", hex(&payload[..n])), "{name}: the C encoder against mcap-ros2-support");
     assert!(payload[n..].iter().all(|b| *b == 0));
     let expect = [
-        "text 0600000068656c6c6f00".to_string(),
-        "empty 0100000000".to_string(),
+        if big { "text 0000000668656c6c6f00" } else { "text 0600000068656c6c6f00" }.to_string(),
+        if big { "empty 0000000100" } else { "empty 0100000000" }.to_string(),
         format!("decode 0 {n}"),
         "flag 1 value 2.5 label hi level 1".to_string(),
         "items 1 size 16".to_string(),
@@ -209,11 +222,19 @@ fn x86_64_gcc_sanitizers() {
             "-fno-sanitize-recover=all",
         ],
         None,
+        false,
     );
 }
 
+fn big_endian_schema_x86_64_gcc() {
+    run("gcc-be", "gcc", &["-std=c99", "-Wall", "-Wextra", "-Werror", "-fsanitize=address,undefined"], None, true);
+}
+
 fn big_endian_powerpc_under_qemu() {
-    run("ppc", "powerpc-linux-gnu-gcc", &["-std=c11", "-O2", "-static", "-Wall", "-Werror"], Some("qemu-ppc"));
+    for big in [false, true] {
+        let name = if big { "ppc-be" } else { "ppc" };
+        run(name, "powerpc-linux-gnu-gcc", &["-std=c11", "-O2", "-static", "-Wall", "-Werror"], Some("qemu-ppc"), big);
+    }
 }
 
 /// This module's trials, run by `tests/external/main.rs`.
@@ -223,6 +244,7 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
     let ppc = [&py[..], &[Need::Program("powerpc-linux-gnu-gcc"), Need::Program("qemu-ppc")]].concat();
     vec![
         tools::trial("c_cdr_x86_64_gcc_sanitizers_against_mcap_ros2_support", &gcc, x86_64_gcc_sanitizers),
+        tools::trial("c_cdr_big_endian_schema_against_mcap_ros2_support", &gcc, big_endian_schema_x86_64_gcc),
         tools::trial("c_cdr_big_endian_powerpc_qemu_against_mcap_ros2_support", &ppc, big_endian_powerpc_under_qemu),
     ]
 }
