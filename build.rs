@@ -13,6 +13,7 @@ fn main() {
         "codegen/tests/schemas/everything.toml",
         "codegen/tests/schemas/c_all_kinds.toml",
         "codegen/tests/schemas/checked.toml",
+        "codegen/tests/schemas/cdr.toml",
     ];
     logspec_codegen::Builder::new().out_dir(&out).compile(&test_schemas).unwrap_or_else(|e| e.exit());
     // The `.msg` definitions of the ROS test bags, for the differential test of tests/it/rosbag.rs.
@@ -42,6 +43,23 @@ fn main() {
             ],
         )
         .unwrap_or_else(|e| e.exit());
+    // A ROS 2 message as an MCAP file carries it (`ros2msg`, with its `===` sections), lowered
+    // for CDR in each byte order, for tests/it/cdr.rs: the Rust back end under CDR's layout rules.
+    println!("cargo:rerun-if-changed=tests/data/ros2/msg/Corner.ros2msg");
+    let text = std::fs::read_to_string("tests/data/ros2/msg/Corner.ros2msg").expect("Corner.ros2msg");
+    let name = "logspec_test_msgs/msg/Corner";
+    let set = logspec_codegen::ros::compile_ros2_definition("Corner.ros2msg", name, &text)
+        .unwrap_or_else(|e| panic!("Corner.ros2msg: {e:?}"));
+    let backend =
+        logspec_codegen::backend::rust::RustBackend { runtime_path: "::logspec::runtime".to_string(), alloc: true };
+    for (file, endian) in
+        [("ros2_corner_le.rs", logspec_ir::ir::Endian::Little), ("ros2_corner_be.rs", logspec_ir::ir::Endian::Big)]
+    {
+        let lowered =
+            logspec_codegen::ros::lower::lower_cdr(&set, &["logspec_test_msgs/Corner"], "ros2_corner", endian);
+        logspec_codegen::backend::supported(&lowered.schema).unwrap_or_else(|e| panic!("{e}"));
+        std::fs::write(out.join(file), backend.source(&lowered.schema)).expect("write ROS 2 test types");
+    }
     // A schema bumped to schema id 2 whose lock keeps schema id 1: the reader of older layouts.
     let history = out.join("history");
     std::fs::create_dir_all(&history).expect("create OUT_DIR/test_schemas/history");

@@ -46,8 +46,10 @@ pub fn place_fields(
 ) -> Option<u32> {
     let mut at = Some(0u32);
     for f in fields.iter_mut() {
-        f.offset = at;
-        let size = if rules.natural_align && needs_align(named, &f.ty) { None } else { size_with(named, &f.ty) };
+        let moved = rules.natural_align && needs_align(named, &f.ty);
+        // A field that natural alignment may pad to has no fixed offset either.
+        f.offset = if moved { None } else { at };
+        let size = if moved { None } else { size_with(named, &f.ty) };
         at = match (at, size) {
             (Some(a), Some(s)) => a.checked_add(s),
             _ => None,

@@ -347,3 +347,77 @@ pub fn param(c: &Cursor<'_>, index: usize, name: &'static str) -> Result<i128, D
 pub fn invalid_value(value: i128, ty: &'static str) -> DecodeError {
     DecodeError::new(crate::DecodeErrorKind::InvalidValue { value }).in_type(ty)
 }
+
+/// Under natural alignment (schema `[format] align = "natural"`), skips the padding before a
+/// number of `size` bytes: up to a multiple of `size` counted from `base`, the cursor position
+/// where the value being decoded starts (for CDR, the payload after its encapsulation header).
+#[inline(always)]
+pub fn align(c: &mut Cursor<'_>, base: usize, size: usize) -> Result<(), DecodeError> {
+    let pad = pad_len(c.position() - base, size);
+    if pad > 0 {
+        c.take(pad)?;
+    }
+    Ok(())
+}
+
+/// The padding that puts position `pos` at a multiple of `size` (0 for `size` of 0 or 1).
+#[inline(always)]
+pub fn pad_len(pos: usize, size: usize) -> usize {
+    if size > 1 {
+        (size - pos % size) % size
+    } else {
+        0
+    }
+}
+
+/// Position `pos` moved up to a multiple of `size`: where a number of `size` bytes starts under
+/// natural alignment.
+#[inline(always)]
+pub fn pad_to(pos: usize, size: usize) -> usize {
+    pos + pad_len(pos, size)
+}
+
+/// The text of a counted string whose length includes one terminating NUL (schema `[format]
+/// string_nul = true`): all but its last byte (a length of 0 is the empty string too).
+#[inline(always)]
+pub fn nul_text(b: &[u8]) -> &[u8] {
+    &b[..b.len().saturating_sub(1)]
+}
+
+/// A sink that counts what it has written, so that an encoder under natural alignment can pad
+/// each number to a multiple of its size, counted from where the value's encoding started.
+pub struct Aligned<'s, S: crate::Sink + ?Sized> {
+    out: &'s mut S,
+    pos: usize,
+}
+
+impl<'s, S: crate::Sink + ?Sized> Aligned<'s, S> {
+    /// Counting from 0 at the start of the value.
+    #[inline]
+    pub fn new(out: &'s mut S) -> Self {
+        Aligned { out, pos: 0 }
+    }
+
+    /// Writes the zero bytes that put the next number of `size` bytes at a multiple of `size`.
+    #[inline]
+    pub fn align(&mut self, size: usize) {
+        let pad = pad_len(self.pos, size);
+        if pad > 0 {
+            self.put(&[0u8; 8][..pad.min(8)]);
+        }
+    }
+
+    /// Writes `bytes` and counts them (also as [`crate::Sink`], for code that takes a sink).
+    #[inline]
+    pub fn put(&mut self, bytes: &[u8]) {
+        self.out.put(bytes);
+        self.pos += bytes.len();
+    }
+}
+
+impl<S: crate::Sink + ?Sized> crate::Sink for Aligned<'_, S> {
+    #[inline]
+    fn put(&mut self, bytes: &[u8]) {
+        Aligned::put(self, bytes);
+    }
+}

@@ -32,14 +32,15 @@ use tools::Need;
 
 /// The schemas checked: the project's, and the codegen test schemas that cover every kind of type
 /// (enum-tagged unions, byte-size prefixes, rest-of-payload arrays, nested variable-size structs,
-/// mixed byte orders, 64-bit enums). Header and vectors are generated from each here (the
+/// mixed byte orders, 64-bit enums; CDR's natural alignment and strings with their NUL). Header and vectors are generated from each here (the
 /// checked-in ones are held current by `logspec check` and codegen's tests).
-const SCHEMAS: [&str; 5] = [
+const SCHEMAS: [&str; 6] = [
     "schemas/usvlog.toml",
     "schemas/rlog.toml",
     "schemas/carla.toml",
     "codegen/tests/schemas/c_all_kinds.toml",
     "codegen/tests/schemas/everything.toml",
+    "codegen/tests/schemas/cdr.toml",
 ];
 
 fn compile(rel: &str) -> Schema {
@@ -302,11 +303,14 @@ impl Prog<'_> {
                                 self.body,
                                 "    {vt} {ev};\n    size_t {used} = 0;\n    memset(&{ev}, 0, sizeof {ev});"
                             );
-                            let c = self.fail(
-                                &format!("{es}_decode(&{ev}, {p}, {rem}, &{used}) == 0"),
-                                what,
-                                &format!("{lhs}[{i}]"),
-                            );
+                            // Under layout rules beyond packed, an element decodes at its place in the
+                            // value (`in`), where natural alignment counts from.
+                            let call = if size.is_none() && !s.format.rules.is_packed() {
+                                format!("{es}_decode_at(&{ev}, {p}, {rem}, &{used}, (size_t)({p} - in))")
+                            } else {
+                                format!("{es}_decode(&{ev}, {p}, {rem}, &{used})")
+                            };
+                            let c = self.fail(&format!("{call} == 0"), what, &format!("{lhs}[{i}]"));
                             self.body.push_str(&c);
                             let fields = st.fields.clone();
                             self.compare(&fields, e, &ev, &es, what);

@@ -14,6 +14,7 @@ mod scratch;
 mod tools;
 
 mod action;
+mod c_cdr;
 mod c_checksum;
 mod c_codec;
 mod c_roundtrip;
@@ -33,6 +34,7 @@ mod wpistruct_mcap;
 fn main() {
     let trials = [
         ("action", action::trials()),
+        ("c_cdr", c_cdr::trials()),
         ("c_checksum", c_checksum::trials()),
         ("c_codec", c_codec::trials()),
         ("c_roundtrip", c_roundtrip::trials()),

@@ -446,6 +446,80 @@ print(repr(r[5]))
     }
 }
 
+/// The module of the CDR test schema (`codegen/tests/schemas/cdr.toml`: natural alignment,
+/// strings with their NUL) against mcap-ros2-support's CDR encoder and decoder on an equivalent
+/// ROS 2 definition: `encode_struct` writes the reference's payload (after its encapsulation
+/// header), `decode_struct` reads it back to the values, the reference decodes what the module
+/// wrote; and a file of framed records reads the same through the module's `dump` as through
+/// `logspec dump --schema` (the IR interpreter). In the schema's byte order, little-endian, and
+/// again with the schema big-endian against the reference's big-endian CDR.
+fn the_cdr_module_agrees_with_mcap_ros2_support() {
+    for big in [false, true] {
+        cdr_module(big);
+    }
+}
+
+fn cdr_module(big: bool) {
+    let mut text =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/codegen/tests/schemas/cdr.toml")).unwrap();
+    if big {
+        text = text.replace("endian = \"little\"", "endian = \"big\"");
+    }
+    let dir = scratch(if big { "cdr-be" } else { "cdr" });
+    let schemas = dir.join("schemas");
+    std::fs::create_dir_all(&schemas).unwrap();
+    let schema_path = schemas.join("cdr.toml");
+    std::fs::write(&schema_path, &text).unwrap();
+    let schema = schema_path.to_str().unwrap();
+    let out =
+        logspec(&["gen", "--lang", "python", "--schemas", schemas.to_str().unwrap(), "--root", dir.to_str().unwrap()]);
+    assert!(out.status.success(), "logspec gen: {}", String::from_utf8_lossy(&out.stderr));
+    let file = dir.join("records.cdr");
+    let code = format!(
+        "{}\n{}",
+        crate::c_cdr::PYTHON.replace("sys.stdout.buffer.write(enc(msg))", ""),
+        r#"
+import cdr
+from mcap_ros2._dynamic import generate_dynamic
+ref = enc(msg)
+payload = ref[4:]
+vals = dict(flag=1, value=2.5, label="hi", level=1, items=[dict(tag=3, value=-1.0)],
+            header=dict(stamp=dict(sec=-2, nanosec=7), frame_id="map"), fixed=[1, -2, 3], tail=9, samples=[0.5],
+            last=0x0102030405060708)
+mine = cdr.encode_struct("Sample", vals)
+assert mine == payload[:len(mine)] and set(payload[len(mine):]) <= {0} and len(payload) - len(mine) <= 3, (mine.hex(), payload.hex())
+assert cdr.decode_struct("Sample", payload) == vals
+dec = generate_dynamic("cdr/Sample", DEF)["cdr/Sample"]
+big = os.environ.get("CDR_BE") == "1"
+back = dec((b"\x00\x00\x00\x00" if big else b"\x00\x01\x00\x00") + mine)
+assert (back.flag, back.value, back.label, back.level, back.items[0].tag, back.items[0].value) == (1, 2.5, "hi", 1, 3, -1.0)
+assert (back.header.stamp.sec, back.header.stamp.nanosec, back.header.frame_id) == (-2, 7, "map")
+assert (list(back.fixed), back.tail, list(back.samples), back.last) == ([1, -2, 3], 9, [0.5], 0x0102030405060708)
+assert cdr.encode_struct("Text", {"text": "hello"}) == (b"\x00\x00\x00\x06" if big else b"\x06\x00\x00\x00") + b"hello\x00"
+assert cdr.encode_struct("Text", {"text": ""}) == (b"\x00\x00\x00\x01" if big else b"\x01\x00\x00\x00") + b"\x00"
+assert cdr.decode_struct("Text", b"\x00\x00\x00\x00") == {"text": ""}
+with open(sys.argv[1], "wb") as f:
+    f.write(b"CDR1" + cdr.encode_record(1, vals) + cdr.encode_record(2, {"text": "h\u00e9"}) + cdr.encode_record(1, vals))
+"#
+    );
+    let run = Command::new("python3")
+        .args(["-c", &code, file.to_str().unwrap()])
+        .env("PYTHONPATH", dir.join("python"))
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .env("CDR_BE", if big { "1" } else { "0" })
+        .output()
+        .expect("run python3");
+    assert!(run.status.success(), "big-endian {big}: {}", String::from_utf8_lossy(&run.stderr));
+    let p = file.to_str().unwrap();
+    let ours = logspec(&["dump", "--schema", schema, p]);
+    assert!(ours.status.success(), "logspec dump: {}", String::from_utf8_lossy(&ours.stderr));
+    let theirs = Command::new("python3").arg(dir.join("python").join("cdr.py")).args(["dump", p]).output().unwrap();
+    assert!(theirs.status.success(), "{}", String::from_utf8_lossy(&theirs.stderr));
+    let ours = String::from_utf8_lossy(&ours.stdout);
+    assert_eq!(ours.lines().count(), 3, "{ours}");
+    assert_eq!(String::from_utf8_lossy(&theirs.stdout), ours, "the module's dump against the interpreter's");
+}
+
 /// This module's trials, run by `tests/external/main.rs`.
 /// The module of a schema with a sync and a CRC (`codegen/tests/schemas/checked.toml`):
 /// `encode_record` makes the bytes built independently (tests/common/checked.rs, its own
@@ -547,6 +621,11 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
             a_file_of_an_older_schema_id_reads_with_the_lock_layout_numpy,
         ),
         tools::trial("enum_and_flags_values_by_name", &py, enum_and_flags_values_by_name),
+        tools::trial(
+            "the_cdr_module_agrees_with_mcap_ros2_support",
+            &[Need::Program("python3"), Need::PyModule("mcap_ros2")],
+            the_cdr_module_agrees_with_mcap_ros2_support,
+        ),
         tools::trial(
             "a_checked_framing_resynchronises_as_logspec_does",
             &py,

@@ -9,6 +9,7 @@ mod common;
 mod scratch;
 
 mod carla;
+mod cdr;
 mod checksum;
 mod cli_check;
 mod cli_diff;

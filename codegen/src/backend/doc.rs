@@ -64,6 +64,16 @@ impl Doc<'_> {
             putln!(self.out, "| version | {} |", cell(v));
         }
         putln!(self.out, "| byte order | {} |", endian_name(f.endian));
+        // Layout rules beyond packed fields: where fields land is then not a fixed offset.
+        if f.rules.natural_align {
+            putln!(
+                self.out,
+                "| alignment | natural: every number of 2, 4 or 8 bytes (a length prefix too) at a multiple of its size from the payload's start; offsets after the first such field are not fixed (`-`) |"
+            );
+        }
+        if f.rules.string_nul {
+            putln!(self.out, "| strings | a counted string's length includes its terminating NUL |");
+        }
         if let Some(id) = &f.schema_id {
             putln!(self.out, "| schema id | `{}` = {} |", id.macro_name, id.value);
         }

@@ -98,6 +98,17 @@ pub fn vectors(schema: &Schema) -> Option<String> {
         "  \"about\": \"Known values and their wire bytes for every fixed-size struct; checked by Rust, C and Python (see docs/schema-language.md).\",\n",
     );
     let _ = writeln!(out, "  \"format\": {},", json_string(&schema.format.name));
+    // Layout rules beyond packed fields, which the bytes follow (a struct's vector is one whole
+    // value: alignment counts from its first byte).
+    let rules = schema.format.rules;
+    if !rules.is_packed() {
+        let _ = writeln!(
+            out,
+            "  \"layout\": {{\"align\": {}, \"string_nul\": {}}},",
+            json_string(if rules.natural_align { "natural" } else { "packed" }),
+            rules.string_nul
+        );
+    }
     out.push_str("  \"vectors\": [\n");
     for (n, &id) in ids.iter().enumerate() {
         let s = schema.strukt(id);
@@ -437,8 +448,13 @@ impl<'a> Gen<'a> {
                 self.counter += 1;
                 // A two-byte character, so that a length in bytes and one in characters differ.
                 let text = format!("s{}\u{e9}", self.counter);
-                self.prefix(len, text.len() as u64, endian);
+                // Under `string_nul`, a counted string's length counts its terminating NUL.
+                let nul = self.schema.format.rules.string_nul && len.prefix().is_some();
+                self.prefix(len, text.len() as u64 + u64::from(nul), endian);
                 self.bytes.extend_from_slice(text.as_bytes());
+                if nul {
+                    self.bytes.push(0);
+                }
                 json_string(&text)
             }
             Ty::Array { elem, len } => {
@@ -531,7 +547,15 @@ impl<'a> Gen<'a> {
         }
     }
 
+    /// Appends a number (its little-endian bytes `le`) in byte order `endian`; under natural
+    /// alignment, after the zero bytes that put it at a multiple of its size from the start of
+    /// the vector's value.
     fn put(&mut self, le: &[u8], endian: Endian) {
+        let w = le.len();
+        if self.schema.format.rules.natural_align && w > 1 {
+            let pad = (w - self.bytes.len() % w) % w;
+            self.bytes.resize(self.bytes.len() + pad, 0);
+        }
         match endian {
             Endian::Little => self.bytes.extend_from_slice(le),
             Endian::Big => self.bytes.extend(le.iter().rev()),

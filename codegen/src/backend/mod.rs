@@ -24,24 +24,51 @@ pub trait Backend {
     fn generate(&self, schema: &Schema) -> Vec<Artifact>;
 }
 
-/// Whether the back ends can generate code for `schema`: they lay fields out packed, so a
-/// schema with other layout rules ([`logspec_ir::ir::Rules`]: natural alignment, strings with
-/// their NUL) is refused with the reason; such a schema is read through the IR interpreter.
+/// Whether the back ends can generate code for `schema`. Every back end implements the layout
+/// rules of [`logspec_ir::ir::Rules`] (natural alignment, strings with their NUL) for what the
+/// IR interpreter reads under them: structs, enums and flags, numbers, strings and bytes, fixed
+/// and counted arrays. A schema with other rules than packed that also holds a union, a
+/// variable-width integer or a hand-written type, or (under natural alignment) an array whose
+/// length is in bytes or runs to the end, is refused with the reason; such a schema is read
+/// through the IR interpreter.
 pub fn supported(schema: &Schema) -> Result<(), String> {
+    use logspec_ir::ir::{Len, Ty, TypeDef};
     let r = schema.format.rules;
     if r.is_packed() {
         return Ok(());
     }
-    let what = match (r.natural_align, r.string_nul) {
-        (true, true) => "`align = \"natural\"` and `string_nul = true`",
-        (true, false) => "`align = \"natural\"`",
-        _ => "`string_nul = true`",
-    };
-    Err(format!(
-        "format `{}`: the generated readers and writers (C, Rust, Python, golden vectors) do not implement {what} yet; \
-         read its logs through the interpreter (`--schema`)",
-        schema.format.name
-    ))
+    fn why(ty: &Ty, natural: bool) -> Option<&'static str> {
+        match ty {
+            Ty::Union { .. } | Ty::ParamUnion { .. } => Some("a union"),
+            Ty::VarInt { .. } => Some("a variable-width integer"),
+            Ty::Array { len: Len::Size(_) | Len::Rest, .. } if natural => {
+                Some("an array whose length is in bytes or runs to the end")
+            }
+            Ty::Array { elem, .. } => why(elem, natural),
+            _ => None,
+        }
+    }
+    for def in &schema.types {
+        let found = match def {
+            TypeDef::Struct(s) => {
+                s.fields.iter().find_map(|f| why(&f.ty, r.natural_align).map(|w| (f.name.as_str(), w)))
+            }
+            TypeDef::Union(_) => Some(("", "a union")),
+            TypeDef::Extern(_) => Some(("", "a hand-written type")),
+            TypeDef::Enum(_) | TypeDef::Flags(_) => None,
+        };
+        if let Some((field, what)) = found {
+            let at = if field.is_empty() { String::new() } else { format!(", field `{field}`") };
+            return Err(format!(
+                "format `{}`: type `{}`{at} is {what}, which the generated readers and writers (C, Rust, Python, \
+                 golden vectors) do not lay out under `align = \"natural\"` or `string_nul = true`; read its logs \
+                 through the interpreter (`--schema`)",
+                schema.format.name,
+                def.name()
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The first line of every generated file (after the comment leader).
@@ -62,16 +89,18 @@ pub(crate) fn json_string(s: &str) -> String {
 
 #[cfg(test)]
 mod rules_tests {
-    /// A schema with layout rules the back ends do not implement is refused, naming the rules;
-    /// a packed one is not.
+    /// A schema with layout rules is generated; one that also holds what the rules are not
+    /// implemented for (here a union) is refused, naming the type and the reason.
     #[test]
-    fn layout_rules_the_back_ends_lack_are_refused() {
+    fn layout_rules_are_refused_only_with_what_they_do_not_cover() {
         let aligned = "[format]\nname = \"a\"\nalign = \"natural\"\nstring_nul = true\n\n[[struct]]\nname = \"S\"\nfields = [{ name = \"x\", type = \"f64\" }]\n";
         let s = crate::compile_str("a.toml", aligned).expect("compiles");
+        assert!(super::supported(&s).is_ok());
+        let with_union = format!(
+            "{aligned}\n[[union]]\nname = \"U\"\nvariants = [{{ name = \"A\", tag = 1, fields = [{{ name = \"a\", type = \"u32\" }}] }}]\n\n[[struct]]\nname = \"T\"\nfields = [{{ name = \"k\", type = \"u8\" }}, {{ name = \"u\", type = \"U\", tag = \"k\" }}]\n"
+        );
+        let s = crate::compile_str("u.toml", &with_union).expect("compiles");
         let e = super::supported(&s).expect_err("refused");
-        assert!(e.contains("`align = \"natural\"` and `string_nul = true`") && e.contains("--schema"), "{e}");
-        let packed = crate::compile_str("p.toml", &aligned.replace("align = \"natural\"\nstring_nul = true\n", ""))
-            .expect("compiles");
-        assert!(super::supported(&packed).is_ok());
+        assert!(e.contains("`T`, field `u` is a union") && e.contains("--schema"), "{e}");
     }
 }

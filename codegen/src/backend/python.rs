@@ -80,6 +80,12 @@ pub fn module_with_history(schema: &Schema, history: &[Schema]) -> Option<String
     out.push_str("# ---------------------------------------------------------------------------------------------\n\n");
     let _ = writeln!(out, "FORMAT = {}", py_str(&schema.format.name));
     let _ = writeln!(out, "ENDIAN = {}", py_str(schema.format.endian.as_str()));
+    // The layout rules (`[format] align`, `string_nul`): natural alignment counted from the
+    // payload's start, and counted strings whose length includes a terminating NUL.
+    let rules = schema.format.rules;
+    let py_bool = |b: bool| if b { "True" } else { "False" };
+    let _ = writeln!(out, "ALIGN = {}", py_bool(rules.natural_align));
+    let _ = writeln!(out, "STRING_NUL = {}", py_bool(rules.string_nul));
     match &schema.format.schema_id {
         Some(id) => {
             let _ = writeln!(out, "{} = {}", ident(&id.macro_name), id.value);

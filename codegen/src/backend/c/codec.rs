@@ -316,16 +316,32 @@ impl Gen<'_> {
             putln!(body, "#endif");
         }
         let uses_e = body.contains(" e = ");
-        let uses_k = body.contains("&k)");
-        putln!(
-            self.out,
-            "/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */"
-        );
-        putln!(
-            self.out,
-            "static inline int {}_encode(uint8_t *buf, size_t cap, const {enc} *v, size_t *written)\n{{\n    size_t n = 0;",
-            sh.stem
-        );
+        let uses_k = body.contains("&k)") || body.contains("&k, at + n)");
+        // Under layout rules beyond packed, a variable-size shape's functions take `at`: where
+        // `buf` is from the start of the outermost value (for CDR, the payload after its
+        // encapsulation header), which natural alignment counts from.
+        let at_fn = self.at_fn(sh);
+        if at_fn {
+            putln!(
+                self.out,
+                "/** Encodes `v` into `buf` (`cap` bytes), `buf` being `at` bytes from the start of the outermost value (natural alignment counts from there); on success stores the bytes written in `*written` (if not NULL). */"
+            );
+            putln!(
+                self.out,
+                "static inline int {}_encode_at(uint8_t *buf, size_t cap, const {enc} *v, size_t *written, size_t at)\n{{\n    size_t n = 0;\n    (void)at;",
+                sh.stem
+            );
+        } else {
+            putln!(
+                self.out,
+                "/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */"
+            );
+            putln!(
+                self.out,
+                "static inline int {}_encode(uint8_t *buf, size_t cap, const {enc} *v, size_t *written)\n{{\n    size_t n = 0;",
+                sh.stem
+            );
+        }
         // Both may go unused on the whole-copy path of the host's byte order.
         if uses_e {
             putln!(self.out, "    int e = 0;");
@@ -344,6 +360,13 @@ impl Gen<'_> {
             self.out,
             "    (void)buf;\n    (void)cap;\n    (void)v;\n    if (written) *written = n;\n    return {u}_OK;\n}}"
         );
+        if at_fn {
+            putln!(
+                self.out,
+                "/** Encodes `v` into `buf` (`cap` bytes) as a whole value (alignment counted from `buf`); on success stores the bytes written in `*written` (if not NULL). */\nstatic inline int {0}_encode(uint8_t *buf, size_t cap, const {enc} *v, size_t *written)\n{{\n    return {0}_encode_at(buf, cap, v, written, 0u);\n}}",
+                sh.stem
+            );
+        }
         // Decode.
         let mut body = String::new();
         if let Some(n) = sh.size.filter(|_| fixed) {
@@ -359,16 +382,28 @@ impl Gen<'_> {
             putln!(body, "#endif");
         }
         let uses_e = body.contains(" e = ");
-        let uses_k = body.contains("&k)");
-        putln!(
-            self.out,
-            "/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */"
-        );
-        putln!(
-            self.out,
-            "static inline int {}_decode({view} *v, const uint8_t *buf, size_t len, size_t *used)\n{{\n    size_t n = 0;",
-            sh.stem
-        );
+        let uses_k = body.contains("&k)") || body.contains("&k, at + n)");
+        if at_fn {
+            putln!(
+                self.out,
+                "/** Decodes `buf` (`len` bytes) into `*v`, `buf` being `at` bytes from the start of the outermost value (natural alignment counts from there); on success stores the bytes used in `*used` (if not NULL). */"
+            );
+            putln!(
+                self.out,
+                "static inline int {}_decode_at({view} *v, const uint8_t *buf, size_t len, size_t *used, size_t at)\n{{\n    size_t n = 0;\n    (void)at;",
+                sh.stem
+            );
+        } else {
+            putln!(
+                self.out,
+                "/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */"
+            );
+            putln!(
+                self.out,
+                "static inline int {}_decode({view} *v, const uint8_t *buf, size_t len, size_t *used)\n{{\n    size_t n = 0;",
+                sh.stem
+            );
+        }
         // Both may go unused on the whole-copy path of the host's byte order.
         if uses_e {
             putln!(self.out, "    int e = 0;");
@@ -387,6 +422,13 @@ impl Gen<'_> {
             self.out,
             "    (void)buf;\n    (void)len;\n    (void)v;\n    if (used) *used = n;\n    return {u}_OK;\n}}"
         );
+        if at_fn {
+            putln!(
+                self.out,
+                "/** Decodes `buf` (`len` bytes) into `*v` as a whole value (alignment counted from `buf`); on success stores the bytes used in `*used` (if not NULL). */\nstatic inline int {0}_decode({view} *v, const uint8_t *buf, size_t len, size_t *used)\n{{\n    return {0}_decode_at(v, buf, len, used, 0u);\n}}",
+                sh.stem
+            );
+        }
         // Element readers of the view's number arrays.
         if !fixed {
             for f in sh.fields {
@@ -496,6 +538,55 @@ impl Gen<'_> {
         Some(order.unwrap_or(default))
     }
 
+    /// Whether a shape's functions take `at` (see [`Self::functions`]): a variable-size shape
+    /// of a schema with layout rules beyond packed.
+    pub(super) fn at_fn(&self, sh: &Shape) -> bool {
+        !sh.fixed() && !self.s.format.rules.is_packed()
+    }
+
+    /// The call of a nested struct's `_encode` or `_decode` (`what`), with `at + n` when it
+    /// takes `at`: `stem_what(args)` or `stem_what_at(args, at + n)`.
+    fn nested_call(&self, id: TypeId, what: &str, args: &str) -> String {
+        let sh = self.struct_shape(id, self.s.strukt(id));
+        if self.at_fn(&sh) {
+            format!("{}_{what}_at({args}, at + n)", sh.stem)
+        } else {
+            format!("{}_{what}({args})", sh.stem)
+        }
+    }
+
+    /// Under natural alignment, the width a value of `ty` is padded to before it (a number, an
+    /// enum's or flags' base, the first element of a fixed array of them); 1 for none.
+    fn lead(&self, ty: &Ty) -> u32 {
+        if !self.s.format.rules.natural_align {
+            return 1;
+        }
+        match ty {
+            Ty::Array { elem, len: Len::Fixed(k) } if *k > 0 => self.lead(elem),
+            t => base_prim(self, t).map_or(1, |p| p.size()),
+        }
+    }
+
+    /// The padding before a number of `w` bytes under natural alignment (none for `w` of 1):
+    /// zero bytes written (`enc`) or skipped, the space checked first.
+    fn pad(&self, out: &mut String, w: u32, enc: bool) {
+        if w <= 1 || !self.s.format.rules.natural_align {
+            return;
+        }
+        let (l, u) = (&self.n.lower, &self.n.upper);
+        if enc {
+            putln!(
+                out,
+                "    {{\n        size_t p_ = {l}_pad(at + n, {w}u);\n        if (cap - n < p_) return {u}_ERR_SPACE;\n        {u}_MEMSET(buf + n, 0, p_);\n        n += p_;\n    }}"
+            );
+        } else {
+            putln!(
+                out,
+                "    {{\n        size_t p_ = {l}_pad(at + n, {w}u);\n        if (len - n < p_) return {u}_ERR_SHORT;\n        n += p_;\n    }}"
+            );
+        }
+    }
+
     fn need(&self, out: &mut String, checked: bool, what: &str, err: &str, limit: &str) {
         if checked {
             putln!(out, "    if ({limit} - n < {what}) return {}_{err};", self.n.upper);
@@ -514,6 +605,7 @@ impl Gen<'_> {
             (Some(ConstValue::Int(c)), t) => {
                 let p = base_prim(self, t).unwrap_or(Prim::U8);
                 let p = if matches!(t, Ty::Bool) { Prim::U8 } else { p };
+                self.pad(out, self.lead(&Ty::Prim(p)), true);
                 self.need(out, checked, &format!("{}u", p.size()), "ERR_SPACE", "cap");
                 putln!(out, "    {}\n    n += {}u;", put(l, p, f.endian, "buf + n", &int_lit(*c, p)), p.size());
             }
@@ -546,29 +638,32 @@ impl Gen<'_> {
                 self.enc_value(out, &f.ty, f.endian, &src, checked, 0);
             }
             (None, Ty::Named(id)) => {
-                let sh2 = self.struct_shape(*id, self.s.strukt(*id));
                 putln!(
                     out,
-                    "    e = {}_encode(buf + n, cap - n, &{src}, &k);\n    if (e) return e;\n    n += k;",
-                    sh2.stem
+                    "    e = {};\n    if (e) return e;\n    n += k;",
+                    self.nested_call(*id, "encode", &format!("buf + n, cap - n, &{src}, &k"))
                 );
             }
             (None, Ty::Bytes(len) | Ty::Str(len)) => {
+                // Under `string_nul`, a counted string's length counts its terminating NUL.
+                let nul = self.s.format.rules.string_nul && matches!(f.ty, Ty::Str(_)) && len.prefix().is_some();
                 if let Some(p) = len.prefix() {
                     // A `size_t` always fits a 64-bit prefix (and the comparison would be constant).
                     if p.size() < 8 {
-                        putln!(out, "    if ({src}_len > {}) return {u}_ERR_RANGE;", prefix_max(p));
+                        let op = if nul { ">=" } else { ">" };
+                        putln!(out, "    if ({src}_len {op} {}) return {u}_ERR_RANGE;", prefix_max(p));
                     }
+                    self.pad(out, self.lead(&Ty::Prim(p)), true);
                     self.need(out, true, &format!("{}u", p.size()), "ERR_SPACE", "cap");
-                    putln!(
-                        out,
-                        "    {}\n    n += {}u;",
-                        put(l, p, f.endian, "buf + n", &format!("{src}_len")),
-                        p.size()
-                    );
+                    let val = if nul { format!("{src}_len + 1u") } else { format!("{src}_len") };
+                    putln!(out, "    {}\n    n += {}u;", put(l, p, f.endian, "buf + n", &val), p.size());
                 }
                 self.need(out, true, &format!("{src}_len"), "ERR_SPACE", "cap");
                 putln!(out, "    if ({src}_len) {u}_MEMCPY(buf + n, {src}, {src}_len);\n    n += {src}_len;");
+                if nul {
+                    self.need(out, true, "1u", "ERR_SPACE", "cap");
+                    putln!(out, "    buf[n] = 0u;\n    n += 1u;");
+                }
             }
             (None, Ty::Array { elem, len }) => {
                 let esize = self.s.size_of(elem);
@@ -585,8 +680,15 @@ impl Gen<'_> {
                             format!("{src}_count")
                         }
                     };
+                    self.pad(out, self.lead(&Ty::Prim(p)), true);
                     self.need(out, true, &format!("{}u", p.size()), "ERR_SPACE", "cap");
                     putln!(out, "    {}\n    n += {}u;", put(l, p, f.endian, "buf + n", &val), p.size());
+                }
+                // Numbers: the first element aligned, the rest follow it (none for no elements).
+                let w = self.lead(elem);
+                if w > 1 {
+                    putln!(out, "    if ({src}_count > 0u)");
+                    self.pad(out, w, true);
                 }
                 if let Some(s) = esize {
                     putln!(out, "    if ({src}_count > (cap - n) / {s}u) return {u}_ERR_SPACE;");
@@ -626,6 +728,10 @@ impl Gen<'_> {
     fn enc_value(&self, out: &mut String, ty: &Ty, e: Endian, src: &str, checked: bool, depth: usize) {
         let l = &self.n.lower;
         let size = self.s.size_of(ty);
+        // The elements of a fixed array follow its aligned first one.
+        if depth == 0 {
+            self.pad(out, self.lead(ty), true);
+        }
         if let (Some(s), true) = (size, checked) {
             self.need(out, true, &format!("{s}u"), "ERR_SPACE", "cap");
         }
@@ -653,8 +759,8 @@ impl Gen<'_> {
                 } else {
                     putln!(
                         out,
-                        "    e = {}_encode(buf + n, cap - n, &{src}, &k);\n    if (e) return e;\n    n += k;",
-                        sh.stem
+                        "    e = {};\n    if (e) return e;\n    n += k;",
+                        self.nested_call(*id, "encode", &format!("buf + n, cap - n, &{src}, &k"))
                     );
                 }
             }
@@ -681,6 +787,7 @@ impl Gen<'_> {
             }
             (Some(ConstValue::Int(c)), t) => {
                 let p = if matches!(t, Ty::Bool) { Prim::U8 } else { base_prim(self, t).unwrap_or(Prim::U8) };
+                self.pad(out, self.lead(&Ty::Prim(p)), false);
                 self.need(out, checked, &format!("{}u", p.size()), "ERR_SHORT", "len");
                 let g = get(l, p, f.endian, "(buf + n)");
                 putln!(out, "    if ({g} != {}) return {u}_ERR_CONST;", int_lit(*c, p));
@@ -716,17 +823,17 @@ impl Gen<'_> {
                 self.dec_value(out, t, f.endian, &dst, checked, 0);
             }
             (None, Ty::Named(id)) => {
-                let sh2 = self.struct_shape(*id, self.s.strukt(*id));
                 putln!(
                     out,
-                    "    e = {}_decode(&{dst}, buf + n, len - n, &k);\n    if (e) return e;\n    n += k;",
-                    sh2.stem
+                    "    e = {};\n    if (e) return e;\n    n += k;",
+                    self.nested_call(*id, "decode", &format!("&{dst}, buf + n, len - n, &k"))
                 );
             }
             (None, Ty::Bytes(len) | Ty::Str(len)) => {
                 let cast = if matches!(f.ty, Ty::Str(_)) { "(const char *)" } else { "" };
                 match len.prefix() {
                     Some(p) => {
+                        self.pad(out, self.lead(&Ty::Prim(p)), false);
                         self.need(out, true, &format!("{}u", p.size()), "ERR_SHORT", "len");
                         self.wide_prefix_guard(out, p, f.endian);
                         putln!(
@@ -740,11 +847,16 @@ impl Gen<'_> {
                     None => putln!(out, "    {dst}_len = len - n;"),
                 }
                 putln!(out, "    {dst} = {cast}(buf + n);\n    n += {dst}_len;");
+                // Under `string_nul`, the text is the counted bytes but their terminating NUL.
+                if self.s.format.rules.string_nul && matches!(f.ty, Ty::Str(_)) && len.prefix().is_some() {
+                    putln!(out, "    if ({dst}_len > 0u) {dst}_len -= 1u;");
+                }
             }
             (None, Ty::Array { elem, len }) => {
                 let esize = self.s.size_of(elem);
                 match len.prefix() {
                     Some(p) => {
+                        self.pad(out, self.lead(&Ty::Prim(p)), false);
                         self.need(out, true, &format!("{}u", p.size()), "ERR_SHORT", "len");
                         self.wide_prefix_guard(out, p, f.endian);
                         putln!(
@@ -768,6 +880,12 @@ impl Gen<'_> {
                         );
                     }
                 }
+                // Numbers: the first element aligned, the rest follow it (none for no elements).
+                let w = self.lead(elem);
+                if w > 1 {
+                    putln!(out, "    if ({dst}_count > 0u)");
+                    self.pad(out, w, false);
+                }
                 putln!(out, "    {dst} = buf + n;");
                 match esize {
                     Some(s) => {
@@ -781,9 +899,9 @@ impl Gen<'_> {
                         let es = self.struct_shape(*eid, self.s.strukt(*eid));
                         putln!(
                             out,
-                            "    if ({dst}_count > (len - n) / {min}u) return {u}_ERR_COUNT;\n    {{\n        size_t i;\n        {} tmp;\n        size_t start = n;\n        for (i = 0; i < {dst}_count; i++) {{\n            e = {}_decode(&tmp, buf + n, len - n, &k);\n            if (e) return e;\n            n += k;\n        }}\n        {dst}_size = n - start;\n    }}",
+                            "    if ({dst}_count > (len - n) / {min}u) return {u}_ERR_COUNT;\n    {{\n        size_t i;\n        {} tmp;\n        size_t start = n;\n        for (i = 0; i < {dst}_count; i++) {{\n            e = {};\n            if (e) return e;\n            n += k;\n        }}\n        {dst}_size = n - start;\n    }}",
                             es.view_ty(),
-                            es.stem
+                            self.nested_call(*eid, "decode", "&tmp, buf + n, len - n, &k")
                         );
                     }
                 }
@@ -828,6 +946,10 @@ impl Gen<'_> {
     fn dec_value(&self, out: &mut String, ty: &Ty, e: Endian, dst: &str, checked: bool, depth: usize) {
         let l = &self.n.lower;
         let size = self.s.size_of(ty);
+        // The elements of a fixed array follow its aligned first one.
+        if depth == 0 {
+            self.pad(out, self.lead(ty), false);
+        }
         if let (Some(s), true) = (size, checked) {
             self.need(out, true, &format!("{s}u"), "ERR_SHORT", "len");
         }

@@ -183,6 +183,12 @@ impl Gen<'_> {
                 );
             }
         }
+        if self.s.format.rules.natural_align {
+            putln!(
+                o,
+                "/* Natural alignment: the zero bytes before a number of `w` bytes at position `pos` of the outermost value. */\nstatic inline size_t {l}_pad(size_t pos, size_t w)\n{{\n    return (w - pos % w) % w;\n}}"
+            );
+        }
         o.push('\n');
     }
 }

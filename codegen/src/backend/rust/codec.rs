@@ -135,6 +135,7 @@ pub fn struct_impls(cx: &Cx<'_>, s: &StructSpec<'_>) -> TokenStream {
     let ident = &s.ident;
     let name = s.display_name;
     let mut out = match fixed_layout(cx, s.fields) {
+        _ if uses_rules(cx, s.fields) => aligned_impls(cx, s),
         Some((offsets, size)) => fixed_impls(cx, s, &offsets, &size),
         None => var_impls(cx, s),
     };
@@ -1134,4 +1135,318 @@ pub fn visit_fields(cx: &Cx<'_>, fields: &[Field], access: &dyn Fn(&Field) -> To
         });
     }
     out
+}
+
+// ---------------------------------------------------------------------------------------------
+// Layout rules beyond packed fields (`ir::Rules`: natural alignment, strings with their NUL).
+//
+// A struct under such rules whose fields are not all fixed and one byte wide decodes through
+// `__decode_at(c, base)` and encodes through `__encode_at(out)` into a counting sink, so that every
+// number of 2, 4 or 8 bytes (a length prefix included) starts at a multiple of its size counted
+// from `base`, where the outermost value being decoded starts (for CDR: the payload after its
+// encapsulation header), as the IR interpreter counts it (`logspec::dynamic`). A nested struct
+// of the schema gets the same `base`; `Decode::decode` and `Encode::encode` start counting at
+// the value they are called on.
+
+/// Whether the struct of `fields` is laid out by the rules (`aligned_impls` below): the schema has
+/// layout rules beyond packed, and the struct is not a fixed run of one-byte-wide fields (which
+/// those rules leave as it is).
+pub fn uses_rules(cx: &Cx<'_>, fields: &[Field]) -> bool {
+    let rules = cx.schema.format.rules;
+    if rules.is_packed() {
+        return false;
+    }
+    let named = |id| cx.schema.size_of(&Ty::Named(id));
+    fixed_layout(cx, fields).is_none()
+        || (rules.natural_align && fields.iter().any(|f| logspec_ir::layout::needs_align(&named, &f.ty)))
+}
+
+/// Whether a field of type `ty` is a struct laid out by [`uses_rules`].
+fn named_uses_rules(cx: &Cx<'_>, ty: &Ty) -> bool {
+    match ty {
+        Ty::Named(id) => match cx.schema.ty(*id) {
+            TypeDef::Struct(s) => uses_rules(cx, &s.fields),
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+/// The width of the number at the start of `ty` that natural alignment pads to (a number, an
+/// enum's or flags' base, a length prefix), or 1 when it needs no padding.
+fn lead_width(cx: &Cx<'_>, ty: &Ty) -> usize {
+    if !cx.schema.format.rules.natural_align {
+        return 1;
+    }
+    match ty {
+        Ty::Prim(p) => p.size() as usize,
+        Ty::Named(id) => match cx.schema.ty(*id) {
+            TypeDef::Enum(e) => e.base.size() as usize,
+            TypeDef::Flags(f) => f.base.size() as usize,
+            _ => 1,
+        },
+        _ => 1,
+    }
+}
+
+fn aligned_impls(cx: &Cx<'_>, s: &StructSpec<'_>) -> TokenStream {
+    let rt = &cx.rt;
+    let ident = &s.ident;
+    let name = s.display_name;
+    let hide = hidden(s.fields);
+    let mut dec = TokenStream::new();
+    let mut inits = TokenStream::new();
+    let mut enc = TokenStream::new();
+    let mut len = TokenStream::new();
+    for (i, f) in s.fields.iter().enumerate() {
+        let fname = f.name.as_str();
+        let l = local(i);
+        if let Some(v) = &f.value {
+            match v {
+                ConstValue::Bytes(bytes) => {
+                    let n = bytes.len();
+                    let lit = Literal::byte_string(bytes);
+                    dec.extend(quote! {
+                        let __at = c.position();
+                        let __b = c.take(#n).map_err(|e| e.in_field(#fname).in_type(#name))?;
+                        if __b != #lit {
+                            return ::core::result::Result::Err(#rt::__private::bad_const(
+                                #rt::Shown::bytes(#lit), #rt::Shown::bytes(__b), 0, #fname).at(__at).in_type(#name));
+                        }
+                    });
+                    enc.extend(quote!(out.put(#lit);));
+                    len.extend(quote!(__p += #n;));
+                }
+                ConstValue::Int(iv) => {
+                    let (lit, p) = const_int(cx, f, *iv);
+                    let ex = rules_decode(cx, &Ty::Prim(p), f.endian);
+                    dec.extend(quote! {
+                        let __at = c.position();
+                        let __v = #ex.map_err(|e| e.in_field(#fname).in_type(#name))?;
+                        if __v != #lit {
+                            return ::core::result::Result::Err(#rt::__private::bad_const(
+                                #rt::Shown::Int(#lit as i128), #rt::Shown::Int(__v as i128), 0, #fname)
+                                .at(__at).in_type(#name));
+                        }
+                    });
+                    enc.extend(rules_encode(cx, &Ty::Prim(p), f.endian, quote!(#lit), fname));
+                    len.extend(rules_len(cx, &Ty::Prim(p), quote!(#lit)));
+                }
+            }
+            continue;
+        }
+        if let Ty::Pad(n) = f.ty {
+            let n = Literal::usize_unsuffixed(n as usize);
+            dec.extend(quote!(c.take(#n).map_err(|e| e.in_type(#name))?;));
+            enc.extend(quote!(out.put(&[0u8; #n]);));
+            len.extend(quote!(__p += #n;));
+            continue;
+        }
+        let ex = rules_decode(cx, &f.ty, f.endian);
+        dec.extend(quote!(let #l = #ex.map_err(|e| e.in_field(#fname).in_type(#name))?;));
+        if !hide[i] {
+            let id = field_ident(&f.name);
+            inits.extend(quote!(#id: #l,));
+            enc.extend(rules_encode(cx, &f.ty, f.endian, quote!(self.#id), fname));
+            len.extend(rules_len(cx, &f.ty, quote!(self.#id)));
+        }
+    }
+    let vis = &cx.vis;
+    quote! {
+        impl #ident {
+            /// Decodes the value from `c` under the schema's layout rules, alignment counted
+            /// from the cursor position `__base` where the outermost value starts.
+            #[doc(hidden)]
+            #[allow(unused_variables)]
+            #vis fn __decode_at(c: &mut #rt::Cursor<'_>, __base: usize) -> ::core::result::Result<Self, #rt::DecodeError> {
+                #dec
+                ::core::result::Result::Ok(Self { #inits })
+            }
+            /// Encodes the value under the schema's layout rules, alignment counted from where
+            /// `out` started counting.
+            #[doc(hidden)]
+            #vis fn __encode_at<__S: #rt::Sink + ?Sized>(&self, out: &mut #rt::__private::Aligned<'_, __S>) -> ::core::result::Result<(), #rt::EncodeError> {
+                #enc
+                ::core::result::Result::Ok(())
+            }
+            /// Where the value's encoding ends when it starts at position `__p`.
+            #[doc(hidden)]
+            #vis fn __end_at(&self, mut __p: usize) -> usize {
+                #len
+                __p
+            }
+        }
+        #[automatically_derived]
+        impl #rt::Decode for #ident {
+            #[inline]
+            fn decode(c: &mut #rt::Cursor<'_>, _order: #rt::Endian) -> ::core::result::Result<Self, #rt::DecodeError> {
+                let __base = c.position();
+                Self::__decode_at(c, __base)
+            }
+        }
+        #[automatically_derived]
+        impl #rt::Encode for #ident {
+            fn encoded_len(&self) -> usize {
+                self.__end_at(0)
+            }
+            fn encode<__S: #rt::Sink + ?Sized>(&self, out: &mut __S, _order: #rt::Endian) -> ::core::result::Result<(), #rt::EncodeError> {
+                self.__encode_at(&mut #rt::__private::Aligned::new(out))
+            }
+        }
+    }
+}
+
+/// A `Result`-valued expression decoding one value of `ty` from the cursor `c` under the
+/// schema's layout rules (`__base` in scope).
+fn rules_decode(cx: &Cx<'_>, ty: &Ty, e: Endian) -> TokenStream {
+    let rt = &cx.rt;
+    let big = e == Endian::Big;
+    // `inner`, after the padding before a number of `w` bytes.
+    let align = |w: usize, inner: TokenStream| {
+        if cx.schema.format.rules.natural_align && w > 1 {
+            quote!(#rt::__private::align(c, __base, #w).and_then(|()| #inner))
+        } else {
+            inner
+        }
+    };
+    let read_len = |p: &Prim| {
+        let w = p.size() as usize;
+        let wl = Literal::usize_unsuffixed(w);
+        let a = align(w, quote!(#rt::__private::prefix::<#wl>(c, #big)));
+        quote!(#a.and_then(|n| #rt::__private::len(n, c)))
+    };
+    let nul = cx.schema.format.rules.string_nul;
+    match ty {
+        Ty::Prim(_) | Ty::Named(_) if lead_width(cx, ty) > 1 => align(lead_width(cx, ty), cursor_decode(cx, ty, e)),
+        Ty::Named(id) if named_uses_rules(cx, ty) => {
+            let t = cx.type_name(*id);
+            quote!(#t::__decode_at(c, __base))
+        }
+        Ty::Str(Len::Count(p) | Len::Size(p)) => {
+            let rl = read_len(p);
+            let text = if nul { quote!(#rt::__private::nul_text(b)) } else { quote!(b) };
+            quote!(#rl.and_then(|n| c.take(n)).and_then(|b| #rt::__private::string(#text, c.position() - b.len())))
+        }
+        Ty::Bytes(Len::Count(p) | Len::Size(p)) => {
+            let rl = read_len(p);
+            quote!(#rl.and_then(|n| c.take(n)).map(|b| b.to_vec()))
+        }
+        Ty::Array { elem, len } => {
+            let ex = rules_decode(cx, elem, e);
+            match len {
+                Len::Fixed(n) => {
+                    let n = Literal::usize_unsuffixed(*n as usize);
+                    quote!(#rt::__private::try_array::<_, _, #n>(|_| #ex))
+                }
+                Len::Count(p) => {
+                    let rl = read_len(p);
+                    let min = cx.schema.size_of(elem).unwrap_or(0) as usize;
+                    quote!(#rl.and_then(|n| #rt::__private::vec(c, n, #min, |c| #ex)))
+                }
+                // Refused by `backend::supported` under natural alignment; without it, the
+                // packed code reads them.
+                _ => cursor_decode(cx, ty, e),
+            }
+        }
+        _ => cursor_decode(cx, ty, e),
+    }
+}
+
+/// Statements encoding the value `v` (of type `&T`) to `out` (an `Aligned` sink) under the
+/// schema's layout rules.
+fn rules_encode(cx: &Cx<'_>, ty: &Ty, e: Endian, v: TokenStream, fname: &str) -> TokenStream {
+    let rt = &cx.rt;
+    let big = e == Endian::Big;
+    let align =
+        |w: usize| if cx.schema.format.rules.natural_align && w > 1 { quote!(out.align(#w);) } else { quote!() };
+    let put_len = |p: &Prim, n: TokenStream| {
+        let w = p.size() as usize;
+        let a = align(w);
+        let wl = Literal::usize_unsuffixed(w);
+        quote!(#a #rt::__private::put_prefix::<_, #wl>(out, #n, #big, #fname)?;)
+    };
+    let nul = cx.schema.format.rules.string_nul;
+    match ty {
+        Ty::Prim(_) | Ty::Named(_) if lead_width(cx, ty) > 1 => {
+            let a = align(lead_width(cx, ty));
+            let inner = encode_value(cx, ty, e, v, fname, Mode::Owned);
+            quote!(#a #inner)
+        }
+        Ty::Named(_) if named_uses_rules(cx, ty) => quote!(#v.__encode_at(out)?;),
+        Ty::Str(Len::Count(p) | Len::Size(p)) if nul => {
+            let pre = put_len(p, quote!(#v.len() + 1));
+            quote!(#pre out.put(#v.as_bytes()); out.put(&[0u8]);)
+        }
+        Ty::Str(Len::Count(p) | Len::Size(p)) => {
+            let pre = put_len(p, quote!(#v.len()));
+            quote!(#pre out.put(#v.as_bytes());)
+        }
+        Ty::Bytes(Len::Count(p) | Len::Size(p)) => {
+            let pre = put_len(p, quote!(#v.len()));
+            quote!(#pre out.put(&#v[..]);)
+        }
+        Ty::Array { elem, len: len @ (Len::Fixed(_) | Len::Count(_)) } => {
+            let inner = rules_encode(cx, elem, e, quote!((*__x)), fname);
+            let pre = match len {
+                Len::Count(p) => put_len(p, quote!(#v.len())),
+                _ => quote!(),
+            };
+            quote!(#pre for __x in #v.iter() { #inner })
+        }
+        _ => encode_value(cx, ty, e, v, fname, Mode::Owned),
+    }
+}
+
+/// Statements that move `__p` past the value `v` (of type `&T`) under the schema's layout rules.
+fn rules_len(cx: &Cx<'_>, ty: &Ty, v: TokenStream) -> TokenStream {
+    let rt = &cx.rt;
+    let aligned = cx.schema.format.rules.natural_align;
+    let to = |w: usize| if aligned && w > 1 { quote!(#rt::__private::pad_to(__p, #w)) } else { quote!(__p) };
+    let nul = usize::from(cx.schema.format.rules.string_nul);
+    match ty {
+        Ty::Prim(_) | Ty::Named(_) if lead_width(cx, ty) > 1 => {
+            let w = lead_width(cx, ty);
+            let at = to(w);
+            quote!(__p = #at + #w;)
+        }
+        Ty::Named(_) if named_uses_rules(cx, ty) => quote!(__p = #v.__end_at(__p);),
+        Ty::Str(Len::Count(p) | Len::Size(p)) => {
+            let w = p.size() as usize;
+            let at = to(w);
+            quote!(__p = #at + #w + #v.len() + #nul;)
+        }
+        Ty::Bytes(Len::Count(p) | Len::Size(p)) => {
+            let w = p.size() as usize;
+            let at = to(w);
+            quote!(__p = #at + #w + #v.len();)
+        }
+        Ty::Array { elem, len: len @ (Len::Fixed(_) | Len::Count(_)) } => {
+            let pre = match len {
+                Len::Count(p) => {
+                    let w = p.size() as usize;
+                    let at = to(w);
+                    quote!(__p = #at + #w;)
+                }
+                _ => quote!(),
+            };
+            // Numbers follow each other once the first is aligned; anything else walks.
+            let w = lead_width(cx, elem);
+            let body = match (cx.schema.size_of(elem), &**elem) {
+                (Some(es), Ty::Prim(_) | Ty::Bool | Ty::Named(_)) if !named_uses_rules(cx, elem) => {
+                    let es = es as usize;
+                    let at = to(w);
+                    quote!(if !#v.is_empty() { __p = #at + #v.len() * #es; })
+                }
+                _ => {
+                    let inner = rules_len(cx, elem, quote!((*__x)));
+                    quote!(for __x in #v.iter() { #inner })
+                }
+            };
+            quote!(#pre #body)
+        }
+        _ => {
+            let n = value_len(cx, ty, v, Mode::Owned);
+            quote!(__p += #n;)
+        }
+    }
 }

@@ -145,23 +145,12 @@ pub fn format_items(cx: &Cx<'_>) -> TokenStream {
         out.extend(framed_impl(cx, &enum_ident, false));
         return out;
     }
-    out.extend(quote! {
-        #[doc = #enum_doc]
-        #derives
-        pub enum #enum_ident { #variants }
-        #[allow(dead_code)]
-        impl #enum_ident {
-            #id_consts
-            /// The record type's contract name.
-            pub fn name(&self) -> &'static str {
-                match self { #name_arms }
-            }
-            /// The record type's id (the framing tag).
-            pub fn id(&self) -> u64 {
-                match self { #id_arms }
-            }
-        }
-        #froms
+    // Views of records laid out by the schema's layout rules (natural alignment, strings with
+    // their NUL) are not generated: those records have their owned types only.
+    let views = if schema.records.iter().any(|r| super::codec::uses_rules(cx, &schema.strukt(r.body).fields)) {
+        TokenStream::new()
+    } else {
+        quote! {
         #[doc = #view_doc]
         #[derive(Clone, Copy, Debug, PartialEq)]
         pub enum #view_ident<'a> { #view_variants }
@@ -205,6 +194,26 @@ pub fn format_items(cx: &Cx<'_>) -> TokenStream {
                 match self { #visit_arms }
             }
         }
+        }
+    };
+    out.extend(quote! {
+        #[doc = #enum_doc]
+        #derives
+        pub enum #enum_ident { #variants }
+        #[allow(dead_code)]
+        impl #enum_ident {
+            #id_consts
+            /// The record type's contract name.
+            pub fn name(&self) -> &'static str {
+                match self { #name_arms }
+            }
+            /// The record type's id (the framing tag).
+            pub fn id(&self) -> u64 {
+                match self { #id_arms }
+            }
+        }
+        #froms
+        #views
         #[automatically_derived]
         impl #rt::Visit for #enum_ident {
             fn visit<__V: #rt::Visitor + ?Sized>(&self, name: ::core::option::Option<&str>, v: &mut __V) {

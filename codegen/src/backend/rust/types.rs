@@ -12,6 +12,14 @@ pub fn type_items(cx: &Cx<'_>, id: TypeId, def: &TypeDef) -> TokenStream {
         TypeDef::Enum(e) => enum_items(cx, e),
         TypeDef::Flags(f) => flags_items(cx, f),
         // Without an allocator, a type whose owned form needs one is generated as its view only.
+        TypeDef::Struct(s) if !cx.has_owned(&logspec_ir::ir::Ty::Named(id)) && codec::uses_rules(cx, &s.fields) => {
+            let e = format!(
+                "struct `{}` is laid out by the schema's layout rules (natural alignment, strings with their NUL), \
+                 which only its owned type implements: generate it with `alloc`",
+                s.name
+            );
+            quote!(compile_error!(#e);)
+        }
         TypeDef::Struct(s) if !cx.has_owned(&logspec_ir::ir::Ty::Named(id)) => {
             let display = cx.schema.record_for(id).map_or(s.name.as_str(), |r| r.name.as_str());
             super::views::struct_view(cx, id, display, &s.fields)
@@ -83,7 +91,13 @@ fn struct_items(cx: &Cx<'_>, id: TypeId, s: &Struct) -> TokenStream {
         cx,
         &StructSpec { display_name: display, ident: quote!(#ident), fields: &s.fields, record },
     );
-    let view = super::views::struct_view(cx, id, display, &s.fields);
+    // Under layout rules beyond packed, a struct whose fields they move has no borrowed view
+    // (its owned decoder is the one reader).
+    let view = if codec::uses_rules(cx, &s.fields) {
+        TokenStream::new()
+    } else {
+        super::views::struct_view(cx, id, display, &s.fields)
+    };
     quote! {
         #docs
         #derives
