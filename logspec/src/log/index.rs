@@ -4,7 +4,7 @@
 //! large log splits into several partitions (`logspec_engine::stream::partitions`).
 //!
 //! A scan of a whole log notes the chunks at the record boundaries it passes (no extra pass:
-//! [`Outcome::chunks`](super::Outcome::chunks)); the engine stores them ([`encode`], through its
+//! [`Outcome::index`](super::Outcome::index)); the engine stores them ([`encode`], through its
 //! `output` module) beside the log as `<log>.logspec-idx`, or in
 //! `$XDG_CACHE_HOME/logspec/<sha256 of the log's absolute path>.idx` when the log's folder is not
 //! writable ([`places`]). The file's layout is `schemas/logidx.toml` (`formats::logidx`), read
