@@ -62,7 +62,7 @@ impl Chunk {
     /// Whether a sample of this chunk may lie in the window (seconds since the log's origin).
     pub fn meets(&self, since: Option<f64>, until: Option<f64>) -> bool {
         let (a, b) = (self.t_min_ns as f64 / 1e9, self.t_max_ns as f64 / 1e9);
-        since.map_or(true, |s| b >= s) && until.map_or(true, |u| a <= u)
+        since.is_none_or(|s| b >= s) && until.is_none_or(|u| a <= u)
     }
 }
 
@@ -181,7 +181,7 @@ pub fn decode(bytes: &[u8], number: u32, now: &Stamp) -> Option<Index> {
         }
         chunks.push(c);
     }
-    let ends = chunks.last().map_or(false, |c| c.offset.checked_add(c.length) == Some(now.size));
+    let ends = chunks.last().is_some_and(|c| c.offset.checked_add(c.length) == Some(now.size));
     (ends && chunks.len() as u64 == h.chunks).then_some(Index { origin_ns: h.origin_ns, chunks })
 }
 

@@ -575,7 +575,7 @@ fn read_rosbag(file: &Path, path: &str, chunk_budget: u64, state: &mut State<'_>
         let meets = |c: &crate::formats::rosbag::ChunkInfo| {
             let a = c.start.as_nanos().saturating_sub(origin) as f64 / 1e9;
             let b = c.end.as_nanos().saturating_sub(origin) as f64 / 1e9;
-            select.since.map_or(true, |s| b >= s) && select.until.map_or(true, |u| a <= u)
+            select.since.is_none_or(|s| b >= s) && select.until.is_none_or(|u| a <= u)
         };
         if bag.chunks.iter().any(meets) {
             bag.chunks.retain(meets);

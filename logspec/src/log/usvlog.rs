@@ -119,7 +119,9 @@ impl FramedJob for Scan<'_, '_> {
         }
         if let Some(c) = chunker {
             let chunks = c.finish(reader.position());
-            state.outcome.index = (!chunks.is_empty()).then(|| Index { origin_ns: 0, chunks });
+            if !chunks.is_empty() {
+                state.outcome.index = Some(Index { origin_ns: 0, chunks });
+            }
         }
         Ok(())
     }
