@@ -390,3 +390,46 @@ fn every_bundled_log_reads_the_same_in_partitions() {
     assert!(indexed >= 1, "{indexed} bundled logs indexed");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `logspec index` writes the index beside the log, or in `$XDG_CACHE_HOME/logspec/` when it
+/// cannot be written there (here: a folder holds its name), and finds it there the next time.
+#[test]
+fn the_index_verb_writes_beside_the_log_or_in_the_cache_directory() {
+    let dir = index_dir("verb");
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_logspec"))
+            .args(args)
+            .env("XDG_CACHE_HOME", dir.join("cache"))
+            .output()
+            .unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let beside = dir.join("a.usvlog");
+    write_usvlog(&beside, 100_000);
+    let (code, err) = run(&["index", beside.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("chunk(s), index written to") && dir.join("a.usvlog.logspec-idx").is_file(), "{err}");
+    let (code, err) = run(&["index", dir.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("index current"), "a folder's logs, the index files passed over: {err}");
+    let cached = dir.join("b.usvlog");
+    write_usvlog(&cached, 100_000);
+    std::fs::create_dir(dir.join("b.usvlog.logspec-idx")).unwrap();
+    let (code, err) = run(&["index", cached.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{err}");
+    let in_cache: Vec<_> = std::fs::read_dir(dir.join("cache/logspec")).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(in_cache.len(), 1, "{err}");
+    assert!(
+        in_cache[0].extension().is_some_and(|x| x == "idx") && err.contains(&in_cache[0].display().to_string()),
+        "{err}"
+    );
+    let (code, err) = run(&["index", cached.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("index current"), "{err}");
+    // A format without an index says so.
+    let bag = crate::common::data("rosbag/test_none.bag");
+    let (code, err) = run(&["index", bag.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("has no time index"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
