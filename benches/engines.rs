@@ -2,7 +2,7 @@
 //! `logspec.spark` read) against the same question answered by decoding every channel, measured
 //! side by side in one run (issue 31's selective-query goals; BENCHMARKS.md).
 //!
-//! `cargo bench --bench engines` (optionally `-- --rlog-mb 100 --rounds 5`). Every line opens
+//! `cargo bench --bench engines` (optionally `-- --rlog-mb 100 --usvlog-mb 200 --rounds 5`). Every line opens
 //! the log mapped (`Open::map`, as the command and the engines do). The input is the R1 file of the `rlog` bench (the bundled AdvantageKit robot log's cycles written again and
 //! again, 98 keys), written to a temporary file (in the page cache). Lines, each a median of
 //! `rounds` in-process runs, the order rotated each round:
@@ -13,8 +13,13 @@
 //!   then the one table;
 //! - `every channel (table builders)`: every channel into the table builders the stream itself
 //!   fills (the same query without the channel pushdown), then the one table;
-//! - `one channel, 10% window`: the first scan with a time window of a tenth of the log (no
-//!   time index: the records before and after the window are still read, their values skipped).
+//! - `one channel, 10% window`: the first scan with a time window of a tenth of the log (RLOG has
+//!   no time index yet: the records before and after the window are still read, their values
+//!   skipped).
+//!
+//! The USVLOG lines (the `usvlog` bench's input, `--usvlog-mb`, 0 for none): one record type, the
+//! whole log; a 10% window without the time index and with it (`logspec_engine::index`, written
+//! by the first whole scan); the whole log read as its 64 MiB partitions one after the other.
 
 mod common;
 
@@ -61,9 +66,117 @@ fn every_builders(file: &LogFile) -> usize {
     t.batches.iter().map(|b| b.num_rows()).sum()
 }
 
+/// The USVLOG lines: one record type of the `usvlog` bench's input, the whole log against a 10%
+/// time window without and with the time index (`logspec_engine::index`), and the whole log in
+/// partitions of 64 MiB (`stream::partitions`, read one after the other here).
+fn usvlog_lines(mb: f64, rounds: usize) {
+    const TABLE: &str = "REC_SENSOR_GYRO";
+    let bytes = common::usvlog_input::build(mb);
+    let dir = std::env::temp_dir().join(format!("logspec-bench-engines-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a scratch folder");
+    let path = dir.join("bench.usvlog");
+    std::fs::write(&path, &bytes).expect("write the input");
+    let file = LogFile { file: path.clone(), log: "bench".into() };
+    let place = logspec::log::index::places(&path)[0].clone();
+    let all = Query { table: TABLE.to_string(), ..Query::default() };
+    // The log's span, read whole once (which writes the index).
+    let _ = std::fs::remove_file(&place);
+    let end = {
+        let q = Query { columns: Some(vec!["log_elapsed_ns".into()]), ..all.clone() };
+        let mut last = 0i64;
+        stream::scan(&file, &how(), &q, None, &mut |b| {
+            let c = b.column(0).as_any().downcast_ref::<arrow_array::Int64Array>().expect("int64");
+            last = last.max(c.values().iter().copied().max().unwrap_or(0));
+            Ok(())
+        })
+        .expect("scan");
+        last as f64 / 1e9
+    };
+    let index = std::fs::read(&place).expect("the whole scan wrote the index");
+    let window = Query { since: Some(end * 0.45), until: Some(end * 0.55), ..all.clone() };
+    let rows = |q: &Query, parts: Option<Vec<stream::Part>>| -> usize {
+        let mut n = 0;
+        let parts = parts.unwrap_or_else(|| vec![stream::Part::default()]);
+        for p in parts {
+            stream::scan_part(&file, &how(), q, p, None, &mut |b| {
+                n += b.num_rows();
+                Ok(())
+            })
+            .expect("scan");
+        }
+        n
+    };
+    // (label, with the index, what to run)
+    type Line<'a> = (&'a str, bool, Box<dyn Fn() -> usize + 'a>);
+    let lines: Vec<Line<'_>> = vec![
+        ("whole log (stream::scan)", true, Box::new(|| rows(&all, None))),
+        ("10% window, no index", false, Box::new(|| rows(&window, None))),
+        (
+            "10% window, index",
+            true,
+            Box::new(|| {
+                let mut n = 0;
+                stream::scan(&file, &how(), &window, None, &mut |b| {
+                    n += b.num_rows();
+                    Ok(())
+                })
+                .expect("scan");
+                n
+            }),
+        ),
+        (
+            "whole log, 64 MiB partitions",
+            true,
+            Box::new(|| {
+                let parts = stream::partitions(&file, &how(), &all, logspec_engine::index::PARTITION_BYTES);
+                rows(&all, Some(parts))
+            }),
+        ),
+    ];
+    let mut times: Vec<Vec<Duration>> = vec![Vec::new(); lines.len()];
+    let mut got = vec![0; lines.len()];
+    for r in 0..rounds {
+        for k in 0..lines.len() {
+            let i = (k + r) % lines.len();
+            // The index is there or not as the line says (a read without it writes none: its
+            // window is read whole, but the log is then read whole only in part of the lines).
+            if lines[i].1 {
+                std::fs::write(&place, &index).expect("the index");
+            } else {
+                let _ = std::fs::remove_file(&place);
+            }
+            let t = Instant::now();
+            got[i] = (lines[i].2)();
+            times[i].push(t.elapsed());
+        }
+    }
+    assert_eq!(got[0], got[3], "partitions give the whole log's rows");
+    assert_eq!(got[1], got[2], "the window's rows with and without the index");
+    let med: Vec<Duration> = times.into_iter().map(median).collect();
+    let mbytes = bytes.len() as f64 / 1e6;
+    let parts = stream::partitions(&file, &how(), &all, logspec_engine::index::PARTITION_BYTES).len();
+    println!(
+        "USVLOG {mbytes:.1} MB, table {TABLE}, {parts} partitions of 64 MiB; median of {rounds} runs per line, the order rotated each round"
+    );
+    for (i, (label, _, _)) in lines.iter().enumerate() {
+        println!(
+            "  {label:<32} {:>7.3} s {:>8.1} MB/s  rows {:>8}  whole log / this {:.2}x",
+            med[i].as_secs_f64(),
+            mbytes / med[i].as_secs_f64(),
+            got[i],
+            med[0].as_secs_f64() / med[i].as_secs_f64(),
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 fn main() {
     let mb: f64 = arg("--rlog-mb", "100").parse().expect("--rlog-mb N");
     let rounds: usize = arg("--rounds", "5").parse().expect("--rounds N");
+    let usvlog_mb: f64 = arg("--usvlog-mb", "200").parse().expect("--usvlog-mb N");
+    if usvlog_mb > 0.0 {
+        usvlog_lines(usvlog_mb, rounds);
+    }
     let bytes = common::rlog_input::build_r1(mb);
     let path = std::env::temp_dir().join(format!("logspec-bench-engines-{}.rlog", std::process::id()));
     std::fs::write(&path, &bytes).expect("write the input");

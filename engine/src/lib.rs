@@ -6,6 +6,7 @@
 //! - [`tables`]: every table of a log in memory as record batches ([`tables::read`]), the
 //!   Python package's `tables()`; [`columns`] types Arrow columns from IR types.
 //! - [`parquet`]: logs into a Parquet dataset, one table per channel (`export --parquet`).
+//! - [`index`]: the time indexes of logs on disk (`logspec index`, and the scans that write them).
 //! - [`logs`]: the logs named by files, directories and glob patterns, each with its `log=` name.
 //! - [`stream`]: one table of many logs as a stream of record batches, with the projection, time
 //!   window and set of logs pushed down: what the query engines (Polars, DuckDB, Spark) read.
@@ -18,6 +19,7 @@
 
 pub mod columns;
 pub mod csv;
+pub mod index;
 pub mod logs;
 #[cfg(feature = "mcap")]
 pub mod mcap;

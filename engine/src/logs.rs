@@ -70,6 +70,9 @@ pub fn find(inputs: &[PathBuf], how: &Open, exclude: Option<&Path>) -> Result<Fo
             let mut n = 0;
             for p in paths {
                 let p = p.map_err(|e| Error::Input(format!("{text}: {e}")))?;
+                if is_index(&p) {
+                    continue;
+                }
                 add(&p, &mut files)?;
                 n += 1;
             }
@@ -146,7 +149,7 @@ fn search(dir: &Path, files: &mut Vec<Candidate>) -> Result<(), Error> {
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(|e| Error::Input(format!("{}: cannot list: {e}", dir.display())))?
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| !p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.')))
+        .filter(|p| !p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.')) && !is_index(p))
         .collect();
     entries.sort();
     for e in entries {
@@ -157,6 +160,12 @@ fn search(dir: &Path, files: &mut Vec<Candidate>) -> Result<(), Error> {
         }
     }
     Ok(())
+}
+
+/// Whether a file is a log's time index (`<log>.logspec-idx`, [`crate::index`]), which a search
+/// of directories or a pattern passes over.
+fn is_index(path: &Path) -> bool {
+    path.extension().is_some_and(|x| x == "logspec-idx")
 }
 
 /// Whether a file's extension is one of [`LOG_EXTENSIONS`].

@@ -27,6 +27,7 @@ use std::sync::Arc;
 use arrow_array::{new_null_array, ArrayRef, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use logspec::log::fault::FaultKind;
+use logspec::log::index::Range;
 use logspec::log::{Channel, DynVisit, Error, Fault, Open, Samples, Select};
 use logspec::value::Value;
 
@@ -89,6 +90,42 @@ pub fn schema(file: &Path, how: &Open, table: &str) -> Result<Option<SchemaRef>,
     }
 }
 
+/// A part of a log a scan reads ([`partitions`], [`scan_part`]): all of it, or the records that
+/// start in a byte range of chunks of its time index ([`logspec::log::index`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Part {
+    /// `None`: the whole log.
+    pub range: Option<Range>,
+}
+
+/// The parts of `log` that hold the samples of `query`'s time window, each of about
+/// `target_bytes` (groups of whole chunks; [`crate::index::PARTITION_BYTES`] is the engines'
+/// choice): with a current time index ([`logspec::log::index::load`]), the runs of chunks whose
+/// times meet the window, split where a run passes `target_bytes` (none when no chunk meets it);
+/// without one (not yet built, stale, or a format that has none), the whole log as one part.
+/// Every sample is in exactly one part, so that the parts' rows together are the log's.
+pub fn partitions(log: &LogFile, how: &Open, query: &Query, target_bytes: u64) -> Vec<Part> {
+    let whole = vec![Part::default()];
+    let Ok(opened) = logspec::log::open(&log.file, how) else { return whole };
+    let Some(idx) = logspec::log::index::load(&log.file, opened.format()) else { return whole };
+    let mut parts: Vec<Part> = Vec::new();
+    let mut last_end = None;
+    for c in idx.chunks.iter().filter(|c| c.meets(query.since, query.until)) {
+        let grow = parts
+            .last_mut()
+            .and_then(|p| p.range.as_mut())
+            .filter(|r| last_end == Some(c.offset) && r.end - r.start + c.length <= target_bytes.max(c.length));
+        match grow {
+            Some(r) => r.end = c.offset + c.length,
+            None => parts.push(Part {
+                range: Some(Range { start: c.offset, end: c.offset + c.length, first_record: c.first_record }),
+            }),
+        }
+        last_end = Some(c.offset + c.length);
+    }
+    parts
+}
+
 /// Reads the table of `query` from one log, handing each batch to `each` with the columns of
 /// `schema` (the table's schema over every log, [`schema`] of the first log that has it; a
 /// column this log lacks or types otherwise is null, and said in a warning) or, with no
@@ -96,10 +133,40 @@ pub fn schema(file: &Path, how: &Open, table: &str) -> Result<Option<SchemaRef>,
 /// comes before the fault that ends a reading early. A log without the table, or without
 /// samples in the window, gives no rows and no fault. An error of `each` stops the scan and is
 /// returned.
+///
+/// With a time window and a current time index, only the chunks from the first to the last that
+/// meet the window are read; a log read whole without an index has its index written
+/// ([`crate::index::keep`]) for the next query.
 pub fn scan(
     log: &LogFile,
     how: &Open,
     query: &Query,
+    schema: Option<&SchemaRef>,
+    each: &mut dyn FnMut(RecordBatch) -> Result<(), Error>,
+) -> Result<Scanned, Error> {
+    let part = if query.since.is_some() || query.until.is_some() {
+        let parts = partitions(log, how, query, u64::MAX);
+        let ranges: Vec<Range> = parts.iter().filter_map(|p| p.range).collect();
+        match (ranges.first(), ranges.last()) {
+            (Some(a), Some(b)) if ranges.len() == parts.len() => {
+                Part { range: Some(Range { start: a.start, end: b.end, first_record: a.first_record }) }
+            }
+            _ if parts.is_empty() => return Ok(Scanned::default()),
+            _ => Part::default(),
+        }
+    } else {
+        Part::default()
+    };
+    scan_part(log, how, query, part, schema, each)
+}
+
+/// [`scan`] of one part of a log ([`partitions`]): the rows of the samples whose records start
+/// in the part. A whole log read without an index has its index written for the next query.
+pub fn scan_part(
+    log: &LogFile,
+    how: &Open,
+    query: &Query,
+    part: Part,
     schema: Option<&SchemaRef>,
     each: &mut dyn FnMut(RecordBatch) -> Result<(), Error>,
 ) -> Result<Scanned, Error> {
@@ -110,6 +177,11 @@ pub fn scan(
             done.fault = Some(fault_of(e, &log.file));
             return Ok(done);
         }
+    };
+    let format = opened.format();
+    let opened = match part.range {
+        Some(r) => opened.with_range(r)?,
+        None => opened,
     };
     let mut out = match schema {
         Some(s) => Some(Projection::new(s, query.columns.as_deref(), &log.log)?),
@@ -158,6 +230,9 @@ pub fn scan(
     done.warnings = warnings;
     match outcome {
         Ok((o, more)) => {
+            if part.range.is_none() && o.index.is_some() && logspec::log::index::load(&log.file, format).is_none() {
+                crate::index::keep(&log.file, format, o.index);
+            }
             done.warnings.splice(0..0, o.warnings);
             done.warnings.extend(more);
             done.fault = o.fault.or_else(|| o.error.map(|m| Fault::new(FaultKind::Decode, &shown(&log.file), m)));

@@ -95,4 +95,14 @@ def scan_table(
     until: Optional[float] = None,
     format: Optional[str] = None,
     schema: Optional[str] = None,
+    part: Optional[Tuple[int, int, int]] = None,
 ) -> TableScan: ...
+def plan_parts(
+    path: str,
+    table: str,
+    since: Optional[float] = None,
+    until: Optional[float] = None,
+    target_bytes: Optional[int] = None,
+    format: Optional[str] = None,
+    schema: Optional[str] = None,
+) -> List[Optional[Tuple[int, int, int]]]: ...

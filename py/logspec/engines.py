@@ -116,16 +116,20 @@ class Logs:
         columns: Optional[Sequence[str]] = None,
         since: Optional[float] = None,
         until: Optional[float] = None,
+        part: Optional[Tuple[int, int, int]] = None,
     ) -> Iterator[Any]:
         """The batches of one log's table (pyarrow ``RecordBatch``es with the columns of
         ``schema`` asked for, in its order), read a few batches ahead on a thread of their own;
-        then the log's warnings, and its fault as ``on_error`` says."""
+        then the log's warnings, and its fault as ``on_error`` says. With ``part`` (one of
+        ``parts``), only that part of the log."""
         import pyarrow as pa
 
         schema = self.schema
         if columns is not None:
             schema = pa.schema([schema.field(c) for c in schema.names if c in set(columns)], metadata=schema.metadata)
-        scan = _logspec.scan_table(file, log, self.table, list(schema.names), since, until, self.format, self.schema_file)
+        scan = _logspec.scan_table(
+            file, log, self.table, list(schema.names), since, until, self.format, self.schema_file, part
+        )
         reader = pa.RecordBatchReader.from_stream(scan)
         for b in reader:
             if b.num_rows:
@@ -135,6 +139,19 @@ class Logs:
             warnings.warn(w, stacklevel=3)
         if error is not None:
             _warn_or_raise(error, self.on_error)
+
+
+    def parts(
+        self,
+        file: str,
+        since: Optional[float] = None,
+        until: Optional[float] = None,
+        target_bytes: Optional[int] = None,
+    ) -> List[Optional[Tuple[int, int, int]]]:
+        """The parts of one log that hold the time window's samples, of about ``target_bytes``
+        each (64 MiB by default), from the log's time index: ``[None]`` (the whole log) when it
+        has none yet, ``[]`` when no part meets the window."""
+        return _logspec.plan_parts(file, self.table, since, until, target_bytes, self.format, self.schema_file)
 
 
 def _align(b: Any, schema: Any) -> Any:

@@ -17,7 +17,9 @@ The columns are those of ``logspec export --parquet`` read by Spark, then ``log`
 integers as the next wider signed type (``uint64`` as ``decimal(20,0)``), timestamps in
 microseconds (``log_elapsed_ns`` keeps the nanoseconds).
 
-Partitions: one per log. Pushed down (``pushFilters``, with
+Partitions: one per log, or, for a log with a time index (``logspec index``, or written by a
+scan that read it whole), one per group of its chunks of about ``partitionBytes`` (an option, 64
+MiB by default) among those the pushed time bounds meet. Pushed down (``pushFilters``, with
 ``spark.sql.python.filterPushdown.enabled`` set): conditions on ``log`` (``=``, ``IN``;
 the other logs are not planned) and bounds on ``log_elapsed_ns`` (samples outside are not read
 out; Spark applies those bounds again); the table's channels only are decoded. Every worker needs
@@ -27,7 +29,7 @@ the ``logspec`` package (with pyarrow) in the Python that runs its tasks.
 from __future__ import annotations
 
 import json
-from typing import Any, Iterator, List, Optional, Sequence
+from typing import Any, Iterator, List, Optional, Sequence, Tuple
 
 from pyspark.sql.datasource import (
     DataSource,
@@ -126,21 +128,26 @@ class LogspecDataSource(DataSource):
         return st
 
     def reader(self, schema: StructType) -> "DataSourceReader":
-        return LogspecReader(self._logs(), schema, self.options.get("mode", "PERMISSIVE").upper())
+        target = self.options.get("partitionBytes")
+        return LogspecReader(
+            self._logs(), schema, self.options.get("mode", "PERMISSIVE").upper(), int(target) if target else None
+        )
 
 
 class LogPartition(InputPartition):
-    """One log: its file and its name."""
+    """One log, or a part of one (``part``: a byte range of chunks of its time index)."""
 
-    def __init__(self, file: str, log: str) -> None:
-        super().__init__((file, log))
+    def __init__(self, file: str, log: str, part: Optional[Tuple[int, int, int]] = None) -> None:
+        super().__init__((file, log, part))
         self.file = file
         self.log = log
+        self.part = part
 
 
 class LogspecReader(DataSourceReader):
-    def __init__(self, logs: Any, schema: StructType, mode: str) -> None:
+    def __init__(self, logs: Any, schema: StructType, mode: str, target: Optional[int] = None) -> None:
         self.logs = logs
+        self.logs_target = target
         self.schema = schema
         self.mode = mode
         self.keep: Optional[set] = None
@@ -168,7 +175,13 @@ class LogspecReader(DataSourceReader):
             yield f
 
     def partitions(self) -> Sequence[InputPartition]:
-        parts = [LogPartition(f, log) for f, log in self.logs.logs if self.keep is None or log in self.keep]
+        target = self.logs_target
+        parts = [
+            LogPartition(f, log, part)
+            for f, log in self.logs.logs
+            if self.keep is None or log in self.keep
+            for part in self.logs.parts(f, self.since, self.until, target)
+        ]
         return parts or [LogPartition("", "")]
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
@@ -180,7 +193,7 @@ class LogspecReader(DataSourceReader):
         target = to_arrow_schema(self.schema, timezone="UTC")
         columns = [n for n in target.names if n != CORRUPT]
         permissive = self.mode == "PERMISSIVE"
-        gen = self.logs.batches(partition.file, partition.log, columns, self.since, self.until)
+        gen = self.logs.batches(partition.file, partition.log, columns, self.since, self.until, partition.part)
         try:
             for b in gen:
                 arrays = [b.column(b.schema.get_field_index(f.name)).cast(f.type, safe=False) if f.name != CORRUPT else pa.nulls(b.num_rows, pa.string()) for f in target]

@@ -24,6 +24,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(find_logs, m)?)?;
     m.add_function(wrap_pyfunction!(table_schema, m)?)?;
     m.add_function(wrap_pyfunction!(scan_table, m)?)?;
+    m.add_function(wrap_pyfunction!(plan_parts, m)?)?;
     Ok(())
 }
 
@@ -84,8 +85,11 @@ fn table_schema(
 /// One table of one log as a stream of record batches (`__arrow_c_stream__`, once), read on a
 /// thread of its own; after the stream ends, `outcome()` gives the warnings and the fault that
 /// ended the log early (every complete row came before it).
+///
+/// With `part` (`(start, end, first_record)`, one of `plan_parts`), only the records that start
+/// in that byte range of the log are read.
 #[pyfunction]
-#[pyo3(signature = (path, log, table, columns = None, since = None, until = None, format = None, schema = None))]
+#[pyo3(signature = (path, log, table, columns = None, since = None, until = None, format = None, schema = None, part = None))]
 #[allow(clippy::too_many_arguments)]
 fn scan_table(
     #[pyo3(from_py_with = crate::args::path)] path: PathBuf,
@@ -96,9 +100,13 @@ fn scan_table(
     until: Option<f64>,
     format: Option<&str>,
     #[pyo3(from_py_with = crate::args::optional_path)] schema: Option<PathBuf>,
+    part: Option<(u64, u64, u64)>,
 ) -> PyResult<TableScan> {
     let how = how(format, schema)?;
     let query = Query { table, columns, since, until };
+    let part = stream::Part {
+        range: part.map(|(start, end, first_record)| logspec::log::index::Range { start, end, first_record }),
+    };
     let shown = path.display().to_string();
     let file = LogFile { file: path, log };
     // A few batches ahead of the consumer, so memory stays a few batches per log.
@@ -107,9 +115,12 @@ fn scan_table(
         .name("logspec-scan".into())
         .spawn(move || {
             let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                stream::scan(&file, &how, &query, None, &mut |b| {
-                    tx.send(Msg::Batch(b)).map_err(|_| Error::Io(std::io::ErrorKind::BrokenPipe.into()))
-                })
+                let each =
+                    &mut |b| tx.send(Msg::Batch(b)).map_err(|_| Error::Io(std::io::ErrorKind::BrokenPipe.into()));
+                match part.range {
+                    Some(_) => stream::scan_part(&file, &how, &query, part, None, each),
+                    None => stream::scan(&file, &how, &query, None, each),
+                }
             }))
             .unwrap_or_else(|_| {
                 Err(Error::Input(format!("{}: internal error: the reader panicked", file.file.display())))
@@ -118,6 +129,30 @@ fn scan_table(
         })
         .map_err(|e| errors::LogspecError::new_err(format!("cannot start the reader thread: {e}")))?;
     Ok(TableScan { rx: Mutex::new(Some(rx)), end: std::sync::Arc::new(Mutex::new(None)), file: shown })
+}
+
+/// The parts of one log that hold the samples of the time window, each of about `target_bytes`
+/// (`logspec_engine::stream::partitions`): `[(start, end, first_record)]` from the log's time
+/// index, `[None]` for the whole log when it has none (yet), `[]` when no part meets the window.
+#[pyfunction]
+#[pyo3(signature = (path, table, since = None, until = None, target_bytes = None, format = None, schema = None))]
+#[allow(clippy::too_many_arguments)]
+fn plan_parts(
+    py: Python<'_>,
+    #[pyo3(from_py_with = crate::args::path)] path: PathBuf,
+    table: String,
+    since: Option<f64>,
+    until: Option<f64>,
+    target_bytes: Option<u64>,
+    format: Option<&str>,
+    #[pyo3(from_py_with = crate::args::optional_path)] schema: Option<PathBuf>,
+) -> PyResult<Vec<Option<(u64, u64, u64)>>> {
+    let how = how(format, schema)?;
+    let query = Query { table, columns: None, since, until };
+    let file = LogFile { file: path, log: String::new() };
+    let target = target_bytes.unwrap_or(logspec_engine::index::PARTITION_BYTES);
+    let parts = py.detach(|| stream::partitions(&file, &how, &query, target));
+    Ok(parts.into_iter().map(|p| p.range.map(|r| (r.start, r.end, r.first_record))).collect())
 }
 
 enum Msg {

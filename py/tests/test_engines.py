@@ -214,3 +214,76 @@ def test_a_table_no_log_has_and_an_input_that_is_not_a_log(fleet: Path, tmp_path
     assert lf.select(pl.len()).collect().item() == logspec.open(one).table("/Drive/Count").num_rows
     with pytest.raises(logspec.FormatError, match="notes.rlog"):
         logspec.scan([one, bad], "/Drive/Count", on_error="raise")
+
+
+def _big_usvlog(path: Path, n: int) -> list:
+    """A USVLOG of `n` gyro records (`REC_SENSOR_GYRO`, id 13) written here with `struct`, record
+    `i` at `i` ms with `z_gyro = i`: about 4.8 MB for 200 000, several chunks of the time index.
+    Returns the `z_gyro` values in file order."""
+    import struct
+
+    head = struct.pack("<6sIBQ13x", b"USVLOG", 1, 1, 0)
+    body = b"".join(struct.pack("<QHHffB3x", i * 1000, 13, 12, float(i), 0.5, 1) for i in range(n))
+    path.write_bytes(head + body)
+    return [float(i) for i in range(n)]
+
+
+def test_a_large_log_reads_the_same_in_partitions_with_its_time_index(tmp_path: Path) -> None:
+    """The first whole scan writes the log's time index beside it; then the log splits into
+    partitions (`Logs.parts`, what the Spark source plans) and a time window reads only the chunks
+    it meets: every way gives the values written."""
+    from logspec.engines import Logs
+
+    path = tmp_path / "big.usvlog"
+    n = 200_000
+    want = _big_usvlog(path, n)
+    logs = Logs([str(path)], "REC_SENSOR_GYRO", on_error="raise")
+    assert logs.parts(str(path)) == [None], "no index yet: the whole log"
+    got = logspec.scan(path, "REC_SENSOR_GYRO").select("z_gyro").collect()["z_gyro"].to_list()
+    assert got == want
+    assert (tmp_path / "big.usvlog.logspec-idx").is_file(), "the whole scan wrote the index"
+    parts = logs.parts(str(path), target_bytes=1 << 20)
+    assert len(parts) >= 4 and all(p is not None for p in parts), parts
+    values = []
+    for p in parts:
+        for b in logs.batches(str(path), "big", ["z_gyro"], part=p):
+            values.extend(b.column(0).to_pylist())
+    assert values == want
+    since, until = 0.45 * n / 1e3, 0.55 * n / 1e3
+    in_window = [v for v in want if since <= v / 1e3 <= until]
+    wparts = logs.parts(str(path), since, until, target_bytes=1 << 20)
+    assert 0 < len(wparts) < len(parts), wparts
+    values = []
+    for p in wparts:
+        for b in logs.batches(str(path), "big", ["z_gyro"], since, until, part=p):
+            values.extend(b.column(0).to_pylist())
+    assert values == in_window
+    lf = logspec.scan(path, "REC_SENSOR_GYRO")
+    got = lf.filter((pl.col("log_elapsed_ns") >= int(since * 1e9)) & (pl.col("log_elapsed_ns") <= int(until * 1e9)))
+    assert got.select("z_gyro").collect()["z_gyro"].to_list() == in_window
+    # The log changed: its index is stale, the whole log is one part again and read right.
+    want = _big_usvlog(path, n + 1000)
+    assert logs.parts(str(path)) == [None]
+    got = logspec.scan(path, "REC_SENSOR_GYRO").select("z_gyro").collect()["z_gyro"].to_list()
+    assert got == want
+
+
+def test_the_spark_source_plans_a_partition_per_group_of_chunks(tmp_path: Path) -> None:
+    """The Spark source's reader, planned and read here without a cluster (the cluster test is
+    test_spark_cluster.py): with the log's index, a partition per group of chunks of
+    `partitionBytes`, their rows together the log's."""
+    need("pyspark")
+    from pyspark.sql.types import DoubleType, FloatType, StructField, StructType
+
+    from logspec.spark import LogspecDataSource
+
+    path = tmp_path / "big.usvlog"
+    want = _big_usvlog(path, 200_000)
+    logspec.scan(path, "REC_SENSOR_GYRO").select("z_gyro").collect()  # writes the index
+    src = LogspecDataSource({"path": str(path), "table": "REC_SENSOR_GYRO", "partitionBytes": str(1 << 20), "mode": "FAILFAST"})
+    schema = StructType([StructField("z_gyro", FloatType(), True), StructField("log", DoubleType(), True)][:1])
+    reader = src.reader(schema)
+    parts = reader.partitions()
+    assert len(parts) >= 4 and all(p.part is not None for p in parts)
+    values = [v for p in parts for b in reader.read(p) for v in b.column(0).to_pylist()]
+    assert values == want

@@ -3,7 +3,8 @@ started by the test (small memory: 256 MB daemons, 512 MB executors), the `logsp
 importable on the workers (their Python is this one), and the answers equal to those of DuckDB
 over the Parquet export (the single-machine answer): a generated fleet of a few hundred logs, the
 bundled logs of every format and logs cut short (their complete rows, and the log named in
-`_corrupt_record`). A worker is killed while it runs a task; Spark runs the task again on the
+`_corrupt_record`), and a log with a time index read as several partitions (its answers known
+from how it was written). A worker is killed while it runs a task; Spark runs the task again on the
 other worker and the answer is still exact. The cluster is stopped at the end, even on failure.
 
 The driver runs in a process of its own (`spark_driver.py` below, written to a temporary
@@ -232,6 +233,12 @@ except Exception as e:
 spark.read.format("logspec").option("table", args["cut_table"]).load(args["cut"]).createOrReplaceTempView("c")
 out["corrupt"] = rows("SELECT log, _corrupt_record FROM c WHERE _corrupt_record IS NOT NULL")
 log("pushdown and modes")
+# A log with a time index: a partition per group of chunks of `partitionBytes`.
+spark.read.format("logspec").option("table", "REC_SENSOR_GYRO").option("partitionBytes", str(1 << 20)).load(args["big"]).createOrReplaceTempView("big")
+out["big_partitions"] = spark.sql("SELECT * FROM big").rdd.getNumPartitions()
+out["big"] = rows("SELECT count(*), sum(CAST(z_gyro AS DOUBLE)), min(z_gyro), max(z_gyro) FROM big WHERE _corrupt_record IS NULL")
+out["big_window"] = rows(f"SELECT count(*) FROM big WHERE log_elapsed_ns BETWEEN {args['big_window'][0]} AND {args['big_window'][1]}")
+log("partitions of an indexed log")
 
 
 # A worker killed mid-query: each task's first attempt says it started and waits for `go`.
@@ -309,6 +316,18 @@ def test_spark_cluster_answers_as_duckdb_over_the_export(cluster: Cluster, tmp_p
     wants.append(("cut usvlog", sql_aggregates(duck, cut_rel, "x", lo, hi)))
     assert cut_log.name in cp.stderr
 
+    # A log large enough for several chunks, indexed by `logspec index`: record `i` at `i` ms with
+    # `z_gyro = i` (struct-packed here, so the answers are known without reading it).
+    import struct
+
+    big, n = tmp_path / "big" / "big.usvlog", 150_000
+    big.parent.mkdir()
+    head = struct.pack("<6sIBQ13x", b"USVLOG", 1, 1, 0)
+    big.write_bytes(head + b"".join(struct.pack("<QHHffB3x", i * 1000, 13, 12, float(i), 0.5, 1) for i in range(n)))
+    ix = subprocess.run([logspec_bin, "index", str(big)], capture_output=True, text=True)
+    assert ix.returncode == 0 and (tmp_path / "big" / "big.usvlog.logspec-idx").is_file(), ix.stderr
+    big_window = (40_000_000_000, 60_000_000_000)
+
     kill_lo, kill_hi = window_of(duck, rel("/Drive/Count"))
     kill_want = sql_aggregates(duck, rel("/Drive/Count"), "value", kill_lo, kill_hi, f"log_elapsed_ns BETWEEN {kill_lo} AND {kill_hi}")
     marks = tmp_path / "marks"
@@ -323,6 +342,8 @@ def test_spark_cluster_answers_as_duckdb_over_the_export(cluster: Cluster, tmp_p
         "marks": str(marks),
         "kill_job": ["/Drive/Count", "value", kill_lo, kill_hi],
         "out": str(tmp_path / "out.json"),
+        "big": str(big),
+        "big_window": big_window,
     }
     (tmp_path / "args.json").write_text(json.dumps(args))
     (tmp_path / "spark_driver.py").write_text(DRIVER)
@@ -371,6 +392,9 @@ def test_spark_cluster_answers_as_duckdb_over_the_export(cluster: Cluster, tmp_p
     assert len(wants[0][1]) == FLEET_LOGS
     assert got["partitions_all"] == FLEET_LOGS
     assert got["partitions_one"] == 1 and got["partitions_two"] == 2
+    assert got["big_partitions"] >= 3, got["big_partitions"]
+    assert got["big"] == [[n, float(n * (n - 1) // 2), 0.0, float(n - 1)]], got["big"]
+    assert got["big_window"] == [[sum(1 for i in range(n) if big_window[0] <= i * 1_000_000 <= big_window[1])]]
     assert got["one"][0][0] == duck(f"SELECT count(*) FROM {rel('/Drive/Count', 'fleet_003')}")[0][0]
     assert got["failfast"] is not None and cut_log.name in got["failfast"]
     assert len(got["corrupt"]) == 1 and got["corrupt"][0][0] == cut_log.stem and str(cut_log) in got["corrupt"][0][1]

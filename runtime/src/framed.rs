@@ -360,6 +360,18 @@ impl<'a, F: FramedFormat> SliceReader<'a, F> {
         self.pos as u64
     }
 
+    /// Moves the reader to byte offset `pos` of the same bytes, where the record numbered
+    /// `index` starts (a chunk of a time index); a position past the end ends the reading. A
+    /// position that is not a record boundary reads whatever is there as records, with the
+    /// errors that gives.
+    pub fn seek(&mut self, pos: u64, index: u64) {
+        let pos = usize::try_from(pos).map_or(self.bytes.len(), |p| p.min(self.bytes.len()));
+        self.pos = pos;
+        self.ahead = pos;
+        self.index = index;
+        self.done = false;
+    }
+
     /// The next record, decoded.
     #[inline]
     pub fn next_event(&mut self) -> Option<Result<Event<'a, F::Record>, ReadError>> {

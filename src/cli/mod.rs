@@ -8,6 +8,7 @@ mod doc;
 mod dump;
 mod export;
 mod gen;
+mod index;
 mod info;
 mod init;
 mod lock;
@@ -103,6 +104,15 @@ pub enum Command {
     /// recording's frames, duration, packets and actors), `logspec info --json logs/*.rlog` (one
     /// JSON object per line)
     Info(info::Args),
+    /// Write the time index of logs: where a scan may start and which times each chunk of about
+    /// 1 MiB holds, so that a query's time window reads only the chunks it meets and a large log
+    /// splits into several partitions (docs/engines.md). Kept beside the log as
+    /// `<log>.logspec-idx`, or in `$XDG_CACHE_HOME/logspec/` when its folder is not writable;
+    /// ignored and rebuilt when the log changes. The query engines' scans write it too, when they
+    /// read a large log whole. Formats with a time index: USVLOG; the others are read whole.
+    ///
+    /// Example: `logspec index logs/` (every log under `logs/`)
+    Index(index::Args),
     /// Plot fields over time to a PNG or SVG image, with axis labels, units and a legend.
     ///
     /// Example: `logspec plot timeseries.bin --field REC_NAV_SOLUTION.x --field REC_SENSOR_GNSS.x -o x.png`
@@ -138,6 +148,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
         Command::Doc(a) => doc::run(a),
         Command::Dump(a) => dump::run(a),
         Command::Export(a) => export::run(a),
+        Command::Index(a) => index::run(a),
         Command::Info(a) => info::run(a),
         Command::Plot(a) => plot::run(a),
         Command::Completions(a) => meta::completions(a),

@@ -143,3 +143,293 @@ fn batches_rows(path: &std::path::Path) -> usize {
     let (want, _, _) = generic(path, &Select::default()).unwrap();
     want.iter().find(|t| t.0 == "REC_NAV_SOLUTION").unwrap().2.as_ref().unwrap().num_rows()
 }
+
+/// A USVLOG of `n` records written here, whose values the tests know without reading it: record
+/// `i` at `i` ms, a navigation solution (`x = i`) when `i % 3 == 0`, else a gyro sample
+/// (`z_gyro = i`). 21 or 36 bytes a record: 200 000 records are about 5 MiB, five chunks of the
+/// time index.
+fn write_usvlog(path: &std::path::Path, n: u64) {
+    use logspec::formats::usvlog::{FileHeader, RecNavSolution, RecSensorGyro, Usvlog, UsvlogRecord, FW_MODEL_SCHEMA};
+    let mut bytes = Vec::new();
+    let mut w = logspec::runtime::Writer::<_, Usvlog>::new(
+        &mut bytes,
+        &FileHeader { fw_model_schema: FW_MODEL_SCHEMA, t0_us: 0 },
+    )
+    .unwrap();
+    for i in 0..n {
+        let rec: UsvlogRecord = if i % 3 == 0 {
+            RecNavSolution { x: i as f32, y: 0.0, psi: 0.0, v: 0.0, r: 0.0, b_g: 0.0 }.into()
+        } else {
+            RecSensorGyro { z_gyro: i as f32, b_g_est: 0.5, valid: 1 }.into()
+        };
+        w.write(i * 1000, &rec).unwrap();
+    }
+    drop(w);
+    std::fs::write(path, bytes).unwrap();
+}
+
+/// The gyro values (`z_gyro`) record `i` of [`write_usvlog`] gives in the window, in order.
+fn gyro_expected(n: u64, since: Option<f64>, until: Option<f64>) -> Vec<f32> {
+    (0..n)
+        .filter(|i| i % 3 != 0)
+        .filter(|&i| {
+            let t = (i * 1_000_000) as f64 / 1e9;
+            since.map_or(true, |s| t >= s) && until.map_or(true, |u| t <= u)
+        })
+        .map(|i| i as f32)
+        .collect()
+}
+
+fn z_gyro(batches: &[RecordBatch]) -> Vec<f32> {
+    batches
+        .iter()
+        .flat_map(|b| {
+            let c = b.column(b.schema().index_of("z_gyro").unwrap());
+            c.as_any().downcast_ref::<arrow_array::Float32Array>().unwrap().values().to_vec()
+        })
+        .collect()
+}
+
+fn scan_parts(file: &LogFile, how: &Open, query: &Query, parts: &[stream::Part]) -> Vec<RecordBatch> {
+    let mut batches = Vec::new();
+    for &p in parts {
+        let done = stream::scan_part(file, how, query, p, None, &mut |b| {
+            batches.push(b);
+            Ok(())
+        })
+        .unwrap();
+        assert!(done.fault.is_none(), "{:?}", done.fault);
+    }
+    batches
+}
+
+fn index_dir(name: &str) -> std::path::PathBuf {
+    let dir = crate::scratch::temp_dir().join(format!("logspec-index-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The first whole scan of a large log writes its time index; then a time window reads only the
+/// chunks it meets and the log splits into partitions, and every way gives the rows written,
+/// over a map and over a stream (which skips the records before a part instead of seeking).
+#[test]
+fn a_large_usvlog_reads_the_same_with_and_without_its_index_and_in_several_partitions() {
+    use logspec::log::index::{self, CHUNK_BYTES};
+    let dir = index_dir("parts");
+    let path = dir.join("big.usvlog");
+    let n = 200_000;
+    write_usvlog(&path, n);
+    let file = LogFile { file: path.clone(), log: partition(&path) };
+    let beside = index::places(&path)[0].clone();
+    assert!(!beside.exists());
+    let all = Query { table: "REC_SENSOR_GYRO".into(), ..Query::default() };
+    let mapped = Open { map: true, ..Open::default() };
+    // Without an index: one partition, the whole log; a window is read whole too.
+    assert_eq!(stream::partitions(&file, &mapped, &all, CHUNK_BYTES), vec![stream::Part::default()]);
+    let (since, until) = (Some(0.45 * n as f64 / 1e3), Some(0.55 * n as f64 / 1e3));
+    let window = Query { since, until, ..all.clone() };
+    let (b, _) = scan(&file, &window);
+    assert_eq!(z_gyro(&b), gyro_expected(n, since, until), "a window without an index");
+    assert!(beside.is_file(), "a scan that read the log whole wrote its index");
+    std::fs::remove_file(&beside).unwrap();
+    let (b, done) = scan(&file, &all);
+    assert!(done.fault.is_none());
+    assert_eq!(z_gyro(&b), gyro_expected(n, None, None));
+    assert!(beside.is_file(), "the index beside the log");
+    let idx = index::load(&path, logspec::log::Format::Usvlog).expect("a current index");
+    assert!(idx.chunks.len() >= 4, "{} chunks", idx.chunks.len());
+    assert_eq!(idx.chunks[0].offset, 32, "after the 32-byte file header");
+    assert_eq!(idx.chunks.iter().map(|c| c.records).sum::<u64>(), n);
+    for how in [mapped.clone(), Open::default()] {
+        let parts = stream::partitions(&file, &how, &all, CHUNK_BYTES);
+        assert_eq!(parts.len(), idx.chunks.len(), "a partition per chunk");
+        assert_eq!(z_gyro(&scan_parts(&file, &how, &all, &parts)), gyro_expected(n, None, None));
+        assert_eq!(stream::partitions(&file, &how, &all, u64::MAX).len(), 1, "one partition when they may be large");
+        let parts = stream::partitions(&file, &how, &window, CHUNK_BYTES);
+        assert!(parts.len() < idx.chunks.len() && !parts.is_empty(), "the chunks the window meets: {parts:?}");
+        assert_eq!(z_gyro(&scan_parts(&file, &how, &window, &parts)), gyro_expected(n, since, until));
+        let (b, _) = scan(&file, &window);
+        assert_eq!(z_gyro(&b), gyro_expected(n, since, until), "a window with the index");
+        // Another table, and a window past the end.
+        let nav = Query { table: "REC_NAV_SOLUTION".into(), ..Query::default() };
+        let rows: usize = scan_parts(&file, &how, &nav, &stream::partitions(&file, &how, &nav, 2 * CHUNK_BYTES))
+            .iter()
+            .map(RecordBatch::num_rows)
+            .sum();
+        assert_eq!(rows as u64, n.div_ceil(3));
+        let late = Query { since: Some(1e6), ..all.clone() };
+        assert!(stream::partitions(&file, &how, &late, CHUNK_BYTES).is_empty());
+        let (b, done) = scan(&file, &late);
+        assert!(b.is_empty() && done.fault.is_none());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// An index is used only while it matches its log: a log rewritten (another size), or changed at
+/// its end under the same size and modification time, has its index ignored and rebuilt; an
+/// index file cut, tampered with or not an index at all is ignored, and the answers stay those
+/// of the log.
+#[test]
+fn a_stale_or_bad_index_is_ignored_and_rebuilt() {
+    use logspec::log::index::{self, CHUNK_BYTES};
+    use logspec::log::Format;
+    use logspec_engine::index::{build, Built};
+    let dir = index_dir("stale");
+    let path = dir.join("log.usvlog");
+    let file = LogFile { file: path.clone(), log: partition(&path) };
+    let how = Open { map: true, ..Open::default() };
+    let all = Query { table: "REC_SENSOR_GYRO".into(), ..Query::default() };
+    write_usvlog(&path, 150_000);
+    assert!(matches!(build(&path, &how, false).unwrap(), Built::Written { .. }));
+    assert!(matches!(build(&path, &how, false).unwrap(), Built::Current { .. }));
+    // Rewritten with more records: the old index is stale, the scan right, the index rebuilt.
+    write_usvlog(&path, 160_000);
+    assert_eq!(index::load(&path, Format::Usvlog), None, "another size");
+    assert_eq!(stream::partitions(&file, &how, &all, CHUNK_BYTES).len(), 1);
+    let (b, _) = scan(&file, &all);
+    assert_eq!(z_gyro(&b), gyro_expected(160_000, None, None));
+    let idx = index::load(&path, Format::Usvlog).expect("rebuilt by the whole scan");
+    assert_eq!(idx.chunks.iter().map(|c| c.records).sum::<u64>(), 160_000);
+    // The last record's value changed in place, the modification time put back: the tail's hash.
+    let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
+    let mut bytes = std::fs::read(&path).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0x40;
+    std::fs::write(&path, &bytes).unwrap();
+    std::fs::File::options().write(true).open(&path).unwrap().set_modified(mtime).unwrap();
+    assert_eq!(std::fs::metadata(&path).unwrap().modified().unwrap(), mtime);
+    assert_eq!(index::load(&path, Format::Usvlog), None, "the last 64 KiB changed");
+    // Bad index files beside a log whose index they claim to be.
+    write_usvlog(&path, 150_000);
+    assert!(matches!(build(&path, &how, false).unwrap(), Built::Written { .. }));
+    let good = std::fs::read(&index::places(&path)[0]).unwrap();
+    let stamp = index::stamp(&path).unwrap();
+    let idx = index::decode(&good, 1, &stamp).expect("the index of the log as it is");
+    assert_eq!(index::decode(&good, 2, &stamp), None, "another format's");
+    let mut bad: Vec<(String, Vec<u8>)> = vec![
+        ("cut".into(), good[..good.len() - 7].to_vec()),
+        ("header only".into(), good[..112].to_vec()),
+        ("not an index".into(), b"USVLOG not an index at all".to_vec()),
+        ("empty".into(), Vec::new()),
+    ];
+    // A chunk's offset moved, a chunk count of 2^60, a chunk past the log's end.
+    let chunk0 = 112 + 5;
+    let mut moved = good.clone();
+    moved[chunk0] ^= 1;
+    bad.push(("a chunk moved".into(), moved));
+    let mut count = good.clone();
+    count[104..112].copy_from_slice(&(1u64 << 60).to_le_bytes());
+    bad.push(("a huge count".into(), count));
+    let mut long = good.clone();
+    let last_len = good.len() - 48 + 8;
+    long[last_len..last_len + 8].copy_from_slice(&u64::MAX.to_le_bytes());
+    bad.push(("a chunk past the end".into(), long));
+    for (what, bytes) in &bad {
+        assert_eq!(index::decode(bytes, 1, &stamp), None, "{what}");
+        std::fs::write(&index::places(&path)[0], bytes).unwrap();
+        assert_eq!(index::load(&path, Format::Usvlog), None, "{what}");
+        let parts = stream::partitions(&file, &how, &all, CHUNK_BYTES);
+        assert_eq!(parts, vec![stream::Part::default()], "{what}: read whole");
+        assert_eq!(z_gyro(&scan_parts(&file, &how, &all, &parts)), gyro_expected(150_000, None, None), "{what}");
+    }
+    assert!(idx.chunks.len() > 1);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Every bundled log, copied and indexed (`logspec index`'s [`build`]; the formats without a
+/// time index say so): its largest table read in partitions of a chunk each, whole and in a time
+/// window, equals the generic path's rows.
+#[test]
+fn every_bundled_log_reads_the_same_in_partitions() {
+    use logspec_engine::index::{build, Built};
+    let dir = index_dir("bundled");
+    let mut indexed = 0;
+    for (k, path) in bundled().into_iter().enumerate() {
+        let Ok((want, _, error)) = generic(&path, &Select::default()) else { continue };
+        let copy = dir.join(format!("{k}-{}", path.file_name().unwrap().to_string_lossy()));
+        std::fs::copy(&path, &copy).unwrap();
+        let file = LogFile { file: copy.clone(), log: partition(&copy) };
+        let how = Open { map: true, ..Open::default() };
+        match build(&copy, &how, false) {
+            Ok(Built::Written { .. }) => indexed += 1,
+            Ok(Built::NoIndex) => {}
+            Ok(Built::Current { .. }) => panic!("{}: an index before any was written", path.display()),
+            Err(e) => assert!(error.is_some(), "{}: {e}", path.display()),
+        }
+        let Some((name, _, Some(rows))) = want.iter().max_by_key(|t| t.2.as_ref().map_or(0, |r| r.num_rows())) else {
+            continue;
+        };
+        let elapsed = rows.column(1).as_any().downcast_ref::<Int64Array>().unwrap();
+        let (lo, hi) = (elapsed.iter().flatten().min().unwrap(), elapsed.iter().flatten().max().unwrap());
+        let (since, until) = ((lo + (hi - lo) / 3) as f64 / 1e9, (lo + 2 * (hi - lo) / 3) as f64 / 1e9);
+        let keep: BooleanArray =
+            elapsed.iter().map(|e| e.map(|e| e as f64 / 1e9 >= since && e as f64 / 1e9 <= until)).collect();
+        for (query, expected) in [
+            (Query { table: name.clone(), ..Query::default() }, rows.clone()),
+            (
+                Query { table: name.clone(), since: Some(since), until: Some(until), ..Query::default() },
+                arrow_select_filter(rows, &keep),
+            ),
+        ] {
+            let parts = stream::partitions(&file, &how, &query, 1);
+            let mut batches = Vec::new();
+            for p in parts {
+                stream::scan_part(&file, &how, &query, p, None, &mut |b| {
+                    batches.push(b);
+                    Ok(())
+                })
+                .unwrap();
+            }
+            match without_log(&batches, &file.log) {
+                Some(g) => assert_eq!(g.columns(), expected.columns(), "{}: {name}", path.display()),
+                None => assert_eq!(expected.num_rows(), 0, "{}: {name}", path.display()),
+            }
+        }
+    }
+    assert!(indexed >= 1, "{indexed} bundled logs indexed");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `logspec index` writes the index beside the log, or in `$XDG_CACHE_HOME/logspec/` when it
+/// cannot be written there (here: a folder holds its name), and finds it there the next time.
+#[test]
+fn the_index_verb_writes_beside_the_log_or_in_the_cache_directory() {
+    let dir = index_dir("verb");
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_logspec"))
+            .args(args)
+            .env("XDG_CACHE_HOME", dir.join("cache"))
+            .output()
+            .unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let beside = dir.join("a.usvlog");
+    write_usvlog(&beside, 100_000);
+    let (code, err) = run(&["index", beside.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("chunk(s), index written to") && dir.join("a.usvlog.logspec-idx").is_file(), "{err}");
+    let (code, err) = run(&["index", dir.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("index current"), "a folder's logs, the index files passed over: {err}");
+    let cached = dir.join("b.usvlog");
+    write_usvlog(&cached, 100_000);
+    std::fs::create_dir(dir.join("b.usvlog.logspec-idx")).unwrap();
+    let (code, err) = run(&["index", cached.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{err}");
+    let in_cache: Vec<_> = std::fs::read_dir(dir.join("cache/logspec")).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(in_cache.len(), 1, "{err}");
+    assert!(
+        in_cache[0].extension().is_some_and(|x| x == "idx") && err.contains(&in_cache[0].display().to_string()),
+        "{err}"
+    );
+    let (code, err) = run(&["index", cached.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("index current"), "{err}");
+    // A format without an index says so.
+    let bag = crate::common::data("rosbag/test_none.bag");
+    let (code, err) = run(&["index", bag.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("has no time index"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

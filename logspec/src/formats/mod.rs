@@ -8,6 +8,14 @@ pub mod usvlog {
     include!(concat!(env!("OUT_DIR"), "/usvlog.rs"));
 }
 
+/// The time index of a log (`schemas/logidx.toml`), kept beside the log or in a cache directory
+/// (`crate::log::index`).
+pub mod logidx {
+    /// The schema this module was generated from (`schemas/logidx.toml`).
+    pub const SCHEMA_TOML: &str = include_str!(concat!(env!("LOGSPEC_SCHEMAS"), "/logidx.toml"));
+    include!(concat!(env!("OUT_DIR"), "/logidx.rs"));
+}
+
 /// The IR of a bundled format's schema, compiled once per process: what only the schema says
 /// (units, docs, the timestamp's unit, which packets are counted), for the tools.
 pub mod schemas {

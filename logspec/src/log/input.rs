@@ -56,6 +56,10 @@ pub(super) trait FramedRead<F: FramedFormat> {
     fn next_event(&mut self) -> Option<Result<Event<'_, F::Record>, ReadError>>;
     /// Every record lent to `f` until the end or an error (see [`Reader::decode_each`]).
     fn decode_each(&mut self, f: impl FnMut(&RawRecord<'_>, Option<&F::Record>)) -> Result<(), ReadError>;
+    /// Moves to byte offset `pos`, a record boundary where the record numbered `index` starts
+    /// (a chunk of the time index); `false` when the reader cannot (a stream: the caller skips the
+    /// records before it instead).
+    fn seek(&mut self, pos: u64, index: u64) -> bool;
 }
 
 impl<R: Read, F: FramedFormat> FramedRead<F> for Reader<R, F> {
@@ -72,6 +76,9 @@ impl<R: Read, F: FramedFormat> FramedRead<F> for Reader<R, F> {
     #[inline]
     fn decode_each(&mut self, f: impl FnMut(&RawRecord<'_>, Option<&F::Record>)) -> Result<(), ReadError> {
         Reader::decode_each(self, f)
+    }
+    fn seek(&mut self, _pos: u64, _index: u64) -> bool {
+        false
     }
 }
 
@@ -101,6 +108,11 @@ impl<F: FramedFormat> FramedRead<F> for MappedReader<'_, F> {
             map.advance(raw.offset as usize);
             f(raw, record)
         })
+    }
+    fn seek(&mut self, pos: u64, index: u64) -> bool {
+        self.map.advance(usize::try_from(pos).unwrap_or(usize::MAX));
+        self.reader.seek(pos, index);
+        true
     }
 }
 

@@ -32,6 +32,7 @@ mod error;
 pub mod fault;
 pub mod filter;
 pub mod framed;
+pub mod index;
 mod info;
 pub mod input;
 mod mapped;

@@ -170,6 +170,8 @@ pub struct Log {
     chunk_budget: Option<u64>,
     map: bool,
     progress: Option<Progress>,
+    /// The part of the log [`Log::scan`] reads (a time index's chunks); `None`: all of it.
+    range: Option<super::index::Range>,
 }
 
 /// Opens the log at `path` (`-`: standard input) and detects its format.
@@ -302,6 +304,7 @@ fn detected(path: &Path, head: Vec<u8>, input: Source, how: &Open) -> Result<Log
         chunk_budget: how.chunk_budget,
         map: how.map,
         progress: how.progress.clone(),
+        range: None,
     })
 }
 
@@ -326,6 +329,21 @@ impl Log {
             Some(s) => s.title(),
             None => self.format.title(),
         }
+    }
+
+    /// The log whose [`Log::scan`] reads only the records that start in `range` (chunks of its
+    /// time index, [`super::index`]), starting there with the chunk's reader state; an error for
+    /// a format without a time index ([`super::index::format_number`]).
+    pub fn with_range(mut self, range: super::index::Range) -> Result<Log, Error> {
+        if super::index::format_number(self.format).is_none() {
+            return Err(Error::Usage(format!(
+                "{}: {} logs have no time index; read them whole",
+                self.shown(),
+                self.format.title()
+            )));
+        }
+        self.range = Some(range);
+        Ok(self)
     }
 
     /// The format detected.
@@ -462,7 +480,7 @@ impl Log {
         let chunk_budget = self.chunk_budget();
         let input = self.input;
         let done = match self.format {
-            Format::Usvlog => usvlog::scan(input, &self.head, &path, &mut state),
+            Format::Usvlog => usvlog::scan(input, &self.head, &path, self.range, &mut state),
             Format::Rlog | Format::RlogStream => {
                 rlog::scan(input, &self.file, &path, stream, self.assume_r1, &mut state)
             }

@@ -567,6 +567,20 @@ fn read_rosbag(file: &Path, path: &str, chunk_budget: u64, state: &mut State<'_>
     }
     state.origin_ns = super::rosbag::start(&bag).map_or(0, Time::as_nanos);
     state.sink.origin(state.origin_ns);
+    // A time window reads only the chunks whose time spans (the bag's chunk infos, or what the
+    // recovery scan saw) meet it; when none does, every chunk is read, so that the empty window
+    // is reported as before.
+    if state.select.since.is_some() || state.select.until.is_some() {
+        let (origin, select) = (state.origin_ns, state.select);
+        let meets = |c: &crate::formats::rosbag::ChunkInfo| {
+            let a = c.start.as_nanos().saturating_sub(origin) as f64 / 1e9;
+            let b = c.end.as_nanos().saturating_sub(origin) as f64 / 1e9;
+            select.since.is_none_or(|s| b >= s) && select.until.is_none_or(|u| a <= u)
+        };
+        if bag.chunks.iter().any(meets) {
+            bag.chunks.retain(meets);
+        }
+    }
     let conns = bag.connections.clone();
     let walked = bag.for_each_message(Order::Time, Some(&wanted), |m| -> Result<(), Walk<Error>> {
         let (Some(c), Some(key)) = (conns.get(&m.conn), names.get(&m.conn)) else {

@@ -179,6 +179,9 @@ pub struct Outcome {
     pub error: Option<String>,
     /// `error` with its place (file, byte offset, record, field), for the Python package.
     pub fault: Option<super::fault::Fault>,
+    /// The time index a whole reading noted on its way, for a format that has one
+    /// ([`super::index`]); `None` after a fault that ended the reading early.
+    pub index: Option<super::index::Index>,
 }
 
 impl Outcome {

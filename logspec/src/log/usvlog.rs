@@ -10,6 +10,7 @@ use crate::runtime::{Event, FramedFormat, Versioned, Visit};
 
 use super::fault::{kind, Fault};
 use super::framed::timestamp_scale;
+use super::index::{Chunker, Index, Range};
 use super::info::{json, text, Info, Summary};
 use super::input::{framed, FramedJob, FramedRead, Source};
 use super::records::{DumpFramed, Records};
@@ -17,9 +18,17 @@ use super::scan::{record_channel, unknown_record, State};
 use super::{Error, Select};
 
 /// The samples of a USVLOG file: one channel per record type.
-pub(super) fn scan(input: Source, head: &[u8], path: &str, state: &mut State<'_>) -> Result<(), Error> {
+/// With a `range`, only the records that start in it (the reader starts at its start); without,
+/// every record, and the chunks of the time index are noted ([`super::Outcome::index`]).
+pub(super) fn scan(
+    input: Source,
+    head: &[u8],
+    path: &str,
+    range: Option<Range>,
+    state: &mut State<'_>,
+) -> Result<(), Error> {
     let schema = Arc::clone(crate::formats::schemas::usvlog());
-    let job = Scan { path, schema: &schema, state };
+    let job = Scan { path, schema: &schema, state, range };
     framed::<Usvlog, _>(head, input, job).map_err(|e| Error::Input(format!("{path}: {e}")))?
 }
 
@@ -52,22 +61,36 @@ struct Scan<'a, 's> {
     path: &'a str,
     schema: &'a Arc<Schema>,
     state: &'a mut State<'s>,
+    range: Option<Range>,
 }
 
 impl FramedJob for Scan<'_, '_> {
     type Output = Result<(), Error>;
     fn call<F: FramedFormat>(self, mut reader: impl FramedRead<F>) -> Self::Output {
-        let Scan { path, schema, state } = self;
+        let Scan { path, schema, state, range } = self;
         let ns_per_tick = timestamp_scale(schema);
         // The payloads are in the layout of the schema's records when the reader is the one of
         // the schema's own schema id (not an older layout of the history).
         let current = schema.format.schema_id.as_ref().map(|s| s.value);
         let same_layout = F::KNOWN_SCHEMA_IDS == current.as_slice();
+        let (start, end) = range.map_or((0, u64::MAX), |r| (r.start, r.end));
+        if let Some(r) = range {
+            reader.seek(r.start, r.first_record);
+        }
+        // A whole reading notes the chunks of the time index as it passes their boundaries.
+        let mut chunker = range.is_none().then(Chunker::default);
         while let Some(ev) = reader.next_event() {
             match ev {
                 Ok(Event::Record { raw, record }) => {
-                    let name = F::record_name(raw.header.tag).unwrap_or("?");
                     let t_ns = raw.header.timestamp.unwrap_or(raw.index).saturating_mul(ns_per_tick);
+                    if let Some(c) = chunker.as_mut() {
+                        c.note(raw.offset, raw.index, t_ns);
+                    } else if raw.offset < start {
+                        continue;
+                    } else if raw.offset >= end {
+                        break;
+                    }
+                    let name = F::record_name(raw.header.tag).unwrap_or("?");
                     let describe = || record_channel(schema, name);
                     if same_layout {
                         state.deliver_record(raw.header.tag, name, t_ns, raw.payload, &record, describe)?;
@@ -76,13 +99,28 @@ impl FramedJob for Scan<'_, '_> {
                     }
                 }
                 Ok(Event::Unknown { raw }) => {
+                    let t_ns = raw.header.timestamp.unwrap_or(raw.index).saturating_mul(ns_per_tick);
+                    if let Some(c) = chunker.as_mut() {
+                        c.note(raw.offset, raw.index, t_ns);
+                    } else if raw.offset < start {
+                        continue;
+                    } else if raw.offset >= end {
+                        break;
+                    }
                     state.warn(kind::UNKNOWN_TYPE, || unknown_record(path, raw.offset, raw.header.tag));
                 }
                 Err(e) if e.is_recoverable() => state.warn(kind::UNDECODABLE, || format!("{path}: {e}; skipped")),
                 Err(e) => {
                     state.outcome.fail(super::fault::Fault::read(path, &e));
+                    chunker = None;
                     break;
                 }
+            }
+        }
+        if let Some(c) = chunker {
+            let chunks = c.finish(reader.position());
+            if !chunks.is_empty() {
+                state.outcome.index = Some(Index { origin_ns: 0, chunks });
             }
         }
         Ok(())

@@ -1,0 +1,253 @@
+//! The time index of a log: chunks of about [`CHUNK_BYTES`] that each start at a record boundary
+//! where a reader needs no state but the log's header, with the times each holds, so that a scan
+//! reads only the chunks a time window meets ([`Log::with_range`](super::Log::with_range)) and a
+//! large log splits into several partitions (`logspec_engine::stream::partitions`).
+//!
+//! A scan of a whole log notes the chunks at the record boundaries it passes (no extra pass:
+//! [`Outcome::index`](super::Outcome::index)); the engine stores them ([`encode`], through its
+//! `output` module) beside the log as `<log>.logspec-idx`, or in
+//! `$XDG_CACHE_HOME/logspec/<sha256 of the log's absolute path>.idx` when the log's folder is not
+//! writable ([`places`]). The file's layout is `schemas/logidx.toml` (`formats::logidx`), read
+//! and written by its generated reader and writer. An index is used only when its header matches
+//! the log ([`Stamp`]: size, modification time, SHA-256 of the first and last 64 KiB) and its
+//! chunks tile the log from its first record to its end; anything else (stale, cut, hostile) is
+//! ignored ([`load`] gives `None`) and the next whole scan writes it again. Nothing is allocated
+//! for a count the index file states: chunks are kept as they decode, bounded by the file's size.
+//!
+//! Formats with chunks today: USVLOG (no state beyond the file header). Every other format is
+//! read whole by each scan (the same answers, without the skipping).
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use crate::formats::logidx::{self, Logidx, LogidxRecord};
+use crate::runtime::{SliceReader, Writer};
+
+use super::Format;
+
+/// The bytes a chunk spans before the next one starts (at the next record boundary after this
+/// many bytes).
+pub const CHUNK_BYTES: u64 = 1 << 20;
+
+/// The bytes hashed at each end of a log for its [`Stamp`].
+const ENDS: u64 = 64 * 1024;
+
+/// A part of a log to read: records whose first byte is at `start` or after and before `end`.
+/// `start` is a chunk's offset, where the record numbered `first_record` starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Range {
+    pub start: u64,
+    pub end: u64,
+    pub first_record: u64,
+}
+
+/// A chunk of a log (a `CHUNK` record of `schemas/logidx.toml`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Chunk {
+    /// Byte offset of its first record.
+    pub offset: u64,
+    /// Its bytes: up to the next chunk's offset, or the log's end.
+    pub length: u64,
+    /// The record index of its first record.
+    pub first_record: u64,
+    pub records: u64,
+    /// The earliest and latest sample time, in nanoseconds since the log's time origin.
+    pub t_min_ns: u64,
+    pub t_max_ns: u64,
+}
+
+impl Chunk {
+    /// Whether a sample of this chunk may lie in the window (seconds since the log's origin).
+    pub fn meets(&self, since: Option<f64>, until: Option<f64>) -> bool {
+        let (a, b) = (self.t_min_ns as f64 / 1e9, self.t_max_ns as f64 / 1e9);
+        since.is_none_or(|s| b >= s) && until.is_none_or(|u| a <= u)
+    }
+}
+
+/// The index of a log: its chunks, in file order, tiling it from its first record to its end.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Index {
+    pub origin_ns: u64,
+    pub chunks: Vec<Chunk>,
+}
+
+/// What says that an index is of this log as it is now.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stamp {
+    pub size: u64,
+    pub mtime_ns: i64,
+    pub head: [u8; 32],
+    pub tail: [u8; 32],
+}
+
+/// The log's stamp: its size, modification time, and the SHA-256 of its first and last 64 KiB.
+pub fn stamp(log: &Path) -> std::io::Result<Stamp> {
+    use std::io::{Seek, SeekFrom};
+    let mut f = std::fs::File::open(log)?;
+    let meta = f.metadata()?;
+    let size = meta.len();
+    let mtime_ns = meta
+        .modified()?
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
+    let mut hash = |from: u64| -> std::io::Result<[u8; 32]> {
+        f.seek(SeekFrom::Start(from))?;
+        let mut buf = Vec::with_capacity(ENDS.min(size) as usize);
+        (&mut f).take(ENDS).read_to_end(&mut buf)?;
+        Ok(Sha256::digest(&buf).into())
+    };
+    let head = hash(0)?;
+    let tail = hash(size.saturating_sub(ENDS))?;
+    Ok(Stamp { size, mtime_ns, head, tail })
+}
+
+/// The number a format has in an index's header; `None` for a format without chunks.
+pub fn format_number(format: Format) -> Option<u32> {
+    match format {
+        Format::Usvlog => Some(1),
+        _ => None,
+    }
+}
+
+/// Where the index of `log` is kept: beside it, then in the cache directory
+/// (`$XDG_CACHE_HOME/logspec/`, else `$HOME/.cache/logspec/`), named by the SHA-256 of the log's
+/// absolute path.
+pub fn places(log: &Path) -> Vec<PathBuf> {
+    let mut beside = log.as_os_str().to_os_string();
+    beside.push(".logspec-idx");
+    let mut out = vec![PathBuf::from(beside)];
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").filter(|d| !d.is_empty()).map(|h| PathBuf::from(h).join(".cache")));
+    if let (Some(cache), Ok(abs)) = (cache, std::path::absolute(log)) {
+        let name: String =
+            Sha256::digest(abs.as_os_str().as_encoded_bytes()).iter().map(|b| format!("{b:02x}")).collect();
+        out.push(cache.join("logspec").join(format!("{name}.idx")));
+    }
+    out
+}
+
+/// The index of `log` (of format `format`) if one of [`places`] holds one that matches the log
+/// as it is now; `None` otherwise (none, stale, or not an index that checks out).
+pub fn load(log: &Path, format: Format) -> Option<Index> {
+    let number = format_number(format)?;
+    let now = stamp(log).ok()?;
+    places(log).iter().find_map(|p| {
+        // An index is a header and 53 bytes a chunk, and a log has at most a chunk per byte.
+        let cap = 112 + 53 * now.size.saturating_add(1);
+        let f = std::fs::File::open(p).ok()?;
+        if f.metadata().ok()?.len() > cap {
+            return None;
+        }
+        let mut bytes = Vec::new();
+        f.take(cap).read_to_end(&mut bytes).ok()?;
+        decode(&bytes, number, &now)
+    })
+}
+
+/// The index in `bytes` if it is of format `number`, matches `now` and its chunks tile the log.
+pub fn decode(bytes: &[u8], number: u32, now: &Stamp) -> Option<Index> {
+    let (h, mut reader) = SliceReader::<Logidx>::new(bytes).ok()?;
+    let fits = h.format == number
+        && h.log_size == now.size
+        && h.log_mtime_ns == now.mtime_ns
+        && h.head_sha256 == now.head
+        && h.tail_sha256 == now.tail;
+    if !fits {
+        return None;
+    }
+    let mut chunks: Vec<Chunk> = Vec::new();
+    while let Some(ev) = reader.next_event() {
+        let crate::runtime::Event::Record { record: LogidxRecord::Chunk(c), .. } = ev.ok()? else {
+            return None;
+        };
+        let c = Chunk {
+            offset: c.offset,
+            length: c.length,
+            first_record: c.first_record,
+            records: c.records,
+            t_min_ns: c.t_min_ns,
+            t_max_ns: c.t_max_ns,
+        };
+        let follows = match chunks.last() {
+            None => true,
+            Some(p) => p.offset.checked_add(p.length) == Some(c.offset) && p.first_record + p.records == c.first_record,
+        };
+        if !follows || c.length == 0 || c.records == 0 || c.t_min_ns > c.t_max_ns {
+            return None;
+        }
+        chunks.push(c);
+    }
+    let ends = chunks.last().is_some_and(|c| c.offset.checked_add(c.length) == Some(now.size));
+    (ends && chunks.len() as u64 == h.chunks).then_some(Index { origin_ns: h.origin_ns, chunks })
+}
+
+/// The bytes of the index `index` of a log of format `number` stamped `stamp`.
+pub fn encode(index: &Index, number: u32, stamp: &Stamp) -> Vec<u8> {
+    let header = logidx::FileHeader {
+        version: logidx::LOGIDX_VERSION,
+        format: number,
+        log_size: stamp.size,
+        log_mtime_ns: stamp.mtime_ns,
+        head_sha256: stamp.head,
+        tail_sha256: stamp.tail,
+        origin_ns: index.origin_ns,
+        chunks: index.chunks.len() as u64,
+    };
+    let mut w = Writer::<_, Logidx>::new(Vec::new(), &header).expect("writing to memory");
+    for c in &index.chunks {
+        let rec = LogidxRecord::Chunk(logidx::Chunk {
+            offset: c.offset,
+            length: c.length,
+            first_record: c.first_record,
+            records: c.records,
+            t_min_ns: c.t_min_ns,
+            t_max_ns: c.t_max_ns,
+        });
+        w.write(0, &rec).expect("writing to memory");
+    }
+    w.finish().expect("writing to memory")
+}
+
+/// Notes chunks at the record boundaries a whole scan passes.
+#[derive(Debug, Default)]
+pub(super) struct Chunker {
+    chunks: Vec<Chunk>,
+    open: Option<Chunk>,
+}
+
+impl Chunker {
+    /// A record at `offset`, numbered `index`, with a sample time of `t_ns` since the origin.
+    #[inline]
+    pub(super) fn note(&mut self, offset: u64, index: u64, t_ns: u64) {
+        match &mut self.open {
+            Some(c) if offset < c.offset.saturating_add(CHUNK_BYTES) => {
+                c.records += 1;
+                c.t_min_ns = c.t_min_ns.min(t_ns);
+                c.t_max_ns = c.t_max_ns.max(t_ns);
+            }
+            _ => self.start(offset, index, t_ns),
+        }
+    }
+
+    #[cold]
+    fn start(&mut self, offset: u64, index: u64, t_ns: u64) {
+        if let Some(mut c) = self.open.take() {
+            c.length = offset - c.offset;
+            self.chunks.push(c);
+        }
+        self.open = Some(Chunk { offset, length: 0, first_record: index, records: 1, t_min_ns: t_ns, t_max_ns: t_ns });
+    }
+
+    /// The chunks of a log read whole to `end` (its size).
+    pub(super) fn finish(mut self, end: u64) -> Vec<Chunk> {
+        if let Some(mut c) = self.open.take() {
+            c.length = end.saturating_sub(c.offset);
+            self.chunks.push(c);
+        }
+        self.chunks
+    }
+}
