@@ -222,13 +222,16 @@ def _min_size(ty):
 
 def _fast(fields):
     """A single `struct.Struct` for a list of fields, when every field is a number, bool, pad or
-    fixed byte string in one byte order; None otherwise."""
+    fixed byte string in one byte order (and, under natural alignment, every number one byte);
+    None otherwise."""
     orders = set()
     codes = []
     names = []
     for name, ty, _const in fields:
         k = ty[0]
         if k in ("p", "enum", "flags"):
+            if ALIGN and _st(ty[1]).size > 1:
+                return None
             orders.add(ty[1][0])
             codes.append(ty[1][1:])
             names.append(name)
@@ -262,6 +265,8 @@ def _length(ln, buf, pos, end, field, esize):
             raise _Bad(pos, field, "%d bytes left, not a whole number of %d-byte elements" % (end - pos, esize))
         return ((end - pos) // esize if esize else None), pos
     s = _st(ln[1])
+    if ALIGN and s.size > 1:
+        pos += (s.size - pos % s.size) % s.size
     if pos + s.size > end:
         raise _Bad(pos, field, "length prefix needs %d bytes, found %d" % (s.size, end - pos))
     n = s.unpack_from(buf, pos)[0]
@@ -277,6 +282,8 @@ def _dec(ty, buf, pos, end, scope, field):
     k = ty[0]
     if k in ("p", "enum", "flags"):
         s = _st(ty[1])
+        if ALIGN and s.size > 1:
+            pos += (s.size - pos % s.size) % s.size
         if pos + s.size > end:
             raise _Bad(pos, field, "needs %d bytes, found %d" % (s.size, end - pos))
         return s.unpack_from(buf, pos)[0], pos + s.size
@@ -297,6 +304,9 @@ def _dec(ty, buf, pos, end, scope, field):
             return raw, pos + n
         if ty[1][0] == "fixed":
             raw = raw.split(b"\0", 1)[0]
+        elif STRING_NUL and ty[1][0] in ("count", "size"):
+            # The length counts the terminating NUL, which is not text (a length of 0 is "").
+            raw = raw[:-1]
         try:
             return raw.decode("utf-8"), pos + n
         except UnicodeDecodeError as e:
@@ -374,10 +384,19 @@ def _decoder(struct_name):
     return decode
 
 
+def _align(out, size):
+    """Under natural alignment, the zero bytes that put a number of `size` bytes at a multiple of
+    its size, counted from the start of the payload `out` holds."""
+    if ALIGN and size > 1:
+        out += bytes((size - len(out) % size) % size)
+
+
 def _enc(ty, value, out, scope, field):
     k = ty[0]
     if k in ("p", "enum", "flags"):
-        out += _st(ty[1]).pack(value)
+        s = _st(ty[1])
+        _align(out, s.size)
+        out += s.pack(value)
     elif k == "bool":
         out.append(1 if value else 0)
     elif k == "pad":
@@ -390,6 +409,10 @@ def _enc(ty, value, out, scope, field):
                 raise ValueError("%s: %d bytes do not fit in %d" % (field, len(raw), ln[1]))
             raw = raw + bytes(ln[1] - len(raw))
         elif ln[0] in ("count", "size"):
+            if STRING_NUL and k == "str":
+                # The length counts a terminating NUL.
+                raw += b"\0"
+            _align(out, _st(ln[1]).size)
             out += _st(ln[1]).pack(len(raw))
         out += raw
     elif k == "array":
@@ -397,8 +420,10 @@ def _enc(ty, value, out, scope, field):
         if ln[0] == "fixed" and len(value) != ln[1]:
             raise ValueError("%s: expected %d elements, found %d" % (field, ln[1], len(value)))
         if ln[0] == "count":
+            _align(out, _st(ln[1]).size)
             out += _st(ln[1]).pack(len(value))
         elif ln[0] == "size":
+            _align(out, _st(ln[1]).size)
             out += _st(ln[1]).pack(len(value) * _size(ty[1]))
         for v in value:
             _enc(ty[1], v, out, scope, field)
@@ -429,6 +454,12 @@ def _enc_fields(fields, values, out):
             _enc(ty, values[name] if const is None or name in values else const, out, values, name)
 
 
+def _end_padding(left):
+    """Whether `left` bytes after a payload's last field are the padding natural alignment lets a
+    payload end with (CDR writers pad to a multiple of 4: up to 3 bytes)."""
+    return ALIGN and left <= 3
+
+
 def encode_struct(struct_name, values):
     """The wire bytes of a struct (a record payload, the file header, ...) from a dict of field
     values; constant fields may be left out."""
@@ -444,7 +475,7 @@ def decode_struct(struct_name, data):
         values, pos = _decoder(struct_name)(data, 0, len(data))
     except _Bad as e:
         raise ValueError("%s: byte %d%s: %s" % (struct_name, e.pos, ", field %s" % e.field if e.field else "", e.message))
-    if pos != len(data):
+    if pos != len(data) and not _end_padding(len(data) - pos):
         raise ValueError("%s: %d bytes left over after the last field" % (struct_name, len(data) - pos))
     return values
 
@@ -747,7 +778,7 @@ class Reader(object):
             fields, end = dec(payload, 0, n)
         except _Bad as e:
             raise DecodeError(self.path, start + hsize + e.pos, e.message, index, name, e.field)
-        if end != n:
+        if end != n and not _end_padding(n - end):
             raise DecodeError(self.path, start + hsize + end, "%d payload bytes left after the last field" % (n - end), index, name)
         self.offset, self.index = after, index + 1
         return self._record(start, index, ts, tag, name, fields, None)
@@ -1253,6 +1284,8 @@ def main(argv=None):
 
 FORMAT = "logidx"
 ENDIAN = "little"
+ALIGN = False
+STRING_NUL = False
 LOGIDX_VERSION = 1
 SCHEMA_ID = 1
 SCHEMA_ID_FIELD = "version"
