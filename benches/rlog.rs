@@ -30,7 +30,7 @@ mod common;
 use std::hint::black_box;
 use std::time::Duration;
 
-use common::{allocations, arg_mb, cpu_time, mbps, memcpy_time, thread_cpu, time, whole_process};
+use common::{allocations, arg_mb, cpu_time, mbps, memcpy_time, time, whole_process};
 use logspec::formats::rlog::{Event, EventRef, R1ValueRef, R2ValueRef, Reader, Revision, ValueRef, Writer};
 use logspec::runtime::Input;
 
