@@ -30,7 +30,7 @@ mod common;
 use std::hint::black_box;
 use std::time::Duration;
 
-use common::{allocations, arg_mb, mbps, memcpy_time, time, whole_process};
+use common::{allocations, arg_mb, cpu_time, mbps, memcpy_time, time, whole_process};
 use logspec::formats::rlog::{Event, EventRef, R1ValueRef, R2ValueRef, Reader, Revision, ValueRef, Writer};
 use logspec::runtime::Input;
 
@@ -258,52 +258,13 @@ fn decode_cycles(buf: &[u8]) -> u64 {
     n
 }
 
-// `clock_gettime` from the C library that std already links.
-#[cfg(target_os = "linux")]
-extern "C" {
-    fn clock_gettime(clock: i32, ts: *mut Timespec) -> i32;
-}
-
-#[cfg(target_os = "linux")]
-#[repr(C)]
-struct Timespec {
-    sec: i64,
-    nsec: i64,
-}
-
-/// This thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`).
-#[cfg(target_os = "linux")]
-// `clock_gettime`, a call into the C library.
-#[allow(unsafe_code)]
-fn thread_cpu() -> Duration {
-    const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
-    let mut ts = Timespec { sec: 0, nsec: 0 };
-    // SAFETY: `ts` is a valid, writable `struct timespec` (two `long`s on 64-bit Linux).
-    let rc = unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)");
-    Duration::new(ts.sec as u64, ts.nsec as u32)
-}
-
-#[cfg(not(target_os = "linux"))]
-fn thread_cpu() -> Duration {
-    unreachable!("main refuses --cpu off Linux")
-}
-
 /// The median of `runs` timings of `f`, by wall clock, or by thread CPU time with `cpu`.
-fn timed<T>(cpu: bool, runs: usize, mut f: impl FnMut() -> T) -> Duration {
-    if !cpu {
-        return time(runs, f);
+fn timed<T>(cpu: bool, runs: usize, f: impl FnMut() -> T) -> Duration {
+    if cpu {
+        cpu_time(runs, f)
+    } else {
+        time(runs, f)
     }
-    black_box(f());
-    let mut v: Vec<Duration> = (0..runs)
-        .map(|_| {
-            let t = thread_cpu();
-            black_box(f());
-            thread_cpu() - t
-        })
-        .collect();
-    v.sort();
-    v[v.len() / 2]
 }
 
 /// memcpy of `buf`, timed as [`timed`].

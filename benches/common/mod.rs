@@ -48,6 +48,82 @@ pub fn time<T>(runs: usize, mut f: impl FnMut() -> T) -> Duration {
     )
 }
 
+// `clock_gettime` and `getrusage` from the C library that std already links.
+#[cfg(target_os = "linux")]
+extern "C" {
+    fn clock_gettime(clock: i32, ts: *mut Timespec) -> i32;
+    fn getrusage(who: i32, usage: *mut Rusage) -> i32;
+}
+
+#[cfg(target_os = "linux")]
+#[repr(C)]
+struct Timespec {
+    sec: i64,
+    nsec: i64,
+}
+
+/// `struct rusage` on 64-bit Linux: `ru_utime` and `ru_stime` (two `struct timeval`s), then
+/// fourteen `long`s.
+#[cfg(target_os = "linux")]
+#[repr(C)]
+struct Rusage {
+    utime: [i64; 2],
+    stime: [i64; 2],
+    rest: [i64; 14],
+}
+
+/// This thread's CPU time (`CLOCK_THREAD_CPUTIME_ID`).
+#[cfg(target_os = "linux")]
+// `clock_gettime`, a call into the C library.
+#[allow(unsafe_code)]
+pub fn thread_cpu() -> Duration {
+    const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
+    let mut ts = Timespec { sec: 0, nsec: 0 };
+    // SAFETY: `ts` is a valid, writable `struct timespec` (two `long`s on 64-bit Linux).
+    let rc = unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)");
+    Duration::new(ts.sec as u64, ts.nsec as u32)
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn thread_cpu() -> Duration {
+    unreachable!("thread CPU time needs Linux's CLOCK_THREAD_CPUTIME_ID")
+}
+
+/// The CPU time (user and system) of this process's children that have ended and been waited
+/// for (`getrusage(RUSAGE_CHILDREN)`): the difference around [`process`] calls is theirs.
+#[cfg(target_os = "linux")]
+// `getrusage`, a call into the C library.
+#[allow(unsafe_code)]
+pub fn children_cpu() -> Duration {
+    const RUSAGE_CHILDREN: i32 = -1;
+    let mut u = Rusage { utime: [0; 2], stime: [0; 2], rest: [0; 14] };
+    // SAFETY: `u` is a valid, writable `struct rusage` (18 `long`s on 64-bit Linux).
+    let rc = unsafe { getrusage(RUSAGE_CHILDREN, &mut u) };
+    assert_eq!(rc, 0, "getrusage(RUSAGE_CHILDREN)");
+    let tv = |t: [i64; 2]| Duration::new(t[0] as u64, (t[1] * 1000) as u32);
+    tv(u.utime) + tv(u.stime)
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn children_cpu() -> Duration {
+    unreachable!("children's CPU time needs Linux's getrusage")
+}
+
+/// The median of `runs` timings of `f` by this thread's CPU time, after a warm-up.
+pub fn cpu_time<T>(runs: usize, mut f: impl FnMut() -> T) -> Duration {
+    let _ = black_box(f());
+    median(
+        (0..runs)
+            .map(|_| {
+                let t = thread_cpu();
+                black_box(f());
+                thread_cpu() - t
+            })
+            .collect(),
+    )
+}
+
 pub fn mbps(bytes: usize, d: Duration) -> f64 {
     bytes as f64 / 1e6 / d.as_secs_f64()
 }

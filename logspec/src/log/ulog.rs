@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::Read;
 use std::sync::Arc;
 
-use crate::formats::ulog::{split_key, DataValue, Decoder, Event, Message, ReadError, Reader, Subscribed};
+use crate::formats::ulog::{split_key, ById, DataValue, Decoder, Event, Message, ReadError, Reader, Subscribed};
 use crate::json::JsonWriter;
 use crate::runtime::{Visit, Visitor};
 use crate::value::ValueSink;
@@ -470,14 +470,56 @@ pub(super) fn scan(input: Box<dyn Read>, path: &str, state: &mut State<'_>) -> R
     Ok(())
 }
 
+/// The kinds of message `info` counts, by name in the order it prints them.
+const KINDS: [&str; 17] = [
+    "corrupted",
+    "data",
+    "dropout",
+    "flag_bits",
+    "format",
+    "info",
+    "info_multiple",
+    "invalid",
+    "logging",
+    "logging_tagged",
+    "param",
+    "param_changed",
+    "param_default",
+    "subscription",
+    "sync",
+    "unknown",
+    "unsubscription",
+];
+
+/// The index of a kind in [`KINDS`] (a constant: the compiler folds the search; a name not
+/// there fails to compile).
+const fn kind_at(name: &str) -> usize {
+    let mut i = 0;
+    while i < KINDS.len() {
+        let (a, b) = (KINDS[i].as_bytes(), name.as_bytes());
+        if a.len() == b.len() {
+            let mut j = 0;
+            while j < a.len() && a[j] == b[j] {
+                j += 1;
+            }
+            if j == a.len() {
+                return i;
+            }
+        }
+        i += 1;
+    }
+    panic!("not a kind of ULog message")
+}
+
 /// What `info` counts.
 #[derive(Default)]
 struct Counts {
     messages: u64,
-    by_kind: BTreeMap<&'static str, u64>,
+    /// Messages by kind, as [`KINDS`].
+    by_kind: [u64; KINDS.len()],
     flags: Option<([u8; 8], [u8; 8], Vec<u64>)>,
     /// Per channel: format, msg_id, multi_id, Data messages.
-    subs: BTreeMap<u16, (String, u8, u64)>,
+    subs: ById<(String, u8, u64)>,
     data: u64,
     t_min: Option<u64>,
     t_max: Option<u64>,
@@ -511,11 +553,11 @@ pub(super) fn info(input: Box<dyn Read>, path: &str, name: &str) -> Result<super
             Event::FlagBits(b) => {
                 let offsets = b.appended_offsets.iter().filter(|o| *o != 0).collect();
                 c.flags = Some((b.compat_flags.to_array(), b.incompat_flags.to_array(), offsets));
-                "flag_bits"
+                const { kind_at("flag_bits") }
             }
             Event::Format(_) => {
                 c.formats += 1;
-                "format"
+                const { kind_at("format") }
             }
             Event::Info { key, value } => {
                 let (ty, key) = split_key(key);
@@ -531,17 +573,17 @@ pub(super) fn info(input: Box<dyn Read>, path: &str, name: &str) -> Result<super
                         c.info.push((key, w.take()));
                     }
                 }
-                "info"
+                const { kind_at("info") }
             }
-            Event::InfoMultiple { .. } => "info_multiple",
-            Event::Parameter { initial: true, .. } => "param",
-            Event::Parameter { initial: false, .. } => "param_changed",
-            Event::ParameterDefault { .. } => "param_default",
+            Event::InfoMultiple { .. } => const { kind_at("info_multiple") },
+            Event::Parameter { initial: true, .. } => const { kind_at("param") },
+            Event::Parameter { initial: false, .. } => const { kind_at("param_changed") },
+            Event::ParameterDefault { .. } => const { kind_at("param_default") },
             Event::Subscription(s) => {
                 c.subs.entry(s.msg_id).or_insert_with(|| (s.name.clone(), s.multi_id, 0));
-                "subscription"
+                const { kind_at("subscription") }
             }
-            Event::Unsubscription { .. } => "unsubscription",
+            Event::Unsubscription { .. } => const { kind_at("unsubscription") },
             Event::Data { subscription: Some(s), payload, .. } => {
                 if let Ok(d) = &s.decoder {
                     if d.data(payload).is_ok() {
@@ -556,28 +598,28 @@ pub(super) fn info(input: Box<dyn Read>, path: &str, name: &str) -> Result<super
                         }
                     }
                 }
-                "data"
+                const { kind_at("data") }
             }
-            Event::Data { subscription: None, .. } => "data",
-            Event::Logging { tag: None, .. } => "logging",
-            Event::Logging { tag: Some(_), .. } => "logging_tagged",
-            Event::Sync => "sync",
+            Event::Data { subscription: None, .. } => const { kind_at("data") },
+            Event::Logging { tag: None, .. } => const { kind_at("logging") },
+            Event::Logging { tag: Some(_), .. } => const { kind_at("logging_tagged") },
+            Event::Sync => const { kind_at("sync") },
             Event::Dropout { duration_ms } => {
                 c.dropout_ms += u64::from(*duration_ms);
-                "dropout"
+                const { kind_at("dropout") }
             }
-            Event::Unknown { .. } => "unknown",
-            Event::Invalid { .. } => "invalid",
-            Event::Resynced { .. } => "corrupted",
+            Event::Unknown { .. } => const { kind_at("unknown") },
+            Event::Invalid { .. } => const { kind_at("invalid") },
+            Event::Resynced { .. } => const { kind_at("corrupted") },
         };
-        *c.by_kind.entry(k).or_default() += 1;
+        c.by_kind[k] += 1;
     };
     errors.extend(faults.more(path));
     let stop = end.as_ref().map(|e| Fault::read(path, e).message);
     let unreached: Vec<u64> = reader.unreached_offsets().to_vec();
     let behind = reader.bad_offsets.clone();
     let ok = stop.is_none() && faults.total() == 0;
-    let count = |k: &str| c.by_kind.get(k).copied().unwrap_or(0);
+    let count = |k: &str| KINDS.iter().position(|x| *x == k).map_or(0, |i| c.by_kind[i]);
     // JSON: the keys of the reference summaries where they say the same.
     let mut w = JsonWriter::new();
     w.begin_struct(None);
@@ -605,7 +647,7 @@ pub(super) fn info(input: Box<dyn Read>, path: &str, name: &str) -> Result<super
     opt(&mut w, "data_timestamp_min", c.t_min);
     opt(&mut w, "data_timestamp_max", c.t_max);
     w.begin_struct(Some("message_counts"));
-    for (k, n) in &c.by_kind {
+    for (k, n) in KINDS.iter().zip(&c.by_kind).filter(|(_, n)| **n > 0) {
         w.uint(Some(k), *n);
     }
     w.end_struct();

@@ -5,6 +5,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::io::{self, Read};
 use std::sync::Arc;
 
@@ -29,6 +30,30 @@ const COMPILE_BUDGET: u64 = 4096;
 
 /// How much the resynchronisation reads ahead at a time while it looks for a Sync message.
 const SEARCH: usize = 64 * 1024;
+
+/// The hasher of msg_ids, which are `u16`s: one multiplication (the bucket from the low bits,
+/// which an odd multiplier keeps distinct, the tag from the high ones) instead of SipHash, whose
+/// cost was a tenth of reading a Data message. A file can hold at most 65,536 ids, so no choice of
+/// them makes a lookup slower than a scan of that many.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(*b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_u16(&mut self, n: u16) {
+        self.0 = (self.0 ^ u64::from(n)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+/// A map by msg_id.
+pub type ById<V> = HashMap<u16, V, BuildHasherDefault<IdHasher>>;
 
 /// A subscribed format, compiled: its IR and the plan that decodes Data messages.
 #[derive(Debug)]
@@ -273,7 +298,7 @@ pub struct Reader<R> {
     /// Compiled formats by name, shared by their subscriptions; cleared when a format is
     /// redefined.
     compiled: HashMap<String, Arc<Decoder>>,
-    subscriptions: HashMap<u16, Subscribed>,
+    subscriptions: ById<Subscribed>,
     /// IR types compiled so far (bounded by [`COMPILE_BUDGET`] and the bytes read).
     compiled_types: u64,
     /// The appended-data offsets of the flag bits not yet reached, in file order.
@@ -323,7 +348,7 @@ impl<R: Read> Reader<R> {
             pos: 0,
             formats: FormatSet::default(),
             compiled: HashMap::new(),
-            subscriptions: HashMap::new(),
+            subscriptions: ById::default(),
             compiled_types: 0,
             cuts: Vec::new(),
             bad_offsets: Vec::new(),
@@ -346,7 +371,7 @@ impl<R: Read> Reader<R> {
     }
 
     /// The subscriptions read so far, by msg_id.
-    pub fn subscriptions(&self) -> &HashMap<u16, Subscribed> {
+    pub fn subscriptions(&self) -> &ById<Subscribed> {
         &self.subscriptions
     }
 
@@ -468,8 +493,11 @@ impl<R: Read> Reader<R> {
                 Ok(false) => {}
                 Err(e) => return Some(Err(self.fail(offset, ReadErrorKind::Io(e)))),
             }
-            let known = UlogRecordRef::decode(u64::from(header.msg_type), &[]).is_some();
-            let corrupt = header.msg_type == 0 || (!known && (header.msg_size == 0 || header.msg_size > CORRUPT_SIZE));
+            // Whether the type is known is asked only of a size no writer makes (the view of an
+            // empty payload is an error, which costs an allocation).
+            let unlikely = header.msg_size == 0 || header.msg_size > CORRUPT_SIZE;
+            let corrupt =
+                header.msg_type == 0 || (unlikely && UlogRecordRef::decode(u64::from(header.msg_type), &[]).is_none());
             if corrupt && !self.cuts.is_empty() {
                 // What a writer left before an appended-data offset when it stopped (a cut
                 // message, unwritten space): the section ends here, and reading goes on at the
@@ -512,7 +540,9 @@ impl<R: Read> Reader<R> {
         let mut format: Option<Result<String, UlogError>> = None;
         let mut subscribed: Option<u16> = None;
         let mut incompatible = None;
-        match UlogRecordRef::decode(tag, payload) {
+        // A Data message changes no state.
+        let state = if tag == super::UlogRecord::ID_DATA { None } else { UlogRecordRef::decode(tag, payload) };
+        match state {
             Some(Ok(UlogRecordRef::FlagBits(b))) => {
                 let incompat = b.incompat_flags.to_array::<8>();
                 let mut others = incompat;
