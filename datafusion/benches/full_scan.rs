@@ -63,7 +63,9 @@ fn datafusion(rt: &tokio::runtime::Runtime, logs: &[PathBuf]) -> ((i64, f64, f64
     let ctx = SessionContext::new();
     ctx.register_table("t", Arc::new(table)).expect("register");
     let batches = rt
-        .block_on(async { ctx.sql("SELECT count(*), min(value), max(value), avg(value) FROM t").await?.collect().await })
+        .block_on(async {
+            ctx.sql("SELECT count(*), min(value), max(value), avg(value) FROM t").await?.collect().await
+        })
         .expect("query");
     let b = &batches[0];
     let got = (
