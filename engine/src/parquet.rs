@@ -24,8 +24,8 @@ use arrow_array::RecordBatch;
 use arrow_schema::DataType;
 use logspec::value::Value;
 use parquet::basic::Compression;
+use parquet::file::metadata::KeyValue;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
-use parquet::format::KeyValue;
 use parquet::schema::types::ColumnPath;
 
 use self::encode::{FileWriter, Pool};

@@ -54,11 +54,12 @@ from logspec._logspec import (
     __version__,
 )
 from logspec import rlog, usvlog, wpilog  # writers; usvlog.read_timeseries_bin
-from logspec.engines import scan  # a table of many logs as a Polars LazyFrame (DuckDB queries it)
+from logspec.engines import datafusion_table, scan  # a table of many logs for Polars, DuckDB, DataFusion
 
 __all__ = [
     "open",
     "scan",
+    "datafusion_table",
     "Log",
     "LogspecError",
     "DecodeError",

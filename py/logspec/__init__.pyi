@@ -28,6 +28,20 @@ def scan(
     `log` and bounds on `log_elapsed_ns` are pushed into the scan; DuckDB queries the frame by
     name with the same pushdown (docs/engines.md)."""
 
+def datafusion_table(
+    inputs: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]],
+    table: str,
+    *,
+    format: Optional[str] = None,
+    schema: Optional[Union[str, "os.PathLike[str]"]] = None,
+    on_error: str = "warn",
+) -> Any:
+    """One table of the logs among `inputs` as a DataFusion table provider (`__datafusion_table_provider__`):
+    `datafusion.SessionContext().register_table(name, logspec.datafusion_table(inputs, table))`.
+    Columns, conditions on `log` and bounds on `log_elapsed_ns` are pushed into the scan; a log
+    that fails part-way keeps its complete rows and warns (`on_error="warn"`) or fails the query
+    naming the log (`on_error="raise"`) (docs/engines.md)."""
+
 Channels = Union[None, str, Sequence[str]]
 
 def open(

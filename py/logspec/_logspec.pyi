@@ -1,7 +1,7 @@
 """The native module of logspec (PyO3). Python code uses `logspec`, which wraps this."""
 
 import os
-from typing import Any, Dict, List, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 __version__: str
 
@@ -106,3 +106,20 @@ def plan_parts(
     format: Optional[str] = None,
     schema: Optional[str] = None,
 ) -> List[Optional[Tuple[int, int, int]]]: ...
+
+class DataFusionTable:
+    """One table of a set of logs as a DataFusion table provider (`logspec.datafusion_table`)."""
+
+    def __init__(
+        self,
+        inputs: Sequence[str],
+        table: str,
+        format: Optional[str] = None,
+        schema: Optional[str] = None,
+        on_error: str = "warn",
+    ) -> None: ...
+    @property
+    def logs(self) -> List[Tuple[str, str]]:
+        """The logs, as `[(file, log)]`."""
+    def __datafusion_table_provider__(self, session: Any) -> Any:
+        """The FFI table provider (a PyCapsule named `datafusion_table_provider`)."""

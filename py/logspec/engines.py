@@ -16,7 +16,10 @@ Pushed down into the scan:
 - bounds on ``log_elapsed_ns`` (``>``, ``>=``, ``<``, ``<=``, ``==``, ``is_between``): samples
   outside the window are not handed on (the whole predicate is still applied to what is).
 
-``logspec.spark`` is the same for Spark (a PySpark 4 Python data source, ``format("logspec")``).
+``logspec.spark`` is the same for Spark (a PySpark 4 Python data source, ``format("logspec")``), and
+``logspec.datafusion_table(inputs, table)`` for DataFusion: a table provider handed to the
+``datafusion`` package through its FFI capsule (``SessionContext.register_table``), with the
+columns, conditions on ``log`` and bounds on ``log_elapsed_ns`` pushed down by DataFusion itself.
 
 A log that fails part-way (cut short, corrupted) keeps its complete rows, as the export does;
 ``on_error="warn"`` (the default) then warns with a :class:`logspec.LogspecWarning` naming the
@@ -35,7 +38,7 @@ from typing import Any, Iterator, List, Optional, Sequence, Tuple, Union
 from logspec import _logspec
 from logspec._logspec import FilterError, LogspecWarning, UsageError
 
-__all__ = ["Logs", "scan"]
+__all__ = ["Logs", "datafusion_table", "scan"]
 
 _ON_ERROR = ("raise", "warn")
 
@@ -294,3 +297,27 @@ def scan(
                     return
 
     return register_io_source(source, schema=pl_schema, explain_name="logspec", explain_detail=f"table {table!r} of {len(logs.logs)} log(s)")
+
+
+# --- DataFusion ---------------------------------------------------------------------------------
+
+
+def datafusion_table(
+    inputs: Union[str, "os.PathLike[str]", Sequence[Union[str, "os.PathLike[str]"]]],
+    table: str,
+    *,
+    format: Optional[str] = None,  # noqa: A002
+    schema: Optional[Union[str, "os.PathLike[str]"]] = None,
+    on_error: str = "warn",
+) -> Any:
+    """One table of the logs among ``inputs`` (files, directories, glob patterns) as a DataFusion
+    table: ``SessionContext().register_table(name, logspec.datafusion_table(...))``, for the
+    ``datafusion`` package of the DataFusion major logspec is built with (55). The table's columns,
+    then ``log``. DataFusion hands the scan its projection, the conditions on ``log`` (the other
+    logs are not opened) and the bounds on ``log_elapsed_ns`` (the time window). A log that fails
+    part-way keeps its complete rows and is named in a :class:`LogspecWarning` (``on_error="warn"``)
+    or fails the query with DataFusion's own exception naming the log (``on_error="raise"``)."""
+    cls = getattr(_logspec, "DataFusionTable", None)
+    if cls is None:
+        raise ImportError("this build of logspec has no DataFusion table provider (the `datafusion` feature of py/Cargo.toml is off)")
+    return cls(_paths(inputs), table, format, None if schema is None else os.fsdecode(schema), on_error)

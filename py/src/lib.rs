@@ -8,6 +8,8 @@
 use pyo3::prelude::*;
 
 mod args;
+#[cfg(feature = "datafusion")]
+mod datafusion;
 mod errors;
 mod file;
 mod records;
@@ -24,6 +26,8 @@ fn _logspec(m: &Bound<'_, PyModule>) -> PyResult<()> {
     file::register(m)?;
     tables::register(m)?;
     scan::register(m)?;
+    #[cfg(feature = "datafusion")]
+    datafusion::register(m)?;
     writers::register(m)?;
     usvlog::register(m)?;
     Ok(())

@@ -29,7 +29,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 }
 
 /// How each log is opened: its format forced, or a schema's framing.
-fn how(format: Option<&str>, schema: Option<PathBuf>) -> PyResult<Open> {
+pub(crate) fn how(format: Option<&str>, schema: Option<PathBuf>) -> PyResult<Open> {
     let format = match format {
         None => None,
         Some(name) => Some(Format::from_name(name).ok_or_else(|| {

@@ -1,5 +1,5 @@
-"""The query engines over raw logs (`logspec.scan`: Polars, and DuckDB querying the Polars frame)
-give the answers DuckDB gives over the Parquet export of the same logs: rows, min/max/mean of a
+"""The query engines over raw logs (`logspec.scan`: Polars, and DuckDB querying the Polars frame;
+`logspec.datafusion_table`: DataFusion through its FFI table provider) give the answers DuckDB gives over the Parquet export of the same logs: rows, min/max/mean of a
 column and rows in a time window, per log, for the bundled logs of every format, a generated
 fleet of a few hundred logs, and logs cut short (their complete rows, the log named in a
 warning). Spark's side is test_spark_cluster.py."""
@@ -28,6 +28,7 @@ from engines_common import (
 pl = need("polars")
 duckdb = need("duckdb")
 need("pyarrow")
+dfn = need("datafusion")
 import logspec  # noqa: E402
 
 
@@ -47,6 +48,13 @@ def on_frame(lf):
 
 def duck(con):
     return lambda q: con.sql(q).fetchall()
+
+
+def on_datafusion(inputs, table: str, **kw):
+    """A DataFusion session with the logs' table registered as `t` (through the FFI capsule)."""
+    ctx = dfn.SessionContext()
+    ctx.register_table("t", logspec.datafusion_table(inputs, table, **kw))
+    return lambda q: [tuple(r.values()) for r in ctx.sql(q).to_arrow_table().to_pylist()]
 
 
 @pytest.fixture(scope="module")
@@ -89,6 +97,7 @@ def test_fleet_polars_duckdb_and_the_parquet_export_agree(fleet: Path, logspec_b
         assert_same(polars_aggregates(lf, col, lo, hi), want, f"polars {table}")
         got = sql_aggregates(duck(on_frame(lf)), "frame", col, lo, hi)
         assert_same(got, want, f"duckdb {table}")
+        assert_same(sql_aggregates(on_datafusion(fleet / "logs", table), "t", col, lo, hi), want, f"datafusion {table}")
         # A glob and a list of files name the same logs.
         lf2 = logspec.scan([str(fleet / "logs" / "fleet_0*.rlog"), logs[-1]], table)
         names = set(lf2.select("log").unique().collect()["log"].to_list())
@@ -168,6 +177,8 @@ def test_bundled_logs_of_every_format_agree(tmp_path: Path, logspec_bin: str) ->
             lf = logspec.scan(f, table)
             assert_same(polars_aggregates(lf, col, lo, hi), want, f"polars {f.name} {table}")
             assert_same(sql_aggregates(duck(on_frame(lf)), "frame", col, lo, hi), want, f"duckdb {f.name} {table}")
+            got = sql_aggregates(on_datafusion(f, table), "t", col, lo, hi, where)
+            assert_same(got, want, f"datafusion {f.name} {table}")
 
 
 def test_logs_cut_short_keep_their_complete_rows_and_are_named(tmp_path: Path, logspec_bin: str) -> None:
@@ -198,6 +209,17 @@ def test_logs_cut_short_keep_their_complete_rows_and_are_named(tmp_path: Path, l
                 # on_error="raise": the engine's own error, naming the log.
                 with pytest.raises(Exception, match=f.name):
                     logspec.scan(f, table, on_error="raise").collect()
+            # DataFusion: the complete rows and a warning naming the log, or its own exception.
+            with warnings.catch_warnings(record=True) as seen:
+                warnings.simplefilter("always")
+                got = on_datafusion(f, table)("SELECT count(*) FROM t")[0][0]
+            assert got == want, (f, table, "datafusion")
+            if failed:
+                named = [w for w in seen if issubclass(w.category, logspec.LogspecWarning)]
+                assert named and f.name in str(named[0].message) and named[0].message.offset is not None, (f, [str(w.message) for w in seen])
+                with pytest.raises(Exception, match=f"log={f.stem}: .*{f.name}") as raised:
+                    on_datafusion(f, table, on_error="raise")("SELECT count(*) FROM t")
+                assert not isinstance(raised.value, logspec.LogspecError)
             checked += 1
             break
     assert checked >= 5, checked
@@ -287,3 +309,32 @@ def test_the_spark_source_plans_a_partition_per_group_of_chunks(tmp_path: Path) 
     assert len(parts) >= 4 and all(p.part is not None for p in parts)
     values = [v for p in parts for b in reader.read(p) for v in b.column(0).to_pylist()]
     assert values == want
+
+
+def test_datafusion_pushes_the_log_filter_and_the_time_window(fleet: Path) -> None:
+    """Through the FFI capsule DataFusion hands the scan the conditions on `log` (taken as exact:
+    only those logs are read, a partition each) and the bounds on
+    `log_elapsed_ns` (inexact: the time window, DataFusion filters again); the answers are those
+    of the logs read in full."""
+    ctx = dfn.SessionContext()
+    t = logspec.datafusion_table(fleet / "logs", "/Drive/Voltage")
+    assert len(t.logs) == FLEET_LOGS
+    ctx.register_table("t", t)
+
+    def plan(q: str) -> str:
+        return "\n".join(r["plan"] for r in ctx.sql("EXPLAIN " + q).to_arrow_table().to_pylist())
+
+    q = "SELECT log, count(*) AS n FROM t WHERE log IN ('fleet_003', 'fleet_007') GROUP BY log ORDER BY log"
+    # Exact: DataFusion keeps no filter of its own; the scan has a partition per log kept.
+    p = plan(q)
+    assert "full_filters=[t.log = " in p and "FilterExec" not in p, p
+    assert "input_partitions=2" in p and "FFI_ExecutionPlan: LogScan" in p, p
+    got = ctx.sql(q).to_arrow_table().to_pylist()
+    want = [{"log": n, "n": logspec.open(fleet / "logs" / f"{n}.rlog").table("/Drive/Voltage").num_rows} for n in ("fleet_003", "fleet_007")]
+    assert got == want
+    w = "log = 'fleet_100' AND log_elapsed_ns >= 500000000 AND log_elapsed_ns < 1000000000"
+    p = plan(f"SELECT value FROM t WHERE {w}")
+    assert "projection=[log_elapsed_ns, value]" in p and "full_filters=[t.log = " in p and "partial_filters=[t.log_elapsed_ns >=" in p, p
+    got = ctx.sql(f"SELECT value FROM t WHERE {w}").to_arrow_table().column("value").to_pylist()
+    d = logspec.open(fleet / "logs" / "fleet_100.rlog").table("/Drive/Voltage").to_pydict()
+    assert got == [v for v, e in zip(d["value"], d["log_elapsed_ns"]) if 500_000_000 <= e < 1_000_000_000] and got

@@ -61,7 +61,7 @@ fn concat(parts: &[&dyn arrow_array::Array]) -> arrow_array::ArrayRef {
     let refs: Vec<&arrow_data::ArrayData> = data.iter().collect();
     let mut m = arrow_data::transform::MutableArrayData::new(refs, false, 0);
     for (i, a) in parts.iter().enumerate() {
-        m.extend(i, 0, a.len());
+        m.try_extend(i, 0, a.len()).expect("the parts fit one array");
     }
     arrow_array::make_array(m.freeze())
 }

@@ -1,7 +1,7 @@
 //! The encoding half of `export --parquet`: a table's Parquet file written as parquet's
 //! `ArrowWriter` writes it (the same calls in the same order, so the same bytes), with the columns
 //! of each batch encoded, and each row group's columns closed, by a small pool of threads
-//! ([`Pool`]). parquet's own column API ([`get_column_writers`], [`compute_leaves`]) encodes each
+//! ([`Pool`]). parquet's own column API ([`ArrowRowGroupWriterFactory`], [`compute_leaves`]) encodes each
 //! column on its own; the file is written in column order as before.
 
 use std::collections::VecDeque;
@@ -12,7 +12,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use parquet::arrow::arrow_writer::ArrowLeafColumn;
-use parquet::arrow::arrow_writer::{compute_leaves, get_column_writers, ArrowColumnChunk, ArrowColumnWriter};
+use parquet::arrow::arrow_writer::{compute_leaves, ArrowColumnChunk, ArrowColumnWriter, ArrowRowGroupWriterFactory};
 use parquet::arrow::{add_encoded_arrow_schema_to_metadata, ArrowSchemaConverter};
 use parquet::errors::Result;
 use parquet::file::properties::WriterProperties;
@@ -32,7 +32,7 @@ impl FileWriter {
     pub(super) fn try_new(file: File, schema: SchemaRef, mut props: WriterProperties) -> Result<Self> {
         let parquet = ArrowSchemaConverter::new().with_coerce_types(props.coerce_types()).convert(&schema)?;
         add_encoded_arrow_schema_to_metadata(&schema, &mut props);
-        let max_rows = props.max_row_group_size();
+        let max_rows = props.max_row_group_row_count().unwrap_or(usize::MAX);
         let file = SerializedFileWriter::new(file, parquet.root_schema_ptr(), Arc::new(props))?;
         Ok(FileWriter { file, schema, max_rows, group: None })
     }
@@ -49,7 +49,8 @@ impl FileWriter {
             return Ok(());
         }
         if self.group.is_none() {
-            let writers = get_column_writers(self.file.schema_descr(), self.file.properties(), &self.schema)?;
+            let factory = ArrowRowGroupWriterFactory::new(&self.file, Arc::clone(&self.schema));
+            let writers = factory.create_column_writers(self.file.flushed_row_groups().len())?;
             self.group = Some((writers, 0));
         }
         let (writers, rows) = self.group.as_mut().expect("opened above");
@@ -304,7 +305,7 @@ mod tests {
                 .set_column_dictionary_enabled(ColumnPath::new(vec!["s".into(), "text".into()]), true)
                 .set_data_page_size_limit(4 << 10)
                 .set_statistics_enabled(EnabledStatistics::Chunk)
-                .set_max_row_group_size(10_000)
+                .set_max_row_group_row_count(Some(10_000))
                 .build()
         };
         // Batches of uneven sizes; a row group closed by hand after some of them.
