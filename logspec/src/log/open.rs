@@ -36,13 +36,15 @@ pub enum Format {
     Dataflash,
     /// MCAP (`.mcap`): ROS 2 recordings (CDR), and ROS1 and JSON messages.
     Mcap,
+    /// rosbag2 sqlite3 storage (`.db3`): ROS 2 recordings (CDR). Read by path (feature `sqlite`).
+    Rosbag2,
     /// A log of a TOML schema's own framing ([`Open::schema`], or a project schema).
     Schema,
 }
 
 impl Format {
     /// Every bundled format, in the order of the command's `--format` values.
-    pub const ALL: [Format; 9] = [
+    pub const ALL: [Format; 10] = [
         Format::Usvlog,
         Format::Rlog,
         Format::RlogStream,
@@ -52,6 +54,7 @@ impl Format {
         Format::Ulog,
         Format::Dataflash,
         Format::Mcap,
+        Format::Rosbag2,
     ];
 
     /// The name `--format` takes and `info --json` prints (`rlog-stream`).
@@ -66,6 +69,7 @@ impl Format {
             Format::Ulog => "ulog",
             Format::Dataflash => "dataflash",
             Format::Mcap => "mcap",
+            Format::Rosbag2 => "rosbag2",
             Format::Schema => "schema",
         }
     }
@@ -87,6 +91,7 @@ impl Format {
             Format::Ulog => "PX4 ULog (`.ulg`)",
             Format::Dataflash => "ArduPilot DataFlash (`.bin`)",
             Format::Mcap => "MCAP (`.mcap`): ROS 2 (CDR), ROS1 and JSON messages",
+            Format::Rosbag2 => "rosbag2 sqlite3 storage (`.db3`): ROS 2 (CDR)",
             Format::Schema => "A log of a TOML schema's own framing",
         }
     }
@@ -103,6 +108,7 @@ impl Format {
             Format::Ulog => "PX4 ULog",
             Format::Dataflash => "ArduPilot DataFlash",
             Format::Mcap => "MCAP",
+            Format::Rosbag2 => "rosbag2",
             Format::Schema => "schema",
         }
     }
@@ -150,6 +156,10 @@ pub enum Shape {
     /// One pass through [`Log::scan`].
     Other,
 }
+
+/// The first bytes of a SQLite 3 database (a rosbag2 `.db3`), known with or without the
+/// `sqlite` feature, so that a build without it names what it cannot read.
+const SQLITE_MAGIC: &[u8] = b"SQLite format 3\0";
 
 /// How many bytes detection reads ahead: enough for every format's magic and file header.
 const HEAD: u64 = 4096;
@@ -267,6 +277,8 @@ fn detected(path: &Path, head: Vec<u8>, input: Source, how: &Open) -> Result<Log
                 Format::Dataflash
             } else if crate::formats::mcap::sniff(&head) {
                 Format::Mcap
+            } else if head.starts_with(SQLITE_MAGIC) {
+                Format::Rosbag2
             } else if let Some(s) = project_formats().into_iter().find(|s| s.claims(&head, whole)) {
                 schema = Some(s);
                 Format::Schema
@@ -278,7 +290,7 @@ fn detected(path: &Path, head: Vec<u8>, input: Source, how: &Open) -> Result<Log
                 let shown: Vec<String> = head.iter().take(8).map(|b| format!("{b:02x}")).collect();
                 let file = path.display().to_string();
                 return Err(Fault::new(FaultKind::Format, &file, format!(
-                    "{}: unrecognised format: the file starts with [{}]{}; expected the USVLOG magic \"USVLOG\", a CARLA recorder header (u16 version, \"CARLA_RECORDER\"), \"#ROSBAG V2.0\", the WPILOG magic \"WPILOG\", the ULog magic \"ULog\" 01 12 35, a DataFlash FMT message (A3 95 80), the MCAP magic 89 \"MCAP0\" 0d 0a, an RLOG revision byte (01 or 02) and timestamp, an RLOG stream frame, or the magic of a schema of this project (use --format to force one, or --schema FILE for a log of your own schema)",
+                    "{}: unrecognised format: the file starts with [{}]{}; expected the USVLOG magic \"USVLOG\", a CARLA recorder header (u16 version, \"CARLA_RECORDER\"), \"#ROSBAG V2.0\", the WPILOG magic \"WPILOG\", the ULog magic \"ULog\" 01 12 35, a DataFlash FMT message (A3 95 80), the MCAP magic 89 \"MCAP0\" 0d 0a, the SQLite magic \"SQLite format 3\" 00 (a rosbag2 .db3), an RLOG revision byte (01 or 02) and timestamp, an RLOG stream frame, or the magic of a schema of this project (use --format to force one, or --schema FILE for a log of your own schema)",
                     path.display(),
                     shown.join(" "),
                     if head.is_empty() { " (empty file)" } else { "" }
@@ -378,7 +390,7 @@ impl Log {
 
     /// Whether the log's clock is Unix time (ROS bags), not time since the log's start.
     pub fn utc(&self) -> bool {
-        matches!(self.format, Format::Rosbag | Format::Mcap)
+        matches!(self.format, Format::Rosbag | Format::Mcap | Format::Rosbag2)
     }
 
     /// Summarises the log: header, record counts, time span, integrity findings (ROS bags: like
@@ -397,7 +409,11 @@ impl Log {
             Format::Wpilog => wpilog::info(input.into_read(), &path, &name),
             Format::Ulog => ulog::info(input.into_read(), &path, &name),
             Format::Dataflash => dataflash::info(input.into_read(), &path, &name),
-            Format::Mcap => mcap::info(input, &path, &name, chunk_budget),
+            Format::Mcap => mcap::Store::mcap(input, &path).and_then(|s| mcap::info(s, &path, &name, chunk_budget)),
+            Format::Rosbag2 => {
+                drop(input);
+                rosbag2(&self.file, &path).and_then(|s| mcap::info(s, &path, &name, chunk_budget))
+            }
             Format::Carla => carla::info(input, &path, &name),
             Format::Rosbag => {
                 drop(input);
@@ -437,7 +453,13 @@ impl Log {
             Format::Wpilog => wpilog::records(input.into_read(), &self.file, &path, select, out),
             Format::Ulog => ulog::records(input.into_read(), &path, select, out),
             Format::Dataflash => dataflash::records(input.into_read(), &path, select, out),
-            Format::Mcap => mcap::records(input, &path, chunk_budget, select, out),
+            Format::Mcap => {
+                mcap::Store::mcap(input, &path).and_then(|s| mcap::records(s, &path, chunk_budget, select, out))
+            }
+            Format::Rosbag2 => {
+                drop(input);
+                rosbag2(&self.file, &path).and_then(|s| mcap::records(s, &path, chunk_budget, select, out))
+            }
             Format::Carla => carla::records(input, &path, opts.frames.clone(), select, out),
             Format::Rosbag => {
                 drop(input);
@@ -469,7 +491,13 @@ impl Log {
             Format::Wpilog => wpilog::scan(input.into_read(), &self.file, &path, &mut state),
             Format::Ulog => ulog::scan(input.into_read(), &path, &mut state),
             Format::Dataflash => dataflash::scan(input.into_read(), &path, &mut state),
-            Format::Mcap => mcap::scan(input, &path, chunk_budget, &mut state),
+            Format::Mcap => {
+                mcap::Store::mcap(input, &path).and_then(|s| mcap::scan(s, &path, chunk_budget, &mut state))
+            }
+            Format::Rosbag2 => {
+                drop(input);
+                rosbag2(&self.file, &path).and_then(|s| mcap::scan(s, &path, chunk_budget, &mut state))
+            }
             Format::Carla => carla::scan(input, &path, &mut state),
             Format::Rosbag => {
                 drop(input);
@@ -522,6 +550,20 @@ fn whole(mapped: Option<Arc<Mapped>>, path: &str) -> Result<(), Error> {
             "{path}: the file was truncated while it was being read: its bytes from offset {at} on were gone, so what was read past that offset is not the file's"
         )))),
     }
+}
+
+/// The store of a rosbag2 log (`file`: its path; SQLite reads no stream).
+#[cfg(feature = "sqlite")]
+fn rosbag2(file: &Path, path: &str) -> Result<mcap::Store, Error> {
+    mcap::Store::db3(file, path)
+}
+
+/// Without the `sqlite` feature, a rosbag2 log is refused.
+#[cfg(not(feature = "sqlite"))]
+fn rosbag2(_file: &Path, path: &str) -> Result<mcap::Store, Error> {
+    Err(Error::Input(format!(
+        "{path}: a rosbag2 sqlite3 bag, which this build of logspec does not read (the library's `sqlite` feature)"
+    )))
 }
 
 /// The schema of a [`Format::Schema`] log.
