@@ -472,6 +472,10 @@ fn the_documented_shapes_are_the_printed_ones() {
     let db3 = data("ros2/gen_rosbags_corner_sqlite3.db3");
     info(&mut c, "rosbag2.info", &db3, 0);
     dump(&mut c, &db3, &[], 0, by_mcap);
+    // A split bag: its directory.
+    let split = data("ros2/gen_split_mcap");
+    info(&mut c, "rosbag2.info", &split, 0);
+    dump(&mut c, &split, &[], 0, by_mcap);
 
     // Every documented shape and key was printed at least once.
     let unchecked: Vec<&String> = c.shapes.keys().filter(|s| !c.checked.contains(*s)).collect();

@@ -257,3 +257,84 @@ fn cut_and_corrupted_db3_files_fail_clearly() {
         assert!(!err.contains("panicked"), "corrupted at {at}: {err}");
     }
 }
+
+/// The split bags of `tests/data/ros2/` (`tools/make_split.py`): three storage files each, which
+/// overlap in time, and one `metadata.yaml`; the reference is rosbags' `AnyReader` on the
+/// directory.
+const SPLIT: [&str; 2] = ["gen_split_db3", "gen_split_mcap"];
+
+#[test]
+fn split_bags_read_as_one_log_in_log_time_order() {
+    for stem in SPLIT {
+        let exp = expected(stem);
+        let dir = data(&format!("ros2/{stem}"));
+        // The directory, and its metadata.yaml, are the same log.
+        for p in [dir.clone(), dir.join("metadata.yaml")] {
+            let (ours, ok, err) = dump(&p, &[]);
+            assert!(ok, "{}: {err}", p.display());
+            assert!(err.is_empty(), "{}: {err}", p.display());
+            assert_lines_eq(&kind(&ours, "topic"), &kind(&exp, "topic"));
+            assert_lines_eq(&kind(&ours, "message"), &kind(&exp, "message"));
+        }
+        let (v, ok, err) = info(&dir);
+        assert!(ok, "{stem}: {err}");
+        assert_eq!(v["format"], "rosbag2");
+        assert_eq!(v["storage"], if stem.ends_with("db3") { "sqlite3" } else { "mcap" });
+        assert_eq!(v["files"].as_array().unwrap().len(), 3, "{v}");
+        assert_eq!(v["messages"], 9);
+        assert_eq!(v["channels"], 3);
+        // A time window across the files.
+        let (ours, ok, err) = dump(&dir, &["--until", "0.00000004"]);
+        assert!(ok, "{err}");
+        let want: Vec<Value> = kind(&exp, "message")
+            .into_iter()
+            .filter(|m| m["log_time"].as_u64().unwrap() <= 1_700_000_000_000_000_040)
+            .collect();
+        assert_lines_eq(&kind(&ours, "message"), &want);
+    }
+}
+
+/// A split bag copied into the scratch directory, its `metadata.yaml` and files changed by `edit`.
+fn split_copy(stem: &str, name: &str, edit: impl FnOnce(&Path)) -> PathBuf {
+    let src = data(&format!("ros2/{stem}"));
+    let dir = scratch::temp_dir().join("rosbag2-split").join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    for e in std::fs::read_dir(&src).unwrap() {
+        let p = e.unwrap().path();
+        std::fs::copy(&p, dir.join(p.file_name().unwrap())).unwrap();
+    }
+    edit(&dir);
+    dir
+}
+
+#[test]
+fn a_damaged_split_bag_gives_every_other_message_then_names_the_file() {
+    // The middle file cut: the other two files' messages all come, then the fault names it.
+    let dir = split_copy("gen_split_mcap", "cut", |d| {
+        let p = d.join("gen_split_mcap_1.mcap");
+        let b = std::fs::read(&p).unwrap();
+        std::fs::write(&p, &b[..b.len() / 2]).unwrap();
+    });
+    let (ours, ok, err) = dump(&dir, &[]);
+    assert!(!ok);
+    assert!(err.contains("gen_split_mcap_1.mcap") && !err.contains("panicked"), "{err}");
+    let exp = kind(&expected("gen_split_mcap"), "message");
+    let others: Vec<Value> =
+        exp.iter().filter(|m| !m["data"]["data"].as_str().unwrap().starts_with("p1")).cloned().collect();
+    let got: Vec<Value> =
+        kind(&ours, "message").into_iter().filter(|m| !m["data"]["data"].as_str().unwrap().starts_with("p1")).collect();
+    assert_lines_eq(&got, &others);
+    // A file the metadata lists but the directory lacks; a path outside the bag; no metadata.
+    let dir = split_copy("gen_split_db3", "missing", |d| std::fs::remove_file(d.join("gen_split_db3_2.db3")).unwrap());
+    let (_, ok, err) = dump(&dir, &[]);
+    assert!(!ok && err.contains("gen_split_db3_2.db3") && err.contains("cannot open"), "{err}");
+    let dir = split_copy("gen_split_db3", "escape", |d| {
+        let y = std::fs::read_to_string(d.join("metadata.yaml")).unwrap();
+        std::fs::write(d.join("metadata.yaml"), y.replace("  - gen_split_db3_2.db3", "  - ../../x.db3")).unwrap();
+    });
+    let (_, ok, err) = dump(&dir, &[]);
+    assert!(!ok && err.contains("not a path inside the bag's directory"), "{err}");
+    let dir = split_copy("gen_split_db3", "no-metadata", |d| std::fs::remove_file(d.join("metadata.yaml")).unwrap());
+    let (_, ok, err) = dump(&dir, &[]);
+    assert!(!ok && err.contains("metadata.yaml"), "{err}");
+}

@@ -23,7 +23,8 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
-use std::path::Path;
+use std::path::{Component, Path, PathBuf};
+use std::sync::Mutex;
 
 use rusqlite::{Connection, OpenFlags};
 
@@ -39,9 +40,8 @@ pub fn sniff(head: &[u8]) -> bool {
 
 /// A rosbag2 sqlite3 storage file, open, with its topics and definitions read.
 pub struct Db3 {
-    conn: Connection,
-    /// The file as shown in messages.
-    shown: String,
+    /// Behind a lock so that a split bag's files can be read on threads of their own.
+    conn: Mutex<Connection>,
     /// The tables the file holds, sorted.
     pub tables: Vec<String>,
     /// `schema.schema_version` (none before version 3, which added the table).
@@ -62,6 +62,12 @@ pub struct Db3 {
     pub messages: u64,
     /// The file's size in bytes.
     pub size: u64,
+}
+
+fn strings(conn: &Connection, shown: &str, sql: &str, what: &str) -> Result<Vec<String>, String> {
+    let mut st = conn.prepare(sql).map_err(|e| sql_err(shown, what, e))?;
+    let rows = st.query_map([], |r| r.get::<_, String>(0)).map_err(|e| sql_err(shown, what, e))?;
+    rows.collect::<Result<Vec<_>, _>>().map_err(|e| sql_err(shown, what, e))
 }
 
 fn sql_err(shown: &str, what: &str, e: rusqlite::Error) -> String {
@@ -89,8 +95,7 @@ impl Db3 {
         conn.set_limit(rusqlite::limits::Limit::SQLITE_LIMIT_LENGTH, limit)
             .map_err(|e| sql_err(shown, "cannot set SQLite's length limit", e))?;
         let mut db = Db3 {
-            conn,
-            shown: shown.to_string(),
+            conn: Mutex::new(Connection::open_in_memory().map_err(|e| sql_err(shown, "SQLite", e))?),
             tables: Vec::new(),
             schema_version: None,
             ros_distro: None,
@@ -102,8 +107,12 @@ impl Db3 {
             messages: 0,
             size,
         };
-        db.tables =
-            db.strings("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name", "the table list")?;
+        db.tables = strings(
+            &conn,
+            shown,
+            "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name",
+            "the table list",
+        )?;
         for t in ["topics", "messages"] {
             if !db.tables.iter().any(|x| x == t) {
                 return Err(format!(
@@ -114,8 +123,7 @@ impl Db3 {
         }
         let has = |db: &Db3, t: &str| db.tables.iter().any(|x| x == t);
         if has(&db, "schema") {
-            let row = db
-                .conn
+            let row = conn
                 .query_row("SELECT schema_version, ros_distro FROM schema LIMIT 1", [], |r| {
                     Ok((r.get::<_, Option<i64>>(0)?, r.get::<_, Option<String>>(1)?))
                 })
@@ -127,7 +135,7 @@ impl Db3 {
         }
         if has(&db, "metadata") {
             if let Ok((v, m)) =
-                db.conn.query_row("SELECT metadata_version, metadata FROM metadata ORDER BY id DESC LIMIT 1", [], |r| {
+                conn.query_row("SELECT metadata_version, metadata FROM metadata ORDER BY id DESC LIMIT 1", [], |r| {
                     Ok((r.get::<_, Option<i64>>(0)?, r.get::<_, Option<String>>(1)?))
                 })
             {
@@ -138,8 +146,7 @@ impl Db3 {
         // The definitions by type: the last row of a type stands.
         let mut defs: HashMap<String, (String, Vec<u8>)> = HashMap::new();
         if has(&db, "message_definitions") {
-            let mut st = db
-                .conn
+            let mut st = conn
                 .prepare("SELECT topic_type, encoding, encoded_message_definition FROM message_definitions ORDER BY id")
                 .map_err(|e| sql_err(shown, "table `message_definitions`", e))?;
             let rows = st
@@ -155,10 +162,10 @@ impl Db3 {
                 defs.insert(ty, (enc, text.into_bytes()));
             }
         }
-        let topics_cols = db.strings("SELECT name FROM pragma_table_info('topics')", "the columns of `topics`")?;
+        let topics_cols =
+            strings(&conn, shown, "SELECT name FROM pragma_table_info('topics')", "the columns of `topics`")?;
         let qos = if topics_cols.iter().any(|c| c == "offered_qos_profiles") { "offered_qos_profiles" } else { "''" };
-        let mut st = db
-            .conn
+        let mut st = conn
             .prepare(&format!("SELECT id, name, type, serialization_format, {qos} FROM topics ORDER BY id"))
             .map_err(|e| sql_err(shown, "table `topics`", e))?;
         let rows = st
@@ -197,23 +204,17 @@ impl Db3 {
             channels.push(Channel { id, schema_id, topic: name, message_encoding: format, metadata });
         }
         drop(st);
-        db.schemas = schemas;
-        db.channels = channels;
-        let (start, n) = db
-            .conn
+        let (start, n) = conn
             .query_row("SELECT MIN(timestamp), COUNT(*) FROM messages", [], |r| {
                 Ok((r.get::<_, Option<i64>>(0)?, r.get::<_, i64>(1)?))
             })
             .map_err(|e| sql_err(shown, "table `messages`", e))?;
+        db.conn = Mutex::new(conn);
+        db.schemas = schemas;
+        db.channels = channels;
         db.start = start.map(|t| t.max(0) as u64);
         db.messages = n.max(0) as u64;
         Ok(db)
-    }
-
-    fn strings(&self, sql: &str, what: &str) -> Result<Vec<String>, String> {
-        let mut st = self.conn.prepare(sql).map_err(|e| sql_err(&self.shown, what, e))?;
-        let rows = st.query_map([], |r| r.get::<_, String>(0)).map_err(|e| sql_err(&self.shown, what, e))?;
-        rows.collect::<Result<Vec<_>, _>>().map_err(|e| sql_err(&self.shown, what, e))
     }
 
     /// The topic types that have no definition in the file.
@@ -248,7 +249,8 @@ impl Db3 {
             // Every row, those with a negative timestamp too (reported below).
             "SELECT id, topic_id, timestamp, data FROM messages WHERE ?1 <= ?2 ORDER BY timestamp, id"
         };
-        let mut st = match self.conn.prepare(sql) {
+        let conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+        let mut st = match conn.prepare(sql) {
             Ok(st) => st,
             Err(e) => return fail(stats, e),
         };
@@ -310,10 +312,81 @@ impl Db3 {
                 data: Cow::Owned(data),
                 offset: 0,
                 index: id.max(0) as u64,
+                file: 0,
             };
             stats.messages += 1;
             each(Event::Message(&m))?;
         }
         Ok(Ok(stats))
     }
+}
+
+/// The first bytes of a bag's `metadata.yaml`.
+pub const METADATA_KEY: &[u8] = b"rosbag2_bagfile_information:";
+
+/// A split bag, as its `metadata.yaml` lists it.
+#[derive(Clone, Debug)]
+pub struct Listing {
+    /// The bag's directory.
+    pub dir: PathBuf,
+    /// `storage_identifier` (`sqlite3`, `mcap`).
+    pub storage: String,
+    /// `relative_file_paths`, in their order.
+    pub files: Vec<String>,
+}
+
+/// Reads the `metadata.yaml` of a bag (`path`: the bag's directory, or the file itself): its
+/// storage identifier and its storage files. Only these two keys are read, as rosbag2 and rosbags
+/// write them (a block list under `relative_file_paths`). A path that leaves the bag's directory
+/// (absolute, or with `..`) is refused.
+pub fn listing(path: &Path, shown: &str) -> Result<Listing, String> {
+    let (dir, yaml) = if path.is_dir() {
+        (path.to_path_buf(), path.join("metadata.yaml"))
+    } else {
+        (path.parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf), path.to_path_buf())
+    };
+    let text = std::fs::read_to_string(&yaml)
+        .map_err(|e| format!("{shown}: a rosbag2 bag's directory needs its metadata.yaml ({}): {e}", yaml.display()))?;
+    let unquote = |v: &str| v.trim().trim_matches(|c| c == '\'' || c == '"').to_string();
+    let mut storage = String::new();
+    let mut files = Vec::new();
+    let mut in_list: Option<usize> = None;
+    for (n, line) in text.lines().enumerate() {
+        let indent = line.len() - line.trim_start().len();
+        let t = line.trim();
+        if let Some(at) = in_list {
+            if let Some(item) = t.strip_prefix("- ").or_else(|| (t == "-").then_some("")) {
+                if indent >= at {
+                    files.push((n + 1, unquote(item)));
+                    continue;
+                }
+            }
+            in_list = None;
+        }
+        if let Some(v) = t.strip_prefix("storage_identifier:") {
+            storage = unquote(v);
+        } else if let Some(v) = t.strip_prefix("relative_file_paths:") {
+            let v = v.trim();
+            if let Some(inner) = v.strip_prefix('[').and_then(|v| v.strip_suffix(']')) {
+                files.extend(inner.split(',').filter(|x| !x.trim().is_empty()).map(|x| (n + 1, unquote(x))));
+            } else {
+                in_list = Some(indent);
+            }
+        }
+    }
+    if files.is_empty() {
+        return Err(format!("{}: lists no storage files (`relative_file_paths`)", yaml.display()));
+    }
+    let mut out = Vec::with_capacity(files.len());
+    for (line, f) in files {
+        let p = Path::new(&f);
+        if f.is_empty() || p.components().any(|c| !matches!(c, Component::Normal(_) | Component::CurDir)) {
+            return Err(format!(
+                "{}: line {line}: storage file `{f}` is not a path inside the bag's directory",
+                yaml.display()
+            ));
+        }
+        out.push(f);
+    }
+    Ok(Listing { dir, storage, files: out })
 }

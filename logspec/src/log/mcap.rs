@@ -77,6 +77,9 @@ pub(super) enum Store {
     },
     #[cfg(feature = "sqlite")]
     Db3(crate::formats::rosbag2::Db3),
+    /// A split bag: several storage files and one `metadata.yaml`, read as one log.
+    #[cfg(feature = "sqlite")]
+    Split(split::Split),
 }
 
 impl Store {
@@ -100,12 +103,20 @@ impl Store {
         Ok(Store::Db3(db))
     }
 
+    /// A split bag's store: `file` is its directory or its `metadata.yaml`.
+    #[cfg(feature = "sqlite")]
+    pub(super) fn split(file: &std::path::Path, path: &str) -> Result<Store, Error> {
+        split::Split::open(file, path).map(Store::Split)
+    }
+
     /// The schemas and channels known before the messages (a summary's, or the tables').
     fn known(&self) -> (&[Schema], &[McapChannel]) {
         match self {
             Store::Mcap { blocks, .. } => (&blocks.schemas, &blocks.channels),
             #[cfg(feature = "sqlite")]
             Store::Db3(db) => (&db.schemas, &db.channels),
+            #[cfg(feature = "sqlite")]
+            Store::Split(s) => (&s.schemas, &s.channels),
         }
     }
 
@@ -115,6 +126,8 @@ impl Store {
             Store::Mcap { blocks, .. } => blocks.start,
             #[cfg(feature = "sqlite")]
             Store::Db3(db) => db.start,
+            #[cfg(feature = "sqlite")]
+            Store::Split(s) => s.start,
         }
     }
 
@@ -124,28 +137,65 @@ impl Store {
             Store::Mcap { bytes, .. } => bytes.get().len() as u64,
             #[cfg(feature = "sqlite")]
             Store::Db3(db) => db.size,
+            #[cfg(feature = "sqlite")]
+            Store::Split(s) => s.parts.iter().map(|p| p.store.size()).sum(),
         }
     }
 
-    /// Whether messages are named by their row (sqlite3) rather than by a byte offset.
+    /// Whether messages are named by their row (sqlite3) or their file and place (a split bag)
+    /// rather than by a byte offset alone.
     fn rows(&self) -> bool {
         !matches!(self, Store::Mcap { .. })
     }
 
     /// The events of the store ([`container::read`] for MCAP).
-    fn read<E>(
-        &self,
+    fn read<'s, E>(
+        &'s self,
         budget: u64,
         want: &Want<'_>,
-        each: impl FnMut(Event<'_, '_>) -> Result<(), E>,
+        mut each: impl FnMut(Event<'_, 's>) -> Result<(), E>,
     ) -> Result<Result<container::Stats, (container::Stats, container::ReadError)>, E> {
         match self {
             Store::Mcap { bytes, blocks } => container::read(bytes.get(), blocks, budget, want, each),
             #[cfg(feature = "sqlite")]
-            Store::Db3(db) => db.read(want, each),
+            Store::Db3(db) => db.read(want, |e| each(e)),
+            #[cfg(feature = "sqlite")]
+            Store::Split(s) => s.read(budget, want, each),
+        }
+    }
+
+    /// The events of one storage file (not a split bag), for a split bag's threads: through a
+    /// `dyn` callback, so that reading a split bag does not instantiate itself again.
+    #[cfg(feature = "sqlite")]
+    fn read_file<'s>(
+        &'s self,
+        budget: u64,
+        want: &Want<'_>,
+        each: &mut dyn FnMut(Event<'_, 's>) -> Result<(), ()>,
+    ) -> Result<Result<container::Stats, (container::Stats, container::ReadError)>, ()> {
+        match self {
+            Store::Mcap { bytes, blocks } => container::read(bytes.get(), blocks, budget, want, each),
+            Store::Db3(db) => db.read(want, |e| each(e)),
+            Store::Split(_) => Ok(Ok(container::Stats::default())),
+        }
+    }
+
+    /// Where a message is, when [`rows`](Self::rows): its row, or its file and place there.
+    fn place(&self, m: &Message<'_>) -> String {
+        match self {
+            #[cfg(feature = "sqlite")]
+            Store::Split(s) => match s.parts.get(usize::from(m.file).wrapping_sub(1)) {
+                Some(p) => format!("{}, {}", p.name, p.store.place(m)),
+                None => format!("message {}", m.index),
+            },
+            _ if self.rows() => format!("table `messages`, row id {}", m.index),
+            _ => format!("byte {}", m.offset),
         }
     }
 }
+
+#[cfg(feature = "sqlite")]
+mod split;
 
 /// How a channel's messages are read.
 enum Decoding {
@@ -249,8 +299,10 @@ fn decoding(path: &str, c: &McapChannel, schema: Option<&Schema>) -> Decoding {
 /// What a reading keeps: the channels and schemas seen, and the problems counted.
 struct Walk<'p> {
     path: &'p str,
-    /// Messages are named by row id (sqlite3), not by byte offset.
+    /// Messages are named by row id (sqlite3) or file and place (a split bag), not by byte offset.
     rows: bool,
+    /// The store, to name where a message is.
+    store: Option<&'p Store>,
     schemas: HashMap<u16, Schema>,
     chans: HashMap<u16, Chan>,
     /// The first channel of each topic, to tell a topic's channels of another type apart.
@@ -265,6 +317,7 @@ impl<'p> Walk<'p> {
         Walk {
             path,
             rows: false,
+            store: None,
             schemas: HashMap::new(),
             chans: HashMap::new(),
             topics: HashMap::new(),
@@ -276,9 +329,10 @@ impl<'p> Walk<'p> {
     /// A walk that knows the schemas and channels outside chunks (a summary's, in an indexed
     /// file: those of a chunk that does not read are still known, and channels are known before
     /// their first message); those channels, by id.
-    fn with_summary(path: &'p str, store: &Store) -> (Self, Option<HashMap<u16, McapChannel>>) {
+    fn with_summary(path: &'p str, store: &'p Store) -> (Self, Option<HashMap<u16, McapChannel>>) {
         let mut walk = Walk::new(path);
         walk.rows = store.rows();
+        walk.store = Some(store);
         let (schemas, channels) = store.known();
         for s in schemas {
             walk.schemas.insert(s.id, s.clone());
@@ -292,10 +346,9 @@ impl<'p> Walk<'p> {
 
     /// Where a message is: its byte offset (the record's, or its chunk's), or its row.
     fn at(&self, m: &Message<'_>) -> String {
-        if self.rows {
-            format!("table `messages`, row id {}", m.index)
-        } else {
-            format!("byte {}", m.offset)
+        match self.store {
+            Some(s) => s.place(m),
+            None => format!("byte {}", m.offset),
         }
     }
 
@@ -896,6 +949,17 @@ pub(super) fn info(store: Store, path: &str, name: &str, chunk_budget: u64) -> R
             w.end_array();
         }
         #[cfg(feature = "sqlite")]
+        Store::Split(s) => {
+            w.str(Some("format"), "rosbag2");
+            w.bool(Some("ok"), ok);
+            w.str(Some("storage"), &s.listing.storage);
+            w.begin_array(Some("files"), s.parts.len());
+            for p in &s.parts {
+                w.str(None, &p.name);
+            }
+            w.end_array();
+        }
+        #[cfg(feature = "sqlite")]
         Store::Db3(db) => {
             w.str(Some("format"), "rosbag2");
             w.bool(Some("ok"), ok);
@@ -970,6 +1034,10 @@ pub(super) fn info(store: Store, path: &str, name: &str, chunk_budget: u64) -> R
                     if stats.compressions.is_empty() { "none".into() } else { stats.compressions.join(", ") }
                 ),
             );
+        }
+        #[cfg(feature = "sqlite")]
+        Store::Split(s) => {
+            line("format:", format!("rosbag2 split bag, storage `{}`, {} files", s.listing.storage, s.parts.len()))
         }
         #[cfg(feature = "sqlite")]
         Store::Db3(db) => line(

@@ -91,7 +91,7 @@ impl Format {
             Format::Ulog => "PX4 ULog (`.ulg`)",
             Format::Dataflash => "ArduPilot DataFlash (`.bin`)",
             Format::Mcap => "MCAP (`.mcap`): ROS 2 (CDR), ROS1 and JSON messages",
-            Format::Rosbag2 => "rosbag2 sqlite3 storage (`.db3`): ROS 2 (CDR)",
+            Format::Rosbag2 => "rosbag2: a sqlite3 storage file (`.db3`), or a bag's directory or metadata.yaml (its storage files, `.db3` or `.mcap`, read as one log)",
             Format::Schema => "A log of a TOML schema's own framing",
         }
     }
@@ -161,6 +161,9 @@ pub enum Shape {
 /// `sqlite` feature, so that a build without it names what it cannot read.
 const SQLITE_MAGIC: &[u8] = b"SQLite format 3\0";
 
+/// The first bytes of a rosbag2 bag's `metadata.yaml`.
+const BAG_METADATA: &[u8] = b"rosbag2_bagfile_information:";
+
 /// How many bytes detection reads ahead: enough for every format's magic and file header.
 const HEAD: u64 = 4096;
 
@@ -182,8 +185,13 @@ pub struct Log {
     progress: Option<Progress>,
 }
 
-/// Opens the log at `path` (`-`: standard input) and detects its format.
+/// Opens the log at `path` (`-`: standard input; a directory: a rosbag2 bag, its storage files
+/// listed by its `metadata.yaml`) and detects its format.
 pub fn open(path: &Path, how: &Open) -> Result<Log, Error> {
+    if path.is_dir() {
+        let how = Open { format: Some(Format::Rosbag2), schema: None, schema_format: None, ..how.clone() };
+        return detected(path, Vec::new(), Source::Stream(Box::new(io::empty())), &how);
+    }
     if how.map && path.as_os_str() != "-" {
         let file =
             std::fs::File::open(path).map_err(|e| Error::Input(format!("{}: cannot open: {e}", path.display())))?;
@@ -277,7 +285,7 @@ fn detected(path: &Path, head: Vec<u8>, input: Source, how: &Open) -> Result<Log
                 Format::Dataflash
             } else if crate::formats::mcap::sniff(&head) {
                 Format::Mcap
-            } else if head.starts_with(SQLITE_MAGIC) {
+            } else if head.starts_with(SQLITE_MAGIC) || head.starts_with(BAG_METADATA) {
                 Format::Rosbag2
             } else if let Some(s) = project_formats().into_iter().find(|s| s.claims(&head, whole)) {
                 schema = Some(s);
@@ -555,7 +563,22 @@ fn whole(mapped: Option<Arc<Mapped>>, path: &str) -> Result<(), Error> {
 /// The store of a rosbag2 log (`file`: its path; SQLite reads no stream).
 #[cfg(feature = "sqlite")]
 fn rosbag2(file: &Path, path: &str) -> Result<mcap::Store, Error> {
-    mcap::Store::db3(file, path)
+    if is_bag_listing(file) {
+        mcap::Store::split(file, path)
+    } else {
+        mcap::Store::db3(file, path)
+    }
+}
+
+/// Whether `file` is a rosbag2 bag's directory or its `metadata.yaml` (a split bag, read as one
+/// log), by the file's first bytes.
+fn is_bag_listing(file: &Path) -> bool {
+    if file.is_dir() {
+        return true;
+    }
+    let mut head = [0u8; 28];
+    let n = std::fs::File::open(file).and_then(|mut f| f.read(&mut head)).unwrap_or(0);
+    head[..n].starts_with(BAG_METADATA)
 }
 
 /// Without the `sqlite` feature, a rosbag2 log is refused.
