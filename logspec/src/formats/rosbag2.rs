@@ -226,10 +226,10 @@ impl Db3 {
     /// row id). A row that is not a message (a negative timestamp, data that is not a blob) is
     /// skipped and reported; a SQLite error (a corrupted page) ends the reading after every
     /// message before it.
-    pub fn read<E>(
+    pub fn read<'a, E>(
         &self,
         want: &Want<'_>,
-        mut each: impl FnMut(Event<'_, 'static>) -> Result<(), E>,
+        mut each: impl FnMut(Event<'_, 'a>) -> Result<(), E>,
     ) -> Result<Result<Stats, (Stats, ReadError)>, E> {
         let mut stats = Stats { start: self.start, footer: true, summary: true, ..Stats::default() };
         for s in &self.schemas {

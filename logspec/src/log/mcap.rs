@@ -153,12 +153,12 @@ impl Store {
         &'s self,
         budget: u64,
         want: &Want<'_>,
-        mut each: impl FnMut(Event<'_, 's>) -> Result<(), E>,
+        each: impl FnMut(Event<'_, 's>) -> Result<(), E>,
     ) -> Result<Result<container::Stats, (container::Stats, container::ReadError)>, E> {
         match self {
             Store::Mcap { bytes, blocks } => container::read(bytes.get(), blocks, budget, want, each),
             #[cfg(feature = "sqlite")]
-            Store::Db3(db) => db.read(want, |e| each(e)),
+            Store::Db3(db) => db.read(want, each),
             #[cfg(feature = "sqlite")]
             Store::Split(s) => s.read(budget, want, each),
         }
@@ -175,7 +175,7 @@ impl Store {
     ) -> Result<Result<container::Stats, (container::Stats, container::ReadError)>, ()> {
         match self {
             Store::Mcap { bytes, blocks } => container::read(bytes.get(), blocks, budget, want, each),
-            Store::Db3(db) => db.read(want, |e| each(e)),
+            Store::Db3(db) => db.read(want, each),
             Store::Split(_) => Ok(Ok(container::Stats::default())),
         }
     }

@@ -572,6 +572,7 @@ fn rosbag2(file: &Path, path: &str) -> Result<mcap::Store, Error> {
 
 /// Whether `file` is a rosbag2 bag's directory or its `metadata.yaml` (a split bag, read as one
 /// log), by the file's first bytes.
+#[cfg(feature = "sqlite")]
 fn is_bag_listing(file: &Path) -> bool {
     if file.is_dir() {
         return true;
