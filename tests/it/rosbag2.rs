@@ -334,6 +334,13 @@ fn a_damaged_split_bag_gives_every_other_message_then_names_the_file() {
     });
     let (_, ok, err) = dump(&dir, &[]);
     assert!(!ok && err.contains("not a path inside the bag's directory"), "{err}");
+    let dir = split_copy("gen_split_db3", "twice", |d| {
+        let y = std::fs::read_to_string(d.join("metadata.yaml")).unwrap();
+        std::fs::write(d.join("metadata.yaml"), y.replace("  - gen_split_db3_2.db3", "  - gen_split_db3_0.db3"))
+            .unwrap();
+    });
+    let (_, ok, err) = dump(&dir, &[]);
+    assert!(!ok && err.contains("listed twice"), "{err}");
     let dir = split_copy("gen_split_db3", "no-metadata", |d| std::fs::remove_file(d.join("metadata.yaml")).unwrap());
     let (_, ok, err) = dump(&dir, &[]);
     assert!(!ok && err.contains("metadata.yaml"), "{err}");

@@ -386,6 +386,10 @@ pub fn listing(path: &Path, shown: &str) -> Result<Listing, String> {
                 yaml.display()
             ));
         }
+        // Each file once: a listing that repeats one would open it (and a reader thread) per line.
+        if out.contains(&f) {
+            return Err(format!("{}: line {line}: storage file `{f}` is listed twice", yaml.display()));
+        }
         out.push(f);
     }
     Ok(Listing { dir, storage, files: out })
