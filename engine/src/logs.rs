@@ -138,11 +138,17 @@ pub fn partition(file: &Path) -> String {
 /// names start with `.`, skipped).
 fn add(path: &Path, files: &mut Vec<Candidate>) -> Result<(), Error> {
     let meta = std::fs::metadata(path).map_err(|e| Error::Input(format!("{}: {e}", path.display())))?;
-    if !meta.is_dir() {
+    if !meta.is_dir() || is_bag(path) {
         files.push(Candidate { file: path.to_path_buf(), named: true });
         return Ok(());
     }
     search(path, files)
+}
+
+/// Whether a directory is a rosbag2 bag (it holds a `metadata.yaml`): one log, its storage files
+/// read together.
+fn is_bag(dir: &Path) -> bool {
+    dir.join("metadata.yaml").is_file()
 }
 
 fn search(dir: &Path, files: &mut Vec<Candidate>) -> Result<(), Error> {
@@ -153,7 +159,9 @@ fn search(dir: &Path, files: &mut Vec<Candidate>) -> Result<(), Error> {
         .collect();
     entries.sort();
     for e in entries {
-        if e.is_dir() {
+        if e.is_dir() && is_bag(&e) {
+            files.push(Candidate { file: e, named: true });
+        } else if e.is_dir() {
             search(&e, files)?;
         } else {
             files.push(Candidate { file: e, named: false });
@@ -175,6 +183,9 @@ pub fn has_log_extension(path: &Path) -> bool {
 
 /// Detects a file's format from its first bytes, as reading it will.
 fn sniff(path: &Path, how: &Open) -> Result<(), Error> {
+    if path.is_dir() {
+        return logspec::log::open(path, how).map(drop);
+    }
     let f = File::open(path).map_err(|e| Error::Input(format!("{}: cannot open: {e}", path.display())))?;
     logspec::log::detect(path, Box::new(f), how).map(drop)
 }

@@ -268,8 +268,13 @@ fn read_log(opts: &Options, job: &LogFile, to_writer: SyncSender<Msg>, failure: 
         failure,
     };
     let mut read = || -> Result<logspec::log::scan::Outcome, Error> {
-        let f = File::open(&job.file).map_err(|e| Error::Input(format!("{shown}: cannot open: {e}")))?;
-        let d = logspec::log::detect(&job.file, Box::new(f), &opts.input)?;
+        let d = if job.file.is_dir() {
+            // A rosbag2 bag's directory (`logs::plan`).
+            logspec::log::open(&job.file, &opts.input)?
+        } else {
+            let f = File::open(&job.file).map_err(|e| Error::Input(format!("{shown}: cannot open: {e}")))?;
+            logspec::log::detect(&job.file, Box::new(f), &opts.input)?
+        };
         sink.format = d.name().to_string();
         sink.utc = d.utc();
         d.scan(&opts.select, &mut sink)

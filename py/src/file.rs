@@ -48,10 +48,17 @@ impl NativeLog {
 
     /// Opens and detects the file again (the format is known: detection only reads its head).
     fn detected(&self) -> Result<Log, Error> {
-        let f =
-            std::fs::File::open(&self.path).map_err(|e| Error::Input(format!("{}: cannot open: {e}", self.shown())))?;
-        Log::from_reader(&self.path, Box::new(f), &self.input)
+        reopened(&self.path, &self.input, &self.shown())
     }
+}
+
+/// A log opened again as detected (a rosbag2 bag's directory by its path, any other file as a stream).
+fn reopened(path: &std::path::Path, input: &Open, shown: &str) -> Result<Log, Error> {
+    if path.is_dir() {
+        return logspec::log::open(path, input);
+    }
+    let f = std::fs::File::open(path).map_err(|e| Error::Input(format!("{shown}: cannot open: {e}")))?;
+    Log::from_reader(path, Box::new(f), input)
 }
 
 /// Opens a log and detects its format (`format`: one of `usvlog`, `rlog`, `rlog-stream`,
@@ -77,13 +84,15 @@ fn open_log(
         None => None,
         Some(name) => Some(Format::from_name(name).ok_or_else(|| {
             errors::UsageError::new_err(format!(
-                "unknown format {name:?}; expected one of usvlog, rlog, rlog-stream, carla, rosbag, wpilog, ulog, dataflash"
+                "unknown format {name:?}; expected one of usvlog, rlog, rlog-stream, carla, rosbag, wpilog, ulog, dataflash, mcap, rosbag2"
             ))
         })?),
     };
     // A missing or unreadable file is the OSError Python code expects (FileNotFoundError, ...).
     let file = std::fs::File::open(&path)?;
-    if file.metadata()?.is_dir() {
+    // A directory is a log only as a rosbag2 bag (its metadata.yaml lists its storage files).
+    let bag = file.metadata()?.is_dir();
+    if bag && !path.join("metadata.yaml").is_file() {
         return Err(pyo3::exceptions::PyIsADirectoryError::new_err(format!("{}: is a directory", path.display())));
     }
     let shown = path.display().to_string();
@@ -91,7 +100,11 @@ fn open_log(
     let input = Open { format: forced, assume_r1, schema, chunk_budget, ..Open::default() };
     // Opened again as detected: the format forced, or the schema kept compiled.
     let (name, input) = py
-        .detach(|| Log::from_reader(&path, Box::new(file), &input).map(|d| (d.name().to_string(), d.reopen())))
+        .detach(|| {
+            let log =
+                if bag { logspec::log::open(&path, &input) } else { Log::from_reader(&path, Box::new(file), &input) };
+            log.map(|d| (d.name().to_string(), d.reopen()))
+        })
         .map_err(|e| errors::from_cli(py, &e, &shown))?;
     Ok(NativeLog { path, name, input })
 }
@@ -151,9 +164,7 @@ impl NativeLog {
             .spawn(move || {
                 let mut out = Batcher { tokens: Tokens::default(), tx };
                 let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    let f =
-                        std::fs::File::open(&path).map_err(|e| Error::Input(format!("{shown}: cannot open: {e}")))?;
-                    let d = Log::from_reader(&path, Box::new(f), &input)?;
+                    let d = reopened(&path, &input, &shown)?;
                     // A failed send (`Error::Io`) means that the iterator was dropped; its
                     // error goes nowhere, like the end below.
                     d.records(&opts, &mut out)

@@ -233,6 +233,10 @@ pub fn open(path: &Path, input: &InputArgs) -> Result<logspec::log::Log, Error> 
     let meta = (path.as_os_str() != "-").then(|| std::fs::metadata(path).ok()).flatten();
     let label = || path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
     let bar = meta.as_ref().and_then(|m| progress::Bar::new(m.len(), &label()));
+    if meta.as_ref().is_some_and(std::fs::Metadata::is_dir) {
+        // A rosbag2 bag's directory: its storage files, read by path.
+        return Ok(logspec::log::open(path, &how)?);
+    }
     if meta.as_ref().is_some_and(std::fs::Metadata::is_file) {
         // Mapped: the reader tells the bar how far it got.
         how.progress = bar.map(|bar| Progress(std::sync::Arc::new(move |pos| bar.at(pos))));

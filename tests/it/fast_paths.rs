@@ -115,6 +115,7 @@ pub(crate) fn bundled() -> Vec<PathBuf> {
         ("carla", &["log"][..]),
         ("ulog", &["ulg"][..]),
         ("dataflash", &["bin", "BIN"][..]),
+        ("ros2", &["mcap", "db3"][..]),
     ] {
         for e in std::fs::read_dir(data.join(dir)).unwrap() {
             let p = e.unwrap().path();

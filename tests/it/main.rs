@@ -38,6 +38,7 @@ mod rlog;
 mod rlog_columns;
 mod rlog_net;
 mod rosbag;
+mod rosbag2;
 mod ulog;
 mod usvlog;
 mod usvlog_tables;

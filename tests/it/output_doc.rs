@@ -468,6 +468,14 @@ fn the_documented_shapes_are_the_printed_ones() {
     let bytes = std::fs::read(&corner).unwrap();
     std::fs::write(&cut, &bytes[..bytes.len() / 2]).unwrap();
     info(&mut c, "mcap.info", &cut, 1);
+    // rosbag2 sqlite3: the same recording as the MCAP file (the MCAP dump's lines).
+    let db3 = data("ros2/gen_rosbags_corner_sqlite3.db3");
+    info(&mut c, "rosbag2.info", &db3, 0);
+    dump(&mut c, &db3, &[], 0, by_mcap);
+    // A split bag: its directory.
+    let split = data("ros2/gen_split_mcap");
+    info(&mut c, "rosbag2.info", &split, 0);
+    dump(&mut c, &split, &[], 0, by_mcap);
 
     // Every documented shape and key was printed at least once.
     let unchecked: Vec<&String> = c.shapes.keys().filter(|s| !c.checked.contains(*s)).collect();

@@ -18,7 +18,26 @@ pub fn source(set: &MsgSet, roots: &[&str], module: &str, runtime_path: &str, fr
 /// [`source`] for a given back end configuration: without `alloc`, a message whose owned form
 /// needs an allocator (strings, variable-length arrays) gets only its view.
 pub fn source_for(backend: &RustBackend, set: &MsgSet, roots: &[&str], module: &str, from: Option<String>) -> String {
-    let lowered = lower::lower(set, roots, module, from);
+    source_of(backend, set, lower::lower(set, roots, module, from))
+}
+
+/// [`source_for`] of ROS 2 messages laid out as CDR (the payload after the 4-byte encapsulation
+/// header, little-endian: natural alignment, strings with their NUL), or why the back end cannot
+/// generate it ([`crate::backend::supported`]).
+pub fn cdr_source_for(
+    backend: &RustBackend,
+    set: &MsgSet,
+    roots: &[&str],
+    module: &str,
+    from: Option<String>,
+) -> Result<String, String> {
+    let mut lowered = lower::lower_cdr(set, roots, module, logspec_ir::ir::Endian::Little);
+    lowered.schema.source = from;
+    crate::backend::supported(&lowered.schema)?;
+    Ok(source_of(backend, set, lowered))
+}
+
+fn source_of(backend: &RustBackend, set: &MsgSet, lowered: lower::Lowered) -> String {
     let mut tokens = backend.tokens(&lowered.schema);
     for (name, id) in &lowered.ids {
         let spec = set.get(name).expect("lowered types are in the set");

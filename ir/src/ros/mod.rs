@@ -431,7 +431,16 @@ pub fn compile_ros2_definition(path: &str, type_name: &str, text: &str) -> Resul
 
 /// Parses and resolves `.msg` files (each named after its location, see [`MsgSet::add_msg_file`]).
 pub fn compile_msg_files(paths: &[impl AsRef<Path>]) -> Result<MsgSet, Vec<SchemaError>> {
-    let mut set = MsgSet::default();
+    msg_files(MsgSet::default(), paths)
+}
+
+/// [`compile_msg_files`] in the ROS 2 dialect (`<package>/msg/<Type>.msg` of ROS 2 packages:
+/// bounded types, defaults), for CDR.
+pub fn compile_ros2_msg_files(paths: &[impl AsRef<Path>]) -> Result<MsgSet, Vec<SchemaError>> {
+    msg_files(MsgSet { dialect: Dialect::Ros2, ..MsgSet::default() }, paths)
+}
+
+fn msg_files(mut set: MsgSet, paths: &[impl AsRef<Path>]) -> Result<MsgSet, Vec<SchemaError>> {
     let mut errors = Vec::new();
     for p in paths {
         if let Err(e) = set.add_msg_file(p.as_ref()) {

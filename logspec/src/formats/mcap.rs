@@ -65,6 +65,8 @@ pub struct Message<'a> {
     pub offset: u64,
     /// Its index in file order (0 for the first message of the file).
     pub index: u64,
+    /// Which storage file of a split bag holds it (1 for the first), 0 for a file read alone.
+    pub file: u16,
 }
 
 /// What the reader hands on, in this order for each message: its channel and schema first.
@@ -509,6 +511,7 @@ pub fn read<'a, E>(
                         },
                         offset,
                         index: i,
+                        file: 0,
                     })));
                 }
                 _ => {}

@@ -48,6 +48,8 @@ pub mod dataflash;
 pub mod mcap;
 pub mod rlog;
 pub mod rosbag;
+#[cfg(feature = "sqlite")]
+pub mod rosbag2;
 pub mod ulog;
 pub mod wpilog;
 pub mod wpistruct;

@@ -42,7 +42,7 @@ mod kind {
 }
 
 /// A file's bytes: the map, or all of a stream read into memory.
-enum Bytes {
+pub(super) enum Bytes {
     Mapped(Arc<super::input::Mapped>),
     Owned(Vec<u8>),
 }
@@ -67,6 +67,135 @@ impl Bytes {
         }
     }
 }
+
+/// Where a ROS 2 recording's records come from: an MCAP file, or a rosbag2 sqlite3 file (read
+/// through SQLite, handing on the same events). Everything above this reads both the same way.
+pub(super) enum Store {
+    Mcap {
+        bytes: Bytes,
+        blocks: Blocks,
+    },
+    #[cfg(feature = "sqlite")]
+    Db3(crate::formats::rosbag2::Db3),
+    /// A split bag: several storage files and one `metadata.yaml`, read as one log.
+    #[cfg(feature = "sqlite")]
+    Split(split::Split),
+}
+
+impl Store {
+    /// An MCAP file's store: its bytes and the first pass over them.
+    pub(super) fn mcap(input: Source, path: &str) -> Result<Store, Error> {
+        let bytes = Bytes::new(input, path)?;
+        let blocks = Blocks::new(bytes.get());
+        Ok(Store::Mcap { bytes, blocks })
+    }
+
+    /// A rosbag2 sqlite3 file's store (`file`: a path; SQLite reads no stream).
+    #[cfg(feature = "sqlite")]
+    pub(super) fn db3(file: &std::path::Path, path: &str) -> Result<Store, Error> {
+        if file.as_os_str() == "-" {
+            return Err(Error::Input(format!(
+                "{path}: a rosbag2 sqlite3 bag (.db3) is read by SQLite, which needs a file: save the standard input to a file and name it"
+            )));
+        }
+        let db = crate::formats::rosbag2::Db3::open(file, path)
+            .map_err(|e| Error::at(Fault::new(FaultKind::Format, path, e)))?;
+        Ok(Store::Db3(db))
+    }
+
+    /// A split bag's store: `file` is its directory or its `metadata.yaml`.
+    #[cfg(feature = "sqlite")]
+    pub(super) fn split(file: &std::path::Path, path: &str) -> Result<Store, Error> {
+        split::Split::open(file, path).map(Store::Split)
+    }
+
+    /// The schemas and channels known before the messages (a summary's, or the tables').
+    fn known(&self) -> (&[Schema], &[McapChannel]) {
+        match self {
+            Store::Mcap { blocks, .. } => (&blocks.schemas, &blocks.channels),
+            #[cfg(feature = "sqlite")]
+            Store::Db3(db) => (&db.schemas, &db.channels),
+            #[cfg(feature = "sqlite")]
+            Store::Split(s) => (&s.schemas, &s.channels),
+        }
+    }
+
+    /// The earliest log time (the log's origin).
+    fn start(&self) -> Option<u64> {
+        match self {
+            Store::Mcap { blocks, .. } => blocks.start,
+            #[cfg(feature = "sqlite")]
+            Store::Db3(db) => db.start,
+            #[cfg(feature = "sqlite")]
+            Store::Split(s) => s.start,
+        }
+    }
+
+    /// The input's size in bytes.
+    fn size(&self) -> u64 {
+        match self {
+            Store::Mcap { bytes, .. } => bytes.get().len() as u64,
+            #[cfg(feature = "sqlite")]
+            Store::Db3(db) => db.size,
+            #[cfg(feature = "sqlite")]
+            Store::Split(s) => s.parts.iter().map(|p| p.store.size()).sum(),
+        }
+    }
+
+    /// Whether messages are named by their row (sqlite3) or their file and place (a split bag)
+    /// rather than by a byte offset alone.
+    fn rows(&self) -> bool {
+        !matches!(self, Store::Mcap { .. })
+    }
+
+    /// The events of the store ([`container::read`] for MCAP).
+    fn read<'s, E>(
+        &'s self,
+        budget: u64,
+        want: &Want<'_>,
+        each: impl FnMut(Event<'_, 's>) -> Result<(), E>,
+    ) -> Result<Result<container::Stats, (container::Stats, container::ReadError)>, E> {
+        match self {
+            Store::Mcap { bytes, blocks } => container::read(bytes.get(), blocks, budget, want, each),
+            #[cfg(feature = "sqlite")]
+            Store::Db3(db) => db.read(want, each),
+            #[cfg(feature = "sqlite")]
+            Store::Split(s) => s.read(budget, want, each),
+        }
+    }
+
+    /// The events of one storage file (not a split bag), for a split bag's threads: through a
+    /// `dyn` callback, so that reading a split bag does not instantiate itself again.
+    #[cfg(feature = "sqlite")]
+    fn read_file<'s>(
+        &'s self,
+        budget: u64,
+        want: &Want<'_>,
+        each: &mut dyn FnMut(Event<'_, 's>) -> Result<(), ()>,
+    ) -> Result<Result<container::Stats, (container::Stats, container::ReadError)>, ()> {
+        match self {
+            Store::Mcap { bytes, blocks } => container::read(bytes.get(), blocks, budget, want, each),
+            Store::Db3(db) => db.read(want, each),
+            Store::Split(_) => Ok(Ok(container::Stats::default())),
+        }
+    }
+
+    /// Where a message is, when [`rows`](Self::rows): its row, or its file and place there.
+    fn place(&self, m: &Message<'_>) -> String {
+        match self {
+            #[cfg(feature = "sqlite")]
+            Store::Split(s) => match s.parts.get(usize::from(m.file).wrapping_sub(1)) {
+                Some(p) => format!("{}, {}", p.name, p.store.place(m)),
+                None => format!("message {}", m.index),
+            },
+            _ if self.rows() => format!("table `messages`, row id {}", m.index),
+            _ => format!("byte {}", m.offset),
+        }
+    }
+}
+
+#[cfg(feature = "sqlite")]
+mod split;
 
 /// How a channel's messages are read.
 enum Decoding {
@@ -153,6 +282,10 @@ fn decoding(path: &str, c: &McapChannel, schema: Option<&Schema>) -> Decoding {
                 Err(e) => Decoding::Bytes(e),
             }
         }
+        (_, Some(("", s))) => Decoding::Bytes(format!(
+            "{what}: the bag holds no definition of its type `{}` (rosbag2 stores definitions from sqlite3 schema version 4 on)",
+            s.name
+        )),
         (enc, Some((senc, s))) => Decoding::Bytes(format!(
             "{what}: messages of encoding `{enc}` with a `{senc}` schema (`{}`) are not decoded",
             s.name
@@ -166,6 +299,10 @@ fn decoding(path: &str, c: &McapChannel, schema: Option<&Schema>) -> Decoding {
 /// What a reading keeps: the channels and schemas seen, and the problems counted.
 struct Walk<'p> {
     path: &'p str,
+    /// Messages are named by row id (sqlite3) or file and place (a split bag), not by byte offset.
+    rows: bool,
+    /// The store, to name where a message is.
+    store: Option<&'p Store>,
     schemas: HashMap<u16, Schema>,
     chans: HashMap<u16, Chan>,
     /// The first channel of each topic, to tell a topic's channels of another type apart.
@@ -179,6 +316,8 @@ impl<'p> Walk<'p> {
     fn new(path: &'p str) -> Self {
         Walk {
             path,
+            rows: false,
+            store: None,
             schemas: HashMap::new(),
             chans: HashMap::new(),
             topics: HashMap::new(),
@@ -190,16 +329,27 @@ impl<'p> Walk<'p> {
     /// A walk that knows the schemas and channels outside chunks (a summary's, in an indexed
     /// file: those of a chunk that does not read are still known, and channels are known before
     /// their first message); those channels, by id.
-    fn with_summary(path: &'p str, blocks: &Blocks) -> (Self, Option<HashMap<u16, McapChannel>>) {
+    fn with_summary(path: &'p str, store: &'p Store) -> (Self, Option<HashMap<u16, McapChannel>>) {
         let mut walk = Walk::new(path);
-        for s in &blocks.schemas {
+        walk.rows = store.rows();
+        walk.store = Some(store);
+        let (schemas, channels) = store.known();
+        for s in schemas {
             walk.schemas.insert(s.id, s.clone());
         }
-        for c in &blocks.channels {
+        for c in channels {
             walk.channel(c);
         }
-        let chans: HashMap<u16, McapChannel> = blocks.channels.iter().map(|c| (c.id, c.clone())).collect();
+        let chans: HashMap<u16, McapChannel> = channels.iter().map(|c| (c.id, c.clone())).collect();
         (walk, (!chans.is_empty()).then_some(chans))
+    }
+
+    /// Where a message is: its byte offset (the record's, or its chunk's), or its row.
+    fn at(&self, m: &Message<'_>) -> String {
+        match self.store {
+            Some(s) => s.place(m),
+            None => format!("byte {}", m.offset),
+        }
     }
 
     /// Notes a schema (again): a schema of the data section stands over the summary's copy, and
@@ -238,15 +388,24 @@ impl<'p> Walk<'p> {
             m.offset,
             Some(m.index),
             format!(
-                "{}: byte {} (the message's record, or its chunk), message {} on {} ({}) at log time {}: {e}; skipped",
+                "{}: {}, message {} on {} ({}) at log time {}: {e}; skipped",
                 self.path,
-                m.offset,
+                if self.rows { self.at(m) } else { format!("byte {} (the message's record, or its chunk)", m.offset) },
                 m.index,
                 c.channel.topic,
                 c.type_name(),
                 m.log_time
             ),
         )
+    }
+}
+
+/// What was skipped, and where: at a byte offset, or (sqlite3) where `why` says.
+fn walk_skipped(path: &str, rows: bool, offset: u64, why: &str) -> String {
+    if rows {
+        format!("{path}: {why}")
+    } else {
+        format!("{path}: byte {offset}: {why}")
     }
 }
 
@@ -278,7 +437,7 @@ fn topic_line(w: &mut (impl ValueSink + ?Sized), c: &Chan) {
     w.str(Some("topic"), &c.channel.topic);
     w.str(Some("type"), c.type_name());
     w.str(Some("serialization_format"), &c.channel.message_encoding);
-    match &c.schema {
+    match c.schema.as_ref().filter(|s| !s.encoding.is_empty()) {
         Some(s) => {
             w.str(Some("msgdef_encoding"), &s.encoding);
             w.str(Some("msgdef_sha256"), &sha256(&s.data));
@@ -375,17 +534,15 @@ fn check(c: &Chan, data: &[u8]) -> Result<(), String> {
 
 /// The records of an MCAP file as the dump writes them.
 pub(super) fn records<R: Records>(
-    input: Source,
+    store: Store,
     path: &str,
     chunk_budget: u64,
     select: &Select,
     out: &mut R,
 ) -> Result<(), Error> {
-    let bytes = Bytes::new(input, path)?;
-    let buf = bytes.get();
-    let blocks = Blocks::new(buf);
-    let origin = blocks.start.unwrap_or(0);
-    let (mut walk, summary) = Walk::with_summary(path, &blocks);
+    let origin = store.start().unwrap_or(0);
+    let (mut walk, summary) = Walk::with_summary(path, &store);
+    let rows = walk.rows;
     let (wanted, want) = want_of(select, summary.as_ref(), origin);
     let want = Want { channels: wanted.as_ref(), ..want };
     let mut listed: Vec<&Chan> = walk.chans.values().filter(|c| select.wants_channel(&c.channel.topic)).collect();
@@ -400,7 +557,7 @@ pub(super) fn records<R: Records>(
         tally.channel(&c.channel.topic);
     }
     let mut told: HashSet<u16> = HashSet::new();
-    let read = container::read(buf, &blocks, chunk_budget, &want, |e| -> Result<(), Error> {
+    let read = store.read(chunk_budget, &want, |e| -> Result<(), Error> {
         match e {
             Event::Schema(s) => walk.schema(s),
             Event::Channel(c) => {
@@ -414,14 +571,15 @@ pub(super) fn records<R: Records>(
             }
             Event::Message(m) => {
                 let Some(c) = walk.chans.get(&m.channel) else {
+                    let at = walk.at(m);
                     let fault = || {
                         Fault::at(
                             path,
                             m.offset,
                             Some(m.index),
                             format!(
-                                "{path}: byte {}: message {} of channel {}, which no channel record defines; skipped",
-                                m.offset, m.index, m.channel
+                                "{path}: {}: message {} of channel {}, which no channel record defines; skipped",
+                                at, m.index, m.channel
                             ),
                         )
                     };
@@ -456,7 +614,7 @@ pub(super) fn records<R: Records>(
                 }
             }
             Event::Skipped { offset, why } => {
-                let f = || Fault::at(path, offset, None, format!("{path}: byte {offset}: {why}"));
+                let f = || Fault::at(path, offset, None, walk_skipped(path, rows, offset, &why));
                 super::records::skip(out, &mut walk.faults, kind::SKIPPED, f);
             }
             Event::Header { .. } | Event::Metadata { .. } => {}
@@ -487,9 +645,9 @@ pub(super) fn records<R: Records>(
     }
     if !stats.footer {
         super::records::skipped(out, &walk.faults, path, "problem(s) were skipped")?;
-        return Err(Error::at(Fault::at(path, buf.len() as u64, None, format!(
+        return Err(Error::at(Fault::at(path, store.size(), None, format!(
             "{path}: byte {}: the file ends without its footer and end magic (truncated); every complete message before it was printed",
-            buf.len()
+            store.size()
         ))));
     }
     super::records::skipped(out, &walk.faults, path, "problem(s) were skipped")?;
@@ -606,20 +764,18 @@ impl<V: Visitor + ?Sized> Visitor for NoNull<'_, V> {
 }
 
 /// The samples of an MCAP file: one channel per MCAP channel of a decoded encoding.
-pub(super) fn scan(input: Source, path: &str, chunk_budget: u64, state: &mut State<'_>) -> Result<(), Error> {
-    let bytes = Bytes::new(input, path)?;
-    let buf = bytes.get();
-    let blocks = Blocks::new(buf);
-    let origin = blocks.start.unwrap_or(0);
+pub(super) fn scan(store: Store, path: &str, chunk_budget: u64, state: &mut State<'_>) -> Result<(), Error> {
+    let origin = store.start().unwrap_or(0);
     state.origin_ns = origin;
     state.sink.origin(origin);
-    let (mut walk, summary) = Walk::with_summary(path, &blocks);
+    let (mut walk, summary) = Walk::with_summary(path, &store);
+    let rows = walk.rows;
     let (wanted, want) = want_of(state.select, summary.as_ref(), origin);
     let want = Want { channels: wanted.as_ref(), ..want };
     for c in walk.chans.values() {
         state.tally.channel(&c.channel.topic);
     }
-    let read = container::read(buf, &blocks, chunk_budget, &want, |e| -> Result<(), Error> {
+    let read = store.read(chunk_budget, &want, |e| -> Result<(), Error> {
         match e {
             Event::Schema(s) => walk.schema(s),
             Event::Channel(c) => {
@@ -672,7 +828,7 @@ pub(super) fn scan(input: Source, path: &str, chunk_budget: u64, state: &mut Sta
                 }
                 state.outcome.samples += 1;
             }
-            Event::Skipped { offset, why } => state.warn(kind::SKIPPED, || format!("{path}: byte {offset}: {why}")),
+            Event::Skipped { offset, why } => state.warn(kind::SKIPPED, || walk_skipped(path, rows, offset, &why)),
             Event::Header { .. } | Event::Metadata { .. } => {}
         }
         Ok(())
@@ -680,9 +836,9 @@ pub(super) fn scan(input: Source, path: &str, chunk_budget: u64, state: &mut Sta
     match read {
         Ok(stats) if !stats.footer => state.outcome.fail(Fault::at(
             path,
-            buf.len() as u64,
+            store.size(),
             None,
-            format!("{path}: byte {}: the file ends without its footer and end magic (truncated)", buf.len()),
+            format!("{path}: byte {}: the file ends without its footer and end magic (truncated)", store.size()),
         )),
         Ok(stats) => {
             if stats.out_of_order > 0 {
@@ -705,12 +861,10 @@ struct Count {
 }
 
 /// The summary of an MCAP file.
-pub(super) fn info(input: Source, path: &str, name: &str, chunk_budget: u64) -> Result<super::Info, Error> {
-    let bytes = Bytes::new(input, path)?;
-    let buf = bytes.get();
-    let blocks = Blocks::new(buf);
+pub(super) fn info(store: Store, path: &str, name: &str, chunk_budget: u64) -> Result<super::Info, Error> {
     let mut errors: Vec<String> = Vec::new();
-    let (mut walk, _) = Walk::with_summary(path, &blocks);
+    let (mut walk, _) = Walk::with_summary(path, &store);
+    let rows = walk.rows;
     let mut counts: BTreeMap<u16, Count> = walk.chans.keys().map(|id| (*id, Count::default())).collect();
     for c in walk.chans.values() {
         if let Decoding::Bytes(why) = &c.decoding {
@@ -720,7 +874,7 @@ pub(super) fn info(input: Source, path: &str, name: &str, chunk_budget: u64) -> 
     let mut header = (String::new(), String::new());
     let mut metadata: Vec<String> = Vec::new();
     let (mut t_min, mut t_max) = (None::<u64>, None::<u64>);
-    let read = container::read(buf, &blocks, chunk_budget, &Want::default(), |e| -> Result<(), Error> {
+    let read = store.read(chunk_budget, &Want::default(), |e| -> Result<(), Error> {
         match e {
             Event::Header { profile, library } => header = (profile, library),
             Event::Schema(s) => walk.schema(s),
@@ -738,10 +892,11 @@ pub(super) fn info(input: Source, path: &str, name: &str, chunk_budget: u64) -> 
                 let count = counts.entry(m.channel).or_default();
                 count.messages += 1;
                 let Some(c) = walk.chans.get(&m.channel) else {
+                    let at = walk.at(m);
                     if let Some(msg) = walk.faults.note(kind::NO_CHANNEL, || {
                         format!(
-                            "{path}: byte {}: message {} of channel {}, which no channel record defines",
-                            m.offset, m.index, m.channel
+                            "{path}: {}: message {} of channel {}, which no channel record defines",
+                            at, m.index, m.channel
                         )
                     }) {
                         errors.push(msg);
@@ -758,7 +913,7 @@ pub(super) fn info(input: Source, path: &str, name: &str, chunk_budget: u64) -> 
             }
             Event::Metadata { name, .. } => metadata.push(name),
             Event::Skipped { offset, why } => {
-                if let Some(msg) = walk.faults.note(kind::SKIPPED, || format!("{path}: byte {offset}: {why}")) {
+                if let Some(msg) = walk.faults.note(kind::SKIPPED, || walk_skipped(path, rows, offset, &why)) {
                     errors.push(msg);
                 }
             }
@@ -771,23 +926,57 @@ pub(super) fn info(input: Source, path: &str, name: &str, chunk_budget: u64) -> 
     };
     errors.extend(walk.faults.more(path));
     let truncated = stop.is_some() || !stats.footer;
-    let ok = !truncated && walk.faults.total() == 0 && stats.out_of_order == 0;
+    // A type the bag holds no definition of (rosbag2 sqlite3 before schema version 4) is an error.
+    let undefined = walk.chans.values().any(|c| c.schema.as_ref().is_some_and(|s| s.encoding.is_empty()));
+    let ok = !truncated && !undefined && walk.faults.total() == 0 && stats.out_of_order == 0;
     let mut chans: Vec<&Chan> = walk.chans.values().collect();
     chans.sort_by_key(|c| c.channel.id);
     let messages: u64 = counts.values().map(|c| c.messages).sum();
     let mut w = JsonWriter::new();
     w.begin_struct(None);
     w.str(Some("file"), name);
-    w.str(Some("format"), "mcap");
-    w.bool(Some("ok"), ok);
-    w.str(Some("profile"), &header.0);
-    w.str(Some("library"), &header.1);
-    w.uint(Some("chunks"), stats.chunks);
-    w.begin_array(Some("compression"), stats.compressions.len());
-    for c in &stats.compressions {
-        w.str(None, c);
+    match &store {
+        Store::Mcap { .. } => {
+            w.str(Some("format"), "mcap");
+            w.bool(Some("ok"), ok);
+            w.str(Some("profile"), &header.0);
+            w.str(Some("library"), &header.1);
+            w.uint(Some("chunks"), stats.chunks);
+            w.begin_array(Some("compression"), stats.compressions.len());
+            for c in &stats.compressions {
+                w.str(None, c);
+            }
+            w.end_array();
+        }
+        #[cfg(feature = "sqlite")]
+        Store::Split(s) => {
+            w.str(Some("format"), "rosbag2");
+            w.bool(Some("ok"), ok);
+            w.str(Some("storage"), &s.listing.storage);
+            w.begin_array(Some("files"), s.parts.len());
+            for p in &s.parts {
+                w.str(None, &p.name);
+            }
+            w.end_array();
+        }
+        #[cfg(feature = "sqlite")]
+        Store::Db3(db) => {
+            w.str(Some("format"), "rosbag2");
+            w.bool(Some("ok"), ok);
+            w.str(Some("storage"), "sqlite3");
+            opt_int(&mut w, "schema_version", db.schema_version);
+            match &db.ros_distro {
+                Some(d) => w.str(Some("ros_distro"), d),
+                None => w.null(Some("ros_distro")),
+            }
+            opt_int(&mut w, "metadata_version", db.metadata_version);
+            w.begin_array(Some("tables"), db.tables.len());
+            for t in &db.tables {
+                w.str(None, t);
+            }
+            w.end_array();
+        }
     }
-    w.end_array();
     w.bool(Some("truncated"), truncated);
     match &stop {
         Some(s) => w.str(Some("stop"), s),
@@ -807,7 +996,10 @@ pub(super) fn info(input: Source, path: &str, name: &str, chunk_budget: u64) -> 
         w.str(Some("topic"), &c.channel.topic);
         w.str(Some("type"), c.type_name());
         w.str(Some("message_encoding"), &c.channel.message_encoding);
-        w.str(Some("schema_encoding"), c.schema.as_ref().map_or("none", |s| s.encoding.as_str()));
+        w.str(
+            Some("schema_encoding"),
+            c.schema.as_ref().filter(|s| !s.encoding.is_empty()).map_or("none", |s| s.encoding.as_str()),
+        );
         w.bool(Some("decoded"), !matches!(c.decoding, Decoding::Bytes(_)));
         w.uint(Some("messages"), n.map_or(0, |n| n.messages));
         w.uint(Some("undecodable"), n.map_or(0, |n| n.undecodable));
@@ -819,7 +1011,7 @@ pub(super) fn info(input: Source, path: &str, name: &str, chunk_budget: u64) -> 
         w.str(None, m);
     }
     w.end_array();
-    w.uint(Some("size"), buf.len() as u64);
+    w.uint(Some("size"), store.size());
     w.begin_array(Some("errors"), errors.len());
     for e in &errors {
         w.str(None, e);
@@ -831,15 +1023,32 @@ pub(super) fn info(input: Source, path: &str, name: &str, chunk_budget: u64) -> 
     let mut t = String::new();
     let mut line = |k: &str, v: String| t.push_str(&format!("{k:<13}{v}\n"));
     line("file:", path.to_string());
-    line("format:", format!("MCAP, profile `{}`, written by `{}`", header.0, header.1));
-    line(
-        "chunks:",
-        format!(
-            "{} ({})",
-            stats.chunks,
-            if stats.compressions.is_empty() { "none".into() } else { stats.compressions.join(", ") }
+    match &store {
+        Store::Mcap { .. } => {
+            line("format:", format!("MCAP, profile `{}`, written by `{}`", header.0, header.1));
+            line(
+                "chunks:",
+                format!(
+                    "{} ({})",
+                    stats.chunks,
+                    if stats.compressions.is_empty() { "none".into() } else { stats.compressions.join(", ") }
+                ),
+            );
+        }
+        #[cfg(feature = "sqlite")]
+        Store::Split(s) => {
+            line("format:", format!("rosbag2 split bag, storage `{}`, {} files", s.listing.storage, s.parts.len()))
+        }
+        #[cfg(feature = "sqlite")]
+        Store::Db3(db) => line(
+            "format:",
+            format!(
+                "rosbag2 sqlite3, schema version {}, ROS 2 `{}`",
+                db.schema_version.map_or("unknown (before 3)".into(), |v| v.to_string()),
+                db.ros_distro.as_deref().unwrap_or("unknown")
+            ),
         ),
-    );
+    }
     if let (Some(a), Some(z)) = (t_min, t_max) {
         line("time:", format!("{a} .. {z} ns ({:.3} s)", (z - a) as f64 / 1e9));
     }
@@ -864,6 +1073,14 @@ pub(super) fn info(input: Source, path: &str, name: &str, chunk_budget: u64) -> 
         line("integrity:", format!("{} message(s) out of log-time order", stats.out_of_order));
     }
     Ok(super::Info { json, text: t, ok })
+}
+
+#[cfg(feature = "sqlite")]
+fn opt_int(w: &mut JsonWriter, name: &str, v: Option<i64>) {
+    match v {
+        Some(x) => w.int(Some(name), x),
+        None => w.null(Some(name)),
+    }
 }
 
 fn opt(w: &mut JsonWriter, name: &str, v: Option<u64>) {

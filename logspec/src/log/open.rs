@@ -36,13 +36,15 @@ pub enum Format {
     Dataflash,
     /// MCAP (`.mcap`): ROS 2 recordings (CDR), and ROS1 and JSON messages.
     Mcap,
+    /// rosbag2 sqlite3 storage (`.db3`): ROS 2 recordings (CDR). Read by path (feature `sqlite`).
+    Rosbag2,
     /// A log of a TOML schema's own framing ([`Open::schema`], or a project schema).
     Schema,
 }
 
 impl Format {
     /// Every bundled format, in the order of the command's `--format` values.
-    pub const ALL: [Format; 9] = [
+    pub const ALL: [Format; 10] = [
         Format::Usvlog,
         Format::Rlog,
         Format::RlogStream,
@@ -52,6 +54,7 @@ impl Format {
         Format::Ulog,
         Format::Dataflash,
         Format::Mcap,
+        Format::Rosbag2,
     ];
 
     /// The name `--format` takes and `info --json` prints (`rlog-stream`).
@@ -66,6 +69,7 @@ impl Format {
             Format::Ulog => "ulog",
             Format::Dataflash => "dataflash",
             Format::Mcap => "mcap",
+            Format::Rosbag2 => "rosbag2",
             Format::Schema => "schema",
         }
     }
@@ -87,6 +91,7 @@ impl Format {
             Format::Ulog => "PX4 ULog (`.ulg`)",
             Format::Dataflash => "ArduPilot DataFlash (`.bin`)",
             Format::Mcap => "MCAP (`.mcap`): ROS 2 (CDR), ROS1 and JSON messages",
+            Format::Rosbag2 => "rosbag2: a sqlite3 storage file (`.db3`), or a bag's directory or metadata.yaml (its storage files, `.db3` or `.mcap`, read as one log)",
             Format::Schema => "A log of a TOML schema's own framing",
         }
     }
@@ -103,6 +108,7 @@ impl Format {
             Format::Ulog => "PX4 ULog",
             Format::Dataflash => "ArduPilot DataFlash",
             Format::Mcap => "MCAP",
+            Format::Rosbag2 => "rosbag2",
             Format::Schema => "schema",
         }
     }
@@ -151,6 +157,13 @@ pub enum Shape {
     Other,
 }
 
+/// The first bytes of a SQLite 3 database (a rosbag2 `.db3`), known with or without the
+/// `sqlite` feature, so that a build without it names what it cannot read.
+const SQLITE_MAGIC: &[u8] = b"SQLite format 3\0";
+
+/// The first bytes of a rosbag2 bag's `metadata.yaml`.
+const BAG_METADATA: &[u8] = b"rosbag2_bagfile_information:";
+
 /// How many bytes detection reads ahead: enough for every format's magic and file header.
 const HEAD: u64 = 4096;
 
@@ -174,8 +187,13 @@ pub struct Log {
     range: Option<super::index::Range>,
 }
 
-/// Opens the log at `path` (`-`: standard input) and detects its format.
+/// Opens the log at `path` (`-`: standard input; a directory: a rosbag2 bag, its storage files
+/// listed by its `metadata.yaml`) and detects its format.
 pub fn open(path: &Path, how: &Open) -> Result<Log, Error> {
+    if path.is_dir() {
+        let how = Open { format: Some(Format::Rosbag2), schema: None, schema_format: None, ..how.clone() };
+        return detected(path, Vec::new(), Source::Stream(Box::new(io::empty())), &how);
+    }
     if how.map && path.as_os_str() != "-" {
         let file =
             std::fs::File::open(path).map_err(|e| Error::Input(format!("{}: cannot open: {e}", path.display())))?;
@@ -269,6 +287,8 @@ fn detected(path: &Path, head: Vec<u8>, input: Source, how: &Open) -> Result<Log
                 Format::Dataflash
             } else if crate::formats::mcap::sniff(&head) {
                 Format::Mcap
+            } else if head.starts_with(SQLITE_MAGIC) || head.starts_with(BAG_METADATA) {
+                Format::Rosbag2
             } else if let Some(s) = project_formats().into_iter().find(|s| s.claims(&head, whole)) {
                 schema = Some(s);
                 Format::Schema
@@ -280,7 +300,7 @@ fn detected(path: &Path, head: Vec<u8>, input: Source, how: &Open) -> Result<Log
                 let shown: Vec<String> = head.iter().take(8).map(|b| format!("{b:02x}")).collect();
                 let file = path.display().to_string();
                 return Err(Fault::new(FaultKind::Format, &file, format!(
-                    "{}: unrecognised format: the file starts with [{}]{}; expected the USVLOG magic \"USVLOG\", a CARLA recorder header (u16 version, \"CARLA_RECORDER\"), \"#ROSBAG V2.0\", the WPILOG magic \"WPILOG\", the ULog magic \"ULog\" 01 12 35, a DataFlash FMT message (A3 95 80), the MCAP magic 89 \"MCAP0\" 0d 0a, an RLOG revision byte (01 or 02) and timestamp, an RLOG stream frame, or the magic of a schema of this project (use --format to force one, or --schema FILE for a log of your own schema)",
+                    "{}: unrecognised format: the file starts with [{}]{}; expected the USVLOG magic \"USVLOG\", a CARLA recorder header (u16 version, \"CARLA_RECORDER\"), \"#ROSBAG V2.0\", the WPILOG magic \"WPILOG\", the ULog magic \"ULog\" 01 12 35, a DataFlash FMT message (A3 95 80), the MCAP magic 89 \"MCAP0\" 0d 0a, the SQLite magic \"SQLite format 3\" 00 (a rosbag2 .db3), an RLOG revision byte (01 or 02) and timestamp, an RLOG stream frame, or the magic of a schema of this project (use --format to force one, or --schema FILE for a log of your own schema)",
                     path.display(),
                     shown.join(" "),
                     if head.is_empty() { " (empty file)" } else { "" }
@@ -396,7 +416,7 @@ impl Log {
 
     /// Whether the log's clock is Unix time (ROS bags), not time since the log's start.
     pub fn utc(&self) -> bool {
-        matches!(self.format, Format::Rosbag | Format::Mcap)
+        matches!(self.format, Format::Rosbag | Format::Mcap | Format::Rosbag2)
     }
 
     /// Summarises the log: header, record counts, time span, integrity findings (ROS bags: like
@@ -415,7 +435,11 @@ impl Log {
             Format::Wpilog => wpilog::info(input.into_read(), &path, &name),
             Format::Ulog => ulog::info(input.into_read(), &path, &name),
             Format::Dataflash => dataflash::info(input.into_read(), &path, &name),
-            Format::Mcap => mcap::info(input, &path, &name, chunk_budget),
+            Format::Mcap => mcap::Store::mcap(input, &path).and_then(|s| mcap::info(s, &path, &name, chunk_budget)),
+            Format::Rosbag2 => {
+                drop(input);
+                rosbag2(&self.file, &path).and_then(|s| mcap::info(s, &path, &name, chunk_budget))
+            }
             Format::Carla => carla::info(input, &path, &name),
             Format::Rosbag => {
                 drop(input);
@@ -455,7 +479,13 @@ impl Log {
             Format::Wpilog => wpilog::records(input.into_read(), &self.file, &path, select, out),
             Format::Ulog => ulog::records(input.into_read(), &path, select, out),
             Format::Dataflash => dataflash::records(input.into_read(), &path, select, out),
-            Format::Mcap => mcap::records(input, &path, chunk_budget, select, out),
+            Format::Mcap => {
+                mcap::Store::mcap(input, &path).and_then(|s| mcap::records(s, &path, chunk_budget, select, out))
+            }
+            Format::Rosbag2 => {
+                drop(input);
+                rosbag2(&self.file, &path).and_then(|s| mcap::records(s, &path, chunk_budget, select, out))
+            }
             Format::Carla => carla::records(input, &path, opts.frames.clone(), select, out),
             Format::Rosbag => {
                 drop(input);
@@ -487,7 +517,13 @@ impl Log {
             Format::Wpilog => wpilog::scan(input.into_read(), &self.file, &path, &mut state),
             Format::Ulog => ulog::scan(input.into_read(), &path, &mut state),
             Format::Dataflash => dataflash::scan(input.into_read(), &path, &mut state),
-            Format::Mcap => mcap::scan(input, &path, chunk_budget, &mut state),
+            Format::Mcap => {
+                mcap::Store::mcap(input, &path).and_then(|s| mcap::scan(s, &path, chunk_budget, &mut state))
+            }
+            Format::Rosbag2 => {
+                drop(input);
+                rosbag2(&self.file, &path).and_then(|s| mcap::scan(s, &path, chunk_budget, &mut state))
+            }
             Format::Carla => carla::scan(input, &path, &mut state),
             Format::Rosbag => {
                 drop(input);
@@ -540,6 +576,36 @@ fn whole(mapped: Option<Arc<Mapped>>, path: &str) -> Result<(), Error> {
             "{path}: the file was truncated while it was being read: its bytes from offset {at} on were gone, so what was read past that offset is not the file's"
         )))),
     }
+}
+
+/// The store of a rosbag2 log (`file`: its path; SQLite reads no stream).
+#[cfg(feature = "sqlite")]
+fn rosbag2(file: &Path, path: &str) -> Result<mcap::Store, Error> {
+    if is_bag_listing(file) {
+        mcap::Store::split(file, path)
+    } else {
+        mcap::Store::db3(file, path)
+    }
+}
+
+/// Whether `file` is a rosbag2 bag's directory or its `metadata.yaml` (a split bag, read as one
+/// log), by the file's first bytes.
+#[cfg(feature = "sqlite")]
+fn is_bag_listing(file: &Path) -> bool {
+    if file.is_dir() {
+        return true;
+    }
+    let mut head = [0u8; 28];
+    let n = std::fs::File::open(file).and_then(|mut f| f.read(&mut head)).unwrap_or(0);
+    head[..n].starts_with(BAG_METADATA)
+}
+
+/// Without the `sqlite` feature, a rosbag2 log is refused.
+#[cfg(not(feature = "sqlite"))]
+fn rosbag2(_file: &Path, path: &str) -> Result<mcap::Store, Error> {
+    Err(Error::Input(format!(
+        "{path}: a rosbag2 sqlite3 bag, which this build of logspec does not read (the library's `sqlite` feature)"
+    )))
 }
 
 /// The schema of a [`Format::Schema`] log.
