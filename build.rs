@@ -27,23 +27,16 @@ fn main() {
         .compile_msgs("ros_test", &msgs)
         .unwrap_or_else(|e| e.exit());
     // ROS 2 `.msg` definitions as CDR types (`test_msgs/msg/BasicTypes` of the rosbag2 test bags),
-    // for tests/it/rosbag2.rs. Generated once the Rust back end implements CDR's layout rules
-    // (`align = "natural"`, `string_nul`); until then the builder refuses them with an option
-    // error, and the test that needs them is ignored (cfg `ros2_cdr_types` unset).
-    println!("cargo:rustc-check-cfg=cfg(ros2_cdr_types)");
+    // for tests/it/rosbag2.rs: the Builder's ROS 2 input under CDR's layout rules.
     println!("cargo:rerun-if-changed=tests/data/ros2/msg");
     let mut ros2 = Vec::new();
     msg_files(std::path::Path::new("tests/data/ros2/msg"), &mut ros2);
     ros2.sort();
-    match logspec_codegen::Builder::new()
+    logspec_codegen::Builder::new()
         .out_dir(&out)
         .runtime_path("::logspec::runtime")
         .compile_ros2_msgs("ros2_test", &ros2)
-    {
-        Ok(_) => println!("cargo:rustc-cfg=ros2_cdr_types"),
-        Err(logspec_codegen::build::BuildError::Option(_)) => {}
-        Err(e) => e.exit(),
-    }
+        .unwrap_or_else(|e| e.exit());
     // WPILib struct schemas (the `Custom` struct of tests/data/wpilog), for tests/it/wpistruct.rs.
     logspec_codegen::Builder::new()
         .out_dir(&out)

@@ -350,7 +350,6 @@ fn a_damaged_split_bag_gives_every_other_message_then_names_the_file() {
 /// `tests/data/ros2/msg/test_msgs/msg/BasicTypes.msg` (the definition the rosbag2 test bag
 /// carries) decodes the bag's first `/test_topic` message (its CDR payload after the 4-byte
 /// encapsulation header) to the reference's values.
-#[cfg(ros2_cdr_types)]
 #[test]
 fn a_generated_ros2_type_decodes_a_real_cdr_message() {
     #[allow(dead_code)]
@@ -374,8 +373,3 @@ fn a_generated_ros2_type_decodes_a_real_cdr_message() {
     let exp = kind(&expected("rosbag2_sqlite3_cdr_test_0"), "message");
     assert_eq!(ours, exp[0]["data"]);
 }
-
-#[cfg(not(ros2_cdr_types))]
-#[test]
-#[ignore = "the Rust back end does not implement CDR's layout rules yet (`align = \"natural\"`, `string_nul`), so Builder::compile_ros2_msgs refuses and build.rs generates no ROS 2 types"]
-fn a_generated_ros2_type_decodes_a_real_cdr_message() {}
