@@ -540,6 +540,9 @@ fn chunk_records(whole: &[u8], compression: &str, budget: u64) -> Result<Vec<Rec
     let options = LinearReaderOptions::default()
         .with_skip_start_magic(true)
         .with_skip_end_magic(true)
+        // A chunk inside a chunk comes out as a record (refused below), never through the
+        // crate's decompressor, which can loop forever on a damaged one.
+        .with_emit_chunks(true)
         .with_record_length_limit(usize::try_from(budget).unwrap_or(usize::MAX));
     let mut reader = LinearReader::new_with_options(options);
     let mut fed = 0usize;
@@ -555,6 +558,9 @@ fn chunk_records(whole: &[u8], compression: &str, budget: u64) -> Result<Vec<Rec
                 reader.insert(n).copy_from_slice(&records[fed..fed + n]);
                 reader.notify_read(n);
                 fed += n;
+            }
+            Ok(LinearReadEvent::Record { opcode: mcap::records::op::CHUNK, .. }) => {
+                return Err(format!("{what} holding a chunk (chunks hold schemas, channels and messages only); its messages are skipped"));
             }
             Ok(LinearReadEvent::Record { data, opcode }) => {
                 let r = parse(opcode, data).map_err(|why| format!("{what} holding {why}; its messages are skipped"))?;
