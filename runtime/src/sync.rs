@@ -320,7 +320,7 @@ fn apply(t: &[[u32; 256]; 4], x: u32) -> u32 {
 /// register after a span `a..b` from register `r` is `Z^(b-a)(r ^ P(a)) ^ P(b)`, where `P(i)` is
 /// the register from 0 after the bytes before `i` ([`CrcShifts`] has the powers of `Z`). `P` is
 /// kept at every [`SpanCrc::STRIDE`]-th byte from where the spans start to as far as they
-/// reach, and forgotten behind the candidates as [`resync`] moves on: memory is half the longest
+/// reach, and forgotten behind the candidates as [`resync`] moves on: memory is about the longest
 /// record's bytes, not the bytes passed over. A short span is run byte by byte.
 #[cfg(feature = "alloc")]
 pub struct SpanCrc<'a> {
@@ -337,7 +337,7 @@ pub struct SpanCrc<'a> {
 #[cfg(feature = "alloc")]
 impl<'a> SpanCrc<'a> {
     /// The bytes between two kept prefix registers.
-    pub const STRIDE: usize = 8;
+    pub const STRIDE: usize = 4;
 
     /// Spans of `bytes` that start at `base` or later, under the shifts' CRC. Costs nothing
     /// until asked.
