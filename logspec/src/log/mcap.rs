@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
-use crate::formats::mcap::{self as container, Blocks, Channel as McapChannel, Event, Message, Schema, Want};
+use crate::formats::mcap::{Channel as McapChannel, Event, Message, Schema, Want};
 use crate::formats::rosbag::MsgDecoder;
 use crate::json::JsonWriter;
 use crate::runtime::{Visit, Visitor};
@@ -28,7 +28,6 @@ use logspec_ir::ir::Endian;
 use logspec_ir::SchemaError;
 
 use super::fault::{Fault, FaultKind, Faults};
-use super::input::Source;
 use super::records::Records;
 use super::scan::{Channel, JsonSchema, Ros1Type, State, ValueType};
 use super::{Error, Select};
@@ -41,158 +40,8 @@ mod kind {
     pub const OUT_OF_ORDER: &str = "messages out of log-time order";
 }
 
-/// A file's bytes: the map, or all of a stream read into memory.
-pub(super) enum Bytes {
-    Mapped(Arc<super::input::Mapped>),
-    Owned(Vec<u8>),
-}
-
-impl Bytes {
-    fn new(input: Source, path: &str) -> Result<Bytes, Error> {
-        Ok(match input {
-            Source::Mapped(m) => Bytes::Mapped(m),
-            Source::Stream(mut r) => {
-                let mut v = Vec::new();
-                std::io::Read::read_to_end(&mut r, &mut v)
-                    .map_err(|e| Error::Input(format!("{path}: cannot read: {e}")))?;
-                Bytes::Owned(v)
-            }
-        })
-    }
-
-    fn get(&self) -> &[u8] {
-        match self {
-            Bytes::Mapped(m) => m.bytes(),
-            Bytes::Owned(v) => v,
-        }
-    }
-}
-
-/// Where a ROS 2 recording's records come from: an MCAP file, or a rosbag2 sqlite3 file (read
-/// through SQLite, handing on the same events). Everything above this reads both the same way.
-pub(super) enum Store {
-    Mcap {
-        bytes: Bytes,
-        blocks: Blocks,
-    },
-    #[cfg(feature = "sqlite")]
-    Db3(crate::formats::rosbag2::Db3),
-    /// A split bag: several storage files and one `metadata.yaml`, read as one log.
-    #[cfg(feature = "sqlite")]
-    Split(split::Split),
-}
-
-impl Store {
-    /// An MCAP file's store: its bytes and the first pass over them.
-    pub(super) fn mcap(input: Source, path: &str) -> Result<Store, Error> {
-        let bytes = Bytes::new(input, path)?;
-        let blocks = Blocks::new(bytes.get());
-        Ok(Store::Mcap { bytes, blocks })
-    }
-
-    /// A rosbag2 sqlite3 file's store (`file`: a path; SQLite reads no stream).
-    #[cfg(feature = "sqlite")]
-    pub(super) fn db3(file: &std::path::Path, path: &str) -> Result<Store, Error> {
-        if file.as_os_str() == "-" {
-            return Err(Error::Input(format!(
-                "{path}: a rosbag2 sqlite3 bag (.db3) is read by SQLite, which needs a file: save the standard input to a file and name it"
-            )));
-        }
-        let db = crate::formats::rosbag2::Db3::open(file, path)
-            .map_err(|e| Error::at(Fault::new(FaultKind::Format, path, e)))?;
-        Ok(Store::Db3(db))
-    }
-
-    /// A split bag's store: `file` is its directory or its `metadata.yaml`.
-    #[cfg(feature = "sqlite")]
-    pub(super) fn split(file: &std::path::Path, path: &str) -> Result<Store, Error> {
-        split::Split::open(file, path).map(Store::Split)
-    }
-
-    /// The schemas and channels known before the messages (a summary's, or the tables').
-    fn known(&self) -> (&[Schema], &[McapChannel]) {
-        match self {
-            Store::Mcap { blocks, .. } => (&blocks.schemas, &blocks.channels),
-            #[cfg(feature = "sqlite")]
-            Store::Db3(db) => (&db.schemas, &db.channels),
-            #[cfg(feature = "sqlite")]
-            Store::Split(s) => (&s.schemas, &s.channels),
-        }
-    }
-
-    /// The earliest log time (the log's origin).
-    fn start(&self) -> Option<u64> {
-        match self {
-            Store::Mcap { blocks, .. } => blocks.start,
-            #[cfg(feature = "sqlite")]
-            Store::Db3(db) => db.start,
-            #[cfg(feature = "sqlite")]
-            Store::Split(s) => s.start,
-        }
-    }
-
-    /// The input's size in bytes.
-    fn size(&self) -> u64 {
-        match self {
-            Store::Mcap { bytes, .. } => bytes.get().len() as u64,
-            #[cfg(feature = "sqlite")]
-            Store::Db3(db) => db.size,
-            #[cfg(feature = "sqlite")]
-            Store::Split(s) => s.parts.iter().map(|p| p.store.size()).sum(),
-        }
-    }
-
-    /// Whether messages are named by their row (sqlite3) or their file and place (a split bag)
-    /// rather than by a byte offset alone.
-    fn rows(&self) -> bool {
-        !matches!(self, Store::Mcap { .. })
-    }
-
-    /// The events of the store ([`container::read`] for MCAP).
-    fn read<'s, E>(
-        &'s self,
-        budget: u64,
-        want: &Want<'_>,
-        each: impl FnMut(Event<'_, 's>) -> Result<(), E>,
-    ) -> Result<Result<container::Stats, (container::Stats, container::ReadError)>, E> {
-        match self {
-            Store::Mcap { bytes, blocks } => container::read(bytes.get(), blocks, budget, want, each),
-            #[cfg(feature = "sqlite")]
-            Store::Db3(db) => db.read(want, each),
-            #[cfg(feature = "sqlite")]
-            Store::Split(s) => s.read(budget, want, each),
-        }
-    }
-
-    /// The events of one storage file (not a split bag), for a split bag's threads: through a
-    /// `dyn` callback, so that reading a split bag does not instantiate itself again.
-    #[cfg(feature = "sqlite")]
-    fn read_file<'s>(
-        &'s self,
-        budget: u64,
-        want: &Want<'_>,
-        each: &mut dyn FnMut(Event<'_, 's>) -> Result<(), ()>,
-    ) -> Result<Result<container::Stats, (container::Stats, container::ReadError)>, ()> {
-        match self {
-            Store::Mcap { bytes, blocks } => container::read(bytes.get(), blocks, budget, want, each),
-            Store::Db3(db) => db.read(want, each),
-            Store::Split(_) => Ok(Ok(container::Stats::default())),
-        }
-    }
-
-    /// Where a message is, when [`rows`](Self::rows): its row, or its file and place there.
-    fn place(&self, m: &Message<'_>) -> String {
-        match self {
-            #[cfg(feature = "sqlite")]
-            Store::Split(s) => match s.parts.get(usize::from(m.file).wrapping_sub(1)) {
-                Some(p) => format!("{}, {}", p.name, p.store.place(m)),
-                None => format!("message {}", m.index),
-            },
-            _ if self.rows() => format!("table `messages`, row id {}", m.index),
-            _ => format!("byte {}", m.offset),
-        }
-    }
-}
+mod store;
+pub(super) use store::Store;
 
 #[cfg(feature = "sqlite")]
 mod split;
