@@ -345,11 +345,6 @@ impl<'a> SpanCrc<'a> {
         SpanCrc { shifts, bytes, base, marks: alloc::vec![0], first: 0 }
     }
 
-    /// The bytes the spans are in.
-    pub fn bytes(&self) -> &'a [u8] {
-        self.bytes
-    }
-
     /// No span will start before `at` (`at` only grows): the prefix registers behind it go.
     pub fn forget_before(&mut self, at: usize) {
         let m = (at - self.base) / Self::STRIDE;
