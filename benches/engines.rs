@@ -13,9 +13,16 @@
 //!   then the one table;
 //! - `every channel (table builders)`: every channel into the table builders the stream itself
 //!   fills (the same query without the channel pushdown), then the one table;
-//! - `one channel, 10% window`: the first scan with a time window of a tenth of the log (RLOG has
-//!   no time index yet: the records before and after the window are still read, their values
-//!   skipped).
+//! - `one channel, 10% window, no index`: the first scan with a time window of a tenth of the
+//!   log, without the log's time index (every message read, the values outside the window
+//!   skipped);
+//! - `one channel, 10% window, index`: the same with the index (written by the first whole scan):
+//!   only the chunks the window meets are read, after the key definitions and first values
+//!   before them;
+//! - `one channel, 64 MiB partitions`: the whole log as its partitions, read one after the other.
+//!
+//! The index file is put in place (or removed) before each line as the line says, outside the
+//! time measured.
 //!
 //! The USVLOG lines (the `usvlog` bench's input, `--usvlog-mb`, 0 for none): one record type, the
 //! whole log; a 10% window without the time index and with it (`logspec_engine::index`, written
@@ -195,38 +202,75 @@ fn main() {
         last as f64 / 1e9
     };
     let (a, b) = (end * 0.45, end * 0.55);
-    type Line<'a> = (&'a str, Box<dyn Fn() -> usize + 'a>);
+    let place = logspec::log::index::places(&path)[0].clone();
+    let index = std::fs::read(&place).expect("the whole scan wrote the index");
+    let parts = || {
+        let all = Query { table: KEY.to_string(), ..Query::default() };
+        let mut n = 0;
+        for p in stream::partitions(&file, &how(), &all, logspec_engine::index::PARTITION_BYTES) {
+            stream::scan_part(&file, &how(), &all, p, None, &mut |b| {
+                n += b.num_rows();
+                Ok(())
+            })
+            .expect("scan");
+        }
+        n
+    };
+    // (label, with the index, what to run)
+    type Line<'a> = (&'a str, bool, Box<dyn Fn() -> usize + 'a>);
     let lines: Vec<Line<'_>> = vec![
-        ("one channel (stream::scan)", Box::new(|| one(&file, None, None))),
-        ("every channel (tables::read)", Box::new(|| every(&file))),
-        ("every channel (table builders)", Box::new(|| every_builders(&file))),
-        ("one channel, 10% window", Box::new(|| one(&file, Some(a), Some(b)))),
+        ("one channel (stream::scan)", true, Box::new(|| one(&file, None, None))),
+        ("every channel (tables::read)", true, Box::new(|| every(&file))),
+        ("every channel (table builders)", true, Box::new(|| every_builders(&file))),
+        ("one channel, 10% window, no index", false, Box::new(|| one(&file, Some(a), Some(b)))),
+        ("one channel, 10% window, index", true, Box::new(|| one(&file, Some(a), Some(b)))),
+        ("one channel, 64 MiB partitions", true, Box::new(parts)),
     ];
+    // `--only N`: run line N alone, many times (for a profiler), and print nothing else.
+    if let Ok(only) = arg("--only", "").parse::<usize>() {
+        for _ in 0..rounds {
+            (lines[only].2)();
+        }
+        let _ = std::fs::remove_file(&place);
+        let _ = std::fs::remove_file(&path);
+        return;
+    }
     let mut times: Vec<Vec<Duration>> = vec![Vec::new(); lines.len()];
     let mut rows = vec![0; lines.len()];
     for r in 0..rounds {
         for k in 0..lines.len() {
             let i = (k + r) % lines.len();
+            // The index is there or not as the line says (a read without it writes none: the
+            // line's window is read whole, but not the whole log).
+            if lines[i].1 {
+                std::fs::write(&place, &index).expect("the index");
+            } else {
+                let _ = std::fs::remove_file(&place);
+            }
             let t = Instant::now();
-            rows[i] = (lines[i].1)();
+            rows[i] = (lines[i].2)();
             times[i].push(t.elapsed());
         }
     }
+    assert_eq!(rows[3], rows[4], "the window's rows with and without the index");
+    assert_eq!(rows[0], rows[5], "the partitions give the whole log's rows");
     assert!(rows[0] == rows[1] && rows[1] == rows[2], "the whole-log lines give the same rows: {rows:?}");
     let med: Vec<Duration> = times.into_iter().map(median).collect();
     let mbytes = bytes.len() as f64 / 1e6;
     println!(
         "RLOG R1 {mbytes:.1} MB, 98 keys, key {KEY}; median of {rounds} runs per line, the order rotated each round"
     );
-    for (i, (label, _)) in lines.iter().enumerate() {
+    for (i, (label, _, _)) in lines.iter().enumerate() {
         println!(
-            "  {label:<32} {:>7.3} s {:>8.1} MB/s  rows {:>7}  tables::read / this {:.2}x  builders / this {:.2}x",
+            "  {label:<34} {:>7.3} s {:>8.1} MB/s  rows {:>7}  tables::read / this {:.2}x  builders / this {:.2}x  one channel / this {:.2}x",
             med[i].as_secs_f64(),
             mbytes / med[i].as_secs_f64(),
             rows[i],
             med[1].as_secs_f64() / med[i].as_secs_f64(),
             med[2].as_secs_f64() / med[i].as_secs_f64(),
+            med[0].as_secs_f64() / med[i].as_secs_f64(),
         );
     }
+    let _ = std::fs::remove_file(&place);
     let _ = std::fs::remove_file(&path);
 }

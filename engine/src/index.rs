@@ -2,22 +2,75 @@
 //! `<log>.logspec-idx`, or in the cache directory when the log's folder is not writable, through
 //! [`crate::output`] (a temporary file renamed into place). `logspec index` and a scan that read
 //! a large log whole without an index ([`crate::stream`]) write them; a stale or bad index is
-//! ignored by [`logspec::log::index::load`] and written again.
+//! ignored by [`logspec::log::index::load`] and written again. The environment variable
+//! `LOGSPEC_INDEX` ([`Keep`]) says where they may be written: `beside` (the default), `cache`
+//! (never beside a log) or `off` (none written; those there are still read).
 
 use std::path::{Path, PathBuf};
 
 use logspec::log::index::{self, Index, CHUNK_BYTES};
 use logspec::log::{Error, Format, Open, Select};
 
+/// Where time index files may be written: the value of the environment variable
+/// `LOGSPEC_INDEX` ([`Keep::VAR`]). Index files are read wherever [`index::places`] finds them,
+/// whatever it says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Keep {
+    /// `beside` (also unset or empty): beside the log (`<log>.logspec-idx`), else in the cache
+    /// directory.
+    Beside,
+    /// `cache`: only in the cache directory (`$XDG_CACHE_HOME/logspec/`, else
+    /// `~/.cache/logspec/`), never beside a log.
+    Cache,
+    /// `off`: nowhere: a scan writes no index, and `logspec index` refuses.
+    Off,
+}
+
+impl Keep {
+    /// The environment variable.
+    pub const VAR: &'static str = "LOGSPEC_INDEX";
+
+    /// The setting of [`Keep::VAR`]; an error naming the values it takes for any other.
+    pub fn from_env() -> Result<Keep, Error> {
+        let value = std::env::var_os(Self::VAR).unwrap_or_default();
+        match value.to_str() {
+            Some("" | "beside") => Ok(Keep::Beside),
+            Some("cache") => Ok(Keep::Cache),
+            Some("off") => Ok(Keep::Off),
+            _ => Err(Error::Usage(format!(
+                "{}={}: expected `beside` (the default: index files beside the logs, else in the cache directory), `cache` (only in the cache directory) or `off` (none written)",
+                Self::VAR,
+                value.to_string_lossy()
+            ))),
+        }
+    }
+}
+
 /// Writes `idx`, the index of `log` (of format `format`), to the first of
-/// [`index::places`] that takes it; the place written, or why none did.
+/// [`index::places`] that takes it and [`Keep::from_env`] allows; the place written, or why none
+/// was.
 pub fn store(log: &Path, format: Format, idx: &Index) -> Result<PathBuf, Error> {
     let number = index::format_number(format)
         .ok_or_else(|| Error::Usage(format!("{}: {} logs have no time index", log.display(), format.title())))?;
+    let skip = match Keep::from_env()? {
+        Keep::Beside => 0,
+        Keep::Cache => 1,
+        Keep::Off => {
+            return Err(Error::Usage(format!(
+                "{}: no index written: {}=off says to write none",
+                log.display(),
+                Keep::VAR
+            )))
+        }
+    };
     let stamp = index::stamp(log).map_err(|e| Error::Input(format!("{}: {e}", log.display())))?;
     let bytes = index::encode(idx, number, &stamp);
     let mut why = Vec::new();
-    for place in index::places(log) {
+    let places: Vec<PathBuf> = index::places(log).into_iter().skip(skip).collect();
+    if places.is_empty() {
+        why.push(format!("{}=cache, and neither XDG_CACHE_HOME nor HOME is set", Keep::VAR));
+    }
+    for place in places {
         if let Some(dir) = place.parent() {
             if !dir.as_os_str().is_empty() && !dir.is_dir() {
                 if let Err(e) = crate::output::create_dir(dir) {
@@ -35,13 +88,18 @@ pub fn store(log: &Path, format: Format, idx: &Index) -> Result<PathBuf, Error> 
 }
 
 /// Writes the index a whole scan noted, when the log is large enough to gain from one (more
-/// than one chunk); problems writing it are not the scan's and are passed over (the next scan
-/// reads the log whole again).
-pub fn keep(log: &Path, format: Format, idx: Option<Index>) {
-    if let Some(idx) = idx {
-        if idx.chunks.len() > 1 {
+/// than one chunk) and [`Keep::from_env`] allows; problems writing it are not the scan's and are
+/// passed over (the next scan reads the log whole again), but for a [`Keep::VAR`] of no known
+/// value, which is returned as a warning.
+pub fn keep(log: &Path, format: Format, idx: Option<Index>) -> Option<String> {
+    let idx = idx.filter(|i| i.chunks.len() > 1)?;
+    match Keep::from_env() {
+        Ok(Keep::Off) => None,
+        Ok(_) => {
             let _ = store(log, format, &idx);
+            None
         }
+        Err(e) => Some(format!("{}: no time index written: {e}", log.display())),
     }
 }
 
@@ -62,6 +120,9 @@ pub fn build(log: &Path, how: &Open, again: bool) -> Result<Built, Error> {
     let format = opened.format();
     if index::format_number(format).is_none() {
         return Ok(Built::NoIndex);
+    }
+    if Keep::from_env()? == Keep::Off {
+        return Err(Error::Usage(format!("{}: no index written: {}=off says to write none", log.display(), Keep::VAR)));
     }
     if !again {
         if let Some(idx) = index::load(log, format) {

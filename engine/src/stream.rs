@@ -230,10 +230,12 @@ pub fn scan_part(
     done.warnings = warnings;
     match outcome {
         Ok((o, more)) => {
+            let mut kept = None;
             if part.range.is_none() && o.index.is_some() && logspec::log::index::load(&log.file, format).is_none() {
-                crate::index::keep(&log.file, format, o.index);
+                kept = crate::index::keep(&log.file, format, o.index);
             }
             done.warnings.splice(0..0, o.warnings);
+            done.warnings.extend(kept);
             done.warnings.extend(more);
             done.fault = o.fault.or_else(|| o.error.map(|m| Fault::new(FaultKind::Decode, &shown(&log.file), m)));
         }

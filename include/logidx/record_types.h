@@ -4,7 +4,8 @@
  *
  * A 112-byte file header that says which log the index is of (its size, modification time and the
  * SHA-256 of its first and last 64 KiB), then one CHUNK record per chunk of the log, in file
- * order.
+ * order, then (formats with state) one STATE record per message of the log that sets its reader's
+ * state, in file order.
  *
  * Byte order: every multi-byte value is little-endian on the wire unless its comment says
  * otherwise. The fixed-size structs below are packed (`#pragma pack(1)`) with their padding
@@ -51,7 +52,7 @@ extern "C" {
 #define LOGIDX_VERSION          1          /* Bump on every breaking layout change; stored in logidx_file_header_t.version. */
 #define LOGIDX_MAGIC            "LSPECIDX" /* The first bytes of every file (no NUL on the wire). */
 #define LOGIDX_MAGIC_LEN        8u
-#define LOGIDX_RECORD_COUNT     1u         /* Number of record types. */
+#define LOGIDX_RECORD_COUNT     2u         /* Number of record types. */
 #define LOGIDX_MAX_PAYLOAD_SIZE 48u        /* The largest record payload. */
 #define LOGIDX_MAX_RECORD_SIZE  53u        /* Record header plus the largest payload: a staging buffer for any record. */
 
@@ -60,6 +61,7 @@ extern "C" {
  * unknown id by its len field. Never reuse or renumber an id without a new schema id.
  */
 #define LOGIDX_CHUNK_ID 1u /* logidx_chunk_t, 48 bytes */
+#define LOGIDX_STATE_ID 2u /* logidx_state_t, 8 bytes */
 
 /*
  * Error codes of the functions below: 0 is success, every failure is negative. Decoders check
@@ -243,7 +245,7 @@ static inline void logidx_put_f64be(uint8_t *p, double v)
 typedef struct logidx_file_header {
     uint8_t magic[8];        /**< ASCII `LSPECIDX`, no NUL. Always "LSPECIDX". See LOGIDX_MAGIC. */
     uint32_t version;        /**< The layout of this file; readers ignore an index of a version they do not know. Holds LOGIDX_VERSION. */
-    uint32_t format;         /**< The log's format, as `logspec::log::index` numbers them (1 = USVLOG); an index of another format than the log's is ignored. */
+    uint32_t format;         /**< The log's format, as `logspec::log::index` numbers them (1 = USVLOG, 2 = RLOG file); an index of another format than the log's is ignored. */
     uint64_t log_size;       /**< The log's size when indexed. [B] */
     int64_t log_mtime_ns;    /**< The log's modification time when indexed, since the Unix epoch. [ns] */
     uint8_t head_sha256[32]; /**< SHA-256 of the log's first 64 KiB (the whole log if smaller). */
@@ -332,7 +334,7 @@ static inline int logidx_file_header_decode(logidx_file_header_t *v, const uint8
  */
 #pragma pack(push, 1)
 typedef struct logidx_record_header {
-    uint8_t kind; /**< Record kind (1 = CHUNK). */
+    uint8_t kind; /**< Record kind (1 = CHUNK, 2 = STATE). */
     uint32_t len; /**< Payload length in bytes. [B] */
 } logidx_record_header_t;
 #pragma pack(pop)
@@ -384,7 +386,8 @@ static inline int logidx_record_header_decode(logidx_record_header_t *v, const u
 
 /**
  * CHUNK (id 1). A run of the log's records that a reader can start at with no state but the log's
- * header: it starts at a record boundary and ends where the next chunk starts.
+ * header and the STATE messages before it: it starts at a record boundary (RLOG: a cycle's
+ * timestamp message) and ends where the next chunk starts.
  *
  * 48 bytes on the wire, little-endian. Layout fingerprint 0xf36f90b8917890b1.
  */
@@ -392,8 +395,8 @@ static inline int logidx_record_header_decode(logidx_record_header_t *v, const u
 typedef struct logidx_chunk {
     uint64_t offset;       /**< Byte offset of the chunk's first record in the log. [B] */
     uint64_t length;       /**< Bytes of the chunk. [B] */
-    uint64_t first_record; /**< The record index (0-based, in file order) of the chunk's first record. */
-    uint64_t records;      /**< How many records the chunk holds. */
+    uint64_t first_record; /**< The record index (0-based, in file order; RLOG: the cycle index, counting the messages before the first timestamp as a cycle) of the chunk's first record. */
+    uint64_t records;      /**< How many records (RLOG: cycles) the chunk holds. */
     uint64_t t_min_ns;     /**< The earliest sample time in the chunk, since the log's time origin (0 with no sample). [ns] */
     uint64_t t_max_ns;     /**< The latest sample time in the chunk, since the log's time origin (0 with no sample). [ns] */
 } logidx_chunk_t;
@@ -466,6 +469,61 @@ static inline int logidx_chunk_decode(logidx_chunk_t *v, const uint8_t *buf, siz
 }
 
 /**
+ * STATE (id 2). A message of the log that sets its reader's state (RLOG: a key definition, or the
+ * first value of a key's name, which fixes the type of the key's channel). A reader that starts at
+ * a chunk reads the STATE messages before the chunk's offset first, in file order, and nothing
+ * else before it.
+ *
+ * 8 bytes on the wire, little-endian. Layout fingerprint 0x3a7fe50449ef6960.
+ */
+#pragma pack(push, 1)
+typedef struct logidx_state {
+    uint64_t offset; /**< Byte offset of the message in the log. [B] */
+} logidx_state_t;
+#pragma pack(pop)
+#define LOGIDX_STATE_SIZE        8u
+#define LOGIDX_STATE_FINGERPRINT 0x3a7fe50449ef6960ULL
+LOGIDX_STATIC_ASSERT(sizeof(logidx_state_t) == LOGIDX_STATE_SIZE, "logidx_state_t must be 8 bytes");
+LOGIDX_STATIC_ASSERT(offsetof(logidx_state_t, offset) == 0u, "logidx_state_t.offset must be at byte 0");
+
+/** Encodes `v` into `buf` (`cap` bytes); on success stores the bytes written in `*written` (if not NULL). */
+static inline int logidx_state_encode(uint8_t *buf, size_t cap, const logidx_state_t *v, size_t *written)
+{
+    size_t n = 0;
+    if (cap < 8u) return LOGIDX_ERR_SPACE;
+#if LOGIDX_HOST_LE
+    LOGIDX_MEMCPY(buf, v, 8u);
+    n = 8u;
+#else
+    logidx_put_u64le(buf + n, (uint64_t)(v->offset));
+    n += 8u;
+#endif
+    (void)buf;
+    (void)cap;
+    (void)v;
+    if (written) *written = n;
+    return LOGIDX_OK;
+}
+/** Decodes `buf` (`len` bytes) into `*v`; on success stores the bytes used in `*used` (if not NULL). */
+static inline int logidx_state_decode(logidx_state_t *v, const uint8_t *buf, size_t len, size_t *used)
+{
+    size_t n = 0;
+    if (len < 8u) return LOGIDX_ERR_SHORT;
+#if LOGIDX_HOST_LE
+    LOGIDX_MEMCPY(v, buf, 8u);
+    n = 8u;
+#else
+    v->offset = logidx_get_u64le((buf + n));
+    n += 8u;
+#endif
+    (void)buf;
+    (void)len;
+    (void)v;
+    if (used) *used = n;
+    return LOGIDX_OK;
+}
+
+/**
  * Writes the file header (112 bytes) at `buf`: constants and LOGIDX_VERSION filled in, padding
  * zeroed. Returns the bytes written, or 0 when `cap` is too small.
  */
@@ -508,6 +566,24 @@ static inline size_t logidx_write_chunk(uint8_t *buf, size_t cap, const logidx_c
 }
 
 /**
+ * Writes one STATE record (header and payload) at `buf`. Returns the bytes written, or 0 when it
+ * does not fit in `cap` bytes.
+ */
+static inline size_t logidx_write_state(uint8_t *buf, size_t cap, const logidx_state_t *p)
+{
+    logidx_record_header_t h;
+    size_t k = 0;
+    if (cap < 5u) return 0u;
+    if (logidx_state_encode(buf + 5u, cap - 5u, p, &k) != LOGIDX_OK) return 0u;
+    LOGIDX_MEMSET(&h, 0, sizeof h);
+    h.kind = (uint8_t)2u;
+    if (k > 4294967295u) return 0u;
+    h.len = (uint32_t)k;
+    (void)logidx_record_header_encode(buf, 5u, &h, NULL);
+    return 5u + k;
+}
+
+/**
  * One record found by logidx_next_record: its decoded header and where its payload is in the
  * buffer.
  */
@@ -536,6 +612,9 @@ static inline int logidx_next_record(const uint8_t *buf, size_t len, size_t *pos
     switch (rec->header.kind) {
     case LOGIDX_CHUNK_ID:
         if (plen != 48u) return LOGIDX_ERR_LENGTH;
+        break;
+    case LOGIDX_STATE_ID:
+        if (plen != 8u) return LOGIDX_ERR_LENGTH;
         break;
     default:
         break;

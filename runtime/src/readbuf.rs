@@ -122,6 +122,13 @@ pub trait Input: sealed::Sealed {
     fn fill(&mut self, min: usize) -> io::Result<()>;
     /// Consumes the first `n` available bytes (at most all of them) and returns them.
     fn take(&mut self, n: usize) -> &[u8];
+    /// Moves to absolute offset `pos`, with nothing available until the next
+    /// [`fill`](Input::fill), where the input can go back and forth (a [`WindowBuf`]: the time
+    /// index's chunks); `false`, and nothing moved, where it cannot.
+    fn seek(&mut self, pos: u64) -> bool {
+        let _ = pos;
+        false
+    }
 }
 
 mod sealed {
@@ -261,6 +268,15 @@ impl<A: FnMut(u64)> Input for WindowBuf<'_, A> {
         let taken = &self.all[self.start..self.start + n];
         self.start += n;
         taken
+    }
+    fn seek(&mut self, pos: u64) -> bool {
+        match usize::try_from(pos) {
+            Ok(pos) if pos <= self.all.len() => {
+                (self.start, self.end) = (pos, pos);
+                true
+            }
+            _ => false,
+        }
     }
 }
 

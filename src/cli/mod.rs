@@ -109,7 +109,9 @@ pub enum Command {
     /// splits into several partitions (docs/engines.md). Kept beside the log as
     /// `<log>.logspec-idx`, or in `$XDG_CACHE_HOME/logspec/` when its folder is not writable;
     /// ignored and rebuilt when the log changes. The query engines' scans write it too, when they
-    /// read a large log whole. Formats with a time index: USVLOG; the others are read whole.
+    /// read a large log whole. `LOGSPEC_INDEX=cache` writes index files only in the cache
+    /// directory, `LOGSPEC_INDEX=off` none (for this verb and the scans). Formats with a time
+    /// index: USVLOG, RLOG files; the others are read whole.
     ///
     /// Example: `logspec index logs/` (every log under `logs/`)
     Index(index::Args),

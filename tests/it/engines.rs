@@ -433,3 +433,192 @@ fn the_index_verb_writes_beside_the_log_or_in_the_cache_directory() {
     assert!(err.contains("has no time index"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// An RLOG file of `n` cycles written here, whose values the tests know without reading it:
+/// cycle `i` at `i` ms; `/a`, a double, is `i` in every cycle; `/b` is `i` as a double in every
+/// other cycle of the first half, then a string (`s<i>`: in R1 a value of another type, a
+/// channel of its own; in R2 the key id defined again as a string) in the second half; `/late`,
+/// an integer `i`, is defined three quarters in and written every cycle from there. About 27
+/// bytes a cycle: 200 000 cycles are about 5 MiB, five chunks of the time index, with key
+/// definitions and first values in several of them.
+fn write_rlog(path: &std::path::Path, revision: logspec::formats::rlog::Revision, n: u64) {
+    use logspec::formats::rlog::{R1Value, R2Value, Revision, Value, Writer};
+    let r1 = revision == Revision::R1;
+    let double =
+        |x: f64| if r1 { Value::R1(R1Value::Double { value: x }) } else { Value::R2(R2Value::Double { value: x }) };
+    let string =
+        |s: String| if r1 { Value::R1(R1Value::String { value: s }) } else { Value::R2(R2Value::String { value: s }) };
+    let int = |x: u64| {
+        if r1 {
+            Value::R1(R1Value::Integer { value: x as i32 })
+        } else {
+            Value::R2(R2Value::Int64 { value: x as i64 })
+        }
+    };
+    let ty = |t: &'static str| (!r1).then_some(t);
+    let mut w = Writer::new(Vec::new(), revision);
+    for i in 0..n {
+        w.timestamp(i as f64 / 1e3).unwrap();
+        if i == 0 {
+            w.define(1, "/a", ty("double")).unwrap();
+            w.define(2, "/b", ty("double")).unwrap();
+        }
+        w.value(1, double(i as f64)).unwrap();
+        if i == n / 2 && !r1 {
+            w.define(2, "/b", ty("string")).unwrap();
+        }
+        if i % 2 == 0 {
+            w.value(2, if i < n / 2 { double(i as f64) } else { string(format!("s{i}")) }).unwrap();
+        }
+        if i == 3 * n / 4 {
+            w.define(3, "/late", ty("int64")).unwrap();
+        }
+        if i >= 3 * n / 4 {
+            w.value(3, int(i)).unwrap();
+        }
+    }
+    std::fs::write(path, w.finish().unwrap()).unwrap();
+}
+
+/// The rows of `batches` (without `log`) as one batch, or `None` for none.
+fn joined(batches: &[RecordBatch], log: &str) -> Option<RecordBatch> {
+    without_log(batches, log).filter(|b| b.num_rows() > 0)
+}
+
+/// An RLOG file's first whole scan writes its time index (chunks at cycles, the key definitions
+/// and first values as its state messages); then every table of the log, read in partitions of
+/// a chunk each and in time windows (whole and in partitions), over a map and over a stream,
+/// gives the whole log's rows (filtered by their `log_elapsed_ns`), though a partition starts
+/// after key definitions and after `/b` changed type; `/a` gives the values written. A state
+/// message the index puts where none is reads as a fault, never as wrong rows.
+#[test]
+fn a_large_rlog_reads_the_same_in_partitions_and_windows_with_its_index() {
+    use logspec::formats::rlog::Revision;
+    use logspec::log::index::{self, CHUNK_BYTES};
+    use logspec::log::Format;
+    for revision in [Revision::R1, Revision::R2] {
+        let dir = index_dir(&format!("rlog-{revision}"));
+        let path = dir.join("big.rlog");
+        let n = 200_000u64;
+        write_rlog(&path, revision, n);
+        let file = LogFile { file: path.clone(), log: partition(&path) };
+        let mapped = Open { map: true, ..Open::default() };
+        // The whole log's tables, read with no index (and writing none).
+        let whole = logspec_engine::tables::read(&path, &Open::default(), &Select::default()).unwrap();
+        let names: Vec<String> = whole.tables.iter().map(|t| t.name.clone()).collect();
+        assert_eq!(names.len(), 4, "{revision}: /a, /b, /b of strings, /late: {names:?}");
+        assert!(!index::places(&path)[0].exists());
+        let a = Query { table: "/a".into(), ..Query::default() };
+        let (b, done) = scan(&file, &a);
+        assert!(done.fault.is_none(), "{:?}", done.fault);
+        let got = joined(&b, &file.log).unwrap();
+        let values = got.column(got.schema().index_of("value").unwrap());
+        let values = values.as_any().downcast_ref::<arrow_array::Float64Array>().unwrap();
+        assert_eq!(values.values().to_vec(), (0..n).map(|i| i as f64).collect::<Vec<_>>(), "{revision}: /a");
+        let idx = index::load(&path, Format::Rlog).expect("the whole scan wrote the index");
+        assert!(idx.chunks.len() >= 4, "{revision}: {} chunks", idx.chunks.len());
+        assert_eq!(idx.chunks[0].offset, 1, "after the revision byte");
+        assert_eq!(idx.chunks.iter().map(|c| c.records).sum::<u64>(), n, "a record per cycle");
+        // Key definitions (3, and /b's again in R2) and the first value of /a, /b, /b's
+        // strings (R1: a type of its own, not a state: the key name has its first type) and /late.
+        let defs = if revision == Revision::R1 { 3 } else { 4 };
+        assert_eq!(idx.states.len(), defs + 3, "{revision}: {:?}", idx.states);
+        assert!(idx.states.iter().any(|&s| s > idx.chunks[2].offset), "state messages past the first chunks");
+        let span = (n - 1) as f64 / 1e3;
+        let windows =
+            [(None, None), (Some(0.45 * span + 5e-4), Some(0.55 * span + 5e-4)), (Some(0.7 * span + 5e-4), None)];
+        for how in [mapped.clone(), Open::default()] {
+            for t in &whole.tables {
+                let rows = arrow_select_concat(&t.batches[0].schema(), &t.batches);
+                let elapsed = rows.column(rows.schema().index_of("log_elapsed_ns").unwrap());
+                let elapsed = elapsed.as_any().downcast_ref::<Int64Array>().unwrap();
+                for (since, until) in windows {
+                    let keep: BooleanArray = elapsed
+                        .iter()
+                        .map(|e| {
+                            let e = e.unwrap() as f64 / 1e9;
+                            Some(since.is_none_or(|s| e >= s) && until.is_none_or(|u| e <= u))
+                        })
+                        .collect();
+                    let want = arrow_select_filter(&rows, &keep);
+                    let q = Query { table: t.name.clone(), since, until, ..Query::default() };
+                    let parts = stream::partitions(&file, &how, &q, CHUNK_BYTES);
+                    if since.is_none() {
+                        assert_eq!(parts.len(), idx.chunks.len(), "a partition per chunk");
+                    } else {
+                        assert!(parts.len() < idx.chunks.len(), "{revision} {}: the chunks the window meets", t.name);
+                    }
+                    let what = format!("{revision} {} {since:?}..{until:?} map {}", t.name, how.map);
+                    let got = joined(&scan_parts(&file, &how, &q, &parts), &file.log);
+                    match &got {
+                        Some(g) => assert_eq!(g.columns(), want.columns(), "{what}: in partitions"),
+                        None => assert_eq!(want.num_rows(), 0, "{what}: in partitions"),
+                    }
+                    let (b, done) = scan(&file, &q);
+                    assert!(done.fault.is_none(), "{what}: {:?}", done.fault);
+                    assert_eq!(
+                        joined(&b, &file.log).map(|b| b.columns().to_vec()),
+                        got.map(|b| b.columns().to_vec()),
+                        "{what}: one scan"
+                    );
+                }
+            }
+        }
+        // A state message moved off a message start: the partitions after it read as a fault.
+        let place = index::places(&path)[0].clone();
+        let mut bytes = std::fs::read(&place).unwrap();
+        let stamp = index::stamp(&path).unwrap();
+        let last = bytes.len() - 8;
+        let moved = u64::from_le_bytes(bytes[last..].try_into().unwrap()) + 1;
+        bytes[last..].copy_from_slice(&moved.to_le_bytes());
+        let bad = index::decode(&bytes, 2, &stamp).expect("passes the checks an index file gets");
+        assert_eq!(*bad.states.last().unwrap(), moved);
+        std::fs::write(&place, &bytes).unwrap();
+        let late = Query { table: "/late".into(), ..Query::default() };
+        for how in [mapped.clone(), Open::default()] {
+            let parts = stream::partitions(&file, &how, &late, CHUNK_BYTES);
+            let last = *parts.last().unwrap();
+            let done = stream::scan_part(&file, &how, &late, last, None, &mut |_| Ok(())).unwrap();
+            let fault = done.fault.expect("a fault");
+            assert!(fault.message.contains("the time index is wrong"), "{revision}: {}", fault.message);
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+/// `LOGSPEC_INDEX` says where index files are written: `cache` only in the cache directory,
+/// never beside the log; `off` nowhere (`logspec index` refuses, and says why); any other value
+/// is refused with the values it takes.
+#[test]
+fn logspec_index_says_where_index_files_may_be_written() {
+    let dir = index_dir("keep");
+    let run = |keep: &str, args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_logspec"))
+            .args(args)
+            .env("XDG_CACHE_HOME", dir.join("cache"))
+            .env("LOGSPEC_INDEX", keep)
+            .output()
+            .unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let log = dir.join("a.rlog");
+    write_rlog(&log, logspec::formats::rlog::Revision::R1, 100_000);
+    let beside = dir.join("a.rlog.logspec-idx");
+    let cached = || std::fs::read_dir(dir.join("cache/logspec")).map_or(0, |d| d.count());
+    let (code, err) = run("off", &["index", log.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("LOGSPEC_INDEX=off") && !beside.exists() && cached() == 0, "{err}");
+    let (code, err) = run("elsewhere", &["index", log.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("LOGSPEC_INDEX=elsewhere: expected `beside`"), "{err}");
+    let (code, err) = run("cache", &["index", log.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!beside.exists() && cached() == 1, "{err}");
+    let (code, err) = run("", &["index", log.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("index current") && !beside.exists(), "the index in the cache is found: {err}");
+    let (code, err) = run("beside", &["index", "--force", log.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(beside.is_file(), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -14,8 +14,12 @@
 //! ignored ([`load`] gives `None`) and the next whole scan writes it again. Nothing is allocated
 //! for a count the index file states: chunks are kept as they decode, bounded by the file's size.
 //!
-//! Formats with chunks today: USVLOG (no state beyond the file header). Every other format is
-//! read whole by each scan (the same answers, without the skipping).
+//! Formats with chunks today: USVLOG (no state beyond the file header) and RLOG files, whose
+//! chunks start at a cycle's timestamp and whose reader state (the key table, and the type of
+//! each key name's first value, which names its channel) is the log's own messages that set it,
+//! listed once in [`Index::states`]: a reader that starts at a chunk reads those before it first
+//! (`Log::with_range`). Every other format is read whole by each scan (the same answers,
+//! without the skipping).
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -66,11 +70,22 @@ impl Chunk {
     }
 }
 
-/// The index of a log: its chunks, in file order, tiling it from its first record to its end.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// The index of a log: its chunks, in file order, tiling it from its first record to its end,
+/// and the messages that set its reader's state (`STATE` records of `schemas/logidx.toml`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Index {
     pub origin_ns: u64,
     pub chunks: Vec<Chunk>,
+    /// The byte offsets, increasing, of the log's messages that set its reader's state (RLOG:
+    /// key definitions and the first value of each key name); empty for a format without state.
+    pub states: Vec<u64>,
+}
+
+impl Index {
+    /// The state messages a reader starting at `offset` reads first: those before it.
+    pub fn states_before(&self, offset: u64) -> &[u64] {
+        &self.states[..self.states.partition_point(|&s| s < offset)]
+    }
 }
 
 /// What says that an index is of this log as it is now.
@@ -107,6 +122,7 @@ pub fn stamp(log: &Path) -> std::io::Result<Stamp> {
 pub fn format_number(format: Format) -> Option<u32> {
     match format {
         Format::Usvlog => Some(1),
+        Format::Rlog => Some(2),
         _ => None,
     }
 }
@@ -136,8 +152,9 @@ pub fn load(log: &Path, format: Format) -> Option<Index> {
     let number = format_number(format)?;
     let now = stamp(log).ok()?;
     places(log).iter().find_map(|p| {
-        // An index is a header and 53 bytes a chunk, and a log has at most a chunk per byte.
-        let cap = 112 + 53 * now.size.saturating_add(1);
+        // An index is a header, 53 bytes a chunk and 13 a state message, and a log has at most
+        // a chunk and a message per byte.
+        let cap = 112 + 66 * now.size.saturating_add(1);
         let f = std::fs::File::open(p).ok()?;
         if f.metadata().ok()?.len() > cap {
             return None;
@@ -160,9 +177,19 @@ pub fn decode(bytes: &[u8], number: u32, now: &Stamp) -> Option<Index> {
         return None;
     }
     let mut chunks: Vec<Chunk> = Vec::new();
+    let mut states: Vec<u64> = Vec::new();
     while let Some(ev) = reader.next_event() {
-        let crate::runtime::Event::Record { record: LogidxRecord::Chunk(c), .. } = ev.ok()? else {
-            return None;
+        let c = match ev.ok()? {
+            crate::runtime::Event::Record { record: LogidxRecord::Chunk(c), .. } if states.is_empty() => c,
+            // State messages come after the chunks, each after the one before, inside the log.
+            crate::runtime::Event::Record { record: LogidxRecord::State(s), .. } => {
+                if states.last().is_some_and(|&p| p >= s.offset) || s.offset >= now.size {
+                    return None;
+                }
+                states.push(s.offset);
+                continue;
+            }
+            _ => return None,
         };
         let c = Chunk {
             offset: c.offset,
@@ -182,7 +209,7 @@ pub fn decode(bytes: &[u8], number: u32, now: &Stamp) -> Option<Index> {
         chunks.push(c);
     }
     let ends = chunks.last().is_some_and(|c| c.offset.checked_add(c.length) == Some(now.size));
-    (ends && chunks.len() as u64 == h.chunks).then_some(Index { origin_ns: h.origin_ns, chunks })
+    (ends && chunks.len() as u64 == h.chunks).then_some(Index { origin_ns: h.origin_ns, chunks, states })
 }
 
 /// The bytes of the index `index` of a log of format `number` stamped `stamp`.
@@ -208,6 +235,9 @@ pub fn encode(index: &Index, number: u32, stamp: &Stamp) -> Vec<u8> {
             t_max_ns: c.t_max_ns,
         });
         w.write(0, &rec).expect("writing to memory");
+    }
+    for &offset in &index.states {
+        w.write(0, &LogidxRecord::State(logidx::State { offset })).expect("writing to memory");
     }
     w.finish().expect("writing to memory")
 }
@@ -248,6 +278,79 @@ impl Chunker {
             c.length = end.saturating_sub(c.offset);
             self.chunks.push(c);
         }
+        self.chunks
+    }
+}
+
+/// Notes the chunks of an RLOG file at the cycles a whole scan passes: a chunk starts at a
+/// cycle's timestamp message (the first one at the start of the messages, whatever they are:
+/// values before the first timestamp are at 0.0 s, a cycle of their own). Times are kept as
+/// the log has them (seconds) and converted when a chunk closes, so that a cycle costs two
+/// comparisons.
+#[derive(Debug)]
+pub(super) struct Cycles {
+    chunks: Vec<Chunk>,
+    /// The open chunk: its offset, first cycle and cycles, and its earliest and latest time.
+    open: Option<(u64, u64, u64, f64, f64)>,
+    /// Where the messages start (after the revision byte).
+    first: u64,
+    /// A cycle at or after this offset starts a new chunk.
+    next: u64,
+    /// Cycles before the open chunk's.
+    cycles: u64,
+}
+
+impl Cycles {
+    /// The messages start at `first`.
+    pub(super) fn new(first: u64) -> Cycles {
+        Cycles { chunks: Vec::new(), open: None, first, next: first, cycles: 0 }
+    }
+
+    /// A cycle starts at `offset` at `t` seconds.
+    #[inline]
+    pub(super) fn cycle(&mut self, offset: u64, t: f64) {
+        // A NaN timestamp is at 0 ns, as `seconds_to_ns` makes it.
+        let t = if t.is_nan() { 0.0 } else { t };
+        match &mut self.open {
+            Some((_, _, n, lo, hi)) if offset < self.next => {
+                *n += 1;
+                *lo = lo.min(t);
+                *hi = hi.max(t);
+            }
+            _ => self.start(offset, t),
+        }
+    }
+
+    #[cold]
+    fn start(&mut self, offset: u64, t: f64) {
+        if self.open.is_none() && offset > self.first {
+            // Messages before the first timestamp: a cycle at 0.0 s, in a chunk of its own
+            // start, which this timestamp's cycle joins.
+            self.open = Some((self.first, 0, 1, 0.0, 0.0));
+            self.next = self.first.saturating_add(CHUNK_BYTES);
+            return self.cycle(offset, t);
+        }
+        self.close(offset);
+        self.open = Some((offset, self.cycles, 1, t, t));
+        self.next = offset.saturating_add(CHUNK_BYTES);
+    }
+
+    fn close(&mut self, end: u64) {
+        if let Some((offset, first_record, records, lo, hi)) = self.open.take() {
+            let (t_min_ns, t_max_ns) = (super::scan::seconds_to_ns(lo), super::scan::seconds_to_ns(hi));
+            let length = end.saturating_sub(offset);
+            self.chunks.push(Chunk { offset, length, first_record, records, t_min_ns, t_max_ns });
+            self.cycles = first_record + records;
+        }
+    }
+
+    /// The chunks of a log read whole to `end` (its size).
+    pub(super) fn finish(mut self, end: u64) -> Vec<Chunk> {
+        if self.open.is_none() && end > self.first {
+            // No timestamp: the messages are one cycle at 0.0 s.
+            self.open = Some((self.first, 0, 1, 0.0, 0.0));
+        }
+        self.close(end);
         self.chunks
     }
 }

@@ -185,6 +185,8 @@ pub struct Log {
     progress: Option<Progress>,
     /// The part of the log [`Log::scan`] reads (a time index's chunks); `None`: all of it.
     range: Option<super::index::Range>,
+    /// The state messages before the range's start, read first ([`super::index::Index::states`]).
+    states: Vec<u64>,
 }
 
 /// Opens the log at `path` (`-`: standard input; a directory: a rosbag2 bag, its storage files
@@ -325,6 +327,7 @@ fn detected(path: &Path, head: Vec<u8>, input: Source, how: &Open) -> Result<Log
         map: how.map,
         progress: how.progress.clone(),
         range: None,
+        states: Vec::new(),
     })
 }
 
@@ -361,6 +364,16 @@ impl Log {
                 self.shown(),
                 self.format.title()
             )));
+        }
+        if self.format == Format::Rlog {
+            // The reader's state at the range's start: the index's state messages before it.
+            let idx = super::index::load(&self.file, self.format).ok_or_else(|| {
+                Error::Input(format!(
+                    "{}: its time index is gone or no longer matches the log (did the log change?); read it whole",
+                    self.shown()
+                ))
+            })?;
+            self.states = idx.states_before(range.start).to_vec();
         }
         self.range = Some(range);
         Ok(self)
@@ -512,7 +525,8 @@ impl Log {
         let done = match self.format {
             Format::Usvlog => usvlog::scan(input, &self.head, &path, self.range, &mut state),
             Format::Rlog | Format::RlogStream => {
-                rlog::scan(input, &self.file, &path, stream, self.assume_r1, &mut state)
+                let range = self.range.map(|r| (r, self.states));
+                rlog::scan(input, &self.file, &path, stream, self.assume_r1, range, &mut state)
             }
             Format::Wpilog => wpilog::scan(input.into_read(), &self.file, &path, &mut state),
             Format::Ulog => ulog::scan(input.into_read(), &path, &mut state),

@@ -120,7 +120,7 @@ impl FramedJob for Scan<'_, '_> {
         if let Some(c) = chunker {
             let chunks = c.finish(reader.position());
             if !chunks.is_empty() {
-                state.outcome.index = Some(Index { origin_ns: 0, chunks });
+                state.outcome.index = Some(Index { origin_ns: 0, chunks, states: Vec::new() });
             }
         }
         Ok(())

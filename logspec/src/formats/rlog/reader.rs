@@ -346,6 +346,21 @@ impl<R, I: Input> Reader<R, I> {
         self.stop = offset.unwrap_or(u64::MAX);
     }
 
+    /// Moves to absolute offset `offset`, which must be a message start (the time index's
+    /// chunks and state messages, `logspec::log::index`), keeping the key table, where the input
+    /// can go back and forth (a mapped file, [`Reader::from_window`]); `false`, and nothing
+    /// moved, where it cannot. Reading goes on from there, until [`stop_at`](Self::stop_at).
+    pub fn seek(&mut self, offset: u64) -> bool {
+        if !self.buf.seek(offset) {
+            return false;
+        }
+        self.pos = 0;
+        self.done = false;
+        self.pending_ts = None;
+        self.pending_err = None;
+        true
+    }
+
     /// Whether reading stopped at the offset given to [`stop_at`](Self::stop_at) (not at the
     /// end of the input or at an error).
     pub fn stopped(&self) -> bool {

@@ -282,17 +282,20 @@ pub fn json(s: &Summary, path: &str, stream: bool) -> String {
     out
 }
 
-/// The samples of an RLOG file or captured stream: one channel per key.
+/// The samples of an RLOG file or captured stream: one channel per key. With a `range` (chunks
+/// of the time index) and the state messages before it, only the messages that start in it;
+/// without, every message, and the time index is noted ([`super::Outcome::index`]).
 pub(super) fn scan(
     input: Source,
     file: &std::path::Path,
     path: &str,
     stream: bool,
     assume_r1: bool,
+    range: Option<(super::index::Range, Vec<u64>)>,
     state: &mut State<'_>,
 ) -> Result<(), Error> {
     let schemas = schemas(file, stream, assume_r1, path);
-    read(input, stream, assume_r1, path, values::ReadRlog { path, schemas, state })?
+    read(input, stream, assume_r1, path, values::ReadRlog { path, schemas, state, range })?
 }
 
 /// The records of an RLOG file as the dump writes them.

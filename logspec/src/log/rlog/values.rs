@@ -17,7 +17,8 @@ use crate::runtime::Input;
 use crate::value::Value;
 
 use super::rlog_channel;
-use crate::log::fault::kind;
+use crate::log::fault::{kind, Fault};
+use crate::log::index::{Cycles, Index, Range};
 use crate::log::scan::{seconds_to_ns, Slot, State};
 use crate::log::structs::struct_channel;
 use crate::log::Error;
@@ -110,47 +111,105 @@ pub(super) struct ReadRlog<'a, 's> {
     pub(super) path: &'a str,
     pub(super) schemas: TypeRegistry,
     pub(super) state: &'a mut State<'s>,
+    /// With a range (chunks of the time index): only the messages that start in it, after the
+    /// state messages before it (`Index::states_before`); without, every message, and the
+    /// chunks and state messages of the time index are noted ([`crate::log::Outcome::index`]).
+    pub(super) range: Option<(Range, Vec<u64>)>,
 }
 
 impl super::WithRlog for ReadRlog<'_, '_> {
     type Output = Result<(), Error>;
     fn call<R, I: Input>(self, mut r: rlog::Reader<R, I>) -> Self::Output {
-        let ReadRlog { path, schemas, state } = self;
-        let mut keys =
-            Keys { path, schemas, first_type: HashMap::new(), undecoded: HashSet::new(), routes: Routes::default() };
-        read_loop(&mut r, &mut keys, state)
+        let ReadRlog { path, schemas, state, range } = self;
+        let mut keys = Keys {
+            path,
+            schemas,
+            first_type: HashMap::new(),
+            undecoded: HashSet::new(),
+            routes: Routes::default(),
+            states: None,
+        };
+        let Some((range, states)) = range else {
+            keys.states = Some(Vec::new());
+            let mut cycles = Cycles::new(r.position());
+            let whole = read_loop(&mut r, &mut keys, state, Some(&mut cycles))?;
+            if whole {
+                let chunks = cycles.finish(r.position());
+                if !chunks.is_empty() {
+                    let states = keys.states.take().unwrap_or_default();
+                    state.outcome.index = Some(Index { origin_ns: 0, chunks, states });
+                }
+            }
+            return Ok(());
+        };
+        // Nothing read yet: the wrong index is the scan's error (a fault, as a log that does
+        // not open).
+        keys.start_at(&mut r, range, &states).map_err(Error::at)?;
+        r.stop_at(Some(range.end));
+        if read_loop(&mut r, &mut keys, state, None)? && r.position() != range.end {
+            let m = format!(
+                "{path}: byte {}: a message runs past the end of the time index's chunk at byte {}; the index is wrong (rebuild it: `logspec index --force`)",
+                range.start, range.end
+            );
+            state.outcome.fail(Fault::at(path, r.position(), None, m));
+        }
+        Ok(())
     }
 }
 
-/// The one-thread read: every message through the reader's lending loop.
-fn read_loop<R, I: Input>(r: &mut rlog::Reader<R, I>, keys: &mut Keys<'_>, state: &mut State<'_>) -> Result<(), Error> {
+/// The one-thread read: every message through the reader's lending loop (up to the reader's
+/// stop offset); `Ok(true)` when no fault ended it early. With `cycles`, the chunks of the
+/// time index are noted at the cycles it passes.
+fn read_loop<R, I: Input>(
+    r: &mut rlog::Reader<R, I>,
+    keys: &mut Keys<'_>,
+    state: &mut State<'_>,
+    mut cycles: Option<&mut Cycles>,
+) -> Result<bool, Error> {
     let path = keys.path;
-    // The cycle's time in nanoseconds, converted once per cycle.
+    // The cycle's time in nanoseconds, converted once per cycle, and only for a value that is
+    // not skipped.
     let (mut cycle, mut t_ns) = (0.0f64, 0u64);
     loop {
-        let read = r.try_for_each_event_ref(
+        let read = r.try_for_each_event_at(
             #[inline(always)]
-            |ev| {
+            |at, ev| {
                 let (timestamp, key_id, key, value) = match ev {
                     EventRef::Value { timestamp, key_id, key, value } => (timestamp, key_id, key, value),
                     EventRef::KeyDef { key_id, .. } => {
                         keys.routes.forget(key_id);
+                        if let Some(s) = keys.states.as_mut() {
+                            s.push(at);
+                        }
                         return ControlFlow::Continue(());
                     }
-                    EventRef::Timestamp(_) => return ControlFlow::Continue(()),
+                    EventRef::Timestamp(t) => {
+                        if let Some(c) = cycles.as_deref_mut() {
+                            c.cycle(at, t);
+                        }
+                        return ControlFlow::Continue(());
+                    }
                 };
+                let slot = Routes::slot(key_id, &value);
+                let route = keys.routes.get(slot);
+                // A value that may be a schema is offered to the registry every time, so it never
+                // takes the short way; every other value of a skipped channel stops here.
+                let bytes = value_bytes(&value).is_some();
+                if route == Route::Skip && !bytes {
+                    return ControlFlow::Continue(());
+                }
                 if timestamp.to_bits() != cycle.to_bits() {
                     (cycle, t_ns) = (timestamp, seconds_to_ns(timestamp));
                 }
-                let slot = Routes::slot(key_id, &value);
-                let done = match keys.routes.get(slot) {
-                    // A value that may be a schema is offered to the registry every time, so it
-                    // never takes the short way.
-                    _ if value_bytes(&value).is_some() => keys.value(state, slot, t_ns, key, &value),
-                    Route::Skip => Ok(()),
-                    Route::Plain(id) if state.wanted_settled(t_ns) => deliver_plain(state, id, t_ns, &value),
-                    Route::Plain(_) => Ok(()),
-                    Route::Unknown => keys.value(state, slot, t_ns, key, &value),
+                let done = match route {
+                    Route::Plain(id) if !bytes => {
+                        if state.wanted_settled(t_ns) {
+                            deliver_plain(state, id, t_ns, &value)
+                        } else {
+                            Ok(())
+                        }
+                    }
+                    _ => keys.value(state, slot, at, t_ns, key, &value),
                 };
                 match done {
                     Ok(()) => ControlFlow::Continue(()),
@@ -164,12 +223,12 @@ fn read_loop<R, I: Input>(r: &mut rlog::Reader<R, I>, keys: &mut Keys<'_>, state
             // The reader goes on after the message at the next call.
             Err(e) if e.is_recoverable() => state.warn(kind::UNDECODABLE_VALUE, || format!("{path}: {e}")),
             Err(e) => {
-                state.outcome.fail(crate::log::fault::Fault::read(path, &e));
-                break;
+                state.outcome.fail(Fault::read(path, &e));
+                return Ok(false);
             }
         }
     }
-    Ok(())
+    Ok(true)
 }
 
 /// What the reading keeps about keys besides the settled routes.
@@ -181,9 +240,101 @@ pub(super) struct Keys<'p> {
     /// Keys whose struct or proto values did not decode (warned about once).
     undecoded: HashSet<String>,
     pub(super) routes: Routes,
+    /// While a whole log is read: the offsets of the messages that set the reader's state (key
+    /// definitions, and the first value of each key name, which fixes its channel's type), for
+    /// the time index.
+    states: Option<Vec<u64>>,
 }
 
 impl Keys<'_> {
+    /// Moves `r` to `range`'s start with the state a reader from the log's start has there: the
+    /// state messages before it (`states`, from the time index) read first, in file order (a
+    /// mapped file seeks to each; a stream reads up to the start and takes them as it passes
+    /// them). A state message that is not one, or a start that is not a cycle's timestamp, is
+    /// a wrong index: a fault.
+    fn start_at<R, I: Input>(&mut self, r: &mut rlog::Reader<R, I>, range: Range, states: &[u64]) -> Result<(), Fault> {
+        let path = self.path;
+        let wrong = |at: u64, what: &str| {
+            Fault::at(
+                path,
+                at,
+                None,
+                format!("{path}: byte {at}: {what}; the time index is wrong (rebuild it: `logspec index --force`)"),
+            )
+        };
+        let first = r.position();
+        if range.start == first {
+            return Ok(());
+        }
+        if range.start < first {
+            return Err(wrong(range.start, "a chunk starts before the first message"));
+        }
+        let mut next = states.iter().copied().peekable();
+        if r.seek(range.start) {
+            for at in states {
+                if !r.seek(*at) {
+                    return Err(wrong(*at, "no message starts there"));
+                }
+                match r.next_event_ref() {
+                    Some(Ok(EventRef::KeyDef { .. })) => {}
+                    Some(Ok(EventRef::Value { key, value, .. })) => self.first_type(key, &value),
+                    _ => return Err(wrong(*at, "not a key definition or a value")),
+                }
+            }
+            if !r.seek(range.start) {
+                return Err(wrong(range.start, "no message starts there"));
+            }
+        } else {
+            // A stream: every message up to the start, the state messages taken as they pass.
+            r.stop_at(Some(range.start));
+            let mut bad = None;
+            loop {
+                let read = r.try_for_each_event_at(|at, ev| {
+                    if next.peek() != Some(&at) {
+                        return ControlFlow::Continue(());
+                    }
+                    next.next();
+                    match ev {
+                        EventRef::KeyDef { .. } => {}
+                        EventRef::Value { key, value, .. } => self.first_type(key, &value),
+                        EventRef::Timestamp(_) => {
+                            bad = Some(at);
+                            return ControlFlow::Break(());
+                        }
+                    }
+                    ControlFlow::Continue(())
+                });
+                match read {
+                    Ok(ControlFlow::Continue(())) => break,
+                    Ok(ControlFlow::Break(())) => break,
+                    Err(e) if e.is_recoverable() => {}
+                    Err(e) => return Err(Fault::read(path, &e)),
+                }
+            }
+            r.stop_at(None);
+            if let Some(at) = bad.or(next.next()) {
+                return Err(wrong(at, "not a key definition or a value"));
+            }
+            if r.position() != range.start {
+                return Err(wrong(range.start, "no message starts there"));
+            }
+        }
+        // The chunk starts with its first cycle's timestamp.
+        match r.next_event_ref() {
+            Some(Ok(EventRef::Timestamp(_))) => Ok(()),
+            _ => Err(wrong(range.start, "not a cycle's timestamp")),
+        }
+    }
+
+    /// A state message's value: the type of its key name's channel, if it has none yet.
+    fn first_type(&mut self, key: Option<&rlog::Key>, value: &ValueRef<'_>) {
+        let name = key.map_or("?", |k| k.name.as_str());
+        let type_name = value.type_name(key.and_then(|k| k.declared_type.as_deref()));
+        if !self.first_type.contains_key(name) {
+            self.first_type.insert(name.to_string(), type_name.to_string());
+        }
+    }
+
     /// A value whose route is not settled, or that carries bytes: offered to the schema registry,
     /// decoded through it (`struct:`, `proto:`), or delivered to its key's channel, announcing
     /// the channel first; the route is settled where it no longer changes.
@@ -192,6 +343,7 @@ impl Keys<'_> {
         &mut self,
         state: &mut State<'_>,
         slot: Option<(usize, usize)>,
+        at: u64,
         t_ns: u64,
         key: Option<&rlog::Key>,
         value: &ValueRef<'_>,
@@ -242,7 +394,7 @@ impl Keys<'_> {
             }
             return Ok(());
         }
-        if let Some(id) = self.channel(state, slot, t_ns, name, type_name)? {
+        if let Some(id) = self.channel(state, slot, at, t_ns, name, type_name)? {
             deliver_plain(state, id, t_ns, value)?;
         }
         Ok(())
@@ -255,17 +407,35 @@ impl Keys<'_> {
         &mut self,
         state: &mut State<'_>,
         slot: Option<(usize, usize)>,
+        at: u64,
         t_ns: u64,
         name: &str,
         type_name: &str,
     ) -> Result<Option<usize>, Error> {
-        let first = self.first_type.entry(name.to_string()).or_insert_with(|| type_name.to_string());
-        let (channel_key, channel_type) = if first == type_name || type_name == "null" {
-            (name.to_string(), first.as_str())
-        } else {
-            (format!("{name}\0{type_name}"), type_name)
+        let first = match self.first_type.entry(name.to_string()) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                // The key name's first value: a state message of the time index.
+                if let Some(s) = self.states.as_mut() {
+                    s.push(at);
+                }
+                e.insert(type_name.to_string())
+            }
         };
-        let id = state.wanted(&channel_key, t_ns, || rlog_channel(name, channel_type))?;
+        let (channel_key, channel_type, other) = if first == type_name || type_name == "null" {
+            (name.to_string(), first.as_str(), false)
+        } else {
+            (format!("{name}\0{type_name}"), type_name, true)
+        };
+        // A channel of another type than the key's first is the table `<name>#<type>` (as
+        // `logspec_engine::tables::table_name` names a second channel of one name), said here so
+        // that a read that starts mid-log (a partition) names it so though it meets it first.
+        let describe = || {
+            let mut c = rlog_channel(name, channel_type);
+            c.group = other.then(|| format!("{name}#{channel_type}"));
+            c
+        };
+        let id = state.wanted(&channel_key, t_ns, describe)?;
         match state.ids.get(&channel_key) {
             Some(Slot::Skip) => self.routes.set(slot, Route::Skip),
             Some(Slot::Id(id)) => self.routes.set(slot, Route::Plain(*id)),
