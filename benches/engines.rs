@@ -19,7 +19,9 @@
 //! - `one channel, 10% window, index`: the same with the index (written by the first whole scan):
 //!   only the chunks the window meets are read, after the key definitions and first values
 //!   before them;
-//! - `one channel, 64 MiB partitions`: the whole log as its partitions, read one after the other.
+//! - `one channel, 64 MiB partitions`: the whole log as its partitions, read one after the other;
+//! - `no channel (the walk alone)`: a table the log does not have: every message walked, every
+//!   value skipped by its length, no row made (the floor of the one-channel line).
 //!
 //! The index file is put in place (or removed) before each line as the line says, outside the
 //! time measured.
@@ -54,6 +56,19 @@ fn one(file: &LogFile, since: Option<f64>, until: Option<f64>) -> usize {
     })
     .expect("scan");
     assert!(done.fault.is_none(), "{:?}", done.fault);
+    rows
+}
+
+/// A table the log does not have: every value's header walked and its value skipped, the
+/// floor of a one-channel scan.
+fn nothing(file: &LogFile) -> usize {
+    let query = Query { table: "/No/Such/Key".to_string(), columns: None, since: None, until: None };
+    let mut rows = 0;
+    stream::scan(file, &how(), &query, None, &mut |b| {
+        rows += b.num_rows();
+        Ok(())
+    })
+    .expect("scan");
     rows
 }
 
@@ -225,6 +240,7 @@ fn main() {
         ("one channel, 10% window, no index", false, Box::new(|| one(&file, Some(a), Some(b)))),
         ("one channel, 10% window, index", true, Box::new(|| one(&file, Some(a), Some(b)))),
         ("one channel, 64 MiB partitions", true, Box::new(parts)),
+        ("no channel (the walk alone)", true, Box::new(|| nothing(&file))),
     ];
     // `--only N`: run line N alone, many times (for a profiler), and print nothing else.
     if let Ok(only) = arg("--only", "").parse::<usize>() {
