@@ -290,6 +290,91 @@ def test_a_large_log_reads_the_same_in_partitions_with_its_time_index(tmp_path: 
     assert got == want
 
 
+def _big_rlog(path: Path, n: int) -> dict:
+    """An R1 RLOG of `n` cycles written here with `struct` (big-endian messages: 00 timestamp,
+    01 key definition, 02 value with its type code), cycle `i` at `i` ms: `/a` the double `i`
+    every cycle; `/b` the double `i` every other cycle of the first half, then the string `s<i>`
+    (another type: the table `/b#string`); `/late`, an integer defined three quarters in, `i`
+    from there. About 5 MB for 200 000 cycles, several chunks of the time index, with key
+    definitions and first values in several of them. Returns each table's `(ms, value)` rows."""
+    import struct
+
+    def key(kid: int, name: str) -> bytes:
+        b = name.encode()
+        return struct.pack(">BhH", 1, kid, len(b)) + b
+
+    out = [b"\x01"]
+    rows: dict = {"/a": [], "/b": [], "/b#string": [], "/late": []}
+    for i in range(n):
+        out.append(struct.pack(">Bd", 0, i / 1e3))
+        if i == 0:
+            out += [key(1, "/a"), key(2, "/b")]
+        out.append(struct.pack(">BhBd", 2, 1, 5, float(i)))
+        rows["/a"].append((i, float(i)))
+        if i % 2 == 0 and i < n // 2:
+            out.append(struct.pack(">BhBd", 2, 2, 5, float(i)))
+            rows["/b"].append((i, float(i)))
+        elif i % 2 == 0:
+            s = f"s{i}".encode()
+            out.append(struct.pack(">BhBH", 2, 2, 7, len(s)) + s)
+            rows["/b#string"].append((i, f"s{i}"))
+        if i == 3 * n // 4:
+            out.append(key(3, "/late"))
+        if i >= 3 * n // 4:
+            out.append(struct.pack(">BhBi", 2, 3, 3, i))
+            rows["/late"].append((i, i))
+    path.write_bytes(b"".join(out))
+    return rows
+
+
+def test_a_large_rlog_reads_the_same_in_partitions_with_its_time_index(tmp_path: Path, monkeypatch) -> None:
+    """An RLOG file's time index: written by the first whole scan (not with `LOGSPEC_INDEX=off`;
+    only in the cache directory with `cache`); then each table, read in partitions that start
+    after key definitions and after `/b` changed type, and in a time window, gives the rows
+    written."""
+    from logspec.engines import Logs
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    path = tmp_path / "big.rlog"
+    n = 200_000
+    want = _big_rlog(path, n)
+    beside = tmp_path / "big.rlog.logspec-idx"
+    cache = tmp_path / "cache" / "logspec"
+    values = lambda lf: lf.select("value").collect()["value"].to_list()  # noqa: E731
+    for keep in ["off", "cache"]:
+        monkeypatch.setenv("LOGSPEC_INDEX", keep)
+        assert values(logspec.scan(path, "/a")) == [v for _, v in want["/a"]]
+        assert not beside.exists(), keep
+        assert len(list(cache.glob("*.idx")) if cache.exists() else []) == (keep == "cache"), keep
+    for f in cache.glob("*.idx"):
+        f.unlink()
+    monkeypatch.delenv("LOGSPEC_INDEX")
+    logs = Logs([str(path)], "/a", on_error="raise")
+    assert logs.parts(str(path)) == [None], "no index yet: the whole log"
+    assert values(logspec.scan(path, "/a")) == [v for _, v in want["/a"]]
+    assert beside.is_file(), "the whole scan wrote the index beside the log"
+    since, until = 0.45 * n / 1e3 + 5e-4, 0.55 * n / 1e3 + 5e-4
+    for table, rows in want.items():
+        logs = Logs([str(path)], table, on_error="raise")
+        parts = logs.parts(str(path), target_bytes=1 << 20)
+        assert len(parts) >= 4 and all(p is not None for p in parts), parts
+        got = []
+        for p in parts:
+            for b in logs.batches(str(path), "big", ["value"], part=p):
+                got.extend(b.column(0).to_pylist())
+        assert got == [v for _, v in rows], table
+        in_window = [v for ms, v in rows if since <= ms / 1e3 <= until]
+        got = []
+        for p in logs.parts(str(path), since, until, target_bytes=1 << 20):
+            for b in logs.batches(str(path), "big", ["value"], since, until, part=p):
+                got.extend(b.column(0).to_pylist())
+        assert got == in_window, table
+        lf = logspec.scan(path, table).filter(
+            (pl.col("log_elapsed_ns") >= int(since * 1e9)) & (pl.col("log_elapsed_ns") <= int(until * 1e9))
+        )
+        assert values(lf) == in_window, table
+
+
 def test_the_spark_source_plans_a_partition_per_group_of_chunks(tmp_path: Path) -> None:
     """The Spark source's reader, planned and read here without a cluster (the cluster test is
     test_spark_cluster.py): with the log's index, a partition per group of chunks of
