@@ -582,6 +582,26 @@ fn a_large_rlog_reads_the_same_in_partitions_and_windows_with_its_index() {
             let fault = done.fault.expect("a fault");
             assert!(fault.message.contains("the time index is wrong"), "{revision}: {}", fault.message);
         }
+        // A chunk boundary moved a byte into a cycle's timestamp (the chunks still tile the log):
+        // the chunk before it ends, and the one after starts, where no cycle does.
+        let mut bytes = std::fs::read(&place).unwrap();
+        let chunk = |i: usize| 112 + 53 * i + 5;
+        let field = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
+        let (len1, off2, len2) = (field(&bytes, chunk(1) + 8), field(&bytes, chunk(2)), field(&bytes, chunk(2) + 8));
+        bytes[chunk(1) + 8..chunk(1) + 16].copy_from_slice(&(len1 + 1).to_le_bytes());
+        bytes[chunk(2)..chunk(2) + 8].copy_from_slice(&(off2 + 1).to_le_bytes());
+        bytes[chunk(2) + 8..chunk(2) + 16].copy_from_slice(&(len2 - 1).to_le_bytes());
+        let bad = index::decode(&bytes, 2, &stamp).expect("passes the checks an index file gets");
+        assert_eq!(bad.chunks[2].offset, off2 + 1);
+        std::fs::write(&place, &bytes).unwrap();
+        for how in [mapped.clone(), Open::default()] {
+            let parts = stream::partitions(&file, &how, &a, CHUNK_BYTES);
+            for k in [1, 2] {
+                let done = stream::scan_part(&file, &how, &a, parts[k], None, &mut |_| Ok(())).unwrap();
+                let fault = done.fault.unwrap_or_else(|| panic!("{revision}: part {k}: a fault"));
+                assert!(fault.message.contains("the time index is wrong"), "{revision}: {}", fault.message);
+            }
+        }
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -148,8 +148,9 @@ impl super::WithRlog for ReadRlog<'_, '_> {
         r.stop_at(Some(range.end));
         if read_loop(&mut r, &mut keys, state, None)? && r.position() != range.end {
             let m = format!(
-                "{path}: byte {}: a message runs past the end of the time index's chunk at byte {}; the index is wrong (rebuild it: `logspec index --force`)",
-                range.start, range.end
+                "{path}: byte {}: the reading ended here, not at byte {}, where the time index says a chunk ends; the time index is wrong (rebuild it: `logspec index --force`)",
+                r.position(),
+                range.end
             );
             state.outcome.fail(Fault::at(path, r.position(), None, m));
         }
