@@ -323,4 +323,25 @@ mod tests {
         assert_eq!((Input::available(&read), lent.available()), (0, 0));
         assert_eq!((Input::position(&read), lent.position()), (1000, 1000));
     }
+
+    /// A window goes back and forth to any offset within its bytes (nothing available until
+    /// the next fill); a buffer over a reader and a slice lent whole do not move.
+    #[test]
+    fn only_a_window_seeks() {
+        let data: Vec<u8> = (0..=255u8).collect();
+        let mut window = WindowBuf::new(&data, 16, |_| {});
+        window.fill(1).unwrap();
+        window.take(100);
+        assert!(window.seek(10));
+        assert_eq!((window.position(), window.available()), (10, 0));
+        window.fill(4).unwrap();
+        assert_eq!(&window.bytes()[..4], &[10, 11, 12, 13]);
+        assert!(window.seek(256) && window.is_eof());
+        assert!(!window.seek(257));
+        assert_eq!(window.position(), 256, "a refused seek moves nothing");
+        let mut lent = SliceBuf::new(&data);
+        assert!(!lent.seek(0));
+        let mut read = ReadBuf::new(&data[..]);
+        assert!(!Input::seek(&mut read, 0));
+    }
 }
