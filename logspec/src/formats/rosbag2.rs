@@ -21,7 +21,6 @@
 //!
 //! SQLite reads a file by its path: standard input cannot be read as a `.db3`.
 
-use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Component, Path, PathBuf};
 use std::sync::Mutex;
@@ -309,7 +308,7 @@ impl Db3 {
                 sequence: 0,
                 log_time,
                 publish_time: log_time,
-                data: Cow::Owned(data),
+                data: crate::formats::mcap::Data::Owned(data),
                 offset: 0,
                 index: id.max(0) as u64,
                 file: 0,

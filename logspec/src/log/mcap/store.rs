@@ -28,6 +28,13 @@ impl Bytes {
         })
     }
 
+    /// The reading got to byte `at`: a map prefaults ahead and drops the pages behind.
+    pub(in crate::log) fn moved(&self, at: u64) {
+        if let Bytes::Mapped(m) = self {
+            m.advance(usize::try_from(at).unwrap_or(usize::MAX));
+        }
+    }
+
     pub(in crate::log) fn get(&self) -> &[u8] {
         match self {
             Bytes::Mapped(m) => m.bytes(),
@@ -124,7 +131,9 @@ impl Store {
         each: impl FnMut(Event<'_, 's>) -> Result<(), E>,
     ) -> Result<Result<container::Stats, (container::Stats, container::ReadError)>, E> {
         match self {
-            Store::Mcap { bytes, blocks } => container::read(bytes.get(), blocks, budget, want, each),
+            Store::Mcap { bytes, blocks } => {
+                container::read(bytes.get(), blocks, budget, want, &|at| bytes.moved(at), each)
+            }
             #[cfg(feature = "sqlite")]
             Store::Db3(db) => db.read(want, each),
             #[cfg(feature = "sqlite")]
@@ -142,7 +151,9 @@ impl Store {
         each: &mut dyn FnMut(Event<'_, 's>) -> Result<(), ()>,
     ) -> Result<Result<container::Stats, (container::Stats, container::ReadError)>, ()> {
         match self {
-            Store::Mcap { bytes, blocks } => container::read(bytes.get(), blocks, budget, want, each),
+            Store::Mcap { bytes, blocks } => {
+                container::read(bytes.get(), blocks, budget, want, &|at| bytes.moved(at), each)
+            }
             Store::Db3(db) => db.read(want, each),
             Store::Split(_) => Ok(Ok(container::Stats::default())),
         }
