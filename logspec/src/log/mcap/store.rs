@@ -95,6 +95,19 @@ impl Store {
         }
     }
 
+    /// Messages per channel as the store counts them before reading (an MCAP summary's
+    /// statistics or its message indexes, the rows of a sqlite3 file's topics, a split bag's
+    /// files' summed); `None` when it does not say.
+    pub(in crate::log) fn counts(&self) -> Option<&std::collections::HashMap<u16, u64>> {
+        match self {
+            Store::Mcap { blocks, .. } => blocks.counts.as_ref(),
+            #[cfg(feature = "sqlite")]
+            Store::Db3(db) => Some(&db.counts),
+            #[cfg(feature = "sqlite")]
+            Store::Split(s) => s.counts.as_ref(),
+        }
+    }
+
     /// The earliest log time (the log's origin).
     pub(in crate::log) fn start(&self) -> Option<u64> {
         match self {
