@@ -33,6 +33,7 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet};
 use std::sync::Arc;
 
+use logspec_ir::ir::{Endian, Prim};
 use mcap::records::{op, Record};
 
 /// The MCAP magic, at both ends of a file.
@@ -262,14 +263,16 @@ pub fn sniff(head: &[u8]) -> bool {
     head.starts_with(MAGIC)
 }
 
+/// The little-endian numbers of MCAP's framing (record lengths, the footer, message headers),
+/// read through the interpreter's one loader.
 fn u16_at(b: &[u8], at: usize) -> Option<u16> {
-    Some(u16::from_le_bytes(b.get(at..at + 2)?.try_into().ok()?))
+    crate::dynamic::load(b, at, Prim::U16, Endian::Little).map(|v| v as u16)
 }
 fn u32_at(b: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
+    crate::dynamic::load(b, at, Prim::U32, Endian::Little).map(|v| v as u32)
 }
 fn u64_at(b: &[u8], at: usize) -> Option<u64> {
-    Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
+    crate::dynamic::load(b, at, Prim::U64, Endian::Little)
 }
 
 /// Records framed in place (an opcode, a `u64` length, the body): the top-level records of a
