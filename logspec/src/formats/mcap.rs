@@ -275,6 +275,9 @@ fn u64_at(b: &[u8], at: usize) -> Option<u64> {
     crate::dynamic::load(b, at, Prim::U64, Endian::Little)
 }
 
+/// A record: its offset, opcode and body.
+type Raw<'a, At> = (At, u8, &'a [u8]);
+
 /// Records framed in place (an opcode, a `u64` length, the body): the top-level records of a
 /// file, or the records of a chunk.
 struct Framed<'a> {
@@ -298,7 +301,7 @@ impl<'a> Framed<'a> {
     }
 
     /// The next record: its offset, opcode and body; `None` at the end of the buffer.
-    fn next(&mut self) -> Option<Result<(usize, u8, &'a [u8]), Unframed>> {
+    fn next(&mut self) -> Option<Result<Raw<'a, usize>, Unframed>> {
         if self.done || self.at == self.buf.len() {
             return None;
         }
@@ -333,7 +336,7 @@ impl<'a> Records<'a> {
 
     /// The next record: its offset, opcode and body; or where and why the file cannot be read
     /// on.
-    fn next(&mut self) -> Option<Result<(u64, u8, &'a [u8]), ReadError>> {
+    fn next(&mut self) -> Option<Result<Raw<'a, u64>, ReadError>> {
         let buf = self.framed.buf;
         if !buf.starts_with(MAGIC) {
             if self.framed.at == 0 {
