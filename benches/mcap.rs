@@ -15,7 +15,8 @@
 //! primitive, strings, nested and bounded arrays, `PointCloud2`, `Imu`, `TFMessage`, a
 //! big-endian message) repeated with log times continued, written by the `mcap` crate's writer
 //! (uncompressed chunks by default, as rosbag2 writes them; `--zstd` for zstd chunks). `--mb N`
-//! sets the size (default 100).
+//! sets the size (default 100); `--keep DIR` writes the inputs there and leaves them (to time
+//! another build on them).
 
 mod common;
 
@@ -24,7 +25,7 @@ use std::hint::black_box;
 use std::path::Path;
 use std::time::Duration;
 
-use common::{arg_mb, mbps, median, memcpy_time, process};
+use common::{arg, arg_mb, mbps, median, memcpy_time, process};
 use logspec::log::{Channel, DynVisit, Open, Samples, Select};
 use logspec::runtime::Visitor;
 
@@ -207,7 +208,11 @@ fn rosbags(python: &str, file: &Path) -> Option<(Duration, u64)> {
 fn main() {
     let mb = arg_mb(100.0);
     let zstd = std::env::args().any(|a| a == "--zstd");
-    let dir = std::env::temp_dir().join(format!("logspec-bench-mcap-{}", std::process::id()));
+    let keep = arg("--keep", "");
+    let dir = match keep.as_str() {
+        "" => std::env::temp_dir().join(format!("logspec-bench-mcap-{}", std::process::id())),
+        k => std::path::PathBuf::from(k),
+    };
     std::fs::create_dir_all(&dir).unwrap();
     let big = dir.join("big.mcap");
     let quarter = dir.join("quarter.mcap");
@@ -269,5 +274,7 @@ fn main() {
             rss.map_or("?".into(), |k| format!("{:.1}", k as f64 / 1024.0))
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
+    if keep.is_empty() {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -1,15 +1,24 @@
-//! MCAP files (`.mcap`): the container read through the `mcap` crate (records, chunks
-//! decompressed with zstd or lz4, their CRCs checked), with the state this reader adds: the
-//! schemas and channels seen, the messages handed on in log-time order, the chunk budget, and
-//! what is left of a damaged file.
+//! MCAP files (`.mcap`): the container's records read in place from the file's bytes (records
+//! and chunks framed here, record bodies parsed by the `mcap` crate, chunks decompressed with
+//! zstd or lz4 and their CRCs checked), with the state this reader adds: the schemas and
+//! channels seen, the messages handed on in log-time order, the chunk budget, and what is left
+//! of a damaged file.
 //!
-//! - **Order.** Messages come out by `log_time`, ties in file order. A first pass reads the
-//!   top-level records without decompressing anything and notes when each block (a chunk, or
-//!   a message outside chunks) starts (a chunk's header says); the second pass holds the
-//!   messages of the blocks read so far in a heap and hands on those no later block can
-//!   precede. Chunks written out of order or overlapping in time cost only the messages they
-//!   hold at once; a chunk whose header lies about its start time is still read whole, its
-//!   messages handed on as they come and counted ([`Stats::out_of_order`]).
+//! - **One pass.** A file with a summary is opened from its end: the footer, the summary's
+//!   schemas, channels, chunk indexes and statistics (checked by the summary's CRC when it has
+//!   one). The reading then walks the top-level records once, in place. A file without a summary,
+//!   or whose summary does not check out (a cut file, a damaged one), has its top-level records
+//!   walked once first for what the summary would say; that walk reads record headers only.
+//! - **Copies.** Messages are lent: from the file for a message record or an uncompressed chunk,
+//!   from the chunk's decompressed bytes (shared by its messages, dropped with the last of them)
+//!   for a zstd or lz4 chunk. Only the chunks whose messages are waiting for their turn are held.
+//! - **Order.** Messages come out by `log_time`, ties in file order. The blocks of a file (its
+//!   chunks, and messages outside chunks) each have a start time (a chunk index or chunk header
+//!   says it); the messages of the blocks read so far wait in a heap until no later block can
+//!   precede them, and a chunk whose messages are in order and end before any later block starts
+//!   is handed on directly. Chunks written out of order or overlapping in time cost only the
+//!   messages they hold at once; a chunk whose header lies about its start time is still read
+//!   whole, its messages handed on as they come and counted ([`Stats::out_of_order`]).
 //! - **Selection.** A chunk whose time range misses the wanted window, or (with the summary's
 //!   chunk indexes) that holds none of the wanted channels, is not decompressed; where a file
 //!   has no summary, the schemas and channels it holds are needed, and it is read.
@@ -20,12 +29,12 @@
 //!   complete message; a file that ends between records without its footer is reported too
 //!   ([`Stats::footer`]).
 
-use std::borrow::Cow;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet};
+use std::sync::Arc;
 
-use mcap::records::Record;
-use mcap::sans_io::{LinearReadEvent, LinearReader, LinearReaderOptions};
+use logspec_ir::ir::{Endian, Prim};
+use mcap::records::{op, Record};
 
 /// The MCAP magic, at both ends of a file.
 pub const MAGIC: &[u8] = mcap::MAGIC;
@@ -53,6 +62,28 @@ pub struct Channel {
     pub metadata: BTreeMap<String, String>,
 }
 
+/// A message's bytes.
+#[derive(Clone, Debug)]
+pub enum Data<'a> {
+    /// Lent from the file: a message record's, or an uncompressed chunk's.
+    Lent(&'a [u8]),
+    /// A range of a decompressed chunk, shared by its messages.
+    Shared(Arc<Vec<u8>>, usize, usize),
+    /// Its own (a rosbag2 sqlite3 row's).
+    Owned(Vec<u8>),
+}
+
+impl std::ops::Deref for Data<'_> {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Data::Lent(b) => b,
+            Data::Shared(buf, a, z) => &buf[*a..*z],
+            Data::Owned(v) => v,
+        }
+    }
+}
+
 /// A message, with where it is: the byte offset of its record, or of the chunk that holds it.
 #[derive(Clone, Debug)]
 pub struct Message<'a> {
@@ -60,7 +91,7 @@ pub struct Message<'a> {
     pub sequence: u32,
     pub log_time: u64,
     pub publish_time: u64,
-    pub data: Cow<'a, [u8]>,
+    pub data: Data<'a>,
     /// The byte offset of the message record, or of its chunk record.
     pub offset: u64,
     /// Its index in file order (0 for the first message of the file).
@@ -138,63 +169,6 @@ pub struct Want<'s> {
 impl Want<'_> {
     fn time(&self, t: u64) -> bool {
         self.time.is_none_or(|(a, z)| (a..=z).contains(&t))
-    }
-}
-
-/// The top-level records of a file, each with its byte offset and body, lent from the file's
-/// bytes.
-struct Records<'a> {
-    buf: &'a [u8],
-    fed: usize,
-    reader: LinearReader,
-}
-
-impl<'a> Records<'a> {
-    fn new(buf: &'a [u8]) -> Self {
-        let options = LinearReaderOptions::default()
-            .with_skip_end_magic(true)
-            .with_emit_chunks(true)
-            .with_validate_chunk_crcs(false)
-            // A record longer than the file is damage, never an allocation.
-            .with_record_length_limit(buf.len());
-        Records { buf, fed: 0, reader: LinearReader::new_with_options(options) }
-    }
-
-    /// The next record: its offset, opcode and body; or where and why the file cannot be read
-    /// on.
-    fn next(&mut self) -> Option<Result<(u64, u8, &'a [u8]), ReadError>> {
-        loop {
-            let at = self.fed as u64;
-            match self.reader.next_event()? {
-                Ok(LinearReadEvent::ReadRequest(n)) => {
-                    let n = n.min(self.buf.len() - self.fed);
-                    self.reader.insert(n).copy_from_slice(&self.buf[self.fed..self.fed + n]);
-                    self.reader.notify_read(n);
-                    self.fed += n;
-                }
-                Ok(LinearReadEvent::Record { data, opcode }) => {
-                    // The reader asks for each record whole and no more: it ends where the
-                    // bytes fed end (the footer's body, read in place, included).
-                    let len = data.len();
-                    let end = self.fed;
-                    let body = &self.buf[end - len..end];
-                    let start = end.saturating_sub(len + 9);
-                    return Some(Ok((start as u64, opcode, body)));
-                }
-                Err(e) => {
-                    let message = match e {
-                        mcap::McapError::UnexpectedEof => "the file ends inside a record (truncated)".to_string(),
-                        mcap::McapError::BadMagic => "not an MCAP file: the magic \\x89MCAP0\\r\\n is missing".into(),
-                        mcap::McapError::RecordTooLarge { opcode, len } => format!(
-                            "a record (opcode {opcode:#04x}) of {len} bytes runs past the end of the file ({} bytes)",
-                            self.buf.len()
-                        ),
-                        other => other.to_string(),
-                    };
-                    return Some(Err(ReadError { offset: at.min(self.fed as u64), message }));
-                }
-            }
-        }
     }
 }
 
@@ -289,56 +263,119 @@ pub fn sniff(head: &[u8]) -> bool {
     head.starts_with(MAGIC)
 }
 
-/// What the first pass gathers: the start time of each block (a chunk, or a message outside
-/// chunks) in file order, `None` for a chunk that announces no messages; the schemas and
-/// channels outside chunks (a summary repeats them all); and the chunk indexes' channels by chunk
-/// offset. Ends where the file cannot be read on.
-#[derive(Default)]
-struct FirstPass {
-    starts: Vec<Option<u64>>,
-    schemas: Vec<Schema>,
-    channels: Vec<Channel>,
-    chunk_index: HashMap<u64, HashSet<u16>>,
+/// The little-endian numbers of MCAP's framing (record lengths, the footer, message headers),
+/// read through the interpreter's one loader.
+fn u16_at(b: &[u8], at: usize) -> Option<u16> {
+    crate::dynamic::load(b, at, Prim::U16, Endian::Little).map(|v| v as u16)
+}
+fn u32_at(b: &[u8], at: usize) -> Option<u32> {
+    crate::dynamic::load(b, at, Prim::U32, Endian::Little).map(|v| v as u32)
+}
+fn u64_at(b: &[u8], at: usize) -> Option<u64> {
+    crate::dynamic::load(b, at, Prim::U64, Endian::Little)
 }
 
-fn first_pass(buf: &[u8]) -> FirstPass {
-    let mut out = FirstPass::default();
-    let mut records = Records::new(buf);
-    while let Some(Ok((_, op, body))) = records.next() {
-        match parse(op, body) {
-            Ok(Record::Chunk { header, .. }) => {
-                let empty = header.message_start_time == 0 && header.message_end_time == 0;
-                out.starts.push((!empty).then_some(header.message_start_time));
+/// A record: its offset, opcode and body.
+type Raw<'a, At> = (At, u8, &'a [u8]);
+
+/// Records framed in place (an opcode, a `u64` length, the body): the top-level records of a
+/// file, or the records of a chunk.
+struct Framed<'a> {
+    buf: &'a [u8],
+    at: usize,
+    /// After the footer (top level), nothing more is read.
+    done: bool,
+}
+
+/// Why framing stopped: the record's offset in the buffer, and whether its length runs past the
+/// buffer's end by more than the buffer holds (rather than a record cut by the end).
+struct Unframed {
+    at: usize,
+    op: u8,
+    len: Option<u64>,
+}
+
+impl<'a> Framed<'a> {
+    fn new(buf: &'a [u8], at: usize) -> Self {
+        Framed { buf, at, done: false }
+    }
+
+    /// The next record: its offset, opcode and body; `None` at the end of the buffer.
+    fn next(&mut self) -> Option<Result<Raw<'a, usize>, Unframed>> {
+        if self.done || self.at == self.buf.len() {
+            return None;
+        }
+        let at = self.at;
+        let op = self.buf[at];
+        let Some(len) = u64_at(self.buf, at + 1) else {
+            self.done = true;
+            return Some(Err(Unframed { at, op, len: None }));
+        };
+        let end = usize::try_from(len).ok().and_then(|n| (at + 9).checked_add(n)).filter(|e| *e <= self.buf.len());
+        let Some(end) = end else {
+            self.done = true;
+            return Some(Err(Unframed { at, op, len: Some(len) }));
+        };
+        self.at = end;
+        Some(Ok((at, op, &self.buf[at + 9..end])))
+    }
+}
+
+/// The top-level records of a file, each with its byte offset and body, lent from the file's
+/// bytes; the reading ends after the footer (the end magic is not a record).
+struct Records<'a> {
+    framed: Framed<'a>,
+}
+
+impl<'a> Records<'a> {
+    fn new(buf: &'a [u8]) -> Self {
+        let mut framed = Framed::new(buf, MAGIC.len());
+        framed.done = !buf.starts_with(MAGIC);
+        Records { framed }
+    }
+
+    /// The next record: its offset, opcode and body; or where and why the file cannot be read
+    /// on.
+    fn next(&mut self) -> Option<Result<Raw<'a, u64>, ReadError>> {
+        let buf = self.framed.buf;
+        if !buf.starts_with(MAGIC) {
+            if self.framed.at == 0 {
+                return None;
             }
-            Ok(Record::Message { header, .. }) => out.starts.push(Some(header.log_time)),
-            Ok(Record::Schema { header, data }) => out.schemas.push(Schema {
-                id: header.id,
-                name: header.name,
-                encoding: header.encoding,
-                data: data.into_owned(),
-            }),
-            Ok(Record::Channel(c)) => out.channels.push(Channel {
-                id: c.id,
-                schema_id: c.schema_id,
-                topic: c.topic,
-                message_encoding: c.message_encoding,
-                metadata: c.metadata,
-            }),
-            Ok(Record::ChunkIndex(c)) => {
-                out.chunk_index.insert(c.chunk_start_offset, c.message_index_offsets.keys().copied().collect());
+            self.framed.at = 0;
+            return Some(Err(ReadError {
+                offset: 0,
+                message: "not an MCAP file: the magic \\x89MCAP0\\r\\n is missing".into(),
+            }));
+        }
+        match self.framed.next()? {
+            Ok((at, o, body)) => {
+                if o == op::FOOTER {
+                    self.framed.done = true;
+                }
+                Some(Ok((at as u64, o, body)))
             }
-            Err(_) if op == mcap::records::op::CHUNK || op == mcap::records::op::MESSAGE => out.starts.push(None),
-            _ => {}
+            Err(Unframed { at, op, len }) => Some(Err(ReadError {
+                offset: at as u64,
+                message: match len {
+                    Some(len) if len > buf.len() as u64 => format!(
+                        "a record (opcode {op:#04x}) of {len} bytes runs past the end of the file ({} bytes)",
+                        buf.len()
+                    ),
+                    _ => "the file ends inside a record (truncated)".to_string(),
+                },
+            })),
         }
     }
-    out
 }
 
-/// When the blocks of a file (chunks, and messages outside chunks) start, as their headers say:
-/// what [`read`] orders messages by. From a first pass over the top-level records that
-/// decompresses nothing.
-#[derive(Clone, Debug)]
+/// When the blocks of a file (chunks, and messages outside chunks) start, and what the file
+/// says before its messages are read: what [`read`] orders messages by, from the summary when
+/// it checks out, else from a walk over the top-level records that decompresses nothing.
+#[derive(Clone, Debug, Default)]
 pub struct Blocks {
+    /// The byte offsets of the blocks, ascending.
+    offsets: Vec<u64>,
     /// The earliest start of the blocks from each one on (`u64::MAX` past the last).
     later: Vec<u64>,
     /// The earliest start of all: the log's time origin.
@@ -349,90 +386,318 @@ pub struct Blocks {
     pub channels: Vec<Channel>,
     /// The summary's chunk indexes: the channels of each chunk, by the chunk's offset.
     chunk_index: HashMap<u64, HashSet<u16>>,
+    /// Messages per channel as the file counts them (the summary's statistics, or the message
+    /// indexes after the chunks and the messages outside chunks); `None` when it does not say.
+    pub counts: Option<HashMap<u16, u64>>,
 }
 
 impl Blocks {
     pub fn new(buf: &[u8]) -> Blocks {
-        let first = first_pass(buf);
-        let starts = first.starts;
+        summary(buf).unwrap_or_else(|| first_pass(buf))
+    }
+
+    /// Blocks from their offsets and start times (`None`: a block that announces no messages).
+    fn of(mut starts: Vec<(u64, Option<u64>)>) -> Blocks {
+        starts.sort_by_key(|s| s.0);
         let mut later: Vec<u64> = vec![u64::MAX; starts.len() + 1];
         for i in (0..starts.len()).rev() {
-            later[i] = later[i + 1].min(starts[i].unwrap_or(u64::MAX));
+            later[i] = later[i + 1].min(starts[i].1.unwrap_or(u64::MAX));
         }
+        Blocks {
+            start: later.first().copied().filter(|t| *t != u64::MAX),
+            offsets: starts.into_iter().map(|s| s.0).collect(),
+            later,
+            ..Blocks::default()
+        }
+    }
+
+    /// The earliest a message of a block after the one at `offset` can be.
+    fn after(&self, offset: u64) -> u64 {
+        self.later[self.offsets.partition_point(|o| *o <= offset)]
+    }
+
+    /// Each id once, the last record of an id standing.
+    fn known(&mut self, schemas: Vec<Schema>, channels: Vec<Channel>) {
         let last = |v: Vec<(u16, usize)>| -> Vec<usize> {
             let by_id: BTreeMap<u16, usize> = v.into_iter().collect();
             by_id.into_values().collect()
         };
-        let keep_s = last(first.schemas.iter().enumerate().map(|(i, x)| (x.id, i)).collect());
-        let keep_c = last(first.channels.iter().enumerate().map(|(i, x)| (x.id, i)).collect());
-        Blocks {
-            start: later.first().copied().filter(|t| *t != u64::MAX),
-            later,
-            schemas: keep_s.into_iter().map(|i| first.schemas[i].clone()).collect(),
-            channels: keep_c.into_iter().map(|i| first.channels[i].clone()).collect(),
-            chunk_index: first.chunk_index,
+        let keep_s = last(schemas.iter().enumerate().map(|(i, x)| (x.id, i)).collect());
+        let keep_c = last(channels.iter().enumerate().map(|(i, x)| (x.id, i)).collect());
+        self.schemas = keep_s.into_iter().map(|i| schemas[i].clone()).collect();
+        self.channels = keep_c.into_iter().map(|i| channels[i].clone()).collect();
+    }
+}
+
+fn schema_of(header: mcap::records::SchemaHeader, data: std::borrow::Cow<'_, [u8]>) -> Schema {
+    Schema { id: header.id, name: header.name, encoding: header.encoding, data: data.into_owned() }
+}
+
+fn channel_of(c: mcap::records::Channel) -> Channel {
+    Channel {
+        id: c.id,
+        schema_id: c.schema_id,
+        topic: c.topic,
+        message_encoding: c.message_encoding,
+        metadata: c.metadata,
+    }
+}
+
+/// What the summary says, when the file has one that checks out and lists its chunks: its
+/// footer in place, the summary's records whole, its CRC right (when it has one), every chunk
+/// index inside the data section. `None` sends the reading to [`first_pass`].
+fn summary(buf: &[u8]) -> Option<Blocks> {
+    let n = buf.len();
+    // The footer record (opcode, length 20, summary start, summary offset start, CRC), then the
+    // end magic.
+    let f = n.checked_sub(MAGIC.len() + 9 + 20)?;
+    if !buf.ends_with(MAGIC) || f < MAGIC.len() || buf[f] != op::FOOTER || u64_at(buf, f + 1)? != 20 {
+        return None;
+    }
+    let start = usize::try_from(u64_at(buf, f + 9)?).ok()?;
+    let crc = u32_at(buf, f + 25)?;
+    if start < MAGIC.len() || start > f {
+        return None;
+    }
+    if crc != 0 && crc32fast::hash(&buf[start..f + 9 + 16]) != crc {
+        return None;
+    }
+    let (mut schemas, mut channels, mut starts) = (Vec::new(), Vec::new(), Vec::new());
+    let mut chunk_index = HashMap::new();
+    let mut counts = None;
+    let mut records = Framed::new(&buf[..f], start);
+    while let Some(r) = records.next() {
+        let (_, o, body) = r.ok()?;
+        match o {
+            op::SCHEMA | op::CHANNEL | op::CHUNK_INDEX => match parse(o, body).ok()? {
+                Record::Schema { header, data } => schemas.push(schema_of(header, data)),
+                Record::Channel(c) => channels.push(channel_of(c)),
+                Record::ChunkIndex(c) => {
+                    let end = c.chunk_start_offset.checked_add(c.chunk_length)?;
+                    if c.chunk_start_offset < MAGIC.len() as u64 || end > start as u64 {
+                        return None;
+                    }
+                    let empty = c.message_start_time == 0 && c.message_end_time == 0;
+                    starts.push((c.chunk_start_offset, (!empty).then_some(c.message_start_time)));
+                    chunk_index.insert(c.chunk_start_offset, c.message_index_offsets.keys().copied().collect());
+                }
+                _ => return None,
+            },
+            op::STATISTICS => counts = Some(statistics(body)?),
+            _ => {}
+        }
+    }
+    if starts.is_empty() {
+        return None;
+    }
+    let mut blocks = Blocks::of(starts);
+    blocks.known(schemas, channels);
+    blocks.chunk_index = chunk_index;
+    blocks.counts = counts;
+    Some(blocks)
+}
+
+/// A Statistics record's messages per channel (its fixed fields, then a `u32` byte length and
+/// pairs of a `u16` channel id and a `u64` count).
+fn statistics(body: &[u8]) -> Option<HashMap<u16, u64>> {
+    const FIXED: usize = 8 + 2 + 4 + 4 + 4 + 4 + 8 + 8;
+    let len = usize::try_from(u32_at(body, FIXED)?).ok()?;
+    let pairs = body.get(FIXED + 4..FIXED + 4 + len)?;
+    if len % 10 != 0 {
+        return None;
+    }
+    pairs.chunks_exact(10).map(|p| Some((u16_at(p, 0)?, u64_at(p, 2)?))).collect()
+}
+
+/// A walk over the top-level records that decompresses nothing, for a file without a summary
+/// (or with one that does not check out): the start time of each block (a chunk, or a message
+/// outside chunks), the schemas and channels outside chunks, the chunk indexes' channels by chunk
+/// offset, and the messages per channel that the message indexes after each chunk and the
+/// messages outside chunks count (unknown when a chunk that holds messages has no message
+/// index). Ends where the file cannot be read on.
+fn first_pass(buf: &[u8]) -> Blocks {
+    let (mut schemas, mut channels, mut starts) = (Vec::new(), Vec::new(), Vec::new());
+    let mut chunk_index = HashMap::new();
+    let mut counts: HashMap<u16, u64> = HashMap::new();
+    // Whether every chunk that holds messages has message indexes, and whether the last one
+    // met has had one yet.
+    let (mut indexed, mut waiting) = (true, false);
+    let mut records = Records::new(buf);
+    while let Some(Ok((offset, o, body))) = records.next() {
+        if o != op::MESSAGE_INDEX && waiting {
+            indexed = false;
+            waiting = false;
+        }
+        match o {
+            op::MESSAGE_INDEX => {
+                waiting = false;
+                if let (Some(id), Some(len)) = (u16_at(body, 0), u32_at(body, 2)) {
+                    *counts.entry(id).or_default() += u64::from(len) / 16;
+                }
+            }
+            op::MESSAGE => match u16_at(body, 0).zip(u64_at(body, 6)).filter(|_| body.len() >= MESSAGE_HEADER) {
+                Some((id, t)) => {
+                    starts.push((offset, Some(t)));
+                    *counts.entry(id).or_default() += 1;
+                }
+                None => starts.push((offset, None)),
+            },
+            _ => match parse(o, body) {
+                Ok(Record::Chunk { header, .. }) => {
+                    let empty = header.message_start_time == 0 && header.message_end_time == 0;
+                    starts.push((offset, (!empty).then_some(header.message_start_time)));
+                    waiting = !empty;
+                }
+                Ok(Record::Schema { header, data }) => schemas.push(schema_of(header, data)),
+                Ok(Record::Channel(c)) => channels.push(channel_of(c)),
+                Ok(Record::ChunkIndex(c)) => {
+                    chunk_index.insert(c.chunk_start_offset, c.message_index_offsets.keys().copied().collect());
+                }
+                Err(_) if o == op::CHUNK => starts.push((offset, None)),
+                _ => {}
+            },
+        }
+    }
+    let mut blocks = Blocks::of(starts);
+    blocks.known(schemas, channels);
+    blocks.chunk_index = chunk_index;
+    blocks.counts = (indexed && !waiting).then_some(counts);
+    blocks
+}
+
+/// The bytes of a message record before its data: channel id, sequence, log and publish time.
+const MESSAGE_HEADER: usize = 2 + 4 + 8 + 8;
+
+/// A message of a block, before its turn: its header, and where its data is in the block's bytes.
+struct Entry {
+    channel: u16,
+    sequence: u32,
+    log_time: u64,
+    publish_time: u64,
+    data: (usize, usize),
+    index: u64,
+}
+
+/// A message record's header and its data's range in `records` (`at`: the record's body there).
+fn entry(body: &[u8], at: usize, index: u64) -> Option<Entry> {
+    (body.len() >= MESSAGE_HEADER).then_some(())?;
+    Some(Entry {
+        channel: u16_at(body, 0)?,
+        sequence: u32_at(body, 2)?,
+        log_time: u64_at(body, 6)?,
+        publish_time: u64_at(body, 14)?,
+        data: (at + MESSAGE_HEADER, at + body.len()),
+        index,
+    })
+}
+
+/// Where a block's messages' bytes are.
+enum Bytes<'a> {
+    Lent(&'a [u8]),
+    Shared(Arc<Vec<u8>>),
+}
+
+impl<'a> Bytes<'a> {
+    fn get(&self) -> &[u8] {
+        match self {
+            Bytes::Lent(b) => b,
+            Bytes::Shared(v) => v,
+        }
+    }
+
+    fn data(&self, (a, z): (usize, usize)) -> Data<'a> {
+        match self {
+            Bytes::Lent(b) => Data::Lent(&b[a..z]),
+            Bytes::Shared(v) => Data::Shared(Arc::clone(v), a, z),
         }
     }
 }
 
 /// Reads the file's records and hands them to `each`: the header, schemas and channels as they
 /// come, messages of `want` in log-time order (each after its channel), metadata, and the
-/// chunks skipped. `budget` bounds the decompressed size of one chunk. Stops at the first
-/// error `each` returns; a file that cannot be read on ends with its [`ReadError`], after
-/// every complete message.
+/// chunks skipped. `budget` bounds the decompressed size of one chunk. `moved` is told the
+/// offset of each top-level record as the reading gets there (a map drops the pages behind).
+/// Stops at the first error `each` returns; a file that cannot be read on ends with its
+/// [`ReadError`], after every complete message.
 pub fn read<'a, E>(
     buf: &'a [u8],
     blocks: &Blocks,
     budget: u64,
     want: &Want<'_>,
+    moved: &dyn Fn(u64),
     mut each: impl FnMut(Event<'_, 'a>) -> Result<(), E>,
 ) -> Result<Result<Stats, (Stats, ReadError)>, E> {
     let mut stats = Stats { start: blocks.start, ..Stats::default() };
-    let later = &blocks.later;
     let chunk_index = (!blocks.chunk_index.is_empty()).then_some(&blocks.chunk_index);
     stats.summary = chunk_index.is_some();
     let mut schemas: HashMap<u16, Schema> = HashMap::new();
     let mut channels: HashMap<u16, Channel> = HashMap::new();
     let mut heap: BinaryHeap<Reverse<Pending<'a>>> = BinaryHeap::new();
+    let mut entries: Vec<Entry> = Vec::new();
+    let mut inner: Vec<Record<'static>> = Vec::new();
     let mut last_out = 0u64;
     let mut index = 0u64;
-    let mut block = 0usize;
     let mut records = Records::new(buf);
 
+    // Hands on one message, in its turn.
+    macro_rules! hand {
+        ($m:expr) => {{
+            let m = $m;
+            if m.log_time < last_out {
+                stats.out_of_order += 1;
+            }
+            last_out = last_out.max(m.log_time);
+            stats.messages += 1;
+            each(Event::Message(&m))?;
+        }};
+    }
     // Hands on the pending messages no later block can precede.
     macro_rules! release {
         ($upto:expr) => {
             while heap.peek().is_some_and(|p| p.0 .0.log_time <= $upto) {
                 let Reverse(Pending(m)) = heap.pop().expect("peeked");
-                if m.log_time < last_out {
-                    stats.out_of_order += 1;
-                }
-                last_out = last_out.max(m.log_time);
-                stats.messages += 1;
-                each(Event::Message(&m))?;
+                hand!(m);
             }
         };
     }
 
     let end = loop {
-        let (offset, op, body) = match records.next() {
+        let (offset, o, body) = match records.next() {
             None => break None,
             Some(Ok(r)) => r,
             Some(Err(e)) => break Some(e),
         };
-        let record = match parse(op, body) {
-            Ok(r) => r,
-            Err(why) => {
-                each(Event::Skipped { offset, why })?;
-                continue;
+        moved(offset);
+        // A block's messages and where their bytes are.
+        let mut block: Option<Bytes<'a>> = None;
+        entries.clear();
+        match o {
+            op::MESSAGE => {
+                let Some(e) = entry(body, 0, index) else {
+                    each(Event::Skipped {
+                        offset,
+                        why: format!(
+                            "a record (opcode {o:#04x}) that does not parse: {} bytes, shorter than a message's {MESSAGE_HEADER}-byte header",
+                            body.len()
+                        ),
+                    })?;
+                    continue;
+                };
+                index += 1;
+                if want.time(e.log_time) {
+                    entries.push(e);
+                }
+                block = Some(Bytes::Lent(body));
             }
-        };
-        let mut inner: Vec<Record<'_>> = Vec::new();
-        let is_block = matches!(record, Record::Chunk { .. } | Record::Message { .. });
-        match record {
-            Record::Header(h) => each(Event::Header { profile: h.profile, library: h.library })?,
-            Record::Footer(_) => stats.footer = buf.ends_with(MAGIC),
-            Record::Chunk { header, .. } => {
+            op::CHUNK => {
+                let header = match parse(o, body) {
+                    Ok(Record::Chunk { header, .. }) => header,
+                    Ok(_) => continue,
+                    Err(why) => {
+                        each(Event::Skipped { offset, why })?;
+                        continue;
+                    }
+                };
                 stats.chunks += 1;
                 if !stats.compressions.contains(&header.compression) {
                     stats.compressions.push(header.compression.clone());
@@ -445,82 +710,85 @@ pub fn read<'a, E>(
                 };
                 if chunk_index.is_some() && (misses_time || misses_channels) {
                     stats.chunks_unread += 1;
-                } else if header.uncompressed_size > budget {
-                    each(Event::Skipped {
-                        offset,
-                        why: format!(
-                            "a chunk that declares {} bytes decompressed, more than the chunk budget of {budget} bytes; skipped",
-                            header.uncompressed_size
-                        ),
-                    })?;
                 } else {
-                    // The chunk record whole (opcode, length, body), read as a file of one record.
-                    let whole = &buf[offset as usize..offset as usize + 9 + body.len()];
-                    match chunk_records(whole, &header.compression, budget) {
-                        Ok(rs) => inner = rs,
+                    match chunk(body, &header, budget, &mut inner, &mut entries, &mut index, want) {
+                        Ok(bytes) => block = Some(bytes),
                         Err(why) => each(Event::Skipped { offset, why })?,
+                    }
+                    for r in inner.drain(..) {
+                        match r {
+                            Record::Schema { header, data } => {
+                                let s = schema_of(header, data);
+                                if schemas.get(&s.id) != Some(&s) {
+                                    each(Event::Schema(&s))?;
+                                    schemas.insert(s.id, s);
+                                }
+                            }
+                            Record::Channel(c) => {
+                                let c = channel_of(c);
+                                if channels.get(&c.id) != Some(&c) {
+                                    each(Event::Channel(&c))?;
+                                    channels.insert(c.id, c);
+                                }
+                            }
+                            _ => {}
+                        }
                     }
                 }
             }
-            Record::Metadata(m) => each(Event::Metadata { name: m.name, metadata: m.metadata })?,
-            other => inner.push(other),
-        }
-        for r in inner {
-            match r {
-                Record::Schema { header, data } => {
-                    let s =
-                        Schema { id: header.id, name: header.name, encoding: header.encoding, data: data.into_owned() };
+            op::HEADER | op::FOOTER | op::METADATA | op::SCHEMA | op::CHANNEL => match parse(o, body) {
+                Ok(Record::Header(h)) => each(Event::Header { profile: h.profile, library: h.library })?,
+                Ok(Record::Footer(_)) => stats.footer = buf.ends_with(MAGIC),
+                Ok(Record::Metadata(m)) => each(Event::Metadata { name: m.name, metadata: m.metadata })?,
+                Ok(Record::Schema { header, data }) => {
+                    let s = schema_of(header, data);
                     if schemas.get(&s.id) != Some(&s) {
                         each(Event::Schema(&s))?;
                         schemas.insert(s.id, s);
                     }
                 }
-                Record::Channel(c) => {
-                    let c = Channel {
-                        id: c.id,
-                        schema_id: c.schema_id,
-                        topic: c.topic,
-                        message_encoding: c.message_encoding,
-                        metadata: c.metadata,
-                    };
+                Ok(Record::Channel(c)) => {
+                    let c = channel_of(c);
                     if channels.get(&c.id) != Some(&c) {
                         each(Event::Channel(&c))?;
                         channels.insert(c.id, c);
                     }
                 }
-                Record::Message { header, data } => {
-                    let i = index;
-                    index += 1;
-                    // The channels wanted only skip whole chunks (by the summary's index): the
-                    // caller picks the messages of a chunk it reads by their topic, which a
-                    // channel the summary does not list may share.
-                    if !want.time(header.log_time) {
-                        continue;
+                Ok(_) => {}
+                Err(why) => each(Event::Skipped { offset, why })?,
+            },
+            _ => {
+                // The summary's and index records are not read again; others are checked.
+                if !matches!(o, op::MESSAGE_INDEX | op::CHUNK_INDEX | op::STATISTICS | op::SUMMARY_OFFSET) {
+                    if let Err(why) = parse(o, body) {
+                        each(Event::Skipped { offset, why })?;
                     }
-                    heap.push(Reverse(Pending(Message {
-                        channel: header.channel_id,
-                        sequence: header.sequence,
-                        log_time: header.log_time,
-                        publish_time: header.publish_time,
-                        data: match data {
-                            Cow::Borrowed(_) if op == mcap::records::op::MESSAGE => {
-                                // Lent from the file: the message record's own bytes.
-                                Cow::Borrowed(&body[body.len() - data.len()..])
-                            }
-                            d => Cow::Owned(d.into_owned()),
-                        },
-                        offset,
-                        index: i,
-                        file: 0,
-                    })));
                 }
-                _ => {}
             }
         }
-        if is_block {
-            block += 1;
-            release!(later.get(block).copied().unwrap_or(u64::MAX));
+        let Some(bytes) = block else { continue };
+        let upto = blocks.after(offset);
+        let direct = heap.is_empty()
+            && entries.windows(2).all(|w| w[0].log_time <= w[1].log_time)
+            && entries.last().is_none_or(|e| e.log_time <= upto);
+        for e in entries.drain(..) {
+            let m = Message {
+                channel: e.channel,
+                sequence: e.sequence,
+                log_time: e.log_time,
+                publish_time: e.publish_time,
+                data: bytes.data(e.data),
+                offset,
+                index: e.index,
+                file: 0,
+            };
+            if direct {
+                hand!(m);
+            } else {
+                heap.push(Reverse(Pending(m)));
+            }
         }
+        release!(upto);
     };
     release!(u64::MAX);
     Ok(match end {
@@ -529,86 +797,121 @@ pub fn read<'a, E>(
     })
 }
 
-/// The records of a chunk (its record whole: opcode, length and body), decompressed and
-/// CRC-checked when it has a CRC, each record inside no longer than `budget` (a length read
-/// from the chunk never drives a larger allocation; the caller bounded the size the chunk
-/// declares).
-fn chunk_records(whole: &[u8], compression: &str, budget: u64) -> Result<Vec<Record<'static>>, String> {
+/// A chunk's records: its schemas and channels into `inner`, its messages of `want`'s time
+/// window into `entries` (numbered from `index` on, in file order), and where their bytes are:
+/// lent from the file for an uncompressed chunk, decompressed otherwise. The chunk is checked
+/// whole first (budget, decompression, CRC, every record framed and parsed): a chunk that is not
+/// gives nothing but the reason. A record inside is never longer than the chunk.
+fn chunk<'a>(
+    body: &'a [u8],
+    header: &mcap::records::ChunkHeader,
+    budget: u64,
+    inner: &mut Vec<Record<'static>>,
+    entries: &mut Vec<Entry>,
+    index: &mut u64,
+    want: &Want<'_>,
+) -> Result<Bytes<'a>, String> {
+    let compression = &header.compression;
     let what =
         if compression.is_empty() { "an uncompressed chunk".to_string() } else { format!("a {compression} chunk") };
-    let records = chunk_data(whole, &what, budget)?;
-    let options = LinearReaderOptions::default()
-        .with_skip_start_magic(true)
-        .with_skip_end_magic(true)
-        // A chunk inside a chunk comes out as a record (refused below), never through the
-        // crate's decompressor, which can loop forever on a damaged one.
-        .with_emit_chunks(true)
-        .with_record_length_limit(usize::try_from(budget).unwrap_or(usize::MAX));
-    let mut reader = LinearReader::new_with_options(options);
-    let mut fed = 0usize;
-    let mut out = Vec::new();
-    let fail = |e: mcap::McapError| match e {
-        mcap::McapError::UnsupportedCompression(c) => format!("a chunk of unknown compression `{c}`; skipped"),
-        other => format!("{what} that does not read whole: {other}; its messages are skipped"),
+    let bytes = chunk_data(body, header, &what, budget)?;
+    let records = bytes.get();
+    let mut framed = Framed::new(records, 0);
+    let first = *index;
+    let mut n = first;
+    let fail = |why: String, inner: &mut Vec<Record<'static>>, entries: &mut Vec<Entry>| {
+        inner.clear();
+        entries.clear();
+        Err(why)
     };
-    while let Some(event) = reader.next_event() {
-        match event {
-            Ok(LinearReadEvent::ReadRequest(n)) => {
-                let n = n.min(records.len() - fed);
-                reader.insert(n).copy_from_slice(&records[fed..fed + n]);
-                reader.notify_read(n);
-                fed += n;
+    while let Some(r) = framed.next() {
+        let (at, o, body) = match r {
+            Ok(r) => r,
+            Err(Unframed { at, op, .. }) => {
+                return fail(
+                    format!("{what} that does not read whole: a record (opcode {op:#04x}) at byte {at} of its records runs past their end; its messages are skipped"),
+                    inner,
+                    entries,
+                );
             }
-            Ok(LinearReadEvent::Record { opcode: mcap::records::op::CHUNK, .. }) => {
-                return Err(format!("{what} holding a chunk (chunks hold schemas, channels and messages only); its messages are skipped"));
+        };
+        match o {
+            op::MESSAGE => match entry(body, at + 9, n) {
+                Some(e) => {
+                    n += 1;
+                    if want.time(e.log_time) {
+                        entries.push(e);
+                    }
+                }
+                None => {
+                    return fail(
+                        format!("{what} holding a message record of {} bytes, shorter than its {MESSAGE_HEADER}-byte header; its messages are skipped", body.len()),
+                        inner,
+                        entries,
+                    )
+                }
+            },
+            op::CHUNK => {
+                return fail(
+                    format!("{what} holding a chunk (chunks hold schemas, channels and messages only); its messages are skipped"),
+                    inner,
+                    entries,
+                )
             }
-            Ok(LinearReadEvent::Record { data, opcode }) => {
-                let r = parse(opcode, data).map_err(|why| format!("{what} holding {why}; its messages are skipped"))?;
-                out.push(r.into_owned());
-            }
-            Err(e) => return Err(fail(e)),
+            _ => match parse(o, body) {
+                Ok(r @ (Record::Schema { .. } | Record::Channel(_))) => inner.push(r.into_owned()),
+                Ok(_) => {}
+                Err(why) => return fail(format!("{what} holding {why}; its messages are skipped"), inner, entries),
+            },
         }
     }
-    Ok(out)
+    *index = n;
+    Ok(bytes)
 }
 
 /// A chunk's records, decompressed here rather than by the `mcap` crate, whose streaming
 /// decompressor loops forever on a zstd frame that ends before the size the chunk declares: the
-/// output is bounded by that size (which the caller held to the budget), a frame that ends early
-/// or runs past it is an error, and the CRC of the records is checked when the chunk has one.
-fn chunk_data<'a>(whole: &'a [u8], what: &str, budget: u64) -> Result<std::borrow::Cow<'a, [u8]>, String> {
-    use std::borrow::Cow;
+/// output is bounded by that size (held to the budget), a frame that ends early or runs past it
+/// is an error, and the CRC of the records is checked when the chunk has one. An uncompressed
+/// chunk's records are lent from the file.
+fn chunk_data<'a>(
+    body: &'a [u8],
+    header: &mcap::records::ChunkHeader,
+    what: &str,
+    budget: u64,
+) -> Result<Bytes<'a>, String> {
     use std::io::Read;
-    let body = whole.get(9..).ok_or_else(|| format!("{what} cut short"))?;
-    let (header, data) = match parse(mcap::records::op::CHUNK, body) {
-        Ok(Record::Chunk { header, data }) => (header, data),
-        Ok(_) => return Err(format!("{what} that is not a chunk")),
-        Err(why) => return Err(format!("{what} holding {why}; its messages are skipped")),
-    };
     let size = header.uncompressed_size;
     if size > budget {
         return Err(format!(
-            "{what} that declares {size} bytes decompressed, more than the chunk budget of {budget} bytes; skipped"
+            "a chunk that declares {size} bytes decompressed, more than the chunk budget of {budget} bytes; skipped"
         ));
     }
     let size = usize::try_from(size).map_err(|_| format!("{what} too large for this machine"))?;
+    // The records follow the header: times, sizes, CRC, the compression string, their length.
+    let data = 8 + 8 + 8 + 4 + 4 + header.compression.len() + 8;
+    let data = usize::try_from(header.compressed_size)
+        .ok()
+        .and_then(|n| body.get(data..data.checked_add(n)?))
+        .ok_or_else(|| format!("{what} cut short"))?;
     let bad = |e: &dyn std::fmt::Display| format!("{what} that does not read whole: {e}; its messages are skipped");
-    let out: Cow<'a, [u8]> = match header.compression.as_str() {
-        "" => data,
-        "zstd" => Cow::Owned(zstd::bulk::decompress(&data, size).map_err(|e| bad(&e))?),
+    let out = match header.compression.as_str() {
+        "" => Bytes::Lent(data),
+        "zstd" => Bytes::Shared(Arc::new(zstd::bulk::decompress(data, size).map_err(|e| bad(&e))?)),
         "lz4" => {
             let mut out = Vec::with_capacity(size);
             let limit = u64::try_from(size).unwrap_or(u64::MAX).saturating_add(1);
-            lz4_flex::frame::FrameDecoder::new(&data[..]).take(limit).read_to_end(&mut out).map_err(|e| bad(&e))?;
-            Cow::Owned(out)
+            lz4_flex::frame::FrameDecoder::new(data).take(limit).read_to_end(&mut out).map_err(|e| bad(&e))?;
+            Bytes::Shared(Arc::new(out))
         }
         other => return Err(format!("a chunk of unknown compression `{other}`; skipped")),
     };
-    if out.len() != size {
-        return Err(bad(&format_args!("{} bytes decompressed where the chunk declares {size}", out.len())));
+    let got = out.get();
+    if got.len() != size {
+        return Err(bad(&format_args!("{} bytes decompressed where the chunk declares {size}", got.len())));
     }
     if header.uncompressed_crc != 0 {
-        let crc = crc32fast::hash(&out);
+        let crc = crc32fast::hash(got);
         if crc != header.uncompressed_crc {
             return Err(bad(&format_args!("its CRC is {crc:#010x}, the chunk says {:#010x}", header.uncompressed_crc)));
         }

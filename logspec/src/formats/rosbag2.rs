@@ -21,7 +21,6 @@
 //!
 //! SQLite reads a file by its path: standard input cannot be read as a `.db3`.
 
-use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Component, Path, PathBuf};
 use std::sync::Mutex;
@@ -60,6 +59,8 @@ pub struct Db3 {
     pub start: Option<u64>,
     /// The messages' rows.
     pub messages: u64,
+    /// The messages' rows per topic id.
+    pub counts: HashMap<u16, u64>,
     /// The file's size in bytes.
     pub size: u64,
 }
@@ -105,6 +106,7 @@ impl Db3 {
             channels: Vec::new(),
             start: None,
             messages: 0,
+            counts: HashMap::new(),
             size,
         };
         db.tables = strings(
@@ -204,16 +206,35 @@ impl Db3 {
             channels.push(Channel { id, schema_id, topic: name, message_encoding: format, metadata });
         }
         drop(st);
-        let (start, n) = conn
-            .query_row("SELECT MIN(timestamp), COUNT(*) FROM messages", [], |r| {
-                Ok((r.get::<_, Option<i64>>(0)?, r.get::<_, i64>(1)?))
-            })
-            .map_err(|e| sql_err(shown, "table `messages`", e))?;
+        let mut counts: HashMap<u16, u64> = HashMap::new();
+        let (mut start, mut n) = (None::<i64>, 0i64);
+        {
+            let table = |e| sql_err(shown, "table `messages`", e);
+            let mut st = conn
+                .prepare("SELECT topic_id, MIN(timestamp), COUNT(*) FROM messages GROUP BY topic_id")
+                .map_err(table)?;
+            let mut rows = st.query([]).map_err(table)?;
+            while let Some(r) = rows.next().map_err(table)? {
+                let (topic, first, count) = (
+                    r.get::<_, i64>(0).ok(),
+                    r.get::<_, Option<i64>>(1).ok().flatten(),
+                    r.get::<_, i64>(2).map_err(table)?,
+                );
+                if let Some(t) = first {
+                    start = Some(start.map_or(t, |s| s.min(t)));
+                }
+                n = n.saturating_add(count);
+                if let Some(id) = topic.and_then(|t| u16::try_from(t).ok()) {
+                    *counts.entry(id).or_default() += count.max(0) as u64;
+                }
+            }
+        }
         db.conn = Mutex::new(conn);
         db.schemas = schemas;
         db.channels = channels;
         db.start = start.map(|t| t.max(0) as u64);
         db.messages = n.max(0) as u64;
+        db.counts = counts;
         Ok(db)
     }
 
@@ -309,7 +330,7 @@ impl Db3 {
                 sequence: 0,
                 log_time,
                 publish_time: log_time,
-                data: Cow::Owned(data),
+                data: crate::formats::mcap::Data::Owned(data),
                 offset: 0,
                 index: id.max(0) as u64,
                 file: 0,

@@ -9,7 +9,8 @@
 //!   `ros1` with a `ros1msg` schema through the ROS1 front end, `json` passed on as JSON. Other
 //!   encodings, other schema encodings (`ros2idl`) and definitions the front end refuses
 //!   (`wstring`) are listed, and their messages kept as bytes (`dump`: `"bytes"`, hex).
-//! - Dump: topic lines, then one line per message in log-time order (`docs/output.md`).
+//! - Dump: topic lines (each with its messages as the file counts them), then one line per
+//!   message in log-time order (`docs/output.md`).
 //! - Damage: a chunk that does not read is skipped and counted; a message that does not decode
 //!   is skipped and counted; a file cut inside a record gives every complete message, then the
 //!   offset.
@@ -278,8 +279,8 @@ fn want_of(
     (channels, Want { channels: None, time })
 }
 
-/// The topic line of a channel.
-fn topic_line(w: &mut (impl ValueSink + ?Sized), c: &Chan) {
+/// The topic line of a channel, with its messages as the store counts them.
+fn topic_line(w: &mut (impl ValueSink + ?Sized), c: &Chan, counts: Option<&HashMap<u16, u64>>) {
     w.begin_struct(None);
     w.str(Some("kind"), "topic");
     w.uint(Some("id"), u64::from(c.channel.id));
@@ -295,6 +296,10 @@ fn topic_line(w: &mut (impl ValueSink + ?Sized), c: &Chan) {
             w.str(Some("msgdef_encoding"), "none");
             w.null(Some("msgdef_sha256"));
         }
+    }
+    match counts {
+        Some(n) => w.uint(Some("messages"), n.get(&c.channel.id).copied().unwrap_or(0)),
+        None => w.null(Some("messages")),
     }
     w.end_struct();
 }
@@ -392,12 +397,13 @@ pub(super) fn records<R: Records>(
     let origin = store.start().unwrap_or(0);
     let (mut walk, summary) = Walk::with_summary(path, &store);
     let rows = walk.rows;
+    let counts = store.counts();
     let (wanted, want) = want_of(select, summary.as_ref(), origin);
     let want = Want { channels: wanted.as_ref(), ..want };
     let mut listed: Vec<&Chan> = walk.chans.values().filter(|c| select.wants_channel(&c.channel.topic)).collect();
     listed.sort_by_key(|c| c.channel.id);
     for chan in listed {
-        topic_line(out.writer(), chan);
+        topic_line(out.writer(), chan, counts);
         out.end_record().map_err(Error::Io)?;
     }
     let filtering = super::filter::Tally::needed(select);
@@ -413,7 +419,7 @@ pub(super) fn records<R: Records>(
                 if let Some(chan) = walk.channel(c) {
                     tally.channel(&c.topic);
                     if select.wants_channel(&c.topic) {
-                        topic_line(out.writer(), chan);
+                        topic_line(out.writer(), chan, counts);
                         out.end_record().map_err(Error::Io)?;
                     }
                 }

@@ -39,6 +39,9 @@ pub(crate) struct Split {
     pub schemas: Vec<Schema>,
     pub channels: Vec<McapChannel>,
     pub start: Option<u64>,
+    /// Messages per channel (the bag's ids), the files' counts summed; `None` when one does
+    /// not say.
+    pub counts: Option<HashMap<u16, u64>>,
     ids: Ids,
 }
 
@@ -168,7 +171,26 @@ impl Split {
             }
         }
         let start = parts.iter().filter_map(|p| p.store.start()).min();
-        Ok(Split { listing, parts, schemas, channels, start, ids })
+        // The files' counts under the bag's ids (unknown if one file's are, or name a channel
+        // the file does not list before its messages).
+        let mut counts = Some(HashMap::new());
+        for (f, p) in parts.iter().enumerate() {
+            let (Some(all), Some(c)) = (counts.as_mut(), p.store.counts()) else {
+                counts = None;
+                break;
+            };
+            for (id, n) in c {
+                match ids.file_chan[f].get(id) {
+                    Some(g) => *all.entry(*g).or_insert(0u64) += n,
+                    None if *n == 0 => {}
+                    None => {
+                        counts = None;
+                        break;
+                    }
+                }
+            }
+        }
+        Ok(Split { listing, parts, schemas, channels, start, counts, ids })
     }
 
     /// The bag's events: each file's schemas and channels under the bag's ids, and the messages

@@ -28,6 +28,13 @@ impl Bytes {
         })
     }
 
+    /// The reading got to byte `at`: a map prefaults ahead and drops the pages behind.
+    pub(in crate::log) fn moved(&self, at: u64) {
+        if let Bytes::Mapped(m) = self {
+            m.advance(usize::try_from(at).unwrap_or(usize::MAX));
+        }
+    }
+
     pub(in crate::log) fn get(&self) -> &[u8] {
         match self {
             Bytes::Mapped(m) => m.bytes(),
@@ -88,6 +95,19 @@ impl Store {
         }
     }
 
+    /// Messages per channel as the store counts them before reading (an MCAP summary's
+    /// statistics or its message indexes, the rows of a sqlite3 file's topics, a split bag's
+    /// files' summed); `None` when it does not say.
+    pub(in crate::log) fn counts(&self) -> Option<&std::collections::HashMap<u16, u64>> {
+        match self {
+            Store::Mcap { blocks, .. } => blocks.counts.as_ref(),
+            #[cfg(feature = "sqlite")]
+            Store::Db3(db) => Some(&db.counts),
+            #[cfg(feature = "sqlite")]
+            Store::Split(s) => s.counts.as_ref(),
+        }
+    }
+
     /// The earliest log time (the log's origin).
     pub(in crate::log) fn start(&self) -> Option<u64> {
         match self {
@@ -124,7 +144,9 @@ impl Store {
         each: impl FnMut(Event<'_, 's>) -> Result<(), E>,
     ) -> Result<Result<container::Stats, (container::Stats, container::ReadError)>, E> {
         match self {
-            Store::Mcap { bytes, blocks } => container::read(bytes.get(), blocks, budget, want, each),
+            Store::Mcap { bytes, blocks } => {
+                container::read(bytes.get(), blocks, budget, want, &|at| bytes.moved(at), each)
+            }
             #[cfg(feature = "sqlite")]
             Store::Db3(db) => db.read(want, each),
             #[cfg(feature = "sqlite")]
@@ -142,7 +164,9 @@ impl Store {
         each: &mut dyn FnMut(Event<'_, 's>) -> Result<(), ()>,
     ) -> Result<Result<container::Stats, (container::Stats, container::ReadError)>, ()> {
         match self {
-            Store::Mcap { bytes, blocks } => container::read(bytes.get(), blocks, budget, want, each),
+            Store::Mcap { bytes, blocks } => {
+                container::read(bytes.get(), blocks, budget, want, &|at| bytes.moved(at), each)
+            }
             Store::Db3(db) => db.read(want, each),
             Store::Split(_) => Ok(Ok(container::Stats::default())),
         }
