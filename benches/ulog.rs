@@ -10,7 +10,7 @@
 //! - memcpy of the whole buffer;
 //! - reading every message with every field of every Data message decoded into a visitor
 //!   (`Reader::next_message`, `Decoder::visit_as`, the dump's path without the JSON text) in
-//!   memory;
+//!   memory, in place (`Reader::from_slice`, as the command reads a mapped file);
 //! - whole-process `logspec dump > /dev/null` and `logspec info`, with peak RSS on the file and on
 //!   its first quarter (memory must not grow with the file);
 //! - pyulog's `ULog(path)` on the same file in its own Python process
@@ -30,7 +30,7 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 use common::{arg, arg_mb, children_cpu, cpu_time, mbps, median, memcpy_time, process, time};
-use logspec::formats::ulog::{Event, Reader};
+use logspec::formats::ulog::{Event, Reader, SliceReader};
 use logspec::runtime::Visitor;
 
 #[global_allocator]
@@ -79,7 +79,7 @@ impl Visitor for Touch {
 /// Every message read, every field of every Data message decoded: the messages, and the Data
 /// messages among them.
 fn read_all(buf: &[u8]) -> (u64, u64) {
-    let mut r = Reader::new(buf).expect("the bench input has a ULog header");
+    let mut r = SliceReader::from_slice(buf).expect("the bench input has a ULog header");
     let mut touch = Touch::default();
     let (mut n, mut data) = (0, 0);
     while let Some(m) = r.next_message() {

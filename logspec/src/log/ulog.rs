@@ -15,16 +15,16 @@
 //!   of no subscription, of an undefined format or of the wrong size.
 
 use std::collections::{BTreeMap, HashMap};
-use std::io::Read;
 use std::sync::Arc;
 
 use crate::formats::ulog::{split_key, ById, DataValue, Decoder, Event, Message, ReadError, Reader, Subscribed};
 use crate::json::JsonWriter;
-use crate::runtime::{Visit, Visitor};
+use crate::runtime::{Input, Visit, Visitor};
 use crate::value::ValueSink;
 use logspec_ir::ulog::FormatSet;
 
 use super::fault::{Fault, Faults, Locate};
+use super::input::Source;
 use super::records::Records;
 use super::scan::{Channel, JsonSchema, State, ValueType};
 use super::{Error, Select};
@@ -115,8 +115,8 @@ fn text(b: &[u8]) -> std::borrow::Cow<'_, str> {
 
 /// What every reading keeps: the reader, the latest Data timestamp (for the messages that have
 /// none of their own) and the problems counted.
-struct Walk {
-    reader: Reader<Box<dyn Read>>,
+struct Walk<R, I> {
+    reader: Reader<R, I>,
     /// The latest Data timestamp (µs), or the header's: pyulog's time of a parameter change or
     /// a dropout.
     last: u64,
@@ -171,7 +171,7 @@ fn problem(path: &str, m: &Message<'_>) -> Option<(&'static str, Fault)> {
 
 /// Appended-data offsets the reading did not use: behind the message that declared them, or past
 /// the end of the file (a warning; the file is read as one section up to them).
-fn offset_notes(reader: &Reader<Box<dyn Read>>, path: &str) -> Vec<String> {
+fn offset_notes<R, I: Input>(reader: &Reader<R, I>, path: &str) -> Vec<String> {
     let mut notes = Vec::new();
     for o in &reader.bad_offsets {
         notes.push(format!("{path}: appended-data offset {o} lies behind the flag bits or an earlier offset; ignored"));
@@ -182,17 +182,29 @@ fn offset_notes(reader: &Reader<Box<dyn Read>>, path: &str) -> Vec<String> {
     notes
 }
 
-impl Walk {
-    fn open(input: Box<dyn Read>, path: &str) -> Result<Walk, Error> {
-        let reader = Reader::new(input).map_err(|e| Error::at(Fault::read(path, &e)))?;
+impl<R, I: Input> Walk<R, I> {
+    fn open(reader: Result<Reader<R, I>, ReadError>, path: &str) -> Result<Self, Error> {
+        let reader = reader.map_err(|e| Error::at(Fault::read(path, &e)))?;
         let last = reader.header().timestamp;
         Ok(Walk { reader, last, faults: Faults::default() })
     }
 }
 
 /// The records of a ULog file as the dump writes them.
-pub(super) fn records<R: Records>(input: Box<dyn Read>, path: &str, select: &Select, out: &mut R) -> Result<(), Error> {
-    let mut walk = Walk::open(input, path)?;
+pub(super) fn records<R: Records>(input: Source, path: &str, select: &Select, out: &mut R) -> Result<(), Error> {
+    // A mapped file is read in place, a window at a time; anything else through a buffer.
+    match input {
+        Source::Mapped(map) => records_in(Walk::open(Reader::from_window(map.window()), path)?, path, select, out),
+        Source::Stream(s) => records_in(Walk::open(Reader::new(s), path)?, path, select, out),
+    }
+}
+
+fn records_in<Rd, I: Input, R: Records>(
+    mut walk: Walk<Rd, I>,
+    path: &str,
+    select: &Select,
+    out: &mut R,
+) -> Result<(), Error> {
     let mut values = Values::default();
     let filtering = super::filter::Tally::needed(select);
     let mut tally = super::filter::Tally::default();
@@ -421,8 +433,14 @@ fn channel(s: &Subscribed, d: &Decoder) -> Channel {
 }
 
 /// The samples of a ULog file: one channel per subscription.
-pub(super) fn scan(input: Box<dyn Read>, path: &str, state: &mut State<'_>) -> Result<(), Error> {
-    let mut walk = Walk::open(input, path)?;
+pub(super) fn scan(input: Source, path: &str, state: &mut State<'_>) -> Result<(), Error> {
+    match input {
+        Source::Mapped(map) => scan_in(Walk::open(Reader::from_window(map.window()), path)?, path, state),
+        Source::Stream(s) => scan_in(Walk::open(Reader::new(s), path)?, path, state),
+    }
+}
+
+fn scan_in<R, I: Input>(mut walk: Walk<R, I>, path: &str, state: &mut State<'_>) -> Result<(), Error> {
     state.origin_ns = walk.reader.header().timestamp.saturating_mul(1000);
     state.sink.origin(state.origin_ns);
     let Walk { reader, last, .. } = &mut walk;
@@ -530,8 +548,14 @@ struct Counts {
 }
 
 /// The summary of a ULog file.
-pub(super) fn info(input: Box<dyn Read>, path: &str, name: &str) -> Result<super::Info, Error> {
-    let mut walk = Walk::open(input, path)?;
+pub(super) fn info(input: Source, path: &str, name: &str) -> Result<super::Info, Error> {
+    match input {
+        Source::Mapped(map) => info_in(Walk::open(Reader::from_window(map.window()), path)?, path, name),
+        Source::Stream(s) => info_in(Walk::open(Reader::new(s), path)?, path, name),
+    }
+}
+
+fn info_in<R, I: Input>(mut walk: Walk<R, I>, path: &str, name: &str) -> Result<super::Info, Error> {
     let header = (walk.reader.header().version, walk.reader.header().timestamp);
     let mut c = Counts::default();
     let mut errors: Vec<String> = Vec::new();

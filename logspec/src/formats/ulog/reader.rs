@@ -1,18 +1,20 @@
 //! The ULog reader: the file header and every message's fixed part decoded by the generated
 //! views of `schemas/ulog.toml`, the state a schema cannot hold (formats, subscriptions, the
-//! appended-data offsets), and messages lent one at a time from a read buffer that grows only to
-//! the largest message.
+//! appended-data offsets), and messages lent one at a time: from a read buffer that grows only
+//! to the largest message, or in place from bytes in memory (a mapped file).
 
 use std::collections::HashMap;
 use std::fmt;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::io::{self, Read};
+use std::marker::PhantomData;
 use std::sync::Arc;
 
 use logspec_ir::ir::{Prim, Ty};
 use logspec_ir::ulog::{FormatSet, Lowered, UFormat, UlogError};
 use logspec_runtime::{
-    resync, Cursor, Decode, DecodeError, DecodeErrorKind, Encode, Endian, Fixed, ReadBuf, Resync, Visitor,
+    resync, Cursor, Decode, DecodeError, DecodeErrorKind, Encode, Endian, Fixed, Input, ReadBuf, Resync, SliceBuf,
+    Visitor, WindowBuf,
 };
 
 use super::{FileHeader, FlagBitsRef, MessageHeader, Sync, UlogRecordRef};
@@ -288,9 +290,13 @@ impl std::error::Error for ReadError {
     }
 }
 
-/// A streaming ULog reader over any `Read`.
-pub struct Reader<R> {
-    buf: ReadBuf<R>,
+/// A streaming ULog reader over any `Read`, in constant memory (one buffer, grown only to the
+/// largest message), or, made by [`Reader::from_slice`] or [`Reader::from_window`], over bytes
+/// already in memory, read in place. `I` is where the bytes come from (the runtime's [`Input`]);
+/// one loop reads every kind.
+pub struct Reader<R, I = ReadBuf<R>> {
+    buf: I,
+    _input: PhantomData<R>,
     header: FileHeader,
     /// Bytes of the message last lent, consumed at the next call.
     pos: usize,
@@ -315,10 +321,35 @@ pub struct Reader<R> {
     sync: [u8; Sync::SIZE],
 }
 
+/// A ULog reader of bytes in memory, read in place ([`Reader::from_slice`]).
+pub type SliceReader<'a> = Reader<&'a [u8], SliceBuf<'a>>;
+
 impl<R: Read> Reader<R> {
     /// Reads and checks the file header.
     pub fn new(inner: R) -> Result<Self, ReadError> {
-        let mut buf = ReadBuf::new(inner);
+        Self::over(ReadBuf::new(inner))
+    }
+}
+
+impl<'a> SliceReader<'a> {
+    /// A reader of a ULog file already in memory (read whole, or mapped): as [`Reader::new`]
+    /// over the slice, but nothing is copied: the payloads it lends point into `bytes`.
+    pub fn from_slice(bytes: &'a [u8]) -> Result<Self, ReadError> {
+        Self::over(SliceBuf::new(bytes))
+    }
+}
+
+impl<'a, A: FnMut(u64)> Reader<&'a [u8], WindowBuf<'a, A>> {
+    /// A reader of ULog bytes in memory lent a window at a time (a mapped file, see
+    /// [`WindowBuf`]): read in place, as [`Reader::from_slice`].
+    pub fn from_window(buf: WindowBuf<'a, A>) -> Result<Self, ReadError> {
+        Self::over(buf)
+    }
+}
+
+impl<R, I: Input> Reader<R, I> {
+    /// Reads and checks the file header from `buf`.
+    fn over(mut buf: I) -> Result<Self, ReadError> {
         let fail = |kind| ReadError { offset: 0, index: None, kind };
         buf.fill(FileHeader::SIZE).map_err(|e| fail(ReadErrorKind::Io(e)))?;
         let header = match FileHeader::decode(&mut Cursor::new(buf.bytes()), Endian::Little) {
@@ -344,6 +375,7 @@ impl<R: Read> Reader<R> {
         }
         Ok(Reader {
             buf,
+            _input: PhantomData,
             header,
             pos: 0,
             formats: FormatSet::default(),
