@@ -434,7 +434,7 @@ impl Log {
             Format::Rlog | Format::RlogStream => rlog::info(input, &path, stream, self.assume_r1),
             Format::Wpilog => wpilog::info(input.into_read(), &path, &name),
             Format::Ulog => ulog::info(input, &path, &name),
-            Format::Dataflash => dataflash::info(input.into_read(), &path, &name),
+            Format::Dataflash => dataflash::info(input, &path, &name),
             Format::Mcap => mcap::Store::mcap(input, &path).and_then(|s| mcap::info(s, &path, &name, chunk_budget)),
             Format::Rosbag2 => {
                 drop(input);
@@ -478,7 +478,7 @@ impl Log {
             }
             Format::Wpilog => wpilog::records(input.into_read(), &self.file, &path, select, out),
             Format::Ulog => ulog::records(input, &path, select, out),
-            Format::Dataflash => dataflash::records(input.into_read(), &path, select, out),
+            Format::Dataflash => dataflash::records(input, &path, select, out),
             Format::Mcap => {
                 mcap::Store::mcap(input, &path).and_then(|s| mcap::records(s, &path, chunk_budget, select, out))
             }
@@ -516,7 +516,7 @@ impl Log {
             }
             Format::Wpilog => wpilog::scan(input.into_read(), &self.file, &path, &mut state),
             Format::Ulog => ulog::scan(input, &path, &mut state),
-            Format::Dataflash => dataflash::scan(input.into_read(), &path, &mut state),
+            Format::Dataflash => dataflash::scan(input, &path, &mut state),
             Format::Mcap => {
                 mcap::Store::mcap(input, &path).and_then(|s| mcap::scan(s, &path, chunk_budget, &mut state))
             }

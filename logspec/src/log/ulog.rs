@@ -536,8 +536,11 @@ struct Counts {
     /// Messages by kind, as [`KINDS`].
     by_kind: [u64; KINDS.len()],
     flags: Option<([u8; 8], [u8; 8], Vec<u64>)>,
-    /// Per channel: format, msg_id, multi_id, Data messages.
-    subs: ById<(String, u8, u64)>,
+    /// Per msg_id, as first subscribed: format, multi_id, Data messages (`subs[at[msg_id]]`).
+    subs: Vec<(String, u8, u64)>,
+    at: ById<usize>,
+    /// The entry of `subs` of each subscription, by [`Subscribed::serial`].
+    of_serial: Vec<usize>,
     data: u64,
     t_min: Option<u64>,
     t_max: Option<u64>,
@@ -568,6 +571,24 @@ fn info_in<R, I: Input>(mut walk: Walk<R, I>, path: &str, name: &str) -> Result<
             Some(Err(e)) => break Some(e),
         };
         c.messages += 1;
+        // A Data message of a subscription, of its format's size: counted from its header and
+        // timestamp, without a look at its fields.
+        if let Event::Data { subscription: Some(s), payload, .. } = &m.event {
+            if let Ok(d) = &s.decoder {
+                if d.data(payload).is_ok() {
+                    if let Some(t) = d.timestamp(payload) {
+                        c.t_min = Some(c.t_min.map_or(t, |x| x.min(t)));
+                        c.t_max = Some(c.t_max.map_or(t, |x| x.max(t)));
+                    }
+                    c.data += 1;
+                    if let Some(&e) = c.of_serial.get(s.serial) {
+                        c.subs[e].2 += 1;
+                    }
+                    c.by_kind[const { kind_at("data") }] += 1;
+                    continue;
+                }
+            }
+        }
         if let Some((k, f)) = problem(path, &m) {
             if let Some(msg) = faults.note(k, || f.message) {
                 errors.push(msg);
@@ -604,27 +625,20 @@ fn info_in<R, I: Input>(mut walk: Walk<R, I>, path: &str, name: &str) -> Result<
             Event::Parameter { initial: false, .. } => const { kind_at("param_changed") },
             Event::ParameterDefault { .. } => const { kind_at("param_default") },
             Event::Subscription(s) => {
-                c.subs.entry(s.msg_id).or_insert_with(|| (s.name.clone(), s.multi_id, 0));
+                // A msg_id subscribed again keeps its first entry.
+                let e = *c.at.entry(s.msg_id).or_insert_with(|| {
+                    c.subs.push((s.name.clone(), s.multi_id, 0));
+                    c.subs.len() - 1
+                });
+                if c.of_serial.len() <= s.serial {
+                    c.of_serial.resize(s.serial + 1, e);
+                }
+                c.of_serial[s.serial] = e;
                 const { kind_at("subscription") }
             }
             Event::Unsubscription { .. } => const { kind_at("unsubscription") },
-            Event::Data { subscription: Some(s), payload, .. } => {
-                if let Ok(d) = &s.decoder {
-                    if d.data(payload).is_ok() {
-                        let t = d.timestamp(payload);
-                        if let Some(t) = t {
-                            c.t_min = Some(c.t_min.map_or(t, |x| x.min(t)));
-                            c.t_max = Some(c.t_max.map_or(t, |x| x.max(t)));
-                        }
-                        c.data += 1;
-                        if let Some(e) = c.subs.get_mut(&s.msg_id) {
-                            e.2 += 1;
-                        }
-                    }
-                }
-                const { kind_at("data") }
-            }
-            Event::Data { subscription: None, .. } => const { kind_at("data") },
+            // Those that fit their format were counted above.
+            Event::Data { .. } => const { kind_at("data") },
             Event::Logging { tag: None, .. } => const { kind_at("logging") },
             Event::Logging { tag: Some(_), .. } => const { kind_at("logging_tagged") },
             Event::Sync => const { kind_at("sync") },
@@ -678,7 +692,7 @@ fn info_in<R, I: Input>(mut walk: Walk<R, I>, path: &str, name: &str) -> Result<
     w.uint(Some("dropout_ms"), c.dropout_ms);
     w.begin_struct(Some("messages_per_subscription"));
     let mut per: BTreeMap<String, u64> = BTreeMap::new();
-    for (name, multi, n) in c.subs.values() {
+    for (name, multi, n) in &c.subs {
         *per.entry(format!("{name}[{multi}]")).or_default() += n;
     }
     for (k, n) in &per {

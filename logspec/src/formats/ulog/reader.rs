@@ -85,6 +85,7 @@ impl Decoder {
     }
 
     /// The `timestamp` field of a Data payload (microseconds), if the format has one.
+    #[inline]
     pub fn timestamp(&self, payload: &[u8]) -> Option<u64> {
         let at = self.timestamp?;
         u64::decode_fixed(payload.get(at..)?, Endian::Little).ok()
@@ -97,6 +98,7 @@ impl Decoder {
 
     /// The bytes of a Data payload that hold the format: all of them, when the payload is the
     /// format's size without its trailing padding or with it (the PX4 description lets writers leave it out).
+    #[inline]
     pub fn data<'a>(&self, payload: &'a [u8]) -> Result<&'a [u8], String> {
         let (size, pad) = (self.lowered.size, self.lowered.trailing_padding);
         let n = payload.len() as u64;
@@ -153,6 +155,9 @@ pub struct Subscribed {
     pub decoder: Result<Arc<Decoder>, UlogError>,
     /// Cleared by an Unsubscription (`R`).
     pub active: bool,
+    /// The subscription's number among those read, from 0: a reader of the messages may keep a
+    /// table by it, whose size the subscriptions justify (msg_ids may be re-subscribed).
+    pub serial: usize,
 }
 
 /// What a message is, lent until the next call.
@@ -305,6 +310,8 @@ pub struct Reader<R, I = ReadBuf<R>> {
     /// redefined.
     compiled: HashMap<String, Arc<Decoder>>,
     subscriptions: ById<Subscribed>,
+    /// Subscriptions read so far (the next one's [`Subscribed::serial`]).
+    serials: usize,
     /// IR types compiled so far (bounded by [`COMPILE_BUDGET`] and the bytes read).
     compiled_types: u64,
     /// The appended-data offsets of the flag bits not yet reached, in file order.
@@ -381,6 +388,7 @@ impl<R, I: Input> Reader<R, I> {
             formats: FormatSet::default(),
             compiled: HashMap::new(),
             subscriptions: ById::default(),
+            serials: 0,
             compiled_types: 0,
             cuts: Vec::new(),
             bad_offsets: Vec::new(),
@@ -424,12 +432,18 @@ impl<R, I: Input> Reader<R, I> {
 
     /// Skips to the next appended-data offset when the message at the reader's position would
     /// cross it (`end`: where the message ends, as far as is known). Returns whether it skipped.
+    #[inline]
     fn cut(&mut self, end: u64) -> io::Result<bool> {
-        let Some(&c) = self.cuts.first() else { return Ok(false) };
-        if end <= c {
-            return Ok(false);
+        match self.cuts.first() {
+            Some(&c) if end > c => self.cut_to(c),
+            _ => Ok(false),
         }
-        // The message at `at` crosses the offset: the writer stopped inside it.
+    }
+
+    /// The message at the reader's position crosses the appended-data offset `c`: the writer
+    /// stopped inside it.
+    #[cold]
+    fn cut_to(&mut self, c: u64) -> io::Result<bool> {
         self.cut_messages += 1;
         self.skip_to(c)?;
         self.cuts.remove(0);
@@ -622,7 +636,9 @@ impl<R, I: Input> Reader<R, I> {
                         d
                     }),
                 };
-                let s = Subscribed { msg_id: a.msg_id, multi_id: a.multi_id, name, decoder, active: true };
+                let serial = self.serials;
+                self.serials += 1;
+                let s = Subscribed { msg_id: a.msg_id, multi_id: a.multi_id, name, decoder, active: true, serial };
                 self.subscriptions.insert(a.msg_id, s);
                 subscribed = Some(a.msg_id);
             }
