@@ -550,6 +550,23 @@ struct Counts {
     formats: u64,
 }
 
+impl Counts {
+    /// A Data message of subscription `s` that fits its format `d`, counted.
+    #[inline]
+    fn data(&mut self, s: &Subscribed, d: &Decoder, payload: &[u8]) {
+        if let Some(t) = d.timestamp(payload) {
+            self.t_min = Some(self.t_min.map_or(t, |x| x.min(t)));
+            self.t_max = Some(self.t_max.map_or(t, |x| x.max(t)));
+        }
+        self.messages += 1;
+        self.data += 1;
+        if let Some(&e) = self.of_serial.get(s.serial) {
+            self.subs[e].2 += 1;
+        }
+        self.by_kind[const { kind_at("data") }] += 1;
+    }
+}
+
 /// The summary of a ULog file.
 pub(super) fn info(input: Source, path: &str, name: &str) -> Result<super::Info, Error> {
     match input {
@@ -565,30 +582,24 @@ fn info_in<R, I: Input>(mut walk: Walk<R, I>, path: &str, name: &str) -> Result<
     let mut values = Values::default();
     let Walk { reader, faults, .. } = &mut walk;
     let end = loop {
+        // The plain Data messages ahead, counted from their headers and timestamps, without a
+        // look at their fields; then the next message of any other kind.
+        reader.data_run(|s, d, payload| c.data(s, d, payload));
         let m = match reader.next_message() {
             None => break None,
             Some(Ok(m)) => m,
             Some(Err(e)) => break Some(e),
         };
-        c.messages += 1;
-        // A Data message of a subscription, of its format's size: counted from its header and
-        // timestamp, without a look at its fields.
+        // One the run did not take (appended-data offsets lie ahead).
         if let Event::Data { subscription: Some(s), payload, .. } = &m.event {
             if let Ok(d) = &s.decoder {
                 if d.data(payload).is_ok() {
-                    if let Some(t) = d.timestamp(payload) {
-                        c.t_min = Some(c.t_min.map_or(t, |x| x.min(t)));
-                        c.t_max = Some(c.t_max.map_or(t, |x| x.max(t)));
-                    }
-                    c.data += 1;
-                    if let Some(&e) = c.of_serial.get(s.serial) {
-                        c.subs[e].2 += 1;
-                    }
-                    c.by_kind[const { kind_at("data") }] += 1;
+                    c.data(s, d, payload);
                     continue;
                 }
             }
         }
+        c.messages += 1;
         if let Some((k, f)) = problem(path, &m) {
             if let Some(msg) = faults.note(k, || f.message) {
                 errors.push(msg);

@@ -490,6 +490,50 @@ impl<R, I: Input> Reader<R, I> {
         }
     }
 
+    /// Lends the Data messages from the reader's position on to `f` (each one's subscription,
+    /// compiled format and payload, as [`Event::Data`] would lend them) without making a
+    /// [`Message`] of each, for as long as they are plain: whole in the input, of an active
+    /// subscription whose format compiled, and of that format's size. Stops before the first
+    /// message that is anything else, which [`next_message`](Self::next_message) reads, and
+    /// lends nothing while appended-data offsets lie ahead. Each message lent takes its index,
+    /// as `next_message` would have; returns how many. What `info` needs to count Data messages
+    /// (their headers and timestamps); `tests/it/ulog.rs` holds it to `next_message`.
+    pub fn data_run(&mut self, mut f: impl FnMut(&Subscribed, &Decoder, &[u8])) -> u64 {
+        if self.done || !self.cuts.is_empty() {
+            return 0;
+        }
+        self.buf.take(std::mem::take(&mut self.pos));
+        let h = MessageHeader::SIZE;
+        let mut n = 0;
+        loop {
+            if self.buf.fill(h).is_err() {
+                break;
+            }
+            let Ok(header) = MessageHeader::decode_fixed(self.buf.bytes(), Endian::Little) else { break };
+            if u64::from(header.msg_type) != super::UlogRecord::ID_DATA {
+                break;
+            }
+            let total = h + usize::from(header.msg_size);
+            if self.buf.fill(total).is_err() || self.buf.available() < total {
+                break;
+            }
+            let payload = &self.buf.bytes()[h..total];
+            let Some(Ok(UlogRecordRef::Data(d))) = UlogRecordRef::decode(super::UlogRecord::ID_DATA, payload) else {
+                break;
+            };
+            let Some(s) = self.subscriptions.get(&d.msg_id).filter(|s| s.active) else { break };
+            let Ok(decoder) = &s.decoder else { break };
+            if decoder.data(d.data).is_err() {
+                break;
+            }
+            f(s, decoder, d.data);
+            n += 1;
+            self.index += 1;
+            self.buf.take(total);
+        }
+        n
+    }
+
     /// The next message, `None` at the end of the input, or the error that ends reading (a
     /// message cut by the end of the input, a read error). Every complete message before it is
     /// returned first.
