@@ -169,10 +169,16 @@ fn main() {
     std::fs::write(&quarter, &buf[..buf.len() / 4]).unwrap();
     let (bigs, quarters) = (big.to_str().unwrap(), quarter.to_str().unwrap());
     let _ = process(&["info", bigs]);
-    let cpu0 = children_cpu();
     let info: Vec<_> = (0..runs).map(|_| process(&["info", bigs])).collect();
-    // The mean CPU time (user and system) of the `info` processes.
-    let info_cpu = (children_cpu() - cpu0) / runs as u32;
+    // The mean CPU time (user and system) of `info` processes, over at least 20 of them: the
+    // kernel charges a process's time by the tick, so a process of a few ticks or less is
+    // charged unevenly, and the mean of 3 was off by half.
+    let cpu_runs = runs.max(20);
+    let cpu0 = children_cpu();
+    for _ in 0..cpu_runs {
+        process(&["info", bigs]);
+    }
+    let info_cpu = (children_cpu() - cpu0) / cpu_runs as u32;
     let dump: Vec<_> = (0..runs).map(|_| process(&["dump", bigs])).collect();
     let info_t = median(info.iter().map(|x| x.0).collect());
     let dump_t = median(dump.iter().map(|x| x.0).collect());
