@@ -7,7 +7,8 @@
 //! other messages again and again. Reports, as medians:
 //! - memcpy of the whole buffer;
 //! - reading every message with every column decoded into a visitor (`Reader::next_message`,
-//!   `Decoder::visit_as`, the dump's path without the JSON text) in memory;
+//!   `Decoder::visit_as`, the dump's path without the JSON text) in memory, in place
+//!   (`Reader::from_slice`, as the command reads a mapped file);
 //! - whole-process `logspec dump > /dev/null` and `logspec info`, with peak RSS on the file and on
 //!   its first quarter (memory must not grow with the file);
 //! - pymavlink's `DFReader_binary` on the same file in its own Python process
@@ -25,7 +26,7 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
 use common::{arg, arg_mb, mbps, median, memcpy_time, process, time};
-use logspec::formats::dataflash::{Event, Reader};
+use logspec::formats::dataflash::{Event, Reader, SliceReader};
 use logspec::runtime::Visitor;
 
 #[global_allocator]
@@ -73,7 +74,7 @@ impl Visitor for Touch {
 
 /// Every message, every column decoded: the count of messages.
 fn read_all(buf: &[u8]) -> u64 {
-    let mut r = Reader::new(buf);
+    let mut r = SliceReader::from_slice(buf);
     let mut touch = Touch::default();
     let mut n = 0;
     while let Some(m) = r.next_message() {

@@ -551,3 +551,70 @@ fn recompiling_formats_is_bounded_by_the_file() {
     let e = r.subscriptions().values().find_map(|s| s.decoder.as_ref().err()).unwrap();
     assert!(e.message.contains("more than a file of"), "{e}");
 }
+
+/// What a reader lends, one line per message: a plain Data message (of an active subscription
+/// whose format compiled, of that format's size) as its subscription and payload; any other as
+/// its index, offset and event; then the error that ended reading and the end position.
+/// `runs`: through `Reader::data_run` where it takes messages, `next_message` for the rest.
+fn lent<R, I: logspec::runtime::Input>(mut r: logspec::formats::ulog::Reader<R, I>, runs: bool) -> Vec<String> {
+    use logspec::formats::ulog::Event;
+    let mut out = Vec::new();
+    loop {
+        if runs {
+            let mut lines = Vec::new();
+            let n = r.data_run(|s, _, payload| lines.push(format!("data {} {payload:?}", s.serial)));
+            assert_eq!(n as usize, lines.len());
+            out.extend(lines);
+        }
+        let Some(m) = r.next_message() else { break };
+        match m {
+            Ok(m) => match &m.event {
+                Event::Data { subscription: Some(s), payload, .. }
+                    if s.decoder.as_ref().is_ok_and(|d| d.data(payload).is_ok()) =>
+                {
+                    out.push(format!("data {} {payload:?}", s.serial))
+                }
+                other => out.push(format!("{} {} {other:?}", m.index, m.offset)),
+            },
+            Err(e) => out.push(format!("error {e}")),
+        }
+    }
+    out.push(format!("end {}", r.position()));
+    out
+}
+
+/// The oracle of `Reader::data_run` (`info`'s count of Data messages): on every test file and on
+/// cut and corrupted copies, it and `next_message` lend the same messages with the same indices,
+/// in place and through a buffer.
+#[test]
+fn data_runs_lend_what_next_message_lends() {
+    use logspec::formats::ulog::{Reader, SliceReader};
+    let mut files = Vec::new();
+    for e in std::fs::read_dir(data("ulog")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "ulg") {
+            files.push(p);
+        }
+    }
+    assert!(files.len() >= 6, "{files:?}");
+    for p in files {
+        let bytes = std::fs::read(&p).unwrap();
+        let n = bytes.len();
+        let mut copies = vec![(format!("{}", p.display()), bytes.clone())];
+        for cut in [n / 3, n / 2, n - 1] {
+            copies.push((format!("{} cut at {cut}", p.display()), bytes[..cut].to_vec()));
+        }
+        for at in [n / 4, n / 2, n * 3 / 4] {
+            let mut bad = bytes.clone();
+            bad[at] ^= 0xA5;
+            copies.push((format!("{} with byte {at} flipped", p.display()), bad));
+        }
+        for (i, (what, b)) in copies.into_iter().enumerate() {
+            let want = lent(Reader::new(&b[..]).unwrap(), false);
+            assert!(i > 0 || want.iter().any(|l| l.starts_with("data ")), "{what}");
+            assert_eq!(lent(Reader::new(&b[..]).unwrap(), true), want, "{what}: through a buffer");
+            assert_eq!(lent(SliceReader::from_slice(&b).unwrap(), true), want, "{what}: in place");
+            assert_eq!(lent(SliceReader::from_slice(&b).unwrap(), false), want, "{what}: in place, one by one");
+        }
+    }
+}

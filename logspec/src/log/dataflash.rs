@@ -15,16 +15,16 @@
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::sync::Arc;
 
 use crate::formats::dataflash::{Decoder, Event, Fmt, Message, ReadError, Reader, Record};
 use crate::json::JsonWriter;
 use crate::runtime::Visitor;
-use crate::runtime::{Endian, Fixed};
+use crate::runtime::{Endian, Fixed, Input};
 use crate::value::ValueSink;
 
 use super::fault::{Fault, Faults, Locate};
+use super::input::Source;
 use super::records::Records;
 use super::scan::{units_of, Channel, JsonSchema, State, ValueType};
 use super::{Error, Select};
@@ -99,8 +99,20 @@ fn write(w: &mut (impl ValueSink + ?Sized), m: &Message<'_>) -> Result<bool, Str
 }
 
 /// The records of a DataFlash log as the dump writes them.
-pub(super) fn records<R: Records>(input: Box<dyn Read>, path: &str, select: &Select, out: &mut R) -> Result<(), Error> {
-    let mut reader = Reader::new(input);
+pub(super) fn records<R: Records>(input: Source, path: &str, select: &Select, out: &mut R) -> Result<(), Error> {
+    // A mapped file is read in place, a window at a time; anything else through a buffer.
+    match input {
+        Source::Mapped(map) => records_in(Reader::from_window(map.window()), path, select, out),
+        Source::Stream(s) => records_in(Reader::new(s), path, select, out),
+    }
+}
+
+fn records_in<Rd, I: Input, R: Records>(
+    mut reader: Reader<Rd, I>,
+    path: &str,
+    select: &Select,
+    out: &mut R,
+) -> Result<(), Error> {
     let mut faults = Faults::default();
     let mut noted = Faults::default();
     let filtering = super::filter::Tally::needed(select);
@@ -176,8 +188,14 @@ fn channel(name: String, d: &Decoder) -> Channel {
 }
 
 /// The samples of a DataFlash log: one channel per message name (and instance).
-pub(super) fn scan(input: Box<dyn Read>, path: &str, state: &mut State<'_>) -> Result<(), Error> {
-    let mut reader = Reader::new(input);
+pub(super) fn scan(input: Source, path: &str, state: &mut State<'_>) -> Result<(), Error> {
+    match input {
+        Source::Mapped(map) => scan_in(Reader::from_window(map.window()), path, state),
+        Source::Stream(s) => scan_in(Reader::new(s), path, state),
+    }
+}
+
+fn scan_in<R, I: Input>(mut reader: Reader<R, I>, path: &str, state: &mut State<'_>) -> Result<(), Error> {
     state.origin_ns = 0;
     state.sink.origin(0);
     let mut last = 0u64;
@@ -217,8 +235,14 @@ pub(super) fn scan(input: Box<dyn Read>, path: &str, state: &mut State<'_>) -> R
 }
 
 /// The summary of a DataFlash log.
-pub(super) fn info(input: Box<dyn Read>, path: &str, name: &str) -> Result<super::Info, Error> {
-    let mut reader = Reader::new(input);
+pub(super) fn info(input: Source, path: &str, name: &str) -> Result<super::Info, Error> {
+    match input {
+        Source::Mapped(map) => info_in(Reader::from_window(map.window()), path, name),
+        Source::Stream(s) => info_in(Reader::new(s), path, name),
+    }
+}
+
+fn info_in<R, I: Input>(mut reader: Reader<R, I>, path: &str, name: &str) -> Result<super::Info, Error> {
     let mut faults = Faults::default();
     let mut errors: Vec<String> = Vec::new();
     let mut notes: Vec<String> = Vec::new();

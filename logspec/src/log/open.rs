@@ -446,8 +446,8 @@ impl Log {
             Format::Usvlog => usvlog::info(input, &self.head, &path),
             Format::Rlog | Format::RlogStream => rlog::info(input, &path, stream, self.assume_r1),
             Format::Wpilog => wpilog::info(input.into_read(), &path, &name),
-            Format::Ulog => ulog::info(input.into_read(), &path, &name),
-            Format::Dataflash => dataflash::info(input.into_read(), &path, &name),
+            Format::Ulog => ulog::info(input, &path, &name),
+            Format::Dataflash => dataflash::info(input, &path, &name),
             Format::Mcap => mcap::Store::mcap(input, &path).and_then(|s| mcap::info(s, &path, &name, chunk_budget)),
             Format::Rosbag2 => {
                 drop(input);
@@ -490,8 +490,8 @@ impl Log {
                 rlog::records(input, &self.file, &path, stream, self.assume_r1, select, out)
             }
             Format::Wpilog => wpilog::records(input.into_read(), &self.file, &path, select, out),
-            Format::Ulog => ulog::records(input.into_read(), &path, select, out),
-            Format::Dataflash => dataflash::records(input.into_read(), &path, select, out),
+            Format::Ulog => ulog::records(input, &path, select, out),
+            Format::Dataflash => dataflash::records(input, &path, select, out),
             Format::Mcap => {
                 mcap::Store::mcap(input, &path).and_then(|s| mcap::records(s, &path, chunk_budget, select, out))
             }
@@ -529,8 +529,8 @@ impl Log {
                 rlog::scan(input, &self.file, &path, stream, self.assume_r1, range, &mut state)
             }
             Format::Wpilog => wpilog::scan(input.into_read(), &self.file, &path, &mut state),
-            Format::Ulog => ulog::scan(input.into_read(), &path, &mut state),
-            Format::Dataflash => dataflash::scan(input.into_read(), &path, &mut state),
+            Format::Ulog => ulog::scan(input, &path, &mut state),
+            Format::Dataflash => dataflash::scan(input, &path, &mut state),
             Format::Mcap => {
                 mcap::Store::mcap(input, &path).and_then(|s| mcap::scan(s, &path, chunk_budget, &mut state))
             }

@@ -15,16 +15,16 @@
 //!   of no subscription, of an undefined format or of the wrong size.
 
 use std::collections::{BTreeMap, HashMap};
-use std::io::Read;
 use std::sync::Arc;
 
 use crate::formats::ulog::{split_key, ById, DataValue, Decoder, Event, Message, ReadError, Reader, Subscribed};
 use crate::json::JsonWriter;
-use crate::runtime::{Visit, Visitor};
+use crate::runtime::{Input, Visit, Visitor};
 use crate::value::ValueSink;
 use logspec_ir::ulog::FormatSet;
 
 use super::fault::{Fault, Faults, Locate};
+use super::input::Source;
 use super::records::Records;
 use super::scan::{Channel, JsonSchema, State, ValueType};
 use super::{Error, Select};
@@ -115,8 +115,8 @@ fn text(b: &[u8]) -> std::borrow::Cow<'_, str> {
 
 /// What every reading keeps: the reader, the latest Data timestamp (for the messages that have
 /// none of their own) and the problems counted.
-struct Walk {
-    reader: Reader<Box<dyn Read>>,
+struct Walk<R, I> {
+    reader: Reader<R, I>,
     /// The latest Data timestamp (µs), or the header's: pyulog's time of a parameter change or
     /// a dropout.
     last: u64,
@@ -171,7 +171,7 @@ fn problem(path: &str, m: &Message<'_>) -> Option<(&'static str, Fault)> {
 
 /// Appended-data offsets the reading did not use: behind the message that declared them, or past
 /// the end of the file (a warning; the file is read as one section up to them).
-fn offset_notes(reader: &Reader<Box<dyn Read>>, path: &str) -> Vec<String> {
+fn offset_notes<R, I: Input>(reader: &Reader<R, I>, path: &str) -> Vec<String> {
     let mut notes = Vec::new();
     for o in &reader.bad_offsets {
         notes.push(format!("{path}: appended-data offset {o} lies behind the flag bits or an earlier offset; ignored"));
@@ -182,17 +182,29 @@ fn offset_notes(reader: &Reader<Box<dyn Read>>, path: &str) -> Vec<String> {
     notes
 }
 
-impl Walk {
-    fn open(input: Box<dyn Read>, path: &str) -> Result<Walk, Error> {
-        let reader = Reader::new(input).map_err(|e| Error::at(Fault::read(path, &e)))?;
+impl<R, I: Input> Walk<R, I> {
+    fn open(reader: Result<Reader<R, I>, ReadError>, path: &str) -> Result<Self, Error> {
+        let reader = reader.map_err(|e| Error::at(Fault::read(path, &e)))?;
         let last = reader.header().timestamp;
         Ok(Walk { reader, last, faults: Faults::default() })
     }
 }
 
 /// The records of a ULog file as the dump writes them.
-pub(super) fn records<R: Records>(input: Box<dyn Read>, path: &str, select: &Select, out: &mut R) -> Result<(), Error> {
-    let mut walk = Walk::open(input, path)?;
+pub(super) fn records<R: Records>(input: Source, path: &str, select: &Select, out: &mut R) -> Result<(), Error> {
+    // A mapped file is read in place, a window at a time; anything else through a buffer.
+    match input {
+        Source::Mapped(map) => records_in(Walk::open(Reader::from_window(map.window()), path)?, path, select, out),
+        Source::Stream(s) => records_in(Walk::open(Reader::new(s), path)?, path, select, out),
+    }
+}
+
+fn records_in<Rd, I: Input, R: Records>(
+    mut walk: Walk<Rd, I>,
+    path: &str,
+    select: &Select,
+    out: &mut R,
+) -> Result<(), Error> {
     let mut values = Values::default();
     let filtering = super::filter::Tally::needed(select);
     let mut tally = super::filter::Tally::default();
@@ -421,8 +433,14 @@ fn channel(s: &Subscribed, d: &Decoder) -> Channel {
 }
 
 /// The samples of a ULog file: one channel per subscription.
-pub(super) fn scan(input: Box<dyn Read>, path: &str, state: &mut State<'_>) -> Result<(), Error> {
-    let mut walk = Walk::open(input, path)?;
+pub(super) fn scan(input: Source, path: &str, state: &mut State<'_>) -> Result<(), Error> {
+    match input {
+        Source::Mapped(map) => scan_in(Walk::open(Reader::from_window(map.window()), path)?, path, state),
+        Source::Stream(s) => scan_in(Walk::open(Reader::new(s), path)?, path, state),
+    }
+}
+
+fn scan_in<R, I: Input>(mut walk: Walk<R, I>, path: &str, state: &mut State<'_>) -> Result<(), Error> {
     state.origin_ns = walk.reader.header().timestamp.saturating_mul(1000);
     state.sink.origin(state.origin_ns);
     let Walk { reader, last, .. } = &mut walk;
@@ -518,8 +536,11 @@ struct Counts {
     /// Messages by kind, as [`KINDS`].
     by_kind: [u64; KINDS.len()],
     flags: Option<([u8; 8], [u8; 8], Vec<u64>)>,
-    /// Per channel: format, msg_id, multi_id, Data messages.
-    subs: ById<(String, u8, u64)>,
+    /// Per msg_id, as first subscribed: format, multi_id, Data messages (`subs[at[msg_id]]`).
+    subs: Vec<(String, u8, u64)>,
+    at: ById<usize>,
+    /// The entry of `subs` of each subscription, by [`Subscribed::serial`].
+    of_serial: Vec<usize>,
     data: u64,
     t_min: Option<u64>,
     t_max: Option<u64>,
@@ -529,20 +550,55 @@ struct Counts {
     formats: u64,
 }
 
+impl Counts {
+    /// A Data message of subscription `s` that fits its format `d`, counted.
+    #[inline]
+    fn data(&mut self, s: &Subscribed, d: &Decoder, payload: &[u8]) {
+        if let Some(t) = d.timestamp(payload) {
+            self.t_min = Some(self.t_min.map_or(t, |x| x.min(t)));
+            self.t_max = Some(self.t_max.map_or(t, |x| x.max(t)));
+        }
+        self.messages += 1;
+        self.data += 1;
+        if let Some(&e) = self.of_serial.get(s.serial) {
+            self.subs[e].2 += 1;
+        }
+        self.by_kind[const { kind_at("data") }] += 1;
+    }
+}
+
 /// The summary of a ULog file.
-pub(super) fn info(input: Box<dyn Read>, path: &str, name: &str) -> Result<super::Info, Error> {
-    let mut walk = Walk::open(input, path)?;
+pub(super) fn info(input: Source, path: &str, name: &str) -> Result<super::Info, Error> {
+    match input {
+        Source::Mapped(map) => info_in(Walk::open(Reader::from_window(map.window()), path)?, path, name),
+        Source::Stream(s) => info_in(Walk::open(Reader::new(s), path)?, path, name),
+    }
+}
+
+fn info_in<R, I: Input>(mut walk: Walk<R, I>, path: &str, name: &str) -> Result<super::Info, Error> {
     let header = (walk.reader.header().version, walk.reader.header().timestamp);
     let mut c = Counts::default();
     let mut errors: Vec<String> = Vec::new();
     let mut values = Values::default();
     let Walk { reader, faults, .. } = &mut walk;
     let end = loop {
+        // The plain Data messages ahead, counted from their headers and timestamps, without a
+        // look at their fields; then the next message of any other kind.
+        reader.data_run(|s, d, payload| c.data(s, d, payload));
         let m = match reader.next_message() {
             None => break None,
             Some(Ok(m)) => m,
             Some(Err(e)) => break Some(e),
         };
+        // One the run did not take (appended-data offsets lie ahead).
+        if let Event::Data { subscription: Some(s), payload, .. } = &m.event {
+            if let Ok(d) = &s.decoder {
+                if d.data(payload).is_ok() {
+                    c.data(s, d, payload);
+                    continue;
+                }
+            }
+        }
         c.messages += 1;
         if let Some((k, f)) = problem(path, &m) {
             if let Some(msg) = faults.note(k, || f.message) {
@@ -580,27 +636,20 @@ pub(super) fn info(input: Box<dyn Read>, path: &str, name: &str) -> Result<super
             Event::Parameter { initial: false, .. } => const { kind_at("param_changed") },
             Event::ParameterDefault { .. } => const { kind_at("param_default") },
             Event::Subscription(s) => {
-                c.subs.entry(s.msg_id).or_insert_with(|| (s.name.clone(), s.multi_id, 0));
+                // A msg_id subscribed again keeps its first entry.
+                let e = *c.at.entry(s.msg_id).or_insert_with(|| {
+                    c.subs.push((s.name.clone(), s.multi_id, 0));
+                    c.subs.len() - 1
+                });
+                if c.of_serial.len() <= s.serial {
+                    c.of_serial.resize(s.serial + 1, e);
+                }
+                c.of_serial[s.serial] = e;
                 const { kind_at("subscription") }
             }
             Event::Unsubscription { .. } => const { kind_at("unsubscription") },
-            Event::Data { subscription: Some(s), payload, .. } => {
-                if let Ok(d) = &s.decoder {
-                    if d.data(payload).is_ok() {
-                        let t = d.timestamp(payload);
-                        if let Some(t) = t {
-                            c.t_min = Some(c.t_min.map_or(t, |x| x.min(t)));
-                            c.t_max = Some(c.t_max.map_or(t, |x| x.max(t)));
-                        }
-                        c.data += 1;
-                        if let Some(e) = c.subs.get_mut(&s.msg_id) {
-                            e.2 += 1;
-                        }
-                    }
-                }
-                const { kind_at("data") }
-            }
-            Event::Data { subscription: None, .. } => const { kind_at("data") },
+            // Those that fit their format were counted above.
+            Event::Data { .. } => const { kind_at("data") },
             Event::Logging { tag: None, .. } => const { kind_at("logging") },
             Event::Logging { tag: Some(_), .. } => const { kind_at("logging_tagged") },
             Event::Sync => const { kind_at("sync") },
@@ -654,7 +703,7 @@ pub(super) fn info(input: Box<dyn Read>, path: &str, name: &str) -> Result<super
     w.uint(Some("dropout_ms"), c.dropout_ms);
     w.begin_struct(Some("messages_per_subscription"));
     let mut per: BTreeMap<String, u64> = BTreeMap::new();
-    for (name, multi, n) in c.subs.values() {
+    for (name, multi, n) in &c.subs {
         *per.entry(format!("{name}[{multi}]")).or_default() += n;
     }
     for (k, n) in &per {

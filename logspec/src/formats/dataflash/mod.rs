@@ -19,4 +19,6 @@ mod generated {
 pub use generated::*;
 mod reader;
 
-pub use reader::{read_all, Decoder, Entry, Event, Message, Problem, ReadError, ReadErrorKind, Reader, Record};
+pub use reader::{
+    read_all, Decoder, Entry, Event, Message, Problem, ReadError, ReadErrorKind, Reader, Record, SliceReader,
+};

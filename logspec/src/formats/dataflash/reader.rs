@@ -1,16 +1,18 @@
 //! The DataFlash reader: the message header and FMT decoded by the generated code of
 //! `schemas/dataflash.toml`, the state a schema cannot hold (the FMT table by id, the UNIT and
 //! MULT tables, the FMTU unit strings), and messages lent one at a time from a read buffer that
-//! grows only to the largest message (a FMT layout is at most 16 × 64 bytes).
+//! grows only to the largest message (a FMT layout is at most 16 × 64 bytes), or in place from
+//! bytes in memory (a mapped file).
 
 use std::collections::BTreeMap;
 use std::fmt;
 use std::io::{self, Read};
+use std::marker::PhantomData;
 use std::sync::Arc;
 
 use logspec_ir::dataflash::{self as front, Conv, DfError, DfFormat, Lowered};
 use logspec_ir::ir::{Prim, Ty};
-use logspec_runtime::{resync, Encode, Endian, Fixed, ReadBuf, Resync, Visitor};
+use logspec_runtime::{resync, Encode, Endian, Fixed, Input, ReadBuf, Resync, SliceBuf, Visitor, WindowBuf};
 
 use super::{Fmt, MessageHeader};
 use crate::dynamic::{Plan, Sink};
@@ -302,9 +304,12 @@ impl std::error::Error for ReadError {
     }
 }
 
-/// A streaming DataFlash reader over any `Read`.
-pub struct Reader<R> {
-    buf: ReadBuf<R>,
+/// A streaming DataFlash reader over any `Read`, or, made by [`Reader::from_slice`] or
+/// [`Reader::from_window`], over bytes already in memory, read in place. `I` is where the bytes
+/// come from (the runtime's [`Input`]); one loop reads every kind.
+pub struct Reader<R, I = ReadBuf<R>> {
+    buf: I,
+    _input: PhantomData<R>,
     /// Bytes of the message last lent, consumed at the next call.
     pos: usize,
     /// The FMT of each id; FMT's own (id 128) from the start.
@@ -328,8 +333,33 @@ fn fmt_entry() -> Entry {
     Entry { format, decoder, unit_ids: None }
 }
 
+/// A DataFlash reader of bytes in memory, read in place ([`Reader::from_slice`]).
+pub type SliceReader<'a> = Reader<&'a [u8], SliceBuf<'a>>;
+
 impl<R: Read> Reader<R> {
     pub fn new(inner: R) -> Reader<R> {
+        Reader::over(ReadBuf::new(inner))
+    }
+}
+
+impl<'a> SliceReader<'a> {
+    /// A reader of a log already in memory (read whole, or mapped): as [`Reader::new`] over the
+    /// slice, but nothing is copied: the bodies it lends point into `bytes`.
+    pub fn from_slice(bytes: &'a [u8]) -> Self {
+        Reader::over(SliceBuf::new(bytes))
+    }
+}
+
+impl<'a, A: FnMut(u64)> Reader<&'a [u8], WindowBuf<'a, A>> {
+    /// A reader of a log in memory lent a window at a time (a mapped file, see [`WindowBuf`]):
+    /// read in place, as [`Reader::from_slice`].
+    pub fn from_window(buf: WindowBuf<'a, A>) -> Self {
+        Reader::over(buf)
+    }
+}
+
+impl<R, I: Input> Reader<R, I> {
+    fn over(buf: I) -> Self {
         let mut table: Vec<Option<Entry>> = (0..256).map(|_| None).collect();
         table[usize::from(front::FMT_ID)] = Some(fmt_entry());
         let mut head = [0xffu8; 2];
@@ -339,7 +369,8 @@ impl<R: Read> Reader<R> {
             head.copy_from_slice(&v[..2]);
         }
         Reader {
-            buf: ReadBuf::new(inner),
+            buf,
+            _input: PhantomData,
             pos: 0,
             table,
             units: BTreeMap::new(),

@@ -21,5 +21,5 @@ mod reader;
 
 pub use reader::{
     read_all, split_key, ById, DataValue, Decoder, Event, IdHasher, Message, ReadError, ReadErrorKind, Reader,
-    Subscribed, CORRUPT_SIZE,
+    SliceReader, Subscribed, CORRUPT_SIZE,
 };

@@ -1,18 +1,20 @@
 //! The ULog reader: the file header and every message's fixed part decoded by the generated
 //! views of `schemas/ulog.toml`, the state a schema cannot hold (formats, subscriptions, the
-//! appended-data offsets), and messages lent one at a time from a read buffer that grows only to
-//! the largest message.
+//! appended-data offsets), and messages lent one at a time: from a read buffer that grows only
+//! to the largest message, or in place from bytes in memory (a mapped file).
 
 use std::collections::HashMap;
 use std::fmt;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::io::{self, Read};
+use std::marker::PhantomData;
 use std::sync::Arc;
 
 use logspec_ir::ir::{Prim, Ty};
 use logspec_ir::ulog::{FormatSet, Lowered, UFormat, UlogError};
 use logspec_runtime::{
-    resync, Cursor, Decode, DecodeError, DecodeErrorKind, Encode, Endian, Fixed, ReadBuf, Resync, Visitor,
+    resync, Cursor, Decode, DecodeError, DecodeErrorKind, Encode, Endian, Fixed, Input, ReadBuf, Resync, SliceBuf,
+    Visitor, WindowBuf,
 };
 
 use super::{FileHeader, FlagBitsRef, MessageHeader, Sync, UlogRecordRef};
@@ -83,6 +85,7 @@ impl Decoder {
     }
 
     /// The `timestamp` field of a Data payload (microseconds), if the format has one.
+    #[inline]
     pub fn timestamp(&self, payload: &[u8]) -> Option<u64> {
         let at = self.timestamp?;
         u64::decode_fixed(payload.get(at..)?, Endian::Little).ok()
@@ -95,6 +98,7 @@ impl Decoder {
 
     /// The bytes of a Data payload that hold the format: all of them, when the payload is the
     /// format's size without its trailing padding or with it (the PX4 description lets writers leave it out).
+    #[inline]
     pub fn data<'a>(&self, payload: &'a [u8]) -> Result<&'a [u8], String> {
         let (size, pad) = (self.lowered.size, self.lowered.trailing_padding);
         let n = payload.len() as u64;
@@ -151,6 +155,9 @@ pub struct Subscribed {
     pub decoder: Result<Arc<Decoder>, UlogError>,
     /// Cleared by an Unsubscription (`R`).
     pub active: bool,
+    /// The subscription's number among those read, from 0: a reader of the messages may keep a
+    /// table by it, whose size the subscriptions justify (msg_ids may be re-subscribed).
+    pub serial: usize,
 }
 
 /// What a message is, lent until the next call.
@@ -288,9 +295,13 @@ impl std::error::Error for ReadError {
     }
 }
 
-/// A streaming ULog reader over any `Read`.
-pub struct Reader<R> {
-    buf: ReadBuf<R>,
+/// A streaming ULog reader over any `Read`, in constant memory (one buffer, grown only to the
+/// largest message), or, made by [`Reader::from_slice`] or [`Reader::from_window`], over bytes
+/// already in memory, read in place. `I` is where the bytes come from (the runtime's [`Input`]);
+/// one loop reads every kind.
+pub struct Reader<R, I = ReadBuf<R>> {
+    buf: I,
+    _input: PhantomData<R>,
     header: FileHeader,
     /// Bytes of the message last lent, consumed at the next call.
     pos: usize,
@@ -299,6 +310,8 @@ pub struct Reader<R> {
     /// redefined.
     compiled: HashMap<String, Arc<Decoder>>,
     subscriptions: ById<Subscribed>,
+    /// Subscriptions read so far (the next one's [`Subscribed::serial`]).
+    serials: usize,
     /// IR types compiled so far (bounded by [`COMPILE_BUDGET`] and the bytes read).
     compiled_types: u64,
     /// The appended-data offsets of the flag bits not yet reached, in file order.
@@ -315,10 +328,35 @@ pub struct Reader<R> {
     sync: [u8; Sync::SIZE],
 }
 
+/// A ULog reader of bytes in memory, read in place ([`Reader::from_slice`]).
+pub type SliceReader<'a> = Reader<&'a [u8], SliceBuf<'a>>;
+
 impl<R: Read> Reader<R> {
     /// Reads and checks the file header.
     pub fn new(inner: R) -> Result<Self, ReadError> {
-        let mut buf = ReadBuf::new(inner);
+        Self::over(ReadBuf::new(inner))
+    }
+}
+
+impl<'a> SliceReader<'a> {
+    /// A reader of a ULog file already in memory (read whole, or mapped): as [`Reader::new`]
+    /// over the slice, but nothing is copied: the payloads it lends point into `bytes`.
+    pub fn from_slice(bytes: &'a [u8]) -> Result<Self, ReadError> {
+        Self::over(SliceBuf::new(bytes))
+    }
+}
+
+impl<'a, A: FnMut(u64)> Reader<&'a [u8], WindowBuf<'a, A>> {
+    /// A reader of ULog bytes in memory lent a window at a time (a mapped file, see
+    /// [`WindowBuf`]): read in place, as [`Reader::from_slice`].
+    pub fn from_window(buf: WindowBuf<'a, A>) -> Result<Self, ReadError> {
+        Self::over(buf)
+    }
+}
+
+impl<R, I: Input> Reader<R, I> {
+    /// Reads and checks the file header from `buf`.
+    fn over(mut buf: I) -> Result<Self, ReadError> {
         let fail = |kind| ReadError { offset: 0, index: None, kind };
         buf.fill(FileHeader::SIZE).map_err(|e| fail(ReadErrorKind::Io(e)))?;
         let header = match FileHeader::decode(&mut Cursor::new(buf.bytes()), Endian::Little) {
@@ -344,11 +382,13 @@ impl<R: Read> Reader<R> {
         }
         Ok(Reader {
             buf,
+            _input: PhantomData,
             header,
             pos: 0,
             formats: FormatSet::default(),
             compiled: HashMap::new(),
             subscriptions: ById::default(),
+            serials: 0,
             compiled_types: 0,
             cuts: Vec::new(),
             bad_offsets: Vec::new(),
@@ -392,12 +432,18 @@ impl<R: Read> Reader<R> {
 
     /// Skips to the next appended-data offset when the message at the reader's position would
     /// cross it (`end`: where the message ends, as far as is known). Returns whether it skipped.
+    #[inline]
     fn cut(&mut self, end: u64) -> io::Result<bool> {
-        let Some(&c) = self.cuts.first() else { return Ok(false) };
-        if end <= c {
-            return Ok(false);
+        match self.cuts.first() {
+            Some(&c) if end > c => self.cut_to(c),
+            _ => Ok(false),
         }
-        // The message at `at` crosses the offset: the writer stopped inside it.
+    }
+
+    /// The message at the reader's position crosses the appended-data offset `c`: the writer
+    /// stopped inside it.
+    #[cold]
+    fn cut_to(&mut self, c: u64) -> io::Result<bool> {
         self.cut_messages += 1;
         self.skip_to(c)?;
         self.cuts.remove(0);
@@ -442,6 +488,50 @@ impl<R: Read> Reader<R> {
                 }
             }
         }
+    }
+
+    /// Lends the Data messages from the reader's position on to `f` (each one's subscription,
+    /// compiled format and payload, as [`Event::Data`] would lend them) without making a
+    /// [`Message`] of each, for as long as they are plain: whole in the input, of an active
+    /// subscription whose format compiled, and of that format's size. Stops before the first
+    /// message that is anything else, which [`next_message`](Self::next_message) reads, and
+    /// lends nothing while appended-data offsets lie ahead. Each message lent takes its index,
+    /// as `next_message` would have; returns how many. What `info` needs to count Data messages
+    /// (their headers and timestamps); `tests/it/ulog.rs` holds it to `next_message`.
+    pub fn data_run(&mut self, mut f: impl FnMut(&Subscribed, &Decoder, &[u8])) -> u64 {
+        if self.done || !self.cuts.is_empty() {
+            return 0;
+        }
+        self.buf.take(std::mem::take(&mut self.pos));
+        let h = MessageHeader::SIZE;
+        let mut n = 0;
+        loop {
+            if self.buf.fill(h).is_err() {
+                break;
+            }
+            let Ok(header) = MessageHeader::decode_fixed(self.buf.bytes(), Endian::Little) else { break };
+            if u64::from(header.msg_type) != super::UlogRecord::ID_DATA {
+                break;
+            }
+            let total = h + usize::from(header.msg_size);
+            if self.buf.fill(total).is_err() || self.buf.available() < total {
+                break;
+            }
+            let payload = &self.buf.bytes()[h..total];
+            let Some(Ok(UlogRecordRef::Data(d))) = UlogRecordRef::decode(super::UlogRecord::ID_DATA, payload) else {
+                break;
+            };
+            let Some(s) = self.subscriptions.get(&d.msg_id).filter(|s| s.active) else { break };
+            let Ok(decoder) = &s.decoder else { break };
+            if decoder.data(d.data).is_err() {
+                break;
+            }
+            f(s, decoder, d.data);
+            n += 1;
+            self.index += 1;
+            self.buf.take(total);
+        }
+        n
     }
 
     /// The next message, `None` at the end of the input, or the error that ends reading (a
@@ -590,7 +680,9 @@ impl<R: Read> Reader<R> {
                         d
                     }),
                 };
-                let s = Subscribed { msg_id: a.msg_id, multi_id: a.multi_id, name, decoder, active: true };
+                let serial = self.serials;
+                self.serials += 1;
+                let s = Subscribed { msg_id: a.msg_id, multi_id: a.multi_id, name, decoder, active: true, serial };
                 self.subscriptions.insert(a.msg_id, s);
                 subscribed = Some(a.msg_id);
             }
