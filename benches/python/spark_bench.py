@@ -1,4 +1,4 @@
-"""Spark over a fleet of raw logs on one worker against two (issue 31), run by `benches/spark.rs`.
+"""Spark over a fleet of raw logs on one worker against two (issue 31), run by `datafusion/benches/spark.rs`.
 
 A standalone cluster on this machine (`py/tests/spark_cluster.py`, the cluster the Spark test
 starts: a master and two workers of one core each) stays up for the whole run; each round runs

@@ -1,7 +1,9 @@
 //! Issue 31's Spark line: the fleet aggregate on a standalone Spark cluster with two workers
 //! against one, side by side in one run (BENCHMARKS.md, "Spark over raw logs").
 //!
-//! `cargo bench --bench spark` (optionally `-- --fleet 50 --fleet-mb 4 --rounds 3 --queries 3`).
+//! `cargo bench -p logspec-datafusion --bench spark` (optionally `-- --fleet 50 --fleet-mb 4
+//! --rounds 3 --queries 3`). It lives beside `full_scan` (the engines over a fleet of raw logs,
+//! the same fleet), where building it takes no more than the provider's crate, not the command's.
 //! The fleet: `--fleet` copies with different names of a `--fleet-mb` R1 RLOG (the `rlog`
 //! bench's input, `common/rlog_input.rs`), written to a temporary folder (in the page cache).
 //! `benches/python/spark_bench.py` starts the cluster the Spark test starts (a master and two
@@ -14,15 +16,22 @@
 //! build --release` in `py/`, installed or on `PYTHONPATH`) and `pyspark`, and `java` must be on
 //! the path; otherwise the bench says so and measures nothing.
 
-mod common;
+/// The `rlog` bench's input builder (benches/common).
+#[path = "../../benches/common/rlog_input.rs"]
+mod rlog_input;
 
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use common::arg;
 use logspec::log::{Open, Select};
 
 const KEY: &str = "/SystemStats/BatteryVoltage";
+
+/// The value of a `NAME VALUE` argument, or `default`.
+fn arg(name: &str, default: &str) -> String {
+    let args: Vec<String> = std::env::args().collect();
+    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned().unwrap_or_else(|| default.to_string())
+}
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -49,7 +58,7 @@ fn main() {
 
     let dir = std::env::temp_dir().join(format!("logspec-bench-spark-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a temporary directory");
-    let small = common::rlog_input::build_r1(fleet_mb);
+    let small = rlog_input::build_r1(fleet_mb);
     let one = dir.join("robot_000.rlog");
     for i in 0..fleet {
         std::fs::write(dir.join(format!("robot_{i:03}.rlog")), &small).expect("write a fleet log");
@@ -69,7 +78,7 @@ fn main() {
         }
     }
 
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let out = Command::new(&python)
         .arg(root.join("benches/python/spark_bench.py"))
         .args(["--fleet", &dir.display().to_string(), "--table", KEY, "--rounds", &rounds, "--queries", &queries])
