@@ -44,7 +44,7 @@ spark = (
     .config("spark.executor.cores", "1").config("spark.cores.max", str(args["cores"]))
     .config("spark.ui.enabled", "false").config("spark.driver.host", "127.0.0.1")
     .config("spark.pyspark.python", sys.executable)
-    .config("spark.sql.adaptive.enabled", "false")
+    .config("spark.sql.python.filterPushdown.enabled", "true").config("spark.sql.adaptive.enabled", "false")
     .config("spark.ui.showConsoleProgress", "false")
     .getOrCreate()
 )
