@@ -40,10 +40,23 @@
 //!   so DataFusion applies the filter again to the rows it gets;
 //! - every other filter: unsupported (DataFusion applies it).
 //!
-//! Partitions: one per log; at most `target_partitions` logs are read at once, each on a thread
-//! of its own that hands its batches over a channel of [`BATCHES_AHEAD`] batches. Statistics:
-//! none are known before reading (no format's index gives a table's row count through the log
-//! interface yet), so they are absent.
+//! Partitions: one per log, and a log with a current time index (`logspec index`, or written by
+//! an earlier scan that read it whole) one per group of its chunks of about
+//! [`logspec_engine::index::PARTITION_BYTES`] among those the time window meets
+//! ([`logspec_engine::stream::partitions`]; [`LogTable::with_partition_bytes`]). A partition is read on a thread of its own that
+//! hands its batches over a channel of [`BATCHES_AHEAD`] batches; at most `target_partitions`
+//! threads decode at once. A thread whose channel is full (the query is not taking its batches
+//! yet) gives its turn up until the query takes one, so that an operator that waits for the
+//! first batch of every partition before draining any (a sort-preserving merge) gets them all,
+//! however many partitions there are.
+//!
+//! Statistics ([`ExecutionPlan::statistics_from_inputs`], per partition and overall): the bytes
+//! of the log each partition reads (inexact: an upper bound of what one table's columns take);
+//! the row count, exact, of a partition this table (any clone of it) read whole before without a
+//! fault and without a time window, while the log's stamp (size, modification time, SHA-256 of
+//! its first and last 64 KiB, as the time index checks it) is unchanged, so that a second
+//! `count(*)` is answered without reading; otherwise absent (the time index counts a chunk's
+//! records, not one table's rows).
 //!
 //! A log that fails part-way (cut short, corrupted) has its complete rows read first. Then, with
 //! [`OnError::Raise`] (the default) the query fails with a [`LogError`] (DataFusion's
@@ -53,6 +66,7 @@
 
 #![deny(unsafe_code)]
 
+use std::collections::HashMap;
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -61,19 +75,23 @@ use arrow_array::{ArrayRef, RecordBatch, RecordBatchOptions, StringArray};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use async_trait::async_trait;
 use datafusion_catalog::{Session, TableProvider};
+use datafusion_common::stats::Precision;
 use datafusion_common::tree_node::TreeNodeRecursion;
-use datafusion_common::{DFSchema, DataFusionError, Result, ScalarValue};
+use datafusion_common::{DFSchema, DataFusionError, Result, ScalarValue, Statistics};
 use datafusion_execution::{SendableRecordBatchStream, TaskContext};
 use datafusion_expr::{BinaryExpr, Expr, Operator, TableProviderFilterPushDown, TableType};
 use datafusion_physical_expr::{EquivalenceProperties, PhysicalExpr};
 use datafusion_physical_plan::execution_plan::{Boundedness, EmissionType};
+use datafusion_physical_plan::statistics::StatisticsArgs;
 use datafusion_physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion_physical_plan::{DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning, PlanProperties};
 use futures::StreamExt;
+use logspec::log::index::{self, Stamp};
 use logspec::log::{Fault, Open};
 use logspec_engine::logs::{self, LogFile};
-use logspec_engine::stream::{self, Query, LOG_COLUMN};
-use tokio::sync::{mpsc, Semaphore};
+use logspec_engine::stream::{self, Part, Query, LOG_COLUMN};
+use tokio::sync::mpsc::error::TrySendError;
+use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 
 /// The batches a log's reading thread may have ready before the query takes them.
 pub const BATCHES_AHEAD: usize = 2;
@@ -123,6 +141,21 @@ pub struct LogTable {
     on_error: OnError,
     faults: Arc<Mutex<Vec<LogError>>>,
     on_fault: Option<OnFault>,
+    /// The rows of each part read whole without a fault or a time window, with the log's stamp
+    /// then (the statistics' exact row counts).
+    counted: Arc<Mutex<Counted>>,
+    /// The bytes of a partition of a log with a time index.
+    partition_bytes: u64,
+}
+
+/// A part of a log: its file and the byte range of its chunks (`None`: the whole log).
+type PartKey = (PathBuf, Option<(u64, u64)>);
+
+/// The rows of the parts read whole, with the log's stamp before the reading.
+type Counted = HashMap<PartKey, (Stamp, u64)>;
+
+fn part_key(log: &LogFile, part: &Part) -> PartKey {
+    (log.file.clone(), part.range.map(|r| (r.start, r.end)))
 }
 
 impl fmt::Debug for LogTable {
@@ -199,12 +232,21 @@ impl LogTable {
             on_error,
             faults: Arc::new(Mutex::new(not_logs.clone())),
             on_fault: None,
+            counted: Arc::new(Mutex::new(HashMap::new())),
+            partition_bytes: logspec_engine::index::PARTITION_BYTES,
         })
     }
 
     /// Calls `hook` with each log's fault kept under [`OnError::Keep`], when its reading ends.
     pub fn with_on_fault(mut self, hook: OnFault) -> LogTable {
         self.on_fault = Some(hook);
+        self
+    }
+
+    /// Splits a log with a current time index into partitions of about `bytes` (whole chunks of
+    /// about 1 MiB; [`logspec_engine::index::PARTITION_BYTES`] by default).
+    pub fn with_partition_bytes(mut self, bytes: u64) -> LogTable {
+        self.partition_bytes = bytes.max(1);
         self
     }
 
@@ -215,7 +257,7 @@ impl LogTable {
 
     /// The faults kept so far under [`OnError::Keep`] (taken: a second call gives only newer ones).
     pub fn faults(&self) -> Vec<LogError> {
-        std::mem::take(&mut *self.faults.lock().unwrap_or_else(|e| e.into_inner()))
+        std::mem::take(&mut *lock(&self.faults))
     }
 
     /// The logs whose name satisfies every filter on `log` alone.
@@ -249,7 +291,7 @@ fn keep(faults: &Mutex<Vec<LogError>>, hook: Option<&OnFault>, e: LogError) {
     if let Some(h) = hook {
         h(&e);
     }
-    faults.lock().unwrap_or_else(|e| e.into_inner()).push(e);
+    lock(faults).push(e);
 }
 
 /// Whether `e` refers to the `log` column and no other.
@@ -372,15 +414,36 @@ impl TableProvider for LogTable {
             projection.iter().map(|i| ordered.iter().position(|o| o == i).unwrap_or_default()).collect();
         let query = Query { table: self.table.clone(), columns: Some(columns), since, until };
         let permits = state.config().target_partitions().max(1);
+        // A log's parts from its time index (the whole log without one; none when no chunk
+        // meets the window), each with what is known of it.
+        let mut parts = Vec::new();
+        let mut stats = Vec::new();
+        let counted = lock(&self.counted).clone();
+        for log in &logs {
+            let size = std::fs::metadata(&log.file).map(|m| m.len()).ok();
+            let stamp = counted.keys().any(|(f, _)| *f == log.file).then(|| index::stamp(&log.file).ok()).flatten();
+            for part in stream::partitions(log, &self.how, &query, self.partition_bytes) {
+                let bytes = part.range.map(|r| r.end - r.start).or(size);
+                let rows = match (&stamp, counted.get(&part_key(log, &part))) {
+                    (Some(now), Some((then, rows))) if now == then && since.is_none() && until.is_none() => Some(*rows),
+                    _ => None,
+                };
+                stats.push(Known { bytes, rows });
+                parts.push((log.clone(), part));
+            }
+        }
         Ok(Arc::new(LogScan {
             properties: Arc::new(PlanProperties::new(
                 EquivalenceProperties::new(out.clone()),
-                Partitioning::UnknownPartitioning(logs.len().max(1)),
+                Partitioning::UnknownPartitioning(parts.len().max(1)),
                 EmissionType::Incremental,
                 Boundedness::Bounded,
             )),
             shared: Arc::new(Shared {
                 logs,
+                parts,
+                stats,
+                counted: self.counted.clone(),
                 how: self.how.clone(),
                 query,
                 schema: self.schema.clone(),
@@ -395,9 +458,28 @@ impl TableProvider for LogTable {
     }
 }
 
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// What is known of a partition before reading it.
+#[derive(Clone, Copy, Debug)]
+struct Known {
+    /// The bytes of the log it reads.
+    bytes: Option<u64>,
+    /// Its rows, from an earlier reading of the same bytes.
+    rows: Option<u64>,
+}
+
 /// What every partition of a scan reads from.
 struct Shared {
+    /// The logs a filter on `log` left.
     logs: Vec<LogFile>,
+    /// The partitions: a log and the part of it each reads.
+    parts: Vec<(LogFile, Part)>,
+    /// What is known of each partition.
+    stats: Vec<Known>,
+    counted: Arc<Mutex<Counted>>,
     how: Open,
     query: Query,
     /// The table's schema (the scan's columns are of it).
@@ -409,11 +491,11 @@ struct Shared {
     on_error: OnError,
     faults: Arc<Mutex<Vec<LogError>>>,
     on_fault: Option<OnFault>,
-    /// The logs read at once.
+    /// The partitions decoding at once.
     permits: Arc<Semaphore>,
 }
 
-/// The scan of [`LogTable`]: one partition per log.
+/// The scan of [`LogTable`]: one partition per log, or per part of a log with a time index.
 pub struct LogScan {
     properties: Arc<PlanProperties>,
     shared: Arc<Shared>,
@@ -429,9 +511,15 @@ impl fmt::Debug for LogScan {
 }
 
 impl LogScan {
-    /// The logs the scan reads (those a filter on `log` left), one partition each.
+    /// The logs the scan reads (those a filter on `log` left).
     pub fn logs(&self) -> &[LogFile] {
         &self.shared.logs
+    }
+
+    /// The partitions: each one's log and the part of it (a byte range of chunks of its time
+    /// index, or the whole log).
+    pub fn parts(&self) -> &[(LogFile, Part)] {
+        &self.shared.parts
     }
 
     /// The time window handed to the readers (seconds since each log's origin).
@@ -443,7 +531,13 @@ impl LogScan {
 impl DisplayAs for LogScan {
     fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
         let q = &self.shared.query;
-        write!(f, "LogScan: table={}, logs={}", q.table, self.shared.logs.len())?;
+        write!(
+            f,
+            "LogScan: table={}, logs={}, partitions={}",
+            q.table,
+            self.shared.logs.len(),
+            self.shared.parts.len()
+        )?;
         if let Some(c) = &q.columns {
             write!(f, ", columns=[{}]", c.join(", "))?;
         }
@@ -482,10 +576,31 @@ impl ExecutionPlan for LogScan {
         }
     }
 
+    fn statistics_from_inputs(&self, _input: &[Arc<Statistics>], args: &StatisticsArgs) -> Result<Arc<Statistics>> {
+        let all = &self.shared.stats;
+        let known: &[Known] = match args.partition() {
+            Some(p) => all.get(p..=p).unwrap_or_default(),
+            None => all,
+        };
+        let mut s = Statistics::new_unknown(&self.shared.out);
+        // Sums over the partitions, exact or inexact as the least of them.
+        let rows: Option<u64> = known.iter().map(|k| k.rows).sum();
+        s.num_rows = match rows.and_then(|r| usize::try_from(r).ok()) {
+            Some(r) => Precision::Exact(r),
+            None => Precision::Absent,
+        };
+        let bytes: Option<u64> = known.iter().map(|k| k.bytes).sum();
+        s.total_byte_size = match bytes.and_then(|b| usize::try_from(b).ok()) {
+            Some(b) => Precision::Inexact(b),
+            None => Precision::Absent,
+        };
+        Ok(Arc::new(s))
+    }
+
     fn execute(&self, partition: usize, _context: Arc<TaskContext>) -> Result<SendableRecordBatchStream> {
         let shared = self.shared.clone();
         let out = shared.out.clone();
-        let Some(log) = shared.logs.get(partition).cloned() else {
+        let Some((log, part)) = shared.parts.get(partition).cloned() else {
             // No log left by the filters: the one partition is empty.
             return Ok(Box::pin(RecordBatchStreamAdapter::new(out, futures::stream::empty())));
         };
@@ -494,8 +609,8 @@ impl ExecutionPlan for LogScan {
             let permit = permits.acquire_owned().await.ok();
             let (tx, rx) = mpsc::channel::<Result<RecordBatch>>(BATCHES_AHEAD);
             let spawned = std::thread::Builder::new().name(format!("logspec {}", log.log)).spawn(move || {
-                let _permit = permit;
-                read(&shared, &log, &tx);
+                let mut turn = Turn { permit, permits: shared.permits.clone(), tx };
+                read(&shared, &log, part, &mut turn);
             });
             let rx = match spawned {
                 Ok(_) => rx,
@@ -512,20 +627,60 @@ impl ExecutionPlan for LogScan {
     }
 }
 
-/// Reads one log into `tx` (on the log's own thread): its batches in the plan's schema, then its
-/// fault as [`OnError`] says. A closed channel (the query stopped) stops the reading.
-fn read(shared: &Shared, log: &LogFile, tx: &mpsc::Sender<Result<RecordBatch>>) {
+/// A partition's reading thread's channel to the query, and its turn among the threads decoding
+/// at once (a permit of the scan's semaphore).
+struct Turn {
+    permit: Option<OwnedSemaphorePermit>,
+    permits: Arc<Semaphore>,
+    tx: mpsc::Sender<Result<RecordBatch>>,
+}
+
+impl Turn {
+    /// Hands `item` to the query; false when the query stopped reading. When the channel is full
+    /// the thread gives its turn up while it waits (the query may be waiting for another
+    /// partition's first batch), and takes a turn again before decoding on.
+    fn send(&mut self, item: Result<RecordBatch>) -> bool {
+        match self.tx.try_send(item) {
+            Ok(()) => true,
+            Err(TrySendError::Closed(_)) => false,
+            Err(TrySendError::Full(item)) => {
+                self.permit = None;
+                if self.tx.blocking_send(item).is_err() {
+                    return false;
+                }
+                self.permit = futures::executor::block_on(self.permits.clone().acquire_owned()).ok();
+                true
+            }
+        }
+    }
+}
+
+/// Reads one part of a log into the query (on the partition's own thread): its batches in the
+/// plan's schema, then its fault as [`OnError`] says. A closed channel (the query stopped) stops
+/// the reading. A whole part read without a fault or a time window has its rows counted.
+fn read(shared: &Shared, log: &LogFile, part: Part, turn: &mut Turn) {
     const GONE: &str = "the query stopped reading";
     let mut each = |b: RecordBatch| -> Result<(), logspec::log::Error> {
         let columns: Vec<ArrayRef> = shared.order.iter().map(|&i| b.column(i).clone()).collect();
         let options = RecordBatchOptions::new().with_row_count(Some(b.num_rows()));
         let batch = RecordBatch::try_new_with_options(shared.out.clone(), columns, &options)
             .map_err(|e| logspec::log::Error::Input(format!("log={}: {e}", log.log)))?;
-        tx.blocking_send(Ok(batch)).map_err(|_| logspec::log::Error::Input(GONE.into()))
+        if turn.send(Ok(batch)) {
+            Ok(())
+        } else {
+            Err(logspec::log::Error::Input(GONE.into()))
+        }
     };
-    let scanned = stream::scan(log, &shared.how, &shared.query, Some(&shared.schema), &mut each);
+    let whole = shared.query.since.is_none() && shared.query.until.is_none();
+    let stamp = if whole { index::stamp(&log.file).ok() } else { None };
+    let scanned = stream::scan_part(log, &shared.how, &shared.query, part, Some(&shared.schema), &mut each);
     let fault = match scanned {
-        Ok(done) => done.fault,
+        Ok(done) => {
+            if let (None, Some(stamp)) = (&done.fault, stamp) {
+                lock(&shared.counted).insert(part_key(log, &part), (stamp, done.rows));
+            }
+            done.fault
+        }
         Err(e) if e.to_string() == GONE => return,
         Err(e) => {
             Some(Fault::new(logspec::log::fault::FaultKind::Decode, &log.file.display().to_string(), e.to_string()))
@@ -535,7 +690,7 @@ fn read(shared: &Shared, log: &LogFile, tx: &mpsc::Sender<Result<RecordBatch>>) 
         let e = LogError { log: log.log.clone(), fault };
         match shared.on_error {
             OnError::Raise => {
-                let _ = tx.blocking_send(Err(DataFusionError::External(Box::new(e))));
+                turn.send(Err(DataFusionError::External(Box::new(e))));
             }
             OnError::Keep => keep(&shared.faults, shared.on_fault.as_ref(), e),
         }

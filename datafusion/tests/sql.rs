@@ -3,19 +3,32 @@
 //! for USVLOG) of the same logs: per log, the rows, min and max of a value column and of
 //! `log_elapsed_ns`, and the rows in a time window; the filters on `log` and the time window
 //! reach the scan; a log that fails part-way keeps its complete rows or fails the query naming
-//! the log.
+//! the log; a log with a time index is several partitions; statistics say what is known; an
+//! operator that waits for every partition's first batch gets them however many logs there are.
+
+/// The benches' input builders (benches/common): large logs written by logspec's writers.
+#[path = "../../benches/common/rlog_input.rs"]
+mod rlog_input;
+#[path = "../../benches/common/usvlog_input.rs"]
+mod usvlog_input;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::*;
 use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_schema::DataType;
-use datafusion::physical_plan::ExecutionPlan;
-use datafusion::prelude::SessionContext;
+use datafusion::common::stats::Precision;
+use datafusion::physical_expr::expressions::col;
+use datafusion::physical_expr::{LexOrdering, PhysicalSortExpr};
+use datafusion::physical_plan::sorts::sort_preserving_merge::SortPreservingMergeExec;
+use datafusion::physical_plan::statistics::StatisticsArgs;
+use datafusion::physical_plan::{collect, ExecutionPlan};
+use datafusion::prelude::{SessionConfig, SessionContext};
 use logspec::log::{Open, Select};
-use logspec_datafusion::{LogScan, LogTable, OnError};
+use logspec_datafusion::{LogScan, LogTable, OnError, BATCHES_AHEAD};
 use logspec_engine::tables;
 
 fn data(rel: &str) -> PathBuf {
@@ -307,4 +320,145 @@ async fn a_log_cut_short_fails_the_query_naming_it_or_keeps_its_complete_rows() 
     // No log has the table: an error that says so.
     let e = LogTable::try_new(&[&cut], "/no/such").unwrap_err();
     assert!(e.to_string().contains("no log among the 1 has a table `/no/such`"), "{e}");
+}
+
+/// A hang guard, not a timing: `fut` run on the runtime, failing the test if it has not finished
+/// in five minutes.
+async fn guarded<T: Send + 'static>(what: &str, fut: impl std::future::Future<Output = T> + Send + 'static) -> T {
+    const GUARD: Duration = Duration::from_secs(300);
+    let (tx, rx) = std::sync::mpsc::channel();
+    tokio::spawn(async move {
+        let _ = tx.send(fut.await);
+    });
+    tokio::task::block_in_place(|| rx.recv_timeout(GUARD))
+        .unwrap_or_else(|_| panic!("hang guard: {what} did not finish in {} s", GUARD.as_secs()))
+}
+
+/// The scan's statistics, of one partition or (`None`) of all.
+fn stats(scan: &LogScan, partition: Option<usize>) -> (Precision<usize>, Precision<usize>) {
+    let s = scan.statistics_from_inputs(&[], &StatisticsArgs::new().with_partition(partition)).unwrap();
+    (s.num_rows, s.total_byte_size)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_log_with_a_time_index_is_several_partitions_and_statistics_say_what_is_known() {
+    let dir = tempfile::tempdir().unwrap();
+    // A log of several chunks with its time index, and one of a single chunk (no index).
+    let big = dir.path().join("big.usvlog");
+    std::fs::write(&big, usvlog_input::build(3.5)).unwrap();
+    let built = logspec_engine::index::build(&big, &Open::default(), false).unwrap();
+    assert!(matches!(built, logspec_engine::index::Built::Written { chunks, .. } if chunks >= 3), "{built:?}");
+    let small = dir.path().join("small.usvlog");
+    std::fs::copy(data("usvlog/step.usvlog"), &small).unwrap();
+    let (big_size, small_size) = (std::fs::metadata(&big).unwrap().len(), std::fs::metadata(&small).unwrap().len());
+    let gyro = |f: &Path| {
+        let read = tables::read(f, &Open::default(), &Select::default()).unwrap();
+        want(read.tables.iter().find(|t| t.name == "REC_SENSOR_GYRO").unwrap(), "z_gyro")
+    };
+    let (wb, ws) = (gyro(&big), gyro(&small));
+
+    let table = LogTable::try_new(&[dir.path()], "REC_SENSOR_GYRO").unwrap().with_partition_bytes(1 << 20);
+    let ctx = SessionContext::new();
+    ctx.register_table("g", Arc::new(table.clone())).unwrap();
+    let plan = ctx.sql("SELECT z_gyro FROM g").await.unwrap().create_physical_plan().await.unwrap();
+    let scan = log_scan(&plan).unwrap();
+    let parts = scan.parts();
+    let big_parts: Vec<usize> = (0..parts.len()).filter(|&i| parts[i].0.log == "big").collect();
+    assert!(big_parts.len() >= 3, "{parts:?}");
+    assert!(big_parts.iter().all(|&i| parts[i].1.range.is_some()));
+    let small_part = (0..parts.len()).find(|&i| parts[i].0.log == "small").unwrap();
+    assert_eq!(parts.len(), big_parts.len() + 1);
+    assert_eq!(parts[small_part].1.range, None);
+    // Before any reading: the bytes of each part, no row count.
+    assert_eq!(stats(scan, Some(small_part)), (Precision::Absent, Precision::Inexact(small_size as usize)));
+    let big_bytes: usize = big_parts
+        .iter()
+        .map(|&i| match stats(scan, Some(i)) {
+            (Precision::Absent, Precision::Inexact(b)) => b,
+            s => panic!("partition {i}: {s:?}"),
+        })
+        .sum();
+    // The parts tile the log from its first record (after the 32-byte header) to its end.
+    assert_eq!(big_bytes as u64, big_size - 32);
+    assert_eq!(stats(scan, None), (Precision::Absent, Precision::Inexact(big_bytes + small_size as usize)));
+
+    // The partitions' rows are the log's, once each.
+    let q = "SELECT log, count(*), min(z_gyro), max(z_gyro), min(log_elapsed_ns), max(log_elapsed_ns) FROM g GROUP BY log ORDER BY log";
+    let got = sql(&ctx, q).await.unwrap();
+    let b = &got[0];
+    for (row, w) in [(0, &wb), (1, &ws)] {
+        assert_eq!(b.column(1).as_primitive::<Int64Type>().value(row) as usize, w.rows);
+        assert_eq!(Some(b.column(2).as_primitive::<Float32Type>().value(row) as f64), w.lo);
+        assert_eq!(Some(b.column(3).as_primitive::<Float32Type>().value(row) as f64), w.hi);
+        assert_eq!(b.column(4).as_primitive::<Int64Type>().value(row), *w.elapsed.iter().min().unwrap());
+        assert_eq!(b.column(5).as_primitive::<Int64Type>().value(row), *w.elapsed.iter().max().unwrap());
+    }
+    // A time window reads only the parts whose chunks it meets, and gives the rows in it.
+    let (a, z) = (*wb.elapsed.iter().min().unwrap(), *wb.elapsed.iter().max().unwrap());
+    let (lo, hi) = (a + (z - a) / 10, a + 2 * (z - a) / 10);
+    let q = format!("SELECT count(*) FROM g WHERE log = 'big' AND log_elapsed_ns BETWEEN {lo} AND {hi}");
+    let plan = ctx.sql(&q).await.unwrap().create_physical_plan().await.unwrap();
+    let windowed = log_scan(&plan).unwrap();
+    assert!(windowed.parts().len() < big_parts.len(), "{:?}", windowed.parts());
+    assert_eq!(stats(windowed, None).0, Precision::Absent);
+    let in_window = wb.elapsed.iter().filter(|e| (lo..=hi).contains(*e)).count();
+    assert_eq!(i64_at(&sql(&ctx, &q).await.unwrap()[0], 0) as usize, in_window);
+
+    // Read whole once: the row counts are known and exact, and `count(*)` reads nothing.
+    let rows = wb.rows + ws.rows;
+    let plan = ctx.sql("SELECT z_gyro FROM g").await.unwrap().create_physical_plan().await.unwrap();
+    let scan = log_scan(&plan).unwrap();
+    assert_eq!(stats(scan, None).0, Precision::Exact(rows));
+    assert_eq!(stats(scan, Some(small_part)).0, Precision::Exact(ws.rows));
+    let plan = ctx.sql("SELECT count(*) FROM g").await.unwrap().create_physical_plan().await.unwrap();
+    assert!(log_scan(&plan).is_none(), "count(*) answered from the statistics");
+    assert_eq!(i64_at(&sql(&ctx, "SELECT count(*) FROM g").await.unwrap()[0], 0) as usize, rows);
+    // A filter on `log` leaves the partitions of that log, with their counts.
+    let plan = ctx.sql("SELECT z_gyro FROM g WHERE log = 'small'").await.unwrap().create_physical_plan().await.unwrap();
+    assert_eq!(stats(log_scan(&plan).unwrap(), None).0, Precision::Exact(ws.rows));
+
+    // A log that changed (the same bytes, written later) is counted again.
+    let f = std::fs::File::options().write(true).open(&small).unwrap();
+    f.set_modified(std::time::SystemTime::now() + Duration::from_secs(10)).unwrap();
+    drop(f);
+    let plan = ctx.sql("SELECT z_gyro FROM g").await.unwrap().create_physical_plan().await.unwrap();
+    let scan = log_scan(&plan).unwrap();
+    assert_eq!(stats(scan, None).0, Precision::Absent);
+    let small_part = (0..scan.parts().len()).find(|&i| scan.parts()[i].0.log == "small").unwrap();
+    assert_eq!(stats(scan, Some(small_part)).0, Precision::Absent);
+    assert!(big_parts.iter().all(|&i| stats(scan, Some(i)).0 != Precision::Absent));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_merge_that_waits_for_every_partition_gets_more_logs_than_are_read_at_once() {
+    const KEY: &str = "/SystemStats/BatteryVoltage";
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = rlog_input::build_r1(6.0);
+    for i in 0..3 {
+        std::fs::write(dir.path().join(format!("robot_{i}.rlog")), &bytes).unwrap();
+    }
+    let read = tables::read(&dir.path().join("robot_0.rlog"), &Open::default(), &Select::default()).unwrap();
+    let one = want(read.tables.iter().find(|t| t.name == KEY).unwrap(), "value");
+    // Enough batches that a log's reading cannot end before the query takes them.
+    assert!(one.rows > (BATCHES_AHEAD + 3) * tables::BATCH_ROWS, "{} rows", one.rows);
+
+    // Three logs, one read at once, under a sort-preserving merge: it takes the first batch of
+    // every partition before it drains any.
+    let table = LogTable::try_new(&[dir.path()], KEY).unwrap();
+    let ctx = SessionContext::new_with_config(SessionConfig::new().with_target_partitions(1));
+    ctx.register_table("t", Arc::new(table)).unwrap();
+    let scan = ctx.sql("SELECT log_elapsed_ns, log FROM t").await.unwrap().create_physical_plan().await.unwrap();
+    assert!(log_scan(&scan).is_some());
+    assert_eq!(scan.properties().partitioning.partition_count(), 3);
+    let order =
+        LexOrdering::new([PhysicalSortExpr::new_default(col("log_elapsed_ns", &scan.schema()).unwrap())]).unwrap();
+    let merge: Arc<dyn ExecutionPlan> = Arc::new(SortPreservingMergeExec::new(order, scan));
+    let got = guarded("a sort-preserving merge of 3 logs with target_partitions 1", collect(merge, ctx.task_ctx()))
+        .await
+        .unwrap();
+    let elapsed: Vec<i64> =
+        got.iter().flat_map(|b| b.column(0).as_primitive::<Int64Type>().values().to_vec()).collect();
+    let mut want_elapsed: Vec<i64> = one.elapsed.iter().flat_map(|&e| [e; 3]).collect();
+    want_elapsed.sort_unstable();
+    assert_eq!(elapsed, want_elapsed);
 }

@@ -15,10 +15,8 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -40,9 +38,6 @@ pyspark = need("pyspark")
 duckdb = need("duckdb")
 need("pyarrow")
 
-# A hang guard only: nothing is timed.
-GUARD = 600
-
 
 def _java() -> None:
     from shutil import which
@@ -55,96 +50,7 @@ def _java() -> None:
 
 _java()
 
-SPARK_HOME = Path(pyspark.__file__).parent
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait_for(what: str, ok, proc_logs: list[Path]) -> None:
-    deadline = time.monotonic() + GUARD
-    while not ok():
-        if time.monotonic() > deadline:
-            tails = "\n".join(p.read_text(errors="replace")[-2000:] for p in proc_logs if p.exists())
-            raise AssertionError(f"hang guard: {what} did not happen in {GUARD} s\n{tails}")
-        time.sleep(0.2)
-
-
-class Cluster:
-    """A standalone master and two workers, each in a process group of its own (a worker's
-    executor and Python workers are in its group: killing the group kills all of them)."""
-
-    def __init__(self, tmp: Path) -> None:
-        self.tmp = tmp
-        self.port = _free_port()
-        self.url = f"spark://127.0.0.1:{self.port}"
-        self.procs: list[subprocess.Popen] = []
-        self.logs: list[Path] = []
-        self.env = dict(
-            os.environ,
-            SPARK_HOME=str(SPARK_HOME),
-            SPARK_DAEMON_MEMORY="256m",
-            SPARK_LOCAL_IP="127.0.0.1",
-            SPARK_LOG_DIR=str(tmp / "spark-logs"),
-            PYSPARK_PYTHON=sys.executable,
-            SPARK_WORKER_DIR=str(tmp / "work"),
-        )
-
-    def _start(self, name: str, *args: str) -> subprocess.Popen:
-        log = self.tmp / f"{name}.log"
-        p = subprocess.Popen(
-            [str(SPARK_HOME / "bin" / "spark-class"), *args],
-            stdout=log.open("w"),
-            stderr=subprocess.STDOUT,
-            env=self.env,
-            start_new_session=True,
-        )
-        self.procs.append(p)
-        self.logs.append(log)
-        return p
-
-    def start(self) -> None:
-        self._start("master", "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(self.port), "--webui-port", str(_free_port()))
-        _wait_for("the master listening", lambda: "Starting Spark master" in (self.tmp / "master.log").read_text(errors="replace") and self._port_open(), self.logs)
-        self.workers = []
-        for i in range(2):
-            self.workers.append(
-                self._start(
-                    f"worker{i}",
-                    "org.apache.spark.deploy.worker.Worker",
-                    self.url,
-                    "--host",
-                    "127.0.0.1",
-                    "--cores",
-                    "1",
-                    "--memory",
-                    "768m",
-                    "--webui-port",
-                    str(_free_port()),
-                    "--work-dir",
-                    str(self.tmp / f"work{i}"),
-                )
-            )
-        for i in range(2):
-            _wait_for(f"worker {i} registered", lambda i=i: "Successfully registered with master" in (self.tmp / f"worker{i}.log").read_text(errors="replace"), self.logs)
-
-    def _port_open(self) -> bool:
-        with socket.socket() as s:
-            return s.connect_ex(("127.0.0.1", self.port)) == 0
-
-    def kill_group(self, pgid: int) -> None:
-        os.killpg(pgid, signal.SIGKILL)
-
-    def stop(self) -> None:
-        for p in reversed(self.procs):
-            try:
-                os.killpg(p.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            p.wait(timeout=60)
+from spark_cluster import GUARD, Cluster, wait_for  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -372,7 +278,7 @@ def test_spark_cluster_answers_as_duckdb_over_the_export(cluster: Cluster, tmp_p
                     return 0
             return pid
 
-        _wait_for("a task on each worker", lambda: len({g for _, g in started() if g}) >= 2 or driver.poll() is not None, logs)
+        wait_for("a task on each worker", lambda: len({g for _, g in started() if g}) >= 2 or driver.poll() is not None, logs)
         assert driver.poll() is None, driver_log.read_text()[-3000:]
         victim_log, victim = next((log, g) for log, g in started() if g)
         cluster.kill_group(victim)
