@@ -16,7 +16,9 @@
 //!
 //! `cargo bench --bench info` (options: `-- --mb 50` scales the USVLOG and CARLA inputs and halves
 //! for RLOG; `--rounds N`, default 9; `--keep DIR` writes the inputs there and leaves them). Prints medians of wall time; the `logspec` binary is the
-//! release build of this checkout. Peak RSS of each `logspec info` is printed too.
+//! release build of this checkout. Peak RSS of each `logspec info` is printed too, and CPU time
+//! (user and system, from `getrusage`: every thread of `logspec`, this thread for the in-process
+//! lines) beside the wall clock, with the ratios by both.
 
 mod common;
 #[path = "carla/peers.rs"]
@@ -32,8 +34,24 @@ use common::{arg, arg_mb, median};
 use zerocopy::little_endian::{F32, U16, U32, U64};
 use zerocopy::{FromBytes, Immutable, KnownLayout, Unaligned};
 
-/// `logspec info FILE`, whole process: wall time and peak RSS (kB, from `wait4`'s rusage).
-fn info(file: &Path) -> (Duration, u64) {
+/// CPU time (user and system) used so far by this process (`RUSAGE_SELF`: the in-process lines,
+/// which run on this thread alone) or by its waited-for children and theirs (`RUSAGE_CHILDREN`:
+/// `/usr/bin/time` and the `logspec` it ran, every thread of it).
+fn cpu(who: libc::c_int) -> Duration {
+    // SAFETY: `getrusage` fills the struct it is given.
+    #[allow(unsafe_code)]
+    let r = unsafe {
+        let mut r: libc::rusage = std::mem::zeroed();
+        libc::getrusage(who, &mut r);
+        r
+    };
+    let us = |t: libc::timeval| Duration::from_micros(t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64);
+    us(r.ru_utime) + us(r.ru_stime)
+}
+
+/// `logspec info FILE`, whole process: wall time, CPU time and peak RSS (kB, from `wait4`'s rusage).
+fn info(file: &Path) -> (Duration, Duration, u64) {
+    let c = cpu(libc::RUSAGE_CHILDREN);
     let t = Instant::now();
     let out = Command::new("/usr/bin/time")
         .args(["-f", "@@ %M"])
@@ -44,16 +62,19 @@ fn info(file: &Path) -> (Duration, u64) {
         .output()
         .expect("run logspec info under /usr/bin/time");
     let wall = t.elapsed();
+    let cpu = cpu(libc::RUSAGE_CHILDREN) - c;
     assert!(out.status.success(), "logspec info {} failed: {}", file.display(), String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8_lossy(&out.stderr);
     let rss = text.lines().find_map(|l| l.strip_prefix("@@ ")).and_then(|v| v.trim().parse().ok()).unwrap_or(0);
-    (wall, rss)
+    (wall, cpu, rss)
 }
 
-fn timed<T>(f: impl FnOnce() -> T) -> Duration {
+/// Wall time and CPU time of an in-process line.
+fn timed<T>(f: impl FnOnce() -> T) -> (Duration, Duration) {
+    let c = cpu(libc::RUSAGE_SELF);
     let t = Instant::now();
     black_box(f());
-    t.elapsed()
+    (t.elapsed(), cpu(libc::RUSAGE_SELF) - c)
 }
 
 // ---------------------------------------------------------------- USVLOG peers
@@ -322,15 +343,27 @@ fn rlog_views(path: &Path) -> u64 {
 struct Line {
     name: &'static str,
     times: Vec<Duration>,
+    cpu: Vec<Duration>,
     rss: Vec<u64>,
 }
 
 impl Line {
     fn new(name: &'static str) -> Self {
-        Line { name, times: Vec::new(), rss: Vec::new() }
+        Line { name, times: Vec::new(), cpu: Vec::new(), rss: Vec::new() }
     }
     fn median(&self) -> Duration {
         median(self.times.clone())
+    }
+    fn median_cpu(&self) -> Duration {
+        median(self.cpu.clone())
+    }
+    fn push(&mut self, (wall, cpu): (Duration, Duration)) {
+        self.times.push(wall);
+        self.cpu.push(cpu);
+    }
+    fn push_info(&mut self, (wall, cpu, rss): (Duration, Duration, u64)) {
+        self.push((wall, cpu));
+        self.rss.push(rss);
     }
 }
 
@@ -377,19 +410,13 @@ fn main() {
         Line::new("RLOG    views in process + map"),
     ];
     for _ in 0..rounds {
-        let (t, rss) = info(&usv);
-        lines[0].times.push(t);
-        lines[0].rss.push(rss);
-        lines[1].times.push(timed(|| walk_mapped(&usv)));
-        lines[2].times.push(timed(|| zerocopy_read(&usv)));
-        let (t, rss) = info(&carla);
-        lines[3].times.push(t);
-        lines[3].rss.push(rss);
-        lines[4].times.push(timed(|| peers::binrw_all(&carla_buf, carla_header)));
-        let (t, rss) = info(&rlog);
-        lines[5].times.push(t);
-        lines[5].rss.push(rss);
-        lines[6].times.push(timed(|| rlog_views(&rlog)));
+        lines[0].push_info(info(&usv));
+        lines[1].push(timed(|| walk_mapped(&usv)));
+        lines[2].push(timed(|| zerocopy_read(&usv)));
+        lines[3].push_info(info(&carla));
+        lines[4].push(timed(|| peers::binrw_all(&carla_buf, carla_header)));
+        lines[5].push_info(info(&rlog));
+        lines[6].push(timed(|| rlog_views(&rlog)));
     }
     if keep.is_empty() {
         let _ = std::fs::remove_dir_all(&dir);
@@ -404,16 +431,37 @@ fn main() {
         }];
         let rss = l.rss.iter().max().map_or(String::new(), |m| format!("   peak RSS {:.1} MB", *m as f64 / 1024.0));
         println!(
-            "{:<50} {:>8.1} ms  {:>7.0} MB/s{rss}",
+            "{:<50} {:>8.1} ms  {:>7.0} MB/s   CPU {:>6.1} ms{rss}",
             l.name,
             ms(l.median()),
-            size as f64 / 1e6 / l.median().as_secs_f64()
+            size as f64 / 1e6 / l.median().as_secs_f64(),
+            ms(l.median_cpu()),
         );
     }
+    // The ratios by wall clock, then by CPU time (the measure on a loaded machine, where the wall
+    // clock measures a process's share of the cores).
     let ratio = |a: usize, b: usize| lines[b].median().as_secs_f64() / lines[a].median().as_secs_f64();
+    let by_cpu = |a: usize, b: usize| lines[b].median_cpu().as_secs_f64() / lines[a].median_cpu().as_secs_f64();
     println!();
-    println!("USVLOG info / mmap-and-walk limit:   {:.2}x the limit's time (goal: at most 2x)", 1.0 / ratio(0, 1));
-    println!("USVLOG info vs the zerocopy decoder: {:.2}x as fast (goal: at least 1.6x)", ratio(0, 2));
-    println!("CARLA info vs binrw in memory:       {:.2}x as fast (goal: at least 10x)", ratio(3, 4));
-    println!("RLOG info / views + map:             {:.2}x the loop's time (goal: at most 1.5x)", 1.0 / ratio(5, 6));
+    println!("                                     wall clock / CPU time");
+    println!(
+        "USVLOG info / mmap-and-walk limit:   {:.2}x / {:.2}x the limit's time (goal: at most 2x)",
+        1.0 / ratio(0, 1),
+        1.0 / by_cpu(0, 1)
+    );
+    println!(
+        "USVLOG info vs the zerocopy decoder: {:.2}x / {:.2}x as fast (goal: at least 1.6x)",
+        ratio(0, 2),
+        by_cpu(0, 2)
+    );
+    println!(
+        "CARLA info vs binrw in memory:       {:.2}x / {:.2}x as fast (goal: at least 10x)",
+        ratio(3, 4),
+        by_cpu(3, 4)
+    );
+    println!(
+        "RLOG info / views + map:             {:.2}x / {:.2}x the loop's time (goal: at most 1.5x)",
+        1.0 / ratio(5, 6),
+        1.0 / by_cpu(5, 6)
+    );
 }

@@ -48,6 +48,16 @@ pub trait Framing {
     fn write_record_header(h: &RecordHeader, out: &mut [u8]);
     /// The name of the record type with this tag, if known.
     fn record_name(tag: u64) -> Option<&'static str>;
+    /// The payload size of the record type with this tag when its length is all there is to check:
+    /// a fixed-size record with no const field, whose payload decodes exactly when it has this
+    /// many bytes. `None` for the other types and for unknown tags. Generated as one `match`, which
+    /// the compiler makes a table: [`FramedFormat::check_record`] checks such a record with one
+    /// load and one comparison, without a branch per type.
+    #[inline(always)]
+    fn exact_size(tag: u64) -> Option<usize> {
+        let _ = tag;
+        None
+    }
 }
 
 /// A framed format with owned types: its file header and "any record", which the runtime's
@@ -68,6 +78,25 @@ pub trait FramedFormat: Framing {
     fn decode_record(tag: u64, payload: &[u8]) -> Option<Result<Self::Record, DecodeError>>;
     /// The tag of a record.
     fn record_tag(r: &Self::Record) -> u64;
+
+    /// Whether a payload decodes, without building its record: what
+    /// [`decode_record`](Self::decode_record) says, with the record dropped (`None` for a tag this
+    /// schema does not know; the same error). A type whose length is all there is to check
+    /// ([`Framing::exact_size`]) is checked by its length; any other, or a payload of another
+    /// length, is decoded.
+    #[inline(always)]
+    fn check_record(tag: u64, payload: &[u8]) -> Option<Result<(), DecodeError>> {
+        match Self::exact_size(tag) {
+            Some(n) if payload.len() == n => Some(Ok(())),
+            _ => decode_dropped::<Self>(tag, payload),
+        }
+    }
+}
+
+/// [`FramedFormat::check_record`] past its fast path: the record decoded and dropped.
+#[inline(never)]
+fn decode_dropped<F: FramedFormat + ?Sized>(tag: u64, payload: &[u8]) -> Option<Result<(), DecodeError>> {
+    F::decode_record(tag, payload).map(|r| r.map(drop))
 }
 
 /// A computation over a format picked at run time, e.g. by a file's schema id: see

@@ -194,6 +194,17 @@ fn lend<'a, F: FramedFormat>(
     Ok(())
 }
 
+/// Checks one record's payload without building it and tells `f` whether its type is known.
+#[inline(always)]
+fn check<'a, F: FramedFormat>(raw: &RawRecord<'a>, f: &mut impl FnMut(&RawRecord<'a>, bool)) -> Result<(), ReadError> {
+    match F::check_record(raw.header.tag, raw.payload) {
+        None => f(raw, false),
+        Some(Ok(())) => f(raw, true),
+        Some(Err(e)) => return Err(payload_error::<F>(raw, e)),
+    }
+    Ok(())
+}
+
 #[cold]
 fn payload_error<F: FramedFormat>(raw: &RawRecord<'_>, e: DecodeError) -> ReadError {
     record_error::<F>(ReadErrorKind::Decode(e.at(F::RECORD_HEADER_SIZE)), raw.offset, raw.index, Some(raw.header.tag))
@@ -393,6 +404,17 @@ impl<'a, F: FramedFormat> SliceReader<'a, F> {
     pub fn decode_each(&mut self, mut f: impl FnMut(&RawRecord<'a>, Option<&F::Record>)) -> Result<(), ReadError> {
         for raw in self.by_ref() {
             lend::<F>(&raw?, &mut f)?;
+        }
+        Ok(())
+    }
+
+    /// [`decode_each`](Self::decode_each) for a caller that needs to know only whether each record
+    /// decodes: `f` gets each record's framing and whether its type is known, the payload checked
+    /// ([`FramedFormat::check_record`]) and no record built. The same records, errors and resumption.
+    #[inline]
+    pub fn check_each(&mut self, mut f: impl FnMut(&RawRecord<'a>, bool)) -> Result<(), ReadError> {
+        for raw in self.by_ref() {
+            check::<F>(&raw?, &mut f)?;
         }
         Ok(())
     }
@@ -655,6 +677,16 @@ impl<R: Read, F: FramedFormat> Reader<R, F> {
     pub fn decode_each(&mut self, mut f: impl FnMut(&RawRecord<'_>, Option<&F::Record>)) -> Result<(), ReadError> {
         while let Some(raw) = self.next_raw() {
             lend::<F>(&raw?, &mut f)?;
+        }
+        Ok(())
+    }
+
+    /// Like [`SliceReader::check_each`]: checks records until the end or the first error, without
+    /// building them. After a recoverable error, calling again resumes.
+    #[inline]
+    pub fn check_each(&mut self, mut f: impl FnMut(&RawRecord<'_>, bool)) -> Result<(), ReadError> {
+        while let Some(raw) = self.next_raw() {
+            check::<F>(&raw?, &mut f)?;
         }
         Ok(())
     }

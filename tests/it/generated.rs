@@ -251,3 +251,55 @@ fn views_with_counted_tails_agree_with_owned_decoders() {
         RecCommand { seq: 7, command: Command { body: Msg::Raw { data: vec![0xab; 40] } } }
     );
 }
+
+/// `FramedFormat::check_record` (a payload checked by its length where that is all there is to
+/// check, `Framing::exact_size`) against the generic path, `decode_record` with the record dropped:
+/// the same answer and the same error for every tag up to 300 and every payload length up to 80
+/// bytes past the largest fixed record, each length with zeros, ones and random bytes.
+fn check_record_agrees_with_decoding<F: logspec::runtime::FramedFormat>() -> usize {
+    let mut s: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut random = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s as u8
+    };
+    let mut by_length = 0;
+    for tag in 0..=F::MAX_TAG.min(300) {
+        let size = F::exact_size(tag);
+        by_length += usize::from(size.is_some());
+        for len in 0..size.unwrap_or(0) + 80 {
+            for fill in 0..3 {
+                let p: Vec<u8> = (0..len)
+                    .map(|_| match fill {
+                        0 => 0,
+                        1 => 0xff,
+                        _ => random(),
+                    })
+                    .collect();
+                let fast = F::check_record(tag, &p);
+                let slow = F::decode_record(tag, &p).map(|r| r.map(drop));
+                assert_eq!(fast, slow, "{}: tag {tag}, {len} bytes, fill {fill}", F::NAME);
+                if let (Some(n), Some(Ok(()))) = (size, &fast) {
+                    assert_eq!(len, n, "{}: tag {tag} checks out only at its size", F::NAME);
+                }
+            }
+        }
+    }
+    by_length
+}
+
+#[test]
+fn checking_a_record_says_what_decoding_it_says() {
+    use logspec::formats::{carla::Carla, usvlog::Usvlog};
+    use logspec::runtime::Framing;
+    // USVLOG's records are all fixed-size without consts: each is checked by its length, which
+    // is the size of the record's C struct (`benches/info.rs` has them as zerocopy structs).
+    assert_eq!(check_record_agrees_with_decoding::<Usvlog>(), 13);
+    assert_eq!([1, 2, 3, 4, 6].map(Usvlog::exact_size), [24, 16, 12, 8, 32].map(Some));
+    assert_eq!(Usvlog::exact_size(14), None);
+    // Variable-size records (REC_LOG, REC_PATH, ...) are decoded.
+    assert_eq!(Everything::exact_size(7), None);
+    assert!(check_record_agrees_with_decoding::<Everything>() >= 4);
+    check_record_agrees_with_decoding::<Carla>();
+}

@@ -212,6 +212,23 @@ fn wrong_payload_length_is_reported_and_skipped() {
     assert!(e.is_recoverable() && e.to_string().contains("REC_NAV_SOLUTION"));
     r.decode_each(|raw, rec| seen.push((raw.header.tag, rec.map(|r| r.name())))).unwrap();
     assert_eq!(seen, [(13, Some("REC_SENSOR_GYRO"))]);
+
+    // So does the checking one (`info`'s), with the same error, over a slice and a stream.
+    let (_, mut r) = SliceReader::<Usvlog>::new(&bytes).unwrap();
+    let mut seen = Vec::new();
+    let e = r.check_each(|raw, known| seen.push((raw.offset, raw.header.tag, known))).unwrap_err();
+    assert_eq!(e.to_string(), m);
+    r.check_each(|raw, known| seen.push((raw.offset, raw.header.tag, known))).unwrap();
+    let mut r = Reader::<_, Usvlog>::new(&bytes[..]).unwrap();
+    let mut streamed = Vec::new();
+    assert_eq!(
+        r.check_each(|raw, known| streamed.push((raw.offset, raw.header.tag, known))).unwrap_err().to_string(),
+        m
+    );
+    r.check_each(|raw, known| streamed.push((raw.offset, raw.header.tag, known))).unwrap();
+    // The file header is 32 bytes; the bad record 12 + 20.
+    assert_eq!(seen, [(64, 13, true)]);
+    assert_eq!(streamed, seen);
 }
 
 #[test]

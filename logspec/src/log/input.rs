@@ -54,8 +54,9 @@ pub(super) trait FramedRead<F: FramedFormat> {
     fn position(&self) -> u64;
     /// The next record, decoded (see [`Reader::next_event`]).
     fn next_event(&mut self) -> Option<Result<Event<'_, F::Record>, ReadError>>;
-    /// Every record lent to `f` until the end or an error (see [`Reader::decode_each`]).
-    fn decode_each(&mut self, f: impl FnMut(&RawRecord<'_>, Option<&F::Record>)) -> Result<(), ReadError>;
+    /// Every record checked, its framing and whether its type is known lent to `f`, until the end
+    /// or an error (see [`Reader::check_each`]).
+    fn check_each(&mut self, f: impl FnMut(&RawRecord<'_>, bool)) -> Result<(), ReadError>;
     /// Moves to byte offset `pos`, a record boundary where the record numbered `index` starts
     /// (a chunk of the time index); `false` when the reader cannot (a stream: the caller skips the
     /// records before it instead).
@@ -74,8 +75,8 @@ impl<R: Read, F: FramedFormat> FramedRead<F> for Reader<R, F> {
         Reader::next_event(self)
     }
     #[inline]
-    fn decode_each(&mut self, f: impl FnMut(&RawRecord<'_>, Option<&F::Record>)) -> Result<(), ReadError> {
-        Reader::decode_each(self, f)
+    fn check_each(&mut self, f: impl FnMut(&RawRecord<'_>, bool)) -> Result<(), ReadError> {
+        Reader::check_each(self, f)
     }
     fn seek(&mut self, _pos: u64, _index: u64) -> bool {
         false
@@ -102,11 +103,11 @@ impl<F: FramedFormat> FramedRead<F> for MappedReader<'_, F> {
         self.reader.next_event()
     }
     #[inline]
-    fn decode_each(&mut self, mut f: impl FnMut(&RawRecord<'_>, Option<&F::Record>)) -> Result<(), ReadError> {
+    fn check_each(&mut self, mut f: impl FnMut(&RawRecord<'_>, bool)) -> Result<(), ReadError> {
         let map = self.map;
-        self.reader.decode_each(|raw, record| {
+        self.reader.check_each(|raw, known| {
             map.advance(raw.offset as usize);
-            f(raw, record)
+            f(raw, known)
         })
     }
     fn seek(&mut self, pos: u64, index: u64) -> bool {

@@ -143,11 +143,12 @@ fn summarise<F: FramedFormat>(mut reader: impl FramedRead<F>, current: Option<u6
     let mut w = JsonWriter::new();
     reader.file_header().visit(None, &mut w);
     let mut s = Summary::new(w.take(), F::schema_id(reader.file_header()), current);
-    // `decode_each` is the reader's fast path; it stops at each error, and resumes after a bad
-    // record when called again.
+    // `check_each` is the reader's fast path: each payload checked as decoding would check it,
+    // without building the record. It stops at each error, and resumes after a bad record when
+    // called again.
     loop {
-        let result = reader.decode_each(|raw, record| {
-            s.record(&raw.header, record.is_some(), || F::record_name(raw.header.tag).map(str::to_string));
+        let result = reader.check_each(|raw, known| {
+            s.record(&raw.header, known, || F::record_name(raw.header.tag).map(str::to_string));
         });
         match result {
             Ok(()) => break,

@@ -106,6 +106,25 @@ pub fn fixed_size(cx: &Cx<'_>, ty: &Ty) -> Option<Sz> {
     }
 }
 
+/// Whether a struct's bytes decode exactly when there are enough of them: every field of a fixed
+/// size, with no const to check (nested structs included), no union and no hand-written type. A
+/// record of such a struct is checked by its length alone (`Framing::exact_size`).
+pub(crate) fn length_only(cx: &Cx<'_>, fields: &[Field]) -> bool {
+    fn ty_ok(cx: &Cx<'_>, ty: &Ty) -> bool {
+        match ty {
+            Ty::Prim(_) | Ty::Bool | Ty::Pad(_) | Ty::Bytes(Len::Fixed(_)) | Ty::Str(Len::Fixed(_)) => true,
+            Ty::Array { elem, len: Len::Fixed(_) } => ty_ok(cx, elem),
+            Ty::Named(id) => match cx.schema.ty(*id) {
+                TypeDef::Enum(_) | TypeDef::Flags(_) => true,
+                TypeDef::Struct(s) => s.size.is_some() && length_only(cx, &s.fields),
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+    !uses_rules(cx, fields) && fields.iter().all(|f| f.value.is_none() && ty_ok(cx, &f.ty))
+}
+
 /// Offsets of every field and the total size, when all fields have fixed sizes.
 pub(crate) fn fixed_layout(cx: &Cx<'_>, fields: &[Field]) -> Option<(Vec<Sz>, Sz)> {
     let mut at = Sz::lit(0);

@@ -380,6 +380,7 @@ fn framed_impl(cx: &Cx<'_>, enum_ident: &proc_macro2::Ident, owned: bool) -> Tok
     let known = quote!(&[#known]);
 
     let mut name_arms = TokenStream::new();
+    let mut size_arms = TokenStream::new();
     let mut decode_arms = TokenStream::new();
     let mut with_arms = TokenStream::new();
     for r in &schema.records {
@@ -388,6 +389,10 @@ fn framed_impl(cx: &Cx<'_>, enum_ident: &proc_macro2::Ident, owned: bool) -> Tok
         let id = Literal::u64_unsuffixed(r.id);
         let n = r.name.as_str();
         name_arms.extend(quote!(#id => ::core::option::Option::Some(#n),));
+        if let (Some(size), true) = (s.size, super::codec::length_only(cx, &s.fields)) {
+            let size = Literal::usize_unsuffixed(size as usize);
+            size_arms.extend(quote!(#id => ::core::option::Option::Some(#size),));
+        }
         let dec = if s.size.is_some() {
             quote!(#rt::__private::payload_fixed::<#v>(payload, #n))
         } else {
@@ -468,6 +473,18 @@ fn framed_impl(cx: &Cx<'_>, enum_ident: &proc_macro2::Ident, owned: bool) -> Tok
             });
         }
     });
+    // The records checked by their length alone; the trait's default says "none".
+    let exact_size = (!size_arms.is_empty()).then(|| {
+        quote! {
+            #[inline(always)]
+            fn exact_size(tag: u64) -> ::core::option::Option<usize> {
+                match tag {
+                    #size_arms
+                    _ => ::core::option::Option::None,
+                }
+            }
+        }
+    });
     let framing = quote! {
         #[doc = #doc]
         #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -505,6 +522,7 @@ fn framed_impl(cx: &Cx<'_>, enum_ident: &proc_macro2::Ident, owned: bool) -> Tok
                     _ => ::core::option::Option::None,
                 }
             }
+            #exact_size
         }
     };
     if !owned {
