@@ -4,7 +4,9 @@
 //! each output is held to `tests/data/outputs.sha256`, which was captured with the `logspec`
 //! binary of the commit before that change (`cargo test --test it outputs_unchanged -- --ignored
 //! capture` rewrites it, from the binary `LOGSPEC_CAPTURE_BIN` names if set; do that only for an intended output change, and
-//! say why in the commit).
+//! say why in the commit). The ULog, DataFlash and ROS 2 logs joined the list later, captured
+//! from the binary that first read all three in place (their outputs compared by hand with the
+//! build before that change, and MCAP's topic lines given their `messages` counts on purpose).
 
 use crate::scratch;
 
@@ -25,12 +27,20 @@ fn digests_file() -> PathBuf {
 /// Every log in `tests/data`, relative to it.
 fn logs() -> Vec<String> {
     let mut v = Vec::new();
-    for dir in ["usvlog", "rlog", "carla", "wpilog", "rosbag"] {
+    let logs: [(&str, &[&str]); 8] = [
+        ("usvlog", &[".usvlog"]),
+        ("rlog", &[".rlog", "_stream.bin", "_newcomer.bin"]),
+        ("carla", &[".log"]),
+        ("wpilog", &[".wpilog"]),
+        ("rosbag", &[".bag"]),
+        ("ulog", &[".ulg"]),
+        ("dataflash", &[".bin", ".BIN"]),
+        ("ros2", &[".mcap", ".db3"]),
+    ];
+    for (dir, exts) in logs {
         for e in std::fs::read_dir(data_dir().join(dir)).unwrap() {
             let name = e.unwrap().file_name().to_string_lossy().into_owned();
-            let log = [".usvlog", ".rlog", ".log", ".wpilog", ".bag", "_stream.bin", "_newcomer.bin"]
-                .iter()
-                .any(|ext| name.ends_with(ext));
+            let log = exts.iter().any(|ext| name.ends_with(ext));
             if log {
                 v.push(format!("{dir}/{name}"));
             }
