@@ -74,9 +74,9 @@ def cpu() -> float:
 spark.sql(q).collect()
 # Every executor registered (a second one may come late) before the clock starts.
 deadline = time.monotonic() + 120
-while len(spark.sparkContext._jsc.sc().getExecutorMemoryStatus()) - 1 < args["cores"] and time.monotonic() < deadline:
+while spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size() - 1 < args["cores"] and time.monotonic() < deadline:
     time.sleep(0.2)
-executors = len(spark.sparkContext._jsc.sc().getExecutorMemoryStatus()) - 1
+executors = spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size() - 1
 for i in range(args["queries"]):
     c, t = cpu(), time.perf_counter()
     r = spark.sql(q).collect()[0]
