@@ -57,7 +57,12 @@ impl std::error::Error for Fault {}
 #[inline]
 pub fn padding(rules: Rules, pos: usize, size: usize) -> usize {
     if rules.natural_align && size > 1 {
-        (size - pos % size) % size
+        // Numbers are 2, 4 or 8 bytes wide: a mask, not a division.
+        if size.is_power_of_two() {
+            pos.wrapping_neg() & (size - 1)
+        } else {
+            (size - pos % size) % size
+        }
     } else {
         0
     }

@@ -82,6 +82,9 @@ pub trait Sink {
 pub struct Plan {
     root: Ty,
     step: Step,
+    /// The size of a value that is one run with no const and nothing of size 0: the only
+    /// thing that can fail, so [`Plan::check`] compares the size alone.
+    fixed: Option<usize>,
     /// The schema's layout rules (natural alignment, strings with their NUL).
     rules: Rules,
 }
@@ -142,16 +145,14 @@ enum Part {
     Number {
         at: usize,
         name: Option<Box<str>>,
-        p: Prim,
-        e: Endian,
+        num: Num,
     },
     /// Consecutive numbers of one type and byte order (the fields `x`, `y`, `z` of a vector):
     /// one part, so that the run dispatches once for all of them.
     Scalars {
         at: usize,
         names: Box<[Option<Box<str>>]>,
-        p: Prim,
-        e: Endian,
+        num: Num,
     },
     Bool {
         at: usize,
@@ -188,6 +189,92 @@ enum Part {
     },
 }
 
+/// A number's type and byte order as one tag: a run reads a number and hands it on with one
+/// dispatch, the sink's [`Sink::number`] seeing its type as a constant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Num {
+    U8,
+    I8,
+    U16L,
+    U16B,
+    I16L,
+    I16B,
+    U32L,
+    U32B,
+    I32L,
+    I32B,
+    U64L,
+    U64B,
+    I64L,
+    I64B,
+    F32L,
+    F32B,
+    F64L,
+    F64B,
+}
+
+impl Num {
+    fn of(p: Prim, e: Endian) -> Num {
+        use Endian::{Big as B, Little as L};
+        match (p, e) {
+            (Prim::U8, _) => Num::U8,
+            (Prim::I8, _) => Num::I8,
+            (Prim::U16, L) => Num::U16L,
+            (Prim::U16, B) => Num::U16B,
+            (Prim::I16, L) => Num::I16L,
+            (Prim::I16, B) => Num::I16B,
+            (Prim::U32, L) => Num::U32L,
+            (Prim::U32, B) => Num::U32B,
+            (Prim::I32, L) => Num::I32L,
+            (Prim::I32, B) => Num::I32B,
+            (Prim::U64, L) => Num::U64L,
+            (Prim::U64, B) => Num::U64B,
+            (Prim::I64, L) => Num::I64L,
+            (Prim::I64, B) => Num::I64B,
+            (Prim::F32, L) => Num::F32L,
+            (Prim::F32, B) => Num::F32B,
+            (Prim::F64, L) => Num::F64L,
+            (Prim::F64, B) => Num::F64B,
+        }
+    }
+
+    fn size(self) -> usize {
+        match self {
+            Num::U8 | Num::I8 => 1,
+            Num::U16L | Num::U16B | Num::I16L | Num::I16B => 2,
+            Num::U32L | Num::U32B | Num::I32L | Num::I32B | Num::F32L | Num::F32B => 4,
+            _ => 8,
+        }
+    }
+}
+
+/// `$m!(prim, unsigned type of its width, from_le_bytes or from_be_bytes)` for the [`Num`]
+/// `$num`: one arm per type and byte order, each with its type as a constant.
+macro_rules! by_num {
+    ($num:expr, $m:ident) => {
+        match $num {
+            Num::U8 => $m!(U8, u8, from_le_bytes),
+            Num::I8 => $m!(I8, u8, from_le_bytes),
+            Num::U16L => $m!(U16, u16, from_le_bytes),
+            Num::U16B => $m!(U16, u16, from_be_bytes),
+            Num::I16L => $m!(I16, u16, from_le_bytes),
+            Num::I16B => $m!(I16, u16, from_be_bytes),
+            Num::U32L => $m!(U32, u32, from_le_bytes),
+            Num::U32B => $m!(U32, u32, from_be_bytes),
+            Num::I32L => $m!(I32, u32, from_le_bytes),
+            Num::I32B => $m!(I32, u32, from_be_bytes),
+            Num::U64L => $m!(U64, u64, from_le_bytes),
+            Num::U64B => $m!(U64, u64, from_be_bytes),
+            Num::I64L => $m!(I64, u64, from_le_bytes),
+            Num::I64B => $m!(I64, u64, from_be_bytes),
+            Num::F32L => $m!(F32, u32, from_le_bytes),
+            Num::F32B => $m!(F32, u32, from_be_bytes),
+            Num::F64L => $m!(F64, u64, from_le_bytes),
+            Num::F64B => $m!(F64, u64, from_be_bytes),
+        }
+    };
+}
+
 /// Fixed arrays of structs are unrolled into their run up to this many parts; a longer one is
 /// an array step.
 const MAX_UNROLL: usize = 4096;
@@ -215,7 +302,11 @@ impl Plan {
         let mut step =
             if steps.len() == 1 { steps.pop().expect("one step") } else { Step::Struct { name: None, steps } };
         step.join_scalars();
-        Plan { root: ty.clone(), step, rules }
+        let fixed = match &step {
+            Step::Run(run) if !run.consts && run.empty == 0 => Some(run.size),
+            _ => None,
+        };
+        Plan { root: ty.clone(), step, fixed, rules }
     }
 
     /// Decodes one whole value from `bytes` into `sink`; trailing bytes are an error. On a fault
@@ -243,6 +334,15 @@ impl Plan {
     /// compares), so it accepts and rejects exactly what [`Plan::decode`] does, with the same
     /// fault, at a fraction of its cost. A value that passes decodes with no fault.
     pub fn check(&self, schema: &Schema, min: &[u64], bytes: &[u8]) -> Result<(), Fault> {
+        if let Some(size) = self.fixed {
+            // The run starts at 0 (no padding before it) and takes `size` bytes; what may be
+            // left after it is what [`Exec::at_end`] allows.
+            let left = bytes.len().checked_sub(size);
+            if left.is_some_and(|left| left == 0 || (self.rules.natural_align && left <= super::MAX_END_PADDING)) {
+                return Ok(());
+            }
+            return self.decode(schema, min, bytes, &mut Ignore);
+        }
         let mut r = Exec { b: bytes, pos: 0, empty_left: EMPTY_BUDGET.saturating_add(bytes.len()), rules: self.rules };
         let done = r.step::<false>(&self.step, &mut Ignore).and_then(|()| if r.at_end() { Ok(()) } else { Err(Stop) });
         match done {
@@ -376,7 +476,7 @@ impl Compiler<'_> {
     fn flatten(&self, ty: &Ty, e: Endian, name: Option<&str>, at: usize, run: &mut Run) -> bool {
         let name = boxed(name);
         match ty {
-            Ty::Prim(p) => run.parts.push(Part::Number { at, name, p: *p, e }),
+            Ty::Prim(p) => run.parts.push(Part::Number { at, name, num: Num::of(*p, e) }),
             Ty::Bool => run.parts.push(Part::Bool { at, name }),
             Ty::Pad(_) => run.parts.push(Part::Pad(name)),
             Ty::Str(Len::Fixed(n)) => {
@@ -428,8 +528,8 @@ impl Compiler<'_> {
                     }
                     run.parts.push(Part::End);
                 }
-                TypeDef::Enum(en) => run.parts.push(Part::Number { at, name, p: en.base, e }),
-                TypeDef::Flags(fl) => run.parts.push(Part::Number { at, name, p: fl.base, e }),
+                TypeDef::Enum(en) => run.parts.push(Part::Number { at, name, num: Num::of(en.base, e) }),
+                TypeDef::Flags(fl) => run.parts.push(Part::Number { at, name, num: Num::of(fl.base, e) }),
                 _ => return false,
             },
             _ => return false,
@@ -493,23 +593,22 @@ fn push_run(out: &mut Vec<Step>, run: Run) {
 fn scalars(parts: Vec<Part>) -> Vec<Part> {
     let mut out: Vec<Part> = Vec::with_capacity(parts.len());
     let mut names: Vec<Option<Box<str>>> = Vec::new();
-    let mut open: Option<(usize, Prim, Endian)> = None;
-    let flush = |out: &mut Vec<Part>, names: &mut Vec<Option<Box<str>>>, open: &mut Option<(usize, Prim, Endian)>| {
-        if let Some((at, p, e)) = open.take() {
+    let mut open: Option<(usize, Num)> = None;
+    let flush = |out: &mut Vec<Part>, names: &mut Vec<Option<Box<str>>>, open: &mut Option<(usize, Num)>| {
+        if let Some((at, num)) = open.take() {
             let names = std::mem::take(names);
             out.push(match <[_; 1]>::try_from(names) {
-                Ok([name]) => Part::Number { at, name, p, e },
-                Err(names) => Part::Scalars { at, names: names.into(), p, e },
+                Ok([name]) => Part::Number { at, name, num },
+                Err(names) => Part::Scalars { at, names: names.into(), num },
             });
         }
     };
     for part in parts {
-        if let Part::Number { at, name, p, e } = part {
-            let joins =
-                open.is_some_and(|(start, op, oe)| op == p && oe == e && start + names.len() * p.size() as usize == at);
+        if let Part::Number { at, name, num } = part {
+            let joins = open.is_some_and(|(start, on)| on == num && start + names.len() * num.size() == at);
             if !joins {
                 flush(&mut out, &mut names, &mut open);
-                open = Some((at, p, e));
+                open = Some((at, num));
             }
             names.push(name);
         } else {
@@ -720,13 +819,28 @@ impl<'b> Exec<'b> {
         }
         for part in &run.parts {
             match part {
-                Part::Number { at, name, p, e } => {
-                    let raw = super::load(b, *at, *p, *e).ok_or(Stop)?;
-                    sink.number(name.as_deref(), *p, raw);
+                Part::Number { at, name, num } => {
+                    macro_rules! one {
+                        ($p:ident, $t:ty, $from:ident) => {{
+                            const N: usize = std::mem::size_of::<$t>();
+                            let x: [u8; N] = b.get(*at..*at + N).and_then(|s| s.try_into().ok()).ok_or(Stop)?;
+                            sink.number(name.as_deref(), Prim::$p, u64::from(<$t>::$from(x)));
+                        }};
+                    }
+                    by_num!(num, one)
                 }
-                Part::Scalars { at, names, p, e } => {
-                    let bytes = b.get(*at..*at + names.len() * p.size() as usize).ok_or(Stop)?;
-                    super::each_number(bytes, *p, *e, |i, raw| sink.number(names[i].as_deref(), *p, raw));
+                Part::Scalars { at, names, num } => {
+                    macro_rules! many {
+                        ($p:ident, $t:ty, $from:ident) => {{
+                            const N: usize = std::mem::size_of::<$t>();
+                            let bytes = b.get(*at..*at + names.len() * N).ok_or(Stop)?;
+                            for (name, x) in names.iter().zip(bytes.chunks_exact(N)) {
+                                let Ok(x) = x.try_into() else { return Err(Stop) };
+                                sink.number(name.as_deref(), Prim::$p, u64::from(<$t>::$from(x)));
+                            }
+                        }};
+                    }
+                    by_num!(num, many)
                 }
                 Part::Bool { at, name } => sink.bool(name.as_deref(), *b.get(*at).ok_or(Stop)? != 0),
                 Part::Numbers { at, name, p, e, n } => {
@@ -789,4 +903,167 @@ impl Sink for Ignore {
     fn bools(&mut self, _: Option<&str>, _: &[u8]) {}
     fn fixed_str(&mut self, _: Option<&str>, _: &[u8]) {}
     fn padding(&mut self, _: Option<&str>) {}
+}
+
+#[cfg(test)]
+mod tests {
+    //! The plan held to the walk ([`super::super::decode`]), which reads each field on its own:
+    //! the numbers a run hands on (every type in both byte orders, alone and joined into
+    //! [`Part::Scalars`]), and [`Plan::check`]'s size comparison for a value of a fixed size.
+
+    use super::*;
+    use crate::dynamic::{decode, Build, Check};
+    use logspec_ir::ir::{Enum, Flags, Struct};
+    use logspec_ir::layout;
+
+    /// Every number in wire order, as `(type, bits)`.
+    #[derive(Default)]
+    struct Numbers(Vec<(Prim, u64)>);
+
+    impl Sink for Numbers {
+        fn begin_struct(&mut self, _: Option<&str>) {}
+        fn end_struct(&mut self) {}
+        fn begin_array(&mut self, _: Option<&str>, _: usize) {}
+        fn end_array(&mut self) {}
+        fn number(&mut self, _: Option<&str>, p: Prim, raw: u64) {
+            self.0.push((p, raw));
+        }
+        fn bool(&mut self, _: Option<&str>, _: bool) {}
+        fn str(&mut self, _: Option<&str>, _: &str) {}
+        fn raw_str(&mut self, _: Option<&str>, _: &[u8]) {}
+    }
+
+    impl Build for Numbers {
+        type Value = ();
+        fn bool(&mut self, _: bool) {}
+        fn number(&mut self, p: Prim, raw: u64) {
+            self.0.push((p, raw));
+        }
+        fn text(&mut self, _: &[u8], _: Len) {}
+        fn bytes(&mut self, _: &[u8]) {}
+        fn numbers(&mut self, _: Prim, _: Endian, _: &[u8]) -> Option<()> {
+            None
+        }
+        fn bools(&mut self, _: &[u8]) -> Option<()> {
+            None
+        }
+        fn list(&mut self, _: Vec<()>) {}
+        fn strukt(&mut self, _: &Schema, _: &Struct, _: Vec<()>) {}
+        fn enumeration(&mut self, e: &Enum, raw: u64) {
+            self.0.push((e.base, raw));
+        }
+        fn flags(&mut self, _: &Schema, f: &Flags, raw: u64) {
+            self.0.push((f.base, raw));
+        }
+        fn padding(&mut self) {}
+    }
+
+    /// Every number type in both byte orders, alone and in runs of one type, a fixed array of
+    /// structs, and a string between runs.
+    const TYPES: &str = r#"
+[format]
+name = "types"
+endian = "little"
+
+[[struct]]
+name = "V"
+fields = [{ name = "x", type = "f64" }, { name = "y", type = "f64" }, { name = "z", type = "f64", endian = "big" }]
+
+[[record]]
+name = "All"
+id = 1
+fields = [
+  { name = "u8", type = "u8" },
+  { name = "i8", type = "i8" },
+  { name = "u16", type = "u16" },
+  { name = "u16b", type = "u16", endian = "big" },
+  { name = "i16", type = "i16" },
+  { name = "i16b", type = "i16", endian = "big" },
+  { name = "u32", type = "u32" },
+  { name = "u32b", type = "u32", endian = "big" },
+  { name = "i32", type = "i32" },
+  { name = "i32b", type = "i32", endian = "big" },
+  { name = "u64", type = "u64" },
+  { name = "u64b", type = "u64", endian = "big" },
+  { name = "i64", type = "i64" },
+  { name = "i64b", type = "i64", endian = "big" },
+  { name = "f32", type = "f32" },
+  { name = "f32b", type = "f32", endian = "big" },
+  { name = "f64", type = "f64" },
+  { name = "f64b", type = "f64", endian = "big" },
+  { name = "a", type = "i16" },
+  { name = "b", type = "i16" },
+  { name = "c", type = "i16" },
+  { name = "vs", type = "V[2]" },
+  { name = "s", type = "string", count = "u8" },
+  { name = "d", type = "u32", endian = "big" },
+  { name = "e", type = "u32", endian = "big" },
+]
+
+[[record]]
+name = "Fixed"
+id = 2
+fields = [{ name = "a", type = "u16" }, { name = "b", type = "f32[3]" }, { name = "c", type = "string[5]" }]
+"#;
+
+    /// A struct of a fixed size under natural alignment (its fields one byte wide).
+    const ALIGNED: &str = r#"
+[format]
+name = "aligned"
+align = "natural"
+string_nul = true
+
+[[record]]
+name = "Bytes"
+id = 1
+fields = [{ name = "a", type = "u8" }, { name = "b", type = "i8" }, { name = "c", type = "u8[3]" }]
+"#;
+
+    fn compiled(toml: &str, name: &str) -> (Schema, Vec<u64>, Ty) {
+        let schema = logspec_ir::compile_str("plan.toml", toml).expect("schema");
+        let ty = Ty::Named(schema.type_by_name(name).expect("type"));
+        let min = layout::min_sizes(&schema);
+        (schema, min, ty)
+    }
+
+    #[test]
+    fn plan_numbers_are_the_walks() {
+        let (schema, min, ty) = compiled(TYPES, "All");
+        let plan = Plan::new(&schema, &min, &ty);
+        // Bytes that tell every position and byte order apart, with the string's count at its
+        // place: the sizes before it are 1+1 + 4*2 + 4*4 + 4*8 + 2*4 + 2*8 + 3*2 + 6*8 = 136.
+        let mut bytes: Vec<u8> = (0..136u32).map(|i| (i * 37 + 11) as u8 | 0x80).collect();
+        bytes.push(2);
+        bytes.extend(b"hi");
+        bytes.extend((0..8u8).map(|i| 0xf0 ^ i));
+        let mut walk = Numbers::default();
+        decode(&schema, &min, &ty, &bytes, &mut walk).expect("the walk decodes");
+        let mut planned = Numbers::default();
+        plan.decode(&schema, &min, &bytes, &mut planned).expect("the plan decodes");
+        assert_eq!(walk.0.len(), 18 + 3 + 6 + 2);
+        assert_eq!(planned.0, walk.0);
+        // A cut inside the last run: the same numbers up to it, and the walk's fault.
+        let cut = &bytes[..bytes.len() - 3];
+        let mut walk = Numbers::default();
+        let e = decode(&schema, &min, &ty, cut, &mut walk).expect_err("cut");
+        let mut planned = Numbers::default();
+        assert_eq!(plan.decode(&schema, &min, cut, &mut planned).expect_err("cut"), e);
+        assert_eq!(planned.0, walk.0[..walk.0.len() - 1]);
+    }
+
+    #[test]
+    fn plan_check_of_a_fixed_size_is_the_walk() {
+        for (toml, name, size) in
+            [(TYPES, "All", None), (TYPES, "Fixed", Some(2 + 12 + 5)), (ALIGNED, "Bytes", Some(5))]
+        {
+            let (schema, min, ty) = compiled(toml, name);
+            let plan = Plan::new(&schema, &min, &ty);
+            assert_eq!(plan.fixed, size, "{name}");
+            let bytes: Vec<u8> = (0..200u8).collect();
+            for n in 0..=size.map_or(150, |s| s + 6) {
+                let walk = decode(&schema, &min, &ty, &bytes[..n], &mut Check).map(|_| ());
+                assert_eq!(plan.check(&schema, &min, &bytes[..n]), walk, "{name}, {n} bytes");
+            }
+        }
+    }
 }

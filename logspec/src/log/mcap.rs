@@ -636,6 +636,8 @@ pub(super) fn scan(store: Store, path: &str, chunk_budget: u64, state: &mut Stat
             Event::Channel(c) => {
                 if walk.channel(c).is_some() {
                     state.tally.channel(&c.topic);
+                    // A channel id defined anew may stand for another key.
+                    state.forget_tag(u64::from(c.id));
                 }
             }
             Event::Message(m) => {
@@ -652,7 +654,10 @@ pub(super) fn scan(store: Store, path: &str, chunk_budget: u64, state: &mut Stat
                     state.warn(kind::UNDECODABLE, || format!("{why}; its messages are not read"));
                     return Ok(());
                 }
-                let Some(id) = state.wanted(&c.key, m.log_time, || channel(c))? else { return Ok(()) };
+                // Found by the channel id once settled, without hashing the key.
+                let Some(id) = state.wanted_tag(u64::from(m.channel), &c.key, m.log_time, || channel(c))? else {
+                    return Ok(());
+                };
                 if state.sink.raw(id, m.log_time, &m.data)? {
                     state.outcome.samples += 1;
                     return Ok(());

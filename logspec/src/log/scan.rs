@@ -364,6 +364,14 @@ impl<'a> State<'a> {
         }
     }
 
+    /// Forgets what the record tag `tag` settled to ([`State::wanted_tag`]): the tag now
+    /// stands for another channel (an MCAP channel id defined anew).
+    pub(super) fn forget_tag(&mut self, tag: u64) {
+        if let Some(slot) = self.by_tag.get_mut(tag as usize) {
+            *slot = None;
+        }
+    }
+
     /// As [`State::wanted`], for a sample of a channel already announced: whether the time
     /// window keeps it (noted in the tally).
     #[inline]

@@ -219,14 +219,24 @@ impl<V: Visitor + ?Sized> Sink for Visiting<'_, '_, V> {
     }
 
     fn numbers(&mut self, name: Option<&str>, p: Prim, e: Endian, bytes: &[u8]) {
+        // The type chosen once for the array, not per element.
+        macro_rules! each {
+            ($m:ident, $conv:expr) => {{
+                self.v.begin_array(name, bytes.len() / p.size() as usize);
+                crate::dynamic::each_number(bytes, p, e, |_, raw| self.v.$m(None, $conv(raw)));
+                self.v.end_array();
+            }};
+        }
         match p {
             // A `uint8[]` (a point cloud's or an image's data) at once.
             Prim::U8 => self.v.u8_array(name, bytes),
-            _ => {
-                self.v.begin_array(name, bytes.len() / p.size() as usize);
-                crate::dynamic::each_number(bytes, p, e, |_, raw| self.number(None, p, raw));
-                self.v.end_array();
-            }
+            Prim::U16 | Prim::U32 | Prim::U64 => each!(uint, |raw: u64| raw),
+            Prim::I8 => each!(int, |raw: u64| i64::from(raw as u8 as i8)),
+            Prim::I16 => each!(int, |raw: u64| i64::from(raw as u16 as i16)),
+            Prim::I32 => each!(int, |raw: u64| i64::from(raw as u32 as i32)),
+            Prim::I64 => each!(int, |raw: u64| raw as i64),
+            Prim::F32 => each!(f32, |raw: u64| f32::from_bits(raw as u32)),
+            Prim::F64 => each!(f64, f64::from_bits),
         }
     }
 
