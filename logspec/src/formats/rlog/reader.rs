@@ -328,7 +328,7 @@ impl<R, I: Input> Reader<R, I> {
             done: false,
             revision,
             has_revision_byte: true,
-            table: KeyTable { keys: Vec::new(), timestamp: 0.0 },
+            table: KeyTable { keys: Vec::new(), skip: Vec::new(), timestamp: 0.0 },
             pending_ts: None,
             pending_err: None,
             cycle_len: 0,
@@ -381,6 +381,23 @@ impl<R, I: Input> Reader<R, I> {
     /// A defined key.
     pub fn key(&self, key_id: i16) -> Option<&Key> {
         self.table.key(key_id)
+    }
+
+    /// Makes the reading loops ([`try_for_each_event_at`](Self::try_for_each_event_at) and the
+    /// methods over it) pass over the values of key `key_id` whose R1 value code is `code` (R2:
+    /// any value, `code` 0), until the key is defined again: such a value is read only as far
+    /// as its length (R2: not decoded as its declared type, so one that would not decode is not
+    /// reported either) and reaches no callback. The test is one load from a table by key id,
+    /// before the key is looked up; a scan that wants a few keys of many sets it for the others
+    /// as it meets them. [`next_event_ref`](Self::next_event_ref) and
+    /// [`next_cycle`](Self::next_cycle) still return every value.
+    pub fn skip_values(&mut self, key_id: i16, code: u8) {
+        let Some(bit) = 1u16.checked_shl(u32::from(code)) else { return };
+        let i = usize::from(key_id as u16);
+        if self.table.skip.len() <= i {
+            self.table.skip.resize(i + 1, 0);
+        }
+        self.table.skip[i] |= bit;
     }
 
     /// Every defined key, with its id.
@@ -517,7 +534,16 @@ impl<R, I: Input> Reader<R, I> {
                     c,
                     Endian::Big,
                     #[inline(always)]
-                    |m| Ok(f(at, table.apply_r1(m))),
+                    |m| {
+                        // A value the caller passes over ends here, by its key id and code
+                        // ([`Reader::skip_values`]): no event, no key looked up.
+                        if let R1BodyRef::Field { key_id, value } = &m.body {
+                            if table.skips(*key_id, value.tag()) {
+                                return Ok(ControlFlow::Continue(()));
+                            }
+                        }
+                        Ok(f(at, table.apply_r1(m)))
+                    },
                 )
             }),
             Revision::R2 => self.run(&mut f, |table, c, at, f| {
@@ -526,6 +552,12 @@ impl<R, I: Input> Reader<R, I> {
                     Endian::Big,
                     #[inline(always)]
                     |m| {
+                        // As in R1; the value's bytes are not decoded as its type.
+                        if let R2BodyRef::Field { key_id, .. } = &m.body {
+                            if table.skips(*key_id, 0) {
+                                return Ok(ControlFlow::Continue(()));
+                            }
+                        }
                         table.apply_r2_then(
                             m,
                             at,
@@ -712,6 +744,9 @@ impl<R, I: Input> Reader<R, I> {
 struct KeyTable {
     /// Keys by id (`id as u16` as index), boxed so that looking one up reads a pointer.
     keys: Vec<Option<Box<Key>>>,
+    /// By key id: the value codes (bits; R2: bit 0) whose values the reading loops pass over
+    /// ([`Reader::skip_values`]); cleared when the key is defined again.
+    skip: Vec<u16>,
     timestamp: f64,
 }
 
@@ -721,9 +756,18 @@ impl KeyTable {
         self.keys.get(usize::from(key_id as u16)).and_then(Option::as_deref)
     }
 
+    /// Whether the values of `key_id` with value code `code` are passed over.
+    #[inline(always)]
+    fn skips(&self, key_id: i16, code: i128) -> bool {
+        self.skip.get(usize::from(key_id as u16)).is_some_and(|m| (u32::from(*m) >> (code as u32 & 15)) & 1 != 0)
+    }
+
     /// Defines a key.
     fn define(&mut self, key_id: i16, key: Key) -> &Key {
         let i = usize::from(key_id as u16);
+        if let Some(m) = self.skip.get_mut(i) {
+            *m = 0;
+        }
         if self.keys.len() <= i {
             self.keys.resize(i + 1, None);
         }

@@ -6,7 +6,10 @@
 //!
 //! Which channel a value goes to depends only on its key (name, declared type) and, in R1, on its
 //! value code, so once a channel is announced or skipped the answer is kept per key id and value
-//! code ([`Routes`]) and the key's name is not hashed again for every value.
+//! code ([`Routes`]) and the key's name is not hashed again for every value. A key id and code
+//! whose channel is not selected is handed to the reader (`rlog::Reader::skip_values`), which
+//! from then on passes over those values itself by a table by key id: no event, no key looked
+//! up, no route, no cycle time converted (R2: the value not decoded by its type).
 
 use std::collections::{HashMap, HashSet};
 use std::ops::ControlFlow;
@@ -158,6 +161,14 @@ impl super::WithRlog for ReadRlog<'_, '_> {
     }
 }
 
+/// Why [`read_loop`] leaves the reader's loop before the end.
+enum Stop {
+    /// The values of this key id and value code go to no channel: the reader is told to pass
+    /// over them ([`rlog::Reader::skip_values`]), and the loop goes on.
+    Skip(i16, u8),
+    Error(Error),
+}
+
 /// The one-thread read: every message through the reader's lending loop (up to the reader's
 /// stop offset); `Ok(true)` when no fault ended it early. With `cycles`, the chunks of the
 /// time index are noted at the cycles it passes.
@@ -197,7 +208,12 @@ fn read_loop<R, I: Input>(
                 // takes the short way; every other value of a skipped channel stops here.
                 let bytes = value_bytes(&value).is_some();
                 if route == Route::Skip && !bytes {
-                    return ControlFlow::Continue(());
+                    // From now on the reader passes over this key's values of this code itself
+                    // (by its dense table), once the loop has been left to tell it.
+                    return match slot {
+                        Some((_, code)) => ControlFlow::Break(Stop::Skip(key_id, code as u8)),
+                        None => ControlFlow::Continue(()),
+                    };
                 }
                 if timestamp.to_bits() != cycle.to_bits() {
                     (cycle, t_ns) = (timestamp, seconds_to_ns(timestamp));
@@ -214,13 +230,14 @@ fn read_loop<R, I: Input>(
                 };
                 match done {
                     Ok(()) => ControlFlow::Continue(()),
-                    Err(e) => ControlFlow::Break(e),
+                    Err(e) => ControlFlow::Break(Stop::Error(e)),
                 }
             },
         );
         match read {
             Ok(ControlFlow::Continue(())) => break,
-            Ok(ControlFlow::Break(e)) => return Err(e),
+            Ok(ControlFlow::Break(Stop::Skip(key_id, code))) => r.skip_values(key_id, code),
+            Ok(ControlFlow::Break(Stop::Error(e))) => return Err(e),
             // The reader goes on after the message at the next call.
             Err(e) if e.is_recoverable() => state.warn(kind::UNDECODABLE_VALUE, || format!("{path}: {e}")),
             Err(e) => {
