@@ -48,18 +48,18 @@
 //! multiple of it. Planning reads no log but the index of one that has one: a log's size says
 //! whether it needs splitting. A partition is read on a thread of its own, its logs one after
 //! the other, that hands its batches over a channel of [`BATCHES_AHEAD`] batches; at most
-//! `target_partitions` threads decode at once. A thread whose channel is full (the query is not taking its batches
-//! yet) gives its turn up until the query takes one, so that an operator that waits for the
-//! first batch of every partition before draining any (a sort-preserving merge) gets them all,
-//! however many partitions there are.
+//! `target_partitions` threads decode at once. A thread whose channel is full (the query is not
+//! taking its batches yet) gives its turn up until the query takes one, so that an operator that
+//! waits for the first batch of every partition before draining any (a sort-preserving merge)
+//! gets them all, however many partitions there are.
 //!
 //! Statistics ([`ExecutionPlan::statistics_from_inputs`], per partition and overall): the bytes
-//! of the log each partition reads (inexact: an upper bound of what one table's columns take);
-//! the row count, exact, of a partition this table (any clone of it) read whole before without a
-//! fault and without a time window, while the log's stamp (size, modification time, SHA-256 of
-//! its first and last 64 KiB, as the time index checks it) is unchanged, so that a second
-//! `count(*)` is answered without reading; otherwise absent (the time index counts a chunk's
-//! records, not one table's rows).
+//! of the logs each partition reads (inexact: an upper bound of what one table's columns take);
+//! the row count, exact, of a partition whose parts this table (any clone of it) read whole
+//! before without a fault and without a time window, while each log's stamp (size, modification
+//! time, SHA-256 of its first and last 64 KiB, as the time index checks it) is unchanged, so
+//! that a second `count(*)` is answered without reading; otherwise absent (the time index
+//! counts a chunk's records, not one table's rows).
 //!
 //! A log that fails part-way (cut short, corrupted) has its complete rows read first. Then, with
 //! [`OnError::Raise`] (the default) the query fails with a [`LogError`] (DataFusion's

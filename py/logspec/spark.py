@@ -22,8 +22,8 @@ logs packed into one (read one after the other by its task), and a log with a ti
 (``logspec index``, or written by a scan that read it whole) split at its chunks among those the
 pushed time bounds meet; at least twice ``parallelism`` partitions (an option: the tasks the
 cluster runs at once, e.g. ``spark.sparkContext.defaultParallelism``; by default the CPU count of
-the machine that plans the query) and a multiple of it, when there are that many parts of logs. Pushed down (``pushFilters``, with
-``spark.sql.python.filterPushdown.enabled`` set): conditions on ``log`` (``=``, ``IN``;
+the machine that plans the query) and a multiple of it, when there are that many parts of logs.
+Pushed down (``pushFilters``, with ``spark.sql.python.filterPushdown.enabled`` set): conditions on ``log`` (``=``, ``IN``;
 the other logs are not planned) and bounds on ``log_elapsed_ns`` (samples outside are not read
 out; Spark applies those bounds again); the table's channels only are decoded. Every worker needs
 the ``logspec`` package (with pyarrow) in the Python that runs its tasks.
@@ -133,6 +133,8 @@ class LogspecDataSource(DataSource):
     def reader(self, schema: StructType) -> "DataSourceReader":
         target = self.options.get("partitionBytes")
         parallelism = self.options.get("parallelism")
+        if parallelism is not None and not (str(parallelism).isdigit() and int(parallelism) > 0):
+            raise ValueError(f"logspec: the option parallelism is the tasks run at once, a positive integer, not {parallelism!r}")
         return LogspecReader(
             self._logs(),
             schema,
