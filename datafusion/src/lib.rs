@@ -40,23 +40,26 @@
 //!   so DataFusion applies the filter again to the rows it gets;
 //! - every other filter: unsupported (DataFusion applies it).
 //!
-//! Partitions: one per log, and a log with a current time index (`logspec index`, or written by
-//! an earlier scan that read it whole) one per group of its chunks of about
-//! [`logspec_engine::index::PARTITION_BYTES`] among those the time window meets
-//! ([`logspec_engine::stream::partitions`]; [`LogTable::with_partition_bytes`]). A partition is read on a thread of its own that
-//! hands its batches over a channel of [`BATCHES_AHEAD`] batches; at most `target_partitions`
-//! threads decode at once. A thread whose channel is full (the query is not taking its batches
-//! yet) gives its turn up until the query takes one, so that an operator that waits for the
-//! first batch of every partition before draining any (a sort-preserving merge) gets them all,
-//! however many partitions there are.
+//! Partitions ([`logspec_engine::stream::plan`]): parts of logs of about
+//! [`logspec_engine::index::PARTITION_BYTES`] each ([`LogTable::with_partition_bytes`]):
+//! consecutive small logs packed together, a log with a current time index (`logspec index`, or
+//! written by an earlier scan that read it whole) split at its chunks among those the time window
+//! meets; at least twice `target_partitions` of them (as many as there are parts, if fewer), a
+//! multiple of it. Planning reads no log but the index of one that has one: a log's size says
+//! whether it needs splitting. A partition is read on a thread of its own, its logs one after
+//! the other, that hands its batches over a channel of [`BATCHES_AHEAD`] batches; at most
+//! `target_partitions` threads decode at once. A thread whose channel is full (the query is not
+//! taking its batches yet) gives its turn up until the query takes one, so that an operator that
+//! waits for the first batch of every partition before draining any (a sort-preserving merge)
+//! gets them all, however many partitions there are.
 //!
 //! Statistics ([`ExecutionPlan::statistics_from_inputs`], per partition and overall): the bytes
-//! of the log each partition reads (inexact: an upper bound of what one table's columns take);
-//! the row count, exact, of a partition this table (any clone of it) read whole before without a
-//! fault and without a time window, while the log's stamp (size, modification time, SHA-256 of
-//! its first and last 64 KiB, as the time index checks it) is unchanged, so that a second
-//! `count(*)` is answered without reading; otherwise absent (the time index counts a chunk's
-//! records, not one table's rows).
+//! of the logs each partition reads (inexact: an upper bound of what one table's columns take);
+//! the row count, exact, of a partition whose parts this table (any clone of it) read whole
+//! before without a fault and without a time window, while each log's stamp (size, modification
+//! time, SHA-256 of its first and last 64 KiB, as the time index checks it) is unchanged, so
+//! that a second `count(*)` is answered without reading; otherwise absent (the time index
+//! counts a chunk's records, not one table's rows).
 //!
 //! A log that fails part-way (cut short, corrupted) has its complete rows read first. Then, with
 //! [`OnError::Raise`] (the default) the query fails with a [`LogError`] (DataFusion's
@@ -89,7 +92,7 @@ use futures::StreamExt;
 use logspec::log::index::{self, Stamp};
 use logspec::log::{Fault, Open};
 use logspec_engine::logs::{self, LogFile};
-use logspec_engine::stream::{self, Part, Query, LOG_COLUMN};
+use logspec_engine::stream::{self, Part, Partition, Query, LOG_COLUMN};
 use tokio::sync::mpsc::error::TrySendError;
 use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 
@@ -243,8 +246,9 @@ impl LogTable {
         self
     }
 
-    /// Splits a log with a current time index into partitions of about `bytes` (whole chunks of
-    /// about 1 MiB; [`logspec_engine::index::PARTITION_BYTES`] by default).
+    /// Makes partitions of about `bytes` ([`logspec_engine::index::PARTITION_BYTES`] by
+    /// default): small logs packed together up to it, a log with a current time index split into
+    /// parts of about it (whole chunks of about 1 MiB).
     pub fn with_partition_bytes(mut self, bytes: u64) -> LogTable {
         self.partition_bytes = bytes.max(1);
         self
@@ -414,24 +418,26 @@ impl TableProvider for LogTable {
             projection.iter().map(|i| ordered.iter().position(|o| o == i).unwrap_or_default()).collect();
         let query = Query { table: self.table.clone(), columns: Some(columns), since, until };
         let permits = state.config().target_partitions().max(1);
-        // A log's parts from its time index (the whole log without one; none when no chunk
-        // meets the window), each with what is known of it.
-        let mut parts = Vec::new();
-        let mut stats = Vec::new();
+        // The partitions, each with what is known of it: the bytes its parts span, and its rows
+        // when every part was counted before (same log stamp, no time window).
+        let parts = stream::plan(&logs, &self.how, &query, self.partition_bytes, permits);
         let counted = lock(&self.counted).clone();
-        for log in &logs {
-            let size = std::fs::metadata(&log.file).map(|m| m.len()).ok();
-            let stamp = counted.keys().any(|(f, _)| *f == log.file).then(|| index::stamp(&log.file).ok()).flatten();
-            for part in stream::partitions(log, &self.how, &query, self.partition_bytes) {
-                let bytes = part.range.map(|r| r.end - r.start).or(size);
-                let rows = match (&stamp, counted.get(&part_key(log, &part))) {
-                    (Some(now), Some((then, rows))) if now == then && since.is_none() && until.is_none() => Some(*rows),
-                    _ => None,
-                };
-                stats.push(Known { bytes, rows });
-                parts.push((log.clone(), part));
-            }
-        }
+        let mut stamps: HashMap<PathBuf, Option<Stamp>> = HashMap::new();
+        let stats = parts
+            .iter()
+            .map(|p| {
+                let rows = p
+                    .parts
+                    .iter()
+                    .map(|(log, part)| {
+                        let (then, rows) = counted.get(&part_key(log, part))?;
+                        let now = stamps.entry(log.file.clone()).or_insert_with(|| index::stamp(&log.file).ok());
+                        (since.is_none() && until.is_none() && now.as_ref() == Some(then)).then_some(*rows)
+                    })
+                    .sum();
+                Known { bytes: Some(p.bytes), rows }
+            })
+            .collect();
         Ok(Arc::new(LogScan {
             properties: Arc::new(PlanProperties::new(
                 EquivalenceProperties::new(out.clone()),
@@ -475,8 +481,8 @@ struct Known {
 struct Shared {
     /// The logs a filter on `log` left.
     logs: Vec<LogFile>,
-    /// The partitions: a log and the part of it each reads.
-    parts: Vec<(LogFile, Part)>,
+    /// The partitions: the logs and the part of each that each reads.
+    parts: Vec<Partition>,
     /// What is known of each partition.
     stats: Vec<Known>,
     counted: Arc<Mutex<Counted>>,
@@ -495,7 +501,7 @@ struct Shared {
     permits: Arc<Semaphore>,
 }
 
-/// The scan of [`LogTable`]: one partition per log, or per part of a log with a time index.
+/// The scan of [`LogTable`]: partitions of parts of logs ([`logspec_engine::stream::plan`]).
 pub struct LogScan {
     properties: Arc<PlanProperties>,
     shared: Arc<Shared>,
@@ -516,9 +522,9 @@ impl LogScan {
         &self.shared.logs
     }
 
-    /// The partitions: each one's log and the part of it (a byte range of chunks of its time
+    /// The partitions: each one's logs and the part of each (a byte range of chunks of its time
     /// index, or the whole log).
-    pub fn parts(&self) -> &[(LogFile, Part)] {
+    pub fn partitions(&self) -> &[Partition] {
         &self.shared.parts
     }
 
@@ -600,7 +606,7 @@ impl ExecutionPlan for LogScan {
     fn execute(&self, partition: usize, _context: Arc<TaskContext>) -> Result<SendableRecordBatchStream> {
         let shared = self.shared.clone();
         let out = shared.out.clone();
-        let Some((log, part)) = shared.parts.get(partition).cloned() else {
+        let Some(parts) = shared.parts.get(partition).map(|p| p.parts.clone()) else {
             // No log left by the filters: the one partition is empty.
             return Ok(Box::pin(RecordBatchStreamAdapter::new(out, futures::stream::empty())));
         };
@@ -608,9 +614,14 @@ impl ExecutionPlan for LogScan {
         let batches = futures::stream::once(async move {
             let permit = permits.acquire_owned().await.ok();
             let (tx, rx) = mpsc::channel::<Result<RecordBatch>>(BATCHES_AHEAD);
-            let spawned = std::thread::Builder::new().name(format!("logspec {}", log.log)).spawn(move || {
+            let name = parts.first().map_or("", |(log, _)| log.log.as_str());
+            let spawned = std::thread::Builder::new().name(format!("logspec {name}")).spawn(move || {
                 let mut turn = Turn { permit, permits: shared.permits.clone(), tx };
-                read(&shared, &log, part, &mut turn);
+                for (log, part) in &parts {
+                    if !read(&shared, log, *part, &mut turn) {
+                        break;
+                    }
+                }
             });
             let rx = match spawned {
                 Ok(_) => rx,
@@ -657,8 +668,9 @@ impl Turn {
 
 /// Reads one part of a log into the query (on the partition's own thread): its batches in the
 /// plan's schema, then its fault as [`OnError`] says. A closed channel (the query stopped) stops
-/// the reading. A whole part read without a fault or a time window has its rows counted.
-fn read(shared: &Shared, log: &LogFile, part: Part, turn: &mut Turn) {
+/// the reading. A whole part read without a fault or a time window has its rows counted. False
+/// when the partition ends here (the query stopped, or failed with this log's fault).
+fn read(shared: &Shared, log: &LogFile, part: Part, turn: &mut Turn) -> bool {
     const GONE: &str = "the query stopped reading";
     let mut each = |b: RecordBatch| -> Result<(), logspec::log::Error> {
         let columns: Vec<ArrayRef> = shared.order.iter().map(|&i| b.column(i).clone()).collect();
@@ -681,7 +693,7 @@ fn read(shared: &Shared, log: &LogFile, part: Part, turn: &mut Turn) {
             }
             done.fault
         }
-        Err(e) if e.to_string() == GONE => return,
+        Err(e) if e.to_string() == GONE => return false,
         Err(e) => {
             Some(Fault::new(logspec::log::fault::FaultKind::Decode, &log.file.display().to_string(), e.to_string()))
         }
@@ -691,8 +703,10 @@ fn read(shared: &Shared, log: &LogFile, part: Part, turn: &mut Turn) {
         match shared.on_error {
             OnError::Raise => {
                 turn.send(Err(DataFusionError::External(Box::new(e))));
+                return false;
             }
             OnError::Keep => keep(&shared.faults, shared.on_fault.as_ref(), e),
         }
     }
+    true
 }

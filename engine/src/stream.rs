@@ -13,9 +13,13 @@
 //! - the columns: a batch holds only [`Query::columns`] (the channel's values are decoded whole,
 //!   then the columns not asked for are dropped).
 //!
-//! A log is a partition: [`scan`] reads one log, on the caller's thread, and hands each batch as
-//! it fills (at most [`crate::tables::BATCH_ROWS`] rows or [`crate::tables::BATCH_BYTES`] of
-//! values), so that memory per partition is a batch or two whatever the log's size.
+//! Partitions ([`plan`], the one planner of every engine's partitions): parts of logs, a large
+//! log split at its time index's chunks ([`partitions`]) and consecutive small logs packed
+//! together, of about [`crate::index::PARTITION_BYTES`] each and never fewer than the engine's
+//! parallelism asks. [`scan_part`] reads one part of one log (a partition reads its parts one
+//! after the other), on the caller's thread, and hands each batch as it fills (at most
+//! [`crate::tables::BATCH_ROWS`] rows or [`crate::tables::BATCH_BYTES`] of values), so that
+//! memory per partition is a batch or two whatever the log's size.
 //!
 //! Every batch has the table's columns, then `log` (the partition name), the columns the Parquet
 //! export writes under `<table>/log=<name>/` read with Hive partitioning.
@@ -104,8 +108,19 @@ pub struct Part {
 /// times meet the window, split where a run passes `target_bytes` (none when no chunk meets it);
 /// without one (not yet built, stale, or a format that has none), the whole log as one part.
 /// Every sample is in exactly one part, so that the parts' rows together are the log's.
+///
+/// Cheap for a log that has nothing to split: without a time window, a log of at most
+/// `target_bytes` is whole by its size alone, and with one, a log without an index file in any
+/// of [`logspec::log::index::places`] is whole without opening it.
 pub fn partitions(log: &LogFile, how: &Open, query: &Query, target_bytes: u64) -> Vec<Part> {
     let whole = vec![Part::default()];
+    let windowed = query.since.is_some() || query.until.is_some();
+    if !windowed && std::fs::metadata(&log.file).is_ok_and(|m| m.len() <= target_bytes) {
+        return whole;
+    }
+    if !logspec::log::index::places(&log.file).iter().any(|p| p.is_file()) {
+        return whole;
+    }
     let Ok(opened) = logspec::log::open(&log.file, how) else { return whole };
     let Some(idx) = logspec::log::index::load(&log.file, opened.format()) else { return whole };
     let mut parts: Vec<Part> = Vec::new();
@@ -124,6 +139,92 @@ pub fn partitions(log: &LogFile, how: &Open, query: &Query, target_bytes: u64) -
         last_end = Some(c.offset + c.length);
     }
     parts
+}
+
+/// A partition of a scan over a set of logs ([`plan`]): parts of consecutive logs, read one
+/// after the other ([`scan_part`] each).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Partition {
+    /// Each log and the part of it read, in the order of the logs.
+    pub parts: Vec<(LogFile, Part)>,
+    /// The bytes of the logs the parts span (a part's byte range, a whole log's size).
+    pub bytes: u64,
+}
+
+/// The partitions of a scan of `query` over `logs`: every log's [`partitions`] (a log larger
+/// than a partition split at its time index's chunks, a log whose chunks all miss the time
+/// window left out), and consecutive parts packed together, so that a fleet of small logs is a
+/// few partitions, not one per log.
+///
+/// The partitions are as many as the parts' bytes need at `target_bytes` each, and at least
+/// twice `parallelism` (the partitions the engine reads at once), rounded up to a multiple of
+/// `parallelism` so that the last round of partitions keeps every reader busy; never more than
+/// the parts (a log is split at no more than the total bytes over twice `parallelism`, so that
+/// one large log still makes enough parts). Parts are dealt out in order, each partition about
+/// the same bytes. A log that cannot be read (its size unknown)
+/// is planned whole, and its scan says why. The planning reads no log: a log's size, and the
+/// index of a log that has one (those larger than a partition, or any under a time window).
+pub fn plan(logs: &[LogFile], how: &Open, query: &Query, target_bytes: u64, parallelism: usize) -> Vec<Partition> {
+    let target_bytes = target_bytes.max(1);
+    let parallelism = parallelism.max(1) as u64;
+    let min_partitions = 2 * parallelism;
+    let sizes: Vec<u64> = logs.iter().map(|l| std::fs::metadata(&l.file).map_or(0, |m| m.len())).collect();
+    let total: u64 = sizes.iter().sum();
+    // A large log splits finer when the logs together are too few bytes to fill the partitions.
+    let split = target_bytes.min(total.div_ceil(min_partitions)).max(1);
+    let mut parts: Vec<(LogFile, Part, u64)> = Vec::new();
+    for (log, size) in logs.iter().zip(sizes) {
+        for part in partitions(log, how, query, split) {
+            let bytes = part.range.map_or(size, |r| r.end.saturating_sub(r.start));
+            parts.push((log.clone(), part, bytes));
+        }
+    }
+    if parts.is_empty() {
+        return Vec::new();
+    }
+    let total: u64 = parts.iter().map(|p| p.2).sum();
+    let n = parts.len() as u64;
+    let k = total.div_ceil(target_bytes).max(min_partitions).next_multiple_of(parallelism).clamp(1, n);
+    // Each part to the partition its middle byte falls in, of `k` of equal bytes (by count
+    // when the parts have no bytes).
+    let mut groups: Vec<Vec<(LogFile, Part, u64)>> = Vec::new();
+    let mut at = 0u64;
+    let mut last = None;
+    for (i, p) in parts.into_iter().enumerate() {
+        let slot = if total == 0 {
+            i as u64 * k / n
+        } else {
+            ((u128::from(at) + u128::from(p.2) / 2) * u128::from(k) / u128::from(total)) as u64
+        };
+        at += p.2;
+        if last != Some(slot) {
+            groups.push(Vec::new());
+            last = Some(slot);
+        }
+        groups.last_mut().expect("a group was pushed").push(p);
+    }
+    // A part larger than a share leaves the next shares empty: the fullest group of several
+    // parts halves (by bytes) until there are `k`.
+    let bytes = |g: &[(LogFile, Part, u64)]| g.iter().map(|p| p.2).sum::<u64>();
+    let want = k as usize;
+    while groups.len() < want {
+        let Some(i) = (0..groups.len()).filter(|&i| groups[i].len() > 1).max_by_key(|&i| bytes(&groups[i])) else {
+            break;
+        };
+        let half = bytes(&groups[i]) / 2;
+        let mut acc = 0;
+        let cut = groups[i].iter().position(|p| {
+            acc += p.2;
+            acc > half
+        });
+        let cut = cut.unwrap_or(0).clamp(1, groups[i].len() - 1);
+        let tail = groups[i].split_off(cut);
+        groups.insert(i + 1, tail);
+    }
+    groups
+        .into_iter()
+        .map(|g| Partition { bytes: bytes(&g), parts: g.into_iter().map(|(l, p, _)| (l, p)).collect() })
+        .collect()
 }
 
 /// Reads the table of `query` from one log, handing each batch to `each` with the columns of

@@ -106,6 +106,16 @@ def plan_parts(
     format: Optional[str] = None,
     schema: Optional[str] = None,
 ) -> List[Optional[Tuple[int, int, int]]]: ...
+def plan_partitions(
+    logs: Sequence[Tuple[str, str]],
+    table: str,
+    since: Optional[float] = None,
+    until: Optional[float] = None,
+    target_bytes: Optional[int] = None,
+    parallelism: int = 1,
+    format: Optional[str] = None,
+    schema: Optional[str] = None,
+) -> List[List[Tuple[str, str, Optional[Tuple[int, int, int]]]]]: ...
 
 class DataFusionTable:
     """One table of a set of logs as a DataFusion table provider (`logspec.datafusion_table`)."""

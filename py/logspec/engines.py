@@ -156,6 +156,28 @@ class Logs:
         has none yet, ``[]`` when no part meets the window."""
         return _logspec.plan_parts(file, self.table, since, until, target_bytes, self.format, self.schema_file)
 
+    def plan(
+        self,
+        keep: Optional[set] = None,
+        since: Optional[float] = None,
+        until: Optional[float] = None,
+        target_bytes: Optional[int] = None,
+        parallelism: int = 1,
+    ) -> List[List[Tuple[str, str, Optional[Tuple[int, int, int]]]]]:
+        """The partitions of a scan of the logs (those named in ``keep``, or all): each a list of
+        ``(file, log, part)`` read one after the other (``part`` as :meth:`parts` gives it).
+        Consecutive small logs are packed together and a log with a time index is split at its
+        chunks, about ``target_bytes`` (64 MiB by default) a partition; at least twice
+        ``parallelism`` partitions (the tasks run at once), a multiple of it, when there are that
+        many parts. Only a log's size and index are read."""
+        logs = [(f, log) for f, log in self.logs if keep is None or log in keep]
+        return [
+            [(os.fsdecode(f), log, part) for f, log, part in p]
+            for p in _logspec.plan_partitions(
+                logs, self.table, since, until, target_bytes, parallelism, self.format, self.schema_file
+            )
+        ]
+
 
 def _align(b: Any, schema: Any) -> Any:
     """A batch with exactly the columns and types of `schema`: a column a log lacks, or has with

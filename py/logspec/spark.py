@@ -17,10 +17,13 @@ The columns are those of ``logspec export --parquet`` read by Spark, then ``log`
 integers as the next wider signed type (``uint64`` as ``decimal(20,0)``), timestamps in
 microseconds (``log_elapsed_ns`` keeps the nanoseconds).
 
-Partitions: one per log, or, for a log with a time index (``logspec index``, or written by a
-scan that read it whole), one per group of its chunks of about ``partitionBytes`` (an option, 64
-MiB by default) among those the pushed time bounds meet. Pushed down (``pushFilters``, with
-``spark.sql.python.filterPushdown.enabled`` set): conditions on ``log`` (``=``, ``IN``;
+Partitions: of about ``partitionBytes`` (an option, 64 MiB by default) each: consecutive small
+logs packed into one (read one after the other by its task), and a log with a time index
+(``logspec index``, or written by a scan that read it whole) split at its chunks among those the
+pushed time bounds meet; at least twice ``parallelism`` partitions (an option: the tasks the
+cluster runs at once, e.g. ``spark.sparkContext.defaultParallelism``; by default the CPU count of
+the machine that plans the query) and a multiple of it, when there are that many parts of logs.
+Pushed down (``pushFilters``, with ``spark.sql.python.filterPushdown.enabled`` set): conditions on ``log`` (``=``, ``IN``;
 the other logs are not planned) and bounds on ``log_elapsed_ns`` (samples outside are not read
 out; Spark applies those bounds again); the table's channels only are decoded. Every worker needs
 the ``logspec`` package (with pyarrow) in the Python that runs its tasks.
@@ -129,25 +132,39 @@ class LogspecDataSource(DataSource):
 
     def reader(self, schema: StructType) -> "DataSourceReader":
         target = self.options.get("partitionBytes")
+        parallelism = self.options.get("parallelism")
+        if parallelism is not None and not (str(parallelism).isdigit() and int(parallelism) > 0):
+            raise ValueError(f"logspec: the option parallelism is the tasks run at once, a positive integer, not {parallelism!r}")
         return LogspecReader(
-            self._logs(), schema, self.options.get("mode", "PERMISSIVE").upper(), int(target) if target else None
+            self._logs(),
+            schema,
+            self.options.get("mode", "PERMISSIVE").upper(),
+            int(target) if target else None,
+            int(parallelism) if parallelism else None,
         )
 
 
 class LogPartition(InputPartition):
-    """One log, or a part of one (``part``: a byte range of chunks of its time index)."""
+    """Parts of logs read one after the other: ``parts`` is ``[(file, log, part)]``, ``part`` a
+    byte range of chunks of the log's time index or ``None`` for the whole log."""
 
-    def __init__(self, file: str, log: str, part: Optional[Tuple[int, int, int]] = None) -> None:
-        super().__init__((file, log, part))
-        self.file = file
-        self.log = log
-        self.part = part
+    def __init__(self, parts: List[Tuple[str, str, Optional[Tuple[int, int, int]]]]) -> None:
+        super().__init__(parts)
+
+    @property
+    def parts(self) -> List[Tuple[str, str, Optional[Tuple[int, int, int]]]]:
+        return self.value
 
 
 class LogspecReader(DataSourceReader):
-    def __init__(self, logs: Any, schema: StructType, mode: str, target: Optional[int] = None) -> None:
+    def __init__(
+        self, logs: Any, schema: StructType, mode: str, target: Optional[int] = None, parallelism: Optional[int] = None
+    ) -> None:
+        import os
+
         self.logs = logs
         self.logs_target = target
+        self.parallelism = max(1, parallelism if parallelism else (os.cpu_count() or 1))
         self.schema = schema
         self.mode = mode
         self.keep: Optional[set] = None
@@ -175,39 +192,31 @@ class LogspecReader(DataSourceReader):
             yield f
 
     def partitions(self) -> Sequence[InputPartition]:
-        target = self.logs_target
-        parts = [
-            LogPartition(f, log, part)
-            for f, log in self.logs.logs
-            if self.keep is None or log in self.keep
-            for part in self.logs.parts(f, self.since, self.until, target)
-        ]
-        return parts or [LogPartition("", "")]
+        planned = self.logs.plan(self.keep, self.since, self.until, self.logs_target, self.parallelism)
+        return [LogPartition(p) for p in planned] or [LogPartition([])]
 
     def read(self, partition: InputPartition) -> Iterator[Any]:
         import pyarrow as pa
         from pyspark.sql.pandas.types import to_arrow_schema
 
-        if not partition.file:
-            return
         target = to_arrow_schema(self.schema, timezone="UTC")
         columns = [n for n in target.names if n != CORRUPT]
         permissive = self.mode == "PERMISSIVE"
-        gen = self.logs.batches(partition.file, partition.log, columns, self.since, self.until, partition.part)
-        try:
-            for b in gen:
-                arrays = [b.column(b.schema.get_field_index(f.name)).cast(f.type, safe=False) if f.name != CORRUPT else pa.nulls(b.num_rows, pa.string()) for f in target]
+        for file, log, part in partition.parts:
+            gen = self.logs.batches(file, log, columns, self.since, self.until, part)
+            try:
+                for b in gen:
+                    arrays = [b.column(b.schema.get_field_index(f.name)).cast(f.type, safe=False) if f.name != CORRUPT else pa.nulls(b.num_rows, pa.string()) for f in target]
+                    yield pa.RecordBatch.from_arrays(arrays, schema=target)
+            except Exception as e:  # noqa: BLE001 (a log's fault, raised after its complete rows)
+                from logspec import LogspecError
+
+                if not permissive or not isinstance(e, LogspecError):
+                    raise
+                arrays = [
+                    pa.array([log], pa.string()) if f.name == "log"
+                    else pa.array([str(e)], pa.string()) if f.name == CORRUPT
+                    else pa.nulls(1, f.type)
+                    for f in target
+                ]
                 yield pa.RecordBatch.from_arrays(arrays, schema=target)
-        except Exception as e:  # noqa: BLE001 (a log's fault, raised after its complete rows)
-            from logspec import LogspecError
-
-            if not permissive or not isinstance(e, LogspecError):
-                raise
-            arrays = [
-                pa.array([partition.log], pa.string()) if f.name == "log"
-                else pa.array([str(e)], pa.string()) if f.name == CORRUPT
-                else pa.nulls(1, f.type)
-                for f in target
-            ]
-            yield pa.RecordBatch.from_arrays(arrays, schema=target)
-

@@ -25,6 +25,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(table_schema, m)?)?;
     m.add_function(wrap_pyfunction!(scan_table, m)?)?;
     m.add_function(wrap_pyfunction!(plan_parts, m)?)?;
+    m.add_function(wrap_pyfunction!(plan_partitions, m)?)?;
     Ok(())
 }
 
@@ -153,6 +154,44 @@ fn plan_parts(
     let target = target_bytes.unwrap_or(logspec_engine::index::PARTITION_BYTES);
     let parts = py.detach(|| stream::partitions(&file, &how, &query, target));
     Ok(parts.into_iter().map(|p| p.range.map(|r| (r.start, r.end, r.first_record))).collect())
+}
+
+/// One part of a log in a partition: `(file, log, part)`, `part` as `plan_parts` gives it.
+type PlannedPart = (PathBuf, String, Option<(u64, u64, u64)>);
+
+/// The partitions of a scan of `table` over `logs` (`[(file, log)]`, as `find_logs` gives them)
+/// (`logspec_engine::stream::plan`): each a list of parts of logs, consecutive small logs packed
+/// together and a log with a time index split at its chunks, of about `target_bytes` each (64
+/// MiB by default); at least twice `parallelism` partitions (the tasks the engine runs at once)
+/// and a multiple of it, when there are that many parts.
+#[pyfunction]
+#[pyo3(signature = (logs, table, since = None, until = None, target_bytes = None, parallelism = 1, format = None, schema = None))]
+#[allow(clippy::too_many_arguments)]
+fn plan_partitions(
+    py: Python<'_>,
+    logs: Vec<(PathBuf, String)>,
+    table: String,
+    since: Option<f64>,
+    until: Option<f64>,
+    target_bytes: Option<u64>,
+    parallelism: usize,
+    format: Option<&str>,
+    #[pyo3(from_py_with = crate::args::optional_path)] schema: Option<PathBuf>,
+) -> PyResult<Vec<Vec<PlannedPart>>> {
+    let how = how(format, schema)?;
+    let query = Query { table, columns: None, since, until };
+    let logs: Vec<LogFile> = logs.into_iter().map(|(file, log)| LogFile { file, log }).collect();
+    let target = target_bytes.unwrap_or(logspec_engine::index::PARTITION_BYTES);
+    let planned = py.detach(|| stream::plan(&logs, &how, &query, target, parallelism));
+    Ok(planned
+        .into_iter()
+        .map(|p| {
+            p.parts
+                .into_iter()
+                .map(|(l, part)| (l.file, l.log, part.range.map(|r| (r.start, r.end, r.first_record))))
+                .collect()
+        })
+        .collect())
 }
 
 enum Msg {

@@ -391,9 +391,58 @@ def test_the_spark_source_plans_a_partition_per_group_of_chunks(tmp_path: Path) 
     schema = StructType([StructField("z_gyro", FloatType(), True), StructField("log", DoubleType(), True)][:1])
     reader = src.reader(schema)
     parts = reader.partitions()
-    assert len(parts) >= 4 and all(p.part is not None for p in parts)
+    assert len(parts) >= 4 and all(part is not None for p in parts for _, _, part in p.parts)
     values = [v for p in parts for b in reader.read(p) for v in b.column(0).to_pylist()]
     assert values == want
+
+
+def test_the_spark_source_packs_small_logs_and_names_a_cut_one(fleet: Path, tmp_path: Path) -> None:
+    """The Spark source's reader without a cluster: small logs packed into a few partitions (at
+    least twice `parallelism`, a multiple of it), every log's rows once; a log cut short among
+    them keeps its complete rows and has its own `_corrupt_record` row (PERMISSIVE), and the logs
+    after it in its partition are read; FAILFAST raises naming it."""
+    need("pyspark")
+    from pyspark.sql.types import LongType, StringType, StructField, StructType
+
+    from logspec.spark import LogspecDataSource
+
+    logs = sorted((fleet / "logs").glob("*.rlog"))[:9]
+    src_dir = tmp_path / "logs"
+    src_dir.mkdir()
+    for f in logs:
+        (src_dir / f.name).write_bytes(f.read_bytes())
+    cut_src = logs[4]
+    data = cut_src.read_bytes()
+    cut = src_dir / "fleet_004_cut.rlog"
+    cut.write_bytes(data[: len(data) * 7 // 10])
+    want = {f.stem: logspec.open(f).table("/Drive/Count").num_rows for f in src_dir.glob("*.rlog") if f != cut}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want[cut.stem] = logspec.open(cut).table("/Drive/Count", on_error="warn").num_rows
+    assert 0 < want[cut.stem] < want[cut_src.stem]
+    schema = StructType([StructField("value", LongType(), True), StructField("log", StringType(), True), StructField("_corrupt_record", StringType(), True)])
+    for parallelism, partitions in [(1, 2), (2, 4), (3, 6), (8, 10)]:
+        src = LogspecDataSource({"path": str(src_dir), "table": "/Drive/Count", "parallelism": str(parallelism)})
+        reader = src.reader(schema)
+        parts = reader.partitions()
+        assert len(parts) == partitions, (parallelism, [p.parts for p in parts])
+        assert [log for p in parts for _, log, _ in p.parts] == sorted(want), "every log once, in order"
+        rows: dict = {}
+        corrupt = []
+        for p in parts:
+            for b in reader.read(p):
+                for log, bad in zip(b.column(1).to_pylist(), b.column(2).to_pylist()):
+                    if bad is None:
+                        rows[log] = rows.get(log, 0) + 1
+                    else:
+                        corrupt.append((log, bad))
+        assert rows == want
+        assert len(corrupt) == 1 and corrupt[0][0] == cut.stem and str(cut) in corrupt[0][1]
+    src = LogspecDataSource({"path": str(src_dir), "table": "/Drive/Count", "parallelism": "1", "mode": "FAILFAST"})
+    reader = src.reader(schema)
+    with pytest.raises(logspec.LogspecError, match=cut.name):
+        for p in reader.partitions():
+            list(reader.read(p))
 
 
 def test_datafusion_pushes_the_log_filter_and_the_time_window(fleet: Path) -> None:

@@ -123,8 +123,9 @@ out["jobs"] = []
 for j in args["jobs"]:
     out["jobs"].append(aggregates(*j))
     log(f"job {j[0]} {j[1]}")
-# Pushdown: a filter on log plans one partition; the time bounds go to the scan.
-spark.read.format("logspec").option("table", args["fleet_table"]).load(args["fleet"]).createOrReplaceTempView("f")
+# Pushdown: a filter on log plans one partition; the time bounds go to the scan. The small logs
+# packed: twice `parallelism` partitions.
+spark.read.format("logspec").option("table", args["fleet_table"]).option("parallelism", "2").load(args["fleet"]).createOrReplaceTempView("f")
 out["partitions_all"] = spark.sql("SELECT * FROM f").rdd.getNumPartitions()
 out["partitions_one"] = spark.sql("SELECT * FROM f WHERE log = 'fleet_003'").rdd.getNumPartitions()
 out["partitions_two"] = spark.sql("SELECT * FROM f WHERE log IN ('fleet_003', 'fleet_004')").rdd.getNumPartitions()
@@ -159,7 +160,8 @@ class Blocking(LogspecDataSource):
 
         class R(type(r)):
             def read(self, partition):
-                Path(marks, f"{partition.log}.{os.getpid()}.{time.monotonic_ns()}").write_text(str(os.getpid()))
+                first = partition.parts[0][1]  # the partition named by its first log
+                Path(marks, f"{first}.{os.getpid()}.{time.monotonic_ns()}").write_text(str(os.getpid()))
                 deadline = time.monotonic() + 600
                 while not Path(marks, "go").exists() and time.monotonic() < deadline:
                     time.sleep(0.05)
@@ -296,7 +298,7 @@ def test_spark_cluster_answers_as_duckdb_over_the_export(cluster: Cluster, tmp_p
 
         assert_same(combine(main, window), want, f"spark {what}")
     assert len(wants[0][1]) == FLEET_LOGS
-    assert got["partitions_all"] == FLEET_LOGS
+    assert got["partitions_all"] == 4, "the small logs packed into twice `parallelism` partitions"
     assert got["partitions_one"] == 1 and got["partitions_two"] == 2
     assert got["big_partitions"] >= 3, got["big_partitions"]
     assert got["big"] == [[n, float(n * (n - 1) // 2), 0.0, float(n - 1)]], got["big"]

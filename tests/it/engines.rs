@@ -266,6 +266,120 @@ fn a_large_usvlog_reads_the_same_with_and_without_its_index_and_in_several_parti
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The one planner of the engines' partitions (`stream::plan`): small logs packed in order,
+/// about the target bytes a partition, at least twice the readers and a multiple of them (a log
+/// each when there are fewer logs); a large indexed log split at its chunks among the others;
+/// every sample read once whichever way the logs are packed, and a log that cannot be read
+/// planned whole, its fault its own.
+#[test]
+fn logs_pack_into_partitions_of_about_the_target_bytes_and_a_large_one_splits() {
+    use logspec::log::index::CHUNK_BYTES;
+    let dir = index_dir("plan");
+    let how = Open { map: true, ..Open::default() };
+    let all = Query { table: "REC_SENSOR_GYRO".into(), ..Query::default() };
+    // Twelve small logs (a chunk each: no index), the same size.
+    let small: Vec<LogFile> = (0..12)
+        .map(|i| {
+            let p = dir.join(format!("s{i:02}.usvlog"));
+            write_usvlog(&p, 3_000);
+            LogFile { file: p.clone(), log: partition(&p) }
+        })
+        .collect();
+    let size = std::fs::metadata(&small[0].file).unwrap().len();
+    assert!(size < CHUNK_BYTES);
+    let names = |plan: &[stream::Partition]| -> Vec<Vec<String>> {
+        plan.iter()
+            .map(|p| {
+                assert_eq!(p.bytes, p.parts.len() as u64 * size);
+                p.parts
+                    .iter()
+                    .map(|(l, part)| {
+                        assert_eq!(*part, stream::Part::default(), "a small log is read whole");
+                        l.log.clone()
+                    })
+                    .collect()
+            })
+            .collect()
+    };
+    let order: Vec<String> = (0..12).map(|i| format!("s{i:02}")).collect();
+    let groups = |n: usize| order.chunks(n).map(<[String]>::to_vec).collect::<Vec<_>>();
+    // Four logs' bytes a partition: three partitions for one reader, four (a multiple of two)
+    // for two readers, six for three, a log each for eight.
+    assert_eq!(names(&stream::plan(&small, &how, &all, 4 * size, 1)), groups(4));
+    assert_eq!(names(&stream::plan(&small, &how, &all, 4 * size, 2)), groups(3));
+    assert_eq!(names(&stream::plan(&small, &how, &all, 4 * size, 3)), groups(2));
+    assert_eq!(names(&stream::plan(&small, &how, &all, 4 * size, 8)), groups(1));
+    // 64 MiB a partition: the twelve fill two, the fewest one reader is given.
+    assert_eq!(names(&stream::plan(&small, &how, &all, logspec_engine::index::PARTITION_BYTES, 1)), groups(6));
+    assert!(stream::plan(&[], &how, &all, size, 1).is_empty());
+
+    // A large log with its index among them: split at its chunks, in its place among the logs.
+    let n = 300_000;
+    let big_path = dir.join("big.usvlog");
+    write_usvlog(&big_path, n);
+    assert!(matches!(
+        logspec_engine::index::build(&big_path, &how, false).unwrap(),
+        logspec_engine::index::Built::Written { .. }
+    ));
+    let big = LogFile { file: big_path.clone(), log: "big".into() };
+    let big_size = std::fs::metadata(&big_path).unwrap().len();
+    assert!(big_size > 4 * CHUNK_BYTES, "{big_size}");
+    let logs = vec![small[0].clone(), big.clone(), small[1].clone()];
+    let plan = stream::plan(&logs, &how, &all, 2 * CHUNK_BYTES, 1);
+    let flat: Vec<(String, stream::Part)> =
+        plan.iter().flat_map(|p| p.parts.iter().map(|(l, part)| (l.log.clone(), *part))).collect();
+    assert_eq!(flat.first().unwrap().0, "s00");
+    assert_eq!(flat.last().unwrap().0, "s01");
+    let big_parts: Vec<_> =
+        flat.iter().filter(|(l, _)| l == "big").map(|(_, p)| p.range.expect("a byte range")).collect();
+    assert_eq!(big_parts.len(), flat.len() - 2, "the large log's parts between the small logs");
+    assert!(big_parts.len() as u64 >= big_size / (2 * CHUNK_BYTES), "{big_parts:?}");
+    assert_eq!(big_parts.first().unwrap().start, 32, "after the 32-byte header");
+    assert_eq!(big_parts.last().unwrap().end, big_size);
+    assert!(big_parts.windows(2).all(|w| w[0].end == w[1].start), "the parts tile the log");
+    assert!(big_parts.iter().all(|r| r.end - r.start <= 2 * CHUNK_BYTES + CHUNK_BYTES), "{big_parts:?}");
+    assert_eq!(plan.iter().map(|p| p.bytes).sum::<u64>(), 2 * size + big_size - 32);
+    // Every sample once, each under its own log's name.
+    let read = |plan: &[stream::Partition]| {
+        let mut by_log: std::collections::BTreeMap<String, Vec<f32>> = Default::default();
+        for p in plan {
+            for (log, part) in &p.parts {
+                let b = scan_parts(log, &how, &all, &[*part]);
+                for b in &b {
+                    let names = b
+                        .column(b.schema().index_of(LOG_COLUMN).unwrap())
+                        .as_any()
+                        .downcast_ref::<StringArray>()
+                        .unwrap()
+                        .clone();
+                    assert!(names.iter().all(|x| x == Some(log.log.as_str())));
+                }
+                by_log.entry(log.log.clone()).or_default().extend(z_gyro(&b));
+            }
+        }
+        by_log
+    };
+    let got = read(&plan);
+    assert_eq!(got["big"], gyro_expected(n, None, None));
+    assert_eq!(got["s00"], gyro_expected(3_000, None, None));
+    assert_eq!(got["s01"], gyro_expected(3_000, None, None));
+    // Two readers with 64 MiB partitions: the large log splits finer (at most the total over
+    // four), so that there are four partitions.
+    let plan = stream::plan(&logs, &how, &all, logspec_engine::index::PARTITION_BYTES, 2);
+    assert_eq!(plan.len(), 4, "{plan:?}");
+    assert_eq!(read(&plan)["big"], gyro_expected(n, None, None));
+
+    // A log that is not there is planned whole; its fault is its own.
+    let gone = LogFile { file: dir.join("gone.usvlog"), log: "gone".into() };
+    let plan = stream::plan(&[small[0].clone(), gone.clone(), small[1].clone()], &how, &all, 1 << 30, 1);
+    let parts: Vec<_> = plan.iter().flat_map(|p| p.parts.clone()).collect();
+    assert_eq!(parts.iter().map(|(l, _)| l.log.as_str()).collect::<Vec<_>>(), ["s00", "gone", "s01"]);
+    let done = stream::scan_part(&gone, &how, &all, parts[1].1, None, &mut |_| Ok(())).unwrap();
+    let fault = done.fault.expect("the log that is not there fails");
+    assert!(format!("{:?} {}", fault.file, fault.message).contains("gone.usvlog"), "{fault:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// An index is used only while it matches its log: a log rewritten (another size), or changed at
 /// its end under the same size and modification time, has its index ignored and rebuilt; an
 /// index file cut, tampered with or not an index at all is ignored, and the answers stay those
