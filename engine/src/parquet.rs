@@ -268,13 +268,9 @@ fn read_log(opts: &Options, job: &LogFile, to_writer: SyncSender<Msg>, failure: 
         failure,
     };
     let mut read = || -> Result<logspec::log::scan::Outcome, Error> {
-        let d = if job.file.is_dir() {
-            // A rosbag2 bag's directory (`logs::plan`).
-            logspec::log::open(&job.file, &opts.input)?
-        } else {
-            let f = File::open(&job.file).map_err(|e| Error::Input(format!("{shown}: cannot open: {e}")))?;
-            logspec::log::detect(&job.file, Box::new(f), &opts.input)?
-        };
+        // A regular file through a memory map where the caller asks for one (the command line
+        // does: `Open::map`), else through a buffer; a rosbag2 bag's directory as a bag.
+        let d = logspec::log::open(&job.file, &opts.input)?;
         sink.format = d.name().to_string();
         sink.utc = d.utc();
         d.scan(&opts.select, &mut sink)
