@@ -694,7 +694,7 @@ fn keep_freed_memory() {
         // SAFETY: mallopt only sets allocator parameters; it is thread-safe.
         ONCE.call_once(|| unsafe {
             libc::mallopt(libc::M_MMAP_THRESHOLD, 8 << 20);
-            libc::mallopt(libc::M_TRIM_THRESHOLD, 32 << 20);
+            libc::mallopt(libc::M_TRIM_THRESHOLD, 4 << 20);
         });
     }
 }
