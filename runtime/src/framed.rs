@@ -168,8 +168,10 @@ pub enum Event<'a, R> {
     Unknown { raw: RawRecord<'a> },
 }
 
+/// Decodes a framed record ([`Reader::next_raw`], a [`SliceReader`]'s next): what `next_event`
+/// gives for it, a payload that does not decode as the record's error.
 #[inline(always)]
-fn decode_event<F: FramedFormat>(raw: RawRecord<'_>) -> Result<Event<'_, F::Record>, ReadError> {
+pub fn decode_event<F: FramedFormat>(raw: RawRecord<'_>) -> Result<Event<'_, F::Record>, ReadError> {
     match F::decode_record(raw.header.tag, raw.payload) {
         None => Ok(Event::Unknown { raw }),
         Some(Ok(record)) => Ok(Event::Record { raw, record }),

@@ -38,7 +38,8 @@ pub use visit::{Visit, Visitor};
 pub use format::{Corruption, FramedFormat, Framing, ReadErrorKind, RecordHeader, Versioned, WithFormat};
 #[cfg(feature = "std")]
 pub use framed::{
-    with_file_format, Event, RawRecord, ReadError, ReadErrorDetail, Reader, SliceReader, WriteError, Writer,
+    decode_event, with_file_format, Event, RawRecord, ReadError, ReadErrorDetail, Reader, SliceReader, WriteError,
+    Writer,
 };
 #[cfg(feature = "std")]
 pub use readbuf::{Input, ReadBuf, SliceBuf, WindowBuf};

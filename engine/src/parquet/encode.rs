@@ -9,20 +9,23 @@ use std::fs::File;
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
-use arrow_array::RecordBatch;
-use arrow_schema::SchemaRef;
-use parquet::arrow::arrow_writer::ArrowLeafColumn;
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::{FieldRef, SchemaRef};
 use parquet::arrow::arrow_writer::{compute_leaves, ArrowColumnChunk, ArrowColumnWriter, ArrowRowGroupWriterFactory};
 use parquet::arrow::{add_encoded_arrow_schema_to_metadata, ArrowSchemaConverter};
 use parquet::errors::Result;
 use parquet::file::properties::WriterProperties;
 use parquet::file::writer::SerializedFileWriter;
+use parquet::schema::types::Type;
 
 /// A table's Parquet file: what `ArrowWriter::try_new(file, schema, Some(props))` writes, given
 /// the same batches and row group closes.
 pub(super) struct FileWriter {
     file: SerializedFileWriter<File>,
     schema: SchemaRef,
+    /// The Parquet leaf columns of each field of the schema, in order (a struct or list field
+    /// has as many as its leaves; a number one).
+    leaves: Vec<usize>,
     max_rows: usize,
     /// The columns of the open row group, and its rows.
     group: Option<(Vec<ArrowColumnWriter>, usize)>,
@@ -33,8 +36,9 @@ impl FileWriter {
         let parquet = ArrowSchemaConverter::new().with_coerce_types(props.coerce_types()).convert(&schema)?;
         add_encoded_arrow_schema_to_metadata(&schema, &mut props);
         let max_rows = props.max_row_group_row_count().unwrap_or(usize::MAX);
+        let leaves = parquet.root_schema().get_fields().iter().map(|f| leaf_count(f)).collect();
         let file = SerializedFileWriter::new(file, parquet.root_schema_ptr(), Arc::new(props))?;
-        Ok(FileWriter { file, schema, max_rows, group: None })
+        Ok(FileWriter { file, schema, leaves, max_rows, group: None })
     }
 
     /// The anticipated encoded size of the open row group (`ArrowWriter::in_progress_size`).
@@ -60,15 +64,23 @@ impl FileWriter {
             return self.write(&batch.slice(first, batch.num_rows() - first), pool);
         }
         *rows += batch.num_rows();
-        let mut leaves = Vec::with_capacity(writers.len());
-        for (field, column) in self.schema.fields().iter().zip(batch.columns()) {
-            leaves.extend(compute_leaves(field, column)?);
-        }
-        let jobs = std::mem::take(writers).into_iter().zip(leaves).map(|(w, leaf)| Job::Write(w, leaf)).collect();
+        // A job per field: its leaves computed (levels of lists and structs) and each written
+        // into its column's writer, on whichever thread takes it.
+        let mut all = std::mem::take(writers).into_iter();
+        let jobs = self
+            .schema
+            .fields()
+            .iter()
+            .zip(batch.columns())
+            .zip(&self.leaves)
+            .map(|((field, column), n)| {
+                Job::Write(all.by_ref().take(*n).collect(), Arc::clone(field), Arc::clone(column))
+            })
+            .collect();
         let mut first_err = None;
         for done in pool.run(jobs) {
             if let Done::Written(w, r) = done {
-                writers.push(w);
+                writers.extend(w);
                 if let Err(e) = r {
                     first_err.get_or_insert(e);
                 }
@@ -110,8 +122,11 @@ impl FileWriter {
 }
 
 /// A column's work.
+// A closing writer moves once per row group: cheaper than a box for each.
+#[allow(clippy::large_enum_variant)]
 enum Job {
-    Write(ArrowColumnWriter, ArrowLeafColumn),
+    /// A field's column of a batch, into the writers of its leaves.
+    Write(Vec<ArrowColumnWriter>, FieldRef, ArrayRef),
     Close(ArrowColumnWriter),
 }
 
@@ -119,7 +134,7 @@ enum Job {
 // A column writer moves by value once per batch and back: cheaper than a box for each.
 #[allow(clippy::large_enum_variant)]
 enum Done {
-    Written(ArrowColumnWriter, Result<()>),
+    Written(Vec<ArrowColumnWriter>, Result<()>),
     Closed(Result<ArrowColumnChunk>),
     /// A helper's job panicked: the panic goes on in the thread that asked for it.
     Panicked(Box<dyn std::any::Any + Send>),
@@ -128,12 +143,22 @@ enum Done {
 impl Job {
     fn run(self) -> Done {
         match self {
-            Job::Write(mut w, leaf) => {
-                let r = w.write(&leaf);
-                Done::Written(w, r)
+            Job::Write(mut writers, field, column) => {
+                let r = compute_leaves(&field, &column)
+                    .and_then(|leaves| writers.iter_mut().zip(leaves).try_for_each(|(w, leaf)| w.write(&leaf)));
+                Done::Written(writers, r)
             }
             Job::Close(w) => Done::Closed(w.close()),
         }
+    }
+}
+
+/// The Parquet leaf columns under a schema node.
+fn leaf_count(t: &Type) -> usize {
+    if t.is_primitive() {
+        1
+    } else {
+        t.get_fields().iter().map(|f| leaf_count(f)).sum()
     }
 }
 

@@ -54,6 +54,9 @@ pub(super) trait FramedRead<F: FramedFormat> {
     fn position(&self) -> u64;
     /// The next record, decoded (see [`Reader::next_event`]).
     fn next_event(&mut self) -> Option<Result<Event<'_, F::Record>, ReadError>>;
+    /// The next record's framing and payload, not decoded (see [`Reader::next_raw`]):
+    /// `next_event` is this and [`decode_event`](crate::runtime::decode_event).
+    fn next_raw(&mut self) -> Option<Result<RawRecord<'_>, ReadError>>;
     /// Every record checked, its framing and whether its type is known lent to `f`, until the end
     /// or an error (see [`Reader::check_each`]).
     fn check_each(&mut self, f: impl FnMut(&RawRecord<'_>, bool)) -> Result<(), ReadError>;
@@ -73,6 +76,10 @@ impl<R: Read, F: FramedFormat> FramedRead<F> for Reader<R, F> {
     #[inline]
     fn next_event(&mut self) -> Option<Result<Event<'_, F::Record>, ReadError>> {
         Reader::next_event(self)
+    }
+    #[inline]
+    fn next_raw(&mut self) -> Option<Result<RawRecord<'_>, ReadError>> {
+        Reader::next_raw(self)
     }
     #[inline]
     fn check_each(&mut self, f: impl FnMut(&RawRecord<'_>, bool)) -> Result<(), ReadError> {
@@ -101,6 +108,11 @@ impl<F: FramedFormat> FramedRead<F> for MappedReader<'_, F> {
     fn next_event(&mut self) -> Option<Result<Event<'_, F::Record>, ReadError>> {
         self.map.advance(self.reader.position() as usize);
         self.reader.next_event()
+    }
+    #[inline]
+    fn next_raw(&mut self) -> Option<Result<RawRecord<'_>, ReadError>> {
+        self.map.advance(self.reader.position() as usize);
+        self.reader.next()
     }
     #[inline]
     fn check_each(&mut self, mut f: impl FnMut(&RawRecord<'_>, bool)) -> Result<(), ReadError> {

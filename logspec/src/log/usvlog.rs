@@ -6,7 +6,7 @@ use std::sync::Arc;
 use crate::formats::usvlog::Usvlog;
 use crate::ir::ir::Schema;
 use crate::json::JsonWriter;
-use crate::runtime::{Event, FramedFormat, Versioned, Visit};
+use crate::runtime::{decode_event, Event, FramedFormat, Versioned, Visit, Visitor};
 
 use super::fault::{kind, Fault};
 use super::framed::timestamp_scale;
@@ -14,7 +14,7 @@ use super::index::{Chunker, Index, Range};
 use super::info::{json, text, Info, Summary};
 use super::input::{framed, FramedJob, FramedRead, Source};
 use super::records::{DumpFramed, Records};
-use super::scan::{record_channel, unknown_record, State};
+use super::scan::{record_channel, unknown_record, DynVisit, State};
 use super::{Error, Select};
 
 /// The samples of a USVLOG file: one channel per record type.
@@ -57,6 +57,29 @@ pub(super) fn info(input: Source, head: &[u8], path: &str) -> Result<Info, Error
     Ok(Info { json: json(&s, name, path), text: text(&s, title, path, ns_per_tick), ok: s.ok() })
 }
 
+/// A record of the scan: one checked by its length alone, or one decoded.
+enum Next<'a, R> {
+    Exact(crate::runtime::RawRecord<'a>),
+    Decoded(Event<'a, R>),
+}
+
+/// The value of a record that [`exact_size`](crate::runtime::Framing::exact_size) says decodes: decoded when visited.
+struct Undecoded<'p, F> {
+    tag: u64,
+    payload: &'p [u8],
+    format: std::marker::PhantomData<F>,
+}
+
+impl<F: FramedFormat> DynVisit for Undecoded<'_, F> {
+    fn visit_dyn(&self, v: &mut dyn Visitor) {
+        // The record is matched by reference, not moved out (see the runtime's `lend`).
+        let decoded = F::decode_record(self.tag, self.payload);
+        if let Some(Ok(record)) = &decoded {
+            record.visit(None, v);
+        }
+    }
+}
+
 struct Scan<'a, 's> {
     path: &'a str,
     schema: &'a Arc<Schema>,
@@ -79,9 +102,32 @@ impl FramedJob for Scan<'_, '_> {
         }
         // A whole reading notes the chunks of the time index as it passes their boundaries.
         let mut chunker = range.is_none().then(Chunker::default);
-        while let Some(ev) = reader.next_event() {
+        while let Some(next) = reader.next_raw() {
+            // A record whose length is all there is to check (`Framing::exact_size`) decodes
+            // exactly when it has that many bytes: it goes to the sink undecoded, and is decoded
+            // only if the sink visits it (a table that keeps its rows' bytes does not). Any other
+            // is decoded here, as `next_event` does.
+            let ev = next.and_then(|raw| match F::exact_size(raw.header.tag) {
+                Some(n) if same_layout && raw.payload.len() == n => Ok(Next::Exact(raw)),
+                _ => decode_event::<F>(raw).map(Next::Decoded),
+            });
             match ev {
-                Ok(Event::Record { raw, record }) => {
+                Ok(Next::Exact(raw)) => {
+                    let t_ns = raw.header.timestamp.unwrap_or(raw.index).saturating_mul(ns_per_tick);
+                    if let Some(c) = chunker.as_mut() {
+                        c.note(raw.offset, raw.index, t_ns);
+                    } else if raw.offset < start {
+                        continue;
+                    } else if raw.offset >= end {
+                        break;
+                    }
+                    let tag = raw.header.tag;
+                    let name = F::record_name(tag).unwrap_or("?");
+                    let describe = || record_channel(schema, name);
+                    let value = Undecoded::<F> { tag, payload: raw.payload, format: std::marker::PhantomData };
+                    state.deliver_record(tag, name, t_ns, raw.payload, &value, describe)?;
+                }
+                Ok(Next::Decoded(Event::Record { raw, record })) => {
                     let t_ns = raw.header.timestamp.unwrap_or(raw.index).saturating_mul(ns_per_tick);
                     if let Some(c) = chunker.as_mut() {
                         c.note(raw.offset, raw.index, t_ns);
@@ -98,7 +144,7 @@ impl FramedJob for Scan<'_, '_> {
                         state.deliver_visit(name, t_ns, &record, describe)?;
                     }
                 }
-                Ok(Event::Unknown { raw }) => {
+                Ok(Next::Decoded(Event::Unknown { raw })) => {
                     let t_ns = raw.header.timestamp.unwrap_or(raw.index).saturating_mul(ns_per_tick);
                     if let Some(c) = chunker.as_mut() {
                         c.note(raw.offset, raw.index, t_ns);
