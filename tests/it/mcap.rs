@@ -246,6 +246,43 @@ fn a_map_whose_length_does_not_end_on_a_pair_is_skipped() {
     }
 }
 
+/// `schemas/mcap.toml` read by the IR interpreter (`dump --schema`): the header, the channels
+/// (their metadata maps: size-prefixed sequences of variable-size pairs) and the statistics (a
+/// map of fixed-size entries) hold the reference summary's facts. The walk ends at the end magic,
+/// 8 bytes that are not a record.
+#[test]
+fn the_schema_reads_every_record_through_the_interpreter() {
+    for stem in FILES {
+        let path = input(stem);
+        let len = std::fs::metadata(&path).unwrap().len();
+        let out = logspec(&["dump", "--schema", "schemas/mcap.toml", path.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(&format!("at byte {}", len - 8)) && !err.contains("panicked"), "{stem}: {err}");
+        let lines = jsonl(&String::from_utf8(out.stdout).unwrap());
+        let named = |n: &str| lines.iter().filter(|l| l["name"] == n).map(|l| &l["fields"]).collect::<Vec<_>>();
+        let exp = summary(stem);
+        let header = named("HEADER");
+        assert_eq!((&header[0]["profile"], &header[0]["library"]), (&exp["profile"], &exp["library"]), "{stem}");
+        let mut topics = std::collections::BTreeMap::new();
+        for c in named("CHANNEL") {
+            assert!(c["metadata"].as_array().unwrap().iter().all(|p| p["key"].is_string()), "{stem}: {c}");
+            topics.insert(c["id"].as_u64().unwrap(), c["topic"].as_str().unwrap().to_string());
+        }
+        let stats = named("STATISTICS");
+        assert_eq!(stats.len(), 1, "{stem}: a summary with statistics");
+        assert_eq!(stats[0]["message_count"], exp["messages"], "{stem}");
+        assert_eq!(stats[0]["chunk_count"], exp["chunks"], "{stem}");
+        let counts: serde_json::Map<String, Value> = stats[0]["channel_message_counts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["message_count"] != 0)
+            .map(|c| (topics[&c["channel_id"].as_u64().unwrap()].clone(), c["message_count"].clone()))
+            .collect();
+        assert_eq!(Value::Object(counts), exp["messages_per_topic"], "{stem}");
+    }
+}
+
 #[test]
 fn big_endian_cdr_decodes_as_little_endian_does() {
     // `/corner_be` carries a Corner message serialised big-endian (encapsulation 00 00).
