@@ -8,7 +8,7 @@ fn main() {
     let dir = if std::path::Path::new("schemas/usvlog.toml").is_file() { "schemas" } else { "../schemas" };
     let manifest = std::env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR");
     println!("cargo:rustc-env=LOGSPEC_SCHEMAS={manifest}/{dir}");
-    let schemas: Vec<String> = ["usvlog", "rlog", "carla", "wpilog", "ulog", "dataflash", "logidx"]
+    let schemas: Vec<String> = ["usvlog", "rlog", "carla", "wpilog", "ulog", "dataflash", "logidx", "mcap"]
         .iter()
         .map(|name| format!("{dir}/{name}.toml"))
         .collect();

@@ -314,6 +314,17 @@ def _dec(ty, buf, pos, end, scope, field):
     if k == "array":
         elem = ty[1]
         esize = _size(elem)
+        if ty[2][0] == "size" and esize is None:
+            # Elements of a variable size within a byte length: as many as its span holds, the
+            # last ending exactly at its end (an element that runs past it does not decode).
+            n, pos = _length(("count", ty[2][1]), buf, pos, end, field, 1)
+            if pos + n > end:
+                raise _Bad(pos, field, "needs %d bytes, found %d" % (n, end - pos))
+            span, out = pos + n, []
+            while pos < span:
+                v, pos = _dec(elem, buf, pos, span, scope, field)
+                out.append(v)
+            return out, pos
         n, pos = _length(ty[2], buf, pos, end, field, esize)
         out = []
         if n is None:
@@ -424,6 +435,14 @@ def _enc(ty, value, out, scope, field):
             out += _st(ln[1]).pack(len(value))
         elif ln[0] == "size":
             _align(out, _st(ln[1]).size)
+            if _size(ty[1]) is None:
+                # Elements of a variable size: the prefix is their encoded bytes.
+                body = bytearray()
+                for v in value:
+                    _enc(ty[1], v, body, scope, field)
+                out += _st(ln[1]).pack(len(body))
+                out += body
+                return
             out += _st(ln[1]).pack(len(value) * _size(ty[1]))
         for v in value:
             _enc(ty[1], v, out, scope, field)

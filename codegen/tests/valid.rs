@@ -201,11 +201,12 @@ fn everything_sizes() {
         ("REC_NOTE", None),
         ("REC_HEARTBEAT", Some(8)),
         ("REC_VARINT", None),
+        ("REC_STOPS", None),
     ];
     let got: Vec<(&str, Option<u32>)> =
         schema.records.iter().map(|r| (r.name.as_str(), schema.strukt(r.body).size)).collect();
     assert_eq!(got, want);
-    assert_eq!(schema.records.iter().map(|r| r.id).collect::<Vec<_>>(), (1..=16).collect::<Vec<_>>());
+    assert_eq!(schema.records.iter().map(|r| r.id).collect::<Vec<_>>(), (1..=17).collect::<Vec<_>>());
 
     for (name, size) in [
         ("Vec3", Some(12)),

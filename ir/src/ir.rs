@@ -114,7 +114,10 @@ pub enum Len {
     /// For `string` and `bytes` an element is one byte.
     Count(Prim),
     /// An unsigned integer of this width, written just before the elements, holds their total size
-    /// in bytes; the element count is that size divided by the element size.
+    /// in bytes. For elements of a fixed size the count is that size divided by the element size;
+    /// elements of a variable size are read one after another until the span ends, and a span
+    /// that does not end on an element boundary is a decode error (MCAP's maps and arrays of
+    /// tuples).
     Size(Prim),
     /// The elements run to the end of the enclosing record's payload.
     Rest,

@@ -421,6 +421,24 @@ impl<'a> Walk<'a> {
             Ty::Array { elem, len } => {
                 let at = self.pos;
                 let fixed = self.schema.size_of(elem).map(|s| s as usize);
+                if let (Len::Size(p), None) = (len, fixed) {
+                    // Elements of a variable size within a byte length: as many as its span
+                    // holds, the last ending exactly at its end.
+                    let bytes = usize::try_from(self.uint(*p, e)?).unwrap_or(usize::MAX);
+                    let left = self.b.len() - self.pos;
+                    if bytes > left {
+                        return Err(Fault {
+                            offset: at,
+                            path: Vec::new(),
+                            message: format!("an array of {bytes} bytes runs past the end: {left} bytes left"),
+                        });
+                    }
+                    let all = self.b;
+                    self.b = &all[..self.pos + bytes];
+                    let r = self.to_end(elem, e, build);
+                    self.b = all;
+                    return r;
+                }
                 match self.count(*len, e, fixed)? {
                     Some(n) => {
                         if matches!(len, Len::Count(_) | Len::Size(_)) {
@@ -439,14 +457,7 @@ impl<'a> Walk<'a> {
                         }
                         self.array(elem, e, n, build)?
                     }
-                    None => {
-                        let mut items = Vec::new();
-                        while self.pos < self.b.len() {
-                            let v = self.element(elem, e, items.len(), build)?;
-                            items.push(v);
-                        }
-                        build.list(items)
-                    }
+                    None => self.to_end(elem, e, build)?,
                 }
             }
             Ty::Named(id) => self.named(*id, e, build)?,
@@ -507,6 +518,16 @@ impl<'a> Walk<'a> {
             }
             other => return Err(self.fault(format!("type `{}` is not one the dynamic decoder reads", other.name()))),
         })
+    }
+
+    /// Elements of a variable size, as many as the bytes hold.
+    fn to_end<B: Build>(&mut self, elem: &Ty, e: Endian, build: &mut B) -> Result<B::Value, Fault> {
+        let mut items = Vec::new();
+        while self.pos < self.b.len() {
+            let v = self.element(elem, e, items.len(), build)?;
+            items.push(v);
+        }
+        Ok(build.list(items))
     }
 
     fn element<B: Build>(&mut self, elem: &Ty, e: Endian, i: usize, build: &mut B) -> Result<B::Value, Fault> {

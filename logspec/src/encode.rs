@@ -194,6 +194,15 @@ impl Walk<'_> {
                             format!("expected exactly {n} elements, found {}", items.len()),
                         ));
                     }
+                } else if let (Len::Size(_), None) = (len, self.schema.size_of(elem)) {
+                    // Elements of a variable size: the prefix is their encoded bytes.
+                    let mut body = Vec::new();
+                    for (i, item) in items.iter().enumerate() {
+                        self.value(elem, e, item, &mut body).map_err(|f| f.within(format!("[{i}]")))?;
+                    }
+                    self.sequence(*len, e, body.len(), 1, out)?;
+                    out.extend_from_slice(&body);
+                    return Ok(());
                 } else {
                     let size = self.schema.size_of(elem).map_or(0, |s| s as usize);
                     self.sequence(*len, e, items.len(), size, out)?;

@@ -120,6 +120,51 @@ fn variable_records_match_python_struct() {
     assert!(err.to_string().contains("protocol") && err.to_string().contains("expected 2, found 3"), "{err}");
 }
 
+/// `size` on an array of variable-size structs (REC_STOPS): the prefix is the elements' bytes,
+/// the elements are read until the span ends, and a span that ends inside an element is an error.
+#[test]
+fn size_prefixed_variable_size_elements() {
+    use logspec::runtime::{Cursor, Endian, View};
+
+    let r = RecStops {
+        stops: vec![
+            Waypoint { name: "A".into(), position: vec3(1.0, 2.0, 3.0), tolerance: 0.5 },
+            Waypoint { name: "bc".into(), position: vec3(-1.0, 0.0, 4.0), tolerance: 0.25 },
+        ],
+        count: 7,
+    };
+    let bytes = r.to_bytes().unwrap();
+    // Waypoint: u8 name length, name, 3 f32, f32 (18 + 19 bytes); the u16 prefix counts 37 bytes.
+    let e = python_pack("<HB1s4fB2s4fB", "37, 1, b'A', 1.0, 2.0, 3.0, 0.5, 2, b'bc', -1.0, 0.0, 4.0, 0.25, 7");
+    assert_eq!(bytes, e);
+    assert_eq!(r.encoded_len(), bytes.len());
+    assert_eq!(RecStops::decode_exact(&bytes).unwrap(), r);
+    let v = RecStopsRef::view_exact(&bytes).unwrap();
+    assert_eq!((v.stops.len(), v.count), (2, 7));
+    assert_eq!(v.stops.iter().map(|w| w.name).collect::<Vec<_>>(), ["A", "bc"]);
+    assert_eq!(v.to_owned(), r);
+
+    // A span one byte short ends inside the second element; one byte long takes the next field's
+    // byte into it: both are errors, from the owned decoder and from the view alike.
+    for delta in [-1i32, 1] {
+        let mut bad = bytes.clone();
+        bad[0] = (37 + delta) as u8;
+        let owned = RecStops::decode_exact(&bad).unwrap_err();
+        let view = RecStopsRef::view_exact(&bad).unwrap_err();
+        assert_eq!(owned, view, "{delta}");
+        let w = RecStopsRef::decode_view(&mut Cursor::new(&bad), Endian::Little);
+        assert!(w.is_err(), "{delta}");
+    }
+    // A span longer than the bytes there allocates nothing and fails.
+    let mut bad = bytes.clone();
+    bad[..2].copy_from_slice(&[0xff, 0xff]);
+    assert!(RecStops::decode_exact(&bad).is_err());
+    assert!(RecStopsRef::view_exact(&bad).is_err());
+    // An empty span is no elements.
+    let empty = python_pack("<HB", "0, 9");
+    assert_eq!(RecStops::decode_exact(&empty).unwrap(), RecStops { stops: vec![], count: 9 });
+}
+
 #[test]
 fn variable_width_integers() {
     // fit_widths picks the fewest bytes: id 0x1234 in 2, stamp -1 in all 8 (negative only at

@@ -190,6 +190,99 @@ fn corrupted_copies_skip_the_chunk_and_go_on() {
     }
 }
 
+/// Maps (a u32 byte length, then key/value pairs) read to the end of their span: a channel whose
+/// metadata map's length ends inside its last pair, or claims 4 GB, is skipped and reported at
+/// its byte offset, and the rest of the file is read. The file is written here, byte by byte by
+/// the MCAP specification.
+#[test]
+fn a_map_whose_length_does_not_end_on_a_pair_is_skipped() {
+    fn text(t: &[u8]) -> Vec<u8> {
+        [&(t.len() as u32).to_le_bytes()[..], t].concat()
+    }
+    fn record(op: u8, body: &[u8]) -> Vec<u8> {
+        [&[op][..], &(body.len() as u64).to_le_bytes(), body].concat()
+    }
+    fn channel(id: u16, topic: &[u8], map_len: u32) -> Vec<u8> {
+        let pair = [text(b"k"), text(b"v")].concat();
+        let body =
+            [&id.to_le_bytes()[..], &0u16.to_le_bytes(), &text(topic), &text(b"json"), &map_len.to_le_bytes(), &pair]
+                .concat();
+        record(0x04, &body)
+    }
+    fn message(channel: u16, t: u64, data: &[u8]) -> Vec<u8> {
+        let body = [&channel.to_le_bytes()[..], &0u32.to_le_bytes(), &t.to_le_bytes(), &t.to_le_bytes(), data].concat();
+        record(0x05, &body)
+    }
+    let magic = b"\x89MCAP0\r\n";
+    let dir = scratch::temp_dir().join("mcap-map");
+    std::fs::create_dir_all(&dir).unwrap();
+    // The pair is 4 + 1 + 4 + 1 = 10 bytes.
+    for bad_len in [9u32, 11, u32::MAX] {
+        let mut f = magic.to_vec();
+        f.extend(record(0x01, &[text(b""), text(b"hand")].concat()));
+        f.extend(channel(1, b"/a", 10));
+        let bad_at = f.len();
+        f.extend(channel(2, b"/b", bad_len));
+        f.extend(message(1, 5, br#"{"x":1}"#));
+        f.extend(message(2, 6, br#"{"x":2}"#));
+        f.extend(message(1, 7, br#"{"x":3}"#));
+        f.extend(record(0x0F, &0u32.to_le_bytes()));
+        f.extend(record(0x02, &[0u8; 20]));
+        f.extend(magic);
+        let p = dir.join(format!("{bad_len}.mcap"));
+        std::fs::write(&p, &f).unwrap();
+        let (ours, ok, err) = dump(&p, &[]);
+        assert!(!ok, "{bad_len}: the damage is reported in the exit status");
+        assert!(
+            err.contains(&format!("byte {bad_at}: a record (opcode 0x04) that does not parse")),
+            "{bad_len}: {err}"
+        );
+        let topics: Vec<&Value> = kind(&ours, "topic");
+        assert_eq!(topics.len(), 1, "{bad_len}: {ours:?}");
+        assert_eq!(topics[0]["topic"], "/a");
+        let msgs: Vec<(u64, Value)> =
+            kind(&ours, "message").iter().map(|m| (m["log_time"].as_u64().unwrap(), m["data"].clone())).collect();
+        assert_eq!(msgs, [(5, serde_json::json!({"x": 1})), (7, serde_json::json!({"x": 3}))], "{bad_len}");
+    }
+}
+
+/// `schemas/mcap.toml` read by the IR interpreter (`dump --schema`): the header, the channels
+/// (their metadata maps: size-prefixed sequences of variable-size pairs) and the statistics (a
+/// map of fixed-size entries) hold the reference summary's facts. The walk ends at the end magic,
+/// 8 bytes that are not a record.
+#[test]
+fn the_schema_reads_every_record_through_the_interpreter() {
+    for stem in FILES {
+        let path = input(stem);
+        let len = std::fs::metadata(&path).unwrap().len();
+        let out = logspec(&["dump", "--schema", "schemas/mcap.toml", path.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(&format!("at byte {}", len - 8)) && !err.contains("panicked"), "{stem}: {err}");
+        let lines = jsonl(&String::from_utf8(out.stdout).unwrap());
+        let named = |n: &str| lines.iter().filter(|l| l["name"] == n).map(|l| &l["fields"]).collect::<Vec<_>>();
+        let exp = summary(stem);
+        let header = named("HEADER");
+        assert_eq!((&header[0]["profile"], &header[0]["library"]), (&exp["profile"], &exp["library"]), "{stem}");
+        let mut topics = std::collections::BTreeMap::new();
+        for c in named("CHANNEL") {
+            assert!(c["metadata"].as_array().unwrap().iter().all(|p| p["key"].is_string()), "{stem}: {c}");
+            topics.insert(c["id"].as_u64().unwrap(), c["topic"].as_str().unwrap().to_string());
+        }
+        let stats = named("STATISTICS");
+        assert_eq!(stats.len(), 1, "{stem}: a summary with statistics");
+        assert_eq!(stats[0]["message_count"], exp["messages"], "{stem}");
+        assert_eq!(stats[0]["chunk_count"], exp["chunks"], "{stem}");
+        let counts: serde_json::Map<String, Value> = stats[0]["channel_message_counts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["message_count"] != 0)
+            .map(|c| (topics[&c["channel_id"].as_u64().unwrap()].clone(), c["message_count"].clone()))
+            .collect();
+        assert_eq!(Value::Object(counts), exp["messages_per_topic"], "{stem}");
+    }
+}
+
 #[test]
 fn big_endian_cdr_decodes_as_little_endian_does() {
     // `/corner_be` carries a Corner message serialised big-endian (encapsulation 00 00).

@@ -460,9 +460,22 @@ impl<'a> Gen<'a> {
             Ty::Array { elem, len } => {
                 self.counter += 1;
                 let n = 1 + self.counter % 3;
-                let size = self.schema.size_of(elem).map_or(0, u64::from);
-                self.prefix(len, if matches!(len, Len::Size(_)) { n * size } else { n }, endian);
-                let items: Vec<String> = (0..n).map(|_| self.value(elem, endian)).collect();
+                let items: Vec<String> = match (len, self.schema.size_of(elem)) {
+                    (Len::Size(p), None) => {
+                        // Elements of a variable size: the prefix is their encoded bytes.
+                        let at = self.bytes.len();
+                        let items = (0..n).map(|_| self.value(elem, endian)).collect();
+                        let body = self.bytes.split_off(at);
+                        self.int(body.len() as u64, *p, endian);
+                        self.bytes.extend_from_slice(&body);
+                        items
+                    }
+                    (_, size) => {
+                        let size = size.map_or(0, u64::from);
+                        self.prefix(len, if matches!(len, Len::Size(_)) { n * size } else { n }, endian);
+                        (0..n).map(|_| self.value(elem, endian)).collect()
+                    }
+                };
                 format!("[{}]", items.join(", "))
             }
             // Unions are chosen by `fields`, which knows their tag fields.

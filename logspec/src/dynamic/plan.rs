@@ -747,6 +747,17 @@ impl<'b> Exec<'b> {
 
     fn array<const READ: bool>(&mut self, a: &ArrayStep, sink: &mut impl Sink) -> Result<(), Stop> {
         let name = a.name.as_deref();
+        if let (Len::Size(p), None) = (a.len, a.fixed) {
+            // Elements of a variable size within a byte length: as many as its span holds, the
+            // last ending exactly at its end.
+            let bytes = usize::try_from(self.uint(p, a.e)?).unwrap_or(usize::MAX);
+            let end = self.pos.checked_add(bytes).filter(|z| *z <= self.b.len()).ok_or(Stop)?;
+            let all = self.b;
+            self.b = &all[..end];
+            let r = self.to_end::<READ>(a, sink);
+            self.b = all;
+            return r;
+        }
         match self.count(a.len, a.e, a.fixed)? {
             Some(n) => {
                 if matches!(a.len, Len::Count(_) | Len::Size(_)) {
@@ -773,26 +784,29 @@ impl<'b> Exec<'b> {
                     sink.end_array();
                 }
             }
-            None => {
-                // Elements of a variable size, as many as the bytes hold: counted first, so the
-                // sink hears the length before the elements.
-                let (start, empty) = (self.pos, self.empty_left);
-                let mut n = 0usize;
-                while self.pos < self.b.len() {
-                    self.step::<false>(&a.elem, &mut Ignore)?;
-                    n += 1;
-                }
-                if !READ {
-                    return Ok(());
-                }
-                (self.pos, self.empty_left) = (start, empty);
-                sink.begin_array(name, n);
-                for _ in 0..n {
-                    self.step::<true>(&a.elem, sink)?;
-                }
-                sink.end_array();
-            }
+            None => self.to_end::<READ>(a, sink)?,
         }
+        Ok(())
+    }
+
+    /// Elements of a variable size, as many as the bytes hold: counted first, so the sink hears
+    /// the length before the elements.
+    fn to_end<const READ: bool>(&mut self, a: &ArrayStep, sink: &mut impl Sink) -> Result<(), Stop> {
+        let (start, empty) = (self.pos, self.empty_left);
+        let mut n = 0usize;
+        while self.pos < self.b.len() {
+            self.step::<false>(&a.elem, &mut Ignore)?;
+            n += 1;
+        }
+        if !READ {
+            return Ok(());
+        }
+        (self.pos, self.empty_left) = (start, empty);
+        sink.begin_array(a.name.as_deref(), n);
+        for _ in 0..n {
+            self.step::<true>(&a.elem, sink)?;
+        }
+        sink.end_array();
         Ok(())
     }
 

@@ -1,8 +1,9 @@
-//! MCAP files (`.mcap`): the container's records read in place from the file's bytes (records
-//! and chunks framed here, record bodies parsed by the `mcap` crate, chunks decompressed with
-//! zstd or lz4 and their CRCs checked), with the state this reader adds: the schemas and
-//! channels seen, the messages handed on in log-time order, the chunk budget, and what is left
-//! of a damaged file.
+//! MCAP files (`.mcap`): the container's records read in place from the file's bytes through
+//! the views generated from `schemas/mcap.toml` ([`wire`]: the magic, the record framing and
+//! every record type; zero-copy, each length checked against the bytes there before anything is
+//! taken), chunks decompressed with zstd or lz4 and their CRCs checked, with the state this
+//! reader adds: the schemas and channels seen, the messages handed on in log-time order, the
+//! chunk budget, and what is left of a damaged file.
 //!
 //! - **One pass.** A file with a summary is opened from its end: the footer, the summary's
 //!   schemas, channels, chunk indexes and statistics (checked by the summary's CRC when it has
@@ -33,11 +34,20 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet};
 use std::sync::Arc;
 
-use logspec_ir::ir::{Endian, Prim};
-use mcap::records::{op, Record};
+use logspec_runtime::{Endian, Fixed, View};
 
-/// The MCAP magic, at both ends of a file.
-pub const MAGIC: &[u8] = mcap::MAGIC;
+/// The schema the container's layouts are generated from (`schemas/mcap.toml`).
+pub const SCHEMA_TOML: &str = include_str!(concat!(env!("LOGSPEC_SCHEMAS"), "/mcap.toml"));
+
+/// The container's layouts, generated from `schemas/mcap.toml`: the magic ([`wire::Magic`]), the
+/// record header ([`wire::RecordHeader`]) and every record type, each with its borrowed view
+/// (`...Ref`).
+pub mod wire {
+    #![allow(clippy::all)]
+    include!(concat!(env!("OUT_DIR"), "/mcap.rs"));
+}
+
+use wire::{McapRecord as Op, RecordHeader};
 
 /// A schema record.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -172,70 +182,22 @@ impl Want<'_> {
     }
 }
 
-/// What a record body holds before and between its strings, for [`fits`].
-#[derive(Clone, Copy)]
-enum Part {
-    /// Bytes of fixed size.
-    Fixed(usize),
-    /// A `u32` length, then that many bytes (a string, or bytes).
-    Counted,
-    /// A `u32` byte length, then pairs of strings within it (a string map).
-    Map,
+/// The view of a record's body: its fields from the start of the body (bytes after them are
+/// ignored, as the MCAP specification lets later versions add fields). Every length is checked
+/// against the body before anything is taken, so a hostile length allocates nothing.
+fn view<'a, V: View<'a>>(op: u8, body: &'a [u8]) -> Result<V, String> {
+    V::view(body).map_err(|e| format!("a record (opcode {op:#04x}) that does not parse: {e}"))
 }
 
-/// Whether every string, byte array and string map in a record body lies within it. The `mcap`
-/// crate's parser (`binrw`, `count = len`) allocates a string's declared length before it reads
-/// it, so a record is checked before it is parsed: a 10 KB file declaring a 1.8 GB string must
-/// not allocate 1.8 GB. The parts are the MCAP records' fields up to their last string
-/// (`docs/formats/mcap.md`); records without strings need no check.
-fn fits(op: u8, body: &[u8]) -> bool {
-    use Part::*;
-    let parts: &[Part] = match op {
-        0x01 => &[Counted, Counted],                      // Header: profile, library
-        0x03 => &[Fixed(2), Counted, Counted, Counted],   // Schema: id, name, encoding, data
-        0x04 => &[Fixed(4), Counted, Counted, Map],       // Channel: ids, topic, encoding, metadata
-        0x06 => &[Fixed(28), Counted],                    // Chunk: times, sizes, crc, compression
-        0x08 => &[Fixed(32), Counted, Fixed(8), Counted], // ChunkIndex: ..., offsets, length, compression
-        0x09 => &[Fixed(16), Counted, Counted],           // Attachment: times, name, media type
-        0x0A => &[Fixed(40), Counted, Counted],           // AttachmentIndex: ..., name, media type
-        0x0C => &[Counted, Map],                          // Metadata: name, map
-        0x0D => &[Fixed(16), Counted],                    // MetadataIndex: offset, length, name
-        _ => &[],
-    };
-    let len = |at: usize| -> Option<usize> {
-        let n = crate::dynamic::load(body, at, logspec_ir::ir::Prim::U32, logspec_ir::ir::Endian::Little)?;
-        usize::try_from(n).ok()
-    };
-    let mut at = 0usize;
-    for p in parts {
-        at = match p {
-            Fixed(n) => at.checked_add(*n),
-            Counted => len(at).and_then(|n| (at + 4).checked_add(n)),
-            Map => len(at).and_then(|n| {
-                let end = (at + 4).checked_add(n)?;
-                let mut i = at + 4;
-                while i < end {
-                    i = (i + 4).checked_add(len(i)?)?;
-                    i = (i + 4).checked_add(len(i)?)?;
-                }
-                (i <= body.len()).then_some(end)
-            }),
-        }
-        .filter(|a| *a <= body.len())
-        .map_or(usize::MAX, |a| a);
-        if at == usize::MAX {
-            return false;
-        }
+/// Checks the body of a record of a known opcode that this reader does not otherwise read (an
+/// attachment, an index) by the generated dispatch on its opcode; `Ok` for an unknown opcode,
+/// skipped by its length, and for bytes after a record type's fields (as [`view`]).
+fn check(op: u8, body: &[u8]) -> Result<(), String> {
+    match wire::McapRecordRef::decode(u64::from(op), body) {
+        None | Some(Ok(_)) => Ok(()),
+        Some(Err(e)) if matches!(e.kind, logspec_runtime::DecodeErrorKind::TrailingBytes { .. }) => Ok(()),
+        Some(Err(e)) => Err(format!("a record (opcode {op:#04x}) that does not parse: {e}")),
     }
-    true
-}
-
-/// A record body parsed by the `mcap` crate, once [`fits`] holds.
-fn parse(op: u8, body: &[u8]) -> Result<Record<'_>, String> {
-    if !fits(op, body) {
-        return Err(format!("a record (opcode {op:#04x}) whose strings run past its end"));
-    }
-    mcap::parse_record(op, body).map_err(|e| format!("a record (opcode {op:#04x}) that does not parse: {e}"))
 }
 
 /// A message waiting for its turn, by (log time, file order).
@@ -258,21 +220,14 @@ impl Ord for Pending<'_> {
     }
 }
 
-/// Whether `buf` starts like an MCAP file.
+/// Whether `buf` starts like an MCAP file: with the magic.
 pub fn sniff(head: &[u8]) -> bool {
-    head.starts_with(MAGIC)
+    wire::Magic::decode_fixed(head, Endian::Little).is_ok()
 }
 
-/// The little-endian numbers of MCAP's framing (record lengths, the footer, message headers),
-/// read through the interpreter's one loader.
-fn u16_at(b: &[u8], at: usize) -> Option<u16> {
-    crate::dynamic::load(b, at, Prim::U16, Endian::Little).map(|v| v as u16)
-}
-fn u32_at(b: &[u8], at: usize) -> Option<u32> {
-    crate::dynamic::load(b, at, Prim::U32, Endian::Little).map(|v| v as u32)
-}
-fn u64_at(b: &[u8], at: usize) -> Option<u64> {
-    crate::dynamic::load(b, at, Prim::U64, Endian::Little)
+/// Whether `buf` ends with the magic.
+fn end_magic(buf: &[u8]) -> bool {
+    buf.len().checked_sub(wire::Magic::SIZE).is_some_and(|at| sniff(&buf[at..]))
 }
 
 /// A record: its offset, opcode and body.
@@ -306,18 +261,20 @@ impl<'a> Framed<'a> {
             return None;
         }
         let at = self.at;
-        let op = self.buf[at];
-        let Some(len) = u64_at(self.buf, at + 1) else {
+        let Ok(header) = RecordHeader::decode_fixed(&self.buf[at..], Endian::Little) else {
             self.done = true;
+            let op = self.buf[at + RecordHeader::OFFSET_OPCODE];
             return Some(Err(Unframed { at, op, len: None }));
         };
-        let end = usize::try_from(len).ok().and_then(|n| (at + 9).checked_add(n)).filter(|e| *e <= self.buf.len());
+        let (op, len) = (header.opcode, header.length);
+        let body = at + RecordHeader::SIZE;
+        let end = usize::try_from(len).ok().and_then(|n| body.checked_add(n)).filter(|e| *e <= self.buf.len());
         let Some(end) = end else {
             self.done = true;
             return Some(Err(Unframed { at, op, len: Some(len) }));
         };
         self.at = end;
-        Some(Ok((at, op, &self.buf[at + 9..end])))
+        Some(Ok((at, op, &self.buf[body..end])))
     }
 }
 
@@ -329,8 +286,8 @@ struct Records<'a> {
 
 impl<'a> Records<'a> {
     fn new(buf: &'a [u8]) -> Self {
-        let mut framed = Framed::new(buf, MAGIC.len());
-        framed.done = !buf.starts_with(MAGIC);
+        let mut framed = Framed::new(buf, wire::Magic::SIZE);
+        framed.done = !sniff(buf);
         Records { framed }
     }
 
@@ -338,7 +295,7 @@ impl<'a> Records<'a> {
     /// on.
     fn next(&mut self) -> Option<Result<Raw<'a, u64>, ReadError>> {
         let buf = self.framed.buf;
-        if !buf.starts_with(MAGIC) {
+        if !sniff(buf) {
             if self.framed.at == 0 {
                 return None;
             }
@@ -350,7 +307,7 @@ impl<'a> Records<'a> {
         }
         match self.framed.next()? {
             Ok((at, o, body)) => {
-                if o == op::FOOTER {
+                if u64::from(o) == Op::ID_FOOTER {
                     self.framed.done = true;
                 }
                 Some(Ok((at as u64, o, body)))
@@ -429,37 +386,54 @@ impl Blocks {
     }
 }
 
-fn schema_of(header: mcap::records::SchemaHeader, data: std::borrow::Cow<'_, [u8]>) -> Schema {
-    Schema { id: header.id, name: header.name, encoding: header.encoding, data: data.into_owned() }
+fn schema_of(s: wire::SchemaRef<'_>) -> Schema {
+    Schema { id: s.id, name: s.name.into(), encoding: s.encoding.into(), data: s.data.to_vec() }
 }
 
-fn channel_of(c: mcap::records::Channel) -> Channel {
+fn channel_of(c: wire::ChannelRef<'_>) -> Channel {
     Channel {
         id: c.id,
         schema_id: c.schema_id,
-        topic: c.topic,
-        message_encoding: c.message_encoding,
-        metadata: c.metadata,
+        topic: c.topic.into(),
+        message_encoding: c.message_encoding.into(),
+        metadata: map_of(&c.metadata),
     }
+}
+
+/// A `Map<string, string>` (a channel's metadata, a Metadata record's), the last value of a key
+/// standing.
+fn map_of(m: &logspec_runtime::view::Seq<'_, wire::StringPairRef<'_>>) -> BTreeMap<String, String> {
+    m.iter().map(|p| (p.key.to_string(), p.value.to_string())).collect()
+}
+
+/// The channels of a chunk, by its chunk index's message index offsets.
+fn chunk_channels(c: &wire::ChunkIndexRef<'_>) -> HashSet<u16> {
+    c.message_index_offsets.iter().map(|e| e.channel_id).collect()
 }
 
 /// What the summary says, when the file has one that checks out and lists its chunks: its
 /// footer in place, the summary's records whole, its CRC right (when it has one), every chunk
 /// index inside the data section. `None` sends the reading to [`first_pass`].
 fn summary(buf: &[u8]) -> Option<Blocks> {
-    let n = buf.len();
-    // The footer record (opcode, length 20, summary start, summary offset start, CRC), then the
-    // end magic.
-    let f = n.checked_sub(MAGIC.len() + 9 + 20)?;
-    if !buf.ends_with(MAGIC) || f < MAGIC.len() || buf[f] != op::FOOTER || u64_at(buf, f + 1)? != 20 {
+    use wire::{Footer, Magic};
+    // The footer record (its header, then the footer's fields), then the end magic.
+    let f = buf.len().checked_sub(Magic::SIZE + RecordHeader::SIZE + Footer::SIZE)?;
+    let header = RecordHeader::decode_fixed(&buf[f..], Endian::Little).ok()?;
+    if !end_magic(buf)
+        || f < Magic::SIZE
+        || u64::from(header.opcode) != Op::ID_FOOTER
+        || header.length != Footer::SIZE as u64
+    {
         return None;
     }
-    let start = usize::try_from(u64_at(buf, f + 9)?).ok()?;
-    let crc = u32_at(buf, f + 25)?;
-    if start < MAGIC.len() || start > f {
+    let footer = Footer::decode_fixed(&buf[f + RecordHeader::SIZE..], Endian::Little).ok()?;
+    let start = usize::try_from(footer.summary_start).ok()?;
+    if start < Magic::SIZE || start > f {
         return None;
     }
-    if crc != 0 && crc32fast::hash(&buf[start..f + 9 + 16]) != crc {
+    // The CRC covers the summary and the footer up to its `summary_crc` field.
+    let crc_end = f + RecordHeader::SIZE + Footer::OFFSET_SUMMARY_CRC;
+    if footer.summary_crc != 0 && crc32fast::hash(&buf[start..crc_end]) != footer.summary_crc {
         return None;
     }
     let (mut schemas, mut channels, mut starts) = (Vec::new(), Vec::new(), Vec::new());
@@ -468,22 +442,23 @@ fn summary(buf: &[u8]) -> Option<Blocks> {
     let mut records = Framed::new(&buf[..f], start);
     while let Some(r) = records.next() {
         let (_, o, body) = r.ok()?;
-        match o {
-            op::SCHEMA | op::CHANNEL | op::CHUNK_INDEX => match parse(o, body).ok()? {
-                Record::Schema { header, data } => schemas.push(schema_of(header, data)),
-                Record::Channel(c) => channels.push(channel_of(c)),
-                Record::ChunkIndex(c) => {
-                    let end = c.chunk_start_offset.checked_add(c.chunk_length)?;
-                    if c.chunk_start_offset < MAGIC.len() as u64 || end > start as u64 {
-                        return None;
-                    }
-                    let empty = c.message_start_time == 0 && c.message_end_time == 0;
-                    starts.push((c.chunk_start_offset, (!empty).then_some(c.message_start_time)));
-                    chunk_index.insert(c.chunk_start_offset, c.message_index_offsets.keys().copied().collect());
+        match u64::from(o) {
+            Op::ID_SCHEMA => schemas.push(schema_of(view(o, body).ok()?)),
+            Op::ID_CHANNEL => channels.push(channel_of(view(o, body).ok()?)),
+            Op::ID_CHUNK_INDEX => {
+                let c: wire::ChunkIndexRef = view(o, body).ok()?;
+                let end = c.chunk_start_offset.checked_add(c.chunk_length)?;
+                if c.chunk_start_offset < Magic::SIZE as u64 || end > start as u64 {
+                    return None;
                 }
-                _ => return None,
-            },
-            op::STATISTICS => counts = Some(statistics(body)?),
+                let empty = c.message_start_time == 0 && c.message_end_time == 0;
+                starts.push((c.chunk_start_offset, (!empty).then_some(c.message_start_time)));
+                chunk_index.insert(c.chunk_start_offset, chunk_channels(&c));
+            }
+            Op::ID_STATISTICS => {
+                let s: wire::StatisticsRef = view(o, body).ok()?;
+                counts = Some(s.channel_message_counts.iter().map(|c| (c.channel_id, c.message_count)).collect());
+            }
             _ => {}
         }
     }
@@ -495,18 +470,6 @@ fn summary(buf: &[u8]) -> Option<Blocks> {
     blocks.chunk_index = chunk_index;
     blocks.counts = counts;
     Some(blocks)
-}
-
-/// A Statistics record's messages per channel (its fixed fields, then a `u32` byte length and
-/// pairs of a `u16` channel id and a `u64` count).
-fn statistics(body: &[u8]) -> Option<HashMap<u16, u64>> {
-    const FIXED: usize = 8 + 2 + 4 + 4 + 4 + 4 + 8 + 8;
-    let len = usize::try_from(u32_at(body, FIXED)?).ok()?;
-    let pairs = body.get(FIXED + 4..FIXED + 4 + len)?;
-    if len % 10 != 0 {
-        return None;
-    }
-    pairs.chunks_exact(10).map(|p| Some((u16_at(p, 0)?, u64_at(p, 2)?))).collect()
 }
 
 /// A walk over the top-level records that decompresses nothing, for a file without a summary
@@ -524,38 +487,51 @@ fn first_pass(buf: &[u8]) -> Blocks {
     let (mut indexed, mut waiting) = (true, false);
     let mut records = Records::new(buf);
     while let Some(Ok((offset, o, body))) = records.next() {
-        if o != op::MESSAGE_INDEX && waiting {
+        let o64 = u64::from(o);
+        if o64 != Op::ID_MESSAGE_INDEX && waiting {
             indexed = false;
             waiting = false;
         }
-        match o {
-            op::MESSAGE_INDEX => {
+        match o64 {
+            Op::ID_MESSAGE_INDEX => {
                 waiting = false;
-                if let (Some(id), Some(len)) = (u16_at(body, 0), u32_at(body, 2)) {
-                    *counts.entry(id).or_default() += u64::from(len) / 16;
+                match view::<wire::MessageIndexRef>(o, body) {
+                    Ok(m) => *counts.entry(m.channel_id).or_default() += m.records.len() as u64,
+                    // A message index that does not read: the file no longer says the counts.
+                    Err(_) => indexed = false,
                 }
             }
-            op::MESSAGE => match u16_at(body, 0).zip(u64_at(body, 6)).filter(|_| body.len() >= MESSAGE_HEADER) {
-                Some((id, t)) => {
-                    starts.push((offset, Some(t)));
-                    *counts.entry(id).or_default() += 1;
+            Op::ID_MESSAGE => match view::<wire::MessageRef>(o, body) {
+                Ok(m) => {
+                    starts.push((offset, Some(m.log_time)));
+                    *counts.entry(m.channel_id).or_default() += 1;
                 }
-                None => starts.push((offset, None)),
+                Err(_) => starts.push((offset, None)),
             },
-            _ => match parse(o, body) {
-                Ok(Record::Chunk { header, .. }) => {
-                    let empty = header.message_start_time == 0 && header.message_end_time == 0;
-                    starts.push((offset, (!empty).then_some(header.message_start_time)));
+            Op::ID_CHUNK => match view::<wire::ChunkRef>(o, body) {
+                Ok(c) => {
+                    let empty = c.message_start_time == 0 && c.message_end_time == 0;
+                    starts.push((offset, (!empty).then_some(c.message_start_time)));
                     waiting = !empty;
                 }
-                Ok(Record::Schema { header, data }) => schemas.push(schema_of(header, data)),
-                Ok(Record::Channel(c)) => channels.push(channel_of(c)),
-                Ok(Record::ChunkIndex(c)) => {
-                    chunk_index.insert(c.chunk_start_offset, c.message_index_offsets.keys().copied().collect());
-                }
-                Err(_) if o == op::CHUNK => starts.push((offset, None)),
-                _ => {}
+                Err(_) => starts.push((offset, None)),
             },
+            Op::ID_SCHEMA => {
+                if let Ok(s) = view(o, body) {
+                    schemas.push(schema_of(s));
+                }
+            }
+            Op::ID_CHANNEL => {
+                if let Ok(c) = view(o, body) {
+                    channels.push(channel_of(c));
+                }
+            }
+            Op::ID_CHUNK_INDEX => {
+                if let Ok(c) = view::<wire::ChunkIndexRef>(o, body) {
+                    chunk_index.insert(c.chunk_start_offset, chunk_channels(&c));
+                }
+            }
+            _ => {}
         }
     }
     let mut blocks = Blocks::of(starts);
@@ -564,9 +540,6 @@ fn first_pass(buf: &[u8]) -> Blocks {
     blocks.counts = (indexed && !waiting).then_some(counts);
     blocks
 }
-
-/// The bytes of a message record before its data: channel id, sequence, log and publish time.
-const MESSAGE_HEADER: usize = 2 + 4 + 8 + 8;
 
 /// A message of a block, before its turn: its header, and where its data is in the block's bytes.
 struct Entry {
@@ -578,15 +551,17 @@ struct Entry {
     index: u64,
 }
 
-/// A message record's header and its data's range in `records` (`at`: the record's body there).
-fn entry(body: &[u8], at: usize, index: u64) -> Option<Entry> {
-    (body.len() >= MESSAGE_HEADER).then_some(())?;
-    Some(Entry {
-        channel: u16_at(body, 0)?,
-        sequence: u32_at(body, 2)?,
-        log_time: u64_at(body, 6)?,
-        publish_time: u64_at(body, 14)?,
-        data: (at + MESSAGE_HEADER, at + body.len()),
+/// A message record's fields and its data's range in `records` (`at`: the record's body there).
+fn entry(body: &[u8], at: usize, index: u64) -> Result<Entry, String> {
+    let m: wire::MessageRef = view(Op::ID_MESSAGE as u8, body)?;
+    // The data runs to the end of the body.
+    let end = at + body.len();
+    Ok(Entry {
+        channel: m.channel_id,
+        sequence: m.sequence,
+        log_time: m.log_time,
+        publish_time: m.publish_time,
+        data: (end - m.data.len(), end),
         index,
     })
 }
@@ -634,7 +609,7 @@ pub fn read<'a, E>(
     let mut channels: HashMap<u16, Channel> = HashMap::new();
     let mut heap: BinaryHeap<Reverse<Pending<'a>>> = BinaryHeap::new();
     let mut entries: Vec<Entry> = Vec::new();
-    let mut inner: Vec<Record<'static>> = Vec::new();
+    let mut inner: Vec<Inner> = Vec::new();
     let mut last_out = 0u64;
     let mut index = 0u64;
     let mut records = Records::new(buf);
@@ -671,17 +646,33 @@ pub fn read<'a, E>(
         // A block's messages and where their bytes are.
         let mut block: Option<Bytes<'a>> = None;
         entries.clear();
-        match o {
-            op::MESSAGE => {
-                let Some(e) = entry(body, 0, index) else {
-                    each(Event::Skipped {
-                        offset,
-                        why: format!(
-                            "a record (opcode {o:#04x}) that does not parse: {} bytes, shorter than a message's {MESSAGE_HEADER}-byte header",
-                            body.len()
-                        ),
-                    })?;
-                    continue;
+        // Hands on a schema or channel the first time it is seen (or seen changed).
+        macro_rules! known {
+            ($x:expr) => {
+                match $x {
+                    Inner::Schema(s) => {
+                        if schemas.get(&s.id) != Some(&s) {
+                            each(Event::Schema(&s))?;
+                            schemas.insert(s.id, s);
+                        }
+                    }
+                    Inner::Channel(c) => {
+                        if channels.get(&c.id) != Some(&c) {
+                            each(Event::Channel(&c))?;
+                            channels.insert(c.id, c);
+                        }
+                    }
+                }
+            };
+        }
+        match u64::from(o) {
+            Op::ID_MESSAGE => {
+                let e = match entry(body, 0, index) {
+                    Ok(e) => e,
+                    Err(why) => {
+                        each(Event::Skipped { offset, why })?;
+                        continue;
+                    }
                 };
                 index += 1;
                 if want.time(e.log_time) {
@@ -689,18 +680,17 @@ pub fn read<'a, E>(
                 }
                 block = Some(Bytes::Lent(body));
             }
-            op::CHUNK => {
-                let header = match parse(o, body) {
-                    Ok(Record::Chunk { header, .. }) => header,
-                    Ok(_) => continue,
+            Op::ID_CHUNK => {
+                let header: wire::ChunkRef = match view(o, body) {
+                    Ok(h) => h,
                     Err(why) => {
                         each(Event::Skipped { offset, why })?;
                         continue;
                     }
                 };
                 stats.chunks += 1;
-                if !stats.compressions.contains(&header.compression) {
-                    stats.compressions.push(header.compression.clone());
+                if !stats.compressions.iter().any(|c| c == header.compression) {
+                    stats.compressions.push(header.compression.to_string());
                 }
                 let span = (header.message_start_time, header.message_end_time);
                 let misses_time = want.time.is_some_and(|(a, z)| span.1 < a || span.0 > z);
@@ -711,58 +701,40 @@ pub fn read<'a, E>(
                 if chunk_index.is_some() && (misses_time || misses_channels) {
                     stats.chunks_unread += 1;
                 } else {
-                    match chunk(body, &header, budget, &mut inner, &mut entries, &mut index, want) {
+                    match chunk(&header, budget, &mut inner, &mut entries, &mut index, want) {
                         Ok(bytes) => block = Some(bytes),
                         Err(why) => each(Event::Skipped { offset, why })?,
                     }
-                    for r in inner.drain(..) {
-                        match r {
-                            Record::Schema { header, data } => {
-                                let s = schema_of(header, data);
-                                if schemas.get(&s.id) != Some(&s) {
-                                    each(Event::Schema(&s))?;
-                                    schemas.insert(s.id, s);
-                                }
-                            }
-                            Record::Channel(c) => {
-                                let c = channel_of(c);
-                                if channels.get(&c.id) != Some(&c) {
-                                    each(Event::Channel(&c))?;
-                                    channels.insert(c.id, c);
-                                }
-                            }
-                            _ => {}
-                        }
+                    for x in inner.drain(..) {
+                        known!(x);
                     }
                 }
             }
-            op::HEADER | op::FOOTER | op::METADATA | op::SCHEMA | op::CHANNEL => match parse(o, body) {
-                Ok(Record::Header(h)) => each(Event::Header { profile: h.profile, library: h.library })?,
-                Ok(Record::Footer(_)) => stats.footer = buf.ends_with(MAGIC),
-                Ok(Record::Metadata(m)) => each(Event::Metadata { name: m.name, metadata: m.metadata })?,
-                Ok(Record::Schema { header, data }) => {
-                    let s = schema_of(header, data);
-                    if schemas.get(&s.id) != Some(&s) {
-                        each(Event::Schema(&s))?;
-                        schemas.insert(s.id, s);
-                    }
-                }
-                Ok(Record::Channel(c)) => {
-                    let c = channel_of(c);
-                    if channels.get(&c.id) != Some(&c) {
-                        each(Event::Channel(&c))?;
-                        channels.insert(c.id, c);
-                    }
-                }
-                Ok(_) => {}
+            Op::ID_HEADER => match view::<wire::HeaderRef>(o, body) {
+                Ok(h) => each(Event::Header { profile: h.profile.into(), library: h.library.into() })?,
                 Err(why) => each(Event::Skipped { offset, why })?,
             },
+            Op::ID_FOOTER => match view::<wire::FooterRef>(o, body) {
+                Ok(_) => stats.footer = end_magic(buf),
+                Err(why) => each(Event::Skipped { offset, why })?,
+            },
+            Op::ID_METADATA => match view::<wire::MetadataRef>(o, body) {
+                Ok(m) => each(Event::Metadata { name: m.name.into(), metadata: map_of(&m.metadata) })?,
+                Err(why) => each(Event::Skipped { offset, why })?,
+            },
+            Op::ID_SCHEMA => match view(o, body) {
+                Ok(s) => known!(Inner::Schema(schema_of(s))),
+                Err(why) => each(Event::Skipped { offset, why })?,
+            },
+            Op::ID_CHANNEL => match view(o, body) {
+                Ok(c) => known!(Inner::Channel(channel_of(c))),
+                Err(why) => each(Event::Skipped { offset, why })?,
+            },
+            // The summary's and index records are not read again; others are checked.
+            Op::ID_MESSAGE_INDEX | Op::ID_CHUNK_INDEX | Op::ID_STATISTICS | Op::ID_SUMMARY_OFFSET => {}
             _ => {
-                // The summary's and index records are not read again; others are checked.
-                if !matches!(o, op::MESSAGE_INDEX | op::CHUNK_INDEX | op::STATISTICS | op::SUMMARY_OFFSET) {
-                    if let Err(why) = parse(o, body) {
-                        each(Event::Skipped { offset, why })?;
-                    }
+                if let Err(why) = check(o, body) {
+                    each(Event::Skipped { offset, why })?;
                 }
             }
         }
@@ -797,29 +769,34 @@ pub fn read<'a, E>(
     })
 }
 
+/// A schema or channel record of a chunk, handed on after the chunk checks out whole.
+enum Inner {
+    Schema(Schema),
+    Channel(Channel),
+}
+
 /// A chunk's records: its schemas and channels into `inner`, its messages of `want`'s time
 /// window into `entries` (numbered from `index` on, in file order), and where their bytes are:
 /// lent from the file for an uncompressed chunk, decompressed otherwise. The chunk is checked
-/// whole first (budget, decompression, CRC, every record framed and parsed): a chunk that is not
+/// whole first (budget, decompression, CRC, every record framed and read): a chunk that is not
 /// gives nothing but the reason. A record inside is never longer than the chunk.
 fn chunk<'a>(
-    body: &'a [u8],
-    header: &mcap::records::ChunkHeader,
+    header: &wire::ChunkRef<'a>,
     budget: u64,
-    inner: &mut Vec<Record<'static>>,
+    inner: &mut Vec<Inner>,
     entries: &mut Vec<Entry>,
     index: &mut u64,
     want: &Want<'_>,
 ) -> Result<Bytes<'a>, String> {
-    let compression = &header.compression;
+    let compression = header.compression;
     let what =
         if compression.is_empty() { "an uncompressed chunk".to_string() } else { format!("a {compression} chunk") };
-    let bytes = chunk_data(body, header, &what, budget)?;
+    let bytes = chunk_data(header, &what, budget)?;
     let records = bytes.get();
     let mut framed = Framed::new(records, 0);
     let first = *index;
     let mut n = first;
-    let fail = |why: String, inner: &mut Vec<Record<'static>>, entries: &mut Vec<Entry>| {
+    let fail = |why: String, inner: &mut Vec<Inner>, entries: &mut Vec<Entry>| {
         inner.clear();
         entries.clear();
         Err(why)
@@ -835,34 +812,26 @@ fn chunk<'a>(
                 );
             }
         };
-        match o {
-            op::MESSAGE => match entry(body, at + 9, n) {
-                Some(e) => {
-                    n += 1;
-                    if want.time(e.log_time) {
-                        entries.push(e);
-                    }
+        let read = match u64::from(o) {
+            Op::ID_MESSAGE => entry(body, at + RecordHeader::SIZE, n).map(|e| {
+                n += 1;
+                if want.time(e.log_time) {
+                    entries.push(e);
                 }
-                None => {
-                    return fail(
-                        format!("{what} holding a message record of {} bytes, shorter than its {MESSAGE_HEADER}-byte header; its messages are skipped", body.len()),
-                        inner,
-                        entries,
-                    )
-                }
-            },
-            op::CHUNK => {
+            }),
+            Op::ID_CHUNK => {
                 return fail(
                     format!("{what} holding a chunk (chunks hold schemas, channels and messages only); its messages are skipped"),
                     inner,
                     entries,
                 )
             }
-            _ => match parse(o, body) {
-                Ok(r @ (Record::Schema { .. } | Record::Channel(_))) => inner.push(r.into_owned()),
-                Ok(_) => {}
-                Err(why) => return fail(format!("{what} holding {why}; its messages are skipped"), inner, entries),
-            },
+            Op::ID_SCHEMA => view(o, body).map(|s| inner.push(Inner::Schema(schema_of(s)))),
+            Op::ID_CHANNEL => view(o, body).map(|c| inner.push(Inner::Channel(channel_of(c)))),
+            _ => check(o, body),
+        };
+        if let Err(why) = read {
+            return fail(format!("{what} holding {why}; its messages are skipped"), inner, entries);
         }
     }
     *index = n;
@@ -874,12 +843,7 @@ fn chunk<'a>(
 /// output is bounded by that size (held to the budget), a frame that ends early or runs past it
 /// is an error, and the CRC of the records is checked when the chunk has one. An uncompressed
 /// chunk's records are lent from the file.
-fn chunk_data<'a>(
-    body: &'a [u8],
-    header: &mcap::records::ChunkHeader,
-    what: &str,
-    budget: u64,
-) -> Result<Bytes<'a>, String> {
+fn chunk_data<'a>(header: &wire::ChunkRef<'a>, what: &str, budget: u64) -> Result<Bytes<'a>, String> {
     use std::io::Read;
     let size = header.uncompressed_size;
     if size > budget {
@@ -888,14 +852,9 @@ fn chunk_data<'a>(
         ));
     }
     let size = usize::try_from(size).map_err(|_| format!("{what} too large for this machine"))?;
-    // The records follow the header: times, sizes, CRC, the compression string, their length.
-    let data = 8 + 8 + 8 + 4 + 4 + header.compression.len() + 8;
-    let data = usize::try_from(header.compressed_size)
-        .ok()
-        .and_then(|n| body.get(data..data.checked_add(n)?))
-        .ok_or_else(|| format!("{what} cut short"))?;
+    let data = header.records;
     let bad = |e: &dyn std::fmt::Display| format!("{what} that does not read whole: {e}; its messages are skipped");
-    let out = match header.compression.as_str() {
+    let out = match header.compression {
         "" => Bytes::Lent(data),
         "zstd" => Bytes::Shared(Arc::new(zstd::bulk::decompress(data, size).map_err(|e| bad(&e))?)),
         "lz4" => {

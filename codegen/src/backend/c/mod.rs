@@ -583,6 +583,14 @@ impl Gen<'_> {
                 }
                 Some(why)
             }
+            Ty::Array { elem, len: Len::Size(p) } if self.s.size_of(elem).is_none() && self.supported(elem) => {
+                Some(format!(
+                    "is an array of variable-size elements whose {p} prefix counts bytes, not elements: \
+                     C holds an array as a count and a pointer, which such an array does not give without \
+                     decoding every element; read it element by element with the element's decoder over \
+                     the prefix's span"
+                ))
+            }
             Ty::Array { elem, .. } => self.why_unsupported(elem).map(|w| format!("is an array whose element {w}")),
             Ty::Named(id) | Ty::Union { id, .. } => match self.s.ty(*id) {
                 TypeDef::Extern(x) => Some(format!("has the type `{}`, defined outside the schema", one_line(&x.path))),

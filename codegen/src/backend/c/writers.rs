@@ -155,7 +155,10 @@ impl Gen<'_> {
             );
             if let Some(lf) = len_f {
                 let lp = base_prim(self, &lf.ty).unwrap_or(Prim::U64);
-                putln!(self.out, "    if (k > {}) return 0u;", prefix_max(lp));
+                // A `size_t` always fits a 64-bit length (and the comparison would be constant).
+                if lp.size() < 8 {
+                    putln!(self.out, "    if (k > {}) return 0u;", prefix_max(lp));
+                }
                 putln!(self.out, "    h.{} = ({})k;", lf.name, prim_c(lp));
             }
             if let Some(ts) = fr.timestamp {
