@@ -14,6 +14,11 @@
 //! fixed strings included) and consecutive fixed-size fields of any struct. A struct such as ROS
 //! `sensor_msgs/Imu` is one run for its header's `seq` and `stamp`, one string, and one run of
 //! 296 bytes for the rest.
+//!
+//! One file, over 1,000 lines: the plan's build (the IR into steps), its execution, its check
+//! and its tests share the private `Step`, `Part` and `Num` types and the `by_num!` dispatch,
+//! which a split would have to make crate-visible; the number reads are one concept (each
+//! number at the type and byte order the IR gives) and stay in one place.
 
 use logspec_ir::ir::{ConstValue, Endian, Len, Prim, Rules, Schema, Ty, TypeDef};
 
