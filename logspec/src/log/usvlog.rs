@@ -11,7 +11,7 @@ use crate::runtime::{Event, FramedFormat, RawRecord, Versioned, Visit};
 use super::fault::{kind, Fault};
 use super::framed::timestamp_scale;
 use super::index::{Chunker, Index, Range};
-use super::info::{json, text, Info, Summary};
+use super::info::{json, text, Info, Summary, Tally};
 use super::input::{framed, FramedJob, FramedRead, Source};
 use super::records::{DumpFramed, Records};
 use super::scan::{record_channel, unknown_record, State};
@@ -49,7 +49,7 @@ pub(super) fn records<R: Records>(
 /// The summary of a USVLOG file.
 pub(super) fn info(input: Source, head: &[u8], path: &str) -> Result<Info, Error> {
     // The file's schema id picks the layout: the current one or an older one from the lock.
-    let job = Tally { current: Usvlog::SCHEMA_IDS.first().copied() };
+    let job = Summarise { current: Usvlog::SCHEMA_IDS.first().copied() };
     let s = framed::<Usvlog, _>(head, input, job).map_err(|e| Error::Input(format!("{path}: {e}")))?;
     // The timestamp's unit is the schema's (USVLOG: `t_us`, microseconds).
     let ns_per_tick = timestamp_scale(crate::formats::schemas::usvlog());
@@ -161,11 +161,11 @@ impl FramedJob for Scan<'_, '_> {
 }
 
 /// The summary of the records of a file.
-struct Tally {
+struct Summarise {
     current: Option<u64>,
 }
 
-impl FramedJob for Tally {
+impl FramedJob for Summarise {
     type Output = Summary;
     fn call<F: FramedFormat>(self, reader: impl FramedRead<F>) -> Self::Output {
         summarise::<F>(reader, self.current)
@@ -179,9 +179,14 @@ fn summarise<F: FramedFormat>(mut reader: impl FramedRead<F>, current: Option<u6
     // `check_each` is the reader's fast path: each payload checked as decoding would check it,
     // without building the record. It stops at each error, and resumes after a bad record when
     // called again.
+    let name = |tag| F::record_name(tag).map(str::to_string);
+    let mut t = Tally::new();
     loop {
         let result = reader.check_each(|raw, known| {
-            s.record(&raw.header, known, || F::record_name(raw.header.tag).map(str::to_string));
+            if !t.record(&raw.header, known) {
+                let tag = raw.header.tag;
+                s.record(raw.header, known, move || name(tag));
+            }
         });
         match result {
             Ok(()) => break,
@@ -190,6 +195,6 @@ fn summarise<F: FramedFormat>(mut reader: impl FramedRead<F>, current: Option<u6
         }
     }
     s.bytes_consumed = reader.position();
-    s.settle();
+    s.settle(t, name);
     s
 }
