@@ -58,6 +58,15 @@ pub trait Framing {
         let _ = tag;
         None
     }
+
+    /// Whether a payload of `len` bytes of the record type with this tag is proved to decode by
+    /// its length alone ([`exact_size`](Self::exact_size)). The one test of that fast path:
+    /// [`FramedFormat::check_record`] checks such a payload without decoding it, and a reader may
+    /// hand such a record on undecoded, to be decoded only if its value is wanted.
+    #[inline(always)]
+    fn decodes_by_length(tag: u64, len: usize) -> bool {
+        matches!(Self::exact_size(tag), Some(n) if n == len)
+    }
 }
 
 /// A framed format with owned types: its file header and "any record", which the runtime's
@@ -82,13 +91,14 @@ pub trait FramedFormat: Framing {
     /// Whether a payload decodes, without building its record: what
     /// [`decode_record`](Self::decode_record) says, with the record dropped (`None` for a tag this
     /// schema does not know; the same error). A type whose length is all there is to check
-    /// ([`Framing::exact_size`]) is checked by its length; any other, or a payload of another
-    /// length, is decoded.
+    /// ([`Framing::decodes_by_length`]) is checked by its length; any other, or a payload of
+    /// another length, is decoded.
     #[inline(always)]
     fn check_record(tag: u64, payload: &[u8]) -> Option<Result<(), DecodeError>> {
-        match Self::exact_size(tag) {
-            Some(n) if payload.len() == n => Some(Ok(())),
-            _ => decode_dropped::<Self>(tag, payload),
+        if Self::decodes_by_length(tag, payload.len()) {
+            Some(Ok(()))
+        } else {
+            decode_dropped::<Self>(tag, payload)
         }
     }
 }

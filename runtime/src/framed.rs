@@ -175,7 +175,7 @@ pub fn decode_event<F: FramedFormat>(raw: RawRecord<'_>) -> Result<Event<'_, F::
     match F::decode_record(raw.header.tag, raw.payload) {
         None => Ok(Event::Unknown { raw }),
         Some(Ok(record)) => Ok(Event::Record { raw, record }),
-        Some(Err(e)) => Err(payload_error::<F>(&raw, e)),
+        Some(Err(e)) => Err(payload_error::<F>(raw.offset, raw.index, raw.header.tag, e)),
     }
 }
 
@@ -191,7 +191,7 @@ fn lend<'a, F: FramedFormat>(
     match &decoded {
         None => f(raw, None),
         Some(Ok(record)) => f(raw, Some(record)),
-        Some(Err(e)) => return Err(payload_error::<F>(raw, e.clone())),
+        Some(Err(e)) => return Err(payload_error::<F>(raw.offset, raw.index, raw.header.tag, e.clone())),
     }
     Ok(())
 }
@@ -202,14 +202,17 @@ fn check<'a, F: FramedFormat>(raw: &RawRecord<'a>, f: &mut impl FnMut(&RawRecord
     match F::check_record(raw.header.tag, raw.payload) {
         None => f(raw, false),
         Some(Ok(())) => f(raw, true),
-        Some(Err(e)) => return Err(payload_error::<F>(raw, e)),
+        Some(Err(e)) => return Err(payload_error::<F>(raw.offset, raw.index, raw.header.tag, e)),
     }
     Ok(())
 }
 
+/// The error of a payload that does not decode. It takes the record's place by value: a reference
+/// to the record would make the reading loop store each record's framing to memory, for this
+/// path alone.
 #[cold]
-fn payload_error<F: FramedFormat>(raw: &RawRecord<'_>, e: DecodeError) -> ReadError {
-    record_error::<F>(ReadErrorKind::Decode(e.at(F::RECORD_HEADER_SIZE)), raw.offset, raw.index, Some(raw.header.tag))
+fn payload_error<F: FramedFormat>(offset: u64, index: u64, tag: u64, e: DecodeError) -> ReadError {
+    record_error::<F>(ReadErrorKind::Decode(e.at(F::RECORD_HEADER_SIZE)), offset, index, Some(tag))
 }
 
 #[cold]

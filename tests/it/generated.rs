@@ -298,7 +298,7 @@ fn views_with_counted_tails_agree_with_owned_decoders() {
 }
 
 /// `FramedFormat::check_record` (a payload checked by its length where that is all there is to
-/// check, `Framing::exact_size`) against the generic path, `decode_record` with the record dropped:
+/// check, `Framing::exact_size` and `decodes_by_length`) against the generic path, `decode_record` with the record dropped:
 /// the same answer and the same error for every tag up to 300 and every payload length up to 80
 /// bytes past the largest fixed record, each length with zeros, ones and random bytes.
 fn check_record_agrees_with_decoding<F: logspec::runtime::FramedFormat>() -> usize {
@@ -325,6 +325,10 @@ fn check_record_agrees_with_decoding<F: logspec::runtime::FramedFormat>() -> usi
                 let fast = F::check_record(tag, &p);
                 let slow = F::decode_record(tag, &p).map(|r| r.map(drop));
                 assert_eq!(fast, slow, "{}: tag {tag}, {len} bytes, fill {fill}", F::NAME);
+                // What the readers hand on undecoded (`next_checked`) decodes.
+                if F::decodes_by_length(tag, len) {
+                    assert_eq!(slow, Some(Ok(())), "{}: tag {tag}, {len} bytes, fill {fill}", F::NAME);
+                }
                 if let (Some(n), Some(Ok(()))) = (size, &fast) {
                     assert_eq!(len, n, "{}: tag {tag} checks out only at its size", F::NAME);
                 }

@@ -95,9 +95,11 @@ struct RecordType {
     plan: Plan,
     /// The payload size, for framings without a length field.
     size: Option<usize>,
-    /// A fixed-size payload with no const anywhere in it: any bytes of its size decode, so the
-    /// plan need not run to check it.
-    any_bytes: bool,
+    /// The payload size when its length is all there is to check (a fixed size, no const
+    /// anywhere in it: any bytes of that size decode), as the generated readers'
+    /// `Framing::exact_size`: such a payload is checked without running the plan, and, as every
+    /// record's value ([`RecordValue`]), decoded only when visited.
+    exact_size: Option<usize>,
 }
 
 /// Whether a value of type `ty` can fail to decode from bytes of its size: a const somewhere
@@ -120,7 +122,7 @@ impl RecordType {
     /// Checks a payload against the record's type (the plan into a sink that keeps nothing).
     #[inline]
     fn check(&self, layout: &Layout, payload: &[u8]) -> Result<(), dynamic::Fault> {
-        if self.any_bytes && self.size == Some(payload.len()) {
+        if self.exact_size == Some(payload.len()) {
             return Ok(());
         }
         self.plan.check(&layout.schema, &layout.min, payload)
@@ -344,13 +346,13 @@ impl Layout {
                 ));
             }
             tags.push((r.id, records.len()));
-            let any_bytes = !can_fail(&schema, &ty);
+            let exact_size = size.filter(|_| !can_fail(&schema, &ty));
             records.push(RecordType {
                 name: r.name.clone(),
                 body: r.body,
                 plan: Plan::new(&schema, &min, &ty),
                 size,
-                any_bytes,
+                exact_size,
             });
         }
         tags.sort_unstable();

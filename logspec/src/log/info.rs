@@ -15,9 +15,6 @@ pub(super) struct Summary {
     pub(super) current_schema_id: Option<u64>,
     pub(super) records_total: u64,
     pub(super) counts: BTreeMap<u64, (Option<String>, u64)>,
-    /// The counts of tags below [`DENSE`] while reading, added to `counts` by
-    /// [`Summary::settle`] (a record then costs an index, not a map lookup).
-    dense: Vec<u64>,
     /// The first few records of unknown type (timestamp, tag, length); all are counted in
     /// `faults`.
     pub(super) unknown: Vec<(Option<u64>, u64, u64)>,
@@ -29,8 +26,40 @@ pub(super) struct Summary {
     pub(super) faults: Faults,
 }
 
-/// Tags below this are counted by index while reading ([`Summary::record`]).
+/// Tags below this are counted by index while reading ([`Tally`]).
 const DENSE: usize = 256;
+
+/// What a summary counts of every record while reading, kept apart from the [`Summary`] so that
+/// the reading loop holds it in registers and on its own stack (a summary is handed to calls
+/// out of the loop, which would make the loop store and reload each count): the records of a
+/// known type by tag (below [`DENSE`]) and the time span. A record it does not count (of an
+/// unknown type, or a larger tag) goes to [`Summary::record`]; [`Summary::settle`] adds it up.
+pub(super) struct Tally {
+    dense: [u64; DENSE],
+    first_ts: Option<u64>,
+    last_ts: Option<u64>,
+}
+
+impl Tally {
+    pub(super) fn new() -> Tally {
+        Tally { dense: [0; DENSE], first_ts: None, last_ts: None }
+    }
+
+    /// Notes a record's time and counts it when its type is `known` and its tag below
+    /// [`DENSE`]; `false` when the summary must count it ([`Summary::record`]).
+    #[inline(always)]
+    pub(super) fn record(&mut self, h: &crate::runtime::RecordHeader, known: bool) -> bool {
+        self.first_ts = self.first_ts.or(h.timestamp);
+        self.last_ts = h.timestamp.or(self.last_ts);
+        match self.dense.get_mut(h.tag as usize) {
+            Some(n) if known => {
+                *n += 1;
+                true
+            }
+            _ => false,
+        }
+    }
+}
 
 /// A log's summary: its text (`logspec info`), its JSON object (`info --json`, one line), and
 /// whether the log read cleanly.
@@ -49,7 +78,6 @@ impl Summary {
             current_schema_id,
             records_total: 0,
             counts: BTreeMap::new(),
-            dense: vec![0; DENSE],
             unknown: Vec::new(),
             first_ts: None,
             last_ts: None,
@@ -59,39 +87,34 @@ impl Summary {
         }
     }
 
-    /// Counts a record (`known`: of a type the schema has, named by `name` the first time).
-    #[inline]
+    /// Counts a record that the [`Tally`] did not (`known`: of a type the schema has, named by
+    /// `name` the first time); its time the tally noted. Out of the reading loop.
+    #[cold]
+    #[inline(never)]
     pub(super) fn record(
         &mut self,
-        h: &crate::runtime::RecordHeader,
+        h: crate::runtime::RecordHeader,
         known: bool,
         name: impl FnOnce() -> Option<String>,
     ) {
         if known {
             self.records_total += 1;
-            match self.dense.get_mut(h.tag as usize) {
-                Some(n) => {
-                    if *n == 0 {
-                        self.counts.entry(h.tag).or_insert_with(|| (name(), 0));
-                    }
-                    *n += 1;
-                }
-                None => self.counts.entry(h.tag).or_insert_with(|| (name(), 0)).1 += 1,
-            }
+            self.counts.entry(h.tag).or_insert_with(|| (name(), 0)).1 += 1;
         } else if let Some(u) = self.faults.note(kind::UNKNOWN_TYPE, || (h.timestamp, h.tag, h.len)) {
             self.unknown.push(u);
         }
-        self.first_ts = self.first_ts.or(h.timestamp);
-        self.last_ts = h.timestamp.or(self.last_ts);
     }
 
-    /// Adds the counts kept by index to `counts`; called once, when the reading is done.
-    pub(super) fn settle(&mut self) {
-        for (tag, n) in std::mem::take(&mut self.dense).into_iter().enumerate().filter(|(_, n)| *n > 0) {
-            if let Some(c) = self.counts.get_mut(&(tag as u64)) {
-                c.1 += n;
-            }
+    /// Adds the tally's counts and time span; called once, when the reading is done. `name`
+    /// names a record type by its tag.
+    pub(super) fn settle(&mut self, t: Tally, name: impl Fn(u64) -> Option<String>) {
+        for (tag, n) in t.dense.into_iter().enumerate().filter(|(_, n)| *n > 0) {
+            let tag = tag as u64;
+            self.records_total += n;
+            self.counts.entry(tag).or_insert_with(|| (name(tag), 0)).1 += n;
         }
+        self.first_ts = t.first_ts;
+        self.last_ts = t.last_ts;
     }
 
     /// Notes a reader's error; whether reading goes on after it. A recoverable one (a record
@@ -237,4 +260,34 @@ pub(super) fn json(s: &Summary, format: &str, path: &str) -> String {
     let mut out = w.take();
     out.push('\n');
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::RecordHeader;
+
+    /// A tally and its summary count what was read: small and large tags of known types, and
+    /// unknown ones, with the time span of them all.
+    #[test]
+    fn a_tally_and_its_summary_count_every_record() {
+        let mut s = Summary::new("{}".into(), None, None);
+        let mut t = Tally::new();
+        // (tag, timestamp, known)
+        let records = [(3, 10, true), (300, 11, true), (3, 12, true), (7, 13, false), (255, 14, true), (300, 15, true)];
+        for (tag, ts, known) in records {
+            let h = RecordHeader { tag, len: 4, timestamp: Some(ts) };
+            if !t.record(&h, known) {
+                s.record(h, known, || Some(format!("T{tag}")));
+            }
+        }
+        s.settle(t, |tag| Some(format!("T{tag}")));
+        let counts: Vec<(u64, &str, u64)> =
+            s.counts.iter().map(|(tag, (name, n))| (*tag, name.as_deref().unwrap_or(""), *n)).collect();
+        assert_eq!(counts, [(3, "T3", 2), (255, "T255", 1), (300, "T300", 2)]);
+        assert_eq!(s.records_total, 5);
+        assert_eq!((s.first_ts, s.last_ts), (Some(10), Some(15)));
+        assert_eq!(s.faults.count(kind::UNKNOWN_TYPE), 1);
+        assert_eq!(s.unknown, [(Some(13), 7, 4)]);
+    }
 }

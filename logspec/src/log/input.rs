@@ -7,7 +7,8 @@ use std::io::{self, Read};
 use std::sync::Arc;
 
 use crate::runtime::{
-    with_file_format, Event, FramedFormat, RawRecord, ReadError, Reader, SliceReader, Versioned, WithFormat,
+    decode_event, with_file_format, Event, FramedFormat, RawRecord, ReadError, Reader, SliceReader, Versioned, Visit,
+    Visitor, WithFormat,
 };
 
 pub use super::mapped::{Mapped, Progress};
@@ -57,6 +58,26 @@ pub(super) trait FramedRead<F: FramedFormat> {
     /// The next record's framing and payload, not decoded (see [`Reader::next_raw`]):
     /// `next_event` is this and [`decode_event`](crate::runtime::decode_event).
     fn next_raw(&mut self) -> Option<Result<RawRecord<'_>, ReadError>>;
+    /// The next record, checked, its value built only if it is visited: a record whose length
+    /// proves it decodes ([`Framing::decodes_by_length`](crate::runtime::Framing::decodes_by_length))
+    /// is lent undecoded ([`Checked::Undecoded`]), so that a sink that keeps the record's bytes
+    /// (or skips it) never decodes it; any other is decoded here ([`Checked::Decoded`]), with
+    /// the errors, unknown types and resumption of [`next_event`](Self::next_event).
+    #[inline]
+    fn next_checked(&mut self) -> Option<Result<Event<'_, Checked<'_, F>>, ReadError>> {
+        let raw = match self.next_raw()? {
+            Ok(raw) => raw,
+            Err(e) => return Some(Err(e)),
+        };
+        let (tag, payload) = (raw.header.tag, raw.payload);
+        if F::decodes_by_length(tag, payload.len()) {
+            return Some(Ok(Event::Record { raw, record: Checked::Undecoded { tag, payload } }));
+        }
+        Some(decode_event::<F>(raw).map(|ev| match ev {
+            Event::Record { raw, record } => Event::Record { raw, record: Checked::Decoded(record) },
+            Event::Unknown { raw } => Event::Unknown { raw },
+        }))
+    }
     /// Every record checked, its framing and whether its type is known lent to `f`, until the end
     /// or an error (see [`Reader::check_each`]).
     fn check_each(&mut self, f: impl FnMut(&RawRecord<'_>, bool)) -> Result<(), ReadError>;
@@ -64,6 +85,31 @@ pub(super) trait FramedRead<F: FramedFormat> {
     /// (a chunk of the time index); `false` when the reader cannot (a stream: the caller skips the
     /// records before it instead).
     fn seek(&mut self, pos: u64, index: u64) -> bool;
+}
+
+/// The value of a record from [`FramedRead::next_checked`]: checked, and decoded now or when
+/// visited. Its visit is the decoded record's.
+pub(super) enum Checked<'a, F: FramedFormat> {
+    /// A payload whose length proves it decodes, decoded each time it is visited.
+    Undecoded { tag: u64, payload: &'a [u8] },
+    /// A payload decoded while checking it.
+    Decoded(F::Record),
+}
+
+impl<F: FramedFormat> Visit for Checked<'_, F> {
+    fn visit<V: Visitor + ?Sized>(&self, name: Option<&str>, v: &mut V) {
+        match self {
+            Checked::Undecoded { tag, payload } => {
+                // The record is matched by reference, not moved out (see the runtime's `lend`).
+                // Its length proved that it decodes.
+                let decoded = F::decode_record(*tag, payload);
+                if let Some(Ok(record)) = &decoded {
+                    record.visit(name, v);
+                }
+            }
+            Checked::Decoded(record) => record.visit(name, v),
+        }
+    }
 }
 
 impl<R: Read, F: FramedFormat> FramedRead<F> for Reader<R, F> {

@@ -7,7 +7,7 @@ use crate::json::{FrameFields, JsonWriter};
 
 use super::fault::{kind, Fault};
 use super::framed::{SchemaError, SchemaFormat, SchemaReader};
-use super::info::{json, text, Info, Summary};
+use super::info::{json, text, Info, Summary, Tally};
 use super::input::Source;
 use super::records::{FrameNames, Records, Skips};
 use super::scan::{record_channel, unknown_record, State};
@@ -115,14 +115,21 @@ fn summarise_schema<R, I: Input>(format: &SchemaFormat, mut reader: SchemaReader
     let mut w = JsonWriter::new();
     reader.visit_header(&mut w);
     let mut s = Summary::new(w.take(), reader.schema_id(), format.schema_ids().first().copied());
+    let mut t = Tally::new();
     while let Some(rec) = reader.next_record() {
         match rec {
-            Ok(rec) => s.record(&rec.header, rec.value.is_some(), || rec.value.as_ref().map(|v| v.name().to_string())),
+            Ok(rec) => {
+                if !t.record(&rec.header, rec.value.is_some()) {
+                    s.record(rec.header, rec.value.is_some(), || rec.value.as_ref().map(|v| v.name().to_string()));
+                }
+            }
             Err(e) if s.error(&e, e.is_recoverable()) => {}
             Err(_) => break,
         }
     }
     s.bytes_consumed = reader.position();
-    s.settle();
+    // The records of the file's layout (an older one from the lock when the file says so).
+    let schema = reader.schema();
+    s.settle(t, |tag| schema.records.iter().find(|r| r.id == tag).map(|r| r.name.clone()));
     s
 }

@@ -6,15 +6,15 @@ use std::sync::Arc;
 use crate::formats::usvlog::Usvlog;
 use crate::ir::ir::Schema;
 use crate::json::JsonWriter;
-use crate::runtime::{decode_event, Event, FramedFormat, Versioned, Visit, Visitor};
+use crate::runtime::{Event, FramedFormat, RawRecord, Versioned, Visit};
 
 use super::fault::{kind, Fault};
 use super::framed::timestamp_scale;
 use super::index::{Chunker, Index, Range};
-use super::info::{json, text, Info, Summary};
+use super::info::{json, text, Info, Summary, Tally};
 use super::input::{framed, FramedJob, FramedRead, Source};
 use super::records::{DumpFramed, Records};
-use super::scan::{record_channel, unknown_record, DynVisit, State};
+use super::scan::{record_channel, unknown_record, State};
 use super::{Error, Select};
 
 /// The samples of a USVLOG file: one channel per record type.
@@ -49,35 +49,12 @@ pub(super) fn records<R: Records>(
 /// The summary of a USVLOG file.
 pub(super) fn info(input: Source, head: &[u8], path: &str) -> Result<Info, Error> {
     // The file's schema id picks the layout: the current one or an older one from the lock.
-    let job = Tally { current: Usvlog::SCHEMA_IDS.first().copied() };
+    let job = Summarise { current: Usvlog::SCHEMA_IDS.first().copied() };
     let s = framed::<Usvlog, _>(head, input, job).map_err(|e| Error::Input(format!("{path}: {e}")))?;
     // The timestamp's unit is the schema's (USVLOG: `t_us`, microseconds).
     let ns_per_tick = timestamp_scale(crate::formats::schemas::usvlog());
     let (name, title) = (super::Format::Usvlog.name(), super::Format::Usvlog.title());
     Ok(Info { json: json(&s, name, path), text: text(&s, title, path, ns_per_tick), ok: s.ok() })
-}
-
-/// A record of the scan: one checked by its length alone, or one decoded.
-enum Next<'a, R> {
-    Exact(crate::runtime::RawRecord<'a>),
-    Decoded(Event<'a, R>),
-}
-
-/// The value of a record that [`exact_size`](crate::runtime::Framing::exact_size) says decodes: decoded when visited.
-struct Undecoded<'p, F> {
-    tag: u64,
-    payload: &'p [u8],
-    format: std::marker::PhantomData<F>,
-}
-
-impl<F: FramedFormat> DynVisit for Undecoded<'_, F> {
-    fn visit_dyn(&self, v: &mut dyn Visitor) {
-        // The record is matched by reference, not moved out (see the runtime's `lend`).
-        let decoded = F::decode_record(self.tag, self.payload);
-        if let Some(Ok(record)) = &decoded {
-            record.visit(None, v);
-        }
-    }
 }
 
 struct Scan<'a, 's> {
@@ -87,83 +64,93 @@ struct Scan<'a, 's> {
     range: Option<Range>,
 }
 
+/// Where the scan is: a whole reading notes the chunks of the time index as it passes their
+/// boundaries; a reading of a range takes only the records that start in it.
+struct Walk {
+    ns_per_tick: u64,
+    chunker: Option<Chunker>,
+    start: u64,
+    end: u64,
+}
+
+/// What the scan does with a record ([`Walk::place`]).
+enum Place {
+    /// Takes it, at this time (ns).
+    Take(u64),
+    /// Passes it over: before the range.
+    Skip,
+    /// Stops: past the range.
+    End,
+}
+
+impl Walk {
+    /// The record's time in ns, noted by the chunker, or where it is against the range.
+    #[inline]
+    fn place(&mut self, raw: &RawRecord<'_>) -> Place {
+        let t_ns = raw.header.timestamp.unwrap_or(raw.index).saturating_mul(self.ns_per_tick);
+        if let Some(c) = self.chunker.as_mut() {
+            c.note(raw.offset, raw.index, t_ns);
+        } else if raw.offset < self.start {
+            return Place::Skip;
+        } else if raw.offset >= self.end {
+            return Place::End;
+        }
+        Place::Take(t_ns)
+    }
+}
+
 impl FramedJob for Scan<'_, '_> {
     type Output = Result<(), Error>;
     fn call<F: FramedFormat>(self, mut reader: impl FramedRead<F>) -> Self::Output {
         let Scan { path, schema, state, range } = self;
-        let ns_per_tick = timestamp_scale(schema);
         // The payloads are in the layout of the schema's records when the reader is the one of
-        // the schema's own schema id (not an older layout of the history).
+        // the schema's own schema id (not an older layout of the history): then a sink is handed
+        // each record's bytes beside its value.
         let current = schema.format.schema_id.as_ref().map(|s| s.value);
         let same_layout = F::KNOWN_SCHEMA_IDS == current.as_slice();
         let (start, end) = range.map_or((0, u64::MAX), |r| (r.start, r.end));
         if let Some(r) = range {
             reader.seek(r.start, r.first_record);
         }
-        // A whole reading notes the chunks of the time index as it passes their boundaries.
-        let mut chunker = range.is_none().then(Chunker::default);
-        while let Some(next) = reader.next_raw() {
-            // A record whose length is all there is to check (`Framing::exact_size`) decodes
-            // exactly when it has that many bytes: it goes to the sink undecoded, and is decoded
-            // only if the sink visits it (a table that keeps its rows' bytes does not). Any other
-            // is decoded here, as `next_event` does.
-            let ev = next.and_then(|raw| match F::exact_size(raw.header.tag) {
-                Some(n) if same_layout && raw.payload.len() == n => Ok(Next::Exact(raw)),
-                _ => decode_event::<F>(raw).map(Next::Decoded),
-            });
+        let chunker = range.is_none().then(Chunker::default);
+        let mut walk = Walk { ns_per_tick: timestamp_scale(schema), chunker, start, end };
+        // Each record checked, its value decoded only if the sink visits it (`next_checked`).
+        while let Some(next) = reader.next_checked() {
+            let ev = match next {
+                Ok(ev) => ev,
+                Err(e) if e.is_recoverable() => {
+                    state.warn(kind::UNDECODABLE, || format!("{path}: {e}; skipped"));
+                    continue;
+                }
+                Err(e) => {
+                    state.outcome.fail(super::fault::Fault::read(path, &e));
+                    walk.chunker = None;
+                    break;
+                }
+            };
+            let (Event::Record { raw, .. } | Event::Unknown { raw }) = &ev;
+            let t_ns = match walk.place(raw) {
+                Place::Take(t_ns) => t_ns,
+                Place::Skip => continue,
+                Place::End => break,
+            };
             match ev {
-                Ok(Next::Exact(raw)) => {
-                    let t_ns = raw.header.timestamp.unwrap_or(raw.index).saturating_mul(ns_per_tick);
-                    if let Some(c) = chunker.as_mut() {
-                        c.note(raw.offset, raw.index, t_ns);
-                    } else if raw.offset < start {
-                        continue;
-                    } else if raw.offset >= end {
-                        break;
-                    }
+                Event::Record { raw, record } => {
                     let tag = raw.header.tag;
                     let name = F::record_name(tag).unwrap_or("?");
                     let describe = || record_channel(schema, name);
-                    let value = Undecoded::<F> { tag, payload: raw.payload, format: std::marker::PhantomData };
-                    state.deliver_record(tag, name, t_ns, raw.payload, &value, describe)?;
-                }
-                Ok(Next::Decoded(Event::Record { raw, record })) => {
-                    let t_ns = raw.header.timestamp.unwrap_or(raw.index).saturating_mul(ns_per_tick);
-                    if let Some(c) = chunker.as_mut() {
-                        c.note(raw.offset, raw.index, t_ns);
-                    } else if raw.offset < start {
-                        continue;
-                    } else if raw.offset >= end {
-                        break;
-                    }
-                    let name = F::record_name(raw.header.tag).unwrap_or("?");
-                    let describe = || record_channel(schema, name);
                     if same_layout {
-                        state.deliver_record(raw.header.tag, name, t_ns, raw.payload, &record, describe)?;
+                        state.deliver_record(tag, name, t_ns, raw.payload, &record, describe)?;
                     } else {
                         state.deliver_visit(name, t_ns, &record, describe)?;
                     }
                 }
-                Ok(Next::Decoded(Event::Unknown { raw })) => {
-                    let t_ns = raw.header.timestamp.unwrap_or(raw.index).saturating_mul(ns_per_tick);
-                    if let Some(c) = chunker.as_mut() {
-                        c.note(raw.offset, raw.index, t_ns);
-                    } else if raw.offset < start {
-                        continue;
-                    } else if raw.offset >= end {
-                        break;
-                    }
+                Event::Unknown { raw } => {
                     state.warn(kind::UNKNOWN_TYPE, || unknown_record(path, raw.offset, raw.header.tag));
-                }
-                Err(e) if e.is_recoverable() => state.warn(kind::UNDECODABLE, || format!("{path}: {e}; skipped")),
-                Err(e) => {
-                    state.outcome.fail(super::fault::Fault::read(path, &e));
-                    chunker = None;
-                    break;
                 }
             }
         }
-        if let Some(c) = chunker {
+        if let Some(c) = walk.chunker {
             let chunks = c.finish(reader.position());
             if !chunks.is_empty() {
                 state.outcome.index = Some(Index { origin_ns: 0, chunks, states: Vec::new() });
@@ -174,11 +161,11 @@ impl FramedJob for Scan<'_, '_> {
 }
 
 /// The summary of the records of a file.
-struct Tally {
+struct Summarise {
     current: Option<u64>,
 }
 
-impl FramedJob for Tally {
+impl FramedJob for Summarise {
     type Output = Summary;
     fn call<F: FramedFormat>(self, reader: impl FramedRead<F>) -> Self::Output {
         summarise::<F>(reader, self.current)
@@ -192,9 +179,14 @@ fn summarise<F: FramedFormat>(mut reader: impl FramedRead<F>, current: Option<u6
     // `check_each` is the reader's fast path: each payload checked as decoding would check it,
     // without building the record. It stops at each error, and resumes after a bad record when
     // called again.
+    let name = |tag| F::record_name(tag).map(str::to_string);
+    let mut t = Tally::new();
     loop {
         let result = reader.check_each(|raw, known| {
-            s.record(&raw.header, known, || F::record_name(raw.header.tag).map(str::to_string));
+            if !t.record(&raw.header, known) {
+                let tag = raw.header.tag;
+                s.record(raw.header, known, move || name(tag));
+            }
         });
         match result {
             Ok(()) => break,
@@ -203,6 +195,6 @@ fn summarise<F: FramedFormat>(mut reader: impl FramedRead<F>, current: Option<u6
         }
     }
     s.bytes_consumed = reader.position();
-    s.settle();
+    s.settle(t, name);
     s
 }
