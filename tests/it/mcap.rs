@@ -453,3 +453,94 @@ fn a_cut_or_wrong_end_magic_is_reported_at_its_offset() {
         }
     }
 }
+
+/// What a scan showed a sink: its channels and samples as JSON text, in order.
+struct Shown {
+    /// Whether the sink rolls back (each message then decoded once, as it is shown).
+    fused: bool,
+    lines: Vec<String>,
+    w: logspec::json::JsonWriter,
+    rollbacks: usize,
+}
+
+impl logspec::log::Samples for Shown {
+    fn channel(&mut self, id: usize, c: &logspec::log::Channel) -> Result<(), logspec::log::Error> {
+        self.lines.push(format!("channel {id} {} {}", c.name, c.schema_name));
+        Ok(())
+    }
+    fn sample(&mut self, id: usize, t: u64, value: &logspec::value::Value) -> Result<(), logspec::log::Error> {
+        value.write_to(&mut self.w, None);
+        self.lines.push(format!("{id} {t} {}", self.w.take()));
+        Ok(())
+    }
+    fn visit(&mut self, id: usize, t: u64, value: &dyn logspec::log::DynVisit) -> Result<(), logspec::log::Error> {
+        value.visit_dyn(&mut self.w);
+        self.lines.push(format!("{id} {t} {}", self.w.take()));
+        Ok(())
+    }
+    fn mark(&mut self) -> Option<u64> {
+        self.fused.then_some(self.lines.len() as u64)
+    }
+    fn rollback(&mut self, mark: u64) {
+        self.rollbacks += 1;
+        self.lines.truncate(mark as usize);
+        self.w.take();
+    }
+}
+
+/// A scan of every channel: what the sink was shown, the outcome's counts, warnings and error.
+fn scan_shown(path: &std::path::Path, fused: bool) -> (Vec<String>, usize, String) {
+    let mut sink = Shown { fused, lines: Vec::new(), w: Default::default(), rollbacks: 0 };
+    let how = logspec::log::Open { map: true, ..Default::default() };
+    let got = logspec::log::open(path, &how)
+        .and_then(|log| log.scan(&logspec::log::Select::default(), &mut sink))
+        .map(|o| format!("{} {:?} {:?}", o.samples, o.warnings, o.error));
+    (sink.lines, sink.rollbacks, got.unwrap_or_else(|e| format!("error: {e}")))
+}
+
+/// The one pass (a sink that rolls back: each message decoded as it is shown, taken back on a
+/// fault) shows exactly what the check-then-visit pass shows, with the same warnings and error,
+/// on the test files, the fuzz corpus, and cut and corrupted copies of them.
+#[test]
+fn the_one_pass_shows_what_check_then_visit_shows() {
+    let mut inputs: Vec<(String, Vec<u8>)> = Vec::new();
+    for stem in FILES {
+        inputs.push((stem.to_string(), std::fs::read(input(stem)).unwrap()));
+    }
+    let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/mcap");
+    for e in std::fs::read_dir(&corpus).unwrap() {
+        let p = e.unwrap().path();
+        inputs.push((p.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read(&p).unwrap()));
+    }
+    assert!(inputs.len() > FILES.len(), "the fuzz corpus at {}", corpus.display());
+    let dir = scratch::temp_dir().join("mcap-fused");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (mut cases, mut rollbacks) = (0, 0);
+    for (name, good) in &inputs {
+        let n = good.len();
+        let mut copies = vec![("whole".to_string(), good.clone())];
+        // Cut at a few places, and bytes changed all over (message lengths, counts, strings).
+        for k in 1..8 {
+            copies.push((format!("cut{k}"), good[..n * k / 8].to_vec()));
+        }
+        let step = (n / 40).max(1);
+        for at in (0..n).step_by(step) {
+            let mut bad = good.clone();
+            bad[at] = bad[at].wrapping_add(0x41);
+            copies.push((format!("byte{at}"), bad));
+        }
+        for (what, bytes) in copies {
+            let path = dir.join(format!("{name}-{what}.mcap"));
+            std::fs::write(&path, &bytes).unwrap();
+            let (fused, back, fused_end) = scan_shown(&path, true);
+            let (checked, none, checked_end) = scan_shown(&path, false);
+            assert_eq!(none, 0);
+            assert_eq!(fused_end, checked_end, "{name} {what}");
+            assert!(fused == checked, "{name} {what}: the samples differ");
+            (cases, rollbacks) = (cases + 1, rollbacks + back);
+            std::fs::remove_file(&path).unwrap();
+        }
+    }
+    // The fused pass took messages back: the oracle covers the rollback.
+    assert!(cases > 500 && rollbacks > 0, "{cases} copies, {rollbacks} rollbacks");
+}
