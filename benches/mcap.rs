@@ -93,11 +93,6 @@ impl logspec::value::ValueSink for Touch {
 struct Scanned {
     samples: u64,
     touch: Touch,
-    /// Whether the sink rolls back ([`Samples::mark`]), so that each message is decoded once as
-    /// it is shown; without, each is checked whole first (the line `check, then visit`).
-    fused: bool,
-    /// The sums at the last mark.
-    marked: (u64, u64),
 }
 
 impl Samples for Scanned {
@@ -114,21 +109,13 @@ impl Samples for Scanned {
         value.visit_dyn(&mut self.touch);
         Ok(())
     }
-    fn mark(&mut self) -> Option<u64> {
-        self.marked = (self.touch.sum, self.touch.values);
-        self.fused.then_some(self.samples)
-    }
-    fn rollback(&mut self, mark: u64) {
-        self.samples = mark;
-        (self.touch.sum, self.touch.values) = self.marked;
-    }
 }
 
-/// Every message through the one interface, the file mapped as the command maps it, into a
-/// sink that rolls back (`fused`) or not; returns (samples, values, sum).
-fn scan_all(p: &Path, fused: bool) -> (u64, u64, u64) {
+/// Every message through the one interface, the file mapped as the command maps it; returns
+/// (samples, values, sum).
+fn scan_all(p: &Path) -> (u64, u64, u64) {
     let log = logspec::log::open(p, &Open { map: true, ..Open::default() }).expect("opens the file");
-    let mut sink = Scanned { fused, ..Scanned::default() };
+    let mut sink = Scanned::default();
     let outcome = log.scan(&Select::default(), &mut sink).expect("scans the file");
     assert!(outcome.error.is_none() && outcome.warnings.is_empty(), "{:?} {:?}", outcome.error, outcome.warnings);
     (sink.samples, sink.touch.values, sink.touch.sum)
@@ -241,32 +228,23 @@ fn main() {
 
     // Interleaved rounds: each reader once per round, medians.
     let rounds = 7;
-    let (mut t_mcap, mut t_scan, mut t_check) = (Vec::new(), Vec::new(), Vec::new());
-    let (mut c_mcap, mut c_scan, mut c_check) = (Vec::new(), Vec::new(), Vec::new());
-    let mut sums = Vec::new();
+    let (mut t_mcap, mut t_scan) = (Vec::new(), Vec::new());
+    let (mut c_mcap, mut c_scan) = (Vec::new(), Vec::new());
     for _ in 0..rounds {
         let (t, c) = (std::time::Instant::now(), thread_cpu());
         let (m, _) = black_box(mcap_iterate(&file));
         t_mcap.push(t.elapsed());
         c_mcap.push(thread_cpu() - c);
         assert_eq!(m, n);
-        for fused in [true, false] {
-            let (t, c) = (std::time::Instant::now(), thread_cpu());
-            let got = black_box(scan_all(&big, fused));
-            let (t, c) = (t.elapsed(), thread_cpu() - c);
-            if fused {
-                (t_scan.push(t), c_scan.push(c));
-            } else {
-                (t_check.push(t), c_check.push(c));
-            }
-            assert_eq!(got.0, n);
-            sums.push(got);
-        }
+        let (t, c) = (std::time::Instant::now(), thread_cpu());
+        let (s, _, _) = black_box(scan_all(&big));
+        t_scan.push(t.elapsed());
+        c_scan.push(thread_cpu() - c);
+        assert_eq!(s, n);
     }
-    assert!(sums.windows(2).all(|w| w[0] == w[1]), "both ways show the same values");
-    let (t_mcap, t_scan, t_check) = (median(t_mcap), median(t_scan), median(t_check));
+    let (t_mcap, t_scan) = (median(t_mcap), median(t_scan));
     // The reading thread's CPU time: the steadier figure on a loaded machine.
-    let (c_mcap, c_scan, c_check) = (median(c_mcap), median(c_scan), median(c_check));
+    let (c_mcap, c_scan) = (median(c_mcap), median(c_scan));
     let t_memcpy = memcpy_time(&file, 5);
     println!("memcpy of the file:              {:8.1} MB/s", mbps(file.len(), t_memcpy));
     println!(
@@ -285,13 +263,6 @@ fn main() {
         c_mcap.as_secs_f64(),
         c_scan.as_secs_f64(),
         c_mcap.as_secs_f64() / c_scan.as_secs_f64()
-    );
-    println!(
-        "logspec scan, check, then visit (a sink that cannot roll back): {:.3} s, by CPU time {:.3} s: {:.2}x the crate; the one pass is {:.2}x faster by CPU time",
-        t_check.as_secs_f64(),
-        c_check.as_secs_f64(),
-        c_mcap.as_secs_f64() / c_check.as_secs_f64(),
-        c_check.as_secs_f64() / c_scan.as_secs_f64()
     );
     if let Ok(python) = std::env::var("ROSBAGS_PYTHON") {
         if let Some((t, m)) = rosbags(&python, &big) {

@@ -15,14 +15,13 @@
 //!   is skipped and counted; a file cut inside a record gives every complete message, then the
 //!   offset.
 
-use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
 use crate::formats::mcap::{Channel as McapChannel, Event, Message, Schema, Want};
-use crate::formats::rosbag::{MsgDecoder, Visiting};
+use crate::formats::rosbag::MsgDecoder;
 use crate::json::JsonWriter;
 use crate::runtime::{Visit, Visitor};
 use crate::value::ValueSink;
@@ -345,12 +344,12 @@ fn visit_json(v: &serde_json::Value, name: Option<&str>, w: &mut (impl ValueSink
 /// decoded, an error when it should decode and does not (nothing of it written).
 fn write_data(w: &mut (impl ValueSink + ?Sized), c: &Chan, data: &[u8]) -> Result<(), String> {
     match c.payload(data) {
-        // Decoded as it is written: on a fault the caller discards the record (`Records::discard`).
         Some(Ok((d, payload, skip))) => {
-            d.decode_into(payload, &mut Visiting::new(w, Some("data"))).map_err(|mut f| {
+            let checked = d.checked(payload).map_err(|mut f| {
                 f.offset += skip;
                 f.to_string()
             })?;
+            checked.visit(Some("data"), w);
         }
         Some(Err(e)) => return Err(e),
         None => match &c.decoding {
@@ -619,22 +618,6 @@ impl<V: Visitor + ?Sized> Visitor for NoNull<'_, V> {
     }
 }
 
-/// A message shown as it decodes, for a sink that can roll back ([`Samples::mark`](super::Samples::mark)): the fault
-/// that stopped the visit partway, if one did, is left in `fault`.
-struct Fused<'a> {
-    d: &'a MsgDecoder,
-    payload: &'a [u8],
-    fault: Cell<Option<crate::dynamic::Fault>>,
-}
-
-impl Visit for Fused<'_> {
-    fn visit<V: Visitor + ?Sized>(&self, name: Option<&str>, v: &mut V) {
-        if let Err(f) = self.d.decode_into(self.payload, &mut Visiting::new(v, name)) {
-            self.fault.set(Some(f));
-        }
-    }
-}
-
 /// The samples of an MCAP file: one channel per MCAP channel of a decoded encoding.
 pub(super) fn scan(store: Store, path: &str, chunk_budget: u64, state: &mut State<'_>) -> Result<(), Error> {
     let origin = store.start().unwrap_or(0);
@@ -680,32 +663,15 @@ pub(super) fn scan(store: Store, path: &str, chunk_budget: u64, state: &mut Stat
                     return Ok(());
                 }
                 match c.payload(&m.data) {
-                    Some(Ok((d, payload, skip))) => {
-                        let shown = match state.sink.mark() {
-                            // A sink that can take back what it was shown: one pass, each part
-                            // decoded as it is shown, the whole taken back on a fault.
-                            Some(mark) => {
-                                let fused = Fused { d, payload, fault: Cell::new(None) };
-                                state.sink.visit(id, m.log_time, &fused)?;
-                                let fault = fused.fault.take();
-                                if fault.is_some() {
-                                    state.sink.rollback(mark);
-                                }
-                                fault.map_or(Ok(()), Err)
-                            }
-                            // Else checked whole, then shown.
-                            None => match d.checked(payload) {
-                                Ok(msg) => Ok(state.sink.visit(id, m.log_time, &msg)?),
-                                Err(f) => Err(f),
-                            },
-                        };
-                        if let Err(mut f) = shown {
+                    Some(Ok((d, payload, skip))) => match d.checked(payload) {
+                        Ok(msg) => state.sink.visit(id, m.log_time, &msg)?,
+                        Err(mut f) => {
                             f.offset += skip;
                             let f = walk.undecodable(m, c, &f);
                             state.warn(kind::UNDECODABLE, || f.message);
                             return Ok(());
                         }
-                    }
+                    },
                     Some(Err(e)) => {
                         let f = walk.undecodable(m, c, &e);
                         state.warn(kind::UNDECODABLE, || f.message);

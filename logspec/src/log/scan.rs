@@ -150,17 +150,6 @@ pub trait Samples {
     fn raw(&mut self, _id: usize, _t_ns: u64, _bytes: &[u8]) -> Result<bool, Error> {
         Ok(false)
     }
-    /// Where the sink stands now, for a visit that may stop partway (a ROS 2 message decoded as
-    /// it is shown, without checking it whole first): `Some(mark)` when the sink can take back
-    /// what it is shown after it ([`Samples::rollback`]), `None` (the default) when it cannot, and
-    /// then each message is checked whole before any of it is shown. The mark is the sink's own
-    /// (a buffer length, a row count).
-    fn mark(&mut self) -> Option<u64> {
-        None
-    }
-    /// Takes back everything shown since `mark` (from [`Samples::mark`]): a visit that stopped
-    /// partway, its structs and arrays maybe left open. After it the sink is as it was at the mark.
-    fn rollback(&mut self, _mark: u64) {}
     /// An RLOG value of a channel typed by [`rlog_value_type`](super::rlog_value_type), as the reader lends it (the
     /// generated views), for a sink whose columns take it with no [`Value`] in between: it
     /// returns `true` when it took the value, `false` to be handed `{"value": ..}` through
