@@ -453,3 +453,21 @@ fn a_cut_or_wrong_end_magic_is_reported_at_its_offset() {
         }
     }
 }
+
+/// The runtime's writer of the format generated from `schemas/mcap.toml` ends the file with the
+/// end magic (`Writer::finish`); its reader reads the file back and ends cleanly.
+#[test]
+fn the_generated_writer_ends_the_file_with_the_magic() {
+    use logspec::formats::mcap::wire::{Magic, Mcap};
+    use logspec::runtime::{SliceReader, Writer};
+    let mut w = Writer::<_, Mcap>::new(Vec::new(), &Magic::default()).unwrap();
+    // A DataEnd record (opcode 0x0F) with a zero CRC.
+    w.write_raw(0x0F, 0, &[0, 0, 0, 0]).unwrap();
+    let bytes = w.finish().unwrap();
+    let magic = b"\x89MCAP0\r\n";
+    assert_eq!((&bytes[..8], &bytes[bytes.len() - 8..], bytes.len()), (&magic[..], &magic[..], 8 + 9 + 4 + 8));
+    let (_, r) = SliceReader::<Mcap>::new(&bytes).unwrap();
+    let got: Vec<_> = r.collect();
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].as_ref().unwrap().header.tag, 0x0F);
+}
