@@ -512,7 +512,12 @@ impl<'a, F: FramedFormat> Iterator for SliceReader<'a, F> {
         // The end: nothing left, or (with a `[framing] trailer`) no more than the trailer's bytes.
         if rest.len() <= F::TRAILER.len() {
             self.done = true;
-            return at_end::<F>(rest).map(|kind| Err(record_error::<F>(kind, self.pos as u64, self.index, None)));
+            let end = at_end::<F>(rest).map(|kind| Err(record_error::<F>(kind, self.pos as u64, self.index, None)));
+            if end.is_none() {
+                // The trailer is read.
+                self.pos = self.bytes.len();
+            }
+            return end;
         }
         let (header, total) = match frame::<F>(rest) {
             Frame::Whole { header, total } => {
@@ -616,7 +621,13 @@ impl<R: Read, F: FramedFormat> Reader<R, F> {
         }
         if self.buf.available() <= F::TRAILER.len() && self.buf.is_eof() {
             self.done = true;
-            return at_end::<F>(self.buf.bytes()).and_then(|kind| fail(self, kind, None));
+            let end = at_end::<F>(self.buf.bytes());
+            if end.is_none() {
+                // The trailer is read.
+                let n = self.buf.available();
+                self.buf.take(n);
+            }
+            return end.and_then(|kind| fail(self, kind, None));
         }
         let (header, total) = loop {
             match frame::<F>(self.buf.bytes()) {

@@ -466,8 +466,10 @@ fn the_generated_writer_ends_the_file_with_the_magic() {
     let bytes = w.finish().unwrap();
     let magic = b"\x89MCAP0\r\n";
     assert_eq!((&bytes[..8], &bytes[bytes.len() - 8..], bytes.len()), (&magic[..], &magic[..], 8 + 9 + 4 + 8));
-    let (_, r) = SliceReader::<Mcap>::new(&bytes).unwrap();
-    let got: Vec<_> = r.collect();
+    let (_, mut r) = SliceReader::<Mcap>::new(&bytes).unwrap();
+    let got: Vec<_> = r.by_ref().collect();
     assert_eq!(got.len(), 1);
+    // The trailer is read: the reader stands at the end.
+    assert_eq!(r.position(), bytes.len() as u64);
     assert_eq!(got[0].as_ref().unwrap().header.tag, 0x0F);
 }

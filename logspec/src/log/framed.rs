@@ -546,8 +546,10 @@ impl<R, I: Input> SchemaReader<R, I> {
             // The end: nothing left, or (with a trailer) no more than the trailer's bytes.
             if self.buf.available() <= trailer.len() && self.buf.is_eof() {
                 self.done = true;
-                let found = self.buf.bytes();
-                let kind = if found == trailer.as_slice() {
+                let found = self.buf.bytes().to_vec();
+                let kind = if found == *trailer {
+                    // Read: the trailer's bytes count among the bytes read.
+                    self.buf.take(found.len());
                     return None;
                 } else if found.len() < trailer.len() {
                     ErrorKind::Truncated {
@@ -556,7 +558,7 @@ impl<R, I: Input> SchemaReader<R, I> {
                         available: found.len() as u64,
                     }
                 } else {
-                    ErrorKind::Trailer { name: trailer_name.clone(), expected: trailer.clone(), found: found.to_vec() }
+                    ErrorKind::Trailer { name: trailer_name.clone(), expected: trailer.clone(), found }
                 };
                 return Some(Err(SchemaError::new(layout, kind, offset, Some(index), None)));
             }
