@@ -744,9 +744,24 @@ class Reader(object):
         tag_f, len_f, ts_f = FRAMING["tag"], FRAMING["length"], FRAMING["timestamp"]
         resync = "sync" in FRAMING or "checksum" in FRAMING
         start = self.offset
-        raw = self._read(hsize)
-        if not raw:
-            return None
+        trailer = FRAMING.get("trailer")
+        if trailer is None:
+            raw = self._read(hsize)
+            if not raw:
+                return None
+        else:
+            # The file ends with the trailer: exactly its bytes left at a record boundary.
+            raw = self._read(max(hsize, len(trailer) + 1))
+            if len(raw) <= len(trailer):
+                if raw == trailer:
+                    return None
+                if len(raw) < len(trailer):
+                    raise DecodeError(self.path, start, "truncated file trailer: %d of %d bytes" % (len(raw), len(trailer)), self.index)
+                raise DecodeError(self.path, start, "the file trailer should be %s, found %s"
+                                  % (trailer.hex(" ").upper(), raw.hex(" ").upper()), self.index)
+            if len(raw) > hsize:
+                self._pending = raw[hsize:] + self._pending
+                raw = raw[:hsize]
         if len(raw) < hsize:
             raise DecodeError(self.path, start, "truncated record header: %d of %d bytes" % (len(raw), hsize), self.index)
         try:
@@ -991,7 +1006,9 @@ def read(source, numpy=False, strict=True):
     appends = {k: (offsets[tag].append, step) for k, (tag, step) in plan.steps.items()}
     other = _Columns(np, records)
     end = len(data)
-    stop = end - plan.longest + 1
+    trailer = FRAMING.get("trailer") or b""
+    # The input's last bytes (a trailer among them) are read by `Reader`, one record at a time.
+    stop = end - max(plan.longest, len(trailer) + 1) + 1
     key = plan.key.unpack_from
     pos = reader.offset
 
@@ -1019,7 +1036,7 @@ def read(source, numpy=False, strict=True):
                     pos += step
             except KeyError:
                 pass
-            if pos >= end:
+            if pos >= end and not trailer:
                 break
             # Anything else (another record type or length, the input's last bytes) one at a
             # time, the way `Reader` does it.

@@ -48,8 +48,10 @@ extern "C" {
 #endif
 
 /* Format constants. */
-#define MCAP_FILE_HEADER_SIZE 8u  /* sizeof(mcap_magic_t) */
-#define MCAP_RECORD_COUNT     15u /* Number of record types. */
+#define MCAP_TRAILER          "\211MCAP0\015\012" /* The last bytes of every file, after the last record (no NUL on the wire). */
+#define MCAP_TRAILER_LEN      8u
+#define MCAP_FILE_HEADER_SIZE 8u                  /* sizeof(mcap_magic_t) */
+#define MCAP_RECORD_COUNT     15u                 /* Number of record types. */
 
 /*
  * Record type ids: the value of mcap_record_header_t.opcode. A reader skips a record with an
@@ -2116,6 +2118,17 @@ static inline size_t mcap_write_data_end(uint8_t *buf, size_t cap, const mcap_da
     return 9u + k;
 }
 
+/**
+ * Writes the file trailer (MCAP_TRAILER_LEN bytes, MCAP_TRAILER) at `buf`: the file's last bytes,
+ * after its last record. Returns the bytes written, or 0 when `cap` is too small.
+ */
+static inline size_t mcap_write_trailer(uint8_t *buf, size_t cap)
+{
+    if (cap < MCAP_TRAILER_LEN) return 0u;
+    MCAP_MEMCPY(buf, MCAP_TRAILER, MCAP_TRAILER_LEN);
+    return MCAP_TRAILER_LEN;
+}
+
 /** One record found by mcap_next_record: its decoded header and where its payload is in the buffer. */
 typedef struct mcap_framed_record {
     mcap_record_header_t header;
@@ -2128,13 +2141,18 @@ typedef struct mcap_framed_record {
  * `*rec` and advances `*pos` past it. Returns 1 for a record, 0 at the end of the buffer, or an
  * error code (with `*pos` left at the bad record: every record before it was returned). A known
  * record whose length is not its fixed size is MCAP_ERR_LENGTH; an unknown id is returned like any
- * other (skip it by its length).
+ * other (skip it by its length). The buffer ends with the file trailer: 0 where exactly
+ * MCAP_TRAILER_LEN bytes are left and they are MCAP_TRAILER; fewer are MCAP_ERR_SHORT, others
+ * MCAP_ERR_CONST.
  */
 static inline int mcap_next_record(const uint8_t *buf, size_t len, size_t *pos, mcap_framed_record_t *rec)
 {
     size_t at = *pos, plen = 0;
     int e;
-    if (at >= len) return 0;
+    if (at >= len || len - at <= MCAP_TRAILER_LEN) {
+        if (at > len || len - at < MCAP_TRAILER_LEN) return MCAP_ERR_SHORT;
+        return MCAP_MEMCMP(buf + at, MCAP_TRAILER, MCAP_TRAILER_LEN) == 0 ? 0 : MCAP_ERR_CONST;
+    }
     e = mcap_record_header_decode(&rec->header, buf + at, len - at, NULL);
     if (e) return e;
     plen = (size_t)rec->header.length;

@@ -62,7 +62,8 @@ pub fn rebuild(current: &Schema, locked: &LockedSchema) -> Result<Schema, String
         rb.out.params.push(crate::ir::Param { ty, ..p.clone() });
     }
     if let Some(f) = &current.framing {
-        rb.out.framing = Some(Framing { header: rb.import(f.header), ..f.clone() });
+        let trailer = f.trailer.map(|t| rb.import(t));
+        rb.out.framing = Some(Framing { header: rb.import(f.header), trailer, ..f.clone() });
     }
     let at = |name: &str| format!("schema id {}, record {name}", locked.id);
     for (i, r) in locked.records.iter().enumerate() {

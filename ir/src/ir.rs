@@ -443,9 +443,19 @@ pub struct Framing {
     pub sync: Option<usize>,
     /// A per-record checksum in a header field, which every reader verifies.
     pub checksum: Option<Checksum>,
+    /// The struct whose bytes end the file after the last record (`[framing] trailer`): of a
+    /// fixed size, every field a const, so that its bytes are known ([`Framing::trailer_bytes`]).
+    /// Readers recognise it at the end of the input only: where exactly its size is left at a
+    /// record boundary.
+    pub trailer: Option<TypeId>,
 }
 
 impl Framing {
+    /// The bytes that end the file (the trailer struct's consts, encoded), if there is a trailer.
+    pub fn trailer_bytes(&self, schema: &Schema) -> Option<Vec<u8>> {
+        const_bytes(schema, self.trailer?)
+    }
+
     /// The bytes that begin every record (the sync field's const, encoded), if there is a sync.
     pub fn sync_bytes(&self, schema: &Schema) -> Option<Vec<u8>> {
         let f = &schema.strukt(self.header).fields[self.sync?];
@@ -459,6 +469,29 @@ impl Framing {
             _ => None,
         }
     }
+}
+
+/// A struct's bytes when every field is a const of a fixed size (a number, an enum, a byte
+/// string); `None` otherwise.
+pub fn const_bytes(schema: &Schema, id: TypeId) -> Option<Vec<u8>> {
+    let TypeDef::Struct(s) = schema.ty(id) else { return None };
+    let mut out = Vec::new();
+    for f in &s.fields {
+        match (f.value.as_ref()?, &f.ty) {
+            (ConstValue::Bytes(b), Ty::Bytes(Len::Fixed(n)) | Ty::Str(Len::Fixed(n))) if b.len() == *n as usize => {
+                out.extend_from_slice(b)
+            }
+            (ConstValue::Int(v), Ty::Prim(p)) if !p.is_float() => {
+                out.extend(encode_int(*v, p.size() as usize, f.endian))
+            }
+            (ConstValue::Int(v), Ty::Named(t)) => match schema.ty(*t) {
+                TypeDef::Enum(e) => out.extend(encode_int(*v, e.base.size() as usize, f.endian)),
+                _ => return None,
+            },
+            _ => return None,
+        }
+    }
+    Some(out)
 }
 
 /// The low `n` bytes of `v` (two's complement) in byte order `e`.

@@ -188,6 +188,11 @@ pub static FRAMING: Section = Section {
             "The record header's first field, a const: its bytes begin every record, and readers resynchronise on them.",
         ),
         opt("checksum", Kind::Table(&CHECKSUM), "A per-record CRC in a record-header field, verified by every reader."),
+        opt(
+            "trailer",
+            Kind::Str,
+            "A struct of fixed size whose every field is a const (the file header's, or a [[struct]]): its bytes end the file, after the last record.",
+        ),
     ],
 };
 

@@ -107,6 +107,8 @@ pub struct FramingDecl {
     pub bounded: Option<Sp<bool>>,
     pub sync: Option<Sp<String>>,
     pub checksum: Option<ChecksumDecl>,
+    /// `trailer = "<struct>"`: the struct whose const bytes end the file, after the last record.
+    pub trailer: Option<Sp<String>>,
 }
 
 /// `checksum = { field = "crc", algorithm = "crc-32c", over = "payload" }` in `[framing]`.
@@ -228,6 +230,7 @@ pub fn parse(source: &str) -> (SchemaFile, Vec<Diagnostic>) {
         let timestamp = t.str("timestamp");
         let bounded = t.boolean("bounded");
         let sync = t.str("sync");
+        let trailer = t.str("trailer");
         let checksum = t.table("checksum").map(|(mut c, cspan)| {
             let field = c.str("field").unwrap_or_else(|| Sp::placeholder(String::new(), cspan.start));
             let algorithm = c.str("algorithm").unwrap_or_else(|| Sp::placeholder(String::new(), cspan.start));
@@ -237,7 +240,7 @@ pub fn parse(source: &str) -> (SchemaFile, Vec<Diagnostic>) {
         });
         let body = struct_decl(t, span.clone());
         let tag = tag.unwrap_or_else(|| Sp::placeholder(String::new(), span.start));
-        FramingDecl { tag, length, timestamp, bounded, sync, checksum, body }
+        FramingDecl { tag, length, timestamp, bounded, sync, checksum, trailer, body }
     });
     file.structs = t.tables("struct").into_iter().map(|(t, s)| struct_decl(t, s)).collect();
     file.enums = t.tables("enum").into_iter().map(|(t, s)| enum_decl(t, s)).collect();

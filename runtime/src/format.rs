@@ -35,6 +35,10 @@ pub trait Framing {
     const TIMESTAMP_FIELD: Option<&'static str>;
     /// The bytes that begin every record (`[framing] sync`), empty without one.
     const SYNC: &'static [u8] = &[];
+    /// The bytes that end the file after the last record (`[framing] trailer`), empty without
+    /// one. Readers take the input's last bytes for it where exactly this many are left at a
+    /// record boundary; other bytes there, or fewer, are an error.
+    const TRAILER: &'static [u8] = &[];
     /// The per-record checksum (`[framing] checksum`), if any.
     const CHECKSUM: Option<RecordChecksum> = None;
     /// Whether a reader that loses the record boundary searches for the next good record

@@ -10,7 +10,7 @@ use std::io::{self, Read, Write};
 use std::vec::Vec;
 
 use crate::cursor::Cursor;
-use crate::error::{DecodeError, DecodeErrorKind, EncodeError};
+use crate::error::{DecodeError, DecodeErrorKind, EncodeError, Shown};
 use crate::readbuf::{ReadBuf, CHUNK};
 use crate::sync::{resync, CrcShifts, Resync, SpanCrc};
 use crate::traits::{Decode, Encode, Endian};
@@ -256,6 +256,23 @@ fn decode_file_header<F: FramedFormat>(
     }
 }
 
+/// What ends the input at a record boundary, `bytes` being the rest (no more than the trailer's
+/// size): nothing without a `[framing] trailer`, else exactly the trailer. `None`: a clean end.
+#[cold]
+fn at_end<F: FramedFormat>(bytes: &[u8]) -> Option<ReadErrorKind> {
+    let t = F::TRAILER;
+    if bytes == t {
+        return None;
+    }
+    Some(if bytes.len() < t.len() {
+        let (needed, available) = (t.len() as u64, bytes.len() as u64);
+        ReadErrorKind::Truncated { what: "file trailer", needed, available }
+    } else {
+        let kind = DecodeErrorKind::BadConst { expected: Shown::bytes(t), found: Shown::bytes(bytes) };
+        ReadErrorKind::Decode(DecodeError::new(kind).in_type("file trailer"))
+    })
+}
+
 /// Where the record at the start of `bytes` ends: the framing rule, which the slice reader and the
 /// streaming reader share (the streaming reader reads more when the record is short and the input
 /// has not ended).
@@ -495,9 +512,15 @@ impl<'a, F: FramedFormat> Iterator for SliceReader<'a, F> {
             return None;
         }
         let rest = &self.bytes[self.pos..];
-        if rest.is_empty() {
+        // The end: nothing left, or (with a `[framing] trailer`) no more than the trailer's bytes.
+        if rest.len() <= F::TRAILER.len() {
             self.done = true;
-            return None;
+            let end = at_end::<F>(rest).map(|kind| Err(record_error::<F>(kind, self.pos as u64, self.index, None)));
+            if end.is_none() {
+                // The trailer is read.
+                self.pos = self.bytes.len();
+            }
+            return end;
         }
         let (header, total) = match frame::<F>(rest) {
             Frame::Whole { header, total } => {
@@ -595,12 +618,19 @@ impl<R: Read, F: FramedFormat> Reader<R, F> {
             s.done = true;
             Some(Err(record_error::<F>(kind, s.buf.position(), s.index, tag)))
         };
-        if let Err(e) = self.buf.fill(h) {
+        // One byte past a trailer, to tell the input's last bytes from a record's first.
+        if let Err(e) = self.buf.fill(h.max(F::TRAILER.len() + 1)) {
             return fail(self, ReadErrorKind::Io(e), None);
         }
-        if self.buf.available() == 0 {
+        if self.buf.available() <= F::TRAILER.len() && self.buf.is_eof() {
             self.done = true;
-            return None;
+            let end = at_end::<F>(self.buf.bytes());
+            if end.is_none() {
+                // The trailer is read.
+                let n = self.buf.available();
+                self.buf.take(n);
+            }
+            return end.and_then(|kind| fail(self, kind, None));
         }
         let (header, total) = loop {
             match frame::<F>(self.buf.bytes()) {
@@ -843,12 +873,14 @@ impl<W: Write, F: FramedFormat> Writer<W, F> {
         Ok(())
     }
 
-    /// Writes out everything buffered and returns the inner writer. This is how to see a write
-    /// error; dropping the writer flushes too, but silently.
+    /// Writes the file trailer (`[framing] trailer`, if any), then everything buffered, and
+    /// returns the inner writer. This is how to see a write error; dropping the writer flushes
+    /// too, but silently and without the trailer, so that readers report the file as unfinished.
     pub fn finish(mut self) -> Result<W, WriteError> {
         let Some(mut inner) = self.inner.take() else {
             return Err(WriteError::Io(io::Error::other("the writer was already finished")));
         };
+        self.buf.extend_from_slice(F::TRAILER);
         inner.write_all(&self.buf)?;
         self.buf.clear();
         inner.flush()?;

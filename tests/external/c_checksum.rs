@@ -176,11 +176,86 @@ fn c_writers_fill_every_crc_as_python_computes_it() {
     }
 }
 
+/// `[framing] trailer` in C, through the bundled MCAP header: `mcap_write_trailer` ends the
+/// file with the end magic, `mcap_next_record` stops at it (0), and refuses a cut one
+/// (`MCAP_ERR_SHORT`), a missing one (`MCAP_ERR_SHORT`) and a wrong one (`MCAP_ERR_CONST`);
+/// `logspec dump --schema schemas/mcap.toml` reads the C file whole.
+const C_MCAP: &str = r#"
+#include <stdio.h>
+#include "mcap/record_types.h"
+
+static int last(const uint8_t *buf, size_t n)
+{
+    size_t pos = MCAP_FILE_HEADER_SIZE;
+    mcap_framed_record_t rec;
+    int e;
+    while ((e = mcap_next_record(buf, n, &pos, &rec)) == 1) {
+    }
+    return e;
+}
+
+int main(int argc, char **argv)
+{
+    uint8_t buf[64];
+    size_t n = 0;
+    mcap_data_end_t end;
+    FILE *f;
+    (void)argc;
+    end.data_section_crc = 0u;
+    n += mcap_write_file_header(buf, sizeof buf);
+    n += mcap_write_data_end(buf + n, sizeof buf - n, &end);
+    n += mcap_write_trailer(buf + n, sizeof buf - n);
+    f = fopen(argv[1], "wb");
+    if (!f || fwrite(buf, 1u, n, f) != n || fclose(f) != 0) return 2;
+    printf("%lu %d", (unsigned long)n, last(buf, n));
+    printf(" %d", last(buf, n - 3u) == MCAP_ERR_SHORT);
+    printf(" %d", last(buf, n - 8u) == MCAP_ERR_SHORT);
+    buf[n - 1u] = 0u;
+    printf(" %d\n", last(buf, n) == MCAP_ERR_CONST);
+    return 0;
+}
+"#;
+
+fn c_writes_and_stops_at_the_mcap_end_magic() {
+    let dir = scratch("mcap-trailer");
+    let src = dir.join("main.c");
+    std::fs::write(&src, C_MCAP).unwrap();
+    let exe = dir.join("main");
+    let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("include");
+    let out = Command::new("gcc")
+        .args(["-std=c99", "-Wall", "-Wextra", "-Wpedantic", "-Wconversion", "-Wsign-conversion", "-Werror"])
+        .args(["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-I"])
+        .arg(&include)
+        .arg("-o")
+        .arg(&exe)
+        .arg(&src)
+        .output()
+        .expect("run gcc");
+    assert!(out.status.success(), "gcc:\n{}", String::from_utf8_lossy(&out.stderr));
+    let file = dir.join("c.mcap");
+    let out = Command::new(&exe).arg(&file).output().unwrap();
+    assert!(out.status.success(), "the C program failed");
+    // 8 bytes of magic, a 13-byte DataEnd record, 8 bytes of magic; a clean end, then the three refusals.
+    assert_eq!(String::from_utf8(out.stdout).unwrap().trim(), "29 0 1 1 1");
+    let bytes = std::fs::read(&file).unwrap();
+    assert_eq!(&bytes[21..], b"\x89MCAP0\r\n");
+    let out = common::logspec(&["dump", "--schema", "schemas/mcap.toml", file.to_str().unwrap()]);
+    assert!(out.status.success(), "dump: {}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(common::jsonl(&String::from_utf8_lossy(&out.stdout)).len(), 1);
+}
+
 /// This module's trials, run by `tests/external/main.rs`.
 pub fn trials() -> Vec<libtest_mimic::Trial> {
-    vec![tools::trial(
-        "c_writers_fill_every_crc_as_python_computes_it",
-        &[Need::Program("gcc"), Need::Program("python3")],
-        c_writers_fill_every_crc_as_python_computes_it,
-    )]
+    vec![
+        tools::trial(
+            "c_writers_fill_every_crc_as_python_computes_it",
+            &[Need::Program("gcc"), Need::Program("python3")],
+            c_writers_fill_every_crc_as_python_computes_it,
+        ),
+        tools::trial(
+            "c_writes_and_stops_at_the_mcap_end_magic",
+            &[Need::Program("gcc")],
+            c_writes_and_stops_at_the_mcap_end_magic,
+        ),
+    ]
 }

@@ -600,6 +600,42 @@ fn a_checked_framing_resynchronises_as_logspec_does() {
     }
 }
 
+/// The MCAP module (`python/mcap.py`, from `schemas/mcap.toml` with its `[framing] trailer`)
+/// reads every record of each MCAP test file and stops cleanly at the end magic; a cut or wrong
+/// end magic is an error at its offset (the file's length less 8), after every record, as
+/// `logspec dump --schema` reports it.
+fn the_mcap_module_stops_at_the_end_magic() {
+    const READ: &str = "import mcap, sys\nn = 0\ntry:\n    for r in mcap.Reader(sys.argv[1]):\n        n += 1\n    print(n, 'end')\nexcept mcap.DecodeError as e:\n    print(n, e.offset, e)";
+    let dir = scratch("mcap-trailer");
+    for stem in ["rosbag2_mcap_talker", "gen_mcapros2_zstd", "gen_rosbags_corner"] {
+        let good = std::fs::read(data(&format!("ros2/{stem}.mcap"))).unwrap();
+        let at = good.len() - 8;
+        let mut wrong = good.clone();
+        wrong[at + 2] = b'X';
+        for (what, bytes) in [("good", good.clone()), ("cut", good[..good.len() - 3].to_vec()), ("wrong", wrong)] {
+            let path = dir.join(format!("{stem}-{what}.mcap"));
+            std::fs::write(&path, &bytes).unwrap();
+            let p = path.to_str().unwrap();
+            let ours = logspec(&["dump", "--schema", "schemas/mcap.toml", p]);
+            let records = String::from_utf8_lossy(&ours.stdout).lines().count();
+            let out = Command::new("python3")
+                .args(["-c", READ, p])
+                .env("PYTHONPATH", root().join("python"))
+                .env("PYTHONDONTWRITEBYTECODE", "1")
+                .output()
+                .expect("run python3");
+            let line = String::from_utf8_lossy(&out.stdout).trim().to_string();
+            assert!(out.status.success(), "{stem} {what}: {}", String::from_utf8_lossy(&out.stderr));
+            let want = if what == "good" { format!("{records} end") } else { format!("{records} {at} ") };
+            assert!(line.starts_with(&want), "{stem} {what}: {line} (want {want}...)");
+            assert_eq!(ours.status.success(), what == "good", "{stem} {what}");
+            if what == "wrong" {
+                assert!(line.contains("should be 89 4D 43 41 50 30 0D 0A"), "{line}");
+            }
+        }
+    }
+}
+
 pub fn trials() -> Vec<libtest_mimic::Trial> {
     let py = [Need::Program("python3")];
     let numpy = [Need::Program("python3"), Need::PyModule("numpy")];
@@ -631,6 +667,7 @@ pub fn trials() -> Vec<libtest_mimic::Trial> {
             &py,
             a_checked_framing_resynchronises_as_logspec_does,
         ),
+        tools::trial("the_mcap_module_stops_at_the_end_magic", &py, the_mcap_module_stops_at_the_end_magic),
         tools::trial(
             "a_file_of_the_current_schema_id_reads_with_the_new_layout",
             &py,

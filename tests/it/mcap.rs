@@ -248,17 +248,18 @@ fn a_map_whose_length_does_not_end_on_a_pair_is_skipped() {
 
 /// `schemas/mcap.toml` read by the IR interpreter (`dump --schema`): the header, the channels
 /// (their metadata maps: size-prefixed sequences of variable-size pairs) and the statistics (a
-/// map of fixed-size entries) hold the reference summary's facts. The walk ends at the end magic,
-/// 8 bytes that are not a record.
+/// map of fixed-size entries) hold the reference summary's facts. The walk ends cleanly at the
+/// end magic, the schema's `[framing] trailer`.
 #[test]
 fn the_schema_reads_every_record_through_the_interpreter() {
     for stem in FILES {
         let path = input(stem);
-        let len = std::fs::metadata(&path).unwrap().len();
         let out = logspec(&["dump", "--schema", "schemas/mcap.toml", path.to_str().unwrap()]);
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains(&format!("at byte {}", len - 8)) && !err.contains("panicked"), "{stem}: {err}");
+        assert!(out.status.success() && err.is_empty(), "{stem}: {err}");
         let lines = jsonl(&String::from_utf8(out.stdout).unwrap());
+        // The last record is the Footer (the magic after it is no record).
+        assert_eq!(lines.last().unwrap()["name"], "FOOTER", "{stem}");
         let named = |n: &str| lines.iter().filter(|l| l["name"] == n).map(|l| &l["fields"]).collect::<Vec<_>>();
         let exp = summary(stem);
         let header = named("HEADER");
@@ -387,4 +388,88 @@ fn convert_keeps_cdr_messages_as_recorded() {
         };
         assert_eq!(strip(kind(&a, "message")), strip(kind(&b, "message")), "{stem}");
     }
+}
+
+/// The end magic (`[framing] trailer` in `schemas/mcap.toml`) cut, missing or wrong: every record
+/// before it, then an error at its offset (the file's length less 8) saying what was expected
+/// and found; the interpreter and the reader generated from the schema agree.
+#[test]
+fn a_cut_or_wrong_end_magic_is_reported_at_its_offset() {
+    use logspec::formats::mcap::wire::Mcap;
+    use logspec::runtime::{ReadErrorKind, SliceReader};
+    const MAGIC: &[u8] = b"\x89MCAP0\r\n";
+    let dir = scratch::temp_dir().join("mcap-trailer");
+    std::fs::create_dir_all(&dir).unwrap();
+    for stem in FILES {
+        let good = std::fs::read(input(stem)).unwrap();
+        assert_eq!(&good[good.len() - 8..], MAGIC, "{stem}");
+        let at = good.len() - 8;
+        fn records(bytes: &[u8]) -> Vec<Result<logspec::runtime::RawRecord<'_>, logspec::runtime::ReadError>> {
+            SliceReader::<Mcap>::new(bytes).unwrap().1.collect()
+        }
+        // The whole file: records up to the Footer, then a clean end, in the generated reader too.
+        let whole = records(&good);
+        assert!(whole.iter().all(Result::is_ok), "{stem}");
+        let footer = whole.last().unwrap().as_ref().unwrap();
+        assert_eq!((footer.header.tag, footer.offset + 9 + footer.header.len), (2, at as u64), "{stem}");
+        let mut wrong = good.clone();
+        *wrong.last_mut().unwrap() = b'X';
+        let cases: [(&str, Vec<u8>, &str); 4] = [
+            (
+                "cut3",
+                good[..good.len() - 3].to_vec(),
+                "file truncated inside the file trailer: needed 8 bytes, only 5 left",
+            ),
+            ("cut8", good[..at].to_vec(), "file truncated inside the file trailer: needed 8 bytes, only 0 left"),
+            (
+                "wrong",
+                wrong,
+                "the file trailer `Magic` should be 89 4D 43 41 50 30 0D 0A, found 89 4D 43 41 50 30 0D 58",
+            ),
+            ("one-more", [good.as_slice(), b"!"].concat(), ""),
+        ];
+        for (name, bytes, want) in cases {
+            let path = dir.join(format!("{stem}-{name}.mcap"));
+            std::fs::write(&path, &bytes).unwrap();
+            let out = logspec(&["dump", "--schema", "schemas/mcap.toml", path.to_str().unwrap()]);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(!out.status.success() && !err.contains("panicked"), "{stem} {name}: {err}");
+            assert!(err.contains(&format!("at byte {at} ")) && err.contains(want), "{stem} {name}: {err}");
+            // Every record before the end is there.
+            let lines = jsonl(&String::from_utf8(out.stdout).unwrap());
+            assert_eq!(lines.len(), whole.len(), "{stem} {name}");
+            // The generated reader: the same records, then one error at the same offset.
+            let got = records(&bytes);
+            assert_eq!(got.len(), whole.len() + 1, "{stem} {name}");
+            let e = got.last().unwrap().as_ref().unwrap_err();
+            assert_eq!(e.offset, at as u64, "{stem} {name}: {e}");
+            match (name, &e.kind) {
+                ("cut3" | "cut8", ReadErrorKind::Truncated { what: "file trailer", .. }) => {}
+                ("wrong", ReadErrorKind::Decode(_)) => assert!(e.to_string().contains("file trailer"), "{e}"),
+                // Nine bytes left are framed as a record: a record header cut short.
+                ("one-more", ReadErrorKind::Truncated { what: "payload", .. }) => {}
+                _ => panic!("{stem} {name}: {e}"),
+            }
+        }
+    }
+}
+
+/// The runtime's writer of the format generated from `schemas/mcap.toml` ends the file with the
+/// end magic (`Writer::finish`); its reader reads the file back and ends cleanly.
+#[test]
+fn the_generated_writer_ends_the_file_with_the_magic() {
+    use logspec::formats::mcap::wire::{Magic, Mcap};
+    use logspec::runtime::{SliceReader, Writer};
+    let mut w = Writer::<_, Mcap>::new(Vec::new(), &Magic::default()).unwrap();
+    // A DataEnd record (opcode 0x0F) with a zero CRC.
+    w.write_raw(0x0F, 0, &[0, 0, 0, 0]).unwrap();
+    let bytes = w.finish().unwrap();
+    let magic = b"\x89MCAP0\r\n";
+    assert_eq!((&bytes[..8], &bytes[bytes.len() - 8..], bytes.len()), (&magic[..], &magic[..], 8 + 9 + 4 + 8));
+    let (_, mut r) = SliceReader::<Mcap>::new(&bytes).unwrap();
+    let got: Vec<_> = r.by_ref().collect();
+    assert_eq!(got.len(), 1);
+    // The trailer is read: the reader stands at the end.
+    assert_eq!(r.position(), bytes.len() as u64);
+    assert_eq!(got[0].as_ref().unwrap().header.tag, 0x0F);
 }

@@ -102,6 +102,17 @@ impl Doc<'_> {
             putln!(self.out, "Every record starts with this header, then its payload: {}.", roles.join("; "));
             putln!(self.out);
             self.struct_body(header);
+            if let (Some(t), Some(b)) = (fr.trailer, fr.trailer_bytes(s)) {
+                let hex: Vec<String> = b.iter().map(|x| format!("{x:02X}")).collect();
+                putln!(
+                    self.out,
+                    "The file ends after the last record with the trailer `{}`: the {} bytes `{}`.",
+                    s.ty(t).name(),
+                    b.len(),
+                    hex.join(" ")
+                );
+                putln!(self.out);
+            }
         }
         if !s.records.is_empty() {
             self.records();

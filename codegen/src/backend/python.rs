@@ -129,6 +129,13 @@ pub fn module_with_history(schema: &Schema, history: &[Schema]) -> Option<String
             py_bytes(&sync)
         );
     }
+    if let Some(t) = framing.trailer_bytes(schema) {
+        let _ = writeln!(
+            out,
+            "# The bytes that end the file, after the last record.\nFRAMING[\"trailer\"] = {}",
+            py_bytes(&t)
+        );
+    }
     if let Some(c) = framing.checksum {
         let f = &schema.strukt(framing.header).fields[c.field];
         let p = c.algorithm.params();

@@ -56,7 +56,51 @@ impl Cx {
         let timestamp = fr.timestamp.as_ref().and_then(|t| role(self, t, "timestamp"));
         let sync = fr.sync.as_ref().and_then(|r| self.sync(s, r));
         let checksum = fr.checksum.as_ref().and_then(|c| self.checksum(s, c));
-        Some(ir::Framing { header, tag: tag?, length, timestamp, sync, checksum })
+        let trailer = fr.trailer.as_ref().and_then(|t| self.trailer(file, schema, header, t));
+        Some(ir::Framing { header, tag: tag?, length, timestamp, sync, checksum, trailer })
+    }
+
+    /// `trailer = "<struct>"`: a struct (not a record's payload, not the record header) of a fixed
+    /// size whose every field is a const, so that its bytes are known (E0501).
+    fn trailer(&mut self, file: &SchemaFile, schema: &ir::Schema, header: TypeId, t: &Sp<String>) -> Option<TypeId> {
+        if t.is_placeholder() {
+            return None;
+        }
+        let structs = || {
+            schema.types.iter().enumerate().filter_map(|(i, d)| match d {
+                ir::TypeDef::Struct(s)
+                    if TypeId(i) != header
+                        && !file.records.iter().any(|r| super::camel_case(&r.name.value) == s.name) =>
+                {
+                    Some((TypeId(i), s))
+                }
+                _ => None,
+            })
+        };
+        let Some((id, _)) = structs().find(|(_, s)| s.name == t.value) else {
+            let names: Vec<&str> = structs().map(|(_, s)| s.name.as_str()).collect();
+            let d =
+                self.err(Code::BadFraming, &t.span, format!("the trailer `{}` is not a struct of the schema", t.value));
+            d.label = Some(
+                "not a `[[struct]]` or the `[file_header]` (records and the record header cannot end a file)".into(),
+            );
+            d.help = Some(match did_you_mean(&t.value, names.iter().copied()) {
+                Some(h) => format!("did you mean `{h}`?"),
+                None => "name a struct whose fields are all consts, e.g. the file header's magic".into(),
+            });
+            return None;
+        };
+        if ir::const_bytes(schema, id).is_none() {
+            let d = self.err(
+                Code::BadFraming,
+                &t.span,
+                format!("the trailer `{}` must have a fixed size and a `const` in every field", t.value),
+            );
+            d.label = Some("its bytes are not all known".into());
+            d.help = Some("a trailer's bytes end every file, so each of its fields needs a `const` (numbers, `bytes[N]` or `string[N]`; no padding)".into());
+            return None;
+        }
+        Some(id)
     }
 
     /// `sync = "<field>"`: the record header's first field, with a const value (E0503).

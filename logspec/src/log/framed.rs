@@ -9,7 +9,9 @@
 //! (its magic) and schema id are checked; each record is a fixed-size record header (its consts
 //! checked) and a payload of the header's length; a record whose tag the schema does not know is
 //! skipped by its length; a payload that does not decode is a recoverable error (the record is
-//! skipped); a bad record header, a truncation or a read error ends the stream.
+//! skipped); a bad record header, a truncation or a read error ends the stream. With a
+//! `[framing] trailer`, the input's last bytes at a record boundary must be exactly the
+//! trailer's: fewer are a truncation, other bytes a bad trailer, each at its offset.
 //!
 //! What the interpreter does not read yet is refused when the schema is loaded, with the type's
 //! name: unions, a file header of variable size, and records without a length field whose
@@ -63,6 +65,9 @@ struct Frame {
     sync: Vec<u8>,
     /// The per-record CRC (`[framing] checksum`), verified as the runtime's reader does.
     checksum: Option<RecordChecksum>,
+    /// The bytes that end the file (`[framing] trailer`) and the trailer struct's name; empty
+    /// without one.
+    trailer: (Vec<u8>, String),
     /// Its zero-byte shifts, made at the first resynchronisation.
     shifts: std::sync::OnceLock<CrcShifts>,
 }
@@ -333,6 +338,13 @@ impl Layout {
                 }
             }),
             shifts: std::sync::OnceLock::new(),
+            trailer: match framing.trailer {
+                Some(t) => (
+                    framing.trailer_bytes(&schema).ok_or("the trailer's bytes are not all consts")?,
+                    schema.strukt(t).name.clone(),
+                ),
+                None => Default::default(),
+            },
         };
         let mut records = Vec::with_capacity(schema.records.len());
         let mut tags = Vec::with_capacity(schema.records.len());
@@ -525,15 +537,32 @@ impl<R, I: Input> SchemaReader<R, I> {
         }
         let layout = &self.format.layouts[self.layout];
         let (offset, index) = (self.buf.position(), self.index);
-        let mut want = layout.frame.size;
+        // One byte past a trailer, to tell the input's last bytes from a record's first.
+        let (trailer, trailer_name) = &layout.frame.trailer;
+        let mut want = layout.frame.size.max(trailer.len() + 1);
         let (total, tag) = loop {
             if let Err(e) = self.buf.fill(want) {
                 self.done = true;
                 return Some(Err(SchemaError::new(layout, ErrorKind::Io(e), offset, Some(index), None)));
             }
-            if self.buf.available() == 0 {
+            // The end: nothing left, or (with a trailer) no more than the trailer's bytes.
+            if self.buf.available() <= trailer.len() && self.buf.is_eof() {
                 self.done = true;
-                return None;
+                let found = self.buf.bytes().to_vec();
+                let kind = if found == *trailer {
+                    // Read: the trailer's bytes count among the bytes read.
+                    self.buf.take(found.len());
+                    return None;
+                } else if found.len() < trailer.len() {
+                    ErrorKind::Truncated {
+                        what: "file trailer",
+                        needed: trailer.len() as u64,
+                        available: found.len() as u64,
+                    }
+                } else {
+                    ErrorKind::Trailer { name: trailer_name.clone(), expected: trailer.clone(), found }
+                };
+                return Some(Err(SchemaError::new(layout, kind, offset, Some(index), None)));
             }
             match layout.frame(self.buf.bytes()) {
                 Framed::Whole { total, tag, .. } => break (total, tag),
@@ -747,6 +776,12 @@ pub enum ErrorKind {
         found: u64,
         known: Vec<u64>,
     },
+    /// The input's last bytes are not the file trailer (`[framing] trailer`) they should be.
+    Trailer {
+        name: String,
+        expected: Vec<u8>,
+        found: Vec<u8>,
+    },
     /// A record that did not check out (`why`: a checksum mismatch, a bad header, a length past
     /// the end), and the bytes passed over to the next good record (or the end).
     Corrupt {
@@ -815,6 +850,10 @@ impl fmt::Display for SchemaError {
                     Some(at) => write!(f, "the next good record at byte {at}"),
                     None => f.write_str("the end"),
                 }
+            }
+            ErrorKind::Trailer { name, expected, found } => {
+                let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02X}")).collect::<Vec<_>>().join(" ");
+                write!(f, "the file trailer `{name}` should be {}, found {}", hex(expected), hex(found))
             }
             ErrorKind::UnknownSchemaId { found, known } => {
                 let known: Vec<String> = known.iter().map(u64::to_string).collect();

@@ -398,6 +398,14 @@ impl Gen<'_> {
             ));
             defs.push((format!("{u}_MAGIC_LEN"), u_lit(m.len() as u64), None));
         }
+        if let Some(t) = s.framing.as_ref().and_then(|f| f.trailer_bytes(s)) {
+            defs.push((
+                format!("{u}_TRAILER"),
+                c_string(&t),
+                Some("The last bytes of every file, after the last record (no NUL on the wire).".into()),
+            ));
+            defs.push((format!("{u}_TRAILER_LEN"), u_lit(t.len() as u64), None));
+        }
         // Stable role names for the two framing structs, unless the struct's own size macro
         // already has that name or another type would claim it.
         let own: BTreeSet<String> = (0..s.types.len()).map(|i| format!("{}_SIZE", self.n.mac(TypeId(i)))).collect();

@@ -173,6 +173,17 @@ impl Gen<'_> {
             }
             putln!(self.out, "    return {hsize}u + k;\n}}\n");
         }
+        let trailer = s.framing.as_ref().and_then(|f| f.trailer_bytes(s));
+        if trailer.is_some() {
+            self.block(
+                &format!("Writes the file trailer ({u}_TRAILER_LEN bytes, {u}_TRAILER) at `buf`: the file's last bytes, after its last record. Returns the bytes written, or 0 when `cap` is too small."),
+                true,
+            );
+            putln!(
+                self.out,
+                "static inline size_t {l}_write_trailer(uint8_t *buf, size_t cap)\n{{\n    if (cap < {u}_TRAILER_LEN) return 0u;\n    {u}_MEMCPY(buf, {u}_TRAILER, {u}_TRAILER_LEN);\n    return {u}_TRAILER_LEN;\n}}\n"
+            );
+        }
         // The reader.
         let rec_t = format!("{l}_framed_record_t");
         self.block(
@@ -191,13 +202,22 @@ impl Gen<'_> {
                     format!("A known record whose length is not its fixed size is {u}_ERR_LENGTH; an unknown id is returned like any other (skip it by its length).")
                 } else {
                     format!("Records carry no length, so an unknown id is {u}_ERR_TAG.")
+                } + &if trailer.is_some() {
+                    format!(" The buffer ends with the file trailer: 0 where exactly {u}_TRAILER_LEN bytes are left and they are {u}_TRAILER; fewer are {u}_ERR_SHORT, others {u}_ERR_CONST.")
+                } else {
+                    String::new()
                 }
             ),
             true,
         );
+        let end = if trailer.is_some() {
+            format!("if (at >= len || len - at <= {u}_TRAILER_LEN) {{\n        if (at > len || len - at < {u}_TRAILER_LEN) return {u}_ERR_SHORT;\n        return {u}_MEMCMP(buf + at, {u}_TRAILER, {u}_TRAILER_LEN) == 0 ? 0 : {u}_ERR_CONST;\n    }}")
+        } else {
+            "if (at >= len) return 0;".to_string()
+        };
         putln!(
             self.out,
-            "static inline int {l}_next_record(const uint8_t *buf, size_t len, size_t *pos, {rec_t} *rec)\n{{\n    size_t at = *pos, plen = 0;\n    int e;\n    if (at >= len) return 0;\n    e = {}_decode(&rec->header, buf + at, len - at, NULL);\n    if (e) return e;",
+            "static inline int {l}_next_record(const uint8_t *buf, size_t len, size_t *pos, {rec_t} *rec)\n{{\n    size_t at = *pos, plen = 0;\n    int e;\n    {end}\n    e = {}_decode(&rec->header, buf + at, len - at, NULL);\n    if (e) return e;",
             hsh.stem
         );
         match len_f {

@@ -444,6 +444,14 @@ fn framed_impl(cx: &Cx<'_>, enum_ident: &proc_macro2::Ident, owned: bool) -> Tok
             const SYNC: &'static [u8] = &[#(#b),*];
         }
     });
+    // `[framing] trailer`: the bytes that end the file.
+    let trailer = framing.trailer_bytes(schema).map(|b| {
+        let b = b.iter().map(|x| Literal::u8_unsuffixed(*x));
+        quote! {
+            /// The bytes that end the file, after the last record.
+            const TRAILER: &'static [u8] = &[#(#b),*];
+        }
+    });
     let checksum = framing.checksum.map(|c| {
         let p = c.algorithm.params();
         let f = &schema.strukt(framing.header).fields[c.field];
@@ -500,6 +508,7 @@ fn framed_impl(cx: &Cx<'_>, enum_ident: &proc_macro2::Ident, owned: bool) -> Tok
             const TIMESTAMP_FIELD: ::core::option::Option<&'static str> = #ts_name;
             #sync
             #checksum
+            #trailer
             #[inline(always)]
             fn parse_record_header(b: &[u8]) -> ::core::result::Result<#rt::RecordHeader, #rt::DecodeError> {
                 #check_consts
