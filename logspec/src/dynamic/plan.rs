@@ -87,9 +87,6 @@ pub trait Sink {
 pub struct Plan {
     root: Ty,
     step: Step,
-    /// The size of a value that is one run with no const and nothing of size 0: the only
-    /// thing that can fail, so [`Plan::check`] compares the size alone.
-    fixed: Option<usize>,
     /// The schema's layout rules (natural alignment, strings with their NUL).
     rules: Rules,
 }
@@ -307,11 +304,7 @@ impl Plan {
         let mut step =
             if steps.len() == 1 { steps.pop().expect("one step") } else { Step::Struct { name: None, steps } };
         step.join_scalars();
-        let fixed = match &step {
-            Step::Run(run) if !run.consts && run.empty == 0 => Some(run.size),
-            _ => None,
-        };
-        Plan { root: ty.clone(), step, fixed, rules }
+        Plan { root: ty.clone(), step, rules }
     }
 
     /// Decodes one whole value from `bytes` into `sink`; trailing bytes are an error. On a fault
@@ -339,15 +332,6 @@ impl Plan {
     /// compares), so it accepts and rejects exactly what [`Plan::decode`] does, with the same
     /// fault, at a fraction of its cost. A value that passes decodes with no fault.
     pub fn check(&self, schema: &Schema, min: &[u64], bytes: &[u8]) -> Result<(), Fault> {
-        if let Some(size) = self.fixed {
-            // The run starts at 0 (no padding before it) and takes `size` bytes; what may be
-            // left after it is what [`Exec::at_end`] allows.
-            let left = bytes.len().checked_sub(size);
-            if left.is_some_and(|left| left == 0 || (self.rules.natural_align && left <= super::MAX_END_PADDING)) {
-                return Ok(());
-            }
-            return self.decode(schema, min, bytes, &mut Ignore);
-        }
         let mut r = Exec { b: bytes, pos: 0, empty_left: EMPTY_BUDGET.saturating_add(bytes.len()), rules: self.rules };
         let done = r.step::<false>(&self.step, &mut Ignore).and_then(|()| if r.at_end() { Ok(()) } else { Err(Stop) });
         match done {
@@ -928,7 +912,7 @@ impl Sink for Ignore {
 mod tests {
     //! The plan held to the walk ([`super::super::decode`]), which reads each field on its own:
     //! the numbers a run hands on (every type in both byte orders, alone and joined into
-    //! [`Part::Scalars`]), and [`Plan::check`]'s size comparison for a value of a fixed size.
+    //! [`Part::Scalars`]), and [`Plan::check`] on every length around a value's size.
 
     use super::*;
     use crate::dynamic::{decode, Build, Check};
@@ -1071,13 +1055,12 @@ fields = [{ name = "a", type = "u8" }, { name = "b", type = "i8" }, { name = "c"
     }
 
     #[test]
-    fn plan_check_of_a_fixed_size_is_the_walk() {
+    fn plan_check_at_every_length_is_the_walk() {
         for (toml, name, size) in
             [(TYPES, "All", None), (TYPES, "Fixed", Some(2 + 12 + 5)), (ALIGNED, "Bytes", Some(5))]
         {
             let (schema, min, ty) = compiled(toml, name);
             let plan = Plan::new(&schema, &min, &ty);
-            assert_eq!(plan.fixed, size, "{name}");
             let bytes: Vec<u8> = (0..200u8).collect();
             for n in 0..=size.map_or(150, |s| s + 6) {
                 let walk = decode(&schema, &min, &ty, &bytes[..n], &mut Check).map(|_| ());

@@ -17,7 +17,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use crate::formats::ulog::{split_key, ById, DataValue, Decoder, Event, Message, ReadError, Reader, Subscribed};
+use crate::formats::ulog::{split_key, DataValue, Decoder, Event, Message, ReadError, Reader, Subscribed};
 use crate::json::JsonWriter;
 use crate::runtime::{Input, Visit, Visitor};
 use crate::value::ValueSink;
@@ -538,7 +538,7 @@ struct Counts {
     flags: Option<([u8; 8], [u8; 8], Vec<u64>)>,
     /// Per msg_id, as first subscribed: format, multi_id, Data messages (`subs[at[msg_id]]`).
     subs: Vec<(String, u8, u64)>,
-    at: ById<usize>,
+    at: HashMap<u16, usize>,
     /// The entry of `subs` of each subscription, by [`Subscribed::serial`].
     of_serial: Vec<usize>,
     data: u64,

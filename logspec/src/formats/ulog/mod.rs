@@ -20,6 +20,6 @@ pub use generated::*;
 mod reader;
 
 pub use reader::{
-    read_all, split_key, ById, DataValue, Decoder, Event, IdHasher, Message, ReadError, ReadErrorKind, Reader,
-    SliceReader, Subscribed, CORRUPT_SIZE,
+    read_all, split_key, DataValue, Decoder, Event, Message, ReadError, ReadErrorKind, Reader, SliceReader, Subscribed,
+    CORRUPT_SIZE,
 };

@@ -5,7 +5,6 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::io::{self, Read};
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -32,30 +31,6 @@ const COMPILE_BUDGET: u64 = 4096;
 
 /// How much the resynchronisation reads ahead at a time while it looks for a Sync message.
 const SEARCH: usize = 64 * 1024;
-
-/// The hasher of msg_ids, which are `u16`s: one multiplication (the bucket from the low bits,
-/// which an odd multiplier keeps distinct, the tag from the high ones) instead of SipHash, whose
-/// cost was a tenth of reading a Data message. A file can hold at most 65,536 ids, so no choice of
-/// them makes a lookup slower than a scan of that many.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct IdHasher(u64);
-
-impl Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 = (self.0.rotate_left(8) ^ u64::from(*b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
-    }
-    fn write_u16(&mut self, n: u16) {
-        self.0 = (self.0 ^ u64::from(n)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
-}
-
-/// A map by msg_id.
-pub type ById<V> = HashMap<u16, V, BuildHasherDefault<IdHasher>>;
 
 /// A subscribed format, compiled: its IR and the plan that decodes Data messages.
 #[derive(Debug)]
@@ -163,9 +138,11 @@ pub struct Subscribed {
 /// What a message is, lent until the next call.
 #[derive(Debug)]
 pub enum Event<'a> {
-    FlagBits(FlagBitsRef<'a>),
+    /// The flag bits (boxed, as the format error below: each comes once or seldom, and a small
+    /// `Event` is what every Data message is lent in).
+    FlagBits(Box<FlagBitsRef<'a>>),
     /// A Format message: the format, or why its text does not parse.
-    Format(Result<&'a UFormat, UlogError>),
+    Format(Result<&'a UFormat, Box<UlogError>>),
     Info {
         key: &'a [u8],
         value: &'a [u8],
@@ -309,7 +286,9 @@ pub struct Reader<R, I = ReadBuf<R>> {
     /// Compiled formats by name, shared by their subscriptions; cleared when a format is
     /// redefined.
     compiled: HashMap<String, Arc<Decoder>>,
-    subscriptions: ById<Subscribed>,
+    /// The subscriptions by msg_id, as an index: grown to the largest msg_id subscribed, so at
+    /// most 65,536 entries of 8 bytes whatever the input (PX4 numbers msg_ids from 0).
+    subscriptions: Vec<Option<Box<Subscribed>>>,
     /// Subscriptions read so far (the next one's [`Subscribed::serial`]).
     serials: usize,
     /// IR types compiled so far (bounded by [`COMPILE_BUDGET`] and the bytes read).
@@ -387,7 +366,7 @@ impl<R, I: Input> Reader<R, I> {
             pos: 0,
             formats: FormatSet::default(),
             compiled: HashMap::new(),
-            subscriptions: ById::default(),
+            subscriptions: Vec::new(),
             serials: 0,
             compiled_types: 0,
             cuts: Vec::new(),
@@ -410,9 +389,15 @@ impl<R, I: Input> Reader<R, I> {
         &self.formats
     }
 
-    /// The subscriptions read so far, by msg_id.
-    pub fn subscriptions(&self) -> &ById<Subscribed> {
-        &self.subscriptions
+    /// The subscriptions read so far (the latest of each msg_id), in the order of their msg_ids.
+    pub fn subscriptions(&self) -> impl Iterator<Item = &Subscribed> {
+        self.subscriptions.iter().flatten().map(|s| &**s)
+    }
+
+    /// The active subscription of `msg_id`, if any.
+    #[inline]
+    pub fn subscription(&self, msg_id: u16) -> Option<&Subscribed> {
+        self.subscriptions.get(usize::from(msg_id)).and_then(Option::as_deref).filter(|s| s.active)
     }
 
     /// The appended-data offsets not reached (past the end of the file, when reading ended).
@@ -521,7 +506,7 @@ impl<R, I: Input> Reader<R, I> {
             let Some(Ok(UlogRecordRef::Data(d))) = UlogRecordRef::decode(super::UlogRecord::ID_DATA, payload) else {
                 break;
             };
-            let Some(s) = self.subscriptions.get(&d.msg_id).filter(|s| s.active) else { break };
+            let Some(s) = self.subscription(d.msg_id) else { break };
             let Ok(decoder) = &s.decoder else { break };
             if decoder.data(d.data).is_err() {
                 break;
@@ -626,13 +611,24 @@ impl<R, I: Input> Reader<R, I> {
         // State first (formats, subscriptions, offsets), from the message's view; then the
         // message is lent.
         let tag = u64::from(header.msg_type);
+        if tag == super::UlogRecord::ID_DATA {
+            // A Data message changes no state: lent at once.
+            let payload = &self.buf.bytes()[h..total];
+            let event = match UlogRecordRef::decode(tag, payload) {
+                Some(Ok(UlogRecordRef::Data(d))) => {
+                    Event::Data { msg_id: d.msg_id, subscription: self.subscription(d.msg_id), payload: d.data }
+                }
+                Some(Err(error)) => Event::Invalid { msg_type: header.msg_type, error },
+                // The schema's Data view, and no other, has this tag.
+                _ => Event::Unknown { msg_type: header.msg_type, payload },
+            };
+            return Some(Ok(Message { offset, index, event }));
+        }
         let payload = &self.buf.bytes()[h..total];
         let mut format: Option<Result<String, UlogError>> = None;
         let mut subscribed: Option<u16> = None;
         let mut incompatible = None;
-        // A Data message changes no state.
-        let state = if tag == super::UlogRecord::ID_DATA { None } else { UlogRecordRef::decode(tag, payload) };
-        match state {
+        match UlogRecordRef::decode(tag, payload) {
             Some(Ok(UlogRecordRef::FlagBits(b))) => {
                 let incompat = b.incompat_flags.to_array::<8>();
                 let mut others = incompat;
@@ -683,11 +679,15 @@ impl<R, I: Input> Reader<R, I> {
                 let serial = self.serials;
                 self.serials += 1;
                 let s = Subscribed { msg_id: a.msg_id, multi_id: a.multi_id, name, decoder, active: true, serial };
-                self.subscriptions.insert(a.msg_id, s);
+                let at = usize::from(a.msg_id);
+                if self.subscriptions.len() <= at {
+                    self.subscriptions.resize_with(at + 1, || None);
+                }
+                self.subscriptions[at] = Some(Box::new(s));
                 subscribed = Some(a.msg_id);
             }
             Some(Ok(UlogRecordRef::Unsubscription(r))) => {
-                if let Some(s) = self.subscriptions.get_mut(&r.msg_id) {
+                if let Some(Some(s)) = self.subscriptions.get_mut(usize::from(r.msg_id)) {
                     s.active = false;
                 }
             }
@@ -705,9 +705,9 @@ impl<R, I: Input> Reader<R, I> {
             None => Event::Unknown { msg_type: header.msg_type, payload },
             Some(Err(error)) => Event::Invalid { msg_type: header.msg_type, error },
             Some(Ok(r)) => match r {
-                UlogRecordRef::FlagBits(b) => Event::FlagBits(b),
+                UlogRecordRef::FlagBits(b) => Event::FlagBits(Box::new(b)),
                 UlogRecordRef::Format(_) => match (format, self.formats.get(&self.last_format)) {
-                    (Some(Err(e)), _) => Event::Format(Err(e)),
+                    (Some(Err(e)), _) => Event::Format(Err(Box::new(e))),
                     (_, Some(f)) => Event::Format(Ok(f)),
                     (_, None) => Event::Unknown { msg_type: header.msg_type, payload },
                 },
@@ -721,16 +721,14 @@ impl<R, I: Input> Reader<R, I> {
                 UlogRecordRef::ParameterDefault(q) => {
                     Event::ParameterDefault { default_types: q.default_types, key: q.key, value: q.value }
                 }
-                UlogRecordRef::Subscription(_) => match subscribed.and_then(|id| self.subscriptions.get(&id)) {
+                UlogRecordRef::Subscription(_) => match subscribed.and_then(|id| self.subscription(id)) {
                     Some(s) => Event::Subscription(s),
                     None => Event::Unknown { msg_type: header.msg_type, payload },
                 },
                 UlogRecordRef::Unsubscription(r) => Event::Unsubscription { msg_id: r.msg_id },
-                UlogRecordRef::Data(d) => Event::Data {
-                    msg_id: d.msg_id,
-                    subscription: self.subscriptions.get(&d.msg_id).filter(|s| s.active),
-                    payload: d.data,
-                },
+                UlogRecordRef::Data(d) => {
+                    Event::Data { msg_id: d.msg_id, subscription: self.subscription(d.msg_id), payload: d.data }
+                }
                 UlogRecordRef::Logging(l) => {
                     Event::Logging { level: l.log_level, tag: None, timestamp: l.timestamp, message: l.message }
                 }
