@@ -236,9 +236,10 @@ impl Samples for Scanned {
 }
 
 /// Every message of the bag through the one interface: opened by [`logspec::log::open`] (format
-/// sniffed), all channels scanned into [`Scanned`]; returns (samples, values, sum).
+/// sniffed; the file mapped, as the command-line tool opens it: [`Open::map`]), all channels
+/// scanned into [`Scanned`]; returns (samples, values, sum).
 fn scan_all(p: &Path) -> (u64, u64, u64) {
-    let log = logspec::log::open(p, &Open::default()).expect("opens the bag");
+    let log = logspec::log::open(p, &Open { map: true, ..Open::default() }).expect("opens the bag");
     let mut sink = Scanned::default();
     let outcome = log.scan(&Select::default(), &mut sink).expect("scans the bag");
     assert!(outcome.error.is_none() && outcome.warnings.is_empty(), "{:?}", outcome.warnings);

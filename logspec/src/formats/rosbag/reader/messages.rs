@@ -104,7 +104,12 @@ impl<R: Source> Bag<R> {
         if let Some(file) = self.src.lend() {
             // Uncompressed chunks are read in place; compressed ones are decompressed from the
             // lent bytes.
-            plan.run(|i| lent_chunk(file, &list[i], budget), &wanted, &mut refused, &mut f)?;
+            let src = &self.src;
+            let read = |i: usize| {
+                src.moved(list[i].data_pos);
+                lent_chunk(file, &list[i], budget)
+            };
+            plan.run(read, &wanted, &mut refused, &mut f)?;
         } else {
             let src = &mut *self;
             plan.run(|i| src.raw_chunk(&list[i]), &wanted, &mut refused, &mut f)?;
