@@ -141,7 +141,8 @@ fn plan_bag<R: logspec::formats::rosbag::Source>(
 }
 
 /// What the scan line's sink does with each value it is shown: every number, bool and string
-/// is folded into a sum (so each is read, converted to its type), arrays and structs counted.
+/// is folded into a sum (so each is read, converted to its type), arrays and structs counted,
+/// a `uint8[]` taken as its slice (what the plan lines' [`Fold`] does with arrays of numbers).
 #[derive(Default)]
 struct Touch {
     sum: u64,
@@ -191,8 +192,11 @@ impl Visitor for Touch {
         self.sum = self.sum.wrapping_add(len as u64);
     }
     fn end_array(&mut self) {}
+    /// A `uint8[]` (a point cloud's data) is taken as the slice it is lent as: its length
+    /// counted, its bytes not read (as the crate's framing and the plan lines take it; what a
+    /// consumer does with them, a copy into a column or a write, is its own cost).
     fn u8_array(&mut self, _: Option<&str>, v: &[u8]) {
-        self.sum = self.sum.wrapping_add(len_sum(v));
+        self.sum = self.sum.wrapping_add(v.len() as u64);
         self.values += v.len() as u64;
     }
     fn begin_variant(&mut self, _: Option<&str>, _: &'static str, _: i128) {}
@@ -203,12 +207,6 @@ impl logspec::value::ValueSink for Touch {
     fn null(&mut self, _: Option<&str>) {
         self.values += 1;
     }
-}
-
-/// The sum of the bytes (every one read), in blocks whose sums fit a `u32` (so that it
-/// vectorises).
-fn len_sum(v: &[u8]) -> u64 {
-    v.chunks(1 << 16).map(|c| u64::from(c.iter().map(|x| u32::from(*x)).sum::<u32>())).sum()
 }
 
 /// A [`Samples`] sink that shows every sample to [`Touch`]: through the visit the scan hands it

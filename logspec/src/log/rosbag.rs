@@ -648,18 +648,31 @@ fn read_rosbag(
             bag.chunks.retain(meets);
         }
     }
+    // Each connection's route, found by one lookup per message: its channel key and decoder.
     let conns = bag.connections.clone();
-    let walked = bag.for_each_message(Order::Time, Some(&wanted), |m| -> Result<(), Walk<Error>> {
-        let (Some(c), Some(key)) = (conns.get(&m.conn), names.get(&m.conn)) else {
-            state.warn(kind::UNKNOWN_CONNECTION, || super::rosbag::unknown_connection(path, &m));
+    let routes: BTreeMap<u32, (&Connection, &str, Option<&crate::formats::rosbag::MsgDecoder>)> = conns
+        .values()
+        .filter_map(|c| {
+            let decoder = decoders.get(c.id).and_then(|t| t.decoder.as_deref());
+            Some((c.id, (c, names.get(&c.id)?.as_str(), decoder)))
+        })
+        .collect();
+    // Every connection wanted: the walk filters none.
+    let filter = (wanted.len() < bag.connections.len()).then_some(&wanted);
+    let walked = bag.for_each_message(Order::Time, filter, |m| -> Result<(), Walk<Error>> {
+        let Some(&(c, key, decoder)) = routes.get(&m.conn) else {
+            // A connection the bag never defines is no channel of the log (the walk's filter
+            // leaves its messages out when channels are selected).
             return Ok(());
         };
         let t_ns = m.time.as_nanos();
-        let conn_type = decoders.get(m.conn);
-        let describe = || ros_channel(c, conn_type.and_then(|t| t.decoder.as_deref()));
-        let Some(id) = state.wanted(key, t_ns, describe).map_err(Walk::Out)? else { return Ok(()) };
+        let describe = || ros_channel(c, decoder);
+        // Found by the connection id once the channel is settled (no name hashed).
+        let Some(id) = state.wanted_tag(u64::from(m.conn), key, t_ns, describe).map_err(Walk::Out)? else {
+            return Ok(());
+        };
         if !state.sink.raw(id, t_ns, m.data).map_err(Walk::Out)? {
-            let Some(d) = conn_type.and_then(|t| t.decoder.as_ref()) else {
+            let Some(d) = decoder else {
                 // Reported once above, with the connection.
                 return Ok(());
             };
