@@ -32,35 +32,24 @@ pub struct DumpOptions<'a> {
 pub type Input = Box<dyn crate::formats::rosbag::Source>;
 
 /// A mapped bag ([`super::input::Mapped`]) as the bag reader's [`Source`](crate::formats::rosbag::Source):
-/// the whole file lent, the map's window moved as the walk reaches each chunk. Header and index
-/// records are read (copied) from it as from a file.
+/// the whole file lent from the map (a walk reads chunks in place there, moving the map's window
+/// as it reaches each), while the records around the chunks (header, index, a recovery scan) and
+/// chunks read out of file order are read from the file through a buffer, so that memory stays
+/// flat whatever the order.
 struct MappedBag {
     map: Arc<super::input::Mapped>,
-    pos: u64,
+    file: std::io::BufReader<std::fs::File>,
 }
 
 impl std::io::Read for MappedBag {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let bytes = self.map.bytes();
-        let rest = usize::try_from(self.pos).ok().and_then(|p| bytes.get(p..)).unwrap_or(&[]);
-        let n = rest.len().min(buf.len());
-        buf[..n].copy_from_slice(&rest[..n]);
-        self.pos += n as u64;
-        Ok(n)
+        self.file.read(buf)
     }
 }
 
 impl std::io::Seek for MappedBag {
     fn seek(&mut self, to: std::io::SeekFrom) -> std::io::Result<u64> {
-        let len = self.map.bytes().len() as u64;
-        let at = match to {
-            std::io::SeekFrom::Start(n) => Some(n),
-            std::io::SeekFrom::End(d) => len.checked_add_signed(d),
-            std::io::SeekFrom::Current(d) => self.pos.checked_add_signed(d),
-        };
-        let at = at.ok_or_else(|| std::io::Error::new(std::io::ErrorKind::InvalidInput, "seek before the start"))?;
-        self.pos = at;
-        Ok(at)
+        self.file.seek(to)
     }
 }
 
@@ -73,9 +62,9 @@ impl crate::formats::rosbag::Source for MappedBag {
     }
 }
 
-/// Opens a bag from `input` (a mapped file is read through its map; otherwise the file at `path`
-/// is opened and read through a buffer: a bag's index is at its end, so a stream cannot be
-/// read); the second value says when its index was missing or unusable (the bag was scanned
+/// Opens the bag at `path` (a bag's index is at its end, so a stream cannot be read), its chunks
+/// read in place from `input`'s map when it has one ([`MappedBag`]), else through a buffer; the
+/// second value says when its index was missing or unusable (the bag was scanned
 /// instead).
 pub fn open_noting(
     input: super::input::Source,
@@ -83,17 +72,16 @@ pub fn open_noting(
     shown: &str,
     chunk_budget: u64,
 ) -> Result<(Bag<Input>, Option<String>), String> {
+    if path.as_os_str() == "-" {
+        return Err(format!(
+            "{shown}: a bag must be a file (its index is at the end); standard input is not supported"
+        ));
+    }
+    let f = std::fs::File::open(path).map_err(|e| format!("{shown}: cannot open: {e}"))?;
+    let file = std::io::BufReader::with_capacity(1 << 16, f);
     let src: Input = match input {
-        super::input::Source::Mapped(map) => Box::new(MappedBag { map, pos: 0 }),
-        super::input::Source::Stream(_) => {
-            if path.as_os_str() == "-" {
-                return Err(format!(
-                    "{shown}: a bag must be a file (its index is at the end); standard input is not supported"
-                ));
-            }
-            let f = std::fs::File::open(path).map_err(|e| format!("{shown}: cannot open: {e}"))?;
-            Box::new(std::io::BufReader::with_capacity(1 << 16, f))
-        }
+        super::input::Source::Mapped(map) => Box::new(MappedBag { map, file }),
+        super::input::Source::Stream(_) => Box::new(file),
     };
     let bag = Bag::open_with(src, chunk_budget).map_err(|e| format!("{shown}: {e}"))?;
     let notice = if let Some(e) = &bag.index_problem {
