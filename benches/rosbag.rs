@@ -16,8 +16,9 @@
 //! crate's raw framing of the mapped bag against logspec's decode plan (every message through
 //! its compiled plan into a checksum, arrays of numbers lent) in time and file order, and the
 //! owned `Value` trees; fresh and on an opened bag; and every message through the one interface
-//! (`logspec::log::open`, then `Log::scan` of every channel into a sink that visits each value,
-//! folding every number and byte into a sum). `--crate-only` stops after that;
+//! (`logspec::log::open` with `Open::map`, as the CLI opens a file, then `Log::scan` of every
+//! channel into a sink that visits each value, folding every number into a sum and taking a
+//! `uint8[]` as its slice). `--crate-only` stops after that;
 //! `--only crate|plan|plan-file|owned|scan` runs one reader alone, 20 times (for `perf`).
 //!
 //! Then, as medians: memcpy (the baseline); full decode (owned `Value` trees, the bag read through a
