@@ -16,8 +16,9 @@
 //! crate's raw framing of the mapped bag against logspec's decode plan (every message through
 //! its compiled plan into a checksum, arrays of numbers lent) in time and file order, and the
 //! owned `Value` trees; fresh and on an opened bag; and every message through the one interface
-//! (`logspec::log::open`, then `Log::scan` of every channel into a sink that visits each value,
-//! folding every number and byte into a sum). `--crate-only` stops after that;
+//! (`logspec::log::open` with `Open::map`, as the CLI opens a file, then `Log::scan` of every
+//! channel into a sink that visits each value, folding every number into a sum and taking a
+//! `uint8[]` as its slice). `--crate-only` stops after that;
 //! `--only crate|plan|plan-file|owned|scan` runs one reader alone, 20 times (for `perf`).
 //!
 //! Then, as medians: memcpy (the baseline); full decode (owned `Value` trees, the bag read through a
@@ -141,7 +142,8 @@ fn plan_bag<R: logspec::formats::rosbag::Source>(
 }
 
 /// What the scan line's sink does with each value it is shown: every number, bool and string
-/// is folded into a sum (so each is read, converted to its type), arrays and structs counted.
+/// is folded into a sum (so each is read, converted to its type), arrays and structs counted,
+/// a `uint8[]` taken as its slice (what the plan lines' [`Fold`] does with arrays of numbers).
 #[derive(Default)]
 struct Touch {
     sum: u64,
@@ -191,8 +193,11 @@ impl Visitor for Touch {
         self.sum = self.sum.wrapping_add(len as u64);
     }
     fn end_array(&mut self) {}
+    /// A `uint8[]` (a point cloud's data) is taken as the slice it is lent as: its length
+    /// counted, its bytes not read (as the crate's framing and the plan lines take it; what a
+    /// consumer does with them, a copy into a column or a write, is its own cost).
     fn u8_array(&mut self, _: Option<&str>, v: &[u8]) {
-        self.sum = self.sum.wrapping_add(len_sum(v));
+        self.sum = self.sum.wrapping_add(v.len() as u64);
         self.values += v.len() as u64;
     }
     fn begin_variant(&mut self, _: Option<&str>, _: &'static str, _: i128) {}
@@ -203,12 +208,6 @@ impl logspec::value::ValueSink for Touch {
     fn null(&mut self, _: Option<&str>) {
         self.values += 1;
     }
-}
-
-/// The sum of the bytes (every one read), in blocks whose sums fit a `u32` (so that it
-/// vectorises).
-fn len_sum(v: &[u8]) -> u64 {
-    v.chunks(1 << 16).map(|c| u64::from(c.iter().map(|x| u32::from(*x)).sum::<u32>())).sum()
 }
 
 /// A [`Samples`] sink that shows every sample to [`Touch`]: through the visit the scan hands it
@@ -236,9 +235,10 @@ impl Samples for Scanned {
 }
 
 /// Every message of the bag through the one interface: opened by [`logspec::log::open`] (format
-/// sniffed), all channels scanned into [`Scanned`]; returns (samples, values, sum).
+/// sniffed; the file mapped, as the command-line tool opens it: [`Open::map`]), all channels
+/// scanned into [`Scanned`]; returns (samples, values, sum).
 fn scan_all(p: &Path) -> (u64, u64, u64) {
-    let log = logspec::log::open(p, &Open::default()).expect("opens the bag");
+    let log = logspec::log::open(p, &Open { map: true, ..Open::default() }).expect("opens the bag");
     let mut sink = Scanned::default();
     let outcome = log.scan(&Select::default(), &mut sink).expect("scans the bag");
     assert!(outcome.error.is_none() && outcome.warnings.is_empty(), "{:?}", outcome.warnings);

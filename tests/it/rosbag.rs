@@ -687,3 +687,132 @@ fn the_index_says_what_the_records_say() {
     }
     assert!(many, "a chunk with many connections");
 }
+
+/// What a scan hands its sink: (channel, time, the value as JSON), in order.
+#[derive(Default)]
+struct Recorded {
+    names: BTreeMap<usize, String>,
+    got: Vec<(String, u64, String)>,
+}
+
+impl logspec::log::Samples for Recorded {
+    fn channel(&mut self, id: usize, c: &logspec::log::Channel) -> Result<(), logspec::log::Error> {
+        self.names.insert(id, c.name.clone());
+        Ok(())
+    }
+    fn sample(&mut self, id: usize, t_ns: u64, value: &logspec::value::Value) -> Result<(), logspec::log::Error> {
+        let mut w = JsonWriter::new();
+        value.write_to(&mut w, None);
+        self.got.push((self.names[&id].clone(), t_ns, w.take()));
+        Ok(())
+    }
+    fn visit(&mut self, id: usize, t_ns: u64, value: &dyn logspec::log::DynVisit) -> Result<(), logspec::log::Error> {
+        let mut w = JsonWriter::new();
+        value.visit_dyn(&mut w);
+        self.got.push((self.names[&id].clone(), t_ns, w.take()));
+        Ok(())
+    }
+}
+
+/// `Log::scan` of every channel of the bag at `path`, read through its map or through reads.
+fn scanned(path: &std::path::Path, map: bool) -> (Recorded, Result<logspec::log::Outcome, logspec::log::Error>) {
+    let log = logspec::log::open(path, &logspec::log::Open { map, ..Default::default() }).expect("opens");
+    let mut sink = Recorded::default();
+    let r = log.scan(&logspec::log::Select::default(), &mut sink);
+    (sink, r)
+}
+
+/// A regular-file bag is read in place through its map (uncompressed chunks lent where they lie,
+/// compressed ones decompressed from it) or through reads of the file: both give every message
+/// the reference dump lists, on its topic at its time and in its order, with the same values.
+#[test]
+fn a_bag_scans_alike_through_its_map_and_through_reads() {
+    for stem in BAGS {
+        let path = PathBuf::from(bag_path(stem));
+        let (mapped, m) = scanned(&path, true);
+        let (read, r) = scanned(&path, false);
+        let (m, r) = (m.expect("scans"), r.expect("scans"));
+        assert_eq!((m.samples, &m.warnings, &m.error), (r.samples, &r.warnings, &r.error), "{stem}");
+        assert!(mapped.got == read.got, "{stem}: the samples differ through the map");
+        let reference: Vec<(String, u64)> = expected(stem)
+            .iter()
+            .filter(|l| l["kind"] == "message")
+            .map(|l| {
+                let t = &l["time"];
+                (
+                    l["topic"].as_str().unwrap().to_string(),
+                    t["sec"].as_u64().unwrap() * 1_000_000_000 + t["nsec"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        let got: Vec<(String, u64)> = mapped.got.iter().map(|(c, t, _)| (c.clone(), *t)).collect();
+        assert_eq!(got, reference, "{stem}: the messages of the reference dump, in its order");
+    }
+}
+
+/// A mapped bag that another process cuts after it was opened and before it is scanned: the
+/// scan hands over the messages of the complete chunks before the cut (the same as a whole read
+/// gives, in its order), then ends with the error that says the file is truncated and where;
+/// cut while the scan reads it (by the sink, at the first message), the scan ends with the
+/// error that says so and from which offset the bytes read were not the file's; never a crash.
+#[test]
+fn a_mapped_bag_truncated_between_open_and_scan_ends_with_an_error_after_the_messages_before_it() {
+    // Uncompressed chunks, no index (the scan finds the chunks): a third of it cut, through
+    // its fourth chunk.
+    let bytes = std::fs::read(bag_path("test_unindexed")).unwrap();
+    let whole = write_temp("whole_for_cut.bag", &bytes);
+    let (all, r) = scanned(&whole, true);
+    assert_eq!(r.expect("scans").samples as usize, all.got.len());
+    let cut = bytes.len() * 2 / 3;
+    let open = |name: &str| {
+        let path = write_temp(name, &bytes);
+        let log = logspec::log::open(&path, &logspec::log::Open { map: true, ..Default::default() }).expect("opens");
+        (path, log)
+    };
+    let truncate = |path: &std::path::Path| {
+        std::fs::OpenOptions::new().write(true).open(path).unwrap().set_len(cut as u64).unwrap();
+    };
+    let (path, log) = open("cut_before_scan.bag");
+    truncate(&path);
+    let mut sink = Recorded::default();
+    let outcome = log.scan(&logspec::log::Select::default(), &mut sink).expect("the messages before the cut");
+    let error = outcome.error.expect("the truncation is the scan's error");
+    assert!(error.contains("the file is truncated") && error.contains("complete chunk(s) before it"), "{error}");
+    let at = outcome.fault.and_then(|f| f.offset).expect("where the file ends");
+    assert!(at < cut as u64, "{at} vs the cut at {cut}");
+    // The messages of the chunks before the cut, as the whole bag gives them.
+    let n = sink.got.len();
+    assert_eq!(outcome.samples as usize, n);
+    assert!(n >= all.got.len() / 4 && n < all.got.len(), "{n} of {}", all.got.len());
+    assert!(sink.got[..] == all.got[..n], "the messages before the cut are the bag's");
+
+    /// Cuts the file at its first sample, then records as [`Recorded`].
+    struct CutAtFirst<'p> {
+        cut: Option<Box<dyn FnOnce() + 'p>>,
+        rec: Recorded,
+    }
+    impl logspec::log::Samples for CutAtFirst<'_> {
+        fn channel(&mut self, id: usize, c: &logspec::log::Channel) -> Result<(), logspec::log::Error> {
+            self.rec.channel(id, c)
+        }
+        fn sample(&mut self, id: usize, t: u64, v: &logspec::value::Value) -> Result<(), logspec::log::Error> {
+            self.rec.sample(id, t, v)
+        }
+        fn visit(&mut self, id: usize, t: u64, v: &dyn logspec::log::DynVisit) -> Result<(), logspec::log::Error> {
+            if let Some(cut) = self.cut.take() {
+                cut();
+            }
+            self.rec.visit(id, t, v)
+        }
+    }
+    let (path, log) = open("cut_while_scanned.bag");
+    let mut sink = CutAtFirst { cut: Some(Box::new(|| truncate(&path))), rec: Recorded::default() };
+    let err = log.scan(&logspec::log::Select::default(), &mut sink).err();
+    let Some(logspec::log::Error::At(fault)) = err else { panic!("the truncation is an error, got {err:?}") };
+    assert!(fault.message.contains("truncated while it was being read"), "{}", fault.message);
+    let gone = fault.offset.expect("where the bytes were gone");
+    assert!(gone >= cut as u64 && gone < bytes.len() as u64, "{gone} vs the cut at {cut}");
+    // The messages read before the cut are the bag's (those read past it, zeros, are what the
+    // error disowns).
+    assert!(!sink.rec.got.is_empty() && sink.rec.got[0] == all.got[0]);
+}

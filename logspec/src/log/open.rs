@@ -455,9 +455,8 @@ impl Log {
             }
             Format::Carla => carla::info(input, &path, &name),
             Format::Rosbag => {
-                drop(input);
                 let mut said = Vec::new();
-                let info = rosbag::info(&self.file, &path, msg_path, chunk_budget, &mut said);
+                let info = rosbag::info(input, &self.file, &path, msg_path, chunk_budget, &mut said);
                 notes.extend(said.into_iter().map(|n| Fault::new(FaultKind::Decode, &path, n)));
                 info
             }
@@ -501,10 +500,9 @@ impl Log {
             }
             Format::Carla => carla::records(input, &path, opts.frames.clone(), select, out),
             Format::Rosbag => {
-                drop(input);
                 let opts =
                     rosbag::DumpOptions { select, msg_path: &opts.msg_path, file_order: opts.file_order, chunk_budget };
-                rosbag::dump(&self.file, &path, &opts, out)
+                rosbag::dump(input, &self.file, &path, &opts, out)
             }
             Format::Schema => schema::records(&schema_of(&self.schema), input, &path, select, out),
         };
@@ -539,10 +537,7 @@ impl Log {
                 rosbag2(&self.file, &path).and_then(|s| mcap::scan(s, &path, chunk_budget, &mut state))
             }
             Format::Carla => carla::scan(input, &path, &mut state),
-            Format::Rosbag => {
-                drop(input);
-                rosbag::scan(&self.file, &path, chunk_budget, &mut state)
-            }
+            Format::Rosbag => rosbag::scan(input, &self.file, &path, chunk_budget, &mut state),
             Format::Schema => schema::scan(&schema_of(&self.schema), input, &path, &mut state),
         };
         whole(self.mapped, &path)?;

@@ -27,21 +27,63 @@ pub struct DumpOptions<'a> {
     pub chunk_budget: u64,
 }
 
-/// Opens a bag; the second value says when its index was missing or unusable (the bag was
-/// scanned instead).
+/// A bag's bytes: a regular file's map, read in place (uncompressed chunks lent where they
+/// lie, compressed ones decompressed from it), or the file read through a buffer.
+pub type Input = Box<dyn crate::formats::rosbag::Source>;
+
+/// A mapped bag ([`super::input::Mapped`]) as the bag reader's [`Source`](crate::formats::rosbag::Source):
+/// the whole file lent from the map (a walk reads chunks in place there, moving the map's window
+/// as it reaches each), while the records around the chunks (header, index, a recovery scan) and
+/// chunks read out of file order are read from the file through a buffer, so that memory stays
+/// flat whatever the order.
+struct MappedBag {
+    map: Arc<super::input::Mapped>,
+    file: std::io::BufReader<std::fs::File>,
+}
+
+impl std::io::Read for MappedBag {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.file.read(buf)
+    }
+}
+
+impl std::io::Seek for MappedBag {
+    fn seek(&mut self, to: std::io::SeekFrom) -> std::io::Result<u64> {
+        self.file.seek(to)
+    }
+}
+
+impl crate::formats::rosbag::Source for MappedBag {
+    fn lend(&self) -> Option<&[u8]> {
+        Some(self.map.bytes())
+    }
+    fn moved(&self, at: u64) {
+        self.map.advance(usize::try_from(at).unwrap_or(usize::MAX));
+    }
+}
+
+/// Opens the bag at `path` (a bag's index is at its end, so a stream cannot be read), its chunks
+/// read in place from `input`'s map when it has one ([`MappedBag`]), else through a buffer; the
+/// second value says when its index was missing or unusable (the bag was scanned
+/// instead).
 pub fn open_noting(
+    input: super::input::Source,
     path: &Path,
     shown: &str,
     chunk_budget: u64,
-) -> Result<(Bag<std::io::BufReader<std::fs::File>>, Option<String>), String> {
+) -> Result<(Bag<Input>, Option<String>), String> {
     if path.as_os_str() == "-" {
         return Err(format!(
             "{shown}: a bag must be a file (its index is at the end); standard input is not supported"
         ));
     }
     let f = std::fs::File::open(path).map_err(|e| format!("{shown}: cannot open: {e}"))?;
-    let bag = Bag::open_with(std::io::BufReader::with_capacity(1 << 16, f), chunk_budget)
-        .map_err(|e| format!("{shown}: {e}"))?;
+    let file = std::io::BufReader::with_capacity(1 << 16, f);
+    let src: Input = match input {
+        super::input::Source::Mapped(map) => Box::new(MappedBag { map, file }),
+        super::input::Source::Stream(_) => Box::new(file),
+    };
+    let bag = Bag::open_with(src, chunk_budget).map_err(|e| format!("{shown}: {e}"))?;
     let notice = if let Some(e) = &bag.index_problem {
         Some(format!("{shown}: the index is unusable ({e}); scanned the whole file instead"))
     } else if !bag.indexed {
@@ -82,8 +124,14 @@ fn select(bag: &Bag<impl std::io::Read>, topics: &[String], shown: &str) -> Resu
 }
 
 /// JSON Lines: connection lines, then one line per message in time order (or file order).
-pub fn dump(path: &Path, shown: &str, opts: &DumpOptions<'_>, out: &mut impl Records) -> Result<(), Error> {
-    let (mut bag, notice) = open_noting(path, shown, opts.chunk_budget).map_err(Error::Input)?;
+pub fn dump(
+    input: super::input::Source,
+    path: &Path,
+    shown: &str,
+    opts: &DumpOptions<'_>,
+    out: &mut impl Records,
+) -> Result<(), Error> {
+    let (mut bag, notice) = open_noting(input, path, shown, opts.chunk_budget).map_err(Error::Input)?;
     if let Some(n) = notice {
         out.warn(Fault::new(FaultKind::Decode, shown, n));
     }
@@ -238,7 +286,7 @@ fn time_json(w: &mut (impl ValueSink + ?Sized), name: Option<&str>, t: Time) {
 
 /// Facts about a bag, from its index (or its scan): no message is decompressed.
 pub struct Summary {
-    pub bag: Bag<std::io::BufReader<std::fs::File>>,
+    pub bag: Bag<Input>,
     pub decoders: Decoders,
     pub topics: BTreeMap<String, (u64, BTreeSet<String>, usize)>,
     pub messages: u64,
@@ -250,13 +298,14 @@ pub struct Summary {
 /// was scanned: [`open_noting`]) is pushed to `notes` as soon as the bag is open, whatever
 /// comes after: what `info` prints on standard error and the Python package gives as a warning.
 pub fn summarise(
+    input: super::input::Source,
     path: &Path,
     shown: &str,
     msg_path: &[PathBuf],
     chunk_budget: u64,
     notes: &mut Vec<String>,
 ) -> Result<Summary, Error> {
-    let (bag, notice) = open_noting(path, shown, chunk_budget).map_err(Error::Input)?;
+    let (bag, notice) = open_noting(input, path, shown, chunk_budget).map_err(Error::Input)?;
     notes.extend(notice);
     let registry = registry(msg_path).map_err(Error::Input)?;
     let decoders = Decoders::new(shown, &bag.connections, registry.as_ref());
@@ -523,10 +572,16 @@ fn utc(t: Time) -> String {
 /// ([`Samples::raw`]); others get them decoded from the connections' embedded definitions, each
 /// message checked whole and then handed as a visit of its decode plan ([`Samples::visit`]), so
 /// that no value is built.
-fn read_rosbag(file: &Path, path: &str, chunk_budget: u64, state: &mut State<'_>) -> Result<(), Error> {
+fn read_rosbag(
+    input: super::input::Source,
+    file: &Path,
+    path: &str,
+    chunk_budget: u64,
+    state: &mut State<'_>,
+) -> Result<(), Error> {
     use super::rosbag::Walk;
     use crate::formats::rosbag::{Connection, Decoders, Order, Time};
-    let (mut bag, notice) = super::rosbag::open_noting(file, path, chunk_budget).map_err(Error::Input)?;
+    let (mut bag, notice) = super::rosbag::open_noting(input, file, path, chunk_budget).map_err(Error::Input)?;
     state.outcome.warnings.extend(notice);
     let decoders = Decoders::new(path, &bag.connections, None);
     for (id, t) in &decoders.conns {
@@ -581,18 +636,31 @@ fn read_rosbag(file: &Path, path: &str, chunk_budget: u64, state: &mut State<'_>
             bag.chunks.retain(meets);
         }
     }
+    // Each connection's route, found by one lookup per message: its channel key and decoder.
     let conns = bag.connections.clone();
-    let walked = bag.for_each_message(Order::Time, Some(&wanted), |m| -> Result<(), Walk<Error>> {
-        let (Some(c), Some(key)) = (conns.get(&m.conn), names.get(&m.conn)) else {
-            state.warn(kind::UNKNOWN_CONNECTION, || super::rosbag::unknown_connection(path, &m));
+    let routes: BTreeMap<u32, (&Connection, &str, Option<&crate::formats::rosbag::MsgDecoder>)> = conns
+        .values()
+        .filter_map(|c| {
+            let decoder = decoders.get(c.id).and_then(|t| t.decoder.as_deref());
+            Some((c.id, (c, names.get(&c.id)?.as_str(), decoder)))
+        })
+        .collect();
+    // Every connection wanted: the walk filters none.
+    let filter = (wanted.len() < bag.connections.len()).then_some(&wanted);
+    let walked = bag.for_each_message(Order::Time, filter, |m| -> Result<(), Walk<Error>> {
+        let Some(&(c, key, decoder)) = routes.get(&m.conn) else {
+            // A connection the bag never defines is no channel of the log (the walk's filter
+            // leaves its messages out when channels are selected).
             return Ok(());
         };
         let t_ns = m.time.as_nanos();
-        let conn_type = decoders.get(m.conn);
-        let describe = || ros_channel(c, conn_type.and_then(|t| t.decoder.as_deref()));
-        let Some(id) = state.wanted(key, t_ns, describe).map_err(Walk::Out)? else { return Ok(()) };
+        let describe = || ros_channel(c, decoder);
+        // Found by the connection id once the channel is settled (no name hashed).
+        let Some(id) = state.wanted_tag(u64::from(m.conn), key, t_ns, describe).map_err(Walk::Out)? else {
+            return Ok(());
+        };
         if !state.sink.raw(id, t_ns, m.data).map_err(Walk::Out)? {
-            let Some(d) = conn_type.and_then(|t| t.decoder.as_ref()) else {
+            let Some(d) = decoder else {
                 // Reported once above, with the connection.
                 return Ok(());
             };
@@ -653,18 +721,25 @@ fn ros_channel(
 }
 
 /// The samples of a ROS bag.
-pub(super) fn scan(file: &Path, path: &str, chunk_budget: u64, state: &mut State<'_>) -> Result<(), Error> {
-    read_rosbag(file, path, chunk_budget, state)
+pub(super) fn scan(
+    input: super::input::Source,
+    file: &Path,
+    path: &str,
+    chunk_budget: u64,
+    state: &mut State<'_>,
+) -> Result<(), Error> {
+    read_rosbag(input, file, path, chunk_budget, state)
 }
 
 /// The summary of a ROS bag (`notes`: how it was read, when that does not make it fail).
 pub(super) fn info(
+    input: super::input::Source,
     file: &Path,
     path: &str,
     msg_path: &[PathBuf],
     chunk_budget: u64,
     notes: &mut Vec<String>,
 ) -> Result<super::Info, Error> {
-    let s = summarise(file, path, msg_path, chunk_budget, notes)?;
+    let s = summarise(input, file, path, msg_path, chunk_budget, notes)?;
     Ok(super::Info { json: json(&s, path), text: text(&s, path), ok: ok(&s) })
 }

@@ -14,6 +14,12 @@ impl<R: Source> Bag<R> {
     /// Index data that is missing or does not match gives `false`: the chunk is then sorted from
     /// its records, as without an index.
     pub fn in_order(&mut self, i: usize) -> bool {
+        self.in_order_read(i, true)
+    }
+
+    /// [`Bag::in_order`], the index data read in place when the source lends the file and `lend`
+    /// says so (else through reads: a walk that jumps about a mapped file does not map it all).
+    pub(super) fn in_order_read(&mut self, i: usize, lend: bool) -> bool {
         if let Some(known) = self.chunks[i].in_order {
             return known;
         }
@@ -23,7 +29,7 @@ impl<R: Source> Bag<R> {
         let mut at = info.data_pos + info.stored;
         let n = info.counts.len();
         let walked = (|| -> Result<bool, BagError> {
-            if let Some(file) = self.src.lend() {
+            if let Some(file) = self.src.lend().filter(|_| lend) {
                 let rest = usize::try_from(at).ok().and_then(|a| file.get(a..)).unwrap_or_default();
                 let mut lists = Vec::with_capacity(n);
                 for r in Records::new(rest, at).take(n) {

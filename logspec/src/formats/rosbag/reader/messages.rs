@@ -88,12 +88,17 @@ impl<R: Source> Bag<R> {
             i = j;
         }
         self.unmerged = unmerged;
+        // A source that lends the file lends the chunks of a walk that goes forward through it
+        // (every walk of a bag whose chunks do not overlap in time): a map's window then only
+        // moves forward, dropping the pages behind. Chunks read in another order (by start time
+        // across overlapping chunks) are read from the source, so that memory stays flat.
+        let forward = list.windows(2).all(|w| w[0].pos < w[1].pos);
         // A chunk alone in its group is read in one walk when its messages are stored in time
         // order.
         for i in 0..list.len() {
             if order == Order::Time && group_end[i] == i + 1 && (i == 0 || group_end[i - 1] == i) {
                 if let Ok(j) = self.chunks.binary_search_by_key(&list[i].pos, |c| c.pos) {
-                    list[i].in_order = Some(self.in_order(j));
+                    list[i].in_order = Some(self.in_order_read(j, forward));
                 }
             }
         }
@@ -101,10 +106,15 @@ impl<R: Source> Bag<R> {
         let budget = self.chunk_budget;
         let plan = Plan { list: &list, group_end: &group_end, order, compressed, budget };
         let mut refused = self.refused.clone();
-        if let Some(file) = self.src.lend() {
+        if let Some(file) = self.src.lend().filter(|_| forward) {
             // Uncompressed chunks are read in place; compressed ones are decompressed from the
             // lent bytes.
-            plan.run(|i| lent_chunk(file, &list[i], budget), &wanted, &mut refused, &mut f)?;
+            let src = &self.src;
+            let read = |i: usize| {
+                src.moved(list[i].data_pos);
+                lent_chunk(file, &list[i], budget)
+            };
+            plan.run(read, &wanted, &mut refused, &mut f)?;
         } else {
             let src = &mut *self;
             plan.run(|i| src.raw_chunk(&list[i]), &wanted, &mut refused, &mut f)?;

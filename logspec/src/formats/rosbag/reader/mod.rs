@@ -88,6 +88,9 @@ pub trait Source: Read + Seek {
     fn lend(&self) -> Option<&[u8]> {
         None
     }
+    /// A walk is about to read the lent bytes from offset `at` on (a chunk's data): a source
+    /// over a memory map moves its window there (prefaulting ahead, dropping the pages behind).
+    fn moved(&self, _at: u64) {}
 }
 
 impl Source for std::fs::File {}
@@ -104,11 +107,17 @@ impl<S: Source + ?Sized> Source for &mut S {
     fn lend(&self) -> Option<&[u8]> {
         (**self).lend()
     }
+    fn moved(&self, at: u64) {
+        (**self).moved(at)
+    }
 }
 
 impl<S: Source + ?Sized> Source for Box<S> {
     fn lend(&self) -> Option<&[u8]> {
         (**self).lend()
+    }
+    fn moved(&self, at: u64) {
+        (**self).moved(at)
     }
 }
 
