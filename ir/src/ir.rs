@@ -458,16 +458,7 @@ impl Framing {
 
     /// The bytes that begin every record (the sync field's const, encoded), if there is a sync.
     pub fn sync_bytes(&self, schema: &Schema) -> Option<Vec<u8>> {
-        let f = &schema.strukt(self.header).fields[self.sync?];
-        match (f.value.as_ref()?, &f.ty) {
-            (ConstValue::Bytes(b), _) => Some(b.clone()),
-            (ConstValue::Int(v), Ty::Prim(p)) => Some(encode_int(*v, p.size() as usize, f.endian)),
-            (ConstValue::Int(v), Ty::Named(id)) => match schema.ty(*id) {
-                TypeDef::Enum(e) => Some(encode_int(*v, e.base.size() as usize, f.endian)),
-                _ => None,
-            },
-            _ => None,
-        }
+        field_const_bytes(schema, &schema.strukt(self.header).fields[self.sync?])
     }
 }
 
@@ -477,21 +468,25 @@ pub fn const_bytes(schema: &Schema, id: TypeId) -> Option<Vec<u8>> {
     let TypeDef::Struct(s) = schema.ty(id) else { return None };
     let mut out = Vec::new();
     for f in &s.fields {
-        match (f.value.as_ref()?, &f.ty) {
-            (ConstValue::Bytes(b), Ty::Bytes(Len::Fixed(n)) | Ty::Str(Len::Fixed(n))) if b.len() == *n as usize => {
-                out.extend_from_slice(b)
-            }
-            (ConstValue::Int(v), Ty::Prim(p)) if !p.is_float() => {
-                out.extend(encode_int(*v, p.size() as usize, f.endian))
-            }
-            (ConstValue::Int(v), Ty::Named(t)) => match schema.ty(*t) {
-                TypeDef::Enum(e) => out.extend(encode_int(*v, e.base.size() as usize, f.endian)),
-                _ => return None,
-            },
-            _ => return None,
-        }
+        out.extend(field_const_bytes(schema, f)?);
     }
     Some(out)
+}
+
+/// A field's const, encoded: a number or an enum in the field's byte order, or a byte string of
+/// the field's fixed size; `None` for a field without a const, or one of another type.
+fn field_const_bytes(schema: &Schema, f: &Field) -> Option<Vec<u8>> {
+    match (f.value.as_ref()?, &f.ty) {
+        (ConstValue::Bytes(b), Ty::Bytes(Len::Fixed(n)) | Ty::Str(Len::Fixed(n))) if b.len() == *n as usize => {
+            Some(b.clone())
+        }
+        (ConstValue::Int(v), Ty::Prim(p)) if !p.is_float() => Some(encode_int(*v, p.size() as usize, f.endian)),
+        (ConstValue::Int(v), Ty::Named(t)) => match schema.ty(*t) {
+            TypeDef::Enum(e) => Some(encode_int(*v, e.base.size() as usize, f.endian)),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// The low `n` bytes of `v` (two's complement) in byte order `e`.
