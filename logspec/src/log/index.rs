@@ -127,6 +127,13 @@ pub fn format_number(format: Format) -> Option<u32> {
     }
 }
 
+/// Whether a reader of `format` that starts at a chunk needs state from before it (the index's
+/// `STATE` messages, [`Index::states_before`]): every format with chunks but USVLOG, whose fixed
+/// framing has none beyond the file header.
+pub fn keeps_state(format: Format) -> bool {
+    format_number(format).is_some() && format != Format::Usvlog
+}
+
 /// Where the index of `log` is kept: beside it, then in the cache directory
 /// (`$XDG_CACHE_HOME/logspec/`, else `$HOME/.cache/logspec/`), named by the SHA-256 of the log's
 /// absolute path.

@@ -365,7 +365,7 @@ impl Log {
                 self.format.title()
             )));
         }
-        if self.format == Format::Rlog {
+        if super::index::keeps_state(self.format) {
             // The reader's state at the range's start: the index's state messages before it.
             let idx = super::index::load(&self.file, self.format).ok_or_else(|| {
                 Error::Input(format!(
