@@ -256,20 +256,47 @@ fn decode_file_header<F: FramedFormat>(
     }
 }
 
+/// How the last bytes of an input, at a record boundary and no more than its `[framing]
+/// trailer's size, end it: the one end rule of every framed reader (the generated ones here and
+/// the IR interpreter's).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum End {
+    /// Exactly the trailer (nothing, for a format without one): a clean end.
+    Clean,
+    /// Fewer bytes than the trailer: it is cut.
+    Short,
+    /// As many bytes as the trailer, but not its bytes.
+    Wrong,
+}
+
+impl End {
+    /// How `rest` ends an input whose format's trailer is `trailer`.
+    pub fn of(trailer: &[u8], rest: &[u8]) -> End {
+        if rest == trailer {
+            End::Clean
+        } else if rest.len() < trailer.len() {
+            End::Short
+        } else {
+            End::Wrong
+        }
+    }
+}
+
 /// What ends the input at a record boundary, `bytes` being the rest (no more than the trailer's
-/// size): nothing without a `[framing] trailer`, else exactly the trailer. `None`: a clean end.
+/// size), as [`End::of`] says. `None`: a clean end.
 #[cold]
 fn at_end<F: FramedFormat>(bytes: &[u8]) -> Option<ReadErrorKind> {
     let t = F::TRAILER;
-    if bytes == t {
-        return None;
-    }
-    Some(if bytes.len() < t.len() {
-        let (needed, available) = (t.len() as u64, bytes.len() as u64);
-        ReadErrorKind::Truncated { what: "file trailer", needed, available }
-    } else {
-        let kind = DecodeErrorKind::BadConst { expected: Shown::bytes(t), found: Shown::bytes(bytes) };
-        ReadErrorKind::Decode(DecodeError::new(kind).in_type("file trailer"))
+    Some(match End::of(t, bytes) {
+        End::Clean => return None,
+        End::Short => {
+            let (needed, available) = (t.len() as u64, bytes.len() as u64);
+            ReadErrorKind::Truncated { what: "file trailer", needed, available }
+        }
+        End::Wrong => {
+            let kind = DecodeErrorKind::BadConst { expected: Shown::bytes(t), found: Shown::bytes(bytes) };
+            ReadErrorKind::Decode(DecodeError::new(kind).in_type("file trailer"))
+        }
     })
 }
 

@@ -38,7 +38,7 @@ pub use visit::{Visit, Visitor};
 pub use format::{Corruption, FramedFormat, Framing, ReadErrorKind, RecordHeader, Versioned, WithFormat};
 #[cfg(feature = "std")]
 pub use framed::{
-    decode_event, with_file_format, Event, RawRecord, ReadError, ReadErrorDetail, Reader, SliceReader, WriteError,
+    decode_event, with_file_format, End, Event, RawRecord, ReadError, ReadErrorDetail, Reader, SliceReader, WriteError,
     Writer,
 };
 #[cfg(feature = "std")]

@@ -27,7 +27,8 @@ use logspec_ir::layout;
 
 use crate::dynamic::{self, Plan, Sink};
 use crate::runtime::{
-    resync, Crc, CrcShifts, Input, ReadBuf, RecordChecksum, RecordHeader, Resync, SpanCrc, Visit, Visitor, WindowBuf,
+    resync, Crc, CrcShifts, End, Input, ReadBuf, RecordChecksum, RecordHeader, Resync, SpanCrc, Visit, Visitor,
+    WindowBuf,
 };
 use logspec_ir::ir::ChecksumSpan;
 
@@ -549,18 +550,18 @@ impl<R, I: Input> SchemaReader<R, I> {
             if self.buf.available() <= trailer.len() && self.buf.is_eof() {
                 self.done = true;
                 let found = self.buf.bytes().to_vec();
-                let kind = if found == *trailer {
-                    // Read: the trailer's bytes count among the bytes read.
-                    self.buf.take(found.len());
-                    return None;
-                } else if found.len() < trailer.len() {
-                    ErrorKind::Truncated {
+                let kind = match End::of(trailer, &found) {
+                    End::Clean => {
+                        // Read: the trailer's bytes count among the bytes read.
+                        self.buf.take(found.len());
+                        return None;
+                    }
+                    End::Short => ErrorKind::Truncated {
                         what: "file trailer",
                         needed: trailer.len() as u64,
                         available: found.len() as u64,
-                    }
-                } else {
-                    ErrorKind::Trailer { name: trailer_name.clone(), expected: trailer.clone(), found }
+                    },
+                    End::Wrong => ErrorKind::Trailer { name: trailer_name.clone(), expected: trailer.clone(), found },
                 };
                 return Some(Err(SchemaError::new(layout, kind, offset, Some(index), None)));
             }
