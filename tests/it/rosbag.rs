@@ -437,6 +437,11 @@ fn a_message_of_an_undefined_connection_is_reported() {
     assert_eq!(code, 1, "{stderr}");
     assert_eq!(lines.len(), 1);
     assert!(stderr.contains("connection 5, which the bag never defines"), "{stderr}");
+    // The scan under the exports says it too (a skipped message is never a silent gap).
+    let dir = scratch::temp_dir().join("bad_conn_csv");
+    let out = logspec(&["export", "--csv", dir.to_str().unwrap(), p.to_str().unwrap()]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("connection 5, which the bag never defines; skipped"), "{stderr}");
 }
 
 #[test]

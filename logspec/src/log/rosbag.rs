@@ -649,8 +649,10 @@ fn read_rosbag(
     let filter = (wanted.len() < bag.connections.len()).then_some(&wanted);
     let walked = bag.for_each_message(Order::Time, filter, |m| -> Result<(), Walk<Error>> {
         let Some(&(c, key, decoder)) = routes.get(&m.conn) else {
-            // A connection the bag never defines is no channel of the log (the walk's filter
-            // leaves its messages out when channels are selected).
+            // A connection the bag never defines is no channel of the log: its messages are
+            // skipped and said (as the dump says them); the walk's filter leaves them out when
+            // channels are selected.
+            state.warn(kind::UNKNOWN_CONNECTION, || super::rosbag::unknown_connection(path, &m));
             return Ok(());
         };
         let t_ns = m.time.as_nanos();
