@@ -2,7 +2,7 @@
 //! `logspec.spark` read) against the same question answered by decoding every channel, measured
 //! side by side in one run (issue 31's selective-query goals; BENCHMARKS.md).
 //!
-//! `cargo bench --bench engines` (optionally `-- --rlog-mb 100 --usvlog-mb 200 --rounds 5`). Every line opens
+//! `cargo bench --bench engines` (optionally `-- --rlog-mb 100 --usvlog-mb 200 --carla-mb 200 --bag PATH --rounds 5`). Every line opens
 //! the log mapped (`Open::map`, as the command and the engines do). The input is the R1 file of the `rlog` bench (the bundled AdvantageKit robot log's cycles written again and
 //! again, 98 keys), written to a temporary file (in the page cache). Lines, each a median of
 //! `rounds` in-process runs, the order rotated each round:
@@ -26,9 +26,13 @@
 //! The index file is put in place (or removed) before each line as the line says, outside the
 //! time measured.
 //!
-//! The USVLOG lines (the `usvlog` bench's input, `--usvlog-mb`, 0 for none): one record type, the
-//! whole log; a 10% window without the time index and with it (`logspec_engine::index`, written
-//! by the first whole scan); the whole log read as its 64 MiB partitions one after the other.
+//! The window lines, first, of the `usvlog` bench's input (`--usvlog-mb`, 0 for none; table
+//! `REC_SENSOR_GYRO`), the CARLA bench input (`--carla-mb`, 0 for none; table `Position`) and,
+//! with `--bag PATH`, a ROS bag (table `/imu`: `gen_rosbag.py` of the bench-input generators,
+//! e.g. `--mb 200 --compression none`): one table, the whole log; a 10% window without the time
+//! index and with it (`logspec_engine::index`, written by the first whole scan; a bag's window
+//! reads through its own chunk index); the whole log read as its 64 MiB partitions one after the
+//! other.
 
 mod common;
 
@@ -88,20 +92,16 @@ fn every_builders(file: &LogFile) -> usize {
     t.batches.iter().map(|b| b.num_rows()).sum()
 }
 
-/// The USVLOG lines: one record type of the `usvlog` bench's input, the whole log against a 10%
-/// time window without and with the time index (`logspec_engine::index`), and the whole log in
-/// partitions of 64 MiB (`stream::partitions`, read one after the other here).
-fn usvlog_lines(mb: f64, rounds: usize) {
-    const TABLE: &str = "REC_SENSOR_GYRO";
-    let bytes = common::usvlog_input::build(mb);
-    let dir = std::env::temp_dir().join(format!("logspec-bench-engines-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("a scratch folder");
-    let path = dir.join("bench.usvlog");
-    std::fs::write(&path, &bytes).expect("write the input");
-    let file = LogFile { file: path.clone(), log: "bench".into() };
-    let place = logspec::log::index::places(&path)[0].clone();
-    let all = Query { table: TABLE.to_string(), ..Query::default() };
-    // The log's span, read whole once (which writes the index).
+/// The window lines of one log (`label`), its table `table`: the whole log, a 10% time window
+/// without the log's time index and with it (`logspec_engine::index`, written by the first whole
+/// scan), and the whole log read as its 64 MiB partitions one after the other. A format that
+/// keeps its own index (a bag's chunk infos) writes no index file: its window line reads with
+/// that index, and it has no line without one.
+fn window_lines(label: &str, path: &std::path::Path, table: &str, rounds: usize) {
+    let file = LogFile { file: path.to_path_buf(), log: "bench".into() };
+    let place = logspec::log::index::places(path)[0].clone();
+    let all = Query { table: table.to_string(), ..Query::default() };
+    // The log's span, read whole once (which writes the index of a format that has one).
     let _ = std::fs::remove_file(&place);
     let end = {
         let q = Query { columns: Some(vec!["log_elapsed_ns".into()]), ..all.clone() };
@@ -114,7 +114,7 @@ fn usvlog_lines(mb: f64, rounds: usize) {
         .expect("scan");
         last as f64 / 1e9
     };
-    let index = std::fs::read(&place).expect("the whole scan wrote the index");
+    let index = std::fs::read(&place).ok();
     let window = Query { since: Some(end * 0.45), until: Some(end * 0.55), ..all.clone() };
     let rows = |q: &Query, parts: Option<Vec<stream::Part>>| -> usize {
         let mut n = 0;
@@ -128,33 +128,32 @@ fn usvlog_lines(mb: f64, rounds: usize) {
         }
         n
     };
+    let windowed = || {
+        let mut n = 0;
+        stream::scan(&file, &how(), &window, None, &mut |b| {
+            n += b.num_rows();
+            Ok(())
+        })
+        .expect("scan");
+        n
+    };
     // (label, with the index, what to run)
     type Line<'a> = (&'a str, bool, Box<dyn Fn() -> usize + 'a>);
-    let lines: Vec<Line<'_>> = vec![
-        ("whole log (stream::scan)", true, Box::new(|| rows(&all, None))),
-        ("10% window, no index", false, Box::new(|| rows(&window, None))),
-        (
-            "10% window, index",
-            true,
-            Box::new(|| {
-                let mut n = 0;
-                stream::scan(&file, &how(), &window, None, &mut |b| {
-                    n += b.num_rows();
-                    Ok(())
-                })
-                .expect("scan");
-                n
-            }),
-        ),
-        (
-            "whole log, 64 MiB partitions",
-            true,
-            Box::new(|| {
-                let parts = stream::partitions(&file, &how(), &all, logspec_engine::index::PARTITION_BYTES);
-                rows(&all, Some(parts))
-            }),
-        ),
-    ];
+    let mut lines: Vec<Line<'_>> = vec![("whole log (stream::scan)", true, Box::new(|| rows(&all, None)))];
+    if index.is_some() {
+        lines.push(("10% window, no index", false, Box::new(|| rows(&window, None))));
+        lines.push(("10% window, index", true, Box::new(windowed)));
+    } else {
+        lines.push(("10% window (its own index)", true, Box::new(windowed)));
+    }
+    lines.push((
+        "whole log, 64 MiB partitions",
+        true,
+        Box::new(|| {
+            let parts = stream::partitions(&file, &how(), &all, logspec_engine::index::PARTITION_BYTES);
+            rows(&all, Some(parts))
+        }),
+    ));
     let mut times: Vec<Vec<Duration>> = vec![Vec::new(); lines.len()];
     let mut got = vec![0; lines.len()];
     for r in 0..rounds {
@@ -162,23 +161,27 @@ fn usvlog_lines(mb: f64, rounds: usize) {
             let i = (k + r) % lines.len();
             // The index is there or not as the line says (a read without it writes none: its
             // window is read whole, but the log is then read whole only in part of the lines).
-            if lines[i].1 {
-                std::fs::write(&place, &index).expect("the index");
-            } else {
-                let _ = std::fs::remove_file(&place);
+            match (&index, lines[i].1) {
+                (Some(index), true) => std::fs::write(&place, index).expect("the index"),
+                _ => {
+                    let _ = std::fs::remove_file(&place);
+                }
             }
             let t = Instant::now();
             got[i] = (lines[i].2)();
             times[i].push(t.elapsed());
         }
     }
-    assert_eq!(got[0], got[3], "partitions give the whole log's rows");
-    assert_eq!(got[1], got[2], "the window's rows with and without the index");
+    let last = lines.len() - 1;
+    assert_eq!(got[0], got[last], "partitions give the whole log's rows");
+    if index.is_some() {
+        assert_eq!(got[1], got[2], "the window's rows with and without the index");
+    }
     let med: Vec<Duration> = times.into_iter().map(median).collect();
-    let mbytes = bytes.len() as f64 / 1e6;
+    let mbytes = std::fs::metadata(path).expect("the input").len() as f64 / 1e6;
     let parts = stream::partitions(&file, &how(), &all, logspec_engine::index::PARTITION_BYTES).len();
     println!(
-        "USVLOG {mbytes:.1} MB, table {TABLE}, {parts} partitions of 64 MiB; median of {rounds} runs per line, the order rotated each round"
+        "{label} {mbytes:.1} MB, table {table}, {parts} partitions of 64 MiB; median of {rounds} runs per line, the order rotated each round"
     );
     for (i, (label, _, _)) in lines.iter().enumerate() {
         println!(
@@ -189,6 +192,16 @@ fn usvlog_lines(mb: f64, rounds: usize) {
             med[0].as_secs_f64() / med[i].as_secs_f64(),
         );
     }
+    let _ = std::fs::remove_file(&place);
+}
+
+/// Writes `bytes` to a scratch file named `name` and runs its [`window_lines`].
+fn window_lines_of(label: &str, name: &str, bytes: &[u8], table: &str, rounds: usize) {
+    let dir = std::env::temp_dir().join(format!("logspec-bench-engines-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a scratch folder");
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).expect("write the input");
+    window_lines(label, &path, table, rounds);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -196,8 +209,16 @@ fn main() {
     let mb: f64 = arg("--rlog-mb", "100").parse().expect("--rlog-mb N");
     let rounds: usize = arg("--rounds", "5").parse().expect("--rounds N");
     let usvlog_mb: f64 = arg("--usvlog-mb", "200").parse().expect("--usvlog-mb N");
+    let carla_mb: f64 = arg("--carla-mb", "200").parse().expect("--carla-mb N");
+    let bag = arg("--bag", "");
     if usvlog_mb > 0.0 {
-        usvlog_lines(usvlog_mb, rounds);
+        window_lines_of("USVLOG", "bench.usvlog", &common::usvlog_input::build(usvlog_mb), "REC_SENSOR_GYRO", rounds);
+    }
+    if carla_mb > 0.0 {
+        window_lines_of("CARLA", "bench.log", &common::carla_input::build(carla_mb).0, "Position", rounds);
+    }
+    if !bag.is_empty() {
+        window_lines("ROS bag", std::path::Path::new(&bag), "/imu", rounds);
     }
     let bytes = common::rlog_input::build_r1(mb);
     let path = std::env::temp_dir().join(format!("logspec-bench-engines-{}.rlog", std::process::id()));
