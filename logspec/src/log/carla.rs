@@ -17,11 +17,10 @@ use super::records::Records;
 use std::sync::Arc;
 
 use crate::ir::ir::{Schema, Ty, TypeDef};
-use crate::value::Value;
 
 use super::filter::Select;
 use super::input::Source;
-use super::scan::{record_channel, seconds_to_ns, units_of, Channel, JsonSchema, State, ValueType};
+use super::scan::{record_channel, seconds_to_ns, units_of, Channel, DynVisit, JsonSchema, State, ValueType};
 use super::Error;
 
 /// A CARLA reader of either kind: [`SliceReader`] over a mapped file, [`Reader`] over a stream.
@@ -653,7 +652,7 @@ pub fn text(s: &Summary, path: &str) -> String {
 /// kind and actor (`Position/231`), so that an actor's path is one series; other packets give one
 /// channel per kind. Time is the frame's `elapsed`.
 fn read_carla(r: &mut dyn Packets, path: &str, schema: &Arc<Schema>, state: &mut State<'_>) -> Result<(), Error> {
-    use crate::formats::carla::Body;
+    use crate::formats::carla::BodyRef;
     while let Some(p) = r.next_in_frame() {
         let (p, frame) = match p {
             Ok(p) => p,
@@ -663,25 +662,26 @@ fn read_carla(r: &mut dyn Packets, path: &str, schema: &Arc<Schema>, state: &mut
             }
         };
         let t_ns = seconds_to_ns(frame.start.as_ref().map_or(0.0, |s| s.elapsed));
-        let p = p.to_owned();
         let name = p.name().unwrap_or("?");
         match &p.body {
-            Body::Record { record, .. } => match per_actor(Value::of(record)) {
-                Ok(items) => {
-                    for (id, item) in items {
-                        let describe = || carla_actor_channel(schema, name, &format!("{name}/{id}"));
-                        state.deliver_numbered((p.id, id), t_ns, || item, describe)?;
-                    }
+            BodyRef::Record { record, .. } => {
+                // A packet of actors' records: each record on its actor's channel; any other
+                // packet whole. Both handed as visits of the views (no value built).
+                let per_actor = each_actor(record, &mut |id, item| {
+                    let describe = || carla_actor_channel(schema, name, &format!("{name}/{id}"));
+                    state.deliver_numbered((p.id, id), t_ns, item, describe)
+                });
+                if !per_actor? {
+                    state.deliver_visit(name, t_ns, record, || record_channel(schema, name))?;
                 }
-                Err(value) => state.deliver(name, t_ns, || value, || record_channel(schema, name))?,
-            },
-            Body::Unknown(_) => state.warn(kind::UNKNOWN_PACKET, || {
+            }
+            BodyRef::Unknown(_) => state.warn(kind::UNKNOWN_PACKET, || {
                 format!(
                     "{path}: offset {}: packet id {} is not a CARLA 0.9 packet; skipped by its size",
                     p.offset, p.id
                 )
             }),
-            Body::Mismatch { error, .. } => state.warn(kind::MISFIT_PACKET, || {
+            BodyRef::Mismatch { error, .. } => state.warn(kind::MISFIT_PACKET, || {
                 format!(
                     "{path}: offset {}: packet {name} does not decode in its {} bytes ({error}); skipped",
                     p.offset, p.size
@@ -692,32 +692,44 @@ fn read_carla(r: &mut dyn Packets, path: &str, schema: &Arc<Schema>, state: &mut
     Ok(())
 }
 
-/// The records of a packet `{"records": [{"db_id": .., ..}, ..]}`, by actor id, moved out of
-/// the packet's value (a packet of 65,535 records is not copied); the value back when it is not
-/// such a packet.
-fn per_actor(v: Value) -> Result<Vec<(u64, Value)>, Value> {
-    let ids: Option<Vec<u64>> = match &v {
-        Value::Object(fields) => match fields.as_slice() {
-            [(name, Value::Array(items))] if name == "records" => items
-                .iter()
-                .map(|item| match item {
-                    Value::Object(f) => f.iter().find(|(k, _)| k == "db_id").and_then(|(_, id)| match id {
-                        Value::UInt(u) => Some(*u),
-                        Value::Int(i) => u64::try_from(*i).ok(),
-                        _ => None,
-                    }),
-                    _ => None,
-                })
-                .collect(),
-            _ => None,
-        },
-        _ => None,
+/// The packets that are lists (one field, `records`): of actors' records, whose elements have a
+/// `db_id` (each record goes to its actor's channel, `Position/<db_id>`), and of other records
+/// (delivered whole). [`each_actor`] hands the actors' records on; an empty list of either kind
+/// gives no sample. The lists are checked against the schema by a test.
+macro_rules! record_lists {
+    (actors: $($v:ident),* ; others: $($o:ident),* $(,)?) => {
+        #[cfg(test)]
+        const ACTOR_LISTS: &[&str] = &[$(stringify!($v)),*];
+        #[cfg(test)]
+        const OTHER_LISTS: &[&str] = &[$(stringify!($o)),*];
+
+        /// Hands each record of a list of actors' records to `f` with its actor id; says whether
+        /// the packet is done with (such a list, or an empty list of other records) or is to be
+        /// delivered whole.
+        fn each_actor(
+            record: &CarlaRecordRef<'_>,
+            f: &mut dyn FnMut(u64, &dyn DynVisit) -> Result<(), Error>,
+        ) -> Result<bool, Error> {
+            match record {
+                $(CarlaRecordRef::$v(r) => {
+                    for item in r.records.iter() {
+                        f(u64::from(item.db_id), &item)?;
+                    }
+                    Ok(true)
+                })*
+                $(CarlaRecordRef::$o(r) => Ok(r.records.is_empty()),)*
+                _ => Ok(false),
+            }
+        }
     };
-    let Some(ids) = ids else { return Err(v) };
-    let Value::Object(mut fields) = v else { return Ok(Vec::new()) };
-    let Some((_, Value::Array(items))) = fields.pop() else { return Ok(Vec::new()) };
-    Ok(ids.into_iter().zip(items).collect())
 }
+
+record_lists!(
+    actors: EventAdd, EventDel, EventParent, Position, State, AnimVehicle, AnimWalker, VehicleLight,
+        Kinematics, BoundingBox, PhysicsControl, TrafficLightTime, TriggerVolume, WalkerBones,
+        AnimVehicleWheels, AnimBiker, VehicleDoor;
+    others: Collision, SceneLight, Weather
+);
 
 /// The channel of one actor's records of a packet kind: the element type of the packet's
 /// `records` array.
@@ -776,4 +788,26 @@ pub(super) fn records<R: Records>(
 pub(super) fn info(input: Source, path: &str, name: &str) -> Result<super::Info, Error> {
     let s = read(input, path, summarise)?;
     Ok(super::Info { json: json(&s, name), text: text(&s, path), ok: s.ok() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The lists [`each_actor`] knows are the schema's: packets of one field, `records`, an array
+    /// of structs, split by actor when the struct has a `db_id`.
+    #[test]
+    fn the_record_lists_are_the_schemas() {
+        let schema = crate::formats::schemas::carla();
+        let (mut actors, mut others) = (BTreeSet::new(), BTreeSet::new());
+        for r in &schema.records {
+            let [f] = schema.strukt(r.body).fields.as_slice() else { continue };
+            let Ty::Array { elem, .. } = &f.ty else { continue };
+            let (true, Ty::Named(id)) = (f.name == "records", &**elem) else { continue };
+            let TypeDef::Struct(s) = schema.ty(*id) else { continue };
+            if s.fields.iter().any(|f| f.name == "db_id") { &mut actors } else { &mut others }.insert(r.name.as_str());
+        }
+        assert_eq!(actors, ACTOR_LISTS.iter().copied().collect::<BTreeSet<_>>());
+        assert_eq!(others, OTHER_LISTS.iter().copied().collect::<BTreeSet<_>>());
+    }
 }

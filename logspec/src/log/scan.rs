@@ -280,16 +280,16 @@ impl<'a> State<'a> {
         Ok(())
     }
 
-    /// As [`State::deliver`], for a channel found by number ([`State::wanted_numbered`]).
+    /// As [`State::deliver_visit`], for a channel found by number ([`State::wanted_numbered`]).
     pub(super) fn deliver_numbered(
         &mut self,
         key: (u8, u64),
         t_ns: u64,
-        value: impl FnOnce() -> Value,
+        value: &dyn DynVisit,
         describe: impl FnOnce() -> Channel,
     ) -> Result<(), Error> {
         if let Some(id) = self.wanted_numbered(key, t_ns, describe)? {
-            self.sink.sample(id, t_ns, &value())?;
+            self.sink.visit(id, t_ns, value)?;
             self.outcome.samples += 1;
         }
         Ok(())
