@@ -312,6 +312,20 @@ impl Chunker {
         }
     }
 
+    /// A record at `offset` that a reader should not start at (WPILOG: a data record of no
+    /// entry, which a reader that starts there cannot tell from a wrong index): it joins the open
+    /// chunk, or starts the first one.
+    pub(super) fn join(&mut self, offset: u64, index: u64, t_ns: u64) {
+        match &mut self.open {
+            Some(c) => {
+                c.records += 1;
+                c.t_min_ns = c.t_min_ns.min(t_ns);
+                c.t_max_ns = c.t_max_ns.max(t_ns);
+            }
+            None => self.start(offset, index, t_ns),
+        }
+    }
+
     #[cold]
     fn start(&mut self, offset: u64, index: u64, t_ns: u64) {
         if let Some(mut c) = self.open.take() {

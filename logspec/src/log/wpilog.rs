@@ -726,12 +726,23 @@ fn read_samples<R, I: Input>(
     Ok(whole)
 }
 
+/// Whether a chunk may start at this record: a valid control record or a data record of an
+/// active entry. A ranged read over a map checks that its first record is one ([`start_at`]),
+/// which a range that starts where no record does is unlikely to pass.
+fn starts_chunk(rec: &RecordRef<'_>) -> bool {
+    matches!(rec.body, Body::Control { .. } | Body::Data(Some(_)))
+}
+
 /// Notes a record for the time index: its chunk and time (before time zero: at 0), and, for a
 /// control record, its offset as a state message and the Start offset of its entry.
 #[inline]
 fn note(n: &mut Noted, rec: &RecordRef<'_>) {
     let t_ns = u64::try_from(rec.header.timestamp).unwrap_or(0).saturating_mul(1000);
-    n.chunks.note(rec.offset, n.records, t_ns);
+    if starts_chunk(rec) {
+        n.chunks.note(rec.offset, n.records, t_ns);
+    } else {
+        n.chunks.join(rec.offset, n.records, t_ns);
+    }
     n.records += 1;
     if let Body::Control { record, .. } = rec.body {
         n.states.push(rec.offset);
@@ -884,7 +895,7 @@ fn read_range<R, I: Input>(
     if !read_samples(&mut r, path, schemas, state, None)? {
         // The index was written by a whole read that met no fault, of the log as it is (its
         // stamp): a fault here is a range that does not start where a record does.
-        if let Some(f) = state.outcome.fault.as_mut() {
+        if let Some(f) = state.outcome.fault.as_mut().filter(|f| !f.message.ends_with(WRONG)) {
             f.message = format!("{}; {WRONG}", f.message);
             state.outcome.error = Some(f.message.clone());
         }
@@ -911,7 +922,8 @@ fn wrong(path: &str, at: u64, what: &str) -> Fault {
 /// a reader that can seek (a mapped file) reads the state messages before it (`states`: the
 /// control records, from the time index) and nothing else; a stream reads every record up to
 /// the start, which applies the control records as they pass. A state message that is not a
-/// control record, or a start that is not a record's, is a wrong index: a fault.
+/// control record, or a start that is not a record's (a stream), or whose record is not one a
+/// chunk starts at (a map, [`starts_chunk`]), is a wrong index: a fault.
 fn start_at<R, I: Input>(r: &mut Reader<R, I>, path: &str, range: Range, states: &[u64]) -> Result<(), Fault> {
     let first = r.position();
     if range.start == first && range.first_record == 0 {
@@ -929,9 +941,13 @@ fn start_at<R, I: Input>(r: &mut Reader<R, I>, path: &str, range: Range, states:
                 return Err(wrong(path, at, "not a control record"));
             }
         }
-        if !r.seek(range.start, range.first_record) {
-            return Err(wrong(path, range.start, "no record starts there"));
+        // The first record must be one a chunk starts at. Read twice: a control record applied
+        // again leaves the entry table as it was.
+        r.seek(range.start, range.first_record);
+        if !r.next_record().is_some_and(|rec| rec.is_ok_and(|rec| starts_chunk(&rec))) {
+            return Err(wrong(path, range.start, "no record of an entry starts there"));
         }
+        r.seek(range.start, range.first_record);
         return Ok(());
     }
     // A stream: every record up to the start, each state message checked as it passes.
