@@ -459,6 +459,7 @@ fn every_bundled_log_reads_the_same_in_partitions() {
     use logspec_engine::index::{build, Built};
     let dir = index_dir("bundled");
     let mut indexed = 0;
+    let mut formats = std::collections::BTreeSet::new();
     for (k, path) in bundled().into_iter().enumerate() {
         let Ok((want, _, error)) = generic(&path, &Select::default()) else { continue };
         let copy = dir.join(format!("{k}-{}", path.file_name().unwrap().to_string_lossy()));
@@ -466,7 +467,10 @@ fn every_bundled_log_reads_the_same_in_partitions() {
         let file = LogFile { file: copy.clone(), log: partition(&copy) };
         let how = Open { map: true, ..Open::default() };
         match build(&copy, &how, false) {
-            Ok(Built::Written { .. }) => indexed += 1,
+            Ok(Built::Written { .. }) => {
+                indexed += 1;
+                formats.insert(path.extension().unwrap_or_default().to_string_lossy().into_owned());
+            }
             Ok(Built::NoIndex) => {}
             Ok(Built::Current { .. }) => panic!("{}: an index before any was written", path.display()),
             Err(e) => assert!(error.is_some(), "{}: {e}", path.display()),
@@ -502,6 +506,9 @@ fn every_bundled_log_reads_the_same_in_partitions() {
         }
     }
     assert!(indexed >= 1, "{indexed} bundled logs indexed");
+    for ext in ["rlog", "wpilog"] {
+        assert!(formats.contains(ext), "a bundled .{ext} indexed: {formats:?}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -951,5 +958,53 @@ fn a_large_wpilog_reads_the_same_in_partitions_and_windows_with_its_index() {
     assert!(done.fault.is_none(), "{:?}", done.fault);
     assert_eq!(joined(&b, &file.log).unwrap().num_rows() as u64, n);
     assert!(index::load(&path, Format::Wpilog).is_some(), "written again");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// An R2 RLOG file whose struct schema is logged halfway, after values that use it, read in
+/// partitions of a chunk each: every partition decodes `/p` through the schema the time index
+/// lists (`Index::schemas`), as the whole read does through its first pass, and a partition
+/// reads nothing of the log outside its chunks but the state and schema messages.
+#[test]
+fn a_partition_of_an_rlog_decodes_structs_whose_schema_comes_later() {
+    use logspec::formats::rlog::{R2Value, Revision, Value, Writer};
+    use logspec::log::index::{self, CHUNK_BYTES};
+    use logspec::log::Format;
+    let dir = index_dir("rlog-structs");
+    let path = dir.join("structs.rlog");
+    let n = 150_000u64;
+    let mut w = Writer::new(Vec::new(), Revision::R2);
+    for i in 0..n {
+        w.timestamp(i as f64 / 1e3).unwrap();
+        if i == 0 {
+            w.define(1, "/p", Some("struct:Point")).unwrap();
+        }
+        if i == n / 2 {
+            w.define(2, "/.schema/struct:Point", Some("structschema")).unwrap();
+            w.value(2, Value::R2(R2Value::Raw { value: b"double x;double y".to_vec() })).unwrap();
+        }
+        let point: Vec<u8> = [i as f64, -(i as f64)].iter().flat_map(|x| x.to_le_bytes()).collect();
+        w.value(1, Value::R2(R2Value::Struct { value: point })).unwrap();
+    }
+    std::fs::write(&path, w.finish().unwrap()).unwrap();
+    let file = LogFile { file: path.clone(), log: partition(&path) };
+    let p = Query { table: "/p".into(), ..Query::default() };
+    let (whole, done) = scan(&file, &p);
+    assert!(done.fault.is_none(), "{:?}", done.fault);
+    let whole = joined(&whole, &file.log).unwrap();
+    assert_eq!(whole.num_rows() as u64, n);
+    let json = whole.column(whole.schema().index_of("json").unwrap()).clone();
+    let row = json.as_any().downcast_ref::<StringArray>().unwrap().value(1).replace(' ', "");
+    assert!(row.contains("\"x\":1") && row.contains("\"y\":-1"), "decoded: {row}");
+    let idx = index::load(&path, Format::Rlog).expect("the whole scan wrote the index");
+    assert!(idx.chunks.len() >= 3, "{} chunks", idx.chunks.len());
+    assert_eq!(idx.schemas.len(), 1, "{:?}", idx.schemas);
+    assert!(idx.schemas[0].offset > idx.chunks[1].offset, "the schema comes after the values that use it");
+    for how in [Open { map: true, ..Open::default() }, Open::default()] {
+        let parts = stream::partitions(&file, &how, &p, CHUNK_BYTES);
+        assert_eq!(parts.len(), idx.chunks.len(), "a partition per chunk");
+        let got = joined(&scan_parts(&file, &how, &p, &parts), &file.log).unwrap();
+        assert_eq!(got.columns(), whole.columns(), "map {}", how.map);
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
