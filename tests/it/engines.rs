@@ -811,7 +811,11 @@ fn write_wpilog(path: &std::path::Path, n: u64) -> (u64, u64) {
             data += 1;
         }
         if i % 3 == 0 {
-            let v = if i < n / 2 { DataValue::Int64 { value: i as i64 } } else { DataValue::String { value: format!("s{i}") } };
+            let v = if i < n / 2 {
+                DataValue::Int64 { value: i as i64 }
+            } else {
+                DataValue::String { value: format!("s{i}") }
+            };
             w.value(3, t, &v).unwrap();
             data += 1;
         }
@@ -868,8 +872,7 @@ fn a_large_wpilog_reads_the_same_in_partitions_and_windows_with_its_index() {
     assert_eq!(idx.schemas.len(), 1, "{:?}", idx.schemas);
     assert!(idx.schemas[0].offset > idx.chunks[1].offset, "the schema comes after the values that use it");
     let span = (n - 1) as f64 / 1e3;
-    let windows =
-        [(None, None), (Some(0.45 * span + 5e-4), Some(0.55 * span + 5e-4)), (Some(0.7 * span + 5e-4), None)];
+    let windows = [(None, None), (Some(0.45 * span + 5e-4), Some(0.55 * span + 5e-4)), (Some(0.7 * span + 5e-4), None)];
     for how in [mapped.clone(), Open::default()] {
         for t in &whole.tables {
             let rows = arrow_select_concat(&t.batches[0].schema(), &t.batches);

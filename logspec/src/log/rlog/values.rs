@@ -375,6 +375,7 @@ impl Keys<'_> {
     /// decoded through it (`struct:`, `proto:`), or delivered to its key's channel, announcing
     /// the channel first; the route is settled where it no longer changes.
     #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
     fn value(
         &mut self,
         state: &mut State<'_>,
