@@ -459,6 +459,7 @@ fn every_bundled_log_reads_the_same_in_partitions() {
     use logspec_engine::index::{build, Built};
     let dir = index_dir("bundled");
     let mut indexed = 0;
+    let mut formats = std::collections::BTreeSet::new();
     for (k, path) in bundled().into_iter().enumerate() {
         let Ok((want, _, error)) = generic(&path, &Select::default()) else { continue };
         let copy = dir.join(format!("{k}-{}", path.file_name().unwrap().to_string_lossy()));
@@ -466,7 +467,10 @@ fn every_bundled_log_reads_the_same_in_partitions() {
         let file = LogFile { file: copy.clone(), log: partition(&copy) };
         let how = Open { map: true, ..Open::default() };
         match build(&copy, &how, false) {
-            Ok(Built::Written { .. }) => indexed += 1,
+            Ok(Built::Written { .. }) => {
+                indexed += 1;
+                formats.insert(path.extension().unwrap_or_default().to_string_lossy().into_owned());
+            }
             Ok(Built::NoIndex) => {}
             Ok(Built::Current { .. }) => panic!("{}: an index before any was written", path.display()),
             Err(e) => assert!(error.is_some(), "{}: {e}", path.display()),
@@ -502,6 +506,9 @@ fn every_bundled_log_reads_the_same_in_partitions() {
         }
     }
     assert!(indexed >= 1, "{indexed} bundled logs indexed");
+    for ext in ["rlog", "wpilog"] {
+        assert!(formats.contains(ext), "a bundled .{ext} indexed: {formats:?}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -754,5 +761,253 @@ fn logspec_index_says_where_index_files_may_be_written() {
     let (code, err) = run("beside", &["index", "--force", log.to_str().unwrap()]);
     assert_eq!(code, Some(0), "{err}");
     assert!(beside.is_file(), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A WPILOG file of `n` cycles, a millisecond apart: `/a` (doubles, `i`) every cycle; `/p`
+/// (`struct:Point`, `x = i`, `y = -i`) every tenth, whose struct schema is logged only a third
+/// in, after values that use it; `/r` (integers) every third cycle until halfway, where its
+/// entry id is finished and started again as `/r2` (strings); `/late` (integers), started three
+/// quarters in with its metadata set a cycle later, every cycle from there. About 25 bytes a
+/// cycle: 200 000 cycles are about 5 MiB, five chunks of the time index, with control records
+/// in several of them. Returns the records written and the control records among them.
+fn write_wpilog(path: &std::path::Path, n: u64) -> (u64, u64) {
+    use logspec::formats::wpilog::{DataValue, Writer};
+    let mut w = Writer::new(Vec::new(), "").unwrap();
+    let (mut records, mut control) = (0u64, 0u64);
+    let mut ctl = |w: &mut Writer<Vec<u8>>, f: &dyn Fn(&mut Writer<Vec<u8>>)| {
+        f(w);
+        records += 1;
+        control += 1;
+    };
+    let mut data = 0u64;
+    for i in 0..n {
+        let t = i as i64 * 1000;
+        if i == 0 {
+            ctl(&mut w, &|w| w.start(1, "/a", "double", "", t).unwrap());
+            ctl(&mut w, &|w| w.start(2, "/p", "struct:Point", "", t).unwrap());
+            ctl(&mut w, &|w| w.start(3, "/r", "int64", "", t).unwrap());
+        }
+        if i == n / 3 {
+            ctl(&mut w, &|w| w.start(4, "/.schema/struct:Point", "structschema", "", t).unwrap());
+            w.raw(4, t, b"double x;double y").unwrap();
+            data += 1;
+        }
+        if i == n / 2 {
+            ctl(&mut w, &|w| w.finish(3, t).unwrap());
+            ctl(&mut w, &|w| w.start(3, "/r2", "string", "", t).unwrap());
+        }
+        if i == 3 * n / 4 {
+            ctl(&mut w, &|w| w.start(5, "/late", "int64", "", t).unwrap());
+        }
+        if i == 3 * n / 4 + 1 {
+            ctl(&mut w, &|w| w.set_metadata(5, "{\"late\":true}", t).unwrap());
+        }
+        w.value(1, t, &DataValue::Double { value: i as f64 }).unwrap();
+        data += 1;
+        if i % 10 == 0 {
+            let point: Vec<u8> = [i as f64, -(i as f64)].iter().flat_map(|x| x.to_le_bytes()).collect();
+            w.raw(2, t, &point).unwrap();
+            data += 1;
+        }
+        if i % 3 == 0 {
+            let v = if i < n / 2 {
+                DataValue::Int64 { value: i as i64 }
+            } else {
+                DataValue::String { value: format!("s{i}") }
+            };
+            w.value(3, t, &v).unwrap();
+            data += 1;
+        }
+        if i >= 3 * n / 4 {
+            w.value(5, t, &DataValue::Int64 { value: i as i64 }).unwrap();
+            data += 1;
+        }
+    }
+    std::fs::write(path, w.finish_file().unwrap()).unwrap();
+    (records + data, control)
+}
+
+/// A WPILOG file's first whole scan writes its time index (chunks at any record, the control
+/// records as its state messages, the struct schema's record as a schema message); then every
+/// table of the log, read in partitions of a chunk each and in time windows (whole and in
+/// partitions), over a map and over a stream, gives the whole log's rows (filtered by their
+/// `log_elapsed_ns`), though a partition starts after Start records, after an entry id was
+/// finished and started again, and before or after the struct schema its values need. A state
+/// or schema message, or a chunk, the index puts where none is reads as a fault that says the
+/// index is wrong, never as wrong rows; an index of the log as it was (stale) is not used.
+#[test]
+fn a_large_wpilog_reads_the_same_in_partitions_and_windows_with_its_index() {
+    use logspec::log::index::{self, CHUNK_BYTES};
+    use logspec::log::Format;
+    let dir = index_dir("wpilog");
+    let path = dir.join("big.wpilog");
+    let n = 200_000u64;
+    let (records, control) = write_wpilog(&path, n);
+    let file = LogFile { file: path.clone(), log: partition(&path) };
+    let mapped = Open { map: true, ..Open::default() };
+    // The whole log's tables, read with no index (and writing none).
+    let whole = logspec_engine::tables::read(&path, &Open::default(), &Select::default()).unwrap();
+    let names: Vec<String> = whole.tables.iter().map(|t| t.name.clone()).collect();
+    for name in ["/a", "/p", "/r", "/r2", "/late"] {
+        assert!(names.iter().any(|n| n == name), "{name} in {names:?}");
+    }
+    assert!(!index::places(&path)[0].exists());
+    let p = Query { table: "/p".into(), ..Query::default() };
+    let (b, done) = scan(&file, &p);
+    assert!(done.fault.is_none(), "{:?}", done.fault);
+    let got = joined(&b, &file.log).unwrap();
+    // Struct values reach typed sinks as JSON, decoded through the schema logged after them.
+    let json = got.column(got.schema().index_of("json").unwrap()).clone();
+    let json = json.as_any().downcast_ref::<StringArray>().unwrap();
+    assert_eq!(json.len() as u64, n / 10, "/p");
+    let row = json.value(1).replace(' ', "");
+    assert!(row.contains("\"x\":10") && row.contains("\"y\":-10"), "/p decoded: {row}");
+    let idx = index::load(&path, Format::Wpilog).expect("the whole scan wrote the index");
+    assert!(idx.chunks.len() >= 4, "{} chunks", idx.chunks.len());
+    assert_eq!(idx.chunks[0].offset, 12, "after the file header");
+    assert_eq!(idx.chunks.iter().map(|c| c.records).sum::<u64>(), records, "every record");
+    assert_eq!(idx.states.len() as u64, control, "the control records: {:?}", idx.states);
+    assert!(idx.states.iter().any(|&s| s > idx.chunks[2].offset), "state messages past the first chunks");
+    assert_eq!(idx.schemas.len(), 1, "{:?}", idx.schemas);
+    assert!(idx.schemas[0].offset > idx.chunks[1].offset, "the schema comes after the values that use it");
+    let span = (n - 1) as f64 / 1e3;
+    let windows = [(None, None), (Some(0.45 * span + 5e-4), Some(0.55 * span + 5e-4)), (Some(0.7 * span + 5e-4), None)];
+    for how in [mapped.clone(), Open::default()] {
+        for t in &whole.tables {
+            let rows = arrow_select_concat(&t.batches[0].schema(), &t.batches);
+            let elapsed = rows.column(rows.schema().index_of("log_elapsed_ns").unwrap());
+            let elapsed = elapsed.as_any().downcast_ref::<Int64Array>().unwrap();
+            for (since, until) in windows {
+                let keep: BooleanArray = elapsed
+                    .iter()
+                    .map(|e| {
+                        let e = e.unwrap() as f64 / 1e9;
+                        Some(since.is_none_or(|s| e >= s) && until.is_none_or(|u| e <= u))
+                    })
+                    .collect();
+                let want = arrow_select_filter(&rows, &keep);
+                let q = Query { table: t.name.clone(), since, until, ..Query::default() };
+                let parts = stream::partitions(&file, &how, &q, CHUNK_BYTES);
+                if since.is_none() {
+                    assert_eq!(parts.len(), idx.chunks.len(), "a partition per chunk");
+                } else {
+                    assert!(parts.len() < idx.chunks.len(), "{}: the chunks the window meets", t.name);
+                }
+                let what = format!("{} {since:?}..{until:?} map {}", t.name, how.map);
+                let got = joined(&scan_parts(&file, &how, &q, &parts), &file.log);
+                match &got {
+                    Some(g) => assert_eq!(g.columns(), want.columns(), "{what}: in partitions"),
+                    None => assert_eq!(want.num_rows(), 0, "{what}: in partitions"),
+                }
+                let (b, done) = scan(&file, &q);
+                assert!(done.fault.is_none(), "{what}: {:?}", done.fault);
+                assert_eq!(
+                    joined(&b, &file.log).map(|b| b.columns().to_vec()),
+                    got.map(|b| b.columns().to_vec()),
+                    "{what}: one scan"
+                );
+            }
+        }
+    }
+    let place = index::places(&path)[0].clone();
+    let good = std::fs::read(&place).unwrap();
+    let stamp = index::stamp(&path).unwrap();
+    let (chunks, states) = (idx.chunks.len(), idx.states.len());
+    let field = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
+    let nudge = |at: usize| {
+        let mut bytes = good.clone();
+        let moved = field(&bytes, at) + 1;
+        bytes[at..at + 8].copy_from_slice(&moved.to_le_bytes());
+        bytes
+    };
+    let expect_wrong = |bytes: &[u8], query: &Query, which: &dyn Fn(&[stream::Part]) -> Vec<stream::Part>| {
+        index::decode(bytes, 3, &stamp).expect("passes the checks an index file gets");
+        std::fs::write(&place, bytes).unwrap();
+        for how in [mapped.clone(), Open::default()] {
+            for part in which(&stream::partitions(&file, &how, query, CHUNK_BYTES)) {
+                let done = stream::scan_part(&file, &how, query, part, None, &mut |_| Ok(())).unwrap();
+                let fault = done.fault.unwrap_or_else(|| panic!("map {}: {part:?}: a fault", how.map));
+                assert!(fault.message.contains("the time index is wrong"), "{}", fault.message);
+            }
+        }
+    };
+    // The last state message (`/late`'s Set Metadata) moved off a record start: the partitions
+    // after it read as a fault.
+    let late = Query { table: "/late".into(), ..Query::default() };
+    let last_state = 112 + 53 * chunks + 13 * (states - 1) + 5;
+    expect_wrong(&nudge(last_state), &late, &|parts| vec![*parts.last().unwrap()]);
+    // The schema message moved off its record: every partition reads as a fault.
+    let schema = 112 + 53 * chunks + 13 * states + 5;
+    expect_wrong(&nudge(schema), &p, &|parts| vec![parts[0], *parts.last().unwrap()]);
+    // A chunk boundary moved a byte into a record (the chunks still tile the log): the chunk
+    // before it ends, and the one after starts, where no record does.
+    let chunk = |i: usize| 112 + 53 * i + 5;
+    let mut bytes = good.clone();
+    let (len1, off2, len2) = (field(&bytes, chunk(1) + 8), field(&bytes, chunk(2)), field(&bytes, chunk(2) + 8));
+    bytes[chunk(1) + 8..chunk(1) + 16].copy_from_slice(&(len1 + 1).to_le_bytes());
+    bytes[chunk(2)..chunk(2) + 8].copy_from_slice(&(off2 + 1).to_le_bytes());
+    bytes[chunk(2) + 8..chunk(2) + 16].copy_from_slice(&(len2 - 1).to_le_bytes());
+    let a = Query { table: "/a".into(), ..Query::default() };
+    expect_wrong(&bytes, &a, &|parts| parts[1..3].to_vec());
+    // The log written again (the same bytes, a new modification time): the index is stale, not
+    // used, and the next whole scan writes it again.
+    std::fs::write(&place, &good).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    write_wpilog(&path, n);
+    assert!(index::load(&path, Format::Wpilog).is_none(), "stale");
+    assert_eq!(stream::partitions(&file, &mapped, &a, CHUNK_BYTES).len(), 1, "the whole log, one part");
+    let (b, done) = scan(&file, &a);
+    assert!(done.fault.is_none(), "{:?}", done.fault);
+    assert_eq!(joined(&b, &file.log).unwrap().num_rows() as u64, n);
+    assert!(index::load(&path, Format::Wpilog).is_some(), "written again");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// An R2 RLOG file whose struct schema is logged halfway, after values that use it, read in
+/// partitions of a chunk each: every partition decodes `/p` through the schema the time index
+/// lists (`Index::schemas`), as the whole read does through its first pass, and a partition
+/// reads nothing of the log outside its chunks but the state and schema messages.
+#[test]
+fn a_partition_of_an_rlog_decodes_structs_whose_schema_comes_later() {
+    use logspec::formats::rlog::{R2Value, Revision, Value, Writer};
+    use logspec::log::index::{self, CHUNK_BYTES};
+    use logspec::log::Format;
+    let dir = index_dir("rlog-structs");
+    let path = dir.join("structs.rlog");
+    let n = 150_000u64;
+    let mut w = Writer::new(Vec::new(), Revision::R2);
+    for i in 0..n {
+        w.timestamp(i as f64 / 1e3).unwrap();
+        if i == 0 {
+            w.define(1, "/p", Some("struct:Point")).unwrap();
+        }
+        if i == n / 2 {
+            w.define(2, "/.schema/struct:Point", Some("structschema")).unwrap();
+            w.value(2, Value::R2(R2Value::Raw { value: b"double x;double y".to_vec() })).unwrap();
+        }
+        let point: Vec<u8> = [i as f64, -(i as f64)].iter().flat_map(|x| x.to_le_bytes()).collect();
+        w.value(1, Value::R2(R2Value::Struct { value: point })).unwrap();
+    }
+    std::fs::write(&path, w.finish().unwrap()).unwrap();
+    let file = LogFile { file: path.clone(), log: partition(&path) };
+    let p = Query { table: "/p".into(), ..Query::default() };
+    let (whole, done) = scan(&file, &p);
+    assert!(done.fault.is_none(), "{:?}", done.fault);
+    let whole = joined(&whole, &file.log).unwrap();
+    assert_eq!(whole.num_rows() as u64, n);
+    let json = whole.column(whole.schema().index_of("json").unwrap()).clone();
+    let row = json.as_any().downcast_ref::<StringArray>().unwrap().value(1).replace(' ', "");
+    assert!(row.contains("\"x\":1") && row.contains("\"y\":-1"), "decoded: {row}");
+    let idx = index::load(&path, Format::Rlog).expect("the whole scan wrote the index");
+    assert!(idx.chunks.len() >= 3, "{} chunks", idx.chunks.len());
+    assert_eq!(idx.schemas.len(), 1, "{:?}", idx.schemas);
+    assert!(idx.schemas[0].offset > idx.chunks[1].offset, "the schema comes after the values that use it");
+    for how in [Open { map: true, ..Open::default() }, Open::default()] {
+        let parts = stream::partitions(&file, &how, &p, CHUNK_BYTES);
+        assert_eq!(parts.len(), idx.chunks.len(), "a partition per chunk");
+        let got = joined(&scan_parts(&file, &how, &p, &parts), &file.log).unwrap();
+        assert_eq!(got.columns(), whole.columns(), "map {}", how.map);
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -14,12 +14,17 @@
 //! ignored ([`load`] gives `None`) and the next whole scan writes it again. Nothing is allocated
 //! for a count the index file states: chunks are kept as they decode, bounded by the file's size.
 //!
-//! Formats with chunks today: USVLOG (no state beyond the file header) and RLOG files, whose
+//! Formats with chunks today: USVLOG (no state beyond the file header); RLOG files, whose
 //! chunks start at a cycle's timestamp and whose reader state (the key table, and the type of
 //! each key name's first value, which names its channel) is the log's own messages that set it,
 //! listed once in [`Index::states`]: a reader that starts at a chunk reads those before it first
-//! (`Log::with_range`). Every other format is read whole by each scan (the same answers,
-//! without the skipping).
+//! (`Log::with_range`); and WPILOG files, whose chunks start at any record and whose reader state
+//! is the entry table, set by the control records (Start, Finish, Set Metadata), listed as
+//! state messages likewise. Both carry WPILib struct and protobuf schemas, which a whole read
+//! finds in a first pass over the whole log (a schema may come after the values that use it):
+//! the index lists those messages ([`Index::schemas`]), so that a reader that starts at a chunk
+//! reads them, and nothing else of the log outside its chunks. Every other format is read whole
+//! by each scan (the same answers, without the skipping).
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -77,8 +82,23 @@ pub struct Index {
     pub origin_ns: u64,
     pub chunks: Vec<Chunk>,
     /// The byte offsets, increasing, of the log's messages that set its reader's state (RLOG:
-    /// key definitions and the first value of each key name); empty for a format without state.
+    /// key definitions and the first value of each key name; WPILOG: control records); empty
+    /// for a format without state.
     pub states: Vec<u64>,
+    /// The log's messages that carry a struct or protobuf schema (the first of each name), in
+    /// file order, wherever they are: a reader that starts at a chunk reads them all first.
+    pub schemas: Vec<SchemaAt>,
+}
+
+/// A message that carries a schema, and the one before it that names its entry and type (a
+/// `SCHEMA` record of `schemas/logidx.toml`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SchemaAt {
+    /// Byte offset of the message that carries the schema.
+    pub offset: u64,
+    /// Byte offset of the message that names its entry (WPILOG: a Start record; RLOG: a key
+    /// definition).
+    pub definition: u64,
 }
 
 impl Index {
@@ -123,6 +143,7 @@ pub fn format_number(format: Format) -> Option<u32> {
     match format {
         Format::Usvlog => Some(1),
         Format::Rlog => Some(2),
+        Format::Wpilog => Some(3),
         _ => None,
     }
 }
@@ -159,9 +180,9 @@ pub fn load(log: &Path, format: Format) -> Option<Index> {
     let number = format_number(format)?;
     let now = stamp(log).ok()?;
     places(log).iter().find_map(|p| {
-        // An index is a header, 53 bytes a chunk and 13 a state message, and a log has at most
-        // a chunk and a message per byte.
-        let cap = 112 + 66 * now.size.saturating_add(1);
+        // An index is a header, 53 bytes a chunk, 13 a state message and 21 a schema message,
+        // and a log has at most a chunk and a message per byte.
+        let cap = 112 + 87 * now.size.saturating_add(1);
         let f = std::fs::File::open(p).ok()?;
         if f.metadata().ok()?.len() > cap {
             return None;
@@ -175,7 +196,8 @@ pub fn load(log: &Path, format: Format) -> Option<Index> {
 /// The index in `bytes` if it is of format `number`, matches `now` and its chunks tile the log.
 pub fn decode(bytes: &[u8], number: u32, now: &Stamp) -> Option<Index> {
     let (h, mut reader) = SliceReader::<Logidx>::new(bytes).ok()?;
-    let fits = h.format == number
+    let fits = h.version == logidx::LOGIDX_VERSION
+        && h.format == number
         && h.log_size == now.size
         && h.log_mtime_ns == now.mtime_ns
         && h.head_sha256 == now.head
@@ -185,15 +207,31 @@ pub fn decode(bytes: &[u8], number: u32, now: &Stamp) -> Option<Index> {
     }
     let mut chunks: Vec<Chunk> = Vec::new();
     let mut states: Vec<u64> = Vec::new();
+    let mut schemas: Vec<SchemaAt> = Vec::new();
     while let Some(ev) = reader.next_event() {
         let c = match ev.ok()? {
-            crate::runtime::Event::Record { record: LogidxRecord::Chunk(c), .. } if states.is_empty() => c,
+            crate::runtime::Event::Record { record: LogidxRecord::Chunk(c), .. }
+                if states.is_empty() && schemas.is_empty() =>
+            {
+                c
+            }
             // State messages come after the chunks, each after the one before, inside the log.
-            crate::runtime::Event::Record { record: LogidxRecord::State(s), .. } => {
+            crate::runtime::Event::Record { record: LogidxRecord::State(s), .. } if schemas.is_empty() => {
                 if states.last().is_some_and(|&p| p >= s.offset) || s.offset >= now.size {
                     return None;
                 }
                 states.push(s.offset);
+                continue;
+            }
+            // Schema messages come last, each after the one before and after its definition.
+            crate::runtime::Event::Record { record: LogidxRecord::Schema(s), .. } => {
+                if schemas.last().is_some_and(|p| p.offset >= s.offset)
+                    || s.offset >= now.size
+                    || s.definition >= s.offset
+                {
+                    return None;
+                }
+                schemas.push(SchemaAt { offset: s.offset, definition: s.definition });
                 continue;
             }
             _ => return None,
@@ -216,7 +254,7 @@ pub fn decode(bytes: &[u8], number: u32, now: &Stamp) -> Option<Index> {
         chunks.push(c);
     }
     let ends = chunks.last().is_some_and(|c| c.offset.checked_add(c.length) == Some(now.size));
-    (ends && chunks.len() as u64 == h.chunks).then_some(Index { origin_ns: h.origin_ns, chunks, states })
+    (ends && chunks.len() as u64 == h.chunks).then_some(Index { origin_ns: h.origin_ns, chunks, states, schemas })
 }
 
 /// The bytes of the index `index` of a log of format `number` stamped `stamp`.
@@ -246,6 +284,10 @@ pub fn encode(index: &Index, number: u32, stamp: &Stamp) -> Vec<u8> {
     for &offset in &index.states {
         w.write(0, &LogidxRecord::State(logidx::State { offset })).expect("writing to memory");
     }
+    for s in &index.schemas {
+        let rec = LogidxRecord::Schema(logidx::Schema { offset: s.offset, definition: s.definition });
+        w.write(0, &rec).expect("writing to memory");
+    }
     w.finish().expect("writing to memory")
 }
 
@@ -267,6 +309,20 @@ impl Chunker {
                 c.t_max_ns = c.t_max_ns.max(t_ns);
             }
             _ => self.start(offset, index, t_ns),
+        }
+    }
+
+    /// A record at `offset` that a reader should not start at (WPILOG: a data record of no
+    /// entry, which a reader that starts there cannot tell from a wrong index): it joins the open
+    /// chunk, or starts the first one.
+    pub(super) fn join(&mut self, offset: u64, index: u64, t_ns: u64) {
+        match &mut self.open {
+            Some(c) => {
+                c.records += 1;
+                c.t_min_ns = c.t_min_ns.min(t_ns);
+                c.t_max_ns = c.t_max_ns.max(t_ns);
+            }
+            None => self.start(offset, index, t_ns),
         }
     }
 

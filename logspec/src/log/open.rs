@@ -187,6 +187,8 @@ pub struct Log {
     range: Option<super::index::Range>,
     /// The state messages before the range's start, read first ([`super::index::Index::states`]).
     states: Vec<u64>,
+    /// The log's schema messages, read first ([`super::index::Index::schemas`]).
+    schemas: Vec<super::index::SchemaAt>,
 }
 
 /// Opens the log at `path` (`-`: standard input; a directory: a rosbag2 bag, its storage files
@@ -328,6 +330,7 @@ fn detected(path: &Path, head: Vec<u8>, input: Source, how: &Open) -> Result<Log
         progress: how.progress.clone(),
         range: None,
         states: Vec::new(),
+        schemas: Vec::new(),
     })
 }
 
@@ -374,6 +377,7 @@ impl Log {
                 ))
             })?;
             self.states = idx.states_before(range.start).to_vec();
+            self.schemas = idx.schemas;
         }
         self.range = Some(range);
         Ok(self)
@@ -523,10 +527,13 @@ impl Log {
         let done = match self.format {
             Format::Usvlog => usvlog::scan(input, &self.head, &path, self.range, &mut state),
             Format::Rlog | Format::RlogStream => {
-                let range = self.range.map(|r| (r, self.states));
+                let range = self.range.map(|r| (r, self.states, self.schemas));
                 rlog::scan(input, &self.file, &path, stream, self.assume_r1, range, &mut state)
             }
-            Format::Wpilog => wpilog::scan(input.into_read(), &self.file, &path, &mut state),
+            Format::Wpilog => {
+                let range = self.range.map(|r| (r, self.states, self.schemas));
+                wpilog::scan(input, &self.file, &path, range, &mut state)
+            }
             Format::Ulog => ulog::scan(input, &path, &mut state),
             Format::Dataflash => dataflash::scan(input, &path, &mut state),
             Format::Mcap => {

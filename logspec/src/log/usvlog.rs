@@ -153,7 +153,7 @@ impl FramedJob for Scan<'_, '_> {
         if let Some(c) = walk.chunker {
             let chunks = c.finish(reader.position());
             if !chunks.is_empty() {
-                state.outcome.index = Some(Index { origin_ns: 0, chunks, states: Vec::new() });
+                state.outcome.index = Some(Index { origin_ns: 0, chunks, ..Index::default() });
             }
         }
         Ok(())

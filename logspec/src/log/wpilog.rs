@@ -1,14 +1,19 @@
-//! `logspec dump` and `logspec info` for WPILOG files.
+//! `logspec dump` and `logspec info` for WPILOG files, and their samples ([`scan`]), whole or a
+//! range of chunks of the time index (`super::index`): a whole scan notes the chunks, the control
+//! records (the entry table's state messages) and the schema records; a ranged scan reads the
+//! schema records and the control records before the range, then the range.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
 
 use crate::formats::wpilog::{self, Body, ControlBody, Reader, RecordRef};
 use crate::json::JsonWriter;
-use crate::runtime::Visitor;
+use crate::runtime::{Input, Visitor, WindowBuf};
 
 use super::fault::{kind, Fault, FaultKind};
 use super::filter::Select;
+use super::index::{Chunker, Index, Range, SchemaAt};
+use super::input::{Mapped, Source};
 use super::records::Records;
 use super::scan::State;
 use super::Error;
@@ -599,42 +604,72 @@ fn strings<'a>(w: &mut JsonWriter, key: &str, items: impl IntoIterator<Item = &'
     w.end_array();
 }
 
+/// What a whole scan notes for the time index on its way ([`Index`]).
+#[derive(Default)]
+struct Noted {
+    chunks: Chunker,
+    /// Records passed.
+    records: u64,
+    /// The control records (the state messages).
+    states: Vec<u64>,
+    /// The offset of the Start record of each active entry id.
+    starts: std::collections::HashMap<u32, u64>,
+    /// The first record of each schema entry name, with its Start record.
+    schemas: Vec<SchemaAt>,
+    schema_names: BTreeSet<String>,
+}
+
 /// Every data record as a sample on the channel of its entry's name (`export`, `convert`,
 /// `plot`), `{"value": ...}` as in RLOG. Orphans, values that do not decode and records before
-/// time zero (a sample's time is unsigned) are reported as warnings, not delivered.
-pub(super) fn read_samples(
-    mut r: Reader<Box<dyn Read>>,
+/// time zero (a sample's time is unsigned) are reported as warnings, not delivered. Reads up to
+/// the reader's stop offset; `Ok(true)` when no fault ended the reading early. With `noted`,
+/// what the time index needs is noted at every record.
+fn read_samples<R, I: Input>(
+    r: &mut Reader<R, I>,
     path: &str,
     mut schemas: crate::formats::wpistruct::TypeRegistry,
     state: &mut super::scan::State<'_>,
-) -> Result<(), Error> {
+    mut noted: Option<&mut Noted>,
+) -> Result<bool, Error> {
     use crate::formats::wpistruct::TypeRegistry;
     use crate::value::Value;
     // Entries whose struct or proto values did not decode (warned about once).
     let mut undecoded: BTreeSet<String> = BTreeSet::new();
     let mut orphans = 0u64;
     let mut negative = 0u64;
+    let mut whole = true;
     while let Some(rec) = r.next_record() {
         let rec = match rec {
             Ok(rec) => rec,
             Err(e) => {
                 state.outcome.fail(Fault::read(path, &e));
+                whole = false;
                 break;
             }
         };
+        if let Some(n) = noted.as_deref_mut() {
+            note(n, &rec);
+        }
         let Body::Data(entry) = rec.body else { continue };
         let Some(entry) = entry else {
             orphans += 1;
             continue;
         };
+        let schema = schemas.offer(entry.name(), entry.type_name(), rec.payload);
+        for w in schemas.take_warnings() {
+            state.outcome.warnings.push(format!("{path}: {w}"));
+        }
+        if let (true, Some(n)) = (schema, noted.as_deref_mut()) {
+            if let Some(&definition) = n.starts.get(&entry.id()) {
+                if n.schema_names.insert(entry.name().to_string()) {
+                    n.schemas.push(SchemaAt { offset: rec.offset, definition });
+                }
+            }
+        }
         let Ok(t_us) = u64::try_from(rec.header.timestamp) else {
             negative += 1;
             continue;
         };
-        schemas.offer(entry.name(), entry.type_name(), rec.payload);
-        for w in schemas.take_warnings() {
-            state.outcome.warnings.push(format!("{path}: {w}"));
-        }
         if TypeRegistry::decodes(entry.type_name()) {
             match schemas.decode(entry.type_name(), rec.payload) {
                 Ok(v) => {
@@ -688,7 +723,39 @@ pub(super) fn read_samples(
             .warnings
             .push(format!("{path}: {negative} data record(s) before time zero (negative timestamps); skipped"));
     }
-    Ok(())
+    Ok(whole)
+}
+
+/// Whether a chunk may start at this record: a valid control record or a data record of an
+/// active entry. A ranged read over a map checks that its first record is one ([`start_at`]),
+/// which a range that starts where no record does is unlikely to pass.
+fn starts_chunk(rec: &RecordRef<'_>) -> bool {
+    matches!(rec.body, Body::Control { .. } | Body::Data(Some(_)))
+}
+
+/// Notes a record for the time index: its chunk and time (before time zero: at 0), and, for a
+/// control record, its offset as a state message and the Start offset of its entry.
+#[inline]
+fn note(n: &mut Noted, rec: &RecordRef<'_>) {
+    let t_ns = u64::try_from(rec.header.timestamp).unwrap_or(0).saturating_mul(1000);
+    if starts_chunk(rec) {
+        n.chunks.note(rec.offset, n.records, t_ns);
+    } else {
+        n.chunks.join(rec.offset, n.records, t_ns);
+    }
+    n.records += 1;
+    if let Body::Control { record, .. } = rec.body {
+        n.states.push(rec.offset);
+        match record.body {
+            ControlBody::Start { entry, .. } => {
+                n.starts.insert(entry, rec.offset);
+            }
+            ControlBody::Finish { entry } => {
+                n.starts.remove(&entry);
+            }
+            ControlBody::SetMetadata { .. } => {}
+        }
+    }
 }
 
 /// What [`Log::to_wpilog`](super::Log::to_wpilog) wrote.
@@ -772,16 +839,189 @@ pub(super) fn from_rlog(
     Ok(Written { warnings, note, error: c.error.map(|e| format!("{path}: {e}")) })
 }
 
-/// The samples of a WPILOG file: one channel per entry.
+/// The samples of a WPILOG file: one channel per entry. A mapped file is read in place. With a
+/// `range` (chunks of the time index), its state messages before it and the schema messages of
+/// the log (`super::index::Index`), only the records that start in it; without, every record,
+/// and the time index is noted ([`super::Outcome::index`]).
 pub(super) fn scan(
-    input: Box<dyn Read>,
+    input: Source,
     file: &std::path::Path,
     path: &str,
+    range: Option<(Range, Vec<u64>, Vec<SchemaAt>)>,
     state: &mut State<'_>,
 ) -> Result<(), Error> {
-    let schemas = schemas(file, path);
-    let r = reader(input, path).map_err(Error::Input)?;
-    read_samples(r, path, schemas, state)
+    let (range, schemas) = match range {
+        None => (None, schemas(file, path)),
+        Some((range, states, at)) => {
+            let map = match &input {
+                Source::Mapped(m) => Some(std::sync::Arc::clone(m)),
+                Source::Stream(_) => None,
+            };
+            (Some((range, states)), indexed_schemas(file, map.as_deref(), path, &at).map_err(Error::at)?)
+        }
+    };
+    match input {
+        Source::Mapped(map) => {
+            let r = Reader::from_window(map.window()).map_err(|e| Error::Input(format!("{path}: {e}")))?;
+            read_range(r, path, schemas, range, state)
+        }
+        input => read_range(reader(input.into_read(), path).map_err(Error::Input)?, path, schemas, range, state),
+    }
+}
+
+/// [`scan`]'s reading, once the schemas are known.
+fn read_range<R, I: Input>(
+    mut r: Reader<R, I>,
+    path: &str,
+    schemas: crate::formats::wpistruct::TypeRegistry,
+    range: Option<(Range, Vec<u64>)>,
+    state: &mut State<'_>,
+) -> Result<(), Error> {
+    let Some((range, states)) = range else {
+        let mut noted = Noted::default();
+        if read_samples(&mut r, path, schemas, state, Some(&mut noted))? {
+            let chunks = noted.chunks.finish(r.position());
+            if !chunks.is_empty() {
+                let (states, schemas) = (noted.states, noted.schemas);
+                state.outcome.index = Some(Index { origin_ns: 0, chunks, states, schemas });
+            }
+        }
+        return Ok(());
+    };
+    // Nothing read yet: the wrong index is the scan's error (a fault, as a log that does not
+    // open).
+    start_at(&mut r, path, range, &states).map_err(Error::at)?;
+    r.stop_at(Some(range.end));
+    if !read_samples(&mut r, path, schemas, state, None)? {
+        // The index was written by a whole read that met no fault, of the log as it is (its
+        // stamp): a fault here is a range that does not start where a record does.
+        if let Some(f) = state.outcome.fault.as_mut().filter(|f| !f.message.ends_with(WRONG)) {
+            f.message = format!("{}; {WRONG}", f.message);
+            state.outcome.error = Some(f.message.clone());
+        }
+    } else if r.position() != range.end {
+        let m = format!(
+            "{path}: byte {}: the reading ended here, not at byte {}, where the time index says a chunk ends; {WRONG}",
+            r.position(),
+            range.end
+        );
+        state.outcome.fail(Fault::at(path, r.position(), None, m));
+    }
+    Ok(())
+}
+
+/// What a fault of a wrong time index says to do.
+const WRONG: &str = "the time index is wrong (rebuild it: `logspec index --force`)";
+
+/// A fault at byte `at` of a wrong time index.
+fn wrong(path: &str, at: u64, what: &str) -> Fault {
+    Fault::at(path, at, None, format!("{path}: byte {at}: {what}; {WRONG}"))
+}
+
+/// Moves `r` to `range`'s start with the entry table a reader from the log's start has there:
+/// a reader that can seek (a mapped file) reads the state messages before it (`states`: the
+/// control records, from the time index) and nothing else; a stream reads every record up to
+/// the start, which applies the control records as they pass. A state message that is not a
+/// control record, or a start that is not a record's (a stream), or whose record is not one a
+/// chunk starts at (a map, [`starts_chunk`]), is a wrong index: a fault.
+fn start_at<R, I: Input>(r: &mut Reader<R, I>, path: &str, range: Range, states: &[u64]) -> Result<(), Fault> {
+    let first = r.position();
+    if range.start == first && range.first_record == 0 {
+        return Ok(());
+    }
+    if range.start <= first {
+        return Err(wrong(path, range.start, "a chunk starts at or before the first record"));
+    }
+    if r.seek(range.start, range.first_record) {
+        for &at in states {
+            if !r.seek(at, 0) {
+                return Err(wrong(path, at, "no record starts there"));
+            }
+            if !matches!(r.next_record(), Some(Ok(RecordRef { body: Body::Control { .. }, .. }))) {
+                return Err(wrong(path, at, "not a control record"));
+            }
+        }
+        // The first record must be one a chunk starts at. Read twice: a control record applied
+        // again leaves the entry table as it was.
+        r.seek(range.start, range.first_record);
+        if !r.next_record().is_some_and(|rec| rec.is_ok_and(|rec| starts_chunk(&rec))) {
+            return Err(wrong(path, range.start, "no record of an entry starts there"));
+        }
+        r.seek(range.start, range.first_record);
+        return Ok(());
+    }
+    // A stream: every record up to the start, each state message checked as it passes.
+    r.stop_at(Some(range.start));
+    let mut next = states.iter().copied().peekable();
+    while let Some(rec) = r.next_record() {
+        let rec = rec.map_err(|e| Fault::read(path, &e))?;
+        if next.peek() == Some(&rec.offset) {
+            next.next();
+            if !matches!(rec.body, Body::Control { .. }) {
+                return Err(wrong(path, rec.offset, "not a control record"));
+            }
+        }
+    }
+    if let Some(at) = next.next() {
+        return Err(wrong(path, at, "no record starts there"));
+    }
+    r.stop_at(None);
+    if r.position() != range.start || r.records() != range.first_record {
+        return Err(wrong(path, range.start, "no record starts there, or not the record the index numbers"));
+    }
+    Ok(())
+}
+
+/// A registry with the schemas the time index lists (`at`: every schema record of the log and
+/// the Start record of its entry), read where they are in the map (`map`, or the file mapped
+/// here), nothing else; a record that is not a schema of the entry its Start names is a wrong
+/// index: a fault. A file that cannot be mapped is searched whole ([`schemas`]).
+fn indexed_schemas(
+    file: &std::path::Path,
+    map: Option<&Mapped>,
+    path: &str,
+    at: &[SchemaAt],
+) -> Result<crate::formats::wpistruct::TypeRegistry, Fault> {
+    let mut reg = crate::formats::wpistruct::TypeRegistry::new();
+    if at.is_empty() {
+        return Ok(reg);
+    }
+    let own;
+    let map = match map {
+        Some(m) => m,
+        None => {
+            own = std::fs::File::open(file).ok().and_then(|f| Mapped::new(&f, None));
+            match &own {
+                Some(m) => m,
+                None => return Ok(schemas(file, path)),
+            }
+        }
+    };
+    // Read in place, without moving the map's window (the scan's reader has it).
+    let mut r = Reader::from_window(WindowBuf::new(map.bytes(), 1 << 16, |_| {}))
+        .map_err(|e| Fault::at(path, 0, None, format!("{path}: {e}")))?;
+    for s in at {
+        if !r.seek(s.definition, 0) {
+            return Err(wrong(path, s.definition, "no record starts there"));
+        }
+        let id = match r.next_record() {
+            Some(Ok(RecordRef { body: Body::Control { record, .. }, .. })) => match record.body {
+                ControlBody::Start { entry, .. } => entry,
+                _ => return Err(wrong(path, s.definition, "not a Start record")),
+            },
+            _ => return Err(wrong(path, s.definition, "not a Start record")),
+        };
+        if !r.seek(s.offset, 0) {
+            return Err(wrong(path, s.offset, "no record starts there"));
+        }
+        match r.next_record() {
+            Some(Ok(RecordRef { body: Body::Data(Some(e)), payload, .. })) if e.id() == id => {
+                reg.offer(e.name(), e.type_name(), payload);
+            }
+            _ => return Err(wrong(path, s.offset, "not a data record of the entry its Start record starts")),
+        }
+    }
+    Ok(reg)
 }
 
 /// The records of a WPILOG file as the dump writes them.

@@ -5,7 +5,9 @@ use std::collections::HashMap;
 use std::fmt;
 use std::io::{self, Read};
 
-use logspec_runtime::{Cursor, Decode, DecodeError, DecodeErrorKind, Endian, ReadBuf};
+use std::marker::PhantomData;
+
+use logspec_runtime::{Cursor, Decode, DecodeError, DecodeErrorKind, Endian, Input, ReadBuf, WindowBuf};
 
 use super::{ControlBody, ControlRecord, DataType, Entry, FileHeader, RecordHeader};
 
@@ -323,9 +325,11 @@ impl Entries {
 }
 
 /// A streaming WPILOG reader over any `Read`, in constant memory (the read buffer grows only to
-/// the largest record).
-pub struct Reader<R> {
-    buf: ReadBuf<R>,
+/// the largest record); or over bytes in memory lent a window at a time ([`Reader::from_window`]:
+/// a mapped file, read in place, where the reader can [`seek`](Reader::seek)).
+pub struct Reader<R, I = ReadBuf<R>> {
+    buf: I,
+    _input: PhantomData<R>,
     header: FileHeader,
     entries: Entries,
     /// Bytes of the record last lent, consumed at the next call.
@@ -336,12 +340,28 @@ pub struct Reader<R> {
     invalid: Option<DecodeError>,
     records: u64,
     done: bool,
+    /// Reading ends at the first record at or after this offset ([`Reader::stop_at`]).
+    stop: u64,
 }
 
 impl<R: Read> Reader<R> {
     /// Reads and checks the file header.
     pub fn new(inner: R) -> Result<Self, WpilogError> {
-        let mut buf = ReadBuf::new(inner);
+        Self::over(ReadBuf::new(inner))
+    }
+}
+
+impl<'a, A: FnMut(u64)> Reader<&'a [u8], WindowBuf<'a, A>> {
+    /// A reader of WPILOG bytes in memory lent a window at a time (a mapped file: see
+    /// [`WindowBuf`]): records are lent in place, never copied into a read buffer.
+    pub fn from_window(buf: WindowBuf<'a, A>) -> Result<Self, WpilogError> {
+        Self::over(buf)
+    }
+}
+
+impl<R, I: Input> Reader<R, I> {
+    /// Reads and checks the file header from `buf`.
+    fn over(mut buf: I) -> Result<Self, WpilogError> {
         let header_err = |kind| WpilogError::new(0, None, kind);
         let mut want = 1;
         let header = loop {
@@ -374,6 +394,7 @@ impl<R: Read> Reader<R> {
         }
         Ok(Reader {
             buf,
+            _input: PhantomData,
             header,
             entries: Entries::default(),
             pos: 0,
@@ -381,7 +402,29 @@ impl<R: Read> Reader<R> {
             invalid: None,
             records: 0,
             done: false,
+            stop: u64::MAX,
         })
+    }
+
+    /// Moves to absolute offset `offset`, which must be a record's start, where the record
+    /// numbered `record` (0 for the first after the header) starts (the time index's chunks and
+    /// state messages, `logspec::log::index`), keeping the entry table, where the input can go
+    /// back and forth ([`Reader::from_window`]); `false`, and nothing moved, where it cannot.
+    /// Reading goes on from there, until [`stop_at`](Self::stop_at).
+    pub fn seek(&mut self, offset: u64, record: u64) -> bool {
+        if !self.buf.seek(offset) {
+            return false;
+        }
+        self.pos = 0;
+        self.done = false;
+        self.records = record;
+        true
+    }
+
+    /// Makes reading end (`None`) at the first record that starts at or after `offset`; `None`:
+    /// at the end of the input.
+    pub fn stop_at(&mut self, offset: Option<u64>) {
+        self.stop = offset.unwrap_or(u64::MAX);
     }
 
     /// The file header.
@@ -414,6 +457,9 @@ impl<R: Read> Reader<R> {
         }
         self.buf.take(std::mem::take(&mut self.pos));
         let offset = self.buf.position();
+        if offset >= self.stop {
+            return None;
+        }
         if let Err(e) = self.buf.fill(MAX_HEADER) {
             return Some(Err(self.fail(offset, WpilogErrorKind::Io(e))));
         }

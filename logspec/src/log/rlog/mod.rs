@@ -291,10 +291,20 @@ pub(super) fn scan(
     path: &str,
     stream: bool,
     assume_r1: bool,
-    range: Option<(super::index::Range, Vec<u64>)>,
+    range: Option<(super::index::Range, Vec<u64>, Vec<super::index::SchemaAt>)>,
     state: &mut State<'_>,
 ) -> Result<(), Error> {
-    let schemas = schemas(file, stream, assume_r1, path);
+    let (range, schemas) = match range {
+        None => (None, schemas(file, stream, assume_r1, path)),
+        Some((range, states, at)) => {
+            let map = match &input {
+                Source::Mapped(m) => Some(Arc::clone(m)),
+                Source::Stream(_) => None,
+            };
+            let schemas = indexed_schemas(file, map.as_deref(), assume_r1, path, &at).map_err(Error::at)?;
+            (Some((range, states)), schemas)
+        }
+    };
     read(input, stream, assume_r1, path, values::ReadRlog { path, schemas, state, range })?
 }
 
@@ -419,6 +429,67 @@ pub fn rlog_value_type(type_name: &str) -> ValueType {
         source: None,
     };
     ValueType { schema: Arc::new(schema), id: TypeId(0) }
+}
+
+/// A registry with the schemas the time index lists (`at`: every schema message of the log and
+/// its key's definition), read where they are in the map (`map`, or the file mapped here),
+/// nothing else; a message that is not a value of the key its definition defines is a wrong
+/// index: a fault. A file that cannot be mapped is searched whole ([`schemas`]).
+fn indexed_schemas(
+    file: &std::path::Path,
+    map: Option<&super::input::Mapped>,
+    assume_r1: bool,
+    path: &str,
+    at: &[super::index::SchemaAt],
+) -> Result<crate::formats::wpistruct::TypeRegistry, Fault> {
+    let mut reg = crate::formats::wpistruct::TypeRegistry::new();
+    if at.is_empty() {
+        return Ok(reg);
+    }
+    let own;
+    let map = match map {
+        Some(m) => m,
+        None => {
+            own = std::fs::File::open(file).ok().and_then(|f| super::input::Mapped::new(&f, None));
+            match &own {
+                Some(m) => m,
+                None => return Ok(schemas(file, false, assume_r1, path)),
+            }
+        }
+    };
+    let wrong = |at: u64, what: &str| {
+        Fault::at(
+            path,
+            at,
+            None,
+            format!("{path}: byte {at}: {what}; the time index is wrong (rebuild it: `logspec index --force`)"),
+        )
+    };
+    // Read in place, without moving the map's window (the scan's reader has it).
+    let options = ReaderOptions { assume_revision: assume_r1.then_some(Revision::R1) };
+    let window = crate::runtime::WindowBuf::new(map.bytes(), 1 << 16, |_| {});
+    let mut r = Reader::from_window(window, options).map_err(|e| Fault::at(path, 0, None, format!("{path}: {e}")))?;
+    for s in at {
+        if !r.seek(s.definition) {
+            return Err(wrong(s.definition, "no message starts there"));
+        }
+        let id = match r.next_event_ref() {
+            Some(Ok(EventRef::KeyDef { key_id, .. })) => key_id,
+            _ => return Err(wrong(s.definition, "not a key definition")),
+        };
+        if !r.seek(s.offset) {
+            return Err(wrong(s.offset, "no message starts there"));
+        }
+        match r.next_event_ref() {
+            Some(Ok(EventRef::Value { key_id, key: Some(k), value, .. })) if key_id == id => {
+                if let (Some(t), Some(b)) = (k.declared_type.as_deref(), value_bytes(&value)) {
+                    reg.offer(&k.name, t, b);
+                }
+            }
+            _ => return Err(wrong(s.offset, "not a value of the key its definition defines")),
+        }
+    }
+    Ok(reg)
 }
 
 /// A registry with every schema of an RLOG file, read in a first pass; empty for standard input

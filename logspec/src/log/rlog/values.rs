@@ -21,7 +21,7 @@ use crate::value::Value;
 
 use super::rlog_channel;
 use crate::log::fault::{kind, Fault};
-use crate::log::index::{Cycles, Index, Range};
+use crate::log::index::{Cycles, Index, Range, SchemaAt};
 use crate::log::scan::{seconds_to_ns, Slot, State};
 use crate::log::structs::struct_channel;
 use crate::log::Error;
@@ -131,16 +131,19 @@ impl super::WithRlog for ReadRlog<'_, '_> {
             undecoded: HashSet::new(),
             routes: Routes::default(),
             states: None,
+            schema_notes: None,
         };
         let Some((range, states)) = range else {
             keys.states = Some(Vec::new());
+            keys.schema_notes = Some(SchemaNotes::default());
             let mut cycles = Cycles::new(r.position());
             let whole = read_loop(&mut r, &mut keys, state, Some(&mut cycles))?;
             if whole {
                 let chunks = cycles.finish(r.position());
                 if !chunks.is_empty() {
                     let states = keys.states.take().unwrap_or_default();
-                    state.outcome.index = Some(Index { origin_ns: 0, chunks, states });
+                    let schemas = keys.schema_notes.take().map(|n| n.at).unwrap_or_default();
+                    state.outcome.index = Some(Index { origin_ns: 0, chunks, states, schemas });
                 }
             }
             return Ok(());
@@ -193,6 +196,9 @@ fn read_loop<R, I: Input>(
                         if let Some(s) = keys.states.as_mut() {
                             s.push(at);
                         }
+                        if let Some(n) = keys.schema_notes.as_mut() {
+                            n.definitions.insert(key_id, at);
+                        }
                         return ControlFlow::Continue(());
                     }
                     EventRef::Timestamp(t) => {
@@ -226,7 +232,7 @@ fn read_loop<R, I: Input>(
                             Ok(())
                         }
                     }
-                    _ => keys.value(state, slot, at, t_ns, key, &value),
+                    _ => keys.value(state, slot, at, t_ns, key_id, key, &value),
                 };
                 match done {
                     Ok(()) => ControlFlow::Continue(()),
@@ -262,6 +268,18 @@ pub(super) struct Keys<'p> {
     /// definitions, and the first value of each key name, which fixes its channel's type), for
     /// the time index.
     states: Option<Vec<u64>>,
+    /// While a whole log is read: its schema messages, for the time index.
+    schema_notes: Option<SchemaNotes>,
+}
+
+/// The schema messages a whole read notes for the time index ([`Index::schemas`]).
+#[derive(Default)]
+struct SchemaNotes {
+    /// The offset of the definition of each key id.
+    definitions: HashMap<i16, u64>,
+    /// The first value of each schema key name, with its key's definition.
+    at: Vec<SchemaAt>,
+    names: HashSet<String>,
 }
 
 impl Keys<'_> {
@@ -357,12 +375,14 @@ impl Keys<'_> {
     /// decoded through it (`struct:`, `proto:`), or delivered to its key's channel, announcing
     /// the channel first; the route is settled where it no longer changes.
     #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
     fn value(
         &mut self,
         state: &mut State<'_>,
         slot: Option<(usize, usize)>,
         at: u64,
         t_ns: u64,
+        key_id: i16,
         key: Option<&rlog::Key>,
         value: &ValueRef<'_>,
     ) -> Result<(), Error> {
@@ -373,7 +393,14 @@ impl Keys<'_> {
         // A value that may be a schema is offered to the registry, every time, as before any
         // route: the registry keeps what it needs.
         if let Some(b) = bytes {
-            self.schemas.offer(name, type_name, b);
+            let schema = self.schemas.offer(name, type_name, b);
+            if let (true, Some(n)) = (schema, self.schema_notes.as_mut()) {
+                if let Some(&definition) = n.definitions.get(&key_id) {
+                    if n.names.insert(name.to_string()) {
+                        n.at.push(SchemaAt { offset: at, definition });
+                    }
+                }
+            }
             for w in self.schemas.take_warnings() {
                 state.outcome.warnings.push(format!("{path}: {w}"));
             }
