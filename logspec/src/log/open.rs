@@ -527,7 +527,7 @@ impl Log {
                 rlog::scan(input, &self.file, &path, stream, self.assume_r1, range, &mut state)
             }
             Format::Wpilog => wpilog::scan(input.into_read(), &self.file, &path, &mut state),
-            Format::Ulog => ulog::scan(input, &path, &mut state),
+            Format::Ulog => ulog::scan(input, &path, self.range.map(|r| (r, self.states)), &mut state),
             Format::Dataflash => dataflash::scan(input, &path, &mut state),
             Format::Mcap => {
                 mcap::Store::mcap(input, &path).and_then(|s| mcap::scan(s, &path, chunk_budget, &mut state))
