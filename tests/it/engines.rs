@@ -1020,3 +1020,144 @@ fn a_large_ulog_reads_the_same_in_partitions_and_windows_with_its_index() {
     assert!(index::load(&path, Format::Ulog).is_some(), "indexed again");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A DataFlash message: the header (`A3 95`, its id) and body.
+fn df_message(id: u8, body: &[u8]) -> Vec<u8> {
+    [&[0xa3, 0x95, id][..], body].concat()
+}
+
+/// The FMT message that defines id `id` as `name` with `format` and `labels`, `length` bytes a
+/// message.
+fn df_fmt(id: u8, length: u8, name: &str, format: &str, labels: &str) -> Vec<u8> {
+    let pad = |s: &str, n: usize| {
+        let mut b = s.as_bytes().to_vec();
+        b.resize(n, 0);
+        b
+    };
+    df_message(128, &[&[id, length][..], &pad(name, 4), &pad(format, 16), &pad(labels, 64)].concat())
+}
+
+/// A DataFlash log of about 6 MB written here: the bundled `wlichon_00000001.BIN`, then its
+/// messages other than FMT, FMTU, UNIT and MULT repeated. Two ids are defined two fifths in
+/// (`LATE`, with a `TimeUS` rising past every other; `NOTM`, without one, whose samples take
+/// the latest time before them), each given a message after every repetition (`Value` = its
+/// number); thirteen twentieths in, seven bytes of garbage, which the reader skips to the next
+/// header of a known id. So the index's chunks start after FMT messages and around skipped bytes.
+fn write_dataflash(path: &std::path::Path) {
+    use logspec::formats::dataflash::{Event, Reader};
+    let file = std::fs::read(crate::common::data("dataflash/wlichon_00000001.BIN")).unwrap();
+    let mut spans = Vec::new();
+    let mut used = std::collections::HashSet::new();
+    let mut t_max = 0u64;
+    let mut r = Reader::new(&file[..]);
+    let mut prev: Option<u64> = None;
+    while let Some(m) = r.next_message() {
+        let m = m.unwrap();
+        if let Some(p) = prev.take() {
+            spans.push((p as usize, m.offset as usize));
+        }
+        if let Event::Message { id, decoder, body, .. } = &m.event {
+            used.insert(*id);
+            t_max = t_max.max(decoder.time_us(body).unwrap_or(0));
+            if *id != 128 && !matches!(decoder.name(), "FMTU" | "UNIT" | "MULT") {
+                prev = Some(m.offset);
+            }
+        }
+    }
+    if let Some(p) = prev {
+        spans.push((p as usize, file.len()));
+    }
+    let mut free = (1..128u8).filter(|id| !used.contains(id));
+    let (late, notm) = (free.next().unwrap(), free.next().unwrap());
+    let want = 6_000_000usize;
+    let mut buf = file.clone();
+    let (mut n, mut defined, mut garbage) = (0u64, false, false);
+    'fill: loop {
+        for (a, z) in &spans {
+            if buf.len() >= want {
+                break 'fill;
+            }
+            buf.extend_from_slice(&file[*a..*z]);
+            if !defined && buf.len() >= want * 2 / 5 {
+                defined = true;
+                buf.extend(df_fmt(late, 15, "LATE", "QI", "TimeUS,Value"));
+                buf.extend(df_fmt(notm, 7, "NOTM", "I", "Value"));
+            }
+            if !garbage && buf.len() >= want * 13 / 20 {
+                garbage = true;
+                buf.extend([0u8; 7]);
+            }
+            if defined {
+                n += 1;
+                let t = t_max + n * 1000;
+                buf.extend(df_message(late, &[&t.to_le_bytes()[..], &(n as u32).to_le_bytes()].concat()));
+                buf.extend(df_message(notm, &(n as u32).to_le_bytes()));
+            }
+        }
+    }
+    std::fs::write(path, buf).unwrap();
+}
+
+/// A large DataFlash log's first whole scan writes its time index (chunks at messages, FMT,
+/// FMTU, UNIT and MULT messages and the messages that set the latest time as its state
+/// messages); then its tables, read in partitions of a chunk each and in time windows, over a
+/// map and over a stream, give the whole log's rows (filtered by their `log_elapsed_ns`),
+/// though parts start after late FMT messages and skipped bytes; `LATE` gives the values
+/// written and `NOTM` the latest time before each of its samples. The skipped bytes are told
+/// once, by the part that holds them. A log changed since is read whole and indexed again; a
+/// wrong index reads as a fault, never as wrong rows.
+#[test]
+fn a_large_dataflash_log_reads_the_same_in_partitions_and_windows_with_its_index() {
+    use logspec::log::index;
+    use logspec::log::Format;
+    let dir = index_dir("dataflash");
+    let path = dir.join("big.bin");
+    write_dataflash(&path);
+    let file = LogFile { file: path.clone(), log: partition(&path) };
+    let whole = logspec_engine::tables::read(&path, &Open::default(), &Select::default()).unwrap();
+    assert!(!index::places(&path)[0].exists());
+    let (b, done) = scan(&file, &Query { table: "LATE".into(), ..Query::default() });
+    assert!(done.fault.is_none(), "{:?}", done.fault);
+    let got = joined(&b, &file.log).unwrap();
+    let values = got.column(got.schema().index_of("Value").unwrap());
+    let values = values.as_any().downcast_ref::<arrow_array::UInt32Array>().unwrap().values().to_vec();
+    assert_eq!(values, (1..=values.len() as u32).collect::<Vec<_>>(), "LATE: every value once, in order");
+    let idx = index::load(&path, Format::Dataflash).expect("the whole scan wrote the index");
+    assert!(idx.chunks.len() >= 5, "{} chunks", idx.chunks.len());
+    assert_eq!(idx.chunks[0].offset, 0);
+    assert!(idx.states.iter().filter(|&&s| s > idx.chunks[2].offset).count() >= 3, "{:?}", idx.states);
+    let mut by_rows: Vec<(usize, &str)> =
+        whole.tables.iter().map(|t| (t.batches.iter().map(|b| b.num_rows()).sum(), t.name.as_str())).collect();
+    by_rows.retain(|t| !["LATE", "NOTM"].contains(&t.1));
+    by_rows.sort();
+    let mut tables: Vec<&str> = by_rows.iter().rev().take(3).map(|t| t.1).collect();
+    tables.extend([by_rows[0].1, "LATE", "NOTM"]);
+    for how in [Open { map: true, ..Open::default() }, Open::default()] {
+        reads_the_same_in_parts(&file, &how, &idx, &whole, &tables);
+    }
+    let skipped = |w: &[String]| w.iter().filter(|w| w.contains("that are not a message of a known id")).count();
+    assert!(skipped(&whole.warnings) >= 1, "{:?}", whole.warnings);
+    for how in [Open { map: true, ..Open::default() }, Open::default()] {
+        let q = Query { table: tables[0].into(), ..Query::default() };
+        let told: usize = stream::partitions(&file, &how, &q, 1)
+            .into_iter()
+            .map(|p| skipped(&stream::scan_part(&file, &how, &q, p, None, &mut |_| Ok(())).unwrap().warnings))
+            .sum();
+        assert_eq!(told, skipped(&whole.warnings), "map {}", how.map);
+    }
+    a_wrong_index_is_a_fault(&file, 8, tables[0]);
+    // The log changed (a message appended): the index is stale, the log read whole.
+    let mut f = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+    std::io::Write::write_all(&mut f, &df_fmt(255, 7, "MORE", "I", "Value")).unwrap();
+    drop(f);
+    assert_eq!(index::load(&path, Format::Dataflash), None, "a stale index");
+    let q = Query { table: "NOTM".into(), ..Query::default() };
+    assert_eq!(stream::partitions(&file, &Open::default(), &q, 1), vec![stream::Part::default()]);
+    let (b, done) = scan(&file, &q);
+    assert!(done.fault.is_none(), "{:?}", done.fault);
+    let t = whole.tables.iter().find(|t| t.name == "NOTM").unwrap();
+    let want = arrow_select_concat(&t.batches[0].schema(), &t.batches);
+    assert_eq!(joined(&b, &file.log).unwrap().columns(), want.columns());
+    assert!(index::load(&path, Format::Dataflash).is_some(), "indexed again");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -18,10 +18,11 @@
 //! chunks start at a cycle's timestamp and whose reader state (the key table, and the type of
 //! each key name's first value, which names its channel) is the log's own messages that set it,
 //! listed once in [`Index::states`]: a reader that starts at a chunk reads those before it first
-//! (`Log::with_range`). PX4 ULog files likewise (`Marks`): chunks start at messages, and the
-//! state messages are the flag bits (the appended-data offsets), formats, subscriptions and
-//! unsubscriptions, and the Data messages that set the latest time a format without `timestamp`
-//! takes. Every other format is read whole by each scan (the same answers, without the skipping).
+//! (`Log::with_range`). PX4 ULog and ArduPilot DataFlash files likewise (`Marks`): chunks start
+//! at messages, and the state messages are ULog's flag bits (the appended-data offsets),
+//! formats, subscriptions and unsubscriptions, DataFlash's FMT, FMTU, UNIT and MULT messages,
+//! and the messages that set the latest time a message without a time of its own takes. Every
+//! other format is read whole by each scan (the same answers, without the skipping).
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -126,6 +127,7 @@ pub fn format_number(format: Format) -> Option<u32> {
         Format::Usvlog => Some(1),
         Format::Rlog => Some(2),
         Format::Ulog => Some(7),
+        Format::Dataflash => Some(8),
         _ => None,
     }
 }

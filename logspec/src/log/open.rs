@@ -528,7 +528,7 @@ impl Log {
             }
             Format::Wpilog => wpilog::scan(input.into_read(), &self.file, &path, &mut state),
             Format::Ulog => ulog::scan(input, &path, self.range.map(|r| (r, self.states)), &mut state),
-            Format::Dataflash => dataflash::scan(input, &path, &mut state),
+            Format::Dataflash => dataflash::scan(input, &path, self.range.map(|r| (r, self.states)), &mut state),
             Format::Mcap => {
                 mcap::Store::mcap(input, &path).and_then(|s| mcap::scan(s, &path, chunk_budget, &mut state))
             }

@@ -13,6 +13,9 @@
 //! - Damage: a truncated file gives every complete message, then the offset; a corrupted
 //!   region is skipped to the end of the next Sync message and counted, as are Data messages
 //!   of no subscription, of an undefined format or of the wrong size.
+//! - Time index (`super::index::Marks`): a whole scan notes chunks at messages and the state
+//!   messages (flag bits, formats, subscriptions, unsubscriptions, the Data messages that set
+//!   the latest time); a scan of a range reads those, then the range's messages.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
