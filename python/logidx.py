@@ -1347,7 +1347,7 @@ STRUCTS = {
     "FileHeader": (112, (
         ("magic", ("bytes", ("fixed", 8)), b"LSPECIDX"),  # ASCII `LSPECIDX`, no NUL.
         ("version", ("p", "<I"), None),  # The layout of this file; readers ignore an index of a version they do not know (version 1 had no SCHEMA records).
-        ("format", ("p", "<I"), None),  # The log's format, as `logspec::log::index` numbers them (1 = USVLOG, 2 = RLOG file, 3 = WPILOG); an index of another format than the log's is ignored.
+        ("format", ("p", "<I"), None),  # The log's format, as `logspec::log::index` numbers them (1 = USVLOG, 2 = RLOG file, 3 = WPILOG, 7 = PX4 ULog, 8 = ArduPilot DataFlash); an index of another format than the log's is ignored.
         ("log_size", ("p", "<Q"), None),  # [B] The log's size when indexed.
         ("log_mtime_ns", ("p", "<q"), None),  # [ns] The log's modification time when indexed, since the Unix epoch.
         ("head_sha256", ("bytes", ("fixed", 32)), None),  # SHA-256 of the log's first 64 KiB (the whole log if smaller).
@@ -1364,7 +1364,7 @@ STRUCTS = {
         ("length", ("p", "<Q"), None),  # [B] Bytes of the chunk.
         ("first_record", ("p", "<Q"), None),  # The record index (0-based, in file order; RLOG: the cycle index, counting the messages before the first timestamp as a cycle) of the chunk's first record.
         ("records", ("p", "<Q"), None),  # How many records (RLOG: cycles) the chunk holds.
-        ("t_min_ns", ("p", "<Q"), None),  # [ns] The earliest sample time in the chunk, since the log's time origin (0 with no sample).
+        ("t_min_ns", ("p", "<Q"), None),  # [ns] The earliest sample time in the chunk, since the log's time origin (0 with no sample; ULog, DataFlash: a message that is no sample counts at the latest sample time before it).
         ("t_max_ns", ("p", "<Q"), None),  # [ns] The latest sample time in the chunk, since the log's time origin (0 with no sample).
     )),
     "State": (8, (
@@ -1403,7 +1403,7 @@ STRUCTS.update({
         ("length", ("p", "<Q"), None),  # [B] Bytes of the chunk.
         ("first_record", ("p", "<Q"), None),  # The record index (0-based, in file order; RLOG: the cycle index, counting the messages before the first timestamp as a cycle) of the chunk's first record.
         ("records", ("p", "<Q"), None),  # How many records (RLOG: cycles) the chunk holds.
-        ("t_min_ns", ("p", "<Q"), None),  # [ns] The earliest sample time in the chunk, since the log's time origin (0 with no sample).
+        ("t_min_ns", ("p", "<Q"), None),  # [ns] The earliest sample time in the chunk, since the log's time origin (0 with no sample; ULog, DataFlash: a message that is no sample counts at the latest sample time before it).
         ("t_max_ns", ("p", "<Q"), None),  # [ns] The latest sample time in the chunk, since the log's time origin (0 with no sample).
     )),
     "schema_1.State": (8, (

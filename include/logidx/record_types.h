@@ -247,7 +247,7 @@ static inline void logidx_put_f64be(uint8_t *p, double v)
 typedef struct logidx_file_header {
     uint8_t magic[8];        /**< ASCII `LSPECIDX`, no NUL. Always "LSPECIDX". See LOGIDX_MAGIC. */
     uint32_t version;        /**< The layout of this file; readers ignore an index of a version they do not know (version 1 had no SCHEMA records). Holds LOGIDX_VERSION. */
-    uint32_t format;         /**< The log's format, as `logspec::log::index` numbers them (1 = USVLOG, 2 = RLOG file, 3 = WPILOG); an index of another format than the log's is ignored. */
+    uint32_t format;         /**< The log's format, as `logspec::log::index` numbers them (1 = USVLOG, 2 = RLOG file, 3 = WPILOG, 7 = PX4 ULog, 8 = ArduPilot DataFlash); an index of another format than the log's is ignored. */
     uint64_t log_size;       /**< The log's size when indexed. [B] */
     int64_t log_mtime_ns;    /**< The log's modification time when indexed, since the Unix epoch. [ns] */
     uint8_t head_sha256[32]; /**< SHA-256 of the log's first 64 KiB (the whole log if smaller). */
@@ -399,7 +399,7 @@ typedef struct logidx_chunk {
     uint64_t length;       /**< Bytes of the chunk. [B] */
     uint64_t first_record; /**< The record index (0-based, in file order; RLOG: the cycle index, counting the messages before the first timestamp as a cycle) of the chunk's first record. */
     uint64_t records;      /**< How many records (RLOG: cycles) the chunk holds. */
-    uint64_t t_min_ns;     /**< The earliest sample time in the chunk, since the log's time origin (0 with no sample). [ns] */
+    uint64_t t_min_ns;     /**< The earliest sample time in the chunk, since the log's time origin (0 with no sample; ULog, DataFlash: a message that is no sample counts at the latest sample time before it). [ns] */
     uint64_t t_max_ns;     /**< The latest sample time in the chunk, since the log's time origin (0 with no sample). [ns] */
 } logidx_chunk_t;
 #pragma pack(pop)
@@ -473,8 +473,12 @@ static inline int logidx_chunk_decode(logidx_chunk_t *v, const uint8_t *buf, siz
 /**
  * STATE (id 2). A message of the log that sets its reader's state (RLOG: a key definition, or the
  * first value of a key's name, which fixes the type of the key's channel; WPILOG: a Start, Finish
- * or Set Metadata control record). A reader that starts at a chunk reads the STATE messages before
- * the chunk's offset first, in file order, and nothing else before it.
+ * or Set Metadata control record; ULog: the flag bits, a format, a subscription or an
+ * unsubscription, and before each chunk the Data message that last raised the latest time, which a
+ * Data message of a format without `timestamp` takes; DataFlash: a FMT, FMTU, UNIT or MULT
+ * message, and before each chunk the message that last raised the latest time, which a message
+ * without `TimeUS` takes). A reader that starts at a chunk reads the STATE messages before the
+ * chunk's offset first, in file order, and nothing else before it.
  *
  * 8 bytes on the wire, little-endian. Layout fingerprint 0x3a7fe50449ef6960.
  */

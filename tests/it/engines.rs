@@ -1011,3 +1011,408 @@ fn a_partition_of_an_rlog_decodes_structs_whose_schema_comes_later() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A ULog message: its header (`msg_size`, `msg_type`) and payload.
+fn ulog_message(ty: u8, payload: &[u8]) -> Vec<u8> {
+    let mut m = (payload.len() as u16).to_le_bytes().to_vec();
+    m.push(ty);
+    m.extend_from_slice(payload);
+    m
+}
+
+/// A ULog file of about 6 MB written here: the bundled log with tagged strings and default
+/// parameters, then the messages of its data section (Data, logged strings, sync, dropouts)
+/// repeated, as `benches/ulog.rs` grows it. Two formats are defined and subscribed two fifths
+/// in (`late_topic`, with a `timestamp` rising past every other; `notime`, without one, whose
+/// samples take the latest Data time before them), each given a Data message after every
+/// repetition (`value` = its number); `notime` is unsubscribed seven tenths in. The flag bits
+/// say DATA_APPENDED, with an appended-data offset three fifths in that a Data message written
+/// before it crosses (the writer stopped inside it): the reader skips to the offset; and a
+/// corrupted message header thirteen twentieths in, which the reader skips to the end of the
+/// next sync message. So the index's chunks start after formats, subscriptions and an
+/// unsubscription, across a cut, and around a resynchronisation.
+fn write_ulog(path: &std::path::Path) {
+    use logspec::formats::ulog::{Event, Reader};
+    let file = crate::common::data("ulog/pyulog_sample_logging_tagged_and_default_params.ulg");
+    let file = std::fs::read(file).unwrap();
+    let mut spans = Vec::new();
+    let mut prev: Option<u64> = None;
+    let mut flags = None;
+    let mut t_max = 0u64;
+    let mut r = Reader::new(&file[..]).unwrap();
+    while let Some(m) = r.next_message() {
+        let m = m.unwrap();
+        if let Some(p) = prev.take() {
+            spans.push((p as usize, m.offset as usize));
+        }
+        match &m.event {
+            Event::FlagBits(_) => flags = Some(m.offset as usize),
+            Event::Data { subscription: Some(s), payload, .. } => {
+                if let Some(t) = s.decoder.as_ref().ok().and_then(|d| d.timestamp(payload)) {
+                    t_max = t_max.max(t);
+                }
+            }
+            _ => {}
+        }
+        if matches!(m.event, Event::Data { .. } | Event::Logging { .. } | Event::Sync | Event::Dropout { .. }) {
+            prev = Some(m.offset);
+        }
+    }
+    if let Some(p) = prev {
+        spans.push((p as usize, file.len()));
+    }
+    let flags = flags.expect("the log has flag bits") + 3;
+    let want = 6_000_000usize;
+    let mut buf = file.clone();
+    let (mut n, mut subscribed, mut unsubscribed, mut corrupted, mut cut) = (0u64, false, false, false, None);
+    'fill: loop {
+        for (a, z) in &spans {
+            if buf.len() >= want {
+                break 'fill;
+            }
+            buf.extend_from_slice(&file[*a..*z]);
+            if !subscribed && buf.len() >= want * 2 / 5 {
+                subscribed = true;
+                buf.extend(ulog_message(b'F', b"late_topic:uint64_t timestamp;uint32_t value;"));
+                buf.extend(ulog_message(b'F', b"notime:uint32_t value;"));
+                buf.extend(ulog_message(b'A', &[&[0u8][..], &900u16.to_le_bytes(), b"late_topic"].concat()));
+                buf.extend(ulog_message(b'A', &[&[0u8][..], &901u16.to_le_bytes(), b"notime"].concat()));
+            }
+            if cut.is_none() && buf.len() >= want * 3 / 5 {
+                // A Data message of 200 bytes of which 50 were written.
+                buf.extend(&ulog_message(b'D', &[&900u16.to_le_bytes()[..], &[7u8; 198]].concat())[..53]);
+                cut = Some(buf.len() as u64);
+            }
+            if !corrupted && buf.len() >= want * 13 / 20 {
+                // A header no writer makes: the reader skips to the end of the next sync message.
+                corrupted = true;
+                buf.extend([0u8; 5]);
+            }
+            if subscribed && !unsubscribed && buf.len() >= want * 7 / 10 {
+                unsubscribed = true;
+                buf.extend(ulog_message(b'R', &901u16.to_le_bytes()));
+            }
+            if subscribed {
+                n += 1;
+                let t = t_max + n * 1000;
+                let late = [&900u16.to_le_bytes()[..], &t.to_le_bytes(), &(n as u32).to_le_bytes()].concat();
+                buf.extend(ulog_message(b'D', &late));
+                if !unsubscribed {
+                    buf.extend(ulog_message(b'D', &[&901u16.to_le_bytes()[..], &(n as u32).to_le_bytes()].concat()));
+                }
+            }
+        }
+    }
+    // DATA_APPENDED, and the offset of the data appended after the cut message.
+    buf[flags + 8] |= 1;
+    buf[flags + 16..flags + 24].copy_from_slice(&cut.unwrap().to_le_bytes());
+    let mut r = Reader::new(&buf[..]).unwrap();
+    while r.next_message().is_some_and(|m| m.is_ok()) {}
+    assert_eq!(r.cut_messages, 1, "the message the appended-data offset cuts");
+    std::fs::write(path, buf).unwrap();
+}
+
+/// Every table of `tables` read from `file` in partitions of a chunk each and in time windows
+/// (whole and in partitions) gives the rows of the whole log's table (`whole`), filtered by
+/// their `log_elapsed_ns`.
+fn reads_the_same_in_parts(
+    file: &LogFile,
+    how: &Open,
+    idx: &logspec::log::index::Index,
+    whole: &logspec_engine::tables::Read,
+    tables: &[&str],
+) {
+    use logspec::log::index::CHUNK_BYTES;
+    for name in tables {
+        let t = whole.tables.iter().find(|t| t.name == *name).unwrap_or_else(|| panic!("no table {name}"));
+        let rows = arrow_select_concat(&t.batches[0].schema(), &t.batches);
+        let elapsed = rows.column(rows.schema().index_of("log_elapsed_ns").unwrap());
+        let elapsed = elapsed.as_any().downcast_ref::<Int64Array>().unwrap();
+        let (lo, hi) = (elapsed.iter().flatten().min().unwrap(), elapsed.iter().flatten().max().unwrap());
+        let at = |f: f64| Some((lo as f64 + f * (hi - lo) as f64) / 1e9);
+        for (since, until) in [(None, None), (at(0.45), at(0.55)), (at(0.7), None)] {
+            let keep: BooleanArray = elapsed
+                .iter()
+                .map(|e| {
+                    let e = e.unwrap() as f64 / 1e9;
+                    Some(since.is_none_or(|s| e >= s) && until.is_none_or(|u| e <= u))
+                })
+                .collect();
+            let want = arrow_select_filter(&rows, &keep);
+            let q = Query { table: t.name.clone(), since, until, ..Query::default() };
+            let parts = stream::partitions(file, how, &q, CHUNK_BYTES);
+            if since.is_none() {
+                assert_eq!(parts.len(), idx.chunks.len(), "a partition per chunk");
+            }
+            let what = format!("{} {since:?}..{until:?} map {}", t.name, how.map);
+            let got = joined(&scan_parts(file, how, &q, &parts), &file.log);
+            match &got {
+                Some(g) => assert_eq!(g.columns(), want.columns(), "{what}: in partitions"),
+                None => assert_eq!(want.num_rows(), 0, "{what}: in partitions"),
+            }
+            let (b, done) = scan(file, &q);
+            assert!(done.fault.is_none(), "{what}: {:?}", done.fault);
+            assert_eq!(
+                joined(&b, &file.log).map(|b| b.columns().to_vec()),
+                got.map(|b| b.columns().to_vec()),
+                "{what}: one scan"
+            );
+        }
+    }
+}
+
+/// The fault of reading part `k` of `file`'s table `table` in partitions of a chunk each.
+fn part_fault(file: &LogFile, how: &Open, table: &str, k: usize) -> String {
+    let q = Query { table: table.into(), ..Query::default() };
+    let parts = stream::partitions(file, how, &q, logspec::log::index::CHUNK_BYTES);
+    let done = stream::scan_part(file, how, &q, parts[k], None, &mut |_| Ok(())).unwrap();
+    done.fault.unwrap_or_else(|| panic!("part {k} of {table}: a fault")).message
+}
+
+/// Breaks the index of `path` (of format `number`) two ways and checks that the parts it
+/// touches read as a fault that says the index is wrong: its last state message moved a byte
+/// (the last part of `table`, which starts after it), then the boundary between its second and
+/// third chunks moved a byte (the chunks still tile the log; parts 1 and 2).
+fn a_wrong_index_is_a_fault(file: &LogFile, number: u32, table: &str) {
+    use logspec::log::index;
+    let place = index::places(&file.file)[0].clone();
+    let good = std::fs::read(&place).unwrap();
+    let stamp = index::stamp(&file.file).unwrap();
+    let mut bytes = good.clone();
+    let last = bytes.len() - 8;
+    let moved = u64::from_le_bytes(bytes[last..].try_into().unwrap()) + 1;
+    bytes[last..].copy_from_slice(&moved.to_le_bytes());
+    let bad = index::decode(&bytes, number, &stamp).expect("passes the checks an index file gets");
+    assert_eq!(*bad.states.last().unwrap(), moved);
+    assert!(bad.chunks.last().unwrap().offset > moved, "the last chunk starts after the last state message");
+    std::fs::write(&place, &bytes).unwrap();
+    for how in [Open { map: true, ..Open::default() }, Open::default()] {
+        let n = stream::partitions(file, &how, &Query { table: table.into(), ..Query::default() }, 1).len();
+        let fault = part_fault(file, &how, table, n - 1);
+        assert!(fault.contains("the time index is wrong"), "map {}: {fault}", how.map);
+    }
+    let mut bytes = good;
+    let chunk = |i: usize| 112 + 53 * i + 5;
+    let field = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
+    let (len1, off2, len2) = (field(&bytes, chunk(1) + 8), field(&bytes, chunk(2)), field(&bytes, chunk(2) + 8));
+    bytes[chunk(1) + 8..chunk(1) + 16].copy_from_slice(&(len1 + 1).to_le_bytes());
+    bytes[chunk(2)..chunk(2) + 8].copy_from_slice(&(off2 + 1).to_le_bytes());
+    bytes[chunk(2) + 8..chunk(2) + 16].copy_from_slice(&(len2 - 1).to_le_bytes());
+    let bad = index::decode(&bytes, number, &stamp).expect("passes the checks an index file gets");
+    assert_eq!(bad.chunks[2].offset, off2 + 1);
+    std::fs::write(&place, &bytes).unwrap();
+    for how in [Open { map: true, ..Open::default() }, Open::default()] {
+        for k in [1, 2] {
+            let fault = part_fault(file, &how, table, k);
+            assert!(fault.contains("the time index is wrong"), "map {} part {k}: {fault}", how.map);
+        }
+    }
+}
+
+/// A large ULog file's first whole scan writes its time index (chunks at messages, the formats,
+/// subscriptions, unsubscription, flag bits and the Data messages that set the latest time as
+/// its state messages); then its tables, read in partitions of a chunk each and in time
+/// windows, over a map and over a stream, give the whole log's rows (filtered by their
+/// `log_elapsed_ns`), though parts start after a late subscription, an unsubscription and an
+/// appended-data offset; `late_topic` gives the values written and `notime` the latest time
+/// before each of its samples. A log changed since is read whole and indexed again; a wrong
+/// index reads as a fault, never as wrong rows.
+#[test]
+fn a_large_ulog_reads_the_same_in_partitions_and_windows_with_its_index() {
+    use logspec::log::index;
+    use logspec::log::Format;
+    let dir = index_dir("ulog");
+    let path = dir.join("big.ulg");
+    write_ulog(&path);
+    let file = LogFile { file: path.clone(), log: partition(&path) };
+    let whole = logspec_engine::tables::read(&path, &Open::default(), &Select::default()).unwrap();
+    assert!(!index::places(&path)[0].exists());
+    let (b, done) = scan(&file, &Query { table: "late_topic".into(), ..Query::default() });
+    assert!(done.fault.is_none(), "{:?}", done.fault);
+    let got = joined(&b, &file.log).unwrap();
+    let values = got.column(got.schema().index_of("value").unwrap());
+    let values = values.as_any().downcast_ref::<arrow_array::UInt32Array>().unwrap().values().to_vec();
+    assert!(values.len() > 1000 && values.windows(2).all(|w| w[0] < w[1]), "late_topic: the values written, in order");
+    let idx = index::load(&path, Format::Ulog).expect("the whole scan wrote the index");
+    assert!(idx.chunks.len() >= 5, "{} chunks", idx.chunks.len());
+    assert_eq!(idx.chunks[0].offset, 16, "after the file header");
+    assert!(idx.states.iter().filter(|&&s| s > idx.chunks[2].offset).count() >= 3, "{:?}", idx.states);
+    // The largest tables, the smallest, and those defined late.
+    let mut by_rows: Vec<(usize, &str)> =
+        whole.tables.iter().map(|t| (t.batches.iter().map(|b| b.num_rows()).sum(), t.name.as_str())).collect();
+    by_rows.retain(|t| !["late_topic", "notime"].contains(&t.1));
+    by_rows.sort();
+    let mut tables: Vec<&str> = by_rows.iter().rev().take(3).map(|t| t.1).collect();
+    tables.extend([by_rows[0].1, "late_topic", "notime"]);
+    for how in [Open { map: true, ..Open::default() }, Open::default()] {
+        reads_the_same_in_parts(&file, &how, &idx, &whole, &tables);
+    }
+    // A table with rows in every chunk (a query that matches nothing in a part is no fault).
+    // The corrupted region is told once, by the part that holds it, as by the whole read.
+    let corrupt = |w: &[String]| w.iter().filter(|w| w.contains("a corrupted message header")).count();
+    assert_eq!(corrupt(&whole.warnings), 1, "{:?}", whole.warnings);
+    for how in [Open { map: true, ..Open::default() }, Open::default()] {
+        let q = Query { table: tables[0].into(), ..Query::default() };
+        let told: usize = stream::partitions(&file, &how, &q, 1)
+            .into_iter()
+            .map(|p| corrupt(&stream::scan_part(&file, &how, &q, p, None, &mut |_| Ok(())).unwrap().warnings))
+            .sum();
+        assert_eq!(told, 1, "map {}", how.map);
+    }
+    a_wrong_index_is_a_fault(&file, 7, tables[0]);
+    // The log changed (a sync message appended): the index is stale, the log read whole.
+    let mut f = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+    std::io::Write::write_all(&mut f, &ulog_message(b'S', &[0x2f, 0x73, 0x13, 0x20, 0x25, 0x0c, 0xbb, 0x12])).unwrap();
+    drop(f);
+    assert_eq!(index::load(&path, Format::Ulog), None, "a stale index");
+    let q = Query { table: "notime".into(), ..Query::default() };
+    assert_eq!(stream::partitions(&file, &Open::default(), &q, 1), vec![stream::Part::default()]);
+    let (b, done) = scan(&file, &q);
+    assert!(done.fault.is_none(), "{:?}", done.fault);
+    let t = whole.tables.iter().find(|t| t.name == "notime").unwrap();
+    let want = arrow_select_concat(&t.batches[0].schema(), &t.batches);
+    assert_eq!(joined(&b, &file.log).unwrap().columns(), want.columns());
+    assert!(index::load(&path, Format::Ulog).is_some(), "indexed again");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A DataFlash message: the header (`A3 95`, its id) and body.
+fn df_message(id: u8, body: &[u8]) -> Vec<u8> {
+    [&[0xa3, 0x95, id][..], body].concat()
+}
+
+/// The FMT message that defines id `id` as `name` with `format` and `labels`, `length` bytes a
+/// message.
+fn df_fmt(id: u8, length: u8, name: &str, format: &str, labels: &str) -> Vec<u8> {
+    let pad = |s: &str, n: usize| {
+        let mut b = s.as_bytes().to_vec();
+        b.resize(n, 0);
+        b
+    };
+    df_message(128, &[&[id, length][..], &pad(name, 4), &pad(format, 16), &pad(labels, 64)].concat())
+}
+
+/// A DataFlash log of about 6 MB written here: the bundled `wlichon_00000001.BIN`, then its
+/// messages other than FMT, FMTU, UNIT and MULT repeated. Two ids are defined two fifths in
+/// (`LATE`, with a `TimeUS` rising past every other; `NOTM`, without one, whose samples take
+/// the latest time before them), each given a message after every repetition (`Value` = its
+/// number); thirteen twentieths in, seven bytes of garbage, which the reader skips to the next
+/// header of a known id. So the index's chunks start after FMT messages and around skipped bytes.
+fn write_dataflash(path: &std::path::Path) {
+    use logspec::formats::dataflash::{Event, Reader};
+    let file = std::fs::read(crate::common::data("dataflash/wlichon_00000001.BIN")).unwrap();
+    let mut spans = Vec::new();
+    let mut used = std::collections::HashSet::new();
+    let mut t_max = 0u64;
+    let mut r = Reader::new(&file[..]);
+    let mut prev: Option<u64> = None;
+    while let Some(m) = r.next_message() {
+        let m = m.unwrap();
+        if let Some(p) = prev.take() {
+            spans.push((p as usize, m.offset as usize));
+        }
+        if let Event::Message { id, decoder, body, .. } = &m.event {
+            used.insert(*id);
+            t_max = t_max.max(decoder.time_us(body).unwrap_or(0));
+            if *id != 128 && !matches!(decoder.name(), "FMTU" | "UNIT" | "MULT") {
+                prev = Some(m.offset);
+            }
+        }
+    }
+    if let Some(p) = prev {
+        spans.push((p as usize, file.len()));
+    }
+    let mut free = (1..128u8).filter(|id| !used.contains(id));
+    let (late, notm) = (free.next().unwrap(), free.next().unwrap());
+    let want = 6_000_000usize;
+    let mut buf = file.clone();
+    let (mut n, mut defined, mut garbage) = (0u64, false, false);
+    'fill: loop {
+        for (a, z) in &spans {
+            if buf.len() >= want {
+                break 'fill;
+            }
+            buf.extend_from_slice(&file[*a..*z]);
+            if !defined && buf.len() >= want * 2 / 5 {
+                defined = true;
+                buf.extend(df_fmt(late, 15, "LATE", "QI", "TimeUS,Value"));
+                buf.extend(df_fmt(notm, 7, "NOTM", "I", "Value"));
+            }
+            if !garbage && buf.len() >= want * 13 / 20 {
+                garbage = true;
+                buf.extend([0u8; 7]);
+            }
+            if defined {
+                n += 1;
+                let t = t_max + n * 1000;
+                buf.extend(df_message(late, &[&t.to_le_bytes()[..], &(n as u32).to_le_bytes()].concat()));
+                buf.extend(df_message(notm, &(n as u32).to_le_bytes()));
+            }
+        }
+    }
+    std::fs::write(path, buf).unwrap();
+}
+
+/// A large DataFlash log's first whole scan writes its time index (chunks at messages, FMT,
+/// FMTU, UNIT and MULT messages and the messages that set the latest time as its state
+/// messages); then its tables, read in partitions of a chunk each and in time windows, over a
+/// map and over a stream, give the whole log's rows (filtered by their `log_elapsed_ns`),
+/// though parts start after late FMT messages and skipped bytes; `LATE` gives the values
+/// written and `NOTM` the latest time before each of its samples. The skipped bytes are told
+/// once, by the part that holds them. A log changed since is read whole and indexed again; a
+/// wrong index reads as a fault, never as wrong rows.
+#[test]
+fn a_large_dataflash_log_reads_the_same_in_partitions_and_windows_with_its_index() {
+    use logspec::log::index;
+    use logspec::log::Format;
+    let dir = index_dir("dataflash");
+    let path = dir.join("big.bin");
+    write_dataflash(&path);
+    let file = LogFile { file: path.clone(), log: partition(&path) };
+    let whole = logspec_engine::tables::read(&path, &Open::default(), &Select::default()).unwrap();
+    assert!(!index::places(&path)[0].exists());
+    let (b, done) = scan(&file, &Query { table: "LATE".into(), ..Query::default() });
+    assert!(done.fault.is_none(), "{:?}", done.fault);
+    let got = joined(&b, &file.log).unwrap();
+    let values = got.column(got.schema().index_of("Value").unwrap());
+    let values = values.as_any().downcast_ref::<arrow_array::UInt32Array>().unwrap().values().to_vec();
+    assert_eq!(values, (1..=values.len() as u32).collect::<Vec<_>>(), "LATE: every value once, in order");
+    let idx = index::load(&path, Format::Dataflash).expect("the whole scan wrote the index");
+    assert!(idx.chunks.len() >= 5, "{} chunks", idx.chunks.len());
+    assert_eq!(idx.chunks[0].offset, 0);
+    assert!(idx.states.iter().filter(|&&s| s > idx.chunks[2].offset).count() >= 3, "{:?}", idx.states);
+    let mut by_rows: Vec<(usize, &str)> =
+        whole.tables.iter().map(|t| (t.batches.iter().map(|b| b.num_rows()).sum(), t.name.as_str())).collect();
+    by_rows.retain(|t| !["LATE", "NOTM"].contains(&t.1));
+    by_rows.sort();
+    let mut tables: Vec<&str> = by_rows.iter().rev().take(3).map(|t| t.1).collect();
+    tables.extend([by_rows[0].1, "LATE", "NOTM"]);
+    for how in [Open { map: true, ..Open::default() }, Open::default()] {
+        reads_the_same_in_parts(&file, &how, &idx, &whole, &tables);
+    }
+    let skipped = |w: &[String]| w.iter().filter(|w| w.contains("that are not a message of a known id")).count();
+    assert!(skipped(&whole.warnings) >= 1, "{:?}", whole.warnings);
+    for how in [Open { map: true, ..Open::default() }, Open::default()] {
+        let q = Query { table: tables[0].into(), ..Query::default() };
+        let told: usize = stream::partitions(&file, &how, &q, 1)
+            .into_iter()
+            .map(|p| skipped(&stream::scan_part(&file, &how, &q, p, None, &mut |_| Ok(())).unwrap().warnings))
+            .sum();
+        assert_eq!(told, skipped(&whole.warnings), "map {}", how.map);
+    }
+    a_wrong_index_is_a_fault(&file, 8, tables[0]);
+    // The log changed (a message appended): the index is stale, the log read whole.
+    let mut f = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+    std::io::Write::write_all(&mut f, &df_fmt(255, 7, "MORE", "I", "Value")).unwrap();
+    drop(f);
+    assert_eq!(index::load(&path, Format::Dataflash), None, "a stale index");
+    let q = Query { table: "NOTM".into(), ..Query::default() };
+    assert_eq!(stream::partitions(&file, &Open::default(), &q, 1), vec![stream::Part::default()]);
+    let (b, done) = scan(&file, &q);
+    assert!(done.fault.is_none(), "{:?}", done.fault);
+    let t = whole.tables.iter().find(|t| t.name == "NOTM").unwrap();
+    let want = arrow_select_concat(&t.batches[0].schema(), &t.batches);
+    assert_eq!(joined(&b, &file.log).unwrap().columns(), want.columns());
+    assert!(index::load(&path, Format::Dataflash).is_some(), "indexed again");
+    let _ = std::fs::remove_dir_all(&dir);
+}

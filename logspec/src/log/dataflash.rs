@@ -12,6 +12,9 @@
 //!   offset and length; a FMT with a wrong length or labels is reported and its layout used; a
 //!   last message cut by the end of the file is reported with its offset, after every complete
 //!   message.
+//! - Time index (`super::index::Marks`): a whole scan notes chunks at messages and the state
+//!   messages (FMT, FMTU, UNIT, MULT, the messages that set the latest time); a scan of a range
+//!   reads those, then the range's messages.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -24,6 +27,7 @@ use crate::runtime::{Endian, Fixed, Input};
 use crate::value::ValueSink;
 
 use super::fault::{Fault, Faults, Locate};
+use super::index::{Marks, Range};
 use super::input::Source;
 use super::records::Records;
 use super::scan::{units_of, Channel, JsonSchema, State, ValueType};
@@ -187,36 +191,173 @@ fn channel(name: String, d: &Decoder) -> Channel {
     }
 }
 
-/// The samples of a DataFlash log: one channel per message name (and instance).
-pub(super) fn scan(input: Source, path: &str, state: &mut State<'_>) -> Result<(), Error> {
+/// The samples of a DataFlash log: one channel per message name (and instance). With a `range`
+/// (chunks of the time index, and the state messages before it), only the messages that start
+/// in it; without, every message, and the chunks and state messages of the time index are
+/// noted ([`super::Outcome::index`]).
+pub(super) fn scan(
+    input: Source,
+    path: &str,
+    range: Option<(Range, Vec<u64>)>,
+    state: &mut State<'_>,
+) -> Result<(), Error> {
     match input {
-        Source::Mapped(map) => scan_in(Reader::from_window(map.window()), path, state),
-        Source::Stream(s) => scan_in(Reader::new(s), path, state),
+        Source::Mapped(map) => scan_in(Reader::from_window(map.window()), path, range, state),
+        Source::Stream(s) => scan_in(Reader::new(s), path, range, state),
     }
 }
 
-fn scan_in<R, I: Input>(mut reader: Reader<R, I>, path: &str, state: &mut State<'_>) -> Result<(), Error> {
+/// Whether a message sets the reader's state for the time index: a FMT, or a UNIT, MULT or
+/// FMTU message (found by name, as the reader finds them).
+fn sets_state(e: &Event<'_>) -> bool {
+    matches!(e, Event::Message { id, decoder, .. }
+        if *id == logspec_ir::dataflash::FMT_ID || matches!(decoder.name(), "UNIT" | "MULT" | "FMTU"))
+}
+
+/// A fault that says the time index is wrong at byte `at`.
+fn wrong(path: &str, at: u64, what: &str) -> Fault {
+    Fault::at(
+        path,
+        at,
+        None,
+        format!("{path}: byte {at}: {what}; the time index is wrong (rebuild it: `logspec index --force`)"),
+    )
+}
+
+/// The time of a message (its `TimeUS` or `TimeMS` column, or the latest time before it), the
+/// latest time `last` raised to it.
+#[inline]
+fn time_us(decoder: &Decoder, body: &[u8], last: &mut u64) -> u64 {
+    let t_us = decoder.time_us(body).unwrap_or(*last);
+    *last = (*last).max(t_us);
+    t_us
+}
+
+/// Moves the reader to `range`'s start with the state a reader from the log's start has there:
+/// the state messages before it (`states`, from the time index: FMT, UNIT, MULT, FMTU, and the
+/// messages that set the latest time `last`) read first, in file order (a mapped file seeks to
+/// each; a stream reads every message up to the start, taking them as it passes them). A state
+/// message that is not one is a wrong index.
+fn start_at<R, I: Input>(
+    reader: &mut Reader<R, I>,
+    last: &mut u64,
+    range: Range,
+    states: &[u64],
+    path: &str,
+) -> Result<(), Fault> {
+    if range.start == 0 {
+        return Ok(());
+    }
+    let take = |m: &Message<'_>, last: &mut u64| match &m.event {
+        Event::Message { decoder, body, .. } => {
+            let timed = decoder.time_us(body).is_some();
+            time_us(decoder, body, last);
+            timed || sets_state(&m.event)
+        }
+        Event::Skipped { .. } => false,
+    };
+    let what = "not a FMT, UNIT, MULT, FMTU or timed message";
+    if reader.seek(range.start, range.first_record) {
+        for &at in states {
+            if !reader.seek(at, 0) {
+                return Err(wrong(path, at, "no message starts there"));
+            }
+            match reader.next_message() {
+                Some(Ok(m)) if m.offset == at && take(&m, last) => {}
+                Some(Err(e)) => return Err(Fault::read(path, &e)),
+                _ => return Err(wrong(path, at, what)),
+            }
+        }
+        reader.seek(range.start, range.first_record);
+    } else {
+        let mut next = states.iter().copied().peekable();
+        while reader.position() < range.start {
+            let m = match reader.next_message() {
+                None => break,
+                Some(Ok(m)) => m,
+                Some(Err(e)) => return Err(Fault::read(path, &e)),
+            };
+            if next.peek() == Some(&m.offset) {
+                next.next();
+                if !take(&m, last) {
+                    return Err(wrong(path, m.offset, what));
+                }
+            }
+        }
+        if let Some(at) = next.next() {
+            return Err(wrong(path, at, "no message starts there"));
+        }
+        if reader.position() != range.start {
+            return Err(wrong(path, range.start, "no message starts there"));
+        }
+    }
+    Ok(())
+}
+
+fn scan_in<R, I: Input>(
+    mut reader: Reader<R, I>,
+    path: &str,
+    range: Option<(Range, Vec<u64>)>,
+    state: &mut State<'_>,
+) -> Result<(), Error> {
     state.origin_ns = 0;
     state.sink.origin(0);
     let mut last = 0u64;
-    loop {
+    let (mut marks, end) = match &range {
+        None => (Some(Marks::default()), u64::MAX),
+        Some((r, states)) => {
+            // Nothing read yet: the wrong index is the scan's error.
+            start_at(&mut reader, &mut last, *r, states, path).map_err(Error::at)?;
+            (None, r.end)
+        }
+    };
+    let mut checked = range.as_ref().is_none_or(|(r, _)| r.start == 0);
+    // Where the reading stopped: the range's end, the end of the input, or a fault (`None`).
+    let stopped = loop {
+        if reader.position() >= end {
+            break Some(reader.position());
+        }
         let m = match reader.next_message() {
-            None => break,
+            None => break Some(reader.position()),
             Some(Ok(m)) => m,
             Some(Err(e)) => {
                 state.outcome.fail(Fault::read(path, &e));
-                break;
+                break None;
             }
         };
+        if m.offset >= end {
+            break Some(m.offset);
+        }
+        let boundary = matches!(m.event, Event::Message { .. });
+        if !checked {
+            // A chunk starts at a message, not at bytes skipped.
+            if !boundary {
+                return Err(Error::at(wrong(path, m.offset, "no message starts there")));
+            }
+            checked = true;
+        }
         if let Some((k, f)) = problem(path, &m) {
             state.warn(k, || f.message);
         }
         if let Some(f) = note(path, &m) {
             state.warn(kind::MENDED, || f.message);
         }
+        let raised = last;
+        let t_us = match &m.event {
+            Event::Message { decoder, body, .. } => time_us(decoder, body, &mut last),
+            Event::Skipped { .. } => last,
+        };
+        if let Some(marks) = marks.as_mut() {
+            if sets_state(&m.event) {
+                marks.state(m.offset);
+            }
+            marks.record(m.offset, m.index, t_us.saturating_mul(1000), boundary);
+            // After the record: a chunk it starts reads it, not as a state message.
+            if last > raised {
+                marks.raised(m.offset);
+            }
+        }
         let Event::Message { decoder, body, .. } = &m.event else { continue };
-        let t_us = decoder.time_us(body).unwrap_or(last);
-        last = last.max(t_us);
         let name = channel_name(decoder, body);
         let t_ns = t_us.saturating_mul(1000);
         let d: &Decoder = decoder;
@@ -230,6 +371,17 @@ fn scan_in<R, I: Input>(mut reader: Reader<R, I>, path: &str, state: &mut State<
                 format!("{path}: byte {}, message {}: `{}`: {e}; skipped", m.offset, m.index, d.name())
             }),
         }
+    };
+    match (&range, stopped) {
+        (None, Some(at)) => state.outcome.index = marks.and_then(|m| m.finish(at, 0)),
+        (Some((r, _)), Some(at)) if at != r.end => {
+            let m = format!(
+                "{path}: byte {at}: the reading ended here, not at byte {}, where the time index says a chunk ends; the time index is wrong (rebuild it: `logspec index --force`)",
+                r.end
+            );
+            state.outcome.fail(Fault::at(path, at, None, m));
+        }
+        _ => {}
     }
     Ok(())
 }

@@ -23,8 +23,12 @@
 //! state messages likewise. Both carry WPILib struct and protobuf schemas, which a whole read
 //! finds in a first pass over the whole log (a schema may come after the values that use it):
 //! the index lists those messages ([`Index::schemas`]), so that a reader that starts at a chunk
-//! reads them, and nothing else of the log outside its chunks. Every other format is read whole
-//! by each scan (the same answers, without the skipping).
+//! reads them, and nothing else of the log outside its chunks. PX4 ULog and ArduPilot DataFlash
+//! files likewise (`Marks`): chunks start at messages, and the state messages are ULog's flag
+//! bits (the appended-data offsets), formats, subscriptions and unsubscriptions, DataFlash's FMT,
+//! FMTU, UNIT and MULT messages, and the messages that set the latest time a message without a
+//! time of its own takes. Every other format is read whole by each scan (the same answers,
+//! without the skipping).
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -144,6 +148,8 @@ pub fn format_number(format: Format) -> Option<u32> {
         Format::Usvlog => Some(1),
         Format::Rlog => Some(2),
         Format::Wpilog => Some(3),
+        Format::Ulog => Some(7),
+        Format::Dataflash => Some(8),
         _ => None,
     }
 }
@@ -415,5 +421,59 @@ impl Cycles {
         }
         self.close(end);
         self.chunks
+    }
+}
+
+/// Notes the time index of a log whose reader keeps state from messages anywhere in it and
+/// whose samples without a time of their own take the latest time before them (ULog,
+/// DataFlash): every message is a record, a chunk starts only at a message a reader can start
+/// at (a `boundary`: not a corrupted region or skipped bytes), and the state messages are those
+/// the format's scan names ([`Marks::state`]) and, at each chunk's start, the message that last
+/// raised the latest time ([`Marks::raised`]), so that a reader starting there reads the same
+/// latest time before its first message as a reader from the log's start.
+#[derive(Debug, Default)]
+pub(super) struct Marks {
+    chunker: Chunker,
+    states: Vec<u64>,
+    /// The message that last raised the latest time, not yet among `states`.
+    raised: Option<u64>,
+}
+
+impl Marks {
+    /// A message at `offset`, numbered `index`, at `t_ns` since the origin (its sample's time,
+    /// or the latest time before it).
+    #[inline]
+    pub(super) fn record(&mut self, offset: u64, index: u64, t_ns: u64, boundary: bool) {
+        match &mut self.chunker.open {
+            Some(c) if !boundary || offset < c.offset.saturating_add(CHUNK_BYTES) => {
+                c.records += 1;
+                c.t_min_ns = c.t_min_ns.min(t_ns);
+                c.t_max_ns = c.t_max_ns.max(t_ns);
+            }
+            _ => {
+                self.states.extend(self.raised.take());
+                self.chunker.start(offset, index, t_ns);
+            }
+        }
+    }
+
+    /// A message at `offset` that sets the reader's state.
+    #[inline]
+    pub(super) fn state(&mut self, offset: u64) {
+        self.states.push(offset);
+    }
+
+    /// A message at `offset` that raised the latest time.
+    #[inline]
+    pub(super) fn raised(&mut self, offset: u64) {
+        self.raised = Some(offset);
+    }
+
+    /// The index of a log read whole to `end` (its size), `None` for a log of no message.
+    pub(super) fn finish(mut self, end: u64, origin_ns: u64) -> Option<Index> {
+        let chunks = self.chunker.finish(end);
+        self.states.sort_unstable();
+        self.states.dedup();
+        (!chunks.is_empty()).then_some(Index { origin_ns, chunks, states: self.states, ..Index::default() })
     }
 }

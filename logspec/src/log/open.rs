@@ -534,8 +534,8 @@ impl Log {
                 let range = self.range.map(|r| (r, self.states, self.schemas));
                 wpilog::scan(input, &self.file, &path, range, &mut state)
             }
-            Format::Ulog => ulog::scan(input, &path, &mut state),
-            Format::Dataflash => dataflash::scan(input, &path, &mut state),
+            Format::Ulog => ulog::scan(input, &path, self.range.map(|r| (r, self.states)), &mut state),
+            Format::Dataflash => dataflash::scan(input, &path, self.range.map(|r| (r, self.states)), &mut state),
             Format::Mcap => {
                 mcap::Store::mcap(input, &path).and_then(|s| mcap::scan(s, &path, chunk_budget, &mut state))
             }

@@ -13,6 +13,9 @@
 //! - Damage: a truncated file gives every complete message, then the offset; a corrupted
 //!   region is skipped to the end of the next Sync message and counted, as are Data messages
 //!   of no subscription, of an undefined format or of the wrong size.
+//! - Time index (`super::index::Marks`): a whole scan notes chunks at messages and the state
+//!   messages (flag bits, formats, subscriptions, unsubscriptions, the Data messages that set
+//!   the latest time); a scan of a range reads those, then the range's messages.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -24,6 +27,7 @@ use crate::value::ValueSink;
 use logspec_ir::ulog::FormatSet;
 
 use super::fault::{Fault, Faults, Locate};
+use super::index::{Marks, Range};
 use super::input::Source;
 use super::records::Records;
 use super::scan::{Channel, JsonSchema, State, ValueType};
@@ -169,14 +173,15 @@ fn problem(path: &str, m: &Message<'_>) -> Option<(&'static str, Fault)> {
     })
 }
 
-/// Appended-data offsets the reading did not use: behind the message that declared them, or past
-/// the end of the file (a warning; the file is read as one section up to them).
-fn offset_notes<R, I: Input>(reader: &Reader<R, I>, path: &str) -> Vec<String> {
+/// Appended-data offsets the reading did not use: behind the message that declared them
+/// (`behind`), or past the end of the file (`past`; a warning; the file is read as one section
+/// up to them).
+fn offset_notes<R, I: Input>(reader: &Reader<R, I>, path: &str, behind: bool, past: bool) -> Vec<String> {
     let mut notes = Vec::new();
-    for o in &reader.bad_offsets {
+    for o in reader.bad_offsets.iter().filter(|_| behind) {
         notes.push(format!("{path}: appended-data offset {o} lies behind the flag bits or an earlier offset; ignored"));
     }
-    for o in reader.unreached_offsets() {
+    for o in reader.unreached_offsets().iter().filter(|_| past) {
         notes.push(format!("{path}: appended-data offset {o} lies past the end of the file; ignored"));
     }
     notes
@@ -269,7 +274,7 @@ fn records_in<Rd, I: Input, R: Records>(
     if let Some(e) = end {
         return Err(Error::at(Fault::read(path, &e)));
     }
-    for n in offset_notes(reader, path) {
+    for n in offset_notes(reader, path, true, true) {
         out.warn(Fault::new(super::fault::FaultKind::Decode, path, n));
     }
     super::records::skipped(out, faults, path, "problem(s) were skipped")?;
@@ -432,36 +437,195 @@ fn channel(s: &Subscribed, d: &Decoder) -> Channel {
     }
 }
 
-/// The samples of a ULog file: one channel per subscription.
-pub(super) fn scan(input: Source, path: &str, state: &mut State<'_>) -> Result<(), Error> {
+/// The samples of a ULog file: one channel per subscription. With a `range` (chunks of the
+/// time index, and the state messages before it), only the messages that start in it; without,
+/// every message, and the chunks and state messages of the time index are noted
+/// ([`super::Outcome::index`]).
+pub(super) fn scan(
+    input: Source,
+    path: &str,
+    range: Option<(Range, Vec<u64>)>,
+    state: &mut State<'_>,
+) -> Result<(), Error> {
     match input {
-        Source::Mapped(map) => scan_in(Walk::open(Reader::from_window(map.window()), path)?, path, state),
-        Source::Stream(s) => scan_in(Walk::open(Reader::new(s), path)?, path, state),
+        Source::Mapped(map) => scan_in(Walk::open(Reader::from_window(map.window()), path)?, path, range, state),
+        Source::Stream(s) => scan_in(Walk::open(Reader::new(s), path)?, path, range, state),
     }
 }
 
-fn scan_in<R, I: Input>(mut walk: Walk<R, I>, path: &str, state: &mut State<'_>) -> Result<(), Error> {
-    state.origin_ns = walk.reader.header().timestamp.saturating_mul(1000);
-    state.sink.origin(state.origin_ns);
+/// Whether a reader may start at a message (a chunk of the time index may start there): one
+/// that reads as what it says it is, not a corrupted region, a message of an unknown type or
+/// one that does not fit, nor a Data message of no subscription or of the wrong size.
+fn boundary(e: &Event<'_>) -> bool {
+    match e {
+        Event::Resynced { .. } | Event::Invalid { .. } | Event::Unknown { .. } | Event::Format(Err(_)) => false,
+        Event::Data { subscription: Some(s), payload, .. } => s.decoder.as_ref().is_ok_and(|d| d.data(payload).is_ok()),
+        Event::Data { subscription: None, .. } => false,
+        _ => true,
+    }
+}
+
+/// Whether a message sets the reader's state for the time index: the flag bits (the
+/// appended-data offsets), a format, a subscription or an unsubscription.
+fn sets_state(e: &Event<'_>) -> bool {
+    matches!(e, Event::FlagBits(_) | Event::Format(_) | Event::Subscription(_) | Event::Unsubscription { .. })
+}
+
+/// The time of a Data message of subscription `s` (its `timestamp` field, or the latest time
+/// before it), the latest time `last` raised to it; `None` for a format that did not compile.
+#[inline]
+fn data_time(s: &Subscribed, payload: &[u8], last: &mut u64) -> Option<u64> {
+    let d = s.decoder.as_ref().ok()?;
+    let t_us = d.timestamp(payload).unwrap_or(*last);
+    *last = (*last).max(t_us);
+    Some(t_us)
+}
+
+/// A fault that says the time index is wrong at byte `at`.
+fn wrong(path: &str, at: u64, what: &str) -> Fault {
+    Fault::at(
+        path,
+        at,
+        None,
+        format!("{path}: byte {at}: {what}; the time index is wrong (rebuild it: `logspec index --force`)"),
+    )
+}
+
+/// Moves the reader to `range`'s start with the state a reader from the log's start has there:
+/// the state messages before it (`states`, from the time index: formats, subscriptions,
+/// unsubscriptions, the flag bits, and the Data messages that set the latest time `last`) read
+/// first, in file order (a mapped file seeks to each; a stream reads every message up to the
+/// start, taking them as it passes them). A state message that is not one is a wrong index.
+fn start_at<R, I: Input>(
+    reader: &mut Reader<R, I>,
+    last: &mut u64,
+    range: Range,
+    states: &[u64],
+    path: &str,
+    state: &mut State<'_>,
+) -> Result<(), Fault> {
+    let first = reader.position();
+    if range.start == first {
+        return Ok(());
+    }
+    if range.start < first {
+        return Err(wrong(path, range.start, "a chunk starts before the first message"));
+    }
+    let mut take = |m: &Message<'_>, last: &mut u64| match &m.event {
+        Event::Subscription(s) => {
+            state.tally.channel(&channel_name(&s.name, s.multi_id));
+            true
+        }
+        Event::Data { subscription: Some(s), payload, .. } => {
+            s.decoder.as_ref().is_ok_and(|d| d.timestamp(payload).is_some()) && data_time(s, payload, last).is_some()
+        }
+        e => sets_state(e),
+    };
+    let what = "not a format, subscription, unsubscription, flag bits or timed Data message";
+    if reader.seek(range.start, range.first_record) {
+        for &at in states {
+            if !reader.seek(at, 0) {
+                return Err(wrong(path, at, "no message starts there"));
+            }
+            match reader.next_message() {
+                Some(Ok(m)) if m.offset == at && take(&m, last) => {}
+                Some(Err(e)) => return Err(Fault::read(path, &e)),
+                _ => return Err(wrong(path, at, what)),
+            }
+        }
+        reader.seek(range.start, range.first_record);
+    } else {
+        let mut next = states.iter().copied().peekable();
+        while reader.position() < range.start {
+            let m = match reader.next_message() {
+                None => break,
+                Some(Ok(m)) => m,
+                Some(Err(e)) => return Err(Fault::read(path, &e)),
+            };
+            if next.peek() == Some(&m.offset) {
+                next.next();
+                if !take(&m, last) {
+                    return Err(wrong(path, m.offset, what));
+                }
+            }
+        }
+        if let Some(at) = next.next() {
+            return Err(wrong(path, at, "no message starts there"));
+        }
+        if reader.position() != range.start {
+            return Err(wrong(path, range.start, "no message starts there"));
+        }
+    }
+    Ok(())
+}
+
+fn scan_in<R, I: Input>(
+    mut walk: Walk<R, I>,
+    path: &str,
+    range: Option<(Range, Vec<u64>)>,
+    state: &mut State<'_>,
+) -> Result<(), Error> {
+    let origin = walk.reader.header().timestamp.saturating_mul(1000);
+    state.origin_ns = origin;
+    state.sink.origin(origin);
     let Walk { reader, last, .. } = &mut walk;
-    loop {
+    let first = reader.position();
+    let (mut marks, end) = match &range {
+        None => (Some(Marks::default()), u64::MAX),
+        Some((r, states)) => {
+            // Nothing read yet: the wrong index is the scan's error (a fault, as a log that
+            // does not open).
+            start_at(reader, last, *r, states, path, state).map_err(Error::at)?;
+            (None, r.end)
+        }
+    };
+    // Where the reading stopped: the range's end, the end of the input, or a fault (`None`).
+    let mut checked = range.as_ref().is_none_or(|(r, _)| r.start == first);
+    let stopped = loop {
+        if reader.position() >= end {
+            break Some(reader.position());
+        }
         let m = match reader.next_message() {
-            None => break,
+            None => break Some(reader.position()),
             Some(Ok(m)) => m,
             Some(Err(e)) => {
                 state.outcome.fail(Fault::read(path, &e));
-                break;
+                break None;
             }
         };
+        if m.offset >= end {
+            break Some(m.offset);
+        }
+        if !checked {
+            // A chunk starts at a message a reader may start at.
+            if !boundary(&m.event) {
+                return Err(Error::at(wrong(path, m.offset, "no message a chunk may start at starts there")));
+            }
+            checked = true;
+        }
         if let Some((k, f)) = problem(path, &m) {
             state.warn(k, || f.message);
+        }
+        let raised = *last;
+        let timed = match &m.event {
+            Event::Data { subscription: Some(s), payload, .. } => data_time(s, payload, last),
+            _ => None,
+        };
+        if let Some(marks) = marks.as_mut() {
+            if sets_state(&m.event) {
+                marks.state(m.offset);
+            }
+            let t_ns = timed.unwrap_or(*last).saturating_mul(1000).saturating_sub(origin);
+            marks.record(m.offset, m.index, t_ns, boundary(&m.event));
+            // After the record: a chunk it starts reads it, not as a state message.
+            if *last > raised {
+                marks.raised(m.offset);
+            }
         }
         match &m.event {
             Event::Subscription(s) => state.tally.channel(&channel_name(&s.name, s.multi_id)),
             Event::Data { subscription: Some(s), payload, .. } => {
-                let Ok(d) = &s.decoder else { continue };
-                let t_us = d.timestamp(payload).unwrap_or(*last);
-                *last = (*last).max(t_us);
+                let (Ok(d), Some(t_us)) = (&s.decoder, timed) else { continue };
                 if d.data(payload).is_err() {
                     continue;
                 }
@@ -483,8 +647,25 @@ fn scan_in<R, I: Input>(mut walk: Walk<R, I>, path: &str, state: &mut State<'_>)
             }
             _ => {}
         }
+    };
+    let mut to_end = true;
+    match (&range, stopped) {
+        (None, Some(at)) => state.outcome.index = marks.and_then(|m| m.finish(at, origin)),
+        (Some((r, _)), Some(at)) if at != r.end => {
+            let m = format!(
+                "{path}: byte {at}: the reading ended here, not at byte {}, where the time index says a chunk ends; the time index is wrong (rebuild it: `logspec index --force`)",
+                r.end
+            );
+            state.outcome.fail(Fault::at(path, at, None, m));
+        }
+        // Whether the range ends with the log.
+        (Some(_), Some(_)) => to_end = reader.next_message().is_none(),
+        _ => {}
     }
-    state.outcome.warnings.extend(offset_notes(reader, path));
+    // The appended-data offsets behind the flag bits are told by the part that holds them (the
+    // first); those never reached, by the part that reads to the end of the log.
+    let from_start = range.as_ref().is_none_or(|(r, _)| r.start == first);
+    state.outcome.warnings.extend(offset_notes(reader, path, from_start, to_end));
     Ok(())
 }
 

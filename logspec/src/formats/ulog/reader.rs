@@ -410,6 +410,21 @@ impl<R, I: Input> Reader<R, I> {
         self.buf.position() + self.pos as u64
     }
 
+    /// Moves the reader to byte offset `offset` of the same bytes, where the message numbered
+    /// `index` starts (a state message, or a chunk of a time index), keeping its state (formats,
+    /// subscriptions, the appended-data offsets: those at or before `offset` are dropped as
+    /// reached); `false`, and nothing moved, where the input cannot go back and forth (a
+    /// stream). An offset that is not a message's start reads whatever is there as messages.
+    pub fn seek(&mut self, offset: u64, index: u64) -> bool {
+        if !self.buf.seek(offset) {
+            return false;
+        }
+        self.pos = 0;
+        self.index = index;
+        self.done = false;
+        true
+    }
+
     fn fail(&mut self, offset: u64, kind: ReadErrorKind) -> ReadError {
         self.done = true;
         ReadError { offset, index: Some(self.index), kind }
