@@ -1416,3 +1416,26 @@ fn a_large_dataflash_log_reads_the_same_in_partitions_and_windows_with_its_index
     assert!(index::load(&path, Format::Dataflash).is_some(), "indexed again");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A log that fails before any row of the table asked for: the scan says the fault (the bad log
+/// named), as the export does; it is not taken for a log without the table and passed over.
+#[test]
+fn a_fault_before_any_row_of_the_table_is_said_not_passed_over() {
+    let src = std::fs::read(crate::common::data("usvlog/step.usvlog")).unwrap();
+    let dir = crate::scratch::temp_dir().join("engines-fault-before-rows");
+    std::fs::create_dir_all(&dir).unwrap();
+    // Cut inside the third record; REC_SENSOR_GYRO's first record is the thirteenth.
+    let path = dir.join("cut.usvlog");
+    std::fs::write(&path, &src[..120]).unwrap();
+    let file = LogFile { file: path.clone(), log: "cut".into() };
+    for table in ["REC_SENSOR_GYRO", "/no/such"] {
+        let (batches, done) = scan(&file, &Query { table: table.into(), ..Query::default() });
+        assert!(batches.is_empty() && done.rows == 0, "{table}");
+        let fault = done.fault.unwrap_or_else(|| panic!("{table}: the fault is said"));
+        assert!(fault.message.contains("file truncated inside the payload"), "{table}: {}", fault.message);
+    }
+    // The table's rows before the fault are kept, with the fault.
+    let (batches, done) = scan(&file, &Query { table: "REC_NAV_SOLUTION".into(), ..Query::default() });
+    assert_eq!((batches.iter().map(RecordBatch::num_rows).sum::<usize>(), done.rows), (1, 1));
+    assert!(done.fault.is_some());
+}

@@ -251,7 +251,14 @@ impl<'a> State<'a> {
 
     /// The end of a scan: a filter that matched nothing is an error, not an empty output.
     pub(super) fn finish(mut self, path: &str) -> Result<Outcome, Error> {
-        self.tally.check(self.select, path).map_err(|m| Error::filter(path, m))?;
+        match self.tally.check(self.select, path) {
+            Ok(()) => {}
+            // A reading ended early by a fault saw only part of the log: the fault is the
+            // answer (a caller that passes over a log its filter does not match must not lose
+            // it), and the filter's finding a warning about the part read.
+            Err(m) if self.outcome.fault.is_some() => self.outcome.warnings.push(m),
+            Err(m) => return Err(Error::filter(path, m)),
+        }
         self.outcome.warnings.extend(self.faults.more(path));
         Ok(self.outcome)
     }
