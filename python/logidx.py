@@ -1347,7 +1347,7 @@ STRUCTS = {
     "FileHeader": (112, (
         ("magic", ("bytes", ("fixed", 8)), b"LSPECIDX"),  # ASCII `LSPECIDX`, no NUL.
         ("version", ("p", "<I"), None),  # The layout of this file; readers ignore an index of a version they do not know (version 1 had no SCHEMA records).
-        ("format", ("p", "<I"), None),  # The log's format, as `logspec::log::index` numbers them (1 = USVLOG, 2 = RLOG file, 3 = WPILOG, 7 = PX4 ULog, 8 = ArduPilot DataFlash); an index of another format than the log's is ignored.
+        ("format", ("p", "<I"), None),  # The log's format, as `logspec::log::index` numbers them (1 = USVLOG, 2 = RLOG file, 3 = WPILOG, 6 = CARLA recording, 7 = PX4 ULog, 8 = ArduPilot DataFlash); an index of another format than the log's is ignored.
         ("log_size", ("p", "<Q"), None),  # [B] The log's size when indexed.
         ("log_mtime_ns", ("p", "<q"), None),  # [ns] The log's modification time when indexed, since the Unix epoch.
         ("head_sha256", ("bytes", ("fixed", 32)), None),  # SHA-256 of the log's first 64 KiB (the whole log if smaller).

@@ -247,7 +247,7 @@ static inline void logidx_put_f64be(uint8_t *p, double v)
 typedef struct logidx_file_header {
     uint8_t magic[8];        /**< ASCII `LSPECIDX`, no NUL. Always "LSPECIDX". See LOGIDX_MAGIC. */
     uint32_t version;        /**< The layout of this file; readers ignore an index of a version they do not know (version 1 had no SCHEMA records). Holds LOGIDX_VERSION. */
-    uint32_t format;         /**< The log's format, as `logspec::log::index` numbers them (1 = USVLOG, 2 = RLOG file, 3 = WPILOG, 7 = PX4 ULog, 8 = ArduPilot DataFlash); an index of another format than the log's is ignored. */
+    uint32_t format;         /**< The log's format, as `logspec::log::index` numbers them (1 = USVLOG, 2 = RLOG file, 3 = WPILOG, 6 = CARLA recording, 7 = PX4 ULog, 8 = ArduPilot DataFlash); an index of another format than the log's is ignored. */
     uint64_t log_size;       /**< The log's size when indexed. [B] */
     int64_t log_mtime_ns;    /**< The log's modification time when indexed, since the Unix epoch. [ns] */
     uint8_t head_sha256[32]; /**< SHA-256 of the log's first 64 KiB (the whole log if smaller). */

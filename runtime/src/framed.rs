@@ -256,8 +256,8 @@ fn decode_file_header<F: FramedFormat>(
     }
 }
 
-/// How the last bytes of an input, at a record boundary and no more than its `[framing]
-/// trailer's size, end it: the one end rule of every framed reader (the generated ones here and
+/// How the last bytes of an input, at a record boundary and no more than the size of its
+/// `[framing] trailer`, end it: the one end rule of every framed reader (the generated ones here and
 /// the IR interpreter's).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum End {

@@ -111,7 +111,8 @@ pub enum Command {
     /// ignored and rebuilt when the log changes. The query engines' scans write it too, when they
     /// read a large log whole. `LOGSPEC_INDEX=cache` writes index files only in the cache
     /// directory, `LOGSPEC_INDEX=off` none (for this verb and the scans). Formats with a time
-    /// index: USVLOG, RLOG and WPILOG files; the others are read whole.
+    /// index: USVLOG, RLOG, WPILOG, ULog and DataFlash files, CARLA recordings; the others are read
+    /// whole.
     ///
     /// Example: `logspec index logs/` (every log under `logs/`)
     Index(index::Args),

@@ -105,8 +105,19 @@ fn a_time_window_keeps_the_rows_whose_elapsed_time_it_holds() {
 
 /// The rows of `b` where `keep` is true.
 fn arrow_select_filter(b: &RecordBatch, keep: &BooleanArray) -> RecordBatch {
-    let idx: Vec<usize> = (0..keep.len()).filter(|&i| keep.value(i)).collect();
-    let parts: Vec<RecordBatch> = idx.iter().map(|&i| b.slice(i, 1)).collect();
+    // A slice per run of kept rows (a time window keeps one run of a log in time order).
+    let mut parts: Vec<RecordBatch> = Vec::new();
+    let mut i = 0;
+    while i < keep.len() {
+        let start = i;
+        while i < keep.len() && keep.value(i) {
+            i += 1;
+        }
+        if i > start {
+            parts.push(b.slice(start, i - start));
+        }
+        i += 1;
+    }
     if parts.is_empty() {
         return b.slice(0, 0);
     }
@@ -1438,4 +1449,255 @@ fn a_fault_before_any_row_of_the_table_is_said_not_passed_over() {
     let (batches, done) = scan(&file, &Query { table: "REC_NAV_SOLUTION".into(), ..Query::default() });
     assert_eq!((batches.iter().map(RecordBatch::num_rows).sum::<usize>(), done.rows), (1, 1));
     assert!(done.fault.is_some());
+}
+
+#[path = "../../benches/common/carla_input.rs"]
+mod carla_input;
+
+/// A CARLA recording of about 5 MB, about five chunks of the time index, written here: the
+/// benchmarks' input (`benches/common/carla_input.rs`, the bundled scenario_runner recording,
+/// whose PhysicsControl wheels are 48 bytes, its steady frames repeated), with a PhysicsControl
+/// packet of 36-byte wheels (taken from the 2020 recording) put after the FrameStart of the
+/// frame half-way in, and one of 48-byte wheels (the recording's own) 70% in: the reader's wheel
+/// layout changes twice past the first chunks. Returns the frames and where the two packets are.
+fn write_carla(path: &std::path::Path) -> (u64, [u64; 2]) {
+    use logspec::formats::carla::{BodyRef, CarlaRecordRef, PacketRef, SliceReader, PACKET_HEADER};
+    let (big, frames) = carla_input::build(5.0);
+    let physics = |bytes: &[u8]| -> Vec<u8> {
+        let p = SliceReader::new(bytes)
+            .unwrap()
+            .map(Result::unwrap)
+            .find(|p| matches!(p.body, BodyRef::Record { record: CarlaRecordRef::PhysicsControl(_), .. }))
+            .expect("a PhysicsControl packet");
+        let at = p.offset as usize;
+        bytes[at..at + PACKET_HEADER + p.size as usize].to_vec()
+    };
+    let old = std::fs::read(crate::common::data("carla/scenario_runner_DistanceToLaneCenter_2020.log")).unwrap();
+    let (p36, p48) = (physics(&old), physics(&big));
+    let starts: Vec<usize> = SliceReader::new(&big)
+        .unwrap()
+        .map(Result::unwrap)
+        .filter(|p| matches!(p.body, BodyRef::Record { record: CarlaRecordRef::FrameStart(_), .. }))
+        .map(|p: PacketRef<'_>| p.offset as usize + PACKET_HEADER + p.size as usize)
+        .collect();
+    let (a, b) = (starts[starts.len() / 2], starts[starts.len() * 7 / 10]);
+    let out = [&big[..a], &p36, &big[a..b], &p48, &big[b..]].concat();
+    std::fs::write(path, out).unwrap();
+    (frames as u64, [a as u64, (b + p36.len()) as u64])
+}
+
+/// The tables a CARLA test reads: `FrameStart`, the largest, and those of the packets that set
+/// state or come rarely (EventAdd, EventDel, PhysicsControl), where the recording has them.
+fn carla_tables(whole: &logspec_engine::tables::Read) -> Vec<&logspec_engine::tables::Table> {
+    let rows = |t: &logspec_engine::tables::Table| t.batches.iter().map(RecordBatch::num_rows).sum::<usize>();
+    let largest = whole.tables.iter().max_by_key(|t| rows(t)).map(|t| t.name.clone());
+    let picked = |t: &&logspec_engine::tables::Table| {
+        ["FrameStart", "EventAdd", "EventDel", "PhysicsControl"].contains(&t.name.as_str())
+            || Some(&t.name) == largest.as_ref()
+    };
+    whole.tables.iter().filter(picked).filter(|t| rows(t) > 0).collect()
+}
+
+/// Each of `tables` of `file` (its whole rows, read without the index) read in partitions of a
+/// chunk each and in time windows (whole and in partitions), over a map and over a stream, gives
+/// the whole log's rows filtered by their `log_elapsed_ns`; `chunks`: how many the index has.
+fn carla_reads_the_same(file: &LogFile, tables: &[&logspec_engine::tables::Table], chunks: usize) {
+    use logspec::log::index::CHUNK_BYTES;
+    let what = file.file.display();
+    let span = |t: &logspec_engine::tables::Table| {
+        let rows = arrow_select_concat(&t.batches[0].schema(), &t.batches);
+        let elapsed = rows.column(rows.schema().index_of("log_elapsed_ns").unwrap());
+        let elapsed = elapsed.as_any().downcast_ref::<Int64Array>().unwrap().clone();
+        (rows, elapsed)
+    };
+    let frames = tables.iter().find(|t| t.name == "FrameStart").expect("a FrameStart table");
+    let (_, e) = span(frames);
+    let (lo, hi) = (e.iter().flatten().min().unwrap() as f64 / 1e9, e.iter().flatten().max().unwrap() as f64 / 1e9);
+    let at = |x: f64| lo + x * (hi - lo);
+    let windows = [(None, None), (Some(at(0.45)), Some(at(0.55))), (Some(at(0.7)), None), (None, Some(at(0.1)))];
+    for t in tables {
+        let (rows, elapsed) = span(t);
+        for (since, until) in windows {
+            let mut one: Option<Option<RecordBatch>> = None;
+            for how in [Open { map: true, ..Open::default() }, Open::default()] {
+                let keep: BooleanArray = elapsed
+                    .iter()
+                    .map(|e| {
+                        let e = e.unwrap() as f64 / 1e9;
+                        Some(since.is_none_or(|s| e >= s) && until.is_none_or(|u| e <= u))
+                    })
+                    .collect();
+                let want = arrow_select_filter(&rows, &keep);
+                let q = Query { table: t.name.clone(), since, until, ..Query::default() };
+                let parts = stream::partitions(file, &how, &q, CHUNK_BYTES);
+                let what = format!("{what} {} {since:?}..{until:?} map {}", t.name, how.map);
+                if since.is_none() && until.is_none() {
+                    assert_eq!(parts.len(), chunks, "{what}: a partition per chunk");
+                } else if chunks > 2 {
+                    assert!(parts.len() < chunks, "{what}: the chunks the window meets");
+                }
+                let got = joined(&scan_parts(file, &how, &q, &parts), &file.log);
+                match &got {
+                    Some(g) => assert_eq!(g.columns(), want.columns(), "{what}: in partitions"),
+                    None => assert_eq!(want.num_rows(), 0, "{what}: in partitions"),
+                }
+                // One scan of the window (the same for both: it reads the file).
+                let one = one.get_or_insert_with(|| {
+                    let (b, done) = scan(file, &q);
+                    assert!(done.fault.is_none(), "{what}: {:?}", done.fault);
+                    joined(&b, &file.log)
+                });
+                assert_eq!(
+                    one.as_ref().map(|b| b.columns().to_vec()),
+                    got.map(|b| b.columns().to_vec()),
+                    "{what}: one scan"
+                );
+            }
+        }
+    }
+}
+
+/// A CARLA recording's first whole scan writes its time index (chunks at FrameStarts, a frame
+/// a record; the PhysicsControl packets where the wheel layout changes as its state messages);
+/// then its tables read in partitions and time windows, over a map and over a stream, give the
+/// whole log's rows, though partitions start after the wheel layout changed. An index that no
+/// longer matches the log is ignored and written again; a state message or a chunk boundary
+/// the index puts where none is reads as a fault that says the index is wrong, never as wrong
+/// rows.
+#[test]
+fn a_large_carla_recording_reads_the_same_in_partitions_and_windows_with_its_index() {
+    use logspec::log::index::{self, CHUNK_BYTES};
+    use logspec::log::Format;
+    let dir = index_dir("carla");
+    let path = dir.join("big.log");
+    let (frames, switches) = write_carla(&path);
+    let file = LogFile { file: path.clone(), log: partition(&path) };
+    let whole = logspec_engine::tables::read(&path, &Open::default(), &Select::default()).unwrap();
+    assert!(whole.error.is_none(), "{:?}", whole.error);
+    assert!(!index::places(&path)[0].exists());
+    let tables = carla_tables(&whole);
+    assert!(tables.iter().any(|t| t.name.starts_with("PhysicsControl")), "PhysicsControl tables");
+    let (b, done) = scan(&file, &Query { table: "FrameStart".into(), ..Query::default() });
+    assert!(done.fault.is_none(), "{:?}", done.fault);
+    assert_eq!(joined(&b, &file.log).unwrap().num_rows() as u64, frames, "a row per frame");
+    let idx = index::load(&path, Format::Carla).expect("the whole scan wrote the index");
+    assert!(idx.chunks.len() >= 4, "{} chunks", idx.chunks.len());
+    assert_eq!(idx.chunks[0].offset, 34, "after the header");
+    assert_eq!(idx.chunks.iter().map(|c| c.records).sum::<u64>(), frames, "a record per frame");
+    assert_eq!(idx.states, switches, "the wheel layout changes");
+    assert!(idx.states[0] > idx.chunks[2].offset, "state messages past the first chunks");
+    carla_reads_the_same(&file, &tables, idx.chunks.len());
+
+    // The log touched (its modification time): the index is stale, ignored, and written again
+    // by the next whole scan.
+    let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
+    let later = mtime + std::time::Duration::from_secs(5);
+    std::fs::File::options().write(true).open(&path).unwrap().set_modified(later).unwrap();
+    assert_eq!(index::load(&path, Format::Carla), None, "stale");
+    let physics = Query {
+        table: tables.iter().find(|t| t.name.starts_with("PhysicsControl")).unwrap().name.clone(),
+        ..Query::default()
+    };
+    assert_eq!(stream::partitions(&file, &Open::default(), &physics, CHUNK_BYTES).len(), 1, "read whole");
+    let (b, _) = scan(&file, &physics);
+    let rows = joined(&b, &file.log).unwrap().num_rows();
+    assert_eq!(index::load(&path, Format::Carla).map(|i| i.chunks), Some(idx.chunks.clone()), "written again");
+
+    // A state message moved off a packet's start: over a map, the partitions after it read as
+    // a fault; a stream reads every packet up to a part, the state messages among them, and
+    // gives the rows.
+    let place = index::places(&path)[0].clone();
+    let good = std::fs::read(&place).unwrap();
+    let stamp = index::stamp(&path).unwrap();
+    let mut bytes = good.clone();
+    let last = bytes.len() - 8;
+    let moved = u64::from_le_bytes(bytes[last..].try_into().unwrap()) + 1;
+    bytes[last..].copy_from_slice(&moved.to_le_bytes());
+    let bad = index::decode(&bytes, 6, &stamp).expect("passes the checks an index file gets");
+    assert_eq!(*bad.states.last().unwrap(), moved);
+    std::fs::write(&place, &bytes).unwrap();
+    let parts = stream::partitions(&file, &Open::default(), &physics, CHUNK_BYTES);
+    let end = *parts.last().unwrap();
+    let mapped = Open { map: true, ..Open::default() };
+    let done = stream::scan_part(&file, &mapped, &physics, end, None, &mut |_| Ok(())).unwrap();
+    let fault = done.fault.expect("a fault");
+    assert!(fault.message.contains("the time index is wrong"), "{}", fault.message);
+    assert!(fault.message.contains("not a PhysicsControl packet"), "{}", fault.message);
+    let got = joined(&scan_parts(&file, &Open::default(), &physics, &parts), &file.log).unwrap();
+    assert_eq!(got.num_rows(), rows, "a stream");
+
+    // A chunk boundary moved a byte into a FrameStart packet (the chunks still tile the log):
+    // the chunk before it ends, and the one after starts, where no frame does.
+    let mut bytes = good.clone();
+    let chunk = |i: usize| 112 + 53 * i + 5;
+    let field = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
+    let (len1, off2, len2) = (field(&bytes, chunk(1) + 8), field(&bytes, chunk(2)), field(&bytes, chunk(2) + 8));
+    bytes[chunk(1) + 8..chunk(1) + 16].copy_from_slice(&(len1 + 1).to_le_bytes());
+    bytes[chunk(2)..chunk(2) + 8].copy_from_slice(&(off2 + 1).to_le_bytes());
+    bytes[chunk(2) + 8..chunk(2) + 16].copy_from_slice(&(len2 - 1).to_le_bytes());
+    let bad = index::decode(&bytes, 6, &stamp).expect("passes the checks an index file gets");
+    assert_eq!(bad.chunks[2].offset, off2 + 1);
+    std::fs::write(&place, &bytes).unwrap();
+    let frame = Query { table: "FrameStart".into(), ..Query::default() };
+    for how in [mapped.clone(), Open::default()] {
+        let parts = stream::partitions(&file, &how, &frame, CHUNK_BYTES);
+        for k in [1, 2] {
+            let done = stream::scan_part(&file, &how, &frame, parts[k], None, &mut |_| Ok(())).unwrap();
+            let fault = done.fault.unwrap_or_else(|| panic!("part {k} map {}: a fault", how.map));
+            assert!(fault.message.contains("the time index is wrong"), "{}", fault.message);
+        }
+    }
+    // A chunk that claims more frames before it than there are: a stream counts them.
+    let mut bytes = good.clone();
+    let first = field(&bytes, chunk(2) + 16);
+    bytes[chunk(2) + 16..chunk(2) + 24].copy_from_slice(&(first + 1).to_le_bytes());
+    bytes[chunk(1) + 24..chunk(1) + 32].copy_from_slice(&(field(&good, chunk(1) + 24) + 1).to_le_bytes());
+    bytes[chunk(2) + 24..chunk(2) + 32].copy_from_slice(&(field(&good, chunk(2) + 24) - 1).to_le_bytes());
+    let bad = index::decode(&bytes, 6, &stamp).expect("passes the checks an index file gets");
+    assert_eq!(bad.chunks[2].first_record, first + 1);
+    std::fs::write(&place, &bytes).unwrap();
+    let parts = stream::partitions(&file, &Open::default(), &frame, CHUNK_BYTES);
+    let done = stream::scan_part(&file, &Open::default(), &frame, parts[2], None, &mut |_| Ok(())).unwrap();
+    let fault = done.fault.expect("a fault");
+    assert!(
+        fault.message.contains("frames start before it") && fault.message.contains("the time index is wrong"),
+        "{}",
+        fault.message
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The bundled CARLA recordings, copied and indexed (`logspec index`'s [`build`]): chunks at
+/// FrameStarts, a frame a record, the 2020 recording's change to 36-byte PhysicsControl wheels a
+/// state message; their tables read in partitions and time windows with the index give the
+/// whole read's rows.
+#[test]
+fn the_bundled_carla_recordings_read_the_same_with_their_index() {
+    use logspec::log::index;
+    use logspec::log::Format;
+    use logspec_engine::index::{build, Built};
+    let dir = index_dir("carla-bundled");
+    let mut ranged = 0;
+    for name in
+        ["scenario_runner_DistanceToLaneCenter", "scenario_runner_DistanceToLaneCenter_2020", "878-supp-mat_crash"]
+    {
+        let copy = dir.join(format!("{name}.log"));
+        std::fs::copy(crate::common::data(&format!("carla/{name}.log")), &copy).unwrap();
+        let how = Open { map: true, ..Open::default() };
+        assert!(matches!(build(&copy, &how, false).unwrap(), Built::Written { .. }), "{name}");
+        let idx = index::load(&copy, Format::Carla).expect("written");
+        let summary =
+            std::fs::read_to_string(crate::common::data(&format!("carla/{name}.expected.summary.json"))).unwrap();
+        let frames = serde_json::from_str::<serde_json::Value>(&summary).unwrap()["frames"].as_u64().unwrap();
+        assert_eq!(idx.chunks.iter().map(|c| c.records).sum::<u64>(), frames, "{name}: a record per frame");
+        assert_eq!(idx.states.len(), usize::from(name.ends_with("2020")), "{name}: {:?}", idx.states);
+        if idx.chunks.len() > 1 {
+            let file = LogFile { file: copy.clone(), log: partition(&copy) };
+            let whole = logspec_engine::tables::read(&copy, &Open::default(), &Select::default()).unwrap();
+            carla_reads_the_same(&file, &carla_tables(&whole), idx.chunks.len());
+            ranged += 1;
+        }
+    }
+    assert_eq!(ranged, 1, "scenario_runner_DistanceToLaneCenter has two chunks");
+    let _ = std::fs::remove_dir_all(&dir);
 }

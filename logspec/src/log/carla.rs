@@ -6,13 +6,14 @@ use std::ops::Range;
 
 use crate::formats::carla::{
     attribute_type_byte_ref, packet_name, ActorType, BodyRef, CarlaError, CarlaErrorKind, CarlaRecordRef, FrameStart,
-    FrameState, InfoHeader, PacketRef, Reader, SliceReader,
+    FrameState, InfoHeader, PacketRef, Reader, SliceReader, WheelSize,
 };
 use crate::json::JsonWriter;
 use crate::runtime::{Visit, Visitor};
 use crate::value::{FlattenVariants, ValueSink};
 
 use super::fault::{kind, Fault};
+use super::index::{self, Chunk, Index, CHUNK_BYTES};
 use super::records::Records;
 use std::sync::Arc;
 
@@ -32,6 +33,11 @@ trait Packets {
     fn position(&self) -> u64;
     /// The next packet, with the frame state after it (see [`Reader::next_packet_in_frame`]).
     fn next_in_frame(&mut self) -> Option<Result<(PacketRef<'_>, &FrameState), CarlaError>>;
+    /// Moves to `range`'s start, after the header, with the reader's state there (see
+    /// [`start_at`]): a mapped reader reads the state messages `states` (the PhysicsControl
+    /// packets where the wheel layout changed) and seeks to the start; a stream reads every
+    /// packet up to it. `Err`: where, and what is wrong there.
+    fn seek_to(&mut self, range: index::Range, states: &[u64]) -> Result<(), (u64, String)>;
 }
 
 impl<R: Read> Packets for Reader<R> {
@@ -47,6 +53,26 @@ impl<R: Read> Packets for Reader<R> {
     #[inline]
     fn next_in_frame(&mut self) -> Option<Result<(PacketRef<'_>, &FrameState), CarlaError>> {
         self.next_packet_in_frame()
+    }
+    fn seek_to(&mut self, range: index::Range, _: &[u64]) -> Result<(), (u64, String)> {
+        // Every packet is decoded on the way, as in a whole read: the wheel layout and the
+        // frame count are the reader's own.
+        while self.position() < range.start {
+            match self.next_packet_ref() {
+                Some(Ok(_)) => {}
+                Some(Err(e)) => return Err((e.offset, e.to_string())),
+                None => break,
+            }
+        }
+        if self.position() != range.start {
+            return Err((range.start, "no packet starts there".to_string()));
+        }
+        let frames = self.frame().index.map_or(0, |i| i + 1);
+        if frames != range.first_record {
+            let m = format!("{frames} frames start before it, not the {} the index says", range.first_record);
+            return Err((range.start, m));
+        }
+        Ok(())
     }
 }
 
@@ -72,6 +98,23 @@ impl Packets for Mapped<'_> {
         self.map.advance(self.reader.position() as usize);
         let packet = self.reader.next()?;
         Some(packet.map(|p| (p, self.reader.frame())))
+    }
+    fn seek_to(&mut self, range: index::Range, states: &[u64]) -> Result<(), (u64, String)> {
+        for &at in states {
+            self.reader.seek(at, 0);
+            let sets = matches!(
+                self.reader.next(),
+                Some(Ok(PacketRef {
+                    body: BodyRef::Record { record: CarlaRecordRef::PhysicsControl(_), wheel_size: Some(_) },
+                    ..
+                }))
+            );
+            if !sets {
+                return Err((at, "not a PhysicsControl packet that sets the wheel layout".to_string()));
+            }
+        }
+        self.reader.seek(range.start, range.first_record);
+        Ok(())
     }
 }
 
@@ -648,20 +691,145 @@ pub fn text(s: &Summary, path: &str) -> String {
     t
 }
 
+/// The fault of a time index that does not fit the log: at `at`, `what`.
+fn wrong_index(path: &str, at: u64, what: &str) -> Fault {
+    let m = format!("{path}: byte {at}: {what}; the time index is wrong (rebuild it: `logspec index --force`)");
+    Fault::at(path, at, None, m)
+}
+
+/// Moves the reader to `range`'s start with the reader's state there ([`Packets::seek_to`]);
+/// a range that starts at the first packet needs nothing. Whether the reader must then be at a
+/// FrameStart (every chunk but the first starts at one).
+fn start_at(r: &mut dyn Packets, path: &str, range: index::Range, states: &[u64]) -> Result<bool, Fault> {
+    let first = r.header_len();
+    if range.start == first {
+        return Ok(false);
+    }
+    if range.start < first {
+        return Err(wrong_index(path, range.start, "a chunk starts inside the file header"));
+    }
+    r.seek_to(range, states).map_err(|(at, what)| wrong_index(path, at, &what))?;
+    Ok(true)
+}
+
+/// Notes the chunks of a CARLA recording at the frames a whole scan passes: a chunk starts at a
+/// frame's FrameStart (the first one at the first packet, whatever it is) and counts the frames
+/// that start in it; its times are its frames' `elapsed`, and 0 s for packets before the first
+/// frame (a chunk of those alone, with no frame, joins the first frame's).
+struct Frames {
+    chunks: Vec<Chunk>,
+    open: Option<Chunk>,
+    /// Where the packets start (after the header).
+    first: u64,
+}
+
+impl Frames {
+    fn new(first: u64) -> Frames {
+        Frames { chunks: Vec::new(), open: None, first }
+    }
+
+    /// A packet before the first frame: at 0 s, in the first chunk.
+    fn before(&mut self) {
+        let first = self.first;
+        let c = self.open.get_or_insert(Chunk {
+            offset: first,
+            length: 0,
+            first_record: 0,
+            records: 0,
+            t_min_ns: 0,
+            t_max_ns: 0,
+        });
+        c.t_min_ns = 0;
+    }
+
+    /// Frame `index` starts at `offset` (its FrameStart) at `t_ns`.
+    fn frame(&mut self, offset: u64, index: u64, t_ns: u64) {
+        match &mut self.open {
+            Some(c) if c.records == 0 || offset < c.offset.saturating_add(CHUNK_BYTES) => {
+                c.records += 1;
+                c.t_min_ns = c.t_min_ns.min(t_ns);
+                c.t_max_ns = c.t_max_ns.max(t_ns);
+            }
+            _ => {
+                if let Some(mut c) = self.open.take() {
+                    c.length = offset - c.offset;
+                    self.chunks.push(c);
+                }
+                let (t_min_ns, t_max_ns) = (t_ns, t_ns);
+                self.open = Some(Chunk { offset, length: 0, first_record: index, records: 1, t_min_ns, t_max_ns });
+            }
+        }
+    }
+
+    /// The chunks of a recording read whole to `end` (its size); none without a frame.
+    fn finish(mut self, end: u64) -> Vec<Chunk> {
+        if let Some(mut c) = self.open.take().filter(|c| c.records > 0) {
+            c.length = end.saturating_sub(c.offset);
+            self.chunks.push(c);
+        }
+        self.chunks
+    }
+}
+
 /// CARLA: a packet whose records each belong to an actor (`db_id`) gives one channel per packet
 /// kind and actor (`Position/231`), so that an actor's path is one series; other packets give one
 /// channel per kind. Time is the frame's `elapsed`.
-fn read_carla(r: &mut dyn Packets, path: &str, schema: &Arc<Schema>, state: &mut State<'_>) -> Result<(), Error> {
-    use crate::formats::carla::BodyRef;
-    while let Some(p) = r.next_in_frame() {
+///
+/// The samples depend on no state but the header's version, the frame a packet is in (chunks
+/// start at a FrameStart) and, for a PhysicsControl packet whose bytes would decode with either
+/// wheel layout, the layout that decoded the one before: the actor table (EventAdd, EventDel,
+/// EventParent) names no channel and changes no sample. So the state messages of the time index
+/// are the PhysicsControl packets where the wheel layout changed.
+///
+/// With a `range` (chunks of the time index) and the state messages before it, only the
+/// packets that start in it; without, every packet, and the time index is noted
+/// ([`super::Outcome::index`]).
+fn read_carla(
+    r: &mut dyn Packets,
+    path: &str,
+    schema: &Arc<Schema>,
+    range: Option<(index::Range, Vec<u64>)>,
+    state: &mut State<'_>,
+) -> Result<(), Error> {
+    let (end, mut frames, mut at_frame) = match &range {
+        None => (u64::MAX, Some(Frames::new(r.position())), false),
+        // Nothing read yet: the wrong index is the scan's error (a fault, as a log that does
+        // not open).
+        Some((range, states)) => (range.end, None, start_at(r, path, *range, states).map_err(Error::at)?),
+    };
+    // The wheel layout of the last PhysicsControl packet, and where it changed.
+    let (mut wheel, mut states) = (WheelSize::ALL[0], Vec::new());
+    let mut faulted = false;
+    while r.position() < end {
+        let Some(p) = r.next_in_frame() else { break };
         let (p, frame) = match p {
             Ok(p) => p,
+            Err(e) if at_frame => return Err(Error::at(wrong_index(path, e.offset, &format!("{e}")))),
             Err(e) => {
                 state.outcome.fail(super::fault::Fault::read(path, &e));
+                faulted = true;
                 break;
             }
         };
+        let starts = matches!(p.body, BodyRef::Record { record: CarlaRecordRef::FrameStart(_), .. });
+        if at_frame && !starts {
+            return Err(Error::at(wrong_index(path, p.offset, "not a frame's FrameStart packet")));
+        }
+        at_frame = false;
         let t_ns = seconds_to_ns(frame.start.as_ref().map_or(0.0, |s| s.elapsed));
+        if let Some(f) = frames.as_mut() {
+            match frame.index {
+                Some(i) if starts => f.frame(p.offset, i, t_ns),
+                None => f.before(),
+                Some(_) => {}
+            }
+            if let BodyRef::Record { wheel_size: Some(w), .. } = p.body {
+                if w != wheel {
+                    wheel = w;
+                    states.push(p.offset);
+                }
+            }
+        }
         let name = p.name().unwrap_or("?");
         match &p.body {
             BodyRef::Record { record, .. } => {
@@ -687,6 +855,17 @@ fn read_carla(r: &mut dyn Packets, path: &str, schema: &Arc<Schema>, state: &mut
                     p.offset, p.size
                 )
             }),
+        }
+    }
+    let at = r.position();
+    if range.is_some() && !faulted && at != end {
+        let m = format!("the reading ended here, not at byte {end}, where the time index says a chunk ends");
+        state.outcome.fail(wrong_index(path, at, &m));
+    }
+    if let Some(f) = frames.filter(|_| !faulted) {
+        let chunks = f.finish(at);
+        if !chunks.is_empty() {
+            state.outcome.index = Some(Index { origin_ns: 0, chunks, states, schemas: Vec::new() });
         }
     }
     Ok(())
@@ -766,10 +945,17 @@ fn carla_actor_channel(schema: &Arc<Schema>, packet: &str, channel: &str) -> Cha
     }
 }
 
-/// The samples of a CARLA recording.
-pub(super) fn scan(input: Source, path: &str, state: &mut State<'_>) -> Result<(), Error> {
+/// The samples of a CARLA recording. With a `range` (chunks of the time index) and the state
+/// messages before it, only the packets that start in it; without, every packet, and the time
+/// index is noted ([`super::Outcome::index`]).
+pub(super) fn scan(
+    input: Source,
+    path: &str,
+    range: Option<(index::Range, Vec<u64>)>,
+    state: &mut State<'_>,
+) -> Result<(), Error> {
     let schema = std::sync::Arc::clone(crate::formats::schemas::carla());
-    read(input, path, |r| read_carla(r, path, &schema, state))?
+    read(input, path, |r| read_carla(r, path, &schema, range, state))?
 }
 
 /// The records of a CARLA recording as the dump writes them (`frames`: only the packets of
@@ -809,5 +995,30 @@ mod tests {
         }
         assert_eq!(actors, ACTOR_LISTS.iter().copied().collect::<BTreeSet<_>>());
         assert_eq!(others, OTHER_LISTS.iter().copied().collect::<BTreeSet<_>>());
+    }
+
+    /// Chunks start at a FrameStart after `CHUNK_BYTES`, the first at the first packet: packets
+    /// before the first frame are at 0 s in it, and a recording without a frame has no chunks.
+    #[test]
+    fn frames_make_chunks_at_framestarts() {
+        let mut f = Frames::new(34);
+        f.before();
+        f.frame(100, 0, 2_000);
+        f.frame(CHUNK_BYTES + 33, 1, 3_000);
+        f.frame(CHUNK_BYTES + 34, 2, 1_000);
+        f.frame(CHUNK_BYTES + 90, 3, 4_000);
+        let chunks = f.finish(CHUNK_BYTES + 200);
+        let c = |offset, length, first_record, records, t_min_ns, t_max_ns| Chunk {
+            offset,
+            length,
+            first_record,
+            records,
+            t_min_ns,
+            t_max_ns,
+        };
+        assert_eq!(chunks, vec![c(34, CHUNK_BYTES, 0, 2, 0, 3_000), c(CHUNK_BYTES + 34, 166, 2, 2, 1_000, 4_000)]);
+        let mut none = Frames::new(34);
+        none.before();
+        assert!(none.finish(500).is_empty());
     }
 }

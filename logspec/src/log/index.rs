@@ -27,8 +27,10 @@
 //! files likewise (`Marks`): chunks start at messages, and the state messages are ULog's flag
 //! bits (the appended-data offsets), formats, subscriptions and unsubscriptions, DataFlash's FMT,
 //! FMTU, UNIT and MULT messages, and the messages that set the latest time a message without a
-//! time of its own takes. Every other format is read whole by each scan (the same answers,
-//! without the skipping).
+//! time of its own takes. CARLA recordings too: chunks start at a frame's FrameStart and count
+//! frames, and the state messages are the PhysicsControl packets where the reader's wheel layout
+//! changed (the samples depend on no actor table). Every other format is read whole by each scan
+//! (the same answers, without the skipping).
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -149,6 +151,7 @@ pub fn format_number(format: Format) -> Option<u32> {
         Format::Rlog => Some(2),
         Format::Wpilog => Some(3),
         Format::Ulog => Some(7),
+        Format::Carla => Some(6),
         Format::Dataflash => Some(8),
         _ => None,
     }

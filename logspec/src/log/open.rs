@@ -543,7 +543,7 @@ impl Log {
                 drop(input);
                 rosbag2(&self.file, &path).and_then(|s| mcap::scan(s, &path, chunk_budget, &mut state))
             }
-            Format::Carla => carla::scan(input, &path, &mut state),
+            Format::Carla => carla::scan(input, &path, self.range.map(|r| (r, self.states)), &mut state),
             Format::Rosbag => rosbag::scan(input, &self.file, &path, chunk_budget, &mut state),
             Format::Schema => schema::scan(&schema_of(&self.schema), input, &path, &mut state),
         };

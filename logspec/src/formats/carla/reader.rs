@@ -575,6 +575,16 @@ impl<'a> SliceReader<'a> {
     pub fn frame(&self) -> &FrameState {
         &self.packets.frame
     }
+
+    /// Moves the reader to byte offset `pos` of the same bytes, where a packet starts after
+    /// `frames` frames (a chunk of a time index, at its first frame's FrameStart): the frame
+    /// state is that of a reader between frame `frames - 1` and the next, the wheel layout kept.
+    /// A position that is not a packet's start reads whatever is there as packets, with the
+    /// errors that gives; one past the end ends the reading.
+    pub fn seek(&mut self, pos: u64, frames: u64) {
+        self.inner.seek(pos, 0);
+        self.packets.frame = FrameState { index: frames.checked_sub(1), start: None, open: false };
+    }
 }
 
 impl<'a> Iterator for SliceReader<'a> {
