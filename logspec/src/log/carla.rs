@@ -691,12 +691,6 @@ pub fn text(s: &Summary, path: &str) -> String {
     t
 }
 
-/// The fault of a time index that does not fit the log: at `at`, `what`.
-fn wrong_index(path: &str, at: u64, what: &str) -> Fault {
-    let m = format!("{path}: byte {at}: {what}; the time index is wrong (rebuild it: `logspec index --force`)");
-    Fault::at(path, at, None, m)
-}
-
 /// Moves the reader to `range`'s start with the reader's state there ([`Packets::seek_to`]);
 /// a range that starts at the first packet needs nothing. Whether the reader must then be at a
 /// FrameStart (every chunk but the first starts at one).
@@ -706,9 +700,9 @@ fn start_at(r: &mut dyn Packets, path: &str, range: index::Range, states: &[u64]
         return Ok(false);
     }
     if range.start < first {
-        return Err(wrong_index(path, range.start, "a chunk starts inside the file header"));
+        return Err(index::wrong(path, range.start, "a chunk starts inside the file header"));
     }
-    r.seek_to(range, states).map_err(|(at, what)| wrong_index(path, at, &what))?;
+    r.seek_to(range, states).map_err(|(at, what)| index::wrong(path, at, &what))?;
     Ok(true)
 }
 
@@ -804,7 +798,7 @@ fn read_carla(
         let Some(p) = r.next_in_frame() else { break };
         let (p, frame) = match p {
             Ok(p) => p,
-            Err(e) if at_frame => return Err(Error::at(wrong_index(path, e.offset, &format!("{e}")))),
+            Err(e) if at_frame => return Err(Error::at(index::wrong(path, e.offset, &format!("{e}")))),
             Err(e) => {
                 state.outcome.fail(super::fault::Fault::read(path, &e));
                 faulted = true;
@@ -813,7 +807,7 @@ fn read_carla(
         };
         let starts = matches!(p.body, BodyRef::Record { record: CarlaRecordRef::FrameStart(_), .. });
         if at_frame && !starts {
-            return Err(Error::at(wrong_index(path, p.offset, "not a frame's FrameStart packet")));
+            return Err(Error::at(index::wrong(path, p.offset, "not a frame's FrameStart packet")));
         }
         at_frame = false;
         let t_ns = seconds_to_ns(frame.start.as_ref().map_or(0.0, |s| s.elapsed));
@@ -859,8 +853,7 @@ fn read_carla(
     }
     let at = r.position();
     if range.is_some() && !faulted && at != end {
-        let m = format!("the reading ended here, not at byte {end}, where the time index says a chunk ends");
-        state.outcome.fail(wrong_index(path, at, &m));
+        state.outcome.fail(index::ended_elsewhere(path, at, end));
     }
     if let Some(f) = frames.filter(|_| !faulted) {
         let chunks = f.finish(at);

@@ -27,7 +27,7 @@ use crate::runtime::{Endian, Fixed, Input};
 use crate::value::ValueSink;
 
 use super::fault::{Fault, Faults, Locate};
-use super::index::{Marks, Range};
+use super::index::{wrong, Marks, Range};
 use super::input::Source;
 use super::records::Records;
 use super::scan::{units_of, Channel, JsonSchema, State, ValueType};
@@ -214,16 +214,6 @@ fn sets_state(e: &Event<'_>) -> bool {
         if *id == logspec_ir::dataflash::FMT_ID || matches!(decoder.name(), "UNIT" | "MULT" | "FMTU"))
 }
 
-/// A fault that says the time index is wrong at byte `at`.
-fn wrong(path: &str, at: u64, what: &str) -> Fault {
-    Fault::at(
-        path,
-        at,
-        None,
-        format!("{path}: byte {at}: {what}; the time index is wrong (rebuild it: `logspec index --force`)"),
-    )
-}
-
 /// The time of a message (its `TimeUS` or `TimeMS` column, or the latest time before it), the
 /// latest time `last` raised to it.
 #[inline]
@@ -375,11 +365,7 @@ fn scan_in<R, I: Input>(
     match (&range, stopped) {
         (None, Some(at)) => state.outcome.index = marks.and_then(|m| m.finish(at, 0)),
         (Some((r, _)), Some(at)) if at != r.end => {
-            let m = format!(
-                "{path}: byte {at}: the reading ended here, not at byte {}, where the time index says a chunk ends; the time index is wrong (rebuild it: `logspec index --force`)",
-                r.end
-            );
-            state.outcome.fail(Fault::at(path, at, None, m));
+            state.outcome.fail(super::index::ended_elsewhere(path, at, r.end));
         }
         _ => {}
     }

@@ -144,6 +144,20 @@ pub fn stamp(log: &Path) -> std::io::Result<Stamp> {
     Ok(Stamp { size, mtime_ns, head, tail })
 }
 
+/// What the fault of a ranged read says when its time index does not fit the log.
+pub(super) const WRONG: &str = "the time index is wrong (rebuild it: `logspec index --force`)";
+
+/// The fault of a ranged read whose time index does not fit the log `path`: at byte `at`,
+/// `what`.
+pub(super) fn wrong(path: &str, at: u64, what: &str) -> super::fault::Fault {
+    super::fault::Fault::at(path, at, None, format!("{path}: byte {at}: {what}; {WRONG}"))
+}
+
+/// The fault of a ranged read that ended at byte `at`, not at `end`, where its chunk ends.
+pub(super) fn ended_elsewhere(path: &str, at: u64, end: u64) -> super::fault::Fault {
+    wrong(path, at, &format!("the reading ended here, not at byte {end}, where the time index says a chunk ends"))
+}
+
 /// The number a format has in an index's header; `None` for a format without chunks.
 pub fn format_number(format: Format) -> Option<u32> {
     match format {

@@ -27,7 +27,7 @@ use crate::value::ValueSink;
 use logspec_ir::ulog::FormatSet;
 
 use super::fault::{Fault, Faults, Locate};
-use super::index::{Marks, Range};
+use super::index::{wrong, Marks, Range};
 use super::input::Source;
 use super::records::Records;
 use super::scan::{Channel, JsonSchema, State, ValueType};
@@ -481,16 +481,6 @@ fn data_time(s: &Subscribed, payload: &[u8], last: &mut u64) -> Option<u64> {
     Some(t_us)
 }
 
-/// A fault that says the time index is wrong at byte `at`.
-fn wrong(path: &str, at: u64, what: &str) -> Fault {
-    Fault::at(
-        path,
-        at,
-        None,
-        format!("{path}: byte {at}: {what}; the time index is wrong (rebuild it: `logspec index --force`)"),
-    )
-}
-
 /// Moves the reader to `range`'s start with the state a reader from the log's start has there:
 /// the state messages before it (`states`, from the time index: formats, subscriptions,
 /// unsubscriptions, the flag bits, and the Data messages that set the latest time `last`) read
@@ -652,11 +642,7 @@ fn scan_in<R, I: Input>(
     match (&range, stopped) {
         (None, Some(at)) => state.outcome.index = marks.and_then(|m| m.finish(at, origin)),
         (Some((r, _)), Some(at)) if at != r.end => {
-            let m = format!(
-                "{path}: byte {at}: the reading ended here, not at byte {}, where the time index says a chunk ends; the time index is wrong (rebuild it: `logspec index --force`)",
-                r.end
-            );
-            state.outcome.fail(Fault::at(path, at, None, m));
+            state.outcome.fail(super::index::ended_elsewhere(path, at, r.end));
         }
         // Whether the range ends with the log.
         (Some(_), Some(_)) => to_end = reader.next_message().is_none(),

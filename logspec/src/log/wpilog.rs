@@ -12,7 +12,7 @@ use crate::runtime::{Input, Visitor, WindowBuf};
 
 use super::fault::{kind, Fault, FaultKind};
 use super::filter::Select;
-use super::index::{Chunker, Index, Range, SchemaAt};
+use super::index::{wrong, Chunker, Index, Range, SchemaAt, WRONG};
 use super::input::{Mapped, Source};
 use super::records::Records;
 use super::scan::State;
@@ -900,22 +900,9 @@ fn read_range<R, I: Input>(
             state.outcome.error = Some(f.message.clone());
         }
     } else if r.position() != range.end {
-        let m = format!(
-            "{path}: byte {}: the reading ended here, not at byte {}, where the time index says a chunk ends; {WRONG}",
-            r.position(),
-            range.end
-        );
-        state.outcome.fail(Fault::at(path, r.position(), None, m));
+        state.outcome.fail(super::index::ended_elsewhere(path, r.position(), range.end));
     }
     Ok(())
-}
-
-/// What a fault of a wrong time index says to do.
-const WRONG: &str = "the time index is wrong (rebuild it: `logspec index --force`)";
-
-/// A fault at byte `at` of a wrong time index.
-fn wrong(path: &str, at: u64, what: &str) -> Fault {
-    Fault::at(path, at, None, format!("{path}: byte {at}: {what}; {WRONG}"))
 }
 
 /// Moves `r` to `range`'s start with the entry table a reader from the log's start has there:

@@ -457,14 +457,7 @@ fn indexed_schemas(
             }
         }
     };
-    let wrong = |at: u64, what: &str| {
-        Fault::at(
-            path,
-            at,
-            None,
-            format!("{path}: byte {at}: {what}; the time index is wrong (rebuild it: `logspec index --force`)"),
-        )
-    };
+    let wrong = |at: u64, what: &str| super::index::wrong(path, at, what);
     // Read in place, without moving the map's window (the scan's reader has it).
     let options = ReaderOptions { assume_revision: assume_r1.then_some(Revision::R1) };
     let window = crate::runtime::WindowBuf::new(map.bytes(), 1 << 16, |_| {});

@@ -153,12 +153,7 @@ impl super::WithRlog for ReadRlog<'_, '_> {
         keys.start_at(&mut r, range, &states).map_err(Error::at)?;
         r.stop_at(Some(range.end));
         if read_loop(&mut r, &mut keys, state, None)? && r.position() != range.end {
-            let m = format!(
-                "{path}: byte {}: the reading ended here, not at byte {}, where the time index says a chunk ends; the time index is wrong (rebuild it: `logspec index --force`)",
-                r.position(),
-                range.end
-            );
-            state.outcome.fail(Fault::at(path, r.position(), None, m));
+            state.outcome.fail(crate::log::index::ended_elsewhere(path, r.position(), range.end));
         }
         Ok(())
     }
@@ -290,14 +285,7 @@ impl Keys<'_> {
     /// a wrong index: a fault.
     fn start_at<R, I: Input>(&mut self, r: &mut rlog::Reader<R, I>, range: Range, states: &[u64]) -> Result<(), Fault> {
         let path = self.path;
-        let wrong = |at: u64, what: &str| {
-            Fault::at(
-                path,
-                at,
-                None,
-                format!("{path}: byte {at}: {what}; the time index is wrong (rebuild it: `logspec index --force`)"),
-            )
-        };
+        let wrong = |at: u64, what: &str| crate::log::index::wrong(path, at, what);
         let first = r.position();
         if range.start == first {
             return Ok(());
