@@ -238,7 +238,7 @@ fn start_at<R, I: Input>(
     if range.start == 0 {
         return Ok(());
     }
-    let take = |m: &Message<'_>, last: &mut u64| match &m.event {
+    let take = |m: &Message<'_>| match &m.event {
         Event::Message { decoder, body, .. } => {
             let timed = decoder.time_us(body).is_some();
             time_us(decoder, body, last);
@@ -247,41 +247,31 @@ fn start_at<R, I: Input>(
         Event::Skipped { .. } => false,
     };
     let what = "not a FMT, UNIT, MULT, FMTU or timed message";
-    if reader.seek(range.start, range.first_record) {
-        for &at in states {
-            if !reader.seek(at, 0) {
-                return Err(wrong(path, at, "no message starts there"));
-            }
-            match reader.next_message() {
-                Some(Ok(m)) if m.offset == at && take(&m, last) => {}
-                Some(Err(e)) => return Err(Fault::read(path, &e)),
-                _ => return Err(wrong(path, at, what)),
-            }
-        }
-        reader.seek(range.start, range.first_record);
-    } else {
-        let mut next = states.iter().copied().peekable();
-        while reader.position() < range.start {
-            let m = match reader.next_message() {
-                None => break,
-                Some(Ok(m)) => m,
-                Some(Err(e)) => return Err(Fault::read(path, &e)),
-            };
-            if next.peek() == Some(&m.offset) {
-                next.next();
-                if !take(&m, last) {
-                    return Err(wrong(path, m.offset, what));
-                }
-            }
-        }
-        if let Some(at) = next.next() {
-            return Err(wrong(path, at, "no message starts there"));
-        }
-        if reader.position() != range.start {
-            return Err(wrong(path, range.start, "no message starts there"));
-        }
+    let mut r = Restarting { reader, path, take };
+    super::index::start_at(&mut r, range, states, path, what)
+}
+
+/// A reader, with what makes a message a state message (and takes its state), for
+/// [`super::index::start_at`].
+struct Restarting<'r, R, I, F> {
+    reader: &'r mut Reader<R, I>,
+    path: &'r str,
+    take: F,
+}
+
+impl<R, I: Input, F: FnMut(&Message<'_>) -> bool> super::index::Restart for Restarting<'_, R, I, F> {
+    fn seek(&mut self, offset: u64, index: u64) -> bool {
+        self.reader.seek(offset, index)
     }
-    Ok(())
+    fn position(&self) -> u64 {
+        self.reader.position()
+    }
+    fn next_taking(&mut self, state: Option<u64>) -> Option<Result<(u64, bool), Fault>> {
+        Some(match self.reader.next_message()? {
+            Ok(m) => Ok((m.offset, state == Some(m.offset) && (self.take)(&m))),
+            Err(e) => Err(Fault::read(self.path, &e)),
+        })
+    }
 }
 
 fn scan_in<R, I: Input>(

@@ -158,6 +158,68 @@ pub(super) fn ended_elsewhere(path: &str, at: u64, end: u64) -> super::fault::Fa
     wrong(path, at, &format!("the reading ended here, not at byte {end}, where the time index says a chunk ends"))
 }
 
+/// A reader of messages that a ranged read moves to a chunk's start ([`start_at`]).
+pub(super) trait Restart {
+    /// Moves to byte `offset`, where message number `index` starts; `false` when the reader
+    /// cannot (a stream) or no message starts there.
+    fn seek(&mut self, offset: u64, index: u64) -> bool;
+    /// The byte offset of the next message.
+    fn position(&self) -> u64;
+    /// Reads the next message: its offset, and whether it is at `state` and is a state message,
+    /// whose state it then takes.
+    fn next_taking(&mut self, state: Option<u64>) -> Option<Result<(u64, bool), super::fault::Fault>>;
+}
+
+/// Moves `r` to `range`'s start with the state a reader from the log's start has there: the
+/// state messages before it (`states`, from the time index) read first, in file order (a reader
+/// that seeks, a mapped file, goes to each; a stream reads every message up to the start,
+/// taking them as it passes them). A state message that is not one (`what` says what it should
+/// be), or a start where no message starts, is a wrong index.
+pub(super) fn start_at(
+    r: &mut impl Restart,
+    range: Range,
+    states: &[u64],
+    path: &str,
+    what: &str,
+) -> Result<(), super::fault::Fault> {
+    let nothing = "no message starts there";
+    if r.seek(range.start, range.first_record) {
+        for &at in states {
+            if !r.seek(at, 0) {
+                return Err(wrong(path, at, nothing));
+            }
+            match r.next_taking(Some(at)) {
+                Some(Ok((_, true))) => {}
+                Some(Err(f)) => return Err(f),
+                _ => return Err(wrong(path, at, what)),
+            }
+        }
+        r.seek(range.start, range.first_record);
+    } else {
+        let mut next = states.iter().copied().peekable();
+        while r.position() < range.start {
+            let (at, taken) = match r.next_taking(next.peek().copied()) {
+                None => break,
+                Some(Ok(m)) => m,
+                Some(Err(f)) => return Err(f),
+            };
+            if next.peek() == Some(&at) {
+                next.next();
+                if !taken {
+                    return Err(wrong(path, at, what));
+                }
+            }
+        }
+        if let Some(at) = next.next() {
+            return Err(wrong(path, at, nothing));
+        }
+        if r.position() != range.start {
+            return Err(wrong(path, range.start, nothing));
+        }
+    }
+    Ok(())
+}
+
 /// The number a format has in an index's header; `None` for a format without chunks.
 pub fn format_number(format: Format) -> Option<u32> {
     match format {
