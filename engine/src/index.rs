@@ -110,6 +110,9 @@ pub enum Built {
     Written { place: PathBuf, chunks: usize },
     /// An index that matches the log was there already.
     Current { chunks: usize },
+    /// The log carries its own index ([`index::own`]): a ROS bag's or an MCAP file's chunks,
+    /// this many (`None`: its chunks cannot each be read alone, and scans read it whole).
+    Own { chunks: Option<usize> },
     /// The log's format has no time index.
     NoIndex,
 }
@@ -118,6 +121,9 @@ pub enum Built {
 pub fn build(log: &Path, how: &Open, again: bool) -> Result<Built, Error> {
     let opened = logspec::log::open(log, how)?;
     let format = opened.format();
+    if index::own(format) {
+        return Ok(Built::Own { chunks: opened.index().map(|i| i.chunks.len()) });
+    }
     if index::format_number(format).is_none() {
         return Ok(Built::NoIndex);
     }

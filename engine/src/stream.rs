@@ -104,25 +104,24 @@ pub struct Part {
 
 /// The parts of `log` that hold the samples of `query`'s time window, each of about
 /// `target_bytes` (groups of whole chunks; [`crate::index::PARTITION_BYTES`] is the engines'
-/// choice): with a current time index ([`logspec::log::index::load`]), the runs of chunks whose
-/// times meet the window, split where a run passes `target_bytes` (none when no chunk meets it);
-/// without one (not yet built, stale, or a format that has none), the whole log as one part.
-/// Every sample is in exactly one part, so that the parts' rows together are the log's.
+/// choice): with a time index ([`logspec::log::Log::index`]: the one a ROS bag or an MCAP file
+/// carries, or a current index file), the runs of chunks whose times meet the window, split
+/// where a run passes `target_bytes` (none when no chunk meets it); without one (not yet built,
+/// stale, or a format that has none), the whole log as one part. Every sample is in exactly one
+/// part, so that the parts' rows together are the log's.
 ///
 /// Cheap for a log that has nothing to split: without a time window, a log of at most
-/// `target_bytes` is whole by its size alone, and with one, a log without an index file in any
-/// of [`logspec::log::index::places`] is whole without opening it.
+/// `target_bytes` is whole by its size alone; otherwise the log is opened (its first bytes, to
+/// know its format) and its index read: an index file, or a bag's index or an MCAP file's
+/// summary at its end, and no message.
 pub fn partitions(log: &LogFile, how: &Open, query: &Query, target_bytes: u64) -> Vec<Part> {
     let whole = vec![Part::default()];
     let windowed = query.since.is_some() || query.until.is_some();
     if !windowed && std::fs::metadata(&log.file).is_ok_and(|m| m.len() <= target_bytes) {
         return whole;
     }
-    if !logspec::log::index::places(&log.file).iter().any(|p| p.is_file()) {
-        return whole;
-    }
     let Ok(opened) = logspec::log::open(&log.file, how) else { return whole };
-    let Some(idx) = logspec::log::index::load(&log.file, opened.format()) else { return whole };
+    let Some(idx) = opened.index() else { return whole };
     let mut parts: Vec<Part> = Vec::new();
     let mut last_end = None;
     for c in idx.chunks.iter().filter(|c| c.meets(query.since, query.until)) {
@@ -162,8 +161,8 @@ pub struct Partition {
 /// the parts (a log is split at no more than the total bytes over twice `parallelism`, so that
 /// one large log still makes enough parts). Parts are dealt out in order, each partition about
 /// the same bytes. A log that cannot be read (its size unknown)
-/// is planned whole, and its scan says why. The planning reads no log: a log's size, and the
-/// index of a log that has one (those larger than a partition, or any under a time window).
+/// is planned whole, and its scan says why. The planning reads no message: a log's size, and
+/// the index of a log that has one (those larger than a partition, or any under a time window).
 pub fn plan(logs: &[LogFile], how: &Open, query: &Query, target_bytes: u64, parallelism: usize) -> Vec<Partition> {
     let target_bytes = target_bytes.max(1);
     let parallelism = parallelism.max(1) as u64;

@@ -37,6 +37,16 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
             Ok(Built::Current { chunks }) => {
                 super::progress::note(&format!("{shown}: {chunks} chunk(s), index current"));
             }
+            Ok(Built::Own { chunks: Some(chunks) }) => {
+                super::progress::note(&format!(
+                    "{shown}: {chunks} chunk(s) in the log's own index; no index file is needed"
+                ));
+            }
+            Ok(Built::Own { chunks: None }) => {
+                super::progress::note(&format!(
+                    "{shown}: the log's own index does not list chunks that can each be read alone; scans read it whole"
+                ));
+            }
             Ok(Built::NoIndex) => {
                 super::progress::note(&format!("{shown}: this format has no time index; scans read it whole"));
             }

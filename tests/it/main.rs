@@ -32,6 +32,7 @@ mod mcap;
 mod no_hand_layout;
 mod output_doc;
 mod outputs_unchanged;
+mod own_index;
 mod parquet_threads;
 mod readme;
 mod rlog;

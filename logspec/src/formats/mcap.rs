@@ -174,6 +174,19 @@ pub struct Want<'s> {
     pub channels: Option<&'s HashSet<u16>>,
     /// Only messages with `log_time` in this inclusive range.
     pub time: Option<(u64, u64)>,
+    /// Only the top-level records that start in this part of the file (chunks of
+    /// [`chunk_spans`]); all: `None`.
+    pub part: Option<Part>,
+}
+
+/// A part of a file to read ([`Want::part`]): the records that start at `start` or after and
+/// before `end`, `start` a chunk's offset, its first message numbered `first_message` (the
+/// messages before it in the file, by [`ChunkSpan::messages`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Part {
+    pub start: u64,
+    pub end: u64,
+    pub first_message: u64,
 }
 
 impl Want<'_> {
@@ -286,7 +299,13 @@ struct Records<'a> {
 
 impl<'a> Records<'a> {
     fn new(buf: &'a [u8]) -> Self {
-        let mut framed = Framed::new(buf, wire::Magic::SIZE);
+        Records::at(buf, wire::Magic::SIZE as u64)
+    }
+
+    /// The records from the one at `offset` on (a record boundary, inside the buffer).
+    fn at(buf: &'a [u8], offset: u64) -> Self {
+        let at = usize::try_from(offset).unwrap_or(usize::MAX).clamp(wire::Magic::SIZE.min(buf.len()), buf.len());
+        let mut framed = Framed::new(buf, at);
         framed.done = !sniff(buf);
         Records { framed }
     }
@@ -333,6 +352,8 @@ impl<'a> Records<'a> {
 pub struct Blocks {
     /// The byte offsets of the blocks, ascending.
     offsets: Vec<u64>,
+    /// The start of each block (`u64::MAX`: none announced).
+    firsts: Vec<u64>,
     /// The earliest start of the blocks from each one on (`u64::MAX` past the last).
     later: Vec<u64>,
     /// The earliest start of all: the log's time origin.
@@ -346,6 +367,8 @@ pub struct Blocks {
     /// Messages per channel as the file counts them (the summary's statistics, or the message
     /// indexes after the chunks and the messages outside chunks); `None` when it does not say.
     pub counts: Option<HashMap<u16, u64>>,
+    /// Where the summary starts (the data section's end), when the blocks are the summary's.
+    summary_start: Option<u64>,
 }
 
 impl Blocks {
@@ -362,10 +385,23 @@ impl Blocks {
         }
         Blocks {
             start: later.first().copied().filter(|t| *t != u64::MAX),
-            offsets: starts.into_iter().map(|s| s.0).collect(),
+            offsets: starts.iter().map(|s| s.0).collect(),
+            firsts: starts.iter().map(|s| s.1.unwrap_or(u64::MAX)).collect(),
             later,
             ..Blocks::default()
         }
+    }
+
+    /// The blocks that start in `part`, for the order of a reading of that part alone.
+    fn within(&self, part: &Part) -> Blocks {
+        let starts = self
+            .offsets
+            .iter()
+            .zip(&self.firsts)
+            .filter(|(o, _)| (part.start..part.end).contains(*o))
+            .map(|(o, t)| (*o, Some(*t).filter(|t| *t != u64::MAX)))
+            .collect();
+        Blocks { start: self.start, ..Blocks::of(starts) }
     }
 
     /// The earliest a message of a block after the one at `offset` can be.
@@ -469,7 +505,71 @@ fn summary(buf: &[u8]) -> Option<Blocks> {
     blocks.known(schemas, channels);
     blocks.chunk_index = chunk_index;
     blocks.counts = counts;
+    blocks.summary_start = Some(start as u64);
     Some(blocks)
+}
+
+/// A chunk of the data section as a reader of a part of the file takes it ([`Want::part`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChunkSpan {
+    /// The chunk record's offset, and its bytes up to the next chunk (its message indexes and
+    /// any records between included) or the summary.
+    pub offset: u64,
+    pub length: u64,
+    /// The earliest and latest log time of its messages (its header's).
+    pub start: u64,
+    pub end: u64,
+    /// Its messages, as its message indexes count them.
+    pub messages: u64,
+}
+
+/// The chunks of a file that a reading can start at, each read without the others, in file
+/// order: `Some` only when the summary checks out (so that its schemas and channels are known
+/// before any chunk is read, [`Blocks::new`]) and names every channel its chunk indexes name, and
+/// the data section holds no message outside chunks and message indexes after every chunk
+/// that holds messages (which count them). Reads the summary and the top-level records' headers,
+/// no chunk.
+pub fn chunk_spans(buf: &[u8]) -> Option<Vec<ChunkSpan>> {
+    let blocks = summary(buf)?;
+    let known: HashSet<u16> = blocks.channels.iter().map(|c| c.id).collect();
+    if blocks.chunk_index.values().any(|held| !held.is_subset(&known)) {
+        return None;
+    }
+    let data_end = blocks.summary_start?;
+    let mut spans: Vec<ChunkSpan> = Vec::new();
+    // Whether the last chunk holds messages and no message index has followed it yet.
+    let mut waiting = false;
+    let mut records = Records::new(buf.get(..usize::try_from(data_end).ok()?)?);
+    while let Some(r) = records.next() {
+        let (offset, o, body) = r.ok()?;
+        match u64::from(o) {
+            Op::ID_MESSAGE => return None,
+            Op::ID_CHUNK => {
+                let c: wire::ChunkRef = view(o, body).ok()?;
+                if waiting {
+                    return None;
+                }
+                if let Some(last) = spans.last_mut() {
+                    last.length = offset - last.offset;
+                }
+                waiting = !(c.message_start_time == 0 && c.message_end_time == 0);
+                let (start, end) = (c.message_start_time, c.message_end_time);
+                spans.push(ChunkSpan { offset, length: 0, start, end, messages: 0 });
+            }
+            Op::ID_MESSAGE_INDEX => {
+                let m: wire::MessageIndexRef = view(o, body).ok()?;
+                spans.last_mut()?.messages += m.records.len() as u64;
+                waiting = false;
+            }
+            _ => {}
+        }
+    }
+    if waiting {
+        return None;
+    }
+    let last = spans.last_mut()?;
+    last.length = data_end - last.offset;
+    Some(spans)
 }
 
 /// A walk over the top-level records that decompresses nothing, for a file without a summary
@@ -605,14 +705,24 @@ pub fn read<'a, E>(
     let mut stats = Stats { start: blocks.start, ..Stats::default() };
     let chunk_index = (!blocks.chunk_index.is_empty()).then_some(&blocks.chunk_index);
     stats.summary = chunk_index.is_some();
+    // A part of the file: its records alone, ordered among themselves. Its parts come from a
+    // summary that checked out, footer and end magic included.
+    let within;
+    let (blocks, mut records, end_at) = match &want.part {
+        Some(part) => {
+            within = blocks.within(part);
+            stats.footer = end_magic(buf);
+            (&within, Records::at(buf, part.start), part.end)
+        }
+        None => (blocks, Records::new(buf), u64::MAX),
+    };
     let mut schemas: HashMap<u16, Schema> = HashMap::new();
     let mut channels: HashMap<u16, Channel> = HashMap::new();
     let mut heap: BinaryHeap<Reverse<Pending<'a>>> = BinaryHeap::new();
     let mut entries: Vec<Entry> = Vec::new();
     let mut inner: Vec<Inner> = Vec::new();
     let mut last_out = 0u64;
-    let mut index = 0u64;
-    let mut records = Records::new(buf);
+    let mut index = want.part.map_or(0, |p| p.first_message);
 
     // Hands on one message, in its turn.
     macro_rules! hand {
@@ -639,6 +749,7 @@ pub fn read<'a, E>(
     let end = loop {
         let (offset, o, body) = match records.next() {
             None => break None,
+            Some(Ok((offset, ..))) if offset >= end_at => break None,
             Some(Ok(r)) => r,
             Some(Err(e)) => break Some(e),
         };

@@ -233,6 +233,13 @@ pub fn format_number(format: Format) -> Option<u32> {
     }
 }
 
+/// Whether logs of `format` carry their own index of chunks, which a reader can start at with no
+/// state from before them ([`super::Log::index`]): ROS bags (the chunk infos of the bag's
+/// index) and MCAP files (the chunk indexes of the summary). No index file is written for them.
+pub fn own(format: Format) -> bool {
+    matches!(format, Format::Rosbag | Format::Mcap)
+}
+
 /// Whether a reader of `format` that starts at a chunk needs state from before it (the index's
 /// `STATE` messages, [`Index::states_before`]): every format with chunks but USVLOG, whose fixed
 /// framing has none beyond the file header.

@@ -20,7 +20,7 @@ use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
-use crate::formats::mcap::{Channel as McapChannel, Event, Message, Schema, Want};
+use crate::formats::mcap::{self as container, Channel as McapChannel, Event, Message, Schema, Want};
 use crate::formats::rosbag::MsgDecoder;
 use crate::json::JsonWriter;
 use crate::runtime::{Visit, Visitor};
@@ -29,6 +29,7 @@ use logspec_ir::ir::Endian;
 use logspec_ir::SchemaError;
 
 use super::fault::{Fault, FaultKind, Faults};
+use super::index::{Chunk, Index, Range};
 use super::records::Records;
 use super::scan::{Channel, JsonSchema, Ros1Type, State, ValueType};
 use super::{Error, Select};
@@ -276,7 +277,7 @@ fn want_of(
         }
         _ => None,
     };
-    (channels, Want { channels: None, time })
+    (channels, Want { channels: None, time, part: None })
 }
 
 /// The topic line of a channel, with its messages as the store counts them.
@@ -618,15 +619,48 @@ impl<V: Visitor + ?Sized> Visitor for NoNull<'_, V> {
     }
 }
 
-/// The samples of an MCAP file: one channel per MCAP channel of a decoded encoding.
-pub(super) fn scan(store: Store, path: &str, chunk_budget: u64, state: &mut State<'_>) -> Result<(), Error> {
+/// The time index an MCAP file carries: its chunks ([`container::chunk_spans`]), their times
+/// since its first message; `None` for a file whose chunks cannot each be read alone.
+pub(super) fn index(bytes: &[u8]) -> Option<Index> {
+    let spans = container::chunk_spans(bytes)?;
+    let held = |s: &&container::ChunkSpan| !(s.start == 0 && s.end == 0);
+    let origin_ns = spans.iter().filter(held).map(|s| s.start).min().unwrap_or(0);
+    let mut first_record = 0;
+    let chunks = spans
+        .iter()
+        .map(|s| {
+            let c = Chunk {
+                offset: s.offset,
+                length: s.length,
+                first_record,
+                records: s.messages,
+                t_min_ns: s.start.saturating_sub(origin_ns),
+                t_max_ns: s.end.saturating_sub(origin_ns),
+            };
+            first_record += s.messages;
+            c
+        })
+        .collect();
+    Some(Index { origin_ns, chunks, states: Vec::new(), schemas: Vec::new() })
+}
+
+/// The samples of an MCAP file: one channel per MCAP channel of a decoded encoding; with
+/// `range`, of the chunks that start in it ([`index`]).
+pub(super) fn scan(
+    store: Store,
+    path: &str,
+    chunk_budget: u64,
+    range: Option<Range>,
+    state: &mut State<'_>,
+) -> Result<(), Error> {
     let origin = store.start().unwrap_or(0);
     state.origin_ns = origin;
     state.sink.origin(origin);
     let (mut walk, summary) = Walk::with_summary(path, &store);
     let rows = walk.rows;
     let (wanted, want) = want_of(state.select, summary.as_ref(), origin);
-    let want = Want { channels: wanted.as_ref(), ..want };
+    let part = range.map(|r| container::Part { start: r.start, end: r.end, first_message: r.first_record });
+    let want = Want { channels: wanted.as_ref(), part, ..want };
     for c in walk.chans.values() {
         state.tally.channel(&c.channel.topic);
     }

@@ -357,11 +357,27 @@ impl Log {
         }
     }
 
+    /// The log's time index ([`super::index`]): the one a ROS bag or an MCAP file carries (a
+    /// bag's chunk infos, an MCAP summary's chunks, [`super::index::own`]), else the index file
+    /// kept for it ([`super::index::load`]); `None` when it has none (an MCAP file read as a
+    /// stream, a bag or MCAP file whose chunks cannot each be read alone, a log whose index was
+    /// not yet written or no longer matches it).
+    pub fn index(&self) -> Option<super::index::Index> {
+        match self.format {
+            Format::Rosbag => rosbag::index(&self.file, self.chunk_budget()),
+            Format::Mcap => match &self.input {
+                Source::Mapped(m) => mcap::index(m.bytes()),
+                Source::Stream(_) => None,
+            },
+            _ => super::index::load(&self.file, self.format),
+        }
+    }
+
     /// The log whose [`Log::scan`] reads only the records that start in `range` (chunks of its
-    /// time index, [`super::index`]), starting there with the chunk's reader state; an error for
-    /// a format without a time index ([`super::index::format_number`]).
+    /// time index, [`Log::index`]), starting there with the chunk's reader state; an error for
+    /// a format without a time index ([`super::index::format_number`], [`super::index::own`]).
     pub fn with_range(mut self, range: super::index::Range) -> Result<Log, Error> {
-        if super::index::format_number(self.format).is_none() {
+        if super::index::format_number(self.format).is_none() && !super::index::own(self.format) {
             return Err(Error::Usage(format!(
                 "{}: {} logs have no time index; read them whole",
                 self.shown(),
@@ -537,14 +553,14 @@ impl Log {
             Format::Ulog => ulog::scan(input, &path, self.range.map(|r| (r, self.states)), &mut state),
             Format::Dataflash => dataflash::scan(input, &path, self.range.map(|r| (r, self.states)), &mut state),
             Format::Mcap => {
-                mcap::Store::mcap(input, &path).and_then(|s| mcap::scan(s, &path, chunk_budget, &mut state))
+                mcap::Store::mcap(input, &path).and_then(|s| mcap::scan(s, &path, chunk_budget, self.range, &mut state))
             }
             Format::Rosbag2 => {
                 drop(input);
-                rosbag2(&self.file, &path).and_then(|s| mcap::scan(s, &path, chunk_budget, &mut state))
+                rosbag2(&self.file, &path).and_then(|s| mcap::scan(s, &path, chunk_budget, None, &mut state))
             }
             Format::Carla => carla::scan(input, &path, self.range.map(|r| (r, self.states)), &mut state),
-            Format::Rosbag => rosbag::scan(input, &self.file, &path, chunk_budget, &mut state),
+            Format::Rosbag => rosbag::scan(input, &self.file, &path, chunk_budget, self.range, &mut state),
             Format::Schema => schema::scan(&schema_of(&self.schema), input, &path, &mut state),
         };
         whole(self.mapped, &path)?;

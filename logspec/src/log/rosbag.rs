@@ -9,6 +9,7 @@ use crate::runtime::{Visit, Visitor};
 use sha2::{Digest, Sha256};
 
 use super::fault::{kind, Fault, FaultKind};
+use super::index::{Chunk, Index, Range};
 use super::records::Records;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -577,6 +578,7 @@ fn read_rosbag(
     file: &Path,
     path: &str,
     chunk_budget: u64,
+    range: Option<Range>,
     state: &mut State<'_>,
 ) -> Result<(), Error> {
     use super::rosbag::Walk;
@@ -635,6 +637,10 @@ fn read_rosbag(
         if bag.chunks.iter().any(meets) {
             bag.chunks.retain(meets);
         }
+    }
+    // A part of the bag ([`index`]): the chunks that start in it.
+    if let Some(r) = range {
+        bag.chunks.retain(|c| (r.start..r.end).contains(&c.pos));
     }
     // Each connection's route, found by one lookup per message: its channel key and decoder.
     let conns = bag.connections.clone();
@@ -728,9 +734,42 @@ pub(super) fn scan(
     file: &Path,
     path: &str,
     chunk_budget: u64,
+    range: Option<Range>,
     state: &mut State<'_>,
 ) -> Result<(), Error> {
-    read_rosbag(input, file, path, chunk_budget, state)
+    read_rosbag(input, file, path, chunk_budget, range, state)
+}
+
+/// The time index a ROS bag carries: the chunk infos of its index (none for a bag without a
+/// usable index, which is read by scanning it), each chunk's bytes up to the next chunk or the
+/// index, their times since the bag's first message.
+pub(super) fn index(file: &Path, chunk_budget: u64) -> Option<Index> {
+    let f = std::fs::File::open(file).ok()?;
+    let src: Input = Box::new(std::io::BufReader::with_capacity(1 << 16, f));
+    let bag = Bag::open_with(src, chunk_budget).ok()?;
+    if !bag.indexed {
+        return None;
+    }
+    let origin_ns = start(&bag).map_or(0, Time::as_nanos);
+    let mut chunks = Vec::with_capacity(bag.chunks.len());
+    let mut first_record = 0;
+    for (i, c) in bag.chunks.iter().enumerate() {
+        let next = bag.chunks.get(i + 1).map_or(bag.index_pos, |n| n.pos);
+        if next <= c.pos {
+            return None;
+        }
+        let records: u64 = c.counts.values().map(|n| u64::from(*n)).sum();
+        chunks.push(Chunk {
+            offset: c.pos,
+            length: next - c.pos,
+            first_record,
+            records,
+            t_min_ns: c.start.as_nanos().saturating_sub(origin_ns),
+            t_max_ns: c.end.as_nanos().saturating_sub(origin_ns),
+        });
+        first_record += records;
+    }
+    (!chunks.is_empty()).then_some(Index { origin_ns, chunks, states: Vec::new(), schemas: Vec::new() })
 }
 
 /// The summary of a ROS bag (`notes`: how it was read, when that does not make it fail).

@@ -202,7 +202,7 @@ impl Split {
         mut each: impl FnMut(Event<'_, 's>) -> Result<(), E>,
     ) -> Result<Result<Stats, (Stats, ReadError)>, E> {
         // The files' own channel ids differ from the bag's: the caller picks messages by topic.
-        let want = Want { channels: None, time: want.time };
+        let want = Want { channels: None, time: want.time, part: None };
         let mut ids = self.ids.clone();
         let mut stats = Stats { start: self.start, footer: true, summary: true, ..Stats::default() };
         let mut fault: Option<ReadError> = None;
