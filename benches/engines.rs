@@ -2,7 +2,7 @@
 //! `logspec.spark` read) against the same question answered by decoding every channel, measured
 //! side by side in one run (issue 31's selective-query goals; BENCHMARKS.md).
 //!
-//! `cargo bench --bench engines` (optionally `-- --rlog-mb 100 --usvlog-mb 200 --carla-mb 200 --bag PATH --rounds 5`). Every line opens
+//! `cargo bench --bench engines` (optionally `-- --rlog-mb 100 --usvlog-mb 200 --carla-mb 200 --bag PATH --mcap PATH --rounds 5`). Every line opens
 //! the log mapped (`Open::map`, as the command and the engines do). The input is the R1 file of the `rlog` bench (the bundled AdvantageKit robot log's cycles written again and
 //! again, 98 keys), written to a temporary file (in the page cache). Lines, each a median of
 //! `rounds` in-process runs, the order rotated each round:
@@ -29,10 +29,12 @@
 //! The window lines, first, of the `usvlog` bench's input (`--usvlog-mb`, 0 for none; table
 //! `REC_SENSOR_GYRO`), the CARLA bench input (`--carla-mb`, 0 for none; table `Position`) and,
 //! with `--bag PATH`, a ROS bag (table `/imu`: `gen_rosbag.py` of the bench-input generators,
-//! e.g. `--mb 200 --compression none`): one table, the whole log; a 10% window without the time
-//! index and with it (`logspec_engine::index`, written by the first whole scan; a bag's window
-//! reads through its own chunk index); the whole log read as its 64 MiB partitions one after the
-//! other.
+//! e.g. `--mb 200 --compression none`) and, with `--mcap PATH`, an MCAP file (table `/imu`: the
+//! `mcap` bench's input, kept with its `--keep DIR`): one table, the whole log; a 10% window
+//! without the time index and with it (`logspec_engine::index`, written by the first whole scan;
+//! a bag's or an MCAP file's window reads through its own chunk index); the whole log read as its
+//! 64 MiB partitions one after the other; and the whole log as the partitions the engines plan
+//! for two readers (`stream::plan`), read by two threads.
 
 mod common;
 
@@ -154,6 +156,35 @@ fn window_lines(label: &str, path: &std::path::Path, table: &str, rounds: usize)
             rows(&all, Some(parts))
         }),
     ));
+    // The partitions the engines plan for two readers (`stream::plan`), read by two threads:
+    // what a big file gains from its partitions on this machine's two cores.
+    lines.push((
+        "whole log, planned, 2 threads",
+        true,
+        Box::new(|| {
+            let planned =
+                stream::plan(std::slice::from_ref(&file), &how(), &all, logspec_engine::index::PARTITION_BYTES, 2);
+            let next = std::sync::atomic::AtomicUsize::new(0);
+            let read = || {
+                let mut n = 0;
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(p) = planned.get(i) else { return n };
+                    for (f, part) in &p.parts {
+                        stream::scan_part(f, &how(), &all, *part, None, &mut |b| {
+                            n += b.num_rows();
+                            Ok(())
+                        })
+                        .expect("scan");
+                    }
+                }
+            };
+            std::thread::scope(|s| {
+                let other = s.spawn(read);
+                read() + other.join().expect("the second reader")
+            })
+        }),
+    ));
     let mut times: Vec<Vec<Duration>> = vec![Vec::new(); lines.len()];
     let mut got = vec![0; lines.len()];
     for r in 0..rounds {
@@ -174,14 +205,17 @@ fn window_lines(label: &str, path: &std::path::Path, table: &str, rounds: usize)
     }
     let last = lines.len() - 1;
     assert_eq!(got[0], got[last], "partitions give the whole log's rows");
+    assert_eq!(got[0], got[last - 1], "partitions give the whole log's rows");
     if index.is_some() {
         assert_eq!(got[1], got[2], "the window's rows with and without the index");
     }
     let med: Vec<Duration> = times.into_iter().map(median).collect();
     let mbytes = std::fs::metadata(path).expect("the input").len() as f64 / 1e6;
     let parts = stream::partitions(&file, &how(), &all, logspec_engine::index::PARTITION_BYTES).len();
+    let planned =
+        stream::plan(std::slice::from_ref(&file), &how(), &all, logspec_engine::index::PARTITION_BYTES, 2).len();
     println!(
-        "{label} {mbytes:.1} MB, table {table}, {parts} partitions of 64 MiB; median of {rounds} runs per line, the order rotated each round"
+        "{label} {mbytes:.1} MB, table {table}, {parts} partitions of 64 MiB, {planned} planned for 2 readers; median of {rounds} runs per line, the order rotated each round"
     );
     for (i, (label, _, _)) in lines.iter().enumerate() {
         println!(
@@ -219,6 +253,10 @@ fn main() {
     }
     if !bag.is_empty() {
         window_lines("ROS bag", std::path::Path::new(&bag), "/imu", rounds);
+    }
+    let mcap = arg("--mcap", "");
+    if !mcap.is_empty() {
+        window_lines("MCAP", std::path::Path::new(&mcap), "/imu", rounds);
     }
     let bytes = common::rlog_input::build_r1(mb);
     let path = std::env::temp_dir().join(format!("logspec-bench-engines-{}.rlog", std::process::id()));
