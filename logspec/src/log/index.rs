@@ -38,8 +38,9 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use crate::formats::logidx::{self, Logidx, LogidxRecord};
-use crate::runtime::{SliceReader, Writer};
+use crate::runtime::{Input, SliceReader, Writer};
 
+use super::fault::{Fault, Locate};
 use super::Format;
 
 /// The bytes a chunk spans before the next one starts (at the next record boundary after this
@@ -149,46 +150,57 @@ pub(super) const WRONG: &str = "the time index is wrong (rebuild it: `logspec in
 
 /// The fault of a ranged read whose time index does not fit the log `path`: at byte `at`,
 /// `what`.
-pub(super) fn wrong(path: &str, at: u64, what: &str) -> super::fault::Fault {
-    super::fault::Fault::at(path, at, None, format!("{path}: byte {at}: {what}; {WRONG}"))
+pub(super) fn wrong(path: &str, at: u64, what: &str) -> Fault {
+    Fault::at(path, at, None, format!("{path}: byte {at}: {what}; {WRONG}"))
 }
 
 /// The fault of a ranged read that ended at byte `at`, not at `end`, where its chunk ends.
-pub(super) fn ended_elsewhere(path: &str, at: u64, end: u64) -> super::fault::Fault {
+pub(super) fn ended_elsewhere(path: &str, at: u64, end: u64) -> Fault {
     wrong(path, at, &format!("the reading ended here, not at byte {end}, where the time index says a chunk ends"))
 }
 
 /// A reader of messages that a ranged read moves to a chunk's start ([`start_at`]).
 pub(super) trait Restart {
+    /// What the format calls a message, in the faults (`no record starts there`).
+    const MESSAGE: &'static str = "message";
     /// Moves to byte `offset`, where message number `index` starts; `false` when the reader
     /// cannot (a stream) or no message starts there.
     fn seek(&mut self, offset: u64, index: u64) -> bool;
     /// The byte offset of the next message.
     fn position(&self) -> u64;
     /// Reads the next message: its offset, and whether it is at `state` and is a state message,
-    /// whose state it then takes.
-    fn next_taking(&mut self, state: Option<u64>) -> Option<Result<(u64, bool), super::fault::Fault>>;
+    /// whose state it then takes; or the fault (of the log `path`) that ends the reading.
+    fn next_taking(&mut self, state: Option<u64>, path: &str) -> Option<Result<(u64, bool), Fault>>;
 }
 
 /// Moves `r` to `range`'s start with the state a reader from the log's start has there: the
 /// state messages before it (`states`, from the time index) read first, in file order (a reader
 /// that seeks, a mapped file, goes to each; a stream reads every message up to the start,
-/// taking them as it passes them). A state message that is not one (`what` says what it should
-/// be), or a start where no message starts, is a wrong index.
-pub(super) fn start_at(
-    r: &mut impl Restart,
+/// taking them as it passes them). A range that starts where `r` is (at the first message)
+/// needs nothing: `Ok(false)`; `Ok(true)` when `r` moved. A start before the first message, a
+/// state message that is not one (`what` says what it should be), or a start where no message
+/// starts, is a wrong index.
+pub(super) fn start_at<R: Restart>(
+    r: &mut R,
     range: Range,
     states: &[u64],
     path: &str,
     what: &str,
-) -> Result<(), super::fault::Fault> {
-    let nothing = "no message starts there";
+) -> Result<bool, Fault> {
+    let first = r.position();
+    if range.start == first {
+        return Ok(false);
+    }
+    if range.start < first {
+        return Err(wrong(path, range.start, &format!("a chunk starts before the first {}", R::MESSAGE)));
+    }
+    let nothing = format!("no {} starts there", R::MESSAGE);
     if r.seek(range.start, range.first_record) {
         for &at in states {
             if !r.seek(at, 0) {
-                return Err(wrong(path, at, nothing));
+                return Err(wrong(path, at, &nothing));
             }
-            match r.next_taking(Some(at)) {
+            match r.next_taking(Some(at), path) {
                 Some(Ok((_, true))) => {}
                 Some(Err(f)) => return Err(f),
                 _ => return Err(wrong(path, at, what)),
@@ -198,7 +210,7 @@ pub(super) fn start_at(
     } else {
         let mut next = states.iter().copied().peekable();
         while r.position() < range.start {
-            let (at, taken) = match r.next_taking(next.peek().copied()) {
+            let (at, taken) = match r.next_taking(next.peek().copied(), path) {
                 None => break,
                 Some(Ok(m)) => m,
                 Some(Err(f)) => return Err(f),
@@ -211,14 +223,88 @@ pub(super) fn start_at(
             }
         }
         if let Some(at) = next.next() {
-            return Err(wrong(path, at, nothing));
+            return Err(wrong(path, at, &nothing));
         }
         if r.position() != range.start {
-            return Err(wrong(path, range.start, nothing));
+            return Err(wrong(path, range.start, &nothing));
         }
     }
-    Ok(())
+    Ok(true)
 }
+
+/// What a reader lends as a message ([`Messages`]). Apart from the reading methods, so that the
+/// type needs no `where Self: 'm` (which a lending method in the same trait would require, and
+/// which a closure bound over the message, [`Restarting`]'s, would turn into `Self: 'static`).
+pub(super) trait Lends {
+    type Message<'m>;
+}
+
+/// A reader that lends its messages one by one, and seeks where its input can (ULog's and
+/// DataFlash's), for [`Restarting`].
+pub(super) trait Messages: Lends {
+    type Error: Locate;
+    /// Moves to byte `offset`, where message number `index` starts; `false` for a stream.
+    fn seek(&mut self, offset: u64, index: u64) -> bool;
+    /// The byte offset of the next message.
+    fn position(&self) -> u64;
+    fn next_message(&mut self) -> Option<Result<Self::Message<'_>, Self::Error>>;
+    /// The byte offset of a message.
+    fn offset(m: &Self::Message<'_>) -> u64;
+}
+
+/// A reader of [`Messages`], with what makes a message a state message (`take`, which then
+/// takes its state), for [`start_at`]. A reading error ends the move with the reader's fault.
+pub(super) struct Restarting<'r, M, F> {
+    pub(super) reader: &'r mut M,
+    pub(super) take: F,
+}
+
+impl<M: Messages, F: FnMut(&M::Message<'_>) -> bool> Restart for Restarting<'_, M, F> {
+    fn seek(&mut self, offset: u64, index: u64) -> bool {
+        self.reader.seek(offset, index)
+    }
+    fn position(&self) -> u64 {
+        self.reader.position()
+    }
+    fn next_taking(&mut self, state: Option<u64>, path: &str) -> Option<Result<(u64, bool), Fault>> {
+        Some(match self.reader.next_message()? {
+            Ok(m) => {
+                let at = M::offset(&m);
+                Ok((at, state == Some(at) && (self.take)(&m)))
+            }
+            Err(e) => Err(Fault::read(path, &e)),
+        })
+    }
+}
+
+/// [`Lends`] and [`Messages`] for the reader of `formats::$format`, whose own `seek`, `position`
+/// and `next_message` lend messages with their `offset`: the readers of ULog and DataFlash,
+/// alike but for their types.
+macro_rules! messages {
+    ($($format:ident),*) => {$(
+        impl<R, I: Input> Lends for crate::formats::$format::Reader<R, I> {
+            type Message<'m> = crate::formats::$format::Message<'m>;
+        }
+
+        impl<R, I: Input> Messages for crate::formats::$format::Reader<R, I> {
+            type Error = crate::formats::$format::ReadError;
+            fn seek(&mut self, offset: u64, index: u64) -> bool {
+                Self::seek(self, offset, index)
+            }
+            fn position(&self) -> u64 {
+                Self::position(self)
+            }
+            fn next_message(&mut self) -> Option<Result<Self::Message<'_>, Self::Error>> {
+                Self::next_message(self)
+            }
+            fn offset(m: &Self::Message<'_>) -> u64 {
+                m.offset
+            }
+        }
+    )*};
+}
+
+messages!(ulog, dataflash);
 
 /// The number a format has in an index's header; `None` for a format without chunks.
 pub fn format_number(format: Format) -> Option<u32> {

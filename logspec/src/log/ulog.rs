@@ -27,7 +27,7 @@ use crate::value::ValueSink;
 use logspec_ir::ulog::FormatSet;
 
 use super::fault::{Fault, Faults, Locate};
-use super::index::{wrong, Marks, Range};
+use super::index::{self, wrong, Marks, Range, Restarting};
 use super::input::Source;
 use super::records::Records;
 use super::scan::{Channel, JsonSchema, State, ValueType};
@@ -481,11 +481,10 @@ fn data_time(s: &Subscribed, payload: &[u8], last: &mut u64) -> Option<u64> {
     Some(t_us)
 }
 
-/// Moves the reader to `range`'s start with the state a reader from the log's start has there:
-/// the state messages before it (`states`, from the time index: formats, subscriptions,
-/// unsubscriptions, the flag bits, and the Data messages that set the latest time `last`) read
-/// first, in file order (a mapped file seeks to each; a stream reads every message up to the
-/// start, taking them as it passes them). A state message that is not one is a wrong index.
+/// Moves the reader to `range`'s start with the state a reader from the log's start has there
+/// ([`index::start_at`]): the state messages before it (`states`, from the time index: formats,
+/// subscriptions, unsubscriptions, the flag bits, and the Data messages that set the latest time
+/// `last`) read first. A state message that is not one is a wrong index.
 fn start_at<R, I: Input>(
     reader: &mut Reader<R, I>,
     last: &mut u64,
@@ -494,13 +493,6 @@ fn start_at<R, I: Input>(
     path: &str,
     state: &mut State<'_>,
 ) -> Result<(), Fault> {
-    let first = reader.position();
-    if range.start == first {
-        return Ok(());
-    }
-    if range.start < first {
-        return Err(wrong(path, range.start, "a chunk starts before the first message"));
-    }
     let take = |m: &Message<'_>| match &m.event {
         Event::Subscription(s) => {
             state.tally.channel(&channel_name(&s.name, s.multi_id));
@@ -512,31 +504,7 @@ fn start_at<R, I: Input>(
         e => sets_state(e),
     };
     let what = "not a format, subscription, unsubscription, flag bits or timed Data message";
-    let mut r = Restarting { reader, path, take };
-    super::index::start_at(&mut r, range, states, path, what)
-}
-
-/// A reader, with what makes a message a state message (and takes its state), for
-/// [`super::index::start_at`].
-struct Restarting<'r, R, I, F> {
-    reader: &'r mut Reader<R, I>,
-    path: &'r str,
-    take: F,
-}
-
-impl<R, I: Input, F: FnMut(&Message<'_>) -> bool> super::index::Restart for Restarting<'_, R, I, F> {
-    fn seek(&mut self, offset: u64, index: u64) -> bool {
-        self.reader.seek(offset, index)
-    }
-    fn position(&self) -> u64 {
-        self.reader.position()
-    }
-    fn next_taking(&mut self, state: Option<u64>) -> Option<Result<(u64, bool), Fault>> {
-        Some(match self.reader.next_message()? {
-            Ok(m) => Ok((m.offset, state == Some(m.offset) && (self.take)(&m))),
-            Err(e) => Err(Fault::read(self.path, &e)),
-        })
-    }
+    index::start_at(&mut Restarting { reader, take }, range, states, path, what).map(drop)
 }
 
 fn scan_in<R, I: Input>(
