@@ -38,9 +38,11 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use crate::formats::logidx::{self, Logidx, LogidxRecord};
-use crate::runtime::{Input, SliceReader, Writer};
+use crate::formats::wpistruct::TypeRegistry;
+use crate::runtime::{Input, SliceReader, WindowBuf, Writer};
 
 use super::fault::{Fault, Locate};
+use super::input::Mapped;
 use super::Format;
 
 /// The bytes a chunk spans before the next one starts (at the next record boundary after this
@@ -305,6 +307,81 @@ macro_rules! messages {
 }
 
 messages!(ulog, dataflash);
+
+/// A format whose logs carry WPILib struct and protobuf schemas (RLOG, WPILOG), for
+/// [`indexed_schemas`]: its reader in place over a map, and how it reads a message that names
+/// an entry and one that carries a schema.
+pub(super) trait SchemaMessages {
+    /// A reader over the bytes of a map, that seeks.
+    type Reader<'m>;
+    /// The id a message names its entry by (RLOG: a key id; WPILOG: an entry id).
+    type Id: PartialEq;
+    /// What the format calls a message, the message that names an entry and a value of the
+    /// entry, in the faults (`no record starts there`, `not a Start record`).
+    const MESSAGE: &'static str;
+    const DEFINITION: &'static str;
+    const VALUE: &'static str;
+    /// A reader over the whole log (`window`), or what is wrong with its header.
+    fn open<'m>(&self, window: WindowBuf<'m, fn(u64)>) -> Result<Self::Reader<'m>, String>;
+    /// Moves to byte `offset`, where a message starts.
+    fn seek(r: &mut Self::Reader<'_>, offset: u64) -> bool;
+    /// Reads a message: the id of the entry it names, when it is a definition.
+    fn definition(r: &mut Self::Reader<'_>) -> Option<Self::Id>;
+    /// Reads a message: whether it is a value of entry `id`; a schema it carries is offered to
+    /// `reg`.
+    fn value(r: &mut Self::Reader<'_>, id: Self::Id, reg: &mut TypeRegistry) -> bool;
+    /// A registry with every schema of `file`, read in a first pass (a file that cannot be
+    /// mapped).
+    fn whole(&self, file: &Path, path: &str) -> TypeRegistry;
+}
+
+/// A registry with the schemas the time index lists (`at`: every schema message of the log and
+/// the message that names its entry), read where they are in the map (`map`, or the file mapped
+/// here), nothing else; a message that is not a value of the entry its definition names is a
+/// wrong index: a fault. A file that cannot be mapped is searched whole
+/// ([`SchemaMessages::whole`]).
+pub(super) fn indexed_schemas<S: SchemaMessages>(
+    format: &S,
+    file: &Path,
+    map: Option<&Mapped>,
+    path: &str,
+    at: &[SchemaAt],
+) -> Result<TypeRegistry, Fault> {
+    let mut reg = TypeRegistry::new();
+    if at.is_empty() {
+        return Ok(reg);
+    }
+    let own;
+    let map = match map {
+        Some(m) => m,
+        None => {
+            own = std::fs::File::open(file).ok().and_then(|f| Mapped::new(&f, None));
+            match &own {
+                Some(m) => m,
+                None => return Ok(format.whole(file, path)),
+            }
+        }
+    };
+    // Read in place, without moving the map's window (the scan's reader has it).
+    let window = WindowBuf::new(map.bytes(), 1 << 16, (|_| {}) as fn(u64));
+    let mut r = format.open(window).map_err(|e| Fault::at(path, 0, None, format!("{path}: {e}")))?;
+    let nothing = format!("no {} starts there", S::MESSAGE);
+    for s in at {
+        if !S::seek(&mut r, s.definition) {
+            return Err(wrong(path, s.definition, &nothing));
+        }
+        let Some(id) = S::definition(&mut r) else {
+            return Err(wrong(path, s.definition, &format!("not {}", S::DEFINITION)));
+        };
+        if !S::seek(&mut r, s.offset) {
+            return Err(wrong(path, s.offset, &nothing));
+        }
+        if !S::value(&mut r, id, &mut reg) {
+            return Err(wrong(path, s.offset, &format!("not {}", S::VALUE)));
+        }
+    }
+    Ok(reg)
+}
 
 /// The number a format has in an index's header; `None` for a format without chunks.
 pub fn format_number(format: Format) -> Option<u32> {

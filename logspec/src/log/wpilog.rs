@@ -12,8 +12,8 @@ use crate::runtime::{Input, Visitor, WindowBuf};
 
 use super::fault::{kind, Fault, FaultKind};
 use super::filter::Select;
-use super::index::{wrong, Chunker, Index, Range, SchemaAt, WRONG};
-use super::input::{Mapped, Source};
+use super::index::{self, wrong, Chunker, Index, Range, SchemaAt, WRONG};
+use super::input::Source;
 use super::records::Records;
 use super::scan::State;
 use super::Error;
@@ -857,7 +857,8 @@ pub(super) fn scan(
                 Source::Mapped(m) => Some(std::sync::Arc::clone(m)),
                 Source::Stream(_) => None,
             };
-            (Some((range, states)), indexed_schemas(file, map.as_deref(), path, &at).map_err(Error::at)?)
+            let schemas = index::indexed_schemas(&SchemaMessages, file, map.as_deref(), path, &at);
+            (Some((range, states)), schemas.map_err(Error::at)?)
         }
     };
     match input {
@@ -959,56 +960,43 @@ fn start_at<R, I: Input>(r: &mut Reader<R, I>, path: &str, range: Range, states:
     Ok(())
 }
 
-/// A registry with the schemas the time index lists (`at`: every schema record of the log and
-/// the Start record of its entry), read where they are in the map (`map`, or the file mapped
-/// here), nothing else; a record that is not a schema of the entry its Start names is a wrong
-/// index: a fault. A file that cannot be mapped is searched whole ([`schemas`]).
-fn indexed_schemas(
-    file: &std::path::Path,
-    map: Option<&Mapped>,
-    path: &str,
-    at: &[SchemaAt],
-) -> Result<crate::formats::wpistruct::TypeRegistry, Fault> {
-    let mut reg = crate::formats::wpistruct::TypeRegistry::new();
-    if at.is_empty() {
-        return Ok(reg);
+/// WPILOG's schema messages, for [`index::indexed_schemas`]: a Start record, and a data record
+/// of its entry that carries a schema.
+struct SchemaMessages;
+
+impl index::SchemaMessages for SchemaMessages {
+    type Reader<'m> = Reader<&'m [u8], WindowBuf<'m, fn(u64)>>;
+    type Id = u32;
+    const MESSAGE: &'static str = "record";
+    const DEFINITION: &'static str = "a Start record";
+    const VALUE: &'static str = "a data record of the entry its Start record starts";
+    fn open<'m>(&self, window: WindowBuf<'m, fn(u64)>) -> Result<Self::Reader<'m>, String> {
+        Reader::from_window(window).map_err(|e| e.to_string())
     }
-    let own;
-    let map = match map {
-        Some(m) => m,
-        None => {
-            own = std::fs::File::open(file).ok().and_then(|f| Mapped::new(&f, None));
-            match &own {
-                Some(m) => m,
-                None => return Ok(schemas(file, path)),
-            }
-        }
-    };
-    // Read in place, without moving the map's window (the scan's reader has it).
-    let mut r = Reader::from_window(WindowBuf::new(map.bytes(), 1 << 16, |_| {}))
-        .map_err(|e| Fault::at(path, 0, None, format!("{path}: {e}")))?;
-    for s in at {
-        if !r.seek(s.definition, 0) {
-            return Err(wrong(path, s.definition, "no record starts there"));
-        }
-        let id = match r.next_record() {
+    fn seek(r: &mut Self::Reader<'_>, offset: u64) -> bool {
+        r.seek(offset, 0)
+    }
+    fn definition(r: &mut Self::Reader<'_>) -> Option<u32> {
+        match r.next_record() {
             Some(Ok(RecordRef { body: Body::Control { record, .. }, .. })) => match record.body {
-                ControlBody::Start { entry, .. } => entry,
-                _ => return Err(wrong(path, s.definition, "not a Start record")),
+                ControlBody::Start { entry, .. } => Some(entry),
+                _ => None,
             },
-            _ => return Err(wrong(path, s.definition, "not a Start record")),
-        };
-        if !r.seek(s.offset, 0) {
-            return Err(wrong(path, s.offset, "no record starts there"));
+            _ => None,
         }
+    }
+    fn value(r: &mut Self::Reader<'_>, id: u32, reg: &mut crate::formats::wpistruct::TypeRegistry) -> bool {
         match r.next_record() {
             Some(Ok(RecordRef { body: Body::Data(Some(e)), payload, .. })) if e.id() == id => {
                 reg.offer(e.name(), e.type_name(), payload);
+                true
             }
-            _ => return Err(wrong(path, s.offset, "not a data record of the entry its Start record starts")),
+            _ => false,
         }
     }
-    Ok(reg)
+    fn whole(&self, file: &std::path::Path, path: &str) -> crate::formats::wpistruct::TypeRegistry {
+        schemas(file, path)
+    }
 }
 
 /// The records of a WPILOG file as the dump writes them.

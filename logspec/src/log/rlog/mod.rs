@@ -301,7 +301,8 @@ pub(super) fn scan(
                 Source::Mapped(m) => Some(Arc::clone(m)),
                 Source::Stream(_) => None,
             };
-            let schemas = indexed_schemas(file, map.as_deref(), assume_r1, path, &at).map_err(Error::at)?;
+            let format = SchemaMessages { assume_r1 };
+            let schemas = super::index::indexed_schemas(&format, file, map.as_deref(), path, &at).map_err(Error::at)?;
             (Some((range, states)), schemas)
         }
     };
@@ -431,58 +432,45 @@ pub fn rlog_value_type(type_name: &str) -> ValueType {
     ValueType { schema: Arc::new(schema), id: TypeId(0) }
 }
 
-/// A registry with the schemas the time index lists (`at`: every schema message of the log and
-/// its key's definition), read where they are in the map (`map`, or the file mapped here),
-/// nothing else; a message that is not a value of the key its definition defines is a wrong
-/// index: a fault. A file that cannot be mapped is searched whole ([`schemas`]).
-fn indexed_schemas(
-    file: &std::path::Path,
-    map: Option<&super::input::Mapped>,
+/// RLOG's schema messages, for [`super::index::indexed_schemas`]: a key definition, and a
+/// value of its key that carries a schema.
+struct SchemaMessages {
     assume_r1: bool,
-    path: &str,
-    at: &[super::index::SchemaAt],
-) -> Result<crate::formats::wpistruct::TypeRegistry, Fault> {
-    let mut reg = crate::formats::wpistruct::TypeRegistry::new();
-    if at.is_empty() {
-        return Ok(reg);
+}
+
+impl super::index::SchemaMessages for SchemaMessages {
+    type Reader<'m> = Reader<&'m [u8], crate::runtime::WindowBuf<'m, fn(u64)>>;
+    type Id = i16;
+    const MESSAGE: &'static str = "message";
+    const DEFINITION: &'static str = "a key definition";
+    const VALUE: &'static str = "a value of the key its definition defines";
+    fn open<'m>(&self, window: crate::runtime::WindowBuf<'m, fn(u64)>) -> Result<Self::Reader<'m>, String> {
+        let options = ReaderOptions { assume_revision: self.assume_r1.then_some(Revision::R1) };
+        Reader::from_window(window, options).map_err(|e| e.to_string())
     }
-    let own;
-    let map = match map {
-        Some(m) => m,
-        None => {
-            own = std::fs::File::open(file).ok().and_then(|f| super::input::Mapped::new(&f, None));
-            match &own {
-                Some(m) => m,
-                None => return Ok(schemas(file, false, assume_r1, path)),
-            }
+    fn seek(r: &mut Self::Reader<'_>, offset: u64) -> bool {
+        r.seek(offset)
+    }
+    fn definition(r: &mut Self::Reader<'_>) -> Option<i16> {
+        match r.next_event_ref() {
+            Some(Ok(EventRef::KeyDef { key_id, .. })) => Some(key_id),
+            _ => None,
         }
-    };
-    let wrong = |at: u64, what: &str| super::index::wrong(path, at, what);
-    // Read in place, without moving the map's window (the scan's reader has it).
-    let options = ReaderOptions { assume_revision: assume_r1.then_some(Revision::R1) };
-    let window = crate::runtime::WindowBuf::new(map.bytes(), 1 << 16, |_| {});
-    let mut r = Reader::from_window(window, options).map_err(|e| Fault::at(path, 0, None, format!("{path}: {e}")))?;
-    for s in at {
-        if !r.seek(s.definition) {
-            return Err(wrong(s.definition, "no message starts there"));
-        }
-        let id = match r.next_event_ref() {
-            Some(Ok(EventRef::KeyDef { key_id, .. })) => key_id,
-            _ => return Err(wrong(s.definition, "not a key definition")),
-        };
-        if !r.seek(s.offset) {
-            return Err(wrong(s.offset, "no message starts there"));
-        }
+    }
+    fn value(r: &mut Self::Reader<'_>, id: i16, reg: &mut crate::formats::wpistruct::TypeRegistry) -> bool {
         match r.next_event_ref() {
             Some(Ok(EventRef::Value { key_id, key: Some(k), value, .. })) if key_id == id => {
                 if let (Some(t), Some(b)) = (k.declared_type.as_deref(), value_bytes(&value)) {
                     reg.offer(&k.name, t, b);
                 }
+                true
             }
-            _ => return Err(wrong(s.offset, "not a value of the key its definition defines")),
+            _ => false,
         }
     }
-    Ok(reg)
+    fn whole(&self, file: &std::path::Path, path: &str) -> crate::formats::wpistruct::TypeRegistry {
+        schemas(file, false, self.assume_r1, path)
+    }
 }
 
 /// A registry with every schema of an RLOG file, read in a first pass; empty for standard input
