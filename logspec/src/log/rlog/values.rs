@@ -21,7 +21,7 @@ use crate::value::Value;
 
 use super::rlog_channel;
 use crate::log::fault::{kind, Fault};
-use crate::log::index::{Cycles, Index, Range, SchemaAt};
+use crate::log::index::{self, Cycles, Index, Range, SchemaAt};
 use crate::log::scan::{seconds_to_ns, Slot, State};
 use crate::log::structs::struct_channel;
 use crate::log::Error;
@@ -278,75 +278,20 @@ struct SchemaNotes {
 }
 
 impl Keys<'_> {
-    /// Moves `r` to `range`'s start with the state a reader from the log's start has there: the
-    /// state messages before it (`states`, from the time index) read first, in file order (a
-    /// mapped file seeks to each; a stream reads up to the start and takes them as it passes
-    /// them). A state message that is not one, or a start that is not a cycle's timestamp, is
-    /// a wrong index: a fault.
+    /// Moves `r` to `range`'s start with the state a reader from the log's start has there
+    /// ([`index::start_at`]): the state messages before it (`states`, from the time index: key
+    /// definitions, and the first value of each key name) read first. A state message that is
+    /// not one, or a start that is not a cycle's timestamp, is a wrong index: a fault.
     fn start_at<R, I: Input>(&mut self, r: &mut rlog::Reader<R, I>, range: Range, states: &[u64]) -> Result<(), Fault> {
         let path = self.path;
-        let wrong = |at: u64, what: &str| crate::log::index::wrong(path, at, what);
-        let first = r.position();
-        if range.start == first {
+        let what = "not a key definition or a value";
+        if !index::start_at(&mut Restarting { reader: r, keys: self, seeks: false }, range, states, path, what)? {
             return Ok(());
-        }
-        if range.start < first {
-            return Err(wrong(range.start, "a chunk starts before the first message"));
-        }
-        let mut next = states.iter().copied().peekable();
-        if r.seek(range.start) {
-            for at in states {
-                if !r.seek(*at) {
-                    return Err(wrong(*at, "no message starts there"));
-                }
-                match r.next_event_ref() {
-                    Some(Ok(EventRef::KeyDef { .. })) => {}
-                    Some(Ok(EventRef::Value { key, value, .. })) => self.first_type(key, &value),
-                    _ => return Err(wrong(*at, "not a key definition or a value")),
-                }
-            }
-            if !r.seek(range.start) {
-                return Err(wrong(range.start, "no message starts there"));
-            }
-        } else {
-            // A stream: every message up to the start, the state messages taken as they pass.
-            r.stop_at(Some(range.start));
-            let mut bad = None;
-            loop {
-                let read = r.try_for_each_event_at(|at, ev| {
-                    if next.peek() != Some(&at) {
-                        return ControlFlow::Continue(());
-                    }
-                    next.next();
-                    match ev {
-                        EventRef::KeyDef { .. } => {}
-                        EventRef::Value { key, value, .. } => self.first_type(key, &value),
-                        EventRef::Timestamp(_) => {
-                            bad = Some(at);
-                            return ControlFlow::Break(());
-                        }
-                    }
-                    ControlFlow::Continue(())
-                });
-                match read {
-                    Ok(ControlFlow::Continue(())) => break,
-                    Ok(ControlFlow::Break(())) => break,
-                    Err(e) if e.is_recoverable() => {}
-                    Err(e) => return Err(Fault::read(path, &e)),
-                }
-            }
-            r.stop_at(None);
-            if let Some(at) = bad.or(next.next()) {
-                return Err(wrong(at, "not a key definition or a value"));
-            }
-            if r.position() != range.start {
-                return Err(wrong(range.start, "no message starts there"));
-            }
         }
         // The chunk starts with its first cycle's timestamp.
         match r.next_event_ref() {
             Some(Ok(EventRef::Timestamp(_))) => Ok(()),
-            _ => Err(wrong(range.start, "not a cycle's timestamp")),
+            _ => Err(index::wrong(path, range.start, "not a cycle's timestamp")),
         }
     }
 
@@ -475,6 +420,43 @@ impl Keys<'_> {
             _ => {}
         }
         Ok(id)
+    }
+}
+
+/// An RLOG reader with the keys whose channels' types its state messages set, for
+/// [`index::start_at`].
+struct Restarting<'r, 'k, 'p, R, I> {
+    reader: &'r mut rlog::Reader<R, I>,
+    keys: &'k mut Keys<'p>,
+    /// Whether the reader seeks (a mapped file): then every state message is where the time
+    /// index says, and one that does not read is a wrong index, not the reader's fault.
+    seeks: bool,
+}
+
+impl<R, I: Input> index::Restart for Restarting<'_, '_, '_, R, I> {
+    fn seek(&mut self, offset: u64, _: u64) -> bool {
+        self.seeks = self.reader.seek(offset);
+        self.seeks
+    }
+    fn position(&self) -> u64 {
+        self.reader.position()
+    }
+    fn next_taking(&mut self, state: Option<u64>, path: &str) -> Option<Result<(u64, bool), Fault>> {
+        let at = self.reader.position();
+        let taken = state == Some(at);
+        Some(match self.reader.next_event_ref()? {
+            Ok(EventRef::KeyDef { .. }) => Ok((at, taken)),
+            Ok(EventRef::Value { key, value, .. }) => {
+                if taken {
+                    self.keys.first_type(key, &value);
+                }
+                Ok((at, taken))
+            }
+            Ok(EventRef::Timestamp(_)) => Ok((at, false)),
+            // A stream goes on after a value that does not decode, as the scan does.
+            Err(e) if self.seeks || e.is_recoverable() => Ok((e.offset, false)),
+            Err(e) => Err(Fault::read(path, &e)),
+        })
     }
 }
 
