@@ -906,13 +906,15 @@ fn read_range<R, I: Input>(
     Ok(())
 }
 
-/// Moves `r` to `range`'s start with the entry table a reader from the log's start has there:
-/// a reader that can seek (a mapped file) reads the state messages before it (`states`: the
-/// control records, from the time index) and nothing else; a stream reads every record up to
-/// the start, which applies the control records as they pass. A state message that is not a
-/// control record, or a start that is not a record's (a stream), or whose record is not one a
-/// chunk starts at (a map, [`starts_chunk`]), is a wrong index: a fault.
+/// Moves `r` to `range`'s start with the entry table a reader from the log's start has there
+/// ([`index::start_at`]): a reader that can seek (a mapped file) reads the state messages before
+/// it (`states`: the control records, from the time index) and nothing else; a stream reads
+/// every record up to the start, which applies the control records as they pass. A state
+/// message that is not a control record, or a start that is not a record's (a stream: the
+/// record the index numbers), or whose record is not one a chunk starts at (a map,
+/// [`starts_chunk`]), is a wrong index: a fault.
 fn start_at<R, I: Input>(r: &mut Reader<R, I>, path: &str, range: Range, states: &[u64]) -> Result<(), Fault> {
+    // A chunk at the first record is numbered 0: a reader there needs nothing.
     let first = r.position();
     if range.start == first && range.first_record == 0 {
         return Ok(());
@@ -920,44 +922,46 @@ fn start_at<R, I: Input>(r: &mut Reader<R, I>, path: &str, range: Range, states:
     if range.start <= first {
         return Err(wrong(path, range.start, "a chunk starts at or before the first record"));
     }
-    if r.seek(range.start, range.first_record) {
-        for &at in states {
-            if !r.seek(at, 0) {
-                return Err(wrong(path, at, "no record starts there"));
-            }
-            if !matches!(r.next_record(), Some(Ok(RecordRef { body: Body::Control { .. }, .. }))) {
-                return Err(wrong(path, at, "not a control record"));
-            }
-        }
+    let mut restarting = Restarting { reader: r, seeks: false };
+    index::start_at(&mut restarting, range, states, path, "not a control record")?;
+    if restarting.seeks {
         // The first record must be one a chunk starts at. Read twice: a control record applied
         // again leaves the entry table as it was.
-        r.seek(range.start, range.first_record);
         if !r.next_record().is_some_and(|rec| rec.is_ok_and(|rec| starts_chunk(&rec))) {
             return Err(wrong(path, range.start, "no record of an entry starts there"));
         }
         r.seek(range.start, range.first_record);
-        return Ok(());
-    }
-    // A stream: every record up to the start, each state message checked as it passes.
-    r.stop_at(Some(range.start));
-    let mut next = states.iter().copied().peekable();
-    while let Some(rec) = r.next_record() {
-        let rec = rec.map_err(|e| Fault::read(path, &e))?;
-        if next.peek() == Some(&rec.offset) {
-            next.next();
-            if !matches!(rec.body, Body::Control { .. }) {
-                return Err(wrong(path, rec.offset, "not a control record"));
-            }
-        }
-    }
-    if let Some(at) = next.next() {
-        return Err(wrong(path, at, "no record starts there"));
-    }
-    r.stop_at(None);
-    if r.position() != range.start || r.records() != range.first_record {
+    } else if r.records() != range.first_record {
         return Err(wrong(path, range.start, "no record starts there, or not the record the index numbers"));
     }
     Ok(())
+}
+
+/// A WPILOG reader for [`index::start_at`]: the reader applies the control records (the state
+/// messages) itself.
+struct Restarting<'r, R, I> {
+    reader: &'r mut Reader<R, I>,
+    /// Whether the reader seeks (a mapped file): then every state message is where the time
+    /// index says, and one that does not read is a wrong index, not the reader's fault.
+    seeks: bool,
+}
+
+impl<R, I: Input> index::Restart for Restarting<'_, R, I> {
+    const MESSAGE: &'static str = "record";
+    fn seek(&mut self, offset: u64, index: u64) -> bool {
+        self.seeks = self.reader.seek(offset, index);
+        self.seeks
+    }
+    fn position(&self) -> u64 {
+        self.reader.position()
+    }
+    fn next_taking(&mut self, state: Option<u64>, path: &str) -> Option<Result<(u64, bool), Fault>> {
+        Some(match self.reader.next_record()? {
+            Ok(rec) => Ok((rec.offset, state == Some(rec.offset) && matches!(rec.body, Body::Control { .. }))),
+            Err(e) if self.seeks => Ok((e.offset, false)),
+            Err(e) => Err(Fault::read(path, &e)),
+        })
+    }
 }
 
 /// WPILOG's schema messages, for [`index::indexed_schemas`]: a Start record, and a data record
