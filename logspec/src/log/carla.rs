@@ -33,12 +33,15 @@ trait Packets {
     fn position(&self) -> u64;
     /// The next packet, with the frame state after it (see [`Reader::next_packet_in_frame`]).
     fn next_in_frame(&mut self) -> Option<Result<(PacketRef<'_>, &FrameState), CarlaError>>;
-    /// Moves to `range`'s start, after the header, with the reader's state there (see
-    /// [`start_at`]): a mapped reader reads the state messages `states` (the PhysicsControl
-    /// packets where the wheel layout changed) and seeks to the start; a stream reads every
-    /// packet up to it. `Err`: where, and what is wrong there.
-    fn seek_to(&mut self, range: index::Range, states: &[u64]) -> Result<(), (u64, String)>;
+    /// Moves to `range`'s start, after the header, with the reader's state there
+    /// ([`index::start_at`]): a mapped reader reads the state messages `states` (the
+    /// PhysicsControl packets where the wheel layout changed) and seeks to the start; a stream
+    /// reads every packet up to it. Whether it moved (a range at the first packet needs nothing).
+    fn start_at(&mut self, path: &str, range: index::Range, states: &[u64]) -> Result<bool, Fault>;
 }
+
+/// What a state message of a CARLA recording should be, in the faults.
+const WHEELS: &str = "not a PhysicsControl packet that sets the wheel layout";
 
 impl<R: Read> Packets for Reader<R> {
     fn header(&self) -> &InfoHeader {
@@ -54,25 +57,37 @@ impl<R: Read> Packets for Reader<R> {
     fn next_in_frame(&mut self) -> Option<Result<(PacketRef<'_>, &FrameState), CarlaError>> {
         self.next_packet_in_frame()
     }
-    fn seek_to(&mut self, range: index::Range, _: &[u64]) -> Result<(), (u64, String)> {
+    fn start_at(&mut self, path: &str, range: index::Range, _: &[u64]) -> Result<bool, Fault> {
         // Every packet is decoded on the way, as in a whole read: the wheel layout and the
-        // frame count are the reader's own.
-        while self.position() < range.start {
-            match self.next_packet_ref() {
-                Some(Ok(_)) => {}
-                Some(Err(e)) => return Err((e.offset, e.to_string())),
-                None => break,
-            }
-        }
-        if self.position() != range.start {
-            return Err((range.start, "no packet starts there".to_string()));
+        // frame count are the reader's own, so the state messages are not read apart (nor
+        // checked: a stream gives the same rows whatever they are).
+        if !index::start_at(self, range, &[], path, WHEELS)? {
+            return Ok(false);
         }
         let frames = self.frame().index.map_or(0, |i| i + 1);
         if frames != range.first_record {
             let m = format!("{frames} frames start before it, not the {} the index says", range.first_record);
-            return Err((range.start, m));
+            return Err(index::wrong(path, range.start, &m));
         }
-        Ok(())
+        Ok(true)
+    }
+}
+
+/// A stream: it cannot seek, and reads every packet up to a chunk's start.
+impl<R: Read> index::Restart for Reader<R> {
+    const MESSAGE: &'static str = "packet";
+    fn seek(&mut self, _: u64, _: u64) -> bool {
+        false
+    }
+    fn position(&self) -> u64 {
+        Reader::position(self)
+    }
+    fn next_taking(&mut self, _: Option<u64>, path: &str) -> Option<Result<(u64, bool), Fault>> {
+        Some(match self.next_packet_ref()? {
+            Ok(p) => Ok((p.offset, false)),
+            // The time index says a packet starts where the reading goes to.
+            Err(e) => Err(index::wrong(path, e.offset, &e.to_string())),
+        })
     }
 }
 
@@ -99,22 +114,35 @@ impl Packets for Mapped<'_> {
         let packet = self.reader.next()?;
         Some(packet.map(|p| (p, self.reader.frame())))
     }
-    fn seek_to(&mut self, range: index::Range, states: &[u64]) -> Result<(), (u64, String)> {
-        for &at in states {
-            self.reader.seek(at, 0);
-            let sets = matches!(
-                self.reader.next(),
-                Some(Ok(PacketRef {
-                    body: BodyRef::Record { record: CarlaRecordRef::PhysicsControl(_), wheel_size: Some(_) },
-                    ..
-                }))
-            );
-            if !sets {
-                return Err((at, "not a PhysicsControl packet that sets the wheel layout".to_string()));
+    fn start_at(&mut self, path: &str, range: index::Range, states: &[u64]) -> Result<bool, Fault> {
+        index::start_at(self, range, states, path, WHEELS)
+    }
+}
+
+/// A map: the reader goes to each state message, whose wheel layout it takes as it decodes it,
+/// then to the chunk's start (its frame count from the index); the map's window stays where the
+/// reading is.
+impl index::Restart for Mapped<'_> {
+    const MESSAGE: &'static str = "packet";
+    fn seek(&mut self, offset: u64, index: u64) -> bool {
+        self.reader.seek(offset, index);
+        true
+    }
+    fn position(&self) -> u64 {
+        self.reader.position()
+    }
+    fn next_taking(&mut self, state: Option<u64>, _: &str) -> Option<Result<(u64, bool), Fault>> {
+        // What does not read where the index says a state message is, is not one.
+        Some(Ok(match self.reader.next()? {
+            Ok(p) => {
+                let sets = matches!(
+                    p.body,
+                    BodyRef::Record { record: CarlaRecordRef::PhysicsControl(_), wheel_size: Some(_) }
+                );
+                (p.offset, sets && state == Some(p.offset))
             }
-        }
-        self.reader.seek(range.start, range.first_record);
-        Ok(())
+            Err(e) => (e.offset, false),
+        }))
     }
 }
 
@@ -691,19 +719,14 @@ pub fn text(s: &Summary, path: &str) -> String {
     t
 }
 
-/// Moves the reader to `range`'s start with the reader's state there ([`Packets::seek_to`]);
+/// Moves the reader to `range`'s start with the reader's state there ([`Packets::start_at`]);
 /// a range that starts at the first packet needs nothing. Whether the reader must then be at a
 /// FrameStart (every chunk but the first starts at one).
 fn start_at(r: &mut dyn Packets, path: &str, range: index::Range, states: &[u64]) -> Result<bool, Fault> {
-    let first = r.header_len();
-    if range.start == first {
-        return Ok(false);
-    }
-    if range.start < first {
+    if range.start < r.header_len() {
         return Err(index::wrong(path, range.start, "a chunk starts inside the file header"));
     }
-    r.seek_to(range, states).map_err(|(at, what)| index::wrong(path, at, &what))?;
-    Ok(true)
+    r.start_at(path, range, states)
 }
 
 /// Notes the chunks of a CARLA recording at the frames a whole scan passes: a chunk starts at a
