@@ -1,6 +1,6 @@
 //! Opening a log: its [`Format`] detected from the first bytes ([`detect`]), and [`Log`], whose
 //! methods each dispatch to the format's adapter (`usvlog.rs`, `rlog/`, `wpilog/`, `rosbag.rs`,
-//! `carla.rs`, `ulog.rs`, `mcap.rs`, `schema.rs`) in one `match`.
+//! `carla/`, `ulog.rs`, `mcap.rs`, `schema.rs`) in one `match`.
 
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
