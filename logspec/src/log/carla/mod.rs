@@ -84,7 +84,7 @@ impl<R: Read> index::Restart for Reader<R> {
     fn next_taking(&mut self, _: Option<u64>, path: &str) -> Option<Result<(u64, bool), Fault>> {
         Some(match self.next_packet_ref()? {
             Ok(p) => Ok((p.offset, false)),
-            // The time index says a packet starts where the reading goes to.
+            // The whole read that wrote the index met no fault: one before a chunk is the index's.
             Err(e) => Err(index::wrong(path, e.offset, &e.to_string())),
         })
     }

@@ -453,7 +453,8 @@ impl<R, I: Input> index::Restart for Restarting<'_, '_, '_, R, I> {
                 Ok((at, taken))
             }
             Ok(EventRef::Timestamp(_)) => Ok((at, false)),
-            // A stream goes on after a value that does not decode, as the scan does.
+            // Over a map, not a state message (`seeks`); a stream goes on after a value that does
+            // not decode, as the scan does.
             Err(e) if self.seeks || e.is_recoverable() => Ok((e.offset, false)),
             Err(e) => Err(Fault::read(path, &e)),
         })

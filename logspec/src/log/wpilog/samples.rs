@@ -287,6 +287,7 @@ impl<R, I: Input> index::Restart for Restarting<'_, R, I> {
     fn next_taking(&mut self, state: Option<u64>, path: &str) -> Option<Result<(u64, bool), Fault>> {
         Some(match self.reader.next_record()? {
             Ok(rec) => Ok((rec.offset, state == Some(rec.offset) && matches!(rec.body, Body::Control { .. }))),
+            // Over a map, not a state message (`seeks`).
             Err(e) if self.seeks => Ok((e.offset, false)),
             Err(e) => Err(Fault::read(path, &e)),
         })
