@@ -3,20 +3,31 @@
 //! of the same logs, export time not counted, measured side by side in one run (BENCHMARKS.md).
 //!
 //! `cargo bench -p logspec-datafusion --bench full_scan` (optionally `-- --rlog-mb 100
-//! --fleet 50 --fleet-mb 4 --rounds 5`). DuckDB is the Python package of py/requirements-test.txt,
+//! --fleet 50 --fleet-mb 4 --usvlog-mb 200 --carla-mb 200 --bag PATH --rounds 5`). DuckDB is the Python package of py/requirements-test.txt,
 //! run by `python3` (set `PYTHON`): each round a process opens a connection and times the query
 //! once inside (start-up and import not counted). Inputs, in the page cache:
 //!
 //! - `rlog`: the R1 file of the `rlog` bench (the bundled AdvantageKit robot log's cycles
 //!   written again and again, 98 keys), one log;
-//! - `fleet`: `--fleet` copies of a `--fleet-mb` R1 file with different names, one partition each.
+//! - `fleet`: `--fleet` copies of a `--fleet-mb` R1 file with different names;
+//! - `usvlog` (`--usvlog-mb`, 0 for none): the `usvlog` bench's input, table `REC_SENSOR_GYRO`,
+//!   column `z_gyro`;
+//! - `carla` (`--carla-mb`, 0 for none): the `carla` bench's input, table `Position`, column
+//!   `location.x` (DataFusion: `get_field(location, 'x')`);
+//! - `--bag PATH`: a ROS bag (`gen_rosbag.py` of the bench-input generators, e.g. `--mb 200
+//!   --compression none`), table `/imu`, column `angular_velocity.x`.
 //!
-//! The query: `SELECT count(*), min(value), max(value), avg(value)` over the key
-//! `/SystemStats/BatteryVoltage` (a double); both engines' answers are checked equal.
+//! The query: `SELECT count(*), min(C), max(C), avg(C)` over one column `C` of one table (RLOG:
+//! `value` of the key `/SystemStats/BatteryVoltage`, a double); both engines' answers are checked
+//! equal.
 
-/// The `rlog` bench's input builder (benches/common).
+#[path = "../../benches/common/carla_input.rs"]
+mod carla_input;
+/// The `rlog`, `usvlog` and `carla` benches' input builders (benches/common).
 #[path = "../../benches/common/rlog_input.rs"]
 mod rlog_input;
+#[path = "../../benches/common/usvlog_input.rs"]
+mod usvlog_input;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -36,10 +47,10 @@ const DUCKDB: &str = r#"
 import json, sys, time
 import duckdb, pyarrow.parquet as pq
 from pathlib import Path
-out, table = Path(sys.argv[1]), sys.argv[2]
+out, table, c = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
 d = next(d for d in out.iterdir() if (f := sorted(d.glob("*/*.parquet"))) and pq.read_metadata(f[0]).metadata[b"logspec.table"].decode() == table)
 con = duckdb.connect()
-q = f"SELECT count(*), min(value), max(value), avg(value) FROM read_parquet('{d}/*/*.parquet')"
+q = f"SELECT count(*), CAST(min({c}) AS DOUBLE), CAST(max({c}) AS DOUBLE), avg({c}) FROM read_parquet('{d}/*/*.parquet')"
 t = time.perf_counter()
 r = con.sql(q).fetchall()[0]
 print(json.dumps({"seconds": time.perf_counter() - t, "rows": r[0], "min": r[1], "max": r[2]}))
@@ -57,16 +68,18 @@ fn median(mut v: Vec<Duration>) -> Duration {
 }
 
 /// (rows, min, max) and the time of DataFusion's answer.
-fn datafusion(rt: &tokio::runtime::Runtime, logs: &[PathBuf]) -> ((i64, f64, f64), Duration) {
+fn datafusion(rt: &tokio::runtime::Runtime, logs: &[PathBuf], table: &str, c: &str) -> ((i64, f64, f64), Duration) {
     let t = Instant::now();
-    let table = LogTable::try_new(logs, KEY).expect("the logs");
+    let log_table = LogTable::try_new(logs, table).expect("the logs");
     let ctx = SessionContext::new();
-    ctx.register_table("t", Arc::new(table)).expect("register");
-    let batches = rt
-        .block_on(async {
-            ctx.sql("SELECT count(*), min(value), max(value), avg(value) FROM t").await?.collect().await
-        })
-        .expect("query");
+    ctx.register_table("t", Arc::new(log_table)).expect("register");
+    // A member of a struct column (`a.b`, as DuckDB writes it) through `get_field`.
+    let c = match c.split_once('.') {
+        Some((s, m)) => format!("get_field({s}, '{m}')"),
+        None => c.to_string(),
+    };
+    let sql = format!("SELECT count(*), CAST(min({c}) AS DOUBLE), CAST(max({c}) AS DOUBLE), avg({c}) FROM t");
+    let batches = rt.block_on(async { ctx.sql(&sql).await?.collect().await }).expect("query");
     let b = &batches[0];
     let got = (
         b.column(0).as_primitive::<Int64Type>().value(0),
@@ -76,8 +89,8 @@ fn datafusion(rt: &tokio::runtime::Runtime, logs: &[PathBuf]) -> ((i64, f64, f64
     (got, t.elapsed())
 }
 
-fn duckdb(python: &str, script: &Path, out: &Path) -> ((i64, f64, f64), Duration) {
-    let o = Command::new(python).arg(script).arg(out).arg(KEY).output().expect("run python");
+fn duckdb(python: &str, script: &Path, out: &Path, table: &str, c: &str) -> ((i64, f64, f64), Duration) {
+    let o = Command::new(python).arg(script).arg(out).arg(table).arg(c).output().expect("run python");
     assert!(o.status.success(), "duckdb: {}", String::from_utf8_lossy(&o.stderr));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).expect("json");
     let got = (v["rows"].as_i64().unwrap(), v["min"].as_f64().unwrap(), v["max"].as_f64().unwrap());
@@ -104,13 +117,37 @@ fn main() {
     for i in 0..fleet {
         std::fs::write(fleet_dir.join(format!("robot_{i:03}.rlog")), &small).expect("write a fleet log");
     }
-    let inputs = [
-        (format!("RLOG R1 {:.1} MB, one log", bytes.len() as f64 / 1e6), vec![one.clone()]),
-        (format!("{fleet} RLOG R1 logs of {:.1} MB", small.len() as f64 / 1e6), vec![fleet_dir.clone()]),
+    let mut inputs = vec![
+        (format!("RLOG R1 {:.1} MB, one log", bytes.len() as f64 / 1e6), vec![one.clone()], KEY, "value"),
+        (format!("{fleet} RLOG R1 logs of {:.1} MB", small.len() as f64 / 1e6), vec![fleet_dir.clone()], KEY, "value"),
     ];
+    // One log of another bench's input, in a folder of its own.
+    let alone = |name: &str, bytes: &[u8]| -> PathBuf {
+        let path = dir.path().join(name).join(format!("bench.{name}"));
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, bytes).expect("write the input");
+        path
+    };
+    let usvlog_mb: f64 = arg("--usvlog-mb", "200").parse().expect("--usvlog-mb N");
+    if usvlog_mb > 0.0 {
+        let path = alone("usvlog", &usvlog_input::build(usvlog_mb));
+        let mb = std::fs::metadata(&path).unwrap().len() as f64 / 1e6;
+        inputs.push((format!("USVLOG {mb:.1} MB"), vec![path], "REC_SENSOR_GYRO", "z_gyro"));
+    }
+    let carla_mb: f64 = arg("--carla-mb", "200").parse().expect("--carla-mb N");
+    if carla_mb > 0.0 {
+        let path = alone("log", &carla_input::build(carla_mb).0);
+        let mb = std::fs::metadata(&path).unwrap().len() as f64 / 1e6;
+        inputs.push((format!("CARLA {mb:.1} MB"), vec![path], "Position", "location.x"));
+    }
+    let bag = arg("--bag", "");
+    if !bag.is_empty() {
+        let mb = std::fs::metadata(&bag).expect("--bag PATH").len() as f64 / 1e6;
+        inputs.push((format!("ROS bag {mb:.1} MB"), vec![PathBuf::from(&bag)], "/imu", "angular_velocity.x"));
+    }
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("a runtime");
-    println!("full-scan aggregate over {KEY}; median of {rounds} rounds, DataFusion and DuckDB alternating");
-    for (k, (label, logs)) in inputs.iter().enumerate() {
+    println!("full-scan aggregate over one column of one table; median of {rounds} rounds, DataFusion and DuckDB alternating");
+    for (k, (label, logs, table, c)) in inputs.iter().enumerate() {
         let out = dir.path().join(format!("parquet{k}"));
         let how = Open { map: true, ..Open::default() };
         let e = export(Options {
@@ -128,11 +165,11 @@ fn main() {
         for r in 0..rounds {
             let mut run = |which: usize| {
                 if which == 0 {
-                    let (a, t) = datafusion(&rt, logs);
+                    let (a, t) = datafusion(&rt, logs, table, c);
                     af = Some(a);
                     tf.push(t);
                 } else {
-                    let (a, t) = duckdb(&python, &script, &out);
+                    let (a, t) = duckdb(&python, &script, &out, table, c);
                     ad = Some(a);
                     td.push(t);
                 }
@@ -140,11 +177,15 @@ fn main() {
             run(r % 2);
             run(1 - r % 2);
         }
-        assert_eq!(af, ad, "{label}: DataFusion and DuckDB agree");
+        // Rows exactly; the least and greatest value to the last digits a cast of an f32 to a
+        // double may print differently (DuckDB's and DataFusion's casts).
+        let (a, d) = (af.expect("rounds"), ad.expect("rounds"));
+        let close = |x: f64, y: f64| (x - y).abs() <= 1e-12 * x.abs().max(y.abs());
+        assert!(a.0 == d.0 && close(a.1, d.1) && close(a.2, d.2), "{label}: DataFusion {a:?} and DuckDB {d:?} agree");
         let (f, d) = (median(tf), median(td));
-        let rows = af.unwrap().0;
+        let rows = a.0;
         println!(
-            "  {label:<34} rows {rows:>9}  DataFusion (raw logs) {:>7.3} s  DuckDB (snappy Parquet) {:>7.3} s  DuckDB / DataFusion {:.2}x",
+            "  {label:<34} {table} {c}: rows {rows:>9}  DataFusion (raw logs) {:>7.3} s  DuckDB (snappy Parquet) {:>7.3} s  DuckDB / DataFusion {:.2}x",
             f.as_secs_f64(),
             d.as_secs_f64(),
             d.as_secs_f64() / f.as_secs_f64()
