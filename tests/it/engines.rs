@@ -4,9 +4,11 @@
 //! keeps exactly the rows whose `log_elapsed_ns` the window holds; a projection keeps the
 //! columns asked for; a log without the table gives no rows and no fault.
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use arrow_array::{Array, BooleanArray, Int64Array, RecordBatch, StringArray};
+use arrow_schema::SchemaRef;
 use logspec::log::{Format, Open, Select};
 use logspec_engine::logs::{partition, LogFile};
 use logspec_engine::stream::{self, Query, LOG_COLUMN};
@@ -19,9 +21,8 @@ use crate::index_harness::{
 #[test]
 fn every_table_of_every_bundled_log_streams_as_the_generic_path_reads_it() {
     let mut tables = 0;
-    for path in bundled() {
+    for (path, file) in bundled_copies(&index_dir("streams")) {
         let Ok((want, _, error)) = generic(&path, &Select::default()) else { continue };
-        let file = LogFile { file: path.clone(), log: partition(&path) };
         for (name, schema, rows) in &want {
             let query = Query { table: name.clone(), ..Query::default() };
             let (batches, done) = scan(&file, &query);
@@ -49,28 +50,52 @@ fn every_table_of_every_bundled_log_streams_as_the_generic_path_reads_it() {
     assert!(tables > 100, "{tables} tables");
 }
 
+/// The bundled logs, each with a copy in the scratch folder `dir` (in a folder named as the
+/// log's) for the engines to read: the time index that a whole scan writes beside a log of more
+/// than one chunk goes beside the copy, never into tests/data.
+fn bundled_copies(dir: &Path) -> Vec<(PathBuf, LogFile)> {
+    let copy = |path: &Path| {
+        let folder = dir.join(path.parent().unwrap().file_name().unwrap());
+        std::fs::create_dir_all(&folder).unwrap();
+        let copy = folder.join(path.file_name().unwrap());
+        std::fs::copy(path, &copy).unwrap();
+        LogFile { log: partition(&copy), file: copy }
+    };
+    bundled().into_iter().map(|path| (path.clone(), copy(&path))).collect()
+}
+
+/// The largest table of a generic read (its name and rows), the middle third of its time span
+/// (since, until), and the rows whose elapsed time that holds.
+fn largest_middle_third(
+    want: &[(String, SchemaRef, Option<RecordBatch>)],
+) -> Option<(&str, &RecordBatch, Window, RecordBatch)> {
+    let Some((name, _, Some(rows))) = want.iter().max_by_key(|t| t.2.as_ref().map_or(0, |r| r.num_rows())) else {
+        return None;
+    };
+    let elapsed = rows.column(1).as_any().downcast_ref::<Int64Array>().unwrap();
+    let (lo, hi) = (elapsed.iter().flatten().min().unwrap(), elapsed.iter().flatten().max().unwrap());
+    let (since, until) = ((lo + (hi - lo) / 3) as f64 / 1e9, (lo + 2 * (hi - lo) / 3) as f64 / 1e9);
+    let keep: BooleanArray =
+        elapsed.iter().map(|e| e.map(|e| e as f64 / 1e9 >= since && e as f64 / 1e9 <= until)).collect();
+    Some((name, rows, (Some(since), Some(until)), arrow_select_filter(rows, &keep)))
+}
+
+/// The largest table of each bundled log, its middle third, streamed twice: first with no time
+/// index (a log of more than one chunk read whole, which writes its index), then with one where
+/// that was written (only the chunks the window meets read).
 #[test]
 fn a_time_window_keeps_the_rows_whose_elapsed_time_it_holds() {
     let mut checked = 0;
-    for path in bundled() {
+    for (path, file) in bundled_copies(&index_dir("window")) {
         let Ok((want, _, _)) = generic(&path, &Select::default()) else { continue };
-        let file = LogFile { file: path.clone(), log: partition(&path) };
-        // The largest table, its middle third.
-        let Some((name, _, Some(rows))) = want.iter().max_by_key(|t| t.2.as_ref().map_or(0, |r| r.num_rows())) else {
-            continue;
-        };
-        let elapsed = rows.column(1).as_any().downcast_ref::<Int64Array>().unwrap();
-        let (lo, hi) = (elapsed.iter().flatten().min().unwrap(), elapsed.iter().flatten().max().unwrap());
-        let (since, until) = ((lo + (hi - lo) / 3) as f64 / 1e9, (lo + 2 * (hi - lo) / 3) as f64 / 1e9);
-        let keep: BooleanArray =
-            elapsed.iter().map(|e| e.map(|e| e as f64 / 1e9 >= since && e as f64 / 1e9 <= until)).collect();
-        let expected = arrow_select_filter(rows, &keep);
-        let query = Query { table: name.clone(), since: Some(since), until: Some(until), ..Query::default() };
-        let (batches, _) = scan(&file, &query);
-        let got = without_log(&batches, &file.log);
-        match got {
-            Some(g) => assert_eq!(g.columns(), expected.columns(), "{}: {name}", path.display()),
-            None => assert_eq!(expected.num_rows(), 0, "{}: {name}", path.display()),
+        let Some((name, _, (since, until), expected)) = largest_middle_third(&want) else { continue };
+        let query = Query { table: name.into(), since, until, ..Query::default() };
+        for _ in 0..2 {
+            let (batches, _) = scan(&file, &query);
+            match without_log(&batches, &file.log) {
+                Some(g) => assert_eq!(g.columns(), expected.columns(), "{}: {name}", path.display()),
+                None => assert_eq!(expected.num_rows(), 0, "{}: {name}", path.display()),
+            }
         }
         checked += 1;
     }
@@ -389,13 +414,10 @@ fn every_bundled_log_reads_the_same_in_partitions() {
     let dir = index_dir("bundled");
     let mut indexed = 0;
     let mut formats = std::collections::BTreeSet::new();
-    for (k, path) in bundled().into_iter().enumerate() {
+    for (path, file) in bundled_copies(&dir) {
         let Ok((want, _, error)) = generic(&path, &Select::default()) else { continue };
-        let copy = dir.join(format!("{k}-{}", path.file_name().unwrap().to_string_lossy()));
-        std::fs::copy(&path, &copy).unwrap();
-        let file = LogFile { file: copy.clone(), log: partition(&copy) };
         let how = Open { map: true, ..Open::default() };
-        match build(&copy, &how, false) {
+        match build(&file.file, &how, false) {
             Ok(Built::Written { .. }) => {
                 indexed += 1;
                 formats.insert(path.extension().unwrap_or_default().to_string_lossy().into_owned());
@@ -404,20 +426,10 @@ fn every_bundled_log_reads_the_same_in_partitions() {
             Ok(Built::Current { .. }) => panic!("{}: an index before any was written", path.display()),
             Err(e) => assert!(error.is_some(), "{}: {e}", path.display()),
         }
-        let Some((name, _, Some(rows))) = want.iter().max_by_key(|t| t.2.as_ref().map_or(0, |r| r.num_rows())) else {
-            continue;
-        };
-        let elapsed = rows.column(1).as_any().downcast_ref::<Int64Array>().unwrap();
-        let (lo, hi) = (elapsed.iter().flatten().min().unwrap(), elapsed.iter().flatten().max().unwrap());
-        let (since, until) = ((lo + (hi - lo) / 3) as f64 / 1e9, (lo + 2 * (hi - lo) / 3) as f64 / 1e9);
-        let keep: BooleanArray =
-            elapsed.iter().map(|e| e.map(|e| e as f64 / 1e9 >= since && e as f64 / 1e9 <= until)).collect();
+        let Some((name, rows, (since, until), in_window)) = largest_middle_third(&want) else { continue };
         for (query, expected) in [
-            (Query { table: name.clone(), ..Query::default() }, rows.clone()),
-            (
-                Query { table: name.clone(), since: Some(since), until: Some(until), ..Query::default() },
-                arrow_select_filter(rows, &keep),
-            ),
+            (Query { table: name.into(), ..Query::default() }, rows.clone()),
+            (Query { table: name.into(), since, until, ..Query::default() }, in_window),
         ] {
             let parts = stream::partitions(&file, &how, &query, 1);
             let mut batches = Vec::new();
