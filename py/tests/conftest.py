@@ -59,6 +59,18 @@ def logspec_bin() -> str:
     raise AssertionError("unreachable")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _index_files_in_a_temporary_cache(tmp_path_factory):
+    """Time index files go only to a cache directory in a temporary folder (`LOGSPEC_INDEX=cache`,
+    `XDG_CACHE_HOME`), for this process and every one it starts (the command, Spark's workers):
+    a scan of a bundled log of more than one chunk would otherwise write one beside it, into
+    tests/data. A test of where index files go says `LOGSPEC_INDEX` itself."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
+        mp.setenv("LOGSPEC_INDEX", "cache")
+        yield
+
+
 def run(bin_: str, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([bin_, "--quiet", *args], capture_output=True, text=True, timeout=600)
 

@@ -250,12 +250,13 @@ def _big_usvlog(path: Path, n: int) -> list:
     return [float(i) for i in range(n)]
 
 
-def test_a_large_log_reads_the_same_in_partitions_with_its_time_index(tmp_path: Path) -> None:
+def test_a_large_log_reads_the_same_in_partitions_with_its_time_index(tmp_path: Path, monkeypatch) -> None:
     """The first whole scan writes the log's time index beside it; then the log splits into
     partitions (`Logs.parts`, what the Spark source plans) and a time window reads only the chunks
     it meets: every way gives the values written."""
     from logspec.engines import Logs
 
+    monkeypatch.setenv("LOGSPEC_INDEX", "beside")
     path = tmp_path / "big.usvlog"
     n = 200_000
     want = _big_usvlog(path, n)

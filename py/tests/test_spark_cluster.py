@@ -232,7 +232,7 @@ def test_spark_cluster_answers_as_duckdb_over_the_export(cluster: Cluster, tmp_p
     big.parent.mkdir()
     head = struct.pack("<6sIBQ13x", b"USVLOG", 1, 1, 0)
     big.write_bytes(head + b"".join(struct.pack("<QHHffB3x", i * 1000, 13, 12, float(i), 0.5, 1) for i in range(n)))
-    ix = subprocess.run([logspec_bin, "index", str(big)], capture_output=True, text=True)
+    ix = subprocess.run([logspec_bin, "index", str(big)], capture_output=True, text=True, env=dict(os.environ, LOGSPEC_INDEX="beside"))
     assert ix.returncode == 0 and (tmp_path / "big" / "big.usvlog.logspec-idx").is_file(), ix.stderr
     big_window = (40_000_000_000, 60_000_000_000)
 

@@ -4,50 +4,25 @@
 //! keeps exactly the rows whose `log_elapsed_ns` the window holds; a projection keeps the
 //! columns asked for; a log without the table gives no rows and no fault.
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use arrow_array::{Array, BooleanArray, Int64Array, RecordBatch, StringArray};
-use logspec::log::{Open, Select};
+use arrow_schema::SchemaRef;
+use logspec::log::{Format, Open, Select};
 use logspec_engine::logs::{partition, LogFile};
 use logspec_engine::stream::{self, Query, LOG_COLUMN};
 
-use crate::fast_paths::{arrow_select_concat, bundled, generic};
-
-fn scan(file: &LogFile, query: &Query) -> (Vec<RecordBatch>, stream::Scanned) {
-    let mut batches = Vec::new();
-    let done = stream::scan(file, &Open::default(), query, None, &mut |b| {
-        batches.push(b);
-        Ok(())
-    })
-    .unwrap();
-    (batches, done)
-}
-
-/// The batches without their `log` column (checked to be the log's name), as one.
-fn without_log(batches: &[RecordBatch], log: &str) -> Option<RecordBatch> {
-    if batches.is_empty() {
-        return None;
-    }
-    let parts: Vec<RecordBatch> = batches
-        .iter()
-        .map(|b| {
-            let i = b.schema().index_of(LOG_COLUMN).unwrap();
-            let names = b.column(i).as_any().downcast_ref::<StringArray>().unwrap();
-            assert!(names.iter().all(|n| n == Some(log)), "the log column names the log");
-            let mut b = b.clone();
-            b.remove_column(i);
-            b
-        })
-        .collect();
-    Some(arrow_select_concat(&parts[0].schema(), &parts))
-}
+use crate::fast_paths::{bundled, generic};
+use crate::index_harness::{
+    arrow_select_filter, hows, index_dir, joined, scan, scan_parts, without_log, Large, Times, Window, Windows,
+};
 
 #[test]
 fn every_table_of_every_bundled_log_streams_as_the_generic_path_reads_it() {
     let mut tables = 0;
-    for path in bundled() {
+    for (path, file) in bundled_copies(&index_dir("streams")) {
         let Ok((want, _, error)) = generic(&path, &Select::default()) else { continue };
-        let file = LogFile { file: path.clone(), log: partition(&path) };
         for (name, schema, rows) in &want {
             let query = Query { table: name.clone(), ..Query::default() };
             let (batches, done) = scan(&file, &query);
@@ -75,53 +50,56 @@ fn every_table_of_every_bundled_log_streams_as_the_generic_path_reads_it() {
     assert!(tables > 100, "{tables} tables");
 }
 
+/// The bundled logs, each with a copy in the scratch folder `dir` (in a folder named as the
+/// log's) for the engines to read: the time index that a whole scan writes beside a log of more
+/// than one chunk goes beside the copy, never into tests/data.
+fn bundled_copies(dir: &Path) -> Vec<(PathBuf, LogFile)> {
+    let copy = |path: &Path| {
+        let folder = dir.join(path.parent().unwrap().file_name().unwrap());
+        std::fs::create_dir_all(&folder).unwrap();
+        let copy = folder.join(path.file_name().unwrap());
+        std::fs::copy(path, &copy).unwrap();
+        LogFile { log: partition(&copy), file: copy }
+    };
+    bundled().into_iter().map(|path| (path.clone(), copy(&path))).collect()
+}
+
+/// The largest table of a generic read (its name and rows), the middle third of its time span
+/// (since, until), and the rows whose elapsed time that holds.
+fn largest_middle_third(
+    want: &[(String, SchemaRef, Option<RecordBatch>)],
+) -> Option<(&str, &RecordBatch, Window, RecordBatch)> {
+    let Some((name, _, Some(rows))) = want.iter().max_by_key(|t| t.2.as_ref().map_or(0, |r| r.num_rows())) else {
+        return None;
+    };
+    let elapsed = rows.column(1).as_any().downcast_ref::<Int64Array>().unwrap();
+    let (lo, hi) = (elapsed.iter().flatten().min().unwrap(), elapsed.iter().flatten().max().unwrap());
+    let (since, until) = ((lo + (hi - lo) / 3) as f64 / 1e9, (lo + 2 * (hi - lo) / 3) as f64 / 1e9);
+    let keep: BooleanArray =
+        elapsed.iter().map(|e| e.map(|e| e as f64 / 1e9 >= since && e as f64 / 1e9 <= until)).collect();
+    Some((name, rows, (Some(since), Some(until)), arrow_select_filter(rows, &keep)))
+}
+
+/// The largest table of each bundled log, its middle third, streamed twice: first with no time
+/// index (a log of more than one chunk read whole, which writes its index), then with one where
+/// that was written (only the chunks the window meets read).
 #[test]
 fn a_time_window_keeps_the_rows_whose_elapsed_time_it_holds() {
     let mut checked = 0;
-    for path in bundled() {
+    for (path, file) in bundled_copies(&index_dir("window")) {
         let Ok((want, _, _)) = generic(&path, &Select::default()) else { continue };
-        let file = LogFile { file: path.clone(), log: partition(&path) };
-        // The largest table, its middle third.
-        let Some((name, _, Some(rows))) = want.iter().max_by_key(|t| t.2.as_ref().map_or(0, |r| r.num_rows())) else {
-            continue;
-        };
-        let elapsed = rows.column(1).as_any().downcast_ref::<Int64Array>().unwrap();
-        let (lo, hi) = (elapsed.iter().flatten().min().unwrap(), elapsed.iter().flatten().max().unwrap());
-        let (since, until) = ((lo + (hi - lo) / 3) as f64 / 1e9, (lo + 2 * (hi - lo) / 3) as f64 / 1e9);
-        let keep: BooleanArray =
-            elapsed.iter().map(|e| e.map(|e| e as f64 / 1e9 >= since && e as f64 / 1e9 <= until)).collect();
-        let expected = arrow_select_filter(rows, &keep);
-        let query = Query { table: name.clone(), since: Some(since), until: Some(until), ..Query::default() };
-        let (batches, _) = scan(&file, &query);
-        let got = without_log(&batches, &file.log);
-        match got {
-            Some(g) => assert_eq!(g.columns(), expected.columns(), "{}: {name}", path.display()),
-            None => assert_eq!(expected.num_rows(), 0, "{}: {name}", path.display()),
+        let Some((name, _, (since, until), expected)) = largest_middle_third(&want) else { continue };
+        let query = Query { table: name.into(), since, until, ..Query::default() };
+        for _ in 0..2 {
+            let (batches, _) = scan(&file, &query);
+            match without_log(&batches, &file.log) {
+                Some(g) => assert_eq!(g.columns(), expected.columns(), "{}: {name}", path.display()),
+                None => assert_eq!(expected.num_rows(), 0, "{}: {name}", path.display()),
+            }
         }
         checked += 1;
     }
     assert!(checked > 20);
-}
-
-/// The rows of `b` where `keep` is true.
-fn arrow_select_filter(b: &RecordBatch, keep: &BooleanArray) -> RecordBatch {
-    // A slice per run of kept rows (a time window keeps one run of a log in time order).
-    let mut parts: Vec<RecordBatch> = Vec::new();
-    let mut i = 0;
-    while i < keep.len() {
-        let start = i;
-        while i < keep.len() && keep.value(i) {
-            i += 1;
-        }
-        if i > start {
-            parts.push(b.slice(start, i - start));
-        }
-        i += 1;
-    }
-    if parts.is_empty() {
-        return b.slice(0, 0);
-    }
-    arrow_select_concat(&b.schema(), &parts)
 }
 
 #[test]
@@ -201,78 +179,43 @@ fn z_gyro(batches: &[RecordBatch]) -> Vec<f32> {
         .collect()
 }
 
-fn scan_parts(file: &LogFile, how: &Open, query: &Query, parts: &[stream::Part]) -> Vec<RecordBatch> {
-    let mut batches = Vec::new();
-    for &p in parts {
-        let done = stream::scan_part(file, how, query, p, None, &mut |b| {
-            batches.push(b);
-            Ok(())
-        })
-        .unwrap();
-        assert!(done.fault.is_none(), "{:?}", done.fault);
-    }
-    batches
-}
-
-fn index_dir(name: &str) -> std::path::PathBuf {
-    let dir = crate::scratch::temp_dir().join(format!("logspec-index-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 /// The first whole scan of a large log writes its time index; then a time window reads only the
 /// chunks it meets and the log splits into partitions, and every way gives the rows written,
 /// over a map and over a stream (which skips the records before a part instead of seeking).
 #[test]
 fn a_large_usvlog_reads_the_same_with_and_without_its_index_and_in_several_partitions() {
-    use logspec::log::index::{self, CHUNK_BYTES};
+    use logspec::log::index::CHUNK_BYTES;
     let dir = index_dir("parts");
     let path = dir.join("big.usvlog");
     let n = 200_000;
     write_usvlog(&path, n);
-    let file = LogFile { file: path.clone(), log: partition(&path) };
-    let beside = index::places(&path)[0].clone();
-    assert!(!beside.exists());
+    let mut log = Large::new(&path, Format::Usvlog);
     let all = Query { table: "REC_SENSOR_GYRO".into(), ..Query::default() };
-    let mapped = Open { map: true, ..Open::default() };
     // Without an index: one partition, the whole log; a window is read whole too.
-    assert_eq!(stream::partitions(&file, &mapped, &all, CHUNK_BYTES), vec![stream::Part::default()]);
+    assert_eq!(stream::partitions(&log.file, &hows()[0], &all, CHUNK_BYTES), vec![stream::Part::default()]);
     let (since, until) = (Some(0.45 * n as f64 / 1e3), Some(0.55 * n as f64 / 1e3));
     let window = Query { since, until, ..all.clone() };
-    let (b, _) = scan(&file, &window);
+    let (b, _) = scan(&log.file, &window);
     assert_eq!(z_gyro(&b), gyro_expected(n, since, until), "a window without an index");
-    assert!(beside.is_file(), "a scan that read the log whole wrote its index");
-    std::fs::remove_file(&beside).unwrap();
-    let (b, done) = scan(&file, &all);
-    assert!(done.fault.is_none());
-    assert_eq!(z_gyro(&b), gyro_expected(n, None, None));
-    assert!(beside.is_file(), "the index beside the log");
-    let idx = index::load(&path, logspec::log::Format::Usvlog).expect("a current index");
-    assert!(idx.chunks.len() >= 4, "{} chunks", idx.chunks.len());
-    assert_eq!(idx.chunks[0].offset, 32, "after the 32-byte file header");
-    assert_eq!(idx.chunks.iter().map(|c| c.records).sum::<u64>(), n);
-    for how in [mapped.clone(), Open::default()] {
-        let parts = stream::partitions(&file, &how, &all, CHUNK_BYTES);
-        assert_eq!(parts.len(), idx.chunks.len(), "a partition per chunk");
-        assert_eq!(z_gyro(&scan_parts(&file, &how, &all, &parts)), gyro_expected(n, None, None));
-        assert_eq!(stream::partitions(&file, &how, &all, u64::MAX).len(), 1, "one partition when they may be large");
-        let parts = stream::partitions(&file, &how, &window, CHUNK_BYTES);
-        assert!(parts.len() < idx.chunks.len() && !parts.is_empty(), "the chunks the window meets: {parts:?}");
-        assert_eq!(z_gyro(&scan_parts(&file, &how, &window, &parts)), gyro_expected(n, since, until));
-        let (b, _) = scan(&file, &window);
-        assert_eq!(z_gyro(&b), gyro_expected(n, since, until), "a window with the index");
-        // Another table, and a window past the end.
+    assert!(log.place().is_file(), "a scan that read the log whole wrote its index");
+    std::fs::remove_file(log.place()).unwrap();
+    let rows = log.first_scan("REC_SENSOR_GYRO");
+    assert_eq!(z_gyro(&[rows]), gyro_expected(n, None, None));
+    log.chunks(4, 32, Some(n), Times::Rise);
+    log.reads_the_same(&["REC_SENSOR_GYRO"], Windows::At(&[(since, until)]));
+    // The values written, with the index; another table in partitions of two chunks.
+    let (b, _) = scan(&log.file, &window);
+    assert_eq!(z_gyro(&b), gyro_expected(n, since, until), "a window with the index");
+    for how in hows() {
+        let parts = stream::partitions(&log.file, &how, &all, CHUNK_BYTES);
+        assert_eq!(z_gyro(&scan_parts(&log.file, &how, &all, &parts)), gyro_expected(n, None, None));
+        let parts = stream::partitions(&log.file, &how, &window, CHUNK_BYTES);
+        assert!(!parts.is_empty(), "the chunks the window meets");
+        assert_eq!(z_gyro(&scan_parts(&log.file, &how, &window, &parts)), gyro_expected(n, since, until));
         let nav = Query { table: "REC_NAV_SOLUTION".into(), ..Query::default() };
-        let rows: usize = scan_parts(&file, &how, &nav, &stream::partitions(&file, &how, &nav, 2 * CHUNK_BYTES))
-            .iter()
-            .map(RecordBatch::num_rows)
-            .sum();
+        let parts = stream::partitions(&log.file, &how, &nav, 2 * CHUNK_BYTES);
+        let rows: usize = scan_parts(&log.file, &how, &nav, &parts).iter().map(RecordBatch::num_rows).sum();
         assert_eq!(rows as u64, n.div_ceil(3));
-        let late = Query { since: Some(1e6), ..all.clone() };
-        assert!(stream::partitions(&file, &how, &late, CHUNK_BYTES).is_empty());
-        let (b, done) = scan(&file, &late);
-        assert!(b.is_empty() && done.fault.is_none());
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -471,13 +414,10 @@ fn every_bundled_log_reads_the_same_in_partitions() {
     let dir = index_dir("bundled");
     let mut indexed = 0;
     let mut formats = std::collections::BTreeSet::new();
-    for (k, path) in bundled().into_iter().enumerate() {
+    for (path, file) in bundled_copies(&dir) {
         let Ok((want, _, error)) = generic(&path, &Select::default()) else { continue };
-        let copy = dir.join(format!("{k}-{}", path.file_name().unwrap().to_string_lossy()));
-        std::fs::copy(&path, &copy).unwrap();
-        let file = LogFile { file: copy.clone(), log: partition(&copy) };
         let how = Open { map: true, ..Open::default() };
-        match build(&copy, &how, false) {
+        match build(&file.file, &how, false) {
             Ok(Built::Written { .. }) => {
                 indexed += 1;
                 formats.insert(path.extension().unwrap_or_default().to_string_lossy().into_owned());
@@ -486,20 +426,10 @@ fn every_bundled_log_reads_the_same_in_partitions() {
             Ok(Built::Current { .. }) => panic!("{}: an index before any was written", path.display()),
             Err(e) => assert!(error.is_some(), "{}: {e}", path.display()),
         }
-        let Some((name, _, Some(rows))) = want.iter().max_by_key(|t| t.2.as_ref().map_or(0, |r| r.num_rows())) else {
-            continue;
-        };
-        let elapsed = rows.column(1).as_any().downcast_ref::<Int64Array>().unwrap();
-        let (lo, hi) = (elapsed.iter().flatten().min().unwrap(), elapsed.iter().flatten().max().unwrap());
-        let (since, until) = ((lo + (hi - lo) / 3) as f64 / 1e9, (lo + 2 * (hi - lo) / 3) as f64 / 1e9);
-        let keep: BooleanArray =
-            elapsed.iter().map(|e| e.map(|e| e as f64 / 1e9 >= since && e as f64 / 1e9 <= until)).collect();
+        let Some((name, rows, (since, until), in_window)) = largest_middle_third(&want) else { continue };
         for (query, expected) in [
-            (Query { table: name.clone(), ..Query::default() }, rows.clone()),
-            (
-                Query { table: name.clone(), since: Some(since), until: Some(until), ..Query::default() },
-                arrow_select_filter(rows, &keep),
-            ),
+            (Query { table: name.into(), ..Query::default() }, rows.clone()),
+            (Query { table: name.into(), since, until, ..Query::default() }, in_window),
         ] {
             let parts = stream::partitions(&file, &how, &query, 1);
             let mut batches = Vec::new();
@@ -616,10 +546,16 @@ fn write_rlog(path: &std::path::Path, revision: logspec::formats::rlog::Revision
     std::fs::write(path, w.finish().unwrap()).unwrap();
 }
 
-/// The rows of `batches` (without `log`) as one batch, or `None` for none.
-fn joined(batches: &[RecordBatch], log: &str) -> Option<RecordBatch> {
-    without_log(batches, log).filter(|b| b.num_rows() > 0)
+/// The time windows of a log of `n` cycles a millisecond apart: the middle tenth and the last
+/// three tenths, their ends half a millisecond off the cycles.
+fn cycle_windows(n: u64) -> [Window; 2] {
+    let span = (n - 1) as f64 / 1e3;
+    [(Some(0.45 * span + 5e-4), Some(0.55 * span + 5e-4)), (Some(0.7 * span + 5e-4), None)]
 }
+
+/// The time windows of a table, as fractions of the span of its elapsed times: the middle tenth
+/// and the last three tenths.
+const FRACTIONS: [Window; 2] = [(Some(0.45), Some(0.55)), (Some(0.7), None)];
 
 /// An RLOG file's first whole scan writes its time index (chunks at cycles, the key definitions
 /// and first values as its state messages); then every table of the log, read in partitions of
@@ -630,114 +566,30 @@ fn joined(batches: &[RecordBatch], log: &str) -> Option<RecordBatch> {
 #[test]
 fn a_large_rlog_reads_the_same_in_partitions_and_windows_with_its_index() {
     use logspec::formats::rlog::Revision;
-    use logspec::log::index::{self, CHUNK_BYTES};
-    use logspec::log::Format;
     for revision in [Revision::R1, Revision::R2] {
         let dir = index_dir(&format!("rlog-{revision}"));
         let path = dir.join("big.rlog");
         let n = 200_000u64;
         write_rlog(&path, revision, n);
-        let file = LogFile { file: path.clone(), log: partition(&path) };
-        let mapped = Open { map: true, ..Open::default() };
-        // The whole log's tables, read with no index (and writing none).
-        let whole = logspec_engine::tables::read(&path, &Open::default(), &Select::default()).unwrap();
-        let names: Vec<String> = whole.tables.iter().map(|t| t.name.clone()).collect();
-        assert_eq!(names.len(), 4, "{revision}: /a, /b, /b of strings, /late: {names:?}");
-        assert!(!index::places(&path)[0].exists());
-        let a = Query { table: "/a".into(), ..Query::default() };
-        let (b, done) = scan(&file, &a);
-        assert!(done.fault.is_none(), "{:?}", done.fault);
-        let got = joined(&b, &file.log).unwrap();
+        let mut log = Large::new(&path, Format::Rlog);
+        let got = log.first_scan("/a");
         let values = got.column(got.schema().index_of("value").unwrap());
         let values = values.as_any().downcast_ref::<arrow_array::Float64Array>().unwrap();
         assert_eq!(values.values().to_vec(), (0..n).map(|i| i as f64).collect::<Vec<_>>(), "{revision}: /a");
-        let idx = index::load(&path, Format::Rlog).expect("the whole scan wrote the index");
-        assert!(idx.chunks.len() >= 4, "{revision}: {} chunks", idx.chunks.len());
-        assert_eq!(idx.chunks[0].offset, 1, "after the revision byte");
-        assert_eq!(idx.chunks.iter().map(|c| c.records).sum::<u64>(), n, "a record per cycle");
+        let names = log.names();
+        assert_eq!(names.len(), 4, "{revision}: /a, /b, /b of strings, /late: {names:?}");
+        // A chunk a cycle, after the revision byte.
+        log.chunks(4, 1, Some(n), Times::Rise);
         // Key definitions (3, and /b's again in R2) and the first value of /a, /b, /b's
         // strings (R1: a type of its own, not a state: the key name has its first type) and /late.
         let defs = if revision == Revision::R1 { 3 } else { 4 };
-        assert_eq!(idx.states.len(), defs + 3, "{revision}: {:?}", idx.states);
-        assert!(idx.states.iter().any(|&s| s > idx.chunks[2].offset), "state messages past the first chunks");
-        let span = (n - 1) as f64 / 1e3;
-        let windows =
-            [(None, None), (Some(0.45 * span + 5e-4), Some(0.55 * span + 5e-4)), (Some(0.7 * span + 5e-4), None)];
-        for how in [mapped.clone(), Open::default()] {
-            for t in &whole.tables {
-                let rows = arrow_select_concat(&t.batches[0].schema(), &t.batches);
-                let elapsed = rows.column(rows.schema().index_of("log_elapsed_ns").unwrap());
-                let elapsed = elapsed.as_any().downcast_ref::<Int64Array>().unwrap();
-                for (since, until) in windows {
-                    let keep: BooleanArray = elapsed
-                        .iter()
-                        .map(|e| {
-                            let e = e.unwrap() as f64 / 1e9;
-                            Some(since.is_none_or(|s| e >= s) && until.is_none_or(|u| e <= u))
-                        })
-                        .collect();
-                    let want = arrow_select_filter(&rows, &keep);
-                    let q = Query { table: t.name.clone(), since, until, ..Query::default() };
-                    let parts = stream::partitions(&file, &how, &q, CHUNK_BYTES);
-                    if since.is_none() {
-                        assert_eq!(parts.len(), idx.chunks.len(), "a partition per chunk");
-                    } else {
-                        assert!(parts.len() < idx.chunks.len(), "{revision} {}: the chunks the window meets", t.name);
-                    }
-                    let what = format!("{revision} {} {since:?}..{until:?} map {}", t.name, how.map);
-                    let got = joined(&scan_parts(&file, &how, &q, &parts), &file.log);
-                    match &got {
-                        Some(g) => assert_eq!(g.columns(), want.columns(), "{what}: in partitions"),
-                        None => assert_eq!(want.num_rows(), 0, "{what}: in partitions"),
-                    }
-                    let (b, done) = scan(&file, &q);
-                    assert!(done.fault.is_none(), "{what}: {:?}", done.fault);
-                    assert_eq!(
-                        joined(&b, &file.log).map(|b| b.columns().to_vec()),
-                        got.map(|b| b.columns().to_vec()),
-                        "{what}: one scan"
-                    );
-                }
-            }
-        }
-        // A state message moved off a message start: the partitions after it read as a fault.
-        let place = index::places(&path)[0].clone();
-        let mut bytes = std::fs::read(&place).unwrap();
-        let stamp = index::stamp(&path).unwrap();
-        let last = bytes.len() - 8;
-        let moved = u64::from_le_bytes(bytes[last..].try_into().unwrap()) + 1;
-        bytes[last..].copy_from_slice(&moved.to_le_bytes());
-        let bad = index::decode(&bytes, 2, &stamp).expect("passes the checks an index file gets");
-        assert_eq!(*bad.states.last().unwrap(), moved);
-        std::fs::write(&place, &bytes).unwrap();
-        let late = Query { table: "/late".into(), ..Query::default() };
-        for how in [mapped.clone(), Open::default()] {
-            let parts = stream::partitions(&file, &how, &late, CHUNK_BYTES);
-            let last = *parts.last().unwrap();
-            let done = stream::scan_part(&file, &how, &late, last, None, &mut |_| Ok(())).unwrap();
-            let fault = done.fault.expect("a fault");
-            assert!(fault.message.contains("the time index is wrong"), "{revision}: {}", fault.message);
-        }
-        // A chunk boundary moved a byte into a cycle's timestamp (the chunks still tile the log):
-        // the chunk before it ends, and the one after starts, where no cycle does.
-        let mut bytes = std::fs::read(&place).unwrap();
-        let chunk = |i: usize| 112 + 53 * i + 5;
-        let field = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
-        let (len1, off2, len2) = (field(&bytes, chunk(1) + 8), field(&bytes, chunk(2)), field(&bytes, chunk(2) + 8));
-        bytes[chunk(1) + 8..chunk(1) + 16].copy_from_slice(&(len1 + 1).to_le_bytes());
-        bytes[chunk(2)..chunk(2) + 8].copy_from_slice(&(off2 + 1).to_le_bytes());
-        bytes[chunk(2) + 8..chunk(2) + 16].copy_from_slice(&(len2 - 1).to_le_bytes());
-        let bad = index::decode(&bytes, 2, &stamp).expect("passes the checks an index file gets");
-        assert_eq!(bad.chunks[2].offset, off2 + 1);
-        std::fs::write(&place, &bytes).unwrap();
-        for how in [mapped.clone(), Open::default()] {
-            let parts = stream::partitions(&file, &how, &a, CHUNK_BYTES);
-            for k in [1, 2] {
-                let done = stream::scan_part(&file, &how, &a, parts[k], None, &mut |_| Ok(())).unwrap();
-                let fault = done.fault.unwrap_or_else(|| panic!("{revision}: part {k}: a fault"));
-                assert!(fault.message.contains("the time index is wrong"), "{revision}: {}", fault.message);
-            }
-        }
+        assert_eq!(log.idx().states.len(), defs + 3, "{revision}: {:?}", log.idx().states);
+        log.states_past_the_first_chunks(1);
+        log.reads_the_same(&names, Windows::At(&cycle_windows(n)));
+        // A state message moved off a message start; a chunk boundary moved into a cycle's
+        // timestamp.
+        log.a_moved_state_is_a_fault("/late");
+        log.a_moved_chunk_boundary_is_a_fault("/a");
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
@@ -853,129 +705,41 @@ fn write_wpilog(path: &std::path::Path, n: u64) -> (u64, u64) {
 /// index is wrong, never as wrong rows; an index of the log as it was (stale) is not used.
 #[test]
 fn a_large_wpilog_reads_the_same_in_partitions_and_windows_with_its_index() {
-    use logspec::log::index::{self, CHUNK_BYTES};
-    use logspec::log::Format;
     let dir = index_dir("wpilog");
     let path = dir.join("big.wpilog");
     let n = 200_000u64;
     let (records, control) = write_wpilog(&path, n);
-    let file = LogFile { file: path.clone(), log: partition(&path) };
-    let mapped = Open { map: true, ..Open::default() };
-    // The whole log's tables, read with no index (and writing none).
-    let whole = logspec_engine::tables::read(&path, &Open::default(), &Select::default()).unwrap();
-    let names: Vec<String> = whole.tables.iter().map(|t| t.name.clone()).collect();
-    for name in ["/a", "/p", "/r", "/r2", "/late"] {
-        assert!(names.iter().any(|n| n == name), "{name} in {names:?}");
-    }
-    assert!(!index::places(&path)[0].exists());
-    let p = Query { table: "/p".into(), ..Query::default() };
-    let (b, done) = scan(&file, &p);
-    assert!(done.fault.is_none(), "{:?}", done.fault);
-    let got = joined(&b, &file.log).unwrap();
+    let mut log = Large::new(&path, Format::Wpilog);
+    let got = log.first_scan("/p");
     // Struct values reach typed sinks as JSON, decoded through the schema logged after them.
     let json = got.column(got.schema().index_of("json").unwrap()).clone();
     let json = json.as_any().downcast_ref::<StringArray>().unwrap();
     assert_eq!(json.len() as u64, n / 10, "/p");
     let row = json.value(1).replace(' ', "");
     assert!(row.contains("\"x\":10") && row.contains("\"y\":-10"), "/p decoded: {row}");
-    let idx = index::load(&path, Format::Wpilog).expect("the whole scan wrote the index");
-    assert!(idx.chunks.len() >= 4, "{} chunks", idx.chunks.len());
-    assert_eq!(idx.chunks[0].offset, 12, "after the file header");
-    assert_eq!(idx.chunks.iter().map(|c| c.records).sum::<u64>(), records, "every record");
+    let names = log.names();
+    for name in ["/a", "/p", "/r", "/r2", "/late"] {
+        assert!(names.contains(&name), "{name} in {names:?}");
+    }
+    // A chunk at any record, after the file header.
+    log.chunks(4, 12, Some(records), Times::Rise);
+    let idx = log.idx();
     assert_eq!(idx.states.len() as u64, control, "the control records: {:?}", idx.states);
-    assert!(idx.states.iter().any(|&s| s > idx.chunks[2].offset), "state messages past the first chunks");
+    log.states_past_the_first_chunks(1);
     assert_eq!(idx.schemas.len(), 1, "{:?}", idx.schemas);
     assert!(idx.schemas[0].offset > idx.chunks[1].offset, "the schema comes after the values that use it");
-    let span = (n - 1) as f64 / 1e3;
-    let windows = [(None, None), (Some(0.45 * span + 5e-4), Some(0.55 * span + 5e-4)), (Some(0.7 * span + 5e-4), None)];
-    for how in [mapped.clone(), Open::default()] {
-        for t in &whole.tables {
-            let rows = arrow_select_concat(&t.batches[0].schema(), &t.batches);
-            let elapsed = rows.column(rows.schema().index_of("log_elapsed_ns").unwrap());
-            let elapsed = elapsed.as_any().downcast_ref::<Int64Array>().unwrap();
-            for (since, until) in windows {
-                let keep: BooleanArray = elapsed
-                    .iter()
-                    .map(|e| {
-                        let e = e.unwrap() as f64 / 1e9;
-                        Some(since.is_none_or(|s| e >= s) && until.is_none_or(|u| e <= u))
-                    })
-                    .collect();
-                let want = arrow_select_filter(&rows, &keep);
-                let q = Query { table: t.name.clone(), since, until, ..Query::default() };
-                let parts = stream::partitions(&file, &how, &q, CHUNK_BYTES);
-                if since.is_none() {
-                    assert_eq!(parts.len(), idx.chunks.len(), "a partition per chunk");
-                } else {
-                    assert!(parts.len() < idx.chunks.len(), "{}: the chunks the window meets", t.name);
-                }
-                let what = format!("{} {since:?}..{until:?} map {}", t.name, how.map);
-                let got = joined(&scan_parts(&file, &how, &q, &parts), &file.log);
-                match &got {
-                    Some(g) => assert_eq!(g.columns(), want.columns(), "{what}: in partitions"),
-                    None => assert_eq!(want.num_rows(), 0, "{what}: in partitions"),
-                }
-                let (b, done) = scan(&file, &q);
-                assert!(done.fault.is_none(), "{what}: {:?}", done.fault);
-                assert_eq!(
-                    joined(&b, &file.log).map(|b| b.columns().to_vec()),
-                    got.map(|b| b.columns().to_vec()),
-                    "{what}: one scan"
-                );
-            }
-        }
-    }
-    let place = index::places(&path)[0].clone();
-    let good = std::fs::read(&place).unwrap();
-    let stamp = index::stamp(&path).unwrap();
-    let (chunks, states) = (idx.chunks.len(), idx.states.len());
-    let field = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
-    let nudge = |at: usize| {
-        let mut bytes = good.clone();
-        let moved = field(&bytes, at) + 1;
-        bytes[at..at + 8].copy_from_slice(&moved.to_le_bytes());
-        bytes
-    };
-    let expect_wrong = |bytes: &[u8], query: &Query, which: &dyn Fn(&[stream::Part]) -> Vec<stream::Part>| {
-        index::decode(bytes, 3, &stamp).expect("passes the checks an index file gets");
-        std::fs::write(&place, bytes).unwrap();
-        for how in [mapped.clone(), Open::default()] {
-            for part in which(&stream::partitions(&file, &how, query, CHUNK_BYTES)) {
-                let done = stream::scan_part(&file, &how, query, part, None, &mut |_| Ok(())).unwrap();
-                let fault = done.fault.unwrap_or_else(|| panic!("map {}: {part:?}: a fault", how.map));
-                assert!(fault.message.contains("the time index is wrong"), "{}", fault.message);
-            }
-        }
-    };
-    // The last state message (`/late`'s Set Metadata) moved off a record start: the partitions
-    // after it read as a fault.
-    let late = Query { table: "/late".into(), ..Query::default() };
-    let last_state = 112 + 53 * chunks + 13 * (states - 1) + 5;
-    expect_wrong(&nudge(last_state), &late, &|parts| vec![*parts.last().unwrap()]);
+    log.reads_the_same(&names, Windows::At(&cycle_windows(n)));
+    // The last state message (`/late`'s Set Metadata) moved off a record start.
+    log.a_moved_state_is_a_fault("/late");
     // The schema message moved off its record: every partition reads as a fault.
-    let schema = 112 + 53 * chunks + 13 * states + 5;
-    expect_wrong(&nudge(schema), &p, &|parts| vec![parts[0], *parts.last().unwrap()]);
-    // A chunk boundary moved a byte into a record (the chunks still tile the log): the chunk
-    // before it ends, and the one after starts, where no record does.
-    let chunk = |i: usize| 112 + 53 * i + 5;
-    let mut bytes = good.clone();
-    let (len1, off2, len2) = (field(&bytes, chunk(1) + 8), field(&bytes, chunk(2)), field(&bytes, chunk(2) + 8));
-    bytes[chunk(1) + 8..chunk(1) + 16].copy_from_slice(&(len1 + 1).to_le_bytes());
-    bytes[chunk(2)..chunk(2) + 8].copy_from_slice(&(off2 + 1).to_le_bytes());
-    bytes[chunk(2) + 8..chunk(2) + 16].copy_from_slice(&(len2 - 1).to_le_bytes());
-    let a = Query { table: "/a".into(), ..Query::default() };
-    expect_wrong(&bytes, &a, &|parts| parts[1..3].to_vec());
-    // The log written again (the same bytes, a new modification time): the index is stale, not
-    // used, and the next whole scan writes it again.
-    std::fs::write(&place, &good).unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(20));
-    write_wpilog(&path, n);
-    assert!(index::load(&path, Format::Wpilog).is_none(), "stale");
-    assert_eq!(stream::partitions(&file, &mapped, &a, CHUNK_BYTES).len(), 1, "the whole log, one part");
-    let (b, done) = scan(&file, &a);
-    assert!(done.fault.is_none(), "{:?}", done.fault);
-    assert_eq!(joined(&b, &file.log).unwrap().num_rows() as u64, n);
-    assert!(index::load(&path, Format::Wpilog).is_some(), "written again");
+    log.wrong(&log.changed(&[(log.schema_at(0), 1)]), "/p", |parts| vec![parts[0], *parts.last().unwrap()]);
+    log.a_moved_chunk_boundary_is_a_fault("/a");
+    // The log written again (the same bytes, a new modification time).
+    let rows = log.stale("/a", |path| {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        write_wpilog(path, n);
+    });
+    assert_eq!(rows.num_rows() as u64, n);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -1127,101 +891,26 @@ fn write_ulog(path: &std::path::Path) {
     std::fs::write(path, buf).unwrap();
 }
 
-/// Every table of `tables` read from `file` in partitions of a chunk each and in time windows
-/// (whole and in partitions) gives the rows of the whole log's table (`whole`), filtered by
-/// their `log_elapsed_ns`.
-fn reads_the_same_in_parts(
-    file: &LogFile,
-    how: &Open,
-    idx: &logspec::log::index::Index,
-    whole: &logspec_engine::tables::Read,
-    tables: &[&str],
-) {
-    use logspec::log::index::CHUNK_BYTES;
-    for name in tables {
-        let t = whole.tables.iter().find(|t| t.name == *name).unwrap_or_else(|| panic!("no table {name}"));
-        let rows = arrow_select_concat(&t.batches[0].schema(), &t.batches);
-        let elapsed = rows.column(rows.schema().index_of("log_elapsed_ns").unwrap());
-        let elapsed = elapsed.as_any().downcast_ref::<Int64Array>().unwrap();
-        let (lo, hi) = (elapsed.iter().flatten().min().unwrap(), elapsed.iter().flatten().max().unwrap());
-        let at = |f: f64| Some((lo as f64 + f * (hi - lo) as f64) / 1e9);
-        for (since, until) in [(None, None), (at(0.45), at(0.55)), (at(0.7), None)] {
-            let keep: BooleanArray = elapsed
-                .iter()
-                .map(|e| {
-                    let e = e.unwrap() as f64 / 1e9;
-                    Some(since.is_none_or(|s| e >= s) && until.is_none_or(|u| e <= u))
-                })
-                .collect();
-            let want = arrow_select_filter(&rows, &keep);
-            let q = Query { table: t.name.clone(), since, until, ..Query::default() };
-            let parts = stream::partitions(file, how, &q, CHUNK_BYTES);
-            if since.is_none() {
-                assert_eq!(parts.len(), idx.chunks.len(), "a partition per chunk");
-            }
-            let what = format!("{} {since:?}..{until:?} map {}", t.name, how.map);
-            let got = joined(&scan_parts(file, how, &q, &parts), &file.log);
-            match &got {
-                Some(g) => assert_eq!(g.columns(), want.columns(), "{what}: in partitions"),
-                None => assert_eq!(want.num_rows(), 0, "{what}: in partitions"),
-            }
-            let (b, done) = scan(file, &q);
-            assert!(done.fault.is_none(), "{what}: {:?}", done.fault);
-            assert_eq!(
-                joined(&b, &file.log).map(|b| b.columns().to_vec()),
-                got.map(|b| b.columns().to_vec()),
-                "{what}: one scan"
-            );
-        }
-    }
+/// The column `name` of `rows`, of `u32`s.
+fn u32s(rows: &RecordBatch, name: &str) -> Vec<u32> {
+    let values = rows.column(rows.schema().index_of(name).unwrap());
+    values.as_any().downcast_ref::<arrow_array::UInt32Array>().unwrap().values().to_vec()
 }
 
-/// The fault of reading part `k` of `file`'s table `table` in partitions of a chunk each.
-fn part_fault(file: &LogFile, how: &Open, table: &str, k: usize) -> String {
-    let q = Query { table: table.into(), ..Query::default() };
-    let parts = stream::partitions(file, how, &q, logspec::log::index::CHUNK_BYTES);
-    let done = stream::scan_part(file, how, &q, parts[k], None, &mut |_| Ok(())).unwrap();
-    done.fault.unwrap_or_else(|| panic!("part {k} of {table}: a fault")).message
-}
-
-/// Breaks the index of `path` (of format `number`) two ways and checks that the parts it
-/// touches read as a fault that says the index is wrong: its last state message moved a byte
-/// (the last part of `table`, which starts after it), then the boundary between its second and
-/// third chunks moved a byte (the chunks still tile the log; parts 1 and 2).
-fn a_wrong_index_is_a_fault(file: &LogFile, number: u32, table: &str) {
-    use logspec::log::index;
-    let place = index::places(&file.file)[0].clone();
-    let good = std::fs::read(&place).unwrap();
-    let stamp = index::stamp(&file.file).unwrap();
-    let mut bytes = good.clone();
-    let last = bytes.len() - 8;
-    let moved = u64::from_le_bytes(bytes[last..].try_into().unwrap()) + 1;
-    bytes[last..].copy_from_slice(&moved.to_le_bytes());
-    let bad = index::decode(&bytes, number, &stamp).expect("passes the checks an index file gets");
-    assert_eq!(*bad.states.last().unwrap(), moved);
-    assert!(bad.chunks.last().unwrap().offset > moved, "the last chunk starts after the last state message");
-    std::fs::write(&place, &bytes).unwrap();
-    for how in [Open { map: true, ..Open::default() }, Open::default()] {
-        let n = stream::partitions(file, &how, &Query { table: table.into(), ..Query::default() }, 1).len();
-        let fault = part_fault(file, &how, table, n - 1);
-        assert!(fault.contains("the time index is wrong"), "map {}: {fault}", how.map);
-    }
-    let mut bytes = good;
-    let chunk = |i: usize| 112 + 53 * i + 5;
-    let field = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
-    let (len1, off2, len2) = (field(&bytes, chunk(1) + 8), field(&bytes, chunk(2)), field(&bytes, chunk(2) + 8));
-    bytes[chunk(1) + 8..chunk(1) + 16].copy_from_slice(&(len1 + 1).to_le_bytes());
-    bytes[chunk(2)..chunk(2) + 8].copy_from_slice(&(off2 + 1).to_le_bytes());
-    bytes[chunk(2) + 8..chunk(2) + 16].copy_from_slice(&(len2 - 1).to_le_bytes());
-    let bad = index::decode(&bytes, number, &stamp).expect("passes the checks an index file gets");
-    assert_eq!(bad.chunks[2].offset, off2 + 1);
-    std::fs::write(&place, &bytes).unwrap();
-    for how in [Open { map: true, ..Open::default() }, Open::default()] {
-        for k in [1, 2] {
-            let fault = part_fault(file, &how, table, k);
-            assert!(fault.contains("the time index is wrong"), "map {} part {k}: {fault}", how.map);
-        }
-    }
+/// The checks of the ULog and DataFlash tests, whose logs are a bundled log's messages repeated
+/// (their times again in each chunk) with formats defined `late`: state messages past the
+/// first chunks; the three largest tables, the smallest and the late ones read the same in
+/// partitions and windows; the largest (with rows in every chunk: a query that matches nothing
+/// in a part is no fault) read in parts that each tell the whole read's warnings that say
+/// `told` once, and with a wrong index. How many warnings say `told`.
+fn repeated_messages_read_the_same(log: &Large, late: [&str; 2], told: &str) -> usize {
+    log.states_past_the_first_chunks(3);
+    let tables = log.largest_smallest_and(&late);
+    log.reads_the_same(&tables, Windows::OfEach(&FRACTIONS));
+    let told = log.told_once(tables[0], told);
+    log.a_moved_state_is_a_fault(tables[0]);
+    log.a_moved_chunk_boundary_is_a_fault(tables[0]);
+    told
 }
 
 /// A large ULog file's first whole scan writes its time index (chunks at messages, the formats,
@@ -1234,60 +923,23 @@ fn a_wrong_index_is_a_fault(file: &LogFile, number: u32, table: &str) {
 /// index reads as a fault, never as wrong rows.
 #[test]
 fn a_large_ulog_reads_the_same_in_partitions_and_windows_with_its_index() {
-    use logspec::log::index;
-    use logspec::log::Format;
     let dir = index_dir("ulog");
     let path = dir.join("big.ulg");
     write_ulog(&path);
-    let file = LogFile { file: path.clone(), log: partition(&path) };
-    let whole = logspec_engine::tables::read(&path, &Open::default(), &Select::default()).unwrap();
-    assert!(!index::places(&path)[0].exists());
-    let (b, done) = scan(&file, &Query { table: "late_topic".into(), ..Query::default() });
-    assert!(done.fault.is_none(), "{:?}", done.fault);
-    let got = joined(&b, &file.log).unwrap();
-    let values = got.column(got.schema().index_of("value").unwrap());
-    let values = values.as_any().downcast_ref::<arrow_array::UInt32Array>().unwrap().values().to_vec();
+    let mut log = Large::new(&path, Format::Ulog);
+    let values = u32s(&log.first_scan("late_topic"), "value");
     assert!(values.len() > 1000 && values.windows(2).all(|w| w[0] < w[1]), "late_topic: the values written, in order");
-    let idx = index::load(&path, Format::Ulog).expect("the whole scan wrote the index");
-    assert!(idx.chunks.len() >= 5, "{} chunks", idx.chunks.len());
-    assert_eq!(idx.chunks[0].offset, 16, "after the file header");
-    assert!(idx.states.iter().filter(|&&s| s > idx.chunks[2].offset).count() >= 3, "{:?}", idx.states);
-    // The largest tables, the smallest, and those defined late.
-    let mut by_rows: Vec<(usize, &str)> =
-        whole.tables.iter().map(|t| (t.batches.iter().map(|b| b.num_rows()).sum(), t.name.as_str())).collect();
-    by_rows.retain(|t| !["late_topic", "notime"].contains(&t.1));
-    by_rows.sort();
-    let mut tables: Vec<&str> = by_rows.iter().rev().take(3).map(|t| t.1).collect();
-    tables.extend([by_rows[0].1, "late_topic", "notime"]);
-    for how in [Open { map: true, ..Open::default() }, Open::default()] {
-        reads_the_same_in_parts(&file, &how, &idx, &whole, &tables);
-    }
-    // A table with rows in every chunk (a query that matches nothing in a part is no fault).
+    // A chunk at any message, after the file header.
+    log.chunks(5, 16, None, Times::Repeat);
     // The corrupted region is told once, by the part that holds it, as by the whole read.
-    let corrupt = |w: &[String]| w.iter().filter(|w| w.contains("a corrupted message header")).count();
-    assert_eq!(corrupt(&whole.warnings), 1, "{:?}", whole.warnings);
-    for how in [Open { map: true, ..Open::default() }, Open::default()] {
-        let q = Query { table: tables[0].into(), ..Query::default() };
-        let told: usize = stream::partitions(&file, &how, &q, 1)
-            .into_iter()
-            .map(|p| corrupt(&stream::scan_part(&file, &how, &q, p, None, &mut |_| Ok(())).unwrap().warnings))
-            .sum();
-        assert_eq!(told, 1, "map {}", how.map);
-    }
-    a_wrong_index_is_a_fault(&file, 7, tables[0]);
-    // The log changed (a sync message appended): the index is stale, the log read whole.
-    let mut f = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
-    std::io::Write::write_all(&mut f, &ulog_message(b'S', &[0x2f, 0x73, 0x13, 0x20, 0x25, 0x0c, 0xbb, 0x12])).unwrap();
-    drop(f);
-    assert_eq!(index::load(&path, Format::Ulog), None, "a stale index");
-    let q = Query { table: "notime".into(), ..Query::default() };
-    assert_eq!(stream::partitions(&file, &Open::default(), &q, 1), vec![stream::Part::default()]);
-    let (b, done) = scan(&file, &q);
-    assert!(done.fault.is_none(), "{:?}", done.fault);
-    let t = whole.tables.iter().find(|t| t.name == "notime").unwrap();
-    let want = arrow_select_concat(&t.batches[0].schema(), &t.batches);
-    assert_eq!(joined(&b, &file.log).unwrap().columns(), want.columns());
-    assert!(index::load(&path, Format::Ulog).is_some(), "indexed again");
+    let corrupt = repeated_messages_read_the_same(&log, ["late_topic", "notime"], "a corrupted message header");
+    assert_eq!(corrupt, 1, "{:?}", log.whole.warnings);
+    // The log changed (a sync message appended).
+    log.stale("notime", |path| {
+        let mut f = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+        let sync = ulog_message(b'S', &[0x2f, 0x73, 0x13, 0x20, 0x25, 0x0c, 0xbb, 0x12]);
+        std::io::Write::write_all(&mut f, &sync).unwrap();
+    });
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -1378,57 +1030,21 @@ fn write_dataflash(path: &std::path::Path) {
 /// wrong index reads as a fault, never as wrong rows.
 #[test]
 fn a_large_dataflash_log_reads_the_same_in_partitions_and_windows_with_its_index() {
-    use logspec::log::index;
-    use logspec::log::Format;
     let dir = index_dir("dataflash");
     let path = dir.join("big.bin");
     write_dataflash(&path);
-    let file = LogFile { file: path.clone(), log: partition(&path) };
-    let whole = logspec_engine::tables::read(&path, &Open::default(), &Select::default()).unwrap();
-    assert!(!index::places(&path)[0].exists());
-    let (b, done) = scan(&file, &Query { table: "LATE".into(), ..Query::default() });
-    assert!(done.fault.is_none(), "{:?}", done.fault);
-    let got = joined(&b, &file.log).unwrap();
-    let values = got.column(got.schema().index_of("Value").unwrap());
-    let values = values.as_any().downcast_ref::<arrow_array::UInt32Array>().unwrap().values().to_vec();
+    let mut log = Large::new(&path, Format::Dataflash);
+    let values = u32s(&log.first_scan("LATE"), "Value");
     assert_eq!(values, (1..=values.len() as u32).collect::<Vec<_>>(), "LATE: every value once, in order");
-    let idx = index::load(&path, Format::Dataflash).expect("the whole scan wrote the index");
-    assert!(idx.chunks.len() >= 5, "{} chunks", idx.chunks.len());
-    assert_eq!(idx.chunks[0].offset, 0);
-    assert!(idx.states.iter().filter(|&&s| s > idx.chunks[2].offset).count() >= 3, "{:?}", idx.states);
-    let mut by_rows: Vec<(usize, &str)> =
-        whole.tables.iter().map(|t| (t.batches.iter().map(|b| b.num_rows()).sum(), t.name.as_str())).collect();
-    by_rows.retain(|t| !["LATE", "NOTM"].contains(&t.1));
-    by_rows.sort();
-    let mut tables: Vec<&str> = by_rows.iter().rev().take(3).map(|t| t.1).collect();
-    tables.extend([by_rows[0].1, "LATE", "NOTM"]);
-    for how in [Open { map: true, ..Open::default() }, Open::default()] {
-        reads_the_same_in_parts(&file, &how, &idx, &whole, &tables);
-    }
-    let skipped = |w: &[String]| w.iter().filter(|w| w.contains("that are not a message of a known id")).count();
-    assert!(skipped(&whole.warnings) >= 1, "{:?}", whole.warnings);
-    for how in [Open { map: true, ..Open::default() }, Open::default()] {
-        let q = Query { table: tables[0].into(), ..Query::default() };
-        let told: usize = stream::partitions(&file, &how, &q, 1)
-            .into_iter()
-            .map(|p| skipped(&stream::scan_part(&file, &how, &q, p, None, &mut |_| Ok(())).unwrap().warnings))
-            .sum();
-        assert_eq!(told, skipped(&whole.warnings), "map {}", how.map);
-    }
-    a_wrong_index_is_a_fault(&file, 8, tables[0]);
-    // The log changed (a message appended): the index is stale, the log read whole.
-    let mut f = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
-    std::io::Write::write_all(&mut f, &df_fmt(255, 7, "MORE", "I", "Value")).unwrap();
-    drop(f);
-    assert_eq!(index::load(&path, Format::Dataflash), None, "a stale index");
-    let q = Query { table: "NOTM".into(), ..Query::default() };
-    assert_eq!(stream::partitions(&file, &Open::default(), &q, 1), vec![stream::Part::default()]);
-    let (b, done) = scan(&file, &q);
-    assert!(done.fault.is_none(), "{:?}", done.fault);
-    let t = whole.tables.iter().find(|t| t.name == "NOTM").unwrap();
-    let want = arrow_select_concat(&t.batches[0].schema(), &t.batches);
-    assert_eq!(joined(&b, &file.log).unwrap().columns(), want.columns());
-    assert!(index::load(&path, Format::Dataflash).is_some(), "indexed again");
+    // A chunk at any message, from the start (a DataFlash log has no header).
+    log.chunks(5, 0, None, Times::Repeat);
+    let skipped = repeated_messages_read_the_same(&log, ["LATE", "NOTM"], "that are not a message of a known id");
+    assert!(skipped >= 1, "{:?}", log.whole.warnings);
+    // The log changed (a message appended).
+    log.stale("NOTM", |path| {
+        let mut f = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+        std::io::Write::write_all(&mut f, &df_fmt(255, 7, "MORE", "I", "Value")).unwrap();
+    });
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -1492,74 +1108,19 @@ fn write_carla(path: &std::path::Path) -> (u64, [u64; 2]) {
 
 /// The tables a CARLA test reads: `FrameStart`, the largest, and those of the packets that set
 /// state or come rarely (EventAdd, EventDel, PhysicsControl), where the recording has them.
-fn carla_tables(whole: &logspec_engine::tables::Read) -> Vec<&logspec_engine::tables::Table> {
+fn carla_tables(whole: &logspec_engine::tables::Read) -> Vec<&str> {
     let rows = |t: &logspec_engine::tables::Table| t.batches.iter().map(RecordBatch::num_rows).sum::<usize>();
     let largest = whole.tables.iter().max_by_key(|t| rows(t)).map(|t| t.name.clone());
     let picked = |t: &&logspec_engine::tables::Table| {
         ["FrameStart", "EventAdd", "EventDel", "PhysicsControl"].contains(&t.name.as_str())
             || Some(&t.name) == largest.as_ref()
     };
-    whole.tables.iter().filter(picked).filter(|t| rows(t) > 0).collect()
+    whole.tables.iter().filter(picked).filter(|t| rows(t) > 0).map(|t| t.name.as_str()).collect()
 }
 
-/// Each of `tables` of `file` (its whole rows, read without the index) read in partitions of a
-/// chunk each and in time windows (whole and in partitions), over a map and over a stream, gives
-/// the whole log's rows filtered by their `log_elapsed_ns`; `chunks`: how many the index has.
-fn carla_reads_the_same(file: &LogFile, tables: &[&logspec_engine::tables::Table], chunks: usize) {
-    use logspec::log::index::CHUNK_BYTES;
-    let what = file.file.display();
-    let span = |t: &logspec_engine::tables::Table| {
-        let rows = arrow_select_concat(&t.batches[0].schema(), &t.batches);
-        let elapsed = rows.column(rows.schema().index_of("log_elapsed_ns").unwrap());
-        let elapsed = elapsed.as_any().downcast_ref::<Int64Array>().unwrap().clone();
-        (rows, elapsed)
-    };
-    let frames = tables.iter().find(|t| t.name == "FrameStart").expect("a FrameStart table");
-    let (_, e) = span(frames);
-    let (lo, hi) = (e.iter().flatten().min().unwrap() as f64 / 1e9, e.iter().flatten().max().unwrap() as f64 / 1e9);
-    let at = |x: f64| lo + x * (hi - lo);
-    let windows = [(None, None), (Some(at(0.45)), Some(at(0.55))), (Some(at(0.7)), None), (None, Some(at(0.1)))];
-    for t in tables {
-        let (rows, elapsed) = span(t);
-        for (since, until) in windows {
-            let mut one: Option<Option<RecordBatch>> = None;
-            for how in [Open { map: true, ..Open::default() }, Open::default()] {
-                let keep: BooleanArray = elapsed
-                    .iter()
-                    .map(|e| {
-                        let e = e.unwrap() as f64 / 1e9;
-                        Some(since.is_none_or(|s| e >= s) && until.is_none_or(|u| e <= u))
-                    })
-                    .collect();
-                let want = arrow_select_filter(&rows, &keep);
-                let q = Query { table: t.name.clone(), since, until, ..Query::default() };
-                let parts = stream::partitions(file, &how, &q, CHUNK_BYTES);
-                let what = format!("{what} {} {since:?}..{until:?} map {}", t.name, how.map);
-                if since.is_none() && until.is_none() {
-                    assert_eq!(parts.len(), chunks, "{what}: a partition per chunk");
-                } else if chunks > 2 {
-                    assert!(parts.len() < chunks, "{what}: the chunks the window meets");
-                }
-                let got = joined(&scan_parts(file, &how, &q, &parts), &file.log);
-                match &got {
-                    Some(g) => assert_eq!(g.columns(), want.columns(), "{what}: in partitions"),
-                    None => assert_eq!(want.num_rows(), 0, "{what}: in partitions"),
-                }
-                // One scan of the window (the same for both: it reads the file).
-                let one = one.get_or_insert_with(|| {
-                    let (b, done) = scan(file, &q);
-                    assert!(done.fault.is_none(), "{what}: {:?}", done.fault);
-                    joined(&b, &file.log)
-                });
-                assert_eq!(
-                    one.as_ref().map(|b| b.columns().to_vec()),
-                    got.map(|b| b.columns().to_vec()),
-                    "{what}: one scan"
-                );
-            }
-        }
-    }
-}
+/// The time windows of a CARLA test, as fractions of the span of its frames: those of the other
+/// formats, and the first tenth.
+const CARLA_WINDOWS: Windows<'static> = Windows::Of("FrameStart", &[FRACTIONS[0], FRACTIONS[1], (None, Some(0.1))]);
 
 /// A CARLA recording's first whole scan writes its time index (chunks at FrameStarts, a frame
 /// a record; the PhysicsControl packets where the wheel layout changes as its state messages);
@@ -1570,98 +1131,56 @@ fn carla_reads_the_same(file: &LogFile, tables: &[&logspec_engine::tables::Table
 /// rows.
 #[test]
 fn a_large_carla_recording_reads_the_same_in_partitions_and_windows_with_its_index() {
-    use logspec::log::index::{self, CHUNK_BYTES};
-    use logspec::log::Format;
+    use logspec::log::index::CHUNK_BYTES;
     let dir = index_dir("carla");
     let path = dir.join("big.log");
     let (frames, switches) = write_carla(&path);
-    let file = LogFile { file: path.clone(), log: partition(&path) };
-    let whole = logspec_engine::tables::read(&path, &Open::default(), &Select::default()).unwrap();
-    assert!(whole.error.is_none(), "{:?}", whole.error);
-    assert!(!index::places(&path)[0].exists());
-    let tables = carla_tables(&whole);
-    assert!(tables.iter().any(|t| t.name.starts_with("PhysicsControl")), "PhysicsControl tables");
-    let (b, done) = scan(&file, &Query { table: "FrameStart".into(), ..Query::default() });
-    assert!(done.fault.is_none(), "{:?}", done.fault);
-    assert_eq!(joined(&b, &file.log).unwrap().num_rows() as u64, frames, "a row per frame");
-    let idx = index::load(&path, Format::Carla).expect("the whole scan wrote the index");
-    assert!(idx.chunks.len() >= 4, "{} chunks", idx.chunks.len());
-    assert_eq!(idx.chunks[0].offset, 34, "after the header");
-    assert_eq!(idx.chunks.iter().map(|c| c.records).sum::<u64>(), frames, "a record per frame");
-    assert_eq!(idx.states, switches, "the wheel layout changes");
-    assert!(idx.states[0] > idx.chunks[2].offset, "state messages past the first chunks");
-    carla_reads_the_same(&file, &tables, idx.chunks.len());
+    let mut log = Large::new(&path, Format::Carla);
+    assert!(log.whole.error.is_none(), "{:?}", log.whole.error);
+    let got = log.first_scan("FrameStart");
+    assert_eq!(got.num_rows() as u64, frames, "a row per frame");
+    // A chunk at a FrameStart, after the header; a frame a record.
+    log.chunks(4, 34, Some(frames), Times::Rise);
+    assert_eq!(log.idx().states, switches, "the wheel layout changes");
+    log.states_past_the_first_chunks(switches.len());
+    let tables = carla_tables(&log.whole);
+    let physics = tables.iter().find(|t| t.starts_with("PhysicsControl")).expect("PhysicsControl tables").to_string();
+    log.reads_the_same(&tables, CARLA_WINDOWS);
 
-    // The log touched (its modification time): the index is stale, ignored, and written again
-    // by the next whole scan.
-    let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
-    let later = mtime + std::time::Duration::from_secs(5);
-    std::fs::File::options().write(true).open(&path).unwrap().set_modified(later).unwrap();
-    assert_eq!(index::load(&path, Format::Carla), None, "stale");
-    let physics = Query {
-        table: tables.iter().find(|t| t.name.starts_with("PhysicsControl")).unwrap().name.clone(),
-        ..Query::default()
-    };
-    assert_eq!(stream::partitions(&file, &Open::default(), &physics, CHUNK_BYTES).len(), 1, "read whole");
-    let (b, _) = scan(&file, &physics);
-    let rows = joined(&b, &file.log).unwrap().num_rows();
-    assert_eq!(index::load(&path, Format::Carla).map(|i| i.chunks), Some(idx.chunks.clone()), "written again");
+    // The log touched (its modification time).
+    let chunks = log.idx().chunks.clone();
+    let rows = log.stale(&physics, |path| {
+        let mtime = std::fs::metadata(path).unwrap().modified().unwrap();
+        let later = mtime + std::time::Duration::from_secs(5);
+        std::fs::File::options().write(true).open(path).unwrap().set_modified(later).unwrap();
+    });
+    assert_eq!(log.idx().chunks, chunks, "written again");
 
     // A state message moved off a packet's start: over a map, the partitions after it read as
     // a fault; a stream reads every packet up to a part, the state messages among them, and
     // gives the rows.
-    let place = index::places(&path)[0].clone();
-    let good = std::fs::read(&place).unwrap();
-    let stamp = index::stamp(&path).unwrap();
-    let mut bytes = good.clone();
-    let last = bytes.len() - 8;
-    let moved = u64::from_le_bytes(bytes[last..].try_into().unwrap()) + 1;
-    bytes[last..].copy_from_slice(&moved.to_le_bytes());
-    let bad = index::decode(&bytes, 6, &stamp).expect("passes the checks an index file gets");
-    assert_eq!(*bad.states.last().unwrap(), moved);
-    std::fs::write(&place, &bytes).unwrap();
-    let parts = stream::partitions(&file, &Open::default(), &physics, CHUNK_BYTES);
+    let last = log.idx().states.len() - 1;
+    let bad = log.put_index(&log.changed(&[(log.state_at(last), 1)]));
+    assert_eq!(bad.states[last], log.idx().states[last] + 1);
+    let physics = Query { table: physics, ..Query::default() };
+    let parts = stream::partitions(&log.file, &Open::default(), &physics, CHUNK_BYTES);
     let end = *parts.last().unwrap();
-    let mapped = Open { map: true, ..Open::default() };
-    let done = stream::scan_part(&file, &mapped, &physics, end, None, &mut |_| Ok(())).unwrap();
+    let done = stream::scan_part(&log.file, &hows()[0], &physics, end, None, &mut |_| Ok(())).unwrap();
     let fault = done.fault.expect("a fault");
     assert!(fault.message.contains("the time index is wrong"), "{}", fault.message);
     assert!(fault.message.contains("not a PhysicsControl packet"), "{}", fault.message);
-    let got = joined(&scan_parts(&file, &Open::default(), &physics, &parts), &file.log).unwrap();
-    assert_eq!(got.num_rows(), rows, "a stream");
+    let got = joined(&scan_parts(&log.file, &Open::default(), &physics, &parts), &log.file.log).unwrap();
+    assert_eq!(got.num_rows(), rows.num_rows(), "a stream");
 
-    // A chunk boundary moved a byte into a FrameStart packet (the chunks still tile the log):
-    // the chunk before it ends, and the one after starts, where no frame does.
-    let mut bytes = good.clone();
-    let chunk = |i: usize| 112 + 53 * i + 5;
-    let field = |b: &[u8], at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap());
-    let (len1, off2, len2) = (field(&bytes, chunk(1) + 8), field(&bytes, chunk(2)), field(&bytes, chunk(2) + 8));
-    bytes[chunk(1) + 8..chunk(1) + 16].copy_from_slice(&(len1 + 1).to_le_bytes());
-    bytes[chunk(2)..chunk(2) + 8].copy_from_slice(&(off2 + 1).to_le_bytes());
-    bytes[chunk(2) + 8..chunk(2) + 16].copy_from_slice(&(len2 - 1).to_le_bytes());
-    let bad = index::decode(&bytes, 6, &stamp).expect("passes the checks an index file gets");
-    assert_eq!(bad.chunks[2].offset, off2 + 1);
-    std::fs::write(&place, &bytes).unwrap();
-    let frame = Query { table: "FrameStart".into(), ..Query::default() };
-    for how in [mapped.clone(), Open::default()] {
-        let parts = stream::partitions(&file, &how, &frame, CHUNK_BYTES);
-        for k in [1, 2] {
-            let done = stream::scan_part(&file, &how, &frame, parts[k], None, &mut |_| Ok(())).unwrap();
-            let fault = done.fault.unwrap_or_else(|| panic!("part {k} map {}: a fault", how.map));
-            assert!(fault.message.contains("the time index is wrong"), "{}", fault.message);
-        }
-    }
+    // A chunk boundary moved a byte into a FrameStart packet.
+    log.a_moved_chunk_boundary_is_a_fault("FrameStart");
     // A chunk that claims more frames before it than there are: a stream counts them.
-    let mut bytes = good.clone();
-    let first = field(&bytes, chunk(2) + 16);
-    bytes[chunk(2) + 16..chunk(2) + 24].copy_from_slice(&(first + 1).to_le_bytes());
-    bytes[chunk(1) + 24..chunk(1) + 32].copy_from_slice(&(field(&good, chunk(1) + 24) + 1).to_le_bytes());
-    bytes[chunk(2) + 24..chunk(2) + 32].copy_from_slice(&(field(&good, chunk(2) + 24) - 1).to_le_bytes());
-    let bad = index::decode(&bytes, 6, &stamp).expect("passes the checks an index file gets");
-    assert_eq!(bad.chunks[2].first_record, first + 1);
-    std::fs::write(&place, &bytes).unwrap();
-    let parts = stream::partitions(&file, &Open::default(), &frame, CHUNK_BYTES);
-    let done = stream::scan_part(&file, &Open::default(), &frame, parts[2], None, &mut |_| Ok(())).unwrap();
+    let (one, two) = (log.chunk_at(1), log.chunk_at(2));
+    let bad = log.put_index(&log.changed(&[(two + 16, 1), (one + 24, 1), (two + 24, -1)]));
+    assert_eq!(bad.chunks[2].first_record, log.idx().chunks[2].first_record + 1);
+    let frame = Query { table: "FrameStart".into(), ..Query::default() };
+    let parts = stream::partitions(&log.file, &Open::default(), &frame, CHUNK_BYTES);
+    let done = stream::scan_part(&log.file, &Open::default(), &frame, parts[2], None, &mut |_| Ok(())).unwrap();
     let fault = done.fault.expect("a fault");
     assert!(
         fault.message.contains("frames start before it") && fault.message.contains("the time index is wrong"),
@@ -1677,9 +1196,6 @@ fn a_large_carla_recording_reads_the_same_in_partitions_and_windows_with_its_ind
 /// whole read's rows.
 #[test]
 fn the_bundled_carla_recordings_read_the_same_with_their_index() {
-    use logspec::log::index;
-    use logspec::log::Format;
-    use logspec_engine::index::{build, Built};
     let dir = index_dir("carla-bundled");
     let mut ranged = 0;
     for name in
@@ -1687,18 +1203,16 @@ fn the_bundled_carla_recordings_read_the_same_with_their_index() {
     {
         let copy = dir.join(format!("{name}.log"));
         std::fs::copy(crate::common::data(&format!("carla/{name}.log")), &copy).unwrap();
-        let how = Open { map: true, ..Open::default() };
-        assert!(matches!(build(&copy, &how, false).unwrap(), Built::Written { .. }), "{name}");
-        let idx = index::load(&copy, Format::Carla).expect("written");
+        let mut log = Large::new(&copy, Format::Carla);
+        log.build();
+        let idx = log.idx();
         let summary =
             std::fs::read_to_string(crate::common::data(&format!("carla/{name}.expected.summary.json"))).unwrap();
         let frames = serde_json::from_str::<serde_json::Value>(&summary).unwrap()["frames"].as_u64().unwrap();
         assert_eq!(idx.chunks.iter().map(|c| c.records).sum::<u64>(), frames, "{name}: a record per frame");
         assert_eq!(idx.states.len(), usize::from(name.ends_with("2020")), "{name}: {:?}", idx.states);
         if idx.chunks.len() > 1 {
-            let file = LogFile { file: copy.clone(), log: partition(&copy) };
-            let whole = logspec_engine::tables::read(&copy, &Open::default(), &Select::default()).unwrap();
-            carla_reads_the_same(&file, &carla_tables(&whole), idx.chunks.len());
+            log.reads_the_same(&carla_tables(&log.whole), CARLA_WINDOWS);
             ranged += 1;
         }
     }

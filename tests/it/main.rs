@@ -26,6 +26,7 @@ mod engines;
 mod fast_paths;
 mod generated;
 mod history;
+mod index_harness;
 mod interrupted;
 mod mapped;
 mod mcap;
