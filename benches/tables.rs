@@ -1,9 +1,10 @@
 //! Every fast path into in-memory tables against its generic path, measured in the same run: the
 //! rule is that a fast path stays only where it is at least 1.3x its generic path.
 //!
-//! `cargo bench --bench tables` (optionally `-- --usvlog-mb 200 --rlog-mb 97 --rounds 5`). The
-//! inputs are the USVLOG stream of the `usvlog` bench and the R1 file of the `rlog` bench,
-//! written to temporary files (in the page cache). Each line is a median of `rounds` reads of
+//! `cargo bench --bench tables` (optionally `-- --usvlog-mb 200 --rlog-mb 97 --carla-mb 200
+//! --rounds 5`; 0 leaves an input out). The inputs are the USVLOG stream of the `usvlog` bench,
+//! the R1 file of the `rlog` bench and the recording of the `carla` bench, written to temporary
+//! files (in the page cache). Each line is a median of `rounds` reads of
 //! the whole file into tables, each in a new process (as a user's program reads: its memory is
 //! fresh, so page faults count), the lines' order rotated every round:
 //!
@@ -11,6 +12,9 @@
 //!   `tables()`): USVLOG by the two passes, the others by the `Tables` sink;
 //! - the `Tables` sink (`Log::scan`): typed records, RLOG views, direct columns;
 //! - the same without direct columns (`Tables::without_direct`);
+//! - the same with every record handed as a visit, never as its payload bytes, so no fixed
+//!   layout (`TableBuilder`'s columns gathered from the bytes): USVLOG records, CARLA actor
+//!   records of numbers;
 //! - the generic path: every sample as a value tree, no direct columns (what
 //!   `tests/it/fast_paths.rs` holds every path to).
 
@@ -49,11 +53,30 @@ fn scan(path: &Path, sink: &mut dyn Samples) {
     assert!(o.error.is_none(), "{:?}", o.error);
 }
 
+/// Hands every record over as a visit (no payload bytes: no fixed layout).
+struct Visits(Tables);
+
+impl Samples for Visits {
+    fn channel(&mut self, id: usize, channel: &Channel) -> Result<(), Error> {
+        self.0.channel(id, channel)
+    }
+    fn sample(&mut self, id: usize, t_ns: u64, value: &Value) -> Result<(), Error> {
+        self.0.sample(id, t_ns, value)
+    }
+    fn visit(&mut self, id: usize, t_ns: u64, value: &dyn logspec::log::DynVisit) -> Result<(), Error> {
+        self.0.visit(id, t_ns, value)
+    }
+    fn origin(&mut self, origin_ns: u64) {
+        self.0.origin(origin_ns)
+    }
+}
+
 /// The lines: name, label, and the line it is measured against.
-const LINES: [(&str, &str, &str); 4] = [
+const LINES: [(&str, &str, &str); 5] = [
     ("chosen", "tables::read (the chosen path)", "sink"),
     ("sink", "the Tables sink", "no-direct"),
-    ("no-direct", "the same without direct columns", "generic"),
+    ("no-direct", "the same without direct columns", "visits"),
+    ("visits", "the same, records as visits", "generic"),
     ("generic", "the generic path (value trees)", "generic"),
 ];
 
@@ -74,6 +97,11 @@ fn read_once(line: &str, path: &Path) -> usize {
             let mut t = Tables::new(false).without_direct();
             scan(path, &mut t);
             rows(&t.finish().unwrap().0)
+        }
+        "visits" => {
+            let mut v = Visits(Tables::new(false).without_direct());
+            scan(path, &mut v);
+            rows(&v.0.finish().unwrap().0)
         }
         _ => {
             let mut g = Generic(Tables::new(false).without_direct());
@@ -138,6 +166,7 @@ fn main() {
     }
     let usvlog_mb: f64 = arg("--usvlog-mb", "200").parse().expect("--usvlog-mb N");
     let rlog_mb: f64 = arg("--rlog-mb", "97").parse().expect("--rlog-mb N");
+    let carla_mb: f64 = arg("--carla-mb", "200").parse().expect("--carla-mb N");
     let runs: usize = arg("--rounds", "5").parse().expect("--rounds N");
     // `--write DIR`: only write the inputs there (`bench.usvlog`, `bench.rlog`), for benchmarks
     // of whole processes (BENCHMARKS.md, "Before and after").
@@ -166,6 +195,11 @@ fn main() {
         let p = dir.join("bench.rlog");
         std::fs::write(&p, common::rlog_input::build_r1(rlog_mb)).unwrap();
         measure("RLOG R1", &p, runs);
+    }
+    if carla_mb > 0.0 {
+        let p = dir.join("bench.log");
+        std::fs::write(&p, common::carla_input::build(carla_mb).0).unwrap();
+        measure("CARLA", &p, runs);
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

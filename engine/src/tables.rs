@@ -92,7 +92,8 @@ pub struct TableBuilder {
     nested: bool,
     /// Scratch for [`FlatRow`].
     filled: Vec<bool>,
-    /// For a flat struct of fixed size: rows kept as their bytes until the batch is made.
+    /// For a struct of fixed size (numbers, or nested structs of numbers): rows kept as their
+    /// bytes until the batch is made.
     fixed: Option<FixedRows>,
     /// Rows and about how many bytes of values are buffered.
     pub rows: usize,
@@ -206,12 +207,8 @@ impl TableBuilder {
         let nested = !flat && cols.as_ref().is_some_and(|c| NestedRow::streams(c));
         // Rows straight from their bytes where the IR gives every column a fixed place, and the
         // layout's arrays have the columns' types.
-        let fixed = match (&channel.ty, flat) {
-            (Some(t), true) => FixedLayout::of(&t.schema, t.id).filter(|l| {
-                let body = &schema.fields()[2..];
-                l.columns() == body.len()
-                    && body.iter().enumerate().all(|(i, f)| l.column(i, &[]).data_type() == f.data_type())
-            }),
+        let fixed = match &channel.ty {
+            Some(t) if flat || nested => FixedLayout::of(&t.schema, t.id).and_then(|l| l.bind(&schema.fields()[2..])),
             _ => None,
         };
         TableBuilder {

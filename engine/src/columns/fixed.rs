@@ -2,23 +2,29 @@
 
 use std::sync::Arc;
 
-use arrow_array::ArrayRef;
+use arrow_array::{Array, ArrayRef};
 use arrow_buffer::ScalarBuffer;
+use arrow_schema::{DataType, Field, FieldRef, Fields};
 use logspec::ir::ir::{self, Prim, Schema, Ty, TypeDef};
 use logspec::runtime::{Endian, Fixed};
 
 use super::Col;
 
-/// Where a flat, fixed-size struct's columns are in its bytes, from the IR: the fast path of
-/// `export --parquet` for records such as USVLOG's, whose rows are kept as their payload bytes
-/// and turned into Arrow arrays a column at a time ([`FixedLayout::column`]), with no visit or
-/// [`Value`](logspec::value::Value) per field. Only for structs whose visible fields are all numbers, bools, enums and
-/// flags at fixed offsets; the columns are those of [`arrow_fields`](super::arrow_fields), in its order.
+/// Where a fixed-size struct's columns are in its bytes, from the IR: the fast path of
+/// `export --parquet` and the engines for records such as USVLOG's or CARLA's actor records,
+/// whose rows are kept as their payload bytes and turned into Arrow arrays a column at a time
+/// ([`FixedLayout::column`]), with no visit or [`Value`](logspec::value::Value) per field. Only
+/// for structs whose visible fields are numbers, bools, enums and flags at fixed offsets, or
+/// nested structs of such fields (a struct column); the columns are those of
+/// [`arrow_fields`](super::arrow_fields), in its order. The leaves (the number fields, nested
+/// ones included, in order) are numbered: [`FixedLayout::gather`] takes a leaf, which for a
+/// flat layout ([`FixedLayout::is_flat`]) is column `i`.
 #[derive(Clone, Debug)]
 pub struct FixedLayout {
     /// The struct's encoded size: the bytes kept per row.
     pub size: usize,
     leaves: Vec<Leaf>,
+    columns: Vec<Column>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -29,43 +35,129 @@ struct Leaf {
     big: bool,
 }
 
+/// A column of the layout.
+#[derive(Clone, Debug)]
+enum Column {
+    /// A leaf's values.
+    Leaf(usize),
+    /// A nested struct: its Arrow fields (named after the IR's, with no metadata until
+    /// [`FixedLayout::bind`] takes the table's) and its columns.
+    Struct(Fields, Vec<Column>),
+}
+
+/// How deep nested structs may go (an IR struct of fixed size cannot hold itself; this bounds
+/// the walk all the same).
+const DEPTH: usize = 16;
+
 impl FixedLayout {
-    /// The layout of struct `id`, or `None` when a field is not a number, bool, enum or flags at
-    /// a fixed offset (the generic path then handles the struct).
+    /// The layout of struct `id`, or `None` when a field is not a number, bool, enum, flags or
+    /// nested struct of those at a fixed offset (the generic path then handles the struct).
     pub fn of(schema: &Schema, id: ir::TypeId) -> Option<FixedLayout> {
-        let s = schema.strukt(id);
-        let size = usize::try_from(s.size?).ok().filter(|n| *n > 0)?;
+        let size = usize::try_from(schema.strukt(id).size?).ok().filter(|n| *n > 0)?;
         let mut leaves = Vec::new();
-        for f in &s.fields {
+        let columns = Self::walk(schema, id, 0, size, &mut leaves, 0)?;
+        Some(FixedLayout { size, leaves, columns })
+    }
+
+    /// The columns of struct `id` at byte `base` of a row of `size` bytes, its leaves added to
+    /// `leaves`.
+    fn walk(
+        schema: &Schema,
+        id: ir::TypeId,
+        base: usize,
+        size: usize,
+        leaves: &mut Vec<Leaf>,
+        depth: usize,
+    ) -> Option<Vec<Column>> {
+        let mut columns = Vec::new();
+        for f in schema.strukt(id).fields.iter().filter(|f| !f.is_padding()) {
+            let offset = base.checked_add(usize::try_from(f.offset?).ok()?)?;
             let prim = match &f.ty {
-                Ty::Pad(_) => continue,
                 Ty::Prim(p) => Some(*p),
                 Ty::Bool => None,
                 Ty::Named(t) => match schema.ty(*t) {
                     TypeDef::Enum(e) => Some(e.base),
                     TypeDef::Flags(fl) => Some(fl.base),
+                    TypeDef::Struct(inner) if depth < DEPTH && inner.size.is_some() => {
+                        let cols = Self::walk(schema, *t, offset, size, leaves, depth + 1)?;
+                        // A struct with no columns has no Arrow type (`arrow_fields` leaves it out).
+                        if cols.is_empty() {
+                            return None;
+                        }
+                        let inner_fields = &schema.strukt(*t).fields;
+                        let names = inner_fields.iter().filter(|f| !f.is_padding()).map(|f| f.name.as_str());
+                        let fields: Fields =
+                            names.zip(&cols).map(|(n, c)| Field::new(n, c.data_type(leaves), true)).collect();
+                        columns.push(Column::Struct(fields, cols));
+                        continue;
+                    }
                     _ => return None,
                 },
                 _ => return None,
             };
-            let offset = usize::try_from(f.offset?).ok()?;
-            let width = prim.map_or(1, |p| prim_size(p));
+            let width = prim.map_or(1, prim_size);
             if offset.checked_add(width)? > size {
                 return None;
             }
+            columns.push(Column::Leaf(leaves.len()));
             leaves.push(Leaf { offset, prim, big: f.endian == ir::Endian::Big });
         }
-        Some(FixedLayout { size, leaves })
+        Some(columns)
     }
 
-    /// How many columns the layout makes.
+    /// The layout with the Arrow fields of its table's columns (`fields`, in order), or `None`
+    /// when they are not the types the layout's arrays have (field names, nullability and
+    /// metadata taken from `fields`).
+    pub fn bind(mut self, fields: &[FieldRef]) -> Option<FixedLayout> {
+        fn bind_all(cols: &mut [Column], fields: &[FieldRef], leaves: &[Leaf]) -> bool {
+            cols.len() == fields.len() && cols.iter_mut().zip(fields).all(|(c, f)| bind_one(c, f.data_type(), leaves))
+        }
+        fn bind_one(c: &mut Column, ty: &DataType, leaves: &[Leaf]) -> bool {
+            match (c, ty) {
+                (Column::Leaf(l), ty) => leaf_type(leaves[*l].prim) == *ty,
+                (Column::Struct(own, cols), DataType::Struct(fields)) => {
+                    if !bind_all(cols, fields, leaves) {
+                        return false;
+                    }
+                    *own = fields.clone();
+                    true
+                }
+                _ => false,
+            }
+        }
+        bind_all(&mut self.columns, fields, &self.leaves).then_some(self)
+    }
+
+    /// Whether every column is a leaf (no nested struct): column `i` is leaf `i`.
+    pub fn is_flat(&self) -> bool {
+        self.columns.iter().all(|c| matches!(c, Column::Leaf(_)))
+    }
+
+    /// How many columns the layout makes (a nested struct is one).
     pub fn columns(&self) -> usize {
-        self.leaves.len()
+        self.columns.len()
     }
 
     /// Column `i` of the rows in `rows` (each [`FixedLayout::size`] bytes, one after the other),
-    /// as the Arrow array of [`arrow_fields`](super::arrow_fields)' type for the field, with no nulls.
+    /// as the Arrow array of [`arrow_fields`](super::arrow_fields)' type for the field, with no
+    /// nulls.
     pub fn column(&self, i: usize, rows: &[u8]) -> ArrayRef {
+        self.array(&self.columns[i], rows)
+    }
+
+    fn array(&self, c: &Column, rows: &[u8]) -> ArrayRef {
+        match c {
+            Column::Leaf(l) => self.leaf(*l, rows),
+            Column::Struct(fields, cols) => {
+                let children = cols.iter().map(|c| self.array(c, rows)).collect();
+                // The children's types are the fields' (`walk` made them so, `bind` checked).
+                Arc::new(arrow_array::StructArray::new(fields.clone(), children, None))
+            }
+        }
+    }
+
+    /// Leaf `i` of the rows in `rows` as an Arrow array of its type.
+    fn leaf(&self, i: usize, rows: &[u8]) -> ArrayRef {
         use arrow_array::types::*;
         use arrow_array::PrimitiveArray;
         let n = rows.len() / self.size;
@@ -95,13 +187,13 @@ impl FixedLayout {
         }
     }
 
-    /// The wire type of column `i`: its number type, `None` for a bool (one byte, zero is
+    /// The wire type of leaf `i`: its number type, `None` for a bool (one byte, zero is
     /// false).
     pub fn prim(&self, i: usize) -> Option<Prim> {
         self.leaves[i].prim
     }
 
-    /// Column `i` of the rows in `rows` (each [`FixedLayout::size`] bytes, one after the other)
+    /// Leaf `i` of the rows in `rows` (each [`FixedLayout::size`] bytes, one after the other)
     /// written into `out`, one value per row (as many as both have), each converted to `T` as
     /// Rust's `as` converts numbers (a bool is 0 or 1). A column a time, sequentially: the
     /// shared core of the Arrow arrays ([`FixedLayout::column`]) and of the Python package's
@@ -142,7 +234,7 @@ impl FixedLayout {
     /// time (when rows of one table come both as bytes and as visits). Returns the misfits.
     pub fn append_to(&self, rows: &[u8], cols: &mut [(String, Col)]) -> u64 {
         let mut misfits = 0;
-        for (i, (_, col)) in cols.iter_mut().enumerate().take(self.leaves.len()) {
+        for (i, (_, col)) in cols.iter_mut().enumerate().take(self.columns.len()) {
             let array = self.column(i, rows);
             misfits += append_array(col, &array);
         }
@@ -198,6 +290,20 @@ fn gather_leaf<'r, P: Fixed + Default, T>(
     }
 }
 
+impl Column {
+    fn data_type(&self, leaves: &[Leaf]) -> DataType {
+        match self {
+            Column::Leaf(l) => leaf_type(leaves[*l].prim),
+            Column::Struct(fields, _) => DataType::Struct(fields.clone()),
+        }
+    }
+}
+
+/// The Arrow type of a leaf's array (`arrow_fields`' type for its IR type).
+fn leaf_type(prim: Option<Prim>) -> DataType {
+    prim.map_or(DataType::Boolean, super::prim_type)
+}
+
 fn prim_size(p: Prim) -> usize {
     match p {
         Prim::U8 | Prim::I8 => 1,
@@ -207,8 +313,8 @@ fn prim_size(p: Prim) -> usize {
     }
 }
 
-/// Appends the values of a null-free array of a scalar type to a column builder of that type
-/// (of another type: nulls, counted as misfits).
+/// Appends the values of a null-free array of a scalar type, or a struct of such arrays, to a
+/// column builder of that type (of another type: nulls, counted as misfits).
 fn append_array(col: &mut Col, a: &ArrayRef) -> u64 {
     use arrow_array::cast::AsArray;
     use arrow_array::types::*;
@@ -243,6 +349,15 @@ fn append_array(col: &mut Col, a: &ArrayRef) -> u64 {
         Col::U64(b) => prim!(b, UInt64Type),
         Col::F32(b) => prim!(b, Float32Type),
         Col::F64(b) => prim!(b, Float64Type),
+        Col::Struct { children, nulls, len, .. } => match a.as_struct_opt() {
+            Some(x) if x.columns().len() == children.len() => {
+                let misfits: u64 = children.iter_mut().zip(x.columns()).map(|(c, a)| append_array(c, a)).sum();
+                nulls.append_n_non_nulls(x.len());
+                *len += x.len();
+                return misfits;
+            }
+            _ => false,
+        },
         _ => false,
     };
     if done {

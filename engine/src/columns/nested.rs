@@ -42,14 +42,6 @@ enum Frame {
     Skip { depth: usize },
 }
 
-/// Where a value of the visit goes.
-enum Target {
-    /// To the column at `path` plus this index.
-    Col(usize),
-    /// Nowhere (no column of that name, a field already filled, a value under a left-out one).
-    Nowhere,
-}
-
 impl<'a> NestedRow<'a> {
     pub fn new(cols: &'a mut [(String, Col)], filled: &'a mut Vec<bool>) -> Self {
         filled.clear();
@@ -63,7 +55,7 @@ impl<'a> NestedRow<'a> {
             match c {
                 Col::List { item, .. } => plain(item),
                 Col::Struct { fields, children, .. } => {
-                    fields.first().map_or(true, |f| f.name() != "variant") && children.iter().all(plain)
+                    fields.first().is_none_or(|f| f.name() != "variant") && children.iter().all(plain)
                 }
                 _ => true,
             }
@@ -84,20 +76,7 @@ impl<'a> NestedRow<'a> {
 
     /// The children of the column at `path` (the row's columns at the top).
     fn children(&mut self) -> ChildrenMut<'_> {
-        let Some((&first, rest)) = self.path.split_first() else { return ChildrenMut::Row(self.cols) };
-        let mut c: &mut Col = &mut self.cols[first].1;
-        for &i in rest {
-            c = match c {
-                Col::Struct { children, .. } => &mut children[i],
-                Col::List { item, .. } => item,
-                other => other,
-            };
-        }
-        match c {
-            Col::Struct { fields, children, .. } => ChildrenMut::Struct(fields, children),
-            Col::List { item, .. } => ChildrenMut::Item(item),
-            _ => ChildrenMut::None,
-        }
+        children(self.cols, &self.path)
     }
 
     /// The column of the innermost open container plus `i`.
@@ -110,54 +89,49 @@ impl<'a> NestedRow<'a> {
         }
     }
 
-    /// Where the next value, named `name`, goes; counts it in its list or struct.
-    fn target(&mut self, name: Option<&str>) -> Target {
-        let (base, next) = match self.stack.last_mut() {
-            None => return Target::Nowhere,
-            Some(Frame::Skip { .. }) => return Target::Nowhere,
-            Some(Frame::List { n }) => {
+    /// Where the next value, named `name`, goes (its index in the innermost open container, and
+    /// its column), counted in its list or struct; `None`: nowhere (no column of that name, a
+    /// field already filled, a value under a left-out one). One walk down `path` per value.
+    fn target(&mut self, name: Option<&str>) -> Option<(usize, &mut Col)> {
+        let NestedRow { cols, stack, filled, path, .. } = self;
+        match stack.last_mut()? {
+            Frame::Skip { .. } => None,
+            Frame::List { n } => {
                 *n += 1;
-                return Target::Col(0);
-            }
-            Some(Frame::Struct { base, next }) => (*base, *next),
-        };
-        let Some(name) = name else { return Target::Nowhere };
-        let found = match self.children() {
-            ChildrenMut::Row(cols) => {
-                if cols.get(next).is_some_and(|(n, _)| n == name) {
-                    Some(next)
-                } else {
-                    cols.iter().position(|(n, _)| n == name)
+                match children(cols, path) {
+                    ChildrenMut::Item(item) => Some((0, item)),
+                    _ => None,
                 }
             }
-            ChildrenMut::Struct(fields, _) => {
-                if fields.get(next).is_some_and(|f| f.name() == name) {
-                    Some(next)
-                } else {
-                    fields.iter().position(|f| f.name() == name)
+            Frame::Struct { base, next } => {
+                let name = name?;
+                let (i, col) = match children(cols, path) {
+                    ChildrenMut::Row(cols) => {
+                        let i = find(cols.len(), *next, |k| same(&cols[k].0, name))?;
+                        (i, &mut cols[i].1)
+                    }
+                    ChildrenMut::Struct(fields, children) => {
+                        let i = find(fields.len(), *next, |k| same(fields[k].name(), name))?;
+                        (i, children.get_mut(i)?)
+                    }
+                    _ => return None,
+                };
+                let filled = filled.get_mut(*base + i)?;
+                if *filled {
+                    return None;
                 }
+                *filled = true;
+                *next = i + 1;
+                Some((i, col))
             }
-            _ => None,
-        };
-        let Some(i) = found else { return Target::Nowhere };
-        if self.filled[base + i] {
-            return Target::Nowhere;
         }
-        self.filled[base + i] = true;
-        if let Some(Frame::Struct { next, .. }) = self.stack.last_mut() {
-            *next = i + 1;
-        }
-        Target::Col(i)
     }
 
     /// A scalar value for the next column: `append` appends it (returning its misfits).
     fn leaf(&mut self, name: Option<&str>, size: usize, append: impl FnOnce(&mut Col) -> u64) {
         self.bytes += size;
-        if let Target::Col(i) = self.target(name) {
-            if let Some(c) = self.col(i) {
-                self.misfits += append(c);
-            }
-        }
+        let misfits = self.target(name).map_or(0, |(_, c)| append(c));
+        self.misfits += misfits;
     }
 
     /// A struct (or a list, `list`) begins.
@@ -177,18 +151,14 @@ impl<'a> NestedRow<'a> {
             }
             return;
         }
-        let Target::Col(i) = self.target(name) else {
-            self.stack.push(Frame::Skip { depth: 0 });
-            return;
-        };
-        let frame = match self.col(i) {
-            Some(Col::Struct { children, nulls, len, .. }) if !list => {
+        let (i, frame) = match self.target(name) {
+            Some((i, Col::Struct { children, nulls, len, .. })) if !list => {
                 *len += 1;
                 nulls.append_non_null();
-                Some(children.len())
+                (i, Some(children.len()))
             }
-            Some(Col::List { .. }) if list => None,
-            Some(other) => {
+            Some((i, Col::List { .. })) if list => (i, None),
+            Some((_, other)) => {
                 // Not its column's shape: null, and what is under it left out.
                 other.append_null();
                 self.misfits += 1;
@@ -250,6 +220,45 @@ enum ChildrenMut<'c> {
     Struct(&'c arrow_schema::Fields, &'c mut Vec<Col>),
     Item(&'c mut Col),
     None,
+}
+
+/// The children of the column at `path` in `cols` (`cols` themselves at the top).
+fn children<'c>(cols: &'c mut [(String, Col)], path: &[usize]) -> ChildrenMut<'c> {
+    let Some((&first, rest)) = path.split_first() else { return ChildrenMut::Row(cols) };
+    let Some(top) = cols.get_mut(first) else { return ChildrenMut::None };
+    let mut c: &mut Col = &mut top.1;
+    for &i in rest {
+        c = match c {
+            Col::Struct { children, .. } => match children.get_mut(i) {
+                Some(child) => child,
+                None => return ChildrenMut::None,
+            },
+            Col::List { item, .. } => item,
+            other => other,
+        };
+    }
+    match c {
+        Col::Struct { fields, children, .. } => ChildrenMut::Struct(fields, children),
+        Col::List { item, .. } => ChildrenMut::Item(item),
+        _ => ChildrenMut::None,
+    }
+}
+
+/// The index among `len` of the first that `is` holds for: `expected` (the member after the
+/// last one matched, where a visit of the same type finds it) first, then from the start.
+#[inline]
+fn find(len: usize, expected: usize, is: impl Fn(usize) -> bool) -> Option<usize> {
+    if expected < len && is(expected) {
+        return Some(expected);
+    }
+    (0..len).find(|&k| is(k))
+}
+
+/// Whether two member names are equal: by bytes, inline (names are short; a call of the C
+/// library's `memcmp` per value cost more than the comparison).
+#[inline]
+fn same(a: &str, b: &str) -> bool {
+    a.len() == b.len() && a.bytes().zip(b.bytes()).all(|(x, y)| x == y)
 }
 
 impl logspec::runtime::Visitor for NestedRow<'_> {

@@ -27,6 +27,7 @@ use logspec::runtime::{FramedFormat, Framing, ReadErrorKind};
 
 use super::passes::{self, Columns, Keep, Layouts, Out, Stop, Time};
 use super::{Table, TableBuilder};
+use crate::columns::FixedLayout;
 use logspec::log::fault::SHOWN_PER_KIND;
 use logspec::log::filter::Tally;
 use logspec::log::Error;
@@ -71,7 +72,9 @@ pub fn read_usvlog(
         }
         let channel = logspec::log::scan::record_channel(&schema, &r.name);
         let builder = TableBuilder::new(&channel, false);
-        let Some(layout) = builder.fixed.as_ref().map(|f| f.layout.clone()) else { return Ok(None) };
+        let Some(layout) = builder.fixed.as_ref().map(|f| f.layout.clone()).filter(FixedLayout::is_flat) else {
+            return Ok(None);
+        };
         layouts.push((r.id, layout));
         builders.push(Some((r.name.clone(), builder)));
     }

@@ -1,7 +1,9 @@
 //! Any supported log as one stream of timestamped samples on named channels (a record type, an
 //! RLOG key, ...), for the verbs that treat every format alike: `export`, `convert`, `plot`.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use hashbrown::HashMap;
 use std::sync::Arc;
 
 use crate::formats::rlog;
@@ -287,16 +289,18 @@ impl<'a> State<'a> {
         Ok(())
     }
 
-    /// As [`State::deliver_visit`], for a channel found by number ([`State::wanted_numbered`]).
+    /// As [`State::deliver_record`], for a channel found by number ([`State::wanted_numbered`]):
+    /// a value of the channel's IR type decoded from `payload`.
     pub(super) fn deliver_numbered(
         &mut self,
         key: (u8, u64),
         t_ns: u64,
+        payload: &[u8],
         value: &dyn DynVisit,
         describe: impl FnOnce() -> Channel,
     ) -> Result<(), Error> {
         if let Some(id) = self.wanted_numbered(key, t_ns, describe)? {
-            self.sink.visit(id, t_ns, value)?;
+            self.sink.record(id, t_ns, payload, value)?;
             self.outcome.samples += 1;
         }
         Ok(())
@@ -429,10 +433,8 @@ impl<'a> State<'a> {
         describe: impl FnOnce() -> Channel,
     ) -> Result<Option<usize>, Error> {
         let slot = match self.numbered.entry(key) {
-            std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
-            std::collections::hash_map::Entry::Vacant(v) => {
-                v.insert(new_slot(self.select, &mut self.tally, describe()))
-            }
+            hashbrown::hash_map::Entry::Occupied(o) => o.into_mut(),
+            hashbrown::hash_map::Entry::Vacant(v) => v.insert(new_slot(self.select, &mut self.tally, describe())),
         };
         settle(slot, t_ns, self.origin_ns, self.select, &mut self.tally, &mut *self.sink, &mut self.selected)
     }

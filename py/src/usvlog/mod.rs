@@ -152,7 +152,7 @@ fn types(schema: &Schema) -> PyResult<Vec<Type>> {
                 fields.push((f.name.clone(), kind));
             }
             let layout = FixedLayout::of(schema, r.body)
-                .filter(|l| l.columns() == fields.len())
+                .filter(|l| l.is_flat() && l.columns() == fields.len())
                 .ok_or_else(|| PyOSError::new_err(format!("{}: not of a fixed layout of numbers", r.name)))?;
             Ok(Type { name: r.name.clone(), id: r.id, size: layout.size, fields, layout })
         })

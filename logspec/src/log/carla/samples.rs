@@ -162,9 +162,9 @@ fn read_carla(
             BodyRef::Record { record, .. } => {
                 // A packet of actors' records: each record on its actor's channel; any other
                 // packet whole. Both handed as visits of the views (no value built).
-                let per_actor = each_actor(record, &mut |id, item| {
+                let per_actor = each_actor(record, &mut |id, bytes, item| {
                     let describe = || carla_actor_channel(schema, name, &format!("{name}/{id}"));
-                    state.deliver_numbered((p.id, id), t_ns, item, describe)
+                    state.deliver_numbered((p.id, id), t_ns, bytes, item, describe)
                 });
                 if !per_actor? {
                     state.deliver_visit(name, t_ns, record, || record_channel(schema, name))?;
@@ -208,17 +208,17 @@ macro_rules! record_lists {
         #[cfg(test)]
         const OTHER_LISTS: &[&str] = &[$(stringify!($o)),*];
 
-        /// Hands each record of a list of actors' records to `f` with its actor id; says whether
-        /// the packet is done with (such a list, or an empty list of other records) or is to be
-        /// delivered whole.
+        /// Hands each record of a list of actors' records to `f` with its actor id and bytes;
+        /// says whether the packet is done with (such a list, or an empty list of other
+        /// records) or is to be delivered whole.
         fn each_actor(
             record: &CarlaRecordRef<'_>,
-            f: &mut dyn FnMut(u64, &dyn DynVisit) -> Result<(), Error>,
+            f: &mut dyn FnMut(u64, &[u8], &dyn DynVisit) -> Result<(), Error>,
         ) -> Result<bool, Error> {
             match record {
                 $(CarlaRecordRef::$v(r) => {
                     for item in r.records.iter() {
-                        f(u64::from(item.db_id), &item)?;
+                        f(u64::from(item.db_id), item.as_bytes(), &item)?;
                     }
                     Ok(true)
                 })*
