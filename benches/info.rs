@@ -280,7 +280,7 @@ struct SensorGyro {
 /// One payload as a reference of its type's struct (its length checked); `false` if it is not.
 #[inline(always)]
 fn payload<T: FromBytes + KnownLayout + Immutable>(p: &[u8]) -> bool {
-    T::ref_from_bytes(p).map(|r| black_box(r)).is_ok()
+    T::ref_from_bytes(p).map(black_box).is_ok()
 }
 
 /// The peer: the file read into memory, every record taken as zerocopy references.

@@ -219,7 +219,7 @@ fn repeated_chunk_bag() -> Vec<u8> {
     bag(
         "pkg/Blob",
         "uint8[] data",
-        &[vec![0, 0, 16, 0].into_iter().chain(std::iter::repeat(7).take(1 << 20)).collect()],
+        &[vec![0, 0, 16, 0].into_iter().chain(std::iter::repeat_n(7, 1 << 20)).collect()],
         800,
     )
 }

@@ -8,6 +8,8 @@
 
 // The decoded values are only passed to `black_box`, so their fields are never read by name.
 #![allow(dead_code)]
+// binrw's `count = n` is a `usize::try_from` of the u16 counts, in impls an item's allow misses.
+#![allow(clippy::unnecessary_fallible_conversions)]
 
 use std::io::Cursor;
 

@@ -521,6 +521,7 @@ impl<'a> Walk<'a> {
     }
 
     /// Elements of a variable size, as many as the bytes hold.
+    #[allow(clippy::wrong_self_convention)] // reads to the end of the bytes; not a conversion
     fn to_end<B: Build>(&mut self, elem: &Ty, e: Endian, build: &mut B) -> Result<B::Value, Fault> {
         let mut items = Vec::new();
         while self.pos < self.b.len() {

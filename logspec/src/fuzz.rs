@@ -17,6 +17,7 @@ use crate::formats::{carla, usvlog};
 use crate::json::JsonWriter;
 
 /// Every target, by the name of its `fuzz/fuzz_targets/<name>.rs` and corpus folder.
+#[allow(clippy::type_complexity)] // a name and a function; an alias would hide no more than it shows
 pub const TARGETS: &[(&str, fn(&[u8]))] = &[
     ("usvlog", usvlog),
     ("rlog", rlog),

@@ -122,6 +122,7 @@ impl fmt::Debug for DecodeError {
 
 impl From<DecodeErrorDetail> for DecodeError {
     #[cold]
+    #[allow(clippy::useless_conversion)] // a Box with `alloc`; without it, `Repr` is the detail itself
     fn from(d: DecodeErrorDetail) -> Self {
         DecodeError(d.into())
     }

@@ -316,7 +316,6 @@ mod tests {
             assert_eq!(t, lent.take(take));
         }
         assert!(window.is_eof());
-        drop(window);
         assert_eq!(moves, [0, 11, 311], "a window opens where more is asked for than is lent");
         read.fill(1).unwrap();
         assert!(lent.is_eof() && Input::is_eof(&read));

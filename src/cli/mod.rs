@@ -238,18 +238,18 @@ pub fn open(path: &Path, input: &InputArgs) -> Result<logspec::log::Log, Error> 
     let bar = meta.as_ref().and_then(|m| progress::Bar::new(m.len(), &label()));
     if meta.as_ref().is_some_and(std::fs::Metadata::is_dir) {
         // A rosbag2 bag's directory: its storage files, read by path.
-        return Ok(logspec::log::open(path, &how)?);
+        return logspec::log::open(path, &how);
     }
     if meta.as_ref().is_some_and(std::fs::Metadata::is_file) {
         // Mapped: the reader tells the bar how far it got.
         how.progress = bar.map(|bar| Progress(std::sync::Arc::new(move |pos| bar.at(pos))));
-        return Ok(logspec::log::open(path, &how)?);
+        return logspec::log::open(path, &how);
     }
     let mut reader = logspec::log::reader(path)?;
     if let Some(bar) = bar {
         reader = Box::new(progress::Progress::new(reader, bar));
     }
-    Ok(logspec::log::Log::from_reader(path, reader, &how)?)
+    logspec::log::Log::from_reader(path, reader, &how)
 }
 
 pub use logspec::log::shown;

@@ -134,11 +134,11 @@ impl Prog<'_> {
     /// Stores the JSON values of `fields` into the `_t` struct at `lhs` (a C lvalue).
     fn store(&mut self, fields: &[Field], values: &Value, lhs: &str, fixed: bool) {
         for f in fields.iter().filter(|f| !f.is_padding() && (fixed || f.value.is_none())) {
-            self.store_value(&f.ty, &values[&f.name], &format!("{lhs}.{}", f.name), fields, values);
+            self.store_value(&f.ty, &values[&f.name], &format!("{lhs}.{}", f.name));
         }
     }
 
-    fn store_value(&mut self, ty: &Ty, v: &Value, lhs: &str, fields: &[Field], values: &Value) {
+    fn store_value(&mut self, ty: &Ty, v: &Value, lhs: &str) {
         let s = self.schema;
         if let Some(p) = prim(s, ty) {
             let _ = writeln!(self.body, "    {lhs} = {};", lit(p, v));
@@ -166,7 +166,7 @@ impl Prog<'_> {
             }
             Ty::Array { elem, len: Len::Fixed(_) } => {
                 for (i, e) in v.as_array().unwrap().iter().enumerate() {
-                    self.store_value(elem, e, &format!("{lhs}[{i}]"), fields, values);
+                    self.store_value(elem, e, &format!("{lhs}[{i}]"));
                 }
             }
             Ty::Array { elem, .. } => {
@@ -185,7 +185,7 @@ impl Prog<'_> {
                 };
                 let _ = writeln!(self.body, "    {ety} {t}[{}];\n    memset({t}, 0, sizeof {t});", items.len().max(1));
                 for (i, e) in items.iter().enumerate() {
-                    self.store_value(elem, e, &format!("{t}[{i}]"), fields, values);
+                    self.store_value(elem, e, &format!("{t}[{i}]"));
                 }
                 let _ = writeln!(self.body, "    {lhs} = {t};\n    {lhs}_count = {}u;", items.len());
             }

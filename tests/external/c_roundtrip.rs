@@ -227,6 +227,7 @@ struct Key {
     dump: Value,
 }
 
+#[allow(clippy::approx_constant)] // 3.14159 is test data, written by the C program as well
 fn rlog_keys() -> Vec<Key> {
     let s = |t: &str| Utf8U32 { text: t.to_string() };
     vec![

@@ -146,7 +146,7 @@ fn fleet() -> &'static Fleet {
             let header = FileHeader { fw_model_schema: FW_MODEL_SCHEMA, t0_us: 0 };
             let mut w = Writer::<_, Usvlog>::new(Vec::new(), &header).unwrap();
             for (t, r) in &records[..keep] {
-                let mut r = r.clone();
+                let mut r = *r;
                 if let UsvlogRecord::RecNavSolution(n) = &mut r {
                     n.x += k as f32 * 0.25;
                     n.psi *= 1.0 + k as f32 / 100.0;

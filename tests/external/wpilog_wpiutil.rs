@@ -142,7 +142,7 @@ fn rlog_to_wpilog_read_by_wpiutil() {
     let dir = temp_dir("rlog");
     for e in std::fs::read_dir(data("rlog")).unwrap() {
         let p = e.unwrap().path();
-        if p.extension().map_or(true, |x| x != "rlog") {
+        if p.extension().is_none_or(|x| x != "rlog") {
             continue;
         }
         let out_file = dir.join(format!("{}.wpilog", p.file_stem().unwrap().to_string_lossy()));

@@ -334,10 +334,7 @@ fn hostile_fmts_are_reported_and_bounded() {
     assert_eq!(types, ["LATE", "LATE", "LONG", "SHRT", "LONG", "SHRT", "LONG", "SHRT"]);
     let late: Vec<&Value> = ours.iter().filter(|l| l["type"] == "LATE").map(|l| &l["data"]["A"]).collect();
     assert_eq!(late, [&json!(8), &json!(9)], "the redefined layout from its FMT on");
-    assert_eq!(
-        ours.iter().filter(|l| l["type"] == "LONG").last().unwrap()["data"],
-        json!({"TimeUS": 2, "A": 5, "B": 6})
-    );
+    assert_eq!(ours.iter().rfind(|l| l["type"] == "LONG").unwrap()["data"], json!({"TimeUS": 2, "A": 5, "B": 6}));
     // The message before its FMT, and the messages of the unreadable id, are skipped regions.
     let info = logspec(&["info", "--json", path.to_str().unwrap()]);
     let s: Value = serde_json::from_slice(&info.stdout).unwrap();

@@ -163,7 +163,7 @@ fn gyro_expected(n: u64, since: Option<f64>, until: Option<f64>) -> Vec<f32> {
         .filter(|i| i % 3 != 0)
         .filter(|&i| {
             let t = (i * 1_000_000) as f64 / 1e9;
-            since.map_or(true, |s| t >= s) && until.map_or(true, |u| t <= u)
+            since.is_none_or(|s| t >= s) && until.is_none_or(|u| t <= u)
         })
         .map(|i| i as f32)
         .collect()

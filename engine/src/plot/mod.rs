@@ -381,6 +381,7 @@ fn axes(series: &[Series]) -> (Vec<usize>, Vec<String>) {
 
 /// The legend's corner: the first of the four corners whose box (in pixels of the plotting area)
 /// no series crosses, neither a line nor a marker (`None` when every corner covers data).
+#[allow(clippy::type_complexity)] // a corner and its box, as `crosses` takes it
 fn free_corner(
     boxes: &[(SeriesLabelPosition, (i32, i32, i32, i32))],
     series: &[Vec<(i32, i32)>],

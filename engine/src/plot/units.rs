@@ -40,7 +40,7 @@ pub(super) fn unit_of_name(channel: &str, column: &str) -> Option<&'static str> 
     NAME_UNITS.iter().find_map(|(suffix, unit)| {
         let head = last.strip_suffix(suffix)?;
         let starts_word =
-            head.chars().last().map_or(true, |c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == ' ' || c == '_');
+            head.chars().last().is_none_or(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == ' ' || c == '_');
         starts_word.then_some(*unit)
     })
 }

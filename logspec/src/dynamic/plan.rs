@@ -663,7 +663,7 @@ impl<'b> Exec<'b> {
     fn uint(&mut self, p: Prim, e: Endian) -> Result<u64, Stop> {
         self.align(p.size() as usize)?;
         let b = self.take(p.size() as usize)?;
-        Ok(super::load(b, 0, p, e).ok_or(Stop)?)
+        super::load(b, 0, p, e).ok_or(Stop)
     }
 
     fn spend(&mut self, n: usize) -> Result<(), Stop> {
@@ -780,6 +780,7 @@ impl<'b> Exec<'b> {
 
     /// Elements of a variable size, as many as the bytes hold: counted first, so the sink hears
     /// the length before the elements.
+    #[allow(clippy::wrong_self_convention)] // reads to the end of the bytes; not a conversion
     fn to_end<const READ: bool>(&mut self, a: &ArrayStep, sink: &mut impl Sink) -> Result<(), Stop> {
         let (start, empty) = (self.pos, self.empty_left);
         let mut n = 0usize;

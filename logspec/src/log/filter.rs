@@ -47,7 +47,7 @@ impl Tally {
         if !select.wants_channel(name) {
             return false;
         }
-        let kept = t_ns.map_or(true, |t| select.wants_time(t));
+        let kept = t_ns.is_none_or(|t| select.wants_time(t));
         self.sample(t_ns, kept);
         kept
     }
@@ -162,7 +162,7 @@ impl Select {
     /// Whether a sample at `t_ns` nanoseconds after the log's time origin is wanted.
     pub fn wants_time(&self, t_ns: u64) -> bool {
         let t = t_ns as f64 / 1e9;
-        self.since.map_or(true, |s| t >= s) && self.until.map_or(true, |u| t <= u)
+        self.since.is_none_or(|s| t >= s) && self.until.is_none_or(|u| t <= u)
     }
 }
 

@@ -215,6 +215,7 @@ impl SchemaFormat {
 
     /// The layout of a file whose first bytes (at least its file header) are `head`: checked
     /// header consts, and the layout of its schema id.
+    #[allow(clippy::result_large_err)] // once per file opened; boxing SchemaError would change the API
     fn layout_of(&self, head: &[u8]) -> Result<&Layout, SchemaError> {
         let cur = self.current();
         let err = |kind: ErrorKind| SchemaError::new(cur, kind, 0, None, None);
@@ -240,12 +241,14 @@ impl SchemaFormat {
     }
 
     /// Reads the file header from `input` and gives a reader of the records after it.
+    #[allow(clippy::result_large_err)] // once per file opened; boxing SchemaError would change the API
     pub fn read<R: Read>(self: &Arc<Self>, input: R) -> Result<SchemaReader<R>, SchemaError> {
         self.over(ReadBuf::new(input))
     }
 
     /// [`read`](Self::read) of bytes in memory lent a window at a time (a mapped file), decoded
     /// in place.
+    #[allow(clippy::result_large_err)] // once per file opened; boxing SchemaError would change the API
     pub fn read_window<'a, A: FnMut(u64)>(
         self: &Arc<Self>,
         input: WindowBuf<'a, A>,
@@ -253,6 +256,7 @@ impl SchemaFormat {
         self.over(input)
     }
 
+    #[allow(clippy::result_large_err)] // once per file opened; boxing SchemaError would change the API
     fn over<R, I: Input>(self: &Arc<Self>, mut buf: I) -> Result<SchemaReader<R, I>, SchemaError> {
         let cur = self.current();
         buf.fill(cur.header_size).map_err(|e| SchemaError::new(cur, ErrorKind::Io(e), 0, None, None))?;

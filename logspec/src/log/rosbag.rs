@@ -140,7 +140,7 @@ pub fn dump(
     let selected = select(&bag, &opts.select.channels, shown).map_err(|m| Error::filter(shown, m))?;
     let origin = start(&bag).map_or(0, Time::as_nanos);
     let decoders = Decoders::new(shown, &bag.connections, registry.as_ref());
-    for c in bag.connections.values().filter(|c| selected.as_ref().map_or(true, |s| s.contains(&c.id))) {
+    for c in bag.connections.values().filter(|c| selected.as_ref().is_none_or(|s| s.contains(&c.id))) {
         let t = decoders.get(c.id).expect("a type per connection");
         if let Some(p) = &t.problem {
             out.warn(Fault::new(

@@ -77,9 +77,8 @@ pub fn usvlog_records<'a>(
         c.take(F::RECORD_HEADER_SIZE)?;
         let len = usize::try_from(h.len).map_err(|_| DecodeError::eof(usize::MAX, c.remaining()).at(c.position()))?;
         let payload = c.take(len)?;
-        match usvlog::UsvlogRecordRef::decode(h.tag, payload) {
-            Some(r) => f(h.tag, r.map_err(|e| e.at(at + F::RECORD_HEADER_SIZE))?),
-            None => {}
+        if let Some(r) = usvlog::UsvlogRecordRef::decode(h.tag, payload) {
+            f(h.tag, r.map_err(|e| e.at(at + F::RECORD_HEADER_SIZE))?);
         }
         n += 1;
     }
@@ -152,9 +151,8 @@ pub fn carla_packets<'a>(
                 other => last = other,
             }
         }
-        match last {
-            Some(r) => f(h.tag, r.map_err(|e| e.at(at + F::RECORD_HEADER_SIZE))?),
-            None => {}
+        if let Some(r) = last {
+            f(h.tag, r.map_err(|e| e.at(at + F::RECORD_HEADER_SIZE))?);
         }
         n += 1;
     }

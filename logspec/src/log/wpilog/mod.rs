@@ -28,7 +28,7 @@ fn seconds(ts: i64) -> f64 {
 
 fn wants_time(select: &Select, ts: i64) -> bool {
     let t = seconds(ts);
-    select.since.map_or(true, |s| t >= s) && select.until.map_or(true, |u| t <= u)
+    select.since.is_none_or(|s| t >= s) && select.until.is_none_or(|u| t <= u)
 }
 
 /// The name a record is selected by (`--key`): the name of its entry, for data and control
@@ -675,7 +675,7 @@ pub(super) fn from_rlog(
     let header = format!("logspec {} (from RLOG {})", env!("CARGO_PKG_VERSION"), r.revision());
     let mut w = wpilog::Writer::new(create(path, output)?, &header).map_err(|e| out_err(&e))?;
     let mut wanted = |key: &str, t: f64| {
-        select.wants_channel(key) && select.since.map_or(true, |s| t >= s) && select.until.map_or(true, |u| t <= u)
+        select.wants_channel(key) && select.since.is_none_or(|s| t >= s) && select.until.is_none_or(|u| t <= u)
     };
     let c = wpilog::from_rlog::from_rlog(&mut r, &mut w, &mut wanted).map_err(|e| out_err(&e))?;
     w.finish_file().map_err(|e| out_err(&e))?;

@@ -48,7 +48,7 @@ impl<R: Source> Bag<R> {
         conns: Option<&BTreeSet<u32>>,
         mut f: impl FnMut(Message<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
-        let wanted = |c: &u32| conns.map_or(true, |s| s.contains(c));
+        let wanted = |c: &u32| conns.is_none_or(|s| s.contains(c));
         let mut list: Vec<ChunkInfo> = self.chunks.iter().filter(|c| c.counts.keys().any(wanted)).cloned().collect();
         if order == Order::Time {
             list.sort_by_key(|c| (c.start, c.pos));
@@ -402,6 +402,7 @@ mod tests {
 
     /// (connection, second, data) of every message `bag` hands out in `order`, and how the walk
     /// ended.
+    #[allow(clippy::type_complexity)] // the tuple the doc comment names, for one test helper
     fn walk<R: Source>(
         bag: &mut Bag<R>,
         order: Order,
