@@ -57,10 +57,8 @@ pub struct Db3 {
     pub channels: Vec<Channel>,
     /// The earliest message timestamp (the log's origin).
     pub start: Option<u64>,
-    /// The messages' rows.
-    pub messages: u64,
-    /// The messages' rows per topic id.
-    pub counts: HashMap<u16, u64>,
+    /// The messages' rows per topic id ([`Db3::counts`]), once counted.
+    counts: std::sync::OnceLock<Option<HashMap<u16, u64>>>,
     /// The file's size in bytes.
     pub size: u64,
 }
@@ -73,6 +71,28 @@ fn strings(conn: &Connection, shown: &str, sql: &str, what: &str) -> Result<Vec<
 
 fn sql_err(shown: &str, what: &str, e: rusqlite::Error) -> String {
     format!("{shown}: {what}: {e}")
+}
+
+/// The least integer timestamp of `messages`, by one lookup in rosbag2's `timestamp_idx`; when
+/// the least is not an integer (a table of other values), the least of each topic's least
+/// timestamps that are integers, as a reader that groups by topic finds it.
+fn least(conn: &Connection, shown: &str) -> Result<Option<i64>, String> {
+    use rusqlite::types::Value;
+    let table = |e| sql_err(shown, "table `messages`", e);
+    match conn.query_row("SELECT MIN(timestamp) FROM messages", [], |r| r.get::<_, Value>(0)).map_err(table)? {
+        Value::Integer(t) => return Ok(Some(t)),
+        Value::Null => return Ok(None),
+        _ => {}
+    }
+    let mut st = conn.prepare("SELECT MIN(timestamp) FROM messages GROUP BY topic_id").map_err(table)?;
+    let mut rows = st.query([]).map_err(table)?;
+    let mut start = None::<i64>;
+    while let Some(r) = rows.next().map_err(table)? {
+        if let Some(t) = r.get::<_, Option<i64>>(0).ok().flatten() {
+            start = Some(start.map_or(t, |s| s.min(t)));
+        }
+    }
+    Ok(start)
 }
 
 /// Opens `path` read-only (as immutable: no lock is taken, no journal written), with SQLite's
@@ -206,8 +226,7 @@ impl Db3 {
             schemas: Vec::new(),
             channels: Vec::new(),
             start: None,
-            messages: 0,
-            counts: HashMap::new(),
+            counts: std::sync::OnceLock::new(),
             size,
         };
         db.tables = strings(
@@ -307,36 +326,33 @@ impl Db3 {
             channels.push(Channel { id, schema_id, topic: name, message_encoding: format, metadata });
         }
         drop(st);
-        let mut counts: HashMap<u16, u64> = HashMap::new();
-        let (mut start, mut n) = (None::<i64>, 0i64);
-        {
-            let table = |e| sql_err(shown, "table `messages`", e);
-            let mut st = conn
-                .prepare("SELECT topic_id, MIN(timestamp), COUNT(*) FROM messages GROUP BY topic_id")
-                .map_err(table)?;
-            let mut rows = st.query([]).map_err(table)?;
-            while let Some(r) = rows.next().map_err(table)? {
-                let (topic, first, count) = (
-                    r.get::<_, i64>(0).ok(),
-                    r.get::<_, Option<i64>>(1).ok().flatten(),
-                    r.get::<_, i64>(2).map_err(table)?,
-                );
-                if let Some(t) = first {
-                    start = Some(start.map_or(t, |s| s.min(t)));
-                }
-                n = n.saturating_add(count);
-                if let Some(id) = topic.and_then(|t| u16::try_from(t).ok()) {
-                    *counts.entry(id).or_default() += count.max(0) as u64;
-                }
-            }
-        }
+        let start = least(&conn, shown)?;
         db.conn = Mutex::new(conn);
         db.schemas = schemas;
         db.channels = channels;
         db.start = start.map(|t| t.max(0) as u64);
-        db.messages = n.max(0) as u64;
-        db.counts = counts;
         Ok(db)
+    }
+
+    /// The messages' rows per topic id (one pass over the table's rows, not their data beyond
+    /// the page each starts in), counted when first asked for (a scan does not ask); `None` when
+    /// the table does not answer.
+    pub fn counts(&self) -> Option<&HashMap<u16, u64>> {
+        self.counts
+            .get_or_init(|| {
+                let conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+                let mut st = conn.prepare("SELECT topic_id, COUNT(*) FROM messages GROUP BY topic_id").ok()?;
+                let mut rows = st.query([]).ok()?;
+                let mut counts: HashMap<u16, u64> = HashMap::new();
+                while let Some(r) = rows.next().ok()? {
+                    let (topic, count) = (r.get::<_, i64>(0).ok(), r.get::<_, i64>(1).ok()?);
+                    if let Some(id) = topic.and_then(|t| u16::try_from(t).ok()) {
+                        *counts.entry(id).or_default() += count.max(0) as u64;
+                    }
+                }
+                Some(counts)
+            })
+            .as_ref()
     }
 
     /// The topic types that have no definition in the file.
