@@ -29,8 +29,10 @@
 //! FMTU, UNIT and MULT messages, and the messages that set the latest time a message without a
 //! time of its own takes. CARLA recordings too: chunks start at a frame's FrameStart and count
 //! frames, and the state messages are the PhysicsControl packets where the reader's wheel layout
-//! changed (the samples depend on no actor table). Every other format is read whole by each scan
-//! (the same answers, without the skipping).
+//! changed (the samples depend on no actor table). ROS bags, MCAP files and rosbag2 sqlite3
+//! files carry an index of their own, which [`Log::index`](super::Log::index) gives in the same
+//! form ([`own`]; a `.db3`'s positions are scaled row ids, [`Range`]). Every other format is read
+//! whole by each scan (the same answers, without the skipping).
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
