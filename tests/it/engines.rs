@@ -505,6 +505,10 @@ fn the_index_verb_writes_beside_the_log_or_in_the_cache_directory() {
     let db3 = crate::common::data("ros2/rosbag2_sqlite3_cdr_test_0.db3");
     let (code, err) = run(&["index", db3.to_str().unwrap()]);
     assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("1 chunk(s) in the log's own index; no index file is needed"), "{err}");
+    let stream = crate::common::data("rlog/gen_akit_head_r2_stream.bin");
+    let (code, err) = run(&["index", stream.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{err}");
     assert!(err.contains("has no time index"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }

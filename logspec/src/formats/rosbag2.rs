@@ -18,6 +18,10 @@
 //!   are rows of the file. SQLite's own length limit is set to the file's size besides.
 //! - **Where.** A message is named by its row id in `messages` (a SQLite file has no byte
 //!   offset per row): [`Message::index`] is the row id and [`Message::offset`] is 0.
+//! - **Parts.** A file's time index is runs of row ids of about a chunk's bytes of the file
+//!   ([`spans`], found through rosbag2's `timestamp_idx` without reading a message), at the
+//!   positions [`Rows`] gives rows; [`Db3::read`] of a [`Want::part`] reads the rows of its ids
+//!   alone, numbered by their row ids as in a whole read.
 //!
 //! SQLite reads a file by its path: standard input cannot be read as a `.db3`.
 
