@@ -110,7 +110,7 @@ pub enum Built {
     Written { place: PathBuf, chunks: usize },
     /// An index that matches the log was there already.
     Current { chunks: usize },
-    /// The log carries its own index ([`index::own`]): a ROS bag's or an MCAP file's chunks,
+    /// The log carries its own index ([`index::own`]): a ROS bag's, an MCAP file's or a `.db3`'s chunks,
     /// this many (`None`: its chunks cannot each be read alone, and scans read it whole).
     Own { chunks: Option<usize> },
     /// The log's format has no time index.

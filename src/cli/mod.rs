@@ -111,8 +111,9 @@ pub enum Command {
     /// ignored and rebuilt when the log changes. The query engines' scans write it too, when they
     /// read a large log whole. `LOGSPEC_INDEX=cache` writes index files only in the cache
     /// directory, `LOGSPEC_INDEX=off` none (for this verb and the scans). Formats with a time
-    /// index: USVLOG, RLOG, WPILOG, ULog and DataFlash files, CARLA recordings; the others are read
-    /// whole.
+    /// index: USVLOG, RLOG, WPILOG, ULog and DataFlash files, CARLA recordings; ROS bags, MCAP
+    /// files and rosbag2 `.db3` files carry their own (no file is written, this verb says how
+    /// many chunks it lists); the others are read whole.
     ///
     /// Example: `logspec index logs/` (every log under `logs/`)
     Index(index::Args),

@@ -414,13 +414,18 @@ fn every_bundled_log_reads_the_same_in_partitions() {
     let dir = index_dir("bundled");
     let mut indexed = 0;
     let mut formats = std::collections::BTreeSet::new();
+    let mut own = std::collections::BTreeSet::new();
     for (path, file) in bundled_copies(&dir) {
         let Ok((want, _, error)) = generic(&path, &Select::default()) else { continue };
         let how = Open { map: true, ..Open::default() };
+        let ext = path.extension().unwrap_or_default().to_string_lossy().into_owned();
         match build(&file.file, &how, false) {
             Ok(Built::Written { .. }) => {
                 indexed += 1;
-                formats.insert(path.extension().unwrap_or_default().to_string_lossy().into_owned());
+                formats.insert(ext);
+            }
+            Ok(Built::Own { chunks: Some(_) }) => {
+                own.insert(ext);
             }
             Ok(Built::NoIndex | Built::Own { .. }) => {}
             Ok(Built::Current { .. }) => panic!("{}: an index before any was written", path.display()),
@@ -449,6 +454,10 @@ fn every_bundled_log_reads_the_same_in_partitions() {
     assert!(indexed >= 1, "{indexed} bundled logs indexed");
     for ext in ["rlog", "wpilog"] {
         assert!(formats.contains(ext), "a bundled .{ext} indexed: {formats:?}");
+    }
+    // Those that carry their own index are read in parts of it (a `.db3`: runs of row ids).
+    for ext in ["bag", "mcap", "db3"] {
+        assert!(own.contains(ext), "a bundled .{ext} with its own index: {own:?}");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -495,6 +504,10 @@ fn the_index_verb_writes_beside_the_log_or_in_the_cache_directory() {
     assert!(err.contains("5 chunk(s) in the log's own index; no index file is needed"), "{err}");
     let db3 = crate::common::data("ros2/rosbag2_sqlite3_cdr_test_0.db3");
     let (code, err) = run(&["index", db3.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("1 chunk(s) in the log's own index; no index file is needed"), "{err}");
+    let stream = crate::common::data("rlog/gen_akit_head_r2_stream.bin");
+    let (code, err) = run(&["index", stream.to_str().unwrap()]);
     assert_eq!(code, Some(0), "{err}");
     assert!(err.contains("has no time index"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);

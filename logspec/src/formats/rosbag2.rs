@@ -18,6 +18,10 @@
 //!   are rows of the file. SQLite's own length limit is set to the file's size besides.
 //! - **Where.** A message is named by its row id in `messages` (a SQLite file has no byte
 //!   offset per row): [`Message::index`] is the row id and [`Message::offset`] is 0.
+//! - **Parts.** A file's time index is runs of row ids of about a chunk's bytes of the file
+//!   ([`spans`], found through rosbag2's `timestamp_idx` without reading a message), at the
+//!   positions [`Rows`] gives rows; [`Db3::read`] of a [`Want::part`] reads the rows of its ids
+//!   alone, numbered by their row ids as in a whole read.
 //!
 //! SQLite reads a file by its path: standard input cannot be read as a `.db3`.
 
@@ -57,10 +61,8 @@ pub struct Db3 {
     pub channels: Vec<Channel>,
     /// The earliest message timestamp (the log's origin).
     pub start: Option<u64>,
-    /// The messages' rows.
-    pub messages: u64,
-    /// The messages' rows per topic id.
-    pub counts: HashMap<u16, u64>,
+    /// The messages' rows per topic id ([`Db3::counts`]), once counted.
+    counts: std::sync::OnceLock<Option<HashMap<u16, u64>>>,
     /// The file's size in bytes.
     pub size: u64,
 }
@@ -75,26 +77,149 @@ fn sql_err(shown: &str, what: &str, e: rusqlite::Error) -> String {
     format!("{shown}: {what}: {e}")
 }
 
+/// The least integer timestamp of `messages`, by one lookup in rosbag2's `timestamp_idx`; when
+/// the least is not an integer (a table of other values), the least of each topic's least
+/// timestamps that are integers, as a reader that groups by topic finds it.
+fn least(conn: &Connection, shown: &str) -> Result<Option<i64>, String> {
+    use rusqlite::types::Value;
+    let table = |e| sql_err(shown, "table `messages`", e);
+    match conn.query_row("SELECT MIN(timestamp) FROM messages", [], |r| r.get::<_, Value>(0)).map_err(table)? {
+        Value::Integer(t) => return Ok(Some(t)),
+        Value::Null => return Ok(None),
+        _ => {}
+    }
+    let mut st = conn.prepare("SELECT MIN(timestamp) FROM messages GROUP BY topic_id").map_err(table)?;
+    let mut rows = st.query([]).map_err(table)?;
+    let mut start = None::<i64>;
+    while let Some(r) = rows.next().map_err(table)? {
+        if let Some(t) = r.get::<_, Option<i64>>(0).ok().flatten() {
+            start = Some(start.map_or(t, |s| s.min(t)));
+        }
+    }
+    Ok(start)
+}
+
+/// Opens `path` read-only (as immutable: no lock is taken, no journal written), with SQLite's
+/// length limit at the file's size; the connection and the file's size. `shown` names it in
+/// messages.
+fn connect(path: &Path, shown: &str) -> Result<(Connection, u64), String> {
+    let size = std::fs::metadata(path).map_err(|e| format!("{shown}: cannot open: {e}"))?.len();
+    // A URI, so that `immutable=1` can be said: the characters a URI path reserves escaped.
+    let mut uri = String::from("file:");
+    for c in path.to_string_lossy().chars() {
+        match c {
+            '%' | '?' | '#' => uri.push_str(&format!("%{:02X}", c as u32)),
+            c => uri.push(c),
+        }
+    }
+    uri.push_str("?immutable=1");
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(&uri, flags).map_err(|e| sql_err(shown, "cannot open as SQLite", e))?;
+    // No text or blob longer than the file itself.
+    let limit = i32::try_from(size.max(1024)).unwrap_or(i32::MAX);
+    conn.set_limit(rusqlite::limits::Limit::SQLITE_LIMIT_LENGTH, limit)
+        .map_err(|e| sql_err(shown, "cannot set SQLite's length limit", e))?;
+    Ok((conn, size))
+}
+
+/// The positions a time index gives the rows of a file's `messages` table, which have no byte
+/// offset of their own: row id `id` is at `(id - first) * per_row`, `per_row` being the file's
+/// bytes per row id (its size over the span of row ids, at least 1). A chunk's offset and
+/// length ([`spans`]) are then about the bytes of the file its rows take, which is what the
+/// engines' planner weighs against other logs' sizes, and a position is turned back into a row
+/// id exactly ([`Rows::id`]). Row ids from `first` to `last`, some perhaps unused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rows {
+    /// The least and the greatest row id of `messages`.
+    pub first: i64,
+    pub last: i64,
+    /// The bytes of the file per row id.
+    pub per_row: u64,
+}
+
+impl Rows {
+    fn new(first: i64, last: i64, size: u64) -> Rows {
+        let span = (i128::from(last) - i128::from(first) + 1).max(1) as u128;
+        let per_row = (u128::from(size) / span).clamp(1, u128::from(u64::MAX)) as u64;
+        Rows { first, last, per_row }
+    }
+
+    /// The rows of `conn`'s `messages` table, by the least and greatest row id (two lookups in
+    /// the table's b-tree); `None` for a table of no rows or one that does not answer.
+    fn of(conn: &Connection, size: u64) -> Option<Rows> {
+        let (first, last) = conn
+            .query_row("SELECT (SELECT MIN(id) FROM messages), (SELECT MAX(id) FROM messages)", [], |r| {
+                Ok((r.get::<_, Option<i64>>(0)?, r.get::<_, Option<i64>>(1)?))
+            })
+            .ok()?;
+        Some(Rows::new(first?, last?, size))
+    }
+
+    /// The position of row id `id`.
+    pub fn position(&self, id: i64) -> u64 {
+        let d = (i128::from(id) - i128::from(self.first)).max(0) as u128;
+        (d * u128::from(self.per_row)).min(u128::from(u64::MAX)) as u64
+    }
+
+    /// The row id at position `at` (the first at or after it, for a position between rows).
+    pub fn id(&self, at: u64) -> i64 {
+        let d = at.div_ceil(self.per_row);
+        (i128::from(self.first) + i128::from(d)).min(i128::from(i64::MAX)) as i64
+    }
+
+    /// The position just past the last row.
+    pub fn end(&self) -> u64 {
+        self.position(self.last).saturating_add(self.per_row)
+    }
+}
+
+/// A run of row ids of `messages` ([`spans`]): from `first_id` to the next span's (the last: to
+/// the last row).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Span {
+    pub first_id: i64,
+    /// Its rows.
+    pub messages: u64,
+    /// The least and greatest timestamp of its rows.
+    pub start: i64,
+    pub end: i64,
+}
+
+/// The rows of the `messages` table of the file `path` in runs of row ids of about `bytes` of
+/// the file each ([`Rows`]), each with its row count and its least and greatest timestamp,
+/// found without reading a message: one query grouped by the run (`(id - first) / step`) whose
+/// columns, the row id and `timestamp`, are all in rosbag2's `timestamp_idx` index, which
+/// SQLite scans instead of the table (a `.db3` without that index has its table scanned, the
+/// large messages' overflow pages still unread). Grouping over `length(data)` instead would have
+/// SQLite copy each row's data into its sorter, and even without a sort `length(data)` reads
+/// every page of the table that holds a row, which for small messages is the whole file.
+/// `None` for a table of no rows, one that does not answer, or one whose timestamps are not
+/// all integers.
+pub fn spans(path: &Path, bytes: u64) -> Option<(Rows, Vec<Span>)> {
+    let (conn, size) = connect(path, "").ok()?;
+    let rows = Rows::of(&conn, size)?;
+    let step = i64::try_from(bytes.div_ceil(rows.per_row).max(1)).unwrap_or(i64::MAX);
+    let mut st = conn
+        .prepare(
+            "SELECT (id - ?1) / ?2 AS k, MIN(timestamp), MAX(timestamp), COUNT(*) FROM messages GROUP BY k ORDER BY k",
+        )
+        .ok()?;
+    let mut out = Vec::new();
+    let mut q = st.query([rows.first, step]).ok()?;
+    while let Some(r) = q.next().ok()? {
+        let (k, start, end, n) =
+            (r.get::<_, i64>(0).ok()?, r.get::<_, i64>(1).ok()?, r.get::<_, i64>(2).ok()?, r.get::<_, i64>(3).ok()?);
+        let first_id = rows.first.checked_add(k.checked_mul(step)?)?;
+        out.push(Span { first_id, messages: u64::try_from(n).ok()?, start, end });
+    }
+    (!out.is_empty()).then_some((rows, out))
+}
+
 impl Db3 {
     /// Opens `path` read-only (as immutable: no lock is taken, no journal written) and reads its
     /// topics and definitions. `shown` names it in messages.
     pub fn open(path: &Path, shown: &str) -> Result<Db3, String> {
-        let size = std::fs::metadata(path).map_err(|e| format!("{shown}: cannot open: {e}"))?.len();
-        // A URI, so that `immutable=1` can be said: the characters a URI path reserves escaped.
-        let mut uri = String::from("file:");
-        for c in path.to_string_lossy().chars() {
-            match c {
-                '%' | '?' | '#' => uri.push_str(&format!("%{:02X}", c as u32)),
-                c => uri.push(c),
-            }
-        }
-        uri.push_str("?immutable=1");
-        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_URI | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = Connection::open_with_flags(&uri, flags).map_err(|e| sql_err(shown, "cannot open as SQLite", e))?;
-        // No text or blob longer than the file itself.
-        let limit = i32::try_from(size.max(1024)).unwrap_or(i32::MAX);
-        conn.set_limit(rusqlite::limits::Limit::SQLITE_LIMIT_LENGTH, limit)
-            .map_err(|e| sql_err(shown, "cannot set SQLite's length limit", e))?;
+        let (conn, size) = connect(path, shown)?;
         let mut db = Db3 {
             conn: Mutex::new(Connection::open_in_memory().map_err(|e| sql_err(shown, "SQLite", e))?),
             tables: Vec::new(),
@@ -105,8 +230,7 @@ impl Db3 {
             schemas: Vec::new(),
             channels: Vec::new(),
             start: None,
-            messages: 0,
-            counts: HashMap::new(),
+            counts: std::sync::OnceLock::new(),
             size,
         };
         db.tables = strings(
@@ -206,36 +330,33 @@ impl Db3 {
             channels.push(Channel { id, schema_id, topic: name, message_encoding: format, metadata });
         }
         drop(st);
-        let mut counts: HashMap<u16, u64> = HashMap::new();
-        let (mut start, mut n) = (None::<i64>, 0i64);
-        {
-            let table = |e| sql_err(shown, "table `messages`", e);
-            let mut st = conn
-                .prepare("SELECT topic_id, MIN(timestamp), COUNT(*) FROM messages GROUP BY topic_id")
-                .map_err(table)?;
-            let mut rows = st.query([]).map_err(table)?;
-            while let Some(r) = rows.next().map_err(table)? {
-                let (topic, first, count) = (
-                    r.get::<_, i64>(0).ok(),
-                    r.get::<_, Option<i64>>(1).ok().flatten(),
-                    r.get::<_, i64>(2).map_err(table)?,
-                );
-                if let Some(t) = first {
-                    start = Some(start.map_or(t, |s| s.min(t)));
-                }
-                n = n.saturating_add(count);
-                if let Some(id) = topic.and_then(|t| u16::try_from(t).ok()) {
-                    *counts.entry(id).or_default() += count.max(0) as u64;
-                }
-            }
-        }
+        let start = least(&conn, shown)?;
         db.conn = Mutex::new(conn);
         db.schemas = schemas;
         db.channels = channels;
         db.start = start.map(|t| t.max(0) as u64);
-        db.messages = n.max(0) as u64;
-        db.counts = counts;
         Ok(db)
+    }
+
+    /// The messages' rows per topic id (one pass over the table's rows, not their data beyond
+    /// the page each starts in), counted when first asked for (a scan does not ask); `None` when
+    /// the table does not answer.
+    pub fn counts(&self) -> Option<&HashMap<u16, u64>> {
+        self.counts
+            .get_or_init(|| {
+                let conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+                let mut st = conn.prepare("SELECT topic_id, COUNT(*) FROM messages GROUP BY topic_id").ok()?;
+                let mut rows = st.query([]).ok()?;
+                let mut counts: HashMap<u16, u64> = HashMap::new();
+                while let Some(r) = rows.next().ok()? {
+                    let (topic, count) = (r.get::<_, i64>(0).ok(), r.get::<_, i64>(1).ok()?);
+                    if let Some(id) = topic.and_then(|t| u16::try_from(t).ok()) {
+                        *counts.entry(id).or_default() += count.max(0) as u64;
+                    }
+                }
+                Some(counts)
+            })
+            .as_ref()
     }
 
     /// The topic types that have no definition in the file.
@@ -244,7 +365,8 @@ impl Db3 {
     }
 
     /// Hands on the schemas and channels, then the messages of `want` in timestamp order (ties by
-    /// row id). A row that is not a message (a negative timestamp, data that is not a blob) is
+    /// row id); with [`Want::part`], the rows of its row ids alone ([`Rows`], [`spans`]), in that
+    /// order among themselves. A row that is not a message (a negative timestamp, data that is not a blob) is
     /// skipped and reported; a SQLite error (a corrupted page) ends the reading after every
     /// message before it.
     pub fn read<'a, E>(
@@ -264,18 +386,49 @@ impl Db3 {
         let fail = |stats: Stats, e: rusqlite::Error| {
             Ok(Err((stats, ReadError { offset: 0, message: format!("table `messages`: {e}") })))
         };
-        let sql = if want.time.is_some() {
-            "SELECT id, topic_id, timestamp, data FROM messages WHERE timestamp BETWEEN ?1 AND ?2 ORDER BY timestamp, id"
+        let time = if want.time.is_some() {
+            "timestamp BETWEEN ?1 AND ?2"
         } else {
             // Every row, those with a negative timestamp too (reported below).
-            "SELECT id, topic_id, timestamp, data FROM messages WHERE ?1 <= ?2 ORDER BY timestamp, id"
+            "?1 <= ?2"
         };
         let conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
-        let mut st = match conn.prepare(sql) {
+        // A part: the rows whose ids its positions span ([`Rows`]), `?3 <= id < ?4`.
+        let ids = match &want.part {
+            None => None,
+            Some(part) => match Rows::of(&conn, self.size) {
+                // No rows: nothing in any part.
+                None => return Ok(Ok(stats)),
+                Some(rows) => {
+                    let first = rows.id(part.start);
+                    if rows.position(first) != part.start || u64::try_from(first.max(0)) != Ok(part.first_message) {
+                        return Ok(Err((stats, ReadError {
+                            offset: 0,
+                            message: format!(
+                                "table `messages`: position {} is not where row id {} starts in this file; the time index is not of this file (did it change?)",
+                                part.start, part.first_message
+                            ),
+                        })));
+                    }
+                    Some((first, rows.id(part.end)))
+                }
+            },
+        };
+        let sql = match ids {
+            None => format!("SELECT id, topic_id, timestamp, data FROM messages WHERE {time} ORDER BY timestamp, id"),
+            Some(_) => format!(
+                "SELECT id, topic_id, timestamp, data FROM messages WHERE id >= ?3 AND id < ?4 AND {time} ORDER BY timestamp, id"
+            ),
+        };
+        let mut st = match conn.prepare(&sql) {
             Ok(st) => st,
             Err(e) => return fail(stats, e),
         };
-        let mut rows = match st.query([clamp(a), clamp(z)]) {
+        let query = match ids {
+            None => st.query([clamp(a), clamp(z)]),
+            Some((lo, hi)) => st.query([clamp(a), clamp(z), lo, hi]),
+        };
+        let mut rows = match query {
             Ok(r) => r,
             Err(e) => return fail(stats, e),
         };

@@ -29,8 +29,10 @@
 //! FMTU, UNIT and MULT messages, and the messages that set the latest time a message without a
 //! time of its own takes. CARLA recordings too: chunks start at a frame's FrameStart and count
 //! frames, and the state messages are the PhysicsControl packets where the reader's wheel layout
-//! changed (the samples depend on no actor table). Every other format is read whole by each scan
-//! (the same answers, without the skipping).
+//! changed (the samples depend on no actor table). ROS bags, MCAP files and rosbag2 sqlite3
+//! files carry an index of their own, which [`Log::index`](super::Log::index) gives in the same
+//! form ([`own`]; a `.db3`'s positions are scaled row ids, [`Range`]). Every other format is read
+//! whole by each scan (the same answers, without the skipping).
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -54,6 +56,13 @@ const ENDS: u64 = 64 * 1024;
 
 /// A part of a log to read: records whose first byte is at `start` or after and before `end`.
 /// `start` is a chunk's offset, where the record numbered `first_record` starts.
+///
+/// A rosbag2 sqlite3 file (`.db3`) has no byte offset per message: its positions are row ids of
+/// its `messages` table scaled by the file's bytes per row id (`formats::rosbag2::Rows`: row id
+/// `id` at `(id - least id) * bytes per row id`), so that offsets and lengths are about the
+/// bytes of the file, as for every other log, and a range is the rows whose ids its positions
+/// span; its `first_record` is the row id `start` stands for (a `.db3`'s record index is its row
+/// id).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Range {
     pub start: u64,
@@ -61,14 +70,16 @@ pub struct Range {
     pub first_record: u64,
 }
 
-/// A chunk of a log (a `CHUNK` record of `schemas/logidx.toml`).
+/// A chunk of a log (a `CHUNK` record of `schemas/logidx.toml`). In a rosbag2 sqlite3 file, a
+/// run of row ids, its offset and length positions as [`Range`] says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Chunk {
-    /// Byte offset of its first record.
+    /// Byte offset of its first record (a `.db3`: the position of its first row id).
     pub offset: u64,
-    /// Its bytes: up to the next chunk's offset, or the log's end.
+    /// Its bytes: up to the next chunk's offset, or the log's end (a `.db3`: the file's bytes
+    /// per row id times its row ids, an estimate of the bytes its rows take).
     pub length: u64,
-    /// The record index of its first record.
+    /// The record index of its first record (a `.db3`: its first row id).
     pub first_record: u64,
     pub records: u64,
     /// The earliest and latest sample time, in nanoseconds since the log's time origin.
@@ -397,10 +408,11 @@ pub fn format_number(format: Format) -> Option<u32> {
 }
 
 /// Whether logs of `format` carry their own index of chunks, which a reader can start at with no
-/// state from before them ([`super::Log::index`]): ROS bags (the chunk infos of the bag's
-/// index) and MCAP files (the chunk indexes of the summary). No index file is written for them.
+/// state from before them ([`super::Log::index`]): ROS bags (the chunk infos of the bag's index),
+/// MCAP files (the chunk indexes of the summary) and rosbag2 sqlite3 files (runs of row ids,
+/// with their times from the `timestamp` index SQLite keeps). No index file is written for them.
 pub fn own(format: Format) -> bool {
-    matches!(format, Format::Rosbag | Format::Mcap)
+    matches!(format, Format::Rosbag | Format::Mcap | Format::Rosbag2)
 }
 
 /// Whether a reader of `format` that starts at a chunk needs state from before it (the index's

@@ -357,11 +357,13 @@ impl Log {
         }
     }
 
-    /// The log's time index ([`super::index`]): the one a ROS bag or an MCAP file carries (a
-    /// bag's chunk infos, an MCAP summary's chunks, [`super::index::own`]), else the index file
+    /// The log's time index ([`super::index`]): the one a ROS bag, an MCAP file or a rosbag2
+    /// sqlite3 file carries (a bag's chunk infos, an MCAP summary's chunks, runs of a `.db3`'s
+    /// row ids found through its timestamp index, [`super::index::own`]), else the index file
     /// kept for it ([`super::index::load`]); `None` when it has none (an MCAP file read as a
-    /// stream, a bag or MCAP file whose chunks cannot each be read alone, a log whose index was
-    /// not yet written or no longer matches it).
+    /// stream, a bag or MCAP file whose chunks cannot each be read alone, a `.db3` of no
+    /// messages or with timestamps that are not integers, a split rosbag2 bag, a log whose index
+    /// was not yet written or no longer matches it).
     pub fn index(&self) -> Option<super::index::Index> {
         match self.format {
             Format::Rosbag => rosbag::index(&self.file, self.chunk_budget()),
@@ -369,6 +371,7 @@ impl Log {
                 Source::Mapped(m) => mcap::index(m.bytes()),
                 Source::Stream(_) => None,
             },
+            Format::Rosbag2 => rosbag2_index(&self.file),
             _ => super::index::load(&self.file, self.format),
         }
     }
@@ -382,6 +385,12 @@ impl Log {
                 "{}: {} logs have no time index; read them whole",
                 self.shown(),
                 self.format.title()
+            )));
+        }
+        if self.format == Format::Rosbag2 && is_bag_listing(&self.file) {
+            return Err(Error::Usage(format!(
+                "{}: a split rosbag2 bag has no time index; read it whole",
+                self.shown()
             )));
         }
         if super::index::keeps_state(self.format) {
@@ -557,7 +566,7 @@ impl Log {
             }
             Format::Rosbag2 => {
                 drop(input);
-                rosbag2(&self.file, &path).and_then(|s| mcap::scan(s, &path, chunk_budget, None, &mut state))
+                rosbag2(&self.file, &path).and_then(|s| mcap::scan(s, &path, chunk_budget, self.range, &mut state))
             }
             Format::Carla => carla::scan(input, &path, self.range.map(|r| (r, self.states)), &mut state),
             Format::Rosbag => rosbag::scan(input, &self.file, &path, chunk_budget, self.range, &mut state),
@@ -630,6 +639,29 @@ fn is_bag_listing(file: &Path) -> bool {
     let mut head = [0u8; 28];
     let n = std::fs::File::open(file).and_then(|mut f| f.read(&mut head)).unwrap_or(0);
     head[..n].starts_with(BAG_METADATA)
+}
+
+/// The time index of a rosbag2 sqlite3 file (none for a split bag, whose files' row ids do not
+/// make one order: it is read whole).
+#[cfg(feature = "sqlite")]
+fn rosbag2_index(file: &Path) -> Option<super::index::Index> {
+    if is_bag_listing(file) {
+        None
+    } else {
+        mcap::db3_index(file)
+    }
+}
+
+/// Without the `sqlite` feature, a rosbag2 log has no time index.
+#[cfg(not(feature = "sqlite"))]
+fn rosbag2_index(_file: &Path) -> Option<super::index::Index> {
+    None
+}
+
+/// Without the `sqlite` feature, no file is a split bag's listing (a rosbag2 log is refused).
+#[cfg(not(feature = "sqlite"))]
+fn is_bag_listing(_file: &Path) -> bool {
+    false
 }
 
 /// Without the `sqlite` feature, a rosbag2 log is refused.

@@ -102,7 +102,7 @@ impl Store {
         match self {
             Store::Mcap { blocks, .. } => blocks.counts.as_ref(),
             #[cfg(feature = "sqlite")]
-            Store::Db3(db) => Some(&db.counts),
+            Store::Db3(db) => db.counts(),
             #[cfg(feature = "sqlite")]
             Store::Split(s) => s.counts.as_ref(),
         }
