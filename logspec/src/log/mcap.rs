@@ -81,6 +81,7 @@ impl Chan {
 
     /// The decoder of a message's payload and the payload, or why it does not decode (`None`:
     /// not a decoded channel).
+    #[allow(clippy::type_complexity)] // a decoder, its bytes and their offset: named nowhere else
     fn payload<'m>(&self, data: &'m [u8]) -> Option<Result<(&MsgDecoder, &'m [u8], usize), String>> {
         Some(match &self.decoding {
             Decoding::Cdr { le, be } => match data {
