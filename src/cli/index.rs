@@ -44,7 +44,7 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
             }
             Ok(Built::Own { chunks: None }) => {
                 super::progress::note(&format!(
-                    "{shown}: the log's own index does not list chunks that can each be read alone; scans read it whole"
+                    "{shown}: no usable index of its own (none, cut short, or chunks that cannot each be read alone); scans read it whole"
                 ));
             }
             Ok(Built::NoIndex) => {

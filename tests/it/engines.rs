@@ -502,6 +502,10 @@ fn the_index_verb_writes_beside_the_log_or_in_the_cache_directory() {
     let (code, err) = run(&["index", bag.to_str().unwrap()]);
     assert_eq!(code, Some(0), "{err}");
     assert!(err.contains("5 chunk(s) in the log's own index; no index file is needed"), "{err}");
+    let unindexed = crate::common::data("rosbag/test_unindexed.bag");
+    let (code, err) = run(&["index", unindexed.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("no usable index of its own"), "{err}");
     let db3 = crate::common::data("ros2/rosbag2_sqlite3_cdr_test_0.db3");
     let (code, err) = run(&["index", db3.to_str().unwrap()]);
     assert_eq!(code, Some(0), "{err}");
