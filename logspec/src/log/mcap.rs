@@ -43,6 +43,8 @@ mod kind {
 }
 
 mod store;
+#[cfg(feature = "sqlite")]
+pub(super) use store::db3_index;
 pub(super) use store::Store;
 
 #[cfg(feature = "sqlite")]
@@ -643,33 +645,6 @@ pub(super) fn index(bytes: &[u8]) -> Option<Index> {
         })
         .collect();
     Some(Index { origin_ns, chunks, states: Vec::new(), schemas: Vec::new() })
-}
-
-/// The time index of a rosbag2 sqlite3 file (`file`): runs of row ids of about
-/// [`CHUNK_BYTES`](super::index::CHUNK_BYTES) of the file each, at the positions
-/// [`rosbag2::Rows`](crate::formats::rosbag2::Rows) gives rows ([`rosbag2::spans`](crate::formats::rosbag2::spans)),
-/// their times since the least timestamp; `None` for a file of no messages or one whose table
-/// does not answer (read whole).
-#[cfg(feature = "sqlite")]
-pub(super) fn db3_index(file: &std::path::Path) -> Option<Index> {
-    let (rows, spans) = crate::formats::rosbag2::spans(file, super::index::CHUNK_BYTES)?;
-    // The origin a whole read takes (`Db3::start`): the least timestamp, not before 0.
-    let origin = spans.iter().map(|s| s.start).min()?.max(0);
-    let since = |t: i64| u64::try_from(t.saturating_sub(origin)).unwrap_or(0);
-    let mut chunks: Vec<Chunk> = Vec::with_capacity(spans.len());
-    for (i, s) in spans.iter().enumerate() {
-        let offset = rows.position(s.first_id);
-        let end = spans.get(i + 1).map_or(rows.end(), |n| rows.position(n.first_id));
-        chunks.push(Chunk {
-            offset,
-            length: end.saturating_sub(offset),
-            first_record: u64::try_from(s.first_id.max(0)).unwrap_or(0),
-            records: s.messages,
-            t_min_ns: since(s.start),
-            t_max_ns: since(s.end),
-        });
-    }
-    Some(Index { origin_ns: origin as u64, chunks, states: Vec::new(), schemas: Vec::new() })
 }
 
 /// The samples of an MCAP file: one channel per MCAP channel of a decoded encoding; with

@@ -6,6 +6,8 @@ use std::sync::Arc;
 use crate::formats::mcap::{self as container, Blocks, Channel as McapChannel, Event, Message, Schema, Want};
 #[cfg(feature = "sqlite")]
 use crate::log::fault::{Fault, FaultKind};
+#[cfg(feature = "sqlite")]
+use crate::log::index::{Chunk, Index, CHUNK_BYTES};
 use crate::log::input::Source;
 use crate::log::Error;
 
@@ -184,4 +186,31 @@ impl Store {
             _ => format!("byte {}", m.offset),
         }
     }
+}
+
+/// The time index of a rosbag2 sqlite3 file (`file`): runs of row ids of about
+/// [`CHUNK_BYTES`](crate::log::index::CHUNK_BYTES) of the file each, at the positions
+/// [`rosbag2::Rows`](crate::formats::rosbag2::Rows) gives rows ([`rosbag2::spans`](crate::formats::rosbag2::spans)),
+/// their times since the least timestamp; `None` for a file of no messages or one whose table
+/// does not answer (read whole).
+#[cfg(feature = "sqlite")]
+pub(in crate::log) fn db3_index(file: &std::path::Path) -> Option<Index> {
+    let (rows, spans) = crate::formats::rosbag2::spans(file, CHUNK_BYTES)?;
+    // The origin a whole read takes (`Db3::start`): the least timestamp, not before 0.
+    let origin = spans.iter().map(|s| s.start).min()?.max(0);
+    let since = |t: i64| u64::try_from(t.saturating_sub(origin)).unwrap_or(0);
+    let mut chunks: Vec<Chunk> = Vec::with_capacity(spans.len());
+    for (i, s) in spans.iter().enumerate() {
+        let offset = rows.position(s.first_id);
+        let end = spans.get(i + 1).map_or(rows.end(), |n| rows.position(n.first_id));
+        chunks.push(Chunk {
+            offset,
+            length: end.saturating_sub(offset),
+            first_record: u64::try_from(s.first_id.max(0)).unwrap_or(0),
+            records: s.messages,
+            t_min_ns: since(s.start),
+            t_max_ns: since(s.end),
+        });
+    }
+    Some(Index { origin_ns: origin as u64, chunks, states: Vec::new(), schemas: Vec::new() })
 }

@@ -1,0 +1,156 @@
+//! The plan held to the walk ([`super::super::decode`]), which reads each field on its own:
+//! the numbers a run hands on (every type in both byte orders, alone and joined into
+//! [`Part::Scalars`]), and [`Plan::check`] on every length around a value's size.
+
+use super::*;
+use crate::dynamic::{decode, Build, Check};
+use logspec_ir::ir::{Enum, Flags, Struct};
+use logspec_ir::layout;
+
+/// Every number in wire order, as `(type, bits)`.
+#[derive(Default)]
+struct Numbers(Vec<(Prim, u64)>);
+
+impl Sink for Numbers {
+    fn begin_struct(&mut self, _: Option<&str>) {}
+    fn end_struct(&mut self) {}
+    fn begin_array(&mut self, _: Option<&str>, _: usize) {}
+    fn end_array(&mut self) {}
+    fn number(&mut self, _: Option<&str>, p: Prim, raw: u64) {
+        self.0.push((p, raw));
+    }
+    fn bool(&mut self, _: Option<&str>, _: bool) {}
+    fn str(&mut self, _: Option<&str>, _: &str) {}
+    fn raw_str(&mut self, _: Option<&str>, _: &[u8]) {}
+}
+
+impl Build for Numbers {
+    type Value = ();
+    fn bool(&mut self, _: bool) {}
+    fn number(&mut self, p: Prim, raw: u64) {
+        self.0.push((p, raw));
+    }
+    fn text(&mut self, _: &[u8], _: Len) {}
+    fn bytes(&mut self, _: &[u8]) {}
+    fn numbers(&mut self, _: Prim, _: Endian, _: &[u8]) -> Option<()> {
+        None
+    }
+    fn bools(&mut self, _: &[u8]) -> Option<()> {
+        None
+    }
+    fn list(&mut self, _: Vec<()>) {}
+    fn strukt(&mut self, _: &Schema, _: &Struct, _: Vec<()>) {}
+    fn enumeration(&mut self, e: &Enum, raw: u64) {
+        self.0.push((e.base, raw));
+    }
+    fn flags(&mut self, _: &Schema, f: &Flags, raw: u64) {
+        self.0.push((f.base, raw));
+    }
+    fn padding(&mut self) {}
+}
+
+/// Every number type in both byte orders, alone and in runs of one type, a fixed array of
+/// structs, and a string between runs.
+const TYPES: &str = r#"
+[format]
+name = "types"
+endian = "little"
+
+[[struct]]
+name = "V"
+fields = [{ name = "x", type = "f64" }, { name = "y", type = "f64" }, { name = "z", type = "f64", endian = "big" }]
+
+[[record]]
+name = "All"
+id = 1
+fields = [
+  { name = "u8", type = "u8" },
+  { name = "i8", type = "i8" },
+  { name = "u16", type = "u16" },
+  { name = "u16b", type = "u16", endian = "big" },
+  { name = "i16", type = "i16" },
+  { name = "i16b", type = "i16", endian = "big" },
+  { name = "u32", type = "u32" },
+  { name = "u32b", type = "u32", endian = "big" },
+  { name = "i32", type = "i32" },
+  { name = "i32b", type = "i32", endian = "big" },
+  { name = "u64", type = "u64" },
+  { name = "u64b", type = "u64", endian = "big" },
+  { name = "i64", type = "i64" },
+  { name = "i64b", type = "i64", endian = "big" },
+  { name = "f32", type = "f32" },
+  { name = "f32b", type = "f32", endian = "big" },
+  { name = "f64", type = "f64" },
+  { name = "f64b", type = "f64", endian = "big" },
+  { name = "a", type = "i16" },
+  { name = "b", type = "i16" },
+  { name = "c", type = "i16" },
+  { name = "vs", type = "V[2]" },
+  { name = "s", type = "string", count = "u8" },
+  { name = "d", type = "u32", endian = "big" },
+  { name = "e", type = "u32", endian = "big" },
+]
+
+[[record]]
+name = "Fixed"
+id = 2
+fields = [{ name = "a", type = "u16" }, { name = "b", type = "f32[3]" }, { name = "c", type = "string[5]" }]
+"#;
+
+/// A struct of a fixed size under natural alignment (its fields one byte wide).
+const ALIGNED: &str = r#"
+[format]
+name = "aligned"
+align = "natural"
+string_nul = true
+
+[[record]]
+name = "Bytes"
+id = 1
+fields = [{ name = "a", type = "u8" }, { name = "b", type = "i8" }, { name = "c", type = "u8[3]" }]
+"#;
+
+fn compiled(toml: &str, name: &str) -> (Schema, Vec<u64>, Ty) {
+    let schema = logspec_ir::compile_str("plan.toml", toml).expect("schema");
+    let ty = Ty::Named(schema.type_by_name(name).expect("type"));
+    let min = layout::min_sizes(&schema);
+    (schema, min, ty)
+}
+
+#[test]
+fn plan_numbers_are_the_walks() {
+    let (schema, min, ty) = compiled(TYPES, "All");
+    let plan = Plan::new(&schema, &min, &ty);
+    // Bytes that tell every position and byte order apart, with the string's count at its
+    // place: the sizes before it are 1+1 + 4*2 + 4*4 + 4*8 + 2*4 + 2*8 + 3*2 + 6*8 = 136.
+    let mut bytes: Vec<u8> = (0..136u32).map(|i| (i * 37 + 11) as u8 | 0x80).collect();
+    bytes.push(2);
+    bytes.extend(b"hi");
+    bytes.extend((0..8u8).map(|i| 0xf0 ^ i));
+    let mut walk = Numbers::default();
+    decode(&schema, &min, &ty, &bytes, &mut walk).expect("the walk decodes");
+    let mut planned = Numbers::default();
+    plan.decode(&schema, &min, &bytes, &mut planned).expect("the plan decodes");
+    assert_eq!(walk.0.len(), 18 + 3 + 6 + 2);
+    assert_eq!(planned.0, walk.0);
+    // A cut inside the last run: the same numbers up to it, and the walk's fault.
+    let cut = &bytes[..bytes.len() - 3];
+    let mut walk = Numbers::default();
+    let e = decode(&schema, &min, &ty, cut, &mut walk).expect_err("cut");
+    let mut planned = Numbers::default();
+    assert_eq!(plan.decode(&schema, &min, cut, &mut planned).expect_err("cut"), e);
+    assert_eq!(planned.0, walk.0[..walk.0.len() - 1]);
+}
+
+#[test]
+fn plan_check_at_every_length_is_the_walk() {
+    for (toml, name, size) in [(TYPES, "All", None), (TYPES, "Fixed", Some(2 + 12 + 5)), (ALIGNED, "Bytes", Some(5))] {
+        let (schema, min, ty) = compiled(toml, name);
+        let plan = Plan::new(&schema, &min, &ty);
+        let bytes: Vec<u8> = (0..200u8).collect();
+        for n in 0..=size.map_or(150, |s| s + 6) {
+            let walk = decode(&schema, &min, &ty, &bytes[..n], &mut Check).map(|_| ());
+            assert_eq!(plan.check(&schema, &min, &bytes[..n]), walk, "{name}, {n} bytes");
+        }
+    }
+}
