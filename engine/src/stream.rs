@@ -10,8 +10,10 @@
 //!   its length, a framed record by its tag);
 //! - the time window: [`Query::since`] and [`Query::until`] (seconds since the log's time origin,
 //!   the `log_elapsed_ns` column) go to the scan's [`Select`];
-//! - the columns: a batch holds only [`Query::columns`] (the channel's values are decoded whole,
-//!   then the columns not asked for are dropped).
+//! - the columns: a batch holds only [`Query::columns`], and only those are built
+//!   ([`TableBuilder::with_columns`]): a visit of a value passes over the members of the others,
+//!   a fixed layout gathers only theirs, and a query of no value column (`count(*)`) takes each
+//!   row's times alone, its value not visited.
 //!
 //! Partitions ([`plan`], the one planner of every engine's partitions): parts of logs, a large
 //! log split at its time index's chunks ([`partitions`]) and consecutive small logs packed
@@ -513,12 +515,12 @@ impl Samples for Stream<'_, '_> {
         let ours = name == self.query.table;
         self.ours.push(ours);
         if ours && self.builder.is_none() {
-            let builder = TableBuilder::new(channel, self.utc);
             if let Some(found) = self.on_schema.as_mut() {
-                **found = Some(builder.schema.clone());
+                **found = Some(TableBuilder::new(channel, self.utc).schema);
                 return Err(Error::Io(std::io::Error::from(std::io::ErrorKind::Interrupted)));
             }
-            self.builder = Some(builder);
+            // Only the columns asked for are built.
+            self.builder = Some(TableBuilder::with_columns(channel, self.utc, self.query.columns.as_deref()));
         }
         Ok(())
     }

@@ -95,6 +95,9 @@ pub struct TableBuilder {
     /// For a struct of fixed size (numbers, or nested structs of numbers): rows kept as their
     /// bytes until the batch is made.
     fixed: Option<FixedRows>,
+    /// Whether any value column is kept ([`TableBuilder::with_columns`]); without one, a row
+    /// is its time columns.
+    values: bool,
     /// Rows and about how many bytes of values are buffered.
     pub rows: usize,
     bytes: usize,
@@ -138,6 +141,16 @@ impl TableBuilder {
     /// An empty table for a channel's samples. `utc`: the log's clock is Unix time (ROS bags),
     /// so `log_time` carries the UTC time zone.
     pub fn new(channel: &Channel, utc: bool) -> TableBuilder {
+        Self::with_columns(channel, utc, None)
+    }
+
+    /// [`TableBuilder::new`] whose batches hold only the value columns named in `columns` (by
+    /// their names in the table's schema; `None`: every one) besides `log_time` and
+    /// `log_elapsed_ns`: what an engine's projection asks for. The values of the other columns
+    /// are not built: a visit passes over their members, a fixed layout gathers only the
+    /// columns kept, and with no value column kept a row is its times alone (its value not
+    /// visited).
+    pub fn with_columns(channel: &Channel, utc: bool, columns: Option<&[String]>) -> TableBuilder {
         let tz: Option<Arc<str>> = utc.then(|| Arc::from("UTC"));
         let mut fields = vec![
             Field::new("log_time", DataType::Timestamp(TimeUnit::Nanosecond, tz), false).with_metadata(
@@ -202,13 +215,38 @@ impl TableBuilder {
         if let Some(r) = channel.ros1.as_ref().filter(|r| !r.md5sum.is_empty()) {
             meta.push(("logspec.fingerprint".to_string(), r.md5sum.clone()));
         }
+        // The value columns kept (indexes after the two time columns), all without a projection.
+        let kept: Vec<usize> = (0..fields.len() - 2)
+            .filter(|k| columns.is_none_or(|want| want.iter().any(|w| w == fields[k + 2].name())))
+            .collect();
+        let all = kept.len() == fields.len() - 2;
+        let mut cols = cols;
+        if !all {
+            let mut k = 0;
+            fields.retain(|_| {
+                k += 1;
+                k <= 2 || kept.contains(&(k - 3))
+            });
+            if let Some(cols) = cols.as_mut() {
+                let mut k = 0;
+                cols.retain(|_| {
+                    k += 1;
+                    kept.contains(&(k - 1))
+                });
+            }
+        }
+        // A typed table asked for none of its columns, or an untyped one not for `json`.
+        let values = !kept.is_empty();
+        let cols = if values { cols } else { Some(Vec::new()) };
         let schema = Arc::new(ArrowSchema::new(fields));
         let flat = cols.as_ref().is_some_and(|c: &Vec<(String, Col)>| c.iter().all(|(_, c)| c.is_scalar()));
         let nested = !flat && cols.as_ref().is_some_and(|c| NestedRow::streams(c));
         // Rows straight from their bytes where the IR gives every column a fixed place, and the
         // layout's arrays have the columns' types.
         let fixed = match &channel.ty {
-            Some(t) if flat || nested => FixedLayout::of(&t.schema, t.id).and_then(|l| l.bind(&schema.fields()[2..])),
+            Some(t) if values && (flat || nested) => FixedLayout::of(&t.schema, t.id)
+                .map(|l| if all { l } else { l.select(&kept) })
+                .and_then(|l| l.bind(&schema.fields()[2..])),
             _ => None,
         };
         TableBuilder {
@@ -223,6 +261,7 @@ impl TableBuilder {
             nested,
             filled: Vec::new(),
             fixed: fixed.map(|layout| FixedRows { layout, buf: Vec::new(), rows: 0 }),
+            values,
             rows: 0,
             bytes: 0,
             misfits: 0,
@@ -242,6 +281,9 @@ impl TableBuilder {
     /// Appends a record's row from its payload bytes when the table has a fixed layout (else
     /// from its visit, [`TableBuilder::visit`]). True when the batch is full.
     pub fn record(&mut self, t_ns: u64, origin_ns: u64, payload: &[u8], value: &dyn DynVisit) -> bool {
+        if !self.values {
+            return self.end_row(t_ns, origin_ns);
+        }
         let Some(fx) = self.fixed.as_mut() else { return self.visit(t_ns, origin_ns, value) };
         let Some(bytes) = payload.get(..fx.layout.size) else { return self.visit(t_ns, origin_ns, value) };
         fx.buf.extend_from_slice(bytes);
@@ -252,6 +294,9 @@ impl TableBuilder {
 
     /// Appends a row from a visit of its value. True when the batch is full.
     pub fn visit(&mut self, t_ns: u64, origin_ns: u64, value: &dyn DynVisit) -> bool {
+        if !self.values {
+            return self.end_row(t_ns, origin_ns);
+        }
         if let (Some(fx), Some(cols)) = (self.fixed.as_mut(), self.cols.as_mut()) {
             self.misfits += fx.drain(cols);
         }
@@ -276,6 +321,9 @@ impl TableBuilder {
 
     /// Appends a row from a decoded value. True when the batch is full.
     pub fn sample(&mut self, t_ns: u64, origin_ns: u64, value: &Value) -> bool {
+        if !self.values {
+            return self.end_row(t_ns, origin_ns);
+        }
         if let (Some(fx), Some(cols)) = (self.fixed.as_mut(), self.cols.as_mut()) {
             self.misfits += fx.drain(cols);
         }

@@ -44,6 +44,35 @@ fn every_table_of_every_bundled_log_streams_as_the_generic_path_reads_it() {
             }
             // A log that fails part-way fails the same way for one table.
             assert_eq!(done.fault.is_some(), error.is_some(), "{}: {name}: the fault", path.display());
+            // Projections, built with only their columns: the first and the last value column,
+            // a time column, and none (a row's times alone, as for `count(*)`).
+            let values: Vec<&str> = schema.fields()[2..].iter().map(|f| f.name().as_str()).collect();
+            let mut asks: Vec<Vec<&str>> = vec![vec!["log_elapsed_ns"], vec![]];
+            asks.extend(values.first().map(|c| vec![*c]));
+            asks.extend(values.last().filter(|_| values.len() > 1).map(|c| vec!["log_time", *c]));
+            for ask in asks {
+                let columns: Vec<String> = ask.iter().map(|c| c.to_string()).chain([LOG_COLUMN.to_string()]).collect();
+                let query = Query { table: name.clone(), columns: Some(columns), ..Query::default() };
+                let (batches, done) = scan(&file, &query);
+                assert_eq!(done.fault.is_some(), error.is_some(), "{}: {name} {ask:?}: the fault", path.display());
+                let got = without_log(&batches, &file.log);
+                match (&got, rows) {
+                    (Some(g), Some(w)) => {
+                        let idx: Vec<usize> = ask.iter().map(|c| w.schema().index_of(c).unwrap()).collect();
+                        let w = w.project(&idx).unwrap();
+                        assert_eq!(g.num_rows(), w.num_rows(), "{}: {name} {ask:?}: rows", path.display());
+                        assert_eq!(g.schema().fields(), w.schema().fields(), "{}: {name} {ask:?}", path.display());
+                        assert_eq!(g.columns(), w.columns(), "{}: {name} {ask:?}: values", path.display());
+                    }
+                    (None, None) => {}
+                    (g, w) => panic!(
+                        "{}: {name} {ask:?}: {} rows streamed, {} read",
+                        path.display(),
+                        g.as_ref().map_or(0, |b| b.num_rows()),
+                        w.as_ref().map_or(0, |b| b.num_rows())
+                    ),
+                }
+            }
             tables += 1;
         }
     }

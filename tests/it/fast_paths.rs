@@ -53,7 +53,9 @@ pub(crate) fn arrow_select_concat(schema: &SchemaRef, batches: &[RecordBatch]) -
             concat(&parts)
         })
         .collect();
-    RecordBatch::try_new(schema.clone(), columns).unwrap()
+    let rows = batches.iter().map(RecordBatch::num_rows).sum();
+    let options = arrow_array::RecordBatchOptions::new().with_row_count(Some(rows));
+    RecordBatch::try_new_with_options(schema.clone(), columns, &options).unwrap()
 }
 
 fn concat(parts: &[&dyn arrow_array::Array]) -> arrow_array::ArrayRef {

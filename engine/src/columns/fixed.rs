@@ -128,9 +128,20 @@ impl FixedLayout {
         bind_all(&mut self.columns, fields, &self.leaves).then_some(self)
     }
 
-    /// Whether every column is a leaf (no nested struct): column `i` is leaf `i`.
+    /// The layout of its columns `keep` only (indexes, ascending): a projection's. The bytes
+    /// kept per row are the same; the leaves keep their numbers.
+    pub fn select(mut self, keep: &[usize]) -> FixedLayout {
+        let mut i = 0;
+        self.columns.retain(|_| {
+            i += 1;
+            keep.contains(&(i - 1))
+        });
+        self
+    }
+
+    /// Whether every column is a leaf (no nested struct) and column `i` is leaf `i`.
     pub fn is_flat(&self) -> bool {
-        self.columns.iter().all(|c| matches!(c, Column::Leaf(_)))
+        self.columns.iter().enumerate().all(|(i, c)| matches!(c, Column::Leaf(l) if *l == i))
     }
 
     /// How many columns the layout makes (a nested struct is one).

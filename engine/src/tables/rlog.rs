@@ -25,6 +25,9 @@ impl TableBuilder {
         if self.fixed.is_some() {
             return None;
         }
+        if !self.values {
+            return Some(self.end_row(t_ns, origin_ns));
+        }
         // The table of an RLOG channel has one column, `value` (`logspec::log::rlog_value_type`).
         let [(_, col)] = self.cols.as_mut()?.as_mut_slice() else { return None };
         self.misfits += append(col, value);
