@@ -322,6 +322,10 @@ impl logspec::runtime::Visitor for NestedRow<'_> {
         self.bytes += 4;
         self.open(name, true);
     }
+    /// Not the elements of an array left out (no column, or a projection's other columns).
+    fn elements(&self) -> bool {
+        !matches!(self.stack.last(), Some(Frame::Skip { .. }))
+    }
     fn end_array(&mut self) {
         self.close();
     }

@@ -223,7 +223,9 @@ impl<V: Visitor + ?Sized> Sink for Visiting<'_, '_, V> {
         macro_rules! each {
             ($m:ident, $conv:expr) => {{
                 self.v.begin_array(name, bytes.len() / p.size() as usize);
-                crate::dynamic::each_number(bytes, p, e, |_, raw| self.v.$m(None, $conv(raw)));
+                if self.v.elements() {
+                    crate::dynamic::each_number(bytes, p, e, |_, raw| self.v.$m(None, $conv(raw)));
+                }
                 self.v.end_array();
             }};
         }
