@@ -377,6 +377,13 @@ impl<'a> State<'a> {
         }
     }
 
+    /// Whether records of tag `tag` are known to be skipped ([`State::wanted_tag`] settled them
+    /// so): a reader passes over them without naming them.
+    #[inline(always)]
+    pub(super) fn skips_tag(&self, tag: u64) -> bool {
+        matches!(self.by_tag.get(tag as usize), Some(Some(Tagged::Skip)))
+    }
+
     /// Forgets what the record tag `tag` settled to ([`State::wanted_tag`]): the tag now
     /// stands for another channel (an MCAP channel id defined anew).
     pub(super) fn forget_tag(&mut self, tag: u64) {

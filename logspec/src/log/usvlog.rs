@@ -137,6 +137,10 @@ impl FramedJob for Scan<'_, '_> {
             match ev {
                 Event::Record { raw, record } => {
                     let tag = raw.header.tag;
+                    // A record type the selection leaves out, once settled: not named.
+                    if state.skips_tag(tag) {
+                        continue;
+                    }
                     let name = F::record_name(tag).unwrap_or("?");
                     let describe = || record_channel(schema, name);
                     if same_layout {
