@@ -349,14 +349,8 @@ impl<'a> State<'a> {
         describe: impl FnOnce() -> Channel,
     ) -> Result<Option<usize>, Error> {
         let i = tag as usize;
-        match self.by_tag.get(i).copied().flatten() {
-            Some(Tagged::Skip) => Ok(None),
-            Some(Tagged::Id(id)) => {
-                let t = t_ns.saturating_sub(self.origin_ns);
-                let kept = self.select.wants_time(t);
-                self.tally.sample(Some(t), kept);
-                Ok(kept.then_some(id))
-            }
+        match self.settled_tag(tag, t_ns) {
+            Some(id) => Ok(id),
             None => {
                 let id = self.wanted(key, t_ns, describe)?;
                 if tag < TAGS {
@@ -373,6 +367,22 @@ impl<'a> State<'a> {
                     }
                 }
                 Ok(id)
+            }
+        }
+    }
+
+    /// [`State::wanted_tag`] for a tag whose channel is settled (announced or skipped), with
+    /// no key: `None` when it is not, and the reader then names the channel for
+    /// [`State::wanted_tag`] (a name made only for a channel's first samples).
+    #[inline]
+    pub(super) fn settled_tag(&mut self, tag: u64, t_ns: u64) -> Option<Option<usize>> {
+        match self.by_tag.get(tag as usize).copied().flatten()? {
+            Tagged::Skip => Some(None),
+            Tagged::Id(id) => {
+                let t = t_ns.saturating_sub(self.origin_ns);
+                let kept = self.select.wants_time(t);
+                self.tally.sample(Some(t), kept);
+                Some(kept.then_some(id))
             }
         }
     }

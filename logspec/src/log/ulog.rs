@@ -577,9 +577,14 @@ fn scan_in<R, I: Input>(
                 if d.data(payload).is_err() {
                     continue;
                 }
-                let name = channel_name(&s.name, s.multi_id);
                 let t_ns = t_us.saturating_mul(1000);
-                let Some(id) = state.wanted(&name, t_ns, || channel(s, d))? else { continue };
+                // Found by the subscription's serial once settled, with no name made.
+                let tag = s.serial as u64;
+                let id = match state.settled_tag(tag, t_ns) {
+                    Some(id) => id,
+                    None => state.wanted_tag(tag, &channel_name(&s.name, s.multi_id), t_ns, || channel(s, d))?,
+                };
+                let Some(id) = id else { continue };
                 match d.check(payload) {
                     Ok(()) => {
                         state.sink.visit(id, t_ns, &DataValue { decoder: d, payload })?;
