@@ -289,6 +289,24 @@ impl<'a> State<'a> {
         Ok(())
     }
 
+    /// As [`State::deliver`], for a record of tag `tag` whose channel is `name` (one tag, one
+    /// channel while the tag stands for it: see [`State::forget_tag`]), so that a reader can pass
+    /// over the records of a skipped channel before it decodes them ([`State::skips_tag`]).
+    pub(super) fn deliver_tagged(
+        &mut self,
+        tag: u64,
+        name: &str,
+        t_ns: u64,
+        value: impl FnOnce() -> Value,
+        describe: impl FnOnce() -> Channel,
+    ) -> Result<(), Error> {
+        if let Some(id) = self.wanted_tag(tag, name, t_ns, describe)? {
+            self.sink.sample(id, t_ns, &value())?;
+            self.outcome.samples += 1;
+        }
+        Ok(())
+    }
+
     /// As [`State::deliver_record`], for a channel found by number ([`State::wanted_numbered`]):
     /// a value of the channel's IR type decoded from `payload`.
     pub(super) fn deliver_numbered(

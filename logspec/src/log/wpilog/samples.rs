@@ -127,7 +127,15 @@ fn read_samples<R, I: Input>(
         if let Some(n) = noted.as_deref_mut() {
             note(n, &rec);
         }
-        let Body::Data(entry) = rec.body else { continue };
+        let entry = match rec.body {
+            Body::Data(entry) => entry,
+            Body::Control { entry: Some(e), .. } => {
+                // The id may stand for another entry from here on.
+                state.forget_tag(u64::from(e.id()));
+                continue;
+            }
+            _ => continue,
+        };
         let Some(entry) = entry else {
             orphans += 1;
             continue;
@@ -147,6 +155,11 @@ fn read_samples<R, I: Input>(
             negative += 1;
             continue;
         };
+        // An entry the selection leaves out, once settled: passed over undecoded.
+        let tag = u64::from(entry.id());
+        if state.skips_tag(tag) {
+            continue;
+        }
         if TypeRegistry::decodes(entry.type_name()) {
             match schemas.decode(entry.type_name(), rec.payload) {
                 Ok(v) => {
@@ -156,7 +169,7 @@ fn read_samples<R, I: Input>(
                         other => Value::Object(vec![("value".to_string(), other)]),
                     };
                     let describe = || crate::log::structs::struct_channel(&schemas, entry.name(), entry.type_name());
-                    state.deliver(entry.name(), t_us.saturating_mul(1000), || v, describe)?;
+                    state.deliver_tagged(tag, entry.name(), t_us.saturating_mul(1000), || v, describe)?;
                     continue;
                 }
                 Err(e) => {
@@ -186,7 +199,7 @@ fn read_samples<R, I: Input>(
             c.schema_name = entry.type_name().to_string();
             c
         };
-        state.deliver(entry.name(), t_us.saturating_mul(1000), value, describe)?;
+        state.deliver_tagged(tag, entry.name(), t_us.saturating_mul(1000), value, describe)?;
     }
     if orphans > 0 {
         state
