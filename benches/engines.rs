@@ -26,6 +26,10 @@
 //! The index file is put in place (or removed) before each line as the line says, outside the
 //! time measured.
 //!
+//! With `--log PATH --table NAME` (and `--reps N`, the reads of the log per run, for a small
+//! log), first the selective lines of any log: its table streamed alone against every table of
+//! the log read (`--rlog-mb 0` for those alone).
+//!
 //! The window lines, first, of the `usvlog` bench's input (`--usvlog-mb`, 0 for none; table
 //! `REC_SENSOR_GYRO`), the CARLA bench input (`--carla-mb`, 0 for none; table `Position`) and,
 //! with `--bag PATH`, a ROS bag (table `/imu`: `gen_rosbag.py` of the bench-input generators,
@@ -229,6 +233,68 @@ fn window_lines(label: &str, path: &std::path::Path, table: &str, rounds: usize)
     let _ = std::fs::remove_file(&place);
 }
 
+/// The selective lines of any log (`--log PATH --table NAME`, repeatable as pairs): its table
+/// `table` streamed alone (`stream::scan`, every other channel passed over) against every
+/// table of the log read (`tables::read`, what a reader without a channel pushdown does before
+/// it can pick the table), each line `reps` reads of the log per run.
+fn selective_lines(path: &std::path::Path, table: &str, rounds: usize, reps: usize) {
+    let file = LogFile { file: path.to_path_buf(), log: "bench".into() };
+    let query = Query { table: table.to_string(), ..Query::default() };
+    let one = || {
+        let mut n = 0;
+        for _ in 0..reps {
+            let done = stream::scan(&file, &how(), &query, None, &mut |b| {
+                n += b.num_rows();
+                Ok(())
+            })
+            .expect("scan");
+            assert!(done.fault.is_none(), "{:?}", done.fault);
+        }
+        n
+    };
+    let every = || {
+        let mut n = 0;
+        for _ in 0..reps {
+            let read = logspec_engine::tables::read(path, &how(), &Select::default()).expect("read");
+            let Some(t) = read.tables.iter().find(|t| t.name == table) else {
+                let names: Vec<&str> = read.tables.iter().map(|t| t.name.as_str()).collect();
+                panic!("{}: no table `{table}`; its tables: {}", path.display(), names.join(", "));
+            };
+            n += t.batches.iter().map(|b| b.num_rows()).sum::<usize>();
+        }
+        n
+    };
+    let lines: [(&str, &dyn Fn() -> usize); 2] =
+        [("one table (stream::scan)", &one), ("every table (tables::read)", &every)];
+    let mut times: Vec<Vec<Duration>> = vec![Vec::new(); lines.len()];
+    let mut rows = [0; 2];
+    for r in 0..rounds {
+        for k in 0..lines.len() {
+            let i = (k + r) % lines.len();
+            let t = Instant::now();
+            rows[i] = (lines[i].1)();
+            times[i].push(t.elapsed());
+        }
+    }
+    assert_eq!(rows[0], rows[1], "the table's rows, streamed and read");
+    let med: Vec<Duration> = times.into_iter().map(median).collect();
+    let mbytes = std::fs::metadata(path).expect("the input").len() as f64 / 1e6 * reps as f64;
+    println!(
+        "{} ({:.1} MB read {reps} times a run), table {table}; median of {rounds} runs per line, the order rotated each round",
+        path.display(),
+        mbytes / reps as f64
+    );
+    for (i, (label, _)) in lines.iter().enumerate() {
+        println!(
+            "  {label:<28} {:>7.3} s {:>8.1} MB/s  rows {:>8}  every table / this {:.2}x",
+            med[i].as_secs_f64(),
+            mbytes / med[i].as_secs_f64(),
+            rows[i],
+            med[1].as_secs_f64() / med[i].as_secs_f64(),
+        );
+    }
+}
+
 /// Writes `bytes` to a scratch file named `name` and runs its [`window_lines`].
 fn window_lines_of(label: &str, name: &str, bytes: &[u8], table: &str, rounds: usize) {
     let dir = std::env::temp_dir().join(format!("logspec-bench-engines-{}", std::process::id()));
@@ -242,6 +308,14 @@ fn window_lines_of(label: &str, name: &str, bytes: &[u8], table: &str, rounds: u
 fn main() {
     let mb: f64 = arg("--rlog-mb", "100").parse().expect("--rlog-mb N");
     let rounds: usize = arg("--rounds", "5").parse().expect("--rounds N");
+    let log = arg("--log", "");
+    if !log.is_empty() {
+        let reps: usize = arg("--reps", "1").parse().expect("--reps N");
+        selective_lines(std::path::Path::new(&log), &arg("--table", ""), rounds, reps);
+        if mb <= 0.0 {
+            return;
+        }
+    }
     let usvlog_mb: f64 = arg("--usvlog-mb", "200").parse().expect("--usvlog-mb N");
     let carla_mb: f64 = arg("--carla-mb", "200").parse().expect("--carla-mb N");
     let bag = arg("--bag", "");
