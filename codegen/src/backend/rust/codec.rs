@@ -1,7 +1,9 @@
 //! The decode, encode and visit impls of one struct (or union variant), from its IR fields.
 //!
 //! One file on purpose, over 1,000 lines: the fixed and variable strategies below share every field
-//! kind's arm, and splitting them would put one layout rule in two places.
+//! kind's arm, and decode, encode and visit of a field are one rule each, written side by side per
+//! type kind, so that a change to one shows where the others must change; split by strategy or by
+//! direction, one layout rule would be in two places and the three would drift.
 //!
 //! Shared by the Rust back end and `#[derive(Record)]`: this is the only place that turns a wire
 //! layout into Rust code. Two strategies:
@@ -10,10 +12,6 @@
 //! - anything else decodes field by field through a [`Cursor`], every read checked.
 //!
 //! [`Cursor`]: https://docs.rs/logspec-runtime
-//!
-//! One file (over 800 lines) on purpose: decode, encode and visit of a field are one rule each,
-//! written side by side per type kind, so that a change to one shows where the others must
-//! change; split by direction, the three would drift.
 
 use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote};

@@ -2,7 +2,8 @@
 //! enum of views `URef<'a>`, and for a format's record enum a `…RecordRef<'a>`.
 //!
 //! One file on purpose, over 1,000 lines: structs, unions and the record enum share the field walk
-//! below, and a view's kind is one match over the IR's field kinds.
+//! below, and a view's kind is one match over the IR's field kinds; a view's constructor,
+//! accessors, `to_owned` and `Encode` follow that one walk, the same as `codec.rs`, kind by kind.
 //!
 //! A view is checked once, when it is made (lengths, consts, tags, UTF-8), by the same field walk
 //! as the owned decoder ([`codec::decode_fields_as`]). Numbers are held by value, strings as
@@ -10,10 +11,6 @@
 //! access in the field's byte order, arrays of structs as a runtime `Seq` of views, nested structs
 //! and unions as nested views. `to_owned()` gives the owned type; `Encode` writes a view again as
 //! the owned value would be written, without making it owned.
-//!
-//! One file (over 800 lines) on purpose: a view's constructor, accessors, `to_owned` and
-//! `Encode` follow one field walk, the same as `codec.rs`, kind by kind; kept together so that
-//! the walk stays one.
 
 use proc_macro2::{Ident, Literal, TokenStream};
 use quote::{format_ident, quote};
