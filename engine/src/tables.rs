@@ -11,7 +11,7 @@ use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType, Field, Schema as ArrowSchema, SchemaRef, TimeUnit};
 use logspec::value::Value;
 
-use crate::columns::{arrow_fields, Col, FixedLayout, FlatRow, NestedRow};
+use crate::columns::{arrow_fields, only, Col, FixedLayout, FlatRow, NestedRow};
 use logspec::log::scan::{Channel, DynVisit, Samples};
 use logspec::log::Error;
 
@@ -82,8 +82,9 @@ pub struct TableBuilder {
     pub meta: Vec<(String, String)>,
     time: TimestampNanosecondBuilder,
     elapsed: Int64Builder,
-    /// The typed columns; `None` for a channel with no type description, whose values are one
-    /// JSON text column.
+    /// The typed columns (those a projection kept); `None` for a channel with no type
+    /// description, whose values are one JSON text column (empty when a projection left `json`
+    /// out).
     cols: Option<Vec<(String, Col)>>,
     json: StringBuilder,
     /// Whether every column is a scalar, so that a visit fills them directly ([`FlatRow`]).
@@ -95,9 +96,6 @@ pub struct TableBuilder {
     /// For a struct of fixed size (numbers, or nested structs of numbers): rows kept as their
     /// bytes until the batch is made.
     fixed: Option<FixedRows>,
-    /// Whether any value column is kept ([`TableBuilder::with_columns`]); without one, a row
-    /// is its time columns.
-    values: bool,
     /// Rows and about how many bytes of values are buffered.
     pub rows: usize,
     bytes: usize,
@@ -222,22 +220,12 @@ impl TableBuilder {
         let all = kept.len() == fields.len() - 2;
         let mut cols = cols;
         if !all {
-            let mut k = 0;
-            fields.retain(|_| {
-                k += 1;
-                k <= 2 || kept.contains(&(k - 3))
-            });
-            if let Some(cols) = cols.as_mut() {
-                let mut k = 0;
-                cols.retain(|_| {
-                    k += 1;
-                    kept.contains(&(k - 1))
-                });
-            }
+            let values = fields.split_off(2);
+            fields.extend(only(values, &kept));
+            // An untyped table not asked for `json` has no value column either.
+            cols = Some(cols.map_or_else(Vec::new, |c| only(c, &kept)));
         }
-        // A typed table asked for none of its columns, or an untyped one not for `json`.
         let values = !kept.is_empty();
-        let cols = if values { cols } else { Some(Vec::new()) };
         let schema = Arc::new(ArrowSchema::new(fields));
         let flat = cols.as_ref().is_some_and(|c: &Vec<(String, Col)>| c.iter().all(|(_, c)| c.is_scalar()));
         let nested = !flat && cols.as_ref().is_some_and(|c| NestedRow::streams(c));
@@ -261,11 +249,18 @@ impl TableBuilder {
             nested,
             filled: Vec::new(),
             fixed: fixed.map(|layout| FixedRows { layout, buf: Vec::new(), rows: 0 }),
-            values,
             rows: 0,
             bytes: 0,
             misfits: 0,
         }
+    }
+
+    /// Whether the table has a value column ([`TableBuilder::with_columns`]: one the query
+    /// asked for, or `json`); without one, a row is its time columns and its value is not
+    /// looked at.
+    #[inline]
+    fn values(&self) -> bool {
+        self.cols.as_ref().is_none_or(|c| !c.is_empty())
     }
 
     /// Ends a row whose columns are appended: its time columns (`t_ns` and the time since
@@ -281,7 +276,7 @@ impl TableBuilder {
     /// Appends a record's row from its payload bytes when the table has a fixed layout (else
     /// from its visit, [`TableBuilder::visit`]). True when the batch is full.
     pub fn record(&mut self, t_ns: u64, origin_ns: u64, payload: &[u8], value: &dyn DynVisit) -> bool {
-        if !self.values {
+        if !self.values() {
             return self.end_row(t_ns, origin_ns);
         }
         let Some(fx) = self.fixed.as_mut() else { return self.visit(t_ns, origin_ns, value) };
@@ -294,7 +289,7 @@ impl TableBuilder {
 
     /// Appends a row from a visit of its value. True when the batch is full.
     pub fn visit(&mut self, t_ns: u64, origin_ns: u64, value: &dyn DynVisit) -> bool {
-        if !self.values {
+        if !self.values() {
             return self.end_row(t_ns, origin_ns);
         }
         if let (Some(fx), Some(cols)) = (self.fixed.as_mut(), self.cols.as_mut()) {
@@ -321,7 +316,7 @@ impl TableBuilder {
 
     /// Appends a row from a decoded value. True when the batch is full.
     pub fn sample(&mut self, t_ns: u64, origin_ns: u64, value: &Value) -> bool {
-        if !self.values {
+        if !self.values() {
             return self.end_row(t_ns, origin_ns);
         }
         if let (Some(fx), Some(cols)) = (self.fixed.as_mut(), self.cols.as_mut()) {

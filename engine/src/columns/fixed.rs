@@ -131,11 +131,7 @@ impl FixedLayout {
     /// The layout of its columns `keep` only (indexes, ascending): a projection's. The bytes
     /// kept per row are the same; the leaves keep their numbers.
     pub fn select(mut self, keep: &[usize]) -> FixedLayout {
-        let mut i = 0;
-        self.columns.retain(|_| {
-            i += 1;
-            keep.contains(&(i - 1))
-        });
+        self.columns = super::only(self.columns, keep);
         self
     }
 

@@ -28,6 +28,11 @@ use std::sync::Arc;
 use arrow_schema::{DataType, Field};
 use logspec::ir::ir::{self, Prim, Schema, Ty, TypeDef};
 
+/// The items of `items` at the indexes `keep` (ascending), in order: a projection's columns.
+pub(crate) fn only<T>(items: Vec<T>, keep: &[usize]) -> Vec<T> {
+    items.into_iter().enumerate().filter(|(i, _)| keep.contains(i)).map(|(_, t)| t).collect()
+}
+
 /// The Arrow fields of a struct's visible fields (padding and union tags are left out, as the
 /// visit leaves them out).
 pub fn arrow_fields(schema: &Schema, fields: &[ir::Field], inherited_unit: Option<&str>) -> Vec<Field> {

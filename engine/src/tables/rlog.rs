@@ -25,7 +25,7 @@ impl TableBuilder {
         if self.fixed.is_some() {
             return None;
         }
-        if !self.values {
+        if !self.values() {
             return Some(self.end_row(t_ns, origin_ns));
         }
         // The table of an RLOG channel has one column, `value` (`logspec::log::rlog_value_type`).
