@@ -29,16 +29,21 @@ fn needs_escape(x: u64) -> bool {
 }
 
 /// How many bytes at the start of `b` surely need no escape: whole words of 8 bytes, and all of
-/// `b` when its last 8 bytes need none either.
+/// `b` when its last 8 bytes need none either. A string shorter than 8 bytes (most field names)
+/// is checked in one word too: its bytes, the rest filled with spaces.
 #[inline]
 fn clean_prefix(b: &[u8]) -> usize {
     let word =
         |i: usize| u64::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3], b[i + 4], b[i + 5], b[i + 6], b[i + 7]]);
+    if b.len() < 8 {
+        let short = b.iter().rev().fold(0x2020_2020_2020_2020u64, |w, &x| (w << 8) | u64::from(x));
+        return if needs_escape(short) { 0 } else { b.len() };
+    }
     let mut i = 0;
     while i + 8 <= b.len() && !needs_escape(word(i)) {
         i += 8;
     }
-    if i == b.len() || (i + 8 > b.len() && b.len() >= 8 && !needs_escape(word(b.len() - 8))) {
+    if i == b.len() || (i + 8 > b.len() && !needs_escape(word(b.len() - 8))) {
         return b.len();
     }
     i

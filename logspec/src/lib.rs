@@ -179,4 +179,5 @@ pub mod fuzz;
 pub mod json;
 pub mod log;
 pub mod project;
+pub mod tape;
 pub mod value;

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use logspec::log::records::Options;
+use logspec::log::records::TwoThreads;
 use logspec::log::JsonLines;
 
 use super::{open, Error};
@@ -31,8 +32,6 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<ExitCode, Error> {
-    // `JsonLines` buffers the lines and writes them out in large writes.
-    let mut out = io::stdout().lock();
     let opts = Options {
         frames: args.frames,
         select: args.select.select(),
@@ -40,11 +39,19 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
         file_order: args.file_order,
     };
     let log = open(&args.file, &args.input)?;
-    let mut lines = JsonLines::new(&mut out);
-    let read = log.records(&opts, &mut lines);
-    // Every complete record is printed, before an error too.
-    let flushed = lines.flush().map_err(Error::Io);
-    match read.and(flushed) {
+    let read = if logspec::log::threads() > 1 {
+        // The text made on two threads; every complete record is written, before an error too.
+        TwoThreads::run(&mut io::stdout(), |lines| log.records(&opts, lines))
+    } else {
+        // `JsonLines` buffers the lines and writes them out in large writes.
+        let mut out = io::stdout().lock();
+        let mut lines = JsonLines::new(&mut out);
+        let read = log.records(&opts, &mut lines);
+        // Every complete record is printed, before an error too.
+        let flushed = lines.flush().map_err(Error::Io);
+        read.and(flushed)
+    };
+    match read {
         Ok(()) => Ok(ExitCode::SUCCESS),
         // A closed pipe (`| head`) is how a reader says it has seen enough.
         Err(Error::Io(e)) if e.kind() == io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),

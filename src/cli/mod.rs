@@ -91,6 +91,9 @@ pub enum Command {
     /// `logspec dump robot.wpilog --key 'NT:/SmartDashboard/*'`
     ///
     /// The keys of each line, per format: docs/output.md.
+    ///
+    /// On a machine with a second core the text is made on two threads (the same bytes);
+    /// `LOGSPEC_THREADS=1` keeps the dump on one.
     Dump(dump::Args),
     /// Export a log to CSV: one file per record type / key / topic, with units in the column
     /// names, or one time-aligned table resampled at a fixed rate.

@@ -178,3 +178,39 @@ pub(crate) fn write(name: &str, bytes: &[u8]) -> PathBuf {
     std::fs::write(&path, bytes).unwrap();
     path
 }
+
+/// `logspec dump` on two threads (the text made from tapes, `LOGSPEC_THREADS=2`) prints what
+/// it prints on one (`LOGSPEC_THREADS=1`, the lines written as they are made): the same lines,
+/// warnings and exit status, for every bundled log and a cut and a corrupted copy of each small
+/// one.
+#[test]
+fn dump_on_two_threads_prints_what_one_thread_prints() {
+    let dump = |path: &Path, threads: &str| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_logspec"))
+            .arg("dump")
+            .arg(path)
+            .env("LOGSPEC_THREADS", threads)
+            .output()
+            .unwrap();
+        (out.status.code(), out.stdout, String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let mut logs = bundled();
+    for p in bundled() {
+        let bytes = std::fs::read(&p).unwrap();
+        if bytes.len() > 4 << 20 {
+            continue;
+        }
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        let n = bytes.len();
+        logs.push(write(&format!("dump_threads_cut_{name}"), &bytes[..n / 2]));
+        let mut bad = bytes.clone();
+        bad[n / 2] ^= 0xA5;
+        logs.push(write(&format!("dump_threads_flip_{name}"), &bad));
+    }
+    for p in logs {
+        let (one, two) = (dump(&p, "1"), dump(&p, "2"));
+        assert_eq!(one.0, two.0, "{}: exit status", p.display());
+        assert_eq!(one.2, two.2, "{}: standard error", p.display());
+        assert!(one.1 == two.1, "{}: the lines differ", p.display());
+    }
+}

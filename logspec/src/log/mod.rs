@@ -60,3 +60,13 @@ pub use records::{JsonLines, Records};
 pub use rlog::{rlog_channel, rlog_value_type};
 pub use scan::{Channel, DynVisit, JsonSchema, Outcome, Ros1Type, Samples, ValueType};
 pub use wpilog::Written;
+
+/// The threads a read may use: `LOGSPEC_THREADS` if set (`1` keeps a read on the calling
+/// thread), else the available cores.
+pub fn threads() -> usize {
+    std::env::var("LOGSPEC_THREADS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1)
+}

@@ -3,10 +3,12 @@
 
 use std::io::{self, Write};
 use std::path::PathBuf;
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
 
 use crate::formats::wpilog::NegZero;
 use crate::json::JsonWriter;
 use crate::runtime::{Event, FramedFormat};
+use crate::tape::Tape;
 
 use super::input::{FramedJob, FramedRead};
 use crate::value::ValueSink;
@@ -112,6 +114,155 @@ impl Records for JsonLines<'_> {
     }
     fn warn(&mut self, warning: Fault) {
         eprintln!("logspec: {warning}");
+    }
+}
+
+/// The dump's records as JSON Lines made on two threads: [`JsonLines`]'s text, byte for byte,
+/// for a machine with a second core.
+///
+/// The reading thread records each record into a [`Tape`] (a few stores per value) and hands
+/// full tapes to the writing thread, which replays them into the one JSON writer and writes the
+/// text out. When the writing thread is behind (its queue full), the reading thread replays
+/// the tape itself and hands on the text, so both cores make text and neither waits on the
+/// other. Warnings go through the same queue, so they are printed in order with the records.
+pub struct TwoThreads {
+    tape: Tape,
+    /// Where the record being written begins in the tape.
+    start: usize,
+    /// A tape is handed on when it holds this many bytes.
+    batch: usize,
+    to_writer: SyncSender<Batch>,
+    /// Tapes the writing thread is done with, for reuse.
+    spare: Receiver<Tape>,
+    /// This thread's own writer, for tapes it replays itself.
+    own: JsonWriter,
+}
+
+/// What the reading thread hands to the writing thread, in order.
+enum Batch {
+    /// Records to replay into text and write out.
+    Tape(Tape),
+    /// Records already made into text.
+    Text(String),
+    Warn(Fault),
+}
+
+impl TwoThreads {
+    /// A tape is handed on when it holds this many bytes (several thousand records).
+    const BATCH: usize = 1 << 19;
+    /// Tapes waiting for the writing thread, at most.
+    const QUEUE: usize = 4;
+
+    /// Runs `read` with a sink that writes JSON Lines to `out` from a second thread, and waits
+    /// for every line to be written and `out` flushed. The error is `read`'s, or the output's
+    /// when writing failed (a closed pipe).
+    pub fn run<T>(
+        out: &mut (dyn Write + Send),
+        read: impl FnOnce(&mut TwoThreads) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        Self::run_sized(out, Self::BATCH, Self::QUEUE, read)
+    }
+
+    /// [`TwoThreads::run`] with tapes handed on at `batch` bytes, at most `queue` waiting.
+    fn run_sized<T>(
+        out: &mut (dyn Write + Send),
+        batch: usize,
+        queue: usize,
+        read: impl FnOnce(&mut TwoThreads) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        let (to_writer, batches) = sync_channel::<Batch>(queue);
+        let (give_back, spare) = sync_channel::<Tape>(queue + 1);
+        std::thread::scope(|s| {
+            let writer = std::thread::Builder::new()
+                .name("logspec-lines".into())
+                .spawn_scoped(s, move || write_batches(out, &batches, &give_back))
+                .map_err(Error::Io)?;
+            let mut sink = TwoThreads { tape: Tape::new(), start: 0, batch, to_writer, spare, own: JsonWriter::new() };
+            let read = read(&mut sink);
+            // Every complete record is written, before an error too.
+            sink.discard();
+            let read = sink.ship().map_err(Error::Io).and(read);
+            // The writing thread ends when it has written everything sent.
+            drop(sink);
+            let written = writer.join().unwrap_or_else(|_| Err(io::Error::other("the output thread stopped")));
+            match (read, written) {
+                (Ok(_) | Err(Error::Io(_)), Err(e)) => Err(Error::Io(e)),
+                (read, _) => read,
+            }
+        })
+    }
+
+    /// Hands the complete records on (the tape is empty after it).
+    fn ship(&mut self) -> io::Result<()> {
+        if self.tape.is_empty() {
+            return Ok(());
+        }
+        let next = self.spare.try_recv().unwrap_or_default();
+        let full = std::mem::replace(&mut self.tape, next);
+        self.start = 0;
+        let gone = || io::Error::other("the output thread stopped");
+        match self.to_writer.try_send(Batch::Tape(full)) {
+            Ok(()) => Ok(()),
+            Err(TrySendError::Full(Batch::Tape(mut full))) => {
+                // The writing thread is behind: this thread makes this tape's text.
+                self.own.clear();
+                full.replay(&mut self.own, JsonWriter::newline);
+                let text = self.own.take();
+                full.clear();
+                self.tape = full;
+                self.to_writer.send(Batch::Text(text)).map_err(|_| gone())
+            }
+            Err(_) => Err(gone()),
+        }
+    }
+}
+
+/// The writing thread: each batch's text written out in order, then `out` flushed. A tape is
+/// given back once replayed.
+fn write_batches(
+    out: &mut (dyn Write + Send),
+    batches: &Receiver<Batch>,
+    give_back: &SyncSender<Tape>,
+) -> io::Result<()> {
+    let mut w = JsonWriter::new();
+    for batch in batches {
+        match batch {
+            Batch::Tape(mut tape) => {
+                w.clear();
+                tape.replay(&mut w, JsonWriter::newline);
+                out.write_all(w.as_str().as_bytes())?;
+                tape.clear();
+                let _ = give_back.try_send(tape);
+            }
+            Batch::Text(text) => out.write_all(text.as_bytes())?,
+            Batch::Warn(warning) => eprintln!("logspec: {warning}"),
+        }
+    }
+    out.flush()
+}
+
+impl Records for TwoThreads {
+    type Writer = Tape;
+    fn writer(&mut self) -> &mut Tape {
+        &mut self.tape
+    }
+    fn end_record(&mut self) -> io::Result<()> {
+        self.tape.mark();
+        self.start = self.tape.len();
+        if self.tape.bytes() >= self.batch {
+            self.ship()?;
+        }
+        Ok(())
+    }
+    fn discard(&mut self) {
+        self.tape.truncate(self.start);
+    }
+    fn warn(&mut self, warning: Fault) {
+        // After the records before it; if the output is gone, the warning goes with it (the
+        // read stops at its next record).
+        if self.ship().is_ok() {
+            let _ = self.to_writer.send(Batch::Warn(warning));
+        }
     }
 }
 
@@ -252,4 +403,44 @@ fn dump_framed<F: FramedFormat>(
         out.end_record().map_err(Error::Io)?;
     }
     skips.finish(out, select, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The lines made on two threads are [`JsonLines`]' lines, byte for byte, however the
+    /// records fall into tapes and whichever thread makes a tape's text: a tape per record and a
+    /// queue of one (the reading thread often makes the text itself), and tapes of a few
+    /// records.
+    #[test]
+    fn two_threads_write_what_one_writes() {
+        let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data");
+        let logs = [
+            "usvlog/step.usvlog",
+            "rlog/gen_akit_head_r2_alltypes.rlog",
+            "wpilog/stuypulse_FRC_20220701_010412.wpilog",
+            "carla/878-supp-mat_crash.log",
+            "rosbag/test_truncated.bag",
+            "ulog/pyulog_sample_log_small.ulg",
+            "dataflash/gen_df_corner.bin",
+            "ros2/rosbag2_mcap_cdr_test_0.mcap",
+        ];
+        for name in logs {
+            let open = || super::super::open(&data.join(name), &super::super::Open::default()).unwrap();
+            let mut one = Vec::new();
+            let mut lines = JsonLines::new(&mut one);
+            let said = format!("{:?}", open().records(&Options::default(), &mut lines));
+            lines.flush().unwrap();
+            drop(lines);
+            assert!(one.len() > 1000, "{name}: {} bytes", one.len());
+            for (batch, queue) in [(1, 1), (300, 2), (TwoThreads::BATCH, TwoThreads::QUEUE)] {
+                let mut two = Vec::new();
+                let read =
+                    TwoThreads::run_sized(&mut two, batch, queue, |lines| open().records(&Options::default(), lines));
+                assert_eq!(format!("{read:?}"), said, "{name}");
+                assert!(two == one, "{name}: tapes of {batch} bytes, a queue of {queue}");
+            }
+        }
+    }
 }

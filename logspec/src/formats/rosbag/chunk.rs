@@ -125,15 +125,6 @@ fn read_all(r: impl Read, size: usize) -> std::io::Result<Vec<u8>> {
     Ok(out)
 }
 
-/// Worker threads for decompression: `LOGSPEC_THREADS` if set, else the available cores (at
-/// most 8).
-fn threads() -> usize {
-    std::env::var("LOGSPEC_THREADS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()).min(8))
-}
-
 /// How many chunks may be read ahead of the one being consumed, per worker thread.
 const WINDOW_PER_THREAD: usize = 2;
 
@@ -150,7 +141,7 @@ pub fn pipeline<'a, E: From<BagError>>(
     compressed: bool,
     (budget, cost): (u64, &dyn Fn(usize) -> u64),
 ) -> Result<(), E> {
-    let threads = threads();
+    let threads = crate::log::threads().min(8);
     if !compressed || threads < 2 || n < 2 {
         for i in 0..n {
             let bytes = read(i)?.decompress(budget);
