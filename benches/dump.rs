@@ -8,6 +8,8 @@
 //!   (0 leaves a format out);
 //! - `--file PATH`: another log as well (a ROS bag, say; repeatable);
 //! - `--runs N` (5): runs of each line, the median reported;
+//! - each input is dumped by the binary as it runs (on two threads where there are two cores)
+//!   and with `LOGSPEC_THREADS=1` (the lines made on the reading thread, the generic path);
 //! - `--bin PATH`: the `logspec` binary to time (default: this build's, release under `cargo
 //!   bench`); `--versus PATH`: a second binary timed in turn with it (an older build), its
 //!   figure and the ratio printed beside;
@@ -30,8 +32,8 @@ use std::time::{Duration, Instant};
 use common::{arg, mbps, median};
 
 /// One `logspec dump FILE > /dev/null`: its wall time, and its CPU time (user and system) where
-/// `/usr/bin/time` is there to tell it.
-fn dump(bin: &Path, file: &Path) -> (Duration, Option<Duration>) {
+/// `/usr/bin/time` is there to tell it. `one` keeps it on one thread (`LOGSPEC_THREADS=1`).
+fn dump(bin: &Path, file: &Path, one: bool) -> (Duration, Option<Duration>) {
     let timed = Path::new("/usr/bin/time").exists();
     let mut cmd = if timed {
         let mut c = Command::new("/usr/bin/time");
@@ -40,6 +42,9 @@ fn dump(bin: &Path, file: &Path) -> (Duration, Option<Duration>) {
     } else {
         Command::new(bin)
     };
+    if one {
+        cmd.env("LOGSPEC_THREADS", "1");
+    }
     let t = Instant::now();
     let out = cmd.arg("dump").arg(file).stdout(Stdio::null()).stderr(Stdio::piped()).output().expect("run logspec");
     let wall = t.elapsed();
@@ -118,19 +123,21 @@ fn main() {
         let mut memcpy = Vec::new();
         let mut ours = Vec::new();
         let mut theirs = Vec::new();
+        let mut one = Vec::new();
         // Warm-up: page cache, the binaries.
-        dump(&bin, file);
+        dump(&bin, file, false);
         if let Some(v) = &versus {
-            dump(v, file);
+            dump(v, file, false);
         }
         for _ in 0..runs {
             let t = Instant::now();
             dst.copy_from_slice(&bytes);
             memcpy.push(t.elapsed());
             std::hint::black_box(&dst);
-            ours.push(dump(&bin, file));
+            ours.push(dump(&bin, file, false));
+            one.push(dump(&bin, file, true));
             if let Some(v) = &versus {
-                theirs.push(dump(v, file));
+                theirs.push(dump(v, file, false));
             }
         }
         let m = mbps(n, median(memcpy));
@@ -151,6 +158,19 @@ fn main() {
             n as f64 / 1e6,
             d / m,
             cpu_text(cpu)
+        );
+        let (ow, oc) = medians(one);
+        let by_cpu = match (cpu, oc) {
+            (Some(a), Some(b)) => format!(", {:.2}x by CPU time", b.as_secs_f64() / a.as_secs_f64()),
+            _ => String::new(),
+        };
+        println!(
+            "{:<22} one thread {:>6.1} MB/s  {:.4}x memcpy{}; two threads {:.2}x faster{by_cpu}",
+            "",
+            mbps(n, ow),
+            mbps(n, ow) / m,
+            cpu_text(oc),
+            ow.as_secs_f64() / wall.as_secs_f64()
         );
         if !theirs.is_empty() {
             let (vw, vc) = medians(theirs);

@@ -87,9 +87,8 @@ impl Key {
     /// The first of the two slots the key may be in (the second is the next one).
     #[inline]
     fn slot(self) -> usize {
-        let mix = |h: u64| (h ^ (h >> 32)).wrapping_mul(0xd6e8_feb8_6659_fd93);
-        let h = mix(mix(self.0 ^ self.1.rotate_left(29) ^ (self.2 as u64).rotate_left(53)));
-        ((h ^ (h >> 32)) as usize & (SEEN - 1)) & !1
+        let h = (self.0 ^ self.1.rotate_left(29) ^ self.2 as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        (h >> 56) as usize & (SEEN - 1) & !1
     }
 }
 
@@ -128,7 +127,7 @@ impl Tape {
     }
 
     /// About how many bytes the tape holds.
-    pub fn bytes(&self) -> usize {
+    pub fn size(&self) -> usize {
         self.ops.len() * std::mem::size_of::<Op>() + self.text.len() + self.blobs.len()
     }
 

@@ -3,11 +3,13 @@
 
 use std::io::{self, Write};
 use std::path::PathBuf;
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::Arc;
 
 use crate::formats::wpilog::NegZero;
 use crate::json::JsonWriter;
-use crate::runtime::{Event, FramedFormat};
+use crate::runtime::{Event, FramedFormat, Visitor};
 use crate::tape::Tape;
 
 use super::input::{FramedJob, FramedRead};
@@ -122,20 +124,28 @@ impl Records for JsonLines<'_> {
 ///
 /// The reading thread records each record into a [`Tape`] (a few stores per value) and hands
 /// full tapes to the writing thread, which replays them into the one JSON writer and writes the
-/// text out. When the writing thread is behind (its queue full), the reading thread replays
-/// the tape itself and hands on the text, so both cores make text and neither waits on the
-/// other. Warnings go through the same queue, so they are printed in order with the records.
+/// text out. When the writing thread is behind (as many batches waiting as the queue holds),
+/// the reading thread writes the next batch's text itself, straight from the visits, so both
+/// cores make text and neither waits on the other. Warnings go through the same queue, so they
+/// are printed in order with the records.
 pub struct TwoThreads {
-    tape: Tape,
-    /// Where the record being written begins in the tape.
+    lines: Lines,
+    /// Where the record being written begins in `lines`.
     start: usize,
-    /// A tape is handed on when it holds this many bytes.
+    /// A batch is handed on when it holds this many bytes.
     batch: usize,
+    /// Batches of lines sent and not yet written, and how many make the writing thread behind.
+    queued: Arc<AtomicUsize>,
+    queue: usize,
     to_writer: SyncSender<Batch>,
     /// Tapes the writing thread is done with, for reuse.
     spare: Receiver<Tape>,
-    /// This thread's own writer, for tapes it replays itself.
-    own: JsonWriter,
+}
+
+/// What [`TwoThreads`] writes records into: a tape for the writing thread, or the text itself.
+pub enum Lines {
+    Tape(Tape),
+    Text(JsonWriter),
 }
 
 /// What the reading thread hands to the writing thread, in order.
@@ -148,9 +158,9 @@ enum Batch {
 }
 
 impl TwoThreads {
-    /// A tape is handed on when it holds this many bytes (several thousand records).
+    /// A batch is handed on when it holds this many bytes (several thousand records).
     const BATCH: usize = 1 << 19;
-    /// Tapes waiting for the writing thread, at most.
+    /// Batches waiting for the writing thread, at most.
     const QUEUE: usize = 4;
 
     /// Runs `read` with a sink that writes JSON Lines to `out` from a second thread, and waits
@@ -163,7 +173,7 @@ impl TwoThreads {
         Self::run_sized(out, Self::BATCH, Self::QUEUE, read)
     }
 
-    /// [`TwoThreads::run`] with tapes handed on at `batch` bytes, at most `queue` waiting.
+    /// [`TwoThreads::run`] with batches handed on at `batch` bytes, at most `queue` waiting.
     fn run_sized<T>(
         out: &mut (dyn Write + Send),
         batch: usize,
@@ -172,12 +182,15 @@ impl TwoThreads {
     ) -> Result<T, Error> {
         let (to_writer, batches) = sync_channel::<Batch>(queue);
         let (give_back, spare) = sync_channel::<Tape>(queue + 1);
+        let queued = Arc::new(AtomicUsize::new(0));
         std::thread::scope(|s| {
+            let done = Arc::clone(&queued);
             let writer = std::thread::Builder::new()
                 .name("logspec-lines".into())
-                .spawn_scoped(s, move || write_batches(out, &batches, &give_back))
+                .spawn_scoped(s, move || write_batches(out, &batches, &give_back, &done))
                 .map_err(Error::Io)?;
-            let mut sink = TwoThreads { tape: Tape::new(), start: 0, batch, to_writer, spare, own: JsonWriter::new() };
+            let lines = Lines::Tape(Tape::new());
+            let mut sink = TwoThreads { lines, start: 0, batch, queued, queue, to_writer, spare };
             let read = read(&mut sink);
             // Every complete record is written, before an error too.
             sink.discard();
@@ -192,37 +205,34 @@ impl TwoThreads {
         })
     }
 
-    /// Hands the complete records on (the tape is empty after it).
+    /// Hands the complete records on, and starts the next batch: a tape, or text when the
+    /// writing thread is behind.
     fn ship(&mut self) -> io::Result<()> {
-        if self.tape.is_empty() {
-            return Ok(());
-        }
-        let next = self.spare.try_recv().unwrap_or_default();
-        let full = std::mem::replace(&mut self.tape, next);
+        let next = if self.queued.load(Ordering::Acquire) >= self.queue {
+            Lines::Text(JsonWriter::with_capacity(self.batch + self.batch / 4))
+        } else {
+            Lines::Tape(self.spare.try_recv().unwrap_or_default())
+        };
+        let full = std::mem::replace(&mut self.lines, next);
         self.start = 0;
-        let gone = || io::Error::other("the output thread stopped");
-        match self.to_writer.try_send(Batch::Tape(full)) {
-            Ok(()) => Ok(()),
-            Err(TrySendError::Full(Batch::Tape(mut full))) => {
-                // The writing thread is behind: this thread makes this tape's text.
-                self.own.clear();
-                full.replay(&mut self.own, JsonWriter::newline);
-                let text = self.own.take();
-                full.clear();
-                self.tape = full;
-                self.to_writer.send(Batch::Text(text)).map_err(|_| gone())
-            }
-            Err(_) => Err(gone()),
-        }
+        let batch = match full {
+            Lines::Tape(t) if t.is_empty() => return Ok(()),
+            Lines::Text(w) if w.as_str().is_empty() => return Ok(()),
+            Lines::Tape(t) => Batch::Tape(t),
+            Lines::Text(mut w) => Batch::Text(w.take()),
+        };
+        self.queued.fetch_add(1, Ordering::AcqRel);
+        self.to_writer.send(batch).map_err(|_| io::Error::other("the output thread stopped"))
     }
 }
 
 /// The writing thread: each batch's text written out in order, then `out` flushed. A tape is
-/// given back once replayed.
+/// given back once replayed; `queued` counts down as each batch of lines is written.
 fn write_batches(
     out: &mut (dyn Write + Send),
     batches: &Receiver<Batch>,
     give_back: &SyncSender<Tape>,
+    queued: &AtomicUsize,
 ) -> io::Result<()> {
     let mut w = JsonWriter::new();
     for batch in batches {
@@ -235,27 +245,44 @@ fn write_batches(
                 let _ = give_back.try_send(tape);
             }
             Batch::Text(text) => out.write_all(text.as_bytes())?,
-            Batch::Warn(warning) => eprintln!("logspec: {warning}"),
+            Batch::Warn(warning) => {
+                eprintln!("logspec: {warning}");
+                continue;
+            }
         }
+        queued.fetch_sub(1, Ordering::AcqRel);
     }
     out.flush()
 }
 
 impl Records for TwoThreads {
-    type Writer = Tape;
-    fn writer(&mut self) -> &mut Tape {
-        &mut self.tape
+    type Writer = Lines;
+    fn writer(&mut self) -> &mut Lines {
+        &mut self.lines
     }
     fn end_record(&mut self) -> io::Result<()> {
-        self.tape.mark();
-        self.start = self.tape.len();
-        if self.tape.bytes() >= self.batch {
+        let size = match &mut self.lines {
+            Lines::Tape(t) => {
+                t.mark();
+                self.start = t.len();
+                t.size()
+            }
+            Lines::Text(w) => {
+                w.newline();
+                self.start = w.mark();
+                self.start
+            }
+        };
+        if size >= self.batch {
             self.ship()?;
         }
         Ok(())
     }
     fn discard(&mut self) {
-        self.tape.truncate(self.start);
+        match &mut self.lines {
+            Lines::Tape(t) => t.truncate(self.start),
+            Lines::Text(w) => w.truncate(self.start),
+        }
     }
     fn warn(&mut self, warning: Fault) {
         // After the records before it; if the output is gone, the warning goes with it (the
@@ -263,6 +290,76 @@ impl Records for TwoThreads {
         if self.ship().is_ok() {
             let _ = self.to_writer.send(Batch::Warn(warning));
         }
+    }
+}
+
+/// Each call to whichever of the two [`Lines`] holds.
+macro_rules! either {
+    ($self:ident, $m:ident($($a:expr),*)) => {
+        match $self {
+            Lines::Tape(t) => t.$m($($a),*),
+            Lines::Text(w) => w.$m($($a),*),
+        }
+    };
+}
+
+impl Visitor for Lines {
+    fn uint(&mut self, name: Option<&str>, v: u64) {
+        either!(self, uint(name, v))
+    }
+    fn int(&mut self, name: Option<&str>, v: i64) {
+        either!(self, int(name, v))
+    }
+    fn f32(&mut self, name: Option<&str>, v: f32) {
+        either!(self, f32(name, v))
+    }
+    fn f64(&mut self, name: Option<&str>, v: f64) {
+        either!(self, f64(name, v))
+    }
+    fn bool(&mut self, name: Option<&str>, v: bool) {
+        either!(self, bool(name, v))
+    }
+    fn str(&mut self, name: Option<&str>, v: &str) {
+        either!(self, str(name, v))
+    }
+    fn bytes(&mut self, name: Option<&str>, v: &[u8]) {
+        either!(self, bytes(name, v))
+    }
+    fn enumeration(&mut self, name: Option<&str>, raw: i128, label: Option<&'static str>) {
+        either!(self, enumeration(name, raw, label))
+    }
+    fn flags(&mut self, name: Option<&str>, raw: u64) {
+        either!(self, flags(name, raw))
+    }
+    fn begin_struct(&mut self, name: Option<&str>) {
+        either!(self, begin_struct(name))
+    }
+    fn end_struct(&mut self) {
+        either!(self, end_struct())
+    }
+    fn begin_array(&mut self, name: Option<&str>, len: usize) {
+        either!(self, begin_array(name, len))
+    }
+    fn elements(&self) -> bool {
+        either!(self, elements())
+    }
+    fn end_array(&mut self) {
+        either!(self, end_array())
+    }
+    fn u8_array(&mut self, name: Option<&str>, v: &[u8]) {
+        either!(self, u8_array(name, v))
+    }
+    fn begin_variant(&mut self, name: Option<&str>, variant: &'static str, tag: i128) {
+        either!(self, begin_variant(name, variant, tag))
+    }
+    fn end_variant(&mut self) {
+        either!(self, end_variant())
+    }
+}
+
+impl ValueSink for Lines {
+    fn null(&mut self, name: Option<&str>) {
+        either!(self, null(name))
     }
 }
 
@@ -410,9 +507,10 @@ mod tests {
     use super::*;
 
     /// The lines made on two threads are [`JsonLines`]' lines, byte for byte, however the
-    /// records fall into tapes and whichever thread makes a tape's text: a tape per record and a
-    /// queue of one (the reading thread often makes the text itself), and tapes of a few
-    /// records.
+    /// records fall into batches and whichever thread makes their text: a batch per record
+    /// with a queue of none (the writing thread always behind: the reading thread makes all the
+    /// text) and of one (both make text), batches of a few records with a long queue (tapes
+    /// replayed by the writing thread), and the sizes `logspec dump` uses.
     #[test]
     fn two_threads_write_what_one_writes() {
         let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data");
@@ -434,7 +532,7 @@ mod tests {
             lines.flush().unwrap();
             drop(lines);
             assert!(one.len() > 1000, "{name}: {} bytes", one.len());
-            for (batch, queue) in [(1, 1), (300, 2), (TwoThreads::BATCH, TwoThreads::QUEUE)] {
+            for (batch, queue) in [(1, 0), (1, 1), (300, 2000), (TwoThreads::BATCH, TwoThreads::QUEUE)] {
                 let mut two = Vec::new();
                 let read =
                     TwoThreads::run_sized(&mut two, batch, queue, |lines| open().records(&Options::default(), lines));
