@@ -13,6 +13,44 @@ use logspec_runtime::{Event, FramedFormat, RecordHeader, Visit, Visitor};
 
 use crate::value::ValueSink;
 
+/// A string's length and its first and last 8 bytes (fewer, for a shorter one): all of its text
+/// up to 16 bytes. It finds a name in a small table of names seen (the dump's keys here, a
+/// tape's names in [`crate::tape`]) without reading all of a long one.
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Key(u64, u64, usize);
+
+impl Key {
+    #[inline]
+    pub(crate) fn of(s: &[u8]) -> Key {
+        let n = s.len();
+        let word = |b: Option<&[u8; 8]>| b.map_or(0, |b| u64::from_ne_bytes(*b));
+        let half = |b: Option<&[u8; 4]>| b.map_or(0, |b| u64::from(u32::from_ne_bytes(*b)));
+        match n {
+            8.. => Key(word(s.first_chunk()), word(s.last_chunk()), n),
+            4..=7 => Key(half(s.first_chunk()) | half(s.last_chunk()) << 32, 0, n),
+            1..=3 => Key(u64::from(s[0]) | u64::from(s[n / 2]) << 8 | u64::from(s[n - 1]) << 16, 0, n),
+            0 => Key(0, 0, 0),
+        }
+    }
+
+    /// Whether the key is all of the string's text (so equal keys are equal strings).
+    #[inline]
+    pub(crate) fn whole(self) -> bool {
+        self.2 <= 16
+    }
+
+    /// The first of the two slots of a table of `slots` (a power of two) the key may be in; the
+    /// second is the next one.
+    #[inline]
+    pub(crate) fn slot(self, slots: usize) -> usize {
+        let h = (self.0 ^ self.1.rotate_left(29) ^ self.2 as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        (h >> 56) as usize & (slots - 1) & !1
+    }
+}
+
+/// Slots of the writer's table of keys (a power of two, at most 256).
+const KEYS: usize = 256;
+
 /// Writes one JSON value (usually an object) into a string.
 #[derive(Default)]
 pub struct JsonWriter {
@@ -22,6 +60,9 @@ pub struct JsonWriter {
     /// Whether a union's variant adds its fields to the enclosing object (instead of an object
     /// of its own with a `variant` key).
     flatten: bool,
+    /// Keys written before, by their name's [`Key`]: the name and its text (`"name":`), so that
+    /// a name is escaped once (made at the first key).
+    keys: Vec<(Key, Box<str>, Box<str>)>,
 }
 
 impl JsonWriter {
@@ -82,9 +123,31 @@ impl JsonWriter {
             *first = true;
         }
         if let Some(n) = name {
-            string(&mut self.out, n);
-            self.out.push(':');
+            self.name(n);
         }
+    }
+
+    /// `"n":`, escaped once per name ([`JsonWriter::keys`]).
+    #[inline]
+    fn name(&mut self, n: &str) {
+        if self.keys.is_empty() {
+            self.keys.resize(KEYS, Default::default());
+        }
+        let key = Key::of(n.as_bytes());
+        let slot = key.slot(KEYS);
+        for at in [slot, slot + 1] {
+            let (k, name, text) = &self.keys[at];
+            if *k == key && !text.is_empty() && (key.whole() || **name == *n) {
+                self.out.push_str(text);
+                return;
+            }
+        }
+        let mut text = String::with_capacity(n.len() + 3);
+        string(&mut text, n);
+        text.push(':');
+        self.out.push_str(&text);
+        let at = if self.keys[slot].2.is_empty() { slot } else { slot + 1 };
+        self.keys[at] = (key, n.into(), text.into());
     }
 
     /// Opens an object that the caller fills with `key`/value calls.

@@ -15,6 +15,7 @@
 
 use logspec_runtime::Visitor;
 
+use crate::json::Key;
 use crate::value::ValueSink;
 
 /// A recorded visit: [`Visitor`] and [`ValueSink`] calls, to be [`replay`](Tape::replay)ed.
@@ -65,33 +66,6 @@ type N = u32;
 
 const _: () = assert!(std::mem::size_of::<Op>() == 16);
 
-/// A string's length and its first and last 8 bytes (fewer, for a shorter one): all of its text
-/// up to 16 bytes.
-#[derive(Clone, Copy, PartialEq, Eq)]
-struct Key(u64, u64, usize);
-
-impl Key {
-    #[inline]
-    fn of(s: &[u8]) -> Key {
-        let n = s.len();
-        let word = |b: Option<&[u8; 8]>| b.map_or(0, |b| u64::from_ne_bytes(*b));
-        let half = |b: Option<&[u8; 4]>| b.map_or(0, |b| u64::from(u32::from_ne_bytes(*b)));
-        match n {
-            8.. => Key(word(s.first_chunk()), word(s.last_chunk()), n),
-            4..=7 => Key(half(s.first_chunk()) | half(s.last_chunk()) << 32, 0, n),
-            1..=3 => Key(u64::from(s[0]) | u64::from(s[n / 2]) << 8 | u64::from(s[n - 1]) << 16, 0, n),
-            0 => Key(0, 0, 0),
-        }
-    }
-
-    /// The first of the two slots the key may be in (the second is the next one).
-    #[inline]
-    fn slot(self) -> usize {
-        let h = (self.0 ^ self.1.rotate_left(29) ^ self.2 as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        (h >> 56) as usize & (SEEN - 1) & !1
-    }
-}
-
 /// Slots of the table of names seen (a power of two), in pairs: a name is in one of two.
 const SEEN: usize = 256;
 
@@ -113,7 +87,7 @@ impl Tape {
             blobs: Vec::new(),
             wide: Vec::new(),
             statics: Vec::new(),
-            seen: Box::new([(Key(0, 0, 0), NONE); SEEN]),
+            seen: Box::new([(Key::default(), NONE); SEEN]),
         }
     }
 
@@ -139,7 +113,7 @@ impl Tape {
         self.blobs.clear();
         self.wide.clear();
         self.statics.clear();
-        self.seen.fill((Key(0, 0, 0), NONE));
+        self.seen.fill((Key::default(), NONE));
     }
 
     /// Forgets the calls recorded after the first `len` ([`Tape::len`] then).
@@ -164,7 +138,7 @@ impl Tape {
     #[inline(always)]
     fn intern(&mut self, name: &str) -> u32 {
         let key = Key::of(name.as_bytes());
-        let slot = key.slot();
+        let slot = key.slot(SEEN);
         for at in [slot, slot + 1] {
             let (k, i) = self.seen[at];
             if k == key && i != NONE && (name.len() <= 16 || self.kept(i) == Some(name.as_bytes())) {
