@@ -138,15 +138,19 @@ fn every_bundled_log_reads_alike_on_every_path() {
     }
 }
 
+/// The bundled logs small enough for cut and corrupted copies (the larger ones' copies cost
+/// minutes; they are held whole), by file name, with their bytes.
+pub(crate) fn small_bundled() -> Vec<(String, Vec<u8>)> {
+    let small = |p: PathBuf| {
+        let bytes = std::fs::read(&p).unwrap();
+        (bytes.len() <= 4 << 20).then(|| (p.file_name().unwrap().to_string_lossy().into_owned(), bytes))
+    };
+    bundled().into_iter().filter_map(small).collect()
+}
+
 #[test]
 fn cut_and_corrupted_copies_read_alike_on_every_path() {
-    for p in bundled() {
-        let bytes = std::fs::read(&p).unwrap();
-        // Larger logs are held to the generic path above; their copies here cost minutes.
-        if bytes.len() > 4 << 20 {
-            continue;
-        }
-        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+    for (name, bytes) in small_bundled() {
         let n = bytes.len();
         for cut in [n / 3, n / 2, n * 2 / 3, n.saturating_sub(1)] {
             let q = write(&format!("fast_paths_cut_{cut}_{name}"), &bytes[..cut]);
@@ -195,12 +199,7 @@ fn dump_on_two_threads_prints_what_one_thread_prints() {
         (out.status.code(), out.stdout, String::from_utf8_lossy(&out.stderr).into_owned())
     };
     let mut logs = bundled();
-    for p in bundled() {
-        let bytes = std::fs::read(&p).unwrap();
-        if bytes.len() > 4 << 20 {
-            continue;
-        }
-        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+    for (name, bytes) in small_bundled() {
         let n = bytes.len();
         logs.push(write(&format!("dump_threads_cut_{name}"), &bytes[..n / 2]));
         let mut bad = bytes.clone();
