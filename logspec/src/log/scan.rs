@@ -282,11 +282,8 @@ impl<'a> State<'a> {
         value: impl FnOnce() -> Value,
         describe: impl FnOnce() -> Channel,
     ) -> Result<(), Error> {
-        if let Some(id) = self.wanted(name, t_ns, describe)? {
-            self.sink.sample(id, t_ns, &value())?;
-            self.outcome.samples += 1;
-        }
-        Ok(())
+        let id = self.wanted(name, t_ns, describe)?;
+        self.take(id, t_ns, value)
     }
 
     /// As [`State::deliver`], for a record of tag `tag` whose channel is `name` (one tag, one
@@ -300,7 +297,14 @@ impl<'a> State<'a> {
         value: impl FnOnce() -> Value,
         describe: impl FnOnce() -> Channel,
     ) -> Result<(), Error> {
-        if let Some(id) = self.wanted_tag(tag, name, t_ns, describe)? {
+        let id = self.wanted_tag(tag, name, t_ns, describe)?;
+        self.take(id, t_ns, value)
+    }
+
+    /// The sample of channel `id` (none when the channel or its time is not wanted), its value
+    /// made only then.
+    fn take(&mut self, id: Option<usize>, t_ns: u64, value: impl FnOnce() -> Value) -> Result<(), Error> {
+        if let Some(id) = id {
             self.sink.sample(id, t_ns, &value())?;
             self.outcome.samples += 1;
         }
