@@ -23,61 +23,20 @@
 
 mod common;
 
-use std::hint::black_box;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
+use common::touch::Touch;
 use common::{arg, arg_mb, cpu_time, mbps, median, memcpy_time, process, time};
 use logspec::formats::dataflash::{Event, Reader, SliceReader};
-use logspec::runtime::Visitor;
 
 #[global_allocator]
 static GLOBAL: common::Counting = common::Counting;
 
-/// A visitor that touches every value.
-#[derive(Default)]
-struct Touch(u64);
-
-impl Visitor for Touch {
-    fn uint(&mut self, _: Option<&str>, v: u64) {
-        self.0 = self.0.wrapping_add(v);
-    }
-    fn int(&mut self, _: Option<&str>, v: i64) {
-        self.0 = self.0.wrapping_add(v as u64);
-    }
-    fn f32(&mut self, _: Option<&str>, v: f32) {
-        self.0 = self.0.wrapping_add(v.to_bits() as u64);
-    }
-    fn f64(&mut self, _: Option<&str>, v: f64) {
-        self.0 = self.0.wrapping_add(v.to_bits());
-    }
-    fn bool(&mut self, _: Option<&str>, v: bool) {
-        self.0 += u64::from(v);
-    }
-    fn str(&mut self, _: Option<&str>, v: &str) {
-        self.0 = self.0.wrapping_add(v.len() as u64);
-    }
-    fn bytes(&mut self, _: Option<&str>, v: &[u8]) {
-        self.0 = self.0.wrapping_add(v.len() as u64);
-    }
-    fn enumeration(&mut self, _: Option<&str>, raw: i128, _: Option<&'static str>) {
-        self.0 = self.0.wrapping_add(raw as u64);
-    }
-    fn flags(&mut self, _: Option<&str>, raw: u64) {
-        self.0 = self.0.wrapping_add(raw);
-    }
-    fn begin_struct(&mut self, _: Option<&str>) {}
-    fn end_struct(&mut self) {}
-    fn begin_array(&mut self, _: Option<&str>, _: usize) {}
-    fn end_array(&mut self) {}
-    fn begin_variant(&mut self, _: Option<&str>, _: &'static str, _: i128) {}
-    fn end_variant(&mut self) {}
-}
-
 /// Every message, every column decoded: the count of messages.
 fn read_all(buf: &[u8]) -> u64 {
     let mut r = SliceReader::from_slice(buf);
-    let mut touch = Touch::default();
+    let mut touch = Touch;
     let mut n = 0;
     while let Some(m) = r.next_message() {
         let m = m.expect("the bench input reads");
@@ -86,7 +45,6 @@ fn read_all(buf: &[u8]) -> u64 {
             n += 1;
         }
     }
-    black_box(touch.0);
     n
 }
 

@@ -14,11 +14,11 @@
 //!
 //! First, each reader in turn (interleaved rounds, medians) on `DIR/big_none.bag`: the `rosbag`
 //! crate's raw framing of the mapped bag against logspec's decode plan (every message through
-//! its compiled plan into a checksum, arrays of numbers lent) in time and file order, and the
+//! its compiled plan, each value handed to `black_box`, arrays of numbers lent) in time and file order, and the
 //! owned `Value` trees; fresh and on an opened bag; and every message through the one interface
 //! (`logspec::log::open` with `Open::map`, as the CLI opens a file, then `Log::scan` of every
-//! channel into a sink that visits each value, folding every number into a sum and taking a
-//! `uint8[]` as its slice). `--crate-only` stops after that;
+//! channel into a sink that visits each value, handing every number to `black_box` and taking
+//! a `uint8[]` as its slice: `common::touch::Touch`). `--crate-only` stops after that;
 //! `--only crate|plan|plan-file|owned|scan` runs one reader alone, 20 times (for `perf`).
 //!
 //! Then, as medians: memcpy (the baseline); full decode (owned `Value` trees, the bag read through a
@@ -37,12 +37,12 @@ use std::io::Cursor;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use common::touch::Touch;
 use common::{mbps, median, memcpy_time, process, time};
 use logspec::dynamic::Sink;
 use logspec::formats::rosbag::{Bag, BagError, Decoders, Order};
 use logspec::ir::ir::{Endian, Prim};
 use logspec::log::{Channel, DynVisit, Open, Samples, Select};
-use logspec::runtime::Visitor;
 
 /// The Python `rosbags` library's full decode and memcpy on the reference machine, MB/s.
 const ROSBAGS_MBPS: f64 = 62.0;
@@ -73,46 +73,45 @@ fn decode_all_mapped(p: &Path) -> (u64, u64) {
     decode_bag(open_mapped(p))
 }
 
-/// What the plan decode of the bench does with a message's parts: every number, bool and string
-/// length is folded into a checksum (so each is read, in its byte order); arrays of numbers are
-/// taken as the packed bytes the plan lends (their length checked, elements not read), as a
-/// borrowed view hands them out.
+/// What the plan decode of the bench does with a message's parts: every number, bool, string
+/// length and array length is handed to `black_box` (so each is read, in its byte order), and
+/// nothing is kept, as [`Touch`] does for the scan line; arrays of numbers are taken as the
+/// packed bytes the plan lends (their length checked, elements not read), as a borrowed view
+/// hands them out.
 #[derive(Default)]
-struct Fold(u64);
+struct PlanTouch;
 
-impl Sink for Fold {
-    fn begin_struct(&mut self, _: Option<&str>) {
-        self.0 = self.0.wrapping_add(1);
-    }
+impl Sink for PlanTouch {
+    fn begin_struct(&mut self, _: Option<&str>) {}
     fn end_struct(&mut self) {}
     fn begin_array(&mut self, _: Option<&str>, len: usize) {
-        self.0 = self.0.wrapping_add(len as u64);
+        black_box(len);
     }
     fn end_array(&mut self) {}
     #[inline]
     fn number(&mut self, _: Option<&str>, _: Prim, raw: u64) {
-        self.0 = self.0.rotate_left(5) ^ raw;
+        black_box(raw);
     }
     fn bool(&mut self, _: Option<&str>, v: bool) {
-        self.0 ^= u64::from(v);
+        black_box(v);
     }
     fn str(&mut self, _: Option<&str>, v: &str) {
-        self.0 = self.0.wrapping_add(v.len() as u64);
+        black_box(v.len());
     }
     fn raw_str(&mut self, _: Option<&str>, v: &[u8]) {
-        self.0 = self.0.wrapping_add(v.len() as u64);
+        black_box(v.len());
     }
     fn numbers(&mut self, _: Option<&str>, _: Prim, _: Endian, bytes: &[u8]) {
-        self.0 = self.0.wrapping_add(bytes.len() as u64);
+        black_box(bytes.len());
     }
     fn bools(&mut self, _: Option<&str>, bytes: &[u8]) {
-        self.0 = self.0.wrapping_add(bytes.len() as u64);
+        black_box(bytes.len());
     }
 }
 
-/// Every message of the mapped bag through its decode plan into [`Fold`]; returns (messages,
-/// message bytes, checksum).
-fn plan_all_mapped(p: &Path, order: Order) -> (u64, u64, u64) {
+/// Every message of the mapped bag through its decode plan into [`PlanTouch`]; returns
+/// (messages, message bytes).
+fn plan_all_mapped(p: &Path, order: Order) -> (u64, u64) {
     plan_bag(&mut open_mapped(p), None, order)
 }
 
@@ -120,7 +119,7 @@ fn plan_bag<R: logspec::formats::rosbag::Source>(
     bag: &mut Bag<R>,
     decoders: Option<&Decoders>,
     order: Order,
-) -> (u64, u64, u64) {
+) -> (u64, u64) {
     let own;
     let decoders = match decoders {
         Some(d) => d,
@@ -129,85 +128,16 @@ fn plan_bag<R: logspec::formats::rosbag::Source>(
             &own
         }
     };
-    let (mut n, mut bytes, mut fold) = (0u64, 0u64, Fold::default());
+    let (mut n, mut bytes) = (0u64, 0u64);
     bag.for_each_message(order, None, |m| -> Result<(), BagError> {
         let d = decoders.get(m.conn).and_then(|t| t.decoder.as_ref()).expect("a decoder");
-        d.decode_into(m.data, &mut fold).expect("decodes");
+        d.decode_into(m.data, &mut PlanTouch).expect("decodes");
         n += 1;
         bytes += m.data.len() as u64;
         Ok(())
     })
     .unwrap();
-    (n, bytes, fold.0)
-}
-
-/// What the scan line's sink does with each value it is shown: every number, bool and string
-/// is folded into a sum (so each is read, converted to its type), arrays and structs counted,
-/// a `uint8[]` taken as its slice (what the plan lines' [`Fold`] does with arrays of numbers).
-#[derive(Default)]
-struct Touch {
-    sum: u64,
-    values: u64,
-}
-
-impl Visitor for Touch {
-    fn uint(&mut self, _: Option<&str>, v: u64) {
-        self.sum = self.sum.wrapping_add(v);
-        self.values += 1;
-    }
-    fn int(&mut self, _: Option<&str>, v: i64) {
-        self.sum = self.sum.wrapping_add(v as u64);
-        self.values += 1;
-    }
-    fn f32(&mut self, _: Option<&str>, v: f32) {
-        self.sum = self.sum.wrapping_add(u64::from(v.to_bits()));
-        self.values += 1;
-    }
-    fn f64(&mut self, _: Option<&str>, v: f64) {
-        self.sum = self.sum.wrapping_add(v.to_bits());
-        self.values += 1;
-    }
-    fn bool(&mut self, _: Option<&str>, v: bool) {
-        self.sum = self.sum.wrapping_add(u64::from(v));
-        self.values += 1;
-    }
-    fn str(&mut self, _: Option<&str>, v: &str) {
-        self.sum = self.sum.wrapping_add(v.len() as u64);
-        self.values += 1;
-    }
-    fn bytes(&mut self, _: Option<&str>, v: &[u8]) {
-        self.sum = self.sum.wrapping_add(v.len() as u64);
-        self.values += 1;
-    }
-    fn enumeration(&mut self, _: Option<&str>, raw: i128, _: Option<&'static str>) {
-        self.sum = self.sum.wrapping_add(raw as u64);
-        self.values += 1;
-    }
-    fn flags(&mut self, _: Option<&str>, raw: u64) {
-        self.sum = self.sum.wrapping_add(raw);
-        self.values += 1;
-    }
-    fn begin_struct(&mut self, _: Option<&str>) {}
-    fn end_struct(&mut self) {}
-    fn begin_array(&mut self, _: Option<&str>, len: usize) {
-        self.sum = self.sum.wrapping_add(len as u64);
-    }
-    fn end_array(&mut self) {}
-    /// A `uint8[]` (a point cloud's data) is taken as the slice it is lent as: its length
-    /// counted, its bytes not read (as the crate's framing and the plan lines take it; what a
-    /// consumer does with them, a copy into a column or a write, is its own cost).
-    fn u8_array(&mut self, _: Option<&str>, v: &[u8]) {
-        self.sum = self.sum.wrapping_add(v.len() as u64);
-        self.values += v.len() as u64;
-    }
-    fn begin_variant(&mut self, _: Option<&str>, _: &'static str, _: i128) {}
-    fn end_variant(&mut self) {}
-}
-
-impl logspec::value::ValueSink for Touch {
-    fn null(&mut self, _: Option<&str>) {
-        self.values += 1;
-    }
+    (n, bytes)
 }
 
 /// A [`Samples`] sink that shows every sample to [`Touch`]: through the visit the scan hands it
@@ -236,13 +166,13 @@ impl Samples for Scanned {
 
 /// Every message of the bag through the one interface: opened by [`logspec::log::open`] (format
 /// sniffed; the file mapped, as the command-line tool opens it: [`Open::map`]), all channels
-/// scanned into [`Scanned`]; returns (samples, values, sum).
-fn scan_all(p: &Path) -> (u64, u64, u64) {
+/// scanned into [`Scanned`]; returns the samples.
+fn scan_all(p: &Path) -> u64 {
     let log = logspec::log::open(p, &Open { map: true, ..Open::default() }).expect("opens the bag");
     let mut sink = Scanned::default();
     let outcome = log.scan(&Select::default(), &mut sink).expect("scans the bag");
     assert!(outcome.error.is_none() && outcome.warnings.is_empty(), "{:?}", outcome.warnings);
-    (sink.samples, sink.touch.values, sink.touch.sum)
+    sink.samples
 }
 
 fn decode_bag<R: logspec::formats::rosbag::Source>(mut bag: Bag<R>) -> (u64, u64) {
@@ -333,9 +263,9 @@ fn against_rosbag_crate(p: &Path, runs: usize) {
     let (msgs, msg_bytes) = decode_all(p);
     assert_eq!(rosbag_crate_framing(p), msg_bytes, "both read the same messages");
     assert_eq!(decode_all_mapped(p), (msgs, msg_bytes), "both read the same messages");
-    let (pm, pb, _) = plan_all_mapped(p, Order::Time);
+    let (pm, pb) = plan_all_mapped(p, Order::Time);
     assert_eq!((pm, pb), (msgs, msg_bytes), "both read the same messages");
-    assert_eq!(scan_all(p).0, msgs, "the scan has every message");
+    assert_eq!(scan_all(p), msgs, "the scan has every message");
     // Opened once, outside the timing (the mapping's pages stay mapped): what a large bag
     // amortises, for the crate and for logspec (definitions compiled once too).
     let crate_bag = rosbag::RosBag::new(p).expect("the rosbag crate opens the bag");

@@ -261,5 +261,6 @@ pub fn whole_process(buf: &[u8], quarter_len: usize, ext: &str) -> WholeProcess 
 
 pub mod carla_input;
 pub mod rlog_input;
+pub mod touch;
 pub mod usvlog_input;
 pub mod wpilog_input;
