@@ -134,6 +134,10 @@ struct Run {
     /// Values that take no bytes in the run (structs of size 0 and the elements of arrays of
     /// them), counted against the budget as the walk counts them.
     empty: usize,
+    /// The run is one struct's value whose first [`Part::Begin`] and last [`Part::End`] were
+    /// taken out of `parts` ([`unwrap`]): the sink hears of its start and end without a part
+    /// dispatched for each (`Some(name)`).
+    wrap: Option<Option<Box<str>>>,
     parts: Vec<Part>,
 }
 
@@ -159,6 +163,11 @@ enum Part {
     Bool {
         at: usize,
         name: Option<Box<str>>,
+    },
+    /// Consecutive bools (a message's flags): one part, as [`Part::Scalars`] for numbers.
+    BoolScalars {
+        at: usize,
+        names: Box<[Option<Box<str>>]>,
     },
     Numbers {
         at: usize,
@@ -303,7 +312,7 @@ impl Plan {
         // end).
         let mut step =
             if steps.len() == 1 { steps.pop().expect("one step") } else { Step::Struct { name: None, steps } };
-        step.join_scalars();
+        step.finish();
         Plan { root: ty.clone(), step, rules }
     }
 
@@ -548,12 +557,15 @@ impl Compiler<'_> {
 }
 
 impl Step {
-    /// [`scalars`] in every run.
-    fn join_scalars(&mut self) {
+    /// [`scalars`] and [`unwrap`] in every run.
+    fn finish(&mut self) {
         match self {
-            Step::Run(run) => run.parts = scalars(std::mem::take(&mut run.parts)),
-            Step::Array(a) => a.elem.join_scalars(),
-            Step::Struct { steps, .. } => steps.iter_mut().for_each(Step::join_scalars),
+            Step::Run(run) => {
+                run.parts = scalars(std::mem::take(&mut run.parts));
+                run.wrap = unwrap(&mut run.parts);
+            }
+            Step::Array(a) => a.elem.finish(),
+            Step::Struct { steps, .. } => steps.iter_mut().for_each(Step::finish),
             Step::Text { .. } | Step::Numbers { .. } | Step::Unsupported => {}
         }
     }
@@ -578,35 +590,70 @@ fn push_run(out: &mut Vec<Step>, run: Run) {
     }
 }
 
-/// Joins consecutive numbers of one type and byte order into [`Part::Scalars`].
+/// Joins consecutive numbers of one type and byte order into [`Part::Scalars`], and consecutive
+/// bools into [`Part::BoolScalars`].
 fn scalars(parts: Vec<Part>) -> Vec<Part> {
     let mut out: Vec<Part> = Vec::with_capacity(parts.len());
     let mut names: Vec<Option<Box<str>>> = Vec::new();
-    let mut open: Option<(usize, Num)> = None;
-    let flush = |out: &mut Vec<Part>, names: &mut Vec<Option<Box<str>>>, open: &mut Option<(usize, Num)>| {
+    // The open group: where it starts, and its numbers' type (`None`: bools).
+    let mut open: Option<(usize, Option<Num>)> = None;
+    let flush = |out: &mut Vec<Part>, names: &mut Vec<Option<Box<str>>>, open: &mut Option<(usize, Option<Num>)>| {
         if let Some((at, num)) = open.take() {
             let names = std::mem::take(names);
-            out.push(match <[_; 1]>::try_from(names) {
-                Ok([name]) => Part::Number { at, name, num },
-                Err(names) => Part::Scalars { at, names: names.into(), num },
+            out.push(match (<[_; 1]>::try_from(names), num) {
+                (Ok([name]), Some(num)) => Part::Number { at, name, num },
+                (Ok([name]), None) => Part::Bool { at, name },
+                (Err(names), Some(num)) => Part::Scalars { at, names: names.into(), num },
+                (Err(names), None) => Part::BoolScalars { at, names: names.into() },
             });
         }
     };
     for part in parts {
-        if let Part::Number { at, name, num } = part {
-            let joins = open.is_some_and(|(start, on)| on == num && start + names.len() * num.size() == at);
-            if !joins {
+        let (at, name, num) = match part {
+            Part::Number { at, name, num } => (at, name, Some(num)),
+            Part::Bool { at, name } => (at, name, None),
+            other => {
                 flush(&mut out, &mut names, &mut open);
-                open = Some((at, num));
+                out.push(other);
+                continue;
             }
-            names.push(name);
-        } else {
+        };
+        let size = num.map_or(1, Num::size);
+        let joins = open.is_some_and(|(start, on)| on == num && start + names.len() * size == at);
+        if !joins {
             flush(&mut out, &mut names, &mut open);
-            out.push(part);
+            open = Some((at, num));
         }
+        names.push(name);
     }
     flush(&mut out, &mut names, &mut open);
     out
+}
+
+/// Takes a run's first [`Part::Begin`] and last [`Part::End`] out of `parts` when they are one
+/// struct's, the whole run (a struct's value, an element of an array of structs); its name.
+fn unwrap(parts: &mut Vec<Part>) -> Option<Option<Box<str>>> {
+    if !matches!(parts.last(), Some(Part::End)) {
+        return None;
+    }
+    // The first part opens a struct that closes at the last part, and not before.
+    let mut depth = 0usize;
+    for (i, part) in parts.iter().enumerate() {
+        match part {
+            Part::Begin(_) => depth += 1,
+            Part::End => depth = depth.checked_sub(1)?,
+            _ => {}
+        }
+        if depth == 0 && i + 1 < parts.len() {
+            return None;
+        }
+    }
+    parts.pop();
+    match parts.remove(0) {
+        Part::Begin(name) => Some(name),
+        // The first part kept the depth above 0: it is a `Begin`.
+        _ => None,
+    }
 }
 
 impl Part {
@@ -615,6 +662,7 @@ impl Part {
             Part::Number { at, .. }
             | Part::Scalars { at, .. }
             | Part::Bool { at, .. }
+            | Part::BoolScalars { at, .. }
             | Part::Numbers { at, .. }
             | Part::Bools { at, .. }
             | Part::Text { at, .. }
@@ -821,6 +869,9 @@ impl<'b> Exec<'b> {
             }
             return Ok(());
         }
+        if let Some(name) = &run.wrap {
+            sink.begin_struct(name.as_deref());
+        }
         for part in &run.parts {
             match part {
                 Part::Number { at, name, num } => {
@@ -847,6 +898,12 @@ impl<'b> Exec<'b> {
                     by_num!(num, many)
                 }
                 Part::Bool { at, name } => sink.bool(name.as_deref(), *b.get(*at).ok_or(Stop)? != 0),
+                Part::BoolScalars { at, names } => {
+                    let bytes = b.get(*at..*at + names.len()).ok_or(Stop)?;
+                    for (name, x) in names.iter().zip(bytes) {
+                        sink.bool(name.as_deref(), *x != 0);
+                    }
+                }
                 Part::Numbers { at, name, p, e, n } => {
                     let bytes = b.get(*at..*at + n * p.size() as usize).ok_or(Stop)?;
                     sink.numbers(name.as_deref(), *p, *e, bytes);
@@ -873,6 +930,9 @@ impl<'b> Exec<'b> {
                 Part::EndArray => sink.end_array(),
                 Part::Pad(name) => sink.padding(name.as_deref()),
             }
+        }
+        if run.wrap.is_some() {
+            sink.end_struct();
         }
         Ok(())
     }

@@ -154,3 +154,76 @@ fn plan_check_at_every_length_is_the_walk() {
         }
     }
 }
+
+/// Bools in a row (joined into [`Part::BoolScalars`]), structs nested in a run, an array of
+/// structs of a fixed size (each element a run whose struct is [`unwrap`]ped) and a struct of a
+/// variable size around them.
+const NESTED: &str = r#"
+[format]
+name = "nested"
+endian = "little"
+
+[[struct]]
+name = "Flags"
+fields = [{ name = "a", type = "bool" }, { name = "b", type = "bool" }, { name = "c", type = "bool" }, { name = "n", type = "u8" }]
+
+[[struct]]
+name = "Inner"
+fields = [{ name = "f", type = "Flags" }, { name = "x", type = "f32" }, { name = "y", type = "f32" }, { name = "ok", type = "bool" }]
+
+[[record]]
+name = "Fixed"
+id = 1
+fields = [
+  { name = "t", type = "u64" },
+  { name = "on", type = "bool" },
+  { name = "off", type = "bool" },
+  { name = "inner", type = "Inner" },
+  { name = "pair", type = "Inner[2]" },
+  { name = "last", type = "bool" },
+]
+
+[[record]]
+name = "Variable"
+id = 2
+fields = [
+  { name = "head", type = "Flags" },
+  { name = "items", type = "Inner[]", count = "u8" },
+  { name = "s", type = "string", count = "u8" },
+  { name = "tail", type = "Inner" },
+]
+"#;
+
+/// Every call a visitor hears, through the plan ([`Visiting`]) and through the walk's value tree
+/// ([`ValueView`]), as the JSON text each makes: names, bools, numbers, structs and arrays.
+#[test]
+fn plan_calls_are_the_walks() {
+    use crate::formats::rosbag::{decode_value, ValueView, Visiting};
+    use crate::runtime::Visit;
+    let json = |toml: &str, name: &str, bytes: &[u8]| {
+        let (schema, min, ty) = compiled(toml, name);
+        let plan = Plan::new(&schema, &min, &ty);
+        let mut walked = crate::json::JsonWriter::new();
+        let a = decode_value(&schema, &min, &ty, bytes)
+            .map(|v| ValueView { schema: &schema, ty: &ty, value: &v }.visit(None, &mut walked));
+        let mut planned = crate::json::JsonWriter::new();
+        let b = plan.decode(&schema, &min, bytes, &mut Visiting::new(&mut planned, None));
+        (a.map(|()| walked.as_str().to_string()), b.map(|()| planned.as_str().to_string()))
+    };
+    // Bools of every byte value that is not 0 or 1 too.
+    let fixed: Vec<u8> = (0..8 + 2 + 13 + 26 + 1).map(|i: u32| (i * 53 + 7) as u8 % 5).collect();
+    let (walk, plan) = json(NESTED, "Fixed", &fixed);
+    let walk = walk.expect("the walk decodes");
+    assert_eq!(plan.expect("the plan decodes"), walk);
+    assert!(walk.contains(r#""pair":[{"f":{"a":"#), "{walk}");
+    let mut variable = vec![1, 0, 1, 9, 2];
+    variable.extend((0..26).map(|i: u8| i.wrapping_mul(77)));
+    variable.extend([2, b'h', b'i']);
+    variable.extend((0..13).map(|i: u8| i % 3));
+    let (walk, plan) = json(NESTED, "Variable", &variable);
+    assert_eq!(plan.expect("the plan decodes"), walk.expect("the walk decodes"));
+    for n in 0..variable.len() {
+        let (walk, plan) = json(NESTED, "Variable", &variable[..n]);
+        assert!(walk.is_err() && plan.is_err(), "{n} bytes");
+    }
+}
