@@ -4,7 +4,7 @@
 //! that a log is never held in memory, files converted in parallel. docs/parquet.md.
 //!
 //! A log is read on one thread and encoded on another: the reading thread fills the tables'
-//! column builders and hands each full batch over a short queue (two batches) to the
+//! column builders and hands each full batch over a short queue (eight batches) to the
 //! writing thread, which encodes the batches, decides where row groups end and writes the files
 //! (`parquet/encode.rs`: with a core to spare, the columns of a batch are encoded by two threads). The
 //! writing thread sees the batches in the order they were made and decides as one thread did, so
@@ -50,9 +50,11 @@ const PAGE_BYTES: usize = 128 << 10;
 /// case, and float pages barely compress.)
 const LOG_BYTES: usize = 12 << 20;
 /// The batches of a log on their way from the reading thread to the writing thread: enough to
-/// keep both busy, few enough that memory stays flat (a batch is at most
-/// [`crate::tables::BATCH_BYTES`] of values).
-const QUEUE_BATCHES: usize = 2;
+/// keep both busy (the reading thread goes on while the writing thread closes a row group or
+/// writes a file: with two batches the reading thread waited, and one log on two cores took
+/// 1.16x as long; BENCHMARKS.md, "Parquet export"), few enough that memory stays flat (a batch
+/// is at most [`crate::tables::BATCH_BYTES`] of values).
+const QUEUE_BATCHES: usize = 8;
 /// The most threads that help a log's writing thread encode columns: past a few, the reading
 /// thread bounds the log, and a batch has only so many columns to share.
 const MAX_HELPERS: usize = 3;
