@@ -66,6 +66,10 @@
 //! `External` error) that names the log, file, byte offset and field; with [`OnError::Keep`] the
 //! rows are kept, as `logspec export` keeps them, and the fault is kept in [`LogTable::faults`]
 //! and handed to the [`LogTable::with_on_fault`] hook. An input that is not a log is the same.
+//! What did not stop a log's reading (a record skipped, a value kept as hex, a log whose
+//! columns differ from the table's), which `logspec export` prints as warnings, is kept in
+//! [`LogTable::warnings`] and handed to the [`LogTable::with_on_warning`] hook, whatever the
+//! [`OnError`]: the query's answer leaves those records out, and this says so.
 
 #![deny(unsafe_code)]
 
@@ -130,7 +134,8 @@ impl fmt::Display for LogError {
 
 impl std::error::Error for LogError {}
 
-/// Called with each fault kept under [`OnError::Keep`], on the thread that read the log.
+/// Called with each fault kept under [`OnError::Keep`] (or each warning), on the thread that
+/// read the log.
 pub type OnFault = Arc<dyn Fn(&LogError) + Send + Sync>;
 
 /// One table of a set of logs, as a DataFusion table (see the crate's documentation).
@@ -144,6 +149,8 @@ pub struct LogTable {
     on_error: OnError,
     faults: Arc<Mutex<Vec<LogError>>>,
     on_fault: Option<OnFault>,
+    warnings: Arc<Mutex<Vec<LogError>>>,
+    on_warning: Option<OnFault>,
     /// The rows of each part read whole without a fault or a time window, with the log's stamp
     /// then (the statistics' exact row counts).
     counted: Arc<Mutex<Counted>>,
@@ -235,6 +242,8 @@ impl LogTable {
             on_error,
             faults: Arc::new(Mutex::new(not_logs.clone())),
             on_fault: None,
+            warnings: Arc::new(Mutex::new(Vec::new())),
+            on_warning: None,
             counted: Arc::new(Mutex::new(HashMap::new())),
             partition_bytes: logspec_engine::index::PARTITION_BYTES,
         })
@@ -243,6 +252,14 @@ impl LogTable {
     /// Calls `hook` with each log's fault kept under [`OnError::Keep`], when its reading ends.
     pub fn with_on_fault(mut self, hook: OnFault) -> LogTable {
         self.on_fault = Some(hook);
+        self
+    }
+
+    /// Calls `hook` with each warning of a log's reading (what did not stop it: a record
+    /// skipped, a value kept as hex, columns that differ from the table's), when its reading
+    /// ends, under either [`OnError`].
+    pub fn with_on_warning(mut self, hook: OnFault) -> LogTable {
+        self.on_warning = Some(hook);
         self
     }
 
@@ -262,6 +279,12 @@ impl LogTable {
     /// The faults kept so far under [`OnError::Keep`] (taken: a second call gives only newer ones).
     pub fn faults(&self) -> Vec<LogError> {
         std::mem::take(&mut *lock(&self.faults))
+    }
+
+    /// The warnings of the logs read so far, each naming its log (taken: a second call gives
+    /// only newer ones); see [`LogTable::with_on_warning`].
+    pub fn warnings(&self) -> Vec<LogError> {
+        std::mem::take(&mut *lock(&self.warnings))
     }
 
     /// The logs whose name satisfies every filter on `log` alone.
@@ -458,6 +481,8 @@ impl TableProvider for LogTable {
                 on_error: self.on_error,
                 faults: self.faults.clone(),
                 on_fault: self.on_fault.clone(),
+                warnings: self.warnings.clone(),
+                on_warning: self.on_warning.clone(),
                 permits: Arc::new(Semaphore::new(permits)),
             }),
         }))
@@ -497,6 +522,8 @@ struct Shared {
     on_error: OnError,
     faults: Arc<Mutex<Vec<LogError>>>,
     on_fault: Option<OnFault>,
+    warnings: Arc<Mutex<Vec<LogError>>>,
+    on_warning: Option<OnFault>,
     /// The partitions decoding at once.
     permits: Arc<Semaphore>,
 }
@@ -690,6 +717,11 @@ fn read(shared: &Shared, log: &LogFile, part: Part, turn: &mut Turn) -> bool {
         Ok(done) => {
             if let (None, Some(stamp)) = (&done.fault, stamp) {
                 lock(&shared.counted).insert(part_key(log, &part), (stamp, done.rows));
+            }
+            let file = log.file.display().to_string();
+            for w in done.warnings {
+                let fault = Fault::new(logspec::log::fault::FaultKind::Decode, &file, w);
+                keep(&shared.warnings, shared.on_warning.as_ref(), LogError { log: log.log.clone(), fault });
             }
             done.fault
         }

@@ -336,7 +336,9 @@ pub fn scan_part(
             if part.range.is_none() && o.index.is_some() && logspec::log::index::load(&log.file, format).is_none() {
                 kept = crate::index::keep(&log.file, format, o.index);
             }
-            done.warnings.splice(0..0, o.warnings);
+            // A filter that matched nothing in the part a fault left is an empty answer there.
+            let warnings = o.warnings.into_iter().filter(|w| o.filter.as_ref() != Some(w));
+            done.warnings.splice(0..0, warnings);
             done.warnings.extend(kept);
             done.warnings.extend(more);
             done.fault = o.fault.or_else(|| o.error.map(|m| Fault::new(FaultKind::Decode, &shown(&log.file), m)));

@@ -27,8 +27,9 @@ pub struct DataFusionTable {
     table: LogTable,
 }
 
-/// A fault kept under `on_error="warn"`, as a `LogspecWarning` (written as unraisable when the
-/// warnings filter makes it an error: the reading thread has no caller to raise it to).
+/// A fault kept under `on_error="warn"`, or a warning of a log's reading, as a `LogspecWarning`
+/// (written as unraisable when the warnings filter makes it an error: the reading thread has no
+/// caller to raise it to).
 fn warn(py: Python<'_>, e: &LogError) {
     let mut fault = e.fault.clone();
     fault.message = e.to_string();
@@ -63,7 +64,11 @@ impl DataFusionTable {
         for e in table.faults() {
             warn(py, &e);
         }
-        let table = table.with_on_fault(Arc::new(|e: &LogError| Python::attach(|py| warn(py, e))));
+        // What did not stop a log's reading (a record skipped, a value kept as hex) warns too,
+        // as `scan()` and `tables()` warn of it.
+        let table = table
+            .with_on_fault(Arc::new(|e: &LogError| Python::attach(|py| warn(py, e))))
+            .with_on_warning(Arc::new(|e: &LogError| Python::attach(|py| warn(py, e))));
         Ok(DataFusionTable { table })
     }
 

@@ -132,6 +132,11 @@ def test_warnings_can_be_errors():
         with pytest.raises(logspec.LogspecWarning) as info:
             list(logspec.open(bag))
     assert info.value.file == str(bag) and isinstance(info.value, UserWarning)
+    # A DataFusion query over the bag says the same, naming the log.
+    ctx = need("datafusion").SessionContext()
+    ctx.register_table("t", logspec.datafusion_table(bag, "/byte"))
+    with pytest.warns(logspec.LogspecWarning, match="log=gen_roslz4_unindexed: .*no index"):
+        assert ctx.sql("SELECT count(*) AS n FROM t").to_pylist()[0]["n"] > 0
 
 
 def bag_index_pos(data: bytes) -> int:

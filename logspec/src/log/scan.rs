@@ -186,6 +186,10 @@ pub struct Outcome {
     /// The time index a whole reading noted on its way, for a format that has one
     /// ([`super::index`]); `None` after a fault that ended the reading early.
     pub index: Option<super::index::Index>,
+    /// After a fault that ended the reading early: what the filter found in the part read when
+    /// it matched nothing there (also among `warnings`), which a query engine answers with no
+    /// rows rather than a warning.
+    pub filter: Option<String>,
 }
 
 impl Outcome {
@@ -258,7 +262,10 @@ impl<'a> State<'a> {
             // A reading ended early by a fault saw only part of the log: the fault is the
             // answer (a caller that passes over a log its filter does not match must not lose
             // it), and the filter's finding a warning about the part read.
-            Err(m) if self.outcome.fault.is_some() => self.outcome.warnings.push(m),
+            Err(m) if self.outcome.fault.is_some() => {
+                self.outcome.filter = Some(m.clone());
+                self.outcome.warnings.push(m);
+            }
             Err(m) => return Err(Error::filter(path, m)),
         }
         self.outcome.warnings.extend(self.faults.more(path));
