@@ -648,12 +648,13 @@ fn unwrap(parts: &mut Vec<Part>) -> Option<Option<Box<str>>> {
             return None;
         }
     }
+    let name = match parts.first_mut() {
+        Some(Part::Begin(name)) => name.take(),
+        _ => return None,
+    };
     parts.pop();
-    match parts.remove(0) {
-        Part::Begin(name) => Some(name),
-        // The first part kept the depth above 0: it is a `Begin`.
-        _ => None,
-    }
+    parts.remove(0);
+    Some(name)
 }
 
 impl Part {
