@@ -147,10 +147,8 @@ pub struct LogTable {
     /// The table's schema (every column nullable), `log` last.
     schema: SchemaRef,
     on_error: OnError,
-    faults: Arc<Mutex<Vec<LogError>>>,
-    on_fault: Option<OnFault>,
-    warnings: Arc<Mutex<Vec<LogError>>>,
-    on_warning: Option<OnFault>,
+    faults: Kept,
+    warnings: Kept,
     /// The rows of each part read whole without a fault or a time window, with the log's stamp
     /// then (the statistics' exact row counts).
     counted: Arc<Mutex<Counted>>,
@@ -240,10 +238,8 @@ impl LogTable {
             how: how.clone(),
             schema: Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone())),
             on_error,
-            faults: Arc::new(Mutex::new(not_logs.clone())),
-            on_fault: None,
-            warnings: Arc::new(Mutex::new(Vec::new())),
-            on_warning: None,
+            faults: Kept::new(not_logs.clone()),
+            warnings: Kept::new(Vec::new()),
             counted: Arc::new(Mutex::new(HashMap::new())),
             partition_bytes: logspec_engine::index::PARTITION_BYTES,
         })
@@ -251,7 +247,7 @@ impl LogTable {
 
     /// Calls `hook` with each log's fault kept under [`OnError::Keep`], when its reading ends.
     pub fn with_on_fault(mut self, hook: OnFault) -> LogTable {
-        self.on_fault = Some(hook);
+        self.faults.hook = Some(hook);
         self
     }
 
@@ -259,7 +255,7 @@ impl LogTable {
     /// skipped, a value kept as hex, columns that differ from the table's), when its reading
     /// ends, under either [`OnError`].
     pub fn with_on_warning(mut self, hook: OnFault) -> LogTable {
-        self.on_warning = Some(hook);
+        self.warnings.hook = Some(hook);
         self
     }
 
@@ -278,13 +274,13 @@ impl LogTable {
 
     /// The faults kept so far under [`OnError::Keep`] (taken: a second call gives only newer ones).
     pub fn faults(&self) -> Vec<LogError> {
-        std::mem::take(&mut *lock(&self.faults))
+        self.faults.take()
     }
 
     /// The warnings of the logs read so far, each naming its log (taken: a second call gives
     /// only newer ones); see [`LogTable::with_on_warning`].
     pub fn warnings(&self) -> Vec<LogError> {
-        std::mem::take(&mut *lock(&self.warnings))
+        self.warnings.take()
     }
 
     /// The logs whose name satisfies every filter on `log` alone.
@@ -314,11 +310,30 @@ impl LogTable {
     }
 }
 
-fn keep(faults: &Mutex<Vec<LogError>>, hook: Option<&OnFault>, e: LogError) {
-    if let Some(h) = hook {
-        h(&e);
+/// Problems of the logs read, shared by a table's clones and scans, and the hook each is handed
+/// to as it is kept (a clone's own).
+#[derive(Clone)]
+struct Kept {
+    list: Arc<Mutex<Vec<LogError>>>,
+    hook: Option<OnFault>,
+}
+
+impl Kept {
+    fn new(list: Vec<LogError>) -> Kept {
+        Kept { list: Arc::new(Mutex::new(list)), hook: None }
     }
-    lock(faults).push(e);
+
+    fn keep(&self, e: LogError) {
+        if let Some(h) = &self.hook {
+            h(&e);
+        }
+        lock(&self.list).push(e);
+    }
+
+    /// Those kept so far (a second call gives only newer ones).
+    fn take(&self) -> Vec<LogError> {
+        std::mem::take(&mut *lock(&self.list))
+    }
 }
 
 /// Whether `e` refers to the `log` column and no other.
@@ -480,9 +495,7 @@ impl TableProvider for LogTable {
                 order,
                 on_error: self.on_error,
                 faults: self.faults.clone(),
-                on_fault: self.on_fault.clone(),
                 warnings: self.warnings.clone(),
-                on_warning: self.on_warning.clone(),
                 permits: Arc::new(Semaphore::new(permits)),
             }),
         }))
@@ -520,10 +533,8 @@ struct Shared {
     /// For each column of `out`, its place among the scan's columns.
     order: Vec<usize>,
     on_error: OnError,
-    faults: Arc<Mutex<Vec<LogError>>>,
-    on_fault: Option<OnFault>,
-    warnings: Arc<Mutex<Vec<LogError>>>,
-    on_warning: Option<OnFault>,
+    faults: Kept,
+    warnings: Kept,
     /// The partitions decoding at once.
     permits: Arc<Semaphore>,
 }
@@ -721,7 +732,7 @@ fn read(shared: &Shared, log: &LogFile, part: Part, turn: &mut Turn) -> bool {
             let file = log.file.display().to_string();
             for w in done.warnings {
                 let fault = Fault::new(logspec::log::fault::FaultKind::Decode, &file, w);
-                keep(&shared.warnings, shared.on_warning.as_ref(), LogError { log: log.log.clone(), fault });
+                shared.warnings.keep(LogError { log: log.log.clone(), fault });
             }
             done.fault
         }
@@ -737,7 +748,7 @@ fn read(shared: &Shared, log: &LogFile, part: Part, turn: &mut Turn) -> bool {
                 turn.send(Err(DataFusionError::External(Box::new(e))));
                 return false;
             }
-            OnError::Keep => keep(&shared.faults, shared.on_fault.as_ref(), e),
+            OnError::Keep => shared.faults.keep(e),
         }
     }
     true
