@@ -9,7 +9,7 @@
 //! floats through `zmij` (shortest round trip) laid out as Rust's `{:?}` lays them out
 //! ([`float`]), strings escaped by bytes ([`string`]), bytes in hex by a table.
 
-use logspec_runtime::{Event, FramedFormat, RecordHeader, Visit, Visitor};
+use logspec_runtime::{Event, FramedFormat, NumberType, Numbers, RecordHeader, Visit, Visitor};
 
 use crate::value::ValueSink;
 
@@ -416,9 +416,16 @@ impl Visitor for JsonWriter {
         self.stack.pop();
         self.out.push(']');
     }
-    /// The numbers as an array, as [`Visitor::u8_array`]'s default writes them, each in at most
-    /// three digits written directly (a ROS point cloud's bytes are most of a bag's text).
-    fn u8_array(&mut self, name: Option<&str>, v: &[u8]) {
+    /// The numbers as an array, as [`Visitor::numbers`]'s default writes them; `u8`s each in at
+    /// most three digits written directly (a ROS point cloud's bytes are most of a bag's text).
+    fn numbers(&mut self, name: Option<&str>, v: Numbers<'_>) {
+        if v.ty() != NumberType::U8 {
+            self.begin_array(name, v.len());
+            v.each(self);
+            self.end_array();
+            return;
+        }
+        let v = v.bytes();
         self.key(name);
         self.out.reserve(v.len() * 4 + 2);
         self.out.push('[');
@@ -585,8 +592,8 @@ mod tests {
         assert_eq!(w.take(), expected);
     }
 
-    /// `u8_array` writes what the trait's default (each byte through `uint`) writes: every
-    /// byte value, an empty array, and arrays as members after others.
+    /// `numbers` of `u8`s writes what the trait's default (each byte through `uint`) writes:
+    /// every byte value, an empty array, and arrays as members after others.
     #[test]
     fn u8_arrays_as_numbers() {
         let all: Vec<u8> = (0..=255).collect();
@@ -597,7 +604,7 @@ mod tests {
             w.uint(Some("n"), 1);
         }
         for v in [&all[..], &[], &[7, 100, 99, 10, 9]] {
-            direct.u8_array(Some("a"), v);
+            direct.numbers(Some("a"), Numbers::u8s(v));
             by_numbers.begin_array(Some("a"), v.len());
             for &b in v {
                 by_numbers.uint(None, u64::from(b));
@@ -605,7 +612,7 @@ mod tests {
             by_numbers.end_array();
         }
         direct.begin_array(None, 1);
-        direct.u8_array(None, &[255]);
+        direct.numbers(None, Numbers::u8s(&[255]));
         direct.end_array();
         by_numbers.begin_array(None, 1);
         by_numbers.begin_array(None, 1);

@@ -13,7 +13,7 @@
 //! a longer one is compared with the text kept before it is reused. So a name costs a lookup,
 //! not a copy, and a replay hands out the text kept, checked as UTF-8 once.
 
-use logspec_runtime::Visitor;
+use logspec_runtime::{Endian, NumberType, Numbers, Visitor};
 
 use crate::json::Key;
 use crate::value::ValueSink;
@@ -24,7 +24,7 @@ pub struct Tape {
     /// The names and string values used, one after another, and each one's span in it.
     text: String,
     spans: Vec<(u32, u32)>,
-    /// The bytes of `bytes` and `u8_array` values, one after another.
+    /// The bytes of `bytes` and `numbers` values, one after another.
     blobs: Vec<u8>,
     /// Enum values and union tags (128 bits: kept aside so that an operation stays small).
     wide: Vec<i128>,
@@ -46,7 +46,8 @@ enum Op {
     Str(N, u32),
     /// The bytes' span in `blobs`.
     Bytes(N, u32, u32),
-    U8Array(N, u32, u32),
+    /// The elements' type and byte order, their bytes' span in `blobs`.
+    Numbers(N, NumberType, Endian, u32, u32),
     /// The value's index in `wide`, the label's in `statics` (or [`NONE`]).
     Enum(N, u32, u32),
     Flags(N, u64),
@@ -201,7 +202,12 @@ impl Tape {
                 Op::Bool(n, v) => sink.bool(name(n), v),
                 Op::Str(n, v) => sink.str(name(n), name(v).unwrap_or("")),
                 Op::Bytes(n, a, z) => sink.bytes(name(n), blob(a, z)),
-                Op::U8Array(n, a, z) => sink.u8_array(name(n), blob(a, z)),
+                Op::Numbers(n, ty, order, a, z) => {
+                    // Recorded from whole elements, so whole again.
+                    if let Some(v) = Numbers::new(blob(a, z), ty, order) {
+                        sink.numbers(name(n), v);
+                    }
+                }
                 Op::Enum(n, v, label) => sink.enumeration(name(n), wide(v), stat(label)),
                 Op::Flags(n, v) => sink.flags(name(n), v),
                 Op::BeginStruct(n) => sink.begin_struct(name(n)),
@@ -277,10 +283,10 @@ impl Visitor for Tape {
     fn end_array(&mut self) {
         self.ops.push(Op::EndArray);
     }
-    fn u8_array(&mut self, name: Option<&str>, v: &[u8]) {
+    fn numbers(&mut self, name: Option<&str>, v: Numbers<'_>) {
         let n = self.name(name);
-        let (a, z) = self.blob(v);
-        self.ops.push(Op::U8Array(n, a, z));
+        let (a, z) = self.blob(v.bytes());
+        self.ops.push(Op::Numbers(n, v.ty(), v.order(), a, z));
     }
     fn begin_variant(&mut self, name: Option<&str>, variant: &'static str, tag: i128) {
         let n = self.name(name);
@@ -320,7 +326,8 @@ mod tests {
             w.enumeration(Some("e"), -3, Some("MINUS"));
             w.flags(Some("fl"), 6);
             w.begin_array(Some("a"), 2);
-            w.u8_array(None, &[1, 2]);
+            w.numbers(None, Numbers::u8s(&[1, 2]));
+            w.numbers(None, Numbers::new(&[0x3f, 0xc0, 0, 0, 0xc1, 0x20, 0, 0], NumberType::F32, Endian::Big).unwrap());
             w.null(None);
             w.end_array();
             reused.clear();

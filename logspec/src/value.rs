@@ -184,6 +184,9 @@ impl<W: ValueSink + ?Sized> Visitor for FlattenVariants<'_, W> {
     fn end_array(&mut self) {
         self.0.end_array();
     }
+    fn numbers(&mut self, name: Option<&str>, v: crate::runtime::Numbers<'_>) {
+        self.0.numbers(name, v);
+    }
     fn begin_variant(&mut self, _name: Option<&str>, _variant: &'static str, _tag: i128) {}
     fn end_variant(&mut self) {}
 }

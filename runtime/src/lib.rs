@@ -33,7 +33,7 @@ pub use cursor::{Cursor, Sink, SliceSink};
 pub use error::{DecodeError, DecodeErrorDetail, DecodeErrorKind, EncodeError, Shown};
 pub use traits::{Decode, Encode, Endian, Fixed, FixedStr, Record, Union};
 pub use view::View;
-pub use visit::{Visit, Visitor};
+pub use visit::{NumberType, Numbers, Visit, Visitor};
 
 pub use format::{Corruption, FramedFormat, Framing, ReadErrorKind, RecordHeader, Versioned, WithFormat};
 #[cfg(feature = "std")]

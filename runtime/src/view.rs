@@ -12,7 +12,7 @@ use core::marker::PhantomData;
 use crate::cursor::Cursor;
 use crate::error::{DecodeError, DecodeErrorKind};
 use crate::traits::Endian;
-use crate::visit::{Visit, Visitor};
+use crate::visit::{NumberType, Numbers, Visit, Visitor};
 
 /// A byte order known at compile time: [`Be`] or [`Le`].
 pub trait Order: Copy + 'static {
@@ -39,14 +39,18 @@ impl Order for Le {
 /// `SIZE`-byte pattern decodes to (so reading an element cannot fail).
 pub trait Element: Sized {
     const SIZE: usize;
+    /// The number type, for a number shown as itself (an [`Array`] of them is visited at
+    /// once, as [`Visitor::numbers`]); `None` for a `bool`, an enum or flags.
+    const NUMBER: Option<NumberType> = None;
     /// Decodes from the first `SIZE` bytes of `b` (which the caller guarantees are there).
     fn read(b: &[u8], order: Endian) -> Self;
 }
 
 macro_rules! element {
-    ($($t:ty),*) => {$(
+    ($($t:ty => $number:ident),*) => {$(
         impl Element for $t {
             const SIZE: usize = core::mem::size_of::<$t>();
+            const NUMBER: Option<NumberType> = Some(NumberType::$number);
             #[inline(always)]
             fn read(b: &[u8], order: Endian) -> Self {
                 match b.first_chunk::<{ core::mem::size_of::<$t>() }>() {
@@ -61,7 +65,7 @@ macro_rules! element {
     )*};
 }
 
-element!(u8, i8, u16, i16, u32, i32, u64, i64, f32, f64);
+element!(u8 => U8, i8 => I8, u16 => U16, i16 => I16, u32 => U32, i32 => I32, u64 => U64, i64 => I64, f32 => F32, f64 => F64);
 
 impl Element for bool {
     const SIZE: usize = 1;
@@ -445,8 +449,14 @@ impl<T: Visit + ?Sized> Visit for &T {
     }
 }
 
+/// An array of numbers at once ([`Visitor::numbers`], which shows each element as its own
+/// visit does); of bools, element by element.
 impl<T: Element + Visit, O: Order> Visit for Array<'_, T, O> {
     fn visit<V: Visitor + ?Sized>(&self, name: Option<&str>, v: &mut V) {
+        if let Some(numbers) = T::NUMBER.and_then(|ty| Numbers::new(self.bytes, ty, O::ENDIAN)) {
+            v.numbers(name, numbers);
+            return;
+        }
         v.begin_array(name, self.len());
         if v.elements() {
             for x in self.iter() {
@@ -480,12 +490,6 @@ impl<const W: usize, const BIG: bool> Visit for LenStr<'_, W, BIG> {
 /// bytes is shown as).
 impl<const W: usize, const BIG: bool> Visit for LenBytes<'_, W, BIG> {
     fn visit<V: Visitor + ?Sized>(&self, name: Option<&str>, v: &mut V) {
-        v.begin_array(name, self.0.len());
-        if v.elements() {
-            for x in self.0 {
-                x.visit(None, v);
-            }
-        }
-        v.end_array();
+        v.numbers(name, Numbers::u8s(self.0));
     }
 }

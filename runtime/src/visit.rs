@@ -1,6 +1,8 @@
 //! Walking a decoded value field by field, for tools that handle any record generically
 //! (JSON dumps, CSV export, plots) without knowing its Rust type.
 
+use crate::Endian;
+
 /// Receives a value's parts in wire order. `name` is the field name, or `None` for array
 /// elements and top-level values. Padding and const fields are not reported, except consts of the
 /// file header, which are shown as ordinary values.
@@ -27,13 +29,15 @@ pub trait Visitor {
         true
     }
     fn end_array(&mut self);
-    /// An array of `u8` numbers (a ROS `uint8[]`), shown as numbers like any array: by default
-    /// [`Visitor::begin_array`], [`Visitor::uint`] of each, [`Visitor::end_array`]; a visitor
-    /// may take them at once.
-    fn u8_array(&mut self, name: Option<&str>, v: &[u8]) {
+    /// An array of numbers lent at once, as its packed bytes ([`Numbers`]): by default
+    /// [`Visitor::begin_array`], each element as [`Visitor::uint`], [`Visitor::int`],
+    /// [`Visitor::f32`] or [`Visitor::f64`] unnamed (not when [`Visitor::elements`] says no),
+    /// [`Visitor::end_array`]. A visitor may take them at once (a `uint8[]`'s bytes as they
+    /// are); either way, one call through `dyn Visitor` for the whole array.
+    fn numbers(&mut self, name: Option<&str>, v: Numbers<'_>) {
         self.begin_array(name, v.len());
-        for x in v {
-            self.uint(None, u64::from(*x));
+        if self.elements() {
+            v.each(self);
         }
         self.end_array();
     }
@@ -45,4 +49,238 @@ pub trait Visitor {
 /// A value that can be walked by a [`Visitor`].
 pub trait Visit {
     fn visit<V: Visitor + ?Sized>(&self, name: Option<&str>, v: &mut V);
+}
+
+/// The type of the elements of [`Numbers`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NumberType {
+    U8,
+    U16,
+    U32,
+    U64,
+    I8,
+    I16,
+    I32,
+    I64,
+    F32,
+    F64,
+}
+
+impl NumberType {
+    /// The bytes of one element.
+    pub const fn size(self) -> usize {
+        match self {
+            NumberType::U8 | NumberType::I8 => 1,
+            NumberType::U16 | NumberType::I16 => 2,
+            NumberType::U32 | NumberType::I32 | NumberType::F32 => 4,
+            NumberType::U64 | NumberType::I64 | NumberType::F64 => 8,
+        }
+    }
+}
+
+/// An array of numbers of one type as its packed bytes, in one byte order, whole elements
+/// ([`Visitor::numbers`]): a decoder lends what it read without taking each element apart.
+#[derive(Clone, Copy, Debug)]
+pub struct Numbers<'a> {
+    bytes: &'a [u8],
+    ty: NumberType,
+    order: Endian,
+}
+
+impl<'a> Numbers<'a> {
+    /// The elements packed in `bytes`; `None` when `bytes` is not a whole number of them.
+    pub fn new(bytes: &'a [u8], ty: NumberType, order: Endian) -> Option<Numbers<'a>> {
+        (bytes.len() % ty.size() == 0).then_some(Numbers { bytes, ty, order })
+    }
+
+    /// Bytes as an array of `u8`s.
+    pub fn u8s(bytes: &'a [u8]) -> Numbers<'a> {
+        Numbers { bytes, ty: NumberType::U8, order: Endian::Little }
+    }
+
+    /// The number of elements.
+    pub fn len(&self) -> usize {
+        self.bytes.len() / self.ty.size()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    pub fn ty(&self) -> NumberType {
+        self.ty
+    }
+
+    pub fn order(&self) -> Endian {
+        self.order
+    }
+
+    /// The packed bytes (a `u8` array's elements as they are).
+    pub fn bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// Shows each element to `v`, unnamed, in order: unsigned ones as [`Visitor::uint`], signed
+    /// ones as [`Visitor::int`], floats as [`Visitor::f32`] or [`Visitor::f64`]; the type and
+    /// byte order are chosen once for the array.
+    pub fn each<V: Visitor + ?Sized>(&self, v: &mut V) {
+        macro_rules! each {
+            ($t:ty, $from:ident, $call:ident, $conv:expr) => {
+                for x in self.bytes.chunks_exact(core::mem::size_of::<$t>()) {
+                    let mut b = [0u8; core::mem::size_of::<$t>()];
+                    b.copy_from_slice(x);
+                    v.$call(None, $conv(<$t>::$from(b)));
+                }
+            };
+        }
+        macro_rules! both {
+            ($t:ty, $call:ident, $conv:expr) => {
+                match self.order {
+                    Endian::Little => each!($t, from_le_bytes, $call, $conv),
+                    Endian::Big => each!($t, from_be_bytes, $call, $conv),
+                }
+            };
+        }
+        match self.ty {
+            NumberType::U8 => self.bytes.iter().for_each(|x| v.uint(None, u64::from(*x))),
+            NumberType::I8 => self.bytes.iter().for_each(|x| v.int(None, i64::from(*x as i8))),
+            NumberType::U16 => both!(u16, uint, u64::from),
+            NumberType::U32 => both!(u32, uint, u64::from),
+            NumberType::U64 => both!(u64, uint, |x| x),
+            NumberType::I16 => both!(i16, int, i64::from),
+            NumberType::I32 => both!(i32, int, i64::from),
+            NumberType::I64 => both!(i64, int, |x| x),
+            NumberType::F32 => both!(f32, f32, |x| x),
+            NumberType::F64 => both!(f64, f64, |x| x),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The calls a visit made: a kind (`u` uint, `i` int, `f` f32, `d` f64, `[` and `]`) and
+    /// the value's bits.
+    #[derive(Default)]
+    struct Calls {
+        got: [(u8, u64); 6],
+        n: usize,
+        elements: bool,
+    }
+
+    impl Calls {
+        fn push(&mut self, kind: u8, bits: u64) {
+            self.got[self.n] = (kind, bits);
+            self.n += 1;
+        }
+        fn calls(&self) -> &[(u8, u64)] {
+            &self.got[..self.n]
+        }
+    }
+
+    impl Visitor for Calls {
+        fn uint(&mut self, name: Option<&str>, v: u64) {
+            assert!(name.is_none());
+            self.push(b'u', v);
+        }
+        fn int(&mut self, name: Option<&str>, v: i64) {
+            assert!(name.is_none());
+            self.push(b'i', v as u64);
+        }
+        fn f32(&mut self, name: Option<&str>, v: f32) {
+            assert!(name.is_none());
+            self.push(b'f', u64::from(v.to_bits()));
+        }
+        fn f64(&mut self, name: Option<&str>, v: f64) {
+            assert!(name.is_none());
+            self.push(b'd', v.to_bits());
+        }
+        fn bool(&mut self, _: Option<&str>, _: bool) {
+            unreachable!()
+        }
+        fn str(&mut self, _: Option<&str>, _: &str) {
+            unreachable!()
+        }
+        fn bytes(&mut self, _: Option<&str>, _: &[u8]) {
+            unreachable!()
+        }
+        fn enumeration(&mut self, _: Option<&str>, _: i128, _: Option<&'static str>) {
+            unreachable!()
+        }
+        fn flags(&mut self, _: Option<&str>, _: u64) {
+            unreachable!()
+        }
+        fn begin_struct(&mut self, _: Option<&str>) {
+            unreachable!()
+        }
+        fn end_struct(&mut self) {
+            unreachable!()
+        }
+        fn begin_array(&mut self, name: Option<&str>, len: usize) {
+            assert_eq!(name, Some("a"));
+            self.push(b'[', len as u64);
+        }
+        fn elements(&self) -> bool {
+            self.elements
+        }
+        fn end_array(&mut self) {
+            self.push(b']', 0);
+        }
+        fn begin_variant(&mut self, _: Option<&str>, _: &'static str, _: i128) {
+            unreachable!()
+        }
+        fn end_variant(&mut self) {
+            unreachable!()
+        }
+    }
+
+    /// Two elements of every type in both byte orders, each shown as its own type's call with
+    /// the value written; a visitor that wants no elements gets the array's length alone.
+    #[test]
+    fn numbers_show_each_element_as_written() {
+        macro_rules! case {
+            ($ty:ident, $t:ty, $a:expr, $b:expr, $kind:expr, $bits:expr) => {
+                for order in [Endian::Little, Endian::Big] {
+                    let mut bytes = [0u8; 16];
+                    let size = core::mem::size_of::<$t>();
+                    for (i, x) in [$a as $t, $b as $t].into_iter().enumerate() {
+                        let b = match order {
+                            Endian::Little => x.to_le_bytes(),
+                            Endian::Big => x.to_be_bytes(),
+                        };
+                        bytes[i * size..(i + 1) * size].copy_from_slice(&b);
+                    }
+                    let v = Numbers::new(&bytes[..2 * size], NumberType::$ty, order).unwrap();
+                    assert_eq!((v.len(), v.ty(), v.order()), (2, NumberType::$ty, order));
+                    let mut calls = Calls { elements: true, ..Calls::default() };
+                    calls.numbers(Some("a"), v);
+                    let bits: fn($t) -> u64 = $bits;
+                    assert_eq!(
+                        calls.calls(),
+                        &[(b'[', 2), ($kind, bits($a as $t)), ($kind, bits($b as $t)), (b']', 0)],
+                        "{:?} {:?}",
+                        NumberType::$ty,
+                        order
+                    );
+                    let mut lengths = Calls::default();
+                    lengths.numbers(Some("a"), v);
+                    assert_eq!(lengths.calls(), &[(b'[', 2), (b']', 0)]);
+                    if size > 1 {
+                        assert!(Numbers::new(&bytes[..2 * size - 1], NumberType::$ty, order).is_none());
+                    }
+                }
+            };
+        }
+        case!(U8, u8, 7, 255, b'u', |x| u64::from(x));
+        case!(I8, i8, -7, 127, b'i', |x| i64::from(x) as u64);
+        case!(U16, u16, 0x1234, 0xfffe, b'u', |x| u64::from(x));
+        case!(I16, i16, -2, 0x1234, b'i', |x| i64::from(x) as u64);
+        case!(U32, u32, 0x1234_5678, 0xffff_fffe, b'u', |x| u64::from(x));
+        case!(I32, i32, -0x1234_5678, 9, b'i', |x| i64::from(x) as u64);
+        case!(U64, u64, 0x0102_0304_0506_0708u64, u64::MAX, b'u', |x| x);
+        case!(I64, i64, -0x0102_0304_0506_0708i64, i64::MIN, b'i', |x| x as u64);
+        case!(F32, f32, -1.5f32, f32::INFINITY, b'f', |x| u64::from(x.to_bits()));
+        case!(F64, f64, 0.1f64, -2.5e300f64, b'd', |x| x.to_bits());
+    }
 }

@@ -1,6 +1,7 @@
 //! [`NestedRow`]: a visit of any struct appended straight to its columns, nested structs and
 //! lists included.
 
+use logspec::runtime::{NumberType, Numbers};
 use logspec::value::Value;
 
 use super::Col;
@@ -299,9 +300,17 @@ impl logspec::runtime::Visitor for NestedRow<'_> {
             other => other.append(Some(&Value::Bytes(v.to_vec()))),
         });
     }
-    fn u8_array(&mut self, name: Option<&str>, v: &[u8]) {
-        // As its elements one by one (a list of `u8`s at once).
-        self.leaf(name, 4 + 8 * v.len(), |c| c.append_u8s(v));
+    fn numbers(&mut self, name: Option<&str>, v: Numbers<'_>) {
+        if v.ty() == NumberType::U8 {
+            // As its elements one by one (a list of `u8`s at once).
+            self.leaf(name, 4 + 8 * v.len(), |c| c.append_u8s(v.bytes()));
+            return;
+        }
+        self.begin_array(name, v.len());
+        if self.elements() {
+            v.each(self);
+        }
+        self.end_array();
     }
     fn enumeration(&mut self, name: Option<&str>, raw: i128, _label: Option<&'static str>) {
         self.leaf(name, 8, |c| match i64::try_from(raw) {
@@ -343,10 +352,11 @@ mod tests {
     use std::sync::Arc;
 
     use arrow_schema::{DataType, Field, Fields};
-    use logspec::runtime::Visitor;
+    use logspec::runtime::{Numbers, Visitor};
     use logspec::value::{Value, ValueBuilder};
 
     use super::{Col, NestedRow};
+
 
     fn columns() -> Vec<(String, Col)> {
         let p = DataType::Struct(Fields::from(vec![
@@ -411,7 +421,7 @@ mod tests {
                 v.f64(Some("x"), 1.5);
                 v.f32(Some("y"), 2.5);
                 v.end_struct();
-                v.u8_array(Some("l"), &[1, 2, 255]);
+                v.numbers(Some("l"), Numbers::u8s(&[1, 2, 255]));
                 v.begin_array(Some("ls"), 2);
                 v.begin_struct(None);
                 v.int(Some("n"), 4);
@@ -423,7 +433,7 @@ mod tests {
                 v.begin_array(None, 1);
                 v.int(None, -3);
                 v.end_array();
-                v.u8_array(None, &[9, 8]);
+                v.numbers(None, Numbers::u8s(&[9, 8]));
                 v.end_array();
                 v.bool(Some("b"), true);
                 v.end_struct();
@@ -461,11 +471,11 @@ mod tests {
                 v.f64(None, 1.0);
                 v.end_array();
                 v.str(Some("l"), "not a list");
-                v.u8_array(Some("ls"), &[1, 2]);
+                v.numbers(Some("ls"), Numbers::u8s(&[1, 2]));
                 v.begin_array(Some("ll"), 1);
                 v.int(None, 5);
                 v.end_array();
-                v.u8_array(Some("b"), &[1]);
+                v.numbers(Some("b"), Numbers::u8s(&[1]));
                 v.end_struct();
             },
             // Bytes where a list of u8 is, a variant where a struct is, an f64 into an f32.

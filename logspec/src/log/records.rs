@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use crate::formats::wpilog::NegZero;
 use crate::json::JsonWriter;
-use crate::runtime::{Event, FramedFormat, Visitor};
+use crate::runtime::{Event, FramedFormat, Numbers, Visitor};
 use crate::tape::Tape;
 
 use super::input::{FramedJob, FramedRead};
@@ -346,8 +346,8 @@ impl Visitor for Lines {
     fn end_array(&mut self) {
         either!(self, end_array())
     }
-    fn u8_array(&mut self, name: Option<&str>, v: &[u8]) {
-        either!(self, u8_array(name, v))
+    fn numbers(&mut self, name: Option<&str>, v: Numbers<'_>) {
+        either!(self, numbers(name, v))
     }
     fn begin_variant(&mut self, name: Option<&str>, variant: &'static str, tag: i128) {
         either!(self, begin_variant(name, variant, tag))

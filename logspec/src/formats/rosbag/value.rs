@@ -9,7 +9,7 @@
 use logspec_ir::ir::{Endian, Enum, Flags, Len, Prim, Schema, Struct, Ty, TypeDef};
 
 use crate::dynamic::{unpack, Build, Sink};
-use logspec_runtime::{Visit, Visitor};
+use logspec_runtime::{NumberType, Numbers, Visit, Visitor};
 
 /// A decoded value.
 #[derive(Clone, Debug, PartialEq)]
@@ -156,8 +156,8 @@ impl Build for Ros {
 }
 
 /// A [`Sink`] that shows a message decoded by its plan to a [`Visitor`] as [`ValueView`] shows
-/// the same message's [`Value`]: the same calls, in the same order, with no value built (a
-/// `uint8[]` as one [`Visitor::u8_array`], whose default makes those calls).
+/// the same message's [`Value`]: the same calls, in the same order, with no value built (an
+/// array of numbers as one [`Visitor::numbers`], whose default makes those calls).
 pub struct Visiting<'v, 'n, V: ?Sized> {
     v: &'v mut V,
     /// The name of the message itself (its first struct), until it is shown.
@@ -218,27 +218,32 @@ impl<V: Visitor + ?Sized> Sink for Visiting<'_, '_, V> {
         raw_str(name, v, self.v);
     }
 
+    /// The array at once ([`Visitor::numbers`]): one call, however many elements.
     fn numbers(&mut self, name: Option<&str>, p: Prim, e: Endian, bytes: &[u8]) {
-        // The type chosen once for the array, not per element.
-        macro_rules! each {
-            ($m:ident, $conv:expr) => {{
+        let ty = match p {
+            Prim::U8 => NumberType::U8,
+            Prim::U16 => NumberType::U16,
+            Prim::U32 => NumberType::U32,
+            Prim::U64 => NumberType::U64,
+            Prim::I8 => NumberType::I8,
+            Prim::I16 => NumberType::I16,
+            Prim::I32 => NumberType::I32,
+            Prim::I64 => NumberType::I64,
+            Prim::F32 => NumberType::F32,
+            Prim::F64 => NumberType::F64,
+        };
+        let order = match e {
+            Endian::Little => logspec_runtime::Endian::Little,
+            Endian::Big => logspec_runtime::Endian::Big,
+        };
+        match Numbers::new(bytes, ty, order) {
+            Some(v) => self.v.numbers(name, v),
+            // The plan lends whole elements; anything else is shown element by element.
+            None => {
                 self.v.begin_array(name, bytes.len() / p.size() as usize);
-                if self.v.elements() {
-                    crate::dynamic::each_number(bytes, p, e, |_, raw| self.v.$m(None, $conv(raw)));
-                }
+                crate::dynamic::each_number(bytes, p, e, |_, raw| self.number(None, p, raw));
                 self.v.end_array();
-            }};
-        }
-        match p {
-            // A `uint8[]` (a point cloud's or an image's data) at once.
-            Prim::U8 => self.v.u8_array(name, bytes),
-            Prim::U16 | Prim::U32 | Prim::U64 => each!(uint, |raw: u64| raw),
-            Prim::I8 => each!(int, |raw: u64| i64::from(raw as u8 as i8)),
-            Prim::I16 => each!(int, |raw: u64| i64::from(raw as u16 as i16)),
-            Prim::I32 => each!(int, |raw: u64| i64::from(raw as u32 as i32)),
-            Prim::I64 => each!(int, |raw: u64| raw as i64),
-            Prim::F32 => each!(f32, |raw: u64| f32::from_bits(raw as u32)),
-            Prim::F64 => each!(f64, f64::from_bits),
+            }
         }
     }
 
