@@ -68,12 +68,19 @@ pub enum NumberType {
 
 impl NumberType {
     /// The bytes of one element.
+    #[inline]
     pub const fn size(self) -> usize {
+        1 << self.log2_size()
+    }
+
+    /// The base-2 logarithm of [`NumberType::size`] (lengths divided by a shift).
+    #[inline]
+    const fn log2_size(self) -> u32 {
         match self {
-            NumberType::U8 | NumberType::I8 => 1,
-            NumberType::U16 | NumberType::I16 => 2,
-            NumberType::U32 | NumberType::I32 | NumberType::F32 => 4,
-            NumberType::U64 | NumberType::I64 | NumberType::F64 => 8,
+            NumberType::U8 | NumberType::I8 => 0,
+            NumberType::U16 | NumberType::I16 => 1,
+            NumberType::U32 | NumberType::I32 | NumberType::F32 => 2,
+            NumberType::U64 | NumberType::I64 | NumberType::F64 => 3,
         }
     }
 }
@@ -89,33 +96,40 @@ pub struct Numbers<'a> {
 
 impl<'a> Numbers<'a> {
     /// The elements packed in `bytes`; `None` when `bytes` is not a whole number of them.
+    #[inline]
     pub fn new(bytes: &'a [u8], ty: NumberType, order: Endian) -> Option<Numbers<'a>> {
-        (bytes.len() % ty.size() == 0).then_some(Numbers { bytes, ty, order })
+        (bytes.len() & (ty.size() - 1) == 0).then_some(Numbers { bytes, ty, order })
     }
 
     /// Bytes as an array of `u8`s.
+    #[inline]
     pub fn u8s(bytes: &'a [u8]) -> Numbers<'a> {
         Numbers { bytes, ty: NumberType::U8, order: Endian::Little }
     }
 
     /// The number of elements.
+    #[inline]
     pub fn len(&self) -> usize {
-        self.bytes.len() / self.ty.size()
+        self.bytes.len() >> self.ty.log2_size()
     }
 
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.bytes.is_empty()
     }
 
+    #[inline]
     pub fn ty(&self) -> NumberType {
         self.ty
     }
 
+    #[inline]
     pub fn order(&self) -> Endian {
         self.order
     }
 
     /// The packed bytes (a `u8` array's elements as they are).
+    #[inline]
     pub fn bytes(&self) -> &'a [u8] {
         self.bytes
     }

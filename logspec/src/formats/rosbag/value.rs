@@ -219,6 +219,7 @@ impl<V: Visitor + ?Sized> Sink for Visiting<'_, '_, V> {
     }
 
     /// The array at once ([`Visitor::numbers`]): one call, however many elements.
+    #[inline]
     fn numbers(&mut self, name: Option<&str>, p: Prim, e: Endian, bytes: &[u8]) {
         let ty = match p {
             Prim::U8 => NumberType::U8,
