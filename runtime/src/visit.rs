@@ -1,6 +1,7 @@
 //! Walking a decoded value field by field, for tools that handle any record generically
 //! (JSON dumps, CSV export, plots) without knowing its Rust type.
 
+use crate::view::{Array, Be, Le};
 use crate::Endian;
 
 /// Receives a value's parts in wire order. `name` is the field name, or `None` for array
@@ -136,36 +137,28 @@ impl<'a> Numbers<'a> {
 
     /// Shows each element to `v`, unnamed, in order: unsigned ones as [`Visitor::uint`], signed
     /// ones as [`Visitor::int`], floats as [`Visitor::f32`] or [`Visitor::f64`]; the type and
-    /// byte order are chosen once for the array.
+    /// byte order are chosen once for the array, each element read as a view's
+    /// [`Array`](crate::view::Array) reads it.
     pub fn each<V: Visitor + ?Sized>(&self, v: &mut V) {
         macro_rules! each {
-            ($t:ty, $from:ident, $call:ident, $conv:expr) => {
-                for x in self.bytes.chunks_exact(core::mem::size_of::<$t>()) {
-                    let mut b = [0u8; core::mem::size_of::<$t>()];
-                    b.copy_from_slice(x);
-                    v.$call(None, $conv(<$t>::$from(b)));
-                }
-            };
-        }
-        macro_rules! both {
             ($t:ty, $call:ident, $conv:expr) => {
                 match self.order {
-                    Endian::Little => each!($t, from_le_bytes, $call, $conv),
-                    Endian::Big => each!($t, from_be_bytes, $call, $conv),
+                    Endian::Little => Array::<$t, Le>::new(self.bytes).iter().for_each(|x| v.$call(None, $conv(x))),
+                    Endian::Big => Array::<$t, Be>::new(self.bytes).iter().for_each(|x| v.$call(None, $conv(x))),
                 }
             };
         }
         match self.ty {
             NumberType::U8 => self.bytes.iter().for_each(|x| v.uint(None, u64::from(*x))),
-            NumberType::I8 => self.bytes.iter().for_each(|x| v.int(None, i64::from(*x as i8))),
-            NumberType::U16 => both!(u16, uint, u64::from),
-            NumberType::U32 => both!(u32, uint, u64::from),
-            NumberType::U64 => both!(u64, uint, |x| x),
-            NumberType::I16 => both!(i16, int, i64::from),
-            NumberType::I32 => both!(i32, int, i64::from),
-            NumberType::I64 => both!(i64, int, |x| x),
-            NumberType::F32 => both!(f32, f32, |x| x),
-            NumberType::F64 => both!(f64, f64, |x| x),
+            NumberType::I8 => each!(i8, int, i64::from),
+            NumberType::U16 => each!(u16, uint, u64::from),
+            NumberType::U32 => each!(u32, uint, u64::from),
+            NumberType::U64 => each!(u64, uint, |x| x),
+            NumberType::I16 => each!(i16, int, i64::from),
+            NumberType::I32 => each!(i32, int, i64::from),
+            NumberType::I64 => each!(i64, int, |x| x),
+            NumberType::F32 => each!(f32, f32, |x| x),
+            NumberType::F64 => each!(f64, f64, |x| x),
         }
     }
 }
@@ -259,11 +252,7 @@ mod tests {
                     let mut bytes = [0u8; 16];
                     let size = core::mem::size_of::<$t>();
                     for (i, x) in [$a as $t, $b as $t].into_iter().enumerate() {
-                        let b = match order {
-                            Endian::Little => x.to_le_bytes(),
-                            Endian::Big => x.to_be_bytes(),
-                        };
-                        bytes[i * size..(i + 1) * size].copy_from_slice(&b);
+                        crate::Fixed::encode_fixed(&x, &mut bytes[i * size..], order);
                     }
                     let v = Numbers::new(&bytes[..2 * size], NumberType::$ty, order).unwrap();
                     assert_eq!((v.len(), v.ty(), v.order()), (2, NumberType::$ty, order));

@@ -357,7 +357,6 @@ mod tests {
 
     use super::{Col, NestedRow};
 
-
     fn columns() -> Vec<(String, Col)> {
         let p = DataType::Struct(Fields::from(vec![
             Field::new("x", DataType::Float64, true),
