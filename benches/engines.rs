@@ -21,7 +21,13 @@
 //!   before them;
 //! - `one channel, 64 MiB partitions`: the whole log as its partitions, read one after the other;
 //! - `no channel (the walk alone)`: a table the log does not have: every message walked, every
-//!   value skipped by its length, no row made (the floor of the one-channel line).
+//!   value skipped by its length, no row made (the floor of the one-channel line);
+//! - `every line of the map (the floor)`: the log mapped as the readers map it, its every 64-byte
+//!   line read and nothing decoded (`common::window`): the floor of any one-thread pass that
+//!   looks at every message;
+//! - `R1 message walk by hand (the floor)`: the same map, each message's kind and length read
+//!   by a walk written for this bench from the specification (`r1_walk`), nothing decoded: the
+//!   chain of dependent loads any one-thread reader of every message pays.
 //!
 //! The index file is put in place (or removed) before each line as the line says, outside the
 //! time measured.
@@ -42,12 +48,58 @@
 
 mod common;
 
+use std::hint::black_box;
 use std::time::{Duration, Instant};
 
+use common::window::Window;
 use common::{arg, median};
 use logspec::log::{Open, Select};
 use logspec_engine::logs::LogFile;
 use logspec_engine::stream::{self, Query};
+
+/// The limit of a one-thread walk over every message of an R1 log, written by hand from the
+/// specification (`specs/rlog.md` §2-3) for this bench only: the file mapped as the readers map
+/// it ([`Window`]), each message's kind read and its length found (a value's from its type code
+/// and, for the arrays and strings, its count), nothing decoded. Each message's place depends
+/// on the one before, so this chain of loads is what any one-thread reader pays per message.
+/// Returns the messages walked.
+fn r1_walk(path: &std::path::Path) -> u64 {
+    let w = Window::open(path);
+    let b: &[u8] = &w.map;
+    let u16_at = |p: usize| b.get(p..p + 2).map_or(0, |x| usize::from(u16::from_be_bytes([x[0], x[1]])));
+    let (mut pos, mut n) = (1usize, 0u64);
+    while pos < b.len() {
+        w.advance(pos);
+        pos += match b[pos] {
+            0 => 9,
+            1 => 5 + u16_at(pos + 3),
+            2 => {
+                let at = pos + 4;
+                4 + match b.get(pos + 3).copied().unwrap_or(0) {
+                    0 => 0,
+                    1 | 9 => 1,
+                    3 => 4,
+                    5 => 8,
+                    2 | 7 | 10 => 2 + u16_at(at),
+                    4 => 2 + 4 * u16_at(at),
+                    6 => 2 + 8 * u16_at(at),
+                    8 => {
+                        let mut q = at + 2;
+                        for _ in 0..u16_at(at) {
+                            q += 2 + u16_at(q);
+                        }
+                        q - at
+                    }
+                    t => panic!("byte {pos}: value type {t} is not R1's"),
+                }
+            }
+            k => panic!("byte {pos}: message kind {k} is not R1's"),
+        };
+        n += 1;
+    }
+    assert_eq!(pos, b.len(), "the walk ends at the end of the log");
+    n
+}
 
 /// The key the selective lines ask for: a double, written in most cycles.
 const KEY: &str = "/SystemStats/BatteryVoltage";
@@ -374,6 +426,24 @@ fn main() {
         ("one channel, 10% window, index", true, Box::new(|| one(&file, Some(a), Some(b)))),
         ("one channel, 64 MiB partitions", true, Box::new(parts)),
         ("no channel (the walk alone)", true, Box::new(|| nothing(&file))),
+        // The floor of a one-thread pass over the mapped log: its every 64-byte line read
+        // (R1 messages average 13 bytes, several to a line), no message decoded.
+        (
+            "every line of the map (the floor)",
+            true,
+            Box::new(|| {
+                common::window::every_line(&path);
+                0
+            }),
+        ),
+        (
+            "R1 message walk by hand (the floor)",
+            true,
+            Box::new(|| {
+                black_box(r1_walk(&path));
+                0
+            }),
+        ),
     ];
     // `--only N`: run line N alone, many times (for a profiler), and print nothing else.
     if let Ok(only) = arg("--only", "").parse::<usize>() {

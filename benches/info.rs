@@ -27,13 +27,13 @@ mod common;
 #[path = "carla/peers.rs"]
 mod peers;
 
-use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::window::Window;
 use common::{arg, arg_mb, median};
 use zerocopy::little_endian::{F32, U16, U32, U64};
 use zerocopy::{FromBytes, Immutable, KnownLayout, Unaligned};
@@ -118,49 +118,6 @@ impl Counts {
     fn tally(self) -> Tally {
         let counts = self.0.iter().enumerate().filter(|(_, n)| **n > 0).map(|(t, n)| (t as u16, *n)).collect();
         Tally { counts, first: self.1, last: self.2 }
-    }
-}
-
-/// A file mapped for a limit walk: the pages prefaulted ahead of the walk and dropped behind it
-/// in 4 MiB windows, as logspec's reader does.
-struct Window {
-    map: memmap2::Mmap,
-    ready: Cell<usize>,
-    kept: Cell<usize>,
-}
-
-impl Window {
-    const W: usize = 4 << 20;
-
-    fn open(path: &Path) -> Window {
-        let file = std::fs::File::open(path).unwrap();
-        // SAFETY: a bench input no other process writes.
-        #[allow(unsafe_code)]
-        let map = unsafe { memmap2::Mmap::map(&file) }.unwrap();
-        Window { map, ready: Cell::new(0), kept: Cell::new(0) }
-    }
-
-    /// The walk is at `pos`: the window ahead prefaulted, the pages a window behind dropped.
-    #[inline(always)]
-    fn advance(&self, pos: usize) {
-        if pos + Self::W / 2 >= self.ready.get() {
-            self.moved(pos);
-        }
-    }
-
-    #[cold]
-    fn moved(&self, pos: usize) {
-        let (ready, kept) = (self.ready.get(), self.kept.get());
-        let to = self.map.len().min(ready + Self::W);
-        let _ = self.map.advise_range(memmap2::Advice::PopulateRead, ready, to - ready);
-        self.ready.set(to.max(pos + Self::W / 2 + 1));
-        let behind = pos.saturating_sub(Self::W) & !4095;
-        if behind > kept {
-            // SAFETY: dropping pages of a read-only file map; they are read again if touched.
-            #[allow(unsafe_code)]
-            let _ = unsafe { self.map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, kept, behind - kept) };
-            self.kept.set(behind);
-        }
     }
 }
 

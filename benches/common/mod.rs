@@ -263,4 +263,5 @@ pub mod carla_input;
 pub mod rlog_input;
 pub mod touch;
 pub mod usvlog_input;
+pub mod window;
 pub mod wpilog_input;
