@@ -535,14 +535,15 @@ impl<R, I: Input> Reader<R, I> {
                     Endian::Big,
                     #[inline(always)]
                     |m| {
+                        let n = m.as_bytes().len();
                         // A value the caller passes over ends here, by its key id and code
                         // ([`Reader::skip_values`]): no event, no key looked up.
                         if let R1BodyRef::Field { key_id, value } = &m.body {
                             if table.skips(*key_id, value.tag()) {
-                                return Ok(ControlFlow::Continue(()));
+                                return (n, Ok(ControlFlow::Continue(())));
                             }
                         }
-                        Ok(f(at, table.apply_r1(m)))
+                        (n, Ok(f(at, table.apply_r1(m))))
                     },
                 )
             }),
@@ -552,17 +553,21 @@ impl<R, I: Input> Reader<R, I> {
                     Endian::Big,
                     #[inline(always)]
                     |m| {
+                        let n = m.as_bytes().len();
                         // As in R1; the value's bytes are not decoded as its type.
                         if let R2BodyRef::Field { key_id, .. } = &m.body {
                             if table.skips(*key_id, 0) {
-                                return Ok(ControlFlow::Continue(()));
+                                return (n, Ok(ControlFlow::Continue(())));
                             }
                         }
-                        table.apply_r2_then(
-                            m,
-                            at,
-                            #[inline(always)]
-                            |ev| f(at, ev),
+                        (
+                            n,
+                            table.apply_r2_then(
+                                m,
+                                at,
+                                #[inline(always)]
+                                |ev| f(at, ev),
+                            ),
                         )
                     },
                 )
@@ -572,12 +577,13 @@ impl<R, I: Input> Reader<R, I> {
 
     /// The loop of [`try_for_each_event_ref`](Self::try_for_each_event_ref): decodes the
     /// messages in the bytes read one after the other with `step` (which decodes one at the
-    /// cursor and hands it on to `f`), and reads more only when they end inside a message.
+    /// cursor, hands it on to `f` and says its length), and reads more only when they end
+    /// inside a message.
     #[inline(always)]
     fn run<B, F, S>(&mut self, f: &mut F, step: S) -> Result<ControlFlow<B>, RlogError>
     where
         F: FnMut(u64, EventRef<'_>) -> ControlFlow<B>,
-        S: Fn(&mut KeyTable, &mut Cursor<'_>, u64, &mut F) -> Result<Result<ControlFlow<B>, RlogError>, DecodeError>,
+        S: Fn(&mut KeyTable, &mut Cursor<'_>, u64, &mut F) -> Result<(usize, Result<ControlFlow<B>, RlogError>), DecodeError>,
     {
         loop {
             if self.done || self.position() >= self.stop {
@@ -600,20 +606,23 @@ impl<R, I: Input> Reader<R, I> {
             let fault = loop {
                 let mut c = Cursor::new(&bytes[pos..]);
                 let at = base + pos as u64;
+                // The message's length as the step says it (its view's bytes), not read back
+                // from the cursor in memory: the next message's place waits on it.
                 let r = step(&mut self.table, &mut c, at, f);
-                if let Ok(Ok(ControlFlow::Continue(()))) = r {
+                debug_assert!(r.as_ref().map_or(true, |(n, _)| *n == c.position()), "a view's bytes are what it took");
+                if let Ok((n, Ok(ControlFlow::Continue(())))) = r {
                     // Nothing to free in it, so no call of its drop glue per message (that call
                     // was 5-9% of the walk).
                     std::mem::forget(r);
-                    pos += c.position();
+                    pos += n;
                     if pos >= end {
                         break None;
                     }
                     continue;
                 }
                 match r {
-                    Ok(flow) => {
-                        self.pos = pos + c.position();
+                    Ok((n, flow)) => {
+                        self.pos = pos + n;
                         return flow;
                     }
                     Err(e) => break Some(e),
