@@ -583,7 +583,12 @@ impl<R, I: Input> Reader<R, I> {
     fn run<B, F, S>(&mut self, f: &mut F, step: S) -> Result<ControlFlow<B>, RlogError>
     where
         F: FnMut(u64, EventRef<'_>) -> ControlFlow<B>,
-        S: Fn(&mut KeyTable, &mut Cursor<'_>, u64, &mut F) -> Result<(usize, Result<ControlFlow<B>, RlogError>), DecodeError>,
+        S: Fn(
+            &mut KeyTable,
+            &mut Cursor<'_>,
+            u64,
+            &mut F,
+        ) -> Result<(usize, Result<ControlFlow<B>, RlogError>), DecodeError>,
     {
         loop {
             if self.done || self.position() >= self.stop {
