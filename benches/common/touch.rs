@@ -57,9 +57,7 @@ impl Visitor for Touch {
             black_box(v.len());
             return;
         }
-        self.begin_array(name, v.len());
-        v.each(self);
-        self.end_array();
+        v.show(name, self);
     }
     #[inline]
     fn enumeration(&mut self, _: Option<&str>, raw: i128, _: Option<&'static str>) {

@@ -175,6 +175,33 @@ pub fn load(b: &[u8], at: usize, p: Prim, e: Endian) -> Option<u64> {
     })
 }
 
+/// The runtime's byte order for the IR's.
+#[inline]
+pub(crate) fn runtime_endian(e: Endian) -> logspec_runtime::Endian {
+    match e {
+        Endian::Little => logspec_runtime::Endian::Little,
+        Endian::Big => logspec_runtime::Endian::Big,
+    }
+}
+
+/// The runtime's number type ([`logspec_runtime::Numbers`]) for the IR's.
+#[inline]
+pub(crate) fn number_type(p: Prim) -> logspec_runtime::NumberType {
+    use logspec_runtime::NumberType as N;
+    match p {
+        Prim::U8 => N::U8,
+        Prim::U16 => N::U16,
+        Prim::U32 => N::U32,
+        Prim::U64 => N::U64,
+        Prim::I8 => N::I8,
+        Prim::I16 => N::I16,
+        Prim::I32 => N::I32,
+        Prim::I64 => N::I64,
+        Prim::F32 => N::F32,
+        Prim::F64 => N::F64,
+    }
+}
+
 /// Calls `f(i, raw)` for each number `i` of type `p` packed in `b` in byte order `e` (whole
 /// elements; a partial one at the end is not read), the byte order chosen once for the loop.
 #[inline]

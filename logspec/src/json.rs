@@ -420,10 +420,7 @@ impl Visitor for JsonWriter {
     /// most three digits written directly (a ROS point cloud's bytes are most of a bag's text).
     fn numbers(&mut self, name: Option<&str>, v: Numbers<'_>) {
         if v.ty() != NumberType::U8 {
-            self.begin_array(name, v.len());
-            v.each(self);
-            self.end_array();
-            return;
+            return v.show(name, self);
         }
         let v = v.bytes();
         self.key(name);

@@ -36,11 +36,7 @@ pub trait Visitor {
     /// [`Visitor::end_array`]. A visitor may take them at once (a `uint8[]`'s bytes as they
     /// are); either way, one call through `dyn Visitor` for the whole array.
     fn numbers(&mut self, name: Option<&str>, v: Numbers<'_>) {
-        self.begin_array(name, v.len());
-        if self.elements() {
-            v.each(self);
-        }
-        self.end_array();
+        v.show(name, self);
     }
     /// A union value: `variant` is the name of the variant that follows as a struct.
     fn begin_variant(&mut self, name: Option<&str>, variant: &'static str, tag: i128);
@@ -133,6 +129,17 @@ impl<'a> Numbers<'a> {
     #[inline]
     pub fn bytes(&self) -> &'a [u8] {
         self.bytes
+    }
+
+    /// Shows the array to `v` element by element, as [`Visitor::numbers`]' default does (for a
+    /// visitor that takes some arrays its own way and the rest so): [`Visitor::begin_array`],
+    /// [`Numbers::each`] unless [`Visitor::elements`] says no, [`Visitor::end_array`].
+    pub fn show<V: Visitor + ?Sized>(&self, name: Option<&str>, v: &mut V) {
+        v.begin_array(name, self.len());
+        if v.elements() {
+            self.each(v);
+        }
+        v.end_array();
     }
 
     /// Shows each element to `v`, unnamed, in order: unsigned ones as [`Visitor::uint`], signed

@@ -306,11 +306,7 @@ impl logspec::runtime::Visitor for NestedRow<'_> {
             self.leaf(name, 4 + 8 * v.len(), |c| c.append_u8s(v.bytes()));
             return;
         }
-        self.begin_array(name, v.len());
-        if self.elements() {
-            v.each(self);
-        }
-        self.end_array();
+        v.show(name, self);
     }
     fn enumeration(&mut self, name: Option<&str>, raw: i128, _label: Option<&'static str>) {
         self.leaf(name, 8, |c| match i64::try_from(raw) {

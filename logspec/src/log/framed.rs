@@ -335,10 +335,7 @@ impl Layout {
                     // The message names the field; the schema outlives every reader of it.
                     field: "",
                     at: f.offset.unwrap_or(0) as usize,
-                    endian: match f.endian {
-                        Endian::Little => crate::runtime::Endian::Little,
-                        Endian::Big => crate::runtime::Endian::Big,
-                    },
+                    endian: crate::dynamic::runtime_endian(f.endian),
                     over_header: c.over == ChecksumSpan::Record,
                 }
             }),

@@ -9,7 +9,7 @@
 use logspec_ir::ir::{Endian, Enum, Flags, Len, Prim, Schema, Struct, Ty, TypeDef};
 
 use crate::dynamic::{unpack, Build, Sink};
-use logspec_runtime::{NumberType, Numbers, Visit, Visitor};
+use logspec_runtime::{Numbers, Visit, Visitor};
 
 /// A decoded value.
 #[derive(Clone, Debug, PartialEq)]
@@ -221,23 +221,7 @@ impl<V: Visitor + ?Sized> Sink for Visiting<'_, '_, V> {
     /// The array at once ([`Visitor::numbers`]): one call, however many elements.
     #[inline]
     fn numbers(&mut self, name: Option<&str>, p: Prim, e: Endian, bytes: &[u8]) {
-        let ty = match p {
-            Prim::U8 => NumberType::U8,
-            Prim::U16 => NumberType::U16,
-            Prim::U32 => NumberType::U32,
-            Prim::U64 => NumberType::U64,
-            Prim::I8 => NumberType::I8,
-            Prim::I16 => NumberType::I16,
-            Prim::I32 => NumberType::I32,
-            Prim::I64 => NumberType::I64,
-            Prim::F32 => NumberType::F32,
-            Prim::F64 => NumberType::F64,
-        };
-        let order = match e {
-            Endian::Little => logspec_runtime::Endian::Little,
-            Endian::Big => logspec_runtime::Endian::Big,
-        };
-        match Numbers::new(bytes, ty, order) {
+        match Numbers::new(bytes, crate::dynamic::number_type(p), crate::dynamic::runtime_endian(e)) {
             Some(v) => self.v.numbers(name, v),
             // The plan lends whole elements; anything else is shown element by element.
             None => {
