@@ -140,7 +140,7 @@ impl JsonWriter {
         for at in [slot, slot + 1] {
             let (k, name, text) = &self.keys[at];
             if *k == key && !text.is_empty() && (key.whole() || **name == *n) {
-                self.out.push_str(text);
+                push_short(&mut self.out, text);
                 return;
             }
         }
@@ -198,7 +198,7 @@ pub fn float(out: &mut String, v: f64) {
         let a = v.abs();
         let at = out.len();
         if a == 0.0 || (1e-4..1e16).contains(&a) {
-            out.push_str(text);
+            push_short(out, text);
         } else {
             exponent_form(out, text);
         }
@@ -293,7 +293,47 @@ fn exponent_form(out: &mut String, text: &str) {
 
 /// An integer in decimal.
 fn integer(out: &mut String, v: impl itoa::Integer) {
-    out.push_str(itoa::Buffer::new().format(v));
+    push_short(out, itoa::Buffer::new().format(v));
+}
+
+/// Appends `s` to `out`; one of up to 32 bytes (a key's text, a number's digits) in a few
+/// fixed-size copies, not a call of `memcpy` each (12-16% of a dump's time, `perf` of USVLOG).
+#[inline(always)]
+fn push_short(out: &mut String, s: &str) {
+    let b = s.as_bytes();
+    let n = b.len();
+    if n > 32 {
+        out.push_str(s);
+        return;
+    }
+    // SAFETY: `out` stays UTF-8 throughout: the 32 zeros appended are, and after the copies and
+    // the truncation it holds its text before followed by `s`, whole.
+    #[allow(unsafe_code)]
+    let v = unsafe { out.as_mut_vec() };
+    let at = v.len();
+    v.extend_from_slice(&[0; 32]);
+    let d = &mut v[at..at + 32];
+    match n {
+        16.. => {
+            d[..16].copy_from_slice(&b[..16]);
+            d[n - 16..n].copy_from_slice(&b[n - 16..]);
+        }
+        8..=15 => {
+            d[..8].copy_from_slice(&b[..8]);
+            d[n - 8..n].copy_from_slice(&b[n - 8..]);
+        }
+        4..=7 => {
+            d[..4].copy_from_slice(&b[..4]);
+            d[n - 4..n].copy_from_slice(&b[n - 4..]);
+        }
+        1..=3 => {
+            d[0] = b[0];
+            d[n / 2] = b[n / 2];
+            d[n - 1] = b[n - 1];
+        }
+        0 => {}
+    }
+    v.truncate(at + n);
 }
 
 /// One record of a framed stream as the JSON object of `logspec dump`: the timestamp and tag
@@ -456,6 +496,24 @@ impl Visitor for JsonWriter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `push_short` appends what `push_str` appends, for every length up to past its 32 bytes,
+    /// ASCII and multi-byte text, after text of any length already there.
+    #[test]
+    fn push_short_is_push_str() {
+        let chars = ['a', 'Z', '7', '"', 'é', '€', '🦀', '\u{0}'];
+        for before in ["", "x", "{\"key\":", "0123456789abcdefghijklmnopqrstuvwxyz"] {
+            for len in 0..48 {
+                for start in 0..chars.len() {
+                    let s: String = chars.iter().cycle().skip(start).take(len).collect();
+                    let (mut short, mut whole) = (before.to_string(), before.to_string());
+                    push_short(&mut short, &s);
+                    whole.push_str(&s);
+                    assert_eq!(short, whole, "{s:?} after {before:?}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn floats_match_python_repr_values() {
