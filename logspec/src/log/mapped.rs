@@ -201,20 +201,27 @@ fn prefault(base: usize, len: usize, shared: &Shared) {
     let page = PAGE.load(Ordering::Relaxed);
     let mut done = 0;
     while !shared.stop.load(Ordering::Acquire) && done < len {
-        let pos = shared.pos.load(Ordering::Acquire);
-        // Never behind the reader (those pages are being dropped).
-        done = done.max(pos & !(page - 1));
-        let target = len.min(pos + AHEAD);
-        if done < target {
-            let n = WINDOW.min(target - done);
-            if !populate(base + done, n) {
-                return;
+        match ahead(done, shared.pos.load(Ordering::Acquire), len, page) {
+            Some((from, n)) => {
+                if !populate(base + from, n) {
+                    return;
+                }
+                done = from + n;
             }
-            done += n;
-        } else {
-            std::thread::park();
+            None => std::thread::park(),
         }
     }
+}
+
+/// The next range of a file of `len` bytes to prefault, `done` bytes of it prefaulted and the
+/// reader at `pos`: never behind the reader (those pages are being dropped), up to [`AHEAD`]
+/// past it, at most a window at once; `None` when that far is done. The range starts at a
+/// page's start, always (the kernel refuses an address inside a page, which once ended the
+/// thread after its first window), and so ends at a page's end or the file's.
+fn ahead(done: usize, pos: usize, len: usize, page: usize) -> Option<(usize, usize)> {
+    let from = done.max(pos & !(page - 1));
+    let target = len.min((pos + AHEAD + page - 1) & !(page - 1));
+    (from < target).then(|| (from, WINDOW.min(target - from)))
 }
 
 /// `MADV_POPULATE_READ` over `len` bytes at `addr` (inside a live map); `false` if the kernel
@@ -304,6 +311,26 @@ extern "C" fn on_sigbus(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut 
 
 #[cfg(test)]
 mod tests {
+    /// A reader going through a file in steps that end anywhere in a page: every range given to
+    /// the kernel starts at a page's start, they follow one another with no gap, none starts
+    /// behind the reader, and the whole file is prefaulted by the end.
+    #[test]
+    fn prefaulted_ranges_start_at_pages() {
+        let (page, len) = (4096, 20 * super::WINDOW + 123);
+        let (mut done, mut pos) = (0, 0);
+        while pos < len {
+            while let Some((from, n)) = super::ahead(done, pos, len, page) {
+                assert_eq!(from % page, 0, "a range at {from}, the reader at {pos}");
+                assert!(from <= done.max(pos), "a gap before {from}");
+                assert!(n > 0 && from + n <= len);
+                done = from + n;
+            }
+            assert!(done >= len.min(pos + super::AHEAD), "prefaulted to {done}, the reader at {pos}");
+            pos += 300_007;
+        }
+        assert_eq!(done, len);
+    }
+
     use super::*;
     use std::io::Write;
 

@@ -39,7 +39,7 @@ pub type Input = Box<dyn crate::formats::rosbag::Source>;
 /// flat whatever the order.
 struct MappedBag {
     map: Arc<super::input::Mapped>,
-    file: std::io::BufReader<std::fs::File>,
+    file: Buffered,
 }
 
 impl std::io::Read for MappedBag {
@@ -63,6 +63,51 @@ impl crate::formats::rosbag::Source for MappedBag {
     }
 }
 
+/// A bag file read through a buffer that a seek to a place inside what it holds keeps. The bag
+/// reader seeks to every record it reads (each chunk's header, then its data length right after
+/// it), which a `BufReader` answers by refilling its whole buffer each time.
+struct Buffered {
+    file: std::io::BufReader<std::fs::File>,
+    /// The position in the file (what the reader has been given up to).
+    pos: u64,
+}
+
+impl Buffered {
+    fn new(file: std::fs::File, capacity: usize) -> Buffered {
+        Buffered { file: std::io::BufReader::with_capacity(capacity, file), pos: 0 }
+    }
+}
+
+impl std::io::Read for Buffered {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.file.read(buf)?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+impl std::io::Seek for Buffered {
+    fn seek(&mut self, to: std::io::SeekFrom) -> std::io::Result<u64> {
+        use std::io::SeekFrom;
+        let past = || std::io::Error::new(std::io::ErrorKind::InvalidInput, "seek before the start of the file");
+        let target = match to {
+            SeekFrom::Start(at) => at,
+            SeekFrom::Current(by) => self.pos.checked_add_signed(by).ok_or_else(past)?,
+            SeekFrom::End(_) => {
+                self.pos = self.file.seek(to)?;
+                return Ok(self.pos);
+            }
+        };
+        // `seek_relative` keeps the buffer when the target is inside it.
+        let by = i64::try_from(i128::from(target) - i128::from(self.pos)).map_err(|_| past())?;
+        self.file.seek_relative(by)?;
+        self.pos = target;
+        Ok(target)
+    }
+}
+
+impl crate::formats::rosbag::Source for Buffered {}
+
 /// Opens the bag at `path` (a bag's index is at its end, so a stream cannot be read), its chunks
 /// read in place from `input`'s map when it has one ([`MappedBag`]), else through a buffer; the
 /// second value says when its index was missing or unusable (the bag was scanned
@@ -79,10 +124,11 @@ pub fn open_noting(
         ));
     }
     let f = std::fs::File::open(path).map_err(|e| format!("{shown}: cannot open: {e}"))?;
-    let file = std::io::BufReader::with_capacity(1 << 16, f);
     let src: Input = match input {
-        super::input::Source::Mapped(map) => Box::new(MappedBag { map, file }),
-        super::input::Source::Stream(_) => Box::new(file),
+        // Only records' headers and the index are read from the file (the chunks are lent from
+        // the map), each after a seek: a small buffer.
+        super::input::Source::Mapped(map) => Box::new(MappedBag { map, file: Buffered::new(f, 1 << 13) }),
+        super::input::Source::Stream(_) => Box::new(Buffered::new(f, 1 << 16)),
     };
     let bag = Bag::open_with(src, chunk_budget).map_err(|e| format!("{shown}: {e}"))?;
     let notice = if let Some(e) = &bag.index_problem {
