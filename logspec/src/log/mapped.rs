@@ -28,6 +28,9 @@ use crate::runtime::WindowBuf;
 /// How many bytes are prefaulted at once, and kept mapped behind the reader.
 const WINDOW: usize = 1 << 20;
 
+/// How many bytes behind the kept window are dropped at once.
+const DROP: usize = 4 * WINDOW;
+
 /// How many maps can be live at once (one per log being read); past that, logs are read.
 const SLOTS: usize = 64;
 
@@ -148,7 +151,9 @@ impl Mapped {
         let base = self.map.as_ptr() as usize;
         let behind = pos.saturating_sub(WINDOW) & !(page - 1);
         let kept = self.kept.load(Ordering::Relaxed);
-        if behind > kept {
+        // Dropped a few windows at once: each drop interrupts the process's other running
+        // threads (the prefaulting one among them) to flush their TLBs.
+        if behind >= kept + DROP {
             // SAFETY: the range is inside the map, page-aligned; for a file mapping, dropped pages
             // are read again from the file if touched, so no view of them is invalidated.
             #[allow(unsafe_code)]
