@@ -17,7 +17,8 @@
 //! Memory stays flat in the file's size: [`Mapped::advance`], called by a reader as it moves on,
 //! prefaults the next window of pages in one call (`MADV_POPULATE_READ`, Linux 5.14 and later;
 //! elsewhere pages fault one by one) and drops the pages more than a window behind from the
-//! process (`MADV_DONTNEED`: they stay in the page cache, and are read again from it if touched).
+//! process, 4 MiB at a time (`MADV_DONTNEED`: they stay in the page cache, and are read again
+//! from it if touched).
 
 use std::fs::File;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
