@@ -782,7 +782,8 @@ pub(super) fn scan(
 /// index, their times since the bag's first message.
 pub(super) fn index(file: &Path, chunk_budget: u64) -> Option<Index> {
     let f = std::fs::File::open(file).ok()?;
-    let src: Input = Box::new(std::io::BufReader::with_capacity(1 << 16, f));
+    // Only the records' headers and the index are read, each after a seek: a small buffer.
+    let src: Input = Box::new(Buffered::new(f, 1 << 13));
     let bag = Bag::open_with(src, chunk_budget).ok()?;
     if !bag.indexed {
         return None;
