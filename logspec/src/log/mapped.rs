@@ -317,28 +317,28 @@ extern "C" fn on_sigbus(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut 
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use std::io::Write;
+
     /// A reader going through a file in steps that end anywhere in a page: every range given to
     /// the kernel starts at a page's start, they follow one another with no gap, none starts
     /// behind the reader, and the whole file is prefaulted by the end.
     #[test]
     fn prefaulted_ranges_start_at_pages() {
-        let (page, len) = (4096, 20 * super::WINDOW + 123);
+        let (page, len) = (4096, 20 * WINDOW + 123);
         let (mut done, mut pos) = (0, 0);
         while pos < len {
-            while let Some((from, n)) = super::ahead(done, pos, len, page) {
+            while let Some((from, n)) = ahead(done, pos, len, page) {
                 assert_eq!(from % page, 0, "a range at {from}, the reader at {pos}");
                 assert!(from <= done.max(pos), "a gap before {from}");
                 assert!(n > 0 && from + n <= len);
                 done = from + n;
             }
-            assert!(done >= len.min(pos + super::AHEAD), "prefaulted to {done}, the reader at {pos}");
+            assert!(done >= len.min(pos + AHEAD), "prefaulted to {done}, the reader at {pos}");
             pos += 300_007;
         }
         assert_eq!(done, len);
     }
-
-    use super::*;
-    use std::io::Write;
 
     #[test]
     fn a_file_truncated_underneath_reads_as_zeros_and_is_reported() {

@@ -89,17 +89,20 @@ impl std::io::Read for Buffered {
 impl std::io::Seek for Buffered {
     fn seek(&mut self, to: std::io::SeekFrom) -> std::io::Result<u64> {
         use std::io::SeekFrom;
-        let past = || std::io::Error::new(std::io::ErrorKind::InvalidInput, "seek before the start of the file");
+        let invalid = |what| std::io::Error::new(std::io::ErrorKind::InvalidInput, what);
         let target = match to {
             SeekFrom::Start(at) => at,
-            SeekFrom::Current(by) => self.pos.checked_add_signed(by).ok_or_else(past)?,
+            SeekFrom::Current(by) => {
+                self.pos.checked_add_signed(by).ok_or_else(|| invalid("seek outside the file's offsets"))?
+            }
             SeekFrom::End(_) => {
                 self.pos = self.file.seek(to)?;
                 return Ok(self.pos);
             }
         };
         // `seek_relative` keeps the buffer when the target is inside it.
-        let by = i64::try_from(i128::from(target) - i128::from(self.pos)).map_err(|_| past())?;
+        let by = i64::try_from(i128::from(target) - i128::from(self.pos))
+            .map_err(|_| invalid("seek further than an i64 offset"))?;
         self.file.seek_relative(by)?;
         self.pos = target;
         Ok(target)
