@@ -221,7 +221,7 @@ impl Input for SliceBuf<'_> {
 /// Input in memory lent a window at a time (a mapped file): like [`SliceBuf`], nothing is
 /// copied, but the bytes are made available in windows of at least `window` bytes as the reader
 /// asks for them, and `moved` is told the position each time a window opens, so that what holds
-/// the bytes can follow the reader (a map prefaults the pages ahead and drops those behind).
+/// the bytes can follow the reader (a map drops the pages behind it).
 pub struct WindowBuf<'a, A: FnMut(u64)> {
     all: &'a [u8],
     /// The bytes available are `all[start..end]`.

@@ -15,18 +15,21 @@
 //!   which reports stack overflows), or to the default action.
 //!
 //! Memory stays flat in the file's size: [`Mapped::advance`], called by a reader as it moves on,
-//! prefaults the next window of pages in one call (`MADV_POPULATE_READ`, Linux 5.14 and later;
-//! elsewhere pages fault one by one) and drops the pages more than a window behind from the
-//! process, 4 MiB at a time (`MADV_DONTNEED`: they stay in the page cache, and are read again
-//! from it if touched).
+//! drops the pages more than a window behind from the process, 4 MiB at a time (`MADV_DONTNEED`:
+//! they stay in the page cache, and are read again from it if touched). The pages ahead fault in
+//! as the reader reaches them; the kernel maps the cached pages around each fault at once
+//! (fault-around), which costs less than asking for them ahead: a thread that prefaulted a window
+//! ahead of the reader (`MADV_POPULATE_READ`) took more CPU time than the faults it saved, made
+//! `info` 1.2x slower and the bag and MCAP scans at most 1.1x faster (BENCHMARKS.md, "Mapped
+//! files: no prefaulting").
 
 use std::fs::File;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use crate::runtime::WindowBuf;
 
-/// How many bytes are prefaulted at once, and kept mapped behind the reader.
+/// How many bytes are kept mapped behind the reader, and how often it tells the map where it is.
 const WINDOW: usize = 1 << 20;
 
 /// How many bytes behind the kept window are dropped at once.
@@ -64,22 +67,12 @@ unsafe impl Sync for Previous {}
 pub struct Mapped {
     map: memmap2::Mmap,
     slot: usize,
-    /// What the reader and the prefaulting thread share.
-    shared: Arc<Shared>,
     /// The pages before this offset were dropped from the process.
     kept: AtomicUsize,
     /// The next position at which [`advance`](Mapped::advance) does its work.
     next: AtomicUsize,
-    /// The thread that prefaults ahead of the reader (none for a file of a window or two).
-    prefault: Option<std::thread::JoinHandle<()>>,
     /// Told how far the reader got, each half window.
     progress: Option<Progress>,
-}
-
-/// The reader's position, for the prefaulting thread, and whether to stop.
-struct Shared {
-    pos: AtomicUsize,
-    stop: AtomicBool,
 }
 
 /// Told how many bytes of a mapped file a reader has gone past, every few MiB (a progress bar).
@@ -112,14 +105,8 @@ impl Mapped {
             .position(|s| s.start.compare_exchange(0, start, Ordering::AcqRel, Ordering::Acquire).is_ok())?;
         LIVE[slot].fault.store(0, Ordering::Release);
         LIVE[slot].end.store(end, Ordering::Release);
-        let shared = Arc::new(Shared { pos: AtomicUsize::new(0), stop: AtomicBool::new(false) });
-        let prefault = (map.len() > 2 * WINDOW).then(|| {
-            let shared = Arc::clone(&shared);
-            let (base, len) = (start, map.len());
-            std::thread::Builder::new().name("logspec-prefault".into()).spawn(move || prefault(base, len, &shared)).ok()
-        });
         let (kept, next) = (AtomicUsize::new(0), AtomicUsize::new(0));
-        Some(Mapped { map, slot, shared, kept, next, prefault: prefault.flatten(), progress })
+        Some(Mapped { map, slot, kept, next, progress })
     }
 
     /// The file's bytes, as long as it was when mapped.
@@ -133,8 +120,8 @@ impl Mapped {
         WindowBuf::new(&self.map, WINDOW, move |pos| self.advance(pos as usize))
     }
 
-    /// The reader is at byte `pos`: the pages ahead of it are prefaulted, and those more than a
-    /// window behind are dropped. Cheap to call for every record.
+    /// The reader is at byte `pos`: the pages more than a window behind it are dropped. Cheap to
+    /// call for every record.
     #[inline(always)]
     pub fn advance(&self, pos: usize) {
         if pos >= self.next.load(Ordering::Relaxed) {
@@ -153,7 +140,7 @@ impl Mapped {
         let behind = pos.saturating_sub(WINDOW) & !(page - 1);
         let kept = self.kept.load(Ordering::Relaxed);
         // Dropped a few windows at once: each drop interrupts the process's other running
-        // threads (the prefaulting one among them) to flush their TLBs.
+        // threads (a dump's or an export's) to flush their TLBs.
         if behind >= kept + DROP {
             // SAFETY: the range is inside the map, page-aligned; for a file mapping, dropped pages
             // are read again from the file if touched, so no view of them is invalidated.
@@ -163,18 +150,8 @@ impl Mapped {
             };
             self.kept.store(behind, Ordering::Relaxed);
         }
-        match &self.prefault {
-            Some(thread) => {
-                self.shared.pos.store(pos, Ordering::Release);
-                thread.thread().unpark();
-            }
-            // A small file: the window ahead, here.
-            None => {
-                let from = pos & !(page - 1);
-                populate(base + from, self.map.len().min(from + WINDOW) - from);
-            }
-        }
     }
+
     /// Whether the file turned out shorter than mapped while it was read: the offset of the
     /// first byte that could not be read (from there on the reader saw zeros).
     pub fn truncated(&self) -> Option<u64> {
@@ -187,57 +164,10 @@ impl Mapped {
 
 impl Drop for Mapped {
     fn drop(&mut self) {
-        if let Some(thread) = self.prefault.take() {
-            self.shared.stop.store(true, Ordering::Release);
-            thread.thread().unpark();
-            let _ = thread.join();
-        }
         // The slot is freed before `map` is unmapped (fields drop after this).
         LIVE[self.slot].end.store(0, Ordering::Release);
         LIVE[self.slot].start.store(0, Ordering::Release);
     }
-}
-
-/// How far ahead of the reader the prefaulting thread goes.
-const AHEAD: usize = 4 * WINDOW;
-
-/// The prefaulting thread: keeps the pages up to [`AHEAD`] past the reader's position mapped in,
-/// a window at a time, and sleeps when it is that far ahead (the reader wakes it as it moves).
-fn prefault(base: usize, len: usize, shared: &Shared) {
-    let page = PAGE.load(Ordering::Relaxed);
-    let mut done = 0;
-    while !shared.stop.load(Ordering::Acquire) && done < len {
-        match ahead(done, shared.pos.load(Ordering::Acquire), len, page) {
-            Some((from, n)) => {
-                if !populate(base + from, n) {
-                    return;
-                }
-                done = from + n;
-            }
-            None => std::thread::park(),
-        }
-    }
-}
-
-/// The next range of a file of `len` bytes to prefault, `done` bytes of it prefaulted and the
-/// reader at `pos`: never behind the reader (those pages are being dropped), up to [`AHEAD`]
-/// past it, at most a window at once; `None` when that far is done. The range starts at a
-/// page's start, always (the kernel refuses an address inside a page, which once ended the
-/// thread after its first window), and so ends at a page's end or the file's.
-fn ahead(done: usize, pos: usize, len: usize, page: usize) -> Option<(usize, usize)> {
-    let from = done.max(pos & !(page - 1));
-    let target = len.min((pos + AHEAD + page - 1) & !(page - 1));
-    (from < target).then(|| (from, WINDOW.min(target - from)))
-}
-
-/// `MADV_POPULATE_READ` over `len` bytes at `addr` (inside a live map); `false` if the kernel
-/// does not know it (before Linux 5.14), and the pages then fault in one by one as they are read.
-fn populate(addr: usize, len: usize) -> bool {
-    // SAFETY: the range is inside a live map. Past a truncation this fails with EFAULT and raises
-    // no signal.
-    #[allow(unsafe_code)]
-    let r = unsafe { libc::madvise(addr as *mut libc::c_void, len, libc::MADV_POPULATE_READ) };
-    r == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::EINVAL)
 }
 
 /// Installs the handler; the disposition it replaced, or `None` if it could not.
@@ -319,26 +249,6 @@ extern "C" fn on_sigbus(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut 
 mod tests {
     use super::*;
     use std::io::Write;
-
-    /// A reader going through a file in steps that end anywhere in a page: every range given to
-    /// the kernel starts at a page's start, they follow one another with no gap, none starts
-    /// behind the reader, and the whole file is prefaulted by the end.
-    #[test]
-    fn prefaulted_ranges_start_at_pages() {
-        let (page, len) = (4096, 20 * WINDOW + 123);
-        let (mut done, mut pos) = (0, 0);
-        while pos < len {
-            while let Some((from, n)) = ahead(done, pos, len, page) {
-                assert_eq!(from % page, 0, "a range at {from}, the reader at {pos}");
-                assert!(from <= done.max(pos), "a gap before {from}");
-                assert!(n > 0 && from + n <= len);
-                done = from + n;
-            }
-            assert!(done >= len.min(pos + AHEAD), "prefaulted to {done}, the reader at {pos}");
-            pos += 300_007;
-        }
-        assert_eq!(done, len);
-    }
 
     #[test]
     fn a_file_truncated_underneath_reads_as_zeros_and_is_reported() {

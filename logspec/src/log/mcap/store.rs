@@ -30,7 +30,7 @@ impl Bytes {
         })
     }
 
-    /// The reading got to byte `at`: a map prefaults ahead and drops the pages behind.
+    /// The reading got to byte `at`: a map drops the pages behind it.
     pub(in crate::log) fn moved(&self, at: u64) {
         if let Bytes::Mapped(m) = self {
             m.advance(usize::try_from(at).unwrap_or(usize::MAX));

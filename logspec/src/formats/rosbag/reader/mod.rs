@@ -89,7 +89,7 @@ pub trait Source: Read + Seek {
         None
     }
     /// A walk is about to read the lent bytes from offset `at` on (a chunk's data): a source
-    /// over a memory map moves its window there (prefaulting ahead, dropping the pages behind).
+    /// over a memory map moves its window there (dropping the pages behind it).
     fn moved(&self, _at: u64) {}
 }
 
