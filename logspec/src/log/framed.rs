@@ -51,8 +51,15 @@ struct Layout {
     frame: Frame,
     /// Record tags, sorted, with their index in `records`.
     tags: Vec<(u64, usize)>,
+    /// The index in `records` of each tag below [`DENSE`] (`u32::MAX`: none), looked up without
+    /// a search: every record asks, and a binary search's branches on the tags of interleaved
+    /// records mispredict.
+    dense: Box<[u32; DENSE]>,
     records: Vec<RecordType>,
 }
+
+/// The tags that [`Layout::record`] finds by index (as the generated readers' `info` counts them).
+const DENSE: usize = 256;
 
 #[derive(Debug)]
 struct Frame {
@@ -370,10 +377,20 @@ impl Layout {
             });
         }
         tags.sort_unstable();
-        Ok(Layout { schema: Arc::new(schema), min, header_size, header, schema_id, frame, tags, records })
+        let mut dense = Box::new([u32::MAX; DENSE]);
+        for &(tag, i) in &tags {
+            if let (Ok(t @ 0..DENSE), Ok(i)) = (usize::try_from(tag), u32::try_from(i)) {
+                dense[t] = i;
+            }
+        }
+        Ok(Layout { schema: Arc::new(schema), min, header_size, header, schema_id, frame, tags, dense, records })
     }
 
+    #[inline]
     fn record(&self, tag: u64) -> Option<&RecordType> {
+        if let Some(&i) = usize::try_from(tag).ok().and_then(|t| self.dense.get(t)) {
+            return self.records.get(i as usize);
+        }
         let i = self.tags.binary_search_by_key(&tag, |t| t.0).ok()?;
         Some(&self.records[self.tags[i].1])
     }

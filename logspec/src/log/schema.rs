@@ -55,9 +55,11 @@ pub(super) fn info(format: &Arc<SchemaFormat>, input: Source, path: &str) -> Res
 fn read_schema<R, I: Input>(mut reader: SchemaReader<R, I>, path: &str, state: &mut State<'_>) -> Result<(), Error> {
     let schema = Arc::clone(reader.schema());
     let ns_per_tick = reader.ns_per_tick();
-    while let Some(rec) = reader.next_record() {
-        match rec {
-            Ok(rec) => match &rec.value {
+    // Each record matched where `next_record` put it (see [`summarise_schema`]).
+    loop {
+        match &reader.next_record() {
+            None => break,
+            Some(Ok(rec)) => match &rec.value {
                 // A record type the selection leaves out, once settled: not named.
                 Some(_) if state.skips_tag(rec.header.tag) => {}
                 Some(value) => {
@@ -68,9 +70,9 @@ fn read_schema<R, I: Input>(mut reader: SchemaReader<R, I>, path: &str, state: &
                 }
                 None => state.warn(kind::UNKNOWN_TYPE, || unknown_record(path, rec.offset, rec.header.tag)),
             },
-            Err(e) if e.is_recoverable() => state.warn(kind::UNDECODABLE, || format!("{path}: {e}; skipped")),
-            Err(e) => {
-                state.outcome.fail(super::fault::Fault::read(path, &e));
+            Some(Err(e)) if e.is_recoverable() => state.warn(kind::UNDECODABLE, || format!("{path}: {e}; skipped")),
+            Some(Err(e)) => {
+                state.outcome.fail(super::fault::Fault::read(path, e));
                 break;
             }
         }
@@ -90,9 +92,11 @@ fn dump_schema<R, I: Input>(
     let names = FrameNames::of(reader.schema());
     let fields = FrameFields { tag: &names.tag, length: &names.length, timestamp: names.timestamp.as_deref() };
     let mut skips = Skips::new(select);
-    while let Some(rec) = reader.next_record() {
-        match rec {
-            Ok(rec) => {
+    // Each record matched where `next_record` put it (see [`summarise_schema`]).
+    loop {
+        match &reader.next_record() {
+            None => break,
+            Some(Ok(rec)) => {
                 let name = rec.value.as_ref().map_or("", |v| v.name());
                 let t_ns = rec.header.timestamp.map(|t| t.saturating_mul(ns_per_tick));
                 if !skips.keeps(select, name, t_ns) {
@@ -101,9 +105,9 @@ fn dump_schema<R, I: Input>(
                 let record = rec.value.as_ref().map(|v| (v.name(), v));
                 crate::json::framed_record(out.writer(), &fields, &rec.header, rec.payload, record);
             }
-            Err(e) => {
+            Some(Err(e)) => {
                 // A skipped record writes no line.
-                skips.fault(out, path, e.is_recoverable(), &e)?;
+                skips.fault(out, path, e.is_recoverable(), e)?;
                 continue;
             }
         }
@@ -118,15 +122,19 @@ fn summarise_schema<R, I: Input>(format: &SchemaFormat, mut reader: SchemaReader
     reader.visit_header(&mut w);
     let mut s = Summary::new(w.take(), reader.schema_id(), format.schema_ids().first().copied());
     let mut t = Tally::new();
-    while let Some(rec) = reader.next_record() {
-        match rec {
-            Ok(rec) => {
+    // Each record matched where `next_record` put it, by reference: moved out of the `Option`
+    // first, the whole result (176 bytes, the error's room included) was copied per record, a
+    // third of the loop (BENCHMARKS.md, "A log of one's own schema").
+    loop {
+        match &reader.next_record() {
+            None => break,
+            Some(Ok(rec)) => {
                 if !t.record(&rec.header, rec.value.is_some()) {
                     s.record(rec.header, rec.value.is_some(), || rec.value.as_ref().map(|v| v.name().to_string()));
                 }
             }
-            Err(e) if s.error(&e, e.is_recoverable()) => {}
-            Err(_) => break,
+            Some(Err(e)) if s.error(e, e.is_recoverable()) => {}
+            Some(Err(_)) => break,
         }
     }
     s.bytes_consumed = reader.position();
