@@ -32,6 +32,8 @@ use crate::runtime::{
 };
 use logspec_ir::ir::ChecksumSpan;
 
+use super::info::DENSE;
+
 /// A framed format described by a schema (and the older layouts of its lock).
 #[derive(Debug)]
 pub struct SchemaFormat {
@@ -57,9 +59,6 @@ struct Layout {
     dense: Box<[u32; DENSE]>,
     records: Vec<RecordType>,
 }
-
-/// The tags that [`Layout::record`] finds by index (as the generated readers' `info` counts them).
-const DENSE: usize = 256;
 
 #[derive(Debug)]
 struct Frame {

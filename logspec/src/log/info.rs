@@ -26,8 +26,9 @@ pub(super) struct Summary {
     pub(super) faults: Faults,
 }
 
-/// Tags below this are counted by index while reading ([`Tally`]).
-const DENSE: usize = 256;
+/// Tags below this are counted by index while reading ([`Tally`]), and a schema's record types
+/// found by index (`framed::Layout::record`).
+pub(super) const DENSE: usize = 256;
 
 /// What a summary counts of every record while reading, kept apart from the [`Summary`] so that
 /// the reading loop holds it in registers and on its own stack (a summary is handed to calls
