@@ -14,7 +14,7 @@ use crate::log::input::Source;
 use crate::log::scan::{record_channel, seconds_to_ns, units_of, Channel, DynVisit, JsonSchema, State, ValueType};
 use crate::log::Error;
 
-use super::{read, Packets};
+use super::{read, Job, Packets};
 
 /// The samples of a CARLA recording. With a `range` (chunks of the time index) and the state
 /// messages before it, only the packets that start in it; without, every packet, and the time
@@ -26,13 +26,25 @@ pub(in crate::log) fn scan(
     state: &mut State<'_>,
 ) -> Result<(), Error> {
     let schema = std::sync::Arc::clone(crate::formats::schemas::carla());
-    read(input, path, |r| read_carla(r, path, &schema, range, state))?
+    struct Scan<'a, 's> {
+        path: &'a str,
+        schema: Arc<Schema>,
+        range: Option<(index::Range, Vec<u64>)>,
+        state: &'a mut State<'s>,
+    }
+    impl Job for Scan<'_, '_> {
+        type Output = Result<(), Error>;
+        fn run(self, r: &mut impl Packets) -> Self::Output {
+            read_carla(r, self.path, &self.schema, self.range, self.state)
+        }
+    }
+    read(input, path, Scan { path, schema, range, state })?
 }
 
 /// Moves the reader to `range`'s start with the reader's state there ([`Packets::start_at`]);
 /// a range that starts at the first packet needs nothing. Whether the reader must then be at a
 /// FrameStart (every chunk but the first starts at one).
-fn start_at(r: &mut dyn Packets, path: &str, range: index::Range, states: &[u64]) -> Result<bool, Fault> {
+fn start_at(r: &mut impl Packets, path: &str, range: index::Range, states: &[u64]) -> Result<bool, Fault> {
     if range.start < r.header_len() {
         return Err(index::wrong(path, range.start, "a chunk starts inside the file header"));
     }
@@ -112,7 +124,7 @@ impl Frames {
 /// packets that start in it; without, every packet, and the time index is noted
 /// ([`Outcome::index`](crate::log::Outcome::index)).
 fn read_carla(
-    r: &mut dyn Packets,
+    r: &mut impl Packets,
     path: &str,
     schema: &Arc<Schema>,
     range: Option<(index::Range, Vec<u64>)>,
