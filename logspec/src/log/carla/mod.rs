@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
-use std::ops::Range;
+use std::ops::{ControlFlow, Range};
 
 use crate::formats::carla::{
     attribute_type_byte_ref, packet_name, ActorType, BodyRef, CarlaError, CarlaErrorKind, CarlaRecordRef, FrameStart,
@@ -30,8 +30,13 @@ trait Packets {
     fn header_len(&self) -> u64;
     /// Byte offset of the next packet.
     fn position(&self) -> u64;
-    /// The next packet, with the frame state after it (see [`Reader::next_packet_in_frame`]).
-    fn next_in_frame(&mut self) -> Option<Result<(PacketRef<'_>, &FrameState), CarlaError>>;
+    /// Each packet that starts before byte `end`, with the frame state after it, handed to `f`
+    /// in turn (a reading error last) until `f` breaks, whose value it returns.
+    fn each_in_frame<B>(
+        &mut self,
+        end: u64,
+        f: impl FnMut(Result<(&PacketRef<'_>, &FrameState), CarlaError>) -> ControlFlow<B>,
+    ) -> Option<B>;
     /// Moves to `range`'s start, after the header, with the reader's state there
     /// ([`index::start_at`]): a mapped reader reads the state messages `states` (the
     /// PhysicsControl packets where the wheel layout changed) and seeks to the start; a stream
@@ -52,9 +57,21 @@ impl<R: Read> Packets for Reader<R> {
     fn position(&self) -> u64 {
         Reader::position(self)
     }
-    #[inline]
-    fn next_in_frame(&mut self) -> Option<Result<(PacketRef<'_>, &FrameState), CarlaError>> {
-        self.next_packet_in_frame()
+    fn each_in_frame<B>(
+        &mut self,
+        end: u64,
+        mut f: impl FnMut(Result<(&PacketRef<'_>, &FrameState), CarlaError>) -> ControlFlow<B>,
+    ) -> Option<B> {
+        while Reader::position(self) < end {
+            let flow = match self.next_packet_in_frame()? {
+                Ok((p, state)) => f(Ok((&p, state))),
+                Err(e) => f(Err(e)),
+            };
+            if let ControlFlow::Break(b) = flow {
+                return Some(b);
+            }
+        }
+        None
     }
     fn start_at(&mut self, path: &str, range: index::Range, _: &[u64]) -> Result<bool, Fault> {
         // Every packet is decoded on the way, as in a whole read: the wheel layout and the
@@ -107,11 +124,13 @@ impl Packets for Mapped<'_> {
     fn position(&self) -> u64 {
         self.reader.position()
     }
-    #[inline]
-    fn next_in_frame(&mut self) -> Option<Result<(PacketRef<'_>, &FrameState), CarlaError>> {
-        self.map.advance(self.reader.position() as usize);
-        let packet = self.reader.next()?;
-        Some(packet.map(|p| (p, self.reader.frame())))
+    fn each_in_frame<B>(
+        &mut self,
+        end: u64,
+        f: impl FnMut(Result<(&PacketRef<'_>, &FrameState), CarlaError>) -> ControlFlow<B>,
+    ) -> Option<B> {
+        let map = self.map;
+        self.reader.each_in_frame(end, |pos| map.advance(pos as usize), f)
     }
     fn start_at(&mut self, path: &str, range: index::Range, states: &[u64]) -> Result<bool, Fault> {
         index::start_at(self, range, states, path, WHEELS)
@@ -327,29 +346,36 @@ fn dump(
     let range = frames.unwrap_or(0..u64::MAX);
     let mut faults = super::fault::Faults::default();
     let (filtering, mut tally) = (super::filter::Tally::needed(select), super::filter::Tally::default());
-    while let Some(p) = r.next_in_frame() {
+    // Breaks with the error that ends the dump, or with none past the last frame asked for.
+    let stop = r.each_in_frame(u64::MAX, |p| {
         let (p, state) = match p {
             Ok(p) => p,
-            Err(e) => return Err(Error::at(Fault::read(path, &e))),
+            Err(e) => return ControlFlow::Break(Some(Error::at(Fault::read(path, &e)))),
         };
         let index = state.index;
         if index.is_some_and(|i| i >= range.end) {
-            break;
+            return ControlFlow::Break(None);
         }
         if let BodyRef::Mismatch { consumed, error, .. } = &p.body {
-            let fault = || Fault::at(path, p.offset, None, format!("{path}: {}", mismatch_text(&p, *consumed, error)));
+            let fault = || Fault::at(path, p.offset, None, format!("{path}: {}", mismatch_text(p, *consumed, error)));
             super::records::skip(out, &mut faults, kind::MISFIT_PACKET, fault);
         }
         if index.map_or(range.start > 0, |i| i < range.start) {
-            continue;
+            return ControlFlow::Continue(());
         }
         let frame = index.zip(state.start.as_ref());
         let t_ns = super::scan::seconds_to_ns(state.start.as_ref().map_or(0.0, |s| s.elapsed));
         if filtering && !tally.note(select, p.name().unwrap_or(""), Some(t_ns)) {
-            continue;
+            return ControlFlow::Continue(());
         }
-        packet_json(out.writer(), &p, frame);
-        out.end_record().map_err(Error::Io)?;
+        packet_json(out.writer(), p, frame);
+        match out.end_record() {
+            Ok(()) => ControlFlow::Continue(()),
+            Err(e) => ControlFlow::Break(Some(Error::Io(e))),
+        }
+    });
+    if let Some(Some(e)) = stop {
+        return Err(e);
     }
     super::records::skipped(out, &faults, path, "packet(s) did not decode in their declared size")?;
     tally.check(select, path).map_err(|m| Error::filter(path, m))?;
@@ -425,7 +451,7 @@ fn summarise(r: &mut impl Packets) -> Summary {
     };
     // Per packet id, by index while reading; into `ids` at the end.
     let mut dense: Vec<IdStats> = (0..256).map(|_| IdStats::default()).collect();
-    while let Some(p) = r.next_in_frame() {
+    r.each_in_frame(u64::MAX, |p| {
         let (p, state) = match p {
             Ok(p) => p,
             Err(CarlaError { kind: CarlaErrorKind::Truncated { available, .. }, offset }) => {
@@ -433,11 +459,11 @@ fn summarise(r: &mut impl Packets) -> Summary {
                 s.error = Some(format!(
                     "the file ends inside the packet at byte {offset}: {available} trailing bytes (every complete packet before it was read)"
                 ));
-                break;
+                return ControlFlow::Break(());
             }
             Err(e) => {
                 s.error = Some(e.to_string());
-                break;
+                return ControlFlow::Break(());
             }
         };
         let st = &mut dense[usize::from(p.id)];
@@ -459,7 +485,7 @@ fn summarise(r: &mut impl Packets) -> Summary {
                     s.mismatch_examples.push((p.offset, p.id, p.size, *consumed));
                 }
                 if s.mismatches <= super::fault::SHOWN_PER_KIND {
-                    s.findings.push(mismatch_text(&p, *consumed, error));
+                    s.findings.push(mismatch_text(p, *consumed, error));
                 }
             }
         }
@@ -467,7 +493,8 @@ fn summarise(r: &mut impl Packets) -> Summary {
             s.outside += 1;
         }
         s.open = state.open;
-    }
+        ControlFlow::Continue(())
+    });
     s.size = r.position() + s.trailing;
     s.ids = dense.into_iter().enumerate().filter(|(_, st)| st.packets > 0).map(|(id, st)| (id as u8, st)).collect();
     s

@@ -3,6 +3,7 @@
 //! wheel layout changed; a ranged scan moves the reader to its chunk ([`index::start_at`]).
 
 use std::collections::BTreeMap;
+use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use crate::formats::carla::{BodyRef, CarlaRecordRef, WheelSize};
@@ -139,20 +140,23 @@ fn read_carla(
     // The wheel layout of the last PhysicsControl packet, and where it changed.
     let (mut wheel, mut states) = (WheelSize::ALL[0], Vec::new());
     let mut faulted = false;
-    while r.position() < end {
-        let Some(p) = r.next_in_frame() else { break };
+    // Breaks with the error that ends the scan, or with none at a fault of the log (noted).
+    let stop = r.each_in_frame(end, |p| {
         let (p, frame) = match p {
             Ok(p) => p,
-            Err(e) if at_frame => return Err(Error::at(index::wrong(path, e.offset, &format!("{e}")))),
+            Err(e) if at_frame => {
+                return ControlFlow::Break(Some(Error::at(index::wrong(path, e.offset, &format!("{e}")))))
+            }
             Err(e) => {
                 state.outcome.fail(Fault::read(path, &e));
                 faulted = true;
-                break;
+                return ControlFlow::Break(None);
             }
         };
         let starts = matches!(p.body, BodyRef::Record { record: CarlaRecordRef::FrameStart(_), .. });
         if at_frame && !starts {
-            return Err(Error::at(index::wrong(path, p.offset, "not a frame's FrameStart packet")));
+            let wrong = index::wrong(path, p.offset, "not a frame's FrameStart packet");
+            return ControlFlow::Break(Some(Error::at(wrong)));
         }
         at_frame = false;
         let t_ns = seconds_to_ns(frame.start.as_ref().map_or(0.0, |s| s.elapsed));
@@ -178,8 +182,13 @@ fn read_carla(
                     let describe = || carla_actor_channel(schema, name, &format!("{name}/{id}"));
                     state.deliver_numbered((p.id, id), t_ns, bytes, item, describe)
                 });
-                if !per_actor? {
-                    state.deliver_visit(name, t_ns, record, || record_channel(schema, name))?;
+                let delivered = match per_actor {
+                    Ok(true) => Ok(()),
+                    Ok(false) => state.deliver_visit(name, t_ns, record, || record_channel(schema, name)),
+                    Err(e) => Err(e),
+                };
+                if let Err(e) = delivered {
+                    return ControlFlow::Break(Some(e));
                 }
             }
             BodyRef::Unknown(_) => state.warn(kind::UNKNOWN_PACKET, || {
@@ -195,6 +204,10 @@ fn read_carla(
                 )
             }),
         }
+        ControlFlow::Continue(())
+    });
+    if let Some(Some(e)) = stop {
+        return Err(e);
     }
     let at = r.position();
     if range.is_some() && !faulted && at != end {
