@@ -44,7 +44,8 @@
 //! without the time index and with it (`logspec_engine::index`, written by the first whole scan;
 //! a bag's or an MCAP file's window reads through its own chunk index); the whole log read as its
 //! 64 MiB partitions one after the other; and the whole log as the partitions the engines plan
-//! for two readers (`stream::plan`), read by two threads.
+//! for two readers (`stream::plan`), read by two threads. Then the RLOG lines (`--rlog-mb`, 0 for
+//! none).
 
 mod common;
 
@@ -383,6 +384,10 @@ fn main() {
     let mcap = arg("--mcap", "");
     if !mcap.is_empty() {
         window_lines("MCAP", std::path::Path::new(&mcap), "/imu", rounds);
+    }
+    if mb <= 0.0 {
+        // `--rlog-mb 0`: the lines above alone.
+        return;
     }
     let bytes = common::rlog_input::build_r1(mb);
     let path = std::env::temp_dir().join(format!("logspec-bench-engines-{}.rlog", std::process::id()));
