@@ -182,11 +182,13 @@ fn read_carla(
                     let describe = || carla_actor_channel(schema, name, &format!("{name}/{id}"));
                     state.deliver_numbered((p.id, id), t_ns, bytes, item, describe)
                 });
-                let delivered = match per_actor {
-                    Ok(true) => Ok(()),
-                    Ok(false) => state.deliver_visit(name, t_ns, record, || record_channel(schema, name)),
-                    Err(e) => Err(e),
-                };
+                let delivered = per_actor.and_then(|done| {
+                    if done {
+                        Ok(())
+                    } else {
+                        state.deliver_visit(name, t_ns, record, || record_channel(schema, name))
+                    }
+                });
                 if let Err(e) = delivered {
                     return ControlFlow::Break(Some(e));
                 }
