@@ -124,6 +124,7 @@ fn main() {
         let mut ours = Vec::new();
         let mut theirs = Vec::new();
         let mut one = Vec::new();
+        let mut cores = Vec::new();
         // Warm-up: page cache, the binaries.
         dump(&bin, file, false);
         if let Some(v) = &versus {
@@ -136,6 +137,7 @@ fn main() {
             std::hint::black_box(&dst);
             ours.push(dump(&bin, file, false));
             one.push(dump(&bin, file, true));
+            cores.push(common::two_core_scaling(&bytes));
             if let Some(v) = &versus {
                 theirs.push(dump(v, file, false));
             }
@@ -165,12 +167,13 @@ fn main() {
             _ => String::new(),
         };
         println!(
-            "{:<22} one thread {:>6.1} MB/s  {:.4}x memcpy{}; two threads {:.2}x faster{by_cpu}",
+            "{:<22} one thread {:>6.1} MB/s  {:.4}x memcpy{}; two threads {:.2}x faster{by_cpu} (the machine's two cores, same runs: {:.2}x)",
             "",
             mbps(n, ow),
             mbps(n, ow) / m,
             cpu_text(oc),
-            ow.as_secs_f64() / wall.as_secs_f64()
+            ow.as_secs_f64() / wall.as_secs_f64(),
+            common::median_f64(cores)
         );
         if !theirs.is_empty() {
             let (vw, vc) = medians(theirs);

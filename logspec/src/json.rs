@@ -87,6 +87,15 @@ impl JsonWriter {
         std::mem::take(&mut self.out)
     }
 
+    /// Goes on writing into `text` (emptied first), keeping the keys escaped before: for a
+    /// writer whose text was [taken](Self::take), so that a batch of lines after another needs
+    /// neither a new buffer nor its keys escaped again.
+    pub fn reuse(&mut self, mut text: String) {
+        text.clear();
+        self.out = text;
+        self.stack.clear();
+    }
+
     pub fn as_str(&self) -> &str {
         &self.out
     }
