@@ -223,27 +223,21 @@ pub fn memcpy_time(buf: &[u8], runs: usize) -> Duration {
     })
 }
 
-/// The second core as the machine gives it now: one thread running a CPU-bound loop (FNV-1a
-/// over two halves of up to 64 MiB of `buf`, one after the other) against two threads running
-/// a half each; returns that run's one-thread time over its two-thread time (2.0: the second
-/// core is whole). A bench calls it between its runs and reports the median beside its own
-/// two-thread figures: a virtual machine's host may take the second core for minutes, and a
-/// two-thread figure then says more about the host than about the code.
-pub fn two_core_scaling(buf: &[u8]) -> f64 {
-    fn fnv(b: &[u8]) -> u64 {
-        b.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, x| (h ^ u64::from(*x)).wrapping_mul(0x100_0000_01b3))
-    }
-    let n = buf.len().min(64 << 20) / 2;
-    let (a, b) = (&buf[..n], &buf[n..2 * n]);
+/// The second core as the machine gives it now, for the work a bench measures: `one` (a
+/// command on one core, say) run alone, then twice at once (`pair`); returns twice its time
+/// alone over the slower of the two (2.0: two copies ran as fast as one). A bench calls it
+/// between its runs and reports the median beside its two-thread figures: a virtual machine's
+/// host may slow both cores while they are busy together, and a two-thread figure then says
+/// more about the host than about the code. A loop of the bench's own (a hash over memory) is
+/// no stand-in: its chain of multiplies ran at 2.0x while two `logspec dump` processes did not.
+pub fn two_copies(mut one: impl FnMut(usize) -> std::process::Child) -> f64 {
     let t = std::time::Instant::now();
-    std::hint::black_box((fnv(a), fnv(b)));
-    let one = t.elapsed();
+    assert!(one(0).wait().expect("run the command").success());
+    let alone = t.elapsed();
     let t = std::time::Instant::now();
-    std::thread::scope(|s| {
-        let other = s.spawn(|| fnv(b));
-        std::hint::black_box((fnv(a), other.join().unwrap()));
-    });
-    one.as_secs_f64() / t.elapsed().as_secs_f64().max(1e-9)
+    let (mut a, mut b) = (one(0), one(1));
+    assert!(a.wait().expect("run the command").success() && b.wait().expect("run the command").success());
+    2.0 * alone.as_secs_f64() / t.elapsed().as_secs_f64().max(1e-9)
 }
 
 /// The median of some ratios.
