@@ -96,8 +96,8 @@ fn cut_and_corrupted_copies_read_alike_mapped_and_buffered() {
 fn a_file_truncated_underneath_while_mapped_is_an_error_not_a_crash() {
     let data = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/usvlog/step.usvlog");
     let bytes = std::fs::read(data).unwrap();
-    for what in ["info", "dump", "scan"] {
-        let path = write(&format!("mapped_shrinking_{what}.usvlog"), &bytes);
+    for what in ["info", "dump", "dump on two threads", "scan"] {
+        let path = write(&format!("mapped_shrinking_{}.usvlog", what.replace(' ', "_")), &bytes);
         let log = logspec::log::open(&path, &Open { map: true, ..Open::default() }).unwrap();
         // Another process cuts the file after it was opened (and mapped), before it is read.
         let cut = bytes.len() / 2;
@@ -105,6 +105,10 @@ fn a_file_truncated_underneath_while_mapped_is_an_error_not_a_crash() {
         let err = match what {
             "info" => log.info(&[], &mut Vec::new()).err(),
             "dump" => log.records(&Options::default(), &mut JsonLines::new(&mut std::io::sink())).err(),
+            "dump on two threads" => logspec::log::records::TwoThreads::run(&mut std::io::sink(), |lines| {
+                log.records(&Options::default(), lines)
+            })
+            .err(),
             _ => log.scan(&Select::default(), &mut Tables::new(false)).err(),
         };
         let Some(Error::At(fault)) = err else { panic!("{what}: the truncation is an error, got {err:?}") };

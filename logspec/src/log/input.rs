@@ -85,6 +85,10 @@ pub(super) trait FramedRead<F: FramedFormat> {
     /// (a chunk of the time index); `false` when the reader cannot (a stream: the caller skips the
     /// records before it instead).
     fn seek(&mut self, pos: u64, index: u64) -> bool;
+    /// The mapped file the records are read in place from (`None`: a stream through a buffer).
+    fn in_place(&self) -> Option<&Arc<Mapped>> {
+        None
+    }
 }
 
 /// The value of a record from [`FramedRead::next_checked`]: checked, and decoded now or when
@@ -140,7 +144,7 @@ impl<R: Read, F: FramedFormat> FramedRead<F> for Reader<R, F> {
 pub(super) struct MappedReader<'a, F: FramedFormat> {
     reader: SliceReader<'a, F>,
     header: F::FileHeader,
-    map: &'a Mapped,
+    map: &'a Arc<Mapped>,
 }
 
 impl<F: FramedFormat> FramedRead<F> for MappedReader<'_, F> {
@@ -172,6 +176,9 @@ impl<F: FramedFormat> FramedRead<F> for MappedReader<'_, F> {
         self.map.advance(usize::try_from(pos).unwrap_or(usize::MAX));
         self.reader.seek(pos, index);
         true
+    }
+    fn in_place(&self) -> Option<&Arc<Mapped>> {
+        Some(self.map)
     }
 }
 

@@ -12,7 +12,7 @@ use crate::json::JsonWriter;
 use crate::runtime::{Event, FramedFormat, Numbers, Visitor};
 use crate::tape::Tape;
 
-use super::input::{FramedJob, FramedRead};
+use super::input::{FramedJob, FramedRead, Mapped};
 use crate::value::ValueSink;
 
 use super::fault::{kind, Fault, FaultKind, Faults};
@@ -54,7 +54,22 @@ pub trait Records {
     fn neg_zero(&self) -> NegZero {
         NegZero::String
     }
+    /// Whether the next record of a framed format read in place may be handed on as its place
+    /// in the map ([`Records::in_place`]) instead of being written into the writer.
+    fn takes_in_place(&self) -> bool {
+        false
+    }
+    /// The next record, read whole and without fault from `map[start..end]`, handed on as its
+    /// place: `line` writes it as a line when the caller wants it (on another thread, say).
+    /// Called only when [`Records::takes_in_place`] said so.
+    fn in_place(&mut self, _map: &Arc<Mapped>, _start: usize, _end: usize, _line: InPlaceLines) -> io::Result<()> {
+        Ok(())
+    }
 }
+
+/// Writes the lines of `count` records read whole from the start of `bytes` (records of one
+/// framed format), as the dump writes them; stops where the bytes end.
+pub type InPlaceLines = fn(bytes: &[u8], count: usize, w: &mut JsonWriter);
 
 /// The dump's records as JSON Lines (`logspec dump`), its warnings on standard error.
 ///
@@ -124,7 +139,8 @@ impl Records for JsonLines<'_> {
 ///
 /// The reading thread records each record into a [`Tape`] (a few stores per value) and hands
 /// full tapes to the writing thread, which replays them into the one JSON writer and writes the
-/// text out. When the writing thread is behind (as many batches waiting as the queue holds),
+/// text out; the records of a framed format read in place go as their span of the map, and the
+/// writing thread reads and writes them there ([`Records::in_place`]). When the writing thread is behind (as many batches waiting as the queue holds),
 /// the reading thread writes the next batch's text itself, straight from the visits, so both
 /// cores make text and neither waits on the other. Warnings go through the same queue, so they
 /// are printed in order with the records.
@@ -141,6 +157,9 @@ pub struct TwoThreads {
     /// Tapes and texts the writing thread is done with, for reuse.
     spare: Receiver<Tape>,
     spare_text: Receiver<String>,
+    /// Records of a framed format read in place, handed on as their span of the map (made into
+    /// text by the writing thread, which reads them there), not yet sent.
+    pending: Option<InPlace>,
     /// The writer of the batches made into text on this thread, between them: its keys stay
     /// escaped (a writer made for each batch spent 7% of a two-thread USVLOG dump escaping them
     /// again, and its new buffer's page faults 2%).
@@ -159,6 +178,8 @@ enum Batch {
     Tape(Tape),
     /// Records already made into text.
     Text(String),
+    /// Records to make into text from their place in the map.
+    InPlace(InPlace),
     Warn(Fault),
 }
 
@@ -185,7 +206,10 @@ impl TwoThreads {
         queue: usize,
         read: impl FnOnce(&mut TwoThreads) -> Result<T, Error>,
     ) -> Result<T, Error> {
-        let (to_writer, batches) = sync_channel::<Batch>(queue);
+        // Room for a few batches past `queue`: the reading thread goes on with text when the
+        // writing thread is behind, and a send that waited for room left it idle (a two-thread
+        // USVLOG dump 0.70 s against 0.66 s with the room).
+        let (to_writer, batches) = sync_channel::<Batch>(queue + 4);
         let (give_back, spare) = sync_channel::<Tape>(queue + 1);
         let (give_back_text, spare_text) = sync_channel::<String>(queue + 1);
         let queued = Arc::new(AtomicUsize::new(0));
@@ -196,8 +220,18 @@ impl TwoThreads {
                 .spawn_scoped(s, move || write_batches(out, &batches, (&give_back, &give_back_text), &done))
                 .map_err(Error::Io)?;
             let lines = Lines::Tape(Tape::new());
-            let mut sink =
-                TwoThreads { lines, start: 0, batch, queued, queue, to_writer, spare, spare_text, text: None };
+            let mut sink = TwoThreads {
+                lines,
+                start: 0,
+                batch,
+                queued,
+                queue,
+                to_writer,
+                spare,
+                spare_text,
+                pending: None,
+                text: None,
+            };
             let read = read(&mut sink);
             // Every complete record is written, before an error too.
             sink.discard();
@@ -225,19 +259,52 @@ impl TwoThreads {
         let full = std::mem::replace(&mut self.lines, next);
         self.start = 0;
         let batch = match full {
-            Lines::Tape(t) if t.is_empty() => return Ok(()),
-            Lines::Tape(t) => Batch::Tape(t),
+            Lines::Tape(t) if t.is_empty() => None,
+            Lines::Tape(t) => Some(Batch::Tape(t)),
             Lines::Text(mut w) => {
                 let text = w.take();
                 self.text = Some(w);
-                if text.is_empty() {
-                    return Ok(());
-                }
-                Batch::Text(text)
+                (!text.is_empty()).then_some(Batch::Text(text))
             }
         };
+        // Records handed on in place come before anything written since ([`TwoThreads::in_place`]
+        // sends what was written before them first).
+        if let Some(p) = self.pending.take() {
+            self.send(Batch::InPlace(p))?;
+        }
+        match batch {
+            Some(batch) => self.send(batch),
+            None => Ok(()),
+        }
+    }
+
+    fn send(&mut self, batch: Batch) -> io::Result<()> {
         self.queued.fetch_add(1, Ordering::AcqRel);
         self.to_writer.send(batch).map_err(|_| io::Error::other("the output thread stopped"))
+    }
+}
+
+/// Records of a framed format read in place, as their span of the map: made into text by the
+/// writing thread, which reads them there. Nothing of them crosses from one core's cache to the
+/// other's but the map's pages, which both only read (a tape is written by one and read by the
+/// other: in some minutes of this machine that made two threads no faster than one, while two
+/// one-thread dumps ran at full speed; BENCHMARKS.md).
+struct InPlace {
+    map: Arc<Mapped>,
+    start: usize,
+    end: usize,
+    count: usize,
+    line: InPlaceLines,
+}
+
+/// Writes the lines of `count` records of format `F` read whole from the start of `bytes`, as
+/// [`dump_framed`] writes them (an [`InPlaceLines`]); stops where the bytes end.
+fn dump_in_place<F: FramedFormat>(bytes: &[u8], count: usize, w: &mut JsonWriter) {
+    let mut records = crate::runtime::SliceReader::<F>::records(bytes);
+    for _ in 0..count {
+        let Some(Ok(ev)) = records.next_event() else { return };
+        crate::json::framed_event::<F>(w, &ev);
+        w.newline();
     }
 }
 
@@ -263,6 +330,23 @@ fn write_batches(
             Batch::Text(text) => {
                 out.write_all(text.as_bytes())?;
                 let _ = give_back_text.try_send(text);
+            }
+            Batch::InPlace(p) => {
+                // A file cut underneath reads as zeros past the cut (from the fault, in this
+                // thread too): the records wholly before the cut are made, checked after as
+                // well as before; the reading thread reports the cut.
+                let cut = || p.map.truncated().map_or(p.end, |at| p.end.min(usize::try_from(at).unwrap_or(p.end)));
+                let lines = |w: &mut JsonWriter, end: usize| {
+                    w.clear();
+                    (p.line)(p.map.bytes().get(p.start..end.max(p.start)).unwrap_or(&[]), p.count, w);
+                };
+                let end = cut();
+                lines(&mut w, end);
+                let after = cut();
+                if after < end {
+                    lines(&mut w, after);
+                }
+                out.write_all(w.as_str().as_bytes())?;
             }
             Batch::Warn(warning) => {
                 eprintln!("logspec: {warning}");
@@ -309,6 +393,38 @@ impl Records for TwoThreads {
         if self.ship().is_ok() {
             let _ = self.to_writer.send(Batch::Warn(warning));
         }
+    }
+    /// While the writing thread keeps up (the batch is a tape): when it is behind, this thread
+    /// writes the text itself.
+    fn takes_in_place(&self) -> bool {
+        matches!(self.lines, Lines::Tape(_))
+    }
+    fn in_place(&mut self, map: &Arc<Mapped>, start: usize, end: usize, line: InPlaceLines) -> io::Result<()> {
+        // Records taped before it go first.
+        if let Lines::Tape(t) = &mut self.lines {
+            if !t.is_empty() {
+                let t = std::mem::replace(t, self.spare.try_recv().unwrap_or_default());
+                self.start = 0;
+                self.send(Batch::Tape(t))?;
+            }
+        }
+        match &mut self.pending {
+            Some(p) if p.end == start && Arc::ptr_eq(&p.map, map) => {
+                p.end = end;
+                p.count += 1;
+            }
+            _ => {
+                if let Some(p) = self.pending.take() {
+                    self.send(Batch::InPlace(p))?;
+                }
+                self.pending = Some(InPlace { map: Arc::clone(map), start, end, count: 1, line });
+            }
+        }
+        // A span of input makes several times its size in text: a quarter of a batch's bytes.
+        if self.pending.as_ref().is_some_and(|p| p.end - p.start >= self.batch / 4) {
+            self.ship()?;
+        }
+        Ok(())
     }
 }
 
@@ -497,7 +613,10 @@ fn dump_framed<F: FramedFormat>(
     ns_per_tick: u64,
 ) -> Result<(), Error> {
     let mut skips = Skips::new(select);
-    while let Some(ev) = reader.next_event() {
+    let map = reader.in_place().cloned();
+    loop {
+        let in_place = map.is_some() && out.takes_in_place();
+        let Some(ev) = reader.next_event() else { break };
         match ev {
             Ok(ev) => {
                 let raw = match &ev {
@@ -506,6 +625,14 @@ fn dump_framed<F: FramedFormat>(
                 let name = F::record_name(raw.header.tag).unwrap_or("");
                 let t_ns = raw.header.timestamp.map(|t| t.saturating_mul(ns_per_tick));
                 if !skips.keeps(select, name, t_ns) {
+                    continue;
+                }
+                if let (true, Some(map)) = (in_place, &map) {
+                    // Handed on as its place in the map: the bytes from its start to the next.
+                    let start = usize::try_from(raw.offset).unwrap_or(usize::MAX);
+                    drop(ev);
+                    let end = usize::try_from(reader.position()).unwrap_or(usize::MAX);
+                    out.in_place(map, start, end, dump_in_place::<F>).map_err(Error::Io)?;
                     continue;
                 }
                 crate::json::framed_event::<F>(out.writer(), &ev)
@@ -529,7 +656,8 @@ mod tests {
     /// records fall into batches and whichever thread makes their text: a batch per record
     /// with a queue of none (the writing thread always behind: the reading thread makes all the
     /// text) and of one (both make text), batches of a few records with a long queue (tapes
-    /// replayed by the writing thread), and the sizes `logspec dump` uses.
+    /// replayed, or records made from their place in the map, by the writing thread), and the
+    /// sizes `logspec dump` uses; each file read through a buffer and mapped.
     #[test]
     fn two_threads_write_what_one_writes() {
         let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/data");
@@ -543,8 +671,10 @@ mod tests {
             "dataflash/gen_df_corner.bin",
             "ros2/rosbag2_mcap_cdr_test_0.mcap",
         ];
-        for name in logs {
-            let open = || super::super::open(&data.join(name), &super::super::Open::default()).unwrap();
+        for (name, map) in logs.iter().flat_map(|n| [(n, false), (n, true)]) {
+            // Mapped, a framed format's records go to the writing thread as their place.
+            let how = super::super::Open { map, ..super::super::Open::default() };
+            let open = || super::super::open(&data.join(name), &how).unwrap();
             let mut one = Vec::new();
             let mut lines = JsonLines::new(&mut one);
             let said = format!("{:?}", open().records(&Options::default(), &mut lines));
@@ -556,7 +686,7 @@ mod tests {
                 let read =
                     TwoThreads::run_sized(&mut two, batch, queue, |lines| open().records(&Options::default(), lines));
                 assert_eq!(format!("{read:?}"), said, "{name}");
-                assert!(two == one, "{name}: tapes of {batch} bytes, a queue of {queue}");
+                assert!(two == one, "{name} (mapped: {map}): batches of {batch} bytes, a queue of {queue}");
             }
         }
     }
