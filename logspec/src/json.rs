@@ -70,11 +70,6 @@ impl JsonWriter {
         Self::default()
     }
 
-    /// A writer whose text has room for `bytes` before it grows.
-    pub fn with_capacity(bytes: usize) -> Self {
-        JsonWriter { out: String::with_capacity(bytes), ..Self::default() }
-    }
-
     /// A writer that shows a union's variant by its fields alone, as members of the enclosing
     /// object: for formats whose reference dumps do not name variants (CARLA).
     pub fn flattening() -> Self {

@@ -86,7 +86,7 @@ pub(super) trait FramedRead<F: FramedFormat> {
     /// records before it instead).
     fn seek(&mut self, pos: u64, index: u64) -> bool;
     /// The mapped file the records are read in place from (`None`: a stream through a buffer).
-    fn in_place(&self) -> Option<&Arc<Mapped>> {
+    fn mapped(&self) -> Option<&Arc<Mapped>> {
         None
     }
 }
@@ -177,7 +177,7 @@ impl<F: FramedFormat> FramedRead<F> for MappedReader<'_, F> {
         self.reader.seek(pos, index);
         true
     }
-    fn in_place(&self) -> Option<&Arc<Mapped>> {
+    fn mapped(&self) -> Option<&Arc<Mapped>> {
         Some(self.map)
     }
 }

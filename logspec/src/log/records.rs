@@ -140,8 +140,9 @@ impl Records for JsonLines<'_> {
 /// The reading thread records each record into a [`Tape`] (a few stores per value) and hands
 /// full tapes to the writing thread, which replays them into the one JSON writer and writes the
 /// text out; the records of a framed format read in place go as their span of the map, and the
-/// writing thread reads and writes them there ([`Records::in_place`]). When the writing thread is behind (as many batches waiting as the queue holds),
-/// the reading thread writes the next batch's text itself, straight from the visits, so both
+/// writing thread reads and writes them there ([`Records::in_place`]). When the writing thread
+/// is behind (as many batches waiting as the queue holds), the reading thread writes the next
+/// batch's text itself, straight from the visits, so both
 /// cores make text and neither waits on the other. Warnings go through the same queue, so they
 /// are printed in order with the records.
 pub struct TwoThreads {
@@ -400,13 +401,9 @@ impl Records for TwoThreads {
         matches!(self.lines, Lines::Tape(_))
     }
     fn in_place(&mut self, map: &Arc<Mapped>, start: usize, end: usize, line: InPlaceLines) -> io::Result<()> {
-        // Records taped before it go first.
-        if let Lines::Tape(t) = &mut self.lines {
-            if !t.is_empty() {
-                let t = std::mem::replace(t, self.spare.try_recv().unwrap_or_default());
-                self.start = 0;
-                self.send(Batch::Tape(t))?;
-            }
+        // Records taped before it go first (and a span in place, older still, before them).
+        if matches!(&self.lines, Lines::Tape(t) if !t.is_empty()) {
+            self.ship()?;
         }
         match &mut self.pending {
             Some(p) if p.end == start && Arc::ptr_eq(&p.map, map) => {
@@ -613,7 +610,7 @@ fn dump_framed<F: FramedFormat>(
     ns_per_tick: u64,
 ) -> Result<(), Error> {
     let mut skips = Skips::new(select);
-    let map = reader.in_place().cloned();
+    let map = reader.mapped().cloned();
     loop {
         let in_place = map.is_some() && out.takes_in_place();
         let Some(ev) = reader.next_event() else { break };
