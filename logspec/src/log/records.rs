@@ -212,7 +212,7 @@ impl TwoThreads {
         // USVLOG dump 0.70 s against 0.66 s with the room).
         let (to_writer, batches) = sync_channel::<Batch>(queue + 4);
         let (give_back, spare) = sync_channel::<Tape>(queue + 1);
-        let (give_back_text, spare_text) = sync_channel::<String>(queue + 1);
+        let (give_back_text, spare_text) = sync_channel::<String>(queue + 6);
         let queued = Arc::new(AtomicUsize::new(0));
         std::thread::scope(|s| {
             let done = Arc::clone(&queued);
