@@ -54,13 +54,69 @@ const KEYS: usize = 256;
 /// Slots of the writer's table of float texts (a power of two).
 const FLOATS: usize = 512;
 
-/// A float's text kept by its bits, in [`JsonWriter::floats`]: `text[..len]` is the text (a
-/// whole `str`, copied from the writer's output), the rest zeros; `len` 0 is an empty slot.
+/// A short text kept to be written again ([`JsonWriter::keys`], [`JsonWriter::floats`]): its
+/// bytes padded with zeros to `N`, so that it is copied in one fixed-size piece and cut to its
+/// length. Made only by [`Padded::new`], from a whole `str`.
+#[derive(Clone, Copy)]
+struct Padded<const N: usize> {
+    len: u8,
+    text: [u8; N],
+}
+
+impl<const N: usize> Padded<N> {
+    const EMPTY: Self = Padded { len: 0, text: [0; N] };
+
+    /// `s` kept, if it fits (in `N - 1` bytes: all of it is copied at once from its first or
+    /// second byte).
+    #[inline]
+    fn new(s: &str) -> Option<Self> {
+        let len = u8::try_from(s.len()).ok().filter(|&n| usize::from(n) < N && N <= 32)?;
+        let mut text = [0; N];
+        copy_short(&mut text, s.as_bytes());
+        Some(Padded { len, text })
+    }
+
+    /// Appends the text to `out`, without its first byte if `skip` and that byte is ASCII.
+    #[inline(always)]
+    fn push(&self, out: &mut String, skip: bool) {
+        let skip = usize::from(skip && self.text[0].is_ascii());
+        // SAFETY: `text[..len]` is a whole `str`'s bytes and the rest zeros (`Padded::new`), and
+        // the byte skipped is ASCII, so `out` stays UTF-8 throughout: with the bytes appended,
+        // and cut after the text.
+        #[allow(unsafe_code)]
+        let v = unsafe { out.as_mut_vec() };
+        let at = v.len();
+        let (text, rest) = self.text.split_at(skip);
+        v.extend_from_slice(&rest[..N - 1]);
+        v.truncate(at + usize::from(self.len) - text.len());
+    }
+}
+
+/// A float's text kept by its bits, in [`JsonWriter::floats`] (`len` 0: an empty slot).
 #[derive(Clone, Copy)]
 struct FloatText {
     bits: u64,
-    len: u8,
-    text: [u8; 23],
+    text: Padded<24>,
+}
+
+/// A key's text kept by its name's [`Key`], in [`JsonWriter::keys`]: `,"name":`, written
+/// with its comma or without (`len` 0: an empty slot). One cache line.
+#[derive(Clone, Copy)]
+#[repr(align(64))]
+struct KeyText {
+    key: Key,
+    text: Padded<32>,
+}
+
+impl KeyText {
+    /// Whether this is the text of name `n`, whose key is `key`: the key is all of a short
+    /// name, and a longer one is compared with the text's (a name that needs escaping is never
+    /// found, and is escaped each time).
+    #[inline]
+    fn is(&self, key: Key, n: &str) -> bool {
+        let len = usize::from(self.text.len);
+        self.key == key && len != 0 && (key.whole() || self.text.text.get(2..len - 2) == Some(n.as_bytes()))
+    }
 }
 
 /// Writes one JSON value (usually an object) into a string.
@@ -72,13 +128,13 @@ pub struct JsonWriter {
     /// Whether a union's variant adds its fields to the enclosing object (instead of an object
     /// of its own with a `variant` key).
     flatten: bool,
-    /// Keys written before, by their name's [`Key`]: the name and its text (`"name":`), so that
-    /// a name is escaped once (made at the first key).
-    keys: Vec<(Key, Box<str>, Box<str>)>,
+    /// Keys written before, by their name's [`Key`], so that a name is escaped once (made at
+    /// the first key); a name too long for a [`Padded`] text is escaped each time.
+    keys: Vec<KeyText>,
     /// Floats written before, by their bits (one slot each, the last one there kept): logs
     /// repeat values (constants, zeros, quantised readings), and copying a text kept is several
-    /// times cheaper than making it. Half or more of the floats are found here in the bundled
-    /// logs' dumps (0.45 of a PX4 ULog's, 0.52 of the USVLOG bench input's, 0.82-0.86 of
+    /// times cheaper than making it. Half or so of the floats are found here in the bundled
+    /// logs' dumps (0.43 of a PX4 ULog's, 0.51 of the USVLOG bench input's, 0.81-0.85 of
     /// USVLOG, DataFlash and CARLA recordings').
     floats: Vec<FloatText>,
 }
@@ -139,39 +195,42 @@ impl JsonWriter {
     /// Starts an element: a comma if needed, and the key inside an object.
     #[inline(always)]
     fn key(&mut self, name: Option<&str>) {
-        if let Some(first) = self.stack.last_mut() {
-            if *first {
-                self.out.push(',');
-            }
-            *first = true;
-        }
-        if let Some(n) = name {
-            self.name(n);
+        let comma = self.stack.last_mut().is_some_and(|first| std::mem::replace(first, true));
+        match name {
+            Some(n) => self.name(n, comma),
+            None if comma => self.out.push(','),
+            None => {}
         }
     }
 
-    /// `"n":`, escaped once per name ([`JsonWriter::keys`]); out of line, so that an element
-    /// without a name (an array's) costs only its comma.
+    /// `"n":`, after a comma if `comma`, escaped once per name ([`JsonWriter::keys`]); out of
+    /// line, so that an element without a name (an array's) costs only its comma.
     #[inline(never)]
-    fn name(&mut self, n: &str) {
+    fn name(&mut self, n: &str, comma: bool) {
         if self.keys.is_empty() {
-            self.keys.resize(KEYS, Default::default());
+            self.keys.resize(KEYS, KeyText { key: Key::default(), text: Padded::EMPTY });
         }
         let key = Key::of(n.as_bytes());
         let slot = key.slot(KEYS);
         for at in [slot, slot + 1] {
-            let (k, name, text) = &self.keys[at];
-            if *k == key && !text.is_empty() && (key.whole() || **name == *n) {
-                push_short(&mut self.out, text);
+            let kept = &self.keys[at];
+            if kept.is(key, n) {
+                kept.text.push(&mut self.out, !comma);
                 return;
             }
         }
-        let mut text = String::with_capacity(n.len() + 3);
-        string(&mut text, n);
-        text.push(':');
-        self.out.push_str(&text);
-        let at = if self.keys[slot].2.is_empty() { slot } else { slot + 1 };
-        self.keys[at] = (key, n.into(), text.into());
+        let start = self.out.len();
+        self.out.push(',');
+        string(&mut self.out, n);
+        self.out.push(':');
+        let text = Padded::new(&self.out[start..]);
+        if !comma {
+            self.out.remove(start);
+        }
+        if let Some(text) = text {
+            let at = if self.keys[slot].text.len == 0 { slot } else { slot + 1 };
+            self.keys[at] = KeyText { key, text };
+        }
     }
 
     /// A finite or non-finite float as [`float`] writes it, its text found in
@@ -181,7 +240,7 @@ impl JsonWriter {
         let bits = v.to_bits();
         let slot = (bits.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (64 - FLOATS.trailing_zeros())) as usize;
         match self.floats.get(slot) {
-            Some(kept) if kept.bits == bits && kept.len != 0 => push_kept(&mut self.out, kept),
+            Some(kept) if kept.bits == bits && kept.text.len != 0 => kept.text.push(&mut self.out, false),
             _ => self.new_float(v, slot),
         }
     }
@@ -190,16 +249,12 @@ impl JsonWriter {
     #[inline(never)]
     fn new_float(&mut self, v: f64, slot: usize) {
         if self.floats.is_empty() {
-            self.floats.resize(FLOATS, FloatText { bits: 0, len: 0, text: [0; 23] });
+            self.floats.resize(FLOATS, FloatText { bits: 0, text: Padded::EMPTY });
         }
         let at = self.out.len();
         float(&mut self.out, v);
-        let text = &self.out.as_bytes()[at..];
-        if let (Some(kept), Ok(len @ 1..=23)) = (self.floats.get_mut(slot), u8::try_from(text.len())) {
-            kept.bits = v.to_bits();
-            kept.len = len;
-            kept.text = [0; 23];
-            copy_short(&mut kept.text, text);
+        if let (Some(kept), Some(text)) = (self.floats.get_mut(slot), Padded::new(&self.out[at..])) {
+            *kept = FloatText { bits: v.to_bits(), text };
         }
     }
 
@@ -365,19 +420,6 @@ fn push_short(out: &mut String, s: &str) {
     v.extend_from_slice(&[0; 32]);
     copy_short(&mut v[at..at + 32], b);
     v.truncate(at + n);
-}
-
-/// Appends a kept float's text: its 23 bytes at once, cut to its length.
-#[inline(always)]
-fn push_kept(out: &mut String, kept: &FloatText) {
-    // SAFETY: `kept.text[..kept.len]` is a whole `str`'s bytes and the rest zeros
-    // ([`FloatText`]), so `out` stays UTF-8 throughout: with the 23 bytes appended, and cut
-    // after the text.
-    #[allow(unsafe_code)]
-    let v = unsafe { out.as_mut_vec() };
-    let at = v.len();
-    v.extend_from_slice(&kept.text);
-    v.truncate(at + usize::from(kept.len));
 }
 
 /// Copies `b` (at most 32 bytes) to the start of `d` (at least as long) in a few fixed-size
@@ -735,7 +777,47 @@ mod tests {
         w.end_array();
         expected.push(']');
         assert_eq!(w.as_str(), expected);
-        assert!(w.floats.iter().filter(|k| k.len != 0).count() > FLOATS / 2);
+        assert!(w.floats.iter().filter(|k| k.text.len != 0).count() > FLOATS / 2);
+    }
+
+    /// Keys kept by their [`Key`] ([`JsonWriter::keys`]) against each key escaped by [`string`]:
+    /// names of every length (some too long to keep), long names alike in their first and last
+    /// 8 bytes and length, names that need escaping, more names than slots; with and without
+    /// commas, in objects and arrays.
+    #[test]
+    fn kept_keys_are_escaped_names() {
+        let mut names: Vec<String> = (0..40).map(|n| "k".repeat(n)).collect();
+        names.extend((0..300).map(|i| format!("field_{i}")));
+        names.extend((0..50).map(|i| format!("abcdefgh_{i:03}_12345678")));
+        names.extend(["é", "a\"b", "tab\there", "x", "ünïcödé_name_long_enough", "", "\u{1}"].map(String::from));
+        let mut w = JsonWriter::new();
+        let mut expected = String::from("[");
+        w.begin_array(None, 0);
+        let mut state = 0x1234_5678_9abc_def1u64;
+        for round in 0..3000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            if round > 0 {
+                expected.push(',');
+            }
+            w.begin_object(None);
+            expected.push('{');
+            for k in 0..(state % 7) as usize {
+                let name = &names[(state as usize / 7 + k * 13) % names.len()];
+                if k > 0 {
+                    expected.push(',');
+                }
+                string(&mut expected, name);
+                expected.push_str(":1");
+                w.uint(Some(name), 1);
+            }
+            w.end_object();
+            expected.push('}');
+        }
+        w.end_array();
+        expected.push(']');
+        assert_eq!(w.as_str(), expected);
     }
 
     #[test]
