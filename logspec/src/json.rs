@@ -7,7 +7,9 @@
 //!
 //! The text is made for speed, byte for byte what `format!` would make: integers through `itoa`,
 //! floats through `zmij` (shortest round trip) laid out as Rust's `{:?}` lays them out
-//! ([`float`]), strings escaped by bytes ([`string`]), bytes in hex by a table.
+//! ([`float`]), strings escaped by bytes ([`string`]), bytes in hex by a table. A
+//! [`JsonWriter`] keeps the texts of the keys and of the floats it has written, so that a key or
+//! a value that comes again (as they do in logs) is copied rather than made again.
 
 use logspec_runtime::{Event, FramedFormat, NumberType, Numbers, RecordHeader, Visit, Visitor};
 
