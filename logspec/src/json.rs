@@ -90,7 +90,7 @@ impl<const N: usize> Padded<N> {
         let at = v.len();
         let (text, rest) = self.text.split_at(skip);
         v.extend_from_slice(&rest[..N - 1]);
-        v.truncate(at + usize::from(self.len) - text.len());
+        v.truncate(at + usize::from(self.len).saturating_sub(text.len()));
     }
 }
 
