@@ -57,16 +57,10 @@ fn dump(bin: &Path, file: &Path, one: bool) -> (Duration, Option<Duration>) {
     (wall, cpu)
 }
 
-/// `logspec dump FILE > /dev/null` on one thread, started: on core `core` where `taskset` is
-/// found (the second copy of [`common::two_copies`]), else where the system puts it.
+/// `logspec dump FILE > /dev/null` on one thread, started on core `core` (the second copy of
+/// [`common::two_copies`]).
 fn one_thread(bin: &Path, file: &Path, core: usize) -> std::process::Child {
-    let mut cmd = if Path::new("/usr/bin/taskset").exists() {
-        let mut c = Command::new("/usr/bin/taskset");
-        c.args(["-c", &core.to_string()]).arg(bin);
-        c
-    } else {
-        Command::new(bin)
-    };
+    let mut cmd = common::pinned(&core.to_string(), bin);
     cmd.env("LOGSPEC_THREADS", "1").arg("dump").arg(file).stdout(Stdio::null()).spawn().expect("run logspec")
 }
 

@@ -40,9 +40,7 @@ fn process(args: &[&str]) -> (Duration, Option<Duration>, Option<u64>) {
 fn process_on(cpus: Option<&str>, args: &[&str]) -> (Duration, Option<Duration>, Option<u64>) {
     if let Some(cpus) = cpus {
         let t = Instant::now();
-        let status = Command::new("taskset")
-            .args(["-c", cpus])
-            .arg(env!("CARGO_BIN_EXE_logspec"))
+        let status = common::pinned(cpus, env!("CARGO_BIN_EXE_logspec"))
             .args(args)
             .stdout(Stdio::null())
             .status()
@@ -132,9 +130,7 @@ fn main() {
             machine.push(common::two_copies(|core| {
                 let dir = out.with_extension(format!("copy{core}"));
                 let _ = std::fs::remove_dir_all(&dir);
-                Command::new("taskset")
-                    .args(["-c", &core.to_string()])
-                    .arg(env!("CARGO_BIN_EXE_logspec"))
+                common::pinned(&core.to_string(), env!("CARGO_BIN_EXE_logspec"))
                     .args(["-q", "export", "--parquet", dir.to_str().expect("a UTF-8 path"), "-j", "1", &big_s])
                     .stdout(Stdio::null())
                     .spawn()

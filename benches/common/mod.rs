@@ -223,6 +223,17 @@ pub fn memcpy_time(buf: &[u8], runs: usize) -> Duration {
     })
 }
 
+/// `bin` run on the CPUs `cpus` (`taskset -c CPUS BIN`), or where the system puts it when
+/// `taskset` is not found.
+pub fn pinned(cpus: &str, bin: impl AsRef<OsStr>) -> Command {
+    if !Path::new("/usr/bin/taskset").exists() {
+        return Command::new(bin);
+    }
+    let mut c = Command::new("/usr/bin/taskset");
+    c.args(["-c", cpus]).arg(bin);
+    c
+}
+
 /// The second core as the machine gives it now, for the work a bench measures: `one` (a
 /// command on one core, say) run alone, then twice at once (`pair`); returns twice its time
 /// alone over the slower of the two (2.0: two copies ran as fast as one). A bench calls it
