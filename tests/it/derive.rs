@@ -1,5 +1,5 @@
-//! `#[derive(Record)]`: behaviour (round trips checked against Python's `struct` module) and
-//! compile-fail diagnostics (trybuild).
+//! `#[derive(Record)]`: behaviour (round trips checked against Python's `struct` module). Its
+//! compile-fail diagnostics are the derive crate's own tests (`derive/tests/compile_fail.rs`).
 
 use crate::common;
 
@@ -125,12 +125,6 @@ fn string_too_long_for_its_prefix_is_refused() {
     };
     let e = s.to_bytes().unwrap_err();
     assert_eq!(e.to_string(), "name: length 300 does not fit its length prefix (max 255)");
-}
-
-#[test]
-fn compile_fail() {
-    let t = trybuild::TestCases::new();
-    t.compile_fail("tests/ui/*.rs");
 }
 
 /// A hand-written struct checked against the bundled schema at compile time.

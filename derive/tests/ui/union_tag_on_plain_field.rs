@@ -1,4 +1,4 @@
-#[derive(logspec::Record)]
+#[derive(logspec_derive::Record)]
 #[record(id = 1)]
 struct Msg {
     #[record(tag(kind: u8))]

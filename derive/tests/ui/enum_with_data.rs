@@ -1,4 +1,4 @@
-#[derive(logspec::Record)]
+#[derive(logspec_derive::Record)]
 enum Value {
     Int(i32),
     Float { f: f32 },

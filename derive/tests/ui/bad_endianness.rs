@@ -1,4 +1,4 @@
-#[derive(logspec::Record)]
+#[derive(logspec_derive::Record)]
 struct Sample {
     #[record(endian = "middle")]
     value: u32,

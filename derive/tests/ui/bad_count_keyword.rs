@@ -1,5 +1,5 @@
 // A bare length prefix must be an unsigned integer type; the error underlines the value.
-#[derive(logspec::Record)]
+#[derive(logspec_derive::Record)]
 struct Nav {
     #[record(count = i16)]
     names: Vec<u8>,

@@ -1,5 +1,5 @@
 // An unknown field key is underlined, with the nearest known key suggested.
-#[derive(logspec::Record)]
+#[derive(logspec_derive::Record)]
 struct Nav {
     #[record(cout = u16)]
     names: Vec<u8>,

@@ -1,4 +1,4 @@
-#[derive(logspec::Record)]
+#[derive(logspec_derive::Record)]
 struct Pair(u8, u8);
 
 fn main() {}

@@ -1,13 +1,14 @@
-#[derive(logspec::Record)]
+#[derive(logspec_derive::Record)]
 enum Body {
     #[record(tag = 1)]
     Ping,
 }
 
-#[derive(logspec::Record)]
+#[derive(logspec_derive::Record)]
 #[record(id = 1)]
 struct Msg {
-    #[record(tag(kind: f32))]
+    seq: u8,
+    #[record(tag = kind)]
     body: Body,
 }
 

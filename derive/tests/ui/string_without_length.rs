@@ -1,4 +1,4 @@
-#[derive(logspec::Record)]
+#[derive(logspec_derive::Record)]
 struct Named {
     id: u16,
     name: String,

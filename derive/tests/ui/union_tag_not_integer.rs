@@ -1,14 +1,13 @@
-#[derive(logspec::Record)]
+#[derive(logspec_derive::Record)]
 enum Body {
     #[record(tag = 1)]
     Ping,
 }
 
-#[derive(logspec::Record)]
+#[derive(logspec_derive::Record)]
 #[record(id = 1)]
 struct Msg {
-    seq: u8,
-    #[record(tag = kind)]
+    #[record(tag(kind: f32))]
     body: Body,
 }
 

@@ -1,4 +1,4 @@
-#[derive(logspec::Record)]
+#[derive(logspec_derive::Record)]
 struct Packet {
     #[record(rest)]
     body: Vec<u8>,

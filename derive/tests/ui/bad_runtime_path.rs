@@ -1,5 +1,5 @@
 // An invalid runtime path is an error, not a silent fallback.
-#[derive(logspec::Record)]
+#[derive(logspec_derive::Record)]
 #[record(runtime = "logspec runtime")]
 struct Nav {
     x: f32,

@@ -1,4 +1,4 @@
-#[derive(logspec::Record)]
+#[derive(logspec_derive::Record)]
 enum Body {
     #[record(tga = 1)]
     Ping,

@@ -1,4 +1,4 @@
-#[derive(logspec::Record)]
+#[derive(logspec_derive::Record)]
 #[record(id = 4)]
 enum Body {
     #[record(tag = 1)]

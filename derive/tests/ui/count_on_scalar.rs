@@ -1,4 +1,4 @@
-#[derive(logspec::Record)]
+#[derive(logspec_derive::Record)]
 struct Sample {
     #[record(count = "u16")]
     value: u32,
