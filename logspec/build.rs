@@ -4,10 +4,12 @@
 fn main() {
     // In a checkout whose Git does not make symbolic links (`core.symlinks = false`), `schemas`
     // is a text file holding the link; read the workspace's folder instead. The sources find the
-    // schema text (`SCHEMA_TOML`) through `LOGSPEC_SCHEMAS`.
+    // schema text (`SCHEMA_TOML`) at `LOGSPEC_SCHEMAS` under their own `CARGO_MANIFEST_DIR`.
+    // Relative, not absolute: cargo reruns this script when the schemas change, not when the
+    // checkout moves, so an absolute path would outlive its checkout in a target directory that
+    // two checkouts share (a `CARGO_TARGET_DIR` set for all builds, `tests/external/wheel.rs`).
     let dir = if std::path::Path::new("schemas/usvlog.toml").is_file() { "schemas" } else { "../schemas" };
-    let manifest = std::env::var("CARGO_MANIFEST_DIR").expect("CARGO_MANIFEST_DIR");
-    println!("cargo:rustc-env=LOGSPEC_SCHEMAS={manifest}/{dir}");
+    println!("cargo:rustc-env=LOGSPEC_SCHEMAS={dir}");
     let schemas: Vec<String> = ["usvlog", "rlog", "carla", "wpilog", "ulog", "dataflash", "logidx", "mcap"]
         .iter()
         .map(|name| format!("{dir}/{name}.toml"))

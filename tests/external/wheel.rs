@@ -1,18 +1,18 @@
 //! The `logspec` command as a Python wheel (`pyproject.toml` at the root: maturin, `bindings =
 //! "bin"`), and the pre-commit hooks (`.pre-commit-hooks.yaml`) installed through it.
 //!
-//! - `cli_wheel_without_cargo`: `maturin build` (a debug wheel, in this run's target directory, so
-//!   the binary `cargo test` built is reused), the wheel installed into a fresh venv, then `logspec
-//!   init`, `gen` and `check` in a scratch git repository, run with a `PATH` of only the venv's
-//!   `bin` and `/usr/bin:/bin`, on which `cargo` must not be found.
+//! - `cli_wheel_without_cargo`: `maturin build` (a debug wheel, in the wheels' target directory,
+//!   [`wheels_target_dir`]), the wheel installed into a fresh venv, then `logspec init`, `gen` and
+//!   `check` in a scratch git repository, run with a `PATH` of only the venv's `bin` and
+//!   `/usr/bin:/bin`, on which `cargo` must not be found.
 //! - `pre_commit_blocks_a_stale_header`: the real `pre-commit` (py/requirements-test.txt) with a
 //!   `.pre-commit-config.yaml` naming this repository (a commit of its working tree, tracked and
 //!   untracked files, in a scratch clone) in a scratch logspec project: a schema change committed
 //!   without `logspec gen` is refused with `logspec check`'s diagnostic, the `logspec-gen` hook
 //!   rewrites the header, and the next commit passes. pre-commit installs the hooks by `pip install
 //!   .` of the hook repository, which builds the wheel from source with cargo (a debug build here,
-//!   `MATURIN_PEP517_ARGS=--profile dev`, in `<target>/pre-commit-hooks`: the first run compiles
-//!   the command's dependencies there once) and fetches maturin from the package index.
+//!   `MATURIN_PEP517_ARGS=--profile dev`, in the wheels' target directory) and fetches maturin
+//!   from the package index.
 
 use crate::scratch;
 
@@ -40,10 +40,29 @@ fn git(dir: &Path) -> Command {
     c
 }
 
-/// The cargo target directory of this test run (`CARGO_TARGET_TMPDIR` is its `tmp/`): maturin
-/// builds there too, so the crates `cargo test` compiled are not compiled again.
-fn target_dir() -> PathBuf {
-    Path::new(env!("CARGO_TARGET_TMPDIR")).parent().expect("CARGO_TARGET_TMPDIR has a parent").to_path_buf()
+/// The cargo target directory where both trials build the command's wheel: `<target>/wheels`,
+/// beside this test run's (`CARGO_TARGET_TMPDIR` is its `tmp/`), kept between runs.
+///
+/// One directory for both, because they build the same thing: the command alone, whose
+/// dependencies resolve to other features than in `cargo test --workspace` (the tests' and the
+/// other members' dependencies unify into those), so neither could reuse the tests' build, and
+/// each compiled the command's dependencies on its own. Not the test run's own: cargo names a
+/// workspace's artifacts by paths relative to the workspace, so pre-commit's build of the hook
+/// repository's clone would take the place of this checkout's there (the `logspec` crate's build
+/// script output names the clone's `schemas/`, which is removed at the end). Here the clone and
+/// this checkout take each other's place, which costs the workspace's own crates again, not their
+/// dependencies.
+fn wheels_target_dir() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).parent().expect("CARGO_TARGET_TMPDIR has a parent").join("wheels")
+}
+
+/// Held around each build in [`wheels_target_dir`]: maturin moves the binary cargo left there
+/// into its own folder after cargo is done, so two builds at once (the trials run in parallel)
+/// could take each other's binary away.
+static WHEEL_BUILDS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_build_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    WHEEL_BUILDS.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 fn fresh(name: &str) -> PathBuf {
@@ -72,15 +91,17 @@ fn record_id(path: &Path, name: &str) -> Option<String> {
 fn cli_wheel_without_cargo() {
     let root = fresh("bin");
     let dist = root.join("dist");
-    // The wheel: a debug build (the test's binary, in the test's target directory).
+    // The wheel: a debug build, in the wheels' target directory.
+    let building = one_build_at_a_time();
     let said = run(
         "maturin build",
         Command::new("maturin")
             .current_dir(env!("CARGO_MANIFEST_DIR"))
             .args(["build", "--locked", "--out"])
             .arg(&dist)
-            .env("CARGO_TARGET_DIR", target_dir()),
+            .env("CARGO_TARGET_DIR", wheels_target_dir()),
     );
+    drop(building);
     let wheels: Vec<PathBuf> = std::fs::read_dir(&dist)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -194,13 +215,10 @@ fn pre_commit_blocks_a_stale_header() {
     let (hooks, rev) = hook_repository(&root);
     let home = root.join("pre-commit-home");
     // pre-commit and the git hook it installs, with its cache in the scratch directory and the
-    // wheel built as a debug build in a target directory of its own, kept between runs. Not this
-    // run's: cargo names a workspace's artifacts by paths relative to the workspace, so a build of
-    // the clone there would take the place of this checkout's (the `logspec` crate's build script
-    // output names the clone's schemas/, which is removed at the end).
+    // wheel built as a debug build in the wheels' target directory ([`wheels_target_dir`]).
     let with_env = |mut c: Command| {
         c.env("PRE_COMMIT_HOME", &home)
-            .env("CARGO_TARGET_DIR", target_dir().join("pre-commit-hooks"))
+            .env("CARGO_TARGET_DIR", wheels_target_dir())
             .env("MATURIN_PEP517_ARGS", "--profile dev")
             .env_remove("PRE_COMMIT")
             .env_remove("SKIP");
@@ -227,7 +245,9 @@ fn pre_commit_blocks_a_stale_header() {
     run("git commit", git(&repo).args(["commit", "-qm", "logspec init"]));
     run("pre-commit install", with_env(Command::new("pre-commit")).current_dir(&repo).arg("install"));
     // The hooks' environment: `pip install .` of the hook repository, which builds the wheel.
+    let building = one_build_at_a_time();
     run("pre-commit install-hooks", with_env(Command::new("pre-commit")).current_dir(&repo).arg("install-hooks"));
+    drop(building);
 
     // A schema change committed without `logspec gen`: the commit is refused with check's diagnostic.
     let schema = std::fs::read_to_string(repo.join("schemas/fw.toml")).unwrap();

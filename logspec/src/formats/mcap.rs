@@ -37,7 +37,8 @@ use std::sync::Arc;
 use logspec_runtime::{Endian, Fixed, View};
 
 /// The schema the container's layouts are generated from (`schemas/mcap.toml`).
-pub const SCHEMA_TOML: &str = include_str!(concat!(env!("LOGSPEC_SCHEMAS"), "/mcap.toml"));
+pub const SCHEMA_TOML: &str =
+    include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/", env!("LOGSPEC_SCHEMAS"), "/mcap.toml"));
 
 /// The container's layouts, generated from `schemas/mcap.toml`: the magic ([`wire::Magic`]), the
 /// record header ([`wire::RecordHeader`]) and every record type, each with its borrowed view

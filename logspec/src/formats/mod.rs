@@ -4,7 +4,8 @@
 pub mod usvlog {
     /// The schema this module was generated from (`schemas/usvlog.toml`), for tools that need
     /// what only the schema says (units, docs).
-    pub const SCHEMA_TOML: &str = include_str!(concat!(env!("LOGSPEC_SCHEMAS"), "/usvlog.toml"));
+    pub const SCHEMA_TOML: &str =
+        include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/", env!("LOGSPEC_SCHEMAS"), "/usvlog.toml"));
     include!(concat!(env!("OUT_DIR"), "/usvlog.rs"));
 }
 
@@ -12,7 +13,8 @@ pub mod usvlog {
 /// (`crate::log::index`).
 pub mod logidx {
     /// The schema this module was generated from (`schemas/logidx.toml`).
-    pub const SCHEMA_TOML: &str = include_str!(concat!(env!("LOGSPEC_SCHEMAS"), "/logidx.toml"));
+    pub const SCHEMA_TOML: &str =
+        include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/", env!("LOGSPEC_SCHEMAS"), "/logidx.toml"));
     include!(concat!(env!("OUT_DIR"), "/logidx.rs"));
 }
 

@@ -14,7 +14,8 @@
 
 /// The schema the packet types were generated from (`schemas/carla.toml`), for tools that need
 /// what only the schema says (units, docs).
-pub const SCHEMA_TOML: &str = include_str!(concat!(env!("LOGSPEC_SCHEMAS"), "/carla.toml"));
+pub const SCHEMA_TOML: &str =
+    include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/", env!("LOGSPEC_SCHEMAS"), "/carla.toml"));
 
 mod generated {
     #![allow(clippy::all)]

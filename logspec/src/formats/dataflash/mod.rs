@@ -9,7 +9,8 @@
 //! conversions (scaled integers, half floats, texts) applied on the way to the visitor.
 
 /// The schema the container was generated from (`schemas/dataflash.toml`).
-pub const SCHEMA_TOML: &str = include_str!(concat!(env!("LOGSPEC_SCHEMAS"), "/dataflash.toml"));
+pub const SCHEMA_TOML: &str =
+    include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/", env!("LOGSPEC_SCHEMAS"), "/dataflash.toml"));
 
 mod generated {
     #![allow(clippy::all)]

@@ -9,7 +9,8 @@
 //! ROS messages ([`crate::formats::rosbag::Value`]), which any front end's packed layouts fit.
 
 /// The schema the message types were generated from (`schemas/ulog.toml`).
-pub const SCHEMA_TOML: &str = include_str!(concat!(env!("LOGSPEC_SCHEMAS"), "/ulog.toml"));
+pub const SCHEMA_TOML: &str =
+    include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/", env!("LOGSPEC_SCHEMAS"), "/ulog.toml"));
 
 mod generated {
     #![allow(clippy::all)]

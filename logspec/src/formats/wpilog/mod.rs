@@ -18,7 +18,8 @@
 
 /// The schema the message and value types were generated from (`schemas/wpilog.toml`), for tools
 /// that walk its IR at run time (the Python package's writers encode values through it).
-pub const SCHEMA_TOML: &str = include_str!(concat!(env!("LOGSPEC_SCHEMAS"), "/wpilog.toml"));
+pub const SCHEMA_TOML: &str =
+    include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/", env!("LOGSPEC_SCHEMAS"), "/wpilog.toml"));
 
 pub mod from_rlog;
 mod generated {
