@@ -46,12 +46,11 @@ fn git(dir: &Path) -> Command {
 /// One directory for both, because they build the same thing: the command alone, whose
 /// dependencies resolve to other features than in `cargo test --workspace` (the tests' and the
 /// other members' dependencies unify into those), so neither could reuse the tests' build, and
-/// each compiled the command's dependencies on its own. Not the test run's own: cargo names a
-/// workspace's artifacts by paths relative to the workspace, so pre-commit's build of the hook
-/// repository's clone would take the place of this checkout's there (the `logspec` crate's build
-/// script output names the clone's `schemas/`, which is removed at the end). Here the clone and
-/// this checkout take each other's place, which costs the workspace's own crates again, not their
-/// dependencies.
+/// each compiled the command's dependencies on its own. Not the test run's own: maturin moves
+/// the binary cargo leaves in `debug/` into its own folder, and there that is the `logspec` the
+/// other trials run at the same time. Cargo names a workspace's artifacts by paths relative to
+/// the workspace, so the hook repository's clone and this checkout take each other's place here,
+/// which costs the workspace's own crates again, not their dependencies.
 fn wheels_target_dir() -> PathBuf {
     Path::new(env!("CARGO_TARGET_TMPDIR")).parent().expect("CARGO_TARGET_TMPDIR has a parent").join("wheels")
 }
