@@ -2,8 +2,9 @@
 //! interface (`logspec::log::open`, then `Log::scan` of every channel into a sink that visits
 //! each value, folding every number and string length into a sum), against, in the same run:
 //!
-//! - the `mcap` crate's own iteration (`mcap::MessageStream` over the mapped file: records,
-//!   chunks and message bytes, no CDR decoded), the goal's 1.0x;
+//! - the `mcap` crate's own iteration (`mcap::MessageStream` over the file mapped, as the crate's
+//!   documentation reads one: records, chunks and message bytes, no CDR decoded), the goal's
+//!   1.0x;
 //! - `rosbags` 0.11.9 deserialising every message (`AnyReader` and `deserialize_cdr`, timed
 //!   inside Python around its loop), the goal's 20x, when `ROSBAGS_PYTHON` names a Python that
 //!   has it (`python3 -m venv V && V/bin/pip install rosbags==0.11.9`);
@@ -11,12 +12,19 @@
 //! - whole-process `logspec dump > /dev/null` and its peak RSS at the full size and a quarter of it
 //!   (memory must not grow with the file).
 //!
-//! The input is built here: the messages of `tests/data/ros2/gen_rosbags_corner.mcap` (every
-//! primitive, strings, nested and bounded arrays, `PointCloud2`, `Imu`, `TFMessage`, a
-//! big-endian message) repeated with log times continued, written by the `mcap` crate's writer
-//! (uncompressed chunks by default, as rosbag2 writes them; `--zstd` for zstd chunks). `--mb N`
-//! sets the size (default 100); `--keep DIR` writes the inputs there and leaves them (to time
-//! another build on them).
+//! Two inputs, each of `--mb N` MB of message data (default 100):
+//!
+//! - the corner cases: the messages of `tests/data/ros2/gen_rosbags_corner.mcap` (every
+//!   primitive, strings, nested and bounded arrays, `PointCloud2`, `Imu`, `TFMessage`, a
+//!   big-endian message; about 5 bytes per value) repeated with log times continued, written by
+//!   the `mcap` crate's writer (uncompressed chunks, as rosbag2 writes them; `--zstd` for zstd
+//!   chunks);
+//! - a robot's recording, when `ROSBAGS_PYTHON` is set (and not with `--zstd`): the topics,
+//!   rates and contents of the ROS1 bag bench's input (Imu 200 Hz, PoseStamped 100 Hz, a 32 KiB
+//!   PointCloud2 10 Hz) as ROS 2 messages, written by rosbags' own rosbag2 writer
+//!   (`benches/python/gen_ros2_mcap.py`, which needs numpy too).
+//!
+//! `--keep DIR` writes the inputs there and leaves them (to time another build on them).
 
 mod common;
 
@@ -145,39 +153,38 @@ fn rosbags(python: &str, file: &Path) -> Option<(Duration, u64)> {
     Some((Duration::from_secs_f64(secs), n))
 }
 
-fn main() {
-    let mb = arg_mb(100.0);
-    let zstd = std::env::args().any(|a| a == "--zstd");
-    let keep = arg("--keep", "");
-    let dir = match keep.as_str() {
-        "" => std::env::temp_dir().join(format!("logspec-bench-mcap-{}", std::process::id())),
-        k => std::path::PathBuf::from(k),
-    };
-    std::fs::create_dir_all(&dir).unwrap();
-    let big = dir.join("big.mcap");
-    let quarter = dir.join("quarter.mcap");
-    let (n, bytes) = build(&big, mb, zstd);
-    build(&quarter, mb / 4.0, zstd);
-    let file = std::fs::read(&big).unwrap();
-    println!(
-        "input: {n} messages, {:.1} MB of message data, file {:.1} MB ({})",
-        bytes as f64 / 1e6,
-        file.len() as f64 / 1e6,
-        if zstd { "zstd chunks" } else { "uncompressed chunks" }
-    );
+/// The `mcap` crate's iteration as its documentation shows it: the file mapped, then every
+/// message of a `MessageStream` over the map (no CDR decoded); returns (messages, bytes).
+// Maps the bench's own input, as the `mcap` crate's documentation reads a file.
+#[allow(unsafe_code)]
+fn mcap_mapped(p: &Path) -> (u64, u64) {
+    let file = std::fs::File::open(p).expect("opens the file");
+    // SAFETY: the bench's own input, which nothing changes while it is mapped.
+    let map = unsafe { memmap2::Mmap::map(&file) }.expect("maps the file");
+    mcap_iterate(&map)
+}
 
-    // Interleaved rounds: each reader once per round, medians.
+/// The messages of an MCAP file and their bytes, by the `mcap` crate.
+fn count(p: &Path) -> (u64, u64) {
+    let file = std::fs::read(p).unwrap();
+    mcap_iterate(&file)
+}
+
+/// Interleaved rounds of the `mcap` crate's iteration of the mapped file and logspec's scan of
+/// the file opened as the command opens it (mapped), each once per round; prints the medians
+/// (wall clock and the reading thread's CPU time) and returns the scan's.
+fn compare(p: &Path, n: u64, bytes: u64) -> Duration {
     let rounds = 7;
     let (mut t_mcap, mut t_scan) = (Vec::new(), Vec::new());
     let (mut c_mcap, mut c_scan) = (Vec::new(), Vec::new());
     for _ in 0..rounds {
         let (t, c) = (std::time::Instant::now(), thread_cpu());
-        let (m, _) = black_box(mcap_iterate(&file));
+        let (m, _) = black_box(mcap_mapped(p));
         t_mcap.push(t.elapsed());
         c_mcap.push(thread_cpu() - c);
         assert_eq!(m, n);
         let (t, c) = (std::time::Instant::now(), thread_cpu());
-        let s = black_box(scan_all(&big));
+        let s = black_box(scan_all(p));
         t_scan.push(t.elapsed());
         c_scan.push(thread_cpu() - c);
         assert_eq!(s, n);
@@ -185,8 +192,6 @@ fn main() {
     let (t_mcap, t_scan) = (median(t_mcap), median(t_scan));
     // The reading thread's CPU time: the steadier figure on a loaded machine.
     let (c_mcap, c_scan) = (median(c_mcap), median(c_scan));
-    let t_memcpy = memcpy_time(&file, 5);
-    println!("memcpy of the file:              {:8.1} MB/s", mbps(file.len(), t_memcpy));
     println!(
         "mcap crate, every message (no CDR): {:8.1} MB/s of message data  ({:.3} s)",
         mbps(bytes as usize, t_mcap),
@@ -204,6 +209,33 @@ fn main() {
         c_scan.as_secs_f64(),
         c_mcap.as_secs_f64() / c_scan.as_secs_f64()
     );
+    t_scan
+}
+
+fn main() {
+    let mb = arg_mb(100.0);
+    let zstd = std::env::args().any(|a| a == "--zstd");
+    let keep = arg("--keep", "");
+    let dir = match keep.as_str() {
+        "" => std::env::temp_dir().join(format!("logspec-bench-mcap-{}", std::process::id())),
+        k => std::path::PathBuf::from(k),
+    };
+    std::fs::create_dir_all(&dir).unwrap();
+    let big = dir.join("big.mcap");
+    let quarter = dir.join("quarter.mcap");
+    let (n, bytes) = build(&big, mb, zstd);
+    build(&quarter, mb / 4.0, zstd);
+    let file = std::fs::read(&big).unwrap();
+    println!(
+        "input: the corner-case messages repeated, {n} messages, {:.1} MB of message data, file {:.1} MB ({})",
+        bytes as f64 / 1e6,
+        file.len() as f64 / 1e6,
+        if zstd { "zstd chunks" } else { "uncompressed chunks" }
+    );
+    let t_memcpy = memcpy_time(&file, 5);
+    println!("memcpy of the file:              {:8.1} MB/s", mbps(file.len(), t_memcpy));
+    drop(file);
+    let t_scan = compare(&big, n, bytes);
     if let Ok(python) = std::env::var("ROSBAGS_PYTHON") {
         if let Some((t, m)) = rosbags(&python, &big) {
             assert_eq!(m, n, "rosbags read every message");
@@ -216,6 +248,34 @@ fn main() {
         }
     } else {
         println!("rosbags: set ROSBAGS_PYTHON to a Python with rosbags 0.11.9 to time it here");
+    }
+    match std::env::var("ROSBAGS_PYTHON") {
+        Ok(python) if !zstd => {
+            let robot = dir.join("robot.mcap");
+            let script = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/python/gen_ros2_mcap.py");
+            let out = std::process::Command::new(&python)
+                .args([script, robot.to_str().unwrap(), "--mb", &mb.to_string()])
+                .output()
+                .expect("runs the generator");
+            assert!(out.status.success(), "gen_ros2_mcap.py: {}", String::from_utf8_lossy(&out.stderr));
+            let (n, bytes) = count(&robot);
+            println!(
+                "input: a robot's recording (Imu 200 Hz, PoseStamped 100 Hz, 32 KiB PointCloud2 10 Hz; rosbags' \
+                 writer), {n} messages, {:.1} MB of message data",
+                bytes as f64 / 1e6
+            );
+            let t_scan = compare(&robot, n, bytes);
+            if let Some((t, m)) = rosbags(&python, &robot) {
+                assert_eq!(m, n, "rosbags read every message");
+                println!(
+                    "rosbags 0.11.9 deserialize_cdr:  {:8.1} MB/s  ({:.3} s)  logspec is {:.1}x",
+                    mbps(bytes as usize, t),
+                    t.as_secs_f64(),
+                    t.as_secs_f64() / t_scan.as_secs_f64()
+                );
+            }
+        }
+        _ => println!("the robot's recording: set ROSBAGS_PYTHON to a Python with rosbags 0.11.9 and numpy to time it"),
     }
     for (what, p) in [("quarter", &quarter), ("full", &big)] {
         let (t, rss) = process(&["dump", p.to_str().unwrap()]);
