@@ -13,7 +13,10 @@
 //! What a run is: the fields of a fixed-size struct (nested fixed-size structs, fixed arrays and
 //! fixed strings included) and consecutive fixed-size fields of any struct. A struct such as ROS
 //! `sensor_msgs/Imu` is one run for its header's `seq` and `stamp`, one string, and one run of
-//! 296 bytes for the rest.
+//! 296 bytes for the rest. Under natural alignment (CDR) a struct has no fixed size in the IR
+//! (its padding depends on where it starts), but one whose first number is aligned as wide as
+//! any later one is a run all the same, aligned once at its start (`Compiler::natural_run`):
+//! ROS 2 `Imu` is one run for its header's `stamp`, one string, and one run of 296 bytes.
 //!
 //! One file, over 1,000 lines: the plan's build (the IR into steps), its execution, its check
 //! and its tests share the private `Step`, `Part` and `Num` types and the `by_num!` dispatch,
@@ -378,6 +381,14 @@ impl Compiler<'_> {
     /// Appends the steps of a field of type `ty` in byte order `e`, joining a fixed-size field to
     /// the run before it.
     fn field(&self, ty: &Ty, e: Endian, name: Option<&str>, out: &mut Vec<Step>) {
+        if self.schema.format.rules.natural_align {
+            if let Some(run) = self.natural_run(ty, e, name) {
+                push_run(out, run);
+                return;
+            }
+            out.push(self.step(ty, e, name));
+            return;
+        }
         if let Some(size) = self.size(ty) {
             let mut run = Run { align: self.run_align(ty, size), ..Run::default() };
             if self.flatten(ty, e, name, 0, &mut run) {
@@ -387,6 +398,107 @@ impl Compiler<'_> {
             }
         }
         out.push(self.step(ty, e, name));
+    }
+
+    /// Under natural alignment ([`Rules::natural_align`]), the run of a value whose parts all
+    /// have fixed sizes (a ROS 2 `Time`, `Vector3` or `Pose`, a `float64[9]`), when its first
+    /// part of a size above 0 is aligned at least as wide as every later one: the run then
+    /// starts at that part's padding, and every part lands at a fixed offset from there (a
+    /// part aligned to `a` after a start aligned to `a` or wider). `None` for a value with a
+    /// part of a variable size or a const, and for one whose first part is narrower than a
+    /// later one (`uint8` then `float64`: the padding before the `float64` depends on where the
+    /// value starts), which keep a step per field.
+    fn natural_run(&self, ty: &Ty, e: Endian, name: Option<&str>) -> Option<Run> {
+        let mut run = Run::default();
+        let mut lay = Lay { at: 0, first: None, widest: 1 };
+        self.flatten_natural(ty, e, name, &mut lay, &mut run)?;
+        let first = lay.first.unwrap_or(1);
+        if lay.widest > first {
+            return None;
+        }
+        run.size = lay.at;
+        run.align = first;
+        Some(run)
+    }
+
+    /// Adds the parts of a value of `ty` to `run` at the offsets natural alignment gives them
+    /// from the run's start ([`Lay`]); `None` when a part is of a variable size, a const, or a
+    /// type the walk does not read, or the array is too long to unroll.
+    fn flatten_natural(&self, ty: &Ty, e: Endian, name: Option<&str>, lay: &mut Lay, run: &mut Run) -> Option<()> {
+        let boxed_name = boxed(name);
+        match ty {
+            Ty::Prim(p) => {
+                let at = lay.place(p.size() as usize, p.size() as usize)?;
+                run.parts.push(Part::Number { at, name: boxed_name, num: Num::of(*p, e) });
+            }
+            Ty::Bool => {
+                let at = lay.place(1, 1)?;
+                run.parts.push(Part::Bool { at, name: boxed_name });
+            }
+            Ty::Pad(n) => {
+                lay.place(1, *n as usize)?;
+                run.parts.push(Part::Pad(boxed_name));
+            }
+            Ty::Str(Len::Fixed(n)) | Ty::Bytes(Len::Fixed(n)) => {
+                let at = lay.place(1, *n as usize)?;
+                let bytes = matches!(ty, Ty::Bytes(_));
+                run.parts.push(Part::Text { at, name: boxed_name, n: *n as usize, bytes, fixed: true });
+            }
+            Ty::Array { elem, len: Len::Fixed(n) } => {
+                let n = *n as usize;
+                match **elem {
+                    Ty::Prim(p) => {
+                        let size = p.size() as usize;
+                        // An empty array is not aligned to (as the walk reads it).
+                        let at = lay.place(if n > 0 { size } else { 1 }, n.checked_mul(size)?)?;
+                        run.parts.push(Part::Numbers { at, name: boxed_name, p, e, n });
+                    }
+                    Ty::Bool => {
+                        let at = lay.place(1, n)?;
+                        run.parts.push(Part::Bools { at, name: boxed_name, n });
+                    }
+                    _ => {
+                        if n.saturating_mul(self.parts(elem)) > MAX_UNROLL {
+                            return None;
+                        }
+                        if self.size(elem) == Some(0) && n > 0 {
+                            run.empty = run.empty.saturating_add(n);
+                        }
+                        run.parts.push(Part::BeginArray(boxed_name, n));
+                        for _ in 0..n {
+                            self.flatten_natural(elem, e, None, lay, run)?;
+                        }
+                        run.parts.push(Part::EndArray);
+                    }
+                }
+            }
+            Ty::Named(id) => match self.schema.ty(*id) {
+                TypeDef::Struct(s) => {
+                    if s.size == Some(0) {
+                        run.empty = run.empty.saturating_add(1);
+                    }
+                    run.parts.push(Part::Begin(boxed_name));
+                    for f in &s.fields {
+                        if super::const_bytes(self.schema, f).is_some() {
+                            return None;
+                        }
+                        self.flatten_natural(&f.ty, f.endian, Some(&f.name), lay, run)?;
+                    }
+                    run.parts.push(Part::End);
+                }
+                TypeDef::Enum(en) => {
+                    let at = lay.place(en.base.size() as usize, en.base.size() as usize)?;
+                    run.parts.push(Part::Number { at, name: boxed_name, num: Num::of(en.base, e) });
+                }
+                TypeDef::Flags(fl) => {
+                    let at = lay.place(fl.base.size() as usize, fl.base.size() as usize)?;
+                    run.parts.push(Part::Number { at, name: boxed_name, num: Num::of(fl.base, e) });
+                }
+                _ => return None,
+            },
+            _ => return None,
+        }
+        Some(())
     }
 
     /// The alignment a run of a value of `ty` (of `size` bytes) starts at: under natural
@@ -553,6 +665,29 @@ impl Compiler<'_> {
             },
             _ => 1,
         }
+    }
+}
+
+/// Where the parts of a run under natural alignment land (`Compiler::natural_run`).
+struct Lay {
+    /// The offset after the parts so far, from the run's start.
+    at: usize,
+    /// The alignment of the first part of a size above 0 (the run's own).
+    first: Option<usize>,
+    /// The widest alignment of any part of a size above 0.
+    widest: usize,
+}
+
+impl Lay {
+    /// Places a part of `size` bytes aligned to `align`; its offset.
+    fn place(&mut self, align: usize, size: usize) -> Option<usize> {
+        let at = self.at.checked_add(self.at.wrapping_neg() & (align - 1))?;
+        if size > 0 {
+            self.first.get_or_insert(align);
+            self.widest = self.widest.max(align);
+        }
+        self.at = at.checked_add(size)?;
+        Some(at)
     }
 }
 

@@ -158,7 +158,9 @@ struct Walk<'p> {
     /// The store, to name where a message is.
     store: Option<&'p Store>,
     schemas: HashMap<u16, Schema>,
-    chans: HashMap<u16, Chan>,
+    /// By id: a few channels, looked up for every message (a `BTreeMap` compares a few ids where
+    /// a `HashMap` hashes each one with SipHash).
+    chans: BTreeMap<u16, Chan>,
     /// The first channel of each topic, to tell a topic's channels of another type apart.
     topics: HashMap<String, (u16, String)>,
     faults: Faults,
@@ -173,7 +175,7 @@ impl<'p> Walk<'p> {
             rows: false,
             store: None,
             schemas: HashMap::new(),
-            chans: HashMap::new(),
+            chans: BTreeMap::new(),
             topics: HashMap::new(),
             faults: Faults::default(),
             out_of_order: 0,

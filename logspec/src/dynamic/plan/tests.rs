@@ -227,3 +227,139 @@ fn plan_calls_are_the_walks() {
         assert!(walk.is_err() && plan.is_err(), "{n} bytes");
     }
 }
+
+/// Structs under natural alignment (CDR's rules): ones whose first part is aligned as wide as
+/// any later one (`V`, `Pose`, `Stamp`) become runs; `Late` (a `u8` before an `f64`) does
+/// not, since its padding depends on where it starts. Each after a prefix of 0 to 8 bytes, so
+/// that every value starts at every alignment.
+const NATURAL: &str = r#"
+[format]
+name = "natural"
+align = "natural"
+string_nul = true
+
+[[enum]]
+name = "Mode"
+base = "u16"
+values = [{ name = "a", value = 1 }]
+
+[[struct]]
+name = "V"
+fields = [{ name = "x", type = "f64" }, { name = "y", type = "f64" }, { name = "z", type = "f64" }]
+
+[[struct]]
+name = "Stamp"
+fields = [{ name = "sec", type = "i32" }, { name = "mode", type = "Mode" }, { name = "ok", type = "bool" }]
+
+[[struct]]
+name = "Pose"
+fields = [
+  { name = "at", type = "V" },
+  { name = "stamp", type = "Stamp" },
+  { name = "q", type = "f32[3]" },
+  { name = "pair", type = "Stamp[2]" },
+  { name = "tail", type = "u8" },
+]
+
+[[struct]]
+name = "Late"
+fields = [{ name = "a", type = "u8" }, { name = "b", type = "f64" }]
+
+[[record]]
+name = "Rec"
+id = 1
+fields = [
+  { name = "prefix", type = "u8[]", count = "u8" },
+  { name = "pose", type = "Pose" },
+  { name = "late", type = "Late" },
+  { name = "v", type = "V" },
+  { name = "vs", type = "V[]", count = "u32" },
+  { name = "s", type = "string", count = "u32" },
+  { name = "stamp", type = "Stamp" },
+]
+"#;
+
+#[test]
+fn natural_runs_are_the_walks_at_every_alignment() {
+    use crate::formats::rosbag::{decode_value, ValueView, Visiting};
+    use crate::runtime::Visit;
+    let (schema, min, ty) = compiled(NATURAL, "Rec");
+    let plan = Plan::new(&schema, &min, &ty);
+    // `prefix` a step; `pose` one run; `late` a struct of two runs; `v` one run; `vs` an array
+    // whose element is one run; `s`; `stamp` one run.
+    let Step::Struct { steps, .. } = &plan.step else { panic!("{:?}", plan.step) };
+    let kinds: Vec<&str> = steps
+        .iter()
+        .map(|s| match s {
+            Step::Run(_) => "run",
+            Step::Struct { .. } => "struct",
+            Step::Array(_) => "array",
+            Step::Numbers { .. } => "numbers",
+            Step::Text { .. } => "text",
+            Step::Unsupported => "unsupported",
+        })
+        .collect();
+    assert_eq!(kinds, ["numbers", "run", "struct", "run", "array", "text", "run"]);
+    let json = |bytes: &[u8]| {
+        let mut walked = crate::json::JsonWriter::new();
+        let a = decode_value(&schema, &min, &ty, bytes)
+            .map(|v| ValueView { schema: &schema, ty: &ty, value: &v }.visit(None, &mut walked));
+        let mut planned = crate::json::JsonWriter::new();
+        let b = plan.decode(&schema, &min, bytes, &mut Visiting::new(&mut planned, None));
+        (a.map(|()| walked.as_str().to_string()), b.map(|()| planned.as_str().to_string()))
+    };
+    let mut decoded = 0;
+    for prefix in 0..=8u8 {
+        // Each value written as CDR writes it: padding (zeros) to its size, then its bytes,
+        // distinct and not zero.
+        let mut bytes = vec![prefix];
+        let mut next = 0u8;
+        let mut put = |bytes: &mut Vec<u8>, size: usize| {
+            while bytes.len() % size != 0 {
+                bytes.push(0);
+            }
+            for _ in 0..size {
+                next = next.wrapping_add(37) | 1;
+                bytes.push(next);
+            }
+        };
+        for _ in 0..prefix {
+            put(&mut bytes, 1);
+        }
+        let stamp = |bytes: &mut Vec<u8>, put: &mut dyn FnMut(&mut Vec<u8>, usize)| {
+            put(bytes, 4);
+            put(bytes, 2);
+            put(bytes, 1);
+        };
+        (0..3).for_each(|_| put(&mut bytes, 8)); // pose.at
+        stamp(&mut bytes, &mut put);
+        (0..3).for_each(|_| put(&mut bytes, 4)); // pose.q
+        (0..2).for_each(|_| stamp(&mut bytes, &mut put));
+        put(&mut bytes, 1); // pose.tail
+        put(&mut bytes, 1); // late.a
+        put(&mut bytes, 8); // late.b
+        (0..3).for_each(|_| put(&mut bytes, 8)); // v
+        while bytes.len() % 4 != 0 {
+            bytes.push(0);
+        }
+        bytes.extend([2, 0, 0, 0]); // vs: a count of 2 elements (u32, little-endian)
+        (0..6).for_each(|_| put(&mut bytes, 8));
+        while bytes.len() % 4 != 0 {
+            bytes.push(0);
+        }
+        bytes.extend([3, 0, 0, 0]); // s: 3 bytes, "hi" and its NUL
+        bytes.extend(b"hi\0");
+        stamp(&mut bytes, &mut put);
+        for n in 0..=bytes.len() {
+            let cut = &bytes[..n];
+            let walk = decode(&schema, &min, &ty, cut, &mut Check).map(|_| ());
+            assert_eq!(plan.check(&schema, &min, cut), walk, "prefix {prefix}, {n} bytes");
+            let (walked, planned) = json(cut);
+            assert_eq!(planned, walked, "prefix {prefix}, {n} bytes");
+            decoded += usize::from(walked.is_ok());
+        }
+        assert!(json(&bytes).0.is_ok(), "prefix {prefix}: {:?}", json(&bytes).0);
+    }
+    // Some of the cuts decode whole (the value ending there, with at most the end padding).
+    assert!(decoded > 0);
+}
