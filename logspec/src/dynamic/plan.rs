@@ -15,7 +15,7 @@
 //! `sensor_msgs/Imu` is one run for its header's `seq` and `stamp`, one string, and one run of
 //! 296 bytes for the rest. Under natural alignment (CDR) a struct has no fixed size in the IR
 //! (its padding depends on where it starts), but one whose first number is aligned as wide as
-//! any later one is a run all the same, aligned once at its start (`Compiler::natural_run`):
+//! any later one is a run all the same, aligned once at its start (`Compiler::fixed_run`):
 //! ROS 2 `Imu` is one run for its header's `stamp`, one string, and one run of 296 bytes.
 //!
 //! One file, over 1,000 lines: the plan's build (the IR into steps), its execution, its check
@@ -378,40 +378,29 @@ impl Compiler<'_> {
         usize::try_from(m).unwrap_or(usize::MAX)
     }
 
-    /// Appends the steps of a field of type `ty` in byte order `e`, joining a fixed-size field to
-    /// the run before it.
+    /// Appends the steps of a field of type `ty` in byte order `e`, joining a field whose parts
+    /// all have fixed sizes to the run before it.
     fn field(&self, ty: &Ty, e: Endian, name: Option<&str>, out: &mut Vec<Step>) {
-        if self.schema.format.rules.natural_align {
-            if let Some(run) = self.natural_run(ty, e, name) {
-                push_run(out, run);
-                return;
-            }
-            out.push(self.step(ty, e, name));
-            return;
+        match self.fixed_run(ty, e, name) {
+            Some(run) => push_run(out, run),
+            None => out.push(self.step(ty, e, name)),
         }
-        if let Some(size) = self.size(ty) {
-            let mut run = Run { align: self.run_align(ty, size), ..Run::default() };
-            if self.flatten(ty, e, name, 0, &mut run) {
-                run.size = size;
-                push_run(out, run);
-                return;
-            }
-        }
-        out.push(self.step(ty, e, name));
     }
 
-    /// Under natural alignment ([`Rules::natural_align`]), the run of a value whose parts all
-    /// have fixed sizes (a ROS 2 `Time`, `Vector3` or `Pose`, a `float64[9]`), when its first
-    /// part of a size above 0 is aligned at least as wide as every later one: the run then
-    /// starts at that part's padding, and every part lands at a fixed offset from there (a
-    /// part aligned to `a` after a start aligned to `a` or wider). `None` for a value with a
-    /// part of a variable size or a const, and for one whose first part is narrower than a
-    /// later one (`uint8` then `float64`: the padding before the `float64` depends on where the
-    /// value starts), which keep a step per field.
-    fn natural_run(&self, ty: &Ty, e: Endian, name: Option<&str>) -> Option<Run> {
+    /// The run of a value whose parts all have fixed sizes: one bounds check, then each part at
+    /// its offset. Under natural alignment ([`Rules::natural_align`]) a struct has no fixed size
+    /// in the IR (its padding depends on where it starts), but when its first part of a size
+    /// above 0 is aligned at least as wide as every later one (a ROS 2 `Time`, `Vector3` or
+    /// `Pose`, a `float64[9]`), the run starts at that part's padding and every part lands at a
+    /// fixed offset from there (a part aligned to `a` after a start aligned to `a` or wider).
+    /// `None` for a value with a part of a variable size or a type the walk does not read, an
+    /// array too long to unroll, and one whose first part is narrower than a later one
+    /// (`uint8` then `float64`: the padding before the `float64` depends on where the value
+    /// starts), which keep a step per field.
+    fn fixed_run(&self, ty: &Ty, e: Endian, name: Option<&str>) -> Option<Run> {
         let mut run = Run::default();
-        let mut lay = Lay { at: 0, first: None, widest: 1 };
-        self.flatten_natural(ty, e, name, &mut lay, &mut run)?;
+        let mut lay = Lay { natural: self.schema.format.rules.natural_align, at: 0, first: None, widest: 1 };
+        self.flatten(ty, e, name, &mut lay, &mut run)?;
         let first = lay.first.unwrap_or(1);
         if lay.widest > first {
             return None;
@@ -421,10 +410,10 @@ impl Compiler<'_> {
         Some(run)
     }
 
-    /// Adds the parts of a value of `ty` to `run` at the offsets natural alignment gives them
-    /// from the run's start ([`Lay`]); `None` when a part is of a variable size, a const, or a
-    /// type the walk does not read, or the array is too long to unroll.
-    fn flatten_natural(&self, ty: &Ty, e: Endian, name: Option<&str>, lay: &mut Lay, run: &mut Run) -> Option<()> {
+    /// Adds the parts of a value of `ty` to `run` at the offsets its layout gives them from the
+    /// run's start ([`Lay`]); `None` when a part is of a variable size or a type the walk does
+    /// not read, or an array is too long to unroll.
+    fn flatten(&self, ty: &Ty, e: Endian, name: Option<&str>, lay: &mut Lay, run: &mut Run) -> Option<()> {
         let boxed_name = boxed(name);
         match ty {
             Ty::Prim(p) => {
@@ -466,7 +455,7 @@ impl Compiler<'_> {
                         }
                         run.parts.push(Part::BeginArray(boxed_name, n));
                         for _ in 0..n {
-                            self.flatten_natural(elem, e, None, lay, run)?;
+                            self.flatten(elem, e, None, lay, run)?;
                         }
                         run.parts.push(Part::EndArray);
                     }
@@ -479,10 +468,16 @@ impl Compiler<'_> {
                     }
                     run.parts.push(Part::Begin(boxed_name));
                     for f in &s.fields {
-                        if super::const_bytes(self.schema, f).is_some() {
-                            return None;
+                        match super::const_bytes(self.schema, f) {
+                            // Checked where its type puts it (as the walk reads it, then
+                            // compares its bytes) and, where consts are shown, handed on.
+                            Some(expect) => {
+                                let at = lay.place(self.run_align(&f.ty, expect.len()), expect.len())?;
+                                run.parts.push(Part::Const { at, expect: expect.into(), shown: self.shown(f) });
+                                run.consts = true;
+                            }
+                            None => self.flatten(&f.ty, f.endian, Some(&f.name), lay, run)?,
                         }
-                        self.flatten_natural(&f.ty, f.endian, Some(&f.name), lay, run)?;
                     }
                     run.parts.push(Part::End);
                 }
@@ -581,72 +576,6 @@ impl Compiler<'_> {
         }
     }
 
-    /// Adds the parts of a fixed-size value at offset `at` of `run`; `false` when it cannot be
-    /// part of a run (an array too long to unroll, a type the walk does not read).
-    fn flatten(&self, ty: &Ty, e: Endian, name: Option<&str>, at: usize, run: &mut Run) -> bool {
-        let name = boxed(name);
-        match ty {
-            Ty::Prim(p) => run.parts.push(Part::Number { at, name, num: Num::of(*p, e) }),
-            Ty::Bool => run.parts.push(Part::Bool { at, name }),
-            Ty::Pad(_) => run.parts.push(Part::Pad(name)),
-            Ty::Str(Len::Fixed(n)) => {
-                run.parts.push(Part::Text { at, name, n: *n as usize, bytes: false, fixed: true })
-            }
-            Ty::Bytes(Len::Fixed(n)) => {
-                run.parts.push(Part::Text { at, name, n: *n as usize, bytes: true, fixed: true })
-            }
-            Ty::Array { elem, len: Len::Fixed(n) } => {
-                let n = *n as usize;
-                match **elem {
-                    Ty::Prim(p) => run.parts.push(Part::Numbers { at, name, p, e, n }),
-                    Ty::Bool => run.parts.push(Part::Bools { at, name, n }),
-                    _ => {
-                        let Some(size) = self.size(elem) else { return false };
-                        if n.saturating_mul(self.parts(elem)) > MAX_UNROLL {
-                            return false;
-                        }
-                        if size == 0 && n > 0 {
-                            run.empty = run.empty.saturating_add(n);
-                        }
-                        run.parts.push(Part::BeginArray(name, n));
-                        for i in 0..n {
-                            if !self.flatten(elem, e, None, at + i * size, run) {
-                                return false;
-                            }
-                        }
-                        run.parts.push(Part::EndArray);
-                    }
-                }
-            }
-            Ty::Named(id) => match self.schema.ty(*id) {
-                TypeDef::Struct(s) => {
-                    if s.size == Some(0) {
-                        run.empty = run.empty.saturating_add(1);
-                    }
-                    run.parts.push(Part::Begin(name));
-                    for f in &s.fields {
-                        let Some(off) = f.offset else { return false };
-                        let at = at + off as usize;
-                        if let Some(expect) = super::const_bytes(self.schema, f) {
-                            run.parts.push(Part::Const { at, expect: expect.into(), shown: self.shown(f) });
-                            run.consts = true;
-                            continue;
-                        }
-                        if !self.flatten(&f.ty, f.endian, Some(&f.name), at, run) {
-                            return false;
-                        }
-                    }
-                    run.parts.push(Part::End);
-                }
-                TypeDef::Enum(en) => run.parts.push(Part::Number { at, name, num: Num::of(en.base, e) }),
-                TypeDef::Flags(fl) => run.parts.push(Part::Number { at, name, num: Num::of(fl.base, e) }),
-                _ => return false,
-            },
-            _ => return false,
-        }
-        true
-    }
-
     /// A const field's name and value, where the plan shows consts.
     fn shown(&self, f: &logspec_ir::ir::Field) -> Option<Box<(Option<Box<str>>, ConstValue)>> {
         let value = f.value.clone()?;
@@ -668,8 +597,11 @@ impl Compiler<'_> {
     }
 }
 
-/// Where the parts of a run under natural alignment land (`Compiler::natural_run`).
+/// Where the parts of a run land (`Compiler::fixed_run`): one after another, each padded to its
+/// alignment under natural alignment.
 struct Lay {
+    /// Under natural alignment ([`Rules::natural_align`]).
+    natural: bool,
     /// The offset after the parts so far, from the run's start.
     at: usize,
     /// The alignment of the first part of a size above 0 (the run's own).
@@ -679,8 +611,9 @@ struct Lay {
 }
 
 impl Lay {
-    /// Places a part of `size` bytes aligned to `align`; its offset.
+    /// Places a part of `size` bytes aligned to `align` (under natural alignment); its offset.
     fn place(&mut self, align: usize, size: usize) -> Option<usize> {
+        let align = if self.natural { align } else { 1 };
         let at = self.at.checked_add(self.at.wrapping_neg() & (align - 1))?;
         if size > 0 {
             self.first.get_or_insert(align);
