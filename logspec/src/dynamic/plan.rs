@@ -399,7 +399,7 @@ impl Compiler<'_> {
     /// starts), which keep a step per field.
     fn fixed_run(&self, ty: &Ty, e: Endian, name: Option<&str>) -> Option<Run> {
         let mut run = Run::default();
-        let mut lay = Lay { natural: self.schema.format.rules.natural_align, at: 0, first: None, widest: 1 };
+        let mut lay = Lay { rules: self.schema.format.rules, at: 0, first: None, widest: 1 };
         self.flatten(ty, e, name, &mut lay, &mut run)?;
         let first = lay.first.unwrap_or(1);
         if lay.widest > first {
@@ -600,8 +600,8 @@ impl Compiler<'_> {
 /// Where the parts of a run land (`Compiler::fixed_run`): one after another, each padded to its
 /// alignment under natural alignment.
 struct Lay {
-    /// Under natural alignment ([`Rules::natural_align`]).
-    natural: bool,
+    /// The schema's layout rules ([`Rules::natural_align`]).
+    rules: Rules,
     /// The offset after the parts so far, from the run's start.
     at: usize,
     /// The alignment of the first part of a size above 0 (the run's own).
@@ -613,8 +613,8 @@ struct Lay {
 impl Lay {
     /// Places a part of `size` bytes aligned to `align` (under natural alignment); its offset.
     fn place(&mut self, align: usize, size: usize) -> Option<usize> {
-        let align = if self.natural { align } else { 1 };
-        let at = self.at.checked_add(self.at.wrapping_neg() & (align - 1))?;
+        let align = if self.rules.natural_align { align } else { 1 };
+        let at = self.at.checked_add(super::padding(self.rules, self.at, align))?;
         if size > 0 {
             self.first.get_or_insert(align);
             self.widest = self.widest.max(align);
