@@ -140,6 +140,20 @@ with AnyReader([Path(sys.argv[1])]) as r:
     print(time.perf_counter() - t, n)
 "#;
 
+/// Times rosbags on `file` (`n` messages, `bytes` of message data) and prints it against
+/// logspec's scan (`t_scan`).
+fn rosbags_line(python: &str, file: &Path, n: u64, bytes: u64, t_scan: Duration) {
+    if let Some((t, m)) = rosbags(python, file) {
+        assert_eq!(m, n, "rosbags read every message");
+        println!(
+            "rosbags 0.11.9 deserialize_cdr:  {:8.1} MB/s  ({:.3} s)  logspec is {:.1}x",
+            mbps(bytes as usize, t),
+            t.as_secs_f64(),
+            t.as_secs_f64() / t_scan.as_secs_f64()
+        );
+    }
+}
+
 fn rosbags(python: &str, file: &Path) -> Option<(Duration, u64)> {
     let out = std::process::Command::new(python).args(["-c", ROSBAGS, file.to_str().unwrap()]).output().ok()?;
     if !out.status.success() {
@@ -237,15 +251,7 @@ fn main() {
     drop(file);
     let t_scan = compare(&big, n, bytes);
     if let Ok(python) = std::env::var("ROSBAGS_PYTHON") {
-        if let Some((t, m)) = rosbags(&python, &big) {
-            assert_eq!(m, n, "rosbags read every message");
-            println!(
-                "rosbags 0.11.9 deserialize_cdr:  {:8.1} MB/s  ({:.3} s)  logspec is {:.1}x",
-                mbps(bytes as usize, t),
-                t.as_secs_f64(),
-                t.as_secs_f64() / t_scan.as_secs_f64()
-            );
-        }
+        rosbags_line(&python, &big, n, bytes, t_scan);
     } else {
         println!("rosbags: set ROSBAGS_PYTHON to a Python with rosbags 0.11.9 to time it here");
     }
@@ -265,15 +271,7 @@ fn main() {
                 bytes as f64 / 1e6
             );
             let t_scan = compare(&robot, n, bytes);
-            if let Some((t, m)) = rosbags(&python, &robot) {
-                assert_eq!(m, n, "rosbags read every message");
-                println!(
-                    "rosbags 0.11.9 deserialize_cdr:  {:8.1} MB/s  ({:.3} s)  logspec is {:.1}x",
-                    mbps(bytes as usize, t),
-                    t.as_secs_f64(),
-                    t.as_secs_f64() / t_scan.as_secs_f64()
-                );
-            }
+            rosbags_line(&python, &robot, n, bytes, t_scan);
         }
         _ => println!("the robot's recording: set ROSBAGS_PYTHON to a Python with rosbags 0.11.9 and numpy to time it"),
     }
