@@ -7,7 +7,10 @@ venv.
 These build a wheel and make venvs (a minute or two with a warm target directory), so they run
 under CI=true (`.ci/run`) or with LOGSPEC_WHEEL_TEST=1, and are skipped, with that reason,
 otherwise. The wheel is a debug build (`maturin build` without `--release`), into the
-workspace's target directory, so CI builds little beyond what `maturin develop` built."""
+workspace's target directory, with the package's `workspace` feature as `.ci/run`'s `maturin
+develop` has it (the third-party crates compiled with the features `cargo test --workspace` gave
+them: py/Cargo.toml), so CI builds little beyond what those two built. The package's Python side
+and its calls into logspec are the same without it."""
 
 from __future__ import annotations
 
@@ -21,6 +24,9 @@ from pathlib import Path
 import pytest
 
 from conftest import DATA, ROOT
+
+# What both builds add to maturin's arguments (see above).
+FEATURES = ["--features", "workspace"]
 
 WANTED = os.environ.get("CI") == "true" or os.environ.get("LOGSPEC_WHEEL_TEST") == "1"
 pytestmark = pytest.mark.skipif(
@@ -113,7 +119,10 @@ def test_wheel_in_a_fresh_venv(tmp_path: Path):
         pytest.fail("maturin is not installed (`pip install maturin`); it builds the wheel")
     wheels = tmp_path / "wheels"
     subprocess.run(
-        [maturin, "build", "--locked", "--quiet", "--out", str(wheels)], cwd=ROOT / "py", check=True, timeout=1800
+        [maturin, "build", "--locked", "--quiet", *FEATURES, "--out", str(wheels)],
+        cwd=ROOT / "py",
+        check=True,
+        timeout=1800,
     )
     [wheel] = list(wheels.glob("logspec-*.whl"))
     python = _fresh_venv(tmp_path / "venv")
@@ -125,9 +134,9 @@ def test_wheel_in_a_fresh_venv(tmp_path: Path):
 def test_readme_pip_install_from_the_checkout(tmp_path: Path):
     # README: `python3 -m pip install ./py`, run from the checkout. pip builds the wheel with
     # maturin from the index (the build-system requirement); MATURIN_PEP517_ARGS makes it a
-    # debug build, as above, to keep CI short.
+    # debug build with the CI build's features, as above, to keep CI short.
     python = _fresh_venv(tmp_path / "venv")
-    env = dict(os.environ, MATURIN_PEP517_ARGS="--profile dev")
+    env = dict(os.environ, MATURIN_PEP517_ARGS=" ".join(["--profile", "dev", *FEATURES]))
     env.pop("VIRTUAL_ENV", None)
     r = subprocess.run(
         [str(python), "-m", "pip", "install", "--quiet", "./py"],
