@@ -373,22 +373,10 @@ fn verify<F: FramedFormat>(bytes: &[u8], total: usize) -> Result<(), Corruption>
     }
 }
 
-/// How far ahead of the record it frames the slice reader has read every cache line of its input.
-/// A decoder that only checks lengths (a counted array of fixed-size records) does not touch a
-/// payload's middle, so without this the next record's header is the first byte read of its
-/// cache line and waits for memory each time: the slice reader ran at 0.8x the streaming one,
-/// whose `read` copy pulls the bytes in ahead (BENCHMARKS.md, "SliceReader ahead of streaming").
-/// A line a few records ahead is read while the current record decodes.
-const READ_AHEAD: usize = 2048;
-/// The distance between the bytes read ahead: a cache line.
-const LINE: usize = 64;
-
 /// Reads records from an in-memory buffer without copying them.
 pub struct SliceReader<'a, F: FramedFormat> {
     bytes: &'a [u8],
     pos: usize,
-    /// The first byte not yet read ahead (see [`READ_AHEAD`]).
-    ahead: usize,
     index: u64,
     done: bool,
     /// The CRC's zero-byte shifts, made at the first resynchronisation of a framing with one.
@@ -402,17 +390,14 @@ impl<'a, F: FramedFormat> SliceReader<'a, F> {
         let (h, n) = decode_file_header::<F>(bytes, true)?.ok_or_else(|| {
             header_error::<F>(ReadErrorKind::Truncated { what: "file header", needed: 1, available: 0 })
         })?;
-        Ok((
-            h,
-            SliceReader { bytes, pos: n, ahead: n, index: 0, done: false, shifts: None, _f: core::marker::PhantomData },
-        ))
+        Ok((h, SliceReader { bytes, pos: n, index: 0, done: false, shifts: None, _f: core::marker::PhantomData }))
     }
 
     /// A reader over records alone, with no file header before them: `bytes` starts with a
     /// record header (a stream's records after a header read elsewhere, or a reader's look-ahead
     /// from [`Reader::peek`]). Offsets and indices count from the start of `bytes`.
     pub fn records(bytes: &'a [u8]) -> Self {
-        SliceReader { bytes, pos: 0, ahead: 0, index: 0, done: false, shifts: None, _f: core::marker::PhantomData }
+        SliceReader { bytes, pos: 0, index: 0, done: false, shifts: None, _f: core::marker::PhantomData }
     }
 
     /// Byte offset of the next record.
@@ -427,7 +412,6 @@ impl<'a, F: FramedFormat> SliceReader<'a, F> {
     pub fn seek(&mut self, pos: u64, index: u64) {
         let pos = usize::try_from(pos).map_or(self.bytes.len(), |p| p.min(self.bytes.len()));
         self.pos = pos;
-        self.ahead = pos;
         self.index = index;
         self.done = false;
     }
@@ -525,7 +509,6 @@ impl<F: FramedFormat> SliceReader<'_, F> {
             }
         };
         self.pos += skipped;
-        self.ahead = self.ahead.max(self.pos);
         record_error::<F>(ReadErrorKind::Corrupt { why, skipped: skipped as u64 }, pos as u64, index, tag)
     }
 }
@@ -564,15 +547,6 @@ impl<'a, F: FramedFormat> Iterator for SliceReader<'a, F> {
             Frame::BadHeader(e) => return Some(Err(self.bad_header(e))),
         };
         let h = F::RECORD_HEADER_SIZE;
-        // Reads one byte of each cache line up to `READ_AHEAD` past this record, so that the
-        // lines are on their way while it decodes (the loads are independent of the decoding).
-        let end = self.bytes.len().min(self.pos.saturating_add(total).saturating_add(READ_AHEAD));
-        while self.ahead < end {
-            if let Some(b) = self.bytes.get(self.ahead) {
-                core::hint::black_box(*b);
-            }
-            self.ahead += LINE;
-        }
         let payload = &rest[h..total];
         let raw = RawRecord { offset: self.pos as u64, index: self.index, header, payload };
         self.pos += total;

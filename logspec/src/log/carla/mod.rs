@@ -476,7 +476,14 @@ fn summarise(r: &mut impl Packets) -> Summary {
                 if let Some(ws) = wheel_size {
                     *s.wheel_sizes.entry(ws.0).or_default() += 1;
                 }
-                s.record(record);
+                // Most packets (Position, State and the rest) add nothing beyond their counts;
+                // the call is only for those that do.
+                if matches!(
+                    record,
+                    CarlaRecordRef::FrameStart(_) | CarlaRecordRef::EventAdd(_) | CarlaRecordRef::EventDel(_)
+                ) {
+                    s.record(record);
+                }
             }
             BodyRef::Unknown(_) => {}
             BodyRef::Mismatch { consumed, error, .. } => {
