@@ -130,7 +130,7 @@ impl NativeLog {
         let (summary, notes) = py.detach(|| {
             let mut notes = Vec::new();
             let info = self.detected().and_then(|log| log.info(&[], &mut notes));
-            (info.map(|i| (i.json, i.ok)), notes)
+            (info.map(|i| (i.json(), i.ok)), notes)
         });
         let warnings = notes.iter().map(|n| errors::warning(py, n).map(Bound::unbind)).collect::<PyResult<Vec<_>>>()?;
         Ok(match summary {

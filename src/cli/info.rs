@@ -69,5 +69,5 @@ fn one(file: &Path, args: &Args, notes: &mut Vec<String>) -> Result<(String, boo
     let info = open(file, &args.input).and_then(|log| log.info(&args.msg_path, &mut faults));
     notes.extend(faults.into_iter().map(|f| f.message));
     let info = info?;
-    Ok((if args.json { info.json } else { info.text }, info.ok))
+    Ok((if args.json { info.json() } else { info.text() }, info.ok))
 }

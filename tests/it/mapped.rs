@@ -26,7 +26,7 @@ fn read(path: &Path, map: bool) -> (Vec<String>, Vec<Table>) {
     let how = Open { map, ..Open::default() };
     let (mut out, mut all) = (Vec::new(), Vec::new());
     match logspec::log::open(path, &how).and_then(|log| log.info(&[], &mut Vec::new())) {
-        Ok(info) => out.extend([info.text, info.json, info.ok.to_string()]),
+        Ok(info) => out.extend([info.text(), info.json(), info.ok.to_string()]),
         Err(e) => out.push(shown(e)),
     }
     let mut lines = Vec::new();

@@ -259,7 +259,7 @@ fn bundled_db3_files_read_the_same_in_partitions_at_their_row_id_runs() {
         assert_eq!(idx.chunks.len(), 1, "{}: {idx:?}", path.display());
         assert_eq!(idx.chunks[0].first_record, 1, "{}", path.display());
         let info = logspec::log::open(&path, &how()).unwrap().info(&[], &mut Vec::new()).unwrap();
-        let info: serde_json::Value = serde_json::from_str(&info.json).unwrap();
+        let info: serde_json::Value = serde_json::from_str(&info.json()).unwrap();
         assert_eq!(serde_json::json!(idx.chunks[0].records), info["messages"], "{}", path.display());
         reads_the_same_in_parts(&path, &tables_of(&path));
     }

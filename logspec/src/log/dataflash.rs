@@ -492,7 +492,7 @@ fn info_in<R, I: Input>(mut reader: Reader<R, I>, path: &str, name: &str) -> Res
     if let Some(s) = &stop {
         line("integrity:", s.clone());
     }
-    Ok(super::Info { json, text: t, ok })
+    Ok(super::Info::written(t, json, ok))
 }
 
 fn opt(w: &mut JsonWriter, name: &str, v: Option<u64>) {

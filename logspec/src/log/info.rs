@@ -62,13 +62,51 @@ impl Tally {
     }
 }
 
-/// A log's summary: its text (`logspec info`), its JSON object (`info --json`, one line), and
-/// whether the log read cleanly.
-#[derive(Debug, Clone)]
+/// A log's summary: whether the log read cleanly, and its two forms, each written when it is
+/// asked for: the text of `logspec info` and the JSON object of `info --json` (one line). A form
+/// can need what the other does not (CARLA's JSON reads the bundled schema, compiled at run
+/// time), so a command pays only for the form it prints.
 pub struct Info {
-    pub text: String,
-    pub json: String,
     pub ok: bool,
+    forms: Box<dyn Fn(Form) -> String>,
+}
+
+/// One of the two forms of an [`Info`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Form {
+    Text,
+    Json,
+}
+
+impl Info {
+    /// A summary whose forms `forms` writes.
+    pub(super) fn new(ok: bool, forms: impl Fn(Form) -> String + 'static) -> Info {
+        Info { ok, forms: Box::new(forms) }
+    }
+
+    /// A summary whose forms were written together.
+    pub(super) fn written(text: String, json: String, ok: bool) -> Info {
+        Info::new(ok, move |form| match form {
+            Form::Text => text.clone(),
+            Form::Json => json.clone(),
+        })
+    }
+
+    /// The text of `logspec info`.
+    pub fn text(&self) -> String {
+        (self.forms)(Form::Text)
+    }
+
+    /// The JSON object of `logspec info --json`, one line.
+    pub fn json(&self) -> String {
+        (self.forms)(Form::Json)
+    }
+}
+
+impl std::fmt::Debug for Info {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Info").field("ok", &self.ok).finish_non_exhaustive()
+    }
 }
 
 impl Summary {

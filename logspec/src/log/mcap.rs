@@ -971,7 +971,7 @@ pub(super) fn info(store: Store, path: &str, name: &str, chunk_budget: u64) -> R
     if stats.out_of_order > 0 {
         line("integrity:", format!("{} message(s) out of log-time order", stats.out_of_order));
     }
-    Ok(super::Info { json, text: t, ok })
+    Ok(super::Info::written(t, json, ok))
 }
 
 #[cfg(feature = "sqlite")]

@@ -3,6 +3,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use super::info::Form;
 use crate::formats::rosbag::{Bag, BagError, Compression, Connection, Decoders, Message, Order, Registry, Stop, Time};
 use crate::json::JsonWriter;
 use crate::runtime::{Visit, Visitor};
@@ -823,5 +824,9 @@ pub(super) fn info(
     notes: &mut Vec<String>,
 ) -> Result<super::Info, Error> {
     let s = summarise(input, file, path, msg_path, chunk_budget, notes)?;
-    Ok(super::Info { json: json(&s, path), text: text(&s, path), ok: ok(&s) })
+    let path = path.to_string();
+    Ok(super::Info::new(ok(&s), move |form| match form {
+        Form::Text => text(&s, &path),
+        Form::Json => json(&s, &path),
+    }))
 }

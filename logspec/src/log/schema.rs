@@ -7,7 +7,7 @@ use crate::json::{FrameFields, JsonWriter};
 
 use super::fault::{kind, Fault};
 use super::framed::{SchemaError, SchemaFormat, SchemaReader};
-use super::info::{json, text, Info, Summary, Tally};
+use super::info::{json, text, Form, Info, Summary, Tally};
 use super::input::Source;
 use super::records::{FrameNames, Records, Skips};
 use super::scan::{record_channel, unknown_record, State};
@@ -45,8 +45,11 @@ pub(super) fn info(format: &Arc<SchemaFormat>, input: Source, path: &str) -> Res
         Source::Mapped(map) => summarise_schema(format, format.read_window(map.window()).map_err(opened)?),
         Source::Stream(s) => summarise_schema(format, format.read(s).map_err(opened)?),
     };
-    let ns_per_tick = super::framed::timestamp_scale(format.schema());
-    Ok(Info { json: json(&s, format.name(), path), text: text(&s, format.title(), path, ns_per_tick), ok: s.ok() })
+    let (format, path) = (Arc::clone(format), path.to_string());
+    Ok(Info::new(s.ok(), move |form| match form {
+        Form::Text => text(&s, format.title(), &path, super::framed::timestamp_scale(format.schema())),
+        Form::Json => json(&s, format.name(), &path),
+    }))
 }
 
 /// Reads a log of a schema's own framing through the IR interpreter. Channels are described by

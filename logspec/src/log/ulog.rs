@@ -903,7 +903,7 @@ fn info_in<R, I: Input>(mut walk: Walk<R, I>, path: &str, name: &str) -> Result<
     if let Some(s) = &stop {
         line("integrity:", s.clone());
     }
-    Ok(super::Info { json, text: t, ok })
+    Ok(super::Info::written(t, json, ok))
 }
 
 fn opt(w: &mut JsonWriter, name: &str, v: Option<u64>) {

@@ -11,7 +11,7 @@ use crate::runtime::{Event, FramedFormat, RawRecord, Versioned, Visit};
 use super::fault::{kind, Fault};
 use super::framed::timestamp_scale;
 use super::index::{Chunker, Index, Range};
-use super::info::{json, text, Info, Summary, Tally};
+use super::info::{json, text, Form, Info, Summary, Tally};
 use super::input::{framed, FramedJob, FramedRead, Source};
 use super::records::{DumpFramed, Records};
 use super::scan::{record_channel, unknown_record, State};
@@ -51,10 +51,13 @@ pub(super) fn info(input: Source, head: &[u8], path: &str) -> Result<Info, Error
     // The file's schema id picks the layout: the current one or an older one from the lock.
     let job = Summarise { current: Usvlog::SCHEMA_IDS.first().copied() };
     let s = framed::<Usvlog, _>(head, input, job).map_err(|e| Error::Input(format!("{path}: {e}")))?;
-    // The timestamp's unit is the schema's (USVLOG: `t_us`, microseconds).
-    let ns_per_tick = timestamp_scale(crate::formats::schemas::usvlog());
     let (name, title) = (super::Format::Usvlog.name(), super::Format::Usvlog.title());
-    Ok(Info { json: json(&s, name, path), text: text(&s, title, path, ns_per_tick), ok: s.ok() })
+    let path = path.to_string();
+    Ok(Info::new(s.ok(), move |form| match form {
+        // The timestamp's unit is the schema's (USVLOG: `t_us`, microseconds).
+        Form::Text => text(&s, title, &path, timestamp_scale(crate::formats::schemas::usvlog())),
+        Form::Json => json(&s, name, &path),
+    }))
 }
 
 struct Scan<'a, 's> {

@@ -5,9 +5,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
 use std::ops::{ControlFlow, Range};
 
+use super::info::Form;
 use crate::formats::carla::{
-    attribute_type_byte_ref, packet_name, ActorType, BodyRef, CarlaError, CarlaErrorKind, CarlaRecordRef, FrameStart,
-    FrameState, InfoHeader, PacketRef, Reader, SliceReader,
+    attribute_type_byte_ref, packet_name, ActorType, BodyRef, CarlaError, CarlaErrorKind, CarlaRecordRef, EventAddRef,
+    EventDelRef, FrameStart, FrameState, InfoHeader, PacketRef, Reader, SliceReader,
 };
 use crate::json::JsonWriter;
 use crate::runtime::{Visit, Visitor};
@@ -478,14 +479,7 @@ fn summarise(r: &mut impl Packets) -> Summary {
                 if let Some(ws) = wheel_size {
                     *s.wheel_sizes.entry(ws.0).or_default() += 1;
                 }
-                // Most packets (Position, State and the rest) add nothing beyond their counts;
-                // the call is only for those that do.
-                if matches!(
-                    record,
-                    CarlaRecordRef::FrameStart(_) | CarlaRecordRef::EventAdd(_) | CarlaRecordRef::EventDel(_)
-                ) {
-                    s.record(record);
-                }
+                s.record(record);
             }
             BodyRef::Unknown(_) => {}
             BodyRef::Mismatch { consumed, error, .. } => {
@@ -510,6 +504,9 @@ fn summarise(r: &mut impl Packets) -> Summary {
 }
 
 impl Summary {
+    /// Inlined into the reader's loop, where most packets (Position, State and the rest) take
+    /// the empty arm: they add nothing beyond their counts. The events' loops are out of line.
+    #[inline(always)]
     fn record(&mut self, record: &CarlaRecordRef<'_>) {
         match record {
             CarlaRecordRef::FrameStart(fs) => {
@@ -518,22 +515,26 @@ impl Summary {
                 self.first.get_or_insert(fs);
                 self.last = Some(fs);
             }
-            CarlaRecordRef::EventAdd(add) => {
-                for a in add.records {
-                    self.add_records += 1;
-                    self.actors.entry(a.db_id).or_insert_with(|| (a.r#type, a.desc_id.to_string()));
-                    for at in a.attributes {
-                        *self.attr_types.entry(attribute_type_byte_ref(&at.r#type)).or_default() += 1;
-                    }
-                }
-            }
-            CarlaRecordRef::EventDel(del) => {
-                for d in del.records {
-                    self.del_records += 1;
-                    self.deleted.insert(d.db_id);
-                }
-            }
+            CarlaRecordRef::EventAdd(add) => self.actors_added(add),
+            CarlaRecordRef::EventDel(del) => self.actors_deleted(del),
             _ => {}
+        }
+    }
+
+    fn actors_added(&mut self, add: &EventAddRef<'_>) {
+        for a in add.records {
+            self.add_records += 1;
+            self.actors.entry(a.db_id).or_insert_with(|| (a.r#type, a.desc_id.to_string()));
+            for at in a.attributes {
+                *self.attr_types.entry(attribute_type_byte_ref(&at.r#type)).or_default() += 1;
+            }
+        }
+    }
+
+    fn actors_deleted(&mut self, del: &EventDelRef<'_>) {
+        for d in del.records {
+            self.del_records += 1;
+            self.deleted.insert(d.db_id);
         }
     }
 
@@ -787,5 +788,9 @@ pub(super) fn info(input: Source, path: &str, name: &str) -> Result<super::Info,
         }
     }
     let s = read(input, path, Summarise)?;
-    Ok(super::Info { json: json(&s, name), text: text(&s, path), ok: s.ok() })
+    let (path, name) = (path.to_string(), name.to_string());
+    Ok(super::Info::new(s.ok(), move |form| match form {
+        Form::Text => text(&s, &path),
+        Form::Json => json(&s, &name),
+    }))
 }

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::io::Read;
 use std::ops::ControlFlow;
 
+use super::info::Form;
 use crate::formats::rlog::{self, net::FrameReader, EventRef, Reader, ReaderOptions, Revision};
 use crate::json::JsonWriter;
 use crate::runtime::{Input, Visitor};
@@ -341,7 +342,11 @@ impl<O: Records> WithRlog for Dump<'_, O> {
 /// The summary of an RLOG file.
 pub(super) fn info(input: Source, path: &str, stream: bool, assume_r1: bool) -> Result<super::Info, Error> {
     let s = read(input, stream, assume_r1, path, Summarise)?;
-    Ok(super::Info { json: json(&s, path, stream), text: text(&s, path, stream), ok: s.errors.is_empty() })
+    let path = path.to_string();
+    Ok(super::Info::new(s.errors.is_empty(), move |form| match form {
+        Form::Text => text(&s, &path, stream),
+        Form::Json => json(&s, &path, stream),
+    }))
 }
 
 /// The channel of an RLOG key: the JSON Schema of its declared (R2) or first seen (R1) type.

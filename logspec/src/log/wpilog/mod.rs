@@ -5,6 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
 
+use super::info::Form;
 use crate::formats::wpilog::{self, Body, ControlBody, Reader, RecordRef};
 use crate::json::JsonWriter;
 use crate::runtime::Visitor;
@@ -701,7 +702,11 @@ pub(super) fn records<R: Records>(
 /// The summary of a WPILOG file.
 pub(super) fn info(input: Box<dyn Read>, path: &str, name: &str) -> Result<super::Info, Error> {
     let s = summarise(input, path)?;
-    Ok(super::Info { json: json(&s, name), text: text(&s, path), ok: s.errors.is_empty() })
+    let (path, name) = (path.to_string(), name.to_string());
+    Ok(super::Info::new(s.errors.is_empty(), move |form| match form {
+        Form::Text => text(&s, &path),
+        Form::Json => json(&s, &name),
+    }))
 }
 
 /// Whether two paths name one existing file (so writing one would destroy the other).
