@@ -25,6 +25,9 @@
 //!   (`benches/python/gen_ros2_mcap.py`, which needs numpy too).
 //!
 //! `--keep DIR` writes the inputs there and leaves them (to time another build on them).
+//! `--only scan|check|crate --file FILE` runs one reader alone on `FILE`, 20 times (`ONLY_RUNS`
+//! to change it; for `perf` and `valgrind`), and builds nothing: `check` is the scan into a sink
+//! that takes each message checked whole first.
 
 mod common;
 
@@ -33,41 +36,8 @@ use std::hint::black_box;
 use std::path::Path;
 use std::time::Duration;
 
-use common::touch::Touch;
+use common::touch::scan_all;
 use common::{arg, arg_mb, mbps, median, memcpy_time, process, thread_cpu};
-use logspec::log::{Channel, DynVisit, Open, Samples, Select};
-
-#[derive(Default)]
-struct Scanned {
-    samples: u64,
-    touch: Touch,
-}
-
-impl Samples for Scanned {
-    fn channel(&mut self, _: usize, _: &Channel) -> Result<(), logspec::log::Error> {
-        Ok(())
-    }
-    fn sample(&mut self, _: usize, _: u64, value: &logspec::value::Value) -> Result<(), logspec::log::Error> {
-        self.samples += 1;
-        value.write_to(&mut self.touch, None);
-        Ok(())
-    }
-    fn visit(&mut self, _: usize, _: u64, value: &dyn DynVisit) -> Result<(), logspec::log::Error> {
-        self.samples += 1;
-        value.visit_dyn(&mut self.touch);
-        Ok(())
-    }
-}
-
-/// Every message through the one interface, the file mapped as the command maps it; returns
-/// the samples.
-fn scan_all(p: &Path) -> u64 {
-    let log = logspec::log::open(p, &Open { map: true, ..Open::default() }).expect("opens the file");
-    let mut sink = Scanned::default();
-    let outcome = log.scan(&Select::default(), &mut sink).expect("scans the file");
-    assert!(outcome.error.is_none() && outcome.warnings.is_empty(), "{:?} {:?}", outcome.error, outcome.warnings);
-    sink.samples
-}
 
 /// The `mcap` crate's own iteration of every message (no CDR decoded); returns (messages, bytes).
 fn mcap_iterate(buf: &[u8]) -> (u64, u64) {
@@ -189,23 +159,27 @@ fn count(p: &Path) -> (u64, u64) {
 /// (wall clock and the reading thread's CPU time) and returns the scan's.
 fn compare(p: &Path, n: u64, bytes: u64) -> Duration {
     let rounds = 7;
-    let (mut t_mcap, mut t_scan) = (Vec::new(), Vec::new());
-    let (mut c_mcap, mut c_scan) = (Vec::new(), Vec::new());
+    let (mut t_mcap, mut t_scan, mut t_check) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut c_mcap, mut c_scan, mut c_check) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..rounds {
         let (t, c) = (std::time::Instant::now(), thread_cpu());
         let (m, _) = black_box(mcap_mapped(p));
         t_mcap.push(t.elapsed());
         c_mcap.push(thread_cpu() - c);
         assert_eq!(m, n);
-        let (t, c) = (std::time::Instant::now(), thread_cpu());
-        let s = black_box(scan_all(p));
-        t_scan.push(t.elapsed());
-        c_scan.push(thread_cpu() - c);
-        assert_eq!(s, n);
+        for once in [true, false] {
+            let (t, c) = (std::time::Instant::now(), thread_cpu());
+            let s = black_box(scan_all(p, once));
+            let (t, c) = (t.elapsed(), thread_cpu() - c);
+            let (ts, cs) = if once { (&mut t_scan, &mut c_scan) } else { (&mut t_check, &mut c_check) };
+            ts.push(t);
+            cs.push(c);
+            assert_eq!(s, n);
+        }
     }
-    let (t_mcap, t_scan) = (median(t_mcap), median(t_scan));
+    let (t_mcap, t_scan, t_check) = (median(t_mcap), median(t_scan), median(t_check));
     // The reading thread's CPU time: the steadier figure on a loaded machine.
-    let (c_mcap, c_scan) = (median(c_mcap), median(c_scan));
+    let (c_mcap, c_scan, c_check) = (median(c_mcap), median(c_scan), median(c_check));
     println!(
         "mcap crate, every message (no CDR): {:8.1} MB/s of message data  ({:.3} s)",
         mbps(bytes as usize, t_mcap),
@@ -223,10 +197,33 @@ fn compare(p: &Path, n: u64, bytes: u64) -> Duration {
         c_scan.as_secs_f64(),
         c_mcap.as_secs_f64() / c_scan.as_secs_f64()
     );
+    println!(
+        "logspec scan, each message checked whole, then visited (a sink without try_visit): {:.3} s, by CPU time \
+         {:.3} s; the one pass is {:.2}x faster by wall clock, {:.2}x by CPU time",
+        t_check.as_secs_f64(),
+        c_check.as_secs_f64(),
+        t_check.as_secs_f64() / t_scan.as_secs_f64(),
+        c_check.as_secs_f64() / c_scan.as_secs_f64()
+    );
     t_scan
 }
 
 fn main() {
+    let only = arg("--only", "");
+    if !only.is_empty() {
+        let file = arg("--file", "");
+        assert!(!file.is_empty(), "--only needs --file FILE");
+        let p = Path::new(&file);
+        for _ in 0..std::env::var("ONLY_RUNS").map_or(20, |v| v.parse().unwrap()) {
+            match only.as_str() {
+                "scan" => black_box(scan_all(p, true)),
+                "check" => black_box(scan_all(p, false)),
+                "crate" => black_box(mcap_mapped(p).0),
+                other => panic!("--only {other}: scan, check or crate"),
+            };
+        }
+        return;
+    }
     let mb = arg_mb(100.0);
     let zstd = std::env::args().any(|a| a == "--zstd");
     let keep = arg("--keep", "");

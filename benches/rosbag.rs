@@ -18,8 +18,10 @@
 //! owned `Value` trees; fresh and on an opened bag; and every message through the one interface
 //! (`logspec::log::open` with `Open::map`, as the CLI opens a file, then `Log::scan` of every
 //! channel into a sink that visits each value, handing every number to `black_box` and taking
-//! a `uint8[]` as its slice: `common::touch::Touch`). `--crate-only` stops after that;
-//! `--only crate|plan|plan-file|owned|scan` runs one reader alone, 20 times (for `perf`).
+//! a `uint8[]` as its slice: `common::touch::Touch`), each message decoded once as it is shown
+//! (`Samples::try_visit`, as the export's and the engines' sinks take it) and, the generic path,
+//! checked whole first. `--crate-only` stops after that;
+//! `--only crate|plan|plan-file|owned|scan|check` runs one reader alone, 20 times (for `perf`).
 //!
 //! Then, as medians: memcpy (the baseline); full decode (owned `Value` trees, the bag read through a
 //! `BufReader`) in time order per compression as MB/s
@@ -37,12 +39,11 @@ use std::io::Cursor;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use common::touch::Touch;
+use common::touch::scan_all;
 use common::{mbps, median, memcpy_time, process, time};
 use logspec::dynamic::Sink;
 use logspec::formats::rosbag::{Bag, BagError, Decoders, Order};
 use logspec::ir::ir::{Endian, Prim};
-use logspec::log::{Channel, DynVisit, Open, Samples, Select};
 
 /// The Python `rosbags` library's full decode and memcpy on the reference machine, MB/s.
 const ROSBAGS_MBPS: f64 = 62.0;
@@ -75,7 +76,7 @@ fn decode_all_mapped(p: &Path) -> (u64, u64) {
 
 /// What the plan decode of the bench does with a message's parts: every number, bool, string
 /// length and array length is handed to `black_box` (so each is read, in its byte order), and
-/// nothing is kept, as [`Touch`] does for the scan line; arrays of numbers are taken as the
+/// nothing is kept, as `common::touch::Touch` does for the scan line; arrays of numbers are taken as the
 /// packed bytes the plan lends (their length checked, elements not read), as a borrowed view
 /// hands them out.
 #[derive(Default)]
@@ -138,41 +139,6 @@ fn plan_bag<R: logspec::formats::rosbag::Source>(
     })
     .unwrap();
     (n, bytes)
-}
-
-/// A [`Samples`] sink that shows every sample to [`Touch`]: through the visit the scan hands it
-/// (a ROS message is decoded by its plan as it is visited), or the value where one is handed.
-#[derive(Default)]
-struct Scanned {
-    samples: u64,
-    touch: Touch,
-}
-
-impl Samples for Scanned {
-    fn channel(&mut self, _: usize, _: &Channel) -> Result<(), logspec::log::Error> {
-        Ok(())
-    }
-    fn sample(&mut self, _: usize, _: u64, value: &logspec::value::Value) -> Result<(), logspec::log::Error> {
-        self.samples += 1;
-        value.write_to(&mut self.touch, None);
-        Ok(())
-    }
-    fn visit(&mut self, _: usize, _: u64, value: &dyn DynVisit) -> Result<(), logspec::log::Error> {
-        self.samples += 1;
-        value.visit_dyn(&mut self.touch);
-        Ok(())
-    }
-}
-
-/// Every message of the bag through the one interface: opened by [`logspec::log::open`] (format
-/// sniffed; the file mapped, as the command-line tool opens it: [`Open::map`]), all channels
-/// scanned into [`Scanned`]; returns the samples.
-fn scan_all(p: &Path) -> u64 {
-    let log = logspec::log::open(p, &Open { map: true, ..Open::default() }).expect("opens the bag");
-    let mut sink = Scanned::default();
-    let outcome = log.scan(&Select::default(), &mut sink).expect("scans the bag");
-    assert!(outcome.error.is_none() && outcome.warnings.is_empty(), "{:?}", outcome.warnings);
-    sink.samples
 }
 
 fn decode_bag<R: logspec::formats::rosbag::Source>(mut bag: Bag<R>) -> (u64, u64) {
@@ -265,7 +231,8 @@ fn against_rosbag_crate(p: &Path, runs: usize) {
     assert_eq!(decode_all_mapped(p), (msgs, msg_bytes), "both read the same messages");
     let (pm, pb) = plan_all_mapped(p, Order::Time);
     assert_eq!((pm, pb), (msgs, msg_bytes), "both read the same messages");
-    assert_eq!(scan_all(p), msgs, "the scan has every message");
+    assert_eq!(scan_all(p, true), msgs, "the scan has every message");
+    assert_eq!(scan_all(p, false), msgs, "the scan has every message");
     // Opened once, outside the timing (the mapping's pages stay mapped): what a large bag
     // amortises, for the crate and for logspec (definitions compiled once too).
     let crate_bag = rosbag::RosBag::new(p).expect("the rosbag crate opens the bag");
@@ -305,7 +272,10 @@ fn against_rosbag_crate(p: &Path, runs: usize) {
                 .unwrap()
             },
             &mut || {
-                black_box(scan_all(p));
+                black_box(scan_all(p, true));
+            },
+            &mut || {
+                black_box(scan_all(p, false));
             },
         ],
     );
@@ -324,6 +294,11 @@ fn against_rosbag_crate(p: &Path, runs: usize) {
     line("logspec, decode plan, time order, opened bag", 6, 5);
     line("logspec, Value trees, time order, opened bag", 7, 5);
     line("logspec, every message through Log::scan (open+compile)", 8, 0);
+    line("the same, each message checked whole first (no try_visit)", 9, 0);
+    println!(
+        "   the one pass (line 9) is {:.2}x the check, then the visit (line 10)",
+        t[9].as_secs_f64() / t[8].as_secs_f64()
+    );
 }
 
 fn main() {
@@ -346,7 +321,8 @@ fn main() {
                 "plan" => drop(black_box(plan_all_mapped(&none, Order::Time))),
                 "plan-file" => drop(black_box(plan_all_mapped(&none, Order::File))),
                 "crate" => drop(black_box(rosbag_crate_framing(&none))),
-                "scan" => drop(black_box(scan_all(&none))),
+                "scan" => drop(black_box(scan_all(&none, true))),
+                "check" => drop(black_box(scan_all(&none, false))),
                 _ => drop(black_box(decode_all_mapped(&none))),
             }
         }

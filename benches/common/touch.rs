@@ -2,6 +2,9 @@
 
 use std::hint::black_box;
 
+use std::path::Path;
+
+use logspec::log::{Channel, DynVisit, Open, Samples, Select, TryVisit};
 use logspec::runtime::{NumberType, Numbers, Visitor};
 
 /// Hands every value a visit shows to [`black_box`] (a number as its bits, a string or byte
@@ -80,4 +83,54 @@ impl Visitor for Touch {
 
 impl logspec::value::ValueSink for Touch {
     fn null(&mut self, _: Option<&str>) {}
+}
+
+/// A [`Samples`] sink that shows every sample to [`Touch`]: through the visit the scan hands it
+/// (a ROS message is decoded by its plan as it is visited), or the value where one is handed.
+#[derive(Default)]
+pub struct Scanned {
+    pub samples: u64,
+    touch: Touch,
+    /// Whether the sink takes a visit that may stop partway ([`Samples::try_visit`], as the
+    /// export's and the engines' sinks do): each message decoded once as it is shown; without,
+    /// each is checked whole first (the generic path).
+    pub once: bool,
+}
+
+impl Samples for Scanned {
+    fn channel(&mut self, _: usize, _: &Channel) -> Result<(), logspec::log::Error> {
+        Ok(())
+    }
+    fn sample(&mut self, _: usize, _: u64, value: &logspec::value::Value) -> Result<(), logspec::log::Error> {
+        self.samples += 1;
+        value.write_to(&mut self.touch, None);
+        Ok(())
+    }
+    fn visit(&mut self, _: usize, _: u64, value: &dyn DynVisit) -> Result<(), logspec::log::Error> {
+        self.samples += 1;
+        value.visit_dyn(&mut self.touch);
+        Ok(())
+    }
+    fn try_visit(&mut self, _: usize, _: u64, value: &dyn TryVisit) -> Result<bool, logspec::log::Error> {
+        if !self.once {
+            return Ok(false);
+        }
+        // `Touch` keeps nothing: a visit that stopped leaves nothing to take back.
+        if value.try_visit_dyn(&mut self.touch) {
+            self.samples += 1;
+        }
+        Ok(true)
+    }
+}
+
+/// Every message of the log at `p` through the one interface: opened by
+/// [`logspec::log::open`] (format sniffed; the file mapped, as the command-line tool opens it),
+/// every channel scanned into [`Scanned`] (`once`: each ROS message decoded once as it is shown,
+/// else checked whole first); returns the samples.
+pub fn scan_all(p: &Path, once: bool) -> u64 {
+    let log = logspec::log::open(p, &Open { map: true, ..Open::default() }).expect("opens the log");
+    let mut sink = Scanned { once, ..Scanned::default() };
+    let outcome = log.scan(&Select::default(), &mut sink).expect("scans the log");
+    assert!(outcome.error.is_none() && outcome.warnings.is_empty(), "{:?} {:?}", outcome.error, outcome.warnings);
+    sink.samples
 }

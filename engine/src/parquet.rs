@@ -33,7 +33,7 @@ use crate::logs::{find, Found, LogFile};
 pub use crate::logs::{has_log_extension, NotExported, LOG_EXTENSIONS};
 use crate::tables::{table_name, TableBuilder};
 use logspec::log::Error;
-use logspec::log::{Channel, DynVisit, Samples, Select};
+use logspec::log::{Channel, DynVisit, Samples, Select, TryVisit};
 
 /// A table's open row group is closed when its encoded size passes this.
 const ROW_GROUP_BYTES: usize = 4 << 20;
@@ -648,6 +648,19 @@ impl Samples for LogSink<'_> {
             self.flush(i)?;
         }
         Ok(())
+    }
+
+    fn try_visit(&mut self, id: usize, t_ns: u64, value: &dyn TryVisit) -> Result<bool, Error> {
+        let i = self.by_channel[id];
+        match self.tables[i].rows.try_visit(t_ns, self.origin_ns, value) {
+            Some(full) => {
+                if full {
+                    self.flush(i)?;
+                }
+                Ok(true)
+            }
+            None => Ok(false),
+        }
     }
 
     fn sample(&mut self, id: usize, t_ns: u64, value: &Value) -> Result<(), Error> {

@@ -34,7 +34,7 @@ use arrow_array::{new_null_array, ArrayRef, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use logspec::log::fault::FaultKind;
 use logspec::log::index::Range;
-use logspec::log::{Channel, DynVisit, Error, Fault, Open, Samples, Select};
+use logspec::log::{Channel, DynVisit, Error, Fault, Open, Samples, Select, TryVisit};
 use logspec::value::Value;
 
 use crate::logs::LogFile;
@@ -543,6 +543,18 @@ impl Samples for Stream<'_, '_> {
         let origin = self.origin_ns;
         let full = self.builder.as_mut().is_some_and(|b| b.visit(t_ns, origin, value));
         self.full(full)
+    }
+
+    fn try_visit(&mut self, id: usize, t_ns: u64, value: &dyn TryVisit) -> Result<bool, Error> {
+        if !self.ours[id] {
+            // Checked whole, as every message is, then passed over.
+            return Ok(false);
+        }
+        let origin = self.origin_ns;
+        match self.builder.as_mut().and_then(|b| b.try_visit(t_ns, origin, value)) {
+            Some(full) => self.full(full).map(|()| true),
+            None => Ok(false),
+        }
     }
 
     fn sample(&mut self, id: usize, t_ns: u64, value: &Value) -> Result<(), Error> {

@@ -12,8 +12,9 @@ use arrow_schema::{DataType, Field, Schema as ArrowSchema, SchemaRef, TimeUnit};
 use logspec::value::Value;
 
 use crate::columns::{arrow_fields, only, Col, FixedLayout, FlatRow, NestedRow};
-use logspec::log::scan::{Channel, DynVisit, Samples};
+use logspec::log::scan::{Channel, DynVisit, Samples, TryVisit};
 use logspec::log::Error;
+use logspec::runtime::Visitor;
 
 mod direct;
 mod fixed;
@@ -98,6 +99,9 @@ pub struct TableBuilder {
     fixed: Option<FixedRows>,
     /// Rows and about how many bytes of values are buffered.
     pub rows: usize,
+    /// Rows of the batch whose visit stopped partway ([`TableBuilder::try_visit`]): in the
+    /// builders (each column has every row), left out of the batch.
+    dropped: Vec<usize>,
     bytes: usize,
     /// Values that did not fit their column's type and were appended as null.
     pub misfits: u64,
@@ -250,6 +254,7 @@ impl TableBuilder {
             filled: Vec::new(),
             fixed: fixed.map(|layout| FixedRows { layout, buf: Vec::new(), rows: 0 }),
             rows: 0,
+            dropped: Vec::new(),
             bytes: 0,
             misfits: 0,
         }
@@ -292,25 +297,47 @@ impl TableBuilder {
         if !self.values() {
             return self.end_row(t_ns, origin_ns);
         }
+        self.row(t_ns, origin_ns, |v| {
+            value.visit_dyn(v);
+            true
+        })
+    }
+
+    /// Appends a row from a visit that may stop partway (a message decoded as it is shown); a
+    /// row whose visit stopped is left out of the batch. `Some(true)` when the batch is full;
+    /// `None` when the table has no value column, and the value is not visited (the caller
+    /// checks it whole instead: [`Samples::try_visit`]).
+    pub fn try_visit(&mut self, t_ns: u64, origin_ns: u64, value: &dyn TryVisit) -> Option<bool> {
+        self.values().then(|| self.row(t_ns, origin_ns, |v| value.try_visit_dyn(v)))
+    }
+
+    /// A row of the table's value columns, from `show`, which visits the value (false: it
+    /// stopped partway, and the row is left out). True when the batch is full.
+    fn row(&mut self, t_ns: u64, origin_ns: u64, show: impl FnOnce(&mut dyn Visitor) -> bool) -> bool {
         if let (Some(fx), Some(cols)) = (self.fixed.as_mut(), self.cols.as_mut()) {
             self.misfits += fx.drain(cols);
         }
-        if let Some(cols) = self.cols.as_mut().filter(|_| self.nested) {
+        let (whole, bytes, misfits) = if let Some(cols) = self.cols.as_mut().filter(|_| self.nested) {
             let mut row = NestedRow::new(cols, &mut self.filled);
-            value.visit_dyn(&mut row);
-            self.bytes += row.bytes;
-            self.misfits += row.finish();
-            return self.end_row(t_ns, origin_ns);
-        }
-        let Some(cols) = self.cols.as_mut().filter(|_| self.flat) else {
+            let whole = show(&mut row);
+            (whole, row.bytes, row.finish())
+        } else if let Some(cols) = self.cols.as_mut().filter(|_| self.flat) {
+            let mut row = FlatRow::new(cols, &mut self.filled);
+            let whole = show(&mut row);
+            (whole, row.bytes + 8 * row.cols.len(), row.finish())
+        } else {
             let mut b = logspec::value::ValueBuilder::default();
-            value.visit_dyn(&mut b);
+            if !show(&mut b) {
+                return false;
+            }
             return self.sample(t_ns, origin_ns, &b.finish());
         };
-        let mut row = FlatRow::new(cols, &mut self.filled);
-        value.visit_dyn(&mut row);
-        self.bytes += row.bytes + 8 * row.cols.len();
-        self.misfits += row.finish();
+        if whole {
+            self.bytes += bytes;
+            self.misfits += misfits;
+        } else {
+            self.dropped.push(self.rows);
+        }
         self.end_row(t_ns, origin_ns)
     }
 
@@ -363,9 +390,20 @@ impl TableBuilder {
             }
             (None, _) => arrays.push(Arc::new(self.json.finish())),
         }
-        self.rows = 0;
+        let rows = std::mem::take(&mut self.rows);
         self.bytes = 0;
-        RecordBatch::try_new(self.schema.clone(), arrays).map(Some).map_err(|e| format!("building a batch: {e}"))
+        let batch = RecordBatch::try_new(self.schema.clone(), arrays).map_err(|e| format!("building a batch: {e}"))?;
+        if self.dropped.is_empty() {
+            return Ok(Some(batch));
+        }
+        // The rows whose visit stopped partway, left out.
+        let mut keep = vec![true; rows];
+        for i in self.dropped.drain(..) {
+            keep[i] = false;
+        }
+        let batch = arrow_select::filter::filter_record_batch(&batch, &keep.into())
+            .map_err(|e| format!("leaving out undecodable rows: {e}"))?;
+        Ok((batch.num_rows() > 0).then_some(batch))
     }
 }
 
@@ -513,6 +551,22 @@ impl Samples for Tables {
             self.full(i)?;
         }
         Ok(())
+    }
+
+    fn try_visit(&mut self, id: usize, t_ns: u64, value: &dyn TryVisit) -> Result<bool, Error> {
+        let i = self.by_channel[id];
+        if self.tables[i].direct.is_some() {
+            return Ok(false);
+        }
+        match self.tables[i].builder.try_visit(t_ns, self.origin_ns, value) {
+            Some(full) => {
+                if full {
+                    self.full(i)?;
+                }
+                Ok(true)
+            }
+            None => Ok(false),
+        }
     }
 
     fn sample(&mut self, id: usize, t_ns: u64, value: &Value) -> Result<(), Error> {

@@ -444,13 +444,17 @@ pub fn dataflash(data: &[u8]) {
     if let Ok(log) = open() {
         let _ = log.info(&[], &mut Vec::new());
     }
-    if let Ok(log) = open() {
-        let _ = log.scan(&Select::default(), &mut Visits(JsonWriter::new()));
+    // Each ROS message checked whole, then shown; and decoded once as it is shown.
+    for once in [false, true] {
+        if let Ok(log) = open() {
+            let _ = log.scan(&Select::default(), &mut Visits(JsonWriter::new(), once));
+        }
     }
 }
 
-/// Samples written as JSON and dropped (channels taken as they come).
-struct Visits(JsonWriter);
+/// Samples written as JSON and dropped (channels taken as they come); with `.1`, ROS messages
+/// taken as visits that may stop partway ([`crate::log::Samples::try_visit`]).
+struct Visits(JsonWriter, bool);
 
 impl crate::log::Samples for Visits {
     fn channel(&mut self, _id: usize, _channel: &crate::log::Channel) -> Result<(), crate::log::Error> {
@@ -465,6 +469,18 @@ impl crate::log::Samples for Visits {
         value.visit_dyn(&mut self.0);
         self.0.take();
         Ok(())
+    }
+    fn try_visit(
+        &mut self,
+        _id: usize,
+        _t_ns: u64,
+        value: &dyn crate::log::TryVisit,
+    ) -> Result<bool, crate::log::Error> {
+        if self.1 {
+            value.try_visit_dyn(&mut self.0);
+            self.0.take();
+        }
+        Ok(self.1)
     }
 }
 

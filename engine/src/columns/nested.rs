@@ -64,8 +64,13 @@ impl<'a> NestedRow<'a> {
         cols.iter().all(|(_, c)| plain(c))
     }
 
-    /// Nulls for the row's columns the visit did not fill; the misfits.
-    pub fn finish(self) -> u64 {
+    /// Nulls for the row's columns the visit did not fill; the misfits. A visit that stopped
+    /// partway ([`logspec::log::TryVisit`]) has its open structs and lists closed first, so that
+    /// every column has the row (which the table then leaves out).
+    pub fn finish(mut self) -> u64 {
+        while !self.stack.is_empty() {
+            self.close();
+        }
         // A visit that showed no struct leaves every column null.
         for (i, (_, c)) in self.cols.iter_mut().enumerate() {
             if !self.filled.get(i).copied().unwrap_or(false) {

@@ -21,7 +21,7 @@ use std::sync::Arc;
 use sha2::{Digest, Sha256};
 
 use crate::formats::mcap::{self as container, Channel as McapChannel, Event, Message, Schema, Want};
-use crate::formats::rosbag::MsgDecoder;
+use crate::formats::rosbag::{MsgDecoder, Visiting};
 use crate::json::JsonWriter;
 use crate::runtime::{Visit, Visitor};
 use crate::value::ValueSink;
@@ -350,12 +350,13 @@ fn visit_json(v: &serde_json::Value, name: Option<&str>, w: &mut (impl ValueSink
 /// decoded, an error when it should decode and does not (nothing of it written).
 fn write_data(w: &mut (impl ValueSink + ?Sized), c: &Chan, data: &[u8]) -> Result<(), String> {
     match c.payload(data) {
+        // Decoded as it is written: on a fault the caller discards the record
+        // ([`Records::discard`](super::Records::discard)).
         Some(Ok((d, payload, skip))) => {
-            let checked = d.checked(payload).map_err(|mut f| {
+            d.decode_into(payload, &mut Visiting::new(w, Some("data"))).map_err(|mut f| {
                 f.offset += skip;
                 f.to_string()
             })?;
-            checked.visit(Some("data"), w);
         }
         Some(Err(e)) => return Err(e),
         None => match &c.decoding {
@@ -702,15 +703,14 @@ pub(super) fn scan(
                     return Ok(());
                 }
                 match c.payload(&m.data) {
-                    Some(Ok((d, payload, skip))) => match d.checked(payload) {
-                        Ok(msg) => state.sink.visit(id, m.log_time, &msg)?,
-                        Err(mut f) => {
+                    Some(Ok((d, payload, skip))) => {
+                        if let Err(mut f) = state.deliver_message(id, m.log_time, d, payload)? {
                             f.offset += skip;
                             let f = walk.undecodable(m, c, &f);
                             state.warn(kind::UNDECODABLE, || f.message);
-                            return Ok(());
                         }
-                    },
+                        return Ok(());
+                    }
                     Some(Err(e)) => {
                         let f = walk.undecodable(m, c, &e);
                         state.warn(kind::UNDECODABLE, || f.message);

@@ -58,7 +58,7 @@ pub use info::Info;
 pub use open::{detect, open, reader, schema_format, shown, Format, Log, Open, Shape};
 pub use records::{JsonLines, Records};
 pub use rlog::{rlog_channel, rlog_value_type};
-pub use scan::{Channel, DynVisit, JsonSchema, Outcome, Ros1Type, Samples, ValueType};
+pub use scan::{Channel, DynVisit, JsonSchema, Outcome, Ros1Type, Samples, TryVisit, ValueType};
 pub use wpilog::Written;
 
 /// The threads a read may use: `LOGSPEC_THREADS` if set (`1` keeps a read on the calling

@@ -4,9 +4,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use super::info::Form;
-use crate::formats::rosbag::{Bag, BagError, Compression, Connection, Decoders, Message, Order, Registry, Stop, Time};
+use crate::formats::rosbag::{
+    Bag, BagError, Compression, Connection, Decoders, Message, Order, Registry, Stop, Time, Visiting,
+};
 use crate::json::JsonWriter;
-use crate::runtime::{Visit, Visitor};
+use crate::runtime::Visitor;
 use sha2::{Digest, Sha256};
 
 use super::fault::{kind, Fault, FaultKind};
@@ -227,8 +229,9 @@ pub fn dump(
         w.str(Some("type"), &c.ty);
         time_json(w, Some("time"), m.time);
         match decoders.get(m.conn).and_then(|t| t.decoder.as_ref()) {
-            Some(d) => match d.checked(m.data) {
-                Ok(msg) => msg.visit(Some("data"), w),
+            // Decoded as it is written: on a fault the record is discarded.
+            Some(d) => match d.decode_into(m.data, &mut Visiting::new(w, Some("data"))) {
+                Ok(()) => {}
                 Err(e) => {
                     out.discard();
                     let fault = || Fault::at(shown, m.chunk_pos, None, undecodable(shown, &m, c, &e));
@@ -713,13 +716,10 @@ fn read_rosbag(
                 // Reported once above, with the connection.
                 return Ok(());
             };
-            match d.checked(m.data) {
-                Ok(msg) => state.sink.visit(id, t_ns, &msg).map_err(Walk::Out)?,
-                Err(e) => {
-                    state.warn(kind::UNDECODABLE_MESSAGE, || super::rosbag::undecodable(path, &m, c, &e));
-                    return Ok(());
-                }
+            if let Err(e) = state.deliver_message(id, t_ns, d, m.data).map_err(Walk::Out)? {
+                state.warn(kind::UNDECODABLE_MESSAGE, || super::rosbag::undecodable(path, &m, c, &e));
             }
+            return Ok(());
         }
         state.outcome.samples += 1;
         Ok(())

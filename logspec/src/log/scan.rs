@@ -136,6 +136,15 @@ pub trait Samples {
         value.visit_dyn(&mut b);
         self.sample(id, t_ns, &b.finish())
     }
+    /// One sample handed as a visit that may stop partway ([`TryVisit`]: a ROS message decoded
+    /// by its plan as it is shown, not checked whole first), for a sink that keeps nothing of a
+    /// value whose visit stopped. It returns `Ok(true)` when it took the sample so (the value
+    /// kept whole, or nothing of it kept when [`TryVisit::try_visit_dyn`] said it stopped), and
+    /// `Ok(false)` (the default) without visiting it, to be handed the value checked whole
+    /// through [`Samples::visit`] instead. Taken, the message is read once instead of twice.
+    fn try_visit(&mut self, _id: usize, _t_ns: u64, _value: &dyn TryVisit) -> Result<bool, Error> {
+        Ok(false)
+    }
     /// One record of a framed format whose reader has the layout of the channel's IR type
     /// ([`Channel::ty`]): its payload bytes besides its visit, for a sink that takes the fields
     /// of a fixed-size struct straight from the bytes at the offsets the IR gives. The record
@@ -170,6 +179,14 @@ impl<T: crate::runtime::Visit> DynVisit for T {
     fn visit_dyn(&self, v: &mut dyn crate::runtime::Visitor) {
         self.visit(None, v);
     }
+}
+
+/// A value whose visit may stop partway ([`Samples::try_visit`]): a message that did not
+/// decode shows what came before its fault, then nothing more.
+pub trait TryVisit {
+    /// Shows the value to `v`; `false` when the visit stopped partway (the value does not
+    /// decode). Called at most once.
+    fn try_visit_dyn(&self, v: &mut dyn crate::runtime::Visitor) -> bool;
 }
 
 /// What reading found besides the samples.
@@ -316,6 +333,35 @@ impl<'a> State<'a> {
             self.outcome.samples += 1;
         }
         Ok(())
+    }
+
+    /// A ROS message (ROS1 or CDR) of channel `id`, decoded by `d` from `bytes`: read once as it
+    /// is shown to a sink that takes a visit that may stop ([`Samples::try_visit`]), else
+    /// checked whole, then shown. `Ok(Err(fault))` when it does not decode: nothing of it kept,
+    /// no sample counted.
+    pub(super) fn deliver_message(
+        &mut self,
+        id: usize,
+        t_ns: u64,
+        d: &crate::formats::rosbag::MsgDecoder,
+        bytes: &[u8],
+    ) -> Result<Result<(), crate::dynamic::Fault>, Error> {
+        let once = d.unchecked(bytes);
+        let shown = if self.sink.try_visit(id, t_ns, &once)? {
+            once.fault().map_or(Ok(()), Err)
+        } else {
+            match d.checked(bytes) {
+                Ok(msg) => {
+                    self.sink.visit(id, t_ns, &msg)?;
+                    Ok(())
+                }
+                Err(f) => Err(f),
+            }
+        };
+        if shown.is_ok() {
+            self.outcome.samples += 1;
+        }
+        Ok(shown)
     }
 
     /// As [`State::deliver_record`], for a channel found by number ([`State::wanted_numbered`]):

@@ -3,6 +3,7 @@
 //! user-supplied `.msg` files (keyed by type and md5) for connections whose definition is empty
 //! or does not match.
 
+use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -84,9 +85,42 @@ impl MsgDecoder {
         Ok(Checked { decoder: self, bytes })
     }
 
+    /// The message to be decoded as it is shown, once, without a check first
+    /// ([`crate::log::TryVisit`]): a visit that meets a fault stops there and keeps the fault
+    /// ([`Unchecked::fault`]).
+    pub fn unchecked<'a>(&'a self, bytes: &'a [u8]) -> Unchecked<'a> {
+        Unchecked { decoder: self, bytes, fault: Cell::new(None) }
+    }
+
     /// The value with its field names, for a visitor.
     pub fn view<'a>(&'a self, v: &'a Value) -> ValueView<'a> {
         ValueView { schema: &self.lowered.schema, ty: &self.root, value: v }
+    }
+}
+
+/// A message decoded as it is shown ([`MsgDecoder::unchecked`]).
+pub struct Unchecked<'a> {
+    decoder: &'a MsgDecoder,
+    bytes: &'a [u8],
+    fault: Cell<Option<DecodeFault>>,
+}
+
+impl Unchecked<'_> {
+    /// Why the visit stopped partway, if it did.
+    pub fn fault(&self) -> Option<DecodeFault> {
+        self.fault.take()
+    }
+}
+
+impl crate::log::TryVisit for Unchecked<'_> {
+    fn try_visit_dyn(&self, v: &mut dyn Visitor) -> bool {
+        match self.decoder.decode_into(self.bytes, &mut Visiting::new(v, None)) {
+            Ok(()) => true,
+            Err(f) => {
+                self.fault.set(Some(f));
+                false
+            }
+        }
     }
 }
 

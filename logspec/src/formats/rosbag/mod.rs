@@ -27,7 +27,7 @@ mod value;
 use std::fmt;
 
 pub use chunk::{mib as chunk_mib, Compression, DEFAULT_CHUNK_BUDGET, RAISE_BUDGET};
-pub use decode::{Checked, ConnType, Decoders, MsgDecoder, Registry};
+pub use decode::{Checked, ConnType, Decoders, MsgDecoder, Registry, Unchecked};
 pub use reader::{Bag, ChunkInfo, Connection, Message, Order, Refused, Source, Stop, Unmerged};
 pub use value::{decode as decode_value, Prims, Value, ValueView, Visiting};
 
