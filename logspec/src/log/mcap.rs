@@ -346,8 +346,8 @@ fn visit_json(v: &serde_json::Value, name: Option<&str>, w: &mut (impl ValueSink
     }
 }
 
-/// A message's `data` (and, for a channel kept as bytes, `bytes`): `Ok(false)` when it is not
-/// decoded, an error when it should decode and does not (nothing of it written).
+/// A message's `data` (and, for a channel kept as bytes, `bytes`); an error when it should
+/// decode and does not (what of it was written, the caller discards).
 fn write_data(w: &mut (impl ValueSink + ?Sized), c: &Chan, data: &[u8]) -> Result<(), String> {
     match c.payload(data) {
         // Decoded as it is written: on a fault the caller discards the record

@@ -106,7 +106,7 @@ pub struct Unchecked<'a> {
 }
 
 impl Unchecked<'_> {
-    /// Why the visit stopped partway, if it did.
+    /// Why the visit stopped partway, if it did (taken: asked again, `None`).
     pub fn fault(&self) -> Option<DecodeFault> {
         self.fault.take()
     }
