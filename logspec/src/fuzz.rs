@@ -198,6 +198,15 @@ fn owned_and_planned(d: &crate::formats::rosbag::MsgDecoder, bytes: &[u8]) {
         w.take()
     });
     assert_eq!(owned, checked, "{}: the checked decode and the owned decode differ", d.name);
+    // Decoded once as it is shown (a scan's `Samples::try_visit`): the same JSON, or a visit
+    // that stops with the same fault.
+    let mut w = JsonWriter::new();
+    let unchecked = d.unchecked(bytes);
+    let once = match crate::log::TryVisit::try_visit_dyn(&unchecked, &mut w) {
+        true => Ok(w.take()),
+        false => Err(unchecked.fault().expect("a visit that stopped keeps its fault")),
+    };
+    assert_eq!(owned, once, "{}: the decode as shown and the owned decode differ", d.name);
 }
 
 /// The TOML schema compiler and every back end of a schema it accepts.
@@ -444,11 +453,8 @@ pub fn dataflash(data: &[u8]) {
     if let Ok(log) = open() {
         let _ = log.info(&[], &mut Vec::new());
     }
-    // Each ROS message checked whole, then shown; and decoded once as it is shown.
-    for once in [false, true] {
-        if let Ok(log) = open() {
-            let _ = log.scan(&Select::default(), &mut Visits(JsonWriter::new(), once));
-        }
+    if let Ok(log) = open() {
+        let _ = log.scan(&Select::default(), &mut Visits(JsonWriter::new(), false));
     }
 }
 
@@ -533,10 +539,10 @@ pub fn ros2msg(data: &[u8]) {
     }
 }
 
-/// MCAP: the file as `dump` and `info` read it (chunks decompressed within a budget of 1 MiB,
-/// messages ordered, each decoded by its channel's encoding).
+/// MCAP: the file as `dump`, `info` and a scan read it (chunks decompressed within a budget of
+/// 1 MiB, messages ordered, each decoded by its channel's encoding).
 pub fn mcap(data: &[u8]) {
-    use crate::log::{Format, Log, Open};
+    use crate::log::{Format, Log, Open, Select};
     let how = Open { format: Some(Format::Mcap), chunk_budget: Some(1 << 20), ..Default::default() };
     let open = || Log::from_reader(std::path::Path::new("fuzz.mcap"), Box::new(Cursor::new(data.to_vec())), &how);
     if let Ok(log) = open() {
@@ -544,5 +550,11 @@ pub fn mcap(data: &[u8]) {
     }
     if let Ok(log) = open() {
         let _ = log.info(&[], &mut Vec::new());
+    }
+    // Each message checked whole, then shown; and decoded once as it is shown.
+    for once in [false, true] {
+        if let Ok(log) = open() {
+            let _ = log.scan(&Select::default(), &mut Visits(JsonWriter::new(), once));
+        }
     }
 }
