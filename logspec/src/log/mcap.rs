@@ -21,7 +21,7 @@ use std::sync::Arc;
 use sha2::{Digest, Sha256};
 
 use crate::formats::mcap::{self as container, Channel as McapChannel, Event, Message, Schema, Want};
-use crate::formats::rosbag::{MsgDecoder, Visiting};
+use crate::formats::rosbag::MsgDecoder;
 use crate::json::JsonWriter;
 use crate::runtime::{Visit, Visitor};
 use crate::value::ValueSink;
@@ -353,7 +353,7 @@ fn write_data(w: &mut (impl ValueSink + ?Sized), c: &Chan, data: &[u8]) -> Resul
         // Decoded as it is written: on a fault the caller discards the record
         // ([`Records::discard`](super::Records::discard)).
         Some(Ok((d, payload, skip))) => {
-            d.decode_into(payload, &mut Visiting::new(w, Some("data"))).map_err(|mut f| {
+            d.visit_as(payload, Some("data"), w).map_err(|mut f| {
                 f.offset += skip;
                 f.to_string()
             })?;

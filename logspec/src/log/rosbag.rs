@@ -4,9 +4,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use super::info::Form;
-use crate::formats::rosbag::{
-    Bag, BagError, Compression, Connection, Decoders, Message, Order, Registry, Stop, Time, Visiting,
-};
+use crate::formats::rosbag::{Bag, BagError, Compression, Connection, Decoders, Message, Order, Registry, Stop, Time};
 use crate::json::JsonWriter;
 use crate::runtime::Visitor;
 use sha2::{Digest, Sha256};
@@ -230,7 +228,7 @@ pub fn dump(
         time_json(w, Some("time"), m.time);
         match decoders.get(m.conn).and_then(|t| t.decoder.as_ref()) {
             // Decoded as it is written: on a fault the record is discarded.
-            Some(d) => match d.decode_into(m.data, &mut Visiting::new(w, Some("data"))) {
+            Some(d) => match d.visit_as(m.data, Some("data"), w) {
                 Ok(()) => {}
                 Err(e) => {
                     out.discard();

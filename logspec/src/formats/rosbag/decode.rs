@@ -74,7 +74,18 @@ impl MsgDecoder {
     /// Decodes the message straight into a [`Visitor`], which sees what it would see from
     /// [`MsgDecoder::view`] of [`MsgDecoder::decode`]'s value, without the value being built.
     pub fn visit(&self, bytes: &[u8], v: &mut impl Visitor) -> Result<(), DecodeFault> {
-        self.decode_into(bytes, &mut Visiting::new(v, None))
+        self.visit_as(bytes, None, v)
+    }
+
+    /// [`MsgDecoder::visit`] as a struct named `name` (the dump's `"data"`); on a fault, `v` has
+    /// seen the parts before it.
+    pub fn visit_as(
+        &self,
+        bytes: &[u8],
+        name: Option<&str>,
+        v: &mut (impl Visitor + ?Sized),
+    ) -> Result<(), DecodeFault> {
+        self.decode_into(bytes, &mut Visiting::new(v, name))
     }
 
     /// The message checked to decode whole ([`crate::dynamic::Plan::check`]: its lengths,
@@ -114,7 +125,7 @@ impl Unchecked<'_> {
 
 impl crate::log::TryVisit for Unchecked<'_> {
     fn try_visit_dyn(&self, v: &mut dyn Visitor) -> bool {
-        match self.decoder.decode_into(self.bytes, &mut Visiting::new(v, None)) {
+        match self.decoder.visit_as(self.bytes, None, v) {
             Ok(()) => true,
             Err(f) => {
                 self.fault.set(Some(f));
@@ -141,9 +152,8 @@ impl Checked<'_> {
 
 impl Visit for Checked<'_> {
     fn visit<V: Visitor + ?Sized>(&self, name: Option<&str>, v: &mut V) {
-        let d = self.decoder;
         // Checked: the plan decodes the bytes whole (what fails, the check failed on).
-        let decoded = d.plan.decode(&d.lowered.schema, &d.min, self.bytes, &mut Visiting::new(v, name));
+        let decoded = self.decoder.visit_as(self.bytes, name, v);
         debug_assert!(decoded.is_ok(), "a checked message decodes");
     }
 }
