@@ -128,8 +128,8 @@ fn read_all(r: impl Read, size: usize) -> std::io::Result<Vec<u8>> {
 /// How many chunks may be read ahead of the one being consumed, per worker thread.
 const WINDOW_PER_THREAD: usize = 2;
 
-/// Reads `n` chunks in order with `read(i)`, decompresses them (on worker threads when any is
-/// compressed) and calls `consume(i, bytes)` in order, with the chunk's bytes or why it could
+/// Reads `n` chunks in order with `read(i)`, decompresses them (on up to `threads` worker threads,
+/// at most 8, when any is compressed) and calls `consume(i, bytes)` in order, with the chunk's bytes or why it could
 /// not be decompressed (`consume` decides whether that stops the walk). At most a bounded
 /// window of chunks is in memory: a few per thread, and chunks of at most `budget` bytes in all
 /// (`cost(i)`: what chunk `i` takes; always one at least). A read error of chunk `i` is
@@ -138,10 +138,10 @@ pub fn pipeline<'a, E: From<BagError>>(
     n: usize,
     mut read: impl FnMut(usize) -> Result<RawChunk<'a>, BagError>,
     mut consume: impl FnMut(usize, Result<Cow<'a, [u8]>, BagError>) -> Result<(), E>,
-    compressed: bool,
+    (compressed, threads): (bool, usize),
     (budget, cost): (u64, &dyn Fn(usize) -> u64),
 ) -> Result<(), E> {
-    let threads = crate::log::threads().min(8);
+    let threads = threads.min(8);
     if !compressed || threads < 2 || n < 2 {
         for i in 0..n {
             let bytes = read(i)?.decompress(budget);

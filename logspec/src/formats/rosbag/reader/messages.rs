@@ -3,6 +3,7 @@
 //! handed out as stored, in one walk, or sorted by time.
 
 use std::borrow::Cow;
+use std::cell::RefCell;
 use std::collections::BTreeSet;
 
 use super::{Bag, ChunkInfo, Refused, Source, Stop, Unmerged};
@@ -104,17 +105,21 @@ impl<R: Source> Bag<R> {
         }
         let compressed = list.iter().any(|c| c.compression != Compression::None);
         let budget = self.chunk_budget;
-        let plan = Plan { list: &list, group_end: &group_end, order, compressed, budget };
+        let plan = Plan { list: &list, group_end: &group_end, order, compressed, budget, threads: self.threads };
         let mut refused = self.refused.clone();
         if let Some(file) = self.src.lend().filter(|_| forward) {
             // Uncompressed chunks are read in place; compressed ones are decompressed from the
             // lent bytes.
             let src = &self.src;
-            let read = |i: usize| {
-                src.moved(list[i].data_pos);
-                lent_chunk(file, &list[i], budget)
-            };
-            plan.run(read, &wanted, &mut refused, &mut f)?;
+            if !compressed && self.threads > 1 && !list.is_empty() {
+                plan.run_framed_ahead(file, &wanted, &mut refused, |at| src.moved(at), &mut f)?;
+            } else {
+                let read = |i: usize| {
+                    src.moved(list[i].data_pos);
+                    lent_chunk(file, &list[i], budget)
+                };
+                plan.run(read, &wanted, &mut refused, &mut f)?;
+            }
         } else {
             let src = &mut *self;
             plan.run(|i| src.raw_chunk(&list[i]), &wanted, &mut refused, &mut f)?;
@@ -137,6 +142,8 @@ struct Plan<'l> {
     compressed: bool,
     /// [`Bag::chunk_budget`].
     budget: u64,
+    /// [`Bag::threads`].
+    threads: usize,
 }
 
 impl Plan<'_> {
@@ -188,10 +195,126 @@ impl Plan<'_> {
                 }
                 Ok(())
             },
-            self.compressed,
+            (self.compressed, self.threads),
             (self.budget, &cost),
         )
     }
+}
+
+/// What the framing thread of [`Plan::run_framed_ahead`] hands on, in the order of the walk on
+/// one thread: a message, or that the walk moved on to the chunk data at this offset of the file.
+enum Ahead<'a> {
+    Message(Message<'a>),
+    Moved(u64),
+}
+
+/// How many of them the framing thread hands on at once, or fewer holding this many bytes of
+/// messages; and how many such batches may wait for the caller. The framing thread is at most
+/// these bytes (and one message) ahead of it: a mapped file's pages stay a bounded window.
+const AHEAD_BATCH: usize = 1024;
+const AHEAD_BATCH_BYTES: usize = 256 << 10;
+const AHEAD_BATCHES: usize = 4;
+
+/// Why the framing thread stopped early.
+enum Halt {
+    Bag(BagError),
+    /// The caller stopped (its error is its own).
+    Closed,
+}
+
+impl From<BagError> for Halt {
+    fn from(e: BagError) -> Self {
+        Halt::Bag(e)
+    }
+}
+
+impl Plan<'_> {
+    /// [`Plan::run`] of uncompressed chunks lent from `file`, on two threads: the records are
+    /// framed (chunk by chunk, each message's header read, the time order checked or sorted)
+    /// and the pages under each message faulted in on a second thread, while this one hands the
+    /// messages to `f` and tells `moved` where the walk is, as [`Plan::run`] would, in the same
+    /// order. What reaches `f` and what is returned are [`Plan::run`]'s, on any input
+    /// (`tests/it/fast_paths.rs`, `bag_framed_ahead_is_the_walk_on_one_thread`).
+    fn run_framed_ahead<'a, E: From<BagError>>(
+        &self,
+        file: &'a [u8],
+        wanted: &(impl Fn(&u32) -> bool + Sync),
+        refused: &mut Refused,
+        moved: impl Fn(u64),
+        f: &mut impl FnMut(Message<'_>) -> Result<(), E>,
+    ) -> Result<(), E> {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Ahead<'a>>>(AHEAD_BATCHES);
+        std::thread::scope(|s| {
+            let framing = s.spawn(move || {
+                // The batch being made, and the bytes of its messages.
+                let batch = RefCell::new((Vec::with_capacity(AHEAD_BATCH), 0usize));
+                let send = |batch: &mut (Vec<Ahead<'a>>, usize)| {
+                    let full = std::mem::replace(&mut batch.0, Vec::with_capacity(AHEAD_BATCH));
+                    batch.1 = 0;
+                    tx.send(full).map_err(|_| Halt::Closed)
+                };
+                let read = |i: usize| {
+                    batch.borrow_mut().0.push(Ahead::Moved(self.list[i].data_pos));
+                    lent_chunk(file, &self.list[i], self.budget)
+                };
+                let mut hand_on = |m: Message<'_>| -> Result<(), Halt> {
+                    // The message's bytes are lent from `file` (every chunk of this walk is an
+                    // uncompressed one read in place): the same bytes, for as long as `file`.
+                    let data = within(file, m.data).ok_or_else(|| {
+                        BagError::at(m.chunk_pos, "a message of an uncompressed chunk is not in the file's bytes")
+                    })?;
+                    touch_pages(data);
+                    let mut b = batch.borrow_mut();
+                    b.0.push(Ahead::Message(Message { data, ..m }));
+                    b.1 += data.len();
+                    if b.0.len() >= AHEAD_BATCH || b.1 >= AHEAD_BATCH_BYTES {
+                        send(&mut b)?;
+                    }
+                    Ok(())
+                };
+                let ran = self.run(read, wanted, refused, &mut hand_on);
+                // Every message before a fault goes before it.
+                let last = send(&mut batch.borrow_mut());
+                last.and(ran)
+            });
+            let mut handled = Ok(());
+            'batches: for batch in &rx {
+                for item in batch {
+                    match item {
+                        Ahead::Moved(at) => moved(at),
+                        Ahead::Message(m) => {
+                            if let Err(e) = f(m) {
+                                handled = Err(e);
+                                break 'batches;
+                            }
+                        }
+                    }
+                }
+            }
+            // Stops the framing thread if `f` did.
+            drop(rx);
+            let framed = framing.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+            handled?;
+            match framed {
+                Ok(()) | Err(Halt::Closed) => Ok(()),
+                Err(Halt::Bag(e)) => Err(e.into()),
+            }
+        })
+    }
+}
+
+/// Reads a byte of each page of `data` and its last byte: the pages of a mapped file under it
+/// are faulted in by the thread that calls it.
+fn touch_pages(data: &[u8]) {
+    for b in data.iter().step_by(4096).chain(data.last()) {
+        std::hint::black_box(*b);
+    }
+}
+
+/// `part` as a slice of `whole`, with `whole`'s lifetime, when its bytes lie in `whole`'s.
+fn within<'a>(whole: &'a [u8], part: &[u8]) -> Option<&'a [u8]> {
+    let at = (part.as_ptr() as usize).checked_sub(whole.as_ptr() as usize)?;
+    whole.get(at..at.checked_add(part.len())?)
 }
 
 /// The stored bytes of a chunk, lent from the whole file.

@@ -152,6 +152,11 @@ pub struct Bag<R> {
     /// What the last walk in time order could not merge within its window
     /// ([`Bag::for_each_message`]).
     pub unmerged: Option<Unmerged>,
+    /// The threads a walk may use ([`crate::log::threads`] when the bag is opened): 1 keeps it
+    /// on the calling thread. With more, compressed chunks are decompressed on worker threads,
+    /// and the records of uncompressed chunks lent by the source are framed on a second thread
+    /// while the caller handles the messages ([`Bag::for_each_message`]).
+    pub threads: usize,
 }
 
 /// Chunks refused (over the chunk budget, or data that does not decompress), each skipped:
@@ -276,6 +281,7 @@ impl<R: Source> Bag<R> {
             chunk_budget,
             refused: Refused::default(),
             unmerged: None,
+            threads: crate::log::threads(),
         };
         let (op, header, data_end) = bag.read_record_header(13)?;
         let ctx = Ctx { offset: 13, op: Some(op), chunk: None };
