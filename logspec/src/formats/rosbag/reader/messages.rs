@@ -5,8 +5,9 @@
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::{Bag, ChunkInfo, Refused, Source, Stop, Unmerged};
+use super::{Bag, ChunkInfo, Refused, Source, Stop, Unmerged, Window};
 use crate::formats::rosbag::chunk::{pipeline, Compression, RawChunk};
 use crate::formats::rosbag::record::{self, Ctx, Records};
 use crate::formats::rosbag::{BagError, Time};
@@ -110,12 +111,14 @@ impl<R: Source> Bag<R> {
         if let Some(file) = self.src.lend().filter(|_| forward) {
             // Uncompressed chunks are read in place; compressed ones are decompressed from the
             // lent bytes.
-            let src = &self.src;
+            let window = self.src.window();
             if !compressed && self.threads > 1 && !list.is_empty() {
-                plan.run_framed_ahead(file, &wanted, &mut refused, |at| src.moved(at), &mut f)?;
+                plan.run_framed_ahead(file, &wanted, &mut refused, window, &mut f)?;
             } else {
                 let read = |i: usize| {
-                    src.moved(list[i].data_pos);
+                    if let Some(w) = window {
+                        w.moved(list[i].data_pos);
+                    }
                     lent_chunk(file, &list[i], budget)
                 };
                 plan.run(read, &wanted, &mut refused, &mut f)?;
@@ -232,25 +235,35 @@ impl Plan<'_> {
     /// [`Plan::run`] of uncompressed chunks lent from `file`, on two threads: the records are
     /// framed (chunk by chunk, each message's header read, the time order checked or sorted)
     /// and the pages under each message faulted in on a second thread, while this one hands the
-    /// messages to `f` and tells `moved` where the walk is, as [`Plan::run`] would, in the same
-    /// order. What reaches `f` and what is returned are [`Plan::run`]'s, on any input
+    /// messages to `f`. The `window` is told where this thread is, where [`Plan::run`] tells it
+    /// (before each chunk), by the second thread (dropping pages costs no time here). What
+    /// reaches `f` and what is returned are [`Plan::run`]'s, on any input
     /// (`tests/it/fast_paths.rs`, `bag_framed_ahead_is_the_walk_on_one_thread`).
     fn run_framed_ahead<'a, E: From<BagError>>(
         &self,
         file: &'a [u8],
         wanted: &(impl Fn(&u32) -> bool + Sync),
         refused: &mut Refused,
-        moved: impl Fn(u64),
+        window: Option<&dyn Window>,
         f: &mut impl FnMut(Message<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
         let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Ahead<'a>>>(AHEAD_BATCHES);
+        // Where this thread is: the chunk data it last moved to, plus one (0: none yet).
+        let here = AtomicU64::new(0);
+        let here = &here;
         std::thread::scope(|s| {
             let framing = s.spawn(move || {
                 // The batch being made, and the bytes of its messages.
                 let batch = RefCell::new((Vec::with_capacity(AHEAD_BATCH), 0usize));
-                let send = |batch: &mut (Vec<Ahead<'a>>, usize)| {
+                let mut told = 0;
+                let mut send = |batch: &mut (Vec<Ahead<'a>>, usize)| {
                     let full = std::mem::replace(&mut batch.0, Vec::with_capacity(AHEAD_BATCH));
                     batch.1 = 0;
+                    let at = here.load(Ordering::Relaxed);
+                    if let Some(w) = window.filter(|_| at != told) {
+                        w.moved(at - 1);
+                        told = at;
+                    }
                     tx.send(full).map_err(|_| Halt::Closed)
                 };
                 let read = |i: usize| {
@@ -281,7 +294,7 @@ impl Plan<'_> {
             'batches: for batch in &rx {
                 for item in batch {
                     match item {
-                        Ahead::Moved(at) => moved(at),
+                        Ahead::Moved(at) => here.store(at.saturating_add(1), Ordering::Relaxed),
                         Ahead::Message(m) => {
                             if let Err(e) = f(m) {
                                 handled = Err(e);

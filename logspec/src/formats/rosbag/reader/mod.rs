@@ -88,9 +88,17 @@ pub trait Source: Read + Seek {
     fn lend(&self) -> Option<&[u8]> {
         None
     }
-    /// A walk is about to read the lent bytes from offset `at` on (a chunk's data): a source
-    /// over a memory map moves its window there (dropping the pages behind it).
-    fn moved(&self, _at: u64) {}
+    /// The window of the lent bytes, which a walk tells where it is (from any thread): a source
+    /// over a memory map moves it along, dropping the pages behind. `None`: nothing to tell.
+    fn window(&self) -> Option<&dyn Window> {
+        None
+    }
+}
+
+/// The window of a [`Source`]'s lent bytes ([`Source::window`]).
+pub trait Window: Sync {
+    /// A walk is about to read the lent bytes from offset `at` on (a chunk's data).
+    fn moved(&self, at: u64);
 }
 
 impl Source for std::fs::File {}
@@ -107,8 +115,8 @@ impl<S: Source + ?Sized> Source for &mut S {
     fn lend(&self) -> Option<&[u8]> {
         (**self).lend()
     }
-    fn moved(&self, at: u64) {
-        (**self).moved(at)
+    fn window(&self) -> Option<&dyn Window> {
+        (**self).window()
     }
 }
 
@@ -116,8 +124,8 @@ impl<S: Source + ?Sized> Source for Box<S> {
     fn lend(&self) -> Option<&[u8]> {
         (**self).lend()
     }
-    fn moved(&self, at: u64) {
-        (**self).moved(at)
+    fn window(&self) -> Option<&dyn Window> {
+        (**self).window()
     }
 }
 
