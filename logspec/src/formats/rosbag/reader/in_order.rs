@@ -25,30 +25,25 @@ impl<R: Source> Bag<R> {
         }
         let info = &self.chunks[i];
         let mut check = std::mem::take(&mut self.index_check);
+        if let Some(file) = self.src.lend().filter(|_| lend) {
+            let known = check.lent(file, info);
+            self.index_check = check;
+            self.chunks[i].in_order = Some(known);
+            return known;
+        }
         check.start(info);
-        let mut at = info.data_pos + info.stored;
+        let mut at = info.data_pos.saturating_add(info.stored);
         let n = info.counts.len();
         let walked = (|| -> Result<bool, BagError> {
-            if let Some(file) = self.src.lend().filter(|_| lend) {
-                let rest = usize::try_from(at).ok().and_then(|a| file.get(a..)).unwrap_or_default();
-                let mut lists = Vec::with_capacity(n);
-                for r in Records::new(rest, at).take(n) {
-                    let r = r?;
-                    let Some(conn) = check.add(r.header, r.data) else { return Ok(false) };
-                    lists.push((conn, r.data));
-                }
-                Ok(check.merged_in_order(&lists))
-            } else {
-                let mut owned = Vec::with_capacity(n);
-                for _ in 0..n {
-                    let (_, fields, data, next) = self.read_record(at)?;
-                    let Some(conn) = check.add(&fields.bytes, &data) else { return Ok(false) };
-                    owned.push((conn, data));
-                    at = next;
-                }
-                let lists: Vec<(u32, &[u8])> = owned.iter().map(|(c, d)| (*c, &d[..])).collect();
-                Ok(check.merged_in_order(&lists))
+            let mut owned = Vec::with_capacity(n);
+            for _ in 0..n {
+                let (_, fields, data, next) = self.read_record(at)?;
+                let Some(conn) = check.add(&fields.bytes, &data) else { return Ok(false) };
+                owned.push((conn, data));
+                at = next;
             }
+            let lists: Vec<(u32, &[u8])> = owned.iter().map(|(c, d)| (*c, &d[..])).collect();
+            Ok(check.merged_in_order(&lists))
         })();
         self.index_check = check;
         let known = walked.unwrap_or(false);
@@ -68,6 +63,24 @@ pub(super) struct IndexCheck {
     /// The chunk info's connections (ascending) with their message counts, and whether an index
     /// data record of each was seen.
     counts: Vec<(u32, u32, bool)>,
+}
+
+impl IndexCheck {
+    /// [`Bag::in_order`] of the chunk `info`, its index data records read in place from `file`
+    /// (the whole bag).
+    pub(super) fn lent(&mut self, file: &[u8], info: &ChunkInfo) -> bool {
+        self.start(info);
+        let at = info.data_pos.saturating_add(info.stored);
+        let n = info.counts.len();
+        let rest = usize::try_from(at).ok().and_then(|a| file.get(a..)).unwrap_or_default();
+        let mut lists = Vec::with_capacity(n);
+        for r in Records::new(rest, at).take(n) {
+            let Ok(r) = r else { return false };
+            let Some(conn) = self.add(r.header, r.data) else { return false };
+            lists.push((conn, r.data));
+        }
+        self.merged_in_order(&lists)
+    }
 }
 
 /// A time as one number of the same order: seconds in the high half.

@@ -95,25 +95,46 @@ impl<R: Source> Bag<R> {
         // moves forward, dropping the pages behind. Chunks read in another order (by start time
         // across overlapping chunks) are read from the source, so that memory stays flat.
         let forward = list.windows(2).all(|w| w[0].pos < w[1].pos);
+        let compressed = list.iter().any(|c| c.compression != Compression::None);
+        // Uncompressed chunks lent by the source, on two threads: framed on the second
+        // ([`Plan::run_framed_ahead`]).
+        let framed = !compressed && self.threads > 1 && !list.is_empty() && forward && self.src.lend().is_some();
         // A chunk alone in its group is read in one walk when its messages are stored in time
-        // order.
-        for i in 0..list.len() {
-            if order == Order::Time && group_end[i] == i + 1 && (i == 0 || group_end[i - 1] == i) {
-                if let Ok(j) = self.chunks.binary_search_by_key(&list[i].pos, |c| c.pos) {
-                    list[i].in_order = Some(self.in_order_read(j, forward));
-                }
+        // order (read from its index data here, or, framed ahead, on the second thread as the
+        // walk reaches it).
+        let alone = |i: usize| order == Order::Time && group_end[i] == i + 1 && (i == 0 || group_end[i - 1] == i);
+        for i in (0..list.len()).filter(|i| !framed && alone(*i)) {
+            if let Ok(j) = self.chunks.binary_search_by_key(&list[i].pos, |c| c.pos) {
+                list[i].in_order = Some(self.in_order_read(j, forward));
             }
         }
-        let compressed = list.iter().any(|c| c.compression != Compression::None);
         let budget = self.chunk_budget;
         let plan = Plan { list: &list, group_end: &group_end, order, compressed, budget, threads: self.threads };
         let mut refused = self.refused.clone();
+        let known = |i: usize| list[i].in_order == Some(true);
         if let Some(file) = self.src.lend().filter(|_| forward) {
             // Uncompressed chunks are read in place; compressed ones are decompressed from the
             // lent bytes.
             let window = self.src.window();
-            if !compressed && self.threads > 1 && !list.is_empty() {
-                plan.run_framed_ahead(file, &wanted, &mut refused, window, &mut f)?;
+            if framed {
+                let (mut check, mut found) = (std::mem::take(&mut self.index_check), Vec::new());
+                let in_order = |i: usize| match list[i].in_order {
+                    Some(k) => k,
+                    None if alone(i) => {
+                        let k = check.lent(file, &list[i]);
+                        found.push((list[i].pos, k));
+                        k
+                    }
+                    None => false,
+                };
+                let walked = plan.run_framed_ahead(file, in_order, &wanted, &mut refused, window, &mut f);
+                self.index_check = check;
+                for (pos, k) in found {
+                    if let Ok(j) = self.chunks.binary_search_by_key(&pos, |c| c.pos) {
+                        self.chunks[j].in_order = Some(k);
+                    }
+                }
+                walked?;
             } else {
                 let read = |i: usize| {
                     if let Some(w) = window {
@@ -121,11 +142,11 @@ impl<R: Source> Bag<R> {
                     }
                     lent_chunk(file, &list[i], budget)
                 };
-                plan.run(read, &wanted, &mut refused, &mut f)?;
+                plan.run(read, known, &wanted, &mut refused, &mut f)?;
             }
         } else {
             let src = &mut *self;
-            plan.run(|i| src.raw_chunk(&list[i]), &wanted, &mut refused, &mut f)?;
+            plan.run(|i| src.raw_chunk(&list[i]), known, &wanted, &mut refused, &mut f)?;
         }
         match (&self.stop, refused.error()) {
             (Some(stop), _) => Err(stop.clone().into()),
@@ -151,10 +172,12 @@ struct Plan<'l> {
 
 impl Plan<'_> {
     /// Reads the chunks with `read` through the decompression pipeline and hands their messages
-    /// to `f`; a chunk that cannot be decompressed is added to `refused` and skipped.
+    /// to `f`; a chunk that cannot be decompressed is added to `refused` and skipped. A chunk
+    /// alone in its time-order group for which `in_order` says true is read in one walk.
     fn run<'a, E: From<BagError>>(
         &self,
         read: impl FnMut(usize) -> Result<RawChunk<'a>, BagError>,
+        mut in_order: impl FnMut(usize) -> bool,
         wanted: &impl Fn(&u32) -> bool,
         refused: &mut Refused,
         f: &mut impl FnMut(Message<'_>) -> Result<(), E>,
@@ -185,7 +208,7 @@ impl Plan<'_> {
                     if self.order == Order::File {
                         return emit_file_order(pos, &bytes, wanted, f);
                     }
-                    if group.is_empty() && self.group_end[i] == i + 1 && self.list[i].in_order == Some(true) {
+                    if group.is_empty() && self.group_end[i] == i + 1 && in_order(i) {
                         // A chunk alone in its group whose messages are stored in time order: one walk.
                         return emit_in_order(pos, &bytes, wanted, f);
                     }
@@ -242,6 +265,7 @@ impl Plan<'_> {
     fn run_framed_ahead<'a, E: From<BagError>>(
         &self,
         file: &'a [u8],
+        in_order: impl FnMut(usize) -> bool + Send,
         wanted: &(impl Fn(&u32) -> bool + Sync),
         refused: &mut Refused,
         window: Option<&dyn Window>,
@@ -252,7 +276,7 @@ impl Plan<'_> {
         let here = AtomicU64::new(0);
         let here = &here;
         std::thread::scope(|s| {
-            let framing = s.spawn(move || {
+            let framing = std::thread::Builder::new().name("bag framing".into()).spawn_scoped(s, move || {
                 // The batch being made, and the bytes of its messages.
                 let batch = RefCell::new((Vec::with_capacity(AHEAD_BATCH), 0usize));
                 let mut told = 0;
@@ -285,11 +309,20 @@ impl Plan<'_> {
                     }
                     Ok(())
                 };
-                let ran = self.run(read, wanted, refused, &mut hand_on);
+                let ran = self.run(read, in_order, wanted, refused, &mut hand_on);
                 // Every message before a fault goes before it.
                 let last = send(&mut batch.borrow_mut());
                 last.and(ran)
             });
+            let framing = framing.map_err(|e| {
+                let first = self.list.first().map_or(0, |c| c.pos);
+                BagError::at(
+                    first,
+                    format!(
+                        "cannot start a thread to frame the bag's records: {e} (`LOGSPEC_THREADS=1` reads it on one thread)"
+                    ),
+                )
+            })?;
             let mut handled = Ok(());
             'batches: for batch in &rx {
                 for item in batch {
