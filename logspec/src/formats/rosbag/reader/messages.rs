@@ -349,10 +349,16 @@ impl Plan<'_> {
     }
 }
 
-/// Reads a byte of each page of `data` and its last byte: the pages of a mapped file under it
-/// are faulted in by the thread that calls it.
+/// How far apart [`touch_pages`] reads: the kernel maps the cached pages of the 64 KiB around a
+/// fault at once (fault-around), so one read in each 64 KiB maps them all; a read of each page
+/// (4 KiB) made the scan slower (a cache miss for each; BENCHMARKS.md, "Records framed on a
+/// second thread").
+const TOUCH_STEP: usize = 1 << 16;
+
+/// Reads a byte of `data` every [`TOUCH_STEP`] bytes and its last byte: the pages of a mapped
+/// file under it are faulted in by the thread that calls it.
 fn touch_pages(data: &[u8]) {
-    for b in data.iter().step_by(4096).chain(data.last()) {
+    for b in data.iter().step_by(TOUCH_STEP).chain(data.last()) {
         std::hint::black_box(*b);
     }
 }
