@@ -1,7 +1,7 @@
 //! A log as CSV (`logspec export --csv`): one file per channel with units in the column names
 //! ([`per_channel`]), or one time-aligned table resampled at a fixed rate ([`aligned`]).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
@@ -140,6 +140,10 @@ struct ChannelFile {
     out: BufWriter<OutFile>,
     channel: Channel,
     columns: Option<Vec<String>>,
+    /// Each column's place in `columns`, by name (a sample's values found in one look each).
+    index: HashMap<String, usize>,
+    /// For each column, the sample's value in it (an index into the sample's leaves).
+    cells: Vec<Option<usize>>,
     dropped: u64,
     line: String,
 }
@@ -192,6 +196,8 @@ impl Samples for PerChannel {
             out: BufWriter::new(file),
             channel: channel.clone(),
             columns: None,
+            index: HashMap::new(),
+            cells: Vec::new(),
             dropped: 0,
             line: String::new(),
         });
@@ -214,16 +220,29 @@ impl Samples for PerChannel {
                 cell(&mut f.line, &header(&f.channel, c));
             }
             f.line.push('\n');
+            for (i, c) in columns.iter().enumerate() {
+                f.index.entry(c.clone()).or_insert(i);
+            }
             f.columns = Some(columns);
         }
         let columns = f.columns.as_ref().expect("set above");
         f.line.push_str(&seconds(t_ns));
+        // Each column takes the first value of its name.
+        f.cells.clear();
+        f.cells.resize(columns.len(), None);
         let mut used = 0;
-        for c in columns {
+        for (k, (n, _)) in leaves.iter().enumerate() {
+            if let Some(&i) = f.index.get(n) {
+                if f.cells[i].is_none() {
+                    f.cells[i] = Some(k);
+                    used += 1;
+                }
+            }
+        }
+        for at in &f.cells {
             f.line.push(',');
-            if let Some((_, v)) = leaves.iter().find(|(n, _)| n == c) {
-                cell(&mut f.line, &v.cell_text());
-                used += 1;
+            if let Some(k) = at {
+                cell(&mut f.line, &leaves[*k].1.cell_text());
             }
         }
         f.dropped += (leaves.len() - used) as u64;
@@ -236,6 +255,8 @@ impl Samples for PerChannel {
 #[derive(Default)]
 struct Scan {
     channels: Vec<(Channel, Vec<String>)>,
+    /// Each channel's columns as a set (a sample's values looked up in one step each).
+    seen: Vec<HashSet<String>>,
     first: Option<u64>,
     last: Option<u64>,
 }
@@ -243,6 +264,7 @@ struct Scan {
 impl Samples for Scan {
     fn channel(&mut self, _id: usize, channel: &Channel) -> Result<(), Error> {
         self.channels.push((channel.clone(), Vec::new()));
+        self.seen.push(HashSet::new());
         Ok(())
     }
 
@@ -251,9 +273,10 @@ impl Samples for Scan {
         self.last = Some(self.last.map_or(t_ns, |l| l.max(t_ns)));
         let mut leaves = Vec::new();
         value.flatten("", &mut leaves);
-        let cols = &mut self.channels[id].1;
+        let (cols, seen) = (&mut self.channels[id].1, &mut self.seen[id]);
         for (n, _) in leaves {
-            if !cols.contains(&n) {
+            if !seen.contains(&n) {
+                seen.insert(n.clone());
                 cols.push(n);
             }
         }
