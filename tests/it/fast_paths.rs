@@ -217,6 +217,22 @@ fn dump_on_two_threads_prints_what_one_thread_prints() {
     }
 }
 
+/// `good` whole, cut at seven places (an eighth to seven eighths) and with a byte changed at about
+/// forty places all over, each named (`whole`, `cutK`, `byteN`).
+fn cut_and_changed(good: &[u8]) -> Vec<(String, Vec<u8>)> {
+    let n = good.len();
+    let mut variants = vec![("whole".to_string(), good.to_vec())];
+    for k in 1..8 {
+        variants.push((format!("cut{k}"), good[..n * k / 8].to_vec()));
+    }
+    for at in (0..n).step_by((n / 40).max(1)) {
+        let mut bad = good.to_vec();
+        bad[at] = bad[at].wrapping_add(0x41);
+        variants.push((format!("byte{at}"), bad));
+    }
+    variants
+}
+
 /// What a scan showed a sink, as JSON text: each sample, in order.
 struct Shown {
     /// Whether the sink takes a message decoded once as it is shown (`Samples::try_visit`).
@@ -290,16 +306,7 @@ fn messages_decoded_once_read_as_checked_first() {
     }
     let (mut copies, mut stopped) = (0, 0);
     for (name, good) in &inputs {
-        let n = good.len();
-        let mut variants = vec![("whole".to_string(), good.clone())];
-        for k in 1..8 {
-            variants.push((format!("cut{k}"), good[..n * k / 8].to_vec()));
-        }
-        for at in (0..n).step_by((n / 40).max(1)) {
-            let mut bad = good.clone();
-            bad[at] = bad[at].wrapping_add(0x41);
-            variants.push((format!("byte{at}"), bad));
-        }
+        let variants = cut_and_changed(good);
         for (what, bytes) in variants {
             let path = write(&format!("once_{what}_{name}"), &bytes);
             let what = format!("{name} {what}");
@@ -395,16 +402,7 @@ fn bag_framed_ahead_is_the_walk_on_one_thread() {
     assert!(inputs.len() >= 5, "{} bags", inputs.len());
     let (mut walks, mut messages, mut several) = (0, 0, 0);
     for (name, good) in &inputs {
-        let n = good.len();
-        let mut variants = vec![("whole".to_string(), good.clone())];
-        for k in 1..8 {
-            variants.push((format!("cut{k}"), good[..n * k / 8].to_vec()));
-        }
-        for at in (0..n).step_by((n / 40).max(1)) {
-            let mut bad = good.clone();
-            bad[at] = bad[at].wrapping_add(0x41);
-            variants.push((format!("byte{at}"), bad));
-        }
+        let variants = cut_and_changed(good);
         for (what, bytes) in &variants {
             let first = Bag::open(Cursor::new(&bytes[..])).ok().and_then(|b| b.connections.keys().next().copied());
             let one: Option<BTreeSet<u32>> = first.map(|c| BTreeSet::from([c]));
