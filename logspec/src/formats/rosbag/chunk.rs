@@ -128,12 +128,13 @@ fn read_all(r: impl Read, size: usize) -> std::io::Result<Vec<u8>> {
 /// How many chunks may be read ahead of the one being consumed, per worker thread.
 const WINDOW_PER_THREAD: usize = 2;
 
-/// Reads `n` chunks in order with `read(i)`, decompresses them (on up to `threads` worker threads,
-/// at most 8, when any is compressed) and calls `consume(i, bytes)` in order, with the chunk's bytes or why it could
-/// not be decompressed (`consume` decides whether that stops the walk). At most a bounded
-/// window of chunks is in memory: a few per thread, and chunks of at most `budget` bytes in all
-/// (`cost(i)`: what chunk `i` takes; always one at least). A read error of chunk `i` is
-/// returned after chunks `0..i` were consumed; an error of `consume` stops everything at once.
+/// Reads `n` chunks in order with `read(i)`, decompresses them (on up to `threads` worker
+/// threads, at most 8, when any is compressed) and calls `consume(i, bytes)` in order, with the
+/// chunk's bytes or why it could not be decompressed (`consume` decides whether that stops the
+/// walk). At most a bounded window of chunks is in memory: a few per thread, and chunks of at
+/// most `budget` bytes in all (`cost(i)`: what chunk `i` takes; always one at least). A read
+/// error of chunk `i` is returned after chunks `0..i` were consumed; an error of `consume` stops
+/// everything at once.
 pub fn pipeline<'a, E: From<BagError>>(
     n: usize,
     mut read: impl FnMut(usize) -> Result<RawChunk<'a>, BagError>,

@@ -23,32 +23,31 @@ impl<R: Source> Bag<R> {
         if let Some(known) = self.chunks[i].in_order {
             return known;
         }
-        let info = &self.chunks[i];
         let mut check = std::mem::take(&mut self.index_check);
-        if let Some(file) = self.src.lend().filter(|_| lend) {
-            let known = check.lent(file, info);
-            self.index_check = check;
-            self.chunks[i].in_order = Some(known);
-            return known;
-        }
+        let known = match self.src.lend().filter(|_| lend) {
+            Some(file) => check.lent(file, &self.chunks[i]),
+            None => self.read_in_order(i, &mut check).unwrap_or(false),
+        };
+        self.index_check = check;
+        self.chunks[i].in_order = Some(known);
+        known
+    }
+
+    /// [`IndexCheck::lent`] of chunk `i`, its index data records read from the source.
+    fn read_in_order(&mut self, i: usize, check: &mut IndexCheck) -> Result<bool, BagError> {
+        let info = &self.chunks[i];
         check.start(info);
         let mut at = info.data_pos.saturating_add(info.stored);
         let n = info.counts.len();
-        let walked = (|| -> Result<bool, BagError> {
-            let mut owned = Vec::with_capacity(n);
-            for _ in 0..n {
-                let (_, fields, data, next) = self.read_record(at)?;
-                let Some(conn) = check.add(&fields.bytes, &data) else { return Ok(false) };
-                owned.push((conn, data));
-                at = next;
-            }
-            let lists: Vec<(u32, &[u8])> = owned.iter().map(|(c, d)| (*c, &d[..])).collect();
-            Ok(check.merged_in_order(&lists))
-        })();
-        self.index_check = check;
-        let known = walked.unwrap_or(false);
-        self.chunks[i].in_order = Some(known);
-        known
+        let mut owned = Vec::with_capacity(n);
+        for _ in 0..n {
+            let (_, fields, data, next) = self.read_record(at)?;
+            let Some(conn) = check.add(&fields.bytes, &data) else { return Ok(false) };
+            owned.push((conn, data));
+            at = next;
+        }
+        let lists: Vec<(u32, &[u8])> = owned.iter().map(|(c, d)| (*c, &d[..])).collect();
+        Ok(check.merged_in_order(&lists))
     }
 }
 
