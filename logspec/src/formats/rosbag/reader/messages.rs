@@ -5,7 +5,6 @@
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::BTreeSet;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::{Bag, ChunkInfo, Refused, Source, Stop, Unmerged, Window};
 use crate::formats::rosbag::chunk::{pipeline, Compression, RawChunk};
@@ -237,9 +236,11 @@ enum Ahead<'a> {
 /// How many of them the framing thread hands on at once, or fewer holding this many bytes of
 /// messages; and how many such batches may wait for the caller. The framing thread is at most
 /// these bytes (and one message) ahead of it: a mapped file's pages stay a bounded window.
-const AHEAD_BATCH: usize = 1024;
-const AHEAD_BATCH_BYTES: usize = 256 << 10;
-const AHEAD_BATCHES: usize = 4;
+/// Smaller batches wake the caller more often, which cost more than it saved (BENCHMARKS.md,
+/// "Records framed on a second thread, on another machine").
+const AHEAD_BATCH: usize = 4096;
+const AHEAD_BATCH_BYTES: usize = 1 << 20;
+const AHEAD_BATCHES: usize = 2;
 
 /// Why the framing thread stopped early.
 enum Halt {
@@ -259,7 +260,7 @@ impl Plan<'_> {
     /// framed (chunk by chunk, each message's header read, the time order checked or sorted)
     /// and the pages under each message faulted in on a second thread, while this one hands the
     /// messages to `f`. The `window` is told where this thread is, where [`Plan::run`] tells it
-    /// (before each chunk), by the second thread (dropping pages costs no time here). What
+    /// (before each chunk). What
     /// reaches `f` and what is returned are [`Plan::run`]'s, on any input
     /// (`tests/it/fast_paths.rs`, `bag_framed_ahead_is_the_walk_on_one_thread`).
     fn run_framed_ahead<'a, E: From<BagError>>(
@@ -272,22 +273,15 @@ impl Plan<'_> {
         f: &mut impl FnMut(Message<'_>) -> Result<(), E>,
     ) -> Result<(), E> {
         let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Ahead<'a>>>(AHEAD_BATCHES);
-        // Where this thread is: the chunk data it last moved to, plus one (0: none yet).
-        let here = AtomicU64::new(0);
-        let here = &here;
         std::thread::scope(|s| {
             let framing = std::thread::Builder::new().name("bag framing".into()).spawn_scoped(s, move || {
                 // The batch being made, and the bytes of its messages.
                 let batch = RefCell::new((Vec::with_capacity(AHEAD_BATCH), 0usize));
-                let mut told = 0;
-                let mut send = |batch: &mut (Vec<Ahead<'a>>, usize)| {
+                // The address up to which the map's pages were touched.
+                let mut touched = 0usize;
+                let send = |batch: &mut (Vec<Ahead<'a>>, usize)| {
                     let full = std::mem::replace(&mut batch.0, Vec::with_capacity(AHEAD_BATCH));
                     batch.1 = 0;
-                    let at = here.load(Ordering::Relaxed);
-                    if let Some(w) = window.filter(|_| at != told) {
-                        w.moved(at - 1);
-                        told = at;
-                    }
                     tx.send(full).map_err(|_| Halt::Closed)
                 };
                 let read = |i: usize| {
@@ -300,7 +294,8 @@ impl Plan<'_> {
                     let data = within(file, m.data).ok_or_else(|| {
                         BagError::at(m.chunk_pos, "a message of an uncompressed chunk is not in the file's bytes")
                     })?;
-                    touch_pages(data);
+                    touch_pages(data, &mut touched);
+                    read_ahead(file, data);
                     let mut b = batch.borrow_mut();
                     b.0.push(Ahead::Message(Message { data, ..m }));
                     b.1 += data.len();
@@ -327,7 +322,11 @@ impl Plan<'_> {
             'batches: for batch in &rx {
                 for item in batch {
                     match item {
-                        Ahead::Moved(at) => here.store(at.saturating_add(1), Ordering::Relaxed),
+                        Ahead::Moved(at) => {
+                            if let Some(w) = window {
+                                w.moved(at)
+                            }
+                        }
                         Ahead::Message(m) => {
                             if let Err(e) = f(m) {
                                 handled = Err(e);
@@ -355,10 +354,28 @@ impl Plan<'_> {
 /// second thread").
 const TOUCH_STEP: usize = 1 << 16;
 
-/// Reads a byte of `data` every [`TOUCH_STEP`] bytes and its last byte: the pages of a mapped
-/// file under it are faulted in by the thread that calls it.
-fn touch_pages(data: &[u8]) {
-    for b in data.iter().step_by(TOUCH_STEP).chain(data.last()) {
+/// Reads a byte of `data` in each [`TOUCH_STEP`]-aligned block of addresses it reaches past
+/// `*touched`, and moves `*touched` past them: the pages of a mapped file under it are faulted in
+/// by the thread that calls it, one read for each block of the file walked front to back.
+fn touch_pages(data: &[u8], touched: &mut usize) {
+    let start = data.as_ptr() as usize;
+    let mut at = start.max(*touched);
+    while let Some(b) = at.checked_sub(start).and_then(|i| data.get(i)) {
+        std::hint::black_box(*b);
+        at = (at | (TOUCH_STEP - 1)).saturating_add(1);
+    }
+    *touched = (*touched).max(at);
+}
+
+/// How far past a message's end [`read_ahead`] reads.
+const READ_AHEAD: usize = 1 << 10;
+
+/// Reads the byte [`READ_AHEAD`] bytes past the end of `data` in `file`: the records after a
+/// small message are on their way into the cache when the walk reads their headers (each header
+/// read missed the cache; a scan of the bench bag is about 5% faster, BENCHMARKS.md).
+fn read_ahead(file: &[u8], data: &[u8]) {
+    let end = (data.as_ptr() as usize).checked_sub(file.as_ptr() as usize).and_then(|at| at.checked_add(data.len()));
+    if let Some(b) = end.and_then(|end| file.get(end.checked_add(READ_AHEAD)?)) {
         std::hint::black_box(*b);
     }
 }

@@ -88,15 +88,15 @@ pub trait Source: Read + Seek {
     fn lend(&self) -> Option<&[u8]> {
         None
     }
-    /// The window of the lent bytes, which a walk tells where it is (from any thread): a source
-    /// over a memory map moves it along, dropping the pages behind. `None`: nothing to tell.
+    /// The window of the lent bytes, which a walk tells where it is: a source over a memory map
+    /// moves it along, dropping the pages behind. `None`: nothing to tell.
     fn window(&self) -> Option<&dyn Window> {
         None
     }
 }
 
 /// The window of a [`Source`]'s lent bytes ([`Source::window`]).
-pub trait Window: Sync {
+pub trait Window {
     /// A walk is about to read the lent bytes from offset `at` on (a chunk's data).
     fn moved(&self, at: u64);
 }
