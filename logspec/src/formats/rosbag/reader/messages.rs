@@ -260,9 +260,8 @@ impl Plan<'_> {
     /// framed (chunk by chunk, each message's header read, the time order checked or sorted)
     /// and the pages under each message faulted in on a second thread, while this one hands the
     /// messages to `f`. The `window` is told where this thread is, where [`Plan::run`] tells it
-    /// (before each chunk). What
-    /// reaches `f` and what is returned are [`Plan::run`]'s, on any input
-    /// (`tests/it/fast_paths.rs`, `bag_framed_ahead_is_the_walk_on_one_thread`).
+    /// (before each chunk). What reaches `f` and what is returned are [`Plan::run`]'s, on any
+    /// input (`tests/it/fast_paths.rs`, `bag_framed_ahead_is_the_walk_on_one_thread`).
     fn run_framed_ahead<'a, E: From<BagError>>(
         &self,
         file: &'a [u8],
