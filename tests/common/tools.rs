@@ -86,10 +86,18 @@ pub fn trial(name: &str, needs: &[Need], body: fn()) -> Trial {
 
 /// Runs the trials with the command-line arguments libtest would take, and exits with the result.
 pub fn run(trials: Vec<Trial>) -> ! {
-    conclude(trials).exit()
+    conclude(trials, 1).exit()
 }
 
 /// Runs the trials and returns their conclusion, for a harness that cleans up before it exits.
-pub fn conclude(trials: Vec<Trial>) -> libtest_mimic::Conclusion {
-    libtest_mimic::run(&Arguments::from_args(), trials)
+/// Unless `--test-threads` says how many, `per_core` trials run at once for each core: trials
+/// that mostly wait on the programs they start (compilers, emulators, a JVM, Python) overlap
+/// their waits. (libtest-mimic runs one per core and does not read `RUST_TEST_THREADS`.)
+pub fn conclude(trials: Vec<Trial>, per_core: usize) -> libtest_mimic::Conclusion {
+    let mut args = Arguments::from_args();
+    if args.test_threads.is_none() {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        args.test_threads = Some(cores * per_core.max(1));
+    }
+    libtest_mimic::run(&args, trials)
 }
