@@ -84,11 +84,6 @@ pub fn trial(name: &str, needs: &[Need], body: fn()) -> Trial {
     .with_ignored_flag(ignore)
 }
 
-/// Runs the trials with the command-line arguments libtest would take, and exits with the result.
-pub fn run(trials: Vec<Trial>) -> ! {
-    conclude(trials, 1).exit()
-}
-
 /// Runs the trials and returns their conclusion, for a harness that cleans up before it exits.
 /// Unless `--test-threads` says how many, `per_core` trials run at once for each core: trials
 /// that mostly wait on the programs they start (compilers, emulators, a JVM, Python) overlap
@@ -97,7 +92,7 @@ pub fn conclude(trials: Vec<Trial>, per_core: usize) -> libtest_mimic::Conclusio
     let mut args = Arguments::from_args();
     if args.test_threads.is_none() {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        args.test_threads = Some(cores * per_core.max(1));
+        args.test_threads = Some(cores * per_core);
     }
     libtest_mimic::run(&args, trials)
 }
