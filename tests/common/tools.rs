@@ -84,6 +84,12 @@ pub fn trial(name: &str, needs: &[Need], body: fn()) -> Trial {
     .with_ignored_flag(ignore)
 }
 
+/// Runs the trials one per core with the command-line arguments libtest would take, and exits
+/// with the result.
+pub fn run(trials: Vec<Trial>) -> ! {
+    conclude(trials, 1).exit()
+}
+
 /// Runs the trials and returns their conclusion, for a harness that cleans up before it exits.
 /// Unless `--test-threads` says how many, `per_core` trials run at once for each core: trials
 /// that mostly wait on the programs they start (compilers, emulators, a JVM, Python) overlap
