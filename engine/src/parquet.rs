@@ -3,14 +3,12 @@
 //! (Hive-style partitions): columns typed from the IR ([`super::columns`]), row groups streamed so
 //! that a log is never held in memory, files converted in parallel. docs/parquet.md.
 //!
-//! A log is read on one thread and encoded on another: the reading thread fills the tables'
-//! column builders and hands each full batch over a short queue (eight batches) to the
-//! writing thread, which encodes the batches, decides where row groups end and writes the files
-//! (`parquet/encode.rs`: with a core to spare, the columns of a batch are encoded by two threads). The
-//! writing thread sees the batches in the order they were made and decides as one thread did, so
-//! the files are the same bytes.
-
-mod encode;
+//! A log is read on one thread and its tables written by others: the reading thread fills the
+//! tables' column builders and hands each full batch over a short queue to the writing thread
+//! that has the table (as many writing threads as the log has cores, each table on one of them),
+//! which encodes the batches and writes the file (parquet's `ArrowWriter`). Where a row group ends
+//! depends on the table's own batches and on the reading thread's count of the log's open data,
+//! never on the threads: the files are the same bytes on any number of cores.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -23,12 +21,12 @@ use std::sync::Mutex;
 use arrow_array::RecordBatch;
 use arrow_schema::DataType;
 use logspec::value::Value;
+use parquet::arrow::ArrowWriter;
 use parquet::basic::Compression;
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::schema::types::ColumnPath;
 
-use self::encode::{FileWriter, Pool};
 use crate::logs::{find, Found, LogFile};
 pub use crate::logs::{has_log_extension, NotExported, LOG_EXTENSIONS};
 use crate::tables::{table_name, TableBuilder};
@@ -45,19 +43,20 @@ const ROW_GROUP_BYTES: usize = 4 << 20;
 const ROW_GROUP_DATA: usize = 2 << 20;
 /// A column's page is closed when its data passes this.
 const PAGE_BYTES: usize = 128 << 10;
-/// The open row groups of one log together stay under this; past it the largest is closed. (The
-/// writer's buffers take about twice this: the Snappy output of a page is allocated for its worst
-/// case, and float pages barely compress.)
-const LOG_BYTES: usize = 12 << 20;
+/// The open row groups of one log together hold at most this much Arrow data; past it the table
+/// that holds the most has its row group closed. The reading thread counts it, in the order of the
+/// reading, so that where row groups end depends on the log alone, not on which writing thread
+/// encodes which table or how fast. (The writers' buffers take about as much again: the Snappy
+/// output of a page is allocated for its worst case, and float pages barely compress.)
+const LOG_DATA: usize = 12 << 20;
 /// The batches of a log on their way from the reading thread to the writing thread: enough to
 /// keep both busy (the reading thread goes on while the writing thread closes a row group or
 /// writes a file: with two batches the reading thread waited, and one log on two cores took
 /// 1.16x as long; BENCHMARKS.md, "Parquet export"), few enough that memory stays flat (a batch
 /// is at most [`crate::tables::BATCH_BYTES`] of values).
 const QUEUE_BATCHES: usize = 8;
-/// The most threads that help a log's writing thread encode columns: past a few, the reading
-/// thread bounds the log, and a batch has only so many columns to share.
-const MAX_HELPERS: usize = 3;
+/// The most writing threads of one log: past a few, the reading thread bounds the log.
+const MAX_WRITERS: usize = 4;
 
 /// The compression of the Parquet pages.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -141,16 +140,17 @@ pub fn export(opts: Options) -> Result<Exported, Error> {
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<Done>>> = Mutex::new((0..jobs.len()).map(|_| None).collect());
     let workers = opts.jobs.clamp(1, jobs.len().max(1));
-    // Each log is read on one thread and written on another; the columns are encoded by as many
-    // threads as the cores left to each log allow (the writing thread and its helpers).
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let helpers = (cores / workers).saturating_sub(1).min(MAX_HELPERS);
+    // Each log is read on one thread; its tables are written by as many threads as its share of
+    // the cores (the reading thread keeps a core only about half busy). `LOGSPEC_THREADS` sets
+    // the cores; the files are the same bytes on any number.
+    let cores = logspec::log::threads();
+    let writers = (cores / workers).clamp(1, MAX_WRITERS);
     std::thread::scope(|s| {
         for _ in 0..workers {
             s.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(job) = jobs.get(i) else { break };
-                let done = convert(&opts, job, helpers);
+                let done = convert(&opts, job, writers);
                 if let Ok(mut r) = results.lock() {
                     r[i] = Some(done);
                 }
@@ -219,18 +219,33 @@ fn escaped_table(channel: &str) -> String {
     name.split('/').map(|part| escape(part).replace('.', "%2E")).collect::<Vec<_>>().join(".")
 }
 
-/// Converts one log: read on this thread, written on another ([`write_tables`]), the columns
-/// encoded with `helpers` more threads.
-fn convert(opts: &Options, job: &LogFile, helpers: usize) -> Done {
-    let (to_writer, from_reader) = sync_channel(QUEUE_BATCHES);
+/// Converts one log: read on this thread, its tables written by `writers` others ([`write_tables`]).
+fn convert(opts: &Options, job: &LogFile, writers: usize) -> Done {
     let failure = Failure::default();
     std::thread::scope(|s| {
-        let writer = s.spawn(|| write_tables(from_reader, &failure, helpers));
-        let mut done = read_log(opts, job, to_writer, &failure);
-        let (rows, closing) = match writer.join() {
-            Ok(r) => r,
-            Err(panic) => std::panic::resume_unwind(panic),
-        };
+        let (queues, threads): (Vec<_>, Vec<_>) = (0..writers.max(1))
+            .map(|_| {
+                let (to_writer, from_reader) = sync_channel(QUEUE_BATCHES);
+                let failure = &failure;
+                (to_writer, s.spawn(move || write_tables(from_reader, failure)))
+            })
+            .unzip();
+        let mut done = read_log(opts, job, queues, &failure);
+        let mut rows = 0;
+        let mut closing: Option<(usize, Error)> = None;
+        for thread in threads {
+            let (n, failed) = match thread.join() {
+                Ok(r) => r,
+                Err(panic) => std::panic::resume_unwind(panic),
+            };
+            rows += n;
+            // The first table's error, as one writing thread would have met them.
+            if let Some((i, e)) = failed {
+                if closing.as_ref().is_none_or(|(first, _)| i < *first) {
+                    closing = Some((i, e));
+                }
+            }
+        }
         // A batch that failed to be written stopped the reading where it was noticed; one noticed
         // only now (the reading had ended) is the log's error as well.
         if let Some(e) = failure.take() {
@@ -238,7 +253,7 @@ fn convert(opts: &Options, job: &LogFile, helpers: usize) -> Done {
         }
         match closing {
             None => done.rows = rows,
-            Some(e) => {
+            Some((_, e)) => {
                 done.tables = 0;
                 done.error = Some(match done.error.take() {
                     Some(first) => format!("{first}; then {e}"),
@@ -251,8 +266,8 @@ fn convert(opts: &Options, job: &LogFile, helpers: usize) -> Done {
 }
 
 /// The reading half of [`convert`]: the log's samples into its tables' builders, each full batch
-/// to the writing thread, then the rest of every table and the order to close it.
-fn read_log(opts: &Options, job: &LogFile, to_writer: SyncSender<Msg>, failure: &Failure) -> Done {
+/// to the writing thread of its table, then the rest of every table and the order to close it.
+fn read_log(opts: &Options, job: &LogFile, writers: Vec<SyncSender<Msg>>, failure: &Failure) -> Done {
     let shown = job.file.display().to_string();
     let mut sink = LogSink {
         out: opts.out.clone(),
@@ -265,9 +280,10 @@ fn read_log(opts: &Options, job: &LogFile, to_writer: SyncSender<Msg>, failure: 
         by_channel: Vec::new(),
         by_table: HashMap::new(),
         tables: Vec::new(),
+        open_data: 0,
         warnings: Vec::new(),
         long_names: Default::default(),
-        to_writer: Some(to_writer),
+        writers: Writers { handed: vec![0; writers.len()], queues: writers, log: job.log.clone() },
         failure,
     };
     let mut read = || -> Result<logspec::log::scan::Outcome, Error> {
@@ -293,12 +309,15 @@ fn read_log(opts: &Options, job: &LogFile, to_writer: SyncSender<Msg>, failure: 
     done
 }
 
-/// What the reading thread hands the writing thread, in the order of the reading.
+/// What the reading thread hands a writing thread, in the order of the reading. A table is
+/// numbered by the tables before it in the log.
 enum Msg {
-    /// A new table (its index is the number of tables before it).
-    Table(Box<TableWriter>),
+    /// A table this writing thread writes from now on.
+    Table(usize, Box<TableWriter>),
     /// A table's full batch.
     Batch(usize, RecordBatch),
+    /// The order to close a table's open row group (the reading thread's count of its data).
+    CloseGroup(usize),
     /// A table's last rows (or the error that making their batch gave): write them and the
     /// footer, and put the file in place.
     Close(usize, Result<Option<RecordBatch>, Error>),
@@ -328,51 +347,51 @@ impl Failure {
     }
 }
 
-/// The writing half of [`convert`]: the tables' files from the batches of the reading thread.
-/// Returns the rows in the files put in place, and the first error closing them gave; an error
-/// while the log is read goes to `failure` (and the batches after it are still written: the
-/// reading stops at the next batch, and every row it made is kept, as when it stopped at once).
-fn write_tables(from_reader: Receiver<Msg>, failure: &Failure, helpers: usize) -> (u64, Option<Error>) {
-    let pool = Pool::new(helpers);
-    let mut tables: Vec<Option<TableWriter>> = Vec::new();
+/// A writing half of [`convert`]: the files of the tables handed to it, from their batches.
+/// Returns the rows in the files put in place, and the first error closing them gave (with its
+/// table's number); an error while the log is read goes to `failure` (and the batches after it
+/// are still written: the reading stops at the next batch, and every row it made is kept, as
+/// when it stopped at once).
+fn write_tables(from_reader: Receiver<Msg>, failure: &Failure) -> (u64, Option<(usize, Error)>) {
+    let mut tables: HashMap<usize, TableWriter> = HashMap::new();
     let mut rows = 0;
     let mut closing = None;
     for msg in from_reader {
         match msg {
-            Msg::Table(t) => tables.push(Some(*t)),
+            Msg::Table(i, t) => {
+                tables.insert(i, *t);
+            }
             Msg::Batch(i, batch) => {
-                if let Err(e) = write_batch(&mut tables, i, batch, &pool) {
+                let Some(t) = tables.get_mut(&i) else { continue };
+                // A row group whose encoded size passes the limit is closed here: that depends
+                // on the table's own batches alone.
+                let written = t.write(&batch);
+                let closed = written.and_then(|()| match t.in_progress() > ROW_GROUP_BYTES {
+                    true => t.close_row_group(),
+                    false => Ok(()),
+                });
+                if let Err(e) = closed {
+                    failure.set(e);
+                }
+            }
+            Msg::CloseGroup(i) => {
+                let Some(t) = tables.get_mut(&i) else { continue };
+                if let Err(e) = t.close_row_group() {
                     failure.set(e);
                 }
             }
             Msg::Close(i, batch) => {
-                let Some(t) = tables.get_mut(i).and_then(Option::take) else { continue };
-                match t.close(batch, &pool) {
+                let Some(t) = tables.remove(&i) else { continue };
+                match t.close(batch) {
                     Ok(n) => rows += n,
                     Err(e) => {
-                        closing.get_or_insert(e);
+                        closing.get_or_insert((i, e));
                     }
                 }
             }
         }
     }
     (rows, closing)
-}
-
-/// Encodes a table's batch; closes row groups to keep the log's memory bounded.
-fn write_batch(tables: &mut [Option<TableWriter>], i: usize, batch: RecordBatch, pool: &Pool) -> Result<(), Error> {
-    let Some(t) = tables.get_mut(i).and_then(Option::as_mut) else { return Ok(()) };
-    t.write(&batch, pool)?;
-    if t.in_progress() > ROW_GROUP_BYTES || t.open_data > ROW_GROUP_DATA {
-        t.close_row_group(pool)?;
-    }
-    let total: usize = tables.iter().flatten().map(TableWriter::in_progress).sum();
-    if total > LOG_BYTES {
-        if let Some(t) = tables.iter_mut().flatten().max_by_key(|t| t.in_progress()) {
-            t.close_row_group(pool)?;
-        }
-    }
-    Ok(())
 }
 
 /// The tables of one log, as the reading thread fills them.
@@ -391,21 +410,61 @@ struct LogSink<'a> {
     /// Table index by table name (a channel, or a group of channels).
     by_table: HashMap<String, usize>,
     tables: Vec<TableRows>,
+    /// The Arrow data of the tables' open row groups ([`LOG_DATA`]).
+    open_data: usize,
     warnings: Vec<String>,
     /// Table names too long for a folder name (shortened; counted, the first few warned about).
     long_names: logspec::log::fault::Faults,
-    /// The writing thread's queue; dropped when every table was closed.
-    to_writer: Option<SyncSender<Msg>>,
+    writers: Writers,
     failure: &'a Failure,
 }
 
-/// A table's rows not yet handed to the writing thread.
+/// The writing threads of a log, as its reading thread hands them tables.
+struct Writers {
+    /// Their queues; dropped when every table was closed.
+    queues: Vec<SyncSender<Msg>>,
+    /// The Arrow data handed to each so far: a table goes to the least busy.
+    handed: Vec<usize>,
+    /// The log, as named in messages.
+    log: String,
+}
+
+impl Writers {
+    /// Hands a message about table `i` to its writing thread; the first hands the table itself
+    /// to the thread that was handed the least data so far.
+    fn send(&mut self, t: &mut TableRows, i: usize, msg: Msg) -> Result<(), Error> {
+        if let Some(file) = t.file.take() {
+            t.writer = (0..self.handed.len()).min_by_key(|w| self.handed[*w]).unwrap_or(0);
+            self.send_to(t.writer, Msg::Table(i, file))?;
+        }
+        if let Msg::Batch(_, batch) = &msg {
+            self.handed[t.writer] += batch.get_array_memory_size();
+        }
+        self.send_to(t.writer, msg)
+    }
+
+    fn send_to(&self, writer: usize, msg: Msg) -> Result<(), Error> {
+        // A writing thread ends early only when it panicked (resumed when it is joined).
+        match self.queues.get(writer) {
+            Some(to) if to.send(msg).is_ok() => Ok(()),
+            _ => Err(Error::Input(format!("log={}: a Parquet writing thread stopped", self.log))),
+        }
+    }
+}
+
+/// A table's rows not yet handed to a writing thread.
 struct TableRows {
     name: String,
     /// The table's temporary file, as named in messages.
     tmp: PathBuf,
     /// The rows not yet encoded ([`super::tables`], shared with the Python package).
     rows: TableBuilder,
+    /// The table's file, until its first batch (or its end) hands it to a writing thread.
+    file: Option<Box<TableWriter>>,
+    /// The writing thread that has the table.
+    writer: usize,
+    /// The Arrow data handed on since the table's row group was last closed ([`ROW_GROUP_DATA`]).
+    open_data: usize,
 }
 
 /// A table's file, on the writing thread.
@@ -420,14 +479,14 @@ struct TableWriter {
     schema: arrow_schema::SchemaRef,
     /// Opened with the table's first full batch (or at the end): a log of 65,535 keys of a few
     /// values each holds no open file or writer per key while it is read.
-    writer: Option<FileWriter>,
+    writer: Option<ArrowWriter<File>>,
     written: u64,
-    /// The Arrow data written into the open row group ([`ROW_GROUP_DATA`]).
+    /// The Arrow data written into the open row group (what closing it frees, at least).
     open_data: usize,
 }
 
 impl LogSink<'_> {
-    fn new_table(&mut self, name: &str, channel: &Channel) -> Result<(TableRows, TableWriter), Error> {
+    fn new_table(&mut self, name: &str, channel: &Channel) -> TableRows {
         let rows = TableBuilder::new(channel, self.utc);
         let mut meta = vec![
             kv("logspec.version", env!("CARGO_PKG_VERSION")),
@@ -468,21 +527,12 @@ impl LogSink<'_> {
             props = props.set_column_dictionary_enabled(ColumnPath::new(path), true);
         }
         let props = props.build();
-        let writer =
-            TableWriter { table, dir, tmp: tmp.clone(), props, schema, writer: None, written: 0, open_data: 0 };
-        Ok((TableRows { name: name.to_string(), tmp, rows }, writer))
+        let file = TableWriter { table, dir, tmp: tmp.clone(), props, schema, writer: None, written: 0, open_data: 0 };
+        TableRows { name: name.to_string(), tmp, rows, file: Some(Box::new(file)), writer: 0, open_data: 0 }
     }
 
-    /// Hands a message to the writing thread.
-    fn send(&self, msg: Msg) -> Result<(), Error> {
-        // The writing thread ends early only when it panicked (resumed when it is joined).
-        match &self.to_writer {
-            Some(to) if to.send(msg).is_ok() => Ok(()),
-            _ => Err(Error::Input(format!("log={}: the Parquet writing thread stopped", self.log))),
-        }
-    }
-
-    /// Hands a table's buffered rows to the writing thread; stops at an error it had.
+    /// Hands a table's buffered rows to its writing thread, and closes row groups to keep the
+    /// log's memory bounded; stops at an error a writing thread had.
     fn flush(&mut self, i: usize) -> Result<(), Error> {
         if let Some(e) = self.failure.take() {
             return Err(e);
@@ -491,27 +541,43 @@ impl LogSink<'_> {
         let Some(batch) = t.rows.batch().map_err(|e| Error::Input(format!("{}: {e}", t.tmp.display())))? else {
             return Ok(());
         };
-        self.send(Msg::Batch(i, batch))
+        let data = batch.get_array_memory_size();
+        self.writers.send(t, i, Msg::Batch(i, batch))?;
+        self.tables[i].open_data += data;
+        self.open_data += data;
+        if self.tables[i].open_data > ROW_GROUP_DATA {
+            self.close_group(i)?;
+        }
+        if self.open_data > LOG_DATA {
+            let most = (0..self.tables.len()).max_by_key(|t| self.tables[*t].open_data).unwrap_or(i);
+            self.close_group(most)?;
+        }
+        Ok(())
     }
 
-    /// Hands the rest of every table to the writing thread, which writes it and puts each file
+    /// Orders table `i`'s open row group closed.
+    fn close_group(&mut self, i: usize) -> Result<(), Error> {
+        let t = &mut self.tables[i];
+        self.open_data -= std::mem::take(&mut t.open_data);
+        self.writers.send(t, i, Msg::CloseGroup(i))
+    }
+
+    /// Hands the rest of every table to its writing thread, which writes it and puts the file
     /// in place; returns the number of tables.
     fn finish(&mut self) -> usize {
-        for (i, t) in std::mem::take(&mut self.tables).into_iter().enumerate() {
-            let TableRows { name, tmp, mut rows } = t;
-            if rows.misfits > 0 {
+        for (i, mut t) in std::mem::take(&mut self.tables).into_iter().enumerate() {
+            if t.rows.misfits > 0 {
                 self.warnings.push(format!(
                     "log={}: {}: {} value(s) did not fit the column types of the channel's first description and were written as null",
-                    self.log, name, rows.misfits
+                    self.log, t.name, t.rows.misfits
                 ));
             }
-            let batch = rows.batch().map_err(|e| Error::Input(format!("{}: {e}", tmp.display())));
-            drop(rows);
-            if self.send(Msg::Close(i, batch)).is_err() {
+            let batch = t.rows.batch().map_err(|e| Error::Input(format!("{}: {e}", t.tmp.display())));
+            if self.writers.send(&mut t, i, Msg::Close(i, batch)).is_err() {
                 break;
             }
         }
-        self.to_writer = None;
+        self.writers.queues.clear();
         self.by_table.len()
     }
 }
@@ -538,11 +604,11 @@ fn kv(key: &str, value: &str) -> KeyValue {
 impl TableWriter {
     /// The encoded size of the open row group.
     fn in_progress(&self) -> usize {
-        self.writer.as_ref().map_or(0, FileWriter::in_progress_size)
+        self.writer.as_ref().map_or(0, ArrowWriter::in_progress_size)
     }
 
     /// The table's writer, its temporary file created the first time.
-    fn writer(&mut self) -> Result<&mut FileWriter, Error> {
+    fn writer(&mut self) -> Result<&mut ArrowWriter<File>, Error> {
         if self.writer.is_none() {
             let (table, dir, tmp) = (&self.table, &self.dir, &self.tmp);
             let file = crate::output::create_temp(|| {
@@ -555,26 +621,26 @@ impl TableWriter {
                 Ok((file, tmp.clone(), made))
             })
             .map_err(|e| Error::Input(e.to_string()))?;
-            let writer = FileWriter::try_new(file, self.schema.clone(), self.props.clone())
+            let writer = ArrowWriter::try_new(file, self.schema.clone(), Some(self.props.clone()))
                 .map_err(|e| Error::Input(format!("{}: {e}", self.tmp.display())))?;
             self.writer = Some(writer);
         }
         Ok(self.writer.as_mut().expect("opened above"))
     }
 
-    fn write(&mut self, batch: &RecordBatch, pool: &Pool) -> Result<(), Error> {
+    fn write(&mut self, batch: &RecordBatch) -> Result<(), Error> {
         let tmp = self.tmp.display().to_string();
-        self.writer()?.write(batch, pool).map_err(|e| Error::Input(format!("{tmp}: {e}")))?;
+        self.writer()?.write(batch).map_err(|e| Error::Input(format!("{tmp}: {e}")))?;
         self.written += batch.num_rows() as u64;
         self.open_data += batch.get_array_memory_size();
         Ok(())
     }
 
-    fn close_row_group(&mut self, pool: &Pool) -> Result<(), Error> {
+    fn close_row_group(&mut self) -> Result<(), Error> {
         // What the open row group holds: its encoded size, or the buffers of data that compresses well.
         let Some(writer) = self.writer.as_mut() else { return Ok(()) };
         let size = writer.in_progress_size().max(self.open_data);
-        writer.flush(pool).map_err(|e| Error::Input(format!("{}: {e}", self.tmp.display())))?;
+        writer.flush().map_err(|e| Error::Input(format!("{}: {e}", self.tmp.display())))?;
         self.open_data = 0;
         // Every so many bytes of closed row groups (of any log: the allocator is the process's).
         let closed = CLOSED_BYTES.fetch_add(size, Ordering::Relaxed) + size;
@@ -587,23 +653,23 @@ impl TableWriter {
 
     /// Writes the last rows and the footer, then renames the file to `part-0.parquet`. The
     /// temporary file is removed when that fails.
-    fn close(self, last: Result<Option<RecordBatch>, Error>, pool: &Pool) -> Result<u64, Error> {
+    fn close(self, last: Result<Option<RecordBatch>, Error>) -> Result<u64, Error> {
         let tmp = self.tmp.clone();
-        let done = self.write_and_rename(last, pool);
+        let done = self.write_and_rename(last);
         if done.is_err() && std::fs::remove_file(&tmp).is_ok() {
             crate::output::forget_temp(&tmp);
         }
         done
     }
 
-    fn write_and_rename(mut self, last: Result<Option<RecordBatch>, Error>, pool: &Pool) -> Result<u64, Error> {
+    fn write_and_rename(mut self, last: Result<Option<RecordBatch>, Error>) -> Result<u64, Error> {
         if let Some(batch) = last? {
-            self.write(&batch, pool)?;
+            self.write(&batch)?;
         }
         let tmp = self.tmp.display().to_string();
         self.writer()?;
         let writer = self.writer.take().expect("opened above");
-        writer.close(pool).map_err(|e| Error::Input(format!("{tmp}: {e}")))?;
+        writer.close().map_err(|e| Error::Input(format!("{tmp}: {e}")))?;
         let part = self.dir.join("part-0.parquet");
         crate::output::persist_temp(&self.tmp, || std::fs::rename(&self.tmp, &part))
             .map_err(|e| Error::Input(format!("{}: cannot rename to {}: {e}", self.tmp.display(), part.display())))?;
@@ -623,8 +689,7 @@ impl Samples for LogSink<'_> {
         let i = match self.by_table.get(&name) {
             Some(i) => *i,
             None => {
-                let (rows, writer) = self.new_table(&name, channel)?;
-                self.send(Msg::Table(Box::new(writer)))?;
+                let rows = self.new_table(&name, channel);
                 self.tables.push(rows);
                 self.by_table.insert(name, self.tables.len() - 1);
                 self.tables.len() - 1

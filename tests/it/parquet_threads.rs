@@ -1,7 +1,8 @@
-//! `export --parquet` reads a log on one thread and writes its tables on another (issue 35): a
+//! `export --parquet` reads a log on one thread and writes its tables on others (issue 35): a
 //! table that cannot be written while the log is read stops the export with that table's error,
 //! leaves no file of it and no temporary file, and every other table keeps the rows read before
-//! the stop, the first rows of the whole export, in order.
+//! the stop, the first rows of the whole export, in order; and the files are the same bytes
+//! however many threads write them.
 
 use std::path::{Path, PathBuf};
 
@@ -80,5 +81,52 @@ fn a_table_that_cannot_be_written_stops_the_export_and_the_others_keep_their_fir
         fewer += usize::from(got.len() < expected.len());
     }
     assert!(fewer > 0, "the export stopped before the end of the log");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Every file of `dir`, with its bytes.
+fn contents(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    files(dir).into_iter().map(|f| (f.clone(), std::fs::read(dir.join(&f)).unwrap())).collect()
+}
+
+#[test]
+fn the_files_are_the_same_bytes_on_one_writing_thread_and_on_several() {
+    let dir = scratch::temp_dir().join(format!("logspec-parquet-writers-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    // 200 copies of the sample (34 MB): tables past 2 MiB of Arrow data close row groups, and
+    // the 13 tables together past the log's 12 MiB.
+    let log: PathBuf = dir.join("run.usvlog");
+    std::fs::write(&log, big(200, false)).unwrap();
+    let export = |threads: &str| {
+        let out = dir.join(format!("threads{threads}"));
+        let run = std::process::Command::new(env!("CARGO_BIN_EXE_logspec"))
+            .env("LOGSPEC_THREADS", threads)
+            .args(["-q", "export", "--parquet", out.to_str().unwrap(), log.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(run.status.success(), "LOGSPEC_THREADS={threads}: {}", String::from_utf8_lossy(&run.stderr));
+        contents(&out)
+    };
+    let one = export("1");
+    let groups: Vec<usize> = one
+        .iter()
+        .map(|(f, _)| {
+            let file = std::fs::File::open(dir.join("threads1").join(f)).unwrap();
+            ParquetRecordBatchReaderBuilder::try_new(file).unwrap().metadata().num_row_groups()
+        })
+        .collect();
+    assert!(groups.iter().filter(|n| **n > 1).count() >= 5, "row groups per table: {groups:?}");
+    for threads in ["2", "3"] {
+        let several = export(threads);
+        assert_eq!(
+            several.iter().map(|f| &f.0).collect::<Vec<_>>(),
+            one.iter().map(|f| &f.0).collect::<Vec<_>>(),
+            "LOGSPEC_THREADS={threads}: files"
+        );
+        for ((f, got), (_, want)) in several.iter().zip(&one) {
+            assert!(got == want, "LOGSPEC_THREADS={threads}: {f} differs from the one-thread export");
+        }
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
