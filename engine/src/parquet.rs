@@ -219,11 +219,12 @@ fn escaped_table(channel: &str) -> String {
     name.split('/').map(|part| escape(part).replace('.', "%2E")).collect::<Vec<_>>().join(".")
 }
 
-/// Converts one log: read on this thread, its tables written by `writers` others ([`write_tables`]).
+/// Converts one log: read on this thread, its tables written by `writers` (at least one) others
+/// ([`write_tables`]).
 fn convert(opts: &Options, job: &LogFile, writers: usize) -> Done {
     let failure = Failure::default();
     std::thread::scope(|s| {
-        let (queues, threads): (Vec<_>, Vec<_>) = (0..writers.max(1))
+        let (queues, threads): (Vec<_>, Vec<_>) = (0..writers)
             .map(|_| {
                 let (to_writer, from_reader) = sync_channel(QUEUE_BATCHES);
                 let failure = &failure;
@@ -432,15 +433,14 @@ struct Writers {
 
 impl Writers {
     /// Hands a message about table `i` to its writing thread; the first hands the table itself
-    /// to the thread that was handed the least data so far.
-    fn send(&mut self, t: &mut TableRows, i: usize, msg: Msg) -> Result<(), Error> {
+    /// to the thread that was handed the least data so far. `data`: the Arrow data the message
+    /// hands on.
+    fn send(&mut self, t: &mut TableRows, i: usize, msg: Msg, data: usize) -> Result<(), Error> {
         if let Some(file) = t.file.take() {
             t.writer = (0..self.handed.len()).min_by_key(|w| self.handed[*w]).unwrap_or(0);
             self.send_to(t.writer, Msg::Table(i, file))?;
         }
-        if let Msg::Batch(_, batch) = &msg {
-            self.handed[t.writer] += batch.get_array_memory_size();
-        }
+        self.handed[t.writer] += data;
         self.send_to(t.writer, msg)
     }
 
@@ -543,7 +543,7 @@ impl LogSink<'_> {
             return Ok(());
         };
         let data = batch.get_array_memory_size();
-        self.writers.send(t, i, Msg::Batch(i, batch))?;
+        self.writers.send(t, i, Msg::Batch(i, batch), data)?;
         self.tables[i].open_data += data;
         self.open_data += data;
         if self.tables[i].open_data > ROW_GROUP_DATA {
@@ -560,7 +560,7 @@ impl LogSink<'_> {
     fn close_group(&mut self, i: usize) -> Result<(), Error> {
         let t = &mut self.tables[i];
         self.open_data -= std::mem::take(&mut t.open_data);
-        self.writers.send(t, i, Msg::CloseGroup(i))
+        self.writers.send(t, i, Msg::CloseGroup(i), 0)
     }
 
     /// Hands the rest of every table to its writing thread, which writes it and puts the file
@@ -574,7 +574,7 @@ impl LogSink<'_> {
                 ));
             }
             let batch = t.rows.batch().map_err(|e| Error::Input(format!("{}: {e}", t.tmp.display())));
-            if self.writers.send(&mut t, i, Msg::Close(i, batch)).is_err() {
+            if self.writers.send(&mut t, i, Msg::Close(i, batch), 0).is_err() {
                 break;
             }
         }

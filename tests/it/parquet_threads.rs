@@ -94,8 +94,8 @@ fn the_files_are_the_same_bytes_on_one_writing_thread_and_on_several() {
     let dir = scratch::temp_dir().join(format!("logspec-parquet-writers-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    // 200 copies of the sample (34 MB): tables past 2 MiB of Arrow data close row groups, and
-    // the 13 tables together past the log's 12 MiB.
+    // 200 copies of the sample (34 MB): tables past 2 MiB of Arrow data close row groups (five
+    // or more have more than one, asserted below).
     let log: PathBuf = dir.join("run.usvlog");
     std::fs::write(&log, big(200, false)).unwrap();
     let export = |threads: &str| {
