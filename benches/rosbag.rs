@@ -20,9 +20,8 @@
 //! channel into a sink that visits each value, handing every number to `black_box` and taking
 //! a `uint8[]` as its slice: `common::touch::Touch`), each message decoded once as it is shown
 //! (`Samples::try_visit`, as the export's and the engines' sinks take it) and, the generic path,
-//! checked whole first; and the first of those on one thread (`LOGSPEC_THREADS=1`), where the others
-//! frame the bag's records on a second thread. `--crate-only` stops after that;
-//! `--only crate|plan|plan-file|owned|scan|check|scan1` runs one reader alone, 20 times (for `perf`).
+//! checked whole first. `--crate-only` stops after that;
+//! `--only crate|plan|plan-file|owned|scan|check` runs one reader alone, 20 times (for `perf`).
 //!
 //! Then, as medians: memcpy (the baseline); full decode (owned `Value` trees, the bag read through a
 //! `BufReader`) in time order per compression as MB/s
@@ -207,19 +206,6 @@ fn rosbag_crate_framing_of(bag: &rosbag::RosBag) -> u64 {
     bytes
 }
 
-/// `run` with `LOGSPEC_THREADS=1` (a bag opened in it reads on the calling thread alone: its
-/// records are not framed on a second thread), the variable restored after.
-fn on_one_thread<T>(run: impl FnOnce() -> T) -> T {
-    let before = std::env::var_os("LOGSPEC_THREADS");
-    std::env::set_var("LOGSPEC_THREADS", "1");
-    let out = run();
-    match before {
-        Some(v) => std::env::set_var("LOGSPEC_THREADS", v),
-        None => std::env::remove_var("LOGSPEC_THREADS"),
-    }
-    out
-}
-
 /// Times each reader `runs` times, taking turns (one run of each, then the next round), so that
 /// a shared machine's load falls on all of them alike; returns each one's median.
 fn interleaved(runs: usize, readers: &mut [&mut dyn FnMut()]) -> Vec<Duration> {
@@ -291,9 +277,6 @@ fn against_rosbag_crate(p: &Path, runs: usize) {
             &mut || {
                 black_box(scan_all(p, false));
             },
-            &mut || {
-                black_box(on_one_thread(|| scan_all(p, true)));
-            },
         ],
     );
     println!("input: {} ({msgs} messages, {msg_bytes} message bytes), medians of {runs} interleaved runs", p.display());
@@ -312,11 +295,6 @@ fn against_rosbag_crate(p: &Path, runs: usize) {
     line("logspec, Value trees, time order, opened bag", 7, 5);
     line("logspec, every message through Log::scan (open+compile)", 8, 0);
     line("the same, each message checked whole first (no try_visit)", 9, 0);
-    line("the same as line 9 on one thread (LOGSPEC_THREADS=1)", 10, 0);
-    println!(
-        "   line 9 (records framed on a second thread) is {:.2}x line 11 (all on one thread)",
-        t[10].as_secs_f64() / t[8].as_secs_f64()
-    );
     println!(
         "   the one pass (line 9) is {:.2}x the check, then the visit (line 10)",
         t[9].as_secs_f64() / t[8].as_secs_f64()
@@ -345,7 +323,6 @@ fn main() {
                 "crate" => drop(black_box(rosbag_crate_framing(&none))),
                 "scan" => drop(black_box(scan_all(&none, true))),
                 "check" => drop(black_box(scan_all(&none, false))),
-                "scan1" => drop(black_box(on_one_thread(|| scan_all(&none, true)))),
                 _ => drop(black_box(decode_all_mapped(&none))),
             }
         }

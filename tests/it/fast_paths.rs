@@ -6,13 +6,10 @@
 //! cut and corrupted copies of each: the same tables in the same order, the same schemas with
 //! their metadata, the same rows, the same warnings and the same error.
 
-use std::collections::BTreeSet;
-use std::io::Cursor;
 use std::path::{Path, PathBuf};
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
-use logspec::formats::rosbag::{Bag, BagError, Order};
 use logspec::log::{Channel, Error, Open, Samples, Select};
 use logspec::value::Value;
 use logspec_engine::tables::{self, Tables};
@@ -335,92 +332,4 @@ fn messages_decoded_once_read_as_checked_first() {
     }
     // Visits stopped partway: the oracle covers leaving a message out.
     assert!(copies > 400 && stopped > 0, "{copies} copies, {stopped} visits stopped");
-}
-
-/// A message a walk handed out: connection, time (seconds, nanoseconds), chunk, offset, and its
-/// bytes' length and where they are (or their hash).
-type Walked = (u32, u32, u32, u64, usize, usize, u64);
-
-/// What a walk of a bag in memory handed out, on `threads` threads: each message (connection,
-/// time, chunk, offset, and its bytes: their length, and where in `bytes` they are lent from or
-/// their FNV-1a hash), and what the walk returned and
-/// could not merge. With `stop_after`, the caller returns an error at that message.
-fn bag_walk(
-    bytes: &[u8],
-    threads: usize,
-    order: Order,
-    only: Option<&BTreeSet<u32>>,
-    stop_after: usize,
-) -> (Vec<Walked>, String) {
-    let mut bag = match Bag::open(Cursor::new(bytes)) {
-        Ok(bag) => bag,
-        Err(e) => return (Vec::new(), format!("open: {e:?}")),
-    };
-    bag.threads = threads;
-    let mut out = Vec::new();
-    let walked = bag.for_each_message(order, only, |m| -> Result<(), BagError> {
-        if out.len() == stop_after {
-            return Err(BagError::at(0, "the caller stops"));
-        }
-        // Bytes lent from the bag's are named by where they are; others (decompressed) by a hash.
-        let at = (m.data.as_ptr() as usize).wrapping_sub(bytes.as_ptr() as usize);
-        let seen = if at < bytes.len() {
-            at as u64
-        } else {
-            m.data.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3))
-        };
-        out.push((m.conn, m.time.sec, m.time.nsec, m.chunk_pos, m.offset, m.data.len(), seen));
-        Ok(())
-    });
-    (out, format!("{walked:?} {:?}", bag.unmerged))
-}
-
-/// A bag's uncompressed records framed on a second thread while the caller takes the messages
-/// (`Bag::threads` above 1, a bag lent in memory or mapped) hand out what the walk on one thread
-/// does: the same messages in the same order, the same error after them, in time and file
-/// order, for all connections and one, and when the caller stops partway. On the bag test files
-/// and fuzz corpus with uncompressed chunks, cut and with bytes changed all over (one chunk of
-/// 8,647 messages, several of a few, chunks that overlap in time, a bag without an index and a
-/// truncated one).
-#[test]
-fn bag_framed_ahead_is_the_walk_on_one_thread() {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let mut inputs: Vec<(String, Vec<u8>)> =
-        small_bundled().into_iter().filter(|(name, _)| name.ends_with(".bag")).collect();
-    let corpus = root.join("fuzz/corpus/rosbag");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&corpus).unwrap().map(|e| e.unwrap().path()).collect();
-    files.sort();
-    for p in files {
-        inputs.push((p.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read(&p).unwrap()));
-    }
-    // The bags with an uncompressed chunk (the compressed ones' chunks are decompressed on the
-    // workers of `Bag::threads` and never framed ahead).
-    let uncompressed = |bytes: &[u8]| {
-        Bag::open(Cursor::new(bytes)).is_ok_and(|b| b.chunks.iter().any(|c| c.compression.as_str() == "none"))
-    };
-    inputs.retain(|(_, bytes)| uncompressed(bytes));
-    assert!(inputs.len() >= 5, "{} bags", inputs.len());
-    let (mut walks, mut messages, mut several) = (0, 0, 0);
-    for (name, good) in &inputs {
-        let variants = cut_and_changed(good);
-        for (what, bytes) in &variants {
-            let first = Bag::open(Cursor::new(&bytes[..])).ok().and_then(|b| b.connections.keys().next().copied());
-            let one: Option<BTreeSet<u32>> = first.map(|c| BTreeSet::from([c]));
-            for order in [Order::Time, Order::File] {
-                for only in [None, one.as_ref()] {
-                    let alone = bag_walk(bytes, 1, order, only, usize::MAX);
-                    let ahead = bag_walk(bytes, 2, order, only, usize::MAX);
-                    assert!(alone == ahead, "{name} {what} {order:?} {only:?}: the walks differ");
-                    let half = alone.0.len() / 2;
-                    let (a, b) = (bag_walk(bytes, 1, order, only, half), bag_walk(bytes, 2, order, only, half));
-                    assert!(a == b, "{name} {what} {order:?} {only:?}: stopped at {half}, the walks differ");
-                    walks += 1;
-                    messages += alone.0.len();
-                    several += usize::from(alone.0.len() > 2048);
-                }
-            }
-        }
-    }
-    // Walks of several batches (the framing thread hands on 1,024 messages at most at once).
-    assert!(walks > 1000 && messages > 100_000 && several > 50, "{walks} walks, {messages} messages, {several} long");
 }

@@ -3,10 +3,9 @@
 //! handed out as stored, in one walk, or sorted by time.
 
 use std::borrow::Cow;
-use std::cell::RefCell;
 use std::collections::BTreeSet;
 
-use super::{Bag, ChunkInfo, Refused, Source, Stop, Unmerged, Window};
+use super::{Bag, ChunkInfo, Refused, Source, Stop, Unmerged};
 use crate::formats::rosbag::chunk::{pipeline, Compression, RawChunk};
 use crate::formats::rosbag::record::{self, Ctx, Records};
 use crate::formats::rosbag::{BagError, Time};
@@ -95,14 +94,10 @@ impl<R: Source> Bag<R> {
         // across overlapping chunks) are read from the source, so that memory stays flat.
         let forward = list.windows(2).all(|w| w[0].pos < w[1].pos);
         let compressed = list.iter().any(|c| c.compression != Compression::None);
-        // Uncompressed chunks lent by the source, on two threads: framed on the second
-        // ([`Plan::run_framed_ahead`]).
-        let framed = !compressed && self.threads > 1 && !list.is_empty() && forward && self.src.lend().is_some();
         // A chunk alone in its group is read in one walk when its messages are stored in time
-        // order (read from its index data here, or, framed ahead, on the second thread as the
-        // walk reaches it).
+        // order (read from its index data).
         let alone = |i: usize| order == Order::Time && group_end[i] == i + 1 && (i == 0 || group_end[i - 1] == i);
-        for i in (0..list.len()).filter(|i| !framed && alone(*i)) {
+        for i in (0..list.len()).filter(|i| alone(*i)) {
             if let Ok(j) = self.chunks.binary_search_by_key(&list[i].pos, |c| c.pos) {
                 list[i].in_order = Some(self.in_order_read(j, forward));
             }
@@ -115,34 +110,13 @@ impl<R: Source> Bag<R> {
             // Uncompressed chunks are read in place; compressed ones are decompressed from the
             // lent bytes.
             let window = self.src.window();
-            if framed {
-                let (mut check, mut found) = (std::mem::take(&mut self.index_check), Vec::new());
-                let in_order = |i: usize| match list[i].in_order {
-                    Some(k) => k,
-                    None if alone(i) => {
-                        let k = check.lent(file, &list[i]);
-                        found.push((list[i].pos, k));
-                        k
-                    }
-                    None => false,
-                };
-                let walked = plan.run_framed_ahead(file, in_order, &wanted, &mut refused, window, &mut f);
-                self.index_check = check;
-                for (pos, k) in found {
-                    if let Ok(j) = self.chunks.binary_search_by_key(&pos, |c| c.pos) {
-                        self.chunks[j].in_order = Some(k);
-                    }
+            let read = |i: usize| {
+                if let Some(w) = window {
+                    w.moved(list[i].data_pos);
                 }
-                walked?;
-            } else {
-                let read = |i: usize| {
-                    if let Some(w) = window {
-                        w.moved(list[i].data_pos);
-                    }
-                    lent_chunk(file, &list[i], budget)
-                };
-                plan.run(read, known, &wanted, &mut refused, &mut f)?;
-            }
+                lent_chunk(file, &list[i], budget)
+            };
+            plan.run(read, known, &wanted, &mut refused, &mut f)?;
         } else {
             let src = &mut *self;
             plan.run(|i| src.raw_chunk(&list[i]), known, &wanted, &mut refused, &mut f)?;
@@ -224,165 +198,6 @@ impl Plan<'_> {
             (self.budget, &cost),
         )
     }
-}
-
-/// What the framing thread of [`Plan::run_framed_ahead`] hands on, in the order of the walk on
-/// one thread: a message, or that the walk moved on to the chunk data at this offset of the file.
-enum Ahead<'a> {
-    Message(Message<'a>),
-    Moved(u64),
-}
-
-/// How many of them the framing thread hands on at once, or fewer holding this many bytes of
-/// messages; and how many such batches may wait for the caller. The framing thread is at most
-/// these bytes (and one message) ahead of it: a mapped file's pages stay a bounded window.
-/// Smaller batches wake the caller more often, which cost more than it saved (BENCHMARKS.md,
-/// "Records framed on a second thread, on another machine").
-const AHEAD_BATCH: usize = 4096;
-const AHEAD_BATCH_BYTES: usize = 1 << 20;
-const AHEAD_BATCHES: usize = 2;
-
-/// Why the framing thread stopped early.
-enum Halt {
-    Bag(BagError),
-    /// The caller stopped (its error is its own).
-    Closed,
-}
-
-impl From<BagError> for Halt {
-    fn from(e: BagError) -> Self {
-        Halt::Bag(e)
-    }
-}
-
-impl Plan<'_> {
-    /// [`Plan::run`] of uncompressed chunks lent from `file`, on two threads: the records are
-    /// framed (chunk by chunk, each message's header read, the time order checked or sorted)
-    /// and the pages under each message faulted in on a second thread, while this one hands the
-    /// messages to `f`. The `window` is told where this thread is, where [`Plan::run`] tells it
-    /// (before each chunk). What reaches `f` and what is returned are [`Plan::run`]'s, on any
-    /// input (`tests/it/fast_paths.rs`, `bag_framed_ahead_is_the_walk_on_one_thread`).
-    fn run_framed_ahead<'a, E: From<BagError>>(
-        &self,
-        file: &'a [u8],
-        in_order: impl FnMut(usize) -> bool + Send,
-        wanted: &(impl Fn(&u32) -> bool + Sync),
-        refused: &mut Refused,
-        window: Option<&dyn Window>,
-        f: &mut impl FnMut(Message<'_>) -> Result<(), E>,
-    ) -> Result<(), E> {
-        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Ahead<'a>>>(AHEAD_BATCHES);
-        std::thread::scope(|s| {
-            let framing = std::thread::Builder::new().name("bag framing".into()).spawn_scoped(s, move || {
-                // The batch being made, and the bytes of its messages.
-                let batch = RefCell::new((Vec::with_capacity(AHEAD_BATCH), 0usize));
-                // The address up to which the map's pages were touched.
-                let mut touched = 0usize;
-                let send = |batch: &mut (Vec<Ahead<'a>>, usize)| {
-                    let full = std::mem::replace(&mut batch.0, Vec::with_capacity(AHEAD_BATCH));
-                    batch.1 = 0;
-                    tx.send(full).map_err(|_| Halt::Closed)
-                };
-                let read = |i: usize| {
-                    batch.borrow_mut().0.push(Ahead::Moved(self.list[i].data_pos));
-                    lent_chunk(file, &self.list[i], self.budget)
-                };
-                let mut hand_on = |m: Message<'_>| -> Result<(), Halt> {
-                    // The message's bytes are lent from `file` (every chunk of this walk is an
-                    // uncompressed one read in place): the same bytes, for as long as `file`.
-                    let data = within(file, m.data).ok_or_else(|| {
-                        BagError::at(m.chunk_pos, "a message of an uncompressed chunk is not in the file's bytes")
-                    })?;
-                    touch_pages(data, &mut touched);
-                    read_ahead(file, data);
-                    let mut b = batch.borrow_mut();
-                    b.0.push(Ahead::Message(Message { data, ..m }));
-                    b.1 += data.len();
-                    if b.0.len() >= AHEAD_BATCH || b.1 >= AHEAD_BATCH_BYTES {
-                        send(&mut b)?;
-                    }
-                    Ok(())
-                };
-                let ran = self.run(read, in_order, wanted, refused, &mut hand_on);
-                // Every message before a fault goes before it.
-                let last = send(&mut batch.borrow_mut());
-                last.and(ran)
-            });
-            let framing = framing.map_err(|e| {
-                let first = self.list.first().map_or(0, |c| c.pos);
-                BagError::at(
-                    first,
-                    format!(
-                        "cannot start a thread to frame the bag's records: {e} (`LOGSPEC_THREADS=1` reads it on one thread)"
-                    ),
-                )
-            })?;
-            let mut handled = Ok(());
-            'batches: for batch in &rx {
-                for item in batch {
-                    match item {
-                        Ahead::Moved(at) => {
-                            if let Some(w) = window {
-                                w.moved(at)
-                            }
-                        }
-                        Ahead::Message(m) => {
-                            if let Err(e) = f(m) {
-                                handled = Err(e);
-                                break 'batches;
-                            }
-                        }
-                    }
-                }
-            }
-            // Stops the framing thread if `f` did.
-            drop(rx);
-            let framed = framing.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
-            handled?;
-            match framed {
-                Ok(()) | Err(Halt::Closed) => Ok(()),
-                Err(Halt::Bag(e)) => Err(e.into()),
-            }
-        })
-    }
-}
-
-/// How far apart [`touch_pages`] reads: the kernel maps the cached pages of the 64 KiB around a
-/// fault at once (fault-around), so one read in each 64 KiB maps them all; a read of each page
-/// (4 KiB) made the scan slower (a cache miss for each; BENCHMARKS.md, "Records framed on a
-/// second thread").
-const TOUCH_STEP: usize = 1 << 16;
-
-/// Reads a byte of `data` in each [`TOUCH_STEP`]-aligned block of addresses it reaches past
-/// `*touched`, and moves `*touched` past them: the pages of a mapped file under it are faulted in
-/// by the thread that calls it, one read for each block of the file walked front to back.
-fn touch_pages(data: &[u8], touched: &mut usize) {
-    let start = data.as_ptr() as usize;
-    let mut at = start.max(*touched);
-    while let Some(b) = at.checked_sub(start).and_then(|i| data.get(i)) {
-        std::hint::black_box(*b);
-        at = (at | (TOUCH_STEP - 1)).saturating_add(1);
-    }
-    *touched = (*touched).max(at);
-}
-
-/// How far past a message's end [`read_ahead`] reads.
-const READ_AHEAD: usize = 1 << 10;
-
-/// Reads the byte [`READ_AHEAD`] bytes past the end of `data` in `file`: the records after a
-/// small message are on their way into the cache when the walk reads their headers (each header
-/// read missed the cache; a scan of the bench bag is about 5% faster, BENCHMARKS.md).
-fn read_ahead(file: &[u8], data: &[u8]) {
-    let end = (data.as_ptr() as usize).checked_sub(file.as_ptr() as usize).and_then(|at| at.checked_add(data.len()));
-    if let Some(b) = end.and_then(|end| file.get(end.checked_add(READ_AHEAD)?)) {
-        std::hint::black_box(*b);
-    }
-}
-
-/// `part` as a slice of `whole`, with `whole`'s lifetime, when its bytes lie in `whole`'s.
-fn within<'a>(whole: &'a [u8], part: &[u8]) -> Option<&'a [u8]> {
-    let at = (part.as_ptr() as usize).checked_sub(whole.as_ptr() as usize)?;
-    whole.get(at..at.checked_add(part.len())?)
 }
 
 /// The stored bytes of a chunk, lent from the whole file.

@@ -161,9 +161,8 @@ pub struct Bag<R> {
     /// ([`Bag::for_each_message`]).
     pub unmerged: Option<Unmerged>,
     /// The threads a walk may use ([`crate::log::threads`] when the bag is opened): 1 keeps it
-    /// on the calling thread. With more, compressed chunks are decompressed on worker threads,
-    /// and the records of uncompressed chunks lent by the source are framed on a second thread
-    /// while the caller handles the messages ([`Bag::for_each_message`]).
+    /// on the calling thread. With more, compressed chunks are decompressed on worker threads
+    /// ([`Bag::for_each_message`]).
     pub threads: usize,
 }
 
