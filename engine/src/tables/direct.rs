@@ -8,7 +8,8 @@
 //!
 //! The rows are those of the builder's path: a value of the column's type is appended as itself
 //! (the arms of `rlog::typed`); anything else (an R1 `null`, a value of another type, a
-//! `Value` handed through [`super::Tables::sample`]) takes [`Col::append`]'s rule, through a
+//! `Value` handed to [`super::Tables`] through
+//! [`Samples::sample`](logspec::log::Samples::sample)) takes [`Col::append`]'s rule, through a
 //! one-row column, so the rule stays in one place. When the log's time origin is 0 (RLOG),
 //! `log_elapsed_ns` equals `log_time` row for row, and the two columns share one buffer.
 
