@@ -20,8 +20,10 @@
 //! channel into a sink that visits each value, handing every number to `black_box` and taking
 //! a `uint8[]` as its slice: `common::touch::Touch`), each message decoded once as it is shown
 //! (`Samples::try_visit`, as the export's and the engines' sinks take it) and, the generic path,
-//! checked whole first. `--crate-only` stops after that;
-//! `--only crate|plan|plan-file|owned|scan|check` runs one reader alone, 20 times (for `perf`).
+//! checked whole first; and the same scan with every message taken as its recorded bytes
+//! (`Samples::raw`, as a sink that passes messages through does): the one interface's framing
+//! with no value decoded, the floor under the scan. `--crate-only` stops after that;
+//! `--only crate|plan|plan-file|owned|scan|check|raw` runs one reader alone, 20 times (for `perf`).
 //!
 //! Then, as medians: memcpy (the baseline); full decode (owned `Value` trees, the bag read through a
 //! `BufReader`) in time order per compression as MB/s
@@ -39,7 +41,7 @@ use std::io::Cursor;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use common::touch::scan_all;
+use common::touch::{scan_all, scan_raw};
 use common::{mbps, median, memcpy_time, process, time};
 use logspec::dynamic::Sink;
 use logspec::formats::rosbag::{Bag, BagError, Decoders, Order};
@@ -233,6 +235,7 @@ fn against_rosbag_crate(p: &Path, runs: usize) {
     assert_eq!((pm, pb), (msgs, msg_bytes), "both read the same messages");
     assert_eq!(scan_all(p, true), msgs, "the scan has every message");
     assert_eq!(scan_all(p, false), msgs, "the scan has every message");
+    assert_eq!(scan_raw(p), msgs, "the scan has every message");
     // Opened once, outside the timing (the mapping's pages stay mapped): what a large bag
     // amortises, for the crate and for logspec (definitions compiled once too).
     let crate_bag = rosbag::RosBag::new(p).expect("the rosbag crate opens the bag");
@@ -277,6 +280,9 @@ fn against_rosbag_crate(p: &Path, runs: usize) {
             &mut || {
                 black_box(scan_all(p, false));
             },
+            &mut || {
+                black_box(scan_raw(p));
+            },
         ],
     );
     println!("input: {} ({msgs} messages, {msg_bytes} message bytes), medians of {runs} interleaved runs", p.display());
@@ -295,9 +301,12 @@ fn against_rosbag_crate(p: &Path, runs: usize) {
     line("logspec, Value trees, time order, opened bag", 7, 5);
     line("logspec, every message through Log::scan (open+compile)", 8, 0);
     line("the same, each message checked whole first (no try_visit)", 9, 0);
+    line("the same, each message taken undecoded (Samples::raw)", 10, 0);
     println!(
-        "   the one pass (line 9) is {:.2}x the check, then the visit (line 10)",
-        t[9].as_secs_f64() / t[8].as_secs_f64()
+        "   the one pass (line 9) is {:.2}x the check, then the visit (line 10); decoding and visiting every value is \
+         {:.0}% of line 9's time (line 11: the scan's framing alone)",
+        t[9].as_secs_f64() / t[8].as_secs_f64(),
+        100.0 * (1.0 - t[10].as_secs_f64() / t[8].as_secs_f64())
     );
 }
 
@@ -323,6 +332,7 @@ fn main() {
                 "crate" => drop(black_box(rosbag_crate_framing(&none))),
                 "scan" => drop(black_box(scan_all(&none, true))),
                 "check" => drop(black_box(scan_all(&none, false))),
+                "raw" => drop(black_box(scan_raw(&none))),
                 _ => drop(black_box(decode_all_mapped(&none))),
             }
         }

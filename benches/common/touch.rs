@@ -95,6 +95,10 @@ pub struct Scanned {
     /// export's and the engines' sinks do): each message decoded once as it is shown; without,
     /// each is checked whole first (the generic path).
     pub once: bool,
+    /// Whether the sink takes each ROS message as its recorded bytes ([`Samples::raw`], as a
+    /// sink that passes messages through undecoded does): none is decoded, so the scan is the
+    /// one interface's framing alone.
+    pub raw: bool,
 }
 
 impl Samples for Scanned {
@@ -110,6 +114,14 @@ impl Samples for Scanned {
         self.samples += 1;
         value.visit_dyn(&mut self.touch);
         Ok(())
+    }
+    fn raw(&mut self, _: usize, _: u64, bytes: &[u8]) -> Result<bool, logspec::log::Error> {
+        if !self.raw {
+            return Ok(false);
+        }
+        self.samples += 1;
+        black_box(bytes.len());
+        Ok(true)
     }
     fn try_visit(&mut self, _: usize, _: u64, value: &dyn TryVisit) -> Result<bool, logspec::log::Error> {
         if !self.once {
@@ -128,8 +140,18 @@ impl Samples for Scanned {
 /// every channel scanned into [`Scanned`] (`once`: each ROS message decoded once as it is shown,
 /// else checked whole first); returns the samples.
 pub fn scan_all(p: &Path, once: bool) -> u64 {
+    scan_into(p, Scanned { once, ..Scanned::default() })
+}
+
+/// As [`scan_all`], every ROS message taken as its recorded bytes, none decoded
+/// ([`Scanned::raw`]): the floor of the scan, what the one interface costs before a value is
+/// read.
+pub fn scan_raw(p: &Path) -> u64 {
+    scan_into(p, Scanned { raw: true, ..Scanned::default() })
+}
+
+fn scan_into(p: &Path, mut sink: Scanned) -> u64 {
     let log = logspec::log::open(p, &Open { map: true, ..Open::default() }).expect("opens the log");
-    let mut sink = Scanned { once, ..Scanned::default() };
     let outcome = log.scan(&Select::default(), &mut sink).expect("scans the log");
     assert!(outcome.error.is_none() && outcome.warnings.is_empty(), "{:?} {:?}", outcome.error, outcome.warnings);
     sink.samples
