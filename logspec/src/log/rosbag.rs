@@ -59,14 +59,8 @@ impl crate::formats::rosbag::Source for MappedBag {
     fn lend(&self) -> Option<&[u8]> {
         Some(self.map.bytes())
     }
-    fn window(&self) -> Option<&dyn crate::formats::rosbag::Window> {
-        Some(&*self.map)
-    }
-}
-
-impl crate::formats::rosbag::Window for super::input::Mapped {
     fn moved(&self, at: u64) {
-        self.advance(usize::try_from(at).unwrap_or(usize::MAX));
+        self.map.advance(usize::try_from(at).unwrap_or(usize::MAX));
     }
 }
 

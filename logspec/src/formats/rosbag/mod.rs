@@ -28,7 +28,7 @@ use std::fmt;
 
 pub use chunk::{mib as chunk_mib, Compression, DEFAULT_CHUNK_BUDGET, RAISE_BUDGET};
 pub use decode::{Checked, ConnType, Decoders, MsgDecoder, Registry, Unchecked};
-pub use reader::{Bag, ChunkInfo, Connection, Message, Order, Refused, Source, Stop, Unmerged, Window};
+pub use reader::{Bag, ChunkInfo, Connection, Message, Order, Refused, Source, Stop, Unmerged};
 pub use value::{decode as decode_value, Prims, Value, ValueView, Visiting};
 
 /// The first line of every bag.

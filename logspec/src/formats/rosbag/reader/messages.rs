@@ -109,11 +109,9 @@ impl<R: Source> Bag<R> {
         if let Some(file) = self.src.lend().filter(|_| forward) {
             // Uncompressed chunks are read in place; compressed ones are decompressed from the
             // lent bytes.
-            let window = self.src.window();
+            let src = &self.src;
             let read = |i: usize| {
-                if let Some(w) = window {
-                    w.moved(list[i].data_pos);
-                }
+                src.moved(list[i].data_pos);
                 lent_chunk(file, &list[i], budget)
             };
             plan.run(read, known, &wanted, &mut refused, &mut f)?;

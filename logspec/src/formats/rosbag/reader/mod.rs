@@ -88,17 +88,10 @@ pub trait Source: Read + Seek {
     fn lend(&self) -> Option<&[u8]> {
         None
     }
-    /// The window of the lent bytes, which a walk tells where it is: a source over a memory map
-    /// moves it along, dropping the pages behind. `None`: nothing to tell.
-    fn window(&self) -> Option<&dyn Window> {
-        None
-    }
-}
-
-/// The window of a [`Source`]'s lent bytes ([`Source::window`]).
-pub trait Window {
-    /// A walk is about to read the lent bytes from offset `at` on (a chunk's data).
-    fn moved(&self, at: u64);
+    /// A walk is about to read the lent bytes from offset `at` on (a chunk's data): a source
+    /// over a memory map moves its window along, dropping the pages behind. The default does
+    /// nothing.
+    fn moved(&self, _at: u64) {}
 }
 
 impl Source for std::fs::File {}
@@ -115,8 +108,8 @@ impl<S: Source + ?Sized> Source for &mut S {
     fn lend(&self) -> Option<&[u8]> {
         (**self).lend()
     }
-    fn window(&self) -> Option<&dyn Window> {
-        (**self).window()
+    fn moved(&self, at: u64) {
+        (**self).moved(at);
     }
 }
 
@@ -124,8 +117,8 @@ impl<S: Source + ?Sized> Source for Box<S> {
     fn lend(&self) -> Option<&[u8]> {
         (**self).lend()
     }
-    fn window(&self) -> Option<&dyn Window> {
-        (**self).window()
+    fn moved(&self, at: u64) {
+        (**self).moved(at);
     }
 }
 
