@@ -97,25 +97,43 @@ impl<R: Source> Bag<R> {
         // A chunk alone in its group is read in one walk when its messages are stored in time
         // order (read from its index data).
         let alone = |i: usize| order == Order::Time && group_end[i] == i + 1 && (i == 0 || group_end[i - 1] == i);
-        for i in (0..list.len()).filter(|i| alone(*i)) {
-            if let Ok(j) = self.chunks.binary_search_by_key(&list[i].pos, |c| c.pos) {
-                list[i].in_order = Some(self.in_order_read(j, forward));
+        let lent = self.src.lend().is_some() && forward;
+        if !lent {
+            for i in (0..list.len()).filter(|i| alone(*i)) {
+                if let Ok(j) = self.chunks.binary_search_by_key(&list[i].pos, |c| c.pos) {
+                    list[i].in_order = Some(self.in_order_read(j, false));
+                }
             }
         }
         let budget = self.chunk_budget;
         let plan = Plan { list: &list, group_end: &group_end, order, compressed, budget, threads: self.threads };
         let mut refused = self.refused.clone();
-        let known = |i: usize| list[i].in_order == Some(true);
-        if let Some(file) = self.src.lend().filter(|_| forward) {
+        if let Some(file) = self.src.lend().filter(|_| lent) {
             // Uncompressed chunks are read in place; compressed ones are decompressed from the
-            // lent bytes.
+            // lent bytes. A chunk's index data (right after it) is checked as the walk reaches
+            // the chunk, not all before the walk: touching every chunk's index first maps pages
+            // all over the file (a whole large folio of the page cache at a touch), which the
+            // map's window only drops once the walk has passed them.
             let src = &self.src;
             let read = |i: usize| {
                 src.moved(list[i].data_pos);
                 lent_chunk(file, &list[i], budget)
             };
+            let (chunks, check) = (&mut self.chunks, &mut self.index_check);
+            let mut found: Vec<Option<bool>> = list.iter().map(|c| c.in_order).collect();
+            let known = |i: usize| {
+                alone(i)
+                    && *found[i].get_or_insert_with(|| {
+                        let known = check.lent(file, &list[i]);
+                        if let Ok(j) = chunks.binary_search_by_key(&list[i].pos, |c| c.pos) {
+                            chunks[j].in_order = Some(known);
+                        }
+                        known
+                    })
+            };
             plan.run(read, known, &wanted, &mut refused, &mut f)?;
         } else {
+            let known = |i: usize| list[i].in_order == Some(true);
             let src = &mut *self;
             plan.run(|i| src.raw_chunk(&list[i]), known, &wanted, &mut refused, &mut f)?;
         }
