@@ -1,4 +1,4 @@
-//! The harness of the engines' time-index tests (`tests/it/engines.rs`), so that a format's test
+//! The harness of the engines' time-index tests (`tests/it/engines_formats.rs`), so that a format's test
 //! says only what differs: how its log is written, what its index holds, which tables and time
 //! windows it reads, how its index is made wrong. A [`Large`] log, written in a scratch folder,
 //! is read whole with no index (the answer every other read is held to), then indexed by its

@@ -23,6 +23,7 @@ mod dataflash;
 mod derive;
 mod detect;
 mod engines;
+mod engines_formats;
 mod fast_paths;
 mod generated;
 mod history;
